@@ -1,0 +1,323 @@
+"""Command line: the same plan → release workflow as the app, headless and scriptable.
+
+    dpgui plan --bins K --epsilon E [plan options] [--n N] [--json]
+    dpgui release INPUT --column COL --lower A --upper B --bins K --epsilon E [plan options]
+                  [--consistency l2|l1|none] --out OUT.csv [--json]
+    dpgui simulate [plan options] [--consistency …] --trials R [--seed S] --json
+                  (--input FILE --column COL --lower A --upper B | --synthetic uniform|normal --n N)
+
+Exit codes: 0 success, 2 bad input (one line on stderr naming the argument and the fix), 1 an
+internal error. Nothing is written unless the whole release succeeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import secrets
+import sys
+from typing import Any, NoReturn, Sequence
+
+import numpy as np
+
+from dpgui import __version__
+from dpgui.errors import DpguiError, ParameterError
+
+
+# ------------------------------------------------------------------ argument types (one-line errors)
+def _number(text: str, what: str, example: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give e.g. {example}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number; give e.g. {example}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = _number(text, "value", "1 or 0.5")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}; give e.g. 1 or 0.5")
+    return value
+
+
+def _finite_float(text: str) -> float:
+    return _number(text, "bound", "0 or 100")
+
+
+def _int_at_least(minimum: int, example: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give e.g. {example}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}; give e.g. {example}")
+        return value
+
+    parse.__name__ = "whole number"
+    return parse
+
+
+def _budgets(text: str) -> str | tuple[float, ...]:
+    if text in ("auto", "equal"):
+        return text
+    try:
+        values = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not auto, equal or a list like 0.3,0.3,0.4") from None
+    if any(not math.isfinite(v) or v < 0 for v in values):
+        raise argparse.ArgumentTypeError(f"budgets must be finite and ≥ 0, got {text}")
+    return values
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports errors in one line and exits 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = True) -> None:
+    parser.add_argument("--bins", type=_int_at_least(2, "--bins 256"), required=bins_required, metavar="K",
+                        help="number of equal-width bins K (public)")
+    parser.add_argument("--epsilon", type=_positive_float, required=True, metavar="E", help="total privacy budget ε > 0")
+    parser.add_argument("--neighbours", "--neighbors", choices=("change", "addremove"), default="change",
+                        help="change: N is public (default); addremove: N is private")
+    parser.add_argument("--records-per-person", type=_int_at_least(1, "--records-per-person 1"), default=1,
+                        metavar="L", help="maximum records one person contributes (default 1)")
+    parser.add_argument("--branching", default="auto", metavar="auto|B|B1xB2x…",
+                        help="tree shape: auto (optimised), a factor B, or factors like 4x16x16")
+    parser.add_argument("--budgets", type=_budgets, default="auto", metavar="auto|equal|e1,e2,…",
+                        help="per-level budgets (root first under addremove); must sum to ε")
+    parser.add_argument("--estimator", choices=("gls", "covering"), default="gls",
+                        help="gls: best linear unbiased (default); covering: paper 000 eq. 5")
+    parser.add_argument("--objective", choices=("total", "max"), default="total",
+                        help="minimise the total or the worst squared error of the cumulative counts")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dpgui", description="Differentially private CDF releases.")
+    parser.add_argument("--version", action="version", version=f"dpgui {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="{plan,release,simulate}")
+
+    plan = sub.add_parser("plan", help="choose a tree and budgets; show projected errors (spends nothing)")
+    _add_plan_options(plan)
+    plan.add_argument("--n", type=_int_at_least(1, "--n 10000"), metavar="N", help="public N, to express CDF errors")
+    plan.add_argument("--json", action="store_true", help="print JSON")
+
+    rel = sub.add_parser("release", help="release a DP CDF of a numeric column to CSV (spends ε)")
+    rel.add_argument("input", metavar="INPUT", help="CSV, TSV or Parquet file")
+    rel.add_argument("--column", required=True, metavar="COL")
+    rel.add_argument("--lower", type=_finite_float, required=True, metavar="A", help="public lower bound")
+    rel.add_argument("--upper", type=_finite_float, required=True, metavar="B", help="public upper bound (exclusive)")
+    rel.add_argument("--missing", choices=("drop", "error"), default="drop",
+                     help="missing values: drop them before N is fixed (default) or refuse")
+    _add_plan_options(rel)
+    rel.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
+    rel.add_argument("--out", required=True, metavar="OUT.csv")
+    rel.add_argument("--json", action="store_true")
+
+    sim = sub.add_parser("simulate", help="Monte-Carlo error of a plan on data or a synthetic shape (insecure noise)")
+    _add_plan_options(sim)
+    sim.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
+    sim.add_argument("--trials", type=_int_at_least(1, "--trials 1000"), required=True, metavar="R")
+    sim.add_argument("--seed", type=_int_at_least(0, "--seed 1"), metavar="S")
+    sim.add_argument("--json", action="store_true")
+    source = sim.add_mutually_exclusive_group(required=True)
+    source.add_argument("--input", metavar="FILE")
+    source.add_argument("--synthetic", choices=("uniform", "normal"))
+    sim.add_argument("--column", metavar="COL")
+    sim.add_argument("--lower", type=_finite_float, metavar="A")
+    sim.add_argument("--upper", type=_finite_float, metavar="B")
+    sim.add_argument("--n", type=_int_at_least(1, "--n 10000"), metavar="N")
+    return parser
+
+
+# ------------------------------------------------------------------ commands
+def _make_plan(args: argparse.Namespace, bins: int):
+    from dpgui.core.plan import PrivacySpec
+    from dpgui.core.planner import auto_plan
+    from dpgui.core.tree import TreeShape
+
+    privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person)
+    shape = None if args.branching == "auto" else TreeShape.parse(bins, args.branching)
+    if not isinstance(args.budgets, str) and shape is None:
+        raise ParameterError("--budgets with a list needs a fixed --branching", "give e.g. --branching 16x16 --budgets 0.5,0.5")
+    return auto_plan(bins, privacy, shape, args.budgets, args.estimator, args.objective)
+
+
+def _plan_report(plan, n: int | None) -> dict[str, Any]:
+    from dpgui.core.planner import baselines
+    from dpgui.core.projection import project
+
+    out = plan.to_json()
+    out["projected"] = project(plan).to_json(n)
+    out["baselines"] = baselines(plan.shape.bins, plan.privacy)
+    best = out["baselines"]["paper_best"]["total_sq_error"]
+    out["projected"]["ratio_to_paper_best"] = out["projected"]["total_sq_error"] / best
+    return out
+
+
+def _print(data: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(data, indent=2, default=_json_default))
+        return
+    for key, value in data.items():
+        print(f"{key}: {json.dumps(value, default=_json_default)}")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(type(value).__name__)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    plan = _make_plan(args, args.bins)
+    _print(_plan_report(plan, args.n), args.json)
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from dpgui.core.mechanism import release
+    from dpgui.core.noise import SecureRandom
+    from dpgui.data.histogram import column_histogram
+    from dpgui.report.csv_export import check_writable, write_release_csv
+
+    check_writable(args.out)
+    if args.lower >= args.upper:
+        raise ParameterError(f"--lower {args.lower:g} is not below --upper {args.upper:g}", "give bounds with lower < upper")
+    plan = _make_plan(args, args.bins)
+    hist = column_histogram(args.input, args.column, args.lower, args.upper, args.bins, missing=args.missing)
+    if hist.total == 0:
+        raise ParameterError(f"column {args.column!r} has no values to release", "pick a column with data")
+    result = release(hist.counts, plan, SecureRandom(), args.lower, args.upper, args.consistency)
+    path = write_release_csv(result, args.out)
+    summary = plan.to_json()
+    summary.update({
+        "output": str(path),
+        "consistency": args.consistency,
+        "n_released": result.total,
+        "n_public": plan.privacy.root_public,
+        "missing_policy": hist.missing_policy,
+        "secure_noise": result.secure,
+        "projected": {"total_sq_error": float((result.std_error**2).sum()),
+                      "max_variance": float((result.std_error**2).max())},
+    })
+    if args.json:
+        _print(summary, True)
+    else:
+        print(f"released {plan.shape.bins} cumulative counts to {path} "
+              f"(ε = {plan.privacy.epsilon:g}, {plan.privacy.neighbours} neighbours, branching {plan.shape.label})")
+    return 0
+
+
+def _norms(errors: np.ndarray) -> dict[str, float]:
+    """Means over trials (rows) of ‖e‖₂², ‖e‖₁, ‖e‖₂, ‖e‖∞, with standard errors."""
+    per_trial = {
+        "mean_sq_l2": (errors**2).sum(axis=1),
+        "mean_l1": np.abs(errors).sum(axis=1),
+        "mean_l2": np.sqrt((errors**2).sum(axis=1)),
+        "mean_linf": np.abs(errors).max(axis=1),
+    }
+    out: dict[str, float] = {}
+    trials = errors.shape[0]
+    for name, values in per_trial.items():
+        out[name] = float(values.mean())
+        out[name.replace("mean_", "se_")] = float(values.std(ddof=1) / math.sqrt(trials)) if trials > 1 else float("nan")
+    return out
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from dpgui.core.mechanism import release_from_levels
+    from dpgui.core.noise import SeededRandom, sample_discrete_laplace_levels
+    from dpgui.core.projection import project
+
+    seed = args.seed if args.seed is not None else secrets.randbits(63)
+    if args.input is not None:
+        missing = [name for name in ("column", "lower", "upper") if getattr(args, name) is None]
+        if missing:
+            raise ParameterError(f"--input needs --{missing[0]}", "give --column, --lower and --upper with --input")
+        if args.lower >= args.upper:
+            raise ParameterError(f"--lower {args.lower:g} is not below --upper {args.upper:g}", "give bounds with lower < upper")
+        from dpgui.data.histogram import column_histogram
+
+        counts = column_histogram(args.input, args.column, args.lower, args.upper, args.bins).counts
+        lower, upper = args.lower, args.upper
+    else:
+        if args.n is None:
+            raise ParameterError("--synthetic needs --n", "give the number of records, e.g. --n 10000")
+        counts = synthetic_counts(args.synthetic, args.n, args.bins, seed)
+        lower, upper = 0.0, float(args.bins)
+    plan = _make_plan(args, args.bins)
+    truth = np.cumsum(counts).astype(np.float64)
+    n = float(truth[-1])
+    true_levels = plan.shape.level_counts(counts)
+    noised = [lvl for lvl, scale in enumerate(plan.scales) if scale is not None]
+    source = SeededRandom(seed)
+    errors = np.empty((args.trials, plan.shape.bins))
+    cdf_errors = np.empty_like(errors)
+    for trial in range(args.trials):
+        noise = sample_discrete_laplace_levels(source, [plan.scales[l] for l in noised], [true_levels[l].size for l in noised])
+        levels: list[np.ndarray | None] = [None] * (plan.shape.height + 1)
+        for lvl, z in zip(noised, noise):
+            levels[lvl] = true_levels[lvl] + z
+        if plan.privacy.root_public:
+            levels[0] = true_levels[0]
+        result = release_from_levels(plan, levels, lower, upper, args.consistency, secure=False)
+        errors[trial] = result.cumulative - truth
+        cdf_errors[trial] = (result.cdf - truth / n) if n > 0 else result.cdf
+    out = {
+        "plan": plan.to_json(),
+        "trials": args.trials,
+        "seed": seed,
+        "consistency": args.consistency,
+        "n": int(n),
+        "insecure_seeded_noise": True,
+        "counts": _norms(errors),
+        "cdf": _norms(cdf_errors),
+        "projected": project(plan).to_json(int(n) if n > 0 else None),
+    }
+    _print(out, args.json)
+    return 0
+
+
+def synthetic_counts(kind: str, n: int, bins: int, seed: int) -> np.ndarray:
+    """Histogram of n synthetic records on [0, bins): uniform, or normal(bins/2, bins/8) clamped."""
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(0, bins, n) if kind == "uniform" else rng.normal(bins / 2, bins / 8, n)
+    index = np.clip(np.floor(values), 0, bins - 1).astype(np.int64)
+    return np.bincount(index, minlength=bins).astype(np.int64)
+
+
+COMMANDS = {"plan": cmd_plan, "release": cmd_release, "simulate": cmd_simulate}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        return COMMANDS[args.command](args)
+    except DpguiError as err:
+        print(f"dpgui {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"dpgui {args.command}: interrupted; nothing was written", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print(f"dpgui {args.command}: error: out of memory; use fewer bins or a smaller file", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Estimators of the cumulative counts from a noisy tree (post-processing: no privacy cost).
+
+``levels[l]`` holds the released counts of level ``l`` (root first), or ``None`` for a level
+that was not released. ``variances[l]`` is that level's noise variance: 0 for a public root,
+``inf`` for an unreleased level.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from dpgui.core.tree import TreeShape
+
+
+def covering_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None]) -> np.ndarray:
+    """Paper 000 eq. (5): Ĉ_j = sum of the released nodes covering the first j leaves, j = 1..K.
+
+    An unreleased level is replaced by its children. O(K·h).
+    """
+    s = shape.leaves_per_node
+    j = np.arange(1, shape.bins + 1, dtype=np.int64)
+    out = np.zeros(shape.bins)
+    above: int | None = None
+    for level, values in enumerate(levels):
+        if values is None:
+            continue
+        prefix_sums = np.concatenate(([0.0], np.cumsum(values, dtype=np.float64)))
+        end = j // s[level]
+        start = np.zeros_like(j) if above is None else (j // s[above]) * (s[above] // s[level])
+        out += prefix_sums[end] - prefix_sums[start]
+        above = level
+    return out
+
+
+def gls_leaves(shape: TreeShape, levels: Sequence[np.ndarray | None], variances: np.ndarray) -> np.ndarray:
+    """Best linear unbiased estimate of all K̄ leaf counts given every released node.
+
+    Two passes over the tree (Hay et al. 2010; Honaker 2015; per-level variances and an exact
+    root as in research/algorithms.md §3): bottom-up, combine each node's own count with the sum
+    of its children's subtree estimates by inverse variance; top-down, split each parent's
+    residual over its children in proportion to their subtree variances. O(#nodes) time and
+    memory. The result is consistent: every parent equals the sum of its children.
+    """
+    h = shape.height
+    if levels[h] is None or not np.isfinite(variances[h]) or variances[h] <= 0:
+        raise ValueError("the leaf level must be released with finite, positive noise variance")
+    z: list[np.ndarray] = [np.empty(0)] * (h + 1)
+    var: list[np.ndarray] = [np.empty(0)] * (h + 1)
+    z[h] = np.asarray(levels[h], dtype=np.float64)
+    var[h] = np.full(z[h].size, float(variances[h]))
+    for level in range(h - 1, -1, -1):
+        b = shape.branching[level]
+        child_sum = z[level + 1].reshape(-1, b).sum(axis=1)
+        child_var = var[level + 1].reshape(-1, b).sum(axis=1)
+        own = levels[level]
+        v = float(variances[level])
+        if own is None or np.isinf(v):
+            z[level], var[level] = child_sum, child_var
+        elif v == 0:
+            z[level], var[level] = np.asarray(own, dtype=np.float64), np.zeros(child_sum.size)
+        else:
+            weight_own, weight_children = 1.0 / v, 1.0 / child_var
+            total_weight = weight_own + weight_children
+            z[level] = (weight_own * np.asarray(own, dtype=np.float64) + weight_children * child_sum) / total_weight
+            var[level] = 1.0 / total_weight
+    estimate = z[0]
+    for level in range(h):
+        b = shape.branching[level]
+        zc = z[level + 1].reshape(-1, b)
+        vc = var[level + 1].reshape(-1, b)
+        residual = estimate - zc.sum(axis=1)
+        share = vc / vc.sum(axis=1, keepdims=True)
+        estimate = (zc + share * residual[:, None]).ravel()
+    return estimate
+
+
+def gls_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None], variances: np.ndarray) -> np.ndarray:
+    """GLS cumulative counts Ĉ_1..Ĉ_K (cumulative sum of :func:`gls_leaves`)."""
+    return np.cumsum(gls_leaves(shape, levels, variances))[: shape.bins]

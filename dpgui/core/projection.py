@@ -1,0 +1,218 @@
+"""Exact error projections of a plan, before any budget is spent (no Monte Carlo).
+
+Both estimators are unbiased and linear in the node noise, so the expected squared error of a
+cumulative count ``Ĉ_j`` is its variance, computed exactly from the per-level noise variances:
+
+* covering sum (paper 000 eq. 5): ``Var Ĉ_j = Σ_l d_l(j)·v_l`` with ``d_l(j)`` the covering digits.
+* GLS (BLUE over the whole tree): with precisions ``w_l = 1/v_l`` and ``s_l`` leaves per level-l
+  node, the information matrix ``Σ_l w_l B_l`` is diagonal in the tree's Haar basis: the space of
+  vectors on an internal level-m node, constant on its children and summing to 0, has eigenvalue
+  ``λ_m = Σ_{l>m} w_l s_l``; the constant vector has ``λ_c = Σ_l w_l s_l`` (∞ when the root is
+  public). So for any query q, ``Var qᵀx̂ = Σ_v ‖P_v q‖²/λ_v + (qᵀ1)²/(K̄ λ_c)``; for a prefix only
+  the ≤ h boundary nodes contribute (research/algorithms.md §3).
+
+Under the change model ``Ĉ_K = N`` is public and has variance 0. Units: counts² (divide by N² for
+the CDF). Per-prefix arrays cost O(K·h); the closed-form totals cost O(h).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from dpgui.core.plan import Plan
+from dpgui.core.tree import TreeShape
+
+
+@dataclass(frozen=True)
+class Projection:
+    """Exact expected squared errors of the released cumulative counts (before consistency)."""
+
+    total_sq_error: float  # Σ_j E(Ĉ_j − C_j)², counts²
+    max_variance: float  # max_j E(Ĉ_j − C_j)², counts²
+    mean_sq_error: float  # total / K
+
+    def to_json(self, n: int | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "total_sq_error": self.total_sq_error,
+            "max_variance": self.max_variance,
+            "max_std_error": float(np.sqrt(self.max_variance)),
+            "rms_error": float(np.sqrt(self.mean_sq_error)),
+        }
+        if n:
+            out["cdf_total_sq_error"] = self.total_sq_error / n**2
+            out["cdf_max_std_error"] = float(np.sqrt(self.max_variance)) / n
+        return out
+
+
+def _precisions(variances: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.where(np.isinf(variances), 0.0, 1.0 / np.where(variances == 0, np.inf, variances))
+
+
+def gls_eigenvalues(shape: TreeShape, variances: np.ndarray) -> tuple[np.ndarray, float]:
+    """(λ_m for internal levels m = 0..h−1, λ_c) of the GLS information matrix; λ_c = inf if the
+    root variance is 0 (public N)."""
+    w = _precisions(variances)
+    s = np.asarray(shape.leaves_per_node, dtype=float)
+    weighted = w * s
+    # λ_m = Σ_{l>m} w_l s_l: reverse cumulative sum, shifted by one.
+    tail = np.cumsum(weighted[::-1])[::-1]
+    lam = tail[1:]
+    lam_c = np.inf if variances[0] == 0 else float(tail[0])
+    return lam, lam_c
+
+
+def _gls_boundary_terms(shape: TreeShape, prefixes: np.ndarray) -> np.ndarray:
+    """‖P_v q_j‖² of the level-m boundary node for each prefix j, shape (len, h)."""
+    s = shape.leaves_per_node
+    out = np.empty((prefixes.size, shape.height))
+    for m in range(shape.height):
+        child, b = s[m + 1], shape.branching[m]
+        r = (prefixes % s[m]).astype(float)
+        f = np.floor_divide(r, child)
+        rho = r - f * child
+        out[:, m] = child * f + rho * rho / child - r * r / (child * b)
+    return out
+
+
+def prefix_variances(plan: Plan, prefixes: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+    """Exact Var(Ĉ_j) for prefix lengths j (default 1..K) of the plan's estimator. O(len·h)."""
+    shape = plan.shape
+    j = np.arange(1, shape.bins + 1, dtype=np.int64) if prefixes is None else np.asarray(prefixes, dtype=np.int64)
+    variances = plan.level_variances()
+    if plan.estimator == "covering":
+        digits = shape.covering_digits(j, plan.released())
+        out = digits @ np.where(np.isinf(variances), 0.0, variances)
+    else:
+        lam, lam_c = gls_eigenvalues(shape, variances)
+        out = _gls_boundary_terms(shape, j) @ (1.0 / lam)
+        if np.isfinite(lam_c):
+            out = out + (j.astype(float) ** 2) / (shape.padded_bins * lam_c)
+    if plan.privacy.root_public:
+        out = np.where(j == shape.bins, 0.0, out)
+    return np.maximum(out, 0.0)
+
+
+def project(plan: Plan) -> Projection:
+    """Exact total and worst squared error over all K cumulative counts. O(K·h)."""
+    v = prefix_variances(plan)
+    total = float(v.sum())
+    return Projection(total, float(v.max()), total / plan.shape.bins)
+
+
+# ---------------------------------------------------------------- closed-form totals, O(h)
+def _sum_floor_mod(count: int, size: int, modulus: int | None) -> int:
+    """Σ_{j=0}^{count−1} (j // size) mod modulus (no mod if modulus is None), exactly."""
+
+    def floor_sum(upto: int) -> int:  # Σ_{j<upto} j // size
+        q, r = divmod(upto, size)
+        return size * q * (q - 1) // 2 + q * r
+
+    if modulus is None:
+        return floor_sum(count)
+    period = size * modulus
+    q, r = divmod(count, period)
+    return q * size * modulus * (modulus - 1) // 2 + floor_sum(r)
+
+
+def _gls_block_sum(upto: int, child: int, b: int) -> float:
+    """G(R) = Σ_{r<R} g(r), g(r) = c·(r//c) + (r mod c)²/c − r²/(c·b), exactly in integers then /c."""
+    f_full, partial = divmod(upto, child)
+    s1 = child * f_full * (f_full - 1) // 2 + f_full * partial  # Σ r//c
+    s2 = f_full * (child - 1) * child * (2 * child - 1) // 6 + (partial - 1) * partial * (2 * partial - 1) // 6
+    s3 = (upto - 1) * upto * (2 * upto - 1) // 6
+    # c·s1 + s2/c − s3/(c b) with one division at the end
+    return (child * child * b * s1 + b * s2 - s3) / (child * b)
+
+
+def last_prefix(shape: TreeShape, root_public: bool) -> int:
+    """Largest prefix whose error counts: K−1 when N is public (Ĉ_K = N), else K."""
+    return shape.bins - 1 if root_public else shape.bins
+
+
+def gls_total_coefficients(shape: TreeShape, root_public: bool) -> tuple[np.ndarray, float]:
+    """(A_m, A_c) with Σ_j Var Ĉ_j = Σ_m A_m/λ_m + A_c/λ_c over prefixes 1..J. O(h)."""
+    upto = last_prefix(shape, root_public) + 1  # prefixes 0..J (prefix 0 contributes 0)
+    s = shape.leaves_per_node
+    coeffs = np.empty(shape.height)
+    for m in range(shape.height):
+        q, r = divmod(upto, s[m])
+        coeffs[m] = q * _gls_block_sum(s[m], s[m + 1], shape.branching[m]) + _gls_block_sum(r, s[m + 1], shape.branching[m])
+    j_max = upto - 1
+    const = (j_max * (j_max + 1) * (2 * j_max + 1) // 6) / shape.padded_bins
+    return coeffs, const
+
+
+def covering_total_coefficients(shape: TreeShape, released: Sequence[bool], root_public: bool) -> np.ndarray:
+    """D_l = Σ_j d_l(j) over prefixes 1..J, so Σ_j Var Ĉ_j = Σ_l D_l v_l. O(h)."""
+    upto = last_prefix(shape, root_public) + 1
+    s = shape.leaves_per_node
+    out = np.zeros(shape.height + 1)
+    above: int | None = None
+    for level in range(shape.height + 1):
+        if not released[level]:
+            continue
+        modulus = None if above is None else s[above] // s[level]
+        out[level] = _sum_floor_mod(upto, s[level], modulus)
+        above = level
+    return out
+
+
+def total_sq_error(plan: Plan) -> float:
+    """Σ_j Var Ĉ_j in O(h) (equals ``project(plan).total_sq_error``)."""
+    variances = plan.level_variances()
+    root_public = plan.privacy.root_public
+    if plan.estimator == "covering":
+        d = covering_total_coefficients(plan.shape, plan.released(), root_public)
+        return float(d @ np.where(np.isinf(variances), 0.0, variances))
+    lam, lam_c = gls_eigenvalues(plan.shape, variances)
+    coeffs, const = gls_total_coefficients(plan.shape, root_public)
+    return float(coeffs @ (1.0 / lam) + (const / lam_c if np.isfinite(lam_c) else 0.0))
+
+
+# ---------------------------------------------------------------- range counts
+def interval_variance(plan: Plan, start: int, stop: int) -> float:
+    """Exact Var(Ĉ_stop − Ĉ_start) of the estimator, prefixes 0 ≤ start < stop ≤ K (Ĉ_0 = 0)."""
+    shape = plan.shape
+    if not 0 <= start < stop <= shape.bins:
+        raise ValueError("need 0 <= start < stop <= bins")
+    if start == 0:
+        return float(prefix_variances(plan, [stop])[0])
+    if stop == shape.bins and plan.privacy.root_public:
+        return float(prefix_variances(plan, [start])[0])
+    variances = plan.level_variances()
+    s = shape.leaves_per_node
+    if plan.estimator == "covering":
+        digits = shape.covering_digits(np.array([start, stop]), plan.released())
+        total = 0.0
+        above: int | None = None
+        released = plan.released()
+        for level in range(shape.height + 1):
+            if not released[level]:
+                continue
+            ranges = []
+            for prefix, d in ((start, digits[0, level]), (stop, digits[1, level])):
+                end = prefix // s[level]
+                ranges.append((end - d, end))
+            (a1, b1), (a2, b2) = ranges
+            overlap = max(0, min(b1, b2) - max(a1, a2))
+            total += ((b1 - a1) + (b2 - a2) - 2 * overlap) * variances[level]
+            above = level
+        del above
+        return float(total)
+    lam, lam_c = gls_eigenvalues(shape, variances)
+    total = 0.0
+    for m in range(shape.height):
+        child, b = s[m + 1], shape.branching[m]
+        nodes = {start // s[m], (stop - 1) // s[m]}
+        for node in nodes:
+            base = node * s[m]
+            lo = np.arange(b) * child + base
+            fill = (np.clip(stop, lo, lo + child) - np.clip(start, lo, lo + child)) / child
+            total += child * float(((fill - fill.mean()) ** 2).sum()) / lam[m]
+    if np.isfinite(lam_c):
+        total += (stop - start) ** 2 / (shape.padded_bins * lam_c)
+    return float(total)

@@ -1,0 +1,164 @@
+"""Tree shapes over K equal-width bins (paper 000 §IV, DESIGN.md §3).
+
+A shape is a branching vector ``n = (n_1, …, n_h)``: level 0 is the root, level ``l`` holds
+``n_1·…·n_l`` nodes, each the sum of its ``n_{l+1}`` children, and level ``h`` holds the
+``K̄ = Π n_l ≥ K`` leaves. Leaves ``K+1 … K̄`` are public zero-count padding.
+
+Leaf positions are 0-based; "prefix j" means the first ``j`` leaves, i.e. the cumulative count
+``C_j`` of bins ``1..j`` in the paper's 1-based notation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from dpgui.errors import ParameterError
+
+MAX_BINS = 2**26
+
+
+def check_bins(bins: object) -> int:
+    """Validate a bin count K (an int, 2 ≤ K ≤ 2**26) and return it."""
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)):
+        raise ParameterError(f"bins must be a whole number, got {bins!r}", "give an integer such as 256")
+    if bins < 2:
+        raise ParameterError(f"bins must be at least 2, got {bins}", "use 2 or more bins")
+    if bins > MAX_BINS:
+        raise ParameterError(f"bins = {bins} is too many", f"use at most {MAX_BINS} bins")
+    return int(bins)
+
+
+@dataclass(frozen=True)
+class TreeShape:
+    """A level-uniform tree over ``bins`` leaves padded to ``Π branching`` leaves."""
+
+    bins: int
+    branching: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        check_bins(self.bins)
+        if len(self.branching) == 0:
+            raise ParameterError("the branching vector is empty", "give at least one factor, e.g. 16")
+        for b in self.branching:
+            if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 2:
+                raise ParameterError(
+                    f"every branching factor must be a whole number ≥ 2, got {b!r}",
+                    "use factors such as 16x16 or 2x2x2",
+                )
+        object.__setattr__(self, "branching", tuple(int(b) for b in self.branching))
+        if self.padded_bins < self.bins:
+            raise ParameterError(
+                f"branching {self.label} covers only {self.padded_bins} bins but K = {self.bins}",
+                "use factors whose product is at least K",
+            )
+        if self.padded_bins > max(2**27, 4 * self.bins):
+            raise ParameterError(
+                f"branching {self.label} pads K = {self.bins} to {self.padded_bins} leaves",
+                "use factors whose product is at most about 2K",
+            )
+
+    @classmethod
+    def parse(cls, bins: int, text: str) -> "TreeShape":
+        """Parse ``"16"`` (equal factor, as many levels as needed) or ``"4x16x16"``."""
+        bins = check_bins(bins)
+        parts = text.lower().replace("*", "x").split("x")
+        try:
+            factors = [int(p) for p in parts]
+        except ValueError:
+            raise ParameterError(
+                f"cannot read branching {text!r}", "use auto, a factor like 16, or factors like 4x16x16"
+            ) from None
+        if len(factors) == 1:
+            return cls.uniform(bins, factors[0])
+        return cls(bins, tuple(factors))
+
+    @classmethod
+    def uniform(cls, bins: int, factor: int) -> "TreeShape":
+        """Equal branching ``factor`` with the fewest levels whose product reaches ``bins``."""
+        bins = check_bins(bins)
+        if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 2:
+            raise ParameterError(f"branching factor must be ≥ 2, got {factor!r}", "use e.g. 2 or 16")
+        levels, span = 1, factor
+        while span < bins:
+            levels += 1
+            span *= factor
+        return cls(bins, (int(factor),) * levels)
+
+    @property
+    def height(self) -> int:
+        """Number of levels below the root (h)."""
+        return len(self.branching)
+
+    @property
+    def padded_bins(self) -> int:
+        """K̄ = Π n_l."""
+        return math.prod(self.branching)
+
+    @property
+    def label(self) -> str:
+        return "x".join(str(b) for b in self.branching)
+
+    @property
+    def leaves_per_node(self) -> tuple[int, ...]:
+        """s_l for l = 0..h: leaves under one level-l node (s_0 = K̄, s_h = 1)."""
+        sizes = [self.padded_bins]
+        for b in self.branching:
+            sizes.append(sizes[-1] // b)
+        return tuple(sizes)
+
+    def nodes_at_level(self, level: int) -> int:
+        return self.padded_bins // self.leaves_per_node[level]
+
+    @property
+    def node_count(self) -> int:
+        return sum(self.nodes_at_level(level) for level in range(self.height + 1))
+
+    def level_counts(self, leaf_counts: np.ndarray) -> list[np.ndarray]:
+        """True node counts per level (root first) from the K (unpadded) leaf counts. O(K̄)."""
+        padded = np.zeros(self.padded_bins, dtype=np.int64)
+        padded[: self.bins] = leaf_counts
+        levels = [padded]
+        for size in reversed(self.leaves_per_node[:-1]):
+            levels.append(padded.reshape(-1, size).sum(axis=1))
+        return levels[::-1]
+
+    def node_intervals(self, level: int, lower: float, upper: float) -> tuple[np.ndarray, np.ndarray]:
+        """Value-space ``[lo, hi)`` of every node at ``level``; padding extends past ``upper``."""
+        width = (upper - lower) / self.bins
+        size = self.leaves_per_node[level]
+        starts = np.arange(self.nodes_at_level(level), dtype=np.float64) * size
+        return lower + starts * width, lower + (starts + size) * width
+
+    def covering_digits(self, prefix: np.ndarray, released: Sequence[bool] | None = None) -> np.ndarray:
+        """Nodes per level in the covering of each prefix (paper 000 Lemma IV.1), shape (len, h+1).
+
+        Column ``l`` counts the level-``l`` nodes of the covering of the first ``j`` leaves. With all
+        levels released it is the mixed-radix digit ``(j // s_l) mod n_l`` and the root column is
+        ``j // K̄``. A level not released is replaced by its children, so its count moves down to
+        the next released level. O(len·h).
+        """
+        sizes = self.leaves_per_node
+        released = [True] * (self.height + 1) if released is None else list(released)
+        prefix = np.asarray(prefix, dtype=np.int64)
+        digits = np.zeros((prefix.size, self.height + 1), dtype=np.int64)
+        above: int | None = None  # nearest released level above
+        for level in range(self.height + 1):
+            if not released[level]:
+                continue
+            full = prefix // sizes[level]
+            if above is not None:
+                full = full - (prefix // sizes[above]) * (sizes[above] // sizes[level])
+            digits[:, level] = full
+            above = level
+        return digits
+
+
+def beta_star() -> float:
+    """β* of paper 000 Lemma IV.3: the root of log β = 3(β − 1)/β above 3 (≈ 16.79)."""
+    from scipy.optimize import brentq
+
+    return float(brentq(lambda b: math.log(b) - 3.0 * (b - 1.0) / b, 3.0, 100.0))
