@@ -26,6 +26,7 @@ from dpgui.core.projection import (
     gls_total_coefficients,
     last_prefix,
     prefix_variances,
+    total_sq_error,
     _gls_boundary_terms,
 )
 from dpgui.core.tree import TreeShape, check_bins
@@ -351,8 +352,8 @@ def baselines(bins: int, privacy: PrivacySpec) -> dict[str, dict[str, object]]:
     out["ind"] = {"total_sq_error": noised_prefixes * ind_var, "branching": None}
     for name, shape in (("hist", TreeShape(bins, (bins,))), ("binary", TreeShape.uniform(bins, 2))):
         plan = Plan(shape, privacy, equal_budgets(shape, privacy), "covering")
-        out[name] = {"total_sq_error": plan_error(plan, "total"), "branching": list(shape.branching)}
+        out[name] = {"total_sq_error": total_sq_error(plan), "branching": list(shape.branching)}
     shape, _ = paper_best_shape(bins, privacy)
     plan = Plan(shape, privacy, equal_budgets(shape, privacy), "covering")
-    out["paper_best"] = {"total_sq_error": plan_error(plan, "total"), "branching": list(shape.branching)}
+    out["paper_best"] = {"total_sq_error": total_sq_error(plan), "branching": list(shape.branching)}
     return out

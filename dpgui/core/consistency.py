@@ -1,0 +1,394 @@
+"""Post-processing noisy cumulative counts into a consistent (integer, monotone) CDF.
+
+Problem (Rameshwar, Tandon & Sharma, "Optimal tree-based mechanisms for DP approximate CDFs",
+Section VI, problem (O^c)): given real ``y_1..y_K`` (noisy cumulative counts) and the public
+integer total ``N >= 0``, find integers ``0 <= x_1 <= ... <= x_K = N`` minimising
+
+    sum_{k<K} w_k * loss(x_k - y_k)
+
+(``y_K`` is ignored because ``x_K = N`` is fixed; ``w_k = 1`` unless weights are given).
+
+Fixing ``x_K = N`` is the same as dropping element K and imposing ``x_k <= N``, so this is bounded
+integer isotonic regression on the first K-1 elements. For a convex separable loss the *threshold
+theorem* (Hochbaum & Queyranne 2003; Ahuja & Orlin 2001) applies: writing
+``f(x) = const + sum_t sum_{k: x_k > t} c_k(t)`` with ``c_k(t) = f_k(t+1) - f_k(t)`` nondecreasing in
+``t``, the optimal upper sets of the per-threshold problems are nested, so an integer optimum is
+assembled threshold by threshold; bounds only force the thresholds outside ``[0, N)``, hence
+"optimal bounded = clip(optimal unbounded)".
+
+* :func:`consistent_l2` -- squared loss, ``O(K)``: ``c_k(t) = 2 w_k (t + 1/2 - y_k)`` is twice the
+  continuous threshold cost at level ``t + 1/2``, whose solution is ``{k : PAVA(y)_k >= t + 1/2}``;
+  so ``x = round_half_up(clip(PAVA(y[:-1]), 0, N))`` followed by ``N``.
+* :func:`consistent_l1` -- absolute loss, ``O(K log K)``: for integer ``x``,
+  ``|x - y| = (1-θ)|x - ⌊y⌋| + θ|x - ⌊y⌋ - 1|`` with ``θ = frac(y)``, turning the problem into a
+  weighted L1 isotonic regression with *integer* data, which has an optimum among the data values;
+  it is solved exactly by a weighted slope trick with a heap. (Rounding the continuous L1 fit is
+  *not* optimal: ``y = [4.26, 2.48, 4]``, ``N = 4`` gives cost 2.74 instead of 1.78.)
+* :func:`trellis_consistency` -- the paper's trellis dynamic program (equations (8)-(10)),
+  ``O(K N^2)`` time, for any additive loss; kept as the reference oracle for tests and benchmarks.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import numbers
+from collections.abc import Callable
+from typing import Union
+
+import numpy as np
+from scipy.optimize import isotonic_regression
+
+from dpgui.errors import ParameterError
+
+__all__ = [
+    "consistent_l2",
+    "consistent_l1",
+    "trellis_consistency",
+    "consistency_objective",
+    "make_consistent",
+    "METHODS",
+]
+
+#: Methods accepted by :func:`make_consistent`.
+METHODS: tuple[str, ...] = ("l2", "l1", "none")
+
+#: Largest total accepted: every integer up to 2**53 is exact in float64.
+_MAX_TOTAL = 2**53
+
+#: The trellis oracle allocates an (N+1) x (N+1) float64 matrix; refuse beyond ~2 GiB.
+_MAX_TRELLIS_CELLS = 2**28
+
+LossSpec = Union[str, Callable[[np.ndarray], np.ndarray]]
+
+
+# ----------------------------------------------------------------------------------------------
+# validation helpers
+# ----------------------------------------------------------------------------------------------
+
+
+def _check_y(y: object) -> np.ndarray:
+    arr = np.asarray(y)
+    if arr.dtype.kind not in "iuf":
+        raise ParameterError(
+            f"noisy counts y must be real numbers, got dtype {arr.dtype}",
+            "pass a 1-D array of floats",
+        )
+    if arr.ndim != 1:
+        raise ParameterError(
+            f"noisy counts y must be 1-D, got shape {arr.shape}", "pass one value per bin"
+        )
+    if arr.size < 1:
+        raise ParameterError("noisy counts y is empty (K < 1)", "pass at least one bin")
+    arr = arr.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(arr)):
+        raise ParameterError(
+            "noisy counts y contain NaN or infinity", "pass finite values only"
+        )
+    return arr
+
+
+def _check_total(total: object) -> int:
+    if isinstance(total, (bool, np.bool_)) or not isinstance(total, numbers.Integral):
+        raise ParameterError(
+            f"total N must be an integer, got {total!r}", "pass the public record count as an int"
+        )
+    n = int(total)
+    if n < 0:
+        raise ParameterError(f"total N must be >= 0, got {n}", "pass a nonnegative count")
+    if n > _MAX_TOTAL:
+        raise ParameterError(
+            f"total N = {n} exceeds 2**53", "counts this large are not exact in float64"
+        )
+    return n
+
+
+def _check_weights(weights: object, k: int) -> np.ndarray | None:
+    if weights is None:
+        return None
+    w = np.asarray(weights)
+    if w.dtype.kind not in "iuf" or w.ndim != 1 or w.size != k:
+        raise ParameterError(
+            f"weights must be a 1-D array of {k} real numbers, got shape {w.shape}",
+            "pass one positive weight per bin or None",
+        )
+    w = w.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise ParameterError(
+            "weights must be finite and strictly positive", "pass positive weights or None"
+        )
+    return w
+
+
+def _loss_fn(loss: LossSpec) -> Callable[[np.ndarray], np.ndarray]:
+    if callable(loss):
+        return loss
+    if loss == "l2":
+        return np.square
+    if loss == "l1":
+        return np.abs
+    raise ParameterError(
+        f"unknown loss {loss!r}", "use 'l2', 'l1' or a vectorised callable of the residual x - y"
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# objective
+# ----------------------------------------------------------------------------------------------
+
+
+def consistency_objective(
+    x: np.ndarray, y: np.ndarray, loss: LossSpec = "l2", weights: np.ndarray | None = None
+) -> float:
+    """Return ``sum_{k<K} w_k * loss(x_k - y_k)`` (the last bin, fixed to N, is excluded).
+
+    ``loss`` is ``"l2"`` (squared), ``"l1"`` (absolute) or a vectorised callable applied to the
+    residual array ``x - y``. ``weights`` defaults to all ones.
+    """
+    yy = _check_y(y)
+    xx = np.asarray(x, dtype=np.float64)
+    if xx.shape != yy.shape:
+        raise ParameterError(
+            f"x has shape {xx.shape} but y has shape {yy.shape}", "pass arrays of equal length"
+        )
+    w = _check_weights(weights, yy.size)
+    fn = _loss_fn(loss)
+    terms = np.asarray(fn(xx[:-1] - yy[:-1]), dtype=np.float64)
+    if w is not None:
+        terms = terms * w[:-1]
+    return float(np.sum(terms))
+
+
+# ----------------------------------------------------------------------------------------------
+# fast exact methods
+# ----------------------------------------------------------------------------------------------
+
+
+def consistent_l2(y: np.ndarray, total: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """Exact integer optimum of ``sum_{k<K} w_k (x_k - y_k)^2`` over consistent CDFs.
+
+    Threshold theorem: the integer threshold cost ``2 w_k (t + 1/2 - y_k)`` equals twice the
+    continuous one at level ``t + 1/2``, so ``x_k > t`` iff ``PAVA(y)_k >= t + 1/2``; bounds only
+    clip. Hence ``x = floor(clip(PAVA(y[:-1]), 0, N) + 1/2)``, then ``x_K = N``.
+
+    Complexity ``O(K)`` time and memory (scipy's PAVA). Returns an ``int64`` array of length K.
+    """
+    yy = _check_y(y)
+    n = _check_total(total)
+    w = _check_weights(weights, yy.size)
+    k = yy.size
+    out = np.empty(k, dtype=np.int64)
+    out[-1] = n
+    if k == 1:
+        return out
+    fit = isotonic_regression(yy[:-1], weights=None if w is None else w[:-1]).x
+    out[:-1] = np.floor(np.clip(fit, 0.0, float(n)) + 0.5).astype(np.int64)
+    # PAVA output is monotone; clip and floor are monotone, so out is nondecreasing already.
+    return out
+
+
+def _l1_integer_unbounded(y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """Integer minimiser of ``sum_k w_k |x_k - y_k|`` over nondecreasing integer ``x`` (no bounds).
+
+    Weighted slope trick. ``M_k(v) = min_{u <= v} D_k(u)`` with ``D_k = w_k|. - y_k| + M_{k-1}``
+    is convex, nonincreasing and piecewise linear with integer breakpoints; it is stored as a
+    max-heap of breakpoints plus their slope increments. Adding ``w|x - y|`` (split into ``⌊y⌋``
+    with weight ``(1-θ)w`` and ``⌊y⌋+1`` with weight ``θw``) adds slope ``+w`` at ``+inf``;
+    taking the prefix minimum removes that slope from the largest breakpoints. The top
+    breakpoint is then an argmin ``a_k`` of ``D_k``, and the backtrack is ``x_K = a_K``,
+    ``x_k = min(x_{k+1}, a_k)``. ``O(K log K)``.
+
+    Breakpoints are handled by their rank among the (sorted, distinct) candidate values
+    ``{⌊y_k⌋, ⌊y_k⌋ + 1}`` so slope increments live in a flat list of length ``<= 2K``;
+    rank(⌊y⌋ + 1) = rank(⌊y⌋) + 1 because no integer lies strictly between them.
+    """
+    k = y.size
+    floors = np.floor(y)
+    theta = y - floors
+    values = np.unique(np.concatenate((floors, floors + 1.0)))
+    top_rank = values.size - 1
+    # heap key q = top_rank - rank: heapq's min-heap on q is a max-heap on the breakpoint
+    q_lo = (top_rank - np.searchsorted(values, floors)).tolist()  # key of floor(y)
+    wk_arr = np.ones(k) if w is None else w
+    lo_w = (2.0 * (1.0 - theta) * wk_arr).tolist()
+    hi_w = (2.0 * theta * wk_arr).tolist()
+    tol = 1e-12 * float(np.max(wk_arr))
+    slope = [0.0] * values.size  # slope increment at each key; 0.0 = not in the heap
+    heap: list[int] = []  # each key with positive slope increment appears exactly once
+    argmin_q: list[int] = []
+    push = heapq.heappush
+    pop = heapq.heappop
+    record = argmin_q.append
+    for q, a, b, rem in zip(q_lo, lo_w, hi_w, wk_arr.tolist()):
+        if not heap or q <= heap[0]:
+            # Fast path: floor(y) >= every existing breakpoint, so the prefix minimum removes
+            # the w of slope from the two new breakpoints only: floor(y)+1 keeps 2θw - w if
+            # positive, and floor(y) keeps the rest (2(1-θ)w, or w when θ <= 1/2).
+            if b <= rem + tol:
+                s = slope[q]
+                if s == 0.0:
+                    push(heap, q)
+                slope[q] = s + rem
+                record(q)
+            else:
+                s = slope[q]
+                if s == 0.0:
+                    push(heap, q)
+                slope[q] = s + a
+                q1 = q - 1  # strictly above every breakpoint: not yet in the heap
+                push(heap, q1)
+                slope[q1] = b - rem
+                record(q1)
+            continue
+        if a > 0.0:  # breakpoint at floor(y), slope change 2(1-θ)w
+            s = slope[q]
+            if s == 0.0:
+                push(heap, q)
+            slope[q] = s + a
+        if b > 0.0:  # breakpoint at floor(y)+1, slope change 2θw
+            q1 = q - 1
+            s = slope[q1]
+            if s == 0.0:
+                push(heap, q1)
+            slope[q1] = s + b
+        # prefix minimum: remove total slope w from the right end (rem starts at w)
+        while True:
+            p = heap[0]
+            s = slope[p]
+            if s > rem + tol:
+                slope[p] = s - rem
+                break
+            rem -= s
+            slope[p] = 0.0
+            pop(heap)
+            if rem <= tol:
+                break
+        # 2w of slope was added and w removed, so the heap is nonempty
+        record(heap[0])
+    # backtrack x_k = min(x_{k+1}, a_k): a reversed running minimum of ranks (maximum of keys)
+    best_q = np.maximum.accumulate(np.asarray(argmin_q, dtype=np.int64)[::-1])[::-1]
+    return values[top_rank - best_q].astype(np.int64)
+
+
+def consistent_l1(y: np.ndarray, total: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """Exact integer optimum of ``sum_{k<K} w_k |x_k - y_k|`` over consistent CDFs.
+
+    For integer x, ``|x - y| = (1-θ)|x - ⌊y⌋| + θ|x - ⌊y⌋ - 1|`` (``θ = frac(y)``), so this is
+    weighted L1 isotonic regression with integer data, solved exactly by a split-weight slope
+    trick; by the threshold theorem the bounded optimum is the unbounded one clipped to
+    ``[0, N]``, then ``x_K = N``. Rounding the continuous L1 fit is NOT optimal in general.
+
+    Complexity ``O(K log K)`` time, ``O(K)`` memory. Returns an ``int64`` array of length K.
+    """
+    yy = _check_y(y)
+    n = _check_total(total)
+    w = _check_weights(weights, yy.size)
+    k = yy.size
+    out = np.empty(k, dtype=np.int64)
+    out[-1] = n
+    if k == 1:
+        return out
+    # Clipping y to [-1, N+1] first keeps integers small and does not change the optimum:
+    # every threshold t < 0 or t >= N is forced by the bounds anyway, and for t in [0, N) the
+    # threshold costs c_k(t) of y and of clip(y, -1, N+1) coincide.
+    yc = np.clip(yy[:-1], -1.0, float(n) + 1.0)
+    x = _l1_integer_unbounded(yc, None if w is None else w[:-1])
+    out[:-1] = np.clip(x, 0, n)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# trellis oracle (paper, Section VI)
+# ----------------------------------------------------------------------------------------------
+
+
+def trellis_consistency(
+    y: np.ndarray,
+    total: int,
+    loss: LossSpec = "l2",
+    *,
+    weights: np.ndarray | None = None,
+) -> tuple[np.ndarray, float]:
+    """The paper's trellis dynamic program, eqs. (8)-(10); returns ``(x, objective)``.
+
+    Stages ``V_1..V_{K-1} = {0..N}``, ``V_0 = {root}``, ``V_K = {toor}`` (= N); edges ``v -> v'``
+    with ``v <= v'``; the edge leaving node ``v`` of stage ``i`` costs ``w_i * loss(v - y_i)``.
+    Backward pass ``α(v, i) = w_i loss(v - y_i) + min_{v' >= v} α(v', i+1)`` with the argmin
+    ``ι(v, i)`` stored, then forward ``h_1 = ι(root, 0)``, ``h_i = ι(h_{i-1}, i-1)``, ``h_K = N``.
+
+    The stage-wise ``min over v' >= v`` is evaluated literally as an ``(N+1) x (N+1)`` masked
+    matrix per stage (vectorised with numpy), so time is ``O(K N^2)`` and memory
+    ``O(N^2 + K N)``. Works for any additive loss (``"l2"``, ``"l1"`` or a vectorised callable of
+    the residual, which need not be convex). Intended as a test/benchmark oracle; use
+    :func:`consistent_l2` / :func:`consistent_l1` in production.
+    """
+    yy = _check_y(y)
+    n = _check_total(total)
+    w = _check_weights(weights, yy.size)
+    fn = _loss_fn(loss)
+    k = yy.size
+    x = np.empty(k, dtype=np.int64)
+    x[-1] = n
+    if k == 1:
+        return x, 0.0
+    if (n + 1) ** 2 > _MAX_TRELLIS_CELLS:
+        raise ParameterError(
+            f"total N = {n} is too large for the O(K N^2) trellis",
+            "use consistent_l2 or consistent_l1",
+        )
+    m = k - 1  # number of free stages V_1..V_{K-1}
+    v = np.arange(n + 1, dtype=np.float64)
+    # penalty[v, v'] = 0 if v' >= v (edge exists) else +inf
+    penalty = np.where(v[None, :] >= v[:, None], 0.0, np.inf)
+    rows = np.arange(n + 1)
+    buf = np.empty((n + 1, n + 1), dtype=np.float64)
+    iota = np.empty((m, n + 1), dtype=np.int32 if n < 2**31 - 1 else np.int64)
+
+    def node_cost(i: int) -> np.ndarray:  # cost of leaving node v of stage i (1-based stage i)
+        c = np.asarray(fn(v - yy[i - 1]), dtype=np.float64)
+        if w is not None:
+            c = c * w[i - 1]
+        return c
+
+    # stage K-1: every node connects to toor (v <= N always), α(toor, K) = 0
+    alpha = node_cost(m)
+    iota[m - 1, :] = n  # ι(v, K-1) = toor = N
+    for i in range(m - 1, 0, -1):  # stages K-2 .. 1
+        np.add(penalty, alpha[None, :], out=buf)
+        idx = np.argmin(buf, axis=1)
+        iota[i - 1, :] = idx
+        alpha = node_cost(i) + buf[rows, idx]
+    # root (stage 0): edges to every node of stage 1, edge cost 0
+    h = int(np.argmin(alpha))
+    objective = float(alpha[h])
+    x[0] = h
+    for i in range(1, m):  # h_{i+1} = ι(h_i, i)
+        h = int(iota[i - 1, h])
+        x[i] = h
+    return x, objective
+
+
+# ----------------------------------------------------------------------------------------------
+# dispatcher
+# ----------------------------------------------------------------------------------------------
+
+
+def make_consistent(y: np.ndarray, total: int, method: str) -> np.ndarray:
+    """Post-process noisy cumulative counts ``y`` with ``method`` in ``{"l2", "l1", "none"}``.
+
+    ``"l2"``/``"l1"`` return the exact integer optimum (``int64``); ``"none"`` returns ``y`` as a
+    float copy with the last entry set to ``total``. Unknown methods raise ``ParameterError``.
+    """
+    if method == "l2":
+        return consistent_l2(y, total)
+    if method == "l1":
+        return consistent_l1(y, total)
+    if method == "none":
+        yy = _check_y(y)
+        n = _check_total(total)
+        out = np.array(yy, dtype=np.float64, copy=True)
+        out[-1] = float(n)
+        return out
+    raise ParameterError(
+        f"unknown consistency method {method!r}", f"use one of {', '.join(METHODS)}"
+    )

@@ -1,0 +1,24 @@
+"""dpgui/core, dpgui/data and dpgui/report never import Qt (DESIGN.md §4)."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import dpgui
+
+QT_MODULES = ("PySide6", "PyQt5", "PyQt6", "shiboken6", "pyqtgraph")
+
+
+def test_core_data_report_import_no_qt():
+    packages = ("dpgui.core", "dpgui.data", "dpgui.report")
+    modules = [name for pkg in packages
+               for _, name, _ in pkgutil.walk_packages([str(Path(dpgui.__file__).parent / pkg.split(".")[1])], pkg + ".")]
+    assert len(modules) >= 8, modules
+    code = ("import sys\n" + "".join(f"import {m}\n" for m in modules)
+            + f"bad = [m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r}]\n"
+            + "print(','.join(bad)); sys.exit(1 if bad else 0)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, f"Qt imported: {result.stdout} {result.stderr}"

@@ -1,0 +1,194 @@
+"""The CLI contract: JSON fields, CSV columns, and one-line exit-2 errors for bad input."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from dpgui.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "resources" / "sample" / "flights.parquet"
+
+
+def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse errors
+        code = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_plan_json_has_the_contract_fields(capsys):
+    code, out, _ = run_cli(["plan", "--bins", "4096", "--epsilon", "1", "--json"], capsys)
+    assert code == 0
+    data = json.loads(out)
+    assert isinstance(data["branching"], list) and np.prod(data["branching"]) >= 4096
+    assert abs(sum(data["level_epsilons"]) - 1.0) < 1e-12
+    assert data["estimator"] == "gls"
+    assert data["projected"]["total_sq_error"] > 0 and data["projected"]["max_variance"] > 0
+    for name in ("ind", "hist", "binary", "paper_best"):
+        assert data["baselines"][name]["total_sq_error"] > 0
+    assert data["projected"]["total_sq_error"] <= 0.36 * data["baselines"]["paper_best"]["total_sq_error"]
+
+
+def test_plan_paper_figure_within_one_percent(capsys):
+    code, out, _ = run_cli(["plan", "--bins", "4096", "--epsilon", "1", "--branching", "16", "--budgets", "equal",
+                            "--estimator", "covering", "--json"], capsys)
+    assert code == 0
+    total = json.loads(out)["projected"]["total_sq_error"]
+    assert abs(total / 6_635_520 - 1) < 0.01
+
+
+def test_plan_explicit_budgets_and_addremove(capsys):
+    code, out, _ = run_cli(["plan", "--bins", "256", "--epsilon", "1", "--branching", "16x16", "--budgets",
+                            "0.2,0.3,0.5", "--neighbours", "addremove", "--records-per-person", "2", "--json"], capsys)
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["level_epsilons"] == [0.2, 0.3, 0.5]
+    assert data["levels"] == [0, 1, 2]
+    assert data["sensitivity_per_level"] == 2
+
+
+def test_release_writes_csv_with_public_columns(tmp_path, capsys):
+    out_csv = tmp_path / "rel.csv"
+    code, out, err = run_cli(["release", str(SAMPLE), "--column", "distance", "--lower", "0", "--upper", "5000",
+                              "--bins", "500", "--epsilon", "1", "--out", str(out_csv), "--json"], capsys)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["secure_noise"] is True
+    with open(out_csv, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0].keys()) == ["bin_lower", "bin_upper", "cumulative_count", "cdf", "std_error"]
+    assert len(rows) == 500
+    counts = np.array([int(r["cumulative_count"]) for r in rows])
+    assert np.all(np.diff(counts) >= 0) and counts[0] >= 0
+    assert counts[-1] == 336_776  # change model: N is public
+    assert float(rows[-1]["cdf"]) == 1.0
+    # the release is close to the truth (noise is small at ε=1 with 336k records)
+    values = pq.read_table(SAMPLE, columns=["distance"]).column(0).to_numpy()
+    truth = np.cumsum(np.bincount(np.clip((values / 10).astype(int), 0, 499), minlength=500))
+    assert np.abs(counts - truth).max() < 200
+
+
+def test_simulate_reports_errors_and_projection(capsys):
+    code, out, err = run_cli(["simulate", "--bins", "64", "--epsilon", "1", "--consistency", "none", "--trials", "400",
+                              "--seed", "5", "--synthetic", "uniform", "--n", "1000", "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    for key in ("mean_sq_l2", "mean_l1", "mean_l2", "mean_linf"):
+        assert data["counts"][key] > 0 and data["cdf"][key] > 0
+    projected = data["projected"]["total_sq_error"]
+    # without consistency the estimator is unbiased: the simulated mean matches the exact projection
+    assert abs(data["counts"]["mean_sq_l2"] - projected) < 4 * data["counts"]["se_sq_l2"]
+    assert data["insecure_seeded_noise"] is True
+
+
+@pytest.fixture()
+def bad_files(tmp_path):
+    files = {}
+    files["text"] = tmp_path / "text.csv"
+    files["text"].write_text("name,value\nalice,1\nbob,2\n")
+    files["empty"] = tmp_path / "empty.csv"
+    files["empty"].write_text("")
+    files["header_only"] = tmp_path / "header.csv"
+    files["header_only"].write_text("value\n")
+    files["ragged"] = tmp_path / "ragged.csv"
+    files["ragged"].write_text("a,b\n1,2\n3,4,5\n")
+    files["all_missing"] = tmp_path / "missing.csv"
+    files["all_missing"].write_text("value\n\n\nNA\n")
+    files["unknown_ext"] = tmp_path / "data.xyz"
+    files["unknown_ext"].write_text("value\n1\n")
+    files["nan"] = tmp_path / "nan.csv"
+    files["nan"].write_text("value\n1\nNaN\n3\n")
+    files["binary"] = tmp_path / "bad.parquet"
+    files["binary"].write_bytes(b"\x00\x01not a parquet file at all")
+    files["good"] = tmp_path / "good.parquet"
+    pq.write_table(pa.table({"value": np.arange(100, dtype=float)}), files["good"])
+    return files
+
+
+def _release(path, column="value", lower="0", upper="100", bins="10", epsilon="1", out=None, extra=()):
+    return ["release", str(path), "--column", column, "--lower", lower, "--upper", upper, "--bins", bins,
+            "--epsilon", epsilon, "--out", str(out), *extra]
+
+
+BAD_CASES = [
+    # (id, builder(files, out) -> argv, words the message must contain)
+    ("epsilon zero", lambda f, o: _release(f["good"], epsilon="0", out=o), ["epsilon", "> 0"]),
+    ("epsilon negative", lambda f, o: _release(f["good"], epsilon="-1", out=o), ["epsilon"]),
+    ("epsilon text", lambda f, o: _release(f["good"], epsilon="abc", out=o), ["epsilon", "abc"]),
+    ("epsilon nan", lambda f, o: _release(f["good"], epsilon="nan", out=o), ["epsilon"]),
+    ("epsilon huge", lambda f, o: _release(f["good"], epsilon="1e6", out=o), ["ε"]),
+    ("bins zero", lambda f, o: _release(f["good"], bins="0", out=o), ["--bins"]),
+    ("bins text", lambda f, o: _release(f["good"], bins="ten", out=o), ["--bins"]),
+    ("bins too many", lambda f, o: _release(f["good"], bins=str(2**27), out=o), ["bins"]),
+    ("bounds inverted", lambda f, o: _release(f["good"], lower="100", upper="0", out=o), ["lower", "upper"]),
+    ("bounds equal", lambda f, o: _release(f["good"], lower="5", upper="5", out=o), ["lower"]),
+    ("bound infinite", lambda f, o: _release(f["good"], upper="inf", out=o), ["--upper"]),
+    ("missing file", lambda f, o: _release(Path("/nonexistent/file.csv"), out=o), ["not", "file"]),
+    ("unknown extension", lambda f, o: _release(f["unknown_ext"], out=o), ["xyz"]),
+    ("text column", lambda f, o: _release(f["text"], column="name", out=o), ["name", "numeric"]),
+    ("unknown column", lambda f, o: _release(f["good"], column="nope", out=o), ["nope"]),
+    ("empty file", lambda f, o: _release(f["empty"], out=o), ["empty"]),
+    ("header only", lambda f, o: _release(f["header_only"], out=o), ["no data rows"]),
+    ("ragged csv", lambda f, o: _release(f["ragged"], column="a", out=o), ["ragged"]),
+    ("all missing", lambda f, o: _release(f["all_missing"], out=o), ["missing"]),
+    ("missing policy error", lambda f, o: _release(f["nan"], out=o, extra=("--missing", "error")), ["missing"]),
+    ("not parquet", lambda f, o: _release(f["binary"], out=o), ["parquet"]),
+    ("out is a directory", lambda f, o: _release(f["good"], out=o.parent), ["directory"]),
+    ("out folder missing", lambda f, o: _release(f["good"], out=o.parent / "nope" / "x.csv"), ["does not exist"]),
+    ("branching 1", lambda f, o: _release(f["good"], out=o, extra=("--branching", "1")), ["branching"]),
+    ("branching text", lambda f, o: _release(f["good"], out=o, extra=("--branching", "wide")), ["branching"]),
+    ("branching too small", lambda f, o: _release(f["good"], out=o, extra=("--branching", "2x2")), ["covers only"]),
+    ("budgets wrong sum", lambda f, o: _release(f["good"], out=o, extra=("--branching", "10", "--budgets", "0.1")),
+     ["sum"]),
+    ("budgets wrong count", lambda f, o: _release(f["good"], out=o, extra=("--branching", "2x5", "--budgets", "1")),
+     ["budgets"]),
+    ("budgets without branching", lambda f, o: _release(f["good"], out=o, extra=("--budgets", "0.5,0.5")),
+     ["--branching"]),
+    ("budgets text", lambda f, o: _release(f["good"], out=o, extra=("--budgets", "lots")), ["--budgets"]),
+    ("records per person 0", lambda f, o: _release(f["good"], out=o, extra=("--records-per-person", "0")),
+     ["--records-per-person"]),
+    ("neighbours unknown", lambda f, o: _release(f["good"], out=o, extra=("--neighbours", "swap")), ["--neighbours"]),
+    ("missing --out", lambda f, o: _release(f["good"], out=o)[:-2], ["--out"]),
+]
+
+
+@pytest.mark.parametrize("case", BAD_CASES, ids=[c[0] for c in BAD_CASES])
+def test_bad_input_exits_2_with_one_line_and_no_output(case, bad_files, tmp_path, capsys):
+    _, build, words = case
+    out = tmp_path / "out" / "result.csv"
+    out.parent.mkdir()
+    code, stdout, stderr = run_cli(build(bad_files, out), capsys)
+    assert code == 2, (stdout, stderr)
+    message = stderr.strip()
+    assert "Traceback" not in stderr
+    assert len(message.splitlines()) == 1, message
+    for word in words:
+        assert word.lower() in message.lower(), message
+    assert not out.exists()
+    assert list(out.parent.iterdir()) == []  # no temp files either
+
+
+def test_bad_input_count_meets_acceptance():
+    assert len(BAD_CASES) >= 15
+
+
+def test_console_script_runs_in_a_subprocess(tmp_path):
+    """The installed entry point: exit code 2 and no traceback for a bad ε."""
+    env = dict(os.environ)
+    result = subprocess.run([sys.executable, "-m", "dpgui.cli", "plan", "--bins", "16", "--epsilon", "abc"],
+                            capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and "--epsilon" in result.stderr
