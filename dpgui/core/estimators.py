@@ -79,3 +79,56 @@ def gls_leaves(shape: TreeShape, levels: Sequence[np.ndarray | None], variances:
 def gls_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None], variances: np.ndarray) -> np.ndarray:
     """GLS cumulative counts Ĉ_1..Ĉ_K (cumulative sum of :func:`gls_leaves`)."""
     return np.cumsum(gls_leaves(shape, levels, variances))[: shape.bins]
+
+
+def _covering_sums(shape: TreeShape, values: Sequence[np.ndarray], prefixes: np.ndarray) -> np.ndarray:
+    """Σ of ``values`` over the covering of the first ``j`` leaves (every level present), per j."""
+    s = shape.leaves_per_node
+    prefixes = np.asarray(prefixes, dtype=np.int64)
+    out = np.zeros(prefixes.size)
+    for level, vals in enumerate(values):
+        sums = np.concatenate(([0.0], np.cumsum(np.asarray(vals, dtype=np.float64))))
+        end = prefixes // s[level]
+        start = np.zeros_like(prefixes) if level == 0 else (prefixes // s[level - 1]) * shape.branching[level - 1]
+        out += sums[end] - sums[start]
+    return out
+
+
+def paper_refined_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None], variances: np.ndarray) -> np.ndarray:
+    """Paper 000 Appendix B ("refined" tree mechanism, Lemma IV.4): Ĉ_1..Ĉ_K. Change model only.
+
+    Step 1 (eq. 11, "estimation from below", Honaker 2015 §3.2): bottom-up, every non-root node
+    gets M̃_v = α·M_v + (1−α)·Σ_children M̃_u with the variance-minimising α = (1/v)/(1/v + 1/V_S),
+    V_S the variance of the children's sum; leaves keep their noisy count and the root is the
+    public N. (A level that was not released takes its children's sum.)
+    Step 2 (eqs. 12–14): Ĉ_j = (left covering of the first j leaves + N − right covering of the
+    remaining K̄ − j leaves) / 2, both coverings summing step-1 values. Unbiased and linear, but
+    not the BLUE (:func:`gls_estimate` is). For tests and comparison; O(#nodes + K·h).
+    """
+    h = shape.height
+    if levels[0] is None or float(variances[0]) != 0.0:
+        raise ValueError("the paper's refinement needs the public root N (change model)")
+    if levels[h] is None or not np.isfinite(variances[h]) or variances[h] <= 0:
+        raise ValueError("the leaf level must be released with finite, positive noise variance")
+    total = float(np.asarray(levels[0], dtype=np.float64)[0])
+    refined: list[np.ndarray] = [np.empty(0)] * (h + 1)
+    var: list[np.ndarray] = [np.empty(0)] * (h + 1)
+    refined[h] = np.asarray(levels[h], dtype=np.float64)
+    var[h] = np.full(refined[h].size, float(variances[h]))
+    for level in range(h - 1, 0, -1):
+        b = shape.branching[level]
+        child_sum = refined[level + 1].reshape(-1, b).sum(axis=1)
+        child_var = var[level + 1].reshape(-1, b).sum(axis=1)
+        own, v = levels[level], float(variances[level])
+        if own is None or np.isinf(v):
+            refined[level], var[level] = child_sum, child_var
+        else:
+            alpha = (1.0 / v) / (1.0 / v + 1.0 / child_var)
+            refined[level] = alpha * np.asarray(own, dtype=np.float64) + (1.0 - alpha) * child_sum
+            var[level] = 1.0 / (1.0 / v + 1.0 / child_var)
+    refined[0] = np.array([total])
+    j = np.arange(1, shape.bins + 1, dtype=np.int64)
+    left = _covering_sums(shape, refined, j)
+    # right covering of leaves j..K̄−1 = left covering of the mirrored tree (same level-uniform shape)
+    right = _covering_sums(shape, [r[::-1] for r in refined], shape.padded_bins - j)
+    return (left + total - right) / 2.0

@@ -243,8 +243,8 @@ def _finish(level_eps: np.ndarray, epsilon: float, first: int, shape: TreeShape)
 def candidate_shapes(bins: int, max_padding: float = 2.0) -> list[TreeShape]:
     """Integer branching vectors worth trying for K bins, with K ≤ K̄ ≤ max_padding·K.
 
-    Families: the flat histogram (K); near-equal vectors (entries b and b+1, the exchange
-    argument of paper 000 Thm V.1 shows Σ n_i at fixed height is minimised by them); and equal
+    Families: the flat histogram (K); near-equal vectors (entries b−1, b, b+1; the exchange argument of paper 000
+    Thm V.1 shows Σ n_i at fixed height is minimised by entries b, b+1); and equal
     factors b^{h−1} with one leftover factor at the top or bottom (mixed radix). Both orders.
     O(log²K) shapes.
     """
@@ -254,13 +254,21 @@ def candidate_shapes(bins: int, max_padding: float = 2.0) -> list[TreeShape]:
     max_height = max(1, math.ceil(math.log2(bins)))
     for h in range(2, max_height + 1):
         base = int(round(bins ** (1.0 / h)))
-        for b in range(max(2, base - 1), base + 2):
+        for b in range(max(3, base), base + 2):
+            # entries b−1, b, b+1 (i, h−i−k, k of them), ascending and descending
+            for low in range(h + 1):
+                for high in range(h - low + 1):
+                    vec = [b - 1] * low + [b] * (h - low - high) + [b + 1] * high
+                    if bins <= math.prod(vec) <= limit:
+                        vectors.add(tuple(vec))
+                        vectors.add(tuple(reversed(vec)))
+        if base <= 2:
             for r in range(h + 1):
-                vec = [b] * (h - r) + [b + 1] * r
+                vec = [2] * (h - r) + [3] * r
                 if bins <= math.prod(vec) <= limit:
                     vectors.add(tuple(vec))
                     vectors.add(tuple(reversed(vec)))
-        for b in (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 64):
+        for b in range(2, 65):
             rest = b ** (h - 1)
             if rest >= bins:
                 continue
