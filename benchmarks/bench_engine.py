@@ -19,8 +19,9 @@ import time
 import numpy as np
 
 from dpgui.cli import synthetic_counts
-from dpgui.core.mechanism import release, release_from_levels
-from dpgui.core.noise import SecureRandom, SeededRandom, sample_discrete_laplace_levels
+from dpgui.core.mechanism import release
+from dpgui.core.noise import SecureRandom
+from dpgui.core.simulation import SimulationResult, simulate
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan, baselines
 from dpgui.core.projection import project
@@ -33,25 +34,6 @@ def timed(fn, repeats: int) -> tuple[float, object]:
         result = fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times), result
-
-
-def simulate_l2(plan, counts: np.ndarray, trials: int, seed: int) -> tuple[float, float]:
-    """Mean and standard error of Σ_j (C̃_j − C_j)² after ℓ2 consistency."""
-    truth = np.cumsum(counts)
-    levels_true = plan.shape.level_counts(counts)
-    noised = [lvl for lvl, s in enumerate(plan.scales) if s is not None]
-    source = SeededRandom(seed)
-    totals = []
-    for _ in range(trials):
-        noise = sample_discrete_laplace_levels(source, [plan.scales[l] for l in noised], [levels_true[l].size for l in noised])
-        levels = [None] * (plan.shape.height + 1)
-        for lvl, z in zip(noised, noise):
-            levels[lvl] = levels_true[lvl] + z
-        if plan.privacy.root_public:
-            levels[0] = levels_true[0]
-        result = release_from_levels(plan, levels, 0.0, 1.0, "l2", secure=False)
-        totals.append(float(((result.cumulative - truth) ** 2).sum()))
-    return float(np.mean(totals)), float(np.std(totals, ddof=1) / np.sqrt(trials))
 
 
 def main() -> int:
@@ -74,7 +56,8 @@ def main() -> int:
             best = baselines(bins, privacy)["paper_best"]
             ratio = total / best["total_sq_error"]
             trials = args.trials if bins < 65536 else max(20, args.trials // 5)
-            sim_mean, sim_se = simulate_l2(plan, counts, trials, seed=bins + int(eps * 10))
+            sim = SimulationResult.summary(simulate(plan, counts, trials, "l2", seed=bins + int(eps * 10)).counts)
+            sim_mean, sim_se = sim["mean_sq_l2"], sim["se_sq_l2"]
             ok &= ratio <= 0.36
             print(f"{bins:>6} {eps:>5} {plan.shape.label:>14} {'x'.join(map(str, best['branching'])):>14} "
                   f"{total:>12.4g} {best['total_sq_error']:>12.4g} {ratio:>6.3f} {sim_mean:>12.4g} ±{sim_se:.2g}"

@@ -219,26 +219,9 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
-def _norms(errors: np.ndarray) -> dict[str, float]:
-    """Means over trials (rows) of ‖e‖₂², ‖e‖₁, ‖e‖₂, ‖e‖∞, with standard errors."""
-    per_trial = {
-        "mean_sq_l2": (errors**2).sum(axis=1),
-        "mean_l1": np.abs(errors).sum(axis=1),
-        "mean_l2": np.sqrt((errors**2).sum(axis=1)),
-        "mean_linf": np.abs(errors).max(axis=1),
-    }
-    out: dict[str, float] = {}
-    trials = errors.shape[0]
-    for name, values in per_trial.items():
-        out[name] = float(values.mean())
-        out[name.replace("mean_", "se_")] = float(values.std(ddof=1) / math.sqrt(trials)) if trials > 1 else float("nan")
-    return out
-
-
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from dpgui.core.mechanism import release_from_levels
-    from dpgui.core.noise import SeededRandom, sample_discrete_laplace_levels
     from dpgui.core.projection import project
+    from dpgui.core.simulation import simulate
 
     seed = args.seed if args.seed is not None else secrets.randbits(63)
     if args.input is not None:
@@ -257,33 +240,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         counts = synthetic_counts(args.synthetic, args.n, args.bins, seed)
         lower, upper = 0.0, float(args.bins)
     plan = _make_plan(args, args.bins)
-    truth = np.cumsum(counts).astype(np.float64)
-    n = float(truth[-1])
-    true_levels = plan.shape.level_counts(counts)
-    noised = [lvl for lvl, scale in enumerate(plan.scales) if scale is not None]
-    source = SeededRandom(seed)
-    errors = np.empty((args.trials, plan.shape.bins))
-    cdf_errors = np.empty_like(errors)
-    for trial in range(args.trials):
-        noise = sample_discrete_laplace_levels(source, [plan.scales[l] for l in noised], [true_levels[l].size for l in noised])
-        levels: list[np.ndarray | None] = [None] * (plan.shape.height + 1)
-        for lvl, z in zip(noised, noise):
-            levels[lvl] = true_levels[lvl] + z
-        if plan.privacy.root_public:
-            levels[0] = true_levels[0]
-        result = release_from_levels(plan, levels, lower, upper, args.consistency, secure=False)
-        errors[trial] = result.cumulative - truth
-        cdf_errors[trial] = (result.cdf - truth / n) if n > 0 else result.cdf
+    result = simulate(plan, counts, args.trials, args.consistency, seed)
+    n = int(np.sum(counts))
     out = {
         "plan": plan.to_json(),
-        "trials": args.trials,
-        "seed": seed,
         "consistency": args.consistency,
-        "n": int(n),
+        "n": n,
         "insecure_seeded_noise": True,
-        "counts": _norms(errors),
-        "cdf": _norms(cdf_errors),
-        "projected": project(plan).to_json(int(n) if n > 0 else None),
+        **result.to_json(),
+        "projected": project(plan).to_json(n if n > 0 else None),
     }
     _print(out, args.json)
     return 0
