@@ -181,8 +181,38 @@ def _json_default(value: Any) -> Any:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     plan = _make_plan(args, args.bins)
-    _print(_plan_report(plan, args.n), args.json)
+    report = _plan_report(plan, args.n)
+    if args.json:
+        _print(report, True)
+    else:
+        print(plan_text(report, args.n))
     return 0
+
+
+def plan_text(report: dict[str, Any], n: int | None) -> str:
+    """The plan in words, for people: tree, budgets, projected error, comparison with the paper."""
+    neighbours = ("change-one (N is public and published exactly)" if report["neighbours"] == "change"
+                  else "add/remove-one (N is private and released with noise)")
+    projected = report["projected"]
+    lines = [
+        f"Plan for K = {report['bins']} bins, total budget ε = {report['epsilon']:g}",
+        f"  neighbours: {neighbours}; up to {report['records_per_person']} record(s) per person",
+        f"  tree: {' x '.join(map(str, report['branching']))} ({report['padded_bins']} leaves), "
+        f"estimator: {'GLS (best linear unbiased)' if report['estimator'] == 'gls' else 'covering sum'}",
+    ]
+    for level, eps, scale in zip(report["levels"], report["level_epsilons"], report["level_noise_scales"]):
+        lines.append(f"  level {level}: ε = {eps:.4g}" + (f", noise scale {scale:.4g}" if scale else ", not released"))
+    worst = projected["max_std_error"]
+    share = f" ({100 * worst / n:.3g} % of N)" if n else ""
+    lines += [
+        "Projected error of each cumulative count (before consistency, which usually lowers it):",
+        f"  worst standard error ±{worst:.4g} records{share}; 95 % of releases within ±{1.96 * worst:.4g}",
+        f"  root-mean-square error ±{projected['rms_error']:.4g} records",
+        f"  total squared error {projected['total_sq_error']:.4g} = {projected['ratio_to_paper_best']:.3f} x "
+        f"paper 000's best tree ({'x'.join(map(str, report['baselines']['paper_best']['branching']))}, "
+        "equal budgets, covering sum)",
+    ]
+    return "\n".join(lines)
 
 
 def cmd_release(args: argparse.Namespace) -> int:
