@@ -34,7 +34,11 @@ def noisy_tree(counts: np.ndarray, plan: Plan, source: RandomSource) -> list[np.
         raise ParameterError(
             f"histogram has {counts.size} bins but the plan has {plan.shape.bins}", "plan with the histogram's K"
         )
-    true_levels = plan.shape.level_counts(counts.astype(np.int64))
+    return add_noise(plan, plan.shape.level_counts(counts.astype(np.int64)), source)
+
+
+def add_noise(plan: Plan, true_levels: Sequence[np.ndarray], source: RandomSource) -> list[np.ndarray | None]:
+    """Released levels from true node counts per level: noised, exact (public root) or None."""
     noised = [lvl for lvl, scale in enumerate(plan.scales) if scale is not None]
     noise = sample_discrete_laplace_levels(
         source, [plan.scales[lvl] for lvl in noised], [true_levels[lvl].size for lvl in noised]
@@ -43,7 +47,7 @@ def noisy_tree(counts: np.ndarray, plan: Plan, source: RandomSource) -> list[np.
     for lvl, z in zip(noised, noise):
         out[lvl] = true_levels[lvl] + z
     if plan.privacy.root_public:
-        out[0] = true_levels[0].copy()
+        out[0] = np.array(true_levels[0], copy=True)
     return out
 
 

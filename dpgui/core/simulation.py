@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from dpgui.core.mechanism import release_from_levels
-from dpgui.core.noise import SeededRandom, sample_discrete_laplace_levels
+from dpgui.core.mechanism import add_noise, release_from_levels
+from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan
 
 NORMS = ("sq_l2", "l1", "l2", "linf")
@@ -54,19 +54,11 @@ def simulate(plan: Plan, counts: np.ndarray, trials: int, consistency: str, seed
     truth = np.cumsum(counts).astype(np.float64)
     n = float(truth[-1])
     true_levels = plan.shape.level_counts(counts)
-    noised = [level for level, scale in enumerate(plan.scales) if scale is not None]
     source = SeededRandom(seed)
     per_counts = np.empty((trials, len(NORMS)))
     per_cdf = np.empty((trials, len(NORMS)))
     for trial in range(trials):
-        noise = sample_discrete_laplace_levels(
-            source, [plan.scales[level] for level in noised], [true_levels[level].size for level in noised]
-        )
-        levels: list[np.ndarray | None] = [None] * (plan.shape.height + 1)
-        for level, z in zip(noised, noise):
-            levels[level] = true_levels[level] + z
-        if plan.privacy.root_public:
-            levels[0] = true_levels[0]
+        levels = add_noise(plan, true_levels, source)
         result = release_from_levels(plan, levels, 0.0, 1.0, consistency, secure=False)
         per_counts[trial] = _norms(result.cumulative - truth)
         per_cdf[trial] = _norms(result.cdf - (truth / n if n > 0 else 0.0))

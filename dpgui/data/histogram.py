@@ -49,6 +49,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pyarrow.types as pat
 
+from dpgui.core.tree import MAX_BINS  # one bin limit (2**26) for the data layer and the engine
 from dpgui.errors import DataError, ParameterError
 
 __all__ = [
@@ -61,9 +62,6 @@ __all__ = [
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-#: Largest number of bins accepted (2**26 = 67,108,864; the counts then take 512 MiB).
-MAX_BINS = 2**26
 
 #: Missing-value policies accepted by :func:`column_histogram`.
 MISSING_POLICIES = ("drop", "error")
