@@ -177,7 +177,7 @@ def optimise_budgets(
             weights = np.ones(len(free))
         if shape.height not in free or weights[-1] <= 0:
             weights = np.where(np.arange(len(free)) == len(free) - 1, np.maximum(weights, 1e-9), weights)
-        return _finish(assemble(np.asarray(split_budget(remaining, weights))), privacy.epsilon, first, shape)
+        return _finish(assemble(np.asarray(split_budget(remaining, weights))), privacy.epsilon)
 
     x0 = np.full(len(free), remaining / len(free))
     leaf_free = shape.height in free
@@ -197,7 +197,7 @@ def optimise_budgets(
     if leaf_free and best[-1] <= 0:
         best[-1] = remaining * 1e-3
     best = np.asarray(split_budget(remaining, best)) if best.sum() > 0 else x0
-    return _finish(assemble(best), privacy.epsilon, first, shape)
+    return _finish(assemble(best), privacy.epsilon)
 
 
 def _minimise_max(shape, privacy, estimator, assemble, x0, bounds, constraint) -> np.ndarray:
@@ -234,7 +234,7 @@ def _minimise_max(shape, privacy, estimator, assemble, x0, bounds, constraint) -
     return best_x
 
 
-def _finish(level_eps: np.ndarray, epsilon: float, first: int, shape: TreeShape) -> tuple[float, ...]:
+def _finish(level_eps: np.ndarray, epsilon: float) -> tuple[float, ...]:
     """Make the budgets sum to ε exactly (as floats) without touching zeros."""
     return split_budget(epsilon, np.maximum(level_eps, 0.0))
 

@@ -188,7 +188,6 @@ def interval_variance(plan: Plan, start: int, stop: int) -> float:
     if plan.estimator == "covering":
         digits = shape.covering_digits(np.array([start, stop]), plan.released())
         total = 0.0
-        above: int | None = None
         released = plan.released()
         for level in range(shape.height + 1):
             if not released[level]:
@@ -200,8 +199,6 @@ def interval_variance(plan: Plan, start: int, stop: int) -> float:
             (a1, b1), (a2, b2) = ranges
             overlap = max(0, min(b1, b2) - max(a1, a2))
             total += ((b1 - a1) + (b2 - a2) - 2 * overlap) * variances[level]
-            above = level
-        del above
         return float(total)
     lam, lam_c = gls_eigenvalues(shape, variances)
     total = 0.0
