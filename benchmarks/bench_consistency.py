@@ -9,10 +9,10 @@ Run:  .venv/bin/python benchmarks/bench_consistency.py
 
 from __future__ import annotations
 
-import statistics
-import time
 
 import numpy as np
+
+from timing import median_time
 
 from dpgui.core.consistency import (
     consistency_objective,
@@ -40,25 +40,14 @@ def make_input(k: int, n: int, seed: int) -> np.ndarray:
     return true + np.cumsum(rng.laplace(0.0, 20.0, size=k))
 
 
-def median_time(fn, repeats: int = REPEATS) -> tuple[float, object]:
-    """Median wall time of ``repeats`` single calls, after one untimed warm-up call."""
-    times = []
-    out = fn()
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
-
-
 def main() -> int:
     y = make_input(K, N, SEED)
     print(f"K={K} N={N} seed={SEED} median of {REPEATS} runs")
     results: list[tuple[str, bool, str]] = []
 
     for loss, fast in (("l2", consistent_l2), ("l1", consistent_l1)):
-        t_tr, (x_tr, obj_tr) = median_time(lambda: trellis_consistency(y, N, loss))
-        t_fast, x_fast = median_time(lambda: fast(y, N))
+        t_tr, (x_tr, obj_tr) = median_time(lambda: trellis_consistency(y, N, loss), REPEATS)
+        t_fast, x_fast = median_time(lambda: fast(y, N), REPEATS)
         obj_fast = consistency_objective(x_fast, y, loss)
         obj_tr_check = consistency_objective(x_tr, y, loss)
         tol = OBJ_ATOL + OBJ_RTOL * abs(obj_tr)
@@ -76,7 +65,7 @@ def main() -> int:
         )
 
     y_big = make_input(LARGE_K, 10**6, SEED + 1)
-    t_big, x_big = median_time(lambda: consistent_l2(y_big, 10**6))
+    t_big, x_big = median_time(lambda: consistent_l2(y_big, 10**6), REPEATS)
     feasible = bool(
         x_big[-1] == 10**6 and x_big.min() >= 0 and x_big.max() <= 10**6 and np.all(np.diff(x_big) >= 0)
     )

@@ -12,28 +12,16 @@ Speed (median of --repeats): a full release (noise, GLS, ℓ2 consistency) at K 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 
-import numpy as np
+from timing import median_time
 
-from dpgui.cli import synthetic_counts
 from dpgui.core.mechanism import release
 from dpgui.core.noise import SecureRandom
-from dpgui.core.simulation import SimulationResult, simulate
+from dpgui.core.simulation import SimulationResult, simulate, synthetic_counts
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan, baselines
 from dpgui.core.projection import project
-
-
-def timed(fn, repeats: int) -> tuple[float, object]:
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
 
 
 def main() -> int:
@@ -67,16 +55,16 @@ def main() -> int:
     bins = 2**20
     counts = synthetic_counts("uniform", 1_000_000, bins, seed=1)
     plan = auto_plan(bins, PrivacySpec(1.0))
-    seconds, _ = timed(lambda: release(counts, plan, SecureRandom(), 0.0, 1.0, "l2"), args.repeats)
+    seconds, _ = median_time(lambda: release(counts, plan, SecureRandom(), 0.0, 1.0, "l2"), args.repeats)
     ok &= seconds <= 3.0
     print(f"full release K=2^20 (branching {plan.shape.label}, {plan.shape.node_count} nodes, secure noise, GLS, l2): "
           f"{seconds:.3f} s  [{'PASS' if seconds <= 3.0 else 'FAIL'} ≤ 3 s]")
 
-    seconds, planned = timed(lambda: auto_plan(10**6, PrivacySpec(1.0)), args.repeats)
+    seconds, planned = median_time(lambda: auto_plan(10**6, PrivacySpec(1.0)), args.repeats)
     ok &= seconds <= 0.3
     print(f"plan --branching auto, K=10^6 (chose {planned.shape.label}): {seconds:.3f} s  "
           f"[{'PASS' if seconds <= 0.3 else 'FAIL'} ≤ 0.3 s]")
-    seconds_full, _ = timed(lambda: (project(planned), baselines(10**6, PrivacySpec(1.0))), args.repeats)
+    seconds_full, _ = median_time(lambda: (project(planned), baselines(10**6, PrivacySpec(1.0))), args.repeats)
     print(f"  plus the exact per-prefix projection and the four baselines printed by `plan --json`: {seconds_full:.3f} s")
     return 0 if ok or not args.check else 1
 

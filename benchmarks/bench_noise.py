@@ -12,10 +12,9 @@ Run:  .venv/bin/python benchmarks/bench_noise.py
 
 from __future__ import annotations
 
-import statistics
-import time
-from collections.abc import Callable
 from fractions import Fraction
+
+from timing import median_time
 
 from dpgui.core.noise import (
     SecureRandom,
@@ -33,20 +32,10 @@ LEVEL_SIZES = [16**k for k in (5, 4, 3, 2, 1)]  # 2^20 leaves, branching 16, roo
 LEVEL_EPSILONS = [0.3, 0.25, 0.2, 0.15, 0.1]  # -> 5 different scales t = 1/eps (2^-16 grid)
 
 
-def median_time(fn: Callable[[], object], repeats: int = REPEATS) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def main() -> None:
     src = SecureRandom()
 
-    ours = median_time(lambda: sample_discrete_laplace(src, Fraction(SCALE), N))
+    ours = median_time(lambda: sample_discrete_laplace(src, Fraction(SCALE), N), REPEATS)[0]
     print(f"dpgui discrete Laplace, scale {SCALE}, 10^6 draws, SecureRandom: {ours:.3f} s")
 
     try:
@@ -59,19 +48,19 @@ def main() -> None:
             dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int), scale=float(SCALE)
         )
         zeros = [0] * N_OPENDP
-        theirs = median_time(lambda: meas(zeros)) * (N / N_OPENDP)
+        theirs = median_time(lambda: meas(zeros), REPEATS)[0] * (N / N_OPENDP)
         print(f"OpenDP make_laplace, scale {SCALE}, 10^5 draws x10 -> 10^6: {theirs:.3f} s")
         print(f"speed-up (OpenDP / dpgui): {theirs / ours:.1f}x")
 
     scales = [laplace_scale(1, eps) for eps in LEVEL_EPSILONS]
     total = sum(LEVEL_SIZES)
-    levels = median_time(lambda: sample_discrete_laplace_levels(src, scales, LEVEL_SIZES))
+    levels = median_time(lambda: sample_discrete_laplace_levels(src, scales, LEVEL_SIZES), REPEATS)[0]
     print(
         f"multi-level: {total:,} nodes (sizes {LEVEL_SIZES}) at scales "
         f"{[round(float(s), 4) for s in scales]}, SecureRandom: {levels:.3f} s"
     )
 
-    gauss = median_time(lambda: sample_discrete_gaussian(src, Fraction(100), N))
+    gauss = median_time(lambda: sample_discrete_gaussian(src, Fraction(100), N), REPEATS)[0]
     print(f"dpgui discrete Gaussian, sigma^2 = 100, 10^6 draws, SecureRandom: {gauss:.3f} s")
 
 

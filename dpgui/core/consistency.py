@@ -31,7 +31,6 @@ assembled threshold by threshold; bounds only force the thresholds outside ``[0,
 from __future__ import annotations
 
 import heapq
-import math
 import numbers
 from collections.abc import Callable
 from typing import Union
@@ -120,6 +119,18 @@ def _check_weights(weights: object, k: int) -> np.ndarray | None:
     return w
 
 
+def _prepare(
+    y: object, total: object, weights: object
+) -> tuple[np.ndarray, int, np.ndarray | None, np.ndarray]:
+    """Validated (y, N, weights) and the int64 output array with its last entry fixed to N."""
+    yy = _check_y(y)
+    n = _check_total(total)
+    w = _check_weights(weights, yy.size)
+    out = np.empty(yy.size, dtype=np.int64)
+    out[-1] = n
+    return yy, n, w, out
+
+
 def _loss_fn(loss: LossSpec) -> Callable[[np.ndarray], np.ndarray]:
     if callable(loss):
         return loss
@@ -173,13 +184,8 @@ def consistent_l2(y: np.ndarray, total: int, weights: np.ndarray | None = None) 
 
     Complexity ``O(K)`` time and memory (scipy's PAVA). Returns an ``int64`` array of length K.
     """
-    yy = _check_y(y)
-    n = _check_total(total)
-    w = _check_weights(weights, yy.size)
-    k = yy.size
-    out = np.empty(k, dtype=np.int64)
-    out[-1] = n
-    if k == 1:
+    yy, n, w, out = _prepare(y, total, weights)
+    if yy.size == 1:
         return out
     fit = isotonic_regression(yy[:-1], weights=None if w is None else w[:-1]).x
     out[:-1] = np.floor(np.clip(fit, 0.0, float(n)) + 0.5).astype(np.int64)
@@ -280,13 +286,8 @@ def consistent_l1(y: np.ndarray, total: int, weights: np.ndarray | None = None) 
 
     Complexity ``O(K log K)`` time, ``O(K)`` memory. Returns an ``int64`` array of length K.
     """
-    yy = _check_y(y)
-    n = _check_total(total)
-    w = _check_weights(weights, yy.size)
-    k = yy.size
-    out = np.empty(k, dtype=np.int64)
-    out[-1] = n
-    if k == 1:
+    yy, n, w, out = _prepare(y, total, weights)
+    if yy.size == 1:
         return out
     # Clipping y to [-1, N+1] first keeps integers small and does not change the optimum:
     # every threshold t < 0 or t >= N is forced by the bounds anyway, and for t in [0, N) the

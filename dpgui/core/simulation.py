@@ -16,6 +16,7 @@ import numpy as np
 from dpgui.core.mechanism import add_noise, release_from_levels
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan
+from dpgui.core.projection import prefix_variances
 
 NORMS = ("sq_l2", "l1", "l2", "linf")
 
@@ -55,11 +56,12 @@ def simulate(plan: Plan, counts: np.ndarray, trials: int, consistency: str, seed
     n = float(truth[-1])
     true_levels = plan.shape.level_counts(counts)
     source = SeededRandom(seed)
+    std_error = np.sqrt(prefix_variances(plan))
     per_counts = np.empty((trials, len(NORMS)))
     per_cdf = np.empty((trials, len(NORMS)))
     for trial in range(trials):
         levels = add_noise(plan, true_levels, source)
-        result = release_from_levels(plan, levels, 0.0, 1.0, consistency, secure=False)
+        result = release_from_levels(plan, levels, 0.0, 1.0, consistency, secure=False, std_error=std_error)
         per_counts[trial] = _norms(result.cumulative - truth)
         per_cdf[trial] = _norms(result.cdf - (truth / n if n > 0 else 0.0))
     return SimulationResult(
@@ -67,3 +69,11 @@ def simulate(plan: Plan, counts: np.ndarray, trials: int, consistency: str, seed
         {name: per_counts[:, i] for i, name in enumerate(NORMS)},
         {name: per_cdf[:, i] for i, name in enumerate(NORMS)},
     )
+
+
+def synthetic_counts(kind: str, n: int, bins: int, seed: int) -> np.ndarray:
+    """Histogram of n synthetic records on [0, bins): "uniform", or "normal"(bins/2, bins/8) clamped."""
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(0, bins, n) if kind == "uniform" else rng.normal(bins / 2, bins / 8, n)
+    index = np.clip(np.floor(values), 0, bins - 1).astype(np.int64)
+    return np.bincount(index, minlength=bins).astype(np.int64)
