@@ -4,7 +4,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := resources/sample/flights.parquet
 
-.PHONY: run test bench clean
+.PHONY: run test bench clean system-deps
+
+# Debian packages the window needs (Qt's xcb plugin and Xvfb for the real-window tests).
+# Installed by CI (`.ci/run`); on a desktop machine they are normally present already.
+SYSTEM_PACKAGES := xvfb xauth libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 \
+	libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-randr0 libxcb-render-util0 \
+	libxcb-xinerama0 libxcb-image0 libxcb-xkb1 fonts-dejavu-core
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -14,18 +20,23 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/activate
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
-# Until the desktop window lands, `run` plans and releases a CDF of the bundled sample.
+# Opens the desktop window on the bundled sample dataset (column `distance` selected).
 run: $(VENV)/.installed
-	$(BIN)/dpgui plan --bins 1000 --epsilon 1 --n 336776
-	$(BIN)/dpgui release $(SAMPLE) --column distance --lower 0 --upper 5000 --bins 1000 \
-		--epsilon 1 --out sample-release.csv
-	@echo "first rows of sample-release.csv:" && head -5 sample-release.csv
+	$(BIN)/dpgui $(SAMPLE) --column distance
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run_all.py
+
+system-deps:
+	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages: $$missing"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info bench-out sample-release.csv

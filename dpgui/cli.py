@@ -1,5 +1,7 @@
 """Command line: the same plan → release workflow as the app, headless and scriptable.
 
+    dpgui [FILE] [--column COL]   opens the desktop app (the start page without FILE)
+
     dpgui plan --bins K --epsilon E [plan options] [--n N] [--json]
     dpgui release INPUT --column COL --lower A --upper B --bins K --epsilon E [plan options]
                   [--consistency l2|l1|none] --out OUT.csv [--json]
@@ -279,9 +281,28 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 COMMANDS = {"plan": cmd_plan, "release": cmd_release, "simulate": cmd_simulate}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def _gui(argv: list[str]) -> int:
+    """``dpgui [FILE] [--column NAME]``: the desktop window (start page without FILE)."""
+    parser = _Parser(prog="dpgui", description="Open the desktop app (on FILE if given).")
+    parser.add_argument("file", nargs="?", help="a CSV, TSV, Parquet or Excel file to open")
+    parser.add_argument("--column", help="the column to select after opening FILE")
     args = parser.parse_args(argv)
+    try:
+        from dpgui.app.main import run_gui
+    except ImportError as err:  # e.g. Qt's system libraries missing on a server
+        print(f"dpgui: error: the desktop app cannot start ({err}); install the Qt libraries or use "
+              "the commands plan, release, simulate", file=sys.stderr)
+        return 2
+    return run_gui(args.file, args.column)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if not arguments or (arguments[0] not in COMMANDS and not arguments[0].startswith("-")) or (
+            arguments[0] == "--column"):
+        return _gui(arguments)
+    parser = build_parser()
+    args = parser.parse_args(arguments)
     if args.command is None:
         parser.print_help()
         return 0

@@ -24,3 +24,10 @@ class DataError(DpguiError):
 
 class ParameterError(DpguiError):
     """A privacy or plan parameter is out of range (ε ≤ 0, inverted bounds, K < 1, …)."""
+
+
+class Cancelled(DpguiError):
+    """The user stopped a long read (not a fault of the input); nothing was produced."""
+
+    def __init__(self, problem: str = "reading was cancelled", fix: str = "") -> None:
+        super().__init__(problem, fix)

@@ -365,3 +365,78 @@ def baselines(bins: int, privacy: PrivacySpec) -> dict[str, dict[str, object]]:
     plan = Plan(shape, privacy, equal_budgets(shape, privacy), "covering")
     out["paper_best"] = {"total_sq_error": total_sq_error(plan), "branching": list(shape.branching)}
     return out
+
+
+# ------------------------------------------------------------------ accuracy first
+ACCURACY_WHERE = ("every", "average")
+
+
+def margin95(plan: Plan, where: str) -> float:
+    """The plan's 95 % error margin in records: 1.96·SE at the worst CDF point ('every') or the RMS
+    over the noised CDF points ('average'). Exact (discrete-Laplace variances); O(h) for 'average',
+    O(K·h) for 'every'."""
+    from dpgui.core.quantiles import Z95
+
+    if where not in ACCURACY_WHERE:
+        raise ParameterError(f"unknown accuracy target {where!r}", "use 'every' or 'average'")
+    if where == "every":
+        return Z95 * math.sqrt(float(prefix_variances(plan).max()))
+    noised = max(1, last_prefix(plan.shape, plan.privacy.root_public))
+    return Z95 * math.sqrt(total_sq_error(plan) / noised)
+
+
+def plan_for_accuracy(
+    bins: int,
+    privacy: PrivacySpec,
+    margin: float,
+    where: str = "every",
+    shape: TreeShape | None = None,
+    estimator: str = "gls",
+    significant: int = 3,
+) -> Plan:
+    """The plan with the smallest ε (to ``significant`` digits, rounded up) whose 95 % margin
+    (:func:`margin95`, in records) is at most ``margin``. ``privacy.epsilon`` is ignored; its
+    neighbour model and records per person are kept.
+
+    The best budget *shares* do not depend on ε (every level's Laplace variance scales as 1/ε²), so
+    the shape and shares are optimised once at ε = 1 and scaled; ε is then found by scaling and a
+    few exact checks (discrete-Laplace scales are rounded up, so the 1/ε law is only approximate).
+    """
+    try:
+        margin = float(margin)
+    except (TypeError, ValueError):
+        raise ParameterError(f"the accepted error must be a number, got {margin!r}", "give e.g. 100 records") from None
+    if not math.isfinite(margin) or margin <= 0:
+        raise ParameterError(f"the accepted error must be > 0 records, got {margin:g}", "give e.g. 100 records")
+    objective = "max" if where == "every" else "total"
+    unit = PrivacySpec(1.0, privacy.neighbours, privacy.records_per_person)
+    base = auto_plan(bins, unit, shape=shape, estimator=estimator, objective=objective)
+    shares = np.asarray(base.level_epsilons)
+
+    def plan_at(epsilon: float) -> Plan:
+        spec = PrivacySpec(epsilon, privacy.neighbours, privacy.records_per_person)
+        return Plan(base.shape, spec, split_budget(epsilon, shares), estimator)
+
+    def round_up(value: float) -> float:
+        digits = significant - 1 - math.floor(math.log10(value))
+        step = 10.0 ** -digits
+        return round(math.ceil(value / step - 1e-9) * step, max(digits, 0))
+
+    limit = 100.0
+    epsilon = round_up(margin95(base, where) / margin)
+    for _ in range(60):
+        if epsilon > limit:
+            raise ParameterError(
+                f"an error of ±{margin:g} records would need ε > {limit:g}",
+                "accept a larger error, use fewer bins, or choose 'average' instead of 'every point'",
+            )
+        if margin95(plan_at(epsilon), where) <= margin:
+            break
+        epsilon = round_up(epsilon * 1.001 + 10.0 ** (math.floor(math.log10(epsilon)) - significant + 1))
+    # Step down while the next smaller value still meets the target (scales round up, so 1/ε overshoots).
+    while True:
+        step = 10.0 ** (math.floor(math.log10(epsilon)) - significant + 1)
+        smaller = round(epsilon - step, 12)
+        if smaller <= 0 or margin95(plan_at(smaller), where) > margin:
+            return plan_at(epsilon)
+        epsilon = smaller

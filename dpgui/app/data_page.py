@@ -1,0 +1,482 @@
+"""Step 1 — the data: a lazy preview of the file, the column list, public bounds, bins and the
+missing-value policy. Nothing here reads the confidential values except the preview grid, which
+only the officer sees."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
+    QLabel, QListWidget, QListWidgetItem, QPushButton, QRadioButton, QSplitter, QTableView, QVBoxLayout,
+    QWidget,
+)
+
+from dpgui.app import text
+from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
+from dpgui.core.tree import check_bins
+from dpgui.data.histogram import _check_bounds as check_bounds
+from dpgui.data.public_bounds import (
+    WHY_NOT_CONFIDENTIAL, BoundsSuggestion, find_schema_for, suggest_from_reference, suggest_from_schema,
+    suggest_from_type,
+)
+from dpgui.data.table import ColumnInfo, TableInfo, TableReader
+from dpgui.errors import DpguiError, ParameterError
+
+KIND_LABELS = {"numeric": "number", "text": "text", "datetime": "date/time", "boolean": "yes/no", "other": "other"}
+MISSING_TEXT = "(missing)"
+
+
+@dataclass(frozen=True)
+class ColumnSettings:
+    """What step 1 decides: which column, its public bounds, K bins, and the missing-value policy."""
+
+    path: Path
+    column: str
+    lower: float
+    upper: float
+    bins: int
+    missing: str
+
+
+def format_number(value: float) -> str:
+    """A readable number: thousands separators, no needless decimals."""
+    if value == int(value) and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.6g}" if abs(value) >= 1e-3 else f"{value:.6g}"
+
+
+class PreviewModel(QAbstractTableModel):
+    """The first rows of the file, fetched in chunks as the user scrolls (never the whole file)."""
+
+    CHUNK = 200
+    MAX_ROWS = 100_000
+    readError = Signal(str)
+
+    def __init__(self, reader: TableReader, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._reader = reader
+        self._columns = [c.name for c in reader.info.columns]
+        self._kinds = [c.kind for c in reader.info.columns]
+        self._rows: list[tuple[Any, ...]] = []
+        self._exhausted = False
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._columns)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        value = self._rows[index.row()][index.column()]
+        missing = value is None or (isinstance(value, float) and math.isnan(value))
+        if role == Qt.ItemDataRole.DisplayRole:
+            return MISSING_TEXT if missing else str(value)
+        if role == Qt.ItemDataRole.ForegroundRole and missing:
+            return QBrush(QColor("#888888"))
+        if role == Qt.ItemDataRole.TextAlignmentRole and self._kinds[index.column()] == "numeric":
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if orientation == Qt.Orientation.Horizontal:
+            return f"{self._columns[section]}\n({KIND_LABELS.get(self._kinds[section], 'other')})"
+        return f"{section + 1:,}"
+
+    def canFetchMore(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> bool:
+        return not parent.isValid() and not self._exhausted and len(self._rows) < self.MAX_ROWS
+
+    def fetchMore(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> None:
+        start = len(self._rows)
+        try:
+            frame = self._reader.read_rows(start, self.CHUNK)
+        except DpguiError as err:
+            self._exhausted = True
+            self.readError.emit(text.friendly(err))
+            return
+        rows = list(frame.itertuples(index=False, name=None))
+        if len(rows) < self.CHUNK:
+            self._exhausted = True
+        if rows:
+            self.beginInsertRows(QModelIndex(), start, start + len(rows) - 1)
+            self._rows.extend(rows)
+            self.endInsertRows()
+
+
+class BoundsDialog(QDialog):
+    """Suggest bounds from public sources only: a metadata file or a reference file marked public."""
+
+    def __init__(self, column: ColumnInfo, data_path: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Public bounds for '{column.name}'")
+        self.column = column
+        self.suggestion: BoundsSuggestion | None = None
+        why = QLabel(WHY_NOT_CONFIDENTIAL)
+        why.setWordWrap(True)
+        self.schema_radio = QRadioButton("From a metadata (schema) file that describes the columns")
+        self.reference_radio = QRadioButton("From a reference file that is already public")
+        self.type_radio = QRadioButton("From the column's type only")
+        self.schema_radio.setChecked(True)
+        self.schema_path = find_schema_for(data_path)
+        self.schema_label = QLabel(str(self.schema_path) if self.schema_path else "no metadata file chosen")
+        schema_button = QPushButton("Choose metadata file…")
+        schema_button.clicked.connect(self._choose_schema)
+        self.reference_path: Path | None = None
+        self.reference_label = QLabel("no reference file chosen")
+        reference_button = QPushButton("Choose reference file…")
+        reference_button.clicked.connect(self._choose_reference)
+        self.public_confirm = QCheckBox("I confirm this reference file is public (for example, a published table)")
+        self.result = QLabel("")
+        self.result.setWordWrap(True)
+        self.message = inline_message(self)
+        find = QPushButton("&Suggest")
+        find.clicked.connect(self.compute)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self._accept)
+        buttons.rejected.connect(self.reject)
+        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.ok_button.setText("Use these bounds")
+        self.ok_button.setEnabled(False)
+        layout = QVBoxLayout(self)
+        layout.addWidget(why)
+        for radio, extra in ((self.schema_radio, (self.schema_label, schema_button)),
+                             (self.reference_radio, (self.reference_label, reference_button, self.public_confirm)),
+                             (self.type_radio, ())):
+            layout.addWidget(radio)
+            for widget in extra:
+                row = QHBoxLayout()
+                row.addSpacing(24)
+                row.addWidget(widget)
+                layout.addLayout(row)
+        layout.addWidget(find)
+        layout.addWidget(self.result)
+        layout.addWidget(self.message)
+        layout.addWidget(buttons)
+        self.resize(560, 420)
+
+    def _choose_schema(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Metadata file", "", "JSON files (*.json)")
+        if path:
+            self.schema_path = Path(path)
+            self.schema_label.setText(path)
+            self.schema_radio.setChecked(True)
+
+    def _choose_reference(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Public reference file", "",
+                                              "Tables (*.csv *.tsv *.tab *.parquet *.pq *.xlsx *.csv.gz)")
+        if path:
+            self.reference_path = Path(path)
+            self.reference_label.setText(path)
+            self.reference_radio.setChecked(True)
+
+    def compute(self) -> BoundsSuggestion | None:
+        show_inline(self.message, "")
+        self.suggestion = None
+        try:
+            if self.schema_radio.isChecked():
+                if self.schema_path is None:
+                    raise ParameterError("no metadata file is chosen", "choose one, or another source")
+                suggestion = suggest_from_schema(self.schema_path, self.column.name)
+            elif self.reference_radio.isChecked():
+                if self.reference_path is None:
+                    raise ParameterError("no reference file is chosen", "choose a public reference file")
+                if not self.public_confirm.isChecked():
+                    raise ParameterError("the reference file is not confirmed as public",
+                                         "tick the box only if the file is already public")
+                suggestion = suggest_from_reference(self.reference_path, self.column.name)
+            else:
+                suggestion = suggest_from_type(self.column)
+        except DpguiError as err:
+            show_inline(self.message, text.friendly(err))
+            self.ok_button.setEnabled(False)
+            return None
+        if suggestion is None or suggestion.lower is None or suggestion.upper is None:
+            show_inline(self.message, "This source gives no bounds for this column. Try another source, "
+                                      "or type bounds you know from what the column means.")
+            self.ok_button.setEnabled(False)
+            return None
+        self.suggestion = suggestion
+        self.result.setText(f"Suggested: from {format_number(suggestion.lower)} to "
+                            f"{format_number(suggestion.upper)}. {suggestion.explanation}")
+        self.ok_button.setEnabled(True)
+        return suggestion
+
+    def _accept(self) -> None:
+        if self.suggestion is not None:
+            self.accept()
+
+
+class DataPage(QWidget):
+    """Preview, column choice, bounds, bins and missing-value policy."""
+
+    settingsChanged = Signal()
+    columnChosen = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.info: TableInfo | None = None
+        self.reader: TableReader | None = None
+        self.model: PreviewModel | None = None
+
+        self.file_label = QLabel("No file open.")
+        self.file_label.setWordWrap(True)
+        self.file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.file_warning = inline_message(self)
+
+        self.columns = QListWidget()
+        self.columns.setAccessibleName("Columns")
+        self.columns.currentItemChanged.connect(self._on_column)
+        self.column_message = inline_message(self)
+
+        self.preview = QTableView()
+        self.preview.setAccessibleName("Preview of the first rows")
+        self.preview.setToolTip("The first rows of the file, for your checking. More rows load as you scroll.")
+        self.preview.setAlternatingRowColors(True)
+        self.preview.verticalHeader().setDefaultSectionSize(22)
+
+        self.lower = ValidatedField(lambda t: parse_number(t, "lower bound", "0"), "e.g. 0", text.BOUNDS_HELP)
+        self.upper = ValidatedField(lambda t: parse_number(t, "upper bound", "5000"), "e.g. 5000", text.BOUNDS_HELP)
+        self.bins = ValidatedField(self._parse_bins, "e.g. 1000",
+                                   "Number of equal-width bins K between the bounds. The CDF is published at every bin edge.")
+        self.bin_width = QLabel("")
+        self.bounds_note = QLabel(text.BOUNDS_HELP)
+        self.bounds_note.setWordWrap(True)
+        self.bounds_message = inline_message(self)
+        self.suggest_button = QPushButton("Suggest bounds from &public information…")
+        self.suggest_button.setEnabled(False)
+        self.suggest_button.clicked.connect(self.open_bounds_dialog)
+        for field in (self.lower, self.upper, self.bins):
+            field.edited.connect(self._on_settings_edited)
+
+        self.missing_group = QButtonGroup(self)
+        missing_box = QGroupBox("Missing values")
+        missing_layout = QVBoxLayout(missing_box)
+        hint = QLabel(text.MISSING_HELP)
+        hint.setWordWrap(True)
+        missing_layout.addWidget(hint)
+        self.missing_buttons: dict[str, QRadioButton] = {}
+        for policy, label in text.MISSING_LABELS.items():
+            button = QRadioButton(label)
+            self.missing_group.addButton(button)
+            self.missing_buttons[policy] = button
+            missing_layout.addWidget(button)
+            button.toggled.connect(self._on_settings_edited)
+        self.missing_message = inline_message(self)
+        missing_layout.addWidget(self.missing_message)
+
+        form_box = QGroupBox("Column, bounds and bins")
+        form = QFormLayout(form_box)
+        form.addRow(self.column_message)
+        form.addRow("&Lower bound:", self.lower)
+        form.addRow("&Upper bound:", self.upper)
+        form.addRow(self.bounds_message)
+        form.addRow("Number of &bins (K):", self.bins)
+        form.addRow("Bin width:", self.bin_width)
+        form.addRow(self.bounds_note)
+        form.addRow(self.suggest_button)
+        form.labelForField(self.lower).setBuddy(self.lower.edit)
+        form.labelForField(self.upper).setBuddy(self.upper.edit)
+        form.labelForField(self.bins).setBuddy(self.bins.edit)
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        columns_label = QLabel("&Columns (pick a number column):")
+        columns_label.setBuddy(self.columns)
+        left_layout.addWidget(columns_label)
+        left_layout.addWidget(self.columns, 1)
+        left_layout.addWidget(form_box)
+        left_layout.addWidget(missing_box)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(left)
+        splitter.addWidget(self.preview)
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([360, 640])
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.file_label)
+        layout.addWidget(self.file_warning)
+        layout.addWidget(splitter, 1)
+
+    # ---------------------------------------------------------------- table
+    def set_table(self, info: TableInfo, reader: TableReader) -> None:
+        """Show a newly opened table; forget the previous column choice."""
+        if self.reader is not None and self.reader is not reader:
+            self.reader.close()
+        self.info, self.reader = info, reader
+        self.model = PreviewModel(reader, self)
+        self.model.readError.connect(lambda message: show_inline(self.file_warning, message))
+        self.preview.setModel(self.model)
+        show_inline(self.file_warning, "")
+        self.columns.clear()
+        first_numeric = None
+        for column in info.columns:
+            item = QListWidgetItem(f"{column.name}   ({KIND_LABELS.get(column.kind, 'other')})")
+            item.setData(Qt.ItemDataRole.UserRole, column)
+            if column.kind != "numeric":
+                item.setForeground(QBrush(QColor("#888888")))
+                item.setToolTip(f"'{column.name}' is {KIND_LABELS.get(column.kind, 'other')}: a CDF needs a number column.")
+            else:
+                item.setToolTip(f"'{column.name}' ({column.dtype})")
+                first_numeric = first_numeric or item
+            self.columns.addItem(item)
+        self.set_row_count(info.n_rows)
+        for field in (self.lower, self.upper):
+            field.set_text("")
+            field.clear_error()
+        if not self.bins.text():
+            self.bins.set_text("1000")
+        self.bins.clear_error()
+        show_inline(self.column_message, "")
+
+    def set_row_count(self, n_rows: int | None) -> None:
+        if self.info is None:
+            return
+        info = self.info
+        rows = "counting rows…" if n_rows is None else f"{n_rows:,} rows"
+        size = info.size_bytes / 1e6
+        self.file_label.setText(f"<b>{info.path.name}</b> — {rows} · {len(info.columns)} columns · "
+                                f"{size:,.1f} MB · {info.path.parent}")
+        if n_rows is not None and 0 < n_rows < 20:
+            show_inline(self.file_warning, f"This file has only {n_rows} row{'s' if n_rows != 1 else ''}. "
+                        "A private CDF of so few records will be mostly noise; it is allowed, but check "
+                        "that this is the right file.")
+
+    def select_column(self, name: str) -> bool:
+        for row in range(self.columns.count()):
+            item = self.columns.item(row)
+            if item.data(Qt.ItemDataRole.UserRole).name == name:
+                self.columns.setCurrentItem(item)
+                return True
+        return False
+
+    def current_column(self) -> ColumnInfo | None:
+        item = self.columns.currentItem()
+        return None if item is None else item.data(Qt.ItemDataRole.UserRole)
+
+    def _on_column(self, item: QListWidgetItem | None, _previous: QListWidgetItem | None = None) -> None:
+        column = None if item is None else item.data(Qt.ItemDataRole.UserRole)
+        self.suggest_button.setEnabled(column is not None and column.kind == "numeric")
+        if column is None:
+            return
+        if column.kind != "numeric":
+            show_inline(self.column_message, f"'{column.name}' is a {KIND_LABELS.get(column.kind, 'other')} column. "
+                        "A CDF needs numbers: pick a column marked (number).")
+            self.settingsChanged.emit()
+            return
+        show_inline(self.column_message, "")
+        self._apply_automatic_suggestion(column)
+        self.columnChosen.emit(column.name)
+        self.settingsChanged.emit()
+
+    def _apply_automatic_suggestion(self, column: ColumnInfo) -> None:
+        """Public metadata next to the file (or the column type) may give bounds; never the data."""
+        suggestion: BoundsSuggestion | None = None
+        if self.info is not None:
+            schema = find_schema_for(self.info.path)
+            if schema is not None:
+                try:
+                    suggestion = suggest_from_schema(schema, column.name)
+                except DpguiError:
+                    suggestion = None
+        if suggestion is None:
+            suggestion = suggest_from_type(column)
+        if suggestion is not None and suggestion.lower is not None and suggestion.upper is not None:
+            self.apply_suggestion(suggestion)
+        else:
+            self.lower.set_text("")
+            self.upper.set_text("")
+            self.bounds_note.setText("Type the bounds from public knowledge of what the column means. "
+                                     + text.BOUNDS_HELP.split(". ", 1)[1])
+        self._update_bin_width()
+
+    def apply_suggestion(self, suggestion: BoundsSuggestion) -> None:
+        assert suggestion.lower is not None and suggestion.upper is not None
+        self.lower.set_text(format_number(suggestion.lower))
+        self.upper.set_text(format_number(suggestion.upper))
+        self.bounds_note.setText(suggestion.explanation)
+        self._on_settings_edited()
+
+    def open_bounds_dialog(self) -> None:
+        column = self.current_column()
+        if column is None or self.info is None:
+            return
+        dialog = BoundsDialog(column, self.info.path, self)
+        if dialog.exec() == QDialog.DialogCode.Accepted and dialog.suggestion is not None:
+            self.apply_suggestion(dialog.suggestion)
+
+    # ---------------------------------------------------------------- settings
+    @staticmethod
+    def _parse_bins(raw: str) -> int:
+        value = parse_number(raw, "number of bins", "1000", integer=True)
+        return check_bins(value)
+
+    def _on_settings_edited(self, *_: Any) -> None:
+        self._update_bin_width()
+        self.settingsChanged.emit()
+
+    def _update_bin_width(self) -> None:
+        lower, upper, bins = self.lower.value(), self.upper.value(), self.bins.value()
+        show_inline(self.bounds_message, "")
+        if None in (lower, upper):
+            self.bin_width.setText("")
+            return
+        try:
+            lower, upper = check_bounds(lower, upper)
+        except DpguiError as err:
+            show_inline(self.bounds_message, text.friendly(err))
+            self.bin_width.setText("")
+            return
+        if bins is None:
+            self.bin_width.setText("")
+            return
+        self.bin_width.setText(f"{format_number((upper - lower) / bins)} (column units) — "
+                               f"{bins:,} bins from {format_number(lower)} to {format_number(upper)}")
+
+    def bins_value(self) -> int | None:
+        return self.bins.value()
+
+    def settings(self, show_errors: bool = True) -> ColumnSettings | None:
+        """The validated settings, or None (with every problem shown next to its field)."""
+        if self.info is None:
+            return None
+        column = self.current_column()
+        ok = True
+        if column is None:
+            show_inline(self.column_message, "Pick a column in the list above.")
+            ok = False
+        elif column.kind != "numeric":
+            ok = False
+        lower, upper, bins = self.lower.value(), self.upper.value(), self.bins.value()
+        if None in (lower, upper, bins):
+            ok = False
+        else:
+            try:
+                lower, upper = check_bounds(lower, upper)
+            except DpguiError as err:
+                show_inline(self.bounds_message, text.friendly(err))
+                ok = False
+        policy = next((p for p, b in self.missing_buttons.items() if b.isChecked()), None)
+        if policy is None:
+            if show_errors:
+                show_inline(self.missing_message, "Choose what to do with missing values.")
+            ok = False
+        else:
+            show_inline(self.missing_message, "")
+        if not ok or column is None:
+            return None
+        return ColumnSettings(self.info.path, column.name, float(lower), float(upper), int(bins), policy)
+
+    def set_missing_policy(self, policy: str) -> None:
+        self.missing_buttons[policy].setChecked(True)

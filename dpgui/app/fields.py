@@ -1,0 +1,112 @@
+"""Form fields that validate as you type and say what is wrong right next to the field."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QLabel, QLineEdit, QVBoxLayout, QWidget
+
+from dpgui.app.text import friendly
+from dpgui.errors import DpguiError, ParameterError
+
+ERROR_STYLE = "color: #C0392B;"  # readable red on light and dark backgrounds
+
+
+def parse_number(text: str, what: str, example: str, integer: bool = False) -> float | int:
+    """Read a number typed by a person: spaces and thousands separators (1,000 or 1 000) allowed."""
+    cleaned = text.strip().replace("\u00a0", "").replace(" ", "").replace("_", "")
+    if "," in cleaned and "." not in cleaned and cleaned.count(",") == 1 and len(cleaned.split(",")[1]) != 3:
+        raise ParameterError(f"{what} '{text}' uses a comma for decimals", f"use a dot, e.g. {example}")
+    cleaned = cleaned.replace(",", "")
+    if not cleaned:
+        raise ParameterError(f"{what} is empty", f"enter a number, e.g. {example}")
+    try:
+        value = float(cleaned)
+    except ValueError:
+        raise ParameterError(f"{what} '{text}' is not a number", f"enter a number, e.g. {example}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ParameterError(f"{what} '{text}' is not a finite number", f"enter a number, e.g. {example}")
+    if integer:
+        if value != int(value):
+            raise ParameterError(f"{what} must be a whole number, got '{text}'", f"enter e.g. {example}")
+        return int(value)
+    return value
+
+
+class ValidatedField(QWidget):
+    """A line edit plus an inline message. ``validate(text) -> value`` raises DpguiError when bad.
+
+    ``value()`` returns the validated value or None (and shows the message); ``edited`` fires on
+    every change the user makes (not on ``set_text``).
+    """
+
+    edited = Signal()
+
+    def __init__(self, validate: Callable[[str], Any], placeholder: str = "", tooltip: str = "",
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._validate = validate
+        self.edit = QLineEdit(self)
+        self.edit.setPlaceholderText(placeholder)
+        self.edit.setToolTip(tooltip)
+        self.edit.setClearButtonEnabled(False)
+        self.message = QLabel(self)
+        self.message.setStyleSheet(ERROR_STYLE)
+        self.message.setWordWrap(True)
+        self.message.hide()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.edit)
+        layout.addWidget(self.message)
+        self.edit.textEdited.connect(self._on_edited)
+
+    def _on_edited(self) -> None:
+        self.value()
+        self.edited.emit()
+
+    def text(self) -> str:
+        return self.edit.text()
+
+    def set_text(self, text: str) -> None:
+        self.edit.setText(text)
+        self.value()
+
+    def value(self) -> Any | None:
+        try:
+            result = self._validate(self.edit.text())
+        except DpguiError as err:
+            self.show_error(friendly(err))
+            return None
+        self.clear_error()
+        return result
+
+    def show_error(self, message: str) -> None:
+        self.message.setText(message)
+        self.message.show()
+        self.edit.setStyleSheet("border: 1px solid #C0392B;")
+        self.edit.setAccessibleDescription(message)
+
+    def clear_error(self) -> None:
+        self.message.clear()
+        self.message.hide()
+        self.edit.setStyleSheet("")
+        self.edit.setAccessibleDescription("")
+
+    def error_text(self) -> str:
+        return self.message.text() if not self.message.isHidden() else ""
+
+
+def inline_message(parent: QWidget | None = None) -> QLabel:
+    """A hidden red label for messages about a group of fields."""
+    label = QLabel(parent)
+    label.setStyleSheet(ERROR_STYLE)
+    label.setWordWrap(True)
+    label.hide()
+    return label
+
+
+def show_inline(label: QLabel, message: str) -> None:
+    label.setText(message)
+    label.setVisible(bool(message))

@@ -1,0 +1,529 @@
+"""The main window: start page, then four steps as tabs (data → privacy and plan → bin tree →
+release and results), with menus, shortcuts, recent files, drag-and-drop and remembered geometry."""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressBar, QProgressDialog,
+    QPushButton, QStackedWidget, QTabWidget, QToolBar, QVBoxLayout, QWidget,
+)
+
+from dpgui import __version__
+from dpgui.app import text
+from dpgui.app.data_page import DataPage
+from dpgui.app.plan_page import PlanPage
+from dpgui.app.release import NOISE_MESSAGE, ReleaseOutcome, confirmation_text, run_release
+from dpgui.app.result_view import ResultView
+from dpgui.app.start_page import StartPage
+from dpgui.app.theme import APPEARANCES, apply_appearance
+from dpgui.app.tree_view import BinTreeView
+from dpgui.app.workers import Worker, WorkerPool
+from dpgui.core.noise import RandomSource, SecureRandom
+from dpgui.data.histogram import SUPPORTED_EXTENSIONS
+from dpgui.data.sample import sample_dataset_path
+from dpgui.data.table import TableInfo, TableReader, count_rows, inspect_table
+from dpgui.errors import DpguiError
+from dpgui.report.csv_export import write_release_csv, write_text_atomic
+
+MAX_RECENT = 8
+FILE_FILTER = "Tables (*.csv *.tsv *.tab *.csv.gz *.tsv.gz *.parquet *.pq *.xlsx);;All files (*)"
+TAB_DATA, TAB_PLAN, TAB_TREE, TAB_RESULTS = range(4)
+
+
+def _open_task(path: Path, progress: Callable[[float, str], None], should_cancel: Callable[[], bool]
+               ) -> tuple[TableInfo, TableReader]:
+    progress(0.0, f"Opening {path.name}…")
+    info = inspect_table(path)
+    return info, TableReader(path)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self) -> None:
+        super().__init__()
+        self.setWindowTitle(text.APP_NAME)
+        self.setAcceptDrops(True)
+        self.pool = WorkerPool()
+        self.settings = QSettings()
+        # Noise comes from the OS's secure source; tests may swap in a seeded source (never secure).
+        self.noise_source: Callable[[], RandomSource] = SecureRandom
+        self.outcome: ReleaseOutcome | None = None
+        self.table: TableInfo | None = None
+        self._release_worker: Worker | None = None
+        self._count_worker: Worker | None = None
+
+        self.start_page = StartPage()
+        self.start_page.openRequested.connect(self.choose_file)
+        self.start_page.sampleRequested.connect(self.open_sample)
+        self.start_page.recentRequested.connect(self.open_file)
+        self.data_page = DataPage()
+        self.plan_page = PlanPage()
+        self.tree_view = BinTreeView()
+        self.result_view = ResultView()
+        self.data_page.settingsChanged.connect(self._on_data_settings)
+        self.plan_page.planChanged.connect(self._on_plan)
+        self.plan_page.busyChanged.connect(lambda busy: self.statusBar().showMessage("Planning…", 2000) if busy else None)
+
+        self.results_page = QWidget()
+        results_layout = QVBoxLayout(self.results_page)
+        bar = QHBoxLayout()
+        self.release_button = QPushButton("&Release…")
+        self.release_button.setToolTip("Spend the budget and publish the CDF (asks for confirmation first).")
+        self.release_button.clicked.connect(self.release)
+        self.export_button = QPushButton("&Export CSV…")
+        self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self.export_release)
+        self.release_status = QLabel("Nothing released yet. When the plan suits you, press Release.")
+        self.release_status.setWordWrap(True)
+        bar.addWidget(self.release_button)
+        bar.addWidget(self.export_button)
+        bar.addWidget(self.release_status, 1)
+        results_layout.addLayout(bar)
+        results_layout.addWidget(self.result_view, 1)
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.data_page, "&1 · Data")
+        self.tabs.addTab(self.plan_page, "&2 · Privacy and plan")
+        self.tabs.addTab(self.tree_view, "&3 · Bin tree")
+        self.tabs.addTab(self.results_page, "&4 · Release and results")
+        self.tabs.setDocumentMode(True)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.start_page)
+        self.stack.addWidget(self.tabs)
+        self.setCentralWidget(self.stack)
+
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(220)
+        self.progress.setRange(0, 1000)
+        self.progress.hide()
+        self.statusBar().addPermanentWidget(self.progress)
+        self._build_actions()
+        self._refresh_recent()
+        self._restore_geometry()
+        self.statusBar().showMessage("Ready. Open a file to begin.")
+
+    # ---------------------------------------------------------------- menus
+    def _build_actions(self) -> None:
+        def action(label: str, slot: Callable[..., Any], shortcut: Any = None, tip: str = "") -> QAction:
+            act = QAction(label, self)
+            if shortcut is not None:
+                act.setShortcut(QKeySequence(shortcut))
+            act.setStatusTip(tip)
+            act.setToolTip(tip or label.replace("&", "").rstrip("…"))
+            act.triggered.connect(slot)
+            return act
+
+        self.open_action = action("&Open…", self.choose_file, QKeySequence.StandardKey.Open,
+                                  "Open a CSV, TSV, Parquet or Excel file")
+        self.sample_action = action("Open &Sample Data", self.open_sample, None, "Open the bundled NYC flights sample")
+        self.save_action = action("&Save Plan…", self.save_plan, QKeySequence.StandardKey.Save,
+                                  "Save the public settings and plan as JSON (no data)")
+        self.export_action = action("&Export Release CSV…", self.export_release, "Ctrl+E",
+                                    "Write the released CDF to a CSV file")
+        self.export_action.setEnabled(False)
+        self.release_action = action("&Release…", self.release, "Ctrl+R", "Spend the budget and publish the CDF")
+        self.quit_action = action("&Quit", self.close, QKeySequence.StandardKey.Quit, "Quit dpgui")
+        self.help_action = action("dpgui &Help", self.show_help, QKeySequence.StandardKey.HelpContents,
+                                  "How to use dpgui")
+        self.about_action = action("&About dpgui", self.show_about)
+
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction(self.open_action)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addAction(self.sample_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.save_action)
+        file_menu.addAction(self.export_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        release_menu = self.menuBar().addMenu("&Release")
+        release_menu.addAction(self.release_action)
+        view_menu = self.menuBar().addMenu("&View")
+        appearance = view_menu.addMenu("&Appearance")
+        current = self.settings.value("appearance", "system")
+        self.appearance_actions: dict[str, QAction] = {}
+        for key, label in APPEARANCES.items():
+            act = action(label, lambda _=False, k=key: self.set_appearance(k))
+            act.setCheckable(True)
+            act.setChecked(key == current)
+            appearance.addAction(act)
+            self.appearance_actions[key] = act
+        help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction(self.help_action)
+        help_menu.addAction(self.about_action)
+
+        toolbar = QToolBar("Main")
+        toolbar.setObjectName("main-toolbar")
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        for act in (self.open_action, self.release_action, self.export_action):
+            toolbar.addAction(act)
+        self.addToolBar(toolbar)
+
+    # ---------------------------------------------------------------- files
+    def choose_file(self) -> None:
+        start = self.settings.value("last_folder", str(Path.home()))
+        path, _ = QFileDialog.getOpenFileName(self, "Open a table", start, FILE_FILTER)
+        if path:
+            self.open_file(path)
+
+    def open_sample(self) -> None:
+        try:
+            path = sample_dataset_path()
+        except DpguiError as err:
+            self._error("Sample data not found", text.friendly(err))
+            return
+        self.open_file(str(path), column="distance")
+
+    def open_file(self, path: str, column: str | None = None) -> None:
+        """Open a table on a worker; the window stays responsive and shows progress."""
+        target = Path(path)
+        if self._release_worker is not None:
+            self._error("A release is running", "Wait until the release has finished, then open the file.")
+            return
+        if not any(target.name.lower().endswith(ext) for ext in SUPPORTED_EXTENSIONS):
+            self._error("Cannot open this file",
+                        f"'{target.name}' is not a supported table. Use a CSV, TSV, Parquet or Excel (.xlsx) file.")
+            return
+        self._busy(f"Opening {target.name}…")
+        worker = Worker(_open_task, target).connect_to(
+            self, finished=lambda result: self._on_opened(result, column),
+            failed=lambda message: self._on_open_failed(target, message))
+        self.pool.start(worker)
+
+    def _on_opened(self, result: tuple[TableInfo, TableReader], column: str | None) -> None:
+        info, reader = result
+        self._idle()
+        if info.n_rows == 0:
+            reader.close()
+            self._error("The file has no data", f"'{info.path.name}' has a header but no data rows. "
+                        "Choose a file with at least one row of data.")
+            return
+        self.table = info
+        self.data_page.set_table(info, reader)
+        self._add_recent(str(info.path))
+        self.settings.setValue("last_folder", str(info.path.parent))
+        self.setWindowTitle(f"{info.path.name} — {text.APP_NAME}")
+        self.stack.setCurrentWidget(self.tabs)
+        self.tabs.setCurrentIndex(TAB_DATA)
+        self.statusBar().showMessage(f"Opened {info.path.name}.", 5000)
+        if column is not None:
+            self.data_page.select_column(column)
+        if info.n_rows is None:
+            self._count_rows(info.path)
+        self._on_data_settings()
+
+    def _on_open_failed(self, path: Path, message: str) -> None:
+        self._idle()
+        self._error("Cannot open this file", message)
+
+    def _count_rows(self, path: Path) -> None:
+        def failed(message: str) -> None:
+            self._count_worker = None
+            self._idle()
+            self._error("Cannot read this file", message)
+
+        worker = Worker(count_rows, path).connect_to(
+            self, finished=lambda n: self._on_counted(path, n), failed=failed,
+            cancelled=self._idle, progress=lambda f, m: self._show_progress(f, f"Counting rows of {path.name}…"))
+        self._count_worker = worker
+        self._busy(f"Counting rows of {path.name}…")
+        self.pool.start(worker)
+
+    def _on_counted(self, path: Path, n_rows: int) -> None:
+        self._idle()
+        self._count_worker = None
+        if self.table is None or self.table.path != path:
+            return
+        if n_rows == 0:
+            self._error("The file has no data", f"'{path.name}' has a header but no data rows. "
+                        "Choose a file with at least one row of data.")
+        self.data_page.set_row_count(n_rows)
+        self._row_count = n_rows
+        self._on_data_settings()
+
+    def _known_rows(self) -> int | None:
+        if self.table is None:
+            return None
+        return self.table.n_rows if self.table.n_rows is not None else getattr(self, "_row_count", None)
+
+    # ---------------------------------------------------------------- steps
+    def _on_data_settings(self) -> None:
+        page = self.data_page
+        column = page.current_column()
+        lower, upper = page.lower.value(), page.upper.value()
+        label = column.name if column is not None else "value"
+        if lower is None or upper is None or lower >= upper:
+            lower, upper = 0.0, 1.0
+        self.plan_page.set_data_context(page.bins_value(), float(lower), float(upper), label, self._known_rows())
+
+    def _on_plan(self, plan: Any) -> None:
+        lower, upper, label = self.plan_page._axis
+        self.tree_view.set_plan(plan, lower, upper, label)
+        if self.outcome is not None and self.outcome.release.plan == plan:
+            self.tree_view.set_release(self.outcome.release)
+
+    # ---------------------------------------------------------------- release
+    def release_inputs(self) -> tuple[Any, Any, str] | None:
+        """The validated (settings, plan, consistency) of a release, or None with the problems shown."""
+        if self._release_worker is not None:
+            return None
+        if self.table is None:
+            self._error("No data", "Open a file first (File → Open).")
+            return None
+        settings = self.data_page.settings()
+        if settings is None:
+            self.tabs.setCurrentIndex(TAB_DATA)
+            self.statusBar().showMessage("Some settings in step 1 need attention (see the red messages).", 8000)
+            return None
+        plan = self.plan_page.plan
+        if (self.plan_page.privacy() is None or plan is None or plan.shape.bins != settings.bins
+                or self.plan_page.is_planning()):
+            self.tabs.setCurrentIndex(TAB_PLAN)
+            self.statusBar().showMessage("The plan is not ready: check step 2 (see the red messages).", 8000)
+            return None
+        return settings, plan, self.plan_page.consistency_method()
+
+    def confirmation_box(self, inputs: tuple[Any, Any, str]) -> QMessageBox:
+        """The question 'release and spend the budget?', stating what is published and its cost."""
+        box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?",
+                          confirmation_text(*inputs), parent=self)
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)  # type: ignore[attr-defined]
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        return box
+
+    def release(self) -> None:
+        """Check every setting, confirm with the officer, then release on a worker."""
+        inputs = self.release_inputs()
+        if inputs is None:
+            return
+        box = self.confirmation_box(inputs)
+        self._confirm_box = box
+        box.exec()
+        if box.clickedButton() is not box.release_button:  # type: ignore[attr-defined]
+            self.statusBar().showMessage("Release cancelled. Nothing was spent.", 5000)
+            return
+        self.start_release(inputs)
+
+    def start_release(self, inputs: tuple[Any, Any, str]) -> None:
+        """Release on a worker with a progress dialog; Cancel works until the noise is drawn."""
+        settings, plan, consistency = inputs
+        dialog = QProgressDialog("Preparing the release…", "Cancel", 0, 1000, self)
+        dialog.setWindowTitle("Releasing")
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.setMinimumDuration(0)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+        self.release_dialog = dialog
+        worker = Worker(run_release, settings, plan, consistency, self.noise_source)
+        self._release_worker = worker
+        dialog.canceled.connect(worker.cancel)
+
+        def on_progress(fraction: float, message: str) -> None:
+            dialog.setValue(int(1000 * fraction))
+            dialog.setLabelText(message)
+            if message == NOISE_MESSAGE:
+                dialog.setCancelButton(None)  # past the point of no return
+
+        def finish() -> None:
+            self._release_worker = None
+            dialog.close()
+            self.release_button.setEnabled(True)
+            self.release_action.setEnabled(True)
+
+        worker.connect_to(
+            self, progress=on_progress,
+            finished=lambda outcome: (finish(), self._on_released(outcome)),
+            failed=lambda message: (finish(), self._error("The release did not happen", message + " Nothing was spent.")),
+            cancelled=lambda: (finish(), self.statusBar().showMessage(
+                "Release cancelled before any noise was drawn. Nothing was spent.", 8000)))
+        self.release_button.setEnabled(False)
+        self.release_action.setEnabled(False)
+        dialog.show()
+        self.pool.start(worker)
+
+    def _on_released(self, outcome: ReleaseOutcome) -> None:
+        self.outcome = outcome
+        label = outcome.settings.column
+        self.result_view.set_release(outcome.release, label, outcome.histogram.counts)
+        self.tree_view.set_release(outcome.release)
+        self.export_button.setEnabled(True)
+        self.export_action.setEnabled(True)
+        rel = outcome.release
+        noise = "secure noise" if rel.secure else "TEST NOISE (seeded, not secure — do not publish)"
+        self.release_status.setText(
+            f"Released <b>{label}</b> at {outcome.released_at:%Y-%m-%d %H:%M} UTC: ε = {rel.plan.privacy.epsilon:g} "
+            f"spent, {rel.plan.shape.bins:,} bins, N = {rel.total:,.0f}, {noise}. Export it to share it.")
+        self.tabs.setCurrentIndex(TAB_RESULTS)
+        self.statusBar().showMessage(f"Released the CDF of {label}.", 8000)
+
+    def export_release(self) -> None:
+        if self.outcome is None:
+            self._error("Nothing to export", "Release first (step 4), then export.")
+            return
+        default = str(Path(self.settings.value("last_folder", str(Path.home())))
+                      / f"{self.outcome.settings.path.stem}-{self.outcome.settings.column}-cdf.csv")
+        path, _ = QFileDialog.getSaveFileName(self, "Export the released CDF", default, "CSV files (*.csv)")
+        if path:
+            self.export_to(path)
+
+    def export_to(self, path: str) -> bool:
+        assert self.outcome is not None
+        try:
+            write_release_csv(self.outcome.release, path)
+        except (DpguiError, OSError) as err:
+            self._error("Export failed", text.friendly(err) + " The file was not written.")
+            return False
+        self.statusBar().showMessage(f"Exported the release to {path}.", 8000)
+        return True
+
+    def save_plan(self) -> None:
+        plan = self.plan_page.plan
+        if plan is None:
+            self._error("No plan yet", "Open a file and set up a plan first.")
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Save the plan", "plan.json", "JSON files (*.json)")
+        if path:
+            self.save_plan_to(path)
+
+    def save_plan_to(self, path: str) -> bool:
+        plan = self.plan_page.plan
+        assert plan is not None
+        settings = self.data_page.settings(show_errors=False)
+        document = {"plan": plan.to_json(), "consistency": self.plan_page.consistency_method()}
+        if settings is not None:
+            document.update(column=settings.column, lower=settings.lower, upper=settings.upper,
+                            bins=settings.bins, missing=settings.missing)
+        try:
+            write_text_atomic(path, json.dumps(document, indent=2) + "\n")
+        except (DpguiError, OSError) as err:
+            self._error("Saving failed", text.friendly(err))
+            return False
+        self.statusBar().showMessage(f"Saved the plan to {path}.", 5000)
+        return True
+
+    # ---------------------------------------------------------------- help, about, appearance
+    def show_help(self) -> None:
+        QMessageBox.information(self, "How to use dpgui", (
+            "<p><b>1 · Data.</b> Open a table (File → Open or drop it on the window). Pick a number column. "
+            "Enter its lower and upper bounds from public knowledge and the number of bins. Choose what "
+            "to do with missing values.</p>"
+            "<p><b>2 · Privacy and plan.</b> Set ε (or a preset). The app chooses the tree and the budget of "
+            "each level; the plots show the error you will get — nothing is spent yet. Or state the error "
+            "you accept and let the app find the smallest ε.</p>"
+            "<p><b>3 · Bin tree.</b> See how the budget is spread over the tree of counts.</p>"
+            "<p><b>4 · Release.</b> Confirm, release, read the CDF, quantiles and counts with their 95 % "
+            "intervals, and export the CSV.</p>"))
+
+    def show_about(self) -> None:
+        import numpy
+        import pyqtgraph
+        import PySide6
+        from PySide6.QtCore import qVersion
+
+        QMessageBox.about(self, "About dpgui", (
+            f"<h3>dpgui {__version__}</h3><p>{text.TAGLINE}</p>"
+            f"<p>Python {platform.python_version()} · Qt {qVersion()} · PySide6 {PySide6.__version__} · "
+            f"numpy {numpy.__version__} · pyqtgraph {pyqtgraph.__version__}</p>"
+            "<p>Differential privacy with exact discrete Laplace noise on a tree of counts "
+            "(Qardaji, Yang, Li; Hay et al.). MIT licence.</p>"))
+
+    def set_appearance(self, key: str) -> None:
+        self.settings.setValue("appearance", key)
+        for name, act in self.appearance_actions.items():
+            act.setChecked(name == key)
+        apply_appearance(key)
+        self.statusBar().showMessage("Appearance changed. Plots follow the new colours when they next redraw.", 5000)
+
+    # ---------------------------------------------------------------- recent files, geometry
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent_files", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def _add_recent(self, path: str) -> None:
+        files = [path] + [p for p in self.recent_files() if p != path]
+        self.settings.setValue("recent_files", files[:MAX_RECENT])
+        self._refresh_recent()
+
+    def _refresh_recent(self) -> None:
+        files = self.recent_files()
+        self.recent_menu.clear()
+        for number, path in enumerate(files, 1):
+            act = QAction(f"&{number} {Path(path).name}", self)
+            act.setStatusTip(path)
+            act.triggered.connect(lambda _=False, p=path: self.open_file(p))
+            self.recent_menu.addAction(act)
+        self.recent_menu.setEnabled(bool(files))
+        self.start_page.set_recent(files)
+
+    def _restore_geometry(self) -> None:
+        geometry = self.settings.value("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1280, 820)
+        state = self.settings.value("window_state")
+        if state is not None:
+            self.restoreState(state)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self._release_worker is not None:
+            answer = QMessageBox.question(self, "A release is running",
+                                          "A release is running. Quit anyway? If the noise has not been drawn yet, "
+                                          "nothing is spent.")
+            if answer != QMessageBox.StandardButton.Yes:
+                event.ignore()
+                return
+        self.pool.cancel_all()
+        self.plan_page.pool.cancel_all()
+        self.pool.wait(10000)
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("window_state", self.saveState())
+        event.accept()
+
+    # ---------------------------------------------------------------- drag and drop
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        urls = event.mimeData().urls()
+        if urls and urls[0].isLocalFile():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        urls = event.mimeData().urls()
+        if urls and urls[0].isLocalFile():
+            self.open_file(urls[0].toLocalFile())
+            event.acceptProposedAction()
+
+    # ---------------------------------------------------------------- status helpers
+    def _busy(self, message: str) -> None:
+        self.statusBar().showMessage(message)
+        self.progress.setValue(0)
+        self.progress.show()
+        QApplication.setOverrideCursor(Qt.CursorShape.BusyCursor)
+
+    def _show_progress(self, fraction: float, message: str) -> None:
+        self.progress.setValue(int(1000 * fraction))
+        self.statusBar().showMessage(message)
+
+    def _idle(self) -> None:
+        self.progress.hide()
+        self.statusBar().clearMessage()
+        while QApplication.overrideCursor() is not None:
+            QApplication.restoreOverrideCursor()
+
+    def _error(self, title: str, message: str) -> None:
+        """A dialog that says what is wrong and what to do; recorded for tests as `last_error`."""
+        self.last_error = f"{title}: {message}"
+        self.statusBar().showMessage(message, 10000)
+        box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
+        self._error_box = box
+        box.open()  # window-modal but not blocking: workers and tests keep running

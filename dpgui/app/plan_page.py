@@ -1,0 +1,579 @@
+"""Step 2 — privacy and plan: ε with presets, neighbour model, records per person; the bin tree's
+branching and each level's budget (linked, with locks); estimator, consistency, objective;
+auto-optimize; accuracy first (the smallest ε for an error you accept); the projected error —
+all before any budget is spent. Planning is data-independent: it never reads the file."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
+    QPushButton, QScrollArea, QSpinBox, QSplitter, QVBoxLayout, QWidget,
+)
+
+from dpgui.app import text
+from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
+from dpgui.app.projection_plots import ProjectionPlots
+from dpgui.app.workers import Worker, WorkerPool
+from dpgui.core.plan import Plan, PrivacySpec, check_epsilon, split_budget
+from dpgui.core.planner import auto_plan, margin95, plan_for_accuracy
+from dpgui.core.tree import TreeShape
+from dpgui.errors import DpguiError, ParameterError
+
+
+def _parse_epsilon(raw: str) -> float:
+    return check_epsilon(parse_number(raw, "ε", "1 or 0.5"), "ε")
+
+
+def _parse_branching(raw: str, bins: int | None) -> str:
+    """'auto' or a branching that fits K bins (checked against K once K is known)."""
+    cleaned = raw.strip().lower()
+    if cleaned in ("", "auto", "automatic"):
+        return "auto"
+    TreeShape.parse(bins or 2, cleaned)
+    return cleaned
+
+
+def _parse_target(raw: str) -> float:
+    value = parse_number(raw, "accepted error", "100")
+    if value <= 0:
+        raise ParameterError(f"the accepted error must be more than 0, got '{raw}'", "enter e.g. 100")
+    return float(value)
+
+
+def _parse_public_n(raw: str) -> int:
+    value = parse_number(raw, "N", "10000", integer=True)
+    if value < 1:
+        raise ParameterError(f"N must be at least 1, got '{raw}'", "enter the public number of records")
+    return int(value)
+
+
+class BudgetEditor(QWidget):
+    """One row per tree level: budget spin box, lock, share. Edits keep the sum at ε by rescaling
+    the other unlocked levels; locked levels never move."""
+
+    budgetsEdited = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._spins: list[QDoubleSpinBox | None] = []
+        self._locks: list[QCheckBox | None] = []
+        self._shares: list[QLabel] = []
+        self._epsilon = 1.0
+        self._signature: tuple[Any, ...] | None = None
+        self.message = inline_message(self)
+
+    def set_plan(self, plan: Plan) -> None:
+        """Show a plan's budgets (rebuilding the rows when the tree's levels change)."""
+        shape, privacy = plan.shape, plan.privacy
+        signature = (shape.branching, privacy.neighbours)
+        if signature != self._signature:
+            self._rebuild(plan)
+            self._signature = signature
+        self._epsilon = privacy.epsilon
+        first = privacy.first_noised_level()
+        for offset, value in enumerate(plan.level_epsilons):
+            spin = self._spins[first + offset]
+            assert spin is not None
+            spin.blockSignals(True)
+            spin.setRange(0.0, privacy.epsilon)
+            spin.setSingleStep(max(privacy.epsilon / 100, 1e-4))
+            spin.setValue(value)
+            spin.blockSignals(False)
+        self._update_shares(plan.level_epsilons, first)
+        show_inline(self.message, "")
+
+    def _rebuild(self, plan: Plan) -> None:
+        while self._grid.count():
+            item = self._grid.takeAt(0)
+            if item.widget() is not None and item.widget() is not self.message:
+                item.widget().deleteLater()
+        self._spins, self._locks, self._shares = [], [], []
+        headers = ("Level", "Nodes", "Budget ε", "Share", "Lock")
+        for col, header in enumerate(headers):
+            label = QLabel(f"<b>{header}</b>")
+            self._grid.addWidget(label, 0, col)
+        shape, privacy = plan.shape, plan.privacy
+        for level in range(shape.height + 1):
+            row = level + 1
+            name = "0 (all records)" if level == 0 else (f"{level} (bins)" if level == shape.height else str(level))
+            self._grid.addWidget(QLabel(name), row, 0)
+            self._grid.addWidget(QLabel(f"{shape.nodes_at_level(level):,}"), row, 1)
+            share = QLabel("")
+            self._shares.append(share)
+            if level == 0 and privacy.root_public:
+                note = QLabel("exact (N is public)")
+                note.setToolTip("Under this neighbour model the total N is published exactly; it costs no budget.")
+                self._grid.addWidget(note, row, 2, 1, 3)
+                self._spins.append(None)
+                self._locks.append(None)
+                continue
+            spin = QDoubleSpinBox()
+            spin.setDecimals(4)
+            spin.setKeyboardTracking(False)
+            spin.setAccessibleName(f"Budget of level {level}")
+            spin.setToolTip(f"Privacy budget ε spent on level {level}. The levels' budgets always add up to ε; "
+                            "changing one rescales the unlocked others.")
+            spin.valueChanged.connect(lambda value, lvl=level: self._on_spin(lvl, value))
+            lock = QCheckBox()
+            lock.setToolTip(text.LOCK_TOOLTIP)
+            lock.setAccessibleName(f"Lock level {level}")
+            self._grid.addWidget(spin, row, 2)
+            self._grid.addWidget(share, row, 3)
+            self._grid.addWidget(lock, row, 4)
+            self._spins.append(spin)
+            self._locks.append(lock)
+        self._grid.addWidget(self.message, shape.height + 2, 0, 1, 5)
+
+    def budgets(self) -> tuple[float, ...]:
+        """Budgets of the noised levels (root first under add/remove), as Plan expects."""
+        return tuple(spin.value() for spin in self._spins if spin is not None)
+
+    def locked(self) -> dict[int, float]:
+        return {level: spin.value() for level, (spin, lock) in enumerate(zip(self._spins, self._locks))
+                if spin is not None and lock is not None and lock.isChecked()}
+
+    def set_locked(self, level: int, locked: bool = True) -> None:
+        lock = self._locks[level]
+        if lock is not None:
+            lock.setChecked(locked)
+
+    def set_budget(self, level: int, value: float) -> None:
+        """Set one level's budget as if the user typed it (rescales the others)."""
+        spin = self._spins[level]
+        if spin is not None:
+            spin.setValue(value)
+
+    def _on_spin(self, level: int, value: float) -> None:
+        locked = self.locked()
+        locked.pop(level, None)
+        free = [lvl for lvl, spin in enumerate(self._spins)
+                if spin is not None and lvl != level and lvl not in locked]
+        available = self._epsilon - math.fsum(locked.values())
+        values = {lvl: spin.value() for lvl, spin in enumerate(self._spins) if spin is not None}
+        if not free:
+            show_inline(self.message, "Every other level is locked, so this budget cannot change without "
+                                      "breaking the total. Unlock another level first.")
+            self._restore(level, self._epsilon - math.fsum(v for lvl, v in values.items() if lvl != level))
+            return
+        value = min(max(value, 0.0), available)
+        rest = available - value
+        old = math.fsum(values[lvl] for lvl in free)
+        for lvl in free:
+            values[lvl] = rest * (values[lvl] / old) if old > 0 else rest / len(free)
+        values[level] = value
+        ordered = [values[lvl] for lvl in sorted(values)]
+        if ordered[-1] <= 0:
+            show_inline(self.message, "The bottom level (the bins) needs some budget; give it more than 0.")
+            return
+        exact = split_budget(self._epsilon, ordered) if sum(ordered) > 0 else tuple(ordered)
+        for (lvl, _), new in zip(sorted(values.items()), exact):
+            spin = self._spins[lvl]
+            assert spin is not None
+            spin.blockSignals(True)
+            spin.setValue(new)
+            spin.blockSignals(False)
+        show_inline(self.message, "")
+        first = min(values)
+        self._exact = exact
+        self._update_shares(exact, first)
+        self.budgetsEdited.emit()
+
+    def exact_budgets(self) -> tuple[float, ...]:
+        """The budgets summing to ε exactly (spin boxes show them rounded to 4 decimals)."""
+        shown = self.budgets()
+        exact = getattr(self, "_exact", None)
+        if exact is not None and len(exact) == len(shown) and all(abs(a - b) < 1e-4 for a, b in zip(exact, shown)):
+            return tuple(exact)
+        return split_budget(self._epsilon, shown)
+
+    def _restore(self, level: int, value: float) -> None:
+        spin = self._spins[level]
+        assert spin is not None
+        spin.blockSignals(True)
+        spin.setValue(value)
+        spin.blockSignals(False)
+
+    def _update_shares(self, budgets: Sequence[float], first: int) -> None:
+        for offset, value in enumerate(budgets):
+            level = first + offset
+            share = self._shares[level]
+            if value <= 0:
+                share.setText("not released")
+                share.setToolTip("This level gets no budget, so it is not published; the others carry its information.")
+            else:
+                share.setText(f"{100 * value / self._epsilon:.1f} %")
+                share.setToolTip("")
+
+
+class PlanPage(QWidget):
+    """Privacy settings, plan editor, accuracy first, and the projection plots."""
+
+    planChanged = Signal(object)  # Plan | None
+    busyChanged = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.pool = WorkerPool()
+        self.plan: Plan | None = None
+        self._bins: int | None = None
+        self._axis = (0.0, 1.0, "value")
+        self._public_n: int | None = None
+        self._generation = 0
+        self._replan_timer = QTimer(self)
+        self._replan_timer.setSingleShot(True)
+        self._replan_timer.setInterval(150)
+        self._replan_timer.timeout.connect(self.replan)
+
+        # ---- privacy
+        privacy_box = QGroupBox("Privacy")
+        privacy_form = QFormLayout(privacy_box)
+        presets = QHBoxLayout()
+        self.preset_buttons: dict[str, QPushButton] = {}
+        for name, eps in text.PRESETS:
+            button = QPushButton(f"{name}  (ε = {eps:g})")
+            button.setToolTip(text.PRESET_TOOLTIP.format(eps=eps))
+            button.clicked.connect(lambda _=False, e=eps: self.set_epsilon(e))
+            presets.addWidget(button)
+            self.preset_buttons[name] = button
+        privacy_form.addRow("Presets:", presets)
+        self.epsilon = ValidatedField(_parse_epsilon, "e.g. 1", text.EPSILON_TOOLTIP)
+        self.epsilon.set_text("1")
+        self.epsilon.edited.connect(self.schedule_replan)
+        privacy_form.addRow("Privacy budget &ε:", self.epsilon)
+        privacy_form.labelForField(self.epsilon).setBuddy(self.epsilon.edit)
+        privacy_form.addRow(self._help(text.EPSILON_HELP))
+        self.neighbours = QComboBox()
+        for key, label in text.NEIGHBOURS_LABELS.items():
+            self.neighbours.addItem(label, key)
+        self.neighbours.setToolTip(text.NEIGHBOURS_TOOLTIP)
+        self.neighbours_help = self._help(text.NEIGHBOURS_HELP["change"])
+        self.neighbours.currentIndexChanged.connect(self._on_neighbours)
+        privacy_form.addRow("&Protect against:", self.neighbours)
+        privacy_form.labelForField(self.neighbours).setBuddy(self.neighbours)
+        privacy_form.addRow(self.neighbours_help)
+        self.records_per_person = QSpinBox()
+        self.records_per_person.setRange(1, 10_000)
+        self.records_per_person.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP)
+        self.records_per_person.valueChanged.connect(self.schedule_replan)
+        privacy_form.addRow("&Records per person (max):", self.records_per_person)
+        privacy_form.labelForField(self.records_per_person).setBuddy(self.records_per_person)
+        privacy_form.addRow(self._help(text.RECORDS_PER_PERSON_HELP))
+
+        # ---- plan
+        plan_box = QGroupBox("Plan: how the budget is spent")
+        plan_form = QFormLayout(plan_box)
+        self.branching = ValidatedField(lambda raw: _parse_branching(raw, self._bins), "auto", text.BRANCHING_HELP)
+        self.branching.set_text("auto")
+        self.branching.edited.connect(self.schedule_replan)
+        plan_form.addRow("&Branching:", self.branching)
+        plan_form.labelForField(self.branching).setBuddy(self.branching.edit)
+        self.estimator = self._combo(text.ESTIMATOR_LABELS, text.ESTIMATOR_TOOLTIP)
+        self.estimator.currentIndexChanged.connect(self.schedule_replan)
+        plan_form.addRow("&Estimator:", self.estimator)
+        self.consistency = self._combo(text.CONSISTENCY_LABELS, text.CONSISTENCY_TOOLTIP)
+        plan_form.addRow("&Consistency:", self.consistency)
+        self.objective = self._combo(text.OBJECTIVE_LABELS, text.OBJECTIVE_TOOLTIP)
+        self.objective.currentIndexChanged.connect(self.schedule_replan)
+        plan_form.addRow("&Optimise for:", self.objective)
+        for widget in (self.estimator, self.consistency, self.objective):
+            plan_form.labelForField(widget).setBuddy(widget)
+        self.budgets = BudgetEditor()
+        self.budgets.budgetsEdited.connect(self._on_budgets_edited)
+        plan_form.addRow(self.budgets)
+        self.auto_button = QPushButton("&Auto-optimize")
+        self.auto_button.setToolTip("Choose the branching and every level's budget for the least projected "
+                                    "error (locked levels stay as they are).")
+        self.auto_button.clicked.connect(self.auto_optimize)
+        plan_form.addRow(self.auto_button)
+        self.plan_message = inline_message(self)
+        plan_form.addRow(self.plan_message)
+
+        # ---- accuracy first
+        accuracy_box = QGroupBox("Accuracy first: find the smallest ε")
+        accuracy_form = QFormLayout(accuracy_box)
+        accuracy_form.addRow(self._help(text.ACCURACY_HELP))
+        target_row = QHBoxLayout()
+        self.target = ValidatedField(_parse_target, "e.g. 100",
+                                     "The largest error you accept, at 95 % confidence.")
+        self.target_unit = QComboBox()
+        self.target_unit.addItem("records", "records")
+        self.target_unit.addItem("% of N", "percent")
+        self.target_unit.currentIndexChanged.connect(self._on_target_unit)
+        target_row.addWidget(QLabel("±"))
+        target_row.addWidget(self.target, 1)
+        target_row.addWidget(self.target_unit)
+        accuracy_form.addRow("Accepted &error:", target_row)
+        accuracy_form.labelForField(target_row).setBuddy(self.target.edit)
+        self.target_where = QComboBox()
+        self.target_where.addItem("at every point of the CDF (worst case)", "every")
+        self.target_where.addItem("on average over the CDF points", "average")
+        self.target_where.setToolTip("Quantiles fall at points that depend on the confidential data, so "
+                                     "'every point' is the guarantee that also holds at the median and quartiles.")
+        accuracy_form.addRow("&Where:", self.target_where)
+        accuracy_form.labelForField(self.target_where).setBuddy(self.target_where)
+        self.public_n = ValidatedField(_parse_public_n, "e.g. 10000",
+                                       "A public number of records to turn % into records. Under 'N is public' "
+                                       "this is the file's count; otherwise use a published figure.")
+        self.public_n_label = QLabel("Public &N:")
+        self.public_n_label.setBuddy(self.public_n.edit)
+        accuracy_form.addRow(self.public_n_label, self.public_n)
+        self.accuracy_button = QPushButton("&Find the smallest ε")
+        self.accuracy_button.clicked.connect(self.accuracy_first)
+        accuracy_form.addRow(self.accuracy_button)
+        self.accuracy_result = QLabel("")
+        self.accuracy_result.setWordWrap(True)
+        accuracy_form.addRow(self.accuracy_result)
+        self._on_target_unit()
+
+        # ---- projection summary and plots
+        self.summary = QLabel("Load data and choose a column to see the projected error.")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.plots = ProjectionPlots()
+
+        controls = QWidget()
+        controls_layout = QVBoxLayout(controls)
+        for box in (privacy_box, plan_box, accuracy_box):
+            controls_layout.addWidget(box)
+        controls_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidget(controls)
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(380)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.summary)
+        right_layout.addWidget(self.plots, 1)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(scroll)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([420, 800])
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter)
+
+    # ---------------------------------------------------------------- helpers
+    @staticmethod
+    def _help(message: str) -> QLabel:
+        label = QLabel(message)
+        label.setWordWrap(True)
+        font = label.font()
+        font.setPointSizeF(font.pointSizeF() * 0.92)
+        label.setFont(font)
+        return label
+
+    @staticmethod
+    def _combo(labels: dict[str, str], tooltip: str) -> QComboBox:
+        combo = QComboBox()
+        for key, label in labels.items():
+            combo.addItem(label, key)
+        combo.setToolTip(tooltip)
+        return combo
+
+    def _on_neighbours(self) -> None:
+        self.neighbours_help.setText(text.NEIGHBOURS_HELP[self.neighbours.currentData()])
+        self._on_target_unit()
+        self.schedule_replan()
+
+    def _on_target_unit(self) -> None:
+        percent = self.target_unit.currentData() == "percent"
+        self.public_n.setVisible(percent)
+        self.public_n_label.setVisible(percent)
+
+    # ---------------------------------------------------------------- inputs from the data step
+    def set_data_context(self, bins: int | None, lower: float, upper: float, value_label: str,
+                         public_n: int | None) -> None:
+        """K, the axis of the plots and the public N (if the neighbour model makes N public)."""
+        changed = bins != self._bins
+        self._bins = bins
+        self._axis = (lower, upper, value_label)
+        if public_n is not None and self.neighbours.currentData() == "change":
+            self.public_n.set_text(f"{public_n:,}")
+        self._public_n = public_n
+        if changed:
+            self.schedule_replan()
+        elif self.plan is not None:
+            self._show_plan(self.plan)
+
+    def set_epsilon(self, epsilon: float) -> None:
+        self.epsilon.set_text(f"{epsilon:g}")
+        self.schedule_replan()
+
+    def privacy(self) -> PrivacySpec | None:
+        epsilon = self.epsilon.value()
+        if epsilon is None:
+            return None
+        try:
+            return PrivacySpec(epsilon, self.neighbours.currentData(), self.records_per_person.value())
+        except DpguiError as err:
+            self.epsilon.show_error(text.friendly(err))
+            return None
+
+    def consistency_method(self) -> str:
+        return self.consistency.currentData()
+
+    # ---------------------------------------------------------------- planning (on a worker)
+    def schedule_replan(self, *_: Any) -> None:
+        self._replan_timer.start()
+
+    def replan(self, keep_budgets: bool = True) -> None:
+        """Live re-planning after a change: same branching setting; locked levels kept."""
+        self._plan_async(locked=self.budgets.locked() if keep_budgets else {})
+
+    def auto_optimize(self) -> None:
+        self._replan_timer.stop()
+        self._plan_async(locked=self.budgets.locked())
+
+    def _shape(self, bins: int) -> TreeShape | None:
+        branching = self.branching.value()
+        if branching is None:
+            raise ParameterError("the branching is not valid", "fix it (see the message under it)")
+        if branching == "auto":
+            return None
+        try:
+            return TreeShape.parse(bins, branching)
+        except DpguiError as err:
+            self.branching.show_error(text.friendly(err))
+            raise
+
+    def _plan_async(self, locked: dict[int, float]) -> None:
+        show_inline(self.plan_message, "")
+        privacy = self.privacy()
+        bins = self._bins
+        if privacy is None or bins is None:
+            return
+        try:
+            shape = self._shape(bins)
+        except DpguiError:
+            return
+        if shape is not None and self.plan is not None and shape.height != self.plan.shape.height:
+            locked = {}
+        if shape is None and self.plan is not None:
+            locked = {}  # levels may change under 'auto'
+        if self.plan is None or privacy.neighbours != self.plan.privacy.neighbours:
+            locked = {}
+        estimator = self.estimator.currentData()
+        objective = self.objective.currentData()
+
+        def task(progress: Any, should_cancel: Any) -> Plan:
+            progress(0.0, "Planning…")
+            return auto_plan(bins, privacy, shape=shape, estimator=estimator, objective=objective,
+                             locked=locked or None)
+
+        self._run(task)
+
+    def _run(self, task: Any, on_done: Any = None) -> None:
+        self._generation += 1
+        generation = self._generation
+        worker = Worker(task).connect_to(
+            self, finished=lambda plan, g=generation: self._on_planned(g, plan, on_done),
+            failed=lambda message, g=generation: self._on_plan_failed(g, message))
+        self.busyChanged.emit(True)
+        self.pool.start(worker)
+
+    def _on_planned(self, generation: int, result: Any, on_done: Any) -> None:
+        if generation != self._generation:
+            return
+        self.busyChanged.emit(False)
+        plan = result if isinstance(result, Plan) else result[0]
+        if on_done is not None:
+            on_done(result)
+        self.set_plan(plan)
+
+    def _on_plan_failed(self, generation: int, message: str) -> None:
+        if generation != self._generation:
+            return
+        self.busyChanged.emit(False)
+        show_inline(self.plan_message, message)
+        if self.accuracy_result.text() == "Searching…":
+            self.accuracy_result.setText("")
+
+    def is_planning(self) -> bool:
+        return self.pool.busy() or self._replan_timer.isActive()
+
+    def set_plan(self, plan: Plan) -> None:
+        self.plan = plan
+        self.budgets.set_plan(plan)
+        if self.branching.value() == "auto":
+            self.branching.edit.setPlaceholderText(f"auto (now {'x'.join(map(str, plan.shape.branching))})")
+        self._show_plan(plan)
+        self.planChanged.emit(plan)
+
+    def _on_budgets_edited(self) -> None:
+        if self.plan is None:
+            return
+        try:
+            plan = Plan(self.plan.shape, self.plan.privacy, self.budgets.exact_budgets(), self.plan.estimator)
+        except DpguiError as err:
+            show_inline(self.plan_message, text.friendly(err))
+            return
+        show_inline(self.plan_message, "")
+        self.plan = plan
+        self._show_plan(plan)
+        self.planChanged.emit(plan)
+
+    def _show_plan(self, plan: Plan) -> None:
+        lower, upper, label = self._axis
+        worst, average = margin95(plan, "every"), margin95(plan, "average")
+        n = self._public_n if plan.privacy.root_public else None
+        def fmt(x: float) -> str:
+            pct = f" ({100 * x / n:.2g} % of N = {n:,})" if n else ""
+            return f"± {x:,.1f} records{pct}"
+        branching = " × ".join(map(str, plan.shape.branching))
+        self.summary.setText(
+            f"<b>Projected error (95 %), before anything is released:</b> {fmt(worst)} at the worst point of "
+            f"the CDF, {fmt(average)} on average. Tree: {plan.shape.bins:,} bins, branching {branching}, "
+            f"ε = {plan.privacy.epsilon:g}.")
+        if math.isinf(worst):
+            self.summary.setText(self.summary.text() + " <b>Some counts cannot be estimated: give the "
+                                 "levels that 'fewest nodes' needs some budget.</b>")
+        self.plots.set_plan(plan, lower, upper, label, n)
+
+    # ---------------------------------------------------------------- accuracy first
+    def accuracy_first(self) -> None:
+        target = self.target.value()
+        privacy_template = PrivacySpec(1.0, self.neighbours.currentData(), self.records_per_person.value())
+        bins = self._bins
+        if target is None:
+            return
+        if bins is None:
+            self.accuracy_result.setText("Choose the column and bins in step 1 first.")
+            return
+        margin = target
+        if self.target_unit.currentData() == "percent":
+            n = self.public_n.value()
+            if n is None:
+                return
+            margin = target / 100.0 * n
+        where = self.target_where.currentData()
+        try:
+            shape = self._shape(bins)
+        except DpguiError:
+            return
+        estimator = self.estimator.currentData()
+
+        def task(progress: Any, should_cancel: Any) -> tuple[Plan, float]:
+            progress(0.0, "Finding the smallest ε…")
+            return plan_for_accuracy(bins, privacy_template, margin, where, shape=shape, estimator=estimator), margin
+
+        def done(result: tuple[Plan, float]) -> None:
+            plan, wanted = result
+            self.epsilon.set_text(f"{plan.privacy.epsilon:g}")
+            achieved = margin95(plan, where)
+            self.accuracy_result.setText(
+                f"Smallest ε: <b>{plan.privacy.epsilon:g}</b>. Projected error ± {achieved:,.1f} records "
+                f"{'at every point' if where == 'every' else 'on average'} (you accept ± {wanted:,.1f}).")
+
+        self.accuracy_result.setText("Searching…")
+        self._run(task, done)
+
+    def accuracy_failed_text(self) -> str:
+        return self.plan_message.text()

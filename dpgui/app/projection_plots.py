@@ -1,0 +1,698 @@
+"""Four interactive plots of a plan's projected error (no data used, no budget spent).
+
+(a) the 95% error margin of every cumulative count (CDF point), your plan against the paper's
+baselines; (b) the typical (root-mean-square) margin against ε; (c) the same against the branching
+factor of a uniform tree; (d) the privacy budget and noise of each tree level.
+
+The top half of this module is Qt-free arithmetic on the engine (:mod:`dpgui.core.projection`,
+:mod:`dpgui.core.planner`) plus caches, so a redraw after a parameter change only recomputes what
+depends on that parameter. Every number drawn is an exact projection of a real :class:`Plan`
+(exact discrete-Laplace variances, rounded-up scales), with two documented shortcuts:
+
+* for K > :data:`EXACT_POINT_LIMIT` plot (a) evaluates the exact margin at
+  :data:`SAMPLED_POINTS` prefixes (one at a jittered position in each of equal strata, plus the
+  first and last), not at all K; the curve is exact at every drawn point;
+* the "optimised budgets" curve of plot (c) uses budget *fractions* optimised once per
+  (K, b, neighbour model) at ε = 1 and then scaled to the chosen ε (for the continuous Laplace the
+  optimal fractions do not depend on ε at all; the discrete Laplace rounding moves them by far less
+  than the optimiser's tolerance). Its values are still the exact errors of those plans. Only up to
+  :data:`GLS_BRANCHINGS` factors b are optimised (log-spaced), as each needs a numerical optimisation.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import OrderedDict
+from fractions import Fraction
+from typing import Callable, Hashable
+
+import numpy as np
+
+from dpgui.core.noise import discrete_laplace_variance, laplace_scale
+from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
+from dpgui.core.planner import candidate_shapes, optimise_budgets
+from dpgui.core.projection import covering_total_coefficients, last_prefix, prefix_variances, total_sq_error
+from dpgui.core.tree import TreeShape
+
+Z95 = 1.96  # a 95% margin is 1.96 standard errors (normal approximation)
+EXACT_POINT_LIMIT = 1 << 17  # plot (a) evaluates every CDF point up to this K
+SAMPLED_POINTS = 1 << 15  # …and this many exact points above it
+MAX_BRANCHING = 1024  # plot (c) x range: 2 .. min(K, MAX_BRANCHING)
+MAX_PADDING = 2.0  # plot (c) keeps b whose uniform tree pads K to at most 2K (as the planner does)
+GLS_BRANCHINGS = 24  # plot (c): at most this many b get GLS + optimised budgets
+EPS_PER_DECADE = 15  # plot (b): ε grid points per factor of 10 (on a fixed lattice, so cached)
+EPS_SPAN = 10.0  # plot (b) x range: ε/10 .. 10ε (capped at ε = 100, the engine's limit)
+BASELINES = ("binary", "hist", "paper_best")  # the mechanisms paper 000 compares
+
+
+# ----------------------------------------------------------------------------- Qt-free helpers
+def margin(variance: np.ndarray | float) -> np.ndarray:
+    """95% error margin (1.96 standard errors) of a count with this variance."""
+    return Z95 * np.sqrt(np.maximum(np.asarray(variance, dtype=float), 0.0))
+
+
+def noised_prefix_count(shape: TreeShape, privacy: PrivacySpec) -> int:
+    """CDF points whose error counts: K − 1 when N is public (C_K = N is exact), else K."""
+    return last_prefix(shape, privacy.root_public)
+
+
+def rms_margin(plan: Plan) -> float:
+    """Root-mean-square 95% margin over the noised CDF points, 1.96·sqrt(Σ_j Var Ĉ_j / K_noised). O(h)."""
+    return float(Z95 * math.sqrt(total_sq_error(plan) / noised_prefix_count(plan.shape, plan.privacy)))
+
+
+def draw_prefixes(bins: int, limit: int = EXACT_POINT_LIMIT, samples: int = SAMPLED_POINTS) -> np.ndarray:
+    """Prefix lengths j at which plot (a) evaluates the margin: all 1..K up to ``limit``, else one
+    per stratum at a fixed pseudo-random position (no stride that could alias with the tree's
+    periodic structure) plus 1 and K."""
+    if bins <= limit:
+        return np.arange(1, bins + 1, dtype=np.int64)
+    edges = np.linspace(1.0, float(bins), samples + 1)
+    jitter = np.random.default_rng(20240607).random(samples)
+    picks = np.floor(edges[:-1] + jitter * (edges[1:] - edges[:-1])).astype(np.int64)
+    return np.unique(np.concatenate([[1], np.clip(picks, 1, bins), [bins]]))
+
+
+def scaled_plan(plan: Plan, epsilon: float) -> Plan:
+    """The same shape, estimator and budget *fractions* at total budget ``epsilon``."""
+    if epsilon == plan.privacy.epsilon:
+        return plan
+    privacy = PrivacySpec(epsilon, plan.privacy.neighbours, plan.privacy.records_per_person)
+    return Plan(plan.shape, privacy, split_budget(epsilon, plan.level_epsilons), plan.estimator)
+
+
+def with_epsilon(privacy: PrivacySpec, epsilon: float) -> PrivacySpec:
+    return PrivacySpec(epsilon, privacy.neighbours, privacy.records_per_person)
+
+
+def epsilon_grid(epsilon: float) -> np.ndarray:
+    """ε values of plot (b): the points of the fixed lattice 10^(k/15) in [ε/10, min(10ε, 100)], plus ε."""
+    top = min(EPS_SPAN * epsilon, 100.0)
+    k_lo = math.ceil(EPS_PER_DECADE * math.log10(epsilon / EPS_SPAN) - 1e-9)
+    k_hi = math.floor(EPS_PER_DECADE * math.log10(top) + 1e-9)
+    lattice = [10.0 ** (k / EPS_PER_DECADE) for k in range(k_lo, k_hi + 1)]
+    lattice = [e for e in lattice if 0 < e <= 100.0]
+    return np.unique(np.array(lattice + [float(epsilon)]))
+
+
+def uniform_branchings(bins: int, max_branching: int = MAX_BRANCHING, max_padding: float = MAX_PADDING) -> list[int]:
+    """Branching factors b ∈ 2..min(K, max_branching) whose uniform tree pads K to ≤ max_padding·K."""
+    out = []
+    for b in range(2, min(bins, max_branching) + 1):
+        span = b
+        while span < bins:
+            span *= b
+        if span <= max_padding * bins:
+            out.append(b)
+    return out
+
+
+def log_spaced_subset(values: list[int], count: int) -> list[int]:
+    """At most ``count`` members of ``values`` (sorted ints), nearest to log-spaced targets, ends kept."""
+    if len(values) <= count:
+        return list(values)
+    arr = np.asarray(values, dtype=float)
+    targets = np.geomspace(arr[0], arr[-1], count)
+    picks = {values[int(np.argmin(np.abs(np.log(arr) - math.log(t))))] for t in targets}
+    return sorted(picks)
+
+
+def effective_branching(shape: TreeShape) -> float:
+    """The uniform branching factor with the same height and leaves: K̄^(1/h) (= b for a uniform tree)."""
+    if len(set(shape.branching)) == 1:
+        return float(shape.branching[0])
+    return float(shape.padded_bins ** (1.0 / shape.height))
+
+
+class _Memo:
+    """A small LRU dictionary."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.data = size, OrderedDict()
+
+    def get(self, key: Hashable, make: Callable[[], object]):
+        if key in self.data:
+            self.data.move_to_end(key)
+            return self.data[key]
+        value = make()
+        self.data[key] = value
+        if len(self.data) > self.size:
+            self.data.popitem(last=False)
+        return value
+
+
+class ProjectionCache:
+    """Everything the plots draw that does not depend on the user's plan, memoised.
+
+    Keys are (K, PrivacySpec, …): the baselines depend on K and the privacy parameters only, the
+    per-shape coefficients on K and the neighbour model only.
+    """
+
+    def __init__(self) -> None:
+        self._variance: dict[tuple[int, float], float] = {}
+        self._candidates = _Memo(8)
+        self._coefficients = _Memo(8192)
+        self._fractions = _Memo(4096)
+        self._plans = _Memo(4096)
+        self._prefix = _Memo(16)
+        self._curves = _Memo(64)
+
+    # exact per-level discrete Laplace variance, as Plan.level_variances computes it
+    def level_variance(self, sensitivity: int, level_epsilon: float) -> float:
+        key = (sensitivity, level_epsilon)
+        if key not in self._variance:
+            if len(self._variance) > 100_000:
+                self._variance.clear()
+            self._variance[key] = discrete_laplace_variance(float(laplace_scale(sensitivity, level_epsilon)))
+        return self._variance[key]
+
+    def _noised_coefficients(self, shape: TreeShape, root_public: bool) -> np.ndarray:
+        """D_l (Σ_j covering digits) of the noised levels, all levels released."""
+        def make() -> np.ndarray:
+            d = covering_total_coefficients(shape, [True] * (shape.height + 1), root_public)
+            return d[1:] if root_public else d
+        return self._coefficients.get((shape, root_public), make)
+
+    def equal_covering_total(self, shape: TreeShape, privacy: PrivacySpec) -> float:
+        """Σ_j Var Ĉ_j of Plan(shape, privacy, equal_budgets, 'covering'), exactly, in O(h) with caches."""
+        d = self._noised_coefficients(shape, privacy.root_public)
+        eps = equal_budgets(shape, privacy)
+        delta = privacy.level_sensitivity
+        return float(sum(c * self.level_variance(delta, e) for c, e in zip(d, eps)))
+
+    # --- paper 000's best tree (planner.paper_best_shape, with its O(#shapes·h) scan cached per K)
+    def paper_best_shape(self, bins: int, privacy: PrivacySpec) -> TreeShape:
+        """Same choice as :func:`dpgui.core.planner.paper_best_shape` (least covering error under
+        equal budgets over :func:`candidate_shapes`); the per-shape digit totals are cached per K."""
+        root_public = privacy.root_public
+
+        def make() -> tuple[list[TreeShape], np.ndarray, np.ndarray]:
+            shapes = candidate_shapes(bins)
+            sums = np.array([float(self._noised_coefficients(s, root_public).sum()) for s in shapes])
+            levels = np.array([s.height + 1 - privacy.first_noised_level() for s in shapes])
+            return shapes, sums, levels
+
+        shapes, sums, levels = self._candidates.get((bins, root_public), make)
+        delta = privacy.level_sensitivity
+        per_level = {n: self.level_variance(delta, privacy.epsilon / n) for n in np.unique(levels).tolist()}
+        values = sums * np.array([per_level[n] for n in levels.tolist()])
+        return shapes[int(np.argmin(values))]
+
+    def baseline_plan(self, name: str, bins: int, privacy: PrivacySpec) -> Plan:
+        """The paper's reference mechanisms: equal budgets, covering sum."""
+        def make() -> Plan:
+            if name == "hist":
+                shape = TreeShape(bins, (bins,))
+            elif name == "binary":
+                shape = TreeShape.uniform(bins, 2)
+            elif name == "paper_best":
+                shape = self.paper_best_shape(bins, privacy)
+            else:
+                raise ValueError(f"unknown baseline {name!r}")
+            return Plan(shape, privacy, equal_budgets(shape, privacy), "covering")
+        return self._plans.get((name, bins, privacy), make)
+
+    def baseline_rms(self, name: str, bins: int, privacy: PrivacySpec) -> float:
+        return self._curves.get(("rms", name, bins, privacy), lambda: rms_margin(self.baseline_plan(name, bins, privacy)))
+
+    def baseline_prefix_margins(self, name: str, bins: int, privacy: PrivacySpec, prefixes: np.ndarray) -> np.ndarray:
+        key = (name, bins, privacy, prefixes.size)
+        return self._prefix.get(key, lambda: margin(prefix_variances(self.baseline_plan(name, bins, privacy), prefixes)))
+
+    # --- plot (c)
+    def uniform_equal_curve(self, bins: int, privacy: PrivacySpec) -> tuple[np.ndarray, np.ndarray]:
+        """(b, RMS margin) of the uniform trees with equal budgets and the covering sum (paper style)."""
+        def make() -> tuple[np.ndarray, np.ndarray]:
+            bs = uniform_branchings(bins)
+            count = [noised_prefix_count(TreeShape(bins, (bins,)), privacy)] * len(bs)
+            totals = [self.equal_covering_total(self._uniform(bins, b), privacy) for b in bs]
+            return np.array(bs, dtype=float), margin(np.array(totals) / np.array(count, dtype=float))
+        return self._curves.get(("equal", bins, privacy), make)
+
+    def uniform_optimised_curve(self, bins: int, privacy: PrivacySpec) -> tuple[np.ndarray, np.ndarray]:
+        """(b, RMS margin) of uniform trees with GLS and optimised budget fractions (see module doc)."""
+        def make() -> tuple[np.ndarray, np.ndarray]:
+            bs = log_spaced_subset(uniform_branchings(bins), GLS_BRANCHINGS)
+            values = [rms_margin(self.optimised_plan(bins, b, privacy)) for b in bs]
+            return np.array(bs, dtype=float), np.array(values)
+        return self._curves.get(("gls", bins, privacy), make)
+
+    def optimised_plan(self, bins: int, b: int, privacy: PrivacySpec) -> Plan:
+        shape = self._uniform(bins, b)
+
+        def fractions() -> tuple[float, ...]:
+            reference = PrivacySpec(1.0, privacy.neighbours, 1)
+            return optimise_budgets(shape, reference, "gls", "total")
+
+        frac = self._fractions.get((bins, b, privacy.neighbours), fractions)
+        return Plan(shape, privacy, split_budget(privacy.epsilon, frac), "gls")
+
+    def _uniform(self, bins: int, b: int) -> TreeShape:
+        return self._plans.get(("uniform", bins, b), lambda: TreeShape.uniform(bins, b))
+
+
+def neighbour_words(privacy: PrivacySpec) -> str:
+    """The neighbour model in plain words."""
+    who = "one person's record" if privacy.records_per_person == 1 else f"up to {privacy.records_per_person} records of one person"
+    if privacy.neighbours == "change":
+        return f"protects {who} changing; N public"
+    return f"protects {who} being added or removed; N private"
+
+
+def format_number(x: float) -> str:
+    if not math.isfinite(x):
+        return "∞"
+    if x == 0:
+        return "0"
+    if abs(x) >= 1e5 or abs(x) < 1e-3:
+        return f"{x:.3g}"
+    return f"{x:.4g}"
+
+
+def plain_tick(value: float) -> str:
+    """A tick label as a plain number: 0.05, 2, 1,000, 1,000,000 (never 10³ or 1e+06)."""
+    if value >= 1:
+        return f"{value:,.0f}" if abs(value - round(value)) < 1e-6 * value else f"{value:,.3g}"
+    return f"{value:.3g}"
+
+
+def log_tick_labels(exponents: list[float], decades: float) -> list[str]:
+    """Labels of log-axis ticks at 10^e: keep mantissas 1, 2 and 5 (all when less than a decade is
+    shown, only powers of ten when more than four are), blank the rest so labels never collide."""
+    keep = (1, 2, 3, 4, 5, 6, 7, 8, 9) if decades < 1.0 else ((1, 2, 5) if decades <= 4 else (1,))
+    out = []
+    for e in exponents:
+        value = 10.0 ** e
+        mantissa = int(round(value / 10.0 ** math.floor(e + 1e-9)))
+        out.append(plain_tick(value) if mantissa in keep else "")
+    return out
+
+
+def connect_within_runs(xs: np.ndarray, allowed: list[int], gap_ratio: float = 1.5, gap_count: int = 8) -> np.ndarray:
+    """pyqtgraph ``connect`` array for points at branching factors ``xs``: no line across a long gap
+    in ``allowed`` (more than ``gap_count`` factors skipped and a ratio above ``gap_ratio``), so the
+    curve does not pretend to cover factors that are not shown."""
+    allowed_arr = np.asarray(allowed)
+    out = np.ones(len(xs), dtype=bool)
+    for i in range(len(xs) - 1):
+        a, b = xs[i], xs[i + 1]
+        inside = allowed_arr[(allowed_arr > a) & (allowed_arr < b)]
+        points = np.concatenate([[a], inside, [b]])
+        gaps = np.diff(points)
+        ratios = points[1:] / points[:-1]
+        if np.any((gaps > gap_count) & (ratios > gap_ratio)):
+            out[i] = False
+    return out
+
+
+# ----------------------------------------------------------------------------- the widget
+import pyqtgraph as pg  # noqa: E402  (Qt below this line only)
+from PySide6.QtCore import QPointF, Qt, Signal  # noqa: E402
+from PySide6.QtGui import QColor, QCursor, QIcon, QPainter, QPalette, QPixmap  # noqa: E402
+from PySide6.QtWidgets import (  # noqa: E402
+    QButtonGroup,
+    QCheckBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QRadioButton,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
+
+from dpgui.app.style import SERIES_COLOURS, SERIES_NAMES, new_plot, series_pen  # noqa: E402
+
+SMALL_K_SYMBOLS = 64  # plot (a) marks every point when K is at most this
+
+
+def _plain_log_axes(plot: pg.PlotWidget) -> None:
+    """Log axes of ``plot`` label ticks as plain numbers (1, 2, 5, 10, 20, …), not 2·10¹."""
+    for name in ("left", "bottom"):
+        axis = plot.getPlotItem().getAxis(name)
+
+        def strings(values, scale, spacing, axis=axis):
+            lo, hi = axis.range
+            return log_tick_labels([float(v) for v in values], abs(hi - lo))
+
+        axis.logTickStrings = strings
+
+
+def _style_legend(plot: pg.PlotWidget, item_pos: tuple[float, float], parent_pos: tuple[float, float],
+                  offset: tuple[float, float]) -> None:
+    """Legend on a semi-opaque panel at a chosen corner, so it stays readable over the curves."""
+    legend = plot.getPlotItem().legend
+    palette = plot.palette()
+    base, text = palette.color(QPalette.ColorRole.Base), QColor(palette.color(QPalette.ColorRole.Text))
+    legend.setBrush(QColor(base.red(), base.green(), base.blue(), 225))
+    text.setAlpha(70)
+    legend.setPen(text)
+    legend.setLabelTextSize("8pt")
+    legend.anchor(itemPos=item_pos, parentPos=parent_pos, offset=offset)
+
+
+def _line_icon(colour: str, width: int) -> QIcon:
+    pixmap = QPixmap(26, 12)
+    pixmap.fill(QColor(0, 0, 0, 0))
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(pg.mkPen(QColor(colour), width=width))
+    painter.drawLine(1, 6, 25, 6)
+    painter.end()
+    return QIcon(pixmap)
+
+
+class ProjectionPlots(QWidget):
+    """Four plots of a plan's projected error: per CDF point, against ε, against branching, per level.
+
+    Call :meth:`set_plan`. ``last_redraw_ms`` is the time the last :meth:`set_plan` (or unit switch)
+    took to compute and hand the new data to the plots; Qt paints afterwards (the benchmark times
+    both). Series data: ``error_curves``, ``epsilon_curves`` (keys "plan", "binary", "hist",
+    "paper_best"), ``branching_curves`` ("equal", "optimised"), ``branching_marker``, ``budget_bars``.
+    """
+
+    units_changed = Signal(bool)  # True when errors are shown in % of N
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.cache = ProjectionCache()
+        self.plan: Plan | None = None
+        self.lower, self.upper, self.value_label, self.n_public = 0.0, 1.0, "value", None
+        self.last_redraw_ms = 0.0
+        self._raw: dict[str, object] = {}
+        self._budget_info: tuple[np.ndarray, np.ndarray] = (np.zeros(1), np.zeros(1))
+
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        outer.setSpacing(2)
+        self.explanation = QLabel(
+            "Projected from the plan alone: no data used, no privacy spent. <b>95% margin</b>: the published "
+            "count is within ± this of the true count about 95% of the time. <b>Typical</b> = root-mean-square "
+            "over all CDF points.")
+        self.explanation.setWordWrap(True)
+        outer.addWidget(self.explanation)
+
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("Top plots:"))
+        self.series_boxes: dict[str, QCheckBox] = {}
+        for name in ("plan",) + BASELINES:
+            box = QCheckBox(SERIES_NAMES[name])
+            box.setIcon(_line_icon(SERIES_COLOURS[name], 3 if name == "plan" else 2))
+            box.setChecked(True)
+            box.setToolTip("Show or hide this line in the two top plots")
+            box.toggled.connect(lambda on, name=name: self._show_series(name, on))
+            self.series_boxes[name] = box
+            bar.addWidget(box)
+        bar.addStretch(1)
+        bar.addWidget(QLabel("Errors in:"))
+        self.records_button = QRadioButton("records")
+        self.percent_button = QRadioButton("% of N")
+        self.records_button.setChecked(True)
+        self.percent_button.setEnabled(False)
+        self.percent_button.setToolTip("Needs the public number of records N")
+        self._unit_group = QButtonGroup(self)
+        for button in (self.records_button, self.percent_button):
+            self._unit_group.addButton(button)
+            bar.addWidget(button)
+        self.percent_button.toggled.connect(self._units_toggled)
+        outer.addLayout(bar)
+
+        grid = QGridLayout()
+        grid.setSpacing(6)
+        outer.addLayout(grid, 1)
+
+        # (a) error of each CDF point
+        self.error_plot = new_plot("Projected error of each CDF point", "value", "95% error margin",
+                                   y_units="records", legend=False)
+        self.error_plot.getPlotItem().setLogMode(x=False, y=True)
+        _plain_log_axes(self.error_plot)
+        self.error_curves: dict[str, pg.PlotDataItem] = {}
+        for name in BASELINES + ("plan",):
+            curve = self.error_plot.plot(pen=series_pen(name, 2.5 if name == "plan" else 1.5))
+            curve.setDownsampling(auto=True, method="peak")
+            curve.setClipToView(True)
+            curve.setZValue(10 if name == "plan" else 0)
+            self.error_curves[name] = curve
+        self.error_plot.setToolTip("Each point: the error margin of the number of records up to that value "
+                                   "(log scale). Lines in the legend above.")
+
+        # (b) error against ε
+        self.epsilon_plot = new_plot("Expected error against ε", "Privacy budget ε", "Typical 95% margin",
+                                     y_units="records", legend=False)
+        self.epsilon_plot.getPlotItem().setLogMode(x=True, y=True)
+        _plain_log_axes(self.epsilon_plot)
+        self.epsilon_curves: dict[str, pg.PlotDataItem] = {}
+        for name in BASELINES + ("plan",):
+            self.epsilon_curves[name] = self.epsilon_plot.plot(pen=series_pen(name, 2.5 if name == "plan" else 1.5))
+        self.epsilon_curves["plan"].setZValue(10)
+        self.epsilon_line = pg.InfiniteLine(
+            angle=90, pen=series_pen("marker", 1.5, dashed=True), label="your ε",
+            labelOpts={"position": 0.93, "color": SERIES_COLOURS["marker"], "anchors": [(0, 0.5), (0, 0.5)]})
+        self.epsilon_plot.addItem(self.epsilon_line, ignoreBounds=True)
+        self.epsilon_dot = pg.ScatterPlotItem(size=9, brush=pg.mkBrush(SERIES_COLOURS["plan"]), pen=pg.mkPen(None))
+        self.epsilon_plot.addItem(self.epsilon_dot)
+        self.epsilon_plot.setToolTip("Typical error if the same plan (same budget split) used another ε. "
+                                     "Both axes on a log scale.")
+
+        # (c) error against branching factor
+        self.branching_plot = new_plot("Error against branching factor", "Branching factor b of a uniform tree",
+                                       "Typical 95% margin", y_units="records")
+        self.branching_plot.getPlotItem().setLogMode(x=True, y=True)
+        _plain_log_axes(self.branching_plot)
+        self.branching_curves = {
+            "equal": self.branching_plot.plot(
+                name="Paper: equal budgets, sum of nodes", pen=series_pen("paper_best", 1.5),
+                symbol="o", symbolSize=4, symbolPen=None, symbolBrush=SERIES_COLOURS["paper_best"]),
+            "optimised": self.branching_plot.plot(
+                name="Tuned budgets, best estimate (GLS)", pen=series_pen("plan", 1.5, dashed=True),
+                symbol="o", symbolSize=5, symbolPen=None, symbolBrush=SERIES_COLOURS["plan"]),
+        }
+        self.branching_marker = self.branching_plot.plot(
+            name="Your plan", pen=None, symbol="star", symbolSize=16,
+            symbolBrush=SERIES_COLOURS["plan"], symbolPen=pg.mkPen("k", width=0.8))
+        self.branching_marker.setZValue(20)
+        self.branching_label = pg.TextItem("your plan", color=SERIES_COLOURS["plan"], anchor=(0.5, -0.25))
+        self.branching_label.setZValue(21)
+        self.branching_plot.addItem(self.branching_label, ignoreBounds=True)
+        _style_legend(self.branching_plot, (0.5, 0), (0.5, 0), (0, 6))
+        self.branching_plot.setToolTip(
+            "Each point is a tree with the same number of branches b at every level, at your ε. Only trees "
+            f"that need at most {MAX_PADDING:g}× your number of bins are shown. Both axes on a log scale. "
+            "The star is your plan, placed at its average branching.")
+
+        # (d) budget per level
+        self.budget_plot = new_plot("Budget per level", "Tree level", "Budget ε of the level")
+        item = self.budget_plot.getPlotItem()
+        self.budget_bars = pg.BarGraphItem(x=[0], height=[0], width=0.6, brush=SERIES_COLOURS["plan"], pen=None)
+        item.addItem(self.budget_bars)
+        item.legend.addItem(self.budget_bars, "Budget ε (bars, left axis)")
+        self.std_view = pg.ViewBox()
+        item.showAxis("right")
+        item.scene().addItem(self.std_view)
+        right = item.getAxis("right")
+        right.linkToView(self.std_view)
+        right.setLabel("Noise std. dev. per count", units="records")
+        right.enableAutoSIPrefix(False)
+        self.std_view.setXLink(item)
+        self.std_points = pg.ScatterPlotItem(size=10, symbol="d", brush=pg.mkBrush(SERIES_COLOURS["confidential"]),
+                                             pen=pg.mkPen(None))
+        self.std_view.addItem(self.std_points)
+        item.legend.addItem(self.std_points, "Noise std. dev. (◆, right axis)")
+        item.vb.sigResized.connect(self._sync_std_view)
+        item.setMouseEnabled(x=False, y=False)
+        item.hideButtons()
+        self.budget_plot.scene().sigMouseMoved.connect(self._budget_hover)
+        _style_legend(self.budget_plot, (1, 0), (1, 0), (-6, 6))
+
+        grid.addWidget(self.error_plot, 0, 0)
+        grid.addWidget(self.epsilon_plot, 0, 1)
+        grid.addWidget(self.branching_plot, 1, 0)
+        grid.addWidget(self.budget_plot, 1, 1)
+        for i in range(2):
+            grid.setRowStretch(i, 1)
+            grid.setColumnStretch(i, 1)
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def percent_of_n(self) -> bool:
+        """True when the errors are shown in % of N (needs ``n_public``)."""
+        return self.percent_button.isChecked() and bool(self.n_public)
+
+    def set_percent_of_n(self, on: bool) -> None:
+        """Show errors in % of N (only when ``n_public`` was given) or in records."""
+        (self.percent_button if on and self.n_public else self.records_button).setChecked(True)
+
+    def set_plan(self, plan: Plan, lower: float, upper: float, value_label: str = "value",
+                 n_public: int | None = None) -> None:
+        """Show the projected error of ``plan`` for K equal bins over [lower, upper) of a column
+        called ``value_label`` (put its units in it, e.g. "income (€)"). With ``n_public`` (the
+        public number of records N) the errors can also be shown in % of N."""
+        start = time.perf_counter()
+        self.plan, self.lower, self.upper, self.value_label = plan, float(lower), float(upper), value_label
+        self.n_public = int(n_public) if n_public and n_public > 0 else None
+        self.percent_button.setEnabled(self.n_public is not None)
+        self.percent_button.setToolTip("" if self.n_public else "Needs the public number of records N")
+        if self.n_public is None and self.percent_button.isChecked():
+            self.records_button.blockSignals(True)
+            self.records_button.setChecked(True)
+            self.records_button.blockSignals(False)
+        self._compute()
+        self._apply_units()
+        self._draw_budgets()
+        self.last_redraw_ms = (time.perf_counter() - start) * 1000.0
+
+    # ------------------------------------------------------------------ computation (records)
+    def _compute(self) -> None:
+        plan = self.plan
+        assert plan is not None
+        bins, privacy, cache = plan.shape.bins, plan.privacy, self.cache
+        # (a) every CDF point (or an exact sample of them for huge K)
+        prefixes = draw_prefixes(bins)
+        width = (self.upper - self.lower) / bins
+        series = {"plan": margin(prefix_variances(plan, prefixes))}
+        for name in BASELINES:
+            series[name] = cache.baseline_prefix_margins(name, bins, privacy, prefixes)
+        a = {}
+        for name, y in series.items():
+            keep = y > 0  # C_K = N is exact under 'change': margin 0, not drawable on a log axis
+            a[name] = (self.lower + prefixes[keep] * width, y[keep])
+        # (b) typical margin against ε (same budget fractions for the plan)
+        grid = epsilon_grid(privacy.epsilon)
+        b = {"plan": (grid, np.array([rms_margin(scaled_plan(plan, e)) for e in grid]))}
+        for name in BASELINES:
+            b[name] = (grid, np.array([cache.baseline_rms(name, bins, with_epsilon(privacy, e)) for e in grid]))
+        # (c) typical margin against uniform branching
+        c = {"equal": cache.uniform_equal_curve(bins, privacy),
+             "optimised": cache.uniform_optimised_curve(bins, privacy)}
+        allowed = cache._curves.get(("allowed", bins), lambda: uniform_branchings(bins))
+        self._raw = {"a": a, "b": b, "c": c, "rms": rms_margin(plan), "allowed": allowed}
+
+    # ------------------------------------------------------------------ drawing
+    def _scale(self) -> float:
+        return 100.0 / self.n_public if self.percent_of_n else 1.0
+
+    def _apply_units(self) -> None:
+        if self.plan is None:
+            return
+        scale = self._scale()
+        units = "% of N" if self.percent_of_n else "records"
+        plan, raw = self.plan, self._raw
+        # (a)
+        item = self.error_plot.getPlotItem()
+        item.setLabel("bottom", f"{self.value_label} (upper edge of the bin)")
+        item.setLabel("left", "95% error margin", units=units)
+        small = plan.shape.bins <= SMALL_K_SYMBOLS
+        for name, (x, y) in raw["a"].items():
+            curve = self.error_curves[name]
+            curve.setData(x, y * scale)
+            if small:
+                curve.setSymbol("o")
+                curve.setSymbolSize(5)
+                curve.setSymbolBrush(SERIES_COLOURS[name])
+                curve.setSymbolPen(None)
+            else:
+                curve.setSymbol(None)
+        item.enableAutoRange()
+        # (b)
+        item = self.epsilon_plot.getPlotItem()
+        item.setLabel("left", "Typical 95% margin", units=units)
+        for name, (x, y) in raw["b"].items():
+            self.epsilon_curves[name].setData(x, y * scale)
+        eps = plan.privacy.epsilon
+        self.epsilon_line.setValue(math.log10(eps))
+        self.epsilon_line.label.setFormat(f" your ε = {format_number(eps)}")
+        self.epsilon_dot.setData([math.log10(eps)], [math.log10(raw["rms"] * scale)])
+        item.enableAutoRange()
+        # (c)
+        item = self.branching_plot.getPlotItem()
+        item.setLabel("left", "Typical 95% margin", units=units)
+        for name, (x, y) in raw["c"].items():
+            self.branching_curves[name].setData(x, y * scale, connect=connect_within_runs(x, raw["allowed"]))
+        bx = effective_branching(plan.shape)
+        self.branching_marker.setData([bx], [raw["rms"] * scale])
+        self.branching_label.setText(f"your plan ({plan.shape.label.replace('x', '×')})")
+        self.branching_label.setPos(math.log10(bx), math.log10(raw["rms"] * scale))
+        # y range by hand: room below the star for its label, above the curves for the legend
+        ys = np.concatenate([y for _, y in raw["c"].values()] + [[raw["rms"]]]) * scale
+        xs = np.concatenate([x for x, _ in raw["c"].values()] + [[bx]])
+        lo, hi = math.log10(float(ys.min())), math.log10(float(ys.max()))
+        span = max(hi - lo, 0.3)
+        item.setYRange(lo - 0.3 * span, hi + 0.45 * span, padding=0)
+        item.setXRange(math.log10(float(xs.min())), math.log10(float(xs.max())), padding=0.06)
+
+    def _draw_budgets(self) -> None:
+        plan = self.plan
+        assert plan is not None
+        h, first = plan.shape.height, plan.privacy.first_noised_level()
+        eps = np.zeros(h + 1)
+        eps[first:] = plan.level_epsilons
+        std = np.sqrt(plan.level_variances())
+        levels = np.arange(h + 1, dtype=float)
+        self.budget_bars.setOpts(x=levels, height=eps, width=0.6)
+        shown = np.isfinite(std)
+        self.std_points.setData(levels[shown], std[shown])
+        self._budget_info = (eps, std)
+        item = self.budget_plot.getPlotItem()
+        step = max(1, math.ceil((h + 1) / 12))
+        ticks = [(0, "root")]
+        ticks += [(level, str(level)) for level in range(step, h) if level % step == 0 and h - level >= step / 2]
+        ticks.append((h, f"{h} leaves"))
+        item.getAxis("bottom").setTicks([ticks])
+        item.setXRange(-0.6, h + 0.6, padding=0)
+        headroom = 1.6  # room above the bars for the legend
+        item.setYRange(0, float(eps.max()) * headroom, padding=0)
+        finite = std[shown]
+        top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+        self.std_view.setYRange(0, top * headroom, padding=0)
+        privacy = plan.privacy
+        item.setTitle(f"Budget per level: total ε = {format_number(privacy.epsilon)}<br>"
+                      f"<span style='font-size:8pt'>{neighbour_words(privacy)}</span>")
+        self.budget_plot.setToolTip("Hover over a bar for its budget and noise")
+        self._sync_std_view()
+
+    def budget_tooltip(self, level: int) -> str:
+        """Plain-words description of one level of the plan (the hover tooltip of plot (d))."""
+        plan = self.plan
+        assert plan is not None
+        eps, std = self._budget_info
+        nodes = plan.shape.nodes_at_level(level)
+        where = "Root" if level == 0 else ("Leaves" if level == plan.shape.height else f"Level {level}")
+        head = f"{where}: {nodes:,} count{'s' if nodes != 1 else ''}"
+        if level == 0 and plan.privacy.root_public:
+            return f"{head}\npublished exactly (N is public): no budget, no noise"
+        if not math.isfinite(std[level]):
+            return f"{head}\nnot published (budget 0)"
+        return (f"{head}\nbudget ε = {format_number(eps[level])}\n"
+                f"noise std. dev. = {format_number(std[level])} records per count")
+
+    # ------------------------------------------------------------------ plumbing
+    def _show_series(self, name: str, on: bool) -> None:
+        self.error_curves[name].setVisible(on)
+        self.epsilon_curves[name].setVisible(on)
+        if name == "plan":
+            self.epsilon_dot.setVisible(on)
+
+    def _units_toggled(self, _checked: bool) -> None:
+        start = time.perf_counter()
+        self._apply_units()
+        self.last_redraw_ms = (time.perf_counter() - start) * 1000.0
+        self.units_changed.emit(self.percent_of_n)
+
+    def _sync_std_view(self) -> None:
+        vb = self.budget_plot.getPlotItem().vb
+        self.std_view.setGeometry(vb.sceneBoundingRect())
+        self.std_view.linkedViewChanged(vb, self.std_view.XAxis)
+
+    def _budget_hover(self, pos: QPointF) -> None:
+        if self.plan is None:
+            return
+        vb = self.budget_plot.getPlotItem().vb
+        if not vb.sceneBoundingRect().contains(pos):
+            return
+        x = vb.mapSceneToView(pos).x()
+        level = int(round(x))
+        if 0 <= level <= self.plan.shape.height and abs(x - level) <= 0.35:
+            QToolTip.showText(QCursor.pos(), self.budget_tooltip(level), self.budget_plot)
+        else:
+            QToolTip.hideText()

@@ -1,0 +1,76 @@
+"""The release job (run on a worker thread) and the words of its confirmation.
+
+Order: read the column (cancellable) → point of no return → draw the noise and post-process.
+Cancelling before the noise is drawn spends nothing; once the noise exists the release completes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Callable
+
+from dpgui.app.data_page import ColumnSettings, format_number
+from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS
+from dpgui.core.mechanism import Release, release
+from dpgui.core.noise import RandomSource
+from dpgui.core.plan import Plan
+from dpgui.data.histogram import ColumnHistogram, column_histogram
+from dpgui.errors import Cancelled
+
+READ_SHARE = 0.85  # fraction of the progress bar used by reading the file
+NOISE_MESSAGE = "Adding noise and estimating (cannot be cancelled now)…"
+
+
+@dataclass(frozen=True)
+class ReleaseOutcome:
+    """A finished release, with the confidential histogram kept only for the officer's own check."""
+
+    release: Release
+    histogram: ColumnHistogram  # CONFIDENTIAL: never exported
+    settings: ColumnSettings
+    consistency: str
+    released_at: datetime
+
+
+def run_release(settings: ColumnSettings, plan: Plan, consistency: str, source: Callable[[], RandomSource],
+                progress: Callable[[float, str], None], should_cancel: Callable[[], bool]) -> ReleaseOutcome:
+    """Histogram of the column, then one ε-DP release of its CDF. Time O(rows + K·h)."""
+    name = settings.path.name
+    progress(0.0, f"Reading '{settings.column}' from {name}…")
+    histogram = column_histogram(
+        settings.path, settings.column, settings.lower, settings.upper, settings.bins, settings.missing,
+        progress=lambda fraction: progress(READ_SHARE * fraction, f"Reading '{settings.column}' from {name}…"),
+        should_cancel=should_cancel,
+    )
+    if should_cancel():
+        raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
+    progress(READ_SHARE, NOISE_MESSAGE)
+    result = release(histogram.counts, plan, source(), settings.lower, settings.upper, consistency)
+    progress(1.0, "Released.")
+    return ReleaseOutcome(result, histogram, settings, consistency, datetime.now(timezone.utc))
+
+
+def confirmation_text(settings: ColumnSettings, plan: Plan, consistency: str) -> str:
+    """What will be published and what it costs, in plain words (rich text)."""
+    privacy = plan.privacy
+    branching = " × ".join(map(str, plan.shape.branching))
+    if privacy.root_public:
+        total = "The total number of records N is published exactly (it is public under this model)."
+    else:
+        total = "The total number of records is not published exactly; it is estimated from noisy counts."
+    missing = ("Rows with a missing value are left out." if settings.missing == "drop"
+               else "The release stops if any value is missing.")
+    return (
+        f"<p>You are about to publish the <b>cumulative distribution (CDF)</b> of <b>{settings.column}</b> "
+        f"from <b>{settings.path.name}</b>: {settings.bins:,} cumulative counts, one at each bin edge from "
+        f"{format_number(settings.lower)} to {format_number(settings.upper)} "
+        f"(values outside are counted in the first or last bin). {missing}</p>"
+        f"<p><b>Cost: ε = {privacy.epsilon:g}</b> of privacy budget, spent for good. "
+        f"Protection: {NEIGHBOURS_LABELS[privacy.neighbours].lower()}; "
+        f"up to {privacy.records_per_person} record{'s' if privacy.records_per_person > 1 else ''} per person. "
+        f"{total}</p>"
+        f"<p>Method: a tree of noisy counts (branching {branching}), exact discrete Laplace noise from "
+        f"the system's secure random source; estimator: {ESTIMATOR_LABELS[plan.estimator].lower()}; "
+        f"consistency: {CONSISTENCY_LABELS[consistency].lower()}.</p>"
+    )

@@ -1,0 +1,67 @@
+"""The page shown when no file is open: open a file, recent files, or the sample data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout, QWidget
+
+from dpgui.app import text
+
+
+class StartPage(QWidget):
+    openRequested = Signal()
+    sampleRequested = Signal()
+    recentRequested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        title = QLabel(f"<h1>{text.APP_NAME}</h1><p style='font-size:large'>{text.TAGLINE}</p>")
+        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        title.setWordWrap(True)
+        steps = QLabel(
+            "<ol><li><b>Data</b>: open a table, pick a number column, state its public bounds.</li>"
+            "<li><b>Privacy and plan</b>: set the budget ε; see the error you will get before spending it.</li>"
+            "<li><b>Release</b>: publish a noisy CDF with error bars, quantiles and counts.</li></ol>")
+        steps.setWordWrap(True)
+        self.open_button = QPushButton("&Open a file…")
+        self.open_button.setToolTip("CSV, TSV, Parquet or Excel (.xlsx). You can also drop a file on this window.")
+        self.open_button.clicked.connect(self.openRequested)
+        self.sample_button = QPushButton("Try the &sample data (NYC flights, 2013)")
+        self.sample_button.setToolTip("336,776 public flight records, bundled with the app.")
+        self.sample_button.clicked.connect(self.sampleRequested)
+        for button in (self.open_button, self.sample_button):
+            button.setMinimumHeight(36)
+        self.recent = QListWidget()
+        self.recent.setAccessibleName("Recent files")
+        self.recent.itemActivated.connect(lambda item: self.recentRequested.emit(item.data(Qt.ItemDataRole.UserRole)))
+        self.recent_label = QLabel("&Recent files (double-click or Enter to open):")
+        self.recent_label.setBuddy(self.recent)
+        drop = QLabel("Or drop a CSV, TSV, Parquet or Excel file anywhere on this window.")
+        drop.setAlignment(Qt.AlignmentFlag.AlignCenter)
+
+        column = QWidget()
+        column.setMaximumWidth(640)
+        layout = QVBoxLayout(column)
+        layout.addWidget(title)
+        layout.addWidget(steps)
+        layout.addWidget(self.open_button)
+        layout.addWidget(self.sample_button)
+        layout.addWidget(drop)
+        layout.addSpacing(12)
+        layout.addWidget(self.recent_label)
+        layout.addWidget(self.recent, 1)
+        outer = QVBoxLayout(self)
+        outer.addWidget(column, 1, Qt.AlignmentFlag.AlignHCenter)
+
+    def set_recent(self, paths: list[str]) -> None:
+        self.recent.clear()
+        for path in paths:
+            item = QListWidgetItem(f"{Path(path).name}    —    {Path(path).parent}")
+            item.setData(Qt.ItemDataRole.UserRole, path)
+            item.setToolTip(path)
+            self.recent.addItem(item)
+        visible = bool(paths)
+        self.recent.setVisible(visible)
+        self.recent_label.setVisible(visible)

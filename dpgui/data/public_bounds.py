@@ -1,0 +1,279 @@
+"""Suggestions for a column's bounds from public information only.
+
+The bounds of a differentially private CDF must not come from the confidential data
+(:data:`WHY_NOT_CONFIDENTIAL` says why, for the user). This module never opens the
+confidential file's values; it suggests bounds from:
+
+* a published schema (:func:`suggest_from_schema`, :func:`find_schema_for`): a
+  Frictionless Table Schema, a Data Package, or a simple ``{"columns": {...}}`` file;
+* a file the user marks as public (:func:`suggest_from_reference`): its minimum and
+  maximum;
+* the column's storage type (:func:`suggest_from_type`): e.g. ``uint8`` is 0..255.
+
+Each returns a :class:`BoundsSuggestion` with a one-sentence explanation for the user.
+No Qt.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+import pathlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpgui.data.histogram import (
+    SUPPORTED_EXTENSIONS,
+    CancelCallback,
+    PathLike,
+    ProgressCallback,
+    _check_callbacks,
+    _check_path,
+    _numeric_column,
+    _short,
+    _to_float64,
+    _watched,
+)
+from dpgui.data.table import ColumnInfo
+from dpgui.errors import DataError, ParameterError
+
+__all__ = [
+    "BoundsSuggestion",
+    "WHY_NOT_CONFIDENTIAL",
+    "find_schema_for",
+    "suggest_from_reference",
+    "suggest_from_schema",
+    "suggest_from_type",
+]
+
+#: Why the app does not offer the confidential data's own minimum and maximum (for the user).
+WHY_NOT_CONFIDENTIAL = (
+    "The smallest and largest values in your confidential data belong to real people, so "
+    "using them as bounds would publish the most extreme person's value. "
+    "Bounds must come from public knowledge (a codebook, a published range, common sense) "
+    "and be chosen before looking at the data. "
+    "Values outside the bounds are not lost: they are counted in the first or last bin."
+)
+
+# Rows per batch when scanning a public reference file.
+_BATCH_ROWS = 1_000_000
+
+# Value ranges of small integer types (larger ones would make useless bounds).
+_TYPE_RANGES = {"bool": (0, 1), "int8": (-128, 127), "uint8": (0, 255)}
+
+
+@dataclass(frozen=True)
+class BoundsSuggestion:
+    """Suggested bounds for a column, in its unit; either may be None (not known).
+
+    ``source``: 'schema', 'reference' or 'type'; ``explanation``: one plain sentence
+    saying where the numbers come from.
+    """
+
+    lower: float | None
+    upper: float | None
+    source: str
+    explanation: str
+
+
+def _fmt(x: float) -> str:
+    return f"{x:,.0f}" if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
+# --------------------------------------------------------------------------- schema
+
+
+def find_schema_for(data_path: PathLike) -> pathlib.Path | None:
+    """The first published schema found next to a data file, or None.
+
+    Looks for ``<file>.schema.json`` (``data.csv.schema.json``), then
+    ``<stem>.schema.json`` (``data.schema.json``, the stem without ``.csv``, ``.csv.gz``
+    and the like), then ``datapackage.json`` in the same folder. O(1); reads nothing.
+    """
+    p = pathlib.Path(os.fspath(data_path))
+    name = p.name
+    stem = next(
+        (name[: -len(ext)] for ext in sorted(SUPPORTED_EXTENSIONS, key=len, reverse=True)
+         if name.lower().endswith(ext)),
+        p.stem,
+    )
+    for candidate in (f"{name}.schema.json", f"{stem}.schema.json", "datapackage.json"):
+        path = p.with_name(candidate)
+        if path.is_file():
+            return path
+    return None
+
+
+def _load_json(path: pathlib.Path) -> Any:
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise DataError(f"schema file not found: '{path}'", "check the path, or choose the file again") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise DataError(
+            f"'{path.name}' is not valid JSON: {_short(err)}",
+            "fix the schema file (or remove it) and retry",
+        ) from err
+    except OSError as err:
+        raise DataError(f"cannot read '{path.name}': {_short(err)}", "check the file's permissions") from err
+
+
+def _bad_schema(path: pathlib.Path, what: str) -> DataError:
+    return DataError(
+        f"'{path.name}' is not a table schema: {what}",
+        'use a Table Schema ({"fields": [{"name": ..., "constraints": {"minimum": ..., '
+        '"maximum": ...}}]}) or {"columns": {"name": {"minimum": ..., "maximum": ...}}}',
+    )
+
+
+def _schema_fields(path: pathlib.Path, doc: Any) -> list[dict]:
+    """Every field description in a Table Schema, a Data Package or a ``columns`` map,
+    normalised to ``{"name": ..., "constraints": {...}}``."""
+    if not isinstance(doc, dict):
+        raise _bad_schema(path, "the top level is not a JSON object")
+    if "resources" in doc:  # a Data Package: the schemas of its resources, in order
+        if not isinstance(doc["resources"], list):
+            raise _bad_schema(path, '"resources" is not a list')
+        fields: list[dict] = []
+        for resource in doc["resources"]:
+            schema = resource.get("schema") if isinstance(resource, dict) else None
+            if isinstance(schema, str):  # a path to a schema file, relative to the package
+                if "://" in schema:
+                    continue  # a URL: not fetched
+                schema = _load_json(path.parent / schema)
+            if isinstance(schema, dict):
+                fields += _schema_fields(path, schema)
+        return fields
+    if "fields" in doc:
+        if not isinstance(doc["fields"], list) or not all(isinstance(f, dict) for f in doc["fields"]):
+            raise _bad_schema(path, '"fields" is not a list of objects')
+        return [f for f in doc["fields"]]
+    if "columns" in doc:
+        if not isinstance(doc["columns"], dict) or not all(isinstance(c, dict) for c in doc["columns"].values()):
+            raise _bad_schema(path, '"columns" is not an object of objects')
+        return [{"name": name, "constraints": c} for name, c in doc["columns"].items()]
+    raise _bad_schema(path, 'it has no "fields", "columns" or "resources"')
+
+
+def _number(path: pathlib.Path, column: str, key: str, value: Any) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise DataError(
+            f"the {key} of column '{column}' in '{path.name}' is not a finite number: {value!r}",
+            "fix the schema file, or enter the bounds yourself",
+        )
+    return float(value)
+
+
+def suggest_from_schema(schema_path: PathLike, column: str) -> BoundsSuggestion | None:
+    """Bounds of ``column`` published in a schema file, or None if it gives none.
+
+    Accepts a Frictionless Table Schema (``{"fields": [{"name", "type", "constraints":
+    {"minimum", "maximum", "enum"}}]}``), a Data Package (``datapackage.json``: the first
+    resource schema that describes the column; schemas given as relative paths are read,
+    URLs are not fetched), or ``{"columns": {"name": {"minimum", "maximum"}}}``. A numeric
+    ``enum`` gives its smallest and largest value. Either bound may be None.
+    Raises :class:`~dpgui.errors.DataError` for unreadable JSON, a file of another shape,
+    a bound that is not a number, or a minimum above the maximum.
+    """
+    path = pathlib.Path(os.fspath(schema_path))
+    fields = _schema_fields(path, _load_json(path))
+    field = next((f for f in fields if f.get("name") == column), None)
+    if field is None:
+        return None
+    constraints = field.get("constraints", {})
+    if not isinstance(constraints, dict):
+        raise _bad_schema(path, f'the "constraints" of column \'{column}\' are not an object')
+    lower = upper = None
+    enum = constraints.get("enum")
+    if isinstance(enum, list) and enum:
+        values = [_number(path, column, "enum value", v) for v in enum]
+        lower, upper = min(values), max(values)
+    if constraints.get("minimum") is not None:
+        lower = _number(path, column, "minimum", constraints["minimum"])
+    if constraints.get("maximum") is not None:
+        upper = _number(path, column, "maximum", constraints["maximum"])
+    if lower is None and upper is None:
+        return None
+    if lower is not None and upper is not None and lower > upper:
+        raise DataError(
+            f"the minimum {_fmt(lower)} of column '{column}' in '{path.name}' is above its "
+            f"maximum {_fmt(upper)}",
+            "fix the schema file, or enter the bounds yourself",
+        )
+    if lower is not None and upper is not None:
+        says = f"lies between {_fmt(lower)} and {_fmt(upper)}"
+    elif lower is not None:
+        says = f"is at least {_fmt(lower)}"
+    else:
+        says = f"is at most {_fmt(upper)}"  # type: ignore[arg-type]
+    return BoundsSuggestion(
+        lower, upper, "schema",
+        f"The published description of the data ('{path.name}') says that '{column}' {says}.",
+    )
+
+
+# --------------------------------------------------------------------------- reference
+
+
+def suggest_from_reference(
+    reference_path: PathLike,
+    column: str,
+    *,
+    progress: ProgressCallback | None = None,
+    should_cancel: CancelCallback | None = None,
+) -> BoundsSuggestion:
+    """The smallest and largest value of ``column`` in a file the user marks as PUBLIC.
+
+    Reads the file like :func:`~dpgui.data.histogram.column_histogram` (any supported
+    format, streamed: O(rows) time, O(batch) memory; same ``progress``/``should_cancel``
+    callbacks); missing and infinite values are skipped. Never call it on the
+    confidential file (see :data:`WHY_NOT_CONFIDENTIAL`).
+    Raises :class:`~dpgui.errors.DataError` (file or column unusable, no finite value),
+    :class:`~dpgui.errors.Cancelled`.
+    """
+    _check_callbacks(progress, should_cancel)
+    if not isinstance(column, str) or not column:
+        raise ParameterError(f"column name {column!r} is not a non-empty string", "pick a column")
+    p, fmt = _check_path(reference_path)
+    lo, hi = math.inf, -math.inf
+    for arr in _watched(_numeric_column(p, fmt, column, _BATCH_ROWS), progress, should_cancel):
+        x, _ = _to_float64(arr)
+        finite = x[np.isfinite(x)]
+        if finite.size:
+            lo, hi = min(lo, float(finite.min())), max(hi, float(finite.max()))
+    if lo > hi:
+        raise DataError(
+            f"column '{column}' in the public file '{p.name}' has no finite values",
+            "choose another public file or column, or enter the bounds yourself",
+        )
+    return BoundsSuggestion(
+        lo, hi, "reference",
+        f"In the public file '{p.name}', '{column}' goes from {_fmt(lo)} to {_fmt(hi)}.",
+    )
+
+
+# --------------------------------------------------------------------------- type
+
+
+def suggest_from_type(column_info: ColumnInfo) -> BoundsSuggestion | None:
+    """Bounds implied by the column's storage type alone (boolean 0..1, int8 -128..127,
+    uint8 0..255), or None for wider types, whose range says nothing useful. O(1)."""
+    key = "bool" if column_info.kind == "boolean" else column_info.dtype
+    if key not in _TYPE_RANGES:
+        return None
+    lo, hi = _TYPE_RANGES[key]
+    what = "yes/no (0 or 1)" if key == "bool" else f"whole numbers from {lo} to {hi} ({key})"
+    return BoundsSuggestion(
+        float(lo), float(hi), "type",
+        f"The file stores '{column_info.name}' as {what}, so no value can lie outside that range.",
+    )

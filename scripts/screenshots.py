@@ -1,0 +1,130 @@
+"""Open every screen of the real window and save screenshots (used by the Xvfb test and for the README).
+
+    python scripts/screenshots.py OUTDIR [--appearance system|light|dark] [--seed S]
+
+Runs on whatever display Qt is given (Xvfb in CI: QT_QPA_PLATFORM=xcb, DISPLAY set). Each screen
+is captured from the screen itself (QScreen.grabWindow of the X root window), so what is saved is
+what a user would see, including the window manager-less frame. Noise is seeded: these releases
+are illustrations, not publications. Exit 0 when every screenshot was written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QApplication
+
+from dpgui.app.main import create_application
+from dpgui.core.noise import SeededRandom
+
+
+def wait(condition, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        QApplication.processEvents()
+        if time.monotonic() > deadline:
+            raise TimeoutError("the window did not reach the expected state in time")
+        time.sleep(0.01)
+
+
+def settle(seconds: float = 0.4) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        QApplication.processEvents()
+        time.sleep(0.01)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("outdir", type=Path)
+    parser.add_argument("--appearance", default="light", choices=("system", "light", "dark"))
+    parser.add_argument("--seed", type=int, default=2013)
+    parser.add_argument("--size", default="1366x860")
+    args = parser.parse_args(argv)
+    args.outdir.mkdir(parents=True, exist_ok=True)
+
+    app = create_application()
+    QSettings().setValue("appearance", args.appearance)
+    from dpgui.app.main_window import MainWindow, TAB_DATA, TAB_PLAN, TAB_RESULTS, TAB_TREE
+    from dpgui.app.theme import apply_appearance
+
+    apply_appearance(args.appearance)
+    window = MainWindow()
+    window.noise_source = lambda: SeededRandom(args.seed)
+    width, height = (int(v) for v in args.size.split("x"))
+    window.resize(width, height)
+    window.move(0, 0)
+    window.show()
+    screen = app.primaryScreen()
+    written: list[Path] = []
+
+    def shot(name: str, widget=None) -> None:
+        settle()
+        target = widget if widget is not None else window
+        pixmap = screen.grabWindow(0, target.x(), target.y(), target.frameGeometry().width(),
+                                   target.frameGeometry().height())
+        if pixmap.isNull() or pixmap.width() < 50:
+            pixmap = target.grab()
+        path = args.outdir / f"{name}.png"
+        if not pixmap.save(str(path)):
+            raise OSError(f"could not write {path}")
+        written.append(path)
+        print(f"wrote {path} ({pixmap.width()}×{pixmap.height()})", flush=True)
+
+    shot("01-start")
+    window.open_sample()
+    wait(lambda: window.table is not None)
+    page = window.data_page
+    wait(lambda: page.current_column() is not None)
+    page.set_missing_policy("drop")
+    plan_page = window.plan_page
+    wait(lambda: plan_page.plan is not None and not plan_page.is_planning())
+    shot("02-data")
+    window.tabs.setCurrentIndex(TAB_PLAN)
+    wait(lambda: plan_page.plan is not None and not plan_page.is_planning())
+    shot("03-plan")
+    plan_page.target.set_text("1")
+    plan_page.target_unit.setCurrentIndex(plan_page.target_unit.findData("percent"))
+    before = plan_page.plan
+    plan_page.accuracy_first()
+    wait(lambda: plan_page.plan is not before and not plan_page.is_planning())
+    shot("04-accuracy-first")
+    plan_page.set_epsilon(1.0)
+    wait(lambda: not plan_page.is_planning() and plan_page.plan.privacy.epsilon == 1.0)
+    window.tabs.setCurrentIndex(TAB_TREE)
+    shot("05-bin-tree")
+    inputs = window.release_inputs()
+    if inputs is None:
+        raise RuntimeError("the release inputs are not valid: " + getattr(window, "last_error", ""))
+    box = window.confirmation_box(inputs)
+    box.show()
+    settle()
+    shot("06-confirm-release", box)
+    box.close()
+    window.start_release(inputs)
+    wait(lambda: window.outcome is not None)
+    window.tabs.setCurrentIndex(TAB_RESULTS)
+    shot("07-results")
+    toggle = window.result_view.true_checkbox
+    toggle.setChecked(True)
+    shot("08-results-confidential-toggle")
+    toggle.setChecked(False)
+    page.lower.set_text("10")
+    page.upper.set_text("5")
+    page.bins.set_text("0")
+    window.tabs.setCurrentIndex(TAB_DATA)
+    shot("09-data-bad-input")
+    plan_page.epsilon.set_text("abc")
+    window.tabs.setCurrentIndex(TAB_PLAN)
+    shot("10-plan-bad-epsilon")
+    window.close()
+    print(f"{len(written)} screenshots in {args.outdir}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

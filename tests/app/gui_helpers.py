@@ -1,0 +1,87 @@
+"""Shared steps of the GUI tests: a window with seeded noise, loading, planning, releasing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from dpgui.core.noise import SeededRandom
+
+TIMEOUT = 30_000
+
+
+def make_window(qtbot, seed: int = 7):
+    from dpgui.app.main import create_application
+    from dpgui.app.main_window import MainWindow
+
+    create_application()
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.noise_source = lambda: SeededRandom(seed)
+    window.resize(1280, 800)
+    window.show()
+    return window
+
+
+def wait_plan(qtbot, window, bins: int | None = None) -> None:
+    page = window.plan_page
+    qtbot.waitUntil(lambda: page.plan is not None and not page.is_planning()
+                    and (bins is None or page.plan.shape.bins == bins), timeout=TIMEOUT)
+
+
+def open_and_wait(qtbot, window, path: str | Path, column: str | None = None) -> None:
+    window.open_file(str(path), column=column)
+    qtbot.waitUntil(lambda: window.table is not None and window.table.path == Path(path), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window._count_worker is None and not window.pool.busy(), timeout=TIMEOUT)
+
+
+def set_column(qtbot, window, column: str, lower: str, upper: str, bins: str, missing: str = "drop") -> None:
+    page = window.data_page
+    assert page.select_column(column)
+    page.lower.set_text(lower)
+    page.upper.set_text(upper)
+    page.bins.set_text(bins)
+    page.bins.edited.emit()
+    page.set_missing_policy(missing)
+    wait_plan(qtbot, window, int(bins.replace(",", "")))
+
+
+def click_release_in_confirmation(answer: str = "Release") -> None:
+    """Answer the modal confirmation once it is shown (the release() call blocks in exec())."""
+
+    def answer_box() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(20, answer_box)
+            return
+        for button in box.buttons():
+            if button.text().replace("&", "") == answer:
+                button.click()
+                return
+        box.reject()
+
+    QTimer.singleShot(20, answer_box)
+
+
+def release_and_wait(qtbot, window) -> None:
+    before = window.outcome
+    click_release_in_confirmation("Release")
+    window.release()
+    qtbot.waitUntil(lambda: window.outcome is not before and window._release_worker is None, timeout=TIMEOUT)
+
+
+def error_text(window) -> str:
+    return getattr(window, "last_error", "")
+
+
+def type_into(qtbot, field, text: str) -> None:
+    """Replace a ValidatedField's text by typing, as a user would (select all, delete, type)."""
+    from PySide6.QtCore import Qt
+
+    field.edit.setFocus()
+    field.edit.selectAll()
+    qtbot.keyClick(field.edit, Qt.Key.Key_Backspace)
+    if text:
+        qtbot.keyClicks(field.edit, text)

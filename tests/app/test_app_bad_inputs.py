@@ -1,0 +1,237 @@
+"""Bad input through the GUI: each gives a message next to the field or a dialog saying what to do;
+nothing crashes, freezes, or releases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QApplication
+
+from gui_helpers import error_text, make_window, open_and_wait, release_and_wait, set_column, type_into
+
+
+@pytest.fixture
+def window(qtbot):
+    return make_window(qtbot)
+
+
+@pytest.fixture
+def good_csv(tmp_path):
+    path = tmp_path / "people.csv"
+    rng = np.random.default_rng(1)
+    rows = ["name,age,income"] + [f"p{i},{a},{w:.2f}" for i, (a, w) in
+                                  enumerate(zip(rng.integers(0, 100, 500), rng.gamma(2, 20000, 500)))]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def alive(window) -> None:
+    QApplication.processEvents()
+    assert window.isVisible()
+    assert window.outcome is None  # nothing was released
+
+
+def wait_error(qtbot, window, *words: str) -> str:
+    qtbot.waitUntil(lambda: error_text(window) != "", timeout=30_000)
+    message = error_text(window)
+    for word in words:
+        assert word.lower() in message.lower(), message
+    return message
+
+
+def test_unreadable_file(qtbot, window, tmp_path):
+    path = tmp_path / "broken.parquet"
+    path.write_bytes(b"this is not a parquet file at all")
+    window.open_file(str(path))
+    wait_error(qtbot, window, "cannot open", "broken.parquet")
+    alive(window)
+    assert window.table is None
+
+
+def test_unsupported_file_type(qtbot, window, tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello")
+    window.open_file(str(path))
+    wait_error(qtbot, window, "notes.txt", "CSV, TSV, Parquet or Excel")
+    alive(window)
+
+
+def test_text_column_is_refused_next_to_the_list(qtbot, window, good_csv):
+    open_and_wait(qtbot, window, good_csv)
+    page = window.data_page
+    assert page.select_column("name")
+    assert "needs numbers" in page.column_message.text() and page.column_message.isVisibleTo(page)
+    assert page.settings() is None
+    window.release()
+    alive(window)
+
+
+def test_all_missing_column_gives_a_dialog_and_spends_nothing(qtbot, window, tmp_path):
+    path = tmp_path / "empty.parquet"
+    pq.write_table(pa.table({"x": np.arange(50.0), "blank": np.full(50, np.nan)}), path)
+    open_and_wait(qtbot, window, path)
+    set_column(qtbot, window, "blank", "0", "100", "10")
+    release_and_wait_for_error(qtbot, window)
+    wait_error(qtbot, window, "missing", "Nothing was spent")
+    alive(window)
+
+
+def release_and_wait_for_error(qtbot, window) -> None:
+    from gui_helpers import click_release_in_confirmation
+
+    click_release_in_confirmation("Release")
+    window.release()
+    qtbot.waitUntil(lambda: window._release_worker is None and error_text(window) != "", timeout=30_000)
+
+
+def test_inverted_bounds(qtbot, window, good_csv):
+    open_and_wait(qtbot, window, good_csv)
+    page = window.data_page
+    page.select_column("age")
+    type_into(qtbot, page.lower, "100")
+    type_into(qtbot, page.upper, "0")
+    assert "inverted" in page.bounds_message.text() and "smaller" in page.bounds_message.text()
+    page.set_missing_policy("drop")
+    assert page.settings() is None
+    window.release()
+    alive(window)
+    assert "step 1" in window.statusBar().currentMessage()
+
+
+@pytest.mark.parametrize("bins, words", [("0", "at least 2"), ("1", "at least 2"), ("2.5", "whole number"),
+                                         ("lots", "not a number"), ("999999999", "too many")])
+def test_bad_number_of_bins(qtbot, window, good_csv, bins, words):
+    open_and_wait(qtbot, window, good_csv)
+    page = window.data_page
+    type_into(qtbot, page.bins, bins)
+    assert words in page.bins.error_text(), page.bins.error_text()
+    alive(window)
+
+
+@pytest.mark.parametrize("epsilon, words", [("0", "> 0"), ("-1", "> 0"), ("abc", "not a number"),
+                                            ("", "empty"), ("1000", "too large"), ("0,5", "dot")])
+def test_bad_epsilon(qtbot, window, epsilon, words):
+    field = window.plan_page.epsilon
+    type_into(qtbot, field, epsilon)
+    assert words in field.error_text(), field.error_text()
+    assert window.plan_page.privacy() is None
+    alive(window)
+
+
+def test_file_deleted_while_open(qtbot, window, good_csv):
+    open_and_wait(qtbot, window, good_csv)
+    set_column(qtbot, window, "income", "0", "200000", "100")
+    good_csv.unlink()
+    release_and_wait_for_error(qtbot, window)
+    wait_error(qtbot, window, "people.csv", "Nothing was spent")
+    alive(window)
+
+
+def test_file_with_no_rows(qtbot, window, tmp_path):
+    path = tmp_path / "header-only.csv"
+    path.write_text("a,b\n")
+    window.open_file(str(path))
+    wait_error(qtbot, window, "no data rows", "at least one row")
+    alive(window)
+
+
+def test_file_with_one_row_warns_but_works(qtbot, window, tmp_path):
+    path = tmp_path / "one.csv"
+    path.write_text("x\n42\n")
+    open_and_wait(qtbot, window, path)
+    qtbot.waitUntil(lambda: "only 1 row" in window.data_page.file_warning.text(), timeout=10_000)
+    set_column(qtbot, window, "x", "0", "100", "10")
+    release_and_wait(qtbot, window)
+    assert window.outcome is not None and window.outcome.release.total == 1
+
+
+@pytest.mark.parametrize("branching, words", [("abc", "cannot read"), ("1", "≥ 2"), ("2x2", "bins"), ("0x5", "")])
+def test_bad_branching(qtbot, window, good_csv, branching, words):
+    open_and_wait(qtbot, window, good_csv)
+    set_column(qtbot, window, "age", "0", "100", "100")
+    page = window.plan_page
+    type_into(qtbot, page.branching, branching)
+    qtbot.waitUntil(lambda: not page.is_planning(), timeout=10_000)
+    message = page.branching.error_text() + page.plan_message.text()
+    assert message and words.lower() in message.lower(), message
+    alive(window)
+
+
+@pytest.mark.parametrize("target, words", [("abc", "not a number"), ("0", "more than 0"), ("-5", "more than 0")])
+def test_bad_accuracy_target(qtbot, window, good_csv, target, words):
+    open_and_wait(qtbot, window, good_csv)
+    set_column(qtbot, window, "age", "0", "100", "100")
+    page = window.plan_page
+    type_into(qtbot, page.target, target)
+    page.accuracy_first()
+    assert words in page.target.error_text()
+    alive(window)
+
+
+def test_impossible_accuracy_target_says_what_to_do(qtbot, window, good_csv):
+    open_and_wait(qtbot, window, good_csv)
+    set_column(qtbot, window, "age", "0", "100", "100")
+    page = window.plan_page
+    page.target.set_text("0.001")
+    page.accuracy_first()
+    qtbot.waitUntil(lambda: page.plan_message.text() != "", timeout=30_000)
+    assert "accept a larger error" in page.plan_message.text().lower()
+    alive(window)
+
+
+def test_release_before_choosing_missing_policy_is_stopped_inline(qtbot, window, good_csv):
+    open_and_wait(qtbot, window, good_csv)
+    page = window.data_page
+    page.select_column("income")
+    page.lower.set_text("0")
+    page.upper.set_text("100000")
+    window.release()
+    assert "missing values" in page.missing_message.text()
+    alive(window)
+
+
+def test_drag_and_drop_opens_a_file(qtbot, window, good_csv):
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(good_csv))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+                       Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    qtbot.waitUntil(lambda: window.table is not None, timeout=30_000)
+    assert window.table.path == good_csv
+
+
+def test_excel_file_opens_and_releases(qtbot, window, tmp_path):
+    import openpyxl
+
+    path = tmp_path / "survey.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["score", "comment"])
+    for i in range(200):
+        sheet.append([i % 50, f"c{i}"])
+    book.save(path)
+    open_and_wait(qtbot, window, path)
+    set_column(qtbot, window, "score", "0", "50", "50")
+    release_and_wait(qtbot, window)
+    assert window.outcome.release.total == 200
+
+
+def test_recent_files_and_geometry_are_remembered(qtbot, good_csv):
+    first = make_window(qtbot)
+    open_and_wait(qtbot, first, good_csv)
+    first.resize(700, 555)  # the offscreen screen is 800×800; the width may stop at the window's minimum
+    closed_size = (first.size().width(), first.size().height())
+    assert closed_size[1] == 555
+    first.close()
+    from dpgui.app.main_window import MainWindow
+
+    second = MainWindow()
+    qtbot.addWidget(second)
+    assert second.recent_files()[0] == str(good_csv)
+    assert second.start_page.recent.count() >= 1
+    # The offscreen screen is only 800 px wide, so Qt clamps the width; the height is restored exactly.
+    assert second.size().height() == closed_size[1]

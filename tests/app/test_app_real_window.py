@@ -1,0 +1,87 @@
+"""The real window on a real X server (Xvfb): every screen opens and is captured from the screen.
+
+CI installs Xvfb with `make system-deps` (called by .ci/run). Screenshots go to
+$DPGUI_SCREENSHOT_DIR (default build/screenshots in the checkout) so they can be looked at.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENS = ("01-start", "02-data", "03-plan", "04-accuracy-first", "05-bin-tree", "06-confirm-release",
+           "07-results", "08-results-confidential-toggle", "09-data-bad-input", "10-plan-bad-epsilon")
+
+
+def _free_display() -> int:
+    for number in range(90, 200):
+        if not Path(f"/tmp/.X11-unix/X{number}").exists() and not Path(f"/tmp/.X{number}-lock").exists():
+            return number
+    raise RuntimeError("no free X display number")
+
+
+@pytest.fixture
+def xvfb(tmp_path):
+    binary = shutil.which("Xvfb")
+    assert binary, "Xvfb is not installed: run `make system-deps` (CI does this in .ci/run)"
+    number = _free_display()
+    proc = subprocess.Popen([binary, f":{number}", "-screen", "0", "2800x1800x24", "-nolisten", "tcp"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    socket = Path(f"/tmp/.X11-unix/X{number}")
+    deadline = time.monotonic() + 20
+    while not socket.exists():
+        assert proc.poll() is None, "Xvfb exited at start"
+        assert time.monotonic() < deadline, "Xvfb did not start in 20 s"
+        time.sleep(0.05)
+    yield f":{number}"
+    proc.terminate()
+    proc.wait(10)
+
+
+def _run_screens(display: str, outdir: Path, home: Path, *extra: str, env_extra: dict[str, str] | None = None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QT_")}
+    env.update(DISPLAY=display, QT_QPA_PLATFORM="xcb", HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
+               DPGUI_HOME=str(home / "dpgui"), XDG_RUNTIME_DIR=str(home / "runtime"))
+    (home / "runtime").mkdir(parents=True, exist_ok=True, mode=0o700)
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "screenshots.py"), str(outdir), *extra],
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def _check_images(outdir: Path, min_width: int) -> None:
+    from PySide6.QtGui import QImage
+
+    for name in SCREENS:
+        path = outdir / f"{name}.png"
+        assert path.is_file(), f"missing screenshot {path}"
+        image = QImage(str(path))
+        assert not image.isNull()
+        assert image.width() >= (300 if name == "06-confirm-release" else min_width), (name, image.width())
+        small = image.scaled(64, 40)
+        colours = {small.pixel(x, y) for x in range(small.width()) for y in range(small.height())}
+        assert len(colours) > 20, f"{name} looks blank ({len(colours)} colours)"
+
+
+@pytest.mark.xvfb
+def test_every_screen_on_a_real_x_display(xvfb, tmp_path):
+    outdir = Path(os.environ.get("DPGUI_SCREENSHOT_DIR", ROOT / "build" / "screenshots"))
+    result = _run_screens(xvfb, outdir, tmp_path / "home")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    assert "Traceback" not in result.stderr, result.stderr[-4000:]
+    _check_images(outdir, 1000)
+
+
+@pytest.mark.xvfb
+def test_screens_at_200_percent_scaling_in_dark_mode(xvfb, tmp_path):
+    outdir = Path(os.environ.get("DPGUI_SCREENSHOT_DIR", ROOT / "build" / "screenshots")) / "dark-200"
+    result = _run_screens(xvfb, outdir, tmp_path / "home", "--appearance", "dark",
+                          env_extra={"QT_SCALE_FACTOR": "2"})
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    _check_images(outdir, 2000)

@@ -1,0 +1,264 @@
+"""The result view shows only released values; the confidential truth only behind its toggle."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from dpgui.app.result_view import (
+    CONFIDENTIAL_BANNER, CONFIDENTIAL_LEGEND, PROBABILITIES, RANGE_ERROR, ResultView, format_number,
+)
+from dpgui.core.mechanism import release
+from dpgui.core.noise import SeededRandom
+from dpgui.core.plan import PrivacySpec
+from dpgui.core.planner import auto_plan
+from dpgui.core.quantiles import quantiles, range_count
+
+LOWER, UPPER, K = 0.0, 1000.0, 100  # bins 10 wide: values are not bin indices
+
+
+def _counts(k: int, n: int = 20_000, seed: int = 0) -> np.ndarray:
+    values = np.random.default_rng(seed).gamma(3.0, 80.0, n)
+    return np.bincount(np.clip((values / UPPER * k).astype(int), 0, k - 1), minlength=k)
+
+
+@pytest.fixture(scope="module")
+def data():
+    counts = _counts(K)
+    return counts, release(counts, auto_plan(K, PrivacySpec(1.0)), SeededRandom(3), LOWER, UPPER, "l2")
+
+
+@pytest.fixture
+def view(qtbot, data):
+    counts, result = data
+    widget = ResultView()
+    qtbot.addWidget(widget)
+    widget.resize(1000, 700)
+    widget.set_release(result, "distance", counts)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def _legend_texts(widget: ResultView) -> list[str]:
+    return [label.text for _, label in widget.cdf_plot.getPlotItem().legend.items]
+
+
+def _plain(label) -> str:
+    from PySide6.QtGui import QTextDocument
+
+    doc = QTextDocument()
+    doc.setHtml(label.text())
+    return doc.toPlainText()
+
+
+# --- quantile table ---------------------------------------------------------------------------
+
+def test_quantile_table_equals_quantiles_and_brackets_the_released_cdf(view, data):
+    _, result = data
+    rows = view.quantile_rows()
+    expected = quantiles(result, PROBABILITIES)
+    assert rows == [(q.probability, q.value, q.low, q.high) for q in expected]
+    probs = [r[0] for r in rows]
+    assert probs == sorted(probs)
+    assert {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.25, 0.75} == set(probs)
+    width = (UPPER - LOWER) / K
+    cdf = result.cdf
+    for p, value, low, high in rows:
+        assert low <= value <= high
+        j = int(np.ceil((value - LOWER) / width - 1e-9)) - 1  # the bin whose upper edge is at or above value
+        assert cdf[j] >= p - 1e-12 and (j == 0 or cdf[j - 1] <= p + 1e-12)
+        # the released CDF as drawn (linear between bin edges) passes through p at the quantile
+        x, y = view.cdf_curve.getOriginalDataset()
+        assert np.interp(value, x, y) == pytest.approx(p, abs=1e-9)
+
+
+def test_quantile_table_is_readable(view):
+    model = view.quantile_table.model()
+    headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
+    assert [h.replace("\n", " ") for h in headers] == ["Quantile", "Value", "95 % interval low", "95 % interval high"]
+    assert "95 %" in model.headerData(2, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    median = [r[0] for r in view.quantile_rows()].index(0.5)
+    assert model.data(model.index(median, 0)) == "50 % (median)"
+    assert model.data(model.index(median, 1), Qt.ItemDataRole.FontRole).bold()
+    assert model.data(model.index(0, 1), Qt.ItemDataRole.FontRole) is None
+    # bins are 10 wide: whole numbers
+    value = view.quantile_rows()[median][1]
+    assert model.data(model.index(median, 1)) == format_number(value, 0)
+    assert "distance" in model.data(model.index(median, 1), Qt.ItemDataRole.ToolTipRole)
+
+
+def test_number_formatting():
+    assert format_number(12345.678, 1) == "12,345.7"
+    assert format_number(-0.001, 0) == "0"
+    assert format_number(1_000_000, 0) == "1,000,000"
+
+
+# --- range tool -------------------------------------------------------------------------------
+
+def test_range_tool_equals_range_count_and_released_differences(view, data):
+    _, result = data
+    view.from_spin.setValue(100.0)  # as the user would: through the spin boxes
+    view.to_spin.setValue(200.0)
+    answer = view.range_result()
+    assert answer == range_count(result, 100.0, 200.0)
+    assert answer.count == result.cumulative[19] - result.cumulative[9]
+    text = _plain(view.range_result_label)
+    assert f"About {format_number(answer.count, 0)} records between 100 and 200 distance" in text
+    assert "95 % interval" in text and "rounded" not in text
+
+    view.set_range(207.0, 494.0)  # snapped to the bin edges 210 and 490
+    answer = view.range_result()
+    assert answer == range_count(result, 207.0, 494.0)
+    assert (answer.start, answer.stop) == (210.0, 490.0)
+    assert answer.count == result.cumulative[48] - result.cumulative[20]
+    assert "rounded to the nearest bin edges" in _plain(view.range_result_label)
+    assert "bin edge" in view.from_spin.toolTip()
+
+
+def test_range_spin_boxes_are_limited_to_the_domain_and_step_by_a_bin(view):
+    for spin in (view.from_spin, view.to_spin):
+        assert (spin.minimum(), spin.maximum(), spin.singleStep()) == (LOWER, UPPER, 10.0)
+
+
+@pytest.mark.parametrize("start, stop", [(300.0, 300.0), (400.0, 300.0)])
+def test_empty_range_shows_an_inline_message(view, start, stop):
+    view.set_range(start, stop)
+    assert view.range_result() is None
+    assert view.range_error_label.isVisible()
+    assert view.range_error_label.text() == RANGE_ERROR
+    view.set_range(100.0, 300.0)
+    assert view.range_result() is not None and not view.range_error_label.isVisible()
+
+
+# --- histogram and plot -----------------------------------------------------------------------
+
+def test_histogram_is_derived_from_the_released_cdf(view, data):
+    _, result = data
+    view.show_fraction(False)
+    heights = np.asarray(view.hist_bars.opts["height"], dtype=float)
+    assert heights.size == K
+    assert heights.sum() == pytest.approx(result.total)
+    np.testing.assert_allclose(heights, np.diff(np.concatenate(([0], result.cumulative))))
+    view.show_fraction(True)
+    assert np.asarray(view.hist_bars.opts["height"]).sum() == pytest.approx(1.0)
+    assert "groups" not in view.hist_plot.getPlotItem().titleLabel.text
+
+
+def test_cdf_band_and_fraction_or_records(view, data):
+    _, result = data
+    x, y = view.cdf_curve.getOriginalDataset()
+    assert x[0] == LOWER and x[-1] == UPPER and y[-1] == pytest.approx(1.0)
+    _, low = view.band_low.getData()
+    _, high = view.band_high.getData()
+    assert np.all(low <= y + 1e-12) and np.all(y <= high + 1e-12)
+    assert low.min() >= 0.0 and high.max() <= 1.0
+    plot = view.cdf_plot.getPlotItem()
+    assert plot.getAxis("left").labelText == "Fraction of records at or below"
+    assert plot.getAxis("bottom").labelText == "distance"
+    assert _legend_texts(view) == ["Released CDF", "95 % band"]
+
+    view.show_fraction(False)
+    _, y = view.cdf_curve.getOriginalDataset()
+    assert y[-1] == pytest.approx(result.total)
+    assert np.all(view.band_high.getData()[1] <= result.total)
+    assert plot.getAxis("left").labelText == "Number of records at or below"
+
+
+# --- confidential toggle ----------------------------------------------------------------------
+
+def test_true_cdf_only_behind_the_toggle(view, data):
+    counts, _ = data
+    assert view.true_checkbox.isEnabled() and not view.true_checkbox.isChecked()
+    assert view.true_curve is None and not view.banner.isVisible()
+    assert CONFIDENTIAL_LEGEND not in _legend_texts(view)
+    rows_before, range_before = view.quantile_rows(), view.range_result()
+    hist_before = np.array(view.hist_bars.opts["height"], copy=True)
+
+    view.true_checkbox.setChecked(True)
+    assert view.true_curve is not None
+    x, y = view.true_curve.getOriginalDataset()
+    np.testing.assert_allclose(y, np.concatenate(([0], np.cumsum(counts))) / counts.sum())
+    assert view.true_curve.opts["pen"].style() == Qt.PenStyle.DashLine
+    assert CONFIDENTIAL_LEGEND in _legend_texts(view)
+    assert view.banner.isVisible() and view.banner.text() == CONFIDENTIAL_BANNER
+    # nothing else uses the truth
+    assert view.quantile_rows() == rows_before and view.range_result() == range_before
+    np.testing.assert_array_equal(view.hist_bars.opts["height"], hist_before)
+
+    view.show_fraction(False)
+    np.testing.assert_allclose(view.true_curve.getOriginalDataset()[1], np.concatenate(([0], np.cumsum(counts))))
+
+    view.true_checkbox.setChecked(False)
+    assert view.true_curve is None and not view.banner.isVisible()
+    assert CONFIDENTIAL_LEGEND not in _legend_texts(view)
+    drawn = view.cdf_plot.getPlotItem().listDataItems()
+    assert set(map(id, drawn)) == {id(view.cdf_curve), id(view.band_low), id(view.band_high)}  # released only
+
+
+def test_no_true_counts_disables_the_toggle(qtbot, data):
+    _, result = data
+    widget = ResultView()
+    qtbot.addWidget(widget)
+    widget.set_release(result, "distance")
+    widget.show()
+    assert not widget.true_checkbox.isEnabled()
+    widget.true_checkbox.setChecked(True)  # even if forced, there is nothing to show
+    assert widget.true_curve is None and not widget.banner.isVisible()
+
+
+def test_new_release_and_clear_hide_the_truth(view, data):
+    counts, result = data
+    view.true_checkbox.setChecked(True)
+    view.set_release(result, "distance", counts)
+    assert not view.true_checkbox.isChecked() and view.true_curve is None and not view.banner.isVisible()
+    view.true_checkbox.setChecked(True)
+    view.clear()
+    assert view.true_curve is None and not view.banner.isVisible() and not view.true_checkbox.isEnabled()
+    assert view.quantile_rows() == [] and view.range_result() is None
+
+
+def test_true_counts_of_the_wrong_size_are_refused(qtbot, data):
+    _, result = data
+    widget = ResultView()
+    qtbot.addWidget(widget)
+    with pytest.raises(ValueError):
+        widget.set_release(result, "distance", np.ones(K + 1))
+
+
+# --- large K and screenshots ------------------------------------------------------------------
+
+def test_65536_bins_render_quickly_in_at_most_200_bars(qtbot):
+    k = 65_536
+    counts = _counts(k, n=100_000)
+    result = release(counts, auto_plan(k, PrivacySpec(1.0)), SeededRandom(5), LOWER, UPPER, "l2")
+    widget = ResultView()
+    qtbot.addWidget(widget)
+    widget.resize(1000, 700)
+    widget.show()
+    qtbot.waitExposed(widget)
+    start = time.perf_counter()
+    widget.set_release(result, "distance", counts)
+    image = widget.grab()
+    elapsed = time.perf_counter() - start
+    assert not image.isNull()
+    assert elapsed < 1.0, f"set_release + grab took {elapsed:.2f} s"
+    heights = np.asarray(widget.hist_bars.opts["height"])  # fraction of records (the default)
+    assert heights.size <= 200 and heights.sum() == pytest.approx(1.0)
+    assert widget.hist_counts.sum() == pytest.approx(result.total)
+    assert "shown in 200 groups of up to 328 bins" in widget.hist_plot.getPlotItem().titleLabel.text
+    assert widget.quantile_rows() == [(q.probability, q.value, q.low, q.high) for q in quantiles(result, PROBABILITIES)]
+
+
+def test_screenshots_at_1000_by_700(view, tmp_path):
+    for on in (True, False):
+        view.true_checkbox.setChecked(on)
+        image = view.grab().toImage()
+        assert (image.width(), image.height()) == (1000 * image.devicePixelRatio(), 700 * image.devicePixelRatio())
+        path = tmp_path / f"result_view_{'on' if on else 'off'}.png"
+        assert image.save(str(path)) and path.stat().st_size > 10_000
+    # no part of the right-hand panel is squeezed behind a scroll bar at this size
+    assert not view.quantile_table.horizontalScrollBar().isVisible()
