@@ -69,7 +69,7 @@ class MainWindow(QMainWindow):
         self.result_view = ResultView()
         self.data_page.settingsChanged.connect(self._on_data_settings)
         self.plan_page.planChanged.connect(self._on_plan)
-        self.plan_page.busyChanged.connect(lambda busy: self.statusBar().showMessage("Planning…", 2000) if busy else None)
+        self.plan_page.busyChanged.connect(self._on_planning)
 
         self.results_page = QWidget()
         results_layout = QVBoxLayout(self.results_page)
@@ -263,6 +263,12 @@ class MainWindow(QMainWindow):
             lower, upper = 0.0, 1.0
         self.plan_page.set_data_context(page.bins_value(), float(lower), float(upper), label, self._known_rows())
 
+    def _on_planning(self, busy: bool) -> None:
+        if busy:
+            self.statusBar().showMessage("Planning…")
+        elif self.statusBar().currentMessage() == "Planning…":
+            self.statusBar().clearMessage()
+
     def _on_plan(self, plan: Any) -> None:
         lower, upper, label = self.plan_page._axis
         self.tree_view.set_plan(plan, lower, upper, label)
@@ -434,7 +440,7 @@ class MainWindow(QMainWindow):
             f"<p>Python {platform.python_version()} · Qt {qVersion()} · PySide6 {PySide6.__version__} · "
             f"numpy {numpy.__version__} · pyqtgraph {pyqtgraph.__version__}</p>"
             "<p>Differential privacy with exact discrete Laplace noise on a tree of counts "
-            "(Qardaji, Yang, Li; Hay et al.). MIT licence.</p>"))
+            "(Rameshwar, Tandon, Sharma; Smith, Ullman; Ko et al.). MIT licence.</p>"))
 
     def set_appearance(self, key: str) -> None:
         self.settings.setValue("appearance", key)

@@ -51,6 +51,12 @@ def _parse_public_n(raw: str) -> int:
     return int(value)
 
 
+def _compact(combo: QComboBox) -> None:
+    """Let a combo box with long item texts shrink with the panel (the full text shows when opened)."""
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(16)
+
+
 class BudgetEditor(QWidget):
     """One row per tree level: budget spin box, lock, share. Edits keep the sum at ε by rescaling
     the other unlocked levels; locked levels never move."""
@@ -81,6 +87,8 @@ class BudgetEditor(QWidget):
             spin = self._spins[first + offset]
             assert spin is not None
             spin.blockSignals(True)
+            # Enough decimals to show each level's share to about 0.1 % of ε.
+            spin.setDecimals(min(10, max(4, 3 - math.floor(math.log10(privacy.epsilon)))))
             spin.setRange(0.0, privacy.epsilon)
             spin.setSingleStep(max(privacy.epsilon / 100, 1e-4))
             spin.setValue(value)
@@ -236,7 +244,7 @@ class PlanPage(QWidget):
         presets = QHBoxLayout()
         self.preset_buttons: dict[str, QPushButton] = {}
         for name, eps in text.PRESETS:
-            button = QPushButton(f"{name}  (ε = {eps:g})")
+            button = QPushButton(f"{name} {eps:g}")
             button.setToolTip(text.PRESET_TOOLTIP.format(eps=eps))
             button.clicked.connect(lambda _=False, e=eps: self.set_epsilon(e))
             presets.addWidget(button)
@@ -252,6 +260,7 @@ class PlanPage(QWidget):
         for key, label in text.NEIGHBOURS_LABELS.items():
             self.neighbours.addItem(label, key)
         self.neighbours.setToolTip(text.NEIGHBOURS_TOOLTIP)
+        _compact(self.neighbours)
         self.neighbours_help = self._help(text.NEIGHBOURS_HELP["change"])
         self.neighbours.currentIndexChanged.connect(self._on_neighbours)
         privacy_form.addRow("&Protect against:", self.neighbours)
@@ -313,6 +322,7 @@ class PlanPage(QWidget):
         self.target_where = QComboBox()
         self.target_where.addItem("at every point of the CDF (worst case)", "every")
         self.target_where.addItem("on average over the CDF points", "average")
+        _compact(self.target_where)
         self.target_where.setToolTip("Quantiles fall at points that depend on the confidential data, so "
                                      "'every point' is the guarantee that also holds at the median and quartiles.")
         accuracy_form.addRow("&Where:", self.target_where)
@@ -346,7 +356,7 @@ class PlanPage(QWidget):
         scroll.setWidget(controls)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(380)
+        scroll.setMinimumWidth(400)
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
@@ -356,7 +366,7 @@ class PlanPage(QWidget):
         splitter.addWidget(scroll)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([420, 800])
+        splitter.setSizes([470, 800])
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
 
@@ -376,6 +386,7 @@ class PlanPage(QWidget):
         for key, label in labels.items():
             combo.addItem(label, key)
         combo.setToolTip(tooltip)
+        _compact(combo)
         return combo
 
     def _on_neighbours(self) -> None:

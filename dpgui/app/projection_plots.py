@@ -12,11 +12,12 @@ depends on that parameter. Every number drawn is an exact projection of a real :
 * for K > :data:`EXACT_POINT_LIMIT` plot (a) evaluates the exact margin at
   :data:`SAMPLED_POINTS` prefixes (one at a jittered position in each of equal strata, plus the
   first and last), not at all K; the curve is exact at every drawn point;
-* the "optimised budgets" curve of plot (c) uses budget *fractions* optimised once per
-  (K, b, neighbour model) at ε = 1 and then scaled to the chosen ε (for the continuous Laplace the
-  optimal fractions do not depend on ε at all; the discrete Laplace rounding moves them by far less
-  than the optimiser's tolerance). Its values are still the exact errors of those plans. Only up to
-  :data:`GLS_BRANCHINGS` factors b are optimised (log-spaced), as each needs a numerical optimisation.
+* the "tuned budgets" curve of plot (c) is drawn at once from budget *fractions* optimised once
+  per (K, b, neighbour model) at ε = 1 and scaled to the chosen ε (exact errors of those plans),
+  then refined while the widget is idle: each point becomes the better of that split and
+  :func:`optimise_budgets` run at the chosen ε (the curve's legend says "computing…" meanwhile).
+  Only up to :data:`GLS_BRANCHINGS` factors b (log-spaced) get this curve, as each needs a
+  numerical optimisation.
 """
 
 from __future__ import annotations
@@ -24,19 +25,25 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from fractions import Fraction
 from typing import Callable, Hashable
 
 import numpy as np
 
-from dpgui.core.noise import discrete_laplace_variance, laplace_scale
+from dpgui.core.noise import discrete_laplace_variance
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
-from dpgui.core.planner import candidate_shapes, optimise_budgets
-from dpgui.core.projection import covering_total_coefficients, last_prefix, prefix_variances, total_sq_error
+from dpgui.core.planner import candidate_shapes, laplace_variance, optimise_budgets
+from dpgui.core.projection import (
+    _gls_boundary_terms,
+    covering_total_coefficients,
+    gls_eigenvalues,
+    gls_total_coefficients,
+    last_prefix,
+    total_sq_error,
+)
 from dpgui.core.tree import TreeShape
 
 Z95 = 1.96  # a 95% margin is 1.96 standard errors (normal approximation)
-EXACT_POINT_LIMIT = 1 << 17  # plot (a) evaluates every CDF point up to this K
+EXACT_POINT_LIMIT = 1 << 16  # plot (a) evaluates every CDF point up to this K
 SAMPLED_POINTS = 1 << 15  # …and this many exact points above it
 MAX_BRANCHING = 1024  # plot (c) x range: 2 .. min(K, MAX_BRANCHING)
 MAX_PADDING = 2.0  # plot (c) keeps b whose uniform tree pads K to at most 2K (as the planner does)
@@ -74,12 +81,9 @@ def draw_prefixes(bins: int, limit: int = EXACT_POINT_LIMIT, samples: int = SAMP
     return np.unique(np.concatenate([[1], np.clip(picks, 1, bins), [bins]]))
 
 
-def scaled_plan(plan: Plan, epsilon: float) -> Plan:
-    """The same shape, estimator and budget *fractions* at total budget ``epsilon``."""
-    if epsilon == plan.privacy.epsilon:
-        return plan
-    privacy = PrivacySpec(epsilon, plan.privacy.neighbours, plan.privacy.records_per_person)
-    return Plan(plan.shape, privacy, split_budget(epsilon, plan.level_epsilons), plan.estimator)
+def scaled_budgets(level_epsilons: tuple[float, ...], epsilon: float) -> tuple[float, ...]:
+    """The same budget *fractions* with total ``epsilon`` (summing to it exactly)."""
+    return split_budget(epsilon, level_epsilons)
 
 
 def with_epsilon(privacy: PrivacySpec, epsilon: float) -> PrivacySpec:
@@ -125,11 +129,20 @@ def effective_branching(shape: TreeShape) -> float:
     return float(shape.padded_bins ** (1.0 / shape.height))
 
 
+def laplace_scale_float(sensitivity: int, epsilon: float, denominator: int = 2**16) -> float:
+    """``float(laplace_scale(sensitivity, epsilon))`` with integers instead of Fractions (≈20× faster):
+    ε = p/q exactly (a float is a dyadic rational), t = ceil(Δ·q·den/p)/den, correctly rounded."""
+    p, q = float(epsilon).as_integer_ratio()
+    k = -((-int(sensitivity) * q * denominator) // p)
+    return k / denominator
+
+
 class _Memo:
     """A small LRU dictionary."""
 
     def __init__(self, size: int) -> None:
-        self.size, self.data = size, OrderedDict()
+        self.size: int = size
+        self.data: OrderedDict = OrderedDict()
 
     def get(self, key: Hashable, make: Callable[[], object]):
         if key in self.data:
@@ -143,61 +156,127 @@ class _Memo:
 
 
 class ProjectionCache:
-    """Everything the plots draw that does not depend on the user's plan, memoised.
+    """Exact projections of plans, with everything that does not change with ε memoised.
 
-    Keys are (K, PrivacySpec, …): the baselines depend on K and the privacy parameters only, the
-    per-shape coefficients on K and the neighbour model only.
+    The coefficient arrays that turn per-level noise variances into errors depend on the tree
+    shape only (covering digits, GLS boundary terms, their closed-form totals), so a change of ε
+    or of the budget split is a matrix–vector product; the baselines depend on (K, privacy) only.
+    Every figure equals the engine's (``prefix_variances``, ``total_sq_error``) for the same plan.
     """
 
     def __init__(self) -> None:
         self._variance: dict[tuple[int, float], float] = {}
         self._candidates = _Memo(8)
         self._coefficients = _Memo(8192)
+        self._prefix_basis = _Memo(8)
         self._fractions = _Memo(4096)
-        self._plans = _Memo(4096)
-        self._prefix = _Memo(16)
+        self._tuned = _Memo(4096)
+        self._plans = _Memo(8192)
+        self._values = _Memo(8192)
         self._curves = _Memo(64)
 
-    # exact per-level discrete Laplace variance, as Plan.level_variances computes it
+    # --- the engine's numbers, from cached per-shape coefficients
     def level_variance(self, sensitivity: int, level_epsilon: float) -> float:
+        """Exact discrete Laplace variance at the plan's rounded-up scale (as Plan.level_variances)."""
         key = (sensitivity, level_epsilon)
-        if key not in self._variance:
-            if len(self._variance) > 100_000:
+        value = self._variance.get(key)
+        if value is None:
+            if len(self._variance) > 200_000:
                 self._variance.clear()
-            self._variance[key] = discrete_laplace_variance(float(laplace_scale(sensitivity, level_epsilon)))
-        return self._variance[key]
+            value = self._variance[key] = discrete_laplace_variance(laplace_scale_float(sensitivity, level_epsilon))
+        return value
 
-    def _noised_coefficients(self, shape: TreeShape, root_public: bool) -> np.ndarray:
-        """D_l (Σ_j covering digits) of the noised levels, all levels released."""
-        def make() -> np.ndarray:
-            d = covering_total_coefficients(shape, [True] * (shape.height + 1), root_public)
-            return d[1:] if root_public else d
-        return self._coefficients.get((shape, root_public), make)
+    def level_variances(self, shape: TreeShape, privacy: PrivacySpec, level_epsilons) -> np.ndarray:
+        """Plan(shape, privacy, level_epsilons).level_variances() without building the Plan."""
+        out = np.full(shape.height + 1, np.inf)
+        first, delta = privacy.first_noised_level(), privacy.level_sensitivity
+        for offset, e in enumerate(level_epsilons):
+            if e > 0:
+                out[first + offset] = self.level_variance(delta, e)
+        if privacy.root_public:
+            out[0] = 0.0
+        return out
 
-    def equal_covering_total(self, shape: TreeShape, privacy: PrivacySpec) -> float:
-        """Σ_j Var Ĉ_j of Plan(shape, privacy, equal_budgets, 'covering'), exactly, in O(h) with caches."""
-        d = self._noised_coefficients(shape, privacy.root_public)
-        eps = equal_budgets(shape, privacy)
-        delta = privacy.level_sensitivity
-        return float(sum(c * self.level_variance(delta, e) for c, e in zip(d, eps)))
+    def _released(self, variances: np.ndarray) -> tuple[bool, ...]:
+        return tuple(bool(np.isfinite(v)) for v in variances)
+
+    def total_sq_error(self, shape: TreeShape, privacy: PrivacySpec, level_epsilons, estimator: str) -> float:
+        """Σ_j Var Ĉ_j of Plan(shape, privacy, level_epsilons, estimator), = projection.total_sq_error."""
+        v = self.level_variances(shape, privacy, level_epsilons)
+        root_public = privacy.root_public
+        if estimator == "covering":
+            released = self._released(v)
+            d = self._coefficients.get(("cov", shape, released, root_public),
+                                       lambda: covering_total_coefficients(shape, released, root_public))
+            return float(d @ np.where(np.isinf(v), 0.0, v))
+        lam, lam_c = gls_eigenvalues(shape, v)
+        coeffs, const = self._coefficients.get(("gls", shape, root_public),
+                                               lambda: gls_total_coefficients(shape, root_public))
+        return float(coeffs @ (1.0 / lam) + (const / lam_c if np.isfinite(lam_c) else 0.0))
+
+    def rms(self, shape: TreeShape, privacy: PrivacySpec, level_epsilons, estimator: str) -> float:
+        """RMS 95% margin (see :func:`rms_margin`) of that plan."""
+        total = self.total_sq_error(shape, privacy, level_epsilons, estimator)
+        return float(Z95 * math.sqrt(total / noised_prefix_count(shape, privacy)))
+
+    def prefix_margins(self, plan: Plan, prefixes: np.ndarray) -> np.ndarray:
+        """95% margins of the cumulative counts Ĉ_j, j ∈ prefixes; = margin(prefix_variances(plan, prefixes))."""
+        shape, variances = plan.shape, plan.level_variances()
+        key = (shape, plan.estimator, hash(prefixes.tobytes()))
+        if plan.estimator == "covering":
+            released = self._released(variances)  # = plan.released(): the public root has variance 0
+            basis = self._prefix_basis.get(key + (released,),
+                                           lambda: shape.covering_digits(prefixes, released).astype(float))
+            out = basis @ np.where(np.isinf(variances), 0.0, variances)
+        else:
+            basis = self._prefix_basis.get(key, lambda: _gls_boundary_terms(shape, prefixes))
+            lam, lam_c = gls_eigenvalues(shape, variances)
+            out = basis @ (1.0 / lam)
+            if np.isfinite(lam_c):
+                out = out + (prefixes.astype(float) ** 2) / (shape.padded_bins * lam_c)
+        if plan.privacy.root_public:
+            out = np.where(prefixes == shape.bins, 0.0, out)
+        return margin(out)
 
     # --- paper 000's best tree (planner.paper_best_shape, with its O(#shapes·h) scan cached per K)
+    def _noised_covering_totals(self, shape: TreeShape, root_public: bool) -> np.ndarray:
+        released = (True,) * (shape.height + 1)
+        d = self._coefficients.get(("cov", shape, released, root_public),
+                                   lambda: covering_total_coefficients(shape, released, root_public))
+        return d[1:] if root_public else d
+
     def paper_best_shape(self, bins: int, privacy: PrivacySpec) -> TreeShape:
         """Same choice as :func:`dpgui.core.planner.paper_best_shape` (least covering error under
-        equal budgets over :func:`candidate_shapes`); the per-shape digit totals are cached per K."""
-        root_public = privacy.root_public
+        equal budgets over :func:`candidate_shapes`, with the planner's unrounded Laplace variances),
+        with the per-shape digit totals cached per K: a vectorised scan, then the planner's own
+        arithmetic on the near-ties so that even ties broken by rounding come out the same."""
+        root_public, first = privacy.root_public, privacy.first_noised_level()
 
         def make() -> tuple[list[TreeShape], np.ndarray, np.ndarray]:
             shapes = candidate_shapes(bins)
-            sums = np.array([float(self._noised_coefficients(s, root_public).sum()) for s in shapes])
-            levels = np.array([s.height + 1 - privacy.first_noised_level() for s in shapes])
+            sums = np.array([float(self._noised_covering_totals(s, root_public).sum()) for s in shapes])
+            levels = np.array([s.height + 1 - first for s in shapes])
             return shapes, sums, levels
 
         shapes, sums, levels = self._candidates.get((bins, root_public), make)
         delta = privacy.level_sensitivity
-        per_level = {n: self.level_variance(delta, privacy.epsilon / n) for n in np.unique(levels).tolist()}
+        per_level = {n: float(laplace_variance(np.array(privacy.epsilon / n), delta)) for n in np.unique(levels).tolist()}
         values = sums * np.array([per_level[n] for n in levels.tolist()])
-        return shapes[int(np.argmin(values))]
+        near = np.flatnonzero(values <= values.min() * (1 + 1e-9))
+        best: tuple[int, float] | None = None
+        for i in near.tolist():  # planner._Objective(shape, privacy, "covering", "total")(equal budgets)
+            shape = shapes[i]
+            v = np.full(shape.height + 1, np.inf)
+            v[first:] = laplace_variance(np.asarray(equal_budgets(shape, privacy)), delta)
+            if root_public:
+                v[0] = 0.0
+            d = self._coefficients.get(("cov", shape, (True,) * (shape.height + 1), root_public),
+                                       lambda: covering_total_coefficients(shape, [True] * (shape.height + 1), root_public))
+            value = float(d @ np.where(np.isinf(v), 0.0, v))
+            if best is None or value < best[1]:
+                best = (i, value)
+        assert best is not None
+        return shapes[best[0]]
 
     def baseline_plan(self, name: str, bins: int, privacy: PrivacySpec) -> Plan:
         """The paper's reference mechanisms: equal budgets, covering sum."""
@@ -214,50 +293,108 @@ class ProjectionCache:
         return self._plans.get((name, bins, privacy), make)
 
     def baseline_rms(self, name: str, bins: int, privacy: PrivacySpec) -> float:
-        return self._curves.get(("rms", name, bins, privacy), lambda: rms_margin(self.baseline_plan(name, bins, privacy)))
+        def make() -> float:
+            plan = self.baseline_plan(name, bins, privacy)
+            return self.rms(plan.shape, privacy, plan.level_epsilons, "covering")
+        return self._values.get(("rms", name, bins, privacy), make)
 
     def baseline_prefix_margins(self, name: str, bins: int, privacy: PrivacySpec, prefixes: np.ndarray) -> np.ndarray:
-        key = (name, bins, privacy, prefixes.size)
-        return self._prefix.get(key, lambda: margin(prefix_variances(self.baseline_plan(name, bins, privacy), prefixes)))
+        key = ("prefix", name, bins, privacy, hash(prefixes.tobytes()))
+        return self._curves.get(key, lambda: self.prefix_margins(self.baseline_plan(name, bins, privacy), prefixes))
+
+    # --- plot (b)
+    def plan_epsilon_curve(self, plan: Plan, grid: np.ndarray) -> np.ndarray:
+        """RMS margin of the plan with the same budget fractions at each ε of ``grid``."""
+        out = np.empty(grid.size)
+        for i, e in enumerate(grid.tolist()):
+            privacy = with_epsilon(plan.privacy, e) if e != plan.privacy.epsilon else plan.privacy
+            eps = plan.level_epsilons if e == plan.privacy.epsilon else scaled_budgets(plan.level_epsilons, e)
+            out[i] = self.rms(plan.shape, privacy, eps, plan.estimator)
+        return out
 
     # --- plot (c)
     def uniform_equal_curve(self, bins: int, privacy: PrivacySpec) -> tuple[np.ndarray, np.ndarray]:
         """(b, RMS margin) of the uniform trees with equal budgets and the covering sum (paper style)."""
         def make() -> tuple[np.ndarray, np.ndarray]:
-            bs = uniform_branchings(bins)
-            count = [noised_prefix_count(TreeShape(bins, (bins,)), privacy)] * len(bs)
-            totals = [self.equal_covering_total(self._uniform(bins, b), privacy) for b in bs]
-            return np.array(bs, dtype=float), margin(np.array(totals) / np.array(count, dtype=float))
+            bs = self.branchings(bins)
+            values = []
+            for b in bs:
+                shape = self.uniform(bins, b)
+                values.append(self.rms(shape, privacy, equal_budgets(shape, privacy), "covering"))
+            return np.array(bs, dtype=float), np.array(values)
         return self._curves.get(("equal", bins, privacy), make)
 
-    def uniform_optimised_curve(self, bins: int, privacy: PrivacySpec) -> tuple[np.ndarray, np.ndarray]:
-        """(b, RMS margin) of uniform trees with GLS and optimised budget fractions (see module doc)."""
-        def make() -> tuple[np.ndarray, np.ndarray]:
-            bs = log_spaced_subset(uniform_branchings(bins), GLS_BRANCHINGS)
-            values = [rms_margin(self.optimised_plan(bins, b, privacy)) for b in bs]
+    def optimised_branchings(self, bins: int) -> list[int]:
+        """The factors b of plot (c)'s GLS curve: at most GLS_BRANCHINGS, log-spaced."""
+        return self._values.get(("gls_b", bins), lambda: log_spaced_subset(self.branchings(bins), GLS_BRANCHINGS))
+
+    def missing_optimisations(self, bins: int, privacy: PrivacySpec) -> list[int]:
+        """Factors b of the GLS curve whose budgets are not yet tuned for exactly this privacy."""
+        return [b for b in self.optimised_branchings(bins) if (bins, b, privacy) not in self._tuned.data]
+
+    def uniform_optimised_curve(self, bins: int, privacy: PrivacySpec,
+                                compute: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(b, RMS margin) of uniform trees with GLS and tuned budgets (see :meth:`optimised_budgets`).
+
+        With ``compute=False`` nothing is optimised: factors with tuned budgets use them, the others
+        use their ε = 1 fractions scaled to ε when those are known, and factors with neither are
+        left out (each optimisation is a numerical search of 1–50 ms; the widget runs them while idle)."""
+        def curve(allow_compute: bool) -> tuple[np.ndarray, np.ndarray]:
+            bs, values = [], []
+            for b in self.optimised_branchings(bins):
+                budgets = self.optimised_budgets(bins, b, privacy, allow_compute)
+                if budgets is not None:
+                    bs.append(b)
+                    values.append(self.rms(self.uniform(bins, b), privacy, budgets, "gls"))
             return np.array(bs, dtype=float), np.array(values)
-        return self._curves.get(("gls", bins, privacy), make)
 
-    def optimised_plan(self, bins: int, b: int, privacy: PrivacySpec) -> Plan:
-        shape = self._uniform(bins, b)
+        if compute or not self.missing_optimisations(bins, privacy):
+            return self._curves.get(("gls", bins, privacy), lambda: curve(True))
+        return curve(False)
 
-        def fractions() -> tuple[float, ...]:
-            reference = PrivacySpec(1.0, privacy.neighbours, 1)
-            return optimise_budgets(shape, reference, "gls", "total")
+    def reference_fractions(self, bins: int, b: int, neighbours: str, compute: bool = True) -> tuple[float, ...] | None:
+        """GLS budget fractions of the uniform tree optimised once at ε = 1, L = 1 (reused for every ε)."""
+        key = (bins, b, neighbours)
+        if not compute and key not in self._fractions.data:
+            return None
+        shape = self.uniform(bins, b)
+        return self._fractions.get(key, lambda: optimise_budgets(shape, PrivacySpec(1.0, neighbours, 1), "gls", "total"))
 
-        frac = self._fractions.get((bins, b, privacy.neighbours), fractions)
-        return Plan(shape, privacy, split_budget(privacy.epsilon, frac), "gls")
+    def optimised_budgets(self, bins: int, b: int, privacy: PrivacySpec,
+                          compute: bool = True) -> tuple[float, ...] | None:
+        """Tuned GLS budgets of the uniform tree with factor b: the better (smaller exact total error)
+        of the ε = 1 fractions scaled to ε and :func:`optimise_budgets` run at this very ε. Both
+        are kept because neither always wins: at ε far from 1 the discrete Laplace changes the
+        optimum, and the optimiser does not always converge (it can return a split up to ~2.5×
+        worse than the rescaled one, e.g. K = 65,536, b = 2, ε = 0.05). With ``compute=False``
+        returns the tuned budgets if known, else the rescaled fractions if known, else None."""
+        key = (bins, b, privacy)
+        if key in self._tuned.data or compute:
+            def tune() -> tuple[float, ...]:
+                shape = self.uniform(bins, b)
+                scaled = scaled_budgets(self.reference_fractions(bins, b, privacy.neighbours), privacy.epsilon)
+                fresh = optimise_budgets(shape, privacy, "gls", "total")
+                return min((scaled, fresh), key=lambda eps: self.total_sq_error(shape, privacy, eps, "gls"))
+            return self._tuned.get(key, tune)
+        fractions = self.reference_fractions(bins, b, privacy.neighbours, compute=False)
+        return None if fractions is None else scaled_budgets(fractions, privacy.epsilon)
 
-    def _uniform(self, bins: int, b: int) -> TreeShape:
+    def draw_prefixes(self, bins: int) -> np.ndarray:
+        return self._values.get(("prefixes", bins), lambda: draw_prefixes(bins))
+
+    def branchings(self, bins: int) -> list[int]:
+        return self._values.get(("branchings", bins), lambda: uniform_branchings(bins))
+
+    def uniform(self, bins: int, b: int) -> TreeShape:
         return self._plans.get(("uniform", bins, b), lambda: TreeShape.uniform(bins, b))
 
 
 def neighbour_words(privacy: PrivacySpec) -> str:
-    """The neighbour model in plain words."""
-    who = "one person's record" if privacy.records_per_person == 1 else f"up to {privacy.records_per_person} records of one person"
+    """The neighbour model in plain words (short: it is a plot's subtitle)."""
+    each = "" if privacy.records_per_person == 1 else f" (≤ {privacy.records_per_person} records each)"
     if privacy.neighbours == "change":
-        return f"protects {who} changing; N public"
-    return f"protects {who} being added or removed; N private"
+        return f"a person's records may change{each} · N public"
+    return f"a person may be added or removed{each} · N private"
 
 
 def format_number(x: float) -> str:
@@ -277,10 +414,16 @@ def plain_tick(value: float) -> str:
     return f"{value:.3g}"
 
 
-def log_tick_labels(exponents: list[float], decades: float) -> list[str]:
-    """Labels of log-axis ticks at 10^e: keep mantissas 1, 2 and 5 (all when less than a decade is
-    shown, only powers of ten when more than four are), blank the rest so labels never collide."""
-    keep = (1, 2, 3, 4, 5, 6, 7, 8, 9) if decades < 1.0 else ((1, 2, 5) if decades <= 4 else (1,))
+def log_tick_labels(exponents: list[float], decades: float, length_px: float | None = None) -> list[str]:
+    """Labels of log-axis ticks at 10^e as plain numbers. Which mantissas get a label depends on the
+    room per factor of ten (``length_px / decades``; without a length, on ``decades`` alone): all of
+    1…9 when roomy, 1, 2 and 5 when not, only powers of ten when cramped; the rest stay blank so
+    labels never collide."""
+    if length_px:
+        per_decade = length_px / max(decades, 1e-9)
+    else:
+        per_decade = 1000.0 if decades < 1.0 else (100.0 if decades <= 4 else 50.0)
+    keep = (1, 2, 3, 4, 5, 6, 7, 8, 9) if per_decade >= 400 else ((1, 2, 5) if per_decade >= 80 else (1,))
     out = []
     for e in exponents:
         value = 10.0 ** e
@@ -308,7 +451,7 @@ def connect_within_runs(xs: np.ndarray, allowed: list[int], gap_ratio: float = 1
 
 # ----------------------------------------------------------------------------- the widget
 import pyqtgraph as pg  # noqa: E402  (Qt below this line only)
-from PySide6.QtCore import QPointF, Qt, Signal  # noqa: E402
+from PySide6.QtCore import QPoint, QPointF, QRect, QSize, Qt, QTimer, Signal  # noqa: E402
 from PySide6.QtGui import QColor, QCursor, QIcon, QPainter, QPalette, QPixmap  # noqa: E402
 from PySide6.QtWidgets import (  # noqa: E402
     QButtonGroup,
@@ -316,7 +459,10 @@ from PySide6.QtWidgets import (  # noqa: E402
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QRadioButton,
+    QStackedLayout,
+    QTabWidget,
     QToolTip,
     QVBoxLayout,
     QWidget,
@@ -325,6 +471,73 @@ from PySide6.QtWidgets import (  # noqa: E402
 from dpgui.app.style import SERIES_COLOURS, SERIES_NAMES, new_plot, series_pen  # noqa: E402
 
 SMALL_K_SYMBOLS = 64  # plot (a) marks every point when K is at most this
+ANTIALIAS_POINTS = 2048  # plot (a) draws antialiased lines up to this K
+GRID_MIN_WIDTH, GRID_MIN_HEIGHT = 760, 500  # below this the four plots go into tabs
+
+
+class FlowLayout(QLayout):
+    """Lays its widgets out left to right, wrapping onto new lines (Qt's flow-layout example)."""
+
+    def __init__(self, parent: QWidget | None = None, spacing: int = 6) -> None:
+        super().__init__(parent)
+        self._items: list = []
+        self._spacing = spacing
+        self.setContentsMargins(0, 0, 0, 0)
+
+    def addItem(self, item) -> None:  # noqa: N802 (Qt API)
+        self._items.append(item)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def itemAt(self, index: int):  # noqa: N802
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    def takeAt(self, index: int):  # noqa: N802
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+    def expandingDirections(self) -> Qt.Orientation:  # noqa: N802
+        return Qt.Orientation(0)
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802
+        return self._arrange(QRect(0, 0, width, 0), move=False)
+
+    def setGeometry(self, rect: QRect) -> None:  # noqa: N802
+        super().setGeometry(rect)
+        self._arrange(rect, move=True)
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        return self.minimumSize()
+
+    def minimumSize(self) -> QSize:  # noqa: N802
+        size = QSize()
+        for item in self._items:
+            size = size.expandedTo(item.minimumSize())
+        return size
+
+    def _arrange(self, rect: QRect, move: bool) -> int:
+        x, y, line = rect.x(), rect.y(), 0
+        for item in self._items:
+            hint = item.sizeHint()
+            if x + hint.width() > rect.right() + 1 and line > 0:
+                x, y, line = rect.x(), y + line + self._spacing, 0
+            if move:
+                item.setGeometry(QRect(QPoint(x, y), hint))
+            x += hint.width() + self._spacing
+            line = max(line, hint.height())
+        return y + line - rect.y()
+
+
+def _set_axis_label(item: pg.PlotItem, side: str, text: str, units: str | None = None) -> None:
+    """Set an axis label and re-centre it (pyqtgraph centres labels only when the axis resizes)."""
+    axis = item.getAxis(side)
+    if axis.labelText == text and axis.labelUnits == (units or ""):
+        return
+    item.setLabel(side, text, units=units)
+    axis.resizeEvent()
 
 
 def _plain_log_axes(plot: pg.PlotWidget) -> None:
@@ -332,11 +545,23 @@ def _plain_log_axes(plot: pg.PlotWidget) -> None:
     for name in ("left", "bottom"):
         axis = plot.getPlotItem().getAxis(name)
 
-        def strings(values, scale, spacing, axis=axis):
+        def strings(values, scale, spacing, axis=axis, name=name):
             lo, hi = axis.range
-            return log_tick_labels([float(v) for v in values], abs(hi - lo))
+            length = axis.geometry().height() if name == "left" else axis.geometry().width()
+            return log_tick_labels([float(v) for v in values], abs(hi - lo), length or None)
 
         axis.logTickStrings = strings
+        axis.logTickValues = _without_duplicates(axis.logTickValues)
+
+
+def _without_duplicates(log_tick_values):
+    """pyqtgraph's minor log ticks repeat the decades of the major level (drawn twice, so bold)."""
+    def values(min_val, max_val, size, std_ticks):
+        levels = log_tick_values(min_val, max_val, size, std_ticks)
+        major = {round(v, 9) for spacing, vs in levels if spacing is not None for v in vs}
+        return [(spacing, vs if spacing is not None else [v for v in vs if round(v, 9) not in major])
+                for spacing, vs in levels]
+    return values
 
 
 def _style_legend(plot: pg.PlotWidget, item_pos: tuple[float, float], parent_pos: tuple[float, float],
@@ -349,6 +574,8 @@ def _style_legend(plot: pg.PlotWidget, item_pos: tuple[float, float], parent_pos
     text.setAlpha(70)
     legend.setPen(text)
     legend.setLabelTextSize("8pt")
+    for _sample, label in legend.items:  # setLabelTextSize only styles labels added later
+        label.setText(label.text, size="8pt", color=legend.opts["labelTextColor"])
     legend.anchor(itemPos=item_pos, parentPos=parent_pos, offset=offset)
 
 
@@ -382,6 +609,12 @@ class ProjectionPlots(QWidget):
         self.last_redraw_ms = 0.0
         self._raw: dict[str, object] = {}
         self._budget_info: tuple[np.ndarray, np.ndarray] = (np.zeros(1), np.zeros(1))
+        self._level_notes: list[pg.TextItem] = []
+        self._pending: list[int] = []  # factors b of plot (c) still to optimise (done while idle)
+        self._optimise_timer = QTimer(self)
+        self._optimise_timer.setSingleShot(True)
+        self._optimise_timer.setInterval(0)
+        self._optimise_timer.timeout.connect(self._optimise_some)
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
@@ -393,8 +626,8 @@ class ProjectionPlots(QWidget):
         self.explanation.setWordWrap(True)
         outer.addWidget(self.explanation)
 
-        bar = QHBoxLayout()
-        bar.addWidget(QLabel("Top plots:"))
+        bar = FlowLayout()  # wraps onto a second line in a narrow window
+        bar.addWidget(QLabel("Lines in the top plots:"))
         self.series_boxes: dict[str, QCheckBox] = {}
         for name in ("plan",) + BASELINES:
             box = QCheckBox(SERIES_NAMES[name])
@@ -404,8 +637,10 @@ class ProjectionPlots(QWidget):
             box.toggled.connect(lambda on, name=name: self._show_series(name, on))
             self.series_boxes[name] = box
             bar.addWidget(box)
-        bar.addStretch(1)
-        bar.addWidget(QLabel("Errors in:"))
+        units = QWidget()
+        units_layout = QHBoxLayout(units)
+        units_layout.setContentsMargins(12, 0, 0, 0)
+        units_layout.addWidget(QLabel("Errors in:"))
         self.records_button = QRadioButton("records")
         self.percent_button = QRadioButton("% of N")
         self.records_button.setChecked(True)
@@ -414,13 +649,24 @@ class ProjectionPlots(QWidget):
         self._unit_group = QButtonGroup(self)
         for button in (self.records_button, self.percent_button):
             self._unit_group.addButton(button)
-            bar.addWidget(button)
+            units_layout.addWidget(button)
         self.percent_button.toggled.connect(self._units_toggled)
+        bar.addWidget(units)
         outer.addLayout(bar)
 
-        grid = QGridLayout()
-        grid.setSpacing(6)
-        outer.addLayout(grid, 1)
+        # the plots sit in a 2×2 grid, or in tabs when the widget is too small for four
+        self._grid_page = QWidget()
+        self._grid = QGridLayout(self._grid_page)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setSpacing(6)
+        for i in range(2):
+            self._grid.setRowStretch(i, 1)
+            self._grid.setColumnStretch(i, 1)
+        self._tabs = QTabWidget()
+        self._stack = QStackedLayout()
+        self._stack.addWidget(self._grid_page)
+        self._stack.addWidget(self._tabs)
+        outer.addLayout(self._stack, 1)
 
         # (a) error of each CDF point
         self.error_plot = new_plot("Projected error of each CDF point", "value", "95% error margin",
@@ -434,8 +680,6 @@ class ProjectionPlots(QWidget):
             curve.setClipToView(True)
             curve.setZValue(10 if name == "plan" else 0)
             self.error_curves[name] = curve
-        self.error_plot.setToolTip("Each point: the error margin of the number of records up to that value "
-                                   "(log scale). Lines in the legend above.")
 
         # (b) error against ε
         self.epsilon_plot = new_plot("Expected error against ε", "Privacy budget ε", "Typical 95% margin",
@@ -490,9 +734,11 @@ class ProjectionPlots(QWidget):
         self.std_view = pg.ViewBox()
         item.showAxis("right")
         item.scene().addItem(self.std_view)
+        self.std_view.setZValue(item.zValue() + 1)  # diamonds in front of the bars
+        self.std_view.setMouseEnabled(x=False, y=False)
         right = item.getAxis("right")
         right.linkToView(self.std_view)
-        right.setLabel("Noise std. dev. per count", units="records")
+        right.setLabel("Noise std. dev.", units="records")
         right.enableAutoSIPrefix(False)
         self.std_view.setXLink(item)
         self.std_points = pg.ScatterPlotItem(size=10, symbol="d", brush=pg.mkBrush(SERIES_COLOURS["confidential"]),
@@ -505,13 +751,12 @@ class ProjectionPlots(QWidget):
         self.budget_plot.scene().sigMouseMoved.connect(self._budget_hover)
         _style_legend(self.budget_plot, (1, 0), (1, 0), (-6, 6))
 
-        grid.addWidget(self.error_plot, 0, 0)
-        grid.addWidget(self.epsilon_plot, 0, 1)
-        grid.addWidget(self.branching_plot, 1, 0)
-        grid.addWidget(self.budget_plot, 1, 1)
-        for i in range(2):
-            grid.setRowStretch(i, 1)
-            grid.setColumnStretch(i, 1)
+        for plot in (self.error_plot, self.epsilon_plot, self.branching_plot, self.budget_plot):
+            plot.setMinimumSize(220, 150)  # the 2×2 grid fits a 900×600 window with the rest of the page
+        self._plots = [(self.error_plot, "Error per point"), (self.epsilon_plot, "Error against ε"),
+                       (self.branching_plot, "Error against branching"), (self.budget_plot, "Budget per level")]
+        self.layout_mode = ""
+        self._set_layout_mode("grid")
 
     # ------------------------------------------------------------------ public API
     @property
@@ -522,6 +767,16 @@ class ProjectionPlots(QWidget):
     def set_percent_of_n(self, on: bool) -> None:
         """Show errors in % of N (only when ``n_public`` was given) or in records."""
         (self.percent_button if on and self.n_public else self.records_button).setChecked(True)
+
+    @property
+    def optimisation_pending(self) -> bool:
+        """True while plot (c)'s tuned-budget curve is still being filled in (in idle time)."""
+        return bool(self._pending)
+
+    def finish_optimisation(self) -> None:
+        """Complete plot (c)'s tuned-budget curve now instead of in idle time."""
+        while self._pending:
+            self._optimise_some(budget_ms=math.inf)
 
     def set_plan(self, plan: Plan, lower: float, upper: float, value_label: str = "value",
                  n_public: int | None = None) -> None:
@@ -540,6 +795,7 @@ class ProjectionPlots(QWidget):
         self._compute()
         self._apply_units()
         self._draw_budgets()
+        self._refit()
         self.last_redraw_ms = (time.perf_counter() - start) * 1000.0
 
     # ------------------------------------------------------------------ computation (records)
@@ -548,9 +804,9 @@ class ProjectionPlots(QWidget):
         assert plan is not None
         bins, privacy, cache = plan.shape.bins, plan.privacy, self.cache
         # (a) every CDF point (or an exact sample of them for huge K)
-        prefixes = draw_prefixes(bins)
+        prefixes = cache.draw_prefixes(bins)
         width = (self.upper - self.lower) / bins
-        series = {"plan": margin(prefix_variances(plan, prefixes))}
+        series = {"plan": cache.prefix_margins(plan, prefixes)}
         for name in BASELINES:
             series[name] = cache.baseline_prefix_margins(name, bins, privacy, prefixes)
         a = {}
@@ -559,14 +815,18 @@ class ProjectionPlots(QWidget):
             a[name] = (self.lower + prefixes[keep] * width, y[keep])
         # (b) typical margin against ε (same budget fractions for the plan)
         grid = epsilon_grid(privacy.epsilon)
-        b = {"plan": (grid, np.array([rms_margin(scaled_plan(plan, e)) for e in grid]))}
+        b = {"plan": (grid, cache.plan_epsilon_curve(plan, grid))}
         for name in BASELINES:
             b[name] = (grid, np.array([cache.baseline_rms(name, bins, with_epsilon(privacy, e)) for e in grid]))
         # (c) typical margin against uniform branching
         c = {"equal": cache.uniform_equal_curve(bins, privacy),
-             "optimised": cache.uniform_optimised_curve(bins, privacy)}
-        allowed = cache._curves.get(("allowed", bins), lambda: uniform_branchings(bins))
-        self._raw = {"a": a, "b": b, "c": c, "rms": rms_margin(plan), "allowed": allowed}
+             "optimised": cache.uniform_optimised_curve(bins, privacy, compute=False)}
+        self._pending = cache.missing_optimisations(bins, privacy)
+        if self._pending:
+            self._optimise_timer.start()
+        allowed = cache.branchings(bins)
+        self._raw = {"a": a, "b": b, "c": c, "rms": float(b["plan"][1][grid == privacy.epsilon][0]),
+                     "allowed": allowed}
 
     # ------------------------------------------------------------------ drawing
     def _scale(self) -> float:
@@ -580,12 +840,14 @@ class ProjectionPlots(QWidget):
         plan, raw = self.plan, self._raw
         # (a)
         item = self.error_plot.getPlotItem()
-        item.setLabel("bottom", f"{self.value_label} (upper edge of the bin)")
-        item.setLabel("left", "95% error margin", units=units)
+        _set_axis_label(item, "bottom", f"{self.value_label}, upper edge of each bin")
+        _set_axis_label(item, "left", "95% error margin", units)
         small = plan.shape.bins <= SMALL_K_SYMBOLS
+        # a dense zigzag drawn antialiased costs ~5× the paint time and looks the same
+        smooth = plan.shape.bins <= ANTIALIAS_POINTS
         for name, (x, y) in raw["a"].items():
             curve = self.error_curves[name]
-            curve.setData(x, y * scale)
+            curve.setData(x, y * scale, antialias=smooth)
             if small:
                 curve.setSymbol("o")
                 curve.setSymbolSize(5)
@@ -593,10 +855,21 @@ class ProjectionPlots(QWidget):
                 curve.setSymbolPen(None)
             else:
                 curve.setSymbol(None)
-        item.enableAutoRange()
+        # x: the column's whole range; y (log): all curves, at least half a decade
+        ys = np.concatenate([y for _, y in raw["a"].values()]) * scale
+        item.setXRange(self.lower, self.upper, padding=0.02)
+        if ys.size:
+            lo, hi = math.log10(float(ys.min())), math.log10(float(ys.max()))
+            pad = max(0.0, 0.5 - (hi - lo)) / 2
+            item.setYRange(lo - pad, hi + pad, padding=0.05)
+        sampled = "" if plan.shape.bins <= EXACT_POINT_LIMIT else (
+            f" With {plan.shape.bins:,} bins the margin is computed exactly at {SAMPLED_POINTS:,} points spread "
+            "over the range.")
+        self.error_plot.setToolTip("Each point: the 95% error margin of the published number of records up to "
+                                   "that value (log scale)." + sampled)
         # (b)
         item = self.epsilon_plot.getPlotItem()
-        item.setLabel("left", "Typical 95% margin", units=units)
+        _set_axis_label(item, "left", "Typical 95% margin", units)
         for name, (x, y) in raw["b"].items():
             self.epsilon_curves[name].setData(x, y * scale)
         eps = plan.privacy.epsilon
@@ -604,11 +877,20 @@ class ProjectionPlots(QWidget):
         self.epsilon_line.label.setFormat(f" your ε = {format_number(eps)}")
         self.epsilon_dot.setData([math.log10(eps)], [math.log10(raw["rms"] * scale)])
         item.enableAutoRange()
-        # (c)
+        self._draw_branching()
+
+    def _draw_branching(self) -> None:
+        plan, raw, scale = self.plan, self._raw, self._scale()
+        assert plan is not None
+        units = "% of N" if self.percent_of_n else "records"
         item = self.branching_plot.getPlotItem()
-        item.setLabel("left", "Typical 95% margin", units=units)
+        _set_axis_label(item, "left", "Typical 95% margin", units)
         for name, (x, y) in raw["c"].items():
             self.branching_curves[name].setData(x, y * scale, connect=connect_within_runs(x, raw["allowed"]))
+        label = "Tuned budgets, best estimate (GLS)" + (" – refining…" if self._pending else "")
+        legend = item.legend
+        legend.getLabel(self.branching_curves["optimised"]).setText(
+            label, size=legend.opts["labelTextSize"], color=legend.opts["labelTextColor"])
         bx = effective_branching(plan.shape)
         self.branching_marker.setData([bx], [raw["rms"] * scale])
         self.branching_label.setText(f"your plan ({plan.shape.label.replace('x', '×')})")
@@ -617,8 +899,8 @@ class ProjectionPlots(QWidget):
         ys = np.concatenate([y for _, y in raw["c"].values()] + [[raw["rms"]]]) * scale
         xs = np.concatenate([x for x, _ in raw["c"].values()] + [[bx]])
         lo, hi = math.log10(float(ys.min())), math.log10(float(ys.max()))
-        span = max(hi - lo, 0.3)
-        item.setYRange(lo - 0.3 * span, hi + 0.45 * span, padding=0)
+        span = max(hi - lo, 0.5)
+        item.setYRange(lo - 0.3 * span, hi + 0.75 * span, padding=0)
         item.setXRange(math.log10(float(xs.min())), math.log10(float(xs.max())), padding=0.06)
 
     def _draw_budgets(self) -> None:
@@ -633,11 +915,23 @@ class ProjectionPlots(QWidget):
         shown = np.isfinite(std)
         self.std_points.setData(levels[shown], std[shown])
         self._budget_info = (eps, std)
+        for note in self._level_notes:
+            self.budget_plot.removeItem(note)
+        self._level_notes = []
+        if h <= 10:  # say why a level has no bar (the tooltip says it for taller trees)
+            for level in range(h + 1):
+                if eps[level] > 0:
+                    continue
+                text = "exact\n(N public)" if level == 0 and plan.privacy.root_public else "not\npublished"
+                note = pg.TextItem(text, color=SERIES_COLOURS["marker"], anchor=(0.5, 1.0))
+                note.setPos(level, 0)
+                self.budget_plot.addItem(note, ignoreBounds=True)
+                self._level_notes.append(note)
         item = self.budget_plot.getPlotItem()
         step = max(1, math.ceil((h + 1) / 12))
         ticks = [(0, "root")]
         ticks += [(level, str(level)) for level in range(step, h) if level % step == 0 and h - level >= step / 2]
-        ticks.append((h, f"{h} leaves"))
+        ticks.append((h, f"{h} (leaves)"))
         item.getAxis("bottom").setTicks([ticks])
         item.setXRange(-0.6, h + 0.6, padding=0)
         headroom = 1.6  # room above the bars for the legend
@@ -667,15 +961,64 @@ class ProjectionPlots(QWidget):
                 f"noise std. dev. = {format_number(std[level])} records per count")
 
     # ------------------------------------------------------------------ plumbing
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        size = event.size()
+        compact = size.width() < GRID_MIN_WIDTH or size.height() < GRID_MIN_HEIGHT
+        self._set_layout_mode("tabs" if compact else "grid")
+
+    def _set_layout_mode(self, mode: str) -> None:
+        """"grid" (2×2) or "tabs" (one plot per tab, for small windows)."""
+        if mode == self.layout_mode:
+            return
+        current = self._tabs.currentIndex()
+        while self._tabs.count():
+            self._tabs.removeTab(0)
+        for index, (plot, name) in enumerate(self._plots):
+            if mode == "grid":
+                self._grid.addWidget(plot, index // 2, index % 2)
+            else:
+                self._tabs.addTab(plot, name)
+        if mode == "tabs":
+            self._tabs.setCurrentIndex(max(current, 0))
+        self._stack.setCurrentIndex(0 if mode == "grid" else 1)
+        self.layout_mode = mode
+
+    def _optimise_some(self, budget_ms: float = 40.0) -> None:
+        """Optimise the budgets of a few pending factors b (about ``budget_ms`` of work), then redraw (c)."""
+        if self.plan is None or not self._pending:
+            return
+        bins, privacy = self.plan.shape.bins, self.plan.privacy
+        start = time.perf_counter()
+        cache = self.cache
+        while self._pending and (time.perf_counter() - start) * 1000.0 < budget_ms:
+            # first every factor's ε = 1 split (reused at every ε: a whole curve soon), then tune at this ε
+            unknown = [b for b in self._pending if cache.reference_fractions(bins, b, privacy.neighbours, False) is None]
+            if unknown:
+                cache.reference_fractions(bins, unknown[0], privacy.neighbours)
+            else:
+                cache.optimised_budgets(bins, self._pending.pop(0), privacy)
+        done = not self._pending
+        self._raw["c"]["optimised"] = self.cache.uniform_optimised_curve(bins, privacy, compute=done)
+        self._draw_branching()
+        if not done:
+            self._optimise_timer.start()
+
     def _show_series(self, name: str, on: bool) -> None:
         self.error_curves[name].setVisible(on)
         self.epsilon_curves[name].setVisible(on)
         if name == "plan":
             self.epsilon_dot.setVisible(on)
 
+    def _refit(self) -> None:
+        """Fit each plot to its view again: a longer title or label can leave it wider than the view."""
+        for plot, _name in self._plots:
+            plot.resizeEvent(None)
+
     def _units_toggled(self, _checked: bool) -> None:
         start = time.perf_counter()
         self._apply_units()
+        self._refit()
         self.last_redraw_ms = (time.perf_counter() - start) * 1000.0
         self.units_changed.emit(self.percent_of_n)
 

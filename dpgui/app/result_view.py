@@ -8,6 +8,7 @@ used by the quantile table, the range tool or the histogram.
 
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
@@ -21,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from dpgui.app.style import SERIES_COLOURS, is_dark, new_plot, series_pen
 from dpgui.core.mechanism import Release
-from dpgui.core.quantiles import Quantile, RangeCount, quantiles, range_count
+from dpgui.core.quantiles import Z95, Quantile, RangeCount, quantiles, range_count
 
 # Deciles with the quartiles slotted in, in increasing order; the median is 0.5.
 PROBABILITIES: tuple[float, ...] = (0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9)
@@ -37,6 +38,24 @@ CDF_NOTE = ("The shaded band shows where the true CDF lies with 95 % confidence 
 HISTOGRAM_NOTE = ("Each bar is the rise of the released CDF across its bins, so it carries the same privacy noise. "
                   "Zoom with the mouse wheel; right-click for more options.")
 RANGE_ERROR = "“From” must be smaller than “to”. Please change one of them."
+
+
+BAND_POINTS = 2048  # the shaded band is drawn with at most this many points (pyqtgraph fills are slow)
+
+
+def band_envelope(x: np.ndarray, low: np.ndarray, high: np.ndarray, points: int = BAND_POINTS
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Thin a band for drawing without narrowing it: per group of consecutive points, the lowest
+    low and the highest high, at the group's first and last x (so the drawn band contains the band)."""
+    if x.size <= points:
+        return x, low, high
+    group = math.ceil(x.size / (points // 2))
+    starts = np.arange(0, x.size, group)
+    lows = np.minimum.reduceat(low, starts)
+    highs = np.maximum.reduceat(high, starts)
+    ends = np.minimum(starts + group, x.size) - 1
+    xs = np.column_stack([x[starts], x[ends]]).ravel()
+    return xs, np.repeat(lows, 2), np.repeat(highs, 2)
 
 
 def _value_decimals(width: float) -> int:
@@ -174,7 +193,6 @@ class ResultView(QWidget):
         options.addWidget(self.fraction_button)
         options.addWidget(self.records_button)
         options.addStretch(1)
-        options.addWidget(self.true_checkbox)
 
         self.banner = QLabel(CONFIDENTIAL_BANNER)
         self.banner.setWordWrap(True)
@@ -227,6 +245,7 @@ class ResultView(QWidget):
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addLayout(options)
+        left_layout.addWidget(self.true_checkbox)  # its own row: the left side stays narrow at 200 % scaling
         left_layout.addWidget(self.banner)
         left_layout.addWidget(self.tabs, 1)
         self.plot_note = QLabel(CDF_NOTE)
@@ -325,15 +344,16 @@ class ResultView(QWidget):
         n = format_number(release.total, 0)
         n_kind = "public total" if release.plan.privacy.root_public else "released estimate"
         summary = (f"<b>{n}</b> records ({n_kind}) in {k:,} bins of {self._fmt_edge(width)} "
-                   f"{self._value_label}, from {self._fmt_edge(release.lower)} to {self._fmt_edge(release.upper)}; "
+                   f"{html.escape(self._value_label)}, from {self._fmt_edge(release.lower)} to {self._fmt_edge(release.upper)}; "
                    f"privacy budget ε = {release.plan.privacy.epsilon:g}.")
         if not release.secure:
             summary += " <b>Practice run with a test random source: not safe to publish.</b>"
         self.summary.setText(summary)
 
-        self.cdf_plot.getPlotItem().setLabel("bottom", self._value_label)
-        self.hist_plot.getPlotItem().setLabel("bottom", self._value_label)
-        self.cdf_plot.getPlotItem().setTitle(f"Released cumulative distribution (CDF) of {self._value_label}")
+        axis_label = html.escape(self._value_label)  # pyqtgraph labels are rich text
+        self.cdf_plot.getPlotItem().setLabel("bottom", axis_label)
+        self.hist_plot.getPlotItem().setLabel("bottom", axis_label)
+        self.cdf_plot.getPlotItem().setTitle(f"Released cumulative distribution (CDF) of {axis_label}")
 
         self.quantile_model.set_rows(quantiles(release, PROBABILITIES), self._decimals, self._value_label)
         self._fit_table_width()
@@ -432,10 +452,12 @@ class ResultView(QWidget):
         scale = (1.0 / n if n > 0 else 0.0) if fraction else 1.0
         c = np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float)))
         se = np.concatenate(([0.0], np.asarray(release.std_error, dtype=float)))
-        band = 1.959963984540054 * se
+        band = Z95 * se
         self.cdf_curve.setData(self._edges, c * scale)
-        self.band_low.setData(self._edges, np.clip(c - band, 0.0, n) * scale)
-        self.band_high.setData(self._edges, np.clip(c + band, 0.0, n) * scale)
+        x, low, high = band_envelope(self._edges, np.clip(c - band, 0.0, n) * scale,
+                                     np.clip(c + band, 0.0, n) * scale)
+        self.band_low.setData(x, low)
+        self.band_high.setData(x, high)
         y_label = "Fraction of records at or below" if fraction else "Number of records at or below"
         self.cdf_plot.getPlotItem().setLabel("left", y_label)
         self.hist_bars.setOpts(height=self.hist_counts * scale)
@@ -532,7 +554,7 @@ class ResultView(QWidget):
         low, high = max(0.0, answer.low), min(n, answer.high) if n > 0 else answer.high
         count = min(max(answer.count, 0.0), n) if n > 0 else max(answer.count, 0.0)  # shown: never below 0
         text = (f"About <b>{format_number(count, 0)}</b> records between {self._fmt_edge(answer.start)} and "
-                f"{self._fmt_edge(answer.stop)} {self._value_label} ")
+                f"{self._fmt_edge(answer.stop)} {html.escape(self._value_label)} ")
         if answer.std_error == 0:
             text += "(exact: this count has no noise)"
         else:

@@ -21,7 +21,7 @@ SERIES_NAMES: dict[str, str] = {
     "plan": "Your plan",
     "binary": "Binary tree",
     "hist": "Histogram (flat)",
-    "paper_best": "Best tree of Qardaji et al.",
+    "paper_best": "Best tree of Rameshwar et al.",
     "ind": "Independent counts",
 }
 

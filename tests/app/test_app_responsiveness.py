@@ -88,5 +88,6 @@ def test_event_loop_stays_responsive_while_loading_and_releasing(qtbot, big_csv)
     assert window.outcome.release.plan.shape.bins == BINS
     print(f"\nload {loaded - started:.2f} s (worst stall {load_stall:.0f} ms); plan+release "
           f"{released - loaded:.2f} s; worst stall overall {probe.worst_ms:.0f} ms over {probe.ticks} ticks")
-    assert probe.ticks > 50  # the timer really ran during the work
+    # The timer really ran during the work: at least a quarter of the ticks it would have had idle.
+    assert probe.ticks >= (released - started) / probe.interval / 4
     assert probe.worst_ms < LIMIT_MS

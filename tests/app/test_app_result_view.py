@@ -262,3 +262,20 @@ def test_screenshots_at_1000_by_700(view, tmp_path):
         assert image.save(str(path)) and path.stat().st_size > 10_000
     # no part of the right-hand panel is squeezed behind a scroll bar at this size
     assert not view.quantile_table.horizontalScrollBar().isVisible()
+
+
+def test_band_envelope_thins_without_narrowing_the_band():
+    from dpgui.app.result_view import band_envelope
+
+    rng = np.random.default_rng(3)
+    x = np.linspace(0, 1, 65_537)
+    mid = np.cumsum(rng.random(x.size))
+    low, high = mid - rng.random(x.size) * 5, mid + rng.random(x.size) * 5
+    xs, lows, highs = band_envelope(x, low, high, points=2048)
+    assert xs.size <= 2048 + 2
+    assert np.all(np.diff(xs) >= 0)
+    # Each original point lies inside the drawn band at its own x (piecewise-constant per group).
+    group = np.searchsorted(xs[1::2], x, side="left")
+    assert np.all(lows[2 * group] <= low) and np.all(highs[2 * group] >= high)
+    small = band_envelope(x[:100], low[:100], high[:100])
+    assert small[0] is x[:100] or np.array_equal(small[0], x[:100])

@@ -144,3 +144,17 @@ def test_auto_plan_beats_paper_best_by_the_target(bins, epsilon):
     plan = auto_plan(bins, privacy)
     ratio = total_sq_error(plan) / baselines(bins, privacy)["paper_best"]["total_sq_error"]
     assert ratio <= 0.36, ratio
+
+
+@pytest.mark.parametrize("bins, branching, neighbours, epsilon", [
+    (65536, 2, "change", 0.05), (1000, 2, "addremove", 0.1), (4096, 4, "change", 0.01)])
+def test_budget_optimisation_does_not_depend_on_the_scale_of_epsilon(bins, branching, neighbours, epsilon):
+    """Shares optimal at ε = 1 stay optimal at any ε (variances ∝ 1/ε²); SLSQP once stopped at 2.5×."""
+    from dpgui.core.planner import _Objective, optimise_budgets
+
+    shape = TreeShape.uniform(bins, branching)
+    small = np.asarray(optimise_budgets(shape, PrivacySpec(epsilon, neighbours), "gls"))
+    unit = np.asarray(optimise_budgets(shape, PrivacySpec(1.0, neighbours), "gls")) * epsilon
+    judge = _Objective(shape, PrivacySpec(epsilon, neighbours), "gls", "total")
+    assert judge(small) <= judge(unit) * (1 + 1e-6)
+    assert math.fsum(small) == pytest.approx(epsilon, rel=1e-12)

@@ -1,0 +1,306 @@
+"""The four projection plots draw the engine's numbers (dpgui.core.projection / planner), exactly."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpgui.app.projection_plots import (
+    Z95,
+    ProjectionCache,
+    ProjectionPlots,
+    connect_within_runs,
+    draw_prefixes,
+    effective_branching,
+    epsilon_grid,
+    laplace_scale_float,
+    log_tick_labels,
+    uniform_branchings,
+)
+from dpgui.core.noise import laplace_scale
+from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
+from dpgui.core.planner import auto_plan, baselines, optimise_budgets, paper_best_shape
+from dpgui.core.projection import last_prefix, prefix_variances, total_sq_error
+from dpgui.core.tree import TreeShape
+
+LOWER, UPPER = 0.0, 1000.0
+
+
+@pytest.fixture
+def widget(qtbot):
+    w = ProjectionPlots()
+    qtbot.addWidget(w)
+    w.resize(1000, 700)
+    w.show()
+    return w
+
+
+def rms(plan: Plan) -> float:
+    return Z95 * math.sqrt(total_sq_error(plan) / last_prefix(plan.shape, plan.privacy.root_public))
+
+
+def baseline(name: str, bins: int, privacy: PrivacySpec) -> Plan:
+    shape = {"hist": TreeShape(bins, (bins,)), "binary": TreeShape.uniform(bins, 2),
+             "paper_best": paper_best_shape(bins, privacy)[0]}[name]
+    return Plan(shape, privacy, equal_budgets(shape, privacy), "covering")
+
+
+def curve_prefixes(x: np.ndarray, bins: int, lower: float = LOWER, upper: float = UPPER) -> np.ndarray:
+    """Prefix lengths j of plot (a)'s points (x = upper edge of bin j)."""
+    j = np.rint((x - lower) / ((upper - lower) / bins)).astype(np.int64)
+    assert np.allclose(lower + j * (upper - lower) / bins, x)
+    return j
+
+
+def check_error_plot(w: ProjectionPlots, plan: Plan, scale: float = 1.0) -> None:
+    bins, privacy = plan.shape.bins, plan.privacy
+    expected = {"plan": plan, **{name: baseline(name, bins, privacy) for name in ("hist", "binary", "paper_best")}}
+    for name, reference in expected.items():
+        x, y = w.error_curves[name].getOriginalDataset()
+        j = curve_prefixes(x, bins, w.lower, w.upper)
+        assert j.size > 0 and np.all(np.diff(j) > 0)
+        np.testing.assert_allclose(y, scale * Z95 * np.sqrt(prefix_variances(reference, j)), rtol=1e-9, atol=1e-12)
+        # every noised point is drawn (or, for huge K, an exact sample); only C_K = N under 'change' is left out
+        noised = last_prefix(plan.shape, privacy.root_public)
+        if bins <= 65536:
+            assert j.size == noised or (name != "plan" and j.size >= noised - 1)
+
+
+@pytest.mark.parametrize("neighbours", ["change", "addremove"])
+def test_error_of_each_cdf_point_is_the_engines(widget, neighbours):
+    plan = auto_plan(1000, PrivacySpec(1.0, neighbours))
+    widget.set_plan(plan, LOWER, UPPER, "income (€)")
+    check_error_plot(widget, plan)
+    assert "income (€)" in widget.error_plot.getPlotItem().getAxis("bottom").labelText
+    assert widget.last_redraw_ms > 0
+
+
+def test_error_plot_samples_exact_points_for_huge_k(widget):
+    bins = 300_000
+    plan = Plan(TreeShape.uniform(bins, 16), PrivacySpec(0.5), equal_budgets(TreeShape.uniform(bins, 16), PrivacySpec(0.5)))
+    widget.set_plan(plan, LOWER, UPPER)
+    x, y = widget.error_curves["plan"].getOriginalDataset()
+    assert 10_000 < x.size < bins
+    j = curve_prefixes(x, bins)
+    assert j[0] == 1
+    np.testing.assert_allclose(y, Z95 * np.sqrt(prefix_variances(plan, j)), rtol=1e-9)
+
+
+@pytest.mark.parametrize("neighbours", ["change", "addremove"])
+def test_error_against_epsilon(widget, neighbours):
+    privacy = PrivacySpec(0.7, neighbours, records_per_person=2)
+    plan = auto_plan(4096, privacy)
+    widget.set_plan(plan, LOWER, UPPER)
+    x, y = widget.epsilon_curves["plan"].getOriginalDataset()
+    assert x.min() == pytest.approx(0.07, rel=0.1) and x.max() == pytest.approx(7.0, rel=0.1)
+    at = np.flatnonzero(x == 0.7)
+    assert at.size == 1
+    assert y[at[0]] == pytest.approx(rms(plan), rel=1e-12)  # the value at your ε is your plan's
+    for e, value in zip(x, y):  # same budget fractions elsewhere
+        scaled = Plan(plan.shape, PrivacySpec(float(e), neighbours, 2), split_budget(float(e), plan.level_epsilons), "gls")
+        assert value == pytest.approx(rms(scaled), rel=1e-9)
+    totals = baselines(4096, privacy)
+    for name in ("hist", "binary", "paper_best"):
+        bx, by = widget.epsilon_curves[name].getOriginalDataset()
+        np.testing.assert_array_equal(bx, x)
+        expected = Z95 * math.sqrt(totals[name]["total_sq_error"] / last_prefix(plan.shape, privacy.root_public))
+        assert by[at[0]] == pytest.approx(expected, rel=1e-9)
+        for e, value in list(zip(bx, by))[::7]:
+            assert value == pytest.approx(rms(baseline(name, 4096, PrivacySpec(float(e), neighbours, 2))), rel=1e-9)
+    assert widget.epsilon_line.value() == pytest.approx(math.log10(0.7))
+    assert "0.7" in widget.epsilon_line.label.format
+
+
+@pytest.mark.parametrize("neighbours", ["change", "addremove"])
+def test_error_against_branching(widget, qtbot, neighbours):
+    privacy = PrivacySpec(1.3, neighbours)
+    plan = auto_plan(5000, privacy)
+    widget.set_plan(plan, LOWER, UPPER)
+    x, y = widget.branching_curves["equal"].getOriginalDataset()
+    assert list(x) == uniform_branchings(5000) and x[0] == 2
+    for b, value in zip(x, y):
+        shape = TreeShape.uniform(5000, int(b))
+        assert shape.padded_bins <= 2 * 5000
+        assert value == pytest.approx(rms(Plan(shape, privacy, equal_budgets(shape, privacy), "covering")), rel=1e-9)
+    qtbot.waitUntil(lambda: not widget.optimisation_pending, timeout=30_000)  # filled in while idle
+    gx, gy = widget.branching_curves["optimised"].getOriginalDataset()
+    assert 5 <= gx.size <= 24 and set(gx) <= set(x)
+    for b, value in zip(gx, gy):
+        shape = TreeShape.uniform(5000, int(b))
+        fractions = optimise_budgets(shape, PrivacySpec(1.0, neighbours), "gls", "total")
+        rescaled = rms(Plan(shape, privacy, split_budget(1.3, fractions), "gls"))
+        fresh = rms(Plan(shape, privacy, optimise_budgets(shape, privacy, "gls", "total"), "gls"))
+        assert value == pytest.approx(min(rescaled, fresh), rel=1e-9)  # the better of the two splits
+        equal = y[list(x).index(b)]
+        assert value <= equal * 1.001  # tuned budgets + GLS never lose to the paper's choice
+    assert "refining" not in widget.branching_plot.getPlotItem().legend.getLabel(widget.branching_curves["optimised"]).text
+    mx, my = widget.branching_marker.getOriginalDataset()
+    assert mx[0] == pytest.approx(effective_branching(plan.shape)) and my[0] == pytest.approx(rms(plan))
+    assert plan.shape.label.replace("x", "×") in widget.branching_label.toPlainText()
+
+
+def test_budget_bars(widget):
+    for neighbours in ("change", "addremove"):
+        privacy = PrivacySpec(2.0, neighbours)
+        shape = TreeShape(4096, (16, 16, 16))
+        eps = optimise_budgets(shape, privacy, "covering")
+        plan = Plan(shape, privacy, eps, "covering")
+        widget.set_plan(plan, LOWER, UPPER)
+        bars = widget.budget_bars.opts
+        heights = list(bars["height"])
+        assert list(bars["x"]) == [0, 1, 2, 3]
+        assert heights == ([0.0] + list(eps) if neighbours == "change" else list(eps))
+        assert sum(heights) == pytest.approx(2.0)
+        xs, ys = widget.std_points.getData()
+        std = np.sqrt(plan.level_variances())
+        np.testing.assert_allclose(ys, std[np.isfinite(std)])
+        assert "ε = 2" in widget.budget_plot.getPlotItem().titleLabel.text
+        assert ("N public" if neighbours == "change" else "added or removed") in widget.budget_plot.getPlotItem().titleLabel.text
+        tip = widget.budget_tooltip(3)
+        assert "4,096 counts" in tip and f"{std[3]:.4g}" in tip
+        assert ("exactly" in widget.budget_tooltip(0)) == (neighbours == "change")
+
+
+def test_tuned_curve_is_drawn_at_once_after_an_epsilon_change(widget, qtbot):
+    widget.set_plan(auto_plan(3000, PrivacySpec(1.0)), LOWER, UPPER)
+    widget.finish_optimisation()
+    full = widget.branching_curves["optimised"].getOriginalDataset()[0].size
+    widget.set_plan(auto_plan(3000, PrivacySpec(0.2)), LOWER, UPPER)  # ε = 1 splits known: drawn at once …
+    assert widget.optimisation_pending
+    assert widget.branching_curves["optimised"].getOriginalDataset()[0].size == full
+    assert "refining" in widget.branching_plot.getPlotItem().legend.getLabel(widget.branching_curves["optimised"]).text
+    qtbot.waitUntil(lambda: not widget.optimisation_pending, timeout=30_000)  # … then tuned at ε = 0.2
+
+
+def test_changing_the_plan_updates_every_plot(widget):
+    first = auto_plan(2000, PrivacySpec(1.0))
+    second = auto_plan(3000, PrivacySpec(0.3, "addremove"))
+    widget.set_plan(first, LOWER, UPPER)
+    before = widget.error_curves["plan"].getOriginalDataset()[1].copy()
+    widget.set_plan(second, LOWER, UPPER)
+    check_error_plot(widget, second)
+    assert widget.error_curves["plan"].getOriginalDataset()[1].size != before.size
+    x, y = widget.epsilon_curves["plan"].getOriginalDataset()
+    assert y[np.flatnonzero(x == 0.3)[0]] == pytest.approx(rms(second))
+    assert list(widget.budget_bars.opts["height"]) == list(second.level_epsilons)
+    assert widget.branching_marker.getOriginalDataset()[1][0] == pytest.approx(rms(second))
+
+
+def test_percent_of_n_divides_by_n(widget):
+    plan = auto_plan(1000, PrivacySpec(1.0))
+    widget.set_plan(plan, LOWER, UPPER, n_public=5000)
+    widget.finish_optimisation()
+    items = ([widget.error_curves[n] for n in widget.error_curves] + [widget.epsilon_curves[n] for n in widget.epsilon_curves]
+             + list(widget.branching_curves.values()) + [widget.branching_marker])
+    records = [item.getOriginalDataset()[1].copy() for item in items]
+    plan_records = widget.error_curves["plan"].getOriginalDataset()[1].copy()
+    assert widget.percent_button.isEnabled()
+    widget.percent_button.click()
+    assert widget.percent_of_n
+    for item, before in zip(items, records):
+        np.testing.assert_allclose(item.getOriginalDataset()[1], before / 5000 * 100, rtol=1e-12)
+    assert "% of N" in widget.error_plot.getPlotItem().getAxis("left").labelString()
+    check_error_plot(widget, plan, scale=100 / 5000)
+    widget.records_button.click()
+    np.testing.assert_allclose(widget.error_curves["plan"].getOriginalDataset()[1], plan_records)
+    # without a public N there is no % of N
+    widget.set_percent_of_n(True)
+    widget.set_plan(plan, LOWER, UPPER)
+    assert not widget.percent_button.isEnabled() and not widget.percent_of_n
+    widget.set_percent_of_n(True)
+    assert not widget.percent_of_n
+    np.testing.assert_allclose(widget.error_curves["plan"].getOriginalDataset()[1], plan_records)
+
+
+@pytest.mark.parametrize("neighbours", ["change", "addremove"])
+def test_two_bins(widget, neighbours):
+    plan = auto_plan(2, PrivacySpec(1.0, neighbours))
+    widget.set_plan(plan, 0.0, 1.0, "score", n_public=10)
+    widget.finish_optimisation()
+    check_error_plot(widget, plan)
+    assert widget.branching_curves["equal"].getOriginalDataset()[0].tolist() == [2.0]
+    widget.set_percent_of_n(True)
+    assert not widget.grab().isNull()
+
+
+def test_65536_bins_and_screenshot(widget, tmp_path):
+    plan = auto_plan(65536, PrivacySpec(1.0))
+    widget.set_plan(plan, 0.0, 65536.0, "income (€)", n_public=100_000)
+    check_error_plot(widget, plan)
+    widget.finish_optimisation()
+    image = widget.grab()
+    assert not image.isNull() and image.width() >= 900
+    assert image.save(str(tmp_path / "projection_plots.png"))
+
+
+def test_series_can_be_hidden(widget):
+    widget.set_plan(auto_plan(500, PrivacySpec(1.0)), LOWER, UPPER)
+    widget.series_boxes["hist"].setChecked(False)
+    assert not widget.error_curves["hist"].isVisible() and not widget.epsilon_curves["hist"].isVisible()
+    widget.series_boxes["hist"].setChecked(True)
+    assert widget.error_curves["hist"].isVisible()
+
+
+# ---------------------------------------------------------------- the Qt-free helpers
+@pytest.mark.parametrize("bins", [2, 256, 1000, 4096, 65536])
+@pytest.mark.parametrize("neighbours", ["change", "addremove"])
+def test_fast_paper_best_shape_is_the_planners(bins, neighbours):
+    cache = ProjectionCache()
+    for eps in (0.05, 1.0, 7.0):
+        privacy = PrivacySpec(eps, neighbours)
+        assert cache.paper_best_shape(bins, privacy) == paper_best_shape(bins, privacy)[0]
+
+
+def test_cached_projections_equal_the_engine():
+    cache = ProjectionCache()
+    for neighbours in ("change", "addremove"):
+        privacy = PrivacySpec(0.8, neighbours, 3)
+        for shape in (TreeShape(1000, (10, 10, 10)), TreeShape(777, (3, 16, 17)), TreeShape(64, (64,))):
+            for estimator in ("gls", "covering"):
+                for eps in (equal_budgets(shape, privacy), optimise_budgets(shape, privacy, estimator)):
+                    plan = Plan(shape, privacy, eps, estimator)
+                    assert cache.total_sq_error(shape, privacy, eps, estimator) == pytest.approx(total_sq_error(plan), rel=1e-12)
+                    j = draw_prefixes(shape.bins)
+                    np.testing.assert_allclose(cache.prefix_margins(plan, j), Z95 * np.sqrt(prefix_variances(plan, j)),
+                                               rtol=1e-9, atol=1e-12)
+
+
+def test_laplace_scale_float_is_exact():
+    rng = np.random.default_rng(1)
+    for eps in list(10 ** rng.uniform(-4, 2, 500)) + [0.1, 1 / 3, 1.0, 2.0, 100.0]:
+        for delta in (1, 2, 6):
+            assert laplace_scale_float(delta, float(eps)) == float(laplace_scale(delta, float(eps)))
+
+
+def test_helpers():
+    grid = epsilon_grid(1.0)
+    assert 1.0 in grid and grid.min() == pytest.approx(0.1) and grid.max() == pytest.approx(10.0)
+    assert 25 <= grid.size <= 35
+    assert epsilon_grid(50.0).max() <= 100.0
+    assert set(epsilon_grid(0.9)) & set(epsilon_grid(1.1))  # a fixed lattice: neighbours share (cached) points
+    j = draw_prefixes(10**6)
+    assert j[0] == 1 and j[-1] == 10**6 and np.all(np.diff(j) > 0) and j.size > 30_000
+    assert np.unique(j % 16).size == 16  # no aliasing with the tree's periods
+    for bins in (3, 1000, 65536):
+        for b in uniform_branchings(bins):
+            assert TreeShape.uniform(bins, b).padded_bins <= 2 * bins and b <= min(bins, 1024)
+    assert connect_within_runs(np.array([2.0, 4.0, 100.0]), [2, 4, 100]).tolist() == [True, False, True]
+    assert log_tick_labels([math.log10(v) for v in (0.1, 0.2, 0.3, 0.5, 1, 10, 1000)], 3.0) == \
+        ["0.1", "0.2", "", "0.5", "1", "10", "1,000"]
+    assert effective_branching(TreeShape(4096, (16, 16, 16))) == 16.0
+
+
+def test_small_widget_shows_the_plots_in_tabs(widget, qtbot):
+    plan = auto_plan(1000, PrivacySpec(1.0))
+    widget.set_plan(plan, LOWER, UPPER)
+    assert widget.layout_mode == "grid"
+    widget.resize(600, 450)
+    qtbot.waitUntil(lambda: widget.layout_mode == "tabs")
+    assert widget._tabs.count() == 4
+    assert not widget.grab().isNull()
+    widget.resize(1000, 700)
+    qtbot.waitUntil(lambda: widget.layout_mode == "grid")
+    assert widget._tabs.count() == 0
+    check_error_plot(widget, plan)
