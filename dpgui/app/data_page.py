@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 from dpgui.app import text
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
 from dpgui.core.tree import check_bins
-from dpgui.data.histogram import _check_bounds as check_bounds
+from dpgui.data.histogram import check_bounds
 from dpgui.data.public_bounds import (
     WHY_NOT_CONFIDENTIAL, BoundsSuggestion, find_schema_for, suggest_from_reference, suggest_from_schema,
     suggest_from_type,

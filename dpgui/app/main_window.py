@@ -56,6 +56,7 @@ class MainWindow(QMainWindow):
         self.noise_source: Callable[[], RandomSource] = SecureRandom
         self.outcome: ReleaseOutcome | None = None
         self.table: TableInfo | None = None
+        self._row_count: int | None = None  # counted in the background when the format has no row count
         self._release_worker: Worker | None = None
         self._count_worker: Worker | None = None
 
@@ -206,6 +207,7 @@ class MainWindow(QMainWindow):
                         "Choose a file with at least one row of data.")
             return
         self.table = info
+        self._row_count = info.n_rows
         self.data_page.set_table(info, reader)
         self._add_recent(str(info.path))
         self.settings.setValue("last_folder", str(info.path.parent))
@@ -251,7 +253,7 @@ class MainWindow(QMainWindow):
     def _known_rows(self) -> int | None:
         if self.table is None:
             return None
-        return self.table.n_rows if self.table.n_rows is not None else getattr(self, "_row_count", None)
+        return self._row_count
 
     # ---------------------------------------------------------------- steps
     def _on_data_settings(self) -> None:

@@ -585,6 +585,3 @@ class PlanPage(QWidget):
 
         self.accuracy_result.setText("Searching…")
         self._run(task, done)
-
-    def accuracy_failed_text(self) -> str:
-        return self.plan_message.text()

@@ -165,7 +165,8 @@ class ColumnHistogram:
 # --------------------------------------------------------------------------- parameters
 
 
-def _check_bounds(lower: object, upper: object) -> tuple[float, float]:
+def check_bounds(lower: object, upper: object) -> tuple[float, float]:
+    """Public bounds: finite numbers with lower < upper (the data layer's and the app's one check)."""
     values = []
     for name, value in (("lower", lower), ("upper", upper)):
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -324,7 +325,7 @@ def values_histogram(values: np.ndarray, lower: float, upper: float, bins: int) 
     :func:`column_histogram` applies the same rule batch by batch.
     Raises :class:`~dpgui.errors.ParameterError` on bad bounds/bins or NaN values.
     """
-    lo, hi = _check_bounds(lower, upper)
+    lo, hi = check_bounds(lower, upper)
     k = _check_bins(bins)
     x = np.asarray(values, dtype=np.float64).ravel()
     if np.isnan(x).any():
@@ -846,7 +847,7 @@ def column_histogram(
     :class:`~dpgui.errors.DataError` when the file or column cannot be used (message: the
     problem and the fix, naming the file and column), :class:`~dpgui.errors.Cancelled`.
     """
-    lo, hi = _check_bounds(lower, upper)
+    lo, hi = check_bounds(lower, upper)
     k = _check_bins(bins)
     policy = _check_missing(missing)
     batch_rows = _check_batch_rows(batch_rows)
