@@ -113,9 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     toggle.setChecked(True)
     shot("08-results-confidential-toggle")
     toggle.setChecked(False)
-    page.lower.set_text("10")
-    page.upper.set_text("5")
-    page.bins.set_text("0")
+    for field, value in ((page.lower, "10"), (page.upper, "5"), (page.bins, "0")):
+        field.set_text(value)
+        field.edited.emit()  # as if typed: the page re-checks the bounds together
     window.tabs.setCurrentIndex(TAB_DATA)
     shot("09-data-bad-input")
     plan_page.epsilon.set_text("abc")

@@ -256,6 +256,8 @@ class DataPage(QWidget):
         self.suggest_button.clicked.connect(self.open_bounds_dialog)
         for field in (self.lower, self.upper, self.bins):
             field.edited.connect(self._on_settings_edited)
+        for field in (self.lower, self.upper):  # typed bounds no longer come from the suggestion
+            field.edited.connect(lambda: self.bounds_note.setText(text.BOUNDS_HELP))
 
         self.missing_group = QButtonGroup(self)
         missing_box = QGroupBox("Missing values")

@@ -51,6 +51,10 @@ def run_release(settings: ColumnSettings, plan: Plan, consistency: str, source: 
     return ReleaseOutcome(result, histogram, settings, consistency, datetime.now(timezone.utc))
 
 
+def _lower_first(label: str) -> str:
+    return label[:1].lower() + label[1:]
+
+
 def confirmation_text(settings: ColumnSettings, plan: Plan, consistency: str) -> str:
     """What will be published and what it costs, in plain words (rich text)."""
     privacy = plan.privacy
@@ -67,10 +71,10 @@ def confirmation_text(settings: ColumnSettings, plan: Plan, consistency: str) ->
         f"{format_number(settings.lower)} to {format_number(settings.upper)} "
         f"(values outside are counted in the first or last bin). {missing}</p>"
         f"<p><b>Cost: ε = {privacy.epsilon:g}</b> of privacy budget, spent for good. "
-        f"Protection: {NEIGHBOURS_LABELS[privacy.neighbours].lower()}; "
+        f"Protection: {_lower_first(NEIGHBOURS_LABELS[privacy.neighbours])}; "
         f"up to {privacy.records_per_person} record{'s' if privacy.records_per_person > 1 else ''} per person. "
         f"{total}</p>"
         f"<p>Method: a tree of noisy counts (branching {branching}), exact discrete Laplace noise from "
-        f"the system's secure random source; estimator: {ESTIMATOR_LABELS[plan.estimator].lower()}; "
-        f"consistency: {CONSISTENCY_LABELS[consistency].lower()}.</p>"
+        f"the system's secure random source; estimator: {_lower_first(ESTIMATOR_LABELS[plan.estimator])}; "
+        f"consistency: {_lower_first(CONSISTENCY_LABELS[consistency])}.</p>"
     )
