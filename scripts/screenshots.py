@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from dpgui.app.main import create_application

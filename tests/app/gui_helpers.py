@@ -72,6 +72,13 @@ def release_and_wait(qtbot, window) -> None:
     qtbot.waitUntil(lambda: window.outcome is not before and window._release_worker is None, timeout=TIMEOUT)
 
 
+def release_and_wait_for_error(qtbot, window) -> None:
+    """Confirm a release that is expected to fail, and wait for its error dialog."""
+    click_release_in_confirmation("Release")
+    window.release()
+    qtbot.waitUntil(lambda: window._release_worker is None and error_text(window) != "", timeout=TIMEOUT)
+
+
 def error_text(window) -> str:
     return getattr(window, "last_error", "")
 

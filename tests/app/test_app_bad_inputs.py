@@ -11,7 +11,8 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from gui_helpers import error_text, make_window, open_and_wait, release_and_wait, set_column, type_into
+from gui_helpers import (error_text, make_window, open_and_wait, release_and_wait, release_and_wait_for_error,
+                         set_column, type_into)
 
 
 @pytest.fixture
@@ -78,14 +79,6 @@ def test_all_missing_column_gives_a_dialog_and_spends_nothing(qtbot, window, tmp
     release_and_wait_for_error(qtbot, window)
     wait_error(qtbot, window, "missing", "Nothing was spent")
     alive(window)
-
-
-def release_and_wait_for_error(qtbot, window) -> None:
-    from gui_helpers import click_release_in_confirmation
-
-    click_release_in_confirmation("Release")
-    window.release()
-    qtbot.waitUntil(lambda: window._release_worker is None and error_text(window) != "", timeout=30_000)
 
 
 def test_inverted_bounds(qtbot, window, good_csv):
