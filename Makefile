@@ -6,11 +6,13 @@ SAMPLE := resources/sample/flights.parquet
 
 .PHONY: run test bench clean system-deps
 
-# Debian packages the window needs (Qt's xcb plugin and Xvfb for the real-window tests).
+# Debian packages the window needs (Qt's xcb plugin and Xvfb for the real-window tests), plus
+# minisign (tests show the stock tool verifies our bundles) and poppler-utils (pdftotext reads our PDFs).
 # Installed by CI (`.ci/run`); on a desktop machine they are normally present already.
 SYSTEM_PACKAGES := xvfb xauth libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 \
 	libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-randr0 libxcb-render-util0 \
-	libxcb-xinerama0 libxcb-image0 libxcb-xkb1 fonts-dejavu-core
+	libxcb-xinerama0 libxcb-image0 libxcb-xkb1 fonts-dejavu-core \
+	minisign poppler-utils
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)

@@ -43,6 +43,11 @@ class ColumnSettings:
     upper: float
     bins: int
     missing: str
+    dataset: str = ""  # the budget ledger's name for this data (default: the file's stem)
+
+    @property
+    def dataset_id(self) -> str:
+        return self.dataset or self.path.stem
 
 
 class PreviewModel(QAbstractTableModel):

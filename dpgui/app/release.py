@@ -31,6 +31,7 @@ class ReleaseOutcome:
     settings: ColumnSettings
     consistency: str
     released_at: datetime
+    release_id: str = ""  # the budget ledger's entry for this release
 
 
 def run_release(settings: ColumnSettings, plan: Plan, consistency: str, source: Callable[[], RandomSource],

@@ -1,0 +1,35 @@
+"""Where dpgui keeps the officer's own files: keys, the budget ledger and autosaves.
+
+``DPGUI_HOME`` (an environment variable) overrides the platform's user data directory, so tests
+and scripts never touch the real one. The folder is created user-only (0700 on POSIX).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+from dpgui.errors import DataError
+
+HOME_VARIABLE = "DPGUI_HOME"
+
+
+def user_home() -> Path:
+    """The dpgui data folder (created if missing): ``$DPGUI_HOME`` or platformdirs' user data dir."""
+    override = os.environ.get(HOME_VARIABLE)
+    home = Path(override).expanduser() if override else Path(platformdirs.user_data_dir("dpgui", appauthor=False))
+    return ensure_private_dir(home)
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) if needed; new folders are user-only (0700 on POSIX)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as err:
+        raise DataError(f"cannot create the folder {path}: {err.strerror or err}",
+                        f"check the permissions, or set {HOME_VARIABLE} to a writable folder") from None
+    if not path.is_dir():
+        raise DataError(f"{path} is not a folder", f"remove it, or set {HOME_VARIABLE} to another folder")
+    return path
