@@ -4,12 +4,19 @@
 
     dpgui plan --bins K --epsilon E [plan options] [--n N] [--json]
     dpgui release INPUT --column COL --lower A --upper B --bins K --epsilon E [plan options]
-                  [--consistency l2|l1|none] --out OUT.csv [--json]
+                  [--consistency l2|l1|none] [--dataset ID] [--json]
+                  (--out OUT.csv | --bundle DIR --key NAME.key [--passphrase-file F] [--name NAME])
+    dpgui verify DIR/NAME.manifest.json --pubkey NAME.pub
+    dpgui key create NAME [--passphrase-file F] [--dir D]
+    dpgui ledger show [--dataset ID] [--json]
+    dpgui ledger cap ID EPSILON [--delta D] [--reason TEXT]
     dpgui simulate [plan options] [--consistency …] --trials R [--seed S] --json
                   (--input FILE --column COL --lower A --upper B | --synthetic uniform|normal --n N)
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming the argument and the fix), 1 an
-internal error. Nothing is written unless the whole release succeeded.
+internal error. Nothing is written unless the whole release succeeded. Every release is first
+recorded in the budget ledger (``$DPGUI_HOME``), which refuses it if the dataset's cap would be
+exceeded. ``verify`` exits 0 only when every check holds, otherwise 1 with one line saying what failed.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import secrets
 import sys
 from typing import Any, NoReturn, Sequence
@@ -103,7 +111,7 @@ def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = Tru
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dpgui", description="Differentially private CDF releases.")
     parser.add_argument("--version", action="version", version=f"dpgui {__version__}")
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="{plan,release,simulate}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="{plan,release,verify,key,ledger,simulate}")
 
     plan = sub.add_parser("plan", help="choose a tree and budgets; show projected errors (spends nothing)")
     _add_plan_options(plan)
@@ -119,8 +127,38 @@ def build_parser() -> argparse.ArgumentParser:
                      help="missing values: drop them before N is fixed (default) or refuse")
     _add_plan_options(rel)
     rel.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
-    rel.add_argument("--out", required=True, metavar="OUT.csv")
+    rel.add_argument("--dataset", metavar="ID", help="the budget ledger's name for the data (default: INPUT's file name "
+                     "without extension); set its cap first with 'dpgui ledger cap ID EPSILON'")
+    rel.add_argument("--out", metavar="OUT.csv", help="write the released CSV only (unsigned)")
+    rel.add_argument("--bundle", metavar="DIR", help="write a signed bundle (CSV, PDF, manifest, signature) into DIR")
+    rel.add_argument("--key", metavar="NAME.key", help="secret key that signs the bundle (see 'dpgui key create')")
+    rel.add_argument("--passphrase-file", metavar="F", help="file whose first line is the key's passphrase "
+                     "(default: ask on the terminal)")
+    rel.add_argument("--name", metavar="NAME", help="bundle file name stem (default: dataset-column-time-id)")
     rel.add_argument("--json", action="store_true")
+
+    ver = sub.add_parser("verify", help="check a bundle's signature, schema and file hashes (exit 0 only if all hold)")
+    ver.add_argument("manifest", metavar="NAME.manifest.json")
+    ver.add_argument("--pubkey", required=True, metavar="KEY.pub", help="the signer's public key (minisign format)")
+
+    key = sub.add_parser("key", help="create signing keys")
+    key_sub = key.add_subparsers(dest="key_command", parser_class=_Parser, metavar="{create}", required=True)
+    create = key_sub.add_parser("create", help="write NAME.key (secret, encrypted, user-only) and NAME.pub")
+    create.add_argument("name", metavar="NAME")
+    create.add_argument("--passphrase-file", metavar="F", help="file whose first line is the new passphrase "
+                        "(default: ask twice on the terminal)")
+    create.add_argument("--dir", default=".", metavar="D", help="folder for the two files (default: here)")
+
+    ledger = sub.add_parser("ledger", help="the privacy-budget ledger: spent budget per dataset, and caps")
+    ledger_sub = ledger.add_subparsers(dest="ledger_command", parser_class=_Parser, metavar="{show,cap}", required=True)
+    show = ledger_sub.add_parser("show", help="budget spent and left per dataset, and the releases")
+    show.add_argument("--dataset", metavar="ID")
+    show.add_argument("--json", action="store_true")
+    cap = ledger_sub.add_parser("cap", help="set or change a dataset's total budget (logged)")
+    cap.add_argument("dataset", metavar="ID")
+    cap.add_argument("epsilon", type=_positive_float, metavar="EPSILON")
+    cap.add_argument("--delta", type=_finite_float, default=0.0, metavar="D", help="total δ allowed (default 0)")
+    cap.add_argument("--reason", default="", metavar="TEXT", help="why the cap is set or changed (kept in the log)")
 
     sim = sub.add_parser("simulate", help="Monte-Carlo error of a plan on data or a synthetic shape (insecure noise)")
     _add_plan_options(sim)
@@ -215,22 +253,79 @@ def plan_text(report: dict[str, Any], n: int | None) -> str:
     return "\n".join(lines)
 
 
+def _passphrase(path: str | None, confirm: bool) -> str:
+    """The passphrase from ``--passphrase-file``, else asked on the terminal (twice when ``confirm``)."""
+    from dpgui.report.keystore import read_passphrase_file
+
+    if path is not None:
+        return read_passphrase_file(path)
+    if not sys.stdin.isatty():
+        raise ParameterError("no passphrase given and no terminal to ask on", "give --passphrase-file F")
+    import getpass
+
+    first = getpass.getpass("Passphrase: ")
+    if confirm and getpass.getpass("Passphrase again: ") != first:
+        raise ParameterError("the two passphrases differ", "type the same passphrase twice")
+    return first
+
+
 def cmd_release(args: argparse.Namespace) -> int:
-    from dpgui.core.mechanism import release
+    from pathlib import Path
+
     from dpgui.core.noise import SecureRandom
     from dpgui.data.histogram import column_histogram
+    from dpgui.report.bundle import check_bundle_name, check_bundle_target, default_bundle_name, write_bundle
     from dpgui.report.csv_export import check_writable, write_release_csv
+    from dpgui.report.keystore import load_secret_key
+    from dpgui.report.ledger import Ledger
+    from dpgui.report.publish import spend_and_release
 
-    check_writable(args.out)
+    if args.out is None and args.bundle is None:
+        raise ParameterError("nowhere to write the release", "give --bundle DIR --key NAME.key (signed) or --out OUT.csv")
+    if args.bundle is not None and args.key is None:
+        raise ParameterError("--bundle needs a signing key", "give --key NAME.key (create one with 'dpgui key create NAME')")
+    # Everything that can fail is checked before the budget is spent.
+    if args.out is not None:
+        check_writable(args.out)
+    key = None
+    if args.bundle is not None:
+        key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
+        if args.name is not None:
+            check_bundle_target(args.bundle, check_bundle_name(args.name))
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
+        from dpgui.app.pdf_report import render_release_pdf
+    dataset = args.dataset or Path(args.input).stem
     plan = _make_plan(args, args.bins)
-    hist = column_histogram(args.input, args.column, args.lower, args.upper, args.bins, missing=args.missing)
-    if hist.total == 0:
-        raise ParameterError(f"column {args.column!r} has no values to release", "pick a column with data")
-    result = release(hist.counts, plan, SecureRandom(), args.lower, args.upper, args.consistency)
-    path = write_release_csv(result, args.out)
+    with Ledger() as ledger:
+        totals = ledger.totals(dataset)  # no cap set: refused here, before the file is read
+        if totals.epsilon_remaining < plan.privacy.epsilon * (1 - 1e-9):
+            raise ParameterError(f"dataset {dataset!r} has ε = {totals.epsilon_remaining:g} left, less than "
+                                 f"the ε = {plan.privacy.epsilon:g} this release needs",
+                                 f"use a smaller --epsilon, or raise the cap: dpgui ledger cap {dataset} EPSILON")
+        hist = column_histogram(args.input, args.column, args.lower, args.upper, args.bins, missing=args.missing)
+        if hist.total == 0:
+            raise ParameterError(f"column {args.column!r} has no values to release", "pick a column with data")
+        result, info = spend_and_release(ledger, dataset, args.column, hist.missing_policy, hist.counts, plan,
+                                         SecureRandom(), args.lower, args.upper, args.consistency)
+        outputs: dict[str, str] = {}
+        try:
+            if args.out is not None:
+                outputs["csv"] = str(write_release_csv(result, args.out))
+            if key is not None:
+                name = args.name or default_bundle_name(info)
+                pdf = render_release_pdf(result, info, key.public_key.key_id_hex)
+                paths = write_bundle(args.bundle, name, result, info, pdf, key)
+                ledger.record_bundle(info.release_id, str(paths.manifest.resolve()))
+                outputs["bundle"] = str(paths.manifest)
+        except (DpguiError, OSError) as err:
+            raise DpguiError(f"ε = {plan.privacy.epsilon:g} was spent (ledger release {info.release_id}) but the "
+                             f"output could not be written: {err}", "fix the folder and release again; nothing was "
+                             "published") from err
     summary = plan.to_json()
     summary.update({
-        "output": str(path),
+        "outputs": outputs,
+        "dataset": dataset,
+        "release_id": info.release_id,
         "consistency": args.consistency,
         "n_released": result.total,
         "n_public": plan.privacy.root_public,
@@ -242,8 +337,70 @@ def cmd_release(args: argparse.Namespace) -> int:
     if args.json:
         _print(summary, True)
     else:
-        print(f"released {plan.shape.bins} cumulative counts to {path} "
-              f"(ε = {plan.privacy.epsilon:g}, {plan.privacy.neighbours} neighbours, branching {plan.shape.label})")
+        where = " and ".join(outputs.values())
+        print(f"released {plan.shape.bins} cumulative counts to {where} "
+              f"(ε = {plan.privacy.epsilon:g} from dataset {dataset!r}, {plan.privacy.neighbours} neighbours, "
+              f"branching {plan.shape.label})")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from dpgui.report.bundle import verify_bundle
+    from dpgui.report.keystore import load_public_key
+
+    try:
+        key = load_public_key(args.pubkey)
+    except DpguiError as err:
+        print(f"FAILED: the public key: {err}", file=sys.stderr)
+        return 1
+    result = verify_bundle(args.manifest, key)
+    if not result.ok:
+        print(f"FAILED: {result.failure}", file=sys.stderr)
+        return 1
+    for text, _ in result.checks:
+        print(f"ok: {text}")
+    manifest = result.manifest or {}
+    print(f"VERIFIED: release {manifest.get('release_id')} of dataset {manifest.get('dataset')!r}, "
+          f"ε = {manifest.get('privacy', {}).get('epsilon')}, signed by key {result.key_id}")
+    return 0
+
+
+def cmd_key(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from dpgui.report.keystore import create_key
+
+    files = create_key(args.name, _passphrase(args.passphrase_file, True), Path(args.dir))
+    print(f"created key {files.key_id_hex}:\n  secret (keep it private): {files.secret_path}\n"
+          f"  public (give it to anyone who verifies): {files.public_path}")
+    return 0
+
+
+def cmd_ledger(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from dpgui.report.ledger import Ledger
+
+    with Ledger() as ledger:
+        if args.ledger_command == "cap":
+            ledger.set_cap(args.dataset, args.epsilon, args.delta, args.reason)
+            totals = ledger.totals(args.dataset)
+            print(f"dataset {args.dataset!r}: cap ε = {totals.cap_epsilon:g}, δ = {totals.cap_delta:g}; "
+                  f"spent ε = {totals.epsilon_spent:g}; left ε = {totals.epsilon_remaining:g}")
+            return 0
+        datasets = [ledger.totals(args.dataset)] if args.dataset else ledger.datasets()
+        releases = ledger.releases(args.dataset)
+        if args.json:
+            _print({"datasets": [asdict(t) for t in datasets], "releases": [asdict(r) for r in releases]}, True)
+            return 0
+        if not datasets:
+            print("the ledger is empty: set a dataset's budget with 'dpgui ledger cap ID EPSILON'")
+        for t in datasets:
+            print(f"{t.dataset_id}: spent ε = {t.epsilon_spent:g} of {t.cap_epsilon:g} (left {t.epsilon_remaining:g}), "
+                  f"δ = {t.delta_spent:g} of {t.cap_delta:g}, {t.releases} release(s)")
+        for r in releases:
+            print(f"  {r.created_utc}  {r.dataset_id}  ε = {r.epsilon:g}  release {r.release_id}"
+                  + (f"  bundle {r.bundle}" if r.bundle else ""))
     return 0
 
 
@@ -278,7 +435,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"plan": cmd_plan, "release": cmd_release, "simulate": cmd_simulate}
+COMMANDS = {"plan": cmd_plan, "release": cmd_release, "verify": cmd_verify, "key": cmd_key, "ledger": cmd_ledger,
+            "simulate": cmd_simulate}
 
 
 def _gui(argv: list[str]) -> int:

@@ -20,6 +20,16 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "resources" / "sample" / "flights.parquet"
 
 
+@pytest.fixture(autouse=True)
+def _budget_caps():
+    """Releases in these tests draw on generous ledger caps (the ledger itself is tested below)."""
+    from dpgui.report.ledger import Ledger
+
+    with Ledger() as ledger:
+        ledger.set_cap("flights", 50)
+        ledger.set_cap("cli-test", 50)
+
+
 def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
     try:
         code = main(args)
@@ -69,7 +79,8 @@ def test_release_writes_csv_with_public_columns(tmp_path, capsys):
     assert summary["secure_noise"] is True
     with open(out_csv, newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert list(rows[0].keys()) == ["bin_lower", "bin_upper", "cumulative_count", "cdf", "std_error"]
+    assert list(rows[0].keys()) == ["bin_lower", "bin_upper", "cumulative_count", "cdf", "std_error", "ci95_low",
+                                    "ci95_high"]
     assert len(rows) == 500
     counts = np.array([int(r["cumulative_count"]) for r in rows])
     assert np.all(np.diff(counts) >= 0) and counts[0] >= 0
@@ -120,7 +131,7 @@ def bad_files(tmp_path):
 
 def _release(path, column="value", lower="0", upper="100", bins="10", epsilon="1", out=None, extra=()):
     return ["release", str(path), "--column", column, "--lower", lower, "--upper", upper, "--bins", bins,
-            "--epsilon", epsilon, "--out", str(out), *extra]
+            "--epsilon", epsilon, "--out", str(out), "--dataset", "cli-test", *extra]
 
 
 BAD_CASES = [
@@ -161,7 +172,7 @@ BAD_CASES = [
     ("records per person 0", lambda f, o: _release(f["good"], out=o, extra=("--records-per-person", "0")),
      ["--records-per-person"]),
     ("neighbours unknown", lambda f, o: _release(f["good"], out=o, extra=("--neighbours", "swap")), ["--neighbours"]),
-    ("missing --out", lambda f, o: _release(f["good"], out=o)[:-2], ["--out"]),
+    ("missing --out", lambda f, o: [a for a in _release(f["good"], out=o) if a not in ("--out", str(o))], ["--out"]),
 ]
 
 
@@ -192,3 +203,53 @@ def test_console_script_runs_in_a_subprocess(tmp_path):
                             capture_output=True, text=True, env=env, cwd=tmp_path)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and "--epsilon" in result.stderr
+
+
+def test_release_without_a_cap_is_refused_before_reading(tmp_path, capsys):
+    out_csv = tmp_path / "rel.csv"
+    code, _, err = run_cli(["release", str(SAMPLE), "--column", "distance", "--lower", "0", "--upper", "5000",
+                            "--bins", "50", "--epsilon", "1", "--out", str(out_csv), "--dataset", "uncapped"], capsys)
+    assert code == 2
+    assert "uncapped" in err and "dpgui ledger cap" in err and err.count("\n") == 1
+    assert not out_csv.exists()
+
+
+def test_ledger_cap_refuses_the_release_that_would_overspend(tmp_path, capsys):
+    assert run_cli(["ledger", "cap", "small", "1"], capsys)[0] == 0
+    args = ["release", str(SAMPLE), "--column", "distance", "--lower", "0", "--upper", "5000", "--bins", "50",
+            "--dataset", "small"]
+    for i in range(3):  # three releases of ε/3 fit a cap of ε exactly
+        code, _, err = run_cli([*args, "--epsilon", str(1 / 3), "--out", str(tmp_path / f"r{i}.csv")], capsys)
+        assert code == 0, err
+    code, _, err = run_cli([*args, "--epsilon", "0.01", "--out", str(tmp_path / "r4.csv")], capsys)
+    assert code == 2 and "small" in err and not (tmp_path / "r4.csv").exists()
+    code, out, _ = run_cli(["ledger", "show", "--dataset", "small", "--json"], capsys)
+    data = json.loads(out)
+    assert len(data["releases"]) == 3
+    assert abs(data["datasets"][0]["epsilon_spent"] - 1.0) < 1e-9
+    code, out, _ = run_cli(["ledger", "show"], capsys)
+    assert code == 0 and "small: spent ε = 1 of 1" in out
+
+
+def test_key_create_then_release_bundle_then_verify(tmp_path, capsys):
+    passfile = tmp_path / "pass"
+    passfile.write_text("a long passphrase\n")
+    code, out, err = run_cli(["key", "create", "officer", "--passphrase-file", str(passfile), "--dir", str(tmp_path)],
+                             capsys)
+    assert code == 0, err
+    assert (tmp_path / "officer.key").stat().st_mode & 0o077 == 0
+    (tmp_path / "bundles").mkdir()
+    code, out, err = run_cli(["release", str(SAMPLE), "--column", "distance", "--lower", "0", "--upper", "5000",
+                              "--bins", "64", "--epsilon", "0.5", "--bundle", str(tmp_path / "bundles"), "--key",
+                              str(tmp_path / "officer.key"), "--passphrase-file", str(passfile), "--json"], capsys)
+    assert code == 0, err
+    manifest = json.loads(out)["outputs"]["bundle"]
+    code, out, err = run_cli(["verify", manifest, "--pubkey", str(tmp_path / "officer.pub")], capsys)
+    assert code == 0 and "VERIFIED" in out, err
+    passfile.write_text("the wrong passphrase\n")
+    code, _, err = run_cli(["release", str(SAMPLE), "--column", "distance", "--lower", "0", "--upper", "5000",
+                            "--bins", "64", "--epsilon", "0.5", "--bundle", str(tmp_path / "bundles"), "--key",
+                            str(tmp_path / "officer.key"), "--passphrase-file", str(passfile)], capsys)
+    assert code == 2 and "passphrase" in err
+    code, out, _ = run_cli(["ledger", "show", "--dataset", "flights", "--json"], capsys)
+    assert len(json.loads(out)["releases"]) == 1  # the refused release spent nothing

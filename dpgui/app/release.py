@@ -1,22 +1,26 @@
 """The release job (run on a worker thread) and the words of its confirmation.
 
-Order: read the column (cancellable) → point of no return → draw the noise and post-process.
-Cancelling before the noise is drawn spends nothing; once the noise exists the release completes.
+Order: read the column (cancellable) → point of no return: record the spend in the budget ledger
+(refused if the dataset's cap would be exceeded) → draw the noise and post-process. Cancelling
+before that point spends nothing; once the spend is recorded the release completes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Callable
 
 from dpgui.app.data_page import ColumnSettings
 from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, format_number
-from dpgui.core.mechanism import Release, release
+from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import Plan
 from dpgui.data.histogram import ColumnHistogram, column_histogram
 from dpgui.errors import Cancelled
+from dpgui.report.bundle import ReleaseInfo
+from dpgui.report.ledger import Ledger
+from dpgui.report.publish import spend_and_release
 
 READ_SHARE = 0.85  # fraction of the progress bar used by reading the file
 NOISE_MESSAGE = "Adding noise and estimating (cannot be cancelled now)…"
@@ -30,13 +34,23 @@ class ReleaseOutcome:
     histogram: ColumnHistogram  # CONFIDENTIAL: never exported
     settings: ColumnSettings
     consistency: str
-    released_at: datetime
-    release_id: str = ""  # the budget ledger's entry for this release
+    info: ReleaseInfo  # public labels: dataset, column, ledger release id, time, missing policy
+
+    @property
+    def released_at(self) -> datetime:
+        return self.info.created_utc
+
+    @property
+    def release_id(self) -> str:
+        return self.info.release_id
 
 
 def run_release(settings: ColumnSettings, plan: Plan, consistency: str, source: Callable[[], RandomSource],
                 progress: Callable[[float, str], None], should_cancel: Callable[[], bool]) -> ReleaseOutcome:
-    """Histogram of the column, then one ε-DP release of its CDF. Time O(rows + K·h)."""
+    """Histogram of the column, the ledger spend, then one ε-DP release of its CDF. Time O(rows + K·h).
+
+    The ledger (``$DPGUI_HOME``) is opened on the calling (worker) thread, as SQLite requires.
+    """
     name = settings.path.name
     progress(0.0, f"Reading '{settings.column}' from {name}…")
     histogram = column_histogram(
@@ -47,9 +61,11 @@ def run_release(settings: ColumnSettings, plan: Plan, consistency: str, source: 
     if should_cancel():
         raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
     progress(READ_SHARE, NOISE_MESSAGE)
-    result = release(histogram.counts, plan, source(), settings.lower, settings.upper, consistency)
+    with Ledger() as ledger:
+        result, info = spend_and_release(ledger, settings.dataset_id, settings.column, settings.missing,
+                                         histogram.counts, plan, source(), settings.lower, settings.upper, consistency)
     progress(1.0, "Released.")
-    return ReleaseOutcome(result, histogram, settings, consistency, datetime.now(timezone.utc))
+    return ReleaseOutcome(result, histogram, settings, consistency, info)
 
 
 def _lower_first(label: str) -> str:

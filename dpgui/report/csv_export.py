@@ -5,28 +5,36 @@ from __future__ import annotations
 import csv
 import io
 import os
-import tempfile
+import re
+import secrets
 from pathlib import Path
 
 from dpgui.core.mechanism import Release
+from dpgui.core.quantiles import cumulative_interval95
 from dpgui.errors import DataError
 
-CDF_COLUMNS = ("bin_lower", "bin_upper", "cumulative_count", "cdf", "std_error")
+TEMPORARY_SUFFIX = ".tmp"
+_TEMPORARY = re.compile(r"^\..+\.(\d+)-[0-9a-f]{12}\.tmp$")
+CDF_COLUMNS = ("bin_lower", "bin_upper", "cumulative_count", "cdf", "std_error", "ci95_low", "ci95_high")
 
 
 def release_csv_text(release: Release) -> str:
-    """CSV text with columns ``bin_lower,bin_upper,cumulative_count,cdf,std_error`` (one row per bin).
+    """CSV text with columns ``bin_lower,bin_upper,cumulative_count,cdf,std_error,ci95_low,ci95_high``.
 
-    ``std_error`` is the exact standard error of the unbiased cumulative count before consistency.
+    One row per bin; ``cumulative_count`` counts records below ``bin_upper``. ``std_error`` is the
+    exact standard error of the unbiased cumulative count before consistency; the 95 % interval is
+    ``cumulative_count ± 1.96·std_error`` clipped to [0, N]. Public values only.
     """
     lower, upper = release.bin_edges()
+    ci_low, ci_high = cumulative_interval95(release)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CDF_COLUMNS)
     integral = release.cumulative.dtype.kind in "iu"
-    for lo, hi, count, cdf, se in zip(lower, upper, release.cumulative, release.cdf, release.std_error):
+    for lo, hi, count, cdf, se, ci_lo, ci_hi in zip(lower, upper, release.cumulative, release.cdf,
+                                                    release.std_error, ci_low, ci_high):
         writer.writerow([repr(float(lo)), repr(float(hi)), int(count) if integral else repr(float(count)),
-                         repr(float(cdf)), repr(float(se))])
+                         repr(float(cdf)), repr(float(se)), repr(float(ci_lo)), repr(float(ci_hi))])
     return buffer.getvalue()
 
 
@@ -43,19 +51,66 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
     return target
 
 
+def write_temporary(target: Path, data: bytes) -> str:
+    """Write ``data`` to a new hidden file beside ``target`` (fsynced) and return its path.
+
+    Created like any new file (mode 0666 minus the umask; ``tempfile`` would make it 0600, which
+    is wrong for files meant to be shared). The caller renames it into place or deletes it.
+    """
+    folder = target.parent if str(target.parent) else Path(".")
+    for _ in range(100):
+        tmp = folder / f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}{TEMPORARY_SUFFIX}"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        except FileExistsError:
+            continue
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        return str(tmp)
+    raise DataError(f"cannot create a temporary file in {folder}", "check the folder")  # pragma: no cover
+
+
+def remove_stale_temporaries(folder: Path) -> int:
+    """Delete temporary files left in ``folder`` by dpgui processes that died while writing.
+
+    POSIX only (a file whose writer's PID is no longer running); returns how many were removed.
+    """
+    if os.name != "posix":
+        return 0
+    removed = 0
+    for path in folder.glob(f".*{TEMPORARY_SUFFIX}"):
+        match = _TEMPORARY.match(path.name)
+        if match is None:
+            continue
+        try:
+            os.kill(int(match.group(1)), 0)
+            continue  # the writer is alive (or the PID was reused): leave it
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        try:
+            path.unlink()
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     """Write to a temporary file in the same folder, fsync, then rename: never a half-written file."""
     target = check_writable(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent) else ".")
+    tmp = write_temporary(target, text.encode("utf-8"))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
         os.replace(tmp, target)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        os.unlink(tmp)
         raise
     return target
 

@@ -1,0 +1,300 @@
+"""Signed release bundles: ``NAME.csv``, ``NAME.pdf``, ``NAME.manifest.json`` and its minisign signature.
+
+The manifest records the public parameters of the release and the SHA-256 of the CSV and the PDF;
+the signature (minisign format, Ed25519 over BLAKE2b-512 of the manifest's bytes) makes the
+manifest, and through its hashes the two files, tamper-evident. Stock ``minisign -Vm
+NAME.manifest.json -p KEY.pub`` checks the signature; :func:`verify_bundle` also checks the hashes
+and the schema.
+
+Never written: the confidential histogram, the true N under add/remove-one, or any hash or
+fingerprint of the input file (a plain hash of a file can be confirmed by guessing).
+
+Writing order (crash safety): every file is written to a temporary name in the bundle's folder
+and fsynced; then the CSV, the PDF and the signature are renamed into place and the manifest
+last. A bundle "exists" only once its manifest does. The budget was recorded in the ledger
+before the noise was drawn (:mod:`dpgui.report.publish`), so a crash can waste budget but never
+leave a bundle without its ledger entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from dpgui import __version__
+from dpgui.core.mechanism import Release
+from dpgui.errors import DataError, ParameterError
+from dpgui.report.csv_export import CDF_COLUMNS, release_csv_text, remove_stale_temporaries, write_temporary
+from dpgui.report.signing import PublicKey, SecretKey, SignatureError
+
+SCHEMA_VERSION = 1
+SCHEMA_PATH = Path(__file__).with_name("manifest.schema.json")
+MANIFEST_SUFFIX = ".manifest.json"
+SIGNATURE_SUFFIX = ".minisig"  # minisign's default: the signed file's name + .minisig
+LIBRARIES = ("numpy", "scipy", "cryptography")
+_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,150}$")
+
+
+@dataclass(frozen=True)
+class ReleaseInfo:
+    """Public facts about a release that the :class:`Release` itself does not carry."""
+
+    dataset: str  # the officer's name for the data set (the ledger's id)
+    column: str
+    release_id: str  # the ledger entry of this release
+    created_utc: datetime  # when the noise was drawn
+    missing: str  # "drop" or "error"
+
+
+@dataclass(frozen=True)
+class BundlePaths:
+    csv: Path
+    pdf: Path
+    manifest: Path
+    signature: Path
+
+    @classmethod
+    def of(cls, directory: Path, name: str) -> "BundlePaths":
+        return cls(directory / f"{name}.csv", directory / f"{name}.pdf", directory / f"{name}{MANIFEST_SUFFIX}",
+                   directory / f"{name}{MANIFEST_SUFFIX}{SIGNATURE_SUFFIX}")
+
+    def all(self) -> tuple[Path, Path, Path, Path]:
+        return (self.csv, self.pdf, self.signature, self.manifest)  # rename order: manifest last
+
+
+def default_bundle_name(info: ReleaseInfo) -> str:
+    """``<dataset>-<column>-<UTC time>-<first 8 of the release id>``, safe as a file name."""
+    stamp = info.created_utc.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{info.dataset}-{info.column}").strip("._-") or "release"
+    return f"{safe[:100]}-{stamp}-{info.release_id[:8]}"
+
+
+def check_bundle_name(name: str) -> str:
+    if not _NAME_PATTERN.match(name):
+        raise ParameterError(f"{name!r} cannot be used as a bundle name",
+                             "use letters, digits, '.', '-' or '_' (no spaces or folders), e.g. flights-2026")
+    return name
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _utc_text(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def software_versions() -> dict[str, str]:
+    versions = {"dpgui": __version__, "python": platform.python_version()}
+    for name in LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:  # pragma: no cover - always installed with dpgui
+            versions[name] = "unknown"
+    return versions
+
+
+def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: bytes, pdf_bytes: bytes,
+                   key_id: str) -> dict[str, Any]:
+    """The manifest (public values only), as a JSON-ready dict that satisfies ``manifest.schema.json``."""
+    plan = release.plan
+    privacy = plan.privacy
+    plan_json = plan.to_json()
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "cdf",
+        "release_id": info.release_id,
+        "created_utc": _utc_text(info.created_utc),
+        "software": software_versions(),
+        "dataset": info.dataset,
+        "column": info.column,
+        "mechanism": "tree of noisy counts (hierarchical histogram), post-processed",
+        "noise": "discrete_laplace",
+        "random_source": "os_csprng" if release.secure else "seeded_test_only",
+        "neighbours": privacy.neighbours,
+        "records_per_person": privacy.records_per_person,
+        # ε charged to the ledger; the noise scales are rounded so that their exact ε is ≤ this.
+        "privacy": {"epsilon": privacy.epsilon, "delta": 0.0, "rho": None,
+                    "epsilon_from_noise_scales": float(plan.epsilon_spent())},
+        "tree": {
+            "branching": plan_json["branching"],
+            "padded_bins": plan_json["padded_bins"],
+            "levels": plan_json["levels"],
+            "level_epsilons": plan_json["level_epsilons"],
+            "level_noise_scales": plan_json["level_noise_scales"],
+            "sensitivity_per_level": plan_json["sensitivity_per_level"],
+        },
+        "estimator": plan.estimator,
+        "consistency": release.consistency,
+        "bounds": {"lower": release.lower, "upper": release.upper},
+        "bins": plan.shape.bins,
+        "missing_values": info.missing,
+        "total_records": {"public": privacy.root_public,
+                          "value": int(release.total) if privacy.root_public else None,
+                          "released_estimate": float(release.total)},
+        "files": {
+            "csv": {"name": f"{name}.csv", "sha256": sha256_hex(csv_bytes), "columns": list(CDF_COLUMNS)},
+            "pdf": {"name": f"{name}.pdf", "sha256": sha256_hex(pdf_bytes)},
+        },
+        "signer": {"key_id": key_id, "algorithm": "Ed25519, minisign format (BLAKE2b-512 prehash)"},
+    }
+
+
+def manifest_bytes(manifest: dict[str, Any]) -> bytes:
+    return (json.dumps(manifest, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Any:
+    import jsonschema
+
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def schema_problems(manifest: Any) -> list[str]:
+    """Every way ``manifest`` breaks the JSON Schema, as short sentences (empty when valid)."""
+    problems = []
+    for error in sorted(_validator().iter_errors(manifest), key=lambda e: list(e.absolute_path)):
+        where = "/".join(str(p) for p in error.absolute_path) or "the manifest"
+        problems.append(f"{where}: {error.message}")
+    return problems
+
+
+# ------------------------------------------------------------------ writing
+def check_bundle_target(directory: str | os.PathLike[str], name: str) -> BundlePaths:
+    """Fail before any budget is spent if the bundle cannot be written or would overwrite one."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise DataError(f"the bundle folder {folder} does not exist", "create it or choose another folder")
+    if not os.access(folder, os.W_OK):
+        raise DataError(f"the bundle folder {folder} is not writable", "choose another folder")
+    remove_stale_temporaries(folder)  # left by a dpgui that was killed while writing
+    paths = BundlePaths.of(folder, check_bundle_name(name))
+    existing = [p.name for p in paths.all() if p.exists()]
+    if existing:
+        raise DataError(f"{existing[0]} already exists in {folder}", "choose another bundle name; dpgui never overwrites a bundle")
+    return paths
+
+
+def write_bundle(directory: str | os.PathLike[str], name: str, release: Release, info: ReleaseInfo,
+                 pdf_bytes: bytes, key: SecretKey) -> BundlePaths:
+    """Write the four files of a bundle (crash-safe order, see the module docstring).
+
+    ``pdf_bytes``: the human-readable report (rendered by the app layer, which owns Qt).
+    Raises DataError if the folder is not writable or any bundle file already exists.
+    """
+    paths = check_bundle_target(directory, name)
+    csv_bytes = release_csv_text(release).encode("utf-8")
+    manifest = build_manifest(release, info, name, csv_bytes, pdf_bytes, key.public_key.key_id_hex)
+    problems = schema_problems(manifest)
+    if problems:  # a bug, not a user error: never sign a manifest that the verifier would reject
+        raise RuntimeError(f"manifest does not satisfy its schema: {problems[0]}")
+    body = manifest_bytes(manifest)
+    trusted = f"dpgui release {info.release_id} file:{paths.manifest.name} signed:{_utc_text(datetime.now(timezone.utc))}"
+    signature = key.sign(body, trusted).encode("utf-8")
+    contents = {paths.csv: csv_bytes, paths.pdf: pdf_bytes, paths.signature: signature, paths.manifest: body}
+    temporary: dict[Path, str] = {}
+    try:
+        for target in paths.all():
+            temporary[target] = write_temporary(target, contents[target])
+        for target in paths.all():
+            if target.exists():  # appeared since the check: never overwrite
+                raise DataError(f"{target.name} appeared while writing", "choose another bundle name")
+            os.replace(temporary.pop(target), target)
+        _fsync_directory(paths.manifest.parent)
+    finally:
+        for tmp in temporary.values():
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return paths
+
+
+def _fsync_directory(folder: Path) -> None:
+    if os.name != "posix":
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# ------------------------------------------------------------------ verifying
+@dataclass(frozen=True)
+class Verification:
+    """The outcome of checking a bundle: ``ok`` only when every check held."""
+
+    ok: bool
+    checks: tuple[tuple[str, bool], ...]  # (plain sentence, passed) in the order they were made
+    manifest: dict[str, Any] | None
+    key_id: str | None
+    trusted_comment: str | None
+
+    @property
+    def failure(self) -> str | None:
+        """The first failed check's sentence (None when all held)."""
+        return next((text for text, passed in self.checks if not passed), None)
+
+
+def verify_bundle(manifest_path: str | os.PathLike[str], public_key: PublicKey) -> Verification:
+    """Check the signature of the manifest, the schema, and the SHA-256 of the CSV and the PDF.
+
+    Stops at the first failure (later checks would rest on an untrusted manifest). O(file sizes).
+    """
+    path = Path(manifest_path)
+    checks: list[tuple[str, bool]] = []
+
+    def fail(text: str, manifest: dict[str, Any] | None = None, comment: str | None = None) -> Verification:
+        checks.append((text, False))
+        return Verification(False, tuple(checks), manifest, public_key.key_id_hex, comment)
+
+    signature_path = path.with_name(path.name + SIGNATURE_SUFFIX)
+    try:
+        body = path.read_bytes()
+    except OSError as err:
+        return fail(f"the manifest {path} cannot be read ({err.strerror or err})")
+    try:
+        signature_text = signature_path.read_text(encoding="utf-8")
+    except OSError as err:
+        return fail(f"the signature {signature_path.name} cannot be read ({err.strerror or err})")
+    except UnicodeDecodeError:
+        return fail(f"the signature {signature_path.name} is not a minisign signature file")
+    try:
+        comment = public_key.verify(body, signature_text)
+    except SignatureError as err:
+        return fail(f"signature: {err.problem}")
+    checks.append((f"the manifest is signed by key {public_key.key_id_hex}", True))
+    try:
+        manifest = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return fail("the manifest is not valid JSON", comment=comment)
+    problems = schema_problems(manifest)
+    if problems:
+        return fail(f"the manifest does not follow the dpgui manifest schema ({problems[0]})", comment=comment)
+    checks.append((f"the manifest follows schema version {manifest['schema_version']}", True))
+    if manifest["signer"]["key_id"] != public_key.key_id_hex:
+        return fail(f"the manifest names signer {manifest['signer']['key_id']}, not {public_key.key_id_hex}",
+                    manifest, comment)
+    for kind in ("csv", "pdf"):
+        entry = manifest["files"][kind]
+        file_path = path.with_name(entry["name"])
+        try:
+            digest = sha256_hex(file_path.read_bytes())
+        except OSError as err:
+            return fail(f"the {kind.upper()} file {entry['name']} cannot be read ({err.strerror or err})", manifest, comment)
+        if digest != entry["sha256"]:
+            return fail(f"the {kind.upper()} file {entry['name']} does not match the SHA-256 in the manifest "
+                        "(it was changed after signing)", manifest, comment)
+        checks.append((f"the {kind.upper()} file {entry['name']} matches its SHA-256", True))
+    return Verification(True, tuple(checks), manifest, public_key.key_id_hex, comment)
