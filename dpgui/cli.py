@@ -277,7 +277,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.report.bundle import check_bundle_name, check_bundle_target, default_bundle_name, write_bundle
     from dpgui.report.csv_export import check_writable, write_release_csv
     from dpgui.report.keystore import load_secret_key
-    from dpgui.report.ledger import Ledger
+    from dpgui.report.ledger import Ledger, default_dataset_name
     from dpgui.report.publish import spend_and_release
 
     if args.out is None and args.bundle is None:
@@ -294,7 +294,7 @@ def cmd_release(args: argparse.Namespace) -> int:
             check_bundle_target(args.bundle, check_bundle_name(args.name))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
         from dpgui.app.pdf_report import render_release_pdf
-    dataset = args.dataset or Path(args.input).stem
+    dataset = args.dataset or default_dataset_name(args.input)
     plan = _make_plan(args, args.bins)
     with Ledger() as ledger:
         totals = ledger.totals(dataset)  # no cap set: refused here, before the file is read

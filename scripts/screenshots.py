@@ -97,6 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     wait(lambda: not plan_page.is_planning() and plan_page.plan.privacy.epsilon == 1.0)
     window.tabs.setCurrentIndex(TAB_TREE)
     shot("05-bin-tree")
+    from dpgui.report.ledger import Ledger
+
+    inputs_dataset = "flights"
+    with Ledger() as ledger:  # DPGUI_HOME is a throw-away folder when this script runs in tests
+        ledger.set_cap(inputs_dataset, 2.0, 0.0, "screenshots")
     inputs = window.release_inputs()
     if inputs is None:
         raise RuntimeError("the release inputs are not valid: " + getattr(window, "last_error", ""))
@@ -121,6 +126,41 @@ def main(argv: list[str] | None = None) -> int:
     plan_page.epsilon.set_text("abc")
     window.tabs.setCurrentIndex(TAB_PLAN)
     shot("10-plan-bad-epsilon")
+
+    from dpgui.report.keystore import create_key
+
+    create_key("officer", "screenshot passphrase")
+    dialog = window.export_dialog()
+    import tempfile
+
+    dialog.folder.setText(tempfile.mkdtemp(prefix="dpgui-screenshot-bundle-"))  # a new folder: never overwrites
+    dialog.name.setText(f"flights-{args.appearance}")
+    dialog.passphrase.setText("screenshot passphrase")
+    dialog.show()
+    shot("11-export-bundle", dialog)
+    if dialog.export() is None:
+        raise RuntimeError("the export failed: " + dialog.message.text())
+    window.after_bundle_export(dialog)
+    dialog.close()
+    from dpgui.app.ledger_dialog import LedgerDialog
+    from dpgui.app.verify_dialog import VerifyDialog
+    from dpgui.app.keys_dialog import KeyManagerDialog
+
+    ledger_dialog = LedgerDialog(window)
+    ledger_dialog.show()
+    ledger_dialog.select_dataset(inputs_dataset)
+    shot("12-ledger", ledger_dialog)
+    ledger_dialog.close()
+    verify = VerifyDialog(window)
+    verify.show()
+    verify.set_manifest(str(dialog.paths.manifest))
+    verify.verify()
+    shot("13-verify", verify)
+    verify.close()
+    keys = KeyManagerDialog(window)
+    keys.show()
+    shot("14-keys", keys)
+    keys.close()
     window.close()
     print(f"{len(written)} screenshots in {args.outdir}", flush=True)
     return 0

@@ -13,7 +13,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
-    QLabel, QListWidget, QListWidgetItem, QPushButton, QRadioButton, QSplitter, QTableView, QVBoxLayout,
+    QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QRadioButton, QSplitter, QTableView, QVBoxLayout,
     QWidget,
 )
 
@@ -28,6 +28,7 @@ from dpgui.data.public_bounds import (
 )
 from dpgui.data.table import ColumnInfo, TableInfo, TableReader
 from dpgui.errors import DpguiError, ParameterError
+from dpgui.report.ledger import default_dataset_name
 
 KIND_LABELS = {"numeric": "number", "text": "text", "datetime": "date/time", "boolean": "yes/no", "other": "other"}
 MISSING_TEXT = "(missing)"
@@ -47,7 +48,7 @@ class ColumnSettings:
 
     @property
     def dataset_id(self) -> str:
-        return self.dataset or self.path.stem
+        return self.dataset or default_dataset_name(self.path)
 
 
 class PreviewModel(QAbstractTableModel):
@@ -274,6 +275,12 @@ class DataPage(QWidget):
         self.missing_message = inline_message(self)
         missing_layout.addWidget(self.missing_message)
 
+        self.dataset_name = QLineEdit()
+        self.dataset_name.setMaxLength(200)
+        self.dataset_name.setMinimumWidth(180)
+        self.dataset_name.setToolTip(text.DATASET_HELP + " " + text.DATASET_TOOLTIP)
+        self.dataset_name.setPlaceholderText("e.g. flights-2013")
+
         form_box = QGroupBox("Column, bounds and bins")
         form = QFormLayout(form_box)
         form.addRow(self.column_message)
@@ -305,8 +312,15 @@ class DataPage(QWidget):
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([360, 640])
 
+        top = QHBoxLayout()
+        top.addWidget(self.file_label, 1)
+        dataset_label = QLabel("&Dataset name (budget ledger):")
+        dataset_label.setBuddy(self.dataset_name)
+        dataset_label.setToolTip(self.dataset_name.toolTip())
+        top.addWidget(dataset_label)
+        top.addWidget(self.dataset_name)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.file_label)
+        layout.addLayout(top)
         layout.addWidget(self.file_warning)
         layout.addWidget(splitter, 1)
 
@@ -316,6 +330,7 @@ class DataPage(QWidget):
         if self.reader is not None and self.reader is not reader:
             self.reader.close()
         self.info, self.reader = info, reader
+        self.dataset_name.setText(default_dataset_name(info.path))
         self.model = PreviewModel(reader, self)
         self.model.readError.connect(lambda message: show_inline(self.file_warning, message))
         self.preview.setModel(self.model)
@@ -477,7 +492,56 @@ class DataPage(QWidget):
             show_inline(self.missing_message, "")
         if not ok or column is None:
             return None
-        return ColumnSettings(self.info.path, column.name, float(lower), float(upper), int(bins), policy)
+        return ColumnSettings(self.info.path, column.name, float(lower), float(upper), int(bins), policy,
+                              self.dataset_name.text().strip())
 
     def set_missing_policy(self, policy: str) -> None:
         self.missing_buttons[policy].setChecked(True)
+
+    # ---------------------------------------------------------------- project files (dpgui/app/project.py)
+    def workspace_state(self) -> dict[str, Any]:
+        """The step's current choices, read quietly (no field is marked): for project files and autosave.
+
+        Keys: column ("" if none), lower, upper, bins (None while empty or invalid), missing (None if
+        not chosen)."""
+        def quiet(read: Any) -> Any:
+            try:
+                return read()
+            except DpguiError:
+                return None
+
+        column = self.current_column()
+        return {
+            "column": column.name if column is not None else "",
+            "lower": quiet(lambda: float(parse_number(self.lower.text(), "lower bound", "0"))),
+            "upper": quiet(lambda: float(parse_number(self.upper.text(), "upper bound", "5000"))),
+            "bins": quiet(lambda: self._parse_bins(self.bins.text())),
+            "missing": next((p for p, b in self.missing_buttons.items() if b.isChecked()), None),
+        }
+
+    def apply_workspace(self, column: str, lower: float | None, upper: float | None, bins: int | None,
+                        missing: str | None) -> bool:
+        """Choose ``column`` and set the bounds, bins and missing-value policy (from a project file).
+        False if the open file has no such column (the other settings are still applied)."""
+        found = bool(column) and self.select_column(column)
+
+        def number_text(value: float | None) -> str:
+            if value is None:
+                return ""
+            shown = format_number(value)
+            return shown if float(shown.replace(",", "")) == value else repr(float(value))
+
+        for field, value in ((self.lower, lower), (self.upper, upper)):
+            field.set_text(number_text(value))
+            if value is None:
+                field.clear_error()
+        self.bounds_note.setText(text.BOUNDS_HELP)
+        self.bins.set_text("" if bins is None else str(bins))
+        self.missing_group.setExclusive(False)
+        for policy, button in self.missing_buttons.items():
+            button.blockSignals(True)
+            button.setChecked(policy == missing)
+            button.blockSignals(False)
+        self.missing_group.setExclusive(True)
+        self._on_settings_edited()
+        return found

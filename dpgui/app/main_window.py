@@ -11,26 +11,34 @@ from typing import Any, Callable
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QApplication, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressBar, QProgressDialog,
+    QApplication, QDialog, QFileDialog, QHBoxLayout, QInputDialog, QLabel, QMainWindow, QMessageBox, QProgressBar, QProgressDialog,
     QPushButton, QStackedWidget, QTabWidget, QToolBar, QVBoxLayout, QWidget,
 )
 
 from dpgui import __version__
 from dpgui.app import text
 from dpgui.app.data_page import DataPage
+from dpgui.app.export_dialog import ExportDialog
+from dpgui.app.keys_dialog import KeyManagerDialog
+from dpgui.app.ledger_dialog import LedgerDialog
 from dpgui.app.plan_page import PlanPage
-from dpgui.app.release import NOISE_MESSAGE, ReleaseOutcome, confirmation_text, run_release
+from dpgui.app.project import ProjectController
+from dpgui.app.release import NOISE_MESSAGE, ReleaseOutcome, budget_sentence, confirmation_text, run_release
 from dpgui.app.result_view import ResultView
 from dpgui.app.start_page import StartPage
 from dpgui.app.theme import APPEARANCES, apply_appearance
 from dpgui.app.tree_view import BinTreeView
+from dpgui.app.verify_dialog import VerifyDialog
 from dpgui.app.workers import Worker, WorkerPool
+from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.data.histogram import SUPPORTED_EXTENSIONS
 from dpgui.data.sample import sample_dataset_path
 from dpgui.data.table import TableInfo, TableReader, count_rows, inspect_table
 from dpgui.errors import DpguiError
+from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.csv_export import write_release_csv, write_text_atomic
+from dpgui.report.ledger import Ledger, NoCapSet
 
 MAX_RECENT = 8
 FILE_FILTER = "Tables (*.csv *.tsv *.tab *.csv.gz *.tsv.gz *.parquet *.pq *.xlsx);;All files (*)"
@@ -53,7 +61,8 @@ class MainWindow(QMainWindow):
         self.settings = QSettings()
         # Noise comes from the OS's secure source; tests may swap in a seeded source (never secure).
         self.noise_source: Callable[[], RandomSource] = SecureRandom
-        self.outcome: ReleaseOutcome | None = None
+        self.outcome: ReleaseOutcome | None = None  # this session's last release (with its confidential histogram)
+        self.exportable: tuple[Release, ReleaseInfo] | None = None  # what Export writes (also a restored release)
         self.table: TableInfo | None = None
         self._row_count: int | None = None  # counted in the background when the format has no row count
         self._release_worker: Worker | None = None
@@ -77,9 +86,11 @@ class MainWindow(QMainWindow):
         self.release_button = QPushButton("&Release…")
         self.release_button.setToolTip("Spend the budget and publish the CDF (asks for confirmation first).")
         self.release_button.clicked.connect(self.release)
-        self.export_button = QPushButton("&Export CSV…")
+        self.export_button = QPushButton("&Export Signed Bundle…")
+        self.export_button.setToolTip("Write the release as CSV + PDF + manifest, signed with your key, "
+                                      "so anyone can check it is exactly what you released")
         self.export_button.setEnabled(False)
-        self.export_button.clicked.connect(self.export_release)
+        self.export_button.clicked.connect(self.export_bundle)
         self.release_status = QLabel("Nothing released yet. When the plan suits you, press Release.")
         self.release_status.setWordWrap(True)
         bar.addWidget(self.release_button)
@@ -104,10 +115,12 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, 1000)
         self.progress.hide()
         self.statusBar().addPermanentWidget(self.progress)
+        self.project = ProjectController(self)  # project files, autosave, restore after a crash
         self._build_actions()
         self._refresh_recent()
         self._restore_geometry()
         self.statusBar().showMessage("Ready. Open a file to begin.")
+        self.project.start()  # session marker; offers to restore the last workspace after a crash
 
     # ---------------------------------------------------------------- menus
     def _build_actions(self) -> None:
@@ -123,13 +136,29 @@ class MainWindow(QMainWindow):
         self.open_action = action("&Open…", self.choose_file, QKeySequence.StandardKey.Open,
                                   "Open a CSV, TSV, Parquet or Excel file")
         self.sample_action = action("Open &Sample Data", self.open_sample, None, "Open the bundled NYC flights sample")
-        self.save_action = action("&Save Plan…", self.save_plan, QKeySequence.StandardKey.Save,
+        self.save_action = action("Save P&lan…", self.save_plan, None,
                                   "Save the public settings and plan as JSON (no data)")
-        self.export_action = action("&Export Release CSV…", self.export_release, "Ctrl+E",
-                                    "Write the released CDF to a CSV file")
+        # project files (dpgui/app/project.py)
+        self.open_project_action = action("Open &Project…", self.project.open_project_dialog, "Ctrl+Shift+O",
+                                          "Open a saved workspace (.dpgui): data file, settings, plan and releases")
+        self.save_project_action = action("&Save Project", self.project.save, QKeySequence.StandardKey.Save,
+                                          "Save the workspace as a project file (.dpgui); no data is copied into it")
+        self.save_project_as_action = action("Save Project &As…", self.project.save_as, "Ctrl+Shift+S",
+                                             "Save the workspace under a new project file name")
+        self.export_bundle_action = action("&Export Signed Bundle…", self.export_bundle, "Ctrl+E",
+                                           "Write the release as CSV + PDF + manifest, signed with your key")
+        self.export_bundle_action.setEnabled(False)
+        self.export_action = action("Export Release CSV &Only…", self.export_release, None,
+                                    "Write the released CDF to a CSV file (unsigned)")
         self.export_action.setEnabled(False)
+        self.ledger_action = action("Budget &Ledger…", self.show_ledger, "Ctrl+L",
+                                    "Budget spent and left per dataset; set a dataset's total budget")
+        self.keys_action = action("Signing &Keys…", self.show_keys, None,
+                                  "Create a signing key; import and export public keys")
+        self.verify_action = action("&Verify a Bundle…", self.show_verify, None,
+                                    "Check that a bundle is exactly what its signer released")
         self.release_action = action("&Release…", self.release, "Ctrl+R", "Spend the budget and publish the CDF")
-        self.quit_action = action("&Quit", self.close, QKeySequence.StandardKey.Quit, "Quit dpgui")
+        self.quit_action = action("&Quit", self.project.request_close, QKeySequence.StandardKey.Quit, "Quit dpgui")
         self.help_action = action("dpgui &Help", self.show_help, QKeySequence.StandardKey.HelpContents,
                                   "How to use dpgui")
         self.about_action = action("&About dpgui", self.show_about)
@@ -139,12 +168,17 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addAction(self.sample_action)
         file_menu.addSeparator()
+        file_menu.addActions([self.open_project_action, self.save_project_action, self.save_project_as_action])
+        file_menu.addSeparator()
         file_menu.addAction(self.save_action)
+        file_menu.addAction(self.export_bundle_action)
         file_menu.addAction(self.export_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         release_menu = self.menuBar().addMenu("&Release")
         release_menu.addAction(self.release_action)
+        tools_menu = self.menuBar().addMenu("&Tools")
+        tools_menu.addActions([self.ledger_action, self.keys_action, self.verify_action])
         view_menu = self.menuBar().addMenu("&View")
         appearance = view_menu.addMenu("&Appearance")
         current = self.settings.value("appearance", "system")
@@ -187,6 +221,9 @@ class MainWindow(QMainWindow):
         if self._release_worker is not None:
             self._error("A release is running", "Wait until the release has finished, then open the file.")
             return
+        if self.project.is_project_file(target):  # a .dpgui project (dropped, recent, command line)
+            self.project.request_open(target)
+            return
         if not any(target.name.lower().endswith(ext) for ext in SUPPORTED_EXTENSIONS):
             self._error("Cannot open this file",
                         f"'{target.name}' is not a supported table. Use a CSV, TSV, Parquet or Excel (.xlsx) file.")
@@ -210,7 +247,6 @@ class MainWindow(QMainWindow):
         self.data_page.set_table(info, reader)
         self._add_recent(str(info.path))
         self.settings.setValue("last_folder", str(info.path.parent))
-        self.setWindowTitle(f"{info.path.name} — {text.APP_NAME}")
         self.stack.setCurrentWidget(self.tabs)
         self.tabs.setCurrentIndex(TAB_DATA)
         self.statusBar().showMessage(f"Opened {info.path.name}.", 5000)
@@ -219,9 +255,11 @@ class MainWindow(QMainWindow):
         if info.n_rows is None:
             self._count_rows(info.path)
         self._on_data_settings()
+        self.project.data_opened()  # title; applies a project that was waiting for this file
 
     def _on_open_failed(self, path: Path, message: str) -> None:
         self._idle()
+        self.project.data_open_failed()
         self._error("Cannot open this file", message)
 
     def _count_rows(self, path: Path) -> None:
@@ -299,8 +337,8 @@ class MainWindow(QMainWindow):
 
     def confirmation_box(self, inputs: tuple[Any, Any, str]) -> QMessageBox:
         """The question 'release and spend the budget?', stating what is published and its cost."""
-        box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?",
-                          confirmation_text(*inputs), parent=self)
+        words = confirmation_text(*inputs) + budget_sentence(inputs[0].dataset_id, inputs[1].privacy.epsilon)
+        box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?", words, parent=self)
         box.setTextFormat(Qt.TextFormat.RichText)
         box.release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)  # type: ignore[attr-defined]
         box.addButton(QMessageBox.StandardButton.Cancel)
@@ -310,7 +348,7 @@ class MainWindow(QMainWindow):
     def release(self) -> None:
         """Check every setting, confirm with the officer, then release on a worker."""
         inputs = self.release_inputs()
-        if inputs is None:
+        if inputs is None or not self.check_budget(inputs[0].dataset_id, inputs[1].privacy.epsilon):
             return
         box = self.confirmation_box(inputs)
         self._confirm_box = box
@@ -319,6 +357,39 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Release cancelled. Nothing was spent.", 5000)
             return
         self.start_release(inputs)
+
+    def check_budget(self, dataset: str, epsilon: float) -> bool:
+        """Before the confirmation: the dataset has a cap (asked for the first time) with ε left."""
+        try:
+            with Ledger() as ledger:
+                try:
+                    totals = ledger.totals(dataset)
+                except NoCapSet:
+                    cap = self.ask_cap(dataset, epsilon)
+                    if cap is None:
+                        self.statusBar().showMessage("Release cancelled: no budget was set. Nothing was spent.", 8000)
+                        return False
+                    ledger.set_cap(dataset, cap, 0.0, "set before the first release in the app")
+                    totals = ledger.totals(dataset)
+        except DpguiError as err:
+            self._error("The budget ledger cannot be used", text.friendly(err) + " Nothing was spent.")
+            return False
+        if totals.epsilon_remaining < epsilon * (1 - 1e-9):
+            self._error("Not enough privacy budget left",
+                        f"Dataset '{dataset}' has ε = {totals.epsilon_remaining:g} left of its budget of "
+                        f"{totals.cap_epsilon:g}; this release needs ε = {epsilon:g}. Lower ε in step 2, or raise "
+                        "the budget in Tools → Budget Ledger if your organisation allows it. Nothing was spent.")
+            return False
+        return True
+
+    def ask_cap(self, dataset: str, epsilon: float) -> float | None:
+        """Ask for the total budget of a dataset that has none yet (None: the officer cancelled)."""
+        value, ok = QInputDialog.getDouble(
+            self, "Set the total privacy budget",
+            f"Dataset '{dataset}' has no total privacy budget yet.\n\nHow much ε may ever be spent on it, "
+            "over all releases? The ledger refuses any release that would go over it.\n"
+            f"This release needs ε = {epsilon:g}.", max(1.0, epsilon), epsilon, 100.0, 3)
+        return value if ok else None
 
     def start_release(self, inputs: tuple[Any, Any, str]) -> None:
         """Release on a worker with a progress dialog; Cancel works until the noise is drawn."""
@@ -359,33 +430,70 @@ class MainWindow(QMainWindow):
 
     def _on_released(self, outcome: ReleaseOutcome) -> None:
         self.outcome = outcome
+        self.exportable = (outcome.release, outcome.info)
+        self.project.record_release(outcome)
         label = outcome.settings.column
         self.result_view.set_release(outcome.release, label, outcome.histogram.counts)
         self.tree_view.set_release(outcome.release)
         self.export_button.setEnabled(True)
         self.export_action.setEnabled(True)
+        self.export_bundle_action.setEnabled(True)
         rel = outcome.release
         noise = "secure noise" if rel.secure else "TEST NOISE (seeded, not secure — do not publish)"
         self.release_status.setText(
             f"Released <b>{label}</b> at {outcome.released_at:%Y-%m-%d %H:%M} UTC: ε = {rel.plan.privacy.epsilon:g} "
-            f"spent, {rel.plan.shape.bins:,} bins, N = {rel.total:,.0f}, {noise}. Export it to share it.")
+            f"spent from dataset '{outcome.info.dataset}' (recorded in the budget ledger), {rel.plan.shape.bins:,} "
+            f"bins, N = {rel.total:,.0f}, {noise}. Export it as a signed bundle to share it.")
         self.tabs.setCurrentIndex(TAB_RESULTS)
         self.statusBar().showMessage(f"Released the CDF of {label}.", 8000)
 
+    def export_dialog(self) -> ExportDialog | None:
+        """The Export dialog for the current release (None, with a message, if there is none)."""
+        if self.exportable is None:
+            self._error("Nothing to export", "Release first (step 4), then export.")
+            return None
+        folder = str(self.settings.value("last_folder", str(Path.home())))
+        return ExportDialog(*self.exportable, folder, self)
+
+    def export_bundle(self) -> None:
+        dialog = self.export_dialog()
+        if dialog is not None and dialog.exec() == QDialog.DialogCode.Accepted:
+            self.after_bundle_export(dialog)
+
+    def after_bundle_export(self, dialog: ExportDialog) -> None:
+        """Point the ledger entry at the bundle and say where it is."""
+        assert dialog.paths is not None and self.exportable is not None
+        self.settings.setValue("last_folder", str(dialog.bundle_folder()))
+        try:
+            with Ledger() as ledger:
+                ledger.record_bundle(self.exportable[1].release_id, str(dialog.paths.manifest.resolve()))
+        except DpguiError:
+            pass  # the pointer is a convenience; the spend itself was recorded at release time
+        self.statusBar().showMessage(f"Exported the signed bundle {dialog.paths.manifest}.", 10000)
+
+    def show_ledger(self) -> None:
+        LedgerDialog(self).exec()
+
+    def show_keys(self) -> None:
+        KeyManagerDialog(self).exec()
+
+    def show_verify(self) -> None:
+        VerifyDialog(self).exec()
+
     def export_release(self) -> None:
-        if self.outcome is None:
+        if self.exportable is None:
             self._error("Nothing to export", "Release first (step 4), then export.")
             return
-        default = str(Path(self.settings.value("last_folder", str(Path.home())))
-                      / f"{self.outcome.settings.path.stem}-{self.outcome.settings.column}-cdf.csv")
+        info = self.exportable[1]
+        default = str(Path(self.settings.value("last_folder", str(Path.home()))) / f"{info.dataset}-{info.column}-cdf.csv")
         path, _ = QFileDialog.getSaveFileName(self, "Export the released CDF", default, "CSV files (*.csv)")
         if path:
             self.export_to(path)
 
     def export_to(self, path: str) -> bool:
-        assert self.outcome is not None
+        assert self.exportable is not None
         try:
-            write_release_csv(self.outcome.release, path)
+            write_release_csv(self.exportable[0], path)
         except (DpguiError, OSError) as err:
             self._error("Export failed", text.friendly(err) + " The file was not written.")
             return False
@@ -484,6 +592,8 @@ class MainWindow(QMainWindow):
             self.restoreState(state)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.project.close_approved(event):  # asks Save / Discard / Cancel, then closes again
+            return
         if self._release_worker is not None:
             answer = QMessageBox.question(self, "A release is running",
                                           "A release is running. Quit anyway? If the noise has not been drawn yet, "
@@ -496,6 +606,7 @@ class MainWindow(QMainWindow):
         self.pool.wait(10000)
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("window_state", self.saveState())
+        self.project.session_ended()  # clean exit: no restore offer next time
         event.accept()
 
     # ---------------------------------------------------------------- drag and drop

@@ -585,3 +585,32 @@ class PlanPage(QWidget):
 
         self.accuracy_result.setText("Searching…")
         self._run(task, done)
+
+    # ---------------------------------------------------------------- project files (dpgui/app/project.py)
+    def apply_plan(self, plan: Plan | None, consistency: str, branching: str = "auto", objective: str = "total") -> None:
+        """Show a saved plan exactly as it was (from a project file): no re-planning, nothing spent.
+        With ``plan`` None only the settings are set and the app plans as usual."""
+        self._replan_timer.stop()
+        self._generation += 1  # a plan still being computed is dropped when it arrives
+        combos = ((self.consistency, consistency), (self.objective, objective))
+        if plan is not None:
+            combos += ((self.neighbours, plan.privacy.neighbours), (self.estimator, plan.estimator))
+        for combo, key in combos:
+            index = combo.findData(key)
+            if index >= 0:
+                combo.blockSignals(True)
+                combo.setCurrentIndex(index)
+                combo.blockSignals(False)
+        self.neighbours_help.setText(text.NEIGHBOURS_HELP[self.neighbours.currentData()])
+        self._on_target_unit()
+        self.branching.set_text(branching or "auto")
+        if plan is None:
+            self.schedule_replan()
+            return
+        self.records_per_person.blockSignals(True)
+        self.records_per_person.setValue(plan.privacy.records_per_person)
+        self.records_per_person.blockSignals(False)
+        epsilon = plan.privacy.epsilon
+        self.epsilon.set_text(f"{epsilon:g}" if float(f"{epsilon:g}") == epsilon else repr(epsilon))
+        self.busyChanged.emit(False)
+        self.set_plan(plan)

@@ -7,6 +7,7 @@ before that point spends nothing; once the spend is recorded the release complet
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable
@@ -17,7 +18,7 @@ from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import Plan
 from dpgui.data.histogram import ColumnHistogram, column_histogram
-from dpgui.errors import Cancelled
+from dpgui.errors import Cancelled, DpguiError
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.ledger import Ledger
 from dpgui.report.publish import spend_and_release
@@ -95,3 +96,17 @@ def confirmation_text(settings: ColumnSettings, plan: Plan, consistency: str) ->
         f"the system's secure random source; estimator: {_lower_first(ESTIMATOR_LABELS[plan.estimator])}; "
         f"consistency: {_lower_first(CONSISTENCY_LABELS[consistency])}.</p>"
     )
+
+
+def budget_sentence(dataset: str, epsilon: float) -> str:
+    """The dataset's budget before and after this release, for the confirmation (rich text)."""
+    try:
+        with Ledger() as ledger:
+            totals = ledger.totals(dataset)
+    except DpguiError:
+        return ""
+    after = totals.epsilon_spent + epsilon
+    return (f"<p><b>Budget of dataset '{html.escape(dataset)}':</b> ε = {totals.epsilon_spent:g} of "
+            f"{totals.cap_epsilon:g} spent so far ({totals.releases} release{'' if totals.releases == 1 else 's'}); "
+            f"after this release: ε = {after:g} of {totals.cap_epsilon:g}. The spend is recorded in the budget "
+            "ledger before the noise is drawn.</p>")

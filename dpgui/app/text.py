@@ -110,3 +110,11 @@ BOUNDS_HELP = (
 CONFIDENTIAL_BANNER = (
     "Showing confidential data for your checking only. It is not part of the release."
 )
+DATASET_HELP = (
+    "Releases about the same people share one privacy budget. Use the same name for every file "
+    "that holds these people's data."
+)
+DATASET_TOOLTIP = (
+    "The name under which the budget ledger adds up the ε spent on this data (Tools → Budget "
+    "Ledger). The first release asks you for the dataset's total budget."
+)

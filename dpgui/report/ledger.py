@@ -215,6 +215,12 @@ PRAGMA user_version = {SCHEMA_VERSION};
 """
 
 
+def default_dataset_name(path: str | os.PathLike[str]) -> str:
+    """The ledger's default name for a file's data: its name without extensions (x.csv.gz → x)."""
+    name = Path(path).name
+    return name.split(".")[0] or name
+
+
 def default_ledger_path() -> Path:
     """``user_home() / "ledger.sqlite3"`` (creates the dpgui home folder if needed)."""
     return user_home() / LEDGER_FILENAME

@@ -20,6 +20,7 @@ def make_window(qtbot, seed: int = 7):
     window = MainWindow()
     qtbot.addWidget(window)
     window.noise_source = lambda: SeededRandom(seed)
+    window.ask_cap = lambda dataset, epsilon: 100.0  # a generous budget, set once per dataset (tested separately)
     window.resize(1280, 800)
     window.show()
     return window

@@ -78,6 +78,7 @@ def test_event_loop_stays_responsive_while_loading_and_releasing(qtbot, big_csv)
     wait_plan(qtbot, window, BINS)
     inputs = window.release_inputs()
     assert inputs is not None
+    assert window.check_budget(inputs[0].dataset_id, inputs[1].privacy.epsilon)  # sets the first cap
     window.start_release(inputs)
     qtbot.waitUntil(lambda: window.outcome is not None, timeout=120_000)
     qtbot.wait(100)

@@ -1,0 +1,657 @@
+"""Project files, autosave and restore after a crash, for the main window.
+
+:class:`ProjectController` keeps the workspace of one :class:`~dpgui.app.main_window.MainWindow`:
+
+* **capture** — the data file, column, bounds, bins, missing-value policy, plan, and the releases
+  made or restored in this workspace, as a :class:`~dpgui.report.project_file.Project` (public
+  values only: the confidential histogram of a release is never kept);
+* **apply** — open a project: reopen its data file (or ask where it went), choose the column, set
+  the bounds, bins and policy, show the saved plan exactly, and show the last release. Applying
+  never releases anything and never spends budget;
+* **save** — File → Save Project (Ctrl+S), Save Project As… (Ctrl+Shift+S), Open Project…
+  (Ctrl+Shift+O); the title shows the project and ``*`` while there are unsaved changes; closing
+  the window (its close button, or File → Quit) with unsaved work asks Save / Discard / Cancel;
+* **autosave** — 2 s after the last change, and at once after each release, the workspace is
+  written (on a worker thread) to ``<dpgui home>/autosave/workspace.dpgui``;
+* **restore** — ``autosave/session.lock`` holds the PID of the running session and is removed on a
+  clean exit. At start, a marker whose process is gone means the last session crashed: its
+  autosave is set aside (``recovered.dpgui``) and the window offers to restore it.
+
+The questions (restore? save changes? locate the data file?) are window-modal message boxes that
+do not block (``open()``, like the window's error dialogs), each made by a small module function and
+kept on the controller (``restore_box``, ``close_box``, ``locate_box``) so tests can answer them —
+or bypass them: :meth:`pending_restore` / :meth:`restore` / :meth:`discard_restore`,
+:meth:`open_project`, :meth:`save_to`, :meth:`apply_project`.
+
+Only the window that holds the session marker autosaves, so a second dpgui running at the same
+time never overwrites the first one's autosave.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+from dpgui.app import text
+from dpgui.app.workers import Worker, WorkerPool
+from dpgui.data.histogram import SUPPORTED_EXTENSIONS
+from dpgui.errors import DpguiError
+from dpgui.report.csv_export import write_text_atomic
+from dpgui.report.bundle import ReleaseInfo
+from dpgui.report.home import ensure_private_dir, user_home
+from dpgui.report.project_file import (
+    PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, check_data_file, load_project, save_project,
+)
+
+if TYPE_CHECKING:
+    from dpgui.app.main_window import MainWindow
+    from dpgui.app.release import ReleaseOutcome
+
+AUTOSAVE_DELAY_MS = 2000
+AUTOSAVE_FOLDER = "autosave"
+AUTOSAVE_NAME = "workspace.dpgui"
+RECOVERED_NAME = "recovered.dpgui"
+MARKER_NAME = "session.lock"
+PROJECT_FILTER = f"dpgui projects (*{PROJECT_SUFFIX});;All files (*)"
+
+
+# --------------------------------------------------------------------------------------------- session marker
+
+def autosave_dir() -> Path:
+    """``<dpgui home>/autosave`` (created user-only if missing)."""
+    return ensure_private_dir(user_home() / AUTOSAVE_FOLDER)
+
+
+def process_alive(pid: int) -> bool:
+    """Is process ``pid`` running? (A reused PID counts as running: then no restore is offered.)"""
+    if pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
+    if sys.platform == "win32":  # os.kill would terminate the process on Windows
+        import ctypes
+
+        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return kernel32.GetLastError() == 5  # access denied: it exists
+        try:
+            code = ctypes.c_ulong()
+            return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == 259  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def read_marker(path: Path) -> int | None:
+    """The PID in a session marker, or None if the marker is unreadable (e.g. cut short by a crash)."""
+    try:
+        first = path.read_text(encoding="utf-8").splitlines()[0]
+        return int(first.strip())
+    except (OSError, ValueError, IndexError, UnicodeDecodeError):
+        return None
+
+
+def write_marker(path: Path) -> None:
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    write_text_atomic(path, f"{os.getpid()}\n{socket.gethostname()}\n{started}\n")
+
+
+def _local_time(project: Project, fallback: Path | None = None) -> str:
+    moment = project.saved()
+    if moment is None and fallback is not None:
+        try:
+            moment = datetime.fromtimestamp(fallback.stat().st_mtime, timezone.utc)
+        except OSError:
+            moment = None
+    return "an unknown time" if moment is None else moment.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+# --------------------------------------------------------------------------------------------- the questions
+
+def restore_prompt(parent: QWidget, project: Project, when: str) -> QMessageBox:
+    """'dpgui did not close properly last time. Restore the workspace from <time>?' (Restore / Discard)."""
+    box = QMessageBox(QMessageBox.Icon.Question, "Restore the last workspace?",
+                      f"dpgui did not close properly last time. Restore the workspace from {when}?", parent=parent)
+    releases = len(project.releases)
+    what = f"Data file: {project.name}" + (f", column '{project.column}'" if project.column else "")
+    if releases:
+        what += f"; {releases} release{'s' if releases != 1 else ''} made then"
+    box.setInformativeText(f"{what}.\n\nRestoring reopens the file and your settings and shows the earlier "
+                           "releases. It does not release anything and spends no privacy budget.")
+    box.restore_button = box.addButton("Restore", QMessageBox.ButtonRole.AcceptRole)  # type: ignore[attr-defined]
+    box.discard_button = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)  # type: ignore[attr-defined]
+    box.setDefaultButton(box.restore_button)  # type: ignore[attr-defined]
+    return box
+
+
+def save_changes_prompt(parent: QWidget, name: str | None, releases: int, closing: bool) -> QMessageBox:
+    """Save / Discard / Cancel before the workspace is closed or replaced."""
+    if name:
+        question = f"Save the changes to the project '{name}'?"
+    else:
+        question = (f"The {'release' if releases == 1 else f'{releases} releases'} of this session "
+                    f"{'is' if releases == 1 else 'are'} not saved in a project file. Save the project?")
+    title = "Save the project before closing?" if closing else "Save the project first?"
+    box = QMessageBox(QMessageBox.Icon.Warning, title, question, parent=parent)
+    box.setInformativeText(("If you don't save, your changes since the last save are lost." if name else
+                            "If you don't save, this workspace (its settings and releases) cannot be opened "
+                            "again in dpgui.")
+                           + " Discarding never undoes a release: budget already spent stays spent.")
+    box.setStandardButtons(QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                           | QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(QMessageBox.StandardButton.Save)
+    return box
+
+
+def locate_prompt(parent: QWidget, message: str) -> QMessageBox:
+    box = QMessageBox(QMessageBox.Icon.Warning, "Data file not found", message, parent=parent)
+    box.locate_button = box.addButton("Locate…", QMessageBox.ButtonRole.AcceptRole)  # type: ignore[attr-defined]
+    box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(box.locate_button)  # type: ignore[attr-defined]
+    return box
+
+
+def _write_autosave(project: Project, path: Path, progress: Any, should_cancel: Any) -> Project:
+    return save_project(project, path)
+
+
+# --------------------------------------------------------------------------------------------- the controller
+
+class ProjectController(QObject):
+    """The workspace of one main window: capture, apply, save/open, autosave, restore (see module doc)."""
+
+    def __init__(self, window: "MainWindow") -> None:
+        super().__init__(window)
+        self.window = window
+        self.path: Path | None = None  # the project file (None: untitled)
+        self.releases: list[ProjectRelease] = []  # made or restored in this workspace, oldest first
+        self.dataset = ""
+        self._saved: Project | None = None  # the workspace as last saved or opened (None: untitled)
+        self._last_autosaved: Project | None = None
+        self._pending_apply: tuple[Project, Path, Callable[[], None] | None] | None = None
+        self._pending_restore: Project | None = None
+        self._recovered_path: Path | None = None
+        self._recovered_handled = False  # restored or discarded: its file may go at a clean exit
+        self._folder: Path | None = None
+        self._owns_session = False
+        self._ended = False
+        self._closing = False
+        self._autosave_pool = WorkerPool()
+        self._autosave_running = False
+        self._autosave_again = False
+        self.restore_box: QMessageBox | None = None
+        self.close_box: QMessageBox | None = None
+        self.locate_box: QMessageBox | None = None
+        self.autosave_timer = QTimer(self)
+        self.autosave_timer.setSingleShot(True)
+        self.autosave_timer.setInterval(AUTOSAVE_DELAY_MS)
+        self.autosave_timer.timeout.connect(self.autosave_now)
+        window.data_page.settingsChanged.connect(self.refresh)
+        window.plan_page.planChanged.connect(self.refresh)
+        window.plan_page.consistency.currentIndexChanged.connect(self.refresh)
+        window.plan_page.branching.edited.connect(self.refresh)
+        window.data_page.dataset_name.textEdited.connect(self.refresh)
+
+    # ------------------------------------------------------------------ workspace
+    def capture(self) -> Project | None:
+        """The current workspace (None while no data file is open). Reads widgets quietly."""
+        w = self.window
+        if w.table is None:
+            return None
+        state = w.data_page.workspace_state()
+        page = w.plan_page
+        return Project(
+            data_path=os.path.abspath(w.table.path), column=state["column"], lower=state["lower"],
+            upper=state["upper"], bins=state["bins"], missing=state["missing"],
+            dataset=w.data_page.dataset_name.text().strip(),
+            plan=None if page.plan is None else page.plan.to_json(), consistency=page.consistency_method(),
+            branching=page.branching.text().strip() or "auto", objective=page.objective.currentData(),
+            releases=tuple(self.releases), autosave_of="" if self.path is None else str(self.path),
+        )
+
+    def is_modified(self) -> bool:
+        """Does the workspace differ from the project file (an untitled workspace with data always does)?"""
+        return self.capture() != self._saved
+
+    def needs_save_prompt(self) -> bool:
+        """Ask before closing or replacing the workspace? Yes if a project file has unsaved changes, or
+        if an untitled workspace holds something worth keeping: a chosen column or a release. (Only
+        opening a file to look at it is not worth a question.)"""
+        current = self.capture()
+        if current is None or current == self._saved:
+            return False
+        return self.path is not None or bool(self.releases) or bool(current.column)
+
+    def refresh(self, *_: Any) -> None:
+        """Title, the ``*`` of unsaved changes, and the autosave timer, after any change."""
+        w = self.window
+        current = self.capture()
+        if self.path is not None:
+            name: str | None = self.path.name
+        elif w.table is not None:
+            name = w.table.path.name
+        else:
+            name = None
+        w.setWindowTitle(f"{name}[*] — {text.APP_NAME}" if name else f"{text.APP_NAME}[*]")
+        w.setWindowModified(current != self._saved)
+        if self._owns_session and not self._ended and current is not None and current != self._last_autosaved:
+            self.autosave_timer.start()
+
+    # ------------------------------------------------------------------ hooks called by the main window
+    def data_opened(self) -> None:
+        """A data file finished opening: apply a project that was waiting for it; update the title."""
+        pending, self._pending_apply = self._pending_apply, None
+        table = self.window.table
+        if pending is not None and table is not None and Path(os.path.abspath(table.path)) == pending[1]:
+            self._finish_apply(*pending)
+        self.refresh()
+
+    def data_open_failed(self) -> None:
+        self._pending_apply = None
+
+    def record_release(self, outcome: "ReleaseOutcome") -> None:
+        """Keep a finished release (public values only) in the workspace and autosave at once."""
+        settings = outcome.settings
+        record = ProjectRelease.from_release(outcome.release, outcome.release_id, outcome.released_at,
+                                             settings.column, settings.missing)
+        self.releases.append(record)
+        dataset = getattr(getattr(outcome, "info", None), "dataset", "") or getattr(settings, "dataset", "")
+        if dataset:
+            self.dataset = dataset
+        self.refresh()
+        self.autosave_now()
+
+    # ------------------------------------------------------------------ open
+    def open_project_dialog(self) -> None:
+        """File → Open Project…: asks to save unsaved work first, then for the file."""
+        def choose() -> None:
+            settings = self.window.settings
+            start = str(settings.value("last_project_folder", settings.value("last_folder", str(Path.home()))))
+            path, _ = QFileDialog.getOpenFileName(self.window, "Open a project", start, PROJECT_FILTER)
+            if path:
+                self.open_project(path)
+
+        self.confirm_discard(choose, closing=False)
+
+    @staticmethod
+    def is_project_file(path: str | os.PathLike[str]) -> bool:
+        return Path(path).name.lower().endswith(PROJECT_SUFFIX)
+
+    def request_open(self, path: str | os.PathLike[str]) -> None:
+        """Open a project named by the officer (dropped on the window, or given on the command line):
+        asks to save unsaved work first."""
+        self.confirm_discard(lambda: self.open_project(path), closing=False)
+
+    def open_project(self, path: str | os.PathLike[str]) -> bool:
+        """Read a project file and apply it (asynchronously: the data file opens on a worker)."""
+        target = Path(os.path.abspath(path))
+        try:
+            project = load_project(target)
+        except DpguiError as err:
+            self.window._error("Cannot open this project", text.friendly(err))
+            return False
+        self.window.settings.setValue("last_project_folder", str(target.parent))
+        return self.apply_project(project, on_done=lambda: self._set_document(target, project))
+
+    def apply_project(self, project: Project, data_path: str | os.PathLike[str] | None = None,
+                      on_done: Callable[[], None] | None = None) -> bool:
+        """Make ``project`` the workspace (``data_path`` overrides a moved data file). Nothing is
+        released and no budget is spent. False if it cannot start (the reason is shown)."""
+        w = self.window
+        if w._release_worker is not None:
+            w._error("A release is running", "Wait until the release has finished, then open the project.")
+            return False
+        if data_path is None:
+            try:
+                path = check_data_file(project)
+            except MissingDataFile as err:
+                self._ask_locate(err, on_done)
+                return False
+        else:
+            path = Path(data_path)
+            if not path.is_file():
+                self._ask_locate(MissingDataFile(replace(project, data_path=str(path))), on_done)
+                return False
+        path = Path(os.path.abspath(path))
+        if not any(path.name.lower().endswith(ext) for ext in SUPPORTED_EXTENSIONS):
+            w._error("Cannot open this project", f"Its data file '{path.name}' is not a supported table. "
+                     "Use a CSV, TSV, Parquet or Excel (.xlsx) file.")
+            return False
+        if w.table is not None and Path(os.path.abspath(w.table.path)) == path:
+            self._finish_apply(project, path, on_done)
+            self.refresh()
+        else:
+            self._pending_apply = (project, path, on_done)
+            w.open_file(str(path))
+        return True
+
+    def _finish_apply(self, project: Project, path: Path, on_done: Callable[[], None] | None) -> None:
+        w = self.window
+        problems = []
+        found = w.data_page.apply_workspace(project.column, project.lower, project.upper, project.bins,
+                                            project.missing)
+        if project.column and not found:
+            problems.append(f"The column '{project.column}' is not in {path.name}; pick the column again.")
+        plan = project.plan_object()
+        if plan is not None and plan.shape.bins != project.bins:
+            plan = None  # saved half-way through re-planning: plan again
+        w.plan_page.apply_plan(plan, project.consistency, project.branching, project.objective)
+        self.dataset = project.dataset
+        if project.dataset:
+            w.data_page.dataset_name.setText(project.dataset)
+        self.releases = list(project.releases)
+        self._show_last_release()
+        if on_done is not None:
+            on_done()
+        if problems:
+            w._error("The project was opened with changes", " ".join(problems))
+        else:
+            w.statusBar().showMessage(f"Opened the workspace for {path.name}. Nothing was released.", 8000)
+
+    def _show_last_release(self) -> None:
+        from dpgui.app.main_window import TAB_PLAN, TAB_RESULTS
+
+        w = self.window
+        w.outcome = None  # a release of another workspace is no longer the one shown or exported
+        w.exportable = None
+        for name in ("export_button", "export_action", "export_bundle_action"):
+            widget = getattr(w, name, None)
+            if widget is not None:
+                widget.setEnabled(False)
+        if not self.releases:
+            w.result_view.clear()
+            w.tree_view.set_release(None)
+            w.release_status.setText("Nothing released yet. When the plan suits you, press Release.")
+            w.tabs.setCurrentIndex(TAB_PLAN)
+            return
+        record = self.releases[-1]
+        release = record.to_release()
+        label = record.column or "value"
+        w.result_view.set_release(release, label, None)  # no confidential counts: nothing to compare with
+        w.tree_view.set_release(release)
+        # A restored release can still be exported (e.g. after a crash before its export).
+        dataset = self.dataset or (w.table.path.stem if w.table is not None else "") or "dataset"
+        w.exportable = (release, ReleaseInfo(dataset, label, record.release_id, record.created, record.missing or "drop"))
+        for name in ("export_button", "export_action", "export_bundle_action"):
+            getattr(w, name).setEnabled(True)
+        noise = "secure noise" if release.secure else "TEST NOISE (seeded, not secure — do not publish)"
+        w.release_status.setText(
+            f"Restored the release of <b>{label}</b> made {record.created:%Y-%m-%d %H:%M} UTC "
+            f"(ε = {release.plan.privacy.epsilon:g}, {release.plan.shape.bins:,} bins, N = {release.total:,.0f}, "
+            f"{noise}). Nothing was released or spent now; you can export it. The confidential comparison "
+            "is not available for a restored release.")
+        w.tabs.setCurrentIndex(TAB_RESULTS)
+
+    def _ask_locate(self, err: MissingDataFile, on_done: Callable[[], None] | None) -> None:
+        from dpgui.app.main_window import FILE_FILTER
+
+        w = self.window
+        message = text.friendly(err)
+        w.last_error = f"Data file not found: {message}"
+        w.statusBar().showMessage(message, 10000)
+        box = locate_prompt(w, message)
+        self.locate_box = box
+        project = err.project
+
+        def answered() -> None:
+            if box.clickedButton() is not box.locate_button:  # type: ignore[attr-defined]
+                w.statusBar().showMessage("The project was not opened: its data file is missing.", 8000)
+                return
+            missing = Path(project.data_path)
+            start = missing.parent if missing.parent.is_dir() else (
+                self.path.parent if self.path is not None else Path.home())
+            chosen, _ = QFileDialog.getOpenFileName(w, f"Where is {missing.name}?", str(start), FILE_FILTER)
+            if chosen:
+                self.apply_project(project, data_path=chosen, on_done=on_done)
+
+        box.finished.connect(lambda _result: answered())
+        box.open()
+
+    def _set_document(self, path: Path | None, saved: Project | None) -> None:
+        self.path = path
+        self._saved = saved
+
+    # ------------------------------------------------------------------ save
+    def save(self) -> bool:
+        """File → Save Project (Ctrl+S): to the project file, or ask for one."""
+        return self.save_as() if self.path is None else self.save_to(self.path)
+
+    def save_as(self) -> bool:
+        """File → Save Project As… (Ctrl+Shift+S)."""
+        w = self.window
+        current = self.capture()
+        if current is None:
+            w._error("Nothing to save yet", "Open a data file first (File → Open).")
+            return False
+        if self.path is not None:
+            default = self.path
+        else:
+            stem = Path(current.data_path).stem + (f"-{current.column}" if current.column else "")
+            folder = w.settings.value("last_project_folder", w.settings.value("last_folder", str(Path.home())))
+            default = Path(str(folder)) / f"{stem}{PROJECT_SUFFIX}"
+        chosen, _ = QFileDialog.getSaveFileName(w, "Save the project", str(default), PROJECT_FILTER)
+        if not chosen:
+            return False
+        if not chosen.lower().endswith(PROJECT_SUFFIX):
+            chosen += PROJECT_SUFFIX
+        return self.save_to(chosen)
+
+    def save_to(self, path: str | os.PathLike[str]) -> bool:
+        """Write the workspace to ``path``; it becomes the project file. False (with a message) on failure."""
+        w = self.window
+        current = self.capture()
+        if current is None:
+            w._error("Nothing to save yet", "Open a data file first (File → Open).")
+            return False
+        target = Path(os.path.abspath(path))
+        try:
+            saved = save_project(replace(current, autosave_of=""), target)
+        except DpguiError as err:
+            w._error("Saving the project failed", text.friendly(err) + " The project was not saved.")
+            return False
+        self._set_document(target, saved)
+        w.settings.setValue("last_project_folder", str(target.parent))
+        self.refresh()
+        w.statusBar().showMessage(f"Saved the project to {target}.", 8000)
+        return True
+
+    def confirm_discard(self, then: Callable[[], None], closing: bool) -> None:
+        """Run ``then`` now, or after Save (if saved) or Discard in the save-changes box; Cancel stops."""
+        if not self.needs_save_prompt():
+            then()
+            return
+        box = save_changes_prompt(self.window, self.path.name if self.path else None, len(self.releases), closing)
+        self.close_box = box
+
+        def answered() -> None:
+            button = box.standardButton(box.clickedButton())
+            if button == QMessageBox.StandardButton.Save:
+                if self.save():
+                    then()
+            elif button == QMessageBox.StandardButton.Discard:
+                then()
+            else:
+                self.window.statusBar().showMessage("Nothing was closed.", 5000)
+
+        box.finished.connect(lambda _result: answered())
+        box.open()
+
+    def _close_now(self) -> None:
+        self._closing = True
+        try:
+            self.window.close()
+        finally:
+            self._closing = False
+
+    def request_close(self) -> None:
+        """File → Quit (Ctrl+Q): ask Save / Discard / Cancel if needed, then close the window."""
+        self.confirm_discard(self._close_now, closing=True)
+
+    def close_approved(self, event: QCloseEvent) -> bool:
+        """For closeEvent: True to go on closing; False after ignoring the event while the officer is
+        asked Save / Discard / Cancel (the window closes itself after Save or Discard).
+
+        Only the window's close button (a spontaneous event from the window system) asks here; Quit
+        asks in :meth:`request_close`. A close() from code (scripts, tests) never waits for an answer."""
+        if self._closing or not event.spontaneous() or not self.needs_save_prompt():
+            return True
+        event.ignore()
+        self.confirm_discard(self._close_now, closing=True)
+        return False
+
+    # ------------------------------------------------------------------ autosave and the session marker
+    def start(self) -> None:
+        """At window start: claim the session marker; after a crash, set its autosave aside and offer it."""
+        try:
+            folder = autosave_dir()
+        except DpguiError as err:
+            self.window.statusBar().showMessage(f"Autosave is off: {text.friendly(err)}", 10000)
+            return
+        self._folder = folder
+        marker = folder / MARKER_NAME
+        crashed = False
+        if marker.exists():
+            pid = read_marker(marker)
+            if pid is not None and process_alive(pid):
+                return  # another dpgui (or another window of this one) is running: leave its files alone
+            crashed = True
+        autosave, recovered = folder / AUTOSAVE_NAME, folder / RECOVERED_NAME
+        try:
+            if crashed and autosave.exists():
+                os.replace(autosave, recovered)  # new autosaves must not overwrite what we offer
+            write_marker(marker)
+        except (OSError, DpguiError) as err:
+            self.window.statusBar().showMessage(f"Autosave is off: {text.friendly(err)}", 10000)
+            return
+        self._owns_session = True
+        if crashed and recovered.exists():
+            self._recovered_path = recovered
+            try:
+                self._pending_restore = load_project(recovered)
+            except DpguiError as err:
+                self.window.statusBar().showMessage(f"The last workspace could not be restored: {text.friendly(err)}",
+                                                    10000)
+                return
+            QTimer.singleShot(0, self.offer_restore)
+
+    def pending_restore(self) -> Project | None:
+        """The autosave of a session that did not close properly, until restored or discarded."""
+        return self._pending_restore
+
+    def offer_restore(self) -> None:
+        """Ask 'Restore the workspace from <time>?' (Restore / Discard) if there is something to restore."""
+        project = self._pending_restore
+        if project is None:
+            return
+        box = restore_prompt(self.window, project, _local_time(project, self._recovered_path))
+        self.restore_box = box
+
+        def answered() -> None:
+            if box.clickedButton() is box.restore_button:  # type: ignore[attr-defined]
+                self.restore()
+            else:
+                self.discard_restore()
+
+        box.finished.connect(lambda _result: answered())
+        box.open()
+
+    def restore(self) -> bool:
+        """Apply the pending autosave (reopens the data, settings, plan and releases; spends nothing)."""
+        project, self._pending_restore = self._pending_restore, None
+        if project is None:
+            return False
+        document = Path(project.autosave_of) if project.autosave_of else None
+
+        def done() -> None:
+            saved = None
+            if document is not None:
+                try:
+                    saved = load_project(document)
+                except DpguiError:
+                    saved = None
+            self._set_document(document if saved is not None else None, saved)
+            self._recovered_handled = True
+
+        return self.apply_project(project, on_done=done)
+
+    def discard_restore(self) -> None:
+        self._pending_restore = None
+        self._recovered_handled = True
+        if self._recovered_path is not None:
+            try:
+                self._recovered_path.unlink()
+            except OSError:
+                pass
+        self.window.statusBar().showMessage("The last workspace was discarded.", 5000)
+
+    def autosave_path(self) -> Path | None:
+        return None if self._folder is None else self._folder / AUTOSAVE_NAME
+
+    def autosave_now(self) -> None:
+        """Write the workspace to the autosave file on a worker (if it changed since the last autosave)."""
+        self.autosave_timer.stop()
+        path = self.autosave_path()
+        if not self._owns_session or self._ended or path is None:
+            return
+        current = self.capture()
+        if current is None or current == self._last_autosaved:
+            return
+        if self._autosave_running:
+            self._autosave_again = True
+            return
+        self._autosave_running = True
+        worker = Worker(_write_autosave, current, path).connect_to(
+            self.window, finished=self._on_autosaved, failed=self._on_autosave_failed)
+        self._autosave_pool.start(worker)
+
+    def _on_autosaved(self, project: Project) -> None:
+        self._autosave_running = False
+        self._last_autosaved = project
+        if self._autosave_again:
+            self._autosave_again = False
+            self.autosave_now()
+
+    def _on_autosave_failed(self, message: str) -> None:
+        self._autosave_running = False
+        self._autosave_again = False
+        self.window.statusBar().showMessage(f"Autosave failed: {message}", 10000)
+
+    def session_ended(self) -> None:
+        """Clean exit (closeEvent, after the workers are done): remove the marker and the autosaves."""
+        self._ended = True
+        self.autosave_timer.stop()
+        if not self._owns_session or self._folder is None:
+            return
+        self._owns_session = False
+        marker = self._folder / MARKER_NAME
+        leftovers = [self._folder / AUTOSAVE_NAME]
+        if self._recovered_path is None or self._recovered_handled:
+            leftovers.append(self._folder / RECOVERED_NAME)  # never lose a crash's workspace nobody looked at
+        for path in leftovers:
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass
+        if read_marker(marker) == os.getpid():
+            try:
+                marker.unlink(missing_ok=True)
+            except OSError:
+                pass

@@ -1,0 +1,428 @@
+"""Project files (``.dpgui``): the officer's whole workspace as JSON, and its autosaves.
+
+A project holds what the officer chose and what was published, never the confidential data:
+
+* the data file's path (absolute, as opened), the column, the public bounds, K and the
+  missing-value policy, the ledger's name for the data set;
+* the plan (:meth:`Plan.to_json`), the consistency method and two settings of the plan step;
+* every release of the workspace as its **released** noisy node counts per tree level
+  (``Release.levels``: differentially private outputs, public) plus its plan, bounds and
+  consistency. The estimates, standard errors and final cumulative counts are recomputed from
+  them on load (:func:`dpgui.core.mechanism.release_from_levels`, deterministic), so a restored
+  release shows exactly the numbers that were published.
+
+No histogram, true count or fingerprint of the data is ever written: only the values above.
+
+Format (``version`` 1), one JSON object::
+
+    {"format": "dpgui-project", "version": 1, "app_version": "0.1.0", "saved_utc": "…",
+     "data_path": "/abs/data.csv", "column": "age", "lower": 0.0, "upper": 100.0, "bins": 100,
+     "missing": "drop", "dataset": "", "plan": {…Plan.to_json()…} | null, "consistency": "l2",
+     "branching": "auto", "objective": "total", "autosave_of": "",
+     "releases": [{"release_id": "…", "created_utc": "…", "column": "age", "missing": "drop",
+                   "lower": 0.0, "upper": 100.0, "consistency": "l2", "secure": true,
+                   "plan": {…}, "levels": [[N], [c, c, …], …]}]}
+
+``lower``, ``upper``, ``bins`` and ``missing`` may be ``null`` (not chosen yet) and ``column``
+``""``: a workspace can be saved half-way. A file from a newer dpgui (higher ``version``) is
+refused with a message saying so. Writes are atomic (temporary file, fsync, rename).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import uuid
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from dpgui import __version__
+from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release_from_levels
+from dpgui.core.plan import OBJECTIVES, Plan
+from dpgui.errors import DataError, DpguiError
+from dpgui.report.csv_export import write_text_atomic
+
+PROJECT_FORMAT = "dpgui-project"
+PROJECT_VERSION = 1
+PROJECT_SUFFIX = ".dpgui"
+MISSING_POLICIES = ("drop", "error")
+_MAX_COUNT = 2**62  # released node counts are int64 in the engine
+
+__all__ = [
+    "PROJECT_FORMAT", "PROJECT_VERSION", "PROJECT_SUFFIX", "MissingDataFile", "Project", "ProjectRelease",
+    "check_data_file", "load_project", "project_from_json", "project_to_json", "save_project",
+]
+
+
+def _utc_text(moment: datetime | str) -> str:
+    if isinstance(moment, str):
+        return _parse_utc(moment, "created_utc", "a release").isoformat()
+    if moment.tzinfo is None:
+        raise DataError("a release time has no time zone", "give a UTC time (datetime.now(timezone.utc))")
+    return moment.astimezone(timezone.utc).isoformat()
+
+
+def _parse_utc(text: str, name: str, where: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        raise DataError(f"{where}: '{name}' is not a date and time: {text!r}",
+                        "the file is damaged; open another project or save it again") from None
+    if moment.tzinfo is None:
+        raise DataError(f"{where}: '{name}' has no time zone: {text!r}", "the file is damaged; save it again")
+    return moment
+
+
+@dataclass(frozen=True)
+class ProjectRelease:
+    """One published release: its plan, bounds and released noisy node counts (public values only).
+
+    ``levels[l]`` are the released counts of tree level ``l`` (root first; padded leaves included),
+    or ``None`` for a level that was not released. Under the change model ``levels[0]`` is the
+    public total N.
+    """
+
+    release_id: str
+    created_utc: str  # ISO 8601 with time zone (UTC)
+    lower: float
+    upper: float
+    consistency: str
+    plan: dict[str, Any]  # Plan.to_json()
+    levels: tuple[tuple[int, ...] | None, ...]
+    secure: bool
+    column: str = ""
+    missing: str = ""
+
+    @classmethod
+    def from_release(cls, release: Release, release_id: str, created_utc: datetime | str,
+                     column: str = "", missing: str = "") -> "ProjectRelease":
+        """Record ``release`` (its released levels only: the estimates are recomputed on load)."""
+        levels = tuple(None if lvl is None else tuple(np.asarray(lvl, dtype=np.int64).tolist())
+                       for lvl in release.levels)
+        return cls(str(release_id), _utc_text(created_utc), float(release.lower), float(release.upper),
+                   release.consistency, release.plan.to_json(), levels, bool(release.secure), column, missing)
+
+    @property
+    def created(self) -> datetime:
+        return datetime.fromisoformat(self.created_utc)
+
+    def plan_object(self) -> Plan:
+        return Plan.from_json(self.plan)
+
+    def to_release(self) -> Release:
+        """The :class:`Release` again: same released levels, same (recomputed) estimates and CDF."""
+        levels = [None if lvl is None else np.asarray(lvl, dtype=np.int64) for lvl in self.levels]
+        return release_from_levels(self.plan_object(), levels, self.lower, self.upper, self.consistency, self.secure)
+
+
+@dataclass(frozen=True)
+class Project:
+    """The workspace: data file, column settings, plan, and the releases made in it.
+
+    ``saved_utc``, ``app_version`` and ``autosave_of`` describe the file, not the workspace: they
+    are left out of ``==`` so two saves of the same workspace compare equal.
+    """
+
+    data_path: str
+    column: str = ""
+    lower: float | None = None
+    upper: float | None = None
+    bins: int | None = None
+    missing: str | None = None
+    dataset: str = ""
+    plan: dict[str, Any] | None = None  # Plan.to_json(); rebuild with plan_object()
+    consistency: str = "l2"
+    branching: str = "auto"  # the plan step's branching setting ("auto", "16", "4x16x16")
+    objective: str = "total"
+    releases: tuple[ProjectRelease, ...] = ()
+    format: str = PROJECT_FORMAT
+    version: int = PROJECT_VERSION
+    saved_utc: str = field(default="", compare=False)
+    app_version: str = field(default=__version__, compare=False)
+    autosave_of: str = field(default="", compare=False)  # autosaves: the project file being edited, if any
+
+    def plan_object(self) -> Plan | None:
+        return None if self.plan is None else Plan.from_json(self.plan)
+
+    @property
+    def name(self) -> str:
+        """A short name for messages: the data file's name."""
+        return Path(self.data_path).name
+
+    def saved(self) -> datetime | None:
+        return datetime.fromisoformat(self.saved_utc) if self.saved_utc else None
+
+
+# --------------------------------------------------------------------------------------------- JSON
+
+def _release_json(r: ProjectRelease, levels: Any) -> dict[str, Any]:
+    return {"release_id": r.release_id, "created_utc": r.created_utc, "column": r.column, "missing": r.missing,
+            "lower": r.lower, "upper": r.upper, "consistency": r.consistency, "secure": r.secure,
+            "plan": r.plan, "levels": levels}
+
+
+def project_to_json(project: Project) -> str:
+    """The project as JSON text: indented, except each release level's counts, one level per line."""
+    token = f"@@levels-{uuid.uuid4().hex}-"
+    compact: list[str] = []
+
+    def placeholder(levels: tuple[tuple[int, ...] | None, ...]) -> list[str]:
+        names = []
+        for lvl in levels:
+            names.append(f"{token}{len(compact)}")
+            compact.append("null" if lvl is None else json.dumps(lvl, separators=(",", ":")))
+        return names
+
+    document = {
+        "format": PROJECT_FORMAT, "version": PROJECT_VERSION, "app_version": project.app_version,
+        "saved_utc": project.saved_utc, "data_path": project.data_path, "column": project.column,
+        "lower": project.lower, "upper": project.upper, "bins": project.bins, "missing": project.missing,
+        "dataset": project.dataset, "plan": project.plan, "consistency": project.consistency,
+        "branching": project.branching, "objective": project.objective, "autosave_of": project.autosave_of,
+        "releases": [_release_json(r, placeholder(r.levels)) for r in project.releases],
+    }
+    try:
+        text = json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False)
+    except ValueError as err:  # a NaN or infinity slipped in: refuse rather than write invalid JSON
+        raise DataError(f"the project cannot be saved: {err}", "check the bounds and the plan") from None
+    if compact:
+        text = re.sub(f'"{re.escape(token)}(\\d+)"', lambda m: compact[int(m.group(1))], text)
+    return text + "\n"
+
+
+class _Reader:
+    """Typed access to one JSON object with messages that name the file and the field."""
+
+    def __init__(self, data: Any, where: str, source: str) -> None:
+        if not isinstance(data, dict):
+            raise DataError(f"{where} is not a JSON object", "the file is damaged; open another project")
+        self.data, self.where, self.source = data, where, source
+
+    def _fail(self, name: str, wanted: str, value: Any) -> DpguiError:
+        shown = json.dumps(value, ensure_ascii=False)
+        shown = shown if len(shown) <= 40 else shown[:37] + "…"
+        return DataError(f"{self.where}: '{name}' must be {wanted}, got {shown}",
+                         "the file is damaged or was edited by hand; open another project or save it again")
+
+    def get(self, name: str, default: Any = ...) -> Any:
+        if name not in self.data:
+            if default is not ...:
+                return default
+            raise DataError(f"{self.where} has no '{name}' field",
+                            "the file is damaged or not a complete dpgui project; open another project")
+        return self.data[name]
+
+    def text(self, name: str, default: Any = ..., choices: Sequence[str] | None = None,
+             nullable: bool = False) -> Any:
+        value = self.get(name, default)
+        if value is None and nullable:
+            return None
+        if not isinstance(value, str):
+            raise self._fail(name, "text" if choices is None else " or ".join(repr(c) for c in choices), value)
+        if choices is not None and value not in choices:
+            raise self._fail(name, " or ".join(repr(c) for c in choices), value)
+        return value
+
+    def number(self, name: str, nullable: bool = False) -> float | None:
+        value = self.get(name)
+        if value is None and nullable:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self._fail(name, "a number" + (" or null" if nullable else ""), value)
+        return float(value)
+
+    def integer(self, name: str, minimum: int, nullable: bool = False, default: Any = ...) -> int | None:
+        value = self.get(name, default)
+        if value is None and nullable:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self._fail(name, f"a whole number ≥ {minimum}" + (" or null" if nullable else ""), value)
+        return value
+
+    def boolean(self, name: str) -> bool:
+        value = self.get(name)
+        if not isinstance(value, bool):
+            raise self._fail(name, "true or false", value)
+        return value
+
+    def plan(self, name: str, nullable: bool) -> dict[str, Any] | None:
+        value = self.get(name)
+        if value is None and nullable:
+            return None
+        if not isinstance(value, dict):
+            raise self._fail(name, "a plan (a JSON object)" + (" or null" if nullable else ""), value)
+        try:
+            Plan.from_json(value)
+        except DpguiError as err:
+            raise DataError(f"{self.where}: the plan is not valid ({err.problem})",
+                            "the file is damaged or was edited by hand; open another project") from None
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            detail = f"no '{err.args[0]}' field" if isinstance(err, KeyError) else str(err)
+            raise DataError(f"{self.where}: the plan is not valid ({detail})",
+                            "the file is damaged or was edited by hand; open another project") from None
+        return value
+
+
+def _check_bounds(reader: _Reader, lower: float | None, upper: float | None) -> None:
+    if lower is not None and upper is not None and not lower < upper:
+        raise DataError(f"{reader.where}: the lower bound {lower:g} is not below the upper bound {upper:g}",
+                        "the file is damaged or was edited by hand; open another project")
+
+
+def _levels(reader: _Reader, plan: Plan) -> tuple[tuple[int, ...] | None, ...]:
+    raw = reader.get("levels")
+    shape = plan.shape
+    if not isinstance(raw, list) or len(raw) != shape.height + 1:
+        raise reader._fail("levels", f"a list of {shape.height + 1} levels (root first)", raw)
+    released = plan.released()
+    out: list[tuple[int, ...] | None] = []
+    for level, values in enumerate(raw):
+        nodes = shape.nodes_at_level(level)
+        if values is None:
+            if released[level]:
+                raise DataError(f"{reader.where}: level {level} of the release is missing",
+                                "the file is damaged; open another project")
+            out.append(None)
+            continue
+        if not released[level]:
+            raise DataError(f"{reader.where}: level {level} has counts but its plan gives it no budget",
+                            "the file is damaged or was edited by hand; open another project")
+        if (not isinstance(values, list) or len(values) != nodes
+                or not all(type(v) is int and -_MAX_COUNT < v < _MAX_COUNT for v in values)):
+            raise reader._fail(f"levels[{level}]", f"a list of {nodes:,} whole numbers", values)
+        out.append(tuple(values))
+    if plan.privacy.root_public and out[0] is not None and out[0][0] < 0:
+        raise DataError(f"{reader.where}: the public total N is negative", "the file is damaged")
+    return tuple(out)
+
+
+def _release_from_json(data: Any, where: str, source: str) -> ProjectRelease:
+    reader = _Reader(data, where, source)
+    plan_json = reader.plan("plan", nullable=False)
+    assert plan_json is not None
+    plan = Plan.from_json(plan_json)
+    lower, upper = reader.number("lower"), reader.number("upper")
+    _check_bounds(reader, lower, upper)
+    created = reader.text("created_utc")
+    _parse_utc(created, "created_utc", where)
+    assert lower is not None and upper is not None
+    return ProjectRelease(
+        release_id=reader.text("release_id"), created_utc=created, lower=lower, upper=upper,
+        consistency=reader.text("consistency", choices=CONSISTENCY_METHODS), plan=plan_json,
+        levels=_levels(reader, plan), secure=reader.boolean("secure"),
+        column=reader.text("column", ""), missing=reader.text("missing", ""),
+    )
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def project_from_json(text: str, source: str = "the project") -> Project:
+    """Read and check a project; every problem is a :class:`DataError` naming ``source`` and the field."""
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as err:
+        detail = f" (line {err.lineno}: {err.msg})" if isinstance(err, json.JSONDecodeError) else ""
+        raise DataError(f"{source} is not a dpgui project: it is not valid JSON{detail}",
+                        f"open a {PROJECT_SUFFIX} file saved by dpgui") from None
+    if not isinstance(data, dict) or data.get("format") != PROJECT_FORMAT:
+        raise DataError(f"{source} is not a dpgui project (no \"format\": \"{PROJECT_FORMAT}\" in it)",
+                        f"open a {PROJECT_SUFFIX} file saved by dpgui")
+    reader = _Reader(data, source, source)
+    version = reader.integer("version", 1)
+    assert version is not None
+    if version > PROJECT_VERSION:
+        raise DataError(f"{source} was saved by a newer dpgui (project version {version}; this dpgui "
+                        f"{__version__} reads version {PROJECT_VERSION})", "update dpgui to open it")
+    data_path = reader.text("data_path")
+    if not data_path.strip():
+        raise reader._fail("data_path", "the path of the data file", data_path)
+    lower, upper = reader.number("lower", nullable=True), reader.number("upper", nullable=True)
+    _check_bounds(reader, lower, upper)
+    bins = reader.integer("bins", 2, nullable=True)
+    plan = reader.plan("plan", nullable=True)
+    raw_releases = reader.get("releases")
+    if not isinstance(raw_releases, list):
+        raise reader._fail("releases", "a list of releases", raw_releases)
+    releases = tuple(_release_from_json(item, f"{source}, release {i + 1}", source)
+                     for i, item in enumerate(raw_releases))
+    saved = reader.text("saved_utc", "")
+    if saved:
+        _parse_utc(saved, "saved_utc", source)
+    return Project(
+        data_path=data_path, column=reader.text("column"), lower=lower, upper=upper, bins=bins,
+        missing=reader.text("missing", choices=MISSING_POLICIES, nullable=True),
+        dataset=reader.text("dataset", ""), plan=plan,
+        consistency=reader.text("consistency", choices=CONSISTENCY_METHODS),
+        branching=reader.text("branching", "auto"), objective=reader.text("objective", "total", choices=OBJECTIVES),
+        releases=releases, version=PROJECT_VERSION, saved_utc=saved, app_version=reader.text("app_version", ""),
+        autosave_of=reader.text("autosave_of", ""),
+    )
+
+
+# --------------------------------------------------------------------------------------------- files
+
+def save_project(project: Project, path: str | os.PathLike[str],
+                 now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> Project:
+    """Write ``project`` to ``path`` atomically (never a half-written file); returns it with ``saved_utc`` set."""
+    target = Path(path)
+    if target.is_dir():
+        raise DataError(f"cannot save the project as {target}: it is a folder",
+                        f"give a file name ending in {PROJECT_SUFFIX}")
+    folder = target.parent
+    if not folder.is_dir():
+        raise DataError(f"cannot save the project: the folder {folder} does not exist", "choose another folder")
+    if not os.access(folder, os.W_OK):
+        raise DataError(f"cannot save the project: the folder {folder} is not writable", "choose another folder")
+    stamped = replace(project, saved_utc=now().astimezone(timezone.utc).isoformat(timespec="seconds"),
+                       app_version=__version__)
+    try:
+        write_text_atomic(target, project_to_json(stamped))
+    except OSError as err:
+        raise DataError(f"cannot save the project to {target}: {err.strerror or err}",
+                        "check the disk space and permissions, or choose another place") from None
+    return stamped
+
+
+def load_project(path: str | os.PathLike[str]) -> Project:
+    """Read a project file (see :func:`project_from_json`; the data file is checked separately)."""
+    target = Path(path)
+    try:
+        raw = target.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"the project file {target} does not exist", "check the name, or choose another file") from None
+    except IsADirectoryError:
+        raise DataError(f"{target} is a folder, not a project file", f"choose a {PROJECT_SUFFIX} file") from None
+    except OSError as err:
+        raise DataError(f"cannot read the project file {target}: {err.strerror or err}",
+                        "check its permissions") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DataError(f"'{target.name}' is not a dpgui project: it is not a text file",
+                        f"open a {PROJECT_SUFFIX} file saved by dpgui") from None
+    return project_from_json(text, source=f"'{target.name}'")
+
+
+class MissingDataFile(DataError):
+    """The project's data file is not where the project says; ``project`` is the project read."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        super().__init__(f"the data file of this project was not found: {project.data_path}",
+                         "it may have been moved, renamed or be on a drive that is not connected; locate it")
+
+
+def check_data_file(project: Project) -> Path:
+    """The project's data file, or :class:`MissingDataFile` if it is not there."""
+    path = Path(project.data_path)
+    if not path.is_file():
+        raise MissingDataFile(project)
+    return path
