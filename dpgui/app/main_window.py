@@ -196,7 +196,7 @@ class MainWindow(QMainWindow):
         toolbar = QToolBar("Main")
         toolbar.setObjectName("main-toolbar")
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        for act in (self.open_action, self.release_action, self.export_action):
+        for act in (self.open_action, self.release_action, self.export_bundle_action, self.ledger_action):
             toolbar.addAction(act)
         self.addToolBar(toolbar)
 
