@@ -297,11 +297,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     dataset = args.dataset or default_dataset_name(args.input)
     plan = _make_plan(args, args.bins)
     with Ledger() as ledger:
-        totals = ledger.totals(dataset)  # no cap set: refused here, before the file is read
-        if totals.epsilon_remaining < plan.privacy.epsilon * (1 - 1e-9):
-            raise ParameterError(f"dataset {dataset!r} has ε = {totals.epsilon_remaining:g} left, less than "
-                                 f"the ε = {plan.privacy.epsilon:g} this release needs",
-                                 f"use a smaller --epsilon, or raise the cap: dpgui ledger cap {dataset} EPSILON")
+        ledger.check_spend(dataset, plan.privacy.epsilon)  # no cap, or too little left: refused before reading
         hist = column_histogram(args.input, args.column, args.lower, args.upper, args.bins, missing=args.missing)
         if hist.total == 0:
             raise ParameterError(f"column {args.column!r} has no values to release", "pick a column with data")

@@ -38,7 +38,7 @@ from dpgui.data.table import TableInfo, TableReader, count_rows, inspect_table
 from dpgui.errors import DpguiError
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.csv_export import write_release_csv, write_text_atomic
-from dpgui.report.ledger import Ledger, NoCapSet
+from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet
 
 MAX_RECENT = 8
 FILE_FILTER = "Tables (*.csv *.tsv *.tab *.csv.gz *.tsv.gz *.parquet *.pq *.xlsx);;All files (*)"
@@ -363,22 +363,20 @@ class MainWindow(QMainWindow):
         try:
             with Ledger() as ledger:
                 try:
-                    totals = ledger.totals(dataset)
+                    ledger.check_spend(dataset, epsilon)
                 except NoCapSet:
                     cap = self.ask_cap(dataset, epsilon)
                     if cap is None:
                         self.statusBar().showMessage("Release cancelled: no budget was set. Nothing was spent.", 8000)
                         return False
                     ledger.set_cap(dataset, cap, 0.0, "set before the first release in the app")
-                    totals = ledger.totals(dataset)
+                    ledger.check_spend(dataset, epsilon)
+        except BudgetExceeded as err:
+            self._error("Not enough privacy budget left", text.sentence(err.problem) + " Lower ε in step 2, or raise the "
+                        "budget in Tools → Budget Ledger if your organisation allows it. Nothing was spent.")
+            return False
         except DpguiError as err:
             self._error("The budget ledger cannot be used", text.friendly(err) + " Nothing was spent.")
-            return False
-        if totals.epsilon_remaining < epsilon * (1 - 1e-9):
-            self._error("Not enough privacy budget left",
-                        f"Dataset '{dataset}' has ε = {totals.epsilon_remaining:g} left of its budget of "
-                        f"{totals.cap_epsilon:g}; this release needs ε = {epsilon:g}. Lower ε in step 2, or raise "
-                        "the budget in Tools → Budget Ledger if your organisation allows it. Nothing was spent.")
             return False
         return True
 

@@ -29,10 +29,11 @@ from PySide6.QtGui import (
 )
 
 from dpgui import __version__
+from dpgui.app.result_view import band_envelope
 from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, format_number
 from dpgui.core.mechanism import Release
 from dpgui.core.projection import interval_variance
-from dpgui.core.quantiles import Z95, quantiles
+from dpgui.core.quantiles import Z95, cumulative_interval95, quantiles
 from dpgui.report.bundle import ReleaseInfo
 
 __all__ = ["render_release_pdf", "ensure_gui_application", "PAGE_COUNT", "TEST_BANNER"]
@@ -449,21 +450,6 @@ def _tick_label(value: float, decimals: int) -> str:
     return _fixed(value, decimals)
 
 
-def _thin_band(x: np.ndarray, low: np.ndarray, high: np.ndarray, columns: int
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """At most ~2·columns points: per column the lowest ``low`` and highest ``high`` at the column's
-    first and last x, so a band drawn from them contains the full band (never narrower)."""
-    if x.size <= 2 * columns:
-        return x, low, high
-    group = math.ceil(x.size / columns)
-    starts = np.arange(0, x.size, group)
-    ends = np.minimum(starts + group, x.size) - 1
-    xs = np.column_stack([x[starts], x[ends]]).ravel()
-    lows = np.repeat(np.minimum.reduceat(low, starts), 2)
-    highs = np.repeat(np.maximum.reduceat(high, starts), 2)
-    return xs, lows, highs
-
-
 def _thin_curve(x: np.ndarray, y: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndarray]:
     """A polyline of at most ~2·columns points that passes through every column's min and max."""
     if x.size <= 2 * columns:
@@ -688,10 +674,9 @@ def _plot_cdf(c: _Canvas, outer: QRectF, release: Release, column: str) -> None:
     edges = release.lower + (release.upper - release.lower) * np.arange(k + 1) / k
     edges[-1] = release.upper
     cum = np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float)))
-    margin = np.concatenate(([0.0], _margins(release)))
+    ci_low, ci_high = cumulative_interval95(release)
+    low, high = np.concatenate(([0.0], ci_low)), np.concatenate(([0.0], ci_high))
     top = max(n, 1.0)
-    low = np.clip(cum - margin, 0.0, top)
-    high = np.clip(cum + margin, 0.0, top)
     y_min = min(0.0, float(cum.min()))
     y_max = max(top, float(cum.max())) * 1.03
     title_font = c.font(11, bold=True)
@@ -710,7 +695,7 @@ def _plot_cdf(c: _Canvas, outer: QRectF, release: Release, column: str) -> None:
     axes = _draw_axes_frame(c, frame, (release.lower, release.upper),
                             (y_min, y_max), column, "Records at or below the value", right)
     columns = max(100, min(CURVE_COLUMNS, int(axes.rect.width())))
-    xb, lows, highs = _thin_band(edges, low, high, columns)
+    xb, lows, highs = band_envelope(edges, low, high, 2 * columns)
     xc, yc = _thin_curve(edges, cum, columns)
     p.save()
     p.setClipRect(axes.rect.adjusted(-2, -2, 2, 2))

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from dpgui.app.style import SERIES_COLOURS, is_dark, new_plot, series_pen
 from dpgui.core.mechanism import Release
-from dpgui.core.quantiles import Z95, Quantile, RangeCount, quantiles, range_count
+from dpgui.core.quantiles import Quantile, RangeCount, cumulative_interval95, quantiles, range_count
 
 # Deciles with the quartiles slotted in, in increasing order; the median is 0.5.
 PROBABILITIES: tuple[float, ...] = (0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9)
@@ -451,11 +451,10 @@ class ResultView(QWidget):
         n = float(release.total)
         scale = (1.0 / n if n > 0 else 0.0) if fraction else 1.0
         c = np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float)))
-        se = np.concatenate(([0.0], np.asarray(release.std_error, dtype=float)))
-        band = Z95 * se
+        ci_low, ci_high = cumulative_interval95(release)
         self.cdf_curve.setData(self._edges, c * scale)
-        x, low, high = band_envelope(self._edges, np.clip(c - band, 0.0, n) * scale,
-                                     np.clip(c + band, 0.0, n) * scale)
+        x, low, high = band_envelope(self._edges, np.concatenate(([0.0], ci_low)) * scale,
+                                     np.concatenate(([0.0], ci_high)) * scale)
         self.band_low.setData(x, low)
         self.band_high.setData(x, high)
         y_label = "Fraction of records at or below" if fraction else "Number of records at or below"

@@ -653,16 +653,34 @@ class Ledger:
             if existing is not None:
                 raise DataError(f"release {release_id!r} is already recorded in the ledger (dataset {existing[0]!r})",
                                 "give each release a new id")
-            spends = self._spends(conn, dataset_id)
-            after = spends + [(eps, dlt, rho_value)]
-            acc = _account(cap[0], cap[1], after)
-            if not acc.fits:
-                before = _totals(dataset_id, cap[0], cap[1], spends)
-                raise _refusal(before, release_id, eps, dlt, rho_value, acc)
+            after = self._fitting_spends(conn, dataset_id, cap, f"release {release_id!r}", eps, dlt, rho_value)
             conn.execute("INSERT INTO releases (release_id, dataset_id, created_utc, epsilon, delta, rho, mechanism, "
                          "description) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                          (release_id, dataset_id, _now_utc(), eps, dlt, rho_value, mechanism, description_json))
             return _totals(dataset_id, cap[0], cap[1], after)
+
+    def check_spend(self, dataset_id: str, epsilon: float, delta: float = 0.0, rho: float | None = None) -> Totals:
+        """Would a release of (ε, δ, ρ) fit the cap now? Returns the current totals, or raises what
+        :meth:`spend` would (:class:`NoCapSet`, :class:`BudgetExceeded`). Records nothing: use it to
+        refuse early (before reading data); :meth:`spend` checks again when it records."""
+        dataset_id = _check_id("dataset id", dataset_id)
+        eps, dlt, rho_value = _check_epsilon(epsilon, cap=False), _check_delta(delta, cap=False), _check_rho(rho)
+        with self._transaction(write=False) as conn:
+            cap = self._cap(conn, dataset_id)
+            if cap is None:
+                raise NoCapSet(dataset_id)
+            self._fitting_spends(conn, dataset_id, cap, "this release", eps, dlt, rho_value)
+            return _totals(dataset_id, cap[0], cap[1], self._spends(conn, dataset_id))
+
+    def _fitting_spends(self, conn: sqlite3.Connection, dataset_id: str, cap: tuple[float, float], what: str,
+                        eps: float, dlt: float, rho: float | None) -> list[tuple[float, float, float | None]]:
+        """The dataset's spends with the new one appended; :class:`BudgetExceeded` if they do not fit."""
+        spends = self._spends(conn, dataset_id)
+        after = spends + [(eps, dlt, rho)]
+        acc = _account(cap[0], cap[1], after)
+        if not acc.fits:
+            raise _refusal(_totals(dataset_id, cap[0], cap[1], spends), what, eps, dlt, rho, acc)
+        return after
 
     def record_bundle(self, release_id: str, bundle_path: str) -> None:
         """Point a recorded release at its written bundle (manifest path). Never changes a spend;
@@ -758,14 +776,14 @@ def _spent_phrase(t: Totals) -> str:
     return f"{text} in {t.releases} release(s)"
 
 
-def _refusal(before: Totals, release_id: str, eps: float, dlt: float, rho: float | None, acc: _Account) -> BudgetExceeded:
+def _refusal(before: Totals, what: str, eps: float, dlt: float, rho: float | None, acc: _Account) -> BudgetExceeded:
     """The refusal: what the release needs, what is spent, the cap, what remains, in plain numbers."""
     ds = before.dataset_id
     raise_cap = f"raise the cap with `dpgui ledger cap {_shell_word(ds)} EPSILON` if your policy allows it"
     n = before.releases
     if acc.zcdp_epsilon is not None:  # every release has a ρ: the zCDP total is what failed
         assert rho is not None and before.zcdp_epsilon is not None
-        problem = (f"release {release_id!r} needs ρ = {_num(rho)} but dataset {ds!r} has spent "
+        problem = (f"{what} needs ρ = {_num(rho)} but dataset {ds!r} has spent "
                    f"ε = {_num(before.zcdp_epsilon)} of its cap ε = {_num(before.cap_epsilon)} at δ = "
                    f"{_num(before.cap_delta)} (zCDP accounting of {n} release(s), ρ = {_num(before.rho_spent or 0.0)}); "
                    f"with it the total would be ε = {_num(acc.zcdp_epsilon)}")
@@ -778,7 +796,7 @@ def _refusal(before: Totals, release_id: str, eps: float, dlt: float, rho: float
     spent = f"ε = {_num(before.epsilon_spent)}" + (f", δ = {_num(before.delta_spent)}" if show_delta else "")
     cap = f"ε = {_num(before.cap_epsilon)}" + (f", δ = {_num(before.cap_delta)}" if show_delta else "")
     left = f"ε = {_num(eps_left)}" + (f", δ = {_num(before.delta_remaining)}" if show_delta else "")
-    problem = (f"release {release_id!r} needs {need} but dataset {ds!r} has spent {spent} of its cap {cap} "
+    problem = (f"{what} needs {need} but dataset {ds!r} has spent {spent} of its cap {cap} "
                f"in {n} release(s), so {left} remains")
     if before.accounting == "zcdp":
         problem += (" (basic composition: zCDP accounting, which gave ε = "

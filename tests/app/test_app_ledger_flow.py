@@ -50,7 +50,7 @@ def test_the_first_release_asks_for_the_budget_and_cancel_spends_nothing(qtbot, 
     window.ask_cap = lambda dataset, epsilon: pytest.fail("the cap exists: it must not be asked again")
     window.release()
     assert window.outcome is before
-    assert "Not enough privacy budget left" in error_text(window) and "0.5 left" in error_text(window)
+    assert "Not enough privacy budget left" in error_text(window) and "ε = 0.5 remains" in error_text(window)
     with Ledger() as ledger:
         assert ledger.totals("flights-2013").releases == 1
 

@@ -23,8 +23,9 @@ import numpy as np
 import pytest
 
 from dpgui.app.pdf_report import (
-    PAGE_COUNT, TEST_BANNER, _thin_band, _thin_curve, ensure_gui_application, render_release_pdf,
+    PAGE_COUNT, TEST_BANNER, _thin_curve, ensure_gui_application, render_release_pdf,
 )
+from dpgui.app.result_view import band_envelope
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.core.mechanism import Release, release
 from dpgui.core.noise import SeededRandom
@@ -264,7 +265,7 @@ def test_thinning_never_narrows_the_band_or_misses_the_curve():
     x = np.linspace(0.0, 1.0, 100_001)
     y = np.cumsum(rng.integers(-3, 5, x.size)).astype(float)
     low, high = y - rng.uniform(0, 20, x.size), y + rng.uniform(0, 20, x.size)
-    xb, lb, hb = _thin_band(x, low, high, 500)
+    xb, lb, hb = band_envelope(x, low, high, 1000)
     assert xb.size <= 1_002
     assert np.all(np.interp(x, xb, lb) <= low + 1e-9)
     assert np.all(np.interp(x, xb, hb) >= high - 1e-9)
@@ -272,7 +273,7 @@ def test_thinning_never_narrows_the_band_or_misses_the_curve():
     assert xc.size <= 1_002
     assert yc.min() == y.min() and yc.max() == y.max()
     small = np.arange(10.0)
-    assert _thin_band(small, small, small, 500)[0] is small
+    assert band_envelope(small, small, small, 1000)[0] is small
 
 
 def test_ensure_gui_application_reuses_the_running_app(qapp):

@@ -10,7 +10,6 @@ import json
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
