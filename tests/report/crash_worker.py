@@ -1,6 +1,6 @@
 """Release after release into signed bundles, until killed (used by test_report_crash.py).
 
-Runs the same steps as `dpgui release --bundle`: ledger spend (before the noise), release,
+Runs until killed (never exits by itself), the same steps as `dpgui release --bundle`: ledger spend (before the noise), release,
 PDF, crash-safe bundle write, bundle pointer in the ledger. Prints "ready" once set up, then one
 line per attempt ("released ID" or "refused").
 """
@@ -22,12 +22,12 @@ from dpgui.report.ledger import Ledger
 from dpgui.report.publish import spend_and_release
 
 
-def main(data: str, out: str, key_path: str, passphrase_file: str, dataset: str, epsilon: float, attempts: int) -> None:
+def main(data: str, out: str, key_path: str, passphrase_file: str, dataset: str, epsilon: float) -> None:
     key = load_secret_key(Path(key_path), read_passphrase_file(passphrase_file))
     plan = auto_plan(32, PrivacySpec(epsilon))
     render_release_pdf  # imported above: Qt is loaded before "ready"
     print("ready", flush=True)
-    for _ in range(attempts):
+    while True:
         hist = column_histogram(data, "value", 0.0, 100.0, 32)
         with Ledger() as ledger:
             try:
@@ -43,4 +43,4 @@ def main(data: str, out: str, key_path: str, passphrase_file: str, dataset: str,
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], float(sys.argv[6]), int(sys.argv[7]))
+    main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], float(sys.argv[6]))

@@ -52,7 +52,7 @@ def test_sigkill_during_releases_never_overspends_or_orphans_a_bundle(tmp_path):
     while kills < MIN_KILLS or recorded < CAP_RELEASES or attempts < CAP_RELEASES + 20:
         assert time.monotonic() < deadline, "the crash test took over 10 minutes"
         proc = subprocess.Popen([sys.executable, str(WORKER), str(data), str(out), str(key.secret_path),
-                                 str(tmp_path / "pass.txt"), "crash", str(EPSILON), "1000"],
+                                 str(tmp_path / "pass.txt"), "crash", str(EPSILON)],
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert proc.stdout is not None
         ready = proc.stdout.readline()
