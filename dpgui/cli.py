@@ -314,9 +314,9 @@ def cmd_release(args: argparse.Namespace) -> int:
                 ledger.record_bundle(info.release_id, str(paths.manifest.resolve()))
                 outputs["bundle"] = str(paths.manifest)
         except (DpguiError, OSError) as err:
+            written = f"only {', '.join(outputs.values())} was written" if outputs else "nothing was written"
             raise DpguiError(f"ε = {plan.privacy.epsilon:g} was spent (ledger release {info.release_id}) but the "
-                             f"output could not be written: {err}", "fix the folder and release again; nothing was "
-                             "published") from err
+                             f"output could not be written: {err}; {written}", "fix the folder and release again") from err
     summary = plan.to_json()
     summary.update({
         "outputs": outputs,

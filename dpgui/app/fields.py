@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from dpgui.app.text import friendly
@@ -110,3 +110,41 @@ def inline_message(parent: QWidget | None = None) -> QLabel:
 def show_inline(label: QLabel, message: str) -> None:
     label.setText(message)
     label.setVisible(bool(message))
+
+
+class StatusLine(QLabel):
+    """A dialog's selectable message line: plain for information, red for problems.
+
+    The last text shown is kept in ``last_message`` / ``last_error`` (for tests and callers)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWordWrap(True)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hide()
+        self.last_message = ""
+        self.last_error = ""
+
+    def info(self, message: str) -> None:
+        self.last_message, self.last_error = message, ""
+        self._show(message, "")
+
+    def error(self, message: str) -> None:
+        self.last_error, self.last_message = message, ""
+        self._show(message, ERROR_STYLE)
+
+    def _show(self, message: str, style: str) -> None:
+        self.setStyleSheet(style)
+        self.setText(message)
+        self.setVisible(bool(message))
+
+
+def grow_to_fit(dialog: QWidget) -> None:
+    """Make a dialog tall enough for its wrapped messages (a shown dialog does not grow by itself)."""
+    layout = dialog.layout()
+    if layout is None:
+        return
+    layout.activate()
+    need = layout.totalHeightForWidth(dialog.width()) if layout.hasHeightForWidth() else layout.totalSizeHint().height()
+    if need > dialog.height():
+        dialog.resize(dialog.width(), need)

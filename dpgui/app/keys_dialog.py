@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QLabel, QLineEdit, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
-from dpgui.app.fields import ERROR_STYLE, inline_message, show_inline
+from dpgui.app.fields import StatusLine, grow_to_fit, inline_message, show_inline
 from dpgui.app.text import friendly
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.report.keystore import (PUBLIC_SUFFIX, SECRET_SUFFIX, KeyEntry, KeyFiles, create_key, export_public_key,
@@ -40,17 +40,6 @@ KIND_TOOLTIPS = {
 KEY_ID_TOOLTIP = "The key id names the key. A signed release says which key id signed it; compare it with this one."
 NAME_TOOLTIP = "Letters, digits, '-', '_' or '.'; for example officer-2026. The files are NAME.key and NAME.pub."
 COLUMNS = ("Name", "Key id", "Kind")
-
-
-def grow_to_fit(dialog: QWidget) -> None:
-    """Make a dialog tall enough for its wrapped messages (a shown dialog does not grow by itself)."""
-    layout = dialog.layout()
-    if layout is None:
-        return
-    layout.activate()
-    need = layout.totalHeightForWidth(dialog.width()) if layout.hasHeightForWidth() else layout.totalSizeHint().height()
-    if need > dialog.height():
-        dialog.resize(dialog.width(), need)
 
 
 def _mono_font():
@@ -212,8 +201,6 @@ class KeyManagerDialog(QDialog):
     def __init__(self, parent: QWidget | None = None, directory: Path | None = None) -> None:
         super().__init__(parent)
         self.directory = directory
-        self.last_error = ""
-        self.last_message = ""
         self._entries: list[KeyEntry] = []
         self.create_form: CreateKeyDialog | None = None
         self._import_name_problem = False
@@ -259,10 +246,7 @@ class KeyManagerDialog(QDialog):
             buttons.addWidget(button)
         buttons.addStretch(1)
 
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.message.hide()
+        self.message = StatusLine()
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
 
@@ -331,16 +315,18 @@ class KeyManagerDialog(QDialog):
         self.export_button.setEnabled(self.selected_key() is not None)
 
     def _info(self, message: str) -> None:
-        self.last_message, self.last_error = message, ""
-        self.message.setStyleSheet("")
-        self.message.setText(message)
-        self.message.show()
+        self.message.info(message)
 
     def _error(self, message: str) -> None:
-        self.last_error, self.last_message = message, ""
-        self.message.setStyleSheet(ERROR_STYLE)
-        self.message.setText(message)
-        self.message.show()
+        self.message.error(message)
+
+    @property
+    def last_message(self) -> str:
+        return self.message.last_message
+
+    @property
+    def last_error(self) -> str:
+        return self.message.last_error
 
     # ------------------------------------------------------------------ create
     def _form(self) -> CreateKeyDialog:

@@ -22,8 +22,7 @@ from PySide6.QtWidgets import (
     QMessageBox, QProgressBar, QPushButton, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
 )
 
-from dpgui.app.keys_dialog import grow_to_fit
-from dpgui.app.fields import ERROR_STYLE, ValidatedField, inline_message, parse_number, show_inline
+from dpgui.app.fields import StatusLine, ValidatedField, grow_to_fit, inline_message, parse_number, show_inline
 from dpgui.app.style import is_dark
 from dpgui.app.text import format_number, friendly
 from dpgui.errors import DpguiError, ParameterError
@@ -217,8 +216,6 @@ class LedgerDialog(QDialog):
     def __init__(self, parent: QWidget | None = None, ledger_path: str | Path | None = None) -> None:
         super().__init__(parent)
         self.ledger_path = ledger_path
-        self.last_error = ""
-        self.last_message = ""
         self._rows: list[DatasetRow] = []
         self._releases: list[ReleaseEntry] = []
         self._history: list[CapChange] = []
@@ -282,10 +279,7 @@ class LedgerDialog(QDialog):
         self.details.addTab(self.releases_table, "Releases")
         self.details.addTab(self.history_table, "Budget history")
 
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.message.hide()
+        self.message = StatusLine()
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
 
@@ -320,16 +314,18 @@ class LedgerDialog(QDialog):
 
     # ------------------------------------------------------------------ messages
     def _info(self, message: str) -> None:
-        self.last_message, self.last_error = message, ""
-        self.message.setStyleSheet("")
-        self.message.setText(message)
-        self.message.setVisible(bool(message))
+        self.message.info(message)
 
     def _error(self, message: str) -> None:
-        self.last_error, self.last_message = message, ""
-        self.message.setStyleSheet(ERROR_STYLE)
-        self.message.setText(message)
-        self.message.show()
+        self.message.error(message)
+
+    @property
+    def last_message(self) -> str:
+        return self.message.last_message
+
+    @property
+    def last_error(self) -> str:
+        return self.message.last_error
 
     # ------------------------------------------------------------------ reading
     def refresh(self) -> None:

@@ -667,27 +667,31 @@ def _legend(c: _Canvas, x: float, y: float, width: float, entries: list[tuple[st
     return cy + h - y
 
 
+def _plot_heading(c: _Canvas, outer: QRectF, title: str, legend: list[tuple[str, str]]) -> float:
+    """Draw a plot's title and legend at the top of ``outer``; return the y where the axes start."""
+    p = c.p
+    title_font = c.font(11, bold=True)
+    p.setFont(title_font)
+    p.setPen(INK)
+    p.drawText(QPointF(outer.left(), outer.top() + p.fontMetrics().ascent()), c.elide(title_font, title, outer.width()))
+    y = outer.top() + c.line_height(title_font) * 1.15
+    return y + _legend(c, outer.left(), y, outer.width(), legend) + 0.04 * RESOLUTION
+
+
 def _plot_cdf(c: _Canvas, outer: QRectF, release: Release, column: str) -> None:
     p = c.p
-    k = release.plan.shape.bins
     n = float(release.total)
-    edges = release.lower + (release.upper - release.lower) * np.arange(k + 1) / k
-    edges[-1] = release.upper
+    lower_edges, upper_edges = release.bin_edges()
+    edges = np.append(lower_edges, upper_edges[-1])
     cum = np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float)))
     ci_low, ci_high = cumulative_interval95(release)
     low, high = np.concatenate(([0.0], ci_low)), np.concatenate(([0.0], ci_high))
     top = max(n, 1.0)
     y_min = min(0.0, float(cum.min()))
     y_max = max(top, float(cum.max())) * 1.03
-    title_font = c.font(11, bold=True)
-    title = c.elide(title_font, f"Released cumulative distribution (CDF) of {column}", outer.width())
-    p.setFont(title_font)
-    p.setPen(INK)
-    p.drawText(QPointF(outer.left(), outer.top() + p.fontMetrics().ascent()), title)
-    y = outer.top() + c.line_height(title_font) * 1.15
-    y += _legend(c, outer.left(), y, outer.width(),
-                 [("line", "Released cumulative count"),
-                  ("band", "95 % band: where the true count lies with 95 % confidence")]) + 0.04 * RESOLUTION
+    y = _plot_heading(c, outer, f"Released cumulative distribution (CDF) of {column}",
+                      [("line", "Released cumulative count"),
+                       ("band", "95 % band: where the true count lies with 95 % confidence")])
     right = None
     if n > 0:
         right = ("Fraction of all records", n)
@@ -722,10 +726,8 @@ def _bars(release: Release) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     counts = np.add.reduceat(per_bin, starts)
     margins = np.array([Z95 * math.sqrt(max(0.0, interval_variance(release.plan, int(a), int(b))))
                         for a, b in zip(starts, stops)])
-    width = (release.upper - release.lower) / k
-    x0 = release.lower + starts * width
-    x1 = np.where(stops == k, release.upper, release.lower + stops * width)
-    return x0, x1, counts, margins, group
+    lower_edges, upper_edges = release.bin_edges()
+    return lower_edges[starts], upper_edges[stops - 1], counts, margins, group
 
 
 def _plot_bars(c: _Canvas, outer: QRectF, release: Release, column: str,
@@ -736,15 +738,8 @@ def _plot_bars(c: _Canvas, outer: QRectF, release: Release, column: str,
     y_max = max(float(counts.max()), 1.0) * 1.05
     if y_min < 0:
         y_min *= 1.05
-    title_font = c.font(11, bold=True)
     what = "bin" if group == 1 else f"group of {group:,} bins"
-    title = c.elide(title_font, f"Released records per {what}", outer.width())
-    p.setFont(title_font)
-    p.setPen(INK)
-    p.drawText(QPointF(outer.left(), outer.top() + p.fontMetrics().ascent()), title)
-    y = outer.top() + c.line_height(title_font) * 1.15
-    y += _legend(c, outer.left(), y, outer.width(),
-                 [("bar", f"Released records per {what} (noisy)")]) + 0.04 * RESOLUTION
+    y = _plot_heading(c, outer, f"Released records per {what}", [("bar", f"Released records per {what} (noisy)")])
     y_label = "Records per bin" if group == 1 else "Records per group"
     frame = QRectF(outer.left(), y, outer.width(), outer.bottom() - y)
     axes = _draw_axes_frame(c, frame, (release.lower, release.upper),
