@@ -4,15 +4,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := resources/sample/flights.parquet
 
-.PHONY: run test bench clean system-deps
+.PHONY: run test bench clean system-deps package
 
 # Debian packages the window needs (Qt's xcb plugin and Xvfb for the real-window tests), plus
 # minisign (tests show the stock tool verifies our bundles) and poppler-utils (pdftotext reads our PDFs).
 # Installed by CI (`.ci/run`); on a desktop machine they are normally present already.
 SYSTEM_PACKAGES := xvfb xauth libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 \
 	libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-randr0 libxcb-render-util0 \
-	libxcb-xinerama0 libxcb-image0 libxcb-xkb1 fonts-dejavu-core \
-	minisign poppler-utils
+	libxcb-xinerama0 libxcb-image0 libxcb-xkb1 libwayland-cursor0 libwayland-egl1 fonts-dejavu-core \
+	minisign poppler-utils binutils xdotool
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,14 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q
+
+# The frozen app (dist/dpgui), a .deb and a .tar.gz; on Debian/Ubuntu after `make system-deps`.
+$(VENV)/.installed-package: pyproject.toml $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[test,package]'
+	touch $@
+
+package: $(VENV)/.installed-package
+	PYTHON=$(BIN)/python bash packaging/linux/build.sh
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run_all.py

@@ -31,7 +31,6 @@ from typing import Any, NoReturn, Sequence
 
 import numpy as np
 
-from dpgui import __version__
 from dpgui.errors import DpguiError, ParameterError
 
 
@@ -110,7 +109,10 @@ def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = Tru
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="dpgui", description="Differentially private CDF releases.")
-    parser.add_argument("--version", action="version", version=f"dpgui {__version__}")
+    parser.add_argument("--version", action="store_true", help="print the versions of dpgui and its libraries")
+    parser.add_argument("--self-test", action="store_true",
+                        help="run the whole workflow headless on the bundled sample (throw-away key and ledger); "
+                             "exit 0 only if every step passed")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="{plan,release,verify,key,ledger,simulate}")
 
     plan = sub.add_parser("plan", help="choose a tree and budgets; show projected errors (spends nothing)")
@@ -431,6 +433,23 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def version_text() -> str:
+    """``dpgui --version``: dpgui, Python, Qt and the libraries whose versions the manifests record."""
+    from dpgui.report.bundle import software_versions
+
+    versions = software_versions()
+    lines = [f"dpgui {versions.pop('dpgui')}" + (" (frozen app)" if getattr(sys, "frozen", False) else "")]
+    try:
+        import PySide6
+        from PySide6.QtCore import qVersion
+
+        versions["PySide6"] = f"{PySide6.__version__} (Qt {qVersion()})"
+    except ImportError as err:
+        versions["PySide6"] = f"not loadable ({err})"
+    lines += [f"  {name} {version}" for name, version in versions.items()]
+    return "\n".join(lines)
+
+
 COMMANDS = {"plan": cmd_plan, "release": cmd_release, "verify": cmd_verify, "key": cmd_key, "ledger": cmd_ledger,
             "simulate": cmd_simulate}
 
@@ -457,6 +476,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _gui(arguments)
     parser = build_parser()
     args = parser.parse_args(arguments)
+    if args.version:
+        print(version_text())
+        return 0
+    if args.self_test:
+        from dpgui.selftest import run_self_test
+
+        return run_self_test()
     if args.command is None:
         parser.print_help()
         return 0

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Shows that Debian's stock minisign verifies a dpgui bundle and rejects a tampered one.
 # Uses a throw-away DPGUI_HOME and key; run after `make test` (needs .venv and minisign).
+# DPGUI=/usr/bin/dpgui bash scripts/minisign_check.sh checks an installed (frozen) dpgui instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export DPGUI_HOME="$work/home" QT_QPA_PLATFORM=offscreen
-dpgui=.venv/bin/dpgui
+dpgui=${DPGUI:-.venv/bin/dpgui}
 printf 'a throw-away passphrase\n' > "$work/pass"
 $dpgui key create ci-officer --passphrase-file "$work/pass" --dir "$work"
 $dpgui ledger cap flights 1 --reason "CI demonstration"

@@ -5,10 +5,16 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from PySide6.QtCore import QSettings
+from pathlib import PurePosixPath
+
+from PySide6.QtCore import QEvent, QObject, QSettings
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from dpgui import __version__
+from dpgui.resources import find_resource
+
+APP_ICON = PurePosixPath("resources/icons/dpgui.png")
 
 
 def create_application(argv: Sequence[str] = ()) -> QApplication:
@@ -20,8 +26,29 @@ def create_application(argv: Sequence[str] = ()) -> QApplication:
     app.setOrganizationDomain("dpgui.org")
     app.setApplicationName("dpgui")
     app.setApplicationVersion(__version__)
+    icon = find_resource(APP_ICON)
+    if icon is not None:
+        app.setWindowIcon(QIcon(str(icon)))
+    app.setDesktopFileName("dpgui")  # Wayland/X11 docks match the window to dpgui.desktop (the .deb's entry)
     apply_appearance(str(QSettings().value("appearance", "system")))
     return app  # type: ignore[return-value]
+
+
+class FileOpenHandler(QObject):
+    """Opens files that the system hands over as events (macOS Finder: a double-clicked .dpgui file,
+    or one dropped on the Dock icon, arrives as QEvent.FileOpen, not as a command-line argument)."""
+
+    def __init__(self, window) -> None:  # noqa: ANN001 - MainWindow (imported late, after the app exists)
+        super().__init__(window)
+        self.window = window
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if event.type() == QEvent.Type.FileOpen:
+            path = event.file()  # type: ignore[attr-defined]  # QFileOpenEvent
+            if path:
+                self.window.open_file(path)
+                return True
+        return super().eventFilter(watched, event)
 
 
 def run_gui(path: str | None = None, column: str | None = None) -> int:
@@ -29,6 +56,7 @@ def run_gui(path: str | None = None, column: str | None = None) -> int:
     from dpgui.app.main_window import MainWindow
 
     window = MainWindow()
+    app.installEventFilter(FileOpenHandler(window))
     window.show()
     if path is not None:
         window.open_file(path, column=column)

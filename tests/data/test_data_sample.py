@@ -6,7 +6,6 @@ import sys
 
 import pytest
 
-from dpgui.data import sample
 from dpgui.data.histogram import column_histogram, list_columns
 from dpgui.data.sample import sample_dataset_path
 from dpgui.errors import DataError
@@ -45,7 +44,9 @@ def test_sample_found_in_pyinstaller_bundle(tmp_path, monkeypatch):
 
 
 def test_sample_missing_raises(tmp_path, monkeypatch):
-    monkeypatch.setattr(sample, "__file__", str(tmp_path / "a" / "b" / "sample.py"))
+    import dpgui.resources
+
+    monkeypatch.setattr(dpgui.resources, "__file__", str(tmp_path / "a" / "resources.py"))
     monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path / "bundle"), raising=False)
     with pytest.raises(DataError, match="sample dataset is missing"):
         sample_dataset_path()

@@ -1,0 +1,240 @@
+"""``dpgui --self-test``: the whole workflow, headless, inside whatever dpgui is running (source or frozen).
+
+Steps: the software versions are known; the bundled sample dataset loads; a plan is made; a
+throw-away signing key is created and read back; a release is spent in a throw-away budget ledger
+with the secure noise; its PDF is drawn; a signed bundle is written and verified, and a one-byte
+change to it is caught; the main window opens offscreen on the sample and plans it.
+
+Nothing of the user's is touched: ``DPGUI_HOME`` and Qt's settings point into a temporary folder
+that is deleted afterwards, so the real budget ledger, keys, recent files and autosaves are never
+read or written. Each step prints one line ("ok" or "FAILED" with the reason); the run stops at the
+first failure. Exit code 0 only if every step passed. Takes a few seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+SAMPLE_COLUMN = "distance"
+SAMPLE_BOUNDS = (0.0, 5000.0)  # miles; public bounds of the sample's flight distances
+SAMPLE_BINS = 500
+EPSILON = 1.0
+DATASET = "self-test"
+WINDOW_TIMEOUT_S = 60.0
+
+
+class SelfTestFailure(Exception):
+    """A check of the self-test did not hold."""
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise SelfTestFailure(message)
+
+
+class _Run:
+    """The state passed from step to step (the outputs of earlier steps)."""
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.values: dict[str, Any] = {}
+
+
+def _versions(run: _Run) -> str:
+    from dpgui.report.bundle import software_versions
+
+    versions = software_versions()
+    unknown = [name for name, version in versions.items() if version == "unknown"]
+    _check(not unknown, f"no version metadata for {', '.join(unknown)} (manifests would say 'unknown')")
+    return ", ".join(f"{name} {version}" for name, version in versions.items())
+
+
+def _sample(run: _Run) -> str:
+    from dpgui.data.histogram import column_histogram
+    from dpgui.data.sample import sample_dataset_path
+
+    path = sample_dataset_path()
+    hist = column_histogram(path, SAMPLE_COLUMN, *SAMPLE_BOUNDS, SAMPLE_BINS)
+    _check(hist.total > 1000, f"the sample has only {hist.total} values in {SAMPLE_COLUMN!r}")
+    _check(len(hist.counts) == SAMPLE_BINS, f"{len(hist.counts)} bins instead of {SAMPLE_BINS}")
+    run.values.update(path=path, hist=hist)
+    return f"{path.name}: {hist.total:,} values of {SAMPLE_COLUMN!r} in {SAMPLE_BINS} bins"
+
+
+def _plan(run: _Run) -> str:
+    import math
+
+    from dpgui.core.plan import PrivacySpec
+    from dpgui.core.planner import auto_plan
+    from dpgui.core.projection import project
+
+    plan = auto_plan(SAMPLE_BINS, PrivacySpec(EPSILON, "change", 1), None, "auto", "gls", "total")
+    projected = project(plan)
+    _check(math.isfinite(projected.total_sq_error) and projected.total_sq_error > 0,
+           f"projected error {projected.total_sq_error} is not a positive number")
+    run.values["plan"] = plan
+    return f"branching {plan.shape.label}, ε = {plan.privacy.epsilon:g}, worst standard error ±{projected.max_variance ** 0.5:.3g} records"
+
+
+def _key(run: _Run) -> str:
+    from dpgui.report.keystore import create_key, load_secret_key
+
+    passphrase = secrets.token_urlsafe(18)
+    files = create_key("self-test", passphrase, run.work / "keys")
+    key = load_secret_key(files.secret_path, passphrase)
+    _check(key.public_key.key_id_hex == files.key_id_hex, "the key read back has another id")
+    run.values.update(key=key, public_path=files.public_path)
+    return f"key {files.key_id_hex} created and read back (scrypt + AES-GCM)"
+
+
+def _release(run: _Run) -> str:
+    import numpy as np
+
+    from dpgui.core.noise import SecureRandom
+    from dpgui.report.ledger import Ledger
+    from dpgui.report.publish import spend_and_release
+
+    plan, hist = run.values["plan"], run.values["hist"]
+    with Ledger() as ledger:
+        ledger.set_cap(DATASET, EPSILON, 0.0, "dpgui --self-test (throw-away ledger)")
+        result, info = spend_and_release(ledger, DATASET, SAMPLE_COLUMN, hist.missing_policy, hist.counts, plan,
+                                         SecureRandom(), *SAMPLE_BOUNDS, "l2")
+        left = ledger.totals(DATASET).epsilon_remaining
+    _check(result.secure, "the release did not use the secure noise")
+    _check(bool(np.all(np.diff(result.cumulative) >= 0)), "the released cumulative counts decrease")
+    _check(abs(left) < 1e-12, f"the ledger shows ε = {left:g} left after spending the whole cap")
+    run.values.update(result=result, info=info)
+    return f"release {info.release_id[:8]}… spent ε = {EPSILON:g}; the ledger has {left:g} left"
+
+
+def _pdf(run: _Run) -> str:
+    from dpgui.app.pdf_report import render_release_pdf
+
+    pdf = render_release_pdf(run.values["result"], run.values["info"], run.values["key"].public_key.key_id_hex)
+    _check(pdf.startswith(b"%PDF-") and len(pdf) > 5000, f"the PDF is not a PDF ({len(pdf)} bytes)")
+    run.values["pdf"] = pdf
+    return f"{len(pdf):,} bytes"
+
+
+def _bundle(run: _Run) -> str:
+    from dpgui.report.bundle import write_bundle
+
+    (run.work / "bundle").mkdir()
+    paths = write_bundle(run.work / "bundle", "self-test", run.values["result"], run.values["info"],
+                         run.values["pdf"], run.values["key"])
+    missing = [p.name for p in paths.all() if not p.is_file()]
+    _check(not missing, f"missing after writing: {', '.join(missing)}")
+    run.values["paths"] = paths
+    return ", ".join(p.name for p in paths.all())
+
+
+def _verify(run: _Run) -> str:
+    from dpgui.report.bundle import verify_bundle
+    from dpgui.report.keystore import load_public_key
+
+    paths, public = run.values["paths"], load_public_key(run.values["public_path"])
+    result = verify_bundle(paths.manifest, public)
+    _check(result.ok, f"the fresh bundle does not verify: {result.failure}")
+    original = paths.csv.read_bytes()
+    changed = bytearray(original)
+    changed[len(changed) // 2] ^= 0x01
+    paths.csv.write_bytes(bytes(changed))
+    try:
+        tampered = verify_bundle(paths.manifest, public)
+    finally:
+        paths.csv.write_bytes(original)
+    _check(not tampered.ok, "a bundle with one changed byte in its CSV still verifies")
+    return f"signature and hashes hold ({len(result.checks)} checks); a one-byte change is caught"
+
+
+def _window(run: _Run) -> str:
+    from PySide6.QtCore import QSettings, QtMsgType, qInstallMessageHandler
+
+    def quiet_offscreen(kind: QtMsgType, context: object, message: str) -> None:
+        if "propagateSizeHints" not in message:  # the offscreen platform's harmless notice
+            print(f"Qt: {message}", file=sys.stderr)
+
+    qInstallMessageHandler(quiet_offscreen)
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)  # recent files etc. go to the throw-away folder
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(run.work / "settings"))
+    from dpgui.app.main import create_application
+    from dpgui.app.main_window import MainWindow
+
+    app = create_application()
+    window = MainWindow()
+    try:
+        window.resize(1100, 750)
+        window.show()
+        window.open_sample()
+        page = window.plan_page
+        deadline = time.monotonic() + WINDOW_TIMEOUT_S
+
+        def ready() -> bool:
+            return (window.table is not None and window._count_worker is None and not window.pool.busy()
+                    and page.plan is not None and not page.is_planning())
+
+        while not ready() and time.monotonic() < deadline:
+            app.processEvents()
+            time.sleep(0.01)
+        _check(ready(), f"the window did not load and plan the sample within {WINDOW_TIMEOUT_S:g} s")
+        return f"{app.platformName()} platform: sample opened, plan {page.plan.shape.label} shown"
+    finally:
+        window.close()
+        window.deleteLater()
+        app.processEvents()
+        qInstallMessageHandler(None)
+
+
+STEPS: tuple[tuple[str, Callable[[_Run], str]], ...] = (
+    ("versions", _versions),
+    ("load the sample dataset", _sample),
+    ("plan", _plan),
+    ("create a throw-away signing key", _key),
+    ("release (secure noise, throw-away ledger)", _release),
+    ("draw the PDF report", _pdf),
+    ("write the signed bundle", _bundle),
+    ("verify the bundle", _verify),
+    ("open the main window", _window),
+)
+
+
+def run_self_test(out: TextIO | None = None) -> int:
+    """Run every step, printing one line each; 0 if all passed, 1 at the first failure."""
+    out = out or sys.stdout
+    frozen = "frozen app" if getattr(sys, "frozen", False) else "source install"
+    print(f"dpgui self-test ({frozen}: {sys.executable})", file=out, flush=True)
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # headless, also on a desktop
+    saved_home = os.environ.get("DPGUI_HOME")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="dpgui-self-test-") as folder:
+        os.environ["DPGUI_HOME"] = str(Path(folder) / "home")  # the real ledger and keys are never touched
+        run = _Run(Path(folder))
+        try:
+            for number, (name, step) in enumerate(STEPS, start=1):
+                step_start = time.monotonic()
+                try:
+                    detail = step(run)
+                except Exception as err:  # noqa: BLE001 - any failure is reported, then the run stops
+                    reason = str(err) if isinstance(err, SelfTestFailure) else f"{type(err).__name__}: {err}"
+                    print(f"[{number}/{len(STEPS)}] FAILED {name}: {reason}", file=out, flush=True)
+                    if not isinstance(err, SelfTestFailure):
+                        traceback.print_exc(file=out)
+                    print("self-test FAILED", file=out, flush=True)
+                    return 1
+                print(f"[{number}/{len(STEPS)}] ok {name} ({time.monotonic() - step_start:.2f} s): {detail}",
+                      file=out, flush=True)
+        finally:
+            if saved_home is None:
+                os.environ.pop("DPGUI_HOME", None)
+            else:
+                os.environ["DPGUI_HOME"] = saved_home
+    print(f"self-test passed: {len(STEPS)} steps in {time.monotonic() - started:.1f} s", file=out, flush=True)
+    return 0

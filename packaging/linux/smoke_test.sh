@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Installs dist/dpgui_<version>_<arch>.deb, proves the installed app works, removes it again.
+#
+#   1. dpkg -i (Depends must already be satisfied: `make system-deps` installs them);
+#   2. /usr/bin/dpgui --version and --self-test (the frozen app, from the installed path);
+#   3. a signed bundle made by the installed app verifies with `minisign -Vm` and `dpgui verify`,
+#      and a tampered one is rejected by both (scripts/minisign_check.sh);
+#   4. the real window on Xvfb, on the sample dataset: alive after 10 s, a visible "dpgui" window,
+#      screenshot saved to dist/smoke/installed-window.png;
+#   5. dpkg --purge, then nothing may be left in /opt/dpgui or /usr/bin/dpgui.
+# Needs root or sudo, Xvfb and xdotool (`make system-deps`), and .venv (for the screenshot).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SUDO=$( [ "$(id -u)" = 0 ] || echo sudo )
+deb=$(ls dist/dpgui_*.deb | head -n 1)
+work=$(mktemp -d)
+app_pid="" xvfb_pid=""
+cleanup() {
+    [ -n "$app_pid" ] && kill "$app_pid" 2>/dev/null || true
+    [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+export DPGUI_HOME="$work/home"   # the smoke test never touches a real ledger or keys
+
+echo "== dpkg -i $deb"
+$SUDO dpkg -i "$deb"
+test -x /opt/dpgui/dpgui && test -x /usr/bin/dpgui
+dpkg -s dpgui | grep -E '^(Version|Depends|Installed-Size):'
+
+echo "== installed: dpgui --version, dpgui --self-test"
+/usr/bin/dpgui --version | tee "$work/version.txt"
+grep -q "(frozen app)" "$work/version.txt"
+/usr/bin/dpgui --self-test
+
+echo "== installed app signs; minisign and dpgui verify accept, and reject a tampered manifest"
+DPGUI=/usr/bin/dpgui bash scripts/minisign_check.sh
+
+echo "== the real window on Xvfb for 10 s"
+display=:$(( 90 + RANDOM % 100 ))
+Xvfb "$display" -screen 0 1280x860x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+xvfb_pid=$!
+for _ in $(seq 100); do DISPLAY=$display xdotool getdisplaygeometry >/dev/null 2>&1 && break; sleep 0.1; done
+DISPLAY=$display QT_QPA_PLATFORM=xcb /usr/bin/dpgui resources/sample/flights.parquet --column distance \
+    >"$work/app.log" 2>&1 &
+app_pid=$!
+sleep 10
+if ! kill -0 "$app_pid" 2>/dev/null; then
+    echo "ERROR: the installed app exited within 10 s:"; cat "$work/app.log"; exit 1
+fi
+window=$(DISPLAY=$display xdotool search --onlyvisible --classname '^dpgui$' | head -n 1 || true)
+if [ -z "$window" ]; then
+    echo "ERROR: no visible dpgui window after 10 s:"; cat "$work/app.log"; exit 1
+fi
+echo "window $window: $(DISPLAY=$display xdotool getwindowname "$window")"
+mkdir -p dist/smoke
+DISPLAY=$display QT_QPA_PLATFORM=xcb .venv/bin/python - dist/smoke/installed-window.png <<'PY'
+import sys
+from PySide6.QtGui import QGuiApplication
+app = QGuiApplication(sys.argv[:1])
+image = app.primaryScreen().grabWindow(0)  # the whole X screen
+sys.exit(0 if image.save(sys.argv[1]) and image.width() > 0 else 1)
+PY
+echo "screenshot: dist/smoke/installed-window.png"
+kill "$app_pid"; wait "$app_pid" 2>/dev/null || true; app_pid=""
+
+echo "== dpkg --purge dpgui"
+$SUDO dpkg --purge dpgui
+if [ -e /opt/dpgui ] || [ -e /usr/bin/dpgui ] || [ -e /usr/share/applications/dpgui.desktop ]; then
+    echo "ERROR: left behind after removal:"; ls -la /opt/dpgui /usr/bin/dpgui 2>&1 || true; exit 1
+fi
+echo "smoke test passed: installed, self-tested, signed and verified, window alive after 10 s, removed cleanly"
