@@ -7,12 +7,14 @@ SAMPLE := resources/sample/flights.parquet
 .PHONY: run test bench clean system-deps package
 
 # Debian packages the window needs (Qt's xcb plugin and Xvfb for the real-window tests), plus
-# minisign (tests show the stock tool verifies our bundles) and poppler-utils (pdftotext reads our PDFs).
+# minisign (tests show the stock tool verifies our bundles) and poppler-utils (pdftotext reads our PDFs);
+# for `make package` and its smoke test: binutils (strip, readelf), xdotool (finds the installed app's
+# window), the Wayland client libraries (listed in the .deb's Depends:), and shellcheck (tests the scripts).
 # Installed by CI (`.ci/run`); on a desktop machine they are normally present already.
 SYSTEM_PACKAGES := xvfb xauth libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 \
 	libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-randr0 libxcb-render-util0 \
 	libxcb-xinerama0 libxcb-image0 libxcb-xkb1 libwayland-cursor0 libwayland-egl1 fonts-dejavu-core \
-	minisign poppler-utils binutils xdotool
+	minisign poppler-utils binutils xdotool shellcheck
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -30,11 +32,7 @@ test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q
 
 # The frozen app (dist/dpgui), a .deb and a .tar.gz; on Debian/Ubuntu after `make system-deps`.
-$(VENV)/.installed-package: pyproject.toml $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e '.[test,package]'
-	touch $@
-
-package: $(VENV)/.installed-package
+package: $(VENV)/.installed
 	PYTHON=$(BIN)/python bash packaging/linux/build.sh
 
 bench: $(VENV)/.installed

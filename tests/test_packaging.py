@@ -350,8 +350,7 @@ def test_make_dmg_refuses_to_run_off_macos():
 
 
 def test_shell_scripts_pass_shellcheck(workflow, tmp_path):
-    if shutil.which("shellcheck") is None:
-        pytest.skip("shellcheck is not installed (Debian package shellcheck)")
+    assert shutil.which("shellcheck"), "shellcheck is not installed: run `make system-deps` (Debian package shellcheck)"
     scripts = [MAKE_DMG]
     for job in _jobs_by_os(workflow).values():
         if job.get("defaults", {}).get("run", {}).get("shell", "bash") != "bash":
@@ -408,8 +407,7 @@ def test_version_template_is_one_python_expression(version):
 
 def test_version_template_loads_in_pyinstaller(tmp_path, monkeypatch):
     """PyInstaller's own loader (what EXE(version=...) calls) accepts the rendered template."""
-    pytest.importorskip("PyInstaller", reason="PyInstaller is in the `package` extra")
-    import PyInstaller.compat
+    import PyInstaller.compat  # in the test extra (through dpgui[package])
 
     # The module imports Windows-only helpers at the top; loading a text file needs neither.
     try:
