@@ -45,7 +45,6 @@ def test_self_test_stops_at_the_first_failure_and_says_which(monkeypatch):
     text = out.getvalue()
     assert "[2/9] FAILED load the sample dataset: DataError: the sample dataset is missing" in text
     assert "[3/9]" not in text and text.rstrip().endswith("self-test FAILED")
-    assert os.environ.get("DPGUI_HOME") != "", "DPGUI_HOME restored"
 
 
 def test_self_test_restores_dpgui_home(monkeypatch, tmp_path):
