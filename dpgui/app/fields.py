@@ -139,6 +139,26 @@ class StatusLine(QLabel):
         self.setVisible(bool(message))
 
 
+class StatusMessages:
+    """For dialogs with a :class:`StatusLine` in ``self.message``: ``_info`` / ``_error`` and the last texts."""
+
+    message: StatusLine
+
+    def _info(self, message: str) -> None:
+        self.message.info(message)
+
+    def _error(self, message: str) -> None:
+        self.message.error(message)
+
+    @property
+    def last_message(self) -> str:
+        return self.message.last_message
+
+    @property
+    def last_error(self) -> str:
+        return self.message.last_error
+
+
 def grow_to_fit(dialog: QWidget) -> None:
     """Make a dialog tall enough for its wrapped messages (a shown dialog does not grow by itself)."""
     layout = dialog.layout()

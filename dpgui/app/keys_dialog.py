@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QLabel, QLineEdit, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
-from dpgui.app.fields import StatusLine, grow_to_fit, inline_message, show_inline
+from dpgui.app.fields import StatusLine, StatusMessages, grow_to_fit, inline_message, show_inline
 from dpgui.app.text import friendly
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.report.keystore import (PUBLIC_SUFFIX, SECRET_SUFFIX, KeyEntry, KeyFiles, create_key, export_public_key,
@@ -190,7 +190,7 @@ class CreateKeyDialog(QDialog):
         return files
 
 
-class KeyManagerDialog(QDialog):
+class KeyManagerDialog(StatusMessages, QDialog):
     """The keys in the key folder, and the buttons to create, import and export keys.
 
     Testable without modal windows: ``create_key_from``, ``import_from``, ``export_to``,
@@ -313,20 +313,6 @@ class KeyManagerDialog(QDialog):
 
     def _update_buttons(self) -> None:
         self.export_button.setEnabled(self.selected_key() is not None)
-
-    def _info(self, message: str) -> None:
-        self.message.info(message)
-
-    def _error(self, message: str) -> None:
-        self.message.error(message)
-
-    @property
-    def last_message(self) -> str:
-        return self.message.last_message
-
-    @property
-    def last_error(self) -> str:
-        return self.message.last_error
 
     # ------------------------------------------------------------------ create
     def _form(self) -> CreateKeyDialog:

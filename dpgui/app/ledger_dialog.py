@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (
     QMessageBox, QProgressBar, QPushButton, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
 )
 
-from dpgui.app.fields import StatusLine, ValidatedField, grow_to_fit, inline_message, parse_number, show_inline
+from dpgui.app.fields import (StatusLine, StatusMessages, ValidatedField, grow_to_fit, inline_message, parse_number,
+                              show_inline)
 from dpgui.app.style import is_dark
 from dpgui.app.text import format_number, friendly
 from dpgui.errors import DpguiError, ParameterError
@@ -206,7 +207,7 @@ def _check_delta(text: str) -> float:
     return value
 
 
-class LedgerDialog(QDialog):
+class LedgerDialog(StatusMessages, QDialog):
     """Datasets with their budget bars; the selected dataset's releases and budget history.
 
     ``set_cap_for`` and ``add_dataset`` are the actions behind the buttons, without modal forms;
@@ -311,21 +312,6 @@ class LedgerDialog(QDialog):
 
     def _ledger(self) -> Ledger:
         return Ledger(self.ledger_path)
-
-    # ------------------------------------------------------------------ messages
-    def _info(self, message: str) -> None:
-        self.message.info(message)
-
-    def _error(self, message: str) -> None:
-        self.message.error(message)
-
-    @property
-    def last_message(self) -> str:
-        return self.message.last_message
-
-    @property
-    def last_error(self) -> str:
-        return self.message.last_error
 
     # ------------------------------------------------------------------ reading
     def refresh(self) -> None:
