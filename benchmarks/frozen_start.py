@@ -22,28 +22,21 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from xvfb import virtual_display  # noqa: E402  (scripts/ is not a package)
+
 TARGET_S = 3.0
 TIMEOUT_S = 30.0
-
-
-def start_xvfb(display: str) -> subprocess.Popen:
-    server = subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x860x24", "-nolisten", "tcp"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    env = {**os.environ, "DISPLAY": display}
-    for _ in range(200):
-        if subprocess.run(["xdotool", "getdisplaygeometry"], env=env, capture_output=True).returncode == 0:
-            return server
-        time.sleep(0.05)
-    server.kill()
-    raise SystemExit(f"Xvfb did not start on {display}")
 
 
 def time_to_window(command: list[str], display: str) -> float:
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "DPGUI_HOME": home,
                "XDG_CONFIG_HOME": home}
+        log = Path(home) / "app.log"
         started = time.perf_counter()
-        app = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with log.open("wb") as sink:
+            app = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)
         try:
             while time.perf_counter() - started < TIMEOUT_S:
                 found = subprocess.run(["xdotool", "search", "--onlyvisible", "--classname", "^dpgui$"],
@@ -51,9 +44,11 @@ def time_to_window(command: list[str], display: str) -> float:
                 if found:
                     return time.perf_counter() - started
                 if app.poll() is not None:
-                    raise SystemExit(f"{command[0]} exited with {app.returncode} before showing a window")
+                    raise SystemExit(f"{command[0]} exited with {app.returncode} before showing a window; "
+                                     f"it printed:\n{log.read_text(errors='replace')[-3000:]}")
                 time.sleep(0.01)
-            raise SystemExit(f"{command[0]} showed no window within {TIMEOUT_S:g} s")
+            raise SystemExit(f"{command[0]} showed no window within {TIMEOUT_S:g} s; it printed:\n"
+                             f"{log.read_text(errors='replace')[-3000:]}")
         finally:
             app.terminate()
             try:
@@ -71,13 +66,9 @@ def main() -> int:
     if not Path(args.bundle).is_file():
         print(f"no frozen app at {args.bundle}: build it first with `make package`", file=sys.stderr)
         return 1
-    display = f":{200 + os.getpid() % 300}"
-    server = start_xvfb(display)
-    try:
+    with virtual_display() as display:
         frozen = [time_to_window([args.bundle], display) for _ in range(args.runs + 1)]
         source = [time_to_window([args.source], display) for _ in range(args.runs)]
-    finally:
-        server.kill()
     first, warm = frozen[0], frozen[1:]
     frozen_median, source_median = statistics.median(warm), statistics.median(source)
     print(f"frozen app, first run:       {first:.2f} s")

@@ -31,7 +31,7 @@ echo "== deb"
 root=build/deb/root
 rm -rf build/deb && mkdir -p "$root/DEBIAN" "$root/opt" "$root/usr/bin" "$root/usr/share/applications" \
     "$root/usr/share/mime/packages" "$root/usr/share/icons/hicolor/256x256/apps" "$root/usr/share/icons/hicolor/512x512/apps"
-cp -a "$BUNDLE" "$root/opt/dpgui"
+cp -al "$BUNDLE" "$root/opt/dpgui"   # hard links: the staging tree costs no disk space
 install -m 0755 packaging/linux/dpgui-launcher.sh "$root/usr/bin/dpgui"
 install -m 0644 packaging/linux/dpgui.desktop "$root/usr/share/applications/dpgui.desktop"
 install -m 0644 packaging/linux/dpgui-mime.xml "$root/usr/share/mime/packages/dpgui.xml"
@@ -44,6 +44,7 @@ sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$ARCH/" -e "s/@DEPENDS@/$depends/" -
 chmod -R u+rwX,go+rX,go-w "$root"
 deb=dist/dpgui_${VERSION}_${ARCH}.deb
 dpkg-deb --root-owner-group -Zxz --build "$root" "$deb.part" >/dev/null && mv "$deb.part" "$deb"
+rm -rf build/deb build/pyinstaller   # staging and PyInstaller's work files: ~90 MB nobody reads again
 echo "Depends: $depends"
 ls -l "$deb" "$tarball"
 echo "unpacked bundle: $(du -sm "$BUNDLE" | cut -f1) MB ($(du -s --apparent-size --block-size=1M "$BUNDLE" | cut -f1) MB apparent)"

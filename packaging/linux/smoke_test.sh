@@ -37,10 +37,14 @@ echo "== installed app signs; minisign and dpgui verify accept, and reject a tam
 DPGUI=/usr/bin/dpgui bash scripts/minisign_check.sh
 
 echo "== the real window on Xvfb for 10 s"
-display=:$(( 90 + RANDOM % 100 ))
-Xvfb "$display" -screen 0 1280x860x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+# -displayfd: the server takes the first free display number and writes it once it accepts clients.
+Xvfb -displayfd 3 -screen 0 1280x860x24 -nolisten tcp 3>"$work/display" >"$work/xvfb.log" 2>&1 &
 xvfb_pid=$!
-for _ in $(seq 100); do DISPLAY=$display xdotool getdisplaygeometry >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q . "$work/display" 2>/dev/null && break; sleep 0.1; done
+if ! grep -q . "$work/display"; then
+    echo "ERROR: Xvfb did not start within 30 s:"; cat "$work/xvfb.log"; exit 1
+fi
+display=:$(head -n 1 "$work/display")
 DISPLAY=$display QT_QPA_PLATFORM=xcb /usr/bin/dpgui resources/sample/flights.parquet --column distance \
     >"$work/app.log" 2>&1 &
 app_pid=$!

@@ -7,43 +7,25 @@ $DPGUI_SCREENSHOT_DIR (default build/screenshots in the checkout) so they can be
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+from xvfb import virtual_display  # noqa: E402  (scripts/ is not a package)
+
 SCREENS = ("01-start", "02-data", "03-plan", "04-accuracy-first", "05-bin-tree", "06-confirm-release",
            "07-results", "08-results-confidential-toggle", "09-data-bad-input", "10-plan-bad-epsilon",
            "11-export-bundle", "12-ledger", "13-verify", "14-keys")
 
 
-def _free_display() -> int:
-    for number in range(90, 200):
-        if not Path(f"/tmp/.X11-unix/X{number}").exists() and not Path(f"/tmp/.X{number}-lock").exists():
-            return number
-    raise RuntimeError("no free X display number")
-
-
 @pytest.fixture
-def xvfb(tmp_path):
-    binary = shutil.which("Xvfb")
-    assert binary, "Xvfb is not installed: run `make system-deps` (CI does this in .ci/run)"
-    number = _free_display()
-    proc = subprocess.Popen([binary, f":{number}", "-screen", "0", "2800x1800x24", "-nolisten", "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    socket = Path(f"/tmp/.X11-unix/X{number}")
-    deadline = time.monotonic() + 20
-    while not socket.exists():
-        assert proc.poll() is None, "Xvfb exited at start"
-        assert time.monotonic() < deadline, "Xvfb did not start in 20 s"
-        time.sleep(0.05)
-    yield f":{number}"
-    proc.terminate()
-    proc.wait(10)
+def xvfb():
+    with virtual_display(2800, 1800) as display:
+        yield display
 
 
 def _run_screens(display: str, outdir: Path, home: Path, *extra: str, env_extra: dict[str, str] | None = None):

@@ -1,0 +1,82 @@
+"""Start Xvfb on a display number the X server picks itself (``-displayfd``), for tests and benchmarks.
+
+Picking a number ourselves (a fixed one, a random one, or the first without a lock file) races with
+other X servers and trips over stale lock files; with ``-displayfd`` the server takes the first free
+number and writes it to a pipe once it is ready to accept clients. Needs Debian's ``xvfb``
+(``make system-deps``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+
+START_TIMEOUT_S = 30.0
+
+
+@contextlib.contextmanager
+def virtual_display(width: int = 1280, height: int = 860) -> Iterator[str]:
+    """Run Xvfb with one ``width``×``height``×24 screen; yields ``":N"`` and stops the server after."""
+    binary = shutil.which("Xvfb")
+    if binary is None:
+        raise RuntimeError("Xvfb is not installed: run `make system-deps` (CI does this in .ci/run)")
+    read_end, write_end = os.pipe()
+    log = tempfile.TemporaryFile()  # a file, not a pipe: a long-lived server must never block on it
+    server = subprocess.Popen([binary, "-displayfd", str(write_end), "-screen", "0", f"{width}x{height}x24",
+                               "-nolisten", "tcp"], pass_fds=(write_end,),
+                              stdout=subprocess.DEVNULL, stderr=log)
+    os.close(write_end)
+    try:
+        number = _read_display_number(read_end, server, log)
+        yield f":{number}"
+    finally:
+        os.close(read_end)
+        log.close()
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def _read_display_number(read_end: int, server: subprocess.Popen, log) -> int:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    text = b""
+    while not text.endswith(b"\n"):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise RuntimeError(f"Xvfb did not start within {START_TIMEOUT_S:g} s")
+        ready, _, _ = select.select([read_end], [], [], min(remaining, 0.5))
+        if ready:
+            chunk = os.read(read_end, 16)
+            if not chunk:  # the server closed the pipe without a number: it failed to start
+                break
+            text += chunk
+        elif server.poll() is not None:
+            break
+    if text.strip().isdigit() and _accepts_clients(int(text), server, deadline):
+        return int(text)
+    log.seek(0)
+    errors = log.read().decode(errors="replace").strip()[-2000:]
+    raise RuntimeError(f"Xvfb did not start (exit code {server.poll()}): {errors or 'no message'}")
+
+
+def _accepts_clients(number: int, server: subprocess.Popen, deadline: float) -> bool:
+    """True once the server's socket takes a connection (it is still running), False if it died."""
+    path = f"/tmp/.X11-unix/X{number}"
+    while server.poll() is None and time.monotonic() < deadline:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(path)
+                return True
+            except OSError:
+                time.sleep(0.05)
+    return False
