@@ -13,6 +13,7 @@ import os
 import select
 import shutil
 import socket
+import struct
 import subprocess
 import tempfile
 import time
@@ -69,14 +70,26 @@ def _read_display_number(read_end: int, server: subprocess.Popen, log) -> int:
     raise RuntimeError(f"Xvfb did not start (exit code {server.poll()}): {errors or 'no message'}")
 
 
+# X11 connection setup: little-endian, protocol 11.0, no authorisation; the reply's first byte is 1 on success.
+_X11_SETUP = b"l\x00" + struct.pack("<HHHH2x", 11, 0, 0, 0)
+
+
 def _accepts_clients(number: int, server: subprocess.Popen, deadline: float) -> bool:
-    """True once the server's socket takes a connection (it is still running), False if it died."""
+    """True once the server completes an X11 connection setup with a client, False if it died first.
+
+    A full handshake, not just a connect: a client started right after ``-displayfd`` answered was
+    once refused ("could not connect to display") here.
+    """
     path = f"/tmp/.X11-unix/X{number}"
     while server.poll() is None and time.monotonic() < deadline:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.settimeout(5)
             try:
                 probe.connect(path)
-                return True
+                probe.sendall(_X11_SETUP)
+                if probe.recv(1) == b"\x01":
+                    return True
             except OSError:
-                time.sleep(0.05)
+                pass
+        time.sleep(0.05)
     return False

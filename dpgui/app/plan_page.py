@@ -62,6 +62,7 @@ class BudgetEditor(QWidget):
     the other unlocked levels; locked levels never move."""
 
     budgetsEdited = Signal()
+    locksChanged = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -131,6 +132,7 @@ class BudgetEditor(QWidget):
             lock = QCheckBox()
             lock.setToolTip(text.LOCK_TOOLTIP)
             lock.setAccessibleName(f"Lock level {level}")
+            lock.toggled.connect(self.locksChanged)
             self._grid.addWidget(spin, row, 2)
             self._grid.addWidget(share, row, 3)
             self._grid.addWidget(lock, row, 4)
@@ -150,6 +152,13 @@ class BudgetEditor(QWidget):
         lock = self._locks[level]
         if lock is not None:
             lock.setChecked(locked)
+
+    def set_locks(self, levels: Sequence[int]) -> None:
+        """Lock exactly ``levels`` (levels without a lock box, or beyond the tree, are ignored)."""
+        wanted = set(levels)
+        for level, lock in enumerate(self._locks):
+            if lock is not None:
+                lock.setChecked(level in wanted)
 
     def set_budget(self, level: int, value: float) -> None:
         """Set one level's budget as if the user typed it (rescales the others)."""
@@ -587,9 +596,11 @@ class PlanPage(QWidget):
         self._run(task, done)
 
     # ---------------------------------------------------------------- project files (dpgui/app/project.py)
-    def apply_plan(self, plan: Plan | None, consistency: str, branching: str = "auto", objective: str = "total") -> None:
-        """Show a saved plan exactly as it was (from a project file): no re-planning, nothing spent.
-        With ``plan`` None only the settings are set and the app plans as usual."""
+    def apply_plan(self, plan: Plan | None, consistency: str, branching: str = "auto", objective: str = "total",
+                   locked_levels: Sequence[int] = ()) -> None:
+        """Show a saved plan exactly as it was (from a project file), with its locked levels: no
+        re-planning, nothing spent. With ``plan`` None only the settings are set, no level stays
+        locked, and the app plans as usual."""
         self._replan_timer.stop()
         self._generation += 1  # a plan still being computed is dropped when it arrives
         combos = ((self.consistency, consistency), (self.objective, objective))
@@ -605,6 +616,7 @@ class PlanPage(QWidget):
         self._on_target_unit()
         self.branching.set_text(branching or "auto")
         if plan is None:
+            self.budgets.set_locks(())
             self.schedule_replan()
             return
         self.records_per_person.blockSignals(True)
@@ -614,3 +626,4 @@ class PlanPage(QWidget):
         self.epsilon.set_text(f"{epsilon:g}" if float(f"{epsilon:g}") == epsilon else repr(epsilon))
         self.busyChanged.emit(False)
         self.set_plan(plan)
+        self.budgets.set_locks(locked_levels)

@@ -208,6 +208,7 @@ class ProjectController(QObject):
         window.plan_page.planChanged.connect(self.refresh)
         window.plan_page.consistency.currentIndexChanged.connect(self.refresh)
         window.plan_page.branching.edited.connect(self.refresh)
+        window.plan_page.budgets.locksChanged.connect(self.refresh)
         window.data_page.dataset_name.textEdited.connect(self.refresh)
 
     # ------------------------------------------------------------------ workspace
@@ -224,6 +225,7 @@ class ProjectController(QObject):
             dataset=w.data_page.dataset_name.text().strip(),
             plan=None if page.plan is None else page.plan.to_json(), consistency=page.consistency_method(),
             branching=page.branching.text().strip() or "auto", objective=page.objective.currentData(),
+            locked_levels=() if page.plan is None else tuple(sorted(page.budgets.locked())),
             releases=tuple(self.releases), autosave_of="" if self.path is None else str(self.path),
         )
 
@@ -353,7 +355,8 @@ class ProjectController(QObject):
         plan = project.plan_object()
         if plan is not None and plan.shape.bins != project.bins:
             plan = None  # saved half-way through re-planning: plan again
-        w.plan_page.apply_plan(plan, project.consistency, project.branching, project.objective)
+        w.plan_page.apply_plan(plan, project.consistency, project.branching, project.objective,
+                               project.locked_levels if plan is not None else ())
         self.dataset = project.dataset
         if project.dataset:
             w.data_page.dataset_name.setText(project.dataset)

@@ -18,13 +18,14 @@ Format (``version`` 1), one JSON object::
     {"format": "dpgui-project", "version": 1, "app_version": "0.1.0", "saved_utc": "…",
      "data_path": "/abs/data.csv", "column": "age", "lower": 0.0, "upper": 100.0, "bins": 100,
      "missing": "drop", "dataset": "", "plan": {…Plan.to_json()…} | null, "consistency": "l2",
-     "branching": "auto", "objective": "total", "autosave_of": "",
+     "branching": "auto", "objective": "total", "locked_levels": [2], "autosave_of": "",
      "releases": [{"release_id": "…", "created_utc": "…", "column": "age", "missing": "drop",
                    "lower": 0.0, "upper": 100.0, "consistency": "l2", "secure": true,
                    "plan": {…}, "levels": [[N], [c, c, …], …]}]}
 
 ``lower``, ``upper``, ``bins`` and ``missing`` may be ``null`` (not chosen yet) and ``column``
-``""``: a workspace can be saved half-way. A file from a newer dpgui (higher ``version``) is
+``""``: a workspace can be saved half-way. ``locked_levels`` are the tree levels whose budget the
+officer locked in the plan step (their budgets are the plan's); files without it have none locked. A file from a newer dpgui (higher ``version``) is
 refused with a message saying so. Writes are atomic (temporary file, fsync, rename).
 """
 
@@ -140,6 +141,7 @@ class Project:
     consistency: str = "l2"
     branching: str = "auto"  # the plan step's branching setting ("auto", "16", "4x16x16")
     objective: str = "total"
+    locked_levels: tuple[int, ...] = ()  # levels whose budget is locked in the plan step (sorted)
     releases: tuple[ProjectRelease, ...] = ()
     format: str = PROJECT_FORMAT
     version: int = PROJECT_VERSION
@@ -184,7 +186,8 @@ def project_to_json(project: Project) -> str:
         "saved_utc": project.saved_utc, "data_path": project.data_path, "column": project.column,
         "lower": project.lower, "upper": project.upper, "bins": project.bins, "missing": project.missing,
         "dataset": project.dataset, "plan": project.plan, "consistency": project.consistency,
-        "branching": project.branching, "objective": project.objective, "autosave_of": project.autosave_of,
+        "branching": project.branching, "objective": project.objective,
+        "locked_levels": list(project.locked_levels), "autosave_of": project.autosave_of,
         "releases": [_release_json(r, placeholder(r.levels)) for r in project.releases],
     }
     try:
@@ -267,6 +270,19 @@ class _Reader:
             raise DataError(f"{self.where}: the plan is not valid ({detail})",
                             "the file is damaged or was edited by hand; open another project") from None
         return value
+
+    def locked_levels(self, name: str, plan: dict[str, Any] | None) -> tuple[int, ...]:
+        """Sorted distinct levels; each must be a level of ``plan`` that gets noise (none without a plan)."""
+        value = self.get(name, [])
+        plan_object = None if plan is None else Plan.from_json(plan)
+        first = 0 if plan_object is None else plan_object.privacy.first_noised_level()
+        height = -1 if plan_object is None else plan_object.shape.height
+        if (not isinstance(value, list) or len(set(map(repr, value))) != len(value)
+                or not all(type(v) is int and first <= v <= height for v in value)):
+            wanted = (f"a list of distinct tree levels from {first} to {height}" if plan_object is not None
+                      else "an empty list (the project has no plan)")
+            raise self._fail(name, wanted, value)
+        return tuple(sorted(value))
 
 
 def _check_bounds(reader: _Reader, lower: float | None, upper: float | None) -> None:
@@ -362,7 +378,8 @@ def project_from_json(text: str, source: str = "the project") -> Project:
         dataset=reader.text("dataset", ""), plan=plan,
         consistency=reader.text("consistency", choices=CONSISTENCY_METHODS),
         branching=reader.text("branching", "auto"), objective=reader.text("objective", "total", choices=OBJECTIVES),
-        releases=releases, version=PROJECT_VERSION, saved_utc=saved, app_version=reader.text("app_version", ""),
+        locked_levels=reader.locked_levels("locked_levels", plan), releases=releases, version=PROJECT_VERSION,
+        saved_utc=saved, app_version=reader.text("app_version", ""),
         autosave_of=reader.text("autosave_of", ""),
     )
 

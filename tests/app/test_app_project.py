@@ -123,6 +123,37 @@ def test_save_after_release_then_open_in_a_fresh_window(qtbot, people_csv, tmp_p
     assert len(load_project(target).releases) == 1  # the earlier release is kept
 
 
+def test_locked_levels_are_saved_and_restored(qtbot, people_csv, tmp_path):
+    first = make_window(qtbot)
+    plan = prepare_workspace(qtbot, first, people_csv)
+    target = tmp_path / "work.dpgui"
+    assert first.project.save_to(target) and not first.isWindowModified()
+    first.plan_page.budgets.set_locked(1)
+    assert first.isWindowModified()  # a lock is part of the workspace
+    assert first.project.save()
+    assert load_project(target).locked_levels == (1,)
+
+    second = make_window(qtbot)
+    open_and_wait(qtbot, second, people_csv)  # another workspace with level 2 locked, in the same tree
+    set_column(qtbot, second, "age", "0", "100", "50")
+    second.plan_page.branching.set_text("5x10")
+    second.plan_page.branching.edited.emit()
+    qtbot.waitUntil(lambda: second.plan_page.plan.shape.branching == (5, 10) and not second.plan_page.is_planning(),
+                    timeout=TIMEOUT)
+    second.plan_page.budgets.set_locked(2)
+    second.noise_source = no_noise
+    assert second.project.open_project(target)
+    wait_applied(qtbot, second, people_csv, released=False)
+    assert_same_workspace(second, plan, None)
+    assert second.plan_page.budgets.locked() == {1: pytest.approx(0.123, abs=1e-9)}  # level 2's lock is gone
+    assert not second.isWindowModified()
+    # the restored lock holds: a new ε keeps level 1 at 0.123
+    second.plan_page.set_epsilon(1.0)
+    qtbot.waitUntil(lambda: second.plan_page.plan.privacy.epsilon == 1.0 and not second.plan_page.is_planning(),
+                    timeout=TIMEOUT)
+    assert second.plan_page.plan.level_epsilons[0] == pytest.approx(0.123, abs=1e-9)
+
+
 def test_a_project_file_dropped_or_given_on_the_command_line_opens_as_a_project(qtbot, people_csv, tmp_path):
     first = make_window(qtbot)
     plan = prepare_workspace(qtbot, first, people_csv)

@@ -46,7 +46,7 @@ def _project(tmp_path, releases=None) -> Project:
     data.write_text("age\n1\n")
     return Project(data_path=str(data), column="age", lower=10.0, upper=74.0, bins=K, missing="drop",
                    dataset="people-2026", plan=_plan("addremove", (8, 8), 0.5).to_json(), consistency="l1",
-                   branching="8x8", objective="max", releases=records)
+                   branching="8x8", objective="max", locked_levels=(0, 2), releases=records)
 
 
 def test_round_trip_with_two_releases(tmp_path):
@@ -61,6 +61,7 @@ def test_round_trip_with_two_releases(tmp_path):
     assert (loaded.column, loaded.lower, loaded.upper, loaded.bins, loaded.missing, loaded.dataset) == (
         "age", 10.0, 74.0, K, "drop", "people-2026")
     assert [r.release_id for r in loaded.releases] == ["rel-1", "rel-2"]
+    assert loaded.locked_levels == (0, 2)
     for original, record in zip(releases, loaded.releases):
         again = record.to_release()
         # The published numbers come back exactly: same levels, same estimates, same consistent CDF.
@@ -76,11 +77,19 @@ def test_round_trip_with_two_releases(tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))  # written atomically
 
 
+def test_a_file_from_before_locked_levels_has_none_locked(tmp_path):
+    document = json.loads(project_to_json(_project(tmp_path)))
+    del document["locked_levels"]
+    assert project_from_json(json.dumps(document)).locked_levels == ()
+
+
 def test_half_finished_workspace_round_trips(tmp_path):
     project = Project(data_path=str(tmp_path / "x.csv"))  # only a file opened so far
     assert project_from_json(project_to_json(project)) == project
     text = project_to_json(project)
     assert json.loads(text)["lower"] is None and json.loads(text)["plan"] is None
+    locks_without_plan = {**json.loads(text), "locked_levels": [1]}
+    assert "'locked_levels' must be an empty list (the project has no plan)" in _error(json.dumps(locks_without_plan))
 
 
 def _numbers(value, out: list) -> list:
@@ -202,6 +211,10 @@ def test_missing_field_in_a_release(good):
     ("version", "1", "'version' must be a whole number"),
     ("objective", "median", "'objective' must be"),
     ("saved_utc", "yesterday", "'saved_utc' is not a date"),
+    ("locked_levels", [3], "'locked_levels' must be a list of distinct tree levels from 0 to 2"),
+    ("locked_levels", [1, 1], "'locked_levels' must be a list of distinct tree levels"),
+    ("locked_levels", [True], "'locked_levels' must be a list of distinct tree levels"),
+    ("locked_levels", "1", "'locked_levels' must be a list of distinct tree levels"),
 ])
 def test_wrong_types(good, field, value, words):
     good[field] = value
