@@ -2,8 +2,8 @@
 
 Picking a number ourselves (a fixed one, a random one, or the first without a lock file) races with
 other X servers and trips over stale lock files; with ``-displayfd`` the server takes the first free
-number and writes it to a pipe once it is ready to accept clients. Needs Debian's ``xvfb``
-(``make system-deps``).
+number and writes it to a pipe. The display is handed out only after an X11 connection setup on it
+has succeeded. Needs Debian's ``xvfb`` (``make system-deps``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from typing import IO
 
 START_TIMEOUT_S = 30.0
 
@@ -48,7 +49,7 @@ def virtual_display(width: int = 1280, height: int = 860) -> Iterator[str]:
             server.wait()
 
 
-def _read_display_number(read_end: int, server: subprocess.Popen, log) -> int:
+def _read_display_number(read_end: int, server: subprocess.Popen, log: IO[bytes]) -> int:
     deadline = time.monotonic() + START_TIMEOUT_S
     text = b""
     while not text.endswith(b"\n"):

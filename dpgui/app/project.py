@@ -356,7 +356,7 @@ class ProjectController(QObject):
         if plan is not None and plan.shape.bins != project.bins:
             plan = None  # saved half-way through re-planning: plan again
         w.plan_page.apply_plan(plan, project.consistency, project.branching, project.objective,
-                               project.locked_levels if plan is not None else ())
+                               project.locked_levels)
         self.dataset = project.dataset
         if project.dataset:
             w.data_page.dataset_name.setText(project.dataset)

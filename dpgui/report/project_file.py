@@ -25,8 +25,9 @@ Format (``version`` 1), one JSON object::
 
 ``lower``, ``upper``, ``bins`` and ``missing`` may be ``null`` (not chosen yet) and ``column``
 ``""``: a workspace can be saved half-way. ``locked_levels`` are the tree levels whose budget the
-officer locked in the plan step (their budgets are the plan's); files without it have none locked. A file from a newer dpgui (higher ``version``) is
-refused with a message saying so. Writes are atomic (temporary file, fsync, rename).
+officer locked in the plan step (their budgets are the plan's); files without it have none locked.
+A file from a newer dpgui (higher ``version``) is refused with a message saying so. Writes are
+atomic (temporary file, fsync, rename).
 """
 
 from __future__ import annotations

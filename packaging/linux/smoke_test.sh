@@ -37,14 +37,21 @@ echo "== installed app signs; minisign and dpgui verify accept, and reject a tam
 DPGUI=/usr/bin/dpgui bash scripts/minisign_check.sh
 
 echo "== the real window on Xvfb for 10 s"
-# -displayfd: the server takes the first free display number and writes it once it accepts clients.
+# -displayfd: the server takes the first free display number and writes it; then wait for a client
+# (xdotool) to get through, as the app would.
 Xvfb -displayfd 3 -screen 0 1280x860x24 -nolisten tcp 3>"$work/display" >"$work/xvfb.log" 2>&1 &
 xvfb_pid=$!
-for _ in $(seq 300); do grep -q . "$work/display" 2>/dev/null && break; sleep 0.1; done
-if ! grep -q . "$work/display"; then
+display=""
+for _ in $(seq 300); do
+    if grep -q . "$work/display" 2>/dev/null; then
+        display=:$(head -n 1 "$work/display")
+        DISPLAY=$display xdotool getdisplaygeometry >/dev/null 2>&1 && break
+    fi
+    sleep 0.1
+done
+if [ -z "$display" ] || ! DISPLAY=$display xdotool getdisplaygeometry >/dev/null 2>&1; then
     echo "ERROR: Xvfb did not start within 30 s:"; cat "$work/xvfb.log"; exit 1
 fi
-display=:$(head -n 1 "$work/display")
 DISPLAY=$display QT_QPA_PLATFORM=xcb /usr/bin/dpgui resources/sample/flights.parquet --column distance \
     >"$work/app.log" 2>&1 &
 app_pid=$!
