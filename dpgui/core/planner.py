@@ -18,7 +18,6 @@ import math
 from typing import Mapping, Sequence
 
 import numpy as np
-from scipy.optimize import minimize
 
 from dpgui.core.plan import OBJECTIVES, Plan, PrivacySpec, equal_budgets, split_budget
 from dpgui.core.projection import (
@@ -215,6 +214,8 @@ def _optimise_budgets_at(
     constraint = {"type": "eq", "fun": lambda x: (np.sum(x) - remaining) / remaining}
 
     if objective == "total":
+        from scipy.optimize import minimize  # here: scipy.optimize adds ~0.3 s to start-up
+
         scale = objective_fn(assemble(x0))
         result = minimize(lambda x: objective_fn(assemble(x)) / scale, x0, method="SLSQP", bounds=bounds,
                           constraints=[constraint], options={"maxiter": 300, "ftol": 1e-12})
@@ -230,6 +231,8 @@ def _optimise_budgets_at(
 
 def _minimise_max(shape, privacy, estimator, assemble, x0, bounds, constraint) -> np.ndarray:
     """min_x max_j Var Ĉ_j(x) by cutting planes: SLSQP in epigraph form over a growing set of prefixes."""
+    from scipy.optimize import minimize  # here: scipy.optimize adds ~0.3 s to start-up
+
     full = _Objective(shape, privacy, estimator, "max")
     active = _Objective(shape, privacy, estimator, "max", prefixes=np.empty(0, dtype=np.int64))
     x = x0.copy()
