@@ -31,8 +31,10 @@ def virtual_display(width: int = 1280, height: int = 860) -> Iterator[str]:
         raise RuntimeError("Xvfb is not installed: run `make system-deps` (CI does this in .ci/run)")
     read_end, write_end = os.pipe()
     log = tempfile.TemporaryFile()  # a file, not a pipe: a long-lived server must never block on it
+    # -noreset: by default the server re-initialises itself whenever its last client leaves, and a
+    # client that connects meanwhile can be refused; between app runs that happens every time.
     server = subprocess.Popen([binary, "-displayfd", str(write_end), "-screen", "0", f"{width}x{height}x24",
-                               "-nolisten", "tcp"], pass_fds=(write_end,),
+                               "-nolisten", "tcp", "-noreset"], pass_fds=(write_end,),
                               stdout=subprocess.DEVNULL, stderr=log)
     os.close(write_end)
     try:

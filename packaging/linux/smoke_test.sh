@@ -17,7 +17,10 @@ work=$(mktemp -d)
 app_pid="" xvfb_pid=""
 cleanup() {
     [ -n "$app_pid" ] && kill "$app_pid" 2>/dev/null || true
-    [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null || true
+    if [ -n "$xvfb_pid" ]; then   # and wait: gone before the next X server starts
+        kill "$xvfb_pid" 2>/dev/null || true
+        wait "$xvfb_pid" 2>/dev/null || true
+    fi
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -38,8 +41,8 @@ DPGUI=/usr/bin/dpgui bash scripts/minisign_check.sh
 
 echo "== the real window on Xvfb for 10 s"
 # -displayfd: the server takes the first free display number and writes it; then wait for a client
-# (xdotool) to get through, as the app would.
-Xvfb -displayfd 3 -screen 0 1280x860x24 -nolisten tcp 3>"$work/display" >"$work/xvfb.log" 2>&1 &
+# (xdotool) to get through, as the app would. -noreset: no re-initialisation when that client leaves.
+Xvfb -displayfd 3 -screen 0 1280x860x24 -nolisten tcp -noreset 3>"$work/display" >"$work/xvfb.log" 2>&1 &
 xvfb_pid=$!
 display=""
 for _ in $(seq 300); do
