@@ -36,16 +36,16 @@ class DisplayRefused(Exception):
 
 def time_to_window(command: list[str], display: str, attempts: int = 3) -> float:
     """Seconds from start to the first visible window; a run the X server refused is retried (and said)."""
+    message = ""
     for attempt in range(1, attempts + 1):
         try:
             return _one_run(command, display)
         except DisplayRefused as refused:
+            message = str(refused)
             print(f"note: {Path(command[0]).name} could not connect to the X display {display} "
                   f"(attempt {attempt} of {attempts}); {'retrying' if attempt < attempts else 'giving up'}",
                   file=sys.stderr)
-            if attempt == attempts:
-                raise SystemExit(str(refused)) from None
-    raise AssertionError("unreachable")
+    raise SystemExit(message)
 
 
 def _one_run(command: list[str], display: str) -> float:

@@ -1,4 +1,7 @@
-"""Start Xvfb on a display number the X server picks itself (``-displayfd``), for tests and benchmarks.
+"""Start Xvfb on a display number the X server picks itself (``-displayfd``), for tests, benchmarks
+and the installed-app smoke test.
+
+    python scripts/xvfb.py COMMAND [ARG…]   # like xvfb-run: COMMAND runs with DISPLAY set, exit code kept
 
 Picking a number ourselves (a fixed one, a random one, or the first without a lock file) races with
 other X servers and trips over stale lock files; with ``-displayfd`` the server takes the first free
@@ -15,6 +18,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -96,3 +100,16 @@ def _accepts_clients(number: int, server: subprocess.Popen, deadline: float) -> 
                 pass
         time.sleep(0.05)
     return False
+
+
+def main(argv: list[str]) -> int:
+    """Run ``argv`` with DISPLAY set to a fresh virtual display; its exit code is returned."""
+    if not argv:
+        print("usage: python scripts/xvfb.py COMMAND [ARG…]", file=sys.stderr)
+        return 2
+    with virtual_display() as display:
+        return subprocess.run(argv, env={**os.environ, "DISPLAY": display}).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -8,19 +8,19 @@
 #   4. the real window on Xvfb, on the sample dataset: alive after 10 s, a visible "dpgui" window,
 #      screenshot saved to dist/smoke/installed-window.png;
 #   5. dpkg --purge, then nothing may be left in /opt/dpgui or /usr/bin/dpgui.
-# Needs root or sudo, Xvfb and xdotool (`make system-deps`), and .venv (for the screenshot).
+# Needs root or sudo, Xvfb and xdotool (`make system-deps`), and .venv (for the screenshot and for
+# scripts/xvfb.py, which gives the whole script its own virtual display).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+if [ -z "${DPGUI_SMOKE_ON_XVFB:-}" ]; then   # never the developer's own screen
+    DPGUI_SMOKE_ON_XVFB=1 exec .venv/bin/python scripts/xvfb.py bash "$0" "$@"
+fi
 SUDO=$( [ "$(id -u)" = 0 ] || echo sudo )
 deb=$(ls dist/dpgui_*.deb | head -n 1)
 work=$(mktemp -d)
-app_pid="" xvfb_pid=""
+app_pid=""
 cleanup() {
     [ -n "$app_pid" ] && kill "$app_pid" 2>/dev/null || true
-    if [ -n "$xvfb_pid" ]; then   # and wait: gone before the next X server starts
-        kill "$xvfb_pid" 2>/dev/null || true
-        wait "$xvfb_pid" 2>/dev/null || true
-    fi
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -39,36 +39,21 @@ grep -q "(frozen app)" "$work/version.txt"
 echo "== installed app signs; minisign and dpgui verify accept, and reject a tampered manifest"
 DPGUI=/usr/bin/dpgui bash scripts/minisign_check.sh
 
-echo "== the real window on Xvfb for 10 s"
-# -displayfd: the server takes the first free display number and writes it; then wait for a client
-# (xdotool) to get through, as the app would. -noreset: no re-initialisation when that client leaves.
-Xvfb -displayfd 3 -screen 0 1280x860x24 -nolisten tcp -noreset 3>"$work/display" >"$work/xvfb.log" 2>&1 &
-xvfb_pid=$!
-display=""
-for _ in $(seq 300); do
-    if grep -q . "$work/display" 2>/dev/null; then
-        display=:$(head -n 1 "$work/display")
-        DISPLAY=$display xdotool getdisplaygeometry >/dev/null 2>&1 && break
-    fi
-    sleep 0.1
-done
-if [ -z "$display" ] || ! DISPLAY=$display xdotool getdisplaygeometry >/dev/null 2>&1; then
-    echo "ERROR: Xvfb did not start within 30 s:"; cat "$work/xvfb.log"; exit 1
-fi
-DISPLAY=$display QT_QPA_PLATFORM=xcb /usr/bin/dpgui resources/sample/flights.parquet --column distance \
+echo "== the real window on Xvfb ($DISPLAY) for 10 s"
+QT_QPA_PLATFORM=xcb /usr/bin/dpgui resources/sample/flights.parquet --column distance \
     >"$work/app.log" 2>&1 &
 app_pid=$!
 sleep 10
 if ! kill -0 "$app_pid" 2>/dev/null; then
     echo "ERROR: the installed app exited within 10 s:"; cat "$work/app.log"; exit 1
 fi
-window=$(DISPLAY=$display xdotool search --onlyvisible --classname '^dpgui$' | head -n 1 || true)
+window=$(xdotool search --onlyvisible --classname '^dpgui$' | head -n 1 || true)
 if [ -z "$window" ]; then
     echo "ERROR: no visible dpgui window after 10 s:"; cat "$work/app.log"; exit 1
 fi
-echo "window $window: $(DISPLAY=$display xdotool getwindowname "$window")"
+echo "window $window: $(xdotool getwindowname "$window")"
 mkdir -p dist/smoke
-DISPLAY=$display QT_QPA_PLATFORM=xcb .venv/bin/python - dist/smoke/installed-window.png <<'PY'
+QT_QPA_PLATFORM=xcb .venv/bin/python - dist/smoke/installed-window.png <<'PY'
 import sys
 from PySide6.QtGui import QGuiApplication
 app = QGuiApplication(sys.argv[:1])
