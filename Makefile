@@ -8,13 +8,14 @@ SAMPLE := resources/sample/flights.parquet
 
 # Debian packages the window needs (Qt's xcb plugin and Xvfb for the real-window tests), plus
 # minisign (tests show the stock tool verifies our bundles) and poppler-utils (pdftotext reads our PDFs);
-# for `make package` and its smoke test: binutils (strip, readelf), xdotool (finds the installed app's
-# window), the Wayland client libraries (listed in the .deb's Depends:), and shellcheck (tests the scripts).
+# for `make package` and its smoke test: binutils (strip, readelf, as, ld) and icu-devtools (icupkg),
+# which shrink Qt's ICU data, xdotool (finds the installed app's window), the Wayland client libraries
+# (listed in the .deb's Depends:), and shellcheck (tests the scripts).
 # Installed by CI (`.ci/run`); on a desktop machine they are normally present already.
 SYSTEM_PACKAGES := xvfb xauth libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 \
 	libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-randr0 libxcb-render-util0 \
 	libxcb-xinerama0 libxcb-image0 libxcb-xkb1 libwayland-cursor0 libwayland-egl1 fonts-dejavu-core \
-	minisign poppler-utils binutils xdotool shellcheck
+	minisign poppler-utils binutils icu-devtools xdotool shellcheck
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)

@@ -3,7 +3,8 @@
 Steps: the software versions are known; the bundled sample dataset loads; a plan is made; a
 throw-away signing key is created and read back; a release is spent in a throw-away budget ledger
 with the secure noise; its PDF is drawn; a signed bundle is written and verified, and a one-byte
-change to it is caught; the main window opens offscreen on the sample and plans it.
+change to it is caught; Qt's text services sort and name time zones; the main window opens
+offscreen on the sample and plans it.
 
 Nothing of the user's is touched: ``DPGUI_HOME`` and Qt's settings point into a temporary folder
 that is deleted afterwards, so the real budget ledger, keys, recent files and autosaves are never
@@ -155,6 +156,24 @@ def _verify(run: _Run) -> str:
     return f"signature and hashes hold ({len(result.checks)} checks); a one-byte change is caught"
 
 
+def _qt_text(run: _Run) -> str:
+    """Collation and time-zone names, which Qt on Linux takes from the ICU data that the Linux bundle
+    trims (packaging/linux/slim_icu.py). Elsewhere Qt asks the operating system: nothing to check."""
+    if not sys.platform.startswith("linux"):
+        return "not applicable: Qt uses the system's collation and time zones here"
+    from PySide6.QtCore import QCollator, QLocale, QTimeZone
+
+    german = QCollator(QLocale("de_DE"))
+    _check(german.compare("ä", "z") < 0, "German collation does not sort ä before z (ICU collation data missing)")
+    natural = QCollator(QLocale("en_US"))
+    natural.setNumericMode(True)  # as the file dialog sorts
+    _check(natural.compare("file2", "file10") < 0, "numeric collation does not sort file2 before file10")
+    zone = QTimeZone(b"Europe/Berlin").displayName(QTimeZone.TimeType.StandardTime, QTimeZone.NameType.LongName,
+                                                   QLocale("de_DE"))
+    _check("Mitteleurop" in zone, f"Europe/Berlin is named {zone!r} in German (ICU time-zone data missing)")
+    return f"German and numeric collation; Europe/Berlin is {zone!r}"
+
+
 def _window(run: _Run) -> str:
     from PySide6.QtCore import QSettings, QtMsgType, qInstallMessageHandler
 
@@ -202,6 +221,7 @@ STEPS: tuple[tuple[str, Callable[[_Run], str]], ...] = (
     ("draw the PDF report", _pdf),
     ("write the signed bundle", _bundle),
     ("verify the bundle", _verify),
+    ("Qt text services (collation, time-zone names)", _qt_text),
     ("open the main window", _window),
 )
 

@@ -14,6 +14,9 @@ BUNDLE=dist/dpgui
 echo "== PyInstaller (packaging/dpgui.spec)"
 $PY -m PyInstaller --noconfirm --clean --log-level WARN --distpath dist --workpath build/pyinstaller packaging/dpgui.spec
 
+echo "== ICU data: only the parts Qt uses (packaging/linux/slim_icu.py)"
+$PY packaging/linux/slim_icu.py "$BUNDLE"/_internal/PySide6/Qt/lib/libicudata.so.[0-9]*
+
 echo "== strip symbols (not from auditwheel's *.libs, which strip would break)"
 before=$(du -sm "$BUNDLE" | cut -f1)
 find "$BUNDLE" -type f \( -name '*.so' -o -name '*.so.*' \) -not -path '*.libs/*' -print0 \
