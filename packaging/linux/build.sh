@@ -51,3 +51,5 @@ rm -rf build/deb build/pyinstaller   # staging and PyInstaller's work files: ~90
 echo "Depends: $depends"
 ls -l "$deb" "$tarball"
 echo "unpacked bundle: $(du -sm "$BUNDLE" | cut -f1) MB ($(du -s --apparent-size --block-size=1M "$BUNDLE" | cut -f1) MB apparent)"
+echo "largest parts (MB):"
+du -sm "$BUNDLE"/_internal/* "$BUNDLE"/dpgui | sort -rn | head -n 8 | sed "s|$BUNDLE/||"

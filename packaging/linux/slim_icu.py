@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,8 +37,18 @@ from pathlib import Path
 REMOVED = re.compile(r"^(brkitr|curr|lang|region|unit|rbnf|translit)/|\.cnv$|^unames\.icu$")
 
 
+TOOLS = {"icupkg": "icu-devtools", "readelf": "binutils", "as": "binutils", "ld": "binutils"}
+
+
 def _run(*command: str) -> str:
-    return subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    # Debian installs icupkg in /usr/sbin, which is not on a normal user's PATH.
+    tool = shutil.which(command[0], path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"]))
+    if tool is None:
+        raise SystemExit(f"{command[0]} not found: install the Debian package {TOOLS[command[0]]} (`make system-deps`)")
+    result = subprocess.run([tool, *command[1:]], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed with exit code {result.returncode}:\n{result.stderr.strip()}")
+    return result.stdout
 
 
 def data_symbol(library: Path) -> tuple[str, int, int]:
