@@ -11,6 +11,7 @@ import pyarrow.csv as pa_csv
 import pytest
 from PySide6.QtCore import QTimer
 
+from dpgui.app.main_window import WARM_UP_DELAY_MS
 from gui_helpers import make_window, wait_plan
 
 BINS = 65_536
@@ -41,6 +42,7 @@ class StallProbe:
         self._timer.start()
 
     def stop(self) -> None:
+        self._tick()  # the time since the last tick counts too: every moment from start to stop is measured
         self._timer.stop()
 
 
@@ -56,7 +58,9 @@ def big_csv(tmp_path_factory):
 
 def test_event_loop_stays_responsive_while_loading_and_releasing(qtbot, big_csv):
     window = make_window(qtbot)
-    qtbot.wait(200)  # let the first paint finish before measuring
+    # An idle window, as when a user opens a file: drawn, and its libraries imported in the background.
+    qtbot.wait(WARM_UP_DELAY_MS + 200)
+    qtbot.waitUntil(lambda: not window.pool.busy(), timeout=30_000)
     probe = StallProbe()
     probe.start()
     started = time.perf_counter()
@@ -89,6 +93,6 @@ def test_event_loop_stays_responsive_while_loading_and_releasing(qtbot, big_csv)
     assert window.outcome.release.plan.shape.bins == BINS
     print(f"\nload {loaded - started:.2f} s (worst stall {load_stall:.0f} ms); plan+release "
           f"{released - loaded:.2f} s; worst stall overall {probe.worst_ms:.0f} ms over {probe.ticks} ticks")
-    # The timer really ran during the work: at least a quarter of the ticks it would have had idle.
-    assert probe.ticks >= (released - started) / probe.interval / 4
+    # Every gap between start, the ticks and stop is measured, so a timer that stopped ticking shows as
+    # one long stall; how often it ticks in between varies with the machine's load and is not asserted.
     assert probe.worst_ms < LIMIT_MS
