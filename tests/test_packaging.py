@@ -52,8 +52,11 @@ def workflow() -> dict:
 
 
 def _jobs_by_os(workflow: dict) -> dict[str, dict]:
+    """The build jobs by operating system (the release job, which only gathers their files, is not one)."""
     jobs = {}
-    for job in workflow["jobs"].values():
+    for name, job in workflow["jobs"].items():
+        if name == "release":
+            continue
         runner = job["runs-on"]
         for os_name, prefix in (("linux", "ubuntu-"), ("windows", "windows-"), ("macos", "macos-")):
             if runner.startswith(prefix):
@@ -161,6 +164,20 @@ def test_jobs_build_and_upload_the_installers(workflow):
     _step_index(linux, _runs("apt-get install -y ./dist/dpgui_"))
     _step_index(windows, _runs("/VERYSILENT"))
     _step_index(macos, _runs("hdiutil attach"))
+
+
+def test_a_tag_drafts_a_release_from_the_self_tested_installers(workflow):
+    release = workflow["jobs"]["release"]
+    assert release["if"] == "startsWith(github.ref, 'refs/tags/v')"
+    assert sorted(release["needs"]) == ["linux", "macos", "windows"]  # only after every job self-tested
+    assert release["permissions"] == {"contents": "write"} and workflow["permissions"] == {"contents": "read"}
+    download = release["steps"][_step_index(release, _uses("actions/download-artifact"))]
+    assert download["with"]["merge-multiple"] is True and download["with"]["path"] == "dist"
+    create = release["steps"][_step_index(release, _runs("gh release create"))]
+    assert download is not create and "--draft" in create["run"] and "dist/*" in create["run"]
+    assert create["env"]["GH_TOKEN"] == "${{ github.token }}"
+    other_jobs = [job for name, job in workflow["jobs"].items() if name != "release"]
+    assert all("permissions" not in job for job in other_jobs)  # the build jobs keep read-only access
 
 
 def test_secrets_never_in_conditions_and_signing_is_guarded(workflow):
