@@ -455,12 +455,26 @@ COMMANDS = {"plan": cmd_plan, "release": cmd_release, "verify": cmd_verify, "key
             "simulate": cmd_simulate}
 
 
+def _no_desktop() -> bool:
+    """True on Linux and the BSDs when no display server is named and no Qt platform is forced
+    (on a server, over plain ssh). Windows and macOS always have their desktop."""
+    if sys.platform in ("win32", "darwin") or os.environ.get("QT_QPA_PLATFORM"):
+        return False
+    return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def _gui(argv: list[str]) -> int:
     """``dpgui [FILE] [--column NAME]``: the desktop window (start page without FILE)."""
     parser = _Parser(prog="dpgui", description="Open the desktop app (on FILE if given).")
     parser.add_argument("file", nargs="?", help="a CSV, TSV, Parquet or Excel file to open")
     parser.add_argument("--column", help="the column to select after opening FILE")
     args = parser.parse_args(argv)
+    if _no_desktop():
+        # Qt would abort here with a misleading "reinstall" message (and a core dump).
+        print("dpgui: error: the window needs a graphical desktop, and none was found (neither DISPLAY nor "
+              "WAYLAND_DISPLAY is set); start dpgui from the desktop, or use the commands: dpgui --help",
+              file=sys.stderr)
+        return 2
     try:
         from dpgui.app.main import run_gui
     except ImportError as err:  # e.g. Qt's system libraries missing on a server

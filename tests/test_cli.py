@@ -253,3 +253,36 @@ def test_key_create_then_release_bundle_then_verify(tmp_path, capsys):
     assert code == 2 and "passphrase" in err
     code, out, _ = run_cli(["ledger", "show", "--dataset", "flights", "--json"], capsys)
     assert len(json.loads(out)["releases"]) == 1  # the refused release spent nothing
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="Windows and macOS always have a desktop")
+def test_the_window_without_a_desktop_exits_2_with_a_clear_message(tmp_path):
+    """On a server (no DISPLAY, no WAYLAND_DISPLAY) Qt would abort with advice to reinstall."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    result = subprocess.run([sys.executable, "-m", "dpgui.cli"], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "needs a graphical desktop" in result.stderr and "dpgui --help" in result.stderr
+    assert "Aborted" not in result.stderr and "platform plugin" not in result.stderr
+    # The commands still work there.
+    result = subprocess.run([sys.executable, "-m", "dpgui.cli", "plan", "--bins", "16", "--epsilon", "1"], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_forced_qt_platform_counts_as_a_desktop(monkeypatch):
+    import dpgui.cli as cli
+
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(cli.sys, "platform", "linux")
+    assert cli._no_desktop()
+    monkeypatch.setenv("WAYLAND_DISPLAY", "wayland-0")
+    assert not cli._no_desktop()
+    monkeypatch.delenv("WAYLAND_DISPLAY")
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    assert not cli._no_desktop()
+    monkeypatch.setattr(cli.sys, "platform", "darwin")
+    monkeypatch.delenv("QT_QPA_PLATFORM")
+    assert not cli._no_desktop()

@@ -2,7 +2,8 @@
 # Installs dist/dpgui_<version>_<arch>.deb, proves the installed app works, removes it again.
 #
 #   1. dpkg -i (Depends must already be satisfied: `make system-deps` installs them);
-#   2. /usr/bin/dpgui --version and --self-test (the frozen app, from the installed path);
+#   2. /usr/bin/dpgui --version and --self-test (the frozen app, from the installed path), and
+#      without a desktop a clear message with exit code 2;
 #   3. a signed bundle made by the installed app verifies with `minisign -Vm` and `dpgui verify`,
 #      and a tampered one is rejected by both (scripts/minisign_check.sh);
 #   4. the real window on Xvfb, on the sample dataset: alive after 10 s, a visible "dpgui" window,
@@ -35,6 +36,14 @@ echo "== installed: dpgui --version, dpgui --self-test"
 /usr/bin/dpgui --version | tee "$work/version.txt"
 grep -q "(frozen app)" "$work/version.txt"
 /usr/bin/dpgui --self-test
+
+echo "== installed: without a desktop, a clear message and exit code 2 (not Qt's abort)"
+status=0
+env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM /usr/bin/dpgui >"$work/no-desktop.txt" 2>&1 || status=$?
+cat "$work/no-desktop.txt"
+if [ "$status" != 2 ] || ! grep -q "needs a graphical desktop" "$work/no-desktop.txt"; then
+    echo "ERROR: without a desktop the installed app exited with $status, without the message"; exit 1
+fi
 
 echo "== installed app signs; minisign and dpgui verify accept, and reject a tampered manifest"
 DPGUI=/usr/bin/dpgui bash scripts/minisign_check.sh
