@@ -139,7 +139,8 @@ class MainWindow(QMainWindow):
         self._restore_geometry()
         self.statusBar().showMessage("Ready. Open a file to begin.")
         self.project.start()  # session marker; offers to restore the last workspace after a crash
-        QTimer.singleShot(WARM_UP_DELAY_MS, lambda: self.pool.start(Worker(_import_libraries)))
+        # With `self` as context: the timer is dropped if the window is closed and deleted first.
+        QTimer.singleShot(WARM_UP_DELAY_MS, self, lambda: self.pool.start(Worker(_import_libraries)))
 
     # ---------------------------------------------------------------- menus
     def _build_actions(self) -> None:
