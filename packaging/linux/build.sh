@@ -52,4 +52,5 @@ echo "Depends: $depends"
 ls -l "$deb" "$tarball"
 echo "unpacked bundle: $(du -sm "$BUNDLE" | cut -f1) MB ($(du -s --apparent-size --block-size=1M "$BUNDLE" | cut -f1) MB apparent)"
 echo "largest parts (MB):"
-du -sm "$BUNDLE"/_internal/* "$BUNDLE"/dpgui | sort -rn | head -n 8 | sed "s|$BUNDLE/||"
+# awk, not head: head would close the pipe early, and under pipefail sort's SIGPIPE fails the build.
+du -sm "$BUNDLE"/_internal/* "$BUNDLE"/dpgui | sort -rn | awk -v prefix="$BUNDLE/" 'NR <= 8 { sub(prefix, ""); print }'
