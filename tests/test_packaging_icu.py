@@ -46,14 +46,17 @@ print(json.dumps(answers))
 """
 
 
-def _slim_icu():
+@pytest.fixture(scope="module")
+def slim_icu():
+    """packaging/linux/slim_icu.py, a script (not in a package), loaded as a module."""
     spec = importlib.util.spec_from_file_location("slim_icu", ROOT / "packaging" / "linux" / "slim_icu.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def _full_icu_data() -> Path:
+@pytest.fixture(scope="module")
+def full_library() -> Path:
     import PySide6
 
     found = sorted((Path(PySide6.__file__).parent / "Qt" / "lib").glob("libicudata.so.*"))
@@ -75,21 +78,16 @@ def _answers(library: Path | None) -> dict:
 
 
 @pytest.fixture(scope="module")
-def slim_library(tmp_path_factory) -> Path:
-    full = _full_icu_data()
-    slim = tmp_path_factory.mktemp("icu") / full.name
-    kept, removed = _slim_icu().slim_icu_data(full, slim)
+def slim_library(tmp_path_factory, slim_icu, full_library) -> Path:
+    slim = tmp_path_factory.mktemp("icu") / full_library.name
+    kept, removed = slim_icu.slim_icu_data(full_library, slim)
     assert kept > 1000 and removed > 1000
     return slim
 
 
-def test_slim_icu_data_is_a_third_of_the_size(slim_library):
-    full = _full_icu_data()
-    assert slim_library.stat().st_size < 0.4 * full.stat().st_size
-    soname = re.compile(r"\(SONAME\).*\[(.+)\]")
-    dynamic = [subprocess.run(["readelf", "-d", str(p)], capture_output=True, text=True, check=True).stdout
-               for p in (full, slim_library)]
-    assert soname.search(dynamic[0]).group(1) == soname.search(dynamic[1]).group(1)
+def test_slim_icu_data_is_a_third_of_the_size(slim_library, slim_icu, full_library):
+    assert slim_library.stat().st_size < 0.4 * full_library.stat().st_size
+    assert slim_icu.soname(slim_library) == slim_icu.soname(full_library)
 
 
 def test_qt_gets_the_same_collation_case_and_time_zones_from_the_slim_data(slim_library):
@@ -101,10 +99,10 @@ def test_qt_gets_the_same_collation_case_and_time_zones_from_the_slim_data(slim_
     assert slim["codec UTF-16LE"] is True
 
 
-def test_the_self_test_fails_when_collation_or_time_zone_data_is_missing(tmp_path):
+def test_the_self_test_fails_when_collation_or_time_zone_data_is_missing(tmp_path, slim_icu, full_library):
     """The frozen app's self-test step "Qt text services" is what would catch an over-eager trim."""
-    stripped = tmp_path / _full_icu_data().name
-    _slim_icu().slim_icu_data(_full_icu_data(), stripped, re.compile(r"^(coll|zone)/"))
+    stripped = tmp_path / full_library.name
+    slim_icu.slim_icu_data(full_library, stripped, re.compile(r"^(coll|zone)/"))
     result = _run_with(stripped, sys.executable, "-m", "dpgui.cli", "--self-test")  # DPGUI_HOME: conftest's
     assert result.returncode == 1, result.stdout
     assert re.search(r"\[9/10\] FAILED Qt text services .*: German collation does not sort ä before z",

@@ -66,6 +66,14 @@ def data_symbol(library: Path) -> tuple[str, int, int]:
     raise SystemExit(f"{library}: section {section} of {name} not found")
 
 
+def soname(library: Path) -> str:
+    """The DT_SONAME of a shared library (``readelf -d``)."""
+    found = re.search(r"\(SONAME\).*\[(.+)\]", _run("readelf", "-d", str(library)))
+    if found is None:
+        raise SystemExit(f"{library}: no soname")
+    return found.group(1)
+
+
 def slim_icu_data(library: Path, out: Path, removed_items: re.Pattern[str] = REMOVED) -> tuple[int, int]:
     """Write to ``out`` a copy of ``library`` without the items ``removed_items`` matches; returns (kept, removed)."""
     name, offset, size = data_symbol(library)
@@ -75,9 +83,10 @@ def slim_icu_data(library: Path, out: Path, removed_items: re.Pattern[str] = REM
         package = work / f"icudt{version}l.dat"  # icupkg names the ToC after the file: keep ICU's name
         with library.open("rb") as stream:
             stream.seek(offset)
-            package.write_bytes(stream.read(size))
-        if package.read_bytes()[12:16] != b"CmnD":
+            data = stream.read(size)
+        if data[12:16] != b"CmnD":
             raise SystemExit(f"{library}: {name} is not an ICU common data package")
+        package.write_bytes(data)
         items = _run("icupkg", "-l", str(package)).split()
         removed = [item for item in items if removed_items.search(item)]
         (work / "removed.txt").write_text("\n".join(removed) + "\n")
@@ -89,9 +98,8 @@ def slim_icu_data(library: Path, out: Path, removed_items: re.Pattern[str] = REM
             f'{name}:\n    .incbin "{slim}"\n    .size {name}, . - {name}\n'
             '    .section .note.GNU-stack,"",@progbits\n')
         _run("as", "-o", str(work / "data.o"), str(work / "data.S"))
-        soname = re.search(r"\(SONAME\).*\[(.+)\]", _run("readelf", "-d", str(library))).group(1)  # type: ignore[union-attr]
         partial = out.with_name(out.name + ".part")
-        _run("ld", "-shared", "-soname", soname, "-o", str(partial), str(work / "data.o"))
+        _run("ld", "-shared", "-soname", soname(library), "-o", str(partial), str(work / "data.o"))
         os.replace(partial, out)
     return len(items) - len(removed), len(removed)
 
