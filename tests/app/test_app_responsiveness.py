@@ -25,6 +25,7 @@ class StallProbe:
     def __init__(self, interval_ms: int = 10) -> None:
         self.interval = interval_ms / 1000
         self.worst_ms = 0.0
+        self.worst_at = 0.0
         self.ticks = 0
         self._last = time.perf_counter()
         self._timer = QTimer()
@@ -33,7 +34,9 @@ class StallProbe:
 
     def _tick(self) -> None:
         now = time.perf_counter()
-        self.worst_ms = max(self.worst_ms, (now - self._last - self.interval) * 1000)
+        late_ms = (now - self._last - self.interval) * 1000
+        if late_ms > self.worst_ms:
+            self.worst_ms, self.worst_at = late_ms, self._last  # worst_at: when that stall began
         self._last = now
         self.ticks += 1
 
@@ -83,6 +86,7 @@ def test_event_loop_stays_responsive_while_loading_and_releasing(qtbot, big_csv)
     inputs = window.release_inputs()
     assert inputs is not None
     assert window.check_budget(inputs[0].dataset_id, inputs[1].privacy.epsilon)  # sets the first cap
+    planned = time.perf_counter()
     window.start_release(inputs)
     qtbot.waitUntil(lambda: window.outcome is not None, timeout=120_000)
     qtbot.wait(100)
@@ -95,4 +99,7 @@ def test_event_loop_stays_responsive_while_loading_and_releasing(qtbot, big_csv)
           f"{released - loaded:.2f} s; worst stall overall {probe.worst_ms:.0f} ms over {probe.ticks} ticks")
     # Every gap between start, the ticks and stop is measured, so a timer that stopped ticking shows as
     # one long stall; how often it ticks in between varies with the machine's load and is not asserted.
-    assert probe.worst_ms < LIMIT_MS
+    timeline = (f"the worst stall began {probe.worst_at - started:.2f} s after the start; file loaded at "
+                f"{loaded - started:.2f} s, planned and budget set at {planned - started:.2f} s, released at "
+                f"{released - started:.2f} s")
+    assert probe.worst_ms < LIMIT_MS, timeline
