@@ -20,14 +20,19 @@ SUDO=$( [ "$(id -u)" = 0 ] || echo sudo )
 deb=$(ls dist/dpgui_*.deb | head -n 1)
 work=$(mktemp -d)
 app_pid=""
+installed=""
 cleanup() {
     [ -n "$app_pid" ] && kill "$app_pid" 2>/dev/null || true
+    # A check failed after dpkg -i: remove the package, so a failed run leaves the machine as it was.
+    [ -n "$installed" ] && $SUDO dpkg --purge dpgui >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 trap cleanup EXIT
-export DPGUI_HOME="$work/home"   # the smoke test never touches a real ledger or keys
+# The smoke test never touches the real ledger, keys, recent files or window settings.
+export DPGUI_HOME="$work/home" XDG_CONFIG_HOME="$work/config"
 
 echo "== dpkg -i $deb"
+installed=1
 $SUDO dpkg -i "$deb"
 test -x /opt/dpgui/dpgui && test -x /usr/bin/dpgui
 dpkg -s dpgui | grep -E '^(Version|Depends|Installed-Size):'
@@ -74,6 +79,7 @@ kill "$app_pid"; wait "$app_pid" 2>/dev/null || true; app_pid=""
 
 echo "== dpkg --purge dpgui"
 $SUDO dpkg --purge dpgui
+installed=""
 if [ -e /opt/dpgui ] || [ -e /usr/bin/dpgui ] || [ -e /usr/share/applications/dpgui.desktop ]; then
     echo "ERROR: left behind after removal:"; ls -la /opt/dpgui /usr/bin/dpgui 2>&1 || true; exit 1
 fi
