@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Sequence
 
 from pathlib import PurePosixPath
 
-from PySide6.QtCore import QEvent, QObject, QSettings
+from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
@@ -15,6 +16,29 @@ from dpgui import __version__
 from dpgui.resources import find_resource
 
 APP_ICON = PurePosixPath("resources/icons/dpgui.png")
+
+
+class GuiThreadCollector(QObject):
+    """Runs Python's cyclic garbage collector on the GUI thread only.
+
+    Left automatic, a collection runs in whichever thread allocates when a threshold is crossed,
+    so a worker could destroy the last window's widgets, and Qt objects must be destroyed on the GUI
+    thread. Seen here: a worker deadlocked in ~QObject (shiboken waiting for the interpreter lock)
+    during a collection, and crashes. So automatic collection is off and a timer collects, every
+    ``interval_ms``, the generations whose counts passed gc's thresholds, as gc itself would."""
+
+    def __init__(self, parent: QObject, interval_ms: int = 200) -> None:
+        super().__init__(parent)
+        self.timer = QTimer(self)
+        self.timer.timeout.connect(self.collect)
+        self.timer.start(interval_ms)
+
+    @staticmethod
+    def collect() -> int:
+        """Collect the oldest generation that is due (none if none is); returns what gc found."""
+        counts, thresholds = gc.get_count(), gc.get_threshold()
+        due = [generation for generation in range(3) if counts[generation] > thresholds[generation]]
+        return gc.collect(due[-1]) if due else 0
 
 
 def create_application(argv: Sequence[str] = ()) -> QApplication:
@@ -31,6 +55,9 @@ def create_application(argv: Sequence[str] = ()) -> QApplication:
         app.setWindowIcon(QIcon(str(icon)))
     app.setDesktopFileName("dpgui")  # Wayland/X11 docks match the window to dpgui.desktop (the .deb's entry)
     apply_appearance(str(QSettings().value("appearance", "system")))
+    if app.findChild(GuiThreadCollector) is None:
+        GuiThreadCollector(app)
+    gc.disable()  # the collector above collects instead
     return app  # type: ignore[return-value]
 
 

@@ -4,6 +4,7 @@ release and results), with menus, shortcuts, recent files, drag-and-drop and rem
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import platform
 from pathlib import Path
@@ -68,6 +69,15 @@ def _import_libraries(progress: Callable[[float, str], None], should_cancel: Cal
     at the first file or plan, even in a worker, stalled the window (110-180 ms, measured)."""
     import pandas  # noqa: F401
     import scipy.optimize  # noqa: F401
+
+
+def _freeze_start_up_objects(_: object = None) -> None:
+    """Leave the objects made at start-up (modules, classes, functions, the window's widgets: they
+    live as long as the app) out of Python's full garbage collections, which otherwise scan them
+    all on the GUI thread: with ~175,000 objects one took 126 ms and stalled the window (measured),
+    and more in a long session. Not collected first: that would be such a pause itself, and the
+    little garbage start-up leaves is then kept."""
+    gc.freeze()
 
 
 class MainWindow(QMainWindow):
@@ -140,7 +150,8 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Ready. Open a file to begin.")
         self.project.start()  # session marker; offers to restore the last workspace after a crash
         # With `self` as context: the timer is dropped if the window is closed and deleted first.
-        QTimer.singleShot(WARM_UP_DELAY_MS, self, lambda: self.pool.start(Worker(_import_libraries)))
+        QTimer.singleShot(WARM_UP_DELAY_MS, self, lambda: self.pool.start(
+            Worker(_import_libraries).connect_to(self, finished=_freeze_start_up_objects)))
 
     # ---------------------------------------------------------------- menus
     def _build_actions(self) -> None:
@@ -418,13 +429,18 @@ class MainWindow(QMainWindow):
         dialog.setMinimumDuration(0)
         dialog.setAutoClose(False)
         dialog.setAutoReset(False)
+        # progress goes to the bar itself: a modal QProgressDialog's setValue() runs a nested event
+        # loop, in which the release's own result (and anything else queued) would be handled
+        bar = QProgressBar(dialog)
+        bar.setRange(0, 1000)
+        dialog.setBar(bar)
         self.release_dialog = dialog
         worker = Worker(run_release, settings, plan, consistency, self.noise_source)
         self._release_worker = worker
         dialog.canceled.connect(worker.cancel)
 
         def on_progress(fraction: float, message: str) -> None:
-            dialog.setValue(int(1000 * fraction))
+            bar.setValue(int(1000 * fraction))
             dialog.setLabelText(message)
             if message == NOISE_MESSAGE:
                 dialog.setCancelButton(None)  # past the point of no return

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 
 from dpgui.app import text
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
-from dpgui.app.projection_plots import ProjectionPlots
+from dpgui.app.projection_plots import Projection, ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.plan import Plan, PrivacySpec, check_epsilon, split_budget
 from dpgui.core.planner import auto_plan, margin95, plan_for_accuracy
@@ -355,6 +355,7 @@ class PlanPage(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.plots = ProjectionPlots()
+        self.plots.projected.connect(self._on_projected)
 
         controls = QWidget()
         controls_layout = QVBoxLayout(controls)
@@ -541,21 +542,30 @@ class PlanPage(QWidget):
         self.planChanged.emit(plan)
 
     def _show_plan(self, plan: Plan) -> None:
+        """Show the plan's tree at once and its projected error when the plots' worker has it."""
         lower, upper, label = self._axis
-        worst, average = margin95(plan, "every"), margin95(plan, "average")
-        n = self._public_n if plan.privacy.root_public else None
+        self.summary.setText(f"<b>Projected error (95 %), before anything is released:</b> computing… "
+                             f"{self._plan_words(plan)}")
+        self.plots.set_plan(plan, lower, upper, label, self._public_n if plan.privacy.root_public else None)
+
+    @staticmethod
+    def _plan_words(plan: Plan) -> str:
+        branching = " × ".join(map(str, plan.shape.branching))
+        return f"Tree: {plan.shape.bins:,} bins, branching {branching}, ε = {plan.privacy.epsilon:g}."
+
+    def _on_projected(self, projection: Projection) -> None:
+        plan = projection.plan
+        worst, average = projection.worst, projection.rms  # margin95(plan, "every"), margin95(plan, "average")
+        n = self.plots.n_public
+
         def fmt(x: float) -> str:
             pct = f" ({100 * x / n:.2g} % of N = {n:,})" if n else ""
             return f"± {x:,.1f} records{pct}"
-        branching = " × ".join(map(str, plan.shape.branching))
-        self.summary.setText(
-            f"<b>Projected error (95 %), before anything is released:</b> {fmt(worst)} at the worst point of "
-            f"the CDF, {fmt(average)} on average. Tree: {plan.shape.bins:,} bins, branching {branching}, "
-            f"ε = {plan.privacy.epsilon:g}.")
+        words = (f"<b>Projected error (95 %), before anything is released:</b> {fmt(worst)} at the worst point of "
+                 f"the CDF, {fmt(average)} on average. {self._plan_words(plan)}")
         if math.isinf(worst):
-            self.summary.setText(self.summary.text() + " <b>Some counts cannot be estimated: give the "
-                                 "levels that 'fewest nodes' needs some budget.</b>")
-        self.plots.set_plan(plan, lower, upper, label, n)
+            words += " <b>Some counts cannot be estimated: give the levels that 'fewest nodes' needs some budget.</b>"
+        self.summary.setText(words)
 
     # ---------------------------------------------------------------- accuracy first
     def accuracy_first(self) -> None:

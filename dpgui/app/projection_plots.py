@@ -6,16 +6,21 @@ factor of a uniform tree; (d) the privacy budget and noise of each tree level.
 
 The top half of this module is Qt-free arithmetic on the engine (:mod:`dpgui.core.projection`,
 :mod:`dpgui.core.planner`) plus caches, so a redraw after a parameter change only recomputes what
-depends on that parameter. Every number drawn is an exact projection of a real :class:`Plan`
-(exact discrete-Laplace variances, rounded-up scales), with two documented shortcuts:
+depends on that parameter; it runs on worker threads (:meth:`ProjectionCache.project` and
+:meth:`~ProjectionCache.refine`), so the widget itself only draws. Every number drawn is an exact
+projection of a real :class:`Plan` (exact discrete-Laplace variances, rounded-up scales), with
+three documented shortcuts:
 
 * for K > :data:`EXACT_POINT_LIMIT` plot (a) evaluates the exact margin at
   :data:`SAMPLED_POINTS` prefixes (one at a jittered position in each of equal strata, plus the
   first and last), not at all K; the curve is exact at every drawn point;
+* plot (a) draws at most 2 × :data:`DRAWN_SLICES` of those points: the lowest and the highest of each
+  of that many equal slices of the range (:func:`peak_envelope`; the same line on screen, a
+  fraction of the drawing time, and no single pixel column holds more than one slice);
 * the "tuned budgets" curve of plot (c) is drawn at once from budget *fractions* optimised once
   per (K, b, neighbour model) at ε = 1 and scaled to the chosen ε (exact errors of those plans),
-  then refined while the widget is idle: each point becomes the better of that split and
-  :func:`optimise_budgets` run at the chosen ε (the curve's legend says "computing…" meanwhile).
+  then refined on worker threads: each point becomes the better of that split and
+  :func:`optimise_budgets` run at the chosen ε (the curve's legend says "refining…" meanwhile).
   Only up to :data:`GLS_BRANCHINGS` factors b (log-spaced) get this curve, as each needs a
   numerical optimisation.
 """
@@ -23,8 +28,10 @@ depends on that parameter. Every number drawn is an exact projection of a real :
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Callable, Hashable
 
 import numpy as np
@@ -42,15 +49,19 @@ from dpgui.core.projection import (
 
 )
 from dpgui.core.tree import TreeShape
+from dpgui.errors import Cancelled
 
 EXACT_POINT_LIMIT = 1 << 16  # plot (a) evaluates every CDF point up to this K
 SAMPLED_POINTS = 1 << 15  # …and this many exact points above it
+DRAWN_SLICES = 1 << 12  # plot (a) draws the lowest and highest point of this many slices (wider than any screen)
 MAX_BRANCHING = 1024  # plot (c) x range: 2 .. min(K, MAX_BRANCHING)
 MAX_PADDING = 2.0  # plot (c) keeps b whose uniform tree pads K to at most 2K (as the planner does)
 GLS_BRANCHINGS = 24  # plot (c): at most this many b get GLS + optimised budgets
 EPS_PER_DECADE = 15  # plot (b): ε grid points per factor of 10 (on a fixed lattice, so cached)
 EPS_SPAN = 10.0  # plot (b) x range: ε/10 .. 10ε (capped at ε = 100, the engine's limit)
 BASELINES = ("binary", "hist", "paper_best")  # the mechanisms paper 000 compares
+REFINE_CHUNK_MS = 100.0  # plot (c)'s tuned curve is redrawn after about this much optimisation
+REFINE_DELAY_MS = 250  # …which starts this long after the plots are drawn (not while the user is still changing things)
 
 
 # ----------------------------------------------------------------------------- Qt-free helpers
@@ -74,6 +85,25 @@ def draw_prefixes(bins: int, limit: int = EXACT_POINT_LIMIT, samples: int = SAMP
     jitter = np.random.default_rng(20240607).random(samples)
     picks = np.floor(edges[:-1] + jitter * (edges[1:] - edges[:-1])).astype(np.int64)
     return np.unique(np.concatenate([[1], np.clip(picks, 1, bins), [bins]]))
+
+
+def peak_envelope(values: np.ndarray, slices: int = DRAWN_SLICES) -> np.ndarray:
+    """Indices (increasing) of the smallest and the largest value in each of ``slices`` consecutive,
+    near-equal slices of ``values`` (the first of ties); all indices when there are at most
+    2·slices. A line through them looks the same as one through every point at any width up to
+    ``slices`` pixels. O(n)."""
+    n = values.size
+    if n <= 2 * slices:
+        return np.arange(n)
+    starts = (np.arange(slices) * n + slices - 1) // slices  # first index of each slice
+    sizes = np.diff(np.append(starts, n))
+    group = np.repeat(np.arange(slices), sizes)
+    picks = []
+    for extreme in (np.minimum, np.maximum):
+        hits = np.flatnonzero(values == np.repeat(extreme.reduceat(values, starts), sizes))
+        _, first = np.unique(group[hits], return_index=True)
+        picks.append(hits[first])
+    return np.unique(np.concatenate(picks))
 
 
 def scaled_budgets(level_epsilons: tuple[float, ...], epsilon: float) -> tuple[float, ...]:
@@ -124,6 +154,29 @@ def effective_branching(shape: TreeShape) -> float:
     return float(shape.padded_bins ** (1.0 / shape.height))
 
 
+Curve = tuple[np.ndarray, np.ndarray]
+
+
+@dataclass
+class Projection:
+    """Everything the plots and the plan summary show for one plan, in records (not % of N).
+
+    ``a``, ``b``, ``c``: the (x, y) series of plots (a)–(c) by series name; ``rms`` and ``worst``:
+    the plan's 95 % margin on average (RMS) and at the worst CDF point (``margin95``); ``pending``:
+    the factors b of plot (c) whose budgets are still to be tuned at this ε."""
+
+    plan: Plan
+    lower: float
+    upper: float
+    a: dict[str, Curve]
+    b: dict[str, Curve]
+    c: dict[str, Curve]
+    rms: float
+    worst: float
+    allowed: list[int]
+    pending: list[int] = field(default_factory=list)
+
+
 class _Memo:
     """A small LRU dictionary."""
 
@@ -149,9 +202,66 @@ class ProjectionCache:
     shape only (covering digits, GLS boundary terms, their closed-form totals), so a change of ε
     or of the budget split is a matrix–vector product; the baselines depend on (K, privacy) only.
     Every figure equals the engine's (``prefix_variances``, ``total_sq_error``) for the same plan.
+    :meth:`project` and :meth:`refine` hold :attr:`lock`, so they may run on any thread; call the
+    other methods from one thread only.
     """
 
+    # --- what the widget asks for (off the GUI thread)
+    def project(self, plan: Plan, lower: float, upper: float,
+                should_cancel: Callable[[], bool] = lambda: False) -> Projection:
+        """The four plots' data for ``plan`` over [lower, upper). Raises Cancelled when asked to stop
+        between steps. Cold at K = 65,536: about 0.1 s; warm (same K and neighbour model): ~10 ms."""
+        def check() -> None:
+            if should_cancel():
+                raise Cancelled("projection no longer needed")
+
+        with self.lock:
+            bins, privacy = plan.shape.bins, plan.privacy
+            # (a) every CDF point (or an exact sample of them for huge K)
+            prefixes = self.draw_prefixes(bins)
+            width = (upper - lower) / bins
+            a = {}
+            for name in ("plan",) + BASELINES:
+                check()
+                y = (self.prefix_margins(plan, prefixes) if name == "plan"
+                     else self.baseline_prefix_margins(name, bins, privacy, prefixes))
+                keep = np.flatnonzero(y > 0)  # C_K = N is exact under 'change': margin 0, not on a log axis
+                keep = keep[peak_envelope(y[keep])]
+                a[name] = (lower + prefixes[keep] * width, y[keep])
+            check()
+            # (b) typical margin against ε (same budget fractions for the plan)
+            grid = epsilon_grid(privacy.epsilon)
+            b = {"plan": (grid, self.plan_epsilon_curve(plan, grid))}
+            for name in BASELINES:
+                b[name] = (grid, np.array([self.baseline_rms(name, bins, with_epsilon(privacy, e)) for e in grid]))
+            check()
+            # (c) typical margin against uniform branching
+            c = {"equal": self.uniform_equal_curve(bins, privacy),
+                 "optimised": self.uniform_optimised_curve(bins, privacy, compute=False)}
+            check()
+            return Projection(plan, float(lower), float(upper), a, b, c,
+                              rms=float(b["plan"][1][grid == privacy.epsilon][0]), worst=margin95(plan, "every"),
+                              allowed=self.branchings(bins), pending=self.missing_optimisations(bins, privacy))
+
+    def refine(self, bins: int, privacy: PrivacySpec, pending: list[int], budget_ms: float = REFINE_CHUNK_MS,
+               should_cancel: Callable[[], bool] = lambda: False) -> tuple[list[int], Curve]:
+        """Tune the budgets of some factors b of ``pending`` (about ``budget_ms`` of work, stopping
+        early when asked: first every factor's ε = 1 split, reused at any ε, then the tuning at this
+        ε). Returns the factors still pending and plot (c)'s tuned curve as it now stands."""
+        with self.lock:
+            pending = list(pending)
+            start = time.perf_counter()
+            while pending and not should_cancel() and (time.perf_counter() - start) * 1000.0 < budget_ms:
+                unknown = [b for b in pending if self.reference_fractions(bins, b, privacy.neighbours, False) is None]
+                if unknown:
+                    self.reference_fractions(bins, unknown[0], privacy.neighbours)
+                else:
+                    self.optimised_budgets(bins, pending.pop(0), privacy)
+            return pending, self.uniform_optimised_curve(bins, privacy, compute=not pending)
+
     def __init__(self) -> None:
+        # project() and refine() run on worker threads; one at a time may use the memos
+        self.lock = threading.RLock()
         self._variance: dict[tuple[int, float], float] = {}
         self._candidates = _Memo(8)
         self._coefficients = _Memo(8192)
@@ -325,7 +435,7 @@ class ProjectionCache:
 
         With ``compute=False`` nothing is optimised: factors with tuned budgets use them, the others
         use their ε = 1 fractions scaled to ε when those are known, and factors with neither are
-        left out (each optimisation is a numerical search of 1–50 ms; the widget runs them while idle)."""
+        left out (each optimisation is a numerical search of 1–50 ms; the widget runs them on workers, :meth:`refine`)."""
         def curve(allow_compute: bool) -> tuple[np.ndarray, np.ndarray]:
             bs, values = [], []
             for b in self.optimised_branchings(bins):
@@ -455,7 +565,9 @@ from PySide6.QtWidgets import (  # noqa: E402
     QWidget,
 )
 
+from dpgui.app.fields import inline_message, show_inline  # noqa: E402
 from dpgui.app.style import SERIES_COLOURS, SERIES_NAMES, new_plot, series_pen  # noqa: E402
+from dpgui.app.workers import Worker, WorkerPool  # noqa: E402
 
 SMALL_K_SYMBOLS = 64  # plot (a) marks every point when K is at most this
 ANTIALIAS_POINTS = 2048  # plot (a) draws antialiased lines up to this K
@@ -580,28 +692,34 @@ def _line_icon(colour: str, width: int) -> QIcon:
 class ProjectionPlots(QWidget):
     """Four plots of a plan's projected error: per CDF point, against ε, against branching, per level.
 
-    Call :meth:`set_plan`. ``last_redraw_ms`` is the time the last :meth:`set_plan` (or unit switch)
-    took to compute and hand the new data to the plots; Qt paints afterwards (the benchmark times
-    both). Series data: ``error_curves``, ``epsilon_curves`` (keys "plan", "binary", "hist",
+    Call :meth:`set_plan`: plots (a)–(c) are computed on a worker
+    (:meth:`ProjectionCache.project`, up to ~0.1 s at K = 65,536 that would otherwise freeze the
+    window) and all four plots are drawn together when it is done, which :attr:`projected`
+    announces; the tuned curve of plot (c) is then refined by further workers. ``last_redraw_ms``
+    is the GUI-thread time of the last draw (or unit switch); Qt paints afterwards (the benchmark
+    times both). Series data: ``error_curves``, ``epsilon_curves`` (keys "plan", "binary", "hist",
     "paper_best"), ``branching_curves`` ("equal", "optimised"), ``branching_marker``, ``budget_bars``.
     """
 
     units_changed = Signal(bool)  # True when errors are shown in % of N
+    projected = Signal(object)  # the Projection just drawn (its plan is the one last set)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.cache = ProjectionCache()
-        self.plan: Plan | None = None
+        self.plan: Plan | None = None  # the plan last set
+        self.projection: Projection | None = None  # what plots (a)–(c) show (of an earlier plan until the worker is done)
         self.lower, self.upper, self.value_label, self.n_public = 0.0, 1.0, "value", None
         self.last_redraw_ms = 0.0
-        self._raw: dict[str, object] = {}
+        self.pool = WorkerPool()
+        self._generation = 0  # of the plan last set; results of older ones are dropped
+        self._drawn_generation = 0  # of the projection drawn
+        self._refine_timer = QTimer(self)
+        self._refine_timer.setSingleShot(True)
+        self._refine_timer.setInterval(REFINE_DELAY_MS)
+        self._refine_timer.timeout.connect(lambda: self._refine_next(self._generation))
         self._budget_info: tuple[np.ndarray, np.ndarray] = (np.zeros(1), np.zeros(1))
         self._level_notes: list[pg.TextItem] = []
-        self._pending: list[int] = []  # factors b of plot (c) still to optimise (done while idle)
-        self._optimise_timer = QTimer(self)
-        self._optimise_timer.setSingleShot(True)
-        self._optimise_timer.setInterval(0)
-        self._optimise_timer.timeout.connect(self._optimise_some)
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
@@ -612,6 +730,8 @@ class ProjectionPlots(QWidget):
             "over all CDF points.")
         self.explanation.setWordWrap(True)
         outer.addWidget(self.explanation)
+        self.failure = inline_message()
+        outer.addWidget(self.failure)
 
         bar = FlowLayout()  # wraps onto a second line in a narrow window
         bar.addWidget(QLabel("Lines in the top plots:"))
@@ -663,8 +783,6 @@ class ProjectionPlots(QWidget):
         self.error_curves: dict[str, pg.PlotDataItem] = {}
         for name in BASELINES + ("plan",):
             curve = self.error_plot.plot(pen=series_pen(name, 2.5 if name == "plan" else 1.5))
-            curve.setDownsampling(auto=True, method="peak")
-            curve.setClipToView(True)
             curve.setZValue(10 if name == "plan" else 0)
             self.error_curves[name] = curve
 
@@ -756,21 +874,26 @@ class ProjectionPlots(QWidget):
         (self.percent_button if on and self.n_public else self.records_button).setChecked(True)
 
     @property
-    def optimisation_pending(self) -> bool:
-        """True while plot (c)'s tuned-budget curve is still being filled in (in idle time)."""
-        return bool(self._pending)
+    def projecting(self) -> bool:
+        """True until plots (a)–(c) show the plan last set."""
+        return self._drawn_generation != self._generation
 
-    def finish_optimisation(self) -> None:
-        """Complete plot (c)'s tuned-budget curve now instead of in idle time."""
-        while self._pending:
-            self._optimise_some(budget_ms=math.inf)
+    @property
+    def optimisation_pending(self) -> bool:
+        """True while plot (c)'s tuned-budget curve is still being filled in (on workers)."""
+        return self.projecting or bool(self.projection and self.projection.pending)
+
+    @property
+    def busy(self) -> bool:
+        """True while any worker of this widget runs (including ones finishing after a newer plan)."""
+        return self.pool.busy()
 
     def set_plan(self, plan: Plan, lower: float, upper: float, value_label: str = "value",
                  n_public: int | None = None) -> None:
         """Show the projected error of ``plan`` for K equal bins over [lower, upper) of a column
         called ``value_label`` (put its units in it, e.g. "income (€)"). With ``n_public`` (the
-        public number of records N) the errors can also be shown in % of N."""
-        start = time.perf_counter()
+        public number of records N) the errors can also be shown in % of N. The plots are drawn
+        when their worker is done."""
         self.plan, self.lower, self.upper, self.value_label = plan, float(lower), float(upper), value_label
         self.n_public = int(n_public) if n_public and n_public > 0 else None
         self.percent_button.setEnabled(self.n_public is not None)
@@ -779,52 +902,62 @@ class ProjectionPlots(QWidget):
             self.records_button.blockSignals(True)
             self.records_button.setChecked(True)
             self.records_button.blockSignals(False)
-        self._compute()
+        self._generation += 1
+        self._refine_timer.stop()
+        self.pool.cancel_all()  # older plans' workers stop at their next step
+        generation, cache = self._generation, self.cache
+        worker = Worker(lambda progress, should_cancel: cache.project(plan, lower, upper, should_cancel))
+        self.pool.start(worker.connect_to(self, finished=lambda projection: self._on_projected(generation, projection),
+                                          failed=lambda message: self._on_failed(generation, message)))
+
+    def _on_projected(self, generation: int, projection: Projection) -> None:
+        if generation != self._generation:
+            return
+        start = time.perf_counter()
+        self.projection, self._drawn_generation = projection, generation
+        show_inline(self.failure, "")
         self._apply_units()
         self._draw_budgets()
         self._refit()
         self.last_redraw_ms = (time.perf_counter() - start) * 1000.0
+        # Python workers slow the GUI thread (they share the interpreter lock), so the refinement
+        # waits until the new plots are painted and the user has paused
+        self._refine_timer.start()
+        self.projected.emit(projection)
 
-    # ------------------------------------------------------------------ computation (records)
-    def _compute(self) -> None:
-        plan = self.plan
-        assert plan is not None
-        bins, privacy, cache = plan.shape.bins, plan.privacy, self.cache
-        # (a) every CDF point (or an exact sample of them for huge K)
-        prefixes = cache.draw_prefixes(bins)
-        width = (self.upper - self.lower) / bins
-        series = {"plan": cache.prefix_margins(plan, prefixes)}
-        for name in BASELINES:
-            series[name] = cache.baseline_prefix_margins(name, bins, privacy, prefixes)
-        a = {}
-        for name, y in series.items():
-            keep = y > 0  # C_K = N is exact under 'change': margin 0, not drawable on a log axis
-            a[name] = (self.lower + prefixes[keep] * width, y[keep])
-        # (b) typical margin against ε (same budget fractions for the plan)
-        grid = epsilon_grid(privacy.epsilon)
-        b = {"plan": (grid, cache.plan_epsilon_curve(plan, grid))}
-        for name in BASELINES:
-            b[name] = (grid, np.array([cache.baseline_rms(name, bins, with_epsilon(privacy, e)) for e in grid]))
-        # (c) typical margin against uniform branching
-        c = {"equal": cache.uniform_equal_curve(bins, privacy),
-             "optimised": cache.uniform_optimised_curve(bins, privacy, compute=False)}
-        self._pending = cache.missing_optimisations(bins, privacy)
-        if self._pending:
-            self._optimise_timer.start()
-        allowed = cache.branchings(bins)
-        self._raw = {"a": a, "b": b, "c": c, "rms": float(b["plan"][1][grid == privacy.epsilon][0]),
-                     "allowed": allowed}
+    def _on_failed(self, generation: int, message: str) -> None:
+        if generation == self._generation:
+            show_inline(self.failure, f"The projected error could not be computed: {message}")
+
+    def _refine_next(self, generation: int) -> None:
+        """Tune some of plot (c)'s pending factors on a worker, redraw (c), repeat until none is left."""
+        projection = self.projection
+        if projection is None or not projection.pending or generation != self._drawn_generation:
+            return
+        bins, privacy, pending, cache = projection.plan.shape.bins, projection.plan.privacy, projection.pending, self.cache
+        worker = Worker(lambda progress, should_cancel: cache.refine(bins, privacy, pending, should_cancel=should_cancel))
+        self.pool.start(worker.connect_to(self, finished=lambda result: self._on_refined(generation, *result),
+                                          failed=lambda message: self._on_failed(generation, message)))
+
+    def _on_refined(self, generation: int, pending: list[int], curve: Curve) -> None:
+        if generation != self._generation or self.projection is None:
+            return
+        self.projection.pending = pending
+        self.projection.c["optimised"] = curve
+        self._draw_branching()
+        self._refine_next(generation)
 
     # ------------------------------------------------------------------ drawing
     def _scale(self) -> float:
         return 100.0 / self.n_public if self.percent_of_n else 1.0
 
     def _apply_units(self) -> None:
-        if self.plan is None:
+        projection = self.projection
+        if projection is None:
             return
         scale = self._scale()
         units = "% of N" if self.percent_of_n else "records"
-        plan, raw = self.plan, self._raw
+        plan = projection.plan
         # (a)
         item = self.error_plot.getPlotItem()
         _set_axis_label(item, "bottom", f"{self.value_label}, upper edge of each bin")
@@ -832,7 +965,7 @@ class ProjectionPlots(QWidget):
         small = plan.shape.bins <= SMALL_K_SYMBOLS
         # a dense zigzag drawn antialiased costs ~5× the paint time and looks the same
         smooth = plan.shape.bins <= ANTIALIAS_POINTS
-        for name, (x, y) in raw["a"].items():
+        for name, (x, y) in projection.a.items():
             curve = self.error_curves[name]
             curve.setData(x, y * scale, antialias=smooth)
             if small:
@@ -843,56 +976,59 @@ class ProjectionPlots(QWidget):
             else:
                 curve.setSymbol(None)
         # x: the column's whole range; y (log): all curves, at least half a decade
-        ys = np.concatenate([y for _, y in raw["a"].values()]) * scale
-        item.setXRange(self.lower, self.upper, padding=0.02)
+        ys = np.concatenate([y for _, y in projection.a.values()]) * scale
+        item.setXRange(projection.lower, projection.upper, padding=0.02)
         if ys.size:
             lo, hi = math.log10(float(ys.min())), math.log10(float(ys.max()))
             pad = max(0.0, 0.5 - (hi - lo)) / 2
             item.setYRange(lo - pad, hi + pad, padding=0.05)
-        sampled = "" if plan.shape.bins <= EXACT_POINT_LIMIT else (
-            f" With {plan.shape.bins:,} bins the margin is computed exactly at {SAMPLED_POINTS:,} points spread "
-            "over the range.")
+        sampled = "" if plan.shape.bins <= 2 * DRAWN_SLICES else (
+            f" With {plan.shape.bins:,} bins there are too many points to draw one by one: the line joins the "
+            f"lowest and the highest margin in each of {DRAWN_SLICES:,} narrow slices of the range.")
+        if plan.shape.bins > EXACT_POINT_LIMIT:
+            sampled += f" The margins are computed exactly at {SAMPLED_POINTS:,} points spread over the range."
         self.error_plot.setToolTip("Each point: the 95% error margin of the published number of records up to "
                                    "that value (log scale)." + sampled)
         # (b)
         item = self.epsilon_plot.getPlotItem()
         _set_axis_label(item, "left", "Typical 95% margin", units)
-        for name, (x, y) in raw["b"].items():
+        for name, (x, y) in projection.b.items():
             self.epsilon_curves[name].setData(x, y * scale)
         eps = plan.privacy.epsilon
         self.epsilon_line.setValue(math.log10(eps))
         self.epsilon_line.label.setFormat(f" your ε = {format_number(eps)}")
-        self.epsilon_dot.setData([math.log10(eps)], [math.log10(raw["rms"] * scale)])
+        self.epsilon_dot.setData([math.log10(eps)], [math.log10(projection.rms * scale)])
         item.enableAutoRange()
         self._draw_branching()
 
     def _draw_branching(self) -> None:
-        plan, raw, scale = self.plan, self._raw, self._scale()
-        assert plan is not None
+        projection, scale = self.projection, self._scale()
+        assert projection is not None
+        plan = projection.plan
         units = "% of N" if self.percent_of_n else "records"
         item = self.branching_plot.getPlotItem()
         _set_axis_label(item, "left", "Typical 95% margin", units)
-        for name, (x, y) in raw["c"].items():
-            self.branching_curves[name].setData(x, y * scale, connect=connect_within_runs(x, raw["allowed"]))
-        label = "Tuned budgets, best estimate (GLS)" + (" – refining…" if self._pending else "")
+        for name, (x, y) in projection.c.items():
+            self.branching_curves[name].setData(x, y * scale, connect=connect_within_runs(x, projection.allowed))
+        label = "Tuned budgets, best estimate (GLS)" + (" – refining…" if projection.pending else "")
         legend = item.legend
         legend.getLabel(self.branching_curves["optimised"]).setText(
             label, size=legend.opts["labelTextSize"], color=legend.opts["labelTextColor"])
         bx = effective_branching(plan.shape)
-        self.branching_marker.setData([bx], [raw["rms"] * scale])
+        self.branching_marker.setData([bx], [projection.rms * scale])
         self.branching_label.setText(f"your plan ({plan.shape.label.replace('x', '×')})")
-        self.branching_label.setPos(math.log10(bx), math.log10(raw["rms"] * scale))
+        self.branching_label.setPos(math.log10(bx), math.log10(projection.rms * scale))
         # y range by hand: room below the star for its label, above the curves for the legend
-        ys = np.concatenate([y for _, y in raw["c"].values()] + [[raw["rms"]]]) * scale
-        xs = np.concatenate([x for x, _ in raw["c"].values()] + [[bx]])
+        ys = np.concatenate([y for _, y in projection.c.values()] + [[projection.rms]]) * scale
+        xs = np.concatenate([x for x, _ in projection.c.values()] + [[bx]])
         lo, hi = math.log10(float(ys.min())), math.log10(float(ys.max()))
         span = max(hi - lo, 0.5)
         item.setYRange(lo - 0.3 * span, hi + 0.75 * span, padding=0)
         item.setXRange(math.log10(float(xs.min())), math.log10(float(xs.max())), padding=0.06)
 
     def _draw_budgets(self) -> None:
-        plan = self.plan
-        assert plan is not None
+        assert self.projection is not None
+        plan = self.projection.plan
         h, first = plan.shape.height, plan.privacy.first_noised_level()
         eps = np.zeros(h + 1)
         eps[first:] = plan.level_epsilons
@@ -933,9 +1069,9 @@ class ProjectionPlots(QWidget):
         self._sync_std_view()
 
     def budget_tooltip(self, level: int) -> str:
-        """Plain-words description of one level of the plan (the hover tooltip of plot (d))."""
-        plan = self.plan
-        assert plan is not None
+        """Plain-words description of one level of the plan drawn (the hover tooltip of plot (d))."""
+        assert self.projection is not None
+        plan = self.projection.plan
         eps, std = self._budget_info
         nodes = plan.shape.nodes_at_level(level)
         where = "Root" if level == 0 else ("Leaves" if level == plan.shape.height else f"Level {level}")
@@ -971,26 +1107,6 @@ class ProjectionPlots(QWidget):
         self._stack.setCurrentIndex(0 if mode == "grid" else 1)
         self.layout_mode = mode
 
-    def _optimise_some(self, budget_ms: float = 40.0) -> None:
-        """Optimise the budgets of a few pending factors b (about ``budget_ms`` of work), then redraw (c)."""
-        if self.plan is None or not self._pending:
-            return
-        bins, privacy = self.plan.shape.bins, self.plan.privacy
-        start = time.perf_counter()
-        cache = self.cache
-        while self._pending and (time.perf_counter() - start) * 1000.0 < budget_ms:
-            # first every factor's ε = 1 split (reused at every ε: a whole curve soon), then tune at this ε
-            unknown = [b for b in self._pending if cache.reference_fractions(bins, b, privacy.neighbours, False) is None]
-            if unknown:
-                cache.reference_fractions(bins, unknown[0], privacy.neighbours)
-            else:
-                cache.optimised_budgets(bins, self._pending.pop(0), privacy)
-        done = not self._pending
-        self._raw["c"]["optimised"] = self.cache.uniform_optimised_curve(bins, privacy, compute=done)
-        self._draw_branching()
-        if not done:
-            self._optimise_timer.start()
-
     def _show_series(self, name: str, on: bool) -> None:
         self.error_curves[name].setVisible(on)
         self.epsilon_curves[name].setVisible(on)
@@ -1015,14 +1131,14 @@ class ProjectionPlots(QWidget):
         self.std_view.linkedViewChanged(vb, self.std_view.XAxis)
 
     def _budget_hover(self, pos: QPointF) -> None:
-        if self.plan is None:
+        if self.projection is None:
             return
         vb = self.budget_plot.getPlotItem().vb
         if not vb.sceneBoundingRect().contains(pos):
             return
         x = vb.mapSceneToView(pos).x()
         level = int(round(x))
-        if 0 <= level <= self.plan.shape.height and abs(x - level) <= 0.35:
+        if 0 <= level <= self.projection.plan.shape.height and abs(x - level) <= 0.35:
             QToolTip.showText(QCursor.pos(), self.budget_tooltip(level), self.budget_plot)
         else:
             QToolTip.hideText()

@@ -7,6 +7,7 @@ thread through queued signals. The GUI never blocks: it only reacts to those sig
 
 from __future__ import annotations
 
+import time
 import traceback
 from typing import Any, Callable
 
@@ -24,6 +25,9 @@ class WorkerSignals(QObject):
     cancelled = Signal()
 
 
+PROGRESS_INTERVAL_S = 0.05  # at most 20 progress updates a second reach the GUI thread (each one repaints)
+
+
 class Worker:
     """Runs ``task(*args, progress=..., should_cancel=..., **kwargs)`` on the global thread pool.
 
@@ -36,6 +40,7 @@ class Worker:
         self.signals = WorkerSignals()
         self._task, self._args, self._kwargs = task, args, kwargs
         self._cancel_requested = False
+        self._last_report: tuple[float, str] | None = None  # (time, message) of the last progress sent
 
     def connect_to(self, owner: QObject, finished: Callable[[Any], None] | None = None,
                    failed: Callable[[str], None] | None = None, cancelled: Callable[[], None] | None = None,
@@ -75,6 +80,13 @@ class Worker:
                 self.signals.finished.emit(result)
 
     def _report(self, fraction: float, message: str = "") -> None:
+        """Forward progress, dropping updates that come less than PROGRESS_INTERVAL_S after the last
+        one unless they change the message or say "done" (readers report after every block)."""
+        now = time.monotonic()
+        last = self._last_report
+        if last is not None and message == last[1] and fraction < 1.0 and now - last[0] < PROGRESS_INTERVAL_S:
+            return
+        self._last_report = (now, message)
         self.signals.progress.emit(float(fraction), message)
 
 

@@ -1,5 +1,6 @@
 """GUI tests run headless: Qt's offscreen platform unless a test starts Xvfb itself."""
 
+import gc
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -17,3 +18,13 @@ def _isolated_settings(tmp_path, monkeypatch):
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
     yield
+
+
+@pytest.fixture(autouse=True)
+def _automatic_gc_after_each_test():
+    """The app turns Python's automatic garbage collection off (its GuiThreadCollector collects on
+    the GUI thread) and freezes the objects alive after its start-up; in this one long process that
+    would last into the next tests and keep every earlier test's garbage for good."""
+    yield
+    gc.unfreeze()
+    gc.enable()

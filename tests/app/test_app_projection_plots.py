@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 import pytest
 
 from dpgui.app.projection_plots import (
+    DRAWN_SLICES,
     Z95,
     ProjectionCache,
     ProjectionPlots,
@@ -17,6 +19,7 @@ from dpgui.app.projection_plots import (
     epsilon_grid,
     laplace_scale_float,
     log_tick_labels,
+    peak_envelope,
     uniform_branchings,
 )
 from dpgui.core.noise import laplace_scale
@@ -35,6 +38,16 @@ def widget(qtbot):
     w.resize(1000, 700)
     w.show()
     return w
+
+
+def drawn(qtbot, widget: ProjectionPlots) -> None:
+    """Wait until plots (a)–(c) show the plan last set (they are computed on a worker)."""
+    qtbot.waitUntil(lambda: not widget.projecting, timeout=30_000)
+
+
+def refined(qtbot, widget: ProjectionPlots) -> None:
+    """Wait until plot (c)'s tuned curve is complete too."""
+    qtbot.waitUntil(lambda: not widget.optimisation_pending, timeout=60_000)
 
 
 def rms(plan: Plan) -> float:
@@ -62,37 +75,46 @@ def check_error_plot(w: ProjectionPlots, plan: Plan, scale: float = 1.0) -> None
         j = curve_prefixes(x, bins, w.lower, w.upper)
         assert j.size > 0 and np.all(np.diff(j) > 0)
         np.testing.assert_allclose(y, scale * Z95 * np.sqrt(prefix_variances(reference, j)), rtol=1e-9, atol=1e-12)
-        # every noised point is drawn (or, for huge K, an exact sample); only C_K = N under 'change' is left out
+        # every noised point is drawn (for large K: the lowest and highest of each slice of the range; for huge K,
+        # of an exact sample); only C_K = N under 'change' is left out
         noised = last_prefix(plan.shape, privacy.root_public)
-        if bins <= 65536:
+        if bins <= 2 * DRAWN_SLICES:
             assert j.size == noised or (name != "plan" and j.size >= noised - 1)
+        elif bins <= 65536:
+            every = Z95 * np.sqrt(prefix_variances(reference, np.arange(1, bins + 1)))
+            every = every[every > 0]
+            assert 2 * DRAWN_SLICES - 2 <= j.size <= 2 * DRAWN_SLICES
+            assert y.max() == pytest.approx(every.max(), rel=1e-9) and y.min() == pytest.approx(every.min(), rel=1e-9)
 
 
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
-def test_error_of_each_cdf_point_is_the_engines(widget, neighbours):
+def test_error_of_each_cdf_point_is_the_engines(widget, qtbot, neighbours):
     plan = auto_plan(1000, PrivacySpec(1.0, neighbours))
     widget.set_plan(plan, LOWER, UPPER, "income (€)")
+    drawn(qtbot, widget)
     check_error_plot(widget, plan)
     assert "income (€)" in widget.error_plot.getPlotItem().getAxis("bottom").labelText
     assert widget.last_redraw_ms > 0
 
 
-def test_error_plot_samples_exact_points_for_huge_k(widget):
+def test_error_plot_samples_exact_points_for_huge_k(widget, qtbot):
     bins = 300_000
     plan = Plan(TreeShape.uniform(bins, 16), PrivacySpec(0.5), equal_budgets(TreeShape.uniform(bins, 16), PrivacySpec(0.5)))
     widget.set_plan(plan, LOWER, UPPER)
+    drawn(qtbot, widget)
     x, y = widget.error_curves["plan"].getOriginalDataset()
-    assert 10_000 < x.size < bins
+    assert 2 * DRAWN_SLICES - 2 <= x.size <= 2 * DRAWN_SLICES  # each slice's lowest and highest of the exact sample
     j = curve_prefixes(x, bins)
     assert j[0] == 1
     np.testing.assert_allclose(y, Z95 * np.sqrt(prefix_variances(plan, j)), rtol=1e-9)
 
 
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
-def test_error_against_epsilon(widget, neighbours):
+def test_error_against_epsilon(widget, qtbot, neighbours):
     privacy = PrivacySpec(0.7, neighbours, records_per_person=2)
     plan = auto_plan(4096, privacy)
     widget.set_plan(plan, LOWER, UPPER)
+    drawn(qtbot, widget)
     x, y = widget.epsilon_curves["plan"].getOriginalDataset()
     assert x.min() == pytest.approx(0.07, rel=0.1) and x.max() == pytest.approx(7.0, rel=0.1)
     at = np.flatnonzero(x == 0.7)
@@ -118,6 +140,7 @@ def test_error_against_branching(widget, qtbot, neighbours):
     privacy = PrivacySpec(1.3, neighbours)
     plan = auto_plan(5000, privacy)
     widget.set_plan(plan, LOWER, UPPER)
+    drawn(qtbot, widget)
     x, y = widget.branching_curves["equal"].getOriginalDataset()
     assert list(x) == uniform_branchings(5000) and x[0] == 2
     for b, value in zip(x, y):
@@ -141,13 +164,14 @@ def test_error_against_branching(widget, qtbot, neighbours):
     assert plan.shape.label.replace("x", "×") in widget.branching_label.toPlainText()
 
 
-def test_budget_bars(widget):
+def test_budget_bars(widget, qtbot):
     for neighbours in ("change", "addremove"):
         privacy = PrivacySpec(2.0, neighbours)
         shape = TreeShape(4096, (16, 16, 16))
         eps = optimise_budgets(shape, privacy, "covering")
         plan = Plan(shape, privacy, eps, "covering")
         widget.set_plan(plan, LOWER, UPPER)
+        drawn(qtbot, widget)
         bars = widget.budget_bars.opts
         heights = list(bars["height"])
         assert list(bars["x"]) == [0, 1, 2, 3]
@@ -165,21 +189,64 @@ def test_budget_bars(widget):
 
 def test_tuned_curve_is_drawn_at_once_after_an_epsilon_change(widget, qtbot):
     widget.set_plan(auto_plan(3000, PrivacySpec(1.0)), LOWER, UPPER)
-    widget.finish_optimisation()
+    refined(qtbot, widget)
     full = widget.branching_curves["optimised"].getOriginalDataset()[0].size
+    legend = widget.branching_plot.getPlotItem().legend.getLabel(widget.branching_curves["optimised"])
+    at_first_draw = []
+    widget.projected.connect(lambda projection: at_first_draw.append(
+        (list(projection.pending), widget.branching_curves["optimised"].getOriginalDataset()[0].size, legend.text)))
     widget.set_plan(auto_plan(3000, PrivacySpec(0.2)), LOWER, UPPER)  # ε = 1 splits known: drawn at once …
-    assert widget.optimisation_pending
-    assert widget.branching_curves["optimised"].getOriginalDataset()[0].size == full
-    assert "refining" in widget.branching_plot.getPlotItem().legend.getLabel(widget.branching_curves["optimised"]).text
-    qtbot.waitUntil(lambda: not widget.optimisation_pending, timeout=30_000)  # … then tuned at ε = 0.2
+    drawn(qtbot, widget)
+    pending, size, label = at_first_draw[0]
+    assert pending and size == full and "refining" in label
+    refined(qtbot, widget)  # … then tuned at ε = 0.2
+    assert "refining" not in legend.text
 
 
-def test_changing_the_plan_updates_every_plot(widget):
+def test_plots_are_computed_off_the_gui_thread_and_only_the_last_plan_is_drawn(widget, qtbot, monkeypatch):
+    gui_thread = threading.get_ident()
+    threads = []
+    project = ProjectionCache.project
+
+    def spy(self, *args, **kwargs):
+        threads.append(threading.get_ident())
+        return project(self, *args, **kwargs)
+    monkeypatch.setattr(ProjectionCache, "project", spy)
+    drawn_plans = []
+    widget.projected.connect(lambda projection: drawn_plans.append(projection.plan))
+    plans = [auto_plan(65536, PrivacySpec(eps)) for eps in (0.5, 1.0, 2.0)]
+    for plan in plans:  # quicker than the workers: the older results are dropped (or their workers stopped)
+        widget.set_plan(plan, LOWER, UPPER)
+    assert widget.projecting
+    drawn(qtbot, widget)
+    assert list(widget.budget_bars.opts["height"])[1:] == list(plans[-1].level_epsilons)  # root: N public
+    qtbot.waitUntil(lambda: not widget.busy, timeout=60_000)
+    assert drawn_plans[-1] is plans[-1] and plans[-1] in drawn_plans and len(drawn_plans) == 1
+    assert threads and gui_thread not in threads
+    check_error_plot(widget, plans[-1])
+
+
+def test_a_failed_projection_is_said_and_the_next_plan_clears_it(widget, qtbot, monkeypatch):
+    def fail(*args, **kwargs):
+        raise MemoryError
+    monkeypatch.setattr(ProjectionCache, "project", fail)
+    widget.set_plan(auto_plan(1000, PrivacySpec(1.0)), LOWER, UPPER)
+    qtbot.waitUntil(lambda: widget.failure.isVisibleTo(widget), timeout=30_000)
+    assert "could not be computed" in widget.failure.text() and "memory" in widget.failure.text()
+    monkeypatch.undo()
+    widget.set_plan(auto_plan(1000, PrivacySpec(1.0)), LOWER, UPPER)
+    drawn(qtbot, widget)
+    assert not widget.failure.isVisibleTo(widget)
+
+
+def test_changing_the_plan_updates_every_plot(widget, qtbot):
     first = auto_plan(2000, PrivacySpec(1.0))
     second = auto_plan(3000, PrivacySpec(0.3, "addremove"))
     widget.set_plan(first, LOWER, UPPER)
+    drawn(qtbot, widget)
     before = widget.error_curves["plan"].getOriginalDataset()[1].copy()
     widget.set_plan(second, LOWER, UPPER)
+    drawn(qtbot, widget)
     check_error_plot(widget, second)
     assert widget.error_curves["plan"].getOriginalDataset()[1].size != before.size
     x, y = widget.epsilon_curves["plan"].getOriginalDataset()
@@ -188,10 +255,11 @@ def test_changing_the_plan_updates_every_plot(widget):
     assert widget.branching_marker.getOriginalDataset()[1][0] == pytest.approx(rms(second))
 
 
-def test_percent_of_n_divides_by_n(widget):
+def test_percent_of_n_divides_by_n(widget, qtbot):
     plan = auto_plan(1000, PrivacySpec(1.0))
     widget.set_plan(plan, LOWER, UPPER, n_public=5000)
-    widget.finish_optimisation()
+    drawn(qtbot, widget)
+    refined(qtbot, widget)
     items = ([widget.error_curves[n] for n in widget.error_curves] + [widget.epsilon_curves[n] for n in widget.epsilon_curves]
              + list(widget.branching_curves.values()) + [widget.branching_marker])
     records = [item.getOriginalDataset()[1].copy() for item in items]
@@ -208,6 +276,7 @@ def test_percent_of_n_divides_by_n(widget):
     # without a public N there is no % of N
     widget.set_percent_of_n(True)
     widget.set_plan(plan, LOWER, UPPER)
+    drawn(qtbot, widget)
     assert not widget.percent_button.isEnabled() and not widget.percent_of_n
     widget.set_percent_of_n(True)
     assert not widget.percent_of_n
@@ -215,28 +284,31 @@ def test_percent_of_n_divides_by_n(widget):
 
 
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
-def test_two_bins(widget, neighbours):
+def test_two_bins(widget, qtbot, neighbours):
     plan = auto_plan(2, PrivacySpec(1.0, neighbours))
     widget.set_plan(plan, 0.0, 1.0, "score", n_public=10)
-    widget.finish_optimisation()
+    drawn(qtbot, widget)
+    refined(qtbot, widget)
     check_error_plot(widget, plan)
     assert widget.branching_curves["equal"].getOriginalDataset()[0].tolist() == [2.0]
     widget.set_percent_of_n(True)
     assert not widget.grab().isNull()
 
 
-def test_65536_bins_and_screenshot(widget, tmp_path):
+def test_65536_bins_and_screenshot(widget, qtbot, tmp_path):
     plan = auto_plan(65536, PrivacySpec(1.0))
     widget.set_plan(plan, 0.0, 65536.0, "income (€)", n_public=100_000)
+    drawn(qtbot, widget)
     check_error_plot(widget, plan)
-    widget.finish_optimisation()
+    refined(qtbot, widget)
     image = widget.grab()
     assert not image.isNull() and image.width() >= 900
     assert image.save(str(tmp_path / "projection_plots.png"))
 
 
-def test_series_can_be_hidden(widget):
+def test_series_can_be_hidden(widget, qtbot):
     widget.set_plan(auto_plan(500, PrivacySpec(1.0)), LOWER, UPPER)
+    drawn(qtbot, widget)
     widget.series_boxes["hist"].setChecked(False)
     assert not widget.error_curves["hist"].isVisible() and not widget.epsilon_curves["hist"].isVisible()
     widget.series_boxes["hist"].setChecked(True)
@@ -267,6 +339,20 @@ def test_cached_projections_equal_the_engine():
                                                rtol=1e-9, atol=1e-12)
 
 
+def test_peak_envelope_keeps_each_slices_lowest_and_highest_point():
+    rng = np.random.default_rng(3)
+    values = rng.standard_normal(10_007)
+    picked = peak_envelope(values, slices=100)
+    assert np.all(np.diff(picked) > 0) and 100 <= picked.size <= 200
+    edges = np.arange(values.size) * 100 // values.size
+    for s in range(100):
+        members = np.flatnonzero(edges == s)
+        chosen = set(picked.tolist()) & set(members.tolist())
+        assert members[np.argmin(values[members])] in chosen and members[np.argmax(values[members])] in chosen
+        assert len(chosen) <= 2
+    assert peak_envelope(values[:150], slices=100).tolist() == list(range(150))  # few points: all of them
+
+
 def test_laplace_scale_float_is_exact():
     rng = np.random.default_rng(1)
     for eps in list(10 ** rng.uniform(-4, 2, 500)) + [0.1, 1 / 3, 1.0, 2.0, 100.0]:
@@ -295,6 +381,7 @@ def test_helpers():
 def test_small_widget_shows_the_plots_in_tabs(widget, qtbot):
     plan = auto_plan(1000, PrivacySpec(1.0))
     widget.set_plan(plan, LOWER, UPPER)
+    drawn(qtbot, widget)
     assert widget.layout_mode == "grid"
     widget.resize(600, 450)
     qtbot.waitUntil(lambda: widget.layout_mode == "tabs")

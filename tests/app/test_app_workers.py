@@ -32,6 +32,20 @@ def test_result_and_progress_arrive_on_the_gui_thread(qtbot):
     assert events == [("progress", 0.5), ("finished", 42)]
 
 
+def test_progress_is_thinned_to_twenty_a_second_but_keeps_new_messages_and_the_end(qtbot):
+    def task(progress, should_cancel):
+        for i in range(10_000):  # a reader reporting after every block, far faster than 20 a second
+            progress(i / 10_000, "reading")
+        progress(0.99, "adding noise")  # a new message always gets through …
+        progress(1.0, "adding noise")  # … and so does the end
+        return None
+
+    _, events = _run(qtbot, task)
+    fractions = [f for kind, f in events if kind == "progress"]
+    assert fractions[0] == 0.0 and fractions[-2:] == [0.99, 1.0]
+    assert len(fractions) < 100  # not 10,002 repaints of the progress bar
+
+
 def test_a_dpgui_error_becomes_two_plain_sentences(qtbot):
     def task(progress, should_cancel):
         raise ParameterError("bounds inverted", "make the lower bound smaller")

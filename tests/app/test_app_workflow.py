@@ -58,7 +58,10 @@ def test_whole_workflow(qtbot, sample_window, tmp_path):
     assert math.fsum(plan.level_epsilons) == pytest.approx(1.0, rel=1e-12)
     equal = Plan(plan.shape, plan.privacy, equal_budgets(plan.shape, plan.privacy), plan.estimator)
     assert margin95(plan, "average") < margin95(equal, "average")
-    assert "± " in plan_page.summary.text()
+    qtbot.waitUntil(lambda: not plan_page.plots.projecting, timeout=30_000)  # the projection comes from a worker
+    summary = plan_page.summary.text()
+    assert f"± {margin95(plan, 'every'):,.1f} records" in summary and "worst point" in summary
+    assert f"± {margin95(plan, 'average'):,.1f} records" in summary and "computing" not in summary
 
     # ---- accuracy first: ± 0.5 % of N at every point → the engine's smallest ε
     plan_page.target.set_text("0.5")
