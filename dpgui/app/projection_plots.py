@@ -930,9 +930,12 @@ class ProjectionPlots(QWidget):
             show_inline(self.failure, f"The projected error could not be computed: {message}")
 
     def _refine_next(self, generation: int) -> None:
-        """Tune some of plot (c)'s pending factors on a worker, redraw (c), repeat until none is left."""
+        """Tune some of plot (c)'s pending factors on a worker, redraw (c), repeat until none is left;
+        only while the plots are shown (hidden, the work would only slow the window: see showEvent)."""
         projection = self.projection
         if projection is None or not projection.pending or generation != self._drawn_generation:
+            return
+        if not self.isVisible():
             return
         bins, privacy, pending, cache = projection.plan.shape.bins, projection.plan.privacy, projection.pending, self.cache
         worker = Worker(lambda progress, should_cancel: cache.refine(bins, privacy, pending, should_cancel=should_cancel))
@@ -1084,6 +1087,11 @@ class ProjectionPlots(QWidget):
                 f"noise std. dev. = {format_number(std[level])} records per count")
 
     # ------------------------------------------------------------------ plumbing
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().showEvent(event)
+        if self.projection is not None and self.projection.pending and not self.busy:
+            self._refine_timer.start()  # the tuning left off while the plots were hidden
+
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
         super().resizeEvent(event)
         size = event.size()

@@ -10,6 +10,7 @@ import pytest
 
 from dpgui.app.projection_plots import (
     DRAWN_SLICES,
+    REFINE_DELAY_MS,
     Z95,
     ProjectionCache,
     ProjectionPlots,
@@ -224,6 +225,17 @@ def test_plots_are_computed_off_the_gui_thread_and_only_the_last_plan_is_drawn(w
     assert drawn_plans[-1] is plans[-1] and plans[-1] in drawn_plans and len(drawn_plans) == 1
     assert threads and gui_thread not in threads
     check_error_plot(widget, plans[-1])
+
+
+def test_plot_c_is_tuned_only_while_the_plots_are_shown(widget, qtbot):
+    widget.hide()
+    widget.set_plan(auto_plan(3000, PrivacySpec(0.9)), LOWER, UPPER)
+    drawn(qtbot, widget)
+    qtbot.wait(REFINE_DELAY_MS + 300)
+    assert widget.optimisation_pending and not widget.busy  # hidden (another tab): no work done
+    widget.show()
+    refined(qtbot, widget)
+    assert "refining" not in widget.branching_plot.getPlotItem().legend.getLabel(widget.branching_curves["optimised"]).text
 
 
 def test_a_failed_projection_is_said_and_the_next_plan_clears_it(widget, qtbot, monkeypatch):
