@@ -432,10 +432,12 @@ class ResultView(QWidget):
     def _fit_table_width(self) -> None:
         """Make the quantile table at least as wide as its columns, so no column hides behind a scroll bar."""
         table = self.quantile_table
-        table.resizeColumnsToContents()
+        table.resizeColumnsToContents()  # each column as wide as its contents and header need …
         header = table.horizontalHeader()
-        columns = sum(max(table.sizeHintForColumn(c), header.sectionSizeHint(c))
-                      for c in range(self.quantile_model.columnCount()))
+        last = self.quantile_model.columnCount() - 1  # … except the last, which stretches: measured (sizeHintForColumn
+        # reads every cell, so only for the one column that needs it)
+        columns = (sum(header.sectionSize(c) for c in range(last))
+                   + max(table.sizeHintForColumn(last), header.sectionSizeHint(last)))
         table.setMinimumWidth(columns + 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width() + 4)
 
     def _fmt_edge(self, value: float) -> str:
