@@ -709,7 +709,7 @@ class ProjectionPlots(QWidget):
         self.cache = ProjectionCache()
         self.plan: Plan | None = None  # the plan last set
         self.projection: Projection | None = None  # what plots (a)–(c) show (of an earlier plan until the worker is done)
-        self.lower, self.upper, self.value_label, self.n_public = 0.0, 1.0, "value", None
+        self.value_label, self.n_public = "value", None
         self.last_redraw_ms = 0.0
         self.pool = WorkerPool()
         self._generation = 0  # of the plan last set; results of older ones are dropped
@@ -894,7 +894,7 @@ class ProjectionPlots(QWidget):
         called ``value_label`` (put its units in it, e.g. "income (€)"). With ``n_public`` (the
         public number of records N) the errors can also be shown in % of N. The plots are drawn
         when their worker is done."""
-        self.plan, self.lower, self.upper, self.value_label = plan, float(lower), float(upper), value_label
+        self.plan, self.value_label = plan, value_label
         self.n_public = int(n_public) if n_public and n_public > 0 else None
         self.percent_button.setEnabled(self.n_public is not None)
         self.percent_button.setToolTip("" if self.n_public else "Needs the public number of records N")

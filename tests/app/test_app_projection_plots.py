@@ -73,7 +73,7 @@ def check_error_plot(w: ProjectionPlots, plan: Plan, scale: float = 1.0) -> None
     expected = {"plan": plan, **{name: baseline(name, bins, privacy) for name in ("hist", "binary", "paper_best")}}
     for name, reference in expected.items():
         x, y = w.error_curves[name].getOriginalDataset()
-        j = curve_prefixes(x, bins, w.lower, w.upper)
+        j = curve_prefixes(x, bins, w.projection.lower, w.projection.upper)
         assert j.size > 0 and np.all(np.diff(j) > 0)
         np.testing.assert_allclose(y, scale * Z95 * np.sqrt(prefix_variances(reference, j)), rtol=1e-9, atol=1e-12)
         # every noised point is drawn (for large K: the lowest and highest of each slice of the range; for huge K,
