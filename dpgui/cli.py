@@ -277,11 +277,11 @@ def cmd_release(args: argparse.Namespace) -> int:
 
     from dpgui.core.noise import SecureRandom
     from dpgui.data.histogram import column_histogram
-    from dpgui.report.bundle import check_bundle_name, check_bundle_target, default_bundle_name, write_bundle
+    from dpgui.report.bundle import check_bundle_name, check_bundle_target, default_bundle_name
     from dpgui.report.csv_export import check_writable, write_release_csv
     from dpgui.report.keystore import load_secret_key
     from dpgui.report.ledger import Ledger, default_dataset_name
-    from dpgui.report.publish import spend_and_release
+    from dpgui.report.publish import sign_release, spend_and_release
 
     if args.out is None and args.bundle is None:
         raise ParameterError("nowhere to write the release", "give --bundle DIR --key NAME.key (signed) or --out OUT.csv")
@@ -313,8 +313,7 @@ def cmd_release(args: argparse.Namespace) -> int:
             if key is not None:
                 name = args.name or default_bundle_name(info)
                 pdf = render_release_pdf(result, info, key.public_key.key_id_hex)
-                paths = write_bundle(args.bundle, name, result, info, pdf, key)
-                ledger.record_bundle(info.release_id, str(paths.manifest.resolve()))
+                paths = sign_release(ledger, args.bundle, name, result, info, pdf, key)  # checks the ledger's record
                 outputs["bundle"] = str(paths.manifest)
         except (DpguiError, OSError) as err:
             written = f"only {', '.join(outputs.values())} was written" if outputs else "nothing was written"

@@ -126,13 +126,17 @@ def _pdf(run: _Run) -> str:
 
 
 def _bundle(run: _Run) -> str:
-    from dpgui.report.bundle import write_bundle
+    from dpgui.report.ledger import Ledger
+    from dpgui.report.publish import sign_release
 
     (run.work / "bundle").mkdir()
-    paths = write_bundle(run.work / "bundle", "self-test", run.values["result"], run.values["info"],
-                         run.values["pdf"], run.values["key"])
+    with Ledger() as ledger:  # the release is checked against the ledger's record before it is signed
+        paths = sign_release(ledger, run.work / "bundle", "self-test", run.values["result"], run.values["info"],
+                             run.values["pdf"], run.values["key"])
+        pointer = ledger.release(run.values["info"].release_id).bundle  # type: ignore[union-attr]
     missing = [p.name for p in paths.all() if not p.is_file()]
     _check(not missing, f"missing after writing: {', '.join(missing)}")
+    _check(pointer == str(paths.manifest.resolve()), "the ledger does not point to the bundle")
     run.values["paths"] = paths
     return ", ".join(p.name for p in paths.all())
 

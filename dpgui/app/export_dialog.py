@@ -2,7 +2,9 @@
 
 The dialog asks for a folder, a bundle name, the signing key and its passphrase. Exporting
 spends no budget (the release is already recorded in the ledger) and can be repeated; it never
-overwrites an existing bundle.
+overwrites an existing bundle. The bundle is written by :func:`dpgui.report.publish.sign_release`:
+only a release the budget ledger confirms is signed, and the ledger points to the bundle (if it
+cannot, the files are removed and the dialog says so).
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from dpgui.app.pdf_report import render_release_pdf
 from dpgui.app.text import friendly
 from dpgui.core.mechanism import Release
 from dpgui.errors import DpguiError
-from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, check_bundle_target, default_bundle_name, write_bundle
+from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, check_bundle_target, default_bundle_name
 from dpgui.report.keystore import KeyEntry, list_keys, load_secret_key
+from dpgui.report.ledger import Ledger
+from dpgui.report.publish import BundleNotRecorded, sign_release
 
 EXPORT_HELP = (
     "Writes four files: the released numbers (.csv), a readable report (.pdf), a manifest of the "
@@ -108,9 +112,11 @@ class ExportDialog(QDialog):
             check_bundle_target(self.folder.text().strip(), name)
             key = load_secret_key(entry.secret_path, self.passphrase.text())
             pdf = render_release_pdf(self._release, self._info, key.public_key.key_id_hex)
-            self.paths = write_bundle(self.folder.text().strip(), name, self._release, self._info, pdf, key)
+            with Ledger() as ledger:
+                self.paths = sign_release(ledger, self.folder.text().strip(), name, self._release, self._info, pdf, key)
         except (DpguiError, OSError) as err:
-            show_inline(self.message, friendly(err) + " Nothing was written.")
+            written = "" if isinstance(err, BundleNotRecorded) else " Nothing was written."  # it says what was removed
+            show_inline(self.message, friendly(err) + written)
             return None
         finally:
             QApplication.restoreOverrideCursor()

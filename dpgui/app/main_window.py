@@ -41,6 +41,7 @@ from dpgui.errors import DpguiError
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.csv_export import write_release_csv, write_text_atomic
 from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet
+from dpgui.report.publish import authenticate_release
 
 MAX_RECENT = 8
 FILE_FILTER = "Tables (*.csv *.tsv *.tab *.csv.gz *.tsv.gz *.parquet *.pq *.xlsx);;All files (*)"
@@ -481,13 +482,27 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(TAB_RESULTS)
         self.statusBar().showMessage(f"Released the CDF of {label}.", 8000)
 
+    @staticmethod
+    def signable_release(release: Release, info: ReleaseInfo) -> Release:
+        """``release`` as the budget ledger confirms it (secure flag from the ledger), or the
+        DpguiError saying why it may not be signed (:func:`dpgui.report.publish.authenticate_release`)."""
+        with Ledger() as ledger:
+            return authenticate_release(ledger, release, info)
+
     def export_dialog(self) -> ExportDialog | None:
-        """The Export dialog for the current release (None, with a message, if there is none)."""
+        """The Export dialog for the current release, once the budget ledger confirms it may be
+        signed (None, with a message saying why, otherwise: nothing is written)."""
         if self.exportable is None:
             self._error("Nothing to export", "Release first (step 4), then export.")
             return None
+        release, info = self.exportable
+        try:
+            confirmed = self.signable_release(release, info)
+        except DpguiError as err:
+            self._error("This release cannot be signed", text.friendly(err) + " Nothing was written.")
+            return None
         folder = str(self.settings.value("last_folder", str(Path.home())))
-        return ExportDialog(*self.exportable, folder, self)
+        return ExportDialog(confirmed, info, folder, self)
 
     def export_bundle(self) -> None:
         dialog = self.export_dialog()
@@ -495,15 +510,11 @@ class MainWindow(QMainWindow):
             self.after_bundle_export(dialog)
 
     def after_bundle_export(self, dialog: ExportDialog) -> None:
-        """Point the ledger entry at the bundle and say where it is."""
-        assert dialog.paths is not None and self.exportable is not None
+        """Say where the bundle is (the dialog wrote it and recorded it in the ledger)."""
+        assert dialog.paths is not None
         self.settings.setValue("last_folder", str(dialog.bundle_folder()))
-        try:
-            with Ledger() as ledger:
-                ledger.record_bundle(self.exportable[1].release_id, str(dialog.paths.manifest.resolve()))
-        except DpguiError:
-            pass  # the pointer is a convenience; the spend itself was recorded at release time
-        self.statusBar().showMessage(f"Exported the signed bundle {dialog.paths.manifest}.", 10000)
+        self.statusBar().showMessage(f"Exported the signed bundle {dialog.paths.manifest}; the budget ledger points to it.",
+                                     10000)
 
     def show_ledger(self) -> None:
         LedgerDialog(self).exec()

@@ -29,6 +29,7 @@ time never overwrites the first one's autosave.
 
 from __future__ import annotations
 
+import html
 import os
 import socket
 import sys
@@ -386,20 +387,27 @@ class ProjectController(QObject):
             w.tabs.setCurrentIndex(TAB_PLAN)
             return
         record = self.releases[-1]
-        release = record.to_release()
         label = record.column or "value"
+        dataset = self.dataset or (w.table.path.stem if w.table is not None else "") or "dataset"
+        info = ReleaseInfo(dataset, label, record.release_id, record.created, record.missing or "drop")
+        release = record.to_release()  # not marked secure: only the budget ledger's record can say so
+        try:
+            release = w.signable_release(release, info)
+            noise, export = "secure noise, confirmed by the budget ledger", "you can export it"
+        except DpguiError as err:
+            noise = "not confirmed by the budget ledger"
+            export = f"it cannot be signed: {html.escape(err.problem)}"
         w.result_view.set_release(release, label, None)  # no confidential counts: nothing to compare with
         w.tree_view.set_release(release)
-        # A restored release can still be exported (e.g. after a crash before its export).
-        dataset = self.dataset or (w.table.path.stem if w.table is not None else "") or "dataset"
-        w.exportable = (release, ReleaseInfo(dataset, label, record.release_id, record.created, record.missing or "drop"))
+        # A restored release can still be exported (e.g. after a crash before its export); signing
+        # it checks it against the budget ledger again (MainWindow.export_dialog).
+        w.exportable = (release, info)
         for name in ("export_button", "export_action", "export_bundle_action"):
             getattr(w, name).setEnabled(True)
-        noise = "secure noise" if release.secure else "TEST NOISE (seeded, not secure — do not publish)"
         w.release_status.setText(
-            f"Restored the release of <b>{label}</b> made {record.created:%Y-%m-%d %H:%M} UTC "
+            f"Restored the release of <b>{html.escape(label)}</b> made {record.created:%Y-%m-%d %H:%M} UTC "
             f"(ε = {release.plan.privacy.epsilon:g}, {release.plan.shape.bins:,} bins, N = {release.total:,.0f}, "
-            f"{noise}). Nothing was released or spent now; you can export it. The confidential comparison "
+            f"{noise}). Nothing was released or spent now; {export}. The confidential comparison "
             "is not available for a restored release.")
         w.tabs.setCurrentIndex(TAB_RESULTS)
 

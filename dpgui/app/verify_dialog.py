@@ -27,7 +27,7 @@ from dpgui.app.fields import inline_message, show_inline
 from dpgui.app.style import is_dark
 from dpgui.app.text import NEIGHBOURS_LABELS, format_number, friendly, sentence
 from dpgui.errors import DpguiError
-from dpgui.report.bundle import MANIFEST_SUFFIX, Verification, verify_bundle
+from dpgui.report.bundle import MANIFEST_SUFFIX, TEST_NOISE_FAILURE, Verification, verify_bundle
 from dpgui.report.keystore import KeyEntry, list_keys, load_public_key
 
 VERIFY_HELP = (
@@ -316,6 +316,9 @@ class VerifyDialog(QDialog):
         """What to do after a failed check; names the right key when the manifest was signed with another."""
         manifest = self.manifest_edit.text().strip()
         signer = _claimed_signer(Path(manifest)) if manifest else None
+        if (result.failure or "").startswith(TEST_NOISE_FAILURE):
+            return ("The signature is genuine, but the signer's release used test noise, which protects no one: "
+                    "it was never fit to publish. Do not use these numbers; ask the publisher for a real release.")
         if result.checks and result.checks[0][1]:  # the signature held: a file was changed afterwards
             return ("The signature is genuine, but the files no longer match what was signed: something was changed "
                     "or replaced after signing. Do not use these files; get the release again from its publisher.")

@@ -6,6 +6,11 @@ manifest, and through its hashes the two files, tamper-evident. Stock ``minisign
 NAME.manifest.json -p KEY.pub`` checks the signature; :func:`verify_bundle` also checks the hashes
 and the schema.
 
+Only secure releases are signed: :func:`write_bundle` refuses a release drawn from a seeded
+(test) source, and :func:`verify_bundle` fails on any manifest whose ``random_source`` is not
+``os_csprng``. Callers sign through :func:`dpgui.report.publish.sign_release`, which also checks
+the release against the budget ledger first (docs/design.md, "Signing and the ledger").
+
 Never written: the confidential histogram, the true N under add/remove-one, or any hash or
 fingerprint of the input file (a plain hash of a file can be confirmed by guessing).
 
@@ -39,6 +44,8 @@ from dpgui.report.signing import PublicKey, SecretKey, SignatureError
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("manifest.schema.json")
 MANIFEST_SUFFIX = ".manifest.json"
+SECURE_SOURCE = "os_csprng"  # the only random_source a bundle that verifies may name
+TEST_NOISE_FAILURE = "the release used test noise"  # how verify_bundle's failure for any other source begins
 SIGNATURE_SUFFIX = ".minisig"  # minisign's default: the signed file's name + .minisig
 LIBRARIES = ("numpy", "scipy", "cryptography")
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,150}$")
@@ -119,7 +126,7 @@ def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: by
         "column": info.column,
         "mechanism": "tree of noisy counts (hierarchical histogram), post-processed",
         "noise": "discrete_laplace",
-        "random_source": "os_csprng" if release.secure else "seeded_test_only",
+        "random_source": SECURE_SOURCE if release.secure else "seeded_test_only",
         "neighbours": privacy.neighbours,
         "records_per_person": privacy.records_per_person,
         # ε charged to the ledger; the noise scales are rounded so that their exact ε is ≤ this.
@@ -192,8 +199,13 @@ def write_bundle(directory: str | os.PathLike[str], name: str, release: Release,
     """Write the four files of a bundle (crash-safe order, see the module docstring).
 
     ``pdf_bytes``: the human-readable report (rendered by the app layer, which owns Qt).
-    Raises DataError if the folder is not writable or any bundle file already exists.
+    Raises DataError if the release is not secure (test noise), the folder is not writable or any
+    bundle file already exists. Use :func:`dpgui.report.publish.sign_release`, which checks the
+    release against the budget ledger and records the bundle there.
     """
+    if not release.secure:
+        raise DataError(f"release {info.release_id} was drawn with test noise (a seeded generator), which must never be "
+                        "signed or published", "release the data again with dpgui's normal (secure) noise")
     paths = check_bundle_target(directory, name)
     csv_bytes = release_csv_text(release).encode("utf-8")
     manifest = build_manifest(release, info, name, csv_bytes, pdf_bytes, key.public_key.key_id_hex)
@@ -248,7 +260,8 @@ class Verification:
 
 
 def verify_bundle(manifest_path: str | os.PathLike[str], public_key: PublicKey) -> Verification:
-    """Check the signature of the manifest, the schema, and the SHA-256 of the CSV and the PDF.
+    """Check the signature of the manifest, the schema, the noise (secure source only), and the
+    SHA-256 of the CSV and the PDF.
 
     Stops at the first failure (later checks would rest on an untrusted manifest). O(file sizes).
     """
@@ -283,6 +296,10 @@ def verify_bundle(manifest_path: str | os.PathLike[str], public_key: PublicKey) 
     if problems:
         return fail(f"the manifest does not follow the dpgui manifest schema ({problems[0]})", comment=comment)
     checks.append((f"the manifest follows schema version {manifest['schema_version']}", True))
+    if manifest["random_source"] != SECURE_SOURCE:
+        return fail(f"{TEST_NOISE_FAILURE} (random_source {manifest['random_source']!r}, not the operating "
+                    "system's secure source): it must not be published", manifest, comment)
+    checks.append(("the noise came from the operating system's secure random source", True))
     if manifest["signer"]["key_id"] != public_key.key_id_hex:
         return fail(f"the manifest names signer {manifest['signer']['key_id']}, not {public_key.key_id_hex}",
                     manifest, comment)

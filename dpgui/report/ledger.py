@@ -15,7 +15,8 @@ Durability and concurrency
 * Each :class:`Ledger` owns one connection; its methods may be called from any thread (a lock
   serialises them).
 * The history is append-only: triggers in the schema refuse deleting releases, datasets or cap
-  changes and changing a recorded spend; only a release's ``bundle`` pointer may be updated.
+  changes and changing a recorded spend or a recorded release output; only a release's
+  ``bundle`` pointer may be updated.
 
 Accounting
 ----------
@@ -33,6 +34,14 @@ What is stored
 Dataset ids, caps, reasons, release ids, ε/δ/ρ, the mechanism's name, and the ``description``
 dict exactly as the caller passes it (callers pass only public plan parameters), plus an
 optional path to the written bundle. Nothing derived from the confidential data.
+
+After the noise is drawn, :meth:`Ledger.record_output` adds the release's **output record**
+(table ``release_outputs``, schema version 2): the SHA-256 of the released noisy levels (public
+values), the public parameters the release was published with, and whether the noise came from
+the operating system's secure source. It is written once and never changed; signing a release
+checks it (:func:`dpgui.report.publish.authenticate_release`, docs/design.md, "Signing and the
+ledger"). Ledgers of schema version 1 are upgraded in place when opened (their releases keep
+no output record).
 
 Files that are not a dpgui ledger
 ---------------------------------
@@ -72,12 +81,13 @@ __all__ = [
     "Totals",
     "ReleaseEntry",
     "CapChange",
+    "ReleaseOutput",
     "Ledger",
     "default_ledger_path",
 ]
 
 LEDGER_FILENAME = "ledger.sqlite3"
-SCHEMA_VERSION = 1  # PRAGMA user_version
+SCHEMA_VERSION = 2  # PRAGMA user_version (1: no release_outputs table)
 APPLICATION_ID = 0x64706C67  # PRAGMA application_id: "dplg" — marks the file as a dpgui ledger
 RELATIVE_TOLERANCE = 1e-9  # a total within cap·(1 + 1e-9) fits: float rounding, not extra budget
 DEFAULT_TIMEOUT_S = 10.0  # how long a writer waits for another process's transaction
@@ -168,6 +178,37 @@ class CapChange:
     changed_utc: str
 
 
+@dataclass(frozen=True)
+class ReleaseOutput:
+    """What a release published, recorded right after its noise was drawn.
+
+    ``levels_sha256``: hex SHA-256 of the released noisy node counts (canonical form:
+    :func:`dpgui.report.publish.levels_sha256`); ``params``: the public parameters it was published
+    with (plan, bounds, column, …); ``secure``: the noise came from the OS's secure source.
+    """
+
+    release_id: str
+    levels_sha256: str
+    params: dict[str, Any] = field(hash=False)
+    secure: bool
+    recorded_utc: str
+
+
+# Added in schema version 2 (also run to upgrade a version-1 ledger, see Ledger._upgrade).
+_OUTPUTS_SCHEMA = """
+CREATE TABLE release_outputs (
+    release_id    TEXT PRIMARY KEY NOT NULL REFERENCES releases (release_id),
+    levels_sha256 TEXT NOT NULL CHECK (length(levels_sha256) = 64),
+    params        TEXT NOT NULL,
+    secure_noise  INTEGER NOT NULL CHECK (secure_noise IN (0, 1)),
+    recorded_utc  TEXT NOT NULL
+);
+CREATE TRIGGER release_outputs_no_update BEFORE UPDATE ON release_outputs
+BEGIN SELECT RAISE(ABORT, 'dpgui ledger: a recorded release output never changes'); END;
+CREATE TRIGGER release_outputs_no_delete BEFORE DELETE ON release_outputs
+BEGIN SELECT RAISE(ABORT, 'dpgui ledger: a recorded release output is never deleted'); END;
+"""
+
 _SCHEMA = f"""
 CREATE TABLE datasets (
     dataset_id  TEXT PRIMARY KEY NOT NULL,
@@ -210,6 +251,7 @@ CREATE TRIGGER cap_changes_no_delete BEFORE DELETE ON cap_changes
 BEGIN SELECT RAISE(ABORT, 'dpgui ledger: the cap history is append-only'); END;
 CREATE TRIGGER cap_changes_no_update BEFORE UPDATE ON cap_changes
 BEGIN SELECT RAISE(ABORT, 'dpgui ledger: the cap history is append-only'); END;
+{_OUTPUTS_SCHEMA}
 PRAGMA application_id = {APPLICATION_ID};
 PRAGMA user_version = {SCHEMA_VERSION};
 """
@@ -365,7 +407,7 @@ def _totals(dataset_id: str, cap_epsilon: float, cap_delta: float,
 
 
 class Ledger:
-    """The budget ledger in one SQLite file (WAL, ``synchronous=FULL``, schema version 1).
+    """The budget ledger in one SQLite file (WAL, ``synchronous=FULL``, schema version 2).
 
     ``Ledger()`` opens (or creates) ``user_home() / "ledger.sqlite3"``; ``Ledger(path)`` another
     file. Use it as a context manager or call :meth:`close`. Every commit is durable when the
@@ -512,6 +554,23 @@ class Ledger:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+        elif self._read_identity(conn)[1] < SCHEMA_VERSION:
+            self._upgrade(conn)
+
+    def _upgrade(self, conn: sqlite3.Connection) -> None:
+        """Version 1 → 2: add the ``release_outputs`` table; nothing recorded is changed. One
+        transaction; another process may have upgraded it meanwhile (then nothing happens)."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if int(conn.execute("PRAGMA user_version").fetchone()[0]) == 1:
+                for statement in _split_sql(_OUTPUTS_SCHEMA):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     # -- plumbing -------------------------------------------------------------------------------
 
@@ -693,7 +752,62 @@ class Ledger:
                 raise DataError(f"release {release_id!r} is not in the budget ledger {self._path}",
                                 "record the spend first (the release id comes from the spend)")
 
+    def check_bundle_pointer(self, release_id: str) -> None:
+        """Raise now what :meth:`record_bundle` would raise (unknown release, ledger busy, read-only
+        or full): a trial update in a transaction that is rolled back. Call it before writing a
+        bundle, so that a bundle is not written that the ledger cannot point to."""
+        release_id = _check_id("release id", release_id)
+        with self._lock, self._sqlite_errors():
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = conn.execute("UPDATE releases SET bundle = bundle WHERE release_id = ?", (release_id,))
+                found = cursor.rowcount == 1
+            finally:
+                conn.execute("ROLLBACK")
+        if not found:
+            raise DataError(f"release {release_id!r} is not in the budget ledger {self._path}",
+                            "only a release recorded in this ledger can be exported")
+
+    def record_output(self, release_id: str, levels_sha256: str, params: dict[str, Any], secure: bool) -> None:
+        """Record what release ``release_id`` published (once; never changed): the SHA-256 of its
+        released levels, its public parameters and whether its noise was secure. Call it right
+        after the noise is drawn. Unknown release or a second record → :class:`DataError`."""
+        release_id = _check_id("release id", release_id)
+        if not (isinstance(levels_sha256, str) and len(levels_sha256) == 64
+                and all(c in "0123456789abcdef" for c in levels_sha256)):
+            raise ParameterError("the levels digest must be 64 lowercase hex digits (SHA-256)",
+                                 "pass dpgui.report.publish.levels_sha256(levels)")
+        try:
+            params_json = json.dumps(params, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as err:
+            raise ParameterError(f"the release parameters cannot be stored as JSON: {err}",
+                                 "pass only plain numbers, text, lists and dicts (no NaN)") from None
+        with self._transaction(write=True) as conn:
+            if conn.execute("SELECT 1 FROM releases WHERE release_id = ?", (release_id,)).fetchone() is None:
+                raise DataError(f"release {release_id!r} is not in the budget ledger {self._path}",
+                                "record the spend first (the release id comes from the spend)")
+            if conn.execute("SELECT 1 FROM release_outputs WHERE release_id = ?", (release_id,)).fetchone():
+                raise DataError(f"the output of release {release_id!r} is already recorded", "it is recorded once")
+            conn.execute("INSERT INTO release_outputs (release_id, levels_sha256, params, secure_noise, recorded_utc) "
+                         "VALUES (?, ?, ?, ?, ?)", (release_id, levels_sha256, params_json, int(bool(secure)), _now_utc()))
+
     # -- reading --------------------------------------------------------------------------------
+
+    def release_output(self, release_id: str) -> ReleaseOutput | None:
+        """The output record of ``release_id`` (None if the release has none, e.g. it was made
+        by a dpgui that did not record outputs, or is unknown)."""
+        with self._transaction(write=False) as conn:
+            row = conn.execute("SELECT release_id, levels_sha256, params, secure_noise, recorded_utc FROM release_outputs "
+                               "WHERE release_id = ?", (release_id,)).fetchone()
+        if row is None:
+            return None
+        try:
+            params = json.loads(row[2])
+        except ValueError:
+            params = None
+        return ReleaseOutput(str(row[0]), str(row[1]), params if isinstance(params, dict) else {}, bool(row[3]),
+                             str(row[4]))
 
     def totals(self, dataset_id: str) -> Totals:
         """The cap and spend of ``dataset_id``; :class:`NoCapSet` if it has no cap."""

@@ -11,6 +11,11 @@ A project holds what the officer chose and what was published, never the confide
   them on load (:func:`dpgui.core.mechanism.release_from_levels`, deterministic), so a restored
   release shows exactly the numbers that were published.
 
+A project file is not evidence of a release: whether a release's noise was secure, and whether
+it may be signed, comes from the budget ledger's record of it
+(:func:`dpgui.report.publish.authenticate_release`), never from the file. A ``"secure"`` key in
+a release (written by dpgui 0.1) is ignored.
+
 No histogram, true count or fingerprint of the data is ever written: only the values above.
 
 Format (``version`` 1), one JSON object::
@@ -20,7 +25,7 @@ Format (``version`` 1), one JSON object::
      "missing": "drop", "dataset": "", "plan": {…Plan.to_json()…} | null, "consistency": "l2",
      "branching": "auto", "objective": "total", "locked_levels": [2], "autosave_of": "",
      "releases": [{"release_id": "…", "created_utc": "…", "column": "age", "missing": "drop",
-                   "lower": 0.0, "upper": 100.0, "consistency": "l2", "secure": true,
+                   "lower": 0.0, "upper": 100.0, "consistency": "l2",
                    "plan": {…}, "levels": [[N], [c, c, …], …]}]}
 
 ``lower``, ``upper``, ``bins`` and ``missing`` may be ``null`` (not chosen yet) and ``column``
@@ -87,7 +92,7 @@ class ProjectRelease:
 
     ``levels[l]`` are the released counts of tree level ``l`` (root first; padded leaves included),
     or ``None`` for a level that was not released. Under the change model ``levels[0]`` is the
-    public total N.
+    public total N. There is no "secure" flag: the budget ledger says that (see the module doc).
     """
 
     release_id: str
@@ -97,7 +102,6 @@ class ProjectRelease:
     consistency: str
     plan: dict[str, Any]  # Plan.to_json()
     levels: tuple[tuple[int, ...] | None, ...]
-    secure: bool
     column: str = ""
     missing: str = ""
 
@@ -108,7 +112,7 @@ class ProjectRelease:
         levels = tuple(None if lvl is None else tuple(np.asarray(lvl, dtype=np.int64).tolist())
                        for lvl in release.levels)
         return cls(str(release_id), _utc_text(created_utc), float(release.lower), float(release.upper),
-                   release.consistency, release.plan.to_json(), levels, bool(release.secure), column, missing)
+                   release.consistency, release.plan.to_json(), levels, column, missing)
 
     @property
     def created(self) -> datetime:
@@ -118,9 +122,12 @@ class ProjectRelease:
         return Plan.from_json(self.plan)
 
     def to_release(self) -> Release:
-        """The :class:`Release` again: same released levels, same (recomputed) estimates and CDF."""
+        """The :class:`Release` again: same released levels, same (recomputed) estimates and CDF.
+
+        Marked ``secure = False`` (not confirmed): :func:`dpgui.report.publish.authenticate_release`
+        returns it marked secure only if the budget ledger's record says so."""
         levels = [None if lvl is None else np.asarray(lvl, dtype=np.int64) for lvl in self.levels]
-        return release_from_levels(self.plan_object(), levels, self.lower, self.upper, self.consistency, self.secure)
+        return release_from_levels(self.plan_object(), levels, self.lower, self.upper, self.consistency, False)
 
 
 @dataclass(frozen=True)
@@ -166,7 +173,7 @@ class Project:
 
 def _release_json(r: ProjectRelease, levels: Any) -> dict[str, Any]:
     return {"release_id": r.release_id, "created_utc": r.created_utc, "column": r.column, "missing": r.missing,
-            "lower": r.lower, "upper": r.upper, "consistency": r.consistency, "secure": r.secure,
+            "lower": r.lower, "upper": r.upper, "consistency": r.consistency,
             "plan": r.plan, "levels": levels}
 
 
@@ -249,12 +256,6 @@ class _Reader:
             raise self._fail(name, f"a whole number ≥ {minimum}" + (" or null" if nullable else ""), value)
         return value
 
-    def boolean(self, name: str) -> bool:
-        value = self.get(name)
-        if not isinstance(value, bool):
-            raise self._fail(name, "true or false", value)
-        return value
-
     def plan(self, name: str, nullable: bool) -> dict[str, Any] | None:
         value = self.get(name)
         if value is None and nullable:
@@ -332,7 +333,7 @@ def _release_from_json(data: Any, where: str, source: str) -> ProjectRelease:
     return ProjectRelease(
         release_id=reader.text("release_id"), created_utc=created, lower=lower, upper=upper,
         consistency=reader.text("consistency", choices=CONSISTENCY_METHODS), plan=plan_json,
-        levels=_levels(reader, plan), secure=reader.boolean("secure"),
+        levels=_levels(reader, plan),  # a "secure" key (older files) is ignored: the ledger says that
         column=reader.text("column", ""), missing=reader.text("missing", ""),
     )
 

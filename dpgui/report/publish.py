@@ -1,31 +1,52 @@
-"""A release that is recorded in the budget ledger before its noise exists.
+"""A release that is recorded in the budget ledger before its noise exists, and its signing.
 
 This is the one place where the app and the CLI draw noise for publication: the spend is
-committed (one SQLite transaction, durable) first, then the noise is drawn. If the program dies
-in between, the budget is wasted but nothing was released unrecorded; a refused spend (cap
-reached, no cap set) raises before any noise is drawn.
+committed (one SQLite transaction, durable) first, then the noise is drawn, then the ledger
+records the release's output (a SHA-256 of the released levels, its public parameters and
+whether the noise was secure). If the program dies in between, the budget is wasted but nothing
+was released unrecorded; a refused spend (cap reached, no cap set) raises before any noise is
+drawn.
+
+It is also the one place where a release becomes a signed bundle (:func:`sign_release`): only a
+release that the ledger confirms (:func:`authenticate_release`) is signed, whether it was made
+in this session or read back from a project file. The rule is in docs/design.md, "Signing and
+the ledger".
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import uuid
+from dataclasses import replace
 from datetime import datetime, timezone
+from typing import Any, Sequence
 
 import numpy as np
 
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import Plan
-from dpgui.errors import ParameterError
-from dpgui.report.bundle import ReleaseInfo
+from dpgui.errors import DataError, DpguiError, ParameterError
+from dpgui.report.bundle import BundlePaths, ReleaseInfo, write_bundle
 from dpgui.report.ledger import Ledger
+from dpgui.report.signing import SecretKey
 
 MECHANISM = "discrete_laplace_tree"
 
 
+class BundleNotRecorded(DataError):
+    """A bundle was written but the budget ledger could not point to it; its files were removed
+    (``problem`` names any that could not be)."""
+_REMADE = ("release it again (a new release spends budget), or export a release in the dpgui session "
+           "that made it")
+
+
 def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, counts: np.ndarray, plan: Plan,
                       source: RandomSource, lower: float, upper: float, consistency: str) -> tuple[Release, ReleaseInfo]:
-    """Record ε for ``dataset`` in the ledger, then release the histogram's CDF (ε-DP, discrete Laplace).
+    """Record ε for ``dataset`` in the ledger, then release the histogram's CDF (ε-DP, discrete Laplace),
+    then record the release's output in the ledger (what :func:`authenticate_release` checks).
 
     ``counts``: the confidential histogram (K bins); only public plan parameters go to the ledger.
     Raises the ledger's refusal (cap exceeded / no cap) before any noise is drawn.
@@ -43,4 +64,118 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
                  description=description)
     created = datetime.now(timezone.utc)
     result = release(counts, plan, source, lower, upper, consistency)
-    return result, ReleaseInfo(dataset, column, release_id, created, missing)
+    info = ReleaseInfo(dataset, column, release_id, created, missing)
+    try:
+        ledger.record_output(release_id, levels_sha256(result.levels), release_params(result, info), result.secure)
+    except DpguiError as err:
+        raise DataError(f"ε = {plan.privacy.epsilon:g} was spent (ledger release {release_id}) but the ledger could not "
+                        f"record the released values ({err.problem}); the release is not kept and cannot be signed",
+                        err.fix) from err
+    return result, info
+
+
+# ------------------------------------------------------------------ what the ledger records
+def levels_sha256(levels: Sequence[np.ndarray | Sequence[int] | None]) -> str:
+    """Hex SHA-256 of released noisy node counts, root first (``None`` for a level not released).
+
+    Canonical form: compact JSON of a list of lists of whole numbers (``null`` for a missing
+    level), so the same numbers give the same digest whether they come from the engine (int64
+    arrays) or from a project file (lists). The levels are public (released) values. O(#nodes).
+    """
+    canonical = [None if lvl is None else [int(x) for x in np.asarray(lvl, dtype=np.int64).tolist()] for lvl in levels]
+    return hashlib.sha256(json.dumps(canonical, separators=(",", ":")).encode("ascii")).hexdigest()
+
+
+def release_params(result: Release, info: ReleaseInfo) -> dict[str, Any]:
+    """The public parameters a bundle states about a release, besides its levels (see
+    :func:`dpgui.report.bundle.build_manifest`): recorded at release time, compared before signing."""
+    return {
+        "column": info.column,
+        "missing": info.missing,
+        "created_utc": info.created_utc.astimezone(timezone.utc).isoformat(),
+        "lower": float(result.lower),
+        "upper": float(result.upper),
+        "consistency": result.consistency,
+        "plan": result.plan.to_json(),
+    }
+
+
+_PARAM_NAMES = {"column": "column", "missing": "missing-value policy", "created_utc": "release time",
+                "lower": "lower bound", "upper": "upper bound", "consistency": "consistency method", "plan": "plan"}
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON values (a float read back from a file equals the float that was written)."""
+    if isinstance(a, float) or isinstance(b, float):
+        return all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)) and float(a) == float(b)
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def authenticate_release(ledger: Ledger, result: Release, info: ReleaseInfo) -> Release:
+    """The release confirmed by the ledger, with its ``secure`` flag taken from the ledger's record.
+
+    Signing needs all of: the ledger holds ``info.release_id`` for ``info.dataset``; it recorded
+    the release's output at release time; the parameters and the SHA-256 of the released levels
+    are the ones recorded; the noise was drawn from the secure source. The ``secure`` flag of
+    ``result`` is not trusted (a release read from a file has none). Anything else raises
+    :class:`DataError` saying why. Reads only. O(#nodes).
+    """
+    rid = info.release_id
+    entry = ledger.release(rid)
+    if entry is None:
+        raise DataError(f"release {rid} is not in the budget ledger {ledger.path}, so it cannot be signed",
+                        "only a release made with this ledger can be signed; release the data again")
+    if entry.dataset_id != info.dataset:
+        raise DataError(f"the budget ledger records release {rid} for dataset {entry.dataset_id!r}, not "
+                        f"{info.dataset!r}, so it cannot be signed",
+                        f"name the dataset {entry.dataset_id!r} in step 1, or release the data again")
+    output = ledger.release_output(rid)
+    if output is None:
+        raise DataError(f"release {rid} was made by an earlier dpgui that did not record its released values in the "
+                        "budget ledger, so it cannot be signed from a saved project", _REMADE)
+    params = release_params(result, info)
+    differing = [key for key in params if not _same(params[key], output.params.get(key))]
+    if differing:
+        names = ", ".join(_PARAM_NAMES.get(k, k) for k in differing)
+        raise DataError(f"the {names} of release {rid} differ from what the budget ledger recorded when it was "
+                        "released (was the project file edited?), so it cannot be signed", _REMADE)
+    if levels_sha256(result.levels) != output.levels_sha256:
+        raise DataError(f"the released counts of release {rid} differ from those recorded in the budget ledger when it "
+                        "was released (was the project file edited?), so it cannot be signed", _REMADE)
+    if not output.secure:
+        raise DataError(f"release {rid} was drawn with test noise (a seeded generator, not the operating system's "
+                        "secure random source), so it must not be signed or published",
+                        "release the data again with dpgui's normal (secure) noise")
+    return result if result.secure else replace(result, secure=True)
+
+
+def sign_release(ledger: Ledger, directory: str | os.PathLike[str], name: str, result: Release, info: ReleaseInfo,
+                 pdf_bytes: bytes, key: SecretKey) -> BundlePaths:
+    """Write the signed bundle of a ledger-confirmed release and point its ledger entry at it.
+
+    The one way a release becomes a signed bundle (the window, the CLI and the self-test use it):
+    :func:`authenticate_release` first, then a trial of the ledger's bundle pointer, then
+    :func:`~dpgui.report.bundle.write_bundle`, then the pointer. If the pointer still cannot be
+    recorded, the written files are removed and :class:`DataError` says so: no signed bundle
+    exists that its ledger does not point to. ``pdf_bytes`` should be rendered from the release
+    this function would sign (:func:`authenticate_release`'s result).
+    """
+    confirmed = authenticate_release(ledger, result, info)
+    ledger.check_bundle_pointer(info.release_id)
+    paths = write_bundle(directory, name, confirmed, info, pdf_bytes, key)
+    try:
+        ledger.record_bundle(info.release_id, str(paths.manifest.resolve()))
+    except DpguiError as err:
+        left = []
+        for path in (paths.manifest, paths.signature, paths.pdf, paths.csv):  # manifest first: no bundle at once
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                left.append(path.name)
+        removed = (f"could not remove {', '.join(left)}: delete {'them' if len(left) > 1 else 'it'} by hand"
+                   if left else "the written files were removed")
+        raise BundleNotRecorded(f"the bundle was written but the budget ledger could not record it ({err.problem}); {removed}",
+                        err.fix) from err
+    return paths

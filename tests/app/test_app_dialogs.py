@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import stat
 import uuid
-from datetime import datetime, timezone
 
 import numpy as np
 import pytest
@@ -15,13 +14,12 @@ import pytest
 from dpgui.app.keys_dialog import KIND_PUBLIC, KIND_SIGN, KeyManagerDialog
 from dpgui.app.ledger_dialog import RAISE_REASON_NEEDED, LedgerDialog
 from dpgui.app.verify_dialog import VerifyDialog
-from dpgui.core.mechanism import release
-from dpgui.core.noise import SeededRandom
+from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
-from dpgui.report.bundle import ReleaseInfo, write_bundle
 from dpgui.report.keystore import create_key, keys_dir, list_keys, load_public_key, load_secret_key
 from dpgui.report.ledger import Ledger
+from dpgui.report.publish import sign_release, spend_and_release
 
 PASSPHRASE = "correct horse battery"
 
@@ -252,24 +250,23 @@ def test_ledger_dialog_cannot_delete(qtbot):
 # ------------------------------------------------------------------------------------------ verify
 @pytest.fixture
 def bundle(tmp_path):
-    """A real signed bundle (seeded noise: a test bundle), its public key, and another key."""
+    """A real signed bundle (secure noise, spent in the ledger: only such releases are signed), its
+    public key, and another key."""
     files = create_key("officer", PASSPHRASE)
     other = create_key("colleague", "another passphrase")
     secret = load_secret_key(files.secret_path, PASSPHRASE)
     counts = np.random.default_rng(3).integers(0, 50, 64)
     plan = auto_plan(64, PrivacySpec(1.0))
-    result = release(counts, plan, SeededRandom(1), 0.0, 640.0, "l2")
-    info = ReleaseInfo("payroll", "salary", release_id=uuid.uuid4().hex, created_utc=datetime.now(timezone.utc),
-                       missing="drop")
-    try:
-        from dpgui.app.pdf_report import render_release_pdf
+    from dpgui.app.pdf_report import render_release_pdf
 
-        pdf = render_release_pdf(result, info, files.key_id_hex)
-    except ImportError:  # pragma: no cover - the PDF module is part of the app
-        pdf = b"%PDF-1.4 test"
     folder = tmp_path / "bundle"
     folder.mkdir()
-    paths = write_bundle(folder, "payroll-2026", result, info, pdf, secret)
+    with Ledger() as ledger:
+        ledger.set_cap("payroll", 1.0)
+        result, info = spend_and_release(ledger, "payroll", "salary", "drop", counts, plan, SecureRandom(),
+                                         0.0, 640.0, "l2")
+        pdf = render_release_pdf(result, info, files.key_id_hex)
+        paths = sign_release(ledger, folder, "payroll-2026", result, info, pdf, secret)
     return paths, files, other, info
 
 
@@ -284,14 +281,14 @@ def test_verify_a_real_bundle(qtbot, bundle):
     assert result.ok
     assert dialog.verdict_text() == f"Verified: this bundle is exactly what key {files.key_id_hex} signed."
     rows = dialog.check_rows()
-    assert len(rows) == 4 and all(mark == "✓" and passed for mark, _, passed in rows)
+    assert len(rows) == 5 and all(mark == "✓" and passed for mark, _, passed in rows)
     assert rows[0][1] == f"The manifest is signed by key {files.key_id_hex}."
     facts = dialog.facts()
     assert facts["Dataset"] == "payroll" and facts["Column"] == "salary"
     assert facts["Privacy budget"].startswith("ε = 1")
     assert facts["Release id"] == info.release_id and facts["Signed by key"] == files.key_id_hex
     assert facts["Released (UTC)"] == info.created_utc.strftime("%Y-%m-%d %H:%M:%S UTC")
-    assert "TEST ONLY" in facts["Noise"]  # seeded noise is flagged
+    assert facts["Noise"].startswith("Secure")
     assert dialog.key_file() == files.public_path  # the key list shows the key used
     assert dialog.verify_button.isEnabled()
 
@@ -307,7 +304,7 @@ def test_verify_refuses_a_changed_csv(qtbot, bundle):
 
     assert not result.ok
     rows = dialog.check_rows()
-    assert [mark for mark, _, _ in rows] == ["✓", "✓", "✗"]
+    assert [mark for mark, _, _ in rows] == ["✓", "✓", "✓", "✗"]
     assert "payroll-2026.csv does not match the SHA-256" in rows[-1][1]
     assert dialog.verdict_text().startswith("NOT verified: the CSV file payroll-2026.csv does not match")
     assert dialog.facts() == {}  # nothing from an unverified bundle is shown as fact

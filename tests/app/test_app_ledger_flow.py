@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from dpgui.core.noise import SecureRandom
 from dpgui.report.bundle import verify_bundle
 from dpgui.report.keystore import create_key, load_public_key
 from dpgui.report.ledger import Ledger, NoCapSet
@@ -66,7 +67,9 @@ def test_confirmation_states_the_budget_before_and_after(sample_window):
 
 def test_export_signed_bundle_from_the_window_verifies_and_is_recorded(qtbot, sample_window, tmp_path):
     window = sample_window
+    window.noise_source = SecureRandom  # only a release with secure noise may be signed
     release_and_wait(qtbot, window)
+    assert window.outcome.release.secure
     assert window.export_button.isEnabled() and window.export_bundle_action.isEnabled()
     key = create_key("officer", "window test passphrase")
     dialog = window.export_dialog()
@@ -83,6 +86,6 @@ def test_export_signed_bundle_from_the_window_verifies_and_is_recorded(qtbot, sa
     result = verify_bundle(paths.manifest, load_public_key(key.public_path))
     assert result.ok, result.failure
     assert result.manifest["release_id"] == window.outcome.release_id
-    assert result.manifest["dataset"] == "flights" and result.manifest["random_source"] == "seeded_test_only"
+    assert result.manifest["dataset"] == "flights" and result.manifest["random_source"] == "os_csprng"
     with Ledger() as ledger:
         assert ledger.release(window.outcome.release_id).bundle == str(paths.manifest.resolve())

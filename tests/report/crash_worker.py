@@ -16,10 +16,10 @@ from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.data.histogram import column_histogram
 from dpgui.errors import DpguiError
-from dpgui.report.bundle import default_bundle_name, write_bundle
+from dpgui.report.bundle import default_bundle_name
 from dpgui.report.keystore import load_secret_key, read_passphrase_file
 from dpgui.report.ledger import Ledger
-from dpgui.report.publish import spend_and_release
+from dpgui.report.publish import sign_release, spend_and_release
 
 
 def main(data: str, out: str, key_path: str, passphrase_file: str, dataset: str, epsilon: float) -> None:
@@ -36,9 +36,8 @@ def main(data: str, out: str, key_path: str, passphrase_file: str, dataset: str,
             except DpguiError:
                 print("refused", flush=True)
                 continue
-            paths = write_bundle(out, default_bundle_name(info), result, info,
-                                 render_release_pdf(result, info, key.public_key.key_id_hex), key)
-            ledger.record_bundle(info.release_id, str(paths.manifest))
+            sign_release(ledger, out, default_bundle_name(info), result, info,
+                         render_release_pdf(result, info, key.public_key.key_id_hex), key)
         print(f"released {info.release_id}", flush=True)
 
 

@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 from dpgui.cli import main
-from dpgui.core.noise import SeededRandom
+from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.data.histogram import column_histogram
-from dpgui.report.bundle import BundlePaths, schema_problems, verify_bundle, write_bundle
+from dpgui.report.bundle import BundlePaths, schema_problems, verify_bundle
 from dpgui.report.keystore import create_key, load_public_key, load_secret_key
 from dpgui.report.ledger import Ledger
-from dpgui.report.publish import spend_and_release
+from dpgui.report.publish import sign_release, spend_and_release
 
 PASSPHRASE = "correct horse battery"
 
@@ -229,20 +229,22 @@ def _comments(minisig: str) -> str:
 def test_bundles_hold_no_confidential_value(signer, data_file, tmp_path):
     """True counts, true CDF values and hashes of the input file appear in none of the four files.
 
-    Deterministic (seeded noise): a true value that happens to equal a released value is public
-    by release, so only true values that differ from every released one are forbidden.
+    Secure noise (only secure releases are signed), so the released values differ from run to run:
+    a true value that happens to equal a released value is public by release, so only true values
+    that differ from every released one are forbidden (about 190 of the 200 here).
     """
     files, _ = signer
     key = load_secret_key(files.secret_path, PASSPHRASE)
     hist = column_histogram(data_file, "salary", 0.0, 5000.0, 100)
     plan = auto_plan(100, PrivacySpec(0.5))
-    with Ledger() as ledger:
-        ledger.set_cap("payroll", 1.0)
-        result, info = spend_and_release(ledger, "payroll", "salary", "drop", hist.counts, plan, SeededRandom(7),
-                                         0.0, 5000.0, "l2")
     from dpgui.app.pdf_report import render_release_pdf
 
-    paths = write_bundle(tmp_path, "leak", result, info, render_release_pdf(result, info, files.key_id_hex), key)
+    with Ledger() as ledger:
+        ledger.set_cap("payroll", 1.0)
+        result, info = spend_and_release(ledger, "payroll", "salary", "drop", hist.counts, plan, SecureRandom(),
+                                         0.0, 5000.0, "l2")
+        paths = sign_release(ledger, tmp_path, "leak", result, info,
+                             render_release_pdf(result, info, files.key_id_hex), key)
     pdftotext = shutil.which("pdftotext")
     assert pdftotext, "pdftotext is not installed: run `make system-deps`"
     # Numbers are searched in the text files and in the PDF's text (its raw bytes hold font

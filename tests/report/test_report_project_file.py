@@ -77,6 +77,20 @@ def test_round_trip_with_two_releases(tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))  # written atomically
 
 
+def test_secure_is_never_read_from_a_file(tmp_path):
+    """Whether a release's noise was secure comes from the budget ledger only (issue 12, item 1):
+    a "secure" key (written by dpgui 0.1, or by hand) is ignored, whatever its value, and never written."""
+    saved = save_project(_project(tmp_path), tmp_path / "work.dpgui")
+    document = json.loads((tmp_path / "work.dpgui").read_text())
+    assert all("secure" not in r for r in document["releases"])
+    for value in (True, "yes", None):
+        for r in document["releases"]:
+            r["secure"] = value
+        loaded = project_from_json(json.dumps(document))
+        assert loaded == saved
+        assert all(not record.to_release().secure for record in loaded.releases)
+
+
 def test_a_file_from_before_locked_levels_has_none_locked(tmp_path):
     document = json.loads(project_to_json(_project(tmp_path)))
     del document["locked_levels"]
@@ -234,9 +248,6 @@ def test_wrong_release_contents(good):
     bad = json.loads(json.dumps(good))
     bad["releases"][0]["levels"][1] = None
     assert "level 1 of the release is missing" in _error(json.dumps(bad))
-    bad = json.loads(json.dumps(good))
-    bad["releases"][0]["secure"] = "yes"
-    assert "'secure' must be true or false" in _error(json.dumps(bad))
     bad = json.loads(json.dumps(good))
     bad["releases"][0]["plan"]["level_epsilons"] = [0.1, 0.1, 0.1]
     assert "the plan is not valid" in _error(json.dumps(bad))
