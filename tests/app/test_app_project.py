@@ -15,11 +15,13 @@ from PySide6.QtWidgets import QMessageBox
 
 from dpgui.app import project as project_module
 from dpgui.core.mechanism import release as engine_release
-from dpgui.core.noise import SeededRandom
+from dpgui.core.noise import SecureRandom, SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.tree import TreeShape
 from dpgui.data.histogram import column_histogram
+from dpgui.report.ledger import Ledger
 from dpgui.report.project_file import Project, ProjectRelease, load_project, save_project
+from dpgui.report.publish import spend_and_release
 
 from gui_helpers import TIMEOUT, error_text, make_window, open_and_wait, release_and_wait, set_column, wait_plan
 
@@ -264,15 +266,25 @@ def dead_pid() -> int:
     return pid
 
 
-def crashed_session(csv: Path, release_id: str = "r-1") -> tuple[Plan, np.ndarray]:
-    """What a crashed dpgui leaves behind: its marker (a dead PID) and an autosave with a release."""
+def crashed_session(csv: Path, ledgered: bool = False) -> tuple[Plan, np.ndarray]:
+    """What a crashed dpgui leaves behind: its marker (a dead PID) and an autosave with a release.
+
+    ``ledgered``: the release was made as the window makes it (spent in the budget ledger, secure
+    noise, its output recorded), so it may be signed; otherwise an unledgered test release "r-1"."""
     shape = TreeShape(50, (5, 10))
     plan = Plan(shape, PrivacySpec(0.5), (0.123, 0.5 - 0.123))
     hist = column_histogram(csv, "age", 0.0, 100.0, 50, "drop")
-    released = engine_release(hist.counts, plan, SeededRandom(9), 0.0, 100.0, "l1")
-    record = ProjectRelease.from_release(released, release_id, "2026-03-04T05:06:07+00:00", "age", "drop")
+    if ledgered:
+        with Ledger() as ledger:
+            ledger.set_cap("people", 1.0)
+            released, info = spend_and_release(ledger, "people", "age", "drop", hist.counts, plan, SecureRandom(),
+                                               0.0, 100.0, "l1")
+        record = ProjectRelease.from_release(released, info.release_id, info.created_utc, "age", "drop")
+    else:
+        released = engine_release(hist.counts, plan, SeededRandom(9), 0.0, 100.0, "l1")
+        record = ProjectRelease.from_release(released, "r-1", "2026-03-04T05:06:07+00:00", "age", "drop")
     workspace = Project(data_path=str(csv), column="age", lower=0.0, upper=100.0, bins=50, missing="drop",
-                        plan=plan.to_json(), consistency="l1", branching="5x10", releases=(record,))
+                        dataset="people", plan=plan.to_json(), consistency="l1", branching="5x10", releases=(record,))
     folder = autosave_folder()
     folder.mkdir(parents=True, exist_ok=True)
     save_project(workspace, folder / "workspace.dpgui")
@@ -313,18 +325,18 @@ def test_restore_can_be_discarded_or_applied_without_the_prompt(qtbot, people_cs
 def test_a_restored_release_can_still_be_exported_as_a_signed_bundle(qtbot, people_csv, tmp_path, monkeypatch):
     """A crash after the release but before its export loses nothing: the restored release exports."""
     import csv as csv_module
-    import uuid
 
     from dpgui.report.bundle import verify_bundle
     from dpgui.report.keystore import create_key, load_public_key
 
-    release_id = uuid.uuid4().hex
-    plan, cumulative = crashed_session(people_csv, release_id)
+    plan, cumulative = crashed_session(people_csv, ledgered=True)
+    release_id = load_project(autosave_folder() / "workspace.dpgui").releases[0].release_id
     monkeypatch.setattr(project_module.ProjectController, "offer_restore", lambda self: None)
     window = make_window(qtbot)
     assert window.project.restore()
     wait_applied(qtbot, window, people_csv, released=True)
     assert window.export_bundle_action.isEnabled() and window.export_button.isEnabled()
+    assert "confirmed by the budget ledger" in window.release_status.text()
     key = create_key("officer", "restore test passphrase")
     dialog = window.export_dialog()
     dialog.folder.setText(str(tmp_path))

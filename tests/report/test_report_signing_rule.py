@@ -199,12 +199,12 @@ def test_recording_the_bundle_fails_after_writing_the_files_are_removed(tmp_path
         def broken(self, release_id, bundle_path):
             raise DataError("the budget ledger cannot be used: disk I/O error", "check the disk and try again")
 
-        monkeypatch.setattr(Ledger, "record_bundle", broken)
-        with pytest.raises(BundleNotRecorded) as failed:
-            sign_release(ledger, out, "unrecorded", result, info, PDF, secret)
+        with pytest.MonkeyPatch.context() as patch:  # not the test's monkeypatch: that one also holds DPGUI_HOME
+            patch.setattr(Ledger, "record_bundle", broken)
+            with pytest.raises(BundleNotRecorded) as failed:
+                sign_release(ledger, out, "unrecorded", result, info, PDF, secret)
         assert "could not record it" in failed.value.problem and "files were removed" in failed.value.problem
         assert list(out.iterdir()) == []
-        monkeypatch.undo()
         assert ledger.release(info.release_id).bundle is None
         # a ledger that cannot accept the pointer is found before anything is written
         monkeypatch.setattr(Ledger, "check_bundle_pointer",
