@@ -90,7 +90,7 @@ def test_a_hand_written_secure_project_is_not_signed(qtbot, people_csv, out, tmp
     window.last_error = ""
     window.export_bundle()  # the menu action and the button refuse the same way, without a dialog
     assert "is not in the budget ledger" in error_text(window)
-    assert list(out.iterdir()) == []
+    assert list(out.iterdir()) == [] and list(tmp_path.rglob("*.manifest.json*")) == []
     assert ledger_state() == before
 
 
@@ -117,6 +117,7 @@ def test_a_genuine_release_saved_and_reopened_exports_and_verifies(qtbot, people
     key = create_key("officer", PASSPHRASE)
     dialog = window.export_dialog()
     assert dialog is not None, error_text(window)
+    dialog.folder.setText(str(out))
     dialog.passphrase.setText(PASSPHRASE)
     paths = dialog.export()
     assert paths is not None, dialog.message.text()
@@ -143,10 +144,10 @@ def test_a_project_whose_released_counts_were_edited_is_not_signed(qtbot, people
     assert "not confirmed by the budget ledger" in window.release_status.text()
     assert window.export_dialog() is None
     assert "released counts" in error_text(window) and "differ" in error_text(window)
-    assert list(out.iterdir()) == [] and ledger_state() == before
+    assert list(tmp_path.rglob("*.manifest.json*")) == [] and ledger_state() == before
 
 
-def test_a_bundle_the_ledger_cannot_record_is_removed_and_the_officer_told(qtbot, people_csv, out):
+def test_a_bundle_the_ledger_cannot_record_is_removed_and_the_officer_told(qtbot, people_csv, out, tmp_path):
     window = make_window(qtbot)
     window.noise_source = SecureRandom
     window.settings.setValue("last_folder", str(out))
@@ -156,6 +157,7 @@ def test_a_bundle_the_ledger_cannot_record_is_removed_and_the_officer_told(qtbot
     create_key("officer", PASSPHRASE)
     dialog = window.export_dialog()
     assert dialog is not None, error_text(window)
+    dialog.folder.setText(str(out))
     dialog.passphrase.setText(PASSPHRASE)
 
     def broken(self, release_id, bundle_path):
@@ -166,6 +168,6 @@ def test_a_bundle_the_ledger_cannot_record_is_removed_and_the_officer_told(qtbot
         assert dialog.export() is None
     message = dialog.message.text()
     assert "could not record it" in message and "files were removed" in message and "disk I/O error" in message
-    assert list(out.iterdir()) == []
+    assert list(out.iterdir()) == [] and list(tmp_path.rglob("*.manifest.json*")) == []
     with Ledger() as ledger:
         assert ledger.release(window.outcome.release_id).bundle is None
