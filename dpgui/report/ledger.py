@@ -752,16 +752,17 @@ class Ledger:
                 raise DataError(f"release {release_id!r} is not in the budget ledger {self._path}",
                                 "record the spend first (the release id comes from the spend)")
 
-    def check_bundle_pointer(self, release_id: str) -> None:
-        """Raise now what :meth:`record_bundle` would raise (unknown release, ledger busy, read-only
-        or full): a trial update in a transaction that is rolled back. Call it before writing a
-        bundle, so that a bundle is not written that the ledger cannot point to."""
+    def check_bundle_pointer(self, release_id: str, bundle_path: str) -> None:
+        """Raise now what :meth:`record_bundle` would raise (unknown release, path too long, ledger
+        busy, read-only or full): the same update in a transaction that is rolled back. Call it
+        before writing a bundle, so that a bundle is not written that the ledger cannot point to."""
         release_id = _check_id("release id", release_id)
+        bundle_path = _check_text("bundle path", str(bundle_path))
         with self._lock, self._sqlite_errors():
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                cursor = conn.execute("UPDATE releases SET bundle = bundle WHERE release_id = ?", (release_id,))
+                cursor = conn.execute("UPDATE releases SET bundle = ? WHERE release_id = ?", (bundle_path, release_id))
                 found = cursor.rowcount == 1
             finally:
                 conn.execute("ROLLBACK")

@@ -29,7 +29,7 @@ from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import Plan
 from dpgui.errors import DataError, DpguiError, ParameterError
-from dpgui.report.bundle import BundlePaths, ReleaseInfo, write_bundle
+from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_target, write_bundle
 from dpgui.report.ledger import Ledger
 from dpgui.report.signing import SecretKey
 
@@ -131,8 +131,9 @@ def authenticate_release(ledger: Ledger, result: Release, info: ReleaseInfo) -> 
                         f"name the dataset {entry.dataset_id!r} in step 1, or release the data again")
     output = ledger.release_output(rid)
     if output is None:
-        raise DataError(f"release {rid} was made by an earlier dpgui that did not record its released values in the "
-                        "budget ledger, so it cannot be signed from a saved project", _REMADE)
+        raise DataError(f"the budget ledger holds no record of the values released by release {rid} (it was made by an "
+                        "earlier dpgui, or dpgui stopped while releasing it), so it cannot be signed from a saved project",
+                        _REMADE)
     params = release_params(result, info)
     differing = [key for key in params if not _same(params[key], output.params.get(key))]
     if differing:
@@ -161,10 +162,11 @@ def sign_release(ledger: Ledger, directory: str | os.PathLike[str], name: str, r
     this function would sign (:func:`authenticate_release`'s result).
     """
     confirmed = authenticate_release(ledger, result, info)
-    ledger.check_bundle_pointer(info.release_id)
+    pointer = str(check_bundle_target(directory, name).manifest.resolve())
+    ledger.check_bundle_pointer(info.release_id, pointer)
     paths = write_bundle(directory, name, confirmed, info, pdf_bytes, key)
     try:
-        ledger.record_bundle(info.release_id, str(paths.manifest.resolve()))
+        ledger.record_bundle(info.release_id, pointer)
     except DpguiError as err:
         left = []
         for path in (paths.manifest, paths.signature, paths.pdf, paths.csv):  # manifest first: no bundle at once

@@ -22,7 +22,7 @@ from dpgui.core.mechanism import release as engine_release
 from dpgui.core.noise import SecureRandom, SeededRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
-from dpgui.errors import DataError
+from dpgui.errors import DataError, ParameterError
 from dpgui.report import ledger as ledger_module
 from dpgui.report.bundle import (BundlePaths, ReleaseInfo, build_manifest, manifest_bytes, verify_bundle,
                                  write_bundle)
@@ -208,7 +208,7 @@ def test_recording_the_bundle_fails_after_writing_the_files_are_removed(tmp_path
         assert ledger.release(info.release_id).bundle is None
         # a ledger that cannot accept the pointer is found before anything is written
         monkeypatch.setattr(Ledger, "check_bundle_pointer",
-                            lambda self, rid: (_ for _ in ()).throw(DataError("the budget ledger is busy", "wait")))
+                            lambda self, rid, path: (_ for _ in ()).throw(DataError("the budget ledger is busy", "wait")))
         monkeypatch.setattr(ledger_module.Ledger, "record_bundle", lambda *a: pytest.fail("must not be reached"))
         with pytest.raises(DataError, match="busy"):
             sign_release(ledger, out, "unrecorded", result, info, PDF, secret)
@@ -219,10 +219,12 @@ def test_check_bundle_pointer_changes_nothing():
     with Ledger() as ledger:
         result, info = _secure_release(ledger)
         ledger.record_bundle(info.release_id, "/somewhere/a.manifest.json")
-        ledger.check_bundle_pointer(info.release_id)
+        ledger.check_bundle_pointer(info.release_id, "/elsewhere/b.manifest.json")
         assert ledger.release(info.release_id).bundle == "/somewhere/a.manifest.json"
         with pytest.raises(DataError, match="not in the budget ledger"):
-            ledger.check_bundle_pointer("nope")
+            ledger.check_bundle_pointer("nope", "/elsewhere/b.manifest.json")
+        with pytest.raises(ParameterError, match="bundle path"):
+            ledger.check_bundle_pointer(info.release_id, "/x" * 2001)
 
 
 def test_the_output_record_is_written_once_and_never_changed():
