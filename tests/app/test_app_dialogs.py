@@ -311,6 +311,28 @@ def test_verify_refuses_a_changed_csv(qtbot, bundle):
     assert "changed or replaced after signing" in dialog.advice.text()
 
 
+def test_verify_refuses_a_bundle_of_test_noise_signed_by_hand(qtbot, bundle):
+    """Issue 12, item 3: a manifest that says seeded_test_only does not verify, even with a good signature."""
+    import json
+
+    paths, files, _, _ = bundle
+    manifest = json.loads(paths.manifest.read_text())
+    manifest["random_source"] = "seeded_test_only"
+    body = (json.dumps(manifest, indent=2) + "\n").encode()
+    paths.manifest.write_bytes(body)
+    paths.signature.write_text(load_secret_key(files.secret_path, PASSPHRASE).sign(body, "hand-signed test noise"))
+    dialog = VerifyDialog()
+    qtbot.addWidget(dialog)
+
+    result = dialog.verify_paths(paths.manifest, files.public_path)
+
+    assert not result.ok
+    assert [mark for mark, _, _ in dialog.check_rows()] == ["✓", "✓", "✗"]  # signature and schema hold
+    assert dialog.verdict_text().startswith("NOT verified: the release used test noise")
+    assert "test noise" in dialog.advice.text() and "changed or replaced" not in dialog.advice.text()
+    assert dialog.facts() == {}
+
+
 def test_verify_refuses_the_wrong_key(qtbot, bundle):
     paths, files, other, _ = bundle
     dialog = VerifyDialog()
