@@ -41,6 +41,8 @@ class BundleNotRecorded(DataError):
     (``problem`` names any that could not be)."""
 _REMADE = ("release it again (a new release spends budget), or export a release in the dpgui session "
            "that made it")
+_EDITED = ("open the project as dpgui saved it (an unedited copy), or release the data again (a new release "
+           "spends budget)")
 
 
 def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, counts: np.ndarray, plan: Plan,
@@ -139,10 +141,10 @@ def authenticate_release(ledger: Ledger, result: Release, info: ReleaseInfo) -> 
     if differing:
         names = ", ".join(_PARAM_NAMES.get(k, k) for k in differing)
         raise DataError(f"the {names} of release {rid} differ from what the budget ledger recorded when it was "
-                        "released (was the project file edited?), so it cannot be signed", _REMADE)
+                        "released (was the project file edited?), so it cannot be signed", _EDITED)
     if levels_sha256(result.levels) != output.levels_sha256:
         raise DataError(f"the released counts of release {rid} differ from those recorded in the budget ledger when it "
-                        "was released (was the project file edited?), so it cannot be signed", _REMADE)
+                        "was released (was the project file edited?), so it cannot be signed", _EDITED)
     if not output.secure:
         raise DataError(f"release {rid} was drawn with test noise (a seeded generator, not the operating system's "
                         "secure random source), so it must not be signed or published",
@@ -178,6 +180,6 @@ def sign_release(ledger: Ledger, directory: str | os.PathLike[str], name: str, r
                 left.append(path.name)
         removed = (f"could not remove {', '.join(left)}: delete {'them' if len(left) > 1 else 'it'} by hand"
                    if left else "the written files were removed")
-        raise BundleNotRecorded(f"the bundle was written but the budget ledger could not record it ({err.problem}); {removed}",
-                        err.fix) from err
+        raise BundleNotRecorded(f"the bundle was written but the budget ledger could not record it ({err.problem}); "
+                                f"{removed}", err.fix) from err
     return paths
