@@ -50,6 +50,11 @@ MISSING_RULE_TEXT = {
 }
 
 
+def missing_rule_for(neighbours: str) -> str:
+    """The missing-value rule of a neighbour model: ``"bucket"`` (change), ``"drop"`` (addremove)."""
+    return "bucket" if neighbours == "change" else "drop"
+
+
 def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
     """ε must be a finite number > 0."""
     try:
@@ -95,7 +100,7 @@ class PrivacySpec:
     def missing_rule(self) -> str:
         """How missing values are released: ``"bucket"`` under change (N = all rows is public),
         ``"drop"`` under add/remove (N is private)."""
-        return "bucket" if self.root_public else "drop"
+        return missing_rule_for(self.neighbours)
 
     @property
     def missing_leaf(self) -> bool:
