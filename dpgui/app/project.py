@@ -273,7 +273,7 @@ class ProjectController(QObject):
         """Keep a finished release (public values only) in the workspace and autosave at once."""
         settings = outcome.settings
         record = ProjectRelease.from_release(outcome.release, outcome.release_id, outcome.released_at,
-                                             settings.column, settings.missing)
+                                             settings.column, outcome.info.missing)
         self.releases.append(record)
         dataset = getattr(getattr(outcome, "info", None), "dataset", "") or getattr(settings, "dataset", "")
         if dataset:
@@ -392,7 +392,8 @@ class ProjectController(QObject):
         w.tree_view.set_release(release)
         # A restored release can still be exported (e.g. after a crash before its export).
         dataset = self.dataset or (w.table.path.stem if w.table is not None else "") or "dataset"
-        w.exportable = (release, ReleaseInfo(dataset, label, record.release_id, record.created, record.missing or "drop"))
+        w.exportable = (release, ReleaseInfo(dataset, label, record.release_id, record.created,
+                                               record.missing or release.missing_rule))
         for name in ("export_button", "export_action", "export_bundle_action"):
             getattr(w, name).setEnabled(True)
         noise = "secure noise" if release.secure else "TEST NOISE (seeded, not secure — do not publish)"

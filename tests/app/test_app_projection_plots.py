@@ -143,16 +143,17 @@ def test_error_against_branching(widget, qtbot, neighbours):
     widget.set_plan(plan, LOWER, UPPER)
     drawn(qtbot, widget)
     x, y = widget.branching_curves["equal"].getOriginalDataset()
-    assert list(x) == uniform_branchings(5000) and x[0] == 2
+    leaves = 5000 + int(privacy.missing_leaf)  # under change: the K bins and the leaf for missing values
+    assert list(x) == uniform_branchings(leaves) and x[0] == 2
     for b, value in zip(x, y):
-        shape = TreeShape.uniform(5000, int(b))
+        shape = TreeShape.uniform(5000, int(b), privacy.missing_leaf)
         assert shape.padded_bins <= 2 * 5000
         assert value == pytest.approx(rms(Plan(shape, privacy, equal_budgets(shape, privacy), "covering")), rel=1e-9)
     qtbot.waitUntil(lambda: not widget.optimisation_pending, timeout=30_000)  # filled in while idle
     gx, gy = widget.branching_curves["optimised"].getOriginalDataset()
     assert 5 <= gx.size <= 24 and set(gx) <= set(x)
     for b, value in zip(gx, gy):
-        shape = TreeShape.uniform(5000, int(b))
+        shape = TreeShape.uniform(5000, int(b), privacy.missing_leaf)
         fractions = optimise_budgets(shape, PrivacySpec(1.0, neighbours), "gls", "total")
         rescaled = rms(Plan(shape, privacy, split_budget(1.3, fractions), "gls"))
         fresh = rms(Plan(shape, privacy, optimise_budgets(shape, privacy, "gls", "total"), "gls"))
