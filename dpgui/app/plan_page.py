@@ -18,7 +18,7 @@ from dpgui.app import text
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
 from dpgui.app.projection_plots import Projection, ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
-from dpgui.core.plan import Plan, PrivacySpec, check_epsilon, split_budget
+from dpgui.core.plan import MISSING_RULE_TEXT, Plan, PrivacySpec, check_epsilon, split_budget
 from dpgui.core.planner import auto_plan, margin95, plan_for_accuracy
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError

@@ -347,7 +347,7 @@ class ResultView(QWidget):
         summary = (f"<b>{n}</b> records ({n_kind}) in {k:,} bins of {self._fmt_edge(width)} "
                    f"{html.escape(self._value_label)}, from {self._fmt_edge(release.lower)} to {self._fmt_edge(release.upper)}; "
                    f"privacy budget ε = {release.plan.privacy.epsilon:g}. "
-                   f"Missing values: {html.escape(self._missing_words(release))}.")
+                   f"Missing values: {html.escape(self._missing_words(release), quote=False)}.")
         if not release.secure:
             summary += " <b>Practice run with a test random source: not safe to publish.</b>"
         self.summary.setText(summary)
@@ -465,6 +465,8 @@ class ResultView(QWidget):
         scale = (1.0 / n if n > 0 else 0.0) if fraction else 1.0
         c = np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float)))
         ci_low, ci_high = cumulative_interval95(release)
+        if fraction:  # a fraction of the values is at most 1 (the band is clipped to N, which counts missing ones too)
+            ci_low, ci_high = np.minimum(ci_low, n), np.minimum(ci_high, n)
         self.cdf_curve.setData(self._edges, c * scale)
         x, low, high = band_envelope(self._edges, np.concatenate(([0.0], ci_low)) * scale,
                                      np.concatenate(([0.0], ci_high)) * scale)

@@ -28,7 +28,6 @@ def sample_window(qtbot):
     qtbot.waitUntil(lambda: window.table is not None, timeout=30_000)
     page = window.data_page
     qtbot.waitUntil(lambda: page.current_column() is not None, timeout=10_000)
-    page.set_missing_policy("drop")
     wait_plan(qtbot, window, 1000)
     return window
 
