@@ -196,7 +196,9 @@ def test_addremove_drops_missing_values_and_noises_n(tmp_path):
 
 
 def test_manifest_says_which_rule():
-    from dpgui.report.bundle import missing_values_json
+    from datetime import datetime, timezone
+
+    from dpgui.report.bundle import ReleaseInfo, build_manifest, missing_values_json, schema_problems
 
     change = release(np.ones(K, dtype=np.int64), auto_plan(K, PrivacySpec(1.0)), SeededRandom(1), missing=3)
     addremove = release(np.ones(K, dtype=np.int64), auto_plan(K, PrivacySpec(1.0, "addremove")), SeededRandom(1),
@@ -207,3 +209,11 @@ def test_manifest_says_which_rule():
     drop = missing_values_json(addremove, addremove.missing_rule)
     assert drop == {"rule": "drop", "description": "dropped (a neighbour under add/remove)", "released_count": None,
                     "std_error": None}
+    # the schema takes the new object and, from older manifests, the bare policy names
+    info = ReleaseInfo("d", "x", "0" * 32, datetime(2030, 1, 1, tzinfo=timezone.utc), "bucket")
+    manifest = build_manifest(change, info, "n", b"csv", b"pdf", "ABCD")
+    assert manifest["missing_values"]["rule"] == "bucket" and schema_problems(manifest) == []
+    assert manifest["total_records"] == {"public": True, "value": K + 3, "released_estimate": float(K + 3)}
+    for legacy in ("drop", "error"):
+        assert schema_problems({**manifest, "missing_values": legacy}) == []
+    assert schema_problems({**manifest, "missing_values": "skip"}) != []
