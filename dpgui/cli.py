@@ -125,8 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--column", required=True, metavar="COL")
     rel.add_argument("--lower", type=_finite_float, required=True, metavar="A", help="public lower bound")
     rel.add_argument("--upper", type=_finite_float, required=True, metavar="B", help="public upper bound (exclusive)")
-    rel.add_argument("--missing", choices=("drop", "error"), default="drop",
-                     help="missing values: drop them before N is fixed (default) or refuse")
+    rel.add_argument("--missing", default="auto", metavar="auto",
+                     help="missing values follow the neighbour model (docs/design.md): under change they are counted "
+                          "in a noised 'missing' bucket and N = all rows; under addremove they are dropped")
     _add_plan_options(rel)
     rel.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
     rel.add_argument("--dataset", metavar="ID", help="the budget ledger's name for the data (default: INPUT's file name "
@@ -186,7 +187,7 @@ def _make_plan(args: argparse.Namespace, bins: int):
     from dpgui.core.tree import TreeShape
 
     privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person)
-    shape = None if args.branching == "auto" else TreeShape.parse(bins, args.branching)
+    shape = None if args.branching == "auto" else TreeShape.parse(bins, args.branching, privacy.missing_leaf)
     return auto_plan(bins, privacy, shape, args.budgets, args.estimator, args.objective)
 
 
@@ -232,12 +233,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def plan_text(report: dict[str, Any], n: int | None) -> str:
     """The plan in words, for people: tree, budgets, projected error, comparison with the paper."""
-    neighbours = ("change-one (N is public and published exactly)" if report["neighbours"] == "change"
+    from dpgui.core.plan import MISSING_RULE_TEXT, missing_rule_for
+
+    neighbours = ("change-one (N = all rows is public and published exactly)" if report["neighbours"] == "change"
                   else "add/remove-one (N is private and released with noise)")
     projected = report["projected"]
     lines = [
         f"Plan for K = {report['bins']} bins, total budget ε = {report['epsilon']:g}",
         f"  neighbours: {neighbours}; up to {report['records_per_person']} record(s) per person",
+        f"  missing values: {MISSING_RULE_TEXT[missing_rule_for(report['neighbours'])]}"
+        + (" (the tree's leaf K + 1)" if report.get("missing_leaf") else ""),
         f"  tree: {' x '.join(map(str, report['branching']))} ({report['padded_bins']} leaves), "
         f"estimator: {'GLS (best linear unbiased)' if report['estimator'] == 'gls' else 'covering sum'}",
     ]
@@ -272,17 +277,34 @@ def _passphrase(path: str | None, confirm: bool) -> str:
     return first
 
 
+def _check_missing_option(missing: str, neighbours: str) -> None:
+    """``--missing``: "auto" (the default), or the neighbour model's own rule; anything else is refused
+    before anything is read or spent, saying what happens instead."""
+    from dpgui.core.plan import MISSING_RULE_TEXT, NEIGHBOURS, missing_rule_for
+
+    if neighbours not in NEIGHBOURS:
+        return  # reported by the plan, with its own message
+    rule = missing_rule_for(neighbours)
+    instead = f"leave out --missing: under {neighbours} missing values are {MISSING_RULE_TEXT[rule]}"
+    if missing == "error":
+        raise ParameterError("--missing error is retired: stopping at a missing value would make publishing depend "
+                             "on the data", instead)
+    if missing not in ("auto", rule):
+        raise ParameterError(f"--missing {missing} is not a rule of the {neighbours} model", instead)
+
+
 def cmd_release(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from dpgui.core.noise import SecureRandom
     from dpgui.data.histogram import column_histogram
-    from dpgui.report.bundle import check_bundle_name, check_bundle_target, default_bundle_name
+    from dpgui.report.bundle import check_bundle_name, check_bundle_target, default_bundle_name, missing_values_json
     from dpgui.report.csv_export import check_writable, write_release_csv
     from dpgui.report.keystore import load_secret_key
     from dpgui.report.ledger import Ledger, default_dataset_name
     from dpgui.report.publish import sign_release, spend_and_release
 
+    _check_missing_option(args.missing, args.neighbours)
     if args.out is None and args.bundle is None:
         raise ParameterError("nowhere to write the release", "give --bundle DIR --key NAME.key (signed) or --out OUT.csv")
     if args.bundle is not None and args.key is None:
@@ -301,11 +323,11 @@ def cmd_release(args: argparse.Namespace) -> int:
     plan = _make_plan(args, args.bins)
     with Ledger() as ledger:
         ledger.check_spend(dataset, plan.privacy.epsilon)  # no cap, or too little left: refused before reading
-        hist = column_histogram(args.input, args.column, args.lower, args.upper, args.bins, missing=args.missing)
-        if hist.total == 0:
-            raise ParameterError(f"column {args.column!r} has no values to release", "pick a column with data")
-        result, info = spend_and_release(ledger, dataset, args.column, hist.missing_policy, hist.counts, plan,
-                                         SecureRandom(), args.lower, args.upper, args.consistency)
+        # No refusal that depends on the values (e.g. all missing): that would itself be a release.
+        hist = column_histogram(args.input, args.column, args.lower, args.upper, args.bins)
+        result, info = spend_and_release(ledger, dataset, args.column, "auto", hist.counts, plan,
+                                         SecureRandom(), args.lower, args.upper, args.consistency,
+                                         n_missing=hist.n_missing)
         outputs: dict[str, str] = {}
         try:
             if args.out is not None:
@@ -327,7 +349,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         "consistency": args.consistency,
         "n_released": result.total,
         "n_public": plan.privacy.root_public,
-        "missing_policy": hist.missing_policy,
+        "missing_values": missing_values_json(result, info.missing),
         "secure_noise": result.secure,
         "projected": {"total_sq_error": float((result.std_error**2).sum()),
                       "max_variance": float((result.std_error**2).max())},
@@ -338,7 +360,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         where = " and ".join(outputs.values())
         print(f"released {plan.shape.bins} cumulative counts to {where} "
               f"(ε = {plan.privacy.epsilon:g} from dataset {dataset!r}, {plan.privacy.neighbours} neighbours, "
-              f"branching {plan.shape.label})")
+              f"branching {plan.shape.label}; missing values: {summary['missing_values']['description']})")
     return 0
 
 

@@ -106,8 +106,8 @@ def _release(run: _Run) -> str:
     plan, hist = run.values["plan"], run.values["hist"]
     with Ledger() as ledger:
         ledger.set_cap(DATASET, EPSILON, 0.0, "dpgui --self-test (throw-away ledger)")
-        result, info = spend_and_release(ledger, DATASET, SAMPLE_COLUMN, hist.missing_policy, hist.counts, plan,
-                                         SecureRandom(), *SAMPLE_BOUNDS, "l2")
+        result, info = spend_and_release(ledger, DATASET, SAMPLE_COLUMN, "auto", hist.counts, plan,
+                                         SecureRandom(), *SAMPLE_BOUNDS, "l2", n_missing=hist.n_missing)
         left = ledger.totals(DATASET).epsilon_remaining
     _check(result.secure, "the release did not use the secure noise")
     _check(bool(np.all(np.diff(result.cumulative) >= 0)), "the released cumulative counts decrease")

@@ -80,7 +80,6 @@ def main(argv: list[str] | None = None) -> int:
     wait(lambda: window.table is not None)
     page = window.data_page
     wait(lambda: page.current_column() is not None)
-    page.set_missing_policy("drop")
     plan_page = window.plan_page
     wait(lambda: plan_page.plan is not None and not plan_page.is_planning())
     shot("02-data")

@@ -53,7 +53,8 @@ def test_plan_json_has_the_contract_fields(capsys):
 
 
 def test_plan_paper_figure_within_one_percent(capsys):
-    code, out, _ = run_cli(["plan", "--bins", "4096", "--epsilon", "1", "--branching", "16", "--budgets", "equal",
+    # K = 4095 value bins + the leaf for missing values = the paper's 4096 leaves, 16x16x16 (docs/design.md).
+    code, out, _ = run_cli(["plan", "--bins", "4095", "--epsilon", "1", "--branching", "16", "--budgets", "equal",
                             "--estimator", "covering", "--json"], capsys)
     assert code == 0
     total = json.loads(out)["projected"]["total_sq_error"]
@@ -84,8 +85,11 @@ def test_release_writes_csv_with_public_columns(tmp_path, capsys):
     assert len(rows) == 500
     counts = np.array([int(r["cumulative_count"]) for r in rows])
     assert np.all(np.diff(counts) >= 0) and counts[0] >= 0
-    assert counts[-1] == 336_776  # change model: N is public
-    assert float(rows[-1]["cdf"]) == 1.0
+    # change model: N = all rows is public; C_K (values ≤ the last edge) is noised, since the missing
+    # values are a noised leaf of their own (the file has none)
+    assert summary["n_released"] == 336_776 and summary["missing_values"]["rule"] == "bucket"
+    assert counts[-1] <= 336_776 and counts[-1] + summary["missing_values"]["released_count"] == 336_776
+    assert float(rows[-1]["cdf"]) == 1.0  # the CDF of the values: C_j / C_K
     # the release is close to the truth (noise is small at ε=1 with 336k records)
     values = pq.read_table(SAMPLE, columns=["distance"]).column(0).to_numpy()
     truth = np.cumsum(np.bincount(np.clip((values / 10).astype(int), 0, 499), minlength=500))
@@ -154,18 +158,23 @@ BAD_CASES = [
     ("empty file", lambda f, o: _release(f["empty"], out=o), ["empty"]),
     ("header only", lambda f, o: _release(f["header_only"], out=o), ["no data rows"]),
     ("ragged csv", lambda f, o: _release(f["ragged"], column="a", out=o), ["ragged"]),
-    ("all missing", lambda f, o: _release(f["all_missing"], out=o), ["missing"]),
-    ("missing policy error", lambda f, o: _release(f["nan"], out=o, extra=("--missing", "error")), ["missing"]),
+    ("missing policy error", lambda f, o: _release(f["nan"], out=o, extra=("--missing", "error")),
+     ["--missing error", "retired", "noised 'missing' bucket"]),
+    ("missing drop under change", lambda f, o: _release(f["nan"], out=o, extra=("--missing", "drop")),
+     ["--missing drop", "bucket"]),
     ("not parquet", lambda f, o: _release(f["binary"], out=o), ["parquet"]),
     ("out is a directory", lambda f, o: _release(f["good"], out=o.parent), ["directory"]),
     ("out folder missing", lambda f, o: _release(f["good"], out=o.parent / "nope" / "x.csv"), ["does not exist"]),
     ("branching 1", lambda f, o: _release(f["good"], out=o, extra=("--branching", "1")), ["branching"]),
     ("branching text", lambda f, o: _release(f["good"], out=o, extra=("--branching", "wide")), ["branching"]),
     ("branching too small", lambda f, o: _release(f["good"], out=o, extra=("--branching", "2x2")), ["covers only"]),
-    ("budgets wrong sum", lambda f, o: _release(f["good"], out=o, extra=("--branching", "10", "--budgets", "0.1")),
-     ["sum"]),
-    ("budgets wrong count", lambda f, o: _release(f["good"], out=o, extra=("--branching", "2x5", "--budgets", "1")),
-     ["budgets"]),
+    # K = 9 bins + the leaf for missing values (change model) = 10 leaves
+    ("budgets wrong sum", lambda f, o: _release(f["good"], bins="9", out=o,
+                                                extra=("--branching", "10", "--budgets", "0.1")), ["sum"]),
+    ("budgets wrong count", lambda f, o: _release(f["good"], bins="9", out=o,
+                                                  extra=("--branching", "2x5", "--budgets", "1")), ["budgets"]),
+    ("branching without the missing leaf", lambda f, o: _release(f["good"], out=o, extra=("--branching", "2x5")),
+     ["K + 1 = 11", "missing values"]),
     ("budgets without branching", lambda f, o: _release(f["good"], out=o, extra=("--budgets", "0.5,0.5")),
      ["--branching"]),
     ("budgets text", lambda f, o: _release(f["good"], out=o, extra=("--budgets", "lots")), ["--budgets"]),

@@ -1,5 +1,5 @@
-"""Step 1 — the data: a lazy preview of the file, the column list, public bounds, bins and the
-missing-value policy. Nothing here reads the confidential values except the preview grid, which
+"""Step 1 — the data: a lazy preview of the file, the column list, public bounds, bins and what
+happens to missing values (not a choice: the neighbour model's rule). Nothing here reads the confidential values except the preview grid, which
 only the officer sees."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
+    QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
     QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QRadioButton, QSplitter, QTableView, QVBoxLayout,
     QWidget,
 )
@@ -36,7 +36,8 @@ MISSING_TEXT = "(missing)"
 
 @dataclass(frozen=True)
 class ColumnSettings:
-    """What step 1 decides: which column, its public bounds, K bins, and the missing-value policy."""
+    """What step 1 decides: which column, its public bounds and K bins (``missing`` is "auto": missing
+    values follow the neighbour model, docs/design.md "Missing values")."""
 
     path: Path
     column: str
@@ -216,7 +217,7 @@ class BoundsDialog(QDialog):
 
 
 class DataPage(QWidget):
-    """Preview, column choice, bounds, bins and missing-value policy."""
+    """Preview, column choice, bounds, bins, and what happens to missing values."""
 
     settingsChanged = Signal()
     columnChosen = Signal(str)
@@ -259,21 +260,12 @@ class DataPage(QWidget):
         for field in (self.lower, self.upper):  # typed bounds no longer come from the suggestion
             field.edited.connect(lambda: self.bounds_note.setText(text.BOUNDS_HELP))
 
-        self.missing_group = QButtonGroup(self)
+        # No choice here: the rule follows the neighbour model (docs/design.md "Missing values").
         missing_box = QGroupBox("Missing values")
         missing_layout = QVBoxLayout(missing_box)
-        hint = QLabel(text.MISSING_HELP)
-        hint.setWordWrap(True)
-        missing_layout.addWidget(hint)
-        self.missing_buttons: dict[str, QRadioButton] = {}
-        for policy, label in text.MISSING_LABELS.items():
-            button = QRadioButton(label)
-            self.missing_group.addButton(button)
-            self.missing_buttons[policy] = button
-            missing_layout.addWidget(button)
-            button.toggled.connect(self._on_settings_edited)
-        self.missing_message = inline_message(self)
-        missing_layout.addWidget(self.missing_message)
+        self.missing_note = QLabel(text.MISSING_HELP)
+        self.missing_note.setWordWrap(True)
+        missing_layout.addWidget(self.missing_note)
 
         self.dataset_name = QLineEdit()
         self.dataset_name.setMaxLength(200)
@@ -483,27 +475,17 @@ class DataPage(QWidget):
             except DpguiError as err:
                 show_inline(self.bounds_message, text.friendly(err))
                 ok = False
-        policy = next((p for p, b in self.missing_buttons.items() if b.isChecked()), None)
-        if policy is None:
-            if show_errors:
-                show_inline(self.missing_message, "Choose what to do with missing values.")
-            ok = False
-        else:
-            show_inline(self.missing_message, "")
         if not ok or column is None:
             return None
-        return ColumnSettings(self.info.path, column.name, float(lower), float(upper), int(bins), policy,
+        return ColumnSettings(self.info.path, column.name, float(lower), float(upper), int(bins), "auto",
                               self.dataset_name.text().strip())
-
-    def set_missing_policy(self, policy: str) -> None:
-        self.missing_buttons[policy].setChecked(True)
 
     # ---------------------------------------------------------------- project files (dpgui/app/project.py)
     def workspace_state(self) -> dict[str, Any]:
         """The step's current choices, read quietly (no field is marked): for project files and autosave.
 
-        Keys: column ("" if none), lower, upper, bins (None while empty or invalid), missing (None if
-        not chosen)."""
+        Keys: column ("" if none), lower, upper, bins (None while empty or invalid), missing (always None:
+        not a choice any more, the rule follows the neighbour model)."""
         def quiet(read: Any) -> Any:
             try:
                 return read()
@@ -516,12 +498,13 @@ class DataPage(QWidget):
             "lower": quiet(lambda: float(parse_number(self.lower.text(), "lower bound", "0"))),
             "upper": quiet(lambda: float(parse_number(self.upper.text(), "upper bound", "5000"))),
             "bins": quiet(lambda: self._parse_bins(self.bins.text())),
-            "missing": next((p for p, b in self.missing_buttons.items() if b.isChecked()), None),
+            "missing": None,
         }
 
     def apply_workspace(self, column: str, lower: float | None, upper: float | None, bins: int | None,
                         missing: str | None) -> bool:
-        """Choose ``column`` and set the bounds, bins and missing-value policy (from a project file).
+        """Choose ``column`` and set the bounds and bins (from a project file; ``missing``, a policy of
+        older versions, is ignored: the rule follows the neighbour model).
         False if the open file has no such column (the other settings are still applied)."""
         found = bool(column) and self.select_column(column)
 
@@ -537,11 +520,5 @@ class DataPage(QWidget):
                 field.clear_error()
         self.bounds_note.setText(text.BOUNDS_HELP)
         self.bins.set_text("" if bins is None else str(bins))
-        self.missing_group.setExclusive(False)
-        for policy, button in self.missing_buttons.items():
-            button.blockSignals(True)
-            button.setChecked(policy == missing)
-            button.blockSignals(False)
-        self.missing_group.setExclusive(True)
         self._on_settings_edited()
         return found

@@ -561,7 +561,7 @@ class MainWindow(QMainWindow):
         document = {"plan": plan.to_json(), "consistency": self.plan_page.consistency_method()}
         if settings is not None:
             document.update(column=settings.column, lower=settings.lower, upper=settings.upper,
-                            bins=settings.bins, missing=settings.missing)
+                            bins=settings.bins, missing=plan.privacy.missing_rule)
         try:
             write_text_atomic(path, json.dumps(document, indent=2) + "\n")
         except (DpguiError, OSError) as err:
@@ -574,8 +574,9 @@ class MainWindow(QMainWindow):
     def show_help(self) -> None:
         QMessageBox.information(self, "How to use dpgui", (
             "<p><b>1 · Data.</b> Open a table (File → Open or drop it on the window). Pick a number column. "
-            "Enter its lower and upper bounds from public knowledge and the number of bins. Choose what "
-            "to do with missing values.</p>"
+            "Enter its lower and upper bounds from public knowledge and the number of bins. Missing values "
+            "follow the privacy model of step 2: a noised “missing” count with N = all rows (change one record), "
+            "or left out (add or remove one record).</p>"
             "<p><b>2 · Privacy and plan.</b> Set ε (or a preset). The app chooses the tree and the budget of "
             "each level; the plots show the error you will get — nothing is spent yet. Or state the error "
             "you accept and let the app find the smallest ε.</p>"

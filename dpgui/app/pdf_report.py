@@ -58,10 +58,23 @@ NOISE_TEST = "Seeded test generator: NOT secure, for testing only"
 VERIFY_COMMAND = "dpgui verify NAME.manifest.json --pubkey KEY.pub"
 MINISIGN_COMMAND = "minisign -Vm NAME.manifest.json -p KEY.pub"
 CONSISTENCY_WORDS = {"l2": "a least-squares fit", "l1": "a least-absolute-deviation fit"}
-MISSING_TEXT = {
-    "drop": "Rows without a value were left out before counting; N counts only rows that have a value.",
-    "error": "Not allowed (the release would have stopped if any value had been missing; none were).",
-}
+def missing_text(release: Release, rule: str) -> str:
+    """What happened to missing values, in words (docs/design.md "Missing values"), with the released
+    missing count and its 95 % margin under the bucket rule."""
+    if rule == "bucket" and release.missing is not None:
+        margin = 1.96 * (release.missing_std_error or 0.0)
+        return (f"Counted in a noised 'missing' bucket; N = all rows. Released number of missing values: "
+                f"{format_number(round(release.missing))} ± {format_number(round(margin))} (95 %). The CDF and the "
+                "quantiles are those of the values (out of the released number of values, N minus the missing "
+                "count).")
+    if rule == "drop" and not release.plan.privacy.root_public:
+        return ("Dropped (a neighbour under add/remove: a value turning into a missing one is the removal of "
+                "one record); N is the released, noisy number of values.")
+    if rule == "drop":
+        return "Rows without a value were left out before counting (a release of an older version of dpgui)."
+    if rule == "error":
+        return "The release would have stopped at a missing value (a retired policy of an older version of dpgui)."
+    return f"Rule {rule!r}"
 
 # Colours that print well and stay distinguishable (Okabe–Ito blue, as in the app's plots).
 INK = QColor("#1A1A1A")
@@ -179,7 +192,8 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     width = (release.upper - release.lower) / k
     n = release.total
     if privacy.root_public:
-        n_text = f"{format_number(n)} (published exactly)"
+        n_text = (f"{format_number(n)} (all rows, missing values included; published exactly)"
+                  if plan.shape.missing_leaf else f"{format_number(n)} (published exactly)")
     else:
         n_text = f"{format_number(n)} (estimated from the noisy counts; the true N is not published)"
     spent = float(plan.epsilon_spent())
@@ -189,7 +203,12 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     branching = " × ".join(str(b) for b in plan.shape.branching)
     padded = plan.shape.padded_bins
     tree = f"{branching} ({plan.shape.height} level{'s' if plan.shape.height != 1 else ''} below the total"
-    tree += f"; {padded:,} leaves, the last {padded - k:,} are empty padding)" if padded > k else ")"
+    leaves = plan.shape.leaves
+    if plan.shape.missing_leaf:
+        tree += f"; {padded:,} leaves: the K bins, then one that counts missing values"
+        tree += f", then {padded - leaves:,} of empty padding)" if padded > leaves else ")"
+    else:
+        tree += f"; {padded:,} leaves, the last {padded - k:,} are empty padding)" if padded > k else ")"
     rpp = privacy.records_per_person
     rpp_text = ("1 (each person has at most one row)" if rpp == 1
                 else f"{rpp} (each person has at most {rpp} rows; all of them are protected together)")
@@ -200,7 +219,7 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
                 f"least precise point (95 % margins of the cumulative counts)")
     if n > 0:
         accuracy += f"; that is ± {100 * typical / n:.2g} % and ± {100 * worst / n:.2g} % of N"
-    missing = MISSING_TEXT.get(details.missing, f"Policy {details.missing!r}")
+    missing = missing_text(release, details.missing)
     return [
         ("Column", _e(details.column)),
         ("Bounds", f"from {_e(format_number(release.lower))} to {_e(format_number(release.upper))} (chosen from "
@@ -396,7 +415,7 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
         f"{_e(format_number(release.upper))} were fixed from public knowledge, not from the data, and values "
         "outside them were counted in the first bin (values below the lower bound) or the last bin (values at or "
         "above the upper bound), never dropped. The first and last bins can therefore hold more records than "
-        f"their range suggests. Missing values: {_lower_first(_e(MISSING_TEXT.get(details.missing, details.missing)))}"
+        f"their range suggests. Missing values: {_lower_first(_e(missing_text(release, details.missing)))}"
         "</p>")
     out.append(f"<p>{consistency}</p>")
     out.append(f"<p>{neighbour}</p>")

@@ -18,7 +18,7 @@ from dpgui.app import text
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
 from dpgui.app.projection_plots import Projection, ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
-from dpgui.core.plan import Plan, PrivacySpec, check_epsilon, split_budget
+from dpgui.core.plan import MISSING_RULE_TEXT, Plan, PrivacySpec, check_epsilon, split_budget
 from dpgui.core.planner import auto_plan, margin95, plan_for_accuracy
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError
@@ -453,14 +453,15 @@ class PlanPage(QWidget):
         self._replan_timer.stop()
         self._plan_async(locked=self.budgets.locked())
 
-    def _shape(self, bins: int) -> TreeShape | None:
+    def _shape(self, bins: int, privacy: PrivacySpec) -> TreeShape | None:
+        """The typed branching for K bins (and, under change, the leaf for missing values), or None (auto)."""
         branching = self.branching.value()
         if branching is None:
             raise ParameterError("the branching is not valid", "fix it (see the message under it)")
         if branching == "auto":
             return None
         try:
-            return TreeShape.parse(bins, branching)
+            return TreeShape.parse(bins, branching, privacy.missing_leaf)
         except DpguiError as err:
             self.branching.show_error(text.friendly(err))
             raise
@@ -472,7 +473,7 @@ class PlanPage(QWidget):
         if privacy is None or bins is None:
             return
         try:
-            shape = self._shape(bins)
+            shape = self._shape(bins, privacy)
         except DpguiError:
             return
         if shape is not None and self.plan is not None and shape.height != self.plan.shape.height:
@@ -551,7 +552,9 @@ class PlanPage(QWidget):
     @staticmethod
     def _plan_words(plan: Plan) -> str:
         branching = " × ".join(map(str, plan.shape.branching))
-        return f"Tree: {plan.shape.bins:,} bins, branching {branching}, ε = {plan.privacy.epsilon:g}."
+        missing = MISSING_RULE_TEXT[plan.missing_rule] + (" (the tree's leaf K + 1)" if plan.shape.missing_leaf else "")
+        return (f"Tree: {plan.shape.bins:,} bins, branching {branching}, ε = {plan.privacy.epsilon:g}. "
+                f"Missing values: {missing}.")
 
     def _on_projected(self, projection: Projection) -> None:
         plan = projection.plan
@@ -585,7 +588,7 @@ class PlanPage(QWidget):
             margin = target / 100.0 * n
         where = self.target_where.currentData()
         try:
-            shape = self._shape(bins)
+            shape = self._shape(bins, privacy_template)
         except DpguiError:
             return
         estimator = self.estimator.currentData()

@@ -274,7 +274,7 @@ class ProjectController(QObject):
         """Keep a finished release (public values only) in the workspace and autosave at once."""
         settings = outcome.settings
         record = ProjectRelease.from_release(outcome.release, outcome.release_id, outcome.released_at,
-                                             settings.column, settings.missing)
+                                             settings.column, outcome.info.missing)
         self.releases.append(record)
         dataset = getattr(getattr(outcome, "info", None), "dataset", "") or getattr(settings, "dataset", "")
         if dataset:
@@ -389,8 +389,8 @@ class ProjectController(QObject):
         record = self.releases[-1]
         label = record.column or "value"
         dataset = self.dataset or (w.table.path.stem if w.table is not None else "") or "dataset"
-        info = ReleaseInfo(dataset, label, record.release_id, record.created, record.missing or "drop")
         release = record.to_release()  # not marked secure: only the budget ledger's record can say so
+        info = ReleaseInfo(dataset, label, record.release_id, record.created, record.missing or release.missing_rule)
         try:
             release = w.signable_release(release, info)
             noise, export = "secure noise, confirmed by the budget ledger", "you can export it"

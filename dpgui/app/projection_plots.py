@@ -241,7 +241,7 @@ class ProjectionCache:
             check()
             return Projection(plan, float(lower), float(upper), a, b, c,
                               rms=float(b["plan"][1][grid == privacy.epsilon][0]), worst=margin95(plan, "every"),
-                              allowed=self.branchings(bins), pending=self.missing_optimisations(bins, privacy))
+                              allowed=self.branchings(bins, privacy.missing_leaf), pending=self.missing_optimisations(bins, privacy))
 
     def refine(self, bins: int, privacy: PrivacySpec, pending: list[int], budget_ms: float = REFINE_CHUNK_MS,
                should_cancel: Callable[[], bool] = lambda: False) -> tuple[list[int], Curve]:
@@ -332,7 +332,7 @@ class ProjectionCache:
             if np.isfinite(lam_c):
                 out = out + (prefixes.astype(float) ** 2) / (shape.padded_bins * lam_c)
         if plan.privacy.root_public:
-            out = np.where(prefixes == shape.bins, 0.0, out)
+            out = np.where(prefixes == shape.leaves, 0.0, out)
         return margin(out)
 
     # --- paper 000's best tree (planner.paper_best_shape, with its O(#shapes·h) scan cached per K)
@@ -413,21 +413,22 @@ class ProjectionCache:
     def uniform_equal_curve(self, bins: int, privacy: PrivacySpec) -> tuple[np.ndarray, np.ndarray]:
         """(b, RMS margin) of the uniform trees with equal budgets and the covering sum (paper style)."""
         def make() -> tuple[np.ndarray, np.ndarray]:
-            bs = self.branchings(bins)
+            bs = self.branchings(bins, privacy.missing_leaf)
             values = []
             for b in bs:
-                shape = self.uniform(bins, b)
+                shape = self.uniform(bins, b, privacy.missing_leaf)
                 values.append(self.rms(shape, privacy, equal_budgets(shape, privacy), "covering"))
             return np.array(bs, dtype=float), np.array(values)
         return self._curves.get(("equal", bins, privacy), make)
 
-    def optimised_branchings(self, bins: int) -> list[int]:
+    def optimised_branchings(self, bins: int, missing_leaf: bool = False) -> list[int]:
         """The factors b of plot (c)'s GLS curve: at most GLS_BRANCHINGS, log-spaced."""
-        return self._values.get(("gls_b", bins), lambda: log_spaced_subset(self.branchings(bins), GLS_BRANCHINGS))
+        return self._values.get(("gls_b", bins, missing_leaf),
+                                lambda: log_spaced_subset(self.branchings(bins, missing_leaf), GLS_BRANCHINGS))
 
     def missing_optimisations(self, bins: int, privacy: PrivacySpec) -> list[int]:
         """Factors b of the GLS curve whose budgets are not yet tuned for exactly this privacy."""
-        return [b for b in self.optimised_branchings(bins) if (bins, b, privacy) not in self._tuned.data]
+        return [b for b in self.optimised_branchings(bins, privacy.missing_leaf) if (bins, b, privacy) not in self._tuned.data]
 
     def uniform_optimised_curve(self, bins: int, privacy: PrivacySpec,
                                 compute: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -438,11 +439,11 @@ class ProjectionCache:
         left out (each optimisation is a numerical search of 1–50 ms; the widget runs them on workers, :meth:`refine`)."""
         def curve(allow_compute: bool) -> tuple[np.ndarray, np.ndarray]:
             bs, values = [], []
-            for b in self.optimised_branchings(bins):
+            for b in self.optimised_branchings(bins, privacy.missing_leaf):
                 budgets = self.optimised_budgets(bins, b, privacy, allow_compute)
                 if budgets is not None:
                     bs.append(b)
-                    values.append(self.rms(self.uniform(bins, b), privacy, budgets, "gls"))
+                    values.append(self.rms(self.uniform(bins, b, privacy.missing_leaf), privacy, budgets, "gls"))
             return np.array(bs, dtype=float), np.array(values)
 
         if compute or not self.missing_optimisations(bins, privacy):
@@ -454,8 +455,9 @@ class ProjectionCache:
         key = (bins, b, neighbours)
         if not compute and key not in self._fractions.data:
             return None
-        shape = self.uniform(bins, b)
-        return self._fractions.get(key, lambda: optimise_budgets(shape, PrivacySpec(1.0, neighbours, 1), "gls", "total"))
+        unit = PrivacySpec(1.0, neighbours, 1)
+        shape = self.uniform(bins, b, unit.missing_leaf)
+        return self._fractions.get(key, lambda: optimise_budgets(shape, unit, "gls", "total"))
 
     def optimised_budgets(self, bins: int, b: int, privacy: PrivacySpec,
                           compute: bool = True) -> tuple[float, ...] | None:
@@ -468,7 +470,7 @@ class ProjectionCache:
         key = (bins, b, privacy)
         if key in self._tuned.data or compute:
             def tune() -> tuple[float, ...]:
-                shape = self.uniform(bins, b)
+                shape = self.uniform(bins, b, privacy.missing_leaf)
                 scaled = scaled_budgets(self.reference_fractions(bins, b, privacy.neighbours), privacy.epsilon)
                 fresh = optimise_budgets(shape, privacy, "gls", "total")
                 return min((scaled, fresh), key=lambda eps: self.total_sq_error(shape, privacy, eps, "gls"))
@@ -479,11 +481,12 @@ class ProjectionCache:
     def draw_prefixes(self, bins: int) -> np.ndarray:
         return self._values.get(("prefixes", bins), lambda: draw_prefixes(bins))
 
-    def branchings(self, bins: int) -> list[int]:
-        return self._values.get(("branchings", bins), lambda: uniform_branchings(bins))
+    def branchings(self, bins: int, missing_leaf: bool = False) -> list[int]:
+        """Plot (c)'s factors for the tree's real leaves (K, or K + 1 with the change model's missing leaf)."""
+        return self._values.get(("branchings", bins, missing_leaf), lambda: uniform_branchings(bins + int(missing_leaf)))
 
-    def uniform(self, bins: int, b: int) -> TreeShape:
-        return self._plans.get(("uniform", bins, b), lambda: TreeShape.uniform(bins, b))
+    def uniform(self, bins: int, b: int, missing_leaf: bool = False) -> TreeShape:
+        return self._plans.get(("uniform", bins, b, missing_leaf), lambda: TreeShape.uniform(bins, b, missing_leaf))
 
 
 def neighbour_words(privacy: PrivacySpec) -> str:

@@ -16,7 +16,7 @@ from dpgui.app.data_page import ColumnSettings
 from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, format_number
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource
-from dpgui.core.plan import Plan
+from dpgui.core.plan import MISSING_RULE_TEXT, Plan
 from dpgui.data.histogram import ColumnHistogram, column_histogram
 from dpgui.errors import Cancelled, DpguiError
 from dpgui.report.bundle import ReleaseInfo
@@ -55,7 +55,7 @@ def run_release(settings: ColumnSettings, plan: Plan, consistency: str, source: 
     name = settings.path.name
     progress(0.0, f"Reading '{settings.column}' from {name}…")
     histogram = column_histogram(
-        settings.path, settings.column, settings.lower, settings.upper, settings.bins, settings.missing,
+        settings.path, settings.column, settings.lower, settings.upper, settings.bins,
         progress=lambda fraction: progress(READ_SHARE * fraction, f"Reading '{settings.column}' from {name}…"),
         should_cancel=should_cancel,
     )
@@ -64,7 +64,8 @@ def run_release(settings: ColumnSettings, plan: Plan, consistency: str, source: 
     progress(READ_SHARE, NOISE_MESSAGE)
     with Ledger() as ledger:
         result, info = spend_and_release(ledger, settings.dataset_id, settings.column, settings.missing,
-                                         histogram.counts, plan, source(), settings.lower, settings.upper, consistency)
+                                         histogram.counts, plan, source(), settings.lower, settings.upper, consistency,
+                                         n_missing=histogram.n_missing)
     progress(1.0, "Released.")
     return ReleaseOutcome(result, histogram, settings, consistency, info)
 
@@ -78,11 +79,11 @@ def confirmation_text(settings: ColumnSettings, plan: Plan, consistency: str) ->
     privacy = plan.privacy
     branching = " × ".join(map(str, plan.shape.branching))
     if privacy.root_public:
-        total = "The total number of records N is published exactly (it is public under this model)."
+        total = ("The total number of records N (all rows, missing values included) is published exactly "
+                 "(it is public under this model).")
     else:
         total = "The total number of records is not published exactly; it is estimated from noisy counts."
-    missing = ("Rows with a missing value are left out." if settings.missing == "drop"
-               else "The release stops if any value is missing.")
+    missing = f"Missing values: {MISSING_RULE_TEXT[privacy.missing_rule]}."
     return (
         f"<p>You are about to publish the <b>cumulative distribution (CDF)</b> of <b>{settings.column}</b> "
         f"from <b>{settings.path.name}</b>: {settings.bins:,} cumulative counts, one at each bin edge from "

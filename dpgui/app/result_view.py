@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from dpgui.app.style import SERIES_COLOURS, is_dark, new_plot, series_pen
 from dpgui.core.mechanism import Release
+from dpgui.core.plan import MISSING_RULE_TEXT
 from dpgui.core.quantiles import Quantile, RangeCount, cumulative_interval95, quantiles, range_count
 
 # Deciles with the quartiles slotted in, in increasing order; the median is 0.5.
@@ -345,7 +346,8 @@ class ResultView(QWidget):
         n_kind = "public total" if release.plan.privacy.root_public else "released estimate"
         summary = (f"<b>{n}</b> records ({n_kind}) in {k:,} bins of {self._fmt_edge(width)} "
                    f"{html.escape(self._value_label)}, from {self._fmt_edge(release.lower)} to {self._fmt_edge(release.upper)}; "
-                   f"privacy budget ε = {release.plan.privacy.epsilon:g}.")
+                   f"privacy budget ε = {release.plan.privacy.epsilon:g}. "
+                   f"Missing values: {html.escape(self._missing_words(release), quote=False)}.")
         if not release.secure:
             summary += " <b>Practice run with a test random source: not safe to publish.</b>"
         self.summary.setText(summary)
@@ -445,15 +447,26 @@ class ResultView(QWidget):
         text = format_number(value, self._edge_dec)
         return text.rstrip("0").rstrip(".") if "." in text else text
 
+    @staticmethod
+    def _missing_words(release: Release) -> str:
+        """The missing-value rule of the release, with the released count under the bucket rule."""
+        if release.missing is None:
+            return MISSING_RULE_TEXT["drop"] if not release.plan.privacy.root_public else "left out"
+        margin = 1.96 * (release.missing_std_error or 0.0)
+        return (f"{MISSING_RULE_TEXT['bucket']}; about {format_number(release.missing, 0)} ± "
+                f"{format_number(margin, 0)} missing (the CDF is that of the values)")
+
     def _redraw(self) -> None:
         release = self._release
         if release is None:
             return
         fraction = self._fraction()
-        n = float(release.total)
+        n = float(release.values_total)  # the CDF of the values: missing values are not among them
         scale = (1.0 / n if n > 0 else 0.0) if fraction else 1.0
         c = np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float)))
         ci_low, ci_high = cumulative_interval95(release)
+        if fraction:  # a fraction of the values is at most 1 (the band is clipped to N, which counts missing ones too)
+            ci_low, ci_high = np.minimum(ci_low, n), np.minimum(ci_high, n)
         self.cdf_curve.setData(self._edges, c * scale)
         x, low, high = band_envelope(self._edges, np.concatenate(([0.0], ci_low)) * scale,
                                      np.concatenate(([0.0], ci_high)) * scale)

@@ -98,11 +98,11 @@ ACCURACY_HELP = (
     "Say how much error you accept and the app finds the smallest ε (the least privacy spent) "
     "that achieves it. The error is a 95 % margin: the published count is within it 95 times out of 100."
 )
-MISSING_LABELS = {
-    "drop": "Leave them out (N counts only the rows that have a value)",
-    "error": "Stop with an error if any value is missing",
-}
-MISSING_HELP = "Missing values must be handled the same way every time, so choose one."
+MISSING_HELP = (
+    "Missing values (empty cells, NA, NaN; in a one-column CSV, blank lines) are handled by the privacy "
+    "model you choose in step 2, never by the data: under “change one record” they are counted in a noised "
+    "“missing” bucket and N = all rows; under “add or remove one record” they are left out (a neighbour)."
+)
 BOUNDS_HELP = (
     "Bounds must come from public knowledge (what the column means), never from the data. "
     "Values outside are counted in the first or last bin."

@@ -664,12 +664,13 @@ class BinTreeView(QWidget):
         return None if index is None else self.node_info(level, index)
 
     def node_info(self, level: int, index: int) -> dict:
-        """Keys: level, index, lower, upper, epsilon, noise_scale, noise_sd, released, status, padding.
+        """Keys: level, index, lower, upper, epsilon, noise_scale, noise_sd, released, status, padding, missing.
 
         ``epsilon`` is 0 for a level without budget (and the exact public root), ``noise_scale``
         and ``noise_sd`` are None when the level is not released (the exact root has s.d. 0),
         ``released`` is the released noisy count or None (no release yet, or not released),
-        ``padding`` is 'all' / 'part' / None for nodes wholly / partly beyond ``upper``.
+        ``padding`` is 'all' / 'part' / None for nodes wholly / partly beyond ``upper``; ``missing``:
+        does the node hold the change model's leaf for missing values.
         """
         tree = self._require_tree()
         if not 0 <= level < tree.levels or not 0 <= index < tree.nodes[level]:
@@ -681,10 +682,17 @@ class BinTreeView(QWidget):
             if counts is not None:
                 released = float(counts[index])
         padding = "all" if lo >= tree.upper else ("part" if hi > tree.upper else None)
+        shape = tree.plan.shape
+        # Under change, leaf K (0-based) counts missing values (docs/design.md "Missing values"): it lies
+        # beyond ``upper`` like padding but holds data.
+        size = tree.leaves[level]
+        missing = bool(shape.missing_leaf) and index * size <= shape.bins < (index + 1) * size
+        if missing and size == 1:
+            padding = None
         return {
             "level": level, "index": index, "lower": lo, "upper": hi,
             "epsilon": tree.epsilons[level], "noise_scale": tree.scales[level], "noise_sd": tree.sds[level],
-            "released": released, "status": tree.status[level], "padding": padding,
+            "released": released, "status": tree.status[level], "padding": padding, "missing": missing,
         }
 
     def describe(self, info: dict) -> str:
@@ -694,10 +702,14 @@ class BinTreeView(QWidget):
         parts = [f"Level {level} of {tree.levels - 1}" + (" (all records)" if level == 0 else ""),
                  f"node {info['index']:,}",
                  f"[{format_value(info['lower'], step)}, {format_value(info['upper'], step)}) {self._value_label}"]
-        if info["padding"] == "all":
+        if info.get("missing") and tree.leaves[level] == 1:
+            parts[-1] = "the count of missing values (not a range of values)"
+        elif info["padding"] == "all":
             parts.append("padding (no data)")
         elif info["padding"] == "part":
             parts.append(f"partly padding (no data beyond {format_value(tree.upper, step)})")
+        if info.get("missing") and tree.leaves[level] > 1 and level > 0:
+            parts.append("includes the count of missing values")
         if info["status"] == "unreleased":
             parts.append("not released (no budget at this level)")
         elif info["status"] == "exact":

@@ -396,6 +396,18 @@ def _claimed_signer(path: Path) -> str | None:
     return value if isinstance(value, str) and re.fullmatch(r"[0-9A-F]{1,16}", value) else None
 
 
+def _missing_words(value: Any) -> str:
+    """The manifest's missing-value rule in words (older manifests hold only the policy's name)."""
+    if isinstance(value, dict):
+        words = str(value.get("description", value.get("rule", "")))
+        count = value.get("released_count")
+        if isinstance(count, (int, float)):
+            words += f"; released count about {format_number(round(count))}"
+        return words
+    return {"drop": "left out before counting (an older release)",
+            "error": "the release would have stopped at a missing value (an older release)"}.get(str(value), str(value))
+
+
 def _facts(result: Verification) -> dict[str, str]:
     """The main facts of a verified manifest, in plain words."""
     m = result.manifest or {}
@@ -421,6 +433,7 @@ def _facts(result: Verification) -> dict[str, str]:
         "Bounds and bins": (f"from {format_number(bounds.get('lower', 0))} to {format_number(bounds.get('upper', 0))}, "
                             f"{format_number(m.get('bins', 0))} bins"),
         "Records (N)": records,
+        "Missing values": _missing_words(m.get("missing_values")),
         "Protects": NEIGHBOURS_LABELS.get(str(m.get("neighbours")), str(m.get("neighbours", ""))),
         "Noise": RANDOM_SOURCES.get(str(m.get("random_source")), str(m.get("random_source", ""))),
         "Files": ", ".join(str(m.get("files", {}).get(kind, {}).get("name", "")) for kind in ("csv", "pdf")),

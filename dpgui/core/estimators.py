@@ -15,13 +15,14 @@ from dpgui.core.tree import TreeShape
 
 
 def covering_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None]) -> np.ndarray:
-    """Paper 000 eq. (5): Ĉ_j = sum of the released nodes covering the first j leaves, j = 1..K.
+    """Paper 000 eq. (5): Ĉ_j = sum of the released nodes covering the first j leaves, j = 1..K
+    (j = 1..K+1 with the missing leaf: one per real leaf).
 
     An unreleased level is replaced by its children. O(K·h).
     """
     s = shape.leaves_per_node
-    j = np.arange(1, shape.bins + 1, dtype=np.int64)
-    out = np.zeros(shape.bins)
+    j = np.arange(1, shape.leaves + 1, dtype=np.int64)
+    out = np.zeros(shape.leaves)
     above: int | None = None
     for level, values in enumerate(levels):
         if values is None:
@@ -77,8 +78,8 @@ def gls_leaves(shape: TreeShape, levels: Sequence[np.ndarray | None], variances:
 
 
 def gls_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None], variances: np.ndarray) -> np.ndarray:
-    """GLS cumulative counts Ĉ_1..Ĉ_K (cumulative sum of :func:`gls_leaves`)."""
-    return np.cumsum(gls_leaves(shape, levels, variances))[: shape.bins]
+    """GLS cumulative counts Ĉ_1..Ĉ_K, one per real leaf (cumulative sum of :func:`gls_leaves`)."""
+    return np.cumsum(gls_leaves(shape, levels, variances))[: shape.leaves]
 
 
 def _covering_sums(shape: TreeShape, values: Sequence[np.ndarray], prefixes: np.ndarray) -> np.ndarray:
@@ -127,7 +128,7 @@ def paper_refined_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None]
             refined[level] = alpha * np.asarray(own, dtype=np.float64) + (1.0 - alpha) * child_sum
             var[level] = 1.0 / (1.0 / v + 1.0 / child_var)
     refined[0] = np.array([total])
-    j = np.arange(1, shape.bins + 1, dtype=np.int64)
+    j = np.arange(1, shape.leaves + 1, dtype=np.int64)
     left = _covering_sums(shape, refined, j)
     # right covering of leaves j..K̄−1 = left covering of the mirrored tree (same level-uniform shape)
     right = _covering_sums(shape, [r[::-1] for r in refined], shape.padded_bins - j)

@@ -3,6 +3,11 @@
 Only :func:`noisy_tree` reads the confidential counts; everything after it is post-processing of
 public values. Noise is exact discrete Laplace from :mod:`dpgui.core.noise`; a release drawn
 from a seeded (non-cryptographic) source is marked ``secure = False`` and must never be published.
+
+Missing values (docs/design.md "Missing values"): under ``change`` the tree's leaf K+1 holds the
+number of missing values (``TreeShape.missing_leaf``), the public root is N = all rows, and the
+release gives C_1..C_K (values ≤ each bin edge) and the missing count N − C_K; under ``addremove``
+missing rows are dropped and N is the released total of the values.
 """
 
 from __future__ import annotations
@@ -22,19 +27,29 @@ from dpgui.errors import ParameterError
 CONSISTENCY_METHODS = ("l2", "l1", "none")
 
 
-def noisy_tree(counts: np.ndarray, plan: Plan, source: RandomSource) -> list[np.ndarray | None]:
+def noisy_tree(counts: np.ndarray, plan: Plan, source: RandomSource, missing: int = 0) -> list[np.ndarray | None]:
     """The released node counts per level (root first): the only step that sees the data.
 
-    Root: exact N under the change model; noised or not released under add/remove. Levels
-    with zero budget are not released (``None``). Noise: exact integer discrete Laplace at the
-    plan's rational scales. O(#nodes).
+    ``counts``: the K value-bin counts; ``missing``: the number of missing values, counted in the
+    tree's missing leaf when it has one (change model) and otherwise dropped (add/remove: dropping a
+    record is a neighbour). Root: exact N (all rows) under the change model; noised or not released
+    under add/remove. Levels with zero budget are not released (``None``). Noise: exact integer
+    discrete Laplace at the plan's rational scales. O(#nodes).
     """
     counts = np.asarray(counts)
     if counts.shape != (plan.shape.bins,):
         raise ParameterError(
             f"histogram has {counts.size} bins but the plan has {plan.shape.bins}", "plan with the histogram's K"
         )
-    return add_noise(plan, plan.shape.level_counts(counts.astype(np.int64)), source)
+    if isinstance(missing, bool) or not isinstance(missing, (int, np.integer)) or missing < 0:
+        raise ParameterError(f"the number of missing values must be a whole number ≥ 0, got {missing!r}",
+                             "pass the histogram's n_missing")
+    if plan.privacy.root_public and not plan.shape.missing_leaf and missing:
+        # A change-model tree without the missing leaf (older project files): dropping the missing
+        # values would change the public N. Plans made now always have the leaf.
+        raise ParameterError("this plan has no leaf for missing values, so they cannot be released under change",
+                             "make the plan again (the tree then counts missing values in a leaf of their own)")
+    return add_noise(plan, plan.shape.level_counts(counts.astype(np.int64), int(missing)), source)
 
 
 def add_noise(plan: Plan, true_levels: Sequence[np.ndarray], source: RandomSource) -> list[np.ndarray | None]:
@@ -52,7 +67,8 @@ def add_noise(plan: Plan, true_levels: Sequence[np.ndarray], source: RandomSourc
 
 
 def estimate_cumulative(plan: Plan, levels: Sequence[np.ndarray | None]) -> np.ndarray:
-    """Unbiased Ĉ_1..Ĉ_K from released levels with the plan's estimator; Ĉ_K = N if N is public."""
+    """Unbiased Ĉ_j for every real leaf j (1..K, or 1..K+1 with the missing leaf) from released levels
+    with the plan's estimator; the last one is N if N is public."""
     if plan.estimator == "covering":
         estimate = covering_estimate(plan.shape, levels)
     else:
@@ -64,22 +80,45 @@ def estimate_cumulative(plan: Plan, levels: Sequence[np.ndarray | None]) -> np.n
 
 @dataclass(frozen=True)
 class Release:
-    """A released CDF: public values only (the true counts are not kept here)."""
+    """A released CDF: public values only (the true counts are not kept here).
+
+    ``cumulative``, ``estimate`` and ``std_error`` have one entry per value bin (K). Under the change
+    model ``total`` is N = all rows (public) and ``missing`` = N − C_K the released number of missing
+    values; under add/remove missing rows were dropped (``missing`` is None) and ``total`` = C_K.
+    """
 
     plan: Plan
     lower: float
     upper: float
     consistency: str
     cumulative: np.ndarray  # final cumulative counts C_1..C_K (int64 unless consistency = none)
-    total: float  # N: public (change) or released estimate (add/remove)
+    total: float  # N: public (change: all rows, missing included) or released estimate (add/remove)
     estimate: np.ndarray  # unbiased Ĉ before consistency
     std_error: np.ndarray  # exact standard error of each Ĉ_j (before consistency)
     levels: tuple[np.ndarray | None, ...]  # released noisy node counts, root first
     secure: bool
+    missing: float | None = None  # released count of missing values (change); None: dropped
+
+    @property
+    def missing_rule(self) -> str:
+        """``"bucket"`` (missing values counted in a noised leaf, N = all rows) or ``"drop"``."""
+        return self.plan.missing_rule
+
+    @property
+    def values_total(self) -> float:
+        """The released number of non-missing values, C_K: the denominator of the values' CDF."""
+        return float(self.cumulative[-1])
+
+    @property
+    def missing_std_error(self) -> float | None:
+        """Standard error of the released missing count (that of Ĉ_K, since N is exact); None if dropped."""
+        return None if self.missing is None else float(self.std_error[-1])
 
     @property
     def cdf(self) -> np.ndarray:
-        return self.cumulative / self.total if self.total > 0 else np.zeros(self.cumulative.size)
+        """C_j / C_K: the CDF of the values (missing values are not values)."""
+        n = self.values_total
+        return self.cumulative / n if n > 0 else np.zeros(self.cumulative.size)
 
     def bin_edges(self) -> tuple[np.ndarray, np.ndarray]:
         k = self.plan.shape.bins
@@ -104,17 +143,25 @@ def release_from_levels(
         total: float = float(levels[0][0])  # type: ignore[index]
     else:
         total = float(max(0, int(np.floor(estimate[-1] + 0.5))))
+    # Consistency over every real leaf: with the missing leaf, the last (= N) is C_{K+1} and C_K ≤ N.
     final = make_consistent(estimate, int(total), consistency)
     if std_error is None:
         std_error = np.sqrt(prefix_variances(plan))
-    return Release(plan, lower, upper, consistency, final, total, estimate, std_error, tuple(levels), secure)
+    k = plan.shape.bins
+    missing = float(total - final[k - 1]) if plan.shape.missing_leaf else None
+    return Release(plan, lower, upper, consistency, final[:k], total, estimate[:k], np.asarray(std_error)[:k],
+                   tuple(levels), secure, missing)
 
 
 def release(
-    counts: np.ndarray, plan: Plan, source: RandomSource, lower: float = 0.0, upper: float = 1.0, consistency: str = "l2"
+    counts: np.ndarray, plan: Plan, source: RandomSource, lower: float = 0.0, upper: float = 1.0, consistency: str = "l2",
+    missing: int = 0,
 ) -> Release:
-    """Noise, estimate and make consistent: a complete ε-DP release of the histogram's CDF."""
+    """Noise, estimate and make consistent: a complete ε-DP release of the histogram's CDF.
+
+    ``missing``: the number of missing values (counted in the missing leaf under change, dropped
+    under add/remove; see :func:`noisy_tree`)."""
     if consistency not in CONSISTENCY_METHODS:
         raise ParameterError(f"unknown consistency {consistency!r}", "use l2, l1 or none")
-    levels = noisy_tree(counts, plan, source)
+    levels = noisy_tree(counts, plan, source, missing)
     return release_from_levels(plan, levels, lower, upper, consistency, bool(source.secure))

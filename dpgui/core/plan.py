@@ -10,6 +10,15 @@ Neighbour models (sensitivities per tree level, ``L`` = records per person):
 Noise is discrete Laplace with scale ``t_l ≥ Δ/ε_l`` (a rational, see :func:`laplace_scale`), so
 level ``l`` is ``Δ/t_l ≤ ε_l``-DP and the release is ``Σ Δ/t_l ≤ ε``-DP by basic composition.
 A level with ``ε_l = 0`` is not released at all (allowed for internal levels under GLS).
+
+Missing values (docs/design.md "Missing values") are handled by the one rule the neighbour model
+fixes, never by the data (:attr:`PrivacySpec.missing_rule`):
+
+* ``change`` — ``"bucket"``: N = all rows (public, exact); missing values are one more leaf of the
+  tree after the K value bins (``TreeShape.missing_leaf``), so a value turning into a missing one is
+  a change of one record's leaf: the change-one neighbour, sensitivity unchanged.
+* ``addremove`` — ``"drop"``: missing rows are left out; a value turning into a missing one is the
+  removal of one record, a neighbour, and the number of values is noised like any N.
 """
 
 from __future__ import annotations
@@ -30,6 +39,20 @@ ESTIMATORS = ("gls", "covering")
 OBJECTIVES = ("total", "max")
 # Budgets are floats; sums may differ from ε by rounding. Anything within this is "equal".
 BUDGET_RTOL = 1e-9
+#: The missing-value rules of a release (decided by the neighbour model, see the module docstring).
+MISSING_RULES = ("bucket", "drop")
+#: What each rule means, as the reports say it. "error" is a retired policy that only old project
+#: files and manifests hold (it made the publication depend on whether a value was missing).
+MISSING_RULE_TEXT = {
+    "bucket": "counted in a noised 'missing' bucket; N = all rows",
+    "drop": "dropped (a neighbour under add/remove)",
+    "error": "the release would have stopped at a missing value (a retired policy of older versions)",
+}
+
+
+def missing_rule_for(neighbours: str) -> str:
+    """The missing-value rule of a neighbour model: ``"bucket"`` (change), ``"drop"`` (addremove)."""
+    return "bucket" if neighbours == "change" else "drop"
 
 
 def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
@@ -73,6 +96,17 @@ class PrivacySpec:
     def root_public(self) -> bool:
         return self.neighbours == "change"
 
+    @property
+    def missing_rule(self) -> str:
+        """How missing values are released: ``"bucket"`` under change (N = all rows is public),
+        ``"drop"`` under add/remove (N is private)."""
+        return missing_rule_for(self.neighbours)
+
+    @property
+    def missing_leaf(self) -> bool:
+        """Does the tree hold a leaf for the count of missing values (the ``bucket`` rule)?"""
+        return self.missing_rule == "bucket"
+
     def first_noised_level(self) -> int:
         return 1 if self.root_public else 0
 
@@ -97,6 +131,11 @@ class Plan:
             raise ParameterError(f"unknown estimator {self.estimator!r}", "use 'gls' or 'covering'")
         if self.noise != "laplace":
             raise ParameterError(f"unknown noise {self.noise!r}", "only 'laplace' (pure ε) is available")
+        if self.shape.missing_leaf and not self.privacy.missing_leaf:
+            raise ParameterError(
+                "the tree has a leaf for missing values but the neighbour model is add/remove (missing rows are dropped)",
+                "make the tree without the missing leaf for add/remove",
+            )
         first = self.privacy.first_noised_level()
         expected = self.shape.height + 1 - first
         eps = tuple(float(e) for e in self.level_epsilons)
@@ -124,6 +163,13 @@ class Plan:
         object.__setattr__(self, "scales", tuple(scales))
 
     # ----- derived, public quantities -----
+    @property
+    def missing_rule(self) -> str:
+        """The rule this plan releases with: ``"bucket"`` if the tree has the missing leaf, else
+        ``"drop"``. A change-model plan without the leaf (older project files) is not the current
+        rule (:attr:`PrivacySpec.missing_rule`) and is refused for new releases."""
+        return "bucket" if self.shape.missing_leaf else "drop"
+
     def released(self) -> list[bool]:
         """Per level 0..h: is the level's node count known (exact root or noised)?"""
         out = [s is not None for s in self.scales]
@@ -151,6 +197,7 @@ class Plan:
         first = self.privacy.first_noised_level()
         return {
             "bins": self.shape.bins,
+            "missing_leaf": self.shape.missing_leaf,
             "padded_bins": self.shape.padded_bins,
             "branching": list(self.shape.branching),
             "levels": list(range(first, self.shape.height + 1)),
@@ -167,7 +214,8 @@ class Plan:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Plan":
-        shape = TreeShape(int(data["bins"]), tuple(int(b) for b in data["branching"]))
+        # Plans saved before the missing leaf existed have no "missing_leaf" key: no leaf.
+        shape = TreeShape(int(data["bins"]), tuple(int(b) for b in data["branching"]), bool(data.get("missing_leaf", False)))
         privacy = PrivacySpec(float(data["epsilon"]), data["neighbours"], int(data["records_per_person"]))
         return cls(shape, privacy, tuple(data["level_epsilons"]), data["estimator"])
 

@@ -271,15 +271,17 @@ def _finish(level_eps: np.ndarray, epsilon: float) -> tuple[float, ...]:
 
 
 # ------------------------------------------------------------------ shapes
-def candidate_shapes(bins: int, max_padding: float = 2.0) -> list[TreeShape]:
-    """Integer branching vectors worth trying for K bins, with K ≤ K̄ ≤ max_padding·K.
+def candidate_shapes(bins: int, max_padding: float = 2.0, missing_leaf: bool = False) -> list[TreeShape]:
+    """Integer branching vectors worth trying for K bins, with n ≤ K̄ ≤ max_padding·n for the n = K real
+    leaves (n = K + 1 with ``missing_leaf``, the change model's leaf for missing values).
 
     Families: the flat histogram (K); near-equal vectors (entries b−1, b, b+1; the exchange argument of paper 000
     Thm V.1 shows Σ n_i at fixed height is minimised by entries b, b+1); and equal
     factors b^{h−1} with one leftover factor at the top or bottom (mixed radix). Both orders.
     O(log²K) shapes.
     """
-    bins = check_bins(bins)
+    k = check_bins(bins)
+    bins = k + int(bool(missing_leaf))  # the real leaves the branching must cover
     limit = int(max_padding * bins)
     vectors: set[tuple[int, ...]] = {(bins,)}
     max_height = max(1, math.ceil(math.log2(bins)))
@@ -307,11 +309,13 @@ def candidate_shapes(bins: int, max_padding: float = 2.0) -> list[TreeShape]:
             if leftover >= 2:
                 vectors.add((leftover,) + (b,) * (h - 1))
                 vectors.add((b,) * (h - 1) + (leftover,))
-    return [TreeShape(bins, v) for v in sorted(vectors, key=lambda v: (len(v), v))]
+    return [TreeShape(k, v, bool(missing_leaf)) for v in sorted(vectors, key=lambda v: (len(v), v))]
 
 
 def paper_best_shape(bins: int, privacy: PrivacySpec) -> tuple[TreeShape, float]:
-    """Paper 000 §V: the integer shape with least exact covering-sum error under equal budgets."""
+    """Paper 000 §V: the integer shape with least exact covering-sum error under equal budgets.
+
+    A reference mechanism as the paper defines it: K leaves, no leaf for missing values."""
     best: tuple[TreeShape, float] | None = None
     for shape in candidate_shapes(bins):
         value = _Objective(shape, privacy, "covering", "total")(np.asarray(equal_budgets(shape, privacy)))
@@ -340,7 +344,8 @@ def auto_plan(
 ) -> Plan:
     """The plan with the least projected error for ``objective``.
 
-    ``shape=None`` searches :func:`candidate_shapes`; ``budgets`` is "auto" (optimised, with
+    ``shape=None`` searches :func:`candidate_shapes` (with the missing leaf when the neighbour model
+    counts missing values in one, :attr:`PrivacySpec.missing_leaf`); ``budgets`` is "auto" (optimised, with
     ``locked`` levels fixed), "equal", or explicit per-level budgets (root first under add/remove).
     Candidates are ranked by the closed-form total under equal budgets; the best ``shortlist``
     get their budgets optimised and the winner is chosen on the exact objective.
@@ -348,7 +353,7 @@ def auto_plan(
     bins = check_bins(bins)
     if objective not in OBJECTIVES:
         raise ParameterError(f"unknown objective {objective!r}", "use 'total' or 'max'")
-    shapes = [shape] if shape is not None else candidate_shapes(bins)
+    shapes = [shape] if shape is not None else candidate_shapes(bins, missing_leaf=privacy.missing_leaf)
     if not isinstance(budgets, str):
         if shape is None:
             raise ParameterError("explicit budgets need an explicit branching", "give --branching as well")
@@ -380,7 +385,8 @@ def baselines(bins: int, privacy: PrivacySpec) -> dict[str, dict[str, object]]:
     """Exact total squared error of the paper's reference mechanisms (covering sum, equal budgets).
 
     ``ind``: Laplace on each cumulative count (sensitivity (K−1)·L under change, K·L under
-    add/remove); ``hist``: the flat tree (K); ``binary``: 2×…×2; ``paper_best``: §V search.
+    add/remove); ``hist``: the flat tree (K); ``binary``: 2×…×2; ``paper_best``: §V search. As in
+    the paper: K leaves, without the change model's leaf for missing values (about 1/K less work).
     """
     from dpgui.core.noise import discrete_laplace_variance, laplace_scale
 

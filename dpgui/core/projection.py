@@ -11,7 +11,9 @@ cumulative count ``Ĉ_j`` is its variance, computed exactly from the per-level n
   public). So for any query q, ``Var qᵀx̂ = Σ_v ‖P_v q‖²/λ_v + (qᵀ1)²/(K̄ λ_c)``; for a prefix only
   the ≤ h boundary nodes contribute (research/algorithms.md §3).
 
-Under the change model ``Ĉ_K = N`` is public and has variance 0. Units: counts² (divide by N² for
+Under the change model the last real leaf is the count of missing values (docs/design.md
+"Missing values"), so ``Ĉ_{K+1} = N`` is public and has variance 0; prefixes run over the tree's
+real leaves (``shape.leaves``). Units: counts² (divide by N² for
 the CDF). Per-prefix arrays cost O(K·h); the closed-form totals cost O(h).
 """
 
@@ -79,9 +81,10 @@ def _gls_boundary_terms(shape: TreeShape, prefixes: np.ndarray) -> np.ndarray:
 
 
 def prefix_variances(plan: Plan, prefixes: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
-    """Exact Var(Ĉ_j) for prefix lengths j (default 1..K) of the plan's estimator. O(len·h)."""
+    """Exact Var(Ĉ_j) for prefix lengths j (default 1..leaves: K, or K+1 with the missing leaf) of the
+    plan's estimator. O(len·h)."""
     shape = plan.shape
-    j = np.arange(1, shape.bins + 1, dtype=np.int64) if prefixes is None else np.asarray(prefixes, dtype=np.int64)
+    j = np.arange(1, shape.leaves + 1, dtype=np.int64) if prefixes is None else np.asarray(prefixes, dtype=np.int64)
     variances = plan.level_variances()
     if plan.estimator == "covering":
         digits = shape.covering_digits(j, plan.released())
@@ -92,12 +95,13 @@ def prefix_variances(plan: Plan, prefixes: Sequence[int] | np.ndarray | None = N
         if np.isfinite(lam_c):
             out = out + (j.astype(float) ** 2) / (shape.padded_bins * lam_c)
     if plan.privacy.root_public:
-        out = np.where(j == shape.bins, 0.0, out)
+        out = np.where(j == shape.leaves, 0.0, out)
     return np.maximum(out, 0.0)
 
 
 def project(plan: Plan) -> Projection:
-    """Exact total and worst squared error over all K cumulative counts. O(K·h)."""
+    """Exact total and worst squared error over the released cumulative counts (the mean is over the
+    K value bins; under change prefix K+1 = N adds 0). O(K·h)."""
     v = prefix_variances(plan)
     total = float(v.sum())
     return Projection(total, float(v.max()), total / plan.shape.bins)
@@ -129,8 +133,9 @@ def _gls_block_sum(upto: int, child: int, b: int) -> float:
 
 
 def last_prefix(shape: TreeShape, root_public: bool) -> int:
-    """Largest prefix whose error counts: K−1 when N is public (Ĉ_K = N), else K."""
-    return shape.bins - 1 if root_public else shape.bins
+    """Largest prefix whose error counts: the last real leaf's prefix is N, exact when N is public
+    (so K with the missing leaf, K−1 for a tree without it), else every real leaf's."""
+    return shape.leaves - 1 if root_public else shape.leaves
 
 
 def gls_total_coefficients(shape: TreeShape, root_public: bool) -> tuple[np.ndarray, float]:
@@ -175,13 +180,13 @@ def total_sq_error(plan: Plan) -> float:
 
 # ---------------------------------------------------------------- range counts
 def interval_variance(plan: Plan, start: int, stop: int) -> float:
-    """Exact Var(Ĉ_stop − Ĉ_start) of the estimator, prefixes 0 ≤ start < stop ≤ K (Ĉ_0 = 0)."""
+    """Exact Var(Ĉ_stop − Ĉ_start) of the estimator, prefixes 0 ≤ start < stop ≤ leaves (Ĉ_0 = 0)."""
     shape = plan.shape
-    if not 0 <= start < stop <= shape.bins:
-        raise ValueError("need 0 <= start < stop <= bins")
+    if not 0 <= start < stop <= shape.leaves:
+        raise ValueError("need 0 <= start < stop <= leaves")
     if start == 0:
         return float(prefix_variances(plan, [stop])[0])
-    if stop == shape.bins and plan.privacy.root_public:
+    if stop == shape.leaves and plan.privacy.root_public:
         return float(prefix_variances(plan, [start])[0])
     variances = plan.level_variances()
     s = shape.leaves_per_node

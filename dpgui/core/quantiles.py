@@ -67,7 +67,7 @@ def quantiles(release: Release, probabilities: Sequence[float]) -> list[Quantile
     lower_band = np.maximum.accumulate(c - Z95 * se)
     out = []
     for p in probs:
-        target = p * release.total
+        target = p * release.values_total  # quantiles of the values: missing ones are not among them
         out.append(Quantile(float(p), _crossing(release, c, target), _crossing(release, upper_band, target),
                             _crossing(release, lower_band, target)))
     return out

@@ -4,6 +4,10 @@ A shape is a branching vector ``n = (n_1, …, n_h)``: level 0 is the root, leve
 ``n_1·…·n_l`` nodes, each the sum of its ``n_{l+1}`` children, and level ``h`` holds the
 ``K̄ = Π n_l ≥ K`` leaves. Leaves ``K+1 … K̄`` are public zero-count padding.
 
+With ``missing_leaf`` (the ``change`` neighbour model, docs/design.md "Missing values") leaf
+``K+1`` is a real leaf, the count of missing values, and the padding starts after it: the tree
+has ``leaves = K + 1`` real leaves. ``bins`` is always K, the number of value bins.
+
 Leaf positions are 0-based; "prefix j" means the first ``j`` leaves, i.e. the cumulative count
 ``C_j`` of bins ``1..j`` in the paper's 1-based notation.
 """
@@ -34,10 +38,12 @@ def check_bins(bins: object) -> int:
 
 @dataclass(frozen=True)
 class TreeShape:
-    """A level-uniform tree over ``bins`` leaves padded to ``Π branching`` leaves."""
+    """A level-uniform tree over ``bins`` value leaves (plus the missing leaf if ``missing_leaf``)
+    padded to ``Π branching`` leaves."""
 
     bins: int
     branching: tuple[int, ...]
+    missing_leaf: bool = False
 
     def __post_init__(self) -> None:
         check_bins(self.bins)
@@ -50,7 +56,14 @@ class TreeShape:
                     "use factors such as 16x16 or 2x2x2",
                 )
         object.__setattr__(self, "branching", tuple(int(b) for b in self.branching))
-        if self.padded_bins < self.bins:
+        object.__setattr__(self, "missing_leaf", bool(self.missing_leaf))
+        if self.padded_bins < self.leaves:
+            if self.missing_leaf:
+                raise ParameterError(
+                    f"branching {self.label} covers only {self.padded_bins} leaves but the tree needs K + 1 = "
+                    f"{self.leaves} (the K = {self.bins} bins and one leaf that counts missing values)",
+                    "use factors whose product is at least K + 1, or auto",
+                )
             raise ParameterError(
                 f"branching {self.label} covers only {self.padded_bins} bins but K = {self.bins}",
                 "use factors whose product is at least K",
@@ -62,7 +75,7 @@ class TreeShape:
             )
 
     @classmethod
-    def parse(cls, bins: int, text: str) -> "TreeShape":
+    def parse(cls, bins: int, text: str, missing_leaf: bool = False) -> "TreeShape":
         """Parse ``"16"`` (equal factor, as many levels as needed) or ``"4x16x16"``."""
         bins = check_bins(bins)
         parts = text.lower().replace("*", "x").split("x")
@@ -73,20 +86,26 @@ class TreeShape:
                 f"cannot read branching {text!r}", "use auto, a factor like 16, or factors like 4x16x16"
             ) from None
         if len(factors) == 1:
-            return cls.uniform(bins, factors[0])
-        return cls(bins, tuple(factors))
+            return cls.uniform(bins, factors[0], missing_leaf)
+        return cls(bins, tuple(factors), missing_leaf)
 
     @classmethod
-    def uniform(cls, bins: int, factor: int) -> "TreeShape":
-        """Equal branching ``factor`` with the fewest levels whose product reaches ``bins``."""
+    def uniform(cls, bins: int, factor: int, missing_leaf: bool = False) -> "TreeShape":
+        """Equal branching ``factor`` with the fewest levels whose product reaches the leaves."""
         bins = check_bins(bins)
         if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 2:
             raise ParameterError(f"branching factor must be ≥ 2, got {factor!r}", "use e.g. 2 or 16")
+        leaves = bins + int(bool(missing_leaf))
         levels, span = 1, factor
-        while span < bins:
+        while span < leaves:
             levels += 1
             span *= factor
-        return cls(bins, (int(factor),) * levels)
+        return cls(bins, (int(factor),) * levels, missing_leaf)
+
+    @property
+    def leaves(self) -> int:
+        """Real (not padding) leaves: K, or K + 1 with the missing leaf."""
+        return self.bins + int(self.missing_leaf)
 
     @property
     def height(self) -> int:
@@ -117,10 +136,13 @@ class TreeShape:
     def node_count(self) -> int:
         return sum(self.nodes_at_level(level) for level in range(self.height + 1))
 
-    def level_counts(self, leaf_counts: np.ndarray) -> list[np.ndarray]:
-        """True node counts per level (root first) from the K (unpadded) leaf counts. O(K̄)."""
+    def level_counts(self, leaf_counts: np.ndarray, missing: int = 0) -> list[np.ndarray]:
+        """True node counts per level (root first) from the K (unpadded) value-bin counts and,
+        with the missing leaf, the number of missing values (leaf K+1). O(K̄)."""
         padded = np.zeros(self.padded_bins, dtype=np.int64)
         padded[: self.bins] = leaf_counts
+        if self.missing_leaf:
+            padded[self.bins] = missing
         levels = [padded]
         for size in reversed(self.leaves_per_node[:-1]):
             levels.append(padded.reshape(-1, size).sum(axis=1))

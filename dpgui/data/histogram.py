@@ -24,9 +24,13 @@ see :func:`values_histogram`):
 Units: the bounds are in the unit of the column (whatever the file stores); counts are
 numbers of rows.
 
-Missing values (null, empty CSV field, ``NA``, float ``NaN``) are handled by a policy:
-``"drop"`` removes them before N is fixed (their number is recorded in ``n_missing``),
-``"error"`` raises :class:`~dpgui.errors.DataError` on the first one.
+Missing values (null, empty CSV field — in a one-column CSV a blank line —, ``NA``, float
+``NaN``) are not binned; their number is recorded in ``n_missing``, whatever it is (a file whose
+values are all missing is read too: refusing it would make publishing depend on the data). The
+release decides what they become from the neighbour model (docs/design.md "Missing values"): a
+noised "missing" leaf under change, dropped under add/remove. (``missing="error"``, which raises
+:class:`~dpgui.errors.DataError` on the first one, is for data checks only: it is not a release
+policy.)
 
 Cost: one sequential pass over the column, O(n) time; O(batch_rows + bins) memory for the
 numeric work. The file is never loaded whole: CSV is read block by block (only the asked
@@ -408,8 +412,10 @@ def _columns_hint(names: list[str]) -> str:
     return f"available columns: {shown}{more}" if names else "the file has no columns"
 
 
-def _csv_parse_options(fmt: str) -> pa_csv.ParseOptions:
-    return pa_csv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",")
+def _csv_parse_options(fmt: str, one_column: bool = False) -> pa_csv.ParseOptions:
+    """Parse options of a CSV/TSV. In a one-column file an empty cell is a blank line, so blank
+    lines are rows (missing values) there; in a wider file a blank line holds no fields and is skipped."""
+    return pa_csv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",", ignore_empty_lines=not one_column)
 
 
 def _csv_schema(p: pathlib.Path, fmt: str) -> pa.Schema:
@@ -647,6 +653,7 @@ def _csv_record_batches(
     size = p.stat().st_size
     block = _csv_block_bytes(batch_rows, size)
     gz = p.name.lower().endswith(".gz")
+    one_column = len(_csv_schema(p, fmt).names) == 1
     rows = 0
     n_blocks = 0
     try:
@@ -658,7 +665,7 @@ def _csv_record_batches(
         reader = pa_csv.open_csv(
             source,
             read_options=pa_csv.ReadOptions(block_size=block, use_threads=False),
-            parse_options=_csv_parse_options(fmt),
+            parse_options=_csv_parse_options(fmt, one_column),
             convert_options=pa_csv.ConvertOptions(
                 include_columns=columns,
                 column_types={c: pa.float64() if c == numeric else pa.string() for c in columns},
@@ -820,8 +827,9 @@ def column_histogram(
     ``bins``: 1 <= K <= 2**26. Values are binned by :func:`values_histogram`'s rule:
     ``[lower + j*w, lower + (j+1)*w)`` with out-of-range values clamped into the end bins
     (counted in ``n_clamped_low`` / ``n_clamped_high``), never dropped.
-    ``missing``: ``"drop"`` (missing values are removed before N is fixed, recorded in
-    ``n_missing``) or ``"error"`` (raise on the first missing value).
+    ``missing``: ``"drop"`` (missing values are not binned and are counted in ``n_missing``, for
+    the release to treat by its neighbour model) or ``"error"`` (raise on the first missing value;
+    a data check, not a release policy).
 
     ``progress(fraction)``, if given, is called after every batch with the fraction of
     the file read (0..1, never decreasing; CSV: bytes of text parsed / file size, .gz:
@@ -876,11 +884,6 @@ def column_histogram(
 
     if n_rows == 0:
         raise DataError(f"file '{p.name}' has no data rows", "choose a file with data rows")
-    if n_missing == n_rows:
-        raise DataError(
-            f"all {n_rows:,} values of column '{column}' in '{p.name}' are missing",
-            "pick a column with values",
-        )
     counts = binner.counts
     counts.flags.writeable = False
     return ColumnHistogram(

@@ -37,6 +37,7 @@ from typing import Any
 
 from dpgui import __version__
 from dpgui.core.mechanism import Release
+from dpgui.core.plan import MISSING_RULE_TEXT
 from dpgui.errors import DataError, ParameterError
 from dpgui.report.csv_export import CDF_COLUMNS, release_csv_text, remove_stale_temporaries, write_temporary
 from dpgui.report.signing import PublicKey, SecretKey, SignatureError
@@ -59,7 +60,7 @@ class ReleaseInfo:
     column: str
     release_id: str  # the ledger entry of this release
     created_utc: datetime  # when the noise was drawn
-    missing: str  # "drop" or "error"
+    missing: str  # the missing-value rule: "bucket" or "drop" ("error" in releases of older versions)
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: by
         "consistency": release.consistency,
         "bounds": {"lower": release.lower, "upper": release.upper},
         "bins": plan.shape.bins,
-        "missing_values": info.missing,
+        "missing_values": missing_values_json(release, info.missing),
         "total_records": {"public": privacy.root_public,
                           "value": int(release.total) if privacy.root_public else None,
                           "released_estimate": float(release.total)},
@@ -154,6 +155,17 @@ def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: by
         },
         "signer": {"key_id": key_id, "algorithm": "Ed25519, minisign format (BLAKE2b-512 prehash)"},
     }
+
+
+def missing_values_json(release: Release, rule: str) -> dict[str, Any]:
+    """The manifest's account of missing values: the rule, in words, and (``bucket``) the released
+    noisy count N − C_K with its standard error (docs/design.md "Missing values")."""
+    description = MISSING_RULE_TEXT.get(rule, rule)
+    if rule == "drop" and release.plan.privacy.root_public:  # a release of an older version
+        description = "dropped before N was fixed (a release of an older version of dpgui)"
+    return {"rule": rule, "description": description,
+            "released_count": None if release.missing is None else float(release.missing),
+            "std_error": release.missing_std_error}
 
 
 def manifest_bytes(manifest: dict[str, Any]) -> bytes:

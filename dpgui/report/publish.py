@@ -27,7 +27,7 @@ import numpy as np
 
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release
 from dpgui.core.noise import RandomSource
-from dpgui.core.plan import Plan
+from dpgui.core.plan import MISSING_RULE_TEXT, Plan
 from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_target, write_bundle
 from dpgui.report.ledger import Ledger
@@ -39,22 +39,50 @@ MECHANISM = "discrete_laplace_tree"
 class BundleNotRecorded(DataError):
     """A bundle was written but the budget ledger could not point to it; its files were removed
     (``problem`` names any that could not be)."""
+
+
 _REMADE = ("release it again (a new release spends budget), or export a release in the dpgui session "
            "that made it")
 _EDITED = ("open the project as dpgui saved it (an unedited copy), or release the data again (a new release "
            "spends budget)")
 
 
-def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, counts: np.ndarray, plan: Plan,
-                      source: RandomSource, lower: float, upper: float, consistency: str) -> tuple[Release, ReleaseInfo]:
-    """Record ε for ``dataset`` in the ledger, then release the histogram's CDF (ε-DP, discrete Laplace),
-    then record the release's output in the ledger (what :func:`authenticate_release` checks).
+def check_missing_rule(plan: Plan, missing: str = "auto") -> str:
+    """The missing-value rule a release with ``plan`` applies (docs/design.md "Missing values"), or a
+    ParameterError before anything is spent.
 
-    ``counts``: the confidential histogram (K bins); only public plan parameters go to the ledger.
-    Raises the ledger's refusal (cap exceeded / no cap) before any noise is drawn.
+    The rule is the neighbour model's (``"bucket"`` under change, ``"drop"`` under add/remove), never
+    the caller's or the data's. ``missing`` is what an older caller asked for: ``"error"`` (stop at a
+    missing value) is refused, because whether the release happens would then depend on the data;
+    other values ("auto", "drop", "bucket") are accepted and the neighbour model's rule applies.
+    """
+    if missing == "error":
+        raise ParameterError(
+            "the missing-value policy 'error' is retired: stopping at a missing value makes publishing depend on the data",
+            "leave it out: missing values are " + MISSING_RULE_TEXT[plan.privacy.missing_rule],
+        )
+    if plan.missing_rule != plan.privacy.missing_rule:
+        raise ParameterError(
+            "this plan was made before missing values had a leaf of their own in the tree (under change, dropping "
+            "them would change the public N)",
+            "make the plan again (auto, or a branching that covers K + 1 leaves)",
+        )
+    return plan.privacy.missing_rule
+
+
+def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, counts: np.ndarray, plan: Plan,
+                      source: RandomSource, lower: float, upper: float, consistency: str,
+                      n_missing: int = 0) -> tuple[Release, ReleaseInfo]:
+    """Record ε for ``dataset`` in the ledger, then release the histogram's CDF (ε-DP, discrete Laplace).
+
+    ``counts``: the confidential histogram (K bins); ``n_missing``: its number of missing values,
+    counted in the tree's missing leaf under change and dropped under add/remove
+    (:func:`check_missing_rule`; ``missing`` is checked there). Only public plan parameters go to
+    the ledger. Raises the ledger's refusal (cap exceeded / no cap) before any noise is drawn.
     """
     if consistency not in CONSISTENCY_METHODS:  # checked before spending, not after
         raise ParameterError(f"unknown consistency {consistency!r}", "use l2, l1 or none")
+    rule = check_missing_rule(plan, missing)
     release_id = uuid.uuid4().hex
     description = {
         "kind": "cdf", "column": column, "bins": plan.shape.bins, "bounds": [lower, upper],
@@ -65,8 +93,8 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
     ledger.spend(dataset, release_id, epsilon=plan.privacy.epsilon, delta=0.0, rho=None, mechanism=MECHANISM,
                  description=description)
     created = datetime.now(timezone.utc)
-    result = release(counts, plan, source, lower, upper, consistency)
-    info = ReleaseInfo(dataset, column, release_id, created, missing)
+    result = release(counts, plan, source, lower, upper, consistency, missing=n_missing)
+    info = ReleaseInfo(dataset, column, release_id, created, rule)
     try:
         ledger.record_output(release_id, levels_sha256(result.levels), release_params(result, info), result.secure)
     except DpguiError as err:

@@ -38,14 +38,13 @@ def open_and_wait(qtbot, window, path: str | Path, column: str | None = None) ->
     qtbot.waitUntil(lambda: window._count_worker is None and not window.pool.busy(), timeout=TIMEOUT)
 
 
-def set_column(qtbot, window, column: str, lower: str, upper: str, bins: str, missing: str = "drop") -> None:
+def set_column(qtbot, window, column: str, lower: str, upper: str, bins: str) -> None:
     page = window.data_page
     assert page.select_column(column)
     page.lower.set_text(lower)
     page.upper.set_text(upper)
     page.bins.set_text(bins)
     page.bins.edited.emit()
-    page.set_missing_policy(missing)
     wait_plan(qtbot, window, int(bins.replace(",", "")))
 
 

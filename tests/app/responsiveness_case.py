@@ -99,7 +99,6 @@ def test_event_loop_stays_responsive_while_loading_and_releasing(qtbot, big_csv)
     page.upper.set_text("400000")
     page.bins.set_text(str(BINS))
     page.bins.edited.emit()
-    page.set_missing_policy("drop")
     wait_plan(qtbot, window, BINS)
     inputs = window.release_inputs()
     assert inputs is not None

@@ -71,14 +71,19 @@ def test_text_column_is_refused_next_to_the_list(qtbot, window, good_csv):
     alive(window)
 
 
-def test_all_missing_column_gives_a_dialog_and_spends_nothing(qtbot, window, tmp_path):
+def test_all_missing_column_is_released_with_its_missing_bucket(qtbot, window, tmp_path):
+    """Not refused (issue 12: a refusal that depends on the values would itself reveal them): under
+    change, N = all 50 rows is published and the 50 missing values are a noised count of their own."""
     path = tmp_path / "empty.parquet"
     pq.write_table(pa.table({"x": np.arange(50.0), "blank": np.full(50, np.nan)}), path)
     open_and_wait(qtbot, window, path)
     set_column(qtbot, window, "blank", "0", "100", "10")
-    release_and_wait_for_error(qtbot, window)
-    wait_error(qtbot, window, "missing", "Nothing was spent")
-    alive(window)
+    release_and_wait(qtbot, window)
+    rel = window.outcome.release
+    assert rel.total == 50 and rel.missing is not None and rel.missing == 50 - rel.cumulative[-1]
+    assert window.outcome.info.missing == "bucket"
+    assert "noised 'missing' bucket" in window.result_view.summary.text()
+    assert error_text(window) == ""
 
 
 def test_inverted_bounds(qtbot, window, good_csv):
@@ -88,7 +93,6 @@ def test_inverted_bounds(qtbot, window, good_csv):
     type_into(qtbot, page.lower, "100")
     type_into(qtbot, page.upper, "0")
     assert "inverted" in page.bounds_message.text() and "smaller" in page.bounds_message.text()
-    page.set_missing_policy("drop")
     assert page.settings() is None
     window.release()
     alive(window)
@@ -176,14 +180,17 @@ def test_impossible_accuracy_target_says_what_to_do(qtbot, window, good_csv):
     alive(window)
 
 
-def test_release_before_choosing_missing_policy_is_stopped_inline(qtbot, window, good_csv):
+def test_missing_values_are_not_a_choice_and_the_plan_says_the_rule(qtbot, window, good_csv):
+    """Issue 12: no missing-value choice (the rule follows the neighbour model); step 1 explains both
+    rules and the plan's summary names the one that applies."""
     open_and_wait(qtbot, window, good_csv)
+    set_column(qtbot, window, "income", "0", "100000", "100")
     page = window.data_page
-    page.select_column("income")
-    page.lower.set_text("0")
-    page.upper.set_text("100000")
-    window.release()
-    assert "missing values" in page.missing_message.text()
+    assert page.settings() is not None
+    assert "noised" in page.missing_note.text() and "left out" in page.missing_note.text()
+    plan_page = window.plan_page
+    assert plan_page.plan.shape.missing_leaf and plan_page.plan.shape.leaves == 101
+    assert "noised 'missing' bucket" in plan_page.summary.text()
     alive(window)
 
 

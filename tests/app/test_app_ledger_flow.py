@@ -20,7 +20,6 @@ def sample_window(qtbot):
     window.open_sample()
     qtbot.waitUntil(lambda: window.table is not None, timeout=30_000)
     qtbot.waitUntil(lambda: window.data_page.current_column() is not None, timeout=10_000)
-    window.data_page.set_missing_policy("drop")
     wait_plan(qtbot, window, 1000)
     return window
 

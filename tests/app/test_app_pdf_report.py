@@ -136,7 +136,7 @@ def test_signed_and_unsigned(tmp_path):
     info = ReleaseInfo(DATASET, COLUMN, RELEASE_ID, CREATED, "error")
     rel = make_release(smooth_counts(32))
     signed = pdf_text(write_pdf(render_release_pdf(rel, info, KEY_ID), tmp_path / "signed.pdf"))
-    assert KEY_ID in signed and RELEASE_ID in signed and "Not allowed" in signed
+    assert KEY_ID in signed and RELEASE_ID in signed and "retired policy" in signed
     unsigned = pdf_text(write_pdf(render_release_pdf(rel, info, None), tmp_path / "unsigned.pdf"))
     assert "not signed" in unsigned
 
@@ -324,3 +324,18 @@ def test_headless_without_any_application(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["offscreen", "offscreen"]
     assert pdf_pages(tmp_path / "cli.pdf") == 3
+
+
+def test_missing_values_rule_in_the_pdf(tmp_path):
+    """Issue 12: the PDF says which missing-value rule was applied, with the released missing count."""
+    plan = auto_plan(32, PrivacySpec(1.0, "change"))
+    rel = release(smooth_counts(32), plan, SeededRandom(4), 0.0, 32.0, "l2", missing=25)
+    text = pdf_text(write_pdf(render_release_pdf(rel, ReleaseInfo(DATASET, COLUMN, RELEASE_ID, CREATED, "bucket"), None),
+                              tmp_path / "bucket.pdf"))
+    assert "Counted in a noised 'missing' bucket; N = all rows" in text
+    assert "Released number of missing values" in text and "one that counts missing values" in text
+    plan = auto_plan(32, PrivacySpec(1.0, "addremove"))
+    rel = release(smooth_counts(32), plan, SeededRandom(4), 0.0, 32.0, "l2", missing=25)
+    text = pdf_text(write_pdf(render_release_pdf(rel, ReleaseInfo(DATASET, COLUMN, RELEASE_ID, CREATED, "drop"), None),
+                              tmp_path / "drop.pdf"))
+    assert "Dropped (a neighbour under add/remove" in text

@@ -50,14 +50,15 @@ def no_noise():
 
 
 def prepare_workspace(qtbot, window, csv: Path) -> Plan:
-    """age, [0, 100), 50 bins, branching 5x10, ε = 0.5 with a hand-set level budget."""
+    """age, [0, 100), 50 bins, branching 6x10 (the 50 bins and the leaf for missing values), ε = 0.5 with a
+    hand-set level budget."""
     open_and_wait(qtbot, window, csv)
     set_column(qtbot, window, "age", "0", "100", "50")
     page = window.plan_page
-    page.branching.set_text("5x10")
+    page.branching.set_text("6x10")
     page.branching.edited.emit()
     page.set_epsilon(0.5)
-    qtbot.waitUntil(lambda: page.plan.privacy.epsilon == 0.5 and page.plan.shape.branching == (5, 10)
+    qtbot.waitUntil(lambda: page.plan.privacy.epsilon == 0.5 and page.plan.shape.branching == (6, 10)
                     and not page.is_planning(), timeout=TIMEOUT)
     page.budgets.set_budget(1, 0.123)
     page.consistency.setCurrentIndex(page.consistency.findData("l1"))
@@ -76,12 +77,11 @@ def assert_same_workspace(window, plan: Plan, cumulative: np.ndarray | None) -> 
     page = window.data_page
     assert page.current_column().name == "age"
     assert (page.lower.value(), page.upper.value(), page.bins.value()) == (0, 100, 50)
-    assert page.missing_buttons["drop"].isChecked()
     plan_page = window.plan_page
     assert plan_page.plan == plan  # the same budgets, exactly: nothing was re-planned
     assert plan_page.plan.level_epsilons == plan.level_epsilons
     assert plan_page.consistency_method() == "l1"
-    assert plan_page.branching.text() == "5x10"
+    assert plan_page.branching.text() == plan.shape.label
     assert plan_page.epsilon.value() == 0.5
     if cumulative is not None:
         shown = window.result_view.release()
@@ -138,9 +138,9 @@ def test_locked_levels_are_saved_and_restored(qtbot, people_csv, tmp_path):
     second = make_window(qtbot)
     open_and_wait(qtbot, second, people_csv)  # another workspace with level 2 locked, in the same tree
     set_column(qtbot, second, "age", "0", "100", "50")
-    second.plan_page.branching.set_text("5x10")
+    second.plan_page.branching.set_text("6x10")
     second.plan_page.branching.edited.emit()
-    qtbot.waitUntil(lambda: second.plan_page.plan.shape.branching == (5, 10) and not second.plan_page.is_planning(),
+    qtbot.waitUntil(lambda: second.plan_page.plan.shape.branching == (6, 10) and not second.plan_page.is_planning(),
                     timeout=TIMEOUT)
     second.plan_page.budgets.set_locked(2)
     second.noise_source = no_noise

@@ -141,7 +141,7 @@ def test_histogram_is_derived_from_the_released_cdf(view, data):
     view.show_fraction(False)
     heights = np.asarray(view.hist_bars.opts["height"], dtype=float)
     assert heights.size == K
-    assert heights.sum() == pytest.approx(result.total)
+    assert heights.sum() == pytest.approx(result.values_total)  # C_K: the values (N − the missing count)
     np.testing.assert_allclose(heights, np.diff(np.concatenate(([0], result.cumulative))))
     view.show_fraction(True)
     assert np.asarray(view.hist_bars.opts["height"]).sum() == pytest.approx(1.0)
@@ -163,7 +163,7 @@ def test_cdf_band_and_fraction_or_records(view, data):
 
     view.show_fraction(False)
     _, y = view.cdf_curve.getOriginalDataset()
-    assert y[-1] == pytest.approx(result.total)
+    assert y[-1] == pytest.approx(result.values_total)  # C_K: N less the released missing count
     assert np.all(view.band_high.getData()[1] <= result.total)
     assert plot.getAxis("left").labelText == "Number of records at or below"
 
@@ -248,7 +248,7 @@ def test_65536_bins_render_quickly_in_at_most_200_bars(qtbot):
     assert elapsed < 1.0, f"set_release + grab took {elapsed:.2f} s"
     heights = np.asarray(widget.hist_bars.opts["height"])  # fraction of records (the default)
     assert heights.size <= 200 and heights.sum() == pytest.approx(1.0)
-    assert widget.hist_counts.sum() == pytest.approx(result.total)
+    assert widget.hist_counts.sum() == pytest.approx(result.values_total)
     assert "shown in 200 groups of up to 328 bins" in widget.hist_plot.getPlotItem().titleLabel.text
     assert widget.quantile_rows() == [(q.probability, q.value, q.low, q.high) for q in quantiles(result, PROBABILITIES)]
 

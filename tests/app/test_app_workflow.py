@@ -28,7 +28,6 @@ def sample_window(qtbot):
     qtbot.waitUntil(lambda: window.table is not None, timeout=30_000)
     page = window.data_page
     qtbot.waitUntil(lambda: page.current_column() is not None, timeout=10_000)
-    page.set_missing_policy("drop")
     wait_plan(qtbot, window, 1000)
     return window
 
@@ -129,7 +128,7 @@ def test_whole_workflow(qtbot, sample_window, tmp_path):
 def test_linked_budgets_keep_the_sum_and_respect_locks(qtbot, sample_window):
     window = sample_window
     page = window.plan_page
-    page.branching.set_text("10")
+    page.branching.set_text("11")  # 11³ covers the 1000 bins and the leaf for missing values
     page.branching.edited.emit()
     wait_plan(qtbot, window, 1000)
     editor = page.budgets

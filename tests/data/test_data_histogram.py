@@ -306,8 +306,31 @@ def test_missing_drop_na_tokens(tmp_path):
     path = tmp_path / "na.csv"
     path.write_text("x\n1\nNA\n\nNaN\nnull\n2\n")
     h = column_histogram(path, "x", 0, 4, 4)
-    # Blank lines are skipped, not rows (as pandas.read_csv does by default).
-    assert (h.n_rows, h.n_missing, h.total) == (5, 3, 2)
+    # In a one-column CSV the blank line is an empty cell: a row with a missing value (issue 12).
+    assert (h.n_rows, h.n_missing, h.total) == (6, 4, 2)
+
+
+def test_blank_line_in_one_column_csv_is_a_missing_value(tmp_path):
+    """Issue 12, item 2: a one-column CSV writes an empty cell as a blank line; it is a missing
+    value (a row), here, in the row count the window shows and under missing="error". In a wider
+    file a blank line has no fields and is not a row."""
+    from dpgui.data.table import count_rows, inspect_table
+
+    one = tmp_path / "one.csv"
+    one.write_text("x\n7\n\n3\n\n")  # the last blank line before EOF is an empty cell too
+    h = column_histogram(one, "x", 0, 10, 2)
+    assert (h.n_rows, h.n_missing, h.total) == (4, 2, 2)
+    np.testing.assert_array_equal(h.counts, [1, 1])
+    assert inspect_table(one).n_rows == 4 and count_rows(one) == 4
+    with pytest.raises(DataError, match="missing value at data row 2"):
+        column_histogram(one, "x", 0, 10, 2, missing="error")
+    tsv = tmp_path / "one.tsv"
+    tsv.write_text("x\n\n5\n")
+    assert (column_histogram(tsv, "x", 0, 10, 2).n_missing, count_rows(tsv)) == (1, 2)
+    wide = tmp_path / "wide.csv"
+    wide.write_text("x,y\n7,1\n\n3,2\n")
+    h = column_histogram(wide, "x", 0, 10, 2)
+    assert (h.n_rows, h.n_missing) == (2, 0) and count_rows(wide) == 2
 
 
 def test_missing_error_names_row(tmp_path):
@@ -338,13 +361,15 @@ def test_unknown_missing_policy(tmp_path):
 
 
 def test_all_values_missing(tmp_path):
+    """Read, not refused: refusing when every value is missing would make publishing depend on the
+    data (issue 12); the release counts them in its missing leaf (change) or drops them (add/remove)."""
     path = _write_csv(tmp_path / "allna.csv", {"x": [None, None, None], "k": [1, 2, 3]})
-    with pytest.raises(DataError, match="all 3 values of column 'x'.*missing"):
-        column_histogram(path, "x", 0, 4, 4)
+    h = column_histogram(path, "x", 0, 4, 4)
+    assert (h.n_rows, h.n_missing, h.total) == (3, 3, 0)
     ppath = tmp_path / "allna.parquet"
     pq.write_table(pa.table({"x": pa.array([None, None], type=pa.float64())}), ppath)
-    with pytest.raises(DataError, match="all 2 values"):
-        column_histogram(ppath, "x", 0, 4, 4)
+    h = column_histogram(ppath, "x", 0, 4, 4)
+    assert (h.n_rows, h.n_missing, h.total) == (2, 2, 0)
 
 
 # ----------------------------------------------------------------- file errors

@@ -244,10 +244,14 @@ def test_count_rows_csv_progress_and_cancel(million_csv):
         count_rows(million_csv, should_cancel=lambda: True)
 
 
-def test_count_rows_skips_blank_lines(tmp_path):
+def test_count_rows_blank_lines(tmp_path):
+    """One column: a blank line is an empty cell, a row (issue 12); wider: no fields, not a row."""
     path = tmp_path / "b.csv"
     path.write_text("x\n1\n\n2\n\n")
-    assert count_rows(path) == 2
+    assert count_rows(path) == 4
+    wide = tmp_path / "w.csv"
+    wide.write_text("x,y\n1,1\n\n2,2\n\n")
+    assert count_rows(wide) == 2
 
 
 # ----------------------------------------------------------------- errors
