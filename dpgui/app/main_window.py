@@ -25,7 +25,8 @@ from dpgui.app.keys_dialog import KeyManagerDialog
 from dpgui.app.ledger_dialog import LedgerDialog
 from dpgui.app.plan_page import PlanPage
 from dpgui.app.project import ProjectController
-from dpgui.app.release import NOISE_MESSAGE, ReleaseOutcome, budget_sentence, confirmation_text, run_release
+from dpgui.app.release import (NOISE_MESSAGE, ReleaseOutcome, budget_sentence, confirmation_text, failure_budget_sentence,
+                               new_release_id, run_release)
 from dpgui.app.result_view import ResultView
 from dpgui.app.start_page import StartPage
 from dpgui.app.theme import APPEARANCES, apply_appearance
@@ -435,7 +436,8 @@ class MainWindow(QMainWindow):
         bar.setRange(0, 1000)
         dialog.setBar(bar)
         self.release_dialog = dialog
-        worker = Worker(run_release, settings, plan, consistency, self.noise_source)
+        release_id = new_release_id()
+        worker = Worker(run_release, settings, plan, consistency, self.noise_source, release_id=release_id)
         self._release_worker = worker
         dialog.canceled.connect(worker.cancel)
 
@@ -454,7 +456,8 @@ class MainWindow(QMainWindow):
         worker.connect_to(
             self, progress=on_progress,
             finished=lambda outcome: (finish(), self._on_released(outcome)),
-            failed=lambda message: (finish(), self._error("The release did not happen", message + " Nothing was spent.")),
+            failed=lambda message: (finish(), self._error("The release did not happen",
+                                                          message + failure_budget_sentence(release_id))),
             cancelled=lambda: (finish(), self.statusBar().showMessage(
                 "Release cancelled before any noise was drawn. Nothing was spent.", 8000)))
         self.release_button.setEnabled(False)
