@@ -392,7 +392,7 @@ def _check_path(path: PathLike) -> tuple[pathlib.Path, str]:
     try:
         st = p.stat()
     except FileNotFoundError:
-        raise DataError(f"the file '{p}' does not exist", "check the path, or choose the file again") from None
+        raise DataError(f"file not found: '{p}' does not exist", "check the path, or choose the file again") from None
     except OSError as err:
         raise DataError(f"cannot open '{p}': {err.strerror or err}", "check the path and its permissions") from None
     if stat.S_ISDIR(st.st_mode):
@@ -537,14 +537,18 @@ def _non_numeric_value(p: pathlib.Path, column: str, where: str, detail: str) ->
     the value's repr (or the reader's message); a number written with a thousands separator or a
     decimal comma gets the fix for that."""
     value = detail[1:-1] if len(detail) >= 2 and detail[0] == detail[-1] and detail[0] in "'\"" else None
+    return DataError(f"column '{column}' in '{p.name}' has a non-numeric value{where}: {detail}", _number_fix(value))
+
+
+def _number_fix(value: str | None) -> str:
+    """How to fix a cell that should be a number: a thousands separator or a decimal comma gets its
+    own advice, anything else the general one."""
     if value is not None and _THOUSANDS.match(value):
-        fix = (f"write numbers without thousands separators ({value.replace(',', '').strip()} rather than "
-               f"{value.strip()}), e.g. export the file again without number formatting")
-    elif value is not None and _DECIMAL_COMMA.match(value):
-        fix = f"use a dot as the decimal separator ({value.replace(',', '.').strip()} rather than {value.strip()})"
-    else:
-        fix = "clean the column (numbers only; leave missing values empty) or pick another column"
-    return DataError(f"column '{column}' in '{p.name}' has a non-numeric value{where}: {detail}", fix)
+        return (f"write numbers without thousands separators ({value.replace(',', '').strip()} rather than "
+                f"{value.strip()}), e.g. export the file again without number formatting")
+    if value is not None and _DECIMAL_COMMA.match(value):
+        return f"use a dot as the decimal separator ({value.replace(',', '.').strip()} rather than {value.strip()})"
+    return "clean the column (numbers only; leave missing values empty) or pick another column"
 
 
 def _first_bad_number(arr: pa.Array) -> int | None:
@@ -902,7 +906,10 @@ def _numeric_column(
         if fmt in ("csv", "tsv") and _kind_of(t) == "text":
             found = _first_non_numeric(p, fmt, column)
             if found is not None:  # name the row, e.g. a "1,234.5" among numbers
-                raise _non_numeric_value(p, column, f" at data row {found[0]:,}", repr(found[1]))
+                general = _not_numeric(p, column, t)
+                special = _THOUSANDS.match(found[1]) or _DECIMAL_COMMA.match(found[1])
+                raise DataError(f"{general.problem}: data row {found[0]:,} holds {found[1]!r}",
+                                _number_fix(found[1]) if special else general.fix)
         raise _not_numeric(p, column, t)
     for batch, fraction in _record_batches(p, fmt, [column], batch_rows, numeric=column):
         yield batch.column(0), fraction
