@@ -302,3 +302,73 @@ def test_ctrl_d_at_the_passphrase_prompt_is_one_line(world: World):
     errors = [line for line in text.splitlines() if "error" in line]
     assert len(errors) == 1 and "no passphrase was typed" in errors[0], text
     assert not (world / "nobody.key").exists()
+
+
+# ---------------------------------------------------------------- what a new user then reads (item 13, 8, 11)
+def _json_run(argv: list[str], cwd: Path) -> dict:
+    result = run(argv, cwd)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_release_json_and_the_quantiles_command_print_the_same_quantiles_with_intervals(world: World):
+    released = _json_run(release(world, "--json", "--probabilities", "0.1,0.5,0.9", bins="8"), world.folder)
+    found = released["quantiles"]
+    assert [q["probability"] for q in found] == [0.1, 0.5, 0.9]
+    for q in found:
+        assert q["low"] <= q["value"] <= q["high"] and 0 <= q["low"] and q["high"] <= 10
+    (world / "release.json").write_text(json.dumps(released), encoding="utf-8")
+    again = _json_run(["quantiles", str(world / "out.csv"), "--plan", str(world / "release.json"),
+                       "--probabilities", "0.1,0.5,0.9", "--json"], world.folder)
+    assert again["quantiles"] == found  # read back from the CSV: the same values and intervals
+    text = run(["quantiles", str(world / "out.csv"), "--plan", str(world / "release.json")], world.folder)
+    assert text.returncode == 0 and "95 % interval" in text.stdout and "0.5" in text.stdout
+
+
+def test_quantiles_of_a_bundle_from_its_manifest_or_its_csv(world: World):
+    out = world / "bundle"
+    out.mkdir()
+    released = _json_run(release(world, "--bundle", str(out), "--key", str(world.key), "--passphrase-file",
+                                 str(world.passphrase), "--name", "rel", "--json", out=None, bins="8"), world.folder)
+    from_manifest = _json_run(["quantiles", str(out / "rel.manifest.json"), "--json"], world.folder)
+    from_csv = _json_run(["quantiles", str(out / "rel.csv"), "--json"], world.folder)  # finds the manifest beside it
+    assert from_manifest["quantiles"] == from_csv["quantiles"] == released["quantiles"]
+    assert from_manifest["release_id"] == released["release_id"]
+    (out / "rel.csv").write_text((out / "rel.csv").read_text().replace("0.0,", "0.5,", 1))
+    tampered = run(["quantiles", str(out / "rel.manifest.json")], world.folder)
+    assert tampered.returncode == 2 and "changed after signing" in tampered.stderr
+
+
+def test_force_replaces_an_existing_output_and_charges_once(world: World):
+    (world / "old.csv").write_text("keep me\n")
+    assert run(release(world, "--force", out="old.csv"), world.folder).returncode == 0
+    assert (world / "old.csv").read_text().startswith("bin_lower,")
+    assert _snapshot()["datasets"][0]["epsilon_spent"] == 1.0
+
+
+def test_a_utf16_file_with_a_byte_order_mark_is_read(world: World):
+    (world / "wide.csv").write_bytes("x,név\r\n1,a\r\n2,b\r\n3,c\r\n".encode("utf-16"))
+    released = _json_run(release(world, "--json", data="wide.csv"), world.folder)
+    assert released["n_released"] == 3  # N is public under change: the exact row count
+    counts = [line.split(",")[2] for line in (world / "out.csv").read_text().splitlines()[1:]]
+    assert counts[-1] == "3"
+
+
+def test_ledger_show_lists_the_cap_history_with_reasons(world: World):
+    assert run(["ledger", "cap", DATASET, "12", "--reason", "board decision 2026-11"], world.folder).returncode == 0
+    shown = run(["ledger", "show"], world.folder).stdout
+    assert "cap set to ε = 10" in shown and "issue 12 acceptance" in shown
+    assert "cap changed from ε = 10, δ = 0 to ε = 12, δ = 0  reason: board decision 2026-11" in shown
+    history = _json_run(["ledger", "show", "--json"], world.folder)["cap_history"][DATASET]
+    assert [(c["old_epsilon"], c["new_epsilon"], c["reason"]) for c in history] == [
+        (None, 10.0, "issue 12 acceptance"), (10.0, 12.0, "board decision 2026-11")]
+    assert run(["ledger", "cap", DATASET, "11"], world.folder).returncode == 0  # lowering needs no reason
+
+
+def test_simulate_without_json_prints_a_table(world: World):
+    result = run(["simulate", "--synthetic", "uniform", "--n", "1000", "--bins", "16", "--epsilon", "1",
+                  "--trials", "20", "--seed", "3"], world.folder)
+    assert result.returncode == 0, result.stderr
+    assert "{" not in result.stdout and "INSECURE" in result.stdout
+    rows = [line for line in result.stdout.splitlines() if line.strip().startswith(("worst point", "L2 norm"))]
+    assert len(rows) == 2 and all("±" in row for row in rows)
