@@ -34,7 +34,7 @@ from typing import Any, NoReturn, Sequence
 
 import numpy as np
 
-from dpgui.errors import DpguiError, ParameterError
+from dpgui.errors import DataError, DpguiError, ParameterError
 
 
 # ------------------------------------------------------------------ argument types (one-line errors)
@@ -371,7 +371,7 @@ def cmd_release(args: argparse.Namespace) -> int:
                 paths = write_bundle(args.bundle, name, result, info, pdf, key)
                 ledger.record_bundle(info.release_id, str(paths.manifest.resolve()))
                 outputs["bundle"] = str(paths.manifest)
-        except (DpguiError, OSError) as err:
+        except Exception as err:  # noqa: BLE001 — past the spend, any failure must say that ε was spent
             written = f"only {', '.join(outputs.values())} was written" if outputs else "nothing was written"
             raise DpguiError(f"ε = {plan.privacy.epsilon:g} was spent (ledger release {info.release_id}) but the "
                              f"output could not be written: {err}; {written}", "fix the folder and release again") from err
@@ -572,6 +572,8 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
 
     path = Path(target)
     manifest: dict[str, Any] | None = None
+    if not path.exists():
+        raise DataError(f"file not found: '{path}' does not exist", "check the path")
     if path.name.endswith(MANIFEST_SUFFIX):
         manifest_path = path
         manifest = load_json(path, "manifest")
