@@ -369,10 +369,10 @@ def cmd_release(args: argparse.Namespace) -> int:
                 name = args.name or default_bundle_name(info)
                 pdf = render_release_pdf(result, info, key.public_key.key_id_hex)
                 paths = write_bundle(args.bundle, name, result, info, pdf, key)
-                ledger.record_bundle(info.release_id, str(paths.manifest.resolve()))
                 outputs["bundle"] = str(paths.manifest)
+                ledger.record_bundle(info.release_id, str(paths.manifest.resolve()))
         except Exception as err:  # noqa: BLE001 — past the spend, any failure must say that ε was spent
-            written = f"only {', '.join(outputs.values())} was written" if outputs else "nothing was written"
+            written = f"{' and '.join(outputs.values())} was written" if outputs else "nothing was written"
             raise DpguiError(f"ε = {plan.privacy.epsilon:g} was spent (ledger release {info.release_id}) but the "
                              f"output could not be written: {err}; {written}", "fix the folder and release again") from err
     summary = plan.to_json()
