@@ -40,7 +40,7 @@ from dpgui.data.sample import sample_dataset_path
 from dpgui.data.table import TableInfo, TableReader, count_rows
 from dpgui.errors import DpguiError
 from dpgui.report.bundle import ReleaseInfo
-from dpgui.report.csv_export import write_release_csv, write_text_atomic
+from dpgui.report.csv_export import check_writable, write_release_csv, write_text_atomic
 from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet
 
 MAX_RECENT = 8
@@ -529,7 +529,10 @@ class MainWindow(QMainWindow):
 
     def export_to(self, path: str) -> bool:
         assert self.exportable is not None
+        inputs = [p for p in (getattr(self.table, "path", None),
+                              self.outcome.settings.path if self.outcome is not None else None) if p is not None]
         try:
+            check_writable(path, protect=inputs)  # never over the confidential data file itself
             write_release_csv(self.exportable[0], path)
         except (DpguiError, OSError) as err:
             self._error("Export failed", text.friendly(err) + " The file was not written.")

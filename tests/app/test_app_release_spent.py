@@ -55,3 +55,27 @@ def test_a_release_that_fails_before_the_spend_says_nothing_was_spent(qtbot, sam
     with Ledger() as ledger:
         assert ledger.releases("flights") == []
     assert error_text(window).endswith("Nothing was spent.")
+
+
+def test_export_never_overwrites_the_open_data_file(qtbot, tmp_path):
+    """Item 8 in the window: exporting the released CSV onto the confidential input is refused."""
+    import shutil
+
+    from dpgui.data.sample import sample_dataset_path
+    from gui_helpers import release_and_wait
+
+    sample = sample_dataset_path()
+    data = tmp_path / sample.name
+    for extra in sample.parent.glob(sample.name.split(".")[0] + ".*"):
+        shutil.copy(extra, tmp_path / extra.name)
+    window = make_window(qtbot, seed=3)
+    window.open_file(str(data), column="distance")
+    qtbot.waitUntil(lambda: window.table is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: window.data_page.current_column() is not None, timeout=10_000)
+    window.data_page.set_missing_policy("drop")
+    wait_plan(qtbot, window, 1000)
+    release_and_wait(qtbot, window)
+    before = data.read_bytes()
+    assert not window.export_to(str(data))
+    assert "input" in error_text(window) and data.read_bytes() == before
+    assert window.export_to(str(tmp_path / "cdf.csv"))
