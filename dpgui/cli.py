@@ -29,6 +29,7 @@ import math
 import os
 import secrets
 import sys
+import uuid
 from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
@@ -359,8 +360,9 @@ def cmd_release(args: argparse.Namespace) -> int:
         hist = column_histogram(args.input, args.column, args.lower, args.upper, args.bins, missing=args.missing)
         if hist.total == 0:
             raise ParameterError(f"column {args.column!r} has no values to release", "pick a column with data")
+        args.release_id = uuid.uuid4().hex  # known before the spend: an interruption can ask the ledger about it
         result, info = spend_and_release(ledger, dataset, args.column, hist.missing_policy, hist.counts, plan,
-                                         SecureRandom(), args.lower, args.upper, args.consistency)
+                                         SecureRandom(), args.lower, args.upper, args.consistency, args.release_id)
         outputs: dict[str, str] = {}
         try:
             if args.out is not None:
@@ -711,6 +713,21 @@ def _gui(argv: list[str]) -> int:
     return run_gui(args.file, args.column)
 
 
+def _spent_note(args: argparse.Namespace) -> str:
+    """After an interrupted release: whether the ledger recorded its spend (asked, not assumed)."""
+    release_id = getattr(args, "release_id", None)
+    if release_id is None:
+        return " and nothing was spent" if args.command == "release" else ""
+    try:
+        from dpgui.report.ledger import Ledger
+
+        with Ledger() as ledger:
+            spent = ledger.release(release_id) is not None
+    except Exception:  # noqa: BLE001 — unknown: say where to look
+        return f"; check 'dpgui ledger show' for release {release_id}"
+    return f", but its ε was spent (ledger release {release_id})" if spent else " and nothing was spent"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or (arguments[0] not in COMMANDS and not arguments[0].startswith("-")) or (
@@ -741,7 +758,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dpgui {args.command}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"dpgui {args.command}: interrupted; nothing was written", file=sys.stderr)
+        print(f"dpgui {args.command}: interrupted; nothing was written{_spent_note(args)}", file=sys.stderr)
         return 130
     except MemoryError:
         print(f"dpgui {args.command}: error: out of memory; use fewer bins or a smaller file", file=sys.stderr)

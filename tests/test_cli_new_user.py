@@ -372,3 +372,18 @@ def test_simulate_without_json_prints_a_table(world: World):
     assert "{" not in result.stdout and "INSECURE" in result.stdout
     rows = [line for line in result.stdout.splitlines() if line.strip().startswith(("worst point", "L2 norm"))]
     assert len(rows) == 2 and all("±" in row for row in rows)
+
+
+def test_an_interrupted_release_says_whether_it_was_spent(world: World, monkeypatch, capsys):
+    """Ctrl-C after the spend: the message asks the ledger instead of claiming nothing happened."""
+    import dpgui.core.mechanism as mechanism
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mechanism, "release", interrupted)
+    monkeypatch.setattr("dpgui.report.publish.release", interrupted)
+    assert main(release(world)) == 130
+    error = capsys.readouterr().err
+    entries = _snapshot()["releases"]
+    assert len(entries) == 1 and f"its ε was spent (ledger release {entries[0]['release_id']})" in error
