@@ -18,7 +18,8 @@ Exit codes: 0 success, 2 bad input (one line on stderr naming the argument and t
 internal error. Nothing is written unless the whole release succeeded. Every release is first
 recorded in the budget ledger (``$DPGUI_HOME``), which refuses it if the dataset's cap would be
 exceeded; everything that can be checked (the input file, the plan and the noise sampler's limits,
-every output target, the key) is checked before that, so bad input is never charged. ``verify`` exits 0 only when every check holds, otherwise 1 with one line saying what failed.
+every output target, the key) is checked before that, so bad input is never charged. ``verify``
+exits 0 only when every check holds, otherwise 1 with one line saying what failed.
 """
 
 from __future__ import annotations
@@ -312,8 +313,8 @@ def _check_outputs(args: argparse.Namespace) -> None:
     """Every output target of a release, checked before anything is spent: --out (a new file in a
     writable folder, never the input, an existing file only with --force) and --bundle (a writable
     folder; with --name, none of the four files may exist)."""
-    from dpgui.report.bundle import BundlePaths, check_bundle_folder, check_bundle_name, check_bundle_target
-    from dpgui.report.csv_export import same_file, check_writable
+    from dpgui.report.bundle import check_bundle_folder, check_bundle_name, check_bundle_target
+    from dpgui.report.csv_export import check_writable, same_file
 
     if args.out is not None:
         check_writable(args.out, protect=[args.input], overwrite=args.force)
@@ -510,7 +511,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.json:
         _print(out, True)
     else:
-        print(simulate_text(out))
+        print(simulate_text(out, show_n=args.input is None or plan.privacy.root_public))
     return 0
 
 
@@ -518,15 +519,16 @@ NORM_LABELS = {"linf": "worst point (max |error|)", "l2": "L2 norm", "l1": "L1 n
                "sq_l2": "squared L2 (sum error²)"}
 
 
-def simulate_text(out: dict[str, Any]) -> str:
+def simulate_text(out: dict[str, Any], show_n: bool) -> str:
     """The Monte-Carlo result as a table for people: mean error ± its standard error, per norm,
-    in records and as a share of the CDF, next to the plan's projection."""
+    in records and as a share of the CDF, next to the plan's projection. ``show_n``: False when N
+    is private (a data file under add/remove-one), so the table never prints it."""
     plan = out["plan"]
     lines = [
         f"Simulated {out['trials']:,} releases (seed {out['seed']}, INSECURE seeded noise: for study only, never publish)",
         f"  K = {plan['bins']} bins, ε = {plan['epsilon']:g}, {plan['neighbours']} neighbours, branching "
-        f"{' x '.join(map(str, plan['branching']))}, estimator {plan['estimator']}, consistency {out['consistency']}, "
-        f"N = {out['n']:,}",
+        f"{' x '.join(map(str, plan['branching']))}, estimator {plan['estimator']}, consistency {out['consistency']}"
+        + (f", N = {out['n']:,}" if show_n else " (N is private under add/remove-one: not shown)"),
         "",
         f"  {'error of the released cumulative counts':<42} {'records':>24} {'CDF':>24}",
     ]
