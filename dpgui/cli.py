@@ -5,18 +5,21 @@
     dpgui plan --bins K --epsilon E [plan options] [--n N] [--json]
     dpgui release INPUT --column COL --lower A --upper B --bins K --epsilon E [plan options]
                   [--consistency l2|l1|none] [--dataset ID] [--json]
-                  (--out OUT.csv | --bundle DIR --key NAME.key [--passphrase-file F] [--name NAME])
+                  (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F] [--name NAME])
+    dpgui quantiles NAME.manifest.json|RELEASE.csv [--plan RELEASE.json] [--probabilities 0.1,0.5,0.9] [--json]
     dpgui verify DIR/NAME.manifest.json --pubkey NAME.pub
     dpgui key create NAME [--passphrase-file F] [--dir D]
     dpgui ledger show [--dataset ID] [--json]
     dpgui ledger cap ID EPSILON [--delta D] [--reason TEXT]
-    dpgui simulate [plan options] [--consistency …] --trials R [--seed S] --json
+    dpgui simulate [plan options] [--consistency …] --trials R [--seed S] [--json]
                   (--input FILE --column COL --lower A --upper B | --synthetic uniform|normal --n N)
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming the argument and the fix), 1 an
 internal error. Nothing is written unless the whole release succeeded. Every release is first
 recorded in the budget ledger (``$DPGUI_HOME``), which refuses it if the dataset's cap would be
-exceeded. ``verify`` exits 0 only when every check holds, otherwise 1 with one line saying what failed.
+exceeded; everything that can be checked (the input file, the plan and the noise sampler's limits,
+every output target, the key) is checked before that, so bad input is never charged. ``verify``
+exits 0 only when every check holds, otherwise 1 with one line saying what failed.
 """
 
 from __future__ import annotations
@@ -27,11 +30,13 @@ import math
 import os
 import secrets
 import sys
+import uuid
+from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
 import numpy as np
 
-from dpgui.errors import DpguiError, ParameterError
+from dpgui.errors import DataError, DpguiError, ParameterError
 
 
 # ------------------------------------------------------------------ argument types (one-line errors)
@@ -82,11 +87,24 @@ def _budgets(text: str) -> str | tuple[float, ...]:
     return values
 
 
+def _probabilities(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of probabilities like 0.1,0.5,0.9") from None
+    if any(not (math.isfinite(v) and 0 <= v <= 1) for v in values):
+        raise argparse.ArgumentTypeError(f"probabilities must lie in [0, 1], got {text}; give e.g. 0.1,0.5,0.9")
+    return values
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports errors in one line and exits 2."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+DEFAULT_PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
 
 
 def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = True) -> None:
@@ -113,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--self-test", action="store_true",
                         help="run the whole workflow headless on the bundled sample (throw-away key and ledger); "
                              "exit 0 only if every step passed")
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="{plan,release,verify,key,ledger,simulate}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser,
+                                metavar="{plan,release,quantiles,verify,key,ledger,simulate}")
 
     plan = sub.add_parser("plan", help="choose a tree and budgets; show projected errors (spends nothing)")
     _add_plan_options(plan)
@@ -132,13 +151,26 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
     rel.add_argument("--dataset", metavar="ID", help="the budget ledger's name for the data (default: INPUT's file name "
                      "without extension); set its cap first with 'dpgui ledger cap ID EPSILON'")
-    rel.add_argument("--out", metavar="OUT.csv", help="write the released CSV only (unsigned)")
+    rel.add_argument("--out", metavar="OUT.csv", help="write the released CSV only (unsigned); never the input, "
+                     "and an existing file only with --force")
+    rel.add_argument("--force", action="store_true", help="let --out replace an existing file (never the input)")
+    rel.add_argument("--probabilities", type=_probabilities, default=DEFAULT_PROBABILITIES, metavar="P1,P2,…",
+                     help="quantiles printed with --json (default 0.1,0.25,0.5,0.75,0.9)")
     rel.add_argument("--bundle", metavar="DIR", help="write a signed bundle (CSV, PDF, manifest, signature) into DIR")
     rel.add_argument("--key", metavar="NAME.key", help="secret key that signs the bundle (see 'dpgui key create')")
     rel.add_argument("--passphrase-file", metavar="F", help="file whose first line is the key's passphrase "
                      "(default: ask on the terminal)")
     rel.add_argument("--name", metavar="NAME", help="bundle file name stem (default: dataset-column-time-id)")
     rel.add_argument("--json", action="store_true")
+
+    qua = sub.add_parser("quantiles", help="quantiles of a released CDF with their 95 %% intervals (spends nothing)")
+    qua.add_argument("release", metavar="NAME.manifest.json|RELEASE.csv",
+                     help="a bundle's manifest, or a released CSV (its plan from the manifest beside it or --plan)")
+    qua.add_argument("--plan", metavar="RELEASE.json", help="for a CSV written with --out: the JSON that "
+                     "'dpgui release --json' printed (it holds the plan)")
+    qua.add_argument("--probabilities", type=_probabilities, default=DEFAULT_PROBABILITIES, metavar="P1,P2,…",
+                     help="which quantiles (default 0.1,0.25,0.5,0.75,0.9)")
+    qua.add_argument("--json", action="store_true")
 
     ver = sub.add_parser("verify", help="check a bundle's signature, schema and file hashes (exit 0 only if all hold)")
     ver.add_argument("manifest", metavar="NAME.manifest.json")
@@ -154,14 +186,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     ledger = sub.add_parser("ledger", help="the privacy-budget ledger: spent budget per dataset, and caps")
     ledger_sub = ledger.add_subparsers(dest="ledger_command", parser_class=_Parser, metavar="{show,cap}", required=True)
-    show = ledger_sub.add_parser("show", help="budget spent and left per dataset, and the releases")
+    show = ledger_sub.add_parser("show", help="budget spent and left per dataset, its cap history, and the releases")
     show.add_argument("--dataset", metavar="ID")
     show.add_argument("--json", action="store_true")
     cap = ledger_sub.add_parser("cap", help="set or change a dataset's total budget (logged)")
     cap.add_argument("dataset", metavar="ID")
     cap.add_argument("epsilon", type=_positive_float, metavar="EPSILON")
     cap.add_argument("--delta", type=_finite_float, default=0.0, metavar="D", help="total δ allowed (default 0)")
-    cap.add_argument("--reason", default="", metavar="TEXT", help="why the cap is set or changed (kept in the log)")
+    cap.add_argument("--reason", default="", metavar="TEXT",
+                     help="why the cap is set or changed (kept in the log; required to raise a cap)")
 
     sim = sub.add_parser("simulate", help="Monte-Carlo error of a plan on data or a synthetic shape (insecure noise)")
     _add_plan_options(sim)
@@ -271,9 +304,13 @@ def _passphrase(path: str | None, confirm: bool) -> str:
         raise ParameterError("no passphrase given and no terminal to ask on", "give --passphrase-file F")
     import getpass
 
-    first = getpass.getpass("Passphrase: ")
-    if confirm and getpass.getpass("Passphrase again: ") != first:
-        raise ParameterError("the two passphrases differ", "type the same passphrase twice")
+    try:
+        first = getpass.getpass("Passphrase: ")
+        if confirm and getpass.getpass("Passphrase again: ") != first:
+            raise ParameterError("the two passphrases differ", "type the same passphrase twice")
+    except EOFError:  # Ctrl-D at the prompt
+        raise ParameterError("no passphrase was typed (the input ended)",
+                             "type the passphrase and press Enter, or give --passphrase-file F") from None
     return first
 
 
@@ -293,41 +330,62 @@ def _check_missing_option(missing: str, neighbours: str) -> None:
         raise ParameterError(f"--missing {missing} is not a rule of the {neighbours} model", instead)
 
 
-def cmd_release(args: argparse.Namespace) -> int:
-    from pathlib import Path
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Every output target of a release, checked before anything is spent: --out (a new file in a
+    writable folder, never the input, an existing file only with --force) and --bundle (a writable
+    folder; with --name, none of the four files may exist)."""
+    from dpgui.report.bundle import check_bundle_folder, check_bundle_name, check_bundle_target
+    from dpgui.report.csv_export import check_writable, same_file
 
+    if args.out is not None:
+        check_writable(args.out, protect=[args.input], overwrite=args.force)
+    if args.bundle is not None:
+        check_bundle_folder(args.bundle)
+        if args.name is not None:
+            paths = check_bundle_target(args.bundle, check_bundle_name(args.name))
+            if args.out is not None and any(same_file(Path(args.out), p) for p in paths.all()):
+                raise ParameterError(f"--out {args.out} is one of the bundle's own files",
+                                     "write --out elsewhere, or leave it out (the bundle holds the CSV)")
+            if any(same_file(Path(args.input), p) for p in paths.all()):
+                raise ParameterError(f"the bundle would overwrite the input {args.input}", "choose another --name")
+
+
+def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.core.noise import SecureRandom
-    from dpgui.data.histogram import column_histogram
-    from dpgui.report.bundle import check_bundle_name, check_bundle_target, default_bundle_name, missing_values_json
-    from dpgui.report.csv_export import check_writable, write_release_csv
+    from dpgui.core.quantiles import quantiles
+    from dpgui.data.histogram import check_data_file, column_histogram
+    from dpgui.report.bundle import default_bundle_name, missing_values_json
+    from dpgui.report.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key
     from dpgui.report.ledger import Ledger, default_dataset_name
     from dpgui.report.publish import sign_release, spend_and_release
 
     _check_missing_option(args.missing, args.neighbours)
+    # Everything that can fail is checked before the budget is spent, the input first (a mistyped
+    # path is reported as such, not as a dataset without a budget).
+    check_data_file(args.input)
     if args.out is None and args.bundle is None:
         raise ParameterError("nowhere to write the release", "give --bundle DIR --key NAME.key (signed) or --out OUT.csv")
     if args.bundle is not None and args.key is None:
         raise ParameterError("--bundle needs a signing key", "give --key NAME.key (create one with 'dpgui key create NAME')")
-    # Everything that can fail is checked before the budget is spent.
-    if args.out is not None:
-        check_writable(args.out)
+    if args.force and args.out is None:
+        raise ParameterError("--force only applies to --out", "leave --force out (a bundle is never overwritten)")
+    _check_outputs(args)
+    dataset = args.dataset or default_dataset_name(args.input)
+    plan = _make_plan(args, args.bins)  # checks every limit of the noise sampler
     key = None
     if args.bundle is not None:
         key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
-        if args.name is not None:
-            check_bundle_target(args.bundle, check_bundle_name(args.name))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
         from dpgui.app.pdf_report import render_release_pdf
-    dataset = args.dataset or default_dataset_name(args.input)
-    plan = _make_plan(args, args.bins)
     with Ledger() as ledger:
         ledger.check_spend(dataset, plan.privacy.epsilon)  # no cap, or too little left: refused before reading
         # No refusal that depends on the values (e.g. all missing): that would itself be a release.
         hist = column_histogram(args.input, args.column, args.lower, args.upper, args.bins)
+        args.release_id = uuid.uuid4().hex  # known before the spend: an interruption can ask the ledger about it
         result, info = spend_and_release(ledger, dataset, args.column, "auto", hist.counts, plan,
                                          SecureRandom(), args.lower, args.upper, args.consistency,
-                                         n_missing=hist.n_missing)
+                                         n_missing=hist.n_missing, release_id=args.release_id)
         outputs: dict[str, str] = {}
         try:
             if args.out is not None:
@@ -337,8 +395,8 @@ def cmd_release(args: argparse.Namespace) -> int:
                 pdf = render_release_pdf(result, info, key.public_key.key_id_hex)
                 paths = sign_release(ledger, args.bundle, name, result, info, pdf, key)  # checks the ledger's record
                 outputs["bundle"] = str(paths.manifest)
-        except (DpguiError, OSError) as err:
-            written = f"only {', '.join(outputs.values())} was written" if outputs else "nothing was written"
+        except Exception as err:  # noqa: BLE001 — past the spend, any failure must say that ε was spent
+            written = f"{' and '.join(outputs.values())} was written" if outputs else "nothing was written"
             raise DpguiError(f"ε = {plan.privacy.epsilon:g} was spent (ledger release {info.release_id}) but the "
                              f"output could not be written: {err}; {written}", "fix the folder and release again") from err
     summary = plan.to_json()
@@ -353,6 +411,8 @@ def cmd_release(args: argparse.Namespace) -> int:
         "secure_noise": result.secure,
         "projected": {"total_sq_error": float((result.std_error**2).sum()),
                       "max_variance": float((result.std_error**2).max())},
+        "bounds": [args.lower, args.upper],
+        "quantiles": [_quantile_json(q) for q in quantiles(result, args.probabilities)],
     })
     if args.json:
         _print(summary, True)
@@ -362,6 +422,13 @@ def cmd_release(args: argparse.Namespace) -> int:
               f"(ε = {plan.privacy.epsilon:g} from dataset {dataset!r}, {plan.privacy.neighbours} neighbours, "
               f"branching {plan.shape.label}; missing values: {summary['missing_values']['description']})")
     return 0
+
+
+def _quantile_json(q: Any) -> dict[str, Any]:
+    """A quantile (dpgui.core.quantiles.Quantile) as JSON: every field it has, the 95 % interval included."""
+    from dataclasses import asdict
+
+    return asdict(q)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -410,14 +477,23 @@ def cmd_ledger(args: argparse.Namespace) -> int:
             return 0
         datasets = [ledger.totals(args.dataset)] if args.dataset else ledger.datasets()
         releases = ledger.releases(args.dataset)
+        history = {t.dataset_id: ledger.cap_history(t.dataset_id) for t in datasets}
         if args.json:
-            _print({"datasets": [asdict(t) for t in datasets], "releases": [asdict(r) for r in releases]}, True)
+            _print({"datasets": [asdict(t) for t in datasets], "releases": [asdict(r) for r in releases],
+                    "cap_history": {d: [asdict(c) for c in changes] for d, changes in history.items()}}, True)
             return 0
         if not datasets:
             print("the ledger is empty: set a dataset's budget with 'dpgui ledger cap ID EPSILON'")
         for t in datasets:
             print(f"{t.dataset_id}: spent ε = {t.epsilon_spent:g} of {t.cap_epsilon:g} (left {t.epsilon_remaining:g}), "
                   f"δ = {t.delta_spent:g} of {t.cap_delta:g}, {t.releases} release(s)")
+            for c in history[t.dataset_id]:
+                change = (f"cap set to ε = {c.new_epsilon:g}, δ = {c.new_delta:g}" if c.old_epsilon is None else
+                          f"cap changed from ε = {c.old_epsilon:g}, δ = {c.old_delta:g} to ε = {c.new_epsilon:g}, "
+                          f"δ = {c.new_delta:g}")
+                print(f"  {c.changed_utc}  {change}" + (f"  reason: {c.reason}" if c.reason else "  (no reason given)"))
+        if releases:
+            print("releases (newest first):")
         for r in releases:
             print(f"  {r.created_utc}  {r.dataset_id}  ε = {r.epsilon:g}  release {r.release_id}"
                   + (f"  bundle {r.bundle}" if r.bundle else ""))
@@ -430,17 +506,19 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     seed = args.seed if args.seed is not None else secrets.randbits(63)
     if args.input is not None:
+        from dpgui.data.histogram import check_data_file, column_histogram
+
+        check_data_file(args.input)
         missing = [name for name in ("column", "lower", "upper") if getattr(args, name) is None]
         if missing:
             raise ParameterError(f"--input needs --{missing[0]}", "give --column, --lower and --upper with --input")
-        from dpgui.data.histogram import column_histogram
-
+        plan = _make_plan(args, args.bins)
         counts = column_histogram(args.input, args.column, args.lower, args.upper, args.bins).counts
     else:
         if args.n is None:
             raise ParameterError("--synthetic needs --n", "give the number of records, e.g. --n 10000")
+        plan = _make_plan(args, args.bins)
         counts = synthetic_counts(args.synthetic, args.n, args.bins, seed)
-    plan = _make_plan(args, args.bins)
     result = simulate(plan, counts, args.trials, args.consistency, seed)
     n = int(np.sum(counts))
     out = {
@@ -451,7 +529,160 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         **result.to_json(),
         "projected": project(plan).to_json(n if n > 0 else None),
     }
-    _print(out, args.json)
+    if args.json:
+        _print(out, True)
+    else:
+        print(simulate_text(out, show_n=args.input is None or plan.privacy.root_public))
+    return 0
+
+
+NORM_LABELS = {"linf": "worst point (max |error|)", "l2": "L2 norm", "l1": "L1 norm (sum |error|)",
+               "sq_l2": "squared L2 (sum error²)"}
+
+
+def simulate_text(out: dict[str, Any], show_n: bool) -> str:
+    """The Monte-Carlo result as a table for people: mean error ± its standard error, per norm,
+    in records and as a share of the CDF, next to the plan's projection. ``show_n``: False when N
+    is private (a data file under add/remove-one), so the table never prints it."""
+    plan = out["plan"]
+    lines = [
+        f"Simulated {out['trials']:,} releases (seed {out['seed']}, INSECURE seeded noise: for study only, never publish)",
+        f"  K = {plan['bins']} bins, ε = {plan['epsilon']:g}, {plan['neighbours']} neighbours, branching "
+        f"{' x '.join(map(str, plan['branching']))}, estimator {plan['estimator']}, consistency {out['consistency']}"
+        + (f", N = {out['n']:,}" if show_n else " (N is private under add/remove-one: not shown)"),
+        "",
+        f"  {'error of the released cumulative counts':<42} {'records':>24} {'CDF':>24}",
+    ]
+
+    def cell(summary: dict[str, float], norm: str) -> str:
+        mean, se = summary[f"mean_{norm}"], summary[f"se_{norm}"]
+        return f"{mean:.4g} ± {se:.2g}" if math.isfinite(se) else f"{mean:.4g}"
+
+    for norm in ("linf", "l2", "l1", "sq_l2"):
+        lines.append(f"  {NORM_LABELS[norm]:<42} {cell(out['counts'], norm):>24} {cell(out['cdf'], norm):>24}")
+    projected = out["projected"]
+    lines += [
+        "  (mean over the trials ± its standard error)",
+        "",
+        f"Projected (before consistency): total squared error {projected['total_sq_error']:.4g}, "
+        f"worst standard error ±{projected['max_std_error']:.4g} records, rms ±{projected['rms_error']:.4g} records",
+    ]
+    return "\n".join(lines)
+
+
+def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[str, Any]]:
+    """A released CDF read back from a bundle's manifest and CSV, or from a CSV and its plan.
+
+    Returns the :class:`~dpgui.core.mechanism.Release` (levels and estimates are not in the files;
+    only the cumulative counts, their standard errors, N and the plan) and facts for the report.
+    The CSV's SHA-256 is compared with the manifest's; the signature is not checked (``dpgui verify``).
+    """
+    import csv
+    import json as json_module
+
+    from dpgui.core.mechanism import Release
+    from dpgui.core.plan import Plan
+    from dpgui.report.bundle import MANIFEST_SUFFIX
+    from dpgui.report.csv_export import CDF_COLUMNS
+    from dpgui.report.files import read_regular_file, sha256_regular_file
+
+    def load_json(path: Path, what: str) -> dict[str, Any]:
+        try:
+            data = json_module.loads(read_regular_file(path, what).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise DpguiError(f"the {what} {path} is not valid JSON", "give the file dpgui wrote") from None
+        if not isinstance(data, dict):
+            raise DpguiError(f"the {what} {path} is not a dpgui {what}", "give the file dpgui wrote")
+        return data
+
+    path = Path(target)
+    manifest: dict[str, Any] | None = None
+    if not path.exists():
+        raise DataError(f"file not found: '{path}' does not exist", "check the path")
+    if path.name.endswith(MANIFEST_SUFFIX):
+        manifest_path = path
+        manifest = load_json(path, "manifest")
+    else:
+        manifest_path = None
+        if plan_file is None and path.parent.is_dir():
+            for candidate in sorted(path.parent.glob(f"*{MANIFEST_SUFFIX}")):
+                try:
+                    data = load_json(candidate, "manifest")
+                except DpguiError:
+                    continue
+                if data.get("files", {}).get("csv", {}).get("name") == path.name:
+                    manifest_path, manifest = candidate, data
+                    break
+    facts: dict[str, Any] = {}
+    try:
+        if manifest is not None:
+            assert manifest_path is not None
+            tree, privacy = manifest["tree"], manifest["privacy"]
+            plan_json = {"bins": manifest["bins"], "branching": tree["branching"], "epsilon": privacy["epsilon"],
+                         "neighbours": manifest["neighbours"], "records_per_person": manifest["records_per_person"],
+                         "level_epsilons": tree["level_epsilons"], "estimator": manifest["estimator"]}
+            csv_path = manifest_path.with_name(manifest["files"]["csv"]["name"])
+            if sha256_regular_file(csv_path, "CSV file") != manifest["files"]["csv"]["sha256"]:
+                raise DpguiError(f"{csv_path.name} does not match the SHA-256 in {manifest_path.name} "
+                                 "(it was changed after signing)", "use the CSV of the bundle as it was written")
+            consistency, total = manifest["consistency"], float(manifest["total_records"]["released_estimate"])
+            facts = {"manifest": str(manifest_path), "dataset": manifest.get("dataset"),
+                     "column": manifest.get("column"), "release_id": manifest.get("release_id"),
+                     "secure_noise": manifest.get("random_source") == "os_csprng"}
+        else:
+            if plan_file is None:
+                raise ParameterError(f"{path.name} alone does not say the plan its errors come from, and no manifest "
+                                     "beside it names it", "give --plan RELEASE.json (what 'dpgui release --json' "
+                                     "printed) or the bundle's NAME.manifest.json")
+            plan_json = load_json(Path(plan_file), "plan file")
+            csv_path, consistency, total = path, plan_json.get("consistency", "l2"), None
+            facts = {"release_id": plan_json.get("release_id"), "dataset": plan_json.get("dataset")}
+        plan = Plan.from_json(plan_json)
+    except (KeyError, TypeError) as err:
+        raise DpguiError(f"the manifest or plan file lacks the plan's {err}", "give the file dpgui wrote") from None
+    from dpgui.data.histogram import check_data_file
+
+    check_data_file(csv_path)
+    try:
+        with open(csv_path, newline="", encoding="utf-8") as handle:
+            reader = csv.reader(handle)
+            header = next(reader, None)
+            if header is None or tuple(header) != CDF_COLUMNS:
+                raise DpguiError(f"{csv_path.name} is not a released CDF (its header is not "
+                                 f"{','.join(CDF_COLUMNS)})", "give a CSV written by dpgui release")
+            rows = [[float(x) for x in row] for row in reader if row]
+    except (ValueError, UnicodeDecodeError) as err:
+        raise DpguiError(f"{csv_path.name} is not a released CDF ({err})", "give a CSV written by dpgui release") from None
+    table = np.asarray(rows, dtype=float).reshape(-1, len(CDF_COLUMNS))
+    if table.shape[0] != plan.shape.bins:
+        raise DpguiError(f"{csv_path.name} has {table.shape[0]} bins but its plan has {plan.shape.bins}",
+                         "give the plan of this release")
+    cumulative = table[:, 2]
+    if total is None:
+        total = float(cumulative[-1])
+    release = Release(plan, float(table[0, 0]), float(table[-1, 1]), str(consistency), cumulative, total,
+                      cumulative.copy(), table[:, 4].copy(), (), bool(facts.get("secure_noise", False)))
+    facts.update({"csv": str(csv_path), "bins": plan.shape.bins, "bounds": [release.lower, release.upper],
+                  "n": total, "epsilon": plan.privacy.epsilon})
+    return release, facts
+
+
+def cmd_quantiles(args: argparse.Namespace) -> int:
+    from dpgui.core.quantiles import quantiles
+
+    release, facts = _release_from_files(args.release, args.plan)
+    found = quantiles(release, args.probabilities)
+    if args.json:
+        _print({**facts, "quantiles": [_quantile_json(q) for q in found]}, True)
+        return 0
+    print(f"Quantiles of the released CDF in {Path(facts['csv']).name} (K = {facts['bins']}, bounds "
+          f"[{release.lower:g}, {release.upper:g}), N = {facts['n']:,.0f}, ε = {facts['epsilon']:g}); "
+          "the interval is the 95 % interval")
+    print(f"  {'p':>6}  {'value':>14}  {'95 % interval':>31}")
+    for q in found:
+        print(f"  {q.probability:>6g}  {q.value:>14.6g}  [{q.low:>13.6g}, {q.high:>13.6g}]")
+    if "manifest" in facts:
+        print(f"(read from {facts['manifest']}; its signature was not checked here: use 'dpgui verify')")
     return 0
 
 
@@ -472,8 +703,8 @@ def version_text() -> str:
     return "\n".join(lines)
 
 
-COMMANDS = {"plan": cmd_plan, "release": cmd_release, "verify": cmd_verify, "key": cmd_key, "ledger": cmd_ledger,
-            "simulate": cmd_simulate}
+COMMANDS = {"plan": cmd_plan, "release": cmd_release, "quantiles": cmd_quantiles, "verify": cmd_verify,
+            "key": cmd_key, "ledger": cmd_ledger, "simulate": cmd_simulate}
 
 
 def _no_desktop() -> bool:
@@ -505,6 +736,21 @@ def _gui(argv: list[str]) -> int:
     return run_gui(args.file, args.column)
 
 
+def _spent_note(args: argparse.Namespace) -> str:
+    """After an interrupted release: whether the ledger recorded its spend (asked, not assumed)."""
+    release_id = getattr(args, "release_id", None)
+    if release_id is None:
+        return " and nothing was spent" if args.command == "release" else ""
+    try:
+        from dpgui.report.ledger import Ledger
+
+        with Ledger() as ledger:
+            spent = ledger.release(release_id) is not None
+    except Exception:  # noqa: BLE001 — unknown: say where to look
+        return f"; check 'dpgui ledger show' for release {release_id}"
+    return f", but its ε was spent (ledger release {release_id})" if spent else " and nothing was spent"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or (arguments[0] not in COMMANDS and not arguments[0].startswith("-")) or (
@@ -523,12 +769,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        return COMMANDS[args.command](args)
+        code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # here, so that a reader that stopped early (| head) is caught below
+        return code
+    except BrokenPipeError:
+        # The reader of our output went away (``dpgui ledger show | head``): not an error of dpgui.
+        # Point stdout at /dev/null so that the interpreter's last flush does not complain either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except DpguiError as err:
         print(f"dpgui {args.command}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"dpgui {args.command}: interrupted; nothing was written", file=sys.stderr)
+        print(f"dpgui {args.command}: interrupted; nothing was written{_spent_note(args)}", file=sys.stderr)
         return 130
     except MemoryError:
         print(f"dpgui {args.command}: error: out of memory; use fewer bins or a smaller file", file=sys.stderr)

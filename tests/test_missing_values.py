@@ -168,9 +168,9 @@ def test_spend_and_release_refuses_error_and_plans_without_the_missing_leaf(tmp_
         ledger.set_cap("d", 10)
         with pytest.raises(ParameterError, match="retired"):
             spend_and_release(ledger, "d", "x", "error", counts, auto_plan(K, PrivacySpec(1.0)), SeededRandom(1),
-                              LOWER, UPPER, "l2")
+                              LOWER, UPPER, "l2", n_missing=0)
         with pytest.raises(ParameterError, match="leaf of their own"):
-            spend_and_release(ledger, "d", "x", "auto", counts, legacy, SeededRandom(1), LOWER, UPPER, "l2")
+            spend_and_release(ledger, "d", "x", "auto", counts, legacy, SeededRandom(1), LOWER, UPPER, "l2", n_missing=0)
         assert ledger.totals("d").epsilon_spent == 0 and ledger.releases("d") == []
 
 

@@ -25,7 +25,8 @@ from dpgui.app.keys_dialog import KeyManagerDialog
 from dpgui.app.ledger_dialog import LedgerDialog
 from dpgui.app.plan_page import PlanPage
 from dpgui.app.project import ProjectController
-from dpgui.app.release import NOISE_MESSAGE, ReleaseOutcome, budget_sentence, confirmation_text, run_release
+from dpgui.app.release import (NOISE_MESSAGE, ReleaseOutcome, budget_sentence, confirmation_text, failure_budget_sentence,
+                               new_release_id, run_release)
 from dpgui.app.result_view import ResultView
 from dpgui.app.start_page import StartPage
 from dpgui.app.theme import APPEARANCES, apply_appearance
@@ -39,7 +40,7 @@ from dpgui.data.sample import sample_dataset_path
 from dpgui.data.table import TableInfo, TableReader, count_rows
 from dpgui.errors import DpguiError
 from dpgui.report.bundle import ReleaseInfo
-from dpgui.report.csv_export import write_release_csv, write_text_atomic
+from dpgui.report.csv_export import check_writable, write_release_csv, write_text_atomic
 from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet
 from dpgui.report.publish import authenticate_release
 
@@ -436,7 +437,8 @@ class MainWindow(QMainWindow):
         bar.setRange(0, 1000)
         dialog.setBar(bar)
         self.release_dialog = dialog
-        worker = Worker(run_release, settings, plan, consistency, self.noise_source)
+        release_id = new_release_id()
+        worker = Worker(run_release, settings, plan, consistency, self.noise_source, release_id=release_id)
         self._release_worker = worker
         dialog.canceled.connect(worker.cancel)
 
@@ -455,7 +457,8 @@ class MainWindow(QMainWindow):
         worker.connect_to(
             self, progress=on_progress,
             finished=lambda outcome: (finish(), self._on_released(outcome)),
-            failed=lambda message: (finish(), self._error("The release did not happen", message + " Nothing was spent.")),
+            failed=lambda message: (finish(), self._error("The release did not happen",
+                                                          message + failure_budget_sentence(release_id))),
             cancelled=lambda: (finish(), self.statusBar().showMessage(
                 "Release cancelled before any noise was drawn. Nothing was spent.", 8000)))
         self.release_button.setEnabled(False)
@@ -537,7 +540,10 @@ class MainWindow(QMainWindow):
 
     def export_to(self, path: str) -> bool:
         assert self.exportable is not None
+        inputs = [p for p in (getattr(self.table, "path", None),
+                              self.outcome.settings.path if self.outcome is not None else None) if p is not None]
         try:
+            check_writable(path, protect=inputs)  # never over the confidential data file itself
             write_release_csv(self.exportable[0], path)
         except (DpguiError, OSError) as err:
             self._error("Export failed", text.friendly(err) + " The file was not written.")

@@ -8,6 +8,7 @@ before that point spends nothing; once the spend is recorded the release complet
 from __future__ import annotations
 
 import html
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable
@@ -47,10 +48,13 @@ class ReleaseOutcome:
 
 
 def run_release(settings: ColumnSettings, plan: Plan, consistency: str, source: Callable[[], RandomSource],
-                progress: Callable[[float, str], None], should_cancel: Callable[[], bool]) -> ReleaseOutcome:
+                progress: Callable[[float, str], None], should_cancel: Callable[[], bool],
+                release_id: str | None = None) -> ReleaseOutcome:
     """Histogram of the column, the ledger spend, then one ε-DP release of its CDF. Time O(rows + K·h).
 
     The ledger (``$DPGUI_HOME``) is opened on the calling (worker) thread, as SQLite requires.
+    ``release_id``: the ledger id to record, so that after a failure the caller can ask the ledger
+    whether anything was spent (:func:`spent_on`).
     """
     name = settings.path.name
     progress(0.0, f"Reading '{settings.column}' from {name}…")
@@ -65,9 +69,35 @@ def run_release(settings: ColumnSettings, plan: Plan, consistency: str, source: 
     with Ledger() as ledger:
         result, info = spend_and_release(ledger, settings.dataset_id, settings.column, settings.missing,
                                          histogram.counts, plan, source(), settings.lower, settings.upper, consistency,
-                                         n_missing=histogram.n_missing)
+                                         n_missing=histogram.n_missing, release_id=release_id)
     progress(1.0, "Released.")
     return ReleaseOutcome(result, histogram, settings, consistency, info)
+
+
+def new_release_id() -> str:
+    """A fresh ledger id for a release (the one format: 32 hex digits)."""
+    return uuid.uuid4().hex
+
+
+def spent_on(release_id: str) -> bool | None:
+    """Does the ledger hold ``release_id``? None if the ledger cannot be read (then nobody may claim
+    that nothing was spent)."""
+    try:
+        with Ledger() as ledger:
+            return ledger.release(release_id) is not None
+    except Exception:  # noqa: BLE001 — any failure means "unknown", never "nothing was spent"
+        return None
+
+
+def failure_budget_sentence(release_id: str) -> str:
+    """What a failed release cost, as the ledger says: the only ground for "Nothing was spent"."""
+    spent = spent_on(release_id)
+    if spent is False:
+        return " Nothing was spent."
+    if spent:
+        return (f" The budget of this release was recorded in the ledger (release {release_id}) and stays spent; "
+                "nothing was published.")
+    return f" Check Tools → Budget Ledger for release {release_id}: the ledger could not be read to tell whether it was spent."
 
 
 def _lower_first(label: str) -> str:

@@ -51,6 +51,8 @@ __all__ = [
     "uniform_below",
     "bernoulli_exp",
     "laplace_scale",
+    "MAX_LAPLACE_SCALE",
+    "laplace_scale_problem",
     "sample_discrete_laplace",
     "sample_discrete_laplace_levels",
     "discrete_laplace_variance",
@@ -72,6 +74,14 @@ _FACT32_LIMIT = np.uint32(((1 << 32) // _FACT[12]) * _FACT[12])
 # comfortably inside int64 for every V that has a non-negligible chance of occurring (the
 # check is still performed on every batch).
 _T_MAX = 1 << 62
+# Largest scale numerator t that a plan may use (checked when the plan is built, before any budget
+# is spent; see :func:`laplace_scale_problem`). U + t*V overflows int64 only when V >= 2**63/t - 1,
+# and V is geometric with P(V >= v) = exp(-v): at t <= 2**57 that needs V >= 63, probability
+# exp(-63) ~ 4e-28 per draw, so a release never meets the OverflowError that _dlap_core keeps as a guard.
+_PLAN_T_MAX = 1 << 57
+#: Largest discrete-Laplace scale (in records) a release may use: 2**41 ~ 2.2e12. Any scale up to it
+#: (rounded up to a multiple of 2**-16 by :func:`laplace_scale`) has a numerator within the limit.
+MAX_LAPLACE_SCALE = Fraction(_PLAN_T_MAX, 1 << 16)
 # Elements processed per vectorised pass; bounds peak memory (~100 bytes per element).
 _CHUNK = 1 << 21
 
@@ -482,6 +492,19 @@ def laplace_scale(sensitivity: int, epsilon: float, denominator: int = 2**16) ->
     den = int(denominator)
     k = -((-target.numerator * den) // target.denominator)  # ceil(target * den)
     return Fraction(k, den)
+
+
+def laplace_scale_problem(scale: Fraction) -> str | None:
+    """Why the sampler cannot draw at ``scale`` (a positive Fraction), or None if it can.
+
+    The one statement of the sampler's limits, for plans to check before anything is spent:
+    the scale's numerator must be at most 2**57 and its denominator fit in int64 (see
+    ``_PLAN_T_MAX``); in records that is a scale of at most :data:`MAX_LAPLACE_SCALE` ~ 2.2e12.
+    """
+    if scale.numerator > _PLAN_T_MAX or scale.denominator > _I64_MAX:
+        return (f"a noise scale of {float(scale):.3g} records is beyond the noise sampler's limit of "
+                f"{float(MAX_LAPLACE_SCALE):.3g}")
+    return None
 
 
 def laplace_scale_float(sensitivity: int, epsilon: float, denominator: int = 2**16) -> float:

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from dpgui.core.noise import discrete_laplace_variance, laplace_scale
+from dpgui.core.noise import MAX_LAPLACE_SCALE, discrete_laplace_variance, laplace_scale, laplace_scale_problem
 from dpgui.core.tree import TreeShape
 from dpgui.errors import ParameterError
 
@@ -68,6 +68,12 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
     return value
 
 
+def _round_up(value: float, digits: int = 3) -> float:
+    """``value`` rounded up to ``digits`` significant digits (for limits quoted in messages)."""
+    step = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
+    return math.ceil(value / step * (1 - 1e-12)) * step * (1 + 1e-12)
+
+
 @dataclass(frozen=True)
 class PrivacySpec:
     """Total budget ε, neighbour model and records per person (L ≥ 1)."""
@@ -86,6 +92,19 @@ class PrivacySpec:
         if isinstance(rpp, bool) or not isinstance(rpp, (int, np.integer)) or rpp < 1:
             raise ParameterError(f"records per person must be a whole number ≥ 1, got {rpp!r}", "use 1 if each person has one record")
         object.__setattr__(self, "records_per_person", int(rpp))
+        # The sampler's limit (dpgui.core.noise), checked here so that no budget is ever spent on a
+        # release whose noise cannot be drawn: even with all of ε on one level the scale is Δ/ε.
+        scale = Fraction(self.level_sensitivity) / Fraction(self.epsilon)
+        if scale > MAX_LAPLACE_SCALE:
+            limit = float(MAX_LAPLACE_SCALE)
+            if self.level_sensitivity / 100.0 > limit:
+                fix = f"use fewer records per person (at most {int(limit * 100 / (self.level_sensitivity // self.records_per_person)):,})"
+            else:
+                fix = (f"use ε ≥ {_round_up(self.level_sensitivity / limit):g} (with {self.records_per_person:,} record(s) "
+                       "per person), or fewer records per person")
+            raise ParameterError(
+                f"ε = {self.epsilon:g} with {self.records_per_person:,} record(s) per person needs a noise scale of "
+                f"{float(scale):.3g} records, beyond the noise sampler's limit of {limit:.3g}", fix)
 
     @property
     def level_sensitivity(self) -> int:
@@ -160,6 +179,13 @@ class Plan:
         scales: list[Fraction | None] = [None] * (self.shape.height + 1)
         for offset, e in enumerate(eps):
             scales[first + offset] = laplace_scale(delta, e) if e > 0 else None
+            problem = laplace_scale_problem(scales[first + offset]) if e > 0 else None
+            if problem is not None:
+                level = first + offset
+                raise ParameterError(
+                    f"level {level}'s budget ε = {e:.3g} is too small: {problem}",
+                    f"give level {level} a budget of at least {_round_up(delta / float(MAX_LAPLACE_SCALE)):g}"
+                    + (" (or 0 to leave this internal level out)" if level < self.shape.height else "") + ", or raise ε")
         object.__setattr__(self, "scales", tuple(scales))
 
     # ----- derived, public quantities -----

@@ -50,6 +50,8 @@ import math
 import numbers
 import os
 import pathlib
+import re
+import stat
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -67,6 +69,7 @@ from dpgui.errors import Cancelled, DataError, ParameterError
 __all__ = [
     "ColumnHistogram",
     "column_histogram",
+    "check_data_file",
     "list_columns",
     "values_histogram",
     "MAX_BINS",
@@ -387,18 +390,38 @@ def _format_of(path: pathlib.Path) -> str:
 
 
 def _check_path(path: PathLike) -> tuple[pathlib.Path, str]:
-    """The path and its format; DataError if it is missing, a folder, unsupported or empty."""
+    """The path and its format; DataError if it is missing, a folder, not a regular file (a pipe or a
+    device would hang or never end), unsupported, empty or unreadable."""
     p = pathlib.Path(os.fspath(path))
-    if not p.exists():
-        raise DataError(f"file not found: '{p}'", "check the path, or choose the file again")
-    if p.is_dir():
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise DataError(f"file not found: '{p}' does not exist", "check the path, or choose the file again") from None
+    except OSError as err:
+        raise DataError(f"cannot open '{p}': {err.strerror or err}", "check the path and its permissions") from None
+    if stat.S_ISDIR(st.st_mode):
         raise DataError(
             f"'{p}' is a directory, not a file", "choose a CSV/TSV, Parquet or Excel file"
         )
+    if not stat.S_ISREG(st.st_mode):
+        raise DataError(f"'{p}' is not a regular file (it is a pipe, a socket or a device)",
+                        "save the data to a file and choose that file")
     fmt = _format_of(p)
-    if p.stat().st_size == 0:
+    if st.st_size == 0:
         raise DataError(f"file '{p.name}' is empty", "choose a file with a header and data rows")
+    try:
+        with open(p, "rb"):
+            pass
+    except OSError as err:
+        raise DataError(f"file '{p}' cannot be read ({err.strerror or err})",
+                        "ask for read access, or copy the file somewhere you can read it") from None
     return p, fmt
+
+
+def check_data_file(path: PathLike) -> pathlib.Path:
+    """The data file ``path`` if it exists and is a readable, non-empty regular file of a supported
+    type; else :class:`~dpgui.errors.DataError` saying which. O(1): checks before anything is spent."""
+    return _check_path(path)[0]
 
 
 def _short(err: BaseException, limit: int = 200) -> str:
@@ -418,18 +441,62 @@ def _csv_parse_options(fmt: str, one_column: bool = False) -> pa_csv.ParseOption
     return pa_csv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",", ignore_empty_lines=not one_column)
 
 
+# Byte-order marks that name an encoding other than UTF-8 (longest first: UTF-32 LE starts like UTF-16 LE).
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe", "utf-16"),
+         (b"\xfe\xff", "utf-16"))
+
+
+def _csv_encoding(p: pathlib.Path) -> str:
+    """'utf8' (pyarrow's own, fast; a UTF-8 BOM is skipped by pyarrow), or 'utf-16'/'utf-32' when the
+    text starts with that byte-order mark (Excel's "Unicode text" is UTF-16): transcoded while read.
+    Without a BOM the text must be UTF-8 (other encodings cannot be told apart reliably)."""
+    try:
+        if p.name.lower().endswith(".gz"):
+            import gzip
+
+            with gzip.open(p, "rb") as handle:
+                head = handle.read(4)
+        else:
+            with open(p, "rb") as handle:
+                head = handle.read(4)
+    except (OSError, EOFError):
+        return "utf8"  # the reader reports the problem
+    return next((name for bom, name in _BOMS if head.startswith(bom)), "utf8")
+
+
+def _read_options(p: pathlib.Path, block_size: int, **kwargs: object) -> pa_csv.ReadOptions:
+    return pa_csv.ReadOptions(block_size=block_size, encoding=_csv_encoding(p), **kwargs)
+
+
+def _not_utf8(p: pathlib.Path, err: BaseException, where: str = "") -> DataError:
+    """The one message for text that is not UTF-8 (e.g. Latin-1 or Windows-1252 from old Excel)."""
+    detail = ""
+    if isinstance(err, UnicodeDecodeError):
+        detail = f" (byte 0x{err.object[err.start]:02x} is not UTF-8)"
+    return DataError(
+        f"'{p.name}' is not UTF-8 text{where}{detail}; it may be in Latin-1 or Windows-1252",
+        "save it as UTF-8 (in Excel: Save As → 'CSV UTF-8'; or UTF-16 'Unicode text') and open it again",
+    )
+
+
 def _csv_schema(p: pathlib.Path, fmt: str) -> pa.Schema:
     """Column names and types inferred from the first ~1 MiB of a CSV/TSV file."""
     try:
         reader = pa_csv.open_csv(
             p,
-            read_options=pa_csv.ReadOptions(block_size=_CSV_HEAD_BYTES),
+            read_options=_read_options(p, _CSV_HEAD_BYTES),
             parse_options=_csv_parse_options(fmt),
         )
-    except (pa.ArrowInvalid, UnicodeDecodeError, OSError) as err:
+    except UnicodeDecodeError as err:
+        raise _not_utf8(p, err) from err
+    except (pa.ArrowInvalid, OSError) as err:
         raise _malformed(p, err, 0) from err
     try:
-        return reader.schema
+        schema = reader.schema
+        schema.names  # noqa: B018 — the header's names are decoded here: a non-UTF-8 header fails now
+        return schema
+    except UnicodeDecodeError as err:
+        raise _not_utf8(p, err, " in its header") from err
     finally:
         reader.close()
 
@@ -440,7 +507,7 @@ def _malformed(p: pathlib.Path, err: BaseException, rows_before: int) -> DataErr
         return DataError(f"file '{p.name}' is empty", "choose a file with a header and data rows")
     where = f" (after data row {rows_before:,})" if rows_before else ""
     if isinstance(err, UnicodeDecodeError) or "UTF8" in msg or "UTF-8" in msg:
-        fix = "save the file as UTF-8 text"
+        return _not_utf8(p, err, where)
     elif "columns" in msg:
         fix = "make every row have as many fields as the header (check quotes and delimiters)"
     else:
@@ -467,12 +534,70 @@ def _not_numeric(p: pathlib.Path, column: str, t: pa.DataType) -> DataError:
     )
 
 
+_THOUSANDS = re.compile(r"^\s*[+-]?\d{1,3}(,\d{3})+(\.\d*)?\s*$")
+_DECIMAL_COMMA = re.compile(r"^\s*[+-]?\d*,\d+\s*$")
+
+
 def _non_numeric_value(p: pathlib.Path, column: str, where: str, detail: str) -> DataError:
-    """The one message for a non-numeric value found while streaming a numeric column."""
-    return DataError(
-        f"column '{column}' in '{p.name}' has a non-numeric value{where}: {detail}",
-        "clean the column (numbers only; leave missing values empty) or pick another column",
-    )
+    """The one message for a non-numeric value found while streaming a numeric column. ``detail``:
+    the value's repr (or the reader's message); a number written with a thousands separator or a
+    decimal comma gets the fix for that."""
+    value = detail[1:-1] if len(detail) >= 2 and detail[0] == detail[-1] and detail[0] in "'\"" else None
+    return DataError(f"column '{column}' in '{p.name}' has a non-numeric value{where}: {detail}", _number_fix(value))
+
+
+def _number_fix(value: str | None) -> str:
+    """How to fix a cell that should be a number: a thousands separator or a decimal comma gets its
+    own advice, anything else the general one."""
+    if value is not None and _THOUSANDS.match(value):
+        return (f"write numbers without thousands separators ({value.replace(',', '').strip()} rather than "
+                f"{value.strip()}), e.g. export the file again without number formatting")
+    if value is not None and _DECIMAL_COMMA.match(value):
+        return f"use a dot as the decimal separator ({value.replace(',', '.').strip()} rather than {value.strip()})"
+    return "clean the column (numbers only; leave missing values empty) or pick another column"
+
+
+def _first_bad_number(arr: pa.Array) -> int | None:
+    """Index of the first value of a text array (missing values already null) that Arrow cannot read
+    as a float64, or None. Binary search over casts of prefixes: O(n log n) at worst, error path only."""
+    def readable(a: pa.Array) -> bool:
+        try:
+            a.cast(pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return False
+        return True
+
+    if readable(arr):
+        return None
+    lo, hi = 0, len(arr)  # the first bad value is at an index in [lo, hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if readable(arr.slice(lo, mid - lo)):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _first_non_numeric(p: pathlib.Path, fmt: str, column: str) -> tuple[int, str] | None:
+    """(data row counted from 1, value) of the first cell of a CSV/TSV column that is neither missing
+    nor a number, or None. One streamed pass over the column as text: only when reporting an error."""
+    import pyarrow.compute as pc
+
+    nulls = pa.array(pa_csv.ConvertOptions().null_values, type=pa.string())
+    rows = 0
+    try:
+        for batch, _ in _csv_record_batches(p, fmt, [column], 1 << 20, None):
+            text = batch.column(0)
+            missing = pc.fill_null(pc.is_in(text, value_set=nulls), True)
+            values = pc.if_else(missing, pa.scalar(None, pa.string()), text)
+            index = _first_bad_number(values)
+            if index is not None:
+                return rows + index + 1, str(text[index].as_py())
+            rows += len(batch)
+    except DataError:
+        return None
+    return None
 
 
 # ----------------------------------------------------------------- Excel (.xlsx)
@@ -664,7 +789,7 @@ def _csv_record_batches(
         source = pa.CompressedInputStream(raw, "gzip") if gz else raw
         reader = pa_csv.open_csv(
             source,
-            read_options=pa_csv.ReadOptions(block_size=block, use_threads=False),
+            read_options=_read_options(p, block, use_threads=False),
             parse_options=_csv_parse_options(fmt, one_column),
             convert_options=pa_csv.ConvertOptions(
                 include_columns=columns,
@@ -681,7 +806,10 @@ def _csv_record_batches(
                 yield batch, min(done / size, 1.0)
                 rows += batch.num_rows
     except (pa.ArrowInvalid, UnicodeDecodeError, OSError) as err:
-        if numeric is not None and "conversion error" in str(err):
+        if numeric is not None and "conversion error" in str(err) and "UTF8" not in str(err):
+            found = _first_non_numeric(p, fmt, numeric)
+            if found is not None:
+                raise _non_numeric_value(p, numeric, f" at data row {found[0]:,}", repr(found[1])) from err
             where = f" (after data row {rows:,})" if rows else ""
             raise _non_numeric_value(p, numeric, where, _short(err)) from err
         raise _malformed(p, err, rows) from err
@@ -771,10 +899,24 @@ def _numeric_column(
     schema, _ = _table_schema(p, fmt)
     if column not in schema.names:
         raise DataError(f"column '{column}' not found in '{p.name}'", _columns_hint(schema.names))
+    positions = [i + 1 for i, name in enumerate(schema.names) if name == column]
+    if len(positions) > 1:
+        raise DataError(
+            f"column name '{column}' is ambiguous: {len(positions)} columns of '{p.name}' have it "
+            f"(columns {', '.join(map(str, positions))})",
+            "rename the columns in the file so that each name is used once",
+        )
     t = schema.field(schema.names.index(column)).type
     # The inferred type is checked first (pyarrow alone would fix a CSV column's type from
     # the first block and fail later on e.g. 1.5 after integers).
     if _kind_of(t) not in ("numeric", "empty"):
+        if fmt in ("csv", "tsv") and _kind_of(t) == "text":
+            found = _first_non_numeric(p, fmt, column)
+            if found is not None:  # name the row, e.g. a "1,234.5" among numbers
+                general = _not_numeric(p, column, t)
+                special = _THOUSANDS.match(found[1]) or _DECIMAL_COMMA.match(found[1])
+                raise DataError(f"{general.problem}: data row {found[0]:,} holds {found[1]!r}",
+                                _number_fix(found[1]) if special else general.fix)
         raise _not_numeric(p, column, t)
     for batch, fraction in _record_batches(p, fmt, [column], batch_rows, numeric=column):
         yield batch.column(0), fraction

@@ -40,6 +40,7 @@ from dpgui.core.mechanism import Release
 from dpgui.core.plan import MISSING_RULE_TEXT
 from dpgui.errors import DataError, ParameterError
 from dpgui.report.csv_export import CDF_COLUMNS, release_csv_text, remove_stale_temporaries, write_temporary
+from dpgui.report.files import read_regular_file, sha256_regular_file
 from dpgui.report.signing import PublicKey, SecretKey, SignatureError
 
 SCHEMA_VERSION = 1
@@ -191,13 +192,24 @@ def schema_problems(manifest: Any) -> list[str]:
 
 
 # ------------------------------------------------------------------ writing
-def check_bundle_target(directory: str | os.PathLike[str], name: str) -> BundlePaths:
-    """Fail before any budget is spent if the bundle cannot be written or would overwrite one."""
+def check_bundle_folder(directory: str | os.PathLike[str]) -> Path:
+    """Fail before any budget is spent if no bundle can be written in ``directory``: it must be an
+    existing folder in which a file can be created (tried: a temporary file is made and removed)."""
     folder = Path(directory)
     if not folder.is_dir():
-        raise DataError(f"the bundle folder {folder} does not exist", "create it or choose another folder")
-    if not os.access(folder, os.W_OK):
-        raise DataError(f"the bundle folder {folder} is not writable", "choose another folder")
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise DataError(f"the bundle folder {folder} {what}", "create it or choose another folder")
+    try:
+        os.unlink(write_temporary(folder / "bundle", b""))
+    except OSError as err:
+        raise DataError(f"the bundle folder {folder} is not writable ({err.strerror or err})",
+                        "choose another folder or fix its permissions") from None
+    return folder
+
+
+def check_bundle_target(directory: str | os.PathLike[str], name: str) -> BundlePaths:
+    """Fail before any budget is spent if the bundle cannot be written or would overwrite one."""
+    folder = check_bundle_folder(directory)
     remove_stale_temporaries(folder)  # left by a dpgui that was killed while writing
     paths = BundlePaths.of(folder, check_bundle_name(name))
     existing = [p.name for p in paths.all() if p.exists()]
@@ -286,13 +298,13 @@ def verify_bundle(manifest_path: str | os.PathLike[str], public_key: PublicKey) 
 
     signature_path = path.with_name(path.name + SIGNATURE_SUFFIX)
     try:
-        body = path.read_bytes()
-    except OSError as err:
-        return fail(f"the manifest {path} cannot be read ({err.strerror or err})")
+        body = read_regular_file(path, "manifest")
+    except DataError as err:
+        return fail(str(err.problem))
     try:
-        signature_text = signature_path.read_text(encoding="utf-8")
-    except OSError as err:
-        return fail(f"the signature {signature_path.name} cannot be read ({err.strerror or err})")
+        signature_text = read_regular_file(signature_path, "signature").decode("utf-8")
+    except DataError as err:
+        return fail(str(err.problem))
     except UnicodeDecodeError:
         return fail(f"the signature {signature_path.name} is not a minisign signature file")
     try:
@@ -319,9 +331,9 @@ def verify_bundle(manifest_path: str | os.PathLike[str], public_key: PublicKey) 
         entry = manifest["files"][kind]
         file_path = path.with_name(entry["name"])
         try:
-            digest = sha256_hex(file_path.read_bytes())
-        except OSError as err:
-            return fail(f"the {kind.upper()} file {entry['name']} cannot be read ({err.strerror or err})", manifest, comment)
+            digest = sha256_regular_file(file_path, f"{kind.upper()} file")
+        except DataError as err:
+            return fail(str(err.problem), manifest, comment)
         if digest != entry["sha256"]:
             return fail(f"the {kind.upper()} file {entry['name']} does not match the SHA-256 in the manifest "
                         "(it was changed after signing)", manifest, comment)

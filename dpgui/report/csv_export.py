@@ -8,6 +8,7 @@ import os
 import re
 import secrets
 from pathlib import Path
+from typing import Sequence
 
 from dpgui.core.mechanism import Release
 from dpgui.core.quantiles import cumulative_interval95
@@ -38,17 +39,46 @@ def release_csv_text(release: Release) -> str:
     return buffer.getvalue()
 
 
-def check_writable(path: str | os.PathLike[str]) -> Path:
-    """Fail early (before any budget is spent) if ``path`` cannot be written."""
+def check_writable(path: str | os.PathLike[str], *, protect: Sequence[str | os.PathLike[str]] = (),
+                   overwrite: bool = True) -> Path:
+    """Fail early (before any budget is spent) if ``path`` cannot be written as a new version of a file.
+
+    Refused: a folder; a missing folder or one where no file can be created (tried: a temporary file
+    is made and removed); one of the ``protect`` files (the input: compared by identity, so another
+    path, a symbolic or a hard link to it is caught); an existing file when ``overwrite`` is False;
+    anything existing that is not a regular file (a pipe, a device). Returns the path.
+    """
     target = Path(path)
-    if target.exists() and target.is_dir():
+    if target.is_dir():
         raise DataError(f"output {target} is a directory", "give a file name such as release.csv")
     parent = target.parent if str(target.parent) else Path(".")
     if not parent.is_dir():
         raise DataError(f"output folder {parent} does not exist", "create it or choose another --out path")
-    if not os.access(parent, os.W_OK):
-        raise DataError(f"output folder {parent} is not writable", "choose another --out path")
+    for other in protect:
+        if same_file(target, Path(other)):
+            raise DataError(f"output {target} is the input file {other}",
+                            "choose another output file name; dpgui never overwrites its input")
+    if target.exists() or target.is_symlink():
+        if not overwrite:
+            raise DataError(f"output {target} already exists", "choose another file name, or give --force to replace it")
+        if not target.is_file():
+            raise DataError(f"output {target} exists and is not a regular file", "choose another file name")
+    try:
+        os.unlink(write_temporary(target, b""))  # proves that a file can be created there
+    except OSError as err:
+        raise DataError(f"cannot write in the output folder {parent} ({err.strerror or err})",
+                        "choose another folder or fix its permissions") from None
     return target
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """True if ``a`` and ``b`` name the same existing file (links followed), or resolve to the same path."""
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def write_temporary(target: Path, data: bytes) -> str:

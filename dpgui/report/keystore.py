@@ -15,6 +15,7 @@ from pathlib import Path
 
 from dpgui.errors import DataError, ParameterError
 from dpgui.report.csv_export import write_text_atomic
+from dpgui.report.files import read_regular_file
 from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.signing import (PublicKey, SecretKey, WrongPassphrase, decrypt_secret_key, encrypt_secret_key,
                                   generate_key)
@@ -89,14 +90,26 @@ def create_key(name: str, passphrase: str, directory: Path | None = None) -> Key
 
 
 def _read(path: Path, what: str) -> bytes:
+    """A key file's bytes: a regular file of at most 16 MiB (a pipe or a device would hang or never end)."""
+    return read_regular_file(path, what)
+
+
+def _read_passphrase_bytes(path: Path, limit: int = 1 << 16) -> bytes:
+    """At most ``limit`` bytes of a passphrase file; a pipe is fine (``--passphrase-file <(pass show x)``),
+    an endless device is refused once past the limit."""
     try:
-        return Path(path).read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
     except FileNotFoundError:
-        raise DataError(f"{what} {path} does not exist", "check the path, or create or import the key first") from None
+        raise DataError(f"the passphrase file {path} does not exist", "check the path") from None
     except IsADirectoryError:
-        raise DataError(f"{what} {path} is a folder", "choose the key file inside it") from None
+        raise DataError(f"the passphrase file {path} is a folder", "choose the file inside it") from None
     except OSError as err:
-        raise DataError(f"cannot read {what} {path}: {err.strerror or err}", "check the file's permissions") from None
+        raise DataError(f"cannot read the passphrase file {path} ({err.strerror or err})",
+                        "check the file's permissions") from None
+    if len(data) > limit:
+        raise DataError(f"the passphrase file {path} is longer than {limit:,} bytes", "write the passphrase on its first line")
+    return data
 
 
 def load_public_key(path: Path) -> PublicKey:
@@ -178,7 +191,7 @@ def export_public_key(entry_or_name: KeyEntry | str, dest: Path, directory: Path
 def read_passphrase_file(path: Path) -> str:
     """The first line of a passphrase file, without its line ending."""
     try:
-        text = _read(Path(path), "passphrase file").decode("utf-8")
+        text = _read_passphrase_bytes(Path(path)).decode("utf-8")
     except UnicodeDecodeError:
         raise DataError(f"passphrase file {path} is not UTF-8 text", "save it as UTF-8") from None
     passphrase = text.split("\n", 1)[0].removesuffix("\r")

@@ -644,7 +644,9 @@ class Ledger:
         the cap history with ``reason``. Setting the same cap again changes (and logs) nothing.
 
         ε must be finite and > 0, 0 ≤ δ < 1 (:class:`ParameterError`). A cap below what is already
-        spent (under every applicable accounting) is refused with :class:`DataError`.
+        spent (under every applicable accounting) is refused with :class:`DataError`. Raising a cap
+        (a larger ε or δ) needs a ``reason`` (:class:`ParameterError` without one): more budget for the
+        same people is a decision someone must be able to explain later.
         """
         dataset_id = _check_id("dataset id", dataset_id)
         cap_epsilon = _check_epsilon(epsilon, cap=True)
@@ -659,6 +661,11 @@ class Ledger:
             else:
                 if old == (cap_epsilon, cap_delta):
                     return
+                if (cap_epsilon > old[0] or cap_delta > old[1]) and not reason.strip():
+                    raise ParameterError(
+                        f"raising the cap of dataset {dataset_id!r} from ε = {_num(old[0])}, δ = {_num(old[1])} to "
+                        f"ε = {_num(cap_epsilon)}, δ = {_num(cap_delta)} needs a reason",
+                        "say why it is raised (e.g. --reason \"board decision 2026-03\"); it is kept in the cap history")
                 spends = self._spends(conn, dataset_id)
                 acc = _account(cap_epsilon, cap_delta, spends)
                 if not acc.fits:

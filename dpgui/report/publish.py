@@ -72,18 +72,25 @@ def check_missing_rule(plan: Plan, missing: str = "auto") -> str:
 
 def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, counts: np.ndarray, plan: Plan,
                       source: RandomSource, lower: float, upper: float, consistency: str,
-                      n_missing: int = 0) -> tuple[Release, ReleaseInfo]:
+                      *, n_missing: int, release_id: str | None = None) -> tuple[Release, ReleaseInfo]:
     """Record ε for ``dataset`` in the ledger, then release the histogram's CDF (ε-DP, discrete Laplace).
 
     ``counts``: the confidential histogram (K bins); ``n_missing``: its number of missing values,
     counted in the tree's missing leaf under change and dropped under add/remove
-    (:func:`check_missing_rule`; ``missing`` is checked there). Only public plan parameters go to
-    the ledger. Raises the ledger's refusal (cap exceeded / no cap) before any noise is drawn.
+    (:func:`check_missing_rule`; ``missing`` is checked there; required, so that no caller forgets it:
+    under change, leaving them out would publish the number of non-missing values as N).
+    Only public plan parameters go to the ledger.
+    ``release_id``: the ledger id to record (default: a new random one); a caller that passes it can
+    ask the ledger afterwards whether the spend was recorded (``Ledger.release``).
+    Raises the ledger's refusal (cap exceeded / no cap) before any noise is drawn. Every limit of the
+    noise sampler is checked when the :class:`Plan` is built; should the release still fail after the
+    spend, the error is a DpguiError that says the budget was spent and under which ledger id.
+    After the noise, the release's output is recorded in the ledger (what :func:`authenticate_release` checks).
     """
     if consistency not in CONSISTENCY_METHODS:  # checked before spending, not after
         raise ParameterError(f"unknown consistency {consistency!r}", "use l2, l1 or none")
     rule = check_missing_rule(plan, missing)
-    release_id = uuid.uuid4().hex
+    release_id = release_id or uuid.uuid4().hex
     description = {
         "kind": "cdf", "column": column, "bins": plan.shape.bins, "bounds": [lower, upper],
         "branching": list(plan.shape.branching), "estimator": plan.estimator, "consistency": consistency,
@@ -93,7 +100,11 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
     ledger.spend(dataset, release_id, epsilon=plan.privacy.epsilon, delta=0.0, rho=None, mechanism=MECHANISM,
                  description=description)
     created = datetime.now(timezone.utc)
-    result = release(counts, plan, source, lower, upper, consistency, missing=n_missing)
+    try:
+        result = release(counts, plan, source, lower, upper, consistency, missing=n_missing)
+    except Exception as err:  # a bug past the point of no return: never let it pass as "nothing spent"
+        raise DpguiError(f"ε = {plan.privacy.epsilon:g} was spent (ledger release {release_id}) but the release "
+                         f"failed: {type(err).__name__}: {err}", "nothing was published; please report this") from err
     info = ReleaseInfo(dataset, column, release_id, created, rule)
     try:
         ledger.record_output(release_id, levels_sha256(result.levels), release_params(result, info), result.secure)

@@ -264,7 +264,7 @@ def bundle(tmp_path):
     with Ledger() as ledger:
         ledger.set_cap("payroll", 1.0)
         result, info = spend_and_release(ledger, "payroll", "salary", "drop", counts, plan, SecureRandom(),
-                                         0.0, 640.0, "l2")
+                                         0.0, 640.0, "l2", n_missing=0)
         pdf = render_release_pdf(result, info, files.key_id_hex)
         paths = sign_release(ledger, folder, "payroll-2026", result, info, pdf, secret)
     return paths, files, other, info

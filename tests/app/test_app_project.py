@@ -278,7 +278,7 @@ def crashed_session(csv: Path, ledgered: bool = False) -> tuple[Plan, np.ndarray
         with Ledger() as ledger:
             ledger.set_cap("people", 1.0)
             released, info = spend_and_release(ledger, "people", "age", "drop", hist.counts, plan, SecureRandom(),
-                                               0.0, 100.0, "l1")
+                                               0.0, 100.0, "l1", n_missing=hist.n_missing)
         record = ProjectRelease.from_release(released, info.release_id, info.created_utc, "age", "drop")
     else:
         released = engine_release(hist.counts, plan, SeededRandom(9), 0.0, 100.0, "l1")

@@ -32,7 +32,7 @@ def main(data: str, out: str, key_path: str, passphrase_file: str, dataset: str,
         with Ledger() as ledger:
             try:
                 result, info = spend_and_release(ledger, dataset, "value", "drop", hist.counts, plan, SecureRandom(),
-                                                 0.0, 100.0, "l2")
+                                                 0.0, 100.0, "l2", n_missing=hist.n_missing)
             except DpguiError:
                 print("refused", flush=True)
                 continue

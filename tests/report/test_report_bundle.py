@@ -248,7 +248,7 @@ def test_bundles_hold_no_confidential_value(signer, data_file, tmp_path):
     with Ledger() as ledger:
         ledger.set_cap("payroll", 1.0)
         result, info = spend_and_release(ledger, "payroll", "salary", "drop", hist.counts, plan, SecureRandom(),
-                                         0.0, 1.0, "l2")
+                                         0.0, 1.0, "l2", n_missing=hist.n_missing)
         paths = sign_release(ledger, tmp_path, "leak", result, info,
                              render_release_pdf(result, info, files.key_id_hex), key)
     pdftotext = shutil.which("pdftotext")

@@ -47,7 +47,7 @@ def key(tmp_path):
 def _secure_release(ledger: Ledger, dataset: str = "payroll"):
     ledger.set_cap(dataset, 10.0)
     return spend_and_release(ledger, dataset, "salary", "drop", COUNTS, auto_plan(64, PrivacySpec(1.0)),
-                             SecureRandom(), 0.0, 640.0, "l2")
+                             SecureRandom(), 0.0, 640.0, "l2", n_missing=0)
 
 
 def _restored(result, info):
@@ -75,7 +75,7 @@ def test_write_bundle_refuses_a_seeded_release_and_writes_nothing(tmp_path, key)
     with Ledger() as ledger:
         ledger.set_cap("payroll", 10.0)
         result, info = spend_and_release(ledger, "payroll", "salary", "drop", COUNTS, auto_plan(64, PrivacySpec(1.0)),
-                                         SeededRandom(3), 0.0, 640.0, "l2")
+                                         SeededRandom(3), 0.0, 640.0, "l2", n_missing=0)
         assert not result.secure
         out = tmp_path / "out"
         out.mkdir()
@@ -276,7 +276,7 @@ def test_a_version_1_ledger_is_upgraded_and_its_releases_cannot_be_signed_from_a
         assert "earlier dpgui" in refused.value.problem and "release it again" in refused.value.fix
         # new releases in the upgraded ledger get their output record and sign
         result, new_info = spend_and_release(ledger, "payroll", "salary", "drop", COUNTS,
-                                             auto_plan(64, PrivacySpec(1.0)), SecureRandom(), 0.0, 640.0, "l2")
+                                             auto_plan(64, PrivacySpec(1.0)), SecureRandom(), 0.0, 640.0, "l2", n_missing=0)
         sign_release(ledger, tmp_path, "new", result, new_info, PDF, secret)
     raw = sqlite3.connect(path)
     try:
