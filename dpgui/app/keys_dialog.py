@@ -208,6 +208,7 @@ class KeyManagerDialog(StatusMessages, QDialog):
         help_label = QLabel(KEYS_HELP)
         help_label.setWordWrap(True)
         self.folder_label = QLabel()
+        self.folder_label.setTextFormat(Qt.TextFormat.PlainText)  # a path, shown literally
         self.folder_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.folder_label.setWordWrap(True)
         self.table = QTableWidget(0, len(COLUMNS))

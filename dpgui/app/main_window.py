@@ -475,8 +475,8 @@ class MainWindow(QMainWindow):
         rel = outcome.release
         noise = "secure noise" if rel.secure else "TEST NOISE (seeded, not secure — do not publish)"
         self.release_status.setText(
-            f"Released <b>{label}</b> at {outcome.released_at:%Y-%m-%d %H:%M} UTC: ε = {rel.plan.privacy.epsilon:g} "
-            f"spent from dataset '{outcome.info.dataset}' (recorded in the budget ledger), {rel.plan.shape.bins:,} "
+            f"Released <b>{text.escape(label)}</b> at {outcome.released_at:%Y-%m-%d %H:%M} UTC: "
+            f"ε = {rel.plan.privacy.epsilon:g} spent from dataset '{text.escape(outcome.info.dataset)}' (recorded in the budget ledger), {rel.plan.shape.bins:,} "
             f"bins, N = {rel.total:,.0f}, {noise}. Export it as a signed bundle to share it.")
         self.tabs.setCurrentIndex(TAB_RESULTS)
         self.statusBar().showMessage(f"Released the CDF of {label}.", 8000)
@@ -677,5 +677,6 @@ class MainWindow(QMainWindow):
         self.last_error = f"{title}: {message}"
         self.statusBar().showMessage(message, 10000)
         box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
+        text.plain_text(box)  # the message quotes file and column names: shown literally
         self._error_box = box
         box.open()  # window-modal but not blocking: workers and tests keep running

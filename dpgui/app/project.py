@@ -130,6 +130,7 @@ def restore_prompt(parent: QWidget, project: Project, when: str) -> QMessageBox:
     """'dpgui did not close properly last time. Restore the workspace from <time>?' (Restore / Discard)."""
     box = QMessageBox(QMessageBox.Icon.Question, "Restore the last workspace?",
                       f"dpgui did not close properly last time. Restore the workspace from {when}?", parent=parent)
+    text.plain_text(box)  # the file and column names are shown literally
     releases = len(project.releases)
     what = f"Data file: {project.name}" + (f", column '{project.column}'" if project.column else "")
     if releases:
@@ -146,11 +147,14 @@ def save_changes_prompt(parent: QWidget, name: str | None, releases: int, closin
     """Save / Discard / Cancel before the workspace is closed or replaced."""
     if name:
         question = f"Save the changes to the project '{name}'?"
+    elif releases == 0:
+        question = "The settings of this session are not saved in a project file. Save the project?"
     else:
         question = (f"The {'release' if releases == 1 else f'{releases} releases'} of this session "
                     f"{'is' if releases == 1 else 'are'} not saved in a project file. Save the project?")
     title = "Save the project before closing?" if closing else "Save the project first?"
     box = QMessageBox(QMessageBox.Icon.Warning, title, question, parent=parent)
+    text.plain_text(box)  # the project's name is shown literally
     box.setInformativeText(("If you don't save, your changes since the last save are lost." if name else
                             "If you don't save, this workspace (its settings and releases) cannot be opened "
                             "again in dpgui.")
@@ -163,6 +167,7 @@ def save_changes_prompt(parent: QWidget, name: str | None, releases: int, closin
 
 def locate_prompt(parent: QWidget, message: str) -> QMessageBox:
     box = QMessageBox(QMessageBox.Icon.Warning, "Data file not found", message, parent=parent)
+    text.plain_text(box)  # the message quotes the file's path literally
     box.locate_button = box.addButton("Locate…", QMessageBox.ButtonRole.AcceptRole)  # type: ignore[attr-defined]
     box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(box.locate_button)  # type: ignore[attr-defined]
@@ -397,7 +402,7 @@ class ProjectController(QObject):
             getattr(w, name).setEnabled(True)
         noise = "secure noise" if release.secure else "TEST NOISE (seeded, not secure — do not publish)"
         w.release_status.setText(
-            f"Restored the release of <b>{label}</b> made {record.created:%Y-%m-%d %H:%M} UTC "
+            f"Restored the release of <b>{text.escape(label)}</b> made {record.created:%Y-%m-%d %H:%M} UTC "
             f"(ε = {release.plan.privacy.epsilon:g}, {release.plan.shape.bins:,} bins, N = {release.total:,.0f}, "
             f"{noise}). Nothing was released or spent now; you can export it. The confidential comparison "
             "is not available for a restored release.")

@@ -7,13 +7,12 @@ before that point spends nothing; once the spend is recorded the release complet
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable
 
 from dpgui.app.data_page import ColumnSettings
-from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, format_number
+from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, format_number
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import Plan
@@ -84,8 +83,8 @@ def confirmation_text(settings: ColumnSettings, plan: Plan, consistency: str) ->
     missing = ("Rows with a missing value are left out." if settings.missing == "drop"
                else "The release stops if any value is missing.")
     return (
-        f"<p>You are about to publish the <b>cumulative distribution (CDF)</b> of <b>{settings.column}</b> "
-        f"from <b>{settings.path.name}</b>: {settings.bins:,} cumulative counts, one at each bin edge from "
+        f"<p>You are about to publish the <b>cumulative distribution (CDF)</b> of <b>{escape(settings.column)}</b> "
+        f"from <b>{escape(settings.path.name)}</b>: {settings.bins:,} cumulative counts, one at each bin edge from "
         f"{format_number(settings.lower)} to {format_number(settings.upper)} "
         f"(values outside are counted in the first or last bin). {missing}</p>"
         f"<p><b>Cost: ε = {privacy.epsilon:g}</b> of privacy budget, spent for good. "
@@ -106,7 +105,7 @@ def budget_sentence(dataset: str, epsilon: float) -> str:
     except DpguiError:
         return ""
     after = totals.epsilon_spent + epsilon
-    return (f"<p><b>Budget of dataset '{html.escape(dataset)}':</b> ε = {totals.epsilon_spent:g} of "
+    return (f"<p><b>Budget of dataset '{escape(dataset)}':</b> ε = {totals.epsilon_spent:g} of "
             f"{totals.cap_epsilon:g} spent so far ({totals.releases} release{'' if totals.releases == 1 else 's'}); "
             f"after this release: ε = {after:g} of {totals.cap_epsilon:g}. The spend is recorded in the budget "
             "ledger before the noise is drawn.</p>")

@@ -3,7 +3,32 @@ privacy setting (kept in one place so the wording stays consistent across screen
 
 from __future__ import annotations
 
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QMessageBox
+
 from dpgui.errors import DpguiError
+
+
+def escape(value: object) -> str:
+    """User text (a file, column, dataset or project name; a path; an error that quotes one) made
+    safe to put inside rich text: it shows literally, so a name like ``<b>x</b><!--`` can neither
+    format nor hide what follows it. Every name that lands in rich text goes through here."""
+    return html.escape(str(value))
+
+
+def literal_tooltip(plain: str) -> str:
+    """A tooltip that shows ``plain`` literally: Qt guesses rich text from tags in a tooltip, so the
+    text is escaped and marked as rich text explicitly."""
+    return f"<p>{escape(plain)}</p>"
+
+
+def plain_text(widget: QLabel | QMessageBox) -> QLabel | QMessageBox:
+    """Show a label's or message box's text literally (Qt's default guesses rich text from tags):
+    for widgets whose messages are plain sentences that may quote user text."""
+    widget.setTextFormat(Qt.TextFormat.PlainText)
+    return widget
 
 
 def sentence(text: str) -> str:
