@@ -4,7 +4,7 @@
 
     dpgui plan --bins K --epsilon E [plan options] [--n N] [--json]
     dpgui release INPUT --column COL --lower A --upper B --bins K --epsilon E [plan options]
-                  [--consistency l2|l1|none] [--dataset ID] [--json]
+                  --dataset ID [--new-dataset] [--consistency l2|l1|none] [--json]
                   (--out OUT.csv | --bundle DIR --key NAME.key [--passphrase-file F] [--name NAME])
     dpgui verify DIR/NAME.manifest.json --pubkey NAME.pub
     dpgui key create NAME [--passphrase-file F] [--dir D]
@@ -129,8 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="missing values: drop them before N is fixed (default) or refuse")
     _add_plan_options(rel)
     rel.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
-    rel.add_argument("--dataset", metavar="ID", help="the budget ledger's name for the data (default: INPUT's file name "
-                     "without extension); set its cap first with 'dpgui ledger cap ID EPSILON'")
+    rel.add_argument("--dataset", metavar="ID", help="required: the budget ledger's name for the data, the same for "
+                     "every file about these people (a file name is not an identity: a copy would get a fresh "
+                     "budget); set its cap first with 'dpgui ledger cap ID EPSILON'")
+    rel.add_argument("--new-dataset", action="store_true",
+                     help="confirm that ID is different data even though the file has the same column names and row "
+                          "count as another dataset in the ledger (refused without it)")
     rel.add_argument("--out", metavar="OUT.csv", help="write the released CSV only (unsigned)")
     rel.add_argument("--bundle", metavar="DIR", help="write a signed bundle (CSV, PDF, manifest, signature) into DIR")
     rel.add_argument("--key", metavar="NAME.key", help="secret key that signs the bundle (see 'dpgui key create')")
@@ -280,9 +284,14 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.report.bundle import check_bundle_name, check_bundle_target, default_bundle_name, write_bundle
     from dpgui.report.csv_export import check_writable, write_release_csv
     from dpgui.report.keystore import load_secret_key
-    from dpgui.report.ledger import Ledger, default_dataset_name
+    from dpgui.report.ledger import Ledger
     from dpgui.report.publish import spend_and_release
 
+    if args.dataset is None:
+        raise ParameterError("--dataset is missing: the budget ledger adds up ε per dataset name, and a file name is "
+                             "not one (a copy or a renamed file would get a fresh budget)",
+                             "give --dataset ID, the same name for every file about these people "
+                             "(see 'dpgui ledger show')")
     if args.out is None and args.bundle is None:
         raise ParameterError("nowhere to write the release", "give --bundle DIR --key NAME.key (signed) or --out OUT.csv")
     if args.bundle is not None and args.key is None:
@@ -297,13 +306,14 @@ def cmd_release(args: argparse.Namespace) -> int:
             check_bundle_target(args.bundle, check_bundle_name(args.name))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
         from dpgui.app.pdf_report import render_release_pdf
-    dataset = args.dataset or default_dataset_name(args.input)
+    dataset = args.dataset
     plan = _make_plan(args, args.bins)
     with Ledger() as ledger:
         ledger.check_spend(dataset, plan.privacy.epsilon)  # no cap, or too little left: refused before reading
         hist = column_histogram(args.input, args.column, args.lower, args.upper, args.bins, missing=args.missing)
         if hist.total == 0:
             raise ParameterError(f"column {args.column!r} has no values to release", "pick a column with data")
+        _check_dataset_identity(ledger, dataset, args.input, hist.n_rows, args.new_dataset)
         result, info = spend_and_release(ledger, dataset, args.column, hist.missing_policy, hist.counts, plan,
                                          SecureRandom(), args.lower, args.upper, args.consistency)
         outputs: dict[str, str] = {}
@@ -341,6 +351,27 @@ def cmd_release(args: argparse.Namespace) -> int:
               f"(ε = {plan.privacy.epsilon:g} from dataset {dataset!r}, {plan.privacy.neighbours} neighbours, "
               f"branching {plan.shape.label})")
     return 0
+
+
+def _check_dataset_identity(ledger: Any, dataset: str, path: str, n_rows: int, confirmed: bool) -> None:
+    """The rule of docs/design.md, "Dataset identity": a dataset name with no release yet whose file
+    has the same column names and row count as another ledgered dataset is refused (exit 2) unless
+    ``--new-dataset`` confirms it is different data (then a warning goes to stderr). The file's
+    fingerprint is recorded under ``dataset`` (local ledger only), before the spend."""
+    from dpgui.data.table import inspect_table
+    from dpgui.report.ledger import data_fingerprint, datasets_like, is_new_dataset, record_fingerprint, same_data_warning
+
+    fingerprint = data_fingerprint(ledger, [c.name for c in inspect_table(path).columns], n_rows)
+    if is_new_dataset(ledger, dataset):
+        others = datasets_like(ledger, fingerprint, dataset)
+        if others and not confirmed:
+            raise ParameterError(same_data_warning(others, dataset),
+                                 f"if it is the same data, give --dataset {others[0]}; if it is different data, "
+                                 "add --new-dataset")
+        if others:
+            print(f"dpgui release: warning: {same_data_warning(others, dataset)}; released as a new dataset "
+                  "because --new-dataset was given", file=sys.stderr)
+    record_fingerprint(ledger, dataset, fingerprint)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -421,14 +452,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         counts = synthetic_counts(args.synthetic, args.n, args.bins, seed)
     plan = _make_plan(args, args.bins)
     result = simulate(plan, counts, args.trials, args.consistency, seed)
+    # Under addremove N is private: a file's exact N is never printed (nor used for % of N).
+    n_public = plan.privacy.root_public or args.input is None
     n = int(np.sum(counts))
     out = {
         "plan": plan.to_json(),
         "consistency": args.consistency,
-        "n": n,
+        "n": n if n_public else "N is private (addremove): not shown",
         "insecure_seeded_noise": True,
         **result.to_json(),
-        "projected": project(plan).to_json(n if n > 0 else None),
+        "projected": project(plan).to_json(n if n > 0 and n_public else None),
     }
     _print(out, args.json)
     return 0

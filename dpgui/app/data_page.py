@@ -314,13 +314,15 @@ class DataPage(QWidget):
 
         top = QHBoxLayout()
         top.addWidget(self.file_label, 1)
-        dataset_label = QLabel("&Dataset name (budget ledger):")
+        dataset_label = QLabel("&Dataset name in the budget ledger:")
         dataset_label.setBuddy(self.dataset_name)
         dataset_label.setToolTip(self.dataset_name.toolTip())
         top.addWidget(dataset_label)
         top.addWidget(self.dataset_name)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        self.dataset_message = inline_message(self)
+        layout.addWidget(self.dataset_message)
         layout.addWidget(self.file_warning)
         layout.addWidget(splitter, 1)
 
@@ -491,6 +493,13 @@ class DataPage(QWidget):
             ok = False
         else:
             show_inline(self.missing_message, "")
+        if not self.dataset_name.text().strip():
+            if show_errors:
+                show_inline(self.dataset_message, "Give the dataset a name in the budget ledger (top right): the same "
+                            "name for every file about these people, so that they share one budget.")
+            ok = False
+        else:
+            show_inline(self.dataset_message, "")
         if not ok or column is None:
             return None
         return ColumnSettings(self.info.path, column.name, float(lower), float(upper), int(bins), policy,

@@ -119,6 +119,17 @@ OBJECTIVE_TOOLTIP = (
     "variance of any single CDF point."
 )
 LOCK_TOOLTIP = "Keep this level's budget fixed when other levels change or when you auto-optimize."
+PUBLIC_N_TOOLTIP = (
+    "A public number of records, to turn an error in % into records. Under 'N is public' it is the "
+    "file's row count; under 'N is private' only a figure already published (an estimate) may be used."
+)
+PUBLIC_N_HELP = {
+    "change": "N is public under this protection: the file's row count is used.",
+    "addremove": "N is private under this protection, so the file's row count is never used here. Type a "
+                 "published estimate of N to work in % of N, or give the error in records.",
+}
+PUBLIC_N_NEEDED = ("N is private: type a published estimate of N (not the file's count), or give the "
+                   "accepted error in records.")
 ACCURACY_HELP = (
     "Say how much error you accept and the app finds the smallest ε (the least privacy spent) "
     "that achieves it. The error is a 95 % margin: the published count is within it 95 times out of 100."
