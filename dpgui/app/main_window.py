@@ -281,7 +281,7 @@ class MainWindow(QMainWindow):
         self._row_count = info.n_rows
         self.data_page.set_table(info, reader)
         self._add_recent(str(info.path))
-        self.settings.setValue("last_folder", str(info.path.parent))
+        self.settings.setValue("last_folder", str(info.path.resolve().parent))
         self.stack.setCurrentWidget(self.tabs)
         self.tabs.setCurrentIndex(TAB_DATA)
         self.statusBar().showMessage(f"Opened {info.path.name}.", 5000)
@@ -646,12 +646,15 @@ class MainWindow(QMainWindow):
 
     # ---------------------------------------------------------------- recent files, geometry
     def recent_files(self) -> list[str]:
+        """Absolute paths, newest first (a relative path stored by an older dpgui is left out: it
+        named a file relative to wherever the app was started then)."""
         value = self.settings.value("recent_files", [])
         if isinstance(value, str):
             value = [value]
-        return [str(v) for v in (value or [])]
+        return [str(v) for v in (value or []) if Path(str(v)).is_absolute()]
 
     def _add_recent(self, path: str) -> None:
+        path = str(Path(path).resolve())  # opened relative to the start folder: valid from anywhere
         files = [path] + [p for p in self.recent_files() if p != path]
         self.settings.setValue("recent_files", files[:MAX_RECENT])
         self._refresh_recent()
