@@ -54,6 +54,15 @@ def test_the_status_line_and_file_label_show_names_literally(qtbot, tmp_path):
     assert f"Released {COLUMN} at" in seen and "Export it as a signed bundle to share it." in seen
     item = window.data_page.columns.item(0)
     assert COLUMN in shown(item.toolTip())
+    # the plots' axis labels (pyqtgraph renders them as rich text)
+    import pyqtgraph as pg
+
+    window.tabs.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: any("upper edge of each bin" in shown(p.getPlotItem().getAxis("bottom").labelText)
+                                for p in window.plan_page.plots.findChildren(pg.PlotWidget)), timeout=30_000)
+    labels = [shown(p.getPlotItem().getAxis("bottom").labelText) for p in window.plan_page.plots.findChildren(pg.PlotWidget)]
+    assert f"{COLUMN}, upper edge of each bin" in labels, labels
+    assert shown(window.tree_view.plot_widget.getPlotItem().getAxis("bottom").labelText) == COLUMN
 
 
 def test_error_dialogs_show_names_literally(qtbot, tmp_path):
