@@ -4,7 +4,7 @@
 
     dpgui plan --bins K --epsilon E [plan options] [--n N] [--json]
     dpgui release INPUT --column COL --lower A --upper B --bins K --epsilon E [plan options]
-                  [--consistency l2|l1|none] [--dataset ID] [--json]
+                  --dataset ID [--new-dataset] [--consistency l2|l1|none] [--json] [--probabilities P1,P2,…]
                   (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F] [--name NAME])
     dpgui quantiles NAME.manifest.json|RELEASE.csv [--plan RELEASE.json] [--probabilities 0.1,0.5,0.9] [--json]
     dpgui verify DIR/NAME.manifest.json --pubkey NAME.pub
@@ -149,8 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
                           "in a noised 'missing' bucket and N = all rows; under addremove they are dropped")
     _add_plan_options(rel)
     rel.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
-    rel.add_argument("--dataset", metavar="ID", help="the budget ledger's name for the data (default: INPUT's file name "
-                     "without extension); set its cap first with 'dpgui ledger cap ID EPSILON'")
+    rel.add_argument("--dataset", metavar="ID", help="required: the budget ledger's name for the data, the same for "
+                     "every file about these people (a file name is not an identity: a copy would get a fresh "
+                     "budget); set its cap first with 'dpgui ledger cap ID EPSILON'")
+    rel.add_argument("--new-dataset", action="store_true",
+                     help="confirm that ID is different data even though the file has the same column names and row "
+                          "count as another dataset in the ledger (refused without it)")
     rel.add_argument("--out", metavar="OUT.csv", help="write the released CSV only (unsigned); never the input, "
                      "and an existing file only with --force")
     rel.add_argument("--force", action="store_true", help="let --out replace an existing file (never the input)")
@@ -357,9 +361,14 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.report.bundle import default_bundle_name, missing_values_json
     from dpgui.report.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key
-    from dpgui.report.ledger import Ledger, default_dataset_name
+    from dpgui.report.ledger import Ledger
     from dpgui.report.publish import sign_release, spend_and_release
 
+    if args.dataset is None:
+        raise ParameterError("--dataset is missing: the budget ledger adds up ε per dataset name, and a file name is "
+                             "not one (a copy or a renamed file would get a fresh budget)",
+                             "give --dataset ID, the same name for every file about these people "
+                             "(see 'dpgui ledger show')")
     _check_missing_option(args.missing, args.neighbours)
     # Everything that can fail is checked before the budget is spent, the input first (a mistyped
     # path is reported as such, not as a dataset without a budget).
@@ -371,7 +380,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     if args.force and args.out is None:
         raise ParameterError("--force only applies to --out", "leave --force out (a bundle is never overwritten)")
     _check_outputs(args)
-    dataset = args.dataset or default_dataset_name(args.input)
+    dataset = args.dataset
     plan = _make_plan(args, args.bins)  # checks every limit of the noise sampler
     key = None
     if args.bundle is not None:
@@ -382,6 +391,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         ledger.check_spend(dataset, plan.privacy.epsilon)  # no cap, or too little left: refused before reading
         # No refusal that depends on the values (e.g. all missing): that would itself be a release.
         hist = column_histogram(args.input, args.column, args.lower, args.upper, args.bins)
+        _check_dataset_identity(ledger, dataset, args.input, hist.n_rows, args.new_dataset)
         args.release_id = uuid.uuid4().hex  # known before the spend: an interruption can ask the ledger about it
         result, info = spend_and_release(ledger, dataset, args.column, "auto", hist.counts, plan,
                                          SecureRandom(), args.lower, args.upper, args.consistency,
@@ -429,6 +439,27 @@ def _quantile_json(q: Any) -> dict[str, Any]:
     from dataclasses import asdict
 
     return asdict(q)
+
+
+def _check_dataset_identity(ledger: Any, dataset: str, path: str, n_rows: int, confirmed: bool) -> None:
+    """The rule of docs/design.md, "Dataset identity": a dataset name with no release yet whose file
+    has the same column names and row count as another ledgered dataset is refused (exit 2) unless
+    ``--new-dataset`` confirms it is different data (then a warning goes to stderr). The file's
+    fingerprint is recorded under ``dataset`` (local ledger only), before the spend."""
+    from dpgui.data.table import inspect_table
+    from dpgui.report.ledger import data_fingerprint, datasets_like, is_new_dataset, record_fingerprint, same_data_warning
+
+    fingerprint = data_fingerprint(ledger, [c.name for c in inspect_table(path).columns], n_rows)
+    if is_new_dataset(ledger, dataset):
+        others = datasets_like(ledger, fingerprint, dataset)
+        if others and not confirmed:
+            raise ParameterError(same_data_warning(others, dataset),
+                                 f"if it is the same data, give --dataset {others[0]}; if it is different data, "
+                                 "add --new-dataset")
+        if others:
+            print(f"dpgui release: warning: {same_data_warning(others, dataset)}; released as a new dataset "
+                  "because --new-dataset was given", file=sys.stderr)
+    record_fingerprint(ledger, dataset, fingerprint)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -520,14 +551,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         plan = _make_plan(args, args.bins)
         counts = synthetic_counts(args.synthetic, args.n, args.bins, seed)
     result = simulate(plan, counts, args.trials, args.consistency, seed)
+    # Under addremove N is private: a file's exact N is never printed (nor used for % of N).
+    n_public = plan.privacy.root_public or args.input is None
     n = int(np.sum(counts))
     out = {
         "plan": plan.to_json(),
         "consistency": args.consistency,
-        "n": n,
+        "n": n if n_public else "N is private (addremove): not shown",
         "insecure_seeded_noise": True,
         **result.to_json(),
-        "projected": project(plan).to_json(n if n > 0 else None),
+        "projected": project(plan).to_json(n if n > 0 and n_public else None),
     }
     if args.json:
         _print(out, True)

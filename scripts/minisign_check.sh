@@ -13,7 +13,7 @@ $dpgui key create ci-officer --passphrase-file "$work/pass" --dir "$work"
 $dpgui ledger cap flights 1 --reason "CI demonstration"
 mkdir "$work/bundle"
 $dpgui release resources/sample/flights.parquet --column distance --lower 0 --upper 5000 --bins 500 \
-    --epsilon 0.5 --bundle "$work/bundle" --key "$work/ci-officer.key" --passphrase-file "$work/pass" --name flights-ci
+    --epsilon 0.5 --dataset flights --bundle "$work/bundle" --key "$work/ci-officer.key" --passphrase-file "$work/pass" --name flights-ci
 ls -l "$work/bundle"
 echo "--- minisign -Vm on the bundle's manifest (must succeed):"
 minisign -Vm "$work/bundle/flights-ci.manifest.json" -p "$work/ci-officer.pub"

@@ -74,7 +74,8 @@ def test_plan_explicit_budgets_and_addremove(capsys):
 def test_release_writes_csv_with_public_columns(tmp_path, capsys):
     out_csv = tmp_path / "rel.csv"
     code, out, err = run_cli(["release", str(SAMPLE), "--column", "distance", "--lower", "0", "--upper", "5000",
-                              "--bins", "500", "--epsilon", "1", "--out", str(out_csv), "--json"], capsys)
+                              "--bins", "500", "--epsilon", "1", "--out", str(out_csv), "--dataset", "flights", "--json"],
+                             capsys)
     assert code == 0, err
     summary = json.loads(out)
     assert summary["secure_noise"] is True
@@ -249,7 +250,7 @@ def test_key_create_then_release_bundle_then_verify(tmp_path, capsys):
     assert (tmp_path / "officer.key").stat().st_mode & 0o077 == 0
     (tmp_path / "bundles").mkdir()
     code, out, err = run_cli(["release", str(SAMPLE), "--column", "distance", "--lower", "0", "--upper", "5000",
-                              "--bins", "64", "--epsilon", "0.5", "--bundle", str(tmp_path / "bundles"), "--key",
+                              "--bins", "64", "--epsilon", "0.5", "--dataset", "flights", "--bundle", str(tmp_path / "bundles"), "--key",
                               str(tmp_path / "officer.key"), "--passphrase-file", str(passfile), "--json"], capsys)
     assert code == 0, err
     manifest = json.loads(out)["outputs"]["bundle"]
@@ -257,7 +258,7 @@ def test_key_create_then_release_bundle_then_verify(tmp_path, capsys):
     assert code == 0 and "VERIFIED" in out, err
     passfile.write_text("the wrong passphrase\n")
     code, _, err = run_cli(["release", str(SAMPLE), "--column", "distance", "--lower", "0", "--upper", "5000",
-                            "--bins", "64", "--epsilon", "0.5", "--bundle", str(tmp_path / "bundles"), "--key",
+                            "--bins", "64", "--epsilon", "0.5", "--dataset", "flights", "--bundle", str(tmp_path / "bundles"), "--key",
                             str(tmp_path / "officer.key"), "--passphrase-file", str(passfile)], capsys)
     assert code == 2 and "passphrase" in err
     code, out, _ = run_cli(["ledger", "show", "--dataset", "flights", "--json"], capsys)

@@ -128,15 +128,15 @@ class BoundsDialog(QDialog):
         self.type_radio = QRadioButton("From the column's type only")
         self.schema_radio.setChecked(True)
         self.schema_path = find_schema_for(data_path)
-        self.schema_label = QLabel(str(self.schema_path) if self.schema_path else "no metadata file chosen")
+        self.schema_label = text.plain_text(QLabel(str(self.schema_path) if self.schema_path else "no metadata file chosen"))
         schema_button = QPushButton("Choose metadata file…")
         schema_button.clicked.connect(self._choose_schema)
         self.reference_path: Path | None = None
-        self.reference_label = QLabel("no reference file chosen")
+        self.reference_label = text.plain_text(QLabel("no reference file chosen"))
         reference_button = QPushButton("Choose reference file…")
         reference_button.clicked.connect(self._choose_reference)
         self.public_confirm = QCheckBox("I confirm this reference file is public (for example, a published table)")
-        self.result = QLabel("")
+        self.result = text.plain_text(QLabel(""))  # the explanation may quote the column's name
         self.result.setWordWrap(True)
         self.message = inline_message(self)
         find = QPushButton("&Suggest")
@@ -249,7 +249,7 @@ class DataPage(QWidget):
         self.bins = ValidatedField(self._parse_bins, "e.g. 1000",
                                    "Number of equal-width bins K between the bounds. The CDF is published at every bin edge.")
         self.bin_width = QLabel("")
-        self.bounds_note = QLabel(text.BOUNDS_HELP)
+        self.bounds_note = text.plain_text(QLabel(text.BOUNDS_HELP))  # explanations may quote the column's name
         self.bounds_note.setWordWrap(True)
         self.bounds_message = inline_message(self)
         self.suggest_button = QPushButton("Suggest bounds from &public information…")
@@ -306,13 +306,15 @@ class DataPage(QWidget):
 
         top = QHBoxLayout()
         top.addWidget(self.file_label, 1)
-        dataset_label = QLabel("&Dataset name (budget ledger):")
+        dataset_label = QLabel("&Dataset name in the budget ledger:")
         dataset_label.setBuddy(self.dataset_name)
         dataset_label.setToolTip(self.dataset_name.toolTip())
         top.addWidget(dataset_label)
         top.addWidget(self.dataset_name)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        self.dataset_message = inline_message(self)
+        layout.addWidget(self.dataset_message)
         layout.addWidget(self.file_warning)
         layout.addWidget(splitter, 1)
 
@@ -334,9 +336,10 @@ class DataPage(QWidget):
             item.setData(Qt.ItemDataRole.UserRole, column)
             if column.kind != "numeric":
                 item.setForeground(QBrush(QColor("#888888")))
-                item.setToolTip(f"'{column.name}' is {KIND_LABELS.get(column.kind, 'other')}: a CDF needs a number column.")
+                item.setToolTip(text.literal_tooltip(
+                    f"'{column.name}' is {KIND_LABELS.get(column.kind, 'other')}: a CDF needs a number column."))
             else:
-                item.setToolTip(f"'{column.name}' ({column.dtype})")
+                item.setToolTip(text.literal_tooltip(f"'{column.name}' ({column.dtype})"))
                 first_numeric = first_numeric or item
             self.columns.addItem(item)
         self.set_row_count(info.n_rows)
@@ -354,8 +357,8 @@ class DataPage(QWidget):
         info = self.info
         rows = "counting rows…" if n_rows is None else f"{n_rows:,} rows"
         size = info.size_bytes / 1e6
-        self.file_label.setText(f"<b>{info.path.name}</b> — {rows} · {len(info.columns)} columns · "
-                                f"{size:,.1f} MB · {info.path.parent}")
+        self.file_label.setText(f"<b>{text.escape(info.path.name)}</b> — {rows} · {len(info.columns)} columns · "
+                                f"{size:,.1f} MB · {text.escape(info.path.parent)}")
         if n_rows is not None and 0 < n_rows < 20:
             show_inline(self.file_warning, f"This file has only {n_rows} row{'s' if n_rows != 1 else ''}. "
                         "A private CDF of so few records will be mostly noise; it is allowed, but check "
@@ -475,6 +478,13 @@ class DataPage(QWidget):
             except DpguiError as err:
                 show_inline(self.bounds_message, text.friendly(err))
                 ok = False
+        if not self.dataset_name.text().strip():
+            if show_errors:
+                show_inline(self.dataset_message, "Give the dataset a name in the budget ledger (top right): the same "
+                            "name for every file about these people, so that they share one budget.")
+            ok = False
+        else:
+            show_inline(self.dataset_message, "")
         if not ok or column is None:
             return None
         return ColumnSettings(self.info.path, column.name, float(lower), float(upper), int(bins), "auto",

@@ -52,6 +52,7 @@ class ValidatedField(QWidget):
         self.edit.setToolTip(tooltip)
         self.edit.setClearButtonEnabled(False)
         self.message = QLabel(self)
+        self.message.setTextFormat(Qt.TextFormat.PlainText)  # messages quote what was typed
         self.message.setStyleSheet(ERROR_STYLE)
         self.message.setWordWrap(True)
         self.message.hide()
@@ -101,6 +102,7 @@ class ValidatedField(QWidget):
 def inline_message(parent: QWidget | None = None) -> QLabel:
     """A hidden red label for messages about a group of fields."""
     label = QLabel(parent)
+    label.setTextFormat(Qt.TextFormat.PlainText)  # messages quote user text (names) literally
     label.setStyleSheet(ERROR_STYLE)
     label.setWordWrap(True)
     label.hide()
@@ -119,6 +121,7 @@ class StatusLine(QLabel):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)  # messages quote user text (names, paths) literally
         self.setWordWrap(True)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.hide()

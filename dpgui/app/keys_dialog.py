@@ -20,12 +20,13 @@ from dpgui.app.fields import StatusLine, StatusMessages, grow_to_fit, inline_mes
 from dpgui.app.text import friendly
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.report.keystore import (PUBLIC_SUFFIX, SECRET_SUFFIX, KeyEntry, KeyFiles, create_key, export_public_key,
-                                   import_public_key, keys_dir, list_keys)
+                                   import_public_key, import_secret_key, keys_dir, list_keys)
 from dpgui.report.signing import MIN_PASSPHRASE_CHARS
 
 KEYS_HELP = (
     "A key signs your releases, so that anyone can check a release came from you and was not changed. "
-    "Keys that can sign are yours; keys marked “public only” were imported to check other people's releases."
+    "Keys that can sign are yours; keys marked “public only” were imported to check other people's releases. "
+    "A key made on the command line ('dpgui key create') is added with “Import signing key…”."
 )
 CREATE_HELP = (
     "The secret key never leaves this computer and is locked with the passphrase. "
@@ -208,6 +209,7 @@ class KeyManagerDialog(StatusMessages, QDialog):
         help_label = QLabel(KEYS_HELP)
         help_label.setWordWrap(True)
         self.folder_label = QLabel()
+        self.folder_label.setTextFormat(Qt.TextFormat.PlainText)  # a path, shown literally
         self.folder_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.folder_label.setWordWrap(True)
         self.table = QTableWidget(0, len(COLUMNS))
@@ -232,6 +234,9 @@ class KeyManagerDialog(StatusMessages, QDialog):
         self.create_button.setToolTip("Make a new key pair to sign your releases.")
         self.import_button = QPushButton("Import public key…")
         self.import_button.setToolTip("Add someone's public key (.pub file) to check releases they signed.")
+        self.import_signing_button = QPushButton("Import signing key…")
+        self.import_signing_button.setToolTip("Add your own secret key (.key file, e.g. made with 'dpgui key create') "
+                                              "so that the app can sign your releases with it.")
         self.export_button = QPushButton("Export public key…")
         self.export_button.setToolTip("Save the selected key's public key (.pub) to share with whoever checks your "
                                       "releases. The secret key is never exported.")
@@ -239,10 +244,12 @@ class KeyManagerDialog(StatusMessages, QDialog):
         self.folder_button.setToolTip("Open the key folder in your file manager.")
         self.create_button.clicked.connect(self.create_key)
         self.import_button.clicked.connect(self.import_key)
+        self.import_signing_button.clicked.connect(self.import_signing_key)
         self.export_button.clicked.connect(self.export_key)
         self.folder_button.clicked.connect(self.show_folder)
         buttons = QHBoxLayout()
-        for button in (self.create_button, self.import_button, self.export_button, self.folder_button):
+        for button in (self.create_button, self.import_signing_button, self.import_button, self.export_button,
+                       self.folder_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
 
@@ -385,6 +392,38 @@ class KeyManagerDialog(StatusMessages, QDialog):
         kind = "your own key" if entry.secret_path is not None else "public only"
         self._info(f"Imported key “{entry.name}” (key id {entry.key_id_hex}, {kind}). Check with its owner that "
                    "this key id is theirs before trusting releases signed with it.")
+        return entry
+
+    def import_signing_key(self) -> None:
+        """"Import signing key…": choose a .key file, type its passphrase; it is copied (still locked)
+        into the key folder and can then sign in File → Export Signed Bundle."""
+        path, _ = QFileDialog.getOpenFileName(self, "Import a signing key", str(Path.home()),
+                                              "Secret keys (*.key);;All files (*)")
+        if not path:
+            return
+        passphrase, ok = QInputDialog.getText(self, "Passphrase of the key",
+                                              f"The passphrase of {Path(path).name} (to check that the key works):",
+                                              QLineEdit.EchoMode.Password)
+        if ok:
+            self.import_signing_key_from(path, passphrase)
+
+    def import_signing_key_from(self, path: str | Path, passphrase: str, name: str | None = None) -> KeyEntry | None:
+        """Import the secret key file ``path`` (as ``name``, default: the file name); None on error."""
+        if not Path(path).is_file():
+            self._error(f"There is no file {path}. Choose your secret key file (.key).")
+            return None
+        try:
+            entry = import_secret_key(Path(path), passphrase, name, self.directory)
+        except DpguiError as err:
+            self._error(friendly(err))
+            return None
+        except OSError as err:
+            self._error(f"Cannot import {path}: {err.strerror or err}.")
+            return None
+        self.refresh()
+        self.select_key(entry.name)
+        self._info(f"Imported the signing key “{entry.name}” (key id {entry.key_id_hex}). It can now sign your "
+                   "releases (File → Export Signed Bundle), with the same passphrase.")
         return entry
 
     # ------------------------------------------------------------------ export

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import sys
 from typing import Sequence
@@ -13,6 +14,8 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from dpgui import __version__
+from dpgui.errors import DpguiError
+from dpgui.report.home import ensure_private_dir, settings_folder
 from dpgui.resources import find_resource
 
 APP_ICON = PurePosixPath("resources/icons/dpgui.png")
@@ -41,11 +44,24 @@ class GuiThreadCollector(QObject):
         return gc.collect(due[-1]) if due else 0
 
 
+def use_settings_folder() -> None:
+    """With ``DPGUI_HOME`` set, Qt's settings (recent files: paths of confidential data) go to an INI
+    file in ``$DPGUI_HOME/settings`` instead of the real profile (dpgui.report.home.settings_folder)."""
+    folder = settings_folder()
+    if folder is None:
+        return
+    with contextlib.suppress(DpguiError):  # unwritable: Qt then keeps the settings in memory only
+        ensure_private_dir(folder)
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
+
+
 def create_application(argv: Sequence[str] = ()) -> QApplication:
     """The QApplication with organisation/app names (so QSettings has a home) and the saved appearance."""
     from dpgui.app.theme import apply_appearance
 
     app = QApplication.instance() or QApplication(["dpgui", *argv])
+    use_settings_folder()
     app.setOrganizationName("dpgui")
     app.setOrganizationDomain("dpgui.org")
     app.setApplicationName("dpgui")

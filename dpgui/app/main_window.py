@@ -13,13 +13,14 @@ from typing import Any, Callable
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QApplication, QDialog, QFileDialog, QHBoxLayout, QInputDialog, QLabel, QMainWindow, QMessageBox, QProgressBar, QProgressDialog,
+    QApplication, QDialog, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressBar, QProgressDialog,
     QPushButton, QStackedWidget, QTabWidget, QToolBar, QVBoxLayout, QWidget,
 )
 
 from dpgui import __version__
 from dpgui.app import text
 from dpgui.app.data_page import DataPage, PreviewModel
+from dpgui.app.dataset_dialog import NewDatasetDialog
 from dpgui.app.export_dialog import ExportDialog
 from dpgui.app.keys_dialog import KeyManagerDialog
 from dpgui.app.ledger_dialog import LedgerDialog
@@ -41,7 +42,10 @@ from dpgui.data.table import TableInfo, TableReader, count_rows
 from dpgui.errors import DpguiError
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.csv_export import check_writable, write_release_csv, write_text_atomic
-from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet
+from dpgui.report.ledger import (
+    BudgetExceeded, Ledger, NoCapSet, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
+    same_data_warning,
+)
 from dpgui.report.publish import authenticate_release
 
 MAX_RECENT = 8
@@ -279,7 +283,7 @@ class MainWindow(QMainWindow):
         self._row_count = info.n_rows
         self.data_page.set_table(info, reader)
         self._add_recent(str(info.path))
-        self.settings.setValue("last_folder", str(info.path.parent))
+        self.settings.setValue("last_folder", str(info.path.resolve().parent))
         self.stack.setCurrentWidget(self.tabs)
         self.tabs.setCurrentIndex(TAB_DATA)
         self.statusBar().showMessage(f"Opened {info.path.name}.", 5000)
@@ -371,6 +375,12 @@ class MainWindow(QMainWindow):
     def confirmation_box(self, inputs: tuple[Any, Any, str]) -> QMessageBox:
         """The question 'release and spend the budget?', stating what is published and its cost."""
         words = confirmation_text(*inputs) + budget_sentence(inputs[0].dataset_id, inputs[1].privacy.epsilon)
+        try:
+            others = self.similar_datasets(inputs[0].dataset_id)
+        except DpguiError:
+            others = []
+        if others:
+            words += f"<p><b>Warning:</b> {text.escape(text.sentence(same_data_warning(others, inputs[0].dataset_id)))}</p>"
         box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?", words, parent=self)
         box.setTextFormat(Qt.TextFormat.RichText)
         box.release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)  # type: ignore[attr-defined]
@@ -398,11 +408,20 @@ class MainWindow(QMainWindow):
                 try:
                     ledger.check_spend(dataset, epsilon)
                 except NoCapSet:
+                    if self._known_rows() is None:
+                        self._error("The rows are still being counted", "The first release of a dataset compares "
+                                    "the file with the datasets already in the budget ledger, which needs its "
+                                    "number of rows. Wait until the count is shown in step 1, then release.")
+                        return False
                     cap = self.ask_cap(dataset, epsilon)
                     if cap is None:
-                        self.statusBar().showMessage("Release cancelled: no budget was set. Nothing was spent.", 8000)
+                        renamed = self.data_page.dataset_name.text().strip()
+                        self.statusBar().showMessage(
+                            f"The dataset name is now '{renamed}'. Nothing was spent; press Release again."
+                            if renamed != dataset else "Release cancelled: no budget was set. Nothing was spent.", 8000)
                         return False
-                    ledger.set_cap(dataset, cap, 0.0, "set before the first release in the app")
+                    ledger.set_cap(dataset, cap, 0.0, "set before the first release in the app; the officer "
+                                   "confirmed the dataset name as new data")
                     ledger.check_spend(dataset, epsilon)
         except BudgetExceeded as err:
             self._error("Not enough privacy budget left", text.sentence(err.problem) + " Lower ε in step 2, or raise the "
@@ -414,13 +433,32 @@ class MainWindow(QMainWindow):
         return True
 
     def ask_cap(self, dataset: str, epsilon: float) -> float | None:
-        """Ask for the total budget of a dataset that has none yet (None: the officer cancelled)."""
-        value, ok = QInputDialog.getDouble(
-            self, "Set the total privacy budget",
-            f"Dataset '{dataset}' has no total privacy budget yet.\n\nHow much ε may ever be spent on it, "
-            "over all releases? The ledger refuses any release that would go over it.\n"
-            f"This release needs ε = {epsilon:g}.", max(1.0, epsilon), epsilon, 100.0, 3)
-        return value if ok else None
+        """Before the first release of a dataset that has no budget: the officer confirms the dataset
+        name (warned if the file looks like a ledgered dataset's) and sets the total budget. None: the
+        officer cancelled, or chose an existing dataset's name instead (then set in step 1)."""
+        dialog = self.new_dataset_dialog(dataset, epsilon)
+        self._dataset_dialog = dialog
+        accepted = dialog.exec() == QDialog.DialogCode.Accepted
+        if dialog.use_instead is not None:
+            self.data_page.dataset_name.setText(dialog.use_instead)
+            self.project.refresh()
+            return None
+        return dialog.cap if accepted else None
+
+    def new_dataset_dialog(self, dataset: str, epsilon: float) -> NewDatasetDialog:
+        return NewDatasetDialog(dataset, epsilon, self.similar_datasets(dataset), self)
+
+    def similar_datasets(self, dataset: str) -> list[str]:
+        """Other ledgered datasets released from a file with this file's column names and row count,
+        if nothing was released yet under ``dataset`` (docs/design.md, "Dataset identity")."""
+        n_rows = self._known_rows()
+        if self.table is None or n_rows is None:
+            return []
+        with Ledger() as ledger:
+            if not is_new_dataset(ledger, dataset):
+                return []
+            fingerprint = data_fingerprint(ledger, [c.name for c in self.table.columns], n_rows)
+            return datasets_like(ledger, fingerprint, dataset)
 
     def start_release(self, inputs: tuple[Any, Any, str]) -> None:
         """Release on a worker with a progress dialog; Cancel works until the noise is drawn."""
@@ -468,6 +506,7 @@ class MainWindow(QMainWindow):
 
     def _on_released(self, outcome: ReleaseOutcome) -> None:
         self.outcome = outcome
+        self._record_fingerprint(outcome)
         self.exportable = (outcome.release, outcome.info)
         self.project.record_release(outcome)
         label = outcome.settings.column
@@ -479,8 +518,8 @@ class MainWindow(QMainWindow):
         rel = outcome.release
         noise = "secure noise" if rel.secure else "TEST NOISE (seeded, not secure — do not publish)"
         self.release_status.setText(
-            f"Released <b>{label}</b> at {outcome.released_at:%Y-%m-%d %H:%M} UTC: ε = {rel.plan.privacy.epsilon:g} "
-            f"spent from dataset '{outcome.info.dataset}' (recorded in the budget ledger), {rel.plan.shape.bins:,} "
+            f"Released <b>{text.escape(label)}</b> at {outcome.released_at:%Y-%m-%d %H:%M} UTC: "
+            f"ε = {rel.plan.privacy.epsilon:g} spent from dataset '{text.escape(outcome.info.dataset)}' (recorded in the budget ledger), {rel.plan.shape.bins:,} "
             f"bins, N = {rel.total:,.0f}, {noise}. Export it as a signed bundle to share it.")
         self.tabs.setCurrentIndex(TAB_RESULTS)
         self.statusBar().showMessage(f"Released the CDF of {label}.", 8000)
@@ -491,6 +530,19 @@ class MainWindow(QMainWindow):
         DpguiError saying why it may not be signed (:func:`dpgui.report.publish.authenticate_release`)."""
         with Ledger() as ledger:
             return authenticate_release(ledger, release, info)
+
+    def _record_fingerprint(self, outcome: ReleaseOutcome) -> None:
+        """Remember in the local ledger which file (column names, rows) this dataset was released
+        from, to warn when the same data comes back under a new name."""
+        if self.table is None or self.table.path != outcome.settings.path:
+            return
+        try:
+            with Ledger() as ledger:
+                fingerprint = data_fingerprint(ledger, [c.name for c in self.table.columns], outcome.histogram.n_rows)
+                record_fingerprint(ledger, outcome.info.dataset, fingerprint)
+        except DpguiError as err:
+            self._error("The file's fingerprint was not recorded", text.friendly(err) + " The release itself is "
+                        "recorded; only the warning about copies of this data under another name may be missing.")
 
     def export_dialog(self) -> ExportDialog | None:
         """The Export dialog for the current release, once the budget ledger confirms it may be
@@ -612,12 +664,15 @@ class MainWindow(QMainWindow):
 
     # ---------------------------------------------------------------- recent files, geometry
     def recent_files(self) -> list[str]:
+        """Absolute paths, newest first (a relative path stored by an older dpgui is left out: it
+        named a file relative to wherever the app was started then)."""
         value = self.settings.value("recent_files", [])
         if isinstance(value, str):
             value = [value]
-        return [str(v) for v in (value or [])]
+        return [str(v) for v in (value or []) if Path(str(v)).is_absolute()]
 
     def _add_recent(self, path: str) -> None:
+        path = str(Path(path).resolve())  # opened relative to the start folder: valid from anywhere
         files = [path] + [p for p in self.recent_files() if p != path]
         self.settings.setValue("recent_files", files[:MAX_RECENT])
         self._refresh_recent()
@@ -695,5 +750,6 @@ class MainWindow(QMainWindow):
         self.last_error = f"{title}: {message}"
         self.statusBar().showMessage(message, 10000)
         box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, self)
+        text.plain_text(box)  # the message quotes file and column names: shown literally
         self._error_box = box
         box.open()  # window-modal but not blocking: workers and tests keep running

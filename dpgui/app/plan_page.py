@@ -240,7 +240,8 @@ class PlanPage(QWidget):
         self.plan: Plan | None = None
         self._bins: int | None = None
         self._axis = (0.0, 1.0, "value")
-        self._public_n: int | None = None
+        self._public_n: int | None = None  # the file's row count: used only where N is public
+        self._public_n_filled = ""  # the text this page put in the N field from the file (not typed)
         self._generation = 0
         self._replan_timer = QTimer(self)
         self._replan_timer.setSingleShot(True)
@@ -336,12 +337,13 @@ class PlanPage(QWidget):
                                      "'every point' is the guarantee that also holds at the median and quartiles.")
         accuracy_form.addRow("&Where:", self.target_where)
         accuracy_form.labelForField(self.target_where).setBuddy(self.target_where)
-        self.public_n = ValidatedField(_parse_public_n, "e.g. 10000",
-                                       "A public number of records to turn % into records. Under 'N is public' "
-                                       "this is the file's count; otherwise use a published figure.")
+        self.public_n = ValidatedField(_parse_public_n, "e.g. 10000", text.PUBLIC_N_TOOLTIP)
+        self.public_n.edited.connect(self._on_public_n_typed)
         self.public_n_label = QLabel("Public &N:")
         self.public_n_label.setBuddy(self.public_n.edit)
+        self.public_n_help = self._help("")
         accuracy_form.addRow(self.public_n_label, self.public_n)
+        accuracy_form.addRow(self.public_n_help)
         self.accuracy_button = QPushButton("&Find the smallest ε")
         self.accuracy_button.clicked.connect(self.accuracy_first)
         accuracy_form.addRow(self.accuracy_button)
@@ -401,13 +403,50 @@ class PlanPage(QWidget):
 
     def _on_neighbours(self) -> None:
         self.neighbours_help.setText(text.NEIGHBOURS_HELP[self.neighbours.currentData()])
+        self._fill_public_n()
         self._on_target_unit()
         self.schedule_replan()
+
+    def _n_is_public(self) -> bool:
+        return self.neighbours.currentData() == "change"
+
+    def _fill_public_n(self) -> None:
+        """Under 'N is public' the N field shows the file's row count; under 'N is private' the
+        file's count is never used (the chosen ε is published and must not depend on it), so a
+        count this page filled in is removed and only a figure the user typed stays."""
+        current = self.public_n.text()
+        if self._n_is_public():
+            if self._public_n is not None:  # N is published exactly: it is the file's count
+                self._public_n_filled = f"{self._public_n:,}"
+                self.public_n.set_text(self._public_n_filled)
+        elif current and current == self._public_n_filled:
+            self.public_n.edit.clear()
+            self.public_n.clear_error()
+            self._public_n_filled = ""
+        public = self._n_is_public()
+        self.public_n_label.setText("Public &N (the file's rows):" if public else "Public &estimate of N:")
+        self.public_n_help.setText(text.PUBLIC_N_HELP["change" if public else "addremove"])
+
+    def _on_public_n_typed(self) -> None:
+        self._public_n_filled = ""  # typed by the user: kept under both models
+        if self.plan is not None:
+            self._show_plan(self.plan)
+
+    def typed_n_estimate(self) -> int | None:
+        """The public estimate of N the user typed (None if none): under 'N is private' the only N
+        that may turn errors into % of N."""
+        if self._public_n_filled or not self.public_n.text().strip():
+            return None
+        try:
+            return _parse_public_n(self.public_n.text())
+        except DpguiError:
+            return None
 
     def _on_target_unit(self) -> None:
         percent = self.target_unit.currentData() == "percent"
         self.public_n.setVisible(percent)
         self.public_n_label.setVisible(percent)
+        self.public_n_help.setVisible(percent)
 
     # ---------------------------------------------------------------- inputs from the data step
     def set_data_context(self, bins: int | None, lower: float, upper: float, value_label: str,
@@ -416,9 +455,8 @@ class PlanPage(QWidget):
         changed = bins != self._bins
         self._bins = bins
         self._axis = (lower, upper, value_label)
-        if public_n is not None and self.neighbours.currentData() == "change":
-            self.public_n.set_text(f"{public_n:,}")
         self._public_n = public_n
+        self._fill_public_n()
         if changed:
             self.schedule_replan()
         elif self.plan is not None:
@@ -547,7 +585,9 @@ class PlanPage(QWidget):
         lower, upper, label = self._axis
         self.summary.setText(f"<b>Projected error (95 %), before anything is released:</b> computing… "
                              f"{self._plan_words(plan)}")
-        self.plots.set_plan(plan, lower, upper, label, self._public_n if plan.privacy.root_public else None)
+        # Under 'N is private' the file's count is never shown nor used: % of N only of a typed estimate.
+        n = self._public_n if plan.privacy.root_public else self.typed_n_estimate()
+        self.plots.set_plan(plan, lower, upper, label, n)
 
     @staticmethod
     def _plan_words(plan: Plan) -> str:
@@ -561,8 +601,10 @@ class PlanPage(QWidget):
         worst, average = projection.worst, projection.rms  # margin95(plan, "every"), margin95(plan, "average")
         n = self.plots.n_public
 
+        of_n = "N" if plan.privacy.root_public else "your estimate of N"
+
         def fmt(x: float) -> str:
-            pct = f" ({100 * x / n:.2g} % of N = {n:,})" if n else ""
+            pct = f" ({100 * x / n:.2g} % of {of_n} = {n:,})" if n else ""
             return f"± {x:,.1f} records{pct}"
         words = (f"<b>Projected error (95 %), before anything is released:</b> {fmt(worst)} at the worst point of "
                  f"the CDF, {fmt(average)} on average. {self._plan_words(plan)}")
@@ -582,6 +624,10 @@ class PlanPage(QWidget):
             return
         margin = target
         if self.target_unit.currentData() == "percent":
+            if not self._n_is_public() and not self.public_n.text().strip():
+                self.public_n.show_error(text.PUBLIC_N_NEEDED)
+                self.accuracy_result.setText(text.PUBLIC_N_NEEDED)
+                return
             n = self.public_n.value()
             if n is None:
                 return
@@ -626,6 +672,7 @@ class PlanPage(QWidget):
                 combo.setCurrentIndex(index)
                 combo.blockSignals(False)
         self.neighbours_help.setText(text.NEIGHBOURS_HELP[self.neighbours.currentData()])
+        self._fill_public_n()
         self._on_target_unit()
         self.branching.set_text(branching or "auto")
         if plan is None:

@@ -29,7 +29,6 @@ time never overwrites the first one's autosave.
 
 from __future__ import annotations
 
-import html
 import os
 import socket
 import sys
@@ -131,6 +130,7 @@ def restore_prompt(parent: QWidget, project: Project, when: str) -> QMessageBox:
     """'dpgui did not close properly last time. Restore the workspace from <time>?' (Restore / Discard)."""
     box = QMessageBox(QMessageBox.Icon.Question, "Restore the last workspace?",
                       f"dpgui did not close properly last time. Restore the workspace from {when}?", parent=parent)
+    text.plain_text(box)  # the file and column names are shown literally
     releases = len(project.releases)
     what = f"Data file: {project.name}" + (f", column '{project.column}'" if project.column else "")
     if releases:
@@ -147,11 +147,14 @@ def save_changes_prompt(parent: QWidget, name: str | None, releases: int, closin
     """Save / Discard / Cancel before the workspace is closed or replaced."""
     if name:
         question = f"Save the changes to the project '{name}'?"
+    elif releases == 0:
+        question = "The settings of this session are not saved in a project file. Save the project?"
     else:
         question = (f"The {'release' if releases == 1 else f'{releases} releases'} of this session "
                     f"{'is' if releases == 1 else 'are'} not saved in a project file. Save the project?")
     title = "Save the project before closing?" if closing else "Save the project first?"
     box = QMessageBox(QMessageBox.Icon.Warning, title, question, parent=parent)
+    text.plain_text(box)  # the project's name is shown literally
     box.setInformativeText(("If you don't save, your changes since the last save are lost." if name else
                             "If you don't save, this workspace (its settings and releases) cannot be opened "
                             "again in dpgui.")
@@ -164,6 +167,7 @@ def save_changes_prompt(parent: QWidget, name: str | None, releases: int, closin
 
 def locate_prompt(parent: QWidget, message: str) -> QMessageBox:
     box = QMessageBox(QMessageBox.Icon.Warning, "Data file not found", message, parent=parent)
+    text.plain_text(box)  # the message quotes the file's path literally
     box.locate_button = box.addButton("Locate…", QMessageBox.ButtonRole.AcceptRole)  # type: ignore[attr-defined]
     box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(box.locate_button)  # type: ignore[attr-defined]
@@ -396,7 +400,7 @@ class ProjectController(QObject):
             noise, export = "secure noise, confirmed by the budget ledger", "you can export it"
         except DpguiError as err:
             noise = "not confirmed by the budget ledger"
-            export = f"it cannot be signed: {html.escape(err.problem)}"
+            export = f"it cannot be signed: {text.escape(err.problem)}"
         w.result_view.set_release(release, label, None)  # no confidential counts: nothing to compare with
         w.tree_view.set_release(release)
         # A restored release can still be exported (e.g. after a crash before its export); signing
@@ -405,7 +409,7 @@ class ProjectController(QObject):
         for name in ("export_button", "export_action", "export_bundle_action"):
             getattr(w, name).setEnabled(True)
         w.release_status.setText(
-            f"Restored the release of <b>{html.escape(label)}</b> made {record.created:%Y-%m-%d %H:%M} UTC "
+            f"Restored the release of <b>{text.escape(label)}</b> made {record.created:%Y-%m-%d %H:%M} UTC "
             f"(ε = {release.plan.privacy.epsilon:g}, {release.plan.shape.bins:,} bins, N = {release.total:,.0f}, "
             f"{noise}). Nothing was released or spent now; {export}. The confidential comparison "
             "is not available for a restored release.")

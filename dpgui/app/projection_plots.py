@@ -570,6 +570,7 @@ from PySide6.QtWidgets import (  # noqa: E402
 
 from dpgui.app.fields import inline_message, show_inline  # noqa: E402
 from dpgui.app.style import SERIES_COLOURS, SERIES_NAMES, new_plot, series_pen  # noqa: E402
+from dpgui.app.text import escape  # noqa: E402
 from dpgui.app.workers import Worker, WorkerPool  # noqa: E402
 
 SMALL_K_SYMBOLS = 64  # plot (a) marks every point when K is at most this
@@ -966,7 +967,7 @@ class ProjectionPlots(QWidget):
         plan = projection.plan
         # (a)
         item = self.error_plot.getPlotItem()
-        _set_axis_label(item, "bottom", f"{self.value_label}, upper edge of each bin")
+        _set_axis_label(item, "bottom", f"{escape(self.value_label)}, upper edge of each bin")  # rich text
         _set_axis_label(item, "left", "95% error margin", units)
         small = plan.shape.bins <= SMALL_K_SYMBOLS
         # a dense zigzag drawn antialiased costs ~5× the paint time and looks the same

@@ -7,14 +7,13 @@ before that point spends nothing; once the spend is recorded the release complet
 
 from __future__ import annotations
 
-import html
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable
 
 from dpgui.app.data_page import ColumnSettings
-from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, format_number
+from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, format_number
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import MISSING_RULE_TEXT, Plan
@@ -115,8 +114,8 @@ def confirmation_text(settings: ColumnSettings, plan: Plan, consistency: str) ->
         total = "The total number of records is not published exactly; it is estimated from noisy counts."
     missing = f"Missing values: {MISSING_RULE_TEXT[privacy.missing_rule]}."
     return (
-        f"<p>You are about to publish the <b>cumulative distribution (CDF)</b> of <b>{settings.column}</b> "
-        f"from <b>{settings.path.name}</b>: {settings.bins:,} cumulative counts, one at each bin edge from "
+        f"<p>You are about to publish the <b>cumulative distribution (CDF)</b> of <b>{escape(settings.column)}</b> "
+        f"from <b>{escape(settings.path.name)}</b>: {settings.bins:,} cumulative counts, one at each bin edge from "
         f"{format_number(settings.lower)} to {format_number(settings.upper)} "
         f"(values outside are counted in the first or last bin). {missing}</p>"
         f"<p><b>Cost: ε = {privacy.epsilon:g}</b> of privacy budget, spent for good. "
@@ -137,7 +136,7 @@ def budget_sentence(dataset: str, epsilon: float) -> str:
     except DpguiError:
         return ""
     after = totals.epsilon_spent + epsilon
-    return (f"<p><b>Budget of dataset '{html.escape(dataset)}':</b> ε = {totals.epsilon_spent:g} of "
+    return (f"<p><b>Budget of dataset '{escape(dataset)}':</b> ε = {totals.epsilon_spent:g} of "
             f"{totals.cap_epsilon:g} spent so far ({totals.releases} release{'' if totals.releases == 1 else 's'}); "
             f"after this release: ε = {after:g} of {totals.cap_epsilon:g}. The spend is recorded in the budget "
             "ledger before the noise is drawn.</p>")

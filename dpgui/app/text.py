@@ -3,7 +3,32 @@ privacy setting (kept in one place so the wording stays consistent across screen
 
 from __future__ import annotations
 
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QMessageBox
+
 from dpgui.errors import DpguiError
+
+
+def escape(value: object) -> str:
+    """User text (a file, column, dataset or project name; a path; an error that quotes one) made
+    safe to put inside rich text: it shows literally, so a name like ``<b>x</b><!--`` can neither
+    format nor hide what follows it. Every name that lands in rich text goes through here."""
+    return html.escape(str(value))
+
+
+def literal_tooltip(plain: str) -> str:
+    """A tooltip that shows ``plain`` literally: Qt guesses rich text from tags in a tooltip, so the
+    text is escaped and marked as rich text explicitly."""
+    return f"<p>{escape(plain)}</p>"
+
+
+def plain_text(widget: QLabel | QMessageBox) -> QLabel | QMessageBox:
+    """Show a label's or message box's text literally (Qt's default guesses rich text from tags):
+    for widgets whose messages are plain sentences that may quote user text."""
+    widget.setTextFormat(Qt.TextFormat.PlainText)
+    return widget
 
 
 def sentence(text: str) -> str:
@@ -94,6 +119,17 @@ OBJECTIVE_TOOLTIP = (
     "variance of any single CDF point."
 )
 LOCK_TOOLTIP = "Keep this level's budget fixed when other levels change or when you auto-optimize."
+PUBLIC_N_TOOLTIP = (
+    "A public number of records, to turn an error in % into records. Under 'N is public' it is the "
+    "file's row count; under 'N is private' only a figure already published (an estimate) may be used."
+)
+PUBLIC_N_HELP = {
+    "change": "N is public under this protection: the file's row count is used.",
+    "addremove": "N is private under this protection, so the file's row count is never used here. Type a "
+                 "published estimate of N to work in % of N, or give the error in records.",
+}
+PUBLIC_N_NEEDED = ("N is private: type a published estimate of N (not the file's count), or give the "
+                   "accepted error in records.")
 ACCURACY_HELP = (
     "Say how much error you accept and the app finds the smallest ε (the least privacy spent) "
     "that achieves it. The error is a 95 % margin: the published count is within it 95 times out of 100."

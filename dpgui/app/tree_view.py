@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app.style import new_plot
+from dpgui.app.text import escape
 
 if TYPE_CHECKING:
     from dpgui.core.mechanism import Release
@@ -578,6 +579,7 @@ class BinTreeView(QWidget):
         self.legend = _ColourLegend()
         self.info_label = QLabel(HINT)
         self.info_label.setWordWrap(True)
+        self.info_label.setTextFormat(Qt.TextFormat.PlainText)  # quotes the column's name literally
         self.info_label.setAccessibleName("Details of the box under the mouse")
         self.info_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.info_label.setMinimumHeight(2 * self.info_label.fontMetrics().height() + 4)
@@ -607,7 +609,7 @@ class BinTreeView(QWidget):
         self._hovered = self._selected = None
         self._key_level = 0
         item = self.plot_widget.getPlotItem()
-        item.setLabel("bottom", value_label)
+        item.setLabel("bottom", escape(value_label))  # pyqtgraph labels are rich text
         names = [self._level_name(level) for level in range(tree.levels)]
         left = item.getAxis("left")
         left.setTicks([[(level + 0.5, name) for level, name in enumerate(names)]])

@@ -109,6 +109,7 @@ class VerifyDialog(QDialog):
         verify_row.addStretch(1)
 
         self.verdict = QLabel()
+        self.verdict.setTextFormat(Qt.TextFormat.PlainText)  # a failure quotes file names literally
         self.verdict.setWordWrap(True)
         self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         font = QFont(self.verdict.font())
@@ -116,6 +117,7 @@ class VerifyDialog(QDialog):
         font.setPointSizeF(font.pointSizeF() * 1.15)
         self.verdict.setFont(font)
         self.advice = QLabel()
+        self.advice.setTextFormat(Qt.TextFormat.PlainText)
         self.advice.setWordWrap(True)
         self.results = QLabel()
         self.results.setTextFormat(Qt.TextFormat.RichText)

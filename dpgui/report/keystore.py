@@ -176,6 +176,49 @@ def import_public_key(path: Path, name: str | None = None, directory: Path | Non
     return KeyEntry(name, key.key_id_hex, target, secret_path if secret_path.is_file() else None)
 
 
+def import_secret_key(path: Path, passphrase: str, name: str | None = None,
+                      directory: Path | None = None) -> KeyEntry:
+    """Copy a signing key made elsewhere (``dpgui key create NAME --dir D`` writes ``D/NAME.key``)
+    into the key folder as ``NAME.key`` (0600, still encrypted) and ``NAME.pub`` (derived from it),
+    so that the window can sign with it. The passphrase is checked by decrypting the key once; the
+    key is never written in clear. Default name: the file's stem. The same key again is a no-op; a
+    different key under that name is refused (:class:`DataError`); so is a key file that other
+    users can read (as :func:`load_secret_key`)."""
+    path = Path(path)
+    sk = load_secret_key(path, passphrase)
+    blob = _read(path, "secret key file")
+    public = sk.public_key
+    name = _check_name(path.stem if name is None else name)
+    folder = _folder(directory)
+    secret_path, public_path = folder / (name + SECRET_SUFFIX), folder / (name + PUBLIC_SUFFIX)
+    if secret_path.exists() or public_path.exists():
+        try:
+            same = load_public_key(public_path) == public
+        except DataError:
+            same = False
+        if not same:
+            raise DataError(f"a different key named {name!r} already exists in {folder}", "import it under another name")
+        if secret_path.is_file():
+            return KeyEntry(name, public.key_id_hex, public_path, secret_path)
+    try:  # as in create_key: created 0600 before any byte is written, never replacing a file
+        fd = os.open(secret_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+    except FileExistsError:
+        raise DataError(f"a key named {name!r} already exists in {folder}", "import it under another name") from None
+    except OSError as err:
+        raise DataError(f"cannot create {secret_path}: {err.strerror or err}", "check the folder's permissions") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(blob)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if not public_path.exists():
+            write_text_atomic(public_path, public.to_text())
+    except BaseException:
+        secret_path.unlink(missing_ok=True)
+        raise
+    return KeyEntry(name, public.key_id_hex, public_path, secret_path)
+
+
 def export_public_key(entry_or_name: KeyEntry | str, dest: Path, directory: Path | None = None) -> Path:
     """Write a key's ``.pub`` text to ``dest`` (a file, or a folder to get ``NAME.pub`` in it)."""
     if isinstance(entry_or_name, KeyEntry):
