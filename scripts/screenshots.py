@@ -1,11 +1,12 @@
 """Open every screen of the real window and save screenshots (used by the Xvfb test and for the README).
 
-    python scripts/screenshots.py OUTDIR [--appearance system|light|dark] [--seed S]
+    python scripts/screenshots.py OUTDIR [--appearance system|light|dark]
 
 Runs on whatever display Qt is given (Xvfb in CI: QT_QPA_PLATFORM=xcb, DISPLAY set). Each screen
 is captured from the screen itself (QScreen.grabWindow of the X root window), so what is saved is
-what a user would see, including the window manager-less frame. Noise is seeded: these releases
-are illustrations, not publications. Exit 0 when every screenshot was written.
+what a user would see, including the window manager-less frame. The release uses the window's own
+secure noise, as a user's would: only such a release can be signed, and the last screens export it
+as a signed bundle into a throw-away folder (the ledger is the throw-away DPGUI_HOME's). Exit 0 when every screenshot was written.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from dpgui.app.main import create_application
-from dpgui.core.noise import SeededRandom
 
 
 def wait(condition, timeout: float = 30.0) -> None:
@@ -42,7 +42,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--appearance", default="light", choices=("system", "light", "dark"))
-    parser.add_argument("--seed", type=int, default=2013)
     parser.add_argument("--size", default="1366x860")
     args = parser.parse_args(argv)
     args.outdir.mkdir(parents=True, exist_ok=True)
@@ -54,7 +53,6 @@ def main(argv: list[str] | None = None) -> int:
 
     apply_appearance(args.appearance)
     window = MainWindow()
-    window.noise_source = lambda: SeededRandom(args.seed)
     width, height = (int(v) for v in args.size.split("x"))
     window.resize(width, height)
     window.move(0, 0)

@@ -271,7 +271,7 @@ def crashed_session(csv: Path, ledgered: bool = False) -> tuple[Plan, np.ndarray
 
     ``ledgered``: the release was made as the window makes it (spent in the budget ledger, secure
     noise, its output recorded), so it may be signed; otherwise an unledgered test release "r-1"."""
-    shape = TreeShape(50, (5, 10))
+    shape = TreeShape(50, (6, 10), missing_leaf=True)  # change: the missing values' leaf is the 51st
     plan = Plan(shape, PrivacySpec(0.5), (0.123, 0.5 - 0.123))
     hist = column_histogram(csv, "age", 0.0, 100.0, 50, "drop")
     if ledgered:
@@ -279,12 +279,12 @@ def crashed_session(csv: Path, ledgered: bool = False) -> tuple[Plan, np.ndarray
             ledger.set_cap("people", 1.0)
             released, info = spend_and_release(ledger, "people", "age", "drop", hist.counts, plan, SecureRandom(),
                                                0.0, 100.0, "l1", n_missing=hist.n_missing)
-        record = ProjectRelease.from_release(released, info.release_id, info.created_utc, "age", "drop")
+        record = ProjectRelease.from_release(released, info.release_id, info.created_utc, "age", info.missing)
     else:
         released = engine_release(hist.counts, plan, SeededRandom(9), 0.0, 100.0, "l1")
         record = ProjectRelease.from_release(released, "r-1", "2026-03-04T05:06:07+00:00", "age", "drop")
     workspace = Project(data_path=str(csv), column="age", lower=0.0, upper=100.0, bins=50, missing="drop",
-                        dataset="people", plan=plan.to_json(), consistency="l1", branching="5x10", releases=(record,))
+                        dataset="people", plan=plan.to_json(), consistency="l1", branching="6x10", releases=(record,))
     folder = autosave_folder()
     folder.mkdir(parents=True, exist_ok=True)
     save_project(workspace, folder / "workspace.dpgui")
@@ -336,7 +336,7 @@ def test_a_restored_release_can_still_be_exported_as_a_signed_bundle(qtbot, peop
     assert window.project.restore()
     wait_applied(qtbot, window, people_csv, released=True)
     assert window.export_bundle_action.isEnabled() and window.export_button.isEnabled()
-    assert "confirmed by the budget ledger" in window.release_status.text()
+    assert "secure noise, confirmed by the budget ledger" in window.release_status.text()
     key = create_key("officer", "restore test passphrase")
     dialog = window.export_dialog()
     dialog.folder.setText(str(tmp_path))

@@ -25,7 +25,6 @@ def sample_window(qtbot):
     window.open_sample()
     qtbot.waitUntil(lambda: window.table is not None, timeout=30_000)
     qtbot.waitUntil(lambda: window.data_page.current_column() is not None, timeout=10_000)
-    window.data_page.set_missing_policy("drop")
     wait_plan(qtbot, window, 1000)
     with Ledger() as ledger:
         ledger.set_cap("flights", 5.0, 0.0, "test")
@@ -72,7 +71,6 @@ def test_export_never_overwrites_the_open_data_file(qtbot, tmp_path):
     window.open_file(str(data), column="distance")
     qtbot.waitUntil(lambda: window.table is not None, timeout=30_000)
     qtbot.waitUntil(lambda: window.data_page.current_column() is not None, timeout=10_000)
-    window.data_page.set_missing_policy("drop")
     wait_plan(qtbot, window, 1000)
     release_and_wait(qtbot, window)
     before = data.read_bytes()

@@ -113,7 +113,7 @@ def test_a_genuine_release_saved_and_reopened_exports_and_verifies(qtbot, people
     assert "secure" not in json.loads(target.read_text())["releases"][0]
     window = open_project(qtbot, target, people_csv, out)
     assert window.result_view.release().secure  # confirmed by the ledger's record
-    assert "confirmed by the budget ledger" in window.release_status.text()
+    assert "secure noise, confirmed by the budget ledger" in window.release_status.text()
     key = create_key("officer", PASSPHRASE)
     dialog = window.export_dialog()
     assert dialog is not None, error_text(window)
