@@ -1,8 +1,11 @@
 """What users ask of a released CDF: quantiles and range counts, with intervals (post-processing).
 
 The released cumulative counts ``C_j`` sit at bin upper edges; between edges the CDF is taken
-as linear (values spread evenly within a bin). Intervals use the exact standard errors of the
-unbiased estimate before consistency (``Release.std_error``), at 95 % (z = 1.959964) pointwise.
+as linear (values spread evenly within a bin): that gives the quantile *estimate* shown. Its
+interval is built differently (see :func:`quantiles` and docs/design.md "## Quantile intervals"):
+it covers the true quantile of the data, wherever in its bin it lies, with probability ≥ 95 %.
+Range counts and the CDF band use the exact standard errors of the unbiased estimate before
+consistency (``Release.std_error``) at 95 % (z = 1.959964) pointwise.
 """
 
 from __future__ import annotations
@@ -18,26 +21,47 @@ from dpgui.errors import ParameterError
 
 Z95 = 1.959963984540054
 
+#: One-sided 97.5 % point of the standardised noise of one estimated cumulative count, for the
+#: quantile intervals. The noise is discrete Laplace summed over tree nodes; a single Laplace has
+#: its one-sided 97.5 % point at ln(20)/√2 ≈ 2.118 standard deviations (a normal 1.96 undercovers),
+#: sums of several are closer to normal. 2.2 standard deviations plus ``LATTICE_SLACK`` counts
+#: bound the exact one-sided 97.5 % point of every sum of 1–24 i.i.d. discrete Laplace terms at
+#: scales 0.05–13 (checked by exact convolution in tests/core/test_core_quantile_coverage.py; the
+#: largest excess is 0.39 counts, at a scale so small that the integer lattice dominates).
+Z_TAIL = 2.2
+LATTICE_SLACK = 1.0
+
 
 @dataclass(frozen=True)
 class Quantile:
+    """One quantile of a release, in the column's units.
+
+    ``value``: the estimate, the point where the released CDF reaches p when the records are
+    taken to be spread evenly inside the bin ``[bin_low, bin_high)`` (linear interpolation).
+    ``low``/``high``: a closed interval, on bin edges, that holds the true quantile of the data
+    with probability ≥ 95 % (see :func:`quantiles` for the definition and the argument).
+    """
+
     probability: float
-    value: float  # in the column's units
-    low: float  # 95 % interval, column units
+    value: float  # estimate: linear interpolation inside [bin_low, bin_high)
+    low: float  # ≥ 95 % interval for the true quantile, column units (bin edges)
     high: float
+    bin_low: float = float("nan")  # the bin the estimate was interpolated in
+    bin_high: float = float("nan")
 
 
-def _crossing(release: Release, cumulative: np.ndarray, target: float) -> float:
-    """Smallest x with C(x) ≥ target, C linear within bins; ``upper`` if never reached."""
+def _crossing(release: Release, cumulative: np.ndarray, target: float) -> tuple[float, int]:
+    """(x, j): smallest x with C(x) ≥ target, C linear within bins, and its bin j; (upper, K−1)
+    if never reached."""
     k = cumulative.size
     width = (release.upper - release.lower) / k
     j = int(np.searchsorted(cumulative, target, side="left"))
     if j >= k:
-        return release.upper
+        return release.upper, k - 1
     previous = cumulative[j - 1] if j > 0 else 0.0
     step = cumulative[j] - previous
     fraction = 1.0 if step <= 0 else float(np.clip((target - previous) / step, 0.0, 1.0))
-    return release.lower + (j + fraction) * width
+    return release.lower + (j + fraction) * width, j
 
 
 def cumulative_interval95(release: Release) -> tuple[np.ndarray, np.ndarray]:
@@ -52,24 +76,66 @@ def cumulative_interval95(release: Release) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(c - band, 0.0, n), np.clip(c + band, 0.0, n)
 
 
-def quantiles(release: Release, probabilities: Sequence[float]) -> list[Quantile]:
-    """Quantiles of the released CDF with 95 % intervals from inverting the pointwise band.
+def quantile_bin_interval(release: Release, p: float) -> tuple[int, int]:
+    """Bins ``(first, last)`` between which the true p-quantile lies with probability ≥ 95 %.
 
-    ``low`` is where the upper band ``C + z·se`` first reaches p·N, ``high`` where the lower band
-    ``C − z·se`` does. O(K + len·log K).
+    Definitions (true, confidential values): ``C_j`` = records in bins 0..j−1 after clamping
+    (``C_0 = 0``, ``C_K`` = the counted total), ``N = C_K``. The true p-quantile ``Q`` is the
+    smallest data value x with #{values ≤ x} ≥ p·N (for p = 0: the smallest value, ≥ 1 record).
+    Its bin is ``b = min{j : D_{j+1} ≥ 0}`` with ``D_j = C_j − p·C_K`` (``C_j − 1`` for p = 0):
+    every record in a bin below b is < Q, every record ≤ Q is in a bin ≤ b.
+
+    From the unbiased estimate ``Ĉ`` (``release.estimate``, before consistency, so the
+    consistency step cannot move the band) and its exact standard errors ``σ``: the noise of
+    ``D̂_j`` has standard deviation ≤ ``σ_j + p·σ_K`` (``σ_K = 0`` when N is public); the margin is
+    ``m_j = Z_TAIL·(σ_j + p·σ_K) + LATTICE_SLACK`` (0 where the value is exact), a one-sided
+    97.5 % bound. ``first`` = first j whose upper band ``D̂_{j+1} + m_{j+1}`` reaches 0; ``last``
+    = first j with ``min_{i ≥ j+1} (D̂_i − m_i) ≥ 0`` (the lower band made nondecreasing from the
+    right, which only widens it). If ``D̂_{b+1} + m_{b+1} ≥ D_{b+1}`` then ``first ≤ b``; if
+    ``D̂_b − m_b ≤ D_b`` then ``last ≥ b``. Two one-sided events of ≤ 2.5 % each at the two edges
+    that bracket the quantile, so ``P(first ≤ b ≤ last) ≥ 95 %`` by the union bound. O(K).
+    """
+    k = release.plan.shape.bins
+    estimate = np.concatenate(([0.0], np.asarray(release.estimate, dtype=float)))
+    se = np.concatenate(([0.0], np.asarray(release.std_error, dtype=float)))
+    if p > 0:
+        d = estimate - p * estimate[-1]
+        spread = se + p * se[-1]
+    else:
+        d = estimate - 1.0
+        spread = se
+    margin = np.where(spread > 0, Z_TAIL * spread + LATTICE_SLACK, 0.0)
+    upper = d + margin
+    lower_from_right = np.minimum.accumulate((d - margin)[::-1])[::-1]
+    reach = np.flatnonzero(upper[1:] >= 0)
+    first = int(reach[0]) if reach.size else 0  # never reached: the band failed; widest answer
+    sure = np.flatnonzero(lower_from_right[1:] >= 0)
+    last = int(sure[0]) if sure.size else k - 1
+    return min(first, last), max(first, last)
+
+
+def quantiles(release: Release, probabilities: Sequence[float]) -> list[Quantile]:
+    """Quantiles of the released CDF: the estimate and an interval for the true quantile.
+
+    ``value`` is the estimate (linear interpolation inside the bin where the consistent released
+    CDF reaches p). ``[low, high]`` runs from the lower edge of bin ``first`` to the upper edge of
+    bin ``last`` of :func:`quantile_bin_interval`, widened if needed to hold the estimate's bin;
+    it holds the true p-quantile of the data (the smallest value with at least p·N records at or
+    below it; out-of-bounds values count as the nearest bound) with probability ≥ 95 % over the
+    noise, for each p separately. O(K) per probability.
     """
     probs = np.asarray(probabilities, dtype=float)
     if probs.size == 0 or np.any(~np.isfinite(probs)) or np.any((probs < 0) | (probs > 1)):
         raise ParameterError(f"probabilities must be in [0, 1], got {list(probabilities)}", "use e.g. 0.25, 0.5, 0.75")
     c = np.asarray(release.cumulative, dtype=float)
-    se = release.std_error
-    upper_band = np.maximum.accumulate(c + Z95 * se)
-    lower_band = np.maximum.accumulate(c - Z95 * se)
+    lows, highs = release.bin_edges()
     out = []
     for p in probs:
-        target = p * release.total
-        out.append(Quantile(float(p), _crossing(release, c, target), _crossing(release, upper_band, target),
-                            _crossing(release, lower_band, target)))
+        value, j = _crossing(release, c, p * release.total)
+        first, last = quantile_bin_interval(release, float(p))
+        first, last = min(first, j), max(last, j)
+        out.append(Quantile(float(p), value, float(lows[first]), float(highs[last]),
+                            float(lows[j]), float(highs[j])))
     return out
 
 
