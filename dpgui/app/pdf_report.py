@@ -309,11 +309,14 @@ def _page1_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
     out.append("<h2>Released quantiles</h2>")
     width = (release.upper - release.lower) / release.plan.shape.bins
     out.append(f"<p>Values of {_e(details.column)} below which the given share of the records lies, read from the "
-               "released CDF (this costs no extra privacy). With 95 % confidence the true quantile lies in the "
-               f"interval. Within a bin ({_e(format_number(width))} wide) the records are taken to be spread "
-               "evenly.</p>")
+               "released CDF (this costs no extra privacy). The estimate is a linear interpolation inside the bin "
+               f"where the released CDF reaches the share (bins are {_e(format_number(width))} wide; the records "
+               "are taken to be spread evenly inside it), so the true quantile need not be near it. With at least "
+               "95 % confidence the true quantile of the data lies in the interval, which runs between bin edges "
+               "and allows both for the noise and for where inside its bin the true value lies (values outside the "
+               "bounds count as the nearest bound).</p>")
     out.append('<table width="70%" cellpadding="5" cellspacing="0"><tr><th>Quantile</th>'
-               '<th align="right">Value</th><th align="right">95 % interval</th></tr>')
+               '<th align="right">Estimate (interpolated)</th><th align="right">95 % interval</th></tr>')
     out += _rows(_quantile_rows(release), "", 1)
     out.append("</table></body></html>")
     return "".join(out)
@@ -389,7 +392,9 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
         "<p>The shaded band around the curve and the quantile intervals are 95 % intervals. At each bin edge, "
         "the band covers the true cumulative count with 95 % probability: in about 19 of every 20 bins the truth "
         "lies inside the band, and in about 1 of 20 it lies a little outside. A quantile interval, for example "
-        "of the median, gives the range of values in which the true quantile lies with 95 % confidence.</p>")
+        "of the median, gives the range of values in which the true quantile of the data lies with at least 95 % "
+        "confidence; it is built from bin edges and a wider margin for the noise than the band, so it also holds "
+        "when the true value sits anywhere inside its bin.</p>")
     out.append("<h2>Why counts can differ from the truth</h2>")
     out.append(
         f"<p>Besides the noise: the bounds from {_e(format_number(release.lower))} to "
