@@ -4,8 +4,9 @@ The released cumulative counts ``C_j`` sit at bin upper edges; between edges the
 as linear (values spread evenly within a bin): that gives the quantile *estimate* shown. Its
 interval is built differently (see :func:`quantiles` and docs/design.md "## Quantile intervals"):
 it covers the true quantile of the data, wherever in its bin it lies, with probability ≥ 95 %.
-Range counts and the CDF band use the exact standard errors of the unbiased estimate before
-consistency (``Release.std_error``) at 95 % (z = 1.959964) pointwise.
+Range counts and the CDF band cover the true count with probability ≥ 95 % each: the unbiased
+estimate before consistency ± :func:`noise_margin` of its exact standard error, widened to hold
+the released value (docs/design.md "## Count intervals").
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from dpgui.core.mechanism import Release
 from dpgui.core.projection import interval_variance
 from dpgui.errors import ParameterError
 
+#: The normal 97.5 % point. Not a valid 95 % factor for this noise (see ``Z_TAIL``); kept for
+#: comparisons with the method before issue 12 (benchmarks, tests).
 Z95 = 1.959963984540054
 
 #: One-sided 97.5 % point of the standardised noise of one estimated cumulative count, for the
@@ -30,6 +33,18 @@ Z95 = 1.959963984540054
 #: largest excess is 0.39 counts, at a scale so small that the integer lattice dominates).
 Z_TAIL = 2.2
 LATTICE_SLACK = 1.0
+
+
+def noise_margin(std_error: np.ndarray | float) -> np.ndarray:
+    """One-sided 97.5 % bound on the noise of an unbiased count with this standard error, in
+    records: ``Z_TAIL·σ + LATTICE_SLACK`` (0 where σ = 0: the count is exact).
+
+    The noise is symmetric, so ``estimate ± noise_margin(σ)`` holds the true count with
+    probability ≥ 95 % (two tails of ≤ 2.5 % each). The one margin of the product: quantile
+    intervals, the CDF band, range counts and the projected margins of a plan. O(size).
+    """
+    se = np.asarray(std_error, dtype=float)
+    return np.where(se > 0, Z_TAIL * se + LATTICE_SLACK, 0.0)
 
 
 @dataclass(frozen=True)
@@ -64,16 +79,31 @@ def _crossing(release: Release, cumulative: np.ndarray, target: float) -> tuple[
     return release.lower + (j + fraction) * width, j
 
 
-def cumulative_interval95(release: Release) -> tuple[np.ndarray, np.ndarray]:
-    """Pointwise 95 % interval of each released cumulative count: C_j ± z·se_j, clipped to [0, N].
+def _count_interval(estimate: np.ndarray, std_error: np.ndarray, released: np.ndarray,
+                    release: Release) -> tuple[np.ndarray, np.ndarray]:
+    """``[min(Ĉ − m, C), max(Ĉ + m, C)]`` with ``m = noise_margin(σ)``, clipped to what a count can
+    be: ≥ 0, and ≤ N when N is public (under add/remove the released N is noisy and is no bound)."""
+    m = noise_margin(std_error)
+    low = np.maximum(np.minimum(estimate - m, released), 0.0)
+    high = np.maximum(estimate + m, released)
+    if release.plan.privacy.root_public:
+        high = np.minimum(high, float(release.total))
+        low = np.minimum(low, high)
+    return low, high
 
-    Normal approximation with the exact standard error of the unbiased estimate (before
-    consistency). Covers the true count in about 95 % of bins. O(K).
+
+def cumulative_interval95(release: Release) -> tuple[np.ndarray, np.ndarray]:
+    """Pointwise interval of each cumulative count C_1..C_K (records in bins 0..j−1) that holds the
+    TRUE count with probability ≥ 95 %, each j separately (the CDF band).
+
+    Centred on the unbiased estimate before consistency (``release.estimate``), whose noise is
+    symmetric with the exact standard error ``release.std_error``: ``Ĉ_j ± noise_margin(σ_j)``
+    misses with probability ≤ 2.5 % per side. It is then widened to hold the released
+    (consistent) count and clipped to [0, N] when N is public; neither step can drop the truth,
+    so the ≥ 95 % holds as stated. O(K).
     """
-    c = np.asarray(release.cumulative, dtype=float)
-    band = Z95 * np.asarray(release.std_error, dtype=float)
-    n = float(release.total)
-    return np.clip(c - band, 0.0, n), np.clip(c + band, 0.0, n)
+    return _count_interval(np.asarray(release.estimate, dtype=float), np.asarray(release.std_error, dtype=float),
+                           np.asarray(release.cumulative, dtype=float), release)
 
 
 def quantile_bin_interval(release: Release, p: float) -> tuple[int, int]:
@@ -104,7 +134,7 @@ def quantile_bin_interval(release: Release, p: float) -> tuple[int, int]:
     else:
         d = estimate - 1.0
         spread = se
-    margin = np.where(spread > 0, Z_TAIL * spread + LATTICE_SLACK, 0.0)
+    margin = noise_margin(spread)
     upper = d + margin
     lower_from_right = np.minimum.accumulate((d - margin)[::-1])[::-1]
     reach = np.flatnonzero(upper[1:] >= 0)
@@ -141,23 +171,24 @@ def quantiles(release: Release, probabilities: Sequence[float]) -> list[Quantile
 
 @dataclass(frozen=True)
 class RangeCount:
+    """Records in ``[start, stop)``: the released count and an interval for the true count."""
+
     start: float  # bin edge actually used, column units
     stop: float
-    count: float
-    std_error: float
-
-    @property
-    def low(self) -> float:
-        return self.count - Z95 * self.std_error
-
-    @property
-    def high(self) -> float:
-        return self.count + Z95 * self.std_error
+    count: float  # difference of the released (consistent) cumulative counts
+    std_error: float  # of the unbiased difference Ĉ_stop − Ĉ_start (before consistency)
+    low: float  # holds the true count with probability ≥ 95 %
+    high: float
 
 
 def range_count(release: Release, start: float, stop: float) -> RangeCount:
-    """How many records lie in [start, stop), snapped to the nearest bin edges; exact standard
-    error of the difference of the two unbiased cumulative counts (its covariance included)."""
+    """How many records lie in [start, stop), snapped to the nearest bin edges.
+
+    ``count`` is the difference of the released cumulative counts; ``[low, high]`` holds the true
+    count with probability ≥ 95 %: the unbiased difference ``Ĉ_b − Ĉ_a`` ± ``noise_margin`` of its
+    exact standard error (covariance included), widened to hold ``count`` and clipped to [0, N]
+    (N public) or [0, ∞) (add/remove), as in :func:`cumulative_interval95`. O(h).
+    """
     if not (np.isfinite(start) and np.isfinite(stop)) or start >= stop:
         raise ParameterError(f"range [{start}, {stop}) is empty or not finite", "give start < stop")
     k = release.plan.shape.bins
@@ -168,5 +199,8 @@ def range_count(release: Release, start: float, stop: float) -> RangeCount:
         b = min(k, a + 1) if a < k else b
         a = b - 1
     c = np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float)))
-    variance = interval_variance(release.plan, a, b)
-    return RangeCount(release.lower + a * width, release.lower + b * width, float(c[b] - c[a]), float(np.sqrt(variance)))
+    estimate = np.concatenate(([0.0], np.asarray(release.estimate, dtype=float)))
+    se = float(np.sqrt(max(0.0, interval_variance(release.plan, a, b))))
+    count = float(c[b] - c[a])
+    low, high = _count_interval(np.array([estimate[b] - estimate[a]]), np.array([se]), np.array([count]), release)
+    return RangeCount(release.lower + a * width, release.lower + b * width, count, se, float(low[0]), float(high[0]))
