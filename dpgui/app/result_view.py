@@ -37,8 +37,9 @@ INTERVAL_TIP = ("With at least 95 % confidence the true quantile of the data lie
 VALUE_TIP = ("The estimate: the point where the released CDF reaches this share, with the records taken to be spread "
              "evenly inside the bin (linear interpolation inside bin [a, b)). The true quantile can lie anywhere in "
              "the interval, not necessarily near this point.")
-CDF_NOTE = ("The shaded band shows where the true CDF lies with 95 % confidence at each point; when it is too "
-            "thin to see, the release is very precise. Zoom with the mouse wheel; right-click for more options.")
+CDF_NOTE = ("The shaded band: at each bin edge, the true number of records at or below it lies inside with at "
+            "least 95 % probability (as a share, divided by the released N); when it is too thin to see, the "
+            "release is very precise. Zoom with the mouse wheel; right-click for more options.")
 HISTOGRAM_NOTE = ("Each bar is the rise of the released CDF across its bins, so it carries the same privacy noise. "
                   "Zoom with the mouse wheel; right-click for more options.")
 RANGE_ERROR = "“From” must be smaller than “to”. Please change one of them."
@@ -557,7 +558,7 @@ class ResultView(QWidget):
         answer = range_count(release, start, stop)
         self._range = answer
         n = float(release.total)
-        low, high = max(0.0, answer.low), min(n, answer.high) if n > 0 else answer.high
+        low, high = answer.low, answer.high  # already clipped to what the true count can be
         count = min(max(answer.count, 0.0), n) if n > 0 else max(answer.count, 0.0)  # shown: never below 0
         text = (f"About <b>{format_number(count, 0)}</b> records between {self._fmt_edge(answer.start)} and "
                 f"{self._fmt_edge(answer.stop)} {html.escape(self._value_label)} ")

@@ -96,7 +96,8 @@ OBJECTIVE_TOOLTIP = (
 LOCK_TOOLTIP = "Keep this level's budget fixed when other levels change or when you auto-optimize."
 ACCURACY_HELP = (
     "Say how much error you accept and the app finds the smallest ε (the least privacy spent) "
-    "that achieves it. The error is a 95 % margin: the published count is within it 95 times out of 100."
+    "that achieves it. The error is a 95 % margin: the half-width of the 95 % band published with each "
+    "count, which holds the true count at least 95 times out of 100."
 )
 MISSING_LABELS = {
     "drop": "Leave them out (N counts only the rows that have a value)",
