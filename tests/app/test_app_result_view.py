@@ -286,3 +286,20 @@ def test_band_envelope_thins_without_narrowing_the_band():
     assert np.all(lows[2 * group] <= low) and np.all(highs[2 * group] >= high)
     small = band_envelope(x[:100], low[:100], high[:100])
     assert small[0] is x[:100] or np.array_equal(small[0], x[:100])
+
+
+def test_range_interval_is_not_cut_at_the_noisy_n(qtbot):
+    """Under add/remove the released N is noisy: the range counter's interval (for all records here) is
+    shown as range_count computes it, not clipped to the released N, which can lie below the truth."""
+    counts = _counts(K, seed=4)
+    result = release(counts, auto_plan(K, PrivacySpec(1.0, "addremove")), SeededRandom(5), LOWER, UPPER, "l2")
+    widget = ResultView()
+    qtbot.addWidget(widget)
+    widget.set_release(result, "distance", counts)
+    widget.set_range(LOWER, UPPER)
+    answer = widget.range_result()
+    assert answer == range_count(result, LOWER, UPPER)
+    assert answer.high > result.total  # the interval reaches above the released N …
+    assert answer.low <= counts.sum() <= answer.high  # … and holds the true count
+    text = _plain(widget.range_result_label)
+    assert f"95 % interval {format_number(answer.low, 0)} – {format_number(answer.high, 0)}" in text

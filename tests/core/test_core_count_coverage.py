@@ -88,14 +88,18 @@ CELLS = [(eps, k, est, nb) for eps, k in ((0.1, 16), (0.1, 100), (1.0, 100), (5.
 def test_band_and_range_counts_hold_the_true_count(epsilon, bins, estimator, neighbours):
     found = measure(epsilon, bins, estimator, neighbours, seed=bins + int(10 * epsilon))
     sd = sd_bound(RELEASES)
+    failures = []
     for consistency, hits in found.items():
-        where = f"ε={epsilon} K={bins} {estimator} {neighbours} consistency={consistency}"
-        band = hits["band"]
-        assert band.mean() >= 0.95 - 2 * sd, f"{where}: band holds the true count in {band.mean():.1%} of bins"
-        assert band.min() >= 0.95 - 3.5 * sd, f"{where}: worst bin {band.argmin()} covered {band.min():.1%}"
-        ranges = hits["range"]
+        where = f"consistency={consistency}"
+        band, ranges = hits["band"], hits["range"]
+        if band.mean() < 0.95 - 2 * sd:
+            failures.append(f"{where}: band holds the true count in {band.mean():.1%} of bin edges")
+        if band.min() < 0.95 - 3.5 * sd:
+            failures.append(f"{where}: worst bin edge {band.argmin()} covered in {band.min():.1%}")
         # ranges asked in one release share its noise: judge against the number of releases
-        assert ranges.mean() >= 0.95 - 2 * sd, f"{where}: range counts cover {ranges.mean():.1%}"
+        if ranges.mean() < 0.95 - 2 * sd:
+            failures.append(f"{where}: range counts cover {ranges.mean():.1%}")
+    assert not failures, f"ε={epsilon} K={bins} {estimator} {neighbours}: " + "; ".join(failures)
 
 
 def test_band_and_range_hold_the_released_value_and_possible_counts():
