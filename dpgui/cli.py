@@ -289,7 +289,8 @@ def plan_text(report: dict[str, Any], n: int | None) -> str:
     share = f" ({100 * worst / n:.3g} % of N)" if n else ""
     lines += [
         "Projected error of each cumulative count (before consistency, which usually lowers it):",
-        f"  worst standard error ±{worst:.4g} records{share}; 95 % of releases within ±{1.96 * worst:.4g}",
+        f"  worst standard error ±{worst:.4g} records{share}; its 95 % band ±{projected['max_margin95']:.4g} "
+        "(2.2 SE + 1; holds the truth in ≥ 95 % of releases)",
         f"  root-mean-square error ±{projected['rms_error']:.4g} records",
         f"  total squared error {projected['total_sq_error']:.4g} = {projected['ratio_to_paper_best']:.3f} x "
         f"paper 000's best tree ({'x'.join(map(str, report['baselines']['paper_best']['branching']))}, "

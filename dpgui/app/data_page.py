@@ -23,8 +23,8 @@ from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_
 from dpgui.core.tree import check_bins
 from dpgui.data.histogram import check_bounds
 from dpgui.data.public_bounds import (
-    WHY_NOT_CONFIDENTIAL, BoundsSuggestion, find_schema_for, suggest_from_reference, suggest_from_schema,
-    suggest_from_type,
+    WHY_NOT_CONFIDENTIAL, WHY_WHOLE_NUMBER_BINS, BoundsSuggestion, find_schema_for, suggest_from_reference,
+    suggest_from_schema, suggest_from_type, whole_number_bins, whole_number_reason,
 )
 from dpgui.data.table import ColumnInfo, TableInfo, TableReader
 from dpgui.errors import DpguiError, ParameterError
@@ -255,6 +255,16 @@ class DataPage(QWidget):
         self.suggest_button = QPushButton("Suggest bounds from &public information…")
         self.suggest_button.setEnabled(False)
         self.suggest_button.clicked.connect(self.open_bounds_dialog)
+        # Offered when public type information says the column holds whole numbers (docs/design.md,
+        # "## Quantile intervals"): bounds a−0.5 … b+0.5, one bin per whole number or whole-number step.
+        self.whole_button = QPushButton("Centre bins on &whole numbers")
+        self.whole_button.setToolTip(WHY_WHOLE_NUMBER_BINS)
+        self.whole_button.clicked.connect(self.apply_whole_number_bins)
+        self.whole_note = QLabel("")
+        self.whole_note.setWordWrap(True)
+        self.whole_button.setVisible(False)
+        self.whole_note.setVisible(False)
+        self._whole_reason: str | None = None
         for field in (self.lower, self.upper, self.bins):
             field.edited.connect(self._on_settings_edited)
         for field in (self.lower, self.upper):  # typed bounds no longer come from the suggestion
@@ -283,6 +293,8 @@ class DataPage(QWidget):
         form.addRow("Bin width:", self.bin_width)
         form.addRow(self.bounds_note)
         form.addRow(self.suggest_button)
+        form.addRow(self.whole_note)
+        form.addRow(self.whole_button)
         form.labelForField(self.lower).setBuddy(self.lower.edit)
         form.labelForField(self.upper).setBuddy(self.upper.edit)
         form.labelForField(self.bins).setBuddy(self.bins.edit)
@@ -387,6 +399,9 @@ class DataPage(QWidget):
             self.settingsChanged.emit()
             return
         show_inline(self.column_message, "")
+        self._whole_reason = None
+        if self.info is not None:
+            self._whole_reason = whole_number_reason(column, self.info.format, find_schema_for(self.info.path))
         self._apply_automatic_suggestion(column)
         self.columnChosen.emit(column.name)
         self.settingsChanged.emit()
@@ -437,7 +452,41 @@ class DataPage(QWidget):
         self._update_bin_width()
         self.settingsChanged.emit()
 
+    def whole_number_offer(self) -> tuple[float, float, int, int] | None:
+        """(lower, upper, K, step) of bins centred on whole numbers for the current bounds and K,
+        if the column is whole-numbered by public type information and they differ from the current ones."""
+        lower, upper, bins = self.lower.value(), self.upper.value(), self.bins.value()
+        if self._whole_reason is None or None in (lower, upper, bins):
+            return None
+        try:
+            lower, upper = check_bounds(lower, upper)
+            offer = whole_number_bins(lower, upper, int(bins))
+        except DpguiError:
+            return None
+        return None if offer[:3] == (lower, upper, bins) else offer
+
+    def apply_whole_number_bins(self) -> None:
+        offer = self.whole_number_offer()
+        if offer is None:
+            return
+        lower, upper, bins, _step = offer
+        self.lower.set_text(format_number(lower))
+        self.upper.set_text(format_number(upper))
+        self.bins.set_text(str(bins))
+        self._on_settings_edited()
+
+    def _update_whole_number_offer(self) -> None:
+        offer = self.whole_number_offer()
+        self.whole_button.setVisible(offer is not None)
+        self.whole_note.setVisible(offer is not None)
+        if offer is not None:
+            lower, upper, bins, step = offer
+            per = "one bin per whole number" if step == 1 else f"one bin per {step} whole numbers"
+            self.whole_note.setText(f"{self._whole_reason} Offer: bounds {format_number(lower)} to "
+                                    f"{format_number(upper)}, K = {bins:,} ({per}). {WHY_WHOLE_NUMBER_BINS}")
+
     def _update_bin_width(self) -> None:
+        self._update_whole_number_offer()
         lower, upper, bins = self.lower.value(), self.upper.value(), self.bins.value()
         show_inline(self.bounds_message, "")
         if None in (lower, upper):

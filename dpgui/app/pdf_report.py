@@ -33,7 +33,7 @@ from dpgui.app.result_view import band_envelope
 from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, format_number
 from dpgui.core.mechanism import Release
 from dpgui.core.projection import interval_variance
-from dpgui.core.quantiles import Z95, cumulative_interval95, quantiles
+from dpgui.core.quantiles import cumulative_interval95, noise_margin, quantiles
 from dpgui.report.bundle import ReleaseInfo
 
 __all__ = ["render_release_pdf", "ensure_gui_application", "PAGE_COUNT", "TEST_BANNER"]
@@ -161,8 +161,8 @@ def _e(text: object) -> str:
 
 
 def _margins(release: Release) -> np.ndarray:
-    """95 % margin (z·se) of every released cumulative count, in records."""
-    return Z95 * np.asarray(release.std_error, dtype=float)
+    """Half-width of the 95 % band (noise_margin of the standard error) of every cumulative count, records."""
+    return noise_margin(release.std_error)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -216,7 +216,7 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     worst = float(margins.max()) if margins.size else 0.0
     typical = float(np.sqrt(np.mean(margins ** 2))) if margins.size else 0.0
     accuracy = (f"± {format_number(round(typical))} records on average, ± {format_number(round(worst))} at the "
-                f"least precise point (95 % margins of the cumulative counts)")
+                f"least precise point (half-widths of the 95 % band of the cumulative counts)")
     if n > 0:
         accuracy += f"; that is ± {100 * typical / n:.2g} % and ± {100 * worst / n:.2g} % of N"
     missing = missing_text(release, details.missing)
@@ -328,11 +328,14 @@ def _page1_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
     out.append("<h2>Released quantiles</h2>")
     width = (release.upper - release.lower) / release.plan.shape.bins
     out.append(f"<p>Values of {_e(details.column)} below which the given share of the records lies, read from the "
-               "released CDF (this costs no extra privacy). With 95 % confidence the true quantile lies in the "
-               f"interval. Within a bin ({_e(format_number(width))} wide) the records are taken to be spread "
-               "evenly.</p>")
+               "released CDF (this costs no extra privacy). The estimate is a linear interpolation inside the bin "
+               f"where the released CDF reaches the share (bins are {_e(format_number(width))} wide; the records "
+               "are taken to be spread evenly inside it), so the true quantile need not be near it. With at least "
+               "95 % confidence the true quantile of the data lies in the interval, which runs between bin edges "
+               "and allows both for the noise and for where inside its bin the true value lies (values outside the "
+               "bounds count as the nearest bound).</p>")
     out.append('<table width="70%" cellpadding="5" cellspacing="0"><tr><th>Quantile</th>'
-               '<th align="right">Value</th><th align="right">95 % interval</th></tr>')
+               '<th align="right">Estimate (interpolated)</th><th align="right">95 % interval</th></tr>')
     out += _rows(_quantile_rows(release), "", 1)
     out.append("</table></body></html>")
     return "".join(out)
@@ -399,16 +402,21 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
     out.append(
         "<p>Random whole numbers were added to the counts before publication. The noise is what protects people, "
         "and nobody, not even the person who made the release, knows its values. So a published count is close "
-        f"to, but usually not equal to, the true count: in this release a cumulative count is typically within "
-        f"± {format_number(round(typical))} records of the truth (95 % margin). Counts derived from the release "
+        f"to, but usually not equal to, the true count: in this release the 95 % band of a cumulative count "
+        f"typically reaches ± {format_number(round(typical))} records. Counts derived from the release "
         "(the quantiles, the records per bin, any count between two values) carry the same noise; computing them "
         "costs no further privacy.</p>")
     out.append("<h2>How to read a 95 % interval</h2>")
     out.append(
         "<p>The shaded band around the curve and the quantile intervals are 95 % intervals. At each bin edge, "
-        "the band covers the true cumulative count with 95 % probability: in about 19 of every 20 bins the truth "
-        "lies inside the band, and in about 1 of 20 it lies a little outside. A quantile interval, for example "
-        "of the median, gives the range of values in which the true quantile lies with 95 % confidence.</p>")
+        "the band covers the true cumulative count with at least 95 % probability: on average at least 19 of every "
+        "20 bins hold the truth inside the band, and at most about 1 of 20 has it a little outside. The band is "
+        "built around the unbiased count before the consistency step, with a margin of 2.2 standard errors plus "
+        "one record (the noise is not normal: a plain 1.96 standard errors would cover less), and widened where "
+        "needed to hold the published count. A quantile interval, for example "
+        "of the median, gives the range of values in which the true quantile of the data lies with at least 95 % "
+        "confidence; it is built from bin edges and the same margin, so it also holds "
+        "when the true value sits anywhere inside its bin.</p>")
     out.append("<h2>Why counts can differ from the truth</h2>")
     out.append(
         f"<p>Besides the noise: the bounds from {_e(format_number(release.lower))} to "
@@ -710,7 +718,7 @@ def _plot_cdf(c: _Canvas, outer: QRectF, release: Release, column: str) -> None:
     y_max = max(top, float(cum.max())) * 1.03
     y = _plot_heading(c, outer, f"Released cumulative distribution (CDF) of {column}",
                       [("line", "Released cumulative count"),
-                       ("band", "95 % band: where the true count lies with 95 % confidence")])
+                       ("band", "95 % band: holds the true count with at least 95 % confidence")])
     right = None
     if n > 0:
         right = ("Fraction of all records", n)
@@ -736,15 +744,16 @@ def _plot_cdf(c: _Canvas, outer: QRectF, release: Release, column: str) -> None:
 
 
 def _bars(release: Release) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """Released records per bin (or per group of bins): x from, x to, count, 95 % margin; group size."""
+    """Released records per bin (or per group of bins): x from, x to, count, half-width of the 95 % interval
+    of the true count (noise_margin of the range's standard error); group size."""
     k = release.plan.shape.bins
     per_bin = np.diff(np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float))))
     group = max(1, math.ceil(k / MAX_BARS))
     starts = np.arange(0, k, group)
     stops = np.minimum(starts + group, k)
     counts = np.add.reduceat(per_bin, starts)
-    margins = np.array([Z95 * math.sqrt(max(0.0, interval_variance(release.plan, int(a), int(b))))
-                        for a, b in zip(starts, stops)])
+    margins = noise_margin(np.array([math.sqrt(max(0.0, interval_variance(release.plan, int(a), int(b))))
+                                     for a, b in zip(starts, stops)]))
     lower_edges, upper_edges = release.bin_edges()
     return lower_edges[starts], upper_edges[stops - 1], counts, margins, group
 
@@ -781,8 +790,8 @@ def _plot_bars(c: _Canvas, outer: QRectF, release: Release, column: str,
 
 def _cdf_caption(release: Release) -> str:
     return ("The curve is the released number of records with a value at or below each point; it is drawn "
-            "straight within each bin. The shaded band shows, at each point, where the true count lies with 95 % "
-            "confidence (in about 19 of 20 bins the truth is inside). Where the band is too thin to see, the release "
+            "straight within each bin. The shaded band holds, at each point, the true count with at least 95 % "
+            "confidence (on average at least 19 of 20 bins have the truth inside). Where the band is too thin to see, the release "
             "is very precise there. Values outside the bounds are counted in the first or last bin.")
 
 
@@ -796,8 +805,9 @@ def _bars_caption(release: Release, group: int, margins: np.ndarray) -> str:
                 + ("" if k % group == 0 else " (the last bar has fewer)")
                 + "; each bar is the rise of the released CDF across its bins")
     typical = float(np.median(margins)) if margins.size else 0.0
-    text = (f"{what}. The bars carry the privacy noise, so neighbouring bars differ partly by chance: a bar is "
-            f"typically within ± {format_number(round(typical))} records of the true count (95 % margin). ")
+    text = (f"{what}. The bars carry the privacy noise, so neighbouring bars differ partly by chance: the 95 % "
+            f"interval of a bar's true count (as the range counter computes it) typically reaches "
+            f"± {format_number(round(typical))} records. ")
     if release.consistency == "none":
         text += "No consistency step was applied, so a bar can be negative: that is noise, not data."
     else:

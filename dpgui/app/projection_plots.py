@@ -37,7 +37,7 @@ from typing import Callable, Hashable
 import numpy as np
 
 from dpgui.core.noise import discrete_laplace_variance, laplace_scale_float
-from dpgui.core.quantiles import Z95  # the one 95 % factor: plots, summary and tables agree
+from dpgui.core.quantiles import noise_margin  # the one 95 % margin: plots, summary, band and tables agree
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
 from dpgui.core.planner import candidate_shapes, laplace_variance, margin95, optimise_budgets
 from dpgui.core.projection import (
@@ -66,12 +66,14 @@ REFINE_DELAY_MS = 250  # …which starts this long after the plots are drawn (no
 
 # ----------------------------------------------------------------------------- Qt-free helpers
 def margin(variance: np.ndarray | float) -> np.ndarray:
-    """95% error margin (1.96 standard errors) of a count with this variance."""
-    return Z95 * np.sqrt(np.maximum(np.asarray(variance, dtype=float), 0.0))
+    """95% error margin of a count with this variance: ``noise_margin`` (2.2 standard errors + 1 record,
+    0 for an exact count), the half-width of the 95 % band published with the release."""
+    return noise_margin(np.sqrt(np.maximum(np.asarray(variance, dtype=float), 0.0)))
 
 
 def rms_margin(plan: Plan) -> float:
-    """Root-mean-square 95% margin over the noised CDF points (the engine's ``margin95(plan, 'average')``). O(h)."""
+    """Typical 95% margin: the margin at the root-mean-square standard error over the noised CDF points (the
+    engine's ``margin95(plan, 'average')``). O(h)."""
     return margin95(plan, "average")
 
 
@@ -312,9 +314,9 @@ class ProjectionCache:
         return float(coeffs @ (1.0 / lam) + (const / lam_c if np.isfinite(lam_c) else 0.0))
 
     def rms(self, shape: TreeShape, privacy: PrivacySpec, level_epsilons, estimator: str) -> float:
-        """RMS 95% margin (see :func:`rms_margin`) of that plan."""
+        """Typical 95% margin (see :func:`rms_margin`) of that plan."""
         total = self.total_sq_error(shape, privacy, level_epsilons, estimator)
-        return float(Z95 * math.sqrt(total / last_prefix(shape, privacy.root_public)))
+        return float(margin(total / last_prefix(shape, privacy.root_public)))
 
     def prefix_margins(self, plan: Plan, prefixes: np.ndarray) -> np.ndarray:
         """95% margins of the cumulative counts Ĉ_j, j ∈ prefixes; = margin(prefix_variances(plan, prefixes))."""
@@ -729,9 +731,10 @@ class ProjectionPlots(QWidget):
         outer.setContentsMargins(4, 4, 4, 4)
         outer.setSpacing(2)
         self.explanation = QLabel(
-            "Projected from the plan alone: no data used, no privacy spent. <b>95% margin</b>: the published "
-            "count is within ± this of the true count about 95% of the time. <b>Typical</b> = root-mean-square "
-            "over all CDF points.")
+            "Projected from the plan alone: no data used, no privacy spent. <b>95% margin</b>: the half-width of "
+            "the 95% band published with each count (2.2 standard errors + 1 record); the band holds the true count "
+            "in at least 95% of releases. <b>Typical</b>: the margin at the root-mean-square standard error over all "
+            "CDF points.")
         self.explanation.setWordWrap(True)
         outer.addWidget(self.explanation)
         self.failure = inline_message()
@@ -994,8 +997,8 @@ class ProjectionPlots(QWidget):
             f"lowest and the highest margin in each of {DRAWN_SLICES:,} narrow slices of the range.")
         if plan.shape.bins > EXACT_POINT_LIMIT:
             sampled += f" The margins are computed exactly at {SAMPLED_POINTS:,} points spread over the range."
-        self.error_plot.setToolTip("Each point: the 95% error margin of the published number of records up to "
-                                   "that value (log scale)." + sampled)
+        self.error_plot.setToolTip("Each point: the 95% error margin (half-width of the published 95% band) of the number of "
+                                   "records up to that value (log scale)." + sampled)
         # (b)
         item = self.epsilon_plot.getPlotItem()
         _set_axis_label(item, "left", "Typical 95% margin", units)

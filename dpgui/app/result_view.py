@@ -32,10 +32,15 @@ MAX_BARS = 200  # histogram bars drawn at most; more bins are summed into groups
 
 CONFIDENTIAL_LEGEND = "CONFIDENTIAL — true data, not released"
 CONFIDENTIAL_BANNER = "Showing confidential data for your checking only. It is not part of the release."
-INTERVAL_TIP = ("With 95 % confidence the true value lies between “interval low” and “interval high”; "
-                "the interval is there because random noise was added to protect privacy.")
-CDF_NOTE = ("The shaded band shows where the true CDF lies with 95 % confidence at each point; when it is too "
-            "thin to see, the release is very precise. Zoom with the mouse wheel; right-click for more options.")
+INTERVAL_TIP = ("With at least 95 % confidence the true quantile of the data lies between “interval low” and "
+                "“interval high” (bin edges): the interval allows for the privacy noise and for where inside its bin "
+                "the true value lies. Values outside the bounds count as the nearest bound.")
+VALUE_TIP = ("The estimate: the point where the released CDF reaches this share, with the records taken to be spread "
+             "evenly inside the bin (linear interpolation inside bin [a, b)). The true quantile can lie anywhere in "
+             "the interval, not necessarily near this point.")
+CDF_NOTE = ("The shaded band: at each bin edge, the true number of records at or below it lies inside with at "
+            "least 95 % probability (as a share, divided by the released N); when it is too thin to see, the "
+            "release is very precise. Zoom with the mouse wheel; right-click for more options.")
 HISTOGRAM_NOTE = ("Each bar is the rise of the released CDF across its bins, so it carries the same privacy noise. "
                   "Zoom with the mouse wheel; right-click for more options.")
 RANGE_ERROR = "“From” must be smaller than “to”. Please change one of them."
@@ -88,7 +93,7 @@ def _percent(p: float) -> str:
 class QuantileTableModel(QAbstractTableModel):
     """Rows of released quantiles: name, value and 95 % interval, formatted for reading."""
 
-    HEADERS = ("Quantile", "Value", "95 % interval\nlow", "95 % interval\nhigh")
+    HEADERS = ("Quantile", "Estimate\n(interpolated)", "95 % interval\nlow", "95 % interval\nhigh")
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -120,9 +125,11 @@ class QuantileTableModel(QAbstractTableModel):
 
     def _tooltip(self, q: Quantile) -> str:
         fmt = lambda v: format_number(v, self._decimals)  # noqa: E731
-        return (f"About {_percent(q.probability)} of records have {self._label} at or below {fmt(q.value)}. "
-                f"With 95 % confidence the true {_percent(q.probability)} point lies between "
-                f"{fmt(q.low)} and {fmt(q.high)}; the interval is there because noise was added for privacy.")
+        return (f"Estimate: {fmt(q.value)}, by linear interpolation inside bin [{fmt(q.bin_low)}, {fmt(q.bin_high)}) "
+                f"of the released CDF. With at least 95 % confidence the true {_percent(q.probability)} point of the "
+                f"data (the smallest {self._label} with {_percent(q.probability)} of records at or below it) lies "
+                f"between {fmt(q.low)} and {fmt(q.high)}; the interval allows for the noise added for privacy and "
+                "for where inside its bin the true value lies.")
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or not (0 <= index.row() < len(self._rows)):
@@ -155,8 +162,7 @@ class QuantileTableModel(QAbstractTableModel):
             if section == 0:
                 return "The share of records at or below the value on this row."
             if section == 1:
-                return (f"The {self._label} below which this share of records lies, read from the released CDF "
-                        "(shown to the precision of one bin).")
+                return VALUE_TIP
             return INTERVAL_TIP
         return None
 
@@ -565,7 +571,7 @@ class ResultView(QWidget):
         answer = range_count(release, start, stop)
         self._range = answer
         n = float(release.total)
-        low, high = max(0.0, answer.low), min(n, answer.high) if n > 0 else answer.high
+        low, high = answer.low, answer.high  # already clipped to what the true count can be
         count = min(max(answer.count, 0.0), n) if n > 0 else max(answer.count, 0.0)  # shown: never below 0
         text = (f"About <b>{format_number(count, 0)}</b> records between {self._fmt_edge(answer.start)} and "
                 f"{self._fmt_edge(answer.stop)} {html.escape(self._value_label)} ")

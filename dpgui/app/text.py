@@ -132,7 +132,8 @@ PUBLIC_N_NEEDED = ("N is private: type a published estimate of N (not the file's
                    "accepted error in records.")
 ACCURACY_HELP = (
     "Say how much error you accept and the app finds the smallest ε (the least privacy spent) "
-    "that achieves it. The error is a 95 % margin: the published count is within it 95 times out of 100."
+    "that achieves it. The error is a 95 % margin: the half-width of the 95 % band published with each "
+    "count, which holds the true count at least 95 times out of 100."
 )
 MISSING_HELP = (
     "Missing values (empty cells, NA, NaN; in a one-column CSV, blank lines) are handled by the privacy "

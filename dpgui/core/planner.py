@@ -409,17 +409,18 @@ ACCURACY_WHERE = ("every", "average")
 
 
 def margin95(plan: Plan, where: str) -> float:
-    """The plan's 95 % error margin in records: 1.96·SE at the worst CDF point ('every') or the RMS
-    over the noised CDF points ('average'). Exact (discrete-Laplace variances); O(h) for 'average',
-    O(K·h) for 'every'."""
-    from dpgui.core.quantiles import Z95
+    """The plan's 95 % error margin in records: ``noise_margin`` (2.2·SE + 1, the half-width of the
+    95 % band published with each count, which holds the true count with probability ≥ 95 %) at the
+    worst CDF point ('every') or at the root-mean-square SE over the noised CDF points ('average').
+    Exact (discrete-Laplace variances); O(h) for 'average', O(K·h) for 'every'."""
+    from dpgui.core.quantiles import noise_margin
 
     if where not in ACCURACY_WHERE:
         raise ParameterError(f"unknown accuracy target {where!r}", "use 'every' or 'average'")
     if where == "every":
-        return Z95 * math.sqrt(float(prefix_variances(plan).max()))
+        return float(noise_margin(math.sqrt(float(prefix_variances(plan).max()))))
     noised = max(1, last_prefix(plan.shape, plan.privacy.root_public))
-    return Z95 * math.sqrt(total_sq_error(plan) / noised)
+    return float(noise_margin(math.sqrt(total_sq_error(plan) / noised)))
 
 
 def plan_for_accuracy(
@@ -445,6 +446,11 @@ def plan_for_accuracy(
         raise ParameterError(f"the accepted error must be a number, got {margin!r}", "give e.g. 100 records") from None
     if not math.isfinite(margin) or margin <= 0:
         raise ParameterError(f"the accepted error must be > 0 records, got {margin:g}", "give e.g. 100 records")
+    from dpgui.core.quantiles import LATTICE_SLACK
+
+    if margin <= LATTICE_SLACK:
+        raise ParameterError(f"an error of ±{margin:g} records is below the {LATTICE_SLACK:g} record every 95 % margin "
+                             "includes (the noise is whole numbers)", "accept an error above 1 record")
     objective = "max" if where == "every" else "total"
     unit = PrivacySpec(1.0, privacy.neighbours, privacy.records_per_person)
     base = auto_plan(bins, unit, shape=shape, estimator=estimator, objective=objective)
@@ -460,7 +466,8 @@ def plan_for_accuracy(
         return round(math.ceil(value / step - 1e-9) * step, max(digits, 0))
 
     limit = 100.0
-    epsilon = round_up(margin95(base, where) / margin)
+    # the margin is 2.2·SE + 1 and SE scales about as 1/ε: solve for the part that scales
+    epsilon = round_up((margin95(base, where) - LATTICE_SLACK) / (margin - LATTICE_SLACK))
     for _ in range(60):
         if epsilon > limit:
             raise ParameterError(

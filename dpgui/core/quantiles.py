@@ -1,8 +1,12 @@
 """What users ask of a released CDF: quantiles and range counts, with intervals (post-processing).
 
 The released cumulative counts ``C_j`` sit at bin upper edges; between edges the CDF is taken
-as linear (values spread evenly within a bin). Intervals use the exact standard errors of the
-unbiased estimate before consistency (``Release.std_error``), at 95 % (z = 1.959964) pointwise.
+as linear (values spread evenly within a bin): that gives the quantile *estimate* shown. Its
+interval is built differently (see :func:`quantiles` and docs/design.md "## Quantile intervals"):
+it covers the true quantile of the data, wherever in its bin it lies, with probability ≥ 95 %.
+Range counts and the CDF band cover the true count with probability ≥ 95 % each: the unbiased
+estimate before consistency ± :func:`noise_margin` of its exact standard error, widened to hold
+the released value (docs/design.md "## Count intervals").
 """
 
 from __future__ import annotations
@@ -16,82 +20,175 @@ from dpgui.core.mechanism import Release
 from dpgui.core.projection import interval_variance
 from dpgui.errors import ParameterError
 
+#: The normal 97.5 % point. Not a valid 95 % factor for this noise (see ``Z_TAIL``); kept for
+#: comparisons with the method before issue 12 (benchmarks, tests).
 Z95 = 1.959963984540054
+
+#: One-sided 97.5 % point of the standardised noise of one estimated cumulative count, for the
+#: quantile intervals. The noise is discrete Laplace summed over tree nodes; a single Laplace has
+#: its one-sided 97.5 % point at ln(20)/√2 ≈ 2.118 standard deviations (a normal 1.96 undercovers),
+#: sums of several are closer to normal. 2.2 standard deviations plus ``LATTICE_SLACK`` counts
+#: bound the exact one-sided 97.5 % point of every sum of 1–24 i.i.d. discrete Laplace terms at
+#: scales 0.05–13 (checked by exact convolution in tests/core/test_core_quantile_coverage.py; the
+#: largest excess is 0.39 counts, at a scale so small that the integer lattice dominates).
+Z_TAIL = 2.2
+LATTICE_SLACK = 1.0
+
+
+def noise_margin(std_error: np.ndarray | float) -> np.ndarray:
+    """One-sided 97.5 % bound on the noise of an unbiased count with this standard error, in
+    records: ``Z_TAIL·σ + LATTICE_SLACK`` (0 where σ = 0: the count is exact).
+
+    The noise is symmetric, so ``estimate ± noise_margin(σ)`` holds the true count with
+    probability ≥ 95 % (two tails of ≤ 2.5 % each). The one margin of the product: quantile
+    intervals, the CDF band, range counts and the projected margins of a plan. O(size).
+    """
+    se = np.asarray(std_error, dtype=float)
+    return np.where(se > 0, Z_TAIL * se + LATTICE_SLACK, 0.0)
 
 
 @dataclass(frozen=True)
 class Quantile:
+    """One quantile of a release, in the column's units.
+
+    ``value``: the estimate, the point where the released CDF reaches p when the records are
+    taken to be spread evenly inside the bin ``[bin_low, bin_high)`` (linear interpolation).
+    ``low``/``high``: a closed interval, on bin edges, that holds the true quantile of the data
+    with probability ≥ 95 % (see :func:`quantiles` for the definition and the argument).
+    """
+
     probability: float
-    value: float  # in the column's units
-    low: float  # 95 % interval, column units
+    value: float  # estimate: linear interpolation inside [bin_low, bin_high)
+    low: float  # ≥ 95 % interval for the true quantile, column units (bin edges)
     high: float
+    bin_low: float = float("nan")  # the bin the estimate was interpolated in
+    bin_high: float = float("nan")
 
 
-def _crossing(release: Release, cumulative: np.ndarray, target: float) -> float:
-    """Smallest x with C(x) ≥ target, C linear within bins; ``upper`` if never reached."""
+def _crossing(release: Release, cumulative: np.ndarray, target: float) -> tuple[float, int]:
+    """(x, j): smallest x with C(x) ≥ target, C linear within bins, and its bin j; (upper, K−1)
+    if never reached."""
     k = cumulative.size
     width = (release.upper - release.lower) / k
     j = int(np.searchsorted(cumulative, target, side="left"))
     if j >= k:
-        return release.upper
+        return release.upper, k - 1
     previous = cumulative[j - 1] if j > 0 else 0.0
     step = cumulative[j] - previous
     fraction = 1.0 if step <= 0 else float(np.clip((target - previous) / step, 0.0, 1.0))
-    return release.lower + (j + fraction) * width
+    return release.lower + (j + fraction) * width, j
+
+
+def _count_interval(estimate: np.ndarray, std_error: np.ndarray, released: np.ndarray,
+                    release: Release) -> tuple[np.ndarray, np.ndarray]:
+    """``[min(Ĉ − m, C), max(Ĉ + m, C)]`` with ``m = noise_margin(σ)``, clipped to what a count can
+    be: ≥ 0, and ≤ N when N is public (under add/remove the released N is noisy and is no bound)."""
+    m = noise_margin(std_error)
+    low = np.maximum(np.minimum(estimate - m, released), 0.0)
+    high = np.maximum(estimate + m, released)
+    if release.plan.privacy.root_public:
+        high = np.minimum(high, float(release.total))
+        low = np.minimum(low, high)
+    return low, high
 
 
 def cumulative_interval95(release: Release) -> tuple[np.ndarray, np.ndarray]:
-    """Pointwise 95 % interval of each released cumulative count: C_j ± z·se_j, clipped to [0, N].
+    """Pointwise interval of each cumulative count C_1..C_K (records in bins 0..j−1) that holds the
+    TRUE count with probability ≥ 95 %, each j separately (the CDF band).
 
-    Normal approximation with the exact standard error of the unbiased estimate (before
-    consistency). Covers the true count in about 95 % of bins. O(K).
+    Centred on the unbiased estimate before consistency (``release.estimate``), whose noise is
+    symmetric with the exact standard error ``release.std_error``: ``Ĉ_j ± noise_margin(σ_j)``
+    misses with probability ≤ 2.5 % per side. It is then widened to hold the released
+    (consistent) count and clipped to [0, N] when N is public; neither step can drop the truth,
+    so the ≥ 95 % holds as stated. O(K).
     """
-    c = np.asarray(release.cumulative, dtype=float)
-    band = Z95 * np.asarray(release.std_error, dtype=float)
-    n = float(release.total)
-    return np.clip(c - band, 0.0, n), np.clip(c + band, 0.0, n)
+    return _count_interval(np.asarray(release.estimate, dtype=float), np.asarray(release.std_error, dtype=float),
+                           np.asarray(release.cumulative, dtype=float), release)
+
+
+def quantile_bin_interval(release: Release, p: float) -> tuple[int, int]:
+    """Bins ``(first, last)`` between which the true p-quantile lies with probability ≥ 95 %.
+
+    Definitions (true, confidential values): ``C_j`` = records in bins 0..j−1 after clamping
+    (``C_0 = 0``, ``C_K`` = the counted values; missing values are not among them). The true p-quantile ``Q`` is the
+    smallest data value x with #{values ≤ x} ≥ p·C_K (for p = 0: the smallest value, ≥ 1 record).
+    Its bin is ``b = min{j : D_{j+1} ≥ 0}`` with ``D_j = C_j − p·C_K`` (``C_j − 1`` for p = 0):
+    every record in a bin below b is < Q, every record ≤ Q is in a bin ≤ b.
+
+    From the unbiased estimate ``Ĉ`` (``release.estimate``, before consistency, so the
+    consistency step cannot move the band) and its exact standard errors ``σ``: the noise of
+    ``D̂_j`` has standard deviation ≤ ``σ_j + p·σ_K`` (``σ_K = 0`` only when ``C_K`` is exact); the margin is
+    ``m_j = Z_TAIL·(σ_j + p·σ_K) + LATTICE_SLACK`` (0 where the value is exact), a one-sided
+    97.5 % bound. ``first`` = first j whose upper band ``D̂_{j+1} + m_{j+1}`` reaches 0; ``last``
+    = first j with ``min_{i ≥ j+1} (D̂_i − m_i) ≥ 0`` (the lower band made nondecreasing from the
+    right, which only widens it). If ``D̂_{b+1} + m_{b+1} ≥ D_{b+1}`` then ``first ≤ b``; if
+    ``D̂_b − m_b ≤ D_b`` then ``last ≥ b``. Two one-sided events of ≤ 2.5 % each at the two edges
+    that bracket the quantile, so ``P(first ≤ b ≤ last) ≥ 95 %`` by the union bound. O(K).
+    """
+    k = release.plan.shape.bins
+    estimate = np.concatenate(([0.0], np.asarray(release.estimate, dtype=float)))
+    se = np.concatenate(([0.0], np.asarray(release.std_error, dtype=float)))
+    if p > 0:
+        d = estimate - p * estimate[-1]
+        spread = se + p * se[-1]
+    else:
+        d = estimate - 1.0
+        spread = se
+    margin = noise_margin(spread)
+    upper = d + margin
+    lower_from_right = np.minimum.accumulate((d - margin)[::-1])[::-1]
+    reach = np.flatnonzero(upper[1:] >= 0)
+    first = int(reach[0]) if reach.size else 0  # never reached: the band failed; widest answer
+    sure = np.flatnonzero(lower_from_right[1:] >= 0)
+    last = int(sure[0]) if sure.size else k - 1
+    return min(first, last), max(first, last)
 
 
 def quantiles(release: Release, probabilities: Sequence[float]) -> list[Quantile]:
-    """Quantiles of the released CDF with 95 % intervals from inverting the pointwise band.
+    """Quantiles of the released CDF: the estimate and an interval for the true quantile.
 
-    ``low`` is where the upper band ``C + z·se`` first reaches p·N, ``high`` where the lower band
-    ``C − z·se`` does. O(K + len·log K).
+    ``value`` is the estimate (linear interpolation inside the bin where the consistent released
+    CDF reaches p). ``[low, high]`` runs from the lower edge of bin ``first`` to the upper edge of
+    bin ``last`` of :func:`quantile_bin_interval`, widened if needed to hold the estimate's bin;
+    it holds the true p-quantile of the data (the smallest value with at least p·N records at or
+    below it; out-of-bounds values count as the nearest bound) with probability ≥ 95 % over the
+    noise, for each p separately. O(K) per probability.
     """
     probs = np.asarray(probabilities, dtype=float)
     if probs.size == 0 or np.any(~np.isfinite(probs)) or np.any((probs < 0) | (probs > 1)):
         raise ParameterError(f"probabilities must be in [0, 1], got {list(probabilities)}", "use e.g. 0.25, 0.5, 0.75")
     c = np.asarray(release.cumulative, dtype=float)
-    se = release.std_error
-    upper_band = np.maximum.accumulate(c + Z95 * se)
-    lower_band = np.maximum.accumulate(c - Z95 * se)
+    lows, highs = release.bin_edges()
     out = []
     for p in probs:
-        target = p * release.values_total  # quantiles of the values: missing ones are not among them
-        out.append(Quantile(float(p), _crossing(release, c, target), _crossing(release, upper_band, target),
-                            _crossing(release, lower_band, target)))
+        value, j = _crossing(release, c, p * release.values_total)  # missing values are not among them
+        first, last = quantile_bin_interval(release, float(p))
+        first, last = min(first, j), max(last, j)
+        out.append(Quantile(float(p), value, float(lows[first]), float(highs[last]),
+                            float(lows[j]), float(highs[j])))
     return out
 
 
 @dataclass(frozen=True)
 class RangeCount:
+    """Records in ``[start, stop)``: the released count and an interval for the true count."""
+
     start: float  # bin edge actually used, column units
     stop: float
-    count: float
-    std_error: float
-
-    @property
-    def low(self) -> float:
-        return self.count - Z95 * self.std_error
-
-    @property
-    def high(self) -> float:
-        return self.count + Z95 * self.std_error
+    count: float  # difference of the released (consistent) cumulative counts
+    std_error: float  # of the unbiased difference Ĉ_stop − Ĉ_start (before consistency)
+    low: float  # holds the true count with probability ≥ 95 %
+    high: float
 
 
 def range_count(release: Release, start: float, stop: float) -> RangeCount:
-    """How many records lie in [start, stop), snapped to the nearest bin edges; exact standard
-    error of the difference of the two unbiased cumulative counts (its covariance included)."""
+    """How many records lie in [start, stop), snapped to the nearest bin edges.
+
+    ``count`` is the difference of the released cumulative counts; ``[low, high]`` holds the true
+    count with probability ≥ 95 %: the unbiased difference ``Ĉ_b − Ĉ_a`` ± ``noise_margin`` of its
+    exact standard error (covariance included), widened to hold ``count`` and clipped to [0, N]
+    (N public) or [0, ∞) (add/remove), as in :func:`cumulative_interval95`. O(h).
+    """
     if not (np.isfinite(start) and np.isfinite(stop)) or start >= stop:
         raise ParameterError(f"range [{start}, {stop}) is empty or not finite", "give start < stop")
     k = release.plan.shape.bins
@@ -102,5 +199,8 @@ def range_count(release: Release, start: float, stop: float) -> RangeCount:
         b = min(k, a + 1) if a < k else b
         a = b - 1
     c = np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float)))
-    variance = interval_variance(release.plan, a, b)
-    return RangeCount(release.lower + a * width, release.lower + b * width, float(c[b] - c[a]), float(np.sqrt(variance)))
+    estimate = np.concatenate(([0.0], np.asarray(release.estimate, dtype=float)))
+    se = float(np.sqrt(max(0.0, interval_variance(release.plan, a, b))))
+    count = float(c[b] - c[a])
+    low, high = _count_interval(np.array([estimate[b] - estimate[a]]), np.array([se]), np.array([count]), release)
+    return RangeCount(release.lower + a * width, release.lower + b * width, count, se, float(low[0]), float(high[0]))

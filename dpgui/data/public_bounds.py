@@ -277,3 +277,50 @@ def suggest_from_type(column_info: ColumnInfo) -> BoundsSuggestion | None:
         float(lo), float(hi), "type",
         f"The file stores '{column_info.name}' as {what}, so no value can lie outside that range.",
     )
+
+
+# --------------------------------------------------------------------------- whole numbers
+
+#: Why bins centred on whole numbers help (one sentence, for the user).
+WHY_WHOLE_NUMBER_BINS = (
+    "With bins centred on whole numbers (edges at a−0.5, a+0.5, …) every value sits in the middle "
+    "of its own bin, so a quantile's bin names the value itself; with edges on whole numbers the "
+    "top value is counted in the bin below it and quantiles can be off by up to a bin."
+)
+
+
+def whole_number_reason(column_info: ColumnInfo, table_format: str, schema_path: PathLike | None) -> str | None:
+    """One sentence saying which public information makes the column whole-numbered, or None.
+
+    Public: a published schema's ``"type": "integer"``, or an integer storage type in a file
+    format with a declared schema (Parquet). The type a CSV/TSV/Excel reader infers from the
+    values is not public and does not count. O(1) plus reading the schema file.
+    """
+    if schema_path is not None:
+        path = pathlib.Path(os.fspath(schema_path))
+        try:
+            fields = _schema_fields(path, _load_json(path))
+        except DataError:
+            fields = []
+        field = next((f for f in fields if f.get("name") == column_info.name), None)
+        if field is not None and field.get("type") == "integer":
+            return f"The published description of the data ('{path.name}') says '{column_info.name}' holds whole numbers."
+    dtype = column_info.dtype
+    if table_format == "parquet" and (dtype.startswith("int") or dtype.startswith("uint")):
+        return f"The file's declared schema stores '{column_info.name}' as whole numbers ({dtype})."
+    return None
+
+
+def whole_number_bins(lower: float, upper: float, bins: int) -> tuple[float, float, int, int]:
+    """Bins centred on the whole numbers a = ⌈lower⌉ … b = ⌊upper⌋: ``(a − 0.5, a − 0.5 + K·step, K, step)``
+    with ``step`` the smallest whole number giving K ≤ ``bins`` (at least 2 bins). O(1)."""
+    a, b = math.ceil(lower), math.floor(upper)
+    if b < a:
+        raise ParameterError(
+            f"no whole number lies between {_fmt(lower)} and {_fmt(upper)}", "widen the bounds"
+        )
+    values = b - a + 1
+    step = max(1, math.ceil(values / max(2, int(bins))))
+    k = max(2, math.ceil(values / step))
+    start = a - 0.5
+    return start, start + k * step, k, step

@@ -23,8 +23,10 @@ def release_csv_text(release: Release) -> str:
     """CSV text with columns ``bin_lower,bin_upper,cumulative_count,cdf,std_error,ci95_low,ci95_high``.
 
     One row per bin; ``cumulative_count`` counts records below ``bin_upper``. ``std_error`` is the
-    exact standard error of the unbiased cumulative count before consistency; the 95 % interval is
-    ``cumulative_count ± 1.96·std_error`` clipped to [0, N]. Public values only.
+    exact standard error of the unbiased cumulative count before consistency; ``ci95_low..ci95_high``
+    holds the true count with probability ≥ 95 % per row (:func:`cumulative_interval95`: the unbiased
+    count ± 2.2·std_error + 1, widened to hold ``cumulative_count``, clipped to [0, N] when N is
+    public; docs/design.md "## Count intervals"). Public values only.
     """
     lower, upper = release.bin_edges()
     ci_low, ci_high = cumulative_interval95(release)

@@ -339,3 +339,12 @@ def test_missing_values_rule_in_the_pdf(tmp_path):
     text = pdf_text(write_pdf(render_release_pdf(rel, ReleaseInfo(DATASET, COLUMN, RELEASE_ID, CREATED, "drop"), None),
                               tmp_path / "drop.pdf"))
     assert "Dropped (a neighbour under add/remove" in text
+
+
+def test_quantile_table_says_what_the_estimate_is(tmp_path):
+    """Issue 12, item 9: the value is named as an interpolation; the interval is for the true quantile."""
+    path = write_pdf(render_release_pdf(make_release(smooth_counts(200)), details(), KEY_ID), tmp_path / "q.pdf")
+    text = " ".join(pdf_text(path, 1).split())
+    for needed in ("Estimate (interpolated)", "linear interpolation inside the bin",
+                   "true quantile of the data lies in the interval", "where inside its bin"):
+        assert needed in text, needed

@@ -79,7 +79,8 @@ def test_quantile_table_equals_quantiles_and_brackets_the_released_cdf(view, dat
 def test_quantile_table_is_readable(view):
     model = view.quantile_table.model()
     headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
-    assert [h.replace("\n", " ") for h in headers] == ["Quantile", "Value", "95 % interval low", "95 % interval high"]
+    assert [h.replace("\n", " ") for h in headers] == ["Quantile", "Estimate (interpolated)", "95 % interval low",
+                                                              "95 % interval high"]
     assert "95 %" in model.headerData(2, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     median = [r[0] for r in view.quantile_rows()].index(0.5)
     assert model.data(model.index(median, 0)) == "50 % (median)"
@@ -88,7 +89,13 @@ def test_quantile_table_is_readable(view):
     # bins are 10 wide: whole numbers
     value = view.quantile_rows()[median][1]
     assert model.data(model.index(median, 1)) == format_number(value, 0)
-    assert "distance" in model.data(model.index(median, 1), Qt.ItemDataRole.ToolTipRole)
+    tip = model.data(model.index(median, 1), Qt.ItemDataRole.ToolTipRole)
+    assert "distance" in tip
+    # the value says what it is: an interpolation inside a named bin; the interval is for the true quantile
+    q = next(q for q in view.quantile_model.rows() if q.probability == 0.5)
+    assert f"linear interpolation inside bin [{format_number(q.bin_low, 0)}, {format_number(q.bin_high, 0)})" in tip
+    assert "true 50 % point of the data" in tip
+    assert "interpolation" in model.headerData(1, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
 
 
 def test_number_formatting():
@@ -279,3 +286,20 @@ def test_band_envelope_thins_without_narrowing_the_band():
     assert np.all(lows[2 * group] <= low) and np.all(highs[2 * group] >= high)
     small = band_envelope(x[:100], low[:100], high[:100])
     assert small[0] is x[:100] or np.array_equal(small[0], x[:100])
+
+
+def test_range_interval_is_not_cut_at_the_noisy_n(qtbot):
+    """Under add/remove the released N is noisy: the range counter's interval (for all records here) is
+    shown as range_count computes it, not clipped to the released N, which can lie below the truth."""
+    counts = _counts(K, seed=4)
+    result = release(counts, auto_plan(K, PrivacySpec(1.0, "addremove")), SeededRandom(5), LOWER, UPPER, "l2")
+    widget = ResultView()
+    qtbot.addWidget(widget)
+    widget.set_release(result, "distance", counts)
+    widget.set_range(LOWER, UPPER)
+    answer = widget.range_result()
+    assert answer == range_count(result, LOWER, UPPER)
+    assert answer.high > result.total  # the interval reaches above the released N …
+    assert answer.low <= counts.sum() <= answer.high  # … and holds the true count
+    text = _plain(widget.range_result_label)
+    assert f"95 % interval {format_number(answer.low, 0)} – {format_number(answer.high, 0)}" in text
