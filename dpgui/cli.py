@@ -365,15 +365,15 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.report.ledger import Ledger
     from dpgui.report.publish import sign_release, spend_and_release
 
+    _check_missing_option(args.missing, args.neighbours)
+    # Everything that can fail is checked before the budget is spent, the input first (a mistyped
+    # path is reported as such, not as a dataset without a budget).
+    check_data_file(args.input)
     if args.dataset is None:
         raise ParameterError("--dataset is missing: the budget ledger adds up ε per dataset name, and a file name is "
                              "not one (a copy or a renamed file would get a fresh budget)",
                              "give --dataset ID, the same name for every file about these people "
                              "(see 'dpgui ledger show')")
-    _check_missing_option(args.missing, args.neighbours)
-    # Everything that can fail is checked before the budget is spent, the input first (a mistyped
-    # path is reported as such, not as a dataset without a budget).
-    check_data_file(args.input)
     if args.out is None and args.bundle is None:
         raise ParameterError("nowhere to write the release", "give --bundle DIR --key NAME.key (signed) or --out OUT.csv")
     if args.bundle is not None and args.key is None:
@@ -617,7 +617,7 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
     from dpgui.core.mechanism import Release
     from dpgui.core.plan import Plan
     from dpgui.report.bundle import MANIFEST_SUFFIX
-    from dpgui.report.csv_export import CDF_COLUMNS
+    from dpgui.report.csv_export import CDF_COLUMNS, CDF_COLUMNS_V1
     from dpgui.report.files import read_regular_file, sha256_regular_file
 
     def load_json(path: Path, what: str) -> dict[str, Any]:
@@ -654,7 +654,9 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
             tree, privacy = manifest["tree"], manifest["privacy"]
             plan_json = {"bins": manifest["bins"], "branching": tree["branching"], "epsilon": privacy["epsilon"],
                          "neighbours": manifest["neighbours"], "records_per_person": manifest["records_per_person"],
-                         "level_epsilons": tree["level_epsilons"], "estimator": manifest["estimator"]}
+                         "level_epsilons": tree["level_epsilons"], "estimator": manifest["estimator"],
+                         "missing_leaf": bool(tree.get("missing_leaf", False))}
+            missing_count = manifest.get("missing_values", {}).get("released_count")
             csv_path = manifest_path.with_name(manifest["files"]["csv"]["name"])
             if sha256_regular_file(csv_path, "CSV file") != manifest["files"]["csv"]["sha256"]:
                 raise DpguiError(f"{csv_path.name} does not match the SHA-256 in {manifest_path.name} "
@@ -670,6 +672,10 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
                                      "printed) or the bundle's NAME.manifest.json")
             plan_json = load_json(Path(plan_file), "plan file")
             csv_path, consistency, total = path, plan_json.get("consistency", "l2"), None
+            missing_values = plan_json.get("missing_values")
+            missing_count = missing_values.get("released_count") if isinstance(missing_values, dict) else None
+            if plan_json.get("n_released") is not None:
+                total = float(plan_json["n_released"])
             facts = {"release_id": plan_json.get("release_id"), "dataset": plan_json.get("dataset")}
         plan = Plan.from_json(plan_json)
     except (KeyError, TypeError) as err:
@@ -681,21 +687,28 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
         with open(csv_path, newline="", encoding="utf-8") as handle:
             reader = csv.reader(handle)
             header = next(reader, None)
-            if header is None or tuple(header) != CDF_COLUMNS:
+            if header is None or tuple(header) not in (CDF_COLUMNS, CDF_COLUMNS_V1):
                 raise DpguiError(f"{csv_path.name} is not a released CDF (its header is not "
                                  f"{','.join(CDF_COLUMNS)})", "give a CSV written by dpgui release")
             rows = [[float(x) for x in row] for row in reader if row]
     except (ValueError, UnicodeDecodeError) as err:
         raise DpguiError(f"{csv_path.name} is not a released CDF ({err})", "give a CSV written by dpgui release") from None
-    table = np.asarray(rows, dtype=float).reshape(-1, len(CDF_COLUMNS))
+    table = np.asarray(rows, dtype=float).reshape(-1, len(header))
     if table.shape[0] != plan.shape.bins:
         raise DpguiError(f"{csv_path.name} has {table.shape[0]} bins but its plan has {plan.shape.bins}",
                          "give the plan of this release")
     cumulative = table[:, 2]
     if total is None:
         total = float(cumulative[-1])
+    if len(header) == len(CDF_COLUMNS):
+        estimate = table[:, CDF_COLUMNS.index("unbiased_estimate")].copy()
+    else:  # an older CSV has no unbiased estimates: the intervals are centred on the released counts instead
+        estimate = cumulative.copy()
+        facts["note"] = ("this CSV (from an older dpgui) has no unbiased_estimate column: the intervals are centred "
+                         "on the released counts, and their 95 % is not guaranteed")
     release = Release(plan, float(table[0, 0]), float(table[-1, 1]), str(consistency), cumulative, total,
-                      cumulative.copy(), table[:, 4].copy(), (), bool(facts.get("secure_noise", False)))
+                      estimate, table[:, 4].copy(), (), bool(facts.get("secure_noise", False)),
+                      None if missing_count is None else float(missing_count))
     facts.update({"csv": str(csv_path), "bins": plan.shape.bins, "bounds": [release.lower, release.upper],
                   "n": total, "epsilon": plan.privacy.epsilon})
     return release, facts
@@ -715,6 +728,8 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
     print(f"  {'p':>6}  {'value':>14}  {'95 % interval':>31}")
     for q in found:
         print(f"  {q.probability:>6g}  {q.value:>14.6g}  [{q.low:>13.6g}, {q.high:>13.6g}]")
+    if "note" in facts:
+        print(f"note: {facts['note']}")
     if "manifest" in facts:
         print(f"(read from {facts['manifest']}; its signature was not checked here: use 'dpgui verify')")
     return 0

@@ -82,7 +82,7 @@ def test_release_writes_csv_with_public_columns(tmp_path, capsys):
     with open(out_csv, newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert list(rows[0].keys()) == ["bin_lower", "bin_upper", "cumulative_count", "cdf", "std_error", "ci95_low",
-                                    "ci95_high"]
+                                    "ci95_high", "unbiased_estimate"]
     assert len(rows) == 500
     counts = np.array([int(r["cumulative_count"]) for r in rows])
     assert np.all(np.diff(counts) >= 0) and counts[0] >= 0

@@ -141,6 +141,7 @@ def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: by
             "level_epsilons": plan_json["level_epsilons"],
             "level_noise_scales": plan_json["level_noise_scales"],
             "sensitivity_per_level": plan_json["sensitivity_per_level"],
+            "missing_leaf": bool(plan.shape.missing_leaf),  # one more leaf after the K bins counts missing values
         },
         "estimator": plan.estimator,
         "consistency": release.consistency,

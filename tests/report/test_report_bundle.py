@@ -102,7 +102,7 @@ def test_cli_bundle_has_four_files_and_verifies(bundle, signer, capsys):
     assert manifest["files"]["pdf"]["sha256"] == hashlib.sha256(bundle.pdf.read_bytes()).hexdigest()
     assert manifest["total_records"]["value"] == 54_330 and manifest["bins"] == 100
     header = bundle.csv.read_text().splitlines()[0]
-    assert header == "bin_lower,bin_upper,cumulative_count,cdf,std_error,ci95_low,ci95_high"
+    assert header == "bin_lower,bin_upper,cumulative_count,cdf,std_error,ci95_low,ci95_high,unbiased_estimate"
     code, out, err = run_cli(["verify", str(bundle.manifest), "--pubkey", str(files.public_path)], capsys)
     assert code == 0, err
     assert "VERIFIED" in out and files.key_id_hex in out

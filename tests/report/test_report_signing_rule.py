@@ -298,7 +298,7 @@ def test_the_cli_release_signs_through_the_ledger_check(tmp_path, monkeypatch, c
                         lambda self, rid, p: (_ for _ in ()).throw(DataError("the budget ledger is full", "free space")))
     code = main(["release", str(data), "--column", "salary", "--lower", "0", "--upper", "640", "--bins", "64",
                  "--epsilon", "1", "--bundle", str(out), "--key", str(files.secret_path), "--passphrase-file",
-                 str(tmp_path / "pass"), "--name", "pay"])
+                 str(tmp_path / "pass"), "--name", "pay", "--dataset", "pay"])
     err = capsys.readouterr().err
     assert code == 2 and "could not record it" in err and "files were removed" in err
     assert list(out.iterdir()) == []
