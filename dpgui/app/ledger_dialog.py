@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from dpgui.app.fields import (StatusLine, StatusMessages, ValidatedField, grow_to_fit, inline_message, parse_number,
                               show_inline)
 from dpgui.app.style import is_dark
-from dpgui.app.text import format_number, friendly
+from dpgui.app.text import format_number, friendly, plain_text
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.report.ledger import CapChange, Ledger, ReleaseEntry, Totals
 
@@ -122,7 +122,7 @@ class BudgetForm(QDialog):
             row = dataset_row(totals)
             intro = (f"Now: {row.budget_text}, in {totals.releases} release(s). A budget can be lowered only down "
                      "to what is already spent. " + RAISE_WARNING)
-        intro_label = QLabel(intro)
+        intro_label = plain_text(QLabel(intro))  # may quote the dataset's name
         intro_label.setWordWrap(True)
         layout.addWidget(intro_label)
         form = QFormLayout()
@@ -224,7 +224,7 @@ class LedgerDialog(StatusMessages, QDialog):
         self.setWindowTitle("Privacy budget ledger")
         help_label = QLabel(LEDGER_HELP)
         help_label.setWordWrap(True)
-        self.path_label = QLabel()
+        self.path_label = plain_text(QLabel())  # a path shows literally
         self.path_label.setWordWrap(True)
         self.path_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -443,6 +443,7 @@ class LedgerDialog(StatusMessages, QDialog):
                           + (f" (δ {_num(old.cap_delta)} → {_num(delta)})" if delta != old.cap_delta else "")
                           + f"?\n\n{RAISE_WARNING} The change and your reason (“{reason}”) are recorded in the "
                           "ledger for good.", QMessageBox.StandardButton.NoButton, self)
+        plain_text(box)  # the dataset's name and the reason are the user's text: shown literally
         raise_button = box.addButton("Raise budget", QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)

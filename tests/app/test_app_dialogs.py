@@ -451,3 +451,23 @@ def test_buttons_with_file_dialogs_answered(qtbot, bundle, tmp_path, monkeypatch
     assert ledger_dialog._submit_form(form)
     with Ledger() as ledger:
         assert ledger.totals("payroll").cap_epsilon == 2.0
+
+
+def test_the_raise_question_and_the_ledger_path_show_user_text_literally(qtbot, monkeypatch):
+    """Issue 12, item 10: a dataset name or a reason with markup can neither format nor hide the rest
+    of the question that asks to raise a budget; the ledger's path shows as it is."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QMessageBox
+
+    name, reason = "<b>pay</b><!--", "board <i>ok</i><!-- hidden"
+    with Ledger() as ledger:
+        ledger.set_cap(name, 1.0)
+    dialog = LedgerDialog()
+    qtbot.addWidget(dialog)
+    asked = []
+    monkeypatch.setattr(QMessageBox, "exec", lambda box: asked.append((box.textFormat(), box.text())) or 0)
+    dialog.confirm_raise(name, dialog.totals_for(name), 3.0, 0.0, reason)
+    fmt, shown = asked[0]
+    assert fmt == Qt.TextFormat.PlainText
+    assert name in shown and reason in shown and shown.rstrip().endswith("for good.")
+    assert dialog.path_label.textFormat() == Qt.TextFormat.PlainText
