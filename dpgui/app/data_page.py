@@ -120,6 +120,7 @@ class BoundsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(f"Public bounds for '{column.name}'")
         self.column = column
+        self.data_path = data_path
         self.suggestion: BoundsSuggestion | None = None
         why = QLabel(WHY_NOT_CONFIDENTIAL)
         why.setWordWrap(True)
@@ -193,7 +194,7 @@ class BoundsDialog(QDialog):
                 if not self.public_confirm.isChecked():
                     raise ParameterError("the reference file is not confirmed as public",
                                          "tick the box only if the file is already public")
-                suggestion = suggest_from_reference(self.reference_path, self.column.name)
+                suggestion = suggest_from_reference(self.reference_path, self.column.name, confidential=self.data_path)
             else:
                 suggestion = suggest_from_type(self.column)
         except DpguiError as err:

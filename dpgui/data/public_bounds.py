@@ -231,8 +231,13 @@ def suggest_from_reference(
     *,
     progress: ProgressCallback | None = None,
     should_cancel: CancelCallback | None = None,
+    confidential: PathLike | None = None,
 ) -> BoundsSuggestion:
     """The smallest and largest value of ``column`` in a file the user marks as PUBLIC.
+
+    ``confidential``: the file being released. A reference that is that file (any path or link to
+    it) or a byte-identical copy of it is refused before it is read: its minimum and maximum would
+    be the confidential data's own (:data:`WHY_NOT_CONFIDENTIAL`).
 
     Reads the file like :func:`~dpgui.data.histogram.column_histogram` (any supported
     format, streamed: O(rows) time, O(batch) memory; same ``progress``/``should_cancel``
@@ -245,6 +250,12 @@ def suggest_from_reference(
     if not isinstance(column, str) or not column:
         raise ParameterError(f"column name {column!r} is not a non-empty string", "pick a column")
     p, fmt = _check_path(reference_path)
+    if confidential is not None and _same_data_file(p, pathlib.Path(confidential)):
+        raise DataError(
+            f"the reference file '{p.name}' is the confidential data file itself (or an identical copy): its "
+            "smallest and largest values are the confidential data's own",
+            "choose a file that is already public, or type bounds you know from what the column means",
+        )
     lo, hi = math.inf, -math.inf
     for arr in _watched(_numeric_column(p, fmt, column, _BATCH_ROWS), progress, should_cancel):
         x, _ = _to_float64(arr)
@@ -260,6 +271,17 @@ def suggest_from_reference(
         lo, hi, "reference",
         f"In the public file '{p.name}', '{column}' goes from {_fmt(lo)} to {_fmt(hi)}.",
     )
+
+
+def _same_data_file(a: pathlib.Path, b: pathlib.Path) -> bool:
+    """True if ``a`` and ``b`` are one file (any path or link) or have the same bytes (compared in
+    blocks by :func:`filecmp.cmp`, only when the sizes are equal). O(size) at worst."""
+    import filecmp
+
+    try:
+        return os.path.samefile(a, b) or (a.stat().st_size == b.stat().st_size and filecmp.cmp(a, b, shallow=False))
+    except OSError:
+        return False
 
 
 # --------------------------------------------------------------------------- type

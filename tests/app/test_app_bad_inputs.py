@@ -235,3 +235,24 @@ def test_recent_files_and_geometry_are_remembered(qtbot, good_csv):
     assert second.start_page.recent.count() >= 1
     # The offscreen screen is only 800 px wide, so Qt clamps the width; the height is restored exactly.
     assert abs(second.size().height() - closed_size[1]) <= 2
+
+
+def test_the_bounds_dialog_refuses_the_confidential_file_as_its_public_reference(qtbot, tmp_path):
+    """Issue 12 (the same kind of hole): the confidential file, or a copy of it, ticked as 'public'
+    gives no bounds; the dialog says why."""
+    import shutil
+
+    from dpgui.app.data_page import BoundsDialog
+    from dpgui.data.table import ColumnInfo
+
+    data = tmp_path / "pay.csv"
+    data.write_text("salary\n1234\n56789\n")
+    copy = tmp_path / "published.csv"
+    shutil.copy(data, copy)
+    dialog = BoundsDialog(ColumnInfo("salary", "numeric", "int64"), data)
+    qtbot.addWidget(dialog)
+    dialog.reference_path = copy
+    dialog.reference_radio.setChecked(True)
+    dialog.public_confirm.setChecked(True)
+    assert dialog.compute() is None
+    assert "confidential data file itself" in dialog.message.text() and not dialog.ok_button.isEnabled()

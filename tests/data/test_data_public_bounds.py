@@ -177,3 +177,24 @@ def test_why_not_confidential_is_plain_and_short():
     sentences = [x for x in re.split(r"(?<=\.)\s+", WHY_NOT_CONFIDENTIAL) if x]
     assert 2 <= len(sentences) <= 3
     assert "public" in WHY_NOT_CONFIDENTIAL and "first or last bin" in WHY_NOT_CONFIDENTIAL
+
+
+def test_the_confidential_file_is_never_a_public_reference(tmp_path):
+    """Issue 12, 'the same kind of hole elsewhere': marking the confidential file itself (by another
+    path, a link or a byte-identical copy) as the public reference would suggest its own extremes."""
+    import shutil
+
+    data = tmp_path / "pay.csv"
+    data.write_text("salary\n" + "\n".join(str(v) for v in (1234, 56789, 4321)) + "\n")
+    link = tmp_path / "public-looking.csv"
+    link.symlink_to(data)
+    copy = tmp_path / "copy" / "pay.csv"
+    copy.parent.mkdir()
+    shutil.copy(data, copy)
+    for reference in (data, tmp_path / "." / "pay.csv", link, copy):
+        with pytest.raises(DataError, match="confidential data file itself"):
+            suggest_from_reference(reference, "salary", confidential=data)
+    other = tmp_path / "other.csv"
+    other.write_text("salary\n0\n100000\n")
+    assert (suggest_from_reference(other, "salary", confidential=data).lower,
+            suggest_from_reference(other, "salary", confidential=data).upper) == (0, 100000)
