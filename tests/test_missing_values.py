@@ -217,3 +217,26 @@ def test_manifest_says_which_rule():
     for legacy in ("drop", "error"):
         assert schema_problems({**manifest, "missing_values": legacy}) == []
     assert schema_problems({**manifest, "missing_values": "skip"}) != []
+
+
+@pytest.mark.parametrize("epsilon,bins", [(0.5, 16), (2.0, 64)])
+def test_the_missing_count_interval_holds_the_true_count(epsilon, bins):
+    """The window's and the PDF's "95 % interval" of the released missing count holds the true
+    number of missing values in ≥ 95 % of releases (binomial tolerance: 2 standard errors)."""
+    from dpgui.core.quantiles import missing_interval95
+
+    counts = np.full(bins, 30)
+    true_missing = 17
+    plan = auto_plan(bins, PrivacySpec(epsilon))
+    source = SeededRandom(2024)
+    trials = 600
+    hits = 0
+    for _ in range(trials):
+        rel = release(counts, plan, source, 0.0, float(bins), "l2", missing=true_missing)
+        low, high = missing_interval95(rel)
+        assert low <= rel.missing <= high and low >= 0 and high <= rel.total
+        hits += low <= true_missing <= high
+    assert hits / trials >= 0.95 - 2 * np.sqrt(0.95 * 0.05 / trials)
+    dropped = release(counts, auto_plan(bins, PrivacySpec(epsilon, "addremove")), source, 0.0, float(bins), "l2",
+                      missing=true_missing)
+    assert missing_interval95(dropped) is None

@@ -33,7 +33,7 @@ from dpgui.app.result_view import band_envelope
 from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, format_number
 from dpgui.core.mechanism import Release
 from dpgui.core.projection import interval_variance
-from dpgui.core.quantiles import cumulative_interval95, noise_margin, quantiles
+from dpgui.core.quantiles import cumulative_interval95, missing_interval95, noise_margin, quantiles
 from dpgui.report.bundle import ReleaseInfo
 
 __all__ = ["render_release_pdf", "ensure_gui_application", "PAGE_COUNT", "TEST_BANNER"]
@@ -62,9 +62,10 @@ def missing_text(release: Release, rule: str) -> str:
     """What happened to missing values, in words (docs/design.md "Missing values"), with the released
     missing count and its 95 % margin under the bucket rule."""
     if rule == "bucket" and release.missing is not None:
-        margin = 1.96 * (release.missing_std_error or 0.0)
+        low, high = missing_interval95(release) or (release.missing, release.missing)
         return (f"Counted in a noised 'missing' bucket; N = all rows. Released number of missing values: "
-                f"{format_number(round(release.missing))} ± {format_number(round(margin))} (95 %). The CDF and the "
+                f"{format_number(round(release.missing))} (the true number lies between {format_number(math.floor(low))} "
+                f"and {format_number(math.ceil(high))} with at least 95 % probability). The CDF and the "
                 "quantiles are those of the values (out of the released number of values, N minus the missing "
                 "count).")
     if rule == "drop" and not release.plan.privacy.root_public:

@@ -23,7 +23,9 @@ from PySide6.QtWidgets import (
 from dpgui.app.style import SERIES_COLOURS, is_dark, new_plot, series_pen
 from dpgui.core.mechanism import Release
 from dpgui.core.plan import MISSING_RULE_TEXT
-from dpgui.core.quantiles import Quantile, RangeCount, cumulative_interval95, quantiles, range_count
+from dpgui.core.quantiles import (
+    Quantile, RangeCount, cumulative_interval95, missing_interval95, quantiles, range_count,
+)
 
 # Deciles with the quartiles slotted in, in increasing order; the median is 0.5.
 PROBABILITIES: tuple[float, ...] = (0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9)
@@ -458,9 +460,9 @@ class ResultView(QWidget):
         """The missing-value rule of the release, with the released count under the bucket rule."""
         if release.missing is None:
             return MISSING_RULE_TEXT["drop"] if not release.plan.privacy.root_public else "left out"
-        margin = 1.96 * (release.missing_std_error or 0.0)
-        return (f"{MISSING_RULE_TEXT['bucket']}; about {format_number(release.missing, 0)} ± "
-                f"{format_number(margin, 0)} missing (the CDF is that of the values)")
+        low, high = missing_interval95(release) or (release.missing, release.missing)
+        return (f"{MISSING_RULE_TEXT['bucket']}; about {format_number(release.missing, 0)} missing, 95 % interval "
+                f"{format_number(math.floor(low), 0)} – {format_number(math.ceil(high), 0)} (the CDF is that of the values)")
 
     def _redraw(self) -> None:
         release = self._release

@@ -106,6 +106,23 @@ def cumulative_interval95(release: Release) -> tuple[np.ndarray, np.ndarray]:
                            np.asarray(release.cumulative, dtype=float), release)
 
 
+def missing_interval95(release: Release) -> tuple[float, float] | None:
+    """Interval that holds the TRUE number of missing values with probability ≥ 95 % (releases with
+    the missing values' leaf; None when they were dropped).
+
+    The missing count is N − C_K with N exact, so its unbiased estimate is ``N − Ĉ_K`` with the
+    standard error of ``Ĉ_K``: the same construction as :func:`cumulative_interval95` (centred on
+    the unbiased estimate, ± :func:`noise_margin`, widened to hold the released count, clipped to
+    [0, N]). O(1).
+    """
+    if release.missing is None:
+        return None
+    n = float(release.total)
+    low, high = _count_interval(np.asarray([n - float(release.estimate[-1])]),
+                                np.asarray([float(release.std_error[-1])]), np.asarray([float(release.missing)]), release)
+    return float(low[0]), float(high[0])
+
+
 def quantile_bin_interval(release: Release, p: float) -> tuple[int, int]:
     """Bins ``(first, last)`` between which the true p-quantile lies with probability ≥ 95 %.
 
