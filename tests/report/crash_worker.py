@@ -1,18 +1,27 @@
-"""Release after release into signed bundles, until killed (used by test_report_crash.py).
+"""Release after release into signed bundles, in child processes that the test kills (test_report_crash.py).
 
-Runs until killed (never exits by itself), the same steps as `dpgui release --bundle`: ledger spend (before the noise), release,
-PDF, crash-safe bundle write, bundle pointer in the ledger. Prints "ready" once set up, then one
-line per attempt ("released ID" or "refused").
+Each child runs the same steps as `dpgui release --bundle`: ledger spend (before the noise),
+release, PDF, crash-safe bundle write, bundle pointer in the ledger. This process loads the
+libraries and the signing key once, prints "ready", then starts one child per line read on stdin
+(fork: a child starts in milliseconds, so the test's time goes into kills, not into imports):
+"release" runs until killed, "until-refused" stops after the first attempt the ledger refuses.
+A child prints "child PID" first, then "spent ID" when a spend is committed and "released ID" when
+its bundle is written and recorded, or "refused". When it has ended this process prints
+"ended PID CODE" (CODE: its exit code, or minus the signal that killed it). POSIX only.
 """
 
 from __future__ import annotations
 
+import faulthandler
+import os
+import signal
 import sys
+import traceback
 from pathlib import Path
 
 from dpgui.app.pdf_report import render_release_pdf
 from dpgui.core.noise import SecureRandom
-from dpgui.core.plan import PrivacySpec
+from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.data.histogram import column_histogram
 from dpgui.errors import DpguiError
@@ -20,13 +29,11 @@ from dpgui.report.bundle import default_bundle_name, write_bundle
 from dpgui.report.keystore import load_secret_key, read_passphrase_file
 from dpgui.report.ledger import Ledger
 from dpgui.report.publish import spend_and_release
+from dpgui.report.signing import SecretKey
 
 
-def main(data: str, out: str, key_path: str, passphrase_file: str, dataset: str, epsilon: float) -> None:
-    key = load_secret_key(Path(key_path), read_passphrase_file(passphrase_file))
-    plan = auto_plan(32, PrivacySpec(epsilon))
-    render_release_pdf  # imported above: Qt is loaded before "ready"
-    print("ready", flush=True)
+def release_loop(data: str, out: str, key: SecretKey, plan: Plan, dataset: str, until_refused: bool) -> None:
+    """Release, write and record bundles until killed (or, with ``until_refused``, until refused)."""
     while True:
         hist = column_histogram(data, "value", 0.0, 100.0, 32)
         with Ledger() as ledger:
@@ -35,11 +42,42 @@ def main(data: str, out: str, key_path: str, passphrase_file: str, dataset: str,
                                                  0.0, 100.0, "l2")
             except DpguiError:
                 print("refused", flush=True)
+                if until_refused:
+                    return
                 continue
+            print(f"spent {info.release_id}", flush=True)  # the spend is committed: it must never be lost
             paths = write_bundle(out, default_bundle_name(info), result, info,
                                  render_release_pdf(result, info, key.public_key.key_id_hex), key)
             ledger.record_bundle(info.release_id, str(paths.manifest))
         print(f"released {info.release_id}", flush=True)
+
+
+def main(data: str, out: str, key_path: str, passphrase_file: str, dataset: str, epsilon: float) -> None:
+    key = load_secret_key(Path(key_path), read_passphrase_file(passphrase_file))
+    plan = auto_plan(32, PrivacySpec(epsilon))
+    render_release_pdf  # imported above: Qt is loaded (no application is made before the fork)
+    import pandas  # noqa: F401  (the first table read imports it: 0.6 s that every child would repeat)
+
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test asks for the stacks of a hung process
+    print("ready", flush=True)
+    for command in sys.stdin:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                print(f"child {os.getpid()}", flush=True)
+                release_loop(data, out, key, plan, dataset, until_refused=command.strip() == "until-refused")
+                code = 0
+            except BaseException:  # noqa: BLE001 — reported on stderr; the test fails on any traceback
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        print(f"ended {pid} {os.waitstatus_to_exitcode(status)}", flush=True)
 
 
 if __name__ == "__main__":
