@@ -7,7 +7,8 @@ libraries and the signing key once, prints "ready", then starts one child per li
 "release" runs until killed, "until-refused" stops after the first attempt the ledger refuses.
 A child prints "child PID" first, then "spent ID" when a spend is committed and "released ID" when
 its bundle is written and recorded, or "refused". When it has ended this process prints
-"ended PID CODE" (CODE: its exit code, or minus the signal that killed it). POSIX only.
+"ended PID CODE" (CODE: its exit code, or minus the signal that killed it). POSIX only; forks
+only while it is single-threaded (checked where /proc shows the threads), as fork requires.
 """
 
 from __future__ import annotations
@@ -58,6 +59,11 @@ def main(data: str, out: str, key_path: str, passphrase_file: str, dataset: str,
     render_release_pdf  # imported above: Qt is loaded (no application is made before the fork)
     import pandas  # noqa: F401  (the first table read imports it: 0.6 s that every child would repeat)
 
+    tasks = Path("/proc/self/task")
+    if tasks.is_dir() and len(list(tasks.iterdir())) != 1:  # only the forking thread lives on in a child
+        sys.exit(f"crash worker: {len(list(tasks.iterdir()))} threads before fork; run it with "
+                 "OPENBLAS_NUM_THREADS=1 and JE_ARROW_MALLOC_CONF=background_thread:false")
+    faulthandler.enable()  # a child that crashes (a signal, not an exception) shows where
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test asks for the stacks of a hung process
     print("ready", flush=True)
     for command in sys.stdin:

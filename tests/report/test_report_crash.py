@@ -44,21 +44,23 @@ EPSILON = 0.01
 # the ledger refuses: the budget left after the kills is exact.
 KILLS = 50
 FINAL_RELEASES = 5
-HANG_S = 300  # a worker silent this long is hung: stops the test only, never a limit on its speed
+HANG_S = 120  # a worker silent this long is hung: stops the test only, never a limit on its speed
 
 
 class Hung(Exception):
     """The crash worker said nothing for HANG_S seconds."""
 
 
-def _drain(stream, into: queue.Queue | list) -> None:
+def _drain(stream, into: queue.Queue | list) -> threading.Thread:
     """Read ``stream`` line by line on a thread (a full pipe would block the worker); None at its end."""
     def read() -> None:
         for line in stream:
             (into.put if isinstance(into, queue.Queue) else into.append)(line.rstrip("\n"))
         if isinstance(into, queue.Queue):
             into.put(None)
-    threading.Thread(target=read, daemon=True).start()
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
 
 
 def _next_line(lines: queue.Queue) -> str:
@@ -81,8 +83,9 @@ def test_sigkill_during_releases_never_loses_duplicates_or_overspends_a_committe
     data.write_text("value\n" + "\n".join(f"{v:.3f}" for v in rng.uniform(0, 100, 2000)) + "\n")
     (tmp_path / "pass.txt").write_text("crash test passphrase\n")
     key = create_key("crash", "crash test passphrase", tmp_path)
-    # one BLAS thread: the worker forks, and only the forking thread lives on in a child
-    env = {**os.environ, "DPGUI_HOME": str(home), "QT_QPA_PLATFORM": "offscreen", "OPENBLAS_NUM_THREADS": "1"}
+    # the worker forks, so it must have one thread: no BLAS threads, no background thread of pyarrow's allocator
+    env = {**os.environ, "DPGUI_HOME": str(home), "QT_QPA_PLATFORM": "offscreen", "OPENBLAS_NUM_THREADS": "1",
+           "JE_ARROW_MALLOC_CONF": "background_thread:false"}
     os.environ["DPGUI_HOME"] = str(home)  # the fixture already isolates it; the parent reads the same ledger
     with Ledger() as ledger:
         ledger.set_cap("crash", EPSILON * 100_000)  # never reached by the kills: every child releases
@@ -95,12 +98,13 @@ def test_sigkill_during_releases_never_loses_duplicates_or_overspends_a_committe
     killed_after: Counter[str] = Counter()  # the last line a child printed before it was killed
     server = subprocess.Popen([sys.executable, str(WORKER), str(data), str(out), str(key.secret_path),
                                str(tmp_path / "pass.txt"), "crash", str(EPSILON)],
-                              env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                              env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)  # its own process group: the worker and its children
     assert server.stdin is not None and server.stdout is not None and server.stderr is not None
     lines: queue.Queue = queue.Queue()
     errors: list[str] = []
     _drain(server.stdout, lines)
-    _drain(server.stderr, errors)
+    stderr_reader = _drain(server.stderr, errors)
     child = 0
 
     def start(command: str) -> int:
@@ -115,9 +119,13 @@ def test_sigkill_during_releases_never_loses_duplicates_or_overspends_a_committe
         line before it (the child's last word, if ``until`` is "ended")."""
         last = "child"
         while True:
-            word, *rest = _next_line(lines).split()
+            try:
+                word, *rest = _next_line(lines).split()
+            except Hung as err:
+                raise Hung(f"{err} (waiting for {until!r} after {last!r}; children ended so far: {ended})") from None
             if word == "ended":
                 ended.append(int(rest[1]))
+                assert until == "ended", f"a child ended by itself (exit code {ended[-1]}) before it said {until!r}"
             else:
                 said[word] += 1
                 (spent if word == "spent" else released if word == "released" else []).extend(rest)
@@ -153,18 +161,15 @@ def test_sigkill_during_releases_never_loses_duplicates_or_overspends_a_committe
         server.stdin.close()
         assert server.wait(timeout=HANG_S) == 0
     except (Hung, AssertionError) as err:
-        for pid in (child, server.pid):  # their Python stacks, on stderr (faulthandler)
-            with contextlib.suppress(ProcessLookupError):
-                if pid:
-                    os.kill(pid, signal.SIGUSR1)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGUSR1)  # their Python stacks, on stderr (faulthandler)
         time.sleep(1)
         raise AssertionError(f"{err}; the crash worker's stderr:\n" + "\n".join(errors)[-6000:]) from err
     finally:
-        if child:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(child, signal.SIGKILL)
-        server.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)  # the worker and any child still running (after a failure)
         server.wait()
+    stderr_reader.join(timeout=HANG_S)
     assert not any("Traceback" in line for line in errors), "\n".join(errors)
     assert ended == [-signal.SIGKILL] * (1 + KILLS) + [0], ended
     assert killed_after["spent"] >= 1, f"no kill fell between a spend and its bundle: {killed_after}"
