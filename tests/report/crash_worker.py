@@ -33,6 +33,12 @@ from dpgui.report.publish import spend_and_release
 from dpgui.report.signing import SecretKey
 
 
+def say(line: str) -> None:
+    """Print one line in one write(2): atomic on a pipe, so a kill never leaves half a line
+    (print() may write the text and its newline separately)."""
+    os.write(sys.stdout.fileno(), (line + "\n").encode())
+
+
 def release_loop(data: str, out: str, key: SecretKey, plan: Plan, dataset: str, until_refused: bool) -> None:
     """Release, write and record bundles until killed (or, with ``until_refused``, until refused)."""
     while True:
@@ -42,15 +48,15 @@ def release_loop(data: str, out: str, key: SecretKey, plan: Plan, dataset: str, 
                 result, info = spend_and_release(ledger, dataset, "value", "drop", hist.counts, plan, SecureRandom(),
                                                  0.0, 100.0, "l2")
             except DpguiError:
-                print("refused", flush=True)
+                say("refused")
                 if until_refused:
                     return
                 continue
-            print(f"spent {info.release_id}", flush=True)  # the spend is committed: it must never be lost
+            say(f"spent {info.release_id}")  # the spend is committed: it must never be lost
             paths = write_bundle(out, default_bundle_name(info), result, info,
                                  render_release_pdf(result, info, key.public_key.key_id_hex), key)
             ledger.record_bundle(info.release_id, str(paths.manifest))
-        print(f"released {info.release_id}", flush=True)
+        say(f"released {info.release_id}")
 
 
 def main(data: str, out: str, key_path: str, passphrase_file: str, dataset: str, epsilon: float) -> None:
@@ -65,7 +71,7 @@ def main(data: str, out: str, key_path: str, passphrase_file: str, dataset: str,
                  "OPENBLAS_NUM_THREADS=1 and JE_ARROW_MALLOC_CONF=background_thread:false")
     faulthandler.enable()  # a child that crashes (a signal, not an exception) shows where
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test asks for the stacks of a hung process
-    print("ready", flush=True)
+    say("ready")
     for command in sys.stdin:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -73,7 +79,7 @@ def main(data: str, out: str, key_path: str, passphrase_file: str, dataset: str,
         if pid == 0:
             code = 1
             try:
-                print(f"child {os.getpid()}", flush=True)
+                say(f"child {os.getpid()}")
                 release_loop(data, out, key, plan, dataset, until_refused=command.strip() == "until-refused")
                 code = 0
             except BaseException:  # noqa: BLE001 — reported on stderr; the test fails on any traceback
@@ -83,7 +89,7 @@ def main(data: str, out: str, key_path: str, passphrase_file: str, dataset: str,
                 sys.stderr.flush()
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
-        print(f"ended {pid} {os.waitstatus_to_exitcode(status)}", flush=True)
+        say(f"ended {pid} {os.waitstatus_to_exitcode(status)}")
 
 
 if __name__ == "__main__":

@@ -120,9 +120,11 @@ def test_sigkill_during_releases_never_loses_duplicates_or_overspends_a_committe
         last = "child"
         while True:
             try:
-                word, *rest = _next_line(lines).split()
+                line = _next_line(lines)
             except Hung as err:
                 raise Hung(f"{err} (waiting for {until!r} after {last!r}; children ended so far: {ended})") from None
+            word, *rest = line.split()
+            assert word in ("spent", "released", "refused", "ended") and len(rest) == (word != "refused") + (word == "ended"), line
             if word == "ended":
                 ended.append(int(rest[1]))
                 assert until == "ended", f"a child ended by itself (exit code {ended[-1]}) before it said {until!r}"
