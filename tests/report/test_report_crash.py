@@ -39,9 +39,9 @@ EPSILON = 0.01
 # bundle write, ledger pointer) in a share of its time, so every step is a target: with 50 kills, a
 # step that takes 10 % of a release is hit with probability 1 - 0.9^50 = 99.5 %, one of 5 % with
 # 92 %; the time from a committed spend to its recorded bundle (most of a release) with
-# probability > 1 - 10^-12 (asserted below). SQLite's own commit is atomic by its design, not by this test. Then the cap is
-# lowered to FINAL_RELEASES more than the ledger holds, and a last child, not killed, releases until
-# the ledger refuses: the budget left after the kills is exact.
+# probability > 1 - 10^-12 (asserted below). SQLite's own commit is atomic by its design, not by
+# this test. Then the cap is lowered to FINAL_RELEASES more than the ledger holds, and a last child,
+# not killed, releases until the ledger refuses: the budget left after the kills is exact.
 KILLS = 50
 FINAL_RELEASES = 5
 HANG_S = 120  # a worker silent this long is hung: stops the test only, never a limit on its speed
