@@ -36,6 +36,8 @@ test: $(VENV)/.installed
 package: $(VENV)/.installed
 	PYTHON=$(BIN)/python bash packaging/linux/build.sh
 
+# The speed and accuracy benchmarks, each printed with its target (the tests assert rules, not times),
+# among them the window's worst GUI-thread stall while a 10⁶-row CSV loads and a release runs.
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run_all.py
 

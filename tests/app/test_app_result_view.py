@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
@@ -238,7 +236,9 @@ def test_true_counts_of_the_wrong_size_are_refused(qtbot, data):
 
 # --- large K and screenshots ------------------------------------------------------------------
 
-def test_65536_bins_render_quickly_in_at_most_200_bars(qtbot):
+def test_65536_bins_render_in_at_most_200_bars(qtbot):
+    """The histogram of any K is drawn as at most 200 bars: the rule that keeps showing a release
+    fast (benchmarks/bench_responsiveness.py measures the GUI thread while a K = 65,536 one is shown)."""
     k = 65_536
     counts = _counts(k, n=100_000)
     result = release(counts, auto_plan(k, PrivacySpec(1.0)), SeededRandom(5), LOWER, UPPER, "l2")
@@ -247,12 +247,9 @@ def test_65536_bins_render_quickly_in_at_most_200_bars(qtbot):
     widget.resize(1000, 700)
     widget.show()
     qtbot.waitExposed(widget)
-    start = time.perf_counter()
     widget.set_release(result, "distance", counts)
     image = widget.grab()
-    elapsed = time.perf_counter() - start
     assert not image.isNull()
-    assert elapsed < 1.0, f"set_release + grab took {elapsed:.2f} s"
     heights = np.asarray(widget.hist_bars.opts["height"])  # fraction of records (the default)
     assert heights.size <= 200 and heights.sum() == pytest.approx(1.0)
     assert widget.hist_counts.sum() == pytest.approx(result.values_total)
