@@ -154,6 +154,17 @@ def list_keys(directory: Path | None = None) -> list[KeyEntry]:
     return sorted(entries, key=lambda entry: entry.name)
 
 
+def _refuse_another_key(name: str, folder: Path, public_path: Path, key: PublicKey) -> None:
+    """A key named ``name`` is already in ``folder``: it must be ``key`` itself (importing the same key
+    again is a no-op), else :class:`DataError`."""
+    try:
+        same = load_public_key(public_path) == key
+    except DataError:
+        same = False
+    if not same:
+        raise DataError(f"a different key named {name!r} already exists in {folder}", "import it under another name")
+
+
 def import_public_key(path: Path, name: str | None = None, directory: Path | None = None) -> KeyEntry:
     """Copy a validated public key into the key folder as ``NAME.pub`` (default name: the file's stem).
 
@@ -164,13 +175,7 @@ def import_public_key(path: Path, name: str | None = None, directory: Path | Non
     folder = _folder(directory)
     target, secret_path = folder / (name + PUBLIC_SUFFIX), folder / (name + SECRET_SUFFIX)
     if target.exists() or secret_path.exists():
-        try:
-            same = load_public_key(target) == key
-        except DataError:
-            same = False
-        if not same:
-            raise DataError(f"a different key named {name!r} already exists in {folder}",
-                            "import it under another name")
+        _refuse_another_key(name, folder, target, key)
     else:
         write_text_atomic(target, key.to_text())
     return KeyEntry(name, key.key_id_hex, target, secret_path if secret_path.is_file() else None)
@@ -192,12 +197,7 @@ def import_secret_key(path: Path, passphrase: str, name: str | None = None,
     folder = _folder(directory)
     secret_path, public_path = folder / (name + SECRET_SUFFIX), folder / (name + PUBLIC_SUFFIX)
     if secret_path.exists() or public_path.exists():
-        try:
-            same = load_public_key(public_path) == public
-        except DataError:
-            same = False
-        if not same:
-            raise DataError(f"a different key named {name!r} already exists in {folder}", "import it under another name")
+        _refuse_another_key(name, folder, public_path, public)
         if secret_path.is_file():
             return KeyEntry(name, public.key_id_hex, public_path, secret_path)
     try:  # as in create_key: created 0600 before any byte is written, never replacing a file
