@@ -6,19 +6,11 @@ from __future__ import annotations
 import json
 import shutil
 
-from dpgui.cli import main
 from dpgui.report.ledger import Ledger
 
+from cli_helpers import run_cli
+
 ROWS = 1234
-
-
-def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = main(args)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _data(tmp_path, name: str = "payroll.csv", rows: int = ROWS):

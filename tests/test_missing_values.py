@@ -13,7 +13,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpgui.cli import main
 from dpgui.core.mechanism import release
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
@@ -23,6 +22,8 @@ from dpgui.core.tree import TreeShape
 from dpgui.data.histogram import column_histogram
 from dpgui.errors import ParameterError
 from dpgui.report.ledger import Ledger
+
+from cli_helpers import run_cli
 
 K, LOWER, UPPER = 8, 0.0, 10.0
 VALUES = ["1", "7", "3", "9.5", "2", "2", "8", "4.4", "6"]
@@ -35,15 +36,6 @@ def _neighbours(tmp_path):
     with_value.write_text("x\n" + "\n".join(VALUES) + "\n")
     with_missing.write_text("x\n" + "\n".join("" if v == "7" else v for v in VALUES) + "\n")
     return with_value, with_missing
-
-
-def _run(args, capsys):
-    try:
-        code = main(args)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _independent_level_sensitivity(shape: TreeShape, records_per_person: int) -> int:
@@ -132,7 +124,7 @@ def test_cli_publishes_the_same_n_for_neighbouring_files(tmp_path, capsys):
         ledger.set_cap("nb", 10)
     summaries = []
     for path in (a, b):
-        code, out, err = _run(["release", str(path), "--column", "x", "--lower", "0", "--upper", "10", "--bins", str(K),
+        code, out, err = run_cli(["release", str(path), "--column", "x", "--lower", "0", "--upper", "10", "--bins", str(K),
                                "--epsilon", "1", "--dataset", "nb", "--out", str(tmp_path / f"{path.stem}-out.csv"),
                                "--json"], capsys)
         assert code == 0, err
@@ -149,7 +141,7 @@ def test_missing_error_is_refused_before_anything_is_spent(tmp_path, capsys):
     _, b = _neighbours(tmp_path)
     with Ledger() as ledger:
         ledger.set_cap("nb", 10)
-    code, out, err = _run(["release", str(b), "--column", "x", "--lower", "0", "--upper", "10", "--bins", str(K),
+    code, out, err = run_cli(["release", str(b), "--column", "x", "--lower", "0", "--upper", "10", "--bins", str(K),
                            "--epsilon", "1", "--dataset", "nb", "--out", str(tmp_path / "o.csv"), "--missing", "error"],
                           capsys)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1

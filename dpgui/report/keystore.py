@@ -70,22 +70,9 @@ def create_key(name: str, passphrase: str, directory: Path | None = None) -> Key
                         "choose another name, or delete its .key and .pub files first")
     sk = generate_key()
     blob = encrypt_secret_key(sk, passphrase)
-    try:  # O_EXCL: the file is created 0600 before any secret byte is written, and never replaces one
-        fd = os.open(secret_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
-    except FileExistsError:
-        raise DataError(f"a key named {name!r} already exists in {folder}",
-                        "choose another name, or delete its .key and .pub files first") from None
-    except OSError as err:
-        raise DataError(f"cannot create {secret_path}: {err.strerror or err}", "check the folder's permissions") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(blob)
-            handle.flush()
-            os.fsync(handle.fileno())
-        write_text_atomic(public_path, sk.public_key.to_text())
-    except BaseException:
-        secret_path.unlink(missing_ok=True)
-        raise
+    _write_key_files(secret_path, public_path, blob, sk.public_key,
+                     f"a key named {name!r} already exists in {folder}",
+                     "choose another name, or delete its .key and .pub files first")
     return KeyFiles(name, sk.public_key.key_id_hex, secret_path, public_path)
 
 
@@ -154,6 +141,30 @@ def list_keys(directory: Path | None = None) -> list[KeyEntry]:
     return sorted(entries, key=lambda entry: entry.name)
 
 
+def _write_key_files(secret_path: Path, public_path: Path, blob: bytes, public: PublicKey, taken: str,
+                     taken_fix: str) -> None:
+    """Write the encrypted secret key ``blob`` to ``secret_path`` and the public key beside it (unless
+    that file exists already). O_EXCL: the secret file is created 0600 before any byte is written and
+    never replaces a file (``taken``/``taken_fix``: the DataError if it exists); on any failure the
+    secret file is removed again."""
+    try:
+        fd = os.open(secret_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+    except FileExistsError:
+        raise DataError(taken, taken_fix) from None
+    except OSError as err:
+        raise DataError(f"cannot create {secret_path}: {err.strerror or err}", "check the folder's permissions") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(blob)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if not public_path.exists():
+            write_text_atomic(public_path, public.to_text())
+    except BaseException:
+        secret_path.unlink(missing_ok=True)
+        raise
+
+
 def _refuse_another_key(name: str, folder: Path, public_path: Path, key: PublicKey) -> None:
     """A key named ``name`` is already in ``folder``: it must be ``key`` itself (importing the same key
     again is a no-op), else :class:`DataError`."""
@@ -200,22 +211,8 @@ def import_secret_key(path: Path, passphrase: str, name: str | None = None,
         _refuse_another_key(name, folder, public_path, public)
         if secret_path.is_file():
             return KeyEntry(name, public.key_id_hex, public_path, secret_path)
-    try:  # as in create_key: created 0600 before any byte is written, never replacing a file
-        fd = os.open(secret_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
-    except FileExistsError:
-        raise DataError(f"a key named {name!r} already exists in {folder}", "import it under another name") from None
-    except OSError as err:
-        raise DataError(f"cannot create {secret_path}: {err.strerror or err}", "check the folder's permissions") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(blob)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if not public_path.exists():
-            write_text_atomic(public_path, public.to_text())
-    except BaseException:
-        secret_path.unlink(missing_ok=True)
-        raise
+    _write_key_files(secret_path, public_path, blob, public, f"a key named {name!r} already exists in {folder}",
+                     "import it under another name")
     return KeyEntry(name, public.key_id_hex, public_path, secret_path)
 
 

@@ -281,6 +281,15 @@ def _num(x: float) -> str:
     return f"{x:.6g}"
 
 
+def _json_text(value: Any, what: str) -> str:
+    """``value`` as canonical JSON text (sorted keys, no NaN), or a ParameterError naming ``what``."""
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise ParameterError(f"{what} cannot be stored as JSON: {err}",
+                             "pass only plain numbers, text, lists and dicts (no NaN)") from None
+
+
 def _check_id(kind: str, value: object) -> str:
     if not isinstance(value, str):
         raise ParameterError(f"the {kind} must be text, not {type(value).__name__}", f"give a short name for the {kind}")
@@ -706,11 +715,7 @@ class Ledger:
         if not isinstance(description, dict):
             raise ParameterError(f"the description must be a dict, not {type(description).__name__}",
                                  "pass the release's public plan parameters as a dict")
-        try:
-            description_json = json.dumps(description, sort_keys=True, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as err:
-            raise ParameterError(f"the description cannot be stored as JSON: {err}",
-                                 "pass only plain numbers, text, lists and dicts (no NaN)") from None
+        description_json = _json_text(description, "the description")
         with self._transaction(write=True) as conn:
             cap = self._cap(conn, dataset_id)
             if cap is None:
@@ -786,11 +791,7 @@ class Ledger:
                 and all(c in "0123456789abcdef" for c in levels_sha256)):
             raise ParameterError("the levels digest must be 64 lowercase hex digits (SHA-256)",
                                  "pass dpgui.report.publish.levels_sha256(levels)")
-        try:
-            params_json = json.dumps(params, sort_keys=True, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as err:
-            raise ParameterError(f"the release parameters cannot be stored as JSON: {err}",
-                                 "pass only plain numbers, text, lists and dicts (no NaN)") from None
+        params_json = _json_text(params, "the release parameters")
         with self._transaction(write=True) as conn:
             if conn.execute("SELECT 1 FROM releases WHERE release_id = ?", (release_id,)).fetchone() is None:
                 raise DataError(f"release {release_id!r} is not in the budget ledger {self._path}",

@@ -92,3 +92,13 @@ def type_into(qtbot, field, text: str) -> None:
     qtbot.keyClick(field.edit, Qt.Key.Key_Backspace)
     if text:
         qtbot.keyClicks(field.edit, text)
+
+
+def sample_window_planned(qtbot, seed: int = 3):
+    """A window on the bundled sample (its first number column selected) with its 1,000-bin plan made."""
+    window = make_window(qtbot, seed=seed)
+    window.open_sample()
+    qtbot.waitUntil(lambda: window.table is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: window.data_page.current_column() is not None, timeout=10_000)
+    wait_plan(qtbot, window, 1000)
+    return window

@@ -11,16 +11,12 @@ from dpgui.report.bundle import verify_bundle
 from dpgui.report.keystore import create_key, load_public_key
 from dpgui.report.ledger import Ledger, NoCapSet
 
-from gui_helpers import error_text, make_window, release_and_wait, wait_plan
+from gui_helpers import error_text, release_and_wait, sample_window_planned
 
 
 @pytest.fixture
 def sample_window(qtbot):
-    window = make_window(qtbot, seed=3)
-    window.open_sample()
-    qtbot.waitUntil(lambda: window.table is not None, timeout=30_000)
-    qtbot.waitUntil(lambda: window.data_page.current_column() is not None, timeout=10_000)
-    wait_plan(qtbot, window, 1000)
+    window = sample_window_planned(qtbot)
     return window
 
 

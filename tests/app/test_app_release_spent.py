@@ -7,7 +7,7 @@ import pytest
 
 from dpgui.report.ledger import Ledger
 
-from gui_helpers import error_text, make_window, release_and_wait_for_error, wait_plan
+from gui_helpers import error_text, make_window, release_and_wait_for_error, sample_window_planned, wait_plan
 
 
 class BrokenSampler:
@@ -21,11 +21,7 @@ class BrokenSampler:
 
 @pytest.fixture
 def sample_window(qtbot):
-    window = make_window(qtbot, seed=3)
-    window.open_sample()
-    qtbot.waitUntil(lambda: window.table is not None, timeout=30_000)
-    qtbot.waitUntil(lambda: window.data_page.current_column() is not None, timeout=10_000)
-    wait_plan(qtbot, window, 1000)
+    window = sample_window_planned(qtbot)
     with Ledger() as ledger:
         ledger.set_cap("flights", 5.0, 0.0, "test")
     return window

@@ -24,16 +24,9 @@ from dpgui.report.keystore import create_key, load_public_key, load_secret_key
 from dpgui.report.ledger import Ledger
 from dpgui.report.publish import sign_release, spend_and_release
 
+from cli_helpers import run_cli
+
 PASSPHRASE = "correct horse battery"
-
-
-def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = main(args)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _minisign() -> str:
