@@ -339,15 +339,16 @@ def _check_outputs(args: argparse.Namespace) -> None:
     """Every output target of a release, checked before anything is spent: --out (a new file in a
     writable folder, never the input, an existing file only with --force) and --bundle (a writable
     folder; with --name, none of the four files may exist)."""
-    from dpgui.report.bundle import check_bundle_folder, check_bundle_name, check_bundle_target
+    from dpgui.report.bundle import check_bundle_folder, check_bundle_target
     from dpgui.report.csv_export import check_writable, same_file
 
     if args.out is not None:
         check_writable(args.out, protect=[args.input], overwrite=args.force)
     if args.bundle is not None:
-        check_bundle_folder(args.bundle)
-        if args.name is not None:
-            paths = check_bundle_target(args.bundle, check_bundle_name(args.name))
+        if args.name is None:
+            check_bundle_folder(args.bundle)
+        else:  # checks the folder too
+            paths = check_bundle_target(args.bundle, args.name)
             if args.out is not None and any(same_file(Path(args.out), p) for p in paths.all()):
                 raise ParameterError(f"--out {args.out} is one of the bundle's own files",
                                      "write --out elsewhere, or leave it out (the bundle holds the CSV)")
@@ -447,10 +448,10 @@ def _check_dataset_identity(ledger: Any, dataset: str, path: str, n_rows: int, c
     has the same column names and row count as another ledgered dataset is refused (exit 2) unless
     ``--new-dataset`` confirms it is different data (then a warning goes to stderr). The file's
     fingerprint is recorded under ``dataset`` (local ledger only), before the spend."""
-    from dpgui.data.table import inspect_table
+    from dpgui.data.histogram import list_columns
     from dpgui.report.ledger import data_fingerprint, datasets_like, is_new_dataset, record_fingerprint, same_data_warning
 
-    fingerprint = data_fingerprint(ledger, [c.name for c in inspect_table(path).columns], n_rows)
+    fingerprint = data_fingerprint(ledger, [name for name, _ in list_columns(path)], n_rows)  # the schema only
     if is_new_dataset(ledger, dataset):
         others = datasets_like(ledger, fingerprint, dataset)
         if others and not confirmed:
@@ -616,7 +617,7 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
 
     from dpgui.core.mechanism import Release
     from dpgui.core.plan import Plan
-    from dpgui.report.bundle import MANIFEST_SUFFIX
+    from dpgui.report.bundle import MANIFEST_SUFFIX, SECURE_SOURCE
     from dpgui.report.csv_export import CDF_COLUMNS, CDF_COLUMNS_V1
     from dpgui.report.files import read_regular_file, sha256_regular_file
 
@@ -664,7 +665,7 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
             consistency, total = manifest["consistency"], float(manifest["total_records"]["released_estimate"])
             facts = {"manifest": str(manifest_path), "dataset": manifest.get("dataset"),
                      "column": manifest.get("column"), "release_id": manifest.get("release_id"),
-                     "secure_noise": manifest.get("random_source") == "os_csprng"}
+                     "secure_noise": manifest.get("random_source") == SECURE_SOURCE}
         else:
             if plan_file is None:
                 raise ParameterError(f"{path.name} alone does not say the plan its errors come from, and no manifest "

@@ -401,22 +401,23 @@ class DataPage(QWidget):
             return
         show_inline(self.column_message, "")
         self._whole_reason = None
+        schema = None
         if self.info is not None:
-            self._whole_reason = whole_number_reason(column, self.info.format, find_schema_for(self.info.path))
-        self._apply_automatic_suggestion(column)
+            schema = find_schema_for(self.info.path)  # looked for once per column choice
+            self._whole_reason = whole_number_reason(column, self.info.format, schema)
+        self._apply_automatic_suggestion(column, schema)
         self.columnChosen.emit(column.name)
         self.settingsChanged.emit()
 
-    def _apply_automatic_suggestion(self, column: ColumnInfo) -> None:
-        """Public metadata next to the file (or the column type) may give bounds; never the data."""
+    def _apply_automatic_suggestion(self, column: ColumnInfo, schema: Path | None) -> None:
+        """Public metadata next to the file (``schema``, from :func:`find_schema_for`) or the column
+        type may give bounds; never the data."""
         suggestion: BoundsSuggestion | None = None
-        if self.info is not None:
-            schema = find_schema_for(self.info.path)
-            if schema is not None:
-                try:
-                    suggestion = suggest_from_schema(schema, column.name)
-                except DpguiError:
-                    suggestion = None
+        if schema is not None:
+            try:
+                suggestion = suggest_from_schema(schema, column.name)
+            except DpguiError:
+                suggestion = None
         if suggestion is None:
             suggestion = suggest_from_type(column)
         if suggestion is not None and suggestion.lower is not None and suggestion.upper is not None:

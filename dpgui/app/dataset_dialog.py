@@ -25,7 +25,6 @@ class NewDatasetDialog(QDialog):
     def __init__(self, dataset: str, epsilon: float, others: Sequence[str] = (), parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("New dataset in the budget ledger")
-        self.dataset = dataset
         self.use_instead: str | None = None
         layout = QVBoxLayout(self)
         intro = text.plain_text(QLabel(
@@ -41,7 +40,6 @@ class NewDatasetDialog(QDialog):
         self.warning.setStyleSheet(ERROR_STYLE)
         self.warning.setVisible(bool(others))
         layout.addWidget(self.warning)
-        self.use_buttons: list[QPushButton] = []
         if others:
             names = ", ".join(f"'{o}'" for o in others)
             self.warning.setText(
@@ -53,7 +51,6 @@ class NewDatasetDialog(QDialog):
                 button.setToolTip(text.literal_tooltip(f"Release this file under the dataset '{other}' and its budget"))
                 button.clicked.connect(lambda _=False, o=other: self._use(o))
                 layout.addWidget(button)
-                self.use_buttons.append(button)
         self.confirm = QCheckBox(f"'{dataset}' is a new dataset: this data is not in the ledger under another name")
         self.confirm.toggled.connect(self._update)
         layout.addWidget(self.confirm)

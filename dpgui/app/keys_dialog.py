@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app.fields import StatusLine, StatusMessages, grow_to_fit, inline_message, show_inline
-from dpgui.app.text import friendly
+from dpgui.app.text import friendly, plain_text
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.report.keystore import (PUBLIC_SUFFIX, SECRET_SUFFIX, KeyEntry, KeyFiles, create_key, export_public_key,
                                    import_public_key, import_secret_key, keys_dir, list_keys)
@@ -208,8 +208,7 @@ class KeyManagerDialog(StatusMessages, QDialog):
         self.setWindowTitle("Signing keys")
         help_label = QLabel(KEYS_HELP)
         help_label.setWordWrap(True)
-        self.folder_label = QLabel()
-        self.folder_label.setTextFormat(Qt.TextFormat.PlainText)  # a path, shown literally
+        self.folder_label = plain_text(QLabel())  # a path, shown literally
         self.folder_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.folder_label.setWordWrap(True)
         self.table = QTableWidget(0, len(COLUMNS))

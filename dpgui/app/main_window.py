@@ -437,7 +437,6 @@ class MainWindow(QMainWindow):
         name (warned if the file looks like a ledgered dataset's) and sets the total budget. None: the
         officer cancelled, or chose an existing dataset's name instead (then set in step 1)."""
         dialog = self.new_dataset_dialog(dataset, epsilon)
-        self._dataset_dialog = dialog
         accepted = dialog.exec() == QDialog.DialogCode.Accepted
         if dialog.use_instead is not None:
             self.data_page.dataset_name.setText(dialog.use_instead)

@@ -62,7 +62,7 @@ def missing_text(release: Release, rule: str) -> str:
     """What happened to missing values, in words (docs/design.md "Missing values"), with the released
     missing count and its 95 % margin under the bucket rule."""
     if rule == "bucket" and release.missing is not None:
-        low, high = missing_interval95(release) or (release.missing, release.missing)
+        low, high = missing_interval95(release)  # type: ignore[misc]  # not None: the release has the leaf
         return (f"Counted in a noised 'missing' bucket; N = all rows. Released number of missing values: "
                 f"{format_number(round(release.missing))} (the true number lies between {format_number(math.floor(low))} "
                 f"and {format_number(math.ceil(high))} with at least 95 % probability). The CDF and the "

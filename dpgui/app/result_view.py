@@ -460,7 +460,7 @@ class ResultView(QWidget):
         """The missing-value rule of the release, with the released count under the bucket rule."""
         if release.missing is None:
             return MISSING_RULE_TEXT["drop"] if not release.plan.privacy.root_public else "left out"
-        low, high = missing_interval95(release) or (release.missing, release.missing)
+        low, high = missing_interval95(release)  # type: ignore[misc]  # not None: the release has the leaf
         return (f"{MISSING_RULE_TEXT['bucket']}; about {format_number(release.missing, 0)} missing, 95 % interval "
                 f"{format_number(math.floor(low), 0)} – {format_number(math.ceil(high), 0)} (the CDF is that of the values)")
 

@@ -45,7 +45,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app.style import new_plot
-from dpgui.app.text import escape
+from dpgui.app.text import escape, plain_text
 
 if TYPE_CHECKING:
     from dpgui.core.mechanism import Release
@@ -577,9 +577,8 @@ class BinTreeView(QWidget):
         self.icicle.sigClick.connect(self._on_click)
 
         self.legend = _ColourLegend()
-        self.info_label = QLabel(HINT)
+        self.info_label = plain_text(QLabel(HINT))  # quotes the column's name literally
         self.info_label.setWordWrap(True)
-        self.info_label.setTextFormat(Qt.TextFormat.PlainText)  # quotes the column's name literally
         self.info_label.setAccessibleName("Details of the box under the mouse")
         self.info_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.info_label.setMinimumHeight(2 * self.info_label.fontMetrics().height() + 4)

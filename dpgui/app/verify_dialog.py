@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from dpgui.app.fields import inline_message, show_inline
 from dpgui.app.style import is_dark
-from dpgui.app.text import NEIGHBOURS_LABELS, format_number, friendly, sentence
+from dpgui.app.text import NEIGHBOURS_LABELS, format_number, friendly, plain_text, sentence
 from dpgui.errors import DpguiError
 from dpgui.report.bundle import MANIFEST_SUFFIX, TEST_NOISE_FAILURE, Verification, verify_bundle
 from dpgui.report.keystore import KeyEntry, list_keys, load_public_key
@@ -108,16 +108,14 @@ class VerifyDialog(QDialog):
         verify_row.addWidget(self.verify_button)
         verify_row.addStretch(1)
 
-        self.verdict = QLabel()
-        self.verdict.setTextFormat(Qt.TextFormat.PlainText)  # a failure quotes file names literally
+        self.verdict = plain_text(QLabel())  # a failure quotes file names literally
         self.verdict.setWordWrap(True)
         self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         font = QFont(self.verdict.font())
         font.setBold(True)
         font.setPointSizeF(font.pointSizeF() * 1.15)
         self.verdict.setFont(font)
-        self.advice = QLabel()
-        self.advice.setTextFormat(Qt.TextFormat.PlainText)
+        self.advice = plain_text(QLabel())
         self.advice.setWordWrap(True)
         self.results = QLabel()
         self.results.setTextFormat(Qt.TextFormat.RichText)

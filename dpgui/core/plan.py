@@ -40,7 +40,6 @@ OBJECTIVES = ("total", "max")
 # Budgets are floats; sums may differ from ε by rounding. Anything within this is "equal".
 BUDGET_RTOL = 1e-9
 #: The missing-value rules of a release (decided by the neighbour model, see the module docstring).
-MISSING_RULES = ("bucket", "drop")
 #: What each rule means, as the reports say it. "error" is a retired policy that only old project
 #: files and manifests hold (it made the publication depend on whether a value was missing).
 MISSING_RULE_TEXT = {

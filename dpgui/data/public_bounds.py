@@ -275,11 +275,11 @@ def suggest_from_reference(
 
 def _same_data_file(a: pathlib.Path, b: pathlib.Path) -> bool:
     """True if ``a`` and ``b`` are one file (any path or link) or have the same bytes (compared in
-    blocks by :func:`filecmp.cmp`, only when the sizes are equal). O(size) at worst."""
+    blocks by :func:`filecmp.cmp`, which reads nothing when the sizes differ). O(size) at worst."""
     import filecmp
 
     try:
-        return os.path.samefile(a, b) or (a.stat().st_size == b.stat().st_size and filecmp.cmp(a, b, shallow=False))
+        return os.path.samefile(a, b) or filecmp.cmp(a, b, shallow=False)
     except OSError:
         return False
 

@@ -112,14 +112,18 @@ def load_public_key(path: Path) -> PublicKey:
 
 def load_secret_key(path: Path, passphrase: str) -> SecretKey:
     """Decrypt a ``.key`` file; refuses one that other users can read or write (like ssh)."""
-    path = Path(path)
+    return _read_secret_key(Path(path), passphrase)[1]
+
+
+def _read_secret_key(path: Path, passphrase: str) -> tuple[bytes, SecretKey]:
+    """The ``.key`` file's bytes, read once, and the key they decrypt to (see :func:`load_secret_key`)."""
     blob = _read(path, "secret key file")
     mode = stat.S_IMODE(path.stat().st_mode)
     if os.name == "posix" and mode & 0o077:
         raise DataError(f"secret key file {path} can be accessed by other users (mode {mode:04o})",
                         f"run `chmod 600 {path}` and check no one else copied it")
     try:
-        return decrypt_secret_key(blob, passphrase)
+        return blob, decrypt_secret_key(blob, passphrase)
     except WrongPassphrase:
         raise
     except DataError as err:
@@ -201,8 +205,7 @@ def import_secret_key(path: Path, passphrase: str, name: str | None = None,
     different key under that name is refused (:class:`DataError`); so is a key file that other
     users can read (as :func:`load_secret_key`)."""
     path = Path(path)
-    sk = load_secret_key(path, passphrase)
-    blob = _read(path, "secret key file")
+    blob, sk = _read_secret_key(path, passphrase)  # the bytes copied are the bytes checked
     public = sk.public_key
     name = _check_name(path.stem if name is None else name)
     folder = _folder(directory)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from pathlib import Path
 import uuid
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -29,7 +30,7 @@ from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import MISSING_RULE_TEXT, Plan
 from dpgui.errors import DataError, DpguiError, ParameterError
-from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_target, write_bundle
+from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, write_bundle
 from dpgui.report.ledger import Ledger
 from dpgui.report.signing import SecretKey
 
@@ -203,7 +204,7 @@ def sign_release(ledger: Ledger, directory: str | os.PathLike[str], name: str, r
     this function would sign (:func:`authenticate_release`'s result).
     """
     confirmed = authenticate_release(ledger, result, info)
-    pointer = str(check_bundle_target(directory, name).manifest.resolve())
+    pointer = str(BundlePaths.of(Path(directory), check_bundle_name(name)).manifest.resolve())  # write_bundle checks
     ledger.check_bundle_pointer(info.release_id, pointer)
     paths = write_bundle(directory, name, confirmed, info, pdf_bytes, key)
     try:
