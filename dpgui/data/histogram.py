@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import functools
 import math
 import numbers
 import os
@@ -480,7 +481,23 @@ def _not_utf8(p: pathlib.Path, err: BaseException, where: str = "") -> DataError
 
 
 def _csv_schema(p: pathlib.Path, fmt: str) -> pa.Schema:
-    """Column names and types inferred from the first ~1 MiB of a CSV/TSV file."""
+    """Column names and types inferred from the first ~1 MiB of a CSV/TSV file.
+
+    Remembered per file version (path, size, modification time): opening a file, reading its
+    column and streaming it each need the schema, and inferring it parses the first MiB again."""
+    try:
+        st = p.stat()
+    except OSError:
+        return _infer_csv_schema(p, fmt)  # reports the problem
+    return _cached_csv_schema(p, fmt, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_csv_schema(p: pathlib.Path, fmt: str, size: int, mtime_ns: int) -> pa.Schema:
+    return _infer_csv_schema(p, fmt)
+
+
+def _infer_csv_schema(p: pathlib.Path, fmt: str) -> pa.Schema:
     try:
         reader = pa_csv.open_csv(
             p,
