@@ -798,9 +798,10 @@ class BinTreeView(QWidget):
             return "Level 0 (all records)"
         if level < tree.levels - 1:
             return f"Level {level} ({tree.nodes[level]:,} boxes)"
-        bins = tree.plan.shape.bins
-        padding = tree.nodes[level] - bins
-        return f"Level {level} ({bins:,} bins" + (f" + {padding:,} padding)" if padding else ")")
+        shape = tree.plan.shape
+        padding = tree.nodes[level] - shape.leaves  # the missing values' leaf is not padding
+        missing = " + 1 for missing values" if shape.missing_leaf else ""
+        return f"Level {level} ({shape.bins:,} bins{missing}" + (f" + {padding:,} padding)" if padding else ")")
 
     def _on_hover(self, node: tuple[int, int] | None) -> None:
         if node == self._hovered:

@@ -394,3 +394,11 @@ def test_without_a_plan(view):
     view.grab()  # paints nothing, does not fail
     with pytest.raises(RuntimeError):
         view.node_info(0, 0)
+
+
+def test_the_missing_values_leaf_is_not_called_padding(view):
+    """Under change the leaf after the K bins counts missing values: the level's name says so."""
+    plan = Plan(TreeShape(10, (4, 4), missing_leaf=True), PrivacySpec(1.0), (0.5, 0.5))
+    view.set_plan(plan, 0.0, 100.0, "age (years)")
+    names = [name for _, name in view.plot_widget.getPlotItem().getAxis("left")._tickLevels[0]]
+    assert names[-1] == "Level 2 (10 bins + 1 for missing values + 5 padding)"
