@@ -215,9 +215,11 @@ def range_count(release: Release, start: float, stop: float) -> RangeCount:
     if a == b:
         b = min(k, a + 1) if a < k else b
         a = b - 1
-    c = np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float)))
-    estimate = np.concatenate(([0.0], np.asarray(release.estimate, dtype=float)))
+    def prefix(values: np.ndarray, j: int) -> float:  # C_j with C_0 = 0, without copying the K values
+        return float(values[j - 1]) if j > 0 else 0.0
+
     se = float(np.sqrt(max(0.0, interval_variance(release.plan, a, b))))
-    count = float(c[b] - c[a])
-    low, high = _count_interval(np.array([estimate[b] - estimate[a]]), np.array([se]), np.array([count]), release)
+    count = prefix(release.cumulative, b) - prefix(release.cumulative, a)
+    unbiased = prefix(release.estimate, b) - prefix(release.estimate, a)
+    low, high = _count_interval(np.array([unbiased]), np.array([se]), np.array([count]), release)
     return RangeCount(release.lower + a * width, release.lower + b * width, count, se, float(low[0]), float(high[0]))
