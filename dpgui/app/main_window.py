@@ -447,6 +447,11 @@ class MainWindow(QMainWindow):
     def new_dataset_dialog(self, dataset: str, epsilon: float) -> NewDatasetDialog:
         return NewDatasetDialog(dataset, epsilon, self.similar_datasets(dataset), self)
 
+    def _file_fingerprint(self, ledger: Ledger, n_rows: int) -> str:
+        """The open file's fingerprint in the local ledger: its column names and row count (salted)."""
+        assert self.table is not None
+        return data_fingerprint(ledger, [c.name for c in self.table.columns], n_rows)
+
     def similar_datasets(self, dataset: str) -> list[str]:
         """Other ledgered datasets released from a file with this file's column names and row count,
         if nothing was released yet under ``dataset`` (docs/design.md, "Dataset identity")."""
@@ -456,8 +461,7 @@ class MainWindow(QMainWindow):
         with Ledger() as ledger:
             if not is_new_dataset(ledger, dataset):
                 return []
-            fingerprint = data_fingerprint(ledger, [c.name for c in self.table.columns], n_rows)
-            return datasets_like(ledger, fingerprint, dataset)
+            return datasets_like(ledger, self._file_fingerprint(ledger, n_rows), dataset)
 
     def start_release(self, inputs: tuple[Any, Any, str]) -> None:
         """Release on a worker with a progress dialog; Cancel works until the noise is drawn."""
@@ -537,7 +541,7 @@ class MainWindow(QMainWindow):
             return
         try:
             with Ledger() as ledger:
-                fingerprint = data_fingerprint(ledger, [c.name for c in self.table.columns], outcome.histogram.n_rows)
+                fingerprint = self._file_fingerprint(ledger, outcome.histogram.n_rows)
                 record_fingerprint(ledger, outcome.info.dataset, fingerprint)
         except DpguiError as err:
             self._error("The file's fingerprint was not recorded", text.friendly(err) + " The release itself is "
