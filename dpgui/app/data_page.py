@@ -5,7 +5,6 @@ only the officer sees."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,27 +28,10 @@ from dpgui.data.public_bounds import (
 from dpgui.data.table import ColumnInfo, TableInfo, TableReader
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.report.ledger import default_dataset_name
+from dpgui.workspace.state import ColumnSettings
 
 KIND_LABELS = {"numeric": "number", "text": "text", "datetime": "date/time", "boolean": "yes/no", "other": "other"}
 MISSING_TEXT = "(missing)"
-
-
-@dataclass(frozen=True)
-class ColumnSettings:
-    """What step 1 decides: which column, its public bounds and K bins (``missing`` is "auto": missing
-    values follow the neighbour model, docs/design.md "Missing values")."""
-
-    path: Path
-    column: str
-    lower: float
-    upper: float
-    bins: int
-    missing: str
-    dataset: str = ""  # the budget ledger's name for this data (default: the file's stem)
-
-    @property
-    def dataset_id(self) -> str:
-        return self.dataset or default_dataset_name(self.path)
 
 
 class PreviewModel(QAbstractTableModel):

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable
 
-from dpgui.app.data_page import ColumnSettings
 from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, format_number
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource
@@ -22,6 +21,7 @@ from dpgui.errors import Cancelled, DpguiError
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.ledger import Ledger
 from dpgui.report.publish import spend_and_release
+from dpgui.workspace.state import ColumnSettings
 
 READ_SHARE = 0.85  # fraction of the progress bar used by reading the file
 NOISE_MESSAGE = "Adding noise and estimating (cannot be cancelled now)…"

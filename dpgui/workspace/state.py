@@ -1,0 +1,191 @@
+"""The workspace: what the officer has chosen and released, as one typed, immutable value (no Qt).
+
+:class:`WorkspaceState` is a frozen snapshot: the open data source, step 1's column choice, the
+dataset's name in the budget ledger, step 2's privacy settings and plan, and the releases made or
+restored. :class:`Workspace` holds the current snapshot and tells its listeners which parts
+changed (:meth:`Workspace.subscribe`); the window's pages write what the officer typed into it and
+redraw from it, and project files, autosave, the CLI and the self-test read and write the same
+object (docs/design.md, "Layers and data flow").
+
+Values that are not chosen yet, or that do not parse, are ``None`` (the pages show why); the
+validated whole of step 1 is :meth:`WorkspaceState.column_settings`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from dpgui.core.mechanism import CONSISTENCY_METHODS, Release
+from dpgui.core.plan import OBJECTIVES, Plan, PrivacySpec
+from dpgui.data.table import TableInfo
+from dpgui.errors import ParameterError
+from dpgui.report.bundle import ReleaseInfo
+from dpgui.report.ledger import default_dataset_name
+from dpgui.report.project_file import Project, ProjectRelease
+
+
+@dataclass(frozen=True)
+class ColumnSettings:
+    """What step 1 decides, validated: which column, its public bounds and K bins (``missing`` is
+    "auto": missing values follow the neighbour model, docs/design.md "Missing values")."""
+
+    path: Path
+    column: str
+    lower: float
+    upper: float
+    bins: int
+    missing: str
+    dataset: str = ""  # the budget ledger's name for this data (default: the file's stem)
+
+    @property
+    def dataset_id(self) -> str:
+        return self.dataset or default_dataset_name(self.path)
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """The open table. ``n_rows`` is None while it is counted in the background (large CSV)."""
+
+    table: TableInfo
+    n_rows: int | None
+
+    @property
+    def path(self) -> Path:
+        return self.table.path
+
+
+@dataclass(frozen=True)
+class ColumnChoice:
+    """Step 1 as typed: the column ("" if none) and the public bounds and K (None while empty or invalid)."""
+
+    column: str = ""
+    lower: float | None = None
+    upper: float | None = None
+    bins: int | None = None
+
+
+@dataclass(frozen=True)
+class PlanChoice:
+    """Step 2: the privacy settings (None while ε is invalid), the plan (None while none is ready),
+    the consistency step, the branching as typed ("auto", "16", "4x16x16"), the planner's objective,
+    the levels whose budget the officer locked, and whether a plan is being computed."""
+
+    privacy: PrivacySpec | None = None
+    plan: Plan | None = None
+    consistency: str = "l2"
+    branching: str = "auto"
+    objective: str = "total"
+    locked_levels: tuple[int, ...] = ()
+    planning: bool = False
+
+    def __post_init__(self) -> None:
+        if self.consistency not in CONSISTENCY_METHODS:
+            raise ParameterError(f"unknown consistency step {self.consistency!r}",
+                                 f"use one of {', '.join(CONSISTENCY_METHODS)}")
+        if self.objective not in OBJECTIVES:
+            raise ParameterError(f"unknown objective {self.objective!r}", f"use one of {', '.join(OBJECTIVES)}")
+        object.__setattr__(self, "locked_levels", tuple(sorted(set(self.locked_levels))))
+
+
+@dataclass(frozen=True, eq=False)  # compared by identity: a Release holds numpy arrays
+class ShownRelease:
+    """The release the results step shows and Export writes: made in this session (``counts``: its
+    confidential histogram, for the officer's own comparison; never exported) or restored from a
+    project (``counts`` None). ``confirmed``: the budget ledger confirms it may be signed."""
+
+    release: Release
+    info: ReleaseInfo
+    counts: np.ndarray | None = field(default=None, repr=False)
+    restored: bool = False
+    confirmed: bool = False
+    problem: str = ""  # why it may not be signed, when not confirmed
+
+
+@dataclass(frozen=True)
+class WorkspaceState:
+    """One snapshot of the workspace (see the module doc). Compare two with ``==``."""
+
+    source: DataSource | None = None
+    column: ColumnChoice = ColumnChoice()
+    dataset: str = ""
+    plan: PlanChoice = PlanChoice()
+    releases: tuple[ProjectRelease, ...] = ()  # made or restored in this workspace, oldest first
+    shown: ShownRelease | None = None
+
+    def column_settings(self) -> ColumnSettings | None:
+        """Step 1 validated (bounds checked, K and a dataset name given), or None."""
+        choice = self.column
+        if (self.source is None or not choice.column or choice.lower is None or choice.upper is None
+                or choice.bins is None or not self.dataset.strip() or not choice.lower < choice.upper):
+            return None
+        return ColumnSettings(self.source.path, choice.column, float(choice.lower), float(choice.upper),
+                              int(choice.bins), "auto", self.dataset.strip())
+
+    def to_project(self, autosave_of: str = "") -> Project | None:
+        """The workspace as a project file's contents (public values only), or None without data."""
+        if self.source is None:
+            return None
+        choice, plan = self.column, self.plan
+        return Project(
+            data_path=os.path.abspath(self.source.path), column=choice.column, lower=choice.lower,
+            upper=choice.upper, bins=choice.bins, missing=None, dataset=self.dataset.strip(),
+            plan=None if plan.plan is None else plan.plan.to_json(), consistency=plan.consistency,
+            branching=plan.branching.strip() or "auto", objective=plan.objective,
+            locked_levels=() if plan.plan is None else plan.locked_levels,
+            releases=self.releases, autosave_of=autosave_of,
+        )
+
+
+Listener = Callable[[frozenset[str]], None]
+PARTS = frozenset(f.name for f in fields(WorkspaceState))
+
+
+class Workspace:
+    """The current :class:`WorkspaceState` and the listeners told of each change.
+
+    :meth:`update` replaces whole parts (``source``, ``column``, ``dataset``, ``plan``, ``releases``,
+    ``shown``); listeners get the names of the parts whose value changed, after the new state is in
+    place, in the order they subscribed. An update that changes nothing notifies no one.
+    Not thread-safe: used from one thread (the GUI thread in the window).
+    """
+
+    def __init__(self, state: WorkspaceState | None = None) -> None:
+        self._state = state if state is not None else WorkspaceState()
+        self._listeners: list[Listener] = []
+
+    @property
+    def state(self) -> WorkspaceState:
+        return self._state
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(changed_parts)`` after each change; returns the function that unsubscribes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def update(self, **parts: object) -> frozenset[str]:
+        """Replace the named parts of the state; returns (and announces) the names that changed."""
+        unknown = set(parts) - PARTS
+        if unknown:
+            raise TypeError(f"WorkspaceState has no part {', '.join(sorted(unknown))}")
+        old = self._state
+        new = replace(old, **parts)  # type: ignore[arg-type]
+        changed = frozenset(name for name in parts if getattr(old, name) != getattr(new, name))
+        if not changed:
+            return changed
+        self._state = new
+        for listener in list(self._listeners):
+            listener(changed)
+        return changed
+
+    def update_column(self, **values: object) -> frozenset[str]:
+        """Change some of step 1's fields (``column``, ``lower``, ``upper``, ``bins``)."""
+        return self.update(column=replace(self._state.column, **values))  # type: ignore[arg-type]
+
+    def update_plan(self, **values: object) -> frozenset[str]:
+        """Change some of step 2's fields (see :class:`PlanChoice`)."""
+        return self.update(plan=replace(self._state.plan, **values))  # type: ignore[arg-type]
