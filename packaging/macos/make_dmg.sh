@@ -7,7 +7,7 @@
 # The disk image holds dpgui.app and a link to /Applications, so users drag one onto the other.
 #
 # Without the variables below the .dmg is unsigned (PyInstaller's ad-hoc signature only): it works on
-# the Mac that built it, and elsewhere Gatekeeper asks before the first start (see README.md).
+# the Mac that built it, and elsewhere Gatekeeper asks before the first start (see docs/install.md).
 #   MACOS_SIGN_IDENTITY   a "Developer ID Application: NAME (TEAMID)" certificate in the keychain:
 #                         signs every binary of the app with the hardened runtime and a secure
 #                         timestamp, innermost first (no `codesign --deep`), then the app and the .dmg.
