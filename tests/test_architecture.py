@@ -1,4 +1,4 @@
-"""dpgui/core, dpgui/data and dpgui/report never import Qt (DESIGN.md §4); the window starts without SciPy and pandas."""
+"""dpgui/core, dpgui/data and dpgui/report never import Qt (docs/design.md, "Who may import whom"); the window starts without SciPy and pandas."""
 
 from __future__ import annotations
 

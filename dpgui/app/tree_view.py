@@ -1,4 +1,4 @@
-"""An icicle drawing of a plan's bin tree: one row per level, one box per node (DESIGN.md §3).
+"""An icicle drawing of a plan's bin tree: one row per level, one box per node (docs/design.md, "The tree shape").
 
 The root is on top; each node's box spans its value interval ``[node lower, node upper)`` on the
 x-axis, in the column's units. Padding leaves beyond ``K`` (public zero counts) extend past

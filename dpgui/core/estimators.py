@@ -39,7 +39,7 @@ def gls_leaves(shape: TreeShape, levels: Sequence[np.ndarray | None], variances:
     """Best linear unbiased estimate of all K̄ leaf counts given every released node.
 
     Two passes over the tree (Hay et al. 2010; Honaker 2015; per-level variances and an exact
-    root as in research/algorithms.md §3): bottom-up, combine each node's own count with the sum
+    root; docs/design.md, "The estimator"): bottom-up, combine each node's own count with the sum
     of its children's subtree estimates by inverse variance; top-down, split each parent's
     residual over its children in proportion to their subtree variances. O(#nodes) time and
     memory. The result is consistent: every parent equals the sum of its children.

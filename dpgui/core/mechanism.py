@@ -1,4 +1,4 @@
-"""The release: noise the tree, estimate, make consistent (DESIGN.md §1–3).
+"""The release: noise the tree, estimate, make consistent (docs/design.md, "The engine's pipeline").
 
 Only :func:`noisy_tree` reads the confidential counts; everything after it is post-processing of
 public values. Noise is exact discrete Laplace from :mod:`dpgui.core.noise`; a release drawn

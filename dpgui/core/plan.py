@@ -1,4 +1,4 @@
-"""Privacy parameters and release plans: immutable, public, JSON-serialisable (DESIGN.md §2).
+"""Privacy parameters and release plans: immutable, public, JSON-serialisable (docs/design.md, "The privacy model").
 
 Neighbour models (sensitivities per tree level, ``L`` = records per person):
 

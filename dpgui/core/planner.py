@@ -1,4 +1,4 @@
-"""Optimisers and the auto-planner (paper 000 §IV–V and beyond; DESIGN.md §3).
+"""Optimisers and the auto-planner (paper 000 §IV–V and beyond; docs/design.md, "Per-level budgets: the planner").
 
 Everything here is data-independent: it sees K, ε, the neighbour model and records per person,
 never the confidential counts, so planning costs no privacy.

@@ -9,7 +9,7 @@ cumulative count ``Ĉ_j`` is its variance, computed exactly from the per-level n
   vectors on an internal level-m node, constant on its children and summing to 0, has eigenvalue
   ``λ_m = Σ_{l>m} w_l s_l``; the constant vector has ``λ_c = Σ_l w_l s_l`` (∞ when the root is
   public). So for any query q, ``Var qᵀx̂ = Σ_v ‖P_v q‖²/λ_v + (qᵀ1)²/(K̄ λ_c)``; for a prefix only
-  the ≤ h boundary nodes contribute (research/algorithms.md §3).
+  the ≤ h boundary nodes contribute (docs/design.md, "Exact projections").
 
 Under the change model the last real leaf is the count of missing values (docs/design.md
 "Missing values"), so ``Ĉ_{K+1} = N`` is public and has variance 0; prefixes run over the tree's

@@ -204,7 +204,8 @@ def range_count(release: Release, start: float, stop: float) -> RangeCount:
     ``count`` is the difference of the released cumulative counts; ``[low, high]`` holds the true
     count with probability ≥ 95 %: the unbiased difference ``Ĉ_b − Ĉ_a`` ± ``noise_margin`` of its
     exact standard error (covariance included), widened to hold ``count`` and clipped to [0, N]
-    (N public) or [0, ∞) (add/remove), as in :func:`cumulative_interval95`. O(h).
+    (N public) or [0, ∞) (add/remove), as in :func:`cumulative_interval95`. O(h) with the covering
+    sum, O(n_1 + … + n_h) with GLS.
     """
     if not (np.isfinite(start) and np.isfinite(stop)) or start >= stop:
         raise ParameterError(f"range [{start}, {stop}) is empty or not finite", "give start < stop")

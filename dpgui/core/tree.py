@@ -1,4 +1,4 @@
-"""Tree shapes over K equal-width bins (paper 000 §IV, DESIGN.md §3).
+"""Tree shapes over K equal-width bins (paper 000 §IV; docs/design.md, "The tree shape").
 
 A shape is a branching vector ``n = (n_1, …, n_h)``: level 0 is the root, level ``l`` holds
 ``n_1·…·n_l`` nodes, each the sum of its ``n_{l+1}`` children, and level ``h`` holds the
