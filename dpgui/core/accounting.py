@@ -25,7 +25,7 @@ double precision. Every α > 1 gives a *valid* bound, so an imprecise α can onl
 (the safe direction); a slack of 64 ulps is added to ln δ against rounding in ``log``/``log1p``.
 ``zcdp_epsilon`` then inverts δ(ε) by bisection on ε and returns the upper end of the final
 bracket, i.e. an ε whose δ(ε) is ≤ the target: the answer errs, if at all, towards more ε.
-Each call costs a few thousand floating-point operations (≈ 5 ms in CPython).
+Each call costs a few thousand floating-point operations.
 
 No I/O, no global state, no OpenDP at run time (the tests compare against OpenDP).
 """
@@ -47,7 +47,7 @@ __all__ = [
 
 _ALPHA_MIN = 1.0 + 2.0**-26  # α this close to 1 only matters when δ is near 1; any α > 1 is valid
 _LOG_SLACK_ULPS = 64.0
-_MAX_STEPS = 4000  # bisection on doubles ends far sooner (≈ 60–1100 halvings); this is only a guard
+_MAX_STEPS = 4000  # a guard only: bisection on doubles ends long before it
 
 
 def _check_finite_nonneg(name: str, value: float, fix: str) -> float:
@@ -147,8 +147,8 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     ``rho`` ≥ 0 finite (nats), ``delta`` strictly between 0 and 1; raises
     :class:`~dpgui.errors.ParameterError` otherwise. ρ = 0 ⇒ 0. The result is finite, ≥ 0,
     increasing in ρ and decreasing in δ, and never more than :func:`simple_zcdp_epsilon`.
-    It agrees with OpenDP's ``make_zCDP_to_approxDP(...).map(d_in).epsilon(δ)`` to about 1e-14
-    (relative) on the tested grid; where it differs it is at worst a few ulps from the exact
+    It computes the same bound as OpenDP's ``make_zCDP_to_approxDP(...).map(d_in).epsilon(δ)`` (the
+    tests compare the two); where they differ it is by rounding, at worst a few ulps from the exact
     bisection end that satisfies δ(ε) ≤ δ.
     """
     r = _check_finite_nonneg("ρ", rho, "give the zCDP parameter ρ ≥ 0")

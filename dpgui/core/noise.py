@@ -20,11 +20,11 @@ either handled by an exact Python-int fallback or an :class:`OverflowError` is r
 never a silent wrap-around.
 
 This module is a vectorised numpy port of the CKS algorithms.  OpenDP ships exact samplers
-too, but calling them from Python costs about 8 s per 10^6 draws; here every "still pending"
-element advances one step per numpy operation, so 10^6 draws take a small fraction of a
-second.  ``tests/core/test_core_noise.py`` checks the samplers against the exact pmfs
-(chi-square goodness of fit, variances) and against OpenDP's discrete Laplace sampler
-(two-sample homogeneity test); ``benchmarks/bench_noise.py`` measures the speed.
+too, but draws one value per call from Python; here every "still pending" element advances
+one step per numpy operation, so the work per draw is numpy's, not the interpreter's.
+``tests/core/test_core_noise.py`` checks the samplers against the exact pmfs (chi-square
+goodness of fit, variances) and against OpenDP's discrete Laplace sampler (two-sample
+homogeneity test); ``benchmarks/bench_noise.py`` measures the speed.
 
 Randomness: :class:`SecureRandom` reads the operating system's CSPRNG (``os.urandom``) and
 is the only source fit for a real release.  :class:`SeededRandom` (numpy PCG64) is
@@ -508,7 +508,7 @@ def laplace_scale_problem(scale: Fraction) -> str | None:
 
 
 def laplace_scale_float(sensitivity: int, epsilon: float, denominator: int = 2**16) -> float:
-    """``float(laplace_scale(sensitivity, epsilon))`` with integers instead of Fractions (≈20× faster):
+    """``float(laplace_scale(sensitivity, epsilon))`` with integers instead of Fractions:
     ε = p/q exactly (a float is a dyadic rational), t = ceil(Δ·q·den/p)/den, correctly rounded.
     Unchecked fast path for projections of many ε values (plots); ε > 0 and Δ ≥ 1 are the caller's."""
     p, q = float(epsilon).as_integer_ratio()

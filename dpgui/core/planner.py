@@ -141,8 +141,8 @@ def optimise_budgets(
     if privacy.epsilon == 1.0 or (estimator == "covering" and objective == "total"):
         return direct
     # Every level's variance scales as 1/ε², so the best *shares* do not depend on ε; SLSQP converges
-    # far better at ε = 1 (at ε = 0.05 it stopped at 2.5× the optimum). Solve there too, rescale,
-    # and keep whichever split is better at the real ε (exact discrete variances decide).
+    # more reliably at ε = 1 than at a small ε, where it can stop far from the optimum. Solve there too,
+    # rescale, and keep whichever split is better at the real ε (exact discrete variances decide).
     unit = PrivacySpec(1.0, privacy.neighbours, privacy.records_per_person)
     unit_locked = {level: value / privacy.epsilon for level, value in (locked or {}).items()}
     try:
@@ -214,7 +214,7 @@ def _optimise_budgets_at(
     constraint = {"type": "eq", "fun": lambda x: (np.sum(x) - remaining) / remaining}
 
     if objective == "total":
-        from scipy.optimize import minimize  # here: scipy.optimize adds ~0.3 s to start-up
+        from scipy.optimize import minimize  # here: the window starts without SciPy (tests/test_architecture.py)
 
         scale = objective_fn(assemble(x0))
         result = minimize(lambda x: objective_fn(assemble(x)) / scale, x0, method="SLSQP", bounds=bounds,

@@ -21,7 +21,7 @@ from dpgui.core.projection import interval_variance
 from dpgui.errors import ParameterError
 
 #: The normal 97.5 % point. Not a valid 95 % factor for this noise (see ``Z_TAIL``); kept for
-#: comparisons with the method before issue 12 (benchmarks, tests).
+#: the benchmarks and tests that compare with intervals at the normal factor.
 Z95 = 1.959963984540054
 
 #: One-sided 97.5 % point of the standardised noise of one estimated cumulative count, for the
@@ -30,7 +30,7 @@ Z95 = 1.959963984540054
 #: sums of several are closer to normal. 2.2 standard deviations plus ``LATTICE_SLACK`` counts
 #: bound the exact one-sided 97.5 % point of every sum of 1–24 i.i.d. discrete Laplace terms at
 #: scales 0.05–13 (checked by exact convolution in tests/core/test_core_quantile_coverage.py; the
-#: largest excess is 0.39 counts, at a scale so small that the integer lattice dominates).
+#: ``LATTICE_SLACK`` covers the integer lattice at very small scales).
 Z_TAIL = 2.2
 LATTICE_SLACK = 1.0
 

@@ -45,7 +45,7 @@ MAX_TRUSTED_COMMENT_BYTES = 8000
 
 SECRET_KEY_FORMAT = "dpgui-secret-key"
 SECRET_KEY_VERSION = 1
-SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**16, 8, 1  # 64 MiB, about 0.1-0.3 s per derivation
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**16, 8, 1  # 128·N·r bytes = 64 MiB of memory per derivation
 MIN_PASSPHRASE_CHARS = 8
 
 
