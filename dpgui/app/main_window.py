@@ -477,13 +477,19 @@ class MainWindow(QMainWindow):
             self.release_button.setEnabled(True)
             self.release_action.setEnabled(True)
 
-        worker.connect_to(
-            self, progress=on_progress,
-            finished=lambda outcome: (finish(), self._on_released(outcome)),
-            failed=lambda message: (finish(), self._error("The release did not happen",
-                                                          message + failure_budget_sentence(release_id))),
-            cancelled=lambda: (finish(), self.statusBar().showMessage(
-                "Release cancelled before any noise was drawn. Nothing was spent.", 8000)))
+        def on_finished(outcome: ReleaseOutcome) -> None:
+            finish()
+            self._on_released(outcome)
+
+        def on_failed(message: str) -> None:
+            finish()
+            self._error("The release did not happen", message + failure_budget_sentence(release_id))
+
+        def on_cancelled() -> None:
+            finish()
+            self.statusBar().showMessage("Release cancelled before any noise was drawn. Nothing was spent.", 8000)
+
+        worker.connect_to(self, progress=on_progress, finished=on_finished, failed=on_failed, cancelled=on_cancelled)
         self.release_button.setEnabled(False)
         self.release_action.setEnabled(False)
         dialog.show()

@@ -324,7 +324,8 @@ def failure_budget_sentence(release_id: str) -> str:
     if spent:
         return (f" The budget of this release was recorded in the ledger (release {release_id}) and stays spent; "
                 "nothing was published.")
-    return f" Check Tools → Budget Ledger for release {release_id}: the ledger could not be read to tell whether it was spent."
+    return (f" Check Tools → Budget Ledger for release {release_id}: the ledger could not be read to tell whether it "
+            "was spent.")
 
 
 def authenticate(release: Release, info: ReleaseInfo) -> Release:
