@@ -134,7 +134,7 @@ def measure(folder: Path) -> dict[str, float]:
     wait_until(lambda: plans.plan is not None and not plans.is_planning() and plans.plan.shape.bins == BINS,
                "the plan")
     inputs = window.release_inputs()
-    if inputs is None or not window.check_budget(inputs[0].dataset_id, inputs[1].privacy.epsilon):
+    if inputs is None or not window.check_budget(inputs):
         raise RuntimeError("the release inputs are not ready")
     planned = time.perf_counter()
     window.start_release(inputs)

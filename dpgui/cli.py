@@ -30,7 +30,6 @@ import math
 import os
 import secrets
 import sys
-import uuid
 from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
@@ -364,7 +363,9 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.report.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key
     from dpgui.report.ledger import Ledger
-    from dpgui.report.publish import sign_release, spend_and_release
+    from dpgui.report.publish import sign_release
+    from dpgui.workspace.release import ReleaseRequest, new_release_id, release_histogram
+    from dpgui.workspace.state import ColumnSettings
 
     _check_missing_option(args.missing, args.neighbours)
     # Everything that can fail is checked before the budget is spent, the input first (a mistyped
@@ -384,6 +385,8 @@ def cmd_release(args: argparse.Namespace) -> int:
     _check_outputs(args)
     dataset = args.dataset
     plan = _make_plan(args, args.bins)  # checks every limit of the noise sampler
+    request = ReleaseRequest(ColumnSettings(Path(args.input), args.column, args.lower, args.upper, args.bins, "auto",
+                                            dataset), plan, args.consistency)
     key = None
     if args.bundle is not None:
         key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
@@ -394,10 +397,9 @@ def cmd_release(args: argparse.Namespace) -> int:
         # No refusal that depends on the values (e.g. all missing): that would itself be a release.
         hist = column_histogram(args.input, args.column, args.lower, args.upper, args.bins)
         _check_dataset_identity(ledger, dataset, args.input, hist.n_rows, args.new_dataset)
-        args.release_id = uuid.uuid4().hex  # known before the spend: an interruption can ask the ledger about it
-        result, info = spend_and_release(ledger, dataset, args.column, "auto", hist.counts, plan,
-                                         SecureRandom(), args.lower, args.upper, args.consistency,
-                                         n_missing=hist.n_missing, release_id=args.release_id)
+        args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
+        outcome = release_histogram(ledger, request, hist, SecureRandom(), args.release_id)
+        result, info = outcome.release, outcome.info
         outputs: dict[str, str] = {}
         try:
             if args.out is not None:

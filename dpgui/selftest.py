@@ -97,21 +97,41 @@ def _key(run: _Run) -> str:
 
 
 def _release(run: _Run) -> str:
+    """Through the release flow the window uses (dpgui.workspace.release), on a workspace of the sample."""
     import numpy as np
 
     from dpgui.core.noise import SecureRandom
+    from dpgui.data.table import inspect_table
     from dpgui.report.ledger import Ledger
-    from dpgui.report.publish import spend_and_release
+    from dpgui.workspace.release import FirstCapNeeded, Problem, ReleaseController, ReleaseRequest
+    from dpgui.workspace.state import ColumnChoice, DataSource, PlanChoice, Workspace, WorkspaceState
 
-    plan, hist = run.values["plan"], run.values["hist"]
+    plan, table = run.values["plan"], inspect_table(run.values["path"])
+    workspace = Workspace(WorkspaceState(
+        source=DataSource(table, table.n_rows), column=ColumnChoice(SAMPLE_COLUMN, *SAMPLE_BOUNDS, SAMPLE_BINS),
+        dataset=DATASET, plan=PlanChoice(privacy=plan.privacy, plan=plan, consistency="l2"),
+    ))
+    controller = ReleaseController(workspace, SecureRandom)
+    request = controller.request()
+    if not isinstance(request, ReleaseRequest):
+        raise SelfTestFailure(f"the workspace of the sample is not ready to release: {request.message}")
+    _check(isinstance(controller.check_budget(request), FirstCapNeeded), "a new dataset was not asked for its budget")
+    check = controller.set_first_cap(request, EPSILON, "dpgui --self-test (throw-away ledger)")
+    if isinstance(check, Problem):
+        raise SelfTestFailure(f"the budget ledger refused the release: {check.message}")
+    outcome = controller.run(request, lambda fraction, message: None, lambda: False)
+    problem = controller.record(outcome)
+    if problem is not None:
+        raise SelfTestFailure(f"the release was not recorded: {problem.message}")
+    result, info = outcome.release, outcome.info
     with Ledger() as ledger:
-        ledger.set_cap(DATASET, EPSILON, 0.0, "dpgui --self-test (throw-away ledger)")
-        result, info = spend_and_release(ledger, DATASET, SAMPLE_COLUMN, "auto", hist.counts, plan,
-                                         SecureRandom(), *SAMPLE_BOUNDS, "l2", n_missing=hist.n_missing)
         left = ledger.totals(DATASET).epsilon_remaining
     _check(result.secure, "the release did not use the secure noise")
     _check(bool(np.all(np.diff(result.cumulative) >= 0)), "the released cumulative counts decrease")
     _check(abs(left) < 1e-12, f"the ledger shows ε = {left:g} left after spending the whole cap")
+    shown = workspace.state.shown
+    _check(shown is not None and shown.confirmed, f"the budget ledger does not confirm the release: "
+           f"{shown.problem if shown is not None else 'not shown'}")
     run.values.update(result=result, info=info)
     return f"release {info.release_id[:8]}… spent ε = {EPSILON:g}; the ledger has {left:g} left"
 

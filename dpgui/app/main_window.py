@@ -26,8 +26,6 @@ from dpgui.app.keys_dialog import KeyManagerDialog
 from dpgui.app.ledger_dialog import LedgerDialog
 from dpgui.app.plan_page import PlanPage
 from dpgui.app.project import ProjectController
-from dpgui.app.release import (NOISE_MESSAGE, ReleaseOutcome, budget_sentence, confirmation_text, failure_budget_sentence,
-                               new_release_id, run_release)
 from dpgui.app.result_view import ResultView
 from dpgui.app.start_page import StartPage
 from dpgui.app.theme import APPEARANCES, apply_appearance
@@ -42,11 +40,11 @@ from dpgui.data.table import TableInfo, TableReader, count_rows
 from dpgui.errors import DpguiError
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.csv_export import check_writable, write_release_csv, write_text_atomic
-from dpgui.report.ledger import (
-    BudgetExceeded, Ledger, NoCapSet, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
-    same_data_warning,
+from dpgui.workspace.release import (
+    NOISE_MESSAGE, FirstCapNeeded, Problem, ReleaseController, ReleaseOutcome, ReleaseRequest, authenticate,
+    failure_budget_sentence, new_release_id, release_request, run_release,
 )
-from dpgui.report.publish import authenticate_release
+from dpgui.workspace.state import ColumnChoice, DataSource, PlanChoice, Workspace, WorkspaceState
 
 MAX_RECENT = 8
 FILE_FILTER = "Tables (*.csv *.tsv *.tab *.csv.gz *.tsv.gz *.parquet *.pq *.xlsx);;All files (*)"
@@ -352,35 +350,44 @@ class MainWindow(QMainWindow):
             self.tree_view.set_release(self.outcome.release)
 
     # ---------------------------------------------------------------- release
-    def release_inputs(self) -> tuple[Any, Any, str] | None:
-        """The validated (settings, plan, consistency) of a release, or None with the problems shown."""
+    def _workspace_state(self) -> WorkspaceState:
+        """The workspace as the pages hold it now: what the release flow reads."""
+        # MERGE: becomes self.workspace.state
+        settings = self.data_page.settings(show_errors=False)
+        column = (ColumnChoice() if settings is None
+                  else ColumnChoice(settings.column, settings.lower, settings.upper, settings.bins))
+        page = self.plan_page
+        return WorkspaceState(
+            source=None if self.table is None else DataSource(self.table, self._known_rows()),
+            column=column, dataset=self.data_page.dataset_name.text().strip(),
+            plan=PlanChoice(privacy=page.privacy(), plan=page.plan, consistency=page.consistency_method(),
+                            planning=page.is_planning()),
+            releases=tuple(self.project.releases),
+        )
+
+    def _release_controller(self) -> ReleaseController:
+        """The release flow on the current workspace, with this window's noise source."""
+        return ReleaseController(Workspace(self._workspace_state()), self.noise_source)  # MERGE: on self.workspace
+
+    def release_inputs(self) -> ReleaseRequest | None:
+        """The validated request of a release, or None with the problems shown."""
         if self._release_worker is not None:
             return None
-        if self.table is None:
-            self._error("No data", "Open a file first (File → Open).")
+        request = release_request(self._workspace_state())
+        if isinstance(request, ReleaseRequest):
+            return request
+        if request.title:
+            self._error(request.title, request.message)
             return None
-        settings = self.data_page.settings()
-        if settings is None:
-            self.tabs.setCurrentIndex(TAB_DATA)
-            self.statusBar().showMessage("Some settings in step 1 need attention (see the red messages).", 8000)
-            return None
-        plan = self.plan_page.plan
-        if (self.plan_page.privacy() is None or plan is None or plan.shape.bins != settings.bins
-                or self.plan_page.is_planning()):
-            self.tabs.setCurrentIndex(TAB_PLAN)
-            self.statusBar().showMessage("The plan is not ready: check step 2 (see the red messages).", 8000)
-            return None
-        return settings, plan, self.plan_page.consistency_method()
+        if request.step == "data":
+            self.data_page.settings()  # marks each problem next to its field
+        self.tabs.setCurrentIndex(TAB_DATA if request.step == "data" else TAB_PLAN)
+        self.statusBar().showMessage(request.message, 8000)
+        return None
 
-    def confirmation_box(self, inputs: tuple[Any, Any, str]) -> QMessageBox:
+    def confirmation_box(self, request: ReleaseRequest) -> QMessageBox:
         """The question 'release and spend the budget?', stating what is published and its cost."""
-        words = confirmation_text(*inputs) + budget_sentence(inputs[0].dataset_id, inputs[1].privacy.epsilon)
-        try:
-            others = self.similar_datasets(inputs[0].dataset_id)
-        except DpguiError:
-            others = []
-        if others:
-            words += f"<p><b>Warning:</b> {text.escape(text.sentence(same_data_warning(others, inputs[0].dataset_id)))}</p>"
+        words = self._release_controller().confirmation(request).rich_text()
         box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?", words, parent=self)
         box.setTextFormat(Qt.TextFormat.RichText)
         box.release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)  # type: ignore[attr-defined]
@@ -390,45 +397,32 @@ class MainWindow(QMainWindow):
 
     def release(self) -> None:
         """Check every setting, confirm with the officer, then release on a worker."""
-        inputs = self.release_inputs()
-        if inputs is None or not self.check_budget(inputs[0].dataset_id, inputs[1].privacy.epsilon):
+        request = self.release_inputs()
+        if request is None or not self.check_budget(request):
             return
-        box = self.confirmation_box(inputs)
+        box = self.confirmation_box(request)
         self._confirm_box = box
         box.exec()
         if box.clickedButton() is not box.release_button:  # type: ignore[attr-defined]
             self.statusBar().showMessage("Release cancelled. Nothing was spent.", 5000)
             return
-        self.start_release(inputs)
+        self.start_release(request)
 
-    def check_budget(self, dataset: str, epsilon: float) -> bool:
+    def check_budget(self, request: ReleaseRequest) -> bool:
         """Before the confirmation: the dataset has a cap (asked for the first time) with ε left."""
-        try:
-            with Ledger() as ledger:
-                try:
-                    ledger.check_spend(dataset, epsilon)
-                except NoCapSet:
-                    if self._known_rows() is None:
-                        self._error("The rows are still being counted", "The first release of a dataset compares "
-                                    "the file with the datasets already in the budget ledger, which needs its "
-                                    "number of rows. Wait until the count is shown in step 1, then release.")
-                        return False
-                    cap = self.ask_cap(dataset, epsilon)
-                    if cap is None:
-                        renamed = self.data_page.dataset_name.text().strip()
-                        self.statusBar().showMessage(
-                            f"The dataset name is now '{renamed}'. Nothing was spent; press Release again."
-                            if renamed != dataset else "Release cancelled: no budget was set. Nothing was spent.", 8000)
-                        return False
-                    ledger.set_cap(dataset, cap, 0.0, "set before the first release in the app; the officer "
-                                   "confirmed the dataset name as new data")
-                    ledger.check_spend(dataset, epsilon)
-        except BudgetExceeded as err:
-            self._error("Not enough privacy budget left", text.sentence(err.problem) + " Lower ε in step 2, or raise the "
-                        "budget in Tools → Budget Ledger if your organisation allows it. Nothing was spent.")
-            return False
-        except DpguiError as err:
-            self._error("The budget ledger cannot be used", text.friendly(err) + " Nothing was spent.")
+        controller = self._release_controller()
+        check = controller.check_budget(request)
+        if isinstance(check, FirstCapNeeded):
+            cap = self.ask_cap(check.dataset, check.epsilon)
+            if cap is None:
+                renamed = self._workspace_state().dataset
+                self.statusBar().showMessage(
+                    f"The dataset name is now '{renamed}'. Nothing was spent; press Release again."
+                    if renamed != check.dataset else "Release cancelled: no budget was set. Nothing was spent.", 8000)
+                return False
+            check = controller.set_first_cap(request, cap)
+        if isinstance(check, Problem):
+            self._error(check.title, check.message)
             return False
         return True
 
@@ -447,25 +441,13 @@ class MainWindow(QMainWindow):
     def new_dataset_dialog(self, dataset: str, epsilon: float) -> NewDatasetDialog:
         return NewDatasetDialog(dataset, epsilon, self.similar_datasets(dataset), self)
 
-    def _file_fingerprint(self, ledger: Ledger, n_rows: int) -> str:
-        """The open file's fingerprint in the local ledger: its column names and row count (salted)."""
-        assert self.table is not None
-        return data_fingerprint(ledger, [c.name for c in self.table.columns], n_rows)
-
     def similar_datasets(self, dataset: str) -> list[str]:
-        """Other ledgered datasets released from a file with this file's column names and row count,
-        if nothing was released yet under ``dataset`` (docs/design.md, "Dataset identity")."""
-        n_rows = self._known_rows()
-        if self.table is None or n_rows is None:
-            return []
-        with Ledger() as ledger:
-            if not is_new_dataset(ledger, dataset):
-                return []
-            return datasets_like(ledger, self._file_fingerprint(ledger, n_rows), dataset)
+        """Other ledgered datasets released from a file like the open one, if nothing was released yet
+        under ``dataset`` (:meth:`ReleaseController.similar_datasets`)."""
+        return list(self._release_controller().similar_datasets(dataset))
 
-    def start_release(self, inputs: tuple[Any, Any, str]) -> None:
+    def start_release(self, request: ReleaseRequest) -> None:
         """Release on a worker with a progress dialog; Cancel works until the noise is drawn."""
-        settings, plan, consistency = inputs
         dialog = QProgressDialog("Preparing the release…", "Cancel", 0, 1000, self)
         dialog.setWindowTitle("Releasing")
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
@@ -479,7 +461,7 @@ class MainWindow(QMainWindow):
         dialog.setBar(bar)
         self.release_dialog = dialog
         release_id = new_release_id()
-        worker = Worker(run_release, settings, plan, consistency, self.noise_source, release_id=release_id)
+        worker = Worker(run_release, request, self.noise_source, release_id=release_id)
         self._release_worker = worker
         dialog.canceled.connect(worker.cancel)
 
@@ -495,13 +477,19 @@ class MainWindow(QMainWindow):
             self.release_button.setEnabled(True)
             self.release_action.setEnabled(True)
 
-        worker.connect_to(
-            self, progress=on_progress,
-            finished=lambda outcome: (finish(), self._on_released(outcome)),
-            failed=lambda message: (finish(), self._error("The release did not happen",
-                                                          message + failure_budget_sentence(release_id))),
-            cancelled=lambda: (finish(), self.statusBar().showMessage(
-                "Release cancelled before any noise was drawn. Nothing was spent.", 8000)))
+        def on_finished(outcome: ReleaseOutcome) -> None:
+            finish()
+            self._on_released(outcome)
+
+        def on_failed(message: str) -> None:
+            finish()
+            self._error("The release did not happen", message + failure_budget_sentence(release_id))
+
+        def on_cancelled() -> None:
+            finish()
+            self.statusBar().showMessage("Release cancelled before any noise was drawn. Nothing was spent.", 8000)
+
+        worker.connect_to(self, progress=on_progress, finished=on_finished, failed=on_failed, cancelled=on_cancelled)
         self.release_button.setEnabled(False)
         self.release_action.setEnabled(False)
         dialog.show()
@@ -509,7 +497,9 @@ class MainWindow(QMainWindow):
 
     def _on_released(self, outcome: ReleaseOutcome) -> None:
         self.outcome = outcome
-        self._record_fingerprint(outcome)
+        problem = self._release_controller().record(outcome)  # fingerprint, then the workspace's releases
+        if problem is not None:
+            self._error(problem.title, problem.message)
         self.exportable = (outcome.release, outcome.info)
         self.project.record_release(outcome)
         label = outcome.settings.column
@@ -529,23 +519,9 @@ class MainWindow(QMainWindow):
 
     @staticmethod
     def signable_release(release: Release, info: ReleaseInfo) -> Release:
-        """``release`` as the budget ledger confirms it (secure flag from the ledger), or the
-        DpguiError saying why it may not be signed (:func:`dpgui.report.publish.authenticate_release`)."""
-        with Ledger() as ledger:
-            return authenticate_release(ledger, release, info)
-
-    def _record_fingerprint(self, outcome: ReleaseOutcome) -> None:
-        """Remember in the local ledger which file (column names, rows) this dataset was released
-        from, to warn when the same data comes back under a new name."""
-        if self.table is None or self.table.path != outcome.settings.path:
-            return
-        try:
-            with Ledger() as ledger:
-                fingerprint = self._file_fingerprint(ledger, outcome.histogram.n_rows)
-                record_fingerprint(ledger, outcome.info.dataset, fingerprint)
-        except DpguiError as err:
-            self._error("The file's fingerprint was not recorded", text.friendly(err) + " The release itself is "
-                        "recorded; only the warning about copies of this data under another name may be missing.")
+        """``release`` as the budget ledger confirms it, or the DpguiError saying why it may not be
+        signed (:func:`dpgui.workspace.release.authenticate`)."""
+        return authenticate(release, info)
 
     def export_dialog(self) -> ExportDialog | None:
         """The Export dialog for the current release, once the budget ledger confirms it may be

@@ -54,7 +54,7 @@ from dpgui.report.project_file import (
 
 if TYPE_CHECKING:
     from dpgui.app.main_window import MainWindow
-    from dpgui.app.release import ReleaseOutcome
+    from dpgui.workspace.release import ReleaseOutcome
 
 AUTOSAVE_DELAY_MS = 2000
 AUTOSAVE_FOLDER = "autosave"

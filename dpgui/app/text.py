@@ -3,19 +3,12 @@ privacy setting (kept in one place so the wording stays consistent across screen
 
 from __future__ import annotations
 
-import html
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QMessageBox
 
-from dpgui.errors import DpguiError
-
-
-def escape(value: object) -> str:
-    """User text (a file, column, dataset or project name; a path; an error that quotes one) made
-    safe to put inside rich text: it shows literally, so a name like ``<b>x</b><!--`` can neither
-    format nor hide what follows it. Every name that lands in rich text goes through here."""
-    return html.escape(str(value))
+from dpgui.workspace.words import (  # noqa: F401 — the app reads them from here too
+    CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, format_number, friendly, sentence,
+)
 
 
 def literal_tooltip(plain: str) -> str:
@@ -31,29 +24,6 @@ def plain_text(widget: QLabel | QMessageBox) -> QLabel | QMessageBox:
     return widget
 
 
-def sentence(text: str) -> str:
-    """Capitalise the first letter and end with a full stop."""
-    text = text.strip()
-    if not text:
-        return text
-    text = text[0].upper() + text[1:]
-    return text if text[-1] in ".!?" else text + "."
-
-
-def friendly(err: BaseException) -> str:
-    """A DpguiError as two sentences (what is wrong. What to do.); anything else as its text."""
-    if isinstance(err, DpguiError):
-        return " ".join(s for s in (sentence(err.problem), sentence(err.fix)) if s)
-    return sentence(str(err) or type(err).__name__)
-
-
-def format_number(value: float) -> str:
-    """A readable number: thousands separators, no needless decimals."""
-    if value == int(value) and abs(value) < 1e15:
-        return f"{int(value):,}"
-    return f"{value:,.6g}" if abs(value) >= 1e-3 else f"{value:.6g}"
-
-
 APP_NAME = "dpgui"
 TAGLINE = "Publish statistics from a confidential table without revealing anyone in it."
 
@@ -66,10 +36,6 @@ EPSILON_TOOLTIP = (
     "by a factor e^ε in probability. ε = 1 means a factor of about 2.7. The budget is spent when "
     "you release and cannot be recovered."
 )
-NEIGHBOURS_LABELS = {
-    "change": "One person's record may change (the number of records N is public)",
-    "addremove": "One person may be added or removed (N itself is kept private)",
-}
 NEIGHBOURS_HELP = {
     "change": "Protects the value of each person's record. The total number of records is published exactly.",
     "addremove": "Also hides whether a person is in the table at all. The total is released with noise.",
@@ -93,19 +59,10 @@ BRANCHING_HELP = (
     "How the bins are grouped into a tree: 'auto' lets the app choose; '16' splits each node into "
     "16; '4x16x16' sets each level."
 )
-ESTIMATOR_LABELS = {
-    "gls": "Best combination of all levels (recommended)",
-    "covering": "Fewest nodes per count (paper 000)",
-}
 ESTIMATOR_TOOLTIP = (
     "How the noisy node counts are combined into each cumulative count. The recommended one uses "
     "every level optimally (least variance); the other adds up the fewest nodes, as in paper 000."
 )
-CONSISTENCY_LABELS = {
-    "l2": "Least-squares (recommended)",
-    "l1": "Least absolute deviation",
-    "none": "None (unbiased, may go down)",
-}
 CONSISTENCY_TOOLTIP = (
     "After the noise, the counts are adjusted so that the CDF never goes down and ends at N. This "
     "uses only released numbers, so it costs no privacy."

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QApplication
 import dpgui.app.main_window as main_window_module
 import dpgui.app.plan_page as plan_page_module
 import dpgui.app.project as project_module
-import dpgui.app.release as release_module
+import dpgui.workspace.release as release_module
 from dpgui.app.main_window import TAB_PLAN, WARM_UP_DELAY_MS
 from dpgui.app.projection_plots import ProjectionCache
 from dpgui.app.workers import WorkerPool

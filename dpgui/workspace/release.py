@@ -1,0 +1,443 @@
+"""The release flow without a window: is the workspace ready, may the ledger pay for it, what the
+confirmation says, the release itself, and what is kept of it (no Qt).
+
+The order, from :class:`ReleaseController`: :func:`release_request` (step 1 and step 2 ready) →
+:meth:`~ReleaseController.check_budget` (the dataset has a cap with ε left; its first cap is set
+with :meth:`~ReleaseController.set_first_cap`) → :meth:`~ReleaseController.confirmation` (what the
+officer agrees to) → :func:`run_release` (on a worker thread: read the column, cancellable; then
+the point of no return, the spend recorded in the budget ledger; then the noise and the estimates)
+→ :meth:`~ReleaseController.record` (the file's fingerprint in the ledger, the release in the
+:class:`~dpgui.workspace.state.Workspace`). Cancelling before the spend spends nothing; once the
+spend is recorded the release completes. Every refusal before the spend spends nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Callable, ClassVar, Literal
+
+from dpgui.core.mechanism import Release
+from dpgui.core.noise import RandomSource, SecureRandom
+from dpgui.core.plan import MISSING_RULE_TEXT, Plan
+from dpgui.data.histogram import ColumnHistogram, check_bounds, column_histogram
+from dpgui.errors import Cancelled, DpguiError
+from dpgui.report.bundle import ReleaseInfo
+from dpgui.report.ledger import (
+    BudgetExceeded, Ledger, NoCapSet, Totals, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
+    same_data_warning,
+)
+from dpgui.report.project_file import ProjectRelease
+from dpgui.report.publish import authenticate_release, spend_and_release
+from dpgui.workspace.state import ColumnSettings, ShownRelease, Workspace, WorkspaceState
+from dpgui.workspace.words import (
+    CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, format_number, friendly, sentence,
+)
+
+READ_SHARE = 0.85  # fraction of the progress bar used by reading the file
+NOISE_MESSAGE = "Adding noise and estimating (cannot be cancelled now)…"
+FIRST_CAP_REASON = "set before the first release in the app; the officer confirmed the dataset name as new data"
+
+NoiseSource = Callable[[], RandomSource]
+Progress = Callable[[float, str], None]
+
+
+# ------------------------------------------------------------------------------------------ is it ready?
+
+@dataclass(frozen=True)
+class ReleaseRequest:
+    """What one release publishes: step 1's validated column settings, step 2's plan (its K is the
+    settings' K) and the consistency step."""
+
+    settings: ColumnSettings
+    plan: Plan
+    consistency: str
+
+    @property
+    def dataset(self) -> str:
+        """The budget ledger's name of the data, which pays for the release."""
+        return self.settings.dataset_id
+
+    @property
+    def epsilon(self) -> float:
+        return self.plan.privacy.epsilon
+
+
+@dataclass(frozen=True)
+class NotReady:
+    """Why the workspace cannot be released yet: the step that needs attention ("data": step 1,
+    "plan": step 2) and the sentence the window shows. ``title`` is set when no data is open at
+    all (the window says it in a dialog rather than in the status bar)."""
+
+    step: Literal["data", "plan"]
+    message: str
+    title: str = ""
+
+
+NO_DATA = NotReady("data", "Open a file first (File → Open).", "No data")
+DATA_NOT_READY = NotReady("data", "Some settings in step 1 need attention (see the red messages).")
+PLAN_NOT_READY = NotReady("plan", "The plan is not ready: check step 2 (see the red messages).")
+
+
+def release_request(state: WorkspaceState) -> ReleaseRequest | NotReady:
+    """The release the workspace describes, or what must be done first: a data file; a numeric
+    column with valid public bounds, K and a dataset name; a privacy setting and a plan for the same
+    K that is not being recomputed."""
+    if state.source is None:
+        return NO_DATA
+    settings = state.column_settings()
+    if settings is None or not _numeric_column(state, settings.column):
+        return DATA_NOT_READY
+    try:
+        check_bounds(settings.lower, settings.upper)
+    except DpguiError:
+        return DATA_NOT_READY
+    choice = state.plan
+    if choice.planning or choice.privacy is None or choice.plan is None or choice.plan.shape.bins != settings.bins:
+        return PLAN_NOT_READY
+    return ReleaseRequest(settings, choice.plan, choice.consistency)
+
+
+def _numeric_column(state: WorkspaceState, name: str) -> bool:
+    assert state.source is not None
+    return any(column.name == name and column.kind == "numeric" for column in state.source.table.columns)
+
+
+# ------------------------------------------------------------------------------------------ the budget
+
+@dataclass(frozen=True)
+class Problem:
+    """Something the officer must be told: a dialog's ``title`` and its ``message`` (plain text)."""
+
+    message: str
+    title: ClassVar[str] = ""
+
+
+@dataclass(frozen=True)
+class RowsNotCounted(Problem):
+    """A first release waits for the row count (the file is compared with the ledgered datasets)."""
+
+    title: ClassVar[str] = "The rows are still being counted"
+
+
+@dataclass(frozen=True)
+class NotEnoughBudget(Problem):
+    """The release does not fit in what is left of the dataset's cap. Nothing was spent."""
+
+    title: ClassVar[str] = "Not enough privacy budget left"
+
+
+@dataclass(frozen=True)
+class LedgerUnusable(Problem):
+    """The budget ledger cannot be read or written. Nothing was spent."""
+
+    title: ClassVar[str] = "The budget ledger cannot be used"
+
+
+@dataclass(frozen=True)
+class FingerprintNotRecorded(Problem):
+    """The release is recorded, but not the file's fingerprint (only a later warning may be missing)."""
+
+    title: ClassVar[str] = "The file's fingerprint was not recorded"
+
+
+@dataclass(frozen=True)
+class BudgetOk:
+    """The dataset has a cap with room for this release."""
+
+
+@dataclass(frozen=True)
+class FirstCapNeeded:
+    """The dataset has no cap yet: the officer confirms the name as new data and sets its budget.
+    ``similar``: ledgered datasets released from a file like this one (a copy under a new name?)."""
+
+    dataset: str
+    epsilon: float
+    similar: tuple[str, ...]
+
+
+BudgetCheck = BudgetOk | FirstCapNeeded | RowsNotCounted | NotEnoughBudget | LedgerUnusable
+
+ROWS_NOT_COUNTED = RowsNotCounted(
+    "The first release of a dataset compares the file with the datasets already in the budget ledger, which "
+    "needs its number of rows. Wait until the count is shown in step 1, then release.")
+
+
+def _not_enough(err: BudgetExceeded) -> NotEnoughBudget:
+    return NotEnoughBudget(sentence(err.problem) + " Lower ε in step 2, or raise the budget in Tools → Budget Ledger "
+                           "if your organisation allows it. Nothing was spent.")
+
+
+def _ledger_unusable(err: DpguiError) -> LedgerUnusable:
+    return LedgerUnusable(friendly(err) + " Nothing was spent.")
+
+
+# ------------------------------------------------------------------------------------------ the confirmation
+
+def _lower_first(label: str) -> str:
+    return label[:1].lower() + label[1:]
+
+
+def confirmation_text(request: ReleaseRequest) -> str:
+    """What will be published and what it costs, in plain words (rich text)."""
+    settings, plan = request.settings, request.plan
+    privacy = plan.privacy
+    branching = " × ".join(map(str, plan.shape.branching))
+    if privacy.root_public:
+        total = ("The total number of records N (all rows, missing values included) is published exactly "
+                 "(it is public under this model).")
+    else:
+        total = "The total number of records is not published exactly; it is estimated from noisy counts."
+    missing = f"Missing values: {MISSING_RULE_TEXT[privacy.missing_rule]}."
+    return (
+        f"<p>You are about to publish the <b>cumulative distribution (CDF)</b> of <b>{escape(settings.column)}</b> "
+        f"from <b>{escape(settings.path.name)}</b>: {settings.bins:,} cumulative counts, one at each bin edge from "
+        f"{format_number(settings.lower)} to {format_number(settings.upper)} "
+        f"(values outside are counted in the first or last bin). {missing}</p>"
+        f"<p><b>Cost: ε = {privacy.epsilon:g}</b> of privacy budget, spent for good. "
+        f"Protection: {_lower_first(NEIGHBOURS_LABELS[privacy.neighbours])}; "
+        f"up to {privacy.records_per_person} record{'s' if privacy.records_per_person > 1 else ''} per person. "
+        f"{total}</p>"
+        f"<p>Method: a tree of noisy counts (branching {branching}), exact discrete Laplace noise from "
+        f"the system's secure random source; estimator: {_lower_first(ESTIMATOR_LABELS[plan.estimator])}; "
+        f"consistency: {_lower_first(CONSISTENCY_LABELS[request.consistency])}.</p>"
+    )
+
+
+def budget_sentence(dataset: str, epsilon: float, totals: Totals) -> str:
+    """The dataset's budget before and after this release, for the confirmation (rich text)."""
+    after = totals.epsilon_spent + epsilon
+    return (f"<p><b>Budget of dataset '{escape(dataset)}':</b> ε = {totals.epsilon_spent:g} of "
+            f"{totals.cap_epsilon:g} spent so far ({totals.releases} release{'' if totals.releases == 1 else 's'}); "
+            f"after this release: ε = {after:g} of {totals.cap_epsilon:g}. The spend is recorded in the budget "
+            "ledger before the noise is drawn.</p>")
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """What the officer is asked to agree to before the spend: the request, the dataset's budget
+    before it (None if the ledger cannot tell) and the ledgered datasets that look like this file."""
+
+    request: ReleaseRequest
+    totals: Totals | None
+    similar: tuple[str, ...]
+
+    def warning(self) -> str:
+        """The same-data warning as a plain sentence ("" if no ledgered dataset looks like this file)."""
+        return sentence(same_data_warning(self.similar, self.request.dataset)) if self.similar else ""
+
+    def rich_text(self) -> str:
+        """The whole question: what is published and its cost, the budget, the warning."""
+        words = confirmation_text(self.request)
+        if self.totals is not None:
+            words += budget_sentence(self.request.dataset, self.request.epsilon, self.totals)
+        if self.similar:
+            words += f"<p><b>Warning:</b> {escape(self.warning())}</p>"
+        return words
+
+
+# ------------------------------------------------------------------------------------------ the release
+
+@dataclass(frozen=True)
+class ReleaseOutcome:
+    """A finished release, with the confidential histogram kept only for the officer's own check."""
+
+    release: Release
+    histogram: ColumnHistogram  # CONFIDENTIAL: never exported
+    request: ReleaseRequest
+    info: ReleaseInfo  # public labels: dataset, column, ledger release id, time, missing policy
+
+    @property
+    def settings(self) -> ColumnSettings:
+        return self.request.settings
+
+    @property
+    def consistency(self) -> str:
+        return self.request.consistency
+
+    @property
+    def released_at(self) -> datetime:
+        return self.info.created_utc
+
+    @property
+    def release_id(self) -> str:
+        return self.info.release_id
+
+
+def release_histogram(ledger: Ledger, request: ReleaseRequest, histogram: ColumnHistogram, source: RandomSource,
+                      release_id: str | None = None) -> ReleaseOutcome:
+    """Record the spend in ``ledger``, then one ε-DP release of the histogram's CDF
+    (:func:`dpgui.report.publish.spend_and_release`: refused before any noise if the cap would be exceeded)."""
+    settings = request.settings
+    result, info = spend_and_release(ledger, settings.dataset_id, settings.column, settings.missing, histogram.counts,
+                                     request.plan, source, settings.lower, settings.upper, request.consistency,
+                                     n_missing=histogram.n_missing, release_id=release_id)
+    return ReleaseOutcome(result, histogram, request, info)
+
+
+def run_release(request: ReleaseRequest, source: NoiseSource, progress: Progress, should_cancel: Callable[[], bool],
+                release_id: str | None = None) -> ReleaseOutcome:
+    """Histogram of the column, the ledger spend, then one ε-DP release of its CDF. Time O(rows + K·h).
+
+    ``source`` is called once, after the column is read and before the spend. The ledger
+    (``$DPGUI_HOME``) is opened on the calling (worker) thread, as SQLite requires. ``release_id``:
+    the ledger id to record, so that after a failure the caller can ask the ledger whether anything
+    was spent (:func:`spent_on`). Raises :class:`~dpgui.errors.Cancelled` if cancelled before the spend.
+    """
+    settings = request.settings
+    reading = f"Reading '{settings.column}' from {settings.path.name}…"
+    progress(0.0, reading)
+    histogram = column_histogram(
+        settings.path, settings.column, settings.lower, settings.upper, settings.bins,
+        progress=lambda fraction: progress(READ_SHARE * fraction, reading), should_cancel=should_cancel,
+    )
+    if should_cancel():
+        raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
+    progress(READ_SHARE, NOISE_MESSAGE)
+    with Ledger() as ledger:
+        outcome = release_histogram(ledger, request, histogram, source(), release_id)
+    progress(1.0, "Released.")
+    return outcome
+
+
+def new_release_id() -> str:
+    """A fresh ledger id for a release (the one format: 32 hex digits)."""
+    return uuid.uuid4().hex
+
+
+def spent_on(release_id: str) -> bool | None:
+    """Does the ledger hold ``release_id``? None if the ledger cannot be read (then nobody may claim
+    that nothing was spent)."""
+    try:
+        with Ledger() as ledger:
+            return ledger.release(release_id) is not None
+    except Exception:  # noqa: BLE001 — any failure means "unknown", never "nothing was spent"
+        return None
+
+
+def failure_budget_sentence(release_id: str) -> str:
+    """What a failed release cost, as the ledger says: the only ground for "Nothing was spent"."""
+    spent = spent_on(release_id)
+    if spent is False:
+        return " Nothing was spent."
+    if spent:
+        return (f" The budget of this release was recorded in the ledger (release {release_id}) and stays spent; "
+                "nothing was published.")
+    return (f" Check Tools → Budget Ledger for release {release_id}: the ledger could not be read to tell whether it "
+            "was spent.")
+
+
+def authenticate(release: Release, info: ReleaseInfo) -> Release:
+    """``release`` as the budget ledger confirms it (secure flag from the ledger), or the
+    DpguiError saying why it may not be signed (:func:`dpgui.report.publish.authenticate_release`)."""
+    with Ledger() as ledger:
+        return authenticate_release(ledger, release, info)
+
+
+# ------------------------------------------------------------------------------------------ the controller
+
+class ReleaseController:
+    """The release flow on one :class:`Workspace`, in the order of the module doc. Each step opens
+    the budget ledger (``$DPGUI_HOME``) itself; :meth:`run` may run on a worker thread, the others
+    on the thread that owns the workspace. ``noise_source`` makes the noise of each release
+    (the OS's secure source; tests may use a seeded one, which is never secure)."""
+
+    def __init__(self, workspace: Workspace, noise_source: NoiseSource = SecureRandom) -> None:
+        self.workspace = workspace
+        self.noise_source = noise_source
+
+    def request(self) -> ReleaseRequest | NotReady:
+        return release_request(self.workspace.state)
+
+    def similar_datasets(self, dataset: str) -> tuple[str, ...]:
+        """Other ledgered datasets released from a file with the open file's column names and row
+        count, if nothing was released yet under ``dataset`` (docs/design.md, "Dataset identity").
+        Empty while the rows are being counted. Raises DpguiError if the ledger cannot be used."""
+        source = self.workspace.state.source
+        if source is None or source.n_rows is None:
+            return ()
+        with Ledger() as ledger:
+            if not is_new_dataset(ledger, dataset):
+                return ()
+            fingerprint = data_fingerprint(ledger, source.table.names, source.n_rows)
+            return tuple(datasets_like(ledger, fingerprint, dataset))
+
+    def check_budget(self, request: ReleaseRequest) -> BudgetCheck:
+        """Before the confirmation: may the dataset's budget pay for ``request``? Reads only."""
+        try:
+            with Ledger() as ledger:
+                ledger.check_spend(request.dataset, request.epsilon)
+        except NoCapSet:
+            if self.workspace.state.source is None or self.workspace.state.source.n_rows is None:
+                return ROWS_NOT_COUNTED
+            try:
+                return FirstCapNeeded(request.dataset, request.epsilon, self.similar_datasets(request.dataset))
+            except DpguiError as err:
+                return _ledger_unusable(err)
+        except BudgetExceeded as err:
+            return _not_enough(err)
+        except DpguiError as err:
+            return _ledger_unusable(err)
+        return BudgetOk()
+
+    def set_first_cap(self, request: ReleaseRequest, cap: float, reason: str = FIRST_CAP_REASON) -> BudgetCheck:
+        """Set the dataset's first cap (ε, logged with ``reason``), then check ``request`` against it."""
+        try:
+            with Ledger() as ledger:
+                ledger.set_cap(request.dataset, cap, 0.0, reason)
+                ledger.check_spend(request.dataset, request.epsilon)
+        except BudgetExceeded as err:
+            return _not_enough(err)
+        except DpguiError as err:
+            return _ledger_unusable(err)
+        return BudgetOk()
+
+    def confirmation(self, request: ReleaseRequest) -> Confirmation:
+        """What the confirmation states; the budget and the warning are left out if the ledger cannot tell."""
+        try:
+            with Ledger() as ledger:
+                totals: Totals | None = ledger.totals(request.dataset)
+        except DpguiError:
+            totals = None
+        try:
+            similar = self.similar_datasets(request.dataset)
+        except DpguiError:
+            similar = ()
+        return Confirmation(request, totals, similar)
+
+    def run(self, request: ReleaseRequest, progress: Progress, should_cancel: Callable[[], bool],
+            release_id: str | None = None) -> ReleaseOutcome:
+        """:func:`run_release` with this controller's noise source (thread-safe: reads no workspace)."""
+        return run_release(request, self.noise_source, progress, should_cancel, release_id)
+
+    def record(self, outcome: ReleaseOutcome) -> FingerprintNotRecorded | None:
+        """Keep a finished release: the open file's fingerprint in the ledger (to warn when the same
+        data comes back under a new name), then the release in the workspace's ``releases`` (public
+        values only) and as its ``shown`` release. Returns the problem if the fingerprint was not
+        recorded (the release itself is)."""
+        problem = self._record_fingerprint(outcome)
+        try:
+            authenticate(outcome.release, outcome.info)
+            why_not = ""
+        except DpguiError as err:  # e.g. seeded test noise: shown, never signed
+            why_not = err.problem
+        shown = ShownRelease(outcome.release, outcome.info, outcome.histogram.counts, restored=False,
+                             confirmed=not why_not, problem=why_not)
+        entry = ProjectRelease.from_release(outcome.release, outcome.release_id, outcome.released_at,
+                                            outcome.settings.column, outcome.info.missing)
+        self.workspace.update(releases=self.workspace.state.releases + (entry,), shown=shown)
+        return problem
+
+    def _record_fingerprint(self, outcome: ReleaseOutcome) -> FingerprintNotRecorded | None:
+        source = self.workspace.state.source
+        if source is None or source.path != outcome.settings.path:
+            return None
+        try:
+            with Ledger() as ledger:
+                fingerprint = data_fingerprint(ledger, source.table.names, outcome.histogram.n_rows)
+                record_fingerprint(ledger, outcome.info.dataset, fingerprint)
+        except DpguiError as err:
+            return FingerprintNotRecorded(friendly(err) + " The release itself is recorded; only the warning about "
+                                          "copies of this data under another name may be missing.")
+        return None
