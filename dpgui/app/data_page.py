@@ -20,6 +20,7 @@ from dpgui.app import text
 from dpgui.app.text import format_number
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
 from dpgui.core.tree import check_bins
+from dpgui.data.file_types import TABLE_FILTER
 from dpgui.data.histogram import check_bounds
 from dpgui.data.public_bounds import (
     WHY_NOT_CONFIDENTIAL, WHY_WHOLE_NUMBER_BINS, BoundsSuggestion, find_schema_for, suggest_from_reference,
@@ -155,8 +156,7 @@ class BoundsDialog(QDialog):
             self.schema_radio.setChecked(True)
 
     def _choose_reference(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Public reference file", "",
-                                              "Tables (*.csv *.tsv *.tab *.parquet *.pq *.xlsx *.csv.gz)")
+        path, _ = QFileDialog.getOpenFileName(self, "Public reference file", "", TABLE_FILTER)
         if path:
             self.reference_path = Path(path)
             self.reference_label.setText(path)
