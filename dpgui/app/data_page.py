@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from dpgui.app import text
 from dpgui.app.text import format_number
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
+from dpgui.core.missing import MISSING_AUTO
 from dpgui.core.tree import check_bins
 from dpgui.data.file_types import TABLE_FILTER
 from dpgui.data.histogram import check_bounds
@@ -520,7 +521,7 @@ class DataPage(QWidget):
             show_inline(self.dataset_message, "")
         if not ok or column is None:
             return None
-        return ColumnSettings(self.info.path, column.name, float(lower), float(upper), int(bins), "auto",
+        return ColumnSettings(self.info.path, column.name, float(lower), float(upper), int(bins), MISSING_AUTO,
                               self.dataset_name.text().strip())
 
     # ---------------------------------------------------------------- project files (dpgui/app/project.py)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from dpgui.core.tree import MIN_BINS
 from dpgui.data.file_types import SUPPORTED_EXTENSIONS
 from dpgui.data.readers import (
     CancelCallback,
@@ -335,14 +336,14 @@ def whole_number_reason(column_info: ColumnInfo, table_format: str, schema_path:
 
 def whole_number_bins(lower: float, upper: float, bins: int) -> tuple[float, float, int, int]:
     """Bins centred on the whole numbers a = ⌈lower⌉ … b = ⌊upper⌋: ``(a − 0.5, a − 0.5 + K·step, K, step)``
-    with ``step`` the smallest whole number giving K ≤ ``bins`` (at least 2 bins). O(1)."""
+    with ``step`` the smallest whole number giving K ≤ ``bins`` (at least :data:`~dpgui.core.tree.MIN_BINS`). O(1)."""
     a, b = math.ceil(lower), math.floor(upper)
     if b < a:
         raise ParameterError(
             f"no whole number lies between {_fmt(lower)} and {_fmt(upper)}", "widen the bounds"
         )
     values = b - a + 1
-    step = max(1, math.ceil(values / max(2, int(bins))))
-    k = max(2, math.ceil(values / step))
+    step = max(1, math.ceil(values / max(MIN_BINS, int(bins))))
+    k = max(MIN_BINS, math.ceil(values / step))
     start = a - 0.5
     return start, start + k * step, k, step
