@@ -39,7 +39,7 @@ def check_bins(bins: object, minimum: int = MIN_BINS) -> int:
     if k < minimum:
         raise ParameterError(f"the number of bins must be at least {minimum}, got {k}", f"use {minimum} or more bins")
     if k > MAX_BINS:
-        raise ParameterError(f"too many bins: {k:,} (the maximum is {MAX_BINS:,} = 2**26)",
+        raise ParameterError(f"{k:,} is too many bins (the maximum is {MAX_BINS:,} = 2**26)",
                              f"use at most {MAX_BINS:,} bins")
     return k
 
