@@ -304,8 +304,9 @@ def column_histogram(
 ) -> ColumnHistogram:
     """Histogram of one numeric column of a CSV/TSV/Parquet/Excel file, read in batches.
 
-    ``path``: a ``.csv``/``.csv.gz`` (comma), ``.tsv``/``.tab``/``.tsv.gz``/``.tab.gz``
-    (tab) file with a header row, a ``.parquet``/``.pq`` file, or an ``.xlsx`` workbook
+    ``path``: a file of a type in :data:`~dpgui.data.file_types.FILE_TYPES`: a ``.csv``/``.csv.gz``
+    (comma) or ``.tsv``/``.tab``/``.tsv.gz``/``.tab.gz`` (tab) file with a header row, a
+    ``.parquet``/``.pq`` file, or an ``.xlsx`` workbook
     (first sheet, header in the first row; a cell that is not a number, e.g. text or a
     date, raises DataError naming the row). ``column``: its name.
     ``lower``/``upper``: public, finite bounds in the column's unit (``lower < upper``);
@@ -321,20 +322,16 @@ def column_histogram(
     compressed bytes read; Parquet: rows / rows in the file; Excel: rows / rows in the
     sheet) and with 1.0 at the end. ``should_cancel()``, if given, is asked before every
     batch; when it returns True, :class:`~dpgui.errors.Cancelled` is raised. Batches are
-    small enough for both to come every ~10 ms (a CSV is read in at least 16 blocks;
-    measured: 34 calls for a 32 MB, 10**6-row CSV, 10 for a 2 MB one). Both are called from the thread that
-    runs this function. The reading and parsing (pyarrow) and most of the binning (numpy)
+    small enough for both to come every ~10 ms (a CSV is read in at least 16 blocks).
+    Both are called from the thread that runs this function. The reading and parsing (pyarrow) and most of the binning (numpy)
     run without the GIL, so a GUI thread stays responsive while this runs in a worker
     thread (Excel files are parsed by openpyxl in Python: the GUI then shares the GIL).
 
-    Time O(rows) in one sequential pass (about 1 s per 10**8 Parquet float64 values on
-    the 2-core CI machine; see benchmarks/bench_histogram.py; Excel ~50,000 rows/s for
-    3 columns); memory O(batch_rows + bins):
-    one batch of ``batch_rows`` float64 values (8 MB at the default 1,000,000) plus
-    cache-sized binning temporaries, and for Parquet the buffered column chunk, for
-    CSV a few blocks of ``batch_rows`` bytes of text (64 KiB to 16 MiB each); never the
-    whole file (measured: ~105 MiB above the interpreter's baseline for 10**8 Parquet
-    rows, ~110 MiB for a 279 MB CSV).
+    Time O(rows) in one sequential pass (speed: benchmarks/bench_histogram.py); memory
+    O(batch_rows + bins): one batch of ``batch_rows`` float64 values (8 MB at the default
+    1,000,000) plus cache-sized binning temporaries, and for Parquet the buffered column
+    chunk, for CSV a few blocks of ``batch_rows`` bytes of text (64 KiB to 16 MiB each);
+    never the whole file.
 
     Raises :class:`~dpgui.errors.ParameterError` for bad bounds/bins/policy/callbacks,
     :class:`~dpgui.errors.DataError` when the file or column cannot be used (message: the
