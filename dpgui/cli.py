@@ -35,6 +35,9 @@ from typing import Any, NoReturn, Sequence
 
 import numpy as np
 
+from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT, missing_rule_for
+from dpgui.core.tree import MIN_BINS
+from dpgui.data.file_types import FILE_TYPE_NAMES
 from dpgui.errors import DataError, DpguiError, ParameterError
 
 
@@ -107,7 +110,7 @@ DEFAULT_PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
 
 
 def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = True) -> None:
-    parser.add_argument("--bins", type=_int_at_least(2, "--bins 256"), required=bins_required, metavar="K",
+    parser.add_argument("--bins", type=_int_at_least(MIN_BINS, "--bins 256"), required=bins_required, metavar="K",
                         help="number of equal-width bins K (public)")
     parser.add_argument("--epsilon", type=_positive_float, required=True, metavar="E", help="total privacy budget ε > 0")
     parser.add_argument("--neighbours", "--neighbors", choices=("change", "addremove"), default="change",
@@ -139,11 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", action="store_true", help="print JSON")
 
     rel = sub.add_parser("release", help="release a DP CDF of a numeric column to CSV (spends ε)")
-    rel.add_argument("input", metavar="INPUT", help="a CSV, TSV, Parquet or Excel (.xlsx) file")
+    rel.add_argument("input", metavar="INPUT", help=f"a {FILE_TYPE_NAMES} file")
     rel.add_argument("--column", required=True, metavar="COL")
     rel.add_argument("--lower", type=_finite_float, required=True, metavar="A", help="public lower bound")
     rel.add_argument("--upper", type=_finite_float, required=True, metavar="B", help="public upper bound (exclusive)")
-    rel.add_argument("--missing", default="auto", metavar="auto",
+    rel.add_argument("--missing", default=MISSING_AUTO, metavar=MISSING_AUTO,
                      help="missing values follow the neighbour model (docs/design.md): under change they are counted "
                           "in a noised 'missing' bucket and N = all rows; under addremove they are dropped")
     _add_plan_options(rel)
@@ -207,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", type=_int_at_least(0, "--seed 1"), metavar="S")
     sim.add_argument("--json", action="store_true")
     source = sim.add_mutually_exclusive_group(required=True)
-    source.add_argument("--input", metavar="FILE", help="simulate on this data file (CSV, TSV, Parquet or Excel)")
+    source.add_argument("--input", metavar="FILE", help=f"simulate on this data file (a {FILE_TYPE_NAMES} file)")
     source.add_argument("--synthetic", choices=("uniform", "normal"), help="or on a synthetic column of --n values")
     sim.add_argument("--column", metavar="COL")
     sim.add_argument("--lower", type=_finite_float, metavar="A")
@@ -269,8 +272,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def plan_text(report: dict[str, Any], n: int | None) -> str:
     """The plan in words, for people: tree, budgets, projected error, comparison with the paper."""
-    from dpgui.core.plan import MISSING_RULE_TEXT, missing_rule_for
-
     neighbours = ("change-one (N = all rows is public and published exactly)" if report["neighbours"] == "change"
                   else "add/remove-one (N is private and released with noise)")
     projected = report["projected"]
@@ -321,16 +322,16 @@ def _passphrase(path: str | None, confirm: bool) -> str:
 def _check_missing_option(missing: str, neighbours: str) -> None:
     """``--missing``: "auto" (the default), or the neighbour model's own rule; anything else is refused
     before anything is read or spent, saying what happens instead."""
-    from dpgui.core.plan import MISSING_RULE_TEXT, NEIGHBOURS, missing_rule_for
+    from dpgui.core.plan import NEIGHBOURS
 
     if neighbours not in NEIGHBOURS:
         return  # reported by the plan, with its own message
     rule = missing_rule_for(neighbours)
     instead = f"leave out --missing: under {neighbours} missing values are {MISSING_RULE_TEXT[rule]}"
-    if missing == "error":
+    if missing == MISSING_ERROR:
         raise ParameterError("--missing error is retired: stopping at a missing value would make publishing depend "
                              "on the data", instead)
-    if missing not in ("auto", rule):
+    if missing not in (MISSING_AUTO, rule):
         raise ParameterError(f"--missing {missing} is not a rule of the {neighbours} model", instead)
 
 
@@ -358,7 +359,8 @@ def _check_outputs(args: argparse.Namespace) -> None:
 def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.core.noise import SecureRandom
     from dpgui.core.quantiles import quantiles
-    from dpgui.data.histogram import check_data_file, column_histogram
+    from dpgui.data.histogram import column_histogram
+    from dpgui.data.readers import check_data_file
     from dpgui.report.bundle import default_bundle_name, missing_values_json
     from dpgui.report.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key
@@ -385,7 +387,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     _check_outputs(args)
     dataset = args.dataset
     plan = _make_plan(args, args.bins)  # checks every limit of the noise sampler
-    request = ReleaseRequest(ColumnSettings(Path(args.input), args.column, args.lower, args.upper, args.bins, "auto",
+    request = ReleaseRequest(ColumnSettings(Path(args.input), args.column, args.lower, args.upper, args.bins, MISSING_AUTO,
                                             dataset), plan, args.consistency)
     key = None
     if args.bundle is not None:
@@ -450,7 +452,7 @@ def _check_dataset_identity(ledger: Any, dataset: str, path: str, n_rows: int, c
     has the same column names and row count as another ledgered dataset is refused (exit 2) unless
     ``--new-dataset`` confirms it is different data (then a warning goes to stderr). The file's
     fingerprint is recorded under ``dataset`` (local ledger only), before the spend."""
-    from dpgui.data.histogram import list_columns
+    from dpgui.data.readers import list_columns
     from dpgui.report.ledger import data_fingerprint, datasets_like, is_new_dataset, record_fingerprint, same_data_warning
 
     fingerprint = data_fingerprint(ledger, [name for name, _ in list_columns(path)], n_rows)  # the schema only
@@ -541,7 +543,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     seed = args.seed if args.seed is not None else secrets.randbits(63)
     if args.input is not None:
-        from dpgui.data.histogram import check_data_file, column_histogram
+        from dpgui.data.histogram import column_histogram
+        from dpgui.data.readers import check_data_file
 
         check_data_file(args.input)
         missing = [name for name in ("column", "lower", "upper") if getattr(args, name) is None]
@@ -683,7 +686,7 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
         plan = Plan.from_json(plan_json)
     except (KeyError, TypeError) as err:
         raise DpguiError(f"the manifest or plan file lacks the plan's {err}", "give the file dpgui wrote") from None
-    from dpgui.data.histogram import check_data_file
+    from dpgui.data.readers import check_data_file
 
     check_data_file(csv_path)
     try:
@@ -770,7 +773,7 @@ def _no_desktop() -> bool:
 def _gui(argv: list[str]) -> int:
     """``dpgui [FILE] [--column NAME]``: the desktop window (start page without FILE)."""
     parser = _Parser(prog="dpgui", description="Open the desktop app (on FILE if given).")
-    parser.add_argument("file", nargs="?", help="a CSV, TSV, Parquet or Excel file to open")
+    parser.add_argument("file", nargs="?", help=f"a {FILE_TYPE_NAMES} file to open")
     parser.add_argument("--column", help="the column to select after opening FILE")
     args = parser.parse_args(argv)
     if _no_desktop():

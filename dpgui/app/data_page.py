@@ -19,7 +19,9 @@ from PySide6.QtWidgets import (
 from dpgui.app import text
 from dpgui.app.text import format_number
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
+from dpgui.core.missing import MISSING_AUTO
 from dpgui.core.tree import check_bins
+from dpgui.data.file_types import TABLE_FILTER
 from dpgui.data.histogram import check_bounds
 from dpgui.data.public_bounds import (
     WHY_NOT_CONFIDENTIAL, WHY_WHOLE_NUMBER_BINS, BoundsSuggestion, find_schema_for, suggest_from_reference,
@@ -155,8 +157,7 @@ class BoundsDialog(QDialog):
             self.schema_radio.setChecked(True)
 
     def _choose_reference(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Public reference file", "",
-                                              "Tables (*.csv *.tsv *.tab *.parquet *.pq *.xlsx *.csv.gz)")
+        path, _ = QFileDialog.getOpenFileName(self, "Public reference file", "", TABLE_FILTER)
         if path:
             self.reference_path = Path(path)
             self.reference_label.setText(path)
@@ -520,7 +521,7 @@ class DataPage(QWidget):
             show_inline(self.dataset_message, "")
         if not ok or column is None:
             return None
-        return ColumnSettings(self.info.path, column.name, float(lower), float(upper), int(bins), "auto",
+        return ColumnSettings(self.info.path, column.name, float(lower), float(upper), int(bins), MISSING_AUTO,
                               self.dataset_name.text().strip())
 
     # ---------------------------------------------------------------- project files (dpgui/app/project.py)

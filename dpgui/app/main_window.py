@@ -34,7 +34,7 @@ from dpgui.app.verify_dialog import VerifyDialog
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource, SecureRandom
-from dpgui.data.histogram import SUPPORTED_EXTENSIONS
+from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, is_supported_file_name
 from dpgui.data.sample import sample_dataset_path
 from dpgui.data.table import TableInfo, TableReader, count_rows
 from dpgui.errors import DpguiError
@@ -47,7 +47,6 @@ from dpgui.workspace.release import (
 from dpgui.workspace.state import ColumnChoice, DataSource, PlanChoice, Workspace, WorkspaceState
 
 MAX_RECENT = 8
-FILE_FILTER = "Tables (*.csv *.tsv *.tab *.csv.gz *.tsv.gz *.parquet *.pq *.xlsx);;All files (*)"
 TAB_DATA, TAB_PLAN, TAB_TREE, TAB_RESULTS = range(4)
 
 
@@ -259,9 +258,9 @@ class MainWindow(QMainWindow):
         if self.project.is_project_file(target):  # a .dpgui project (dropped, recent, command line)
             self.project.request_open(target)
             return
-        if not any(target.name.lower().endswith(ext) for ext in SUPPORTED_EXTENSIONS):
+        if not is_supported_file_name(target.name):
             self._error("Cannot open this file",
-                        f"'{target.name}' is not a supported table. Use a CSV, TSV, Parquet or Excel (.xlsx) file.")
+                        f"'{target.name}' is not a supported table. {USE_A_SUPPORTED_FILE}")
             return
         self._busy(f"Opening {target.name}…")
         worker = Worker(_open_task, target).connect_to(

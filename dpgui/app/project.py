@@ -43,7 +43,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from dpgui.app import text
 from dpgui.app.workers import Worker, WorkerPool
-from dpgui.data.histogram import SUPPORTED_EXTENSIONS
+from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, is_supported_file_name
 from dpgui.errors import DpguiError
 from dpgui.report.csv_export import write_text_atomic
 from dpgui.report.bundle import ReleaseInfo
@@ -338,9 +338,9 @@ class ProjectController(QObject):
                 self._ask_locate(MissingDataFile(replace(project, data_path=str(path))), on_done)
                 return False
         path = Path(os.path.abspath(path))
-        if not any(path.name.lower().endswith(ext) for ext in SUPPORTED_EXTENSIONS):
+        if not is_supported_file_name(path.name):
             w._error("Cannot open this project", f"Its data file '{path.name}' is not a supported table. "
-                     "Use a CSV, TSV, Parquet or Excel (.xlsx) file.")
+                     + USE_A_SUPPORTED_FILE)
             return False
         if w.table is not None and Path(os.path.abspath(w.table.path)) == path:
             self._finish_apply(project, path, on_done)
@@ -416,8 +416,6 @@ class ProjectController(QObject):
         w.tabs.setCurrentIndex(TAB_RESULTS)
 
     def _ask_locate(self, err: MissingDataFile, on_done: Callable[[], None] | None) -> None:
-        from dpgui.app.main_window import FILE_FILTER
-
         w = self.window
         message = text.friendly(err)
         w.last_error = f"Data file not found: {message}"

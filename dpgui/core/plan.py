@@ -12,7 +12,7 @@ level ``l`` is ``Δ/t_l ≤ ε_l``-DP and the release is ``Σ Δ/t_l ≤ ε``-DP
 A level with ``ε_l = 0`` is not released at all (allowed for internal levels under GLS).
 
 Missing values (docs/design.md "Missing values") are handled by the one rule the neighbour model
-fixes, never by the data (:attr:`PrivacySpec.missing_rule`):
+fixes, never by the data (:attr:`PrivacySpec.missing_rule`; the names: :mod:`dpgui.core.missing`):
 
 * ``change`` — ``"bucket"``: N = all rows (public, exact); missing values are one more leaf of the
   tree after the K value bins (``TreeShape.missing_leaf``), so a value turning into a missing one is
@@ -30,6 +30,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from dpgui.core.missing import MISSING_BUCKET, MISSING_DROP, missing_rule_for
+from dpgui.core.missing import MISSING_RULE_TEXT as MISSING_RULE_TEXT  # its home is dpgui.core.missing
 from dpgui.core.noise import MAX_LAPLACE_SCALE, discrete_laplace_variance, laplace_scale, laplace_scale_problem
 from dpgui.core.tree import TreeShape
 from dpgui.errors import ParameterError
@@ -39,19 +41,6 @@ ESTIMATORS = ("gls", "covering")
 OBJECTIVES = ("total", "max")
 # Budgets are floats; sums may differ from ε by rounding. Anything within this is "equal".
 BUDGET_RTOL = 1e-9
-#: The missing-value rules of a release (decided by the neighbour model, see the module docstring).
-#: What each rule means, as the reports say it. "error" is a retired policy that only old project
-#: files and manifests hold (it made the publication depend on whether a value was missing).
-MISSING_RULE_TEXT = {
-    "bucket": "counted in a noised 'missing' bucket; N = all rows",
-    "drop": "dropped (a neighbour under add/remove)",
-    "error": "the release would have stopped at a missing value (a retired policy of older versions)",
-}
-
-
-def missing_rule_for(neighbours: str) -> str:
-    """The missing-value rule of a neighbour model: ``"bucket"`` (change), ``"drop"`` (addremove)."""
-    return "bucket" if neighbours == "change" else "drop"
 
 
 def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
@@ -123,7 +112,7 @@ class PrivacySpec:
     @property
     def missing_leaf(self) -> bool:
         """Does the tree hold a leaf for the count of missing values (the ``bucket`` rule)?"""
-        return self.missing_rule == "bucket"
+        return self.missing_rule == MISSING_BUCKET
 
     def first_noised_level(self) -> int:
         return 1 if self.root_public else 0
@@ -193,7 +182,7 @@ class Plan:
         """The rule this plan releases with: ``"bucket"`` if the tree has the missing leaf, else
         ``"drop"``. A change-model plan without the leaf (older project files) is not the current
         rule (:attr:`PrivacySpec.missing_rule`) and is refused for new releases."""
-        return "bucket" if self.shape.missing_leaf else "drop"
+        return MISSING_BUCKET if self.shape.missing_leaf else MISSING_DROP
 
     def released(self) -> list[bool]:
         """Per level 0..h: is the level's node count known (exact root or noised)?"""

@@ -22,18 +22,26 @@ import numpy as np
 
 from dpgui.errors import ParameterError
 
+#: The fewest value bins a tree (and so a release) has.
+MIN_BINS = 2
+#: The most value bins the engine and the data layer accept.
 MAX_BINS = 2**26
 
 
-def check_bins(bins: object) -> int:
-    """Validate a bin count K (an int, 2 ≤ K ≤ 2**26) and return it."""
+def check_bins(bins: object, minimum: int = MIN_BINS) -> int:
+    """The one rule for a number of bins K: a whole number (not a bool) with ``minimum ≤ K ≤ MAX_BINS``;
+    returns it as an int, else :class:`~dpgui.errors.ParameterError`. ``minimum`` is :data:`MIN_BINS`
+    for a tree; a plain histogram (:func:`dpgui.data.histogram.values_histogram`) may have 1 bin. O(1)."""
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)):
-        raise ParameterError(f"bins must be a whole number, got {bins!r}", "give an integer such as 256")
-    if bins < 2:
-        raise ParameterError(f"bins must be at least 2, got {bins}", "use 2 or more bins")
-    if bins > MAX_BINS:
-        raise ParameterError(f"bins = {bins} is too many", f"use at most {MAX_BINS} bins")
-    return int(bins)
+        raise ParameterError(f"the number of bins must be a whole number, got {bins!r}",
+                             "give a whole number such as 256")
+    k = int(bins)
+    if k < minimum:
+        raise ParameterError(f"the number of bins must be at least {minimum}, got {k}", f"use {minimum} or more bins")
+    if k > MAX_BINS:
+        raise ParameterError(f"{k:,} is too many bins (the maximum is {MAX_BINS:,} = 2**26)",
+                             f"use at most {MAX_BINS:,} bins")
+    return k
 
 
 @dataclass(frozen=True)

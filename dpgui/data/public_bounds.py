@@ -26,17 +26,18 @@ from typing import Any
 
 import numpy as np
 
-from dpgui.data.histogram import (
-    SUPPORTED_EXTENSIONS,
+from dpgui.core.tree import MIN_BINS
+from dpgui.data.file_types import SUPPORTED_EXTENSIONS
+from dpgui.data.readers import (
     CancelCallback,
     PathLike,
     ProgressCallback,
-    _check_callbacks,
-    _check_path,
-    _numeric_column,
-    _short,
-    _to_float64,
-    _watched,
+    check_callbacks,
+    check_table_file,
+    float64_values,
+    numeric_column_batches,
+    short_error_text,
+    watched,
 )
 from dpgui.data.table import ColumnInfo
 from dpgui.errors import DataError, ParameterError
@@ -116,11 +117,11 @@ def _load_json(path: pathlib.Path) -> Any:
         raise DataError(f"schema file not found: '{path}'", "check the path, or choose the file again") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise DataError(
-            f"'{path.name}' is not valid JSON: {_short(err)}",
+            f"'{path.name}' is not valid JSON: {short_error_text(err)}",
             "fix the schema file (or remove it) and retry",
         ) from err
     except OSError as err:
-        raise DataError(f"cannot read '{path.name}': {_short(err)}", "check the file's permissions") from err
+        raise DataError(f"cannot read '{path.name}': {short_error_text(err)}", "check the file's permissions") from err
 
 
 def _bad_schema(path: pathlib.Path, what: str) -> DataError:
@@ -131,7 +132,7 @@ def _bad_schema(path: pathlib.Path, what: str) -> DataError:
     )
 
 
-def _schema_fields(path: pathlib.Path, doc: Any) -> list[dict]:
+def _schema_fields(path: pathlib.Path, doc: Any) -> list[dict[str, Any]]:
     """Every field description in a Table Schema, a Data Package or a ``columns`` map,
     normalised to ``{"name": ..., "constraints": {...}}``."""
     if not isinstance(doc, dict):
@@ -139,7 +140,7 @@ def _schema_fields(path: pathlib.Path, doc: Any) -> list[dict]:
     if "resources" in doc:  # a Data Package: the schemas of its resources, in order
         if not isinstance(doc["resources"], list):
             raise _bad_schema(path, '"resources" is not a list')
-        fields: list[dict] = []
+        fields: list[dict[str, Any]] = []
         for resource in doc["resources"]:
             schema = resource.get("schema") if isinstance(resource, dict) else None
             if isinstance(schema, str):  # a path to a schema file, relative to the package
@@ -246,10 +247,10 @@ def suggest_from_reference(
     Raises :class:`~dpgui.errors.DataError` (file or column unusable, no finite value),
     :class:`~dpgui.errors.Cancelled`.
     """
-    _check_callbacks(progress, should_cancel)
+    check_callbacks(progress, should_cancel)
     if not isinstance(column, str) or not column:
         raise ParameterError(f"column name {column!r} is not a non-empty string", "pick a column")
-    p, fmt = _check_path(reference_path)
+    p, fmt = check_table_file(reference_path)
     if confidential is not None and _same_data_file(p, pathlib.Path(confidential)):
         raise DataError(
             f"the reference file '{p.name}' is the confidential data file itself (or an identical copy): its "
@@ -257,8 +258,8 @@ def suggest_from_reference(
             "choose a file that is already public, or type bounds you know from what the column means",
         )
     lo, hi = math.inf, -math.inf
-    for arr in _watched(_numeric_column(p, fmt, column, _BATCH_ROWS), progress, should_cancel):
-        x, _ = _to_float64(arr)
+    for arr in watched(numeric_column_batches(p, fmt, column, _BATCH_ROWS), progress, should_cancel):
+        x, _ = float64_values(arr)
         finite = x[np.isfinite(x)]
         if finite.size:
             lo, hi = min(lo, float(finite.min())), max(hi, float(finite.max()))
@@ -335,14 +336,14 @@ def whole_number_reason(column_info: ColumnInfo, table_format: str, schema_path:
 
 def whole_number_bins(lower: float, upper: float, bins: int) -> tuple[float, float, int, int]:
     """Bins centred on the whole numbers a = ⌈lower⌉ … b = ⌊upper⌋: ``(a − 0.5, a − 0.5 + K·step, K, step)``
-    with ``step`` the smallest whole number giving K ≤ ``bins`` (at least 2 bins). O(1)."""
+    with ``step`` the smallest whole number giving K ≤ ``bins`` (at least :data:`~dpgui.core.tree.MIN_BINS`). O(1)."""
     a, b = math.ceil(lower), math.floor(upper)
     if b < a:
         raise ParameterError(
             f"no whole number lies between {_fmt(lower)} and {_fmt(upper)}", "widen the bounds"
         )
     values = b - a + 1
-    step = max(1, math.ceil(values / max(2, int(bins))))
-    k = max(2, math.ceil(values / step))
+    step = max(1, math.ceil(values / max(MIN_BINS, int(bins))))
+    k = max(MIN_BINS, math.ceil(values / step))
     start = a - 0.5
     return start, start + k * step, k, step

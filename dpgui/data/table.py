@@ -1,7 +1,7 @@
 """Lazy access to a table file for a preview grid: its columns, its size, and rows on demand.
 
 Shows the data to its owner on this machine; nothing here is released. The formats,
-type inference and readers are those of :mod:`dpgui.data.histogram` (one of each):
+type inference and readers are those of :mod:`dpgui.data.readers` (one of each):
 CSV/TSV (``.gz`` too), Parquet and Excel (``.xlsx``, first sheet).
 
 * :func:`inspect_table`: names, kinds and types of the columns, and the number of rows
@@ -21,7 +21,7 @@ import itertools
 import pathlib
 import threading
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -30,18 +30,20 @@ import pyarrow.types as pat
 if TYPE_CHECKING:
     import pandas as pd
 
-from dpgui.data.histogram import (
-    _CSV_HEAD_BYTES,
+from dpgui.data.file_types import TableFormat
+from dpgui.data.readers import (
+    CSV_HEAD_BYTES,
     CancelCallback,
     PathLike,
     ProgressCallback,
-    _check_callbacks,
-    _check_path,
-    _kind_of,
-    _parquet_file,
-    _record_batches,
-    _table_schema,
-    _watched,
+    Stream,
+    check_callbacks,
+    check_table_file,
+    column_kind,
+    parquet_row_group_sizes,
+    record_batches,
+    table_schema,
+    watched,
 )
 from dpgui.errors import DataError, ParameterError
 
@@ -78,7 +80,7 @@ class TableInfo:
     """
 
     path: pathlib.Path
-    format: str
+    format: TableFormat
     columns: tuple[ColumnInfo, ...]
     n_rows: int | None
     size_bytes: int
@@ -95,8 +97,8 @@ def _dtype_name(t: pa.DataType) -> str:
     if pat.is_dictionary(t):
         return _dtype_name(t.value_type)
     if pat.is_integer(t) or pat.is_floating(t):
-        return np.dtype(t.to_pandas_dtype()).name
-    if _kind_of(t) == "text":
+        return str(np.dtype(t.to_pandas_dtype()).name)
+    if column_kind(t) == "text":
         return "string"
     return str(t)
 
@@ -105,15 +107,14 @@ def inspect_table(path: PathLike) -> TableInfo:
     """Columns (name, kind, dtype), format, size and, where cheap, the row count of a file.
 
     Reads the Parquet footer, the first ~1 MiB of a CSV/TSV (types inferred there, as by
-    :func:`dpgui.data.histogram.list_columns`) or the first ~1,000 rows of an Excel sheet:
-    O(1) in the file size (measured: ~10 ms for a 32 MB, 10**6-row CSV). A file with a
-    header and no rows is fine (``n_rows == 0``).
+    :func:`dpgui.data.readers.list_columns`) or the first ~1,000 rows of an Excel sheet:
+    O(1) in the file size. A file with a header and no rows is fine (``n_rows == 0``).
     Raises :class:`~dpgui.errors.DataError` (missing, unsupported, empty or unreadable file).
     """
-    p, fmt = _check_path(path)
-    schema, n_rows = _table_schema(p, fmt)
+    p, fmt = check_table_file(path)
+    schema, n_rows = table_schema(p, fmt)
     size = p.stat().st_size
-    small_csv = size <= _CSV_HEAD_BYTES and not p.name.lower().endswith(".gz")
+    small_csv = size <= CSV_HEAD_BYTES and not p.name.lower().endswith(".gz")
     # A CSV that is all in the head, or an Excel sheet without a size record (rare; then
     # O(rows)): count the rows now.
     if n_rows is None and (small_csv or fmt == "xlsx"):
@@ -121,19 +122,19 @@ def inspect_table(path: PathLike) -> TableInfo:
             n_rows = _count_streamed(p, fmt, schema.names, None, None)
         except DataError:
             n_rows = None  # a malformed row: reported when the rows are read
-    columns = tuple(ColumnInfo(f.name, _kind_of(f.type), _dtype_name(f.type)) for f in schema)
+    columns = tuple(ColumnInfo(f.name, column_kind(f.type), _dtype_name(f.type)) for f in schema)
     return TableInfo(path=p, format=fmt, columns=columns, n_rows=n_rows, size_bytes=size)
 
 
 def _count_streamed(
     p: pathlib.Path,
-    fmt: str,
+    fmt: TableFormat,
     names: list[str],
     progress: ProgressCallback | None,
     should_cancel: CancelCallback | None,
 ) -> int:
-    batches = _record_batches(p, fmt, names[:1], _PREVIEW_CSV_BLOCK)
-    return sum(b.num_rows for b in _watched(batches, progress, should_cancel))
+    batches = record_batches(p, fmt, names[:1], _PREVIEW_CSV_BLOCK)
+    return sum(b.num_rows for b in watched(batches, progress, should_cancel))
 
 
 def count_rows(
@@ -151,9 +152,9 @@ def count_rows(
     :func:`~dpgui.data.histogram.column_histogram`. Blank lines are not rows.
     Raises :class:`~dpgui.errors.DataError` on a malformed file.
     """
-    _check_callbacks(progress, should_cancel)
-    p, fmt = _check_path(path)
-    schema, n_rows = _table_schema(p, fmt)
+    check_callbacks(progress, should_cancel)
+    p, fmt = check_table_file(path)
+    schema, n_rows = table_schema(p, fmt)
     if n_rows is None:
         return _count_streamed(p, fmt, schema.names, progress, should_cancel)
     if progress is not None:
@@ -188,18 +189,14 @@ class TableReader:
         self._stamp = _stamp(p)
         self._lock = threading.Lock()
         self._closed = False
-        self._batches: Iterator[tuple[pa.RecordBatch, float]] | None = None
+        self._batches: Stream[pa.RecordBatch] | None = None
         self._next = 0  # row number of the next batch the open reader yields
         self._exhausted = False
         self._cache: list[tuple[int, pa.RecordBatch]] = []  # contiguous, in order
         self._keep_all = self.info.format == "xlsx"
         self._group_starts: list[int] = []
         if self.info.format == "parquet":
-            pf = _parquet_file(p)
-            try:
-                sizes = [pf.metadata.row_group(g).num_rows for g in range(pf.num_row_groups)]
-            finally:
-                pf.close()
+            sizes = parquet_row_group_sizes(p)
             self._group_starts = list(itertools.accumulate(sizes[:-1], initial=0)) if sizes else []
 
     # ------------------------------------------------------------------ public
@@ -247,7 +244,7 @@ class TableReader:
 
     def _drop(self) -> None:
         if self._batches is not None:
-            self._batches.close()  # type: ignore[attr-defined]  # a generator
+            self._batches.close()
         self._batches = None
         self._cache = []
         self._exhausted = False
@@ -258,7 +255,7 @@ class TableReader:
         if self._group_starts:
             group = bisect.bisect_right(self._group_starts, start) - 1
         self._next = self._group_starts[group] if self._group_starts else 0
-        self._batches = _record_batches(
+        self._batches = record_batches(
             self.info.path,
             self.info.format,
             self.info.names,

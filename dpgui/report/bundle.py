@@ -37,10 +37,11 @@ from typing import Any
 
 from dpgui import __version__
 from dpgui.core.mechanism import Release
-from dpgui.core.plan import MISSING_RULE_TEXT
+from dpgui.core.missing import MISSING_DROP, MISSING_RULE_TEXT
 from dpgui.errors import DataError, ParameterError
-from dpgui.report.csv_export import CDF_COLUMNS, release_csv_text, remove_stale_temporaries, write_temporary
-from dpgui.report.files import read_regular_file, sha256_regular_file
+from dpgui.report.csv_export import CDF_COLUMNS, release_csv_text
+from dpgui.report.files import (fsync_directory, read_regular_file, remove_stale_temporaries, sha256_regular_file,
+                                write_temporary)
 from dpgui.report.signing import PublicKey, SecretKey, SignatureError
 
 SCHEMA_VERSION = 1
@@ -163,7 +164,7 @@ def missing_values_json(release: Release, rule: str) -> dict[str, Any]:
     """The manifest's account of missing values: the rule, in words, and (``bucket``) the released
     noisy count N − C_K with its standard error (docs/design.md "Missing values")."""
     description = MISSING_RULE_TEXT.get(rule, rule)
-    if rule == "drop" and release.plan.privacy.root_public:  # a release of an older version
+    if rule == MISSING_DROP and release.plan.privacy.root_public:  # a release of an older version
         description = "dropped before N was fixed (a release of an older version of dpgui)"
     return {"rule": rule, "description": description,
             "released_count": None if release.missing is None else float(release.missing),
@@ -249,22 +250,12 @@ def write_bundle(directory: str | os.PathLike[str], name: str, release: Release,
             if target.exists():  # appeared since the check: never overwrite
                 raise DataError(f"{target.name} appeared while writing", "choose another bundle name")
             os.replace(temporary.pop(target), target)
-        _fsync_directory(paths.manifest.parent)
+        fsync_directory(paths.manifest.parent)
     finally:
         for tmp in temporary.values():
             if os.path.exists(tmp):
                 os.unlink(tmp)
     return paths
-
-
-def _fsync_directory(folder: Path) -> None:
-    if os.name != "posix":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # ------------------------------------------------------------------ verifying

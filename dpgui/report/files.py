@@ -1,21 +1,36 @@
-"""Reading files that someone else handed us (bundles, keys) without hanging or running out of memory.
+"""Reading and writing files safely: the one place that opens files for the report layer and the window.
 
-A path may name a pipe (``open`` waits for a writer for ever), a device such as ``/dev/zero`` (a
+Reading files that someone else handed us (bundles, keys) without hanging or running out of memory:
+a path may name a pipe (``open`` waits for a writer for ever), a device such as ``/dev/zero`` (a
 read never ends), or a file far larger than the thing it claims to be. Every reader here opens
 without blocking, refuses anything that is not a regular file, and reads in blocks with a limit.
+
+Writing never leaves a half-written file: :func:`create_file` creates a new file (never an existing
+one) with its mode set before any byte is written, writes and fsyncs it; :func:`write_text_atomic`
+writes a temporary file beside the target that way and renames it into place
+(:func:`write_temporary`, :func:`remove_stale_temporaries` for the leftovers of a killed writer).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
+import secrets
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from dpgui.errors import DataError
 
 BLOCK = 1 << 20  # bytes read per step when hashing
 SMALL_FILE_LIMIT = 16 << 20  # manifests, signatures, keys: far below this
+TEMPORARY_SUFFIX = ".tmp"
+_TEMPORARY = re.compile(r"^\..+\.(\d+)-[0-9a-f]{12}\.tmp$")
+#: The mode of a new file meant to be shared (minus the umask), as ``open()`` makes it.
+SHARED_FILE_MODE = 0o666
+#: The mode of a new secret file: readable and writable by its owner only.
+PRIVATE_FILE_MODE = 0o600
 
 
 def _open_regular(path: Path, what: str) -> tuple[int, int]:
@@ -66,3 +81,128 @@ def sha256_regular_file(path: str | os.PathLike[str], what: str) -> str:
                 raise DataError(f"the {what} {path} changed while it was read", "check it again when it is complete")
             digest.update(block)
     return digest.hexdigest()
+
+
+# ------------------------------------------------------------------ writing
+def check_writable(path: str | os.PathLike[str], *, protect: Sequence[str | os.PathLike[str]] = (),
+                   overwrite: bool = True) -> Path:
+    """Fail early (before any budget is spent) if ``path`` cannot be written as a new version of a file.
+
+    Refused: a folder; a missing folder or one where no file can be created (tried: a temporary file
+    is made and removed); one of the ``protect`` files (the input: compared by identity, so another
+    path, a symbolic or a hard link to it is caught); an existing file when ``overwrite`` is False;
+    anything existing that is not a regular file (a pipe, a device). Returns the path.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise DataError(f"output {target} is a directory", "give a file name such as release.csv")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise DataError(f"output folder {parent} does not exist", "create it or choose another --out path")
+    for other in protect:
+        if same_file(target, Path(other)):
+            raise DataError(f"output {target} is the input file {other}",
+                            "choose another output file name; dpgui never overwrites its input")
+    if target.exists() or target.is_symlink():
+        if not overwrite:
+            raise DataError(f"output {target} already exists", "choose another file name, or give --force to replace it")
+        if not target.is_file():
+            raise DataError(f"output {target} exists and is not a regular file", "choose another file name")
+    try:
+        os.unlink(write_temporary(target, b""))  # proves that a file can be created there
+    except OSError as err:
+        raise DataError(f"cannot write in the output folder {parent} ({err.strerror or err})",
+                        "choose another folder or fix its permissions") from None
+    return target
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """True if ``a`` and ``b`` name the same existing file (links followed), or resolve to the same path."""
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def create_file(path: Path, data: bytes, mode: int = SHARED_FILE_MODE) -> None:
+    """Create the new file ``path`` with ``mode`` (minus the umask) before any byte is written, write
+    ``data`` and fsync it. O_EXCL: an existing file (or link) is never opened (FileExistsError); on any
+    other failure the new file is removed again and the OSError raised. O(len(data))."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        os.unlink(path)
+        raise
+
+
+def write_temporary(target: Path, data: bytes) -> str:
+    """Write ``data`` to a new hidden file beside ``target`` (:func:`create_file`) and return its path.
+
+    Created like any new file (mode 0666 minus the umask; ``tempfile`` would make it 0600, which
+    is wrong for files meant to be shared). The caller renames it into place or deletes it.
+    """
+    folder = target.parent if str(target.parent) else Path(".")
+    for _ in range(100):
+        tmp = folder / f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}{TEMPORARY_SUFFIX}"
+        try:
+            create_file(tmp, data)
+        except FileExistsError:
+            continue
+        return str(tmp)
+    raise DataError(f"cannot create a temporary file in {folder}", "check the folder")  # pragma: no cover
+
+
+def remove_stale_temporaries(folder: Path) -> int:
+    """Delete temporary files left in ``folder`` by dpgui processes that died while writing.
+
+    POSIX only (a file whose writer's PID is no longer running); returns how many were removed.
+    """
+    if os.name != "posix":
+        return 0
+    removed = 0
+    for path in folder.glob(f".*{TEMPORARY_SUFFIX}"):
+        match = _TEMPORARY.match(path.name)
+        if match is None:
+            continue
+        try:
+            os.kill(int(match.group(1)), 0)
+            continue  # the writer is alive (or the PID was reused): leave it
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        try:
+            path.unlink()
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+    """Write to a temporary file in the same folder, fsync, then rename: never a half-written file."""
+    target = check_writable(path)
+    tmp = write_temporary(target, text.encode("utf-8"))
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return target
+
+
+def fsync_directory(folder: Path) -> None:
+    """Make the renames in ``folder`` durable (POSIX; a no-op elsewhere)."""
+    if os.name != "posix":
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dpgui.errors import DataError, ParameterError
-from dpgui.report.csv_export import write_text_atomic
-from dpgui.report.files import read_regular_file
+from dpgui.report.files import PRIVATE_FILE_MODE, create_file, read_regular_file, write_text_atomic
 from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.signing import (PublicKey, SecretKey, WrongPassphrase, decrypt_secret_key, encrypt_secret_key,
                                   generate_key)
@@ -148,20 +147,16 @@ def list_keys(directory: Path | None = None) -> list[KeyEntry]:
 def _write_key_files(secret_path: Path, public_path: Path, blob: bytes, public: PublicKey, taken: str,
                      taken_fix: str) -> None:
     """Write the encrypted secret key ``blob`` to ``secret_path`` and the public key beside it (unless
-    that file exists already). O_EXCL: the secret file is created 0600 before any byte is written and
-    never replaces a file (``taken``/``taken_fix``: the DataError if it exists); on any failure the
-    secret file is removed again."""
+    that file exists already). O_EXCL (:func:`~dpgui.report.files.create_file`): the secret file is
+    created 0600 before any byte is written and never replaces a file (``taken``/``taken_fix``: the
+    DataError if it exists); on any failure the secret file is removed again."""
     try:
-        fd = os.open(secret_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+        create_file(secret_path, blob, PRIVATE_FILE_MODE)
     except FileExistsError:
         raise DataError(taken, taken_fix) from None
     except OSError as err:
         raise DataError(f"cannot create {secret_path}: {err.strerror or err}", "check the folder's permissions") from None
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(blob)
-            handle.flush()
-            os.fsync(handle.fileno())
         if not public_path.exists():
             write_text_atomic(public_path, public.to_text())
     except BaseException:

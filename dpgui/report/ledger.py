@@ -70,6 +70,7 @@ from typing import Any
 from dpgui.core.accounting import zcdp_epsilon as _zcdp_epsilon
 from dpgui.core.accounting import zcdp_rho as _zcdp_rho
 from dpgui.errors import DataError, DpguiError, ParameterError
+from dpgui.report.files import PRIVATE_FILE_MODE, create_file
 from dpgui.report.home import HOME_VARIABLE, ensure_private_dir, user_home
 
 __all__ = [
@@ -478,7 +479,7 @@ class Ledger:
         fresh = self._precheck_file()
         if fresh and not self._path.exists():
             try:  # user-only permissions; SQLite gives the -wal/-shm files the same mode
-                os.close(os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                create_file(self._path, b"", PRIVATE_FILE_MODE)
             except FileExistsError:
                 pass  # another process created it a moment ago: fine
             except OSError as err:

@@ -51,14 +51,15 @@ import numpy as np
 
 from dpgui import __version__
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release_from_levels
+from dpgui.core.missing import MISSING_POLICIES
 from dpgui.core.plan import OBJECTIVES, Plan
+from dpgui.core.tree import MIN_BINS
 from dpgui.errors import DataError, DpguiError
-from dpgui.report.csv_export import write_text_atomic
+from dpgui.report.files import write_text_atomic
 
 PROJECT_FORMAT = "dpgui-project"
 PROJECT_VERSION = 1
 PROJECT_SUFFIX = ".dpgui"
-MISSING_POLICIES = ("drop", "error")
 _MAX_COUNT = 2**62  # released node counts are int64 in the engine
 
 __all__ = [
@@ -364,7 +365,7 @@ def project_from_json(text: str, source: str = "the project") -> Project:
         raise reader._fail("data_path", "the path of the data file", data_path)
     lower, upper = reader.number("lower", nullable=True), reader.number("upper", nullable=True)
     _check_bounds(reader, lower, upper)
-    bins = reader.integer("bins", 2, nullable=True)
+    bins = reader.integer("bins", MIN_BINS, nullable=True)
     plan = reader.plan("plan", nullable=True)
     raw_releases = reader.get("releases")
     if not isinstance(raw_releases, list):

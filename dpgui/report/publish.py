@@ -28,7 +28,8 @@ import numpy as np
 
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release
 from dpgui.core.noise import RandomSource
-from dpgui.core.plan import MISSING_RULE_TEXT, Plan
+from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT
+from dpgui.core.plan import Plan
 from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, write_bundle
 from dpgui.report.ledger import Ledger
@@ -48,7 +49,7 @@ _EDITED = ("open the project as dpgui saved it (an unedited copy), or release th
            "spends budget)")
 
 
-def check_missing_rule(plan: Plan, missing: str = "auto") -> str:
+def check_missing_rule(plan: Plan, missing: str = MISSING_AUTO) -> str:
     """The missing-value rule a release with ``plan`` applies (docs/design.md "Missing values"), or a
     ParameterError before anything is spent.
 
@@ -57,9 +58,9 @@ def check_missing_rule(plan: Plan, missing: str = "auto") -> str:
     missing value) is refused, because whether the release happens would then depend on the data;
     other values ("auto", "drop", "bucket") are accepted and the neighbour model's rule applies.
     """
-    if missing == "error":
+    if missing == MISSING_ERROR:
         raise ParameterError(
-            "the missing-value policy 'error' is retired: stopping at a missing value makes publishing depend on the data",
+            f"the missing-value policy '{MISSING_ERROR}' is retired: stopping at a missing value makes publishing depend on the data",
             "leave it out: missing values are " + MISSING_RULE_TEXT[plan.privacy.missing_rule],
         )
     if plan.missing_rule != plan.privacy.missing_rule:

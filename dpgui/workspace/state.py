@@ -21,6 +21,7 @@ from typing import Callable
 import numpy as np
 
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release
+from dpgui.core.missing import MISSING_AUTO
 from dpgui.core.plan import OBJECTIVES, Plan, PrivacySpec
 from dpgui.data.table import TableInfo
 from dpgui.errors import ParameterError
@@ -124,7 +125,7 @@ class WorkspaceState:
                 or choice.bins is None or not self.dataset.strip() or not choice.lower < choice.upper):
             return None
         return ColumnSettings(self.source.path, choice.column, float(choice.lower), float(choice.upper),
-                              int(choice.bins), "auto", self.dataset.strip())
+                              int(choice.bins), MISSING_AUTO, self.dataset.strip())
 
     def to_project(self, autosave_of: str = "") -> Project | None:
         """The workspace as a project file's contents (public values only), or None without data."""

@@ -1,4 +1,4 @@
-"""Tests of dpgui.data.histogram: binning rule, file readers, missing policies, errors."""
+"""Tests of dpgui.data.histogram and dpgui.data.readers: binning rule, file readers, missing policies, errors."""
 
 from __future__ import annotations
 
@@ -19,13 +19,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpgui.core.tree import MAX_BINS
 from dpgui.data.histogram import (
-    MAX_BINS,
     ColumnHistogram,
     column_histogram,
-    list_columns,
     values_histogram,
 )
+from dpgui.data.readers import list_columns
 from dpgui.errors import Cancelled, DataError, ParameterError
 
 LOWER, UPPER, BINS = -3.0, 5.0, 16

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from dpgui.data.histogram import column_histogram, list_columns
+from dpgui.data.histogram import column_histogram
+from dpgui.data.readers import list_columns
 from dpgui.data.sample import sample_dataset_path
 from dpgui.errors import DataError
 

@@ -15,7 +15,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
 
-import dpgui.data.histogram as H
+import dpgui.data.readers as R
 import dpgui.data.table as T
 from dpgui.data.table import ColumnInfo, TableInfo, TableReader, count_rows, inspect_table
 from dpgui.errors import Cancelled, DataError, ParameterError
@@ -83,14 +83,14 @@ def test_inspect_table(tables, name):
 
 def test_inspect_agrees_with_list_columns(tables):
     for path in tables.values():
-        assert [(c.name, c.kind) for c in inspect_table(path).columns] == H.list_columns(path)
+        assert [(c.name, c.kind) for c in inspect_table(path).columns] == R.list_columns(path)
 
 
 def test_inspect_large_csv_reads_only_its_head(million_csv, monkeypatch):
     """O(1) in the file size: the types come from the first block, and the rows of a CSV larger
     than it are not read (they are counted later, in the background)."""
     streamed: list[object] = []
-    monkeypatch.setattr(T, "_record_batches", lambda *args, **kwargs: streamed.append(args) or iter(()))
+    monkeypatch.setattr(T, "record_batches", lambda *args, **kwargs: streamed.append(args) or iter(()))
     monkeypatch.setattr(T, "_count_streamed", lambda *args, **kwargs: streamed.append(args) or 0)
     info = inspect_table(million_csv)
     assert streamed == []
@@ -119,8 +119,8 @@ def test_read_rows_at_offsets(tables, name, monkeypatch):
     monkeypatch.setattr(T, "_PREVIEW_ROWS", 256)
     monkeypatch.setattr(T, "_CACHE_BATCHES", 2)
     monkeypatch.setattr(T, "_PREVIEW_CSV_BLOCK", 1 << 12)
-    monkeypatch.setattr(H, "_CSV_PROGRESS_MIN_BLOCK", 1 << 12)
-    monkeypatch.setattr(H, "_CSV_MIN_BLOCK", 1 << 12)
+    monkeypatch.setattr(R, "_CSV_PROGRESS_MIN_BLOCK", 1 << 12)
+    monkeypatch.setattr(R, "_CSV_MIN_BLOCK", 1 << 12)
     expected = _frame()
     with TableReader(tables[name]) as reader:
         for start, count in [(0, 5), (5, 3), (250, 20), (1000, 700), (2, 2), (N - 3, 10),
@@ -143,8 +143,8 @@ def test_csv_cells_are_the_text_in_the_file(tmp_path):
 
 def test_sequential_reads_of_a_large_csv(million_csv, monkeypatch):
     opened = []  # each start of a read from the top of the file
-    record_batches = T._record_batches
-    monkeypatch.setattr(T, "_record_batches", lambda *args, **kwargs: (opened.append(args), record_batches(*args, **kwargs))[1])
+    record_batches = T.record_batches
+    monkeypatch.setattr(T, "record_batches", lambda *args, **kwargs: (opened.append(args), record_batches(*args, **kwargs))[1])
     with TableReader(million_csv) as reader:
         for start in range(0, 200_000, 1000):  # scrolling down, a page at a time: one pass, never re-read
             page = reader.read_rows(start, 1000)

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from dpgui.report.bundle import MANIFEST_SUFFIX, verify_bundle
-from dpgui.report.csv_export import remove_stale_temporaries
+from dpgui.report.files import remove_stale_temporaries
 from dpgui.report.keystore import create_key, load_public_key
 from dpgui.report.ledger import Ledger
 

@@ -1,0 +1,72 @@
+"""The table file types dpgui reads: the one list, and the words and filters derived from it.
+
+Every place that names the supported files (the readers' format detection, the open dialogs'
+filters, the messages and the command line's help) takes them from :data:`FILE_TYPES`. No imports
+beyond the standard library, so that the command line can build its help without loading pyarrow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "FILE_FILTER",
+    "FILE_TYPES",
+    "FILE_TYPE_NAMES",
+    "SUPPORTED_EXTENSIONS",
+    "TABLE_FILTER",
+    "USE_A_SUPPORTED_FILE",
+    "FileType",
+    "TableFormat",
+    "format_of_name",
+    "is_supported_file_name",
+]
+
+#: The readers' name of a format.
+TableFormat = Literal["csv", "tsv", "parquet", "xlsx"]
+
+
+@dataclass(frozen=True)
+class FileType:
+    """One readable format: its reader's name, how messages call it, and the file name endings
+    (lower case, matched case-insensitively) that select it."""
+
+    format: TableFormat
+    name: str
+    extensions: tuple[str, ...]
+
+
+#: The readable formats, in the order the messages list them.
+FILE_TYPES: tuple[FileType, ...] = (
+    FileType("csv", "CSV", (".csv", ".csv.gz")),
+    FileType("tsv", "TSV", (".tsv", ".tab", ".tsv.gz", ".tab.gz")),
+    FileType("parquet", "Parquet", (".parquet", ".pq")),
+    FileType("xlsx", "Excel (.xlsx)", (".xlsx",)),
+)
+
+#: File name endings that can be read (case-insensitive).
+SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(ext for file_type in FILE_TYPES for ext in file_type.extensions)
+
+#: The formats in words: "CSV, TSV, Parquet or Excel (.xlsx)".
+FILE_TYPE_NAMES = ", ".join(t.name for t in FILE_TYPES[:-1]) + " or " + FILE_TYPES[-1].name
+
+#: The fix of a message about a file of another type.
+USE_A_SUPPORTED_FILE = f"Use a {FILE_TYPE_NAMES} file."
+
+#: A Qt file-dialog filter of the readable tables only.
+TABLE_FILTER = "Tables (" + " ".join("*" + ext for ext in SUPPORTED_EXTENSIONS) + ")"
+
+#: The open dialog's filter: the readable tables, then any file.
+FILE_FILTER = TABLE_FILTER + ";;All files (*)"
+
+
+def is_supported_file_name(name: str) -> bool:
+    """True if the file name ``name`` ends in one of :data:`SUPPORTED_EXTENSIONS` (any case). O(1)."""
+    return name.lower().endswith(SUPPORTED_EXTENSIONS)
+
+
+def format_of_name(name: str) -> TableFormat | None:
+    """The format selected by the file name ``name`` (any case), or None if none is. O(1)."""
+    lowered = name.lower()
+    return next((t.format for t in FILE_TYPES if lowered.endswith(t.extensions)), None)
