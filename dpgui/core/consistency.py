@@ -33,7 +33,6 @@ from __future__ import annotations
 import heapq
 import numbers
 from collections.abc import Callable
-from typing import Union
 
 import numpy as np
 
@@ -57,7 +56,7 @@ _MAX_TOTAL = 2**53
 #: The trellis oracle allocates an (N+1) x (N+1) float64 matrix; refuse beyond ~2 GiB.
 _MAX_TRELLIS_CELLS = 2**28
 
-LossSpec = Union[str, Callable[[np.ndarray], np.ndarray]]
+LossSpec = str | Callable[[np.ndarray], np.ndarray]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ that was not released. ``variances[l]`` is that level's noise variance: 0 for a 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

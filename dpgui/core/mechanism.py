@@ -13,7 +13,7 @@ missing rows are dropped and N is the released total of the values.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -89,7 +90,8 @@ class PrivacySpec:
             )
         rpp = self.records_per_person
         if isinstance(rpp, bool) or not isinstance(rpp, (int, np.integer)) or rpp < 1:
-            raise ParameterError(f"records per person must be a whole number ≥ 1, got {rpp!r}", "use 1 if each person has one record")
+            raise ParameterError(f"records per person must be a whole number ≥ 1, got {rpp!r}",
+                                 "use 1 if each person has one record")
         object.__setattr__(self, "records_per_person", int(rpp))
         # The sampler's limit (dpgui.core.noise), checked here so that no budget is ever spent on a
         # release whose noise cannot be drawn: even with all of ε on one level the scale is Δ/ε.
@@ -97,7 +99,8 @@ class PrivacySpec:
         if scale > MAX_LAPLACE_SCALE:
             limit = float(MAX_LAPLACE_SCALE)
             if self.level_sensitivity / 100.0 > limit:
-                fix = f"use fewer records per person (at most {int(limit * 100 / (self.level_sensitivity // self.records_per_person)):,})"
+                most = int(limit * 100 / (self.level_sensitivity // self.records_per_person))
+                fix = f"use fewer records per person (at most {most:,})"
             else:
                 fix = (f"use ε ≥ {_round_up(self.level_sensitivity / limit):g} (with {self.records_per_person:,} record(s) "
                        "per person), or fewer records per person")
@@ -238,7 +241,7 @@ class Plan:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Plan":
+    def from_json(cls, data: dict[str, Any]) -> Plan:
         # Plans saved before the missing leaf existed have no "missing_leaf" key: no leaf.
         shape = TreeShape(int(data["bins"]), tuple(int(b) for b in data["branching"]), bool(data.get("missing_leaf", False)))
         privacy = PrivacySpec(float(data["epsilon"]), data["neighbours"], int(data["records_per_person"]))

@@ -15,7 +15,7 @@ never the confidential counts, so planning costs no privacy.
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 

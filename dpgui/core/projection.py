@@ -20,7 +20,8 @@ the CDF). Per-prefix arrays cost O(K·h); the closed-form totals cost O(h).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

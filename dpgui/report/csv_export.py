@@ -8,7 +8,7 @@ import os
 import re
 import secrets
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 from dpgui.core.mechanism import Release
 from dpgui.core.quantiles import cumulative_interval95
