@@ -273,7 +273,8 @@ def _l1_integer_unbounded(y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
         record(heap[0])
     # backtrack x_k = min(x_{k+1}, a_k): a reversed running minimum of ranks (maximum of keys)
     best_q = np.maximum.accumulate(np.asarray(argmin_q, dtype=np.int64)[::-1])[::-1]
-    return values[top_rank - best_q].astype(np.int64)
+    result: np.ndarray = values[top_rank - best_q].astype(np.int64)
+    return result
 
 
 def consistent_l1(y: np.ndarray, total: int, weights: np.ndarray | None = None) -> np.ndarray:

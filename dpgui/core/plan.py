@@ -180,8 +180,9 @@ class Plan:
         delta = self.privacy.level_sensitivity
         scales: list[Fraction | None] = [None] * (self.shape.height + 1)
         for offset, e in enumerate(eps):
-            scales[first + offset] = laplace_scale(delta, e) if e > 0 else None
-            problem = laplace_scale_problem(scales[first + offset]) if e > 0 else None
+            scale = laplace_scale(delta, e) if e > 0 else None
+            scales[first + offset] = scale
+            problem = laplace_scale_problem(scale) if scale is not None else None
             if problem is not None:
                 level = first + offset
                 raise ParameterError(
@@ -254,7 +255,7 @@ def equal_budgets(shape: TreeShape, privacy: PrivacySpec) -> tuple[float, ...]:
     return split_budget(privacy.epsilon, [1.0] * count)
 
 
-def split_budget(epsilon: float, weights: Sequence[float]) -> tuple[float, ...]:
+def split_budget(epsilon: float, weights: Sequence[float] | np.ndarray) -> tuple[float, ...]:
     """ε·w_i/Σw, with the last nonzero share adjusted so the floats sum to ε exactly (fsum)."""
     w = np.asarray(weights, dtype=float)
     shares = [epsilon * float(x) / float(w.sum()) for x in w]

@@ -100,7 +100,8 @@ def prefix_variances(plan: Plan, prefixes: Sequence[int] | np.ndarray | None = N
             out = out + (j.astype(float) ** 2) / (shape.padded_bins * lam_c)
     if plan.privacy.root_public:
         out = np.where(j == shape.leaves, 0.0, out)
-    return np.maximum(out, 0.0)
+    result: np.ndarray = np.maximum(out, 0.0)
+    return result
 
 
 def project(plan: Plan) -> Projection:
