@@ -47,6 +47,11 @@ lint: $(VENV)/.installed
 package: $(VENV)/.installed
 	PYTHON=$(BIN)/python bash packaging/linux/build.sh
 
+# packaging/constraints.txt, the versions the installers are built from (packaging/linux/build.sh and
+# the Windows and macOS jobs install with it): regenerate after changing pyproject.toml's dependencies.
+constraints:
+	PYTHON=$(PYTHON) bash packaging/make_constraints.sh
+
 # The speed and accuracy benchmarks, each printed with its target (the tests assert rules, not times),
 # among them the window's worst GUI-thread stall while a 10⁶-row CSV loads and a release runs.
 bench: $(VENV)/.installed
