@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := resources/sample/flights.parquet
 
-.PHONY: run test bench clean system-deps package
+.PHONY: run test lint bench clean system-deps package constraints
 
 # Debian packages the window needs (Qt's xcb plugin and Xvfb for the real-window tests), plus
 # minisign (tests show the stock tool verifies our bundles) and poppler-utils (pdftotext reads our PDFs);
@@ -32,9 +32,25 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q
 
+# The gates, configured in pyproject.toml: ruff (style and likely bugs), mypy (types: strict on core,
+# data, report and workspace) and import-linter (the layers; only dpgui/app imports Qt). All three run,
+# and the target fails if any of them does. CI runs it before the tests.
+lint: $(VENV)/.installed
+	@status=0; \
+	echo "== ruff check"; $(BIN)/ruff check --output-format concise . || status=1; \
+	echo "== mypy"; $(BIN)/mypy || status=1; \
+	echo "== lint-imports"; $(BIN)/lint-imports --no-cache || status=1; \
+	if [ $$status -ne 0 ]; then echo "make lint: FAILED (see the messages above)"; fi; \
+	exit $$status
+
 # The frozen app (dist/dpgui), a .deb and a .tar.gz; on Debian/Ubuntu after `make system-deps`.
 package: $(VENV)/.installed
 	PYTHON=$(BIN)/python bash packaging/linux/build.sh
+
+# packaging/constraints.txt, the versions the installers are built from (packaging/linux/build.sh and
+# the Windows and macOS jobs install with it): regenerate after changing pyproject.toml's dependencies.
+constraints:
+	PYTHON=$(PYTHON) bash packaging/make_constraints.sh
 
 # The speed and accuracy benchmarks, each printed with its target (the tests assert rules, not times),
 # among them the window's worst GUI-thread stall while a 10⁶-row CSV loads and a release runs.
@@ -50,4 +66,4 @@ system-deps:
 	fi
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info bench-out sample-release.csv
+	rm -rf $(VENV) build dist *.egg-info bench-out sample-release.csv .mypy_cache .ruff_cache .import_linter_cache

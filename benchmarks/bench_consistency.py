@@ -70,7 +70,8 @@ def main() -> int:
         x_big[-1] == 10**6 and x_big.min() >= 0 and x_big.max() <= 10**6 and np.all(np.diff(x_big) >= 0)
     )
     print(f"[l2] consistent_l2 at K=2^20 (N=10^6): {t_big * 1e3:.1f} ms, feasible={feasible}")
-    results.append((f"l2 K=2^20 under {LARGE_K_TARGET_S:.0f} s and feasible", feasible and t_big < LARGE_K_TARGET_S, f"{t_big * 1e3:.1f} ms"))
+    results.append((f"l2 K=2^20 under {LARGE_K_TARGET_S:.0f} s and feasible", feasible and t_big < LARGE_K_TARGET_S,
+                    f"{t_big * 1e3:.1f} ms"))
 
     for name, ok, detail in results:
         print(f"{'PASS' if ok else 'FAIL'}: {name} ({detail})")

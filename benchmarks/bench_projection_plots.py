@@ -30,12 +30,12 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np  # noqa: E402
-from timing import median_time  # noqa: E402
+import numpy as np
+from timing import median_time
 
-from dpgui.core.plan import Plan, PrivacySpec, equal_budgets  # noqa: E402
-from dpgui.core.planner import auto_plan  # noqa: E402
-from dpgui.core.tree import TreeShape  # noqa: E402
+from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
+from dpgui.core.planner import auto_plan
+from dpgui.core.tree import TreeShape
 
 GUI_TARGET_MS = 100.0
 DRAWN_TARGET_MS = 200.0

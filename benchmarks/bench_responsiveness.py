@@ -26,9 +26,9 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-import pyarrow.csv as pa_csv  # noqa: E402
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pa_csv
 
 BINS = 65_536
 ROWS = 1_000_000

@@ -22,8 +22,8 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
-from timing import median_time  # noqa: E402
+import numpy as np
+from timing import median_time
 
 BINS = 65_536
 SIZE = (1100, 560)

@@ -11,15 +11,16 @@ which Qt's bundled image plugins cannot write.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PIL import Image  # noqa: E402
-from PySide6.QtCore import QPointF, QRectF, Qt  # noqa: E402
-from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter, QPainterPath, QPen  # noqa: E402
+from PIL import Image
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter, QPainterPath, QPen
 
 OUT = Path(__file__).resolve().parents[1] / "resources" / "icons"
 
@@ -47,7 +48,7 @@ def draw(size: int = 1024) -> QImage:
     pen.setCapStyle(Qt.PenCapStyle.FlatCap)
     p.setPen(pen)
     stair = QPainterPath(QPointF(steps[0][0] * s, steps[0][1] * s))
-    for (_, y0), (x1, y1) in zip(steps, steps[1:]):
+    for (_, y0), (x1, y1) in itertools.pairwise(steps):
         stair.lineTo(x1 * s, y0 * s)
         stair.lineTo(x1 * s, y1 * s)
     p.drawPath(stair)

@@ -34,7 +34,8 @@ def virtual_display(width: int = 1280, height: int = 860) -> Iterator[str]:
     if binary is None:
         raise RuntimeError("Xvfb is not installed: run `make system-deps` (CI does this in .ci/run)")
     read_end, write_end = os.pipe()
-    log = tempfile.TemporaryFile()  # a file, not a pipe: a long-lived server must never block on it
+    # A file, not a pipe: a long-lived server must never block on it. Closed when the server stops.
+    log = tempfile.TemporaryFile()  # noqa: SIM115
     # -noreset: by default the server re-initialises itself whenever its last client leaves, and a
     # client that connects meanwhile can be refused; between app runs that happens every time.
     server = subprocess.Popen([binary, "-displayfd", str(write_end), "-screen", "0", f"{width}x{height}x24",

@@ -6,4 +6,3 @@ import pytest
 @pytest.fixture(autouse=True)
 def _isolated_dpgui_home(tmp_path, monkeypatch):
     monkeypatch.setenv("DPGUI_HOME", str(tmp_path / "dpgui-home"))
-    yield

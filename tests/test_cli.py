@@ -110,7 +110,7 @@ def test_simulate_reports_errors_and_projection(capsys):
     assert data["insecure_seeded_noise"] is True
 
 
-@pytest.fixture()
+@pytest.fixture
 def bad_files(tmp_path):
     files = {}
     files["text"] = tmp_path / "text.csv"
@@ -250,16 +250,16 @@ def test_key_create_then_release_bundle_then_verify(tmp_path, capsys):
     assert (tmp_path / "officer.key").stat().st_mode & 0o077 == 0
     (tmp_path / "bundles").mkdir()
     code, out, err = run_cli(["release", str(SAMPLE), "--column", "distance", "--lower", "0", "--upper", "5000",
-                              "--bins", "64", "--epsilon", "0.5", "--dataset", "flights", "--bundle", str(tmp_path / "bundles"), "--key",
-                              str(tmp_path / "officer.key"), "--passphrase-file", str(passfile), "--json"], capsys)
+                              "--bins", "64", "--epsilon", "0.5", "--dataset", "flights", "--bundle", str(tmp_path / "bundles"),
+                              "--key", str(tmp_path / "officer.key"), "--passphrase-file", str(passfile), "--json"], capsys)
     assert code == 0, err
     manifest = json.loads(out)["outputs"]["bundle"]
     code, out, err = run_cli(["verify", manifest, "--pubkey", str(tmp_path / "officer.pub")], capsys)
     assert code == 0 and "VERIFIED" in out, err
     passfile.write_text("the wrong passphrase\n")
     code, _, err = run_cli(["release", str(SAMPLE), "--column", "distance", "--lower", "0", "--upper", "5000",
-                            "--bins", "64", "--epsilon", "0.5", "--dataset", "flights", "--bundle", str(tmp_path / "bundles"), "--key",
-                            str(tmp_path / "officer.key"), "--passphrase-file", str(passfile)], capsys)
+                            "--bins", "64", "--epsilon", "0.5", "--dataset", "flights", "--bundle", str(tmp_path / "bundles"),
+                            "--key", str(tmp_path / "officer.key"), "--passphrase-file", str(passfile)], capsys)
     assert code == 2 and "passphrase" in err
     code, out, _ = run_cli(["ledger", "show", "--dataset", "flights", "--json"], capsys)
     assert len(json.loads(out)["releases"]) == 1  # the refused release spent nothing

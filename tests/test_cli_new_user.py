@@ -24,7 +24,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 
@@ -319,7 +319,7 @@ def test_ledger_show_into_head_ends_quietly(world: World):
     process.stdout.close()  # what head does after one line
     errors = process.stderr.read()
     assert process.wait(timeout=GUARD_S) == 0, errors
-    assert first.startswith(DATASET.encode()) or first.startswith(b"0000-")
+    assert first.startswith((DATASET.encode(), b"0000-"))
     assert errors == b"", errors
 
 
@@ -375,7 +375,7 @@ def test_release_json_and_the_quantiles_command_print_the_same_quantiles_with_in
     found = released["quantiles"]
     assert [q["probability"] for q in found] == [0.1, 0.5, 0.9]
     for q in found:
-        assert q["low"] <= q["value"] <= q["high"] and 0 <= q["low"] and q["high"] <= 10
+        assert q["low"] <= q["value"] <= q["high"] and q["low"] >= 0 and q["high"] <= 10
     (world / "release.json").write_text(json.dumps(released), encoding="utf-8")
     again = _json_run(["quantiles", str(world / "out.csv"), "--plan", str(world / "release.json"),
                        "--probabilities", "0.1,0.5,0.9", "--json"], world.folder)

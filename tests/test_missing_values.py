@@ -112,7 +112,7 @@ def test_released_missing_count_is_unbiased():
     got = np.array([release(counts, plan, source, LOWER, UPPER, "none", missing=40).missing for _ in range(2000)])
     se = float(np.sqrt(prefix_variances(plan, [K])[0])) / np.sqrt(got.size)
     assert abs(got.mean() - 40) < 4 * se
-    assert 40 * 0.5 > 20 * se
+    assert 20 * se < 40 * 0.5
 
 
 # ---------------------------------------------------------------- (b) + (c) the old leak, end to end

@@ -33,7 +33,6 @@ from __future__ import annotations
 import heapq
 import numbers
 from collections.abc import Callable
-from typing import Union
 
 import numpy as np
 
@@ -57,7 +56,7 @@ _MAX_TOTAL = 2**53
 #: The trellis oracle allocates an (N+1) x (N+1) float64 matrix; refuse beyond ~2 GiB.
 _MAX_TRELLIS_CELLS = 2**28
 
-LossSpec = Union[str, Callable[[np.ndarray], np.ndarray]]
+LossSpec = str | Callable[[np.ndarray], np.ndarray]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -274,7 +273,8 @@ def _l1_integer_unbounded(y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
         record(heap[0])
     # backtrack x_k = min(x_{k+1}, a_k): a reversed running minimum of ranks (maximum of keys)
     best_q = np.maximum.accumulate(np.asarray(argmin_q, dtype=np.int64)[::-1])[::-1]
-    return values[top_rank - best_q].astype(np.int64)
+    result: np.ndarray = values[top_rank - best_q].astype(np.int64)
+    return result
 
 
 def consistent_l1(y: np.ndarray, total: int, weights: np.ndarray | None = None) -> np.ndarray:

@@ -7,7 +7,7 @@ that was not released. ``variances[l]`` is that level's noise variance: 0 for a 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -132,4 +132,5 @@ def paper_refined_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None]
     left = _covering_sums(shape, refined, j)
     # right covering of leaves j..K̄−1 = left covering of the mirrored tree (same level-uniform shape)
     right = _covering_sums(shape, [r[::-1] for r in refined], shape.padded_bins - j)
-    return (left + total - right) / 2.0
+    result: np.ndarray = (left + total - right) / 2.0
+    return result

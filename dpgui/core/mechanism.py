@@ -13,7 +13,7 @@ missing rows are dropped and N is the released total of the values.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -56,7 +56,7 @@ def add_noise(plan: Plan, true_levels: Sequence[np.ndarray], source: RandomSourc
     """Released levels from true node counts per level: noised, exact (public root) or None."""
     noised = [lvl for lvl, scale in enumerate(plan.scales) if scale is not None]
     noise = sample_discrete_laplace_levels(
-        source, [plan.scales[lvl] for lvl in noised], [true_levels[lvl].size for lvl in noised]
+        source, [scale for scale in plan.scales if scale is not None], [true_levels[lvl].size for lvl in noised]
     )
     out: list[np.ndarray | None] = [None] * (plan.shape.height + 1)
     for lvl, z in zip(noised, noise):

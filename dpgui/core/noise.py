@@ -41,6 +41,7 @@ from fractions import Fraction
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 from dpgui.errors import ParameterError
 
@@ -195,7 +196,7 @@ def _uniform_below_u64(src: RandomSource, m: np.ndarray) -> np.ndarray:
             return src.uint64(k)
 
     w = draw(n)
-    out = w % m
+    out: np.ndarray = w % m
     ok = (w - out) <= top  # block start + m <= 2**b
     if ok.all():
         return out
@@ -381,7 +382,7 @@ def _geometric_exp1(src: RandomSource, size: int) -> np.ndarray:
     return v
 
 
-def bernoulli_exp(src: RandomSource, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def bernoulli_exp(src: RandomSource, num: npt.ArrayLike, den: npt.ArrayLike) -> np.ndarray:
     """Exact Bernoulli(exp(-num/den)) per element (CKS 2020, Algorithm 1).
 
     ``num >= 0`` and ``den >= 1`` are integer arrays (broadcast together; object arrays of
@@ -428,9 +429,9 @@ def bernoulli_exp(src: RandomSource, num: np.ndarray, den: np.ndarray) -> np.nda
     q = num_u // den_u
     r = num_u % den_u
     res = _chain_exp1(src, q) if q.any() else np.ones(size, dtype=bool)
-    need = np.flatnonzero(res & (r > 0))
-    if need.size:
-        res[need] = _bern_exp_frac(src, r[need], den_u[need])
+    pending = np.flatnonzero(res & (r > 0))
+    if pending.size:
+        res[pending] = _bern_exp_frac(src, r[pending], den_u[pending])
     return res.reshape(shape)
 
 
@@ -449,7 +450,7 @@ def _positive_fraction(x: object, name: str) -> Fraction:
     if isinstance(x, (bool, np.bool_)):
         raise ParameterError(f"{name} must be a number, got {x!r}")
     try:
-        f = Fraction(x)  # exact for int, float, Decimal, Fraction, numpy scalars
+        f: Fraction = Fraction(x)  # type: ignore[call-overload]  # exact for int, float, Decimal, Fraction, numpy scalars
     except (TypeError, ValueError, OverflowError) as exc:  # NaN -> ValueError, inf -> Overflow
         raise ParameterError(f"{name} must be a finite number > 0, got {x!r}") from exc
     if f <= 0:
@@ -615,7 +616,7 @@ def sample_discrete_laplace_levels(
     t = np.repeat(np.array([a for a, _ in ts], dtype=np.int64), counts)
     s = np.repeat(np.array([b for _, b in ts], dtype=np.int64), counts)
     flat = _dlap_chunked(src, t, s)
-    bounds = np.cumsum(counts)[:-1] if counts.size else []
+    bounds: np.ndarray | list[int] = np.cumsum(counts)[:-1] if counts.size else []
     return [np.ascontiguousarray(a) for a in np.split(flat, bounds)]
 
 
@@ -665,7 +666,7 @@ def sample_discrete_gaussian(src: RandomSource, sigma2: Fraction, size: int) -> 
         raise OverflowError(f"sigma2 = {f} is too large for the 64-bit sampler")
     dt = d * t
     den = 2 * n * d * t * t
-    den_arg: object = np.int64(den) if den <= _I64_MAX else np.array(den, dtype=object)
+    den_arg: npt.ArrayLike = np.int64(den) if den <= _I64_MAX else np.array(den, dtype=object)
     root = math.isqrt(_I64_MAX)  # |a| <= root  =>  a*a fits in int64
     # |Y| d t - n is in [-root, root] iff n <= root and |Y| <= (root + n) // (d t).
     ylim = (root + n) // dt if n <= root else -1

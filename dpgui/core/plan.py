@@ -26,7 +26,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -78,7 +79,8 @@ class PrivacySpec:
             )
         rpp = self.records_per_person
         if isinstance(rpp, bool) or not isinstance(rpp, (int, np.integer)) or rpp < 1:
-            raise ParameterError(f"records per person must be a whole number ≥ 1, got {rpp!r}", "use 1 if each person has one record")
+            raise ParameterError(f"records per person must be a whole number ≥ 1, got {rpp!r}",
+                                 "use 1 if each person has one record")
         object.__setattr__(self, "records_per_person", int(rpp))
         # The sampler's limit (dpgui.core.noise), checked here so that no budget is ever spent on a
         # release whose noise cannot be drawn: even with all of ε on one level the scale is Δ/ε.
@@ -86,7 +88,8 @@ class PrivacySpec:
         if scale > MAX_LAPLACE_SCALE:
             limit = float(MAX_LAPLACE_SCALE)
             if self.level_sensitivity / 100.0 > limit:
-                fix = f"use fewer records per person (at most {int(limit * 100 / (self.level_sensitivity // self.records_per_person)):,})"
+                most = int(limit * 100 / (self.level_sensitivity // self.records_per_person))
+                fix = f"use fewer records per person (at most {most:,})"
             else:
                 fix = (f"use ε ≥ {_round_up(self.level_sensitivity / limit):g} (with {self.records_per_person:,} record(s) "
                        "per person), or fewer records per person")
@@ -166,8 +169,9 @@ class Plan:
         delta = self.privacy.level_sensitivity
         scales: list[Fraction | None] = [None] * (self.shape.height + 1)
         for offset, e in enumerate(eps):
-            scales[first + offset] = laplace_scale(delta, e) if e > 0 else None
-            problem = laplace_scale_problem(scales[first + offset]) if e > 0 else None
+            scale = laplace_scale(delta, e) if e > 0 else None
+            scales[first + offset] = scale
+            problem = laplace_scale_problem(scale) if scale is not None else None
             if problem is not None:
                 level = first + offset
                 raise ParameterError(
@@ -227,7 +231,7 @@ class Plan:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Plan":
+    def from_json(cls, data: dict[str, Any]) -> Plan:
         # Plans saved before the missing leaf existed have no "missing_leaf" key: no leaf.
         shape = TreeShape(int(data["bins"]), tuple(int(b) for b in data["branching"]), bool(data.get("missing_leaf", False)))
         privacy = PrivacySpec(float(data["epsilon"]), data["neighbours"], int(data["records_per_person"]))
@@ -240,7 +244,7 @@ def equal_budgets(shape: TreeShape, privacy: PrivacySpec) -> tuple[float, ...]:
     return split_budget(privacy.epsilon, [1.0] * count)
 
 
-def split_budget(epsilon: float, weights: Sequence[float]) -> tuple[float, ...]:
+def split_budget(epsilon: float, weights: Sequence[float] | np.ndarray) -> tuple[float, ...]:
     """ε·w_i/Σw, with the last nonzero share adjusted so the floats sum to ε exactly (fsum)."""
     w = np.asarray(weights, dtype=float)
     shares = [epsilon * float(x) / float(w.sum()) for x in w]

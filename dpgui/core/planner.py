@@ -15,7 +15,8 @@ never the confidential counts, so planning costs no privacy.
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,8 @@ def theorem_iv2_branching(level_epsilons: Sequence[float], bins: float) -> np.nd
     """n_i = K^{1/h} ε_i² / (Π_j ε_j²)^{1/h}: optimal real branching for given budgets."""
     eps = np.asarray(level_epsilons, dtype=float)
     h = eps.size
-    return bins ** (1 / h) * eps**2 / np.exp(np.mean(np.log(eps**2)))
+    result: np.ndarray = bins ** (1 / h) * eps**2 / np.exp(np.mean(np.log(eps**2)))
+    return result
 
 
 def laplace_variance(epsilon: np.ndarray, sensitivity: int) -> np.ndarray:
@@ -229,13 +231,14 @@ def _optimise_budgets_at(
     return _finish(assemble(best), privacy.epsilon)
 
 
-def _minimise_max(shape, privacy, estimator, assemble, x0, bounds, constraint) -> np.ndarray:
+def _minimise_max(shape: TreeShape, privacy: PrivacySpec, estimator: str, assemble: Callable[[np.ndarray], np.ndarray],
+                  x0: np.ndarray, bounds: Sequence[tuple[float, float]], constraint: dict[str, Any]) -> np.ndarray:
     """min_x max_j Var Ĉ_j(x) by cutting planes: SLSQP in epigraph form over a growing set of prefixes."""
     from scipy.optimize import minimize  # here: scipy.optimize adds ~0.3 s to start-up
 
     full = _Objective(shape, privacy, estimator, "max")
     active = _Objective(shape, privacy, estimator, "max", prefixes=np.empty(0, dtype=np.int64))
-    x = x0.copy()
+    x: np.ndarray = x0.copy()
     per = full.per_prefix(assemble(x))
     chosen = np.unique(np.argsort(per)[-16:])
     best_x, best_val = x.copy(), float(per.max())
@@ -245,7 +248,8 @@ def _minimise_max(shape, privacy, estimator, assemble, x0, bounds, constraint) -
         n = x.size
 
         def cons_max(z: np.ndarray) -> np.ndarray:
-            return z[-1] - active.per_prefix(assemble(z[:-1])) / scale
+            margin: np.ndarray = z[-1] - active.per_prefix(assemble(z[:-1])) / scale
+            return margin
 
         z0 = np.append(x, float(active.per_prefix(assemble(x)).max()) / scale)
         result = minimize(lambda z: z[-1], z0, method="SLSQP", bounds=list(bounds) + [(0, None)],
@@ -262,7 +266,8 @@ def _minimise_max(shape, privacy, estimator, assemble, x0, bounds, constraint) -
         if set(worst.tolist()) <= set(chosen.tolist()):
             break
         chosen = np.unique(np.concatenate([chosen, worst]))
-    return best_x
+    best: np.ndarray = best_x  # (SciPy is untyped: its result is Any)
+    return best
 
 
 def _finish(level_eps: np.ndarray, epsilon: float) -> tuple[float, ...]:

@@ -20,7 +20,8 @@ the CDF). Per-prefix arrays cost O(K·h); the closed-form totals cost O(h).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -99,7 +100,8 @@ def prefix_variances(plan: Plan, prefixes: Sequence[int] | np.ndarray | None = N
             out = out + (j.astype(float) ** 2) / (shape.padded_bins * lam_c)
     if plan.privacy.root_public:
         out = np.where(j == shape.leaves, 0.0, out)
-    return np.maximum(out, 0.0)
+    result: np.ndarray = np.maximum(out, 0.0)
+    return result
 
 
 def project(plan: Plan) -> Projection:

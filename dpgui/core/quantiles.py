@@ -12,7 +12,7 @@ the released value (docs/design.md "## Count intervals").
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

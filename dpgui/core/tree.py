@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -83,7 +83,7 @@ class TreeShape:
             )
 
     @classmethod
-    def parse(cls, bins: int, text: str, missing_leaf: bool = False) -> "TreeShape":
+    def parse(cls, bins: int, text: str, missing_leaf: bool = False) -> TreeShape:
         """Parse ``"16"`` (equal factor, as many levels as needed) or ``"4x16x16"``."""
         bins = check_bins(bins)
         parts = text.lower().replace("*", "x").split("x")
@@ -98,7 +98,7 @@ class TreeShape:
         return cls(bins, tuple(factors), missing_leaf)
 
     @classmethod
-    def uniform(cls, bins: int, factor: int, missing_leaf: bool = False) -> "TreeShape":
+    def uniform(cls, bins: int, factor: int, missing_leaf: bool = False) -> TreeShape:
         """Equal branching ``factor`` with the fewest levels whose product reaches the leaves."""
         bins = check_bins(bins)
         if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 2:

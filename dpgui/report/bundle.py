@@ -73,7 +73,7 @@ class BundlePaths:
     signature: Path
 
     @classmethod
-    def of(cls, directory: Path, name: str) -> "BundlePaths":
+    def of(cls, directory: Path, name: str) -> BundlePaths:
         return cls(directory / f"{name}.csv", directory / f"{name}.pdf", directory / f"{name}{MANIFEST_SUFFIX}",
                    directory / f"{name}{MANIFEST_SUFFIX}{SIGNATURE_SUFFIX}")
 
@@ -216,7 +216,8 @@ def check_bundle_target(directory: str | os.PathLike[str], name: str) -> BundleP
     paths = BundlePaths.of(folder, check_bundle_name(name))
     existing = [p.name for p in paths.all() if p.exists()]
     if existing:
-        raise DataError(f"{existing[0]} already exists in {folder}", "choose another bundle name; dpgui never overwrites a bundle")
+        raise DataError(f"{existing[0]} already exists in {folder}",
+                        "choose another bundle name; dpgui never overwrites a bundle")
     return paths
 
 

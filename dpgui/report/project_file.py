@@ -45,7 +45,8 @@ import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -108,7 +109,7 @@ class ProjectRelease:
 
     @classmethod
     def from_release(cls, release: Release, release_id: str, created_utc: datetime | str,
-                     column: str = "", missing: str = "") -> "ProjectRelease":
+                     column: str = "", missing: str = "") -> ProjectRelease:
         """Record ``release`` (its released levels only: the estimates are recomputed on load)."""
         levels = tuple(None if lvl is None else tuple(np.asarray(lvl, dtype=np.int64).tolist())
                        for lvl in release.levels)

@@ -22,7 +22,8 @@ from pathlib import Path
 import uuid
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -4,12 +4,16 @@
 # Outputs (in dist/): dpgui/ (the one-folder bundle), dpgui_<version>_amd64.deb and
 # dpgui-<version>-linux-x86_64.tar.gz. Needs the venv with the `package` extra and the Debian
 # packages of `make system-deps` (Qt's system libraries must be installed for `Depends:` to be found).
+# The venv is first brought to the versions of packaging/constraints.txt (`make constraints`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PYTHON:-.venv/bin/python}
 VERSION=$($PY -c 'import dpgui; print(dpgui.__version__)')
 ARCH=$(dpkg --print-architecture)
 BUNDLE=dist/dpgui
+
+echo "== dependencies: the versions of packaging/constraints.txt (what a release is built from)"
+$PY -m pip install --quiet -e ".[package]" -c packaging/constraints.txt
 
 echo "== PyInstaller (packaging/dpgui.spec)"
 $PY -m PyInstaller --noconfirm --clean --log-level WARN --distpath dist --workpath build/pyinstaller packaging/dpgui.spec

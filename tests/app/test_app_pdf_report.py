@@ -96,7 +96,6 @@ def integers_in(text: str) -> set[int]:
 def _application(qapp):
     """The suite's QApplication (pytest-qt), made before any render: otherwise render_release_pdf would
     create a bare QGuiApplication and later widget tests in the same process could not run."""
-    yield
 
 
 # ----------------------------------------------------------------------------------------------
@@ -225,7 +224,7 @@ def blue_fraction(png: Path) -> float:
     stride = image.bytesPerLine()
     raw = np.frombuffer(bytes(image.constBits()), dtype=np.uint8)[: stride * image.height()]
     rgb = raw.reshape(image.height(), stride)[:, : image.width() * 3].reshape(image.height(), image.width(), 3)
-    r, g, b = (rgb[..., i].astype(int) for i in range(3))
+    r, _g, b = (rgb[..., i].astype(int) for i in range(3))
     return float(((b - r > 60) & (b > 150)).mean())
 
 

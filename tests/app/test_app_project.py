@@ -329,7 +329,7 @@ def test_a_restored_release_can_still_be_exported_as_a_signed_bundle(qtbot, peop
     from dpgui.report.bundle import verify_bundle
     from dpgui.report.keystore import create_key, load_public_key
 
-    plan, cumulative = crashed_session(people_csv, ledgered=True)
+    _plan, cumulative = crashed_session(people_csv, ledgered=True)
     release_id = load_project(autosave_folder() / "workspace.dpgui").releases[0].release_id
     monkeypatch.setattr(project_module.ProjectController, "offer_restore", lambda self: None)
     window = make_window(qtbot)

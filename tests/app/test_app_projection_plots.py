@@ -135,7 +135,8 @@ def test_error_against_epsilon(widget, qtbot, neighbours):
         bx, by = widget.epsilon_curves[name].getOriginalDataset()
         np.testing.assert_array_equal(bx, x)
         # the paper's baselines have K leaves (no leaf for missing values): their own noised points
-        expected = band_margin(math.sqrt(totals[name]["total_sq_error"] / last_prefix(TreeShape(4096, (4096,)), privacy.root_public)))
+        prefixes = last_prefix(TreeShape(4096, (4096,)), privacy.root_public)
+        expected = band_margin(math.sqrt(totals[name]["total_sq_error"] / prefixes))
         assert by[at[0]] == pytest.approx(expected, rel=1e-9)
         for e, value in list(zip(bx, by))[::7]:
             assert value == pytest.approx(rms(baseline(name, 4096, PrivacySpec(float(e), neighbours, 2))), rel=1e-9)
@@ -186,7 +187,7 @@ def test_budget_bars(widget, qtbot):
         assert list(bars["x"]) == [0, 1, 2, 3]
         assert heights == ([0.0] + list(eps) if neighbours == "change" else list(eps))
         assert sum(heights) == pytest.approx(2.0)
-        xs, ys = widget.std_points.getData()
+        _xs, ys = widget.std_points.getData()
         std = np.sqrt(plan.level_variances())
         np.testing.assert_allclose(ys, std[np.isfinite(std)])
         assert "ε = 2" in widget.budget_plot.getPlotItem().titleLabel.text

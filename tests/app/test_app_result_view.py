@@ -185,7 +185,7 @@ def test_true_cdf_only_behind_the_toggle(view, data):
 
     view.true_checkbox.setChecked(True)
     assert view.true_curve is not None
-    x, y = view.true_curve.getOriginalDataset()
+    _x, y = view.true_curve.getOriginalDataset()
     np.testing.assert_allclose(y, np.concatenate(([0], np.cumsum(counts))) / counts.sum())
     assert view.true_curve.opts["pen"].style() == Qt.PenStyle.DashLine
     assert CONFIDENTIAL_LEGEND in _legend_texts(view)

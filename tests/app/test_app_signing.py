@@ -133,7 +133,7 @@ def test_a_genuine_release_saved_and_reopened_exports_and_verifies(qtbot, people
 
 
 def test_a_project_whose_released_counts_were_edited_is_not_signed(qtbot, people_csv, out, tmp_path):
-    target, _, release_id = _genuine_project(qtbot, people_csv, tmp_path)
+    target, _, _release_id = _genuine_project(qtbot, people_csv, tmp_path)
     document = json.loads(target.read_text())
     document["releases"][0]["levels"][-1][3] += 7  # one released count changed by hand
     edited = tmp_path / "edited.dpgui"

@@ -12,6 +12,7 @@ Independent references:
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -118,12 +119,12 @@ def test_monotone_in_rho_and_delta():
     rhos = np.logspace(-6, 1, 120)
     for delta in [1e-9, 1e-6, 1e-3]:
         eps = [zcdp_epsilon(float(r), delta) for r in rhos]
-        assert all(b > a or b == a == 0.0 for a, b in zip(eps, eps[1:])), delta  # 0 while (0, δ)-DP holds
+        assert all(b > a or b == a == 0.0 for a, b in itertools.pairwise(eps)), delta  # 0 while (0, δ)-DP holds
         assert eps[-1] > 0.0
     deltas = np.logspace(-15, -0.05, 120)
     for rho in [1e-3, 0.05, 2.0]:
         eps = [zcdp_epsilon(rho, float(d)) for d in deltas]
-        assert all(b <= a for a, b in zip(eps, eps[1:])), rho
+        assert all(b <= a for a, b in itertools.pairwise(eps)), rho
         assert eps[0] > eps[-1]
 
 

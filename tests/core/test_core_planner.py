@@ -79,7 +79,7 @@ def test_theorem_iv2_branching_minimises_for_fixed_budgets():
 @pytest.mark.parametrize("bins", list(range(2, 70)) + [97, 128])
 def test_paper_best_matches_brute_force_over_all_factorisations(bins):
     privacy = PrivacySpec(1.0)
-    shape, value = paper_best_shape(bins, privacy)
+    _shape, value = paper_best_shape(bins, privacy)
     assert value <= brute_force_best(bins, privacy, "covering") * (1 + 1e-12)
 
 

@@ -342,7 +342,7 @@ def test_covering_prefix_and_interval_variances_match_dense(shape, neighbours):
     if plan.privacy.root_public:
         cov[-1, :] = cov[:, -1] = 0.0
     np.testing.assert_allclose(projection.prefix_variances(plan), np.diag(cov), rtol=REL, atol=1e-12)
-    for s in range(0, shape.bins):
+    for s in range(shape.bins):
         for t in range(s + 1, shape.bins + 1):
             expected = cov[t - 1, t - 1] + (cov[s - 1, s - 1] - 2 * cov[s - 1, t - 1] if s > 0 else 0.0)
             assert projection.interval_variance(plan, s, t) == pytest.approx(expected, rel=REL, abs=1e-9), (s, t)

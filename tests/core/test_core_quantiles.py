@@ -42,7 +42,7 @@ def test_quantile_interval_widens_with_less_budget():
 
 
 def test_range_count_is_the_difference_of_released_cumulative_counts(normal_release):
-    values, counts, result = normal_release
+    _values, counts, result = normal_release
     answer = range_count(result, 40.0, 60.0)
     c = result.cumulative
     assert answer.count == c[59] - c[39]

@@ -82,7 +82,8 @@ def test_data_package(tmp_path):
         ({"fields": {"age": {}}}, '"fields" is not a list'),
         ({"fields": [{"name": "age", "constraints": {"minimum": "zero"}}]}, "minimum of column 'age'.*not a finite number"),
         ({"fields": [{"name": "age", "constraints": {"maximum": True}}]}, "maximum.*not a finite number"),
-        ({"fields": [{"name": "age", "constraints": {"minimum": 5, "maximum": 1}}]}, "minimum 5 of column 'age'.*above its maximum 1"),
+        ({"fields": [{"name": "age", "constraints": {"minimum": 5, "maximum": 1}}]},
+         "minimum 5 of column 'age'.*above its maximum 1"),
         ({"fields": [{"name": "age", "constraints": [0, 1]}]}, "constraints"),
     ],
 )
@@ -138,7 +139,7 @@ def test_reference_streams_many_batches(tmp_path):
 def test_reference_errors(tmp_path):
     path = tmp_path / "p.csv"
     path.write_text("age,name,empty\n1,a,\n2,b,\n")
-    with pytest.raises(DataError, match="column 'name' in 'p.csv' is not numeric"):
+    with pytest.raises(DataError, match=r"column 'name' in 'p.csv' is not numeric"):
         suggest_from_reference(path, "name")
     with pytest.raises(DataError, match="column 'zzz' not found"):
         suggest_from_reference(path, "zzz")

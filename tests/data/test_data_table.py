@@ -15,8 +15,8 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
 
-import dpgui.data.readers as R
-import dpgui.data.table as T
+import dpgui.data.readers as R  # noqa: N812 (the modules, as the tests name them)
+import dpgui.data.table as T  # noqa: N812
 from dpgui.data.table import ColumnInfo, TableInfo, TableReader, count_rows, inspect_table
 from dpgui.errors import Cancelled, DataError, ParameterError
 
@@ -190,7 +190,7 @@ def test_closed_reader_and_bad_arguments(tables):
 def test_malformed_csv(tmp_path):
     small = tmp_path / "ragged.csv"
     small.write_text("a,b\n1,2\n3\n")
-    with pytest.raises(DataError, match="malformed file 'ragged.csv'.*Expected 2 columns"):
+    with pytest.raises(DataError, match=r"malformed file 'ragged.csv'.*Expected 2 columns"):
         inspect_table(small)  # the whole file is in the head
     # Beyond the 1 MiB head: inspecting works, the row is reported when read.
     large = tmp_path / "late.csv"

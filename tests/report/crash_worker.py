@@ -61,7 +61,7 @@ def release_loop(data: str, out: str, key: SecretKey, plan: Plan, dataset: str, 
 def main(data: str, out: str, key_path: str, passphrase_file: str, dataset: str, epsilon: float) -> None:
     key = load_secret_key(Path(key_path), read_passphrase_file(passphrase_file))
     plan = auto_plan(32, PrivacySpec(epsilon))
-    render_release_pdf  # imported above: Qt is loaded (no application is made before the fork)
+    render_release_pdf  # noqa: B018 — imported above: Qt is loaded (no application is made before the fork)
     import pandas  # noqa: F401  (the first table read imports it: 0.6 s that every child would repeat)
 
     tasks = Path("/proc/self/task")

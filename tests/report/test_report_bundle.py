@@ -67,8 +67,8 @@ def bundle_and_home(tmp_path_factory, signer, data_file):
     try:
         assert main(["ledger", "cap", "payroll", "2"]) == 0
         code = main(["release", str(data_file), "--column", "salary", "--lower", "0", "--upper", "5000", "--bins", "100",
-                     "--epsilon", "1", "--dataset", "payroll", "--bundle", str(out), "--key", str(files.secret_path), "--passphrase-file",
-                     str(passfile), "--name", "payroll-2026"])
+                     "--epsilon", "1", "--dataset", "payroll", "--bundle", str(out), "--key", str(files.secret_path),
+                     "--passphrase-file", str(passfile), "--name", "payroll-2026"])
         assert code == 0
     finally:
         mp.undo()

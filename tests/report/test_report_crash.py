@@ -124,7 +124,8 @@ def test_sigkill_during_releases_never_loses_duplicates_or_overspends_a_committe
             except Hung as err:
                 raise Hung(f"{err} (waiting for {until!r} after {last!r}; children ended so far: {ended})") from None
             word, *rest = line.split()
-            assert word in ("spent", "released", "refused", "ended") and len(rest) == (word != "refused") + (word == "ended"), line
+            assert word in ("spent", "released", "refused", "ended"), line
+            assert len(rest) == (word != "refused") + (word == "ended"), line
             if word == "ended":
                 ended.append(int(rest[1]))
                 assert until == "ended", f"a child ended by itself (exit code {ended[-1]}) before it said {until!r}"
@@ -212,7 +213,8 @@ def test_sigkill_during_releases_never_loses_duplicates_or_overspends_a_committe
     complete = {m.name[: -len(MANIFEST_SUFFIX)] for m in manifests}
     orphans = [p.name for p in out.iterdir() if p.suffix in (".csv", ".pdf") and p.stem not in complete]
     wasted = len(entries) - len(manifests)  # spends killed before their bundle was complete
-    print(f"{KILLS} kills (after the child's last line: {dict(killed_after)}), {said['released']} released and {said['refused']} refused attempts, {len(entries)} ledger "
+    print(f"{KILLS} kills (after the child's last line: {dict(killed_after)}), {said['released']} released and "
+          f"{said['refused']} refused attempts, {len(entries)} ledger "
           f"entries ({len(unsaid)} committed but not yet printed when killed), {len(manifests)} bundles, {wasted} "
           f"spends without a bundle (budget wasted by kills), {len(temporaries)} temporary files left by kills "
           f"(removed), {len(orphans)} CSV/PDF without a manifest; kills within {span:.2f} s after a child's first release")

@@ -164,7 +164,7 @@ def test_each_failure_names_what_failed(key):
     impostor = PublicKey(key.key_id, other.public_key.key)  # same key id, different key bytes
     with pytest.raises(SignatureError, match="does not match the file"):
         impostor.verify(DATA, text)
-    with pytest.raises(SignatureError, match="trusted comment .* altered"):
+    with pytest.raises(SignatureError, match=r"trusted comment .* altered"):
         key.public_key.verify(DATA, text.replace("the real comment", "the fake comment"))
 
 

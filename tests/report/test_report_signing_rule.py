@@ -217,7 +217,7 @@ def test_recording_the_bundle_fails_after_writing_the_files_are_removed(tmp_path
 
 def test_check_bundle_pointer_changes_nothing():
     with Ledger() as ledger:
-        result, info = _secure_release(ledger)
+        _result, info = _secure_release(ledger)
         ledger.record_bundle(info.release_id, "/somewhere/a.manifest.json")
         ledger.check_bundle_pointer(info.release_id, "/elsewhere/b.manifest.json")
         assert ledger.release(info.release_id).bundle == "/somewhere/a.manifest.json"
@@ -229,7 +229,7 @@ def test_check_bundle_pointer_changes_nothing():
 
 def test_the_output_record_is_written_once_and_never_changed():
     with Ledger() as ledger:
-        result, info = _secure_release(ledger)
+        _result, info = _secure_release(ledger)
         with pytest.raises(DataError, match="already recorded"):
             ledger.record_output(info.release_id, "0" * 64, {}, True)
         with pytest.raises(DataError, match="not in the budget ledger"):
