@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from dpgui import __version__
 from dpgui.app import text
+from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.data_page import DataPage, PreviewModel
 from dpgui.app.dataset_dialog import NewDatasetDialog
 from dpgui.app.export_dialog import ExportDialog
@@ -36,6 +37,7 @@ from dpgui.app.verify_dialog import VerifyDialog
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource, SecureRandom
+from dpgui.core.plan import Plan
 from dpgui.data.histogram import SUPPORTED_EXTENSIONS
 from dpgui.data.sample import sample_dataset_path
 from dpgui.data.table import TableInfo, TableReader, count_rows
@@ -47,6 +49,7 @@ from dpgui.report.ledger import (
     same_data_warning,
 )
 from dpgui.report.publish import authenticate_release
+from dpgui.workspace.state import ShownRelease, Workspace
 
 MAX_RECENT = 8
 FILE_FILTER = "Tables (*.csv *.tsv *.tab *.csv.gz *.tsv.gz *.parquet *.pq *.xlsx);;All files (*)"
@@ -95,10 +98,9 @@ class MainWindow(QMainWindow):
         self.settings = QSettings()
         # Noise comes from the OS's secure source; tests may swap in a seeded source (never secure).
         self.noise_source: Callable[[], RandomSource] = SecureRandom
-        self.outcome: ReleaseOutcome | None = None  # this session's last release (with its confidential histogram)
-        self.exportable: tuple[Release, ReleaseInfo] | None = None  # what Export writes (also a restored release)
-        self.table: TableInfo | None = None
-        self._row_count: int | None = None  # counted in the background when the format has no row count
+        self.workspace = Workspace()  # what the officer chose and released: the pages write it, all else reads it
+        self.workspace_binding = WorkspaceBinding(self.workspace, self)
+        self._tree_plan: Plan | None = None  # the plan the bin tree (step 3) draws
         self._release_worker: Worker | None = None
         self._count_worker: Worker | None = None
 
@@ -106,12 +108,11 @@ class MainWindow(QMainWindow):
         self.start_page.openRequested.connect(self.choose_file)
         self.start_page.sampleRequested.connect(self.open_sample)
         self.start_page.recentRequested.connect(self.open_file)
-        self.data_page = DataPage()
-        self.plan_page = PlanPage()
+        self.data_page = DataPage(self.workspace_binding)
+        self.plan_page = PlanPage(self.workspace_binding)
         self.tree_view = BinTreeView()
         self.result_view = ResultView()
-        self.data_page.settingsChanged.connect(self._on_data_settings)
-        self.plan_page.planChanged.connect(self._on_plan)
+        self.workspace_binding.changed.connect(self._on_workspace)
         self.plan_page.busyChanged.connect(self._on_planning)
 
         self.results_page = QWidget()
@@ -279,9 +280,7 @@ class MainWindow(QMainWindow):
             self._error("The file has no data", f"'{info.path.name}' has a header but no data rows. "
                         "Choose a file with at least one row of data.")
             return
-        self.table = info
-        self._row_count = info.n_rows
-        self.data_page.set_table(info, reader)
+        self.data_page.set_table(info, reader)  # the workspace's source from now on
         self._add_recent(str(info.path))
         self.settings.setValue("last_folder", str(info.path.resolve().parent))
         self.stack.setCurrentWidget(self.tabs)
@@ -291,7 +290,6 @@ class MainWindow(QMainWindow):
             self.data_page.select_column(column)
         if info.n_rows is None:
             self._count_rows(info.path)
-        self._on_data_settings()
         self.project.data_opened()  # title; applies a project that was waiting for this file
 
     def _on_open_failed(self, path: Path, message: str) -> None:
@@ -321,33 +319,88 @@ class MainWindow(QMainWindow):
             self._error("The file has no data", f"'{path.name}' has a header but no data rows. "
                         "Choose a file with at least one row of data.")
         self.data_page.set_row_count(n_rows)
-        self._row_count = n_rows
-        self._on_data_settings()
+
+    # ---------------------------------------------------------------- the workspace
+    @property
+    def table(self) -> TableInfo | None:
+        """The open table (the workspace's source)."""
+        source = self.workspace.state.source
+        return None if source is None else source.table
 
     def _known_rows(self) -> int | None:
-        if self.table is None:
-            return None
-        return self._row_count
+        """The open table's rows (None while counted in the background, or with no table open)."""
+        source = self.workspace.state.source
+        return None if source is None else source.n_rows
+
+    @property
+    def outcome(self) -> ShownRelease | None:
+        """The release made in this session that step 4 shows (with its confidential counts), or None."""
+        shown = self.workspace.state.shown
+        return shown if shown is not None and not shown.restored else None
+
+    @property
+    def exportable(self) -> tuple[Release, ReleaseInfo] | None:
+        """What Export writes: the shown release (made in this session or restored), or None."""
+        shown = self.workspace.state.shown
+        return None if shown is None else (shown.release, shown.info)
+
+    def _on_workspace(self, parts: frozenset[str]) -> None:
+        if "plan" in parts:
+            self._on_plan()
+        if "shown" in parts:
+            self.show_release()
+
+    def show_release(self) -> None:
+        """Show the workspace's shown release in step 4 and the bin tree, with the Export actions
+        and what it is, and go to step 4 (to step 2 when nothing is shown)."""
+        shown = self.workspace.state.shown
+        for widget in (self.export_button, self.export_action, self.export_bundle_action):
+            widget.setEnabled(shown is not None)
+        if shown is None:
+            self.result_view.clear()
+            self.tree_view.set_release(None)
+            self.release_status.setText("Nothing released yet. When the plan suits you, press Release.")
+            self.tabs.setCurrentIndex(TAB_PLAN)
+            return
+        rel, info = shown.release, shown.info
+        label = info.column
+        self.result_view.set_release(rel, label, shown.counts)  # a restored release has no confidential counts
+        self.tree_view.set_release(rel)
+        if shown.restored:
+            # A restored release can still be exported (e.g. after a crash before its export); signing
+            # it checks it against the budget ledger again (MainWindow.export_dialog).
+            if shown.confirmed:
+                noise, export = "secure noise, confirmed by the budget ledger", "you can export it"
+            else:
+                noise, export = "not confirmed by the budget ledger", f"it cannot be signed: {text.escape(shown.problem)}"
+            self.release_status.setText(
+                f"Restored the release of <b>{text.escape(label)}</b> made {info.created_utc:%Y-%m-%d %H:%M} UTC "
+                f"(ε = {rel.plan.privacy.epsilon:g}, {rel.plan.shape.bins:,} bins, N = {rel.total:,.0f}, "
+                f"{noise}). Nothing was released or spent now; {export}. The confidential comparison "
+                "is not available for a restored release.")
+        else:
+            noise = "secure noise" if rel.secure else "TEST NOISE (seeded, not secure — do not publish)"
+            self.release_status.setText(
+                f"Released <b>{text.escape(label)}</b> at {info.created_utc:%Y-%m-%d %H:%M} UTC: "
+                f"ε = {rel.plan.privacy.epsilon:g} spent from dataset '{text.escape(info.dataset)}' (recorded in the budget ledger), {rel.plan.shape.bins:,} "
+                f"bins, N = {rel.total:,.0f}, {noise}. Export it as a signed bundle to share it.")
+        self.tabs.setCurrentIndex(TAB_RESULTS)
 
     # ---------------------------------------------------------------- steps
-    def _on_data_settings(self) -> None:
-        page = self.data_page
-        column = page.current_column()
-        lower, upper = page.lower.value(), page.upper.value()
-        label = column.name if column is not None else "value"
-        if lower is None or upper is None or lower >= upper:
-            lower, upper = 0.0, 1.0
-        self.plan_page.set_data_context(page.bins_value(), float(lower), float(upper), label, self._known_rows())
-
     def _on_planning(self, busy: bool) -> None:
         if busy:
             self.statusBar().showMessage("Planning…")
         elif self.statusBar().currentMessage() == "Planning…":
             self.statusBar().clearMessage()
 
-    def _on_plan(self, plan: Any) -> None:
-        lower, upper, label = self.plan_page._axis
-        self.tree_view.set_plan(plan, lower, upper, label)
+    def _on_plan(self) -> None:
+        """Draw a new plan's bin tree (step 3), with this session's release if it was made with that plan."""
+        plan = self.workspace.state.plan.plan
+        if plan is None or plan is self._tree_plan:
+            return
+        self._tree_plan = plan
+        context = self.workspace.state.data_context()
+        self.tree_view.set_plan(plan, context.lower, context.upper, context.label)
         if self.outcome is not None and self.outcome.release.plan == plan:
             self.tree_view.set_release(self.outcome.release)
 
@@ -364,13 +417,13 @@ class MainWindow(QMainWindow):
             self.tabs.setCurrentIndex(TAB_DATA)
             self.statusBar().showMessage("Some settings in step 1 need attention (see the red messages).", 8000)
             return None
-        plan = self.plan_page.plan
-        if (self.plan_page.privacy() is None or plan is None or plan.shape.bins != settings.bins
-                or self.plan_page.is_planning()):
+        step2 = self.workspace.state.plan
+        plan = step2.plan
+        if step2.privacy is None or plan is None or plan.shape.bins != settings.bins or step2.planning:
             self.tabs.setCurrentIndex(TAB_PLAN)
             self.statusBar().showMessage("The plan is not ready: check step 2 (see the red messages).", 8000)
             return None
-        return settings, plan, self.plan_page.consistency_method()
+        return settings, plan, step2.consistency
 
     def confirmation_box(self, inputs: tuple[Any, Any, str]) -> QMessageBox:
         """The question 'release and spend the budget?', stating what is published and its cost."""
@@ -415,7 +468,7 @@ class MainWindow(QMainWindow):
                         return False
                     cap = self.ask_cap(dataset, epsilon)
                     if cap is None:
-                        renamed = self.data_page.dataset_name.text().strip()
+                        renamed = self.workspace.state.dataset.strip()
                         self.statusBar().showMessage(
                             f"The dataset name is now '{renamed}'. Nothing was spent; press Release again."
                             if renamed != dataset else "Release cancelled: no budget was set. Nothing was spent.", 8000)
@@ -439,8 +492,7 @@ class MainWindow(QMainWindow):
         dialog = self.new_dataset_dialog(dataset, epsilon)
         accepted = dialog.exec() == QDialog.DialogCode.Accepted
         if dialog.use_instead is not None:
-            self.data_page.dataset_name.setText(dialog.use_instead)
-            self.project.refresh()
+            self.data_page.set_dataset_name(dialog.use_instead)
             return None
         return dialog.cap if accepted else None
 
@@ -508,23 +560,9 @@ class MainWindow(QMainWindow):
         self.pool.start(worker)
 
     def _on_released(self, outcome: ReleaseOutcome) -> None:
-        self.outcome = outcome
         self._record_fingerprint(outcome)
-        self.exportable = (outcome.release, outcome.info)
-        self.project.record_release(outcome)
+        self.project.record_release(outcome)  # the workspace shows it now (show_release)
         label = outcome.settings.column
-        self.result_view.set_release(outcome.release, label, outcome.histogram.counts)
-        self.tree_view.set_release(outcome.release)
-        self.export_button.setEnabled(True)
-        self.export_action.setEnabled(True)
-        self.export_bundle_action.setEnabled(True)
-        rel = outcome.release
-        noise = "secure noise" if rel.secure else "TEST NOISE (seeded, not secure — do not publish)"
-        self.release_status.setText(
-            f"Released <b>{text.escape(label)}</b> at {outcome.released_at:%Y-%m-%d %H:%M} UTC: "
-            f"ε = {rel.plan.privacy.epsilon:g} spent from dataset '{text.escape(outcome.info.dataset)}' (recorded in the budget ledger), {rel.plan.shape.bins:,} "
-            f"bins, N = {rel.total:,.0f}, {noise}. Export it as a signed bundle to share it.")
-        self.tabs.setCurrentIndex(TAB_RESULTS)
         self.statusBar().showMessage(f"Released the CDF of {label}.", 8000)
 
     @staticmethod
@@ -596,7 +634,7 @@ class MainWindow(QMainWindow):
     def export_to(self, path: str) -> bool:
         assert self.exportable is not None
         inputs = [p for p in (getattr(self.table, "path", None),
-                              self.outcome.settings.path if self.outcome is not None else None) if p is not None]
+                              self.outcome.data_path if self.outcome is not None else None) if p is not None]
         try:
             check_writable(path, protect=inputs)  # never over the confidential data file itself
             write_release_csv(self.exportable[0], path)
@@ -607,7 +645,7 @@ class MainWindow(QMainWindow):
         return True
 
     def save_plan(self) -> None:
-        plan = self.plan_page.plan
+        plan = self.workspace.state.plan.plan
         if plan is None:
             self._error("No plan yet", "Open a file and set up a plan first.")
             return
@@ -616,10 +654,11 @@ class MainWindow(QMainWindow):
             self.save_plan_to(path)
 
     def save_plan_to(self, path: str) -> bool:
-        plan = self.plan_page.plan
+        step2 = self.workspace.state.plan
+        plan = step2.plan
         assert plan is not None
-        settings = self.data_page.settings(show_errors=False)
-        document = {"plan": plan.to_json(), "consistency": self.plan_page.consistency_method()}
+        settings = self.workspace.state.column_settings()
+        document = {"plan": plan.to_json(), "consistency": step2.consistency}
         if settings is not None:
             document.update(column=settings.column, lower=settings.lower, upper=settings.upper,
                             bins=settings.bins, missing=plan.privacy.missing_rule)
