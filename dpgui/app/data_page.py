@@ -520,37 +520,24 @@ class DataPage(QWidget):
         self.bin_width.setText(f"{format_number((upper - lower) / bins)} (column units) — "
                                f"{bins:,} bins from {format_number(lower)} to {format_number(upper)}")
 
-    def settings(self, show_errors: bool = True) -> ColumnSettings | None:
-        """The validated settings, or None (with every problem shown next to its field)."""
+    def settings(self) -> ColumnSettings | None:
+        """Step 1 validated (the workspace's :meth:`~dpgui.workspace.state.WorkspaceState.column_settings`),
+        or None with every problem shown next to its field."""
         if self.info is None:
             return None
         column = self.current_column()
-        ok = True
         if column is None:
             show_inline(self.column_message, "Pick a column in the list above.")
-            ok = False
-        elif column.kind != "numeric":
-            ok = False
         lower, upper, bins = self.lower.value(), self.upper.value(), self.bins.value()
-        if None in (lower, upper, bins):
-            ok = False
-        else:
+        if None not in (lower, upper, bins):
             try:
-                lower, upper = check_bounds(lower, upper)
+                check_bounds(lower, upper)
             except DpguiError as err:
                 show_inline(self.bounds_message, text.friendly(err))
-                ok = False
-        if not self.dataset_name.text().strip():
-            if show_errors:
-                show_inline(self.dataset_message, "Give the dataset a name in the budget ledger (top right): the same "
-                            "name for every file about these people, so that they share one budget.")
-            ok = False
-        else:
-            show_inline(self.dataset_message, "")
-        if not ok or column is None:
-            return None
-        return ColumnSettings(self.info.path, column.name, float(lower), float(upper), int(bins), "auto",
-                              self.dataset_name.text().strip())
+        show_inline(self.dataset_message, "" if self.dataset_name.text().strip() else
+                    "Give the dataset a name in the budget ledger (top right): the same name for every file "
+                    "about these people, so that they share one budget.")
+        return self._workspace.state.column_settings()
 
     # ---------------------------------------------------------------- project files (dpgui/app/project.py)
     def apply_workspace(self, column: str, lower: float | None, upper: float | None, bins: int | None,

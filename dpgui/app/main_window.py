@@ -382,8 +382,9 @@ class MainWindow(QMainWindow):
             noise = "secure noise" if rel.secure else "TEST NOISE (seeded, not secure — do not publish)"
             self.release_status.setText(
                 f"Released <b>{text.escape(label)}</b> at {info.created_utc:%Y-%m-%d %H:%M} UTC: "
-                f"ε = {rel.plan.privacy.epsilon:g} spent from dataset '{text.escape(info.dataset)}' (recorded in the budget ledger), {rel.plan.shape.bins:,} "
-                f"bins, N = {rel.total:,.0f}, {noise}. Export it as a signed bundle to share it.")
+                f"ε = {rel.plan.privacy.epsilon:g} spent from dataset '{text.escape(info.dataset)}' "
+                f"(recorded in the budget ledger), {rel.plan.shape.bins:,} bins, N = {rel.total:,.0f}, {noise}. "
+                "Export it as a signed bundle to share it.")
         self.tabs.setCurrentIndex(TAB_RESULTS)
 
     # ---------------------------------------------------------------- steps

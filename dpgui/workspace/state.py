@@ -190,7 +190,9 @@ class Workspace:
 
     :meth:`update` replaces whole parts (``source``, ``column``, ``dataset``, ``plan``, ``releases``,
     ``shown``); listeners get the names of the parts whose value changed, after the new state is in
-    place, in the order they subscribed. An update that changes nothing notifies no one.
+    place, in the order they subscribed. An update that changes nothing notifies no one. A listener
+    may update the workspace itself: that change is announced to every listener at once, before
+    the listeners after it hear of the first change (so read ``state``, not a copy taken earlier).
     Not thread-safe: used from one thread (the GUI thread in the window).
     """
 
