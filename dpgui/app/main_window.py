@@ -345,6 +345,7 @@ class MainWindow(QMainWindow):
         return None if shown is None else (shown.release, shown.info)
 
     def _on_workspace(self, parts: frozenset[str]) -> None:
+        """After a workspace change: redraw the bin tree for a new plan, and step 4 for a new shown release."""
         if "plan" in parts:
             self._on_plan()
         if "shown" in parts:

@@ -214,6 +214,7 @@ class ProjectController(QObject):
     # ------------------------------------------------------------------ workspace
     @property
     def workspace(self) -> Workspace:
+        """The window's workspace: what this controller saves, autosaves and applies projects to."""
         return self.window.workspace
 
     @property
