@@ -373,7 +373,8 @@ class MainWindow(QMainWindow):
             if shown.confirmed:
                 noise, export = "secure noise, confirmed by the budget ledger", "you can export it"
             else:
-                noise, export = "not confirmed by the budget ledger", f"it cannot be signed: {text.escape(shown.problem)}"
+                noise = "not confirmed by the budget ledger"
+                export = f"it cannot be signed: {text.escape(shown.problem)}"
             self.release_status.setText(
                 f"Restored the release of <b>{text.escape(label)}</b> made {info.created_utc:%Y-%m-%d %H:%M} UTC "
                 f"(ε = {rel.plan.privacy.epsilon:g}, {rel.plan.shape.bins:,} bins, N = {rel.total:,.0f}, "
