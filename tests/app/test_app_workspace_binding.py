@@ -159,3 +159,15 @@ def test_step_4_shows_the_workspaces_shown_release(qtbot, people_csv):
     assert window.result_view.release() is None and not window.export_bundle_action.isEnabled()
     assert window.outcome is None and window.exportable is None
     assert window.release_status.text().startswith("Nothing released yet") and window.tabs.currentIndex() == 1
+
+
+def test_a_project_without_releases_opens_on_step_2(qtbot, people_csv, tmp_path):
+    first = make_window(qtbot)
+    open_and_wait(qtbot, first, people_csv)
+    set_column(qtbot, first, "age", "0", "100", "50")
+    assert first.project.save_to(tmp_path / "plan-only.dpgui")
+    second = make_window(qtbot)
+    assert second.project.open_project(tmp_path / "plan-only.dpgui")
+    qtbot.waitUntil(lambda: second.workspace.state.column.column == "age" and not second.pool.busy(), timeout=TIMEOUT)
+    assert second.workspace.state.shown is None and second.tabs.currentIndex() == 1
+    assert second.release_status.text().startswith("Nothing released yet")
