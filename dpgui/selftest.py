@@ -217,18 +217,20 @@ def _window(run: _Run) -> str:
         window.resize(1100, 750)
         window.show()
         window.open_sample()
-        page = window.plan_page
         deadline = time.monotonic() + WINDOW_TIMEOUT_S
 
         def ready() -> bool:
-            return (window.table is not None and window._count_worker is None and not window.pool.busy()
-                    and page.plan is not None and not page.is_planning())
+            state = window.workspace.state
+            return (state.source is not None and window._count_worker is None and not window.pool.busy()
+                    and state.plan.plan is not None and not state.plan.planning)
 
         while not ready() and time.monotonic() < deadline:
             app.processEvents()
             time.sleep(0.01)
         _check(ready(), f"the window did not load and plan the sample within {WINDOW_TIMEOUT_S:g} s")
-        return f"{app.platformName()} platform: sample opened, plan {page.plan.shape.label} shown"
+        plan = window.workspace.state.plan.plan
+        assert plan is not None
+        return f"{app.platformName()} platform: sample opened, plan {plan.shape.label} shown"
     finally:
         window.close()
         window.deleteLater()

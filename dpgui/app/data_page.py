@@ -17,9 +17,9 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app import text
+from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.text import format_number
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
-from dpgui.core.missing import MISSING_AUTO
 from dpgui.core.tree import check_bins
 from dpgui.data.file_types import TABLE_FILTER
 from dpgui.data.histogram import check_bounds
@@ -30,7 +30,7 @@ from dpgui.data.public_bounds import (
 from dpgui.data.table import ColumnInfo, TableInfo, TableReader
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.report.ledger import default_dataset_name
-from dpgui.workspace.state import ColumnSettings
+from dpgui.workspace.state import ColumnChoice, ColumnSettings, DataSource
 
 KIND_LABELS = {"numeric": "number", "text": "text", "datetime": "date/time", "boolean": "yes/no", "other": "other"}
 MISSING_TEXT = "(missing)"
@@ -201,13 +201,18 @@ class BoundsDialog(QDialog):
 
 
 class DataPage(QWidget):
-    """Preview, column choice, bounds, bins, and what happens to missing values."""
+    """Preview, column choice, bounds, bins, and what happens to missing values.
 
-    settingsChanged = Signal()
+    Writes step 1 into the workspace (``source``, ``column``, ``dataset``) whenever it changes: as
+    the officer edits, and when the window gives it a table (:meth:`set_table`, :meth:`set_row_count`)
+    or a project sets it (:meth:`apply_workspace`, :meth:`set_dataset_name`). It reads only its own
+    widgets."""
+
     columnChosen = Signal(str)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, binding: WorkspaceBinding, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._workspace = binding.workspace
         self.info: TableInfo | None = None
         self.reader: TableReader | None = None
         self.model: PreviewModel | None = None
@@ -266,6 +271,7 @@ class DataPage(QWidget):
         self.dataset_name.setMinimumWidth(180)
         self.dataset_name.setToolTip(text.DATASET_HELP + " " + text.DATASET_TOOLTIP)
         self.dataset_name.setPlaceholderText("e.g. flights-2013")
+        self.dataset_name.textChanged.connect(lambda name: self._workspace.update(dataset=name))
 
         form_box = QGroupBox("Column, bounds and bins")
         form = QFormLayout(form_box)
@@ -320,7 +326,9 @@ class DataPage(QWidget):
         if self.reader is not None and self.reader is not reader:
             self.reader.close()
         self.info, self.reader = info, reader
+        self.dataset_name.blockSignals(True)  # written below, with the rest of the new table's step 1
         self.dataset_name.setText(default_dataset_name(info.path))
+        self.dataset_name.blockSignals(False)
         self.model = PreviewModel(reader, self)
         self.model.readError.connect(lambda message: show_inline(self.file_warning, message))
         self.preview.setModel(self.model)
@@ -338,7 +346,7 @@ class DataPage(QWidget):
                 item.setToolTip(text.literal_tooltip(f"'{column.name}' ({column.dtype})"))
                 first_numeric = first_numeric or item
             self.columns.addItem(item)
-        self.set_row_count(info.n_rows)
+        self._show_row_count(info.n_rows)
         for field in (self.lower, self.upper):
             field.set_text("")
             field.clear_error()
@@ -346,8 +354,21 @@ class DataPage(QWidget):
             self.bins.set_text("1000")
         self.bins.clear_error()
         show_inline(self.column_message, "")
+        self._workspace.update(source=DataSource(info, info.n_rows), column=self._column_choice(),
+                               dataset=self.dataset_name.text())
 
     def set_row_count(self, n_rows: int | None) -> None:
+        """The open table's rows, counted (``None``: still counting)."""
+        if self.info is None:
+            return
+        self._show_row_count(n_rows)
+        self._workspace.update(source=DataSource(self.info, n_rows))
+
+    def set_dataset_name(self, name: str) -> None:
+        """The dataset's name in the budget ledger, as if typed (from a project, or a name chosen instead)."""
+        self.dataset_name.setText(name)
+
+    def _show_row_count(self, n_rows: int | None) -> None:
         if self.info is None:
             return
         info = self.info
@@ -380,7 +401,7 @@ class DataPage(QWidget):
         if column.kind != "numeric":
             show_inline(self.column_message, f"'{column.name}' is a {KIND_LABELS.get(column.kind, 'other')} column. "
                         "A CDF needs numbers: pick a column marked (number).")
-            self.settingsChanged.emit()
+            self._publish()
             return
         show_inline(self.column_message, "")
         self._whole_reason = None
@@ -390,7 +411,7 @@ class DataPage(QWidget):
             self._whole_reason = whole_number_reason(column, self.info.format, schema)
         self._apply_automatic_suggestion(column, schema)
         self.columnChosen.emit(column.name)
-        self.settingsChanged.emit()
+        self._publish()
 
     def _apply_automatic_suggestion(self, column: ColumnInfo, schema: Path | None) -> None:
         """Public metadata next to the file (``schema``, from :func:`find_schema_for`) or the column
@@ -435,7 +456,17 @@ class DataPage(QWidget):
 
     def _on_settings_edited(self, *_: Any) -> None:
         self._update_bin_width()
-        self.settingsChanged.emit()
+        self._publish()
+
+    def _column_choice(self) -> ColumnChoice:
+        """The column, bounds and K as typed (checked: a field that does not parse shows why)."""
+        column = self.current_column()
+        lower, upper = self.lower.value(), self.upper.value()
+        return ColumnChoice(column.name if column is not None else "", None if lower is None else float(lower),
+                            None if upper is None else float(upper), self.bins.value())
+
+    def _publish(self) -> None:
+        self._workspace.update(column=self._column_choice())
 
     def whole_number_offer(self) -> tuple[float, float, int, int] | None:
         """(lower, upper, K, step) of bins centred on whole numbers for the current bounds and K,
@@ -489,62 +520,26 @@ class DataPage(QWidget):
         self.bin_width.setText(f"{format_number((upper - lower) / bins)} (column units) — "
                                f"{bins:,} bins from {format_number(lower)} to {format_number(upper)}")
 
-    def bins_value(self) -> int | None:
-        return self.bins.value()
-
-    def settings(self, show_errors: bool = True) -> ColumnSettings | None:
-        """The validated settings, or None (with every problem shown next to its field)."""
+    def settings(self) -> ColumnSettings | None:
+        """Step 1 validated (the workspace's :meth:`~dpgui.workspace.state.WorkspaceState.column_settings`),
+        or None with every problem shown next to its field."""
         if self.info is None:
             return None
         column = self.current_column()
-        ok = True
         if column is None:
             show_inline(self.column_message, "Pick a column in the list above.")
-            ok = False
-        elif column.kind != "numeric":
-            ok = False
         lower, upper, bins = self.lower.value(), self.upper.value(), self.bins.value()
-        if None in (lower, upper, bins):
-            ok = False
-        else:
+        if None not in (lower, upper, bins):
             try:
-                lower, upper = check_bounds(lower, upper)
+                check_bounds(lower, upper)
             except DpguiError as err:
                 show_inline(self.bounds_message, text.friendly(err))
-                ok = False
-        if not self.dataset_name.text().strip():
-            if show_errors:
-                show_inline(self.dataset_message, "Give the dataset a name in the budget ledger (top right): the same "
-                            "name for every file about these people, so that they share one budget.")
-            ok = False
-        else:
-            show_inline(self.dataset_message, "")
-        if not ok or column is None:
-            return None
-        return ColumnSettings(self.info.path, column.name, float(lower), float(upper), int(bins), MISSING_AUTO,
-                              self.dataset_name.text().strip())
+        show_inline(self.dataset_message, "" if self.dataset_name.text().strip() else
+                    "Give the dataset a name in the budget ledger (top right): the same name for every file "
+                    "about these people, so that they share one budget.")
+        return self._workspace.state.column_settings()
 
     # ---------------------------------------------------------------- project files (dpgui/app/project.py)
-    def workspace_state(self) -> dict[str, Any]:
-        """The step's current choices, read quietly (no field is marked): for project files and autosave.
-
-        Keys: column ("" if none), lower, upper, bins (None while empty or invalid), missing (always None:
-        not a choice any more, the rule follows the neighbour model)."""
-        def quiet(read: Any) -> Any:
-            try:
-                return read()
-            except DpguiError:
-                return None
-
-        column = self.current_column()
-        return {
-            "column": column.name if column is not None else "",
-            "lower": quiet(lambda: float(parse_number(self.lower.text(), "lower bound", "0"))),
-            "upper": quiet(lambda: float(parse_number(self.upper.text(), "upper bound", "5000"))),
-            "bins": quiet(lambda: self._parse_bins(self.bins.text())),
-            "missing": None,
-        }
-
     def apply_workspace(self, column: str, lower: float | None, upper: float | None, bins: int | None,
                         missing: str | None) -> bool:
         """Choose ``column`` and set the bounds and bins (from a project file; ``missing``, a policy of

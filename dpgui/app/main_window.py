@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from dpgui import __version__
 from dpgui.app import text
+from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.data_page import DataPage, PreviewModel
 from dpgui.app.dataset_dialog import NewDatasetDialog
 from dpgui.app.export_dialog import ExportDialog
@@ -35,6 +36,7 @@ from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, is_supported_file_name
+from dpgui.core.plan import Plan
 from dpgui.data.sample import sample_dataset_path
 from dpgui.data.table import TableInfo, TableReader, count_rows
 from dpgui.errors import DpguiError
@@ -44,7 +46,7 @@ from dpgui.workspace.release import (
     NOISE_MESSAGE, FirstCapNeeded, Problem, ReleaseController, ReleaseOutcome, ReleaseRequest, authenticate,
     failure_budget_sentence, new_release_id, release_request, run_release,
 )
-from dpgui.workspace.state import ColumnChoice, DataSource, PlanChoice, Workspace, WorkspaceState
+from dpgui.workspace.state import ShownRelease, Workspace
 
 MAX_RECENT = 8
 TAB_DATA, TAB_PLAN, TAB_TREE, TAB_RESULTS = range(4)
@@ -92,10 +94,9 @@ class MainWindow(QMainWindow):
         self.settings = QSettings()
         # Noise comes from the OS's secure source; tests may swap in a seeded source (never secure).
         self.noise_source: Callable[[], RandomSource] = SecureRandom
-        self.outcome: ReleaseOutcome | None = None  # this session's last release (with its confidential histogram)
-        self.exportable: tuple[Release, ReleaseInfo] | None = None  # what Export writes (also a restored release)
-        self.table: TableInfo | None = None
-        self._row_count: int | None = None  # counted in the background when the format has no row count
+        self.workspace = Workspace()  # what the officer chose and released: the pages write it, all else reads it
+        self.workspace_binding = WorkspaceBinding(self.workspace, self)
+        self._tree_plan: Plan | None = None  # the plan the bin tree (step 3) draws
         self._release_worker: Worker | None = None
         self._count_worker: Worker | None = None
 
@@ -103,12 +104,11 @@ class MainWindow(QMainWindow):
         self.start_page.openRequested.connect(self.choose_file)
         self.start_page.sampleRequested.connect(self.open_sample)
         self.start_page.recentRequested.connect(self.open_file)
-        self.data_page = DataPage()
-        self.plan_page = PlanPage()
+        self.data_page = DataPage(self.workspace_binding)
+        self.plan_page = PlanPage(self.workspace_binding)
         self.tree_view = BinTreeView()
         self.result_view = ResultView()
-        self.data_page.settingsChanged.connect(self._on_data_settings)
-        self.plan_page.planChanged.connect(self._on_plan)
+        self.workspace_binding.changed.connect(self._on_workspace)
         self.plan_page.busyChanged.connect(self._on_planning)
 
         self.results_page = QWidget()
@@ -276,9 +276,7 @@ class MainWindow(QMainWindow):
             self._error("The file has no data", f"'{info.path.name}' has a header but no data rows. "
                         "Choose a file with at least one row of data.")
             return
-        self.table = info
-        self._row_count = info.n_rows
-        self.data_page.set_table(info, reader)
+        self.data_page.set_table(info, reader)  # the workspace's source from now on
         self._add_recent(str(info.path))
         self.settings.setValue("last_folder", str(info.path.resolve().parent))
         self.stack.setCurrentWidget(self.tabs)
@@ -288,7 +286,6 @@ class MainWindow(QMainWindow):
             self.data_page.select_column(column)
         if info.n_rows is None:
             self._count_rows(info.path)
-        self._on_data_settings()
         self.project.data_opened()  # title; applies a project that was waiting for this file
 
     def _on_open_failed(self, path: Path, message: str) -> None:
@@ -318,61 +315,104 @@ class MainWindow(QMainWindow):
             self._error("The file has no data", f"'{path.name}' has a header but no data rows. "
                         "Choose a file with at least one row of data.")
         self.data_page.set_row_count(n_rows)
-        self._row_count = n_rows
-        self._on_data_settings()
+
+    # ---------------------------------------------------------------- the workspace
+    @property
+    def table(self) -> TableInfo | None:
+        """The open table (the workspace's source)."""
+        source = self.workspace.state.source
+        return None if source is None else source.table
 
     def _known_rows(self) -> int | None:
-        if self.table is None:
-            return None
-        return self._row_count
+        """The open table's rows (None while counted in the background, or with no table open)."""
+        source = self.workspace.state.source
+        return None if source is None else source.n_rows
+
+    @property
+    def outcome(self) -> ShownRelease | None:
+        """The release made in this session that step 4 shows (with its confidential counts), or None."""
+        shown = self.workspace.state.shown
+        return shown if shown is not None and not shown.restored else None
+
+    @property
+    def exportable(self) -> tuple[Release, ReleaseInfo] | None:
+        """What Export writes: the shown release (made in this session or restored), or None."""
+        shown = self.workspace.state.shown
+        return None if shown is None else (shown.release, shown.info)
+
+    def _on_workspace(self, parts: frozenset[str]) -> None:
+        """After a workspace change: redraw the bin tree for a new plan, and step 4 for a new shown release."""
+        if "plan" in parts:
+            self._on_plan()
+        if "shown" in parts:
+            self.show_release()
+
+    def show_release(self) -> None:
+        """Show the workspace's shown release in step 4 and the bin tree, with the Export actions
+        and what it is, and go to step 4 (to step 2 when nothing is shown)."""
+        shown = self.workspace.state.shown
+        for widget in (self.export_button, self.export_action, self.export_bundle_action):
+            widget.setEnabled(shown is not None)
+        if shown is None:
+            self.result_view.clear()
+            self.tree_view.set_release(None)
+            self.release_status.setText("Nothing released yet. When the plan suits you, press Release.")
+            self.tabs.setCurrentIndex(TAB_PLAN)
+            return
+        rel, info = shown.release, shown.info
+        label = info.column
+        self.result_view.set_release(rel, label, shown.counts)  # a restored release has no confidential counts
+        self.tree_view.set_release(rel)
+        if shown.restored:
+            # A restored release can still be exported (e.g. after a crash before its export); signing
+            # it checks it against the budget ledger again (MainWindow.export_dialog).
+            if shown.confirmed:
+                noise, export = "secure noise, confirmed by the budget ledger", "you can export it"
+            else:
+                noise = "not confirmed by the budget ledger"
+                export = f"it cannot be signed: {text.escape(shown.problem)}"
+            self.release_status.setText(
+                f"Restored the release of <b>{text.escape(label)}</b> made {info.created_utc:%Y-%m-%d %H:%M} UTC "
+                f"(ε = {rel.plan.privacy.epsilon:g}, {rel.plan.shape.bins:,} bins, N = {rel.total:,.0f}, "
+                f"{noise}). Nothing was released or spent now; {export}. The confidential comparison "
+                "is not available for a restored release.")
+        else:
+            noise = "secure noise" if rel.secure else "TEST NOISE (seeded, not secure — do not publish)"
+            self.release_status.setText(
+                f"Released <b>{text.escape(label)}</b> at {info.created_utc:%Y-%m-%d %H:%M} UTC: "
+                f"ε = {rel.plan.privacy.epsilon:g} spent from dataset '{text.escape(info.dataset)}' "
+                f"(recorded in the budget ledger), {rel.plan.shape.bins:,} bins, N = {rel.total:,.0f}, {noise}. "
+                "Export it as a signed bundle to share it.")
+        self.tabs.setCurrentIndex(TAB_RESULTS)
 
     # ---------------------------------------------------------------- steps
-    def _on_data_settings(self) -> None:
-        page = self.data_page
-        column = page.current_column()
-        lower, upper = page.lower.value(), page.upper.value()
-        label = column.name if column is not None else "value"
-        if lower is None or upper is None or lower >= upper:
-            lower, upper = 0.0, 1.0
-        self.plan_page.set_data_context(page.bins_value(), float(lower), float(upper), label, self._known_rows())
-
     def _on_planning(self, busy: bool) -> None:
         if busy:
             self.statusBar().showMessage("Planning…")
         elif self.statusBar().currentMessage() == "Planning…":
             self.statusBar().clearMessage()
 
-    def _on_plan(self, plan: Any) -> None:
-        lower, upper, label = self.plan_page._axis
-        self.tree_view.set_plan(plan, lower, upper, label)
+    def _on_plan(self) -> None:
+        """Draw a new plan's bin tree (step 3), with this session's release if it was made with that plan."""
+        plan = self.workspace.state.plan.plan
+        if plan is None or plan is self._tree_plan:
+            return
+        self._tree_plan = plan
+        context = self.workspace.state.data_context()
+        self.tree_view.set_plan(plan, context.lower, context.upper, context.label)
         if self.outcome is not None and self.outcome.release.plan == plan:
             self.tree_view.set_release(self.outcome.release)
 
     # ---------------------------------------------------------------- release
-    def _workspace_state(self) -> WorkspaceState:
-        """The workspace as the pages hold it now: what the release flow reads."""
-        # MERGE: becomes self.workspace.state
-        settings = self.data_page.settings(show_errors=False)
-        column = (ColumnChoice() if settings is None
-                  else ColumnChoice(settings.column, settings.lower, settings.upper, settings.bins))
-        page = self.plan_page
-        return WorkspaceState(
-            source=None if self.table is None else DataSource(self.table, self._known_rows()),
-            column=column, dataset=self.data_page.dataset_name.text().strip(),
-            plan=PlanChoice(privacy=page.privacy(), plan=page.plan, consistency=page.consistency_method(),
-                            planning=page.is_planning()),
-            releases=tuple(self.project.releases),
-        )
-
     def _release_controller(self) -> ReleaseController:
         """The release flow on the current workspace, with this window's noise source."""
-        return ReleaseController(Workspace(self._workspace_state()), self.noise_source)  # MERGE: on self.workspace
+        return ReleaseController(self.workspace, self.noise_source)
 
     def release_inputs(self) -> ReleaseRequest | None:
         """The validated request of a release, or None with the problems shown."""
         if self._release_worker is not None:
             return None
-        request = release_request(self._workspace_state())
+        request = release_request(self.workspace.state)
         if isinstance(request, ReleaseRequest):
             return request
         if request.title:
@@ -414,7 +454,7 @@ class MainWindow(QMainWindow):
         if isinstance(check, FirstCapNeeded):
             cap = self.ask_cap(check.dataset, check.epsilon)
             if cap is None:
-                renamed = self._workspace_state().dataset
+                renamed = self.workspace.state.dataset.strip()
                 self.statusBar().showMessage(
                     f"The dataset name is now '{renamed}'. Nothing was spent; press Release again."
                     if renamed != check.dataset else "Release cancelled: no budget was set. Nothing was spent.", 8000)
@@ -432,8 +472,7 @@ class MainWindow(QMainWindow):
         dialog = self.new_dataset_dialog(dataset, epsilon)
         accepted = dialog.exec() == QDialog.DialogCode.Accepted
         if dialog.use_instead is not None:
-            self.data_page.dataset_name.setText(dialog.use_instead)
-            self.project.refresh()
+            self.data_page.set_dataset_name(dialog.use_instead)
             return None
         return dialog.cap if accepted else None
 
@@ -495,25 +534,11 @@ class MainWindow(QMainWindow):
         self.pool.start(worker)
 
     def _on_released(self, outcome: ReleaseOutcome) -> None:
-        self.outcome = outcome
-        problem = self._release_controller().record(outcome)  # fingerprint, then the workspace's releases
+        problem = self._release_controller().record(outcome)  # fingerprint; releases and shown in the workspace
         if problem is not None:
             self._error(problem.title, problem.message)
-        self.exportable = (outcome.release, outcome.info)
-        self.project.record_release(outcome)
+        self.project.autosave_now()  # a release is never left out of the autosave
         label = outcome.settings.column
-        self.result_view.set_release(outcome.release, label, outcome.histogram.counts)
-        self.tree_view.set_release(outcome.release)
-        self.export_button.setEnabled(True)
-        self.export_action.setEnabled(True)
-        self.export_bundle_action.setEnabled(True)
-        rel = outcome.release
-        noise = "secure noise" if rel.secure else "TEST NOISE (seeded, not secure — do not publish)"
-        self.release_status.setText(
-            f"Released <b>{text.escape(label)}</b> at {outcome.released_at:%Y-%m-%d %H:%M} UTC: "
-            f"ε = {rel.plan.privacy.epsilon:g} spent from dataset '{text.escape(outcome.info.dataset)}' (recorded in the budget ledger), {rel.plan.shape.bins:,} "
-            f"bins, N = {rel.total:,.0f}, {noise}. Export it as a signed bundle to share it.")
-        self.tabs.setCurrentIndex(TAB_RESULTS)
         self.statusBar().showMessage(f"Released the CDF of {label}.", 8000)
 
     @staticmethod
@@ -571,7 +596,7 @@ class MainWindow(QMainWindow):
     def export_to(self, path: str) -> bool:
         assert self.exportable is not None
         inputs = [p for p in (getattr(self.table, "path", None),
-                              self.outcome.settings.path if self.outcome is not None else None) if p is not None]
+                              self.outcome.data_path if self.outcome is not None else None) if p is not None]
         try:
             check_writable(path, protect=inputs)  # never over the confidential data file itself
             write_release_csv(self.exportable[0], path)
@@ -582,7 +607,7 @@ class MainWindow(QMainWindow):
         return True
 
     def save_plan(self) -> None:
-        plan = self.plan_page.plan
+        plan = self.workspace.state.plan.plan
         if plan is None:
             self._error("No plan yet", "Open a file and set up a plan first.")
             return
@@ -591,10 +616,11 @@ class MainWindow(QMainWindow):
             self.save_plan_to(path)
 
     def save_plan_to(self, path: str) -> bool:
-        plan = self.plan_page.plan
+        step2 = self.workspace.state.plan
+        plan = step2.plan
         assert plan is not None
-        settings = self.data_page.settings(show_errors=False)
-        document = {"plan": plan.to_json(), "consistency": self.plan_page.consistency_method()}
+        settings = self.workspace.state.column_settings()
+        document = {"plan": plan.to_json(), "consistency": step2.consistency}
         if settings is not None:
             document.update(column=settings.column, lower=settings.lower, upper=settings.upper,
                             bins=settings.bins, missing=plan.privacy.missing_rule)

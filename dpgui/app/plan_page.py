@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app import text
+from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
 from dpgui.app.projection_plots import Projection, ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
@@ -22,6 +23,7 @@ from dpgui.core.plan import MISSING_RULE_TEXT, Plan, PrivacySpec, check_epsilon,
 from dpgui.core.planner import auto_plan, margin95, plan_for_accuracy
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError
+from dpgui.workspace.state import DataContext, PlanChoice
 
 
 def _parse_epsilon(raw: str) -> float:
@@ -229,20 +231,24 @@ class BudgetEditor(QWidget):
 
 
 class PlanPage(QWidget):
-    """Privacy settings, plan editor, accuracy first, and the projection plots."""
+    """Privacy settings, plan editor, accuracy first, and the projection plots.
 
-    planChanged = Signal(object)  # Plan | None
+    Takes its data context (K, the value axis, the file's row count) from the workspace and writes
+    step 2 into it (``plan``: a :class:`~dpgui.workspace.state.PlanChoice`) whenever it changes: as
+    the officer edits, as plans arrive, and when a project sets it (:meth:`apply_plan`). It reads
+    only its own widgets."""
+
     busyChanged = Signal(bool)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, binding: WorkspaceBinding, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._workspace = binding.workspace
         self.pool = WorkerPool()
         self.plan: Plan | None = None
-        self._bins: int | None = None
-        self._axis = (0.0, 1.0, "value")
-        self._public_n: int | None = None  # the file's row count: used only where N is public
+        self._context = DataContext()  # from step 1; its n_rows is used only where N is public
         self._public_n_filled = ""  # the text this page put in the N field from the file (not typed)
         self._generation = 0
+        self._computing = False  # a plan of the current generation is being computed
         self._replan_timer = QTimer(self)
         self._replan_timer.setSingleShot(True)
         self._replan_timer.setInterval(150)
@@ -287,7 +293,8 @@ class PlanPage(QWidget):
         # ---- plan
         plan_box = QGroupBox("Plan: how the budget is spent")
         plan_form = QFormLayout(plan_box)
-        self.branching = ValidatedField(lambda raw: _parse_branching(raw, self._bins), "auto", text.BRANCHING_HELP)
+        self.branching = ValidatedField(lambda raw: _parse_branching(raw, self._context.bins), "auto",
+                                        text.BRANCHING_HELP)
         self.branching.set_text("auto")
         self.branching.edited.connect(self.schedule_replan)
         plan_form.addRow("&Branching:", self.branching)
@@ -382,6 +389,14 @@ class PlanPage(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
 
+        for changed in (self.epsilon.edit.textChanged, self.neighbours.currentIndexChanged,
+                        self.records_per_person.valueChanged, self.branching.edit.textChanged,
+                        self.consistency.currentIndexChanged, self.objective.currentIndexChanged,
+                        self.budgets.locksChanged):
+            changed.connect(self._publish)
+        binding.changed.connect(self._on_workspace)
+        self._publish()
+
     # ---------------------------------------------------------------- helpers
     @staticmethod
     def _help(message: str) -> QLabel:
@@ -416,8 +431,8 @@ class PlanPage(QWidget):
         count this page filled in is removed and only a figure the user typed stays."""
         current = self.public_n.text()
         if self._n_is_public():
-            if self._public_n is not None:  # N is published exactly: it is the file's count
-                self._public_n_filled = f"{self._public_n:,}"
+            if self._context.n_rows is not None:  # N is published exactly: it is the file's count
+                self._public_n_filled = f"{self._context.n_rows:,}"
                 self.public_n.set_text(self._public_n_filled)
         elif current and current == self._public_n_filled:
             self.public_n.edit.clear()
@@ -449,18 +464,35 @@ class PlanPage(QWidget):
         self.public_n_help.setVisible(percent)
 
     # ---------------------------------------------------------------- inputs from the data step
-    def set_data_context(self, bins: int | None, lower: float, upper: float, value_label: str,
-                         public_n: int | None) -> None:
-        """K, the axis of the plots and the public N (if the neighbour model makes N public)."""
-        changed = bins != self._bins
-        self._bins = bins
-        self._axis = (lower, upper, value_label)
-        self._public_n = public_n
+    def _on_workspace(self, parts: frozenset[str]) -> None:
+        """After a change of step 1 (the source or the column choice): take K, the axis of the
+        plots and the public N (if the neighbour model makes N public); re-plan if K changed."""
+        if not parts & {"source", "column"}:
+            return
+        context = self._workspace.state.data_context()
+        bins_changed = context.bins != self._context.bins
+        self._context = context
         self._fill_public_n()
-        if changed:
+        if bins_changed:
             self.schedule_replan()
         elif self.plan is not None:
             self._show_plan(self.plan)
+
+    # ---------------------------------------------------------------- what the page writes to the workspace
+    def _privacy_as_typed(self) -> PrivacySpec | None:
+        """The privacy settings, or None while ε does not parse (read quietly: the field shows why)."""
+        try:
+            return PrivacySpec(_parse_epsilon(self.epsilon.text()), self.neighbours.currentData(),
+                               self.records_per_person.value())
+        except DpguiError:
+            return None
+
+    def _publish(self, *_: object) -> None:
+        self._workspace.update(plan=PlanChoice(
+            privacy=self._privacy_as_typed(), plan=self.plan, consistency=self.consistency.currentData(),
+            branching=self.branching.text(), objective=self.objective.currentData(),
+            locked_levels=tuple(self.budgets.locked()),
+            planning=self._computing or self._replan_timer.isActive()))
 
     def set_epsilon(self, epsilon: float) -> None:
         self.epsilon.set_text(f"{epsilon:g}")
@@ -482,14 +514,17 @@ class PlanPage(QWidget):
     # ---------------------------------------------------------------- planning (on a worker)
     def schedule_replan(self, *_: Any) -> None:
         self._replan_timer.start()
+        self._publish()
 
     def replan(self, keep_budgets: bool = True) -> None:
         """Live re-planning after a change: same branching setting; locked levels kept."""
         self._plan_async(locked=self.budgets.locked() if keep_budgets else {})
+        self._publish()
 
     def auto_optimize(self) -> None:
         self._replan_timer.stop()
         self._plan_async(locked=self.budgets.locked())
+        self._publish()
 
     def _shape(self, bins: int, privacy: PrivacySpec) -> TreeShape | None:
         """The typed branching for K bins (and, under change, the leaf for missing values), or None (auto)."""
@@ -507,7 +542,7 @@ class PlanPage(QWidget):
     def _plan_async(self, locked: dict[int, float]) -> None:
         show_inline(self.plan_message, "")
         privacy = self.privacy()
-        bins = self._bins
+        bins = self._context.bins
         if privacy is None or bins is None:
             return
         try:
@@ -536,12 +571,15 @@ class PlanPage(QWidget):
         worker = Worker(task).connect_to(
             self, finished=lambda plan, g=generation: self._on_planned(g, plan, on_done),
             failed=lambda message, g=generation: self._on_plan_failed(g, message))
+        self._computing = True
         self.busyChanged.emit(True)
         self.pool.start(worker)
+        self._publish()
 
     def _on_planned(self, generation: int, result: Any, on_done: Any) -> None:
         if generation != self._generation:
             return
+        self._computing = False
         self.busyChanged.emit(False)
         plan = result if isinstance(result, Plan) else result[0]
         if on_done is not None:
@@ -551,10 +589,12 @@ class PlanPage(QWidget):
     def _on_plan_failed(self, generation: int, message: str) -> None:
         if generation != self._generation:
             return
+        self._computing = False
         self.busyChanged.emit(False)
         show_inline(self.plan_message, message)
         if self.accuracy_result.text() == "Searching…":
             self.accuracy_result.setText("")
+        self._publish()
 
     def is_planning(self) -> bool:
         return self.pool.busy() or self._replan_timer.isActive()
@@ -565,7 +605,7 @@ class PlanPage(QWidget):
         if self.branching.value() == "auto":
             self.branching.edit.setPlaceholderText(f"auto (now {'x'.join(map(str, plan.shape.branching))})")
         self._show_plan(plan)
-        self.planChanged.emit(plan)
+        self._publish()
 
     def _on_budgets_edited(self) -> None:
         if self.plan is None:
@@ -578,16 +618,16 @@ class PlanPage(QWidget):
         show_inline(self.plan_message, "")
         self.plan = plan
         self._show_plan(plan)
-        self.planChanged.emit(plan)
+        self._publish()
 
     def _show_plan(self, plan: Plan) -> None:
         """Show the plan's tree at once and its projected error when the plots' worker has it."""
-        lower, upper, label = self._axis
+        context = self._context
         self.summary.setText(f"<b>Projected error (95 %), before anything is released:</b> computing… "
                              f"{self._plan_words(plan)}")
         # Under 'N is private' the file's count is never shown nor used: % of N only of a typed estimate.
-        n = self._public_n if plan.privacy.root_public else self.typed_n_estimate()
-        self.plots.set_plan(plan, lower, upper, label, n)
+        n = context.n_rows if plan.privacy.root_public else self.typed_n_estimate()
+        self.plots.set_plan(plan, context.lower, context.upper, context.label, n)
 
     @staticmethod
     def _plan_words(plan: Plan) -> str:
@@ -616,7 +656,7 @@ class PlanPage(QWidget):
     def accuracy_first(self) -> None:
         target = self.target.value()
         privacy_template = PrivacySpec(1.0, self.neighbours.currentData(), self.records_per_person.value())
-        bins = self._bins
+        bins = self._context.bins
         if target is None:
             return
         if bins is None:
@@ -662,6 +702,7 @@ class PlanPage(QWidget):
         locked, and the app plans as usual."""
         self._replan_timer.stop()
         self._generation += 1  # a plan still being computed is dropped when it arrives
+        self._computing = False
         combos = ((self.consistency, consistency), (self.objective, objective))
         if plan is not None:
             combos += ((self.neighbours, plan.privacy.neighbours), (self.estimator, plan.estimator))
@@ -677,7 +718,7 @@ class PlanPage(QWidget):
         self.branching.set_text(branching or "auto")
         if plan is None:
             self.budgets.set_locks(())
-            self.schedule_replan()
+            self.schedule_replan()  # writes the settings to the workspace
             return
         self.records_per_person.blockSignals(True)
         self.records_per_person.setValue(plan.privacy.records_per_person)
@@ -687,3 +728,4 @@ class PlanPage(QWidget):
         self.busyChanged.emit(False)
         self.set_plan(plan)
         self.budgets.set_locks(locked_levels)
+        self._publish()

@@ -1,6 +1,7 @@
 """Project files, autosave and restore after a crash, for the main window.
 
-:class:`ProjectController` keeps the workspace of one :class:`~dpgui.app.main_window.MainWindow`:
+:class:`ProjectController` keeps the workspace of one :class:`~dpgui.app.main_window.MainWindow`
+(``window.workspace``, a :class:`~dpgui.workspace.state.Workspace`) in files; it reads no widget:
 
 * **capture** — the data file, column, bounds, bins, missing-value policy, plan, and the releases
   made or restored in this workspace, as a :class:`~dpgui.report.project_file.Project` (public
@@ -51,10 +52,10 @@ from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.project_file import (
     PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, check_data_file, load_project, save_project,
 )
+from dpgui.workspace.state import ShownRelease, Workspace
 
 if TYPE_CHECKING:
     from dpgui.app.main_window import MainWindow
-    from dpgui.workspace.release import ReleaseOutcome
 
 AUTOSAVE_DELAY_MS = 2000
 AUTOSAVE_FOLDER = "autosave"
@@ -187,8 +188,6 @@ class ProjectController(QObject):
         super().__init__(window)
         self.window = window
         self.path: Path | None = None  # the project file (None: untitled)
-        self.releases: list[ProjectRelease] = []  # made or restored in this workspace, oldest first
-        self.dataset = ""
         self._saved: Project | None = None  # the workspace as last saved or opened (None: untitled)
         self._last_autosaved: Project | None = None
         self._pending_apply: tuple[Project, Path, Callable[[], None] | None] | None = None
@@ -209,30 +208,22 @@ class ProjectController(QObject):
         self.autosave_timer.setSingleShot(True)
         self.autosave_timer.setInterval(AUTOSAVE_DELAY_MS)
         self.autosave_timer.timeout.connect(self.autosave_now)
-        window.data_page.settingsChanged.connect(self.refresh)
-        window.plan_page.planChanged.connect(self.refresh)
-        window.plan_page.consistency.currentIndexChanged.connect(self.refresh)
-        window.plan_page.branching.edited.connect(self.refresh)
-        window.plan_page.budgets.locksChanged.connect(self.refresh)
-        window.data_page.dataset_name.textEdited.connect(self.refresh)
+        window.workspace_binding.changed.connect(self.refresh)
 
     # ------------------------------------------------------------------ workspace
+    @property
+    def workspace(self) -> Workspace:
+        """The window's workspace: what this controller saves, autosaves and applies projects to."""
+        return self.window.workspace
+
+    @property
+    def releases(self) -> tuple[ProjectRelease, ...]:
+        """The releases made or restored in this workspace, oldest first."""
+        return self.workspace.state.releases
+
     def capture(self) -> Project | None:
-        """The current workspace (None while no data file is open). Reads widgets quietly."""
-        w = self.window
-        if w.table is None:
-            return None
-        state = w.data_page.workspace_state()
-        page = w.plan_page
-        return Project(
-            data_path=os.path.abspath(w.table.path), column=state["column"], lower=state["lower"],
-            upper=state["upper"], bins=state["bins"], missing=state["missing"],
-            dataset=w.data_page.dataset_name.text().strip(),
-            plan=None if page.plan is None else page.plan.to_json(), consistency=page.consistency_method(),
-            branching=page.branching.text().strip() or "auto", objective=page.objective.currentData(),
-            locked_levels=() if page.plan is None else tuple(sorted(page.budgets.locked())),
-            releases=tuple(self.releases), autosave_of="" if self.path is None else str(self.path),
-        )
+        """The current workspace as a project (None while no data file is open)."""
+        return self.workspace.state.to_project(autosave_of="" if self.path is None else str(self.path))
 
     def is_modified(self) -> bool:
         """Does the workspace differ from the project file (an untitled workspace with data always does)?"""
@@ -251,10 +242,11 @@ class ProjectController(QObject):
         """Title, the ``*`` of unsaved changes, and the autosave timer, after any change."""
         w = self.window
         current = self.capture()
+        source = self.workspace.state.source
         if self.path is not None:
             name: str | None = self.path.name
-        elif w.table is not None:
-            name = w.table.path.name
+        elif source is not None:
+            name = source.path.name
         else:
             name = None
         w.setWindowTitle(f"{name}[*] — {text.APP_NAME}" if name else f"{text.APP_NAME}[*]")
@@ -266,25 +258,13 @@ class ProjectController(QObject):
     def data_opened(self) -> None:
         """A data file finished opening: apply a project that was waiting for it; update the title."""
         pending, self._pending_apply = self._pending_apply, None
-        table = self.window.table
-        if pending is not None and table is not None and Path(os.path.abspath(table.path)) == pending[1]:
+        source = self.workspace.state.source
+        if pending is not None and source is not None and Path(os.path.abspath(source.path)) == pending[1]:
             self._finish_apply(*pending)
         self.refresh()
 
     def data_open_failed(self) -> None:
         self._pending_apply = None
-
-    def record_release(self, outcome: "ReleaseOutcome") -> None:
-        """Keep a finished release (public values only) in the workspace and autosave at once."""
-        settings = outcome.settings
-        record = ProjectRelease.from_release(outcome.release, outcome.release_id, outcome.released_at,
-                                             settings.column, outcome.info.missing)
-        self.releases.append(record)
-        dataset = getattr(getattr(outcome, "info", None), "dataset", "") or getattr(settings, "dataset", "")
-        if dataset:
-            self.dataset = dataset
-        self.refresh()
-        self.autosave_now()
 
     # ------------------------------------------------------------------ open
     def open_project_dialog(self) -> None:
@@ -342,7 +322,8 @@ class ProjectController(QObject):
             w._error("Cannot open this project", f"Its data file '{path.name}' is not a supported table. "
                      + USE_A_SUPPORTED_FILE)
             return False
-        if w.table is not None and Path(os.path.abspath(w.table.path)) == path:
+        source = self.workspace.state.source
+        if source is not None and Path(os.path.abspath(source.path)) == path:
             self._finish_apply(project, path, on_done)
             self.refresh()
         else:
@@ -362,11 +343,9 @@ class ProjectController(QObject):
             plan = None  # saved half-way through re-planning: plan again
         w.plan_page.apply_plan(plan, project.consistency, project.branching, project.objective,
                                project.locked_levels)
-        self.dataset = project.dataset
         if project.dataset:
-            w.data_page.dataset_name.setText(project.dataset)
-        self.releases = list(project.releases)
-        self._show_last_release()
+            w.data_page.set_dataset_name(project.dataset)
+        self._show_last_release(project.releases, project.dataset)
         if on_done is not None:
             on_done()
         if problems:
@@ -374,46 +353,26 @@ class ProjectController(QObject):
         else:
             w.statusBar().showMessage(f"Opened the workspace for {path.name}. Nothing was released.", 8000)
 
-    def _show_last_release(self) -> None:
-        from dpgui.app.main_window import TAB_PLAN, TAB_RESULTS
-
+    def _show_last_release(self, releases: tuple[ProjectRelease, ...], dataset: str) -> None:
+        """Make ``releases`` the workspace's and show the last one (not marked secure: only the budget
+        ledger's record can say so); ``dataset``: the project's dataset name ("": the file's name)."""
         w = self.window
-        w.outcome = None  # a release of another workspace is no longer the one shown or exported
-        w.exportable = None
-        for name in ("export_button", "export_action", "export_bundle_action"):
-            widget = getattr(w, name, None)
-            if widget is not None:
-                widget.setEnabled(False)
-        if not self.releases:
-            w.result_view.clear()
-            w.tree_view.set_release(None)
-            w.release_status.setText("Nothing released yet. When the plan suits you, press Release.")
-            w.tabs.setCurrentIndex(TAB_PLAN)
-            return
-        record = self.releases[-1]
-        label = record.column or "value"
-        dataset = self.dataset or (w.table.path.stem if w.table is not None else "") or "dataset"
-        release = record.to_release()  # not marked secure: only the budget ledger's record can say so
-        info = ReleaseInfo(dataset, label, record.release_id, record.created, record.missing or release.missing_rule)
-        try:
-            release = w.signable_release(release, info)
-            noise, export = "secure noise, confirmed by the budget ledger", "you can export it"
-        except DpguiError as err:
-            noise = "not confirmed by the budget ledger"
-            export = f"it cannot be signed: {text.escape(err.problem)}"
-        w.result_view.set_release(release, label, None)  # no confidential counts: nothing to compare with
-        w.tree_view.set_release(release)
-        # A restored release can still be exported (e.g. after a crash before its export); signing
-        # it checks it against the budget ledger again (MainWindow.export_dialog).
-        w.exportable = (release, info)
-        for name in ("export_button", "export_action", "export_bundle_action"):
-            getattr(w, name).setEnabled(True)
-        w.release_status.setText(
-            f"Restored the release of <b>{text.escape(label)}</b> made {record.created:%Y-%m-%d %H:%M} UTC "
-            f"(ε = {release.plan.privacy.epsilon:g}, {release.plan.shape.bins:,} bins, N = {release.total:,.0f}, "
-            f"{noise}). Nothing was released or spent now; {export}. The confidential comparison "
-            "is not available for a restored release.")
-        w.tabs.setCurrentIndex(TAB_RESULTS)
+        shown = None
+        if releases:
+            record = releases[-1]
+            label = record.column or "value"
+            source = self.workspace.state.source
+            dataset = dataset or (source.path.stem if source is not None else "") or "dataset"
+            release = record.to_release()
+            info = ReleaseInfo(dataset, label, record.release_id, record.created,
+                               record.missing or release.missing_rule)
+            try:
+                shown = ShownRelease(w.signable_release(release, info), info, restored=True, confirmed=True)
+            except DpguiError as err:
+                shown = ShownRelease(release, info, restored=True, problem=err.problem)
+        # a release of another workspace is no longer the one shown or exported
+        if "shown" not in self.workspace.update(releases=releases, shown=shown):
+            w.show_release()  # nothing was shown before either: go to step 2, as after any opening
 
     def _ask_locate(self, err: MissingDataFile, on_done: Callable[[], None] | None) -> None:
         w = self.window

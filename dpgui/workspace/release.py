@@ -422,7 +422,7 @@ class ReleaseController:
             why_not = ""
         except DpguiError as err:  # e.g. seeded test noise: shown, never signed
             why_not = err.problem
-        shown = ShownRelease(outcome.release, outcome.info, outcome.histogram.counts, restored=False,
+        shown = ShownRelease(outcome.release, outcome.info, outcome.histogram.counts, outcome.settings.path,
                              confirmed=not why_not, problem=why_not)
         entry = ProjectRelease.from_release(outcome.release, outcome.release_id, outcome.released_at,
                                             outcome.settings.column, outcome.info.missing)

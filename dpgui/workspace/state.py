@@ -23,8 +23,9 @@ import numpy as np
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release
 from dpgui.core.missing import MISSING_AUTO
 from dpgui.core.plan import OBJECTIVES, Plan, PrivacySpec
+from dpgui.data.histogram import check_bounds
 from dpgui.data.table import TableInfo
-from dpgui.errors import ParameterError
+from dpgui.errors import DpguiError, ParameterError
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.ledger import default_dataset_name
 from dpgui.report.project_file import Project, ProjectRelease
@@ -58,6 +59,10 @@ class DataSource:
     @property
     def path(self) -> Path:
         return self.table.path
+
+    def is_numeric(self, column: str) -> bool:
+        """Does the table have a number column called ``column``?"""
+        return any(c.name == column and c.kind == "numeric" for c in self.table.columns)
 
 
 @dataclass(frozen=True)
@@ -93,18 +98,39 @@ class PlanChoice:
         object.__setattr__(self, "locked_levels", tuple(sorted(set(self.locked_levels))))
 
 
+@dataclass(frozen=True)
+class DataContext:
+    """What planning takes from step 1: K (None while not valid), the plots' value axis
+    ``[lower, upper)`` with its label (0 to 1, "value" while the bounds are not valid), and the
+    file's row count ``n_rows`` (None while unknown; public only where the neighbour model says so)."""
+
+    bins: int | None = None
+    lower: float = 0.0
+    upper: float = 1.0
+    label: str = "value"
+    n_rows: int | None = None
+
+
 @dataclass(frozen=True, eq=False)  # compared by identity: a Release holds numpy arrays
 class ShownRelease:
     """The release the results step shows and Export writes: made in this session (``counts``: its
-    confidential histogram, for the officer's own comparison; never exported) or restored from a
-    project (``counts`` None). ``confirmed``: the budget ledger confirms it may be signed."""
+    confidential histogram, for the officer's own comparison, never exported; ``data_path``: the
+    file it was read from, which an export must never overwrite) or restored from a project
+    (``restored``; ``counts`` and ``data_path`` None). For a restored release, ``confirmed`` says
+    whether the budget ledger confirms that it may be signed, and ``problem`` why not."""
 
     release: Release
     info: ReleaseInfo
     counts: np.ndarray | None = field(default=None, repr=False)
+    data_path: Path | None = None
     restored: bool = False
     confirmed: bool = False
-    problem: str = ""  # why it may not be signed, when not confirmed
+    problem: str = ""
+
+    @property
+    def release_id(self) -> str:
+        """The budget ledger's id of the release."""
+        return self.info.release_id
 
 
 @dataclass(frozen=True)
@@ -119,13 +145,27 @@ class WorkspaceState:
     shown: ShownRelease | None = None
 
     def column_settings(self) -> ColumnSettings | None:
-        """Step 1 validated (bounds checked, K and a dataset name given), or None."""
+        """Step 1 validated (a number column of the source, bounds checked, K and a dataset name
+        given), or None."""
         choice = self.column
-        if (self.source is None or not choice.column or choice.lower is None or choice.upper is None
-                or choice.bins is None or not self.dataset.strip() or not choice.lower < choice.upper):
+        if (self.source is None or not self.source.is_numeric(choice.column) or choice.lower is None
+                or choice.upper is None or choice.bins is None or not self.dataset.strip()):
             return None
-        return ColumnSettings(self.source.path, choice.column, float(choice.lower), float(choice.upper),
-                              int(choice.bins), MISSING_AUTO, self.dataset.strip())
+        try:
+            lower, upper = check_bounds(choice.lower, choice.upper)
+        except DpguiError:
+            return None
+        return ColumnSettings(self.source.path, choice.column, lower, upper, int(choice.bins), MISSING_AUTO,
+                              self.dataset.strip())
+
+    def data_context(self) -> DataContext:
+        """What planning needs from step 1 (see :class:`DataContext`)."""
+        choice = self.column
+        lower, upper = 0.0, 1.0
+        if choice.lower is not None and choice.upper is not None and choice.lower < choice.upper:
+            lower, upper = float(choice.lower), float(choice.upper)
+        n_rows = None if self.source is None else self.source.n_rows
+        return DataContext(choice.bins, lower, upper, choice.column or "value", n_rows)
 
     def to_project(self, autosave_of: str = "") -> Project | None:
         """The workspace as a project file's contents (public values only), or None without data."""
@@ -151,7 +191,9 @@ class Workspace:
 
     :meth:`update` replaces whole parts (``source``, ``column``, ``dataset``, ``plan``, ``releases``,
     ``shown``); listeners get the names of the parts whose value changed, after the new state is in
-    place, in the order they subscribed. An update that changes nothing notifies no one.
+    place, in the order they subscribed. An update that changes nothing notifies no one. A listener
+    may update the workspace itself: that change is announced to every listener at once, before
+    the listeners after it hear of the first change (so read ``state``, not a copy taken earlier).
     Not thread-safe: used from one thread (the GUI thread in the window).
     """
 
