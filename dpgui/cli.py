@@ -551,16 +551,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if missing:
             raise ParameterError(f"--input needs --{missing[0]}", "give --column, --lower and --upper with --input")
         plan = _make_plan(args, args.bins)
-        counts = column_histogram(args.input, args.column, args.lower, args.upper, args.bins).counts
+        histogram = column_histogram(args.input, args.column, args.lower, args.upper, args.bins)
+        counts, n_missing = histogram.counts, histogram.n_missing
     else:
         if args.n is None:
             raise ParameterError("--synthetic needs --n", "give the number of records, e.g. --n 10000")
         plan = _make_plan(args, args.bins)
-        counts = synthetic_counts(args.synthetic, args.n, args.bins, seed)
-    result = simulate(plan, counts, args.trials, args.consistency, seed)
+        counts, n_missing = synthetic_counts(args.synthetic, args.n, args.bins, seed), 0
+    result = simulate(plan, counts, args.trials, args.consistency, seed, n_missing)
     # Under addremove N is private: a file's exact N is never printed (nor used for % of N).
     n_public = plan.privacy.root_public or args.input is None
-    n = int(np.sum(counts))
+    # N as a release publishes it: under change all rows (the missing leaf included), else the values.
+    n = int(np.sum(counts)) + (n_missing if plan.shape.missing_leaf else 0)
     out = {
         "plan": plan.to_json(),
         "consistency": args.consistency,

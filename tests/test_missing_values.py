@@ -232,3 +232,35 @@ def test_the_missing_count_interval_holds_the_true_count(epsilon, bins):
     dropped = release(counts, auto_plan(bins, PrivacySpec(epsilon, "addremove")), source, 0.0, float(bins), "l2",
                       missing=true_missing)
     assert missing_interval95(dropped) is None
+
+
+# ---------------------------------------------------------------- (f) simulate on a file, as a release would
+@pytest.mark.parametrize(("neighbours", "shown_n"), [("change", 9), ("addremove", None)])
+def test_simulate_counts_missing_values_as_a_release_does(tmp_path, capsys, neighbours, shown_n):
+    """`simulate --input` builds the tree a release would: under change the missing value is in the
+    missing leaf and N = all 9 rows (not the 8 values); under add/remove N is not shown at all."""
+    _, with_missing = _neighbours(tmp_path)
+    code, out, _ = run_cli(["simulate", "--input", str(with_missing), "--column", "x", "--lower", str(LOWER),
+                            "--upper", str(UPPER), "--bins", str(K), "--epsilon", "1", "--trials", "50",
+                            "--seed", "3", "--neighbours", neighbours, "--json"], capsys)
+    assert code == 0
+    summary = json.loads(out)
+    if shown_n is None:
+        assert summary["n"] == "N is private (addremove): not shown"
+    else:
+        assert summary["n"] == shown_n
+
+
+def test_simulated_error_matches_the_projection_with_missing_values():
+    """With the missing leaf filled the simulated mean squared error without consistency is the exact
+    projection's total (unbiased estimator), within 4 standard errors: the missing leaf is noised as
+    in a release."""
+    from dpgui.core.simulation import simulate
+
+    plan = auto_plan(K, PrivacySpec(0.5))
+    assert plan.shape.missing_leaf
+    counts = np.array([5, 0, 3, 9, 1, 1, 4, 2])
+    result = simulate(plan, counts, 3000, "none", seed=11, n_missing=40)
+    summary = result.summary(result.counts)
+    expected = float(prefix_variances(plan)[:K].sum())
+    assert abs(summary["mean_sq_l2"] - expected) < 4 * summary["se_sq_l2"]

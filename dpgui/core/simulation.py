@@ -49,12 +49,17 @@ class SimulationResult:
                 "cdf": self.summary(self.cdf)}
 
 
-def simulate(plan: Plan, counts: np.ndarray, trials: int, consistency: str, seed: int) -> SimulationResult:
-    """Release ``trials`` times with seeded noise and measure each release against the truth."""
+def simulate(plan: Plan, counts: np.ndarray, trials: int, consistency: str, seed: int,
+             n_missing: int = 0) -> SimulationResult:
+    """Release ``trials`` times with seeded noise and measure each release against the truth.
+
+    ``counts``: the K value-bin counts; ``n_missing``: the missing values, counted in the tree's
+    missing leaf when the plan has one (change model: N = all rows) and otherwise dropped, as a
+    release does (docs/design.md, "Missing values")."""
     counts = np.asarray(counts, dtype=np.int64)
     truth = np.cumsum(counts).astype(np.float64)
-    n = float(truth[-1])
-    true_levels = plan.shape.level_counts(counts)
+    n = float(truth[-1])  # C_K, the denominator of the values' CDF
+    true_levels = plan.shape.level_counts(counts, n_missing)
     source = SeededRandom(seed)
     std_error = np.sqrt(prefix_variances(plan))
     per_counts = np.empty((trials, len(NORMS)))
