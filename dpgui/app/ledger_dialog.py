@@ -25,8 +25,9 @@ from PySide6.QtWidgets import (
 from dpgui.app.fields import (StatusLine, StatusMessages, ValidatedField, grow_to_fit, inline_message, parse_number,
                               show_inline)
 from dpgui.app.style import is_dark
-from dpgui.app.text import format_number, friendly, plain_text
+from dpgui.app.text import friendly, plain_text
 from dpgui.errors import DpguiError, ParameterError
+from dpgui.formatting import format_number
 from dpgui.report.ledger import CapChange, Ledger, ReleaseEntry, Totals
 
 LEDGER_HELP = (

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable
 
-from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, format_number
+from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import MISSING_RULE_TEXT, Plan
 from dpgui.data.histogram import ColumnHistogram, column_histogram
 from dpgui.errors import Cancelled, DpguiError
+from dpgui.formatting import format_number
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.ledger import Ledger
 from dpgui.report.publish import spend_and_release

@@ -47,13 +47,6 @@ def friendly(err: BaseException) -> str:
     return sentence(str(err) or type(err).__name__)
 
 
-def format_number(value: float) -> str:
-    """A readable number: thousands separators, no needless decimals."""
-    if value == int(value) and abs(value) < 1e15:
-        return f"{int(value):,}"
-    return f"{value:,.6g}" if abs(value) >= 1e-3 else f"{value:.6g}"
-
-
 APP_NAME = "dpgui"
 TAGLINE = "Publish statistics from a confidential table without revealing anyone in it."
 

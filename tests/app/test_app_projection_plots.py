@@ -9,23 +9,23 @@ import numpy as np
 import pytest
 
 from dpgui.app.projection_plots import (
-    DRAWN_SLICES,
     REFINE_DELAY_MS,
-    ProjectionCache,
     ProjectionPlots,
     connect_within_runs,
-    draw_prefixes,
-    effective_branching,
-    epsilon_grid,
-    laplace_scale_float,
     log_tick_labels,
-    peak_envelope,
-    uniform_branchings,
 )
-from dpgui.core.noise import laplace_scale
+from dpgui.core.noise import laplace_scale, laplace_scale_float
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
 from dpgui.core.planner import auto_plan, baselines, optimise_budgets, paper_best_shape
 from dpgui.core.projection import last_prefix, prefix_variances, total_sq_error
+from dpgui.core.projection_curves import (
+    ProjectionCache,
+    draw_prefixes,
+    effective_branching,
+    epsilon_grid,
+    uniform_branchings,
+)
+from dpgui.core.thinning import DRAWN_SLICES, peak_envelope
 from dpgui.core.tree import TreeShape
 
 LOWER, UPPER = 0.0, 1000.0
