@@ -1,7 +1,8 @@
 """The human-readable PDF of a release, drawn with Qt's own PDF writer (no widgets, no screenshots).
 
 Three A4 pages: (1) what was released and with which parameters, with a small quantile table;
-(2) the released CDF with its 95 % band and the released records per bin, drawn with QPainter;
+(2) the released CDF with its 95 % band and the released records per bin (the charts are drawn by
+:mod:`dpgui.app.pdf_charts`; this module lays out the page and writes the captions);
 (3) "How to read this release" in plain language, with the verification commands.
 
 Only public values are drawn: the fields of :class:`~dpgui.core.mechanism.Release` (released
