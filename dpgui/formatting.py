@@ -60,6 +60,15 @@ def format_parameter(value: float) -> str:
     return f"{value:.4g}"
 
 
+def format_budget(value: float) -> str:
+    """ε or δ in the budget ledger, as people write them: ``0.75``, ``2``, ``1e-6`` (below 0.001: 3
+    significant digits with a plain exponent)."""
+    if value != 0 and abs(value) < 1e-3:
+        mantissa, exponent = f"{value:.3g}".split("e")
+        return f"{mantissa}e{int(exponent)}"
+    return format_number(value)
+
+
 def format_epsilon(epsilon: float) -> str:
     """The total privacy budget ε as given (``:g``: 6 significant digits, no separators)."""
     return f"{epsilon:g}"

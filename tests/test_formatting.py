@@ -19,6 +19,7 @@ def test_plain_numbers():
     assert f.format_parameter(123456.0) == "1.23e+05" and f.format_parameter(math.inf) == "∞"
     assert f.format_epsilon(0.5) == "0.5" and f.format_epsilon(1.0000001) == "1"
     assert f.format_level_budget(0.123456) == "0.1235"
+    assert f.format_budget(0.75) == "0.75" and f.format_budget(2.0) == "2" and f.format_budget(1e-6) == "1e-6"
     assert f.format_percent(0.25) == "25 %" and f.format_percent(0.025) == "2.5 %"
     assert f.format_percent_of(51.0, 10_000) == "0.51 %"
     assert f.format_margin_records(1234.56) == "± 1,234.6 records"
