@@ -80,6 +80,7 @@ def draw_prefixes(bins: int, limit: int = EXACT_POINT_LIMIT, samples: int = SAMP
 
 
 def with_epsilon(privacy: PrivacySpec, epsilon: float) -> PrivacySpec:
+    """The same neighbour model and records per person at another total ε."""
     return PrivacySpec(epsilon, privacy.neighbours, privacy.records_per_person)
 
 
