@@ -79,8 +79,8 @@ def dataset_row(t: Totals) -> DatasetRow:
     else:
         delta = "—"
     fraction = min(1.0, used / t.cap_epsilon) if t.cap_epsilon > 0 else 1.0
-    return DatasetRow(t.dataset_id, f"ε {format_budget(used)} of {format_budget(t.cap_epsilon)} spent, {left}", fraction, full, delta,
-                      t.releases, t)
+    spent = f"ε {format_budget(used)} of {format_budget(t.cap_epsilon)} spent, {left}"
+    return DatasetRow(t.dataset_id, spent, fraction, full, delta, t.releases, t)
 
 
 def change_text(change: CapChange) -> str:

@@ -331,7 +331,7 @@ def release_bars(release: Release) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
 def plot_bars(c: Canvas, outer: QRectF, release: Release, column: str,
                bars: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]) -> None:
     p = c.p
-    x0, x1, counts, margins, group = bars
+    x0, x1, counts, _margins, group = bars
     y_min = min(0.0, float(counts.min()))
     y_max = max(float(counts.max()), 1.0) * 1.05
     if y_min < 0:

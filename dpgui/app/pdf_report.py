@@ -212,7 +212,8 @@ def _quantile_rows(release: Release) -> list[tuple[str, str, str]]:
     for q in found:
         name = QUANTILE_NAMES.get(round(q.probability, 6))
         label = format_percent(q.probability) + (f" ({name})" if name else "")
-        rows.append((label, format_fixed(q.value, decimals), f"{format_fixed(q.low, decimals)} to {format_fixed(q.high, decimals)}"))
+        interval = f"{format_fixed(q.low, decimals)} to {format_fixed(q.high, decimals)}"
+        rows.append((label, format_fixed(q.value, decimals), interval))
     return rows
 
 

@@ -52,7 +52,8 @@ from dpgui.core.projection_curves import (
 from dpgui.core.thinning import DRAWN_SLICES
 from dpgui.formatting import format_log_tick, format_parameter
 
-REFINE_DELAY_MS = 250  # plot (c)'s refinement starts this long after the plots are drawn (not while the user is still changing things)
+# plot (c)'s refinement starts this long after the plots are drawn (not while the user is still changing things)
+REFINE_DELAY_MS = 250
 
 #: The name the plan page imports for :class:`ProjectedCurves` (what :attr:`ProjectionPlots.projected` sends).
 Projection = ProjectedCurves

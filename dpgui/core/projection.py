@@ -107,7 +107,8 @@ def prefix_variances_from_basis(shape: TreeShape, estimator: str, basis: np.ndar
             out = out + (prefixes.astype(float) ** 2) / (shape.padded_bins * lam_c)
     if root_public:
         out = np.where(prefixes == shape.leaves, 0.0, out)
-    return np.maximum(out, 0.0)
+    result: np.ndarray = np.maximum(out, 0.0)
+    return result
 
 
 def prefix_variances(plan: Plan, prefixes: Sequence[int] | np.ndarray | None = None) -> np.ndarray:

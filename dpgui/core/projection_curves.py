@@ -30,8 +30,9 @@ import math
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Sequence
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -146,14 +147,17 @@ class ProjectedCurves:
     pending: list[int] = field(default_factory=list)
 
 
-class _Memo:
+Value = TypeVar("Value")
+
+
+class _Memo(Generic[Value]):
     """A small LRU dictionary."""
 
     def __init__(self, size: int) -> None:
         self.size: int = size
-        self.data: OrderedDict = OrderedDict()
+        self.data: OrderedDict[Hashable, Value] = OrderedDict()
 
-    def get(self, key: Hashable, make: Callable[[], object]):
+    def get(self, key: Hashable, make: Callable[[], Value]) -> Value:
         if key in self.data:
             self.data.move_to_end(key)
             return self.data[key]
@@ -234,14 +238,18 @@ class ProjectionCache:
         # project() and refine() run on worker threads; one at a time may use the memos
         self.lock = threading.RLock()
         self._variance: dict[tuple[int, float], float] = {}
-        self._candidates = _Memo(8)
-        self._coefficients = _Memo(8192)
-        self._prefix_basis = _Memo(8)
-        self._fractions = _Memo(4096)
-        self._tuned = _Memo(4096)
-        self._plans = _Memo(8192)
-        self._values = _Memo(8192)
-        self._curves = _Memo(64)
+        self._candidates: _Memo[tuple[list[TreeShape], np.ndarray, np.ndarray]] = _Memo(8)
+        self._coefficients: _Memo[tuple[np.ndarray, float]] = _Memo(8192)
+        self._prefix_basis: _Memo[np.ndarray] = _Memo(8)
+        self._fractions: _Memo[tuple[float, ...]] = _Memo(4096)
+        self._tuned: _Memo[tuple[float, ...]] = _Memo(4096)
+        self._plans: _Memo[Plan] = _Memo(8192)
+        self._shapes: _Memo[TreeShape] = _Memo(8192)
+        self._rms: _Memo[float] = _Memo(8192)
+        self._branchings: _Memo[list[int]] = _Memo(8192)
+        self._prefixes: _Memo[np.ndarray] = _Memo(64)
+        self._curves: _Memo[Curve] = _Memo(64)
+        self._margins: _Memo[np.ndarray] = _Memo(64)
 
     # --- the engine's numbers, from cached per-shape coefficients
     def level_variance(self, sensitivity: int, level_epsilon: float) -> float:
@@ -343,11 +351,11 @@ class ProjectionCache:
         def make() -> float:
             plan = self.baseline_plan(name, bins, privacy)
             return self.rms(plan.shape, privacy, plan.level_epsilons, "covering")
-        return self._values.get(("rms", name, bins, privacy), make)
+        return self._rms.get((name, bins, privacy), make)
 
     def baseline_prefix_margins(self, name: str, bins: int, privacy: PrivacySpec, prefixes: np.ndarray) -> np.ndarray:
         key = ("prefix", name, bins, privacy, hash(prefixes.tobytes()))
-        return self._curves.get(key, lambda: self.prefix_margins(self.baseline_plan(name, bins, privacy), prefixes))
+        return self._margins.get(key, lambda: self.prefix_margins(self.baseline_plan(name, bins, privacy), prefixes))
 
     # --- plot (b)
     def plan_epsilon_curve(self, plan: Plan, grid: np.ndarray) -> np.ndarray:
@@ -373,7 +381,7 @@ class ProjectionCache:
 
     def optimised_branchings(self, bins: int, missing_leaf: bool = False) -> list[int]:
         """The factors b of plot (c)'s GLS curve: at most GLS_BRANCHINGS, log-spaced."""
-        return self._values.get(("gls_b", bins, missing_leaf),
+        return self._branchings.get(("gls_b", bins, missing_leaf),
                                 lambda: log_spaced_subset(self.branchings(bins, missing_leaf), GLS_BRANCHINGS))
 
     def missing_optimisations(self, bins: int, privacy: PrivacySpec) -> list[int]:
@@ -421,7 +429,9 @@ class ProjectionCache:
         if key in self._tuned.data or compute:
             def tune() -> tuple[float, ...]:
                 shape = self.uniform(bins, b, privacy.missing_leaf)
-                scaled = split_budget(privacy.epsilon, self.reference_fractions(bins, b, privacy.neighbours))
+                fractions = self.reference_fractions(bins, b, privacy.neighbours)
+                assert fractions is not None  # computed when not known yet
+                scaled = split_budget(privacy.epsilon, fractions)
                 fresh = optimise_budgets(shape, privacy, "gls", "total")
                 return min((scaled, fresh), key=lambda eps: self.total_sq_error(shape, privacy, eps, "gls"))
             return self._tuned.get(key, tune)
@@ -429,11 +439,11 @@ class ProjectionCache:
         return None if fractions is None else split_budget(privacy.epsilon, fractions)
 
     def draw_prefixes(self, bins: int) -> np.ndarray:
-        return self._values.get(("prefixes", bins), lambda: draw_prefixes(bins))
+        return self._prefixes.get(bins, lambda: draw_prefixes(bins))
 
     def branchings(self, bins: int, missing_leaf: bool = False) -> list[int]:
         """Plot (c)'s factors for the tree's real leaves (K, or K + 1 with the change model's missing leaf)."""
-        return self._values.get(("branchings", bins, missing_leaf), lambda: uniform_branchings(bins + int(missing_leaf)))
+        return self._branchings.get(("all", bins, missing_leaf), lambda: uniform_branchings(bins + int(missing_leaf)))
 
     def uniform(self, bins: int, b: int, missing_leaf: bool = False) -> TreeShape:
-        return self._plans.get(("uniform", bins, b, missing_leaf), lambda: TreeShape.uniform(bins, b, missing_leaf))
+        return self._shapes.get((bins, b, missing_leaf), lambda: TreeShape.uniform(bins, b, missing_leaf))
