@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
 
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
-from dpgui.app.text import format_number
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
 from dpgui.core.tree import check_bins
 from dpgui.data.file_types import TABLE_FILTER
@@ -29,6 +28,7 @@ from dpgui.data.public_bounds import (
 )
 from dpgui.data.table import ColumnInfo, TableInfo, TableReader
 from dpgui.errors import DpguiError, ParameterError
+from dpgui.formatting import format_number
 from dpgui.report.ledger import default_dataset_name
 from dpgui.workspace.state import ColumnChoice, ColumnSettings, DataSource
 

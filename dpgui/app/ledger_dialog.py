@@ -25,8 +25,9 @@ from PySide6.QtWidgets import (
 from dpgui.app.fields import (StatusLine, StatusMessages, ValidatedField, grow_to_fit, inline_message, parse_number,
                               show_inline)
 from dpgui.app.style import is_dark
-from dpgui.app.text import format_number, friendly, plain_text
+from dpgui.app.text import friendly, plain_text
 from dpgui.errors import DpguiError, ParameterError
+from dpgui.formatting import format_budget, format_number
 from dpgui.report.ledger import CapChange, Ledger, ReleaseEntry, Totals
 
 LEDGER_HELP = (
@@ -45,14 +46,6 @@ DATASET_COLUMNS = ("Dataset", "Budget used (ε)", "δ", "Releases")
 RELEASE_COLUMNS = ("Date (UTC)", "ε", "δ", "Release id", "Bundle")
 HISTORY_COLUMNS = ("When (UTC)", "Budget change", "Reason")
 FULL_TOLERANCE = 1e-9
-
-
-def _num(value: float) -> str:
-    """ε and δ as people write them: 0.75, 2, 1e-6."""
-    if value != 0 and abs(value) < 1e-3:
-        mantissa, exponent = f"{value:.3g}".split("e")
-        return f"{mantissa}e{int(exponent)}"
-    return format_number(value)
 
 
 def _when(utc: str) -> str:
@@ -80,29 +73,29 @@ class DatasetRow:
 def dataset_row(t: Totals) -> DatasetRow:
     used = max(0.0, t.cap_epsilon - t.epsilon_remaining)
     full = t.epsilon_remaining <= t.cap_epsilon * FULL_TOLERANCE
-    left = "none left" if full else f"{_num(t.epsilon_remaining)} left"
+    left = "none left" if full else f"{format_budget(t.epsilon_remaining)} left"
     if t.cap_delta > 0 or t.delta_spent > 0:
-        delta = f"δ {_num(t.delta_spent)} of {_num(t.cap_delta)}"
+        delta = f"δ {format_budget(t.delta_spent)} of {format_budget(t.cap_delta)}"
     else:
         delta = "—"
     fraction = min(1.0, used / t.cap_epsilon) if t.cap_epsilon > 0 else 1.0
-    return DatasetRow(t.dataset_id, f"ε {_num(used)} of {_num(t.cap_epsilon)} spent, {left}", fraction, full, delta,
-                      t.releases, t)
+    spent = f"ε {format_budget(used)} of {format_budget(t.cap_epsilon)} spent, {left}"
+    return DatasetRow(t.dataset_id, spent, fraction, full, delta, t.releases, t)
 
 
 def change_text(change: CapChange) -> str:
     """'set to ε 2', 'ε 2 → 3', with δ when it is not 0."""
     if change.old_epsilon is None:
-        text = f"set to ε {_num(change.new_epsilon)}"
+        text = f"set to ε {format_budget(change.new_epsilon)}"
         if change.new_delta:
-            text += f", δ {_num(change.new_delta)}"
+            text += f", δ {format_budget(change.new_delta)}"
         return text
     parts = []
     if change.old_epsilon != change.new_epsilon:
         direction = "raised" if change.new_epsilon > change.old_epsilon else "lowered"
-        parts.append(f"ε {_num(change.old_epsilon)} → {_num(change.new_epsilon)} ({direction})")
+        parts.append(f"ε {format_budget(change.old_epsilon)} → {format_budget(change.new_epsilon)} ({direction})")
     if change.old_delta != change.new_delta:
-        parts.append(f"δ {_num(change.old_delta or 0.0)} → {_num(change.new_delta)}")
+        parts.append(f"δ {format_budget(change.old_delta or 0.0)} → {format_budget(change.new_delta)}")
     return ", ".join(parts) or "unchanged"
 
 
@@ -134,8 +127,8 @@ class BudgetForm(QDialog):
         self.epsilon_field = ValidatedField(_check_epsilon, "e.g. 2", EPSILON_TIP)
         self.delta_field = ValidatedField(_check_delta, "0", DELTA_TIP)
         if totals is not None:
-            self.epsilon_field.set_text(_num(totals.cap_epsilon))
-            self.delta_field.set_text(_num(totals.cap_delta))
+            self.epsilon_field.set_text(format_budget(totals.cap_epsilon))
+            self.delta_field.set_text(format_budget(totals.cap_delta))
         else:
             self.delta_field.set_text("0")
         self.reason_edit = QLineEdit()
@@ -362,7 +355,7 @@ class LedgerDialog(StatusMessages, QDialog):
         t = row.totals
         if t.accounting == "zcdp":
             tip += (f" Counted with zCDP composition (all releases Gaussian); the plain sum of ε is "
-                    f"{_num(t.epsilon_spent)}.")
+                    f"{format_budget(t.epsilon_spent)}.")
         if row.full:
             tip += " The budget is spent: no more releases of this dataset are possible unless it is raised."
             palette = bar.palette()
@@ -425,7 +418,7 @@ class LedgerDialog(StatusMessages, QDialog):
 
     def release_rows(self) -> list[tuple[str, str, str, str, str]]:
         """(date UTC, ε, δ, release id, bundle) of the selected dataset's releases, newest first."""
-        return [(_when(e.created_utc), _num(e.epsilon), _num(e.delta), e.release_id,
+        return [(_when(e.created_utc), format_budget(e.epsilon), format_budget(e.delta), e.release_id,
                  e.bundle or "(no bundle written)") for e in self._releases]
 
     def cap_history_rows(self) -> list[tuple[str, str, str]]:
@@ -439,8 +432,8 @@ class LedgerDialog(StatusMessages, QDialog):
     def confirm_raise(self, dataset: str, old: Totals, epsilon: float, delta: float, reason: str) -> bool:
         """Ask before a budget is raised (modal). Tests may replace this method."""
         box = QMessageBox(QMessageBox.Icon.Warning, "Raise the budget?",
-                          f"Raise the budget of “{dataset}” from ε {_num(old.cap_epsilon)} to ε {_num(epsilon)}"
-                          + (f" (δ {_num(old.cap_delta)} → {_num(delta)})" if delta != old.cap_delta else "")
+                          f"Raise the budget of “{dataset}” from ε {format_budget(old.cap_epsilon)} to ε {format_budget(epsilon)}"
+                          + (f" (δ {format_budget(old.cap_delta)} → {format_budget(delta)})" if delta != old.cap_delta else "")
                           + f"?\n\n{RAISE_WARNING} The change and your reason (“{reason}”) are recorded in the "
                           "ledger for good.", QMessageBox.StandardButton.NoButton, self)
         plain_text(box)  # the dataset's name and the reason are the user's text: shown literally
@@ -463,7 +456,7 @@ class LedgerDialog(StatusMessages, QDialog):
                 old = ledger.totals(dataset)
                 new_delta = old.cap_delta if delta is None else float(delta)
                 if (float(epsilon), new_delta) == (old.cap_epsilon, old.cap_delta):
-                    self._info(f"The budget of “{dataset}” is already ε {_num(epsilon)}; nothing was changed.")
+                    self._info(f"The budget of “{dataset}” is already ε {format_budget(epsilon)}; nothing was changed.")
                     return True
                 raising = epsilon > old.cap_epsilon or new_delta > old.cap_delta
                 if raising and not reason:
@@ -480,7 +473,7 @@ class LedgerDialog(StatusMessages, QDialog):
         verb = "Raised" if raising else "Lowered" if epsilon < old.cap_epsilon or new_delta < old.cap_delta else "Set"
         self.refresh()
         self.select_dataset(dataset)
-        self._info(f"{verb} the budget of “{dataset}” from ε {_num(old.cap_epsilon)} to ε {_num(epsilon)}. "
+        self._info(f"{verb} the budget of “{dataset}” from ε {format_budget(old.cap_epsilon)} to ε {format_budget(epsilon)}. "
                    "The change is recorded in the budget history.")
         return True
 
@@ -499,8 +492,8 @@ class LedgerDialog(StatusMessages, QDialog):
             return False
         self.refresh()
         self.select_dataset(dataset)
-        self._info(f"Added “{dataset}” with a budget of ε {_num(epsilon)}"
-                   + (f" and δ {_num(delta)}" if delta else "") + ".")
+        self._info(f"Added “{dataset}” with a budget of ε {format_budget(epsilon)}"
+                   + (f" and δ {format_budget(delta)}" if delta else "") + ".")
         return True
 
     # ------------------------------------------------------------------ the forms (modal)

@@ -1,7 +1,8 @@
 """The human-readable PDF of a release, drawn with Qt's own PDF writer (no widgets, no screenshots).
 
 Three A4 pages: (1) what was released and with which parameters, with a small quantile table;
-(2) the released CDF with its 95 % band and the released records per bin, drawn with QPainter;
+(2) the released CDF with its 95 % band and the released records per bin (the charts are drawn by
+:mod:`dpgui.app.pdf_charts`; this module lays out the page and writes the captions);
 (3) "How to read this release" in plain language, with the verification commands.
 
 Only public values are drawn: the fields of :class:`~dpgui.core.mechanism.Release` (released
@@ -18,31 +19,29 @@ import math
 import os
 import re
 import sys
-from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import numpy as np
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
-    QColor, QFont, QGuiApplication, QPageLayout, QPageSize, QPainter, QPdfWriter, QPen, QPolygonF, QTextDocument,
+    QColor, QGuiApplication, QPageLayout, QPageSize, QPainter, QPdfWriter, QPen, QTextDocument,
     QTextOption,
 )
 
 from dpgui import __version__
-from dpgui.app.result_view import band_envelope
-from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, format_number
+from dpgui.app.pdf_charts import ALERT, GREY, GRID, INK, RESOLUTION, Canvas, plot_bars, plot_cdf, release_bars
+from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS
 from dpgui.core.mechanism import Release
-from dpgui.core.projection import interval_variance
-from dpgui.core.quantiles import cumulative_interval95, missing_interval95, noise_margin, quantiles
+from dpgui.core.quantiles import missing_interval95, noise_margin, quantiles
+from dpgui.formatting import (
+    format_epsilon, format_fixed, format_level_budget, format_number, format_percent, format_percent_of, value_decimals,
+)
 from dpgui.report.bundle import ReleaseInfo
 
 __all__ = ["render_release_pdf", "ensure_gui_application", "PAGE_COUNT", "TEST_BANNER"]
 
 PAGE_COUNT = 3
-RESOLUTION = 300  # dots per inch of the PDF's drawing coordinates
 MARGIN_MM = 16.0
-MAX_BARS = 200  # the per-bin plot shows at most this many bars; more bins are summed into groups
-CURVE_COLUMNS = 1200  # long curves are thinned to per-column min/max over this many columns
 QUANTILE_PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
 QUANTILE_NAMES = {0.25: "lower quartile", 0.5: "median", 0.75: "upper quartile"}
 
@@ -76,17 +75,6 @@ def missing_text(release: Release, rule: str) -> str:
     if rule == "error":
         return "The release would have stopped at a missing value (a retired policy of an older version of dpgui)."
     return f"Rule {rule!r}"
-
-# Colours that print well and stay distinguishable (Okabe–Ito blue, as in the app's plots).
-INK = QColor("#1A1A1A")
-GREY = QColor("#666666")
-GRID = QColor("#DDDDDD")
-CURVE = QColor("#0072B2")
-BAND = QColor(0, 114, 178, 70)
-BAR = QColor("#56B4E9")
-BAR_EDGE = QColor("#2C7FB8")
-ALERT = QColor("#B00020")
-
 
 # ----------------------------------------------------------------------------------------------
 # the application Qt needs for fonts and painting
@@ -124,33 +112,6 @@ def ensure_gui_application() -> QGuiApplication:
 # ----------------------------------------------------------------------------------------------
 # numbers in words
 
-def _eps(value: float) -> str:
-    return f"{value:g}"
-
-
-def _budget(value: float) -> str:
-    return f"{value:.4g}"
-
-
-def _value_decimals(width: float) -> int:
-    """Decimals that show a value to the precision of one bin (0 for bins ≥ 1 wide, at most 6)."""
-    if not (width > 0 and math.isfinite(width)):
-        return 0
-    return int(min(6, max(0, math.ceil(-math.log10(width) - 1e-9))))
-
-
-def _fixed(value: float, decimals: int) -> str:
-    """Thousands separators and fixed decimals; never '-0'."""
-    text = f"{value:,.{decimals}f}"
-    if text.startswith("-") and float(text[1:].replace(",", "")) == 0:
-        text = text[1:]
-    return text
-
-
-def _percent(p: float) -> str:
-    return f"{p * 100:g} %"
-
-
 def _utc(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
@@ -181,7 +142,7 @@ def _level_budgets(release: Release) -> str:
     for offset, eps in enumerate(plan.level_epsilons):
         level = first + offset
         where = "the total" if level == 0 else f"{counts[level]:,} node{'s' if counts[level] != 1 else ''}"
-        value = f"ε = {_budget(eps)}" if eps > 0 else "0 (not released)"
+        value = f"ε = {format_level_budget(eps)}" if eps > 0 else "0 (not released)"
         parts.append(f"level {level} ({where}): {value}")
     return "; ".join(parts)
 
@@ -198,9 +159,9 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     else:
         n_text = f"{format_number(n)} (estimated from the noisy counts; the true N is not published)"
     spent = float(plan.epsilon_spent())
-    eps_text = f"ε = {_eps(privacy.epsilon)} and δ = 0 (pure ε-differential privacy)"
+    eps_text = f"ε = {format_epsilon(privacy.epsilon)} and δ = 0 (pure ε-differential privacy)"
     if abs(spent - privacy.epsilon) > 1e-9 * privacy.epsilon:
-        eps_text += f"; the noise scales were rounded up, so slightly less is spent: ε = {spent:.6g}"
+        eps_text += f"; the noise scales were rounded up, so slightly less is spent: ε = {format_epsilon(spent)}"
     branching = " × ".join(str(b) for b in plan.shape.branching)
     padded = plan.shape.padded_bins
     tree = f"{branching} ({plan.shape.height} level{'s' if plan.shape.height != 1 else ''} below the total"
@@ -219,7 +180,7 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     accuracy = (f"± {format_number(round(typical))} records on average, ± {format_number(round(worst))} at the "
                 f"least precise point (half-widths of the 95 % band of the cumulative counts)")
     if n > 0:
-        accuracy += f"; that is ± {100 * typical / n:.2g} % and ± {100 * worst / n:.2g} % of N"
+        accuracy += f"; that is ± {format_percent_of(typical, n)} and ± {format_percent_of(worst, n)} of N"
     missing = missing_text(release, details.missing)
     return [
         ("Column", _e(details.column)),
@@ -243,15 +204,16 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
 def _quantile_rows(release: Release) -> list[tuple[str, str, str]]:
     """Quantile, value, 95 % interval: to the precision of a bin, or one decimal finer when an
     interval would otherwise read "32 to 32" (the interval lies within one bin)."""
-    base = _value_decimals((release.upper - release.lower) / release.plan.shape.bins)
+    base = value_decimals((release.upper - release.lower) / release.plan.shape.bins)
     found = quantiles(release, QUANTILE_PROBABILITIES)
-    collapsed = any(_fixed(q.low, base) == _fixed(q.high, base) for q in found if q.low < q.high)
+    collapsed = any(format_fixed(q.low, base) == format_fixed(q.high, base) for q in found if q.low < q.high)
     decimals = base + 1 if collapsed else base
     rows = []
     for q in found:
         name = QUANTILE_NAMES.get(round(q.probability, 6))
-        label = _percent(q.probability) + (f" ({name})" if name else "")
-        rows.append((label, _fixed(q.value, decimals), f"{_fixed(q.low, decimals)} to {_fixed(q.high, decimals)}"))
+        label = format_percent(q.probability) + (f" ({name})" if name else "")
+        interval = f"{format_fixed(q.low, decimals)} to {format_fixed(q.high, decimals)}"
+        rows.append((label, format_fixed(q.value, decimals), interval))
     return rows
 
 
@@ -392,7 +354,7 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
         "person in the data.</p>")
     out.append("<h2>What ε (epsilon) means here</h2>")
     out.append(
-        f"<p>The privacy budget of this release is <b>ε = {_eps(eps)}</b>. Whatever one person's records are, or "
+        f"<p>The privacy budget of this release is <b>ε = {format_epsilon(eps)}</b>. Whatever one person's records are, or "
         f"whether they are in the table at all (see the protection model below), the probability of any published "
         f"result changes by at most a factor of e<sup>ε</sup> = {factor_text}. So anyone looking at the release, "
         "whatever else they know, learns almost nothing more about that person than they would have without their "
@@ -447,347 +409,7 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
 
 
 # ----------------------------------------------------------------------------------------------
-# page 2: plots
-
-def _nice_step(span: float, target: int) -> float:
-    raw = span / max(1, target)
-    if not (raw > 0 and math.isfinite(raw)):
-        return 1.0
-    magnitude = 10.0 ** math.floor(math.log10(raw))
-    for m in (1.0, 2.0, 2.5, 5.0, 10.0):
-        if m * magnitude >= raw * (1 - 1e-12):
-            return m * magnitude
-    return 10.0 * magnitude
-
-
-def _nice_ticks(lo: float, hi: float, target: int) -> tuple[list[float], int]:
-    """Round tick values in [lo, hi] about ``target`` apart, and the decimals their labels need."""
-    step = _nice_step(hi - lo, target)
-    first = math.ceil(lo / step - 1e-9)
-    last = math.floor(hi / step + 1e-9)
-    ticks = [i * step for i in range(first, last + 1)]
-    decimals = 0
-    while decimals < 10 and abs(round(step, decimals) - step) > 1e-9 * step:
-        decimals += 1
-    return ticks, decimals
-
-
-def _tick_label(value: float, decimals: int) -> str:
-    if abs(value) >= 1e15:
-        return f"{value:.3g}"
-    return _fixed(value, decimals)
-
-
-def _thin_curve(x: np.ndarray, y: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndarray]:
-    """A polyline of at most ~2·columns points that passes through every column's min and max."""
-    if x.size <= 2 * columns:
-        return x, y
-    group = math.ceil(x.size / columns)
-    starts = np.arange(0, x.size, group)
-    ends = np.minimum(starts + group, x.size) - 1
-    mins = np.minimum.reduceat(y, starts)
-    maxs = np.maximum.reduceat(y, starts)
-    rising = y[ends] >= y[starts]
-    first = np.where(rising, mins, maxs)
-    second = np.where(rising, maxs, mins)
-    return np.column_stack([x[starts], x[ends]]).ravel(), np.column_stack([first, second]).ravel()
-
-
-def _polygon(px: np.ndarray, py: np.ndarray) -> QPolygonF:
-    return QPolygonF([QPointF(float(a), float(b)) for a, b in zip(px, py)])
-
-
-class _Canvas:
-    """Page geometry and fonts at the writer's resolution."""
-
-    def __init__(self, painter: QPainter, width: float, height: float) -> None:
-        self.p = painter
-        self.width = width
-        self.height = height
-        self.base = QFont(QGuiApplication.font())
-
-    def font(self, points: float, bold: bool = False) -> QFont:
-        f = QFont(self.base)
-        f.setPointSizeF(points)
-        f.setBold(bold)
-        return f
-
-    def text_width(self, font: QFont, text: str) -> float:
-        self.p.setFont(font)
-        return self.p.fontMetrics().horizontalAdvance(text)
-
-    def line_height(self, font: QFont) -> float:
-        self.p.setFont(font)
-        return float(self.p.fontMetrics().height())
-
-    def elide(self, font: QFont, text: str, width: float) -> str:
-        self.p.setFont(font)
-        return self.p.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle, int(width))
-
-    def wrapped(self, font: QFont, rect: QRectF, text: str, colour: QColor = INK) -> float:
-        """Draw word-wrapped text at the top of ``rect``; returns the height used."""
-        self.p.setFont(font)
-        self.p.setPen(colour)
-        flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop) | int(Qt.TextFlag.TextWordWrap)
-        bound = self.p.boundingRect(rect, flags, text)
-        self.p.drawText(rect, flags, text)
-        return bound.height()
-
-    def wrapped_height(self, font: QFont, width: float, text: str) -> float:
-        self.p.setFont(font)
-        flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop) | int(Qt.TextFlag.TextWordWrap)
-        return self.p.boundingRect(QRectF(0, 0, width, 1e6), flags, text).height()
-
-
-@dataclass
-class _Axes:
-    """A data rectangle on the page and the linear map from data to page coordinates."""
-
-    rect: QRectF
-    x0: float
-    x1: float
-    y0: float
-    y1: float
-
-    def px(self, x: np.ndarray | float) -> np.ndarray:
-        return self.rect.left() + (np.asarray(x, dtype=float) - self.x0) / (self.x1 - self.x0) * self.rect.width()
-
-    def py(self, y: np.ndarray | float) -> np.ndarray:
-        return self.rect.bottom() - (np.asarray(y, dtype=float) - self.y0) / (self.y1 - self.y0) * self.rect.height()
-
-
-def _x_ticks(c: _Canvas, font: QFont, lo: float, hi: float, width: float) -> tuple[list[float], int]:
-    """As many round ticks as fit without their labels touching."""
-    gap = c.text_width(font, "  ")
-    for target in (8, 6, 5, 4, 3, 2, 1):
-        ticks, decimals = _nice_ticks(lo, hi, target)
-        if len(ticks) < 2:
-            continue
-        spacing = width * (ticks[1] - ticks[0]) / (hi - lo)
-        widest = max(c.text_width(font, _tick_label(t, decimals)) for t in ticks)
-        if widest + gap <= spacing:
-            return ticks, decimals
-    return _nice_ticks(lo, hi, 1)
-
-
-def _y_ticks(lo: float, hi: float, height: float, spacing: float, target: int = 6) -> tuple[list[float], int]:
-    """Round ticks at least ``spacing`` apart on an axis ``height`` long (fewer when it is short)."""
-    for t in range(target, 0, -1):
-        ticks, decimals = _nice_ticks(lo, hi, t)
-        if len(ticks) < 2 or height * (ticks[1] - ticks[0]) / (hi - lo) >= spacing:
-            return ticks, decimals
-    return _nice_ticks(lo, hi, 1)
-
-
-def _draw_axes_frame(c: _Canvas, outer: QRectF, x_range: tuple[float, float], y_range: tuple[float, float],
-                     x_label: str, y_label: str, right: tuple[str, float] | None = None) -> _Axes:
-    """Axes with gridlines, round ticks with thousands separators and labels; returns the data map.
-
-    ``right`` = (label, scale) adds a percentage axis on the right: 100 % at y = scale (ticks 0–100 %).
-    """
-    p = c.p
-    tick_font = c.font(8.5)
-    label_font = c.font(9.5)
-    tick_len = 0.012 * RESOLUTION
-    pad = 0.03 * RESOLUTION
-    label_h = c.line_height(label_font)
-    tick_h = c.line_height(tick_font)
-    bottom = tick_len + pad + tick_h + pad + label_h
-    height = outer.height() - bottom - 0.5 * tick_h
-    y_ticks, y_dec = _y_ticks(y_range[0], y_range[1], height, 2.2 * tick_h)
-    y_labels = [_tick_label(t, y_dec) for t in y_ticks]
-    left = label_h + pad + max(c.text_width(tick_font, s) for s in y_labels) + tick_len + pad
-    right_w = 0.15 * RESOLUTION
-    right_ticks: list[tuple[float, str]] = []
-    if right is not None:
-        scale = right[1]
-        lo_pct = max(0.0, 100 * y_range[0] / scale)
-        hi_pct = min(100.0, 100 * y_range[1] / scale)
-        pct_height = height * (hi_pct - lo_pct) * scale / 100 / (y_range[1] - y_range[0])
-        pct, pct_dec = _y_ticks(lo_pct, hi_pct, pct_height, 2.2 * tick_h, 5)
-        right_ticks = [(v * scale / 100, f"{_fixed(v, pct_dec)} %") for v in pct]
-        right_w = tick_len + pad + max([c.text_width(tick_font, s) for _, s in right_ticks] + [0.0]) + pad + label_h
-    rect = QRectF(outer.left() + left, outer.top() + 0.5 * tick_h, outer.width() - left - right_w, height)
-    axes = _Axes(rect, x_range[0], x_range[1], y_range[0], y_range[1])
-    x_ticks, x_dec = _x_ticks(c, tick_font, x_range[0], x_range[1], rect.width())
-
-    p.setPen(QPen(GRID, 0.004 * RESOLUTION))
-    for t in y_ticks:
-        y = float(axes.py(t))
-        p.drawLine(QPointF(rect.left(), y), QPointF(rect.right(), y))
-    for t in x_ticks:
-        x = float(axes.px(t))
-        p.drawLine(QPointF(x, rect.top()), QPointF(x, rect.bottom()))
-
-    p.setPen(QPen(INK, 0.006 * RESOLUTION))
-    p.setBrush(Qt.BrushStyle.NoBrush)
-    p.drawRect(rect)
-    p.setFont(tick_font)
-    fm = p.fontMetrics()
-    for t, s in zip(y_ticks, y_labels):
-        y = float(axes.py(t))
-        p.drawLine(QPointF(rect.left() - tick_len, y), QPointF(rect.left(), y))
-        w = fm.horizontalAdvance(s)
-        p.drawText(QPointF(rect.left() - tick_len - pad - w, y + (fm.ascent() - fm.descent()) / 2), s)
-    for t in x_ticks:
-        x = float(axes.px(t))
-        s = _tick_label(t, x_dec)
-        p.drawLine(QPointF(x, rect.bottom()), QPointF(x, rect.bottom() + tick_len))
-        w = fm.horizontalAdvance(s)
-        x_text = min(max(x - w / 2, outer.left()), outer.right() - w)
-        p.drawText(QPointF(x_text, rect.bottom() + tick_len + pad + fm.ascent()), s)
-    if right is not None:
-        for value, s in right_ticks:
-            y = float(axes.py(value))
-            p.drawLine(QPointF(rect.right(), y), QPointF(rect.right() + tick_len, y))
-            p.drawText(QPointF(rect.right() + tick_len + pad, y + (fm.ascent() - fm.descent()) / 2), s)
-
-    p.setFont(label_font)
-    fm = p.fontMetrics()
-    text = fm.elidedText(x_label, Qt.TextElideMode.ElideMiddle, int(rect.width()))
-    p.drawText(QPointF(rect.center().x() - fm.horizontalAdvance(text) / 2, outer.bottom() - fm.descent()), text)
-    for side, label in (("left", y_label), ("right", right[0] if right is not None else None)):
-        if label is None:
-            continue
-        text = fm.elidedText(label, Qt.TextElideMode.ElideMiddle, int(rect.height()))
-        p.save()
-        if side == "left":
-            p.translate(outer.left() + fm.ascent(), rect.center().y() + fm.horizontalAdvance(text) / 2)
-            p.rotate(-90)
-        else:
-            p.translate(outer.right() - fm.ascent(), rect.center().y() - fm.horizontalAdvance(text) / 2)
-            p.rotate(90)
-        p.drawText(QPointF(0, 0), text)
-        p.restore()
-    return axes
-
-
-def _legend(c: _Canvas, x: float, y: float, width: float, entries: list[tuple[str, str]]) -> float:
-    """A row of legend entries (kind: 'line', 'band' or 'bar'); returns its height."""
-    p = c.p
-    font = c.font(8.5)
-    p.setFont(font)
-    fm = p.fontMetrics()
-    swatch = 0.25 * RESOLUTION
-    gap = 0.06 * RESOLUTION
-    h = fm.height()
-    cx, cy = x, y
-    for kind, text in entries:
-        need = swatch + gap + fm.horizontalAdvance(text) + 2 * gap
-        if cx > x and cx + need > x + width:
-            cx, cy = x, cy + h * 1.2
-        mid = cy + h / 2
-        if kind == "line":
-            p.setPen(QPen(CURVE, 0.008 * RESOLUTION))
-            p.drawLine(QPointF(cx, mid), QPointF(cx + swatch, mid))
-        elif kind == "band":
-            p.setPen(Qt.PenStyle.NoPen)
-            p.setBrush(BAND)
-            p.drawRect(QRectF(cx, mid - h * 0.3, swatch, h * 0.6))
-        elif kind == "bar":
-            p.setPen(QPen(BAR_EDGE, 0.003 * RESOLUTION))
-            p.setBrush(BAR)
-            p.drawRect(QRectF(cx + swatch * 0.25, mid - h * 0.35, swatch * 0.5, h * 0.7))
-        p.setBrush(Qt.BrushStyle.NoBrush)
-        p.setPen(INK)
-        p.drawText(QPointF(cx + swatch + gap, cy + fm.ascent()), text)
-        cx += need
-    return cy + h - y
-
-
-def _plot_heading(c: _Canvas, outer: QRectF, title: str, legend: list[tuple[str, str]]) -> float:
-    """Draw a plot's title and legend at the top of ``outer``; return the y where the axes start."""
-    p = c.p
-    title_font = c.font(11, bold=True)
-    p.setFont(title_font)
-    p.setPen(INK)
-    p.drawText(QPointF(outer.left(), outer.top() + p.fontMetrics().ascent()), c.elide(title_font, title, outer.width()))
-    y = outer.top() + c.line_height(title_font) * 1.15
-    return y + _legend(c, outer.left(), y, outer.width(), legend) + 0.04 * RESOLUTION
-
-
-def _plot_cdf(c: _Canvas, outer: QRectF, release: Release, column: str) -> None:
-    p = c.p
-    n = float(release.total)
-    lower_edges, upper_edges = release.bin_edges()
-    edges = np.append(lower_edges, upper_edges[-1])
-    cum = np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float)))
-    ci_low, ci_high = cumulative_interval95(release)
-    low, high = np.concatenate(([0.0], ci_low)), np.concatenate(([0.0], ci_high))
-    top = max(n, 1.0)
-    y_min = min(0.0, float(cum.min()))
-    y_max = max(top, float(cum.max())) * 1.03
-    y = _plot_heading(c, outer, f"Released cumulative distribution (CDF) of {column}",
-                      [("line", "Released cumulative count"),
-                       ("band", "95 % band: holds the true count with at least 95 % confidence")])
-    right = None
-    if n > 0:
-        right = ("Fraction of all records", n)
-    frame = QRectF(outer.left(), y, outer.width(), outer.bottom() - y)
-    axes = _draw_axes_frame(c, frame, (release.lower, release.upper),
-                            (y_min, y_max), column, "Records at or below the value", right)
-    columns = max(100, min(CURVE_COLUMNS, int(axes.rect.width())))
-    xb, lows, highs = band_envelope(edges, low, high, 2 * columns)
-    xc, yc = _thin_curve(edges, cum, columns)
-    p.save()
-    p.setClipRect(axes.rect.adjusted(-2, -2, 2, 2))
-    p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-    band = np.concatenate([axes.px(xb), axes.px(xb)[::-1]]), np.concatenate([axes.py(highs), axes.py(lows)[::-1]])
-    p.setPen(Qt.PenStyle.NoPen)
-    p.setBrush(BAND)
-    p.drawPolygon(_polygon(*band))
-    p.setBrush(Qt.BrushStyle.NoBrush)
-    pen = QPen(CURVE, 0.008 * RESOLUTION)
-    pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-    p.setPen(pen)
-    p.drawPolyline(_polygon(axes.px(xc), axes.py(yc)))
-    p.restore()
-
-
-def _bars(release: Release) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """Released records per bin (or per group of bins): x from, x to, count, half-width of the 95 % interval
-    of the true count (noise_margin of the range's standard error); group size."""
-    k = release.plan.shape.bins
-    per_bin = np.diff(np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float))))
-    group = max(1, math.ceil(k / MAX_BARS))
-    starts = np.arange(0, k, group)
-    stops = np.minimum(starts + group, k)
-    counts = np.add.reduceat(per_bin, starts)
-    margins = noise_margin(np.array([math.sqrt(max(0.0, interval_variance(release.plan, int(a), int(b))))
-                                     for a, b in zip(starts, stops)]))
-    lower_edges, upper_edges = release.bin_edges()
-    return lower_edges[starts], upper_edges[stops - 1], counts, margins, group
-
-
-def _plot_bars(c: _Canvas, outer: QRectF, release: Release, column: str,
-               bars: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]) -> None:
-    p = c.p
-    x0, x1, counts, margins, group = bars
-    y_min = min(0.0, float(counts.min()))
-    y_max = max(float(counts.max()), 1.0) * 1.05
-    if y_min < 0:
-        y_min *= 1.05
-    what = "bin" if group == 1 else f"group of {group:,} bins"
-    y = _plot_heading(c, outer, f"Released records per {what}", [("bar", f"Released records per {what} (noisy)")])
-    y_label = "Records per bin" if group == 1 else "Records per group"
-    frame = QRectF(outer.left(), y, outer.width(), outer.bottom() - y)
-    axes = _draw_axes_frame(c, frame, (release.lower, release.upper),
-                            (y_min, y_max), column, y_label, None)
-    p.save()
-    p.setClipRect(axes.rect)
-    left, right = axes.px(x0), axes.px(x1)
-    top, base = axes.py(np.maximum(counts, 0.0)), axes.py(np.minimum(counts, 0.0))
-    thin = float(np.min(right - left)) < 0.02 * RESOLUTION
-    p.setPen(Qt.PenStyle.NoPen if thin else QPen(BAR_EDGE, 0.003 * RESOLUTION))
-    p.setBrush(BAR)
-    for a, b, t, u in zip(left, right, top, base):
-        p.drawRect(QRectF(float(a), float(t), float(b - a), float(u - t)))
-    if y_min < 0:
-        p.setPen(QPen(INK, 0.004 * RESOLUTION))
-        z = float(axes.py(0.0))
-        p.drawLine(QPointF(axes.rect.left(), z), QPointF(axes.rect.right(), z))
-    p.restore()
-
+# page 2: plots (drawn by dpgui.app.pdf_charts) and their captions
 
 def _cdf_caption(release: Release) -> str:
     return ("The curve is the released number of records with a value at or below each point; it is drawn "
@@ -817,7 +439,7 @@ def _bars_caption(release: Release, group: int, margins: np.ndarray) -> str:
     return text
 
 
-def _draw_page2(c: _Canvas, top: float, bottom: float, release: Release, details: ReleaseInfo) -> None:
+def _draw_page2(c: Canvas, top: float, bottom: float, release: Release, details: ReleaseInfo) -> None:
     p = c.p
     heading = c.font(15, bold=True)
     p.setFont(heading)
@@ -826,18 +448,18 @@ def _draw_page2(c: _Canvas, top: float, bottom: float, release: Release, details
     p.drawText(QPointF(0, y), c.elide(heading, f"The release in pictures: {details.column}", c.width))
     y = top + c.line_height(heading) * 1.4
     caption_font = c.font(9)
-    bars = _bars(release)
+    bars = release_bars(release)
     cap1, cap2 = _cdf_caption(release), _bars_caption(release, bars[4], bars[3])
     h1 = c.wrapped_height(caption_font, c.width, cap1)
     h2 = c.wrapped_height(caption_font, c.width, cap2)
     gap = 0.12 * RESOLUTION
     room = bottom - y - h1 - h2 - 3 * gap
     cdf_h = room * 0.56
-    _plot_cdf(c, QRectF(0, y, c.width, cdf_h), release, details.column)
+    plot_cdf(c, QRectF(0, y, c.width, cdf_h), release, details.column)
     y += cdf_h + gap * 0.5
     y += c.wrapped(caption_font, QRectF(0, y, c.width, h1 + 10), cap1, GREY) + gap * 1.5
     bars_h = bottom - y - h2 - gap * 0.5
-    _plot_bars(c, QRectF(0, y, c.width, bars_h), release, details.column, bars)
+    plot_bars(c, QRectF(0, y, c.width, bars_h), release, details.column, bars)
     y += bars_h + gap * 0.5
     c.wrapped(caption_font, QRectF(0, y, c.width, h2 + 10), cap2, GREY)
 
@@ -845,7 +467,7 @@ def _draw_page2(c: _Canvas, top: float, bottom: float, release: Release, details
 # ----------------------------------------------------------------------------------------------
 # pages, header and footer
 
-def _draw_html(c: _Canvas, writer: QPdfWriter, top: float, bottom: float, source: str) -> None:
+def _draw_html(c: Canvas, writer: QPdfWriter, top: float, bottom: float, source: str) -> None:
     """Lay out simple HTML at the writer's resolution, shrinking the font until it fits."""
     height = bottom - top
     doc = QTextDocument()
@@ -873,7 +495,7 @@ def _scale_points(source: str, factor: float) -> str:
     return re.sub(r"(\d+(?:\.\d+)?)pt", lambda m: f"{float(m.group(1)) * factor:.2f}pt", source)
 
 
-def _draw_header(c: _Canvas, release: Release) -> float:
+def _draw_header(c: Canvas, release: Release) -> float:
     """A red 'test release' strip on every page of an insecure release; returns the height used."""
     if release.secure:
         return 0.0
@@ -890,7 +512,7 @@ def _draw_header(c: _Canvas, release: Release) -> float:
     return h + 0.08 * RESOLUTION
 
 
-def _draw_footer(c: _Canvas, details: ReleaseInfo, page: int) -> float:
+def _draw_footer(c: Canvas, details: ReleaseInfo, page: int) -> float:
     """Release id and page number at the foot of the page; returns the top of the footer."""
     font = c.font(7.5)
     h = c.line_height(font)
@@ -929,7 +551,7 @@ def render_release_pdf(release: Release, details: ReleaseInfo, key_id: str | Non
     if not painter.begin(writer):
         raise RuntimeError("could not start drawing the PDF")
     try:
-        c = _Canvas(painter, float(writer.width()), float(writer.height()))
+        c = Canvas(painter, float(writer.width()), float(writer.height()))
         for page in range(1, PAGE_COUNT + 1):
             if page > 1:
                 writer.newPage()

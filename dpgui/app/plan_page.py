@@ -24,6 +24,7 @@ from dpgui.core.planner import auto_plan, margin95, plan_for_accuracy
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.workspace.state import DataContext, PlanChoice
+from dpgui.formatting import format_margin_records, format_percent_of
 
 
 def _parse_epsilon(raw: str) -> float:
@@ -644,8 +645,8 @@ class PlanPage(QWidget):
         of_n = "N" if plan.privacy.root_public else "your estimate of N"
 
         def fmt(x: float) -> str:
-            pct = f" ({100 * x / n:.2g} % of {of_n} = {n:,})" if n else ""
-            return f"± {x:,.1f} records{pct}"
+            pct = f" ({format_percent_of(x, n)} of {of_n} = {n:,})" if n else ""
+            return f"{format_margin_records(x)}{pct}"
         words = (f"<b>Projected error (95 %), before anything is released:</b> {fmt(worst)} at the worst point of "
                  f"the CDF, {fmt(average)} on average. {self._plan_words(plan)}")
         if math.isinf(worst):

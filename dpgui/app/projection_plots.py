@@ -4,516 +4,68 @@
 baselines; (b) the typical (root-mean-square) margin against ε; (c) the same against the branching
 factor of a uniform tree; (d) the privacy budget and noise of each tree level.
 
-The top half of this module is Qt-free arithmetic on the engine (:mod:`dpgui.core.projection`,
-:mod:`dpgui.core.planner`) plus caches, so a redraw after a parameter change only recomputes what
-depends on that parameter; it runs on worker threads (:meth:`ProjectionCache.project` and
-:meth:`~ProjectionCache.refine`), so the widget itself only draws. Every number drawn is an exact
-projection of a real :class:`Plan` (exact discrete-Laplace variances, rounded-up scales), with
-three documented shortcuts:
-
-* for K > :data:`EXACT_POINT_LIMIT` plot (a) evaluates the exact margin at
-  :data:`SAMPLED_POINTS` prefixes (one at a jittered position in each of equal strata, plus the
-  first and last), not at all K; the curve is exact at every drawn point;
-* plot (a) draws at most 2 × :data:`DRAWN_SLICES` of those points: the lowest and the highest of each
-  of that many equal slices of the range (:func:`peak_envelope`; the same line on screen, a
-  fraction of the drawing time, and no single pixel column holds more than one slice);
-* the "tuned budgets" curve of plot (c) is drawn at once from budget *fractions* optimised once
-  per (K, b, neighbour model) at ε = 1 and scaled to the chosen ε (exact errors of those plans),
-  then refined on worker threads: each point becomes the better of that split and
-  :func:`optimise_budgets` run at the chosen ε (the curve's legend says "refining…" meanwhile).
-  Only up to :data:`GLS_BRANCHINGS` factors b (log-spaced) get this curve, as each needs a
-  numerical optimisation.
+The numbers come from :class:`~dpgui.core.projection_curves.ProjectionCache` (Qt-free, with its
+documented shortcuts), run on worker threads, so this widget only draws: a redraw after a
+parameter change recomputes only what depends on that parameter, and plot (c)'s tuned-budget
+curve is refined on workers after the plots are drawn (its legend says "refining…" meanwhile).
 """
 
 from __future__ import annotations
 
 import math
-import threading
 import time
-from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import Callable, Hashable
 
 import numpy as np
-
-from dpgui.core.noise import discrete_laplace_variance, laplace_scale_float
-from dpgui.core.quantiles import noise_margin  # the one 95 % margin: plots, summary, band and tables agree
-from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
-from dpgui.core.planner import candidate_shapes, laplace_variance, margin95, optimise_budgets
-from dpgui.core.projection import (
-    _gls_boundary_terms,
-    covering_total_coefficients,
-    gls_eigenvalues,
-    gls_total_coefficients,
-    last_prefix,
-
+import pyqtgraph as pg
+from PySide6.QtCore import QPoint, QPointF, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QCursor, QIcon, QPainter, QPalette, QPixmap
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QRadioButton,
+    QStackedLayout,
+    QTabWidget,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
 )
-from dpgui.core.tree import TreeShape
-from dpgui.errors import Cancelled
 
-EXACT_POINT_LIMIT = 1 << 16  # plot (a) evaluates every CDF point up to this K
-SAMPLED_POINTS = 1 << 15  # …and this many exact points above it
-DRAWN_SLICES = 1 << 12  # plot (a) draws the lowest and highest point of this many slices (wider than any screen)
-MAX_BRANCHING = 1024  # plot (c) x range: 2 .. min(K, MAX_BRANCHING)
-MAX_PADDING = 2.0  # plot (c) keeps b whose uniform tree pads K to at most 2K (as the planner does)
-GLS_BRANCHINGS = 24  # plot (c): at most this many b get GLS + optimised budgets
-EPS_PER_DECADE = 15  # plot (b): ε grid points per factor of 10 (on a fixed lattice, so cached)
-EPS_SPAN = 10.0  # plot (b) x range: ε/10 .. 10ε (capped at ε = 100, the engine's limit)
-BASELINES = ("binary", "hist", "paper_best")  # the mechanisms paper 000 compares
-REFINE_CHUNK_MS = 100.0  # plot (c)'s tuned curve is redrawn after about this much optimisation
-REFINE_DELAY_MS = 250  # …which starts this long after the plots are drawn (not while the user is still changing things)
-
-
-# ----------------------------------------------------------------------------- Qt-free helpers
-def margin(variance: np.ndarray | float) -> np.ndarray:
-    """95% error margin of a count with this variance: ``noise_margin`` (2.2 standard errors + 1 record,
-    0 for an exact count), the half-width of the 95 % band published with the release."""
-    return noise_margin(np.sqrt(np.maximum(np.asarray(variance, dtype=float), 0.0)))
-
-
-def rms_margin(plan: Plan) -> float:
-    """Typical 95% margin: the margin at the root-mean-square standard error over the noised CDF points (the
-    engine's ``margin95(plan, 'average')``). O(h)."""
-    return margin95(plan, "average")
-
-
-def draw_prefixes(bins: int, limit: int = EXACT_POINT_LIMIT, samples: int = SAMPLED_POINTS) -> np.ndarray:
-    """Prefix lengths j at which plot (a) evaluates the margin: all 1..K up to ``limit``, else one
-    per stratum at a fixed pseudo-random position (no stride that could alias with the tree's
-    periodic structure) plus 1 and K."""
-    if bins <= limit:
-        return np.arange(1, bins + 1, dtype=np.int64)
-    edges = np.linspace(1.0, float(bins), samples + 1)
-    jitter = np.random.default_rng(20240607).random(samples)
-    picks = np.floor(edges[:-1] + jitter * (edges[1:] - edges[:-1])).astype(np.int64)
-    return np.unique(np.concatenate([[1], np.clip(picks, 1, bins), [bins]]))
-
-
-def peak_envelope(values: np.ndarray, slices: int = DRAWN_SLICES) -> np.ndarray:
-    """Indices (increasing) of the smallest and the largest value in each of ``slices`` consecutive,
-    near-equal slices of ``values`` (the first of ties); all indices when there are at most
-    2·slices. A line through them looks the same as one through every point at any width up to
-    ``slices`` pixels. O(n)."""
-    n = values.size
-    if n <= 2 * slices:
-        return np.arange(n)
-    starts = (np.arange(slices) * n + slices - 1) // slices  # first index of each slice
-    sizes = np.diff(np.append(starts, n))
-    group = np.repeat(np.arange(slices), sizes)
-    picks = []
-    for extreme in (np.minimum, np.maximum):
-        hits = np.flatnonzero(values == np.repeat(extreme.reduceat(values, starts), sizes))
-        _, first = np.unique(group[hits], return_index=True)
-        picks.append(hits[first])
-    return np.unique(np.concatenate(picks))
-
-
-def scaled_budgets(level_epsilons: tuple[float, ...], epsilon: float) -> tuple[float, ...]:
-    """The same budget *fractions* with total ``epsilon`` (summing to it exactly)."""
-    return split_budget(epsilon, level_epsilons)
-
-
-def with_epsilon(privacy: PrivacySpec, epsilon: float) -> PrivacySpec:
-    return PrivacySpec(epsilon, privacy.neighbours, privacy.records_per_person)
-
-
-def epsilon_grid(epsilon: float) -> np.ndarray:
-    """ε values of plot (b): the points of the fixed lattice 10^(k/15) in [ε/10, min(10ε, 100)], plus ε."""
-    top = min(EPS_SPAN * epsilon, 100.0)
-    k_lo = math.ceil(EPS_PER_DECADE * math.log10(epsilon / EPS_SPAN) - 1e-9)
-    k_hi = math.floor(EPS_PER_DECADE * math.log10(top) + 1e-9)
-    lattice = [10.0 ** (k / EPS_PER_DECADE) for k in range(k_lo, k_hi + 1)]
-    lattice = [e for e in lattice if 0 < e <= 100.0]
-    return np.unique(np.array(lattice + [float(epsilon)]))
-
-
-def uniform_branchings(bins: int, max_branching: int = MAX_BRANCHING, max_padding: float = MAX_PADDING) -> list[int]:
-    """Branching factors b ∈ 2..min(K, max_branching) whose uniform tree pads K to ≤ max_padding·K."""
-    out = []
-    for b in range(2, min(bins, max_branching) + 1):
-        span = b
-        while span < bins:
-            span *= b
-        if span <= max_padding * bins:
-            out.append(b)
-    return out
-
-
-def log_spaced_subset(values: list[int], count: int) -> list[int]:
-    """At most ``count`` members of ``values`` (sorted ints), nearest to log-spaced targets, ends kept."""
-    if len(values) <= count:
-        return list(values)
-    arr = np.asarray(values, dtype=float)
-    targets = np.geomspace(arr[0], arr[-1], count)
-    picks = {values[int(np.argmin(np.abs(np.log(arr) - math.log(t))))] for t in targets}
-    return sorted(picks)
-
-
-def effective_branching(shape: TreeShape) -> float:
-    """The uniform branching factor with the same height and leaves: K̄^(1/h) (= b for a uniform tree)."""
-    if len(set(shape.branching)) == 1:
-        return float(shape.branching[0])
-    return float(shape.padded_bins ** (1.0 / shape.height))
-
-
-Curve = tuple[np.ndarray, np.ndarray]
-
-
-@dataclass
-class Projection:
-    """Everything the plots and the plan summary show for one plan, in records (not % of N).
-
-    ``a``, ``b``, ``c``: the (x, y) series of plots (a)–(c) by series name; ``rms`` and ``worst``:
-    the plan's 95 % margin on average (RMS) and at the worst CDF point (``margin95``); ``pending``:
-    the factors b of plot (c) whose budgets are still to be tuned at this ε."""
-
-    plan: Plan
-    lower: float
-    upper: float
-    a: dict[str, Curve]
-    b: dict[str, Curve]
-    c: dict[str, Curve]
-    rms: float
-    worst: float
-    allowed: list[int]
-    pending: list[int] = field(default_factory=list)
-
-
-class _Memo:
-    """A small LRU dictionary."""
-
-    def __init__(self, size: int) -> None:
-        self.size: int = size
-        self.data: OrderedDict = OrderedDict()
-
-    def get(self, key: Hashable, make: Callable[[], object]):
-        if key in self.data:
-            self.data.move_to_end(key)
-            return self.data[key]
-        value = make()
-        self.data[key] = value
-        if len(self.data) > self.size:
-            self.data.popitem(last=False)
-        return value
-
-
-class ProjectionCache:
-    """Exact projections of plans, with everything that does not change with ε memoised.
-
-    The coefficient arrays that turn per-level noise variances into errors depend on the tree
-    shape only (covering digits, GLS boundary terms, their closed-form totals), so a change of ε
-    or of the budget split is a matrix–vector product; the baselines depend on (K, privacy) only.
-    Every figure equals the engine's (``prefix_variances``, ``total_sq_error``) for the same plan.
-    :meth:`project` and :meth:`refine` hold :attr:`lock`, so they may run on any thread; call the
-    other methods from one thread only.
-    """
-
-    # --- what the widget asks for (off the GUI thread)
-    def project(self, plan: Plan, lower: float, upper: float,
-                should_cancel: Callable[[], bool] = lambda: False) -> Projection:
-        """The four plots' data for ``plan`` over [lower, upper). Raises Cancelled when asked to stop
-        between steps. Cold at K = 65,536: about 0.1 s; warm (same K and neighbour model): ~10 ms."""
-        def check() -> None:
-            if should_cancel():
-                raise Cancelled("projection no longer needed")
-
-        with self.lock:
-            bins, privacy = plan.shape.bins, plan.privacy
-            # (a) every CDF point (or an exact sample of them for huge K)
-            prefixes = self.draw_prefixes(bins)
-            width = (upper - lower) / bins
-            a = {}
-            for name in ("plan",) + BASELINES:
-                check()
-                y = (self.prefix_margins(plan, prefixes) if name == "plan"
-                     else self.baseline_prefix_margins(name, bins, privacy, prefixes))
-                keep = np.flatnonzero(y > 0)  # C_K = N is exact under 'change': margin 0, not on a log axis
-                keep = keep[peak_envelope(y[keep])]
-                a[name] = (lower + prefixes[keep] * width, y[keep])
-            check()
-            # (b) typical margin against ε (same budget fractions for the plan)
-            grid = epsilon_grid(privacy.epsilon)
-            b = {"plan": (grid, self.plan_epsilon_curve(plan, grid))}
-            for name in BASELINES:
-                b[name] = (grid, np.array([self.baseline_rms(name, bins, with_epsilon(privacy, e)) for e in grid]))
-            check()
-            # (c) typical margin against uniform branching
-            c = {"equal": self.uniform_equal_curve(bins, privacy),
-                 "optimised": self.uniform_optimised_curve(bins, privacy, compute=False)}
-            check()
-            return Projection(plan, float(lower), float(upper), a, b, c,
-                              rms=float(b["plan"][1][grid == privacy.epsilon][0]), worst=margin95(plan, "every"),
-                              allowed=self.branchings(bins, privacy.missing_leaf), pending=self.missing_optimisations(bins, privacy))
-
-    def refine(self, bins: int, privacy: PrivacySpec, pending: list[int], budget_ms: float = REFINE_CHUNK_MS,
-               should_cancel: Callable[[], bool] = lambda: False) -> tuple[list[int], Curve]:
-        """Tune the budgets of some factors b of ``pending`` (about ``budget_ms`` of work, stopping
-        early when asked: first every factor's ε = 1 split, reused at any ε, then the tuning at this
-        ε). Returns the factors still pending and plot (c)'s tuned curve as it now stands."""
-        with self.lock:
-            pending = list(pending)
-            start = time.perf_counter()
-            while pending and not should_cancel() and (time.perf_counter() - start) * 1000.0 < budget_ms:
-                unknown = [b for b in pending if self.reference_fractions(bins, b, privacy.neighbours, False) is None]
-                if unknown:
-                    self.reference_fractions(bins, unknown[0], privacy.neighbours)
-                else:
-                    self.optimised_budgets(bins, pending.pop(0), privacy)
-            return pending, self.uniform_optimised_curve(bins, privacy, compute=not pending)
-
-    def __init__(self) -> None:
-        # project() and refine() run on worker threads; one at a time may use the memos
-        self.lock = threading.RLock()
-        self._variance: dict[tuple[int, float], float] = {}
-        self._candidates = _Memo(8)
-        self._coefficients = _Memo(8192)
-        self._prefix_basis = _Memo(8)
-        self._fractions = _Memo(4096)
-        self._tuned = _Memo(4096)
-        self._plans = _Memo(8192)
-        self._values = _Memo(8192)
-        self._curves = _Memo(64)
-
-    # --- the engine's numbers, from cached per-shape coefficients
-    def level_variance(self, sensitivity: int, level_epsilon: float) -> float:
-        """Exact discrete Laplace variance at the plan's rounded-up scale (as Plan.level_variances)."""
-        key = (sensitivity, level_epsilon)
-        value = self._variance.get(key)
-        if value is None:
-            if len(self._variance) > 200_000:
-                self._variance.clear()
-            value = self._variance[key] = discrete_laplace_variance(laplace_scale_float(sensitivity, level_epsilon))
-        return value
-
-    def level_variances(self, shape: TreeShape, privacy: PrivacySpec, level_epsilons) -> np.ndarray:
-        """Plan(shape, privacy, level_epsilons).level_variances() without building the Plan."""
-        out = np.full(shape.height + 1, np.inf)
-        first, delta = privacy.first_noised_level(), privacy.level_sensitivity
-        for offset, e in enumerate(level_epsilons):
-            if e > 0:
-                out[first + offset] = self.level_variance(delta, e)
-        if privacy.root_public:
-            out[0] = 0.0
-        return out
-
-    def _released(self, variances: np.ndarray) -> tuple[bool, ...]:
-        return tuple(bool(np.isfinite(v)) for v in variances)
-
-    def total_sq_error(self, shape: TreeShape, privacy: PrivacySpec, level_epsilons, estimator: str) -> float:
-        """Σ_j Var Ĉ_j of Plan(shape, privacy, level_epsilons, estimator), = projection.total_sq_error."""
-        v = self.level_variances(shape, privacy, level_epsilons)
-        root_public = privacy.root_public
-        if estimator == "covering":
-            released = self._released(v)
-            d = self._coefficients.get(("cov", shape, released, root_public),
-                                       lambda: covering_total_coefficients(shape, released, root_public))
-            return float(d @ np.where(np.isinf(v), 0.0, v))
-        lam, lam_c = gls_eigenvalues(shape, v)
-        coeffs, const = self._coefficients.get(("gls", shape, root_public),
-                                               lambda: gls_total_coefficients(shape, root_public))
-        return float(coeffs @ (1.0 / lam) + (const / lam_c if np.isfinite(lam_c) else 0.0))
-
-    def rms(self, shape: TreeShape, privacy: PrivacySpec, level_epsilons, estimator: str) -> float:
-        """Typical 95% margin (see :func:`rms_margin`) of that plan."""
-        total = self.total_sq_error(shape, privacy, level_epsilons, estimator)
-        return float(margin(total / last_prefix(shape, privacy.root_public)))
-
-    def prefix_margins(self, plan: Plan, prefixes: np.ndarray) -> np.ndarray:
-        """95% margins of the cumulative counts Ĉ_j, j ∈ prefixes; = margin(prefix_variances(plan, prefixes))."""
-        shape, variances = plan.shape, plan.level_variances()
-        key = (shape, plan.estimator, hash(prefixes.tobytes()))
-        if plan.estimator == "covering":
-            released = self._released(variances)  # = plan.released(): the public root has variance 0
-            basis = self._prefix_basis.get(key + (released,),
-                                           lambda: shape.covering_digits(prefixes, released).astype(float))
-            out = basis @ np.where(np.isinf(variances), 0.0, variances)
-        else:
-            basis = self._prefix_basis.get(key, lambda: _gls_boundary_terms(shape, prefixes))
-            lam, lam_c = gls_eigenvalues(shape, variances)
-            out = basis @ (1.0 / lam)
-            if np.isfinite(lam_c):
-                out = out + (prefixes.astype(float) ** 2) / (shape.padded_bins * lam_c)
-        if plan.privacy.root_public:
-            out = np.where(prefixes == shape.leaves, 0.0, out)
-        return margin(out)
-
-    # --- paper 000's best tree (planner.paper_best_shape, with its O(#shapes·h) scan cached per K)
-    def _noised_covering_totals(self, shape: TreeShape, root_public: bool) -> np.ndarray:
-        released = (True,) * (shape.height + 1)
-        d = self._coefficients.get(("cov", shape, released, root_public),
-                                   lambda: covering_total_coefficients(shape, released, root_public))
-        return d[1:] if root_public else d
-
-    def paper_best_shape(self, bins: int, privacy: PrivacySpec) -> TreeShape:
-        """Same choice as :func:`dpgui.core.planner.paper_best_shape` (least covering error under
-        equal budgets over :func:`candidate_shapes`, with the planner's unrounded Laplace variances),
-        with the per-shape digit totals cached per K: a vectorised scan, then the planner's own
-        arithmetic on the near-ties so that even ties broken by rounding come out the same."""
-        root_public, first = privacy.root_public, privacy.first_noised_level()
-
-        def make() -> tuple[list[TreeShape], np.ndarray, np.ndarray]:
-            shapes = candidate_shapes(bins)
-            sums = np.array([float(self._noised_covering_totals(s, root_public).sum()) for s in shapes])
-            levels = np.array([s.height + 1 - first for s in shapes])
-            return shapes, sums, levels
-
-        shapes, sums, levels = self._candidates.get((bins, root_public), make)
-        delta = privacy.level_sensitivity
-        per_level = {n: float(laplace_variance(np.array(privacy.epsilon / n), delta)) for n in np.unique(levels).tolist()}
-        values = sums * np.array([per_level[n] for n in levels.tolist()])
-        near = np.flatnonzero(values <= values.min() * (1 + 1e-9))
-        best: tuple[int, float] | None = None
-        for i in near.tolist():  # planner._Objective(shape, privacy, "covering", "total")(equal budgets)
-            shape = shapes[i]
-            v = np.full(shape.height + 1, np.inf)
-            v[first:] = laplace_variance(np.asarray(equal_budgets(shape, privacy)), delta)
-            if root_public:
-                v[0] = 0.0
-            d = self._coefficients.get(("cov", shape, (True,) * (shape.height + 1), root_public),
-                                       lambda: covering_total_coefficients(shape, [True] * (shape.height + 1), root_public))
-            value = float(d @ np.where(np.isinf(v), 0.0, v))
-            if best is None or value < best[1]:
-                best = (i, value)
-        assert best is not None
-        return shapes[best[0]]
-
-    def baseline_plan(self, name: str, bins: int, privacy: PrivacySpec) -> Plan:
-        """The paper's reference mechanisms: equal budgets, covering sum."""
-        def make() -> Plan:
-            if name == "hist":
-                shape = TreeShape(bins, (bins,))
-            elif name == "binary":
-                shape = TreeShape.uniform(bins, 2)
-            elif name == "paper_best":
-                shape = self.paper_best_shape(bins, privacy)
-            else:
-                raise ValueError(f"unknown baseline {name!r}")
-            return Plan(shape, privacy, equal_budgets(shape, privacy), "covering")
-        return self._plans.get((name, bins, privacy), make)
-
-    def baseline_rms(self, name: str, bins: int, privacy: PrivacySpec) -> float:
-        def make() -> float:
-            plan = self.baseline_plan(name, bins, privacy)
-            return self.rms(plan.shape, privacy, plan.level_epsilons, "covering")
-        return self._values.get(("rms", name, bins, privacy), make)
-
-    def baseline_prefix_margins(self, name: str, bins: int, privacy: PrivacySpec, prefixes: np.ndarray) -> np.ndarray:
-        key = ("prefix", name, bins, privacy, hash(prefixes.tobytes()))
-        return self._curves.get(key, lambda: self.prefix_margins(self.baseline_plan(name, bins, privacy), prefixes))
-
-    # --- plot (b)
-    def plan_epsilon_curve(self, plan: Plan, grid: np.ndarray) -> np.ndarray:
-        """RMS margin of the plan with the same budget fractions at each ε of ``grid``."""
-        out = np.empty(grid.size)
-        for i, e in enumerate(grid.tolist()):
-            privacy = with_epsilon(plan.privacy, e) if e != plan.privacy.epsilon else plan.privacy
-            eps = plan.level_epsilons if e == plan.privacy.epsilon else scaled_budgets(plan.level_epsilons, e)
-            out[i] = self.rms(plan.shape, privacy, eps, plan.estimator)
-        return out
-
-    # --- plot (c)
-    def uniform_equal_curve(self, bins: int, privacy: PrivacySpec) -> tuple[np.ndarray, np.ndarray]:
-        """(b, RMS margin) of the uniform trees with equal budgets and the covering sum (paper style)."""
-        def make() -> tuple[np.ndarray, np.ndarray]:
-            bs = self.branchings(bins, privacy.missing_leaf)
-            values = []
-            for b in bs:
-                shape = self.uniform(bins, b, privacy.missing_leaf)
-                values.append(self.rms(shape, privacy, equal_budgets(shape, privacy), "covering"))
-            return np.array(bs, dtype=float), np.array(values)
-        return self._curves.get(("equal", bins, privacy), make)
-
-    def optimised_branchings(self, bins: int, missing_leaf: bool = False) -> list[int]:
-        """The factors b of plot (c)'s GLS curve: at most GLS_BRANCHINGS, log-spaced."""
-        return self._values.get(("gls_b", bins, missing_leaf),
-                                lambda: log_spaced_subset(self.branchings(bins, missing_leaf), GLS_BRANCHINGS))
-
-    def missing_optimisations(self, bins: int, privacy: PrivacySpec) -> list[int]:
-        """Factors b of the GLS curve whose budgets are not yet tuned for exactly this privacy."""
-        return [b for b in self.optimised_branchings(bins, privacy.missing_leaf) if (bins, b, privacy) not in self._tuned.data]
-
-    def uniform_optimised_curve(self, bins: int, privacy: PrivacySpec,
-                                compute: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """(b, RMS margin) of uniform trees with GLS and tuned budgets (see :meth:`optimised_budgets`).
-
-        With ``compute=False`` nothing is optimised: factors with tuned budgets use them, the others
-        use their ε = 1 fractions scaled to ε when those are known, and factors with neither are
-        left out (each optimisation is a numerical search of 1–50 ms; the widget runs them on workers, :meth:`refine`)."""
-        def curve(allow_compute: bool) -> tuple[np.ndarray, np.ndarray]:
-            bs, values = [], []
-            for b in self.optimised_branchings(bins, privacy.missing_leaf):
-                budgets = self.optimised_budgets(bins, b, privacy, allow_compute)
-                if budgets is not None:
-                    bs.append(b)
-                    values.append(self.rms(self.uniform(bins, b, privacy.missing_leaf), privacy, budgets, "gls"))
-            return np.array(bs, dtype=float), np.array(values)
-
-        if compute or not self.missing_optimisations(bins, privacy):
-            return self._curves.get(("gls", bins, privacy), lambda: curve(True))
-        return curve(False)
-
-    def reference_fractions(self, bins: int, b: int, neighbours: str, compute: bool = True) -> tuple[float, ...] | None:
-        """GLS budget fractions of the uniform tree optimised once at ε = 1, L = 1 (reused for every ε)."""
-        key = (bins, b, neighbours)
-        if not compute and key not in self._fractions.data:
-            return None
-        unit = PrivacySpec(1.0, neighbours, 1)
-        shape = self.uniform(bins, b, unit.missing_leaf)
-        return self._fractions.get(key, lambda: optimise_budgets(shape, unit, "gls", "total"))
-
-    def optimised_budgets(self, bins: int, b: int, privacy: PrivacySpec,
-                          compute: bool = True) -> tuple[float, ...] | None:
-        """Tuned GLS budgets of the uniform tree with factor b: the better (smaller exact total error)
-        of the ε = 1 fractions scaled to ε and :func:`optimise_budgets` run at this very ε. Both
-        are kept because neither always wins: at ε far from 1 the discrete Laplace changes the
-        optimum, and the optimiser does not always converge (it can return a split up to ~2.5×
-        worse than the rescaled one, e.g. K = 65,536, b = 2, ε = 0.05). With ``compute=False``
-        returns the tuned budgets if known, else the rescaled fractions if known, else None."""
-        key = (bins, b, privacy)
-        if key in self._tuned.data or compute:
-            def tune() -> tuple[float, ...]:
-                shape = self.uniform(bins, b, privacy.missing_leaf)
-                scaled = scaled_budgets(self.reference_fractions(bins, b, privacy.neighbours), privacy.epsilon)
-                fresh = optimise_budgets(shape, privacy, "gls", "total")
-                return min((scaled, fresh), key=lambda eps: self.total_sq_error(shape, privacy, eps, "gls"))
-            return self._tuned.get(key, tune)
-        fractions = self.reference_fractions(bins, b, privacy.neighbours, compute=False)
-        return None if fractions is None else scaled_budgets(fractions, privacy.epsilon)
-
-    def draw_prefixes(self, bins: int) -> np.ndarray:
-        return self._values.get(("prefixes", bins), lambda: draw_prefixes(bins))
-
-    def branchings(self, bins: int, missing_leaf: bool = False) -> list[int]:
-        """Plot (c)'s factors for the tree's real leaves (K, or K + 1 with the change model's missing leaf)."""
-        return self._values.get(("branchings", bins, missing_leaf), lambda: uniform_branchings(bins + int(missing_leaf)))
-
-    def uniform(self, bins: int, b: int, missing_leaf: bool = False) -> TreeShape:
-        return self._plans.get(("uniform", bins, b, missing_leaf), lambda: TreeShape.uniform(bins, b, missing_leaf))
-
-
+from dpgui.app.fields import inline_message, show_inline
+from dpgui.app.style import SERIES_COLOURS, SERIES_NAMES, new_plot, series_pen
+from dpgui.app.text import escape
+from dpgui.app.workers import Worker, WorkerPool
+from dpgui.core.plan import Plan, PrivacySpec
+from dpgui.core.projection_curves import (
+    BASELINES,
+    EXACT_POINT_LIMIT,
+    MAX_PADDING,
+    SAMPLED_POINTS,
+    Curve,
+    ProjectedCurves,
+    ProjectionCache,
+    effective_branching,
+)
+from dpgui.core.thinning import DRAWN_SLICES
+from dpgui.formatting import format_log_tick, format_parameter
+
+# plot (c)'s refinement starts this long after the plots are drawn (not while the user is still changing things)
+REFINE_DELAY_MS = 250
+
+#: The name the plan page imports for :class:`ProjectedCurves` (what :attr:`ProjectionPlots.projected` sends).
+Projection = ProjectedCurves
+
+
+# ----------------------------------------------------------------------------- Qt-free drawing helpers
 def neighbour_words(privacy: PrivacySpec) -> str:
     """The neighbour model in plain words (short: it is a plot's subtitle)."""
     each = "" if privacy.records_per_person == 1 else f" (≤ {privacy.records_per_person} records each)"
     if privacy.neighbours == "change":
         return f"a person's records may change{each} · N public"
     return f"a person may be added or removed{each} · N private"
-
-
-def format_number(x: float) -> str:
-    if not math.isfinite(x):
-        return "∞"
-    if x == 0:
-        return "0"
-    if abs(x) >= 1e5 or abs(x) < 1e-3:
-        return f"{x:.3g}"
-    return f"{x:.4g}"
-
-
-def plain_tick(value: float) -> str:
-    """A tick label as a plain number: 0.05, 2, 1,000, 1,000,000 (never 10³ or 1e+06)."""
-    if value >= 1:
-        return f"{value:,.0f}" if abs(value - round(value)) < 1e-6 * value else f"{value:,.3g}"
-    return f"{value:.3g}"
 
 
 def log_tick_labels(exponents: list[float], decades: float, length_px: float | None = None) -> list[str]:
@@ -530,7 +82,7 @@ def log_tick_labels(exponents: list[float], decades: float, length_px: float | N
     for e in exponents:
         value = 10.0 ** e
         mantissa = int(round(value / 10.0 ** math.floor(e + 1e-9)))
-        out.append(plain_tick(value) if mantissa in keep else "")
+        out.append(format_log_tick(value) if mantissa in keep else "")
     return out
 
 
@@ -552,29 +104,6 @@ def connect_within_runs(xs: np.ndarray, allowed: list[int], gap_ratio: float = 1
 
 
 # ----------------------------------------------------------------------------- the widget
-import pyqtgraph as pg  # noqa: E402  (Qt below this line only)
-from PySide6.QtCore import QPoint, QPointF, QRect, QSize, Qt, QTimer, Signal  # noqa: E402
-from PySide6.QtGui import QColor, QCursor, QIcon, QPainter, QPalette, QPixmap  # noqa: E402
-from PySide6.QtWidgets import (  # noqa: E402
-    QButtonGroup,
-    QCheckBox,
-    QGridLayout,
-    QHBoxLayout,
-    QLabel,
-    QLayout,
-    QRadioButton,
-    QStackedLayout,
-    QTabWidget,
-    QToolTip,
-    QVBoxLayout,
-    QWidget,
-)
-
-from dpgui.app.fields import inline_message, show_inline  # noqa: E402
-from dpgui.app.style import SERIES_COLOURS, SERIES_NAMES, new_plot, series_pen  # noqa: E402
-from dpgui.app.text import escape  # noqa: E402
-from dpgui.app.workers import Worker, WorkerPool  # noqa: E402
-
 SMALL_K_SYMBOLS = 64  # plot (a) marks every point when K is at most this
 ANTIALIAS_POINTS = 2048  # plot (a) draws antialiased lines up to this K
 GRID_MIN_WIDTH, GRID_MIN_HEIGHT = 760, 500  # below this the four plots go into tabs
@@ -708,13 +237,13 @@ class ProjectionPlots(QWidget):
     """
 
     units_changed = Signal(bool)  # True when errors are shown in % of N
-    projected = Signal(object)  # the Projection just drawn (its plan is the one last set)
+    projected = Signal(object)  # the ProjectedCurves just drawn (its plan is the one last set)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.cache = ProjectionCache()
         self.plan: Plan | None = None  # the plan last set
-        self.projection: Projection | None = None  # what plots (a)–(c) show (of an earlier plan until the worker is done)
+        self.projection: ProjectedCurves | None = None  # what plots (a)–(c) show (of an earlier plan until the worker is done)
         self.value_label, self.n_public = "value", None
         self.last_redraw_ms = 0.0
         self.pool = WorkerPool()
@@ -917,7 +446,7 @@ class ProjectionPlots(QWidget):
         self.pool.start(worker.connect_to(self, finished=lambda projection: self._on_projected(generation, projection),
                                           failed=lambda message: self._on_failed(generation, message)))
 
-    def _on_projected(self, generation: int, projection: Projection) -> None:
+    def _on_projected(self, generation: int, projection: ProjectedCurves) -> None:
         if generation != self._generation:
             return
         start = time.perf_counter()
@@ -1006,7 +535,7 @@ class ProjectionPlots(QWidget):
             self.epsilon_curves[name].setData(x, y * scale)
         eps = plan.privacy.epsilon
         self.epsilon_line.setValue(math.log10(eps))
-        self.epsilon_line.label.setFormat(f" your ε = {format_number(eps)}")
+        self.epsilon_line.label.setFormat(f" your ε = {format_parameter(eps)}")
         self.epsilon_dot.setData([math.log10(eps)], [math.log10(projection.rms * scale)])
         item.enableAutoRange()
         self._draw_branching()
@@ -1073,7 +602,7 @@ class ProjectionPlots(QWidget):
         top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
         self.std_view.setYRange(0, top * headroom, padding=0)
         privacy = plan.privacy
-        item.setTitle(f"Budget per level: total ε = {format_number(privacy.epsilon)}<br>"
+        item.setTitle(f"Budget per level: total ε = {format_parameter(privacy.epsilon)}<br>"
                       f"<span style='font-size:8pt'>{neighbour_words(privacy)}</span>")
         self.budget_plot.setToolTip("Hover over a bar for its budget and noise")
         self._sync_std_view()
@@ -1090,8 +619,8 @@ class ProjectionPlots(QWidget):
             return f"{head}\npublished exactly (N is public): no budget, no noise"
         if not math.isfinite(std[level]):
             return f"{head}\nnot published (budget 0)"
-        return (f"{head}\nbudget ε = {format_number(eps[level])}\n"
-                f"noise std. dev. = {format_number(std[level])} records per count")
+        return (f"{head}\nbudget ε = {format_parameter(eps[level])}\n"
+                f"noise std. dev. = {format_parameter(std[level])} records per count")
 
     # ------------------------------------------------------------------ plumbing
     def showEvent(self, event) -> None:  # noqa: N802 (Qt API)

@@ -26,6 +26,10 @@ from dpgui.core.plan import MISSING_RULE_TEXT
 from dpgui.core.quantiles import (
     Quantile, RangeCount, cumulative_interval95, missing_interval95, quantiles, range_count,
 )
+from dpgui.core.thinning import band_envelope
+from dpgui.formatting import (
+    edge_decimals, format_edge, format_epsilon, format_fixed, format_percent, value_decimals,
+)
 
 # Deciles with the quartiles slotted in, in increasing order; the median is 0.5.
 PROBABILITIES: tuple[float, ...] = (0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9)
@@ -46,50 +50,6 @@ CDF_NOTE = ("The shaded band: at each bin edge, the true number of records at or
 HISTOGRAM_NOTE = ("Each bar is the rise of the released CDF across its bins, so it carries the same privacy noise. "
                   "Zoom with the mouse wheel; right-click for more options.")
 RANGE_ERROR = "“From” must be smaller than “to”. Please change one of them."
-
-
-BAND_POINTS = 2048  # the shaded band is drawn with at most this many points (pyqtgraph fills are slow)
-
-
-def band_envelope(x: np.ndarray, low: np.ndarray, high: np.ndarray, points: int = BAND_POINTS
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Thin a band for drawing without narrowing it: per group of consecutive points, the lowest
-    low and the highest high, at the group's first and last x (so the drawn band contains the band)."""
-    if x.size <= points:
-        return x, low, high
-    group = math.ceil(x.size / (points // 2))
-    starts = np.arange(0, x.size, group)
-    lows = np.minimum.reduceat(low, starts)
-    highs = np.maximum.reduceat(high, starts)
-    ends = np.minimum(starts + group, x.size) - 1
-    xs = np.column_stack([x[starts], x[ends]]).ravel()
-    return xs, np.repeat(lows, 2), np.repeat(highs, 2)
-
-
-def _value_decimals(width: float) -> int:
-    """Decimals that show a value to the precision of one bin (0 for bins ≥ 1 wide, at most 6)."""
-    if not (width > 0 and math.isfinite(width)):
-        return 0
-    return int(min(6, max(0, math.ceil(-math.log10(width) - 1e-9))))
-
-
-def _edge_decimals(lower: float, width: float) -> int:
-    """Decimals that show every bin edge lower + j·width exactly (a few more than one bin needs)."""
-    cap = min(6, _value_decimals(width) + 2)
-    for d in range(cap + 1):
-        if all(abs(round(x, d) - x) <= 1e-9 * max(1.0, abs(x)) for x in (lower, width)):
-            return d
-    return cap
-
-
-def format_number(value: float, decimals: int) -> str:
-    """Thousands separators and a fixed number of decimals; never '-0'."""
-    text = f"{value:,.{decimals}f}"
-    return text[1:] if text.startswith("-") and float(text[1:].replace(",", "")) == 0 else text
-
-
-def _percent(p: float) -> str:
-    return f"{p * 100:g} %"
 
 
 class QuantileTableModel(QAbstractTableModel):
@@ -122,14 +82,14 @@ class QuantileTableModel(QAbstractTableModel):
     def _text(self, q: Quantile, column: int) -> str:
         if column == 0:
             name = PROBABILITY_NAMES.get(round(q.probability, 6))
-            return _percent(q.probability) + (f" ({name})" if name else "")
-        return format_number((q.value, q.low, q.high)[column - 1], self._decimals)
+            return format_percent(q.probability) + (f" ({name})" if name else "")
+        return format_fixed((q.value, q.low, q.high)[column - 1], self._decimals)
 
     def _tooltip(self, q: Quantile) -> str:
-        fmt = lambda v: format_number(v, self._decimals)  # noqa: E731
+        fmt = lambda v: format_fixed(v, self._decimals)  # noqa: E731
         return (f"Estimate: {fmt(q.value)}, by linear interpolation inside bin [{fmt(q.bin_low)}, {fmt(q.bin_high)}) "
-                f"of the released CDF. With at least 95 % confidence the true {_percent(q.probability)} point of the "
-                f"data (the smallest {self._label} with {_percent(q.probability)} of records at or below it) lies "
+                f"of the released CDF. With at least 95 % confidence the true {format_percent(q.probability)} point of the "
+                f"data (the smallest {self._label} with {format_percent(q.probability)} of records at or below it) lies "
                 f"between {fmt(q.low)} and {fmt(q.high)}; the interval allows for the noise added for privacy and "
                 "for where inside its bin the true value lies.")
 
@@ -347,14 +307,15 @@ class ResultView(QWidget):
         _, high_edges = release.bin_edges()
         self._edges = np.concatenate(([release.lower], high_edges))
         width = (release.upper - release.lower) / k
-        self._decimals = _value_decimals(width)
-        self._edge_dec = _edge_decimals(release.lower, width)
+        self._decimals = value_decimals(width)
+        self._edge_dec = edge_decimals(release.lower, width)
 
-        n = format_number(release.total, 0)
+        n = format_fixed(release.total, 0)
         n_kind = "public total" if release.plan.privacy.root_public else "released estimate"
-        summary = (f"<b>{n}</b> records ({n_kind}) in {k:,} bins of {self._fmt_edge(width)} "
-                   f"{html.escape(self._value_label)}, from {self._fmt_edge(release.lower)} to {self._fmt_edge(release.upper)}; "
-                   f"privacy budget ε = {release.plan.privacy.epsilon:g}. "
+        summary = (f"<b>{n}</b> records ({n_kind}) in {k:,} bins of {format_edge(width, self._edge_dec)} "
+                   f"{html.escape(self._value_label)}, from {format_edge(release.lower, self._edge_dec)} "
+                   f"to {format_edge(release.upper, self._edge_dec)}; "
+                   f"privacy budget ε = {format_epsilon(release.plan.privacy.epsilon)}. "
                    f"Missing values: {html.escape(self._missing_words(release), quote=False)}.")
         if not release.secure:
             summary += " <b>Practice run with a test random source: not safe to publish.</b>"
@@ -450,19 +411,14 @@ class ResultView(QWidget):
                    + max(table.sizeHintForColumn(last), header.sectionSizeHint(last)))
         table.setMinimumWidth(columns + 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width() + 4)
 
-    def _fmt_edge(self, value: float) -> str:
-        """A bin edge to the precision of the edges, without trailing zeros (1,000 not 1,000.0000)."""
-        text = format_number(value, self._edge_dec)
-        return text.rstrip("0").rstrip(".") if "." in text else text
-
     @staticmethod
     def _missing_words(release: Release) -> str:
         """The missing-value rule of the release, with the released count under the bucket rule."""
         if release.missing is None:
             return MISSING_RULE_TEXT["drop"] if not release.plan.privacy.root_public else "left out"
         low, high = missing_interval95(release)  # type: ignore[misc]  # not None: the release has the leaf
-        return (f"{MISSING_RULE_TEXT['bucket']}; about {format_number(release.missing, 0)} missing, 95 % interval "
-                f"{format_number(math.floor(low), 0)} – {format_number(math.ceil(high), 0)} (the CDF is that of the values)")
+        return (f"{MISSING_RULE_TEXT['bucket']}; about {format_fixed(release.missing, 0)} missing, 95 % interval "
+                f"{format_fixed(math.floor(low), 0)} – {format_fixed(math.ceil(high), 0)} (the CDF is that of the values)")
 
     def _redraw(self) -> None:
         release = self._release
@@ -535,7 +491,7 @@ class ResultView(QWidget):
         suffix = f" {self._value_label}" if len(self._value_label) <= 12 else ""
         tip = (f"Counts the records with {self._value_label} at least “from” and below “to”. The release only has "
                f"counts per bin, so both ends are rounded to the nearest bin edge (bins are "
-               f"{self._fmt_edge(width)} {self._value_label} wide).")
+               f"{format_edge(width, self._edge_dec)} {self._value_label} wide).")
         # default: the middle half of the data, rounded to bin edges
         q1, q3 = (q.value for q in quantiles(release, [0.25, 0.75]))
         k = release.plan.shape.bins
@@ -575,12 +531,12 @@ class ResultView(QWidget):
         n = float(release.total)
         low, high = answer.low, answer.high  # already clipped to what the true count can be
         count = min(max(answer.count, 0.0), n) if n > 0 else max(answer.count, 0.0)  # shown: never below 0
-        text = (f"About <b>{format_number(count, 0)}</b> records between {self._fmt_edge(answer.start)} and "
-                f"{self._fmt_edge(answer.stop)} {html.escape(self._value_label)} ")
+        text = (f"About <b>{format_fixed(count, 0)}</b> records between {format_edge(answer.start, self._edge_dec)} and "
+                f"{format_edge(answer.stop, self._edge_dec)} {html.escape(self._value_label)} ")
         if answer.std_error == 0:
             text += "(exact: this count has no noise)"
         else:
-            text += f"(95 % interval {format_number(low, 0)} – {format_number(high, 0)})"
+            text += f"(95 % interval {format_fixed(low, 0)} – {format_fixed(high, 0)})"
         shown = 0.5 * 10.0 ** -self._edge_dec  # the spin boxes show edges rounded to this
         snapped = abs(answer.start - start) > shown or abs(answer.stop - stop) > shown
         if snapped:

@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
 
 from dpgui.app.style import new_plot
 from dpgui.app.text import escape, plain_text
+from dpgui.formatting import format_count, format_node_edge, format_significant
 
 if TYPE_CHECKING:
     from dpgui.core.mechanism import Release
@@ -74,45 +75,6 @@ HINT = ("Point at a box to see its details; click to select it. Zoom: mouse whee
         "Pan: drag or ← / →. Home: reset zoom. ↑ / ↓ and Enter: pick a box with the keyboard.")
 
 _CMAP = pg.colormap.get("viridis")
-
-
-# ----------------------------------------------------------------------------------------
-# Formatting in plain words
-# ----------------------------------------------------------------------------------------
-
-
-def format_number(x: float, significant: int = 3) -> str:
-    """``0.31``, ``6.45``, ``1,234`` — a few significant digits, thousands separated, no exponent."""
-    if x is None or not math.isfinite(x):
-        return "—"
-    if x == 0:
-        return "0"
-    if abs(x) >= 10 ** (significant - 1):
-        return f"{x:,.0f}"
-    decimals = max(0, significant - 1 - int(math.floor(math.log10(abs(x)))))
-    text = f"{x:,.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def format_value(x: float, step: float) -> str:
-    """A value on the x-axis with enough decimals to tell nodes of width ``step`` apart."""
-    if not math.isfinite(x):
-        return str(x)
-    if abs(x) >= 1e9 or (x != 0 and abs(x) < 1e-6):
-        return f"{x:.6g}"
-    decimals = 0 if step <= 0 else max(0, 3 - int(math.floor(math.log10(step))))
-    decimals = min(decimals, 12)
-    text = f"{x:,.{decimals}f}"
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
-
-
-def format_count(c: float) -> str:
-    """A released count: ``1,234`` (or with decimals when not a whole number)."""
-    if float(c).is_integer():
-        return f"{int(c):,}"
-    return f"{c:,.1f}"
 
 
 # ----------------------------------------------------------------------------------------
@@ -357,7 +319,7 @@ class _IcicleItem(pg.GraphicsObject):
                 if node_px >= TEXT_MIN_PX and tree.status[level] != "unreleased" and height >= fm.height():
                     self._node_texts(p, fm, level, i0, i1, x0, x1, top, height, px)
             elif tree.status[level] != "unreleased" and height >= fm.height():
-                text = f"{tree.nodes[level]:,} boxes, each {format_value(width, width)} wide — zoom in to see them"
+                text = f"{tree.nodes[level]:,} boxes, each {format_node_edge(width, width)} wide — zoom in to see them"
                 self._centred_text(p, fm, text, px(x0), px(real_x1), top, height, text_pen)
             if tree.status[level] == "unreleased" and height >= fm.height():
                 self._centred_text(p, fm, "not released (no budget at this level)", px(x0), px(x1), top, height,
@@ -395,7 +357,7 @@ class _IcicleItem(pg.GraphicsObject):
                     text = f"{text} (exact total, public)"
             else:
                 step = tree.widths[level]
-                text = f"[{format_value(lo, step)}, {format_value(hi, step)})"
+                text = f"[{format_node_edge(lo, step)}, {format_node_edge(hi, step)})"
                 if tree.status[level] == "exact":
                     text = f"exact total (public, no noise) of {text}"
             a, b = px(max(lo, x0)), px(min(hi, x1))
@@ -451,7 +413,7 @@ class _ColourLegend(QWidget):
             elif status == "exact":
                 parts.append(f"level {level}: exact")
             else:
-                parts.append(f"level {level}: {format_number(v)}")
+                parts.append(f"level {level}: {format_significant(v)}")
         return self.title() + " — " + ", ".join(parts)
 
     def sizeHint(self) -> QSize:  # noqa: N802
@@ -482,7 +444,7 @@ class _ColourLegend(QWidget):
             frac = k / 2
             x = bar.left() + frac * bar.width()
             p.drawLine(QPointF(x, bar.bottom()), QPointF(x, bar.bottom() + 3))
-            label = format_number(frac * vmax)
+            label = format_significant(frac * vmax)
             w = fm.horizontalAdvance(label)
             p.drawText(QPointF(min(max(x - w / 2, 2), bar.right() - w + 6), bar.bottom() + 4 + fm.ascent()), label)
         # One small triangle above the bar per level, at the level's value.
@@ -702,13 +664,13 @@ class BinTreeView(QWidget):
         level, step = info["level"], tree.widths[info["level"]]
         parts = [f"Level {level} of {tree.levels - 1}" + (" (all records)" if level == 0 else ""),
                  f"node {info['index']:,}",
-                 f"[{format_value(info['lower'], step)}, {format_value(info['upper'], step)}) {self._value_label}"]
+                 f"[{format_node_edge(info['lower'], step)}, {format_node_edge(info['upper'], step)}) {self._value_label}"]
         if info.get("missing") and tree.leaves[level] == 1:
             parts[-1] = "the count of missing values (not a range of values)"
         elif info["padding"] == "all":
             parts.append("padding (no data)")
         elif info["padding"] == "part":
-            parts.append(f"partly padding (no data beyond {format_value(tree.upper, step)})")
+            parts.append(f"partly padding (no data beyond {format_node_edge(tree.upper, step)})")
         if info.get("missing") and tree.leaves[level] > 1 and level > 0:
             parts.append("includes the count of missing values")
         if info["status"] == "unreleased":
@@ -716,9 +678,9 @@ class BinTreeView(QWidget):
         elif info["status"] == "exact":
             parts.append("exact total (public, no noise added)")
         else:
-            parts += [f"ε = {format_number(info['epsilon'], 2)}",
-                      f"noise scale {format_number(info['noise_scale'])}",
-                      f"± {format_number(info['noise_sd'])} (1 s.d.)"]
+            parts += [f"ε = {format_significant(info['epsilon'], 2)}",
+                      f"noise scale {format_significant(info['noise_scale'])}",
+                      f"± {format_significant(info['noise_sd'])} (1 s.d.)"]
         if info["released"] is not None:
             parts.append(f"released count {format_count(info['released'])}")
         return " · ".join(parts)

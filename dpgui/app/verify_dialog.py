@@ -25,8 +25,9 @@ from PySide6.QtWidgets import (
 
 from dpgui.app.fields import inline_message, show_inline
 from dpgui.app.style import is_dark
-from dpgui.app.text import NEIGHBOURS_LABELS, format_number, friendly, plain_text, sentence
+from dpgui.app.text import NEIGHBOURS_LABELS, friendly, plain_text, sentence
 from dpgui.errors import DpguiError
+from dpgui.formatting import format_number
 from dpgui.report.bundle import MANIFEST_SUFFIX, TEST_NOISE_FAILURE, Verification, verify_bundle
 from dpgui.report.keystore import KeyEntry, list_keys, load_public_key
 

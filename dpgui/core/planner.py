@@ -323,11 +323,17 @@ def paper_best_shape(bins: int, privacy: PrivacySpec) -> tuple[TreeShape, float]
     A reference mechanism as the paper defines it: K leaves, no leaf for missing values."""
     best: tuple[TreeShape, float] | None = None
     for shape in candidate_shapes(bins):
-        value = _Objective(shape, privacy, "covering", "total")(np.asarray(equal_budgets(shape, privacy)))
+        value = paper_error(shape, privacy)
         if best is None or value < best[1]:
             best = (shape, value)
     assert best is not None
     return best
+
+
+def paper_error(shape: TreeShape, privacy: PrivacySpec) -> float:
+    """What :func:`paper_best_shape` minimises: Σ_j Var Ĉ_j of the covering sum under equal budgets,
+    with unrounded discrete-Laplace variances (:func:`laplace_variance`). O(h)."""
+    return _Objective(shape, privacy, "covering", "total")(np.asarray(equal_budgets(shape, privacy)))
 
 
 # ------------------------------------------------------------------ the auto-planner
@@ -424,8 +430,16 @@ def margin95(plan: Plan, where: str) -> float:
         raise ParameterError(f"unknown accuracy target {where!r}", "use 'every' or 'average'")
     if where == "every":
         return float(noise_margin(math.sqrt(float(prefix_variances(plan).max()))))
-    noised = max(1, last_prefix(plan.shape, plan.privacy.root_public))
-    return float(noise_margin(math.sqrt(total_sq_error(plan) / noised)))
+    return average_margin95(total_sq_error(plan), plan.shape, plan.privacy.root_public)
+
+
+def average_margin95(total: float, shape: TreeShape, root_public: bool) -> float:
+    """``margin95(plan, 'average')`` of a plan on ``shape`` whose Σ_j Var Ĉ_j is ``total`` (counts²):
+    ``noise_margin`` at the root-mean-square SE over the noised CDF points. O(1)."""
+    from dpgui.core.quantiles import noise_margin
+
+    noised = max(1, last_prefix(shape, root_public))
+    return float(noise_margin(math.sqrt(total / noised)))
 
 
 def plan_for_accuracy(

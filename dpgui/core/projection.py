@@ -84,24 +84,41 @@ def _gls_boundary_terms(shape: TreeShape, prefixes: np.ndarray) -> np.ndarray:
     return out
 
 
+def prefix_basis(shape: TreeShape, estimator: str, released: Sequence[bool], prefixes: np.ndarray) -> np.ndarray:
+    """The part of Var(Ĉ_j) that depends on the tree alone, one row per prefix length j: the
+    covering digits ``d_l(j)`` of the released levels (covering sum, len × (h+1)) or the GLS
+    boundary terms ``‖P_v q_j‖²`` (GLS, len × h). Input of :func:`prefix_variances_from_basis`.
+    O(len·h)."""
+    if estimator == "covering":
+        return shape.covering_digits(prefixes, released).astype(float)
+    return _gls_boundary_terms(shape, prefixes)
+
+
+def prefix_variances_from_basis(shape: TreeShape, estimator: str, basis: np.ndarray, variances: np.ndarray,
+                                prefixes: np.ndarray, root_public: bool) -> np.ndarray:
+    """Exact Var(Ĉ_j) for the prefix lengths j of ``basis`` (:func:`prefix_basis`, same estimator,
+    same released levels) given the per-level noise ``variances`` (0 for a public root, inf for an
+    unreleased level). Under ``root_public`` the last real leaf's prefix is N: variance 0. O(len·h)."""
+    if estimator == "covering":
+        out = basis @ np.where(np.isinf(variances), 0.0, variances)
+    else:
+        lam, lam_c = gls_eigenvalues(shape, variances)
+        out = basis @ (1.0 / lam)
+        if np.isfinite(lam_c):
+            out = out + (prefixes.astype(float) ** 2) / (shape.padded_bins * lam_c)
+    if root_public:
+        out = np.where(prefixes == shape.leaves, 0.0, out)
+    result: np.ndarray = np.maximum(out, 0.0)
+    return result
+
+
 def prefix_variances(plan: Plan, prefixes: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
     """Exact Var(Ĉ_j) for prefix lengths j (default 1..leaves: K, or K+1 with the missing leaf) of the
     plan's estimator. O(len·h)."""
     shape = plan.shape
     j = np.arange(1, shape.leaves + 1, dtype=np.int64) if prefixes is None else np.asarray(prefixes, dtype=np.int64)
-    variances = plan.level_variances()
-    if plan.estimator == "covering":
-        digits = shape.covering_digits(j, plan.released())
-        out = digits @ np.where(np.isinf(variances), 0.0, variances)
-    else:
-        lam, lam_c = gls_eigenvalues(shape, variances)
-        out = _gls_boundary_terms(shape, j) @ (1.0 / lam)
-        if np.isfinite(lam_c):
-            out = out + (j.astype(float) ** 2) / (shape.padded_bins * lam_c)
-    if plan.privacy.root_public:
-        out = np.where(j == shape.leaves, 0.0, out)
-    result: np.ndarray = np.maximum(out, 0.0)
-    return result
+    basis = prefix_basis(shape, plan.estimator, plan.released(), j)
+    return prefix_variances_from_basis(shape, plan.estimator, basis, plan.level_variances(), j, plan.privacy.root_public)
 
 
 def project(plan: Plan) -> Projection:
@@ -171,16 +188,31 @@ def covering_total_coefficients(shape: TreeShape, released: Sequence[bool], root
     return out
 
 
+def total_coefficients(shape: TreeShape, estimator: str, released: Sequence[bool],
+                       root_public: bool) -> tuple[np.ndarray, float]:
+    """The part of Σ_j Var Ĉ_j that depends on the tree alone: ``(D_l, 0)`` of
+    :func:`covering_total_coefficients` for the covering sum, ``(A_m, A_c)`` of
+    :func:`gls_total_coefficients` for GLS. Input of :func:`total_from_coefficients`. O(h)."""
+    if estimator == "covering":
+        return covering_total_coefficients(shape, released, root_public), 0.0
+    return gls_total_coefficients(shape, root_public)
+
+
+def total_from_coefficients(shape: TreeShape, estimator: str, coefficients: tuple[np.ndarray, float],
+                            variances: np.ndarray) -> float:
+    """Σ_j Var Ĉ_j, counts², from :func:`total_coefficients` (same estimator, same released levels)
+    and the per-level noise ``variances`` (0 for a public root, inf for an unreleased level). O(h)."""
+    coeffs, const = coefficients
+    if estimator == "covering":
+        return float(coeffs @ np.where(np.isinf(variances), 0.0, variances))
+    lam, lam_c = gls_eigenvalues(shape, variances)
+    return float(coeffs @ (1.0 / lam) + (const / lam_c if np.isfinite(lam_c) else 0.0))
+
+
 def total_sq_error(plan: Plan) -> float:
     """Σ_j Var Ĉ_j in O(h) (equals ``project(plan).total_sq_error``)."""
-    variances = plan.level_variances()
-    root_public = plan.privacy.root_public
-    if plan.estimator == "covering":
-        d = covering_total_coefficients(plan.shape, plan.released(), root_public)
-        return float(d @ np.where(np.isinf(variances), 0.0, variances))
-    lam, lam_c = gls_eigenvalues(plan.shape, variances)
-    coeffs, const = gls_total_coefficients(plan.shape, root_public)
-    return float(coeffs @ (1.0 / lam) + (const / lam_c if np.isfinite(lam_c) else 0.0))
+    coefficients = total_coefficients(plan.shape, plan.estimator, plan.released(), plan.privacy.root_public)
+    return total_from_coefficients(plan.shape, plan.estimator, coefficients, plan.level_variances())
 
 
 # ---------------------------------------------------------------- range counts

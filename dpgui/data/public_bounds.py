@@ -41,6 +41,7 @@ from dpgui.data.readers import (
 )
 from dpgui.data.table import ColumnInfo
 from dpgui.errors import DataError, ParameterError
+from dpgui.formatting import format_bound
 
 __all__ = [
     "BoundsSuggestion",
@@ -79,10 +80,6 @@ class BoundsSuggestion:
     upper: float | None
     source: str
     explanation: str
-
-
-def _fmt(x: float) -> str:
-    return f"{x:,.0f}" if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
 
 
 # --------------------------------------------------------------------------- schema
@@ -207,16 +204,16 @@ def suggest_from_schema(schema_path: PathLike, column: str) -> BoundsSuggestion 
         return None
     if lower is not None and upper is not None and lower > upper:
         raise DataError(
-            f"the minimum {_fmt(lower)} of column '{column}' in '{path.name}' is above its "
-            f"maximum {_fmt(upper)}",
+            f"the minimum {format_bound(lower)} of column '{column}' in '{path.name}' is above its "
+            f"maximum {format_bound(upper)}",
             "fix the schema file, or enter the bounds yourself",
         )
     if lower is not None and upper is not None:
-        says = f"lies between {_fmt(lower)} and {_fmt(upper)}"
+        says = f"lies between {format_bound(lower)} and {format_bound(upper)}"
     elif lower is not None:
-        says = f"is at least {_fmt(lower)}"
+        says = f"is at least {format_bound(lower)}"
     else:
-        says = f"is at most {_fmt(upper)}"  # type: ignore[arg-type]
+        says = f"is at most {format_bound(upper)}"  # type: ignore[arg-type]
     return BoundsSuggestion(
         lower, upper, "schema",
         f"The published description of the data ('{path.name}') says that '{column}' {says}.",
@@ -270,7 +267,7 @@ def suggest_from_reference(
         )
     return BoundsSuggestion(
         lo, hi, "reference",
-        f"In the public file '{p.name}', '{column}' goes from {_fmt(lo)} to {_fmt(hi)}.",
+        f"In the public file '{p.name}', '{column}' goes from {format_bound(lo)} to {format_bound(hi)}.",
     )
 
 
@@ -340,7 +337,7 @@ def whole_number_bins(lower: float, upper: float, bins: int) -> tuple[float, flo
     a, b = math.ceil(lower), math.floor(upper)
     if b < a:
         raise ParameterError(
-            f"no whole number lies between {_fmt(lower)} and {_fmt(upper)}", "widen the bounds"
+            f"no whole number lies between {format_bound(lower)} and {format_bound(upper)}", "widen the bounds"
         )
     values = b - a + 1
     step = max(1, math.ceil(values / max(MIN_BINS, int(bins))))

@@ -23,6 +23,7 @@ from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.core.plan import MISSING_RULE_TEXT, Plan
 from dpgui.data.histogram import ColumnHistogram, check_bounds, column_histogram
 from dpgui.errors import Cancelled, DpguiError
+from dpgui.formatting import format_number
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.ledger import (
     BudgetExceeded, Ledger, NoCapSet, Totals, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
@@ -32,7 +33,7 @@ from dpgui.report.project_file import ProjectRelease
 from dpgui.report.publish import authenticate_release, spend_and_release
 from dpgui.workspace.state import ColumnSettings, ShownRelease, Workspace, WorkspaceState
 from dpgui.workspace.words import (
-    CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, format_number, friendly, sentence,
+    CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, friendly, sentence,
 )
 
 READ_SHARE = 0.85  # fraction of the progress bar used by reading the file

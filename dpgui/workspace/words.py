@@ -1,5 +1,5 @@
 """Words shared by the window, the PDF report and the release flow, with no Qt: names made safe
-for rich text, errors as sentences, readable numbers, and the labels of the privacy settings (one
+for rich text, errors as sentences, and the labels of the privacy settings (one
 wording everywhere). :mod:`dpgui.app.text` re-exports them beside the Qt helpers."""
 
 from __future__ import annotations
@@ -30,13 +30,6 @@ def friendly(err: BaseException) -> str:
     if isinstance(err, DpguiError):
         return " ".join(s for s in (sentence(err.problem), sentence(err.fix)) if s)
     return sentence(str(err) or type(err).__name__)
-
-
-def format_number(value: float) -> str:
-    """A readable number: thousands separators, no needless decimals."""
-    if value == int(value) and abs(value) < 1e15:
-        return f"{int(value):,}"
-    return f"{value:,.6g}" if abs(value) >= 1e-3 else f"{value:.6g}"
 
 
 NEIGHBOURS_LABELS = {

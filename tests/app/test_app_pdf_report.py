@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpgui.app import pdf_report
+from dpgui.app import pdf_charts
 from dpgui.app.pdf_report import (
-    PAGE_COUNT, TEST_BANNER, _thin_curve, ensure_gui_application, render_release_pdf,
+    PAGE_COUNT, TEST_BANNER, ensure_gui_application, render_release_pdf,
 )
-from dpgui.app.result_view import band_envelope
+from dpgui.core.thinning import band_envelope, polyline_envelope
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.core.mechanism import Release, release
 from dpgui.core.noise import SeededRandom
@@ -196,10 +196,10 @@ def test_million_bins_render_with_thinned_curves(tmp_path, monkeypatch):
     counts[::7] = 3
     rel = dataclasses.replace(release(counts, plan, SeededRandom(2), 0.0, 1.0), secure=True)
     drawn: list[int] = []  # the points of each polyline drawn
-    polygon = pdf_report._polygon
-    monkeypatch.setattr(pdf_report, "_polygon", lambda px, py: (drawn.append(len(px)), polygon(px, py))[1])
+    polygon = pdf_charts._polygon
+    monkeypatch.setattr(pdf_charts, "_polygon", lambda px, py: (drawn.append(len(px)), polygon(px, py))[1])
     data = render_release_pdf(rel, details(), KEY_ID)
-    assert drawn and max(drawn) <= 4 * pdf_report.CURVE_COLUMNS + 4, drawn
+    assert drawn and max(drawn) <= 4 * pdf_charts.CURVE_COLUMNS + 4, drawn
     assert len(data) < 2_000_000  # the curves were thinned, not drawn point by point
     path = write_pdf(data, tmp_path / "big.pdf")
     assert pdf_pages(path) == 3
@@ -270,7 +270,7 @@ def test_thinning_never_narrows_the_band_or_misses_the_curve():
     assert xb.size <= 1_002
     assert np.all(np.interp(x, xb, lb) <= low + 1e-9)
     assert np.all(np.interp(x, xb, hb) >= high - 1e-9)
-    xc, yc = _thin_curve(x, y, 500)
+    xc, yc = polyline_envelope(x, y, 500)
     assert xc.size <= 1_002
     assert yc.min() == y.min() and yc.max() == y.max()
     small = np.arange(10.0)

@@ -9,23 +9,16 @@ import numpy as np
 import pytest
 
 from dpgui.app.projection_plots import (
-    DRAWN_SLICES,
     REFINE_DELAY_MS,
-    ProjectionCache,
     ProjectionPlots,
     connect_within_runs,
-    draw_prefixes,
-    effective_branching,
-    epsilon_grid,
-    laplace_scale_float,
     log_tick_labels,
-    peak_envelope,
-    uniform_branchings,
 )
-from dpgui.core.noise import laplace_scale
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
 from dpgui.core.planner import auto_plan, baselines, optimise_budgets, paper_best_shape
 from dpgui.core.projection import last_prefix, prefix_variances, total_sq_error
+from dpgui.core.projection_curves import ProjectionCache, effective_branching, uniform_branchings
+from dpgui.core.thinning import DRAWN_SLICES
 from dpgui.core.tree import TreeShape
 
 LOWER, UPPER = 0.0, 1000.0
@@ -338,67 +331,12 @@ def test_series_can_be_hidden(widget, qtbot):
     assert widget.error_curves["hist"].isVisible()
 
 
-# ---------------------------------------------------------------- the Qt-free helpers
-@pytest.mark.parametrize("bins", [2, 256, 1000, 4096, 65536])
-@pytest.mark.parametrize("neighbours", ["change", "addremove"])
-def test_fast_paper_best_shape_is_the_planners(bins, neighbours):
-    cache = ProjectionCache()
-    for eps in (0.05, 1.0, 7.0):
-        privacy = PrivacySpec(eps, neighbours)
-        assert cache.paper_best_shape(bins, privacy) == paper_best_shape(bins, privacy)[0]
-
-
-def test_cached_projections_equal_the_engine():
-    cache = ProjectionCache()
-    for neighbours in ("change", "addremove"):
-        privacy = PrivacySpec(0.8, neighbours, 3)
-        for shape in (TreeShape(1000, (10, 10, 10)), TreeShape(777, (3, 16, 17)), TreeShape(64, (64,))):
-            for estimator in ("gls", "covering"):
-                for eps in (equal_budgets(shape, privacy), optimise_budgets(shape, privacy, estimator)):
-                    plan = Plan(shape, privacy, eps, estimator)
-                    assert cache.total_sq_error(shape, privacy, eps, estimator) == pytest.approx(total_sq_error(plan), rel=1e-12)
-                    j = draw_prefixes(shape.bins)
-                    np.testing.assert_allclose(cache.prefix_margins(plan, j), band_margin(np.sqrt(prefix_variances(plan, j))),
-                                               rtol=1e-9, atol=1e-12)
-
-
-def test_peak_envelope_keeps_each_slices_lowest_and_highest_point():
-    rng = np.random.default_rng(3)
-    values = rng.standard_normal(10_007)
-    picked = peak_envelope(values, slices=100)
-    assert np.all(np.diff(picked) > 0) and 100 <= picked.size <= 200
-    edges = np.arange(values.size) * 100 // values.size
-    for s in range(100):
-        members = np.flatnonzero(edges == s)
-        chosen = set(picked.tolist()) & set(members.tolist())
-        assert members[np.argmin(values[members])] in chosen and members[np.argmax(values[members])] in chosen
-        assert len(chosen) <= 2
-    assert peak_envelope(values[:150], slices=100).tolist() == list(range(150))  # few points: all of them
-
-
-def test_laplace_scale_float_is_exact():
-    rng = np.random.default_rng(1)
-    for eps in list(10 ** rng.uniform(-4, 2, 500)) + [0.1, 1 / 3, 1.0, 2.0, 100.0]:
-        for delta in (1, 2, 6):
-            assert laplace_scale_float(delta, float(eps)) == float(laplace_scale(delta, float(eps)))
-
-
-def test_helpers():
-    grid = epsilon_grid(1.0)
-    assert 1.0 in grid and grid.min() == pytest.approx(0.1) and grid.max() == pytest.approx(10.0)
-    assert 25 <= grid.size <= 35
-    assert epsilon_grid(50.0).max() <= 100.0
-    assert set(epsilon_grid(0.9)) & set(epsilon_grid(1.1))  # a fixed lattice: neighbours share (cached) points
-    j = draw_prefixes(10**6)
-    assert j[0] == 1 and j[-1] == 10**6 and np.all(np.diff(j) > 0) and j.size > 30_000
-    assert np.unique(j % 16).size == 16  # no aliasing with the tree's periods
-    for bins in (3, 1000, 65536):
-        for b in uniform_branchings(bins):
-            assert TreeShape.uniform(bins, b).padded_bins <= 2 * bins and b <= min(bins, 1024)
+# ---------------------------------------------------------------- the widget's Qt-free drawing helpers
+# (the projection's own helpers are tested in tests/core/test_core_projection_curves.py)
+def test_drawing_helpers():
     assert connect_within_runs(np.array([2.0, 4.0, 100.0]), [2, 4, 100]).tolist() == [True, False, True]
     assert log_tick_labels([math.log10(v) for v in (0.1, 0.2, 0.3, 0.5, 1, 10, 1000)], 3.0) == \
         ["0.1", "0.2", "", "0.5", "1", "10", "1,000"]
-    assert effective_branching(TreeShape(4096, (16, 16, 16))) == 16.0
 
 
 def test_small_widget_shows_the_plots_in_tabs(widget, qtbot):

@@ -7,13 +7,14 @@ import pytest
 from PySide6.QtCore import Qt
 
 from dpgui.app.result_view import (
-    CONFIDENTIAL_BANNER, CONFIDENTIAL_LEGEND, PROBABILITIES, RANGE_ERROR, ResultView, format_number,
+    CONFIDENTIAL_BANNER, CONFIDENTIAL_LEGEND, PROBABILITIES, RANGE_ERROR, ResultView,
 )
 from dpgui.core.mechanism import release
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.quantiles import quantiles, range_count
+from dpgui.formatting import format_fixed
 
 LOWER, UPPER, K = 0.0, 1000.0, 100  # bins 10 wide: values are not bin indices
 
@@ -86,20 +87,20 @@ def test_quantile_table_is_readable(view):
     assert model.data(model.index(0, 1), Qt.ItemDataRole.FontRole) is None
     # bins are 10 wide: whole numbers
     value = view.quantile_rows()[median][1]
-    assert model.data(model.index(median, 1)) == format_number(value, 0)
+    assert model.data(model.index(median, 1)) == format_fixed(value, 0)
     tip = model.data(model.index(median, 1), Qt.ItemDataRole.ToolTipRole)
     assert "distance" in tip
     # the value says what it is: an interpolation inside a named bin; the interval is for the true quantile
     q = next(q for q in view.quantile_model.rows() if q.probability == 0.5)
-    assert f"linear interpolation inside bin [{format_number(q.bin_low, 0)}, {format_number(q.bin_high, 0)})" in tip
+    assert f"linear interpolation inside bin [{format_fixed(q.bin_low, 0)}, {format_fixed(q.bin_high, 0)})" in tip
     assert "true 50 % point of the data" in tip
     assert "interpolation" in model.headerData(1, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
 
 
 def test_number_formatting():
-    assert format_number(12345.678, 1) == "12,345.7"
-    assert format_number(-0.001, 0) == "0"
-    assert format_number(1_000_000, 0) == "1,000,000"
+    assert format_fixed(12345.678, 1) == "12,345.7"
+    assert format_fixed(-0.001, 0) == "0"
+    assert format_fixed(1_000_000, 0) == "1,000,000"
 
 
 # --- range tool -------------------------------------------------------------------------------
@@ -112,7 +113,7 @@ def test_range_tool_equals_range_count_and_released_differences(view, data):
     assert answer == range_count(result, 100.0, 200.0)
     assert answer.count == result.cumulative[19] - result.cumulative[9]
     text = _plain(view.range_result_label)
-    assert f"About {format_number(answer.count, 0)} records between 100 and 200 distance" in text
+    assert f"About {format_fixed(answer.count, 0)} records between 100 and 200 distance" in text
     assert "95 % interval" in text and "rounded" not in text
 
     view.set_range(207.0, 494.0)  # snapped to the bin edges 210 and 490
@@ -269,7 +270,7 @@ def test_screenshots_at_1000_by_700(view, tmp_path):
 
 
 def test_band_envelope_thins_without_narrowing_the_band():
-    from dpgui.app.result_view import band_envelope
+    from dpgui.core.thinning import band_envelope
 
     rng = np.random.default_rng(3)
     x = np.linspace(0, 1, 65_537)
@@ -299,4 +300,4 @@ def test_range_interval_is_not_cut_at_the_noisy_n(qtbot):
     assert answer.high > result.total  # the interval reaches above the released N …
     assert answer.low <= counts.sum() <= answer.high  # … and holds the true count
     text = _plain(widget.range_result_label)
-    assert f"95 % interval {format_number(answer.low, 0)} – {format_number(answer.high, 0)}" in text
+    assert f"95 % interval {format_fixed(answer.low, 0)} – {format_fixed(answer.high, 0)}" in text

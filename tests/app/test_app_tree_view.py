@@ -11,13 +11,14 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
 
 from dpgui.app.tree_view import (
-    MIN_NODE_PX, NOT_RELEASED_COLOUR, TEXT_MIN_PX, BinTreeView, _IcicleItem, format_count, format_number, format_value,
+    MIN_NODE_PX, NOT_RELEASED_COLOUR, TEXT_MIN_PX, BinTreeView, _IcicleItem,
 )
 from dpgui.core.mechanism import release
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
 from dpgui.core.planner import auto_plan
 from dpgui.core.tree import TreeShape
+from dpgui.formatting import format_count, format_node_edge, format_significant
 
 LOWER, UPPER = 0.0, 160.0  # 16 bins of width 10
 
@@ -56,15 +57,15 @@ def same_colour(a: QColor, b: QColor, tol: int = 3) -> bool:
 
 
 def test_formatting_in_plain_words():
-    assert format_number(0.3131994) == "0.313"
-    assert format_number(0.31, 2) == "0.31"
-    assert format_number(6.45) == "6.45"
-    assert format_number(1234.4) == "1,234"
+    assert format_significant(0.3131994) == "0.313"
+    assert format_significant(0.31, 2) == "0.31"
+    assert format_significant(6.45) == "6.45"
+    assert format_significant(1234.4) == "1,234"
     assert format_count(1234) == "1,234"
     assert format_count(-3.0) == "-3"
-    assert format_value(120.0, 120.0) == "120"
-    assert format_value(312.5, 312.5) == "312.5"
-    assert format_value(2000.96133, 0.0763) == "2,000.96133"
+    assert format_node_edge(120.0, 120.0) == "120"
+    assert format_node_edge(312.5, 312.5) == "312.5"
+    assert format_node_edge(2000.96133, 0.0763) == "2,000.96133"
 
 
 # ----- geometry and look-up -----
@@ -128,7 +129,7 @@ def test_info_text_in_plain_words(view):
     text = view.info_text()
     sd = math.sqrt(plan.level_variances()[2])
     for part in ("Level 2 of 2", "node 5", "[50, 60) distance", "ε = 0.6",
-                 f"noise scale {format_number(float(plan.scales[2]))}", f"± {format_number(sd)} (1 s.d.)"):
+                 f"noise scale {format_significant(float(plan.scales[2]))}", f"± {format_significant(sd)} (1 s.d.)"):
         assert part in text, (part, text)
     assert "released count" not in text  # nothing released yet
     view.hover_at(55.0, 0.5)

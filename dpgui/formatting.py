@@ -1,0 +1,157 @@
+"""How numbers are written for people: one function per purpose (no Qt, nothing of dpgui's).
+
+The window, the PDF report and the messages of the readers use these, so that a number written
+for one purpose looks the same wherever it appears. Two purposes that look alike are kept apart
+when they write some numbers differently (e.g. :func:`format_number` and :func:`format_bound`).
+"""
+
+from __future__ import annotations
+
+import math
+
+
+# ---------------------------------------------------------------------------- plain numbers
+def format_number(value: float) -> str:
+    """A number as a person would write it (bounds, widths, counts, ε in dialogs): whole numbers
+    with thousands separators, others to 6 significant digits (separated from 0.001 up).
+    ``value`` must be finite."""
+    if value == int(value) and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.6g}" if abs(value) >= 1e-3 else f"{value:.6g}"
+
+
+def format_bound(value: float) -> str:
+    """A bound quoted in a message about a column's range: whole numbers with thousands separators,
+    others as ``:g`` (6 significant digits, no separators; ``inf`` and ``nan`` as such)."""
+    return f"{value:,.0f}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+
+
+def format_count(count: float) -> str:
+    """A released count: ``1,234``, or with one decimal when it is not a whole number."""
+    if float(count).is_integer():
+        return f"{int(count):,}"
+    return f"{count:,.1f}"
+
+
+def format_significant(value: float | None, significant: int = 3) -> str:
+    """A noise figure or budget in the bin-tree view: ``0.313``, ``6.45``, ``1,234`` — a few
+    significant digits, thousands separated, no exponent, no trailing zeros; ``—`` for None,
+    infinity or NaN."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    if value == 0:
+        return "0"
+    if abs(value) >= 10 ** (significant - 1):
+        return f"{value:,.0f}"
+    decimals = max(0, significant - 1 - int(math.floor(math.log10(abs(value)))))
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def format_parameter(value: float) -> str:
+    """A plan parameter (ε, a level's budget or noise standard deviation) in a plot's title, label
+    or tooltip: 4 significant digits (3 below 0.001 and from 100,000), ``∞`` for infinity."""
+    if not math.isfinite(value):
+        return "∞"
+    if value == 0:
+        return "0"
+    if abs(value) >= 1e5 or abs(value) < 1e-3:
+        return f"{value:.3g}"
+    return f"{value:.4g}"
+
+
+def format_budget(value: float) -> str:
+    """ε or δ in the budget ledger, as people write them: ``0.75``, ``2``, ``1e-6`` (below 0.001: 3
+    significant digits with a plain exponent)."""
+    if value != 0 and abs(value) < 1e-3:
+        mantissa, exponent = f"{value:.3g}".split("e")
+        return f"{mantissa}e{int(exponent)}"
+    return format_number(value)
+
+
+def format_epsilon(epsilon: float) -> str:
+    """The total privacy budget ε as given (``:g``: 6 significant digits, no separators)."""
+    return f"{epsilon:g}"
+
+
+def format_level_budget(epsilon: float) -> str:
+    """One tree level's share of ε in a report: 4 significant digits."""
+    return f"{epsilon:.4g}"
+
+
+def format_percent(share: float) -> str:
+    """A share in [0, 1] (a quantile's probability) as a percentage: ``25 %``, ``2.5 %``."""
+    return f"{share * 100:g} %"
+
+
+def format_percent_of(value: float, total: float) -> str:
+    """``value`` as a share of ``total`` (an error as a share of N), 2 significant digits: ``0.51 %``."""
+    return f"{100 * value / total:.2g} %"
+
+
+def format_margin_records(margin: float) -> str:
+    """A projected 95 % error margin in records, to one decimal: ``± 1,234.5 records``."""
+    return f"± {margin:,.1f} records"
+
+
+# ---------------------------------------------------------------------------- values in column units
+def value_decimals(width: float) -> int:
+    """Decimals that show a value to the precision of one bin of this width (0 for bins ≥ 1 wide,
+    at most 6; 0 for a width that is not a positive finite number)."""
+    if not (width > 0 and math.isfinite(width)):
+        return 0
+    return int(min(6, max(0, math.ceil(-math.log10(width) - 1e-9))))
+
+
+def edge_decimals(lower: float, width: float) -> int:
+    """Decimals that show every bin edge lower + j·width exactly (at most 2 more than
+    :func:`value_decimals` needs)."""
+    cap = min(6, value_decimals(width) + 2)
+    for d in range(cap + 1):
+        if all(abs(round(x, d) - x) <= 1e-9 * max(1.0, abs(x)) for x in (lower, width)):
+            return d
+    return cap
+
+
+def format_fixed(value: float, decimals: int) -> str:
+    """A value in column units (a quantile, a count, an interval end) with thousands separators
+    and exactly ``decimals`` decimals; never ``-0``."""
+    text = f"{value:,.{decimals}f}"
+    return text[1:] if text.startswith("-") and float(text[1:].replace(",", "")) == 0 else text
+
+
+def format_edge(value: float, decimals: int) -> str:
+    """A bin edge or width to the edges' precision (:func:`edge_decimals`) without trailing zeros:
+    ``1,000``, not ``1,000.0000``."""
+    text = format_fixed(value, decimals)
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def format_node_edge(value: float, step: float) -> str:
+    """An edge of a bin-tree node with enough decimals to tell nodes ``step`` wide apart, without
+    trailing zeros (``:.6g`` from 10⁹ and below 10⁻⁶; non-finite values as ``str``)."""
+    if not math.isfinite(value):
+        return str(value)
+    if abs(value) >= 1e9 or (value != 0 and abs(value) < 1e-6):
+        return f"{value:.6g}"
+    decimals = 0 if step <= 0 else max(0, 3 - int(math.floor(math.log10(step))))
+    decimals = min(decimals, 12)
+    text = f"{value:,.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+# ---------------------------------------------------------------------------- axis ticks
+def format_log_tick(value: float) -> str:
+    """A log-axis tick label as a plain number: 0.05, 2, 1,000, 1,000,000 (never 10³ or 1e+06)."""
+    if value >= 1:
+        return f"{value:,.0f}" if abs(value - round(value)) < 1e-6 * value else f"{value:,.3g}"
+    return f"{value:.3g}"
+
+
+def format_linear_tick(value: float, decimals: int) -> str:
+    """A linear-axis tick label at its step's ``decimals`` (:func:`format_fixed`); ``:.3g`` from 10¹⁵."""
+    if abs(value) >= 1e15:
+        return f"{value:.3g}"
+    return format_fixed(value, decimals)
