@@ -31,7 +31,8 @@ import os
 import secrets
 import sys
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import Any, NoReturn
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -411,7 +412,7 @@ def cmd_release(args: argparse.Namespace) -> int:
                 pdf = render_release_pdf(result, info, key.public_key.key_id_hex)
                 paths = sign_release(ledger, args.bundle, name, result, info, pdf, key)  # checks the ledger's record
                 outputs["bundle"] = str(paths.manifest)
-        except Exception as err:  # noqa: BLE001 — past the spend, any failure must say that ε was spent
+        except Exception as err:  # past the spend, any failure must say that ε was spent
             written = f"{' and '.join(outputs.values())} was written" if outputs else "nothing was written"
             raise DpguiError(f"ε = {plan.privacy.epsilon:g} was spent (ledger release {info.release_id}) but the "
                              f"output could not be written: {err}; {written}", "fix the folder and release again") from err

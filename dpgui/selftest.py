@@ -82,7 +82,8 @@ def _plan(run: _Run) -> str:
     _check(math.isfinite(projected.total_sq_error) and projected.total_sq_error > 0,
            f"projected error {projected.total_sq_error} is not a positive number")
     run.values["plan"] = plan
-    return f"branching {plan.shape.label}, ε = {plan.privacy.epsilon:g}, worst standard error ±{projected.max_variance ** 0.5:.3g} records"
+    worst = projected.max_variance ** 0.5
+    return f"branching {plan.shape.label}, ε = {plan.privacy.epsilon:g}, worst standard error ±{worst:.3g} records"
 
 
 def _key(run: _Run) -> str:

@@ -1,6 +1,6 @@
 """Step 1 — the data: a lazy preview of the file, the column list, public bounds, bins and what
-happens to missing values (not a choice: the neighbour model's rule). Nothing here reads the confidential values except the preview grid, which
-only the officer sees."""
+happens to missing values (not a choice: the neighbour model's rule). Nothing here reads the
+confidential values except the preview grid, which only the officer sees."""
 
 from __future__ import annotations
 

@@ -289,7 +289,7 @@ class LedgerDialog(StatusMessages, QDialog):
         self.resize(820, 600)
         self.refresh()
 
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+    def showEvent(self, event: QShowEvent) -> None:
         if self._shown_once:  # the ledger may have changed (a release, the CLI) since the dialog was built
             self.refresh()
         self._shown_once = True

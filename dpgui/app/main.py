@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
 from PySide6.QtGui import QIcon
@@ -17,6 +18,9 @@ from dpgui import __version__
 from dpgui.errors import DpguiError
 from dpgui.report.home import ensure_private_dir, settings_folder
 from dpgui.resources import find_resource
+
+if TYPE_CHECKING:
+    from dpgui.app.main_window import MainWindow
 
 APP_ICON = PurePosixPath("resources/icons/dpgui.png")
 
@@ -81,11 +85,11 @@ class FileOpenHandler(QObject):
     """Opens files that the system hands over as events (macOS Finder: a double-clicked .dpgui file,
     or one dropped on the Dock icon, arrives as QEvent.FileOpen, not as a command-line argument)."""
 
-    def __init__(self, window) -> None:  # noqa: ANN001 - MainWindow (imported late, after the app exists)
+    def __init__(self, window: MainWindow) -> None:  # imported late, after the QApplication exists
         super().__init__(window)
         self.window = window
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.FileOpen:
             path = event.file()  # type: ignore[attr-defined]  # QFileOpenEvent
             if path:

@@ -414,7 +414,8 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
 def _cdf_caption(release: Release) -> str:
     return ("The curve is the released number of records with a value at or below each point; it is drawn "
             "straight within each bin. The shaded band holds, at each point, the true count with at least 95 % "
-            "confidence (on average at least 19 of 20 bins have the truth inside). Where the band is too thin to see, the release "
+            "confidence (on average at least 19 of 20 bins have the truth inside). Where the band is too thin to see, "
+            "the release "
             "is very precise there. Values outside the bounds are counted in the first or last bin.")
 
 

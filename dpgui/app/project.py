@@ -36,7 +36,8 @@ import sys
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QCloseEvent
@@ -184,7 +185,7 @@ def _write_autosave(project: Project, path: Path, progress: Any, should_cancel: 
 class ProjectController(QObject):
     """The workspace of one main window: capture, apply, save/open, autosave, restore (see module doc)."""
 
-    def __init__(self, window: "MainWindow") -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
         self.path: Path | None = None  # the project file (None: untitled)

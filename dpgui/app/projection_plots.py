@@ -118,35 +118,35 @@ class FlowLayout(QLayout):
         self._spacing = spacing
         self.setContentsMargins(0, 0, 0, 0)
 
-    def addItem(self, item) -> None:  # noqa: N802 (Qt API)
+    def addItem(self, item) -> None:
         self._items.append(item)
 
     def count(self) -> int:
         return len(self._items)
 
-    def itemAt(self, index: int):  # noqa: N802
+    def itemAt(self, index: int):
         return self._items[index] if 0 <= index < len(self._items) else None
 
-    def takeAt(self, index: int):  # noqa: N802
+    def takeAt(self, index: int):
         return self._items.pop(index) if 0 <= index < len(self._items) else None
 
-    def expandingDirections(self) -> Qt.Orientation:  # noqa: N802
+    def expandingDirections(self) -> Qt.Orientation:
         return Qt.Orientation(0)
 
-    def hasHeightForWidth(self) -> bool:  # noqa: N802
+    def hasHeightForWidth(self) -> bool:
         return True
 
-    def heightForWidth(self, width: int) -> int:  # noqa: N802
+    def heightForWidth(self, width: int) -> int:
         return self._arrange(QRect(0, 0, width, 0), move=False)
 
-    def setGeometry(self, rect: QRect) -> None:  # noqa: N802
+    def setGeometry(self, rect: QRect) -> None:
         super().setGeometry(rect)
         self._arrange(rect, move=True)
 
-    def sizeHint(self) -> QSize:  # noqa: N802
+    def sizeHint(self) -> QSize:
         return self.minimumSize()
 
-    def minimumSize(self) -> QSize:  # noqa: N802
+    def minimumSize(self) -> QSize:
         size = QSize()
         for item in self._items:
             size = size.expandedTo(item.minimumSize())
@@ -623,12 +623,12 @@ class ProjectionPlots(QWidget):
                 f"noise std. dev. = {format_parameter(std[level])} records per count")
 
     # ------------------------------------------------------------------ plumbing
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         if self.projection is not None and self.projection.pending and not self.busy:
             self._refine_timer.start()  # the tuning left off while the plots were hidden
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         size = event.size()
         compact = size.width() < GRID_MIN_WIDTH or size.height() < GRID_MIN_HEIGHT

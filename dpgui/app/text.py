@@ -6,9 +6,13 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QMessageBox
 
-from dpgui.workspace.words import (  # noqa: F401 — the app reads them from here too
-    CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, friendly, sentence,
-)
+# Qt-free words shared with the release flow; the app reads them from here too (explicit re-exports).
+from dpgui.workspace.words import CONSISTENCY_LABELS as CONSISTENCY_LABELS
+from dpgui.workspace.words import ESTIMATOR_LABELS as ESTIMATOR_LABELS
+from dpgui.workspace.words import NEIGHBOURS_LABELS as NEIGHBOURS_LABELS
+from dpgui.workspace.words import escape as escape
+from dpgui.workspace.words import friendly as friendly
+from dpgui.workspace.words import sentence as sentence
 
 
 def literal_tooltip(plain: str) -> str:

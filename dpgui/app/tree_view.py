@@ -100,7 +100,7 @@ class _Tree:
     status: tuple[str, ...]  # 'noised', 'exact' or 'unreleased'
 
     @classmethod
-    def build(cls, plan: "Plan", lower: float, upper: float) -> "_Tree":
+    def build(cls, plan: Plan, lower: float, upper: float) -> _Tree:
         lower, upper = float(lower), float(upper)
         if not (math.isfinite(lower) and math.isfinite(upper)) or not lower < upper:
             raise ValueError(f"need finite lower < upper, got [{lower}, {upper})")
@@ -211,7 +211,7 @@ class _IcicleItem(pg.GraphicsObject):
     def __init__(self) -> None:
         super().__init__()
         self.tree: _Tree | None = None
-        self.release: "Release | None" = None
+        self.release: Release | None = None
         self.unit = "value"
         self.fills: list[QColor] = []
         self.hovered: tuple[int, int] | None = None
@@ -229,7 +229,7 @@ class _IcicleItem(pg.GraphicsObject):
         self.fills = fills
         self.update()
 
-    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt name)
+    def boundingRect(self) -> QRectF:
         if self.tree is None:
             return QRectF()
         t = self.tree
@@ -244,14 +244,14 @@ class _IcicleItem(pg.GraphicsObject):
         return None if index is None else (level, index)
 
     # --- mouse (pyqtgraph's scene events; drags fall through to the ViewBox for panning) ---
-    def hoverEvent(self, ev) -> None:  # noqa: N802
+    def hoverEvent(self, ev) -> None:
         if ev.isExit():
             self.sigHover.emit(None)
             return
         pos = ev.pos()
         self.sigHover.emit(self.hit(pos.x(), pos.y()))
 
-    def mouseClickEvent(self, ev) -> None:  # noqa: N802
+    def mouseClickEvent(self, ev) -> None:
         if ev.button() != Qt.MouseButton.LeftButton:
             ev.ignore()
             return
@@ -416,14 +416,14 @@ class _ColourLegend(QWidget):
                 parts.append(f"level {level}: {format_significant(v)}")
         return self.title() + " — " + ", ".join(parts)
 
-    def sizeHint(self) -> QSize:  # noqa: N802
+    def sizeHint(self) -> QSize:
         fm = self.fontMetrics()
         return QSize(self.BAR_WIDTH + 420, 3 * fm.height() + 20)
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802
+    def minimumSizeHint(self) -> QSize:
         return QSize(self.BAR_WIDTH + 20, self.sizeHint().height())
 
-    def paintEvent(self, event) -> None:  # noqa: N802
+    def paintEvent(self, event) -> None:
         p = QPainter(self)
         fm = self.fontMetrics()
         text = self.palette().color(QPalette.ColorRole.WindowText)
@@ -498,7 +498,7 @@ class BinTreeView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._tree: _Tree | None = None
-        self._release: "Release | None" = None
+        self._release: Release | None = None
         self._mode = "budget"
         self._value_label = "value"
         self._hovered: tuple[int, int] | None = None
@@ -559,7 +559,7 @@ class BinTreeView(QWidget):
         self._show_info()
 
     # ----- public API -----
-    def set_plan(self, plan: "Plan", lower: float, upper: float, value_label: str = "value") -> None:
+    def set_plan(self, plan: Plan, lower: float, upper: float, value_label: str = "value") -> None:
         """Draw the tree of ``plan`` over the value range ``[lower, upper)`` (padding beyond)."""
         tree = _Tree.build(plan, lower, upper)
         self._tree = tree
@@ -588,7 +588,7 @@ class BinTreeView(QWidget):
         self.legend.set_state(tree, self._mode)
         self._show_info()
 
-    def set_release(self, release: "Release | None") -> None:
+    def set_release(self, release: Release | None) -> None:
         """Show the released noisy node counts (``release.levels``) on hover and in wide boxes."""
         if release is not None and not self._release_matches(release):
             self._release = release
@@ -744,7 +744,7 @@ class BinTreeView(QWidget):
             raise RuntimeError("no plan: call set_plan first")
         return self._tree
 
-    def _release_matches(self, release: "Release") -> bool:
+    def _release_matches(self, release: Release) -> bool:
         tree = self._tree
         return (tree is not None and release.plan == tree.plan and float(release.lower) == tree.lower
                 and float(release.upper) == tree.upper)
@@ -798,7 +798,7 @@ class BinTreeView(QWidget):
         index = self._tree.index_at(self._key_level, centre)
         return None if index is None else (self._key_level, index)
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         key, text = event.key(), event.text()
         if self._tree is None:
             super().keyPressEvent(event)
@@ -832,7 +832,7 @@ class BinTreeView(QWidget):
         if self._hovered is not None and self._hovered[0] == self._key_level:
             self._on_hover(self._key_node())
 
-    def paintEvent(self, event) -> None:  # noqa: N802
+    def paintEvent(self, event) -> None:
         super().paintEvent(event)
         if self.hasFocus():  # a visible focus ring in the layout margin
             p = QPainter(self)
@@ -840,10 +840,10 @@ class BinTreeView(QWidget):
             p.drawRect(self.rect().adjusted(1, 1, -2, -2))
             p.end()
 
-    def focusInEvent(self, event) -> None:  # noqa: N802
+    def focusInEvent(self, event) -> None:
         super().focusInEvent(event)
         self.update()
 
-    def focusOutEvent(self, event) -> None:  # noqa: N802
+    def focusOutEvent(self, event) -> None:
         super().focusOutEvent(event)
         self.update()

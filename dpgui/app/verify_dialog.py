@@ -150,7 +150,7 @@ class VerifyDialog(QDialog):
         self.reload_keys()
         self._clear_result()
 
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+    def showEvent(self, event: QShowEvent) -> None:
         self.reload_keys()  # keys may have been created or imported since the dialog was built
         super().showEvent(event)
 

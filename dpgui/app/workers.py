@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import time
 import traceback
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import shiboken6
 from PySide6.QtCore import QObject, QThreadPool, Signal
@@ -44,7 +45,7 @@ class Worker:
 
     def connect_to(self, owner: QObject, finished: Callable[[Any], None] | None = None,
                    failed: Callable[[str], None] | None = None, cancelled: Callable[[], None] | None = None,
-                   progress: Callable[[float, str], None] | None = None) -> "Worker":
+                   progress: Callable[[float, str], None] | None = None) -> Worker:
         """Connect callbacks that run only while ``owner`` (a widget) still exists: a result that
         arrives after its window was closed is dropped instead of touching deleted widgets."""
         for signal, callback in ((self.signals.finished, finished), (self.signals.failed, failed),

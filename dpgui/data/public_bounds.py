@@ -150,7 +150,7 @@ def _schema_fields(path: pathlib.Path, doc: Any) -> list[dict[str, Any]]:
     if "fields" in doc:
         if not isinstance(doc["fields"], list) or not all(isinstance(f, dict) for f in doc["fields"]):
             raise _bad_schema(path, '"fields" is not a list of objects')
-        return [f for f in doc["fields"]]
+        return list(doc["fields"])
     if "columns" in doc:
         if not isinstance(doc["columns"], dict) or not all(isinstance(c, dict) for c in doc["columns"].values()):
             raise _bad_schema(path, '"columns" is not an object of objects')
@@ -326,7 +326,7 @@ def whole_number_reason(column_info: ColumnInfo, table_format: str, schema_path:
         if field is not None and field.get("type") == "integer":
             return f"The published description of the data ('{path.name}') says '{column_info.name}' holds whole numbers."
     dtype = column_info.dtype
-    if table_format == "parquet" and (dtype.startswith("int") or dtype.startswith("uint")):
+    if table_format == "parquet" and (dtype.startswith(("int", "uint"))):
         return f"The file's declared schema stores '{column_info.name}' as whole numbers ({dtype})."
     return None
 

@@ -219,7 +219,7 @@ class TableReader:
             self._drop()
             self._closed = True
 
-    def __enter__(self) -> "TableReader":
+    def __enter__(self) -> TableReader:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -61,7 +61,8 @@ def check_missing_rule(plan: Plan, missing: str = MISSING_AUTO) -> str:
     """
     if missing == MISSING_ERROR:
         raise ParameterError(
-            f"the missing-value policy '{MISSING_ERROR}' is retired: stopping at a missing value makes publishing depend on the data",
+            f"the missing-value policy '{MISSING_ERROR}' is retired: stopping at a missing value makes publishing "
+            "depend on the data",
             "leave it out: missing values are " + MISSING_RULE_TEXT[plan.privacy.missing_rule],
         )
     if plan.missing_rule != plan.privacy.missing_rule:

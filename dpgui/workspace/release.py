@@ -16,7 +16,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable, ClassVar, Literal
+from typing import ClassVar, Literal
+from collections.abc import Callable
 
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource, SecureRandom
