@@ -64,7 +64,10 @@ def format_budget(value: float) -> str:
     """ε or δ in the budget ledger, as people write them: ``0.75``, ``2``, ``1e-6`` (below 0.001: 3
     significant digits with a plain exponent)."""
     if value != 0 and abs(value) < 1e-3:
-        mantissa, exponent = f"{value:.3g}".split("e")
+        shown = f"{value:.3g}"  # "0.0005" from 1e-4 up, "1.5e-05" below
+        if "e" not in shown:
+            return shown
+        mantissa, exponent = shown.split("e")
         return f"{mantissa}e{int(exponent)}"
     return format_number(value)
 

@@ -39,3 +39,12 @@ def test_axis_ticks():
     assert [f.format_log_tick(v) for v in (0.05, 2.0, 1000.0, 1e6, 2.5)] == ["0.05", "2", "1,000", "1,000,000", "2.5"]
     assert f.format_linear_tick(2500.0, 0) == "2,500" and f.format_linear_tick(0.25, 2) == "0.25"
     assert f.format_linear_tick(2e15, 0) == "2e+15"
+
+
+def test_budgets_from_a_ten_thousandth_to_a_thousandth_are_written_out():
+    """From 1e-4 up Python writes ``:.3g`` without an exponent: ε = 0.0005 in the ledger dialog must
+    show as such (it raised ValueError), and every value below 0.001 keeps 3 significant digits."""
+    assert f.format_budget(0.0005) == "0.0005" and f.format_budget(0.000123456) == "0.000123"
+    assert f.format_budget(9.99e-5) == "9.99e-5" and f.format_budget(-0.0005) == "-0.0005"
+    for value in (1e-4, 2.5e-4, 9.99e-4, 3e-7):
+        assert float(f.format_budget(value)) == float(f"{value:.3g}")
