@@ -57,22 +57,22 @@ def _open_task(path: Path, progress: Callable[[float, str], None], should_cancel
                ) -> tuple[TableInfo, TableReader]:
     progress(0.0, f"Opening {path.name}…")
     reader = TableReader(path)
-    # The preview's first rows are read here, off the GUI thread: the first read also imports pandas
-    # (~0.3 s), which on the GUI thread froze the window for 110-180 ms at the first file opened.
+    # The preview's first rows are read here, off the GUI thread: the first read also imports pandas,
+    # which on the GUI thread would freeze the window (benchmarks/bench_responsiveness.py).
     with contextlib.suppress(DpguiError):  # the preview shows the error itself when it reads these rows
         reader.read_rows(0, PreviewModel.CHUNK)
     return reader.info, reader
 
 
-# The libraries the window loads only when first needed (start-up stays ~0.3 s shorter) are imported
-# in a worker this long after the window is built, when it has been drawn.
+# The libraries the window loads only when first needed (so that it starts sooner) are imported in a
+# worker this long after the window is built, when it has been drawn.
 WARM_UP_DELAY_MS = 500
 
 
 def _import_libraries(progress: Callable[[float, str], None], should_cancel: Callable[[], bool]) -> None:
-    """Import pandas (table preview) and scipy.optimize (planner, consistency): ~0.6 s of work, done
-    while the window is idle. An import holds the GIL for tens of ms at a time, so the same imports
-    at the first file or plan, even in a worker, stalled the window (110-180 ms, measured)."""
+    """Import pandas (table preview) and scipy.optimize (planner, consistency) while the window is
+    idle. An import holds the GIL for long stretches, so the same imports at the first file or plan,
+    even in a worker, would stall the window (benchmarks/bench_responsiveness.py)."""
     import pandas  # noqa: F401
     import scipy.optimize  # noqa: F401
 
@@ -80,9 +80,8 @@ def _import_libraries(progress: Callable[[float, str], None], should_cancel: Cal
 def _freeze_start_up_objects(_: object = None) -> None:
     """Leave the objects made at start-up (modules, classes, functions, the window's widgets: they
     live as long as the app) out of Python's full garbage collections, which otherwise scan them
-    all on the GUI thread: with ~175,000 objects one took 126 ms and stalled the window (measured),
-    and more in a long session. Not collected first: that would be such a pause itself, and the
-    little garbage start-up leaves is then kept."""
+    all on the GUI thread and stall the window, the longer the more objects there are. Not collected
+    first: that would be such a pause itself, and the little garbage start-up leaves is then kept."""
     gc.freeze()
 
 

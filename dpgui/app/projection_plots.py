@@ -227,13 +227,13 @@ def _line_icon(colour: str, width: int) -> QIcon:
 class ProjectionPlots(QWidget):
     """Four plots of a plan's projected error: per CDF point, against ε, against branching, per level.
 
-    Call :meth:`set_plan`: plots (a)–(c) are computed on a worker
-    (:meth:`ProjectionCache.project`, up to ~0.1 s at K = 65,536 that would otherwise freeze the
-    window) and all four plots are drawn together when it is done, which :attr:`projected`
-    announces; the tuned curve of plot (c) is then refined by further workers. ``last_redraw_ms``
-    is the GUI-thread time of the last draw (or unit switch); Qt paints afterwards (the benchmark
-    times both). Series data: ``error_curves``, ``epsilon_curves`` (keys "plan", "binary", "hist",
-    "paper_best"), ``branching_curves`` ("equal", "optimised"), ``branching_marker``, ``budget_bars``.
+    Call :meth:`set_plan`: plots (a)–(c) are computed on a worker (:meth:`ProjectionCache.project`,
+    O(K·h), which at large K would otherwise freeze the window) and all four plots are drawn
+    together when it is done, which :attr:`projected` announces; the tuned curve of plot (c) is
+    then refined by further workers. ``last_redraw_ms`` is the GUI-thread time of the last draw
+    (or unit switch); Qt paints afterwards (the benchmark times both). Series data:
+    ``error_curves``, ``epsilon_curves`` (keys "plan", "binary", "hist", "paper_best"),
+    ``branching_curves`` ("equal", "optimised"), ``branching_marker``, ``budget_bars``.
     """
 
     units_changed = Signal(bool)  # True when errors are shown in % of N
@@ -502,7 +502,7 @@ class ProjectionPlots(QWidget):
         _set_axis_label(item, "bottom", f"{escape(self.value_label)}, upper edge of each bin")  # rich text
         _set_axis_label(item, "left", "95% error margin", units)
         small = plan.shape.bins <= SMALL_K_SYMBOLS
-        # a dense zigzag drawn antialiased costs ~5× the paint time and looks the same
+        # a dense zigzag drawn antialiased costs several times the paint time and looks the same
         smooth = plan.shape.bins <= ANTIALIAS_POINTS
         for name, (x, y) in projection.a.items():
             curve = self.error_curves[name]

@@ -405,8 +405,8 @@ class ResultView(QWidget):
         table = self.quantile_table
         table.resizeColumnsToContents()  # each column as wide as its contents and header need …
         header = table.horizontalHeader()
-        last = self.quantile_model.columnCount() - 1  # … except the last, which stretches: measured (sizeHintForColumn
-        # reads every cell, so only for the one column that needs it)
+        last = self.quantile_model.columnCount() - 1  # … except the last, which stretches: its width
+        # is measured with sizeHintForColumn (it reads every cell, so only for the one column that needs it)
         columns = (sum(header.sectionSize(c) for c in range(last))
                    + max(table.sizeHintForColumn(last), header.sectionSizeHint(last)))
         table.setMinimumWidth(columns + 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width() + 4)

@@ -234,7 +234,7 @@ def _optimise_budgets_at(
 def _minimise_max(shape: TreeShape, privacy: PrivacySpec, estimator: str, assemble: Callable[[np.ndarray], np.ndarray],
                   x0: np.ndarray, bounds: Sequence[tuple[float, float]], constraint: dict[str, Any]) -> np.ndarray:
     """min_x max_j Var Ĉ_j(x) by cutting planes: SLSQP in epigraph form over a growing set of prefixes."""
-    from scipy.optimize import minimize  # here: scipy.optimize adds ~0.3 s to start-up
+    from scipy.optimize import minimize  # here: the window starts without SciPy (tests/test_architecture.py)
 
     full = _Objective(shape, privacy, estimator, "max")
     active = _Objective(shape, privacy, estimator, "max", prefixes=np.empty(0, dtype=np.int64))

@@ -394,7 +394,8 @@ class ProjectionCache:
 
         With ``compute=False`` nothing is optimised: factors with tuned budgets use them, the others
         use their ε = 1 fractions scaled to ε when those are known, and factors with neither are
-        left out (each optimisation is a numerical search of 1–50 ms; the widget runs them on workers, :meth:`refine`)."""
+        left out (each optimisation is a numerical search; the widget runs them on workers,
+        :meth:`refine`)."""
         def curve(allow_compute: bool) -> tuple[np.ndarray, np.ndarray]:
             bs, values = [], []
             for b in self.optimised_branchings(bins, privacy.missing_leaf):

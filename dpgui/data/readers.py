@@ -81,17 +81,16 @@ CSV_HEAD_BYTES = 1 << 20
 
 # Bytes of CSV text per streamed block: batch_rows bytes, within [64 KiB, 16 MiB]. Small
 # blocks are as fast and pyarrow reads several blocks ahead, so memory is a multiple of
-# this (measured on a 279 MB CSV: ~110 MiB above baseline at 1 MiB blocks, ~390 MiB at
-# 16 MiB blocks). A single row must fit in one block.
+# this (benchmarks/ measure it). A single row must fit in one block.
 _CSV_BYTES_PER_ROW = 1
 _CSV_MIN_BLOCK = 1 << 16
 _CSV_MAX_BLOCK = 1 << 24
 # For progress and cancel, a CSV is cut into at least this many blocks (of at least
-# 256 KiB): a 1 MiB block parses in ~2 ms, so a 10**6-row CSV reports ~16-30 times.
+# 256 KiB), so that even a mid-sized file reports progress several times.
 _CSV_MIN_BLOCKS_PER_FILE = 16
 _CSV_PROGRESS_MIN_BLOCK = 1 << 18
 # Excel: rows read to infer column types (at most this many cells), and cells per
-# streamed batch (openpyxl parses ~150,000 cells/s, so a batch takes ~50 ms).
+# streamed batch (openpyxl is slow per cell: a batch stays short whatever the sheet's width).
 _XLSX_HEAD_ROWS = 1000
 _XLSX_HEAD_CELLS = 1 << 16
 _XLSX_BATCH_CELLS = 1 << 13
@@ -382,7 +381,7 @@ class _XlsxSheet:
     """
 
     def __init__(self, p: pathlib.Path) -> None:
-        import openpyxl  # imported on first use: ~0.1 s, only needed for Excel files
+        import openpyxl  # imported on first use: only needed for Excel files
         from openpyxl.utils.exceptions import InvalidFileException
 
         self.path = p
@@ -454,8 +453,8 @@ def _xlsx_record_batches(
 ) -> Stream[pa.RecordBatch]:
     with _XlsxSheet(p) as sheet:
         index = [sheet.names.index(c) for c in columns]
-        # openpyxl parses every cell of a row (~150,000 cells/s): size chunks by cells so
-        # that one takes ~50 ms whatever the sheet's width.
+        # openpyxl parses every cell of a row: size chunks by cells so that one takes about
+        # as long whatever the sheet's width.
         per = max(1, min(batch_rows, _XLSX_BATCH_CELLS // len(sheet.names)))
         total = sheet.n_rows
         done = 0
@@ -519,7 +518,7 @@ def _parquet_record_batches(
 
 def _csv_block_bytes(batch_rows: int, size: int) -> int:
     """Bytes of text per streamed CSV block: ~batch_rows bytes, but at least 16 blocks a
-    file (above 4 MiB) so that progress and cancel are seen every ~10 ms."""
+    file (above 4 MiB) so that progress and cancel are seen many times a second."""
     block = min(max(batch_rows * _CSV_BYTES_PER_ROW, _CSV_MIN_BLOCK), _CSV_MAX_BLOCK)
     return min(block, max(size // _CSV_MIN_BLOCKS_PER_FILE, _CSV_PROGRESS_MIN_BLOCK, _CSV_MIN_BLOCK))
 
