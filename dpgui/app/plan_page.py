@@ -20,7 +20,8 @@ from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
 from dpgui.app.projection_plots import Projection, ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
-from dpgui.core.plan import MISSING_RULE_TEXT, Plan, PrivacySpec, check_epsilon, split_budget
+from dpgui.core.missing import MISSING_RULE_TEXT
+from dpgui.core.plan import Plan, PrivacySpec, check_epsilon, split_budget
 from dpgui.core.planner import auto_plan, margin95, plan_for_accuracy
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError

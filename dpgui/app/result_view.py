@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from dpgui.app.style import SERIES_COLOURS, is_dark, new_plot, series_pen
 from dpgui.core.mechanism import Release
-from dpgui.core.plan import MISSING_RULE_TEXT
+from dpgui.core.missing import MISSING_DROP, MISSING_RULE_TEXT
 from dpgui.core.quantiles import (
     Quantile, RangeCount, cumulative_interval95, missing_interval95, quantiles, range_count,
 )
@@ -415,7 +415,7 @@ class ResultView(QWidget):
     def _missing_words(release: Release) -> str:
         """The missing-value rule of the release, with the released count under the bucket rule."""
         if release.missing is None:
-            return MISSING_RULE_TEXT["drop"] if not release.plan.privacy.root_public else "left out"
+            return MISSING_RULE_TEXT[MISSING_DROP] if not release.plan.privacy.root_public else "left out"
         low, high = missing_interval95(release)  # type: ignore[misc]  # not None: the release has the leaf
         return (f"{MISSING_RULE_TEXT['bucket']}; about {format_fixed(release.missing, 0)} missing, 95 % interval "
                 f"{format_fixed(math.floor(low), 0)} – {format_fixed(math.ceil(high), 0)} (the CDF is that of the values)")

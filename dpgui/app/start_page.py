@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout, QWidget
 
 from dpgui.app import text
+from dpgui.data.file_types import FILE_TYPE_NAMES
 
 
 class StartPage(QWidget):
@@ -26,7 +27,7 @@ class StartPage(QWidget):
             "<li><b>Release</b>: publish a noisy CDF with error bars, quantiles and counts.</li></ol>")
         steps.setWordWrap(True)
         self.open_button = QPushButton("&Open a file…")
-        self.open_button.setToolTip("CSV, TSV, Parquet or Excel (.xlsx). You can also drop a file on this window.")
+        self.open_button.setToolTip(f"{FILE_TYPE_NAMES}. You can also drop a file on this window.")
         self.open_button.clicked.connect(self.openRequested)
         self.sample_button = QPushButton("Try the &sample data (NYC flights, 2013)")
         self.sample_button.setToolTip("336,776 public flight records, bundled with the app.")
@@ -38,7 +39,7 @@ class StartPage(QWidget):
         self.recent.itemActivated.connect(lambda item: self.recentRequested.emit(item.data(Qt.ItemDataRole.UserRole)))
         self.recent_label = QLabel("&Recent files (double-click or Enter to open):")
         self.recent_label.setBuddy(self.recent)
-        drop = QLabel("Or drop a CSV, TSV, Parquet or Excel file anywhere on this window.")
+        drop = QLabel(f"Or drop a {FILE_TYPE_NAMES} file anywhere on this window.")
         drop.setAlignment(Qt.AlignmentFlag.AlignCenter)
 
         column = QWidget()

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from dpgui.app.fields import inline_message, show_inline
 from dpgui.app.style import is_dark
 from dpgui.app.text import NEIGHBOURS_LABELS, friendly, plain_text, sentence
+from dpgui.core.missing import MISSING_DROP, MISSING_ERROR
 from dpgui.errors import DpguiError
 from dpgui.formatting import format_number
 from dpgui.report.bundle import MANIFEST_SUFFIX, TEST_NOISE_FAILURE, Verification, verify_bundle
@@ -405,8 +406,8 @@ def _missing_words(value: Any) -> str:
         if isinstance(count, (int, float)):
             words += f"; released count about {format_number(round(count))}"
         return words
-    return {"drop": "left out before counting (an older release)",
-            "error": "the release would have stopped at a missing value (an older release)"}.get(str(value), str(value))
+    return {MISSING_DROP: "left out before counting (an older release)",
+            MISSING_ERROR: "the release would have stopped at a missing value (an older release)"}.get(str(value), str(value))
 
 
 def _facts(result: Verification) -> dict[str, str]:

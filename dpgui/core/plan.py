@@ -32,7 +32,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpgui.core.missing import MISSING_BUCKET, MISSING_DROP, missing_rule_for
-from dpgui.core.missing import MISSING_RULE_TEXT as MISSING_RULE_TEXT  # its home is dpgui.core.missing
 from dpgui.core.noise import MAX_LAPLACE_SCALE, discrete_laplace_variance, laplace_scale, laplace_scale_problem
 from dpgui.core.tree import TreeShape
 from dpgui.errors import ParameterError

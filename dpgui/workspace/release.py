@@ -21,7 +21,8 @@ from collections.abc import Callable
 
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource, SecureRandom
-from dpgui.core.plan import MISSING_RULE_TEXT, Plan
+from dpgui.core.missing import MISSING_RULE_TEXT
+from dpgui.core.plan import Plan
 from dpgui.data.histogram import ColumnHistogram, check_bounds, column_histogram
 from dpgui.errors import Cancelled, DpguiError
 from dpgui.formatting import format_number
