@@ -11,6 +11,7 @@ Testable without modal windows: ``refresh()``, ``add_dataset(...)``, ``set_cap_f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -408,7 +409,7 @@ class LedgerDialog(StatusMessages, QDialog):
         self.details.setVisible(bool(self._rows))
 
     @staticmethod
-    def _fill(table: QTableWidget, rows: list[tuple[str, ...]], tooltips: dict[int, str] | None = None) -> None:
+    def _fill(table: QTableWidget, rows: Sequence[tuple[str, ...]], tooltips: dict[int, str] | None = None) -> None:
         table.setRowCount(len(rows))
         for r, values in enumerate(rows):
             for c, value in enumerate(values):

@@ -65,6 +65,7 @@ def create_application(argv: Sequence[str] = ()) -> QApplication:
     from dpgui.app.theme import apply_appearance
 
     app = QApplication.instance() or QApplication(["dpgui", *argv])
+    assert isinstance(app, QApplication), "the widgets need a QApplication, not a bare QCoreApplication"
     use_settings_folder()
     app.setOrganizationName("dpgui")
     app.setOrganizationDomain("dpgui.org")
@@ -78,7 +79,7 @@ def create_application(argv: Sequence[str] = ()) -> QApplication:
     if app.findChild(GuiThreadCollector) is None:
         GuiThreadCollector(app)
     gc.disable()  # the collector above collects instead
-    return app  # type: ignore[return-value]
+    return app
 
 
 class FileOpenHandler(QObject):

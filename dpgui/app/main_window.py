@@ -237,7 +237,7 @@ class MainWindow(QMainWindow):
 
     # ---------------------------------------------------------------- files
     def choose_file(self) -> None:
-        start = self.settings.value("last_folder", str(Path.home()))
+        start = str(self.settings.value("last_folder", str(Path.home())))
         path, _ = QFileDialog.getOpenFileName(self, "Open a table", start, FILE_FILTER)
         if path:
             self.open_file(path)
@@ -589,7 +589,8 @@ class MainWindow(QMainWindow):
             self._error("Nothing to export", "Release first (step 4), then export.")
             return
         info = self.exportable[1]
-        default = str(Path(self.settings.value("last_folder", str(Path.home()))) / f"{info.dataset}-{info.column}-cdf.csv")
+        folder = str(self.settings.value("last_folder", str(Path.home())))
+        default = str(Path(folder) / f"{info.dataset}-{info.column}-cdf.csv")
         path, _ = QFileDialog.getSaveFileName(self, "Export the released CDF", default, "CSV files (*.csv)")
         if path:
             self.export_to(path)
@@ -621,7 +622,7 @@ class MainWindow(QMainWindow):
         plan = step2.plan
         assert plan is not None
         settings = self.workspace.state.column_settings()
-        document = {"plan": plan.to_json(), "consistency": step2.consistency}
+        document: dict[str, object] = {"plan": plan.to_json(), "consistency": step2.consistency}
         if settings is not None:
             document.update(column=settings.column, lower=settings.lower, upper=settings.upper,
                             bins=settings.bins, missing=plan.privacy.missing_rule)
@@ -672,9 +673,9 @@ class MainWindow(QMainWindow):
         """Absolute paths, newest first (a relative path stored by an older dpgui is left out: it
         named a file relative to wherever the app was started then)."""
         value = self.settings.value("recent_files", [])
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in (value or []) if Path(str(v)).is_absolute()]
+        # QSettings gives a list, a single string (a list of one, in an INI file), or None (empty)
+        values: list[object] = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else []
+        return [str(v) for v in values if Path(str(v)).is_absolute()]
 
     def _add_recent(self, path: str) -> None:
         path = str(Path(path).resolve())  # opened relative to the start folder: valid from anywhere

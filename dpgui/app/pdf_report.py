@@ -19,6 +19,7 @@ import math
 import os
 import re
 import sys
+from collections.abc import Sequence
 from datetime import datetime, timezone
 
 import numpy as np
@@ -234,7 +235,7 @@ _TABLE = '<table width="100%" cellpadding="4" cellspacing="0">'
 _STRIPE = "#F1F4F8"
 
 
-def _rows(rows: list[tuple[str, ...]], first_width: str, align_right_from: int = 99) -> list[str]:
+def _rows(rows: Sequence[tuple[str, ...]], first_width: str, align_right_from: int = 99) -> list[str]:
     """Table rows with alternating backgrounds (easier to follow across a wide table than lines)."""
     out = []
     for i, row in enumerate(rows):

@@ -446,7 +446,7 @@ class ProjectController(QObject):
         w.statusBar().showMessage(f"Saved the project to {target}.", 8000)
         return True
 
-    def confirm_discard(self, then: Callable[[], None], closing: bool) -> None:
+    def confirm_discard(self, then: Callable[[], object], closing: bool) -> None:
         """Run ``then`` now, or after Save (if saved) or Discard in the save-changes box; Cancel stops."""
         if not self.needs_save_prompt():
             then()

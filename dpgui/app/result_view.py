@@ -86,14 +86,16 @@ class QuantileTableModel(QAbstractTableModel):
         return format_fixed((q.value, q.low, q.high)[column - 1], self._decimals)
 
     def _tooltip(self, q: Quantile) -> str:
-        fmt = lambda v: format_fixed(v, self._decimals)  # noqa: E731
+        def fmt(v: float) -> str:
+            return format_fixed(v, self._decimals)
+
         return (f"Estimate: {fmt(q.value)}, by linear interpolation inside bin [{fmt(q.bin_low)}, {fmt(q.bin_high)}) "
                 f"of the released CDF. With at least 95 % confidence the true {format_percent(q.probability)} point of the "
                 f"data (the smallest {self._label} with {format_percent(q.probability)} of records at or below it) lies "
                 f"between {fmt(q.low)} and {fmt(q.high)}; the interval allows for the noise added for privacy and "
                 "for where inside its bin the true value lies.")
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid() or not (0 <= index.row() < len(self._rows)):
             return None
         q = self._rows[index.row()]
@@ -115,7 +117,8 @@ class QuantileTableModel(QAbstractTableModel):
             return colour
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if orientation != Qt.Orientation.Horizontal or not (0 <= section < len(self.HEADERS)):
             return None
         if role == Qt.ItemDataRole.DisplayRole:
