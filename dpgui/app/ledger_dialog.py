@@ -107,9 +107,9 @@ class BudgetForm(QDialog):
         super().__init__(parent)
         self.totals = totals
         adding = totals is None
-        self.setWindowTitle("Add a dataset to the ledger" if adding else f"Set the budget of {totals.dataset_id}")
+        self.setWindowTitle("Add a dataset to the ledger" if totals is None else f"Set the budget of {totals.dataset_id}")
         layout = QVBoxLayout(self)
-        if adding:
+        if totals is None:
             intro = ("Give the dataset a name and its total privacy budget. Releases of this dataset are then "
                      "recorded here and refused once the budget is spent.")
         else:
@@ -228,7 +228,9 @@ class LedgerDialog(StatusMessages, QDialog):
                                       "How much of the dataset's total ε budget its releases have spent.",
                                       "δ spent of the δ budget, for releases that use δ > 0 (— when none do).",
                                       "How many releases of this dataset are recorded.")):
-            self.datasets_table.horizontalHeaderItem(column).setToolTip(tip)
+            header_item = self.datasets_table.horizontalHeaderItem(column)
+            assert header_item is not None, "setHorizontalHeaderLabels made one for each column"
+            header_item.setToolTip(tip)
         self._read_only(self.datasets_table)
         header = self.datasets_table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
