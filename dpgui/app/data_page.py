@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
-from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
+from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_buddy, show_inline
 from dpgui.core.tree import check_bins
 from dpgui.data.file_types import TABLE_FILTER
 from dpgui.data.histogram import check_bounds
@@ -285,9 +285,9 @@ class DataPage(QWidget):
         form.addRow(self.suggest_button)
         form.addRow(self.whole_note)
         form.addRow(self.whole_button)
-        form.labelForField(self.lower).setBuddy(self.lower.edit)
-        form.labelForField(self.upper).setBuddy(self.upper.edit)
-        form.labelForField(self.bins).setBuddy(self.bins.edit)
+        set_buddy(form, self.lower, self.lower.edit)
+        set_buddy(form, self.upper, self.upper.edit)
+        set_buddy(form, self.bins, self.bins.edit)
 
         left = QWidget()
         left_layout = QVBoxLayout(left)
