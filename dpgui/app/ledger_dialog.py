@@ -171,7 +171,11 @@ class BudgetForm(QDialog):
         return name
 
     def values(self) -> tuple[str | None, float, float, str] | None:
-        name = self.name_field.value() if self.name_field is not None else self.totals.dataset_id  # type: ignore[union-attr]
+        if self.name_field is not None:
+            name = self.name_field.value()
+        else:
+            assert self.totals is not None, "the form has a name field unless it sets an existing dataset's budget"
+            name = self.totals.dataset_id
         epsilon, delta = self.epsilon_field.value(), self.delta_field.value()
         if name is None or epsilon is None or delta is None:
             return None
@@ -377,7 +381,8 @@ class LedgerDialog(StatusMessages, QDialog):
     def bar_for(self, dataset: str) -> QProgressBar | None:
         for index, row in enumerate(self._rows):
             if row.dataset == dataset:
-                return self.datasets_table.cellWidget(index, 1)  # type: ignore[return-value]
+                bar = self.datasets_table.cellWidget(index, 1)
+                return bar if isinstance(bar, QProgressBar) else None
         return None
 
     def selected_dataset(self) -> str | None:

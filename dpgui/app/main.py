@@ -8,10 +8,10 @@ import sys
 from collections.abc import Sequence
 
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
-from PySide6.QtGui import QIcon
+from PySide6.QtGui import QFileOpenEvent, QIcon
 from PySide6.QtWidgets import QApplication
 
 from dpgui import __version__
@@ -92,7 +92,7 @@ class FileOpenHandler(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.FileOpen:
-            path = event.file()  # type: ignore[attr-defined]  # QFileOpenEvent
+            path = cast(QFileOpenEvent, event).file()  # an event of type FileOpen is a QFileOpenEvent
             if path:
                 self.window.open_file(path)
                 return True

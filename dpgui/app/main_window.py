@@ -86,6 +86,12 @@ def _freeze_start_up_objects(_: object = None) -> None:
     gc.freeze()
 
 
+class ReleaseConfirmation(QMessageBox):
+    """The box of :meth:`MainWindow.confirmation_box`, with its Release button."""
+
+    release_button: QPushButton
+
+
 class MainWindow(QMainWindow):
     def __init__(self) -> None:
         super().__init__()
@@ -425,12 +431,12 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(request.message, 8000)
         return None
 
-    def confirmation_box(self, request: ReleaseRequest) -> QMessageBox:
+    def confirmation_box(self, request: ReleaseRequest) -> ReleaseConfirmation:
         """The question 'release and spend the budget?', stating what is published and its cost."""
         words = self._release_controller().confirmation(request).rich_text()
-        box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?", words, parent=self)
+        box = ReleaseConfirmation(QMessageBox.Icon.Question, "Release and spend the budget?", words, parent=self)
         box.setTextFormat(Qt.TextFormat.RichText)
-        box.release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)  # type: ignore[attr-defined]
+        box.release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         return box
@@ -443,7 +449,7 @@ class MainWindow(QMainWindow):
         box = self.confirmation_box(request)
         self._confirm_box = box
         box.exec()
-        if box.clickedButton() is not box.release_button:  # type: ignore[attr-defined]
+        if box.clickedButton() is not box.release_button:
             self.statusBar().showMessage("Release cancelled. Nothing was spent.", 5000)
             return
         self.start_release(request)

@@ -62,7 +62,9 @@ def missing_text(release: Release, rule: str) -> str:
     """What happened to missing values, in words (docs/design.md "Missing values"), with the released
     missing count and its 95 % margin under the bucket rule."""
     if rule == "bucket" and release.missing is not None:
-        low, high = missing_interval95(release)  # type: ignore[misc]  # not None: the release has the leaf
+        interval = missing_interval95(release)
+        assert interval is not None, "a release with a missing count has the missing values' leaf"
+        low, high = interval
         return (f"Counted in a noised 'missing' bucket; N = all rows. Released number of missing values: "
                 f"{format_number(round(release.missing))} (the true number lies between {format_number(math.floor(low))} "
                 f"and {format_number(math.ceil(high))} with at least 95 % probability). The CDF and the "

@@ -419,7 +419,9 @@ class ResultView(QWidget):
         """The missing-value rule of the release, with the released count under the bucket rule."""
         if release.missing is None:
             return MISSING_RULE_TEXT["drop"] if not release.plan.privacy.root_public else "left out"
-        low, high = missing_interval95(release)  # type: ignore[misc]  # not None: the release has the leaf
+        interval = missing_interval95(release)
+        assert interval is not None, "a release with a missing count has the missing values' leaf"
+        low, high = interval
         return (f"{MISSING_RULE_TEXT['bucket']}; about {format_fixed(release.missing, 0)} missing, 95 % interval "
                 f"{format_fixed(math.floor(low), 0)} – {format_fixed(math.ceil(high), 0)} (the CDF is that of the values)")
 
