@@ -32,8 +32,8 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q
 
-# The gates, configured in pyproject.toml: ruff (style and likely bugs), mypy (types: strict on core,
-# data, report and workspace) and import-linter (the layers; only dpgui/app imports Qt). All three run,
+# The gates, configured in pyproject.toml: ruff (style and likely bugs), mypy (types: strict on every
+# module) and import-linter (the layers; only dpgui/app imports Qt). All three run,
 # and the target fails if any of them does. CI runs it before the tests.
 lint: $(VENV)/.installed
 	@status=0; \

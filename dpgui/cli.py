@@ -31,8 +31,8 @@ import os
 import secrets
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
-from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT, m
 from dpgui.core.tree import MIN_BINS
 from dpgui.data.file_types import FILE_TYPE_NAMES
 from dpgui.errors import DataError, DpguiError, ParameterError
+
+if TYPE_CHECKING:  # imported where used, so that the start-up stays light
+    from dpgui.core.plan import Plan
 
 
 # ------------------------------------------------------------------ argument types (one-line errors)
@@ -64,7 +67,7 @@ def _finite_float(text: str) -> float:
     return _number(text, "bound", "0 or 100")
 
 
-def _int_at_least(minimum: int, example: str):
+def _int_at_least(minimum: int, example: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -221,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ------------------------------------------------------------------ commands
-def _make_plan(args: argparse.Namespace, bins: int):
+def _make_plan(args: argparse.Namespace, bins: int) -> Plan:
     from dpgui.core.plan import PrivacySpec
     from dpgui.core.planner import auto_plan
     from dpgui.core.tree import TreeShape
@@ -231,7 +234,7 @@ def _make_plan(args: argparse.Namespace, bins: int):
     return auto_plan(bins, privacy, shape, args.budgets, args.estimator, args.objective)
 
 
-def _plan_report(plan, n: int | None) -> dict[str, Any]:
+def _plan_report(plan: Plan, n: int | None) -> dict[str, Any]:
     from dpgui.core.planner import baselines
     from dpgui.core.projection import project
 
@@ -305,7 +308,7 @@ def _passphrase(path: str | None, confirm: bool) -> str:
     from dpgui.report.keystore import read_passphrase_file
 
     if path is not None:
-        return read_passphrase_file(path)
+        return read_passphrase_file(Path(path))
     if not sys.stdin.isatty():
         raise ParameterError("no passphrase given and no terminal to ask on", "give --passphrase-file F")
     import getpass

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
-from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
+from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_buddy, show_inline
 from dpgui.core.tree import check_bins
 from dpgui.data.file_types import TABLE_FILTER
 from dpgui.data.histogram import check_bounds
@@ -121,8 +121,8 @@ class BoundsDialog(QDialog):
         reference_button = QPushButton("Choose reference file…")
         reference_button.clicked.connect(self._choose_reference)
         self.public_confirm = QCheckBox("I confirm this reference file is public (for example, a published table)")
-        self.result = text.plain_text(QLabel(""))  # the explanation may quote the column's name
-        self.result.setWordWrap(True)
+        self.result_label = text.plain_text(QLabel(""))  # the explanation may quote the column's name
+        self.result_label.setWordWrap(True)
         self.message = inline_message(self)
         find = QPushButton("&Suggest")
         find.clicked.connect(self.compute)
@@ -144,7 +144,7 @@ class BoundsDialog(QDialog):
                 row.addWidget(widget)
                 layout.addLayout(row)
         layout.addWidget(find)
-        layout.addWidget(self.result)
+        layout.addWidget(self.result_label)
         layout.addWidget(self.message)
         layout.addWidget(buttons)
         self.resize(560, 420)
@@ -190,7 +190,7 @@ class BoundsDialog(QDialog):
             self.ok_button.setEnabled(False)
             return None
         self.suggestion = suggestion
-        self.result.setText(f"Suggested: from {format_number(suggestion.lower)} to "
+        self.result_label.setText(f"Suggested: from {format_number(suggestion.lower)} to "
                             f"{format_number(suggestion.upper)}. {suggestion.explanation}")
         self.ok_button.setEnabled(True)
         return suggestion
@@ -233,7 +233,8 @@ class DataPage(QWidget):
         self.preview.setAlternatingRowColors(True)
         self.preview.verticalHeader().setDefaultSectionSize(22)
 
-        self.lower = ValidatedField(lambda t: parse_number(t, "lower bound", "0"), "e.g. 0", text.BOUNDS_HELP)
+        # (lower_field, not lower: that would hide QWidget.lower())
+        self.lower_field = ValidatedField(lambda t: parse_number(t, "lower bound", "0"), "e.g. 0", text.BOUNDS_HELP)
         self.upper = ValidatedField(lambda t: parse_number(t, "upper bound", "5000"), "e.g. 5000", text.BOUNDS_HELP)
         self.bins = ValidatedField(self._parse_bins, "e.g. 1000",
                                    "Number of equal-width bins K between the bounds. The CDF is published at every bin edge.")
@@ -254,9 +255,9 @@ class DataPage(QWidget):
         self.whole_button.setVisible(False)
         self.whole_note.setVisible(False)
         self._whole_reason: str | None = None
-        for field in (self.lower, self.upper, self.bins):
+        for field in (self.lower_field, self.upper, self.bins):
             field.edited.connect(self._on_settings_edited)
-        for field in (self.lower, self.upper):  # typed bounds no longer come from the suggestion
+        for field in (self.lower_field, self.upper):  # typed bounds no longer come from the suggestion
             field.edited.connect(lambda: self.bounds_note.setText(text.BOUNDS_HELP))
 
         # No choice here: the rule follows the neighbour model (docs/design.md "Missing values").
@@ -276,7 +277,7 @@ class DataPage(QWidget):
         form_box = QGroupBox("Column, bounds and bins")
         form = QFormLayout(form_box)
         form.addRow(self.column_message)
-        form.addRow("&Lower bound:", self.lower)
+        form.addRow("&Lower bound:", self.lower_field)
         form.addRow("&Upper bound:", self.upper)
         form.addRow(self.bounds_message)
         form.addRow("Number of &bins (K):", self.bins)
@@ -285,9 +286,9 @@ class DataPage(QWidget):
         form.addRow(self.suggest_button)
         form.addRow(self.whole_note)
         form.addRow(self.whole_button)
-        form.labelForField(self.lower).setBuddy(self.lower.edit)
-        form.labelForField(self.upper).setBuddy(self.upper.edit)
-        form.labelForField(self.bins).setBuddy(self.bins.edit)
+        set_buddy(form, self.lower_field, self.lower_field.edit)
+        set_buddy(form, self.upper, self.upper.edit)
+        set_buddy(form, self.bins, self.bins.edit)
 
         left = QWidget()
         left_layout = QVBoxLayout(left)
@@ -347,7 +348,7 @@ class DataPage(QWidget):
                 first_numeric = first_numeric or item
             self.columns.addItem(item)
         self._show_row_count(info.n_rows)
-        for field in (self.lower, self.upper):
+        for field in (self.lower_field, self.upper):
             field.set_text("")
             field.clear_error()
         if not self.bins.text():
@@ -391,7 +392,10 @@ class DataPage(QWidget):
 
     def current_column(self) -> ColumnInfo | None:
         item = self.columns.currentItem()
-        return None if item is None else item.data(Qt.ItemDataRole.UserRole)
+        if item is None:
+            return None
+        column: ColumnInfo = item.data(Qt.ItemDataRole.UserRole)  # each item holds its ColumnInfo
+        return column
 
     def _on_column(self, item: QListWidgetItem | None, _previous: QListWidgetItem | None = None) -> None:
         column = None if item is None else item.data(Qt.ItemDataRole.UserRole)
@@ -427,7 +431,7 @@ class DataPage(QWidget):
         if suggestion is not None and suggestion.lower is not None and suggestion.upper is not None:
             self.apply_suggestion(suggestion)
         else:
-            self.lower.set_text("")
+            self.lower_field.set_text("")
             self.upper.set_text("")
             self.bounds_note.setText("Type the bounds from public knowledge of what the column means. "
                                      + text.BOUNDS_HELP.split(". ", 1)[1])
@@ -435,7 +439,7 @@ class DataPage(QWidget):
 
     def apply_suggestion(self, suggestion: BoundsSuggestion) -> None:
         assert suggestion.lower is not None and suggestion.upper is not None
-        self.lower.set_text(format_number(suggestion.lower))
+        self.lower_field.set_text(format_number(suggestion.lower))
         self.upper.set_text(format_number(suggestion.upper))
         self.bounds_note.setText(suggestion.explanation)
         self._on_settings_edited()
@@ -461,7 +465,7 @@ class DataPage(QWidget):
     def _column_choice(self) -> ColumnChoice:
         """The column, bounds and K as typed (checked: a field that does not parse shows why)."""
         column = self.current_column()
-        lower, upper = self.lower.value(), self.upper.value()
+        lower, upper = self.lower_field.value(), self.upper.value()
         return ColumnChoice(column.name if column is not None else "", None if lower is None else float(lower),
                             None if upper is None else float(upper), self.bins.value())
 
@@ -471,8 +475,8 @@ class DataPage(QWidget):
     def whole_number_offer(self) -> tuple[float, float, int, int] | None:
         """(lower, upper, K, step) of bins centred on whole numbers for the current bounds and K,
         if the column is whole-numbered by public type information and they differ from the current ones."""
-        lower, upper, bins = self.lower.value(), self.upper.value(), self.bins.value()
-        if self._whole_reason is None or None in (lower, upper, bins):
+        lower, upper, bins = self.lower_field.value(), self.upper.value(), self.bins.value()
+        if self._whole_reason is None or lower is None or upper is None or bins is None:
             return None
         try:
             lower, upper = check_bounds(lower, upper)
@@ -486,7 +490,7 @@ class DataPage(QWidget):
         if offer is None:
             return
         lower, upper, bins, _step = offer
-        self.lower.set_text(format_number(lower))
+        self.lower_field.set_text(format_number(lower))
         self.upper.set_text(format_number(upper))
         self.bins.set_text(str(bins))
         self._on_settings_edited()
@@ -503,7 +507,7 @@ class DataPage(QWidget):
 
     def _update_bin_width(self) -> None:
         self._update_whole_number_offer()
-        lower, upper, bins = self.lower.value(), self.upper.value(), self.bins.value()
+        lower, upper, bins = self.lower_field.value(), self.upper.value(), self.bins.value()
         show_inline(self.bounds_message, "")
         if None in (lower, upper):
             self.bin_width.setText("")
@@ -528,7 +532,7 @@ class DataPage(QWidget):
         column = self.current_column()
         if column is None:
             show_inline(self.column_message, "Pick a column in the list above.")
-        lower, upper, bins = self.lower.value(), self.upper.value(), self.bins.value()
+        lower, upper, bins = self.lower_field.value(), self.upper.value(), self.bins.value()
         if None not in (lower, upper, bins):
             try:
                 check_bounds(lower, upper)
@@ -553,7 +557,7 @@ class DataPage(QWidget):
             shown = format_number(value)
             return shown if float(shown.replace(",", "")) == value else repr(float(value))
 
-        for field, value in ((self.lower, lower), (self.upper, upper)):
+        for field, value in ((self.lower_field, lower), (self.upper, upper)):
             field.set_text(number_text(value))
             if value is None:
                 field.clear_error()

@@ -6,7 +6,7 @@ from typing import Any
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QLabel, QLayout, QLineEdit, QVBoxLayout, QWidget
 
 from dpgui.app.text import friendly
 from dpgui.errors import DpguiError, ParameterError
@@ -33,6 +33,13 @@ def parse_number(text: str, what: str, example: str, integer: bool = False) -> f
             raise ParameterError(f"{what} must be a whole number, got '{text}'", f"enter e.g. {example}")
         return int(value)
     return value
+
+
+def set_buddy(form: QFormLayout, field: QWidget | QLayout, buddy: QWidget) -> None:
+    """The label of ``field``'s form row (its & letter) focuses ``buddy``, e.g. a ValidatedField's edit."""
+    label = form.labelForField(field)
+    assert isinstance(label, QLabel), "a row added as addRow(text, field) has a QLabel"
+    label.setBuddy(buddy)
 
 
 class ValidatedField(QWidget):

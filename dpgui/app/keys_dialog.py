@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QDesktopServices, QFontDatabase, QGuiApplication
+from PySide6.QtGui import QDesktopServices, QFont, QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QHeaderView, QInputDialog,
     QLabel, QLineEdit, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
@@ -43,7 +43,7 @@ NAME_TOOLTIP = "Letters, digits, '-', '_' or '.'; for example officer-2026. The 
 COLUMNS = ("Name", "Key id", "Kind")
 
 
-def _mono_font():
+def _mono_font() -> QFont:
     return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
 
@@ -134,7 +134,7 @@ class CreateKeyDialog(QDialog):
         self.created = None
 
     def _on_create(self) -> None:
-        if self.create() is not None:
+        if self.create_from_fields() is not None:
             self.accept()
 
     def create_from(self, name: str, passphrase: str, repeat: str) -> KeyFiles | None:
@@ -142,9 +142,9 @@ class CreateKeyDialog(QDialog):
         self.name_edit.setText(name)
         self.passphrase_edit.setText(passphrase)
         self.repeat_edit.setText(repeat)
-        return self.create()
+        return self.create_from_fields()
 
-    def create(self) -> KeyFiles | None:
+    def create_from_fields(self) -> KeyFiles | None:
         """Create the key from the fields; None (messages shown under the fields) if refused."""
         files = self._create()
         if files is None:
@@ -214,7 +214,9 @@ class KeyManagerDialog(StatusMessages, QDialog):
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         for column, tip in enumerate((NAME_TOOLTIP, KEY_ID_TOOLTIP, "Whether this computer can sign with the key.")):
-            self.table.horizontalHeaderItem(column).setToolTip(tip)
+            header_item = self.table.horizontalHeaderItem(column)
+            assert header_item is not None, "setHorizontalHeaderLabels made one for each column"
+            header_item.setToolTip(tip)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -277,8 +279,12 @@ class KeyManagerDialog(StatusMessages, QDialog):
 
     def row_texts(self) -> list[tuple[str, str, str]]:
         """(name, key id, kind) of every row, as shown."""
-        return [tuple(self.table.item(row, column).text() for column in range(len(COLUMNS)))  # type: ignore[misc]
-                for row in range(self.table.rowCount())]
+        def cell(row: int, column: int) -> str:
+            item = self.table.item(row, column)
+            assert item is not None, "refresh() fills every cell of the rows it makes"
+            return item.text()
+
+        return [(cell(row, 0), cell(row, 1), cell(row, 2)) for row in range(self.table.rowCount())]
 
     def selected_key(self) -> KeyEntry | None:
         rows = self.table.selectionModel().selectedRows()

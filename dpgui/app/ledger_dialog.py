@@ -11,6 +11,7 @@ Testable without modal windows: ``refresh()``, ``add_dataset(...)``, ``set_cap_f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -106,9 +107,9 @@ class BudgetForm(QDialog):
         super().__init__(parent)
         self.totals = totals
         adding = totals is None
-        self.setWindowTitle("Add a dataset to the ledger" if adding else f"Set the budget of {totals.dataset_id}")
+        self.setWindowTitle("Add a dataset to the ledger" if totals is None else f"Set the budget of {totals.dataset_id}")
         layout = QVBoxLayout(self)
-        if adding:
+        if totals is None:
             intro = ("Give the dataset a name and its total privacy budget. Releases of this dataset are then "
                      "recorded here and refused once the budget is spent.")
         else:
@@ -170,7 +171,11 @@ class BudgetForm(QDialog):
         return name
 
     def values(self) -> tuple[str | None, float, float, str] | None:
-        name = self.name_field.value() if self.name_field is not None else self.totals.dataset_id  # type: ignore[union-attr]
+        if self.name_field is not None:
+            name = self.name_field.value()
+        else:
+            assert self.totals is not None, "the form has a name field unless it sets an existing dataset's budget"
+            name = self.totals.dataset_id
         epsilon, delta = self.epsilon_field.value(), self.delta_field.value()
         if name is None or epsilon is None or delta is None:
             return None
@@ -227,7 +232,9 @@ class LedgerDialog(StatusMessages, QDialog):
                                       "How much of the dataset's total ε budget its releases have spent.",
                                       "δ spent of the δ budget, for releases that use δ > 0 (— when none do).",
                                       "How many releases of this dataset are recorded.")):
-            self.datasets_table.horizontalHeaderItem(column).setToolTip(tip)
+            header_item = self.datasets_table.horizontalHeaderItem(column)
+            assert header_item is not None, "setHorizontalHeaderLabels made one for each column"
+            header_item.setToolTip(tip)
         self._read_only(self.datasets_table)
         header = self.datasets_table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
@@ -374,7 +381,8 @@ class LedgerDialog(StatusMessages, QDialog):
     def bar_for(self, dataset: str) -> QProgressBar | None:
         for index, row in enumerate(self._rows):
             if row.dataset == dataset:
-                return self.datasets_table.cellWidget(index, 1)  # type: ignore[return-value]
+                bar = self.datasets_table.cellWidget(index, 1)
+                return bar if isinstance(bar, QProgressBar) else None
         return None
 
     def selected_dataset(self) -> str | None:
@@ -408,7 +416,7 @@ class LedgerDialog(StatusMessages, QDialog):
         self.details.setVisible(bool(self._rows))
 
     @staticmethod
-    def _fill(table: QTableWidget, rows: list[tuple[str, ...]], tooltips: dict[int, str] | None = None) -> None:
+    def _fill(table: QTableWidget, rows: Sequence[tuple[str, ...]], tooltips: dict[int, str] | None = None) -> None:
         table.setRowCount(len(rows))
         for r, values in enumerate(rows):
             for c, value in enumerate(values):

@@ -8,10 +8,10 @@ import sys
 from collections.abc import Sequence
 
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
-from PySide6.QtGui import QIcon
+from PySide6.QtGui import QFileOpenEvent, QIcon
 from PySide6.QtWidgets import QApplication
 
 from dpgui import __version__
@@ -65,6 +65,7 @@ def create_application(argv: Sequence[str] = ()) -> QApplication:
     from dpgui.app.theme import apply_appearance
 
     app = QApplication.instance() or QApplication(["dpgui", *argv])
+    assert isinstance(app, QApplication), "the widgets need a QApplication, not a bare QCoreApplication"
     use_settings_folder()
     app.setOrganizationName("dpgui")
     app.setOrganizationDomain("dpgui.org")
@@ -78,7 +79,7 @@ def create_application(argv: Sequence[str] = ()) -> QApplication:
     if app.findChild(GuiThreadCollector) is None:
         GuiThreadCollector(app)
     gc.disable()  # the collector above collects instead
-    return app  # type: ignore[return-value]
+    return app
 
 
 class FileOpenHandler(QObject):
@@ -91,7 +92,7 @@ class FileOpenHandler(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.FileOpen:
-            path = event.file()  # type: ignore[attr-defined]  # QFileOpenEvent
+            path = cast(QFileOpenEvent, event).file()  # an event of type FileOpen is a QFileOpenEvent
             if path:
                 self.window.open_file(path)
                 return True

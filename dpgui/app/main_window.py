@@ -85,6 +85,12 @@ def _freeze_start_up_objects(_: object = None) -> None:
     gc.freeze()
 
 
+class ReleaseConfirmation(QMessageBox):
+    """The box of :meth:`MainWindow.confirmation_box`, with its Release button."""
+
+    release_button: QPushButton
+
+
 class MainWindow(QMainWindow):
     def __init__(self) -> None:
         super().__init__()
@@ -236,7 +242,7 @@ class MainWindow(QMainWindow):
 
     # ---------------------------------------------------------------- files
     def choose_file(self) -> None:
-        start = self.settings.value("last_folder", str(Path.home()))
+        start = str(self.settings.value("last_folder", str(Path.home())))
         path, _ = QFileDialog.getOpenFileName(self, "Open a table", start, FILE_FILTER)
         if path:
             self.open_file(path)
@@ -424,12 +430,12 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(request.message, 8000)
         return None
 
-    def confirmation_box(self, request: ReleaseRequest) -> QMessageBox:
+    def confirmation_box(self, request: ReleaseRequest) -> ReleaseConfirmation:
         """The question 'release and spend the budget?', stating what is published and its cost."""
         words = self._release_controller().confirmation(request).rich_text()
-        box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?", words, parent=self)
+        box = ReleaseConfirmation(QMessageBox.Icon.Question, "Release and spend the budget?", words, parent=self)
         box.setTextFormat(Qt.TextFormat.RichText)
-        box.release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)  # type: ignore[attr-defined]
+        box.release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         return box
@@ -442,7 +448,7 @@ class MainWindow(QMainWindow):
         box = self.confirmation_box(request)
         self._confirm_box = box
         box.exec()
-        if box.clickedButton() is not box.release_button:  # type: ignore[attr-defined]
+        if box.clickedButton() is not box.release_button:
             self.statusBar().showMessage("Release cancelled. Nothing was spent.", 5000)
             return
         self.start_release(request)
@@ -588,7 +594,8 @@ class MainWindow(QMainWindow):
             self._error("Nothing to export", "Release first (step 4), then export.")
             return
         info = self.exportable[1]
-        default = str(Path(self.settings.value("last_folder", str(Path.home()))) / f"{info.dataset}-{info.column}-cdf.csv")
+        folder = str(self.settings.value("last_folder", str(Path.home())))
+        default = str(Path(folder) / f"{info.dataset}-{info.column}-cdf.csv")
         path, _ = QFileDialog.getSaveFileName(self, "Export the released CDF", default, "CSV files (*.csv)")
         if path:
             self.export_to(path)
@@ -620,7 +627,7 @@ class MainWindow(QMainWindow):
         plan = step2.plan
         assert plan is not None
         settings = self.workspace.state.column_settings()
-        document = {"plan": plan.to_json(), "consistency": step2.consistency}
+        document: dict[str, object] = {"plan": plan.to_json(), "consistency": step2.consistency}
         if settings is not None:
             document.update(column=settings.column, lower=settings.lower, upper=settings.upper,
                             bins=settings.bins, missing=plan.privacy.missing_rule)
@@ -671,9 +678,9 @@ class MainWindow(QMainWindow):
         """Absolute paths, newest first (a relative path stored by an older dpgui is left out: it
         named a file relative to wherever the app was started then)."""
         value = self.settings.value("recent_files", [])
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in (value or []) if Path(str(v)).is_absolute()]
+        # QSettings gives a list, a single string (a list of one, in an INI file), or None (empty)
+        values: list[object] = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else []
+        return [str(v) for v in values if Path(str(v)).is_absolute()]
 
     def _add_recent(self, path: str) -> None:
         path = str(Path(path).resolve())  # opened relative to the start folder: valid from anywhere

@@ -19,6 +19,7 @@ import math
 import os
 import re
 import sys
+from collections.abc import Sequence
 from datetime import datetime, timezone
 
 import numpy as np
@@ -61,7 +62,9 @@ def missing_text(release: Release, rule: str) -> str:
     """What happened to missing values, in words (docs/design.md "Missing values"), with the released
     missing count and its 95 % margin under the bucket rule."""
     if rule == "bucket" and release.missing is not None:
-        low, high = missing_interval95(release)  # type: ignore[misc]  # not None: the release has the leaf
+        interval = missing_interval95(release)
+        assert interval is not None, "a release with a missing count has the missing values' leaf"
+        low, high = interval
         return (f"Counted in a noised 'missing' bucket; N = all rows. Released number of missing values: "
                 f"{format_number(round(release.missing))} (the true number lies between {format_number(math.floor(low))} "
                 f"and {format_number(math.ceil(high))} with at least 95 % probability). The CDF and the "
@@ -234,7 +237,7 @@ _TABLE = '<table width="100%" cellpadding="4" cellspacing="0">'
 _STRIPE = "#F1F4F8"
 
 
-def _rows(rows: list[tuple[str, ...]], first_width: str, align_right_from: int = 99) -> list[str]:
+def _rows(rows: Sequence[tuple[str, ...]], first_width: str, align_right_from: int = 99) -> list[str]:
     """Table rows with alternating backgrounds (easier to follow across a wide table than lines)."""
     out = []
     for i, row in enumerate(rows):

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
-from dpgui.app.fields import ValidatedField, inline_message, parse_number, show_inline
+from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_buddy, show_inline
 from dpgui.app.projection_plots import Projection, ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.missing import MISSING_RULE_TEXT
@@ -105,8 +105,9 @@ class BudgetEditor(QWidget):
     def _rebuild(self, plan: Plan) -> None:
         while self._grid.count():
             item = self._grid.takeAt(0)
-            if item.widget() is not None and item.widget() is not self.message:
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None and widget is not self.message:
+                widget.deleteLater()
         self._spins, self._locks, self._shares = [], [], []
         headers = ("Level", "Nodes", "Budget ε", "Share", "Lock")
         for col, header in enumerate(headers):
@@ -273,7 +274,7 @@ class PlanPage(QWidget):
         self.epsilon.set_text("1")
         self.epsilon.edited.connect(self.schedule_replan)
         privacy_form.addRow("Privacy budget &ε:", self.epsilon)
-        privacy_form.labelForField(self.epsilon).setBuddy(self.epsilon.edit)
+        set_buddy(privacy_form, self.epsilon, self.epsilon.edit)
         privacy_form.addRow(self._help(text.EPSILON_HELP))
         self.neighbours = QComboBox()
         for key, label in text.NEIGHBOURS_LABELS.items():
@@ -283,14 +284,14 @@ class PlanPage(QWidget):
         self.neighbours_help = self._help(text.NEIGHBOURS_HELP["change"])
         self.neighbours.currentIndexChanged.connect(self._on_neighbours)
         privacy_form.addRow("&Protect against:", self.neighbours)
-        privacy_form.labelForField(self.neighbours).setBuddy(self.neighbours)
+        set_buddy(privacy_form, self.neighbours, self.neighbours)
         privacy_form.addRow(self.neighbours_help)
         self.records_per_person = QSpinBox()
         self.records_per_person.setRange(1, 10_000)
         self.records_per_person.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP)
         self.records_per_person.valueChanged.connect(self.schedule_replan)
         privacy_form.addRow("&Records per person (max):", self.records_per_person)
-        privacy_form.labelForField(self.records_per_person).setBuddy(self.records_per_person)
+        set_buddy(privacy_form, self.records_per_person, self.records_per_person)
         privacy_form.addRow(self._help(text.RECORDS_PER_PERSON_HELP))
 
         # ---- plan
@@ -301,7 +302,7 @@ class PlanPage(QWidget):
         self.branching.set_text("auto")
         self.branching.edited.connect(self.schedule_replan)
         plan_form.addRow("&Branching:", self.branching)
-        plan_form.labelForField(self.branching).setBuddy(self.branching.edit)
+        set_buddy(plan_form, self.branching, self.branching.edit)
         self.estimator = self._combo(text.ESTIMATOR_LABELS, text.ESTIMATOR_TOOLTIP)
         self.estimator.currentIndexChanged.connect(self.schedule_replan)
         plan_form.addRow("&Estimator:", self.estimator)
@@ -311,7 +312,7 @@ class PlanPage(QWidget):
         self.objective.currentIndexChanged.connect(self.schedule_replan)
         plan_form.addRow("&Optimise for:", self.objective)
         for widget in (self.estimator, self.consistency, self.objective):
-            plan_form.labelForField(widget).setBuddy(widget)
+            set_buddy(plan_form, widget, widget)
         self.budgets = BudgetEditor()
         self.budgets.budgetsEdited.connect(self._on_budgets_edited)
         plan_form.addRow(self.budgets)
@@ -338,7 +339,7 @@ class PlanPage(QWidget):
         target_row.addWidget(self.target, 1)
         target_row.addWidget(self.target_unit)
         accuracy_form.addRow("Accepted &error:", target_row)
-        accuracy_form.labelForField(target_row).setBuddy(self.target.edit)
+        set_buddy(accuracy_form, target_row, self.target.edit)
         self.target_where = QComboBox()
         self.target_where.addItem("at every point of the CDF (worst case)", "every")
         self.target_where.addItem("on average over the CDF points", "average")
@@ -346,7 +347,7 @@ class PlanPage(QWidget):
         self.target_where.setToolTip("Quantiles fall at points that depend on the confidential data, so "
                                      "'every point' is the guarantee that also holds at the median and quartiles.")
         accuracy_form.addRow("&Where:", self.target_where)
-        accuracy_form.labelForField(self.target_where).setBuddy(self.target_where)
+        set_buddy(accuracy_form, self.target_where, self.target_where)
         self.public_n = ValidatedField(_parse_public_n, "e.g. 10000", text.PUBLIC_N_TOOLTIP)
         self.public_n.edited.connect(self._on_public_n_typed)
         self.public_n_label = QLabel("Public &N:")
@@ -426,7 +427,7 @@ class PlanPage(QWidget):
         self.schedule_replan()
 
     def _n_is_public(self) -> bool:
-        return self.neighbours.currentData() == "change"
+        return bool(self.neighbours.currentData() == "change")
 
     def _fill_public_n(self) -> None:
         """Under 'N is public' the N field shows the file's row count; under 'N is private' the
@@ -512,7 +513,7 @@ class PlanPage(QWidget):
             return None
 
     def consistency_method(self) -> str:
-        return self.consistency.currentData()
+        return str(self.consistency.currentData())
 
     # ---------------------------------------------------------------- planning (on a worker)
     def schedule_replan(self, *_: Any) -> None:
@@ -571,9 +572,14 @@ class PlanPage(QWidget):
     def _run(self, task: Any, on_done: Any = None) -> None:
         self._generation += 1
         generation = self._generation
-        worker = Worker(task).connect_to(
-            self, finished=lambda plan, g=generation: self._on_planned(g, plan, on_done),
-            failed=lambda message, g=generation: self._on_plan_failed(g, message))
+
+        def finished(plan: Any) -> None:
+            self._on_planned(generation, plan, on_done)
+
+        def failed(message: str) -> None:
+            self._on_plan_failed(generation, message)
+
+        worker = Worker(task).connect_to(self, finished=finished, failed=failed)
         self._computing = True
         self.busyChanged.emit(True)
         self.pool.start(worker)
@@ -706,7 +712,7 @@ class PlanPage(QWidget):
         self._replan_timer.stop()
         self._generation += 1  # a plan still being computed is dropped when it arrives
         self._computing = False
-        combos = ((self.consistency, consistency), (self.objective, objective))
+        combos: tuple[tuple[QComboBox, str], ...] = ((self.consistency, consistency), (self.objective, objective))
         if plan is not None:
             combos += ((self.neighbours, plan.privacy.neighbours), (self.estimator, plan.estimator))
         for combo, key in combos:

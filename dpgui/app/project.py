@@ -41,7 +41,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton, QWidget
 
 from dpgui.app import text
 from dpgui.app.workers import Worker, WorkerPool
@@ -82,10 +82,10 @@ def process_alive(pid: int) -> bool:
     if sys.platform == "win32":  # os.kill would terminate the process on Windows
         import ctypes
 
-        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+        kernel32 = ctypes.windll.kernel32
         handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
         if not handle:
-            return kernel32.GetLastError() == 5  # access denied: it exists
+            return bool(kernel32.GetLastError() == 5)  # access denied: it exists
         try:
             code = ctypes.c_ulong()
             return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == 259  # STILL_ACTIVE
@@ -128,9 +128,22 @@ def _local_time(project: Project, fallback: Path | None = None) -> str:
 
 # --------------------------------------------------------------------------------------------- the questions
 
-def restore_prompt(parent: QWidget, project: Project, when: str) -> QMessageBox:
+class RestorePrompt(QMessageBox):
+    """The box of :func:`restore_prompt`, with its two buttons."""
+
+    restore_button: QPushButton
+    discard_button: QPushButton
+
+
+class LocatePrompt(QMessageBox):
+    """The box of :func:`locate_prompt`, with its Locate button."""
+
+    locate_button: QPushButton
+
+
+def restore_prompt(parent: QWidget, project: Project, when: str) -> RestorePrompt:
     """'dpgui did not close properly last time. Restore the workspace from <time>?' (Restore / Discard)."""
-    box = QMessageBox(QMessageBox.Icon.Question, "Restore the last workspace?",
+    box = RestorePrompt(QMessageBox.Icon.Question, "Restore the last workspace?",
                       f"dpgui did not close properly last time. Restore the workspace from {when}?", parent=parent)
     text.plain_text(box)  # the file and column names are shown literally
     releases = len(project.releases)
@@ -139,9 +152,9 @@ def restore_prompt(parent: QWidget, project: Project, when: str) -> QMessageBox:
         what += f"; {releases} release{'s' if releases != 1 else ''} made then"
     box.setInformativeText(f"{what}.\n\nRestoring reopens the file and your settings and shows the earlier "
                            "releases. It does not release anything and spends no privacy budget.")
-    box.restore_button = box.addButton("Restore", QMessageBox.ButtonRole.AcceptRole)  # type: ignore[attr-defined]
-    box.discard_button = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)  # type: ignore[attr-defined]
-    box.setDefaultButton(box.restore_button)  # type: ignore[attr-defined]
+    box.restore_button = box.addButton("Restore", QMessageBox.ButtonRole.AcceptRole)
+    box.discard_button = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)
+    box.setDefaultButton(box.restore_button)
     return box
 
 
@@ -167,12 +180,12 @@ def save_changes_prompt(parent: QWidget, name: str | None, releases: int, closin
     return box
 
 
-def locate_prompt(parent: QWidget, message: str) -> QMessageBox:
-    box = QMessageBox(QMessageBox.Icon.Warning, "Data file not found", message, parent=parent)
+def locate_prompt(parent: QWidget, message: str) -> LocatePrompt:
+    box = LocatePrompt(QMessageBox.Icon.Warning, "Data file not found", message, parent=parent)
     text.plain_text(box)  # the message quotes the file's path literally
-    box.locate_button = box.addButton("Locate…", QMessageBox.ButtonRole.AcceptRole)  # type: ignore[attr-defined]
+    box.locate_button = box.addButton("Locate…", QMessageBox.ButtonRole.AcceptRole)
     box.addButton(QMessageBox.StandardButton.Cancel)
-    box.setDefaultButton(box.locate_button)  # type: ignore[attr-defined]
+    box.setDefaultButton(box.locate_button)
     return box
 
 
@@ -202,9 +215,9 @@ class ProjectController(QObject):
         self._autosave_pool = WorkerPool()
         self._autosave_running = False
         self._autosave_again = False
-        self.restore_box: QMessageBox | None = None
+        self.restore_box: RestorePrompt | None = None
         self.close_box: QMessageBox | None = None
-        self.locate_box: QMessageBox | None = None
+        self.locate_box: LocatePrompt | None = None
         self.autosave_timer = QTimer(self)
         self.autosave_timer.setSingleShot(True)
         self.autosave_timer.setInterval(AUTOSAVE_DELAY_MS)
@@ -385,7 +398,7 @@ class ProjectController(QObject):
         project = err.project
 
         def answered() -> None:
-            if box.clickedButton() is not box.locate_button:  # type: ignore[attr-defined]
+            if box.clickedButton() is not box.locate_button:
                 w.statusBar().showMessage("The project was not opened: its data file is missing.", 8000)
                 return
             missing = Path(project.data_path)
@@ -446,7 +459,7 @@ class ProjectController(QObject):
         w.statusBar().showMessage(f"Saved the project to {target}.", 8000)
         return True
 
-    def confirm_discard(self, then: Callable[[], None], closing: bool) -> None:
+    def confirm_discard(self, then: Callable[[], object], closing: bool) -> None:
         """Run ``then`` now, or after Save (if saved) or Discard in the save-changes box; Cancel stops."""
         if not self.needs_save_prompt():
             then()
@@ -538,7 +551,7 @@ class ProjectController(QObject):
         self.restore_box = box
 
         def answered() -> None:
-            if box.clickedButton() is box.restore_button:  # type: ignore[attr-defined]
+            if box.clickedButton() is box.restore_button:
                 self.restore()
             else:
                 self.discard_restore()

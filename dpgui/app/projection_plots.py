@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QCursor, QIcon, QPainter, QPalette, QPixmap
+from PySide6.QtGui import QColor, QCursor, QIcon, QPainter, QPalette, QPixmap, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -26,6 +28,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLayout,
+    QLayoutItem,
     QRadioButton,
     QStackedLayout,
     QTabWidget,
@@ -114,20 +117,20 @@ class FlowLayout(QLayout):
 
     def __init__(self, parent: QWidget | None = None, spacing: int = 6) -> None:
         super().__init__(parent)
-        self._items: list = []
+        self._items: list[QLayoutItem] = []
         self._spacing = spacing
         self.setContentsMargins(0, 0, 0, 0)
 
-    def addItem(self, item) -> None:
+    def addItem(self, item: QLayoutItem) -> None:
         self._items.append(item)
 
     def count(self) -> int:
         return len(self._items)
 
-    def itemAt(self, index: int):
+    def itemAt(self, index: int) -> QLayoutItem | None:
         return self._items[index] if 0 <= index < len(self._items) else None
 
-    def takeAt(self, index: int):
+    def takeAt(self, index: int) -> QLayoutItem | None:
         return self._items.pop(index) if 0 <= index < len(self._items) else None
 
     def expandingDirections(self) -> Qt.Orientation:
@@ -174,12 +177,18 @@ def _set_axis_label(item: pg.PlotItem, side: str, text: str, units: str | None =
     axis.resizeEvent()
 
 
+# pyqtgraph's AxisItem.tickValues/logTickValues: (min, max, size, stdTicks) -> [(spacing, [values]), …],
+# the last level's spacing None for the minor ticks of a log axis
+_TickLevels = list[tuple[float | None, list[float]]]
+_TickValues = Callable[[float, float, float, object], _TickLevels]
+
+
 def _plain_log_axes(plot: pg.PlotWidget) -> None:
     """Log axes of ``plot`` label ticks as plain numbers (1, 2, 5, 10, 20, …), not 2·10¹."""
     for name in ("left", "bottom"):
         axis = plot.getPlotItem().getAxis(name)
 
-        def strings(values, scale, spacing, axis=axis, name=name):
+        def strings(values: list[float], scale: float, spacing: float, axis: Any = axis, name: str = name) -> list[str]:
             lo, hi = axis.range
             length = axis.geometry().height() if name == "left" else axis.geometry().width()
             return log_tick_labels([float(v) for v in values], abs(hi - lo), length or None)
@@ -188,9 +197,9 @@ def _plain_log_axes(plot: pg.PlotWidget) -> None:
         axis.logTickValues = _without_duplicates(axis.logTickValues)
 
 
-def _without_duplicates(log_tick_values):
+def _without_duplicates(log_tick_values: _TickValues) -> _TickValues:
     """pyqtgraph's minor log ticks repeat the decades of the major level (drawn twice, so bold)."""
-    def values(min_val, max_val, size, std_ticks):
+    def values(min_val: float, max_val: float, size: float, std_ticks: object) -> _TickLevels:
         levels = log_tick_values(min_val, max_val, size, std_ticks)
         major = {round(v, 9) for spacing, vs in levels if spacing is not None for v in vs}
         return [(spacing, vs if spacing is not None else [v for v in vs if round(v, 9) not in major])
@@ -244,7 +253,8 @@ class ProjectionPlots(QWidget):
         self.cache = ProjectionCache()
         self.plan: Plan | None = None  # the plan last set
         self.projection: ProjectedCurves | None = None  # what plots (a)–(c) show (of an earlier plan until the worker is done)
-        self.value_label, self.n_public = "value", None
+        self.value_label = "value"
+        self.n_public: int | None = None
         self.last_redraw_ms = 0.0
         self.pool = WorkerPool()
         self._generation = 0  # of the plan last set; results of older ones are dropped
@@ -488,7 +498,8 @@ class ProjectionPlots(QWidget):
 
     # ------------------------------------------------------------------ drawing
     def _scale(self) -> float:
-        return 100.0 / self.n_public if self.percent_of_n else 1.0
+        n = self.n_public
+        return 100.0 / n if n and self.percent_of_n else 1.0  # (percent_of_n needs an N)
 
     def _apply_units(self) -> None:
         projection = self.projection
@@ -623,12 +634,12 @@ class ProjectionPlots(QWidget):
                 f"noise std. dev. = {format_parameter(std[level])} records per count")
 
     # ------------------------------------------------------------------ plumbing
-    def showEvent(self, event) -> None:
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         if self.projection is not None and self.projection.pending and not self.busy:
             self._refine_timer.start()  # the tuning left off while the plots were hidden
 
-    def resizeEvent(self, event) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         size = event.size()
         compact = size.width() < GRID_MIN_WIDTH or size.height() < GRID_MIN_HEIGHT

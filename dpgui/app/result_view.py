@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from dpgui.app.style import SERIES_COLOURS, is_dark, new_plot, series_pen
 from dpgui.core.mechanism import Release
-from dpgui.core.missing import MISSING_DROP, MISSING_RULE_TEXT
+from dpgui.core.missing import MISSING_BUCKET, MISSING_DROP, MISSING_RULE_TEXT
 from dpgui.core.quantiles import (
     Quantile, RangeCount, cumulative_interval95, missing_interval95, quantiles, range_count,
 )
@@ -86,14 +86,16 @@ class QuantileTableModel(QAbstractTableModel):
         return format_fixed((q.value, q.low, q.high)[column - 1], self._decimals)
 
     def _tooltip(self, q: Quantile) -> str:
-        fmt = lambda v: format_fixed(v, self._decimals)  # noqa: E731
+        def fmt(v: float) -> str:
+            return format_fixed(v, self._decimals)
+
         return (f"Estimate: {fmt(q.value)}, by linear interpolation inside bin [{fmt(q.bin_low)}, {fmt(q.bin_high)}) "
                 f"of the released CDF. With at least 95 % confidence the true {format_percent(q.probability)} point of the "
                 f"data (the smallest {self._label} with {format_percent(q.probability)} of records at or below it) lies "
                 f"between {fmt(q.low)} and {fmt(q.high)}; the interval allows for the noise added for privacy and "
                 "for where inside its bin the true value lies.")
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid() or not (0 <= index.row() < len(self._rows)):
             return None
         q = self._rows[index.row()]
@@ -115,7 +117,8 @@ class QuantileTableModel(QAbstractTableModel):
             return colour
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if orientation != Qt.Orientation.Horizontal or not (0 <= section < len(self.HEADERS)):
             return None
         if role == Qt.ItemDataRole.DisplayRole:
@@ -416,8 +419,10 @@ class ResultView(QWidget):
         """The missing-value rule of the release, with the released count under the bucket rule."""
         if release.missing is None:
             return MISSING_RULE_TEXT[MISSING_DROP] if not release.plan.privacy.root_public else "left out"
-        low, high = missing_interval95(release)  # type: ignore[misc]  # not None: the release has the leaf
-        return (f"{MISSING_RULE_TEXT['bucket']}; about {format_fixed(release.missing, 0)} missing, 95 % interval "
+        interval = missing_interval95(release)
+        assert interval is not None, "a release with a missing count has the missing values' leaf"
+        low, high = interval
+        return (f"{MISSING_RULE_TEXT[MISSING_BUCKET]}; about {format_fixed(release.missing, 0)} missing, 95 % interval "
                 f"{format_fixed(math.floor(low), 0)} – {format_fixed(math.ceil(high), 0)} (the CDF is that of the values)")
 
     def _redraw(self) -> None:

@@ -29,7 +29,7 @@ SERIES_NAMES: dict[str, str] = {
 def is_dark() -> bool:
     """True when the application's window background is dark (dark palette)."""
     app = QApplication.instance()
-    if app is None:
+    if not isinstance(app, QApplication):  # None (no application yet), or a QCoreApplication: no palette
         return False
     return app.palette().color(QPalette.ColorRole.Window).lightness() < 128
 
@@ -37,7 +37,7 @@ def is_dark() -> bool:
 def configure_pyqtgraph() -> None:
     """Plot background and foreground follow the current palette; antialiased lines."""
     app = QApplication.instance()
-    palette = app.palette() if app is not None else QPalette()
+    palette = app.palette() if isinstance(app, QApplication) else QPalette()
     pg.setConfigOptions(
         antialias=True,
         background=palette.color(QPalette.ColorRole.Base),

@@ -3,6 +3,8 @@ privacy setting (kept in one place so the wording stays consistent across screen
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QMessageBox
 
@@ -21,7 +23,10 @@ def literal_tooltip(plain: str) -> str:
     return f"<p>{escape(plain)}</p>"
 
 
-def plain_text(widget: QLabel | QMessageBox) -> QLabel | QMessageBox:
+_TextWidget = TypeVar("_TextWidget", QLabel, QMessageBox)
+
+
+def plain_text(widget: _TextWidget) -> _TextWidget:
     """Show a label's or message box's text literally (Qt's default guesses rich text from tags):
     for widgets whose messages are plain sentences that may quote user text."""
     widget.setTextFormat(Qt.TextFormat.PlainText)

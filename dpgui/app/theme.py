@@ -30,7 +30,7 @@ def dark_palette() -> QPalette:
 def apply_appearance(key: str) -> None:
     """'system' keeps the platform palette; 'light'/'dark' use Fusion with a fixed palette."""
     app = QApplication.instance()
-    if app is None:
+    if not isinstance(app, QApplication):  # None (no application yet), or a QCoreApplication: no palette
         return
     if key == "system":
         app.setPalette(app.style().standardPalette())

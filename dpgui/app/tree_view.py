@@ -16,19 +16,22 @@ is O(1) per level: ``index = floor((x − lower) / node width)``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
+    QFocusEvent,
     QFontMetrics,
     QKeyEvent,
     QLinearGradient,
     QPainter,
+    QPaintEvent,
     QPalette,
     QPen,
     QPolygonF,
@@ -114,7 +117,9 @@ class _Tree:
             eps[first + offset] = float(e)
         variances = plan.level_variances()
         released = plan.released()
-        status, scales, sds = [], [], []
+        status: list[str] = []
+        scales: list[float | None] = []
+        sds: list[float | None] = []
         for level in range(levels):
             scale = plan.scales[level]
             if scale is not None:
@@ -168,7 +173,8 @@ class _Tree:
 
 
 def _ramp(t: float) -> QColor:
-    return _CMAP.map(np.array([min(max(t, 0.0), 1.0)]), mode="qcolor")[0]
+    colour: QColor = _CMAP.map(np.array([min(max(t, 0.0), 1.0)]), mode="qcolor")[0]
+    return colour
 
 
 def _text_colour(fill: QColor) -> QColor:
@@ -202,7 +208,7 @@ def _padding_brushes() -> tuple[QBrush, QBrush]:
 # ----------------------------------------------------------------------------------------
 
 
-class _IcicleItem(pg.GraphicsObject):
+class _IcicleItem(pg.GraphicsObject):  # type: ignore[misc]  # pyqtgraph ships no types: its classes are Any
     """All rows of the tree in one item; paints only what is visible (see module docstring)."""
 
     sigHover = Signal(object)  # (level, index) or None
@@ -244,14 +250,14 @@ class _IcicleItem(pg.GraphicsObject):
         return None if index is None else (level, index)
 
     # --- mouse (pyqtgraph's scene events; drags fall through to the ViewBox for panning) ---
-    def hoverEvent(self, ev) -> None:
+    def hoverEvent(self, ev: Any) -> None:  # pyqtgraph HoverEvent
         if ev.isExit():
             self.sigHover.emit(None)
             return
         pos = ev.pos()
         self.sigHover.emit(self.hit(pos.x(), pos.y()))
 
-    def mouseClickEvent(self, ev) -> None:
+    def mouseClickEvent(self, ev: Any) -> None:  # pyqtgraph MouseClickEvent
         if ev.button() != Qt.MouseButton.LeftButton:
             ev.ignore()
             return
@@ -264,7 +270,7 @@ class _IcicleItem(pg.GraphicsObject):
         self.sigClick.emit(node)
 
     # --- painting ---
-    def paint(self, p: QPainter, *args) -> None:
+    def paint(self, p: QPainter, *args: object) -> None:
         tree, vb = self.tree, self.getViewBox()
         if tree is None or vb is None or not self.fills:
             return
@@ -344,8 +350,10 @@ class _IcicleItem(pg.GraphicsObject):
             p.drawRect(QRectF(a, min(ya, yb), b - a, abs(yb - ya)))
         p.restore()
 
-    def _node_texts(self, p, fm, level, i0, i1, x0, x1, top, height, px) -> None:
+    def _node_texts(self, p: QPainter, fm: QFontMetrics, level: int, i0: int, i1: int, x0: float, x1: float,
+                    top: float, height: float, px: Callable[[float], float]) -> None:
         tree = self.tree
+        assert tree is not None, "called by paint(), which paints nothing without a tree"
         counts = None
         if self.release is not None and level < len(self.release.levels):
             counts = self.release.levels[level]
@@ -367,7 +375,8 @@ class _IcicleItem(pg.GraphicsObject):
             self._centred_text(p, fm, text, a, b, top, height, _text_colour(fill))
 
     @staticmethod
-    def _centred_text(p, fm, text, a, b, top, height, colour) -> None:
+    def _centred_text(p: QPainter, fm: QFontMetrics, text: str, a: float, b: float, top: float, height: float,
+                      colour: QColor) -> None:
         if b - a < 20:
             return
         p.setPen(colour)
@@ -423,7 +432,7 @@ class _ColourLegend(QWidget):
     def minimumSizeHint(self) -> QSize:
         return QSize(self.BAR_WIDTH + 20, self.sizeHint().height())
 
-    def paintEvent(self, event) -> None:
+    def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
         fm = self.fontMetrics()
         text = self.palette().color(QPalette.ColorRole.WindowText)
@@ -619,14 +628,14 @@ class BinTreeView(QWidget):
         """The fill colour of a level's boxes in the current colour mode."""
         return QColor(self.icicle.fills[level])
 
-    def node_at(self, x: float, level: int) -> dict | None:
+    def node_at(self, x: float, level: int) -> dict[str, Any] | None:
         """The node of ``level`` whose interval contains ``x`` (see :meth:`node_info`), O(1)."""
         if self._tree is None:
             return None
         index = self._tree.index_at(level, x)
         return None if index is None else self.node_info(level, index)
 
-    def node_info(self, level: int, index: int) -> dict:
+    def node_info(self, level: int, index: int) -> dict[str, Any]:
         """Keys: level, index, lower, upper, epsilon, noise_scale, noise_sd, released, status, padding, missing.
 
         ``epsilon`` is 0 for a level without budget (and the exact public root), ``noise_scale``
@@ -658,7 +667,7 @@ class BinTreeView(QWidget):
             "released": released, "status": tree.status[level], "padding": padding, "missing": missing,
         }
 
-    def describe(self, info: dict) -> str:
+    def describe(self, info: dict[str, Any]) -> str:
         """The info line of a node, in plain words."""
         tree = self._require_tree()
         level, step = info["level"], tree.widths[info["level"]]
@@ -688,12 +697,12 @@ class BinTreeView(QWidget):
     def info_text(self) -> str:
         return self.info_label.text()
 
-    def hover_at(self, x: float, y: float) -> dict | None:
+    def hover_at(self, x: float, y: float) -> dict[str, Any] | None:
         """Show the node at data point (x, y) as hovered (what the mouse does); returns its info."""
         self._on_hover(self.icicle.hit(x, y))
         return None if self._hovered is None else self.node_info(*self._hovered)
 
-    def select_node(self, level: int, index: int) -> dict:
+    def select_node(self, level: int, index: int) -> dict[str, Any]:
         """Select a node (as a click does): outline it, show it and emit ``nodeSelected``."""
         info = self.node_info(level, index)
         self._selected = (level, index)
@@ -703,7 +712,7 @@ class BinTreeView(QWidget):
         self.nodeSelected.emit(info)
         return info
 
-    def selected_node(self) -> dict | None:
+    def selected_node(self) -> dict[str, Any] | None:
         return None if self._selected is None else self.node_info(*self._selected)
 
     def x_range(self) -> tuple[float, float]:
@@ -733,10 +742,11 @@ class BinTreeView(QWidget):
             shift = min(max(shift, limit_lo - x0), limit_hi - x1)
         self.view_box.setXRange(x0 + shift, x1 + shift, padding=0)
 
-    def data_to_widget(self, x: float, y: float):
+    def data_to_widget(self, x: float, y: float) -> QPoint:
         """Where data point (x, y) is in ``plot_widget.viewport()`` coordinates (for tests and tools)."""
         scene = self.view_box.mapViewToScene(QPointF(x, y))
-        return self.plot_widget.mapFromScene(scene)
+        point: QPoint = self.plot_widget.mapFromScene(scene)
+        return point
 
     # ----- internals -----
     def _require_tree(self) -> _Tree:
@@ -832,7 +842,7 @@ class BinTreeView(QWidget):
         if self._hovered is not None and self._hovered[0] == self._key_level:
             self._on_hover(self._key_node())
 
-    def paintEvent(self, event) -> None:
+    def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
         if self.hasFocus():  # a visible focus ring in the layout margin
             p = QPainter(self)
@@ -840,10 +850,10 @@ class BinTreeView(QWidget):
             p.drawRect(self.rect().adjusted(1, 1, -2, -2))
             p.end()
 
-    def focusInEvent(self, event) -> None:
+    def focusInEvent(self, event: QFocusEvent) -> None:
         super().focusInEvent(event)
         self.update()
 
-    def focusOutEvent(self, event) -> None:
+    def focusOutEvent(self, event: QFocusEvent) -> None:
         super().focusOutEvent(event)
         self.update()

@@ -345,12 +345,12 @@ class VerifyDialog(QDialog):
     def _render(self) -> None:
         parts = []
         if self._check_rows:
-            rows = "".join(
+            checks = "".join(
                 f"<tr><td style='color:{ok_colour() if passed else bad_colour()}; font-weight:bold'>{mark}</td>"
                 f"<td>{html.escape(text)}</td></tr>" for mark, text, passed in self._check_rows)
-            parts.append(f"<p style='margin-top:6px'><b>Checks</b></p><table cellspacing='0' cellpadding='3'>{rows}</table>")
+            parts.append(f"<p style='margin-top:6px'><b>Checks</b></p><table cellspacing='0' cellpadding='3'>{checks}</table>")
         if self._facts:
-            rows = []
+            rows: list[str] = []
             for name, value in self._facts.items():
                 style = ""
                 if name in ("Release id", "Signed by key"):

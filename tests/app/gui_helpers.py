@@ -41,7 +41,7 @@ def open_and_wait(qtbot, window, path: str | Path, column: str | None = None) ->
 def set_column(qtbot, window, column: str, lower: str, upper: str, bins: str) -> None:
     page = window.data_page
     assert page.select_column(column)
-    page.lower.set_text(lower)
+    page.lower_field.set_text(lower)
     page.upper.set_text(upper)
     page.bins.set_text(bins)
     page.bins.edited.emit()
