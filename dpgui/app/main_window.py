@@ -8,7 +8,6 @@ import gc
 import json
 import platform
 from pathlib import Path
-from typing import Any
 from collections.abc import Callable
 
 from PySide6.QtCore import QSettings, Qt, QTimer
@@ -164,7 +163,8 @@ class MainWindow(QMainWindow):
 
     # ---------------------------------------------------------------- menus
     def _build_actions(self) -> None:
-        def action(label: str, slot: Callable[..., Any], shortcut: Any = None, tip: str = "") -> QAction:
+        def action(label: str, slot: Callable[..., object],
+                   shortcut: QKeySequence.StandardKey | str | None = None, tip: str = "") -> QAction:
             act = QAction(label, self)
             if shortcut is not None:
                 act.setShortcut(QKeySequence(shortcut))
