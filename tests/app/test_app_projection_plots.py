@@ -16,10 +16,12 @@ from dpgui.app.projection_plots import (
 )
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
 from dpgui.core.planner import auto_plan, baselines, optimise_budgets, paper_best_shape
-from dpgui.core.projection import last_prefix, prefix_variances, total_sq_error
+from dpgui.core.projection import last_prefix, prefix_variances
 from dpgui.core.projection_curves import ProjectionCache, effective_branching, uniform_branchings
 from dpgui.core.thinning import DRAWN_SLICES
 from dpgui.core.tree import TreeShape
+
+from projection_helpers import band_margin, rms
 
 LOWER, UPPER = 0.0, 1000.0
 
@@ -43,15 +45,6 @@ def refined(qtbot, widget: ProjectionPlots) -> None:
     qtbot.waitUntil(lambda: not widget.optimisation_pending, timeout=60_000)
 
 
-def band_margin(sd):
-    """The 95 % margin the plots must show, computed here independently: 2.2·SE + 1 record (0 if exact)."""
-    sd = np.asarray(sd, dtype=float)
-    out = np.where(sd > 0, 2.2 * sd + 1.0, 0.0)
-    return float(out) if out.ndim == 0 else out
-
-
-def rms(plan: Plan) -> float:
-    return band_margin(math.sqrt(total_sq_error(plan) / last_prefix(plan.shape, plan.privacy.root_public)))
 
 
 def baseline(name: str, bins: int, privacy: PrivacySpec) -> Plan:

@@ -3,7 +3,6 @@ engine's numbers; the thinning of long curves (dpgui.core.thinning) never change
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
@@ -14,7 +13,7 @@ from dpgui.core.planner import (
     auto_plan, average_margin95, margin95, optimise_budgets, paper_best_shape, paper_error, plan_error,
 )
 from dpgui.core.projection import (
-    last_prefix, prefix_basis, prefix_variances, prefix_variances_from_basis, total_coefficients,
+    prefix_basis, prefix_variances, prefix_variances_from_basis, total_coefficients,
     total_from_coefficients, total_sq_error,
 )
 from dpgui.core.projection_curves import (
@@ -24,16 +23,9 @@ from dpgui.core.thinning import band_envelope, peak_envelope, polyline_envelope
 from dpgui.core.tree import TreeShape
 from dpgui.errors import Cancelled
 
-
-def band_margin(sd):
-    """The 95 % margin, computed here independently: 2.2·SE + 1 record (0 if exact)."""
-    sd = np.asarray(sd, dtype=float)
-    out = np.where(sd > 0, 2.2 * sd + 1.0, 0.0)
-    return float(out) if out.ndim == 0 else out
+from projection_helpers import band_margin, rms
 
 
-def rms(plan: Plan) -> float:
-    return band_margin(math.sqrt(total_sq_error(plan) / last_prefix(plan.shape, plan.privacy.root_public)))
 
 
 # ---------------------------------------------------------------- the engine's two-part formulas
