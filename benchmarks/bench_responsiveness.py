@@ -127,7 +127,7 @@ def measure(folder: Path) -> dict[str, float]:
     if not page.select_column("income"):
         raise RuntimeError("the column 'income' was not found")
     page.lower_field.set_text("0")
-    page.upper.set_text("400000")
+    page.upper_field.set_text("400000")
     page.bins.set_text(str(BINS))
     page.bins.edited.emit()
     plans = window.plan_page

@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     toggle.setChecked(True)
     shot("08-results-confidential-toggle")
     toggle.setChecked(False)
-    for field, value in ((page.lower_field, "10"), (page.upper, "5"), (page.bins, "0")):
+    for field, value in ((page.lower_field, "10"), (page.upper_field, "5"), (page.bins, "0")):
         field.set_text(value)
         field.edited.emit()  # as if typed: the page re-checks the bounds together
     window.tabs.setCurrentIndex(TAB_DATA)

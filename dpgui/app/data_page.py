@@ -235,7 +235,7 @@ class DataPage(QWidget):
 
         # (lower_field, not lower: that would hide QWidget.lower())
         self.lower_field = ValidatedField(lambda t: parse_number(t, "lower bound", "0"), "e.g. 0", text.BOUNDS_HELP)
-        self.upper = ValidatedField(lambda t: parse_number(t, "upper bound", "5000"), "e.g. 5000", text.BOUNDS_HELP)
+        self.upper_field = ValidatedField(lambda t: parse_number(t, "upper bound", "5000"), "e.g. 5000", text.BOUNDS_HELP)
         self.bins = ValidatedField(self._parse_bins, "e.g. 1000",
                                    "Number of equal-width bins K between the bounds. The CDF is published at every bin edge.")
         self.bin_width = QLabel("")
@@ -255,9 +255,9 @@ class DataPage(QWidget):
         self.whole_button.setVisible(False)
         self.whole_note.setVisible(False)
         self._whole_reason: str | None = None
-        for field in (self.lower_field, self.upper, self.bins):
+        for field in (self.lower_field, self.upper_field, self.bins):
             field.edited.connect(self._on_settings_edited)
-        for field in (self.lower_field, self.upper):  # typed bounds no longer come from the suggestion
+        for field in (self.lower_field, self.upper_field):  # typed bounds no longer come from the suggestion
             field.edited.connect(lambda: self.bounds_note.setText(text.BOUNDS_HELP))
 
         # No choice here: the rule follows the neighbour model (docs/design.md "Missing values").
@@ -278,7 +278,7 @@ class DataPage(QWidget):
         form = QFormLayout(form_box)
         form.addRow(self.column_message)
         form.addRow("&Lower bound:", self.lower_field)
-        form.addRow("&Upper bound:", self.upper)
+        form.addRow("&Upper bound:", self.upper_field)
         form.addRow(self.bounds_message)
         form.addRow("Number of &bins (K):", self.bins)
         form.addRow("Bin width:", self.bin_width)
@@ -287,7 +287,7 @@ class DataPage(QWidget):
         form.addRow(self.whole_note)
         form.addRow(self.whole_button)
         set_buddy(form, self.lower_field, self.lower_field.edit)
-        set_buddy(form, self.upper, self.upper.edit)
+        set_buddy(form, self.upper_field, self.upper_field.edit)
         set_buddy(form, self.bins, self.bins.edit)
 
         left = QWidget()
@@ -348,7 +348,7 @@ class DataPage(QWidget):
                 first_numeric = first_numeric or item
             self.columns.addItem(item)
         self._show_row_count(info.n_rows)
-        for field in (self.lower_field, self.upper):
+        for field in (self.lower_field, self.upper_field):
             field.set_text("")
             field.clear_error()
         if not self.bins.text():
@@ -432,7 +432,7 @@ class DataPage(QWidget):
             self.apply_suggestion(suggestion)
         else:
             self.lower_field.set_text("")
-            self.upper.set_text("")
+            self.upper_field.set_text("")
             self.bounds_note.setText("Type the bounds from public knowledge of what the column means. "
                                      + text.BOUNDS_HELP.split(". ", 1)[1])
         self._update_bin_width()
@@ -440,7 +440,7 @@ class DataPage(QWidget):
     def apply_suggestion(self, suggestion: BoundsSuggestion) -> None:
         assert suggestion.lower is not None and suggestion.upper is not None
         self.lower_field.set_text(format_number(suggestion.lower))
-        self.upper.set_text(format_number(suggestion.upper))
+        self.upper_field.set_text(format_number(suggestion.upper))
         self.bounds_note.setText(suggestion.explanation)
         self._on_settings_edited()
 
@@ -465,7 +465,7 @@ class DataPage(QWidget):
     def _column_choice(self) -> ColumnChoice:
         """The column, bounds and K as typed (checked: a field that does not parse shows why)."""
         column = self.current_column()
-        lower, upper = self.lower_field.value(), self.upper.value()
+        lower, upper = self.lower_field.value(), self.upper_field.value()
         return ColumnChoice(column.name if column is not None else "", None if lower is None else float(lower),
                             None if upper is None else float(upper), self.bins.value())
 
@@ -475,7 +475,7 @@ class DataPage(QWidget):
     def whole_number_offer(self) -> tuple[float, float, int, int] | None:
         """(lower, upper, K, step) of bins centred on whole numbers for the current bounds and K,
         if the column is whole-numbered by public type information and they differ from the current ones."""
-        lower, upper, bins = self.lower_field.value(), self.upper.value(), self.bins.value()
+        lower, upper, bins = self.lower_field.value(), self.upper_field.value(), self.bins.value()
         if self._whole_reason is None or lower is None or upper is None or bins is None:
             return None
         try:
@@ -491,7 +491,7 @@ class DataPage(QWidget):
             return
         lower, upper, bins, _step = offer
         self.lower_field.set_text(format_number(lower))
-        self.upper.set_text(format_number(upper))
+        self.upper_field.set_text(format_number(upper))
         self.bins.set_text(str(bins))
         self._on_settings_edited()
 
@@ -507,7 +507,7 @@ class DataPage(QWidget):
 
     def _update_bin_width(self) -> None:
         self._update_whole_number_offer()
-        lower, upper, bins = self.lower_field.value(), self.upper.value(), self.bins.value()
+        lower, upper, bins = self.lower_field.value(), self.upper_field.value(), self.bins.value()
         show_inline(self.bounds_message, "")
         if None in (lower, upper):
             self.bin_width.setText("")
@@ -532,7 +532,7 @@ class DataPage(QWidget):
         column = self.current_column()
         if column is None:
             show_inline(self.column_message, "Pick a column in the list above.")
-        lower, upper, bins = self.lower_field.value(), self.upper.value(), self.bins.value()
+        lower, upper, bins = self.lower_field.value(), self.upper_field.value(), self.bins.value()
         if None not in (lower, upper, bins):
             try:
                 check_bounds(lower, upper)
@@ -557,7 +557,7 @@ class DataPage(QWidget):
             shown = format_number(value)
             return shown if float(shown.replace(",", "")) == value else repr(float(value))
 
-        for field, value in ((self.lower_field, lower), (self.upper, upper)):
+        for field, value in ((self.lower_field, lower), (self.upper_field, upper)):
             field.set_text(number_text(value))
             if value is None:
                 field.clear_error()

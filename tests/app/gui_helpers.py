@@ -42,7 +42,7 @@ def set_column(qtbot, window, column: str, lower: str, upper: str, bins: str) ->
     page = window.data_page
     assert page.select_column(column)
     page.lower_field.set_text(lower)
-    page.upper.set_text(upper)
+    page.upper_field.set_text(upper)
     page.bins.set_text(bins)
     page.bins.edited.emit()
     wait_plan(qtbot, window, int(bins.replace(",", "")))

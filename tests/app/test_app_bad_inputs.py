@@ -91,7 +91,7 @@ def test_inverted_bounds(qtbot, window, good_csv):
     page = window.data_page
     page.select_column("age")
     type_into(qtbot, page.lower_field, "100")
-    type_into(qtbot, page.upper, "0")
+    type_into(qtbot, page.upper_field, "0")
     assert "inverted" in page.bounds_message.text() and "smaller" in page.bounds_message.text()
     assert page.settings() is None
     window.release()

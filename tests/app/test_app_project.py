@@ -76,7 +76,7 @@ def wait_applied(qtbot, window, csv: Path, released: bool) -> None:
 def assert_same_workspace(window, plan: Plan, cumulative: np.ndarray | None) -> None:
     page = window.data_page
     assert page.current_column().name == "age"
-    assert (page.lower_field.value(), page.upper.value(), page.bins.value()) == (0, 100, 50)
+    assert (page.lower_field.value(), page.upper_field.value(), page.bins.value()) == (0, 100, 50)
     plan_page = window.plan_page
     assert plan_page.plan == plan  # the same budgets, exactly: nothing was re-planned
     assert plan_page.plan.level_epsilons == plan.level_epsilons

@@ -19,7 +19,7 @@ def window(qtbot):
 
 def _set(page, lower: str, upper: str, bins: str) -> None:
     page.lower_field.set_text(lower)
-    page.upper.set_text(upper)
+    page.upper_field.set_text(upper)
     page.bins.set_text(bins)
     page.bins.edited.emit()
 
@@ -36,11 +36,11 @@ def test_integer_parquet_column_is_offered_centred_bins(qtbot, window, tmp_path)
     assert page.whole_button.isVisibleTo(page)
     assert "int16" in page.whole_note.text() and "middle of its own bin" in page.whole_note.text()
     page.whole_button.click()
-    assert (page.lower_field.value(), page.upper.value(), page.bins.value()) == (-0.5, 100.5, 101)
+    assert (page.lower_field.value(), page.upper_field.value(), page.bins.value()) == (-0.5, 100.5, 101)
     assert not page.whole_button.isVisibleTo(page)  # already centred: nothing more to offer
     _set(page, "0", "100", "20")  # fewer bins wanted: one bin per whole-number step
     page.whole_button.click()
-    assert (page.lower_field.value(), page.upper.value(), page.bins.value()) == (-0.5, 101.5, 17)  # step 6
+    assert (page.lower_field.value(), page.upper_field.value(), page.bins.value()) == (-0.5, 101.5, 17)  # step 6
     assert page.select_column("ratio")
     _set(page, "0", "1", "100")
     assert not page.whole_button.isVisibleTo(page)

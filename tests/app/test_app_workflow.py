@@ -35,7 +35,7 @@ def sample_window(qtbot):
 def test_sample_opens_with_public_bounds_from_the_metadata_file(sample_window):
     page = sample_window.data_page
     assert page.current_column().name == "distance"
-    assert page.lower_field.value() == 0 and page.upper.value() == 5000
+    assert page.lower_field.value() == 0 and page.upper_field.value() == 5000
     assert "flights.schema.json" in page.bounds_note.text()
     assert f"{SAMPLE_ROWS:,} rows" in page.file_label.text()
     assert page.bins.value() == 1000

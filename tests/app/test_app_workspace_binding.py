@@ -49,9 +49,9 @@ def test_edits_in_step_1_are_written_to_the_workspace(qtbot, people_csv):
     set_column(qtbot, window, "age", "0", "100", "50")
     assert window.workspace.state.column == ColumnChoice("age", 0.0, 100.0, 50)
     page = window.data_page
-    type_into(qtbot, page.upper, "abc")  # does not parse: None, as the field says
+    type_into(qtbot, page.upper_field, "abc")  # does not parse: None, as the field says
     assert window.workspace.state.column.upper is None
-    type_into(qtbot, page.upper, "120")
+    type_into(qtbot, page.upper_field, "120")
     assert window.workspace.state.column.upper == 120.0
     page.dataset_name.selectAll()
     qtbot.keyClicks(page.dataset_name, "survey-2024")
