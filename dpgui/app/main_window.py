@@ -29,6 +29,7 @@ from dpgui.app.plan_page import PlanPage
 from dpgui.app.project import ProjectController
 from dpgui.app.result_view import ResultView
 from dpgui.app.start_page import StartPage
+from dpgui.app.style import detach_legend_anchors
 from dpgui.app.theme import APPEARANCES, apply_appearance
 from dpgui.app.tree_view import BinTreeView
 from dpgui.app.verify_dialog import VerifyDialog
@@ -725,6 +726,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("window_state", self.saveState())
         self.project.session_ended()  # clean exit: no restore offer next time
+        detach_legend_anchors(self)  # the plots are torn down next (see detach_legend_anchors)
         event.accept()
 
     # ---------------------------------------------------------------- drag and drop

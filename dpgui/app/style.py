@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 # One colour per series, used by every plot so "binary tree" is the same colour everywhere.
 # Chosen from the Okabe–Ito palette: distinguishable with the common colour-vision deficiencies.
@@ -69,3 +72,25 @@ def series_pen(name: str, width: float = 2.0, dashed: bool = False) -> pg.mkPen:
 
     return pg.mkPen(QColor(SERIES_COLOURS[name]), width=width,
                     style=Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine)
+
+
+def detach_legend_anchors(root: QWidget) -> int:
+    """Disconnect the legends of ``root``'s plots from their view boxes' geometry, before ``root`` is
+    destroyed; returns how many legends were detached. Why: pyqtgraph's GraphicsWidgetAnchor keeps
+    a legend glued to its ViewBox through geometryChanged, and while Qt tears the plot down that
+    signal can reach the legend after the ViewBox's wrapper is gone, raising RuntimeError in the
+    event loop (pyqtgraph keeps no hook for this, see its PR #2770). Call once the window closes."""
+    detached = 0
+    for plot in root.findChildren(pg.PlotWidget):
+        item = plot.getPlotItem()
+        legend = getattr(item, "legend", None)
+        if legend is None or getattr(legend, "_dpgui_detached", False):
+            continue
+        handler = legend._GraphicsWidgetAnchor__geometryChanged  # pyqtgraph's private slot, name-mangled
+        for signal in (legend.geometryChanged, item.getViewBox().geometryChanged):
+            with contextlib.suppress(RuntimeError, TypeError), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # "failed to disconnect": it was not connected
+                signal.disconnect(handler)
+        legend._dpgui_detached = True
+        detached += 1
+    return detached
