@@ -23,7 +23,7 @@ from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.core.missing import MISSING_RULE_TEXT
 from dpgui.core.plan import Plan
-from dpgui.data.histogram import ColumnHistogram, check_bounds, column_histogram
+from dpgui.data.histogram import ColumnHistogram, column_histogram
 from dpgui.errors import Cancelled, DpguiError
 from dpgui.formatting import format_number
 from dpgui.report.bundle import ReleaseInfo
@@ -89,22 +89,13 @@ def release_request(state: WorkspaceState) -> ReleaseRequest | NotReady:
     K that is not being recomputed."""
     if state.source is None:
         return NO_DATA
-    settings = state.column_settings()
-    if settings is None or not _numeric_column(state, settings.column):
-        return DATA_NOT_READY
-    try:
-        check_bounds(settings.lower, settings.upper)
-    except DpguiError:
+    settings = state.column_settings()  # None unless a number column, valid bounds, K and a name
+    if settings is None:
         return DATA_NOT_READY
     choice = state.plan
     if choice.planning or choice.privacy is None or choice.plan is None or choice.plan.shape.bins != settings.bins:
         return PLAN_NOT_READY
     return ReleaseRequest(settings, choice.plan, choice.consistency)
-
-
-def _numeric_column(state: WorkspaceState, name: str) -> bool:
-    assert state.source is not None
-    return any(column.name == name and column.kind == "numeric" for column in state.source.table.columns)
 
 
 # ------------------------------------------------------------------------------------------ the budget
