@@ -390,14 +390,21 @@ class KeyManagerDialog(StatusMessages, QDialog):
             self._error(friendly(err))
             return None
         except OSError as err:
-            self._error(f"Cannot import {path}: {err.strerror or err}.")
+            self._cannot_import(path, err)
             return None
+        kind = "your own key" if entry.secret_path is not None else "public only"
+        return self._imported(entry, f"Imported key “{entry.name}” (key id {entry.key_id_hex}, {kind}). Check "
+                                     "with its owner that this key id is theirs before trusting releases signed with it.")
+
+    def _imported(self, entry: KeyEntry, message: str) -> KeyEntry:
+        """After an import: the list shows the new key, selected, and ``message`` says what it is."""
         self.refresh()
         self.select_key(entry.name)
-        kind = "your own key" if entry.secret_path is not None else "public only"
-        self._info(f"Imported key “{entry.name}” (key id {entry.key_id_hex}, {kind}). Check with its owner that "
-                   "this key id is theirs before trusting releases signed with it.")
+        self._info(message)
         return entry
+
+    def _cannot_import(self, path: str | Path, err: OSError) -> None:
+        self._error(f"Cannot import {path}: {err.strerror or err}.")
 
     def import_signing_key(self) -> None:
         """"Import signing key…": choose a .key file, type its passphrase; it is copied (still locked)
@@ -423,13 +430,10 @@ class KeyManagerDialog(StatusMessages, QDialog):
             self._error(friendly(err))
             return None
         except OSError as err:
-            self._error(f"Cannot import {path}: {err.strerror or err}.")
+            self._cannot_import(path, err)
             return None
-        self.refresh()
-        self.select_key(entry.name)
-        self._info(f"Imported the signing key “{entry.name}” (key id {entry.key_id_hex}). It can now sign your "
-                   "releases (File → Export Signed Bundle), with the same passphrase.")
-        return entry
+        return self._imported(entry, f"Imported the signing key “{entry.name}” (key id {entry.key_id_hex}). It can "
+                                     "now sign your releases (File → Export Signed Bundle), with the same passphrase.")
 
     # ------------------------------------------------------------------ export
     def export_key(self) -> None:
