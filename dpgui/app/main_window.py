@@ -548,12 +548,6 @@ class MainWindow(QMainWindow):
         label = outcome.settings.column
         self.statusBar().showMessage(f"Released the CDF of {label}.", 8000)
 
-    @staticmethod
-    def signable_release(release: Release, info: ReleaseInfo) -> Release:
-        """``release`` as the budget ledger confirms it, or the DpguiError saying why it may not be
-        signed (:func:`dpgui.workspace.release.authenticate`)."""
-        return authenticate(release, info)
-
     def export_dialog(self) -> ExportDialog | None:
         """The Export dialog for the current release, once the budget ledger confirms it may be
         signed (None, with a message saying why, otherwise: nothing is written)."""
@@ -562,7 +556,7 @@ class MainWindow(QMainWindow):
             return None
         release, info = self.exportable
         try:
-            confirmed = self.signable_release(release, info)
+            confirmed = authenticate(release, info)  # checked again at export: the ledger may have changed
         except DpguiError as err:
             self._error("This release cannot be signed", text.friendly(err) + " Nothing was written.")
             return None

@@ -53,7 +53,8 @@ from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.project_file import (
     PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, check_data_file, load_project, save_project,
 )
-from dpgui.workspace.state import ShownRelease, Workspace
+from dpgui.workspace.release import shown_release
+from dpgui.workspace.state import Workspace
 
 if TYPE_CHECKING:
     from dpgui.app.main_window import MainWindow
@@ -380,10 +381,7 @@ class ProjectController(QObject):
             release = record.to_release()
             info = ReleaseInfo(dataset, label, record.release_id, record.created,
                                record.missing or release.missing_rule)
-            try:
-                shown = ShownRelease(w.signable_release(release, info), info, restored=True, confirmed=True)
-            except DpguiError as err:
-                shown = ShownRelease(release, info, restored=True, problem=err.problem)
+            shown = shown_release(release, info, restored=True)
         # a release of another workspace is no longer the one shown or exported
         if "shown" not in self.workspace.update(releases=releases, shown=shown):
             w.show_release()  # nothing was shown before either: go to step 2, as after any opening

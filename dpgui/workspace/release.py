@@ -16,8 +16,11 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import ClassVar, Literal
 from collections.abc import Callable
+
+import numpy as np
 
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource, SecureRandom
@@ -329,6 +332,16 @@ def authenticate(release: Release, info: ReleaseInfo) -> Release:
         return authenticate_release(ledger, release, info)
 
 
+def shown_release(release: Release, info: ReleaseInfo, counts: np.ndarray | None = None,
+                  data_path: Path | None = None, restored: bool = False) -> ShownRelease:
+    """``release`` as the results step shows it: confirmed by the budget ledger (and marked secure
+    as the ledger says), or with the reason it may not be signed (e.g. seeded test noise)."""
+    try:
+        return ShownRelease(authenticate(release, info), info, counts, data_path, restored, confirmed=True)
+    except DpguiError as err:
+        return ShownRelease(release, info, counts, data_path, restored, problem=err.problem)
+
+
 # ------------------------------------------------------------------------------------------ the controller
 
 class ReleaseController:
@@ -411,13 +424,7 @@ class ReleaseController:
         values only) and as its ``shown`` release. Returns the problem if the fingerprint was not
         recorded (the release itself is)."""
         problem = self._record_fingerprint(outcome)
-        try:
-            authenticate(outcome.release, outcome.info)
-            why_not = ""
-        except DpguiError as err:  # e.g. seeded test noise: shown, never signed
-            why_not = err.problem
-        shown = ShownRelease(outcome.release, outcome.info, outcome.histogram.counts, outcome.settings.path,
-                             confirmed=not why_not, problem=why_not)
+        shown = shown_release(outcome.release, outcome.info, outcome.histogram.counts, outcome.settings.path)
         entry = ProjectRelease.from_release(outcome.release, outcome.release_id, outcome.released_at,
                                             outcome.settings.column, outcome.info.missing)
         self.workspace.update(releases=self.workspace.state.releases + (entry,), shown=shown)
