@@ -344,7 +344,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
     writable folder, never the input, an existing file only with --force) and --bundle (a writable
     folder; with --name, none of the four files may exist)."""
     from dpgui.report.bundle import check_bundle_folder, check_bundle_target
-    from dpgui.report.csv_export import check_writable, same_file
+    from dpgui.report.files import check_writable, same_file
 
     if args.out is not None:
         check_writable(args.out, protect=[args.input], overwrite=args.force)

@@ -47,7 +47,7 @@ from dpgui.app import text
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, is_supported_file_name
 from dpgui.errors import DpguiError
-from dpgui.report.csv_export import write_text_atomic
+from dpgui.report.files import write_text_atomic
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.project_file import (

@@ -9,13 +9,9 @@ from pathlib import Path
 
 from dpgui.core.mechanism import Release
 from dpgui.core.quantiles import cumulative_interval95
-from dpgui.report.files import check_writable, same_file, write_text_atomic
+from dpgui.report.files import write_text_atomic
 
-__all__ = [
-    "CDF_COLUMNS", "CDF_COLUMNS_V1", "release_csv_text", "write_release_csv",
-    # Re-exported from their home, dpgui.report.files, for the window and the command line:
-    "check_writable", "same_file", "write_text_atomic",
-]
+__all__ = ["CDF_COLUMNS", "CDF_COLUMNS_V1", "release_csv_text", "write_release_csv"]
 CDF_COLUMNS = ("bin_lower", "bin_upper", "cumulative_count", "cdf", "std_error", "ci95_low", "ci95_high",
                "unbiased_estimate")
 #: The columns of CSVs written before ``unbiased_estimate`` was added (still read by ``dpgui quantiles``).
