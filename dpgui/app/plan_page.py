@@ -18,11 +18,12 @@ from PySide6.QtWidgets import (
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_buddy, show_inline
-from dpgui.app.projection_plots import Projection, ProjectionPlots
+from dpgui.app.projection_plots import ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.missing import MISSING_RULE_TEXT
 from dpgui.core.plan import Plan, PrivacySpec, check_epsilon, split_budget
 from dpgui.core.planner import auto_plan, margin95, plan_for_accuracy
+from dpgui.core.projection_curves import ProjectedCurves
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.workspace.state import DataContext, PlanChoice
@@ -645,7 +646,7 @@ class PlanPage(QWidget):
         return (f"Tree: {plan.shape.bins:,} bins, branching {branching}, ε = {plan.privacy.epsilon:g}. "
                 f"Missing values: {missing}.")
 
-    def _on_projected(self, projection: Projection) -> None:
+    def _on_projected(self, projection: ProjectedCurves) -> None:
         plan = projection.plan
         worst, average = projection.worst, projection.rms  # margin95(plan, "every"), margin95(plan, "average")
         n = self.plots.n_public

@@ -58,9 +58,6 @@ from dpgui.formatting import format_log_tick, format_parameter
 # plot (c)'s refinement starts this long after the plots are drawn (not while the user is still changing things)
 REFINE_DELAY_MS = 250
 
-#: The name the plan page imports for :class:`ProjectedCurves` (what :attr:`ProjectionPlots.projected` sends).
-Projection = ProjectedCurves
-
 
 # ----------------------------------------------------------------------------- Qt-free drawing helpers
 def neighbour_words(privacy: PrivacySpec) -> str:
