@@ -51,7 +51,7 @@ from dpgui.report.files import write_text_atomic
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.project_file import (
-    PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, check_data_file, load_project, save_project,
+    PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, project_data_file, load_project, save_project,
 )
 from dpgui.workspace.release import shown_release
 from dpgui.workspace.state import Workspace
@@ -323,7 +323,7 @@ class ProjectController(QObject):
             return False
         if data_path is None:
             try:
-                path = check_data_file(project)
+                path = project_data_file(project)
             except MissingDataFile as err:
                 self._ask_locate(err, on_done)
                 return False

@@ -65,7 +65,7 @@ _MAX_COUNT = 2**62  # released node counts are int64 in the engine
 
 __all__ = [
     "PROJECT_FORMAT", "PROJECT_VERSION", "PROJECT_SUFFIX", "MissingDataFile", "Project", "ProjectRelease",
-    "check_data_file", "load_project", "project_from_json", "project_to_json", "save_project",
+    "project_data_file", "load_project", "project_from_json", "project_to_json", "save_project",
 ]
 
 
@@ -441,7 +441,7 @@ class MissingDataFile(DataError):
                          "it may have been moved, renamed or be on a drive that is not connected; locate it")
 
 
-def check_data_file(project: Project) -> Path:
+def project_data_file(project: Project) -> Path:
     """The project's data file, or :class:`MissingDataFile` if it is not there."""
     path = Path(project.data_path)
     if not path.is_file():

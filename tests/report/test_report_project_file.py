@@ -15,7 +15,7 @@ from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DataError
 from dpgui.report.project_file import (
-    PROJECT_VERSION, MissingDataFile, Project, ProjectRelease, check_data_file, load_project, project_from_json,
+    PROJECT_VERSION, MissingDataFile, Project, ProjectRelease, project_data_file, load_project, project_from_json,
     project_to_json, save_project,
 )
 
@@ -283,10 +283,10 @@ def test_files(tmp_path):
 
 def test_missing_data_file_is_reported_clearly(tmp_path):
     project = _project(tmp_path)
-    assert check_data_file(project) == tmp_path / "people.csv"
+    assert project_data_file(project) == tmp_path / "people.csv"
     moved = replace(project, data_path=str(tmp_path / "moved" / "people.csv"))
     with pytest.raises(MissingDataFile) as info:
-        check_data_file(moved)
+        project_data_file(moved)
     assert info.value.project is moved
     assert str(tmp_path / "moved" / "people.csv") in str(info.value)
     assert "not found" in str(info.value) and "locate it" in str(info.value)
