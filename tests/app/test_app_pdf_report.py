@@ -25,7 +25,6 @@ from dpgui.app import pdf_charts
 from dpgui.app.pdf_report import (
     PAGE_COUNT, TEST_BANNER, ensure_gui_application, render_release_pdf,
 )
-from dpgui.core.thinning import band_envelope, polyline_envelope
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.core.mechanism import Release, release
 from dpgui.core.noise import SeededRandom
@@ -259,22 +258,6 @@ def test_unusual_releases_render(tmp_path):
         assert pdf_pages(path) == 3
         assert 'weight <kg> & "net"' in pdf_text(path, 1)
     assert "No consistency step" in pdf_text(tmp_path / "case0.pdf", 2)
-
-
-def test_thinning_never_narrows_the_band_or_misses_the_curve():
-    rng = np.random.default_rng(3)
-    x = np.linspace(0.0, 1.0, 100_001)
-    y = np.cumsum(rng.integers(-3, 5, x.size)).astype(float)
-    low, high = y - rng.uniform(0, 20, x.size), y + rng.uniform(0, 20, x.size)
-    xb, lb, hb = band_envelope(x, low, high, 1000)
-    assert xb.size <= 1_002
-    assert np.all(np.interp(x, xb, lb) <= low + 1e-9)
-    assert np.all(np.interp(x, xb, hb) >= high - 1e-9)
-    xc, yc = polyline_envelope(x, y, 500)
-    assert xc.size <= 1_002
-    assert yc.min() == y.min() and yc.max() == y.max()
-    small = np.arange(10.0)
-    assert band_envelope(small, small, small, 1000)[0] is small
 
 
 def test_ensure_gui_application_reuses_the_running_app(qapp):
