@@ -1,7 +1,8 @@
 """The release: noise the tree, estimate, make consistent (docs/design.md, "The engine's pipeline").
 
 Only :func:`noisy_tree` reads the confidential counts; everything after it is post-processing of
-public values. Noise is exact discrete Laplace from :mod:`dpgui.core.noise`; a release drawn
+public values. Noise is exact discrete Laplace or discrete Gaussian (the plan's ``noise``) from
+:mod:`dpgui.core.noise`; a release drawn
 from a seeded (non-cryptographic) source is marked ``secure = False`` and must never be published.
 
 Missing values (docs/design.md "Missing values"): under ``change`` the tree's leaf K+1 holds the
@@ -19,7 +20,7 @@ import numpy as np
 
 from dpgui.core.consistency import make_consistent
 from dpgui.core.estimators import covering_estimate, gls_estimate
-from dpgui.core.noise import RandomSource, sample_discrete_laplace_levels
+from dpgui.core.noise import RandomSource, sample_discrete_gaussian_levels, sample_discrete_laplace_levels
 from dpgui.core.plan import Plan
 from dpgui.core.projection import prefix_variances
 from dpgui.errors import ParameterError
@@ -34,7 +35,7 @@ def noisy_tree(counts: np.ndarray, plan: Plan, source: RandomSource, missing: in
     tree's missing leaf when it has one (change model) and otherwise dropped (add/remove: dropping a
     record is a neighbour). Root: exact N (all rows) under the change model; noised or not released
     under add/remove. Levels with zero budget are not released (``None``). Noise: exact integer
-    discrete Laplace at the plan's rational scales. O(#nodes).
+    discrete Laplace at the plan's rational scales, or discrete Gaussian at its rational σ². O(#nodes).
     """
     counts = np.asarray(counts)
     if counts.shape != (plan.shape.bins,):
@@ -55,9 +56,8 @@ def noisy_tree(counts: np.ndarray, plan: Plan, source: RandomSource, missing: in
 def add_noise(plan: Plan, true_levels: Sequence[np.ndarray], source: RandomSource) -> list[np.ndarray | None]:
     """Released levels from true node counts per level: noised, exact (public root) or None."""
     noised = [lvl for lvl, scale in enumerate(plan.scales) if scale is not None]
-    noise = sample_discrete_laplace_levels(
-        source, [scale for scale in plan.scales if scale is not None], [true_levels[lvl].size for lvl in noised]
-    )
+    sample = sample_discrete_gaussian_levels if plan.noise == "gaussian" else sample_discrete_laplace_levels
+    noise = sample(source, [scale for scale in plan.scales if scale is not None], [true_levels[lvl].size for lvl in noised])
     out: list[np.ndarray | None] = [None] * (plan.shape.height + 1)
     for lvl, z in zip(noised, noise):
         out[lvl] = true_levels[lvl] + z
@@ -157,7 +157,8 @@ def release(
     counts: np.ndarray, plan: Plan, source: RandomSource, lower: float = 0.0, upper: float = 1.0, consistency: str = "l2",
     missing: int = 0,
 ) -> Release:
-    """Noise, estimate and make consistent: a complete ε-DP release of the histogram's CDF.
+    """Noise, estimate and make consistent: a complete ε-DP (Laplace) or (ε, δ)-DP (Gaussian) release
+    of the histogram's CDF.
 
     ``missing``: the number of missing values (counted in the missing leaf under change, dropped
     under add/remove; see :func:`noisy_tree`)."""

@@ -59,7 +59,12 @@ __all__ = [
     "discrete_laplace_variance",
     "discrete_laplace_pmf",
     "sample_discrete_gaussian",
+    "sample_discrete_gaussian_levels",
     "discrete_gaussian_pmf",
+    "discrete_gaussian_variance",
+    "gaussian_sigma2",
+    "gaussian_sigma2_problem",
+    "MAX_GAUSSIAN_SIGMA2",
 ]
 
 _TWO64 = 1 << 64
@@ -83,6 +88,9 @@ _PLAN_T_MAX = 1 << 57
 #: Largest discrete-Laplace scale (in records) a release may use: 2**41 ~ 2.2e12. Any scale up to it
 #: (rounded up to a multiple of 2**-16 by :func:`laplace_scale`) has a numerator within the limit.
 MAX_LAPLACE_SCALE = Fraction(_PLAN_T_MAX, 1 << 16)
+#: Largest discrete-Gaussian variance parameter σ² (records²) a release may use: 2**62, σ ≈ 2.1e9
+#: records. The sampler's Laplace proposal has scale t = ⌊σ⌋ + 1 ≤ 2**31, far inside ``_T_MAX``.
+MAX_GAUSSIAN_SIGMA2 = Fraction(1 << 62)
 # Elements processed per vectorised pass; bounds peak memory (~100 bytes per element).
 _CHUNK = 1 << 21
 
@@ -701,3 +709,78 @@ def discrete_gaussian_pmf(x: np.ndarray, sigma2: float) -> np.ndarray:
     z = math.fsum(np.exp(-(k * k) / (2.0 * s2)).tolist())
     xf = np.asarray(x, dtype=np.float64)
     return np.exp(-(xf * xf) / (2.0 * s2)) / z
+
+
+def sample_discrete_gaussian_levels(src: RandomSource, sigma2s: Sequence[Fraction], sizes: Sequence[int]) -> list[np.ndarray]:
+    """Discrete-Gaussian noise for several levels: level i gets ``sizes[i]`` exact draws at variance
+    parameter ``sigma2s[i]`` (one :func:`sample_discrete_gaussian` call per level)."""
+    sigma2s = list(sigma2s)
+    sizes_l = [_check_size(n) for n in sizes]
+    if len(sigma2s) != len(sizes_l):
+        raise ValueError(f"{len(sigma2s)} variances but {len(sizes_l)} sizes")
+    return [sample_discrete_gaussian(src, s2, n) for s2, n in zip(sigma2s, sizes_l)]
+
+
+def gaussian_sigma2(l2_sensitivity_squared: int, rho: float) -> Fraction:
+    """Smallest rational σ² = k/den (k integer) with σ² ≥ Δ₂²/(2ρ): the discrete Gaussian at σ² is then
+    Δ₂²/(2σ²) ≤ ρ -zCDP (CKS 2020, Thm 14), computed exactly from ``Fraction(rho)``.
+
+    ``den`` is a power of two giving about 16 significant bits (2**16 for σ² near 1, fewer for large σ²,
+    down to 1), so the rounding adds at most ~2**-16 of relative variance while the sampler's integers
+    stay small. Raises :class:`~dpgui.errors.ParameterError` for ρ ≤ 0, NaN or infinite.
+    """
+    if isinstance(rho, (bool, np.bool_)):
+        raise ParameterError(f"rho must be a number, got {rho!r}")
+    try:
+        r = Fraction(rho)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ParameterError(f"rho must be a finite number > 0, got {rho!r}", "give e.g. 0.01") from exc
+    if r <= 0:
+        raise ParameterError(f"rho must be > 0, got {rho!r}", "give e.g. 0.01")
+    if isinstance(l2_sensitivity_squared, (bool, np.bool_)) or not isinstance(l2_sensitivity_squared, numbers.Integral) \
+            or int(l2_sensitivity_squared) < 1:
+        raise ParameterError(f"the squared L2 sensitivity must be a whole number >= 1, got {l2_sensitivity_squared!r}")
+    target = Fraction(int(l2_sensitivity_squared)) / (2 * r)
+    magnitude = target.numerator.bit_length() - target.denominator.bit_length()  # ≈ log2(target)
+    den = 1 << max(0, 16 - magnitude)
+    k = -((-target.numerator * den) // target.denominator)  # ceil(target * den)
+    return Fraction(k, den)
+
+
+def gaussian_sigma2_problem(sigma2: Fraction) -> str | None:
+    """Why the sampler cannot draw at ``sigma2`` (a positive Fraction), or None if it can: σ² must be at
+    most :data:`MAX_GAUSSIAN_SIGMA2` (checked by plans before anything is spent)."""
+    if sigma2 > MAX_GAUSSIAN_SIGMA2:
+        return (f"a noise standard deviation of {math.sqrt(float(sigma2)):.3g} records is beyond the noise sampler's "
+                f"limit of {math.sqrt(float(MAX_GAUSSIAN_SIGMA2)):.3g}")
+    return None
+
+
+_DG_DIRECT_LIMIT = 16.0  # below: sum the pmf directly; above: Poisson summation (the correction is < 1e-130)
+
+
+def discrete_gaussian_variance(sigma2: npt.ArrayLike) -> np.ndarray:
+    """Exact variance of the discrete Gaussian P(x) ∝ exp(−x²/(2σ²)) for each σ² > 0 (float array).
+
+    It is below σ², and equal to σ² to double precision once σ ≥ 2. For σ² < 16 the sums
+    Σ x² e^{−x²/2σ²} / Σ e^{−x²/2σ²} are taken over |x| ≤ 170 (terms beyond are < e^{−900});
+    above, Poisson summation gives Var = σ² − 8π²σ⁴ Σ_k k² q^{k²} / (1 + 2 Σ_k q^{k²}), q = e^{−2π²σ²},
+    of which the k = 1 term is kept. O(170) per small σ², O(1) otherwise.
+    """
+    s2 = np.asarray(sigma2, dtype=np.float64)
+    if np.any(~(s2 > 0)) or np.any(np.isinf(s2)):
+        raise ValueError("sigma2 must be finite and > 0")
+    flat = s2.reshape(-1)
+    out = flat.copy()
+    small = flat < _DG_DIRECT_LIMIT
+    if small.any():
+        x = np.arange(-170, 171, dtype=np.float64)
+        weights = np.exp(-(x[None, :] ** 2) / (2.0 * flat[small][:, None]))
+        out[small] = (weights * x[None, :] ** 2).sum(axis=1) / weights.sum(axis=1)
+    large = ~small
+    if large.any():
+        big = flat[large]
+        q = np.exp(-2.0 * math.pi**2 * big)
+        out[large] = big - 8.0 * math.pi**2 * big**2 * q / (1.0 + 2.0 * q)
+    result: np.ndarray = out.reshape(s2.shape)
+    return result

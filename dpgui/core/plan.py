@@ -7,9 +7,26 @@ Neighbour models (sensitivities per tree level, ``L`` = records per person):
 * ``addremove`` — one person's records are added or removed; N is private, levels 0..h are
   noised (the root may get zero budget, then N is estimated from its children); L1 sensitivity L.
 
-Noise is discrete Laplace with scale ``t_l ≥ Δ/ε_l`` (a rational, see :func:`laplace_scale`), so
-level ``l`` is ``Δ/t_l ≤ ε_l``-DP and the release is ``Σ Δ/t_l ≤ ε``-DP by basic composition.
-A level with ``ε_l = 0`` is not released at all (allowed for internal levels under GLS).
+Two noises (docs/design.md, "(ε, δ): the Gaussian tree"):
+
+* ``laplace`` (pure ε-DP, δ unused): discrete Laplace with scale ``t_l ≥ Δ₁/ε_l`` (a rational, see
+  :func:`laplace_scale`), so level ``l`` is ``Δ₁/t_l ≤ ε_l``-DP and the release is
+  ``Σ Δ₁/t_l ≤ ε``-DP by basic composition. Level budgets are ε_l, summing to ε.
+* ``gaussian`` (needs δ > 0): discrete Gaussian with variance parameter ``σ_l² ≥ Δ₂²/(2ρ_l)``
+  (a rational, see :func:`gaussian_sigma2`), so level ``l`` is ``ρ_l``-zCDP (CKS 2020, Thm 14), the
+  release is ``ρ = Σ ρ_l``-zCDP by zCDP composition, and (ε, δ)-DP with ``ρ = zcdp_rho(ε, δ)``, the
+  largest ρ that the Canonne–Kamath–Steinke conversion (:mod:`dpgui.core.accounting`) turns into
+  (ε, δ). Level budgets are ρ_l, summing to that ρ.
+
+L2 sensitivity of one level (the vector of its node counts), one person with L records:
+
+* ``change``: each of the L records leaves one node and enters another, so the change vector has
+  negative entries summing to −L and positive ones summing to +L. Its squared norm is largest when
+  all L records leave the same node and enter the same node: (−L)² + L² = 2L², so Δ₂² = 2L².
+* ``addremove``: L records are added (or removed); the change is non-negative and sums to L, with
+  squared norm at most L² (all in one node): Δ₂² = L².
+
+A level with budget 0 is not released at all (allowed for internal levels under GLS).
 
 Missing values (docs/design.md "Missing values") are handled by the one rule the neighbour model
 fixes, never by the data (:attr:`PrivacySpec.missing_rule`; the names: :mod:`dpgui.core.missing`):
@@ -31,14 +48,29 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dpgui.core.accounting import zcdp_epsilon, zcdp_rho
 from dpgui.core.missing import MISSING_BUCKET, MISSING_DROP, missing_rule_for
-from dpgui.core.noise import MAX_LAPLACE_SCALE, discrete_laplace_variance, laplace_scale, laplace_scale_problem
+from dpgui.core.noise import (
+    MAX_GAUSSIAN_SIGMA2,
+    MAX_LAPLACE_SCALE,
+    discrete_gaussian_variance,
+    discrete_laplace_variance,
+    gaussian_sigma2,
+    gaussian_sigma2_problem,
+    laplace_scale,
+    laplace_scale_problem,
+)
 from dpgui.core.tree import TreeShape
 from dpgui.errors import ParameterError
 
 NEIGHBOURS = ("change", "addremove")
 ESTIMATORS = ("gls", "covering")
 OBJECTIVES = ("total", "max")
+#: The noises a plan can use; ``auto`` (a planner choice, never a plan's) picks one of them.
+NOISES = ("laplace", "gaussian")
+NOISE_CHOICES = ("auto", *NOISES)
+#: How a Gaussian release's ρ becomes (ε, δ), as recorded in plans and manifests.
+ZCDP_CONVERSION = "Canonne, Kamath & Steinke 2020, Corollary 13 (ρ-zCDP to (ε, δ)-DP)"
 # Budgets are floats; sums may differ from ε by rounding. Anything within this is "equal".
 BUDGET_RTOL = 1e-9
 
@@ -56,6 +88,28 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
     return value
 
 
+def check_delta(delta: object, name: str = "delta") -> float:
+    """δ must be a finite number with 0 ≤ δ < 1 (0: pure ε-DP)."""
+    if isinstance(delta, str) and not delta.strip():
+        raise ParameterError(f"{name} is empty", "give 0 for pure ε-DP, or a small probability such as 1e-9")
+    try:
+        value = float(delta)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number, got {delta!r}",
+                             "give 0 for pure ε-DP, or a small probability such as 1e-9") from None
+    if not math.isfinite(value) or value < 0 or value >= 1:
+        raise ParameterError(f"{name} must be a probability with 0 ≤ δ < 1, got {delta!r}",
+                             "give 0 for pure ε-DP, or a small probability such as 1e-9 (well below 1/N)")
+    return value
+
+
+def check_noise(noise: object, allowed: Sequence[str] = NOISES) -> str:
+    """The noise's name, if it is one of ``allowed``."""
+    if noise not in allowed:
+        raise ParameterError(f"unknown noise {noise!r}", "use " + ", ".join(repr(n) for n in allowed))
+    return str(noise)
+
+
 def _round_up(value: float, digits: int = 3) -> float:
     """``value`` rounded up to ``digits`` significant digits (for limits quoted in messages)."""
     step = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
@@ -64,14 +118,21 @@ def _round_up(value: float, digits: int = 3) -> float:
 
 @dataclass(frozen=True)
 class PrivacySpec:
-    """Total budget ε, neighbour model and records per person (L ≥ 1)."""
+    """Total budget (ε, δ), neighbour model and records per person (L ≥ 1).
+
+    δ = 0 (the default) is pure ε-DP: only Laplace plans are possible. With δ > 0 a Gaussian plan
+    spends ρ = :attr:`rho`, the largest ρ whose CKS conversion is (ε, δ); a Laplace plan spends ε and
+    leaves δ unused.
+    """
 
     epsilon: float
     neighbours: str = "change"
     records_per_person: int = 1
+    delta: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_delta(self.delta))
         if self.neighbours not in NEIGHBOURS:
             raise ParameterError(
                 f"unknown neighbour model {self.neighbours!r}", "use 'change' (N public) or 'addremove' (N private)"
@@ -102,6 +163,22 @@ class PrivacySpec:
         return (2 if self.neighbours == "change" else 1) * self.records_per_person
 
     @property
+    def level_l2_sensitivity_squared(self) -> int:
+        """Squared L2 sensitivity Δ₂² of one tree level's node counts: 2L² (change) or L² (add/remove);
+        derivation in the module docstring."""
+        return (2 if self.neighbours == "change" else 1) * self.records_per_person**2
+
+    @property
+    def rho(self) -> float | None:
+        """The zCDP ρ a Gaussian plan may spend: the largest ρ that is (ε, δ)-DP by the CKS conversion
+        (:func:`dpgui.core.accounting.zcdp_rho`); None when δ = 0 (no Gaussian release possible)."""
+        return zcdp_rho(self.epsilon, self.delta) if self.delta > 0 else None
+
+    def with_epsilon(self, epsilon: float) -> PrivacySpec:
+        """The same spec (δ, neighbours, L) at another ε."""
+        return PrivacySpec(epsilon, self.neighbours, self.records_per_person, self.delta)
+
+    @property
     def root_public(self) -> bool:
         return self.neighbours == "change"
 
@@ -121,25 +198,56 @@ class PrivacySpec:
 
 
 @dataclass(frozen=True)
+class NoiseChoice:
+    """Why a plan has its noise: both noises' best plans at the user's (ε, δ), and the one chosen.
+
+    ``laplace``/``gaussian`` are (projected total squared error Σ_j Var Ĉ_j, projected worst
+    variance max_j Var Ĉ_j) in counts² of the best plan with that noise, or None where that noise was
+    not planned (Gaussian at δ = 0). ``requested`` is what the user asked for (auto, laplace or
+    gaussian); ``objective`` the figure that decided ('total' or 'max').
+    """
+
+    requested: str
+    chosen: str
+    objective: str
+    laplace: tuple[float, float] | None
+    gaussian: tuple[float, float] | None
+
+    def to_json(self) -> dict[str, Any]:
+        def figures(pair: tuple[float, float] | None) -> dict[str, float] | None:
+            return None if pair is None else {"total_sq_error": pair[0], "max_variance": pair[1],
+                                              "max_std_error": math.sqrt(pair[1])}
+
+        return {"requested": self.requested, "chosen": self.chosen, "objective": self.objective,
+                "laplace": figures(self.laplace), "gaussian": figures(self.gaussian)}
+
+
+@dataclass(frozen=True)
 class Plan:
     """Everything that decides the noise, and nothing that depends on the confidential data.
 
-    ``level_epsilons[i]`` is the budget of level ``first_noised_level + i`` (root first under
-    add/remove); they sum to ``privacy.epsilon``.
+    ``level_budgets[i]`` is the budget of level ``first_noised_level + i`` (root first under
+    add/remove): ε_l for Laplace (summing to ``privacy.epsilon``), ρ_l for Gaussian (summing to
+    ``privacy.rho``). ``scales[l]`` is level l's noise parameter: the Laplace scale t_l, or the
+    Gaussian variance parameter σ_l² (both exact rationals), None where the level is not noised.
+    ``noise_choice`` (not part of equality) says how the noise was chosen, when a planner chose it.
     """
 
     shape: TreeShape
     privacy: PrivacySpec
-    level_epsilons: tuple[float, ...]
+    level_budgets: tuple[float, ...]
     estimator: str = "gls"
     noise: str = "laplace"
+    noise_choice: NoiseChoice | None = field(default=None, compare=False)
     scales: tuple[Fraction | None, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.estimator not in ESTIMATORS:
             raise ParameterError(f"unknown estimator {self.estimator!r}", "use 'gls' or 'covering'")
-        if self.noise != "laplace":
-            raise ParameterError(f"unknown noise {self.noise!r}", "only 'laplace' (pure ε) is available")
+        check_noise(self.noise)
+        if self.noise == "gaussian" and self.privacy.delta <= 0:
+            raise ParameterError("Gaussian noise needs δ > 0 (with δ = 0 only pure ε-DP Laplace noise is possible)",
+                                 "set δ, e.g. 1e-9, or choose Laplace noise")
         if self.shape.missing_leaf and not self.privacy.missing_leaf:
             raise ParameterError(
                 "the tree has a leaf for missing values but the neighbour model is add/remove (missing rows are dropped)",
@@ -147,39 +255,78 @@ class Plan:
             )
         first = self.privacy.first_noised_level()
         expected = self.shape.height + 1 - first
-        eps = tuple(float(e) for e in self.level_epsilons)
-        if len(eps) != expected:
+        budgets = tuple(float(e) for e in self.level_budgets)
+        unit = self.budget_name
+        if len(budgets) != expected:
             which = "levels 1..h" if first == 1 else "the root and levels 1..h"
             raise ParameterError(
-                f"{len(eps)} level budgets given for a tree with {expected} noised levels",
+                f"{len(budgets)} level budgets given for a tree with {expected} noised levels",
                 f"give one budget for each of {which} (here {expected})",
             )
-        if any(not math.isfinite(e) or e < 0 for e in eps):
-            raise ParameterError(f"level budgets must be finite and ≥ 0, got {list(eps)}", "give positive budgets")
-        if eps[-1] <= 0:
+        if any(not math.isfinite(e) or e < 0 for e in budgets):
+            raise ParameterError(f"level budgets must be finite and ≥ 0, got {list(budgets)}", "give positive budgets")
+        if budgets[-1] <= 0:
             raise ParameterError("the leaf level has no budget", "give the last level a budget > 0")
-        total = math.fsum(eps)
-        if abs(total - self.privacy.epsilon) > BUDGET_RTOL * self.privacy.epsilon:
+        total = math.fsum(budgets)
+        expected_total = self.budget_total
+        if abs(total - expected_total) > BUDGET_RTOL * expected_total:
             raise ParameterError(
-                f"level budgets sum to {total:.12g}, not ε = {self.privacy.epsilon:.12g}",
-                "make the budgets add up to ε",
+                f"level budgets sum to {unit} = {total:.12g}, not {unit} = {expected_total:.12g}",
+                f"make the budgets add up to {unit}" + (" (the ρ of ε and δ)" if unit == "ρ" else ""),
             )
-        object.__setattr__(self, "level_epsilons", eps)
-        delta = self.privacy.level_sensitivity
+        object.__setattr__(self, "level_budgets", budgets)
         scales: list[Fraction | None] = [None] * (self.shape.height + 1)
-        for offset, e in enumerate(eps):
-            scale = laplace_scale(delta, e) if e > 0 else None
-            scales[first + offset] = scale
-            problem = laplace_scale_problem(scale) if scale is not None else None
+        for offset, e in enumerate(budgets):
+            level = first + offset
+            if e <= 0:
+                continue
+            scale, problem, least = self._level_scale(e)
+            scales[level] = scale
             if problem is not None:
-                level = first + offset
                 raise ParameterError(
-                    f"level {level}'s budget ε = {e:.3g} is too small: {problem}",
-                    f"give level {level} a budget of at least {_round_up(delta / float(MAX_LAPLACE_SCALE)):g}"
+                    f"level {level}'s budget {unit} = {e:.3g} is too small: {problem}",
+                    f"give level {level} a budget of at least {_round_up(least):g}"
                     + (" (or 0 to leave this internal level out)" if level < self.shape.height else "") + ", or raise ε")
         object.__setattr__(self, "scales", tuple(scales))
 
+    def _level_scale(self, budget: float) -> tuple[Fraction, str | None, float]:
+        """(noise parameter, why the sampler cannot draw it or None, the least budget it can draw)."""
+        if self.noise == "gaussian":
+            l2sq = self.privacy.level_l2_sensitivity_squared
+            sigma2 = gaussian_sigma2(l2sq, budget)
+            return sigma2, gaussian_sigma2_problem(sigma2), l2sq / (2.0 * float(MAX_GAUSSIAN_SIGMA2))
+        delta = self.privacy.level_sensitivity
+        scale = laplace_scale(delta, budget)
+        return scale, laplace_scale_problem(scale), delta / float(MAX_LAPLACE_SCALE)
+
     # ----- derived, public quantities -----
+    @property
+    def budget_name(self) -> str:
+        """The unit of :attr:`level_budgets`: "ε" (Laplace) or "ρ" (Gaussian)."""
+        return "ρ" if self.noise == "gaussian" else "ε"
+
+    @property
+    def budget_total(self) -> float:
+        """What the level budgets sum to: ε (Laplace) or ρ = zcdp_rho(ε, δ) (Gaussian)."""
+        if self.noise == "gaussian":
+            rho = self.privacy.rho
+            assert rho is not None  # δ > 0 checked above
+            return rho
+        return self.privacy.epsilon
+
+    @property
+    def level_epsilons(self) -> tuple[float, ...]:
+        """Per-level ε of a Laplace plan. A Gaussian plan's levels have ρ budgets (:attr:`level_rhos`)
+        and no ε of their own: asking for them is a programming error."""
+        if self.noise != "laplace":
+            raise ValueError("a Gaussian plan's level budgets are ρ, not ε: use level_budgets or level_rhos")
+        return self.level_budgets
+
+    @property
+    def level_rhos(self) -> tuple[float, ...] | None:
+        """Per-level ρ of a Gaussian plan; None for Laplace."""
+        return self.level_budgets if self.noise == "gaussian" else None
+
     @property
     def missing_rule(self) -> str:
         """The rule this plan releases with: ``"bucket"`` if the tree has the missing leaf, else
@@ -195,52 +342,104 @@ class Plan:
         return out
 
     def level_variances(self) -> np.ndarray:
-        """Noise variance per level 0..h: 0 for the public root, inf for unreleased, else exact
-        discrete Laplace variance 2p/(1−p)², p = exp(−1/t_l)."""
+        """Noise variance per level 0..h: 0 for the public root, inf for unreleased, else the exact
+        variance of the level's noise: discrete Laplace 2p/(1−p)², p = exp(−1/t_l), or discrete
+        Gaussian (:func:`discrete_gaussian_variance`, slightly below σ_l² for σ_l < 2)."""
         out = np.full(self.shape.height + 1, np.inf)
         for level, scale in enumerate(self.scales):
             if scale is not None:
-                out[level] = discrete_laplace_variance(float(scale))
+                if self.noise == "gaussian":
+                    out[level] = float(discrete_gaussian_variance(float(scale)))
+                else:
+                    out[level] = discrete_laplace_variance(float(scale))
         if self.privacy.root_public:
             out[0] = 0.0
         return out
 
+    def rho_spent(self) -> Fraction:
+        """Exact zCDP ρ of the release. Gaussian: Σ_l Δ₂²/(2σ_l²) over noised levels (≤ the planned ρ).
+        Laplace: ε²/2 of :meth:`epsilon_spent`, since pure ε-DP implies ε²/2-zCDP (Bun & Steinke 2016,
+        Prop. 1.4), which lets the ledger compose Laplace and Gaussian releases under zCDP."""
+        if self.noise == "gaussian":
+            l2sq = self.privacy.level_l2_sensitivity_squared
+            return sum((Fraction(l2sq) / (2 * s) for s in self.scales if s is not None), Fraction(0))
+        eps = self.epsilon_spent()
+        return eps * eps / 2
+
     def epsilon_spent(self) -> Fraction:
-        """Exact ε of the release: Σ_l Δ/t_l over noised levels (≤ the planned ε)."""
+        """ε of the release (≤ the planned ε). Laplace: exactly Σ_l Δ₁/t_l over noised levels.
+        Gaussian: the CKS conversion of :meth:`rho_spent` at δ (rounded towards more ε)."""
+        if self.noise == "gaussian":
+            return Fraction(zcdp_epsilon(float(self.rho_spent()), self.privacy.delta))
         delta = self.privacy.level_sensitivity
         return sum((Fraction(delta) / s for s in self.scales if s is not None), Fraction(0))
 
+    @property
+    def delta_spent(self) -> float:
+        """δ of the release: the plan's δ for Gaussian noise, 0 for Laplace (pure ε-DP; δ unused)."""
+        return self.privacy.delta if self.noise == "gaussian" else 0.0
+
     def to_json(self) -> dict[str, Any]:
         first = self.privacy.first_noised_level()
-        return {
+        gaussian = self.noise == "gaussian"
+        noised_scales = [float(s) if s is not None else None for s in self.scales[first:]]
+        out: dict[str, Any] = {
             "bins": self.shape.bins,
             "missing_leaf": self.shape.missing_leaf,
             "padded_bins": self.shape.padded_bins,
             "branching": list(self.shape.branching),
             "levels": list(range(first, self.shape.height + 1)),
-            "level_epsilons": list(self.level_epsilons),
-            "level_noise_scales": [float(s) if s is not None else None for s in self.scales[first:]],
+            "level_epsilons": None if gaussian else list(self.level_budgets),
+            "level_noise_scales": None if gaussian else noised_scales,
             "epsilon": self.privacy.epsilon,
             "epsilon_spent": float(self.epsilon_spent()),
             "neighbours": self.privacy.neighbours,
             "records_per_person": self.privacy.records_per_person,
             "sensitivity_per_level": self.privacy.level_sensitivity,
             "estimator": self.estimator,
-            "noise": "discrete_laplace",
+            "noise": "discrete_gaussian" if gaussian else "discrete_laplace",
         }
+        if gaussian or self.privacy.delta > 0:
+            out.update({
+                "delta": self.privacy.delta,
+                "delta_spent": self.delta_spent,
+                "rho": self.privacy.rho if gaussian else None,
+                "rho_spent": float(self.rho_spent()) if gaussian else None,
+                "level_rhos": list(self.level_budgets) if gaussian else None,
+                "level_sigma2": noised_scales if gaussian else None,
+                "l2_sensitivity_squared_per_level": self.privacy.level_l2_sensitivity_squared if gaussian else None,
+                "conversion": ZCDP_CONVERSION if gaussian else None,
+            })
+        if self.noise_choice is not None:
+            out["noise_choice"] = self.noise_choice.to_json()
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Plan:
-        # Plans saved before the missing leaf existed have no "missing_leaf" key: no leaf.
+        # Plans saved before the missing leaf existed have no "missing_leaf" key: no leaf; before δ, no "delta".
         shape = TreeShape(int(data["bins"]), tuple(int(b) for b in data["branching"]), bool(data.get("missing_leaf", False)))
-        privacy = PrivacySpec(float(data["epsilon"]), data["neighbours"], int(data["records_per_person"]))
-        return cls(shape, privacy, tuple(data["level_epsilons"]), data["estimator"])
+        privacy = PrivacySpec(float(data["epsilon"]), data["neighbours"], int(data["records_per_person"]),
+                              float(data.get("delta") or 0.0))
+        noise = {"discrete_laplace": "laplace", "discrete_gaussian": "gaussian"}.get(str(data.get("noise", "discrete_laplace")))
+        if noise is None:
+            raise ParameterError(f"unknown noise {data.get('noise')!r} in a saved plan", "make the plan again")
+        budgets = data["level_rhos"] if noise == "gaussian" else data["level_epsilons"]
+        return cls(shape, privacy, tuple(budgets), data["estimator"], noise)
 
 
-def equal_budgets(shape: TreeShape, privacy: PrivacySpec) -> tuple[float, ...]:
-    """ε split equally over the noised levels (the paper's ε̂·1)."""
+def budget_total(privacy: PrivacySpec, noise: str) -> float:
+    """What a plan's level budgets sum to: ε for Laplace, ρ = zcdp_rho(ε, δ) for Gaussian (δ > 0)."""
+    if check_noise(noise) == "gaussian":
+        if privacy.rho is None:
+            raise ParameterError("Gaussian noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace noise")
+        return privacy.rho
+    return privacy.epsilon
+
+
+def equal_budgets(shape: TreeShape, privacy: PrivacySpec, noise: str = "laplace") -> tuple[float, ...]:
+    """The budget (ε, or ρ for Gaussian) split equally over the noised levels (the paper's ε̂·1)."""
     count = shape.height + 1 - privacy.first_noised_level()
-    return split_budget(privacy.epsilon, [1.0] * count)
+    return split_budget(budget_total(privacy, noise), [1.0] * count)
 
 
 def split_budget(epsilon: float, weights: Sequence[float] | np.ndarray) -> tuple[float, ...]:

@@ -20,7 +20,20 @@ from typing import Any
 
 import numpy as np
 
-from dpgui.core.plan import OBJECTIVES, Plan, PrivacySpec, equal_budgets, split_budget
+from dataclasses import replace
+
+from dpgui.core.noise import discrete_gaussian_variance
+from dpgui.core.plan import (
+    NOISE_CHOICES,
+    OBJECTIVES,
+    NoiseChoice,
+    Plan,
+    PrivacySpec,
+    budget_total,
+    check_noise,
+    equal_budgets,
+    split_budget,
+)
 from dpgui.core.projection import (
     covering_total_coefficients,
     gls_total_coefficients,
@@ -57,15 +70,33 @@ def laplace_variance(epsilon: np.ndarray, sensitivity: int) -> np.ndarray:
         return 0.5 / np.sinh(eps / (2.0 * sensitivity)) ** 2
 
 
+def gaussian_variance(rho: np.ndarray, l2_sensitivity_squared: int) -> np.ndarray:
+    """Exact discrete Gaussian variance at σ² = Δ₂²/(2ρ) (unrounded σ²); inf where ρ = 0."""
+    r = np.asarray(rho, dtype=float)
+    out = np.full(r.shape, np.inf)
+    positive = r > 0
+    if positive.any():
+        out[positive] = discrete_gaussian_variance(l2_sensitivity_squared / (2.0 * r[positive]))
+    return out
+
+
+def level_variance(budgets: np.ndarray, privacy: PrivacySpec, noise: str) -> np.ndarray:
+    """Noise variance of levels with budgets ε_l (Laplace) or ρ_l (Gaussian), inf where 0 (unrounded
+    noise parameters: the planner's view; a :class:`Plan`'s exact variances use its rounded ones)."""
+    if noise == "gaussian":
+        return gaussian_variance(budgets, privacy.level_l2_sensitivity_squared)
+    return laplace_variance(budgets, privacy.level_sensitivity)
+
+
 # ------------------------------------------------------------------ objective evaluation
 class _Objective:
     """Projected error of one shape as a function of the noised levels' budgets."""
 
     def __init__(self, shape: TreeShape, privacy: PrivacySpec, estimator: str, objective: str,
-                 prefixes: np.ndarray | None = None) -> None:
+                 prefixes: np.ndarray | None = None, noise: str = "laplace") -> None:
         self.shape, self.privacy, self.estimator, self.objective = shape, privacy, estimator, objective
+        self.noise = noise
         self.first = privacy.first_noised_level()
-        self.delta = privacy.level_sensitivity
         root_public = privacy.root_public
         if objective == "total":
             if estimator == "gls":
@@ -86,7 +117,7 @@ class _Objective:
 
     def variances(self, level_eps: np.ndarray) -> np.ndarray:
         v = np.full(self.shape.height + 1, np.inf)
-        v[self.first:] = laplace_variance(level_eps, self.delta)
+        v[self.first:] = level_variance(level_eps, self.privacy, self.noise)
         if self.privacy.root_public:
             v[0] = 0.0
         return v
@@ -130,32 +161,38 @@ def optimise_budgets(
     estimator: str = "gls",
     objective: str = "total",
     locked: Mapping[int, float] | None = None,
+    noise: str = "laplace",
 ) -> tuple[float, ...]:
-    """Budgets of the noised levels (root first under add/remove) minimising the projected error.
+    """Budgets of the noised levels (root first under add/remove) minimising the projected error:
+    ε_l summing to ε (Laplace), or ρ_l summing to ρ = zcdp_rho(ε, δ) (Gaussian).
 
-    ``locked`` maps a level index (0 = root) to a budget kept fixed. Covering sum with the total
-    objective uses Theorem IV.2's closed form generalised to padded trees (ε_l ∝ D_l^{1/3}, D_l
-    the total covering count of level l). Otherwise the split is found numerically (SLSQP on the
-    simplex; the max objective by cutting planes over the worst prefixes). Internal levels may get
-    zero budget (not released) under GLS; the leaves always keep a positive budget.
+    ``locked`` maps a level index (0 = root) to a budget (in the noise's unit) kept fixed. Covering
+    sum with the total objective has a closed form: Σ_l D_l v_l with D_l the total covering count of
+    level l is least at ε_l ∝ D_l^{1/3} for Laplace (v_l ≈ 2Δ₁²/ε_l², Theorem IV.2 generalised to
+    padded trees) and at ρ_l ∝ D_l^{1/2} for Gaussian (v_l ≈ Δ₂²/(2ρ_l), by Lagrange). Otherwise the
+    split is found numerically (SLSQP on the simplex; the max objective by cutting planes over the
+    worst prefixes). Internal levels may get zero budget (not released) under GLS; the leaves always
+    keep a positive budget.
     """
-    direct = _optimise_budgets_at(shape, privacy, estimator, objective, locked)
-    if privacy.epsilon == 1.0 or (estimator == "covering" and objective == "total"):
+    check_noise(noise)
+    total = budget_total(privacy, noise)
+    direct = _optimise_budgets_at(shape, privacy, estimator, objective, locked, noise, total)
+    if total == 1.0 or (estimator == "covering" and objective == "total"):
         return direct
-    # Every level's variance scales as 1/ε², so the best *shares* do not depend on ε; SLSQP converges
-    # more reliably at ε = 1 than at a small ε, where it can stop far from the optimum. Solve there too,
-    # rescale, and keep whichever split is better at the real ε (exact discrete variances decide).
-    unit = PrivacySpec(1.0, privacy.neighbours, privacy.records_per_person)
-    unit_locked = {level: value / privacy.epsilon for level, value in (locked or {}).items()}
+    # Every level's variance scales as 1/ε² (Laplace) or 1/ρ (Gaussian), so the best *shares* hardly
+    # depend on the total; SLSQP converges more reliably at a total of 1 than at a small one, where it
+    # can stop far from the optimum. Solve there too, rescale, and keep whichever split is better at
+    # the real total (exact discrete variances decide).
+    unit_locked = {level: value / total for level, value in (locked or {}).items()}
     try:
-        shares = _optimise_budgets_at(shape, unit, estimator, objective, unit_locked)
+        shares = _optimise_budgets_at(shape, privacy, estimator, objective, unit_locked, noise, 1.0)
     except ParameterError:
         return direct
-    scaled = np.asarray(shares) * privacy.epsilon
+    scaled = np.asarray(shares) * total
     for level, value in (locked or {}).items():
         scaled[level - privacy.first_noised_level()] = value
-    rescaled = _finish(scaled, privacy.epsilon)
-    judge = _Objective(shape, privacy, estimator, objective)
+    rescaled = _finish(scaled, total)
+    judge = _Objective(shape, privacy, estimator, objective, noise=noise)
     return rescaled if judge(np.asarray(rescaled)) < judge(np.asarray(direct)) else direct
 
 
@@ -165,10 +202,13 @@ def _optimise_budgets_at(
     estimator: str,
     objective: str,
     locked: Mapping[int, float] | None,
+    noise: str,
+    total: float,
 ) -> tuple[float, ...]:
-    """:func:`optimise_budgets` at the given ε, without the rescaling safeguard."""
+    """:func:`optimise_budgets` for budgets summing to ``total``, without the rescaling safeguard."""
     if objective not in OBJECTIVES:
         raise ParameterError(f"unknown objective {objective!r}", "use 'total' or 'max'")
+    unit = "ρ" if noise == "gaussian" else "ε"
     first = privacy.first_noised_level()
     count = shape.height + 1 - first
     locked = dict(locked or {})
@@ -179,14 +219,14 @@ def _optimise_budgets_at(
             raise ParameterError(f"locked budget of level {level} must be ≥ 0, got {value}", "give a non-negative budget")
     locked_total = math.fsum(locked.values())
     free = [lvl for lvl in range(first, shape.height + 1) if lvl not in locked]
-    remaining = privacy.epsilon - locked_total
-    if remaining < -1e-12 * privacy.epsilon or (free and remaining <= 0):
+    remaining = total - locked_total
+    if remaining < -1e-12 * total or (free and remaining <= 0):
         raise ParameterError(
-            f"locked levels use {locked_total:g} of ε = {privacy.epsilon:g}", "unlock a level or lower the locked budgets"
+            f"locked levels use {locked_total:g} of {unit} = {total:g}", "unlock a level or lower the locked budgets"
         )
     if not free:
-        if abs(remaining) > 1e-9 * privacy.epsilon:
-            raise ParameterError("all levels are locked but their budgets do not sum to ε", "unlock a level")
+        if abs(remaining) > 1e-9 * total:
+            raise ParameterError(f"all levels are locked but their budgets do not sum to {unit}", "unlock a level")
         return tuple(locked[lvl] for lvl in range(first, shape.height + 1))
 
     def assemble(free_values: np.ndarray) -> np.ndarray:
@@ -198,15 +238,15 @@ def _optimise_budgets_at(
         return out
 
     objective_fn = _Objective(shape, privacy, estimator, "total" if objective == "total" else "max",
-                              prefixes=None if objective == "total" else np.empty(0, dtype=np.int64))
+                              prefixes=None if objective == "total" else np.empty(0, dtype=np.int64), noise=noise)
     if estimator == "covering" and objective == "total":
-        d = objective_fn.digit_totals[free]
-        weights = np.cbrt(np.maximum(d, 0.0))
+        d = np.maximum(objective_fn.digit_totals[free], 0.0)
+        weights = np.sqrt(d) if noise == "gaussian" else np.cbrt(d)
         if weights.sum() <= 0:
             weights = np.ones(len(free))
         if shape.height not in free or weights[-1] <= 0:
             weights = np.where(np.arange(len(free)) == len(free) - 1, np.maximum(weights, 1e-9), weights)
-        return _finish(assemble(np.asarray(split_budget(remaining, weights))), privacy.epsilon)
+        return _finish(assemble(np.asarray(split_budget(remaining, weights))), total)
 
     x0 = np.full(len(free), remaining / len(free))
     leaf_free = shape.height in free
@@ -223,21 +263,22 @@ def _optimise_budgets_at(
                           constraints=[constraint], options={"maxiter": 300, "ftol": 1e-12})
         best = result.x if result.success and objective_fn(assemble(result.x)) <= scale else x0
     else:
-        best = _minimise_max(shape, privacy, estimator, assemble, x0, bounds, constraint)
+        best = _minimise_max(shape, privacy, estimator, assemble, x0, bounds, constraint, noise)
     best = np.where(best < MIN_SHARE * remaining, 0.0, best) if estimator == "gls" else best
     if leaf_free and best[-1] <= 0:
         best[-1] = remaining * 1e-3
     best = np.asarray(split_budget(remaining, best)) if best.sum() > 0 else x0
-    return _finish(assemble(best), privacy.epsilon)
+    return _finish(assemble(best), total)
 
 
 def _minimise_max(shape: TreeShape, privacy: PrivacySpec, estimator: str, assemble: Callable[[np.ndarray], np.ndarray],
-                  x0: np.ndarray, bounds: Sequence[tuple[float, float]], constraint: dict[str, Any]) -> np.ndarray:
+                  x0: np.ndarray, bounds: Sequence[tuple[float, float]], constraint: dict[str, Any],
+                  noise: str = "laplace") -> np.ndarray:
     """min_x max_j Var Ĉ_j(x) by cutting planes: SLSQP in epigraph form over a growing set of prefixes."""
     from scipy.optimize import minimize  # here: the window starts without SciPy (tests/test_architecture.py)
 
-    full = _Objective(shape, privacy, estimator, "max")
-    active = _Objective(shape, privacy, estimator, "max", prefixes=np.empty(0, dtype=np.int64))
+    full = _Objective(shape, privacy, estimator, "max", noise=noise)
+    active = _Objective(shape, privacy, estimator, "max", prefixes=np.empty(0, dtype=np.int64), noise=noise)
     x: np.ndarray = x0.copy()
     per = full.per_prefix(assemble(x))
     chosen = np.unique(np.argsort(per)[-16:])
@@ -270,9 +311,9 @@ def _minimise_max(shape: TreeShape, privacy: PrivacySpec, estimator: str, assemb
     return best
 
 
-def _finish(level_eps: np.ndarray, epsilon: float) -> tuple[float, ...]:
-    """Make the budgets sum to ε exactly (as floats) without touching zeros."""
-    return split_budget(epsilon, np.maximum(level_eps, 0.0))
+def _finish(level_budgets: np.ndarray, total: float) -> tuple[float, ...]:
+    """Make the budgets sum to ``total`` (ε or ρ) exactly (as floats) without touching zeros."""
+    return split_budget(total, np.maximum(level_budgets, 0.0))
 
 
 # ------------------------------------------------------------------ shapes
@@ -352,40 +393,84 @@ def auto_plan(
     objective: str = "total",
     locked: Mapping[int, float] | None = None,
     shortlist: int = 6,
+    noise: str = "laplace",
 ) -> Plan:
     """The plan with the least projected error for ``objective``.
 
     ``shape=None`` searches :func:`candidate_shapes` (with the missing leaf when the neighbour model
     counts missing values in one, :attr:`PrivacySpec.missing_leaf`); ``budgets`` is "auto" (optimised, with
-    ``locked`` levels fixed), "equal", or explicit per-level budgets (root first under add/remove).
-    Candidates are ranked by the closed-form total under equal budgets; the best ``shortlist``
-    get their budgets optimised and the winner is chosen on the exact objective.
+    ``locked`` levels fixed), "equal", or explicit per-level budgets (root first under add/remove; ε_l
+    for Laplace, ρ_l for Gaussian). Candidates are ranked by the closed-form total under equal budgets;
+    the best ``shortlist`` get their budgets optimised and the winner is chosen on the exact objective.
+
+    ``noise``: "laplace", "gaussian" (needs δ > 0) or "auto": with δ > 0, both noises are planned at the
+    user's (ε, δ) and the plan with the lower exact projected error of ``objective`` is returned
+    (Laplace on a tie); with δ = 0, Laplace. Whenever δ > 0 the returned plan's ``noise_choice`` holds
+    both noises' best figures (the other noise is planned too, so the user sees what it would give).
     """
     bins = check_bins(bins)
     if objective not in OBJECTIVES:
         raise ParameterError(f"unknown objective {objective!r}", "use 'total' or 'max'")
+    check_noise(noise, NOISE_CHOICES)
+    if noise == "gaussian" and privacy.delta <= 0:
+        raise ParameterError("Gaussian noise needs δ > 0 (with δ = 0 only pure ε-DP Laplace noise is possible)",
+                             "set δ, e.g. 1e-9, or choose Laplace or automatic noise")
+    if noise == "auto" and (locked or not isinstance(budgets, str)):
+        raise ParameterError("level budgets are in the unit of one noise (ε for Laplace, ρ for Gaussian)",
+                             "choose Laplace or Gaussian noise before setting level budgets")
+    if privacy.delta <= 0 and noise == "auto":
+        noise_used = ["laplace"]
+    elif privacy.delta <= 0:
+        noise_used = [noise]
+    else:
+        noise_used = ["laplace", "gaussian"]
+    plans = {kind: _best_plan(bins, privacy, shape, budgets, estimator, objective, locked, shortlist, kind)
+             for kind in noise_used}
+    figures = {kind: _figures(plan) for kind, plan in plans.items()}
+    if noise == "auto":
+        chosen = "laplace" if len(plans) == 1 or figures["laplace"][_OBJECTIVE_INDEX[objective]] <= \
+            figures["gaussian"][_OBJECTIVE_INDEX[objective]] else "gaussian"
+    else:
+        chosen = noise
+    choice = NoiseChoice(noise, chosen, objective, figures.get("laplace"), figures.get("gaussian"))
+    return replace(plans[chosen], noise_choice=choice)
+
+
+_OBJECTIVE_INDEX = {"total": 0, "max": 1}
+
+
+def _figures(plan: Plan) -> tuple[float, float]:
+    """(exact Σ_j Var Ĉ_j, exact max_j Var Ĉ_j) of a plan, counts². O(K·h)."""
+    v = prefix_variances(plan)
+    return float(v.sum()), float(v.max())
+
+
+def _best_plan(bins: int, privacy: PrivacySpec, shape: TreeShape | None, budgets: str | Sequence[float],
+               estimator: str, objective: str, locked: Mapping[int, float] | None, shortlist: int, noise: str) -> Plan:
+    """:func:`auto_plan` for one noise (no noise choice attached)."""
     shapes = [shape] if shape is not None else candidate_shapes(bins, missing_leaf=privacy.missing_leaf)
     if not isinstance(budgets, str):
         if shape is None:
             raise ParameterError("explicit budgets need an explicit branching", "give --branching as well")
-        return Plan(shape, privacy, tuple(float(e) for e in budgets), estimator)
+        return Plan(shape, privacy, tuple(float(e) for e in budgets), estimator, noise)
     if budgets not in ("auto", "equal"):
         raise ParameterError(f"unknown budgets {budgets!r}", "use auto, equal, or a comma-separated list")
     if len(shapes) > shortlist:
         scored = sorted(
             shapes,
-            key=lambda s: _Objective(s, privacy, estimator, "total")(np.asarray(equal_budgets(s, privacy))),
+            key=lambda s: _Objective(s, privacy, estimator, "total", noise=noise)(
+                np.asarray(equal_budgets(s, privacy, noise))),
         )
         shapes = scored[:shortlist]
     best: tuple[Plan, float] | None = None
     for candidate in shapes:
         if budgets == "equal":
-            eps = equal_budgets(candidate, privacy)
+            level_budgets = equal_budgets(candidate, privacy, noise)
         else:
-            eps = optimise_budgets(candidate, privacy, estimator, objective, locked)
-        plan = Plan(candidate, privacy, eps, estimator)
+            level_budgets = optimise_budgets(candidate, privacy, estimator, objective, locked, noise)
+        plan = Plan(candidate, privacy, level_budgets, estimator, noise)
         value = plan_error(plan, objective) if objective == "max" or len(shapes) == 1 else _Objective(
-            candidate, privacy, estimator, "total")(np.asarray(eps))
+            candidate, privacy, estimator, "total", noise=noise)(np.asarray(level_budgets))
         if best is None or value < best[1]:
             best = (plan, value)
     assert best is not None
@@ -450,14 +535,17 @@ def plan_for_accuracy(
     shape: TreeShape | None = None,
     estimator: str = "gls",
     significant: int = 3,
+    noise: str = "laplace",
 ) -> Plan:
     """The plan with the smallest ε (to ``significant`` digits, rounded up) whose 95 % margin
-    (:func:`margin95`, in records) is at most ``margin``. ``privacy.epsilon`` is ignored; its
-    neighbour model and records per person are kept.
+    (:func:`margin95`, in records) is at most ``margin``. ``privacy.epsilon`` is ignored; its δ,
+    neighbour model and records per person are kept. ``noise`` "auto" plans both noises (Gaussian
+    only when δ > 0) and returns the one needing the smaller ε (Laplace on a tie).
 
-    The best budget *shares* do not depend on ε (every level's Laplace variance scales as 1/ε²), so
-    the shape and shares are optimised once at ε = 1 and scaled; ε is then found by scaling and a
-    few exact checks (discrete-Laplace scales are rounded up, so the 1/ε law is only approximate).
+    The best budget *shares* hardly depend on the total (every level's variance scales as 1/ε² for
+    Laplace, 1/ρ for Gaussian), so the shape and shares are optimised once at ε = 1 and scaled. The
+    margin never grows with ε (noise parameters are rounded up, but monotonically), so ε is found by
+    bisection and then checked exactly at the rounded value and the next smaller one.
     """
     try:
         margin = float(margin)
@@ -470,36 +558,66 @@ def plan_for_accuracy(
     if margin <= LATTICE_SLACK:
         raise ParameterError(f"an error of ±{margin:g} records is below the {LATTICE_SLACK:g} record every 95 % margin "
                              "includes (the noise is whole numbers)", "accept an error above 1 record")
+    check_noise(noise, NOISE_CHOICES)
+    if noise == "gaussian" and privacy.delta <= 0:
+        raise ParameterError("Gaussian noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace or automatic noise")
+    kinds = ["laplace", "gaussian"] if noise == "auto" and privacy.delta > 0 else ["laplace" if noise == "auto" else noise]
+    plans = [_plan_for_accuracy_with(bins, privacy, margin, where, shape, estimator, significant, kind) for kind in kinds]
+    best = min(plans, key=lambda p: p.privacy.epsilon)  # min keeps the first (Laplace) on a tie
+    if noise == "auto" and len(plans) == 2:
+        objective = "max" if where == "every" else "total"
+        figures = [_figures(p) for p in plans]
+        best = replace(best, noise_choice=NoiseChoice("auto", best.noise, objective, figures[0], figures[1]))
+    return best
+
+
+def _plan_for_accuracy_with(bins: int, privacy: PrivacySpec, margin: float, where: str, shape: TreeShape | None,
+                            estimator: str, significant: int, noise: str) -> Plan:
+    """:func:`plan_for_accuracy` for one noise."""
     objective = "max" if where == "every" else "total"
-    unit = PrivacySpec(1.0, privacy.neighbours, privacy.records_per_person)
-    base = auto_plan(bins, unit, shape=shape, estimator=estimator, objective=objective)
-    shares = np.asarray(base.level_epsilons)
+    unit = privacy.with_epsilon(1.0)
+    base = _best_plan(bins, unit, shape, "auto", estimator, objective, None, 6, noise)
+    shares = np.asarray(base.level_budgets)
+    limit = 100.0
 
     def plan_at(epsilon: float) -> Plan:
-        spec = PrivacySpec(epsilon, privacy.neighbours, privacy.records_per_person)
-        return Plan(base.shape, spec, split_budget(epsilon, shares), estimator)
+        spec = privacy.with_epsilon(epsilon)
+        return Plan(base.shape, spec, split_budget(budget_total(spec, noise), shares), estimator, noise)
+
+    def meets(epsilon: float) -> bool:
+        try:
+            return margin95(plan_at(epsilon), where) <= margin
+        except ParameterError:  # an ε so small that the noise is beyond the sampler: not a usable plan
+            return False
 
     def round_up(value: float) -> float:
         digits = significant - 1 - math.floor(math.log10(value))
         step = 10.0 ** -digits
         return round(math.ceil(value / step - 1e-9) * step, max(digits, 0))
 
-    limit = 100.0
-    # the margin is 2.2·SE + 1 and SE scales about as 1/ε: solve for the part that scales
-    epsilon = round_up((margin95(base, where) - LATTICE_SLACK) / (margin - LATTICE_SLACK))
-    for _ in range(60):
-        if epsilon > limit:
-            raise ParameterError(
-                f"an error of ±{margin:g} records would need ε > {limit:g}",
-                "accept a larger error, use fewer bins, or choose 'average' instead of 'every point'",
-            )
-        if margin95(plan_at(epsilon), where) <= margin:
+    too_much = ParameterError(
+        f"an error of ±{margin:g} records would need ε > {limit:g}",
+        "accept a larger error, use fewer bins, or choose 'average' instead of 'every point'",
+    )
+    if not meets(limit):
+        raise too_much
+    lo, hi = 0.0, limit  # meets(hi) holds; meets(lo) fails (ε = 0 is no release)
+    while hi - lo > hi * 10.0 ** -(significant + 2):
+        mid = (lo + hi) / 2.0 if lo > 0 else hi / 2.0 if hi > 1e-6 else 0.0
+        if mid <= 0.0:
             break
-        epsilon = round_up(epsilon * 1.001 + 10.0 ** (math.floor(math.log10(epsilon)) - significant + 1))
-    # Step down while the next smaller value still meets the target (scales round up, so 1/ε overshoots).
-    while True:
+        if meets(mid):
+            hi = mid
+        else:
+            lo = mid
+    epsilon = min(limit, round_up(hi))
+    while not meets(epsilon):  # only if rounding landed a hair short; bounded by the ε limit
+        epsilon = round_up(epsilon + 10.0 ** (math.floor(math.log10(epsilon)) - significant + 1))
+        if epsilon > limit:
+            raise too_much
+    while True:  # step down while the next smaller value still meets the target
         step = 10.0 ** (math.floor(math.log10(epsilon)) - significant + 1)
         smaller = round(epsilon - step, 12)
-        if smaller <= 0 or margin95(plan_at(smaller), where) > margin:
+        if smaller <= 0 or not meets(smaller):
             return plan_at(epsilon)
         epsilon = smaller
