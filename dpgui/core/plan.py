@@ -379,6 +379,15 @@ class Plan:
         """δ of the release: the plan's δ for Gaussian noise, 0 for Laplace (pure ε-DP; δ unused)."""
         return self.privacy.delta if self.noise == "gaussian" else 0.0
 
+    def ledger_charge(self) -> tuple[float, float, float]:
+        """(ε, δ, ρ) the budget ledger charges for this plan's release, the planned figures (each ≥ the
+        spent one): Laplace (ε, 0, ε²/2) — pure ε-DP is ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so
+        Laplace releases can compose with Gaussian ones under zCDP; Gaussian (ε, δ, ρ = zcdp_rho(ε, δ))."""
+        eps = self.privacy.epsilon
+        if self.noise == "gaussian":
+            return eps, self.privacy.delta, self.budget_total
+        return eps, 0.0, eps * eps / 2.0
+
     def to_json(self) -> dict[str, Any]:
         first = self.privacy.first_noised_level()
         gaussian = self.noise == "gaussian"
