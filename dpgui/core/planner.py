@@ -406,7 +406,9 @@ def auto_plan(
     ``noise``: "laplace", "gaussian" (needs δ > 0) or "auto": with δ > 0, both noises are planned at the
     user's (ε, δ) and the plan with the lower exact projected error of ``objective`` is returned
     (Laplace on a tie); with δ = 0, Laplace. Whenever δ > 0 the returned plan's ``noise_choice`` holds
-    both noises' best figures (the other noise is planned too, so the user sees what it would give).
+    both noises' figures: the other noise is planned too (on the same shape if one is given, with its
+    own optimised budgets, since explicit or locked budgets are in the requested noise's unit), so the
+    user sees what it would give.
     """
     bins = check_bins(bins)
     if objective not in OBJECTIVES:
@@ -424,7 +426,12 @@ def auto_plan(
         noise_used = [noise]
     else:
         noise_used = ["laplace", "gaussian"]
+    # Explicit or locked budgets are in the unit of the requested noise: the other noise (planned only
+    # to show what it would give) gets its own optimised budgets on the same shape.
     plans = {kind: _best_plan(bins, privacy, shape, budgets, estimator, objective, locked, shortlist, kind)
+             if kind == noise or noise == "auto" else
+             _best_plan(bins, privacy, shape, budgets if isinstance(budgets, str) else "auto", estimator, objective,
+                        None, shortlist, kind)
              for kind in noise_used}
     figures = {kind: _figures(plan) for kind, plan in plans.items()}
     if noise == "auto":
