@@ -2,7 +2,7 @@
 
     dpgui [FILE] [--column COL]   opens the desktop app (the start page without FILE)
 
-    dpgui plan --bins K --epsilon E [plan options] [--n N] [--json]
+    dpgui plan --bins K --epsilon E [--delta D] [--noise auto|laplace|gaussian] [plan options] [--n N] [--json]
     dpgui release INPUT --column COL --lower A --upper B --bins K --epsilon E [plan options]
                   --dataset ID [--new-dataset] [--consistency l2|l1|none] [--json] [--probabilities P1,P2,…]
                   (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F] [--name NAME])
@@ -685,7 +685,9 @@ def cmd_ledger(args: argparse.Namespace) -> int:
             print("the ledger is empty: set a dataset's budget with 'dpgui ledger cap ID EPSILON'")
         for t in datasets:
             print(f"{t.dataset_id}: spent ε = {t.epsilon_spent:g} of {t.cap_epsilon:g} (left {t.epsilon_remaining:g}), "
-                  f"δ = {t.delta_spent:g} of {t.cap_delta:g}, {t.releases} release(s)")
+                  f"δ = {t.delta_spent:g} of {t.cap_delta:g}, {t.releases} release(s)"
+                  + (f"; by zCDP accounting (ρ = {t.rho_spent:.4g}) ε = {t.zcdp_epsilon:g} at δ = {t.cap_delta:g}"
+                     if t.accounting == "zcdp" and t.zcdp_epsilon is not None and t.rho_spent is not None else ""))
             for c in history[t.dataset_id]:
                 change = (f"cap set to ε = {c.new_epsilon:g}, δ = {c.new_delta:g}" if c.old_epsilon is None else
                           f"cap changed from ε = {c.old_epsilon:g}, δ = {c.old_delta:g} to ε = {c.new_epsilon:g}, "
@@ -694,7 +696,9 @@ def cmd_ledger(args: argparse.Namespace) -> int:
         if releases:
             print("releases (newest first):")
         for r in releases:
-            print(f"  {r.created_utc}  {r.dataset_id}  ε = {r.epsilon:g}  release {r.release_id}"
+            charge = f"ε = {r.epsilon:g}" + (f", δ = {r.delta:g}, ρ = {r.rho:.4g}" if r.delta > 0 and r.rho is not None
+                                             else "")
+            print(f"  {r.created_utc}  {r.dataset_id}  {charge}  release {r.release_id}"
                   + (f"  bundle {r.bundle}" if r.bundle else ""))
     return 0
 
@@ -753,7 +757,8 @@ def simulate_text(out: dict[str, Any], show_n: bool) -> str:
     lines = [
         f"Simulated {out['trials']:,} releases (seed {out['seed']}, INSECURE seeded noise: for study only, never publish)",
         f"  K = {plan['bins']} bins, ε = {plan['epsilon']:g}"
-        + (f", δ = {plan['delta']:g}, {noise_text(plan)} noise" if "alternatives" in plan else "")
+        + (f", δ = {plan['delta']:g}, {NOISE_NAMES[plan['noise'].removeprefix('discrete_')]} noise"
+           if "alternatives" in plan else "")
         + f", {plan['neighbours']} neighbours, branching "
         f"{' x '.join(map(str, plan['branching']))}, estimator {plan['estimator']}, consistency {out['consistency']}"
         + (f", N = {out['n']:,}" if show_n else " (N is private under add/remove-one: not shown)"),
@@ -887,6 +892,8 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
                       None if missing_count is None else float(missing_count))
     facts.update({"csv": str(csv_path), "bins": plan.shape.bins, "bounds": [release.lower, release.upper],
                   "n": total, "epsilon": plan.privacy.epsilon})
+    if plan.privacy.delta > 0:  # an (ε, δ) release: its δ and noise (absent for pure ε-DP, as before δ existed)
+        facts.update({"delta": plan.privacy.delta, "noise": plan.noise})
     return release, facts
 
 
@@ -898,8 +905,9 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
     if args.json:
         _print({**facts, "quantiles": [_quantile_json(q) for q in found]}, True)
         return 0
+    delta = f", δ = {facts['delta']:g}, {NOISE_NAMES[facts['noise']]} noise" if "delta" in facts else ""
     print(f"Quantiles of the released CDF in {Path(facts['csv']).name} (K = {facts['bins']}, bounds "
-          f"[{release.lower:g}, {release.upper:g}), N = {facts['n']:,.0f}, ε = {facts['epsilon']:g}); "
+          f"[{release.lower:g}, {release.upper:g}), N = {facts['n']:,.0f}, ε = {facts['epsilon']:g}{delta}); "
           "the interval is the 95 % interval")
     print(f"  {'p':>6}  {'value':>14}  {'95 % interval':>31}")
     for q in found:

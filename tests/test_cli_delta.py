@@ -269,6 +269,14 @@ def test_gaussian_release_to_csv_charges_epsilon_delta_and_rho(world, capsys):
                                capsys)
     assert code == 0, err
     assert json.loads(again)["quantiles"] == summary["quantiles"]
+    code, text, err = run_cli(["quantiles", str(world / "out.csv"), "--plan", str(world / "release.json")], capsys)
+    assert code == 0 and "ε = 1, δ = 1e-09, Gaussian noise" in text, err
+    code, text, err = run_cli(["ledger", "show"], capsys)
+    assert code == 0 and f"ε = 1, δ = 1e-09, ρ = {rho:.4g}  release {summary['release_id']}" in text, err
+    # one release's ρ converted at the cap's larger δ (1e-6) is less than its ε at δ = 1e-9: zCDP accounting
+    totals = _snapshot(capsys)["datasets"][0]
+    assert totals["accounting"] == "zcdp" and totals["zcdp_epsilon"] < 1.0
+    assert f"by zCDP accounting (ρ = {rho:.4g}) ε = {totals['zcdp_epsilon']:g} at δ = 1e-06" in text
 
 
 def test_laplace_release_with_delta_charges_no_delta(world, capsys):
@@ -302,4 +310,12 @@ def test_simulate_gaussian_matches_the_projection(neighbours, capsys):
     assert abs(data["counts"]["mean_sq_l2"] - projected) < 4 * data["counts"]["se_sq_l2"]
     code, text, err = run_cli(["simulate", "--bins", "64", "--epsilon", "1", "--delta", "1e-6", "--noise", "gaussian",
                                "--trials", "5", "--seed", "7", "--synthetic", "uniform", "--n", "1000"], capsys)
-    assert code == 0 and "δ = 1e-06, Gaussian (as asked" in text
+    assert code == 0 and "δ = 1e-06, Gaussian noise" in text
+
+
+def test_a_negative_number_in_exponent_form_reaches_its_option(world, capsys):
+    """argparse alone reads "-1e1" as an option ("expected one argument"); the CLI passes it on as a value."""
+    code, _, err = run_cli(_release(world, "--lower", "-1e1"), capsys)
+    assert code == 0, err
+    with open(world / "out.csv", newline="") as handle:
+        assert float(next(csv.DictReader(handle))["bin_lower"]) == -10.0
