@@ -129,6 +129,12 @@ def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = Tru
     parser.add_argument("--bins", type=_int_at_least(MIN_BINS, "--bins 256"), required=bins_required, metavar="K",
                         help="number of equal-width bins K (public)")
     parser.add_argument("--epsilon", type=_positive_float, required=True, metavar="E", help="total privacy budget ε > 0")
+    parser.add_argument("--delta", type=_delta, metavar="D",
+                        help="total δ, 0 ≤ δ < 1 (default 0: pure ε-DP); δ > 0 allows Gaussian noise "
+                             "(e.g. 1e-9, well below 1/N)")
+    parser.add_argument("--noise", choices=NOISE_CHOICES_CLI, metavar="auto|laplace|gaussian",
+                        help="auto (default): the noise with the lower projected error at (ε, δ), Laplace when "
+                             "δ = 0; laplace: pure ε-DP (δ unused); gaussian: discrete Gaussian under zCDP (needs --delta)")
     parser.add_argument("--neighbours", "--neighbors", choices=("change", "addremove"), default="change",
                         help="change: N is public (default); addremove: N is private")
     parser.add_argument("--records-per-person", type=_int_at_least(1, "--records-per-person 1"), default=1,
@@ -141,12 +147,6 @@ def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = Tru
                         help="gls: best linear unbiased (default); covering: paper 000 eq. 5")
     parser.add_argument("--objective", choices=("total", "max"), default="total",
                         help="minimise the total or the worst squared error of the cumulative counts")
-    parser.add_argument("--delta", type=_delta, metavar="D",
-                        help="total δ, 0 ≤ δ < 1 (default 0: pure ε-DP); δ > 0 allows Gaussian noise "
-                             "(e.g. 1e-9, well below 1/N)")
-    parser.add_argument("--noise", choices=NOISE_CHOICES_CLI, metavar="auto|laplace|gaussian",
-                        help="auto (default): the noise with the lower projected error at (ε, δ), Laplace when "
-                             "δ = 0; laplace: pure ε-DP (δ unused); gaussian: discrete Gaussian under zCDP (needs --delta)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -646,8 +646,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for text, _ in result.checks:
         print(f"ok: {text}")
     manifest = result.manifest or {}
+    privacy = manifest.get("privacy", {})
+    delta = f", δ = {privacy['delta']:g}" if isinstance(privacy.get("delta"), (int, float)) and privacy["delta"] > 0 else ""
     print(f"VERIFIED: release {manifest.get('release_id')} of dataset {manifest.get('dataset')!r}, "
-          f"ε = {manifest.get('privacy', {}).get('epsilon')}, signed by key {result.key_id}")
+          f"ε = {privacy.get('epsilon')}{delta}, signed by key {result.key_id}")
     return 0
 
 

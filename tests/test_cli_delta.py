@@ -239,6 +239,32 @@ def test_bad_delta_or_noise_exits_2_with_one_line_and_nothing_written(case, worl
     assert sorted(p.name for p in world.iterdir()) == files  # no output, no temporary file
 
 
+def test_a_gaussian_release_on_a_pure_cap_is_refused_before_the_data_is_read(world, capsys, monkeypatch):
+    import dpgui.data.histogram
+
+    def never(*args, **kwargs):
+        raise AssertionError("the data was read")
+
+    monkeypatch.setattr(dpgui.data.histogram, "column_histogram", never)
+    code, _, err = run_cli(_release(world, "--delta", str(DELTA), "--noise", "gaussian", dataset="pure"), capsys)
+    assert code == 2 and "δ = 0" in err and "AssertionError" not in err
+    # the same release on the cap with δ reaches the data (so the refusal above is the cap's)
+    with pytest.raises(AssertionError, match="the data was read"):
+        run_cli(_release(world, "--delta", str(DELTA), "--noise", "gaussian"), capsys)
+
+
+def test_the_real_entry_point_refuses_a_bad_delta_in_one_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-m", "dpgui.cli", "plan", "--bins", "16", "--epsilon", "1", "--delta",
+                             "-1e-9"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "--delta" in result.stderr and "0 ≤ δ < 1" in result.stderr
+
+
 def test_the_auto_release_refused_on_a_pure_cap_is_gaussian(capsys):
     """The case above really plans a Gaussian release (otherwise it would not be refused)."""
     data = _plan_json(capsys, "--delta", "1e-3", bins="64", epsilon="0.01")
