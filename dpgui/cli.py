@@ -2,7 +2,7 @@
 
     dpgui [FILE] [--column COL]   opens the desktop app (the start page without FILE)
 
-    dpgui plan --bins K --epsilon E [plan options] [--n N] [--json]
+    dpgui plan --bins K --epsilon E [--delta D] [--noise auto|laplace|gaussian] [plan options] [--n N] [--json]
     dpgui release INPUT --column COL --lower A --upper B --bins K --epsilon E [plan options]
                   --dataset ID [--new-dataset] [--consistency l2|l1|none] [--json] [--probabilities P1,P2,…]
                   (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F] [--name NAME])
@@ -81,6 +81,16 @@ def _int_at_least(minimum: int, example: str) -> Callable[[str], int]:
     return parse
 
 
+def _delta(text: str) -> float:
+    """``--delta``: a probability 0 ≤ δ < 1 (0: pure ε-DP), with the engine's one-line message."""
+    from dpgui.core.plan import check_delta
+
+    try:
+        return check_delta(text, "δ")
+    except ParameterError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _budgets(text: str) -> str | tuple[float, ...]:
     if text in ("auto", "equal"):
         return text
@@ -111,12 +121,20 @@ class _Parser(argparse.ArgumentParser):
 
 
 DEFAULT_PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
+#: ``--noise`` (dpgui.core.plan.NOISE_CHOICES, spelled here so that ``--help`` stays light).
+NOISE_CHOICES_CLI = ("auto", "laplace", "gaussian")
 
 
 def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = True) -> None:
     parser.add_argument("--bins", type=_int_at_least(MIN_BINS, "--bins 256"), required=bins_required, metavar="K",
                         help="number of equal-width bins K (public)")
     parser.add_argument("--epsilon", type=_positive_float, required=True, metavar="E", help="total privacy budget ε > 0")
+    parser.add_argument("--delta", type=_delta, metavar="D",
+                        help="total δ, 0 ≤ δ < 1 (default 0: pure ε-DP); δ > 0 allows Gaussian noise "
+                             "(e.g. 1e-9, well below 1/N)")
+    parser.add_argument("--noise", choices=NOISE_CHOICES_CLI, metavar="auto|laplace|gaussian",
+                        help="auto (default): the noise with the lower projected error at (ε, δ), Laplace when "
+                             "δ = 0; laplace: pure ε-DP (δ unused); gaussian: discrete Gaussian under zCDP (needs --delta)")
     parser.add_argument("--neighbours", "--neighbors", choices=("change", "addremove"), default="change",
                         help="change: N is public (default); addremove: N is private")
     parser.add_argument("--records-per-person", type=_int_at_least(1, "--records-per-person 1"), default=1,
@@ -124,7 +142,7 @@ def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = Tru
     parser.add_argument("--branching", default="auto", metavar="auto|B|B1xB2x…",
                         help="tree shape: auto (optimised), a factor B, or factors like 4x16x16")
     parser.add_argument("--budgets", type=_budgets, default="auto", metavar="auto|equal|e1,e2,…",
-                        help="per-level budgets (root first under addremove); must sum to ε")
+                        help="per-level budgets (root first under addremove); must sum to ε, or to ρ with --noise gaussian")
     parser.add_argument("--estimator", choices=("gls", "covering"), default="gls",
                         help="gls: best linear unbiased (default); covering: paper 000 eq. 5")
     parser.add_argument("--objective", choices=("total", "max"), default="total",
@@ -202,7 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     cap = ledger_sub.add_parser("cap", help="set or change a dataset's total budget (logged)")
     cap.add_argument("dataset", metavar="ID")
     cap.add_argument("epsilon", type=_positive_float, metavar="EPSILON")
-    cap.add_argument("--delta", type=_finite_float, default=0.0, metavar="D", help="total δ allowed (default 0)")
+    cap.add_argument("--delta", type=_delta, default=0.0, metavar="D",
+                     help="total δ allowed, 0 ≤ δ < 1 (default 0: pure ε-DP; Gaussian releases need δ > 0)")
     cap.add_argument("--reason", default="", metavar="TEXT",
                      help="why the cap is set or changed (kept in the log; required to raise a cap)")
 
@@ -224,21 +243,91 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ------------------------------------------------------------------ commands
+def _delta_options_given(args: argparse.Namespace) -> bool:
+    """Did the user give ``--delta`` or ``--noise``? Without either, every output is what it was
+    before δ existed (pure ε-DP, Laplace; no δ keys, no noise choice in the JSON)."""
+    return getattr(args, "delta", None) is not None or getattr(args, "noise", None) is not None
+
+
+def _noise_request(args: argparse.Namespace) -> str:
+    """The noise to plan with, from ``--noise`` (default auto) and ``--delta`` (default 0); refuses
+    Gaussian noise without δ and explicit ``--budgets`` without a noise to give them a unit."""
+    delta = args.delta or 0.0
+    noise: str = args.noise or "auto"
+    if noise == "gaussian" and delta <= 0:
+        raise ParameterError("--noise gaussian needs δ > 0 (with δ = 0, the default, only pure ε-DP Laplace noise is "
+                             "possible)", "give --delta D, e.g. --delta 1e-9, or use --noise laplace")
+    if noise == "auto" and not isinstance(args.budgets, str):
+        if delta > 0:
+            raise ParameterError("explicit --budgets are in the unit of one noise (ε_l for Laplace, ρ_l for Gaussian), "
+                                 "and --noise auto has not chosen one", "add --noise laplace or --noise gaussian")
+        noise = "laplace"  # δ = 0: Laplace is the only noise, as before δ existed
+    return noise
+
+
 def _make_plan(args: argparse.Namespace, bins: int) -> Plan:
-    from dpgui.core.plan import PrivacySpec
+    """The plan of the command's options: ``auto_plan`` at (ε, δ) with the requested noise.
+
+    Explicit ``--budgets`` are in the unit of the one noise asked for (ε_l or ρ_l), so that plan is
+    built as given, and only its own noise's figures are in its noise choice (the other noise would
+    need budgets of another unit)."""
+    from dataclasses import replace
+
+    from dpgui.core.plan import NoiseChoice, Plan, PrivacySpec
     from dpgui.core.planner import auto_plan
+    from dpgui.core.projection import prefix_variances
     from dpgui.core.tree import TreeShape
 
-    privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person)
+    noise = _noise_request(args)
+    privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0)
     shape = None if args.branching == "auto" else TreeShape.parse(bins, args.branching, privacy.missing_leaf)
-    return auto_plan(bins, privacy, shape, args.budgets, args.estimator, args.objective)
+    if isinstance(args.budgets, str) or shape is None:  # (budgets without a branching: auto_plan says so)
+        return auto_plan(bins, privacy, shape, args.budgets, args.estimator, args.objective, noise=noise)
+    plan = Plan(shape, privacy, tuple(args.budgets), args.estimator, noise)
+    variances = prefix_variances(plan)
+    figures = (float(variances.sum()), float(variances.max()))
+    return replace(plan, noise_choice=NoiseChoice(noise, noise, args.objective, figures if noise == "laplace" else None,
+                                                  figures if noise == "gaussian" else None))
 
 
-def _plan_report(plan: Plan, n: int | None) -> dict[str, Any]:
+def _plan_json(plan: Plan, args: argparse.Namespace) -> dict[str, Any]:
+    """``plan.to_json()`` as the commands print it. Without ``--delta``/``--noise`` exactly the keys
+    printed before δ existed (the plan's ``noise_choice`` is left out). With either: ``delta``,
+    ``rho`` and ``level_rhos`` always (null for Laplace), and ``alternatives``: the projected
+    ``total_sq_error``/``max_variance``/``max_std_error`` (counts²/records) of the best Laplace and the
+    best Gaussian plan at this (ε, δ), null where not planned (Gaussian at δ = 0)."""
+    out = plan.to_json()
+    if not _delta_options_given(args):
+        out.pop("noise_choice", None)
+        return out
+    out.setdefault("delta", plan.privacy.delta)
+    out.setdefault("rho", None)
+    out.setdefault("level_rhos", None)
+    choice = plan.noise_choice.to_json() if plan.noise_choice is not None else None
+    out["alternatives"] = {kind: choice[kind] if choice else None for kind in ("laplace", "gaussian")}
+    return out
+
+
+def _delta_unused(plan: Plan) -> str | None:
+    """One sentence when δ > 0 was given but the plan is Laplace (pure ε-DP: δ is not spent)."""
+    if plan.noise == "laplace" and plan.privacy.delta > 0:
+        return (f"δ = {plan.privacy.delta:g} is unused: the plan's Laplace noise is pure ε-DP, so the release "
+                "charges δ = 0")
+    return None
+
+
+def _note_delta_unused(plan: Plan, command: str) -> None:
+    """:func:`_delta_unused` as one line on stderr (exit code unchanged)."""
+    text = _delta_unused(plan)
+    if text is not None:
+        print(f"dpgui {command}: note: {text}", file=sys.stderr)
+
+
+def _plan_report(plan: Plan, n: int | None, args: argparse.Namespace) -> dict[str, Any]:
     from dpgui.core.planner import baselines
     from dpgui.core.projection import project
 
-    out = plan.to_json()
+    out = _plan_json(plan, args)
     out["projected"] = project(plan).to_json(n)
     out["baselines"] = baselines(plan.shape.bins, plan.privacy)
     best = out["baselines"]["paper_best"]["total_sq_error"]
@@ -266,12 +355,40 @@ def _json_default(value: Any) -> Any:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     plan = _make_plan(args, args.bins)
-    report = _plan_report(plan, args.n)
+    report = _plan_report(plan, args.n, args)
     if args.json:
         _print(report, True)
+        _note_delta_unused(plan, "plan")
     else:
         print(plan_text(report, args.n))
     return 0
+
+
+NOISE_NAMES = {"laplace": "Laplace", "gaussian": "Gaussian"}
+_OBJECTIVE_FIGURE = {"total": ("total_sq_error", "projected total squared error"),
+                     "max": ("max_variance", "projected worst variance")}
+
+
+def noise_text(report: dict[str, Any]) -> str:
+    """Which noise the plan uses and why, in one line (``report``: :func:`_plan_json`'s keys with the
+    noise choice); e.g. "Gaussian (automatic: projected total squared error 3.1e+06 vs 4.2e+06 with Laplace)"."""
+    choice = report.get("noise_choice")
+    chosen = "gaussian" if report["noise"] == "discrete_gaussian" else "laplace"
+    other = "laplace" if chosen == "gaussian" else "gaussian"
+    text = NOISE_NAMES[chosen]
+    if not choice:
+        return text
+    key, label = _OBJECTIVE_FIGURE[choice["objective"]]
+    mine, theirs = choice[chosen], choice[other]
+    if choice["requested"] == "auto":
+        if theirs is None:
+            text += " (automatic: with δ = 0 only pure ε-DP Laplace noise is possible; give --delta for Gaussian)"
+        else:
+            text += (f" (automatic: {label} {mine[key]:.3g} vs {theirs[key]:.3g} with {NOISE_NAMES[other]})")
+    else:
+        text += " (as asked" + (f"; {label} {mine[key]:.3g}, {theirs[key]:.3g} with {NOISE_NAMES[other]}"
+                                if mine is not None and theirs is not None else "") + ")"
+    return text
 
 
 def plan_text(report: dict[str, Any], n: int | None) -> str:
@@ -287,8 +404,21 @@ def plan_text(report: dict[str, Any], n: int | None) -> str:
         f"  tree: {' x '.join(map(str, report['branching']))} ({report['padded_bins']} leaves), "
         f"estimator: {'GLS (best linear unbiased)' if report['estimator'] == 'gls' else 'covering sum'}",
     ]
-    for level, eps, scale in zip(report["levels"], report["level_epsilons"], report["level_noise_scales"]):
-        lines.append(f"  level {level}: ε = {eps:.4g}" + (f", noise scale {scale:.4g}" if scale else ", not released"))
+    if "alternatives" in report:  # --delta or --noise given: say which noise, why, and in which unit
+        gaussian = report["noise"] == "discrete_gaussian"
+        lines[0] += f", δ = {report['delta']:g}"
+        lines.append(f"  noise: {noise_text(report)}")
+        if gaussian:
+            lines.append(f"  budget: ρ = {report['rho']:.4g} (zCDP), the largest ρ that is (ε, δ)-DP by the "
+                         "Canonne–Kamath–Steinke conversion; the levels' budgets below are ρ")
+        elif report["delta"] > 0:
+            lines.append(f"  δ = {report['delta']:g} is unused: Laplace noise is pure ε-DP, so the release charges δ = 0")
+    if report.get("level_rhos") is not None:
+        for level, rho, sigma2 in zip(report["levels"], report["level_rhos"], report["level_sigma2"]):
+            lines.append(f"  level {level}: ρ = {rho:.4g}" + (f", noise σ² = {sigma2:.4g}" if sigma2 else ", not released"))
+    else:
+        for level, eps, scale in zip(report["levels"], report["level_epsilons"], report["level_noise_scales"]):
+            lines.append(f"  level {level}: ε = {eps:.4g}" + (f", noise scale {scale:.4g}" if scale else ", not released"))
     worst = projected["max_std_error"]
     share = f" ({100 * worst / n:.3g} % of N)" if n else ""
     lines += [
@@ -399,7 +529,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
         from dpgui.app.pdf_report import render_release_pdf
     with Ledger() as ledger:
-        ledger.check_spend(dataset, plan.privacy.epsilon)  # no cap, or too little left: refused before reading
+        _check_charge(ledger, dataset, plan)  # no cap, or too little left: refused before reading
         # No refusal that depends on the values (e.g. all missing): that would itself be a release.
         hist = column_histogram(args.input, args.column, args.lower, args.upper, args.bins)
         _check_dataset_identity(ledger, dataset, args.input, hist.n_rows, args.new_dataset)
@@ -417,9 +547,9 @@ def cmd_release(args: argparse.Namespace) -> int:
                 outputs["bundle"] = str(paths.manifest)
         except Exception as err:  # past the spend, any failure must say that ε was spent
             written = f"{' and '.join(outputs.values())} was written" if outputs else "nothing was written"
-            raise DpguiError(f"ε = {plan.privacy.epsilon:g} was spent (ledger release {info.release_id}) but the "
+            raise DpguiError(f"{_charge_text(plan)} was spent (ledger release {info.release_id}) but the "
                              f"output could not be written: {err}; {written}", "fix the folder and release again") from err
-    summary = plan.to_json()
+    summary = _plan_json(plan, args)
     summary.update({
         "outputs": outputs,
         "dataset": dataset,
@@ -438,10 +568,38 @@ def cmd_release(args: argparse.Namespace) -> int:
         _print(summary, True)
     else:
         where = " and ".join(outputs.values())
+        noise = f"{NOISE_NAMES[plan.noise]} noise, " if _delta_options_given(args) else ""
         print(f"released {plan.shape.bins} cumulative counts to {where} "
-              f"(ε = {plan.privacy.epsilon:g} from dataset {dataset!r}, {plan.privacy.neighbours} neighbours, "
+              f"({_charge_text(plan)} from dataset {dataset!r}, {noise}{plan.privacy.neighbours} neighbours, "
               f"branching {plan.shape.label}; missing values: {summary['missing_values']['description']})")
+    _note_delta_unused(plan, "release")
     return 0
+
+
+def _charge_text(plan: Plan) -> str:
+    """What a release of ``plan`` charges, for messages: "ε = 1" (Laplace), "ε = 1, δ = 1e-09 (ρ = 0.0149)" (Gaussian)."""
+    epsilon, delta, rho = plan.ledger_charge()
+    return f"ε = {epsilon:g}" + (f", δ = {delta:g} (ρ = {rho:.4g})" if delta > 0 else "")
+
+
+def _check_charge(ledger: Any, dataset: str, plan: Plan) -> None:
+    """Would the release's (ε, δ, ρ) (:meth:`Plan.ledger_charge`) fit the dataset's cap? Raises the
+    ledger's refusal, before any data is read. A Gaussian release (δ > 0) on a dataset whose cap has
+    δ = 0 can never fit: that refusal names the fix (raise the cap's δ, or Laplace noise)."""
+    import shlex
+
+    from dpgui.report.ledger import BudgetExceeded
+
+    epsilon, delta, rho = plan.ledger_charge()
+    try:
+        ledger.check_spend(dataset, epsilon, delta, rho)
+    except BudgetExceeded as err:
+        if delta > 0 and err.totals.cap_delta <= 0:
+            raise ParameterError(
+                f"dataset {dataset!r} has a cap with δ = 0 (pure ε-DP), and this Gaussian release needs δ = {delta:g}",
+                f"raise the cap's δ with `dpgui ledger cap {shlex.quote(dataset)} {err.totals.cap_epsilon:g} --delta "
+                f"{delta:g} --reason TEXT`, or release with --noise laplace") from None
+        raise
 
 
 def _quantile_json(q: Any) -> dict[str, Any]:
@@ -488,8 +646,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for text, _ in result.checks:
         print(f"ok: {text}")
     manifest = result.manifest or {}
+    privacy = manifest.get("privacy", {})
+    delta = f", δ = {privacy['delta']:g}" if isinstance(privacy.get("delta"), (int, float)) and privacy["delta"] > 0 else ""
     print(f"VERIFIED: release {manifest.get('release_id')} of dataset {manifest.get('dataset')!r}, "
-          f"ε = {manifest.get('privacy', {}).get('epsilon')}, signed by key {result.key_id}")
+          f"ε = {privacy.get('epsilon')}{delta}, signed by key {result.key_id}")
     return 0
 
 
@@ -527,7 +687,9 @@ def cmd_ledger(args: argparse.Namespace) -> int:
             print("the ledger is empty: set a dataset's budget with 'dpgui ledger cap ID EPSILON'")
         for t in datasets:
             print(f"{t.dataset_id}: spent ε = {t.epsilon_spent:g} of {t.cap_epsilon:g} (left {t.epsilon_remaining:g}), "
-                  f"δ = {t.delta_spent:g} of {t.cap_delta:g}, {t.releases} release(s)")
+                  f"δ = {t.delta_spent:g} of {t.cap_delta:g}, {t.releases} release(s)"
+                  + (f"; by zCDP accounting (ρ = {t.rho_spent:.4g}) ε = {t.zcdp_epsilon:g} at δ = {t.cap_delta:g}"
+                     if t.accounting == "zcdp" and t.zcdp_epsilon is not None and t.rho_spent is not None else ""))
             for c in history[t.dataset_id]:
                 change = (f"cap set to ε = {c.new_epsilon:g}, δ = {c.new_delta:g}" if c.old_epsilon is None else
                           f"cap changed from ε = {c.old_epsilon:g}, δ = {c.old_delta:g} to ε = {c.new_epsilon:g}, "
@@ -536,7 +698,9 @@ def cmd_ledger(args: argparse.Namespace) -> int:
         if releases:
             print("releases (newest first):")
         for r in releases:
-            print(f"  {r.created_utc}  {r.dataset_id}  ε = {r.epsilon:g}  release {r.release_id}"
+            charge = f"ε = {r.epsilon:g}" + (f", δ = {r.delta:g}, ρ = {r.rho:.4g}" if r.delta > 0 and r.rho is not None
+                                             else "")
+            print(f"  {r.created_utc}  {r.dataset_id}  {charge}  release {r.release_id}"
                   + (f"  bundle {r.bundle}" if r.bundle else ""))
     return 0
 
@@ -568,7 +732,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     # N as a release publishes it: under change all rows (the missing leaf included), else the values.
     n = int(np.sum(counts)) + (n_missing if plan.shape.missing_leaf else 0)
     out = {
-        "plan": plan.to_json(),
+        "plan": _plan_json(plan, args),
         "consistency": args.consistency,
         "n": n if n_public else "N is private (addremove): not shown",
         "insecure_seeded_noise": True,
@@ -579,6 +743,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         _print(out, True)
     else:
         print(simulate_text(out, show_n=args.input is None or plan.privacy.root_public))
+    _note_delta_unused(plan, "simulate")
     return 0
 
 
@@ -593,7 +758,10 @@ def simulate_text(out: dict[str, Any], show_n: bool) -> str:
     plan = out["plan"]
     lines = [
         f"Simulated {out['trials']:,} releases (seed {out['seed']}, INSECURE seeded noise: for study only, never publish)",
-        f"  K = {plan['bins']} bins, ε = {plan['epsilon']:g}, {plan['neighbours']} neighbours, branching "
+        f"  K = {plan['bins']} bins, ε = {plan['epsilon']:g}"
+        + (f", δ = {plan['delta']:g}, {NOISE_NAMES[plan['noise'].removeprefix('discrete_')]} noise"
+           if "alternatives" in plan else "")
+        + f", {plan['neighbours']} neighbours, branching "
         f"{' x '.join(map(str, plan['branching']))}, estimator {plan['estimator']}, consistency {out['consistency']}"
         + (f", N = {out['n']:,}" if show_n else " (N is private under add/remove-one: not shown)"),
         "",
@@ -667,7 +835,10 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
             plan_json = {"bins": manifest["bins"], "branching": tree["branching"], "epsilon": privacy["epsilon"],
                          "neighbours": manifest["neighbours"], "records_per_person": manifest["records_per_person"],
                          "level_epsilons": tree["level_epsilons"], "estimator": manifest["estimator"],
-                         "missing_leaf": bool(tree.get("missing_leaf", False))}
+                         "missing_leaf": bool(tree.get("missing_leaf", False)),
+                         # (ε, δ) releases: their noise, δ and per-level ρ (absent in older manifests: Laplace, δ = 0)
+                         "noise": manifest.get("noise", "discrete_laplace"), "delta": privacy.get("delta"),
+                         "level_rhos": tree.get("level_rhos")}
             missing_count = manifest.get("missing_values", {}).get("released_count")
             csv_path = manifest_path.with_name(manifest["files"]["csv"]["name"])
             if sha256_regular_file(csv_path, "CSV file") != manifest["files"]["csv"]["sha256"]:
@@ -723,6 +894,8 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
                       None if missing_count is None else float(missing_count))
     facts.update({"csv": str(csv_path), "bins": plan.shape.bins, "bounds": [release.lower, release.upper],
                   "n": total, "epsilon": plan.privacy.epsilon})
+    if plan.privacy.delta > 0:  # an (ε, δ) release: its δ and noise (absent for pure ε-DP, as before δ existed)
+        facts.update({"delta": plan.privacy.delta, "noise": plan.noise})
     return release, facts
 
 
@@ -734,8 +907,9 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
     if args.json:
         _print({**facts, "quantiles": [_quantile_json(q) for q in found]}, True)
         return 0
+    delta = f", δ = {facts['delta']:g}, {NOISE_NAMES[facts['noise']]} noise" if "delta" in facts else ""
     print(f"Quantiles of the released CDF in {Path(facts['csv']).name} (K = {facts['bins']}, bounds "
-          f"[{release.lower:g}, {release.upper:g}), N = {facts['n']:,.0f}, ε = {facts['epsilon']:g}); "
+          f"[{release.lower:g}, {release.upper:g}), N = {facts['n']:,.0f}, ε = {facts['epsilon']:g}{delta}); "
           "the interval is the 95 % interval")
     print(f"  {'p':>6}  {'value':>14}  {'95 % interval':>31}")
     for q in found:
@@ -812,13 +986,34 @@ def _spent_note(args: argparse.Namespace) -> str:
     return f", but its ε was spent (ledger release {release_id})" if spent else " and nothing was spent"
 
 
+#: Options whose value may be a negative number: argparse takes "-1e-9" (but not "-1") for an option.
+NUMBER_OPTIONS = ("--epsilon", "--delta", "--lower", "--upper")
+
+
+def _join_negative_numbers(arguments: list[str]) -> list[str]:
+    """``--delta -1e-9`` as ``--delta=-1e-9``, so that the value reaches its own check (and its one-line
+    message) instead of argparse's "expected one argument"."""
+    out: list[str] = []
+    i = 0
+    while i < len(arguments):
+        arg = arguments[i]
+        following = arguments[i + 1] if i + 1 < len(arguments) else ""
+        if arg in NUMBER_OPTIONS and following.startswith("-") and not following.startswith("--"):
+            out.append(f"{arg}={following}")
+            i += 2
+            continue
+        out.append(arg)
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or (arguments[0] not in COMMANDS and not arguments[0].startswith("-")) or (
             arguments[0] == "--column"):
         return _gui(arguments)
     parser = build_parser()
-    args = parser.parse_args(arguments)
+    args = parser.parse_args(_join_negative_numbers(arguments))
     if args.version:
         print(version_text())
         return 0

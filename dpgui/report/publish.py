@@ -101,7 +101,8 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
         "neighbours": plan.privacy.neighbours, "records_per_person": plan.privacy.records_per_person,
         "secure_noise": bool(source.secure),
     }
-    ledger.spend(dataset, release_id, epsilon=plan.privacy.epsilon, delta=0.0, rho=None, mechanism=MECHANISM,
+    epsilon, delta, rho = plan.ledger_charge()
+    ledger.spend(dataset, release_id, epsilon=epsilon, delta=delta, rho=rho, mechanism=MECHANISM,
                  description=description)
     created = datetime.now(timezone.utc)
     try:
