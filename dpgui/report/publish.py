@@ -188,6 +188,15 @@ def _same(a: Any, b: Any) -> bool:
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
+def _comparable(key: str, value: Any) -> Any:
+    """A recorded parameter as compared before signing: a plan without its ``noise_choice`` (how a
+    planner chose the noise: its reasons, not a parameter of the noise; a plan read back from a
+    project file does not carry it)."""
+    if key == "plan" and isinstance(value, dict):
+        return {k: v for k, v in value.items() if k != "noise_choice"}
+    return value
+
+
 def authenticate_release(ledger: Ledger, result: Release, info: ReleaseInfo) -> Release:
     """The release confirmed by the ledger, with its ``secure`` flag taken from the ledger's record.
 
@@ -212,7 +221,7 @@ def authenticate_release(ledger: Ledger, result: Release, info: ReleaseInfo) -> 
                         "earlier dpgui, or dpgui stopped while releasing it), so it cannot be signed from a saved project",
                         _REMADE)
     params = release_params(result, info)
-    differing = [key for key in params if not _same(params[key], output.params.get(key))]
+    differing = [key for key in params if not _same(_comparable(key, params[key]), _comparable(key, output.params.get(key)))]
     if differing:
         names = ", ".join(_PARAM_NAMES.get(k, k) for k in differing)
         raise DataError(f"the {names} of release {rid} differ from what the budget ledger recorded when it was "
