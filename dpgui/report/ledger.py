@@ -975,9 +975,9 @@ def _refusal(before: Totals, what: str, eps: float, dlt: float, rho: float | Non
     cap = f"ε = {_num(before.cap_epsilon)}" + (f", δ = {_num(before.cap_delta)}" if show_delta else "")
     if acc.zcdp_epsilon is not None:  # every release has a ρ: neither basic composition nor zCDP holds
         assert rho is not None and before.zcdp_epsilon is not None
-        spent = before.cap_epsilon - before.epsilon_remaining
+        spent_eps = before.cap_epsilon - before.epsilon_remaining
         how = "zCDP accounting" if before.accounting == "zcdp" else "basic composition"
-        problem = (f"{what} needs {need} (ρ = {_num(rho)}) but dataset {ds!r} has spent ε = {_num(spent)} of its cap "
+        problem = (f"{what} needs {need} (ρ = {_num(rho)}) but dataset {ds!r} has spent ε = {_num(spent_eps)} of its cap "
                    f"{cap} ({how} of {n} release(s), ρ = {_num(before.rho_spent or 0.0)}); with it the total would "
                    f"be ε = {_num(acc.zcdp_epsilon)} under zCDP at δ = {_num(before.cap_delta)}")
         if not _fits(acc.delta_spent, before.cap_delta):

@@ -324,12 +324,23 @@ def test_verify_a_real_bundle(qtbot, bundle):
     assert rows[0][1] == f"The manifest is signed by key {files.key_id_hex}."
     facts = dialog.facts()
     assert facts["Dataset"] == "payroll" and facts["Column"] == "salary"
-    assert facts["Privacy budget"].startswith("ε = 1")
+    assert facts["Privacy budget"] == "ε = 1 (δ = 0: pure ε-differential privacy)"
     assert facts["Release id"] == info.release_id and facts["Signed by key"] == files.key_id_hex
     assert facts["Released (UTC)"] == info.created_utc.strftime("%Y-%m-%d %H:%M:%S UTC")
     assert facts["Noise"].startswith("Secure")
     assert dialog.key_file() == files.public_path  # the key list shows the key used
     assert dialog.verify_button.isEnabled()
+
+
+def test_verify_states_the_guarantee_of_each_noise():
+    from dpgui.app.verify_dialog import _budget_words
+
+    gaussian = {"epsilon": 1.0, "delta": 1e-9, "rho": 0.014973057673588277}
+    assert _budget_words("discrete_gaussian", gaussian) == "ε = 1, δ = 1e-9 (Gaussian noise; zCDP ρ = 0.01497)"
+    assert _budget_words("discrete_laplace", {"epsilon": 0.5, "delta": 1e-6, "rho": None}) == (
+        "ε = 0.5 (δ = 0: pure ε-differential privacy; the δ = 1e-6 allowed was not used)")
+    assert _budget_words("discrete_laplace", {"epsilon": 0.5, "delta": 0.0, "rho": None}) == (
+        "ε = 0.5 (δ = 0: pure ε-differential privacy)")  # as in a manifest of schema version 1
 
 
 def test_verify_refuses_a_changed_csv(qtbot, bundle):

@@ -235,7 +235,7 @@ def test_a_gaussian_release_charges_epsilon_delta_and_rho():
     assert check == FirstCapNeeded("flights", EPSILON, (), DELTA)  # the first cap carries the request's δ
     assert controller.set_first_cap(request, 3.0) == BudgetOk()
     words = controller.confirmation(request).rich_text()
-    assert f"Cost: ε = 1 and δ = 1e-9</b>" in words and "one in a billion" in words and "discrete Gaussian" in words
+    assert "Cost: ε = 1 and δ = 1e-9</b>" in words and "one in a billion" in words and "discrete Gaussian" in words
     outcome = _run(controller, request)
     rho = zcdp_rho(EPSILON, DELTA)  # the plan's ρ, from (ε, δ) alone
     assert cks_epsilon(rho, DELTA) == pytest.approx(EPSILON, rel=1e-6)  # … which converts back to ε at δ
