@@ -303,6 +303,22 @@ def test_not_enough_delta_left_says_so(ledger):
     assert err.fix.startswith("raise the cap's δ")
 
 
+def test_a_refused_laplace_release_is_told_the_largest_epsilon_that_fits(ledger):
+    """A Laplace release charged as this dpgui does (ρ = ε²/2) on a zCDP-counted dataset: the quoted ε
+    fits, by zCDP (ε²/2 ≤ ρ left) or basic composition, whichever allows more."""
+    ledger.set_cap("m", 1.0, 1e-6)
+    for i in range(3):
+        ledger.spend("m", f"g{i}", **_gaussian_release(0.008))
+    with pytest.raises(BudgetExceeded) as info:
+        ledger.spend("m", "lap", 0.2, rho=0.2**2 / 2)
+    quoted = re.search(r"ask for at most ε = ([0-9.e+-]+) \(ρ = ", info.value.fix)
+    assert quoted is not None and "at δ" not in info.value.fix, info.value.fix
+    most = float(quoted.group(1))
+    left = ledger.totals("m").rho_remaining
+    assert most == pytest.approx(math.sqrt(2 * left), rel=1e-3) and most <= math.sqrt(2 * left)
+    ledger.spend("m", "lap-fits", most, rho=most**2 / 2)  # and it does fit
+
+
 def test_totals_after_a_spend_record_nothing(ledger):
     ledger.set_cap("t", 1.0, 1e-6)
     ledger.spend("t", "a", **_gaussian_release(0.008))
