@@ -209,8 +209,8 @@ def cost_words(plan: Plan) -> str:
     if plan.noise == "gaussian":
         return (f"<b>Cost: ε = {epsilon:g} and δ = {format_delta(delta)}</b> of privacy budget, spent for good "
                 f"(δ: a chance of at most {format_odds(delta)} beyond the ε guarantee; "
-                f"counted as ρ = {format_significant(rho, 4)} under zCDP, so it adds up with other releases "
-                "of this dataset more cheaply than ε does).")
+                f"counted as ρ = {format_significant(rho, 4)} under zCDP, by which the budget ledger adds it up "
+                "with the dataset's other releases whenever that costs less than adding up their ε).")
     words = f"<b>Cost: ε = {epsilon:g}</b> of privacy budget, spent for good."
     if privacy.delta > 0:
         words += (f" Laplace noise gives pure ε-differential privacy, so the δ = {format_delta(privacy.delta)} of "
@@ -246,9 +246,12 @@ def confirmation_text(request: ReleaseRequest) -> str:
 
 
 def _spent_words(totals: Totals) -> str:
-    """"ε = 0.5 of 3" and, when the cap has a δ or δ was spent, "; δ = 1e-9 of 1e-6"."""
+    """"ε = 0.5 of 3" and, when the cap has a δ or δ was spent, " and δ = 1e-9 of 1e-6"; under zCDP
+    "ε = 0.77 of 3 at δ = 1e-6" (the releases together are (ε, δ)-DP at the cap's δ)."""
     words = f"ε = {spent_epsilon(totals):g} of {totals.cap_epsilon:g}"
-    if totals.cap_delta > 0 or totals.delta_spent > 0:
+    if totals.accounting == "zcdp":
+        words += f" at δ = {format_delta(totals.cap_delta)}"
+    elif totals.cap_delta > 0 or totals.delta_spent > 0:
         words += f" and δ = {format_delta(totals.delta_spent)} of {format_delta(totals.cap_delta)}"
     return words
 
@@ -262,8 +265,7 @@ def budget_sentence(dataset: str, totals: Totals, after: Totals | None = None) -
     if after is not None:
         words += f"; after this release: {_spent_words(after)}"
         if after.accounting == "zcdp":
-            words += (f" (counted with zCDP composition at δ = {format_delta(after.cap_delta)}, which is less than "
-                      f"the plain sum of ε, {after.epsilon_spent:g})")
+            words += f" (counted with zCDP composition, which is less than the plain sum of ε, {after.epsilon_spent:g})"
     return words + ". The spend is recorded in the budget ledger before the noise is drawn.</p>"
 
 

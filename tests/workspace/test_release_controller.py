@@ -287,6 +287,10 @@ def test_laplace_and_gaussian_releases_compose_under_zcdp_when_cheaper():
     assert totals.zcdp_epsilon == pytest.approx(cks_epsilon(rho, cap_delta), rel=1e-7)
     assert totals.epsilon_remaining == pytest.approx(cap_eps - totals.zcdp_epsilon, rel=1e-9)
     assert totals.zcdp_epsilon < 0.95  # independent of dpgui: ≈ 0.916, well below the basic Σε = 1.4
+    sixth = _controller(_workspace_with(*gaussian))
+    text = sixth.confirmation(_request(sixth)).rich_text()
+    assert f"ε = {totals.zcdp_epsilon:g} of 1 at δ = 1e-6 spent so far (5 releases); after this release: ε = " in text
+    assert "at δ = 1e-6 (counted with zCDP composition, which is less than the plain sum of ε, 1.8)" in text
 
 
 def test_a_gaussian_release_and_a_cap_without_delta_is_refused_before_the_data_is_read(monkeypatch):
