@@ -72,6 +72,31 @@ def format_budget(value: float) -> str:
     return format_number(value)
 
 
+def format_delta(delta: float) -> str:
+    """δ as people write it in a report or dialog: ``0``, ``1e-9``, ``2.5e-7``, ``0.001`` (as
+    :func:`format_budget`: below 0.001, 3 significant digits with a plain exponent)."""
+    return format_budget(delta)
+
+
+_ODDS_WORDS = {3: "a thousand", 4: "ten thousand", 5: "a hundred thousand", 6: "a million", 7: "ten million",
+               8: "a hundred million", 9: "a billion", 10: "ten billion", 11: "a hundred billion", 12: "a trillion"}
+
+
+def format_odds(probability: float) -> str:
+    """A small probability (such as δ) as odds a person reads at once: ``one in a billion`` (1e-9),
+    ``one in 2,000,000`` (5e-7). Never understates the probability: 1/p is rounded down to a whole
+    number N, so p ≤ 1/N. ``probability`` must be in (0, 1]."""
+    if not 0 < probability <= 1:
+        raise ValueError(f"a probability in (0, 1] is needed, not {probability!r}")
+    inverse = 1.0 / probability
+    exponent = round(math.log10(inverse))
+    if exponent in _ODDS_WORDS and abs(inverse / 10.0**exponent - 1.0) < 1e-9:
+        return f"one in {_ODDS_WORDS[exponent]}"
+    nearest = round(inverse)
+    whole = nearest if abs(inverse - nearest) <= 1e-9 * inverse else math.floor(inverse)
+    return f"one in {whole:,}"
+
+
 def format_epsilon(epsilon: float) -> str:
     """The total privacy budget ε as given (``:g``: 6 significant digits, no separators)."""
     return f"{epsilon:g}"

@@ -28,23 +28,34 @@ from dpgui.app.fields import (StatusLine, StatusMessages, ValidatedField, grow_t
 from dpgui.app.style import is_dark
 from dpgui.app.text import friendly, plain_text
 from dpgui.errors import DpguiError, ParameterError
-from dpgui.formatting import format_budget, format_number
+from dpgui.formatting import format_budget, format_delta, format_number, format_significant
 from dpgui.report.ledger import CapChange, Ledger, ReleaseEntry, Totals
 
 LEDGER_HELP = (
-    "Every release spends part of a dataset's privacy budget (ε). The ledger records each release and stops "
-    "one that would go over the budget. Entries are never deleted."
+    "Every release spends part of a dataset's privacy budget (ε, and δ for releases with Gaussian noise). The "
+    "ledger records each release and stops one that would go over the budget. Entries are never deleted."
 )
 RAISE_WARNING = "Raising a budget lets more be published about the same people."
 RAISE_REASON_NEEDED = "Give a reason for raising the budget (for example who approved it); it is kept in the ledger."
 EPSILON_TIP = ("The total ε that all releases of this dataset may spend together. Typical budgets: 1 (strict) "
                "to 10 (loose).")
-DELTA_TIP = ("Leave at 0 unless a release needs approximate differential privacy (δ > 0). dpgui's own CDF "
-             "releases use δ = 0.")
+DELTA_TIP = ("0 allows only releases with Laplace noise (pure ε-differential privacy). Releases with Gaussian "
+             "noise need δ > 0, e.g. 1e-6 or 1e-9: the small chance, for all releases of this dataset together, "
+             "allowed beyond the ε guarantee.")
 REASON_TIP = "Why the budget is set or changed, e.g. “approved by the data board on 2026-11-01”."
 DATASET_TIP = "The name used for this data set in every release, e.g. payroll-2024. It cannot be changed later."
-DATASET_COLUMNS = ("Dataset", "Budget used (ε)", "δ", "Releases")
-RELEASE_COLUMNS = ("Date (UTC)", "ε", "δ", "Release id", "Bundle")
+DATASET_COLUMNS = ("Dataset", "Budget used (ε)", "δ", "Counted by", "Releases")
+DATASET_TIPS = (
+    "The dataset's name in the ledger.",
+    "How much of the dataset's total ε budget its releases have spent.",
+    "δ spent and left of the δ budget (— when the budget has no δ and no release used one). When the releases are "
+    "counted by zCDP, the whole budget is stated at the budget's δ and what is left is counted in ρ.",
+    "How the releases' budgets add up: the plain sum of ε (and δ), or zero-concentrated differential privacy "
+    "(zCDP, in ρ), which dpgui uses whenever it gives a smaller total. zCDP needs a budget δ > 0.",
+    "How many releases of this dataset are recorded.",
+)
+RELEASE_COLUMNS = ("Date (UTC)", "ε", "δ", "ρ", "Noise", "Release id", "Bundle")
+NOISE_NAMES = {"discrete_laplace_tree": "Laplace", "discrete_gaussian_tree": "Gaussian"}
 HISTORY_COLUMNS = ("When (UTC)", "Budget change", "Reason")
 FULL_TOLERANCE = 1e-9
 
@@ -66,22 +77,39 @@ class DatasetRow:
     budget_text: str  # "ε 0.75 of 2 spent, 1.25 left"
     used_fraction: float  # 0 … 1
     full: bool
-    delta_text: str
+    delta_text: str  # "δ 1e-9 of 1e-6 spent, 9.99e-7 left"; under zCDP "at δ 1e-6 (zCDP): ρ 0.01 spent, 0.005 left"
     releases: int
     totals: Totals
+    accounting_text: str = ""  # "sum of ε", "sum of ε and δ" or "zCDP (sum of ε: 1.4)"
+
+
+def delta_text(t: Totals) -> str:
+    """δ spent and left, in the dataset table. Under zCDP the releases together are (ε, δ)-DP at the
+    cap's δ (Σδ of the releases does not count), and what is left is ρ."""
+    if t.accounting == "zcdp":
+        return (f"at δ {format_delta(t.cap_delta)} (zCDP): ρ {format_significant(t.rho_spent)} spent, "
+                f"{format_significant(t.rho_remaining or 0.0)} left")
+    if t.cap_delta > 0 or t.delta_spent > 0:
+        left = "none left" if t.delta_remaining <= t.cap_delta * FULL_TOLERANCE else (
+            f"{format_delta(t.delta_remaining)} left")
+        return f"δ {format_delta(t.delta_spent)} of {format_delta(t.cap_delta)} spent, {left}"
+    return "—"
+
+
+def accounting_text(t: Totals) -> str:
+    """How the dataset's releases add up, in a few words."""
+    if t.accounting == "zcdp":
+        return f"zCDP (sum of ε: {format_budget(t.epsilon_spent)})"
+    return "sum of ε and δ" if t.cap_delta > 0 or t.delta_spent > 0 else "sum of ε"
 
 
 def dataset_row(t: Totals) -> DatasetRow:
     used = max(0.0, t.cap_epsilon - t.epsilon_remaining)
     full = t.epsilon_remaining <= t.cap_epsilon * FULL_TOLERANCE
     left = "none left" if full else f"{format_budget(t.epsilon_remaining)} left"
-    if t.cap_delta > 0 or t.delta_spent > 0:
-        delta = f"δ {format_budget(t.delta_spent)} of {format_budget(t.cap_delta)}"
-    else:
-        delta = "—"
     fraction = min(1.0, used / t.cap_epsilon) if t.cap_epsilon > 0 else 1.0
     spent = f"ε {format_budget(used)} of {format_budget(t.cap_epsilon)} spent, {left}"
-    return DatasetRow(t.dataset_id, spent, fraction, full, delta, t.releases, t)
+    return DatasetRow(t.dataset_id, spent, fraction, full, delta_text(t), t.releases, t, accounting_text(t))
 
 
 def change_text(change: CapChange) -> str:
@@ -228,10 +256,7 @@ class LedgerDialog(StatusMessages, QDialog):
 
         self.datasets_table = QTableWidget(0, len(DATASET_COLUMNS))
         self.datasets_table.setHorizontalHeaderLabels(DATASET_COLUMNS)
-        for column, tip in enumerate(("The dataset's name in the ledger.",
-                                      "How much of the dataset's total ε budget its releases have spent.",
-                                      "δ spent of the δ budget, for releases that use δ > 0 (— when none do).",
-                                      "How many releases of this dataset are recorded.")):
+        for column, tip in enumerate(DATASET_TIPS):
             header_item = self.datasets_table.horizontalHeaderItem(column)
             assert header_item is not None, "setHorizontalHeaderLabels made one for each column"
             header_item.setToolTip(tip)
@@ -239,8 +264,8 @@ class LedgerDialog(StatusMessages, QDialog):
         header = self.datasets_table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
+        for column in range(2, len(DATASET_COLUMNS)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.datasets_table.itemSelectionChanged.connect(self._show_selected)
         self.empty_label = QLabel("No datasets yet. Add a dataset with its privacy budget before its first release.")
         self.empty_label.setWordWrap(True)
@@ -335,10 +360,14 @@ class LedgerDialog(StatusMessages, QDialog):
             table.setItem(row_index, 1, QTableWidgetItem(row.budget_text))  # read by screen readers and tests
             table.setCellWidget(row_index, 1, self._bar(row))
             delta = QTableWidgetItem(row.delta_text)
+            delta.setToolTip(row.delta_text)
             table.setItem(row_index, 2, delta)
+            accounting = QTableWidgetItem(row.accounting_text)
+            accounting.setToolTip(DATASET_TIPS[3])
+            table.setItem(row_index, 3, accounting)
             count = QTableWidgetItem(format_number(row.releases))
             count.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            table.setItem(row_index, 3, count)
+            table.setItem(row_index, 4, count)
         table.resizeColumnToContents(0)
         table.setColumnWidth(0, min(max(table.columnWidth(0), 120), 260))
         table.blockSignals(False)
@@ -361,8 +390,8 @@ class LedgerDialog(StatusMessages, QDialog):
         tip = f"{row.dataset}: {row.budget_text} ({100 * row.used_fraction:.0f} % used)."
         t = row.totals
         if t.accounting == "zcdp":
-            tip += (f" Counted with zCDP composition (all releases Gaussian); the plain sum of ε is "
-                    f"{format_budget(t.epsilon_spent)}.")
+            tip += (f" Counted with zCDP composition at δ = {format_delta(t.cap_delta)}, which gives less than the "
+                    f"plain sum of ε ({format_budget(t.epsilon_spent)}).")
         if row.full:
             tip += " The budget is spent: no more releases of this dataset are possible unless it is raised."
             palette = bar.palette()
@@ -408,7 +437,7 @@ class LedgerDialog(StatusMessages, QDialog):
                     self._history = ledger.cap_history(dataset)
             except DpguiError as err:
                 self._error(friendly(err))
-        self._fill(self.releases_table, self.release_rows(), tooltips={4: "bundle"})
+        self._fill(self.releases_table, self.release_rows())
         self._fill(self.history_table, self.cap_history_rows())
         name = f" of {dataset}" if dataset else ""
         self.details.setTabText(0, f"Releases{name} ({len(self._releases)})")
@@ -424,10 +453,12 @@ class LedgerDialog(StatusMessages, QDialog):
                 item.setToolTip(value)
                 table.setItem(r, c, item)
 
-    def release_rows(self) -> list[tuple[str, str, str, str, str]]:
-        """(date UTC, ε, δ, release id, bundle) of the selected dataset's releases, newest first."""
-        return [(_when(e.created_utc), format_budget(e.epsilon), format_budget(e.delta), e.release_id,
-                 e.bundle or "(no bundle written)") for e in self._releases]
+    def release_rows(self) -> list[tuple[str, str, str, str, str, str, str]]:
+        """(date UTC, ε, δ, ρ, noise, release id, bundle) of the selected dataset's releases, newest first
+        (ρ "—" for a release recorded without one by an earlier dpgui)."""
+        return [(_when(e.created_utc), format_budget(e.epsilon), format_delta(e.delta),
+                 "—" if e.rho is None else format_significant(e.rho), NOISE_NAMES.get(e.mechanism, e.mechanism or "—"),
+                 e.release_id, e.bundle or "(no bundle written)") for e in self._releases]
 
     def cap_history_rows(self) -> list[tuple[str, str, str]]:
         """(when UTC, change, reason) of the selected dataset's budget changes, oldest first."""
@@ -481,8 +512,10 @@ class LedgerDialog(StatusMessages, QDialog):
         verb = "Raised" if raising else "Lowered" if epsilon < old.cap_epsilon or new_delta < old.cap_delta else "Set"
         self.refresh()
         self.select_dataset(dataset)
-        self._info(f"{verb} the budget of “{dataset}” from ε {format_budget(old.cap_epsilon)} to ε {format_budget(epsilon)}. "
-                   "The change is recorded in the budget history.")
+        delta_change = (f" and δ {format_delta(old.cap_delta)} to δ {format_delta(new_delta)}"
+                        if new_delta != old.cap_delta else "")
+        self._info(f"{verb} the budget of “{dataset}” from ε {format_budget(old.cap_epsilon)} to ε {format_budget(epsilon)}"
+                   f"{delta_change}. The change is recorded in the budget history.")
         return True
 
     def add_dataset(self, dataset: str, epsilon: float, delta: float = 0.0, reason: str = "") -> bool:

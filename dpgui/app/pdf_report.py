@@ -33,9 +33,11 @@ from dpgui import __version__
 from dpgui.app.pdf_charts import ALERT, GREY, GRID, INK, RESOLUTION, Canvas, plot_bars, plot_cdf, release_bars
 from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS
 from dpgui.core.mechanism import Release
+from dpgui.core.plan import Plan
 from dpgui.core.quantiles import missing_interval95, noise_margin, quantiles
 from dpgui.formatting import (
-    format_epsilon, format_fixed, format_level_budget, format_number, format_percent, format_percent_of, value_decimals,
+    format_delta, format_epsilon, format_fixed, format_level_budget, format_number, format_odds, format_percent,
+    format_percent_of, format_significant, value_decimals,
 )
 from dpgui.report.bundle import ReleaseInfo
 
@@ -54,7 +56,9 @@ TEST_BANNER_DETAIL = (
     "so the confidential numbers could be reconstructed from it. Do not publish or share it."
 )
 NOISE_SECURE = "Exact discrete Laplace noise (whole numbers) from the operating system's secure random source"
+NOISE_SECURE_GAUSSIAN = "Exact discrete Gaussian noise (whole numbers) from the operating system's secure random source"
 NOISE_TEST = "Seeded test generator: NOT secure, for testing only"
+CONVERSION_WORDS = "converted to ε and δ with the bound of Canonne, Kamath and Steinke (2020)"
 VERIFY_COMMAND = "dpgui verify NAME.manifest.json --pubkey KEY.pub"
 MINISIGN_COMMAND = "minisign -Vm NAME.manifest.json -p KEY.pub"
 CONSISTENCY_WORDS = {"l2": "a least-squares fit", "l1": "a least-absolute-deviation fit"}
@@ -134,6 +138,7 @@ def _margins(release: Release) -> np.ndarray:
 # page 1: what was released
 
 def _level_budgets(release: Release) -> str:
+    """Each noised level's budget: ε_l (Laplace) or ρ_l with the noise's standard deviation σ_l (Gaussian)."""
     plan = release.plan
     first = plan.privacy.first_noised_level()
     nodes = 1
@@ -142,12 +147,48 @@ def _level_budgets(release: Release) -> str:
         nodes *= b
         counts.append(nodes)
     parts = []
-    for offset, eps in enumerate(plan.level_epsilons):
+    for offset, budget in enumerate(plan.level_budgets):
         level = first + offset
         where = "the total" if level == 0 else f"{counts[level]:,} node{'s' if counts[level] != 1 else ''}"
-        value = f"ε = {format_level_budget(eps)}" if eps > 0 else "0 (not released)"
+        value = f"{plan.budget_name} = {format_level_budget(budget)}" if budget > 0 else "0 (not released)"
+        scale = plan.scales[level]
+        if plan.noise == "gaussian" and scale is not None:
+            value += f", σ = {format_significant(math.sqrt(float(scale)))}"
         parts.append(f"level {level} ({where}): {value}")
     return "; ".join(parts)
+
+
+def privacy_budget_text(plan: Plan) -> str:
+    """The "Privacy budget" row: ε and δ, and in plain words what δ means for this release."""
+    privacy = plan.privacy
+    eps = format_epsilon(privacy.epsilon)
+    if plan.noise == "gaussian":
+        rho = privacy.rho
+        assert rho is not None, "a Gaussian plan has δ > 0"
+        return (f"ε = {eps} and δ = {format_delta(privacy.delta)} (δ: a chance of at most "
+                f"{format_odds(privacy.delta)} beyond the ε guarantee); counted as zero-concentrated differential "
+                f"privacy with ρ = {format_significant(rho, 4)}, {CONVERSION_WORDS}")
+    text = f"ε = {eps} and δ = 0 (pure ε-differential privacy)"
+    if privacy.delta > 0:
+        text += f"; the δ = {format_delta(privacy.delta)} allowed in the plan was not used (Laplace noise needs none)"
+    return text
+
+
+def delta_meaning(plan: Plan) -> str:
+    """What δ means for this release, in plain words (one or two sentences, plain text)."""
+    privacy = plan.privacy
+    if plan.noise == "gaussian":
+        delta = format_delta(privacy.delta)
+        return (f"δ = {delta}: beyond the factor e^ε, the probability of any published result may differ by at "
+                f"most {delta} (a chance of at most {format_odds(privacy.delta)}) between two tables that differ in "
+                f"one person's records. So the guarantee of ε = {format_epsilon(privacy.epsilon)} holds except for "
+                "that tiny extra chance, which is what allows the Gaussian noise used here.")
+    words = ("δ = 0 here: the guarantee holds always, with no small chance of failure (\"pure\" differential "
+             "privacy).")
+    if privacy.delta > 0:
+        words += (f" A δ of {format_delta(privacy.delta)} was allowed in the plan but not used: the Laplace noise of "
+                  "this release needs none, and none was spent.")
+    return words
 
 
 def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, str]]:
@@ -162,7 +203,7 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     else:
         n_text = f"{format_number(n)} (estimated from the noisy counts; the true N is not published)"
     spent = float(plan.epsilon_spent())
-    eps_text = f"ε = {format_epsilon(privacy.epsilon)} and δ = 0 (pure ε-differential privacy)"
+    eps_text = privacy_budget_text(plan)
     if abs(spent - privacy.epsilon) > 1e-9 * privacy.epsilon:
         eps_text += f"; the noise scales were rounded up, so slightly less is spent: ε = {format_epsilon(spent)}"
     branching = " × ".join(str(b) for b in plan.shape.branching)
@@ -198,7 +239,8 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
         ("Budget per level", _e(_level_budgets(release))),
         ("Estimator", _e(ESTIMATOR_LABELS.get(plan.estimator, plan.estimator))),
         ("Consistency", _e(CONSISTENCY_LABELS.get(release.consistency, release.consistency))),
-        ("Noise", _e(NOISE_SECURE if release.secure else NOISE_TEST)),
+        ("Noise", _e((NOISE_SECURE_GAUSSIAN if plan.noise == "gaussian" else NOISE_SECURE) if release.secure
+                     else NOISE_TEST + (" (Gaussian)" if plan.noise == "gaussian" else " (Laplace)"))),
         ("Missing values", _e(missing)),
         ("Expected accuracy", _e(accuracy)),
     ]
@@ -355,15 +397,27 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
         "records have a value at or below it (a cumulative distribution, or CDF). It was made with "
         "<b>differential privacy</b>, a guarantee about what the published numbers can reveal about any single "
         "person in the data.</p>")
-    out.append("<h2>What ε (epsilon) means here</h2>")
+    gaussian = plan.noise == "gaussian"
+    out.append("<h2>What ε (epsilon) and δ (delta) mean here</h2>" if gaussian or privacy.delta > 0
+               else "<h2>What ε (epsilon) means here</h2>")
+    budget = f"<b>ε = {format_epsilon(eps)}</b>"
+    if gaussian:
+        budget += f" and <b>δ = {_e(format_delta(privacy.delta))}</b>"
+    meaning = _e(delta_meaning(plan)).replace("e^ε", "e<sup>ε</sup>")
+    first_words, rest = meaning.split(":", 1)
+    if gaussian:
+        adding = ("Each release about the same people spends budget. dpgui's budget ledger adds releases up with "
+                  "zero-concentrated differential privacy when that costs less than adding up their ε (this release "
+                  f"counts as ρ = {format_significant(privacy.rho, 4)}).")
+    else:
+        adding = "Each release about the same people spends budget: the ε of several releases add up."
     out.append(
-        f"<p>The privacy budget of this release is <b>ε = {format_epsilon(eps)}</b>. Whatever one person's records are, or "
+        f"<p>The privacy budget of this release is {budget}. Whatever one person's records are, or "
         f"whether they are in the table at all (see the protection model below), the probability of any published "
-        f"result changes by at most a factor of e<sup>ε</sup> = {factor_text}. So anyone looking at the release, "
+        f"result changes by at most a factor of e<sup>ε</sup> = {factor_text}"
+        + (", plus at most δ" if gaussian else "") + ". So anyone looking at the release, "
         "whatever else they know, learns almost nothing more about that person than they would have without their "
-        "data. Smaller ε means stronger protection and more noise. <b>δ = 0</b> here: the guarantee holds "
-        "always, with no small chance of failure (\"pure\" differential privacy). Each release about the same "
-        "people spends budget: the ε of several releases add up.</p>")
+        f"data. Smaller ε means stronger protection and more noise. <b>{first_words}</b>:{rest} {adding}</p>")
     out.append("<h2>Every published count is noisy on purpose</h2>")
     out.append(
         "<p>Random whole numbers were added to the counts before publication. The noise is what protects people, "

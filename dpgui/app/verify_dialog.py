@@ -28,7 +28,7 @@ from dpgui.app.style import is_dark
 from dpgui.app.text import NEIGHBOURS_LABELS, friendly, plain_text, sentence
 from dpgui.core.missing import MISSING_DROP, MISSING_ERROR
 from dpgui.errors import DpguiError
-from dpgui.formatting import format_number
+from dpgui.formatting import format_delta, format_number, format_significant
 from dpgui.report.bundle import MANIFEST_SUFFIX, TEST_NOISE_FAILURE, Verification, verify_bundle
 from dpgui.report.keystore import KeyEntry, list_keys, load_public_key
 
@@ -410,15 +410,27 @@ def _missing_words(value: Any) -> str:
             MISSING_ERROR: "the release would have stopped at a missing value (an older release)"}.get(str(value), str(value))
 
 
+def _budget_words(noise: Any, privacy: dict[str, Any]) -> str:
+    """The manifest's privacy guarantee in plain words: Gaussian (ε, δ) with its ρ, or pure ε (a δ set
+    for a Laplace release is said to be unused). Manifests of schema version 1 are pure ε."""
+    budget = f"ε = {format_number(privacy.get('epsilon', 0))}"
+    delta = privacy.get("delta") or 0.0
+    if noise == "discrete_gaussian":
+        budget += f", δ = {format_delta(float(delta))} (Gaussian noise"
+        if isinstance(privacy.get("rho"), (int, float)):
+            budget += f"; zCDP ρ = {format_significant(float(privacy['rho']), 4)}"
+        return budget + ")"
+    budget += " (δ = 0: pure ε-differential privacy"
+    if delta:
+        budget += f"; the δ = {format_delta(float(delta))} allowed was not used"
+    return budget + ")"
+
+
 def _facts(result: Verification) -> dict[str, str]:
     """The main facts of a verified manifest, in plain words."""
     m = result.manifest or {}
     privacy = m.get("privacy", {})
-    budget = f"ε = {format_number(privacy.get('epsilon', 0))}"
-    if privacy.get("delta"):
-        budget += f", δ = {privacy['delta']:.3g}"
-    else:
-        budget += " (δ = 0: pure ε-differential privacy)"
+    budget = _budget_words(m.get("noise"), privacy)
     bounds = m.get("bounds", {})
     total = m.get("total_records", {})
     if total.get("public"):

@@ -37,6 +37,7 @@ from typing import Any
 
 from dpgui import __version__
 from dpgui.core.mechanism import Release
+from dpgui.core.plan import ZCDP_CONVERSION, Plan
 from dpgui.core.missing import MISSING_DROP, MISSING_RULE_TEXT
 from dpgui.errors import DataError, ParameterError
 from dpgui.report.csv_export import CDF_COLUMNS, release_csv_text
@@ -44,7 +45,7 @@ from dpgui.report.files import (fsync_directory, read_regular_file, remove_stale
                                 write_temporary)
 from dpgui.report.signing import PublicKey, SecretKey, SignatureError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 1: Laplace only, no δ/ρ details (still verified); 2: noise, δ, ρ, per-level ρ and σ², charge
 SCHEMA_PATH = Path(__file__).with_name("manifest.schema.json")
 MANIFEST_SUFFIX = ".manifest.json"
 SECURE_SOURCE = "os_csprng"  # the only random_source a bundle that verifies may name
@@ -113,13 +114,39 @@ def software_versions() -> dict[str, str]:
     return versions
 
 
+def privacy_json(plan: Plan) -> dict[str, Any]:
+    """The manifest's ``privacy``: the (ε, δ) set, the plan's zCDP ρ (Gaussian; null for Laplace), what
+    the noise drawn spends, the δ the guarantee uses (0 for Laplace: a δ set is unused), the
+    ρ → (ε, δ) conversion (Gaussian) and the (ε, δ, ρ) charged to the budget ledger
+    (:meth:`Plan.ledger_charge`; a Laplace release is charged ρ = ε²/2)."""
+    privacy = plan.privacy
+    gaussian = plan.noise == "gaussian"
+    epsilon, delta, rho = plan.ledger_charge()
+    return {
+        "epsilon": privacy.epsilon,
+        "delta": privacy.delta,
+        "rho": privacy.rho if gaussian else None,
+        # the noise scales are rounded so that their exact ε (and ρ) is ≤ what is charged
+        "epsilon_from_noise_scales": float(plan.epsilon_spent()),
+        "rho_from_noise_scales": float(plan.rho_spent()) if gaussian else None,
+        "delta_used": plan.delta_spent,
+        "conversion": ZCDP_CONVERSION if gaussian else None,
+        "charged": {"epsilon": epsilon, "delta": delta, "rho": rho},
+    }
+
+
 def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: bytes, pdf_bytes: bytes,
                    key_id: str) -> dict[str, Any]:
-    """The manifest (public values only), as a JSON-ready dict that satisfies ``manifest.schema.json``."""
+    """The manifest (public values only), as a JSON-ready dict that satisfies ``manifest.schema.json``.
+
+    Laplace plans list ``tree.level_epsilons`` and ``tree.level_noise_scales`` (the scales t_l);
+    Gaussian plans have those null and list ``tree.level_rhos`` and ``tree.level_sigma2`` (σ_l²)
+    instead. ``noise_choice`` is there when a planner chose the noise (both noises' projected errors).
+    """
     plan = release.plan
     privacy = plan.privacy
     plan_json = plan.to_json()
-    return {
+    manifest: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "kind": "cdf",
         "release_id": info.release_id,
@@ -128,20 +155,21 @@ def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: by
         "dataset": info.dataset,
         "column": info.column,
         "mechanism": "tree of noisy counts (hierarchical histogram), post-processed",
-        "noise": "discrete_laplace",
+        "noise": plan_json["noise"],
         "random_source": SECURE_SOURCE if release.secure else "seeded_test_only",
         "neighbours": privacy.neighbours,
         "records_per_person": privacy.records_per_person,
-        # ε charged to the ledger; the noise scales are rounded so that their exact ε is ≤ this.
-        "privacy": {"epsilon": privacy.epsilon, "delta": 0.0, "rho": None,
-                    "epsilon_from_noise_scales": float(plan.epsilon_spent())},
+        "privacy": privacy_json(plan),
         "tree": {
             "branching": plan_json["branching"],
             "padded_bins": plan_json["padded_bins"],
             "levels": plan_json["levels"],
             "level_epsilons": plan_json["level_epsilons"],
             "level_noise_scales": plan_json["level_noise_scales"],
+            "level_rhos": plan_json.get("level_rhos"),
+            "level_sigma2": plan_json.get("level_sigma2"),
             "sensitivity_per_level": plan_json["sensitivity_per_level"],
+            "l2_sensitivity_squared_per_level": plan_json.get("l2_sensitivity_squared_per_level"),
             "missing_leaf": bool(plan.shape.missing_leaf),  # one more leaf after the K bins counts missing values
         },
         "estimator": plan.estimator,
@@ -158,6 +186,23 @@ def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: by
         },
         "signer": {"key_id": key_id, "algorithm": "Ed25519, minisign format (BLAKE2b-512 prehash)"},
     }
+    if "noise_choice" in plan_json:
+        manifest["noise_choice"] = plan_json["noise_choice"]
+    return manifest
+
+
+def plan_from_manifest(manifest: dict[str, Any]) -> Plan:
+    """The plan a manifest describes, for manifests of every schema version (version 1 has no noise,
+    δ or ρ keys: a Laplace plan with δ = 0). Raises KeyError/TypeError for a manifest that lacks
+    the plan's fields, and :class:`~dpgui.errors.ParameterError` for values no plan can have."""
+    tree, privacy = manifest["tree"], manifest["privacy"]
+    return Plan.from_json({
+        "bins": manifest["bins"], "branching": tree["branching"], "missing_leaf": bool(tree.get("missing_leaf", False)),
+        "epsilon": privacy["epsilon"], "delta": privacy.get("delta") or 0.0, "neighbours": manifest["neighbours"],
+        "records_per_person": manifest["records_per_person"], "estimator": manifest["estimator"],
+        "noise": manifest.get("noise", "discrete_laplace"), "level_epsilons": tree.get("level_epsilons"),
+        "level_rhos": tree.get("level_rhos"),
+    })
 
 
 def missing_values_json(release: Release, rule: str) -> dict[str, Any]:

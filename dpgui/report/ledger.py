@@ -24,8 +24,15 @@ A spend fits if the dataset's releases, the new one included, fit the cap under
 **basic composition** (Σε ≤ cap ε and Σδ ≤ cap δ), **or** — when every one of them carries a zCDP
 ρ (Gaussian releases) and cap δ > 0 — under **zCDP composition**: Σρ converted to ε at δ = cap δ
 with the Canonne–Kamath–Steinke bound (:func:`dpgui.core.accounting.zcdp_epsilon`) is ≤ cap ε.
-Both are valid bounds on the composed privacy loss, so taking either is sound. One release
-without ρ (e.g. Laplace, pure ε) makes the whole dataset fall back to basic composition.
+Both are valid bounds on the composed privacy loss, so taking either is sound.
+
+Every release dpgui makes carries a ρ (:meth:`dpgui.core.plan.Plan.ledger_charge`): a Gaussian
+release its plan's ρ (and its δ), a Laplace release ρ = ε²/2 (and δ = 0), which is valid because
+pure ε-DP implies ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4). So Laplace and Gaussian releases of
+one dataset compose under zCDP whenever that is cheaper. One release without ρ (recorded by an
+earlier dpgui, which stored ρ = NULL for Laplace) makes the whole dataset fall back to basic
+composition. A release with δ > 0 never fits a cap with δ = 0 (neither bound applies): the
+refusal says to raise the cap's δ (:attr:`BudgetExceeded.short_of` is ``"cap_delta"``).
 Sums use ``math.fsum``; a total within a relative 1e-9 of the cap fits (so three spends of ε/3
 fit a cap of ε, while 1.0000001·ε does not).
 
@@ -78,8 +85,10 @@ __all__ = [
     "SCHEMA_VERSION",
     "RELATIVE_TOLERANCE",
     "BudgetExceeded",
+    "SHORT_OF",
     "NoCapSet",
     "Totals",
+    "spent_epsilon",
     "ReleaseEntry",
     "CapChange",
     "ReleaseOutput",
@@ -97,15 +106,23 @@ MAX_TEXT_LENGTH = 4000
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
+SHORT_OF = ("epsilon", "delta", "cap_delta")  # what a refused spend lacks (BudgetExceeded.short_of)
+
+
 class BudgetExceeded(DpguiError):
     """A spend would take a dataset over its cap; nothing was recorded.
 
-    ``totals`` is the dataset's state before the refused spend.
+    ``totals`` is the dataset's state before the refused spend. ``short_of`` says what is missing:
+    ``"epsilon"`` (not enough ε left), ``"delta"`` (ε would fit but not enough δ is left) or
+    ``"cap_delta"`` (the release needs δ > 0 and the cap's δ is 0: raise the cap's δ).
     """
 
-    def __init__(self, problem: str, fix: str, totals: Totals) -> None:
+    def __init__(self, problem: str, fix: str, totals: Totals, short_of: str = "epsilon") -> None:
         super().__init__(problem, fix)
+        if short_of not in SHORT_OF:
+            raise ValueError(f"short_of must be one of {SHORT_OF}, not {short_of!r}")
         self.totals = totals
+        self.short_of = short_of
 
 
 class NoCapSet(DpguiError):
@@ -129,11 +146,11 @@ class Totals:
     ``accounting``: "zcdp" when that conversion gives a smaller ε than Σε (or Σδ is over the cap δ,
     so that only the zCDP bound holds), else "basic".
     ``epsilon_remaining``: cap ε minus the spent ε under ``accounting``, ≥ 0. Under zCDP the
-    remainder is not additive: what fits next depends on the mechanism (a Gaussian release may
-    use up to ``rho_remaining``; a release without ρ must fit basic composition).
+    remainder is not additive: what fits next depends on the release (one with a ρ may use up to
+    ``rho_remaining``; a release without ρ must fit basic composition).
     ``delta_remaining``: cap δ − Σδ, ≥ 0 (basic composition).
-    ``rho_remaining``: the extra ρ a Gaussian release may still spend (None if the zCDP path does
-    not apply). ``releases``: how many releases were recorded.
+    ``rho_remaining``: the extra ρ a release may still spend under zCDP (None if the zCDP path does
+    not apply: a release without ρ, or cap δ = 0). ``releases``: how many releases were recorded.
     """
 
     dataset_id: str
@@ -410,6 +427,14 @@ def _totals(dataset_id: str, cap_epsilon: float, cap_delta: float,
         accounting="zcdp" if use_zcdp else "basic",
         releases=len(rows),
     )
+
+
+def spent_epsilon(totals: Totals) -> float:
+    """The ε a dataset has spent under the accounting that applies (``totals.accounting``): the
+    zCDP total converted at the cap's δ, or Σε (basic composition). Not clipped at the cap."""
+    if totals.accounting == "zcdp" and totals.zcdp_epsilon is not None:
+        return totals.zcdp_epsilon
+    return totals.epsilon_spent
 
 
 # ---------------------------------------------------------------------------------------------
@@ -698,7 +723,8 @@ class Ledger:
         Check and insert happen in one ``BEGIN IMMEDIATE`` transaction, so concurrent processes
         cannot both pass the check; the spend is on disk when this returns. Call it *before*
         drawing any noise. ``epsilon`` ≥ 0 and ``delta`` ∈ [0, 1) are the release's own (ε, δ)
-        for basic composition; ``rho`` is its zCDP ρ (Gaussian releases) or None. ``description``
+        for basic composition; ``rho`` is its zCDP ρ, or None (then the dataset counts by basic
+        composition only); :meth:`dpgui.core.plan.Plan.ledger_charge` gives all three. ``description``
         holds public plan parameters only (stored as JSON).
 
         Raises :class:`NoCapSet` (no cap for the dataset), :class:`BudgetExceeded` (it does not
@@ -743,6 +769,17 @@ class Ledger:
                 raise NoCapSet(dataset_id)
             self._fitting_spends(conn, dataset_id, cap, "this release", eps, dlt, rho_value)
             return _totals(dataset_id, cap[0], cap[1], self._spends(conn, dataset_id))
+
+    def totals_after(self, dataset_id: str, epsilon: float, delta: float = 0.0, rho: float | None = None) -> Totals:
+        """The totals as they would be after a spend of (ε, δ, ρ), whether or not it fits (for a
+        confirmation's "after this release"); records nothing. :class:`NoCapSet` without a cap."""
+        dataset_id = _check_id("dataset id", dataset_id)
+        eps, dlt, rho_value = _check_epsilon(epsilon, cap=False), _check_delta(delta, cap=False), _check_rho(rho)
+        with self._transaction(write=False) as conn:
+            cap = self._cap(conn, dataset_id)
+            if cap is None:
+                raise NoCapSet(dataset_id)
+            return _totals(dataset_id, cap[0], cap[1], self._spends(conn, dataset_id) + [(eps, dlt, rho_value)])
 
     def _fitting_spends(self, conn: sqlite3.Connection, dataset_id: str, cap: tuple[float, float], what: str,
                         eps: float, dlt: float, rho: float | None) -> list[tuple[float, float, float | None]]:
@@ -900,34 +937,81 @@ def _spent_phrase(t: Totals) -> str:
     return f"{text} in {t.releases} release(s)"
 
 
+def _floor_digits(x: float, digits: int = 4) -> float:
+    """``x`` ≥ 0 rounded down to ``digits`` significant digits (a limit quoted in a fix must fit)."""
+    if not (x > 0 and math.isfinite(x)):
+        return 0.0
+    step = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    return math.floor(x / step) * step
+
+
+def _largest_fitting_epsilon(before: Totals, dlt: float) -> float:
+    """The largest ε a release with this δ could still spend (δ > 0: Gaussian, ρ = zcdp_rho(ε, δ);
+    δ = 0: Laplace, ρ = ε²/2): the better of zCDP (``rho_remaining``) and basic composition
+    (ε left, if the δ fits), rounded down."""
+    best = 0.0
+    if before.rho_remaining:
+        best = _zcdp_epsilon(before.rho_remaining, dlt) if dlt > 0 else math.sqrt(2.0 * before.rho_remaining)
+    if _fits(before.delta_spent + dlt, before.cap_delta):
+        best = max(best, before.cap_epsilon - before.epsilon_spent)
+    return _floor_digits(best * (1.0 - 1e-9))
+
+
 def _refusal(before: Totals, what: str, eps: float, dlt: float, rho: float | None, acc: _Account) -> BudgetExceeded:
     """The refusal: what the release needs, what is spent, the cap, what remains, in plain numbers."""
     ds = before.dataset_id
     raise_cap = f"raise the cap with `dpgui ledger cap {_shell_word(ds)} EPSILON` if your policy allows it"
     n = before.releases
-    if acc.zcdp_epsilon is not None:  # every release has a ρ: the zCDP total is what failed
-        assert rho is not None and before.zcdp_epsilon is not None
-        problem = (f"{what} needs ρ = {_num(rho)} but dataset {ds!r} has spent "
-                   f"ε = {_num(before.zcdp_epsilon)} of its cap ε = {_num(before.cap_epsilon)} at δ = "
-                   f"{_num(before.cap_delta)} (zCDP accounting of {n} release(s), ρ = {_num(before.rho_spent or 0.0)}); "
-                   f"with it the total would be ε = {_num(acc.zcdp_epsilon)}")
-        fix = (f"ask for at most ρ = {_num(before.rho_remaining)}, or {raise_cap}" if before.rho_remaining
-               else f"the budget is used up; {raise_cap}")
-        return BudgetExceeded(problem, fix, before)
+    if dlt > 0 and before.cap_delta == 0:  # neither bound can hold: the cap allows pure ε-DP only
+        problem = (f"{what} needs δ = {_num(dlt)} (Gaussian noise) but the cap of dataset {ds!r} has δ = 0, which "
+                   "allows only pure ε-differential privacy (Laplace noise, δ = 0)")
+        fix = (f"raise the cap's δ to at least {_num(dlt)} if your policy allows it (`dpgui ledger cap {_shell_word(ds)} "
+               f"{_num(before.cap_epsilon)} --delta {_num(dlt)} --reason TEXT`, or in the Ledger window), "
+               "or use Laplace noise")
+        return BudgetExceeded(problem, fix, before, "cap_delta")
     show_delta = dlt > 0 or before.cap_delta > 0 or before.delta_spent > 0
     eps_left = max(0.0, before.cap_epsilon - before.epsilon_spent)
     need = f"ε = {_num(eps)}" + (f", δ = {_num(dlt)}" if show_delta else "")
-    spent = f"ε = {_num(before.epsilon_spent)}" + (f", δ = {_num(before.delta_spent)}" if show_delta else "")
     cap = f"ε = {_num(before.cap_epsilon)}" + (f", δ = {_num(before.cap_delta)}" if show_delta else "")
+    if acc.zcdp_epsilon is not None:  # every release has a ρ: neither basic composition nor zCDP holds
+        assert rho is not None and before.zcdp_epsilon is not None
+        spent_eps = before.cap_epsilon - before.epsilon_remaining
+        how = "zCDP accounting" if before.accounting == "zcdp" else "basic composition"
+        problem = (f"{what} needs {need} (ρ = {_num(rho)}) but dataset {ds!r} has spent ε = {_num(spent_eps)} of its cap "
+                   f"{cap} ({how} of {n} release(s), ρ = {_num(before.rho_spent or 0.0)}); with it the total would "
+                   f"be ε = {_num(acc.zcdp_epsilon)} under zCDP at δ = {_num(before.cap_delta)}")
+        if not _fits(acc.delta_spent, before.cap_delta):
+            problem += f" (and Σδ = {_num(acc.delta_spent)} under basic composition)"
+        else:
+            problem += f" (and ε = {_num(acc.epsilon_spent)} under basic composition)"
+        most = _largest_fitting_epsilon(before, dlt)
+        if most > 0:
+            at = f" at δ = {_num(dlt)}" if dlt > 0 else ""
+            fix = f"ask for at most ε = {_num(most)}{at} (ρ = {_num(before.rho_remaining or 0.0)} is left), or {raise_cap}"
+        else:
+            fix = f"the budget is used up; {raise_cap}"
+        return BudgetExceeded(problem, fix, before)
+    spent = f"ε = {_num(before.epsilon_spent)}" + (f", δ = {_num(before.delta_spent)}" if show_delta else "")
     left = f"ε = {_num(eps_left)}" + (f", δ = {_num(before.delta_remaining)}" if show_delta else "")
+    if dlt > 0 and _fits(acc.epsilon_spent, before.cap_epsilon) and not _fits(acc.delta_spent, before.cap_delta):
+        problem = (f"not enough δ left: {what} needs δ = {_num(dlt)} but dataset {ds!r} has spent "
+                   f"δ = {_num(before.delta_spent)} of its cap δ = {_num(before.cap_delta)} in {n} release(s), so "
+                   f"δ = {_num(before.delta_remaining)} remains")
+        if before.rho_spent is None and n:
+            problem += (" (zCDP accounting, which counts δ once, does not apply: release(s) recorded by an earlier "
+                        "dpgui carry no ρ)")
+        fix = (f"raise the cap's δ if your policy allows it (`dpgui ledger cap {_shell_word(ds)} "
+               f"{_num(before.cap_epsilon)} --delta D --reason TEXT`, or in the Ledger window), or use Laplace noise "
+               "(δ = 0)")
+        return BudgetExceeded(problem, fix, before, "delta")
     problem = (f"{what} needs {need} but dataset {ds!r} has spent {spent} of its cap {cap} "
                f"in {n} release(s), so {left} remains")
     if before.accounting == "zcdp":
         problem += (" (basic composition: zCDP accounting, which gave ε = "
                     f"{_num(before.zcdp_epsilon or 0.0)}, applies only when every release has a ρ)")
     if before.accounting == "zcdp" and before.rho_remaining:
-        fix = (f"a release without ρ does not fit, but a Gaussian release may still spend up to "
-               f"ρ = {_num(before.rho_remaining)}; or {raise_cap}")
+        fix = (f"a release without ρ does not fit, but a release with a ρ (any release of this dpgui) may still "
+               f"spend up to ρ = {_num(before.rho_remaining)}; or {raise_cap}")
     elif eps_left <= before.cap_epsilon * RELATIVE_TOLERANCE or (dlt > 0 and before.delta_remaining <= 0):
         fix = f"the budget is used up; {raise_cap}"
     else:

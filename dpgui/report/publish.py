@@ -33,10 +33,39 @@ from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT
 from dpgui.core.plan import Plan
 from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, write_bundle
-from dpgui.report.ledger import Ledger
+from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.signing import SecretKey
 
-MECHANISM = "discrete_laplace_tree"
+MECHANISM = "discrete_laplace_tree"  # the ledger's mechanism name of a Laplace release
+MECHANISMS = {"laplace": MECHANISM, "gaussian": "discrete_gaussian_tree"}
+
+
+def release_charge(plan: Plan) -> tuple[float, float, float]:
+    """(ε, δ, ρ) that a release with ``plan`` charges to the budget ledger: :meth:`Plan.ledger_charge`
+    (Laplace (ε, 0, ε²/2); Gaussian (ε, δ, ρ = zcdp_rho(ε, δ))). The one charge used both to check
+    the budget before any data is read (:func:`check_release_budget`) and to record the spend
+    (:func:`spend_and_release`), so that the check and the spend can never disagree."""
+    return plan.ledger_charge()
+
+
+def check_release_budget(ledger: Ledger, dataset: str, plan: Plan) -> Totals:
+    """Would a release with ``plan`` fit ``dataset``'s cap now? Reads only; call it before reading
+    any data. Returns the current totals, or raises :class:`~dpgui.report.ledger.NoCapSet` /
+    :class:`~dpgui.report.ledger.BudgetExceeded` (``short_of == "cap_delta"``: a Gaussian release and
+    a cap with δ = 0, whose fix is to raise the cap's δ) exactly as the spend would."""
+    epsilon, delta, rho = release_charge(plan)
+    return ledger.check_spend(dataset, epsilon, delta, rho)
+
+
+def mechanism_name(plan: Plan) -> str:
+    """The ledger's name of the mechanism: ``discrete_laplace_tree`` or ``discrete_gaussian_tree``."""
+    return MECHANISMS[plan.noise]
+
+
+def charge_text(plan: Plan) -> str:
+    """The charge for messages: "ε = 1" (Laplace) or "ε = 1, δ = 1e-09" (Gaussian)."""
+    epsilon, delta, _rho = release_charge(plan)
+    return f"ε = {epsilon:g}" + (f", δ = {delta:g}" if delta > 0 else "")
 
 
 class BundleNotRecorded(DataError):
@@ -77,7 +106,9 @@ def check_missing_rule(plan: Plan, missing: str = MISSING_AUTO) -> str:
 def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, counts: np.ndarray, plan: Plan,
                       source: RandomSource, lower: float, upper: float, consistency: str,
                       *, n_missing: int, release_id: str | None = None) -> tuple[Release, ReleaseInfo]:
-    """Record ε for ``dataset`` in the ledger, then release the histogram's CDF (ε-DP, discrete Laplace).
+    """Record the plan's (ε, δ, ρ) for ``dataset`` in the ledger (:func:`release_charge`), then release
+    the histogram's CDF (ε-DP with discrete Laplace noise, or (ε, δ)-DP and ρ-zCDP with discrete
+    Gaussian noise, as ``plan.noise`` says).
 
     ``counts``: the confidential histogram (K bins); ``n_missing``: its number of missing values,
     counted in the tree's missing leaf under change and dropped under add/remove
@@ -99,22 +130,22 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
         "kind": "cdf", "column": column, "bins": plan.shape.bins, "bounds": [lower, upper],
         "branching": list(plan.shape.branching), "estimator": plan.estimator, "consistency": consistency,
         "neighbours": plan.privacy.neighbours, "records_per_person": plan.privacy.records_per_person,
-        "secure_noise": bool(source.secure),
+        "secure_noise": bool(source.secure), "noise": plan.noise, "delta": plan.privacy.delta,
     }
-    epsilon, delta, rho = plan.ledger_charge()
-    ledger.spend(dataset, release_id, epsilon=epsilon, delta=delta, rho=rho, mechanism=MECHANISM,
+    epsilon, delta, rho = release_charge(plan)
+    ledger.spend(dataset, release_id, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism_name(plan),
                  description=description)
     created = datetime.now(timezone.utc)
     try:
         result = release(counts, plan, source, lower, upper, consistency, missing=n_missing)
     except Exception as err:  # a bug past the point of no return: never let it pass as "nothing spent"
-        raise DpguiError(f"ε = {plan.privacy.epsilon:g} was spent (ledger release {release_id}) but the release "
+        raise DpguiError(f"{charge_text(plan)} was spent (ledger release {release_id}) but the release "
                          f"failed: {type(err).__name__}: {err}", "nothing was published; please report this") from err
     info = ReleaseInfo(dataset, column, release_id, created, rule)
     try:
         ledger.record_output(release_id, levels_sha256(result.levels), release_params(result, info), result.secure)
     except DpguiError as err:
-        raise DataError(f"ε = {plan.privacy.epsilon:g} was spent (ledger release {release_id}) but the ledger could not "
+        raise DataError(f"{charge_text(plan)} was spent (ledger release {release_id}) but the ledger could not "
                         f"record the released values ({err.problem}); the release is not kept and cannot be signed",
                         err.fix) from err
     return result, info
@@ -157,6 +188,15 @@ def _same(a: Any, b: Any) -> bool:
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
+def _comparable(key: str, value: Any) -> Any:
+    """A recorded parameter as compared before signing: a plan without its ``noise_choice`` (how a
+    planner chose the noise: its reasons, not a parameter of the noise; a plan read back from a
+    project file does not carry it)."""
+    if key == "plan" and isinstance(value, dict):
+        return {k: v for k, v in value.items() if k != "noise_choice"}
+    return value
+
+
 def authenticate_release(ledger: Ledger, result: Release, info: ReleaseInfo) -> Release:
     """The release confirmed by the ledger, with its ``secure`` flag taken from the ledger's record.
 
@@ -181,7 +221,7 @@ def authenticate_release(ledger: Ledger, result: Release, info: ReleaseInfo) -> 
                         "earlier dpgui, or dpgui stopped while releasing it), so it cannot be signed from a saved project",
                         _REMADE)
     params = release_params(result, info)
-    differing = [key for key in params if not _same(params[key], output.params.get(key))]
+    differing = [key for key in params if not _same(_comparable(key, params[key]), _comparable(key, output.params.get(key)))]
     if differing:
         names = ", ".join(_PARAM_NAMES.get(k, k) for k in differing)
         raise DataError(f"the {names} of release {rid} differ from what the budget ledger recorded when it was "

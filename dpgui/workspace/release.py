@@ -28,14 +28,14 @@ from dpgui.core.missing import MISSING_RULE_TEXT
 from dpgui.core.plan import Plan
 from dpgui.data.histogram import ColumnHistogram, column_histogram
 from dpgui.errors import Cancelled, DpguiError
-from dpgui.formatting import format_number
+from dpgui.formatting import format_delta, format_number, format_odds, format_significant
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.ledger import (
     BudgetExceeded, Ledger, NoCapSet, Totals, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
-    same_data_warning,
+    same_data_warning, spent_epsilon,
 )
 from dpgui.report.project_file import ProjectRelease
-from dpgui.report.publish import authenticate_release, spend_and_release
+from dpgui.report.publish import authenticate_release, check_release_budget, release_charge, spend_and_release
 from dpgui.workspace.state import ColumnSettings, ShownRelease, Workspace, WorkspaceState
 from dpgui.workspace.words import (
     CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, friendly, sentence,
@@ -68,6 +68,17 @@ class ReleaseRequest:
     @property
     def epsilon(self) -> float:
         return self.plan.privacy.epsilon
+
+    @property
+    def delta(self) -> float:
+        """The δ the user set for this release (a Laplace release leaves it unused)."""
+        return self.plan.privacy.delta
+
+    @property
+    def charge(self) -> tuple[float, float, float]:
+        """(ε, δ, ρ) this release charges to the budget ledger
+        (:func:`dpgui.report.publish.release_charge`): both the budget check and the spend use it."""
+        return release_charge(self.plan)
 
 
 @dataclass(frozen=True)
@@ -147,11 +158,15 @@ class BudgetOk:
 @dataclass(frozen=True)
 class FirstCapNeeded:
     """The dataset has no cap yet: the officer confirms the name as new data and sets its budget.
-    ``similar``: ledgered datasets released from a file like this one (a copy under a new name?)."""
+    ``similar``: ledgered datasets released from a file like this one (a copy under a new name?).
+    ``delta``: the cap δ that :meth:`ReleaseController.set_first_cap` sets unless told otherwise:
+    the request's δ (a Gaussian release needs a cap δ > 0; for Laplace it is the δ the user set,
+    usually 0)."""
 
     dataset: str
     epsilon: float
     similar: tuple[str, ...]
+    delta: float = 0.0
 
 
 BudgetCheck = BudgetOk | FirstCapNeeded | RowsNotCounted | NotEnoughBudget | LedgerUnusable
@@ -161,9 +176,19 @@ ROWS_NOT_COUNTED = RowsNotCounted(
     "needs its number of rows. Wait until the count is shown in step 1, then release.")
 
 
+NEEDS_CAP_DELTA = ("Gaussian noise needs a budget with δ > 0. Raise the dataset's budget δ in Tools → Budget Ledger "
+                   "(to at least the δ of step 2) if your organisation allows it, or choose Laplace noise in step 2.")
+NOT_ENOUGH_DELTA = ("Lower δ in step 2, choose Laplace noise (which spends no δ), or raise the budget's δ in "
+                    "Tools → Budget Ledger if your organisation allows it.")
+NOT_ENOUGH_EPSILON = ("Lower ε in step 2, or raise the budget in Tools → Budget Ledger if your organisation allows "
+                      "it.")
+
+
 def _not_enough(err: BudgetExceeded) -> NotEnoughBudget:
-    return NotEnoughBudget(sentence(err.problem) + " Lower ε in step 2, or raise the budget in Tools → Budget Ledger "
-                           "if your organisation allows it. Nothing was spent.")
+    """The refusal in the window's words: the ledger's problem, then what to do in the app (by what
+    the release lacks: ε, δ, or a cap δ > 0)."""
+    fix = {"cap_delta": NEEDS_CAP_DELTA, "delta": NOT_ENOUGH_DELTA}.get(err.short_of, NOT_ENOUGH_EPSILON)
+    return NotEnoughBudget(f"{sentence(err.problem)} {fix} Nothing was spent.")
 
 
 def _ledger_unusable(err: DpguiError) -> LedgerUnusable:
@@ -176,10 +201,28 @@ def _lower_first(label: str) -> str:
     return label[:1].lower() + label[1:]
 
 
+def cost_words(plan: Plan) -> str:
+    """What the release costs and what δ means for it, in plain words (rich text): Laplace with δ = 0
+    "ε = 1"; Laplace with a δ set "ε = 1 (δ is not used …)"; Gaussian "ε = 1 and δ = 1e-9 …"."""
+    privacy = plan.privacy
+    epsilon, delta, rho = release_charge(plan)
+    if plan.noise == "gaussian":
+        return (f"<b>Cost: ε = {epsilon:g} and δ = {format_delta(delta)}</b> of privacy budget, spent for good "
+                f"(δ: a chance of at most {format_odds(delta)} beyond the ε guarantee; "
+                f"counted as ρ = {format_significant(rho, 4)} under zCDP, by which the budget ledger adds it up "
+                "with the dataset's other releases whenever that costs less than adding up their ε).")
+    words = f"<b>Cost: ε = {epsilon:g}</b> of privacy budget, spent for good."
+    if privacy.delta > 0:
+        words += (f" Laplace noise gives pure ε-differential privacy, so the δ = {format_delta(privacy.delta)} of "
+                  "step 2 is not used and no δ is spent.")
+    return words
+
+
 def confirmation_text(request: ReleaseRequest) -> str:
     """What will be published and what it costs, in plain words (rich text)."""
     settings, plan = request.settings, request.plan
     privacy = plan.privacy
+    noise = ("exact discrete Gaussian noise" if plan.noise == "gaussian" else "exact discrete Laplace noise")
     branching = " × ".join(map(str, plan.shape.branching))
     if privacy.root_public:
         total = ("The total number of records N (all rows, missing values included) is published exactly "
@@ -192,23 +235,38 @@ def confirmation_text(request: ReleaseRequest) -> str:
         f"from <b>{escape(settings.path.name)}</b>: {settings.bins:,} cumulative counts, one at each bin edge from "
         f"{format_number(settings.lower)} to {format_number(settings.upper)} "
         f"(values outside are counted in the first or last bin). {missing}</p>"
-        f"<p><b>Cost: ε = {privacy.epsilon:g}</b> of privacy budget, spent for good. "
+        f"<p>{cost_words(plan)} "
         f"Protection: {_lower_first(NEIGHBOURS_LABELS[privacy.neighbours])}; "
         f"up to {privacy.records_per_person} record{'s' if privacy.records_per_person > 1 else ''} per person. "
         f"{total}</p>"
-        f"<p>Method: a tree of noisy counts (branching {branching}), exact discrete Laplace noise from "
+        f"<p>Method: a tree of noisy counts (branching {branching}), {noise} from "
         f"the system's secure random source; estimator: {_lower_first(ESTIMATOR_LABELS[plan.estimator])}; "
         f"consistency: {_lower_first(CONSISTENCY_LABELS[request.consistency])}.</p>"
     )
 
 
-def budget_sentence(dataset: str, epsilon: float, totals: Totals) -> str:
-    """The dataset's budget before and after this release, for the confirmation (rich text)."""
-    after = totals.epsilon_spent + epsilon
-    return (f"<p><b>Budget of dataset '{escape(dataset)}':</b> ε = {totals.epsilon_spent:g} of "
-            f"{totals.cap_epsilon:g} spent so far ({totals.releases} release{'' if totals.releases == 1 else 's'}); "
-            f"after this release: ε = {after:g} of {totals.cap_epsilon:g}. The spend is recorded in the budget "
-            "ledger before the noise is drawn.</p>")
+def _spent_words(totals: Totals) -> str:
+    """"ε = 0.5 of 3" and, when the cap has a δ or δ was spent, " and δ = 1e-9 of 1e-6"; under zCDP
+    "ε = 0.77 of 3 at δ = 1e-6" (the releases together are (ε, δ)-DP at the cap's δ)."""
+    words = f"ε = {spent_epsilon(totals):g} of {totals.cap_epsilon:g}"
+    if totals.accounting == "zcdp":
+        words += f" at δ = {format_delta(totals.cap_delta)}"
+    elif totals.cap_delta > 0 or totals.delta_spent > 0:
+        words += f" and δ = {format_delta(totals.delta_spent)} of {format_delta(totals.cap_delta)}"
+    return words
+
+
+def budget_sentence(dataset: str, totals: Totals, after: Totals | None = None) -> str:
+    """The dataset's budget before and after this release, for the confirmation (rich text).
+    ``after``: the totals with this release's charge (:meth:`Ledger.totals_after`); None leaves the
+    "after" part out. Under zCDP the ε of releases do not simply add up, so it is said how it was counted."""
+    words = (f"<p><b>Budget of dataset '{escape(dataset)}':</b> {_spent_words(totals)} spent so far "
+             f"({totals.releases} release{'' if totals.releases == 1 else 's'})")
+    if after is not None:
+        words += f"; after this release: {_spent_words(after)}"
+        if after.accounting == "zcdp":
+            words += f" (counted with zCDP composition, which is less than the plain sum of ε, {after.epsilon_spent:g})"
+    return words + ". The spend is recorded in the budget ledger before the noise is drawn.</p>"
 
 
 @dataclass(frozen=True)
@@ -219,6 +277,7 @@ class Confirmation:
     request: ReleaseRequest
     totals: Totals | None
     similar: tuple[str, ...]
+    after: Totals | None = None  # the totals with this release's charge (None if unknown)
 
     def warning(self) -> str:
         """The same-data warning as a plain sentence ("" if no ledgered dataset looks like this file)."""
@@ -228,7 +287,7 @@ class Confirmation:
         """The whole question: what is published and its cost, the budget, the warning."""
         words = confirmation_text(self.request)
         if self.totals is not None:
-            words += budget_sentence(self.request.dataset, self.request.epsilon, self.totals)
+            words += budget_sentence(self.request.dataset, self.totals, self.after)
         if self.similar:
             words += f"<p><b>Warning:</b> {escape(self.warning())}</p>"
         return words
@@ -280,9 +339,12 @@ def run_release(request: ReleaseRequest, source: NoiseSource, progress: Progress
     ``source`` is called once, after the column is read and before the spend. The ledger
     (``$DPGUI_HOME``) is opened on the calling (worker) thread, as SQLite requires. ``release_id``:
     the ledger id to record, so that after a failure the caller can ask the ledger whether anything
-    was spent (:func:`spent_on`). Raises :class:`~dpgui.errors.Cancelled` if cancelled before the spend.
+    was spent (:func:`spent_on`). Raises :class:`~dpgui.errors.Cancelled` if cancelled before the spend,
+    and the ledger's refusal (:func:`~dpgui.report.publish.check_release_budget`) before the column is read.
     """
     settings = request.settings
+    with Ledger() as ledger:  # refused (no cap, too little left, cap δ = 0 for Gaussian) before reading the data
+        check_release_budget(ledger, request.dataset, request.plan)
     reading = f"Reading '{settings.column}' from {settings.path.name}…"
     progress(0.0, reading)
     histogram = column_histogram(
@@ -374,12 +436,13 @@ class ReleaseController:
         """Before the confirmation: may the dataset's budget pay for ``request``? Reads only."""
         try:
             with Ledger() as ledger:
-                ledger.check_spend(request.dataset, request.epsilon)
+                check_release_budget(ledger, request.dataset, request.plan)
         except NoCapSet:
             if self.workspace.state.source is None or self.workspace.state.source.n_rows is None:
                 return ROWS_NOT_COUNTED
             try:
-                return FirstCapNeeded(request.dataset, request.epsilon, self.similar_datasets(request.dataset))
+                return FirstCapNeeded(request.dataset, request.epsilon, self.similar_datasets(request.dataset),
+                                      request.delta)
             except DpguiError as err:
                 return _ledger_unusable(err)
         except BudgetExceeded as err:
@@ -388,12 +451,15 @@ class ReleaseController:
             return _ledger_unusable(err)
         return BudgetOk()
 
-    def set_first_cap(self, request: ReleaseRequest, cap: float, reason: str = FIRST_CAP_REASON) -> BudgetCheck:
-        """Set the dataset's first cap (ε, logged with ``reason``), then check ``request`` against it."""
+    def set_first_cap(self, request: ReleaseRequest, cap: float, reason: str = FIRST_CAP_REASON,
+                      delta: float | None = None) -> BudgetCheck:
+        """Set the dataset's first cap (ε ``cap`` and δ ``delta``, logged with ``reason``), then check
+        ``request`` against it. ``delta`` None: the request's δ (so a Gaussian release's first cap
+        carries its δ; a Laplace release's is the δ the user set, usually 0)."""
         try:
             with Ledger() as ledger:
-                ledger.set_cap(request.dataset, cap, 0.0, reason)
-                ledger.check_spend(request.dataset, request.epsilon)
+                ledger.set_cap(request.dataset, cap, request.delta if delta is None else delta, reason)
+                check_release_budget(ledger, request.dataset, request.plan)
         except BudgetExceeded as err:
             return _not_enough(err)
         except DpguiError as err:
@@ -402,16 +468,18 @@ class ReleaseController:
 
     def confirmation(self, request: ReleaseRequest) -> Confirmation:
         """What the confirmation states; the budget and the warning are left out if the ledger cannot tell."""
+        after: Totals | None = None
         try:
             with Ledger() as ledger:
                 totals: Totals | None = ledger.totals(request.dataset)
+                after = ledger.totals_after(request.dataset, *request.charge)
         except DpguiError:
             totals = None
         try:
             similar = self.similar_datasets(request.dataset)
         except DpguiError:
             similar = ()
-        return Confirmation(request, totals, similar)
+        return Confirmation(request, totals, similar, after)
 
     def run(self, request: ReleaseRequest, progress: Progress, should_cancel: Callable[[], bool],
             release_id: str | None = None) -> ReleaseOutcome:

@@ -17,6 +17,7 @@ from dpgui.app.verify_dialog import VerifyDialog
 from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
+from dpgui.formatting import format_significant
 from dpgui.report.keystore import create_key, keys_dir, list_keys, load_public_key, load_secret_key
 from dpgui.report.ledger import Ledger
 from dpgui.report.publish import sign_release, spend_and_release
@@ -144,7 +145,9 @@ def test_ledger_shows_budget_bar_and_releases(qtbot):
     assert rows["payroll"].budget_text == "ε 0.75 of 2 spent, 1.25 left"
     assert rows["payroll"].releases == 2 and rows["payroll"].delta_text == "—" and not rows["payroll"].full
     assert rows["flights"].budget_text == "ε 1 of 1 spent, none left" and rows["flights"].full
-    assert rows["flights"].delta_text == "δ 0 of 1e-6"
+    assert rows["flights"].delta_text == "δ 0 of 1e-6 spent, 1e-6 left"
+    assert rows["payroll"].accounting_text == "sum of ε" and rows["flights"].accounting_text == "sum of ε and δ"
+    assert dialog.datasets_table.item(0, 2).text() == "δ 0 of 1e-6 spent, 1e-6 left"  # flights sorts first
     bar = dialog.bar_for("payroll")
     assert bar.text() == "ε 0.75 of 2 spent, 1.25 left" and bar.value() == 375
     full_bar = dialog.bar_for("flights")
@@ -153,12 +156,48 @@ def test_ledger_shows_budget_bar_and_releases(qtbot):
 
     assert dialog.select_dataset("payroll")
     releases = dialog.release_rows()
-    assert [r[3] for r in releases] == [second, first]  # newest first
-    assert releases[0][1:3] == ("0.25", "0") and releases[0][4] == "/releases/payroll.manifest.json"
-    assert releases[1][4] == "(no bundle written)"
+    assert [r[5] for r in releases] == [second, first]  # newest first
+    assert releases[0][1:5] == ("0.25", "0", "—", "Laplace") and releases[0][6] == "/releases/payroll.manifest.json"
+    assert releases[1][6] == "(no bundle written)"
     assert len(releases[0][0]) == len("2026-01-01 00:00:00")
     assert dialog.cap_history_rows()[0][1:] == ("set to ε 2", "approved by the board")
     assert "(2)" in dialog.details.tabText(0)
+
+
+def test_ledger_shows_delta_spent_and_left_and_how_releases_add_up(qtbot):
+    from dpgui.core.accounting import zcdp_rho
+
+    rho = zcdp_rho(1.0, 1e-9)  # a Gaussian release at ε = 1, δ = 1e-9, as the release path charges it
+    with Ledger() as ledger:
+        ledger.set_cap("gauss", 3.0, 1e-6)
+        gaussian = uuid.uuid4().hex
+        ledger.spend("gauss", gaussian, 1.0, 1e-9, rho, mechanism="discrete_gaussian_tree")
+        ledger.set_cap("older", 3.0, 1e-6)
+        ledger.spend("older", uuid.uuid4().hex, 0.5, 4e-7, None)  # an earlier dpgui's release: no ρ
+        ledger.set_cap("pure", 3.0)
+    dialog = LedgerDialog()
+    qtbot.addWidget(dialog)
+    rows = {row.dataset: row for row in dialog.dataset_rows()}
+    assert rows["older"].delta_text == "δ 4e-7 of 1e-6 spent, 6e-7 left"
+    assert rows["older"].accounting_text == "sum of ε and δ"
+    assert rows["pure"].delta_text == "—" and rows["pure"].accounting_text == "sum of ε"
+    # one Gaussian release: its ρ at the cap's δ is ε ≈ 0.92 < Σε = 1, so zCDP counts it
+    assert rows["gauss"].accounting_text == "zCDP (sum of ε: 1)"
+    left = zcdp_rho(3.0, 1e-6) - rho
+    assert rows["gauss"].delta_text == (f"at δ 1e-6 (zCDP): ρ {format_significant(rho)} spent, "
+                                        f"{format_significant(left)} left")
+    # the ε shown is ρ converted at the cap's δ: CKS 2020 Cor. 13 minimised over α on a grid, here
+    alphas = 1.0 + np.logspace(-6, 6, 400_001)
+    expected = float((alphas * rho + (np.log(1e6) + (alphas - 1) * np.log1p(-1 / alphas) - np.log(alphas))
+                      / (alphas - 1)).min())
+    shown = rows["gauss"].budget_text
+    assert " of 3 spent, " in shown and float(shown.split()[1]) == pytest.approx(expected, rel=1e-5)
+    assert expected < 1.0  # cheaper than the plain sum of ε
+    assert "Counted with zCDP composition at δ = 1e-6" in dialog.bar_for("gauss").toolTip()
+    index = [r.dataset for r in dialog.dataset_rows()].index("gauss")
+    assert dialog.datasets_table.item(index, 3).text() == "zCDP (sum of ε: 1)"
+    assert dialog.select_dataset("gauss")
+    assert dialog.release_rows()[0][1:6] == ("1", "1e-9", format_significant(rho), "Gaussian", gaussian)
 
 
 def test_raising_a_budget_needs_a_reason_and_is_logged(qtbot):
@@ -285,12 +324,23 @@ def test_verify_a_real_bundle(qtbot, bundle):
     assert rows[0][1] == f"The manifest is signed by key {files.key_id_hex}."
     facts = dialog.facts()
     assert facts["Dataset"] == "payroll" and facts["Column"] == "salary"
-    assert facts["Privacy budget"].startswith("ε = 1")
+    assert facts["Privacy budget"] == "ε = 1 (δ = 0: pure ε-differential privacy)"
     assert facts["Release id"] == info.release_id and facts["Signed by key"] == files.key_id_hex
     assert facts["Released (UTC)"] == info.created_utc.strftime("%Y-%m-%d %H:%M:%S UTC")
     assert facts["Noise"].startswith("Secure")
     assert dialog.key_file() == files.public_path  # the key list shows the key used
     assert dialog.verify_button.isEnabled()
+
+
+def test_verify_states_the_guarantee_of_each_noise():
+    from dpgui.app.verify_dialog import _budget_words
+
+    gaussian = {"epsilon": 1.0, "delta": 1e-9, "rho": 0.014973057673588277}
+    assert _budget_words("discrete_gaussian", gaussian) == "ε = 1, δ = 1e-9 (Gaussian noise; zCDP ρ = 0.01497)"
+    assert _budget_words("discrete_laplace", {"epsilon": 0.5, "delta": 1e-6, "rho": None}) == (
+        "ε = 0.5 (δ = 0: pure ε-differential privacy; the δ = 1e-6 allowed was not used)")
+    assert _budget_words("discrete_laplace", {"epsilon": 0.5, "delta": 0.0, "rho": None}) == (
+        "ε = 0.5 (δ = 0: pure ε-differential privacy)")  # as in a manifest of schema version 1
 
 
 def test_verify_refuses_a_changed_csv(qtbot, bundle):

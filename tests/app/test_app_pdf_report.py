@@ -332,3 +332,46 @@ def test_quantile_table_says_what_the_estimate_is(tmp_path):
     for needed in ("Estimate (interpolated)", "linear interpolation inside the bin",
                    "true quantile of the data lies in the interval", "where inside its bin"):
         assert needed in text, needed
+
+
+# ---------------------------------------------------------------------------------------------- δ and the noise
+
+def _release_with(privacy: PrivacySpec, noise: str) -> Release:
+    counts = smooth_counts(200)
+    plan = auto_plan(counts.size, privacy, noise=noise)
+    assert plan.noise == noise
+    return dataclasses.replace(release(counts, plan, SeededRandom(5), 0.0, 100.0, "l2"), secure=True)
+
+
+def test_a_gaussian_release_says_what_delta_means(tmp_path):
+    from dpgui.core.accounting import zcdp_rho
+    from dpgui.app.pdf_report import delta_meaning
+
+    rel = _release_with(PrivacySpec(1.0, "change", 1, 1e-9), "gaussian")
+    sentence = delta_meaning(rel.plan)
+    assert sentence.startswith("δ = 1e-9: beyond the factor e^ε, the probability of any published result may differ")
+    assert "a chance of at most one in a billion" in sentence and "ε = 1 holds except for that tiny extra chance" in sentence
+    text = pdf_text(write_pdf(render_release_pdf(rel, details(), KEY_ID), tmp_path / "gaussian.pdf"))
+    assert "What ε (epsilon) and δ (delta) mean here" in text
+    assert "a chance of at most one in a billion" in text and "that tiny extra chance" in text
+    assert "ε = 1 and δ = 1e-9" in text and "Exact discrete Gaussian noise" in text
+    rho = zcdp_rho(1.0, 1e-9)  # the plan's ρ, as the report prints it (4 significant digits)
+    assert f"ρ = {rho:.4g}" in text and "Canonne, Kamath and Steinke" in text
+    assert "Laplace" not in text and "δ = 0" not in text
+    first_level = rel.plan.level_budgets[0]
+    assert f"ρ = {first_level:.4g}" in text  # the budget per level is in ρ
+
+
+def test_a_laplace_release_says_pure_epsilon_and_an_unused_delta(tmp_path):
+    from dpgui.app.pdf_report import delta_meaning
+
+    pure = _release_with(PrivacySpec(1.0), "laplace")
+    assert delta_meaning(pure.plan).startswith("δ = 0 here: the guarantee holds always")
+    text = pdf_text(write_pdf(render_release_pdf(pure, details(), KEY_ID), tmp_path / "pure.pdf"))
+    assert "δ = 0 (pure ε-" in text and "not used" not in text  # (pdftotext writes "differential" with a ligature)
+    assert "What ε (epsilon) means here" in text and "Exact discrete Laplace noise" in text
+    unused = _release_with(PrivacySpec(1.0, "change", 1, 1e-6), "laplace")
+    assert "A δ of 1e-6 was allowed in the plan but not used" in delta_meaning(unused.plan)
+    text = pdf_text(write_pdf(render_release_pdf(unused, details(), KEY_ID), tmp_path / "unused.pdf"))
+    assert "the δ = 1e-6 allowed in the plan was not used (Laplace noise needs none)" in text
+    assert "A δ of 1e-6 was allowed in the plan but not used" in text and "Gaussian" not in text

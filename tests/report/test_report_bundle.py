@@ -89,7 +89,10 @@ def test_cli_bundle_has_four_files_and_verifies(bundle, signer, capsys):
     assert schema_problems(manifest) == []
     assert manifest["signer"]["key_id"] == files.key_id_hex
     assert manifest["privacy"] == {"epsilon": 1.0, "delta": 0.0, "rho": None,
-                                   "epsilon_from_noise_scales": manifest["privacy"]["epsilon_from_noise_scales"]}
+                                   "epsilon_from_noise_scales": manifest["privacy"]["epsilon_from_noise_scales"],
+                                   "rho_from_noise_scales": None, "delta_used": 0.0, "conversion": None,
+                                   "charged": {"epsilon": 1.0, "delta": 0.0, "rho": 0.5}}
+    assert manifest["noise"] == "discrete_laplace" and manifest["schema_version"] == 2
     assert 0.999 < manifest["privacy"]["epsilon_from_noise_scales"] <= 1.0
     assert manifest["files"]["csv"]["sha256"] == hashlib.sha256(bundle.csv.read_bytes()).hexdigest()
     assert manifest["files"]["pdf"]["sha256"] == hashlib.sha256(bundle.pdf.read_bytes()).hexdigest()

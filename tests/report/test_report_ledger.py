@@ -7,6 +7,7 @@ import json
 import math
 import os
 import random
+import re
 import sqlite3
 import subprocess
 import sys
@@ -240,20 +241,33 @@ def test_gaussian_releases_compose_under_zcdp(ledger):
     # a fourth does not fit (Σρ = 0.032 → ε ≈ 1.16 > 1), and the refusal says so in ρ
     with pytest.raises(BudgetExceeded) as info:
         ledger.spend("g", "g3", **_gaussian_release(rho))
-    assert "zCDP" in str(info.value) and "at most ρ =" in str(info.value)
+    err = info.value
+    assert "zCDP" in err.problem and err.short_of == "epsilon"
+    quoted = re.search(r"ask for at most ε = ([0-9.e+-]+) at δ = 1e-07 \(ρ = ([0-9.e+-]+) is left\)", err.fix)
+    assert quoted is not None, err.fix
+    most, left = float(quoted.group(1)), ledger.totals("g").rho_remaining
+    assert float(quoted.group(2)) == pytest.approx(left, rel=1e-5)
+    # the quoted ε fits (its ρ at δ = 1e-7 is within what is left) and 0.1 % more would not
+    assert zcdp_rho(most, 1e-7) <= left < zcdp_rho(most * 1.001, 1e-7)
     # but a smaller Gaussian release that uses exactly what remains does
     left = ledger.totals("g").rho_remaining
     assert ledger.spend("g", "g4", **_gaussian_release(left)).zcdp_epsilon == pytest.approx(cap_eps, rel=1e-9)
 
 
-def test_one_laplace_release_falls_back_to_basic_composition(ledger):
+def test_one_release_without_rho_falls_back_to_basic_composition(ledger):
+    """A release recorded without ρ (a Laplace release of an earlier dpgui: ρ NULL) makes the dataset
+    count by basic composition; this dpgui charges every Laplace release ρ = ε²/2 instead."""
     ledger.set_cap("mix", 1.0, 1e-6)
     for i in range(3):
         ledger.spend("mix", f"g{i}", **_gaussian_release(0.008))
     with pytest.raises(BudgetExceeded) as info:
         ledger.spend("mix", "lap", 0.001, mechanism="discrete_laplace_tree")  # tiny, but basic Σε > cap already
-    assert "basic composition" in str(info.value) and "a Gaussian release may still spend up to ρ" in str(info.value)
-    # Laplace first: then the Gaussians count by basic composition too
+    assert "basic composition" in str(info.value) and "a release with a ρ" in str(info.value)
+    assert "may still spend up to ρ" in str(info.value)
+    # the same tiny Laplace release charged as this dpgui does, with ρ = ε²/2, fits under zCDP
+    totals = ledger.spend("mix", "lap-rho", 0.001, rho=0.001**2 / 2, mechanism="discrete_laplace_tree")
+    assert totals.accounting == "zcdp" and totals.rho_spent == pytest.approx(3 * 0.008 + 0.001**2 / 2, rel=1e-12)
+    # Laplace without ρ first: then the Gaussians count by basic composition too
     ledger.set_cap("mix2", 1.0, 1e-6)
     ledger.spend("mix2", "m2-lap", 0.1, mechanism="discrete_laplace_tree")
     ledger.spend("mix2", "m2-g0", **_gaussian_release(0.008))  # basic: 0.1 + 0.5 ≤ 1
@@ -262,6 +276,58 @@ def test_one_laplace_release_falls_back_to_basic_composition(ledger):
     assert totals.accounting == "basic"
     with pytest.raises(BudgetExceeded):
         ledger.spend("mix2", "m2-g1", **_gaussian_release(0.008))  # zCDP alone would allow it; basic does not
+
+
+def test_a_release_with_delta_and_a_cap_without_delta_is_refused_with_the_fix(ledger):
+    ledger.set_cap("pure", 5.0, 0.0)
+    with pytest.raises(BudgetExceeded) as info:
+        ledger.check_spend("pure", **{k: v for k, v in _gaussian_release(0.008, 1e-9).items() if k != "mechanism"})
+    err = info.value
+    assert err.short_of == "cap_delta"
+    assert "needs δ = 1e-09 (Gaussian noise)" in err.problem and "has δ = 0" in err.problem
+    assert err.fix.startswith("raise the cap's δ to at least 1e-09") and "--delta 1e-09" in err.fix
+    assert "use Laplace noise" in err.fix
+    with pytest.raises(BudgetExceeded) as info:
+        ledger.spend("pure", "g", **_gaussian_release(0.008, 1e-9))
+    assert info.value.short_of == "cap_delta" and ledger.totals("pure").releases == 0
+
+
+def test_not_enough_delta_left_says_so(ledger):
+    ledger.set_cap("d", 5.0, 1e-6)
+    ledger.spend("d", "old", 0.1, delta=8e-7)  # recorded without ρ (an earlier dpgui): basic composition only
+    with pytest.raises(BudgetExceeded) as info:
+        ledger.spend("d", "new", 0.1, delta=5e-7, rho=0.001)
+    err = info.value
+    assert err.short_of == "delta" and err.problem.startswith("not enough δ left: release 'new' needs δ = 5e-07")
+    assert "δ = 2e-07 remains" in err.problem and "carry no ρ" in err.problem
+    assert err.fix.startswith("raise the cap's δ")
+
+
+def test_a_refused_laplace_release_is_told_the_largest_epsilon_that_fits(ledger):
+    """A Laplace release charged as this dpgui does (ρ = ε²/2) on a zCDP-counted dataset: the quoted ε
+    fits, by zCDP (ε²/2 ≤ ρ left) or basic composition, whichever allows more."""
+    ledger.set_cap("m", 1.0, 1e-6)
+    for i in range(3):
+        ledger.spend("m", f"g{i}", **_gaussian_release(0.008))
+    with pytest.raises(BudgetExceeded) as info:
+        ledger.spend("m", "lap", 0.2, rho=0.2**2 / 2)
+    quoted = re.search(r"ask for at most ε = ([0-9.e+-]+) \(ρ = ", info.value.fix)
+    assert quoted is not None and "at δ" not in info.value.fix, info.value.fix
+    most = float(quoted.group(1))
+    left = ledger.totals("m").rho_remaining
+    assert most == pytest.approx(math.sqrt(2 * left), rel=1e-3) and most <= math.sqrt(2 * left)
+    ledger.spend("m", "lap-fits", most, rho=most**2 / 2)  # and it does fit
+
+
+def test_totals_after_a_spend_record_nothing(ledger):
+    ledger.set_cap("t", 1.0, 1e-6)
+    ledger.spend("t", "a", **_gaussian_release(0.008))
+    after = ledger.totals_after("t", **{k: v for k, v in _gaussian_release(0.008).items() if k != "mechanism"})
+    assert after.releases == 2 and after.rho_spent == pytest.approx(0.016, rel=1e-12)
+    assert after.zcdp_epsilon == pytest.approx(cks_epsilon_closed_form(0.016, 1e-6), rel=1e-7)
+    assert ledger.totals("t").releases == 1
+    with pytest.raises(NoCapSet):
+        ledger.totals_after("nobody", 0.1)
 
 
 def test_zcdp_needs_a_delta_in_the_cap(ledger):

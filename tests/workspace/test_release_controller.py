@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+from dpgui.core.accounting import zcdp_rho
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.data.sample import sample_dataset_path
 from dpgui.data.table import inspect_table
 from dpgui.errors import Cancelled
-from dpgui.report.ledger import Ledger, NoCapSet
+from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet
 from dpgui.workspace.release import (
     DATA_NOT_READY, NO_DATA, PLAN_NOT_READY, BudgetOk, FirstCapNeeded, LedgerUnusable, NotEnoughBudget, NotReady,
     ReleaseController, ReleaseOutcome, ReleaseRequest, new_release_id, release_request, spent_on,
@@ -192,3 +194,134 @@ def test_the_workspace_package_loads_no_qt():
             "or m.startswith('dpgui.app')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]", result.stdout
+
+
+# ------------------------------------------------------------------------------------------ (ε, δ) and zCDP
+
+DELTA = 1e-9
+
+
+def _workspace_with(privacy: PrivacySpec, noise: str, dataset: str = "flights") -> Workspace:
+    table = inspect_table(sample_dataset_path())
+    plan = auto_plan(BINS, privacy, None, "auto", "gls", "total", noise=noise)
+    assert plan.noise == noise
+    return Workspace(WorkspaceState(
+        source=DataSource(table, table.n_rows), column=ColumnChoice(COLUMN, LOWER, UPPER, BINS), dataset=dataset,
+        plan=PlanChoice(privacy=plan.privacy, plan=plan, consistency="l2"),
+    ))
+
+
+def cks_epsilon(rho: float, delta: float) -> float:
+    """CKS 2020 Cor. 13 in ε-form, minimised over α on a dense grid (independent of dpgui's bisection)."""
+    alphas = 1.0 + np.logspace(-6, 6, 400_001)
+    am1 = alphas - 1.0
+    values = alphas * rho + (math.log(1 / delta) + am1 * np.log1p(-1 / alphas) - np.log(alphas)) / am1
+    return float(values.min())
+
+
+def opendp_epsilon(rho: float, delta: float) -> float:
+    """OpenDP's own zCDP → approximate-DP map of a Gaussian measurement with ρ = ``rho``."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    meas = dp.m.make_gaussian(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0)
+    return float(dp.c.make_zCDP_to_approxDP(meas).map(math.sqrt(2.0 * rho)).epsilon(delta))
+
+
+def test_a_gaussian_release_charges_epsilon_delta_and_rho():
+    controller = _controller(_workspace_with(PrivacySpec(EPSILON, "change", 1, DELTA), "gaussian"))
+    request = _request(controller)
+    check = controller.check_budget(request)
+    assert check == FirstCapNeeded("flights", EPSILON, (), DELTA)  # the first cap carries the request's δ
+    assert controller.set_first_cap(request, 3.0) == BudgetOk()
+    words = controller.confirmation(request).rich_text()
+    assert "Cost: ε = 1 and δ = 1e-9</b>" in words and "one in a billion" in words and "discrete Gaussian" in words
+    outcome = _run(controller, request)
+    rho = zcdp_rho(EPSILON, DELTA)  # the plan's ρ, from (ε, δ) alone
+    assert cks_epsilon(rho, DELTA) == pytest.approx(EPSILON, rel=1e-6)  # … which converts back to ε at δ
+    with Ledger() as ledger:
+        entry = ledger.release(outcome.release_id)
+        assert entry is not None and entry.mechanism == "discrete_gaussian_tree"
+        assert (entry.epsilon, entry.delta) == (EPSILON, DELTA)
+        assert entry.rho == pytest.approx(rho, rel=1e-12)
+        assert ledger.cap_history("flights")[0].new_delta == DELTA
+        totals = ledger.totals("flights")
+    plan = outcome.release.plan
+    assert math.fsum(plan.level_rhos or ()) == pytest.approx(entry.rho, rel=1e-12)
+    assert float(plan.rho_spent()) <= entry.rho * (1 + 1e-12)  # the noise drawn spends no more than charged
+    assert totals.rho_spent == pytest.approx(rho, rel=1e-12) and totals.delta_spent == DELTA
+
+
+def test_a_laplace_release_charges_rho_epsilon_squared_over_two_and_no_delta():
+    controller = _controller(_workspace_with(PrivacySpec(EPSILON, "change", 1, 1e-6), "laplace"))
+    request = _request(controller)
+    assert controller.check_budget(request) == FirstCapNeeded("flights", EPSILON, (), 1e-6)
+    controller.set_first_cap(request, 3.0, delta=0.0)  # a Laplace release fits a pure-ε cap
+    words = controller.confirmation(request).rich_text()
+    assert "Cost: ε = 1</b>" in words and "the δ = 1e-6 of step 2 is not used and no δ is spent" in words
+    outcome = _run(controller, request)
+    with Ledger() as ledger:
+        entry = ledger.release(outcome.release_id)
+    assert entry is not None and (entry.epsilon, entry.delta, entry.mechanism) == (EPSILON, 0.0, "discrete_laplace_tree")
+    assert entry.rho == EPSILON**2 / 2
+
+
+def test_laplace_and_gaussian_releases_compose_under_zcdp_when_cheaper():
+    cap_eps, cap_delta = 1.0, 1e-6
+    with Ledger() as ledger:
+        ledger.set_cap("flights", cap_eps, cap_delta)
+    gaussian = (PrivacySpec(0.4, "change", 1, 1e-7), "gaussian")
+    laplace = (PrivacySpec(0.1, "change", 1), "laplace")
+    for privacy, noise in (laplace, gaussian, gaussian, laplace, gaussian):
+        controller = _controller(_workspace_with(privacy, noise))
+        request = _request(controller)
+        assert controller.check_budget(request) == BudgetOk(), noise
+        controller.record(_run(controller, request))
+    rho = 3 * zcdp_rho(0.4, 1e-7) + 2 * 0.1**2 / 2
+    with Ledger() as ledger:
+        totals = ledger.totals("flights")
+    assert totals.releases == 5 and totals.rho_spent == pytest.approx(rho, rel=1e-12)
+    assert totals.epsilon_spent == pytest.approx(1.4) and totals.delta_spent == pytest.approx(3e-7)  # basic: over the cap
+    assert totals.accounting == "zcdp"
+    assert totals.zcdp_epsilon == pytest.approx(opendp_epsilon(rho, cap_delta), rel=1e-6)
+    assert totals.zcdp_epsilon == pytest.approx(cks_epsilon(rho, cap_delta), rel=1e-7)
+    assert totals.epsilon_remaining == pytest.approx(cap_eps - totals.zcdp_epsilon, rel=1e-9)
+    assert totals.zcdp_epsilon < 0.95  # independent of dpgui: ≈ 0.916, well below the basic Σε = 1.4
+    sixth = _controller(_workspace_with(*gaussian))
+    text = sixth.confirmation(_request(sixth)).rich_text()
+    assert f"ε = {totals.zcdp_epsilon:g} of 1 at δ = 1e-6 spent so far (5 releases); after this release: ε = " in text
+    assert "at δ = 1e-6 (counted with zCDP composition, which is less than the plain sum of ε, 1.8)" in text
+
+
+def test_a_gaussian_release_and_a_cap_without_delta_is_refused_before_the_data_is_read(monkeypatch):
+    import dpgui.workspace.release as release_module
+
+    def no_reading(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the data was read")
+
+    monkeypatch.setattr(release_module, "column_histogram", no_reading)
+    with Ledger() as ledger:
+        ledger.set_cap("flights", 3.0, 0.0)
+    controller = _controller(_workspace_with(PrivacySpec(EPSILON, "change", 1, DELTA), "gaussian"))
+    request = _request(controller)
+    check = controller.check_budget(request)
+    assert isinstance(check, NotEnoughBudget)
+    assert "has δ = 0" in check.message and "Raise the dataset's budget δ in Tools → Budget Ledger" in check.message
+    assert check.message.endswith("Nothing was spent.")
+    release_id = new_release_id()
+    with pytest.raises(BudgetExceeded) as info:
+        controller.run(request, lambda fraction, message: None, lambda: False, release_id)
+    assert info.value.short_of == "cap_delta"
+    assert spent_on(release_id) is False
+    with Ledger() as ledger:
+        assert ledger.totals("flights").releases == 0
+
+
+def test_not_enough_delta_left_is_said_in_delta():
+    with Ledger() as ledger:
+        ledger.set_cap("flights", 3.0, 1e-9)
+        ledger.spend("flights", "old", 0.1, delta=8e-10)  # an earlier dpgui's release: no ρ, basic composition only
+    controller = _controller(_workspace_with(PrivacySpec(EPSILON, "change", 1, DELTA), "gaussian"))
+    check = controller.check_budget(_request(controller))
+    assert isinstance(check, NotEnoughBudget) and "Not enough δ left" in check.message
+    assert "Lower δ in step 2, choose Laplace noise" in check.message
