@@ -590,9 +590,11 @@ def _check_charge(ledger: Any, dataset: str, plan: Plan) -> None:
 
     from dpgui.report.ledger import BudgetExceeded
 
-    epsilon, delta, rho = plan.ledger_charge()
+    from dpgui.report.publish import check_release_budget
+
+    delta = plan.ledger_charge()[1]
     try:
-        ledger.check_spend(dataset, epsilon, delta, rho)
+        check_release_budget(ledger, dataset, plan)
     except BudgetExceeded as err:
         if delta > 0 and err.totals.cap_delta <= 0:
             raise ParameterError(
@@ -831,14 +833,9 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
     try:
         if manifest is not None:
             assert manifest_path is not None
-            tree, privacy = manifest["tree"], manifest["privacy"]
-            plan_json = {"bins": manifest["bins"], "branching": tree["branching"], "epsilon": privacy["epsilon"],
-                         "neighbours": manifest["neighbours"], "records_per_person": manifest["records_per_person"],
-                         "level_epsilons": tree["level_epsilons"], "estimator": manifest["estimator"],
-                         "missing_leaf": bool(tree.get("missing_leaf", False)),
-                         # (ε, δ) releases: their noise, δ and per-level ρ (absent in older manifests: Laplace, δ = 0)
-                         "noise": manifest.get("noise", "discrete_laplace"), "delta": privacy.get("delta"),
-                         "level_rhos": tree.get("level_rhos")}
+            from dpgui.report.bundle import plan_from_manifest
+
+            plan = plan_from_manifest(manifest)  # every schema version (older ones: Laplace, δ = 0)
             missing_count = manifest.get("missing_values", {}).get("released_count")
             csv_path = manifest_path.with_name(manifest["files"]["csv"]["name"])
             if sha256_regular_file(csv_path, "CSV file") != manifest["files"]["csv"]["sha256"]:
@@ -860,7 +857,7 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
             if plan_json.get("n_released") is not None:
                 total = float(plan_json["n_released"])
             facts = {"release_id": plan_json.get("release_id"), "dataset": plan_json.get("dataset")}
-        plan = Plan.from_json(plan_json)
+            plan = Plan.from_json(plan_json)
     except (KeyError, TypeError) as err:
         raise DpguiError(f"the manifest or plan file lacks the plan's {err}", "give the file dpgui wrote") from None
     from dpgui.data.readers import check_data_file

@@ -221,6 +221,14 @@ class NoiseChoice:
         return {"requested": self.requested, "chosen": self.chosen, "objective": self.objective,
                 "laplace": figures(self.laplace), "gaussian": figures(self.gaussian)}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> NoiseChoice:
+        def pair(figures: dict[str, float] | None) -> tuple[float, float] | None:
+            return None if figures is None else (float(figures["total_sq_error"]), float(figures["max_variance"]))
+
+        return cls(str(data["requested"]), str(data["chosen"]), str(data["objective"]), pair(data.get("laplace")),
+                   pair(data.get("gaussian")))
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -433,7 +441,9 @@ class Plan:
         if noise is None:
             raise ParameterError(f"unknown noise {data.get('noise')!r} in a saved plan", "make the plan again")
         budgets = data["level_rhos"] if noise == "gaussian" else data["level_epsilons"]
-        return cls(shape, privacy, tuple(budgets), data["estimator"], noise)
+        choice = data.get("noise_choice")
+        return cls(shape, privacy, tuple(budgets), data["estimator"], noise,
+                   NoiseChoice.from_json(choice) if isinstance(choice, dict) else None)
 
 
 def budget_total(privacy: PrivacySpec, noise: str) -> float:
