@@ -179,3 +179,46 @@ def test_gaussian_rho():
     for bad in [(1.0, 0.0), (1.0, -1.0), (-1.0, 1.0), (float("inf"), 1.0), (1.0, float("nan"))]:
         with pytest.raises(ParameterError):
             gaussian_rho(*bad)
+
+
+# ---------------------------------------------------------------- issue 14 acceptance grid
+# ρ ∈ [1e-4, 10] log-spaced (9 values) × δ ∈ [1e-12, 1e-3] log-spaced (7 values).
+GRID_RHOS = [float(r) for r in np.logspace(-4, 1, 9)]
+GRID_DELTAS = [float(d) for d in np.logspace(-12, -3, 7)]
+GRID_RTOL = 1e-9  # the acceptance tolerance (observed: ≤ 4e-14)
+
+
+def test_zcdp_epsilon_matches_opendp_to_1e9_on_the_acceptance_grid():
+    """ε(ρ, δ) equals OpenDP's ``make_zCDP_to_approxDP`` ε at every grid point to 1e-9 relative, and
+    where they differ by rounding ours is never the smaller by more than the tolerance."""
+    dp = _opendp()
+    worst = 0.0
+    for rho in GRID_RHOS:
+        rho_od, profile = _opendp_gaussian(dp, rho)
+        assert rho_od == pytest.approx(rho, rel=1e-12)
+        for delta in GRID_DELTAS:
+            expected = profile.epsilon(delta)
+            got = zcdp_epsilon(rho_od, delta)
+            assert expected > 0.0
+            assert got == pytest.approx(expected, rel=GRID_RTOL), (rho, delta, got, expected)
+            worst = max(worst, abs(got - expected) / expected)
+    print(f"max relative difference from OpenDP over {len(GRID_RHOS)}×{len(GRID_DELTAS)} points: {worst:.2e}")
+
+
+@pytest.mark.parametrize("delta", GRID_DELTAS)
+def test_zcdp_rho_round_trips_on_the_acceptance_grid(delta):
+    """For ε = ε(ρ, δ) of every grid ρ: ρ' = zcdp_rho(ε, δ) gives back ε to 1e-9 relative without
+    exceeding it, the forward conversion at ρ' (ours: δ(ρ', ε) ≤ δ; OpenDP's ε(ρ', δ) ≤ ε) holds, and
+    ρ' is the largest such ρ (1e-6 more ρ needs more than ε)."""
+    dp = _opendp()
+    for rho in GRID_RHOS:
+        eps = zcdp_epsilon(rho, delta)
+        got = zcdp_rho(eps, delta)
+        assert got == pytest.approx(rho, rel=1e-6), (rho, delta)
+        back = zcdp_epsilon(got, delta)
+        assert back <= eps, (rho, delta, back, eps)
+        assert back == pytest.approx(eps, rel=GRID_RTOL), (rho, delta)
+        assert cdp_delta(got, eps) <= delta * (1 + 1e-12), (rho, delta)  # the forward check of the inverse
+        assert zcdp_epsilon(got * (1 + 1e-6), delta) > eps, (rho, delta)
+        _, profile = _opendp_gaussian(dp, got)
+        assert profile.epsilon(delta) <= eps * (1 + GRID_RTOL), (rho, delta)  # OpenDP agrees ρ' fits (ε, δ)
