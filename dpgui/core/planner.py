@@ -406,7 +406,10 @@ def auto_plan(
     ``noise``: "laplace", "gaussian" (needs δ > 0) or "auto": with δ > 0, both noises are planned at the
     user's (ε, δ) and the plan with the lower exact projected error of ``objective`` is returned
     (Laplace on a tie); with δ = 0, Laplace. Whenever δ > 0 the returned plan's ``noise_choice`` holds
-    both noises' best figures (the other noise is planned too, so the user sees what it would give).
+    both noises' best figures (the other noise is planned too, so the user sees what it would give: with
+    its own optimised budgets when explicit or locked budgets were given for the requested noise, and None
+    where its noise would be beyond the sampler at this (ε, δ), as for Gaussian noise at a tiny ε).
+    Candidate shapes on which a level's noise would be beyond the sampler are skipped.
     """
     bins = check_bins(bins)
     if objective not in OBJECTIVES:
@@ -424,12 +427,26 @@ def auto_plan(
         noise_used = [noise]
     else:
         noise_used = ["laplace", "gaussian"]
-    plans = {kind: _best_plan(bins, privacy, shape, budgets, estimator, objective, locked, shortlist, kind)
-             for kind in noise_used}
+    plans: dict[str, Plan] = {}
+    failures: list[ParameterError] = []
+    for kind in noise_used:
+        # The other noise (planned only to show what it would give) gets its own best budgets: explicit or
+        # locked budgets are in the unit of the requested noise (ε or ρ) and mean nothing for it.
+        side = noise not in ("auto", kind)
+        kind_budgets = "auto" if side and not isinstance(budgets, str) else budgets
+        try:
+            plans[kind] = _best_plan(bins, privacy, shape, kind_budgets, estimator, objective,
+                                     None if side else locked, shortlist, kind)
+        except ParameterError as exc:  # e.g. that noise is beyond the sampler at this (ε, δ)
+            if kind == noise:
+                raise
+            failures.append(exc)
+    if not plans:  # auto, and neither noise can be drawn
+        raise failures[0]
     figures = {kind: _figures(plan) for kind, plan in plans.items()}
     if noise == "auto":
-        chosen = "laplace" if len(plans) == 1 or figures["laplace"][_OBJECTIVE_INDEX[objective]] <= \
-            figures["gaussian"][_OBJECTIVE_INDEX[objective]] else "gaussian"
+        index = _OBJECTIVE_INDEX[objective]
+        chosen = min(plans, key=lambda kind: (figures[kind][index], kind != "laplace"))  # Laplace on a tie
     else:
         chosen = noise
     choice = NoiseChoice(noise, chosen, objective, figures.get("laplace"), figures.get("gaussian"))
@@ -463,17 +480,24 @@ def _best_plan(bins: int, privacy: PrivacySpec, shape: TreeShape | None, budgets
         )
         shapes = scored[:shortlist]
     best: tuple[Plan, float] | None = None
+    failure: ParameterError | None = None
     for candidate in shapes:
         if budgets == "equal":
             level_budgets = equal_budgets(candidate, privacy, noise)
         else:
             level_budgets = optimise_budgets(candidate, privacy, estimator, objective, locked, noise)
-        plan = Plan(candidate, privacy, level_budgets, estimator, noise)
+        try:
+            plan = Plan(candidate, privacy, level_budgets, estimator, noise)
+        except ParameterError as exc:  # a level's noise beyond the sampler on this shape: try the others
+            failure = failure or exc
+            continue
         value = plan_error(plan, objective) if objective == "max" or len(shapes) == 1 else _Objective(
             candidate, privacy, estimator, "total", noise=noise)(np.asarray(level_budgets))
         if best is None or value < best[1]:
             best = (plan, value)
-    assert best is not None
+    if best is None:
+        assert failure is not None
+        raise failure
     return best[0]
 
 
