@@ -564,7 +564,8 @@ def plan_for_accuracy(
     """The plan with the smallest ε (to ``significant`` digits, rounded up) whose 95 % margin
     (:func:`margin95`, in records) is at most ``margin``. ``privacy.epsilon`` is ignored; its δ,
     neighbour model and records per person are kept. ``noise`` "auto" plans both noises (Gaussian
-    only when δ > 0) and returns the one needing the smaller ε (Laplace on a tie).
+    only when δ > 0) and returns the one needing the smaller ε (Laplace on a tie); a noise that cannot meet
+    the target at any ε ≤ 100 is left out (its figures None), and only if neither can is the target refused.
 
     The best budget *shares* hardly depend on the total (every level's variance scales as 1/ε² for
     Laplace, 1/ρ for Gaussian), so the shape and shares are optimised once at ε = 1 and scaled. The
@@ -586,12 +587,23 @@ def plan_for_accuracy(
     if noise == "gaussian" and privacy.delta <= 0:
         raise ParameterError("Gaussian noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace or automatic noise")
     kinds = ["laplace", "gaussian"] if noise == "auto" and privacy.delta > 0 else ["laplace" if noise == "auto" else noise]
-    plans = [_plan_for_accuracy_with(bins, privacy, margin, where, shape, estimator, significant, kind) for kind in kinds]
-    best = min(plans, key=lambda p: p.privacy.epsilon)  # min keeps the first (Laplace) on a tie
-    if noise == "auto" and len(plans) == 2:
+    plans: dict[str, Plan] = {}
+    failures: list[ParameterError] = []
+    for kind in kinds:
+        try:
+            plans[kind] = _plan_for_accuracy_with(bins, privacy, margin, where, shape, estimator, significant, kind)
+        except ParameterError as exc:  # auto: the other noise may still meet the target (e.g. Gaussian needs ε > 100)
+            if len(kinds) == 1:
+                raise
+            failures.append(exc)
+    if not plans:
+        raise failures[0]
+    best = min(plans.values(), key=lambda p: p.privacy.epsilon)  # min keeps the first (Laplace) on a tie
+    if noise == "auto" and len(kinds) == 2:
         objective = "max" if where == "every" else "total"
-        figures = [_figures(p) for p in plans]
-        best = replace(best, noise_choice=NoiseChoice("auto", best.noise, objective, figures[0], figures[1]))
+        figures = {kind: _figures(p) for kind, p in plans.items()}
+        best = replace(best, noise_choice=NoiseChoice("auto", best.noise, objective, figures.get("laplace"),
+                                                      figures.get("gaussian")))
     return best
 
 

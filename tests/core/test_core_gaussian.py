@@ -642,3 +642,27 @@ def test_gaussian_beyond_the_sampler_leaves_laplace_plannable():
     with pytest.raises(ParameterError) as info:
         auto_plan(1000, privacy, noise="gaussian")
     assert "beyond the noise sampler" in str(info.value) and "raise ε" in (info.value.fix or "")
+
+
+def test_plan_for_accuracy_auto_takes_the_noise_needing_less_epsilon():
+    """Accuracy first with noise "auto": the returned plan is the separately found Laplace or Gaussian plan
+    with the smaller ε (Gaussian at K = 1000, δ = 1e-3); where only Laplace can meet the target at ε ≤ 100
+    (±1.2 records at every point of K = 100: Gaussian noise shrinks only like 1/√ε at large ε), auto still
+    returns it (a regression: auto used to fail with "would need ε > 100")."""
+    winners = []
+    for bins, delta, margin, where in ((1000, 1e-3, 30.0, "average"), (100, 1e-9, 1.2, "every")):
+        privacy = PrivacySpec(1.0, "change", 1, delta)
+        laplace = plan_for_accuracy(bins, privacy, margin, where, noise="laplace")
+        auto = plan_for_accuracy(bins, privacy, margin, where, noise="auto")
+        try:
+            gaussian: Plan | None = plan_for_accuracy(bins, privacy, margin, where, noise="gaussian")
+        except ParameterError:
+            gaussian = None
+        winner = laplace if gaussian is None or laplace.privacy.epsilon <= gaussian.privacy.epsilon else gaussian
+        assert auto == winner and auto.privacy.epsilon == winner.privacy.epsilon
+        choice = auto.noise_choice
+        assert choice is not None and choice.chosen == winner.noise
+        assert (choice.gaussian is None) == (gaussian is None)
+        assert _independent_margin(auto, where) <= margin
+        winners.append((winner.noise, gaussian is None))
+    assert winners == [("gaussian", False), ("laplace", True)]
