@@ -430,7 +430,7 @@ def _covering_totals(shape: TreeShape, root_public: bool) -> np.ndarray:
 
 @pytest.mark.parametrize("bins,branching,neighbours,records", [
     (200, (3, 3, 3, 3, 3), "change", 1), (100, (10, 10), "addremove", 2), (1000, (10, 10, 10), "addremove", 1),
-    (500, (2, 4, 8, 8), "change", 2),
+    (500, (2, 4, 8, 8), "change", 2), (90, (10, 10), "addremove", 1),  # padded: no prefix uses the root
 ])
 def test_gaussian_covering_closed_form_is_optimal(bins, branching, neighbours, records):
     """Covering sum + total objective: ρ_l ∝ √D_l (D_l counted independently), and no random feasible
@@ -448,7 +448,8 @@ def test_gaussian_covering_closed_form_is_optimal(bins, branching, neighbours, r
     l2sq = _l2sq(neighbours, records)
 
     def continuous(rhos: np.ndarray) -> float:  # Σ_l D_l σ_l² with the unrounded σ_l² = Δ₂²/(2ρ_l)
-        return float(np.sum(d * l2sq / (2.0 * rhos)))
+        used = d > 0  # a level no prefix uses gets ρ_l = 0 and costs nothing
+        return float(np.sum(d[used] * l2sq / (2.0 * rhos[used])))
 
     rng = np.random.default_rng(bins)
     worst_gain = -math.inf
@@ -488,10 +489,8 @@ def test_gaussian_gls_budgets_are_not_beaten_by_random_splits(bins, branching, n
 
 
 AUTO_CASES = [
-    (256, "change", 1.0, 1e-6, "total"),
     (512, "change", 2.0, 1e-4, "total"),
     (512, "change", 2.0, 1e-4, "max"),  # same (ε, δ): the worst-point objective favours Gaussian here
-    (1024, "change", 1.0, 1e-3, "total"),
     (300, "addremove", 1.0, 1e-9, "total"),
     (256, "addremove", 0.5, 1e-3, "total"),
 ]
@@ -635,12 +634,12 @@ def test_gaussian_beyond_the_sampler_leaves_laplace_plannable():
     (a regression: the Laplace request used to fail on the Gaussian side plan)."""
     privacy = PrivacySpec(1e-9, "change", 1, 1e-12)
     for noise in ("laplace", "auto"):
-        plan = auto_plan(1000, privacy, noise=noise)
+        plan = auto_plan(200, privacy, noise=noise)
         assert plan.noise == "laplace"
         assert plan.noise_choice is not None and plan.noise_choice.gaussian is None
         assert plan.epsilon_spent() <= Fraction(1e-9)
     with pytest.raises(ParameterError) as info:
-        auto_plan(1000, privacy, noise="gaussian")
+        auto_plan(200, privacy, noise="gaussian")
     assert "beyond the noise sampler" in str(info.value) and "raise ε" in (info.value.fix or "")
 
 
