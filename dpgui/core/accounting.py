@@ -181,8 +181,9 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
 
     ``epsilon`` ≥ 0 finite, 0 < ``delta`` < 1. Use it to turn an (ε, δ) budget into the ρ a
     Gaussian release may spend: e.g. ε = 1, δ = 1e-6 gives ρ ≈ 0.02436, against 0.01747 from the
-    simple bound. The returned ρ is the lower end of the final bisection bracket, so
-    ``zcdp_epsilon(ρ, δ) ≤ ε`` (``cdp_delta(ρ, ε)`` may exceed δ by an ulp of rounding in ``exp``).
+    simple bound. The returned ρ is the lower end of the final bisection bracket, checked against the
+    forward conversion: ``zcdp_epsilon(ρ, δ) ≤ ε`` always holds (``cdp_delta(ρ, ε)`` may exceed δ by an
+    ulp of rounding in ``exp``).
     """
     e = _check_finite_nonneg("ε", epsilon, "give ε ≥ 0")
     d = _check_delta(delta)
@@ -196,7 +197,7 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
         lo = hi
         hi *= 2.0
         if hi > 1e300:
-            return lo
+            return _checked_rho(lo, e, d)
     for _ in range(_MAX_STEPS):
         mid = lo + (hi - lo) / 2.0
         if mid <= lo or mid >= hi:
@@ -205,4 +206,18 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
             lo = mid
         else:
             hi = mid
-    return lo
+    return _checked_rho(lo, e, d)
+
+
+def _checked_rho(rho: float, epsilon: float, delta: float) -> float:
+    """``rho`` lowered, if need be, until the forward conversion gives ``zcdp_epsilon(ρ, δ) ≤ ε``.
+
+    The bisection in :func:`zcdp_rho` tests δ(ε) ≤ δ; :func:`zcdp_epsilon` runs its own bisection on ε, whose
+    last step can land a few ulps above ε (seen for 20 of 20,000 random (ε, δ), all with ε < 0.03, by ≤ 2e-14
+    relative). Each step down doubles (from 4 ulps), so this ends after a few forward conversions.
+    """
+    step = 4.0 * sys.float_info.epsilon
+    while rho > 0.0 and zcdp_epsilon(rho, delta) > epsilon:
+        rho *= 1.0 - step
+        step = min(2.0 * step, 0.5)
+    return rho

@@ -406,9 +406,10 @@ def auto_plan(
     ``noise``: "laplace", "gaussian" (needs δ > 0) or "auto": with δ > 0, both noises are planned at the
     user's (ε, δ) and the plan with the lower exact projected error of ``objective`` is returned
     (Laplace on a tie); with δ = 0, Laplace. Whenever δ > 0 the returned plan's ``noise_choice`` holds
-    both noises' figures: the other noise is planned too (on the same shape if one is given, with its
-    own optimised budgets, since explicit or locked budgets are in the requested noise's unit), so the
-    user sees what it would give.
+    both noises' best figures (the other noise is planned too, so the user sees what it would give: with
+    its own optimised budgets when explicit or locked budgets were given for the requested noise, and None
+    where its noise would be beyond the sampler at this (ε, δ), as for Gaussian noise at a tiny ε).
+    Candidate shapes on which a level's noise would be beyond the sampler are skipped.
     """
     bins = check_bins(bins)
     if objective not in OBJECTIVES:
@@ -426,17 +427,26 @@ def auto_plan(
         noise_used = [noise]
     else:
         noise_used = ["laplace", "gaussian"]
-    # Explicit or locked budgets are in the unit of the requested noise: the other noise (planned only
-    # to show what it would give) gets its own optimised budgets on the same shape.
-    plans = {kind: _best_plan(bins, privacy, shape, budgets, estimator, objective, locked, shortlist, kind)
-             if kind == noise or noise == "auto" else
-             _best_plan(bins, privacy, shape, budgets if isinstance(budgets, str) else "auto", estimator, objective,
-                        None, shortlist, kind)
-             for kind in noise_used}
+    plans: dict[str, Plan] = {}
+    failures: list[ParameterError] = []
+    for kind in noise_used:
+        # The other noise (planned only to show what it would give) gets its own best budgets: explicit or
+        # locked budgets are in the unit of the requested noise (ε or ρ) and mean nothing for it.
+        side = noise not in ("auto", kind)
+        kind_budgets = "auto" if side and not isinstance(budgets, str) else budgets
+        try:
+            plans[kind] = _best_plan(bins, privacy, shape, kind_budgets, estimator, objective,
+                                     None if side else locked, shortlist, kind)
+        except ParameterError as exc:  # e.g. that noise is beyond the sampler at this (ε, δ)
+            if kind == noise:
+                raise
+            failures.append(exc)
+    if not plans:  # auto, and neither noise can be drawn
+        raise failures[0]
     figures = {kind: _figures(plan) for kind, plan in plans.items()}
     if noise == "auto":
-        chosen = "laplace" if len(plans) == 1 or figures["laplace"][_OBJECTIVE_INDEX[objective]] <= \
-            figures["gaussian"][_OBJECTIVE_INDEX[objective]] else "gaussian"
+        index = _OBJECTIVE_INDEX[objective]
+        chosen = min(plans, key=lambda kind: (figures[kind][index], kind != "laplace"))  # Laplace on a tie
     else:
         chosen = noise
     choice = NoiseChoice(noise, chosen, objective, figures.get("laplace"), figures.get("gaussian"))
@@ -470,17 +480,24 @@ def _best_plan(bins: int, privacy: PrivacySpec, shape: TreeShape | None, budgets
         )
         shapes = scored[:shortlist]
     best: tuple[Plan, float] | None = None
+    failure: ParameterError | None = None
     for candidate in shapes:
         if budgets == "equal":
             level_budgets = equal_budgets(candidate, privacy, noise)
         else:
             level_budgets = optimise_budgets(candidate, privacy, estimator, objective, locked, noise)
-        plan = Plan(candidate, privacy, level_budgets, estimator, noise)
+        try:
+            plan = Plan(candidate, privacy, level_budgets, estimator, noise)
+        except ParameterError as exc:  # a level's noise beyond the sampler on this shape: try the others
+            failure = failure or exc
+            continue
         value = plan_error(plan, objective) if objective == "max" or len(shapes) == 1 else _Objective(
             candidate, privacy, estimator, "total", noise=noise)(np.asarray(level_budgets))
         if best is None or value < best[1]:
             best = (plan, value)
-    assert best is not None
+    if best is None:
+        assert failure is not None
+        raise failure
     return best[0]
 
 
@@ -547,7 +564,8 @@ def plan_for_accuracy(
     """The plan with the smallest ε (to ``significant`` digits, rounded up) whose 95 % margin
     (:func:`margin95`, in records) is at most ``margin``. ``privacy.epsilon`` is ignored; its δ,
     neighbour model and records per person are kept. ``noise`` "auto" plans both noises (Gaussian
-    only when δ > 0) and returns the one needing the smaller ε (Laplace on a tie).
+    only when δ > 0) and returns the one needing the smaller ε (Laplace on a tie); a noise that cannot meet
+    the target at any ε ≤ 100 is left out (its figures None), and only if neither can is the target refused.
 
     The best budget *shares* hardly depend on the total (every level's variance scales as 1/ε² for
     Laplace, 1/ρ for Gaussian), so the shape and shares are optimised once at ε = 1 and scaled. The
@@ -569,12 +587,23 @@ def plan_for_accuracy(
     if noise == "gaussian" and privacy.delta <= 0:
         raise ParameterError("Gaussian noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace or automatic noise")
     kinds = ["laplace", "gaussian"] if noise == "auto" and privacy.delta > 0 else ["laplace" if noise == "auto" else noise]
-    plans = [_plan_for_accuracy_with(bins, privacy, margin, where, shape, estimator, significant, kind) for kind in kinds]
-    best = min(plans, key=lambda p: p.privacy.epsilon)  # min keeps the first (Laplace) on a tie
-    if noise == "auto" and len(plans) == 2:
+    plans: dict[str, Plan] = {}
+    failures: list[ParameterError] = []
+    for kind in kinds:
+        try:
+            plans[kind] = _plan_for_accuracy_with(bins, privacy, margin, where, shape, estimator, significant, kind)
+        except ParameterError as exc:  # auto: the other noise may still meet the target (e.g. Gaussian needs ε > 100)
+            if len(kinds) == 1:
+                raise
+            failures.append(exc)
+    if not plans:
+        raise failures[0]
+    best = min(plans.values(), key=lambda p: p.privacy.epsilon)  # min keeps the first (Laplace) on a tie
+    if noise == "auto" and len(kinds) == 2:
         objective = "max" if where == "every" else "total"
-        figures = [_figures(p) for p in plans]
-        best = replace(best, noise_choice=NoiseChoice("auto", best.noise, objective, figures[0], figures[1]))
+        figures = {kind: _figures(p) for kind, p in plans.items()}
+        best = replace(best, noise_choice=NoiseChoice("auto", best.noise, objective, figures.get("laplace"),
+                                                      figures.get("gaussian")))
     return best
 
 
