@@ -203,8 +203,10 @@ class NoiseChoice:
 
     ``laplace``/``gaussian`` are (projected total squared error Σ_j Var Ĉ_j, projected worst
     variance max_j Var Ĉ_j) in counts² of the best plan with that noise, or None where that noise was
-    not planned (Gaussian at δ = 0). ``requested`` is what the user asked for (auto, laplace or
-    gaussian); ``objective`` the figure that decided ('total' or 'max').
+    not planned (Gaussian at δ = 0, or noise beyond the sampler). ``requested`` is what the user asked
+    for (auto, laplace or gaussian); ``objective`` the figure that decided: 'total' or 'max' at the
+    user's ε, or 'epsilon' for accuracy first, where each noise's plan is at the smallest ε meeting the
+    target (``laplace_epsilon``/``gaussian_epsilon``) and the smaller ε decided.
     """
 
     requested: str
@@ -212,22 +214,30 @@ class NoiseChoice:
     objective: str
     laplace: tuple[float, float] | None
     gaussian: tuple[float, float] | None
+    laplace_epsilon: float | None = None
+    gaussian_epsilon: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         def figures(pair: tuple[float, float] | None) -> dict[str, float] | None:
             return None if pair is None else {"total_sq_error": pair[0], "max_variance": pair[1],
                                               "max_std_error": math.sqrt(pair[1])}
 
-        return {"requested": self.requested, "chosen": self.chosen, "objective": self.objective,
-                "laplace": figures(self.laplace), "gaussian": figures(self.gaussian)}
+        out = {"requested": self.requested, "chosen": self.chosen, "objective": self.objective,
+               "laplace": figures(self.laplace), "gaussian": figures(self.gaussian)}
+        if self.objective == "epsilon":
+            out.update(laplace_epsilon=self.laplace_epsilon, gaussian_epsilon=self.gaussian_epsilon)
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> NoiseChoice:
         def pair(figures: dict[str, float] | None) -> tuple[float, float] | None:
             return None if figures is None else (float(figures["total_sq_error"]), float(figures["max_variance"]))
 
+        def number(value: object) -> float | None:
+            return None if value is None else float(value)  # type: ignore[arg-type]
+
         return cls(str(data["requested"]), str(data["chosen"]), str(data["objective"]), pair(data.get("laplace")),
-                   pair(data.get("gaussian")))
+                   pair(data.get("gaussian")), number(data.get("laplace_epsilon")), number(data.get("gaussian_epsilon")))
 
 
 @dataclass(frozen=True)

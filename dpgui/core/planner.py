@@ -600,10 +600,11 @@ def plan_for_accuracy(
         raise failures[0]
     best = min(plans.values(), key=lambda p: p.privacy.epsilon)  # min keeps the first (Laplace) on a tie
     if noise == "auto" and len(kinds) == 2:
-        objective = "max" if where == "every" else "total"
         figures = {kind: _figures(p) for kind, p in plans.items()}
-        best = replace(best, noise_choice=NoiseChoice("auto", best.noise, objective, figures.get("laplace"),
-                                                      figures.get("gaussian")))
+        needed = {kind: p.privacy.epsilon for kind, p in plans.items()}
+        best = replace(best, noise_choice=NoiseChoice("auto", best.noise, "epsilon", figures.get("laplace"),
+                                                      figures.get("gaussian"), needed.get("laplace"),
+                                                      needed.get("gaussian")))
     return best
 
 

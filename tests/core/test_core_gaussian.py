@@ -666,6 +666,8 @@ def test_plan_for_accuracy_auto_takes_the_noise_needing_less_epsilon():
         choice = auto.noise_choice
         assert choice is not None and choice.chosen == winner.noise
         assert (choice.gaussian is None) == (gaussian is None)
+        assert choice.objective == "epsilon" and choice.laplace_epsilon == laplace.privacy.epsilon
+        assert choice.gaussian_epsilon == (None if gaussian is None else gaussian.privacy.epsilon)
         assert _independent_margin(auto, where) <= margin
         winners.append((winner.noise, gaussian is None))
     assert winners == [("gaussian", False), ("laplace", True)]
