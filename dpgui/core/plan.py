@@ -222,7 +222,7 @@ class NoiseChoice:
             return None if pair is None else {"total_sq_error": pair[0], "max_variance": pair[1],
                                               "max_std_error": math.sqrt(pair[1])}
 
-        out = {"requested": self.requested, "chosen": self.chosen, "objective": self.objective,
+        out: dict[str, Any] = {"requested": self.requested, "chosen": self.chosen, "objective": self.objective,
                "laplace": figures(self.laplace), "gaussian": figures(self.gaussian)}
         if self.objective == "epsilon":
             out.update(laplace_epsilon=self.laplace_epsilon, gaussian_epsilon=self.gaussian_epsilon)
