@@ -223,7 +223,7 @@ class NoiseChoice:
                                               "max_std_error": math.sqrt(pair[1])}
 
         out: dict[str, Any] = {"requested": self.requested, "chosen": self.chosen, "objective": self.objective,
-               "laplace": figures(self.laplace), "gaussian": figures(self.gaussian)}
+                               "laplace": figures(self.laplace), "gaussian": figures(self.gaussian)}
         if self.objective == "epsilon":
             out.update(laplace_epsilon=self.laplace_epsilon, gaussian_epsilon=self.gaussian_epsilon)
         return out
