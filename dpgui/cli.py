@@ -381,8 +381,10 @@ def noise_text(report: dict[str, Any]) -> str:
     key, label = _OBJECTIVE_FIGURE[choice["objective"]]
     mine, theirs = choice[chosen], choice[other]
     if choice["requested"] == "auto":
-        if theirs is None:
+        if theirs is None and not report.get("delta"):
             text += " (automatic: with δ = 0 only pure ε-DP Laplace noise is possible; give --delta for Gaussian)"
+        elif theirs is None:
+            text += f" (automatic: {NOISE_NAMES[other]} noise is beyond the noise sampler at this ε and δ)"
         else:
             text += (f" (automatic: {label} {mine[key]:.3g} vs {theirs[key]:.3g} with {NOISE_NAMES[other]})")
     else:
