@@ -270,6 +270,9 @@ def summary(cells: list[Cell]) -> list[str]:
     for c in t1:
         lines.append(f"  MISS {name(c)}: auto ({c.auto_noise}) / min = {c.ratio_min:.3f}, "
                      f"{c.t1_excess:.1f} SE above the better plan")
+    closest = max(cells, key=lambda c: c.t1_excess)
+    lines.append(f"  largest auto / min: {closest.ratio_min:.3f}, {closest.t1_excess:.1f} SE ({name(closest)}, "
+                 f"auto chose {closest.auto_noise} by the exact projection before consistency)")
     t2 = [c for c in cells if not c.t2]
     lines.append(f"T2 (auto ≤ {T2_RATIO} × OpenDP's Gaussian tree): {len(cells) - len(t2)}/{len(cells)} cells pass")
     for c in t2:
