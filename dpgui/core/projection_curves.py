@@ -4,6 +4,12 @@
 baselines; (b) the typical (root-mean-square) margin against ε; (c) the same against the branching
 factor of a uniform tree. Plot (d), the budget and noise per level, is read off the plan itself.
 
+With δ > 0 the plots also compare the two noises: (a) and (b) show the best plan of the other noise
+(the ``"alternative"`` series: Gaussian for a Laplace plan, Laplace for a Gaussian one; (b) at the
+same δ), and (c) gains uniform trees with Gaussian noise (``"gaussian"``: GLS, ρ split by the
+closed-form covering optimum ρ_l ∝ D_l^{1/2} of :func:`optimise_budgets`). The paper's baselines are
+Laplace trees (pure ε-DP) at every δ.
+
 Every number is the engine's (:mod:`dpgui.core.projection`, :mod:`dpgui.core.planner`,
 :func:`~dpgui.core.quantiles.noise_margin`) for a real :class:`Plan` (exact discrete-Laplace
 variances at rounded-up scales). :class:`ProjectionCache` keeps the tree-only parts of those
@@ -36,8 +42,8 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from dpgui.core.noise import discrete_laplace_variance, laplace_scale_float
-from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
+from dpgui.core.noise import discrete_gaussian_variance, discrete_laplace_variance, gaussian_sigma2, laplace_scale_float
+from dpgui.core.plan import Plan, PrivacySpec, budget_total, check_noise, equal_budgets, split_budget
 from dpgui.core.planner import (
     average_margin95,
     candidate_shapes,
@@ -81,8 +87,14 @@ def draw_prefixes(bins: int, limit: int = EXACT_POINT_LIMIT, samples: int = SAMP
 
 
 def with_epsilon(privacy: PrivacySpec, epsilon: float) -> PrivacySpec:
-    """The same neighbour model and records per person at another total ε."""
-    return PrivacySpec(epsilon, privacy.neighbours, privacy.records_per_person)
+    """The same neighbour model, records per person and δ at another total ε."""
+    return privacy.with_epsilon(epsilon)
+
+
+def pure(privacy: PrivacySpec) -> PrivacySpec:
+    """The same ε, neighbour model and records per person with δ = 0: what a Laplace tree (the
+    paper's baselines, plot (c)'s Laplace curves) depends on, so their memos are shared across δ."""
+    return PrivacySpec(privacy.epsilon, privacy.neighbours, privacy.records_per_person)
 
 
 def epsilon_grid(epsilon: float) -> np.ndarray:
@@ -133,7 +145,10 @@ class ProjectedCurves:
 
     ``a``, ``b``, ``c``: the (x, y) series of plots (a)–(c) by series name; ``rms`` and ``worst``:
     the plan's 95 % margin on average (RMS) and at the worst CDF point (``margin95``); ``pending``:
-    the factors b of plot (c) whose budgets are still to be tuned at this ε."""
+    the factors b of plot (c) whose budgets are still to be tuned at this ε. With δ > 0 and an
+    ``alternative`` plan (the best plan of the other noise), ``a`` and ``b`` hold its series under
+    "alternative" and ``alternative_rms`` / ``alternative_worst`` its margins; ``c`` holds
+    "gaussian" whenever δ > 0."""
 
     plan: Plan
     lower: float
@@ -145,6 +160,9 @@ class ProjectedCurves:
     worst: float
     allowed: list[int]
     pending: list[int] = field(default_factory=list)
+    alternative: Plan | None = None
+    alternative_rms: float | None = None
+    alternative_worst: float | None = None
 
 
 Value = TypeVar("Value")
@@ -181,48 +199,62 @@ class ProjectionCache:
 
     # --- what the widget asks for (off the GUI thread)
     def project(self, plan: Plan, lower: float, upper: float,
-                should_cancel: Callable[[], bool] = lambda: False) -> ProjectedCurves:
+                should_cancel: Callable[[], bool] = lambda: False, alternative: Plan | None = None) -> ProjectedCurves:
         """Plots (a)–(c)'s data for ``plan`` over [lower, upper). Raises Cancelled when asked to stop
         between steps. O(K·h) for plot (a), O(h) per point of (b) and (c) once the tree-only parts
-        of the same K and neighbour model are memoised."""
+        of the same K and neighbour model are memoised. ``alternative``: the best plan of the other
+        noise at the same (ε, δ), shown beside the plan (ignored when δ = 0 or when it is not for
+        the plan's K and privacy)."""
         def check() -> None:
             if should_cancel():
                 raise Cancelled("projection no longer needed")
 
         with self.lock:
             bins, privacy = plan.shape.bins, plan.privacy
+            laplace = pure(privacy)  # the baselines and plot (c)'s Laplace trees do not depend on δ
+            if alternative is not None and (privacy.delta <= 0 or alternative.privacy != privacy
+                                            or alternative.shape.bins != bins or alternative.noise == plan.noise):
+                alternative = None
+            plans = {"plan": plan} if alternative is None else {"plan": plan, "alternative": alternative}
             # (a) every CDF point (or an exact sample of them for huge K)
             prefixes = self.draw_prefixes(bins)
             width = (upper - lower) / bins
             a = {}
-            for name in ("plan",) + BASELINES:
+            for name in (*plans, *BASELINES):
                 check()
-                y = (self.prefix_margins(plan, prefixes) if name == "plan"
-                     else self.baseline_prefix_margins(name, bins, privacy, prefixes))
+                y = (self.prefix_margins(plans[name], prefixes) if name in plans
+                     else self.baseline_prefix_margins(name, bins, laplace, prefixes))
                 keep = np.flatnonzero(y > 0)  # C_K = N is exact under 'change': margin 0, not on a log axis
                 keep = keep[peak_envelope(y[keep])]
                 a[name] = (lower + prefixes[keep] * width, y[keep])
             check()
-            # (b) typical margin against ε (same budget fractions for the plan)
+            # (b) typical margin against ε (same budget fractions for the plan; δ kept)
             grid = epsilon_grid(privacy.epsilon)
-            b = {"plan": (grid, self.plan_epsilon_curve(plan, grid))}
+            b = {name: (grid, self.plan_epsilon_curve(p, grid)) for name, p in plans.items()}
             for name in BASELINES:
-                b[name] = (grid, np.array([self.baseline_rms(name, bins, with_epsilon(privacy, e)) for e in grid]))
+                b[name] = (grid, np.array([self.baseline_rms(name, bins, with_epsilon(laplace, e)) for e in grid]))
             check()
             # (c) typical margin against uniform branching
-            c = {"equal": self.uniform_equal_curve(bins, privacy),
-                 "optimised": self.uniform_optimised_curve(bins, privacy, compute=False)}
+            c = {"equal": self.uniform_equal_curve(bins, laplace),
+                 "optimised": self.uniform_optimised_curve(bins, laplace, compute=False)}
+            if privacy.delta > 0:
+                c["gaussian"] = self.uniform_gaussian_curve(bins, privacy)
             check()
+            at = grid == privacy.epsilon
             return ProjectedCurves(plan, float(lower), float(upper), a, b, c,
-                                   rms=float(b["plan"][1][grid == privacy.epsilon][0]), worst=margin95(plan, "every"),
+                                   rms=float(b["plan"][1][at][0]), worst=margin95(plan, "every"),
                                    allowed=self.branchings(bins, privacy.missing_leaf),
-                                   pending=self.missing_optimisations(bins, privacy))
+                                   pending=self.missing_optimisations(bins, laplace), alternative=alternative,
+                                   alternative_rms=None if alternative is None else float(b["alternative"][1][at][0]),
+                                   alternative_worst=None if alternative is None else margin95(alternative, "every"))
 
     def refine(self, bins: int, privacy: PrivacySpec, pending: list[int], budget_ms: float = REFINE_CHUNK_MS,
                should_cancel: Callable[[], bool] = lambda: False) -> tuple[list[int], Curve]:
         """Tune the budgets of some factors b of ``pending`` (about ``budget_ms`` of work, stopping
         early when asked: first every factor's ε = 1 split, reused at any ε, then the tuning at this
-        ε). Returns the factors still pending and plot (c)'s tuned curve as it now stands."""
+        ε). Returns the factors still pending and plot (c)'s tuned curve as it now stands. These are
+        Laplace trees: δ is ignored."""
+        privacy = pure(privacy)
         with self.lock:
             pending = list(pending)
             start = time.perf_counter()
@@ -237,7 +269,7 @@ class ProjectionCache:
     def __init__(self) -> None:
         # project() and refine() run on worker threads; one at a time may use the memos
         self.lock = threading.RLock()
-        self._variance: dict[tuple[int, float], float] = {}
+        self._variance: dict[tuple[str, int, float], float] = {}
         self._candidates: _Memo[tuple[list[TreeShape], np.ndarray, np.ndarray]] = _Memo(8)
         self._coefficients: _Memo[tuple[np.ndarray, float]] = _Memo(8192)
         self._prefix_basis: _Memo[np.ndarray] = _Memo(8)
@@ -252,23 +284,33 @@ class ProjectionCache:
         self._margins: _Memo[np.ndarray] = _Memo(64)
 
     # --- the engine's numbers, from cached per-shape coefficients
-    def level_variance(self, sensitivity: int, level_epsilon: float) -> float:
-        """Exact discrete Laplace variance at the plan's rounded-up scale (as Plan.level_variances)."""
-        key = (sensitivity, level_epsilon)
+    def level_variance(self, sensitivity: int, budget: float, noise: str = "laplace") -> float:
+        """Exact variance of one level's noise at the plan's rounded noise parameter (as
+        Plan.level_variances): discrete Laplace at scale t ≥ Δ₁/ε_l (``sensitivity`` = Δ₁,
+        ``budget`` = ε_l), or discrete Gaussian at σ² ≥ Δ₂²/(2ρ_l) (``sensitivity`` = Δ₂²,
+        ``budget`` = ρ_l). In counts²."""
+        key = (noise, sensitivity, budget)
         value = self._variance.get(key)
         if value is None:
             if len(self._variance) > 200_000:
                 self._variance.clear()
-            value = self._variance[key] = discrete_laplace_variance(laplace_scale_float(sensitivity, level_epsilon))
+            if check_noise(noise) == "gaussian":
+                value = float(discrete_gaussian_variance(float(gaussian_sigma2(sensitivity, budget))))
+            else:
+                value = discrete_laplace_variance(laplace_scale_float(sensitivity, budget))
+            self._variance[key] = value
         return value
 
-    def level_variances(self, shape: TreeShape, privacy: PrivacySpec, level_epsilons: Sequence[float]) -> np.ndarray:
-        """Plan(shape, privacy, level_epsilons).level_variances() without building the Plan."""
+    def level_variances(self, shape: TreeShape, privacy: PrivacySpec, level_budgets: Sequence[float],
+                        noise: str = "laplace") -> np.ndarray:
+        """Plan(shape, privacy, level_budgets, noise=noise).level_variances() without building the Plan
+        (budgets ε_l for Laplace, ρ_l for Gaussian)."""
         out = np.full(shape.height + 1, np.inf)
-        first, delta = privacy.first_noised_level(), privacy.level_sensitivity
-        for offset, e in enumerate(level_epsilons):
+        first = privacy.first_noised_level()
+        sensitivity = privacy.level_l2_sensitivity_squared if noise == "gaussian" else privacy.level_sensitivity
+        for offset, e in enumerate(level_budgets):
             if e > 0:
-                out[first + offset] = self.level_variance(delta, e)
+                out[first + offset] = self.level_variance(sensitivity, e, noise)
         if privacy.root_public:
             out[0] = 0.0
         return out
@@ -279,18 +321,20 @@ class ProjectionCache:
         return self._coefficients.get((shape, estimator, released, root_public),
                                       lambda: total_coefficients(shape, estimator, released, root_public))
 
-    def total_sq_error(self, shape: TreeShape, privacy: PrivacySpec, level_epsilons: Sequence[float],
-                       estimator: str) -> float:
-        """Σ_j Var Ĉ_j of Plan(shape, privacy, level_epsilons, estimator): the engine's
+    def total_sq_error(self, shape: TreeShape, privacy: PrivacySpec, level_budgets: Sequence[float],
+                       estimator: str, noise: str = "laplace") -> float:
+        """Σ_j Var Ĉ_j of Plan(shape, privacy, level_budgets, estimator, noise): the engine's
         :func:`~dpgui.core.projection.total_sq_error` with memoised coefficients. O(h)."""
-        variances = self.level_variances(shape, privacy, level_epsilons)
+        variances = self.level_variances(shape, privacy, level_budgets, noise)
         released = tuple(bool(r) for r in np.isfinite(variances))  # = Plan.released()
         coefficients = self.coefficients(shape, estimator, released, privacy.root_public)
         return total_from_coefficients(shape, estimator, coefficients, variances)
 
-    def rms(self, shape: TreeShape, privacy: PrivacySpec, level_epsilons: Sequence[float], estimator: str) -> float:
+    def rms(self, shape: TreeShape, privacy: PrivacySpec, level_budgets: Sequence[float], estimator: str,
+            noise: str = "laplace") -> float:
         """Typical 95 % margin of that plan: the engine's ``margin95(plan, 'average')``. O(h)."""
-        return average_margin95(self.total_sq_error(shape, privacy, level_epsilons, estimator), shape, privacy.root_public)
+        return average_margin95(self.total_sq_error(shape, privacy, level_budgets, estimator, noise), shape,
+                                privacy.root_public)
 
     def prefix_margins(self, plan: Plan, prefixes: np.ndarray) -> np.ndarray:
         """95 % margins of the cumulative counts Ĉ_j, j ∈ prefixes:
@@ -350,7 +394,7 @@ class ProjectionCache:
     def baseline_rms(self, name: str, bins: int, privacy: PrivacySpec) -> float:
         def make() -> float:
             plan = self.baseline_plan(name, bins, privacy)
-            return self.rms(plan.shape, privacy, plan.level_epsilons, "covering")
+            return self.rms(plan.shape, privacy, plan.level_budgets, "covering")
         return self._rms.get((name, bins, privacy), make)
 
     def baseline_prefix_margins(self, name: str, bins: int, privacy: PrivacySpec, prefixes: np.ndarray) -> np.ndarray:
@@ -359,12 +403,14 @@ class ProjectionCache:
 
     # --- plot (b)
     def plan_epsilon_curve(self, plan: Plan, grid: np.ndarray) -> np.ndarray:
-        """RMS margin of the plan with the same budget fractions at each ε of ``grid``."""
+        """RMS margin of the plan with the same budget fractions at each ε of ``grid`` (at the plan's
+        δ: a Gaussian plan's ρ_l are the same shares of ρ = zcdp_rho(ε, δ))."""
         out = np.empty(grid.size)
         for i, e in enumerate(grid.tolist()):
             privacy = with_epsilon(plan.privacy, e) if e != plan.privacy.epsilon else plan.privacy
-            eps = plan.level_epsilons if e == plan.privacy.epsilon else split_budget(e, plan.level_epsilons)
-            out[i] = self.rms(plan.shape, privacy, eps, plan.estimator)
+            budgets = (plan.level_budgets if e == plan.privacy.epsilon
+                       else split_budget(budget_total(privacy, plan.noise), plan.level_budgets))
+            out[i] = self.rms(plan.shape, privacy, budgets, plan.estimator, plan.noise)
         return out
 
     # --- plot (c)
@@ -378,6 +424,20 @@ class ProjectionCache:
                 values.append(self.rms(shape, privacy, equal_budgets(shape, privacy), "covering"))
             return np.array(bs, dtype=float), np.array(values)
         return self._curves.get(("equal", bins, privacy), make)
+
+    def uniform_gaussian_curve(self, bins: int, privacy: PrivacySpec) -> tuple[np.ndarray, np.ndarray]:
+        """(b, RMS margin) of uniform trees with discrete Gaussian noise at the privacy's (ε, δ), δ > 0:
+        GLS, with ρ split by the closed-form covering optimum (ρ_l ∝ D_l^{1/2},
+        :func:`optimise_budgets`); every tree of :meth:`branchings`, no numerical tuning."""
+        def make() -> tuple[np.ndarray, np.ndarray]:
+            bs = self.branchings(bins, privacy.missing_leaf)
+            values = []
+            for b in bs:
+                shape = self.uniform(bins, b, privacy.missing_leaf)
+                budgets = optimise_budgets(shape, privacy, "covering", "total", noise="gaussian")
+                values.append(self.rms(shape, privacy, budgets, "gls", "gaussian"))
+            return np.array(bs, dtype=float), np.array(values)
+        return self._curves.get(("gaussian", bins, privacy), make)
 
     def optimised_branchings(self, bins: int, missing_leaf: bool = False) -> list[int]:
         """The factors b of plot (c)'s GLS curve: at most GLS_BRANCHINGS, log-spaced."""

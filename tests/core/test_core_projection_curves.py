@@ -168,3 +168,64 @@ def test_band_and_polyline_envelopes_keep_what_is_drawn():
     assert xc.size <= 1_002 and yc.min() == y.min() and yc.max() == y.max() and np.all(np.diff(xc) >= 0)
     small = np.arange(10.0)
     assert band_envelope(small, small, small, 1000)[0] is small and polyline_envelope(small, small, 500)[0] is small
+
+
+# ---------------------------------------------------------------- (ε, δ): Gaussian plans and curves
+@pytest.mark.parametrize("neighbours", ["change", "addremove"])
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+def test_fast_level_variances_equal_the_plans_for_both_noises(neighbours, noise):
+    cache = ProjectionCache()
+    privacy = PrivacySpec(0.8, neighbours, 2, delta=1e-9)
+    for shape in (TreeShape(999, (10, 10, 10), privacy.missing_leaf), TreeShape(777, (3, 16, 17), privacy.missing_leaf)):
+        for estimator in ("gls", "covering"):
+            budgets = optimise_budgets(shape, privacy, estimator, noise=noise)
+            plan = Plan(shape, privacy, budgets, estimator, noise)
+            np.testing.assert_array_equal(cache.level_variances(shape, privacy, budgets, noise), plan.level_variances())
+            assert cache.total_sq_error(shape, privacy, budgets, estimator, noise) == pytest.approx(
+                total_sq_error(plan), rel=1e-12)
+            assert cache.rms(shape, privacy, budgets, estimator, noise) == pytest.approx(rms(plan), rel=1e-12)
+
+
+def test_a_laplace_plan_at_delta_gets_a_gaussian_alternative_in_every_plot():
+    privacy = PrivacySpec(0.5, delta=1e-6)
+    plan = auto_plan(2000, privacy, noise="laplace")
+    gaussian = auto_plan(2000, privacy, noise="gaussian")
+    curves = ProjectionCache().project(plan, 0.0, 200.0, alternative=gaussian)
+    assert set(curves.a) == set(curves.b) == {"plan", "alternative", *BASELINES}
+    assert curves.alternative is gaussian and "gaussian" in curves.c
+    # (a): the Gaussian plan's own exact margins, independently of the cache
+    x, y = curves.a["alternative"]
+    j = np.rint(x / 0.1).astype(np.int64)
+    np.testing.assert_allclose(y, band_margin(np.sqrt(prefix_variances(gaussian, j))), rtol=1e-12)
+    assert curves.alternative_worst == pytest.approx(float(band_margin(np.sqrt(prefix_variances(gaussian).max()))))
+    # (b): at the plan's ε the Gaussian curve is the Gaussian plan's RMS margin; at 2ε it is the same ρ
+    # shares of ρ(2ε, δ), and it falls with ε
+    grid, values = curves.b["alternative"]
+    assert values[np.flatnonzero(grid == 0.5)[0]] == pytest.approx(rms(gaussian), rel=1e-12)
+    assert curves.alternative_rms == pytest.approx(rms(gaussian), rel=1e-12)
+    i = int(np.argmin(np.abs(grid - 1.0)))
+    doubled = privacy.with_epsilon(float(grid[i]))
+    again = Plan(gaussian.shape, doubled, split_budget(doubled.rho, gaussian.level_budgets), "gls", "gaussian")
+    assert values[i] == pytest.approx(rms(again), rel=1e-12)
+    assert np.all(np.diff(values) < 0)
+    # (c): uniform Gaussian trees, GLS, ρ split by the covering closed form
+    bs, ys = curves.c["gaussian"]
+    assert list(bs) == curves.allowed
+    shape = TreeShape.uniform(2000, int(bs[1]), privacy.missing_leaf)
+    reference = Plan(shape, privacy, optimise_budgets(shape, privacy, "covering", noise="gaussian"), "gls", "gaussian")
+    assert ys[1] == pytest.approx(rms(reference), rel=1e-12)
+    # the baselines are the paper's Laplace trees, whatever δ
+    pure = PrivacySpec(0.5)
+    assert curves.b["binary"][1][np.flatnonzero(grid == 0.5)[0]] == pytest.approx(
+        rms(Plan(TreeShape.uniform(2000, 2), pure, equal_budgets(TreeShape.uniform(2000, 2), pure), "covering")), rel=1e-12)
+
+
+def test_a_gaussian_plan_is_projected_exactly_and_pure_dp_has_no_gaussian_curve():
+    privacy = PrivacySpec(0.3, "addremove", delta=1e-9)
+    gaussian = auto_plan(500, privacy, noise="gaussian")
+    curves = ProjectionCache().project(gaussian, 0.0, 1.0)
+    assert curves.rms == pytest.approx(rms(gaussian), rel=1e-12) and curves.worst == margin95(gaussian, "every")
+    assert "alternative" not in curves.a and "gaussian" in curves.c
+    laplace = auto_plan(500, PrivacySpec(0.3, "addremove"))
+    curves = ProjectionCache().project(laplace, 0.0, 1.0, alternative=gaussian)  # other δ: ignored
+    assert curves.alternative is None and set(curves.a) == {"plan", *BASELINES} and "gaussian" not in curves.c
