@@ -354,10 +354,10 @@ class ProjectController(QObject):
         if project.column and not found:
             problems.append(f"The column '{project.column}' is not in {path.name}; pick the column again.")
         plan = project.plan_object()
-        if plan is not None and plan.shape.bins != project.bins:
+        if plan is not None and (plan.shape.bins != project.bins or plan.privacy.delta != project.delta):
             plan = None  # saved half-way through re-planning: plan again
         w.plan_page.apply_plan(plan, project.consistency, project.branching, project.objective,
-                               project.locked_levels)
+                               project.locked_levels, delta=project.delta, noise=project.noise)
         if project.dataset:
             w.data_page.set_dataset_name(project.dataset)
         self._show_last_release(project.releases, project.dataset)

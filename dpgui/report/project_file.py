@@ -4,7 +4,8 @@ A project holds what the officer chose and what was published, never the confide
 
 * the data file's path (absolute, as opened), the column, the public bounds, K and the
   missing-value policy, the ledger's name for the data set;
-* the plan (:meth:`Plan.to_json`), the consistency method and two settings of the plan step;
+* the plan (:meth:`Plan.to_json`), the consistency method and the settings of the plan step (the
+  branching, the objective, the locked levels, δ and the noise asked for);
 * every release of the workspace as its **released** noisy node counts per tree level
   (``Release.levels``: differentially private outputs, public) plus its plan, bounds and
   consistency. The estimates, standard errors and final cumulative counts are recomputed from
@@ -23,7 +24,8 @@ Format (``version`` 1), one JSON object::
     {"format": "dpgui-project", "version": 1, "app_version": "0.1.0", "saved_utc": "…",
      "data_path": "/abs/data.csv", "column": "age", "lower": 0.0, "upper": 100.0, "bins": 100,
      "missing": "drop", "dataset": "", "plan": {…Plan.to_json()…} | null, "consistency": "l2",
-     "branching": "auto", "objective": "total", "locked_levels": [2], "autosave_of": "",
+     "branching": "auto", "objective": "total", "locked_levels": [2], "delta": 1e-9, "noise": "auto",
+     "autosave_of": "",
      "releases": [{"release_id": "…", "created_utc": "…", "column": "age", "missing": "drop",
                    "lower": 0.0, "upper": 100.0, "consistency": "l2",
                    "plan": {…}, "levels": [[N], [c, c, …], …]}]}
@@ -31,6 +33,9 @@ Format (``version`` 1), one JSON object::
 ``lower``, ``upper``, ``bins`` and ``missing`` may be ``null`` (not chosen yet) and ``column``
 ``""``: a workspace can be saved half-way. ``locked_levels`` are the tree levels whose budget the
 officer locked in the plan step (their budgets are the plan's); files without it have none locked.
+``delta`` is the δ of the plan step (0: pure ε-DP) and ``noise`` the noise asked for ("auto",
+"laplace" or "gaussian"; the plan says which noise it uses); files saved before δ existed have
+neither and open as δ = 0, "auto".
 A file from a newer dpgui (higher ``version``) is refused with a message saying so. Writes are
 atomic (temporary file, fsync, rename).
 """
@@ -53,7 +58,7 @@ import numpy as np
 from dpgui import __version__
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release_from_levels
 from dpgui.core.missing import MISSING_POLICIES
-from dpgui.core.plan import OBJECTIVES, Plan
+from dpgui.core.plan import NOISE_CHOICES, OBJECTIVES, Plan, check_delta
 from dpgui.core.tree import MIN_BINS
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.files import write_text_atomic
@@ -152,6 +157,8 @@ class Project:
     branching: str = "auto"  # the plan step's branching setting ("auto", "16", "4x16x16")
     objective: str = "total"
     locked_levels: tuple[int, ...] = ()  # levels whose budget is locked in the plan step (sorted)
+    delta: float = 0.0  # the plan step's δ (0: pure ε-DP)
+    noise: str = "auto"  # the noise asked for: "auto", "laplace" or "gaussian"
     releases: tuple[ProjectRelease, ...] = ()
     format: str = PROJECT_FORMAT
     version: int = PROJECT_VERSION
@@ -197,7 +204,8 @@ def project_to_json(project: Project) -> str:
         "lower": project.lower, "upper": project.upper, "bins": project.bins, "missing": project.missing,
         "dataset": project.dataset, "plan": project.plan, "consistency": project.consistency,
         "branching": project.branching, "objective": project.objective,
-        "locked_levels": list(project.locked_levels), "autosave_of": project.autosave_of,
+        "locked_levels": list(project.locked_levels), "delta": project.delta, "noise": project.noise,
+        "autosave_of": project.autosave_of,
         "releases": [_release_json(r, placeholder(r.levels)) for r in project.releases],
     }
     try:
@@ -257,6 +265,16 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise self._fail(name, f"a whole number ≥ {minimum}" + (" or null" if nullable else ""), value)
         return value
+
+    def delta(self, name: str) -> float:
+        """δ with 0 ≤ δ < 1; 0 (pure ε-DP) when the field is absent (files saved before δ)."""
+        value = self.get(name, 0.0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self._fail(name, "a number with 0 ≤ δ < 1", value)
+        try:
+            return check_delta(value)
+        except DpguiError:
+            raise self._fail(name, "a number with 0 ≤ δ < 1", value) from None
 
     def plan(self, name: str, nullable: bool) -> dict[str, Any] | None:
         value = self.get(name)
@@ -382,7 +400,8 @@ def project_from_json(text: str, source: str = "the project") -> Project:
         dataset=reader.text("dataset", ""), plan=plan,
         consistency=reader.text("consistency", choices=CONSISTENCY_METHODS),
         branching=reader.text("branching", "auto"), objective=reader.text("objective", "total", choices=OBJECTIVES),
-        locked_levels=reader.locked_levels("locked_levels", plan), releases=releases, version=PROJECT_VERSION,
+        locked_levels=reader.locked_levels("locked_levels", plan), delta=reader.delta("delta"),
+        noise=reader.text("noise", "auto", choices=NOISE_CHOICES), releases=releases, version=PROJECT_VERSION,
         saved_utc=saved, app_version=reader.text("app_version", ""),
         autosave_of=reader.text("autosave_of", ""),
     )

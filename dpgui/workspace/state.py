@@ -22,7 +22,7 @@ import numpy as np
 
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release
 from dpgui.core.missing import MISSING_AUTO
-from dpgui.core.plan import OBJECTIVES, Plan, PrivacySpec
+from dpgui.core.plan import NOISE_CHOICES, OBJECTIVES, Plan, PrivacySpec, check_noise
 from dpgui.data.histogram import check_bounds
 from dpgui.data.table import TableInfo
 from dpgui.errors import DpguiError, ParameterError
@@ -77,9 +77,11 @@ class ColumnChoice:
 
 @dataclass(frozen=True)
 class PlanChoice:
-    """Step 2: the privacy settings (None while ε is invalid), the plan (None while none is ready),
+    """Step 2: the privacy settings (None while ε or δ is invalid), the plan (None while none is ready),
     the consistency step, the branching as typed ("auto", "16", "4x16x16"), the planner's objective,
-    the levels whose budget the officer locked, and whether a plan is being computed."""
+    the levels whose budget the officer locked, whether a plan is being computed, and the noise asked
+    for (``"auto"``: the planner picks Laplace or Gaussian at the privacy's (ε, δ); ``"laplace"``;
+    ``"gaussian"``, which needs δ > 0). The noise the plan uses is ``plan.noise``."""
 
     privacy: PrivacySpec | None = None
     plan: Plan | None = None
@@ -88,8 +90,10 @@ class PlanChoice:
     objective: str = "total"
     locked_levels: tuple[int, ...] = ()
     planning: bool = False
+    noise: str = "auto"
 
     def __post_init__(self) -> None:
+        check_noise(self.noise, NOISE_CHOICES)
         if self.consistency not in CONSISTENCY_METHODS:
             raise ParameterError(f"unknown consistency step {self.consistency!r}",
                                  f"use one of {', '.join(CONSISTENCY_METHODS)}")
@@ -178,7 +182,9 @@ class WorkspaceState:
             plan=None if plan.plan is None else plan.plan.to_json(), consistency=plan.consistency,
             branching=plan.branching.strip() or "auto", objective=plan.objective,
             locked_levels=() if plan.plan is None else plan.locked_levels,
-            releases=self.releases, autosave_of=autosave_of,
+            releases=self.releases, autosave_of=autosave_of, noise=plan.noise,
+            delta=plan.privacy.delta if plan.privacy is not None else (
+                plan.plan.privacy.delta if plan.plan is not None else 0.0),
         )
 
 

@@ -97,6 +97,22 @@ def test_a_file_from_before_locked_levels_has_none_locked(tmp_path):
     assert project_from_json(json.dumps(document)).locked_levels == ()
 
 
+def test_delta_and_the_noise_choice_round_trip_and_old_files_open_as_pure_auto(tmp_path):
+    privacy = PrivacySpec(0.7, "change", delta=1e-9)
+    shape = TreeShape(K, (4, 4, 5), True)
+    gaussian = Plan(shape, privacy, equal_budgets(shape, privacy, "gaussian"), "gls", "gaussian")
+    project = replace(_project(tmp_path), plan=gaussian.to_json(), delta=1e-9, noise="gaussian", locked_levels=(1,))
+    save_project(project, tmp_path / "work.dpgui")
+    loaded = load_project(tmp_path / "work.dpgui")
+    assert loaded == project and (loaded.delta, loaded.noise) == (1e-9, "gaussian")
+    assert loaded.plan_object() == gaussian and loaded.plan_object().level_rhos == gaussian.level_rhos
+    document = json.loads((tmp_path / "work.dpgui").read_text())
+    assert (document["delta"], document["noise"]) == (1e-9, "gaussian")
+    del document["delta"], document["noise"]
+    old = project_from_json(json.dumps(document))
+    assert (old.delta, old.noise) == (0.0, "auto")
+
+
 def test_half_finished_workspace_round_trips(tmp_path):
     project = Project(data_path=str(tmp_path / "x.csv"))  # only a file opened so far
     assert project_from_json(project_to_json(project)) == project
@@ -229,6 +245,11 @@ def test_missing_field_in_a_release(good):
     ("locked_levels", [1, 1], "'locked_levels' must be a list of distinct tree levels"),
     ("locked_levels", [True], "'locked_levels' must be a list of distinct tree levels"),
     ("locked_levels", "1", "'locked_levels' must be a list of distinct tree levels"),
+    ("delta", -1e-9, "'delta' must be a number with 0 ≤ δ < 1"),
+    ("delta", 1, "'delta' must be a number with 0 ≤ δ < 1"),
+    ("delta", "1e-9", "'delta' must be a number with 0 ≤ δ < 1"),
+    ("delta", None, "'delta' must be a number with 0 ≤ δ < 1"),
+    ("noise", "cauchy", "'noise' must be 'auto' or 'laplace' or 'gaussian'"),
 ])
 def test_wrong_types(good, field, value, words):
     good[field] = value
