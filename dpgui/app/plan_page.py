@@ -1,4 +1,5 @@
-"""Step 2 — privacy and plan: ε with presets, neighbour model, records per person; the bin tree's
+"""Step 2 — privacy and plan: ε and δ with presets, the noise (automatic, Laplace or Gaussian),
+neighbour model, records per person; the bin tree's
 branching and each level's budget (linked, with locks); estimator, consistency, objective;
 auto-optimize; accuracy first (the smallest ε for an error you accept); the projected error —
 all before any budget is spent. Planning is data-independent: it never reads the file."""
@@ -6,6 +7,7 @@ all before any budget is spent. Planning is data-independent: it never reads the
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 from collections.abc import Sequence
 
@@ -21,8 +23,9 @@ from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_b
 from dpgui.app.projection_plots import ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.missing import MISSING_RULE_TEXT
-from dpgui.core.plan import Plan, PrivacySpec, check_epsilon, split_budget
-from dpgui.core.planner import auto_plan, margin95, plan_for_accuracy
+from dpgui.core.plan import Plan, PrivacySpec, check_delta, check_epsilon, split_budget
+from dpgui.core.planner import auto_plan, average_margin95, margin95, plan_for_accuracy
+from dpgui.core.quantiles import noise_margin
 from dpgui.core.projection_curves import ProjectedCurves
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError
@@ -32,6 +35,43 @@ from dpgui.formatting import format_margin_records, format_percent_of
 
 def _parse_epsilon(raw: str) -> float:
     return check_epsilon(parse_number(raw, "ε", "1 or 0.5"), "ε")
+
+
+def _parse_delta(raw: str) -> float:
+    """δ as typed: 0 (pure ε-DP) or a probability 0 < δ < 1, e.g. 1e-9."""
+    if not raw.strip():
+        raise ParameterError("δ is empty", "enter 0 for pure ε-DP, or a small probability such as 1e-9")
+    return check_delta(parse_number(raw, "δ", "1e-9"), "δ")
+
+
+def _format_delta(delta: float) -> str:
+    """δ as the field shows it: '0', '1e-09', or repr when %g would round it."""
+    return f"{delta:g}" if float(f"{delta:g}") == delta else repr(delta)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What a planning worker returns: the plan, the best plan of the other noise at the same (ε, δ)
+    (None when δ = 0 or not computed), and the accepted error of accuracy first (records)."""
+
+    plan: Plan
+    alternative: Plan | None = None
+    wanted: float | None = None
+
+
+def other_noise_plan(plan: Plan, shape: TreeShape | None, objective: str) -> Plan | None:
+    """The best plan with the noise ``plan`` does not use, at its (ε, δ), K, estimator and ``shape``
+    (None: the best branching), without locked levels; None when δ = 0. A Laplace plan does not
+    depend on δ, so the Laplace one is planned at δ = 0 (one noise) and carried to the plan's δ."""
+    privacy = plan.privacy
+    if privacy.delta <= 0:
+        return None
+    bins = plan.shape.bins
+    if plan.noise == "gaussian":
+        pure = PrivacySpec(privacy.epsilon, privacy.neighbours, privacy.records_per_person)
+        laplace = auto_plan(bins, pure, shape=shape, estimator=plan.estimator, objective=objective, noise="laplace")
+        return Plan(laplace.shape, privacy, laplace.level_budgets, laplace.estimator, "laplace")
+    return auto_plan(bins, privacy, shape=shape, estimator=plan.estimator, objective=objective, noise="gaussian")
 
 
 def _parse_branching(raw: str, bins: int | None) -> str:
@@ -64,8 +104,10 @@ def _compact(combo: QComboBox) -> None:
 
 
 class BudgetEditor(QWidget):
-    """One row per tree level: budget spin box, lock, share. Edits keep the sum at ε by rescaling
-    the other unlocked levels; locked levels never move."""
+    """One row per tree level: budget spin box, lock, share. Edits keep the sum at the plan's total
+    by rescaling the other unlocked levels; locked levels never move. The budgets are ε per level
+    for Laplace plans and ρ per level (zCDP, summing to ρ of (ε, δ)) for Gaussian ones
+    (``Plan.level_budgets``, ``Plan.budget_name``)."""
 
     budgetsEdited = Signal()
     locksChanged = Signal()
@@ -77,30 +119,32 @@ class BudgetEditor(QWidget):
         self._spins: list[QDoubleSpinBox | None] = []
         self._locks: list[QCheckBox | None] = []
         self._shares: list[QLabel] = []
-        self._epsilon = 1.0
+        self._total = 1.0  # what the budgets sum to: ε (Laplace) or ρ (Gaussian)
+        self.unit = "ε"
         self._signature: tuple[Any, ...] | None = None
         self.message = inline_message(self)
 
     def set_plan(self, plan: Plan) -> None:
         """Show a plan's budgets (rebuilding the rows when the tree's levels change)."""
         shape, privacy = plan.shape, plan.privacy
-        signature = (shape.branching, privacy.neighbours)
+        signature = (shape.branching, privacy.neighbours, plan.noise)
+        self.unit = plan.budget_name
         if signature != self._signature:
             self._rebuild(plan)
             self._signature = signature
-        self._epsilon = privacy.epsilon
+        total = self._total = plan.budget_total
         first = privacy.first_noised_level()
-        for offset, value in enumerate(plan.level_epsilons):
+        for offset, value in enumerate(plan.level_budgets):
             spin = self._spins[first + offset]
             assert spin is not None
             spin.blockSignals(True)
-            # Enough decimals to show each level's share to about 0.1 % of ε.
-            spin.setDecimals(min(10, max(4, 3 - math.floor(math.log10(privacy.epsilon)))))
-            spin.setRange(0.0, privacy.epsilon)
-            spin.setSingleStep(max(privacy.epsilon / 100, 1e-4))
+            # Enough decimals to show each level's share to about 0.1 % of the total.
+            spin.setDecimals(min(10, max(4, 3 - math.floor(math.log10(total)))))
+            spin.setRange(0.0, total)
+            spin.setSingleStep(max(total / 100, 10.0 ** -spin.decimals()))
             spin.setValue(value)
             spin.blockSignals(False)
-        self._update_shares(plan.level_epsilons, first)
+        self._update_shares(plan.level_budgets, first)
         show_inline(self.message, "")
 
     def _rebuild(self, plan: Plan) -> None:
@@ -110,10 +154,15 @@ class BudgetEditor(QWidget):
             if widget is not None and widget is not self.message:
                 widget.deleteLater()
         self._spins, self._locks, self._shares = [], [], []
-        headers = ("Level", "Nodes", "Budget ε", "Share", "Lock")
+        gaussian = plan.noise == "gaussian"
+        headers = ("Level", "Nodes", "Budget ρ (zCDP)" if gaussian else "Budget ε", "Share", "Lock")
+        self.header_labels = []
         for col, header in enumerate(headers):
             label = QLabel(f"<b>{header}</b>")
+            if col == 2:
+                label.setToolTip(text.RHO_COLUMN_TOOLTIP if gaussian else text.EPSILON_COLUMN_TOOLTIP)
             self._grid.addWidget(label, 0, col)
+            self.header_labels.append(label)
         shape, privacy = plan.shape, plan.privacy
         for level in range(shape.height + 1):
             row = level + 1
@@ -133,8 +182,11 @@ class BudgetEditor(QWidget):
             spin.setDecimals(4)
             spin.setKeyboardTracking(False)
             spin.setAccessibleName(f"Budget of level {level}")
-            spin.setToolTip(f"Privacy budget ε spent on level {level}. The levels' budgets always add up to ε; "
-                            "changing one rescales the unlocked others.")
+            spin.setToolTip(
+                f"Privacy budget ρ (zCDP) spent on level {level}. The levels' ρ always add up to the ρ of your "
+                "(ε, δ); changing one rescales the unlocked others." if gaussian else
+                f"Privacy budget ε spent on level {level}. The levels' budgets always add up to ε; "
+                "changing one rescales the unlocked others.")
             spin.valueChanged.connect(lambda value, lvl=level: self._on_spin(lvl, value))
             lock = QCheckBox()
             lock.setToolTip(text.LOCK_TOOLTIP)
@@ -178,12 +230,12 @@ class BudgetEditor(QWidget):
         locked.pop(level, None)
         free = [lvl for lvl, spin in enumerate(self._spins)
                 if spin is not None and lvl != level and lvl not in locked]
-        available = self._epsilon - math.fsum(locked.values())
+        available = self._total - math.fsum(locked.values())
         values = {lvl: spin.value() for lvl, spin in enumerate(self._spins) if spin is not None}
         if not free:
             show_inline(self.message, "Every other level is locked, so this budget cannot change without "
                                       "breaking the total. Unlock another level first.")
-            self._restore(level, self._epsilon - math.fsum(v for lvl, v in values.items() if lvl != level))
+            self._restore(level, self._total - math.fsum(v for lvl, v in values.items() if lvl != level))
             return
         value = min(max(value, 0.0), available)
         rest = available - value
@@ -195,7 +247,7 @@ class BudgetEditor(QWidget):
         if ordered[-1] <= 0:
             show_inline(self.message, "The bottom level (the bins) needs some budget; give it more than 0.")
             return
-        exact = split_budget(self._epsilon, ordered) if sum(ordered) > 0 else tuple(ordered)
+        exact = split_budget(self._total, ordered) if sum(ordered) > 0 else tuple(ordered)
         for (lvl, _), new in zip(sorted(values.items()), exact):
             spin = self._spins[lvl]
             assert spin is not None
@@ -209,12 +261,13 @@ class BudgetEditor(QWidget):
         self.budgetsEdited.emit()
 
     def exact_budgets(self) -> tuple[float, ...]:
-        """The budgets summing to ε exactly (spin boxes show them rounded to 4 decimals)."""
+        """The budgets summing to the total (ε or ρ) exactly (spin boxes show them rounded)."""
         shown = self.budgets()
         exact = getattr(self, "_exact", None)
-        if exact is not None and len(exact) == len(shown) and all(abs(a - b) < 1e-4 for a, b in zip(exact, shown)):
+        step = min((10.0 ** -spin.decimals() for spin in self._spins if spin is not None), default=1e-4)
+        if exact is not None and len(exact) == len(shown) and all(abs(a - b) < step for a, b in zip(exact, shown)):
             return tuple(exact)
-        return split_budget(self._epsilon, shown)
+        return split_budget(self._total, shown)
 
     def _restore(self, level: int, value: float) -> None:
         spin = self._spins[level]
@@ -231,7 +284,7 @@ class BudgetEditor(QWidget):
                 share.setText("not released")
                 share.setToolTip("This level gets no budget, so it is not published; the others carry its information.")
             else:
-                share.setText(f"{100 * value / self._epsilon:.1f} %")
+                share.setText(f"{100 * value / self._total:.1f} %")
                 share.setToolTip("")
 
 
@@ -254,6 +307,7 @@ class PlanPage(QWidget):
         self._public_n_filled = ""  # the text this page put in the N field from the file (not typed)
         self._generation = 0
         self._computing = False  # a plan of the current generation is being computed
+        self.alternative: Plan | None = None  # the best plan of the other noise at the plan's (ε, δ)
         self._replan_timer = QTimer(self)
         self._replan_timer.setSingleShot(True)
         self._replan_timer.setInterval(150)
@@ -277,6 +331,33 @@ class PlanPage(QWidget):
         privacy_form.addRow("Privacy budget &ε:", self.epsilon)
         set_buddy(privacy_form, self.epsilon, self.epsilon.edit)
         privacy_form.addRow(self._help(text.EPSILON_HELP))
+        delta_row = QHBoxLayout()
+        self.delta = ValidatedField(_parse_delta, "e.g. 1e-9", text.DELTA_TOOLTIP)
+        self.delta.set_text("0")
+        self.delta.edited.connect(self._on_delta)
+        delta_row.addWidget(self.delta, 1)
+        self.delta_buttons: dict[str, QPushButton] = {}
+        for name, value in text.DELTA_PRESETS:
+            button = QPushButton(name)
+            button.setToolTip(text.DELTA_PRESET_TOOLTIP.format(delta=value))
+            button.setAccessibleName(f"δ = {value:g}")
+            button.clicked.connect(lambda _=False, d=value: self.set_delta(d))
+            delta_row.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
+            self.delta_buttons[name] = button
+        privacy_form.addRow("&δ (failure probability):", delta_row)
+        set_buddy(privacy_form, delta_row, self.delta.edit)
+        self.delta_help = self._help(text.delta_help(0.0))
+        self.delta_help.setTextFormat(Qt.TextFormat.RichText)
+        privacy_form.addRow(self.delta_help)
+        self.noise = self._combo(text.NOISE_LABELS, text.NOISE_TOOLTIP)
+        self.noise.currentIndexChanged.connect(self._on_noise)
+        privacy_form.addRow("&Noise:", self.noise)
+        set_buddy(privacy_form, self.noise, self.noise)
+        self.noise_message = inline_message(self)
+        privacy_form.addRow(self.noise_message)
+        self.noise_note = self._help("")
+        self.noise_note.setTextFormat(Qt.TextFormat.RichText)
+        privacy_form.addRow(self.noise_note)
         self.neighbours = QComboBox()
         for key, label in text.NEIGHBOURS_LABELS.items():
             self.neighbours.addItem(label, key)
@@ -394,7 +475,8 @@ class PlanPage(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
 
-        for changed in (self.epsilon.edit.textChanged, self.neighbours.currentIndexChanged,
+        for changed in (self.epsilon.edit.textChanged, self.delta.edit.textChanged, self.noise.currentIndexChanged,
+                        self.neighbours.currentIndexChanged,
                         self.records_per_person.valueChanged, self.branching.edit.textChanged,
                         self.consistency.currentIndexChanged, self.objective.currentIndexChanged,
                         self.budgets.locksChanged):
@@ -424,6 +506,7 @@ class PlanPage(QWidget):
     def _on_neighbours(self) -> None:
         self.neighbours_help.setText(text.NEIGHBOURS_HELP[self.neighbours.currentData()])
         self._fill_public_n()
+        self._update_delta_help()
         self._on_target_unit()
         self.schedule_replan()
 
@@ -478,6 +561,7 @@ class PlanPage(QWidget):
         bins_changed = context.bins != self._context.bins
         self._context = context
         self._fill_public_n()
+        self._update_delta_help()
         if bins_changed:
             self.schedule_replan()
         elif self.plan is not None:
@@ -485,30 +569,87 @@ class PlanPage(QWidget):
 
     # ---------------------------------------------------------------- what the page writes to the workspace
     def _privacy_as_typed(self) -> PrivacySpec | None:
-        """The privacy settings, or None while ε does not parse (read quietly: the field shows why)."""
+        """The privacy settings, or None while ε or δ does not parse (read quietly: the fields show why)."""
         try:
             return PrivacySpec(_parse_epsilon(self.epsilon.text()), self.neighbours.currentData(),
-                               self.records_per_person.value())
+                               self.records_per_person.value(), _parse_delta(self.delta.text()))
         except DpguiError:
             return None
 
+    def noise_choice(self) -> str:
+        """The noise asked for: "auto", "laplace" or "gaussian"."""
+        return str(self.noise.currentData())
+
+    def _plan_matches(self, privacy: PrivacySpec | None) -> bool:
+        """Does the current plan fit the δ and noise as typed? (A plan for another δ, or Laplace while
+        Gaussian is asked for, must never be released; ε is checked by re-planning as before.)"""
+        plan, noise = self.plan, self.noise_choice()
+        if plan is None or privacy is None or plan.privacy.delta != privacy.delta:
+            return False
+        return noise == "auto" or plan.noise == noise
+
     def _publish(self, *_: object) -> None:
+        privacy = self._privacy_as_typed()
         self._workspace.update(plan=PlanChoice(
-            privacy=self._privacy_as_typed(), plan=self.plan, consistency=self.consistency.currentData(),
+            privacy=privacy, plan=self.plan if self._plan_matches(privacy) else None,
+            consistency=self.consistency.currentData(),
             branching=self.branching.text(), objective=self.objective.currentData(),
             locked_levels=tuple(self.budgets.locked()),
-            planning=self._computing or self._replan_timer.isActive()))
+            planning=self._computing or self._replan_timer.isActive(), noise=self.noise_choice()))
 
     def set_epsilon(self, epsilon: float) -> None:
         self.epsilon.set_text(f"{epsilon:g}")
         self.schedule_replan()
 
+    def set_delta(self, delta: float) -> None:
+        """Set δ as if typed (0: pure ε-DP) and re-plan."""
+        self.delta.set_text(_format_delta(delta))
+        self._on_delta()
+
+    def set_noise(self, noise: str) -> None:
+        """Ask for a noise ("auto", "laplace" or "gaussian") as if chosen in the list."""
+        index = self.noise.findData(noise)
+        if index < 0:
+            raise ParameterError(f"unknown noise {noise!r}", "use auto, laplace or gaussian")
+        self.noise.setCurrentIndex(index)
+
+    def _on_delta(self) -> None:
+        self._update_delta_help()
+        self._check_noise()
+        self.schedule_replan()
+
+    def _on_noise(self) -> None:
+        self._check_noise()
+        self.schedule_replan()
+
+    def _update_delta_help(self) -> None:
+        try:
+            delta: float | None = _parse_delta(self.delta.text())
+        except DpguiError:
+            delta = None
+        n = self._context.n_rows if self._n_is_public() else self.typed_n_estimate()
+        self.delta_help.setText(text.delta_help(delta, n))
+
+    def _check_noise(self) -> bool:
+        """Say next to the noise list when the noise asked for cannot be used (Gaussian at δ = 0)."""
+        try:
+            delta = _parse_delta(self.delta.text())
+        except DpguiError:
+            show_inline(self.noise_message, "")
+            return True
+        problem = self.noise_choice() == "gaussian" and delta <= 0
+        show_inline(self.noise_message, text.GAUSSIAN_NEEDS_DELTA if problem else "")
+        if problem:
+            self.noise_note.setText("")
+        return not problem
+
     def privacy(self) -> PrivacySpec | None:
         epsilon = self.epsilon.value()
-        if epsilon is None:
+        delta = self.delta.value()
+        if epsilon is None or delta is None:
             return None
         try:
-            return PrivacySpec(epsilon, self.neighbours.currentData(), self.records_per_person.value())
+            return PrivacySpec(epsilon, self.neighbours.currentData(), self.records_per_person.value(), delta)
         except DpguiError as err:
             self.epsilon.show_error(text.friendly(err))
             return None
@@ -548,7 +689,7 @@ class PlanPage(QWidget):
         show_inline(self.plan_message, "")
         privacy = self.privacy()
         bins = self._context.bins
-        if privacy is None or bins is None:
+        if privacy is None or bins is None or not self._check_noise():
             return
         try:
             shape = self._shape(bins, privacy)
@@ -560,13 +701,24 @@ class PlanPage(QWidget):
             locked = {}  # levels may change under 'auto'
         if self.plan is None or privacy.neighbours != self.plan.privacy.neighbours:
             locked = {}
+        noise = self.noise_choice()
+        if locked and self.plan is not None:
+            # Locked budgets are in the current plan's unit (ε or ρ): Automatic keeps that noise (the
+            # noise note says so), and an explicit switch to the other noise unlocks them.
+            if noise == "auto":
+                noise = self.plan.noise
+            elif noise != self.plan.noise:
+                locked = {}
+                self.budgets.set_locks(())
         estimator = self.estimator.currentData()
         objective = self.objective.currentData()
 
-        def task(progress: Any, should_cancel: Any) -> Plan:
+        def task(progress: Any, should_cancel: Any) -> Planned:
             progress(0.0, "Planning…")
-            return auto_plan(bins, privacy, shape=shape, estimator=estimator, objective=objective,
-                             locked=locked or None)
+            plan = auto_plan(bins, privacy, shape=shape, estimator=estimator, objective=objective,
+                             locked=locked or None, noise=noise)
+            progress(0.5, "Planning the other noise, for comparison…")
+            return Planned(plan, other_noise_plan(plan, shape, objective))
 
         self._run(task)
 
@@ -591,10 +743,10 @@ class PlanPage(QWidget):
             return
         self._computing = False
         self.busyChanged.emit(False)
-        plan = result if isinstance(result, Plan) else result[0]
+        planned = result if isinstance(result, Planned) else Planned(result)
         if on_done is not None:
-            on_done(result)
-        self.set_plan(plan)
+            on_done(planned)
+        self.set_plan(planned.plan, planned.alternative)
 
     def _on_plan_failed(self, generation: int, message: str) -> None:
         if generation != self._generation:
@@ -609,8 +761,11 @@ class PlanPage(QWidget):
     def is_planning(self) -> bool:
         return self.pool.busy() or self._replan_timer.isActive()
 
-    def set_plan(self, plan: Plan) -> None:
+    def set_plan(self, plan: Plan, alternative: Plan | None = None) -> None:
+        """Show ``plan`` (and, with δ > 0, ``alternative``: the best plan of the other noise, drawn
+        beside it in the plots and compared in the noise note)."""
         self.plan = plan
+        self.alternative = alternative
         self.budgets.set_plan(plan)
         if self.branching.value() == "auto":
             self.branching.edit.setPlaceholderText(f"auto (now {'x'.join(map(str, plan.shape.branching))})")
@@ -621,7 +776,8 @@ class PlanPage(QWidget):
         if self.plan is None:
             return
         try:
-            plan = Plan(self.plan.shape, self.plan.privacy, self.budgets.exact_budgets(), self.plan.estimator)
+            plan = Plan(self.plan.shape, self.plan.privacy, self.budgets.exact_budgets(), self.plan.estimator,
+                        self.plan.noise)
         except DpguiError as err:
             show_inline(self.plan_message, text.friendly(err))
             return
@@ -637,14 +793,71 @@ class PlanPage(QWidget):
                              f"{self._plan_words(plan)}")
         # Under 'N is private' the file's count is never shown nor used: % of N only of a typed estimate.
         n = context.n_rows if plan.privacy.root_public else self.typed_n_estimate()
-        self.plots.set_plan(plan, context.lower, context.upper, context.label, n)
+        self.noise_note.setText(self.noise_words(plan))
+        self.plots.set_plan(plan, context.lower, context.upper, context.label, n, alternative=self.alternative)
 
     @staticmethod
     def _plan_words(plan: Plan) -> str:
         branching = " × ".join(map(str, plan.shape.branching))
         missing = MISSING_RULE_TEXT[plan.missing_rule] + (" (the tree's leaf K + 1)" if plan.shape.missing_leaf else "")
-        return (f"Tree: {plan.shape.bins:,} bins, branching {branching}, ε = {plan.privacy.epsilon:g}. "
+        privacy = plan.privacy
+        budget = f"ε = {privacy.epsilon:g}"
+        if privacy.delta > 0:
+            budget += f", δ = {privacy.delta:g}"
+        if plan.noise == "gaussian":
+            budget += f", Gaussian noise (ρ = {plan.budget_total:.4g})"
+        else:
+            budget += ", Laplace noise" + (" (δ not used)" if privacy.delta > 0 else "")
+        return (f"Tree: {plan.shape.bins:,} bins, branching {branching}, {budget}. "
                 f"Missing values: {missing}.")
+
+    def noise_words(self, plan: Plan, projection: ProjectedCurves | None = None) -> str:
+        """The noise note: which noise the plan uses and why, in plain words; with the projection of
+        the plan and of the other noise's best plan (``projection.alternative``) the two projected
+        errors, on the objective the planner compared (the worst point, or on average)."""
+        privacy, name = plan.privacy, text.NOISE_NAMES[plan.noise]
+        requested = self.noise_choice()
+        if privacy.delta <= 0:
+            return "Laplace noise: with δ = 0 (pure ε-DP) it is the only noise possible."
+        comparison = ""
+        other = text.NOISE_NAMES["laplace" if plan.noise == "gaussian" else "gaussian"]
+        worst = self.objective.currentData() == "max"
+        where = "at the worst point" if worst else "on average"
+        mine: float | None = None
+        theirs: float | None = None
+        if projection is not None and projection.plan is plan and projection.alternative is not None:
+            mine = projection.worst if worst else projection.rms
+            theirs = projection.alternative_worst if worst else projection.alternative_rms
+        elif plan.noise_choice is not None and None not in (plan.noise_choice.laplace, plan.noise_choice.gaussian):
+            figures = plan.noise_choice
+            pairs = {name: pair for name, pair in (("laplace", figures.laplace), ("gaussian", figures.gaussian))
+                     if pair is not None}
+            index = 1 if figures.objective == "max" else 0
+            where = "at the worst point" if index else "on average"
+
+            def margin(pair: tuple[float, float]) -> float:
+                if index:
+                    return float(noise_margin(math.sqrt(pair[1])))
+                return average_margin95(pair[0], plan.shape, privacy.root_public)
+            mine = margin(pairs[plan.noise])
+            theirs = margin(pairs["laplace" if plan.noise == "gaussian" else "gaussian"])
+        if mine is not None and theirs is not None:
+            comparison = (f"projected error {format_margin_records(mine)} {where}, against "
+                          f"{format_margin_records(theirs)} with {other} noise at this δ")
+        choice = plan.noise_choice
+        if requested == "auto" and (choice is None or choice.requested == "auto"):
+            head = f"Automatic chose <b>{name}</b> noise"
+            return head + (f": {comparison}." if comparison else ".")
+        if requested == "auto":
+            return (f"<b>{name}</b> noise: the locked levels' budgets are in {plan.budget_name}, so Automatic keeps "
+                    f"{name} noise. Unlock every level (then Auto-optimize) to let it choose again."
+                    + (f" Now: {comparison}." if comparison else ""))
+        if plan.noise == "laplace":
+            return ("<b>Laplace</b> noise gives pure ε-DP: δ is not used (no δ is spent)."
+                    + (f" It gives a {comparison}." if comparison else ""))
+        words = (f"<b>Gaussian</b> noise: the release is ρ = {plan.budget_total:.4g} zCDP, which is "
+                 f"(ε = {privacy.epsilon:g}, δ = {privacy.delta:g})-DP.")
+        return words + (f" It gives a {comparison}." if comparison else "")
 
     def _on_projected(self, projection: ProjectedCurves) -> None:
         plan = projection.plan
@@ -661,14 +874,25 @@ class PlanPage(QWidget):
         if math.isinf(worst):
             words += " <b>Some counts cannot be estimated: give the levels that 'fewest nodes' needs some budget.</b>"
         self.summary.setText(words)
+        if plan is self.plan:
+            self.noise_note.setText(self.noise_words(plan, projection))
 
     # ---------------------------------------------------------------- accuracy first
     def accuracy_first(self) -> None:
         target = self.target.value()
-        privacy_template = PrivacySpec(1.0, self.neighbours.currentData(), self.records_per_person.value())
+        delta = self.delta.value()
         bins = self._context.bins
         if target is None:
             return
+        if delta is None:
+            self.accuracy_result.setText("Fix δ first (see the message under it).")
+            return
+        if not self._check_noise():
+            self.accuracy_result.setText(text.GAUSSIAN_NEEDS_DELTA)
+            return
+        privacy_template = PrivacySpec(1.0, self.neighbours.currentData(), self.records_per_person.value(), delta)
+        noise = self.noise_choice()
+        objective = self.objective.currentData()
         if bins is None:
             self.accuracy_result.setText("Choose the column and bins in step 1 first.")
             return
@@ -689,12 +913,15 @@ class PlanPage(QWidget):
             return
         estimator = self.estimator.currentData()
 
-        def task(progress: Any, should_cancel: Any) -> tuple[Plan, float]:
+        def task(progress: Any, should_cancel: Any) -> Planned:
             progress(0.0, "Finding the smallest ε…")
-            return plan_for_accuracy(bins, privacy_template, margin, where, shape=shape, estimator=estimator), margin
+            plan = plan_for_accuracy(bins, privacy_template, margin, where, shape=shape, estimator=estimator,
+                                     noise=noise)
+            return Planned(plan, other_noise_plan(plan, shape, objective), margin)
 
-        def done(result: tuple[Plan, float]) -> None:
-            plan, wanted = result
+        def done(result: Planned) -> None:
+            plan, wanted = result.plan, result.wanted
+            assert wanted is not None
             self.epsilon.set_text(f"{plan.privacy.epsilon:g}")
             achieved = margin95(plan, where)
             self.accuracy_result.setText(
@@ -706,14 +933,18 @@ class PlanPage(QWidget):
 
     # ---------------------------------------------------------------- project files (dpgui/app/project.py)
     def apply_plan(self, plan: Plan | None, consistency: str, branching: str = "auto", objective: str = "total",
-                   locked_levels: Sequence[int] = ()) -> None:
-        """Show a saved plan exactly as it was (from a project file), with its locked levels: no
-        re-planning, nothing spent. With ``plan`` None only the settings are set, no level stays
+                   locked_levels: Sequence[int] = (), delta: float | None = None, noise: str = "auto") -> None:
+        """Show a saved plan exactly as it was (from a project file), with its locked levels, δ and the
+        noise asked for (``delta`` None: the plan's δ, or 0 without a plan): no re-planning, nothing
+        spent. With ``plan`` None only the settings are set, no level stays
         locked, and the app plans as usual."""
         self._replan_timer.stop()
         self._generation += 1  # a plan still being computed is dropped when it arrives
         self._computing = False
-        combos: tuple[tuple[QComboBox, str], ...] = ((self.consistency, consistency), (self.objective, objective))
+        if plan is not None and noise != "auto" and noise != plan.noise:
+            noise = plan.noise  # the plan says which noise it uses
+        combos: tuple[tuple[QComboBox, str], ...] = ((self.consistency, consistency), (self.objective, objective),
+                                                     (self.noise, noise))
         if plan is not None:
             combos += ((self.neighbours, plan.privacy.neighbours), (self.estimator, plan.estimator))
         for combo, key in combos:
@@ -726,6 +957,9 @@ class PlanPage(QWidget):
         self._fill_public_n()
         self._on_target_unit()
         self.branching.set_text(branching or "auto")
+        self.delta.set_text(_format_delta(plan.privacy.delta if plan is not None else (delta or 0.0)))
+        self._update_delta_help()
+        self._check_noise()
         if plan is None:
             self.budgets.set_locks(())
             self.schedule_replan()  # writes the settings to the workspace
@@ -739,3 +973,16 @@ class PlanPage(QWidget):
         self.set_plan(plan)
         self.budgets.set_locks(locked_levels)
         self._publish()
+        if plan.privacy.delta > 0:  # the other noise, for the comparison (the plan itself stays as saved)
+            shape = None if self.branching.value() == "auto" else plan.shape
+            objective_now = self.objective.currentData()
+
+            def alternative(progress: Any, should_cancel: Any) -> Plan | None:
+                return other_noise_plan(plan, shape, objective_now)
+
+            def arrived(other: Plan | None) -> None:
+                if self.plan is plan and other is not None:
+                    self.alternative = other
+                    self._show_plan(plan)
+
+            self.pool.start(Worker(alternative).connect_to(self, finished=arrived, failed=lambda _message: None))

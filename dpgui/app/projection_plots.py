@@ -2,7 +2,10 @@
 
 (a) the 95% error margin of every cumulative count (CDF point), your plan against the paper's
 baselines; (b) the typical (root-mean-square) margin against ε; (c) the same against the branching
-factor of a uniform tree; (d) the privacy budget and noise of each tree level.
+factor of a uniform tree; (d) the privacy budget and noise of each tree level (ε per level for
+Laplace plans, ρ per level for Gaussian ones). With δ > 0, (a) and (b) also show the best plan of the
+other noise (Gaussian beside a Laplace plan, Laplace beside a Gaussian one) and (c) uniform trees
+with Gaussian noise, each named in the legend.
 
 The numbers come from :class:`~dpgui.core.projection_curves.ProjectionCache` (Qt-free, with its
 documented shortcuts), run on worker threads, so this widget only draws: a redraw after a
@@ -238,8 +241,9 @@ class ProjectionPlots(QWidget):
     together when it is done, which :attr:`projected` announces; the tuned curve of plot (c) is
     then refined by further workers. ``last_redraw_ms`` is the GUI-thread time of the last draw
     (or unit switch); Qt paints afterwards (the benchmark times both). Series data:
-    ``error_curves``, ``epsilon_curves`` (keys "plan", "binary", "hist", "paper_best"),
-    ``branching_curves`` ("equal", "optimised"), ``branching_marker``, ``budget_bars``.
+    ``error_curves``, ``epsilon_curves`` (keys "plan", "alternative", "binary", "hist", "paper_best";
+    "alternative" empty and hidden unless δ > 0), ``branching_curves`` ("equal", "optimised",
+    "gaussian"; "gaussian" empty unless δ > 0), ``branching_marker``, ``budget_bars``.
     """
 
     units_changed = Signal(bool)  # True when errors are shown in % of N
@@ -279,14 +283,15 @@ class ProjectionPlots(QWidget):
         bar = FlowLayout()  # wraps onto a second line in a narrow window
         bar.addWidget(QLabel("Lines in the top plots:"))
         self.series_boxes: dict[str, QCheckBox] = {}
-        for name in ("plan",) + BASELINES:
+        for name in ("plan", "alternative") + BASELINES:
             box = QCheckBox(SERIES_NAMES[name])
-            box.setIcon(_line_icon(SERIES_COLOURS[name], 3 if name == "plan" else 2))
+            box.setIcon(_line_icon(SERIES_COLOURS[name], 3 if name in ("plan", "alternative") else 2))
             box.setChecked(True)
             box.setToolTip("Show or hide this line in the two top plots")
             box.toggled.connect(lambda on, name=name: self._show_series(name, on))
             self.series_boxes[name] = box
             bar.addWidget(box)
+        self.series_boxes["alternative"].hide()  # shown when δ > 0 (named after its noise)
         units = QWidget()
         units_layout = QHBoxLayout(units)
         units_layout.setContentsMargins(12, 0, 0, 0)
@@ -324,9 +329,9 @@ class ProjectionPlots(QWidget):
         self.error_plot.getPlotItem().setLogMode(x=False, y=True)
         _plain_log_axes(self.error_plot)
         self.error_curves: dict[str, pg.PlotDataItem] = {}
-        for name in BASELINES + ("plan",):
-            curve = self.error_plot.plot(pen=series_pen(name, 2.5 if name == "plan" else 1.5))
-            curve.setZValue(10 if name == "plan" else 0)
+        for name in BASELINES + ("alternative", "plan"):
+            curve = self.error_plot.plot(pen=series_pen(name, 2.5 if name in ("plan", "alternative") else 1.5))
+            curve.setZValue(10 if name == "plan" else (5 if name == "alternative" else 0))
             self.error_curves[name] = curve
 
         # (b) error against ε
@@ -335,9 +340,11 @@ class ProjectionPlots(QWidget):
         self.epsilon_plot.getPlotItem().setLogMode(x=True, y=True)
         _plain_log_axes(self.epsilon_plot)
         self.epsilon_curves: dict[str, pg.PlotDataItem] = {}
-        for name in BASELINES + ("plan",):
-            self.epsilon_curves[name] = self.epsilon_plot.plot(pen=series_pen(name, 2.5 if name == "plan" else 1.5))
+        for name in BASELINES + ("alternative", "plan"):
+            self.epsilon_curves[name] = self.epsilon_plot.plot(
+                pen=series_pen(name, 2.5 if name in ("plan", "alternative") else 1.5))
         self.epsilon_curves["plan"].setZValue(10)
+        self.epsilon_curves["alternative"].setZValue(5)
         self.epsilon_line = pg.InfiniteLine(
             angle=90, pen=series_pen("marker", 1.5, dashed=True), label="your ε",
             labelOpts={"position": 0.93, "color": SERIES_COLOURS["marker"], "anchors": [(0, 0.5), (0, 0.5)]})
@@ -359,7 +366,13 @@ class ProjectionPlots(QWidget):
             "optimised": self.branching_plot.plot(
                 name="Tuned budgets, best estimate (GLS)", pen=series_pen("plan", 1.5, dashed=True),
                 symbol="o", symbolSize=5, symbolPen=None, symbolBrush=SERIES_COLOURS["plan"]),
+            "gaussian": self.branching_plot.plot(
+                pen=series_pen("gaussian", 1.5, dashed=True),
+                symbol="t", symbolSize=6, symbolPen=None, symbolBrush=SERIES_COLOURS["gaussian"]),
         }
+        self._gaussian_in_legend = False
+        for curve in (self.error_curves["alternative"], self.epsilon_curves["alternative"], self.branching_curves["gaussian"]):
+            curve.setData(np.zeros(0), np.zeros(0))  # empty (not None) until δ > 0
         self.branching_marker = self.branching_plot.plot(
             name="Your plan", pen=None, symbol="star", symbolSize=16,
             symbolBrush=SERIES_COLOURS["plan"], symbolPen=pg.mkPen("k", width=0.8))
@@ -432,11 +445,12 @@ class ProjectionPlots(QWidget):
         return self.pool.busy()
 
     def set_plan(self, plan: Plan, lower: float, upper: float, value_label: str = "value",
-                 n_public: int | None = None) -> None:
+                 n_public: int | None = None, alternative: Plan | None = None) -> None:
         """Show the projected error of ``plan`` for K equal bins over [lower, upper) of a column
         called ``value_label`` (put its units in it, e.g. "income (€)"). With ``n_public`` (the
-        public number of records N) the errors can also be shown in % of N. The plots are drawn
-        when their worker is done."""
+        public number of records N) the errors can also be shown in % of N. With δ > 0,
+        ``alternative`` (the best plan of the other noise at the same (ε, δ)) is drawn beside it.
+        The plots are drawn when their worker is done."""
         self.plan, self.value_label = plan, value_label
         self.n_public = int(n_public) if n_public and n_public > 0 else None
         self.percent_button.setEnabled(self.n_public is not None)
@@ -449,7 +463,7 @@ class ProjectionPlots(QWidget):
         self._refine_timer.stop()
         self.pool.cancel_all()  # older plans' workers stop at their next step
         generation, cache = self._generation, self.cache
-        worker = Worker(lambda progress, should_cancel: cache.project(plan, lower, upper, should_cancel))
+        worker = Worker(lambda progress, should_cancel: cache.project(plan, lower, upper, should_cancel, alternative))
         self.pool.start(worker.connect_to(self, finished=lambda projection: self._on_projected(generation, projection),
                                           failed=lambda message: self._on_failed(generation, message)))
 
@@ -459,6 +473,7 @@ class ProjectionPlots(QWidget):
         start = time.perf_counter()
         self.projection, self._drawn_generation = projection, generation
         show_inline(self.failure, "")
+        self._name_series()
         self._apply_units()
         self._draw_budgets()
         self._refit()
@@ -494,6 +509,39 @@ class ProjectionPlots(QWidget):
         self._refine_next(generation)
 
     # ------------------------------------------------------------------ drawing
+    def _name_series(self) -> None:
+        """Name the plan's and the other noise's lines after their noise (the legend of (a)–(b)),
+        and show the other noise's line and (c)'s Gaussian trees only when there are any."""
+        projection = self.projection
+        assert projection is not None
+        plan, other = projection.plan, projection.alternative
+        delta = plan.privacy.delta > 0
+        self.series_boxes["plan"].setText(
+            f"Your plan ({'Gaussian' if plan.noise == 'gaussian' else 'Laplace'} noise)" if delta else SERIES_NAMES["plan"])
+        box = self.series_boxes["alternative"]
+        box.setVisible(other is not None)
+        if other is not None:
+            box.setText(f"Best plan with {'Gaussian' if other.noise == 'gaussian' else 'Laplace'} noise")
+            box.setToolTip(f"The best plan with the other noise at your ε and δ = {other.privacy.delta:g}, for "
+                           "comparison. Show or hide this line in the two top plots.")
+        else:
+            for curves in (self.error_curves, self.epsilon_curves):
+                curves["alternative"].setData(np.zeros(0), np.zeros(0))
+        shown = box.isChecked() and other is not None
+        self.error_curves["alternative"].setVisible(shown)
+        self.epsilon_curves["alternative"].setVisible(shown)
+        legend = self.branching_plot.getPlotItem().legend
+        gaussian = "gaussian" in projection.c
+        if gaussian and not self._gaussian_in_legend:
+            legend.addItem(self.branching_curves["gaussian"], "Gaussian noise at your δ, best estimate (GLS)")
+            for _sample, label in legend.items:
+                label.setText(label.text, size=legend.opts["labelTextSize"], color=legend.opts["labelTextColor"])
+        elif not gaussian and self._gaussian_in_legend:
+            legend.removeItem(self.branching_curves["gaussian"])
+        if not gaussian:
+            self.branching_curves["gaussian"].setData(np.zeros(0), np.zeros(0))
+        self._gaussian_in_legend = gaussian
+
     def _scale(self) -> float:
         n = self.n_public
         return 100.0 / n if n and self.percent_of_n else 1.0  # (percent_of_n needs an N)
@@ -541,6 +589,8 @@ class ProjectionPlots(QWidget):
         _set_axis_label(item, "left", "Typical 95% margin", units)
         for name, (x, y) in projection.b.items():
             self.epsilon_curves[name].setData(x, y * scale)
+        self.epsilon_plot.getPlotItem().setTitle(
+            "Expected error against ε" + (f" (at δ = {plan.privacy.delta:g})" if plan.privacy.delta > 0 else ""))
         eps = plan.privacy.epsilon
         self.epsilon_line.setValue(math.log10(eps))
         self.epsilon_line.label.setFormat(f" your ε = {format_parameter(eps)}")
@@ -577,8 +627,8 @@ class ProjectionPlots(QWidget):
         assert self.projection is not None
         plan = self.projection.plan
         h, first = plan.shape.height, plan.privacy.first_noised_level()
-        eps = np.zeros(h + 1)
-        eps[first:] = plan.level_epsilons
+        eps = np.zeros(h + 1)  # the level budgets: ε_l (Laplace) or ρ_l (Gaussian)
+        eps[first:] = plan.level_budgets
         std = np.sqrt(plan.level_variances())
         levels = np.arange(h + 1, dtype=float)
         self.budget_bars.setOpts(x=levels, height=eps, width=0.6)
@@ -610,8 +660,18 @@ class ProjectionPlots(QWidget):
         top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
         self.std_view.setYRange(0, top * headroom, padding=0)
         privacy = plan.privacy
-        item.setTitle(f"Budget per level: total ε = {format_parameter(privacy.epsilon)}<br>"
+        unit = plan.budget_name
+        if plan.noise == "gaussian":
+            total = (f"total ρ = {format_parameter(plan.budget_total)} (Gaussian noise; ε = "
+                     f"{format_parameter(privacy.epsilon)}, δ = {privacy.delta:g})")
+        else:
+            total = f"total ε = {format_parameter(privacy.epsilon)}"
+        item.setTitle(f"Budget per level: {total}<br>"
                       f"<span style='font-size:8pt'>{neighbour_words(privacy)}</span>")
+        _set_axis_label(item, "left", f"Budget {unit} of the level" + (" (zCDP)" if unit == "ρ" else ""))
+        legend = item.legend
+        legend.getLabel(self.budget_bars).setText(
+            f"Budget {unit} (bars, left axis)", size=legend.opts["labelTextSize"], color=legend.opts["labelTextColor"])
         self.budget_plot.setToolTip("Hover over a bar for its budget and noise")
         self._sync_std_view()
 
@@ -627,7 +687,7 @@ class ProjectionPlots(QWidget):
             return f"{head}\npublished exactly (N is public): no budget, no noise"
         if not math.isfinite(std[level]):
             return f"{head}\nnot published (budget 0)"
-        return (f"{head}\nbudget ε = {format_parameter(eps[level])}\n"
+        return (f"{head}\nbudget {plan.budget_name} = {format_parameter(eps[level])}\n"
                 f"noise std. dev. = {format_parameter(std[level])} records per count")
 
     # ------------------------------------------------------------------ plumbing

@@ -3,6 +3,7 @@ privacy setting (kept in one place so the wording stays consistent across screen
 
 from __future__ import annotations
 
+import math
 from typing import TypeVar
 
 from PySide6.QtCore import Qt
@@ -120,4 +121,55 @@ DATASET_HELP = (
 DATASET_TOOLTIP = (
     "The name under which the budget ledger adds up the ε spent on this data (Tools → Budget "
     "Ledger). The first release asks you for the dataset's total budget."
+)
+
+# ---- δ and the noise (issue 14): (ε, δ)-DP with Laplace or discrete Gaussian noise
+DELTA_PRESETS = (("0 (pure)", 0.0), ("10⁻⁶", 1e-6), ("10⁻⁹", 1e-9))
+DELTA_PRESET_TOOLTIP = "Sets δ to {delta:g}. You can change the value afterwards."
+DELTA_TOOLTIP = (
+    "δ (delta) is the probability that the ε guarantee fails. δ = 0 is pure ε-DP: the guarantee holds "
+    "always. A δ > 0 (e.g. 1e-9) allows Gaussian noise, which can give smaller errors for trees with "
+    "many levels. Choose δ well below 1/N, N being the number of records; never above."
+)
+NOISE_LABELS = {
+    "auto": "Automatic: the smaller error (recommended)",
+    "laplace": "Laplace (pure ε-DP)",
+    "gaussian": "Gaussian (needs δ > 0)",
+}
+NOISE_TOOLTIP = (
+    "The kind of random noise added to each count. Laplace noise gives pure ε-DP and does not use δ. "
+    "Gaussian noise needs δ > 0; its privacy is accounted with zCDP (ρ) and converted to (ε, δ). "
+    "Automatic plans both and keeps the one with the smaller projected error."
+)
+GAUSSIAN_NEEDS_DELTA = ("Gaussian noise needs δ > 0 (with δ = 0 only pure ε-DP Laplace noise is possible). "
+                        "Set δ, e.g. 1e-9, or choose Automatic or Laplace noise.")
+NOISE_NAMES = {"laplace": "Laplace", "gaussian": "Gaussian"}
+
+
+def _one_in(delta: float) -> str:
+    """'one in a million' for 1e-6, 'one in a billion' for 1e-9, else 'one in 12,345'."""
+    words = {1e-3: "a thousand", 1e-6: "a million", 1e-9: "a billion", 1e-12: "a trillion"}
+    for value, word in words.items():
+        if math.isclose(delta, value, rel_tol=1e-9):
+            return f"one in {word}"
+    return f"one in {1 / delta:,.0f}" if 1 / delta < 1e15 else f"{delta:.3g}"
+
+
+def delta_help(delta: float | None, n_public: int | None = None) -> str:
+    """One plain sentence on what this δ means (None: δ is not valid, nothing to say). With a public
+    number of records N, says when δ is not well below 1/N."""
+    if delta is None:
+        return ""
+    if delta == 0:
+        return "δ = 0: pure ε-DP, the guarantee holds always. Only Laplace noise is possible."
+    words = (f"δ = {delta:g}: the ε guarantee may fail with a probability of at most {_one_in(delta)}; "
+             "choose δ well below 1/N (N = number of records).")
+    if n_public and delta * n_public > 0.01:
+        words += (f" <b>This δ is not well below 1/N = {1 / n_public:.2g} (N = {n_public:,}): "
+                  "choose a smaller δ, e.g. 1e-9.</b>")
+    return words
+EPSILON_COLUMN_TOOLTIP = "Each level's share of ε (Laplace noise): the shares add up to your ε."
+RHO_COLUMN_TOOLTIP = (
+    "With Gaussian noise each level's budget is a ρ (rho, zero-concentrated DP): the levels' ρ add up to "
+    "the ρ that your (ε, δ) allows, so the whole release is (ε, δ)-DP. Smaller ρ means more noise."
 )

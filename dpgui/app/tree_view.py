@@ -2,8 +2,8 @@
 
 The root is on top; each node's box spans its value interval ``[node lower, node upper)`` on the
 x-axis, in the column's units. Padding leaves beyond ``K`` (public zero counts) extend past
-``upper`` and are drawn hatched. The colour of a row is its budget ``ε_l`` or its noise standard
-deviation; a level with no budget is grey and says "not released".
+``upper`` and are drawn hatched. The colour of a row is its budget (``ε_l`` for Laplace noise,
+``ρ_l`` for Gaussian noise) or its noise standard deviation; a level with no budget is grey and says "not released".
 
 Everything is drawn by one :class:`_IcicleItem` (a pyqtgraph ``GraphicsObject``) that paints
 only the visible x range: a row whose nodes would be narrower than :data:`MIN_NODE_PX` pixels is
@@ -63,7 +63,7 @@ TEXT_MIN_PX = 44.0
 ROW_GAP = 0.07
 
 COLOUR_MODES: dict[str, str] = {
-    "budget": "Budget (ε per level)",
+    "budget": "Budget (per level)",
     "noise_sd": "Noise (standard deviation)",
 }
 LEGEND_TITLES: dict[str, str] = {
@@ -97,10 +97,11 @@ class _Tree:
     nodes: tuple[int, ...]
     leaves: tuple[int, ...]  # leaves under one node, per level
     widths: tuple[float, ...]  # node width in value units, per level
-    epsilons: tuple[float, ...]  # ε_l per level 0..h (0 for the public root and unreleased levels)
-    scales: tuple[float | None, ...]
+    epsilons: tuple[float, ...]  # budget per level 0..h: ε_l (Laplace) or ρ_l (Gaussian); 0 if none
+    scales: tuple[float | None, ...]  # Laplace scale t_l or Gaussian σ_l²
     sds: tuple[float | None, ...]  # noise s.d.: 0 for the exact root, None when not released
     status: tuple[str, ...]  # 'noised', 'exact' or 'unreleased'
+    budget_name: str = "ε"  # the unit of ``epsilons``: "ε" or "ρ" (Plan.budget_name)
 
     @classmethod
     def build(cls, plan: Plan, lower: float, upper: float) -> _Tree:
@@ -113,7 +114,7 @@ class _Tree:
         levels = shape.height + 1
         first = plan.privacy.first_noised_level()
         eps = [0.0] * levels
-        for offset, e in enumerate(plan.level_epsilons):
+        for offset, e in enumerate(plan.level_budgets):
             eps[first + offset] = float(e)
         variances = plan.level_variances()
         released = plan.released()
@@ -140,6 +141,7 @@ class _Tree:
             nodes=tuple(shape.nodes_at_level(level) for level in range(levels)),
             leaves=leaves, widths=tuple(s * bin_width for s in leaves),
             epsilons=tuple(eps), scales=tuple(scales), sds=tuple(sds), status=tuple(status),
+            budget_name=plan.budget_name,
         )
 
     @property
@@ -408,6 +410,8 @@ class _ColourLegend(QWidget):
         self.update()
 
     def title(self) -> str:
+        if self.mode == "budget" and self.tree is not None and self.tree.budget_name == "ρ":
+            return "Colour: ρ per level, Gaussian noise (brighter = more budget, less noise)"
         return LEGEND_TITLES[self.mode]
 
     def describe(self) -> str:
@@ -687,8 +691,9 @@ class BinTreeView(QWidget):
         elif info["status"] == "exact":
             parts.append("exact total (public, no noise added)")
         else:
-            parts += [f"ε = {format_significant(info['epsilon'], 2)}",
-                      f"noise scale {format_significant(info['noise_scale'])}",
+            gaussian = tree.budget_name == "ρ"
+            parts += [f"{tree.budget_name} = {format_significant(info['epsilon'], 2)}",
+                      f"noise {'variance σ²' if gaussian else 'scale'} {format_significant(info['noise_scale'])}",
                       f"± {format_significant(info['noise_sd'])} (1 s.d.)"]
         if info["released"] is not None:
             parts.append(f"released count {format_count(info['released'])}")

@@ -311,3 +311,15 @@ def test_missing_data_file_is_reported_clearly(tmp_path):
     assert info.value.project is moved
     assert str(tmp_path / "moved" / "people.csv") in str(info.value)
     assert "not found" in str(info.value) and "locate it" in str(info.value)
+
+
+def test_the_planners_noise_choice_comes_back_with_the_plan(tmp_path):
+    from dpgui.core.planner import auto_plan
+
+    plan = auto_plan(K, PrivacySpec(0.5, delta=1e-6), noise="auto")
+    assert plan.noise_choice is not None and plan.noise_choice.gaussian is not None
+    project = replace(_project(tmp_path), plan=plan.to_json(), delta=1e-6, locked_levels=())
+    loaded = project_from_json(project_to_json(project)).plan_object()
+    assert loaded == plan and loaded.noise_choice == plan.noise_choice
+    damaged = {**plan.to_json(), "noise_choice": {"requested": "auto", "chosen": "cauchy"}}
+    assert replace(project, plan=damaged).plan_object().noise_choice is None
