@@ -58,7 +58,7 @@ import numpy as np
 from dpgui import __version__
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release_from_levels
 from dpgui.core.missing import MISSING_POLICIES
-from dpgui.core.plan import NOISE_CHOICES, NOISES, OBJECTIVES, NoiseChoice, Plan, check_delta
+from dpgui.core.plan import NOISE_CHOICES, OBJECTIVES, Plan, check_delta
 from dpgui.core.tree import MIN_BINS
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.files import write_text_atomic
@@ -167,8 +167,7 @@ class Project:
     autosave_of: str = field(default="", compare=False)  # autosaves: the project file being edited, if any
 
     def plan_object(self) -> Plan | None:
-        """The plan, with the planner's noise choice when the file records one (:func:`plan_from_json`)."""
-        return None if self.plan is None else plan_from_json(self.plan)
+        return None if self.plan is None else Plan.from_json(self.plan)
 
     @property
     def name(self) -> str:
@@ -180,30 +179,6 @@ class Project:
 
 
 # --------------------------------------------------------------------------------------------- JSON
-
-def plan_from_json(data: dict[str, Any]) -> Plan:
-    """:meth:`Plan.from_json` plus the plan's ``noise_choice`` (why the planner chose its noise, with
-    both noises' figures) when the saved plan has a well-formed one; otherwise none (the plan is the
-    same either way: the choice is not part of a plan's identity)."""
-    plan = Plan.from_json(data)
-    raw = data.get("noise_choice")
-    if not isinstance(raw, dict):
-        return plan
-
-    def figures(value: Any) -> tuple[float, float] | None:
-        if not isinstance(value, dict):
-            return None
-        pair = [v for v in (value.get("total_sq_error"), value.get("max_variance"))
-                if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
-        return (float(pair[0]), float(pair[1])) if len(pair) == 2 else None
-
-    requested, chosen, objective = raw.get("requested"), raw.get("chosen"), raw.get("objective")
-    if requested not in NOISE_CHOICES or chosen != plan.noise or chosen not in NOISES or objective not in OBJECTIVES:
-        return plan
-    choice = NoiseChoice(str(requested), str(chosen), str(objective), figures(raw.get("laplace")),
-                         figures(raw.get("gaussian")))
-    return replace(plan, noise_choice=choice)
-
 
 def _release_json(r: ProjectRelease, levels: Any) -> dict[str, Any]:
     return {"release_id": r.release_id, "created_utc": r.created_utc, "column": r.column, "missing": r.missing,
