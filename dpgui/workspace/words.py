@@ -17,11 +17,13 @@ def escape(value: object) -> str:
 
 
 def sentence(text: str) -> str:
-    """Capitalise the first letter and end with a full stop."""
+    """Capitalise the first letter and end with a full stop. A Greek letter stays as it is: it names
+    a parameter (ε, δ, ρ), and "Ε" or "Δ" would be another symbol."""
     text = text.strip()
     if not text:
         return text
-    text = text[0].upper() + text[1:]
+    if not "\u0370" <= text[0] <= "\u03ff":
+        text = text[0].upper() + text[1:]
     return text if text[-1] in ".!?" else text + "."
 
 
