@@ -84,6 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     window.tabs.setCurrentIndex(TAB_PLAN)
     wait(lambda: plan_page.plan is not None and not plan_page.is_planning())
     shot("03-plan")
+    plan_page.set_delta(1e-9)  # (ε, δ): the Gaussian curves beside the plan's, and why the noise was chosen
+    wait(lambda: plan_page.plan.privacy.delta == 1e-9 and not plan_page.is_planning())
+    wait(lambda: not plan_page.plots.projecting and not plan_page.plots.busy, timeout=120.0)
+    shot("03b-plan-delta")
+    plan_page.set_delta(0.0)
+    wait(lambda: plan_page.plan.privacy.delta == 0 and not plan_page.is_planning())
     plan_page.target.set_text("1")
     plan_page.target_unit.setCurrentIndex(plan_page.target_unit.findData("percent"))
     before = plan_page.plan

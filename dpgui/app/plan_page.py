@@ -45,8 +45,9 @@ def _parse_delta(raw: str) -> float:
 
 
 def _format_delta(delta: float) -> str:
-    """δ as the field shows it: '0', '1e-09', or repr when %g would round it."""
-    return f"{delta:g}" if float(f"{delta:g}") == delta else repr(delta)
+    """δ as the field shows it: '0', '1e-9', or the exact value when 6 digits would round it."""
+    shown = text.format_delta(delta)
+    return shown if float(shown) == delta else repr(delta)
 
 
 @dataclass(frozen=True)
@@ -331,21 +332,21 @@ class PlanPage(QWidget):
         privacy_form.addRow("Privacy budget &ε:", self.epsilon)
         set_buddy(privacy_form, self.epsilon, self.epsilon.edit)
         privacy_form.addRow(self._help(text.EPSILON_HELP))
-        delta_row = QHBoxLayout()
-        self.delta = ValidatedField(_parse_delta, "e.g. 1e-9", text.DELTA_TOOLTIP)
-        self.delta.set_text("0")
-        self.delta.edited.connect(self._on_delta)
-        delta_row.addWidget(self.delta, 1)
+        delta_presets = QHBoxLayout()
         self.delta_buttons: dict[str, QPushButton] = {}
         for name, value in text.DELTA_PRESETS:
             button = QPushButton(name)
-            button.setToolTip(text.DELTA_PRESET_TOOLTIP.format(delta=value))
-            button.setAccessibleName(f"δ = {value:g}")
+            button.setToolTip(text.DELTA_PRESET_TOOLTIP.format(delta=text.format_delta(value)))
+            button.setAccessibleName(f"δ = {text.format_delta(value)}")
             button.clicked.connect(lambda _=False, d=value: self.set_delta(d))
-            delta_row.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
+            delta_presets.addWidget(button)
             self.delta_buttons[name] = button
-        privacy_form.addRow("&δ (failure probability):", delta_row)
-        set_buddy(privacy_form, delta_row, self.delta.edit)
+        privacy_form.addRow("δ presets:", delta_presets)
+        self.delta = ValidatedField(_parse_delta, "e.g. 1e-9", text.DELTA_TOOLTIP)
+        self.delta.set_text("0")
+        self.delta.edited.connect(self._on_delta)
+        privacy_form.addRow("&δ (failure probability):", self.delta)
+        set_buddy(privacy_form, self.delta, self.delta.edit)
         self.delta_help = self._help(text.delta_help(0.0))
         self.delta_help.setTextFormat(Qt.TextFormat.RichText)
         privacy_form.addRow(self.delta_help)
@@ -803,7 +804,7 @@ class PlanPage(QWidget):
         privacy = plan.privacy
         budget = f"ε = {privacy.epsilon:g}"
         if privacy.delta > 0:
-            budget += f", δ = {privacy.delta:g}"
+            budget += f", δ = {text.format_delta(privacy.delta)}"
         if plan.noise == "gaussian":
             budget += f", Gaussian noise (ρ = {plan.budget_total:.4g})"
         else:
@@ -856,7 +857,7 @@ class PlanPage(QWidget):
             return ("<b>Laplace</b> noise gives pure ε-DP: δ is not used (no δ is spent)."
                     + (f" It gives a {comparison}." if comparison else ""))
         words = (f"<b>Gaussian</b> noise: the release is ρ = {plan.budget_total:.4g} zCDP, which is "
-                 f"(ε = {privacy.epsilon:g}, δ = {privacy.delta:g})-DP.")
+                 f"(ε = {privacy.epsilon:g}, δ = {text.format_delta(privacy.delta)})-DP.")
         return words + (f" It gives a {comparison}." if comparison else "")
 
     def _on_projected(self, projection: ProjectedCurves) -> None:

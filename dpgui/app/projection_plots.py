@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
 
 from dpgui.app.fields import inline_message, show_inline
 from dpgui.app.style import SERIES_COLOURS, SERIES_NAMES, new_plot, series_pen
-from dpgui.app.text import escape
+from dpgui.app.text import escape, format_delta
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.projection_curves import (
@@ -522,7 +522,7 @@ class ProjectionPlots(QWidget):
         box.setVisible(other is not None)
         if other is not None:
             box.setText(f"Best plan with {'Gaussian' if other.noise == 'gaussian' else 'Laplace'} noise")
-            box.setToolTip(f"The best plan with the other noise at your ε and δ = {other.privacy.delta:g}, for "
+            box.setToolTip(f"The best plan with the other noise at your ε and δ = {format_delta(other.privacy.delta)}, for "
                            "comparison. Show or hide this line in the two top plots.")
         else:
             for curves in (self.error_curves, self.epsilon_curves):
@@ -590,7 +590,7 @@ class ProjectionPlots(QWidget):
         for name, (x, y) in projection.b.items():
             self.epsilon_curves[name].setData(x, y * scale)
         self.epsilon_plot.getPlotItem().setTitle(
-            "Expected error against ε" + (f" (at δ = {plan.privacy.delta:g})" if plan.privacy.delta > 0 else ""))
+            "Expected error against ε" + (f" (at δ = {format_delta(plan.privacy.delta)})" if plan.privacy.delta > 0 else ""))
         eps = plan.privacy.epsilon
         self.epsilon_line.setValue(math.log10(eps))
         self.epsilon_line.label.setFormat(f" your ε = {format_parameter(eps)}")
@@ -607,7 +607,8 @@ class ProjectionPlots(QWidget):
         _set_axis_label(item, "left", "Typical 95% margin", units)
         for name, (x, y) in projection.c.items():
             self.branching_curves[name].setData(x, y * scale, connect=connect_within_runs(x, projection.allowed))
-        label = "Tuned budgets, best estimate (GLS)" + (" – refining…" if projection.pending else "")
+        label = ("Tuned budgets" + (", Laplace noise" if "gaussian" in projection.c else "") + ", best estimate (GLS)"
+                 + (" – refining…" if projection.pending else ""))
         legend = item.legend
         legend.getLabel(self.branching_curves["optimised"]).setText(
             label, size=legend.opts["labelTextSize"], color=legend.opts["labelTextColor"])
@@ -663,7 +664,7 @@ class ProjectionPlots(QWidget):
         unit = plan.budget_name
         if plan.noise == "gaussian":
             total = (f"total ρ = {format_parameter(plan.budget_total)} (Gaussian noise; ε = "
-                     f"{format_parameter(privacy.epsilon)}, δ = {privacy.delta:g})")
+                     f"{format_parameter(privacy.epsilon)}, δ = {format_delta(privacy.delta)})")
         else:
             total = f"total ε = {format_parameter(privacy.epsilon)}"
         item.setTitle(f"Budget per level: {total}<br>"

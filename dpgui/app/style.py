@@ -19,8 +19,8 @@ SERIES_COLOURS: dict[str, str] = {
     "ind": "#56B4E9",         # independent prefix counts (sky blue)
     "confidential": "#D55E00",  # the true, unreleased data (vermillion)
     "marker": "#808080",      # markers for the chosen value (grey)
-    "alternative": "#882255",  # the other noise's best plan, beside yours (wine, Tol's palette)
-    "gaussian": "#882255",     # uniform trees with Gaussian noise (same wine as the alternative)
+    "alternative": "#D55E00",  # the other noise's best plan, beside yours (vermillion)
+    "gaussian": "#D55E00",     # uniform trees with Gaussian noise (same vermillion as the alternative)
 }
 SERIES_NAMES: dict[str, str] = {
     "plan": "Your plan",

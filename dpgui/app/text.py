@@ -125,14 +125,14 @@ DATASET_TOOLTIP = (
 
 # ---- δ and the noise (issue 14): (ε, δ)-DP with Laplace or discrete Gaussian noise
 DELTA_PRESETS = (("0 (pure)", 0.0), ("10⁻⁶", 1e-6), ("10⁻⁹", 1e-9))
-DELTA_PRESET_TOOLTIP = "Sets δ to {delta:g}. You can change the value afterwards."
+DELTA_PRESET_TOOLTIP = "Sets δ to {delta}. You can change the value afterwards."
 DELTA_TOOLTIP = (
     "δ (delta) is the probability that the ε guarantee fails. δ = 0 is pure ε-DP: the guarantee holds "
     "always. A δ > 0 (e.g. 1e-9) allows Gaussian noise, which can give smaller errors for trees with "
     "many levels. Choose δ well below 1/N, N being the number of records; never above."
 )
 NOISE_LABELS = {
-    "auto": "Automatic: the smaller error (recommended)",
+    "auto": "Automatic (recommended)",
     "laplace": "Laplace (pure ε-DP)",
     "gaussian": "Gaussian (needs δ > 0)",
 }
@@ -144,6 +144,16 @@ NOISE_TOOLTIP = (
 GAUSSIAN_NEEDS_DELTA = ("Gaussian noise needs δ > 0 (with δ = 0 only pure ε-DP Laplace noise is possible). "
                         "Set δ, e.g. 1e-9, or choose Automatic or Laplace noise.")
 NOISE_NAMES = {"laplace": "Laplace", "gaussian": "Gaussian"}
+
+
+def format_delta(delta: float) -> str:
+    """δ in plain digits: '0', '1e-9', '1e-6', '0.001', '2.5e-10' (6 significant digits, no
+    leading zeros in the exponent)."""
+    shown = f"{delta:g}"
+    if "e" in shown:
+        mantissa, exponent = shown.split("e")
+        shown = f"{mantissa}e{int(exponent)}"
+    return shown
 
 
 def _one_in(delta: float) -> str:
@@ -161,8 +171,8 @@ def delta_help(delta: float | None, n_public: int | None = None) -> str:
     if delta is None:
         return ""
     if delta == 0:
-        return "δ = 0: pure ε-DP, the guarantee holds always. Only Laplace noise is possible."
-    words = (f"δ = {delta:g}: the ε guarantee may fail with a probability of at most {_one_in(delta)}; "
+        return "δ = 0: pure ε-DP, the guarantee holds always."
+    words = (f"δ = {format_delta(delta)}: the ε guarantee may fail with a probability of at most {_one_in(delta)}; "
              "choose δ well below 1/N (N = number of records).")
     if n_public and delta * n_public > 0.01:
         words += (f" <b>This δ is not well below 1/N = {1 / n_public:.2g} (N = {n_public:,}): "

@@ -127,9 +127,9 @@ def test_bad_delta_is_shown_next_to_the_field_and_nothing_can_be_released(qtbot,
 def test_delta_presets_and_their_sentences(qtbot, sample_window):
     page = sample_window.plan_page
     page.delta_buttons["10⁻⁶"].click()
-    assert page.delta.text() == "1e-06" and "one in a million" in page.delta_help.text()
+    assert page.delta.text() == "1e-6" and "one in a million" in page.delta_help.text()
     page.delta_buttons["10⁻⁹"].click()
-    assert page.delta.text() == "1e-09" and "one in a billion" in page.delta_help.text()
+    assert page.delta.text() == "1e-9" and "one in a billion" in page.delta_help.text()
     page.delta_buttons["0 (pure)"].click()
     assert page.delta.text() == "0" and "pure ε-DP, the guarantee holds always" in page.delta_help.text()
     # a δ that is not well below 1/N (N = the sample's public row count) is called out
@@ -204,7 +204,7 @@ def test_plots_have_a_gaussian_curve_only_when_delta_is_positive(qtbot, sample_w
     assert list(bs) == projection.allowed and np.all(ys > 0)
     legend = plots.branching_plot.getPlotItem().legend
     assert any("Gaussian noise" in label.text for _sample, label in legend.items)
-    assert "δ = 1e-09" in plots.epsilon_plot.getPlotItem().titleLabel.text
+    assert "δ = 1e-9" in plots.epsilon_plot.getPlotItem().titleLabel.text
     # back to pure ε-DP: the Gaussian lines go
     page.set_delta(0.0)
     qtbot.waitUntil(lambda: page.plan.privacy.delta == 0, timeout=TIMEOUT)
@@ -246,7 +246,7 @@ def test_a_project_restores_delta_and_the_noise(qtbot, tmp_path):
     page = second.plan_page
     qtbot.waitUntil(lambda: page.plan is not None and page.plan.noise == "gaussian" and not page.is_planning(),
                     timeout=TIMEOUT)
-    assert page.plan == first.plan_page.plan and page.delta.text() == "1e-06" and page.noise_choice() == "gaussian"
+    assert page.plan == first.plan_page.plan and page.delta.text() == "1e-6" and page.noise_choice() == "gaussian"
     state = second.workspace.state
     assert (state.plan.noise, state.plan.privacy.delta) == ("gaussian", 1e-6) and state.plan.plan is page.plan
     # the other noise is planned again in the background, for the comparison
