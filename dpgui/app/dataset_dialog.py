@@ -15,14 +15,16 @@ from dpgui.app.fields import ERROR_STYLE
 
 
 class NewDatasetDialog(QDialog):
-    """Confirm a new dataset name and set its total budget ε.
+    """Confirm a new dataset name and set its total budget ε (its δ is the release's, ``delta``, said
+    in the dialog when > 0).
 
     ``others``: datasets in the ledger released from a file with the same column names and row
     count. After ``exec()``: ``cap`` (the ε chosen, when accepted), or ``use_instead`` (the name of
     one of ``others`` the user chose instead; the dialog is then rejected and nothing is set).
     """
 
-    def __init__(self, dataset: str, epsilon: float, others: Sequence[str] = (), parent: QWidget | None = None) -> None:
+    def __init__(self, dataset: str, epsilon: float, others: Sequence[str] = (), parent: QWidget | None = None,
+                 delta: float = 0.0) -> None:
         super().__init__(parent)
         self.setWindowTitle("New dataset in the budget ledger")
         self.use_instead: str | None = None
@@ -64,6 +66,12 @@ class NewDatasetDialog(QDialog):
         form.addRow("&Total privacy budget ε (all releases):", self.cap_spin)
         need = QLabel(f"This release needs ε = {epsilon:g}.")
         form.addRow(need)
+        if delta > 0:
+            self.delta_note = text.plain_text(QLabel(
+                f"The dataset's δ will be δ = {text.format_delta(delta)}, the δ set in step 2: Gaussian releases "
+                "spend it, Laplace releases do not."))
+            self.delta_note.setWordWrap(True)
+            form.addRow(self.delta_note)
         layout.addLayout(form)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)

@@ -386,9 +386,12 @@ class MainWindow(QMainWindow):
                 "is not available for a restored release.")
         else:
             noise = "secure noise" if rel.secure else "TEST NOISE (seeded, not secure — do not publish)"
+            epsilon, delta, rho = rel.plan.ledger_charge()
+            spent = (f"ε = {epsilon:g}, δ = {text.format_delta(delta)} (Gaussian noise, ρ = {rho:.4g})"
+                     if rel.plan.noise == "gaussian" else f"ε = {epsilon:g}")
             self.release_status.setText(
                 f"Released <b>{text.escape(label)}</b> at {info.created_utc:%Y-%m-%d %H:%M} UTC: "
-                f"ε = {rel.plan.privacy.epsilon:g} spent from dataset '{text.escape(info.dataset)}' "
+                f"{spent} spent from dataset '{text.escape(info.dataset)}' "
                 f"(recorded in the budget ledger), {rel.plan.shape.bins:,} bins, N = {rel.total:,.0f}, {noise}. "
                 "Export it as a signed bundle to share it.")
         self.tabs.setCurrentIndex(TAB_RESULTS)
@@ -460,6 +463,7 @@ class MainWindow(QMainWindow):
         controller = self._release_controller()
         check = controller.check_budget(request)
         if isinstance(check, FirstCapNeeded):
+            self._first_cap_delta = check.delta  # the cap's δ: the one the officer set in step 2
             cap = self.ask_cap(check.dataset, check.epsilon)
             if cap is None:
                 renamed = self.workspace.state.dataset.strip()
@@ -485,7 +489,8 @@ class MainWindow(QMainWindow):
         return dialog.cap if accepted else None
 
     def new_dataset_dialog(self, dataset: str, epsilon: float) -> NewDatasetDialog:
-        return NewDatasetDialog(dataset, epsilon, self.similar_datasets(dataset), self)
+        return NewDatasetDialog(dataset, epsilon, self.similar_datasets(dataset), self,
+                                delta=getattr(self, "_first_cap_delta", 0.0))
 
     def similar_datasets(self, dataset: str) -> list[str]:
         """Other ledgered datasets released from a file like the open one, if nothing was released yet
@@ -642,7 +647,8 @@ class MainWindow(QMainWindow):
             "Enter its lower and upper bounds from public knowledge and the number of bins. Missing values "
             "follow the privacy model of step 2: a noised “missing” count with N = all rows (change one record), "
             "or left out (add or remove one record).</p>"
-            "<p><b>2 · Privacy and plan.</b> Set ε (or a preset). The app chooses the tree and the budget of "
+            "<p><b>2 · Privacy and plan.</b> Set ε (or a preset), and δ if you accept a tiny probability that "
+            "the guarantee fails (it allows Gaussian noise). The app chooses the noise, the tree and the budget of "
             "each level; the plots show the error you will get — nothing is spent yet. Or state the error "
             "you accept and let the app find the smallest ε.</p>"
             "<p><b>3 · Bin tree.</b> See how the budget is spread over the tree of counts.</p>"
@@ -659,7 +665,7 @@ class MainWindow(QMainWindow):
             f"<h3>dpgui {__version__}</h3><p>{text.TAGLINE}</p>"
             f"<p>Python {platform.python_version()} · Qt {qVersion()} · PySide6 {PySide6.__version__} · "
             f"numpy {numpy.__version__} · pyqtgraph {pyqtgraph.__version__}</p>"
-            "<p>Differential privacy with exact discrete Laplace noise on a tree of counts "
+            "<p>Differential privacy with exact discrete Laplace or discrete Gaussian noise on a tree of counts "
             "(Rameshwar, Tandon, Sharma; Smith, Ullman; Ko et al.). MIT licence.</p>"))
 
     def set_appearance(self, key: str) -> None:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app.style import SERIES_COLOURS, is_dark, new_plot, series_pen
+from dpgui.app.text import format_delta
 from dpgui.core.mechanism import Release
 from dpgui.core.missing import MISSING_BUCKET, MISSING_DROP, MISSING_RULE_TEXT
 from dpgui.core.quantiles import (
@@ -318,7 +319,7 @@ class ResultView(QWidget):
         summary = (f"<b>{n}</b> records ({n_kind}) in {k:,} bins of {format_edge(width, self._edge_dec)} "
                    f"{html.escape(self._value_label)}, from {format_edge(release.lower, self._edge_dec)} "
                    f"to {format_edge(release.upper, self._edge_dec)}; "
-                   f"privacy budget ε = {format_epsilon(release.plan.privacy.epsilon)}. "
+                   f"privacy budget {self._budget_words(release)}. "
                    f"Missing values: {html.escape(self._missing_words(release), quote=False)}.")
         if not release.secure:
             summary += " <b>Practice run with a test random source: not safe to publish.</b>"
@@ -413,6 +414,15 @@ class ResultView(QWidget):
         columns = (sum(header.sectionSize(c) for c in range(last))
                    + max(table.sizeHintForColumn(last), header.sectionSizeHint(last)))
         table.setMinimumWidth(columns + 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width() + 4)
+
+    @staticmethod
+    def _budget_words(release: Release) -> str:
+        """The release's privacy budget: ε, and for Gaussian noise also δ and ρ."""
+        plan = release.plan
+        words = f"ε = {format_epsilon(plan.privacy.epsilon)}"
+        if plan.noise == "gaussian":
+            words += f", δ = {format_delta(plan.privacy.delta)} (Gaussian noise, ρ = {plan.budget_total:.4g})"
+        return words
 
     @staticmethod
     def _missing_words(release: Release) -> str:

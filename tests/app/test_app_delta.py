@@ -252,3 +252,34 @@ def test_a_project_restores_delta_and_the_noise(qtbot, tmp_path):
     # the other noise is planned again in the background, for the comparison
     qtbot.waitUntil(lambda: page.alternative is not None, timeout=TIMEOUT)
     assert page.alternative.noise == "laplace"
+
+
+def test_a_gaussian_release_through_the_window_charges_its_rho(qtbot, sample_window):
+    window, page = sample_window, sample_window.plan_page
+    page.set_delta(1e-6)
+    page.set_noise("gaussian")
+    qtbot.waitUntil(lambda: page.plan.noise == "gaussian" and not page.is_planning(), timeout=TIMEOUT)
+    plan = page.plan
+    release_and_wait(qtbot, window)
+    released = window.outcome.release
+    assert released.plan == plan and released.plan.noise == "gaussian"
+    with Ledger() as ledger:
+        (entry,) = ledger.releases(window.workspace.state.dataset.strip())
+        totals = ledger.totals(window.workspace.state.dataset.strip())
+    epsilon, delta, rho = plan.ledger_charge()
+    assert (entry.epsilon, entry.delta) == (1.0, 1e-6) == (epsilon, delta)
+    assert entry.rho == pytest.approx(rho, rel=1e-12) and zcdp_epsilon(rho, 1e-6) == pytest.approx(1.0, rel=1e-9)
+    assert totals.cap_delta == 1e-6  # the first cap took the δ set in step 2
+    assert "Gaussian noise" in window.release_status.text() and "δ = 1e-6" in window.release_status.text()
+    assert "δ = 1e-6" in window.result_view.summary.text()
+
+
+def test_the_first_cap_dialog_says_which_delta_the_dataset_gets(qtbot):
+    from dpgui.app.dataset_dialog import NewDatasetDialog
+
+    dialog = NewDatasetDialog("people", 1.0, delta=1e-9)
+    qtbot.addWidget(dialog)
+    assert "δ = 1e-9" in dialog.message() and "Gaussian releases spend it" in dialog.message()
+    pure = NewDatasetDialog("people", 1.0)
+    qtbot.addWidget(pure)
+    assert "δ" not in pure.message()
