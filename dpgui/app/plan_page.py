@@ -52,11 +52,9 @@ def _format_delta(delta: float) -> str:
 
 @dataclass(frozen=True)
 class Planned:
-    """What a planning worker returns: the plan, the best plan of the other noise at the same (ε, δ)
-    (None when δ = 0 or not computed), and the accepted error of accuracy first (records)."""
+    """What a planning worker returns: the plan, and the accepted error of accuracy first (records)."""
 
     plan: Plan
-    alternative: Plan | None = None
     wanted: float | None = None
 
 
@@ -309,6 +307,8 @@ class PlanPage(QWidget):
         self._generation = 0
         self._computing = False  # a plan of the current generation is being computed
         self.alternative: Plan | None = None  # the best plan of the other noise at the plan's (ε, δ)
+        self._alternative_made_for: tuple[Any, ...] | None = None  # the settings it was planned for
+        self._alternative_generation = 0
         self._replan_timer = QTimer(self)
         self._replan_timer.setSingleShot(True)
         self._replan_timer.setInterval(150)
@@ -716,10 +716,8 @@ class PlanPage(QWidget):
 
         def task(progress: Any, should_cancel: Any) -> Planned:
             progress(0.0, "Planning…")
-            plan = auto_plan(bins, privacy, shape=shape, estimator=estimator, objective=objective,
-                             locked=locked or None, noise=noise)
-            progress(0.5, "Planning the other noise, for comparison…")
-            return Planned(plan, other_noise_plan(plan, shape, objective))
+            return Planned(auto_plan(bins, privacy, shape=shape, estimator=estimator, objective=objective,
+                                     locked=locked or None, noise=noise))
 
         self._run(task)
 
@@ -747,7 +745,7 @@ class PlanPage(QWidget):
         planned = result if isinstance(result, Planned) else Planned(result)
         if on_done is not None:
             on_done(planned)
-        self.set_plan(planned.plan, planned.alternative)
+        self.set_plan(planned.plan)
 
     def _on_plan_failed(self, generation: int, message: str) -> None:
         if generation != self._generation:
@@ -763,15 +761,50 @@ class PlanPage(QWidget):
         return self.pool.busy() or self._replan_timer.isActive()
 
     def set_plan(self, plan: Plan, alternative: Plan | None = None) -> None:
-        """Show ``plan`` (and, with δ > 0, ``alternative``: the best plan of the other noise, drawn
-        beside it in the plots and compared in the noise note)."""
+        """Show ``plan`` and, with δ > 0, the best plan of the other noise (drawn beside it in the
+        plots and compared in the noise note): ``alternative`` if given, else the one already made
+        for the same settings, else one planned on a worker (:meth:`_plan_alternative`)."""
         self.plan = plan
-        self.alternative = alternative
+        key = self._alternative_key(plan)
+        if alternative is not None:
+            self.alternative, self._alternative_made_for = alternative, key
+        elif key is None or key != self._alternative_made_for:
+            self.alternative = None
+            if key is not None:
+                self._plan_alternative(plan, key)
         self.budgets.set_plan(plan)
         if self.branching.value() == "auto":
             self.branching.edit.setPlaceholderText(f"auto (now {'x'.join(map(str, plan.shape.branching))})")
         self._show_plan(plan)
         self._publish()
+
+    def _alternative_key(self, plan: Plan) -> tuple[Any, ...] | None:
+        """What the other noise's best plan depends on (None when δ = 0: there is none)."""
+        if plan.privacy.delta <= 0:
+            return None
+        shape = None if self.branching.value() == "auto" else plan.shape
+        return (plan.privacy, plan.shape.bins, plan.estimator, shape, self.objective.currentData(), plan.noise)
+
+    def _plan_alternative(self, plan: Plan, key: tuple[Any, ...]) -> None:
+        """Plan the other noise at ``plan``'s (ε, δ) on a worker (about as long as the plan took), so
+        the plan shows at once and the comparison follows; a result for older settings is dropped."""
+        self._alternative_generation += 1
+        generation = self._alternative_generation
+        shape, objective = key[3], key[4]
+
+        def task(progress: Any, should_cancel: Any) -> Plan | None:
+            progress(0.0, "Planning the other noise, for comparison…")
+            return other_noise_plan(plan, shape, objective)
+
+        def arrived(other: Plan | None) -> None:
+            if generation != self._alternative_generation or other is None or self.plan is None:
+                return
+            if self._alternative_key(self.plan) != key:
+                return
+            self.alternative, self._alternative_made_for = other, key
+            self._show_plan(self.plan)
+
+        self.pool.start(Worker(task).connect_to(self, finished=arrived, failed=lambda _message: None))
 
     def _on_budgets_edited(self) -> None:
         if self.plan is None:
@@ -893,7 +926,6 @@ class PlanPage(QWidget):
             return
         privacy_template = PrivacySpec(1.0, self.neighbours.currentData(), self.records_per_person.value(), delta)
         noise = self.noise_choice()
-        objective = self.objective.currentData()
         if bins is None:
             self.accuracy_result.setText("Choose the column and bins in step 1 first.")
             return
@@ -918,7 +950,7 @@ class PlanPage(QWidget):
             progress(0.0, "Finding the smallest ε…")
             plan = plan_for_accuracy(bins, privacy_template, margin, where, shape=shape, estimator=estimator,
                                      noise=noise)
-            return Planned(plan, other_noise_plan(plan, shape, objective), margin)
+            return Planned(plan, margin)
 
         def done(result: Planned) -> None:
             plan, wanted = result.plan, result.wanted
@@ -971,19 +1003,6 @@ class PlanPage(QWidget):
         epsilon = plan.privacy.epsilon
         self.epsilon.set_text(f"{epsilon:g}" if float(f"{epsilon:g}") == epsilon else repr(epsilon))
         self.busyChanged.emit(False)
-        self.set_plan(plan)
+        self.set_plan(plan)  # the other noise is planned again for the comparison; the plan stays as saved
         self.budgets.set_locks(locked_levels)
         self._publish()
-        if plan.privacy.delta > 0:  # the other noise, for the comparison (the plan itself stays as saved)
-            shape = None if self.branching.value() == "auto" else plan.shape
-            objective_now = self.objective.currentData()
-
-            def alternative(progress: Any, should_cancel: Any) -> Plan | None:
-                return other_noise_plan(plan, shape, objective_now)
-
-            def arrived(other: Plan | None) -> None:
-                if self.plan is plan and other is not None:
-                    self.alternative = other
-                    self._show_plan(plan)
-
-            self.pool.start(Worker(alternative).connect_to(self, finished=arrived, failed=lambda _message: None))
