@@ -403,3 +403,19 @@ def test_the_missing_values_leaf_is_not_called_padding(view):
     view.set_plan(plan, 0.0, 100.0, "age (years)")
     names = [name for _, name in view.plot_widget.getPlotItem().getAxis("left")._tickLevels[0]]
     assert names[-1] == "Level 2 (10 bins + 1 for missing values + 5 padding)"
+
+
+def test_a_gaussian_plan_is_coloured_and_described_by_rho_per_level(view):
+    privacy = PrivacySpec(1.0, "addremove", delta=1e-9)
+    plan = auto_plan(256, privacy, noise="gaussian")
+    assert plan.noise == "gaussian"
+    view.set_plan(plan, 0.0, 1.0)
+    assert "ρ per level" in view.legend.title()
+    leaf = plan.shape.height
+    info = view.node_info(leaf, 0)
+    assert info["epsilon"] == plan.level_rhos[leaf]  # the root is noised under add/remove: offset 0
+    assert info["noise_scale"] == float(plan.scales[leaf])  # σ² of the level
+    words = view.describe(info)
+    assert "ρ = " in words and "noise variance σ²" in words and "ε = " not in words
+    sd = math.sqrt(float(plan.level_variances()[leaf]))
+    assert info["noise_sd"] == pytest.approx(sd)
