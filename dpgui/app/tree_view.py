@@ -644,7 +644,8 @@ class BinTreeView(QWidget):
 
         ``epsilon`` is the level's budget in the plan's unit (ε_l for Laplace, ρ_l for Gaussian
         noise), 0 for a level without budget (and the exact public root); ``noise_scale`` is the
-        Laplace scale t_l or the Gaussian σ_l²; ``noise_scale`` and ``noise_sd`` are None when the level is not released (the exact root has s.d. 0),
+        Laplace scale t_l or the Gaussian σ_l²; ``noise_scale`` and ``noise_sd`` are None when the
+        level is not released (the exact root has s.d. 0),
         ``released`` is the released noisy count or None (no release yet, or not released),
         ``padding`` is 'all' / 'part' / None for nodes wholly / partly beyond ``upper``; ``missing``:
         does the node hold the change model's leaf for missing values.
