@@ -957,8 +957,10 @@ class PlanPage(QWidget):
             assert wanted is not None
             self.epsilon.set_text(f"{plan.privacy.epsilon:g}")
             achieved = margin95(plan, where)
+            at = (f" at δ = {text.format_delta(plan.privacy.delta)}, with {text.NOISE_NAMES[plan.noise]} noise"
+                  if plan.privacy.delta > 0 else "")
             self.accuracy_result.setText(
-                f"Smallest ε: <b>{plan.privacy.epsilon:g}</b>. Projected error ± {achieved:,.1f} records "
+                f"Smallest ε{at}: <b>{plan.privacy.epsilon:g}</b>. Projected error ± {achieved:,.1f} records "
                 f"{'at every point' if where == 'every' else 'on average'} (you accept ± {wanted:,.1f}).")
 
         self.accuracy_result.setText("Searching…")

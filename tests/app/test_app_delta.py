@@ -283,3 +283,22 @@ def test_the_first_cap_dialog_says_which_delta_the_dataset_gets(qtbot):
     pure = NewDatasetDialog("people", 1.0)
     qtbot.addWidget(pure)
     assert "δ" not in pure.message()
+
+
+def test_accuracy_first_finds_the_smallest_epsilon_at_this_delta(qtbot, sample_window):
+    from dpgui.core.planner import plan_for_accuracy
+
+    window, page = sample_window, sample_window.plan_page
+    page.set_delta(1e-9)
+    qtbot.waitUntil(lambda: page.plan.privacy.delta == 1e-9 and not page.is_planning(), timeout=TIMEOUT)
+    page.target.set_text("100")
+    before = page.plan
+    page.accuracy_first()
+    qtbot.waitUntil(lambda: page.plan is not before and not page.is_planning(), timeout=TIMEOUT)
+    reference = plan_for_accuracy(SAMPLE_BINS, PrivacySpec(1.0, delta=1e-9), 100.0, "every", noise="auto")
+    plan = page.plan
+    assert (plan.privacy.epsilon, plan.privacy.delta, plan.noise) == (
+        reference.privacy.epsilon, 1e-9, reference.noise)
+    assert margin95(plan, "every") <= 100.0
+    assert "at δ = 1e-9" in page.accuracy_result.text() and f"{reference.privacy.epsilon:g}" in page.accuracy_result.text()
+    assert window.workspace.state.plan.plan is plan  # the typed ε is the plan's: it may be released
