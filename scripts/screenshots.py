@@ -88,8 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     wait(lambda: plan_page.plan.privacy.delta == 1e-9 and not plan_page.is_planning())
     wait(lambda: not plan_page.plots.projecting and not plan_page.plots.busy, timeout=120.0)
     shot("03b-plan-delta")
+    plan_page.set_noise("gaussian")  # Gaussian forced: the budget table and plot (d) in ρ per level
+    wait(lambda: plan_page.plan.noise == "gaussian" and not plan_page.is_planning())
+    wait(lambda: not plan_page.plots.projecting and not plan_page.plots.busy, timeout=120.0)
+    shot("03c-plan-gaussian")
+    plan_page.set_noise("auto")
     plan_page.set_delta(0.0)
-    wait(lambda: plan_page.plan.privacy.delta == 0 and not plan_page.is_planning())
+    wait(lambda: plan_page.plan.privacy.delta == 0 and plan_page.plan.noise == "laplace" and not plan_page.is_planning())
     plan_page.target.set_text("1")
     plan_page.target_unit.setCurrentIndex(plan_page.target_unit.findData("percent"))
     before = plan_page.plan

@@ -886,12 +886,15 @@ class PlanPage(QWidget):
             return (f"<b>{name}</b> noise: the locked levels' budgets are in {plan.budget_name}, so Automatic keeps "
                     f"{name} noise. Unlock every level (then Auto-optimize) to let it choose again."
                     + (f" Now: {comparison}." if comparison else ""))
+        better = ""
+        if mine is not None and theirs is not None and theirs < mine:
+            better = f" {other} noise would be more accurate here (choose Automatic to use it)."
         if plan.noise == "laplace":
             return ("<b>Laplace</b> noise gives pure ε-DP: δ is not used (no δ is spent)."
-                    + (f" It gives a {comparison}." if comparison else ""))
-        words = (f"<b>Gaussian</b> noise: the release is ρ = {plan.budget_total:.4g} zCDP, which is "
-                 f"(ε = {privacy.epsilon:g}, δ = {text.format_delta(privacy.delta)})-DP.")
-        return words + (f" It gives a {comparison}." if comparison else "")
+                    + (f" It gives a {comparison}." if comparison else "") + better)
+        words = (f"<b>Gaussian</b> noise: its privacy is counted as ρ = {plan.budget_total:.4g} (zero-concentrated "
+                 f"DP), which guarantees ε = {privacy.epsilon:g} with δ = {text.format_delta(privacy.delta)}.")
+        return words + (f" It gives a {comparison}." if comparison else "") + better
 
     def _on_projected(self, projection: ProjectedCurves) -> None:
         plan = projection.plan

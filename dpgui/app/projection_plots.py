@@ -71,6 +71,13 @@ def neighbour_words(privacy: PrivacySpec) -> str:
     return f"a person may be added or removed{each} · N private"
 
 
+def branching_words(branching: tuple[int, ...]) -> str:
+    """A tree's branching for a label: '12×12×7'; a long run of one factor as '2×…×2, 10 levels'."""
+    if len(branching) > 4 and len(set(branching)) == 1:
+        return f"{branching[0]}×…×{branching[0]}, {len(branching)} levels"
+    return "×".join(map(str, branching))
+
+
 def log_tick_labels(exponents: list[float], decades: float, length_px: float | None = None) -> list[str]:
     """Labels of log-axis ticks at 10^e as plain numbers. Which mantissas get a label depends on the
     room per factor of ten (``length_px / decades``; without a length, on ``decades`` alone): all of
@@ -614,7 +621,7 @@ class ProjectionPlots(QWidget):
             label, size=legend.opts["labelTextSize"], color=legend.opts["labelTextColor"])
         bx = effective_branching(plan.shape)
         self.branching_marker.setData([bx], [projection.rms * scale])
-        self.branching_label.setText(f"your plan ({plan.shape.label.replace('x', '×')})")
+        self.branching_label.setText(f"your plan ({branching_words(plan.shape.branching)})")
         self.branching_label.setPos(math.log10(bx), math.log10(projection.rms * scale))
         # y range by hand: room below the star for its label, above the curves for the legend
         ys = np.concatenate([y for _, y in projection.c.values()] + [[projection.rms]]) * scale
@@ -622,7 +629,11 @@ class ProjectionPlots(QWidget):
         lo, hi = math.log10(float(ys.min())), math.log10(float(ys.max()))
         span = max(hi - lo, 0.5)
         item.setYRange(lo - 0.3 * span, hi + 0.75 * span, padding=0)
-        item.setXRange(math.log10(float(xs.min())), math.log10(float(xs.max())), padding=0.06)
+        lo_x, hi_x = math.log10(float(xs.min())), math.log10(float(xs.max()))
+        item.setXRange(lo_x, hi_x, padding=0.06)
+        # the label beside the star stays inside the plot: left-aligned near the left edge, right near the right
+        where = (math.log10(bx) - lo_x) / (hi_x - lo_x) if hi_x > lo_x else 0.5
+        self.branching_label.setAnchor((0.0 if where < 0.25 else (1.0 if where > 0.75 else 0.5), -0.25))
 
     def _draw_budgets(self) -> None:
         assert self.projection is not None
@@ -644,7 +655,8 @@ class ProjectionPlots(QWidget):
                 if eps[level] > 0:
                     continue
                 text = "exact\n(N public)" if level == 0 and plan.privacy.root_public else "not\npublished"
-                note = pg.TextItem(text, color=SERIES_COLOURS["marker"], anchor=(0.5, 1.0))
+                # the root's note starts just left of its bar: centred, it would be cut off by the plot's edge
+                note = pg.TextItem(text, color=SERIES_COLOURS["marker"], anchor=(0.15 if level == 0 else 0.5, 1.0))
                 note.setPos(level, 0)
                 self.budget_plot.addItem(note, ignoreBounds=True)
                 self._level_notes.append(note)
@@ -663,17 +675,19 @@ class ProjectionPlots(QWidget):
         privacy = plan.privacy
         unit = plan.budget_name
         if plan.noise == "gaussian":
-            total = (f"total ρ = {format_parameter(plan.budget_total)} (Gaussian noise; ε = "
-                     f"{format_parameter(privacy.epsilon)}, δ = {format_delta(privacy.delta)})")
+            total = f"total ρ = {format_parameter(plan.budget_total)}"
+            under = f"Gaussian noise, ε = {format_parameter(privacy.epsilon)}, δ = {format_delta(privacy.delta)}"
         else:
-            total = f"total ε = {format_parameter(privacy.epsilon)}"
+            total, under = f"total ε = {format_parameter(privacy.epsilon)}", ""
         item.setTitle(f"Budget per level: {total}<br>"
                       f"<span style='font-size:8pt'>{neighbour_words(privacy)}</span>")
+        self.budget_plot.setToolTip("Hover over a bar for its budget and noise" + (
+            f". {under}: each level's budget is a ρ (zero-concentrated DP); the levels' ρ add up to the ρ "
+            "that your ε and δ allow." if under else ""))
         _set_axis_label(item, "left", f"Budget {unit} of the level" + (" (zCDP)" if unit == "ρ" else ""))
         legend = item.legend
         legend.getLabel(self.budget_bars).setText(
             f"Budget {unit} (bars, left axis)", size=legend.opts["labelTextSize"], color=legend.opts["labelTextColor"])
-        self.budget_plot.setToolTip("Hover over a bar for its budget and noise")
         self._sync_std_view()
 
     def budget_tooltip(self, level: int) -> str:
