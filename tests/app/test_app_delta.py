@@ -4,6 +4,7 @@ bad δ refused with nothing spent, and the whole workflow at δ = 10⁻⁹."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -241,6 +242,12 @@ def test_a_project_restores_delta_and_the_noise(qtbot, tmp_path):
     qtbot.waitUntil(lambda: first.plan_page.plan.noise == "gaussian", timeout=TIMEOUT)
     settled(qtbot, first)
     assert first.project.save_to(tmp_path / "work.dpgui")
+    first.project.autosave_now()  # the autosave keeps them too
+    autosave = first.project.autosave_path()
+    qtbot.waitUntil(lambda: autosave is not None and autosave.is_file() and not first.project._autosave_running,
+                    timeout=TIMEOUT)
+    saved = json.loads(autosave.read_text())
+    assert (saved["delta"], saved["noise"], saved["plan"]["noise"]) == (1e-6, "gaussian", "discrete_gaussian")
     second = make_window(qtbot)
     assert second.project.open_project(tmp_path / "work.dpgui")
     page = second.plan_page
