@@ -119,7 +119,8 @@ class BudgetEditor(QWidget):
         self._locks: list[QCheckBox | None] = []
         self._shares: list[QLabel] = []
         self._total = 1.0  # what the budgets sum to: ε (Laplace) or ρ (Gaussian)
-        self.unit = "ε"
+        self.unit = "ε"  # the budgets' unit: "ε" or "ρ" (Plan.budget_name)
+        self.header_labels: list[QLabel] = []
         self._signature: tuple[Any, ...] | None = None
         self.message = inline_message(self)
 
@@ -155,7 +156,7 @@ class BudgetEditor(QWidget):
         self._spins, self._locks, self._shares = [], [], []
         gaussian = plan.noise == "gaussian"
         headers = ("Level", "Nodes", "Budget ρ (zCDP)" if gaussian else "Budget ε", "Share", "Lock")
-        self.header_labels = []
+        self.header_labels.clear()
         for col, header in enumerate(headers):
             label = QLabel(f"<b>{header}</b>")
             if col == 2:
