@@ -863,7 +863,8 @@ class PlanPage(QWidget):
         if projection is not None and projection.plan is plan and projection.alternative is not None:
             mine = projection.worst if worst else projection.rms
             theirs = projection.alternative_worst if worst else projection.alternative_rms
-        elif plan.noise_choice is not None and None not in (plan.noise_choice.laplace, plan.noise_choice.gaussian):
+        elif (plan.noise_choice is not None and plan.noise_choice.objective in ("total", "max")
+              and None not in (plan.noise_choice.laplace, plan.noise_choice.gaussian)):
             figures = plan.noise_choice
             pairs = {name: pair for name, pair in (("laplace", figures.laplace), ("gaussian", figures.gaussian))
                      if pair is not None}
@@ -882,6 +883,13 @@ class PlanPage(QWidget):
         choice = plan.noise_choice
         if requested == "auto" and (choice is None or choice.requested == "auto"):
             head = f"Automatic chose <b>{name}</b> noise"
+            if choice is not None and choice.objective == "epsilon":  # accuracy first: the smaller ε decided
+                needs = {"laplace": choice.laplace_epsilon, "gaussian": choice.gaussian_epsilon}
+                theirs_eps = needs["laplace" if plan.noise == "gaussian" else "gaussian"]
+                head += f": it reaches the accepted error at ε = {plan.privacy.epsilon:g}"
+                head += (f", against ε = {theirs_eps:g} with {other} noise" if theirs_eps is not None
+                         else f"; {other} noise cannot reach it")
+                return head + "."
             return head + (f": {comparison}." if comparison else ".")
         if requested == "auto":
             return (f"<b>{name}</b> noise: the locked levels' budgets are in {plan.budget_name}, so Automatic keeps "

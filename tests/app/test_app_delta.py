@@ -309,3 +309,12 @@ def test_accuracy_first_finds_the_smallest_epsilon_at_this_delta(qtbot, sample_w
     assert margin95(plan, "every") <= 100.0
     assert "at δ = 1e-9" in page.accuracy_result.text() and f"{reference.privacy.epsilon:g}" in page.accuracy_result.text()
     assert window.workspace.state.plan.plan is plan  # the typed ε is the plan's: it may be released
+    # automatic chose the noise needing the smaller ε, and the note says so with both ε
+    choice = reference.noise_choice
+    assert choice is not None and choice.objective == "epsilon"
+    needs = {"laplace": choice.laplace_epsilon, "gaussian": choice.gaussian_epsilon}
+    other = needs["gaussian" if plan.noise == "laplace" else "laplace"]
+    note = page.noise_note.text()
+    assert f"reaches the accepted error at ε = {reference.privacy.epsilon:g}" in note
+    assert (f"against ε = {other:g}" in note) if other is not None else ("cannot reach it" in note)
+    assert other is None or other >= reference.privacy.epsilon
