@@ -763,9 +763,12 @@ class PlanPage(QWidget):
 
     def set_plan(self, plan: Plan, alternative: Plan | None = None) -> None:
         """Show ``plan`` and, with δ > 0, the best plan of the other noise (drawn beside it in the
-        plots and compared in the noise note): ``alternative`` if given, else the one already made
-        for the same settings, else one planned on a worker (:meth:`_plan_alternative`)."""
+        plots and compared in the noise note): ``alternative`` if given, else the one the planner made
+        with ``plan`` (``plan.noise_choice.alternative``), else the one already made for the same
+        settings, else one planned on a worker (:meth:`_plan_alternative`)."""
         self.plan = plan
+        if alternative is None and plan.noise_choice is not None:
+            alternative = plan.noise_choice.alternative
         key = self._alternative_key(plan)
         if alternative is not None:
             self.alternative, self._alternative_made_for = alternative, key

@@ -206,7 +206,9 @@ class NoiseChoice:
     not planned (Gaussian at δ = 0, or noise beyond the sampler). ``requested`` is what the user asked
     for (auto, laplace or gaussian); ``objective`` the figure that decided: 'total' or 'max' at the
     user's ε, or 'epsilon' for accuracy first, where each noise's plan is at the smallest ε meeting the
-    target (``laplace_epsilon``/``gaussian_epsilon``) and the smaller ε decided.
+    target (``laplace_epsilon``/``gaussian_epsilon``) and the smaller ε decided. ``alternative`` is the
+    other noise's best plan itself at the same (ε, δ) when the planner made it (in memory only: not
+    saved, not compared), so that whoever shows both plans need not plan it again.
     """
 
     requested: str
@@ -216,6 +218,7 @@ class NoiseChoice:
     gaussian: tuple[float, float] | None
     laplace_epsilon: float | None = None
     gaussian_epsilon: float | None = None
+    alternative: Plan | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         def figures(pair: tuple[float, float] | None) -> dict[str, float] | None:

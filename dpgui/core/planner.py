@@ -449,7 +449,8 @@ def auto_plan(
         chosen = min(plans, key=lambda kind: (figures[kind][index], kind != "laplace"))  # Laplace on a tie
     else:
         chosen = noise
-    choice = NoiseChoice(noise, chosen, objective, figures.get("laplace"), figures.get("gaussian"))
+    other = next((plan for kind, plan in plans.items() if kind != chosen), None)
+    choice = NoiseChoice(noise, chosen, objective, figures.get("laplace"), figures.get("gaussian"), alternative=other)
     return replace(plans[chosen], noise_choice=choice)
 
 

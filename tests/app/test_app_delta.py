@@ -318,3 +318,21 @@ def test_accuracy_first_finds_the_smallest_epsilon_at_this_delta(qtbot, sample_w
     assert f"reaches the accepted error at ε = {reference.privacy.epsilon:g}" in note
     assert (f"against ε = {other:g}" in note) if other is not None else ("cannot reach it" in note)
     assert other is None or other >= reference.privacy.epsilon
+
+
+def test_the_other_noise_comes_from_the_planner_not_a_second_planning(qtbot, sample_window, monkeypatch):
+    """With δ > 0 the planner already plans both noises: the window shows that plan of the other noise and
+    does not plan it again on a worker (``other_noise_plan`` is only for plans that come without it)."""
+    from dpgui.app import plan_page
+
+    def planned_again(*args, **kwargs):  # pragma: no cover - its call is the failure
+        raise AssertionError("the other noise was planned a second time")
+
+    monkeypatch.setattr(plan_page, "other_noise_plan", planned_again)
+    window, page = sample_window, sample_window.plan_page
+    page.set_delta(1e-9)
+    qtbot.waitUntil(lambda: page.plan.privacy.delta == 1e-9, timeout=TIMEOUT)
+    settled(qtbot, window)
+    choice = page.plan.noise_choice
+    assert choice is not None and choice.alternative is not None
+    assert page.alternative is choice.alternative and page.alternative.noise != page.plan.noise
