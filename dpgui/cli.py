@@ -501,7 +501,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.report.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key
     from dpgui.report.ledger import Ledger
-    from dpgui.report.publish import sign_release
+    from dpgui.report.publish import charge_text, sign_release
     from dpgui.workspace.release import ReleaseRequest, new_release_id, release_histogram
     from dpgui.workspace.state import ColumnSettings
 
@@ -549,7 +549,7 @@ def cmd_release(args: argparse.Namespace) -> int:
                 outputs["bundle"] = str(paths.manifest)
         except Exception as err:  # past the spend, any failure must say that ε was spent
             written = f"{' and '.join(outputs.values())} was written" if outputs else "nothing was written"
-            raise DpguiError(f"{_charge_text(plan)} was spent (ledger release {info.release_id}) but the "
+            raise DpguiError(f"{charge_text(plan, with_rho=True)} was spent (ledger release {info.release_id}) but the "
                              f"output could not be written: {err}; {written}", "fix the folder and release again") from err
     summary = _plan_json(plan, args)
     summary.update({
@@ -572,16 +572,10 @@ def cmd_release(args: argparse.Namespace) -> int:
         where = " and ".join(outputs.values())
         noise = f"{NOISE_NAMES[plan.noise]} noise, " if _delta_options_given(args) else ""
         print(f"released {plan.shape.bins} cumulative counts to {where} "
-              f"({_charge_text(plan)} from dataset {dataset!r}, {noise}{plan.privacy.neighbours} neighbours, "
+              f"({charge_text(plan, with_rho=True)} from dataset {dataset!r}, {noise}{plan.privacy.neighbours} neighbours, "
               f"branching {plan.shape.label}; missing values: {summary['missing_values']['description']})")
     _note_delta_unused(plan, "release")
     return 0
-
-
-def _charge_text(plan: Plan) -> str:
-    """What a release of ``plan`` charges, for messages: "ε = 1" (Laplace), "ε = 1, δ = 1e-09 (ρ = 0.0149)" (Gaussian)."""
-    epsilon, delta, rho = plan.ledger_charge()
-    return f"ε = {epsilon:g}" + (f", δ = {delta:g} (ρ = {rho:.4g})" if delta > 0 else "")
 
 
 def _check_charge(ledger: Any, dataset: str, plan: Plan) -> None:
@@ -591,14 +585,13 @@ def _check_charge(ledger: Any, dataset: str, plan: Plan) -> None:
     import shlex
 
     from dpgui.report.ledger import BudgetExceeded
-
     from dpgui.report.publish import check_release_budget
 
-    delta = plan.ledger_charge()[1]
     try:
         check_release_budget(ledger, dataset, plan)
     except BudgetExceeded as err:
-        if delta > 0 and err.totals.cap_delta <= 0:
+        if err.short_of == "cap_delta":  # the ledger's refusal, with the CLI's own fix
+            delta = plan.ledger_charge()[1]
             raise ParameterError(
                 f"dataset {dataset!r} has a cap with δ = 0 (pure ε-DP), and this Gaussian release needs δ = {delta:g}",
                 f"raise the cap's δ with `dpgui ledger cap {shlex.quote(dataset)} {err.totals.cap_epsilon:g} --delta "

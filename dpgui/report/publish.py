@@ -40,21 +40,13 @@ MECHANISM = "discrete_laplace_tree"  # the ledger's mechanism name of a Laplace 
 MECHANISMS = {"laplace": MECHANISM, "gaussian": "discrete_gaussian_tree"}
 
 
-def release_charge(plan: Plan) -> tuple[float, float, float]:
-    """(ε, δ, ρ) that a release with ``plan`` charges to the budget ledger: :meth:`Plan.ledger_charge`
-    (Laplace (ε, 0, ε²/2); Gaussian (ε, δ, ρ = zcdp_rho(ε, δ))). The one charge used both to check
-    the budget before any data is read (:func:`check_release_budget`) and to record the spend
-    (:func:`spend_and_release`), so that the check and the spend can never disagree."""
-    return plan.ledger_charge()
-
-
 def check_release_budget(ledger: Ledger, dataset: str, plan: Plan) -> Totals:
     """Would a release with ``plan`` fit ``dataset``'s cap now? Reads only; call it before reading
     any data. Returns the current totals, or raises :class:`~dpgui.report.ledger.NoCapSet` /
     :class:`~dpgui.report.ledger.BudgetExceeded` (``short_of == "cap_delta"``: a Gaussian release and
-    a cap with δ = 0, whose fix is to raise the cap's δ) exactly as the spend would."""
-    epsilon, delta, rho = release_charge(plan)
-    return ledger.check_spend(dataset, epsilon, delta, rho)
+    a cap with δ = 0, whose fix is to raise the cap's δ) exactly as the spend would: both use
+    :meth:`Plan.ledger_charge`, so the check and the spend can never disagree."""
+    return ledger.check_spend(dataset, *plan.ledger_charge())
 
 
 def mechanism_name(plan: Plan) -> str:
@@ -62,10 +54,13 @@ def mechanism_name(plan: Plan) -> str:
     return MECHANISMS[plan.noise]
 
 
-def charge_text(plan: Plan) -> str:
-    """The charge for messages: "ε = 1" (Laplace) or "ε = 1, δ = 1e-09" (Gaussian)."""
-    epsilon, delta, _rho = release_charge(plan)
-    return f"ε = {epsilon:g}" + (f", δ = {delta:g}" if delta > 0 else "")
+def charge_text(plan: Plan, with_rho: bool = False) -> str:
+    """The charge for messages: "ε = 1" (Laplace) or "ε = 1, δ = 1e-09" (Gaussian; with ``with_rho``
+    "ε = 1, δ = 1e-09 (ρ = 0.01497)")."""
+    epsilon, delta, rho = plan.ledger_charge()
+    if delta <= 0:
+        return f"ε = {epsilon:g}"
+    return f"ε = {epsilon:g}, δ = {delta:g}" + (f" (ρ = {rho:.4g})" if with_rho else "")
 
 
 class BundleNotRecorded(DataError):
@@ -106,7 +101,7 @@ def check_missing_rule(plan: Plan, missing: str = MISSING_AUTO) -> str:
 def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, counts: np.ndarray, plan: Plan,
                       source: RandomSource, lower: float, upper: float, consistency: str,
                       *, n_missing: int, release_id: str | None = None) -> tuple[Release, ReleaseInfo]:
-    """Record the plan's (ε, δ, ρ) for ``dataset`` in the ledger (:func:`release_charge`), then release
+    """Record the plan's (ε, δ, ρ) for ``dataset`` in the ledger (:meth:`Plan.ledger_charge`), then release
     the histogram's CDF (ε-DP with discrete Laplace noise, or (ε, δ)-DP and ρ-zCDP with discrete
     Gaussian noise, as ``plan.noise`` says).
 
@@ -132,7 +127,7 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
         "neighbours": plan.privacy.neighbours, "records_per_person": plan.privacy.records_per_person,
         "secure_noise": bool(source.secure), "noise": plan.noise, "delta": plan.privacy.delta,
     }
-    epsilon, delta, rho = release_charge(plan)
+    epsilon, delta, rho = plan.ledger_charge()
     ledger.spend(dataset, release_id, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism_name(plan),
                  description=description)
     created = datetime.now(timezone.utc)

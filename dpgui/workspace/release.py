@@ -35,7 +35,7 @@ from dpgui.report.ledger import (
     same_data_warning, spent_epsilon,
 )
 from dpgui.report.project_file import ProjectRelease
-from dpgui.report.publish import authenticate_release, check_release_budget, release_charge, spend_and_release
+from dpgui.report.publish import authenticate_release, check_release_budget, spend_and_release
 from dpgui.workspace.state import ColumnSettings, ShownRelease, Workspace, WorkspaceState
 from dpgui.workspace.words import (
     CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, friendly, sentence,
@@ -73,12 +73,6 @@ class ReleaseRequest:
     def delta(self) -> float:
         """The δ the user set for this release (a Laplace release leaves it unused)."""
         return self.plan.privacy.delta
-
-    @property
-    def charge(self) -> tuple[float, float, float]:
-        """(ε, δ, ρ) this release charges to the budget ledger
-        (:func:`dpgui.report.publish.release_charge`): both the budget check and the spend use it."""
-        return release_charge(self.plan)
 
 
 @dataclass(frozen=True)
@@ -205,7 +199,7 @@ def cost_words(plan: Plan) -> str:
     """What the release costs and what δ means for it, in plain words (rich text): Laplace with δ = 0
     "ε = 1"; Laplace with a δ set "ε = 1 (δ is not used …)"; Gaussian "ε = 1 and δ = 1e-9 …"."""
     privacy = plan.privacy
-    epsilon, delta, rho = release_charge(plan)
+    epsilon, delta, rho = plan.ledger_charge()
     if plan.noise == "gaussian":
         return (f"<b>Cost: ε = {epsilon:g} and δ = {format_delta(delta)}</b> of privacy budget, spent for good "
                 f"(δ: a chance of at most {format_odds(delta)} beyond the ε guarantee; "
@@ -472,7 +466,7 @@ class ReleaseController:
         try:
             with Ledger() as ledger:
                 totals: Totals | None = ledger.totals(request.dataset)
-                after = ledger.totals_after(request.dataset, *request.charge)
+                after = ledger.totals_after(request.dataset, *request.plan.ledger_charge())
         except DpguiError:
             totals = None
         try:
