@@ -358,6 +358,11 @@ def _check_rho(value: object) -> float | None:
     return x
 
 
+def _check_charge(epsilon: object, delta: object, rho: object) -> tuple[float, float, float | None]:
+    """One release's (ε, δ, ρ), each checked as :meth:`Ledger.spend` requires."""
+    return _check_epsilon(epsilon, cap=False), _check_delta(delta, cap=False), _check_rho(rho)
+
+
 def _check_text(what: str, value: object) -> str:
     if not isinstance(value, str):
         raise ParameterError(f"the {what} must be text, not {type(value).__name__}", f"give the {what} as text")
@@ -666,6 +671,14 @@ class Ledger:
         row = conn.execute("SELECT cap_epsilon, cap_delta FROM datasets WHERE dataset_id = ?", (dataset_id,)).fetchone()
         return None if row is None else (float(row[0]), float(row[1]))
 
+    @classmethod
+    def _required_cap(cls, conn: sqlite3.Connection, dataset_id: str) -> tuple[float, float]:
+        """The dataset's (cap ε, cap δ); :class:`NoCapSet` if it has none."""
+        cap = cls._cap(conn, dataset_id)
+        if cap is None:
+            raise NoCapSet(dataset_id)
+        return cap
+
     @staticmethod
     def _spends(conn: sqlite3.Connection, dataset_id: str) -> list[tuple[float, float, float | None]]:
         rows = conn.execute("SELECT epsilon, delta, rho FROM releases WHERE dataset_id = ? ORDER BY seq",
@@ -733,9 +746,7 @@ class Ledger:
         """
         dataset_id = _check_id("dataset id", dataset_id)
         release_id = _check_id("release id", release_id)
-        eps = _check_epsilon(epsilon, cap=False)
-        dlt = _check_delta(delta, cap=False)
-        rho_value = _check_rho(rho)
+        eps, dlt, rho_value = _check_charge(epsilon, delta, rho)
         mechanism = _check_text("mechanism", mechanism)
         if description is None:
             description = {}
@@ -744,9 +755,7 @@ class Ledger:
                                  "pass the release's public plan parameters as a dict")
         description_json = _json_text(description, "the description")
         with self._transaction(write=True) as conn:
-            cap = self._cap(conn, dataset_id)
-            if cap is None:
-                raise NoCapSet(dataset_id)
+            cap = self._required_cap(conn, dataset_id)
             existing = conn.execute("SELECT dataset_id FROM releases WHERE release_id = ?", (release_id,)).fetchone()
             if existing is not None:
                 raise DataError(f"release {release_id!r} is already recorded in the ledger (dataset {existing[0]!r})",
@@ -762,23 +771,19 @@ class Ledger:
         :meth:`spend` would (:class:`NoCapSet`, :class:`BudgetExceeded`). Records nothing: use it to
         refuse early (before reading data); :meth:`spend` checks again when it records."""
         dataset_id = _check_id("dataset id", dataset_id)
-        eps, dlt, rho_value = _check_epsilon(epsilon, cap=False), _check_delta(delta, cap=False), _check_rho(rho)
+        eps, dlt, rho_value = _check_charge(epsilon, delta, rho)
         with self._transaction(write=False) as conn:
-            cap = self._cap(conn, dataset_id)
-            if cap is None:
-                raise NoCapSet(dataset_id)
-            self._fitting_spends(conn, dataset_id, cap, "this release", eps, dlt, rho_value)
-            return _totals(dataset_id, cap[0], cap[1], self._spends(conn, dataset_id))
+            cap = self._required_cap(conn, dataset_id)
+            after = self._fitting_spends(conn, dataset_id, cap, "this release", eps, dlt, rho_value)
+            return _totals(dataset_id, cap[0], cap[1], after[:-1])  # the totals now, without this release
 
     def totals_after(self, dataset_id: str, epsilon: float, delta: float = 0.0, rho: float | None = None) -> Totals:
         """The totals as they would be after a spend of (ε, δ, ρ), whether or not it fits (for a
         confirmation's "after this release"); records nothing. :class:`NoCapSet` without a cap."""
         dataset_id = _check_id("dataset id", dataset_id)
-        eps, dlt, rho_value = _check_epsilon(epsilon, cap=False), _check_delta(delta, cap=False), _check_rho(rho)
+        eps, dlt, rho_value = _check_charge(epsilon, delta, rho)
         with self._transaction(write=False) as conn:
-            cap = self._cap(conn, dataset_id)
-            if cap is None:
-                raise NoCapSet(dataset_id)
+            cap = self._required_cap(conn, dataset_id)
             return _totals(dataset_id, cap[0], cap[1], self._spends(conn, dataset_id) + [(eps, dlt, rho_value)])
 
     def _fitting_spends(self, conn: sqlite3.Connection, dataset_id: str, cap: tuple[float, float], what: str,
@@ -860,9 +865,7 @@ class Ledger:
         """The cap and spend of ``dataset_id``; :class:`NoCapSet` if it has no cap."""
         dataset_id = _check_id("dataset id", dataset_id)
         with self._transaction(write=False) as conn:
-            cap = self._cap(conn, dataset_id)
-            if cap is None:
-                raise NoCapSet(dataset_id)
+            cap = self._required_cap(conn, dataset_id)
             return _totals(dataset_id, cap[0], cap[1], self._spends(conn, dataset_id))
 
     def datasets(self) -> list[Totals]:
