@@ -28,6 +28,7 @@ from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.projection import prefix_variances
 from dpgui.core.quantiles import cumulative_interval95, range_count
+from projection_helpers import prefix_noise_pmf, upper_point
 
 N_RECORDS = 2000
 RELEASES = 300  # per cell
@@ -143,13 +144,6 @@ def test_margin_bounds_the_exact_noise_of_covering_prefixes():
         se = np.sqrt(prefix_variances(plan))
         margins = noise_margin(se)
         for j in range(bins - (1 if plan.privacy.root_public else 0)):
-            total = np.array([1.0])
-            for level, pmf in pmfs.items():
-                for _ in range(int(digits[j, level])):
-                    total = np.convolve(total, pmf)
-            half = (total.size - 1) // 2
-            k = np.arange(-half, half + 1)
-            assert math.sqrt(float((total * k * k).sum())) == pytest.approx(se[j], rel=1e-6)
-            above = np.cumsum(total[::-1])[::-1][half + 1:]  # above[h] = P(noise > h)
-            exact = int(np.flatnonzero(above <= 0.025)[0])
+            exact, sd = upper_point(prefix_noise_pmf(pmfs, digits[j]))
+            assert sd == pytest.approx(se[j], rel=1e-6)
             assert exact <= margins[j], (epsilon, bins, neighbours, j, exact, se[j])

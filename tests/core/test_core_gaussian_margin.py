@@ -17,20 +17,12 @@ from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.projection import prefix_variances
 from dpgui.core.quantiles import LATTICE_SLACK, Z_TAIL, noise_margin
+from projection_helpers import prefix_noise_pmf, upper_point
 
 
 def _pmf(sigma2: float) -> np.ndarray:
     reach = int(12 * math.sqrt(sigma2)) + 12
     return np.asarray(discrete_gaussian_pmf(np.arange(-reach, reach + 1), sigma2))
-
-
-def _upper_point(total: np.ndarray) -> tuple[int, float]:
-    """(exact one-sided 97.5 % point, sd) of a symmetric pmf on -h..h."""
-    half = (total.size - 1) // 2
-    k = np.arange(-half, half + 1)
-    sd = math.sqrt(float((total * k * k).sum()))
-    above = np.cumsum(total[::-1])[::-1][half + 1:]  # above[h] = P(S > h)
-    return int(np.flatnonzero(above <= 0.025)[0]), sd
 
 
 def test_noise_margin_bounds_exact_discrete_gaussian_sums() -> None:
@@ -39,7 +31,7 @@ def test_noise_margin_bounds_exact_discrete_gaussian_sums() -> None:
         total = np.array([1.0])
         for n in range(1, 17):
             total = np.convolve(total, pmf)
-            exact, sd = _upper_point(total)
+            exact, sd = upper_point(total)
             assert exact <= Z_TAIL * sd + LATTICE_SLACK, (sigma2, n, exact, sd)
 
 
@@ -53,10 +45,6 @@ def test_margin_bounds_the_exact_noise_of_gaussian_covering_prefixes() -> None:
         se = np.sqrt(prefix_variances(plan))
         margins = noise_margin(se)
         for j in range(bins - (1 if plan.privacy.root_public else 0)):
-            total = np.array([1.0])
-            for level, pmf in pmfs.items():
-                for _ in range(int(digits[j, level])):
-                    total = np.convolve(total, pmf)
-            exact, sd = _upper_point(total)
+            exact, sd = upper_point(prefix_noise_pmf(pmfs, digits[j]))
             assert abs(sd - se[j]) <= 1e-6 * se[j]  # the projection's SE is the exact one
             assert exact <= margins[j], (epsilon, bins, neighbours, j, exact, se[j])

@@ -21,6 +21,7 @@ from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.quantiles import quantiles
+from projection_helpers import upper_point
 
 PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
 N_RECORDS = 2000
@@ -152,9 +153,5 @@ def test_noise_margin_bounds_exact_discrete_laplace_sums():
         total = np.array([1.0])
         for n in range(1, 17):
             total = np.convolve(total, pmf)
-            half = (total.size - 1) // 2
-            k = np.arange(-half, half + 1)
-            sd = math.sqrt(float((total * k * k).sum()))
-            above = np.cumsum(total[::-1])[::-1][half + 1:]  # above[h] = P(S > h)
-            exact = int(np.flatnonzero(above <= 0.025)[0])
+            exact, sd = upper_point(total)
             assert exact <= Z_TAIL * sd + LATTICE_SLACK, (scale, n, exact, sd)
