@@ -67,8 +67,7 @@ def other_noise_plan(plan: Plan, shape: TreeShape | None, objective: str) -> Pla
         return None
     bins = plan.shape.bins
     if plan.noise == "gaussian":
-        pure = PrivacySpec(privacy.epsilon, privacy.neighbours, privacy.records_per_person)
-        laplace = auto_plan(bins, pure, shape=shape, estimator=plan.estimator, objective=objective, noise="laplace")
+        laplace = auto_plan(bins, privacy.pure(), shape=shape, estimator=plan.estimator, objective=objective, noise="laplace")
         return Plan(laplace.shape, privacy, laplace.level_budgets, laplace.estimator, "laplace")
     return auto_plan(bins, privacy, shape=shape, estimator=plan.estimator, objective=objective, noise="gaussian")
 

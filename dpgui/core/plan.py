@@ -178,6 +178,10 @@ class PrivacySpec:
         """The same spec (δ, neighbours, L) at another ε."""
         return PrivacySpec(epsilon, self.neighbours, self.records_per_person, self.delta)
 
+    def pure(self) -> PrivacySpec:
+        """The same ε, neighbours and L with δ = 0: all a Laplace plan depends on."""
+        return PrivacySpec(self.epsilon, self.neighbours, self.records_per_person)
+
     @property
     def root_public(self) -> bool:
         return self.neighbours == "change"

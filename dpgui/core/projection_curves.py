@@ -86,17 +86,6 @@ def draw_prefixes(bins: int, limit: int = EXACT_POINT_LIMIT, samples: int = SAMP
     return np.unique(np.concatenate([[1], np.clip(picks, 1, bins), [bins]]))
 
 
-def with_epsilon(privacy: PrivacySpec, epsilon: float) -> PrivacySpec:
-    """The same neighbour model, records per person and δ at another total ε."""
-    return privacy.with_epsilon(epsilon)
-
-
-def pure(privacy: PrivacySpec) -> PrivacySpec:
-    """The same ε, neighbour model and records per person with δ = 0: what a Laplace tree (the
-    paper's baselines, plot (c)'s Laplace curves) depends on, so their memos are shared across δ."""
-    return PrivacySpec(privacy.epsilon, privacy.neighbours, privacy.records_per_person)
-
-
 def epsilon_grid(epsilon: float) -> np.ndarray:
     """ε values of plot (b): the points of the fixed lattice 10^(k/15) in [ε/10, min(10ε, 100)], plus ε."""
     top = min(EPS_SPAN * epsilon, 100.0)
@@ -211,7 +200,7 @@ class ProjectionCache:
 
         with self.lock:
             bins, privacy = plan.shape.bins, plan.privacy
-            laplace = pure(privacy)  # the baselines and plot (c)'s Laplace trees do not depend on δ
+            laplace = privacy.pure()  # the baselines and plot (c)'s Laplace trees do not depend on δ: memos shared
             if alternative is not None and (privacy.delta <= 0 or alternative.privacy != privacy
                                             or alternative.shape.bins != bins or alternative.noise == plan.noise):
                 alternative = None
@@ -232,7 +221,7 @@ class ProjectionCache:
             grid = epsilon_grid(privacy.epsilon)
             b = {name: (grid, self.plan_epsilon_curve(p, grid)) for name, p in plans.items()}
             for name in BASELINES:
-                b[name] = (grid, np.array([self.baseline_rms(name, bins, with_epsilon(laplace, e)) for e in grid]))
+                b[name] = (grid, np.array([self.baseline_rms(name, bins, laplace.with_epsilon(e)) for e in grid]))
             check()
             # (c) typical margin against uniform branching
             c = {"equal": self.uniform_equal_curve(bins, laplace),
@@ -254,7 +243,7 @@ class ProjectionCache:
         early when asked: first every factor's ε = 1 split, reused at any ε, then the tuning at this
         ε). Returns the factors still pending and plot (c)'s tuned curve as it now stands. These are
         Laplace trees: δ is ignored."""
-        privacy = pure(privacy)
+        privacy = privacy.pure()
         with self.lock:
             pending = list(pending)
             start = time.perf_counter()
@@ -407,7 +396,7 @@ class ProjectionCache:
         δ: a Gaussian plan's ρ_l are the same shares of ρ = zcdp_rho(ε, δ))."""
         out = np.empty(grid.size)
         for i, e in enumerate(grid.tolist()):
-            privacy = with_epsilon(plan.privacy, e) if e != plan.privacy.epsilon else plan.privacy
+            privacy = plan.privacy.with_epsilon(e) if e != plan.privacy.epsilon else plan.privacy
             budgets = (plan.level_budgets if e == plan.privacy.epsilon
                        else split_budget(budget_total(privacy, plan.noise), plan.level_budgets))
             out[i] = self.rms(plan.shape, privacy, budgets, plan.estimator, plan.noise)
