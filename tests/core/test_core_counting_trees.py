@@ -99,7 +99,7 @@ def test_alpha_rmse_by_hand():
 @pytest.mark.parametrize("scale,bound", [(1.0, 0), (0.7, 3), (3.0, 5), (16.0, 40), (250.0, 2000)])
 def test_truncated_laplace_delta_by_enumeration(scale, bound):
     # Output distributions of x + Z on x = 0 and x' = 1 over the union of supports.
-    z, pmf = dlap_pmf_table(scale, bound)
+    _, pmf = dlap_pmf_table(scale, bound)
     p = np.concatenate([pmf, [0.0]])  # outputs −R..R+1 on input 0
     q = np.concatenate([[0.0], pmf])  # the same outputs on input 1
     eps = 1.0 / scale
