@@ -539,11 +539,12 @@ def _classify(pars: list[np.ndarray], w: list[np.ndarray], active: list[np.ndarr
             gid = np.where(active[j - 1][p], tree_gid[j - 1][p], own)
         tree_gid.append(np.where(active[j], gid, -1))
     all_gid = np.concatenate(tree_gid)
-    roots, inverse = np.unique(all_gid[all_gid >= 0], return_inverse=True)
-    n_trees = roots.size
+    is_root = np.zeros(all_gid.size, dtype=bool)
+    is_root[all_gid[all_gid >= 0]] = True
+    rank = np.cumsum(is_root) - 1  # tree number of each root, O(nodes) instead of a sort
+    n_trees = int(is_root.sum())
     tree: list[np.ndarray] = []
-    flat = np.full(all_gid.size, -1, dtype=np.int64)
-    flat[all_gid >= 0] = inverse
+    flat = np.where(all_gid >= 0, rank[np.maximum(all_gid, 0)], -1)
     for j in range(n_levels):
         tree.append(flat[offsets[j]:offsets[j + 1]])
     top = [np.zeros(s, dtype=bool) for s in sizes]
@@ -561,8 +562,9 @@ def _classify(pars: list[np.ndarray], w: list[np.ndarray], active: list[np.ndarr
         trees_here = tree[j][in_s]
         fmax = np.full(n_trees, np.iinfo(np.int64).min, dtype=np.int64)
         np.maximum.at(fmax, trees_here, w[j][in_s])
-        asking = np.unique(trees_here)
-        asking = asking[tops_so_far[asking] < cutoff]
+        has_nodes = np.zeros(n_trees, dtype=bool)
+        has_nodes[trees_here] = True
+        asking = np.flatnonzero(has_nodes & (tops_so_far < cutoff))
         is_top_tree = np.zeros(n_trees, dtype=bool)
         if asking.size:
             nu = sample_discrete_laplace(rng, t_nu, asking.size)
@@ -620,6 +622,8 @@ def release_multiplicative(parents: Sequence[np.ndarray], levels_true: Sequence[
     out = [np.full(s, -1, dtype=np.int64) for s in sizes]
     active = [np.ones(s, dtype=bool) for s in sizes]
     for i in range(ell, 0, -1):
+        if not any(a.any() for a in active):
+            break
         k = i - 1
         top = _classify(pars, w, active, params.thresholds[k], params.margins[k], params.threshold_scales[k],
                         params.query_scales[k], params.count_scales[k], params.count_bounds[k],
