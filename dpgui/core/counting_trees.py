@@ -95,11 +95,13 @@ privacy applies to it; the released root is N exactly.
 
 Honest constants
 ----------------
-The thresholds are huge: at α = 0.5, ε = 1, δ = 1e-6, η = 0.05 and a 5-level tree, τ_min is of the
-order of 10⁵–10⁶ records, so every node below ~τ_min is released as ⌊α τ_min⌋ and the α-mRMSE is
-≈ α τ_min, while the Gaussian baseline's is ≈ 10 records. The paper's result is asymptotic in the
-depth d (log d against √d); for trees of 2–5 levels the Gaussian baseline wins by orders of
-magnitude, and :func:`projected_alpha_mrmse` shows it.
+The thresholds are huge. At α = 0.5, ε = 1, δ = 1e-6, η = 0.05, one record per person, ``change``, and
+a 5-level tree (1, 10, 100, 1000, 10⁵): τ_min = 3.4·10⁵ records (Corollary 4.7's closed form: 1.1·10⁶),
+so every node below ~τ_min is released as ⌊α τ_min⌋ = 169,006 and the α-mRMSE is 1.7·10⁵ records,
+while the Gaussian baseline's is 12.8 records. The paper's result is asymptotic in the depth d
+(log d against √d): the Gaussian baseline's α-mRMSE grows like √d (≈ 2·10⁵ at d = 10⁹ levels) and
+the multiplicative one's like log d, so they cross only beyond ~10⁹ levels. For trees of 2–5 levels
+the Gaussian baseline wins by four orders of magnitude, and :func:`projected_alpha_mrmse` shows it.
 
 Complexity: per round O(nodes) numpy work and O(nodes) noise draws at most; rounds = O(log(N/τ_min)/α).
 """
