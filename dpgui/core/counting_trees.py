@@ -146,6 +146,7 @@ __all__ = [
     "multiplicative_params",
     "multiplicative_privacy",
     "release_multiplicative",
+    "multiplicative_intervals",
     "gaussian_baseline_sigma2",
     "release_gaussian_baseline",
     "gaussian_alpha_rmse",
@@ -640,6 +641,31 @@ def release_multiplicative(parents: Sequence[np.ndarray], levels_true: Sequence[
     if params.root_public:
         out[0][0] = root
     return tuple(out)
+
+
+def multiplicative_intervals(released: Sequence[np.ndarray], params: MultiplicativeParams
+                             ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """Per node interval [lower, upper] (int64 per level) that holds the true count with probability
+    ≥ 1 − η (the success event of Lemma 4.6): a node released as ⌊M_i⌋ (⊤ in round i) has
+    (1−β)τ_i ≤ w ≤ ⌊M_i⌋; one released as ⌊M_0⌋ has 0 ≤ w ≤ ⌊M_0⌋; the root under ``change`` is exact."""
+    values = np.array([math.floor(params.bucket_zero)] + [math.floor(m) for m in params.buckets], dtype=np.int64)
+    lows = np.array([0] + [math.ceil((1 - params.beta) * t) for t in params.thresholds], dtype=np.int64)
+    lower: list[np.ndarray] = []
+    upper: list[np.ndarray] = []
+    for j, rel in enumerate(released):
+        v = np.asarray(rel, dtype=np.int64)
+        pos = np.searchsorted(values, v)
+        known = (pos < values.size) & (values[np.minimum(pos, values.size - 1)] == v)
+        if j == 0 and params.root_public:
+            lower.append(v.copy())
+            upper.append(v.copy())
+            continue
+        if not known.all():
+            raise DataError("a released value is not one of the mechanism's buckets",
+                            "pass the output of release_multiplicative with the same parameters")
+        lower.append(np.minimum(lows[pos], v))
+        upper.append(v.copy())
+    return tuple(lower), tuple(upper)
 
 
 # ----------------------------------------------------------------------------------------
