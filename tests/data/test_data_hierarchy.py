@@ -12,9 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from dpgui.data.hierarchy import (
+    HIERARCHY_SAMPLE_LEVELS,
     MAX_NODES_PER_LEVEL,
     PathCounts,
     count_paths,
+    hierarchy_sample_path,
     level_value_counts,
     read_prior,
 )
@@ -311,11 +313,13 @@ def test_level_value_counts_stops_early_once_every_column_is_capped(tmp_path):
 def test_bundled_hierarchy_sample_has_the_documented_levels_and_counts():
     """resources/sample/flight_routes.parquet (see resources/sample/README.md): 336,776 flights,
     dest_tzone → dest → route with 9, 105 and 224 nodes, strictly nested."""
-    sample = sample_dataset_path().parent / "flight_routes.parquet"
+    sample = hierarchy_sample_path()
+    assert sample.parent == sample_dataset_path().parent and sample.name == "flight_routes.parquet"
     assert sample.stat().st_size < 2_000_000
     assert (sample.parent / "flight_routes.LICENSE").is_file()
     assert "flight_routes.parquet" in (sample.parent / "README.md").read_text(encoding="utf-8")
-    result = count_paths(sample, ["dest_tzone", "dest", "route"])
+    assert HIERARCHY_SAMPLE_LEVELS == ("dest_tzone", "dest", "route")
+    result = count_paths(sample, HIERARCHY_SAMPLE_LEVELS)
     assert result.rows == 336_776 and result.notes == ()
     assert [result.level_value_count(level) for level in (1, 2, 3)] == [9, 105, 224]
     # strictly nested with globally unique labels: every label has one parent path
@@ -332,3 +336,11 @@ def test_bundled_hierarchy_sample_has_the_documented_levels_and_counts():
     assert min(result.counts.tolist()) == 1
     assert level_value_counts(sample, ["dest_tzone", "dest", "route", "origin", "carrier"]) == {
         "dest_tzone": 9, "dest": 105, "route": 224, "origin": 3, "carrier": 16}
+
+
+def test_hierarchy_sample_missing_is_a_data_error(monkeypatch):
+    import dpgui.data.hierarchy as module
+
+    monkeypatch.setattr(module, "find_resource", lambda relative: None)
+    with pytest.raises(DataError, match=r"hierarchy sample is missing.*make_hierarchy_sample\.py"):
+        module.hierarchy_sample_path()
