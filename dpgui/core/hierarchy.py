@@ -632,7 +632,8 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
             budgets = optimal_allocation(prior, pr, w, nz)
         else:
             assert prior is not None and target_mse is not None
-            budgets = least_budget_for_target(prior, pr, w, target_mse, nz)
+            budgets = _meet_target(sizes, pr, nz, w, prior, float(target_mse),
+                                   least_budget_for_target(prior, pr, w, target_mse, nz))
             need = math.fsum(budgets)
             eps = need if nz == "laplace" else zcdp_epsilon(need, pr.delta)
             if eps > privacy.epsilon * (1 + 1e-12):
@@ -661,6 +662,27 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     if len(methods) > 1:
         chosen = _with_note(chosen, f"consistency: {chosen.consistency}, the lower projected weighted MSE of topdown and gls")
     return chosen
+
+
+def _meet_target(sizes: tuple[int, ...], privacy: PrivacySpec, noise: str, weights: tuple[float, ...],
+                 prior: tuple[np.ndarray, ...], tau: float, budgets: tuple[float, ...]) -> tuple[float, ...]:
+    """Program (7)'s budgets, raised by the least factor that keeps eq. (5) ≤ τ at the scales a release
+    really uses (laplace_scale/gaussian_sigma2 round the scale up by ≤ 2⁻¹⁶ relative, or one
+    2⁻¹⁶ step for tiny scales). A few multiplicative steps, each by the square root of the excess."""
+    factor = 1.0
+    for _ in range(60):
+        scaled = tuple(b * factor for b in budgets)
+        total = math.fsum(scaled)
+        eps = total if noise == "laplace" else zcdp_epsilon(total, privacy.delta)
+        pr = privacy.with_epsilon(eps)
+        if noise == "gaussian":
+            scaled = tuple(b * budget_total(pr, "gaussian") / total for b in scaled)
+        plan = HierarchyPlan(sizes, pr, noise, scaled, weights, "target", "none", tau)
+        achieved = _weighted(plan, _closed_form_levels(plan, prior))
+        if achieved <= tau:
+            return scaled
+        factor *= math.sqrt(achieved / tau) * (1.0 + 1e-12)
+    raise ParameterError("the target allocation could not meet τ at the sampler's scales", "raise the target")
 
 
 def _with_note(plan: HierarchyPlan, note: str) -> HierarchyPlan:
