@@ -94,7 +94,7 @@ def _check_total(total: object, what: str = "total") -> int:
     if isinstance(total, numbers.Integral):
         value = int(total)
     elif isinstance(total, numbers.Real) and float(total).is_integer():
-        value = int(total)
+        value = int(float(total))
     else:
         raise ParameterError(
             f"{what} must be a whole number, got {total!r}",
@@ -222,7 +222,8 @@ def _segmented_projection(
     cand_order = np.lexsort((marginal.ravel(), cand_seg))
     rank = np.arange(3 * n, dtype=np.int64) - 3 * starts[cand_seg]
     chosen = cand_order[rank < remaining[cand_seg]] // 3
-    return base + np.bincount(chosen, minlength=n).astype(np.int64)
+    result: np.ndarray = base + np.bincount(chosen, minlength=n).astype(np.int64)
+    return result
 
 
 def integer_simplex_projection(values: np.ndarray, total: int) -> np.ndarray:
@@ -275,13 +276,22 @@ def topdown_consistent(
 # ----------------------------------------------------------------------------------------------
 
 
-def _check_variances(level_variances: Sequence[float], sizes: list[int]) -> np.ndarray:
-    var = np.asarray(level_variances, dtype=np.float64)
+def _check_variances(level_variances: Sequence[float], sizes: list[int], root_is_known: bool) -> np.ndarray:
+    """Per-level variances, root first; the root's entry is not used (nor checked) when the root
+    is known."""
+    try:
+        var = np.array(level_variances, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            "level variances must be numbers", "pass one noise variance per level, root first"
+        ) from None
     if var.ndim != 1 or var.size != len(sizes):
         raise ParameterError(
             f"got {var.size} level variances for a tree of {len(sizes)} levels",
             "pass one noise variance per level, root first (inf for a level not released)",
         )
+    if root_is_known:
+        var[0] = np.inf
     if np.any(np.isnan(var)) or np.any(var <= 0):
         raise ParameterError(
             "level variances must be > 0 (inf for a level not released)",
@@ -350,7 +360,8 @@ def _split_shares(
     by_a = A[parent] > 0
     num = np.where(by_a, a_child, V_child)
     den = np.where(by_a, A[parent], VS[parent])
-    return num / den
+    share: np.ndarray = num / den
+    return share
 
 
 def gls_estimate(
@@ -361,14 +372,14 @@ def gls_estimate(
 ) -> tuple[np.ndarray, ...]:
     """The BLUE of every node's count from noisy counts of every level (float, consistent).
 
-    ``level_variances``: the noise variance of each level 0..L (``inf`` for a level not released;
-    the root's entry is ignored when ``root_known`` is given). ``root_known``: the exact root
+    ``level_variances``: the noise variance of each level 0..L, in squared counts (``inf`` for a
+    level not released; the root's entry is ignored when ``root_known`` is given, e.g. 0). ``root_known``: the exact root
     ``N`` (``change``) or ``None`` (``addremove``: the root is estimated). Two passes, ``O(n)``.
     Sums are exact consistent in real arithmetic (float rounding aside); values may be negative.
     """
     checked, sizes = _check_parents(parents)
     levels = _check_levels(noisy_levels, sizes)
-    var = _check_variances(level_variances, sizes)
+    var = _check_variances(level_variances, sizes, root_known is not None)
     if root_known is not None:
         root_value = float(root_known)
         if not np.isfinite(root_value):
@@ -392,7 +403,7 @@ def gls_node_variances(
     Nodes the measurements do not determine (below the lowest measured level) get ``inf``.
     """
     checked, sizes = _check_parents(parents)
-    var = _check_variances(level_variances, sizes)
+    var = _check_variances(level_variances, sizes, bool(root_known))
     _, V, a, starts_of = _bottom_up(checked, sizes, None, var, None, bool(root_known))
     out = [V[0].copy()]
     for level, parent in enumerate(checked):

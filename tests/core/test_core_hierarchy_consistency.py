@@ -204,7 +204,7 @@ def test_topdown_consistent_on_10000_random_trees() -> None:
     rng = np.random.default_rng(15)
     for _ in range(10_000):
         depth = int(rng.integers(2, 5))
-        parents, sizes = random_tree(rng, depth, max_fanout=6 if depth < 4 else 4)
+        parents, sizes = random_tree(rng, depth, max_fanout=6)
         noisy, root = random_noisy_levels(rng, parents, sizes)
         out = topdown_consistent(parents, noisy, root)
         assert int(out[0][0]) == root
@@ -418,6 +418,28 @@ def test_gls_node_variances_match_monte_carlo() -> None:
     assert np.all(np.abs(bias) < 4 * np.sqrt(predicted / trials))  # unbiased
 
 
+def test_gls_known_root_ignores_the_root_variance_and_accepts_integer_counts() -> None:
+    parents = [np.zeros(3, dtype=np.int64), np.array([0, 0, 1, 2, 2])]
+    noisy_int = [np.array([0]), np.array([4, -1, 7]), np.array([2, 3, 0, 5, 1])]
+    noisy_float = [v.astype(float) for v in noisy_int]
+    reference = gls_estimate(parents, noisy_float, [np.inf, 2.0, 3.0], 12.0)
+    for root_variance in (0.0, 1.0, np.inf):
+        ours = gls_estimate(parents, noisy_int, [root_variance, 2.0, 3.0], 12.0)
+        for a, b in zip(ours, reference):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+        node_var = gls_node_variances(parents, [root_variance, 2.0, 3.0], True)
+        assert node_var[0][0] == 0.0
+    assert reference[0][0] == 12.0
+    for level, parent in enumerate(parents):
+        np.testing.assert_allclose(np.bincount(parent, weights=reference[level + 1]), reference[level], atol=1e-12)
+    # a chain (fan-out 1) copies the parent's estimate and variance
+    chain = [np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)]
+    estimate = gls_estimate(chain, [np.array([5.0]), np.array([9.0]), np.array([1.0])], [1.0, 1.0, 1.0], None)
+    assert estimate[0][0] == pytest.approx(5.0) and estimate[2][0] == pytest.approx(5.0)
+    variances = gls_node_variances(chain, [1.0, 1.0, 1.0], False)
+    assert [float(v[0]) for v in variances] == pytest.approx([1 / 3, 1 / 3, 1 / 3])
+
+
 def test_gls_bad_input() -> None:
     parents = [np.zeros(2, dtype=np.int64)]
     noisy = [np.zeros(1), np.ones(2)]
@@ -427,6 +449,10 @@ def test_gls_bad_input() -> None:
         gls_estimate(parents, noisy, [1.0, 1.0, 1.0], None)
     with pytest.raises(ParameterError, match="no level of the tree is measured"):
         gls_estimate(parents, noisy, [np.inf, np.inf], None)
+    with pytest.raises(ParameterError, match="level variances must be > 0"):
+        gls_node_variances(parents, [0.0, 1.0], False)  # the root's entry matters when it is measured
+    with pytest.raises(ParameterError, match="must be numbers"):
+        gls_node_variances(parents, ["a", 1.0], False)  # type: ignore[list-item]
     with pytest.raises(ParameterError, match="known root is not finite"):
         gls_estimate(parents, noisy, [1.0, 1.0], float("nan"))
 
