@@ -243,7 +243,10 @@ def _encode(arr: pa.Array) -> tuple[npt.NDArray[np.int64], pa.Array]:
     """``(indices, dictionary)`` of a batch column: index -1 for null. O(n), vectorised."""
     if pat.is_null(arr.type):
         return np.full(len(arr), -1, dtype=np.int64), pa.array([], type=pa.null())
-    encoded = arr if pat.is_dictionary(arr.type) else pc.dictionary_encode(arr)
+    if pat.is_dictionary(arr.type):
+        # A Parquet dictionary may hold a whole row group's values: keep only those of this batch.
+        arr = arr.dictionary_decode()
+    encoded = pc.dictionary_encode(arr)
     indices = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     return indices, encoded.dictionary
 
