@@ -1,0 +1,977 @@
+"""Counts over a categorical hierarchy: the tree, the level-budget plan, projections and the release.
+
+The model (docs/design.md; paper 001 = Ko, Ziani & Fioretto, "Optimal Allocation of Privacy Budget on
+Hierarchical Data Release"; paper 004 = counting on trees under (ε, δ)):
+
+* **Tree.** L = 2..4 nested categorical columns. Level 0 is the root (all records, one node); level
+  ℓ = 1..L holds the distinct values of column ℓ, each under its one parent. Nodes of a level are
+  ordered by (parent index, label), so each parent's children are contiguous. A value under two
+  parents, an empty label or a missing value is a :class:`~dpgui.errors.DataError` with its fix.
+* **Public.** The node list (every node gets a released count, zeros included), the level budgets,
+  weights and noise scales (:class:`HierarchyPlan`), and — when the optimiser needs them — the
+  *prior* counts (a public file or an earlier release; the confidential data only by an explicit,
+  recorded opt-in). Under ``change`` also the root count N.
+* **Neighbours and sensitivity per level** (:class:`~dpgui.core.plan.PrivacySpec`, L records per
+  person): ``change`` — one person's records change their paths; on each level at most 2L node
+  counts move by one: L1 sensitivity Δ = 2L, squared L2 Δ₂² = 2L²; the root N is public and not
+  noised. ``addremove`` — L records are added or removed: Δ = L, Δ₂² = L², the root is a noised
+  level like the others. Each level is one release of a count vector, so by basic composition
+  (Laplace: Σ ε_ℓ = ε) or zCDP composition (Gaussian: Σ ρ_ℓ = ρ = zcdp_rho(ε, δ)) the whole is
+  (ε, δ)-DP.
+* **Noise.** ``laplace``: level ℓ gets exact discrete-Laplace noise of scale
+  t_ℓ = laplace_scale(Δ, ε_ℓ) ≥ Δ/ε_ℓ (paper 001 uses Lap(1/ε), Δ = 1; we write its formulas with
+  b = Δ/ε). ``gaussian`` (δ > 0): discrete Gaussian σ_ℓ² = gaussian_sigma2(Δ₂², ρ_ℓ) (paper 004's
+  Corollary 2.7 baseline). ``multiplicative``: paper 004's Algorithms 1–2
+  (:mod:`dpgui.core.counting_trees`, when present).
+* **Released values.** ``consistency="none"``: each node max(0, noisy count) (paper 001 eq. 1).
+  ``topdown``: paper 001 program (8) from the root down with integrality (children non-negative
+  integers summing exactly to their parent's released value); ``gls``: the BLUE on the tree, then
+  the same integer top-down step (:mod:`dpgui.core.hierarchy_consistency`). Under change the root is
+  N exactly.
+* **Errors.** Per node: paper 001 Props 1–2 / eq. (3) (continuous Laplace) and their exact discrete
+  versions; per level summed; across levels eq. (5); level budgets by programs (6)/(7) — all in
+  :mod:`dpgui.core.hierarchy_budget`, re-exported here.
+
+Everything here is Qt-free and I/O-free; work is vectorised per level (``np.add.reduceat`` over the
+contiguous children of each parent), never a Python loop over nodes.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from dpgui.core.accounting import zcdp_epsilon
+from dpgui.core.counting_trees import (
+    MultiplicativeParams,
+    multiplicative_params,
+    recommend_alpha_mechanism,
+    release_multiplicative,
+)
+from dpgui.core.hierarchy_budget import (
+    clamped_discrete_gaussian_moments,
+    clamped_discrete_laplace_moments,
+    clamped_laplace_bias,
+    clamped_laplace_mse,
+    clamped_laplace_variance,
+    least_budget_for_target,
+    optimal_allocation,
+    weighted_mse,
+)
+from dpgui.core.noise import (
+    RandomSource,
+    SeededRandom,
+    discrete_gaussian_pmf,
+    gaussian_sigma2,
+    gaussian_sigma2_problem,
+    laplace_scale,
+    laplace_scale_problem,
+    sample_discrete_gaussian_levels,
+    sample_discrete_laplace_levels,
+)
+from dpgui.core.hierarchy_consistency import gls_consistent, topdown_consistent
+from dpgui.core.plan import BUDGET_RTOL, PrivacySpec, budget_total, split_budget
+from dpgui.errors import DataError, ParameterError
+
+__all__ = [
+    "MIN_LEVELS",
+    "MAX_LEVELS",
+    "MAX_NODES_PER_LEVEL",
+    "HIERARCHY_NOISES",
+    "HIERARCHY_NOISE_CHOICES",
+    "ALLOCATIONS",
+    "CONSISTENCY_METHODS",
+    "CONSISTENCY_CHOICES",
+    "INTERVAL_LEVEL",
+    "Hierarchy",
+    "HierarchyPlan",
+    "LevelProjection",
+    "HierarchyProjection",
+    "HierarchyRelease",
+    "clamped_laplace_bias",
+    "clamped_laplace_variance",
+    "clamped_laplace_mse",
+    "clamped_discrete_laplace_moments",
+    "clamped_discrete_gaussian_moments",
+    "weighted_mse",
+    "optimal_allocation",
+    "least_budget_for_target",
+    "plan_hierarchy",
+    "project_hierarchy",
+    "release_hierarchy",
+    "simulate_hierarchy",
+    "downstream_allocation",
+    "DOWNSTREAM_WEIGHTS",
+]
+
+MIN_LEVELS = 2
+MAX_LEVELS = 4
+MAX_NODES_PER_LEVEL = 500_000
+HIERARCHY_NOISES = ("laplace", "gaussian", "multiplicative")
+HIERARCHY_NOISE_CHOICES = (*HIERARCHY_NOISES, "auto")
+ALLOCATIONS = ("uniform", "optimal", "target")
+CONSISTENCY_METHODS = ("topdown", "gls", "none")
+CONSISTENCY_CHOICES = (*CONSISTENCY_METHODS, "auto")
+PRIOR_SOURCES = ("none", "prior file", "confidential data (opted in)")
+#: The coverage of the per-node intervals of a release.
+INTERVAL_LEVEL = 0.95
+
+
+# ----------------------------------------------------------------------------------------------
+# The tree
+# ----------------------------------------------------------------------------------------------
+
+
+def _label(value: object, level_name: str) -> str:
+    """A node label: a non-empty string; numbers become their text; None/NaN/empty are errors."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        raise DataError(f"a value of level column {level_name!r} is missing",
+                        "fill in or drop the rows with a missing level value")
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, (bool, np.bool_)):
+        text = str(value)
+    else:
+        raise DataError(f"level column {level_name!r} holds a value of type {type(value).__name__}",
+                        "give text (or numeric) category labels")
+    if not text.strip():
+        raise DataError(f"level column {level_name!r} has an empty value",
+                        "fill in or drop the rows with an empty level value")
+    return text
+
+
+@dataclass(frozen=True, eq=False)
+class Hierarchy:
+    """The public structure of a hierarchy: level names, node labels, parent indices (no counts).
+
+    ``labels[ℓ-1][i]`` is the label of node i on level ℓ (ℓ = 1..L); ``parents[ℓ-1][i]`` the index on
+    level ℓ−1 of its parent (int64; all 0 on level 1, the root). Nodes of a level are ordered by
+    (parent index, label), so each parent's children are contiguous on the next level.
+    """
+
+    level_names: tuple[str, ...]
+    labels: tuple[tuple[str, ...], ...]
+    parents: tuple[np.ndarray, ...]
+    _leaf_lookup: dict[tuple[str, ...], int] = field(default_factory=dict, init=False, repr=False)
+
+    @classmethod
+    def from_paths(cls, level_names: Sequence[str], paths: Sequence[Sequence[object]]) -> Hierarchy:
+        """The tree whose leaves are the given full paths (one label per level, top first; repeats are
+        one leaf). A value under two parents, empty or missing labels, fewer than 2 or more than 4
+        levels, or more than 500,000 nodes on a level raise :class:`DataError`/:class:`ParameterError`
+        naming the problem and its fix. O(P log P) for P paths."""
+        names = tuple(str(n) for n in level_names)
+        depth = len(names)
+        if depth < MIN_LEVELS:
+            raise ParameterError(f"a hierarchy needs at least {MIN_LEVELS} level columns, got {depth}",
+                                 "choose 2 to 4 nested columns, e.g. region,district")
+        if depth > MAX_LEVELS:
+            raise ParameterError(f"a hierarchy has at most {MAX_LEVELS} level columns, got {depth}",
+                                 "choose 2 to 4 nested columns (drop the finest or merge some)")
+        if len(set(names)) != depth:
+            raise ParameterError(f"a level column is given twice: {', '.join(names)}", "give each level column once")
+        if len(paths) == 0:
+            raise DataError("the hierarchy has no rows", "give data (or a prior) with at least one row")
+        # parent_of[ℓ][label] = the label on level ℓ−1 (ℓ ≥ 1; level 0 labels have the root as parent)
+        parent_of: list[dict[str, str]] = [{} for _ in range(depth)]
+        leaves: set[tuple[str, ...]] = set()
+        for raw in paths:
+            if len(raw) != depth:
+                raise DataError(f"a path has {len(raw)} values for {depth} levels: {tuple(raw)!r}",
+                                f"give one value per level column ({', '.join(names)})")
+            path = tuple(_label(v, names[i]) for i, v in enumerate(raw))
+            if path in leaves:
+                continue
+            leaves.add(path)
+            for ell in range(1, depth):
+                label, parent = path[ell], path[ell - 1]
+                seen = parent_of[ell].setdefault(label, parent)
+                if seen != parent:
+                    raise DataError(
+                        f"value {label!r} of level {names[ell]!r} appears under two parents, {seen!r} and {parent!r}",
+                        f"make the values unique, e.g. prefix each with its parent ('{parent}/{label}')")
+        level_labels: list[list[str]] = [sorted({p[0] for p in leaves})]
+        parents: list[np.ndarray] = [np.zeros(len(level_labels[0]), dtype=np.int64)]
+        for ell in range(1, depth):
+            index = {lab: i for i, lab in enumerate(level_labels[-1])}
+            keyed = sorted((index[parent_of[ell][lab]], lab) for lab in parent_of[ell])
+            level_labels.append([lab for _, lab in keyed])
+            parents.append(np.fromiter((p for p, _ in keyed), dtype=np.int64, count=len(keyed)))
+        for ell, labs in enumerate(level_labels):
+            if len(labs) > MAX_NODES_PER_LEVEL:
+                raise ParameterError(
+                    f"level {names[ell]!r} has {len(labs):,} distinct values, more than {MAX_NODES_PER_LEVEL:,}",
+                    "choose a coarser column for this level (a hierarchy level is a category, not an identifier)")
+        for p in parents:
+            p.setflags(write=False)
+        return cls(names, tuple(tuple(labs) for labs in level_labels), tuple(parents))
+
+    @property
+    def n_levels(self) -> int:
+        """L, the number of level columns (the root not counted)."""
+        return len(self.level_names)
+
+    @property
+    def level_sizes(self) -> tuple[int, ...]:
+        """(1, n_1, …, n_L): nodes per level, root first."""
+        return (1, *(len(labs) for labs in self.labels))
+
+    @property
+    def n_nodes(self) -> int:
+        return sum(self.level_sizes)
+
+    def _check_level(self, level: int, top: int) -> int:
+        if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 0 <= level <= top:
+            raise ParameterError(f"level must be a whole number in 0..{top}, got {level!r}", f"give a level 0..{top}")
+        return int(level)
+
+    def child_ranges(self, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """(start, end) on level+1, end exclusive, of the children of each node of ``level`` (0..L−1)."""
+        level = self._check_level(level, self.n_levels - 1)
+        parents = self.parents[level]
+        nodes = np.arange(self.level_sizes[level], dtype=np.int64)
+        return (np.searchsorted(parents, nodes, side="left").astype(np.int64),
+                np.searchsorted(parents, nodes, side="right").astype(np.int64))
+
+    def path(self, level: int, index: int) -> tuple[str, ...]:
+        """The labels from level 1 down to node ``index`` of ``level`` (() for the root)."""
+        level = self._check_level(level, self.n_levels)
+        if not 0 <= int(index) < self.level_sizes[level]:
+            raise ParameterError(f"node {index} does not exist on level {level}",
+                                 f"give an index below {self.level_sizes[level]}")
+        out: list[str] = []
+        i = int(index)
+        for ell in range(level, 0, -1):
+            out.append(self.labels[ell - 1][i])
+            i = int(self.parents[ell - 1][i])
+        return tuple(reversed(out))
+
+    def leaf_index(self, paths: Sequence[Sequence[str]]) -> np.ndarray:
+        """Index among the leaves of each full path (int64); a path not in the tree is a DataError naming
+        the first few and the fix (add them to the prior). O(P)."""
+        if not self._leaf_lookup:
+            depth = self.n_levels
+            lookup: dict[tuple[str, ...], int] = {}
+            for i in range(self.level_sizes[depth]):
+                lookup[self.path(depth, i)] = i
+            self._leaf_lookup.update(lookup)
+        lookup = self._leaf_lookup
+        out = np.empty(len(paths), dtype=np.int64)
+        missing: list[tuple[str, ...]] = []
+        for k, p in enumerate(paths):
+            key = tuple(str(v) for v in p)
+            i = lookup.get(key, -1)
+            if i < 0:
+                missing.append(key)
+            out[k] = i
+        if missing:
+            shown = "; ".join("/".join(m) for m in missing[:3])
+            more = f" and {len(missing) - 3:,} more" if len(missing) > 3 else ""
+            raise DataError(f"{len(missing):,} path(s) of the data are not in the hierarchy's tree: {shown}{more}",
+                            "add them to the prior (the public list of categories) or fix the data")
+        return out
+
+    def aggregate(self, leaf_counts: npt.ArrayLike) -> tuple[np.ndarray, ...]:
+        """int64 counts of levels 0..L (root first) from the leaf counts, summed up the tree. O(nodes)."""
+        leaves = np.asarray(leaf_counts)
+        if leaves.shape != (self.level_sizes[-1],):
+            raise DataError(f"{leaves.size} leaf counts for {self.level_sizes[-1]} leaves",
+                            "give one count per leaf, in the hierarchy's leaf order")
+        if leaves.dtype.kind not in "iu" and (leaves.dtype.kind != "f" or np.any(leaves != np.floor(leaves))):
+            raise DataError("leaf counts must be whole numbers", "give integer counts")
+        counts = leaves.astype(np.int64)
+        if counts.size and counts.min() < 0:
+            raise DataError("leaf counts must be ≥ 0", "give non-negative counts")
+        levels = [counts]
+        for ell in range(self.n_levels - 1, -1, -1):
+            starts, _ = self.child_ranges(ell)
+            levels.append(np.add.reduceat(levels[-1], starts).astype(np.int64))
+        return tuple(reversed(levels))
+
+
+# ----------------------------------------------------------------------------------------------
+# The plan
+# ----------------------------------------------------------------------------------------------
+
+
+def _check_choice(value: object, allowed: Sequence[str], what: str) -> str:
+    if value not in allowed:
+        raise ParameterError(f"unknown {what} {value!r}", "use " + ", ".join(repr(a) for a in allowed))
+    return str(value)
+
+
+def _check_level_sizes(level_sizes: Sequence[int]) -> tuple[int, ...]:
+    sizes = tuple(int(s) for s in level_sizes)
+    if not MIN_LEVELS + 1 <= len(sizes) <= MAX_LEVELS + 1 or sizes[0] != 1 or any(s < 1 for s in sizes):
+        raise ParameterError(f"level sizes {sizes} are not (1, n_1, …, n_L) with 2 ≤ L ≤ 4 and n_ℓ ≥ 1",
+                             "give the node count of each level, root (1) first")
+    return sizes
+
+
+@dataclass(frozen=True)
+class HierarchyPlan:
+    """Everything that decides a hierarchy release's noise; public and JSON-serialisable.
+
+    ``level_budgets[ℓ]`` for ℓ = 0..L: ε_ℓ (laplace, Σ = privacy.epsilon) or ρ_ℓ (gaussian,
+    Σ = privacy.rho); 0 for the root under change (public, exact); () for multiplicative.
+    ``weights`` are eq. (5)'s w_ℓ (root first). ``notes`` say how automatic choices were made.
+    """
+
+    level_sizes: tuple[int, ...]
+    privacy: PrivacySpec
+    noise: str
+    level_budgets: tuple[float, ...]
+    weights: tuple[float, ...]
+    allocation: str
+    consistency: str
+    target_mse: float | None = None
+    prior_source: str = "none"
+    multiplicative: MultiplicativeParams | None = None  # paper 004's parameters, when noise is multiplicative
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        sizes = _check_level_sizes(self.level_sizes)
+        object.__setattr__(self, "level_sizes", sizes)
+        _check_choice(self.noise, HIERARCHY_NOISES, "noise")
+        _check_choice(self.allocation, ALLOCATIONS, "allocation")
+        _check_choice(self.consistency, CONSISTENCY_METHODS, "consistency")
+        _check_choice(self.prior_source, PRIOR_SOURCES, "prior source")
+        weights = tuple(float(w) for w in self.weights)
+        if len(weights) != len(sizes) or any(not math.isfinite(w) or w < 0 for w in weights):
+            raise ParameterError(f"weights {list(weights)} are not one finite number ≥ 0 per level (root first)",
+                                 f"give {len(sizes)} weights")
+        object.__setattr__(self, "weights", weights)
+        object.__setattr__(self, "notes", tuple(str(n) for n in self.notes))
+        if self.target_mse is not None:
+            object.__setattr__(self, "target_mse", float(self.target_mse))
+        if self.noise in ("gaussian", "multiplicative") and self.privacy.delta <= 0:
+            raise ParameterError(f"{self.noise} noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace noise")
+        if self.noise == "multiplicative":
+            if self.multiplicative is None:
+                raise ParameterError("a multiplicative plan needs its paper-004 parameters", "plan it with plan_hierarchy")
+            object.__setattr__(self, "level_budgets", ())
+            return
+        budgets = tuple(float(b) for b in self.level_budgets)
+        unit = "ρ" if self.noise == "gaussian" else "ε"
+        if len(budgets) != len(sizes):
+            raise ParameterError(f"{len(budgets)} level budgets for {len(sizes)} levels (root first)",
+                                 f"give {len(sizes)} budgets (0 for the public root under change)")
+        if any(not math.isfinite(b) or b < 0 for b in budgets):
+            raise ParameterError(f"level budgets must be finite and ≥ 0, got {list(budgets)}", "give positive budgets")
+        first = self.privacy.first_noised_level()
+        if first == 1 and budgets[0] != 0:
+            raise ParameterError("under change the root count is public and exact: it takes no budget",
+                                 "give the root a budget of 0")
+        for ell in range(first, len(sizes)):
+            if budgets[ell] <= 0:
+                raise ParameterError(f"level {ell} has no budget, but every node of every level is released",
+                                     f"give level {ell} a budget > 0")
+        total, expected = math.fsum(budgets), budget_total(self.privacy, self.noise)
+        if abs(total - expected) > BUDGET_RTOL * expected:
+            raise ParameterError(f"level budgets sum to {unit} = {total:.12g}, not {unit} = {expected:.12g}",
+                                 f"make the budgets add up to {unit}")
+        object.__setattr__(self, "level_budgets", budgets)
+        for ell, scale in enumerate(self.level_scales()):
+            if scale is None:
+                continue
+            problem = gaussian_sigma2_problem(scale) if self.noise == "gaussian" else laplace_scale_problem(scale)
+            if problem is not None:
+                raise ParameterError(f"level {ell}'s budget {unit} = {budgets[ell]:.3g} is too small: {problem}",
+                                     "raise ε or give this level more of it")
+
+    @property
+    def n_levels(self) -> int:
+        return len(self.level_sizes) - 1
+
+    @property
+    def budget_name(self) -> str:
+        return {"laplace": "ε", "gaussian": "ρ"}.get(self.noise, "")
+
+    def level_scales(self) -> tuple[Fraction | None, ...]:
+        """Per level 0..L: the discrete-Laplace scale t_ℓ = laplace_scale(Δ, ε_ℓ) or the Gaussian
+        σ_ℓ² = gaussian_sigma2(Δ₂², ρ_ℓ) (exact rationals); None where not noised (public root, or
+        a multiplicative plan, whose noise is paper 004's)."""
+        if self.noise == "multiplicative":
+            return (None,) * len(self.level_sizes)
+        out: list[Fraction | None] = []
+        for b in self.level_budgets:
+            if b <= 0:
+                out.append(None)
+            elif self.noise == "gaussian":
+                out.append(gaussian_sigma2(self.privacy.level_l2_sensitivity_squared, b))
+            else:
+                out.append(laplace_scale(self.privacy.level_sensitivity, b))
+        return tuple(out)
+
+    def level_noise_variances(self) -> tuple[float, ...]:
+        """Variance of each level's (unclamped) noise, counts² (0 for the public root)."""
+        from dpgui.core.noise import discrete_gaussian_variance, discrete_laplace_variance
+
+        out: list[float] = []
+        for s in self.level_scales():
+            if s is None:
+                out.append(0.0)
+            elif self.noise == "gaussian":
+                out.append(float(discrete_gaussian_variance(float(s))))
+            else:
+                out.append(discrete_laplace_variance(float(s)))
+        return tuple(out)
+
+    def ledger_charge(self) -> tuple[float, float, float | None]:
+        """(ε, δ, ρ or None) the ledger records: laplace (ε, 0, ε²/2) — pure ε-DP is ε²/2-zCDP (Bun &
+        Steinke 2016, Prop. 1.4), as :meth:`dpgui.core.plan.Plan.ledger_charge`; gaussian (ε, δ, ρ);
+        multiplicative (ε, δ, None): paper 004's (ε, δ) composition, no zCDP figure."""
+        eps = self.privacy.epsilon
+        if self.noise == "gaussian":
+            return eps, self.privacy.delta, budget_total(self.privacy, "gaussian")
+        if self.noise == "multiplicative":
+            return eps, self.privacy.delta, None
+        return eps, 0.0, eps * eps / 2.0
+
+    def to_json(self) -> dict[str, Any]:
+        scales = [None if s is None else float(s) for s in self.level_scales()]
+        eps, delta, rho = self.ledger_charge()
+        out: dict[str, Any] = {
+            "level_sizes": list(self.level_sizes),
+            "epsilon": self.privacy.epsilon,
+            "delta": self.privacy.delta,
+            "neighbours": self.privacy.neighbours,
+            "records_per_person": self.privacy.records_per_person,
+            "sensitivity_per_level": self.privacy.level_sensitivity,
+            "l2_sensitivity_squared_per_level": self.privacy.level_l2_sensitivity_squared,
+            "noise": self.noise,
+            "level_budgets": list(self.level_budgets),
+            "budget_unit": self.budget_name,
+            "level_noise_scales": scales,
+            "weights": list(self.weights),
+            "allocation": self.allocation,
+            "consistency": self.consistency,
+            "target_mse": self.target_mse,
+            "prior_source": self.prior_source,
+            "charge": {"epsilon": eps, "delta": delta, "rho": rho},
+            "notes": list(self.notes),
+            "multiplicative": None,
+        }
+        if self.multiplicative is not None:
+            out["multiplicative"] = self.multiplicative.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> HierarchyPlan:
+        try:
+            privacy = PrivacySpec(float(data["epsilon"]), str(data["neighbours"]), int(data["records_per_person"]),
+                                  float(data.get("delta") or 0.0))
+            multiplicative = None
+            if data.get("multiplicative") is not None:
+                multiplicative = MultiplicativeParams.from_json(data["multiplicative"])
+            target = data.get("target_mse")
+            return cls(tuple(int(s) for s in data["level_sizes"]), privacy, str(data["noise"]),
+                       tuple(float(b) for b in data["level_budgets"]), tuple(float(w) for w in data["weights"]),
+                       str(data["allocation"]), str(data["consistency"]), None if target is None else float(target),
+                       str(data.get("prior_source", "none")), multiplicative, tuple(data.get("notes", ())))
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, ParameterError):
+                raise
+            raise ParameterError(f"a saved hierarchy plan is incomplete or malformed ({exc})", "make the plan again") from None
+
+
+# ----------------------------------------------------------------------------------------------
+# Projections and releases
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LevelProjection:
+    """Error of one level, summed over its nodes (counts²): bias², variance and MSE = bias² + variance."""
+
+    level: int
+    nodes: int
+    bias2: float
+    variance: float
+    mse: float
+
+
+@dataclass(frozen=True)
+class HierarchyProjection:
+    """Per-level errors of a plan on given counts, eq. (5)'s weighted MSE, and how they were obtained:
+    "closed form" or "monte carlo (R trials)"."""
+
+    plan: HierarchyPlan
+    levels: tuple[LevelProjection, ...]
+    weighted_mse: float
+    method: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"method": self.method, "weighted_mse": self.weighted_mse,
+                "levels": [{"level": p.level, "nodes": p.nodes, "bias2": p.bias2, "variance": p.variance, "mse": p.mse}
+                           for p in self.levels]}
+
+
+@dataclass(frozen=True, eq=False)
+class HierarchyRelease:
+    """A released hierarchy: ``counts[ℓ]`` the released non-negative int64 counts of level ℓ (root
+    first); ``lower``/``upper`` the per-node interval (``interval_method`` says what it covers)."""
+
+    plan: HierarchyPlan
+    hierarchy: Hierarchy
+    counts: tuple[np.ndarray, ...]
+    lower: tuple[np.ndarray, ...]
+    upper: tuple[np.ndarray, ...]
+    interval_method: str = ""
+
+
+def _check_prior(prior_levels: Sequence[npt.ArrayLike], level_sizes: Sequence[int]) -> tuple[np.ndarray, ...]:
+    levels = tuple(np.asarray(c) for c in prior_levels)
+    sizes = tuple(int(a.size) for a in levels)
+    if sizes != tuple(level_sizes):
+        raise DataError(f"the prior has {sizes} nodes per level, the hierarchy {tuple(level_sizes)}",
+                        "give a prior over the same tree (root first)")
+    out = []
+    for a in levels:
+        f = a.astype(np.float64)
+        if np.any(~np.isfinite(f)) or np.any(f < 0) or np.any(f != np.floor(f)):
+            raise DataError("prior counts must be whole numbers ≥ 0", "fix the prior's count column")
+        out.append(f.astype(np.int64))
+    return tuple(out)
+
+
+def _closed_form_levels(plan: HierarchyPlan, prior: tuple[np.ndarray, ...]) -> tuple[LevelProjection, ...]:
+    """Exact per-level bias², variance, MSE of the clamped noisy counts (consistency none)."""
+    out = []
+    for ell, scale in enumerate(plan.level_scales()):
+        n = prior[ell]
+        if scale is None:
+            out.append(LevelProjection(ell, int(n.size), 0.0, 0.0, 0.0))
+            continue
+        if plan.noise == "gaussian":
+            bias, var = clamped_discrete_gaussian_moments(n, float(scale))
+        else:
+            bias, var = clamped_discrete_laplace_moments(n, float(scale))
+        b2, v = float(np.sum(bias * bias)), float(np.sum(var))
+        out.append(LevelProjection(ell, int(n.size), b2, v, b2 + v))
+    return tuple(out)
+
+
+def _weighted(plan: HierarchyPlan, levels: Sequence[LevelProjection]) -> float:
+    return math.fsum(w * p.mse for w, p in zip(plan.weights, levels))
+
+
+def project_hierarchy(plan: HierarchyPlan, prior_levels: Sequence[npt.ArrayLike], *, trials: int = 200, seed: int = 0,
+                      hierarchy: Hierarchy | None = None) -> HierarchyProjection:
+    """Projected per-level bias², variance and MSE (summed over each level's nodes, counts²) of ``plan``
+    when the true counts are ``prior_levels`` (public; root first).
+
+    consistency "none" with laplace/gaussian noise: the exact clamped discrete moments (closed form).
+    Otherwise (topdown, gls, multiplicative): Monte Carlo, ``trials`` seeded releases of the prior
+    through the same code as a real release; this needs the tree (``hierarchy``)."""
+    prior = _check_prior(prior_levels, plan.level_sizes)
+    if plan.consistency == "none" and plan.noise != "multiplicative":
+        levels = _closed_form_levels(plan, prior)
+        return HierarchyProjection(plan, levels, _weighted(plan, levels), "closed form")
+    if hierarchy is None:
+        raise ParameterError(f"projecting a {plan.consistency} release needs the tree", "pass hierarchy=")
+    return simulate_hierarchy(hierarchy, prior[-1], plan, trials=trials, seed=seed)
+
+
+def _uniform_budgets(sizes: Sequence[int], privacy: PrivacySpec, noise: str) -> tuple[float, ...]:
+    first = privacy.first_noised_level()
+    shares = split_budget(budget_total(privacy, noise), [1.0] * (len(sizes) - first))
+    return (0.0,) * first + tuple(shares)
+
+
+def _budgets_for(sizes: tuple[int, ...], privacy: PrivacySpec, noise: str, allocation: str, weights: tuple[float, ...],
+                 prior: tuple[np.ndarray, ...] | None, target_mse: float | None) -> tuple[PrivacySpec, tuple[float, ...]]:
+    """(the plan's privacy spec, level budgets) of one noise: uniform, program (6) or program (7)."""
+    if allocation == "uniform":
+        return privacy, _uniform_budgets(sizes, privacy, noise)
+    assert prior is not None
+    if allocation == "optimal":
+        return privacy, optimal_allocation(prior, privacy, weights, noise)
+    assert target_mse is not None
+    budgets = _meet_target(sizes, privacy, noise, weights, prior, target_mse,
+                           least_budget_for_target(prior, privacy, weights, target_mse, noise))
+    need = math.fsum(budgets)
+    eps = need if noise == "laplace" else zcdp_epsilon(need, privacy.delta)
+    if eps > privacy.epsilon * (1 + 1e-12):
+        raise ParameterError(f"the target weighted MSE {target_mse:g} needs ε = {eps:.4g} with {noise} noise, "
+                             f"more than the ε = {privacy.epsilon:g} allowed", "raise ε or the target")
+    spec = privacy.with_epsilon(eps)
+    if noise == "gaussian":  # the ρ of the rounded-up ε is ≥ the need: scale the budgets up to it
+        total = budget_total(spec, "gaussian")
+        budgets = tuple(b * total / need for b in budgets)
+    return spec, budgets
+
+
+def _multiplicative_plan(sizes: tuple[int, ...], privacy: PrivacySpec, weights: tuple[float, ...], allocation: str,
+                         consistency: str, prior_source: str, alpha: float | None, notes: list[str]) -> HierarchyPlan:
+    if alpha is None:
+        raise ParameterError("the multiplicative mechanism (paper 004) needs α, its multiplicative error",
+                             "give α in (0, 1), e.g. 0.5")
+    if allocation != "uniform":
+        raise ParameterError(f"the multiplicative mechanism spends its budget by paper 004's rounds, not by a {allocation} "
+                             "allocation", "use the uniform allocation with multiplicative noise")
+    if consistency in ("topdown", "gls"):
+        raise ParameterError("the multiplicative mechanism's counts are bucketed upper estimates; making them consistent "
+                             "would void its (α, η) guarantee", "use consistency none with multiplicative noise")
+    if consistency == "auto":
+        notes.append("consistency: none (the multiplicative mechanism's (α, η) guarantee is for its own counts)")
+    params = multiplicative_params(sizes, privacy, alpha, 1.0 - INTERVAL_LEVEL)
+    return HierarchyPlan(sizes, privacy, "multiplicative", (), weights, "uniform", "none", None, prior_source, params,
+                         tuple(notes))
+
+
+def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: str = "auto", allocation: str = "uniform",
+                   weights: Sequence[float] | None = None, target_mse: float | None = None, consistency: str = "auto",
+                   prior_levels: Sequence[npt.ArrayLike] | None = None, prior_source: str = "none",
+                   alpha: float | None = None, hierarchy: Hierarchy | None = None, trials: int | None = None) -> HierarchyPlan:
+    """The plan of a hierarchy release: noise, level budgets, weights, consistency. Public: it depends on
+    the tree's shape, the privacy spec and the public prior only.
+
+    ``allocation``: ``uniform`` (equal budget per noised level; needs no counts), ``optimal``
+    (program 6 within ε or ρ) or ``target`` (program 7 with τ = ``target_mse``: the least ε, which must
+    not exceed ``privacy.epsilon``; the plan's spec carries that ε). The last two need ``prior_levels``
+    (public counts, root first; ``prior_source`` says where they come from).
+
+    ``noise="auto"``: with δ > 0 and α given, paper 004's multiplicative mechanism if its projected
+    α-mRMSE is below the Gaussian baseline's (:func:`counting_trees.recommend_alpha_mechanism`);
+    otherwise laplace or (δ > 0) gaussian, the one with the lower eq. (5) weighted MSE of its clamped
+    counts (closed form on the prior; without a prior: Σ w_ℓ n_ℓ · noise variance, the large-count
+    limit). ``consistency="auto"``: topdown or gls, the lower Monte Carlo projected weighted MSE on the
+    prior (``trials`` seeded releases, common random numbers; default enough for ≥ 20,000 node draws,
+    4–200); without ``prior_levels`` and ``hierarchy``: topdown. Every automatic choice is said in
+    ``notes``. O(distinct prior counts) for the programs; the Monte Carlo O(trials · nodes).
+    """
+    sizes = _check_level_sizes(level_sizes)
+    if hierarchy is not None and hierarchy.level_sizes != sizes:
+        raise ParameterError(f"the tree has {hierarchy.level_sizes} nodes per level, the plan {sizes}", "plan for this tree")
+    _check_choice(noise, HIERARCHY_NOISE_CHOICES, "noise")
+    _check_choice(allocation, ALLOCATIONS, "allocation")
+    _check_choice(consistency, CONSISTENCY_CHOICES, "consistency")
+    _check_choice(prior_source, PRIOR_SOURCES, "prior source")
+    w = tuple([1.0] * len(sizes) if weights is None else [float(x) for x in weights])
+    if len(w) != len(sizes) or any(not math.isfinite(x) or x < 0 for x in w):
+        raise ParameterError(f"weights {list(w)} are not one finite number ≥ 0 per level (root first)",
+                             f"give {len(sizes)} weights, root first")
+    prior = None if prior_levels is None else _check_prior(prior_levels, sizes)
+    if prior is not None and prior_source == "none":
+        prior_source = "prior file"
+    if allocation == "target" and target_mse is None:
+        raise ParameterError("the target allocation needs a target weighted MSE", "give target:TAU, e.g. target:1000")
+    notes: list[str] = []
+    if noise in ("gaussian", "multiplicative") and privacy.delta <= 0:
+        raise ParameterError(f"{noise} noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace noise")
+    if noise == "multiplicative":
+        return _multiplicative_plan(sizes, privacy, w, allocation, consistency, prior_source, alpha, notes)
+    if noise == "auto" and privacy.delta > 0:
+        if alpha is not None and allocation == "uniform" and consistency in ("auto", "none"):
+            choice, gauss, mult = recommend_alpha_mechanism(sizes, privacy, alpha, prior)
+            if choice == "multiplicative":
+                notes.append(f"noise: multiplicative, projected α-mRMSE {mult.alpha_mrmse:.4g} below the Gaussian "
+                             f"baseline's {gauss.alpha_mrmse:.4g} (α = {alpha:g})")
+                return _multiplicative_plan(sizes, privacy, w, allocation, consistency, prior_source, alpha, notes)
+            notes.append(f"multiplicative not chosen: projected α-mRMSE {mult.alpha_mrmse:.4g} against the Gaussian "
+                         f"baseline's {gauss.alpha_mrmse:.4g} (α = {alpha:g})")
+        elif alpha is None:
+            notes.append("multiplicative (paper 004) not considered: no α given")
+    if allocation != "uniform" and prior is None:
+        raise ParameterError(f"the {allocation} allocation needs node counts (paper 001's programs)",
+                             "give a public prior (--prior), opt in to counts from the data, or use the uniform allocation")
+    candidates = (["laplace", "gaussian"] if privacy.delta > 0 else ["laplace"]) if noise == "auto" else [noise]
+    target = None if target_mse is None else float(target_mse)
+    scored: list[tuple[float, str, PrivacySpec, tuple[float, ...]]] = []
+    for nz in candidates:
+        spec, budgets = _budgets_for(sizes, privacy, nz, allocation, w, prior, target)
+        if len(candidates) == 1:
+            scored.append((0.0, nz, spec, budgets))
+            break
+        probe = HierarchyPlan(sizes, spec, nz, budgets, w, allocation, "none", target, prior_source)
+        if prior is None:
+            score = math.fsum(wl * n * v for wl, n, v in zip(w, sizes, probe.level_noise_variances()))
+        else:
+            score = _weighted(probe, _closed_form_levels(probe, prior))
+        scored.append((score, nz, spec, budgets))
+    _, nz, spec, budgets = min(scored, key=lambda item: item[0])
+    if len(candidates) > 1:
+        how = ("weighted MSE (eq. 5) of the clamped counts on the prior" if prior is not None else
+               "noise variance Σ w_ℓ n_ℓ Var (no prior counts)")
+        figures = ", ".join(f"{n} {s:.4g}" for s, n, _, _ in scored)
+        notes.append(f"noise: {nz}, the lower {how}: {figures}")
+    if consistency != "auto":
+        return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, consistency, target, prior_source, None, tuple(notes))
+    if prior is None or hierarchy is None:
+        notes.append("consistency: topdown by default (no public prior counts to project topdown against gls)")
+        return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, "topdown", target, prior_source, None, tuple(notes))
+    runs = _auto_trials(sizes) if trials is None else int(trials)
+    projected = []
+    for method in ("topdown", "gls"):
+        plan = HierarchyPlan(sizes, spec, nz, budgets, w, allocation, method, target, prior_source, None, tuple(notes))
+        projected.append((project_hierarchy(plan, prior, trials=runs, seed=0, hierarchy=hierarchy).weighted_mse, method, plan))
+    best = min(projected, key=lambda item: item[0])
+    return _with_note(best[2], f"consistency: {best[1]}, the lower projected weighted MSE ({runs} trials on the prior): "
+                      + ", ".join(f"{m} {s:.4g}" for s, m, _ in projected))
+
+
+def _meet_target(sizes: tuple[int, ...], privacy: PrivacySpec, noise: str, weights: tuple[float, ...],
+                 prior: tuple[np.ndarray, ...], tau: float, budgets: tuple[float, ...]) -> tuple[float, ...]:
+    """Program (7)'s budgets, raised by the least factor that keeps eq. (5) ≤ τ at the scales a release
+    really uses (laplace_scale/gaussian_sigma2 round the scale up by ≤ 2⁻¹⁶ relative, or one
+    2⁻¹⁶ step for tiny scales). A few multiplicative steps, each by the square root of the excess."""
+    factor = 1.0
+    for _ in range(60):
+        scaled = tuple(b * factor for b in budgets)
+        total = math.fsum(scaled)
+        eps = total if noise == "laplace" else zcdp_epsilon(total, privacy.delta)
+        pr = privacy.with_epsilon(eps)
+        if noise == "gaussian":
+            scaled = tuple(b * budget_total(pr, "gaussian") / total for b in scaled)
+        plan = HierarchyPlan(sizes, pr, noise, scaled, weights, "target", "none", tau)
+        achieved = _weighted(plan, _closed_form_levels(plan, prior))
+        if achieved <= tau:
+            return scaled
+        factor *= math.sqrt(achieved / tau) * (1.0 + 1e-12)
+    raise ParameterError("the target allocation could not meet τ at the sampler's scales", "raise the target")
+
+
+def _with_note(plan: HierarchyPlan, note: str) -> HierarchyPlan:
+    return replace(plan, notes=(*plan.notes, note))
+
+
+def _auto_trials(sizes: Sequence[int]) -> int:
+    """Monte Carlo trials for the automatic choices: enough pooled node-trials (≥ 20,000 over the
+    tree), at least 4 and at most 200."""
+    return int(min(200, max(4, math.ceil(20_000 / sum(sizes)))))
+
+
+# ----------------------------------------------------------------------------------------------
+# Release
+# ----------------------------------------------------------------------------------------------
+
+
+def _noise_levels(plan: HierarchyPlan, rng: RandomSource, top: int | None = None) -> list[np.ndarray | None]:
+    """Independent exact noise for each noised level 0..top (all levels by default)."""
+    scales = plan.level_scales()[: None if top is None else top + 1]
+    noised = [ell for ell, s in enumerate(scales) if s is not None]
+    sizes = [plan.level_sizes[ell] for ell in noised]
+    fractions = [s for s in scales if s is not None]
+    if plan.noise == "gaussian":
+        draws = sample_discrete_gaussian_levels(rng, fractions, sizes)
+    else:
+        draws = sample_discrete_laplace_levels(rng, fractions, sizes)
+    out: list[np.ndarray | None] = [None] * len(scales)
+    for ell, d in zip(noised, draws):
+        out[ell] = d
+    return out
+
+
+def _release_counts(parents: Sequence[np.ndarray], plan: HierarchyPlan, true_levels: Sequence[np.ndarray],
+                    rng: RandomSource, top: int | None = None) -> tuple[np.ndarray, ...]:
+    """Released int64 counts of levels 0..top (default L) for true counts ``true_levels``: noise, then
+    the clamp or the consistency step (top-down needs only levels 0..top, so a truncated tree is a
+    valid release of its levels)."""
+    if plan.multiplicative is not None:
+        return tuple(release_multiplicative(parents, true_levels, plan.multiplicative, rng))
+    depth = len(true_levels) - 1 if top is None else top
+    noise = _noise_levels(plan, rng, depth)
+    noisy = [true_levels[ell] + noise[ell] if noise[ell] is not None else np.asarray(true_levels[ell]).copy()
+             for ell in range(depth + 1)]
+    if plan.consistency == "none":
+        return tuple(np.maximum(v, 0).astype(np.int64) for v in noisy)
+    root_known = int(true_levels[0][0]) if plan.privacy.root_public else None
+    if plan.consistency == "topdown":
+        root = root_known if root_known is not None else max(0, int(noisy[0][0]))
+        out = topdown_consistent(list(parents[:depth]), noisy, root)
+    else:
+        variances = list(plan.level_noise_variances()[: depth + 1])
+        out = gls_consistent(list(parents[:depth]), noisy, variances, None if root_known is None else float(root_known))
+    return tuple(np.asarray(a, dtype=np.int64) for a in out)
+
+
+def _noise_half_width(plan: HierarchyPlan, scale: Fraction) -> int:
+    """Smallest integer q with P(|Z| ≤ q) ≥ 95 % for the level's exact noise Z."""
+    miss = 1.0 - INTERVAL_LEVEL
+    s = float(scale)
+    if plan.noise == "gaussian":
+        half = int(math.ceil(14.0 * math.sqrt(s))) + 2
+        pmf = discrete_gaussian_pmf(np.arange(0, half + 1), s)
+        outside = 1.0 - (pmf[0] + 2.0 * np.concatenate([[0.0], np.cumsum(pmf[1:])]))  # P(|Z| > k), k = 0..half
+        return int(np.argmax(outside <= miss))
+    # discrete Laplace: P(|Z| > m) = 2 q^{m+1}/(1+q), q = e^{−1/t}
+    q = math.exp(-1.0 / s)
+    m = max(0, math.ceil(math.log(miss * (1.0 + q) / 2.0) / math.log(q)) - 1)
+    while m > 0 and 2.0 * q**m / (1.0 + q) <= miss:
+        m -= 1
+    while 2.0 * q ** (m + 1) / (1.0 + q) > miss:
+        m += 1
+    return m
+
+
+# Parametric bootstrap of the consistent releases' intervals: pooled |error| draws per level.
+_BOOTSTRAP_DRAWS = 4000
+_BOOTSTRAP_MIN_TRIALS = 8
+_BOOTSTRAP_MAX_TRIALS = 400
+_BOOTSTRAP_NODE_BUDGET = 2_000_000  # node draws for a GLS bootstrap (the whole tree per trial)
+
+
+def _pooled_half_width(errors: list[np.ndarray]) -> int:
+    """Smallest integer q with at least 95 % of the pooled |errors| ≤ q."""
+    pooled = np.abs(np.concatenate(errors))
+    return int(np.quantile(pooled, INTERVAL_LEVEL, method="inverted_cdf")) if pooled.size else 0
+
+
+def _bootstrap_half_widths(hierarchy: Hierarchy, plan: HierarchyPlan, counts: tuple[np.ndarray, ...]) -> list[int]:
+    """Per-level half-widths q_ℓ of a consistent release's 95 % intervals (module docstring of
+    :func:`release_hierarchy`): the released counts are taken as the truth, the release is repeated
+    with ``SeededRandom(0)`` (post-processing of public values: no privacy cost), and q_ℓ is the 95 %
+    quantile of |re-released − released| pooled over the level's nodes and the trials."""
+    rng = SeededRandom(0)
+    parents = hierarchy.parents
+    sizes = plan.level_sizes
+    widths = [0] * len(sizes)
+    first = plan.privacy.first_noised_level()
+    if plan.consistency == "topdown":
+        for ell in range(first, len(sizes)):
+            trials = int(np.clip(math.ceil(_BOOTSTRAP_DRAWS / sizes[ell]), _BOOTSTRAP_MIN_TRIALS, _BOOTSTRAP_MAX_TRIALS))
+            errors = [_release_counts(parents, plan, counts, rng, top=ell)[ell] - counts[ell] for _ in range(trials)]
+            widths[ell] = _pooled_half_width(errors)
+        return widths
+    smallest = min(sizes[first:])
+    cap = max(_BOOTSTRAP_MIN_TRIALS, _BOOTSTRAP_NODE_BUDGET // sum(sizes))
+    trials = int(np.clip(math.ceil(_BOOTSTRAP_DRAWS / smallest), _BOOTSTRAP_MIN_TRIALS, min(cap, _BOOTSTRAP_MAX_TRIALS)))
+    per_level: list[list[np.ndarray]] = [[] for _ in sizes]
+    for _ in range(trials):
+        again = _release_counts(parents, plan, counts, rng)
+        for ell in range(first, len(sizes)):
+            per_level[ell].append(again[ell] - counts[ell])
+    return [0 if ell < first else _pooled_half_width(per_level[ell]) for ell in range(len(sizes))]
+
+
+def release_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: HierarchyPlan,
+                      rng: RandomSource) -> HierarchyRelease:
+    """Release every node's count under ``plan`` (noise from ``rng``: SecureRandom for a real release).
+
+    Each noised level ℓ gets independent exact noise (discrete Laplace t_ℓ or discrete Gaussian σ_ℓ²);
+    under change the root is N exactly. Then: ``none`` — max(0, noisy count) per node (paper 001
+    eq. 1); ``topdown`` — program (8) with integrality from the root down (root: N, or max(0, noisy
+    root) under add/remove); ``gls`` — the BLUE, then the same integer top-down step; multiplicative —
+    paper 004's Algorithms 1–2 (:func:`counting_trees.release_multiplicative`). Counts are
+    non-negative int64; topdown/gls releases have every parent equal to the sum of its children.
+
+    The 95 % interval [lower, upper] of each node (``interval_method`` says which):
+
+    * ``none``: [max(0, c − q_ℓ), c + q_ℓ], q_ℓ the smallest integer with P(|Z_ℓ| ≤ q_ℓ) ≥ 95 % for the
+      level's exact noise. It holds the true count with probability ≥ 95 % for *every* node and true
+      count: if n + Z ≥ 0 it is the noisy count's interval; if the clamp acted, n < −Z ≤ q_ℓ and
+      [0, q_ℓ] holds n.
+    * ``topdown``/``gls``: [max(0, c − q_ℓ), c + q_ℓ] with q_ℓ from a parametric bootstrap: the
+      released counts are taken as the truth and the release is repeated (seeded; post-processing of
+      public values, no privacy cost), q_ℓ = the 95 % quantile of |error| pooled over level ℓ's nodes
+      and the trials (≥ 4,000 pooled draws where the time allows; top-down levels are re-released on
+      the tree cut at ℓ, which is exact since top-down level ℓ depends on levels 0..ℓ only). It
+      covers the true count in ≈ 95 % of cases on average over a level's nodes, not for each node.
+    * multiplicative: paper 004's guarantee P(|c − n| ≤ α max(n, τ_min)) ≥ 1 − η with η = 5 %, solved
+      for n: [min(c/(1+α), c − ατ_min), max(c/(1−α), c + ατ_min)] (rounded outwards, ≥ 0); ≥ 95 % for
+      every node on the paper's success event.
+
+    Time O(nodes) vectorised (the bootstrap: O(trials · nodes), under 1 s for 10⁵ leaves).
+    """
+    if plan.level_sizes != hierarchy.level_sizes:
+        raise ParameterError(f"the plan is for {plan.level_sizes} nodes per level, the tree has {hierarchy.level_sizes}",
+                             "plan for this tree")
+    true_levels = hierarchy.aggregate(leaf_counts)
+    counts = _release_counts(hierarchy.parents, plan, true_levels, rng)
+    lower: list[np.ndarray] = []
+    upper: list[np.ndarray] = []
+    if plan.multiplicative is not None:
+        params = plan.multiplicative
+        a, tau = float(params.alpha), float(params.tau_min)
+        for c in counts:
+            cf = c.astype(np.float64)
+            lower.append(np.maximum(0, np.floor(np.minimum(cf / (1 + a), cf - a * tau))).astype(np.int64))
+            upper.append(np.ceil(np.maximum(cf / (1 - a), cf + a * tau)).astype(np.int64))
+        if plan.privacy.root_public:
+            lower[0], upper[0] = counts[0].copy(), counts[0].copy()
+        method = (f"paper 004's (α, η) guarantee solved for the true count (α = {a:g}, τ_min = {tau:.4g}, "
+                  f"η = {1 - INTERVAL_LEVEL:.2g}): ≥ 95 % per node")
+        return HierarchyRelease(plan, hierarchy, counts, tuple(lower), tuple(upper), method)
+    if plan.consistency == "none":
+        widths = [0 if s is None else _noise_half_width(plan, s) for s in plan.level_scales()]
+        method = "exact noise quantile of each level around the clamped count: ≥ 95 % for every node"
+    else:
+        widths = _bootstrap_half_widths(hierarchy, plan, counts)
+        if plan.consistency == "topdown" and not plan.privacy.root_public:
+            scale0 = plan.level_scales()[0]
+            assert scale0 is not None
+            widths[0] = _noise_half_width(plan, scale0)  # the root is the clamped noisy root: exact
+        method = ("parametric bootstrap around the consistent count (released counts as truth, |error| "
+                  "pooled per level): ≈ 95 % on average over a level's nodes")
+    for c, q in zip(counts, widths):
+        lower.append(np.maximum(c - q, 0).astype(np.int64))
+        upper.append((c + q).astype(np.int64))
+    return HierarchyRelease(plan, hierarchy, counts, tuple(lower), tuple(upper), method)
+
+
+def simulate_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: HierarchyPlan, *, trials: int,
+                       seed: int) -> HierarchyProjection:
+    """Empirical per-level bias², variance and MSE (summed over each level's nodes, counts²) of
+    ``trials`` releases with ``SeededRandom(seed)`` (insecure: simulation only). Per node, bias is
+    mean − true and variance the trials' variance (ddof 0), so bias² + variance = the empirical MSE.
+    O(trials · nodes)."""
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 2:
+        raise ParameterError(f"trials must be a whole number ≥ 2, got {trials!r}", "give e.g. 200")
+    if plan.level_sizes != hierarchy.level_sizes:
+        raise ParameterError(f"the plan is for {plan.level_sizes} nodes per level, the tree has {hierarchy.level_sizes}",
+                             "plan for this tree")
+    true_levels = hierarchy.aggregate(leaf_counts)
+    rng = SeededRandom(seed)
+    sums = [np.zeros(a.size) for a in true_levels]
+    squares = [np.zeros(a.size) for a in true_levels]
+    for _ in range(int(trials)):
+        counts = _release_counts(hierarchy.parents, plan, true_levels, rng)
+        for ell, c in enumerate(counts):
+            err = c.astype(np.float64) - true_levels[ell]
+            sums[ell] += err
+            squares[ell] += err * err
+    levels = []
+    for ell, (s, sq) in enumerate(zip(sums, squares)):
+        mean = s / trials
+        b2 = float(np.sum(mean * mean))
+        m = float(np.sum(sq / trials))
+        levels.append(LevelProjection(ell, int(s.size), b2, max(m - b2, 0.0), m))
+    return HierarchyProjection(plan, tuple(levels), _weighted(plan, levels), f"monte carlo ({int(trials)} trials)")
+
+
+DOWNSTREAM_WEIGHTS = ("log", "linear", "quadratic")
+
+
+def downstream_allocation(prior_counts_of_children: npt.ArrayLike, released_trials: npt.ArrayLike,
+                          weight: str = "linear") -> tuple[float, float]:
+    """Paper 001 §5: a budget split among the children of a node in proportion to W(count), with
+    W = log(1 + c), c or c². ``released_trials`` is an array (trials × children) of released child
+    counts, ``prior_counts_of_children`` the true ones. Returns (bias², variance) of the misallocation
+    in percentage points, summed over the children: bias² = Σ_j (E[share_j] − share_j)², variance =
+    Σ_j Var(share_j), shares in % of the budget. A trial whose weights are all 0 splits equally."""
+    _check_choice(weight, DOWNSTREAM_WEIGHTS, "weight function")
+    truth = np.asarray(prior_counts_of_children, dtype=np.float64)
+    rel = np.asarray(released_trials, dtype=np.float64)
+    if rel.ndim != 2 or rel.shape[1] != truth.size or truth.size == 0:
+        raise ParameterError(f"released trials of shape {rel.shape} for {truth.size} children",
+                             "give an array of shape (trials, children)")
+
+    def shares(c: np.ndarray) -> np.ndarray:
+        c = np.maximum(c, 0.0)
+        wv = np.log1p(c) if weight == "log" else (c if weight == "linear" else c * c)
+        tot = wv.sum(axis=-1, keepdims=True)
+        eq = np.full_like(wv, 1.0 / wv.shape[-1])
+        return 100.0 * np.where(tot > 0, wv / np.where(tot > 0, tot, 1.0), eq)
+
+    true_share = shares(truth[None, :])[0]
+    s = shares(rel)
+    mean = s.mean(axis=0)
+    return float(np.sum((mean - true_share) ** 2)), float(np.sum(s.var(axis=0)))
