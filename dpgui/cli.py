@@ -582,18 +582,23 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 def _check_charge(ledger: Any, dataset: str, plan: Plan | HierarchyPlan) -> None:
     """Would the release's (ε, δ, ρ) (:meth:`Plan.ledger_charge`, :meth:`HierarchyPlan.ledger_charge`)
-    fit the dataset's cap? Raises the ledger's refusal, before any data is read. A release with δ > 0
-    on a dataset whose cap has δ = 0 can never fit: that refusal names the fix (raise the cap's δ, or
-    Laplace noise)."""
+    fit the dataset's cap? Raises the ledger's refusal, before any data is read (:func:`_check_ledger_charge`)."""
+    _check_ledger_charge(ledger, dataset, plan.ledger_charge())  # = publish.check_release_budget for a CDF plan
+
+
+def _check_ledger_charge(ledger: Any, dataset: str, charge: tuple[float, float, float | None]) -> None:
+    """Would a release charging (ε, δ, ρ) fit the dataset's cap? Raises the ledger's refusal. A release
+    with δ > 0 on a dataset whose cap has δ = 0 can never fit: that refusal names the fix (raise the
+    cap's δ, or Laplace noise)."""
     import shlex
 
     from dpgui.report.ledger import BudgetExceeded
 
     try:
-        ledger.check_spend(dataset, *plan.ledger_charge())  # = publish.check_release_budget for a CDF plan
+        ledger.check_spend(dataset, *charge)
     except BudgetExceeded as err:
         if err.short_of == "cap_delta":  # the ledger's refusal, with the CLI's own fix
-            delta = plan.ledger_charge()[1]
+            delta = charge[1]
             raise ParameterError(
                 f"dataset {dataset!r} has a cap with δ = 0 (pure ε-DP), and this release needs δ = {delta:g}",
                 f"raise the cap's δ with `dpgui ledger cap {shlex.quote(dataset)} {err.totals.cap_epsilon:g} --delta "
@@ -1286,7 +1291,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         if plan is not None:
             _check_charge(ledger, dataset, plan)
         else:
-            ledger.check_spend(dataset, *_provisional_charge(args))
+            _check_ledger_charge(ledger, dataset, _provisional_charge(args))
         data = count_paths(args.input, args.levels)
         _check_dataset_identity(ledger, dataset, args.input, data.rows, args.new_dataset)
         notes = tuple(dict.fromkeys(notes + tuple(data.notes)))
