@@ -272,7 +272,7 @@ def test_signed_bundle_from_a_prior_verifies_and_a_changed_csv_fails(world, caps
 
 
 def test_counts_from_data_are_recorded_in_the_manifest(world, capsys):
-    code, out, err = run_cli(_release(world, "--allocation", "optimal", "--counts-from-data", "--json",
+    code, _out, err = run_cli(_release(world, "--allocation", "optimal", "--counts-from-data", "--json",
                                       *_bundle(world, "opted"), out=None), capsys)
     assert code == 0, err
     manifest = json.loads((world / "opted.manifest.json").read_text(encoding="utf-8"))
@@ -288,13 +288,15 @@ def test_a_release_is_refused_before_the_data_is_read_without_a_cap(world, capsy
         raise AssertionError("the data was read")
 
     monkeypatch.setattr(dpgui.data.hierarchy, "count_paths", never)
-    code, out, err = run_cli(_release(world, dataset="nocap"), capsys)
+    code, _out, err = run_cli(_release(world, dataset="nocap"), capsys)
     assert code == 2 and "no privacy budget is set" in err and "AssertionError" not in err
-    code, out, err = run_cli(_release(world, "--epsilon", "20"), capsys)  # more than the cap of 10
+    code, _out, err = run_cli(_release(world, "--epsilon", "20"), capsys)  # more than the cap of 10
     assert code == 2 and "AssertionError" not in err
-    code, out, err = run_cli(_release(world, "--delta", "1e-7", "--noise", "gaussian", dataset="pure"), capsys)
+    code, _out, err = run_cli(_release(world, "--delta", "1e-7", "--noise", "gaussian", dataset="pure"), capsys)
     assert code == 2 and "δ = 0" in err and "--noise laplace" in err and "AssertionError" not in err
     assert not (world / "out.csv").exists()
+    with pytest.raises(AssertionError, match="the data was read"):  # with a cap, the same release reaches the data
+        run_cli(_release(world), capsys)
 
 
 # ---------------------------------------------------------------- simulate
