@@ -832,6 +832,9 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
                     manifest_path, manifest = candidate, data
                     break
     facts: dict[str, Any] = {}
+    if manifest is not None and manifest.get("kind") == "hierarchy":
+        raise ParameterError(f"{path.name} is a release of counts over a hierarchy, which has no quantiles",
+                             "read its CSV (one row per node), or give the manifest of a CDF release")
     try:
         if manifest is not None:
             assert manifest_path is not None

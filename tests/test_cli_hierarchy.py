@@ -265,6 +265,8 @@ def test_signed_bundle_from_a_prior_verifies_and_a_changed_csv_fails(world, caps
     code, out, err = run_cli(["verify", str(manifest_path), "--pubkey", str(world / "officer.pub")], capsys)
     assert code == 0, err
     assert "schema version 3" in out and "VERIFIED" in out
+    code, out, err = run_cli(["quantiles", str(manifest_path)], capsys)  # a CDF-only command says so
+    assert code == 2 and "hierarchy" in err and "no quantiles" in err
     text = (world / "rel.csv").read_text(encoding="utf-8")
     (world / "rel.csv").write_text(text.replace("\n1,", "\n1,1", 1), encoding="utf-8")
     code, out, err = run_cli(["verify", str(manifest_path), "--pubkey", str(world / "officer.pub")], capsys)
