@@ -13,6 +13,15 @@
     dpgui ledger cap ID EPSILON [--delta D] [--reason TEXT]
     dpgui simulate [plan options] [--consistency …] --trials R [--seed S] [--json]
                   (--input FILE --column COL --lower A --upper B | --synthetic uniform|normal --n N)
+    dpgui hierarchy plan --levels C1,C2[,C3,C4] (--input INPUT | --prior PRIOR.csv) --epsilon E [hierarchy options] [--json]
+    dpgui hierarchy release INPUT --levels … --epsilon E [--prior PRIOR.csv] [hierarchy options] --dataset ID
+                  [--new-dataset] (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F]
+                  [--name NAME]) [--json]
+    dpgui hierarchy simulate --levels … (--input INPUT | --prior PRIOR.csv) --epsilon E [hierarchy options]
+                  --trials R [--seed S] [--json]
+      hierarchy options: [--delta D] [--noise laplace|gaussian|multiplicative|auto] [--alpha A]
+                  [--allocation uniform|optimal|target:TAU] [--weights w0,w1,…] [--consistency topdown|gls|none|auto]
+                  [--neighbours change|addremove] [--records-per-person L] [--counts-from-data]
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming the argument and the fix), 1 an
 internal error. Nothing is written unless the whole release succeeded. Every release is first
@@ -1535,6 +1544,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    command = " ".join(filter(None, (args.command, getattr(args, "hierarchy_command", None))))  # "hierarchy release"
     try:
         code = COMMANDS[args.command](args)
         sys.stdout.flush()  # here, so that a reader that stopped early (| head) is caught below
@@ -1545,13 +1555,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except DpguiError as err:
-        print(f"dpgui {args.command}: error: {err}", file=sys.stderr)
+        print(f"dpgui {command}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"dpgui {args.command}: interrupted; nothing was written{_spent_note(args)}", file=sys.stderr)
+        print(f"dpgui {command}: interrupted; nothing was written{_spent_note(args)}", file=sys.stderr)
         return 130
     except MemoryError:
-        print(f"dpgui {args.command}: error: out of memory; use fewer bins or a smaller file", file=sys.stderr)
+        print(f"dpgui {command}: error: out of memory; use fewer bins or a smaller file", file=sys.stderr)
         return 2
 
 
