@@ -95,7 +95,8 @@ class PathCounts:
     ``level_names``: the L level columns (2..4), root side first. ``paths[i]``: the labels of leaf
     path i (one per level), sorted (so a parent's children are contiguous, as in the tree);
     ``counts[i]``: its number of rows (records), int64, read-only, every count ≥ 1 for counted
-    data (a prior may hold zeros). ``rows``: the rows counted (= ``counts.sum()``).
+    data (a prior may hold zeros). ``rows`` = ``counts.sum()``: the rows counted (a prior with a
+    count column: the sum of its counts).
     ``notes``: what the user should know about how the columns were read (e.g. a numeric column
     used as categories). :attr:`hierarchy`: the tree of these paths; leaf i of it is ``paths[i]``,
     so ``counts`` are its leaf counts as they are (``hierarchy.aggregate(counts)`` gives every level).
@@ -117,12 +118,6 @@ class PathCounts:
     def n_levels(self) -> int:
         """L, the number of level columns."""
         return len(self.level_names)
-
-    def level_value_count(self, level: int) -> int:
-        """Number of distinct labels on ``level`` (1..L). O(paths)."""
-        if not 1 <= level <= self.n_levels:
-            raise ParameterError(f"level {level} is out of range", f"use a level from 1 to {self.n_levels}")
-        return len({p[:level] for p in self.paths})
 
 
 # --------------------------------------------------------------------------- parameters
