@@ -53,6 +53,7 @@ from dpgui.errors import DataError, DpguiError, ParameterError
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan
     from dpgui.core.plan import Plan
+    from dpgui.data.hierarchy import PathCounts
 
 
 # ------------------------------------------------------------------ argument types (one-line errors)
@@ -1090,16 +1091,13 @@ def _add_hierarchy_parser(sub: Any) -> None:
     sim.add_argument("--seed", type=_int_at_least(0, "--seed 1"), metavar="S")
 
 
-def _hierarchy_tree(counts: Any) -> tuple[Hierarchy, np.ndarray]:
-    """The hierarchy of path counts (:class:`dpgui.data.hierarchy.PathCounts`) and its leaf counts
-    (int64, in the hierarchy's leaf order). A value under two parents is a DataError with the fix."""
-    from dpgui.core.hierarchy import Hierarchy
-
-    hierarchy = Hierarchy.from_paths(counts.level_names, counts.paths)
-    return hierarchy, _leaf_counts(hierarchy, counts)
+def _hierarchy_tree(counts: PathCounts) -> tuple[Hierarchy, np.ndarray]:
+    """The hierarchy of path counts (:attr:`PathCounts.hierarchy`) and its leaf counts (int64, in the
+    hierarchy's leaf order). A value under two parents is a DataError with the fix."""
+    return counts.hierarchy, _leaf_counts(counts.hierarchy, counts)
 
 
-def _leaf_counts(hierarchy: Hierarchy, counts: Any) -> np.ndarray:
+def _leaf_counts(hierarchy: Hierarchy, counts: PathCounts) -> np.ndarray:
     """The count of every leaf of ``hierarchy`` from path counts; a path that is not a leaf of it is a
     DataError naming the first few (from :meth:`Hierarchy.leaf_index`). O(paths)."""
     leaves = np.zeros(hierarchy.level_sizes[-1], dtype=np.int64)
