@@ -148,8 +148,9 @@ def test_plan_with_a_target_charges_the_least_epsilon_that_meets_it(world, capsy
     report = json.loads(out)
     assert report["allocation"] == "target"
     assert report["charge"]["epsilon"] < 1
-    # met up to the rounding of the noise scales to exact rationals ≥ Δ/ε_ℓ (a relative 1e-5 here)
-    assert report["projected"]["weighted_mse"] == pytest.approx(2 * at_one, rel=1e-4)
+    # met at the noise scales as rounded (exact rationals ≥ Δ/ε_ℓ), and the least ε: close to the target
+    assert report["projected"]["weighted_mse"] <= 2 * at_one * (1 + 1e-12)
+    assert report["projected"]["weighted_mse"] == pytest.approx(2 * at_one, rel=1e-3)
 
 
 def test_plan_gaussian_budgets_are_rho_and_sum_to_the_cks_rho(world, capsys):
