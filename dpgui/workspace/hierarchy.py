@@ -1,0 +1,527 @@
+"""The "Counts over a hierarchy" mode without a window: what the officer chose (level columns, public
+prior, privacy, plan choices), the hierarchy read from the file, the plan and its projection, and the
+release (no Qt; the window's hierarchy pages bind to :class:`HierarchyWorkspace` as the CDF pages bind
+to :class:`~dpgui.workspace.state.Workspace`).
+
+The flow, each step a plain function the window runs on a worker:
+
+1. :func:`level_choices` — the distinct values of every column (the level chooser shows them).
+2. :func:`load_hierarchy` — the tree of the chosen level columns: from the public prior file when
+   there is one (the data's paths must all be in it), else from the data itself (the officer declares
+   the categories public). Bad levels (one only, more than four, a value under two parents, empty or
+   missing values) raise the engine's one-line DataError/ParameterError; nothing is spent.
+3. :func:`plan_and_project` — the engine's plan (:func:`dpgui.core.hierarchy.plan_hierarchy`) with the
+   officer's choices, or with the level budgets the officer typed; its projected error per level, for
+   each consistency step (the default is the one with the lower projected error).
+4. :func:`run_hierarchy_release` — the budget check, the ledger spend and the release
+   (:mod:`dpgui.report.hierarchy_publish`); the window asks for confirmation first.
+
+Confidential values: :attr:`LoadedHierarchy.leaf_counts` (the data's counts) is kept in memory for the
+release only; :attr:`LoadedHierarchy.prior_levels` is public (prior file) or confidential by the
+officer's explicit opt-in (:attr:`HierarchyChoice.counts_from_data`), which the plan records.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from dpgui.core.hierarchy import (
+    ALLOCATIONS, CONSISTENCY_METHODS, HIERARCHY_NOISE_CHOICES, MAX_LEVELS, MIN_LEVELS, Hierarchy, HierarchyPlan,
+    HierarchyProjection, HierarchyRelease, plan_hierarchy, project_hierarchy,
+)
+from dpgui.core.noise import RandomSource, SecureRandom
+from dpgui.core.plan import PrivacySpec
+from dpgui.data.hierarchy import PathCounts, count_paths, level_value_counts, read_prior
+from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
+from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet, Totals
+from dpgui.workspace.release import (
+    BudgetCheck, BudgetOk, FirstCapNeeded, NotEnoughBudget, RowsNotCounted, _ledger_unusable, _not_enough,
+)
+
+Progress = Callable[[float, str], None]
+ShouldCancel = Callable[[], bool]
+NoiseSource = Callable[[], RandomSource]
+
+PRIOR_FILE = "prior file"
+FROM_DATA = "confidential data (opted in)"
+NO_COUNTS = "none"
+
+CATEGORIES_PUBLISHED = (
+    "The list of categories is published: every category (every node of the tree) gets a released count, "
+    "zeros included. Use only categories that are public (for example a published list of regions), or give "
+    "a public prior file that lists them.")
+COUNTS_FROM_DATA_WARNING = (
+    "Choosing the budgets from the confidential counts uses the real counts to decide how much noise each level "
+    "gets. This is not covered by the privacy guarantee: the choice itself can reveal a little about the data. "
+    "It is recorded in the release's manifest. Leave it off unless your organisation accepts this.")
+NUMERIC_LEVEL_NOTE = "'{column}' holds numbers: its values are used as category labels (e.g. '3' is one category)."
+NOISE_LABELS = {
+    "auto": "Automatic (the lower projected error)",
+    "laplace": "Laplace (pure ε)",
+    "gaussian": "Gaussian (needs δ > 0)",
+    "multiplicative": "Multiplicative, paper 004 (needs δ > 0)",
+}
+ALLOCATION_LABELS = {
+    "uniform": "Equal budget on every level",
+    "optimal": "Least error within ε (needs public counts)",
+    "target": "Least ε for a target error (needs public counts)",
+}
+CONSISTENCY_LABELS = {
+    "auto": "Automatic (the lower projected error)",
+    "topdown": "Top-down (children add up to their parent)",
+    "gls": "Least squares on the tree, then top-down",
+    "none": "None (each count on its own, may not add up)",
+}
+
+
+def check_level_columns(levels: tuple[str, ...]) -> tuple[str, ...]:
+    """The level columns, in order, checked: 2 to 4 distinct names."""
+    if len(levels) < MIN_LEVELS:
+        raise ParameterError(f"a hierarchy needs at least {MIN_LEVELS} level columns; {len(levels)} chosen",
+                             "tick a second column that is nested in the first (e.g. region, then district)")
+    if len(levels) > MAX_LEVELS:
+        raise ParameterError(f"a hierarchy has at most {MAX_LEVELS} level columns; {len(levels)} chosen",
+                             f"untick {len(levels) - MAX_LEVELS} of them")
+    if len(set(levels)) != len(levels):
+        raise ParameterError("a column is chosen twice as a level", "choose each level column once")
+    return levels
+
+
+# ------------------------------------------------------------------------------------------ state
+
+@dataclass(frozen=True)
+class HierarchyChoice:
+    """What the officer typed: level columns (top first), an optional public prior file, the opt-in to use
+    the confidential counts for the budgets, privacy (ε, δ, neighbour model, records per person) and the
+    plan's choices. ``budgets``: level budgets the officer typed (ε_ℓ, or ρ_ℓ for Gaussian noise, levels
+    0..L), which replace the allocation's; None: the allocation decides."""
+
+    levels: tuple[str, ...] = ()
+    prior_path: Path | None = None
+    counts_from_data: bool = False
+    epsilon: float = 1.0
+    delta: float = 0.0
+    neighbours: str = "change"
+    records_per_person: int = 1
+    noise: str = "auto"
+    allocation: str = "uniform"
+    weights: tuple[float, ...] | None = None
+    target_mse: float | None = None
+    consistency: str = "auto"
+    budgets: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.noise not in HIERARCHY_NOISE_CHOICES:
+            raise ParameterError(f"unknown noise {self.noise!r}", f"use one of {', '.join(HIERARCHY_NOISE_CHOICES)}")
+        if self.allocation not in ALLOCATIONS:
+            raise ParameterError(f"unknown allocation {self.allocation!r}", f"use one of {', '.join(ALLOCATIONS)}")
+        if self.consistency not in (*CONSISTENCY_METHODS, "auto"):
+            raise ParameterError(f"unknown consistency step {self.consistency!r}",
+                                 f"use one of auto, {', '.join(CONSISTENCY_METHODS)}")
+
+    def privacy(self) -> PrivacySpec:
+        """The privacy spec (raises ParameterError with the fix when ε, δ or L is bad)."""
+        return PrivacySpec(self.epsilon, self.neighbours, self.records_per_person, self.delta)
+
+    @property
+    def prior_source(self) -> str:
+        """Where the optimiser's node counts come from (recorded in the plan and the manifest)."""
+        if self.prior_path is not None:
+            return PRIOR_FILE
+        return FROM_DATA if self.counts_from_data else NO_COUNTS
+
+
+@dataclass(frozen=True, eq=False)  # compared by identity: holds numpy arrays
+class LoadedHierarchy:
+    """The tree of the chosen levels read from the file. ``hierarchy`` is public (declared by the officer or
+    from the prior); ``leaf_counts`` (int64, one per leaf) is CONFIDENTIAL, for the release only;
+    ``prior_levels`` (counts per level 0..L) is public (prior file) or confidential by opt-in, None when the
+    plan may use no counts; ``notes``: what the reader wants the officer to know (numeric levels...)."""
+
+    data_path: Path
+    levels: tuple[str, ...]
+    prior_path: Path | None
+    counts_from_data: bool
+    hierarchy: Hierarchy
+    leaf_counts: np.ndarray = field(repr=False)
+    rows: int
+    prior_levels: tuple[np.ndarray, ...] | None = field(repr=False)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def prior_source(self) -> str:
+        if self.prior_path is not None:
+            return PRIOR_FILE
+        return FROM_DATA if self.counts_from_data else NO_COUNTS
+
+    def matches(self, data_path: Path | None, choice: HierarchyChoice) -> bool:
+        """Was this read for ``data_path`` and ``choice``'s levels, prior and opt-in?"""
+        return (data_path == self.data_path and choice.levels == self.levels and choice.prior_path == self.prior_path
+                and choice.counts_from_data == self.counts_from_data)
+
+
+@dataclass(frozen=True, eq=False)
+class PlannedHierarchy:
+    """The plan and its projection. ``projections``: the projection under each consistency step tried
+    (the plan's own is ``projection``); ``alternatives``: the other noises' plans and projections for
+    the side-by-side comparison (δ > 0); ``note``: why something is not shown (e.g. no counts)."""
+
+    plan: HierarchyPlan
+    projection: HierarchyProjection | None
+    projections: dict[str, HierarchyProjection] = field(default_factory=dict)
+    alternatives: dict[str, HierarchyProjection] = field(default_factory=dict)
+    note: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class HierarchyOutcome:
+    """A finished release: the release (public counts and intervals), its ledger id and labels
+    (``info``, as the report side returns it), and the dataset that paid."""
+
+    release: HierarchyRelease
+    info: object
+    dataset: str
+    release_id: str
+    secure: bool
+
+
+@dataclass(frozen=True)
+class HierarchyState:
+    """One snapshot of the mode. ``column_counts``: distinct values per column of the open file (None
+    while counted); ``problem``: the one-line message the page shows (bad levels, bad prior...)."""
+
+    data_path: Path | None = None
+    column_counts: tuple[tuple[str, int], ...] | None = None
+    choice: HierarchyChoice = HierarchyChoice()
+    loaded: LoadedHierarchy | None = None
+    planned: PlannedHierarchy | None = None
+    problem: str = ""
+    busy: str = ""
+    outcome: HierarchyOutcome | None = None
+
+
+Listener = Callable[[frozenset[str]], None]
+
+
+class HierarchyWorkspace:
+    """The current :class:`HierarchyState` and its listeners (like :class:`~dpgui.workspace.state.Workspace`:
+    :meth:`update` replaces parts and announces the ones that changed; one thread only)."""
+
+    def __init__(self) -> None:
+        self._state = HierarchyState()
+        self._listeners: list[Listener] = []
+
+    @property
+    def state(self) -> HierarchyState:
+        return self._state
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def update(self, **parts: object) -> frozenset[str]:
+        old = self._state
+        new = replace(old, **parts)  # type: ignore[arg-type]
+        changed = frozenset(name for name in parts if getattr(old, name) is not getattr(new, name)
+                            and getattr(old, name) != getattr(new, name))
+        if not changed:
+            return changed
+        self._state = new
+        for listener in list(self._listeners):
+            listener(changed)
+        return changed
+
+    def update_choice(self, **values: object) -> frozenset[str]:
+        """Change some of the officer's choices; a change of levels, prior or opt-in drops the loaded tree
+        and the plan, any other change the plan (both are made again from the new choice)."""
+        choice = replace(self._state.choice, **values)  # type: ignore[arg-type]
+        parts: dict[str, object] = {"choice": choice, "planned": None, "problem": ""}
+        loaded = self._state.loaded
+        if loaded is not None and not loaded.matches(self._state.data_path, choice):
+            parts["loaded"] = None
+        if "levels" in values and choice.levels != self._state.choice.levels:
+            parts["choice"] = replace(choice, budgets=None, weights=None)
+        return self.update(**parts)
+
+    def open_file(self, path: Path | None) -> frozenset[str]:
+        """A new data file: everything read from the previous one goes."""
+        return self.update(data_path=path, column_counts=None, loaded=None, planned=None, problem="", outcome=None,
+                           choice=replace(self._state.choice, levels=(), budgets=None, weights=None))
+
+
+# ------------------------------------------------------------------------------------------ the steps (workers)
+
+def level_choices(path: Path, columns: tuple[str, ...], progress: Progress | None = None,
+                  should_cancel: ShouldCancel | None = None) -> tuple[tuple[str, int], ...]:
+    """The number of distinct values of each column (public-structure sizes the chooser shows). O(rows)."""
+    if progress is not None:
+        progress(0.0, f"Counting the distinct values of each column of {path.name}…")
+    counts = level_value_counts(path, list(columns))
+    return tuple((name, int(counts[name])) for name in columns if name in counts)
+
+
+def load_hierarchy(data_path: Path, choice: HierarchyChoice, progress: Progress | None = None,
+                   should_cancel: ShouldCancel | None = None) -> LoadedHierarchy:
+    """Read the tree of ``choice.levels`` from the data (streamed) and, if given, the public prior.
+
+    With a prior the tree is the prior's (every data path must be in it: DataError with the first few
+    missing paths otherwise) and its counts are the optimiser's; without one the tree is the data's own
+    paths (the categories are declared public) and the optimiser gets the data's counts only with
+    ``choice.counts_from_data``. O(rows + nodes)."""
+    levels = check_level_columns(choice.levels)
+    data = count_paths(data_path, list(levels), progress=(lambda f: progress(f, f"Reading {data_path.name}…"))
+                       if progress is not None else None, should_cancel=should_cancel)
+    if should_cancel is not None and should_cancel():
+        raise Cancelled("reading the levels was cancelled", "choose the levels again")
+    notes = list(data.notes)
+    if choice.prior_path is not None:
+        prior: PathCounts = read_prior(choice.prior_path, list(levels))
+        notes += [n for n in prior.notes if n not in notes]
+        hierarchy = Hierarchy.from_paths(levels, prior.paths)
+        prior_leaves = np.zeros(hierarchy.level_sizes[-1], dtype=np.int64)
+        np.add.at(prior_leaves, hierarchy.leaf_index(prior.paths), prior.counts)
+        prior_levels: tuple[np.ndarray, ...] | None = hierarchy.aggregate(prior_leaves)
+    else:
+        hierarchy = Hierarchy.from_paths(levels, data.paths)
+        prior_levels = None
+    leaf_counts = np.zeros(hierarchy.level_sizes[-1], dtype=np.int64)
+    if data.paths:
+        np.add.at(leaf_counts, hierarchy.leaf_index(data.paths), np.asarray(data.counts, dtype=np.int64))
+    if choice.prior_path is None and choice.counts_from_data:
+        prior_levels = hierarchy.aggregate(leaf_counts)
+    return LoadedHierarchy(data_path, levels, choice.prior_path, choice.counts_from_data, hierarchy, leaf_counts,
+                           int(data.rows), prior_levels, tuple(notes))
+
+
+NEEDS_COUNTS = ("'{allocation}' needs node counts: give a public prior file, or tick "
+                "“use the confidential counts to choose the budgets”")
+
+
+def _plan(loaded: LoadedHierarchy, choice: HierarchyChoice, noise: str, consistency: str) -> HierarchyPlan:
+    privacy = choice.privacy()
+    needs_counts = choice.allocation in ("optimal", "target")
+    if needs_counts and loaded.prior_levels is None:
+        raise ParameterError(f"the allocation '{ALLOCATION_LABELS[choice.allocation]}' needs node counts",
+                             "give a public prior file, or tick “use the confidential counts to choose the budgets”, "
+                             "or choose equal budgets")
+    plan = plan_hierarchy(loaded.hierarchy.level_sizes, privacy, noise=noise, allocation=choice.allocation,
+                          weights=choice.weights, target_mse=choice.target_mse if choice.allocation == "target" else None,
+                          consistency=consistency, prior_levels=loaded.prior_levels, prior_source=loaded.prior_source)
+    if choice.budgets is not None and plan.noise != "multiplicative":
+        plan = with_budgets(plan, choice.budgets)
+    return plan
+
+
+def with_budgets(plan: HierarchyPlan, budgets: tuple[float, ...]) -> HierarchyPlan:
+    """``plan`` with the officer's level budgets (ε_ℓ for Laplace, ρ_ℓ for Gaussian, levels 0..L), checked:
+    one per level, none negative, the root's 0 when the root is public, and their sum within the plan's
+    total (ε, or ρ of (ε, δ)); the plan then spends what they sum to."""
+    sizes = plan.level_sizes
+    if len(budgets) != len(sizes):
+        raise ParameterError(f"{len(budgets)} level budgets for {len(sizes)} levels", "give one budget per level")
+    if any(not math.isfinite(b) or b < 0 for b in budgets):
+        raise ParameterError("a level budget is negative or not a number", "type a number ≥ 0 for every level")
+    if plan.privacy.root_public and budgets[0] != 0:
+        budgets = (0.0, *budgets[1:])
+    total = plan.privacy.epsilon if plan.noise == "laplace" else plan.privacy.rho
+    assert total is not None
+    spent = math.fsum(budgets)
+    if spent > total * (1 + 1e-9):
+        unit = "ε" if plan.noise == "laplace" else "ρ"
+        raise ParameterError(f"the level budgets add up to {unit} = {spent:.6g}, more than the total {unit} = {total:.6g}",
+                             "lower some levels' budgets, or raise ε in the privacy settings")
+    if any(b == 0 for b in budgets[1:]):
+        raise ParameterError("a level below the root has budget 0: its counts would be pure noise",
+                             "give every level a budget above 0")
+    return replace(plan, level_budgets=tuple(float(b) for b in budgets), allocation="uniform"
+                   if plan.allocation != "uniform" else plan.allocation)
+
+
+def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress: Progress | None = None,
+                     should_cancel: ShouldCancel | None = None, trials: int = 200) -> PlannedHierarchy:
+    """The plan for ``choice`` and its projected error per level, for every consistency step when the
+    choice is "auto" (the plan takes the one with the lower projected weighted MSE), and with δ > 0 the
+    other noises' projections for comparison. Without counts (no prior, no opt-in) nothing is projected
+    (the clamp's bias depends on the counts): ``note`` says so."""
+    if progress is not None:
+        progress(0.0, "Planning the level budgets…")
+    methods = CONSISTENCY_METHODS if choice.consistency == "auto" else (choice.consistency,)
+    plan = _plan(loaded, choice, choice.noise, methods[0])
+    if loaded.prior_levels is None:
+        note = ("No projected error: it depends on the counts. Give a public prior file, or tick “use the confidential "
+                "counts to choose the budgets”, to see the projected error per level.")
+        if choice.consistency == "auto":
+            plan = replace(plan, consistency="topdown")
+        return PlannedHierarchy(plan, None, note=note)
+    projections: dict[str, HierarchyProjection] = {}
+    for method in methods:
+        if should_cancel is not None and should_cancel():
+            raise Cancelled("planning was cancelled", "change a setting to plan again")
+        projections[method] = project_hierarchy(replace(plan, consistency=method), loaded.prior_levels, trials=trials)
+    best = min(projections, key=lambda m: projections[m].weighted_mse)
+    plan = replace(plan, consistency=best)
+    alternatives: dict[str, HierarchyProjection] = {}
+    if choice.delta > 0:
+        for noise in ("laplace", "gaussian", "multiplicative"):
+            if noise == plan.noise:
+                alternatives[noise] = projections[best]
+                continue
+            try:
+                other = _plan(loaded, replace(choice, budgets=None), noise, best)
+                alternatives[noise] = project_hierarchy(other, loaded.prior_levels, trials=trials)
+            except DpguiError:
+                continue
+    return PlannedHierarchy(plan, projections[best], projections, alternatives)
+
+
+# ------------------------------------------------------------------------------------------ the release
+
+@dataclass(frozen=True, eq=False)
+class HierarchyRequest:
+    """What one release publishes: the loaded tree (with its confidential leaf counts), the plan and
+    the dataset that pays."""
+
+    loaded: LoadedHierarchy
+    plan: HierarchyPlan
+    dataset: str
+
+    @property
+    def epsilon(self) -> float:
+        return self.plan.ledger_charge()[0]
+
+    @property
+    def delta(self) -> float:
+        return self.plan.privacy.delta
+
+
+def hierarchy_request(state: HierarchyState, dataset: str) -> HierarchyRequest | str:
+    """The release the state describes, or the sentence saying what to do first."""
+    if state.data_path is None:
+        return "Open a file first (File → Open)."
+    if state.problem:
+        return state.problem
+    if state.loaded is None or not state.loaded.matches(state.data_path, state.choice):
+        return "Choose 2 to 4 level columns in step 1 and wait until the hierarchy is read."
+    if state.planned is None or state.busy:
+        return "The plan is not ready yet: wait for step 2."
+    if not dataset.strip():
+        return "Give the dataset a name in the budget ledger (step 1)."
+    return HierarchyRequest(state.loaded, state.planned.plan, dataset.strip())
+
+
+class HierarchyRowsUnknown(RowsNotCounted):
+    pass
+
+
+def check_hierarchy_budget(request: HierarchyRequest, similar: tuple[str, ...] = ()) -> BudgetCheck:
+    """May the dataset's budget pay for ``request``? Reads only (like the CDF's check)."""
+    try:
+        with Ledger() as ledger:
+            ledger.check_spend(request.dataset, *request.plan.ledger_charge())
+    except NoCapSet:
+        return FirstCapNeeded(request.dataset, request.epsilon, similar, request.delta)
+    except BudgetExceeded as err:
+        return _not_enough(err)
+    except DpguiError as err:
+        return _ledger_unusable(err)
+    return BudgetOk()
+
+
+def set_first_cap(request: HierarchyRequest, cap: float, reason: str) -> BudgetCheck:
+    """Set the dataset's first cap (ε ``cap``, the request's δ), then check ``request`` against it."""
+    try:
+        with Ledger() as ledger:
+            ledger.set_cap(request.dataset, cap, request.delta, reason)
+            ledger.check_spend(request.dataset, *request.plan.ledger_charge())
+    except BudgetExceeded as err:
+        return _not_enough(err)
+    except DpguiError as err:
+        return _ledger_unusable(err)
+    return BudgetOk()
+
+
+def budget_totals(request: HierarchyRequest) -> tuple[Totals | None, Totals | None]:
+    """The dataset's totals before and after this release (None, None if the ledger cannot tell)."""
+    try:
+        with Ledger() as ledger:
+            return ledger.totals(request.dataset), ledger.totals_after(request.dataset, *request.plan.ledger_charge())
+    except DpguiError:
+        return None, None
+
+
+NOISE_MESSAGE = "Adding noise and making the counts consistent (cannot be cancelled now)…"
+
+
+def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progress: Progress,
+                          should_cancel: ShouldCancel, release_id: str | None = None) -> HierarchyOutcome:
+    """The ledger's check, then the spend recorded, then the noise (:mod:`dpgui.report.hierarchy_publish`).
+    ``source`` is called once, just before the spend. Raises the ledger's refusal before anything is spent,
+    and Cancelled if cancelled before the spend."""
+    from dpgui.report.hierarchy_publish import spend_and_release_hierarchy
+
+    with Ledger() as ledger:
+        ledger.check_spend(request.dataset, *request.plan.ledger_charge())
+    if should_cancel():
+        raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
+    progress(0.5, NOISE_MESSAGE)
+    loaded = request.loaded
+    with Ledger() as ledger:
+        release, info = spend_and_release_hierarchy(
+            ledger, request.dataset, loaded.hierarchy, loaded.leaf_counts, request.plan, source(),
+            release_id=release_id)
+    progress(1.0, "Released.")
+    rid = str(getattr(info, "release_id", release_id or ""))
+    secure = bool(getattr(release, "secure", isinstance(source, type) and issubclass(source, SecureRandom)))
+    return HierarchyOutcome(release, info, request.dataset, rid, secure)
+
+
+# ------------------------------------------------------------------------------------------ the result table
+
+@dataclass(frozen=True)
+class NodeRow:
+    """One node of the released tree as the result table shows it."""
+
+    level: int
+    index: int
+    label: str
+    count: int
+    lower: int
+    upper: int
+
+
+def node_row(release: HierarchyRelease, level: int, index: int) -> NodeRow:
+    """Level ``level`` (0 = all records) node ``index``: its label, released count and 95 % interval."""
+    label = "All records" if level == 0 else release.hierarchy.labels[level - 1][index]
+    return NodeRow(level, index, label, int(release.counts[level][index]), int(release.lower[level][index]),
+                   int(release.upper[level][index]))
+
+
+def find_paths(hierarchy: Hierarchy, query: str, limit: int = 200) -> list[tuple[int, int]]:
+    """The nodes (level, index) whose label or path ("A / B / C") contains ``query`` (case-insensitive),
+    top levels first, at most ``limit``. O(nodes)."""
+    needle = query.strip().lower()
+    if not needle:
+        return []
+    found: list[tuple[int, int]] = []
+    for level in range(1, hierarchy.n_levels + 1):
+        for index, label in enumerate(hierarchy.labels[level - 1]):
+            if needle in label.lower() or (" / " in needle and needle in " / ".join(hierarchy.path(level, index)).lower()):
+                found.append((level, index))
+                if len(found) >= limit:
+                    return found
+    return found
+
+
+__all__ = [
+    "CATEGORIES_PUBLISHED", "COUNTS_FROM_DATA_WARNING", "DataError", "HierarchyChoice", "HierarchyOutcome",
+    "HierarchyRequest", "HierarchyState", "HierarchyWorkspace", "LoadedHierarchy", "NodeRow", "NotEnoughBudget",
+    "PlannedHierarchy", "check_hierarchy_budget", "check_level_columns", "find_paths", "hierarchy_request",
+    "level_choices", "load_hierarchy", "node_row", "plan_and_project", "run_hierarchy_release", "with_budgets",
+]
+_ = ClassVar
