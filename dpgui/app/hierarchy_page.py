@@ -821,6 +821,7 @@ class HierarchyMode(QWidget):
     def _show_outcome(self) -> None:
         outcome = self.state_ws.state.outcome
         self.export_button.setEnabled(outcome is not None)
+        self.window_.export_bundle_action.setEnabled(outcome is not None)
         self.result_view.set_release(None if outcome is None else outcome.release)
         self.tree_view.set_release(None if outcome is None else outcome.release)
         if outcome is None:

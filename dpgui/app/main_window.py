@@ -14,7 +14,7 @@ from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication, QDialog, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressBar, QProgressDialog,
-    QPushButton, QStackedWidget, QTabWidget, QToolBar, QVBoxLayout, QWidget,
+    QPushButton, QRadioButton, QStackedWidget, QTabWidget, QToolBar, QVBoxLayout, QWidget,
 )
 
 from dpgui import __version__
@@ -23,6 +23,7 @@ from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.data_page import DataPage, PreviewModel
 from dpgui.app.dataset_dialog import NewDatasetDialog
 from dpgui.app.export_dialog import ExportDialog
+from dpgui.app.hierarchy_page import HierarchyMode
 from dpgui.app.keys_dialog import KeyManagerDialog
 from dpgui.app.ledger_dialog import LedgerDialog
 from dpgui.app.plan_page import PlanPage
@@ -143,9 +144,36 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.tree_view, "&3 · Bin tree")
         self.tabs.addTab(self.results_page, "&4 · Release and results")
         self.tabs.setDocumentMode(True)
+        # What to release: the CDF of a number column (the tabs above) or counts over a hierarchy of
+        # categories (dpgui/app/hierarchy_page.py), chosen once a file is open.
+        self.hierarchy = HierarchyMode(self, self.workspace)
+        self.cdf_mode = QRadioButton("The &CDF of a number column")
+        self.cdf_mode.setToolTip("Publish the distribution of one number column (e.g. distances): how many "
+                                 "records lie below each value.")
+        self.hierarchy_mode = QRadioButton("Counts over a &hierarchy of categories")
+        self.hierarchy_mode.setToolTip("Publish how many records fall in each category of 2 to 4 nested columns, "
+                                       "e.g. region → district → school.")
+        self.cdf_mode.setChecked(True)
+        self.hierarchy_mode.toggled.connect(self._on_mode)
+        mode_bar = QHBoxLayout()
+        mode_bar.setContentsMargins(8, 4, 8, 0)
+        mode_bar.addWidget(QLabel("<b>What to release:</b>"))
+        mode_bar.addWidget(self.cdf_mode)
+        mode_bar.addWidget(self.hierarchy_mode)
+        mode_bar.addStretch(1)
+        self.modes = QStackedWidget()
+        self.modes.addWidget(self.tabs)
+        self.modes.addWidget(self.hierarchy)
+        work = QWidget()
+        work_layout = QVBoxLayout(work)
+        work_layout.setContentsMargins(0, 0, 0, 0)
+        work_layout.setSpacing(0)
+        work_layout.addLayout(mode_bar)
+        work_layout.addWidget(self.modes, 1)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.start_page)
-        self.stack.addWidget(self.tabs)
+        self.stack.addWidget(work)
+        self.work = work
         self.setCentralWidget(self.stack)
 
         self.progress = QProgressBar()
@@ -287,8 +315,9 @@ class MainWindow(QMainWindow):
         self.data_page.set_table(info, reader)  # the workspace's source from now on
         self._add_recent(str(info.path))
         self.settings.setValue("last_folder", str(info.path.resolve().parent))
-        self.stack.setCurrentWidget(self.tabs)
+        self.stack.setCurrentWidget(self.work)
         self.tabs.setCurrentIndex(TAB_DATA)
+        self._hierarchy_source()
         self.statusBar().showMessage(f"Opened {info.path.name}.", 5000)
         if column is not None:
             self.data_page.select_column(column)
@@ -323,6 +352,36 @@ class MainWindow(QMainWindow):
             self._error("The file has no data", f"'{path.name}' has a header but no data rows. "
                         "Choose a file with at least one row of data.")
         self.data_page.set_row_count(n_rows)
+
+    # ---------------------------------------------------------------- the hierarchy mode
+    def in_hierarchy_mode(self) -> bool:
+        return self.hierarchy_mode.isChecked()
+
+    def set_mode(self, hierarchy: bool) -> None:
+        """Release a CDF (False) or counts over a hierarchy (True)."""
+        (self.hierarchy_mode if hierarchy else self.cdf_mode).setChecked(True)
+
+    def _on_mode(self, hierarchy: bool) -> None:
+        self.modes.setCurrentWidget(self.hierarchy if hierarchy else self.tabs)
+        self.release_action.setStatusTip("Spend the budget and publish the counts" if hierarchy
+                                         else "Spend the budget and publish the CDF")
+        if hierarchy:
+            self._hierarchy_source()
+        shown = self.hierarchy.state_ws.state.outcome is not None if hierarchy else self.workspace.state.shown is not None
+        for widget in (self.export_action, self.export_bundle_action):
+            widget.setEnabled(shown and not (hierarchy and widget is self.export_action))
+
+    def _hierarchy_source(self) -> None:
+        """Give the hierarchy mode the open file (its columns; which are numbers) and the dataset's name."""
+        if not self.in_hierarchy_mode():
+            return
+        source = self.workspace.state.source
+        if source is None:
+            self.hierarchy.set_source(None, (), frozenset(), self.workspace.state.dataset)
+            return
+        columns = tuple(c.name for c in source.table.columns)
+        numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
+        self.hierarchy.set_source(source.path, columns, numeric, self.workspace.state.dataset)
 
     # ---------------------------------------------------------------- the workspace
     @property
@@ -447,6 +506,9 @@ class MainWindow(QMainWindow):
 
     def release(self) -> None:
         """Check every setting, confirm with the officer, then release on a worker."""
+        if self.in_hierarchy_mode():
+            self.hierarchy.release()
+            return
         request = self.release_inputs()
         if request is None or not self.check_budget(request):
             return
@@ -570,6 +632,9 @@ class MainWindow(QMainWindow):
         return ExportDialog(confirmed, info, folder, self)
 
     def export_bundle(self) -> None:
+        if self.in_hierarchy_mode():
+            self.hierarchy.export_bundle()
+            return
         dialog = self.export_dialog()
         if dialog is not None and dialog.exec() == QDialog.DialogCode.Accepted:
             self.after_bundle_export(dialog)
@@ -723,6 +788,7 @@ class MainWindow(QMainWindow):
                 return
         self.pool.cancel_all()
         self.plan_page.pool.cancel_all()
+        self.hierarchy.shutdown()
         self.pool.wait(10000)
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("window_state", self.saveState())

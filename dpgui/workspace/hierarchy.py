@@ -260,9 +260,9 @@ class HierarchyWorkspace:
 def level_choices(path: Path, columns: tuple[str, ...], progress: Progress | None = None,
                   should_cancel: ShouldCancel | None = None) -> tuple[tuple[str, int], ...]:
     """The number of distinct values of each column (public-structure sizes the chooser shows). O(rows)."""
-    if progress is not None:
-        progress(0.0, f"Counting the distinct values of each column of {path.name}…")
-    counts = level_value_counts(path, list(columns))
+    message = f"Counting the distinct values of each column of {path.name}…"
+    counts = level_value_counts(path, list(columns), progress=(lambda f: progress(f, message)) if progress else None,
+                                should_cancel=should_cancel)
     return tuple((name, int(counts[name])) for name in columns if name in counts)
 
 
