@@ -39,6 +39,7 @@ from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.data.hierarchy import PathCounts, count_paths, level_value_counts, read_prior
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
+from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet, Totals
 from dpgui.workspace.release import (
     BudgetCheck, BudgetOk, FirstCapNeeded, NotEnoughBudget, RowsNotCounted, _ledger_unusable, _not_enough,
@@ -185,7 +186,7 @@ class HierarchyOutcome:
     (``info``, as the report side returns it), and the dataset that paid."""
 
     release: HierarchyRelease
-    info: object
+    info: HierarchyReleaseInfo
     dataset: str
     release_id: str
     secure: bool
@@ -460,25 +461,32 @@ NOISE_MESSAGE = "Adding noise and making the counts consistent (cannot be cancel
 
 def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progress: Progress,
                           should_cancel: ShouldCancel, release_id: str | None = None) -> HierarchyOutcome:
-    """The ledger's check, then the spend recorded, then the noise (:mod:`dpgui.report.hierarchy_publish`).
-    ``source`` is called once, just before the spend. Raises the ledger's refusal before anything is spent,
-    and Cancelled if cancelled before the spend."""
-    from dpgui.report.hierarchy_publish import spend_and_release_hierarchy
+    """The ledger's check, then the spend recorded, then the noise
+    (:func:`dpgui.report.hierarchy_publish.spend_and_release_hierarchy`, which records what the manifest
+    says: where the categories come from, the opt-in, the prior's name and SHA-256). ``source`` is called
+    once, just before the spend. Raises the ledger's refusal before anything is spent, and Cancelled if
+    cancelled before the spend. Time: the engine's release, O(nodes)."""
+    from dpgui.report.files import sha256_regular_file
+    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR
+    from dpgui.report.hierarchy_publish import check_hierarchy_budget as ledger_check, spend_and_release_hierarchy
 
+    loaded = request.loaded
+    progress(0.0, "Checking the budget…")
     with Ledger() as ledger:
-        ledger.check_spend(request.dataset, *request.plan.ledger_charge())
+        ledger_check(ledger, request.dataset, request.plan)
+    prior = loaded.prior_path
+    prior_sha256 = None if prior is None else sha256_regular_file(prior, "prior file")
     if should_cancel():
         raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
     progress(0.5, NOISE_MESSAGE)
-    loaded = request.loaded
     with Ledger() as ledger:
         release, info = spend_and_release_hierarchy(
             ledger, request.dataset, loaded.hierarchy, loaded.leaf_counts, request.plan, source(),
-            release_id=release_id)
+            node_list_source=NODE_LIST_FROM_PRIOR if prior is not None else NODE_LIST_FROM_DATA,
+            counts_from_data=loaded.prior_source == FROM_DATA, prior_name=None if prior is None else prior.name,
+            prior_sha256=prior_sha256, notes=loaded.notes, release_id=release_id)
     progress(1.0, "Released.")
-    rid = str(getattr(info, "release_id", release_id or ""))
-    secure = bool(getattr(release, "secure", isinstance(source, type) and issubclass(source, SecureRandom)))
-    return HierarchyOutcome(release, info, request.dataset, rid, secure)
+    return HierarchyOutcome(release, info, request.dataset, info.release_id, info.secure)
 
 
 # ------------------------------------------------------------------------------------------ the result table
