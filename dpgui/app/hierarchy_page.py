@@ -846,7 +846,11 @@ class HierarchyMode(QWidget):
         from dpgui.app.hierarchy_export import HierarchyExportDialog
 
         folder = str(self.window_.settings.value("last_folder", str(Path.home())))
-        return HierarchyExportDialog(outcome, folder, self.window_)
+        planned = self.state_ws.state.planned
+        projection = planned.projection if planned is not None and planned.plan == outcome.release.plan else None
+        counts = {"prior file": "public prior file", "confidential data (opted in)": "confidential data (opted in)"}
+        return HierarchyExportDialog(outcome, folder, self.window_, projection,
+                                     counts.get(outcome.release.plan.prior_source, "none"))
 
     def export_bundle(self) -> None:
         dialog = self.export_dialog()
