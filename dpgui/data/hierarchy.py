@@ -9,7 +9,9 @@ itself (nodes, parents, level counts) and the refusal of a value that appears un
 * :func:`count_paths`: the path counts of a (confidential or public) file, validated;
 * :func:`read_prior`: a public prior: a table of paths with a count column, or raw rows;
 * :func:`level_value_counts`: the number of distinct values of candidate columns (capped), for a
-  column chooser.
+  column chooser;
+* :func:`hierarchy_sample_path`: the bundled sample (NYC flights 2013 by destination time zone →
+  destination → route, CC0; resources/sample/README.md), with :data:`HIERARCHY_SAMPLE_LEVELS`.
 
 Labels are strings. A numeric column may be a level: its values become labels written without
 float noise (``3`` for 3.0, ``0.1`` for 0.1, the shortest text that reads back as the stored value),
@@ -55,14 +57,18 @@ from dpgui.data.readers import (
     watched,
 )
 from dpgui.errors import DataError, ParameterError
+from dpgui.resources import find_resource, resource_candidates
 
 __all__ = [
     "DEFAULT_VALUE_COUNT_LIMIT",
+    "HIERARCHY_SAMPLE_LEVELS",
+    "HIERARCHY_SAMPLE_RELATIVE_PATH",
     "MAX_LEVELS",
     "MAX_NODES_PER_LEVEL",
     "MIN_LEVELS",
     "PathCounts",
     "count_paths",
+    "hierarchy_sample_path",
     "level_value_counts",
     "read_prior",
 ]
@@ -73,6 +79,10 @@ MAX_LEVELS = 4
 MAX_NODES_PER_LEVEL = 500_000
 #: :func:`level_value_counts` stops counting a column's values at this many.
 DEFAULT_VALUE_COUNT_LIMIT = 100_000
+
+#: The bundled hierarchical sample, relative to the repository / bundle root, and its level columns.
+HIERARCHY_SAMPLE_RELATIVE_PATH = pathlib.PurePosixPath("resources/sample/flight_routes.parquet")
+HIERARCHY_SAMPLE_LEVELS = ("dest_tzone", "dest", "route")
 
 # Rows per streamed batch (CSV: bytes of text per block): a few int64 arrays of this length.
 _BATCH_ROWS = 1 << 18
@@ -538,3 +548,16 @@ def level_value_counts(
         for i in open_columns:
             values[names[i]].ids_of(batch.column(i))
     return {c: min(len(values[c].labels), cap) for c in names}
+
+
+def hierarchy_sample_path() -> pathlib.Path:
+    """Absolute path of the bundled ``flight_routes.parquet`` (levels :data:`HIERARCHY_SAMPLE_LEVELS`);
+    :class:`~dpgui.errors.DataError` if it is absent."""
+    path = find_resource(HIERARCHY_SAMPLE_RELATIVE_PATH)
+    if path is None:
+        looked = ", ".join(str(p) for p in resource_candidates(HIERARCHY_SAMPLE_RELATIVE_PATH))
+        raise DataError(
+            f"the hierarchy sample is missing (looked in: {looked})",
+            "reinstall dpgui, or run scripts/make_hierarchy_sample.py to regenerate it",
+        )
+    return path

@@ -12,12 +12,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from dpgui.data.hierarchy import (
+    HIERARCHY_SAMPLE_LEVELS,
     MAX_NODES_PER_LEVEL,
     PathCounts,
     count_paths,
+    hierarchy_sample_path,
     level_value_counts,
     read_prior,
 )
+from dpgui.data.sample import sample_dataset_path
 from dpgui.errors import Cancelled, DataError, ParameterError
 
 LEVELS = ["state", "county", "city"]
@@ -305,3 +308,39 @@ def test_level_value_counts_stops_early_once_every_column_is_capped(tmp_path):
     seen: list[float] = []
     assert level_value_counts(path, ["id", "x"], limit=1000, batch_rows=5000, progress=seen.append) == {"id": 1000, "x": 1000}
     assert len(seen) == 2 and seen[0] < 0.1 and seen[1] == 1.0  # one batch read, then done
+
+
+def test_bundled_hierarchy_sample_has_the_documented_levels_and_counts():
+    """resources/sample/flight_routes.parquet (see resources/sample/README.md): 336,776 flights,
+    dest_tzone → dest → route with 9, 105 and 224 nodes, strictly nested."""
+    sample = hierarchy_sample_path()
+    assert sample.parent == sample_dataset_path().parent and sample.name == "flight_routes.parquet"
+    assert sample.stat().st_size < 2_000_000
+    assert (sample.parent / "flight_routes.LICENSE").is_file()
+    assert "flight_routes.parquet" in (sample.parent / "README.md").read_text(encoding="utf-8")
+    assert HIERARCHY_SAMPLE_LEVELS == ("dest_tzone", "dest", "route")
+    result = count_paths(sample, HIERARCHY_SAMPLE_LEVELS)
+    assert result.rows == 336_776 and result.notes == ()
+    assert [result.level_value_count(level) for level in (1, 2, 3)] == [9, 105, 224]
+    # strictly nested with globally unique labels: every label has one parent path
+    for level in (2, 3):
+        labels = [p[level - 1] for p in {p[:level] for p in result.paths}]
+        assert len(labels) == len(set(labels))
+    by_level = [collections.Counter() for _ in range(3)]
+    for path, n in zip(result.paths, result.counts.tolist()):
+        for level in range(3):
+            by_level[level][path[: level + 1]] += n
+    assert by_level[0][("America/New_York",)] == 192_377 and by_level[0][("America/Anchorage",)] == 8
+    assert by_level[1][("America/Chicago", "ORD")] == 17_283
+    assert by_level[2][("America/Los_Angeles", "LAX", "JFK-LAX")] == 11_262
+    assert min(result.counts.tolist()) == 1
+    assert level_value_counts(sample, ["dest_tzone", "dest", "route", "origin", "carrier"]) == {
+        "dest_tzone": 9, "dest": 105, "route": 224, "origin": 3, "carrier": 16}
+
+
+def test_hierarchy_sample_missing_is_a_data_error(monkeypatch):
+    import dpgui.data.hierarchy as module
+
+    monkeypatch.setattr(module, "find_resource", lambda relative: None)
+    with pytest.raises(DataError, match=r"hierarchy sample is missing.*make_hierarchy_sample\.py"):
+        module.hierarchy_sample_path()
