@@ -112,6 +112,8 @@ class MainWindow(QMainWindow):
         self.start_page.openRequested.connect(self.choose_file)
         self.start_page.sampleRequested.connect(self.open_sample)
         self.start_page.recentRequested.connect(self.open_file)
+        self.start_page.hierarchySampleRequested.connect(self.open_hierarchy_sample)
+        self._after_open: Callable[[], None] | None = None  # run once the next file is open (the hierarchy sample)
         self.data_page = DataPage(self.workspace_binding)
         self.plan_page = PlanPage(self.workspace_binding)
         self.tree_view = BinTreeView()
@@ -206,6 +208,8 @@ class MainWindow(QMainWindow):
         self.open_action = action("&Open…", self.choose_file, QKeySequence.StandardKey.Open,
                                   "Open a CSV, TSV, Parquet or Excel file")
         self.sample_action = action("Open &Sample Data", self.open_sample, None, "Open the bundled NYC flights sample")
+        self.hierarchy_sample_action = action("Open &Hierarchy Sample", self.open_hierarchy_sample, None,
+                                              "Open the flights counted by time zone → airport → route")
         self.save_action = action("Save P&lan…", self.save_plan, None,
                                   "Save the public settings and plan as JSON (no data)")
         # project files (dpgui/app/project.py)
@@ -237,6 +241,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.open_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addAction(self.sample_action)
+        file_menu.addAction(self.hierarchy_sample_action)
         file_menu.addSeparator()
         file_menu.addActions([self.open_project_action, self.save_project_action, self.save_project_as_action])
         file_menu.addSeparator()
@@ -285,6 +290,23 @@ class MainWindow(QMainWindow):
             return
         self.open_file(str(path), column="distance")
 
+    def open_hierarchy_sample(self) -> None:
+        """Open the bundled hierarchical sample in the "Counts over a hierarchy" mode, its levels chosen."""
+        from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
+
+        try:
+            path = hierarchy_sample_path()
+        except DpguiError as err:
+            self._error("Sample data not found", text.friendly(err))
+            return
+
+        def choose_levels() -> None:
+            self.set_mode(True)
+            self.hierarchy.set_levels(HIERARCHY_SAMPLE_LEVELS)
+
+        self._after_open = choose_levels
+        self.open_file(str(path))
+
     def open_file(self, path: str, column: str | None = None) -> None:
         """Open a table on a worker; the window stays responsive and shows progress."""
         target = Path(path)
@@ -324,9 +346,13 @@ class MainWindow(QMainWindow):
         if info.n_rows is None:
             self._count_rows(info.path)
         self.project.data_opened()  # title; applies a project that was waiting for this file
+        after, self._after_open = self._after_open, None
+        if after is not None:
+            after()
 
     def _on_open_failed(self, path: Path, message: str) -> None:
         self._idle()
+        self._after_open = None
         self.project.data_open_failed()
         self._error("Cannot open this file", message)
 
