@@ -18,7 +18,6 @@ spent until the officer confirms the release.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +34,6 @@ from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_b
 from dpgui.app.hierarchy_result import HierarchyResultView
 from dpgui.app.hierarchy_tree import HierarchyTreeView, level_unit
 from dpgui.app.workers import Worker, WorkerPool
-from dpgui.core.hierarchy import HierarchyProjection, MAX_LEVELS
 from dpgui.core.plan import check_delta, check_epsilon
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
@@ -43,7 +41,7 @@ from dpgui.workspace.hierarchy import (
     ALLOCATION_LABELS, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS, COUNTS_FROM_DATA_WARNING, NOISE_LABELS,
     NOISE_MESSAGE, HierarchyOutcome, HierarchyRequest, HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy,
     budget_totals, check_hierarchy_budget, hierarchy_request, level_choices, load_hierarchy, plan_and_project,
-    run_hierarchy_release, set_first_cap,
+    run_hierarchy_release, set_first_cap, share_budget,
 )
 from dpgui.workspace.release import (
     FIRST_CAP_REASON, BudgetOk, FirstCapNeeded, Problem, budget_sentence, failure_budget_sentence, new_release_id,
@@ -454,9 +452,9 @@ class HierarchyMode(QWidget):
         self.compare_label = QLabel("")
         self.compare_label.setWordWrap(True)
         self.compare = QTableWidget(0, 4)
-        self.compare.setAccessibleName("Noises side by side")
-        self.compare.setHorizontalHeaderLabels(["Noise", "Weighted MSE (records²)", "Typical error per category",
-                                                "Level budgets"])
+        self.compare.setAccessibleName("Paper 004: Gaussian and multiplicative side by side")
+        self.compare.setHorizontalHeaderLabels(["Level", "Categories", "Gaussian α-RMSE (records)",
+                                                "Multiplicative α-RMSE (records)"])
         self.compare.verticalHeader().setVisible(False)
         self.compare.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.compare.horizontalHeader().setStretchLastSection(True)
@@ -513,28 +511,31 @@ class HierarchyMode(QWidget):
         self.start_planning()
 
     def _on_table_edited(self, item: QTableWidgetItem) -> None:
+        """A weight or a level budget typed in the table: plan again with it (a budget keeps its typed value,
+        the other levels share the rest of the total in their current proportions)."""
         if self._filling or item.column() not in (COL_WEIGHT, COL_BUDGET):
             return
         planned = self.state_ws.state.planned
         if planned is None:
             return
-        column = item.column()
-        values: list[float] = []
-        for row in range(self.table.rowCount()):
-            cell = self.table.item(row, column)
-            try:
-                values.append(float(parse_number(cell.text() if cell is not None else "", "value", "0.25")))
-            except DpguiError as err:
-                show_inline(self.plan_message, text.friendly(err))
-                return
-        if column == COL_WEIGHT:
-            if any(v < 0 for v in values) or not any(v > 0 for v in values):
-                show_inline(self.plan_message, "A weight is negative or all are 0: give every level a weight ≥ 0, "
-                                               "at least one above 0.")
-                return
-            self.state_ws.update_choice(weights=tuple(values))
-        else:
-            self.state_ws.update_choice(budgets=tuple(values))
+        show_inline(self.plan_message, "")
+        try:
+            value = float(parse_number(item.text(), "the value", "0.25"))
+            if item.column() == COL_WEIGHT:
+                weights = list(planned.plan.weights)
+                if value < 0:
+                    raise ParameterError(f"the weight {value:g} of level {item.row()} is negative",
+                                         "give every level a weight ≥ 0")
+                weights[item.row()] = value
+                if not any(w > 0 for w in weights):
+                    raise ParameterError("every weight is 0", "give at least one level a weight above 0")
+                self.state_ws.update_choice(weights=tuple(weights))
+            else:
+                self.state_ws.update_choice(budgets=share_budget(planned.plan, item.row(), value))
+        except DpguiError as err:
+            show_inline(self.plan_message, text.friendly(err) + " The plan is unchanged.")
+            self._show_plan()  # the table shows the plan's values again
+            return
         self.start_planning()
 
     def start_planning(self) -> None:
@@ -609,8 +610,10 @@ class HierarchyMode(QWidget):
                     rmse = (lp.mse / max(lp.nodes, 1)) ** 0.5
                     cells += [format_significant(lp.bias2), format_significant(lp.variance),
                               format_significant(lp.mse), format_significant(rmse)]
-                else:
-                    cells += ["—"] * 4
+                else:  # no counts: the noise's own variance (before the clamp and the consistency step)
+                    variance = nodes * plan.level_noise_variances()[level]
+                    cells += ["—", format_significant(variance), "—",
+                              format_significant((variance / max(nodes, 1)) ** 0.5) + " (noise)"]
                 for column, value in enumerate(cells):
                     item = QTableWidgetItem(value)
                     editable = column == COL_WEIGHT or (column == COL_BUDGET and bool(unit)
@@ -653,28 +656,35 @@ class HierarchyMode(QWidget):
         return words + f" Budgets chosen with {budgets_from}."
 
     def _show_comparison(self, planned: PlannedHierarchy) -> None:
-        alternatives = planned.alternatives
-        visible = len(alternatives) > 1
+        """With δ > 0: paper 004's projected α-mRMSE per level of the multiplicative mechanism and the Gaussian
+        baseline, side by side, and which is lower."""
+        alpha = planned.alpha
+        visible = alpha is not None
         self.compare.setVisible(visible)
         self.compare_label.setVisible(visible)
-        if not visible:
+        if alpha is None:
             return
-        self.compare_label.setText("<b>The noises side by side</b> at your ε and δ (the same tree and weights); the "
-                                   "plan uses the one in bold unless you chose another.")
-        self.compare.setRowCount(len(alternatives))
-        names = {"laplace": "Laplace", "gaussian": "Gaussian (paper 004's baseline)",
-                 "multiplicative": "Multiplicative (paper 004)"}
-        for row, (noise, projection) in enumerate(alternatives.items()):
-            total_nodes = sum(lp.nodes for lp in projection.levels)
-            typical = (sum(lp.mse for lp in projection.levels) / max(total_nodes, 1)) ** 0.5
-            budgets = ", ".join(format_significant(b) for b in projection.plan.level_budgets) or "not split by level"
-            cells = [names.get(noise, noise), f"{projection.weighted_mse:,.4g}", f"± {typical:,.1f} records", budgets]
+        gaussian, multiplicative = alpha
+        better = "multiplicative" if multiplicative.alpha_mrmse < gaussian.alpha_mrmse else "Gaussian"
+        words = (f"<b>Paper 004's comparison at your ε and δ</b>: the error beyond a {gaussian.alpha:.0%} relative "
+                 f"error (α-mRMSE, records; the worst category of each level). Lower is better: "
+                 f"<b>{better}</b> ({format_significant(gaussian.alpha_mrmse)} Gaussian, "
+                 f"{format_significant(multiplicative.alpha_mrmse)} multiplicative). {escape(multiplicative.note)}")
+        others = {k: v for k, v in planned.alternatives.items() if k != planned.plan.noise}
+        for noise, projection in others.items():
+            words += (f" With {noise} noise instead the weighted MSE would be {projection.weighted_mse:,.4g} records² "
+                      f"(this plan: {planned.alternatives[planned.plan.noise].weighted_mse:,.4g}).")
+        self.compare_label.setText(words)
+        self.compare.setRowCount(len(gaussian.levels))
+        names = ["all records", *(self.state_ws.state.loaded.hierarchy.level_names
+                                  if self.state_ws.state.loaded is not None else ())]
+        for row, (g, m) in enumerate(zip(gaussian.levels, multiplicative.levels)):
+            cells = [f"{row} · {names[row] if row < len(names) else ''}", f"{g.nodes:,}",
+                     format_significant(g.alpha_rmse), format_significant(m.alpha_rmse)]
             for column, value in enumerate(cells):
                 item = QTableWidgetItem(value)
-                if noise == planned.plan.noise:
-                    font = item.font()
-                    font.setBold(True)
-                    item.setFont(font)
+                if column >= 1:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.compare.setItem(row, column, item)
 
     # ================================================================== step 4: release
@@ -875,5 +885,3 @@ class HierarchyMode(QWidget):
 
     def shutdown(self) -> None:
         self.pool.cancel_all()
-
-    _ = (HierarchyProjection, MAX_LEVELS, replace)

@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,15 +35,18 @@ from dpgui.core.hierarchy import (
     ALLOCATIONS, CONSISTENCY_METHODS, HIERARCHY_NOISE_CHOICES, MAX_LEVELS, MIN_LEVELS, Hierarchy, HierarchyPlan,
     HierarchyProjection, HierarchyRelease, plan_hierarchy, project_hierarchy,
 )
-from dpgui.core.noise import RandomSource, SecureRandom
+from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrmse
+from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec
 from dpgui.data.hierarchy import PathCounts, count_paths, level_value_counts, read_prior
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
-from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet, Totals
 from dpgui.workspace.release import (
-    BudgetCheck, BudgetOk, FirstCapNeeded, NotEnoughBudget, RowsNotCounted, _ledger_unusable, _not_enough,
+    BudgetCheck, BudgetOk, FirstCapNeeded, _ledger_unusable, _not_enough,
 )
+
+if TYPE_CHECKING:
+    from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 
 Progress = Callable[[float, str], None]
 ShouldCancel = Callable[[], bool]
@@ -116,6 +119,7 @@ class HierarchyChoice:
     target_mse: float | None = None
     consistency: str = "auto"
     budgets: tuple[float, ...] | None = None
+    alpha: float = 0.1
 
     def __post_init__(self) -> None:
         if self.noise not in HIERARCHY_NOISE_CHOICES:
@@ -178,6 +182,7 @@ class PlannedHierarchy:
     projections: dict[str, HierarchyProjection] = field(default_factory=dict)
     alternatives: dict[str, HierarchyProjection] = field(default_factory=dict)
     note: str = ""
+    alpha: tuple[AlphaMRMSEProjection, AlphaMRMSEProjection] | None = None  # (gaussian, multiplicative), δ > 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -300,85 +305,115 @@ def load_hierarchy(data_path: Path, choice: HierarchyChoice, progress: Progress 
                            int(data.rows), prior_levels, tuple(notes))
 
 
-NEEDS_COUNTS = ("'{allocation}' needs node counts: give a public prior file, or tick "
-                "“use the confidential counts to choose the budgets”")
-
-
 def _plan(loaded: LoadedHierarchy, choice: HierarchyChoice, noise: str, consistency: str) -> HierarchyPlan:
+    """The engine's plan for ``choice`` (with ``noise`` and ``consistency``), and the officer's typed budgets."""
     privacy = choice.privacy()
-    needs_counts = choice.allocation in ("optimal", "target")
-    if needs_counts and loaded.prior_levels is None:
+    if choice.allocation in ("optimal", "target") and loaded.prior_levels is None:
         raise ParameterError(f"the allocation '{ALLOCATION_LABELS[choice.allocation]}' needs node counts",
-                             "give a public prior file, or tick “use the confidential counts to choose the budgets”, "
-                             "or choose equal budgets")
+                             "give a public prior file in step 1, or tick “use the confidential counts to choose the "
+                             "budgets”, or choose an equal budget on every level")
     plan = plan_hierarchy(loaded.hierarchy.level_sizes, privacy, noise=noise, allocation=choice.allocation,
                           weights=choice.weights, target_mse=choice.target_mse if choice.allocation == "target" else None,
-                          consistency=consistency, prior_levels=loaded.prior_levels, prior_source=loaded.prior_source)
-    if choice.budgets is not None and plan.noise != "multiplicative":
+                          consistency=consistency, prior_levels=loaded.prior_levels, prior_source=loaded.prior_source,
+                          hierarchy=loaded.hierarchy)
+    if choice.budgets is not None:
         plan = with_budgets(plan, choice.budgets)
     return plan
 
 
+TYPED_BUDGETS_NOTE = "level budgets: typed by the officer"
+
+
 def with_budgets(plan: HierarchyPlan, budgets: tuple[float, ...]) -> HierarchyPlan:
-    """``plan`` with the officer's level budgets (ε_ℓ for Laplace, ρ_ℓ for Gaussian, levels 0..L), checked:
-    one per level, none negative, the root's 0 when the root is public, and their sum within the plan's
-    total (ε, or ρ of (ε, δ)); the plan then spends what they sum to."""
-    sizes = plan.level_sizes
-    if len(budgets) != len(sizes):
-        raise ParameterError(f"{len(budgets)} level budgets for {len(sizes)} levels", "give one budget per level")
-    if any(not math.isfinite(b) or b < 0 for b in budgets):
-        raise ParameterError("a level budget is negative or not a number", "type a number ≥ 0 for every level")
-    if plan.privacy.root_public and budgets[0] != 0:
-        budgets = (0.0, *budgets[1:])
-    total = plan.privacy.epsilon if plan.noise == "laplace" else plan.privacy.rho
+    """``plan`` with the officer's level budgets (ε_ℓ for Laplace, ρ_ℓ for Gaussian noise, levels 0..L). They
+    must add up to the plan's total (ε, or the ρ of (ε, δ)) — :func:`share_budget` makes them do so after one
+    level is typed; a multiplicative plan has no level budgets and is returned unchanged."""
+    if plan.noise == "multiplicative":
+        return plan
+    if len(budgets) != len(plan.level_sizes):
+        raise ParameterError(f"{len(budgets)} level budgets for {len(plan.level_sizes)} levels",
+                             "give one budget per level")
+    notes = plan.notes if TYPED_BUDGETS_NOTE in plan.notes else (*plan.notes, TYPED_BUDGETS_NOTE)
+    return replace(plan, level_budgets=tuple(float(b) for b in budgets), notes=notes)
+
+
+def share_budget(plan: HierarchyPlan, level: int, value: float) -> tuple[float, ...]:
+    """The plan's level budgets with level ``level`` set to ``value`` and the other noised levels sharing the
+    rest of the total in their current proportions (ParameterError if ``value`` is not between 0 and the
+    total, or the level takes no budget)."""
+    total = plan.ledger_charge()[0] if plan.noise == "laplace" else plan.ledger_charge()[2]
+    unit = plan.budget_name
+    budgets = list(plan.level_budgets)
+    first = plan.privacy.first_noised_level()
+    if not budgets or level < first:
+        raise ParameterError(f"level {level} takes no budget", "change the budget of another level")
     assert total is not None
-    spent = math.fsum(budgets)
-    if spent > total * (1 + 1e-9):
-        unit = "ε" if plan.noise == "laplace" else "ρ"
-        raise ParameterError(f"the level budgets add up to {unit} = {spent:.6g}, more than the total {unit} = {total:.6g}",
-                             "lower some levels' budgets, or raise ε in the privacy settings")
-    if any(b == 0 for b in budgets[1:]):
-        raise ParameterError("a level below the root has budget 0: its counts would be pure noise",
-                             "give every level a budget above 0")
-    return replace(plan, level_budgets=tuple(float(b) for b in budgets), allocation="uniform"
-                   if plan.allocation != "uniform" else plan.allocation)
+    if not math.isfinite(value) or not 0 < value < total:
+        raise ParameterError(f"the budget {unit} = {value:g} of level {level} is not between 0 and the total "
+                             f"{unit} = {total:.4g}", f"type a number above 0 and below {total:.4g}")
+    others = [j for j in range(first, len(budgets)) if j != level]
+    rest = total - value
+    current = math.fsum(budgets[j] for j in others)
+    for j in others:
+        budgets[j] = budgets[j] * rest / current if current > 0 else rest / len(others)
+    budgets[level] = value
+    if not others:
+        budgets[level] = total
+    return tuple(budgets)
 
 
 def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress: Progress | None = None,
                      should_cancel: ShouldCancel | None = None, trials: int = 200) -> PlannedHierarchy:
-    """The plan for ``choice`` and its projected error per level, for every consistency step when the
-    choice is "auto" (the plan takes the one with the lower projected weighted MSE), and with δ > 0 the
-    other noises' projections for comparison. Without counts (no prior, no opt-in) nothing is projected
-    (the clamp's bias depends on the counts): ``note`` says so."""
+    """The plan for ``choice`` and its projected error per level (both consistency steps when the choice is
+    "auto": the plan takes the lower projected weighted MSE), with δ > 0 the other noise's projection and
+    paper 004's α-mRMSE of the multiplicative mechanism and the Gaussian baseline side by side. Without
+    counts (no prior, no opt-in) the clamp's bias is unknown: the projection is None and ``note`` says so
+    (the level noise variance is still shown by the window)."""
     if progress is not None:
         progress(0.0, "Planning the level budgets…")
-    methods = CONSISTENCY_METHODS if choice.consistency == "auto" else (choice.consistency,)
-    plan = _plan(loaded, choice, choice.noise, methods[0])
-    if loaded.prior_levels is None:
-        note = ("No projected error: it depends on the counts. Give a public prior file, or tick “use the confidential "
-                "counts to choose the budgets”, to see the projected error per level.")
-        if choice.consistency == "auto":
-            plan = replace(plan, consistency="topdown")
-        return PlannedHierarchy(plan, None, note=note)
-    projections: dict[str, HierarchyProjection] = {}
-    for method in methods:
+    plan = _plan(loaded, choice, choice.noise, choice.consistency)
+    alpha = _alpha_comparison(loaded, choice)
+    prior = loaded.prior_levels
+    if prior is None:
+        note = ("Bias² and MSE are not projected: they depend on the counts (the clamp at zero). Give a public prior "
+                "file, or tick “use the confidential counts to choose the budgets”, to see them. The variance shown is "
+                "the noise's, before the clamp and the consistency step.")
+        return PlannedHierarchy(plan, None, note=note, alpha=alpha)
+
+    def project(p: HierarchyPlan) -> HierarchyProjection:
         if should_cancel is not None and should_cancel():
             raise Cancelled("planning was cancelled", "change a setting to plan again")
-        projections[method] = project_hierarchy(replace(plan, consistency=method), loaded.prior_levels, trials=trials)
+        return project_hierarchy(p, prior, trials=trials, hierarchy=loaded.hierarchy)
+
+    methods = ("topdown", "gls") if choice.consistency == "auto" else (plan.consistency,)
+    projections = {m: project(replace(plan, consistency=m)) for m in methods}
     best = min(projections, key=lambda m: projections[m].weighted_mse)
     plan = replace(plan, consistency=best)
-    alternatives: dict[str, HierarchyProjection] = {}
+    alternatives: dict[str, HierarchyProjection] = {plan.noise: projections[best]}
     if choice.delta > 0:
-        for noise in ("laplace", "gaussian", "multiplicative"):
-            if noise == plan.noise:
-                alternatives[noise] = projections[best]
-                continue
-            try:
-                other = _plan(loaded, replace(choice, budgets=None), noise, best)
-                alternatives[noise] = project_hierarchy(other, loaded.prior_levels, trials=trials)
-            except DpguiError:
-                continue
-    return PlannedHierarchy(plan, projections[best], projections, alternatives)
+        for noise in ("laplace", "gaussian"):
+            if noise not in alternatives:
+                try:
+                    alternatives[noise] = project(_plan(loaded, replace(choice, budgets=None), noise, best))
+                except ParameterError:
+                    continue
+    return PlannedHierarchy(plan, projections[best], projections, alternatives, alpha=alpha)
+
+
+DEFAULT_ALPHA = 0.1
+
+
+def _alpha_comparison(loaded: LoadedHierarchy, choice: HierarchyChoice
+                      ) -> tuple[AlphaMRMSEProjection, AlphaMRMSEProjection] | None:
+    """Paper 004's projected α-mRMSE of the Gaussian baseline and the multiplicative mechanism (δ > 0 only)."""
+    if choice.delta <= 0:
+        return None
+    sizes, privacy = loaded.hierarchy.level_sizes, choice.privacy()
+    try:
+        return (projected_alpha_mrmse(sizes, privacy, choice.alpha, "gaussian", loaded.prior_levels),
+                projected_alpha_mrmse(sizes, privacy, choice.alpha, "multiplicative", loaded.prior_levels))
+    except DpguiError:
+        return None
 
 
 # ------------------------------------------------------------------------------------------ the release
@@ -414,10 +449,6 @@ def hierarchy_request(state: HierarchyState, dataset: str) -> HierarchyRequest |
     if not dataset.strip():
         return "Give the dataset a name in the budget ledger (step 1)."
     return HierarchyRequest(state.loaded, state.planned.plan, dataset.strip())
-
-
-class HierarchyRowsUnknown(RowsNotCounted):
-    pass
 
 
 def check_hierarchy_budget(request: HierarchyRequest, similar: tuple[str, ...] = ()) -> BudgetCheck:
@@ -524,12 +555,3 @@ def find_paths(hierarchy: Hierarchy, query: str, limit: int = 200) -> list[tuple
                 if len(found) >= limit:
                     return found
     return found
-
-
-__all__ = [
-    "CATEGORIES_PUBLISHED", "COUNTS_FROM_DATA_WARNING", "DataError", "HierarchyChoice", "HierarchyOutcome",
-    "HierarchyRequest", "HierarchyState", "HierarchyWorkspace", "LoadedHierarchy", "NodeRow", "NotEnoughBudget",
-    "PlannedHierarchy", "check_hierarchy_budget", "check_level_columns", "find_paths", "hierarchy_request",
-    "level_choices", "load_hierarchy", "node_row", "plan_and_project", "run_hierarchy_release", "with_budgets",
-]
-_ = ClassVar
