@@ -42,6 +42,7 @@ from dpgui.data.file_types import FILE_TYPE_NAMES
 from dpgui.errors import DataError, DpguiError, ParameterError
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
+    from dpgui.core.hierarchy import Hierarchy, HierarchyPlan
     from dpgui.core.plan import Plan
 
 
@@ -156,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run the whole workflow headless on the bundled sample (throw-away key and ledger); "
                              "exit 0 only if every step passed")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser,
-                                metavar="{plan,release,quantiles,verify,key,ledger,simulate}")
+                                metavar="{plan,release,quantiles,verify,key,ledger,simulate,hierarchy}")
 
     plan = sub.add_parser("plan", help="choose a tree and budgets; show projected errors (spends nothing)")
     _add_plan_options(plan)
@@ -239,6 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--lower", type=_finite_float, metavar="A")
     sim.add_argument("--upper", type=_finite_float, metavar="B")
     sim.add_argument("--n", type=_int_at_least(1, "--n 10000"), metavar="N")
+    _add_hierarchy_parser(sub)
     return parser
 
 
@@ -578,22 +580,22 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_charge(ledger: Any, dataset: str, plan: Plan) -> None:
-    """Would the release's (ε, δ, ρ) (:meth:`Plan.ledger_charge`) fit the dataset's cap? Raises the
-    ledger's refusal, before any data is read. A Gaussian release (δ > 0) on a dataset whose cap has
-    δ = 0 can never fit: that refusal names the fix (raise the cap's δ, or Laplace noise)."""
+def _check_charge(ledger: Any, dataset: str, plan: Plan | HierarchyPlan) -> None:
+    """Would the release's (ε, δ, ρ) (:meth:`Plan.ledger_charge`, :meth:`HierarchyPlan.ledger_charge`)
+    fit the dataset's cap? Raises the ledger's refusal, before any data is read. A release with δ > 0
+    on a dataset whose cap has δ = 0 can never fit: that refusal names the fix (raise the cap's δ, or
+    Laplace noise)."""
     import shlex
 
     from dpgui.report.ledger import BudgetExceeded
-    from dpgui.report.publish import check_release_budget
 
     try:
-        check_release_budget(ledger, dataset, plan)
+        ledger.check_spend(dataset, *plan.ledger_charge())  # = publish.check_release_budget for a CDF plan
     except BudgetExceeded as err:
         if err.short_of == "cap_delta":  # the ledger's refusal, with the CLI's own fix
             delta = plan.ledger_charge()[1]
             raise ParameterError(
-                f"dataset {dataset!r} has a cap with δ = 0 (pure ε-DP), and this Gaussian release needs δ = {delta:g}",
+                f"dataset {dataset!r} has a cap with δ = 0 (pure ε-DP), and this release needs δ = {delta:g}",
                 f"raise the cap's δ with `dpgui ledger cap {shlex.quote(dataset)} {err.totals.cap_epsilon:g} --delta "
                 f"{delta:g} --reason TEXT`, or release with --noise laplace") from None
         raise
@@ -930,8 +932,455 @@ def version_text() -> str:
     return "\n".join(lines)
 
 
+# ------------------------------------------------------------------ dpgui hierarchy plan|release|simulate
+HIERARCHY_NOISES_CLI = ("auto", "laplace", "gaussian", "multiplicative")  # core.hierarchy.HIERARCHY_NOISE_CHOICES
+HIERARCHY_CONSISTENCY_CLI = ("auto", "topdown", "gls", "none")
+HIERARCHY_LEVELS = (2, 4)  # core.hierarchy.MIN_LEVELS, MAX_LEVELS (spelled here so that --help stays light)
+NODE_LIST_PRIOR_ONLY = "prior file"
+NODE_LIST_DATA_ONLY = ("data: the file was read for the node list only (its categories are published); "
+                       "its counts were not used")
+NODE_LIST_DATA_COUNTS = ("data: the file was read for the node list and, with --counts-from-data, for the counts "
+                         "the optimiser uses")
+PRIOR_FILE = "prior file"
+COUNTS_OPTED_IN = "confidential data (opted in)"
+
+
+def _levels(text: str) -> tuple[str, ...]:
+    """``--levels C1,C2[,C3,C4]``: 2 to 4 distinct, non-empty column names, root level first."""
+    low, high = HIERARCHY_LEVELS
+    names = tuple(part.strip() for part in text.split(","))
+    if any(not name for name in names):
+        raise argparse.ArgumentTypeError(f"{text!r} has an empty column name; give e.g. --levels region,district")
+    if len(names) < low:
+        raise argparse.ArgumentTypeError(f"one level only ({text!r}): a hierarchy needs {low} to {high} nested columns; "
+                                         "give e.g. --levels region,district")
+    if len(names) > high:
+        raise argparse.ArgumentTypeError(f"{len(names)} levels ({text!r}): at most {high} are supported; "
+                                         "drop or merge levels, e.g. --levels state,county,tract")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(f"column {repeated[0]!r} is given twice; give each level column once")
+    return names
+
+
+def _allocation(text: str) -> tuple[str, float | None]:
+    """``--allocation uniform|optimal|target:TAU`` → (allocation, target weighted MSE or None)."""
+    if text in ("uniform", "optimal"):
+        return text, None
+    if text.startswith("target:"):
+        value = text.removeprefix("target:")
+        try:
+            tau = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value!r} is not a number; give e.g. target:1000 (the weighted MSE "
+                                             "to meet, records²)") from None
+        if not (math.isfinite(tau) and tau > 0):
+            raise argparse.ArgumentTypeError(f"the target must be a finite number > 0, got {value}; give e.g. target:1000")
+        return "target", tau
+    raise argparse.ArgumentTypeError(f"{text!r} is not uniform, optimal or target:TAU; give e.g. optimal or target:1000")
+
+
+def _weights(text: str) -> tuple[float, ...]:
+    """``--weights w0,w1,…``: one finite weight ≥ 0 per level, root first (paper 001 eq. 5)."""
+    try:
+        values = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of numbers like 1,1,1") from None
+    if any(not math.isfinite(v) or v < 0 for v in values) or not any(v > 0 for v in values):
+        raise argparse.ArgumentTypeError(f"weights must be finite, ≥ 0 and not all 0, got {text}; give e.g. 1,1,1")
+    return values
+
+
+def _add_hierarchy_options(parser: argparse.ArgumentParser) -> None:
+    low, high = HIERARCHY_LEVELS
+    parser.add_argument("--levels", type=_levels, required=True, metavar="C1,C2[,C3,C4]",
+                        help=f"{low} to {high} nested categorical columns, the top level first (each value belongs to "
+                             "one parent); a numeric column is allowed: its values become category labels")
+    parser.add_argument("--epsilon", type=_positive_float, required=True, metavar="E", help="total privacy budget ε > 0")
+    parser.add_argument("--delta", type=_delta, metavar="D",
+                        help="total δ, 0 ≤ δ < 1 (default 0: pure ε-DP); gaussian and multiplicative noise need δ > 0")
+    parser.add_argument("--noise", choices=HIERARCHY_NOISES_CLI, default="auto",
+                        metavar="laplace|gaussian|multiplicative|auto",
+                        help="auto (default): the noise with the lower projected error (Laplace when δ = 0)")
+    parser.add_argument("--allocation", type=_allocation, default=("uniform", None), metavar="uniform|optimal|target:TAU",
+                        help="level budgets: uniform (default), optimal (least weighted MSE within ε, paper 001 "
+                             "program 6; needs node counts), target:TAU (least ε whose weighted MSE is ≤ TAU, "
+                             "program 7; needs node counts)")
+    parser.add_argument("--weights", type=_weights, metavar="w0,w1,…",
+                        help="the weight of each level in the weighted MSE, root first (default: equal)")
+    parser.add_argument("--consistency", choices=HIERARCHY_CONSISTENCY_CLI, default="auto",
+                        help="topdown (paper 001 program 8), gls (best linear unbiased, then integer), none "
+                             "(each count clamped at 0); auto (default): the lower projected error")
+    parser.add_argument("--neighbours", "--neighbors", choices=("change", "addremove"), default="change",
+                        help="change: N is public (default); addremove: N is private")
+    parser.add_argument("--records-per-person", type=_int_at_least(1, "--records-per-person 1"), default=1,
+                        metavar="L", help="maximum records one person contributes (default 1)")
+    parser.add_argument("--counts-from-data", action="store_true",
+                        help="let the optimiser use the confidential counts of the data (recorded in the manifest); "
+                             "by default it uses only the public --prior")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _add_hierarchy_parser(sub: Any) -> None:
+    hier = sub.add_parser("hierarchy", help="counts over a categorical hierarchy of 2 to 4 nested columns")
+    hier_sub = hier.add_subparsers(dest="hierarchy_command", parser_class=_Parser, metavar="{plan,release,simulate}",
+                                   required=True)
+    plan = hier_sub.add_parser("plan", help="level budgets and the projected error per level (spends nothing)")
+    source = plan.add_mutually_exclusive_group(required=True)
+    source.add_argument("--input", metavar="INPUT", help=f"a {FILE_TYPE_NAMES} file: read for its node list only "
+                        "(its counts only with --counts-from-data)")
+    source.add_argument("--prior", metavar="PRIOR.csv", help="a public prior: the level columns and a count column "
+                        "(or raw rows); gives the node list and the counts")
+    _add_hierarchy_options(plan)
+
+    rel = hier_sub.add_parser("release", help="release the count of every node (spends ε)")
+    rel.add_argument("input", metavar="INPUT", help=f"a {FILE_TYPE_NAMES} file")
+    rel.add_argument("--prior", metavar="PRIOR.csv", help="a public prior: the node list (every path of the data must "
+                     "be in it) and the counts the optimiser uses; without it, the data's categories are published "
+                     "as the node list")
+    _add_hierarchy_options(rel)
+    rel.add_argument("--dataset", metavar="ID", help="required: the budget ledger's name for the data (see "
+                     "'dpgui release --help'); set its cap first with 'dpgui ledger cap ID EPSILON'")
+    rel.add_argument("--new-dataset", action="store_true",
+                     help="confirm that ID is different data even though the file looks like another dataset's")
+    rel.add_argument("--out", metavar="OUT.csv", help="write the released CSV only (unsigned); an existing file "
+                     "only with --force")
+    rel.add_argument("--force", action="store_true", help="let --out replace an existing file (never the input)")
+    rel.add_argument("--bundle", metavar="DIR", help="write a signed bundle (CSV, PDF, manifest, signature) into DIR")
+    rel.add_argument("--key", metavar="NAME.key", help="secret key that signs the bundle (see 'dpgui key create')")
+    rel.add_argument("--passphrase-file", metavar="F", help="file whose first line is the key's passphrase")
+    rel.add_argument("--name", metavar="NAME", help="bundle file name stem (default: dataset-levels-time-id)")
+
+    sim = hier_sub.add_parser("simulate", help="Monte-Carlo error per level, next to the projection (insecure noise)")
+    source = sim.add_mutually_exclusive_group(required=True)
+    source.add_argument("--input", metavar="INPUT", help=f"simulate on this {FILE_TYPE_NAMES} file")
+    source.add_argument("--prior", metavar="PRIOR.csv", help="or on the counts of a prior file")
+    _add_hierarchy_options(sim)
+    sim.add_argument("--trials", type=_int_at_least(1, "--trials 200"), required=True, metavar="R",
+                     help="number of simulated releases")
+    sim.add_argument("--seed", type=_int_at_least(0, "--seed 1"), metavar="S")
+
+
+def _hierarchy_tree(counts: Any) -> tuple[Hierarchy, np.ndarray]:
+    """The hierarchy of path counts (:class:`dpgui.data.hierarchy.PathCounts`) and its leaf counts
+    (int64, in the hierarchy's leaf order). A value under two parents is a DataError with the fix."""
+    from dpgui.core.hierarchy import Hierarchy
+
+    hierarchy = Hierarchy.from_paths(counts.level_names, counts.paths)
+    return hierarchy, _leaf_counts(hierarchy, counts)
+
+
+def _leaf_counts(hierarchy: Hierarchy, counts: Any) -> np.ndarray:
+    """The count of every leaf of ``hierarchy`` from path counts; a path that is not a leaf of it is a
+    DataError naming the first few (from :meth:`Hierarchy.leaf_index`). O(paths)."""
+    leaves = np.zeros(hierarchy.level_sizes[-1], dtype=np.int64)
+    if len(counts.paths):
+        np.add.at(leaves, hierarchy.leaf_index(counts.paths), np.asarray(counts.counts, dtype=np.int64))
+    return leaves
+
+
+def _hierarchy_privacy(args: argparse.Namespace) -> Any:
+    from dpgui.core.plan import PrivacySpec
+
+    return PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0)
+
+
+def _hierarchy_plan(args: argparse.Namespace, hierarchy: Hierarchy, prior_levels: tuple[np.ndarray, ...] | None,
+                    prior_source: str) -> HierarchyPlan:
+    """The plan of the command's options for ``hierarchy`` (its level sizes only: public)."""
+    from dpgui.core.hierarchy import plan_hierarchy
+
+    allocation, target = args.allocation
+    if allocation != "uniform" and prior_levels is None:
+        _hierarchy_plan_needs_counts(args)
+    return plan_hierarchy(hierarchy.level_sizes, _hierarchy_privacy(args), noise=args.noise, allocation=allocation,
+                          weights=args.weights, target_mse=target, consistency=args.consistency,
+                          prior_levels=prior_levels, prior_source=prior_source)
+
+
+def _budget_unit(plan: HierarchyPlan) -> str | None:
+    return {"laplace": "epsilon", "gaussian": "rho"}.get(plan.noise)
+
+
+def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: str, counts: str,
+                         projection: Any, notes: Sequence[str]) -> dict[str, Any]:
+    """What ``plan``/``release --json`` print about the plan: the levels, the node list's source, the
+    level budgets (ε_ℓ for Laplace, ρ_ℓ for Gaussian, root first; the root's is 0 under change), the
+    charge, and the projected bias², variance and MSE per level (sums over the level's nodes)."""
+    from dpgui.report.hierarchy_bundle import charge_json, projection_json
+
+    return {
+        "levels": list(hierarchy.level_names),
+        "level_sizes": [int(n) for n in hierarchy.level_sizes],
+        "nodes": int(hierarchy.n_nodes),
+        "node_list_source": node_list,
+        "prior_source": plan.prior_source,
+        "counts_from_data": plan.prior_source == COUNTS_OPTED_IN,
+        "noise": plan.noise,
+        "budget_unit": _budget_unit(plan),
+        "level_budgets": [float(b) for b in plan.level_budgets],
+        "allocation": plan.allocation,
+        "consistency": plan.consistency,
+        "charge": charge_json(plan),
+        "plan": plan.to_json(),
+        "projected": projection_json(projection, counts),
+        "notes": list(notes),
+    }
+
+
+def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierarchy, Any, np.ndarray | None, str, str,
+                                                                          tuple[str, ...]]:
+    """For ``plan`` and ``simulate``: the hierarchy, its prior levels (or None), the truth's leaf counts
+    (``counting``: simulate needs them), the node list's and the counts' sources and notes."""
+    from dpgui.data.hierarchy import count_paths, read_prior
+
+    if args.prior is not None:
+        if args.counts_from_data:
+            raise ParameterError("--counts-from-data needs --input (the data), not --prior",
+                                 "leave out --counts-from-data: the prior's counts are used")
+        prior = read_prior(args.prior, args.levels)
+        hierarchy, leaves = _hierarchy_tree(prior)
+        return hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_PRIOR_ONLY, PRIOR_FILE, tuple(prior.notes)
+    data = count_paths(args.input, args.levels)
+    hierarchy, leaves = _hierarchy_tree(data)
+    if args.counts_from_data:
+        return hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_DATA_COUNTS, COUNTS_OPTED_IN, tuple(data.notes)
+    return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, "none", tuple(data.notes)
+
+
+def _projection_counts_text(prior_source: str) -> str:
+    return {PRIOR_FILE: "the prior's counts", COUNTS_OPTED_IN: "the data's counts (opted in)"}.get(
+        prior_source, "no counts (the clamp's bias is not known without counts: bias² is that of large counts)")
+
+
+def _note_lines(command: str, notes: Sequence[str]) -> None:
+    for note in notes:
+        print(f"dpgui hierarchy {command}: note: {note}", file=sys.stderr)
+
+
+def cmd_hierarchy_plan(args: argparse.Namespace) -> int:
+    from dpgui.core.hierarchy import project_hierarchy
+
+    hierarchy, prior_levels, _, node_list, prior_source, notes = _hierarchy_sources(args, counting=False)
+    plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source)
+    projection = project_hierarchy(plan, prior_levels)
+    report = _hierarchy_plan_json(plan, hierarchy, node_list, _projection_counts_text(prior_source), projection, notes)
+    if args.json:
+        _print(report, True)
+    else:
+        print(hierarchy_plan_text(report))
+    _note_lines("plan", notes)
+    return 0
+
+
+def hierarchy_plan_text(report: dict[str, Any]) -> str:
+    """A hierarchy plan in words: levels, node list source, budgets per level and the projected error."""
+    unit = {"epsilon": "ε", "rho": "ρ"}.get(report["budget_unit"] or "", "")
+    charge = report["charge"]
+    lines = [
+        f"Plan for counts over {' > '.join(report['levels'])} ({report['nodes']:,} nodes, "
+        f"{', '.join(f'{n:,}' for n in report['level_sizes'])} per level), {report['noise']} noise, "
+        f"{report['allocation']} allocation, {report['consistency']} consistency",
+        f"  node list: {report['node_list_source']}; optimiser counts: {report['prior_source']}",
+        f"  charge: ε = {charge['epsilon']:g}" + (f", δ = {charge['delta']:g}" if charge["delta"] > 0 else "")
+        + (f", ρ = {charge['rho']:.4g}" if charge["rho"] is not None else ""),
+        f"  {'level':<8}{'nodes':>10}{'budget':>14}{'bias²':>14}{'variance':>14}{'MSE':>14}",
+    ]
+    budgets = report["level_budgets"] or [None] * len(report["projected"]["levels"])
+    for row, budget in zip(report["projected"]["levels"], budgets):
+        shown = "-" if budget is None else f"{unit} {budget:.4g}"
+        lines.append(f"  {row['level']:<8}{row['nodes']:>10,}{shown:>14}{row['bias2']:>14.4g}{row['variance']:>14.4g}"
+                     f"{row['mse']:>14.4g}")
+    lines.append(f"  weighted MSE {report['projected']['weighted_mse']:.4g} ({report['projected']['method']}; at "
+                 f"{report['projected']['counts']}); sums over each level's nodes, records²")
+    return "\n".join(lines)
+
+
+def _provisional_charge(args: argparse.Namespace) -> tuple[float, float, float | None]:
+    """The least (ε, δ, ρ) the release can charge, for the ledger check before the data is read when
+    the plan needs the data (its node list or, opted in, its counts): the exact charge is checked
+    again once the plan is made, and by the spend itself."""
+    from dpgui.core.accounting import zcdp_rho
+
+    privacy = _hierarchy_privacy(args)
+    if args.noise == "gaussian" and privacy.rho is not None:
+        return privacy.epsilon, privacy.delta, privacy.rho
+    if args.noise == "multiplicative":
+        return privacy.epsilon, privacy.delta, None
+    return privacy.epsilon, 0.0, zcdp_rho(privacy.epsilon, 0.0)
+
+
+def cmd_hierarchy_release(args: argparse.Namespace) -> int:
+    from dpgui.core.hierarchy import project_hierarchy
+    from dpgui.core.noise import SecureRandom
+    from dpgui.data.hierarchy import count_paths, read_prior
+    from dpgui.data.readers import check_data_file
+    from dpgui.report.files import sha256_regular_file
+    from dpgui.report.hierarchy_bundle import (
+        NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, default_hierarchy_bundle_name, projection_json, write_hierarchy_csv,
+    )
+    from dpgui.report.hierarchy_publish import hierarchy_charge_text, sign_hierarchy_release, spend_and_release_hierarchy
+    from dpgui.report.keystore import load_secret_key
+    from dpgui.report.ledger import Ledger
+    from dpgui.workspace.release import new_release_id
+
+    # Everything that can fail is checked before the budget is spent (cmd_release's order).
+    check_data_file(args.input)
+    if args.dataset is None:
+        raise ParameterError("--dataset is missing: the budget ledger adds up ε per dataset name, and a file name is "
+                             "not one", "give --dataset ID, the same name for every file about these people "
+                             "(see 'dpgui ledger show')")
+    if args.out is None and args.bundle is None:
+        raise ParameterError("nowhere to write the release", "give --bundle DIR --key NAME.key (signed) or --out OUT.csv")
+    if args.bundle is not None and args.key is None:
+        raise ParameterError("--bundle needs a signing key", "give --key NAME.key (create one with 'dpgui key create NAME')")
+    if args.force and args.out is None:
+        raise ParameterError("--force only applies to --out", "leave --force out (a bundle is never overwritten)")
+    if args.prior is not None and args.counts_from_data:
+        raise ParameterError("--counts-from-data and --prior both give the optimiser its counts",
+                             "leave out one: --prior (public counts) or --counts-from-data (the data's own counts)")
+    _check_outputs(args)
+    dataset = args.dataset
+    # The public prior: the node list and the optimiser's counts, read before the ledger is asked.
+    hierarchy: Hierarchy | None = None
+    prior_levels: tuple[np.ndarray, ...] | None = None
+    prior_name = prior_sha256 = None
+    notes: tuple[str, ...] = ()
+    plan: HierarchyPlan | None = None
+    if args.prior is not None:
+        prior = read_prior(args.prior, args.levels)
+        hierarchy, prior_leaves = _hierarchy_tree(prior)
+        prior_levels = hierarchy.aggregate(prior_leaves)
+        prior_name, prior_sha256 = Path(args.prior).name, sha256_regular_file(args.prior, "prior file")
+        notes = tuple(prior.notes)
+        plan = _hierarchy_plan(args, hierarchy, prior_levels, PRIOR_FILE)  # the whole plan before the data
+    elif args.allocation[0] != "uniform" and not args.counts_from_data:
+        _hierarchy_plan_needs_counts(args)
+    key = None
+    if args.bundle is not None:
+        key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
+        from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
+    with Ledger() as ledger:
+        # No cap, or too little left: refused before the data is read (with the exact plan when the
+        # prior gives it, else with the least charge this release can have).
+        if plan is not None:
+            _check_charge(ledger, dataset, plan)
+        else:
+            ledger.check_spend(dataset, *_provisional_charge(args))
+        data = count_paths(args.input, args.levels)
+        _check_dataset_identity(ledger, dataset, args.input, data.rows, args.new_dataset)
+        notes = tuple(dict.fromkeys(notes + tuple(data.notes)))
+        if hierarchy is None:  # the data's categories are the (published) node list
+            hierarchy, leaves = _hierarchy_tree(data)
+        else:  # every path of the data must be in the prior's tree
+            leaves = _leaf_counts(hierarchy, data)
+        if plan is None:
+            if args.counts_from_data:
+                prior_levels = hierarchy.aggregate(leaves)
+            plan = _hierarchy_plan(args, hierarchy, prior_levels, COUNTS_OPTED_IN if args.counts_from_data else "none")
+            _check_charge(ledger, dataset, plan)
+        args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
+        result, info = spend_and_release_hierarchy(
+            ledger, dataset, hierarchy, leaves, plan, SecureRandom(),
+            node_list_source=NODE_LIST_FROM_PRIOR if args.prior is not None else NODE_LIST_FROM_DATA,
+            counts_from_data=bool(args.counts_from_data), prior_name=prior_name, prior_sha256=prior_sha256,
+            notes=notes, release_id=args.release_id)
+        # The projection published with the release: at the prior's counts, else at the released counts
+        # (post-processing: public), never at the confidential counts.
+        counts_text = "the prior's counts" if prior_levels is not None and args.prior is not None else "the released counts"
+        projection = project_hierarchy(plan, prior_levels if args.prior is not None else result.counts)
+        projected = projection_json(projection, counts_text)
+        outputs: dict[str, str] = {}
+        try:
+            if args.out is not None:
+                outputs["csv"] = str(write_hierarchy_csv(result, args.out))
+            if key is not None:
+                name = args.name or default_hierarchy_bundle_name(info, hierarchy.level_names)
+                pdf = render_hierarchy_pdf(result, info, projected, key.public_key.key_id_hex)
+                paths = sign_hierarchy_release(ledger, args.bundle, name, result, info, pdf, key, projected)
+                outputs["bundle"] = str(paths.manifest)
+        except Exception as err:  # past the spend, any failure must say that ε was spent
+            written = f"{' and '.join(outputs.values())} was written" if outputs else "nothing was written"
+            raise DpguiError(f"{hierarchy_charge_text(plan)} was spent (ledger release {info.release_id}) but the "
+                             f"output could not be written: {err}; {written}", "fix the folder and release again") from err
+    node_list = NODE_LIST_PRIOR_ONLY if args.prior is not None else (
+        "data (declared public: its categories are published as the node list)")
+    summary = _hierarchy_plan_json(plan, hierarchy, node_list, counts_text, projection, notes)
+    summary.update({
+        "outputs": outputs,
+        "dataset": dataset,
+        "release_id": info.release_id,
+        "secure_noise": info.secure,
+        "n_released": int(np.asarray(result.counts[0])[0]),
+        "n_public": bool(plan.privacy.root_public),
+    })
+    if args.json:
+        _print(summary, True)
+    else:
+        print(f"released {hierarchy.n_nodes:,} node counts over {' > '.join(hierarchy.level_names)} to "
+              f"{' and '.join(outputs.values())} ({hierarchy_charge_text(plan)} from dataset {dataset!r}, {plan.noise} "
+              f"noise, {plan.privacy.neighbours} neighbours, {plan.consistency} consistency; node list: {node_list})")
+    _note_lines("release", notes)
+    return 0
+
+
+def _hierarchy_plan_needs_counts(args: argparse.Namespace) -> None:
+    allocation, target = args.allocation
+    shown = allocation if target is None else f"target:{target:g}"
+    raise ParameterError(f"--allocation {shown} needs node counts, and none were given",
+                         "give --prior PRIOR.csv (public counts), or --counts-from-data (the data's own counts; "
+                         "recorded in the manifest), or use --allocation uniform")
+
+
+def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
+    from dpgui.core.hierarchy import project_hierarchy, simulate_hierarchy
+    from dpgui.report.hierarchy_bundle import projection_json
+
+    seed = args.seed if args.seed is not None else secrets.randbits(63)
+    hierarchy, prior_levels, leaves, node_list, prior_source, notes = _hierarchy_sources(args, counting=True)
+    assert leaves is not None
+    plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source)
+    truth = hierarchy.aggregate(leaves)
+    empirical = simulate_hierarchy(hierarchy, leaves, plan, trials=args.trials, seed=seed)
+    projected = project_hierarchy(plan, truth)
+    report = _hierarchy_plan_json(plan, hierarchy, node_list, "the simulated data's counts", projected, notes)
+    report.update({
+        "trials": args.trials,
+        "seed": seed,
+        "insecure_seeded_noise": True,
+        "empirical": projection_json(empirical, "the simulated data's counts"),
+        "side_by_side": [
+            {"level": int(e.level), "nodes": int(e.nodes),
+             "empirical": {"bias2": float(e.bias2), "variance": float(e.variance), "mse": float(e.mse)},
+             "projected": {"bias2": float(p.bias2), "variance": float(p.variance), "mse": float(p.mse)}}
+            for e, p in zip(empirical.levels, projected.levels)],
+    })
+    if args.json:
+        _print(report, True)
+    else:
+        lines = [f"Simulated {args.trials:,} releases (seed {seed}, INSECURE seeded noise: for study only, never "
+                 "publish)", f"  {'level':<8}{'nodes':>10}{'MSE simulated':>16}{'MSE projected':>16}"
+                 f"{'bias² sim.':>14}{'bias² proj.':>14}"]
+        for row in report["side_by_side"]:
+            e, p = row["empirical"], row["projected"]
+            lines.append(f"  {row['level']:<8}{row['nodes']:>10,}{e['mse']:>16.4g}{p['mse']:>16.4g}{e['bias2']:>14.4g}"
+                         f"{p['bias2']:>14.4g}")
+        print("\n".join(lines))
+    _note_lines("simulate", notes)
+    return 0
+
+
+HIERARCHY_COMMANDS = {"plan": cmd_hierarchy_plan, "release": cmd_hierarchy_release, "simulate": cmd_hierarchy_simulate}
+
+
+def cmd_hierarchy(args: argparse.Namespace) -> int:
+    """``dpgui hierarchy plan|release|simulate``."""
+    return HIERARCHY_COMMANDS[args.hierarchy_command](args)
+
+
 COMMANDS = {"plan": cmd_plan, "release": cmd_release, "quantiles": cmd_quantiles, "verify": cmd_verify,
-            "key": cmd_key, "ledger": cmd_ledger, "simulate": cmd_simulate}
+            "key": cmd_key, "ledger": cmd_ledger, "simulate": cmd_simulate, "hierarchy": cmd_hierarchy}
 
 
 def _no_desktop() -> bool:
@@ -967,7 +1416,8 @@ def _spent_note(args: argparse.Namespace) -> str:
     """After an interrupted release: whether the ledger recorded its spend (asked, not assumed)."""
     release_id = getattr(args, "release_id", None)
     if release_id is None:
-        return " and nothing was spent" if args.command == "release" else ""
+        releasing = args.command == "release" or getattr(args, "hierarchy_command", None) == "release"
+        return " and nothing was spent" if releasing else ""
     try:
         from dpgui.report.ledger import Ledger
 

@@ -281,11 +281,19 @@ def write_bundle(directory: str | os.PathLike[str], name: str, release: Release,
     paths = check_bundle_target(directory, name)
     csv_bytes = release_csv_text(release).encode("utf-8")
     manifest = build_manifest(release, info, name, csv_bytes, pdf_bytes, key.public_key.key_id_hex)
+    return write_signed_files(paths, info.release_id, csv_bytes, pdf_bytes, manifest, key)
+
+
+def write_signed_files(paths: BundlePaths, release_id: str, csv_bytes: bytes, pdf_bytes: bytes,
+                       manifest: dict[str, Any], key: SecretKey) -> BundlePaths:
+    """Sign ``manifest`` and write the four files of any kind of bundle in the crash-safe order of the
+    module docstring (``paths`` from :func:`check_bundle_target`). The manifest is checked against
+    the schema first (a failure is a bug: never sign what the verifier would reject)."""
     problems = schema_problems(manifest)
     if problems:  # a bug, not a user error: never sign a manifest that the verifier would reject
         raise RuntimeError(f"manifest does not satisfy its schema: {problems[0]}")
     body = manifest_bytes(manifest)
-    trusted = f"dpgui release {info.release_id} file:{paths.manifest.name} signed:{_utc_text(datetime.now(timezone.utc))}"
+    trusted = f"dpgui release {release_id} file:{paths.manifest.name} signed:{_utc_text(datetime.now(timezone.utc))}"
     signature = key.sign(body, trusted).encode("utf-8")
     contents = {paths.csv: csv_bytes, paths.pdf: pdf_bytes, paths.signature: signature, paths.manifest: body}
     temporary: dict[Path, str] = {}

@@ -1,0 +1,279 @@
+"""The human-readable PDF of a hierarchy release (counts over 2–4 nested categorical columns).
+
+Two A4 pages, drawn with Qt's PDF writer like the CDF report (:mod:`dpgui.app.pdf_report`, whose
+page layout, styles, privacy wording and verification text are reused): (1) what was released,
+the parameters and the projected error per level (bias², variance and MSE, budgets), the top
+level's released counts with their 95 % intervals; (2) how to read it, with the verification
+commands. Public values only: the released counts and intervals, the node list, the plan and its
+projection (computed at a public prior's counts or at the released counts), the
+:class:`~dpgui.report.hierarchy_bundle.HierarchyReleaseInfo` labels. Works headless.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QPointF, QRectF, Qt
+from PySide6.QtGui import QPageLayout, QPageSize, QPainter, QPdfWriter, QPen
+
+from dpgui import __version__
+from dpgui.app.pdf_charts import GREY, GRID, RESOLUTION, Canvas
+from dpgui.app.pdf_report import (
+    _STYLE, _TABLE, CONVERSION_WORDS, MARGIN_MM, MINISIGN_COMMAND, PDF_CREATOR, TEST_BANNER, TEST_BANNER_DETAIL,
+    VERIFY_COMMAND, _code, _draw_html, _e, _rows, _utc, delta_meaning, ensure_gui_application, privacy_budget_text,
+)
+from dpgui.app.text import NEIGHBOURS_LABELS
+from dpgui.formatting import format_delta, format_epsilon, format_level_budget, format_number, format_significant
+from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
+
+if TYPE_CHECKING:
+    from dpgui.core.hierarchy import HierarchyPlan, HierarchyRelease
+    from dpgui.core.plan import Plan
+
+__all__ = ["HIERARCHY_PAGE_COUNT", "render_hierarchy_pdf"]
+
+HIERARCHY_PAGE_COUNT = 2
+PDF_TITLE = "Differentially private counts over a hierarchy"
+TOP_LEVEL_ROWS = 30  # the top level's nodes listed on page 1 (the CSV holds every node)
+NOISE_WORDS = {
+    "laplace": "Exact discrete Laplace noise (whole numbers), one budget ε per level (paper 001)",
+    "gaussian": "Exact discrete Gaussian noise (whole numbers), one budget ρ per level (zCDP; paper 004, Corollary 2.7)",
+    "multiplicative": "Sparse vector with truncated Laplace noise, multiplicative and additive guarantee "
+                      "(paper 004, Algorithms 1–2)",
+}
+CONSISTENCY_WORDS = {
+    "topdown": "Top-down: from the root, each node's children were made non-negative whole numbers that add up "
+               "exactly to their parent's released count (paper 001, program 8)",
+    "gls": "Generalised least squares on the whole tree (the best linear unbiased estimate), then made non-negative "
+           "whole numbers adding up exactly to their parent, top-down",
+    "none": "None: each node is its own noisy count, clamped at 0 (parents need not equal the sum of their children)",
+}
+
+
+def _privacy_text(plan: HierarchyPlan) -> str:
+    """The privacy budget in words: the CDF report's wording for Laplace and Gaussian noise (it reads
+    only the plan's noise and privacy), its own sentence for the multiplicative mechanism."""
+    privacy = plan.privacy
+    if plan.noise == "multiplicative":
+        return (f"ε = {format_epsilon(privacy.epsilon)} and δ = {format_delta(privacy.delta)} ((ε, δ)-differential "
+                "privacy by the composition of paper 004's Algorithms 1–2)")
+    return privacy_budget_text(cast("Plan", plan))
+
+
+def _delta_words(plan: HierarchyPlan) -> str:
+    if plan.noise == "multiplicative":
+        delta = format_delta(plan.privacy.delta)
+        return (f"δ = {delta}: beyond the factor e^ε, the probability of any published result may differ by at most "
+                f"{delta} between two tables that differ in one person's records.")
+    return delta_meaning(cast("Plan", plan))
+
+
+def _budget_cell(plan: HierarchyPlan, level: int) -> str:
+    budgets = plan.level_budgets
+    if not budgets:
+        return "—"
+    budget = float(budgets[level])
+    name = "ρ" if plan.noise == "gaussian" else "ε"
+    if budget <= 0:
+        return "0 (exact: N is public)" if level == 0 and plan.privacy.root_public else "0 (not released)"
+    return f"{name} = {format_level_budget(budget)}"
+
+
+def _level_rows(release: HierarchyRelease, projection: dict[str, Any]) -> list[tuple[str, ...]]:
+    """One row per level: level, name, nodes, budget, projected bias², variance, MSE (sums over the
+    level's nodes) and the root-mean-square error of one node."""
+    names = ("all records", *release.hierarchy.level_names)
+    rows = []
+    for entry in projection["levels"]:
+        level, nodes = int(entry["level"]), int(entry["nodes"])
+        rms = math.sqrt(max(float(entry["mse"]), 0.0) / max(nodes, 1))
+        rows.append((str(level), _e(names[level] if level < len(names) else level), format_number(nodes),
+                     _e(_budget_cell(release.plan, level)), format_significant(float(entry["bias2"]), 3),
+                     format_significant(float(entry["variance"]), 3), format_significant(float(entry["mse"]), 3),
+                     "± " + format_significant(rms, 3)))
+    return rows
+
+
+def _top_level_rows(release: HierarchyRelease) -> list[tuple[str, ...]]:
+    counts = np.asarray(release.counts[1])
+    lower, upper = np.asarray(release.lower[1]), np.asarray(release.upper[1])
+    labels = release.hierarchy.labels[0]
+    return [(_e(labels[i]), format_number(int(counts[i])), f"{format_number(float(lower[i]))} – "
+             f"{format_number(float(upper[i]))}") for i in range(min(len(labels), TOP_LEVEL_ROWS))]
+
+
+def _banner(info: HierarchyReleaseInfo) -> str:
+    if info.secure:
+        return ""
+    return (f'<table width="100%" cellpadding="6" cellspacing="0" bgcolor="#FDECEE">'
+            f'<tr><td><p class="banner" style="font-size: 13pt;">{_e(TEST_BANNER)}</p>'
+            f'<p>{_e(TEST_BANNER_DETAIL)}</p></td></tr></table>')
+
+
+def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projection: dict[str, Any],
+                key_id: str | None) -> str:
+    plan = release.plan
+    privacy = plan.privacy
+    hierarchy = release.hierarchy
+    root = int(np.asarray(release.counts[0])[0])
+    total = (f"{format_number(root)} (public, published exactly)" if privacy.root_public
+             else f"{format_number(root)} (released with noise: N is private)")
+    counts_source = {"prior file": "a public prior file" + (f" ({_e(info.prior_name)})" if info.prior_name else ""),
+                     "confidential data (opted in)": "the confidential data: the officer opted in, and this is "
+                     "recorded in the manifest", "none": "none (uniform budgets need no counts)"}
+    facts = [
+        ("Data set", _e(info.dataset)),
+        ("Released", _e(_utc(info.created_utc)) + " (when the noise was drawn)"),
+        ("Release id", _e(info.release_id)),
+        ("Signed by", f"key {_e(key_id)}" if key_id else "not signed (the files' origin cannot be checked)"),
+    ]
+    parameters = [
+        ("Levels", " &gt; ".join(_e(n) for n in hierarchy.level_names) + " ("
+         + ", ".join(format_number(int(n)) for n in hierarchy.level_sizes[1:]) + " categories)"),
+        ("Node list", "from a public prior file" if info.node_list_source == "prior file" else
+         "from the data: its categories were declared public and are published"),
+        ("Counts for the budgets", counts_source.get(plan.prior_source, _e(plan.prior_source))),
+        ("Noise", _e(NOISE_WORDS.get(plan.noise, plan.noise)) + (
+            "" if info.secure else " — seeded test generator, NOT secure")),
+        ("Privacy budget", _e(_privacy_text(plan))),
+        ("Budgets per level", f"{_e(plan.allocation)} allocation"
+         + (f" (target weighted MSE {format_significant(plan.target_mse, 3)})" if plan.target_mse else "")
+         + "; weights " + ", ".join(format_significant(float(w), 3) for w in plan.weights)),
+        ("Protection model", _e(NEIGHBOURS_LABELS.get(privacy.neighbours, privacy.neighbours))
+         + (f"; up to {privacy.records_per_person} records per person" if privacy.records_per_person > 1 else "")),
+        ("Consistency", _e(CONSISTENCY_WORDS.get(plan.consistency, plan.consistency))),
+        ("Number of records N", total),
+    ]
+    out = ["<html>", _STYLE, "<body>", _banner(info), f"<h1>{_e(PDF_TITLE)}</h1>",
+           '<table width="100%" cellpadding="3" cellspacing="0">']
+    out += [f'<tr><td width="22%" class="key">{k}</td><td>{v}</td></tr>' for k, v in facts]
+    out.append("</table><h2>What was released</h2>")
+    path = " &gt; ".join(_e(n) for n in hierarchy.level_names)
+    out.append(f"<p>The number of records in every category of the hierarchy {path}"
+               f" ({format_number(hierarchy.n_nodes)} nodes, the root included), each with random noise added to "
+               "protect the people in the data; the CSV file of this bundle lists every node with its 95 % "
+               "interval. The parameters, all fixed before the noise was drawn:</p>")
+    out.append(_TABLE)
+    out += _rows(parameters, "26%")
+    out.append("</table><h2>Projected error per level</h2>")
+    out.append(f"<p>Sums over each level's nodes, in records² (computed at {_e(projection.get('counts', 'the counts'))}"
+               f"; {_e(projection.get('method', ''))}): the squared bias of the non-negativity clamp, the variance "
+               "of the noise, their sum (the mean squared error, MSE), and the typical error of one node (the square "
+               f"root of the MSE per node). Weighted MSE across levels: "
+               f"{format_significant(float(projection.get('weighted_mse', 0.0)), 4)}.</p>")
+    out.append('<table width="100%" cellpadding="4" cellspacing="0"><tr><th>Level</th><th>Name</th>'
+               '<th align="right">Nodes</th><th align="right">Budget</th><th align="right">Bias²</th>'
+               '<th align="right">Variance</th><th align="right">MSE</th><th align="right">Per node</th></tr>')
+    out += _rows(_level_rows(release, projection), "", 2)
+    out.append("</table>")
+    top = hierarchy.level_sizes[1]
+    out.append(f"<h2>Released counts of {_e(hierarchy.level_names[0])}</h2>")
+    out.append(f"<p>{'The first ' + str(TOP_LEVEL_ROWS) + ' of ' if top > TOP_LEVEL_ROWS else ''}"
+               f"{format_number(int(top))} categories; the true count lies in the interval with at least 95 % "
+               "probability.</p>")
+    out.append('<table width="70%" cellpadding="4" cellspacing="0"><tr><th>Category</th>'
+               '<th align="right">Released count</th><th align="right">95 % interval</th></tr>')
+    out += _rows(_top_level_rows(release), "", 1)
+    out.append("</table>")
+    if info.notes:
+        out.append("<h2>Notes</h2>" + "".join(f"<p>{_e(note)}</p>" for note in info.notes))
+    out.append("</body></html>")
+    return "".join(out)
+
+
+def _page2_html(release: HierarchyRelease, key_id: str | None) -> str:
+    plan = release.plan
+    privacy = plan.privacy
+    meaning = _e(_delta_words(plan)).replace("e^ε", "e<sup>ε</sup>")
+    adding = ("Each release about the same people spends budget: dpgui's budget ledger adds them up"
+              + (f" (this release counts as ρ = {format_significant(privacy.rho, 4)}, {CONVERSION_WORDS})"
+                 if plan.noise == "gaussian" and privacy.rho is not None else "") + ".")
+    signed = (f"It was signed with the key whose id is <b>{_e(key_id)}</b>; the public key file (KEY.pub) you check "
+              "it with must show the same id." if key_id else "<b>This release was not signed.</b>")
+    out = ["<html>", _STYLE, "<body>", "<h1>How to read this release</h1>"]
+    out.append(
+        "<p>Every count was made with <b>differential privacy</b>: whatever one person's records are (see the "
+        "protection model), the probability of any published result changes by at most a factor of "
+        f"e<sup>ε</sup> with ε = {format_epsilon(privacy.epsilon)}. Smaller ε means stronger protection and more "
+        f"noise. {meaning} {adding}</p>")
+    out.append("<h2>Every published count is noisy on purpose</h2>")
+    out.append(
+        "<p>Random whole numbers were added to the counts before publication, so a published count is close to, "
+        "but usually not equal to, the true count. The budget was split between the levels of the hierarchy; the "
+        "table on page 1 shows the error to expect on each level. A count is never negative: where the noise "
+        "would make it negative it is 0, which biases small counts slightly upwards (the bias² column). The 95 % "
+        "interval of each node in the CSV holds its true count with at least 95 % probability.</p>")
+    out.append("<h2>Parents and children</h2>")
+    out.append(
+        f"<p>{_e(CONSISTENCY_WORDS.get(plan.consistency, plan.consistency))}. This uses the published numbers only, "
+        "so it costs no privacy.</p>")
+    out.append("<h2>The list of categories</h2>")
+    out.append(
+        "<p>Every category in the node list gets a count, zeros included, so the list itself is published. It came "
+        "from a public file, or from the data when the officer declared its categories public (page 1 says "
+        "which).</p>")
+    out.append("<h2>Checking that the files are genuine</h2>")
+    out.append(
+        "<p>The bundle holds this PDF, the CSV file (one row per node: level, level name, path, released count, "
+        "95 % interval), a manifest (NAME.manifest.json) with every parameter and the SHA-256 hash of each file, "
+        f"and a signature of the manifest (NAME.manifest.json.minisig). {signed} To check the bundle, run</p>")
+    out.append(f'<p class="command">{_code(VERIFY_COMMAND)}</p>')
+    out.append("<p>or, without dpgui, check the signature with</p>")
+    out.append(f'<p class="command">{_code(MINISIGN_COMMAND)}</p>')
+    out.append("<p>and compare the SHA-256 hashes of the CSV and of this PDF with those in the manifest. If any check "
+               "fails, the files were changed after they were signed and must not be trusted.</p></body></html>")
+    return "".join(out)
+
+
+def _draw_footer(c: Canvas, info: HierarchyReleaseInfo, page: int) -> float:
+    """Release id and page number at the foot of the page; returns the top of the footer."""
+    font = c.font(7.5)
+    h = c.line_height(font)
+    y = c.height - h
+    c.p.setFont(font)
+    c.p.setPen(QPen(GRID, 0.004 * RESOLUTION))
+    c.p.drawLine(QPointF(0, y - 0.03 * RESOLUTION), QPointF(c.width, y - 0.03 * RESOLUTION))
+    c.p.setPen(GREY)
+    left = c.elide(font, f"Release {info.release_id} · {info.dataset} · made with dpgui {__version__}", c.width * 0.8)
+    c.p.drawText(QRectF(0, y, c.width, h), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), left)
+    c.p.drawText(QRectF(0, y, c.width, h), int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
+                 f"Page {page} of {HIERARCHY_PAGE_COUNT}")
+    return y - 0.1 * RESOLUTION
+
+
+def render_hierarchy_pdf(release: HierarchyRelease, info: HierarchyReleaseInfo, projection: dict[str, Any],
+                         key_id: str | None) -> bytes:
+    """The hierarchy release as a two-page A4 PDF (bytes). Public values only; no QApplication needed.
+
+    ``projection``: :func:`dpgui.report.hierarchy_bundle.projection_json` of the plan's projection (at
+    a public prior's counts or at the released counts); ``key_id``: the signer's key id (None: not
+    signed). O(levels + the top level's first rows).
+    """
+    ensure_gui_application()
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    writer = QPdfWriter(buffer)
+    writer.setResolution(RESOLUTION)
+    writer.setPageLayout(QPageLayout(QPageSize(QPageSize.PageSizeId.A4), QPageLayout.Orientation.Portrait,
+                                     QMarginsF(MARGIN_MM, MARGIN_MM, MARGIN_MM, MARGIN_MM),
+                                     QPageLayout.Unit.Millimeter))
+    writer.setTitle(PDF_TITLE)
+    writer.setCreator(PDF_CREATOR)
+    painter = QPainter()
+    if not painter.begin(writer):
+        raise RuntimeError("could not start drawing the PDF")
+    try:
+        c = Canvas(painter, float(writer.width()), float(writer.height()))
+        pages = (_page1_html(release, info, projection, key_id), _page2_html(release, key_id))
+        for page, source in enumerate(pages, start=1):
+            if page > 1:
+                writer.newPage()
+            bottom = _draw_footer(c, info, page)
+            _draw_html(c, writer, 0.0, bottom, source)
+    finally:
+        painter.end()
+    buffer.close()
+    return bytes(data.data())

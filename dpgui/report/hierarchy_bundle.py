@@ -1,0 +1,238 @@
+"""The files of a hierarchy release: its CSV (one row per node), its manifest (kind ``hierarchy``,
+schema version 3) and its signed bundle.
+
+Public values only: the node list (published: every node gets a released count), the released
+counts and their 95 % intervals, the plan, where the node list and the optimiser's counts came
+from, and the ledger's record of the charge. Never written: the confidential counts, or any hash
+of the input file. The bundle is written like a CDF bundle (:func:`dpgui.report.bundle.write_signed_files`:
+crash-safe order, manifest last) and verified by the same :func:`dpgui.report.bundle.verify_bundle`.
+Callers sign through :func:`dpgui.report.hierarchy_publish.sign_hierarchy_release`, which checks the
+release against the budget ledger first.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dpgui.errors import DataError
+from dpgui.report.bundle import (
+    SECURE_SOURCE, BundlePaths, check_bundle_target, sha256_hex, software_versions, write_signed_files,
+)
+from dpgui.report.files import write_text_atomic
+from dpgui.report.signing import SecretKey
+
+if TYPE_CHECKING:  # the engine is imported where it is used
+    from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyProjection, HierarchyRelease
+
+__all__ = [
+    "HIERARCHY_CSV_COLUMNS", "HIERARCHY_SCHEMA_VERSION", "NODE_LIST_FROM_DATA", "NODE_LIST_FROM_PRIOR", "PATH_SEPARATOR",
+    "ROOT_NAME", "HierarchyReleaseInfo", "build_hierarchy_manifest", "default_hierarchy_bundle_name",
+    "hierarchy_csv_text", "hierarchy_sha256", "projection_json", "write_hierarchy_bundle", "write_hierarchy_csv",
+]
+
+HIERARCHY_SCHEMA_VERSION = 3  # the manifest schema version that added kind "hierarchy"
+HIERARCHY_CSV_COLUMNS = ("level", "level_name", "path", "released_count", "ci95_low", "ci95_high")
+PATH_SEPARATOR = " > "  # between the labels of a node's path in the CSV (labels are kept as they are)
+ROOT_NAME = "(all records)"  # the level name of the root (level 0)
+NODE_LIST_FROM_PRIOR = "prior file"
+NODE_LIST_FROM_DATA = "data (declared public)"
+NODE_LIST_SOURCES = (NODE_LIST_FROM_PRIOR, NODE_LIST_FROM_DATA)
+MECHANISM_TEXT = {
+    "laplace": "per-level discrete Laplace counts over a categorical hierarchy (paper 001), post-processed",
+    "gaussian": "per-level discrete Gaussian counts over a categorical hierarchy (paper 004, Corollary 2.7), "
+                "post-processed",
+    "multiplicative": "counting on trees with a multiplicative and additive guarantee (paper 004, Algorithms 1-2)",
+}
+
+
+@dataclass(frozen=True)
+class HierarchyReleaseInfo:
+    """Public facts about a hierarchy release that :class:`~dpgui.core.hierarchy.HierarchyRelease`
+    does not carry.
+
+    ``node_list_source``: :data:`NODE_LIST_FROM_PRIOR` or :data:`NODE_LIST_FROM_DATA` (the officer
+    declared the categories in the data public). ``counts_from_data``: the optimiser's counts came
+    from the confidential data (the officer opted in). ``prior_name`` / ``prior_sha256``: the public
+    prior file, if one was used (its name, not its folder). ``secure``: the noise came from the
+    operating system's secure source. ``notes``: sentences the report repeats (e.g. a numeric
+    column used as a level).
+    """
+
+    dataset: str
+    release_id: str
+    created_utc: datetime
+    node_list_source: str
+    counts_from_data: bool
+    secure: bool
+    prior_name: str | None = None
+    prior_sha256: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.node_list_source not in NODE_LIST_SOURCES:
+            raise ValueError(f"node_list_source must be one of {NODE_LIST_SOURCES}, not {self.node_list_source!r}")
+
+
+def hierarchy_sha256(hierarchy: Hierarchy) -> str:
+    """Hex SHA-256 of the published node list: compact JSON of the level names, the labels and the
+    parent indices of every level (public). It ties the released counts to their nodes. O(#nodes)."""
+    canonical = {
+        "level_names": list(hierarchy.level_names),
+        "labels": [list(level) for level in hierarchy.labels],
+        "parents": [[int(x) for x in np.asarray(p, dtype=np.int64).tolist()] for p in hierarchy.parents],
+    }
+    text = json.dumps(canonical, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def hierarchy_csv_text(release: HierarchyRelease) -> str:
+    """CSV with columns ``level,level_name,path,released_count,ci95_low,ci95_high``, one row per node,
+    root first, then every level in the hierarchy's order (by parent, then label).
+
+    ``level``: 0 for the root (all records), 1..L; ``level_name``: the level's column (``(all records)``
+    for the root); ``path``: the labels from level 1 down to the node joined by `` > `` (empty for
+    the root); ``released_count``: the released non-negative integer count; ``ci95_low..ci95_high``:
+    the engine's 95 % interval of the node's true count. Public values only. O(#nodes).
+    """
+    hierarchy = release.hierarchy
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(HIERARCHY_CSV_COLUMNS)
+    for level in range(hierarchy.n_levels + 1):
+        name = ROOT_NAME if level == 0 else hierarchy.level_names[level - 1]
+        counts = np.asarray(release.counts[level])
+        lower = np.asarray(release.lower[level])
+        upper = np.asarray(release.upper[level])
+        for index in range(counts.shape[0]):
+            path = "" if level == 0 else PATH_SEPARATOR.join(hierarchy.path(level, index))
+            writer.writerow([level, name, path, _number(counts[index]), _number(lower[index]), _number(upper[index])])
+    return buffer.getvalue()
+
+
+def _number(value: Any) -> int | str:
+    """A whole number as an int, any other as its shortest exact decimal (``repr``)."""
+    number = float(value)
+    return int(number) if number.is_integer() else repr(number)
+
+
+def write_hierarchy_csv(release: HierarchyRelease, path: str | os.PathLike[str]) -> Path:
+    """Write :func:`hierarchy_csv_text` to ``path`` atomically."""
+    return write_text_atomic(path, hierarchy_csv_text(release))
+
+
+def _utc_text(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def default_hierarchy_bundle_name(info: HierarchyReleaseInfo, level_names: tuple[str, ...]) -> str:
+    """``<dataset>-<first level>-<last level>-<UTC time>-<first 8 of the release id>``, safe as a file name."""
+    import re
+
+    stamp = info.created_utc.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    text = f"{info.dataset}-{level_names[0]}-{level_names[-1]}" if level_names else info.dataset
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._-") or "hierarchy"
+    return f"{safe[:100]}-{stamp}-{info.release_id[:8]}"
+
+
+def projection_json(projection: HierarchyProjection, counts: str) -> dict[str, Any]:
+    """A :class:`~dpgui.core.hierarchy.HierarchyProjection` as JSON: per level (root first) the number of
+    nodes and the sums over its nodes of bias², variance and MSE (records²), the weighted MSE
+    (paper 001 eq. 5), how it was computed, and ``counts``: which counts it was computed at."""
+    return {
+        "method": projection.method,
+        "counts": counts,
+        "weighted_mse": float(projection.weighted_mse),
+        "levels": [{"level": int(p.level), "nodes": int(p.nodes), "bias2": float(p.bias2),
+                    "variance": float(p.variance), "mse": float(p.mse)} for p in projection.levels],
+    }
+
+
+def charge_json(plan: HierarchyPlan) -> dict[str, Any]:
+    """The (ε, δ, ρ) the ledger is charged for ``plan`` (:meth:`HierarchyPlan.ledger_charge`)."""
+    epsilon, delta, rho = plan.ledger_charge()
+    return {"epsilon": float(epsilon), "delta": float(delta), "rho": None if rho is None else float(rho)}
+
+
+def build_hierarchy_manifest(release: HierarchyRelease, info: HierarchyReleaseInfo, mechanism: str, name: str,
+                             csv_bytes: bytes, pdf_bytes: bytes, key_id: str,
+                             projection: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The manifest of a hierarchy release (public values only), a JSON-ready dict that satisfies
+    ``manifest.schema.json`` (kind ``hierarchy``, schema version 3). ``mechanism``: the ledger's
+    mechanism name; ``projection``: :func:`projection_json` of the plan's projection, if any."""
+    plan = release.plan
+    privacy = plan.privacy
+    hierarchy = release.hierarchy
+    charged = charge_json(plan)
+    root = float(np.asarray(release.counts[0])[0])
+    manifest: dict[str, Any] = {
+        "schema_version": HIERARCHY_SCHEMA_VERSION,
+        "kind": "hierarchy",
+        "release_id": info.release_id,
+        "created_utc": _utc_text(info.created_utc),
+        "software": software_versions(),
+        "dataset": info.dataset,
+        "mechanism": MECHANISM_TEXT.get(plan.noise, plan.noise),
+        "noise": plan.noise,
+        "random_source": SECURE_SOURCE if info.secure else "seeded_test_only",
+        "neighbours": privacy.neighbours,
+        "records_per_person": privacy.records_per_person,
+        "privacy": {"epsilon": privacy.epsilon, "delta": privacy.delta,
+                    "rho": privacy.rho if plan.noise == "gaussian" else None, "charged": charged},
+        "hierarchy": {
+            "levels": list(hierarchy.level_names),
+            "level_sizes": [int(n) for n in hierarchy.level_sizes],
+            "nodes": int(hierarchy.n_nodes),
+            "node_list_source": info.node_list_source,
+            "node_list_sha256": hierarchy_sha256(hierarchy),
+        },
+        "plan": plan.to_json(),
+        "prior": {
+            "source": plan.prior_source,
+            "counts_from_data": info.counts_from_data,
+            "file": (None if info.prior_name is None or info.prior_sha256 is None
+                     else {"name": info.prior_name, "sha256": info.prior_sha256}),
+        },
+        "consistency": plan.consistency,
+        "total_records": {"public": bool(privacy.root_public), "value": int(root) if privacy.root_public else None,
+                          "released_estimate": root},
+        "ledger": {"release_id": info.release_id, "mechanism": mechanism, "charged": charged},
+        "files": {
+            "csv": {"name": f"{name}.csv", "sha256": sha256_hex(csv_bytes), "columns": list(HIERARCHY_CSV_COLUMNS)},
+            "pdf": {"name": f"{name}.pdf", "sha256": sha256_hex(pdf_bytes)},
+        },
+        "signer": {"key_id": key_id, "algorithm": "Ed25519, minisign format (BLAKE2b-512 prehash)"},
+    }
+    if projection is not None:
+        manifest["projection"] = projection
+    if info.notes:
+        manifest["notes"] = list(info.notes)
+    return manifest
+
+
+def write_hierarchy_bundle(directory: str | os.PathLike[str], name: str, release: HierarchyRelease,
+                           info: HierarchyReleaseInfo, mechanism: str, pdf_bytes: bytes, key: SecretKey,
+                           projection: dict[str, Any] | None = None) -> BundlePaths:
+    """Write the four files of a hierarchy bundle (CSV, PDF, manifest, signature; crash-safe order).
+
+    Raises DataError if the release's noise was not secure, the folder is not writable or a bundle
+    file already exists. Use :func:`dpgui.report.hierarchy_publish.sign_hierarchy_release`, which
+    checks the release against the budget ledger and records the bundle there.
+    """
+    if not info.secure:
+        raise DataError(f"release {info.release_id} was drawn with test noise (a seeded generator), which must never be "
+                        "signed or published", "release the data again with dpgui's normal (secure) noise")
+    paths = check_bundle_target(directory, name)
+    csv_bytes = hierarchy_csv_text(release).encode("utf-8")
+    manifest = build_hierarchy_manifest(release, info, mechanism, name, csv_bytes, pdf_bytes,
+                                        key.public_key.key_id_hex, projection)
+    return write_signed_files(paths, info.release_id, csv_bytes, pdf_bytes, manifest, key)
