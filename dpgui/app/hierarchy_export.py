@@ -9,12 +9,14 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
 from dpgui.app.export_dialog import ExportDialog
 from dpgui.app.fields import show_inline
 from dpgui.app.text import friendly
+from dpgui.core.hierarchy import project_hierarchy
 from dpgui.errors import DpguiError
 from dpgui.report.bundle import BundlePaths, check_bundle_name, check_bundle_target
 from dpgui.report.hierarchy_bundle import default_hierarchy_bundle_name, projection_json
@@ -28,7 +30,7 @@ class HierarchyExportDialog(ExportDialog):
     """The Export dialog for a :class:`~dpgui.workspace.hierarchy.HierarchyOutcome`."""
 
     def __init__(self, outcome: HierarchyOutcome, folder: str, parent: QWidget | None = None,
-                 projection: Any = None, projection_counts: str = "") -> None:
+                 public_prior_levels: tuple[np.ndarray, ...] | None = None) -> None:
         info = outcome.info
         levels = outcome.release.hierarchy.level_names
         # the base dialog only reads these labels of its ``info`` (for its default bundle name)
@@ -37,9 +39,17 @@ class HierarchyExportDialog(ExportDialog):
         super().__init__(outcome.release, labels, folder, parent)  # type: ignore[arg-type]
         self.setWindowTitle("Export signed bundle — counts over a hierarchy")
         self.outcome = outcome
-        self.projection = projection
-        self.projection_counts = projection_counts
+        self.public_prior_levels = public_prior_levels
         self.name.setText(default_hierarchy_bundle_name(info, levels))
+
+    def published_projection(self) -> dict[str, Any]:
+        """The projected error per level that the bundle publishes: at the public prior's counts, else at the
+        released counts (public, post-processing) — never at the confidential counts (as the CLI)."""
+        release = self.outcome.release
+        prior = self.public_prior_levels
+        counts = release.counts if prior is None else prior
+        projection = project_hierarchy(release.plan, counts, hierarchy=release.hierarchy)
+        return projection_json(projection, "the released counts" if prior is None else "the prior's counts")
 
     def export(self) -> BundlePaths | None:
         """Decrypt the key, render the PDF and write the bundle; on failure say why inline."""
@@ -58,9 +68,8 @@ class HierarchyExportDialog(ExportDialog):
             name = check_bundle_name(self.name.text().strip())
             check_bundle_target(self.folder.text().strip(), name)
             key = load_secret_key(entry.secret_path, self.passphrase.text())
-            pdf = render_hierarchy_pdf(release, info, key.public_key.key_id_hex)
-            projection = (None if self.projection is None
-                          else projection_json(self.projection, self.projection_counts))
+            projection = self.published_projection()
+            pdf = render_hierarchy_pdf(release, info, projection, key.public_key.key_id_hex)
             with Ledger() as ledger:
                 self.paths = sign_hierarchy_release(ledger, self.folder.text().strip(), name, release, info, pdf, key,
                                                     projection)

@@ -856,11 +856,10 @@ class HierarchyMode(QWidget):
         from dpgui.app.hierarchy_export import HierarchyExportDialog
 
         folder = str(self.window_.settings.value("last_folder", str(Path.home())))
-        planned = self.state_ws.state.planned
-        projection = planned.projection if planned is not None and planned.plan == outcome.release.plan else None
-        counts = {"prior file": "public prior file", "confidential data (opted in)": "confidential data (opted in)"}
-        return HierarchyExportDialog(outcome, folder, self.window_, projection,
-                                     counts.get(outcome.release.plan.prior_source, "none"))
+        loaded = self.state_ws.state.loaded
+        public = (loaded.prior_levels if loaded is not None and loaded.prior_path is not None
+                  and loaded.hierarchy is outcome.release.hierarchy else None)
+        return HierarchyExportDialog(outcome, folder, self.window_, public)
 
     def export_bundle(self) -> None:
         dialog = self.export_dialog()

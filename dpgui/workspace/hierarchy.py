@@ -27,7 +27,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -40,13 +39,11 @@ from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec
 from dpgui.data.hierarchy import PathCounts, count_paths, level_value_counts, read_prior
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
+from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet, Totals
 from dpgui.workspace.release import (
     BudgetCheck, BudgetOk, FirstCapNeeded, _ledger_unusable, _not_enough,
 )
-
-if TYPE_CHECKING:
-    from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 
 Progress = Callable[[float, str], None]
 ShouldCancel = Callable[[], bool]
