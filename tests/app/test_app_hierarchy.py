@@ -1,0 +1,218 @@
+"""The "Counts over a hierarchy" mode, headless, as the officer uses it (issue 15, item 3): open the
+bundled flights (time zone → airport → route), choose the levels, see the plan, change a level's
+budget, release through the budget ledger, browse and search the result, export a signed bundle and
+verify it. Bad inputs: one level only, a value under two parents — a message on the page, nothing spent."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpgui.core.hierarchy import Hierarchy, project_hierarchy
+from dpgui.core.noise import SecureRandom
+from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, count_paths, hierarchy_sample_path
+from dpgui.report.bundle import verify_bundle
+from dpgui.report.keystore import create_key, load_public_key
+from dpgui.report.ledger import Ledger
+
+from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait
+
+PASSPHRASE = "hierarchy passphrase"
+SAMPLE_SIZES = (1, 9, 105, 224)  # time zones, airports, routes of the bundled flights
+
+
+def mode(window):
+    return window.hierarchy
+
+
+def wait_planned(qtbot, window, check=lambda planned: True) -> None:
+    page = mode(window)
+    qtbot.waitUntil(lambda: page.state_ws.state.planned is not None and not page.is_busy()
+                    and check(page.state_ws.state.planned), timeout=TIMEOUT)
+
+
+def spends() -> list:
+    with Ledger() as ledger:
+        return [(e.dataset_id, e.epsilon) for e in ledger.releases()]
+
+
+def release_and_wait(qtbot, window) -> None:
+    page = mode(window)
+    before = page.state_ws.state.outcome
+    click_release_in_confirmation("Release")
+    window.release()
+    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not before and page.release_worker is None,
+                    timeout=TIMEOUT)
+
+
+@pytest.fixture
+def sample_window(qtbot):
+    """The window on the hierarchical sample, opened from the start page's button, levels chosen."""
+    window = make_window(qtbot, seed=5)
+    window.start_page.hierarchy_sample_button.click()
+    qtbot.waitUntil(lambda: window.table is not None and window.in_hierarchy_mode(), timeout=TIMEOUT)
+    wait_planned(qtbot, window)
+    return window
+
+
+def test_whole_hierarchy_workflow(qtbot, sample_window, tmp_path):
+    window = sample_window
+    page = mode(window)
+    path = hierarchy_sample_path()
+
+    # ---- step 1: the mode, the levels and their distinct values (counted on a worker)
+    assert window.modes.currentWidget() is page
+    assert page.chosen_levels() == HIERARCHY_SAMPLE_LEVELS
+    qtbot.waitUntil(lambda: page.state_ws.state.column_counts is not None, timeout=TIMEOUT)
+    counts = dict(page.state_ws.state.column_counts)
+    assert [counts[c] for c in HIERARCHY_SAMPLE_LEVELS] == list(SAMPLE_SIZES[1:])
+    assert any("105 values" in page.level_combos[1].itemText(i) for i in range(page.level_combos[1].count()))
+    assert "336,776 rows" in page.read_note.text()
+    assert "published" in page.published_note.text()
+    assert not page.counts_from_data.isChecked()  # the opt-in is off by default
+
+    # ---- step 2: the plan (uniform, no counts): no projected bias, the noise variance per level
+    planned = page.state_ws.state.planned
+    plan = planned.plan
+    assert plan.level_sizes == SAMPLE_SIZES and plan.noise == "laplace" and plan.privacy.epsilon == 1.0
+    assert plan.level_budgets[0] == 0 and math.fsum(plan.level_budgets) == pytest.approx(1.0)
+    assert planned.projection is None and "depend on the counts" in page.summary.text()
+    assert page.table.rowCount() == 4 and page.table.item(3, 2).text() == "224"
+    noise_variance = 224 * plan.level_noise_variances()[3]
+    assert float(page.table.item(3, 6).text().replace(",", "")) == pytest.approx(noise_variance, rel=1e-2)
+
+    # opting in: the projection per level appears, equal to the engine's at the data's counts
+    page.counts_from_data.setChecked(True)
+    wait_planned(qtbot, window, lambda p: p.projection is not None)
+    planned = page.state_ws.state.planned
+    assert planned.plan.prior_source == "confidential data (opted in)"
+    assert set(planned.projections) == {"topdown", "gls"}
+    best = min(planned.projections, key=lambda m: planned.projections[m].weighted_mse)
+    assert planned.plan.consistency == best  # default: the lower projected error
+    data = count_paths(path, HIERARCHY_SAMPLE_LEVELS)
+    tree = Hierarchy.from_paths(HIERARCHY_SAMPLE_LEVELS, data.paths)
+    leaves = np.zeros(tree.level_sizes[-1], dtype=np.int64)
+    np.add.at(leaves, tree.leaf_index(data.paths), data.counts)
+    reference = project_hierarchy(planned.plan, tree.aggregate(leaves), hierarchy=tree)
+    assert planned.projection.weighted_mse == pytest.approx(reference.weighted_mse, rel=1e-9)
+    level3 = planned.projection.levels[3]
+    assert float(page.table.item(3, 7).text().replace(",", "")) == pytest.approx(level3.mse, rel=1e-2)
+    assert "CONFIDENTIAL" in page.summary.text()
+
+    # change a budget in the editor: level 1 gets 0.1, the others share the rest in proportion
+    page.table.item(1, 4).setText("0.1")
+    wait_planned(qtbot, window, lambda p: p.plan.level_budgets[1] == pytest.approx(0.1))
+    plan = page.state_ws.state.planned.plan
+    assert plan.level_budgets == pytest.approx((0.0, 0.1, 0.45, 0.45))
+    assert page.table.item(1, 4).text() == "0.1"
+    # a budget above the total: a message on the page, the plan unchanged
+    page.table.item(2, 4).setText("3")
+    assert "between 0 and the total" in page.plan_message.text()
+    assert page.state_ws.state.planned.plan.level_budgets == pytest.approx((0.0, 0.1, 0.45, 0.45))
+
+    # ---- step 3: the icicle of the real hierarchy
+    icicle = page.tree_view.icicle
+    assert icicle.hierarchy.level_sizes == SAMPLE_SIZES
+    node = icicle.node_at(icicle.node_centre(2, 10).x(), icicle.node_centre(2, 10).y())
+    assert node == (2, 10)
+    assert "budget ε = 0.45" in icicle.describe(2, 10)
+
+    # ---- step 4: release through the ledger (cap asked once), nothing before the confirmation
+    assert spends() == []
+    release_and_wait(qtbot, window)
+    outcome = page.state_ws.state.outcome
+    assert outcome is not None, error_text(window)
+    released = outcome.release
+    assert spends() == [(outcome.dataset, 1.0)]
+    for level in range(3):  # consistent, non-negative whole numbers; the root is N exactly (change model)
+        start, end = released.hierarchy.child_ranges(level)
+        sums = np.add.reduceat(released.counts[level + 1], start) if len(start) else []
+        np.testing.assert_array_equal(sums, released.counts[level])
+    assert all((c >= 0).all() for c in released.counts) and int(released.counts[0][0]) == 336_776
+    assert "TEST NOISE" in page.release_status.text() and page.tabs.currentIndex() == 3
+
+    # browse: the root, then its time zones; search a route and a path
+    view = page.result_view
+    model = view.model
+    root = model.index(0, 0)
+    assert model.data(root) == "All records" and model.data(model.index(0, 1)) == "336,776"
+    assert model.rowCount(root) == 9
+    first_zone = model.index(0, 0, root)
+    assert model.parent(first_zone) == root
+    view.search.setText("JFK")
+    found = view.selected_node()
+    assert found is not None and "JFK" in released.hierarchy.labels[found[0] - 1][found[1]]
+    index = view.tree.currentIndex()
+    assert view.tree.isExpanded(model.parent(index))
+    assert "of" in view.matches_label.text()
+    view.search.setText("no such airport")
+    assert view.matches_label.text() == "no category contains this"
+
+
+def test_export_a_signed_bundle_and_verify_it(qtbot, sample_window, tmp_path):
+    window = sample_window
+    page = mode(window)
+    window.noise_source = SecureRandom  # only secure noise may be signed
+    release_and_wait(qtbot, window)
+    outcome = page.state_ws.state.outcome
+    assert outcome is not None and outcome.secure, error_text(window)
+    key = create_key("officer", PASSPHRASE)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert window.export_bundle_action.isEnabled()
+    dialog = page.export_dialog()
+    dialog.folder.setText(str(out))
+    dialog.passphrase.setText(PASSPHRASE)
+    paths = dialog.export()
+    assert paths is not None, dialog.message.text()
+    result = verify_bundle(paths.manifest, load_public_key(key.public_path))
+    assert result.ok, result.failure
+    assert result.manifest["release_id"] == outcome.release_id
+    with Ledger() as ledger:
+        assert ledger.release(outcome.release_id).bundle == str(paths.manifest.resolve())
+    with open(paths.csv, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == sum(SAMPLE_SIZES)
+    assert spends() == [(outcome.dataset, 1.0)]  # exporting spends nothing
+
+
+# ------------------------------------------------------------------------------------------ bad inputs
+
+def _nested_csv(path: Path, rows: list[tuple[str, str]]) -> Path:
+    path.write_text("region,district\n" + "\n".join(f"{a},{b}" for a, b in rows) + "\n")
+    return path
+
+
+def test_one_level_only_is_a_message_on_the_page(qtbot, tmp_path):
+    data = _nested_csv(tmp_path / "schools.csv", [("North", "N1"), ("North", "N2"), ("South", "S1")] * 10)
+    window = make_window(qtbot)
+    open_and_wait(qtbot, window, data)
+    window.set_mode(True)
+    page = mode(window)
+    page.set_levels(("region",))
+    assert "at least 2 level columns" in page.levels_text()
+    assert page.state_ws.state.planned is None
+    window.release()  # nothing to release: says what to do, spends nothing
+    assert "level" in page.release_status.text().lower() and page.tabs.currentIndex() == 0
+    assert spends() == []
+
+
+def test_a_value_under_two_parents_is_a_message_on_the_page(qtbot, tmp_path):
+    data = _nested_csv(tmp_path / "schools.csv",
+                       [("North", "Central"), ("South", "Central"), ("North", "N1"), ("South", "S1")] * 10)
+    window = make_window(qtbot)
+    open_and_wait(qtbot, window, data)
+    window.set_mode(True)
+    page = mode(window)
+    page.set_levels(("region", "district"))
+    qtbot.waitUntil(lambda: page.levels_text() != "" and not page.is_busy(), timeout=TIMEOUT)
+    message = page.levels_text()
+    assert "Central" in message and "North" in message and "South" in message, message
+    assert "Nothing was spent" in message
+    assert page.state_ws.state.planned is None
+    window.release()
+    assert spends() == []
