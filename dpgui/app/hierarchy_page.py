@@ -56,7 +56,8 @@ TAB_LEVELS, TAB_PLAN, TAB_TREE, TAB_RESULTS = range(4)
 NONE_ITEM = "— none —"
 LEVEL_LABELS = ("Level &1 (top):", "Level &2:", "Level &3 (optional):", "Level &4 (optional):")
 REPLAN_DELAY_MS = 250
-TABLE_HEADERS = ("Level", "Column", "Categories", "Weight", "Budget", "Bias²", "Variance", "MSE", "RMSE per category")
+TABLE_HEADERS = ("Level", "Column", "Categories", "Weight", "Budget", "Bias²\n(records²)", "Variance\n(records²)",
+                 "MSE\n(records²)", "Typical error\nper category\n(records)")
 TABLE_TIPS = (
     "Level 0 is the total of all records; level 1 the top column.",
     "The level column.",
@@ -431,6 +432,7 @@ class HierarchyMode(QWidget):
         left_layout.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(left)
         scroll.setMinimumWidth(400)
 
@@ -445,7 +447,6 @@ class HierarchyMode(QWidget):
                 item.setToolTip(tip)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
         self.table.itemChanged.connect(self._on_table_edited)
         self.table_note = _help("Double-click a weight or a budget to change it; the projection follows. Errors are "
                                 "in records (squared errors in records²), projected before anything is released.")
@@ -453,11 +454,10 @@ class HierarchyMode(QWidget):
         self.compare_label.setWordWrap(True)
         self.compare = QTableWidget(0, 4)
         self.compare.setAccessibleName("Paper 004: Gaussian and multiplicative side by side")
-        self.compare.setHorizontalHeaderLabels(["Level", "Categories", "Gaussian α-RMSE (records)",
-                                                "Multiplicative α-RMSE (records)"])
+        self.compare.setHorizontalHeaderLabels(["Level", "Categories", "Gaussian\nα-RMSE (records)",
+                                                "Multiplicative\nα-RMSE (records)"])
         self.compare.verticalHeader().setVisible(False)
         self.compare.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.compare.horizontalHeader().setStretchLastSection(True)
         self.compare.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.compare.hide()
         self.compare_label.hide()
@@ -483,6 +483,8 @@ class HierarchyMode(QWidget):
         for key, label in labels.items():
             combo.addItem(label, key)
         combo.setToolTip(tooltip)
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(18)  # long labels are elided; the whole label is in the list
         combo.currentIndexChanged.connect(self._on_plan_edited)
         return combo
 
@@ -644,9 +646,10 @@ class HierarchyMode(QWidget):
             total_nodes = sum(lp.nodes for lp in projection.levels)
             typical = (sum(lp.mse for lp in projection.levels) / max(total_nodes, 1)) ** 0.5
             words += (f" <b>Projected typical error: ± {typical:,.1f} records per count</b> "
-                      f"(weighted MSE {projection.weighted_mse:,.4g} records², {escape(projection.method)}).")
+                      f"(weighted MSE {projection.weighted_mse:,.0f} records², {escape(projection.method)}).")
             if len(planned.projections) > 1:
-                others = ", ".join(f"{m}: {p.weighted_mse:,.4g}" for m, p in planned.projections.items())
+                others = ", ".join(f"{CONSISTENCY_LABELS[m].split(' (')[0].lower()} {p.weighted_mse:,.0f}"
+                                   for m, p in planned.projections.items())
                 words += f" Consistency chosen for the lower projected error ({others})."
         else:
             words += f" {escape(planned.note)}"
@@ -669,11 +672,12 @@ class HierarchyMode(QWidget):
         words = (f"<b>Paper 004's comparison at your ε and δ</b>: the error beyond a {gaussian.alpha:.0%} relative "
                  f"error (α-mRMSE, records; the worst category of each level). Lower is better: "
                  f"<b>{better}</b> ({format_significant(gaussian.alpha_mrmse)} Gaussian, "
-                 f"{format_significant(multiplicative.alpha_mrmse)} multiplicative). {escape(multiplicative.note)}")
+                 f"{format_significant(multiplicative.alpha_mrmse)} multiplicative). "
+                 f"{escape(multiplicative.note.rstrip('.'))}.")
         others = {k: v for k, v in planned.alternatives.items() if k != planned.plan.noise}
         for noise, projection in others.items():
-            words += (f" With {noise} noise instead the weighted MSE would be {projection.weighted_mse:,.4g} records² "
-                      f"(this plan: {planned.alternatives[planned.plan.noise].weighted_mse:,.4g}).")
+            words += (f" With {noise} noise instead the weighted MSE would be {projection.weighted_mse:,.0f} records² "
+                      f"(this plan: {planned.alternatives[planned.plan.noise].weighted_mse:,.0f}).")
         self.compare_label.setText(words)
         self.compare.setRowCount(len(gaussian.levels))
         names = ["all records", *(self.state_ws.state.loaded.hierarchy.level_names

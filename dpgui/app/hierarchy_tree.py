@@ -24,6 +24,7 @@ from dpgui.app.tree_view import EXACT_COLOUR, NOT_RELEASED_COLOUR, _ramp, _text_
 from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyRelease
 from dpgui.formatting import format_significant
 
+GUTTER_PX = 130  # the left margin that names each row's level
 MIN_BOX_PX = 2.0  # a box narrower than this is not drawn on its own (its row is one band there)
 TEXT_MIN_PX = 40.0  # boxes at least this wide get their label written inside
 HINT = ("Point at a box to see its details. Double-click a box to zoom into it; Home or “Show all” zooms out. "
@@ -96,14 +97,17 @@ class HierarchyIcicle(QWidget):
     def _rows(self) -> int:
         return 0 if self.hierarchy is None else self.hierarchy.n_levels + 1
 
+    def _plot_width(self) -> float:
+        return max(self.width() - GUTTER_PX, 1)
+
     def _row_rect(self, level: int) -> QRectF:
         rows = max(self._rows(), 1)
         height = (self.height() - 4) / rows
-        return QRectF(0, 2 + level * height, self.width(), height)
+        return QRectF(GUTTER_PX, 2 + level * height, self._plot_width(), height)
 
     def _px(self, x: float) -> float:
         x0, x1 = self.x_range
-        return (x - x0) / (x1 - x0) * self.width()
+        return GUTTER_PX + (x - x0) / (x1 - x0) * self._plot_width()
 
     def node_at(self, px: float, py: float) -> tuple[int, int] | None:
         """(level, index) of the box under widget point (px, py), or None."""
@@ -113,8 +117,10 @@ class HierarchyIcicle(QWidget):
         level = int((py - 2) // ((self.height() - 4) / rows))
         if not 0 <= level < rows:
             return None
+        if px < GUTTER_PX:
+            return None
         x0, x1 = self.x_range
-        x = x0 + px / max(self.width(), 1) * (x1 - x0)
+        x = x0 + (px - GUTTER_PX) / self._plot_width() * (x1 - x0)
         ends = self._layout.ends[level]
         index = int(np.searchsorted(ends, x, side="right"))
         return (level, index) if index < len(ends) else None
@@ -182,7 +188,7 @@ class HierarchyIcicle(QWidget):
     # ------------------------------------------------------------------ painting
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
-        p.fillRect(self.rect(), self.palette().color(QPalette.ColorRole.Base))
+        p.fillRect(self.rect(), self.palette().color(QPalette.ColorRole.Window))
         if self._layout is None or self.hierarchy is None:
             p.setPen(self.palette().color(QPalette.ColorRole.PlaceholderText))
             p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Choose the level columns in step 1 to see the tree.")
@@ -198,7 +204,14 @@ class HierarchyIcicle(QWidget):
             lo = int(np.searchsorted(ends, x0, side="right"))
             hi = int(np.searchsorted(starts, x1, side="left"))
             p.fillRect(rect, fill)
-            scale = self.width() / (x1 - x0)
+            p.setPen(self.palette().color(QPalette.ColorRole.WindowText))
+            name = self.level_name(level)
+            count = self.hierarchy.level_sizes[level]
+            gutter = QRectF(4, rect.top(), GUTTER_PX - 8, rect.height())
+            p.drawText(gutter, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                       fm.elidedText(name, Qt.TextElideMode.ElideMiddle, int(gutter.width())) + "\n"
+                       + (f"{count:,} categor{'y' if count == 1 else 'ies'}" if level else "the total"))
+            scale = self._plot_width() / (x1 - x0)
             widths = (ends[lo:hi] - starts[lo:hi]) * scale
             wide = np.flatnonzero(widths >= MIN_BOX_PX)
             p.setPen(QPen(border, 1))
@@ -206,19 +219,21 @@ class HierarchyIcicle(QWidget):
             for k in wide:
                 i = lo + int(k)
                 a, b = self._px(float(starts[i])), self._px(float(ends[i]))
-                p.setPen(QPen(border, 1))
-                p.drawLine(QPointF(a, rect.top()), QPointF(a, rect.bottom()))
+                if a >= GUTTER_PX:
+                    p.setPen(QPen(border, 1))
+                    p.drawLine(QPointF(a, rect.top()), QPointF(a, rect.bottom()))
                 if b - a >= TEXT_MIN_PX:
                     p.setPen(text_colour)
                     label = self.label(level, i)
                     if self.release is not None:
                         label += f"\n{int(self.release.counts[level][i]):,}"
-                    box = QRectF(max(a, 0) + 3, rect.top(), min(b, self.width()) - max(a, 0) - 6, rect.height())
+                    box = QRectF(max(a, GUTTER_PX) + 3, rect.top(), min(b, self.width()) - max(a, GUTTER_PX) - 6,
+                                 rect.height())
                     lines = [fm.elidedText(line, Qt.TextElideMode.ElideRight, int(box.width()))
                              for line in label.split("\n")]
                     p.drawText(box, Qt.AlignmentFlag.AlignCenter, "\n".join(lines))
             p.setPen(QPen(border, 2))
-            p.drawLine(QPointF(0, rect.bottom() + 1), QPointF(self.width(), rect.bottom() + 1))
+            p.drawLine(QPointF(GUTTER_PX, rect.bottom() + 1), QPointF(self.width(), rect.bottom() + 1))
         p.end()
 
     # ------------------------------------------------------------------ mouse and keys

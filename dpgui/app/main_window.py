@@ -159,6 +159,7 @@ class MainWindow(QMainWindow):
         self.hierarchy_mode.toggled.connect(self._on_mode)
         mode_bar = QHBoxLayout()
         mode_bar.setContentsMargins(8, 4, 8, 0)
+        mode_bar.setSpacing(14)
         mode_bar.addWidget(QLabel("<b>What to release:</b>"))
         mode_bar.addWidget(self.cdf_mode)
         mode_bar.addWidget(self.hierarchy_mode)

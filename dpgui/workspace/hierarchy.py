@@ -63,7 +63,7 @@ COUNTS_FROM_DATA_WARNING = (
     "It is recorded in the release's manifest. Leave it off unless your organisation accepts this.")
 NUMERIC_LEVEL_NOTE = "'{column}' holds numbers: its values are used as category labels (e.g. '3' is one category)."
 NOISE_LABELS = {
-    "auto": "Automatic (the lower projected error)",
+    "auto": "Automatic (lower error)",
     "laplace": "Laplace (pure ε)",
     "gaussian": "Gaussian (needs δ > 0)",
     "multiplicative": "Multiplicative, paper 004 (needs δ > 0)",
@@ -74,7 +74,7 @@ ALLOCATION_LABELS = {
     "target": "Least ε for a target error (needs public counts)",
 }
 CONSISTENCY_LABELS = {
-    "auto": "Automatic (the lower projected error)",
+    "auto": "Automatic (lower error)",
     "topdown": "Top-down (children add up to their parent)",
     "gls": "Least squares on the tree, then top-down",
     "none": "None (each count on its own, may not add up)",
