@@ -18,6 +18,7 @@ spent until the officer confirms the release.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -147,7 +148,7 @@ class HierarchyMode(QWidget):
         levels_box = QGroupBox("Level columns, from the top down")
         form = QFormLayout(levels_box)
         self.level_combos: list[QComboBox] = []
-        for number, label in enumerate(LEVEL_LABELS):
+        for label in LEVEL_LABELS:
             combo = QComboBox()
             combo.setToolTip("The column whose values are the categories of this level. Each category must sit "
                              "under one category of the level above (a district in one region only).")
@@ -228,7 +229,7 @@ class HierarchyMode(QWidget):
         if path is not None and columns:
             self.counts_note.setText("Counting the distinct values of each column…")
             worker = Worker(level_choices, path, columns).connect_to(
-                self, finished=lambda counts, p=path: self._on_counted(p, counts),
+                self, finished=partial(self._on_counted, path),
                 failed=lambda message: self.counts_note.setText(f"Could not count the values: {message}"))
             self._count_worker = worker
             self.pool.start(worker)
@@ -338,9 +339,8 @@ class HierarchyMode(QWidget):
         self.read_note.setText("Reading the hierarchy from the file…")
         self.state_ws.update(busy="reading")
         worker = Worker(load_hierarchy, state.data_path, state.choice)
-        worker.connect_to(self, finished=lambda loaded, w=worker: self._on_loaded(w, loaded),
-                          failed=lambda message, w=worker: self._on_load_failed(w, message),
-                          cancelled=lambda w=worker: self._on_load_cancelled(w))
+        worker.connect_to(self, finished=partial(self._on_loaded, worker), failed=partial(self._on_load_failed, worker),
+                          cancelled=partial(self._on_load_cancelled, worker))
         self._load_worker = worker
         self.pool.start(worker)
 
@@ -552,9 +552,8 @@ class HierarchyMode(QWidget):
         self.summary.setText("Planning…")
         self.state_ws.update(busy="planning")
         worker = Worker(plan_and_project, state.loaded, state.choice)
-        worker.connect_to(self, finished=lambda planned, w=worker: self._on_planned(w, planned),
-                          failed=lambda message, w=worker: self._on_plan_failed(w, message),
-                          cancelled=lambda w=worker: self._on_plan_cancelled(w))
+        worker.connect_to(self, finished=partial(self._on_planned, worker), failed=partial(self._on_plan_failed, worker),
+                          cancelled=partial(self._on_plan_cancelled, worker))
         self._plan_worker = worker
         self.pool.start(worker)
 
@@ -635,7 +634,7 @@ class HierarchyMode(QWidget):
 
     def summary_text(self, planned: PlannedHierarchy) -> str:
         plan = planned.plan
-        epsilon, delta, rho = plan.ledger_charge()
+        epsilon, delta, _ = plan.ledger_charge()
         cost = f"ε = {epsilon:g}" + (f", δ = {format_delta(delta)}" if delta > 0 else "")
         noise = {"laplace": "Laplace", "gaussian": "Gaussian", "multiplicative": "multiplicative (paper 004)"}[plan.noise]
         words = (f"<b>Plan, before anything is released:</b> {sum(plan.level_sizes):,} counts over "

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QTreeView, QVBoxLayout, QWidget
 
@@ -177,7 +176,7 @@ class HierarchyResultView(QWidget):
         old = self.model
         if release is None:
             self.model = None
-            self.tree.setModel(None)  # type: ignore[arg-type]
+            self.tree.setModel(None)
         else:
             self.model = HierarchyResultModel(release, self)
             self.tree.setModel(self.model)
@@ -234,5 +233,3 @@ class HierarchyResultView(QWidget):
         index = self.tree.currentIndex()
         return None if self.model is None or not index.isValid() else self.model.node(index)
 
-
-_ = np

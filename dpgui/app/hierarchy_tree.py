@@ -41,7 +41,7 @@ class _Layout:
     @classmethod
     def of(cls, hierarchy: Hierarchy) -> _Layout:
         sizes = hierarchy.level_sizes
-        leaves = [np.zeros(0)] * len(sizes)
+        leaves: list[np.ndarray] = [np.zeros(0)] * len(sizes)
         leaves[-1] = np.ones(sizes[-1])
         for level in range(len(sizes) - 1, 0, -1):  # a node's leaves: the sum over its children
             leaves[level - 1] = np.bincount(hierarchy.parents[level - 1], weights=leaves[level], minlength=sizes[level - 1])

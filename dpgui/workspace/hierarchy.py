@@ -38,7 +38,7 @@ from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrms
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec
 from dpgui.data.hierarchy import PathCounts, count_paths, level_value_counts, read_prior
-from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
+from dpgui.errors import Cancelled, DpguiError, ParameterError
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet, Totals
 from dpgui.workspace.release import (

@@ -129,7 +129,7 @@ def test_whole_hierarchy_workflow(qtbot, sample_window, tmp_path):
     released = outcome.release
     assert spends() == [(outcome.dataset, 1.0)]
     for level in range(3):  # consistent, non-negative whole numbers; the root is N exactly (change model)
-        start, end = released.hierarchy.child_ranges(level)
+        start, _ = released.hierarchy.child_ranges(level)
         sums = np.add.reduceat(released.counts[level + 1], start) if len(start) else []
         np.testing.assert_array_equal(sums, released.counts[level])
     assert all((c >= 0).all() for c in released.counts) and int(released.counts[0][0]) == 336_776
