@@ -91,6 +91,13 @@ def _parse_target(raw: str) -> float:
     return value
 
 
+def _fit_height(table: QTableWidget) -> None:
+    """As tall as its rows (no empty area, no vertical scroll bar for a tree's 3 to 5 levels)."""
+    table.resizeRowsToContents()
+    rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
+    table.setFixedHeight(table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth() + 2)
+
+
 def _help(words: str) -> QLabel:
     label = QLabel(words)
     label.setWordWrap(True)
@@ -434,7 +441,7 @@ class HierarchyMode(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(left)
-        scroll.setMinimumWidth(400)
+        scroll.setMinimumWidth(460)
 
         self.summary = QLabel("Choose the level columns in step 1.")
         self.summary.setWordWrap(True)
@@ -464,10 +471,11 @@ class HierarchyMode(QWidget):
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.addWidget(self.summary)
-        right_layout.addWidget(self.table, 2)
+        right_layout.addWidget(self.table)
         right_layout.addWidget(self.table_note)
         right_layout.addWidget(self.compare_label)
-        right_layout.addWidget(self.compare, 1)
+        right_layout.addWidget(self.compare)
+        right_layout.addStretch(1)
 
         for field in (self.epsilon, self.delta, self.target):
             field.edited.connect(self._on_plan_edited)
@@ -475,7 +483,7 @@ class HierarchyMode(QWidget):
         splitter.addWidget(scroll)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([420, 860])
+        splitter.setSizes([470, 860])
         return splitter
 
     def _combo(self, labels: dict[str, str], tooltip: str) -> QComboBox:
@@ -496,7 +504,10 @@ class HierarchyMode(QWidget):
         self.target.setEnabled(allocation == "target")
         target = self.target.value() if allocation == "target" else None
         if epsilon is None or delta is None or (allocation == "target" and target is None):
+            self._replan.stop()
             self.state_ws.update(planned=None)
+            self.summary.setText("No plan: a privacy or plan setting is not valid — see the red message on the left. "
+                                 "Nothing is spent.")
             return
         values.update(epsilon=float(epsilon), delta=float(delta), noise=str(self.noise.currentData()),
                       neighbours=str(self.neighbours.currentData()), records_per_person=self.records_per_person.value(),
@@ -630,6 +641,8 @@ class HierarchyMode(QWidget):
             self._show_comparison(planned)
         finally:
             self._filling = False
+            for table in (self.table, self.compare):
+                _fit_height(table)
         self.summary.setText(self.summary_text(planned))
 
     def summary_text(self, planned: PlannedHierarchy) -> str:

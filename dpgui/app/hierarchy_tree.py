@@ -151,8 +151,9 @@ class HierarchyIcicle(QWidget):
         budgets = plan.level_budgets
         if not budgets:  # multiplicative: one colour, the budget is not split by level
             return _ramp(0.6)
-        top = max(budgets) or 1.0
-        return _ramp(budgets[level] / top) if budgets[level] > 0 else QColor(NOT_RELEASED_COLOUR)
+        # the level's share of the whole budget (ε or ρ): comparable between plans, never all one bright colour
+        total = sum(budgets) or 1.0
+        return _ramp(0.15 + 0.85 * budgets[level] / total) if budgets[level] > 0 else QColor(NOT_RELEASED_COLOUR)
 
     def level_name(self, level: int) -> str:
         if self.hierarchy is None:
@@ -310,7 +311,8 @@ class HierarchyTreeView(QWidget):
             value = ("exact" if level == 0 and plan.privacy.root_public
                      else f"{unit} = {format_significant(plan.level_budgets[level])}")
             parts.append(f"{name}: {value}")
-        return (f"Colour: the level's budget {unit} (brighter = more budget, less noise) — " + "; ".join(parts) + ".")
+        return (f"Colour: the level's share of the budget {unit} (brighter = a bigger share, less noise) — "
+                + "; ".join(parts) + ".")
 
     def current_text(self) -> Any:
         return self.info.text()

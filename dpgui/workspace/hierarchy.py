@@ -70,8 +70,8 @@ NOISE_LABELS = {
 }
 ALLOCATION_LABELS = {
     "uniform": "Equal budget on every level",
-    "optimal": "Least error within ε (needs public counts)",
-    "target": "Least ε for a target error (needs public counts)",
+    "optimal": "Least error within ε",
+    "target": "Least ε for a target error",
 }
 CONSISTENCY_LABELS = {
     "auto": "Automatic (lower error)",

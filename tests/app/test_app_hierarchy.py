@@ -85,6 +85,22 @@ def test_whole_hierarchy_workflow(qtbot, sample_window, tmp_path):
     noise_variance = 224 * plan.level_noise_variances()[3]
     assert float(page.table.item(3, 6).text().replace(",", "")) == pytest.approx(noise_variance, rel=1e-2)
 
+    # bad values: a message on the page, no plan, nothing to release
+    page.epsilon.set_text("-1")
+    page.epsilon.edited.emit()
+    assert "ε must be" in page.epsilon.error_text() and "No plan" in page.summary.text()
+    assert page.state_ws.state.planned is None
+    window.release()
+    assert spends() == [] and page.tabs.currentIndex() == 1
+    page.epsilon.set_text("1")
+    page.epsilon.edited.emit()
+    wait_planned(qtbot, window)
+    page.allocation.setCurrentIndex(page.allocation.findData("optimal"))  # needs counts: none yet
+    qtbot.waitUntil(lambda: "needs node counts" in page.plan_message.text(), timeout=TIMEOUT)
+    assert page.state_ws.state.planned is None
+    page.allocation.setCurrentIndex(page.allocation.findData("uniform"))
+    wait_planned(qtbot, window)
+
     # opting in: the projection per level appears, equal to the engine's at the data's counts
     page.counts_from_data.setChecked(True)
     wait_planned(qtbot, window, lambda p: p.projection is not None)
