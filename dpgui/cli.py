@@ -582,18 +582,23 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 def _check_charge(ledger: Any, dataset: str, plan: Plan | HierarchyPlan) -> None:
     """Would the release's (ε, δ, ρ) (:meth:`Plan.ledger_charge`, :meth:`HierarchyPlan.ledger_charge`)
-    fit the dataset's cap? Raises the ledger's refusal, before any data is read. A release with δ > 0
-    on a dataset whose cap has δ = 0 can never fit: that refusal names the fix (raise the cap's δ, or
-    Laplace noise)."""
+    fit the dataset's cap? Raises the ledger's refusal, before any data is read (:func:`_check_ledger_charge`)."""
+    _check_ledger_charge(ledger, dataset, plan.ledger_charge())  # = publish.check_release_budget for a CDF plan
+
+
+def _check_ledger_charge(ledger: Any, dataset: str, charge: tuple[float, float, float | None]) -> None:
+    """Would a release charging (ε, δ, ρ) fit the dataset's cap? Raises the ledger's refusal. A release
+    with δ > 0 on a dataset whose cap has δ = 0 can never fit: that refusal names the fix (raise the
+    cap's δ, or Laplace noise)."""
     import shlex
 
     from dpgui.report.ledger import BudgetExceeded
 
     try:
-        ledger.check_spend(dataset, *plan.ledger_charge())  # = publish.check_release_budget for a CDF plan
+        ledger.check_spend(dataset, *charge)
     except BudgetExceeded as err:
         if err.short_of == "cap_delta":  # the ledger's refusal, with the CLI's own fix
-            delta = plan.ledger_charge()[1]
+            delta = charge[1]
             raise ParameterError(
                 f"dataset {dataset!r} has a cap with δ = 0 (pure ε-DP), and this release needs δ = {delta:g}",
                 f"raise the cap's δ with `dpgui ledger cap {shlex.quote(dataset)} {err.totals.cap_epsilon:g} --delta "
@@ -827,6 +832,9 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
                     manifest_path, manifest = candidate, data
                     break
     facts: dict[str, Any] = {}
+    if manifest is not None and manifest.get("kind") == "hierarchy":
+        raise ParameterError(f"{path.name} is a release of counts over a hierarchy, which has no quantiles",
+                             "read its CSV (one row per node), or give the manifest of a CDF release")
     try:
         if manifest is not None:
             assert manifest_path is not None
@@ -1056,7 +1064,7 @@ def _add_hierarchy_parser(sub: Any) -> None:
     source.add_argument("--input", metavar="INPUT", help=f"simulate on this {FILE_TYPE_NAMES} file")
     source.add_argument("--prior", metavar="PRIOR.csv", help="or on the counts of a prior file")
     _add_hierarchy_options(sim)
-    sim.add_argument("--trials", type=_int_at_least(1, "--trials 200"), required=True, metavar="R",
+    sim.add_argument("--trials", type=_int_at_least(2, "--trials 200"), required=True, metavar="R",
                      help="number of simulated releases")
     sim.add_argument("--seed", type=_int_at_least(0, "--seed 1"), metavar="S")
 
@@ -1095,19 +1103,43 @@ def _hierarchy_plan(args: argparse.Namespace, hierarchy: Hierarchy, prior_levels
         _hierarchy_plan_needs_counts(args)
     return plan_hierarchy(hierarchy.level_sizes, _hierarchy_privacy(args), noise=args.noise, allocation=allocation,
                           weights=args.weights, target_mse=target, consistency=args.consistency,
-                          prior_levels=prior_levels, prior_source=prior_source)
+                          prior_levels=prior_levels, prior_source=prior_source, hierarchy=hierarchy)
+
+
+#: Monte-Carlo projections (consistent releases) use about this many node-trials in all.
+PROJECTION_NODE_TRIALS = 20_000
+
+
+def _hierarchy_projection(plan: HierarchyPlan, hierarchy: Hierarchy, levels: Sequence[np.ndarray] | None,
+                          counts: str) -> dict[str, Any]:
+    """The projected bias², variance and MSE per level (sums over the level's nodes, records²) at the
+    counts ``levels`` (root first; public: a prior, released counts, or the data's when opted in),
+    as :func:`dpgui.report.hierarchy_bundle.projection_json`. Without counts, the noise's variance
+    only (large counts: no clamp bias; the consistency step not included), and the JSON says so."""
+    from dpgui.core.hierarchy import project_hierarchy
+    from dpgui.report.hierarchy_bundle import projection_json
+
+    if levels is None:
+        rows = [{"level": ell, "nodes": int(n), "bias2": 0.0, "variance": float(n * v), "mse": float(n * v)}
+                for ell, (n, v) in enumerate(zip(plan.level_sizes, plan.level_noise_variances()))]
+        return {"method": "noise variance only: without counts the clamp's bias and the consistency step are not "
+                          "projected (give --prior, or --counts-from-data)",
+                "counts": "no counts", "weighted_mse": math.fsum(w * r["mse"] for w, r in zip(plan.weights, rows)),
+                "levels": rows}
+    trials = int(min(200, max(4, math.ceil(PROJECTION_NODE_TRIALS / hierarchy.n_nodes))))
+    return projection_json(project_hierarchy(plan, levels, trials=trials, seed=0, hierarchy=hierarchy), counts)
 
 
 def _budget_unit(plan: HierarchyPlan) -> str | None:
     return {"laplace": "epsilon", "gaussian": "rho"}.get(plan.noise)
 
 
-def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: str, counts: str,
-                         projection: Any, notes: Sequence[str]) -> dict[str, Any]:
+def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: str, projection: dict[str, Any],
+                         notes: Sequence[str]) -> dict[str, Any]:
     """What ``plan``/``release --json`` print about the plan: the levels, the node list's source, the
     level budgets (ε_ℓ for Laplace, ρ_ℓ for Gaussian, root first; the root's is 0 under change), the
     charge, and the projected bias², variance and MSE per level (sums over the level's nodes)."""
-    from dpgui.report.hierarchy_bundle import charge_json, projection_json
+    from dpgui.report.hierarchy_bundle import charge_json
 
     return {
         "levels": list(hierarchy.level_names),
@@ -1123,8 +1155,8 @@ def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: s
         "consistency": plan.consistency,
         "charge": charge_json(plan),
         "plan": plan.to_json(),
-        "projected": projection_json(projection, counts),
-        "notes": list(notes),
+        "projected": projection,
+        "notes": list(dict.fromkeys((*notes, *plan.notes))),
     }
 
 
@@ -1149,8 +1181,8 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
 
 
 def _projection_counts_text(prior_source: str) -> str:
-    return {PRIOR_FILE: "the prior's counts", COUNTS_OPTED_IN: "the data's counts (opted in)"}.get(
-        prior_source, "no counts (the clamp's bias is not known without counts: bias² is that of large counts)")
+    return {PRIOR_FILE: "the prior's counts", COUNTS_OPTED_IN: "the data's counts (opted in)"}.get(prior_source,
+                                                                                                  "no counts")
 
 
 def _note_lines(command: str, notes: Sequence[str]) -> None:
@@ -1159,17 +1191,15 @@ def _note_lines(command: str, notes: Sequence[str]) -> None:
 
 
 def cmd_hierarchy_plan(args: argparse.Namespace) -> int:
-    from dpgui.core.hierarchy import project_hierarchy
-
     hierarchy, prior_levels, _, node_list, prior_source, notes = _hierarchy_sources(args, counting=False)
     plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source)
-    projection = project_hierarchy(plan, prior_levels)
-    report = _hierarchy_plan_json(plan, hierarchy, node_list, _projection_counts_text(prior_source), projection, notes)
+    projection = _hierarchy_projection(plan, hierarchy, prior_levels, _projection_counts_text(prior_source))
+    report = _hierarchy_plan_json(plan, hierarchy, node_list, projection, notes)
     if args.json:
         _print(report, True)
     else:
         print(hierarchy_plan_text(report))
-    _note_lines("plan", notes)
+    _note_lines("plan", report["notes"])
     return 0
 
 
@@ -1200,24 +1230,21 @@ def _provisional_charge(args: argparse.Namespace) -> tuple[float, float, float |
     """The least (ε, δ, ρ) the release can charge, for the ledger check before the data is read when
     the plan needs the data (its node list or, opted in, its counts): the exact charge is checked
     again once the plan is made, and by the spend itself."""
-    from dpgui.core.accounting import zcdp_rho
-
     privacy = _hierarchy_privacy(args)
     if args.noise == "gaussian" and privacy.rho is not None:
         return privacy.epsilon, privacy.delta, privacy.rho
     if args.noise == "multiplicative":
         return privacy.epsilon, privacy.delta, None
-    return privacy.epsilon, 0.0, zcdp_rho(privacy.epsilon, 0.0)
+    return privacy.epsilon, 0.0, privacy.epsilon**2 / 2.0  # Laplace's charge (pure ε-DP is ε²/2-zCDP)
 
 
 def cmd_hierarchy_release(args: argparse.Namespace) -> int:
-    from dpgui.core.hierarchy import project_hierarchy
     from dpgui.core.noise import SecureRandom
     from dpgui.data.hierarchy import count_paths, read_prior
     from dpgui.data.readers import check_data_file
     from dpgui.report.files import sha256_regular_file
     from dpgui.report.hierarchy_bundle import (
-        NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, default_hierarchy_bundle_name, projection_json, write_hierarchy_csv,
+        NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, default_hierarchy_bundle_name, write_hierarchy_csv,
     )
     from dpgui.report.hierarchy_publish import hierarchy_charge_text, sign_hierarchy_release, spend_and_release_hierarchy
     from dpgui.report.keystore import load_secret_key
@@ -1267,7 +1294,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         if plan is not None:
             _check_charge(ledger, dataset, plan)
         else:
-            ledger.check_spend(dataset, *_provisional_charge(args))
+            _check_ledger_charge(ledger, dataset, _provisional_charge(args))
         data = count_paths(args.input, args.levels)
         _check_dataset_identity(ledger, dataset, args.input, data.rows, args.new_dataset)
         notes = tuple(dict.fromkeys(notes + tuple(data.notes)))
@@ -1288,9 +1315,10 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
             notes=notes, release_id=args.release_id)
         # The projection published with the release: at the prior's counts, else at the released counts
         # (post-processing: public), never at the confidential counts.
-        counts_text = "the prior's counts" if prior_levels is not None and args.prior is not None else "the released counts"
-        projection = project_hierarchy(plan, prior_levels if args.prior is not None else result.counts)
-        projected = projection_json(projection, counts_text)
+        if args.prior is not None:
+            projected = _hierarchy_projection(plan, hierarchy, prior_levels, "the prior's counts")
+        else:
+            projected = _hierarchy_projection(plan, hierarchy, result.counts, "the released counts")
         outputs: dict[str, str] = {}
         try:
             if args.out is not None:
@@ -1306,7 +1334,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
                              f"output could not be written: {err}; {written}", "fix the folder and release again") from err
     node_list = NODE_LIST_PRIOR_ONLY if args.prior is not None else (
         "data (declared public: its categories are published as the node list)")
-    summary = _hierarchy_plan_json(plan, hierarchy, node_list, counts_text, projection, notes)
+    summary = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes)
     summary.update({
         "outputs": outputs,
         "dataset": dataset,
@@ -1321,7 +1349,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         print(f"released {hierarchy.n_nodes:,} node counts over {' > '.join(hierarchy.level_names)} to "
               f"{' and '.join(outputs.values())} ({hierarchy_charge_text(plan)} from dataset {dataset!r}, {plan.noise} "
               f"noise, {plan.privacy.neighbours} neighbours, {plan.consistency} consistency; node list: {node_list})")
-    _note_lines("release", notes)
+    _note_lines("release", summary["notes"])
     return 0
 
 
@@ -1334,7 +1362,7 @@ def _hierarchy_plan_needs_counts(args: argparse.Namespace) -> None:
 
 
 def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
-    from dpgui.core.hierarchy import project_hierarchy, simulate_hierarchy
+    from dpgui.core.hierarchy import simulate_hierarchy
     from dpgui.report.hierarchy_bundle import projection_json
 
     seed = args.seed if args.seed is not None else secrets.randbits(63)
@@ -1343,8 +1371,8 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
     plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source)
     truth = hierarchy.aggregate(leaves)
     empirical = simulate_hierarchy(hierarchy, leaves, plan, trials=args.trials, seed=seed)
-    projected = project_hierarchy(plan, truth)
-    report = _hierarchy_plan_json(plan, hierarchy, node_list, "the simulated data's counts", projected, notes)
+    projected = _hierarchy_projection(plan, hierarchy, truth, "the simulated data's counts")
+    report = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes)
     report.update({
         "trials": args.trials,
         "seed": seed,
@@ -1353,8 +1381,8 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
         "side_by_side": [
             {"level": int(e.level), "nodes": int(e.nodes),
              "empirical": {"bias2": float(e.bias2), "variance": float(e.variance), "mse": float(e.mse)},
-             "projected": {"bias2": float(p.bias2), "variance": float(p.variance), "mse": float(p.mse)}}
-            for e, p in zip(empirical.levels, projected.levels)],
+             "projected": {key: float(p[key]) for key in ("bias2", "variance", "mse")}}
+            for e, p in zip(empirical.levels, projected["levels"])],
     })
     if args.json:
         _print(report, True)
@@ -1367,7 +1395,7 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
             lines.append(f"  {row['level']:<8}{row['nodes']:>10,}{e['mse']:>16.4g}{p['mse']:>16.4g}{e['bias2']:>14.4g}"
                          f"{p['bias2']:>14.4g}")
         print("\n".join(lines))
-    _note_lines("simulate", notes)
+    _note_lines("simulate", report["notes"])
     return 0
 
 

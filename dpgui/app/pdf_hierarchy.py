@@ -85,7 +85,7 @@ def _level_rows(release: HierarchyRelease, projection: dict[str, Any]) -> list[t
     """One row per level: level, name, nodes, budget, projected bias², variance, MSE (sums over the
     level's nodes) and the root-mean-square error of one node."""
     names = ("all records", *release.hierarchy.level_names)
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for entry in projection["levels"]:
         level, nodes = int(entry["level"]), int(entry["nodes"])
         rms = math.sqrt(max(float(entry["mse"]), 0.0) / max(nodes, 1))
