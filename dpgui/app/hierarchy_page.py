@@ -48,7 +48,7 @@ from dpgui.workspace.release import (
     FIRST_CAP_REASON, BudgetOk, FirstCapNeeded, Problem, budget_sentence, failure_budget_sentence, new_release_id,
 )
 from dpgui.workspace.state import Workspace
-from dpgui.workspace.words import NEIGHBOURS_LABELS, escape
+from dpgui.workspace.words import NEIGHBOURS_LABELS, escape, sentence
 
 if TYPE_CHECKING:
     from dpgui.app.main_window import MainWindow
@@ -82,6 +82,13 @@ def _parse_delta(raw: str) -> float:
     if not raw.strip():
         raise ParameterError("δ is empty", "enter 0 for pure ε-DP, or a small probability such as 1e-9")
     return check_delta(parse_number(raw, "δ", "1e-9"), "δ")
+
+
+def _parse_alpha(raw: str) -> float:
+    value = float(parse_number(raw, "α", "0.1"))
+    if not 0 < value < 1:
+        raise ParameterError(f"α must be between 0 and 1, got {raw!r}", "enter e.g. 0.1 (a 10 % relative error)")
+    return value
 
 
 def _parse_target(raw: str) -> float:
@@ -373,7 +380,7 @@ class HierarchyMode(QWidget):
             return
         hierarchy = loaded.hierarchy
         sizes = " → ".join(f"{n:,} {name}" for n, name in zip(hierarchy.level_sizes[1:], hierarchy.level_names))
-        notes = " ".join(loaded.notes)
+        notes = " ".join(sentence(n) for n in loaded.notes)
         self.read_note.setText(f"Read {loaded.rows:,} rows: {sizes}. {notes}".strip())
         self.state_ws.update(loaded=loaded, problem="", busy="")
         self.start_planning()
@@ -391,6 +398,14 @@ class HierarchyMode(QWidget):
         self.delta.set_text("0")
         form.addRow("&δ (failure probability):", self.delta)
         set_buddy(form, self.delta, self.delta.edit)
+        self.alpha = ValidatedField(_parse_alpha, "e.g. 0.1", (
+            "Paper 004's multiplicative error α: a count may be off by α times itself (0.1 = 10 %) plus a small "
+            "additive error. Used with δ > 0 to compare its mechanism with the Gaussian baseline, and by "
+            "Multiplicative noise."))
+        self.alpha.set_text("0.1")
+        self.alpha.setEnabled(False)
+        form.addRow("&α (relative error, δ > 0):", self.alpha)
+        set_buddy(form, self.alpha, self.alpha.edit)
         self.noise = self._combo(NOISE_LABELS, "The kind of random noise added to each count. Laplace gives pure "
                                  "ε-DP; Gaussian and the multiplicative mechanism of paper 004 need δ > 0. Automatic "
                                  "takes the one with the smaller projected error.")
@@ -477,7 +492,7 @@ class HierarchyMode(QWidget):
         right_layout.addWidget(self.compare)
         right_layout.addStretch(1)
 
-        for field in (self.epsilon, self.delta, self.target):
+        for field in (self.epsilon, self.delta, self.target, self.alpha):
             field.edited.connect(self._on_plan_edited)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(scroll)
@@ -503,7 +518,9 @@ class HierarchyMode(QWidget):
         allocation = str(self.allocation.currentData())
         self.target.setEnabled(allocation == "target")
         target = self.target.value() if allocation == "target" else None
-        if epsilon is None or delta is None or (allocation == "target" and target is None):
+        self.alpha.setEnabled(bool(delta))
+        alpha = self.alpha.value() if delta else self.state_ws.state.choice.alpha
+        if epsilon is None or delta is None or alpha is None or (allocation == "target" and target is None):
             self._replan.stop()
             self.state_ws.update(planned=None)
             self.summary.setText("No plan: a privacy or plan setting is not valid — see the red message on the left. "
@@ -511,7 +528,8 @@ class HierarchyMode(QWidget):
             return
         values.update(epsilon=float(epsilon), delta=float(delta), noise=str(self.noise.currentData()),
                       neighbours=str(self.neighbours.currentData()), records_per_person=self.records_per_person.value(),
-                      allocation=allocation, target_mse=target, consistency=str(self.consistency.currentData()))
+                      allocation=allocation, target_mse=target, consistency=str(self.consistency.currentData()),
+                      alpha=float(alpha))
         old = self.state_ws.state.choice
         if (values["epsilon"], values["delta"], values["noise"], values["neighbours"], values["records_per_person"]) != (
                 old.epsilon, old.delta, old.noise, old.neighbours, old.records_per_person) or allocation != old.allocation:
@@ -622,6 +640,8 @@ class HierarchyMode(QWidget):
                     rmse = (lp.mse / max(lp.nodes, 1)) ** 0.5
                     cells += [format_significant(lp.bias2), format_significant(lp.variance),
                               format_significant(lp.mse), format_significant(rmse)]
+                elif not unit:  # multiplicative, no counts: no per-level noise variance to show
+                    cells += ["—"] * 4
                 else:  # no counts: the noise's own variance (before the clamp and the consistency step)
                     variance = nodes * plan.level_noise_variances()[level]
                     cells += ["—", format_significant(variance), "—",
@@ -848,6 +868,7 @@ class HierarchyMode(QWidget):
         outcome = self.state_ws.state.outcome
         self.export_button.setEnabled(outcome is not None)
         self.window_.export_bundle_action.setEnabled(outcome is not None)
+        self.window_.export_action.setEnabled(outcome is not None)
         self.result_view.set_release(None if outcome is None else outcome.release)
         self.tree_view.set_release(None if outcome is None else outcome.release)
         if outcome is None:
@@ -876,6 +897,34 @@ class HierarchyMode(QWidget):
         public = (loaded.prior_levels if loaded is not None and loaded.prior_path is not None
                   and loaded.hierarchy is outcome.release.hierarchy else None)
         return HierarchyExportDialog(outcome, folder, self.window_, public)
+
+    def export_csv(self) -> None:
+        """Write the released counts (one row per category) to a CSV file, unsigned."""
+        outcome = self.state_ws.state.outcome
+        if outcome is None:
+            self.window_._error("Nothing to export", "Release first (step 4), then export.")
+            return
+        folder = str(self.window_.settings.value("last_folder", str(Path.home())))
+        default = str(Path(folder) / f"{outcome.dataset}-hierarchy-counts.csv")
+        path, _ = QFileDialog.getSaveFileName(self, "Export the released counts", default, "CSV files (*.csv)")
+        if path:
+            self.export_csv_to(path)
+
+    def export_csv_to(self, path: str) -> bool:
+        from dpgui.report.files import check_writable
+        from dpgui.report.hierarchy_bundle import write_hierarchy_csv
+
+        outcome = self.state_ws.state.outcome
+        assert outcome is not None
+        data = self.state_ws.state.data_path
+        try:
+            check_writable(path, protect=[p for p in (data, self.state_ws.state.choice.prior_path) if p is not None])
+            write_hierarchy_csv(outcome.release, path)
+        except (DpguiError, OSError) as err:
+            self.window_._error("Export failed", text.friendly(err) + " The file was not written.")
+            return False
+        self.window_.statusBar().showMessage(f"Exported the released counts to {path}.", 8000)
+        return True
 
     def export_bundle(self) -> None:
         dialog = self.export_dialog()

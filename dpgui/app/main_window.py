@@ -396,7 +396,7 @@ class MainWindow(QMainWindow):
             self._hierarchy_source()
         shown = self.hierarchy.state_ws.state.outcome is not None if hierarchy else self.workspace.state.shown is not None
         for widget in (self.export_action, self.export_bundle_action):
-            widget.setEnabled(shown and not (hierarchy and widget is self.export_action))
+            widget.setEnabled(shown)
 
     def _hierarchy_source(self) -> None:
         """Give the hierarchy mode the open file (its columns; which are numbers) and the dataset's name."""
@@ -683,6 +683,9 @@ class MainWindow(QMainWindow):
         VerifyDialog(self).exec()
 
     def export_release(self) -> None:
+        if self.in_hierarchy_mode():
+            self.hierarchy.export_csv()
+            return
         if self.exportable is None:
             self._error("Nothing to export", "Release first (step 4), then export.")
             return
@@ -745,7 +748,13 @@ class MainWindow(QMainWindow):
             "you accept and let the app find the smallest ε.</p>"
             "<p><b>3 · Bin tree.</b> See how the budget is spread over the tree of counts.</p>"
             "<p><b>4 · Release.</b> Confirm, release, read the CDF, quantiles and counts with their 95 % "
-            "intervals, and export the CSV.</p>"))
+            "intervals, and export the CSV.</p>"
+            "<p><b>Counts over a hierarchy.</b> Choose “Counts over a hierarchy of categories” above the steps: "
+            "pick 2 to 4 nested columns (e.g. region → district → school), optionally a public prior file; set ε "
+            "and how the budget is shared between the levels (the table shows each level's projected error, "
+            "and you can type a level's budget); see the tree; release every category's count, each a whole "
+            "number ≥ 0 that adds up to its parent, with a 95 % interval; search the result and export the "
+            "signed bundle.</p>"))
 
     def show_about(self) -> None:
         import numpy
@@ -806,7 +815,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.project.close_approved(event):  # asks Save / Discard / Cancel, then closes again
             return
-        if self._release_worker is not None:
+        if self._release_worker is not None or self.hierarchy.release_worker is not None:
             answer = QMessageBox.question(self, "A release is running",
                                           "A release is running. Quit anyway? If the noise has not been drawn yet, "
                                           "nothing is spent.")

@@ -232,3 +232,73 @@ def test_a_value_under_two_parents_is_a_message_on_the_page(qtbot, tmp_path):
     assert page.state_ws.state.planned is None
     window.release()
     assert spends() == []
+
+
+def test_a_public_prior_file_gives_the_categories_and_the_counts(qtbot, tmp_path):
+    data = _nested_csv(tmp_path / "schools.csv", [("North", "N1")] * 20 + [("South", "S1")] * 15)
+    prior = tmp_path / "prior.csv"
+    prior.write_text("region,district,count\nNorth,N1,18\nNorth,N2,4\nSouth,S1,16\n")
+    window = make_window(qtbot)
+    open_and_wait(qtbot, window, data)
+    window.set_mode(True)
+    page = mode(window)
+    page.set_prior(prior)
+    assert not page.counts_from_data.isEnabled()  # the prior's counts are public: no opt-in needed
+    page.set_levels(("region", "district"))
+    wait_planned(qtbot, window, lambda p: p.projection is not None)
+    planned = page.state_ws.state.planned
+    assert planned.plan.level_sizes == (1, 2, 3)  # N2 comes from the prior: published with a count
+    assert planned.plan.prior_source == "prior file" and "prior file" in page.summary.text()
+    assert "categories of the prior file" in page.published_note.text()
+    # the optimiser may use the public counts; the weight editor changes the plan
+    page.allocation.setCurrentIndex(page.allocation.findData("optimal"))
+    wait_planned(qtbot, window, lambda p: p.plan.allocation == "optimal")
+    page.table.item(2, 3).setText("4")
+    wait_planned(qtbot, window, lambda p: p.plan.weights == (1.0, 1.0, 4.0))
+    release_and_wait(qtbot, window)
+    outcome = page.state_ws.state.outcome
+    assert outcome.info.node_list_source == "prior file" and outcome.info.prior_name == "prior.csv"
+    assert outcome.release.counts[2].size == 3
+    target = tmp_path / "counts.csv"
+    assert window.export_action.isEnabled() and page.export_csv_to(str(target))
+    with open(target, newline="") as handle:
+        assert len(list(csv.DictReader(handle))) == 6
+
+
+def test_a_numeric_level_is_allowed_and_said(qtbot, tmp_path):
+    data = tmp_path / "codes.csv"
+    data.write_text("region,code\n" + "\n".join(f"{r},{c}" for r, c in [("North", 11), ("North", 12), ("South", 21)] * 5)
+                    + "\n")
+    window = make_window(qtbot)
+    open_and_wait(qtbot, window, data)
+    window.set_mode(True)
+    page = mode(window)
+    qtbot.waitUntil(lambda: page.state_ws.state.column_counts is not None, timeout=TIMEOUT)
+    assert any("numbers, used as labels" in page.level_combos[1].itemText(i) for i in range(page.level_combos[1].count()))
+    page.set_levels(("region", "code"))
+    wait_planned(qtbot, window)
+    assert "Column 'code' is numeric; its values are used as categories." in page.read_note.text()
+
+
+def test_multiplicative_noise_of_paper_004(qtbot, tmp_path):
+    rows = [(f"R{r}", f"R{r}-D{d}") for r in range(3) for d in range(4) for _ in range(40)]
+    data = _nested_csv(tmp_path / "big.csv", rows)
+    window = make_window(qtbot)
+    open_and_wait(qtbot, window, data)
+    window.set_mode(True)
+    page = mode(window)
+    page.set_levels(("region", "district"))
+    wait_planned(qtbot, window)
+    assert not page.alpha.isEnabled()  # α matters only with δ > 0
+    page.delta.set_text("1e-6")
+    page.epsilon.set_text("4")
+    page.alpha.set_text("0.5")
+    page.consistency.setCurrentIndex(page.consistency.findData("none"))
+    page.noise.setCurrentIndex(page.noise.findData("multiplicative"))
+    page.delta.edited.emit()
+    wait_planned(qtbot, window, lambda p: p.plan.noise == "multiplicative")
+    planned = page.state_ws.state.planned
+    assert page.alpha.isEnabled() and planned.plan.multiplicative.alpha == 0.5
+    assert page.table.item(1, 4).text() == "—"  # no per-level budget
+    assert planned.alpha is not None and page.compare.rowCount() == 3 and not page.compare.isHidden()
+    assert "multiplicative" in page.summary.text()
