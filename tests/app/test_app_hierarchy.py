@@ -18,6 +18,7 @@ from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, count_paths, hierarchy
 from dpgui.report.bundle import verify_bundle
 from dpgui.report.keystore import create_key, load_public_key
 from dpgui.report.ledger import Ledger
+from dpgui.workspace.hierarchy import projection_trials
 
 from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait
 
@@ -113,7 +114,8 @@ def test_whole_hierarchy_workflow(qtbot, sample_window, tmp_path):
     tree = Hierarchy.from_paths(HIERARCHY_SAMPLE_LEVELS, data.paths)
     leaves = np.zeros(tree.level_sizes[-1], dtype=np.int64)
     np.add.at(leaves, tree.leaf_index(data.paths), data.counts)
-    reference = project_hierarchy(planned.plan, tree.aggregate(leaves), hierarchy=tree)
+    reference = project_hierarchy(planned.plan, tree.aggregate(leaves), hierarchy=tree,
+                                  trials=projection_trials(SAMPLE_SIZES))
     assert planned.projection.weighted_mse == pytest.approx(reference.weighted_mse, rel=1e-9)
     level3 = planned.projection.levels[3]
     assert float(page.table.item(3, 7).text().replace(",", "")) == pytest.approx(level3.mse, rel=1e-2)
