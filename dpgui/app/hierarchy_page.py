@@ -433,6 +433,7 @@ class HierarchyMode(QWidget):
             "The error you accept: the weighted mean squared error over all levels, in records² "
             "(e.g. 625 = a typical error of 25 records per category)."))
         self.target.set_text("625")
+        self.target.setEnabled(False)  # for "least ε for a target error" only
         plan_form.addRow("&Target error (records²):", self.target)
         set_buddy(plan_form, self.target, self.target.edit)
         self.consistency = self._combo(CONSISTENCY_LABELS, (
@@ -459,6 +460,7 @@ class HierarchyMode(QWidget):
         scroll.setMinimumWidth(460)
 
         self.summary = QLabel("Choose the level columns in step 1.")
+        self.summary.setTextFormat(Qt.TextFormat.RichText)  # user text in it is escaped
         self.summary.setWordWrap(True)
         self.table = QTableWidget(0, len(TABLE_HEADERS))
         self.table.setAccessibleName("Level budgets and projected error")
@@ -473,6 +475,7 @@ class HierarchyMode(QWidget):
         self.table_note = _help("Double-click a weight or a budget to change it; the projection follows. Errors are "
                                 "in records (squared errors in records²), projected before anything is released.")
         self.compare_label = QLabel("")
+        self.compare_label.setTextFormat(Qt.TextFormat.RichText)
         self.compare_label.setWordWrap(True)
         self.compare = QTableWidget(0, 4)
         self.compare.setAccessibleName("Paper 004: Gaussian and multiplicative side by side")
@@ -491,6 +494,8 @@ class HierarchyMode(QWidget):
         right_layout.addWidget(self.compare_label)
         right_layout.addWidget(self.compare)
         right_layout.addStretch(1)
+        for table in (self.table, self.compare):
+            _fit_height(table)
 
         for field in (self.epsilon, self.delta, self.target, self.alpha):
             field.edited.connect(self._on_plan_edited)
@@ -735,6 +740,7 @@ class HierarchyMode(QWidget):
         self.export_button.setEnabled(False)
         self.export_button.clicked.connect(self.export_bundle)
         self.release_status = QLabel("Nothing released yet. When the plan suits you, press Release.")
+        self.release_status.setTextFormat(Qt.TextFormat.RichText)  # user text in it is escaped
         self.release_status.setWordWrap(True)
         bar = QHBoxLayout()
         bar.addWidget(self.release_button)

@@ -19,7 +19,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
-from dpgui.app.text import plain_text
+from dpgui.app.text import escape, plain_text
 from dpgui.app.tree_view import EXACT_COLOUR, NOT_RELEASED_COLOUR, _ramp, _text_colour
 from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyRelease
 from dpgui.formatting import format_significant
@@ -265,11 +265,12 @@ class HierarchyTreeView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.title = QLabel("")
+        self.title.setTextFormat(Qt.TextFormat.RichText)  # the level names in it are escaped
         self.title.setWordWrap(True)
         self.icicle = HierarchyIcicle()
         self.info = plain_text(QLabel(HINT))  # labels are the data's own words: shown literally
         self.info.setWordWrap(True)
-        self.legend = QLabel("")
+        self.legend = plain_text(QLabel(""))  # level names: shown literally
         self.legend.setWordWrap(True)
         self.show_all_button = QPushButton("Show &all")
         self.show_all_button.setToolTip("Zoom out to the whole tree (Home)")
@@ -291,7 +292,7 @@ class HierarchyTreeView(QWidget):
             self.title.setText("")
             self.legend.setText("")
             return
-        sizes = " → ".join(f"{n:,} {name}" for n, name in zip(hierarchy.level_sizes[1:], hierarchy.level_names))
+        sizes = " → ".join(f"{n:,} {escape(name)}" for n, name in zip(hierarchy.level_sizes[1:], hierarchy.level_names))
         self.title.setText(f"<b>The hierarchy:</b> {sizes} ({hierarchy.n_nodes:,} counts in all, the total included).")
         self.legend.setText(self.legend_text(hierarchy, plan))
 
