@@ -184,6 +184,7 @@ class HierarchyResultView(QWidget):
             header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
             for column in range(1, len(HEADERS)):
                 header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+            header.setMinimumSectionSize(90)
             header.setStretchLastSection(False)
             self.collapse()
         if old is not None:
