@@ -353,19 +353,45 @@ def test_consistent_projections_are_monte_carlo_and_reduce_error():
 def test_downstream_allocation_of_paper_001_section_5():
     truth = np.array([10.0, 30.0, 60.0])
     exact = np.tile(truth, (50, 1))
-    assert downstream_allocation(truth, exact, "linear") == (0.0, 0.0)
+    for w in ("log", "linear", "quadratic"):
+        assert downstream_allocation(truth, exact, w) == pytest.approx((0.0, 0.0), abs=1e-20)
     rng = np.random.default_rng(50)
     noisy = np.maximum(0, truth + rng.laplace(0, 5.0, size=(4000, 3)))
-    b_lin, v_lin = downstream_allocation(truth, noisy, "linear")
-    _, v_quad = downstream_allocation(truth, noisy, "quadratic")
-    _, v_log = downstream_allocation(truth, noisy, "log")
-    assert v_lin > 0 and v_quad > 0 and v_log > 0
-    # independent computation of the linear shares' variance
-    shares = 100 * noisy / noisy.sum(axis=1, keepdims=True)
-    assert v_lin == pytest.approx(float(shares.var(axis=0).sum()))
-    assert b_lin == pytest.approx(float(((shares.mean(axis=0) - 100 * truth / truth.sum()) ** 2).sum()))
+    # independent computation: shares W(P_i)/Σ W(P_j) in %, P = counts / total (paper 001 §5)
+    for w, fn in (("log", np.log1p), ("linear", lambda p: p), ("quadratic", np.square)):
+        p_true = truth / truth.sum()
+        p_noisy = noisy / noisy.sum(axis=1, keepdims=True)
+        s_true = 100 * fn(p_true) / fn(p_true).sum()
+        s_noisy = 100 * fn(p_noisy) / fn(p_noisy).sum(axis=1, keepdims=True)
+        bias2, var = downstream_allocation(truth, noisy, w)
+        assert var == pytest.approx(float(s_noisy.var(axis=0).sum()))
+        assert bias2 == pytest.approx(float(((s_noisy.mean(axis=0) - s_true) ** 2).sum()))
+    # Jensen (paper 001 §5): the log weights damp the noise, the quadratic ones amplify it
+    assert downstream_allocation(truth, noisy, "log")[1] < downstream_allocation(truth, noisy, "linear")[1]
+    assert downstream_allocation(truth, noisy, "quadratic")[1] > downstream_allocation(truth, noisy, "linear")[1]
     with pytest.raises(ParameterError, match="weight function"):
         downstream_allocation(truth, noisy, "cubic")
+
+
+def test_downstream_projection_prefers_the_optimal_allocation():
+    """Paper 001 §5's finding on a tree with many small blocks: with the budget of program (6) the
+    misallocation among a node's children is smaller than with the uniform split."""
+    from dpgui.core.hierarchy import downstream_projection
+
+    rng = np.random.default_rng(51)
+    h = make_tree(rng, 3, max_fan=8)
+    leaves = rng.geometric(0.05, size=h.level_sizes[-1]) - 1
+    prior = h.aggregate(leaves)
+    privacy = PrivacySpec(0.5)
+    uniform = plan_hierarchy(h.level_sizes, privacy, noise="laplace", consistency="topdown")
+    optimal = plan_hierarchy(h.level_sizes, privacy, noise="laplace", allocation="optimal", prior_levels=prior,
+                             consistency="topdown")
+    node = int(np.argmax(np.diff(np.append(h.child_ranges(2)[0], h.level_sizes[3]))))  # the node with most children
+    u = downstream_projection(h, leaves, uniform, level=2, node=node, trials=300, seed=1)
+    o = downstream_projection(h, leaves, optimal, level=2, node=node, trials=300, seed=1)
+    assert [f.weight for f in u] == ["log", "linear", "quadratic"]
+    for fu, fo in zip(u, o):
+        assert fo.bias2 + fo.variance < fu.bias2 + fu.variance
 
 
 def test_release_refuses_a_plan_for_another_tree():
