@@ -13,6 +13,15 @@
     dpgui ledger cap ID EPSILON [--delta D] [--reason TEXT]
     dpgui simulate [plan options] [--consistency …] --trials R [--seed S] [--json]
                   (--input FILE --column COL --lower A --upper B | --synthetic uniform|normal --n N)
+    dpgui hierarchy plan --levels C1,C2[,C3,C4] (--input INPUT | --prior PRIOR.csv) --epsilon E [hierarchy options] [--json]
+    dpgui hierarchy release INPUT --levels … --epsilon E [--prior PRIOR.csv] [hierarchy options] --dataset ID
+                  [--new-dataset] (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F]
+                  [--name NAME]) [--json]
+    dpgui hierarchy simulate --levels … (--input INPUT | --prior PRIOR.csv) --epsilon E [hierarchy options]
+                  --trials R [--seed S] [--json]
+      hierarchy options: [--delta D] [--noise laplace|gaussian|multiplicative|auto] [--alpha A]
+                  [--allocation uniform|optimal|target:TAU] [--weights w0,w1,…] [--consistency topdown|gls|none|auto]
+                  [--neighbours change|addremove] [--records-per-person L] [--counts-from-data]
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming the argument and the fix), 1 an
 internal error. Nothing is written unless the whole release succeeded. Every release is first
@@ -44,6 +53,7 @@ from dpgui.errors import DataError, DpguiError, ParameterError
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan
     from dpgui.core.plan import Plan
+    from dpgui.data.hierarchy import PathCounts
 
 
 # ------------------------------------------------------------------ argument types (one-line errors)
@@ -702,8 +712,8 @@ def cmd_ledger(args: argparse.Namespace) -> int:
         if releases:
             print("releases (newest first):")
         for r in releases:
-            charge = f"ε = {r.epsilon:g}" + (f", δ = {r.delta:g}, ρ = {r.rho:.4g}" if r.delta > 0 and r.rho is not None
-                                             else "")
+            charge = (f"ε = {r.epsilon:g}" + (f", δ = {r.delta:g}" if r.delta > 0 else "")  # δ even without a ρ
+                      + (f", ρ = {r.rho:.4g}" if r.delta > 0 and r.rho is not None else ""))
             print(f"  {r.created_utc}  {r.dataset_id}  {charge}  release {r.release_id}"
                   + (f"  bundle {r.bundle}" if r.bundle else ""))
     return 0
@@ -999,6 +1009,14 @@ def _weights(text: str) -> tuple[float, ...]:
     return values
 
 
+def _alpha(text: str) -> float:
+    """``--alpha A``: paper 004's multiplicative error, 0 < α < 1."""
+    value = _number(text, "α", "0.5")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"α must lie strictly between 0 and 1, got {text}; give e.g. 0.5")
+    return value
+
+
 def _add_hierarchy_options(parser: argparse.ArgumentParser) -> None:
     low, high = HIERARCHY_LEVELS
     parser.add_argument("--levels", type=_levels, required=True, metavar="C1,C2[,C3,C4]",
@@ -1023,6 +1041,10 @@ def _add_hierarchy_options(parser: argparse.ArgumentParser) -> None:
                         help="change: N is public (default); addremove: N is private")
     parser.add_argument("--records-per-person", type=_int_at_least(1, "--records-per-person 1"), default=1,
                         metavar="L", help="maximum records one person contributes (default 1)")
+    parser.add_argument("--alpha", type=_alpha, metavar="A",
+                        help="paper 004's multiplicative error α in (0, 1): needed by --noise multiplicative; with "
+                             "δ > 0 the plan shows the multiplicative mechanism's and the Gaussian baseline's projected "
+                             "α-mRMSE side by side (and auto may choose the multiplicative one)")
     parser.add_argument("--counts-from-data", action="store_true",
                         help="let the optimiser use the confidential counts of the data (recorded in the manifest); "
                              "by default it uses only the public --prior")
@@ -1069,16 +1091,13 @@ def _add_hierarchy_parser(sub: Any) -> None:
     sim.add_argument("--seed", type=_int_at_least(0, "--seed 1"), metavar="S")
 
 
-def _hierarchy_tree(counts: Any) -> tuple[Hierarchy, np.ndarray]:
-    """The hierarchy of path counts (:class:`dpgui.data.hierarchy.PathCounts`) and its leaf counts
-    (int64, in the hierarchy's leaf order). A value under two parents is a DataError with the fix."""
-    from dpgui.core.hierarchy import Hierarchy
-
-    hierarchy = Hierarchy.from_paths(counts.level_names, counts.paths)
-    return hierarchy, _leaf_counts(hierarchy, counts)
+def _hierarchy_tree(counts: PathCounts) -> tuple[Hierarchy, np.ndarray]:
+    """The hierarchy of path counts (:attr:`PathCounts.hierarchy`) and its leaf counts (int64, in the
+    hierarchy's leaf order). A value under two parents is a DataError with the fix."""
+    return counts.hierarchy, _leaf_counts(counts.hierarchy, counts)
 
 
-def _leaf_counts(hierarchy: Hierarchy, counts: Any) -> np.ndarray:
+def _leaf_counts(hierarchy: Hierarchy, counts: PathCounts) -> np.ndarray:
     """The count of every leaf of ``hierarchy`` from path counts; a path that is not a leaf of it is a
     DataError naming the first few (from :meth:`Hierarchy.leaf_index`). O(paths)."""
     leaves = np.zeros(hierarchy.level_sizes[-1], dtype=np.int64)
@@ -1103,7 +1122,28 @@ def _hierarchy_plan(args: argparse.Namespace, hierarchy: Hierarchy, prior_levels
         _hierarchy_plan_needs_counts(args)
     return plan_hierarchy(hierarchy.level_sizes, _hierarchy_privacy(args), noise=args.noise, allocation=allocation,
                           weights=args.weights, target_mse=target, consistency=args.consistency,
-                          prior_levels=prior_levels, prior_source=prior_source, hierarchy=hierarchy)
+                          prior_levels=prior_levels, prior_source=prior_source, hierarchy=hierarchy,
+                          alpha=args.alpha)
+
+
+def _alpha_mrmse_json(args: argparse.Namespace, hierarchy: Hierarchy,
+                      prior_levels: Sequence[np.ndarray] | None) -> dict[str, Any] | None:
+    """With ``--alpha`` and δ > 0: paper 004's projected α-mRMSE (records; per level and the maximum) of the
+    multiplicative mechanism and of the Gaussian baseline side by side, and the one recommended."""
+    if args.alpha is None or not (args.delta or 0.0) > 0:
+        return None
+    from dpgui.core.counting_trees import recommend_alpha_mechanism
+
+    choice, gaussian, multiplicative = recommend_alpha_mechanism(hierarchy.level_sizes, _hierarchy_privacy(args),
+                                                                 args.alpha, prior_levels)
+
+    def figures(projection: Any) -> dict[str, Any]:
+        return {"alpha_mrmse": float(projection.alpha_mrmse), "method": projection.method,
+                "levels": [{"level": int(f.level), "nodes": int(f.nodes), "alpha_rmse": float(f.alpha_rmse)}
+                           for f in projection.levels]}
+
+    return {"alpha": args.alpha, "recommended": choice, "gaussian": figures(gaussian),
+            "multiplicative": figures(multiplicative)}
 
 
 #: Monte-Carlo projections (consistent releases) use about this many node-trials in all.
@@ -1119,6 +1159,8 @@ def _hierarchy_projection(plan: HierarchyPlan, hierarchy: Hierarchy, levels: Seq
     from dpgui.core.hierarchy import project_hierarchy
     from dpgui.report.hierarchy_bundle import projection_json
 
+    if levels is None and plan.noise == "multiplicative":  # its error has no variance-only form: at zero counts
+        levels, counts = tuple(np.zeros(n, dtype=np.int64) for n in plan.level_sizes), "zero counts (no counts given)"
     if levels is None:
         rows = [{"level": ell, "nodes": int(n), "bias2": 0.0, "variance": float(n * v), "mse": float(n * v)}
                 for ell, (n, v) in enumerate(zip(plan.level_sizes, plan.level_noise_variances()))]
@@ -1195,6 +1237,7 @@ def cmd_hierarchy_plan(args: argparse.Namespace) -> int:
     plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source)
     projection = _hierarchy_projection(plan, hierarchy, prior_levels, _projection_counts_text(prior_source))
     report = _hierarchy_plan_json(plan, hierarchy, node_list, projection, notes)
+    report["alpha_mrmse"] = _alpha_mrmse_json(args, hierarchy, prior_levels)
     if args.json:
         _print(report, True)
     else:
@@ -1223,6 +1266,11 @@ def hierarchy_plan_text(report: dict[str, Any]) -> str:
                      f"{row['mse']:>14.4g}")
     lines.append(f"  weighted MSE {report['projected']['weighted_mse']:.4g} ({report['projected']['method']}; at "
                  f"{report['projected']['counts']}); sums over each level's nodes, records²")
+    alpha = report.get("alpha_mrmse")
+    if alpha:
+        lines.append(f"  paper 004, α = {alpha['alpha']:g}: projected α-mRMSE {alpha['multiplicative']['alpha_mrmse']:.4g} "
+                     f"(multiplicative) vs {alpha['gaussian']['alpha_mrmse']:.4g} (Gaussian baseline); "
+                     f"recommended: {alpha['recommended']}")
     return "\n".join(lines)
 
 
@@ -1494,6 +1542,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    command = " ".join(filter(None, (args.command, getattr(args, "hierarchy_command", None))))  # "hierarchy release"
     try:
         code = COMMANDS[args.command](args)
         sys.stdout.flush()  # here, so that a reader that stopped early (| head) is caught below
@@ -1504,13 +1553,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except DpguiError as err:
-        print(f"dpgui {args.command}: error: {err}", file=sys.stderr)
+        print(f"dpgui {command}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"dpgui {args.command}: interrupted; nothing was written{_spent_note(args)}", file=sys.stderr)
+        print(f"dpgui {command}: interrupted; nothing was written{_spent_note(args)}", file=sys.stderr)
         return 130
     except MemoryError:
-        print(f"dpgui {args.command}: error: out of memory; use fewer bins or a smaller file", file=sys.stderr)
+        print(f"dpgui {command}: error: out of memory; use fewer bins or a smaller file", file=sys.stderr)
         return 2
 
 

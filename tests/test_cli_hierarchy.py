@@ -162,6 +162,37 @@ def test_plan_gaussian_budgets_are_rho_and_sum_to_the_cks_rho(world, capsys):
     assert report["charge"]["delta"] == 1e-7 and report["charge"]["rho"] == pytest.approx(rho, rel=1e-12)
 
 
+def test_plan_with_alpha_shows_both_mechanisms_projected_alpha_mrmse(world, capsys):
+    code, out, err = run_cli(_plan(world, "--delta", "1e-7", "--alpha", "0.5"), capsys)
+    assert code == 0, err
+    figures = json.loads(out)["alpha_mrmse"]
+    assert figures["alpha"] == 0.5 and figures["recommended"] in ("gaussian", "multiplicative")
+    for mechanism in ("gaussian", "multiplicative"):
+        levels = figures[mechanism]["levels"]
+        assert [f["level"] for f in levels] == [0, 1, 2, 3]
+        assert figures[mechanism]["alpha_mrmse"] == pytest.approx(max(f["alpha_rmse"] for f in levels))
+    lower = min(("gaussian", "multiplicative"), key=lambda m: figures[m]["alpha_mrmse"])
+    assert figures["recommended"] == lower
+    code, out, err = run_cli(_plan(world, "--alpha", "0.5"), capsys)  # δ = 0: no (ε, δ) mechanism to compare
+    assert code == 0 and json.loads(out)["alpha_mrmse"] is None
+
+
+def test_multiplicative_release_charges_epsilon_and_delta_without_rho(world, capsys):
+    code, out, err = run_cli(_release(world, "--delta", "1e-7", "--noise", "multiplicative", "--alpha", "0.5",
+                                      "--json", *_bundle(world, "mult"), out=None), capsys)
+    assert code == 0, err
+    entry = _ledger(capsys)["releases"][0]
+    assert (entry["epsilon"], entry["delta"], entry["rho"]) == (1.0, 1e-7, None)
+    assert entry["mechanism"] == "sparse_vector_hierarchy"
+    manifest = json.loads((world / "mult.manifest.json").read_text(encoding="utf-8"))
+    assert manifest["noise"] == "multiplicative" and manifest["ledger"]["charged"]["rho"] is None
+    code, out, err = run_cli(["verify", str(world / "mult.manifest.json"), "--pubkey", str(world / "officer.pub")],
+                             capsys)
+    assert code == 0, err
+    code, out, err = run_cli(["ledger", "show"], capsys)
+    assert "δ = 1e-07" in out  # the δ of a release without a ρ is shown too
+
+
 def test_plan_from_the_data_reads_it_for_the_node_list_only(world, capsys):
     code, out, err = run_cli(_plan(world, source="input"), capsys)
     assert code == 0, err

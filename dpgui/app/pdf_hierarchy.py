@@ -50,6 +50,14 @@ CONSISTENCY_WORDS = {
            "whole numbers adding up exactly to their parent, top-down",
     "none": "None: each node is its own noisy count, clamped at 0 (parents need not equal the sum of their children)",
 }
+MULTIPLICATIVE_CONSISTENCY = ("None: each node is the mechanism's own estimate (making the counts consistent would "
+                              "void its multiplicative guarantee; parents need not equal the sum of their children)")
+
+
+def _consistency_words(plan: HierarchyPlan) -> str:
+    if plan.noise == "multiplicative":
+        return MULTIPLICATIVE_CONSISTENCY
+    return CONSISTENCY_WORDS.get(plan.consistency, plan.consistency)
 
 
 def _privacy_text(plan: HierarchyPlan) -> str:
@@ -143,7 +151,7 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
          + "; weights " + ", ".join(format_significant(float(w), 3) for w in plan.weights)),
         ("Protection model", _e(NEIGHBOURS_LABELS.get(privacy.neighbours, privacy.neighbours))
          + (f"; up to {privacy.records_per_person} records per person" if privacy.records_per_person > 1 else "")),
-        ("Consistency", _e(CONSISTENCY_WORDS.get(plan.consistency, plan.consistency))),
+        ("Consistency", _e(_consistency_words(plan))),
         ("Number of records N", total),
     ]
     out = ["<html>", _STYLE, "<body>", _banner(info), f"<h1>{_e(PDF_TITLE)}</h1>",
@@ -207,7 +215,7 @@ def _page2_html(release: HierarchyRelease, key_id: str | None) -> str:
         "interval of each node in the CSV holds its true count with at least 95 % probability.</p>")
     out.append("<h2>Parents and children</h2>")
     out.append(
-        f"<p>{_e(CONSISTENCY_WORDS.get(plan.consistency, plan.consistency))}. This uses the published numbers only, "
+        f"<p>{_e(_consistency_words(plan))}. This uses the published numbers only, "
         "so it costs no privacy.</p>")
     out.append("<h2>The list of categories</h2>")
     out.append(

@@ -95,11 +95,13 @@ privacy applies to it; the released root is N exactly.
 
 Honest constants
 ----------------
-The thresholds are huge: at α = 0.5, ε = 1, δ = 1e-6, η = 0.05 and a 5-level tree, τ_min is of the
-order of 10⁵–10⁶ records, so every node below ~τ_min is released as ⌊α τ_min⌋ and the α-mRMSE is
-≈ α τ_min, while the Gaussian baseline's is ≈ 10 records. The paper's result is asymptotic in the
-depth d (log d against √d); for trees of 2–5 levels the Gaussian baseline wins by orders of
-magnitude, and :func:`projected_alpha_mrmse` shows it.
+The thresholds are huge. At α = 0.5, ε = 1, δ = 1e-6, η = 0.05, one record per person, ``change``, and
+a 5-level tree (1, 10, 100, 1000, 10⁵): τ_min = 3.4·10⁵ records (Corollary 4.7's closed form: 1.1·10⁶),
+so every node below ~τ_min is released as ⌊α τ_min⌋ = 169,006 and the α-mRMSE is 1.7·10⁵ records,
+while the Gaussian baseline's is 12.8 records. The paper's result is asymptotic in the depth d
+(log d against √d): the Gaussian baseline's α-mRMSE grows like √d (≈ 2·10⁵ at d = 10⁹ levels) and
+the multiplicative one's like log d, so they cross only beyond ~10⁹ levels. For trees of 2–5 levels
+the Gaussian baseline wins by four orders of magnitude, and :func:`projected_alpha_mrmse` shows it.
 
 Complexity: per round O(nodes) numpy work and O(nodes) noise draws at most; rounds = O(log(N/τ_min)/α).
 """
@@ -144,6 +146,7 @@ __all__ = [
     "multiplicative_params",
     "multiplicative_privacy",
     "release_multiplicative",
+    "multiplicative_intervals",
     "gaussian_baseline_sigma2",
     "release_gaussian_baseline",
     "gaussian_alpha_rmse",
@@ -539,11 +542,12 @@ def _classify(pars: list[np.ndarray], w: list[np.ndarray], active: list[np.ndarr
             gid = np.where(active[j - 1][p], tree_gid[j - 1][p], own)
         tree_gid.append(np.where(active[j], gid, -1))
     all_gid = np.concatenate(tree_gid)
-    roots, inverse = np.unique(all_gid[all_gid >= 0], return_inverse=True)
-    n_trees = roots.size
+    is_root = np.zeros(all_gid.size, dtype=bool)
+    is_root[all_gid[all_gid >= 0]] = True
+    rank = np.cumsum(is_root) - 1  # tree number of each root, O(nodes) instead of a sort
+    n_trees = int(is_root.sum())
     tree: list[np.ndarray] = []
-    flat = np.full(all_gid.size, -1, dtype=np.int64)
-    flat[all_gid >= 0] = inverse
+    flat = np.where(all_gid >= 0, rank[np.maximum(all_gid, 0)], -1)
     for j in range(n_levels):
         tree.append(flat[offsets[j]:offsets[j + 1]])
     top = [np.zeros(s, dtype=bool) for s in sizes]
@@ -561,8 +565,9 @@ def _classify(pars: list[np.ndarray], w: list[np.ndarray], active: list[np.ndarr
         trees_here = tree[j][in_s]
         fmax = np.full(n_trees, np.iinfo(np.int64).min, dtype=np.int64)
         np.maximum.at(fmax, trees_here, w[j][in_s])
-        asking = np.unique(trees_here)
-        asking = asking[tops_so_far[asking] < cutoff]
+        has_nodes = np.zeros(n_trees, dtype=bool)
+        has_nodes[trees_here] = True
+        asking = np.flatnonzero(has_nodes & (tops_so_far < cutoff))
         is_top_tree = np.zeros(n_trees, dtype=bool)
         if asking.size:
             nu = sample_discrete_laplace(rng, t_nu, asking.size)
@@ -620,6 +625,8 @@ def release_multiplicative(parents: Sequence[np.ndarray], levels_true: Sequence[
     out = [np.full(s, -1, dtype=np.int64) for s in sizes]
     active = [np.ones(s, dtype=bool) for s in sizes]
     for i in range(ell, 0, -1):
+        if not any(a.any() for a in active):
+            break
         k = i - 1
         top = _classify(pars, w, active, params.thresholds[k], params.margins[k], params.threshold_scales[k],
                         params.query_scales[k], params.count_scales[k], params.count_bounds[k],
@@ -634,6 +641,31 @@ def release_multiplicative(parents: Sequence[np.ndarray], levels_true: Sequence[
     if params.root_public:
         out[0][0] = root
     return tuple(out)
+
+
+def multiplicative_intervals(released: Sequence[np.ndarray], params: MultiplicativeParams
+                             ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """Per node interval [lower, upper] (int64 per level) that holds the true count with probability
+    ≥ 1 − η (the success event of Lemma 4.6): a node released as ⌊M_i⌋ (⊤ in round i) has
+    (1−β)τ_i ≤ w ≤ ⌊M_i⌋; one released as ⌊M_0⌋ has 0 ≤ w ≤ ⌊M_0⌋; the root under ``change`` is exact."""
+    values = np.array([math.floor(params.bucket_zero)] + [math.floor(m) for m in params.buckets], dtype=np.int64)
+    lows = np.array([0] + [math.ceil((1 - params.beta) * t) for t in params.thresholds], dtype=np.int64)
+    lower: list[np.ndarray] = []
+    upper: list[np.ndarray] = []
+    for j, rel in enumerate(released):
+        v = np.asarray(rel, dtype=np.int64)
+        pos = np.searchsorted(values, v)
+        known = (pos < values.size) & (values[np.minimum(pos, values.size - 1)] == v)
+        if j == 0 and params.root_public:
+            lower.append(v.copy())
+            upper.append(v.copy())
+            continue
+        if not known.all():
+            raise DataError("a released value is not one of the mechanism's buckets",
+                            "pass the output of release_multiplicative with the same parameters")
+        lower.append(np.minimum(lows[pos], v))
+        upper.append(v.copy())
+    return tuple(lower), tuple(upper)
 
 
 # ----------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from dpgui.core.counting_trees import (
     gaussian_alpha_rmse,
     gaussian_baseline_sigma2,
     group_privacy,
+    multiplicative_intervals,
     multiplicative_params,
     multiplicative_privacy,
     per_record_budget,
@@ -293,12 +294,16 @@ def _failure_counts(parents, levels, params, trials, seed):
     tol = params.alpha * np.maximum(truth, params.tau_min)
     fails = np.zeros(truth.size, dtype=np.int64)
     exact_bucket_hits = np.zeros(truth.size, dtype=np.int64)
+    misses = np.zeros(truth.size, dtype=np.int64)  # true count outside multiplicative_intervals
     for _ in range(trials):
-        out = np.concatenate(release_multiplicative(parents, levels, params, rng)).astype(np.float64)
+        released = release_multiplicative(parents, levels, params, rng)
+        lower, upper = multiplicative_intervals(released, params)
+        out = np.concatenate(released).astype(np.float64)
         assert np.all(out >= 0) and np.all(out == np.floor(out))
         fails += np.abs(out - truth) > tol
         exact_bucket_hits += out == _expected_bucket(truth, params)
-    return truth, fails, exact_bucket_hits
+        misses += (truth < np.concatenate(lower)) | (truth > np.concatenate(upper))
+    return truth, fails, exact_bucket_hits, misses
 
 
 def _expected_bucket(truth: np.ndarray, params: MultiplicativeParams) -> np.ndarray:
@@ -319,7 +324,7 @@ def test_alpha_eta_guarantee_holds_empirically(depth):
     parents, levels = make_tree(ACCURACY_TREES[depth], seed=depth, decades=7.0)
     spec = PrivacySpec(2.0, "addremove", 1, 1e-6)
     params = multiplicative_params([v.size for v in levels], spec, alpha, eta)
-    truth, fails, hits = _failure_counts(parents, levels, params, trials, seed=100 + depth)
+    truth, fails, hits, misses = _failure_counts(parents, levels, params, trials, seed=100 + depth)
     # Counts span many orders of magnitude, on both sides of τ_min.
     assert truth.max() > 100 * params.tau_min and (truth < params.tau_min).sum() > 0
     # Per node: failure frequency ≤ η + 3 binomial SEs; over all nodes ≤ η + 3 SEs (pooled).
@@ -327,6 +332,8 @@ def test_alpha_eta_guarantee_holds_empirically(depth):
     assert np.all(fails / trials <= per_node_tol)
     pooled = fails.sum() / (trials * truth.size)
     assert pooled <= eta + 3 * math.sqrt(eta * (1 - eta) / (trials * truth.size))
+    # The intervals cover with probability ≥ 1 − η per node, too.
+    assert np.all(misses / trials <= per_node_tol)
     # Nodes far from the thresholds land in their exact bucket (with probability ≥ 1 − η each).
     far = ~np.isnan(_expected_bucket(truth, params))
     assert far.sum() > truth.size // 3
@@ -342,7 +349,7 @@ def test_guarantee_check_has_power_against_an_off_by_one_bucket():
     params = multiplicative_params([v.size for v in levels], spec, 0.5, 0.05)
     shifted = dataclasses.replace(params, bucket_zero=params.buckets[0],
                                   buckets=params.buckets[1:] + (params.buckets[-1] * params.ratio,))
-    truth, fails, _ = _failure_counts(parents, levels, shifted, 10, seed=5)
+    truth, fails, _, _ = _failure_counts(parents, levels, shifted, 10, seed=5)
     assert fails.sum() / (10 * truth.size) > 0.05 + 3 * math.sqrt(0.05 * 0.95 / (10 * truth.size))
 
 
