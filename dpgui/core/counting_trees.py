@@ -37,7 +37,13 @@ cut-off c) plus truncated-Laplace counts. A node classified above τ_i in round 
 ⌊M_i⌋; nodes never classified above get ⌊M_0⌋. (Flooring keeps the proof: w_u ≤ M_i and w_u is an
 integer, so w_u ≤ ⌊M_i⌋.) The outputs are a "bucketed" upper estimate, not consistent across levels.
 
-Three things differ from the paper's text, and why:
+Four things differ from (or read into) the paper's text, and why:
+
+* **The next forest.** Algorithm 2, line 8, puts only the subtrees below "transition" nodes into
+  F_{i−1}; a ⊥ subtree hanging off a non-transition ⊤ node would then never get an estimate. The
+  proof of Lemma 4.6 needs every node classified ⊥ in round i (weight < (1+β)τ_i ≤ M_{i−1}) to go on,
+  so F_{i−1} = all ⊥ nodes of F_i (a union of subtrees, as ⊤ is closed upwards); every ⊤ node (a
+  transition node or an ancestor of one within its tree of F_i) is released as ⌊M_i⌋.
 
 * **The budget sequence.** The paper sets ε_i ∝ i·r^{i−1} and C = Σ_i i·r^{i−1} = ((2+α)β−α)/(1+β))^{−2};
   with r > 1 that series diverges (a typo: the proof needs (1/r)^{i−1}/ε_i ∝ 1/i). We use
@@ -77,6 +83,10 @@ integer noise on integer counts:
   (The sparse vector and the counts are interleaved adaptively: concurrent composition of
   interactive DP mechanisms, Vadhan & Wang 2021 / Lyu 2022, as the paper's Fact 2.3 assumes.)
 * M (add/remove only): TDLap(t_M ≥ 2/ε₀, R_M) with δ_T ≤ δ₀/2, shifted by +R_M so M ≥ w_root.
+
+Not implemented: Lemma 3.3's second stage (a per-level truncated-Laplace clip at another (ε/2, δ/2)
+that bounds the error on the failure event); without it the α-mRMSE projection holds on the success
+event, probability ≥ 1 − η per node.
 
 Per record (the paper's neighbours, ‖x − x'‖₁ = 1) the release is (ε₀', δ₀')-DP with
 ε₀' = [1/t_M] + Σ_i c(1/t_ρ,i + 2/t_ν,i + 1/t_T,i) and δ₀' = [δ_T(t_M, R_M)] + Σ_i c δ_T(t_T,i, R_i)
