@@ -35,6 +35,7 @@ from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_b
 from dpgui.app.hierarchy_result import HierarchyResultView
 from dpgui.app.hierarchy_tree import HierarchyTreeView, level_unit
 from dpgui.app.workers import Worker, WorkerPool
+from dpgui.core.hierarchy import HierarchyPlan, downstream_projection
 from dpgui.core.plan import check_delta, check_epsilon
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
@@ -98,6 +99,28 @@ def _parse_target(raw: str) -> float:
     return value
 
 
+DOWNSTREAM_NAMES = {"log": "log(1 + share) (favours small groups)", "linear": "share", "quadratic": "share²"}
+DOWNSTREAM_TRIALS = 200
+
+
+def downstream_task(loaded: LoadedHierarchy, plan: HierarchyPlan, level: int, node: int, progress: Any,
+                    should_cancel: Any) -> str:
+    """Paper 001 §5's misallocation when the children of one node share a budget by their released counts,
+    in plain words (worker thread). O(trials · nodes)."""
+    assert loaded.prior_levels is not None
+    figures = downstream_projection(loaded.hierarchy, loaded.prior_levels[-1], plan, level=level, node=node,
+                                    trials=DOWNSTREAM_TRIALS)
+    start, end = loaded.hierarchy.child_ranges(level)
+    children = int(end[node] - start[node])
+    name = "all records" if level == 0 else " / ".join(loaded.hierarchy.path(level, node))
+    parts = "; ".join(f"{DOWNSTREAM_NAMES.get(f.weight, f.weight)}: bias² {format_significant(f.bias2)}, variance "
+                      f"{format_significant(f.variance)}" for f in figures)
+    return (f"Downstream use (paper 001 §5) of {name}: if a budget (money, seats…) were shared among its {children:,} "
+            f"categories in proportion to a function of their released counts, the error of the shares, in %² of "
+            f"the budget, would be — {parts} ({DOWNSTREAM_TRIALS} simulated releases at the "
+            f"{'prior' if loaded.prior_path is not None else 'confidential (opted-in)'} counts).")
+
+
 def _fit_height(table: QTableWidget) -> None:
     """As tall as its rows (no empty area, no vertical scroll bar for a tree's 3 to 5 levels)."""
     table.resizeRowsToContents()
@@ -140,6 +163,8 @@ class HierarchyMode(QWidget):
         self.tabs.addTab(self._build_levels_page(), "&1 · Levels")
         self.tabs.addTab(self._build_plan_page(), "&2 · Privacy and plan")
         self.tree_view = HierarchyTreeView()
+        self.tree_view.icicle.nodeActivated.connect(self.project_downstream)
+        self._downstream_worker: Worker | None = None
         self.tabs.addTab(self.tree_view, "&3 · Hierarchy tree")
         self.tabs.addTab(self._build_results_page(), "&4 · Release and results")
         layout = QVBoxLayout(self)
@@ -727,6 +752,34 @@ class HierarchyMode(QWidget):
                 if column >= 1:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.compare.setItem(row, column, item)
+
+    # ================================================================== step 3: downstream use
+    def project_downstream(self, level: int, node: int) -> None:
+        """Paper 001 §5 for the double-clicked node: a budget shared among its children in proportion to
+        their released counts — the projected misallocation for log, linear and quadratic weights (needs
+        counts: the prior's, or the confidential ones by the opt-in; simulated on a worker)."""
+        state = self.state_ws.state
+        loaded, planned = state.loaded, state.planned
+        if loaded is None or planned is None or level >= loaded.hierarchy.n_levels:
+            self.tree_view.downstream.setText("")
+            return
+        if loaded.prior_levels is None:
+            self.tree_view.downstream.setText(
+                "Downstream use (paper 001 §5): needs counts — a public prior file, or the opt-in of step 1.")
+            return
+        if self._downstream_worker is not None:
+            self._downstream_worker.cancel()
+        self.tree_view.downstream.setText("Downstream use: simulating releases…")
+        worker = Worker(downstream_task, loaded, planned.plan, level, node)
+        worker.connect_to(self, finished=partial(self._on_downstream, worker),
+                          failed=lambda message: self.tree_view.downstream.setText(f"Downstream use: {message}"))
+        self._downstream_worker = worker
+        self.pool.start(worker)
+
+    def _on_downstream(self, worker: Worker, words: str) -> None:
+        if worker is self._downstream_worker:
+            self._downstream_worker = None
+            self.tree_view.downstream.setText(words)
 
     # ================================================================== step 4: release
     def _build_results_page(self) -> QWidget:

@@ -27,7 +27,8 @@ from dpgui.formatting import format_significant
 GUTTER_PX = 130  # the left margin that names each row's level
 MIN_BOX_PX = 2.0  # a box narrower than this is not drawn on its own (its row is one band there)
 TEXT_MIN_PX = 40.0  # boxes at least this wide get their label written inside
-HINT = ("Point at a box to see its details. Double-click a box to zoom into it; Home or “Show all” zooms out. "
+HINT = ("Point at a box to see its details. Double-click a box to zoom into it (and, with counts, to see how well "
+        "its children's released counts would share a budget); Home or “Show all” zooms out. "
         "Box width: the share of the categories below it (not the counts, which stay private until released).")
 
 
@@ -272,6 +273,8 @@ class HierarchyTreeView(QWidget):
         self.info.setWordWrap(True)
         self.legend = plain_text(QLabel(""))  # level names: shown literally
         self.legend.setWordWrap(True)
+        self.downstream = plain_text(QLabel(""))  # paper 001 §5 for the double-clicked box (the page fills it)
+        self.downstream.setWordWrap(True)
         self.show_all_button = QPushButton("Show &all")
         self.show_all_button.setToolTip("Zoom out to the whole tree (Home)")
         self.show_all_button.clicked.connect(self.icicle.show_all)
@@ -285,6 +288,7 @@ class HierarchyTreeView(QWidget):
         layout.addWidget(self.icicle, 1)
         layout.addWidget(self.info)
         layout.addWidget(self.legend)
+        layout.addWidget(self.downstream)
 
     def set_tree(self, hierarchy: Hierarchy | None, plan: HierarchyPlan | None) -> None:
         self.icicle.set_tree(hierarchy, plan)

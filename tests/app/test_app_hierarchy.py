@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+from PySide6.QtCore import Qt
 import pytest
 
 from dpgui.core.hierarchy import Hierarchy, project_hierarchy
@@ -304,3 +305,24 @@ def test_multiplicative_noise_of_paper_004(qtbot, tmp_path):
     assert page.table.item(1, 4).text() == "—"  # no per-level budget
     assert planned.alpha is not None and page.compare.rowCount() == 3 and not page.compare.isHidden()
     assert "multiplicative" in page.summary.text()
+
+
+def test_downstream_use_of_a_node_paper_001_section_5(qtbot, sample_window):
+    window = sample_window
+    page = mode(window)
+    icicle = page.tree_view.icicle
+    page.tabs.setCurrentIndex(2)
+    page.project_downstream(1, 0)  # no counts yet: says what it needs
+    assert "needs counts" in page.tree_view.downstream.text()
+    page.counts_from_data.setChecked(True)
+    wait_planned(qtbot, window, lambda p: p.projection is not None)
+    new_york = page.state_ws.state.loaded.hierarchy.labels[0].index("America/New_York")
+    centre = icicle.node_centre(1, new_york)
+    qtbot.mouseDClick(icicle, Qt.MouseButton.LeftButton, pos=centre.toPoint())
+    assert icicle.x_range != (0.0, 1.0)  # zoomed into the time zone
+    qtbot.waitUntil(lambda: "Downstream use (paper 001 §5) of America/New_York" in page.tree_view.downstream.text(),
+                    timeout=TIMEOUT)
+    text = page.tree_view.downstream.text()
+    assert "log(1 + share)" in text and "share²" in text and "bias²" in text
+    icicle.show_all()
+    assert icicle.x_range == (0.0, 1.0)
