@@ -249,9 +249,13 @@ class HierarchyMode(QWidget):
         inner.addWidget(prior_box)
         inner.addWidget(published)
         inner.addStretch(1)
+        scroll = QScrollArea()  # a short window scrolls the step instead of growing
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(column)
         layout = QVBoxLayout(page)
         layout.addLayout(top)
-        layout.addWidget(column, 1)
+        layout.addWidget(scroll, 1)
         self._style_counts_warning()
         return page
 

@@ -75,7 +75,7 @@ class HierarchyIcicle(QWidget):
         self.x_range = (0.0, 1.0)
         self.setMouseTracking(True)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.setMinimumHeight(220)
+        self.setMinimumHeight(160)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setAccessibleName("Hierarchy icicle")
 
