@@ -249,3 +249,17 @@ def test_find_paths_by_label_and_by_path(data):
     assert {tree.labels[lvl - 1][i] for lvl, i in find_paths(tree, "s2")} == {"S2"}
     assert find_paths(tree, "south / s1") == [(2, tree.leaf_index([("South", "S1")])[0])]
     assert find_paths(tree, "  ") == [] and find_paths(tree, "zzz") == []
+
+
+def test_target_error_gives_the_least_budget_that_meets_it(data):
+    choice = replace(CHOICE, counts_from_data=True, consistency="none", allocation="target", epsilon=4.0)
+    loaded = load_hierarchy(data, choice)
+    loose = plan_and_project(loaded, replace(choice, target_mse=200.0))
+    tight = plan_and_project(loaded, replace(choice, target_mse=50.0))
+    assert loose.plan.privacy.epsilon < tight.plan.privacy.epsilon <= 4.0  # a smaller error costs more ε
+    for planned, target in ((loose, 200.0), (tight, 50.0)):
+        assert planned.projection.weighted_mse <= target * (1 + 1e-6)
+        assert math.fsum(planned.plan.level_budgets) == pytest.approx(planned.plan.privacy.epsilon)
+    with pytest.raises(ParameterError) as err:  # more than the ε allowed
+        plan_and_project(loaded, replace(choice, target_mse=0.01))
+    assert "raise ε" in err.value.fix
