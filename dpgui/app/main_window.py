@@ -14,7 +14,7 @@ from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication, QDialog, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressBar, QProgressDialog,
-    QPushButton, QStackedWidget, QTabWidget, QToolBar, QVBoxLayout, QWidget,
+    QPushButton, QRadioButton, QStackedWidget, QTabWidget, QToolBar, QVBoxLayout, QWidget,
 )
 
 from dpgui import __version__
@@ -23,6 +23,7 @@ from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.data_page import DataPage, PreviewModel
 from dpgui.app.dataset_dialog import NewDatasetDialog
 from dpgui.app.export_dialog import ExportDialog
+from dpgui.app.hierarchy_page import HierarchyMode
 from dpgui.app.keys_dialog import KeyManagerDialog
 from dpgui.app.ledger_dialog import LedgerDialog
 from dpgui.app.plan_page import PlanPage
@@ -111,6 +112,8 @@ class MainWindow(QMainWindow):
         self.start_page.openRequested.connect(self.choose_file)
         self.start_page.sampleRequested.connect(self.open_sample)
         self.start_page.recentRequested.connect(self.open_file)
+        self.start_page.hierarchySampleRequested.connect(self.open_hierarchy_sample)
+        self._after_open: Callable[[], None] | None = None  # run once the next file is open (the hierarchy sample)
         self.data_page = DataPage(self.workspace_binding)
         self.plan_page = PlanPage(self.workspace_binding)
         self.tree_view = BinTreeView()
@@ -143,9 +146,37 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.tree_view, "&3 · Bin tree")
         self.tabs.addTab(self.results_page, "&4 · Release and results")
         self.tabs.setDocumentMode(True)
+        # What to release: the CDF of a number column (the tabs above) or counts over a hierarchy of
+        # categories (dpgui/app/hierarchy_page.py), chosen once a file is open.
+        self.hierarchy = HierarchyMode(self, self.workspace)
+        self.cdf_mode = QRadioButton("The &CDF of a number column")
+        self.cdf_mode.setToolTip("Publish the distribution of one number column (e.g. distances): how many "
+                                 "records lie below each value.")
+        self.hierarchy_mode = QRadioButton("Counts over a &hierarchy of categories")
+        self.hierarchy_mode.setToolTip("Publish how many records fall in each category of 2 to 4 nested columns, "
+                                       "e.g. region → district → school.")
+        self.cdf_mode.setChecked(True)
+        self.hierarchy_mode.toggled.connect(self._on_mode)
+        mode_bar = QHBoxLayout()
+        mode_bar.setContentsMargins(8, 4, 8, 0)
+        mode_bar.setSpacing(14)
+        mode_bar.addWidget(QLabel("<b>What to release:</b>"))
+        mode_bar.addWidget(self.cdf_mode)
+        mode_bar.addWidget(self.hierarchy_mode)
+        mode_bar.addStretch(1)
+        self.modes = QStackedWidget()
+        self.modes.addWidget(self.tabs)
+        self.modes.addWidget(self.hierarchy)
+        work = QWidget()
+        work_layout = QVBoxLayout(work)
+        work_layout.setContentsMargins(0, 0, 0, 0)
+        work_layout.setSpacing(0)
+        work_layout.addLayout(mode_bar)
+        work_layout.addWidget(self.modes, 1)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.start_page)
-        self.stack.addWidget(self.tabs)
+        self.stack.addWidget(work)
+        self.work = work
         self.setCentralWidget(self.stack)
 
         self.progress = QProgressBar()
@@ -178,6 +209,8 @@ class MainWindow(QMainWindow):
         self.open_action = action("&Open…", self.choose_file, QKeySequence.StandardKey.Open,
                                   "Open a CSV, TSV, Parquet or Excel file")
         self.sample_action = action("Open &Sample Data", self.open_sample, None, "Open the bundled NYC flights sample")
+        self.hierarchy_sample_action = action("Open &Hierarchy Sample", self.open_hierarchy_sample, None,
+                                              "Open the flights counted by time zone → airport → route")
         self.save_action = action("Save P&lan…", self.save_plan, None,
                                   "Save the public settings and plan as JSON (no data)")
         # project files (dpgui/app/project.py)
@@ -209,6 +242,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.open_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addAction(self.sample_action)
+        file_menu.addAction(self.hierarchy_sample_action)
         file_menu.addSeparator()
         file_menu.addActions([self.open_project_action, self.save_project_action, self.save_project_as_action])
         file_menu.addSeparator()
@@ -257,6 +291,23 @@ class MainWindow(QMainWindow):
             return
         self.open_file(str(path), column="distance")
 
+    def open_hierarchy_sample(self) -> None:
+        """Open the bundled hierarchical sample in the "Counts over a hierarchy" mode, its levels chosen."""
+        from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
+
+        try:
+            path = hierarchy_sample_path()
+        except DpguiError as err:
+            self._error("Sample data not found", text.friendly(err))
+            return
+
+        def choose_levels() -> None:
+            self.set_mode(True)
+            self.hierarchy.set_levels(HIERARCHY_SAMPLE_LEVELS)
+
+        self._after_open = choose_levels
+        self.open_file(str(path))
+
     def open_file(self, path: str, column: str | None = None) -> None:
         """Open a table on a worker; the window stays responsive and shows progress."""
         target = Path(path)
@@ -287,17 +338,22 @@ class MainWindow(QMainWindow):
         self.data_page.set_table(info, reader)  # the workspace's source from now on
         self._add_recent(str(info.path))
         self.settings.setValue("last_folder", str(info.path.resolve().parent))
-        self.stack.setCurrentWidget(self.tabs)
+        self.stack.setCurrentWidget(self.work)
         self.tabs.setCurrentIndex(TAB_DATA)
+        self._hierarchy_source()
         self.statusBar().showMessage(f"Opened {info.path.name}.", 5000)
         if column is not None:
             self.data_page.select_column(column)
         if info.n_rows is None:
             self._count_rows(info.path)
         self.project.data_opened()  # title; applies a project that was waiting for this file
+        after, self._after_open = self._after_open, None
+        if after is not None:
+            after()
 
     def _on_open_failed(self, path: Path, message: str) -> None:
         self._idle()
+        self._after_open = None
         self.project.data_open_failed()
         self._error("Cannot open this file", message)
 
@@ -323,6 +379,36 @@ class MainWindow(QMainWindow):
             self._error("The file has no data", f"'{path.name}' has a header but no data rows. "
                         "Choose a file with at least one row of data.")
         self.data_page.set_row_count(n_rows)
+
+    # ---------------------------------------------------------------- the hierarchy mode
+    def in_hierarchy_mode(self) -> bool:
+        return self.hierarchy_mode.isChecked()
+
+    def set_mode(self, hierarchy: bool) -> None:
+        """Release a CDF (False) or counts over a hierarchy (True)."""
+        (self.hierarchy_mode if hierarchy else self.cdf_mode).setChecked(True)
+
+    def _on_mode(self, hierarchy: bool) -> None:
+        self.modes.setCurrentWidget(self.hierarchy if hierarchy else self.tabs)
+        self.release_action.setStatusTip("Spend the budget and publish the counts" if hierarchy
+                                         else "Spend the budget and publish the CDF")
+        if hierarchy:
+            self._hierarchy_source()
+        shown = self.hierarchy.state_ws.state.outcome is not None if hierarchy else self.workspace.state.shown is not None
+        for widget in (self.export_action, self.export_bundle_action):
+            widget.setEnabled(shown)
+
+    def _hierarchy_source(self) -> None:
+        """Give the hierarchy mode the open file (its columns; which are numbers) and the dataset's name."""
+        if not self.in_hierarchy_mode():
+            return
+        source = self.workspace.state.source
+        if source is None:
+            self.hierarchy.set_source(None, (), frozenset(), self.workspace.state.dataset)
+            return
+        columns = tuple(c.name for c in source.table.columns)
+        numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
+        self.hierarchy.set_source(source.path, columns, numeric, self.workspace.state.dataset)
 
     # ---------------------------------------------------------------- the workspace
     @property
@@ -447,6 +533,9 @@ class MainWindow(QMainWindow):
 
     def release(self) -> None:
         """Check every setting, confirm with the officer, then release on a worker."""
+        if self.in_hierarchy_mode():
+            self.hierarchy.release()
+            return
         request = self.release_inputs()
         if request is None or not self.check_budget(request):
             return
@@ -570,6 +659,9 @@ class MainWindow(QMainWindow):
         return ExportDialog(confirmed, info, folder, self)
 
     def export_bundle(self) -> None:
+        if self.in_hierarchy_mode():
+            self.hierarchy.export_bundle()
+            return
         dialog = self.export_dialog()
         if dialog is not None and dialog.exec() == QDialog.DialogCode.Accepted:
             self.after_bundle_export(dialog)
@@ -591,6 +683,9 @@ class MainWindow(QMainWindow):
         VerifyDialog(self).exec()
 
     def export_release(self) -> None:
+        if self.in_hierarchy_mode():
+            self.hierarchy.export_csv()
+            return
         if self.exportable is None:
             self._error("Nothing to export", "Release first (step 4), then export.")
             return
@@ -653,7 +748,13 @@ class MainWindow(QMainWindow):
             "you accept and let the app find the smallest ε.</p>"
             "<p><b>3 · Bin tree.</b> See how the budget is spread over the tree of counts.</p>"
             "<p><b>4 · Release.</b> Confirm, release, read the CDF, quantiles and counts with their 95 % "
-            "intervals, and export the CSV.</p>"))
+            "intervals, and export the CSV.</p>"
+            "<p><b>Counts over a hierarchy.</b> Choose “Counts over a hierarchy of categories” above the steps: "
+            "pick 2 to 4 nested columns (e.g. region → district → school), optionally a public prior file; set ε "
+            "and how the budget is shared between the levels (the table shows each level's projected error, "
+            "and you can type a level's budget); see the tree; release every category's count, each a whole "
+            "number ≥ 0 that adds up to its parent, with a 95 % interval; search the result and export the "
+            "signed bundle.</p>"))
 
     def show_about(self) -> None:
         import numpy
@@ -714,7 +815,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.project.close_approved(event):  # asks Save / Discard / Cancel, then closes again
             return
-        if self._release_worker is not None:
+        if self._release_worker is not None or self.hierarchy.release_worker is not None:
             answer = QMessageBox.question(self, "A release is running",
                                           "A release is running. Quit anyway? If the noise has not been drawn yet, "
                                           "nothing is spent.")
@@ -723,6 +824,7 @@ class MainWindow(QMainWindow):
                 return
         self.pool.cancel_all()
         self.plan_page.pool.cancel_all()
+        self.hierarchy.shutdown()
         self.pool.wait(10000)
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("window_state", self.saveState())

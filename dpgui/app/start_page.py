@@ -15,6 +15,7 @@ class StartPage(QWidget):
     openRequested = Signal()
     sampleRequested = Signal()
     recentRequested = Signal(str)
+    hierarchySampleRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -24,7 +25,9 @@ class StartPage(QWidget):
         steps = QLabel(
             "<ol><li><b>Data</b>: open a table, pick a number column, state its public bounds.</li>"
             "<li><b>Privacy and plan</b>: set the budget ε; see the error you will get before spending it.</li>"
-            "<li><b>Release</b>: publish a noisy CDF with error bars, quantiles and counts.</li></ol>")
+            "<li><b>Release</b>: publish a noisy CDF with error bars, quantiles and counts.</li></ol>"
+            "<p>Or publish <b>counts over a hierarchy</b> of 2 to 4 nested categories (region → district → "
+            "school), in the same steps.</p>")
         steps.setWordWrap(True)
         self.open_button = QPushButton("&Open a file…")
         self.open_button.setToolTip(f"{FILE_TYPE_NAMES}. You can also drop a file on this window.")
@@ -32,7 +35,11 @@ class StartPage(QWidget):
         self.sample_button = QPushButton("Try the &sample data (NYC flights, 2013)")
         self.sample_button.setToolTip("336,776 public flight records, bundled with the app.")
         self.sample_button.clicked.connect(self.sampleRequested)
-        for button in (self.open_button, self.sample_button):
+        self.hierarchy_sample_button = QPushButton("Try counts over a &hierarchy (flights by time zone → airport → route)")
+        self.hierarchy_sample_button.setToolTip("The same public flights, counted per destination time zone, airport "
+                                                "and route: the “Counts over a hierarchy” mode.")
+        self.hierarchy_sample_button.clicked.connect(self.hierarchySampleRequested)
+        for button in (self.open_button, self.sample_button, self.hierarchy_sample_button):
             button.setMinimumHeight(36)
         self.recent = QListWidget()
         self.recent.setAccessibleName("Recent files")
@@ -49,6 +56,7 @@ class StartPage(QWidget):
         layout.addWidget(steps)
         layout.addWidget(self.open_button)
         layout.addWidget(self.sample_button)
+        layout.addWidget(self.hierarchy_sample_button)
         layout.addWidget(drop)
         layout.addSpacing(12)
         layout.addWidget(self.recent_label)

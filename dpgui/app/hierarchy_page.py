@@ -1,0 +1,1014 @@
+"""The window's "Counts over a hierarchy" mode, in the CDF workflow's four steps:
+
+1. **Levels** — the level columns in order (2–4, each with its number of distinct values, counted on a
+   worker), an optional public prior file, the opt-in "use the confidential counts to choose the
+   budgets" (off, with a warning) and the note that the list of categories is published.
+2. **Privacy and plan** — ε, δ, noise, neighbour model, records per person, the allocation (equal,
+   least error within ε, least ε for a target error), the level-budget editor (one row per level:
+   nodes, weight, budget ε or ρ, projected bias², variance, MSE and RMSE per node), consistency
+   (default: the lower projected error) and, with δ > 0, the noises side by side.
+3. **Hierarchy tree** — the icicle of the real hierarchy (:mod:`dpgui.app.hierarchy_tree`).
+4. **Release and results** — through the budget ledger like the CDF release (budget check, first cap,
+   confirmation with the cost), the result as a tree table with a search box, and the signed bundle.
+
+The state lives in :class:`~dpgui.workspace.hierarchy.HierarchyWorkspace` (no Qt); slow work (reading
+the file, planning) runs on workers. Every bad input is a one-line message on the page; nothing is
+spent until the officer confirms the release.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import shiboken6
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+    QMessageBox, QProgressBar, QProgressDialog, QPushButton, QScrollArea, QSpinBox, QSplitter, QTableWidget,
+    QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
+)
+
+from dpgui.app import text
+from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_buddy, show_inline
+from dpgui.app.hierarchy_result import HierarchyResultView
+from dpgui.app.hierarchy_tree import HierarchyTreeView, level_unit
+from dpgui.app.workers import Worker, WorkerPool
+from dpgui.core.hierarchy import HierarchyPlan, downstream_projection
+from dpgui.core.plan import check_delta, check_epsilon
+from dpgui.errors import DpguiError, ParameterError
+from dpgui.formatting import format_delta, format_significant
+from dpgui.workspace.hierarchy import (
+    ALLOCATION_LABELS, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS, COUNTS_FROM_DATA_WARNING, NOISE_LABELS,
+    NOISE_MESSAGE, HierarchyOutcome, HierarchyRequest, HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy,
+    budget_totals, check_hierarchy_budget, hierarchy_request, level_choices, load_hierarchy, plan_and_project,
+    run_hierarchy_release, set_first_cap, share_budget,
+)
+from dpgui.workspace.release import (
+    FIRST_CAP_REASON, BudgetOk, FirstCapNeeded, Problem, budget_sentence, failure_budget_sentence, new_release_id,
+)
+from dpgui.workspace.state import Workspace
+from dpgui.workspace.words import NEIGHBOURS_LABELS, escape, sentence
+
+if TYPE_CHECKING:
+    from dpgui.app.main_window import MainWindow
+
+TAB_LEVELS, TAB_PLAN, TAB_TREE, TAB_RESULTS = range(4)
+NONE_ITEM = "— none —"
+LEVEL_LABELS = ("Level &1 (top):", "Level &2:", "Level &3 (optional):", "Level &4 (optional):")
+REPLAN_DELAY_MS = 250
+TABLE_HEADERS = ("Level", "Column", "Categories", "Weight", "Budget", "Bias²\n(records²)", "Variance\n(records²)",
+                 "MSE\n(records²)", "Typical error\nper category\n(records)")
+TABLE_TIPS = (
+    "Level 0 is the total of all records; level 1 the top column.",
+    "The level column.",
+    "How many categories (counts) this level publishes.",
+    "How much this level's error counts in the total error the planner minimises (double-click to change).",
+    "The level's share of the privacy budget (double-click to change; the shares add up to at most the total).",
+    "Projected squared bias summed over the level's categories (the clamp at zero pushes small counts up), "
+    "in records².",
+    "Projected variance summed over the level's categories, in records².",
+    "Projected mean squared error summed over the level's categories (bias² + variance), in records².",
+    "Typical error of one category of this level: √(MSE / categories), in records.",
+)
+COL_WEIGHT, COL_BUDGET = 3, 4
+
+
+def _parse_epsilon(raw: str) -> float:
+    return check_epsilon(parse_number(raw, "ε", "1 or 0.5"), "ε")
+
+
+def _parse_delta(raw: str) -> float:
+    if not raw.strip():
+        raise ParameterError("δ is empty", "enter 0 for pure ε-DP, or a small probability such as 1e-9")
+    return check_delta(parse_number(raw, "δ", "1e-9"), "δ")
+
+
+def _parse_alpha(raw: str) -> float:
+    value = float(parse_number(raw, "α", "0.1"))
+    if not 0 < value < 1:
+        raise ParameterError(f"α must be between 0 and 1, got {raw!r}", "enter e.g. 0.1 (a 10 % relative error)")
+    return value
+
+
+def _parse_target(raw: str) -> float:
+    value = float(parse_number(raw, "target error", "25"))
+    if value <= 0:
+        raise ParameterError(f"the target error must be above 0, got {raw!r}", "enter e.g. 25 (records per category)")
+    return value
+
+
+DOWNSTREAM_NAMES = {"log": "log(1 + share) (favours small groups)", "linear": "share", "quadratic": "share²"}
+DOWNSTREAM_TRIALS = 200
+
+
+def downstream_task(loaded: LoadedHierarchy, plan: HierarchyPlan, level: int, node: int, progress: Any,
+                    should_cancel: Any) -> str:
+    """Paper 001 §5's misallocation when the children of one node share a budget by their released counts,
+    in plain words (worker thread). O(trials · nodes)."""
+    assert loaded.prior_levels is not None
+    figures = downstream_projection(loaded.hierarchy, loaded.prior_levels[-1], plan, level=level, node=node,
+                                    trials=DOWNSTREAM_TRIALS)
+    start, end = loaded.hierarchy.child_ranges(level)
+    children = int(end[node] - start[node])
+    name = "all records" if level == 0 else " / ".join(loaded.hierarchy.path(level, node))
+    parts = "; ".join(f"{DOWNSTREAM_NAMES.get(f.weight, f.weight)}: bias² {format_significant(f.bias2)}, variance "
+                      f"{format_significant(f.variance)}" for f in figures)
+    return (f"Downstream use (paper 001 §5) of {name}: if a budget (money, seats…) were shared among its {children:,} "
+            f"categories in proportion to a function of their released counts, the error of the shares, in %² of "
+            f"the budget, would be — {parts} ({DOWNSTREAM_TRIALS} simulated releases at the "
+            f"{'prior' if loaded.prior_path is not None else 'confidential (opted-in)'} counts).")
+
+
+def _fit_height(table: QTableWidget) -> None:
+    """As tall as its rows (no empty area, no vertical scroll bar for a tree's 3 to 5 levels)."""
+    table.resizeRowsToContents()
+    rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
+    table.setFixedHeight(table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth() + 2)
+
+
+def _help(words: str) -> QLabel:
+    label = QLabel(words)
+    label.setWordWrap(True)
+    label.setStyleSheet("color: palette(placeholder-text);")
+    return label
+
+
+class HierarchyMode(QWidget):
+    """The four steps of the mode (see the module doc) for the window's open file."""
+
+    def __init__(self, window: MainWindow, workspace: Workspace) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.workspace = workspace  # the CDF workspace: the open file and the dataset's name
+        self.state_ws = HierarchyWorkspace()
+        self.pool = WorkerPool()
+        self._columns: tuple[str, ...] = ()
+        self._numeric: frozenset[str] = frozenset()
+        self._load_worker: Worker | None = None
+        self._plan_worker: Worker | None = None
+        self._count_worker: Worker | None = None
+        self.release_worker: Worker | None = None
+        self._filling = False
+        self._replan = QTimer(self)
+        self._replan.setSingleShot(True)
+        self._replan.setInterval(REPLAN_DELAY_MS)
+        self._replan.timeout.connect(self.start_planning)
+        unsubscribe = self.state_ws.subscribe(lambda parts: self._on_state(parts) if shiboken6.isValid(self) else None)
+        self.destroyed.connect(lambda *_: unsubscribe())
+
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self._build_levels_page(), "&1 · Levels")
+        self.tabs.addTab(self._build_plan_page(), "&2 · Privacy and plan")
+        self.tree_view = HierarchyTreeView()
+        self.tree_view.icicle.nodeActivated.connect(self.project_downstream)
+        self._downstream_worker: Worker | None = None
+        self.tabs.addTab(self.tree_view, "&3 · Hierarchy tree")
+        self.tabs.addTab(self._build_results_page(), "&4 · Release and results")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tabs)
+
+    # ================================================================== step 1: levels
+    def _build_levels_page(self) -> QWidget:
+        page = QWidget()
+        intro = QLabel("<b>Counts over a hierarchy</b>: publish how many records fall in each category of 2 to 4 "
+                       "nested columns — for example region → district → school — each count with noise, all of them "
+                       "adding up. Choose the columns from the top level down.")
+        intro.setWordWrap(True)
+        self.file_label = text.plain_text(QLabel("No file open."))
+        self.dataset_name = QLineEdit()
+        self.dataset_name.setToolTip(text.DATASET_HELP + " " + text.DATASET_TOOLTIP)
+        self.dataset_name.setPlaceholderText("e.g. schools-2024")
+        self.dataset_name.textChanged.connect(lambda name: self.workspace.update(dataset=name))
+
+        levels_box = QGroupBox("Level columns, from the top down")
+        form = QFormLayout(levels_box)
+        self.level_combos: list[QComboBox] = []
+        for label in LEVEL_LABELS:
+            combo = QComboBox()
+            combo.setToolTip("The column whose values are the categories of this level. Each category must sit "
+                             "under one category of the level above (a district in one region only).")
+            combo.currentIndexChanged.connect(self._on_levels_edited)
+            combo.setMinimumContentsLength(24)
+            form.addRow(label, combo)
+            set_buddy(form, combo, combo)
+            self.level_combos.append(combo)
+        self.counts_note = _help("")
+        form.addRow(self.counts_note)
+        self.levels_message = inline_message(self)
+        form.addRow(self.levels_message)
+        self.read_note = text.plain_text(QLabel(""))
+        self.read_note.setWordWrap(True)
+        form.addRow(self.read_note)
+
+        prior_box = QGroupBox("Public list of categories and counts (optional)")
+        prior_layout = QVBoxLayout(prior_box)
+        prior_layout.addWidget(_help(
+            "A public table — for example last year's published counts — with the level columns and a “count” column. "
+            "It gives the list of categories, and counts the planner may use to share the budget between levels. "
+            "Without it the categories are taken from your data and declared public."))
+        row = QHBoxLayout()
+        self.prior_label = text.plain_text(QLabel("No prior file: the categories come from the data."))
+        self.prior_label.setWordWrap(True)
+        self.prior_button = QPushButton("Choose &prior file…")
+        self.prior_button.clicked.connect(self.choose_prior)
+        self.prior_clear = QPushButton("Clear")
+        self.prior_clear.clicked.connect(lambda: self.set_prior(None))
+        row.addWidget(self.prior_label, 1)
+        row.addWidget(self.prior_button)
+        row.addWidget(self.prior_clear)
+        prior_layout.addLayout(row)
+        self.counts_from_data = QCheckBox("Use the &confidential counts to choose the budgets (not recommended)")
+        self.counts_from_data.setToolTip(COUNTS_FROM_DATA_WARNING)
+        self.counts_from_data.toggled.connect(self._on_counts_from_data)
+        prior_layout.addWidget(self.counts_from_data)
+        self.counts_warning = QLabel(COUNTS_FROM_DATA_WARNING)
+        self.counts_warning.setWordWrap(True)
+        prior_layout.addWidget(self.counts_warning)
+
+        published = QGroupBox("What is published")
+        published_layout = QVBoxLayout(published)
+        self.published_note = QLabel(CATEGORIES_PUBLISHED)
+        self.published_note.setWordWrap(True)
+        published_layout.addWidget(self.published_note)
+
+        top = QHBoxLayout()
+        top.addWidget(self.file_label, 1)
+        dataset_label = QLabel("&Dataset name in the budget ledger:")
+        dataset_label.setBuddy(self.dataset_name)
+        top.addWidget(dataset_label)
+        top.addWidget(self.dataset_name)
+        column = QWidget()
+        column.setMaximumWidth(900)
+        inner = QVBoxLayout(column)
+        inner.addWidget(intro)
+        inner.addWidget(levels_box)
+        inner.addWidget(prior_box)
+        inner.addWidget(published)
+        inner.addStretch(1)
+        scroll = QScrollArea()  # a short window scrolls the step instead of growing
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(column)
+        layout = QVBoxLayout(page)
+        layout.addLayout(top)
+        layout.addWidget(scroll, 1)
+        self._style_counts_warning()
+        return page
+
+    def set_source(self, path: Path | None, columns: tuple[str, ...], numeric: frozenset[str], dataset: str) -> None:
+        """The window's open file (or None): fill the level choosers and count each column's distinct values."""
+        if path == self.state_ws.state.data_path and columns == self._columns:
+            self._sync_dataset(dataset)
+            return
+        self._columns, self._numeric = columns, numeric
+        self.state_ws.open_file(path)
+        self.file_label.setText("No file open." if path is None else f"File: {path.name}")
+        self._sync_dataset(dataset)
+        self._fill_level_combos()
+        if path is not None and columns:
+            self.counts_note.setText("Counting the distinct values of each column…")
+            worker = Worker(level_choices, path, columns).connect_to(
+                self, finished=partial(self._on_counted, path),
+                failed=lambda message: self.counts_note.setText(f"Could not count the values: {message}"))
+            self._count_worker = worker
+            self.pool.start(worker)
+
+    def _sync_dataset(self, dataset: str) -> None:
+        if self.dataset_name.text() != dataset:
+            self.dataset_name.blockSignals(True)
+            self.dataset_name.setText(dataset)
+            self.dataset_name.blockSignals(False)
+
+    def _on_counted(self, path: Path, counts: tuple[tuple[str, int], ...]) -> None:
+        self._count_worker = None
+        if path != self.state_ws.state.data_path:
+            return
+        self.state_ws.update(column_counts=counts)
+        self.counts_note.setText("The number after each column is its number of distinct values (categories).")
+        self._fill_level_combos()
+
+    def _fill_level_combos(self) -> None:
+        counts = dict(self.state_ws.state.column_counts or ())
+        chosen = self.state_ws.state.choice.levels
+        self._filling = True
+        try:
+            for number, combo in enumerate(self.level_combos):
+                combo.clear()
+                combo.addItem(NONE_ITEM, "")
+                for name in self._columns:
+                    if name in counts:
+                        shown = f"{name}  ({counts[name]:,} value{'s' if counts[name] != 1 else ''})"
+                    else:
+                        shown = name
+                    if name in self._numeric:
+                        shown += " · numbers, used as labels"
+                    combo.addItem(shown, name)
+                if number < len(chosen):
+                    combo.setCurrentIndex(max(combo.findData(chosen[number]), 0))
+        finally:
+            self._filling = False
+
+    def chosen_levels(self) -> tuple[str, ...]:
+        """The level columns as chosen, top first (empty choosers skipped)."""
+        return tuple(str(c.currentData()) for c in self.level_combos if c.currentData())
+
+    def set_levels(self, levels: tuple[str, ...]) -> None:
+        """Choose the level columns (as the officer would in the choosers)."""
+        self._filling = True
+        try:
+            for number, combo in enumerate(self.level_combos):
+                name = levels[number] if number < len(levels) else ""
+                combo.setCurrentIndex(max(combo.findData(name), 0))
+        finally:
+            self._filling = False
+        self._on_levels_edited()
+
+    def _on_levels_edited(self, *_: Any) -> None:
+        if self._filling:
+            return
+        levels = self.chosen_levels()
+        self.state_ws.update_choice(levels=levels)
+        show_inline(self.levels_message, "")
+        if len(levels) < 2:
+            self.read_note.setText("")
+            if levels:
+                show_inline(self.levels_message, "A hierarchy needs at least 2 level columns: choose the column "
+                                                 "nested in the first one as level 2 (e.g. region, then district).")
+            return
+        if len(set(levels)) != len(levels):
+            show_inline(self.levels_message, "A column is chosen twice: choose each level column once.")
+            return
+        self.start_loading()
+
+    def choose_prior(self) -> None:
+        start = str(self.state_ws.state.data_path.parent) if self.state_ws.state.data_path else str(Path.home())
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a public prior file", start, "Tables (*.csv *.tsv *.parquet)")
+        if path:
+            self.set_prior(Path(path))
+
+    def set_prior(self, path: Path | None) -> None:
+        self.prior_label.setText("No prior file: the categories come from the data." if path is None
+                                 else f"Prior: {path.name} (public; its categories are the ones published)")
+        self.counts_from_data.setEnabled(path is None)
+        self.state_ws.update_choice(prior_path=path)
+        self.published_note.setText(CATEGORIES_PUBLISHED if path is None else
+                                    "The list of categories is published: the categories of the prior file, each with "
+                                    "a released count, zeros included. Every category in the data must be in it.")
+        if len(self.chosen_levels()) >= 2:
+            self.start_loading()
+
+    def _on_counts_from_data(self, on: bool) -> None:
+        self._style_counts_warning()
+        self.state_ws.update_choice(counts_from_data=on)
+        if len(self.chosen_levels()) >= 2:
+            self.start_loading()
+
+    def _style_counts_warning(self) -> None:
+        on = self.counts_from_data.isChecked()
+        self.counts_warning.setStyleSheet("color: #B00020; font-weight: bold;" if on
+                                          else "color: palette(placeholder-text);")
+
+    def start_loading(self) -> None:
+        """Read the chosen levels' tree on a worker (the previous reading, if any, is cancelled)."""
+        state = self.state_ws.state
+        if state.data_path is None:
+            return
+        if self._load_worker is not None:
+            self._load_worker.cancel()
+        self.read_note.setText("Reading the hierarchy from the file…")
+        self.state_ws.update(busy="reading")
+        worker = Worker(load_hierarchy, state.data_path, state.choice)
+        worker.connect_to(self, finished=partial(self._on_loaded, worker), failed=partial(self._on_load_failed, worker),
+                          cancelled=partial(self._on_load_cancelled, worker))
+        self._load_worker = worker
+        self.pool.start(worker)
+
+    def _on_load_cancelled(self, worker: Worker) -> None:
+        if worker is self._load_worker:
+            self._load_worker = None
+            self.state_ws.update(busy="")
+
+    def _on_load_failed(self, worker: Worker, message: str) -> None:
+        if worker is not self._load_worker:
+            return
+        self._load_worker = None
+        self.read_note.setText("")
+        show_inline(self.levels_message, message + " Nothing was spent.")
+        self.state_ws.update(loaded=None, planned=None, problem=message, busy="")
+
+    def _on_loaded(self, worker: Worker, loaded: LoadedHierarchy) -> None:
+        if worker is not self._load_worker:
+            return
+        self._load_worker = None
+        if not loaded.matches(self.state_ws.state.data_path, self.state_ws.state.choice):
+            self.state_ws.update(busy="")
+            return
+        hierarchy = loaded.hierarchy
+        sizes = " → ".join(f"{n:,} {name}" for n, name in zip(hierarchy.level_sizes[1:], hierarchy.level_names))
+        notes = " ".join(sentence(n) for n in loaded.notes)
+        self.read_note.setText(f"Read {loaded.rows:,} rows: {sizes}. {notes}".strip())
+        self.state_ws.update(loaded=loaded, problem="", busy="")
+        self.start_planning()
+
+    # ================================================================== step 2: plan
+    def _build_plan_page(self) -> QWidget:
+        privacy_box = QGroupBox("Privacy")
+        form = QFormLayout(privacy_box)
+        self.epsilon = ValidatedField(_parse_epsilon, "e.g. 1", text.EPSILON_TOOLTIP)
+        self.epsilon.set_text("1")
+        form.addRow("Privacy budget &ε:", self.epsilon)
+        set_buddy(form, self.epsilon, self.epsilon.edit)
+        form.addRow(_help(text.EPSILON_HELP))
+        self.delta = ValidatedField(_parse_delta, "e.g. 1e-9", text.DELTA_TOOLTIP)
+        self.delta.set_text("0")
+        form.addRow("&δ (failure probability):", self.delta)
+        set_buddy(form, self.delta, self.delta.edit)
+        self.alpha = ValidatedField(_parse_alpha, "e.g. 0.1", (
+            "Paper 004's multiplicative error α: a count may be off by α times itself (0.1 = 10 %) plus a small "
+            "additive error. Used with δ > 0 to compare its mechanism with the Gaussian baseline, and by "
+            "Multiplicative noise."))
+        self.alpha.set_text("0.1")
+        self.alpha.setEnabled(False)
+        form.addRow("&α (relative error, δ > 0):", self.alpha)
+        set_buddy(form, self.alpha, self.alpha.edit)
+        self.noise = self._combo(NOISE_LABELS, "The kind of random noise added to each count. Laplace gives pure "
+                                 "ε-DP; Gaussian and the multiplicative mechanism of paper 004 need δ > 0. Automatic "
+                                 "takes the one with the smaller projected error.")
+        form.addRow("&Noise:", self.noise)
+        set_buddy(form, self.noise, self.noise)
+        self.neighbours = self._combo(NEIGHBOURS_LABELS, text.NEIGHBOURS_TOOLTIP)
+        form.addRow("&Protect against:", self.neighbours)
+        set_buddy(form, self.neighbours, self.neighbours)
+        self.records_per_person = QSpinBox()
+        self.records_per_person.setRange(1, 10_000)
+        self.records_per_person.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP)
+        self.records_per_person.valueChanged.connect(self._on_plan_edited)
+        form.addRow("&Records per person (max):", self.records_per_person)
+        set_buddy(form, self.records_per_person, self.records_per_person)
+
+        plan_box = QGroupBox("Plan: how the budget is shared between the levels")
+        plan_form = QFormLayout(plan_box)
+        self.allocation = self._combo(ALLOCATION_LABELS, (
+            "Equal: every level gets the same budget. Least error: the budgets that give the smallest total "
+            "(weighted) error for your ε. Least ε: the smallest budget that meets your target error. The last two "
+            "need counts: a public prior file, or the opt-in of step 1."))
+        plan_form.addRow("&Allocation:", self.allocation)
+        set_buddy(plan_form, self.allocation, self.allocation)
+        self.target = ValidatedField(_parse_target, "e.g. 25", (
+            "The error you accept: the weighted mean squared error over all levels, in records² "
+            "(e.g. 625 = a typical error of 25 records per category)."))
+        self.target.set_text("625")
+        self.target.setEnabled(False)  # for "least ε for a target error" only
+        plan_form.addRow("&Target error (records²):", self.target)
+        set_buddy(plan_form, self.target, self.target.edit)
+        self.consistency = self._combo(CONSISTENCY_LABELS, (
+            "Consistency makes the published counts whole numbers ≥ 0 where every parent is exactly the sum of "
+            "its children. Automatic takes the method with the smaller projected error."))
+        plan_form.addRow("&Consistency:", self.consistency)
+        set_buddy(plan_form, self.consistency, self.consistency)
+        self.reset_budgets = QPushButton("Reset &budgets and weights")
+        self.reset_budgets.setToolTip("Forget the budgets and weights you typed: the allocation decides again.")
+        self.reset_budgets.clicked.connect(self.reset_typed_budgets)
+        plan_form.addRow(self.reset_budgets)
+        self.plan_message = inline_message(self)
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.addWidget(privacy_box)
+        left_layout.addWidget(plan_box)
+        left_layout.addWidget(self.plan_message)
+        left_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(left)
+        scroll.setMinimumWidth(460)
+
+        self.summary = QLabel("Choose the level columns in step 1.")
+        self.summary.setTextFormat(Qt.TextFormat.RichText)  # user text in it is escaped
+        self.summary.setWordWrap(True)
+        self.table = QTableWidget(0, len(TABLE_HEADERS))
+        self.table.setAccessibleName("Level budgets and projected error")
+        self.table.setHorizontalHeaderLabels(list(TABLE_HEADERS))
+        for column, tip in enumerate(TABLE_TIPS):
+            item = self.table.horizontalHeaderItem(column)
+            if item is not None:
+                item.setToolTip(tip)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.itemChanged.connect(self._on_table_edited)
+        self.table_note = _help("Double-click a weight or a budget to change it; the projection follows. Errors are "
+                                "in records (squared errors in records²), projected before anything is released.")
+        self.compare_label = QLabel("")
+        self.compare_label.setTextFormat(Qt.TextFormat.RichText)
+        self.compare_label.setWordWrap(True)
+        self.compare = QTableWidget(0, 4)
+        self.compare.setAccessibleName("Paper 004: Gaussian and multiplicative side by side")
+        self.compare.setHorizontalHeaderLabels(["Level", "Categories", "Gaussian\nα-RMSE (records)",
+                                                "Multiplicative\nα-RMSE (records)"])
+        self.compare.verticalHeader().setVisible(False)
+        self.compare.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.compare.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.compare.hide()
+        self.compare_label.hide()
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.addWidget(self.summary)
+        right_layout.addWidget(self.table)
+        right_layout.addWidget(self.table_note)
+        right_layout.addWidget(self.compare_label)
+        right_layout.addWidget(self.compare)
+        right_layout.addStretch(1)
+        for table in (self.table, self.compare):
+            _fit_height(table)
+
+        for field in (self.epsilon, self.delta, self.target, self.alpha):
+            field.edited.connect(self._on_plan_edited)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(scroll)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([470, 860])
+        return splitter
+
+    def _combo(self, labels: dict[str, str], tooltip: str) -> QComboBox:
+        combo = QComboBox()
+        for key, label in labels.items():
+            combo.addItem(label, key)
+        combo.setToolTip(tooltip)
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(18)  # long labels are elided; the whole label is in the list
+        combo.currentIndexChanged.connect(self._on_plan_edited)
+        return combo
+
+    def _on_plan_edited(self, *_: Any) -> None:
+        """A privacy or plan setting changed: validate it, write it into the choice and plan again."""
+        values: dict[str, object] = {}
+        epsilon, delta = self.epsilon.value(), self.delta.value()
+        allocation = str(self.allocation.currentData())
+        self.target.setEnabled(allocation == "target")
+        target = self.target.value() if allocation == "target" else None
+        self.alpha.setEnabled(bool(delta))
+        alpha = self.alpha.value() if delta else self.state_ws.state.choice.alpha
+        if epsilon is None or delta is None or alpha is None or (allocation == "target" and target is None):
+            self._replan.stop()
+            self.state_ws.update(planned=None)
+            self.summary.setText("No plan: a privacy or plan setting is not valid — see the red message on the left. "
+                                 "Nothing is spent.")
+            return
+        values.update(epsilon=float(epsilon), delta=float(delta), noise=str(self.noise.currentData()),
+                      neighbours=str(self.neighbours.currentData()), records_per_person=self.records_per_person.value(),
+                      allocation=allocation, target_mse=target, consistency=str(self.consistency.currentData()),
+                      alpha=float(alpha))
+        old = self.state_ws.state.choice
+        if (values["epsilon"], values["delta"], values["noise"], values["neighbours"], values["records_per_person"]) != (
+                old.epsilon, old.delta, old.noise, old.neighbours, old.records_per_person) or allocation != old.allocation:
+            values["budgets"] = None  # typed budgets were shares of the old total
+        self.state_ws.update_choice(**values)
+        self._replan.start()
+
+    def reset_typed_budgets(self) -> None:
+        self.state_ws.update_choice(budgets=None, weights=None)
+        self.start_planning()
+
+    def _on_table_edited(self, item: QTableWidgetItem) -> None:
+        """A weight or a level budget typed in the table: plan again with it (a budget keeps its typed value,
+        the other levels share the rest of the total in their current proportions)."""
+        if self._filling or item.column() not in (COL_WEIGHT, COL_BUDGET):
+            return
+        planned = self.state_ws.state.planned
+        if planned is None:
+            return
+        show_inline(self.plan_message, "")
+        try:
+            value = float(parse_number(item.text(), "the value", "0.25"))
+            if item.column() == COL_WEIGHT:
+                weights = list(planned.plan.weights)
+                if value < 0:
+                    raise ParameterError(f"the weight {value:g} of level {item.row()} is negative",
+                                         "give every level a weight ≥ 0")
+                weights[item.row()] = value
+                if not any(w > 0 for w in weights):
+                    raise ParameterError("every weight is 0", "give at least one level a weight above 0")
+                self.state_ws.update_choice(weights=tuple(weights))
+            else:
+                self.state_ws.update_choice(budgets=share_budget(planned.plan, item.row(), value))
+        except DpguiError as err:
+            show_inline(self.plan_message, text.friendly(err) + " The plan is unchanged.")
+            self._show_plan()  # the table shows the plan's values again
+            return
+        self.start_planning()
+
+    def start_planning(self) -> None:
+        """Plan and project on a worker (the previous planning, if any, is cancelled)."""
+        self._replan.stop()
+        state = self.state_ws.state
+        if state.loaded is None or not state.loaded.matches(state.data_path, state.choice):
+            return
+        if self._plan_worker is not None:
+            self._plan_worker.cancel()
+        show_inline(self.plan_message, "")
+        self.summary.setText("Planning…")
+        self.state_ws.update(busy="planning")
+        worker = Worker(plan_and_project, state.loaded, state.choice)
+        worker.connect_to(self, finished=partial(self._on_planned, worker), failed=partial(self._on_plan_failed, worker),
+                          cancelled=partial(self._on_plan_cancelled, worker))
+        self._plan_worker = worker
+        self.pool.start(worker)
+
+    def _on_plan_cancelled(self, worker: Worker) -> None:
+        if worker is self._plan_worker:
+            self._plan_worker = None
+            self.state_ws.update(busy="")
+
+    def _on_plan_failed(self, worker: Worker, message: str) -> None:
+        if worker is not self._plan_worker:
+            return
+        self._plan_worker = None
+        show_inline(self.plan_message, message)
+        self.summary.setText("No plan: see the red message on the left.")
+        self.state_ws.update(planned=None, busy="")
+
+    def _on_planned(self, worker: Worker, planned: PlannedHierarchy) -> None:
+        if worker is not self._plan_worker:
+            return
+        self._plan_worker = None
+        self.state_ws.update(planned=planned, busy="")
+
+    def is_busy(self) -> bool:
+        return bool(self.state_ws.state.busy) or self._replan.isActive()
+
+    def _show_plan(self) -> None:
+        state = self.state_ws.state
+        planned, loaded = state.planned, state.loaded
+        self._filling = True
+        try:
+            self.table.setRowCount(0)
+            if planned is None or loaded is None:
+                self.compare.hide()
+                self.compare_label.hide()
+                return
+            plan = planned.plan
+            unit = level_unit(plan)
+            header = self.table.horizontalHeaderItem(COL_BUDGET)
+            if header is not None:
+                header.setText(f"Budget {unit}" if unit else "Budget")
+            sizes = plan.level_sizes
+            projection = planned.projection
+            self.table.setRowCount(len(sizes))
+            for level, nodes in enumerate(sizes):
+                name = "all records" if level == 0 else loaded.hierarchy.level_names[level - 1]
+                cells: list[str] = [str(level), name, f"{nodes:,}", format_significant(plan.weights[level], 4)]
+                if not unit:
+                    cells.append("—")
+                elif level == 0 and plan.privacy.root_public:
+                    cells.append("exact (N public)")
+                else:
+                    cells.append(format_significant(plan.level_budgets[level], 4))
+                if projection is not None:
+                    lp = projection.levels[level]
+                    rmse = (lp.mse / max(lp.nodes, 1)) ** 0.5
+                    cells += [format_significant(lp.bias2), format_significant(lp.variance),
+                              format_significant(lp.mse), format_significant(rmse)]
+                elif not unit:  # multiplicative, no counts: no per-level noise variance to show
+                    cells += ["—"] * 4
+                else:  # no counts: the noise's own variance (before the clamp and the consistency step)
+                    variance = nodes * plan.level_noise_variances()[level]
+                    cells += ["—", format_significant(variance), "—",
+                              format_significant((variance / max(nodes, 1)) ** 0.5) + " (noise)"]
+                for column, value in enumerate(cells):
+                    item = QTableWidgetItem(value)
+                    editable = column == COL_WEIGHT or (column == COL_BUDGET and bool(unit)
+                                                        and not (level == 0 and plan.privacy.root_public))
+                    flags = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled
+                    if editable:
+                        flags |= Qt.ItemFlag.ItemIsEditable
+                        item.setToolTip(TABLE_TIPS[column])
+                    item.setFlags(flags)
+                    if column >= 2:
+                        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    self.table.setItem(level, column, item)
+            self._show_comparison(planned)
+        finally:
+            self._filling = False
+            for table in (self.table, self.compare):
+                _fit_height(table)
+        self.summary.setText(self.summary_text(planned))
+
+    def summary_text(self, planned: PlannedHierarchy) -> str:
+        plan = planned.plan
+        epsilon, delta, _ = plan.ledger_charge()
+        cost = f"ε = {epsilon:g}" + (f", δ = {format_delta(delta)}" if delta > 0 else "")
+        noise = {"laplace": "Laplace", "gaussian": "Gaussian", "multiplicative": "multiplicative (paper 004)"}[plan.noise]
+        words = (f"<b>Plan, before anything is released:</b> {sum(plan.level_sizes):,} counts over "
+                 f"{len(plan.level_sizes) - 1} levels; {noise} noise; cost {cost}; "
+                 f"consistency: {escape(CONSISTENCY_LABELS[plan.consistency].split(' (')[0].lower())}.")
+        projection = planned.projection
+        if projection is not None:
+            total_nodes = sum(lp.nodes for lp in projection.levels)
+            typical = (sum(lp.mse for lp in projection.levels) / max(total_nodes, 1)) ** 0.5
+            words += (f" <b>Projected typical error: ± {typical:,.1f} records per count</b> "
+                      f"(weighted MSE {projection.weighted_mse:,.0f} records², {escape(projection.method)}).")
+            if len(planned.projections) > 1:
+                others = ", ".join(f"{CONSISTENCY_LABELS[m].split(' (')[0].lower()} {p.weighted_mse:,.0f}"
+                                   for m, p in planned.projections.items())
+                words += f" Consistency chosen for the lower projected error ({others})."
+        else:
+            words += f" {escape(planned.note)}"
+        budgets_from = {"prior file": "the public prior file's counts",
+                        "confidential data (opted in)": "the CONFIDENTIAL counts (your opt-in, recorded in the manifest)",
+                        "none": "no counts"}.get(plan.prior_source, plan.prior_source)
+        return words + f" Budgets chosen with {budgets_from}."
+
+    def _show_comparison(self, planned: PlannedHierarchy) -> None:
+        """With δ > 0: paper 004's projected α-mRMSE per level of the multiplicative mechanism and the Gaussian
+        baseline, side by side, and which is lower."""
+        alpha = planned.alpha
+        visible = alpha is not None
+        self.compare.setVisible(visible)
+        self.compare_label.setVisible(visible)
+        if alpha is None:
+            return
+        gaussian, multiplicative = alpha
+        better = "multiplicative" if multiplicative.alpha_mrmse < gaussian.alpha_mrmse else "Gaussian"
+        words = (f"<b>Paper 004's comparison at your ε and δ</b>: the error beyond a {gaussian.alpha:.0%} relative "
+                 f"error (α-mRMSE, records; the worst category of each level). Lower is better: "
+                 f"<b>{better}</b> ({format_significant(gaussian.alpha_mrmse)} Gaussian, "
+                 f"{format_significant(multiplicative.alpha_mrmse)} multiplicative). "
+                 f"{escape(multiplicative.note.rstrip('.'))}.")
+        others = {k: v for k, v in planned.alternatives.items() if k != planned.plan.noise}
+        for noise, projection in others.items():
+            words += (f" With {noise} noise instead the weighted MSE would be {projection.weighted_mse:,.0f} records² "
+                      f"(this plan: {planned.alternatives[planned.plan.noise].weighted_mse:,.0f}).")
+        self.compare_label.setText(words)
+        self.compare.setRowCount(len(gaussian.levels))
+        names = ["all records", *(self.state_ws.state.loaded.hierarchy.level_names
+                                  if self.state_ws.state.loaded is not None else ())]
+        for row, (g, m) in enumerate(zip(gaussian.levels, multiplicative.levels)):
+            cells = [f"{row} · {names[row] if row < len(names) else ''}", f"{g.nodes:,}",
+                     format_significant(g.alpha_rmse), format_significant(m.alpha_rmse)]
+            for column, value in enumerate(cells):
+                item = QTableWidgetItem(value)
+                if column >= 1:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.compare.setItem(row, column, item)
+
+    # ================================================================== step 3: downstream use
+    def project_downstream(self, level: int, node: int) -> None:
+        """Paper 001 §5 for the double-clicked node: a budget shared among its children in proportion to
+        their released counts — the projected misallocation for log, linear and quadratic weights (needs
+        counts: the prior's, or the confidential ones by the opt-in; simulated on a worker)."""
+        state = self.state_ws.state
+        loaded, planned = state.loaded, state.planned
+        if loaded is None or planned is None or level >= loaded.hierarchy.n_levels:
+            self.tree_view.downstream.setText("")
+            return
+        if loaded.prior_levels is None:
+            self.tree_view.downstream.setText(
+                "Downstream use (paper 001 §5): needs counts — a public prior file, or the opt-in of step 1.")
+            return
+        if self._downstream_worker is not None:
+            self._downstream_worker.cancel()
+        self.tree_view.downstream.setText("Downstream use: simulating releases…")
+        worker = Worker(downstream_task, loaded, planned.plan, level, node)
+        worker.connect_to(self, finished=partial(self._on_downstream, worker),
+                          failed=lambda message: self.tree_view.downstream.setText(f"Downstream use: {message}"))
+        self._downstream_worker = worker
+        self.pool.start(worker)
+
+    def _on_downstream(self, worker: Worker, words: str) -> None:
+        if worker is self._downstream_worker:
+            self._downstream_worker = None
+            self.tree_view.downstream.setText(words)
+
+    # ================================================================== step 4: release
+    def _build_results_page(self) -> QWidget:
+        page = QWidget()
+        self.release_button = QPushButton("&Release…")
+        self.release_button.setToolTip("Spend the budget and publish every category's count (asks for confirmation "
+                                       "first).")
+        self.release_button.clicked.connect(self.release)
+        self.export_button = QPushButton("&Export Signed Bundle…")
+        self.export_button.setToolTip("Write the release as CSV + PDF + manifest, signed with your key")
+        self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self.export_bundle)
+        self.release_status = QLabel("Nothing released yet. When the plan suits you, press Release.")
+        self.release_status.setTextFormat(Qt.TextFormat.RichText)  # user text in it is escaped
+        self.release_status.setWordWrap(True)
+        bar = QHBoxLayout()
+        bar.addWidget(self.release_button)
+        bar.addWidget(self.export_button)
+        bar.addWidget(self.release_status, 1)
+        self.result_view = HierarchyResultView()
+        layout = QVBoxLayout(page)
+        layout.addLayout(bar)
+        layout.addWidget(self.result_view, 1)
+        return page
+
+    def release_request(self) -> HierarchyRequest | None:
+        """The validated request, or None with what to do shown on the page it concerns."""
+        if self.release_worker is not None:
+            return None
+        request = hierarchy_request(self.state_ws.state, self.workspace.state.dataset)
+        if isinstance(request, HierarchyRequest):
+            return request
+        self.window_.statusBar().showMessage(request, 8000)
+        self.release_status.setText(escape(request))
+        on_plan = "plan" in request and "level" not in request
+        self.tabs.setCurrentIndex(TAB_PLAN if on_plan else TAB_LEVELS)
+        return None
+
+    def release(self) -> None:
+        """Check, confirm, release on a worker (the CDF release's order: nothing spent before the confirmation)."""
+        request = self.release_request()
+        if request is None or not self.check_budget(request):
+            return
+        box = self.confirmation_box(request)
+        self._confirm_box = box
+        box.exec()
+        if box.clickedButton() is not box.release_button:  # type: ignore[attr-defined]
+            self.window_.statusBar().showMessage("Release cancelled. Nothing was spent.", 5000)
+            return
+        self.start_release(request)
+
+    def check_budget(self, request: HierarchyRequest) -> bool:
+        check = check_hierarchy_budget(request, tuple(self.window_.similar_datasets(request.dataset)))
+        if isinstance(check, FirstCapNeeded):
+            self.window_._first_cap_delta = check.delta
+            cap = self.window_.ask_cap(check.dataset, check.epsilon)
+            if cap is None:
+                self.window_.statusBar().showMessage("Release cancelled: no budget was set. Nothing was spent.", 8000)
+                return False
+            check = set_first_cap(request, cap, FIRST_CAP_REASON)
+        if isinstance(check, Problem):
+            self.window_._error(check.title, check.message)
+            return False
+        return isinstance(check, BudgetOk)
+
+    def confirmation_text(self, request: HierarchyRequest) -> str:
+        plan, loaded = request.plan, request.loaded
+        hierarchy = loaded.hierarchy
+        epsilon, delta, rho = plan.ledger_charge()
+        sizes = " → ".join(f"{n:,} {escape(name)}" for n, name in zip(hierarchy.level_sizes[1:], hierarchy.level_names))
+        source = ("the public prior file " + escape(loaded.prior_path.name) if loaded.prior_path is not None
+                  else "your data (you declare them public)")
+        cost = f"<b>Cost: ε = {epsilon:g}" + (f" and δ = {format_delta(delta)}" if delta > 0 else "") + "</b>"
+        if rho is not None:
+            cost += f" (counted as ρ = {rho:.4g} under zCDP)"
+        root = ("The total number of records is published exactly (public under this model)."
+                if plan.privacy.root_public else "The total is noised like every other count.")
+        words = (f"<p>You are about to publish <b>{sum(plan.level_sizes):,} counts</b> over the hierarchy {sizes} of "
+                 f"<b>{escape(loaded.data_path.name)}</b>: every category's count, zeros included, each a whole number "
+                 f"≥ 0. The list of categories comes from {source} and is published. {root}</p>"
+                 f"<p>{cost} of privacy budget, spent for good. Noise: {escape(plan.noise)}; consistency: "
+                 f"{escape(CONSISTENCY_LABELS[plan.consistency].lower())}.</p>")
+        if plan.prior_source == "confidential data (opted in)":
+            words += ("<p><b>You chose to use the confidential counts to choose the budgets.</b> This is recorded in "
+                      "the manifest.</p>")
+        totals, after = budget_totals(request)
+        if totals is not None:
+            words += budget_sentence(request.dataset, totals, after)
+        return words
+
+    def confirmation_box(self, request: HierarchyRequest) -> QMessageBox:
+        box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?", self.confirmation_text(request),
+                          parent=self.window_)
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)  # type: ignore[attr-defined]
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        return box
+
+    def start_release(self, request: HierarchyRequest) -> None:
+        dialog = QProgressDialog("Preparing the release…", "Cancel", 0, 1000, self.window_)
+        dialog.setWindowTitle("Releasing")
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.setMinimumDuration(0)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+        bar = QProgressBar(dialog)
+        bar.setRange(0, 1000)
+        dialog.setBar(bar)
+        release_id = new_release_id()
+        worker = Worker(run_hierarchy_release, request, self.window_.noise_source, release_id=release_id)
+        self.release_worker = worker
+        dialog.canceled.connect(worker.cancel)
+
+        def on_progress(fraction: float, message: str) -> None:
+            bar.setValue(int(1000 * fraction))
+            dialog.setLabelText(message)
+            if message == NOISE_MESSAGE:
+                dialog.setCancelButton(None)
+
+        def finish() -> None:
+            self.release_worker = None
+            dialog.close()
+            self.release_button.setEnabled(True)
+
+        def on_finished(outcome: HierarchyOutcome) -> None:
+            finish()
+            self.state_ws.update(outcome=outcome)
+            self.window_.statusBar().showMessage("Released the counts over the hierarchy.", 8000)
+
+        def on_failed(message: str) -> None:
+            finish()
+            self.window_._error("The release did not happen", message + failure_budget_sentence(release_id))
+
+        def on_cancelled() -> None:
+            finish()
+            self.window_.statusBar().showMessage("Release cancelled before any noise was drawn. Nothing was spent.", 8000)
+
+        worker.connect_to(self, progress=on_progress, finished=on_finished, failed=on_failed, cancelled=on_cancelled)
+        self.release_button.setEnabled(False)
+        dialog.show()
+        self.pool.start(worker)
+
+    def _show_outcome(self) -> None:
+        outcome = self.state_ws.state.outcome
+        self.export_button.setEnabled(outcome is not None)
+        self.window_.export_bundle_action.setEnabled(outcome is not None)
+        self.window_.export_action.setEnabled(outcome is not None)
+        self.result_view.set_release(None if outcome is None else outcome.release)
+        self.tree_view.set_release(None if outcome is None else outcome.release)
+        if outcome is None:
+            self.release_status.setText("Nothing released yet. When the plan suits you, press Release.")
+            return
+        plan = outcome.release.plan
+        epsilon, delta, _ = plan.ledger_charge()
+        spent = f"ε = {epsilon:g}" + (f", δ = {format_delta(delta)}" if delta > 0 else "")
+        noise = "secure noise" if outcome.secure else "TEST NOISE (seeded, not secure — do not publish)"
+        self.release_status.setText(
+            f"Released {sum(plan.level_sizes):,} counts: {spent} spent from dataset '{escape(outcome.dataset)}' "
+            f"(recorded in the budget ledger), {noise}. Every parent is the sum of its children"
+            f"{'' if plan.consistency != 'none' else ' — NOT here: consistency was off'}. "
+            "Export it as a signed bundle to share it.")
+        self.tabs.setCurrentIndex(TAB_RESULTS)
+
+    def export_dialog(self) -> QDialog | None:
+        outcome = self.state_ws.state.outcome
+        if outcome is None:
+            self.window_._error("Nothing to export", "Release first (step 4), then export.")
+            return None
+        from dpgui.app.hierarchy_export import HierarchyExportDialog
+
+        folder = str(self.window_.settings.value("last_folder", str(Path.home())))
+        loaded = self.state_ws.state.loaded
+        public = (loaded.prior_levels if loaded is not None and loaded.prior_path is not None
+                  and loaded.hierarchy is outcome.release.hierarchy else None)
+        return HierarchyExportDialog(outcome, folder, self.window_, public)
+
+    def export_csv(self) -> None:
+        """Write the released counts (one row per category) to a CSV file, unsigned."""
+        outcome = self.state_ws.state.outcome
+        if outcome is None:
+            self.window_._error("Nothing to export", "Release first (step 4), then export.")
+            return
+        folder = str(self.window_.settings.value("last_folder", str(Path.home())))
+        default = str(Path(folder) / f"{outcome.dataset}-hierarchy-counts.csv")
+        path, _ = QFileDialog.getSaveFileName(self, "Export the released counts", default, "CSV files (*.csv)")
+        if path:
+            self.export_csv_to(path)
+
+    def export_csv_to(self, path: str) -> bool:
+        from dpgui.report.files import check_writable
+        from dpgui.report.hierarchy_bundle import write_hierarchy_csv
+
+        outcome = self.state_ws.state.outcome
+        assert outcome is not None
+        data = self.state_ws.state.data_path
+        try:
+            check_writable(path, protect=[p for p in (data, self.state_ws.state.choice.prior_path) if p is not None])
+            write_hierarchy_csv(outcome.release, path)
+        except (DpguiError, OSError) as err:
+            self.window_._error("Export failed", text.friendly(err) + " The file was not written.")
+            return False
+        self.window_.statusBar().showMessage(f"Exported the released counts to {path}.", 8000)
+        return True
+
+    def export_bundle(self) -> None:
+        dialog = self.export_dialog()
+        if dialog is not None and dialog.exec() == QDialog.DialogCode.Accepted:
+            self.window_.statusBar().showMessage("Exported the signed bundle; the budget ledger points to it.", 10000)
+
+    # ================================================================== the state
+    def _on_state(self, parts: frozenset[str]) -> None:
+        state = self.state_ws.state
+        if "loaded" in parts or "planned" in parts:
+            loaded = state.loaded
+            plan = state.planned.plan if state.planned is not None else None
+            self.tree_view.set_tree(None if loaded is None else loaded.hierarchy, plan)
+            self._show_plan()
+        if "outcome" in parts:
+            self._show_outcome()
+        if "problem" in parts and state.problem:
+            self.summary.setText("No plan: " + escape(state.problem))
+
+    def levels_text(self) -> str:
+        return self.levels_message.text() if not self.levels_message.isHidden() else ""
+
+    def shutdown(self) -> None:
+        self.pool.cancel_all()

@@ -1,0 +1,564 @@
+"""The "Counts over a hierarchy" mode without a window: what the officer chose (level columns, public
+prior, privacy, plan choices), the hierarchy read from the file, the plan and its projection, and the
+release (no Qt; the window's hierarchy pages bind to :class:`HierarchyWorkspace` as the CDF pages bind
+to :class:`~dpgui.workspace.state.Workspace`).
+
+The flow, each step a plain function the window runs on a worker:
+
+1. :func:`level_choices` — the distinct values of every column (the level chooser shows them).
+2. :func:`load_hierarchy` — the tree of the chosen level columns: from the public prior file when
+   there is one (the data's paths must all be in it), else from the data itself (the officer declares
+   the categories public). Bad levels (one only, more than four, a value under two parents, empty or
+   missing values) raise the engine's one-line DataError/ParameterError; nothing is spent.
+3. :func:`plan_and_project` — the engine's plan (:func:`dpgui.core.hierarchy.plan_hierarchy`) with the
+   officer's choices, or with the level budgets the officer typed; its projected error per level, for
+   each consistency step (the default is the one with the lower projected error).
+4. :func:`run_hierarchy_release` — the budget check, the ledger spend and the release
+   (:mod:`dpgui.report.hierarchy_publish`); the window asks for confirmation first.
+
+Confidential values: :attr:`LoadedHierarchy.leaf_counts` (the data's counts) is kept in memory for the
+release only; :attr:`LoadedHierarchy.prior_levels` is public (prior file) or confidential by the
+officer's explicit opt-in (:attr:`HierarchyChoice.counts_from_data`), which the plan records.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from dpgui.core.hierarchy import (
+    ALLOCATIONS, CONSISTENCY_METHODS, HIERARCHY_NOISE_CHOICES, MAX_LEVELS, MIN_LEVELS, Hierarchy, HierarchyPlan,
+    HierarchyProjection, HierarchyRelease, plan_hierarchy, project_hierarchy,
+)
+from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrmse
+from dpgui.core.noise import RandomSource
+from dpgui.core.plan import PrivacySpec
+from dpgui.data.hierarchy import PathCounts, count_paths, level_value_counts, read_prior
+from dpgui.errors import Cancelled, DpguiError, ParameterError
+from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
+from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet, Totals
+from dpgui.workspace.release import (
+    BudgetCheck, BudgetOk, FirstCapNeeded, _ledger_unusable, _not_enough,
+)
+
+Progress = Callable[[float, str], None]
+ShouldCancel = Callable[[], bool]
+NoiseSource = Callable[[], RandomSource]
+
+DEFAULT_ALPHA = 0.1
+PRIOR_FILE = "prior file"
+FROM_DATA = "confidential data (opted in)"
+NO_COUNTS = "none"
+
+CATEGORIES_PUBLISHED = (
+    "The list of categories is published: every category (every node of the tree) gets a released count, "
+    "zeros included. Use only categories that are public (for example a published list of regions), or give "
+    "a public prior file that lists them.")
+COUNTS_FROM_DATA_WARNING = (
+    "Choosing the budgets from the confidential counts uses the real counts to decide how much noise each level "
+    "gets. This is not covered by the privacy guarantee: the choice itself can reveal a little about the data. "
+    "It is recorded in the release's manifest. Leave it off unless your organisation accepts this.")
+NUMERIC_LEVEL_NOTE = "'{column}' holds numbers: its values are used as category labels (e.g. '3' is one category)."
+NOISE_LABELS = {
+    "auto": "Automatic (lower error)",
+    "laplace": "Laplace (pure ε)",
+    "gaussian": "Gaussian (needs δ > 0)",
+    "multiplicative": "Multiplicative, paper 004 (needs δ > 0)",
+}
+ALLOCATION_LABELS = {
+    "uniform": "Equal budget on every level",
+    "optimal": "Least error within ε",
+    "target": "Least ε for a target error",
+}
+CONSISTENCY_LABELS = {
+    "auto": "Automatic (lower error)",
+    "topdown": "Top-down (children add up to their parent)",
+    "gls": "Least squares on the tree, then top-down",
+    "none": "None (each count on its own, may not add up)",
+}
+
+
+def check_level_columns(levels: tuple[str, ...]) -> tuple[str, ...]:
+    """The level columns, in order, checked: 2 to 4 distinct names."""
+    if len(levels) < MIN_LEVELS:
+        raise ParameterError(f"a hierarchy needs at least {MIN_LEVELS} level columns; {len(levels)} chosen",
+                             "tick a second column that is nested in the first (e.g. region, then district)")
+    if len(levels) > MAX_LEVELS:
+        raise ParameterError(f"a hierarchy has at most {MAX_LEVELS} level columns; {len(levels)} chosen",
+                             f"untick {len(levels) - MAX_LEVELS} of them")
+    if len(set(levels)) != len(levels):
+        raise ParameterError("a column is chosen twice as a level", "choose each level column once")
+    return levels
+
+
+# ------------------------------------------------------------------------------------------ state
+
+@dataclass(frozen=True)
+class HierarchyChoice:
+    """What the officer typed: level columns (top first), an optional public prior file, the opt-in to use
+    the confidential counts for the budgets, privacy (ε, δ, neighbour model, records per person) and the
+    plan's choices. ``budgets``: level budgets the officer typed (ε_ℓ, or ρ_ℓ for Gaussian noise, levels
+    0..L), which replace the allocation's; None: the allocation decides."""
+
+    levels: tuple[str, ...] = ()
+    prior_path: Path | None = None
+    counts_from_data: bool = False
+    epsilon: float = 1.0
+    delta: float = 0.0
+    neighbours: str = "change"
+    records_per_person: int = 1
+    noise: str = "auto"
+    allocation: str = "uniform"
+    weights: tuple[float, ...] | None = None
+    target_mse: float | None = None
+    consistency: str = "auto"
+    budgets: tuple[float, ...] | None = None
+    alpha: float = DEFAULT_ALPHA  # paper 004's multiplicative error α (used with δ > 0 only)
+
+    def __post_init__(self) -> None:
+        if self.noise not in HIERARCHY_NOISE_CHOICES:
+            raise ParameterError(f"unknown noise {self.noise!r}", f"use one of {', '.join(HIERARCHY_NOISE_CHOICES)}")
+        if self.allocation not in ALLOCATIONS:
+            raise ParameterError(f"unknown allocation {self.allocation!r}", f"use one of {', '.join(ALLOCATIONS)}")
+        if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
+            raise ParameterError(f"α = {self.alpha!r} is not between 0 and 1", "give α in (0, 1), e.g. 0.1 (10 %)")
+        if self.consistency not in (*CONSISTENCY_METHODS, "auto"):
+            raise ParameterError(f"unknown consistency step {self.consistency!r}",
+                                 f"use one of auto, {', '.join(CONSISTENCY_METHODS)}")
+
+    def privacy(self) -> PrivacySpec:
+        """The privacy spec (raises ParameterError with the fix when ε, δ or L is bad)."""
+        return PrivacySpec(self.epsilon, self.neighbours, self.records_per_person, self.delta)
+
+    @property
+    def prior_source(self) -> str:
+        """Where the optimiser's node counts come from (recorded in the plan and the manifest)."""
+        if self.prior_path is not None:
+            return PRIOR_FILE
+        return FROM_DATA if self.counts_from_data else NO_COUNTS
+
+
+@dataclass(frozen=True, eq=False)  # compared by identity: holds numpy arrays
+class LoadedHierarchy:
+    """The tree of the chosen levels read from the file. ``hierarchy`` is public (declared by the officer or
+    from the prior); ``leaf_counts`` (int64, one per leaf) is CONFIDENTIAL, for the release only;
+    ``prior_levels`` (counts per level 0..L) is public (prior file) or confidential by opt-in, None when the
+    plan may use no counts; ``notes``: what the reader wants the officer to know (numeric levels...)."""
+
+    data_path: Path
+    levels: tuple[str, ...]
+    prior_path: Path | None
+    counts_from_data: bool
+    hierarchy: Hierarchy
+    leaf_counts: np.ndarray = field(repr=False)
+    rows: int
+    prior_levels: tuple[np.ndarray, ...] | None = field(repr=False)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def prior_source(self) -> str:
+        if self.prior_path is not None:
+            return PRIOR_FILE
+        return FROM_DATA if self.counts_from_data else NO_COUNTS
+
+    def matches(self, data_path: Path | None, choice: HierarchyChoice) -> bool:
+        """Was this read for ``data_path`` and ``choice``'s levels, prior and opt-in?"""
+        return (data_path == self.data_path and choice.levels == self.levels and choice.prior_path == self.prior_path
+                and choice.counts_from_data == self.counts_from_data)
+
+
+@dataclass(frozen=True, eq=False)
+class PlannedHierarchy:
+    """The plan and its projection. ``projections``: the projection under each consistency step tried
+    (the plan's own is ``projection``); ``alternatives``: the other noises' plans and projections for
+    the side-by-side comparison (δ > 0); ``note``: why something is not shown (e.g. no counts)."""
+
+    plan: HierarchyPlan
+    projection: HierarchyProjection | None
+    projections: dict[str, HierarchyProjection] = field(default_factory=dict)
+    alternatives: dict[str, HierarchyProjection] = field(default_factory=dict)
+    note: str = ""
+    alpha: tuple[AlphaMRMSEProjection, AlphaMRMSEProjection] | None = None  # (gaussian, multiplicative), δ > 0
+
+
+@dataclass(frozen=True, eq=False)
+class HierarchyOutcome:
+    """A finished release: the release (public counts and intervals), its ledger id and labels
+    (``info``, as the report side returns it), and the dataset that paid."""
+
+    release: HierarchyRelease
+    info: HierarchyReleaseInfo
+    dataset: str
+    release_id: str
+    secure: bool
+
+
+@dataclass(frozen=True)
+class HierarchyState:
+    """One snapshot of the mode. ``column_counts``: distinct values per column of the open file (None
+    while counted); ``problem``: the one-line message the page shows (bad levels, bad prior...)."""
+
+    data_path: Path | None = None
+    column_counts: tuple[tuple[str, int], ...] | None = None
+    choice: HierarchyChoice = HierarchyChoice()
+    loaded: LoadedHierarchy | None = None
+    planned: PlannedHierarchy | None = None
+    problem: str = ""
+    busy: str = ""
+    outcome: HierarchyOutcome | None = None
+
+
+Listener = Callable[[frozenset[str]], None]
+
+
+class HierarchyWorkspace:
+    """The current :class:`HierarchyState` and its listeners (like :class:`~dpgui.workspace.state.Workspace`:
+    :meth:`update` replaces parts and announces the ones that changed; one thread only)."""
+
+    def __init__(self) -> None:
+        self._state = HierarchyState()
+        self._listeners: list[Listener] = []
+
+    @property
+    def state(self) -> HierarchyState:
+        return self._state
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def update(self, **parts: object) -> frozenset[str]:
+        old = self._state
+        new = replace(old, **parts)  # type: ignore[arg-type]
+        changed = frozenset(name for name in parts if getattr(old, name) is not getattr(new, name)
+                            and getattr(old, name) != getattr(new, name))
+        if not changed:
+            return changed
+        self._state = new
+        for listener in list(self._listeners):
+            listener(changed)
+        return changed
+
+    def update_choice(self, **values: object) -> frozenset[str]:
+        """Change some of the officer's choices; a change of levels, prior or opt-in drops the loaded tree
+        and the plan, any other change the plan (both are made again from the new choice)."""
+        choice = replace(self._state.choice, **values)  # type: ignore[arg-type]
+        parts: dict[str, object] = {"choice": choice, "planned": None, "problem": ""}
+        loaded = self._state.loaded
+        if loaded is not None and not loaded.matches(self._state.data_path, choice):
+            parts["loaded"] = None
+        if "levels" in values and choice.levels != self._state.choice.levels:
+            parts["choice"] = replace(choice, budgets=None, weights=None)
+        return self.update(**parts)
+
+    def open_file(self, path: Path | None) -> frozenset[str]:
+        """A new data file: everything read from the previous one goes."""
+        return self.update(data_path=path, column_counts=None, loaded=None, planned=None, problem="", outcome=None,
+                           choice=replace(self._state.choice, levels=(), budgets=None, weights=None))
+
+
+# ------------------------------------------------------------------------------------------ the steps (workers)
+
+def level_choices(path: Path, columns: tuple[str, ...], progress: Progress | None = None,
+                  should_cancel: ShouldCancel | None = None) -> tuple[tuple[str, int], ...]:
+    """The number of distinct values of each column (public-structure sizes the chooser shows). O(rows)."""
+    message = f"Counting the distinct values of each column of {path.name}…"
+    counts = level_value_counts(path, list(columns), progress=(lambda f: progress(f, message)) if progress else None,
+                                should_cancel=should_cancel)
+    return tuple((name, int(counts[name])) for name in columns if name in counts)
+
+
+def load_hierarchy(data_path: Path, choice: HierarchyChoice, progress: Progress | None = None,
+                   should_cancel: ShouldCancel | None = None) -> LoadedHierarchy:
+    """Read the tree of ``choice.levels`` from the data (streamed) and, if given, the public prior.
+
+    With a prior the tree is the prior's (every data path must be in it: DataError with the first few
+    missing paths otherwise) and its counts are the optimiser's; without one the tree is the data's own
+    paths (the categories are declared public) and the optimiser gets the data's counts only with
+    ``choice.counts_from_data``. O(rows + nodes)."""
+    levels = check_level_columns(choice.levels)
+    data = count_paths(data_path, list(levels), progress=(lambda f: progress(f, f"Reading {data_path.name}…"))
+                       if progress is not None else None, should_cancel=should_cancel)
+    if should_cancel is not None and should_cancel():
+        raise Cancelled("reading the levels was cancelled", "choose the levels again")
+    notes = list(data.notes)
+    if choice.prior_path is not None:
+        prior: PathCounts = read_prior(choice.prior_path, list(levels))
+        notes += [n for n in prior.notes if n not in notes]
+        hierarchy = prior.hierarchy  # leaf i is prior.paths[i]
+        prior_levels: tuple[np.ndarray, ...] | None = hierarchy.aggregate(prior.counts)
+        leaf_counts = np.zeros(hierarchy.level_sizes[-1], dtype=np.int64)
+        if data.paths:  # every data path must be in the prior's tree (DataError naming the first few)
+            np.add.at(leaf_counts, hierarchy.leaf_index(data.paths), np.asarray(data.counts, dtype=np.int64))
+    else:
+        hierarchy = data.hierarchy  # leaf i is data.paths[i]; a value under two parents is a DataError
+        leaf_counts = np.asarray(data.counts, dtype=np.int64).copy()
+        prior_levels = hierarchy.aggregate(leaf_counts) if choice.counts_from_data else None
+    return LoadedHierarchy(data_path, levels, choice.prior_path, choice.counts_from_data, hierarchy, leaf_counts,
+                           int(data.rows), prior_levels, tuple(notes))
+
+
+def _plan(loaded: LoadedHierarchy, choice: HierarchyChoice, noise: str, consistency: str) -> HierarchyPlan:
+    """The engine's plan for ``choice`` (with ``noise`` and ``consistency``), and the officer's typed budgets."""
+    privacy = choice.privacy()
+    if choice.allocation in ("optimal", "target") and loaded.prior_levels is None:
+        raise ParameterError(f"the allocation '{ALLOCATION_LABELS[choice.allocation]}' needs node counts",
+                             "give a public prior file in step 1, or tick “use the confidential counts to choose the "
+                             "budgets”, or choose an equal budget on every level")
+    plan = plan_hierarchy(loaded.hierarchy.level_sizes, privacy, noise=noise, allocation=choice.allocation,
+                          weights=choice.weights, target_mse=choice.target_mse if choice.allocation == "target" else None,
+                          consistency=consistency, prior_levels=loaded.prior_levels, prior_source=loaded.prior_source,
+                          hierarchy=loaded.hierarchy, alpha=choice.alpha if choice.delta > 0 else None)
+    if choice.budgets is not None:
+        plan = with_budgets(plan, choice.budgets)
+    return plan
+
+
+TYPED_BUDGETS_NOTE = "level budgets: typed by the officer"
+
+
+def with_budgets(plan: HierarchyPlan, budgets: tuple[float, ...]) -> HierarchyPlan:
+    """``plan`` with the officer's level budgets (ε_ℓ for Laplace, ρ_ℓ for Gaussian noise, levels 0..L). They
+    must add up to the plan's total (ε, or the ρ of (ε, δ)) — :func:`share_budget` makes them do so after one
+    level is typed; a multiplicative plan has no level budgets and is returned unchanged."""
+    if plan.noise == "multiplicative":
+        return plan
+    if len(budgets) != len(plan.level_sizes):
+        raise ParameterError(f"{len(budgets)} level budgets for {len(plan.level_sizes)} levels",
+                             "give one budget per level")
+    notes = plan.notes if TYPED_BUDGETS_NOTE in plan.notes else (*plan.notes, TYPED_BUDGETS_NOTE)
+    return replace(plan, level_budgets=tuple(float(b) for b in budgets), notes=notes)
+
+
+def share_budget(plan: HierarchyPlan, level: int, value: float) -> tuple[float, ...]:
+    """The plan's level budgets with level ``level`` set to ``value`` and the other noised levels sharing the
+    rest of the total in their current proportions (ParameterError if ``value`` is not between 0 and the
+    total, or the level takes no budget)."""
+    total = plan.ledger_charge()[0] if plan.noise == "laplace" else plan.ledger_charge()[2]
+    unit = plan.budget_name
+    budgets = list(plan.level_budgets)
+    first = plan.privacy.first_noised_level()
+    if not budgets:
+        raise ParameterError("the multiplicative mechanism (paper 004) does not split its budget by level",
+                             "change ε instead, or choose Laplace or Gaussian noise to set each level's budget")
+    if level < first:
+        raise ParameterError(f"level {level} takes no budget (the total is public and exact)",
+                             "change the budget of another level")
+    assert total is not None
+    if not math.isfinite(value) or not 0 < value < total:
+        raise ParameterError(f"the budget {unit} = {value:g} of level {level} is not between 0 and the total "
+                             f"{unit} = {total:.4g}", f"type a number above 0 and below {total:.4g}")
+    others = [j for j in range(first, len(budgets)) if j != level]
+    rest = total - value
+    current = math.fsum(budgets[j] for j in others)
+    for j in others:
+        budgets[j] = budgets[j] * rest / current if current > 0 else rest / len(others)
+    budgets[level] = value
+    if not others:
+        budgets[level] = total
+    return tuple(budgets)
+
+
+def projection_trials(level_sizes: tuple[int, ...]) -> int:
+    """Monte Carlo trials of a projection: at least 20,000 node draws over the tree, 4 to 200 trials
+    (about 0.7 % standard error on a level's summed MSE for a small tree; the same rule as the engine's
+    automatic choices), so that a tree of 10⁵ leaves still plans in seconds."""
+    return int(min(200, max(4, math.ceil(20_000 / sum(level_sizes)))))
+
+
+def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress: Progress | None = None,
+                     should_cancel: ShouldCancel | None = None, trials: int | None = None) -> PlannedHierarchy:
+    """The plan for ``choice`` and its projected error per level (both consistency steps when the choice is
+    "auto": the plan takes the lower projected weighted MSE), with δ > 0 the other noise's projection and
+    paper 004's α-mRMSE of the multiplicative mechanism and the Gaussian baseline side by side. Without
+    counts (no prior, no opt-in) the clamp's bias is unknown: the projection is None and ``note`` says so
+    (the level noise variance is still shown by the window)."""
+    if progress is not None:
+        progress(0.0, "Planning the level budgets…")
+    plan = _plan(loaded, choice, choice.noise, choice.consistency)
+    alpha = _alpha_comparison(loaded, choice)
+    prior = loaded.prior_levels
+    if prior is None:
+        note = ("Bias² and MSE are not projected: they depend on the counts (the clamp at zero). Give a public prior "
+                "file, or tick “use the confidential counts to choose the budgets”, to see them. The variance shown is "
+                "the noise's, before the clamp and the consistency step.")
+        return PlannedHierarchy(plan, None, note=note, alpha=alpha)
+
+    def project(p: HierarchyPlan) -> HierarchyProjection:
+        if should_cancel is not None and should_cancel():
+            raise Cancelled("planning was cancelled", "change a setting to plan again")
+        return project_hierarchy(p, prior, trials=trials or projection_trials(p.level_sizes), hierarchy=loaded.hierarchy)
+
+    # the multiplicative mechanism's counts stay as released (consistency would void its (α, η) guarantee)
+    methods = ("topdown", "gls") if choice.consistency == "auto" and plan.noise != "multiplicative" else (
+        plan.consistency,)
+    projections = {m: project(replace(plan, consistency=m)) for m in methods}
+    best = min(projections, key=lambda m: projections[m].weighted_mse)
+    plan = replace(plan, consistency=best)
+    alternatives: dict[str, HierarchyProjection] = {plan.noise: projections[best]}
+    if choice.delta > 0:
+        for noise in ("laplace", "gaussian"):
+            if noise not in alternatives:
+                try:
+                    alternatives[noise] = project(_plan(loaded, replace(choice, budgets=None), noise, best))
+                except ParameterError:
+                    continue
+    return PlannedHierarchy(plan, projections[best], projections, alternatives, alpha=alpha)
+
+
+def _alpha_comparison(loaded: LoadedHierarchy, choice: HierarchyChoice
+                      ) -> tuple[AlphaMRMSEProjection, AlphaMRMSEProjection] | None:
+    """Paper 004's projected α-mRMSE of the Gaussian baseline and the multiplicative mechanism (δ > 0 only)."""
+    if choice.delta <= 0:
+        return None
+    sizes, privacy = loaded.hierarchy.level_sizes, choice.privacy()
+    try:
+        return (projected_alpha_mrmse(sizes, privacy, choice.alpha, "gaussian", loaded.prior_levels),
+                projected_alpha_mrmse(sizes, privacy, choice.alpha, "multiplicative", loaded.prior_levels))
+    except DpguiError:
+        return None
+
+
+# ------------------------------------------------------------------------------------------ the release
+
+@dataclass(frozen=True, eq=False)
+class HierarchyRequest:
+    """What one release publishes: the loaded tree (with its confidential leaf counts), the plan and
+    the dataset that pays."""
+
+    loaded: LoadedHierarchy
+    plan: HierarchyPlan
+    dataset: str
+
+    @property
+    def epsilon(self) -> float:
+        return self.plan.ledger_charge()[0]
+
+    @property
+    def delta(self) -> float:
+        return self.plan.privacy.delta
+
+
+def hierarchy_request(state: HierarchyState, dataset: str) -> HierarchyRequest | str:
+    """The release the state describes, or the sentence saying what to do first."""
+    if state.data_path is None:
+        return "Open a file first (File → Open)."
+    if state.problem:
+        return state.problem
+    if state.loaded is None or not state.loaded.matches(state.data_path, state.choice):
+        return "Choose 2 to 4 level columns in step 1 and wait until the hierarchy is read."
+    if state.planned is None or state.busy:
+        return "The plan is not ready yet: wait for step 2."
+    if not dataset.strip():
+        return "Give the dataset a name in the budget ledger (step 1)."
+    return HierarchyRequest(state.loaded, state.planned.plan, dataset.strip())
+
+
+def check_hierarchy_budget(request: HierarchyRequest, similar: tuple[str, ...] = ()) -> BudgetCheck:
+    """May the dataset's budget pay for ``request``? Reads only (like the CDF's check)."""
+    try:
+        with Ledger() as ledger:
+            ledger.check_spend(request.dataset, *request.plan.ledger_charge())
+    except NoCapSet:
+        return FirstCapNeeded(request.dataset, request.epsilon, similar, request.delta)
+    except BudgetExceeded as err:
+        return _not_enough(err)
+    except DpguiError as err:
+        return _ledger_unusable(err)
+    return BudgetOk()
+
+
+def set_first_cap(request: HierarchyRequest, cap: float, reason: str) -> BudgetCheck:
+    """Set the dataset's first cap (ε ``cap``, the request's δ), then check ``request`` against it."""
+    try:
+        with Ledger() as ledger:
+            ledger.set_cap(request.dataset, cap, request.delta, reason)
+            ledger.check_spend(request.dataset, *request.plan.ledger_charge())
+    except BudgetExceeded as err:
+        return _not_enough(err)
+    except DpguiError as err:
+        return _ledger_unusable(err)
+    return BudgetOk()
+
+
+def budget_totals(request: HierarchyRequest) -> tuple[Totals | None, Totals | None]:
+    """The dataset's totals before and after this release (None, None if the ledger cannot tell)."""
+    try:
+        with Ledger() as ledger:
+            return ledger.totals(request.dataset), ledger.totals_after(request.dataset, *request.plan.ledger_charge())
+    except DpguiError:
+        return None, None
+
+
+NOISE_MESSAGE = "Adding noise and making the counts consistent (cannot be cancelled now)…"
+
+
+def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progress: Progress,
+                          should_cancel: ShouldCancel, release_id: str | None = None) -> HierarchyOutcome:
+    """The ledger's check, then the spend recorded, then the noise
+    (:func:`dpgui.report.hierarchy_publish.spend_and_release_hierarchy`, which records what the manifest
+    says: where the categories come from, the opt-in, the prior's name and SHA-256). ``source`` is called
+    once, just before the spend. Raises the ledger's refusal before anything is spent, and Cancelled if
+    cancelled before the spend. Time: the engine's release, O(nodes)."""
+    from dpgui.report.files import sha256_regular_file
+    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR
+    from dpgui.report.hierarchy_publish import check_hierarchy_budget as ledger_check, spend_and_release_hierarchy
+
+    loaded = request.loaded
+    progress(0.0, "Checking the budget…")
+    with Ledger() as ledger:
+        ledger_check(ledger, request.dataset, request.plan)
+    prior = loaded.prior_path
+    prior_sha256 = None if prior is None else sha256_regular_file(prior, "prior file")
+    if should_cancel():
+        raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
+    progress(0.5, NOISE_MESSAGE)
+    with Ledger() as ledger:
+        release, info = spend_and_release_hierarchy(
+            ledger, request.dataset, loaded.hierarchy, loaded.leaf_counts, request.plan, source(),
+            node_list_source=NODE_LIST_FROM_PRIOR if prior is not None else NODE_LIST_FROM_DATA,
+            counts_from_data=loaded.prior_source == FROM_DATA, prior_name=None if prior is None else prior.name,
+            prior_sha256=prior_sha256, notes=loaded.notes, release_id=release_id)
+    progress(1.0, "Released.")
+    return HierarchyOutcome(release, info, request.dataset, info.release_id, info.secure)
+
+
+# ------------------------------------------------------------------------------------------ the result table
+
+@dataclass(frozen=True)
+class NodeRow:
+    """One node of the released tree as the result table shows it."""
+
+    level: int
+    index: int
+    label: str
+    count: int
+    lower: int
+    upper: int
+
+
+def node_row(release: HierarchyRelease, level: int, index: int) -> NodeRow:
+    """Level ``level`` (0 = all records) node ``index``: its label, released count and 95 % interval."""
+    label = "All records" if level == 0 else release.hierarchy.labels[level - 1][index]
+    return NodeRow(level, index, label, int(release.counts[level][index]), int(release.lower[level][index]),
+                   int(release.upper[level][index]))
+
+
+def find_paths(hierarchy: Hierarchy, query: str, limit: int = 200) -> list[tuple[int, int]]:
+    """The nodes (level, index) whose label or path ("A / B / C") contains ``query`` (case-insensitive),
+    top levels first, at most ``limit``. O(nodes)."""
+    needle = query.strip().lower()
+    if not needle:
+        return []
+    found: list[tuple[int, int]] = []
+    for level in range(1, hierarchy.n_levels + 1):
+        for index, label in enumerate(hierarchy.labels[level - 1]):
+            if needle in label.lower() or (" / " in needle and needle in " / ".join(hierarchy.path(level, index)).lower()):
+                found.append((level, index))
+                if len(found) >= limit:
+                    return found
+    return found

@@ -1,0 +1,265 @@
+"""The hierarchy mode's workspace without Qt (dpgui/workspace/hierarchy.py): choices, reading the tree,
+planning with typed budgets, the release request, the ledger checks and the release itself."""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpgui.core.hierarchy import clamped_discrete_laplace_moments
+from dpgui.core.noise import SeededRandom
+from dpgui.errors import Cancelled, DataError, ParameterError
+from dpgui.report.ledger import Ledger, NoCapSet
+from dpgui.workspace.hierarchy import (
+    FROM_DATA, NO_COUNTS, PRIOR_FILE, HierarchyChoice, HierarchyRequest, HierarchyWorkspace, check_hierarchy_budget,
+    check_level_columns, find_paths, hierarchy_request, level_choices, load_hierarchy, node_row, plan_and_project,
+    run_hierarchy_release, set_first_cap, share_budget, with_budgets,
+)
+from dpgui.workspace.release import BudgetOk, FirstCapNeeded, NotEnoughBudget
+
+ROWS = [("North", "N1")] * 30 + [("North", "N2")] * 12 + [("South", "S1")] * 25 + [("South", "S2")] * 3 \
+    + [("East", "E1")] * 1
+
+
+def write_csv(path: Path, rows, header=("region", "district")) -> Path:
+    path.write_text(",".join(header) + "\n" + "\n".join(",".join(r) for r in rows) + "\n")
+    return path
+
+
+@pytest.fixture
+def data(tmp_path) -> Path:
+    return write_csv(tmp_path / "schools.csv", ROWS)
+
+
+CHOICE = HierarchyChoice(levels=("region", "district"))
+
+
+def no_progress(fraction: float, message: str) -> None:
+    pass
+
+
+def test_the_workspace_module_imports_no_qt():
+    import subprocess
+
+    code = "import sys, dpgui.workspace.hierarchy; print(any(m.startswith('PySide6') for m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("levels, words", [
+    (("region",), "at least 2"), (("a", "b", "c", "d", "e"), "at most 4"), (("region", "region"), "twice")])
+def test_bad_level_lists_are_refused_with_the_fix(levels, words):
+    with pytest.raises(ParameterError) as err:
+        check_level_columns(levels)
+    assert words in err.value.problem and err.value.fix
+
+
+@pytest.mark.parametrize("field, value", [("noise", "loud"), ("allocation", "best"), ("consistency", "l9")])
+def test_bad_choices_are_refused(field, value):
+    with pytest.raises(ParameterError):
+        replace(CHOICE, **{field: value})
+
+
+def test_level_choices_counts_distinct_values(data):
+    assert level_choices(data, ("region", "district")) == (("region", 3), ("district", 5))
+
+
+def test_load_from_the_data_declares_categories_public_and_keeps_counts_private(data):
+    loaded = load_hierarchy(data, CHOICE)
+    tree = loaded.hierarchy
+    assert tree.level_sizes == (1, 3, 5) and loaded.rows == len(ROWS)
+    assert loaded.prior_levels is None and loaded.prior_source == NO_COUNTS  # no counts for the planner
+    levels = tree.aggregate(loaded.leaf_counts)
+    assert int(levels[0][0]) == len(ROWS)
+    assert dict(zip(tree.labels[0], levels[1].tolist())) == {"East": 1, "North": 42, "South": 28}
+    opted = load_hierarchy(data, replace(CHOICE, counts_from_data=True))
+    assert opted.prior_source == FROM_DATA
+    for a, b in zip(opted.prior_levels, levels):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_load_with_a_prior_takes_the_prior_tree_and_refuses_unknown_paths(data, tmp_path):
+    prior = tmp_path / "prior.csv"
+    prior.write_text("region,district,count\nNorth,N1,20\nNorth,N2,10\nNorth,N3,0\nSouth,S1,20\nSouth,S2,5\n"
+                     "East,E1,2\n")
+    loaded = load_hierarchy(data, replace(CHOICE, prior_path=prior))
+    assert loaded.hierarchy.level_sizes == (1, 3, 6) and loaded.prior_source == PRIOR_FILE  # N3: in the prior only
+    assert loaded.prior_levels[0][0] == 57 and int(loaded.leaf_counts.sum()) == len(ROWS)
+    assert loaded.leaf_counts[loaded.hierarchy.leaf_index([("North", "N3")])[0]] == 0
+    short = tmp_path / "short.csv"
+    short.write_text("region,district,count\nNorth,N1,20\nSouth,S1,20\n")
+    with pytest.raises(DataError) as err:
+        load_hierarchy(data, replace(CHOICE, prior_path=short))
+    assert "N2" in str(err.value) and "prior" in err.value.fix
+
+
+def test_a_value_under_two_parents_is_a_data_error_naming_it(tmp_path):
+    bad = write_csv(tmp_path / "bad.csv", [("North", "Central"), ("South", "Central"), ("North", "N1")])
+    with pytest.raises(DataError) as err:
+        load_hierarchy(bad, CHOICE)
+    text = str(err.value)
+    assert "Central" in text and "North" in text and "South" in text and err.value.fix
+
+
+def test_loading_can_be_cancelled(data):
+    with pytest.raises(Cancelled):
+        load_hierarchy(data, CHOICE, should_cancel=lambda: True)
+
+
+def test_plan_without_counts_has_no_projection_and_refuses_the_optimiser(data):
+    loaded = load_hierarchy(data, CHOICE)
+    planned = plan_and_project(loaded, CHOICE)
+    assert planned.projection is None and "depend on the counts" in planned.note
+    assert planned.plan.level_budgets == pytest.approx((0.0, 0.5, 0.5)) and planned.alpha is None
+    with pytest.raises(ParameterError) as err:
+        plan_and_project(loaded, replace(CHOICE, allocation="optimal"))
+    assert "needs node counts" in err.value.problem and "prior" in err.value.fix
+
+
+def test_plan_with_counts_takes_the_consistency_with_the_lower_projected_error(data):
+    choice = replace(CHOICE, counts_from_data=True)
+    loaded = load_hierarchy(data, choice)
+    planned = plan_and_project(loaded, choice, trials=40)
+    assert set(planned.projections) == {"topdown", "gls"}
+    assert planned.projections[planned.plan.consistency].weighted_mse == min(
+        p.weighted_mse for p in planned.projections.values())
+    assert planned.plan.prior_source == FROM_DATA
+    # consistency "none": the closed form, checked against the engine's moments computed by hand
+    none = plan_and_project(loaded, replace(choice, consistency="none"))
+    plan = none.plan
+    assert none.projection.method == "closed form"
+    for level, counts in enumerate(loaded.prior_levels):
+        scale = plan.level_scales()[level]
+        if scale is None:
+            assert none.projection.levels[level].mse == 0
+            continue
+        assert float(scale) >= plan.privacy.level_sensitivity / plan.level_budgets[level]  # t ≥ Δ/ε_ℓ
+        bias, variance = clamped_discrete_laplace_moments(counts, float(scale))
+        assert none.projection.levels[level].mse == pytest.approx(float(np.sum(bias ** 2 + variance)), rel=1e-9)
+
+
+def test_optimal_allocation_with_counts_beats_uniform(data):
+    choice = replace(CHOICE, counts_from_data=True, consistency="none")
+    loaded = load_hierarchy(data, choice)
+    uniform = plan_and_project(loaded, choice)
+    optimal = plan_and_project(loaded, replace(choice, allocation="optimal"))
+    assert math.fsum(optimal.plan.level_budgets) == pytest.approx(1.0)
+    assert optimal.projection.weighted_mse <= uniform.projection.weighted_mse * (1 + 1e-9)
+
+
+def test_delta_shows_paper_004s_comparison(data):
+    choice = replace(CHOICE, counts_from_data=True, delta=1e-9)
+    planned = plan_and_project(load_hierarchy(data, choice), choice, trials=20)
+    gaussian, multiplicative = planned.alpha
+    assert gaussian.mechanism == "gaussian" and multiplicative.mechanism == "multiplicative"
+    assert len(gaussian.levels) == len(multiplicative.levels) == 3
+    assert {"laplace", "gaussian"} <= set(planned.alternatives)
+
+
+def test_a_typed_budget_keeps_its_value_and_the_others_share_the_rest(data):
+    choice = replace(HierarchyChoice(levels=("region", "district")), neighbours="addremove", epsilon=1.2)
+    loaded = load_hierarchy(data, choice)
+    plan = plan_and_project(loaded, choice).plan
+    assert plan.level_budgets == pytest.approx((0.4, 0.4, 0.4))  # add/remove: the root is noised too
+    budgets = share_budget(plan, 2, 0.6)
+    assert budgets == pytest.approx((0.3, 0.3, 0.6)) and math.fsum(budgets) == pytest.approx(1.2)
+    typed = plan_and_project(loaded, replace(choice, budgets=budgets))
+    assert typed.plan.level_budgets == pytest.approx(budgets) and "typed" in " ".join(typed.plan.notes)
+    for bad in (0.0, 1.2, 5.0, float("nan")):
+        with pytest.raises(ParameterError):
+            share_budget(plan, 1, bad)
+    change = plan_and_project(loaded, CHOICE).plan
+    with pytest.raises(ParameterError):
+        share_budget(change, 0, 0.1)  # the root is public under change: no budget
+    with pytest.raises(ParameterError):
+        with_budgets(plan, (0.1, 0.1, 0.1))  # must add up to ε
+
+
+def test_the_workspace_drops_what_a_change_makes_stale(data):
+    ws = HierarchyWorkspace()
+    heard: list[frozenset[str]] = []
+    ws.subscribe(heard.append)
+    ws.open_file(data)
+    ws.update_choice(levels=("region", "district"))
+    loaded = load_hierarchy(data, ws.state.choice)
+    ws.update(loaded=loaded, planned=plan_and_project(loaded, ws.state.choice))
+    ws.update_choice(epsilon=2.0)
+    assert ws.state.loaded is loaded and ws.state.planned is None  # a new plan is needed, the tree stays
+    ws.update_choice(levels=("district", "region"))
+    assert ws.state.loaded is None
+    assert all(isinstance(parts, frozenset) and parts for parts in heard)
+    assert ws.update(problem="") == frozenset()  # nothing changed, nobody told
+
+
+def test_the_release_request_says_what_is_missing(data):
+    ws = HierarchyWorkspace()
+    assert "Open a file" in hierarchy_request(ws.state, "schools")
+    ws.open_file(data)
+    assert "level columns" in hierarchy_request(ws.state, "schools")
+    ws.update_choice(levels=CHOICE.levels)
+    loaded = load_hierarchy(data, ws.state.choice)
+    ws.update(loaded=loaded)
+    assert "plan" in hierarchy_request(ws.state, "schools")
+    ws.update(planned=plan_and_project(loaded, ws.state.choice))
+    assert "name" in hierarchy_request(ws.state, "  ")
+    request = hierarchy_request(ws.state, "schools")
+    assert isinstance(request, HierarchyRequest) and request.dataset == "schools" and request.epsilon == 1.0
+
+
+def _request(data: Path, dataset: str = "schools") -> HierarchyRequest:
+    loaded = load_hierarchy(data, CHOICE)
+    return HierarchyRequest(loaded, plan_and_project(loaded, CHOICE).plan, dataset)
+
+
+def test_the_ledger_is_asked_before_anything_is_spent_and_pays_once(data):
+    request = _request(data)
+    assert isinstance(check_hierarchy_budget(request), FirstCapNeeded)
+    with pytest.raises(NoCapSet):  # no cap: refused before the noise
+        run_hierarchy_release(request, lambda: SeededRandom(1), no_progress, lambda: False)
+    with Ledger() as ledger:
+        assert ledger.releases() == []
+    assert isinstance(set_first_cap(request, 1.5, "test"), BudgetOk)
+    with pytest.raises(Cancelled):
+        run_hierarchy_release(request, lambda: SeededRandom(1), no_progress, lambda: True)
+    outcome = run_hierarchy_release(request, lambda: SeededRandom(1), no_progress, lambda: False, release_id="a" * 32)
+    assert outcome.release_id == "a" * 32 and not outcome.secure
+    with Ledger() as ledger:
+        entries = ledger.releases()
+    assert [(e.dataset_id, e.epsilon) for e in entries] == [("schools", 1.0)]
+    released = outcome.release
+    np.testing.assert_array_equal(np.bincount(released.hierarchy.parents[1], weights=released.counts[2]),
+                                  released.counts[1])
+    assert int(released.counts[0][0]) == len(ROWS) and all((c >= 0).all() for c in released.counts)
+    # a second release would exceed the cap of 1.5: refused, nothing more spent
+    check = check_hierarchy_budget(request)
+    assert isinstance(check, NotEnoughBudget) and "Nothing was spent" in check.message
+    row = node_row(released, 1, 0)
+    assert row.label == released.hierarchy.labels[0][0] and row.lower <= row.count <= row.upper
+
+
+def test_find_paths_by_label_and_by_path(data):
+    tree = load_hierarchy(data, CHOICE).hierarchy
+    found = find_paths(tree, "n")
+    assert [(lvl, tree.labels[lvl - 1][i]) for lvl, i in found][:1] == [(1, "North")]
+    assert {tree.labels[lvl - 1][i] for lvl, i in find_paths(tree, "s2")} == {"S2"}
+    assert find_paths(tree, "south / s1") == [(2, tree.leaf_index([("South", "S1")])[0])]
+    assert find_paths(tree, "  ") == [] and find_paths(tree, "zzz") == []
+
+
+def test_target_error_gives_the_least_budget_that_meets_it(data):
+    choice = replace(CHOICE, counts_from_data=True, consistency="none", allocation="target", epsilon=4.0)
+    loaded = load_hierarchy(data, choice)
+    loose = plan_and_project(loaded, replace(choice, target_mse=200.0))
+    tight = plan_and_project(loaded, replace(choice, target_mse=50.0))
+    assert loose.plan.privacy.epsilon < tight.plan.privacy.epsilon <= 4.0  # a smaller error costs more ε
+    for planned, target in ((loose, 200.0), (tight, 50.0)):
+        assert planned.projection.weighted_mse <= target * (1 + 1e-6)
+        assert math.fsum(planned.plan.level_budgets) == pytest.approx(planned.plan.privacy.epsilon)
+    with pytest.raises(ParameterError) as err:  # more than the ε allowed
+        plan_and_project(loaded, replace(choice, target_mse=0.01))
+    assert "raise ε" in err.value.fix
