@@ -52,6 +52,7 @@ import numpy.typing as npt
 from dpgui.core.accounting import zcdp_epsilon
 from dpgui.core.counting_trees import (
     MultiplicativeParams,
+    multiplicative_intervals,
     multiplicative_params,
     recommend_alpha_mechanism,
     release_multiplicative,
@@ -452,6 +453,7 @@ class HierarchyPlan:
             "noise": self.noise,
             "level_budgets": list(self.level_budgets),
             "budget_unit": self.budget_name,
+            "budget_total": math.fsum(self.level_budgets),  # ε (laplace) or ρ (gaussian: its ε at δ is "epsilon")
             "level_noise_scales": scales,
             "weights": list(self.weights),
             "allocation": self.allocation,
@@ -921,9 +923,9 @@ def release_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: Hi
       and the trials (≥ 20,000 pooled draws where the time allows, ≥ 2 trials; top-down levels are re-released on
       the tree cut at ℓ, which is exact since top-down level ℓ depends on levels 0..ℓ only). It
       covers the true count in ≈ 95 % of cases on average over a level's nodes, not for each node.
-    * multiplicative: paper 004's guarantee P(|c − n| ≤ α max(n, τ_min)) ≥ 1 − η with η = 5 %, solved
-      for n: [min(c/(1+α), c − ατ_min), max(c/(1−α), c + ατ_min)] (rounded outwards, ≥ 0); ≥ 95 % for
-      every node on the paper's success event.
+    * multiplicative: :func:`counting_trees.multiplicative_intervals` — on paper 004's success event
+      (probability ≥ 1 − η, η = 5 %) a count released as bucket ⌊M_i⌋ lies in [(1−β)τ_i, ⌊M_i⌋], one
+      released as ⌊M_0⌋ in [0, ⌊M_0⌋]: ≥ 95 % for every node.
 
     Time O(nodes) vectorised (the bootstrap: O(trials · nodes), under 1 s for 10⁵ leaves).
     """
@@ -935,17 +937,10 @@ def release_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: Hi
     lower: list[np.ndarray] = []
     upper: list[np.ndarray] = []
     if plan.multiplicative is not None:
-        params = plan.multiplicative
-        a, tau = float(params.alpha), float(params.tau_min)
-        for c in counts:
-            cf = c.astype(np.float64)
-            lower.append(np.maximum(0, np.floor(np.minimum(cf / (1 + a), cf - a * tau))).astype(np.int64))
-            upper.append(np.ceil(np.maximum(cf / (1 - a), cf + a * tau)).astype(np.int64))
-        if plan.privacy.root_public:
-            lower[0], upper[0] = counts[0].copy(), counts[0].copy()
-        method = (f"paper 004's (α, η) guarantee solved for the true count (α = {a:g}, τ_min = {tau:.4g}, "
-                  f"η = {1 - INTERVAL_LEVEL:.2g}): ≥ 95 % per node")
-        return HierarchyRelease(plan, hierarchy, counts, tuple(lower), tuple(upper), method)
+        low, high = multiplicative_intervals(counts, plan.multiplicative)
+        method = (f"paper 004's success event (Lemma 4.6): the bucket the count fell in, ≥ {1 - plan.multiplicative.eta:.0%} "
+                  "per node")
+        return HierarchyRelease(plan, hierarchy, counts, low, high, method)
     if plan.consistency == "none":
         widths = [0 if s is None else _noise_half_width(plan, s) for s in plan.level_scales()]
         method = "exact noise quantile of each level around the clamped count: ≥ 95 % for every node"
