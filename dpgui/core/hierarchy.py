@@ -262,10 +262,13 @@ class Hierarchy:
         the first few and the fix (add them to the prior). O(P)."""
         if not self._leaf_lookup:
             depth = self.n_levels
-            lookup: dict[tuple[str, ...], int] = {}
-            for i in range(self.level_sizes[depth]):
-                lookup[self.path(depth, i)] = i
-            self._leaf_lookup.update(lookup)
+            columns: list[list[str]] = []
+            ancestor = np.arange(self.level_sizes[depth], dtype=np.int64)
+            for ell in range(depth, 0, -1):  # the label of every leaf's ancestor on each level, vectorised
+                labels = self.labels[ell - 1]
+                columns.append([labels[i] for i in ancestor.tolist()])
+                ancestor = self.parents[ell - 1][ancestor]
+            self._leaf_lookup.update({path: i for i, path in enumerate(zip(*reversed(columns)))})
         lookup = self._leaf_lookup
         out = np.empty(len(paths), dtype=np.int64)
         missing: list[tuple[str, ...]] = []
