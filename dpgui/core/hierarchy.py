@@ -651,7 +651,7 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     α-mRMSE is below the Gaussian baseline's (:func:`counting_trees.recommend_alpha_mechanism`);
     otherwise laplace or (δ > 0) gaussian, the one with the lower eq. (5) weighted MSE of its clamped
     counts (closed form on the prior; without a prior: Σ w_ℓ n_ℓ · noise variance, the large-count
-    limit). ``consistency="auto"``: topdown or gls, the lower Monte Carlo projected weighted MSE on the
+    limit), or — for the target allocation — the one that meets τ with the smaller ε. ``consistency="auto"``: topdown or gls, the lower Monte Carlo projected weighted MSE on the
     prior (``trials`` seeded releases, common random numbers; default enough for ≥ 20,000 node draws,
     4–200); without ``prior_levels`` and ``hierarchy``: topdown. Every automatic choice is said in
     ``notes``. O(distinct prior counts) for the programs; the Monte Carlo O(trials · nodes).
@@ -694,23 +694,40 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     candidates = (["laplace", "gaussian"] if privacy.delta > 0 else ["laplace"]) if noise == "auto" else [noise]
     target = None if target_mse is None else float(target_mse)
     scored: list[tuple[float, str, PrivacySpec, tuple[float, ...]]] = []
+    refused: list[ParameterError] = []
     for nz in candidates:
-        spec, budgets = _budgets_for(sizes, privacy, nz, allocation, w, prior, target)
+        try:
+            spec, budgets = _budgets_for(sizes, privacy, nz, allocation, w, prior, target)
+        except ParameterError as exc:  # auto + target: a noise that needs more than ε drops out
+            if len(candidates) == 1 or allocation != "target":
+                raise
+            refused.append(exc)
+            continue
         if len(candidates) == 1:
             scored.append((0.0, nz, spec, budgets))
             break
-        probe = HierarchyPlan(sizes, spec, nz, budgets, w, allocation, "none", target, prior_source)
-        if prior is None:
-            score = math.fsum(wl * n * v for wl, n, v in zip(w, sizes, probe.level_noise_variances()))
+        if allocation == "target":  # program (7): both meet τ; the better needs the smaller ε
+            score = spec.epsilon
         else:
-            score = _weighted(probe, _closed_form_levels(probe, prior))
+            probe = HierarchyPlan(sizes, spec, nz, budgets, w, allocation, "none", target, prior_source)
+            if prior is None:
+                score = math.fsum(wl * n * v for wl, n, v in zip(w, sizes, probe.level_noise_variances()))
+            else:
+                score = _weighted(probe, _closed_form_levels(probe, prior))
         scored.append((score, nz, spec, budgets))
+    if not scored:
+        raise refused[0]
     _, nz, spec, budgets = min(scored, key=lambda item: item[0])
     if len(candidates) > 1:
-        how = ("weighted MSE (eq. 5) of the clamped counts on the prior" if prior is not None else
-               "noise variance Σ w_ℓ n_ℓ Var (no prior counts)")
+        if allocation == "target":
+            how = "ε that meets the target (program 7)"
+        elif prior is not None:
+            how = "weighted MSE (eq. 5) of the clamped counts on the prior"
+        else:
+            how = "noise variance Σ w_ℓ n_ℓ Var (no prior counts)"
         figures = ", ".join(f"{n} {s:.4g}" for s, n, _, _ in scored)
-        notes.append(f"noise: {nz}, the lower {how}: {figures}")
+        dropped = f"; {len(refused)} noise(s) need more than ε = {privacy.epsilon:g}" if refused else ""
+        notes.append(f"noise: {nz}, the lower {how}: {figures}{dropped}")
     if consistency != "auto":
         return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, consistency, target, prior_source, None, tuple(notes))
     if prior is None or hierarchy is None:
