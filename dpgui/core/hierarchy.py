@@ -651,8 +651,9 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     α-mRMSE is below the Gaussian baseline's (:func:`counting_trees.recommend_alpha_mechanism`);
     otherwise laplace or (δ > 0) gaussian, the one with the lower eq. (5) weighted MSE of its clamped
     counts (closed form on the prior; without a prior: Σ w_ℓ n_ℓ · noise variance, the large-count
-    limit), or — for the target allocation — the one that meets τ with the smaller ε. ``consistency="auto"``: topdown or gls, the lower Monte Carlo projected weighted MSE on the
-    prior (``trials`` seeded releases, common random numbers; default enough for ≥ 20,000 node draws,
+    limit), or — for the target allocation — the one that meets τ with the smaller ε.
+    ``consistency="auto"``: topdown or gls, the lower Monte Carlo projected weighted MSE on the prior
+    (``trials`` seeded releases, common random numbers; by default enough for ≥ 20,000 node draws,
     4–200); without ``prior_levels`` and ``hierarchy``: topdown. Every automatic choice is said in
     ``notes``. O(distinct prior counts) for the programs; the Monte Carlo O(trials · nodes).
     """
