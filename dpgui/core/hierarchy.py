@@ -10,7 +10,8 @@ Hierarchical Data Release"; paper 004 = counting on trees under (ε, δ)):
 * **Public.** The node list (every node gets a released count, zeros included), the level budgets,
   weights and noise scales (:class:`HierarchyPlan`), and — when the optimiser needs them — the
   *prior* counts (a public file or an earlier release; the confidential data only by an explicit,
-  recorded opt-in). Under ``change`` also the root count N.
+  recorded opt-in: paper 001 §3.2 and §6 note that level budgets computed from the confidential
+  counts and then published are not covered by the DP guarantee). Under ``change`` also the root N.
 * **Neighbours and sensitivity per level** (:class:`~dpgui.core.plan.PrivacySpec`, L records per
   person): ``change`` — one person's records change their paths; on each level at most 2L node
   counts move by one: L1 sensitivity Δ = 2L, squared L2 Δ₂² = 2L²; the root N is public and not
@@ -22,7 +23,7 @@ Hierarchical Data Release"; paper 004 = counting on trees under (ε, δ)):
   t_ℓ = laplace_scale(Δ, ε_ℓ) ≥ Δ/ε_ℓ (paper 001 uses Lap(1/ε), Δ = 1; we write its formulas with
   b = Δ/ε). ``gaussian`` (δ > 0): discrete Gaussian σ_ℓ² = gaussian_sigma2(Δ₂², ρ_ℓ) (paper 004's
   Corollary 2.7 baseline). ``multiplicative``: paper 004's Algorithms 1–2
-  (:mod:`dpgui.core.counting_trees`, when present).
+  (:mod:`dpgui.core.counting_trees`).
 * **Released values.** ``consistency="none"``: each node max(0, noisy count) (paper 001 eq. 1).
   ``topdown``: paper 001 program (8) from the root down with integrality (children non-negative
   integers summing exactly to their parent's released value); ``gls``: the BLUE on the tree, then
@@ -30,10 +31,21 @@ Hierarchical Data Release"; paper 004 = counting on trees under (ε, δ)):
   N exactly.
 * **Errors.** Per node: paper 001 Props 1–2 / eq. (3) (continuous Laplace) and their exact discrete
   versions; per level summed; across levels eq. (5); level budgets by programs (6)/(7) — all in
-  :mod:`dpgui.core.hierarchy_budget`, re-exported here.
+  :mod:`dpgui.core.hierarchy_budget`, re-exported here. :func:`project_hierarchy` gives per-level
+  bias², variance and MSE on public prior counts: closed form for ``none``, Monte Carlo (seeded
+  releases through the release code) for consistent and multiplicative releases;
+  :func:`simulate_hierarchy` the same empirically on given counts.
+* **Automatic choices** (:func:`plan_hierarchy`, each said in ``HierarchyPlan.notes``): the noise
+  with the lower projected error, the consistency with the lower projected weighted MSE.
+* **Intervals** (95 %, :func:`release_hierarchy`): exact noise quantiles for ``none`` (≥ 95 % per
+  node); a parametric bootstrap for consistent releases (≈ 95 % on average over a level's nodes);
+  paper 004's buckets for multiplicative (≥ 95 % per node on its success event).
+* **Downstream** (paper 001 §5): :func:`downstream_allocation` / :func:`downstream_projection`, the
+  bias² and variance (in %) of a budget split among a node's children in proportion to W(P).
 
 Everything here is Qt-free and I/O-free; work is vectorised per level (``np.add.reduceat`` over the
-contiguous children of each parent), never a Python loop over nodes.
+contiguous children of each parent), never a Python loop over nodes (only building the tree from
+label tuples loops over the paths, once).
 """
 
 from __future__ import annotations
@@ -71,6 +83,8 @@ from dpgui.core.noise import (
     RandomSource,
     SeededRandom,
     discrete_gaussian_pmf,
+    discrete_gaussian_variance,
+    discrete_laplace_variance,
     gaussian_sigma2,
     gaussian_sigma2_problem,
     laplace_scale,
@@ -418,9 +432,8 @@ class HierarchyPlan:
         return tuple(out)
 
     def level_noise_variances(self) -> tuple[float, ...]:
-        """Variance of each level's (unclamped) noise, counts² (0 for the public root)."""
-        from dpgui.core.noise import discrete_gaussian_variance, discrete_laplace_variance
-
+        """Variance of each level's (unclamped) noise, counts² (0 for the public root and for a
+        multiplicative plan, whose noise is not per level)."""
         out: list[float] = []
         for s in self.level_scales():
             if s is None:
