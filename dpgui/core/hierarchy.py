@@ -66,6 +66,7 @@ from dpgui.core.counting_trees import (
     MultiplicativeParams,
     multiplicative_intervals,
     multiplicative_params,
+    multiplicative_privacy,
     recommend_alpha_mechanism,
     release_multiplicative,
 )
@@ -444,6 +445,29 @@ class HierarchyPlan:
                 out.append(discrete_laplace_variance(float(s)))
         return tuple(out)
 
+    def epsilon_spent(self) -> float:
+        """ε the release really spends (≤ the planned ε): laplace Σ_ℓ Δ/t_ℓ exactly (basic composition,
+        rounded up to a float); gaussian the CKS conversion of :meth:`rho_spent` at δ; multiplicative
+        paper 004's composition (:func:`counting_trees.multiplicative_privacy`)."""
+        if self.multiplicative is not None:
+            return float(multiplicative_privacy(self.multiplicative)[0])
+        if self.noise == "gaussian":
+            return zcdp_epsilon(self.rho_spent(), self.privacy.delta)
+        total = sum((Fraction(self.privacy.level_sensitivity) / s for s in self.level_scales() if s is not None), Fraction(0))
+        return math.nextafter(float(total), math.inf) if Fraction(float(total)) < total else float(total)
+
+    def rho_spent(self) -> float:
+        """zCDP ρ of a Gaussian release: Σ_ℓ Δ₂²/(2σ_ℓ²) over noised levels (≤ the planned ρ);
+        laplace: ε_spent²/2 (pure ε-DP is ε²/2-zCDP); multiplicative: not a zCDP mechanism (nan)."""
+        if self.multiplicative is not None:
+            return math.nan
+        if self.noise == "gaussian":
+            l2sq = Fraction(self.privacy.level_l2_sensitivity_squared)
+            total = sum((l2sq / (2 * s) for s in self.level_scales() if s is not None), Fraction(0))
+            return float(total)
+        eps = self.epsilon_spent()
+        return eps * eps / 2.0
+
     def ledger_charge(self) -> tuple[float, float, float | None]:
         """(ε, δ, ρ or None) the ledger records: laplace (ε, 0, ε²/2) — pure ε-DP is ε²/2-zCDP (Bun &
         Steinke 2016, Prop. 1.4), as :meth:`dpgui.core.plan.Plan.ledger_charge`; gaussian (ε, δ, ρ);
@@ -477,6 +501,7 @@ class HierarchyPlan:
             "target_mse": self.target_mse,
             "prior_source": self.prior_source,
             "charge": {"epsilon": eps, "delta": delta, "rho": rho},
+            "epsilon_spent": self.epsilon_spent(),
             "notes": list(self.notes),
             "multiplicative": None,
         }
