@@ -770,7 +770,8 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     if consistency != "auto":
         return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, consistency, target, prior_source, None, tuple(notes))
     if prior is None or hierarchy is None:
-        notes.append("consistency: topdown by default (no public prior counts to project topdown against gls)")
+        missing = "public prior counts" if prior is None else "the tree"
+        notes.append(f"consistency: topdown by default (projecting topdown against gls needs {missing})")
         return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, "topdown", target, prior_source, None, tuple(notes))
     runs = _auto_trials(sizes) if trials is None else int(trials)
     projected = []
