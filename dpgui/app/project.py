@@ -54,6 +54,7 @@ from dpgui.report.project_file import (
     PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, project_data_file, load_project, save_project,
 )
 from dpgui.report.project_hierarchy import MODE_CDF, MODE_HIERARCHY
+from dpgui.workspace.hierarchy import HierarchyChoice
 from dpgui.workspace.hierarchy_project import choice_of_settings, restored_outcome, settings_of_choice
 from dpgui.workspace.release import shown_release
 from dpgui.workspace.state import Workspace
@@ -421,6 +422,8 @@ class ProjectController(QObject):
                 page.apply_choice(choice_of_settings(project.hierarchy))
             except DpguiError as err:
                 problems.append(f"The hierarchy choices were not restored: {text.friendly(err)}")
+        elif page.state_ws.state.choice != HierarchyChoice():  # the previous workspace's choices go
+            page.apply_choice(HierarchyChoice())
         releases = project.hierarchy_releases
         outcome = restored_outcome(releases[-1]) if releases else None
         page.state_ws.update(releases=releases, outcome=outcome)

@@ -33,6 +33,7 @@ project still opens.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -290,7 +291,7 @@ def _release(data: Any, where: str) -> ProjectHierarchyRelease:
     parents = _int_levels(data, where, "parents", sizes[1:], 0)
     for level, values in enumerate(parents):
         above = sizes[level]
-        if any(v >= above for v in values) or any(b < a for a, b in zip(values, values[1:])):
+        if any(v >= above for v in values) or any(b < a for a, b in itertools.pairwise(values)):
             raise _fail(where, f"parents[{level}]", f"parent indices in 0..{above - 1}, in order")
     created = _text(data, where, "created_utc")
     try:

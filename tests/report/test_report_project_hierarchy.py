@@ -109,7 +109,7 @@ def test_a_counts_edited_in_the_file_is_refused_by_the_ledger_not_by_the_file(tm
     document = json.loads(project_to_json(project))
     document["hierarchy_releases"][0]["counts"][3][0] += 1  # still a valid file
     edited = project_from_json(json.dumps(document)).hierarchy_releases[0]
-    with Ledger() as ledger, pytest.raises(DataError, match="released counts of release .* differ"):
+    with Ledger() as ledger, pytest.raises(DataError, match=r"released counts of release .* differ"):
         authenticate_hierarchy_release(ledger, *edited.to_release())
     document = json.loads(project_to_json(project))
     document["hierarchy_releases"][0]["labels"][2][0] = "R0/D0/S9"  # another node list
