@@ -5,14 +5,17 @@
 
 * **capture** — the data file, column, bounds, bins, missing-value policy, plan, and the releases
   made or restored in this workspace, as a :class:`~dpgui.report.project_file.Project` (public
-  values only: the confidential histogram of a release is never kept);
+  values only: the confidential histogram of a release is never kept); and the mode, with the
+  "Counts over a hierarchy" choices and releases (:mod:`dpgui.report.project_hierarchy`: released
+  counts and the node list, never the confidential counts);
 * **apply** — open a project: reopen its data file (or ask where it went), choose the column, set
-  the bounds, bins and policy, show the saved plan exactly, and show the last release. Applying
-  never releases anything and never spends budget;
+  the bounds, bins and policy, show the saved plan exactly, and show the last release; the same for
+  the hierarchy mode (its last release is checked against the budget ledger before it may be
+  signed: a project file is not evidence). Applying never releases anything and never spends budget;
 * **save** — File → Save Project (Ctrl+S), Save Project As… (Ctrl+Shift+S), Open Project…
   (Ctrl+Shift+O); the title shows the project and ``*`` while there are unsaved changes; closing
   the window (its close button, or File → Quit) with unsaved work asks Save / Discard / Cancel;
-* **autosave** — 2 s after the last change, and at once after each release, the workspace is
+* **autosave** — 2 s after the last change, and at once after each release (CDF or hierarchy), the workspace is
   written (on a worker thread) to ``<dpgui home>/autosave/workspace.dpgui``;
 * **restore** — ``autosave/session.lock`` holds the PID of the running session and is removed on a
   clean exit. At start, a marker whose process is gone means the last session crashed: its
