@@ -23,6 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import shiboken6
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -36,7 +37,7 @@ from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_b
 from dpgui.app.hierarchy_result import HierarchyResultView
 from dpgui.app.hierarchy_tree import HierarchyTreeView, level_unit
 from dpgui.app.workers import Worker, WorkerPool
-from dpgui.core.hierarchy import HierarchyPlan, downstream_projection
+from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, downstream_projection
 from dpgui.core.plan import check_delta, check_epsilon
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
@@ -121,6 +122,12 @@ def downstream_task(loaded: LoadedHierarchy, plan: HierarchyPlan, level: int, no
             f"categories in proportion to a function of their released counts, the error of the shares, in %² of "
             f"the budget, would be — {parts} ({DOWNSTREAM_TRIALS} simulated releases at the "
             f"{'prior' if loaded.prior_path is not None else 'confidential (opted-in)'} counts).")
+
+
+def _same_tree(a: Hierarchy, b: Hierarchy) -> bool:
+    """The same node list: level names, labels and parents (O(#nodes); True at once for one object)."""
+    return a is b or (a.level_names == b.level_names and a.labels == b.labels
+                      and all(np.array_equal(x, y) for x, y in zip(a.parents, b.parents)))
 
 
 def _fit_height(table: QTableWidget) -> None:
@@ -937,10 +944,7 @@ class HierarchyMode(QWidget):
         self.window_.export_bundle_action.setEnabled(outcome is not None)
         self.window_.export_action.setEnabled(outcome is not None)
         self.result_view.set_release(None if outcome is None else outcome.release)
-        loaded = self.state_ws.state.loaded  # a restored release is drawn on the icicle of its own tree only
-        on_tree = outcome is not None and (not outcome.restored or (
-            loaded is not None and loaded.hierarchy is outcome.release.hierarchy))
-        self.tree_view.set_release(outcome.release if outcome is not None and on_tree else None)
+        self._show_release_on_tree()
         if outcome is None:
             self.release_status.setText("Nothing released yet. When the plan suits you, press Release.")
             return
@@ -1017,11 +1021,21 @@ class HierarchyMode(QWidget):
             loaded = state.loaded
             plan = state.planned.plan if state.planned is not None else None
             self.tree_view.set_tree(None if loaded is None else loaded.hierarchy, plan)
+            if "loaded" in parts:
+                self._show_release_on_tree()
             self._show_plan()
         if "outcome" in parts:
             self._show_outcome()
         if "problem" in parts and state.problem:
             self.summary.setText("No plan: " + escape(state.problem))
+
+    def _show_release_on_tree(self) -> None:
+        """The icicle shows the release's counts when it is drawing the release's own tree (a restored
+        release: once the same tree is read from the file again). O(#nodes)."""
+        state = self.state_ws.state
+        outcome, loaded = state.outcome, state.loaded
+        same = outcome is not None and loaded is not None and _same_tree(loaded.hierarchy, outcome.release.hierarchy)
+        self.tree_view.set_release(outcome.release if outcome is not None and same else None)
 
     def apply_choice(self, choice: HierarchyChoice) -> None:
         """Show ``choice`` (from a project) in the steps' fields, as if typed; the tree is read and planned

@@ -148,6 +148,7 @@ def test_a_hierarchy_release_survives_a_crash_and_still_exports_as_a_signed_bund
     assert "Nothing was released or spent now" in status
     assert restored_page.tabs.currentIndex() == TAB_RESULTS
     assert restored_page.result_view.model is not None
+    assert restored_page.tree_view.icicle.release is restored.release  # the same tree was read again: drawn on it
     assert second.export_bundle_action.isEnabled() and restored_page.export_button.isEnabled()
     assert len(second.project.capture().hierarchy_releases) == 1  # kept in the next autosaves
     assert spends() == spent  # restoring spent nothing
