@@ -18,10 +18,12 @@ spent until the officer confirms the release.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import shiboken6
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -35,13 +37,14 @@ from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_b
 from dpgui.app.hierarchy_result import HierarchyResultView
 from dpgui.app.hierarchy_tree import HierarchyTreeView, level_unit
 from dpgui.app.workers import Worker, WorkerPool
-from dpgui.core.hierarchy import HierarchyPlan, downstream_projection
+from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, downstream_projection
 from dpgui.core.plan import check_delta, check_epsilon
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
+from dpgui.report.project_hierarchy import ProjectHierarchyRelease
 from dpgui.workspace.hierarchy import (
     ALLOCATION_LABELS, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS, COUNTS_FROM_DATA_WARNING, NOISE_LABELS,
-    NOISE_MESSAGE, HierarchyOutcome, HierarchyRequest, HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy,
+    NOISE_MESSAGE, HierarchyChoice, HierarchyOutcome, HierarchyRequest, HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy,
     budget_totals, check_hierarchy_budget, hierarchy_request, level_choices, load_hierarchy, plan_and_project,
     run_hierarchy_release, set_first_cap, share_budget,
 )
@@ -119,6 +122,12 @@ def downstream_task(loaded: LoadedHierarchy, plan: HierarchyPlan, level: int, no
             f"categories in proportion to a function of their released counts, the error of the shares, in %² of "
             f"the budget, would be — {parts} ({DOWNSTREAM_TRIALS} simulated releases at the "
             f"{'prior' if loaded.prior_path is not None else 'confidential (opted-in)'} counts).")
+
+
+def _same_tree(a: Hierarchy, b: Hierarchy) -> bool:
+    """The same node list: level names, labels and parents (O(#nodes); True at once for one object)."""
+    return a is b or (a.level_names == b.level_names and a.labels == b.labels
+                      and all(np.array_equal(x, y) for x, y in zip(a.parents, b.parents)))
 
 
 def _fit_height(table: QTableWidget) -> None:
@@ -911,7 +920,9 @@ class HierarchyMode(QWidget):
 
         def on_finished(outcome: HierarchyOutcome) -> None:
             finish()
-            self.state_ws.update(outcome=outcome)
+            record = ProjectHierarchyRelease.from_release(outcome.release, outcome.info)  # public values only
+            self.state_ws.update(outcome=outcome, releases=self.state_ws.state.releases + (record,))
+            self.window_.project.autosave_now()  # a release is never left out of the autosave
             self.window_.statusBar().showMessage("Released the counts over the hierarchy.", 8000)
 
         def on_failed(message: str) -> None:
@@ -933,13 +944,22 @@ class HierarchyMode(QWidget):
         self.window_.export_bundle_action.setEnabled(outcome is not None)
         self.window_.export_action.setEnabled(outcome is not None)
         self.result_view.set_release(None if outcome is None else outcome.release)
-        self.tree_view.set_release(None if outcome is None else outcome.release)
+        self._show_release_on_tree()
         if outcome is None:
             self.release_status.setText("Nothing released yet. When the plan suits you, press Release.")
             return
         plan = outcome.release.plan
         epsilon, delta, _ = plan.ledger_charge()
         spent = f"ε = {epsilon:g}" + (f", δ = {format_delta(delta)}" if delta > 0 else "")
+        if outcome.restored:  # from a project file: checked against the budget ledger, as at export
+            export = ("secure noise, confirmed by the budget ledger; you can export it" if outcome.secure
+                      else f"not confirmed by the budget ledger, so it cannot be signed: {escape(outcome.problem)}")
+            self.release_status.setText(
+                f"Restored the release of {sum(plan.level_sizes):,} counts made "
+                f"{outcome.info.created_utc:%Y-%m-%d %H:%M} UTC ({spent} from dataset '{escape(outcome.dataset)}', "
+                f"{export}). Nothing was released or spent now.")
+            self.tabs.setCurrentIndex(TAB_RESULTS)
+            return
         noise = "secure noise" if outcome.secure else "TEST NOISE (seeded, not secure — do not publish)"
         self.release_status.setText(
             f"Released {sum(plan.level_sizes):,} counts: {spent} spent from dataset '{escape(outcome.dataset)}' "
@@ -1001,11 +1021,50 @@ class HierarchyMode(QWidget):
             loaded = state.loaded
             plan = state.planned.plan if state.planned is not None else None
             self.tree_view.set_tree(None if loaded is None else loaded.hierarchy, plan)
+            if "loaded" in parts:
+                self._show_release_on_tree()
             self._show_plan()
         if "outcome" in parts:
             self._show_outcome()
         if "problem" in parts and state.problem:
             self.summary.setText("No plan: " + escape(state.problem))
+
+    def _show_release_on_tree(self) -> None:
+        """The icicle shows the release's counts when it is drawing the release's own tree (a restored
+        release: once the same tree is read from the file again). O(#nodes)."""
+        state = self.state_ws.state
+        outcome, loaded = state.outcome, state.loaded
+        same = outcome is not None and loaded is not None and _same_tree(loaded.hierarchy, outcome.release.hierarchy)
+        self.tree_view.set_release(outcome.release if outcome is not None and same else None)
+
+    def apply_choice(self, choice: HierarchyChoice) -> None:
+        """Show ``choice`` (from a project) in the steps' fields, as if typed; the tree is read and planned
+        again on workers (nothing is released or spent). The typed budgets and weights are set last."""
+        quiet = (self.noise, self.neighbours, self.allocation, self.consistency, self.records_per_person,
+                 self.counts_from_data)
+        for widget in quiet:
+            widget.blockSignals(True)
+        try:
+            self.epsilon.set_text(repr(choice.epsilon))
+            self.delta.set_text(repr(choice.delta))
+            self.alpha.set_text(repr(choice.alpha))
+            if choice.target_mse is not None:
+                self.target.set_text(repr(choice.target_mse))
+            for combo, key in ((self.noise, choice.noise), (self.neighbours, choice.neighbours),
+                               (self.allocation, choice.allocation), (self.consistency, choice.consistency)):
+                combo.setCurrentIndex(max(combo.findData(key), 0))
+            self.records_per_person.setValue(choice.records_per_person)
+            self.counts_from_data.setChecked(choice.counts_from_data)
+        finally:
+            for widget in quiet:
+                widget.blockSignals(False)
+        self._on_plan_edited()
+        self.set_prior(choice.prior_path)
+        self._style_counts_warning()
+        self.state_ws.update_choice(counts_from_data=choice.counts_from_data)
+        self.set_levels(choice.levels)
+        rest = {f.name: getattr(choice, f.name) for f in fields(choice) if f.name != "levels"}  # as chosen, exactly
+        self.state_ws.update_choice(**rest)
 
     def levels_text(self) -> str:
         return self.levels_message.text() if not self.levels_message.isHidden() else ""

@@ -5,14 +5,17 @@
 
 * **capture** — the data file, column, bounds, bins, missing-value policy, plan, and the releases
   made or restored in this workspace, as a :class:`~dpgui.report.project_file.Project` (public
-  values only: the confidential histogram of a release is never kept);
+  values only: the confidential histogram of a release is never kept); and the mode, with the
+  "Counts over a hierarchy" choices and releases (:mod:`dpgui.report.project_hierarchy`: released
+  counts and the node list, never the confidential counts);
 * **apply** — open a project: reopen its data file (or ask where it went), choose the column, set
-  the bounds, bins and policy, show the saved plan exactly, and show the last release. Applying
-  never releases anything and never spends budget;
+  the bounds, bins and policy, show the saved plan exactly, and show the last release; the same for
+  the hierarchy mode (its last release is checked against the budget ledger before it may be
+  signed: a project file is not evidence). Applying never releases anything and never spends budget;
 * **save** — File → Save Project (Ctrl+S), Save Project As… (Ctrl+Shift+S), Open Project…
   (Ctrl+Shift+O); the title shows the project and ``*`` while there are unsaved changes; closing
   the window (its close button, or File → Quit) with unsaved work asks Save / Discard / Cancel;
-* **autosave** — 2 s after the last change, and at once after each release, the workspace is
+* **autosave** — 2 s after the last change, and at once after each release (CDF or hierarchy), the workspace is
   written (on a worker thread) to ``<dpgui home>/autosave/workspace.dpgui``;
 * **restore** — ``autosave/session.lock`` holds the PID of the running session and is removed on a
   clean exit. At start, a marker whose process is gone means the last session crashed: its
@@ -53,6 +56,9 @@ from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.project_file import (
     PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, project_data_file, load_project, save_project,
 )
+from dpgui.report.project_hierarchy import MODE_CDF, MODE_HIERARCHY
+from dpgui.workspace.hierarchy import HierarchyChoice
+from dpgui.workspace.hierarchy_project import choice_of_settings, restored_outcome, settings_of_choice
 from dpgui.workspace.release import shown_release
 from dpgui.workspace.state import Workspace
 
@@ -147,7 +153,7 @@ def restore_prompt(parent: QWidget, project: Project, when: str) -> RestorePromp
     box = RestorePrompt(QMessageBox.Icon.Question, "Restore the last workspace?",
                       f"dpgui did not close properly last time. Restore the workspace from {when}?", parent=parent)
     text.plain_text(box)  # the file and column names are shown literally
-    releases = len(project.releases)
+    releases = len(project.releases) + len(project.hierarchy_releases)
     what = f"Data file: {project.name}" + (f", column '{project.column}'" if project.column else "")
     if releases:
         what += f"; {releases} release{'s' if releases != 1 else ''} made then"
@@ -224,6 +230,9 @@ class ProjectController(QObject):
         self.autosave_timer.setInterval(AUTOSAVE_DELAY_MS)
         self.autosave_timer.timeout.connect(self.autosave_now)
         window.workspace_binding.changed.connect(self.refresh)
+        # the hierarchy mode's choices and releases, and the mode itself, are part of the workspace too
+        window.hierarchy.state_ws.subscribe(lambda parts: self.refresh() if parts & {"choice", "releases"} else None)
+        window.hierarchy_mode.toggled.connect(lambda _on: self.refresh())
 
     # ------------------------------------------------------------------ workspace
     @property
@@ -233,12 +242,23 @@ class ProjectController(QObject):
 
     @property
     def releases(self) -> tuple[ProjectRelease, ...]:
-        """The releases made or restored in this workspace, oldest first."""
+        """The CDF releases made or restored in this workspace, oldest first."""
         return self.workspace.state.releases
 
+    @property
+    def all_releases(self) -> int:
+        """How many releases (CDF and hierarchy) the workspace holds."""
+        return len(self.workspace.state.releases) + len(self.window.hierarchy.state_ws.state.releases)
+
     def capture(self) -> Project | None:
-        """The current workspace as a project (None while no data file is open)."""
-        return self.workspace.state.to_project(autosave_of="" if self.path is None else str(self.path))
+        """The current workspace as a project (None while no data file is open): the CDF workspace, the mode,
+        and the hierarchy mode's choices and releases (public values only)."""
+        project = self.workspace.state.to_project(autosave_of="" if self.path is None else str(self.path))
+        if project is None:
+            return None
+        hierarchy = self.window.hierarchy.state_ws.state
+        return replace(project, mode=MODE_HIERARCHY if self.window.in_hierarchy_mode() else MODE_CDF,
+                       hierarchy=settings_of_choice(hierarchy.choice), hierarchy_releases=hierarchy.releases)
 
     def is_modified(self) -> bool:
         """Does the workspace differ from the project file (an untitled workspace with data always does)?"""
@@ -251,7 +271,7 @@ class ProjectController(QObject):
         current = self.capture()
         if current is None or current == self._saved:
             return False
-        return self.path is not None or bool(self.releases) or bool(current.column)
+        return self.path is not None or self.all_releases > 0 or bool(current.column) or current.hierarchy is not None
 
     def refresh(self, *_: Any) -> None:
         """Title, the ``*`` of unsaved changes, and the autosave timer, after any change."""
@@ -361,6 +381,7 @@ class ProjectController(QObject):
         if project.dataset:
             w.data_page.set_dataset_name(project.dataset)
         self._show_last_release(project.releases, project.dataset)
+        problems += self._apply_hierarchy(project)
         if on_done is not None:
             on_done()
         if problems:
@@ -385,6 +406,33 @@ class ProjectController(QObject):
         # a release of another workspace is no longer the one shown or exported
         if "shown" not in self.workspace.update(releases=releases, shown=shown):
             w.show_release()  # nothing was shown before either: go to step 2, as after any opening
+
+    def _apply_hierarchy(self, project: Project) -> list[str]:
+        """The hierarchy mode of ``project``: its choices (read and planned again on workers), its releases
+        and the last one shown (checked against the budget ledger: a project file is not evidence), and the
+        mode. Returns the problems to tell the officer (a damaged hierarchy part, a choice it cannot take)."""
+        w = self.window
+        page = w.hierarchy
+        problems = [project.hierarchy_problem] if project.hierarchy_problem else []
+        source = self.workspace.state.source
+        if source is not None and (project.hierarchy is not None or project.hierarchy_releases
+                                   or project.mode == MODE_HIERARCHY):
+            columns = tuple(c.name for c in source.table.columns)
+            numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
+            page.set_source(source.path, columns, numeric, self.workspace.state.dataset)
+        if project.hierarchy is not None:
+            try:
+                page.apply_choice(choice_of_settings(project.hierarchy))
+            except DpguiError as err:
+                problems.append(f"The hierarchy choices were not restored: {text.friendly(err)}")
+        elif page.state_ws.state.choice != HierarchyChoice():  # the previous workspace's choices go
+            page.apply_choice(HierarchyChoice())
+        releases = project.hierarchy_releases
+        outcome = restored_outcome(releases[-1]) if releases else None
+        page.state_ws.update(releases=releases, outcome=outcome)
+        w.set_mode(project.mode == MODE_HIERARCHY)
+        w._on_mode(w.in_hierarchy_mode())  # the Export actions follow the mode's own release
+        return problems
 
     def _ask_locate(self, err: MissingDataFile, on_done: Callable[[], None] | None) -> None:
         w = self.window
@@ -462,7 +510,7 @@ class ProjectController(QObject):
         if not self.needs_save_prompt():
             then()
             return
-        box = save_changes_prompt(self.window, self.path.name if self.path else None, len(self.releases), closing)
+        box = save_changes_prompt(self.window, self.path.name if self.path else None, self.all_releases, closing)
         self.close_box = box
 
         def answered() -> None:

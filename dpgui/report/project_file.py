@@ -36,6 +36,11 @@ officer locked in the plan step (their budgets are the plan's); files without it
 ``delta`` is the δ of the plan step (0: pure ε-DP) and ``noise`` the noise asked for ("auto",
 "laplace" or "gaussian"; the plan says which noise it uses); files saved before δ existed have
 neither and open as δ = 0, "auto".
+The "Counts over a hierarchy" mode adds ``mode``, ``hierarchy`` (its choices) and
+``hierarchy_releases`` (every hierarchy release of the workspace as its released values), described
+in :mod:`dpgui.report.project_hierarchy`. Files without them (saved before the mode existed) open in
+the CDF mode; a damaged hierarchy part is left out with a message (:attr:`Project.hierarchy_problem`)
+and the rest of the project still opens. Like δ, these optional keys do not change ``version``.
 A file from a newer dpgui (higher ``version``) is refused with a message saying so. Writes are
 atomic (temporary file, fsync, rename).
 """
@@ -62,6 +67,9 @@ from dpgui.core.plan import NOISE_CHOICES, OBJECTIVES, Plan, check_delta
 from dpgui.core.tree import MIN_BINS
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.files import write_text_atomic
+from dpgui.report.project_hierarchy import (
+    MODE_CDF, HierarchySettings, ProjectHierarchyRelease, hierarchy_section_json, read_hierarchy_section,
+)
 
 PROJECT_FORMAT = "dpgui-project"
 PROJECT_VERSION = 1
@@ -160,11 +168,15 @@ class Project:
     delta: float = 0.0  # the plan step's δ (0: pure ε-DP)
     noise: str = "auto"  # the noise asked for: "auto", "laplace" or "gaussian"
     releases: tuple[ProjectRelease, ...] = ()
+    mode: str = MODE_CDF  # the mode the window was in: "cdf" or "hierarchy"
+    hierarchy: HierarchySettings | None = None  # the hierarchy mode's choices (None: never touched)
+    hierarchy_releases: tuple[ProjectHierarchyRelease, ...] = ()  # made or restored in this workspace, oldest first
     format: str = PROJECT_FORMAT
     version: int = PROJECT_VERSION
     saved_utc: str = field(default="", compare=False)
     app_version: str = field(default=__version__, compare=False)
     autosave_of: str = field(default="", compare=False)  # autosaves: the project file being edited, if any
+    hierarchy_problem: str = field(default="", compare=False)  # why a damaged hierarchy part was left out
 
     def plan_object(self) -> Plan | None:
         return None if self.plan is None else Plan.from_json(self.plan)
@@ -191,6 +203,10 @@ def project_to_json(project: Project) -> str:
     token = f"@@levels-{uuid.uuid4().hex}-"
     compact: list[str] = []
 
+    def one_line(values: list[Any]) -> str:
+        compact.append(json.dumps(values, separators=(",", ":"), ensure_ascii=False))
+        return f"{token}{len(compact) - 1}"
+
     def placeholder(levels: tuple[tuple[int, ...] | None, ...]) -> list[str]:
         names = []
         for lvl in levels:
@@ -207,6 +223,7 @@ def project_to_json(project: Project) -> str:
         "locked_levels": list(project.locked_levels), "delta": project.delta, "noise": project.noise,
         "autosave_of": project.autosave_of,
         "releases": [_release_json(r, placeholder(r.levels)) for r in project.releases],
+        **hierarchy_section_json(project.mode, project.hierarchy, project.hierarchy_releases, one_line),
     }
     try:
         text = json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False)
@@ -394,6 +411,14 @@ def project_from_json(text: str, source: str = "the project") -> Project:
     saved = reader.text("saved_utc", "")
     if saved:
         _parse_utc(saved, "saved_utc", source)
+    hierarchy_problem = ""
+    try:
+        mode, hierarchy, hierarchy_releases = read_hierarchy_section(data, source)
+    except DpguiError as err:  # the CDF part still opens; the window says what was left out
+        mode, hierarchy, hierarchy_releases = MODE_CDF, None, ()
+        hierarchy_problem = (f"The hierarchy part of the project was left out: {err.problem}. The rest of the "
+                             "project was opened; choose the hierarchy's levels again (hierarchy releases of this "
+                             "file are still in the budget ledger).")
     return Project(
         data_path=data_path, column=reader.text("column"), lower=lower, upper=upper, bins=bins,
         missing=reader.text("missing", choices=MISSING_POLICIES, nullable=True),
@@ -403,7 +428,8 @@ def project_from_json(text: str, source: str = "the project") -> Project:
         locked_levels=reader.locked_levels("locked_levels", plan), delta=reader.delta("delta"),
         noise=reader.text("noise", "auto", choices=NOISE_CHOICES), releases=releases, version=PROJECT_VERSION,
         saved_utc=saved, app_version=reader.text("app_version", ""),
-        autosave_of=reader.text("autosave_of", ""),
+        autosave_of=reader.text("autosave_of", ""), mode=mode, hierarchy=hierarchy,
+        hierarchy_releases=hierarchy_releases, hierarchy_problem=hierarchy_problem,
     )
 
 

@@ -41,6 +41,7 @@ from dpgui.data.hierarchy import PathCounts, count_paths, level_value_counts, re
 from dpgui.errors import Cancelled, DpguiError, ParameterError
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet, Totals
+from dpgui.report.project_hierarchy import ProjectHierarchyRelease
 from dpgui.workspace.release import (
     BudgetCheck, BudgetOk, FirstCapNeeded, _ledger_unusable, _not_enough,
 )
@@ -188,19 +189,25 @@ class PlannedHierarchy:
 @dataclass(frozen=True, eq=False)
 class HierarchyOutcome:
     """A finished release: the release (public counts and intervals), its ledger id and labels
-    (``info``, as the report side returns it), and the dataset that paid."""
+    (``info``, as the report side returns it), and the dataset that paid. ``restored``: read from a
+    project file (:mod:`dpgui.workspace.hierarchy_project`), not made in this session; ``secure`` then
+    says whether the budget ledger confirms it may be signed, and ``problem`` why not."""
 
     release: HierarchyRelease
     info: HierarchyReleaseInfo
     dataset: str
     release_id: str
     secure: bool
+    restored: bool = False
+    problem: str = ""
 
 
 @dataclass(frozen=True)
 class HierarchyState:
     """One snapshot of the mode. ``column_counts``: distinct values per column of the open file (None
-    while counted); ``problem``: the one-line message the page shows (bad levels, bad prior...)."""
+    while counted); ``problem``: the one-line message the page shows (bad levels, bad prior...);
+    ``releases``: the public record of every release of the workspace (what project files keep; a new
+    file does not drop them, as in the CDF mode)."""
 
     data_path: Path | None = None
     column_counts: tuple[tuple[str, int], ...] | None = None
@@ -210,6 +217,7 @@ class HierarchyState:
     problem: str = ""
     busy: str = ""
     outcome: HierarchyOutcome | None = None
+    releases: tuple[ProjectHierarchyRelease, ...] = ()  # made or restored in this workspace, oldest first
 
 
 Listener = Callable[[frozenset[str]], None]
