@@ -1294,7 +1294,8 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     from dpgui.report.hierarchy_bundle import (
         NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, default_hierarchy_bundle_name, write_hierarchy_csv,
     )
-    from dpgui.report.hierarchy_publish import hierarchy_charge_text, sign_hierarchy_release, spend_and_release_hierarchy
+    from dpgui.report.hierarchy_publish import sign_hierarchy_release, spend_and_release_hierarchy
+    from dpgui.report.publish import charge_text
     from dpgui.report.keystore import load_secret_key
     from dpgui.report.ledger import Ledger
     from dpgui.workspace.release import new_release_id
@@ -1378,7 +1379,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
                 outputs["bundle"] = str(paths.manifest)
         except Exception as err:  # past the spend, any failure must say that ε was spent
             written = f"{' and '.join(outputs.values())} was written" if outputs else "nothing was written"
-            raise DpguiError(f"{hierarchy_charge_text(plan)} was spent (ledger release {info.release_id}) but the "
+            raise DpguiError(f"{charge_text(plan, with_rho=True)} was spent (ledger release {info.release_id}) but the "
                              f"output could not be written: {err}; {written}", "fix the folder and release again") from err
     node_list = NODE_LIST_PRIOR_ONLY if args.prior is not None else (
         "data (declared public: its categories are published as the node list)")
@@ -1395,7 +1396,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         _print(summary, True)
     else:
         print(f"released {hierarchy.n_nodes:,} node counts over {' > '.join(hierarchy.level_names)} to "
-              f"{' and '.join(outputs.values())} ({hierarchy_charge_text(plan)} from dataset {dataset!r}, {plan.noise} "
+              f"{' and '.join(outputs.values())} ({charge_text(plan, with_rho=True)} from dataset {dataset!r}, {plan.noise} "
               f"noise, {plan.privacy.neighbours} neighbours, {plan.consistency} consistency; node list: {node_list})")
     _note_lines("release", summary["notes"])
     return 0

@@ -506,12 +506,13 @@ def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progre
     cancelled before the spend. Time: the engine's release, O(nodes)."""
     from dpgui.report.files import sha256_regular_file
     from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR
-    from dpgui.report.hierarchy_publish import check_hierarchy_budget as ledger_check, spend_and_release_hierarchy
+    from dpgui.report.hierarchy_publish import spend_and_release_hierarchy
+    from dpgui.report.publish import check_release_budget
 
     loaded = request.loaded
     progress(0.0, "Checking the budget…")
     with Ledger() as ledger:
-        ledger_check(ledger, request.dataset, request.plan)
+        check_release_budget(ledger, request.dataset, request.plan)
     prior = loaded.prior_path
     prior_sha256 = None if prior is None else sha256_regular_file(prior, "prior file")
     if should_cancel():
