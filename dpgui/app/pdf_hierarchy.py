@@ -19,8 +19,8 @@ from PySide6.QtGui import QPdfWriter
 
 from dpgui.app.pdf_charts import Canvas
 from dpgui.app.pdf_report import (
-    CONVERSION_WORDS, HTML_STYLE, HTML_TABLE, MINISIGN_COMMAND, TEST_BANNER, TEST_BANNER_DETAIL, VERIFY_COMMAND,
-    delta_meaning, draw_footer, draw_html, html_code, html_rows, html_text, privacy_budget_text, utc_text, write_pdf,
+    CONVERSION_WORDS, HTML_STYLE, HTML_TABLE, MINISIGN_COMMAND, VERIFY_COMMAND, delta_meaning, draw_footer, draw_html,
+    html_code, html_rows, html_text, privacy_budget_text, seeded_noise_banner_html, utc_text, write_pdf,
 )
 from dpgui.app.text import NEIGHBOURS_LABELS
 from dpgui.formatting import format_delta, format_epsilon, format_level_budget, format_number, format_significant
@@ -109,14 +109,6 @@ def _top_level_rows(release: HierarchyRelease) -> list[tuple[str, ...]]:
              f"{format_number(float(upper[i]))}") for i in range(min(len(labels), TOP_LEVEL_ROWS))]
 
 
-def _banner(info: HierarchyReleaseInfo) -> str:
-    if info.secure:
-        return ""
-    return (f'<table width="100%" cellpadding="6" cellspacing="0" bgcolor="#FDECEE">'
-            f'<tr><td><p class="banner" style="font-size: 13pt;">{html_text(TEST_BANNER)}</p>'
-            f'<p>{html_text(TEST_BANNER_DETAIL)}</p></td></tr></table>')
-
-
 def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projection: dict[str, Any],
                 key_id: str | None) -> str:
     plan = release.plan
@@ -151,7 +143,7 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
         ("Consistency", html_text(_consistency_words(plan))),
         ("Number of records N", total),
     ]
-    out = ["<html>", HTML_STYLE, "<body>", _banner(info), f"<h1>{html_text(PDF_TITLE)}</h1>",
+    out = ["<html>", HTML_STYLE, "<body>", seeded_noise_banner_html(info.secure), f"<h1>{html_text(PDF_TITLE)}</h1>",
            '<table width="100%" cellpadding="3" cellspacing="0">']
     out += [f'<tr><td width="22%" class="key">{k}</td><td>{v}</td></tr>' for k, v in facts]
     out.append("</table><h2>What was released</h2>")

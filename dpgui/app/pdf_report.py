@@ -42,7 +42,12 @@ from dpgui.formatting import (
 )
 from dpgui.report.bundle import ReleaseInfo
 
-__all__ = ["render_release_pdf", "ensure_gui_application", "PAGE_COUNT", "TEST_BANNER"]
+__all__ = [
+    "render_release_pdf", "ensure_gui_application", "PAGE_COUNT", "TEST_BANNER",
+    # shared with the hierarchy report (dpgui.app.pdf_hierarchy)
+    "HTML_STYLE", "HTML_TABLE", "NoisedPlan", "delta_meaning", "draw_footer", "draw_html", "html_code", "html_rows",
+    "html_text", "privacy_budget_text", "seeded_noise_banner_html", "utc_text", "write_pdf",
+]
 
 PAGE_COUNT = 3
 MARGIN_MM = 16.0
@@ -318,8 +323,9 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
 
 
-def _banner_html(release: Release) -> str:
-    if release.secure:
+def seeded_noise_banner_html(secure: bool) -> str:
+    """The red "test noise" box at the top of page 1 of a release drawn with test noise ("" if ``secure``)."""
+    if secure:
         return ""
     return (f'<table width="100%" cellpadding="6" cellspacing="0" bgcolor="#FDECEE">'
             f'<tr><td><p class="banner" style="font-size: 13pt;">{html_text(TEST_BANNER)}</p>'
@@ -335,7 +341,7 @@ def _page1_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
         ("Release id", html_text(details.release_id)),
         ("Signed by", signer),
     ]
-    out = ["<html>", HTML_STYLE, "<body>", _banner_html(release),
+    out = ["<html>", HTML_STYLE, "<body>", seeded_noise_banner_html(release.secure),
            f"<h1>Differentially private release: cumulative distribution of {html_text(details.column)}</h1>",
            '<table width="100%" cellpadding="3" cellspacing="0">']
     out += [f'<tr><td width="22%" class="key">{k}</td><td>{v}</td></tr>' for k, v in facts]
