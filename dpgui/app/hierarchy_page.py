@@ -829,7 +829,7 @@ class HierarchyMode(QWidget):
     def check_budget(self, request: HierarchyRequest) -> bool:
         check = check_hierarchy_budget(request, tuple(self.window_.similar_datasets(request.dataset)))
         if isinstance(check, FirstCapNeeded):
-            self.window_._first_cap_delta = check.delta
+            self.window_.first_cap_delta = check.delta
             cap = self.window_.ask_cap(check.dataset, check.epsilon)
             if cap is None:
                 self.window_.statusBar().showMessage("Release cancelled: no budget was set. Nothing was spent.", 8000)

@@ -552,7 +552,7 @@ class MainWindow(QMainWindow):
         controller = self._release_controller()
         check = controller.check_budget(request)
         if isinstance(check, FirstCapNeeded):
-            self._first_cap_delta = check.delta  # the cap's δ: the one the officer set in step 2
+            self.first_cap_delta = check.delta  # the cap's δ: the one the officer set in step 2
             cap = self.ask_cap(check.dataset, check.epsilon)
             if cap is None:
                 renamed = self.workspace.state.dataset.strip()
@@ -579,7 +579,7 @@ class MainWindow(QMainWindow):
 
     def new_dataset_dialog(self, dataset: str, epsilon: float) -> NewDatasetDialog:
         return NewDatasetDialog(dataset, epsilon, self.similar_datasets(dataset), self,
-                                delta=getattr(self, "_first_cap_delta", 0.0))
+                                delta=getattr(self, "first_cap_delta", 0.0))
 
     def similar_datasets(self, dataset: str) -> list[str]:
         """Other ledgered datasets released from a file like the open one, if nothing was released yet
