@@ -102,23 +102,26 @@ def _delta(text: str) -> float:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def _comma_numbers(text: str, not_numbers: str) -> tuple[float, ...]:
+    """A comma-separated list of numbers (``--budgets``, ``--probabilities``, ``--weights``); ``not_numbers``:
+    the one-line message when a part is not a number."""
+    try:
+        return tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(not_numbers) from None
+
+
 def _budgets(text: str) -> str | tuple[float, ...]:
     if text in ("auto", "equal"):
         return text
-    try:
-        values = tuple(float(part) for part in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not auto, equal or a list like 0.3,0.3,0.4") from None
+    values = _comma_numbers(text, f"{text!r} is not auto, equal or a list like 0.3,0.3,0.4")
     if any(not math.isfinite(v) or v < 0 for v in values):
         raise argparse.ArgumentTypeError(f"budgets must be finite and ≥ 0, got {text}")
     return values
 
 
 def _probabilities(text: str) -> tuple[float, ...]:
-    try:
-        values = tuple(float(part) for part in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a list of probabilities like 0.1,0.5,0.9") from None
+    values = _comma_numbers(text, f"{text!r} is not a list of probabilities like 0.1,0.5,0.9")
     if any(not (math.isfinite(v) and 0 <= v <= 1) for v in values):
         raise argparse.ArgumentTypeError(f"probabilities must lie in [0, 1], got {text}; give e.g. 0.1,0.5,0.9")
     return values
@@ -136,20 +139,24 @@ DEFAULT_PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
 NOISE_CHOICES_CLI = ("auto", "laplace", "gaussian")
 
 
-def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = True) -> None:
-    parser.add_argument("--bins", type=_int_at_least(MIN_BINS, "--bins 256"), required=bins_required, metavar="K",
-                        help="number of equal-width bins K (public)")
+def _add_privacy_options(parser: argparse.ArgumentParser, delta_use: str) -> None:
+    """``--epsilon``, ``--delta`` (``delta_use``: what δ > 0 allows), ``--neighbours`` and ``--records-per-person``:
+    the privacy options of a CDF and of a hierarchy."""
     parser.add_argument("--epsilon", type=_positive_float, required=True, metavar="E", help="total privacy budget ε > 0")
-    parser.add_argument("--delta", type=_delta, metavar="D",
-                        help="total δ, 0 ≤ δ < 1 (default 0: pure ε-DP); δ > 0 allows Gaussian noise "
-                             "(e.g. 1e-9, well below 1/N)")
-    parser.add_argument("--noise", choices=NOISE_CHOICES_CLI, metavar="auto|laplace|gaussian",
-                        help="auto (default): the noise with the lower projected error at (ε, δ), Laplace when "
-                             "δ = 0; laplace: pure ε-DP (δ unused); gaussian: discrete Gaussian under zCDP (needs --delta)")
+    parser.add_argument("--delta", type=_delta, metavar="D", help=f"total δ, 0 ≤ δ < 1 (default 0: pure ε-DP); {delta_use}")
     parser.add_argument("--neighbours", "--neighbors", choices=("change", "addremove"), default="change",
                         help="change: N is public (default); addremove: N is private")
     parser.add_argument("--records-per-person", type=_int_at_least(1, "--records-per-person 1"), default=1,
                         metavar="L", help="maximum records one person contributes (default 1)")
+
+
+def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = True) -> None:
+    parser.add_argument("--bins", type=_int_at_least(MIN_BINS, "--bins 256"), required=bins_required, metavar="K",
+                        help="number of equal-width bins K (public)")
+    _add_privacy_options(parser, "δ > 0 allows Gaussian noise (e.g. 1e-9, well below 1/N)")
+    parser.add_argument("--noise", choices=NOISE_CHOICES_CLI, metavar="auto|laplace|gaussian",
+                        help="auto (default): the noise with the lower projected error at (ε, δ), Laplace when "
+                             "δ = 0; laplace: pure ε-DP (δ unused); gaussian: discrete Gaussian under zCDP (needs --delta)")
     parser.add_argument("--branching", default="auto", metavar="auto|B|B1xB2x…",
                         help="tree shape: auto (optimised), a factor B, or factors like 4x16x16")
     parser.add_argument("--budgets", type=_budgets, default="auto", metavar="auto|equal|e1,e2,…",
@@ -521,17 +528,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     # Everything that can fail is checked before the budget is spent, the input first (a mistyped
     # path is reported as such, not as a dataset without a budget).
     check_data_file(args.input)
-    if args.dataset is None:
-        raise ParameterError("--dataset is missing: the budget ledger adds up ε per dataset name, and a file name is "
-                             "not one (a copy or a renamed file would get a fresh budget)",
-                             "give --dataset ID, the same name for every file about these people "
-                             "(see 'dpgui ledger show')")
-    if args.out is None and args.bundle is None:
-        raise ParameterError("nowhere to write the release", "give --bundle DIR --key NAME.key (signed) or --out OUT.csv")
-    if args.bundle is not None and args.key is None:
-        raise ParameterError("--bundle needs a signing key", "give --key NAME.key (create one with 'dpgui key create NAME')")
-    if args.force and args.out is None:
-        raise ParameterError("--force only applies to --out", "leave --force out (a bundle is never overwritten)")
+    _check_release_options(args)
     _check_outputs(args)
     dataset = args.dataset
     plan = _make_plan(args, args.bins)  # checks every limit of the noise sampler
@@ -550,19 +547,15 @@ def cmd_release(args: argparse.Namespace) -> int:
         args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
         outcome = release_histogram(ledger, request, hist, SecureRandom(), args.release_id)
         result, info = outcome.release, outcome.info
-        outputs: dict[str, str] = {}
-        try:
-            if args.out is not None:
-                outputs["csv"] = str(write_release_csv(result, args.out))
-            if key is not None:
-                name = args.name or default_bundle_name(info)
-                pdf = render_release_pdf(result, info, key.public_key.key_id_hex)
-                paths = sign_release(ledger, args.bundle, name, result, info, pdf, key)  # checks the ledger's record
-                outputs["bundle"] = str(paths.manifest)
-        except Exception as err:  # past the spend, any failure must say that ε was spent
-            written = f"{' and '.join(outputs.values())} was written" if outputs else "nothing was written"
-            raise DpguiError(f"{charge_text(plan, with_rho=True)} was spent (ledger release {info.release_id}) but the "
-                             f"output could not be written: {err}; {written}", "fix the folder and release again") from err
+
+        def bundle() -> Path:
+            assert key is not None
+            pdf = render_release_pdf(result, info, key.public_key.key_id_hex)
+            name = args.name or default_bundle_name(info)
+            return sign_release(ledger, args.bundle, name, result, info, pdf, key).manifest  # checks the ledger's record
+
+        outputs = _write_outputs(args, plan, info.release_id, lambda out: write_release_csv(result, out),
+                                 bundle if key is not None else None)
     summary = _plan_json(plan, args)
     summary.update({
         "outputs": outputs,
@@ -588,6 +581,41 @@ def cmd_release(args: argparse.Namespace) -> int:
               f"branching {plan.shape.label}; missing values: {summary['missing_values']['description']})")
     _note_delta_unused(plan, "release")
     return 0
+
+
+def _check_release_options(args: argparse.Namespace) -> None:
+    """``release`` and ``hierarchy release``: a dataset to charge and somewhere to write (before anything is read)."""
+    if args.dataset is None:
+        raise ParameterError("--dataset is missing: the budget ledger adds up ε per dataset name, and a file name is "
+                             "not one (a copy or a renamed file would get a fresh budget)",
+                             "give --dataset ID, the same name for every file about these people "
+                             "(see 'dpgui ledger show')")
+    if args.out is None and args.bundle is None:
+        raise ParameterError("nowhere to write the release", "give --bundle DIR --key NAME.key (signed) or --out OUT.csv")
+    if args.bundle is not None and args.key is None:
+        raise ParameterError("--bundle needs a signing key", "give --key NAME.key (create one with 'dpgui key create NAME')")
+    if args.force and args.out is None:
+        raise ParameterError("--force only applies to --out", "leave --force out (a bundle is never overwritten)")
+
+
+def _write_outputs(args: argparse.Namespace, plan: Plan | HierarchyPlan, release_id: str,
+                   write_csv: Callable[[str], Path], write_bundle: Callable[[], Path] | None) -> dict[str, str]:
+    """After the spend: ``--out`` (``write_csv(args.out)``), then the signed bundle (``write_bundle()``, its
+    manifest's path). Returns {"csv": …, "bundle": …} as written; any failure says that the budget was spent,
+    under which ledger id, and what was written."""
+    from dpgui.report.publish import charge_text
+
+    outputs: dict[str, str] = {}
+    try:
+        if args.out is not None:
+            outputs["csv"] = str(write_csv(args.out))
+        if write_bundle is not None:
+            outputs["bundle"] = str(write_bundle())
+    except Exception as err:  # past the spend, any failure must say that ε was spent
+        written = f"{' and '.join(outputs.values())} was written" if outputs else "nothing was written"
+        raise DpguiError(f"{charge_text(plan, with_rho=True)} was spent (ledger release {release_id}) but the "
+                         f"output could not be written: {err}; {written}", "fix the folder and release again") from err
+    return outputs
 
 
 def _check_charge(ledger: Any, dataset: str, plan: Plan | HierarchyPlan) -> None:
@@ -1000,10 +1028,7 @@ def _allocation(text: str) -> tuple[str, float | None]:
 
 def _weights(text: str) -> tuple[float, ...]:
     """``--weights w0,w1,…``: one finite weight ≥ 0 per level, root first (paper 001 eq. 5)."""
-    try:
-        values = tuple(float(part) for part in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a list of numbers like 1,1,1") from None
+    values = _comma_numbers(text, f"{text!r} is not a list of numbers like 1,1,1")
     if any(not math.isfinite(v) or v < 0 for v in values) or not any(v > 0 for v in values):
         raise argparse.ArgumentTypeError(f"weights must be finite, ≥ 0 and not all 0, got {text}; give e.g. 1,1,1")
     return values
@@ -1022,9 +1047,7 @@ def _add_hierarchy_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--levels", type=_levels, required=True, metavar="C1,C2[,C3,C4]",
                         help=f"{low} to {high} nested categorical columns, the top level first (each value belongs to "
                              "one parent); a numeric column is allowed: its values become category labels")
-    parser.add_argument("--epsilon", type=_positive_float, required=True, metavar="E", help="total privacy budget ε > 0")
-    parser.add_argument("--delta", type=_delta, metavar="D",
-                        help="total δ, 0 ≤ δ < 1 (default 0: pure ε-DP); gaussian and multiplicative noise need δ > 0")
+    _add_privacy_options(parser, "gaussian and multiplicative noise need δ > 0")
     parser.add_argument("--noise", choices=HIERARCHY_NOISES_CLI, default="auto",
                         metavar="laplace|gaussian|multiplicative|auto",
                         help="auto (default): the noise with the lower projected error (Laplace when δ = 0)")
@@ -1037,10 +1060,6 @@ def _add_hierarchy_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--consistency", choices=HIERARCHY_CONSISTENCY_CLI, default="auto",
                         help="topdown (paper 001 program 8), gls (best linear unbiased, then integer), none "
                              "(each count clamped at 0); auto (default): the lower projected error")
-    parser.add_argument("--neighbours", "--neighbors", choices=("change", "addremove"), default="change",
-                        help="change: N is public (default); addremove: N is private")
-    parser.add_argument("--records-per-person", type=_int_at_least(1, "--records-per-person 1"), default=1,
-                        metavar="L", help="maximum records one person contributes (default 1)")
     parser.add_argument("--alpha", type=_alpha, metavar="A",
                         help="paper 004's multiplicative error α in (0, 1): needed by --noise multiplicative; with "
                              "δ > 0 the plan shows the multiplicative mechanism's and the Gaussian baseline's projected "
@@ -1294,23 +1313,15 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     from dpgui.report.hierarchy_bundle import (
         NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, default_hierarchy_bundle_name, write_hierarchy_csv,
     )
-    from dpgui.report.hierarchy_publish import hierarchy_charge_text, sign_hierarchy_release, spend_and_release_hierarchy
+    from dpgui.report.hierarchy_publish import sign_hierarchy_release, spend_and_release_hierarchy
+    from dpgui.report.publish import charge_text
     from dpgui.report.keystore import load_secret_key
     from dpgui.report.ledger import Ledger
     from dpgui.workspace.release import new_release_id
 
     # Everything that can fail is checked before the budget is spent (cmd_release's order).
     check_data_file(args.input)
-    if args.dataset is None:
-        raise ParameterError("--dataset is missing: the budget ledger adds up ε per dataset name, and a file name is "
-                             "not one", "give --dataset ID, the same name for every file about these people "
-                             "(see 'dpgui ledger show')")
-    if args.out is None and args.bundle is None:
-        raise ParameterError("nowhere to write the release", "give --bundle DIR --key NAME.key (signed) or --out OUT.csv")
-    if args.bundle is not None and args.key is None:
-        raise ParameterError("--bundle needs a signing key", "give --key NAME.key (create one with 'dpgui key create NAME')")
-    if args.force and args.out is None:
-        raise ParameterError("--force only applies to --out", "leave --force out (a bundle is never overwritten)")
+    _check_release_options(args)
     if args.prior is not None and args.counts_from_data:
         raise ParameterError("--counts-from-data and --prior both give the optimiser its counts",
                              "leave out one: --prior (public counts) or --counts-from-data (the data's own counts)")
@@ -1367,19 +1378,15 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
             projected = _hierarchy_projection(plan, hierarchy, prior_levels, "the prior's counts")
         else:
             projected = _hierarchy_projection(plan, hierarchy, result.counts, "the released counts")
-        outputs: dict[str, str] = {}
-        try:
-            if args.out is not None:
-                outputs["csv"] = str(write_hierarchy_csv(result, args.out))
-            if key is not None:
-                name = args.name or default_hierarchy_bundle_name(info, hierarchy.level_names)
-                pdf = render_hierarchy_pdf(result, info, projected, key.public_key.key_id_hex)
-                paths = sign_hierarchy_release(ledger, args.bundle, name, result, info, pdf, key, projected)
-                outputs["bundle"] = str(paths.manifest)
-        except Exception as err:  # past the spend, any failure must say that ε was spent
-            written = f"{' and '.join(outputs.values())} was written" if outputs else "nothing was written"
-            raise DpguiError(f"{hierarchy_charge_text(plan)} was spent (ledger release {info.release_id}) but the "
-                             f"output could not be written: {err}; {written}", "fix the folder and release again") from err
+
+        def bundle() -> Path:
+            assert key is not None and hierarchy is not None and plan is not None
+            pdf = render_hierarchy_pdf(result, info, projected, key.public_key.key_id_hex)
+            name = args.name or default_hierarchy_bundle_name(info, hierarchy.level_names)
+            return sign_hierarchy_release(ledger, args.bundle, name, result, info, pdf, key, projected).manifest
+
+        outputs = _write_outputs(args, plan, info.release_id, lambda out: write_hierarchy_csv(result, out),
+                                 bundle if key is not None else None)
     node_list = NODE_LIST_PRIOR_ONLY if args.prior is not None else (
         "data (declared public: its categories are published as the node list)")
     summary = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes)
@@ -1395,7 +1402,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         _print(summary, True)
     else:
         print(f"released {hierarchy.n_nodes:,} node counts over {' > '.join(hierarchy.level_names)} to "
-              f"{' and '.join(outputs.values())} ({hierarchy_charge_text(plan)} from dataset {dataset!r}, {plan.noise} "
+              f"{' and '.join(outputs.values())} ({charge_text(plan, with_rho=True)} from dataset {dataset!r}, {plan.noise} "
               f"noise, {plan.privacy.neighbours} neighbours, {plan.consistency} consistency; node list: {node_list})")
     _note_lines("release", summary["notes"])
     return 0

@@ -3,8 +3,9 @@
 Steps: the software versions are known; the bundled sample dataset loads; a plan is made; a
 throw-away signing key is created and read back; a release is spent in a throw-away budget ledger
 with the secure noise; its PDF is drawn; a signed bundle is written and verified, and a one-byte
-change to it is caught; Qt's text services sort and name time zones; the main window opens
-offscreen on the sample and plans it.
+change to it is caught; the same for counts over a hierarchy (the bundled flight_routes.parquet,
+levels dest_tzone > dest > route: plan, release, signed bundle, verify); Qt's text services sort
+and name time zones; the main window opens offscreen on the sample and plans it.
 
 Nothing of the user's is touched: ``DPGUI_HOME`` and Qt's settings point into a temporary folder
 that is deleted afterwards, so the real budget ledger, keys, recent files and autosaves are never
@@ -29,6 +30,7 @@ SAMPLE_BOUNDS = (0.0, 5000.0)  # miles; public bounds of the sample's flight dis
 SAMPLE_BINS = 500
 EPSILON = 1.0
 DATASET = "self-test"
+HIERARCHY_DATASET = "self-test-hierarchy"
 WINDOW_TIMEOUT_S = 60.0
 
 
@@ -163,23 +165,91 @@ def _bundle(run: _Run) -> str:
     return ", ".join(p.name for p in paths.all())
 
 
-def _verify(run: _Run) -> str:
+def _verify_and_tamper(manifest: Path, csv: Path, public_path: Path) -> int:
+    """Verify a fresh bundle, then check that a one-byte change to its CSV is caught (the CSV is
+    restored afterwards). Returns the number of checks of the fresh bundle."""
     from dpgui.report.bundle import verify_bundle
     from dpgui.report.keystore import load_public_key
 
-    paths, public = run.values["paths"], load_public_key(run.values["public_path"])
-    result = verify_bundle(paths.manifest, public)
+    public = load_public_key(public_path)
+    result = verify_bundle(manifest, public)
     _check(result.ok, f"the fresh bundle does not verify: {result.failure}")
-    original = paths.csv.read_bytes()
+    original = csv.read_bytes()
     changed = bytearray(original)
     changed[len(changed) // 2] ^= 0x01
-    paths.csv.write_bytes(bytes(changed))
+    csv.write_bytes(bytes(changed))
     try:
-        tampered = verify_bundle(paths.manifest, public)
+        tampered = verify_bundle(manifest, public)
     finally:
-        paths.csv.write_bytes(original)
+        csv.write_bytes(original)
     _check(not tampered.ok, "a bundle with one changed byte in its CSV still verifies")
-    return f"signature and hashes hold ({len(result.checks)} checks); a one-byte change is caught"
+    return len(result.checks)
+
+
+def _verify(run: _Run) -> str:
+    paths = run.values["paths"]
+    checks = _verify_and_tamper(paths.manifest, paths.csv, run.values["public_path"])
+    return f"signature and hashes hold ({checks} checks); a one-byte change is caught"
+
+
+def _hierarchy(run: _Run) -> str:
+    """Counts over a hierarchy through the flow the window uses (dpgui.workspace.hierarchy) on the bundled
+    flight_routes.parquet: plan, first cap, release (secure noise) in the throw-away ledger, its PDF, the
+    signed bundle (the ledger points to it) and its verification, with a one-byte change caught."""
+    import numpy as np
+
+    from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
+    from dpgui.core.hierarchy import project_hierarchy
+    from dpgui.core.noise import SecureRandom
+    from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
+    from dpgui.report.hierarchy_bundle import projection_json
+    from dpgui.report.hierarchy_publish import sign_hierarchy_release
+    from dpgui.report.ledger import Ledger
+    from dpgui.workspace.hierarchy import (
+        HierarchyChoice, HierarchyRequest, check_hierarchy_budget, load_hierarchy, plan_and_project,
+        run_hierarchy_release, set_first_cap,
+    )
+    from dpgui.workspace.release import FirstCapNeeded, Problem
+
+    choice = HierarchyChoice(levels=HIERARCHY_SAMPLE_LEVELS, epsilon=EPSILON)
+    loaded = load_hierarchy(hierarchy_sample_path(), choice)
+    hierarchy = loaded.hierarchy
+    request = HierarchyRequest(loaded, plan_and_project(loaded, choice).plan, HIERARCHY_DATASET)
+    _check(isinstance(check_hierarchy_budget(request), FirstCapNeeded), "a new dataset was not asked for its budget")
+    check = set_first_cap(request, EPSILON, "dpgui --self-test (throw-away ledger)")
+    if isinstance(check, Problem):
+        raise SelfTestFailure(f"the budget ledger refused the hierarchy release: {check.message}")
+    outcome = run_hierarchy_release(request, SecureRandom, lambda fraction, message: None, lambda: False)
+    release, info = outcome.release, outcome.info
+    _check(info.secure, "the release did not use the secure noise")
+    counts = [np.asarray(level, dtype=np.int64) for level in release.counts]
+    _check(all(bool(np.all(level >= 0)) for level in counts), "a released count is negative")
+    for level in range(1, hierarchy.n_levels + 1):
+        sums = np.zeros(len(counts[level - 1]), dtype=np.int64)
+        np.add.at(sums, hierarchy.parents[level - 1], counts[level])
+        _check(bool(np.array_equal(sums, counts[level - 1])), f"a parent on level {level - 1} is not the sum of its "
+               f"children ({release.plan.consistency} consistency)")
+    _check(int(counts[0][0]) == loaded.rows, "the root is not the public number of records N (change neighbours)")
+    with Ledger() as ledger:
+        left = ledger.totals(HIERARCHY_DATASET).epsilon_remaining
+    _check(abs(left) < 1e-12, f"the ledger shows ε = {left:g} left after spending the whole cap")
+    projection = projection_json(project_hierarchy(release.plan, release.counts, hierarchy=hierarchy),
+                                 "the released counts")
+    key = run.values["key"]
+    pdf = render_hierarchy_pdf(release, info, projection, key.public_key.key_id_hex)
+    _check(pdf.startswith(b"%PDF-"), f"the hierarchy PDF is not a PDF ({len(pdf)} bytes)")
+    (run.work / "hierarchy-bundle").mkdir()
+    with Ledger() as ledger:
+        paths = sign_hierarchy_release(ledger, run.work / "hierarchy-bundle", HIERARCHY_DATASET, release, info, pdf,
+                                       key, projection)
+        entry = ledger.release(info.release_id)
+        pointer = entry.bundle if entry is not None else None
+    _check(pointer == str(paths.manifest.resolve()), "the ledger does not point to the hierarchy bundle")
+    checks = _verify_and_tamper(paths.manifest, paths.csv, run.values["public_path"])
+    run.values["hierarchy_paths"] = paths
+    return (f"{' > '.join(hierarchy.level_names)}: {hierarchy.n_nodes:,} counts, {release.plan.noise} noise, "
+            f"{release.plan.consistency} consistency, ε = {EPSILON:g} spent; signed bundle verifies ({checks} checks), "
+            "a one-byte change is caught")
 
 
 def _qt_text(run: _Run) -> str:
@@ -249,6 +319,7 @@ STEPS: tuple[tuple[str, Callable[[_Run], str]], ...] = (
     ("draw the PDF report", _pdf),
     ("write the signed bundle", _bundle),
     ("verify the bundle", _verify),
+    ("counts over a hierarchy: plan, release, signed bundle, verify", _hierarchy),
     ("Qt text services (collation, time-zone names)", _qt_text),
     ("open the main window", _window),
 )

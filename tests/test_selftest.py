@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from dpgui import __version__
 from dpgui.cli import main
-from dpgui.selftest import STEPS, run_self_test
+from dpgui.report.ledger import Ledger
+from dpgui.selftest import HIERARCHY_DATASET, STEPS, run_self_test
 
 
 def test_version_names_dpgui_qt_and_the_libraries(capsys):
@@ -30,7 +33,7 @@ def test_self_test_passes_every_step_and_leaves_the_users_files_alone(tmp_path):
                             text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
     ok_lines = [line for line in result.stdout.splitlines() if "] ok " in line]
-    assert len(ok_lines) == len(STEPS) == 10, result.stdout
+    assert len(ok_lines) == len(STEPS) == 11, result.stdout
     assert "self-test passed" in result.stdout
     assert sorted(p.name for p in home.iterdir()) == ["marker"]  # no ledger, keys or autosave written there
     assert not (tmp_path / ".config").exists()  # Qt settings went to the throw-away folder too
@@ -43,8 +46,8 @@ def test_self_test_stops_at_the_first_failure_and_says_which(monkeypatch):
     out = io.StringIO()
     assert run_self_test(out) == 1
     text = out.getvalue()
-    assert "[2/10] FAILED load the sample dataset: DataError: the sample dataset is missing" in text
-    assert "[3/10]" not in text and text.rstrip().endswith("self-test FAILED")
+    assert "[2/11] FAILED load the sample dataset: DataError: the sample dataset is missing" in text
+    assert "[3/11]" not in text and text.rstrip().endswith("self-test FAILED")
 
 
 def test_self_test_restores_dpgui_home(monkeypatch, tmp_path):
@@ -55,3 +58,70 @@ def test_self_test_restores_dpgui_home(monkeypatch, tmp_path):
     run_self_test(io.StringIO())
     assert os.environ["DPGUI_HOME"] == str(tmp_path / "mine")
     assert not Path(tmp_path / "mine").exists()
+
+
+def _hierarchy_step_run(tmp_path, monkeypatch):
+    """The self-test's state after its key step, in a throw-away DPGUI_HOME."""
+    from dpgui.selftest import _key, _Run
+
+    monkeypatch.setenv("DPGUI_HOME", str(tmp_path / "home"))
+    run = _Run(tmp_path)
+    _key(run)
+    return run
+
+
+def test_hierarchy_step_releases_signs_and_verifies_the_flight_routes_sample(tmp_path, monkeypatch):
+    """Step 9 on resources/sample/flight_routes.parquet, checked independently of the step: the ledger
+    charged ε = 1 to its own dataset and points at the bundle; the bundle verifies with the throw-away
+    public key; its CSV lists every node of dest_tzone > dest > route once, as non-negative whole
+    numbers whose children add up to their parent, the root being the sample's number of rows."""
+    import csv
+    from collections import defaultdict
+
+    import pyarrow.parquet as pq
+
+    from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
+    from dpgui.report.bundle import verify_bundle
+    from dpgui.report.keystore import load_public_key
+    from dpgui.selftest import _hierarchy
+
+    run = _hierarchy_step_run(tmp_path, monkeypatch)
+    detail = _hierarchy(run)
+    assert "dest_tzone > dest > route" in detail and "a one-byte change is caught" in detail
+    paths = run.values["hierarchy_paths"]
+    assert verify_bundle(paths.manifest, load_public_key(run.values["public_path"])).ok
+    with Ledger() as ledger:
+        totals = ledger.totals(HIERARCHY_DATASET)
+        entries = ledger.releases(HIERARCHY_DATASET)
+    assert totals.epsilon_spent == 1.0 and totals.releases == 1 and len(entries) == 1
+    assert entries[0].bundle == str(paths.manifest.resolve())
+
+    table = pq.read_table(hierarchy_sample_path(), columns=list(HIERARCHY_SAMPLE_LEVELS))
+    truth = {tuple(row) for row in zip(*(table.column(c).to_pylist() for c in HIERARCHY_SAMPLE_LEVELS))}
+    with paths.csv.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    by_level: dict[int, dict[str, int]] = defaultdict(dict)
+    for row in rows:
+        by_level[int(row["level"])][row["path"]] = int(row["released_count"])
+    assert by_level[0] == {"": table.num_rows}  # change neighbours: N is public and exact
+    assert set(by_level[3]) == {" > ".join(path) for path in truth}  # every leaf of the data, once
+    assert len(rows) == sum(len(nodes) for nodes in by_level.values())
+    for level in (1, 2, 3):
+        sums: dict[str, int] = defaultdict(int)
+        for path, count in by_level[level].items():
+            assert count >= 0
+            sums[path.rsplit(" > ", 1)[0] if level > 1 else ""] += count
+        assert sums == by_level[level - 1]
+
+
+def test_hierarchy_step_fails_with_the_reason_when_the_sample_is_missing(tmp_path, monkeypatch):
+    import dpgui.data.hierarchy as data_hierarchy
+    from dpgui.errors import DataError
+    from dpgui.selftest import _hierarchy
+
+    run = _hierarchy_step_run(tmp_path, monkeypatch)
+    monkeypatch.setattr(data_hierarchy, "find_resource", lambda relative: None)
+    with pytest.raises(DataError, match="the hierarchy sample is missing"):
+        _hierarchy(run)
+    with Ledger() as ledger:
+        assert ledger.releases(HIERARCHY_DATASET) == []  # nothing spent

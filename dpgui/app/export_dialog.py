@@ -24,6 +24,7 @@ from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, che
 from dpgui.report.keystore import KeyEntry, list_keys, load_secret_key
 from dpgui.report.ledger import Ledger
 from dpgui.report.publish import BundleNotRecorded, sign_release
+from dpgui.report.signing import SecretKey
 
 EXPORT_HELP = (
     "Writes four files: the released numbers (.csv), a readable report (.pdf), a manifest of the "
@@ -32,14 +33,14 @@ EXPORT_HELP = (
 )
 
 
-class ExportDialog(QDialog):
-    """Choose folder, name and key; ``export()`` writes the bundle and returns its paths (or None)."""
+class BundleExportDialog(QDialog):
+    """Choose folder, name and key; ``export()`` writes the bundle with :meth:`sign_bundle` and returns
+    its paths (or None). The one Export dialog: :class:`ExportDialog` signs a CDF release,
+    :class:`~dpgui.app.hierarchy_export.HierarchyExportDialog` a hierarchy release."""
 
-    def __init__(self, release: Release, info: ReleaseInfo, folder: str, parent: QWidget | None = None) -> None:
+    def __init__(self, folder: str, default_name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Export signed bundle")
-        self._release = release
-        self._info = info
         self.paths: BundlePaths | None = None
         intro = QLabel(EXPORT_HELP)
         intro.setWordWrap(True)
@@ -50,7 +51,7 @@ class ExportDialog(QDialog):
         folder_row = QHBoxLayout()
         folder_row.addWidget(self.folder, 1)
         folder_row.addWidget(browse)
-        self.name = QLineEdit(default_bundle_name(info))
+        self.name = QLineEdit(default_name)
         self.name.setToolTip("The four files are called NAME.csv, NAME.pdf, NAME.manifest.json and "
                              "NAME.manifest.json.minisig.")
         self.key = QComboBox()
@@ -111,9 +112,8 @@ class ExportDialog(QDialog):
             name = check_bundle_name(self.name.text().strip())
             check_bundle_target(self.folder.text().strip(), name)
             key = load_secret_key(entry.secret_path, self.passphrase.text())
-            pdf = render_release_pdf(self._release, self._info, key.public_key.key_id_hex)
             with Ledger() as ledger:
-                self.paths = sign_release(ledger, self.folder.text().strip(), name, self._release, self._info, pdf, key)
+                self.paths = self.sign_bundle(ledger, self.folder.text().strip(), name, key)
         except (DpguiError, OSError) as err:
             written = "" if isinstance(err, BundleNotRecorded) else " Nothing was written."  # it says what was removed
             show_inline(self.message, friendly(err) + written)
@@ -123,5 +123,22 @@ class ExportDialog(QDialog):
         self.passphrase.clear()
         return self.paths
 
+    def sign_bundle(self, ledger: Ledger, folder: str, name: str, key: SecretKey) -> BundlePaths:
+        """Render the PDF with ``key``'s id and sign the bundle (the release kind's own publish call)."""
+        raise NotImplementedError
+
     def bundle_folder(self) -> Path:
         return Path(self.folder.text().strip())
+
+
+class ExportDialog(BundleExportDialog):
+    """The Export dialog of a CDF release (:func:`dpgui.report.publish.sign_release`)."""
+
+    def __init__(self, release: Release, info: ReleaseInfo, folder: str, parent: QWidget | None = None) -> None:
+        super().__init__(folder, default_bundle_name(info), parent)
+        self._release = release
+        self._info = info
+
+    def sign_bundle(self, ledger: Ledger, folder: str, name: str, key: SecretKey) -> BundlePaths:
+        pdf = render_release_pdf(self._release, self._info, key.public_key.key_id_hex)
+        return sign_release(ledger, folder, name, self._release, self._info, pdf, key)

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFormLayout, QLabel, QLayout, QLineEdit, QVBoxLayout, QWidget
 
 from dpgui.app.text import friendly
+from dpgui.core.plan import check_delta, check_epsilon
 from dpgui.errors import DpguiError, ParameterError
 
 ERROR_STYLE = "color: #C0392B;"  # readable red on light and dark backgrounds
@@ -33,6 +34,18 @@ def parse_number(text: str, what: str, example: str, integer: bool = False) -> f
             raise ParameterError(f"{what} must be a whole number, got '{text}'", f"enter e.g. {example}")
         return int(value)
     return value
+
+
+def parse_epsilon(raw: str) -> float:
+    """ε as typed in a privacy field: a finite number > 0 (:func:`dpgui.core.plan.check_epsilon`)."""
+    return check_epsilon(parse_number(raw, "ε", "1 or 0.5"), "ε")
+
+
+def parse_delta(raw: str) -> float:
+    """δ as typed: 0 (pure ε-DP) or a probability 0 < δ < 1, e.g. 1e-9 (:func:`dpgui.core.plan.check_delta`)."""
+    if not raw.strip():
+        raise ParameterError("δ is empty", "enter 0 for pure ε-DP, or a small probability such as 1e-9")
+    return check_delta(parse_number(raw, "δ", "1e-9"), "δ")
 
 
 def set_buddy(form: QFormLayout, field: QWidget | QLayout, buddy: QWidget) -> None:

@@ -6,41 +6,30 @@ budget ledger confirms is signed, and the ledger points to the bundle. Exporting
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QWidget
 
-from dpgui.app.export_dialog import ExportDialog
-from dpgui.app.fields import show_inline
-from dpgui.app.text import friendly
+from dpgui.app.export_dialog import BundleExportDialog
 from dpgui.core.hierarchy import project_hierarchy
-from dpgui.errors import DpguiError
-from dpgui.report.bundle import BundlePaths, check_bundle_name, check_bundle_target
+from dpgui.report.bundle import BundlePaths
 from dpgui.report.hierarchy_bundle import default_hierarchy_bundle_name, projection_json
-from dpgui.report.keystore import load_secret_key
 from dpgui.report.ledger import Ledger
-from dpgui.report.publish import BundleNotRecorded
+from dpgui.report.signing import SecretKey
 from dpgui.workspace.hierarchy import HierarchyOutcome
 
 
-class HierarchyExportDialog(ExportDialog):
+class HierarchyExportDialog(BundleExportDialog):
     """The Export dialog for a :class:`~dpgui.workspace.hierarchy.HierarchyOutcome`."""
 
     def __init__(self, outcome: HierarchyOutcome, folder: str, parent: QWidget | None = None,
                  public_prior_levels: tuple[np.ndarray, ...] | None = None) -> None:
-        info = outcome.info
-        levels = outcome.release.hierarchy.level_names
-        # the base dialog only reads these labels of its ``info`` (for its default bundle name)
-        labels = SimpleNamespace(dataset=info.dataset, column="-".join(levels), created_utc=info.created_utc,
-                                 release_id=info.release_id)
-        super().__init__(outcome.release, labels, folder, parent)  # type: ignore[arg-type]
+        super().__init__(folder, default_hierarchy_bundle_name(outcome.info, outcome.release.hierarchy.level_names),
+                         parent)
         self.setWindowTitle("Export signed bundle — counts over a hierarchy")
         self.outcome = outcome
         self.public_prior_levels = public_prior_levels
-        self.name.setText(default_hierarchy_bundle_name(info, levels))
 
     def published_projection(self) -> dict[str, Any]:
         """The projected error per level that the bundle publishes: at the public prior's counts, else at the
@@ -51,33 +40,12 @@ class HierarchyExportDialog(ExportDialog):
         projection = project_hierarchy(release.plan, counts, hierarchy=release.hierarchy)
         return projection_json(projection, "the released counts" if prior is None else "the prior's counts")
 
-    def export(self) -> BundlePaths | None:
-        """Decrypt the key, render the PDF and write the bundle; on failure say why inline."""
+    def sign_bundle(self, ledger: Ledger, folder: str, name: str, key: SecretKey) -> BundlePaths:
+        """The PDF with the published projection, then :func:`~dpgui.report.hierarchy_publish.sign_hierarchy_release`."""
         from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
         from dpgui.report.hierarchy_publish import sign_hierarchy_release
 
-        show_inline(self.message, "")
-        if not self._keys:
-            show_inline(self.message, "There is no signing key yet. Create one in Tools → Signing keys.")
-            return None
-        entry = self._keys[self.key.currentIndex()]
-        assert entry.secret_path is not None
         release, info = self.outcome.release, self.outcome.info
-        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-        try:
-            name = check_bundle_name(self.name.text().strip())
-            check_bundle_target(self.folder.text().strip(), name)
-            key = load_secret_key(entry.secret_path, self.passphrase.text())
-            projection = self.published_projection()
-            pdf = render_hierarchy_pdf(release, info, projection, key.public_key.key_id_hex)
-            with Ledger() as ledger:
-                self.paths = sign_hierarchy_release(ledger, self.folder.text().strip(), name, release, info, pdf, key,
-                                                    projection)
-        except (DpguiError, OSError) as err:
-            written = "" if isinstance(err, BundleNotRecorded) else " Nothing was written."
-            show_inline(self.message, friendly(err) + written)
-            return None
-        finally:
-            QApplication.restoreOverrideCursor()
-        self.passphrase.clear()
-        return self.paths
+        projection = self.published_projection()
+        pdf = render_hierarchy_pdf(release, info, projection, key.public_key.key_id_hex)
+        return sign_hierarchy_release(ledger, folder, name, release, info, pdf, key, projection)

@@ -28,17 +28,18 @@ import shiboken6
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-    QMessageBox, QProgressBar, QProgressDialog, QPushButton, QScrollArea, QSpinBox, QSplitter, QTableWidget,
+    QMessageBox, QPushButton, QScrollArea, QSpinBox, QSplitter, QTableWidget,
     QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from dpgui.app import text
-from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_buddy, show_inline
+from dpgui.app.fields import (
+    ValidatedField, inline_message, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
+)
 from dpgui.app.hierarchy_result import HierarchyResultView
 from dpgui.app.hierarchy_tree import HierarchyTreeView, level_unit
-from dpgui.app.workers import Worker, WorkerPool
+from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, downstream_projection
-from dpgui.core.plan import check_delta, check_epsilon
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
@@ -76,16 +77,6 @@ TABLE_TIPS = (
     "Typical error of one category of this level: √(MSE / categories), in records.",
 )
 COL_WEIGHT, COL_BUDGET = 3, 4
-
-
-def _parse_epsilon(raw: str) -> float:
-    return check_epsilon(parse_number(raw, "ε", "1 or 0.5"), "ε")
-
-
-def _parse_delta(raw: str) -> float:
-    if not raw.strip():
-        raise ParameterError("δ is empty", "enter 0 for pure ε-DP, or a small probability such as 1e-9")
-    return check_delta(parse_number(raw, "δ", "1e-9"), "δ")
 
 
 def _parse_alpha(raw: str) -> float:
@@ -427,12 +418,12 @@ class HierarchyMode(QWidget):
     def _build_plan_page(self) -> QWidget:
         privacy_box = QGroupBox("Privacy")
         form = QFormLayout(privacy_box)
-        self.epsilon = ValidatedField(_parse_epsilon, "e.g. 1", text.EPSILON_TOOLTIP)
+        self.epsilon = ValidatedField(parse_epsilon, "e.g. 1", text.EPSILON_TOOLTIP)
         self.epsilon.set_text("1")
         form.addRow("Privacy budget &ε:", self.epsilon)
         set_buddy(form, self.epsilon, self.epsilon.edit)
         form.addRow(_help(text.EPSILON_HELP))
-        self.delta = ValidatedField(_parse_delta, "e.g. 1e-9", text.DELTA_TOOLTIP)
+        self.delta = ValidatedField(parse_delta, "e.g. 1e-9", text.DELTA_TOOLTIP)
         self.delta.set_text("0")
         form.addRow("&δ (failure probability):", self.delta)
         set_buddy(form, self.delta, self.delta.edit)
@@ -847,7 +838,7 @@ class HierarchyMode(QWidget):
     def check_budget(self, request: HierarchyRequest) -> bool:
         check = check_hierarchy_budget(request, tuple(self.window_.similar_datasets(request.dataset)))
         if isinstance(check, FirstCapNeeded):
-            self.window_._first_cap_delta = check.delta
+            self.window_.first_cap_delta = check.delta
             cap = self.window_.ask_cap(check.dataset, check.epsilon)
             if cap is None:
                 self.window_.statusBar().showMessage("Release cancelled: no budget was set. Nothing was spent.", 8000)
@@ -893,25 +884,10 @@ class HierarchyMode(QWidget):
         return box
 
     def start_release(self, request: HierarchyRequest) -> None:
-        dialog = QProgressDialog("Preparing the release…", "Cancel", 0, 1000, self.window_)
-        dialog.setWindowTitle("Releasing")
-        dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        dialog.setMinimumDuration(0)
-        dialog.setAutoClose(False)
-        dialog.setAutoReset(False)
-        bar = QProgressBar(dialog)
-        bar.setRange(0, 1000)
-        dialog.setBar(bar)
         release_id = new_release_id()
         worker = Worker(run_hierarchy_release, request, self.window_.noise_source, release_id=release_id)
         self.release_worker = worker
-        dialog.canceled.connect(worker.cancel)
-
-        def on_progress(fraction: float, message: str) -> None:
-            bar.setValue(int(1000 * fraction))
-            dialog.setLabelText(message)
-            if message == NOISE_MESSAGE:
-                dialog.setCancelButton(None)
+        dialog, on_progress = release_progress_dialog(self.window_, worker, NOISE_MESSAGE)
 
         def finish() -> None:
             self.release_worker = None

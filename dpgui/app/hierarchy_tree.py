@@ -20,7 +20,7 @@ from PySide6.QtGui import QColor, QKeyEvent, QMouseEvent, QPainter, QPaintEvent,
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
 from dpgui.app.text import escape, plain_text
-from dpgui.app.tree_view import EXACT_COLOUR, NOT_RELEASED_COLOUR, _ramp, _text_colour
+from dpgui.app.tree_view import EXACT_COLOUR, NOT_RELEASED_COLOUR, colour_ramp, text_colour_on
 from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyRelease
 from dpgui.formatting import format_significant
 
@@ -151,10 +151,10 @@ class HierarchyIcicle(QWidget):
             return QColor(EXACT_COLOUR)
         budgets = plan.level_budgets
         if not budgets:  # multiplicative: one colour, the budget is not split by level
-            return _ramp(0.6)
+            return colour_ramp(0.6)
         # the level's share of the whole budget (ε or ρ): comparable between plans, never all one bright colour
         total = sum(budgets) or 1.0
-        return _ramp(0.15 + 0.85 * budgets[level] / total) if budgets[level] > 0 else QColor(NOT_RELEASED_COLOUR)
+        return colour_ramp(0.15 + 0.85 * budgets[level] / total) if budgets[level] > 0 else QColor(NOT_RELEASED_COLOUR)
 
     def level_name(self, level: int) -> str:
         if self.hierarchy is None:
@@ -217,7 +217,7 @@ class HierarchyIcicle(QWidget):
             widths = (ends[lo:hi] - starts[lo:hi]) * scale
             wide = np.flatnonzero(widths >= MIN_BOX_PX)
             p.setPen(QPen(border, 1))
-            text_colour = _text_colour(fill)
+            text_colour = text_colour_on(fill)
             for k in wide:
                 i = lo + int(k)
                 a, b = self._px(float(starts[i])), self._px(float(ends[i]))

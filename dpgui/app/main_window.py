@@ -13,7 +13,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QApplication, QDialog, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressBar, QProgressDialog,
+    QApplication, QDialog, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressBar,
     QPushButton, QRadioButton, QStackedWidget, QTabWidget, QToolBar, QVBoxLayout, QWidget,
 )
 
@@ -34,7 +34,7 @@ from dpgui.app.style import detach_legend_anchors
 from dpgui.app.theme import APPEARANCES, apply_appearance
 from dpgui.app.tree_view import BinTreeView
 from dpgui.app.verify_dialog import VerifyDialog
-from dpgui.app.workers import Worker, WorkerPool
+from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, is_supported_file_name
@@ -552,7 +552,7 @@ class MainWindow(QMainWindow):
         controller = self._release_controller()
         check = controller.check_budget(request)
         if isinstance(check, FirstCapNeeded):
-            self._first_cap_delta = check.delta  # the cap's δ: the one the officer set in step 2
+            self.first_cap_delta = check.delta  # the cap's δ: the one the officer set in step 2
             cap = self.ask_cap(check.dataset, check.epsilon)
             if cap is None:
                 renamed = self.workspace.state.dataset.strip()
@@ -579,7 +579,7 @@ class MainWindow(QMainWindow):
 
     def new_dataset_dialog(self, dataset: str, epsilon: float) -> NewDatasetDialog:
         return NewDatasetDialog(dataset, epsilon, self.similar_datasets(dataset), self,
-                                delta=getattr(self, "_first_cap_delta", 0.0))
+                                delta=getattr(self, "first_cap_delta", 0.0))
 
     def similar_datasets(self, dataset: str) -> list[str]:
         """Other ledgered datasets released from a file like the open one, if nothing was released yet
@@ -588,28 +588,11 @@ class MainWindow(QMainWindow):
 
     def start_release(self, request: ReleaseRequest) -> None:
         """Release on a worker with a progress dialog; Cancel works until the noise is drawn."""
-        dialog = QProgressDialog("Preparing the release…", "Cancel", 0, 1000, self)
-        dialog.setWindowTitle("Releasing")
-        dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        dialog.setMinimumDuration(0)
-        dialog.setAutoClose(False)
-        dialog.setAutoReset(False)
-        # progress goes to the bar itself: a modal QProgressDialog's setValue() runs a nested event
-        # loop, in which the release's own result (and anything else queued) would be handled
-        bar = QProgressBar(dialog)
-        bar.setRange(0, 1000)
-        dialog.setBar(bar)
-        self.release_dialog = dialog
         release_id = new_release_id()
         worker = Worker(run_release, request, self.noise_source, release_id=release_id)
         self._release_worker = worker
-        dialog.canceled.connect(worker.cancel)
-
-        def on_progress(fraction: float, message: str) -> None:
-            bar.setValue(int(1000 * fraction))
-            dialog.setLabelText(message)
-            if message == NOISE_MESSAGE:
-                dialog.setCancelButton(None)  # past the point of no return
+        dialog, on_progress = release_progress_dialog(self, worker, NOISE_MESSAGE)
+        self.release_dialog = dialog
 
         def finish() -> None:
             self._release_worker = None

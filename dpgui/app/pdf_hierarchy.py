@@ -1,7 +1,7 @@
 """The human-readable PDF of a hierarchy release (counts over 2–4 nested categorical columns).
 
-Two A4 pages, drawn with Qt's PDF writer like the CDF report (:mod:`dpgui.app.pdf_report`, whose
-page layout, styles, privacy wording and verification text are reused): (1) what was released,
+Two A4 pages, drawn with the CDF report's PDF writer (:mod:`dpgui.app.pdf_report`, whose
+page layout, footer, styles, privacy wording and verification text are reused): (1) what was released,
 the parameters and the projected error per level (bias², variance and MSE, budgets), the top
 level's released counts with their 95 % intervals; (2) how to read it, with the verification
 commands. Public values only: the released counts and intervals, the node list, the plan and its
@@ -12,17 +12,15 @@ projection (computed at a public prior's counts or at the released counts), the
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QPointF, QRectF, Qt
-from PySide6.QtGui import QPageLayout, QPageSize, QPainter, QPdfWriter, QPen
+from PySide6.QtGui import QPdfWriter
 
-from dpgui import __version__
-from dpgui.app.pdf_charts import GREY, GRID, RESOLUTION, Canvas
+from dpgui.app.pdf_charts import Canvas
 from dpgui.app.pdf_report import (
-    _STYLE, _TABLE, CONVERSION_WORDS, MARGIN_MM, MINISIGN_COMMAND, PDF_CREATOR, TEST_BANNER, TEST_BANNER_DETAIL,
-    VERIFY_COMMAND, _code, _draw_html, _e, _rows, _utc, delta_meaning, ensure_gui_application, privacy_budget_text,
+    CONVERSION_WORDS, HTML_STYLE, HTML_TABLE, MINISIGN_COMMAND, VERIFY_COMMAND, delta_meaning, draw_footer, draw_html,
+    html_code, html_rows, html_text, privacy_budget_text, seeded_noise_banner_html, utc_text, write_pdf,
 )
 from dpgui.app.text import NEIGHBOURS_LABELS
 from dpgui.formatting import format_delta, format_epsilon, format_level_budget, format_number, format_significant
@@ -30,7 +28,6 @@ from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 
 if TYPE_CHECKING:
     from dpgui.core.hierarchy import HierarchyPlan, HierarchyRelease
-    from dpgui.core.plan import Plan
 
 __all__ = ["HIERARCHY_PAGE_COUNT", "render_hierarchy_pdf"]
 
@@ -67,7 +64,7 @@ def _privacy_text(plan: HierarchyPlan) -> str:
     if plan.noise == "multiplicative":
         return (f"ε = {format_epsilon(privacy.epsilon)} and δ = {format_delta(privacy.delta)} ((ε, δ)-differential "
                 "privacy by the composition of paper 004's Algorithms 1–2)")
-    return privacy_budget_text(cast("Plan", plan))
+    return privacy_budget_text(plan)
 
 
 def _delta_words(plan: HierarchyPlan) -> str:
@@ -75,7 +72,7 @@ def _delta_words(plan: HierarchyPlan) -> str:
         delta = format_delta(plan.privacy.delta)
         return (f"δ = {delta}: beyond the factor e^ε, the probability of any published result may differ by at most "
                 f"{delta} between two tables that differ in one person's records.")
-    return delta_meaning(cast("Plan", plan))
+    return delta_meaning(plan)
 
 
 def _budget_cell(plan: HierarchyPlan, level: int) -> str:
@@ -97,8 +94,8 @@ def _level_rows(release: HierarchyRelease, projection: dict[str, Any]) -> list[t
     for entry in projection["levels"]:
         level, nodes = int(entry["level"]), int(entry["nodes"])
         rms = math.sqrt(max(float(entry["mse"]), 0.0) / max(nodes, 1))
-        rows.append((str(level), _e(names[level] if level < len(names) else level), format_number(nodes),
-                     _e(_budget_cell(release.plan, level)), format_significant(float(entry["bias2"]), 3),
+        rows.append((str(level), html_text(names[level] if level < len(names) else level), format_number(nodes),
+                     html_text(_budget_cell(release.plan, level)), format_significant(float(entry["bias2"]), 3),
                      format_significant(float(entry["variance"]), 3), format_significant(float(entry["mse"]), 3),
                      "± " + format_significant(rms, 3)))
     return rows
@@ -108,16 +105,8 @@ def _top_level_rows(release: HierarchyRelease) -> list[tuple[str, ...]]:
     counts = np.asarray(release.counts[1])
     lower, upper = np.asarray(release.lower[1]), np.asarray(release.upper[1])
     labels = release.hierarchy.labels[0]
-    return [(_e(labels[i]), format_number(int(counts[i])), f"{format_number(float(lower[i]))} – "
+    return [(html_text(labels[i]), format_number(int(counts[i])), f"{format_number(float(lower[i]))} – "
              f"{format_number(float(upper[i]))}") for i in range(min(len(labels), TOP_LEVEL_ROWS))]
-
-
-def _banner(info: HierarchyReleaseInfo) -> str:
-    if info.secure:
-        return ""
-    return (f'<table width="100%" cellpadding="6" cellspacing="0" bgcolor="#FDECEE">'
-            f'<tr><td><p class="banner" style="font-size: 13pt;">{_e(TEST_BANNER)}</p>'
-            f'<p>{_e(TEST_BANNER_DETAIL)}</p></td></tr></table>')
 
 
 def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projection: dict[str, Any],
@@ -128,65 +117,65 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
     root = int(np.asarray(release.counts[0])[0])
     total = (f"{format_number(root)} (public, published exactly)" if privacy.root_public
              else f"{format_number(root)} (released with noise: N is private)")
-    counts_source = {"prior file": "a public prior file" + (f" ({_e(info.prior_name)})" if info.prior_name else ""),
+    counts_source = {"prior file": "a public prior file" + (f" ({html_text(info.prior_name)})" if info.prior_name else ""),
                      "confidential data (opted in)": "the confidential data: the officer opted in, and this is "
                      "recorded in the manifest", "none": "none (uniform budgets need no counts)"}
     facts = [
-        ("Data set", _e(info.dataset)),
-        ("Released", _e(_utc(info.created_utc)) + " (when the noise was drawn)"),
-        ("Release id", _e(info.release_id)),
-        ("Signed by", f"key {_e(key_id)}" if key_id else "not signed (the files' origin cannot be checked)"),
+        ("Data set", html_text(info.dataset)),
+        ("Released", html_text(utc_text(info.created_utc)) + " (when the noise was drawn)"),
+        ("Release id", html_text(info.release_id)),
+        ("Signed by", f"key {html_text(key_id)}" if key_id else "not signed (the files' origin cannot be checked)"),
     ]
     parameters = [
-        ("Levels", " &gt; ".join(_e(n) for n in hierarchy.level_names) + " ("
+        ("Levels", " &gt; ".join(html_text(n) for n in hierarchy.level_names) + " ("
          + ", ".join(format_number(int(n)) for n in hierarchy.level_sizes[1:]) + " categories)"),
         ("Node list", "from a public prior file" if info.node_list_source == "prior file" else
          "from the data: its categories were declared public and are published"),
-        ("Counts for the budgets", counts_source.get(plan.prior_source, _e(plan.prior_source))),
-        ("Noise", _e(NOISE_WORDS.get(plan.noise, plan.noise)) + (
+        ("Counts for the budgets", counts_source.get(plan.prior_source, html_text(plan.prior_source))),
+        ("Noise", html_text(NOISE_WORDS.get(plan.noise, plan.noise)) + (
             "" if info.secure else " — seeded test generator, NOT secure")),
-        ("Privacy budget", _e(_privacy_text(plan))),
-        ("Budgets per level", f"{_e(plan.allocation)} allocation"
+        ("Privacy budget", html_text(_privacy_text(plan))),
+        ("Budgets per level", f"{html_text(plan.allocation)} allocation"
          + (f" (target weighted MSE {format_significant(plan.target_mse, 3)})" if plan.target_mse else "")
          + "; weights " + ", ".join(format_significant(float(w), 3) for w in plan.weights)),
-        ("Protection model", _e(NEIGHBOURS_LABELS.get(privacy.neighbours, privacy.neighbours))
+        ("Protection model", html_text(NEIGHBOURS_LABELS.get(privacy.neighbours, privacy.neighbours))
          + (f"; up to {privacy.records_per_person} records per person" if privacy.records_per_person > 1 else "")),
-        ("Consistency", _e(_consistency_words(plan))),
+        ("Consistency", html_text(_consistency_words(plan))),
         ("Number of records N", total),
     ]
-    out = ["<html>", _STYLE, "<body>", _banner(info), f"<h1>{_e(PDF_TITLE)}</h1>",
+    out = ["<html>", HTML_STYLE, "<body>", seeded_noise_banner_html(info.secure), f"<h1>{html_text(PDF_TITLE)}</h1>",
            '<table width="100%" cellpadding="3" cellspacing="0">']
     out += [f'<tr><td width="22%" class="key">{k}</td><td>{v}</td></tr>' for k, v in facts]
     out.append("</table><h2>What was released</h2>")
-    path = " &gt; ".join(_e(n) for n in hierarchy.level_names)
+    path = " &gt; ".join(html_text(n) for n in hierarchy.level_names)
     out.append(f"<p>The number of records in every category of the hierarchy {path}"
                f" ({format_number(hierarchy.n_nodes)} nodes, the root included), each with random noise added to "
                "protect the people in the data; the CSV file of this bundle lists every node with its 95 % "
                "interval. The parameters, all fixed before the noise was drawn:</p>")
-    out.append(_TABLE)
-    out += _rows(parameters, "26%")
+    out.append(HTML_TABLE)
+    out += html_rows(parameters, "26%")
     out.append("</table><h2>Projected error per level</h2>")
-    out.append(f"<p>Sums over each level's nodes, in records² (computed at {_e(projection.get('counts', 'the counts'))}"
-               f"; {_e(projection.get('method', ''))}): the squared bias of the non-negativity clamp, the variance "
+    out.append(f"<p>Sums over each level's nodes, in records² (computed at {html_text(projection.get('counts', 'the counts'))}"
+               f"; {html_text(projection.get('method', ''))}): the squared bias of the non-negativity clamp, the variance "
                "of the noise, their sum (the mean squared error, MSE), and the typical error of one node (the square "
                f"root of the MSE per node). Weighted MSE across levels: "
                f"{format_significant(float(projection.get('weighted_mse', 0.0)), 4)}.</p>")
     out.append('<table width="100%" cellpadding="4" cellspacing="0"><tr><th>Level</th><th>Name</th>'
                '<th align="right">Nodes</th><th align="right">Budget</th><th align="right">Bias²</th>'
                '<th align="right">Variance</th><th align="right">MSE</th><th align="right">Per node</th></tr>')
-    out += _rows(_level_rows(release, projection), "", 2)
+    out += html_rows(_level_rows(release, projection), "", 2)
     out.append("</table>")
     top = hierarchy.level_sizes[1]
-    out.append(f"<h2>Released counts of {_e(hierarchy.level_names[0])}</h2>")
+    out.append(f"<h2>Released counts of {html_text(hierarchy.level_names[0])}</h2>")
     out.append(f"<p>{'The first ' + str(TOP_LEVEL_ROWS) + ' of ' if top > TOP_LEVEL_ROWS else ''}"
                f"{format_number(int(top))} categories; the true count lies in the interval with at least 95 % "
                "probability.</p>")
     out.append('<table width="70%" cellpadding="4" cellspacing="0"><tr><th>Category</th>'
                '<th align="right">Released count</th><th align="right">95 % interval</th></tr>')
-    out += _rows(_top_level_rows(release), "", 1)
+    out += html_rows(_top_level_rows(release), "", 1)
     out.append("</table>")
     if info.notes:
-        out.append("<h2>Notes</h2>" + "".join(f"<p>{_e(note)}</p>" for note in info.notes))
+        out.append("<h2>Notes</h2>" + "".join(f"<p>{html_text(note)}</p>" for note in info.notes))
     out.append("</body></html>")
     return "".join(out)
 
@@ -194,13 +183,13 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
 def _page2_html(release: HierarchyRelease, key_id: str | None) -> str:
     plan = release.plan
     privacy = plan.privacy
-    meaning = _e(_delta_words(plan)).replace("e^ε", "e<sup>ε</sup>")
+    meaning = html_text(_delta_words(plan)).replace("e^ε", "e<sup>ε</sup>")
     adding = ("Each release about the same people spends budget: dpgui's budget ledger adds them up"
               + (f" (this release counts as ρ = {format_significant(privacy.rho, 4)}, {CONVERSION_WORDS})"
                  if plan.noise == "gaussian" and privacy.rho is not None else "") + ".")
-    signed = (f"It was signed with the key whose id is <b>{_e(key_id)}</b>; the public key file (KEY.pub) you check "
+    signed = (f"It was signed with the key whose id is <b>{html_text(key_id)}</b>; the public key file (KEY.pub) you check "
               "it with must show the same id." if key_id else "<b>This release was not signed.</b>")
-    out = ["<html>", _STYLE, "<body>", "<h1>How to read this release</h1>"]
+    out = ["<html>", HTML_STYLE, "<body>", "<h1>How to read this release</h1>"]
     out.append(
         "<p>Every count was made with <b>differential privacy</b>: whatever one person's records are (see the "
         "protection model), the probability of any published result changes by at most a factor of "
@@ -215,7 +204,7 @@ def _page2_html(release: HierarchyRelease, key_id: str | None) -> str:
         "interval of each node in the CSV holds its true count with at least 95 % probability.</p>")
     out.append("<h2>Parents and children</h2>")
     out.append(
-        f"<p>{_e(_consistency_words(plan))}. This uses the published numbers only, "
+        f"<p>{html_text(_consistency_words(plan))}. This uses the published numbers only, "
         "so it costs no privacy.</p>")
     out.append("<h2>The list of categories</h2>")
     out.append(
@@ -227,28 +216,12 @@ def _page2_html(release: HierarchyRelease, key_id: str | None) -> str:
         "<p>The bundle holds this PDF, the CSV file (one row per node: level, level name, path, released count, "
         "95 % interval), a manifest (NAME.manifest.json) with every parameter and the SHA-256 hash of each file, "
         f"and a signature of the manifest (NAME.manifest.json.minisig). {signed} To check the bundle, run</p>")
-    out.append(f'<p class="command">{_code(VERIFY_COMMAND)}</p>')
+    out.append(f'<p class="command">{html_code(VERIFY_COMMAND)}</p>')
     out.append("<p>or, without dpgui, check the signature with</p>")
-    out.append(f'<p class="command">{_code(MINISIGN_COMMAND)}</p>')
+    out.append(f'<p class="command">{html_code(MINISIGN_COMMAND)}</p>')
     out.append("<p>and compare the SHA-256 hashes of the CSV and of this PDF with those in the manifest. If any check "
                "fails, the files were changed after they were signed and must not be trusted.</p></body></html>")
     return "".join(out)
-
-
-def _draw_footer(c: Canvas, info: HierarchyReleaseInfo, page: int) -> float:
-    """Release id and page number at the foot of the page; returns the top of the footer."""
-    font = c.font(7.5)
-    h = c.line_height(font)
-    y = c.height - h
-    c.p.setFont(font)
-    c.p.setPen(QPen(GRID, 0.004 * RESOLUTION))
-    c.p.drawLine(QPointF(0, y - 0.03 * RESOLUTION), QPointF(c.width, y - 0.03 * RESOLUTION))
-    c.p.setPen(GREY)
-    left = c.elide(font, f"Release {info.release_id} · {info.dataset} · made with dpgui {__version__}", c.width * 0.8)
-    c.p.drawText(QRectF(0, y, c.width, h), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), left)
-    c.p.drawText(QRectF(0, y, c.width, h), int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
-                 f"Page {page} of {HIERARCHY_PAGE_COUNT}")
-    return y - 0.1 * RESOLUTION
 
 
 def render_hierarchy_pdf(release: HierarchyRelease, info: HierarchyReleaseInfo, projection: dict[str, Any],
@@ -259,29 +232,13 @@ def render_hierarchy_pdf(release: HierarchyRelease, info: HierarchyReleaseInfo, 
     a public prior's counts or at the released counts); ``key_id``: the signer's key id (None: not
     signed). O(levels + the top level's first rows).
     """
-    ensure_gui_application()
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    writer = QPdfWriter(buffer)
-    writer.setResolution(RESOLUTION)
-    writer.setPageLayout(QPageLayout(QPageSize(QPageSize.PageSizeId.A4), QPageLayout.Orientation.Portrait,
-                                     QMarginsF(MARGIN_MM, MARGIN_MM, MARGIN_MM, MARGIN_MM),
-                                     QPageLayout.Unit.Millimeter))
-    writer.setTitle(PDF_TITLE)
-    writer.setCreator(PDF_CREATOR)
-    painter = QPainter()
-    if not painter.begin(writer):
-        raise RuntimeError("could not start drawing the PDF")
-    try:
-        c = Canvas(painter, float(writer.width()), float(writer.height()))
-        pages = (_page1_html(release, info, projection, key_id), _page2_html(release, key_id))
+    pages = (_page1_html(release, info, projection, key_id), _page2_html(release, key_id))
+
+    def draw_pages(c: Canvas, writer: QPdfWriter) -> None:
         for page, source in enumerate(pages, start=1):
             if page > 1:
                 writer.newPage()
-            bottom = _draw_footer(c, info, page)
-            _draw_html(c, writer, 0.0, bottom, source)
-    finally:
-        painter.end()
-    buffer.close()
-    return bytes(data.data())
+            bottom = draw_footer(c, info.release_id, info.dataset, page, HIERARCHY_PAGE_COUNT)
+            draw_html(c, writer, 0.0, bottom, source)
+
+    return write_pdf(PDF_TITLE, draw_pages)

@@ -19,7 +19,8 @@ import math
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Protocol
 from datetime import datetime, timezone
 
 import numpy as np
@@ -33,7 +34,7 @@ from dpgui import __version__
 from dpgui.app.pdf_charts import ALERT, GREY, GRID, INK, RESOLUTION, Canvas, plot_bars, plot_cdf, release_bars
 from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS
 from dpgui.core.mechanism import Release
-from dpgui.core.plan import Plan
+from dpgui.core.plan import PrivacySpec
 from dpgui.core.quantiles import missing_interval95, noise_margin, quantiles
 from dpgui.formatting import (
     format_delta, format_epsilon, format_fixed, format_level_budget, format_number, format_odds, format_percent,
@@ -41,7 +42,12 @@ from dpgui.formatting import (
 )
 from dpgui.report.bundle import ReleaseInfo
 
-__all__ = ["render_release_pdf", "ensure_gui_application", "PAGE_COUNT", "TEST_BANNER"]
+__all__ = [
+    "render_release_pdf", "ensure_gui_application", "PAGE_COUNT", "TEST_BANNER",
+    # shared with the hierarchy report (dpgui.app.pdf_hierarchy)
+    "HTML_STYLE", "HTML_TABLE", "NoisedPlan", "delta_meaning", "draw_footer", "draw_html", "html_code", "html_rows",
+    "html_text", "privacy_budget_text", "seeded_noise_banner_html", "utc_text", "write_pdf",
+]
 
 PAGE_COUNT = 3
 MARGIN_MM = 16.0
@@ -119,13 +125,15 @@ def ensure_gui_application() -> QGuiApplication:
 # ----------------------------------------------------------------------------------------------
 # numbers in words
 
-def _utc(moment: datetime) -> str:
+def utc_text(moment: datetime) -> str:
+    """``moment`` in UTC, e.g. "2026-11-25 10:42:01 UTC" (a naive time is taken as UTC)."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _e(text: object) -> str:
+def html_text(text: object) -> str:
+    """``text`` escaped for the PDF's HTML."""
     return html.escape(str(text))
 
 
@@ -158,7 +166,19 @@ def _level_budgets(release: Release) -> str:
     return "; ".join(parts)
 
 
-def privacy_budget_text(plan: Plan) -> str:
+class NoisedPlan(Protocol):
+    """What the privacy wording reads of a plan: its noise ("laplace", "gaussian", …) and its
+    :class:`~dpgui.core.plan.PrivacySpec` (a CDF :class:`~dpgui.core.plan.Plan` or a
+    :class:`~dpgui.core.hierarchy.HierarchyPlan` with Laplace or Gaussian noise)."""
+
+    @property
+    def noise(self) -> str: ...
+
+    @property
+    def privacy(self) -> PrivacySpec: ...
+
+
+def privacy_budget_text(plan: NoisedPlan) -> str:
     """The "Privacy budget" row: ε and δ, and in plain words what δ means for this release."""
     privacy = plan.privacy
     eps = format_epsilon(privacy.epsilon)
@@ -174,7 +194,7 @@ def privacy_budget_text(plan: Plan) -> str:
     return text
 
 
-def delta_meaning(plan: Plan) -> str:
+def delta_meaning(plan: NoisedPlan) -> str:
     """What δ means for this release, in plain words (one or two sentences, plain text)."""
     privacy = plan.privacy
     if plan.noise == "gaussian":
@@ -227,22 +247,22 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
         accuracy += f"; that is ± {format_percent_of(typical, n)} and ± {format_percent_of(worst, n)} of N"
     missing = missing_text(release, details.missing)
     return [
-        ("Column", _e(details.column)),
-        ("Bounds", f"from {_e(format_number(release.lower))} to {_e(format_number(release.upper))} (chosen from "
+        ("Column", html_text(details.column)),
+        ("Bounds", f"from {html_text(format_number(release.lower))} to {html_text(format_number(release.upper))} (chosen from "
                    "public knowledge; values outside are counted in the first or last bin)"),
-        ("Bins", f"K = {k:,} equal bins, each {_e(format_number(width))} wide"),
-        ("Number of records N", _e(n_text)),
-        ("Privacy budget", _e(eps_text)),
-        ("Protection model", _e(NEIGHBOURS_LABELS.get(privacy.neighbours, privacy.neighbours))),
-        ("Records per person", _e(rpp_text)),
-        ("Tree of counts (branching)", _e(tree)),
-        ("Budget per level", _e(_level_budgets(release))),
-        ("Estimator", _e(ESTIMATOR_LABELS.get(plan.estimator, plan.estimator))),
-        ("Consistency", _e(CONSISTENCY_LABELS.get(release.consistency, release.consistency))),
-        ("Noise", _e((NOISE_SECURE_GAUSSIAN if plan.noise == "gaussian" else NOISE_SECURE) if release.secure
+        ("Bins", f"K = {k:,} equal bins, each {html_text(format_number(width))} wide"),
+        ("Number of records N", html_text(n_text)),
+        ("Privacy budget", html_text(eps_text)),
+        ("Protection model", html_text(NEIGHBOURS_LABELS.get(privacy.neighbours, privacy.neighbours))),
+        ("Records per person", html_text(rpp_text)),
+        ("Tree of counts (branching)", html_text(tree)),
+        ("Budget per level", html_text(_level_budgets(release))),
+        ("Estimator", html_text(ESTIMATOR_LABELS.get(plan.estimator, plan.estimator))),
+        ("Consistency", html_text(CONSISTENCY_LABELS.get(release.consistency, release.consistency))),
+        ("Noise", html_text((NOISE_SECURE_GAUSSIAN if plan.noise == "gaussian" else NOISE_SECURE) if release.secure
                      else NOISE_TEST + (" (Gaussian)" if plan.noise == "gaussian" else " (Laplace)"))),
-        ("Missing values", _e(missing)),
-        ("Expected accuracy", _e(accuracy)),
+        ("Missing values", html_text(missing)),
+        ("Expected accuracy", html_text(accuracy)),
     ]
 
 
@@ -262,7 +282,7 @@ def _quantile_rows(release: Release) -> list[tuple[str, str, str]]:
     return rows
 
 
-_STYLE = """
+HTML_STYLE = """
 <head><style>
 h1 { font-size: 17pt; font-weight: bold; margin-bottom: 6px; }
 h2 { font-size: 12.5pt; font-weight: bold; margin-top: 12px; margin-bottom: 4px; }
@@ -275,11 +295,11 @@ code { font-family: monospace; }
 .command { font-family: monospace; margin-left: 24px; }
 </style></head>
 """
-_TABLE = '<table width="100%" cellpadding="4" cellspacing="0">'
+HTML_TABLE = '<table width="100%" cellpadding="4" cellspacing="0">'
 _STRIPE = "#F1F4F8"
 
 
-def _rows(rows: Sequence[tuple[str, ...]], first_width: str, align_right_from: int = 99) -> list[str]:
+def html_rows(rows: Sequence[tuple[str, ...]], first_width: str, align_right_from: int = 99) -> list[str]:
     """Table rows with alternating backgrounds (easier to follow across a wide table than lines)."""
     out = []
     for i, row in enumerate(rows):
@@ -294,57 +314,58 @@ def _rows(rows: Sequence[tuple[str, ...]], first_width: str, align_right_from: i
     return out
 
 
-def _code(text: str) -> str:
+def html_code(text: str) -> str:
     """A command kept on one line (spaces do not break)."""
-    return "<code>" + _e(text).replace(" ", "&nbsp;") + "</code>"
+    return "<code>" + html_text(text).replace(" ", "&nbsp;") + "</code>"
 
 
 def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
 
 
-def _banner_html(release: Release) -> str:
-    if release.secure:
+def seeded_noise_banner_html(secure: bool) -> str:
+    """The red "test noise" box at the top of page 1 of a release drawn with test noise ("" if ``secure``)."""
+    if secure:
         return ""
     return (f'<table width="100%" cellpadding="6" cellspacing="0" bgcolor="#FDECEE">'
-            f'<tr><td><p class="banner" style="font-size: 13pt;">{_e(TEST_BANNER)}</p>'
-            f'<p>{_e(TEST_BANNER_DETAIL)}</p></td></tr></table>')
+            f'<tr><td><p class="banner" style="font-size: 13pt;">{html_text(TEST_BANNER)}</p>'
+            f'<p>{html_text(TEST_BANNER_DETAIL)}</p></td></tr></table>')
 
 
 def _page1_html(release: Release, details: ReleaseInfo, key_id: str | None) -> str:
-    signer = (f"key {_e(key_id)}" if key_id
+    signer = (f"key {html_text(key_id)}" if key_id
               else "not signed (no signature: the files' origin cannot be checked)")
     facts = [
-        ("Data set", _e(details.dataset)),
-        ("Released", _e(_utc(details.created_utc)) + " (when the noise was drawn)"),
-        ("Release id", _e(details.release_id)),
+        ("Data set", html_text(details.dataset)),
+        ("Released", html_text(utc_text(details.created_utc)) + " (when the noise was drawn)"),
+        ("Release id", html_text(details.release_id)),
         ("Signed by", signer),
     ]
-    out = ["<html>", _STYLE, "<body>", _banner_html(release),
-           f"<h1>Differentially private release: cumulative distribution of {_e(details.column)}</h1>",
+    out = ["<html>", HTML_STYLE, "<body>", seeded_noise_banner_html(release.secure),
+           f"<h1>Differentially private release: cumulative distribution of {html_text(details.column)}</h1>",
            '<table width="100%" cellpadding="3" cellspacing="0">']
     out += [f'<tr><td width="22%" class="key">{k}</td><td>{v}</td></tr>' for k, v in facts]
     out.append("</table>")
     out.append("<h2>What was released</h2>")
-    out.append(f"<p>For each of the K = {release.plan.shape.bins:,} bins of <b>{_e(details.column)}</b>: how many "
+    out.append(f"<p>For each of the K = {release.plan.shape.bins:,} bins of <b>{html_text(details.column)}</b>: how many "
                "records have a value at or below the bin's upper edge (the cumulative counts of the CSV file of "
                "this bundle), each with random noise added to protect the people in the data. The parameters, "
                "all fixed before the data were read:</p>")
-    out.append(_TABLE)
-    out += _rows(_parameter_rows(release, details), "26%")
+    out.append(HTML_TABLE)
+    out += html_rows(_parameter_rows(release, details), "26%")
     out.append("</table>")
     out.append("<h2>Released quantiles</h2>")
     width = (release.upper - release.lower) / release.plan.shape.bins
-    out.append(f"<p>Values of {_e(details.column)} below which the given share of the records lies, read from the "
+    out.append(f"<p>Values of {html_text(details.column)} below which the given share of the records lies, read from the "
                "released CDF (this costs no extra privacy). The estimate is a linear interpolation inside the bin "
-               f"where the released CDF reaches the share (bins are {_e(format_number(width))} wide; the records "
+               f"where the released CDF reaches the share (bins are {html_text(format_number(width))} wide; the records "
                "are taken to be spread evenly inside it), so the true quantile need not be near it. With at least "
                "95 % confidence the true quantile of the data lies in the interval, which runs between bin edges "
                "and allows both for the noise and for where inside its bin the true value lies (values outside the "
                "bounds count as the nearest bound).</p>")
     out.append('<table width="70%" cellpadding="5" cellspacing="0"><tr><th>Quantile</th>'
                '<th align="right">Estimate (interpolated)</th><th align="right">95 % interval</th></tr>')
-    out += _rows(_quantile_rows(release), "", 1)
+    out += html_rows(_quantile_rows(release), "", 1)
     out.append("</table></body></html>")
     return "".join(out)
 
@@ -358,7 +379,7 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
     eps = privacy.epsilon
     factor = math.exp(eps)
     factor_text = f"{factor:.3g}" if factor < 1000 else format_number(round(factor))
-    column = _e(details.column)
+    column = html_text(details.column)
     margins = _margins(release)
     typical = float(np.sqrt(np.mean(margins ** 2))) if margins.size else 0.0
     if privacy.neighbours == "change":
@@ -386,12 +407,12 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
                        "cumulative count can never decrease, so this only removes impossible results of the noise "
                        "(such as negative records in a bin). It uses the published numbers only, so it costs no "
                        "privacy.")
-    signed = (f"It was signed with the key whose id is <b>{_e(key_id)}</b>; the public key file "
+    signed = (f"It was signed with the key whose id is <b>{html_text(key_id)}</b>; the public key file "
               "(KEY.pub) you check it with must show the same id."
               if key_id else
               "<b>This release was not signed</b>, so nobody can check who made it; the SHA-256 hashes in the "
               "manifest still show whether a file was changed after it was written.")
-    out = ["<html>", _STYLE, "<body>", "<h1>How to read this release</h1>"]
+    out = ["<html>", HTML_STYLE, "<body>", "<h1>How to read this release</h1>"]
     out.append(
         f"<p>This release describes how the values of <b>{column}</b> are spread: for every bin edge, how many "
         "records have a value at or below it (a cumulative distribution, or CDF). It was made with "
@@ -402,8 +423,8 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
                else "<h2>What ε (epsilon) means here</h2>")
     budget = f"<b>ε = {format_epsilon(eps)}</b>"
     if gaussian:
-        budget += f" and <b>δ = {_e(format_delta(privacy.delta))}</b>"
-    meaning = _e(delta_meaning(plan)).replace("e^ε", "e<sup>ε</sup>")
+        budget += f" and <b>δ = {html_text(format_delta(privacy.delta))}</b>"
+    meaning = html_text(delta_meaning(plan)).replace("e^ε", "e<sup>ε</sup>")
     first_words, rest = meaning.split(":", 1)
     if gaussian:
         adding = ("Each release about the same people spends budget. dpgui's budget ledger adds releases up with "
@@ -439,11 +460,11 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
         "when the true value sits anywhere inside its bin.</p>")
     out.append("<h2>Why counts can differ from the truth</h2>")
     out.append(
-        f"<p>Besides the noise: the bounds from {_e(format_number(release.lower))} to "
-        f"{_e(format_number(release.upper))} were fixed from public knowledge, not from the data, and values "
+        f"<p>Besides the noise: the bounds from {html_text(format_number(release.lower))} to "
+        f"{html_text(format_number(release.upper))} were fixed from public knowledge, not from the data, and values "
         "outside them were counted in the first bin (values below the lower bound) or the last bin (values at or "
         "above the upper bound), never dropped. The first and last bins can therefore hold more records than "
-        f"their range suggests. Missing values: {_lower_first(_e(missing_text(release, details.missing)))}"
+        f"their range suggests. Missing values: {_lower_first(html_text(missing_text(release, details.missing)))}"
         "</p>")
     out.append(f"<p>{consistency}</p>")
     out.append(f"<p>{neighbour}</p>")
@@ -452,15 +473,15 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
         "<p>The bundle holds this PDF, a CSV file with the released numbers, a manifest (NAME.manifest.json) that "
         "lists every parameter and the SHA-256 hash of each file, and a signature of the manifest "
         f"(NAME.manifest.json.minisig), where NAME is the bundle's name. {signed} To check the bundle, run</p>")
-    out.append(f'<p class="command">{_code(VERIFY_COMMAND)}</p>')
+    out.append(f'<p class="command">{html_code(VERIFY_COMMAND)}</p>')
     out.append(
         "<p>which checks the signature and the hashes of the files. Without dpgui, check the signature "
         "with</p>")
-    out.append(f'<p class="command">{_code(MINISIGN_COMMAND)}</p>')
+    out.append(f'<p class="command">{html_code(MINISIGN_COMMAND)}</p>')
     out.append(
         "<p>and then compare the SHA-256 hash of the CSV and of this PDF with the hashes listed in the manifest "
-        f"(for example with {_code('sha256sum FILE')} on Linux, {_code('shasum -a 256 FILE')} on macOS or "
-        f"{_code('certutil -hashfile FILE SHA256')} on Windows). If any check fails, the files were changed "
+        f"(for example with {html_code('sha256sum FILE')} on Linux, {html_code('shasum -a 256 FILE')} on macOS or "
+        f"{html_code('certutil -hashfile FILE SHA256')} on Windows). If any check fails, the files were changed "
         "after they were signed and must not be trusted.</p></body></html>")
     return "".join(out)
 
@@ -525,7 +546,7 @@ def _draw_page2(c: Canvas, top: float, bottom: float, release: Release, details:
 # ----------------------------------------------------------------------------------------------
 # pages, header and footer
 
-def _draw_html(c: Canvas, writer: QPdfWriter, top: float, bottom: float, source: str) -> None:
+def draw_html(c: Canvas, writer: QPdfWriter, top: float, bottom: float, source: str) -> None:
     """Lay out simple HTML at the writer's resolution, shrinking the font until it fits."""
     height = bottom - top
     doc = QTextDocument()
@@ -570,8 +591,8 @@ def _draw_header(c: Canvas, release: Release) -> float:
     return h + 0.08 * RESOLUTION
 
 
-def _draw_footer(c: Canvas, details: ReleaseInfo, page: int) -> float:
-    """Release id and page number at the foot of the page; returns the top of the footer."""
+def draw_footer(c: Canvas, release_id: str, dataset: str, page: int, page_count: int) -> float:
+    """Release id, dataset and page number at the foot of the page; returns the top of the footer."""
     font = c.font(7.5)
     h = c.line_height(font)
     y = c.height - h
@@ -579,21 +600,17 @@ def _draw_footer(c: Canvas, details: ReleaseInfo, page: int) -> float:
     c.p.setPen(QPen(GRID, 0.004 * RESOLUTION))
     c.p.drawLine(QPointF(0, y - 0.03 * RESOLUTION), QPointF(c.width, y - 0.03 * RESOLUTION))
     c.p.setPen(GREY)
-    left = c.elide(font, f"Release {details.release_id} · {details.dataset} · made with dpgui {__version__}",
-                   c.width * 0.8)
+    left = c.elide(font, f"Release {release_id} · {dataset} · made with dpgui {__version__}", c.width * 0.8)
     c.p.drawText(QRectF(0, y, c.width, h), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), left)
     c.p.drawText(QRectF(0, y, c.width, h), int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
-                 f"Page {page} of {PAGE_COUNT}")
+                 f"Page {page} of {page_count}")
     return y - 0.1 * RESOLUTION
 
 
-def render_release_pdf(release: Release, details: ReleaseInfo, key_id: str | None) -> bytes:
-    """The release as a three-page A4 PDF (bytes). Public values only; no QApplication needed.
-
-    ``details``: the release's public labels; ``key_id``: the signer's key id (None: not signed).
-    Drawing cost is O(K) numpy work plus a few thousand drawn points, whatever K (long curves are
-    thinned per column to their min and max, so the 95 % band is never drawn narrower).
-    """
+def write_pdf(title: str, draw_pages: Callable[[Canvas, QPdfWriter], None]) -> bytes:
+    """An A4 portrait PDF (bytes) at :data:`RESOLUTION` with ``MARGIN_MM`` margins, titled ``title``,
+    whose pages ``draw_pages(canvas, writer)`` draws (``writer.newPage()`` between pages). The one
+    PDF writer of the CDF and hierarchy reports; no QApplication needed."""
     ensure_gui_application()
     data = QByteArray()
     buffer = QBuffer(data)
@@ -603,25 +620,38 @@ def render_release_pdf(release: Release, details: ReleaseInfo, key_id: str | Non
     writer.setPageLayout(QPageLayout(QPageSize(QPageSize.PageSizeId.A4), QPageLayout.Orientation.Portrait,
                                      QMarginsF(MARGIN_MM, MARGIN_MM, MARGIN_MM, MARGIN_MM),
                                      QPageLayout.Unit.Millimeter))
-    writer.setTitle(PDF_TITLE)
+    writer.setTitle(title)
     writer.setCreator(PDF_CREATOR)
     painter = QPainter()
     if not painter.begin(writer):
         raise RuntimeError("could not start drawing the PDF")
     try:
-        c = Canvas(painter, float(writer.width()), float(writer.height()))
-        for page in range(1, PAGE_COUNT + 1):
-            if page > 1:
-                writer.newPage()
-            top = _draw_header(c, release)
-            bottom = _draw_footer(c, details, page)
-            if page == 1:
-                _draw_html(c, writer, top, bottom, _page1_html(release, details, key_id))
-            elif page == 2:
-                _draw_page2(c, top, bottom, release, details)
-            else:
-                _draw_html(c, writer, top, bottom, _page3_html(release, details, key_id))
+        draw_pages(Canvas(painter, float(writer.width()), float(writer.height())), writer)
     finally:
         painter.end()
     buffer.close()
     return bytes(data.data())
+
+
+def render_release_pdf(release: Release, details: ReleaseInfo, key_id: str | None) -> bytes:
+    """The release as a three-page A4 PDF (bytes). Public values only; no QApplication needed.
+
+    ``details``: the release's public labels; ``key_id``: the signer's key id (None: not signed).
+    Drawing cost is O(K) numpy work plus a few thousand drawn points, whatever K (long curves are
+    thinned per column to their min and max, so the 95 % band is never drawn narrower).
+    """
+
+    def draw_pages(c: Canvas, writer: QPdfWriter) -> None:
+        for page in range(1, PAGE_COUNT + 1):
+            if page > 1:
+                writer.newPage()
+            top = _draw_header(c, release)
+            bottom = draw_footer(c, details.release_id, details.dataset, page, PAGE_COUNT)
+            if page == 1:
+                draw_html(c, writer, top, bottom, _page1_html(release, details, key_id))
+            elif page == 2:
+                _draw_page2(c, top, bottom, release, details)
+            else:
+                draw_html(c, writer, top, bottom, _page3_html(release, details, key_id))
+
+    return write_pdf(PDF_TITLE, draw_pages)

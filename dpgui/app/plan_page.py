@@ -19,11 +19,13 @@ from PySide6.QtWidgets import (
 
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
-from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_buddy, show_inline
+from dpgui.app.fields import (
+    ValidatedField, inline_message, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
+)
 from dpgui.app.projection_plots import ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.missing import MISSING_RULE_TEXT
-from dpgui.core.plan import Plan, PrivacySpec, check_delta, check_epsilon, split_budget
+from dpgui.core.plan import Plan, PrivacySpec, split_budget
 from dpgui.core.planner import auto_plan, average_margin95, margin95, plan_for_accuracy
 from dpgui.core.quantiles import noise_margin
 from dpgui.core.projection_curves import ProjectedCurves
@@ -31,17 +33,6 @@ from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.workspace.state import DataContext, PlanChoice
 from dpgui.formatting import format_margin_records, format_percent_of
-
-
-def _parse_epsilon(raw: str) -> float:
-    return check_epsilon(parse_number(raw, "ε", "1 or 0.5"), "ε")
-
-
-def _parse_delta(raw: str) -> float:
-    """δ as typed: 0 (pure ε-DP) or a probability 0 < δ < 1, e.g. 1e-9."""
-    if not raw.strip():
-        raise ParameterError("δ is empty", "enter 0 for pure ε-DP, or a small probability such as 1e-9")
-    return check_delta(parse_number(raw, "δ", "1e-9"), "δ")
 
 
 def _format_delta(delta: float) -> str:
@@ -326,7 +317,7 @@ class PlanPage(QWidget):
             presets.addWidget(button)
             self.preset_buttons[name] = button
         privacy_form.addRow("Presets:", presets)
-        self.epsilon = ValidatedField(_parse_epsilon, "e.g. 1", text.EPSILON_TOOLTIP)
+        self.epsilon = ValidatedField(parse_epsilon, "e.g. 1", text.EPSILON_TOOLTIP)
         self.epsilon.set_text("1")
         self.epsilon.edited.connect(self.schedule_replan)
         privacy_form.addRow("Privacy budget &ε:", self.epsilon)
@@ -342,7 +333,7 @@ class PlanPage(QWidget):
             delta_presets.addWidget(button)
             self.delta_buttons[name] = button
         privacy_form.addRow("δ presets:", delta_presets)
-        self.delta = ValidatedField(_parse_delta, "e.g. 1e-9", text.DELTA_TOOLTIP)
+        self.delta = ValidatedField(parse_delta, "e.g. 1e-9", text.DELTA_TOOLTIP)
         self.delta.set_text("0")
         self.delta.edited.connect(self._on_delta)
         privacy_form.addRow("&δ (failure probability):", self.delta)
@@ -572,8 +563,8 @@ class PlanPage(QWidget):
     def _privacy_as_typed(self) -> PrivacySpec | None:
         """The privacy settings, or None while ε or δ does not parse (read quietly: the fields show why)."""
         try:
-            return PrivacySpec(_parse_epsilon(self.epsilon.text()), self.neighbours.currentData(),
-                               self.records_per_person.value(), _parse_delta(self.delta.text()))
+            return PrivacySpec(parse_epsilon(self.epsilon.text()), self.neighbours.currentData(),
+                               self.records_per_person.value(), parse_delta(self.delta.text()))
         except DpguiError:
             return None
 
@@ -625,7 +616,7 @@ class PlanPage(QWidget):
 
     def _update_delta_help(self) -> None:
         try:
-            delta: float | None = _parse_delta(self.delta.text())
+            delta: float | None = parse_delta(self.delta.text())
         except DpguiError:
             delta = None
         n = self._context.n_rows if self._n_is_public() else self.typed_n_estimate()
@@ -634,7 +625,7 @@ class PlanPage(QWidget):
     def _check_noise(self) -> bool:
         """Say next to the noise list when the noise asked for cannot be used (Gaussian at δ = 0)."""
         try:
-            delta = _parse_delta(self.delta.text())
+            delta = parse_delta(self.delta.text())
         except DpguiError:
             show_inline(self.noise_message, "")
             return True

@@ -174,12 +174,14 @@ class _Tree:
 # ----------------------------------------------------------------------------------------
 
 
-def _ramp(t: float) -> QColor:
+def colour_ramp(t: float) -> QColor:
+    """The bin-tree's colour scale (viridis) at ``t`` in [0, 1], clipped: dark purple at 0, yellow at 1."""
     colour: QColor = _CMAP.map(np.array([min(max(t, 0.0), 1.0)]), mode="qcolor")[0]
     return colour
 
 
-def _text_colour(fill: QColor) -> QColor:
+def text_colour_on(fill: QColor) -> QColor:
+    """Black or white, whichever reads better on ``fill``."""
     luminance = 0.299 * fill.red() + 0.587 * fill.green() + 0.114 * fill.blue()
     return QColor("#000000") if luminance > 140 else QColor("#FFFFFF")
 
@@ -197,8 +199,8 @@ def _level_fill(tree: _Tree, mode: str, level: int) -> QColor:
     if mode == "budget":
         if status == "exact":
             return QColor(EXACT_COLOUR)
-        return _ramp(tree.epsilons[level] / vmax)
-    return _ramp(1.0 - (tree.sds[level] or 0.0) / vmax)
+        return colour_ramp(tree.epsilons[level] / vmax)
+    return colour_ramp(1.0 - (tree.sds[level] or 0.0) / vmax)
 
 
 def _padding_brushes() -> tuple[QBrush, QBrush]:
@@ -312,7 +314,7 @@ class _IcicleItem(pg.GraphicsObject):  # type: ignore[misc]  # pyqtgraph ships n
                 p.fillRect(pad, pad_hatch)
             width = tree.widths[level]
             node_px = width * sx
-            text_pen = _text_colour(fill)
+            text_pen = text_colour_on(fill)
             if node_px >= MIN_NODE_PX:
                 i0 = int(math.floor((x0 - tree.lower) / width))
                 i1 = min(tree.nodes[level], int(math.ceil((x1 - tree.lower) / width)))
@@ -331,7 +333,7 @@ class _IcicleItem(pg.GraphicsObject):  # type: ignore[misc]  # pyqtgraph ships n
                 self._centred_text(p, fm, text, px(x0), px(real_x1), top, height, text_pen)
             if tree.status[level] == "unreleased" and height >= fm.height():
                 self._centred_text(p, fm, "not released (no budget at this level)", px(x0), px(x1), top, height,
-                                   _text_colour(fill))
+                                   text_colour_on(fill))
 
         palette_text = palette.color(QPalette.ColorRole.Text)
         for node, pen in ((self.hovered, QPen(palette_text, 1, Qt.PenStyle.DashLine)),
@@ -374,7 +376,7 @@ class _IcicleItem(pg.GraphicsObject):  # type: ignore[misc]  # pyqtgraph ships n
             if fm.horizontalAdvance(text) + 6 > b - a:
                 continue
             fill = QColor(PADDING_COLOUR) if lo >= tree.upper else self.fills[level]
-            self._centred_text(p, fm, text, a, b, top, height, _text_colour(fill))
+            self._centred_text(p, fm, text, a, b, top, height, text_colour_on(fill))
 
     @staticmethod
     def _centred_text(p: QPainter, fm: QFontMetrics, text: str, a: float, b: float, top: float, height: float,
@@ -447,7 +449,7 @@ class _ColourLegend(QWidget):
         gradient = QLinearGradient(bar.topLeft(), bar.topRight())
         for k in range(17):
             t = k / 16
-            gradient.setColorAt(t, _ramp(t if self.mode == "budget" else 1 - t))
+            gradient.setColorAt(t, colour_ramp(t if self.mode == "budget" else 1 - t))
         p.fillRect(bar, QBrush(gradient))
         p.setPen(QPen(text, 1))
         p.setBrush(Qt.BrushStyle.NoBrush)

@@ -13,7 +13,8 @@ from typing import Any
 from collections.abc import Callable
 
 import shiboken6
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
+from PySide6.QtWidgets import QProgressBar, QProgressDialog, QWidget
 
 from dpgui.app.text import friendly
 from dpgui.errors import Cancelled, DpguiError
@@ -113,3 +114,30 @@ class WorkerPool:
 
     def wait(self, msecs: int = 30000) -> bool:
         return QThreadPool.globalInstance().waitForDone(msecs)
+
+
+def release_progress_dialog(parent: QWidget, worker: Worker,
+                            point_of_no_return: str) -> tuple[QProgressDialog, Callable[[float, str], None]]:
+    """The window-modal "Releasing" dialog of a release on ``worker`` (CDF or hierarchy), and its
+    progress callback: Cancel cancels the worker until the progress message is ``point_of_no_return``
+    (the noise is being drawn), then the Cancel button goes. Not shown yet; the caller closes it."""
+    dialog = QProgressDialog("Preparing the release…", "Cancel", 0, 1000, parent)
+    dialog.setWindowTitle("Releasing")
+    dialog.setWindowModality(Qt.WindowModality.WindowModal)
+    dialog.setMinimumDuration(0)
+    dialog.setAutoClose(False)
+    dialog.setAutoReset(False)
+    # progress goes to the bar itself: a modal QProgressDialog's setValue() runs a nested event
+    # loop, in which the release's own result (and anything else queued) would be handled
+    bar = QProgressBar(dialog)
+    bar.setRange(0, 1000)
+    dialog.setBar(bar)
+    dialog.canceled.connect(worker.cancel)
+
+    def on_progress(fraction: float, message: str) -> None:
+        bar.setValue(int(1000 * fraction))
+        dialog.setLabelText(message)
+        if message == point_of_no_return:
+            dialog.setCancelButton(None)  # past the point of no return
+
+    return dialog, on_progress

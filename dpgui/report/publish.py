@@ -22,8 +22,8 @@ from pathlib import Path
 import uuid
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Any
-from collections.abc import Sequence
+from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -33,14 +33,24 @@ from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT
 from dpgui.core.plan import Plan
 from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, write_bundle
-from dpgui.report.ledger import Ledger, Totals
+from dpgui.report.ledger import Ledger, ReleaseOutput, Totals
 from dpgui.report.signing import SecretKey
 
 MECHANISM = "discrete_laplace_tree"  # the ledger's mechanism name of a Laplace release
 MECHANISMS = {"laplace": MECHANISM, "gaussian": "discrete_gaussian_tree"}
+_Result = TypeVar("_Result")
 
 
-def check_release_budget(ledger: Ledger, dataset: str, plan: Plan) -> Totals:
+class Chargeable(Protocol):
+    """A plan the ledger can charge: a CDF :class:`~dpgui.core.plan.Plan` or a
+    :class:`~dpgui.core.hierarchy.HierarchyPlan`."""
+
+    def ledger_charge(self) -> tuple[float, float, float | None]:
+        """(ε, δ, ρ or None): what the ledger records for a release with this plan."""
+        ...
+
+
+def check_release_budget(ledger: Ledger, dataset: str, plan: Chargeable) -> Totals:
     """Would a release with ``plan`` fit ``dataset``'s cap now? Reads only; call it before reading
     any data. Returns the current totals, or raises :class:`~dpgui.report.ledger.NoCapSet` /
     :class:`~dpgui.report.ledger.BudgetExceeded` (``short_of == "cap_delta"``: a Gaussian release and
@@ -54,13 +64,13 @@ def mechanism_name(plan: Plan) -> str:
     return MECHANISMS[plan.noise]
 
 
-def charge_text(plan: Plan, with_rho: bool = False) -> str:
-    """The charge for messages: "ε = 1" (Laplace) or "ε = 1, δ = 1e-09" (Gaussian; with ``with_rho``
-    "ε = 1, δ = 1e-09 (ρ = 0.01497)")."""
+def charge_text(plan: Chargeable, with_rho: bool = False) -> str:
+    """The charge for messages: "ε = 1" (pure ε-DP) or "ε = 1, δ = 1e-09" (δ > 0; with ``with_rho``
+    "ε = 1, δ = 1e-09 (ρ = 0.01497)" when the plan is charged a ρ)."""
     epsilon, delta, rho = plan.ledger_charge()
     if delta <= 0:
         return f"ε = {epsilon:g}"
-    return f"ε = {epsilon:g}, δ = {delta:g}" + (f" (ρ = {rho:.4g})" if with_rho else "")
+    return f"ε = {epsilon:g}, δ = {delta:g}" + (f" (ρ = {rho:.4g})" if with_rho and rho is not None else "")
 
 
 class BundleNotRecorded(DataError):
@@ -127,23 +137,44 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
         "neighbours": plan.privacy.neighbours, "records_per_person": plan.privacy.records_per_person,
         "secure_noise": bool(source.secure), "noise": plan.noise, "delta": plan.privacy.delta,
     }
-    epsilon, delta, rho = plan.ledger_charge()
-    ledger.spend(dataset, release_id, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism_name(plan),
-                 description=description)
-    created = datetime.now(timezone.utc)
-    try:
+
+    def draw() -> tuple[Release, ReleaseInfo]:
+        created = datetime.now(timezone.utc)
         result = release(counts, plan, source, lower, upper, consistency, missing=n_missing)
+        return result, ReleaseInfo(dataset, column, release_id, created, rule)
+
+    return spend_then_release(ledger, dataset, release_id, plan, mechanism_name(plan), description, draw,
+                              lambda out: (levels_sha256(out[0].levels), release_params(*out), out[0].secure))
+
+
+def spend_then_release(ledger: Ledger, dataset: str, release_id: str, plan: Chargeable, mechanism: str,
+                       description: dict[str, Any], draw: Callable[[], _Result],
+                       output: Callable[[_Result], tuple[str, dict[str, Any], bool]]) -> _Result:
+    """The one order of a release (CDF or hierarchy): spend, draw the noise, record the output.
+
+    Records ``plan.ledger_charge()`` for ``dataset`` under ``release_id`` (``mechanism``, the public
+    ``description``; the ledger's refusal is raised before any noise exists), then calls ``draw()``
+    (the release; its time is taken there), then records ``output(result)`` = (SHA-256 of the
+    released values, the public parameters, whether the noise was secure) in the ledger: what
+    :func:`confirm_recorded_release` checks before signing. A failure after the spend says that the
+    budget was spent and under which ledger id. Returns ``draw()``'s result.
+    """
+    epsilon, delta, rho = plan.ledger_charge()
+    ledger.spend(dataset, release_id, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism,
+                 description=description)
+    try:
+        result = draw()
     except Exception as err:  # a bug past the point of no return: never let it pass as "nothing spent"
         raise DpguiError(f"{charge_text(plan)} was spent (ledger release {release_id}) but the release "
                          f"failed: {type(err).__name__}: {err}", "nothing was published; please report this") from err
-    info = ReleaseInfo(dataset, column, release_id, created, rule)
+    digest, params, secure = output(result)
     try:
-        ledger.record_output(release_id, levels_sha256(result.levels), release_params(result, info), result.secure)
+        ledger.record_output(release_id, digest, params, secure)
     except DpguiError as err:
         raise DataError(f"{charge_text(plan)} was spent (ledger release {release_id}) but the ledger could not "
                         f"record the released values ({err.problem}); the release is not kept and cannot be signed",
                         err.fix) from err
-    return result, info
+    return result
 
 
 # ------------------------------------------------------------------ what the ledger records
@@ -201,53 +232,65 @@ def authenticate_release(ledger: Ledger, result: Release, info: ReleaseInfo) -> 
     ``result`` is not trusted (a release read from a file has none). Anything else raises
     :class:`DataError` saying why. Reads only. O(#nodes).
     """
-    rid = info.release_id
+    confirm_recorded_release(ledger, info.release_id, info.dataset, release_params(result, info),
+                             levels_sha256(result.levels),
+                             dataset_fix="name the dataset {recorded!r} in step 1, or release the data again")
+    return result if result.secure else replace(result, secure=True)
+
+
+def confirm_recorded_release(ledger: Ledger, release_id: str, dataset: str, params: dict[str, Any], digest: str,
+                             *, dataset_fix: str = "name the dataset {recorded!r}") -> ReleaseOutput:
+    """The ledger's record of a release's output, if it confirms that the release may be signed.
+
+    Needs all of: the ledger holds ``release_id`` for ``dataset``; it recorded the release's output at
+    release time; the public ``params`` (compared as JSON values, a plan without its ``noise_choice``)
+    and the SHA-256 ``digest`` of the released values (:func:`levels_sha256`) are the ones recorded;
+    the noise was drawn from the secure source. Anything else raises :class:`DataError` saying why
+    (``dataset_fix``: the fix for another dataset's release, ``{recorded!r}`` its recorded name).
+    Used for CDF and hierarchy releases alike. Reads only. O(#nodes).
+    """
+    rid = release_id
     entry = ledger.release(rid)
     if entry is None:
         raise DataError(f"release {rid} is not in the budget ledger {ledger.path}, so it cannot be signed",
                         "only a release made with this ledger can be signed; release the data again")
-    if entry.dataset_id != info.dataset:
+    if entry.dataset_id != dataset:
         raise DataError(f"the budget ledger records release {rid} for dataset {entry.dataset_id!r}, not "
-                        f"{info.dataset!r}, so it cannot be signed",
-                        f"name the dataset {entry.dataset_id!r} in step 1, or release the data again")
+                        f"{dataset!r}, so it cannot be signed", dataset_fix.format(recorded=entry.dataset_id))
     output = ledger.release_output(rid)
     if output is None:
         raise DataError(f"the budget ledger holds no record of the values released by release {rid} (it was made by an "
                         "earlier dpgui, or dpgui stopped while releasing it), so it cannot be signed from a saved project",
                         _REMADE)
-    params = release_params(result, info)
     differing = [key for key in params if not _same(_comparable(key, params[key]), _comparable(key, output.params.get(key)))]
     if differing:
         names = ", ".join(_PARAM_NAMES.get(k, k) for k in differing)
         raise DataError(f"the {names} of release {rid} differ from what the budget ledger recorded when it was "
                         "released (was the project file edited?), so it cannot be signed", _EDITED)
-    if levels_sha256(result.levels) != output.levels_sha256:
+    if digest != output.levels_sha256:
         raise DataError(f"the released counts of release {rid} differ from those recorded in the budget ledger when it "
                         "was released (was the project file edited?), so it cannot be signed", _EDITED)
     if not output.secure:
         raise DataError(f"release {rid} was drawn with test noise (a seeded generator, not the operating system's "
                         "secure random source), so it must not be signed or published",
                         "release the data again with dpgui's normal (secure) noise")
-    return result if result.secure else replace(result, secure=True)
+    return output
 
 
-def sign_release(ledger: Ledger, directory: str | os.PathLike[str], name: str, result: Release, info: ReleaseInfo,
-                 pdf_bytes: bytes, key: SecretKey) -> BundlePaths:
-    """Write the signed bundle of a ledger-confirmed release and point its ledger entry at it.
+def write_and_record_bundle(ledger: Ledger, release_id: str, directory: str | os.PathLike[str], name: str,
+                            write: Callable[[], BundlePaths]) -> BundlePaths:
+    """Write a bundle with ``write()`` and point ``release_id``'s ledger entry at its manifest.
 
-    The one way a release becomes a signed bundle (the window, the CLI and the self-test use it):
-    :func:`authenticate_release` first, then a trial of the ledger's bundle pointer, then
-    :func:`~dpgui.report.bundle.write_bundle`, then the pointer. If the pointer still cannot be
-    recorded, the written files are removed and :class:`DataError` says so: no signed bundle
-    exists that its ledger does not point to. ``pdf_bytes`` should be rendered from the release
-    this function would sign (:func:`authenticate_release`'s result).
+    A trial of the ledger's pointer first (nothing is written if the ledger would refuse it), then
+    ``write()``, then the pointer. If the pointer still cannot be recorded, the written files are
+    removed and :class:`BundleNotRecorded` says so: no signed bundle exists that its ledger does not
+    point to. The one way a CDF or hierarchy bundle is written.
     """
-    confirmed = authenticate_release(ledger, result, info)
-    pointer = str(BundlePaths.of(Path(directory), check_bundle_name(name)).manifest.resolve())  # write_bundle checks
-    ledger.check_bundle_pointer(info.release_id, pointer)
-    paths = write_bundle(directory, name, confirmed, info, pdf_bytes, key)
+    pointer = str(BundlePaths.of(Path(directory), check_bundle_name(name)).manifest.resolve())  # write() checks
+    ledger.check_bundle_pointer(release_id, pointer)
+    paths = write()
     try:
-        ledger.record_bundle(info.release_id, pointer)
+        ledger.record_bundle(release_id, pointer)
     except DpguiError as err:
         left = []
         for path in (paths.manifest, paths.signature, paths.pdf, paths.csv):  # manifest first: no bundle at once
@@ -262,3 +305,19 @@ def sign_release(ledger: Ledger, directory: str | os.PathLike[str], name: str, r
         raise BundleNotRecorded(f"the bundle was written but the budget ledger could not record it ({err.problem}); "
                                 f"{removed}", err.fix) from err
     return paths
+
+
+def sign_release(ledger: Ledger, directory: str | os.PathLike[str], name: str, result: Release, info: ReleaseInfo,
+                 pdf_bytes: bytes, key: SecretKey) -> BundlePaths:
+    """Write the signed bundle of a ledger-confirmed release and point its ledger entry at it.
+
+    The one way a release becomes a signed bundle (the window, the CLI and the self-test use it):
+    :func:`authenticate_release` first, then a trial of the ledger's bundle pointer, then
+    :func:`~dpgui.report.bundle.write_bundle`, then the pointer. If the pointer still cannot be
+    recorded, the written files are removed and :class:`DataError` says so: no signed bundle
+    exists that its ledger does not point to. ``pdf_bytes`` should be rendered from the release
+    this function would sign (:func:`authenticate_release`'s result).
+    """
+    confirmed = authenticate_release(ledger, result, info)
+    return write_and_record_bundle(ledger, info.release_id, directory, name,
+                                   lambda: write_bundle(directory, name, confirmed, info, pdf_bytes, key))

@@ -40,11 +40,10 @@ from dpgui.core.plan import PrivacySpec
 from dpgui.data.hierarchy import PathCounts, count_paths, level_value_counts, read_prior
 from dpgui.errors import Cancelled, DpguiError, ParameterError
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
-from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet, Totals
+from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
-from dpgui.workspace.release import (
-    BudgetCheck, BudgetOk, FirstCapNeeded, _ledger_unusable, _not_enough,
-)
+from dpgui.workspace.release import BudgetCheck, FirstCapNeeded, ledger_budget_check
+from dpgui.workspace.state import Observable
 
 Progress = Callable[[float, str], None]
 ShouldCancel = Callable[[], bool]
@@ -220,36 +219,12 @@ class HierarchyState:
     releases: tuple[ProjectHierarchyRelease, ...] = ()  # made or restored in this workspace, oldest first
 
 
-Listener = Callable[[frozenset[str]], None]
-
-
-class HierarchyWorkspace:
+class HierarchyWorkspace(Observable[HierarchyState]):
     """The current :class:`HierarchyState` and its listeners (like :class:`~dpgui.workspace.state.Workspace`:
     :meth:`update` replaces parts and announces the ones that changed; one thread only)."""
 
     def __init__(self) -> None:
-        self._state = HierarchyState()
-        self._listeners: list[Listener] = []
-
-    @property
-    def state(self) -> HierarchyState:
-        return self._state
-
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
-
-    def update(self, **parts: object) -> frozenset[str]:
-        old = self._state
-        new = replace(old, **parts)  # type: ignore[arg-type]
-        changed = frozenset(name for name in parts if getattr(old, name) is not getattr(new, name)
-                            and getattr(old, name) != getattr(new, name))
-        if not changed:
-            return changed
-        self._state = new
-        for listener in list(self._listeners):
-            listener(changed)
-        return changed
+        super().__init__(HierarchyState())
 
     def update_choice(self, **values: object) -> frozenset[str]:
         """Change some of the officer's choices; a change of levels, prior or opt-in drops the loaded tree
@@ -467,30 +442,15 @@ def hierarchy_request(state: HierarchyState, dataset: str) -> HierarchyRequest |
 
 
 def check_hierarchy_budget(request: HierarchyRequest, similar: tuple[str, ...] = ()) -> BudgetCheck:
-    """May the dataset's budget pay for ``request``? Reads only (like the CDF's check)."""
-    try:
-        with Ledger() as ledger:
-            ledger.check_spend(request.dataset, *request.plan.ledger_charge())
-    except NoCapSet:
-        return FirstCapNeeded(request.dataset, request.epsilon, similar, request.delta)
-    except BudgetExceeded as err:
-        return _not_enough(err)
-    except DpguiError as err:
-        return _ledger_unusable(err)
-    return BudgetOk()
+    """May the dataset's budget pay for ``request``? Reads only (the CDF's check,
+    :func:`~dpgui.workspace.release.ledger_budget_check`)."""
+    return ledger_budget_check(request.dataset, request.plan,
+                               lambda: FirstCapNeeded(request.dataset, request.epsilon, similar, request.delta))
 
 
 def set_first_cap(request: HierarchyRequest, cap: float, reason: str) -> BudgetCheck:
     """Set the dataset's first cap (ε ``cap``, the request's δ), then check ``request`` against it."""
-    try:
-        with Ledger() as ledger:
-            ledger.set_cap(request.dataset, cap, request.delta, reason)
-            ledger.check_spend(request.dataset, *request.plan.ledger_charge())
-    except BudgetExceeded as err:
-        return _not_enough(err)
-    except DpguiError as err:
-        return _ledger_unusable(err)
-    return BudgetOk()
+    return ledger_budget_check(request.dataset, request.plan, first_cap=(cap, request.delta, reason))
 
 
 def budget_totals(request: HierarchyRequest) -> tuple[Totals | None, Totals | None]:
@@ -514,12 +474,13 @@ def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progre
     cancelled before the spend. Time: the engine's release, O(nodes)."""
     from dpgui.report.files import sha256_regular_file
     from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR
-    from dpgui.report.hierarchy_publish import check_hierarchy_budget as ledger_check, spend_and_release_hierarchy
+    from dpgui.report.hierarchy_publish import spend_and_release_hierarchy
+    from dpgui.report.publish import check_release_budget
 
     loaded = request.loaded
     progress(0.0, "Checking the budget…")
     with Ledger() as ledger:
-        ledger_check(ledger, request.dataset, request.plan)
+        check_release_budget(ledger, request.dataset, request.plan)
     prior = loaded.prior_path
     prior_sha256 = None if prior is None else sha256_regular_file(prior, "prior file")
     if should_cancel():

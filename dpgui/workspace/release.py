@@ -35,7 +35,7 @@ from dpgui.report.ledger import (
     same_data_warning, spent_epsilon,
 )
 from dpgui.report.project_file import ProjectRelease
-from dpgui.report.publish import authenticate_release, check_release_budget, spend_and_release
+from dpgui.report.publish import Chargeable, authenticate_release, check_release_budget, spend_and_release
 from dpgui.workspace.state import ColumnSettings, ShownRelease, Workspace, WorkspaceState
 from dpgui.workspace.words import (
     CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, friendly, sentence,
@@ -187,6 +187,32 @@ def _not_enough(err: BudgetExceeded) -> NotEnoughBudget:
 
 def _ledger_unusable(err: DpguiError) -> LedgerUnusable:
     return LedgerUnusable(friendly(err) + " Nothing was spent.")
+
+
+def ledger_budget_check(dataset: str, plan: Chargeable, no_cap: Callable[[], BudgetCheck] | None = None,
+                        first_cap: tuple[float, float, str] | None = None) -> BudgetCheck:
+    """May ``dataset``'s budget pay for a release with ``plan`` (a CDF or hierarchy plan)? Reads only,
+    unless ``first_cap`` = (ε, δ, reason) is given: that cap is set first, then the plan checked.
+
+    The ledger's refusal in the window's words (:class:`NotEnoughBudget`, :class:`LedgerUnusable`);
+    a dataset without a cap: ``no_cap()`` (a DpguiError from it: :class:`LedgerUnusable`), or
+    :class:`LedgerUnusable` without ``no_cap``. Used by the CDF's and the hierarchy's steps alike.
+    """
+    try:
+        try:
+            with Ledger() as ledger:
+                if first_cap is not None:
+                    ledger.set_cap(dataset, *first_cap)
+                check_release_budget(ledger, dataset, plan)
+        except NoCapSet:
+            if no_cap is None:
+                raise
+            return no_cap()
+    except BudgetExceeded as err:
+        return _not_enough(err)
+    except DpguiError as err:
+        return _ledger_unusable(err)
+    return BudgetOk()
 
 
 # ------------------------------------------------------------------------------------------ the confirmation
@@ -428,37 +454,22 @@ class ReleaseController:
 
     def check_budget(self, request: ReleaseRequest) -> BudgetCheck:
         """Before the confirmation: may the dataset's budget pay for ``request``? Reads only."""
-        try:
-            with Ledger() as ledger:
-                check_release_budget(ledger, request.dataset, request.plan)
-        except NoCapSet:
+
+        def no_cap() -> BudgetCheck:
             if self.workspace.state.source is None or self.workspace.state.source.n_rows is None:
                 return ROWS_NOT_COUNTED
-            try:
-                return FirstCapNeeded(request.dataset, request.epsilon, self.similar_datasets(request.dataset),
-                                      request.delta)
-            except DpguiError as err:
-                return _ledger_unusable(err)
-        except BudgetExceeded as err:
-            return _not_enough(err)
-        except DpguiError as err:
-            return _ledger_unusable(err)
-        return BudgetOk()
+            return FirstCapNeeded(request.dataset, request.epsilon, self.similar_datasets(request.dataset),
+                                  request.delta)
+
+        return ledger_budget_check(request.dataset, request.plan, no_cap)
 
     def set_first_cap(self, request: ReleaseRequest, cap: float, reason: str = FIRST_CAP_REASON,
                       delta: float | None = None) -> BudgetCheck:
         """Set the dataset's first cap (ε ``cap`` and δ ``delta``, logged with ``reason``), then check
         ``request`` against it. ``delta`` None: the request's δ (so a Gaussian release's first cap
         carries its δ; a Laplace release's is the δ the user set, usually 0)."""
-        try:
-            with Ledger() as ledger:
-                ledger.set_cap(request.dataset, cap, request.delta if delta is None else delta, reason)
-                check_release_budget(ledger, request.dataset, request.plan)
-        except BudgetExceeded as err:
-            return _not_enough(err)
-        except DpguiError as err:
-            return _ledger_unusable(err)
-        return BudgetOk()
+        return ledger_budget_check(request.dataset, request.plan,
+                                   first_cap=(cap, request.delta if delta is None else delta, reason))
 
     def confirmation(self, request: ReleaseRequest) -> Confirmation:
         """What the confirmation states; the budget and the warning are left out if the ledger cannot tell."""

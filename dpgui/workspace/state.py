@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -192,23 +193,27 @@ Listener = Callable[[frozenset[str]], None]
 PARTS = frozenset(f.name for f in fields(WorkspaceState))
 
 
-class Workspace:
-    """The current :class:`WorkspaceState` and the listeners told of each change.
+StateT = TypeVar("StateT")
 
-    :meth:`update` replaces whole parts (``source``, ``column``, ``dataset``, ``plan``, ``releases``,
-    ``shown``); listeners get the names of the parts whose value changed, after the new state is in
-    place, in the order they subscribed. An update that changes nothing notifies no one. A listener
-    may update the workspace itself: that change is announced to every listener at once, before
-    the listeners after it hear of the first change (so read ``state``, not a copy taken earlier).
-    Not thread-safe: used from one thread (the GUI thread in the window).
+
+class Observable(Generic[StateT]):
+    """A frozen dataclass state and the listeners told of each change (the CDF's :class:`Workspace`
+    and the hierarchy's :class:`~dpgui.workspace.hierarchy.HierarchyWorkspace`).
+
+    :meth:`update` replaces whole parts; listeners get the names of the parts whose value changed
+    (not the same object and not equal), after the new state is in place, in the order they
+    subscribed. An update that changes nothing notifies no one. A listener may update the state
+    itself: that change is announced to every listener at once, before the listeners after it hear
+    of the first change (so read ``state``, not a copy taken earlier). Not thread-safe: used from
+    one thread (the GUI thread in the window).
     """
 
-    def __init__(self, state: WorkspaceState | None = None) -> None:
-        self._state = state if state is not None else WorkspaceState()
+    def __init__(self, state: StateT) -> None:
+        self._state = state
         self._listeners: list[Listener] = []
 
     @property
-    def state(self) -> WorkspaceState:
+    def state(self) -> StateT:
         return self._state
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -218,18 +223,34 @@ class Workspace:
 
     def update(self, **parts: object) -> frozenset[str]:
         """Replace the named parts of the state; returns (and announces) the names that changed."""
-        unknown = set(parts) - PARTS
-        if unknown:
-            raise TypeError(f"WorkspaceState has no part {', '.join(sorted(unknown))}")
         old = self._state
-        new = replace(old, **parts)  # type: ignore[arg-type]
-        changed = frozenset(name for name in parts if getattr(old, name) != getattr(new, name))
+        new: Any = replace(old, **parts)  # type: ignore[type-var]
+        changed = frozenset(name for name in parts if getattr(old, name) is not getattr(new, name)
+                            and getattr(old, name) != getattr(new, name))
         if not changed:
             return changed
         self._state = new
         for listener in list(self._listeners):
             listener(changed)
         return changed
+
+
+class Workspace(Observable[WorkspaceState]):
+    """The current :class:`WorkspaceState` and the listeners told of each change (:class:`Observable`).
+
+    :meth:`update` replaces whole parts (``source``, ``column``, ``dataset``, ``plan``, ``releases``,
+    ``shown``).
+    """
+
+    def __init__(self, state: WorkspaceState | None = None) -> None:
+        super().__init__(state if state is not None else WorkspaceState())
+
+    def update(self, **parts: object) -> frozenset[str]:
+        """Replace the named parts of the state; returns (and announces) the names that changed."""
+        unknown = set(parts) - PARTS
+        if unknown:
+            raise TypeError(f"WorkspaceState has no part {', '.join(sorted(unknown))}")
+        return super().update(**parts)
 
     def update_column(self, **values: object) -> frozenset[str]:
         """Change some of step 1's fields (``column``, ``lower``, ``upper``, ``bins``)."""
