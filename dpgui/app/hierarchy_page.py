@@ -845,7 +845,7 @@ class HierarchyMode(QWidget):
                 return False
             check = set_first_cap(request, cap, FIRST_CAP_REASON)
         if isinstance(check, Problem):
-            self.window_._error(check.title, check.message)
+            self.window_.show_error(check.title, check.message)
             return False
         return isinstance(check, BudgetOk)
 
@@ -903,7 +903,7 @@ class HierarchyMode(QWidget):
 
         def on_failed(message: str) -> None:
             finish()
-            self.window_._error("The release did not happen", message + failure_budget_sentence(release_id))
+            self.window_.show_error("The release did not happen", message + failure_budget_sentence(release_id))
 
         def on_cancelled() -> None:
             finish()
@@ -947,7 +947,7 @@ class HierarchyMode(QWidget):
     def export_dialog(self) -> QDialog | None:
         outcome = self.state_ws.state.outcome
         if outcome is None:
-            self.window_._error("Nothing to export", "Release first (step 4), then export.")
+            self.window_.show_error("Nothing to export", "Release first (step 4), then export.")
             return None
         from dpgui.app.hierarchy_export import HierarchyExportDialog
 
@@ -961,7 +961,7 @@ class HierarchyMode(QWidget):
         """Write the released counts (one row per category) to a CSV file, unsigned."""
         outcome = self.state_ws.state.outcome
         if outcome is None:
-            self.window_._error("Nothing to export", "Release first (step 4), then export.")
+            self.window_.show_error("Nothing to export", "Release first (step 4), then export.")
             return
         folder = str(self.window_.settings.value("last_folder", str(Path.home())))
         default = str(Path(folder) / f"{outcome.dataset}-hierarchy-counts.csv")
@@ -980,7 +980,7 @@ class HierarchyMode(QWidget):
             check_writable(path, protect=[p for p in (data, self.state_ws.state.choice.prior_path) if p is not None])
             write_hierarchy_csv(outcome.release, path)
         except (DpguiError, OSError) as err:
-            self.window_._error("Export failed", text.friendly(err) + " The file was not written.")
+            self.window_.show_error("Export failed", text.friendly(err) + " The file was not written.")
             return False
         self.window_.statusBar().showMessage(f"Exported the released counts to {path}.", 8000)
         return True

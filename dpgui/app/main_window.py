@@ -287,7 +287,7 @@ class MainWindow(QMainWindow):
         try:
             path = sample_dataset_path()
         except DpguiError as err:
-            self._error("Sample data not found", text.friendly(err))
+            self.show_error("Sample data not found", text.friendly(err))
             return
         self.open_file(str(path), column="distance")
 
@@ -298,7 +298,7 @@ class MainWindow(QMainWindow):
         try:
             path = hierarchy_sample_path()
         except DpguiError as err:
-            self._error("Sample data not found", text.friendly(err))
+            self.show_error("Sample data not found", text.friendly(err))
             return
 
         def choose_levels() -> None:
@@ -312,13 +312,13 @@ class MainWindow(QMainWindow):
         """Open a table on a worker; the window stays responsive and shows progress."""
         target = Path(path)
         if self._release_worker is not None:
-            self._error("A release is running", "Wait until the release has finished, then open the file.")
+            self.show_error("A release is running", "Wait until the release has finished, then open the file.")
             return
         if self.project.is_project_file(target):  # a .dpgui project (dropped, recent, command line)
             self.project.request_open(target)
             return
         if not is_supported_file_name(target.name):
-            self._error("Cannot open this file",
+            self.show_error("Cannot open this file",
                         f"'{target.name}' is not a supported table. {USE_A_SUPPORTED_FILE}")
             return
         self._busy(f"Opening {target.name}…")
@@ -332,7 +332,7 @@ class MainWindow(QMainWindow):
         self._idle()
         if info.n_rows == 0:
             reader.close()
-            self._error("The file has no data", f"'{info.path.name}' has a header but no data rows. "
+            self.show_error("The file has no data", f"'{info.path.name}' has a header but no data rows. "
                         "Choose a file with at least one row of data.")
             return
         self.data_page.set_table(info, reader)  # the workspace's source from now on
@@ -355,13 +355,13 @@ class MainWindow(QMainWindow):
         self._idle()
         self._after_open = None
         self.project.data_open_failed()
-        self._error("Cannot open this file", message)
+        self.show_error("Cannot open this file", message)
 
     def _count_rows(self, path: Path) -> None:
         def failed(message: str) -> None:
             self._count_worker = None
             self._idle()
-            self._error("Cannot read this file", message)
+            self.show_error("Cannot read this file", message)
 
         worker = Worker(count_rows, path).connect_to(
             self, finished=lambda n: self._on_counted(path, n), failed=failed,
@@ -376,7 +376,7 @@ class MainWindow(QMainWindow):
         if self.table is None or self.table.path != path:
             return
         if n_rows == 0:
-            self._error("The file has no data", f"'{path.name}' has a header but no data rows. "
+            self.show_error("The file has no data", f"'{path.name}' has a header but no data rows. "
                         "Choose a file with at least one row of data.")
         self.data_page.set_row_count(n_rows)
 
@@ -513,7 +513,7 @@ class MainWindow(QMainWindow):
         if isinstance(request, ReleaseRequest):
             return request
         if request.title:
-            self._error(request.title, request.message)
+            self.show_error(request.title, request.message)
             return None
         if request.step == "data":
             self.data_page.settings()  # marks each problem next to its field
@@ -562,7 +562,7 @@ class MainWindow(QMainWindow):
                 return False
             check = controller.set_first_cap(request, cap)
         if isinstance(check, Problem):
-            self._error(check.title, check.message)
+            self.show_error(check.title, check.message)
             return False
         return True
 
@@ -606,7 +606,7 @@ class MainWindow(QMainWindow):
 
         def on_failed(message: str) -> None:
             finish()
-            self._error("The release did not happen", message + failure_budget_sentence(release_id))
+            self.show_error("The release did not happen", message + failure_budget_sentence(release_id))
 
         def on_cancelled() -> None:
             finish()
@@ -621,7 +621,7 @@ class MainWindow(QMainWindow):
     def _on_released(self, outcome: ReleaseOutcome) -> None:
         problem = self._release_controller().record(outcome)  # fingerprint; releases and shown in the workspace
         if problem is not None:
-            self._error(problem.title, problem.message)
+            self.show_error(problem.title, problem.message)
         self.project.autosave_now()  # a release is never left out of the autosave
         label = outcome.settings.column
         self.statusBar().showMessage(f"Released the CDF of {label}.", 8000)
@@ -630,13 +630,13 @@ class MainWindow(QMainWindow):
         """The Export dialog for the current release, once the budget ledger confirms it may be
         signed (None, with a message saying why, otherwise: nothing is written)."""
         if self.exportable is None:
-            self._error("Nothing to export", "Release first (step 4), then export.")
+            self.show_error("Nothing to export", "Release first (step 4), then export.")
             return None
         release, info = self.exportable
         try:
             confirmed = authenticate(release, info)  # checked again at export: the ledger may have changed
         except DpguiError as err:
-            self._error("This release cannot be signed", text.friendly(err) + " Nothing was written.")
+            self.show_error("This release cannot be signed", text.friendly(err) + " Nothing was written.")
             return None
         folder = str(self.settings.value("last_folder", str(Path.home())))
         return ExportDialog(confirmed, info, folder, self)
@@ -670,7 +670,7 @@ class MainWindow(QMainWindow):
             self.hierarchy.export_csv()
             return
         if self.exportable is None:
-            self._error("Nothing to export", "Release first (step 4), then export.")
+            self.show_error("Nothing to export", "Release first (step 4), then export.")
             return
         info = self.exportable[1]
         folder = str(self.settings.value("last_folder", str(Path.home())))
@@ -687,7 +687,7 @@ class MainWindow(QMainWindow):
             check_writable(path, protect=inputs)  # never over the confidential data file itself
             write_release_csv(self.exportable[0], path)
         except (DpguiError, OSError) as err:
-            self._error("Export failed", text.friendly(err) + " The file was not written.")
+            self.show_error("Export failed", text.friendly(err) + " The file was not written.")
             return False
         self.statusBar().showMessage(f"Exported the release to {path}.", 8000)
         return True
@@ -695,7 +695,7 @@ class MainWindow(QMainWindow):
     def save_plan(self) -> None:
         plan = self.workspace.state.plan.plan
         if plan is None:
-            self._error("No plan yet", "Open a file and set up a plan first.")
+            self.show_error("No plan yet", "Open a file and set up a plan first.")
             return
         path, _ = QFileDialog.getSaveFileName(self, "Save the plan", "plan.json", "JSON files (*.json)")
         if path:
@@ -713,7 +713,7 @@ class MainWindow(QMainWindow):
         try:
             write_text_atomic(path, json.dumps(document, indent=2) + "\n")
         except (DpguiError, OSError) as err:
-            self._error("Saving failed", text.friendly(err))
+            self.show_error("Saving failed", text.friendly(err))
             return False
         self.statusBar().showMessage(f"Saved the plan to {path}.", 5000)
         return True
@@ -844,7 +844,7 @@ class MainWindow(QMainWindow):
         while QApplication.overrideCursor() is not None:
             QApplication.restoreOverrideCursor()
 
-    def _error(self, title: str, message: str) -> None:
+    def show_error(self, title: str, message: str) -> None:
         """A dialog that says what is wrong and what to do; recorded for tests as `last_error`."""
         self.last_error = f"{title}: {message}"
         self.statusBar().showMessage(message, 10000)

@@ -328,7 +328,7 @@ class ProjectController(QObject):
         try:
             project = load_project(target)
         except DpguiError as err:
-            self.window._error("Cannot open this project", text.friendly(err))
+            self.window.show_error("Cannot open this project", text.friendly(err))
             return False
         self.window.settings.setValue("last_project_folder", str(target.parent))
         return self.apply_project(project, on_done=lambda: self._set_document(target, project))

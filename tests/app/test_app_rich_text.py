@@ -67,5 +67,5 @@ def test_the_status_line_and_file_label_show_names_literally(qtbot, tmp_path):
 
 def test_error_dialogs_show_names_literally(qtbot, tmp_path):
     window = make_window(qtbot)
-    window._error("Cannot open this file", f"'{COLUMN}' is not there. Choose another file.")
+    window.show_error("Cannot open this file", f"'{COLUMN}' is not there. Choose another file.")
     assert window._error_box.textFormat() == Qt.TextFormat.PlainText
