@@ -329,6 +329,28 @@ def _check_choice(value: object, allowed: Sequence[str], what: str) -> str:
     return str(value)
 
 
+def _check_multiplicative_params(params: MultiplicativeParams, sizes: tuple[int, ...], privacy: PrivacySpec) -> None:
+    """Paper 004's parameters must be the ones made for this tree and privacy spec (an edited saved
+    plan could otherwise draw noise for another ε, neighbour model or group size than the ledger is
+    charged for), and their composition (:func:`counting_trees.multiplicative_privacy`) must stay
+    within the spec's (ε, δ). ParameterError otherwise. O(rounds)."""
+    made_for = (params.level_sizes, params.neighbours, params.records_per_person, params.group_size,
+                params.epsilon, params.delta)
+    this = (sizes, privacy.neighbours, privacy.records_per_person, privacy.level_sensitivity, privacy.epsilon,
+            privacy.delta)
+    if made_for != this:
+        raise ParameterError("the multiplicative mechanism's parameters were made for another tree or privacy spec "
+                             "than the plan's", "make the plan again (do not edit a saved plan)")
+    try:
+        eps, delta = multiplicative_privacy(params)
+    except (ArithmeticError, ValueError):
+        eps, delta = math.inf, math.inf
+    if not (eps <= privacy.epsilon * (1 + BUDGET_RTOL) and delta <= privacy.delta * (1 + BUDGET_RTOL)):
+        raise ParameterError(f"the multiplicative mechanism's parameters spend (ε, δ) = ({eps:.4g}, {delta:.3g}), more "
+                             f"than the plan's ({privacy.epsilon:g}, {privacy.delta:g})",
+                             "make the plan again (do not edit a saved plan)")
+
+
 def _check_level_sizes(level_sizes: Sequence[int]) -> tuple[int, ...]:
     sizes = tuple(int(s) for s in level_sizes)
     if not MIN_LEVELS + 1 <= len(sizes) <= MAX_LEVELS + 1 or sizes[0] != 1 or any(s < 1 for s in sizes):
@@ -378,6 +400,7 @@ class HierarchyPlan:
         if self.noise == "multiplicative":
             if self.multiplicative is None:
                 raise ParameterError("a multiplicative plan needs its paper-004 parameters", "plan it with plan_hierarchy")
+            _check_multiplicative_params(self.multiplicative, sizes, self.privacy)
             object.__setattr__(self, "level_budgets", ())
             return
         budgets = tuple(float(b) for b in self.level_budgets)
@@ -464,19 +487,29 @@ class HierarchyPlan:
         if self.noise == "gaussian":
             l2sq = Fraction(self.privacy.level_l2_sensitivity_squared)
             total = sum((l2sq / (2 * s) for s in self.level_scales() if s is not None), Fraction(0))
-            return float(total)
+            return math.nextafter(float(total), math.inf) if Fraction(float(total)) < total else float(total)
         eps = self.epsilon_spent()
         return eps * eps / 2.0
 
     def ledger_charge(self) -> tuple[float, float, float | None]:
         """(ε, δ, ρ or None) the ledger records: laplace (ε, 0, ε²/2) — pure ε-DP is ε²/2-zCDP (Bun &
         Steinke 2016, Prop. 1.4), as :meth:`dpgui.core.plan.Plan.ledger_charge`; gaussian (ε, δ, ρ);
-        multiplicative (ε, δ, None): paper 004's (ε, δ) composition, no zCDP figure."""
+        multiplicative (ε, δ, None): paper 004's (ε, δ) composition, no zCDP figure.
+
+        Never less than what the noise spends (:meth:`epsilon_spent`, :meth:`rho_spent`, paper 004's
+        composition): level budgets may sum to the planned total within a relative 10⁻⁹ (a saved or
+        typed plan), and then the larger figure is charged."""
         eps = self.privacy.epsilon
         if self.noise == "gaussian":
-            return eps, self.privacy.delta, budget_total(self.privacy, "gaussian")
-        if self.noise == "multiplicative":
-            return eps, self.privacy.delta, None
+            planned = budget_total(self.privacy, "gaussian")
+            spent = self.rho_spent()
+            if spent <= planned:
+                return eps, self.privacy.delta, planned
+            return max(eps, zcdp_epsilon(spent, self.privacy.delta)), self.privacy.delta, spent
+        if self.multiplicative is not None:
+            spent_eps, spent_delta = multiplicative_privacy(self.multiplicative)
+            return max(eps, spent_eps), max(self.privacy.delta, spent_delta), None
+        eps = max(eps, self.epsilon_spent())
         return eps, 0.0, eps * eps / 2.0
 
     def to_json(self) -> dict[str, Any]:

@@ -1,0 +1,141 @@
+"""Adversarial audit of the hierarchy engine (issue 15, wave 2): what a hostile file, an edited
+saved plan or a typo could make the engine charge, publish or say falsely."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dpgui.core.counting_trees import multiplicative_privacy, truncated_laplace_delta
+from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, plan_hierarchy
+from dpgui.core.plan import PrivacySpec
+from dpgui.errors import DataError, ParameterError
+
+
+def _exact_laplace_spend(plan: HierarchyPlan) -> Fraction:
+    """Σ_ℓ Δ/t_ℓ with Δ recomputed from the model here (2L change, L add/remove)."""
+    privacy = plan.privacy
+    delta1 = (2 if privacy.neighbours == "change" else 1) * privacy.records_per_person
+    return sum((Fraction(delta1) / t for t in plan.level_scales() if t is not None), Fraction(0))
+
+
+def _exact_gaussian_rho(plan: HierarchyPlan) -> Fraction:
+    """Σ_ℓ Δ₂²/(2σ_ℓ²) with Δ₂² recomputed from the model (2L² change, L² add/remove)."""
+    privacy = plan.privacy
+    l2sq = (2 if privacy.neighbours == "change" else 1) * privacy.records_per_person ** 2
+    return sum((Fraction(l2sq) / (2 * s) for s in plan.level_scales() if s is not None), Fraction(0))
+
+
+# ----------------------------------------------------------------------------------------------
+# the ledger's charge is never below what the noise spends
+# ----------------------------------------------------------------------------------------------
+
+
+def test_the_charge_covers_the_spend_of_a_plan_whose_budgets_sum_just_above_epsilon():
+    """A plan (built directly, or read back from a saved/edited JSON) whose level budgets add up to
+    ε(1 + 5·10⁻¹⁰), inside the plan's rounding tolerance, on scales that land exactly on the
+    sampler's grid: the noise spends Σ Δ/t_ℓ = 1.0 while ε = 0.9999999995 was stated. The ledger
+    must be charged at least what is spent (checked by exact rationals and OpenDP's map)."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    privacy = PrivacySpec(1.0 - 5e-10, "change", 1)
+    plan = HierarchyPlan((1, 2, 3), privacy, "laplace", (0.0, 0.5, 0.5), (1.0, 1.0, 1.0), "uniform", "none")
+    spent = _exact_laplace_spend(plan)
+    assert spent == 1  # t = 4 on both levels, Δ = 2
+    opendp_spent = math.fsum(
+        dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int), scale=float(t)).map(2)
+        for t in plan.level_scales() if t is not None)
+    epsilon, delta, rho = plan.ledger_charge()
+    assert Fraction(epsilon) >= spent and epsilon >= opendp_spent
+    assert delta == 0.0 and rho is not None and Fraction(rho) >= spent * spent / 2
+    assert plan.epsilon_spent() >= float(spent)
+
+
+@pytest.mark.parametrize("neighbours", ["change", "addremove"])
+@pytest.mark.parametrize("records", [1, 2])
+def test_the_gaussian_charge_covers_the_spend_under_budget_slack(neighbours, records):
+    """Gaussian level budgets summing to ρ(1 + 9·10⁻¹⁰): the charged ρ is ≥ Σ Δ₂²/(2σ_ℓ²) (exact
+    rationals, and OpenDP's zCDP map of its discrete Gaussian), and the charged ε is ≥ the CKS ε of
+    the spent ρ."""
+    import opendp.prelude as dp
+
+    from dpgui.core.accounting import zcdp_epsilon
+
+    dp.enable_features("contrib")
+    privacy = PrivacySpec(1.0, neighbours, records, delta=1e-6)
+    assert privacy.rho is not None
+    first = privacy.first_noised_level()
+    shares = [0.0] * first + [privacy.rho * (1 + 9e-10) / (4 - first)] * (4 - first)
+    plan = HierarchyPlan((1, 2, 3, 5), privacy, "gaussian", tuple(shares), (1.0,) * 4, "uniform", "none")
+    rho_spent = _exact_gaussian_rho(plan)
+    l2 = math.sqrt((2 if neighbours == "change" else 1) * records ** 2)
+    opendp_rho = math.fsum(
+        dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=int)), dp.l2_distance(T=float), scale=math.sqrt(float(s)))
+        .map(l2) for s in plan.level_scales() if s is not None)
+    epsilon, delta, rho = plan.ledger_charge()
+    assert rho is not None and Fraction(rho) >= rho_spent and rho >= opendp_rho * (1 - 1e-12)
+    assert delta == 1e-6 and epsilon >= zcdp_epsilon(float(rho_spent), 1e-6)
+
+
+def _independent_multiplicative_spend(plan: HierarchyPlan) -> tuple[float, float]:
+    """Paper 004's composition recomputed from the plan's own privacy spec (not the parameters' copy of
+    it): per record Σ_i c(1/t_ρ + 2/t_ν + 1/t_T) [+ 1/t_M], δ likewise, then group privacy over
+    k = 2L (change) or L (add/remove) records."""
+    m = plan.multiplicative
+    assert m is not None
+    eps = Fraction(0)
+    delta = 0.0
+    for tr, tn, tc, bound in zip(m.threshold_scales, m.query_scales, m.count_scales, m.count_bounds):
+        eps += m.cutoff * (1 / tr + 2 / tn + 1 / tc)
+        delta += m.cutoff * truncated_laplace_delta(tc, bound)
+    if plan.privacy.neighbours == "addremove":
+        assert m.root_scale is not None and m.root_bound is not None
+        eps += 1 / m.root_scale
+        delta += truncated_laplace_delta(m.root_scale, m.root_bound)
+    k = (2 if plan.privacy.neighbours == "change" else 1) * plan.privacy.records_per_person
+    e = float(eps)
+    return k * e, (delta if k == 1 else delta * math.expm1(k * e) / math.expm1(e))
+
+
+@pytest.mark.parametrize("neighbours", ["change", "addremove"])
+@pytest.mark.parametrize("records", [1, 3])
+def test_the_multiplicative_charge_covers_its_composition(neighbours, records):
+    plan = plan_hierarchy((1, 3, 9), PrivacySpec(1.0, neighbours, records, delta=1e-6), noise="multiplicative",
+                          alpha=0.5)
+    epsilon, delta, _ = plan.ledger_charge()
+    spent_eps, spent_delta = _independent_multiplicative_spend(plan)
+    assert epsilon >= spent_eps and delta >= spent_delta
+
+
+@pytest.mark.parametrize("edit", ["records_per_person", "neighbours", "epsilon", "level_sizes", "count_scales"])
+def test_an_edited_saved_multiplicative_plan_is_refused(edit):
+    """A saved plan whose multiplicative parameters no longer match its privacy spec or tree (an edited
+    project file: more records per person, another neighbour model, a larger ε in the spec than the
+    parameters were made for, another tree, smaller noise scales) would release noise calibrated to the
+    parameters while the ledger is charged by the spec: refused with a fix, never charged wrongly."""
+    plan = plan_hierarchy((1, 3, 9), PrivacySpec(1.0, "change", 1, delta=1e-6), noise="multiplicative", alpha=0.5)
+    data = plan.to_json()
+    if edit == "records_per_person":
+        data["records_per_person"] = 3
+    elif edit == "neighbours":
+        data["neighbours"] = "addremove"
+    elif edit == "epsilon":
+        data["multiplicative"]["epsilon"] = 4.0
+        data["multiplicative"]["epsilon_record"] = 2.0
+        data["multiplicative"]["count_scales"] = ["1/1000"] * len(data["multiplicative"]["count_scales"])
+    elif edit == "level_sizes":
+        data["level_sizes"] = [1, 3, 10]
+    else:
+        data["multiplicative"]["count_scales"] = ["1/100"] * len(data["multiplicative"]["count_scales"])
+    with pytest.raises(ParameterError, match="make the plan again|plan it again|re-create"):
+        HierarchyPlan.from_json(data)
+
+
+def test_an_unedited_saved_multiplicative_plan_reads_back():
+    plan = plan_hierarchy((1, 3, 9), PrivacySpec(1.0, "addremove", 2, delta=1e-6), noise="multiplicative", alpha=0.5)
+    again = HierarchyPlan.from_json(plan.to_json())
+    assert again.ledger_charge() == plan.ledger_charge() and again.multiplicative == plan.multiplicative
