@@ -53,6 +53,7 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -107,6 +108,7 @@ __all__ = [
     "CONSISTENCY_METHODS",
     "CONSISTENCY_CHOICES",
     "INTERVAL_LEVEL",
+    "PATH_SEPARATOR",
     "Hierarchy",
     "HierarchyPlan",
     "LevelProjection",
@@ -139,6 +141,8 @@ ALLOCATIONS = ("uniform", "optimal", "target")
 CONSISTENCY_METHODS = ("topdown", "gls", "none")
 CONSISTENCY_CHOICES = (*CONSISTENCY_METHODS, "auto")
 PRIOR_SOURCES = ("none", "prior file", "confidential data (opted in)")
+#: Between the labels of a node's path in the released CSV (dpgui.report.hierarchy_bundle); refused in labels.
+PATH_SEPARATOR = " > "
 #: The coverage of the per-node intervals of a release.
 INTERVAL_LEVEL = 0.95
 
@@ -163,7 +167,28 @@ def _label(value: object, level_name: str) -> str:
     if not text.strip():
         raise DataError(f"level column {level_name!r} has an empty value",
                         "fill in or drop the rows with an empty level value")
+    if PATH_SEPARATOR in text:
+        raise DataError(f"value {text!r} of level column {level_name!r} contains '{PATH_SEPARATOR.strip()}' between "
+                        f"spaces, which separates the levels of a path in the released CSV",
+                        f"replace '{PATH_SEPARATOR}' in the values, e.g. by ' / '")
+    if any(unicodedata.category(ch) == "Cc" for ch in text):
+        raise DataError(f"value {ascii(text)} of level column {level_name!r} holds a control character (a line break, "
+                        "tab or the like)", "remove line breaks and tabs from the category values")
     return text
+
+
+def _check_lookalikes(level_name: str, labels: Sequence[str]) -> None:
+    """Two labels of a level that differ only in Unicode normalisation or surrounding spaces ('Café' with
+    a composed é and with e + combining accent; 'Paris' and 'Paris ') show the same in the CSV, the PDF
+    and the window: a DataError naming both (escaped, so that the difference shows). O(n)."""
+    seen: dict[str, str] = {}
+    for label in labels:
+        key = unicodedata.normalize("NFC", label).strip()
+        other = seen.setdefault(key, label)
+        if other != label:
+            raise DataError(f"values {ascii(other)} and {ascii(label)} of level column {level_name!r} look the same "
+                            "but differ (Unicode normalisation or spaces)",
+                            "make them one value (same characters, no leading or trailing spaces) or clearly different")
 
 
 @dataclass(frozen=True, eq=False)
@@ -224,6 +249,7 @@ class Hierarchy:
             level_labels.append([lab for _, lab in keyed])
             parents.append(np.fromiter((p for p, _ in keyed), dtype=np.int64, count=len(keyed)))
         for ell, labs in enumerate(level_labels):
+            _check_lookalikes(names[ell], labs)
             if len(labs) > MAX_NODES_PER_LEVEL:
                 raise ParameterError(
                     f"level {names[ell]!r} has {len(labs):,} distinct values, more than {MAX_NODES_PER_LEVEL:,}",

@@ -139,3 +139,35 @@ def test_an_unedited_saved_multiplicative_plan_reads_back():
     plan = plan_hierarchy((1, 3, 9), PrivacySpec(1.0, "addremove", 2, delta=1e-6), noise="multiplicative", alpha=0.5)
     again = HierarchyPlan.from_json(plan.to_json())
     assert again.ledger_charge() == plan.ledger_charge() and again.multiplicative == plan.multiplicative
+
+
+# ----------------------------------------------------------------------------------------------
+# hostile labels: the published node list must say unambiguously which count is which node's
+# ----------------------------------------------------------------------------------------------
+
+
+def test_a_label_holding_the_csv_path_separator_is_refused():
+    """Level-2 nodes 'B > C' under 'A' and 'C' under 'A > B' would both be written as the path
+    'A > B > C' in the released CSV: two rows that no reader can tell apart."""
+    from dpgui.core.hierarchy import PATH_SEPARATOR
+    from dpgui.report.hierarchy_bundle import PATH_SEPARATOR as CSV_SEPARATOR
+
+    assert PATH_SEPARATOR == CSV_SEPARATOR
+    with pytest.raises(DataError, match="contains .>. between spaces.*replace ' > '"):
+        Hierarchy.from_paths(["a", "b", "c"], [("A", "B > C", "x"), ("A > B", "C", "y")])
+    assert Hierarchy.from_paths(["a", "b"], [("A>B", "x"), ("A -> B", "y")]).level_sizes == (1, 2, 2)
+
+
+@pytest.mark.parametrize("label", ["line\nbreak", "carriage\rreturn", "tab\there", "nul\x00"])
+def test_a_label_with_a_control_character_is_refused(label):
+    with pytest.raises(DataError, match="control character"):
+        Hierarchy.from_paths(["a", "b"], [("A", label)])
+
+
+@pytest.mark.parametrize("twin", ["Cafe\u0301", "Café ", " Café"])
+def test_two_labels_that_look_the_same_are_refused_with_both_named(twin):
+    """'Café' (NFC) and 'Café' (NFD, e + combining accent) or 'Café ' are different strings but show
+    the same in the CSV, the PDF and the window: two nodes the reader cannot tell apart."""
+    with pytest.raises(DataError, match="look the same") as err:
+        Hierarchy.from_paths(["a", "b"], [("Café", "x"), (twin, "y")])
+    assert ascii(twin) in str(err.value) and ascii("Café") in str(err.value)
