@@ -375,6 +375,10 @@ def _count(
             leaf_counts += np.bincount(parent, minlength=n_leaves)
             total += batch.num_rows
         else:
+            # Each count is ≤ 2^53; their sum must be too, or int64 sums up the tree could wrap around.
+            if total + float(np.sum(weights, dtype=np.float64)) > 2.0**53:
+                raise DataError(f"the counts of column '{count_column}' of '{p.name}' add up to more than 2^53 records "
+                                f"(by data row {rows:,})", "check the count column (it holds record counts)")
             np.add.at(leaf_counts, parent, weights)
             total += int(weights.sum())
     for column in names:
