@@ -1,0 +1,48 @@
+"""Adversarial audit of the hierarchy release's files (issue 15, wave 2)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+
+from dpgui.core.hierarchy import Hierarchy, plan_hierarchy, release_hierarchy
+from dpgui.core.noise import SeededRandom
+from dpgui.core.plan import PrivacySpec
+from dpgui.report.hierarchy_bundle import hierarchy_csv_text
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_rows(hierarchy: Hierarchy) -> list[dict[str, str]]:
+    plan = plan_hierarchy(hierarchy.level_sizes, PrivacySpec(1.0), consistency="none")
+    release = release_hierarchy(hierarchy, np.ones(hierarchy.level_sizes[-1], dtype=np.int64), plan, SeededRandom(1))
+    return list(csv.DictReader(io.StringIO(hierarchy_csv_text(release))))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def test_labels_that_a_spreadsheet_would_run_as_formulas_are_neutralised():
+    """A hostile data file's categories ('=HYPERLINK(…)', '+cmd|…', '@SUM(…)', '-2+3') and column name
+    become cells of the released CSV, which privacy officers open in Excel: no cell may start a formula
+    (OWASP CSV injection: such a cell is written with a leading apostrophe). Plain numbers stay as they
+    are ('-3' is a number, not a formula)."""
+    hierarchy = Hierarchy.from_paths(
+        ["=region", "district"],
+        [("=HYPERLINK(\"http://x\",\"y\")", "+cmd|' /C calc'!A0"), ("@SUM(1)", "-2+3"), ("-3", "ok"), ("B", "-4.5")])
+    rows = _csv_rows(hierarchy)
+    for row in rows:
+        for key in ("level_name", "path"):
+            cell = row[key]
+            assert not cell.startswith(FORMULA_STARTS) or _is_number(cell), (key, cell)
+    paths = {row["path"] for row in rows}
+    assert "-3" in paths and "'=HYPERLINK(\"http://x\",\"y\")" in paths and "'@SUM(1) > -2+3" in paths
+    assert "B > -4.5" in paths and "'-3 > ok" in paths
+    assert {row["level_name"] for row in rows} >= {"'=region", "district"}
