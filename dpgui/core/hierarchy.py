@@ -140,7 +140,8 @@ HIERARCHY_NOISE_CHOICES = (*HIERARCHY_NOISES, "auto")
 ALLOCATIONS = ("uniform", "optimal", "target")
 CONSISTENCY_METHODS = ("topdown", "gls", "none")
 CONSISTENCY_CHOICES = (*CONSISTENCY_METHODS, "auto")
-PRIOR_SOURCES = ("none", "prior file", "confidential data (opted in)")
+CONFIDENTIAL_PRIOR = "confidential data (opted in)"
+PRIOR_SOURCES = ("none", "prior file", CONFIDENTIAL_PRIOR)
 #: Between the labels of a node's path in the released CSV (dpgui.report.hierarchy_bundle); refused in labels.
 PATH_SEPARATOR = " > "
 #: The coverage of the per-node intervals of a release.
@@ -771,6 +772,13 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     if allocation == "target" and target_mse is None:
         raise ParameterError("the target allocation needs a target weighted MSE", "give target:TAU, e.g. target:1000")
     notes: list[str] = []
+    # Figures computed on opted-in confidential counts stay out of the notes (published in the
+    # manifest): the opt-in covers the choices made on them, not their projected errors.
+    confidential = prior is not None and prior_source == CONFIDENTIAL_PRIOR
+
+    def shown(figures: str) -> str:
+        return "figures on the confidential counts, not published" if confidential else figures
+
     if noise in ("gaussian", "multiplicative") and privacy.delta <= 0:
         raise ParameterError(f"{noise} noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace noise")
     if noise == "multiplicative":
@@ -779,11 +787,11 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
         if alpha is not None and allocation == "uniform" and consistency in ("auto", "none"):
             choice, gauss, mult = recommend_alpha_mechanism(sizes, privacy, alpha, prior)
             if choice == "multiplicative":
-                notes.append(f"noise: multiplicative, projected α-mRMSE {mult.alpha_mrmse:.4g} below the Gaussian "
-                             f"baseline's {gauss.alpha_mrmse:.4g} (α = {alpha:g})")
+                notes.append("noise: multiplicative, projected α-mRMSE below the Gaussian baseline's (α = "
+                             f"{alpha:g}; {shown(f'{mult.alpha_mrmse:.4g} against {gauss.alpha_mrmse:.4g}')})")
                 return _multiplicative_plan(sizes, privacy, w, allocation, consistency, prior_source, alpha, notes)
-            notes.append(f"multiplicative not chosen: projected α-mRMSE {mult.alpha_mrmse:.4g} against the Gaussian "
-                         f"baseline's {gauss.alpha_mrmse:.4g} (α = {alpha:g})")
+            notes.append("multiplicative not chosen: projected α-mRMSE not below the Gaussian baseline's (α = "
+                         f"{alpha:g}; {shown(f'{mult.alpha_mrmse:.4g} against {gauss.alpha_mrmse:.4g}')})")
         elif alpha is None:
             notes.append("multiplicative (paper 004) not considered: no α given")
     if allocation != "uniform" and prior is None:
@@ -825,7 +833,7 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
             how = "noise variance Σ w_ℓ n_ℓ Var (no prior counts)"
         figures = ", ".join(f"{n} {s:.4g}" for s, n, _, _ in scored)
         dropped = f"; {len(refused)} noise(s) need more than ε = {privacy.epsilon:g}" if refused else ""
-        notes.append(f"noise: {nz}, the lower {how}: {figures}{dropped}")
+        notes.append(f"noise: {nz}, the lower {how}: {shown(figures) if prior is not None else figures}{dropped}")
     if consistency != "auto":
         return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, consistency, target, prior_source, None, tuple(notes))
     if prior is None or hierarchy is None:
@@ -839,7 +847,7 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
         projected.append((project_hierarchy(plan, prior, trials=runs, seed=0, hierarchy=hierarchy).weighted_mse, method, plan))
     best = min(projected, key=lambda item: item[0])
     return _with_note(best[2], f"consistency: {best[1]}, the lower projected weighted MSE ({runs} trials on the prior): "
-                      + ", ".join(f"{m} {s:.4g}" for s, m, _ in projected))
+                      + shown(", ".join(f"{m} {s:.4g}" for s, m, _ in projected)))
 
 
 def _meet_target(sizes: tuple[int, ...], privacy: PrivacySpec, noise: str, weights: tuple[float, ...],

@@ -171,3 +171,34 @@ def test_two_labels_that_look_the_same_are_refused_with_both_named(twin):
     with pytest.raises(DataError, match="look the same") as err:
         Hierarchy.from_paths(["a", "b"], [("Café", "x"), (twin, "y")])
     assert ascii(twin) in str(err.value) and ascii("Café") in str(err.value)
+
+
+# ----------------------------------------------------------------------------------------------
+# the plan's notes (published in the manifest) carry no figure computed on confidential counts
+# ----------------------------------------------------------------------------------------------
+
+
+def _notes_on(counts: np.ndarray, source: str) -> tuple[str, ...]:
+    hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 3}", f"a{i}") for i in range(9)])
+    plan = plan_hierarchy(hierarchy.level_sizes, PrivacySpec(1.0, "change", 1, delta=1e-6), noise="auto",
+                          consistency="auto", prior_levels=hierarchy.aggregate(counts), prior_source=source,
+                          hierarchy=hierarchy, alpha=0.5, trials=8)
+    return plan.notes
+
+
+def test_notes_made_on_opted_in_confidential_counts_publish_only_the_choices():
+    """With --counts-from-data the optimiser's choices are made on the confidential counts (opted in and
+    recorded); the notes that explain them go into the signed manifest. They may say what was chosen,
+    but the projected errors they quoted (4 significant digits of a function of the confidential
+    counts, e.g. of how many counts are near zero) are not part of the opt-in. With a public prior the
+    figures stay."""
+    import re
+
+    figure = re.compile(r"\d+\.\d+(?:e[+-]\d+)?|\d+e[+-]\d+")
+    confidential = "confidential data (opted in)"
+    for counts in (np.array([0, 0, 1, 0, 2, 0, 1, 0, 0]), np.array([50, 70, 90, 40, 30, 60, 80, 20, 10])):
+        notes = _notes_on(counts, confidential)
+        assert len(notes) >= 3 and sum("not published" in n for n in notes) == 3, notes
+        assert all(set(figure.findall(n)) <= {"0.5"} for n in notes), notes  # α = 0.5 only
+        public = _notes_on(counts, "prior file")
+        assert sum(len(set(figure.findall(n)) - {"0.5"}) for n in public) >= 4, public
