@@ -46,3 +46,23 @@ def test_labels_that_a_spreadsheet_would_run_as_formulas_are_neutralised():
     assert "-3" in paths and "'=HYPERLINK(\"http://x\",\"y\")" in paths and "'@SUM(1) > -2+3" in paths
     assert "B > -4.5" in paths and "'-3 > ok" in paths
     assert {row["level_name"] for row in rows} >= {"'=region", "district"}
+
+
+def test_the_pdf_does_not_promise_a_per_node_95_percent_interval_for_consistent_releases():
+    """Top-down and GLS intervals come from a parametric bootstrap pooled over a level's nodes: ≈ 95 %
+    on average over the level, not ≥ 95 % for each node (release_hierarchy's docstring). The PDF said
+    "at least 95 % probability" for every release; it must say what each release guarantees."""
+    from datetime import datetime, timezone
+
+    from dpgui.app.pdf_hierarchy import _page1_html, _page2_html
+    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo
+
+    hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 3}", f"a{i}") for i in range(9)])
+    info = HierarchyReleaseInfo("d", "0" * 32, datetime.now(timezone.utc), NODE_LIST_FROM_DATA, False, False)
+    projection = {"method": "closed form", "counts": "x", "weighted_mse": 1.0, "levels": []}
+    for consistency, per_node in (("topdown", False), ("gls", False), ("none", True)):
+        plan = plan_hierarchy(hierarchy.level_sizes, PrivacySpec(1.0), consistency=consistency)
+        release = release_hierarchy(hierarchy, np.full(9, 5, dtype=np.int64), plan, SeededRandom(2))
+        html = _page1_html(release, info, projection, None) + _page2_html(release, None)
+        assert ("at least 95 %" in html) == per_node, consistency
+        assert ("on average over the nodes of its level" in html) == (not per_node), consistency
