@@ -233,6 +233,8 @@ def build_hierarchy_manifest(release: HierarchyRelease, info: HierarchyReleaseIn
     }
     if projection is not None:
         manifest["projection"] = projection
+    if release.interval_method:  # what the CSV's ci95 columns guarantee (per node, or on average over a level)
+        manifest["intervals"] = {"level": 0.95, "method": release.interval_method}
     if info.notes:
         manifest["notes"] = list(info.notes)
     return manifest

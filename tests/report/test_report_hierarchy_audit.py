@@ -66,3 +66,18 @@ def test_the_pdf_does_not_promise_a_per_node_95_percent_interval_for_consistent_
         html = _page1_html(release, info, projection, None) + _page2_html(release, None)
         assert ("at least 95 %" in html) == per_node, consistency
         assert ("on average over the nodes of its level" in html) == (not per_node), consistency
+
+
+def test_the_manifest_says_what_the_intervals_guarantee():
+    from datetime import datetime, timezone
+
+    from dpgui.report.bundle import schema_problems
+    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo, build_hierarchy_manifest
+
+    hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 3}", f"a{i}") for i in range(9)])
+    info = HierarchyReleaseInfo("d", "0" * 32, datetime.now(timezone.utc), NODE_LIST_FROM_DATA, False, True)
+    plan = plan_hierarchy(hierarchy.level_sizes, PrivacySpec(1.0), consistency="topdown")
+    release = release_hierarchy(hierarchy, np.full(9, 5, dtype=np.int64), plan, SeededRandom(2))
+    manifest = build_hierarchy_manifest(release, info, "discrete_laplace_hierarchy", "n", b"c", b"p", "0" * 16)
+    assert manifest["intervals"]["level"] == 0.95 and "on average over a level" in manifest["intervals"]["method"]
+    assert schema_problems(manifest) == []
