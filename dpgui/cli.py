@@ -1361,14 +1361,14 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
             node_list_source=NODE_LIST_FROM_PRIOR if args.prior is not None else NODE_LIST_FROM_DATA,
             counts_from_data=bool(args.counts_from_data), prior_name=prior_name, prior_sha256=prior_sha256,
             notes=notes, release_id=args.release_id)
-        # The projection published with the release: at the prior's counts, else at the released counts
-        # (post-processing: public), never at the confidential counts.
-        if args.prior is not None:
-            projected = _hierarchy_projection(plan, hierarchy, prior_levels, "the prior's counts")
-        else:
-            projected = _hierarchy_projection(plan, hierarchy, result.counts, "the released counts")
         outputs: dict[str, str] = {}
-        try:
+        try:  # past the spend: the projection too, so that its failure also says that ε was spent
+            # The projection published with the release: at the prior's counts, else at the released counts
+            # (post-processing: public), never at the confidential counts.
+            if args.prior is not None:
+                projected = _hierarchy_projection(plan, hierarchy, prior_levels, "the prior's counts")
+            else:
+                projected = _hierarchy_projection(plan, hierarchy, result.counts, "the released counts")
             if args.out is not None:
                 outputs["csv"] = str(write_hierarchy_csv(result, args.out))
             if key is not None:
