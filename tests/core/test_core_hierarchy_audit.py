@@ -202,3 +202,43 @@ def test_notes_made_on_opted_in_confidential_counts_publish_only_the_choices():
         assert all(set(figure.findall(n)) <= {"0.5"} for n in notes), notes  # α = 0.5 only
         public = _notes_on(counts, "prior file")
         assert sum(len(set(figure.findall(n)) - {"0.5"}) for n in public) >= 4, public
+
+
+# ----------------------------------------------------------------------------------------------
+# the per-level sensitivity, by brute force over one person's records
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("records", [1, 2, 3])
+def test_the_level_sensitivity_holds_when_a_persons_records_differ_in_different_levels(records):
+    """Enumerate every way one person's L records can sit on the leaves of a small tree (3 regions with
+    2, 1 and 3 districts) and every neighbour: change moves each record to any leaf (paths may differ
+    on level 1 for one record and only on level 2 for another), add/remove drops all L. The largest
+    per-level L1 and squared L2 change of the level's count vector must be PrivacySpec's figures
+    (2L, 2L² change; L, L² add/remove), which the plan's noise is calibrated to."""
+    import itertools
+
+    hierarchy = Hierarchy.from_paths(["r", "d"], [("R0", "a"), ("R0", "b"), ("R1", "c"), ("R2", "d"), ("R2", "e"),
+                                                  ("R2", "f")])
+    leaves = range(hierarchy.level_sizes[-1])
+
+    def levels(placement: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+        return hierarchy.aggregate(np.bincount(np.asarray(placement, dtype=np.int64), minlength=len(leaves)))
+
+    worst = {"change": [0, 0], "addremove": [0, 0]}  # [L1, L2²] over levels 1..L
+    nothing = levels(())
+    for before in itertools.combinations_with_replacement(leaves, records):
+        a = levels(before)
+        for ell in (1, 2):
+            d = a[ell] - nothing[ell]
+            worst["addremove"] = [max(worst["addremove"][0], int(np.abs(d).sum())),
+                                  max(worst["addremove"][1], int((d * d).sum()))]
+        for after in itertools.product(leaves, repeat=records):
+            b = levels(after)
+            for ell in (1, 2):
+                d = a[ell] - b[ell]
+                worst["change"] = [max(worst["change"][0], int(np.abs(d).sum())),
+                                   max(worst["change"][1], int((d * d).sum()))]
+    for neighbours, (l1, l2sq) in worst.items():
+        spec = PrivacySpec(1.0, neighbours, records)
+        assert (spec.level_sensitivity, spec.level_l2_sensitivity_squared) == (l1, l2sq), neighbours
