@@ -63,3 +63,19 @@ def test_weights_of_the_wrong_length_are_refused_before_anything_is_spent(world,
     assert not (world / "out.csv").exists()
     with Ledger() as ledger:
         ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_the_input_given_as_its_own_public_prior_is_refused(world, capsys, copy):
+    """A slip (--prior data.csv, or a copy of it) would make the confidential counts the "public prior":
+    the manifest would say "prior file" while the budgets, the notes and the published projection (at
+    "the prior's counts") are computed on the confidential data without the --counts-from-data opt-in."""
+    prior = world / "data.csv"
+    if copy:
+        prior = world / "prior-copy.csv"
+        prior.write_bytes((world / "data.csv").read_bytes())
+    code, _, err = run_cli(_release(world, "--prior", str(prior)), capsys)
+    assert code == 2 and "--counts-from-data" in err and "prior" in err, err
+    assert not (world / "out.csv").exists()
+    with Ledger() as ledger:
+        ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
