@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dpgui.errors import ParameterError
-from dpgui.report.ledger import Ledger
+from dpgui.report.ledger import BudgetExceeded, Ledger
 
 from cli_helpers import run_cli
 
@@ -52,7 +52,7 @@ def test_a_failure_after_the_spend_while_projecting_says_the_budget_was_spent(wo
     assert not (world / "out.csv").exists()
     with Ledger() as ledger:
         assert ledger.check_spend("schools", 9.0, 0.0, None) is not None  # 1 of 10 spent: 9 left
-        with pytest.raises(Exception):
+        with pytest.raises(BudgetExceeded):
             ledger.check_spend("schools", 9.5, 0.0, None)
 
 

@@ -173,7 +173,7 @@ def _label(value: object, level_name: str) -> str:
                         f"spaces, which separates the levels of a path in the released CSV",
                         f"replace '{PATH_SEPARATOR}' in the values, e.g. by ' / '")
     if any(unicodedata.category(ch) == "Cc" for ch in text):
-        raise DataError(f"value {ascii(text)} of level column {level_name!r} holds a control character (a line break, "
+        raise DataError(f"value {text!a} of level column {level_name!r} holds a control character (a line break, "
                         "tab or the like)", "remove line breaks and tabs from the category values")
     return text
 
@@ -187,7 +187,7 @@ def _check_lookalikes(level_name: str, labels: Sequence[str]) -> None:
         key = unicodedata.normalize("NFC", label).strip()
         other = seen.setdefault(key, label)
         if other != label:
-            raise DataError(f"values {ascii(other)} and {ascii(label)} of level column {level_name!r} look the same "
+            raise DataError(f"values {other!a} and {label!a} of level column {level_name!r} look the same "
                             "but differ (Unicode normalisation or spaces)",
                             "make them one value (same characters, no leading or trailing spaces) or clearly different")
 

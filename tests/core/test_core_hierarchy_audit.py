@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpgui.core.counting_trees import multiplicative_privacy, truncated_laplace_delta
+from dpgui.core.counting_trees import truncated_laplace_delta
 from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, plan_hierarchy
 from dpgui.core.plan import PrivacySpec
 from dpgui.errors import DataError, ParameterError
@@ -131,7 +131,7 @@ def test_an_edited_saved_multiplicative_plan_is_refused(edit):
         data["level_sizes"] = [1, 3, 10]
     else:
         data["multiplicative"]["count_scales"] = ["1/100"] * len(data["multiplicative"]["count_scales"])
-    with pytest.raises(ParameterError, match="make the plan again|plan it again|re-create"):
+    with pytest.raises(ParameterError, match=r"make the plan again"):
         HierarchyPlan.from_json(data)
 
 
@@ -153,7 +153,7 @@ def test_a_label_holding_the_csv_path_separator_is_refused():
     from dpgui.report.hierarchy_bundle import PATH_SEPARATOR as CSV_SEPARATOR
 
     assert PATH_SEPARATOR == CSV_SEPARATOR
-    with pytest.raises(DataError, match="contains .>. between spaces.*replace ' > '"):
+    with pytest.raises(DataError, match=r"contains .>. between spaces.*replace ' > '"):
         Hierarchy.from_paths(["a", "b", "c"], [("A", "B > C", "x"), ("A > B", "C", "y")])
     assert Hierarchy.from_paths(["a", "b"], [("A>B", "x"), ("A -> B", "y")]).level_sizes == (1, 2, 2)
 

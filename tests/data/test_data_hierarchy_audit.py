@@ -50,5 +50,5 @@ def test_a_parquet_dictionary_column_counts_like_a_plain_one(tmp_path):
 def test_an_empty_label_and_a_missing_one_are_both_refused(tmp_path, cell):
     path = tmp_path / "d.csv"
     path.write_text(f"region,city\nOR,Portland\nOR,{cell}\n")
-    with pytest.raises(DataError, match="missing|empty"):
+    with pytest.raises(DataError, match=r"missing|empty"):
         count_paths(path, ["region", "city"])
