@@ -1288,7 +1288,7 @@ def _provisional_charge(args: argparse.Namespace) -> tuple[float, float, float |
 
 def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     from dpgui.core.noise import SecureRandom
-    from dpgui.data.hierarchy import count_paths, read_prior
+    from dpgui.data.hierarchy import check_prior_is_not_the_data, count_paths, read_prior
     from dpgui.data.readers import check_data_file
     from dpgui.report.files import sha256_regular_file
     from dpgui.report.hierarchy_bundle import (
@@ -1323,7 +1323,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     notes: tuple[str, ...] = ()
     plan: HierarchyPlan | None = None
     if args.prior is not None:
-        _check_prior_is_not_the_input(args.prior, args.input)
+        check_prior_is_not_the_data(args.prior, args.input)
         prior = read_prior(args.prior, args.levels)
         hierarchy, prior_leaves = _hierarchy_tree(prior)
         prior_levels = hierarchy.aggregate(prior_leaves)
@@ -1400,25 +1400,6 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
               f"noise, {plan.privacy.neighbours} neighbours, {plan.consistency} consistency; node list: {node_list})")
     _note_lines("release", summary["notes"])
     return 0
-
-
-def _check_prior_is_not_the_input(prior: str, data: str) -> None:
-    """Refuse a "public prior" that is the data file itself or a byte-for-byte copy of it: its counts are
-    the confidential ones, which the plan, its notes and the published projection may use only with
-    --counts-from-data (recorded as such). O(size) only when both files have the same size."""
-    from dpgui.report.files import sha256_regular_file
-
-    try:
-        same = os.path.samefile(prior, data)
-        if not same and os.path.getsize(prior) == os.path.getsize(data):
-            same = sha256_regular_file(prior, "prior file") == sha256_regular_file(data, "data file")
-    except OSError:
-        return  # unreadable files are reported by their own checks
-    if same:
-        raise ParameterError(f"the prior '{Path(prior).name}' is the data file itself (the same bytes): its counts "
-                             "are the confidential ones, not a public prior",
-                             "give a public prior (e.g. last year's published counts), or leave out --prior and give "
-                             "--counts-from-data (recorded in the manifest)")
 
 
 def _hierarchy_plan_needs_counts(args: argparse.Namespace) -> None:

@@ -52,3 +52,19 @@ def test_an_empty_label_and_a_missing_one_are_both_refused(tmp_path, cell):
     path.write_text(f"region,city\nOR,Portland\nOR,{cell}\n")
     with pytest.raises(DataError, match=r"missing|empty"):
         count_paths(path, ["region", "city"])
+
+
+def test_the_data_file_or_a_copy_is_refused_as_its_own_public_prior(tmp_path):
+    from dpgui.data.hierarchy import check_prior_is_not_the_data
+
+    data = tmp_path / "d.csv"
+    data.write_text("region,city\nOR,Portland\nWA,Seattle\n")
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(data.read_bytes())
+    other = tmp_path / "prior.csv"
+    other.write_text("region,city\nOR,Portland\nWA,Tacoma!\n")  # same size, other bytes
+    for prior in (data, copy):
+        with pytest.raises(DataError, match="is the data file itself"):
+            check_prior_is_not_the_data(prior, data)
+    check_prior_is_not_the_data(other, data)
+    check_prior_is_not_the_data(tmp_path / "missing.csv", data)  # left to read_prior's own message
