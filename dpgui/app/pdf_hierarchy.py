@@ -217,12 +217,22 @@ def _page2_html(release: HierarchyRelease, key_id: str | None) -> str:
         f"e<sup>ε</sup> with ε = {format_epsilon(privacy.epsilon)}. Smaller ε means stronger protection and more "
         f"noise. {meaning} {adding}</p>")
     out.append("<h2>Every published count is noisy on purpose</h2>")
-    out.append(
-        "<p>Random whole numbers were added to the counts before publication, so a published count is close to, "
-        "but usually not equal to, the true count. The budget was split between the levels of the hierarchy; the "
-        "table on page 1 shows the error to expect on each level. A count is never negative: where the noise "
-        "would make it negative it is 0, which biases small counts slightly upwards (the bias² column). In the CSV, "
-        f"{_e(_interval_words(release))}.</p>")
+    if plan.multiplicative is not None:  # bucketed upper estimates, not noisy counts: its own words
+        floor = format_number(math.floor(plan.multiplicative.bucket_zero))
+        out.append(
+            "<p>Each published count is one of a fixed ladder of values (paper 004's buckets, found with noisy "
+            "comparisons), an upper estimate of the true count: a large count is within a factor "
+            f"1 ± {format_significant(plan.multiplicative.alpha, 3)} of its true value, and every count below about "
+            f"{format_number(math.ceil(plan.multiplicative.tau_min))} is published as {floor}, however small it is "
+            "(even 0). The table on page 1 shows the error to expect on each level. In the CSV, "
+            f"{_e(_interval_words(release))} (on the mechanism's success event).</p>")
+    else:
+        out.append(
+            "<p>Random whole numbers were added to the counts before publication, so a published count is close to, "
+            "but usually not equal to, the true count. The budget was split between the levels of the hierarchy; the "
+            "table on page 1 shows the error to expect on each level. A count is never negative: where the noise "
+            "would make it negative it is 0, which biases small counts slightly upwards (the bias² column). In the "
+            f"CSV, {_e(_interval_words(release))}.</p>")
     out.append("<h2>Parents and children</h2>")
     out.append(
         f"<p>{_e(_consistency_words(plan))}. This uses the published numbers only, "

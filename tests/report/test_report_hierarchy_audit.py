@@ -81,3 +81,21 @@ def test_the_manifest_says_what_the_intervals_guarantee():
     manifest = build_hierarchy_manifest(release, info, "discrete_laplace_hierarchy", "n", b"c", b"p", "0" * 16)
     assert manifest["intervals"]["level"] == 0.95 and "on average over a level" in manifest["intervals"]["method"]
     assert schema_problems(manifest) == []
+
+
+def test_the_pdf_does_not_describe_multiplicative_counts_as_slightly_biased_noisy_counts():
+    """Paper 004's mechanism publishes every count below ~τ_min as ⌊α τ_min⌋ (about 10⁵ records at
+    ε = 1): "a count ... biases small counts slightly upwards" would be false. The PDF must say that
+    small counts are all published as that floor value."""
+    import math
+
+    from dpgui.app.pdf_hierarchy import _page2_html
+
+    hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 3}", f"a{i}") for i in range(9)])
+    plan = plan_hierarchy(hierarchy.level_sizes, PrivacySpec(1.0, delta=1e-6), noise="multiplicative", alpha=0.5)
+    release = release_hierarchy(hierarchy, np.full(9, 5, dtype=np.int64), plan, SeededRandom(3))
+    html = _page2_html(release, None)
+    assert "slightly upwards" not in html
+    assert plan.multiplicative is not None
+    digits = "".join(ch for ch in html if ch.isdigit() or ch == "<")
+    assert str(math.floor(plan.multiplicative.bucket_zero)) in digits
