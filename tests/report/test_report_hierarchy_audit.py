@@ -99,3 +99,44 @@ def test_the_pdf_does_not_describe_multiplicative_counts_as_slightly_biased_nois
     assert plan.multiplicative is not None
     digits = "".join(ch for ch in html if ch.isdigit() or ch == "<")
     assert str(math.floor(plan.multiplicative.bucket_zero)) in digits
+
+
+def test_the_published_charge_covers_the_published_noise_scales():
+    """From the manifest alone (what a reviewer has): the noise scales and sensitivities it states
+    must spend no more than the charge it states — Σ Δ/t_ℓ for Laplace (OpenDP's privacy map of its
+    discrete Laplace), Σ Δ₂²/(2σ_ℓ²) for Gaussian (OpenDP's zCDP map of its discrete Gaussian), for
+    both neighbour models and L = 1, 3 records per person."""
+    import math
+    from datetime import datetime, timezone
+
+    import opendp.prelude as dp
+
+    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo, build_hierarchy_manifest
+
+    dp.enable_features("contrib")
+    hierarchy = Hierarchy.from_paths(["a", "b", "c"], [(f"A{i // 6}", f"B{i // 2}", f"c{i}") for i in range(12)])
+    info = HierarchyReleaseInfo("d", "0" * 32, datetime.now(timezone.utc), NODE_LIST_FROM_DATA, False, True)
+    for neighbours in ("change", "addremove"):
+        for records in (1, 3):
+            for noise in ("laplace", "gaussian"):
+                privacy = PrivacySpec(0.7, neighbours, records, delta=1e-7 if noise == "gaussian" else 0.0)
+                plan = plan_hierarchy(hierarchy.level_sizes, privacy, noise=noise, consistency="none")
+                release = release_hierarchy(hierarchy, np.full(12, 4, dtype=np.int64), plan, SeededRandom(4))
+                manifest = build_hierarchy_manifest(release, info, "m", "n", b"c", b"p", "0" * 16)
+                published, charged = manifest["plan"], manifest["privacy"]["charged"]
+                scales = [s for s in published["level_noise_scales"] if s is not None]
+                assert len(scales) == len(hierarchy.level_sizes) - (1 if neighbours == "change" else 0)
+                if noise == "laplace":
+                    d1 = published["sensitivity_per_level"]
+                    assert d1 == (2 if neighbours == "change" else 1) * records
+                    spent = math.fsum(
+                        dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int),
+                                          scale=t).map(d1) for t in scales)
+                    assert spent <= charged["epsilon"] * (1 + 1e-12)
+                else:
+                    l2sq = published["l2_sensitivity_squared_per_level"]
+                    assert l2sq == (2 if neighbours == "change" else 1) * records ** 2
+                    rho = math.fsum(
+                        dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=int)), dp.l2_distance(T=float),
+                                           scale=math.sqrt(s)).map(math.sqrt(l2sq)) for s in scales)
+                    assert rho <= charged["rho"] * (1 + 1e-9)
