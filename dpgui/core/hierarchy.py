@@ -321,7 +321,7 @@ class Hierarchy:
                 missing.append(key)
             out[k] = i
         if missing:
-            shown = "; ".join("/".join(m) for m in missing[:3])
+            shown = "; ".join(PATH_SEPARATOR.join(m) for m in missing[:3])
             more = f" and {len(missing) - 3:,} more" if len(missing) > 3 else ""
             raise DataError(f"{len(missing):,} path(s) of the data are not in the hierarchy's tree: {shown}{more}",
                             "add them to the prior (the public list of categories) or fix the data")

@@ -242,3 +242,11 @@ def test_the_level_sensitivity_holds_when_a_persons_records_differ_in_different_
     for neighbours, (l1, l2sq) in worst.items():
         spec = PrivacySpec(1.0, neighbours, records)
         assert (spec.level_sensitivity, spec.level_l2_sensitivity_squared) == (l1, l2sq), neighbours
+
+
+def test_paths_missing_from_the_prior_are_named_with_the_csv_separator():
+    """The suggested fix for a value under two parents is a prefix like 'OR/Portland', so '/' cannot
+    separate levels in the message unambiguously: the CSV's ' > ' is used."""
+    tree = Hierarchy.from_paths(["s", "c"], [("OR", "OR/Portland")])
+    with pytest.raises(DataError, match="OR > WA/Seattle"):
+        tree.leaf_index([("OR", "WA/Seattle")])
