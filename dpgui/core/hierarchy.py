@@ -427,6 +427,10 @@ class HierarchyPlan:
         if self.noise == "multiplicative":
             if self.multiplicative is None:
                 raise ParameterError("a multiplicative plan needs its paper-004 parameters", "plan it with plan_hierarchy")
+            if self.consistency != "none" or self.allocation != "uniform":
+                raise ParameterError(f"a multiplicative plan releases its counts as they are (consistency none, uniform "
+                                     f"allocation), not with {self.consistency} consistency and a {self.allocation} "
+                                     "allocation", "make the plan again (do not edit a saved plan)")
             _check_multiplicative_params(self.multiplicative, sizes, self.privacy)
             object.__setattr__(self, "level_budgets", ())
             return

@@ -250,3 +250,15 @@ def test_paths_missing_from_the_prior_are_named_with_the_csv_separator():
     tree = Hierarchy.from_paths(["s", "c"], [("OR", "OR/Portland")])
     with pytest.raises(DataError, match="OR > WA/Seattle"):
         tree.leaf_index([("OR", "WA/Seattle")])
+
+
+@pytest.mark.parametrize("field, value", [("consistency", "topdown"), ("consistency", "gls"), ("allocation", "optimal")])
+def test_a_multiplicative_plan_claiming_consistency_or_an_allocation_is_refused(field, value):
+    """The multiplicative mechanism's counts are released as they are (no consistency step, no level
+    budgets): a saved plan edited to say "topdown" would be released inconsistent while its manifest
+    and the window say that every parent is the sum of its children."""
+    plan = plan_hierarchy((1, 3, 9), PrivacySpec(1.0, "change", 1, delta=1e-6), noise="multiplicative", alpha=0.5)
+    data = plan.to_json()
+    data[field] = value
+    with pytest.raises(ParameterError, match="multiplicative"):
+        HierarchyPlan.from_json(data)
