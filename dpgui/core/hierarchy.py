@@ -53,6 +53,7 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
+import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -153,6 +154,10 @@ INTERVAL_LEVEL = 0.95
 # ----------------------------------------------------------------------------------------------
 
 
+#: Unicode category Cc (C0 and C1 control characters: line breaks, tabs, NUL, …).
+_CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def _label(value: object, level_name: str) -> str:
     """A node label: a non-empty string; numbers become their text; None/NaN/empty are errors."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -172,7 +177,7 @@ def _label(value: object, level_name: str) -> str:
         raise DataError(f"value {text!r} of level column {level_name!r} contains '{PATH_SEPARATOR.strip()}' between "
                         f"spaces, which separates the levels of a path in the released CSV",
                         f"replace '{PATH_SEPARATOR}' in the values, e.g. by ' / '")
-    if any(unicodedata.category(ch) == "Cc" for ch in text):
+    if _CONTROL_CHARACTER.search(text):
         raise DataError(f"value {text!a} of level column {level_name!r} holds a control character (a line break, "
                         "tab or the like)", "remove line breaks and tabs from the category values")
     return text
