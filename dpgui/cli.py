@@ -599,14 +599,17 @@ def _check_release_options(args: argparse.Namespace) -> None:
 
 
 def _write_outputs(args: argparse.Namespace, plan: Plan | HierarchyPlan, release_id: str,
-                   write_csv: Callable[[str], Path], write_bundle: Callable[[], Path] | None) -> dict[str, str]:
-    """After the spend: ``--out`` (``write_csv(args.out)``), then the signed bundle (``write_bundle()``, its
-    manifest's path). Returns {"csv": …, "bundle": …} as written; any failure says that the budget was spent,
-    under which ledger id, and what was written."""
+                   write_csv: Callable[[str], Path], write_bundle: Callable[[], Path] | None,
+                   prepare: Callable[[], None] | None = None) -> dict[str, str]:
+    """After the spend: ``prepare()`` (what the outputs need), ``--out`` (``write_csv(args.out)``), then the
+    signed bundle (``write_bundle()``, its manifest's path). Returns {"csv": …, "bundle": …} as written; any
+    failure says that the budget was spent, under which ledger id, and what was written."""
     from dpgui.report.publish import charge_text
 
     outputs: dict[str, str] = {}
     try:
+        if prepare is not None:
+            prepare()
         if args.out is not None:
             outputs["csv"] = str(write_csv(args.out))
         if write_bundle is not None:
@@ -1307,7 +1310,7 @@ def _provisional_charge(args: argparse.Namespace) -> tuple[float, float, float |
 
 def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     from dpgui.core.noise import SecureRandom
-    from dpgui.data.hierarchy import count_paths, read_prior
+    from dpgui.data.hierarchy import check_prior_is_not_the_data, count_paths, read_prior
     from dpgui.data.readers import check_data_file
     from dpgui.report.files import sha256_regular_file
     from dpgui.report.hierarchy_bundle import (
@@ -1334,6 +1337,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     notes: tuple[str, ...] = ()
     plan: HierarchyPlan | None = None
     if args.prior is not None:
+        check_prior_is_not_the_data(args.prior, args.input)
         prior = read_prior(args.prior, args.levels)
         hierarchy, prior_leaves = _hierarchy_tree(prior)
         prior_levels = hierarchy.aggregate(prior_leaves)
@@ -1373,11 +1377,15 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
             counts_from_data=bool(args.counts_from_data), prior_name=prior_name, prior_sha256=prior_sha256,
             notes=notes, release_id=args.release_id)
         # The projection published with the release: at the prior's counts, else at the released counts
-        # (post-processing: public), never at the confidential counts.
-        if args.prior is not None:
-            projected = _hierarchy_projection(plan, hierarchy, prior_levels, "the prior's counts")
-        else:
-            projected = _hierarchy_projection(plan, hierarchy, result.counts, "the released counts")
+        # (post-processing: public), never at the confidential counts. Past the spend, so it runs inside
+        # _write_outputs: its failure too says that ε was spent.
+        projected: dict[str, Any] = {}
+
+        def project() -> None:
+            if args.prior is not None:
+                projected.update(_hierarchy_projection(plan, hierarchy, prior_levels, "the prior's counts"))
+            else:
+                projected.update(_hierarchy_projection(plan, hierarchy, result.counts, "the released counts"))
 
         def bundle() -> Path:
             assert key is not None and hierarchy is not None and plan is not None
@@ -1386,7 +1394,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
             return sign_hierarchy_release(ledger, args.bundle, name, result, info, pdf, key, projected).manifest
 
         outputs = _write_outputs(args, plan, info.release_id, lambda out: write_hierarchy_csv(result, out),
-                                 bundle if key is not None else None)
+                                 bundle if key is not None else None, prepare=project)
     node_list = NODE_LIST_PRIOR_ONLY if args.prior is not None else (
         "data (declared public: its categories are published as the node list)")
     summary = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes)

@@ -51,6 +51,17 @@ MULTIPLICATIVE_CONSISTENCY = ("None: each node is the mechanism's own estimate (
                               "void its multiplicative guarantee; parents need not equal the sum of their children)")
 
 
+def _interval_words(release: HierarchyRelease) -> str:
+    """What the 95 % intervals guarantee (:func:`dpgui.core.hierarchy.release_hierarchy`): per node for
+    clamped and multiplicative releases; on average over a level's nodes for consistent ones (a
+    parametric bootstrap), which must not be worded as a per-node guarantee."""
+    plan = release.plan
+    if plan.noise != "multiplicative" and plan.consistency in ("topdown", "gls"):
+        return ("the 95 % interval of a node holds its true count in about 95 % of cases on average over the nodes "
+                "of its level (estimated by simulation; not guaranteed for each node)")
+    return "the 95 % interval of each node holds its true count with at least 95 % probability"
+
+
 def _consistency_words(plan: HierarchyPlan) -> str:
     if plan.noise == "multiplicative":
         return MULTIPLICATIVE_CONSISTENCY
@@ -168,8 +179,7 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
     top = hierarchy.level_sizes[1]
     out.append(f"<h2>Released counts of {html_text(hierarchy.level_names[0])}</h2>")
     out.append(f"<p>{'The first ' + str(TOP_LEVEL_ROWS) + ' of ' if top > TOP_LEVEL_ROWS else ''}"
-               f"{format_number(int(top))} categories; the true count lies in the interval with at least 95 % "
-               "probability.</p>")
+               f"{format_number(int(top))} categories; {html_text(_interval_words(release))}.</p>")
     out.append('<table width="70%" cellpadding="4" cellspacing="0"><tr><th>Category</th>'
                '<th align="right">Released count</th><th align="right">95 % interval</th></tr>')
     out += html_rows(_top_level_rows(release), "", 1)
@@ -196,12 +206,22 @@ def _page2_html(release: HierarchyRelease, key_id: str | None) -> str:
         f"e<sup>ε</sup> with ε = {format_epsilon(privacy.epsilon)}. Smaller ε means stronger protection and more "
         f"noise. {meaning} {adding}</p>")
     out.append("<h2>Every published count is noisy on purpose</h2>")
-    out.append(
-        "<p>Random whole numbers were added to the counts before publication, so a published count is close to, "
-        "but usually not equal to, the true count. The budget was split between the levels of the hierarchy; the "
-        "table on page 1 shows the error to expect on each level. A count is never negative: where the noise "
-        "would make it negative it is 0, which biases small counts slightly upwards (the bias² column). The 95 % "
-        "interval of each node in the CSV holds its true count with at least 95 % probability.</p>")
+    if plan.multiplicative is not None:  # bucketed upper estimates, not noisy counts: its own words
+        floor = format_number(math.floor(plan.multiplicative.bucket_zero))
+        out.append(
+            "<p>Each published count is one of a fixed ladder of values (paper 004's buckets, found with noisy "
+            "comparisons), an upper estimate of the true count: a large count is within a factor "
+            f"1 ± {format_significant(plan.multiplicative.alpha, 3)} of its true value, and every count below about "
+            f"{format_number(math.ceil(plan.multiplicative.tau_min))} is published as {floor}, however small it is "
+            "(even 0). The table on page 1 shows the error to expect on each level. In the CSV, "
+            f"{html_text(_interval_words(release))} (on the mechanism's success event).</p>")
+    else:
+        out.append(
+            "<p>Random whole numbers were added to the counts before publication, so a published count is close to, "
+            "but usually not equal to, the true count. The budget was split between the levels of the hierarchy; the "
+            "table on page 1 shows the error to expect on each level. A count is never negative: where the noise "
+            "would make it negative it is 0, which biases small counts slightly upwards (the bias² column). In the "
+            f"CSV, {html_text(_interval_words(release))}.</p>")
     out.append("<h2>Parents and children</h2>")
     out.append(
         f"<p>{html_text(_consistency_words(plan))}. This uses the published numbers only, "

@@ -339,7 +339,7 @@ class ProjectController(QObject):
         released and no budget is spent. False if it cannot start (the reason is shown)."""
         w = self.window
         if w._release_worker is not None:
-            w._error("A release is running", "Wait until the release has finished, then open the project.")
+            w.show_error("A release is running", "Wait until the release has finished, then open the project.")
             return False
         if data_path is None:
             try:
@@ -354,7 +354,7 @@ class ProjectController(QObject):
                 return False
         path = Path(os.path.abspath(path))
         if not is_supported_file_name(path.name):
-            w._error("Cannot open this project", f"Its data file '{path.name}' is not a supported table. "
+            w.show_error("Cannot open this project", f"Its data file '{path.name}' is not a supported table. "
                      + USE_A_SUPPORTED_FILE)
             return False
         source = self.workspace.state.source
@@ -385,7 +385,7 @@ class ProjectController(QObject):
         if on_done is not None:
             on_done()
         if problems:
-            w._error("The project was opened with changes", " ".join(problems))
+            w.show_error("The project was opened with changes", " ".join(problems))
         else:
             w.statusBar().showMessage(f"Opened the workspace for {path.name}. Nothing was released.", 8000)
 
@@ -471,7 +471,7 @@ class ProjectController(QObject):
         w = self.window
         current = self.capture()
         if current is None:
-            w._error("Nothing to save yet", "Open a data file first (File → Open).")
+            w.show_error("Nothing to save yet", "Open a data file first (File → Open).")
             return False
         if self.path is not None:
             default = self.path
@@ -491,13 +491,13 @@ class ProjectController(QObject):
         w = self.window
         current = self.capture()
         if current is None:
-            w._error("Nothing to save yet", "Open a data file first (File → Open).")
+            w.show_error("Nothing to save yet", "Open a data file first (File → Open).")
             return False
         target = Path(os.path.abspath(path))
         try:
             saved = save_project(replace(current, autosave_of=""), target)
         except DpguiError as err:
-            w._error("Saving the project failed", text.friendly(err) + " The project was not saved.")
+            w.show_error("Saving the project failed", text.friendly(err) + " The project was not saved.")
             return False
         self._set_document(target, saved)
         w.settings.setValue("last_project_folder", str(target.parent))

@@ -53,6 +53,8 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
+import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -107,6 +109,7 @@ __all__ = [
     "CONSISTENCY_METHODS",
     "CONSISTENCY_CHOICES",
     "INTERVAL_LEVEL",
+    "PATH_SEPARATOR",
     "Hierarchy",
     "HierarchyPlan",
     "LevelProjection",
@@ -138,7 +141,10 @@ HIERARCHY_NOISE_CHOICES = (*HIERARCHY_NOISES, "auto")
 ALLOCATIONS = ("uniform", "optimal", "target")
 CONSISTENCY_METHODS = ("topdown", "gls", "none")
 CONSISTENCY_CHOICES = (*CONSISTENCY_METHODS, "auto")
-PRIOR_SOURCES = ("none", "prior file", "confidential data (opted in)")
+CONFIDENTIAL_PRIOR = "confidential data (opted in)"
+PRIOR_SOURCES = ("none", "prior file", CONFIDENTIAL_PRIOR)
+#: Between the labels of a node's path in the released CSV (dpgui.report.hierarchy_bundle); refused in labels.
+PATH_SEPARATOR = " > "
 #: The coverage of the per-node intervals of a release.
 INTERVAL_LEVEL = 0.95
 
@@ -146,6 +152,10 @@ INTERVAL_LEVEL = 0.95
 # ----------------------------------------------------------------------------------------------
 # The tree
 # ----------------------------------------------------------------------------------------------
+
+
+#: Unicode category Cc (C0 and C1 control characters: line breaks, tabs, NUL, …).
+_CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _label(value: object, level_name: str) -> str:
@@ -163,7 +173,28 @@ def _label(value: object, level_name: str) -> str:
     if not text.strip():
         raise DataError(f"level column {level_name!r} has an empty value",
                         "fill in or drop the rows with an empty level value")
+    if PATH_SEPARATOR in text:
+        raise DataError(f"value {text!r} of level column {level_name!r} contains '{PATH_SEPARATOR.strip()}' between "
+                        f"spaces, which separates the levels of a path in the released CSV",
+                        f"replace '{PATH_SEPARATOR}' in the values, e.g. by ' / '")
+    if _CONTROL_CHARACTER.search(text):
+        raise DataError(f"value {text!a} of level column {level_name!r} holds a control character (a line break, "
+                        "tab or the like)", "remove line breaks and tabs from the category values")
     return text
+
+
+def _check_lookalikes(level_name: str, labels: Sequence[str]) -> None:
+    """Two labels of a level that differ only in Unicode normalisation or surrounding spaces ('Café' with
+    a composed é and with e + combining accent; 'Paris' and 'Paris ') show the same in the CSV, the PDF
+    and the window: a DataError naming both (escaped, so that the difference shows). O(n)."""
+    seen: dict[str, str] = {}
+    for label in labels:
+        key = unicodedata.normalize("NFC", label).strip()
+        other = seen.setdefault(key, label)
+        if other != label:
+            raise DataError(f"values {other!a} and {label!a} of level column {level_name!r} look the same "
+                            "but differ (Unicode normalisation or spaces)",
+                            "make them one value (same characters, no leading or trailing spaces) or clearly different")
 
 
 @dataclass(frozen=True, eq=False)
@@ -224,6 +255,7 @@ class Hierarchy:
             level_labels.append([lab for _, lab in keyed])
             parents.append(np.fromiter((p for p, _ in keyed), dtype=np.int64, count=len(keyed)))
         for ell, labs in enumerate(level_labels):
+            _check_lookalikes(names[ell], labs)
             if len(labs) > MAX_NODES_PER_LEVEL:
                 raise ParameterError(
                     f"level {names[ell]!r} has {len(labs):,} distinct values, more than {MAX_NODES_PER_LEVEL:,}",
@@ -294,7 +326,7 @@ class Hierarchy:
                 missing.append(key)
             out[k] = i
         if missing:
-            shown = "; ".join("/".join(m) for m in missing[:3])
+            shown = "; ".join(PATH_SEPARATOR.join(m) for m in missing[:3])
             more = f" and {len(missing) - 3:,} more" if len(missing) > 3 else ""
             raise DataError(f"{len(missing):,} path(s) of the data are not in the hierarchy's tree: {shown}{more}",
                             "add them to the prior (the public list of categories) or fix the data")
@@ -327,6 +359,28 @@ def _check_choice(value: object, allowed: Sequence[str], what: str) -> str:
     if value not in allowed:
         raise ParameterError(f"unknown {what} {value!r}", "use " + ", ".join(repr(a) for a in allowed))
     return str(value)
+
+
+def _check_multiplicative_params(params: MultiplicativeParams, sizes: tuple[int, ...], privacy: PrivacySpec) -> None:
+    """Paper 004's parameters must be the ones made for this tree and privacy spec (an edited saved
+    plan could otherwise draw noise for another ε, neighbour model or group size than the ledger is
+    charged for), and their composition (:func:`counting_trees.multiplicative_privacy`) must stay
+    within the spec's (ε, δ). ParameterError otherwise. O(rounds)."""
+    made_for = (params.level_sizes, params.neighbours, params.records_per_person, params.group_size,
+                params.epsilon, params.delta)
+    this = (sizes, privacy.neighbours, privacy.records_per_person, privacy.level_sensitivity, privacy.epsilon,
+            privacy.delta)
+    if made_for != this:
+        raise ParameterError("the multiplicative mechanism's parameters were made for another tree or privacy spec "
+                             "than the plan's", "make the plan again (do not edit a saved plan)")
+    try:
+        eps, delta = multiplicative_privacy(params)
+    except (ArithmeticError, ValueError):
+        eps, delta = math.inf, math.inf
+    if not (eps <= privacy.epsilon * (1 + BUDGET_RTOL) and delta <= privacy.delta * (1 + BUDGET_RTOL)):
+        raise ParameterError(f"the multiplicative mechanism's parameters spend (ε, δ) = ({eps:.4g}, {delta:.3g}), more "
+                             f"than the plan's ({privacy.epsilon:g}, {privacy.delta:g})",
+                             "make the plan again (do not edit a saved plan)")
 
 
 def _check_level_sizes(level_sizes: Sequence[int]) -> tuple[int, ...]:
@@ -378,6 +432,11 @@ class HierarchyPlan:
         if self.noise == "multiplicative":
             if self.multiplicative is None:
                 raise ParameterError("a multiplicative plan needs its paper-004 parameters", "plan it with plan_hierarchy")
+            if self.consistency != "none" or self.allocation != "uniform":
+                raise ParameterError(f"a multiplicative plan releases its counts as they are (consistency none, uniform "
+                                     f"allocation), not with {self.consistency} consistency and a {self.allocation} "
+                                     "allocation", "make the plan again (do not edit a saved plan)")
+            _check_multiplicative_params(self.multiplicative, sizes, self.privacy)
             object.__setattr__(self, "level_budgets", ())
             return
         budgets = tuple(float(b) for b in self.level_budgets)
@@ -464,19 +523,29 @@ class HierarchyPlan:
         if self.noise == "gaussian":
             l2sq = Fraction(self.privacy.level_l2_sensitivity_squared)
             total = sum((l2sq / (2 * s) for s in self.level_scales() if s is not None), Fraction(0))
-            return float(total)
+            return math.nextafter(float(total), math.inf) if Fraction(float(total)) < total else float(total)
         eps = self.epsilon_spent()
         return eps * eps / 2.0
 
     def ledger_charge(self) -> tuple[float, float, float | None]:
         """(ε, δ, ρ or None) the ledger records: laplace (ε, 0, ε²/2) — pure ε-DP is ε²/2-zCDP (Bun &
         Steinke 2016, Prop. 1.4), as :meth:`dpgui.core.plan.Plan.ledger_charge`; gaussian (ε, δ, ρ);
-        multiplicative (ε, δ, None): paper 004's (ε, δ) composition, no zCDP figure."""
+        multiplicative (ε, δ, None): paper 004's (ε, δ) composition, no zCDP figure.
+
+        Never less than what the noise spends (:meth:`epsilon_spent`, :meth:`rho_spent`, paper 004's
+        composition): level budgets may sum to the planned total within a relative 10⁻⁹ (a saved or
+        typed plan), and then the larger figure is charged."""
         eps = self.privacy.epsilon
         if self.noise == "gaussian":
-            return eps, self.privacy.delta, budget_total(self.privacy, "gaussian")
-        if self.noise == "multiplicative":
-            return eps, self.privacy.delta, None
+            planned = budget_total(self.privacy, "gaussian")
+            spent = self.rho_spent()
+            if spent <= planned:
+                return eps, self.privacy.delta, planned
+            return max(eps, zcdp_epsilon(spent, self.privacy.delta)), self.privacy.delta, spent
+        if self.multiplicative is not None:
+            spent_eps, spent_delta = multiplicative_privacy(self.multiplicative)
+            return max(eps, spent_eps), max(self.privacy.delta, spent_delta), None
+        eps = max(eps, self.epsilon_spent())
         return eps, 0.0, eps * eps / 2.0
 
     def to_json(self) -> dict[str, Any]:
@@ -712,6 +781,13 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     if allocation == "target" and target_mse is None:
         raise ParameterError("the target allocation needs a target weighted MSE", "give target:TAU, e.g. target:1000")
     notes: list[str] = []
+    # Figures computed on opted-in confidential counts stay out of the notes (published in the
+    # manifest): the opt-in covers the choices made on them, not their projected errors.
+    confidential = prior is not None and prior_source == CONFIDENTIAL_PRIOR
+
+    def shown(figures: str) -> str:
+        return "figures on the confidential counts, not published" if confidential else figures
+
     if noise in ("gaussian", "multiplicative") and privacy.delta <= 0:
         raise ParameterError(f"{noise} noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace noise")
     if noise == "multiplicative":
@@ -720,11 +796,11 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
         if alpha is not None and allocation == "uniform" and consistency in ("auto", "none"):
             choice, gauss, mult = recommend_alpha_mechanism(sizes, privacy, alpha, prior)
             if choice == "multiplicative":
-                notes.append(f"noise: multiplicative, projected α-mRMSE {mult.alpha_mrmse:.4g} below the Gaussian "
-                             f"baseline's {gauss.alpha_mrmse:.4g} (α = {alpha:g})")
+                notes.append("noise: multiplicative, projected α-mRMSE below the Gaussian baseline's (α = "
+                             f"{alpha:g}; {shown(f'{mult.alpha_mrmse:.4g} against {gauss.alpha_mrmse:.4g}')})")
                 return _multiplicative_plan(sizes, privacy, w, allocation, consistency, prior_source, alpha, notes)
-            notes.append(f"multiplicative not chosen: projected α-mRMSE {mult.alpha_mrmse:.4g} against the Gaussian "
-                         f"baseline's {gauss.alpha_mrmse:.4g} (α = {alpha:g})")
+            notes.append("multiplicative not chosen: projected α-mRMSE not below the Gaussian baseline's (α = "
+                         f"{alpha:g}; {shown(f'{mult.alpha_mrmse:.4g} against {gauss.alpha_mrmse:.4g}')})")
         elif alpha is None:
             notes.append("multiplicative (paper 004) not considered: no α given")
     if allocation != "uniform" and prior is None:
@@ -766,7 +842,7 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
             how = "noise variance Σ w_ℓ n_ℓ Var (no prior counts)"
         figures = ", ".join(f"{n} {s:.4g}" for s, n, _, _ in scored)
         dropped = f"; {len(refused)} noise(s) need more than ε = {privacy.epsilon:g}" if refused else ""
-        notes.append(f"noise: {nz}, the lower {how}: {figures}{dropped}")
+        notes.append(f"noise: {nz}, the lower {how}: {shown(figures) if prior is not None else figures}{dropped}")
     if consistency != "auto":
         return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, consistency, target, prior_source, None, tuple(notes))
     if prior is None or hierarchy is None:
@@ -780,7 +856,7 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
         projected.append((project_hierarchy(plan, prior, trials=runs, seed=0, hierarchy=hierarchy).weighted_mse, method, plan))
     best = min(projected, key=lambda item: item[0])
     return _with_note(best[2], f"consistency: {best[1]}, the lower projected weighted MSE ({runs} trials on the prior): "
-                      + ", ".join(f"{m} {s:.4g}" for s, m, _ in projected))
+                      + shown(", ".join(f"{m} {s:.4g}" for s, m, _ in projected)))
 
 
 def _meet_target(sizes: tuple[int, ...], privacy: PrivacySpec, noise: str, weights: tuple[float, ...],

@@ -34,6 +34,8 @@ No Qt, no global state: safe to call from a worker thread with progress and canc
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 import numbers
 import pathlib
 import re
@@ -68,6 +70,7 @@ __all__ = [
     "HIERARCHY_SAMPLE_LEVELS",
     "HIERARCHY_SAMPLE_RELATIVE_PATH",
     "PathCounts",
+    "check_prior_is_not_the_data",
     "count_paths",
     "hierarchy_sample_path",
     "level_value_counts",
@@ -375,6 +378,10 @@ def _count(
             leaf_counts += np.bincount(parent, minlength=n_leaves)
             total += batch.num_rows
         else:
+            # Each count is ≤ 2^53; their sum must be too, or int64 sums up the tree could wrap around.
+            if total + float(np.sum(weights, dtype=np.float64)) > 2.0**53:
+                raise DataError(f"the counts of column '{count_column}' of '{p.name}' add up to more than 2^53 records "
+                                f"(by data row {rows:,})", "check the count column (it holds record counts)")
             np.add.at(leaf_counts, parent, weights)
             total += int(weights.sum())
     for column in names:
@@ -468,6 +475,33 @@ def count_paths(
     p, fmt = check_table_file(path)
     kinds = _schema_kinds(p, fmt, names)
     return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel)
+
+
+def _file_sha256(path: pathlib.Path) -> bytes:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.digest()
+
+
+def check_prior_is_not_the_data(prior: PathLike, data: PathLike) -> None:
+    """Refuse a "public prior" that is the data file itself or a byte-for-byte copy of it (a slip in the
+    file chooser or on the command line): its counts are the confidential ones, which the plan, its
+    notes and a projection published "at the prior's counts" may use only with the explicit, recorded
+    opt-in (counts from the data). DataError with the fix; files that cannot be read are left to their
+    own checks. O(size) only when both files have the same size."""
+    try:
+        same = os.path.samefile(prior, data)
+        if not same and os.path.getsize(prior) == os.path.getsize(data):
+            same = _file_sha256(pathlib.Path(prior)) == _file_sha256(pathlib.Path(data))
+    except OSError:
+        return
+    if same:
+        raise DataError(f"the prior '{pathlib.Path(prior).name}' is the data file itself (the same bytes): its counts "
+                        "are the confidential ones, not a public prior",
+                        "give a public prior (e.g. last year's published counts), or none and opt in to using the "
+                        "data's own counts (recorded in the manifest)")
 
 
 def read_prior(

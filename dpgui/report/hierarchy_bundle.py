@@ -102,7 +102,9 @@ def hierarchy_csv_text(release: HierarchyRelease) -> str:
     ``level``: 0 for the root (all records), 1..L; ``level_name``: the level's column (``(all records)``
     for the root); ``path``: the labels from level 1 down to the node joined by `` > `` (empty for
     the root); ``released_count``: the released non-negative integer count; ``ci95_low..ci95_high``:
-    the engine's 95 % interval of the node's true count. Public values only. O(#nodes).
+    the engine's 95 % interval of the node's true count. A ``level_name`` or ``path`` that a spreadsheet
+    would run as a formula (it starts with = + - @ and is not a number) is written with a leading
+    apostrophe (:func:`_spreadsheet_safe`). Public values only. O(#nodes).
     """
     hierarchy = release.hierarchy
     buffer = io.StringIO()
@@ -115,8 +117,25 @@ def hierarchy_csv_text(release: HierarchyRelease) -> str:
         upper = np.asarray(release.upper[level])
         for index in range(counts.shape[0]):
             path = "" if level == 0 else PATH_SEPARATOR.join(hierarchy.path(level, index))
-            writer.writerow([level, name, path, _number(counts[index]), _number(lower[index]), _number(upper[index])])
+            writer.writerow([level, _spreadsheet_safe(name), _spreadsheet_safe(path), _number(counts[index]),
+                             _number(lower[index]), _number(upper[index])])
     return buffer.getvalue()
+
+
+#: First characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _spreadsheet_safe(text: str) -> str:
+    """``text`` with a leading apostrophe if a spreadsheet would run it as a formula (it starts with
+    = + - @, a tab or a carriage return and is not a plain number): category labels and column names
+    come from the data file, which may be hostile. Plain numbers such as ``-3`` are kept."""
+    if text.startswith(FORMULA_STARTS):
+        try:
+            float(text)
+        except ValueError:
+            return "'" + text
+    return text
 
 
 def _number(value: Any) -> int | str:
@@ -214,6 +233,8 @@ def build_hierarchy_manifest(release: HierarchyRelease, info: HierarchyReleaseIn
     }
     if projection is not None:
         manifest["projection"] = projection
+    if release.interval_method:  # what the CSV's ci95 columns guarantee (per node, or on average over a level)
+        manifest["intervals"] = {"level": 0.95, "method": release.interval_method}
     if info.notes:
         manifest["notes"] = list(info.notes)
     return manifest
