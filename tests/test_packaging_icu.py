@@ -105,5 +105,5 @@ def test_the_self_test_fails_when_collation_or_time_zone_data_is_missing(tmp_pat
     slim_icu.slim_icu_data(full_library, stripped, re.compile(r"^(coll|zone)/"))
     result = _run_with(stripped, sys.executable, "-m", "dpgui.cli", "--self-test")  # DPGUI_HOME: conftest's
     assert result.returncode == 1, result.stdout
-    assert re.search(r"\[9/10\] FAILED Qt text services .*: German collation does not sort ä before z",
+    assert re.search(r"\[\d+/\d+\] FAILED Qt text services .*: German collation does not sort ä before z",
                      result.stdout), result.stdout
