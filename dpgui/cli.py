@@ -14,8 +14,8 @@
     dpgui simulate [plan options] [--consistency …] --trials R [--seed S] [--json]
                   (--input FILE --column COL --lower A --upper B | --synthetic uniform|normal --n N)
     dpgui hierarchy plan --levels C1,C2[,C3,C4] (--input INPUT | --prior PRIOR.csv) --epsilon E [hierarchy options] [--json]
-    dpgui hierarchy release INPUT --levels … --epsilon E [--prior PRIOR.csv] [hierarchy options] --dataset ID
-                  [--new-dataset] (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F]
+    dpgui hierarchy release INPUT --levels … --epsilon E (--prior PRIOR.csv | --categories-public) [hierarchy options]
+                  --dataset ID [--new-dataset] (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F]
                   [--name NAME]) [--json]
     dpgui hierarchy simulate --levels … (--input INPUT | --prior PRIOR.csv) --epsilon E [hierarchy options]
                   --trials R [--seed S] [--json]
@@ -1089,7 +1089,13 @@ def _add_hierarchy_parser(sub: Any) -> None:
     rel.add_argument("input", metavar="INPUT", help=f"a {FILE_TYPE_NAMES} file")
     rel.add_argument("--prior", metavar="PRIOR.csv", help="a public prior: the node list (every path of the data must "
                      "be in it) and the counts the optimiser uses; without it, the data's categories are published "
-                     "as the node list")
+                     "as the node list (then --categories-public is required)")
+    rel.add_argument("--categories-public", action="store_true",
+                     help="declare that the data's categories are public (e.g. an official list): without --prior the "
+                          "release publishes every category found in the data, and differential privacy does not cover "
+                          "that list (a rare category reveals that someone is in it); required without --prior, "
+                          "recorded in the manifest (node list: data, declared public); not needed with --prior (its "
+                          "list is public), and then it changes nothing")
     _add_hierarchy_options(rel)
     rel.add_argument("--dataset", metavar="ID", help="required: the budget ledger's name for the data (see "
                      "'dpgui release --help'); set its cap first with 'dpgui ledger cap ID EPSILON'")
@@ -1308,6 +1314,17 @@ def _provisional_charge(args: argparse.Namespace) -> tuple[float, float, float |
     return privacy.epsilon, 0.0, privacy.epsilon**2 / 2.0  # Laplace's charge (pure ε-DP is ε²/2-zCDP)
 
 
+def _check_categories_declared(args: argparse.Namespace) -> None:
+    """Without ``--prior`` a release publishes the data's own categories as its node list, which
+    differential privacy does not cover: the user must declare them public (``--categories-public``)."""
+    if args.prior is None and not args.categories_public:
+        raise ParameterError("without --prior the release publishes the data's own categories as the node list, and "
+                             "they were not declared public (a rare category reveals that someone is in it; "
+                             "differential privacy does not cover the node list)",
+                             "give --categories-public if they are public (e.g. an official list), or --prior "
+                             "PRIOR.csv with a public list of the categories")
+
+
 def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     from dpgui.core.noise import SecureRandom
     from dpgui.data.hierarchy import check_prior_is_not_the_data, count_paths, read_prior
@@ -1322,7 +1339,9 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     from dpgui.report.ledger import Ledger
     from dpgui.workspace.release import new_release_id
 
-    # Everything that can fail is checked before the budget is spent (cmd_release's order).
+    # Everything that can fail is checked before the budget is spent (cmd_release's order), the
+    # declaration of the node list first: it needs neither the data nor the ledger.
+    _check_categories_declared(args)
     check_data_file(args.input)
     _check_release_options(args)
     if args.prior is not None and args.counts_from_data:
@@ -1396,7 +1415,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         outputs = _write_outputs(args, plan, info.release_id, lambda out: write_hierarchy_csv(result, out),
                                  bundle if key is not None else None, prepare=project)
     node_list = NODE_LIST_PRIOR_ONLY if args.prior is not None else (
-        "data (declared public: its categories are published as the node list)")
+        "data (declared public with --categories-public: its categories are published as the node list)")
     summary = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes)
     summary.update({
         "outputs": outputs,

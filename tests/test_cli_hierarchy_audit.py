@@ -33,7 +33,7 @@ def world(tmp_path) -> Path:
 
 def _release(world: Path, *extra: str) -> list[str]:
     return ["hierarchy", "release", str(world / "data.csv"), "--levels", LEVELS, "--epsilon", "1",
-            "--dataset", "schools", "--out", str(world / "out.csv"), *extra]
+            "--dataset", "schools", "--out", str(world / "out.csv"), "--categories-public", *extra]
 
 
 def test_a_failure_after_the_spend_while_projecting_says_the_budget_was_spent(world, capsys, monkeypatch):
@@ -79,3 +79,71 @@ def test_the_input_given_as_its_own_public_prior_is_refused(world, capsys, copy)
     assert not (world / "out.csv").exists()
     with Ledger() as ledger:
         ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
+
+
+# ---------------------------------------------------------------- wave 3: the categories must be declared public
+def _no_touch(m) -> None:
+    """Reading the data or asking the ledger fails the test (the refusal must come before either)."""
+    import dpgui.data.hierarchy
+    import dpgui.data.readers
+
+    def never(*args, **kwargs):
+        raise AssertionError("the data or the ledger was touched")
+
+    m.setattr(dpgui.data.hierarchy, "count_paths", never)
+    m.setattr(dpgui.data.readers, "check_data_file", never)
+    m.setattr(Ledger, "check_spend", never)
+
+
+def test_a_release_without_a_prior_needs_the_categories_declared_public(world, capsys, monkeypatch):
+    """Without --prior the data's own categories are the published node list, which DP does not cover:
+    refused (exit 2, one line naming both fixes) before the data or the ledger is touched."""
+    args = [a for a in _release(world) if a != "--categories-public"]
+    with monkeypatch.context() as m:
+        _no_touch(m)
+        code, out, err = run_cli(args, capsys)
+    assert code == 2 and out == "", err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "AssertionError" not in err, err
+    assert "declared public" in lines[0] and "--categories-public" in lines[0] and "--prior" in lines[0], lines[0]
+    assert not (world / "out.csv").exists()
+    with Ledger() as ledger:
+        ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
+
+
+def test_declared_public_categories_are_released_and_the_manifest_says_so(world, capsys):
+    import json
+
+    from dpgui.report.keystore import create_key
+
+    create_key("officer", "a long test passphrase", world)
+    (world / "pass.txt").write_text("a long test passphrase\n", encoding="utf-8")
+    code, out, err = run_cli(_release(world, "--json", "--bundle", str(world), "--key", str(world / "officer.key"),
+                                      "--passphrase-file", str(world / "pass.txt"), "--name", "rel"), capsys)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert "declared public" in summary["node_list_source"]
+    manifest = json.loads((world / "rel.manifest.json").read_text(encoding="utf-8"))
+    assert manifest["hierarchy"]["node_list_source"] == "data (declared public)"
+
+
+def test_with_a_prior_the_declaration_is_not_needed_and_changes_nothing(world, capsys):
+    import json
+
+    with open(world / "prior.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["region", "district", "count"])
+        writer.writerows([[f"R{r}", f"R{r}-D{d}", 10] for r in range(3) for d in range(3)])
+    base = [a for a in _release(world, "--prior", str(world / "prior.csv"), "--json") if a != "--categories-public"]
+    for extra in ([], ["--categories-public"]):
+        (world / "out.csv").unlink(missing_ok=True)
+        code, out, err = run_cli(base + extra, capsys)
+        assert code == 0, err
+        assert json.loads(out)["node_list_source"] == "prior file"
+
+
+def test_the_help_says_what_categories_public_declares(capsys):
+    code, out, _ = run_cli(["hierarchy", "release", "--help"], capsys)
+    assert code == 0
+    text = " ".join(out.split())
+    assert "--categories-public" in text and "rare category" in text and "not needed with --prior" in text
