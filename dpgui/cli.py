@@ -199,7 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "count as another dataset in the ledger (refused without it)")
     rel.add_argument("--out", metavar="OUT.csv", help="write the released CSV only (unsigned); never the input, "
                      "and an existing file only with --force")
-    rel.add_argument("--force", action="store_true", help="let --out replace an existing file (never the input)")
+    rel.add_argument("--force", action="store_true",
+                     help="let --out replace an existing file (never the input or the prior)")
     rel.add_argument("--probabilities", type=_probabilities, default=DEFAULT_PROBABILITIES, metavar="P1,P2,…",
                      help="quantiles printed with --json (default 0.1,0.25,0.5,0.75,0.9)")
     rel.add_argument("--bundle", metavar="DIR", help="write a signed bundle (CSV, PDF, manifest, signature) into DIR")
@@ -1103,7 +1104,8 @@ def _add_hierarchy_parser(sub: Any) -> None:
                      help="confirm that ID is different data even though the file looks like another dataset's")
     rel.add_argument("--out", metavar="OUT.csv", help="write the released CSV only (unsigned); an existing file "
                      "only with --force")
-    rel.add_argument("--force", action="store_true", help="let --out replace an existing file (never the input)")
+    rel.add_argument("--force", action="store_true",
+                     help="let --out replace an existing file (never the input or the prior)")
     rel.add_argument("--bundle", metavar="DIR", help="write a signed bundle (CSV, PDF, manifest, signature) into DIR")
     rel.add_argument("--key", metavar="NAME.key", help="secret key that signs the bundle (see 'dpgui key create')")
     rel.add_argument("--passphrase-file", metavar="F", help="file whose first line is the key's passphrase")
@@ -1325,6 +1327,16 @@ def _check_categories_declared(args: argparse.Namespace) -> None:
                              "PRIOR.csv with a public list of the categories")
 
 
+def _check_out_is_not_the_prior(args: argparse.Namespace) -> None:
+    """``--out`` never replaces the ``--prior`` file, not even with ``--force``, nor through another path or
+    a (symbolic or hard) link: the same-file check :func:`_check_outputs` applies to the input."""
+    from dpgui.report.files import same_file
+
+    if args.out is not None and args.prior is not None and same_file(Path(args.out), Path(args.prior)):
+        raise DataError(f"output {args.out} is the prior file {args.prior}",
+                        "choose another output file name; dpgui never overwrites its input or its prior")
+
+
 def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     from dpgui.core.noise import SecureRandom
     from dpgui.data.hierarchy import check_prior_is_not_the_data, count_paths, read_prior
@@ -1347,6 +1359,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     if args.prior is not None and args.counts_from_data:
         raise ParameterError("--counts-from-data and --prior both give the optimiser its counts",
                              "leave out one: --prior (public counts) or --counts-from-data (the data's own counts)")
+    _check_out_is_not_the_prior(args)
     _check_outputs(args)
     dataset = args.dataset
     # The public prior: the node list and the optimiser's counts, read before the ledger is asked.

@@ -147,3 +147,34 @@ def test_the_help_says_what_categories_public_declares(capsys):
     assert code == 0
     text = " ".join(out.split())
     assert "--categories-public" in text and "rare category" in text and "not needed with --prior" in text
+
+
+# ---------------------------------------------------------------- wave 3: --out never replaces the prior
+def _write_prior(world: Path) -> Path:
+    with open(world / "prior.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["region", "district", "count"])
+        writer.writerows([[f"R{r}", f"R{r}-D{d}", 10] for r in range(3) for d in range(3)])
+    return world / "prior.csv"
+
+
+@pytest.mark.parametrize("how", ["same path", "another path", "symbolic link", "hard link"])
+def test_out_with_force_never_replaces_the_prior(world, capsys, how):
+    import os
+
+    prior = _write_prior(world)
+    before = prior.read_bytes()
+    (world / "sub").mkdir()
+    out = {"same path": prior, "another path": world / "sub" / ".." / "prior.csv",
+           "symbolic link": world / "link.csv", "hard link": world / "hard.csv"}[how]
+    if how == "symbolic link":
+        os.symlink(prior, out)
+    elif how == "hard link":
+        os.link(prior, out)
+    args = _release(world, "--prior", str(prior), "--force")
+    args[args.index("--out") + 1] = str(out)
+    code, _, err = run_cli(args, capsys)
+    assert code == 2 and "prior" in err and len(err.strip().splitlines()) == 1, err
+    assert prior.read_bytes() == before
+    with Ledger() as ledger:
+        ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
