@@ -1067,7 +1067,8 @@ def _add_hierarchy_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--alpha", type=_alpha, metavar="A",
                         help="paper 004's multiplicative error α in (0, 1): needed by --noise multiplicative; with "
                              "δ > 0 the plan shows the multiplicative mechanism's and the Gaussian baseline's projected "
-                             "α-mRMSE side by side (and auto may choose the multiplicative one)")
+                             "α-mRMSE side by side (and auto may choose the multiplicative one); with δ = 0 it is "
+                             "unused, and a note says so")
     parser.add_argument("--counts-from-data", action="store_true",
                         help="let the optimiser use the confidential counts of the data (recorded in the manifest); "
                              "by default it uses only the public --prior")
@@ -1252,6 +1253,20 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
     return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, "none", tuple(data.notes)
 
 
+ALPHA_UNUSED = "α is used only with δ > 0 (paper 004's mechanisms need (ε, δ))"
+
+
+def _check_hierarchy_delta(args: argparse.Namespace) -> tuple[str, ...]:
+    """Before anything is read: ``--noise multiplicative`` with δ = 0 is refused (paper 004's mechanism is
+    (ε, δ)-DP); ``--alpha`` with δ = 0 is unused, and the returned note says so (printed with the others)."""
+    if (args.delta or 0.0) > 0:
+        return ()
+    if args.noise == "multiplicative":
+        raise ParameterError("--noise multiplicative needs δ > 0 (paper 004's mechanism is (ε, δ)-DP)",
+                             "give --delta D, e.g. --delta 1e-9, or choose --noise laplace")
+    return (ALPHA_UNUSED,) if args.alpha is not None else ()
+
+
 def _projection_counts_text(prior_source: str) -> str:
     return {PRIOR_FILE: "the prior's counts", COUNTS_OPTED_IN: "the data's counts (opted in)"}.get(prior_source,
                                                                                                   "no counts")
@@ -1263,7 +1278,9 @@ def _note_lines(command: str, notes: Sequence[str]) -> None:
 
 
 def cmd_hierarchy_plan(args: argparse.Namespace) -> int:
+    unused = _check_hierarchy_delta(args)
     hierarchy, prior_levels, _, node_list, prior_source, notes = _hierarchy_sources(args, counting=False)
+    notes += unused
     plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source)
     projection = _hierarchy_projection(plan, hierarchy, prior_levels, _projection_counts_text(prior_source))
     report = _hierarchy_plan_json(plan, hierarchy, node_list, projection, notes)
@@ -1356,6 +1373,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     _check_categories_declared(args)
     check_data_file(args.input)
     _check_release_options(args)
+    unused = _check_hierarchy_delta(args)
     if args.prior is not None and args.counts_from_data:
         raise ParameterError("--counts-from-data and --prior both give the optimiser its counts",
                              "leave out one: --prior (public counts) or --counts-from-data (the data's own counts)")
@@ -1429,7 +1447,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
                                  bundle if key is not None else None, prepare=project)
     node_list = NODE_LIST_PRIOR_ONLY if args.prior is not None else (
         "data (declared public with --categories-public: its categories are published as the node list)")
-    summary = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes)
+    summary = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes + unused)
     summary.update({
         "outputs": outputs,
         "dataset": dataset,
@@ -1460,8 +1478,10 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
     from dpgui.core.hierarchy import simulate_hierarchy
     from dpgui.report.hierarchy_bundle import projection_json
 
+    unused = _check_hierarchy_delta(args)
     seed = args.seed if args.seed is not None else secrets.randbits(63)
     hierarchy, prior_levels, leaves, node_list, prior_source, notes = _hierarchy_sources(args, counting=True)
+    notes += unused
     assert leaves is not None
     plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source)
     truth = hierarchy.aggregate(leaves)

@@ -178,3 +178,38 @@ def test_out_with_force_never_replaces_the_prior(world, capsys, how):
     assert prior.read_bytes() == before
     with Ledger() as ledger:
         ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
+
+
+# ---------------------------------------------------------------- wave 3: --alpha with δ = 0 is said, not ignored
+ALPHA_NOTE = "α is used only with δ > 0 (paper 004's mechanisms need (ε, δ))"
+
+
+@pytest.mark.parametrize("command", ["plan", "release", "simulate"])
+def test_alpha_without_delta_is_said_to_be_unused(world, capsys, command):
+    if command == "release":
+        args = _release(world, "--alpha", "0.5")
+    else:
+        args = ["hierarchy", command, "--levels", LEVELS, "--input", str(world / "data.csv"), "--epsilon", "1",
+                "--alpha", "0.5"] + (["--trials", "4", "--seed", "1"] if command == "simulate" else [])
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert f"dpgui hierarchy {command}: note: {ALPHA_NOTE}" in err.splitlines(), err
+    if command != "release":  # with δ > 0 α is used: no note
+        code, _, err = run_cli([*args, "--delta", "1e-7"], capsys)
+        assert code == 0 and ALPHA_NOTE not in err, err
+
+
+def test_multiplicative_noise_without_delta_is_refused_before_the_data_is_read(world, capsys, monkeypatch):
+    import dpgui.data.hierarchy
+
+    def never(*args, **kwargs):
+        raise AssertionError("the data was read")
+
+    monkeypatch.setattr(dpgui.data.hierarchy, "count_paths", never)
+    code, out, err = run_cli(_release(world, "--noise", "multiplicative", "--alpha", "0.5"), capsys)
+    assert code == 2 and out == "" and "AssertionError" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "δ > 0" in lines[0] and "--delta" in lines[0], lines[0]
+    assert not (world / "out.csv").exists()
+    with Ledger() as ledger:
+        ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
