@@ -1257,12 +1257,16 @@ ALPHA_UNUSED = "α is used only with δ > 0 (paper 004's mechanisms need (ε, δ
 
 
 def _check_hierarchy_delta(args: argparse.Namespace) -> tuple[str, ...]:
-    """Before anything is read: ``--noise multiplicative`` with δ = 0 is refused (paper 004's mechanism is
-    (ε, δ)-DP); ``--alpha`` with δ = 0 is unused, and the returned note says so (printed with the others)."""
+    """Before anything is read: ``--noise multiplicative`` without ``--alpha``, and ``--noise
+    gaussian|multiplicative`` with δ = 0 (both are (ε, δ)-DP), are refused; ``--alpha`` with δ = 0 is
+    unused, and the returned note says so (printed with the others)."""
+    if args.noise == "multiplicative" and args.alpha is None:
+        raise ParameterError("--noise multiplicative needs --alpha, paper 004's multiplicative error",
+                             "give --alpha A with 0 < A < 1, e.g. --alpha 0.5")
     if (args.delta or 0.0) > 0:
         return ()
-    if args.noise == "multiplicative":
-        raise ParameterError("--noise multiplicative needs δ > 0 (paper 004's mechanism is (ε, δ)-DP)",
+    if args.noise in ("gaussian", "multiplicative"):
+        raise ParameterError(f"--noise {args.noise} needs δ > 0 (it is (ε, δ)-DP)",
                              "give --delta D, e.g. --delta 1e-9, or choose --noise laplace")
     return (ALPHA_UNUSED,) if args.alpha is not None else ()
 
@@ -1321,16 +1325,45 @@ def hierarchy_plan_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _provisional_charge(args: argparse.Namespace) -> tuple[float, float, float | None]:
-    """The least (ε, δ, ρ) the release can charge, for the ledger check before the data is read when
-    the plan needs the data (its node list or, opted in, its counts): the exact charge is checked
-    again once the plan is made, and by the spend itself."""
+def _provisional_charges(args: argparse.Namespace) -> tuple[tuple[float, float, float | None], ...]:
+    """The (ε, δ, ρ) charge at the stated ε and δ of every noise the options can lead to, for the ledger
+    check before the data is read when the plan needs the data (its node list or, opted in, its counts):
+    Laplace (ε, 0, ε²/2; pure ε-DP is ε²/2-zCDP), Gaussian (ε, δ, ρ of CKS), multiplicative (ε, δ, no ρ).
+    An explicit noise has one; auto has Laplace's alone at δ = 0, and with δ > 0 Laplace's, Gaussian's
+    and (with --alpha) the multiplicative one's. Each is the full charge of its noise's plan with the
+    uniform or optimal allocation; with the target allocation the plan may charge less (the least ε that
+    meets τ), and the stated ε, its ceiling, is what is checked here.
+
+    :func:`_check_provisional_charge` refuses only when none of them fits, so it never refuses a release
+    whose plan would fit (but the ceiling of a target). It may let through one whose plan does not (auto
+    may choose a noise that does not fit): the exact charge (:meth:`HierarchyPlan.ledger_charge`) is
+    checked once the plan is made, before the spend, and the spend checks it again."""
     privacy = _hierarchy_privacy(args)
-    if args.noise == "gaussian" and privacy.rho is not None:
-        return privacy.epsilon, privacy.delta, privacy.rho
+    laplace = (privacy.epsilon, 0.0, privacy.epsilon**2 / 2.0)
+    if privacy.rho is None or args.noise == "laplace":  # δ = 0: Laplace (other noises are refused earlier)
+        return (laplace,)
+    gaussian = (privacy.epsilon, privacy.delta, privacy.rho)
+    multiplicative = (privacy.epsilon, privacy.delta, None)
+    if args.noise == "gaussian":
+        return (gaussian,)
     if args.noise == "multiplicative":
-        return privacy.epsilon, privacy.delta, None
-    return privacy.epsilon, 0.0, privacy.epsilon**2 / 2.0  # Laplace's charge (pure ε-DP is ε²/2-zCDP)
+        return (multiplicative,)
+    return (laplace, gaussian) + ((multiplicative,) if args.alpha is not None else ())
+
+
+def _check_provisional_charge(ledger: Any, dataset: str, charges: Sequence[tuple[float, float, float | None]]) -> None:
+    """The ledger check before the data is read: passes if one of ``charges`` (:func:`_provisional_charges`)
+    fits the dataset's cap; otherwise raises the refusal of the first. No cap: refused at once."""
+    from dpgui.report.ledger import BudgetExceeded
+
+    refusals: list[DpguiError] = []
+    for charge in charges:
+        try:
+            _check_ledger_charge(ledger, dataset, charge)
+            return
+        except (BudgetExceeded, ParameterError) as err:  # ParameterError: δ > 0 on a cap with δ = 0
+            refusals.append(err)
+    raise refusals[0]
 
 
 def _check_categories_declared(args: argparse.Namespace) -> None:
@@ -1403,11 +1436,11 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
     with Ledger() as ledger:
         # No cap, or too little left: refused before the data is read (with the exact plan when the
-        # prior gives it, else with the least charge this release can have).
+        # prior gives it, else unless one of the charges the options can lead to fits).
         if plan is not None:
             _check_charge(ledger, dataset, plan)
         else:
-            _check_ledger_charge(ledger, dataset, _provisional_charge(args))
+            _check_provisional_charge(ledger, dataset, _provisional_charges(args))
         data = count_paths(args.input, args.levels)
         _check_dataset_identity(ledger, dataset, args.input, data.rows, args.new_dataset)
         notes = tuple(dict.fromkeys(notes + tuple(data.notes)))

@@ -213,3 +213,75 @@ def test_multiplicative_noise_without_delta_is_refused_before_the_data_is_read(w
     assert not (world / "out.csv").exists()
     with Ledger() as ledger:
         ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
+
+
+# ---------------------------------------------------------------- wave 3: the ledger check before the data is read
+def _past_gaussian_spend(dataset: str) -> None:
+    """Cap (ε 1, δ 1e-2) with a past Gaussian spend (ε 0.8, δ 1e-3, its CKS ρ): Σε leaves 0.2, but the
+    zCDP total leaves room for a Gaussian release of ε 0.5, δ 1e-3 (ρ ≈ 0.018) and not for Laplace's
+    ρ = ε²/2 = 0.125."""
+    from dpgui.core.accounting import zcdp_rho
+
+    with Ledger() as ledger:
+        ledger.set_cap(dataset, 1.0, 1e-2)
+        ledger.spend(dataset, "past-gaussian", 0.8, 1e-3, zcdp_rho(0.8, 1e-3), "gaussian", {})
+
+
+def test_auto_noise_is_not_refused_early_when_the_noise_it_chooses_fits(world, capsys):
+    """auto with δ > 0 may choose Gaussian noise (here it does: 3 and 9 nodes, δ = 1e-3): the early check
+    must not refuse it for Laplace's charge alone; the exact charge is checked once the plan is made."""
+    import json
+
+    _past_gaussian_spend("zcdp")
+    # (the last --epsilon counts: 0.5)
+    args = [a if a != "schools" else "zcdp" for a in _release(world, "--epsilon", "0.5", "--delta", "1e-3", "--json")]
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["noise"] == "gaussian"
+    with Ledger() as ledger:
+        entry = ledger.release(summary["release_id"])
+    assert entry is not None
+
+
+def test_the_exact_charge_is_checked_after_reading_when_the_early_one_passes(world, capsys):
+    """The converse: Laplace's charge fits a cap with δ = 0, so the early check passes, but auto chooses
+    Gaussian (δ > 0): refused once the plan is made, before the spend — nothing spent, nothing written."""
+    with Ledger() as ledger:
+        ledger.set_cap("pure", 10.0)
+    args = [a if a != "schools" else "pure" for a in _release(world, "--epsilon", "0.5", "--delta", "1e-3")]
+    code, out, err = run_cli(args, capsys)
+    assert code == 2 and out == "" and "δ = 0" in err, err
+    assert not (world / "out.csv").exists()
+    with Ledger() as ledger:
+        ledger.check_spend("pure", 10.0, 0.0, None)  # nothing spent
+
+
+@pytest.mark.parametrize("noise", ["auto", "laplace", "gaussian", "multiplicative"])
+@pytest.mark.parametrize("delta", [0.0, 1e-9, 1e-3])
+@pytest.mark.parametrize("alpha", [None, 0.5])
+def test_the_early_charges_hold_the_charge_of_every_plan_the_options_can_make(noise, delta, alpha):
+    """Independent of the CLI's logic: plan every tree shape below with the options and check that its
+    exact ledger charge (uniform allocation) is one of the early charges, so the early check, which
+    refuses only when none of them fits, never refuses a release whose plan would fit."""
+    from argparse import Namespace
+
+    from dpgui.cli import _check_hierarchy_delta, _provisional_charges
+    from dpgui.core.hierarchy import plan_hierarchy
+    from dpgui.core.plan import PrivacySpec
+
+    args = Namespace(epsilon=0.5, delta=delta, neighbours="change", records_per_person=1, noise=noise, alpha=alpha,
+                     allocation=("uniform", None))
+    if (noise in ("gaussian", "multiplicative") and delta == 0) or (noise == "multiplicative" and alpha is None):
+        with pytest.raises(ParameterError):  # refused before anything is read or charged
+            _check_hierarchy_delta(args)
+        with pytest.raises(ParameterError):  # and by the planner
+            plan_hierarchy((1, 3, 9), PrivacySpec(0.5, "change", 1, delta), noise=noise, alpha=alpha)
+        return
+    charges = _provisional_charges(args)
+    for sizes in [(1, 3, 9), (1, 2, 4, 8, 16), (1, 40, 400)]:
+        plan = plan_hierarchy(sizes, PrivacySpec(0.5, "change", 1, delta), noise=noise, alpha=alpha)
+        eps, dlt, rho = plan.ledger_charge()
+        assert any(c[0] == pytest.approx(eps, rel=1e-9) and c[1] == pytest.approx(dlt, rel=1e-9)
+                   and (c[2] is None) == (rho is None) and (rho is None or c[2] == pytest.approx(rho, rel=1e-9))
+                   for c in charges), (sizes, plan.noise, plan.ledger_charge(), charges)
