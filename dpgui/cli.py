@@ -14,8 +14,8 @@
     dpgui simulate [plan options] [--consistency …] --trials R [--seed S] [--json]
                   (--input FILE --column COL --lower A --upper B | --synthetic uniform|normal --n N)
     dpgui hierarchy plan --levels C1,C2[,C3,C4] (--input INPUT | --prior PRIOR.csv) --epsilon E [hierarchy options] [--json]
-    dpgui hierarchy release INPUT --levels … --epsilon E [--prior PRIOR.csv] [hierarchy options] --dataset ID
-                  [--new-dataset] (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F]
+    dpgui hierarchy release INPUT --levels … --epsilon E (--prior PRIOR.csv | --categories-public) [hierarchy options]
+                  --dataset ID [--new-dataset] (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F]
                   [--name NAME]) [--json]
     dpgui hierarchy simulate --levels … (--input INPUT | --prior PRIOR.csv) --epsilon E [hierarchy options]
                   --trials R [--seed S] [--json]
@@ -199,7 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "count as another dataset in the ledger (refused without it)")
     rel.add_argument("--out", metavar="OUT.csv", help="write the released CSV only (unsigned); never the input, "
                      "and an existing file only with --force")
-    rel.add_argument("--force", action="store_true", help="let --out replace an existing file (never the input)")
+    rel.add_argument("--force", action="store_true",
+                     help="let --out replace an existing file (never the input or the prior)")
     rel.add_argument("--probabilities", type=_probabilities, default=DEFAULT_PROBABILITIES, metavar="P1,P2,…",
                      help="quantiles printed with --json (default 0.1,0.25,0.5,0.75,0.9)")
     rel.add_argument("--bundle", metavar="DIR", help="write a signed bundle (CSV, PDF, manifest, signature) into DIR")
@@ -1066,7 +1067,8 @@ def _add_hierarchy_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--alpha", type=_alpha, metavar="A",
                         help="paper 004's multiplicative error α in (0, 1): needed by --noise multiplicative; with "
                              "δ > 0 the plan shows the multiplicative mechanism's and the Gaussian baseline's projected "
-                             "α-mRMSE side by side (and auto may choose the multiplicative one)")
+                             "α-mRMSE side by side (and auto may choose the multiplicative one); with δ = 0 it is "
+                             "unused, and a note says so")
     parser.add_argument("--counts-from-data", action="store_true",
                         help="let the optimiser use the confidential counts of the data (recorded in the manifest); "
                              "by default it uses only the public --prior")
@@ -1089,7 +1091,13 @@ def _add_hierarchy_parser(sub: Any) -> None:
     rel.add_argument("input", metavar="INPUT", help=f"a {FILE_TYPE_NAMES} file")
     rel.add_argument("--prior", metavar="PRIOR.csv", help="a public prior: the node list (every path of the data must "
                      "be in it) and the counts the optimiser uses; without it, the data's categories are published "
-                     "as the node list")
+                     "as the node list (then --categories-public is required)")
+    rel.add_argument("--categories-public", action="store_true",
+                     help="declare that the data's categories are public (e.g. an official list): without --prior the "
+                          "release publishes every category found in the data, and differential privacy does not cover "
+                          "that list (a rare category reveals that someone is in it); required without --prior, "
+                          "recorded in the manifest (node list: data, declared public); not needed with --prior (its "
+                          "list is public), and then it changes nothing")
     _add_hierarchy_options(rel)
     rel.add_argument("--dataset", metavar="ID", help="required: the budget ledger's name for the data (see "
                      "'dpgui release --help'); set its cap first with 'dpgui ledger cap ID EPSILON'")
@@ -1097,7 +1105,8 @@ def _add_hierarchy_parser(sub: Any) -> None:
                      help="confirm that ID is different data even though the file looks like another dataset's")
     rel.add_argument("--out", metavar="OUT.csv", help="write the released CSV only (unsigned); an existing file "
                      "only with --force")
-    rel.add_argument("--force", action="store_true", help="let --out replace an existing file (never the input)")
+    rel.add_argument("--force", action="store_true",
+                     help="let --out replace an existing file (never the input or the prior)")
     rel.add_argument("--bundle", metavar="DIR", help="write a signed bundle (CSV, PDF, manifest, signature) into DIR")
     rel.add_argument("--key", metavar="NAME.key", help="secret key that signs the bundle (see 'dpgui key create')")
     rel.add_argument("--passphrase-file", metavar="F", help="file whose first line is the key's passphrase")
@@ -1244,6 +1253,24 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
     return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, "none", tuple(data.notes)
 
 
+ALPHA_UNUSED = "α is used only with δ > 0 (paper 004's mechanisms need (ε, δ))"
+
+
+def _check_hierarchy_delta(args: argparse.Namespace) -> tuple[str, ...]:
+    """Before anything is read: ``--noise multiplicative`` without ``--alpha``, and ``--noise
+    gaussian|multiplicative`` with δ = 0 (both are (ε, δ)-DP), are refused; ``--alpha`` with δ = 0 is
+    unused, and the returned note says so (printed with the others)."""
+    if args.noise == "multiplicative" and args.alpha is None:
+        raise ParameterError("--noise multiplicative needs --alpha, paper 004's multiplicative error",
+                             "give --alpha A with 0 < A < 1, e.g. --alpha 0.5")
+    if (args.delta or 0.0) > 0:
+        return ()
+    if args.noise in ("gaussian", "multiplicative"):
+        raise ParameterError(f"--noise {args.noise} needs δ > 0 (it is (ε, δ)-DP)",
+                             "give --delta D, e.g. --delta 1e-9, or choose --noise laplace")
+    return (ALPHA_UNUSED,) if args.alpha is not None else ()
+
+
 def _projection_counts_text(prior_source: str) -> str:
     return {PRIOR_FILE: "the prior's counts", COUNTS_OPTED_IN: "the data's counts (opted in)"}.get(prior_source,
                                                                                                   "no counts")
@@ -1255,7 +1282,9 @@ def _note_lines(command: str, notes: Sequence[str]) -> None:
 
 
 def cmd_hierarchy_plan(args: argparse.Namespace) -> int:
+    unused = _check_hierarchy_delta(args)
     hierarchy, prior_levels, _, node_list, prior_source, notes = _hierarchy_sources(args, counting=False)
+    notes += unused
     plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source)
     projection = _hierarchy_projection(plan, hierarchy, prior_levels, _projection_counts_text(prior_source))
     report = _hierarchy_plan_json(plan, hierarchy, node_list, projection, notes)
@@ -1296,16 +1325,66 @@ def hierarchy_plan_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _provisional_charge(args: argparse.Namespace) -> tuple[float, float, float | None]:
-    """The least (ε, δ, ρ) the release can charge, for the ledger check before the data is read when
-    the plan needs the data (its node list or, opted in, its counts): the exact charge is checked
-    again once the plan is made, and by the spend itself."""
+def _provisional_charges(args: argparse.Namespace) -> tuple[tuple[float, float, float | None], ...]:
+    """The (ε, δ, ρ) charge at the stated ε and δ of every noise the options can lead to, for the ledger
+    check before the data is read when the plan needs the data (its node list or, opted in, its counts):
+    Laplace (ε, 0, ε²/2; pure ε-DP is ε²/2-zCDP), Gaussian (ε, δ, ρ of CKS), multiplicative (ε, δ, no ρ).
+    An explicit noise has one; auto has Laplace's alone at δ = 0, and with δ > 0 Laplace's, Gaussian's
+    and (with --alpha) the multiplicative one's. Each is the full charge of its noise's plan with the
+    uniform or optimal allocation; with the target allocation the plan may charge less (the least ε that
+    meets τ), and the stated ε, its ceiling, is what is checked here.
+
+    :func:`_check_provisional_charge` refuses only when none of them fits, so it never refuses a release
+    whose plan would fit (but the ceiling of a target). It may let through one whose plan does not (auto
+    may choose a noise that does not fit): the exact charge (:meth:`HierarchyPlan.ledger_charge`) is
+    checked once the plan is made, before the spend, and the spend checks it again."""
     privacy = _hierarchy_privacy(args)
-    if args.noise == "gaussian" and privacy.rho is not None:
-        return privacy.epsilon, privacy.delta, privacy.rho
+    laplace = (privacy.epsilon, 0.0, privacy.epsilon**2 / 2.0)
+    if privacy.rho is None or args.noise == "laplace":  # δ = 0: Laplace (other noises are refused earlier)
+        return (laplace,)
+    gaussian = (privacy.epsilon, privacy.delta, privacy.rho)
+    multiplicative = (privacy.epsilon, privacy.delta, None)
+    if args.noise == "gaussian":
+        return (gaussian,)
     if args.noise == "multiplicative":
-        return privacy.epsilon, privacy.delta, None
-    return privacy.epsilon, 0.0, privacy.epsilon**2 / 2.0  # Laplace's charge (pure ε-DP is ε²/2-zCDP)
+        return (multiplicative,)
+    return (laplace, gaussian) + ((multiplicative,) if args.alpha is not None else ())
+
+
+def _check_provisional_charge(ledger: Any, dataset: str, charges: Sequence[tuple[float, float, float | None]]) -> None:
+    """The ledger check before the data is read: passes if one of ``charges`` (:func:`_provisional_charges`)
+    fits the dataset's cap; otherwise raises the refusal of the first. No cap: refused at once."""
+    from dpgui.report.ledger import BudgetExceeded
+
+    refusals: list[DpguiError] = []
+    for charge in charges:
+        try:
+            _check_ledger_charge(ledger, dataset, charge)
+            return
+        except (BudgetExceeded, ParameterError) as err:  # ParameterError: δ > 0 on a cap with δ = 0
+            refusals.append(err)
+    raise refusals[0]
+
+
+def _check_categories_declared(args: argparse.Namespace) -> None:
+    """Without ``--prior`` a release publishes the data's own categories as its node list, which
+    differential privacy does not cover: the user must declare them public (``--categories-public``)."""
+    if args.prior is None and not args.categories_public:
+        raise ParameterError("without --prior the release publishes the data's own categories as the node list, and "
+                             "they were not declared public (a rare category reveals that someone is in it; "
+                             "differential privacy does not cover the node list)",
+                             "give --categories-public if they are public (e.g. an official list), or --prior "
+                             "PRIOR.csv with a public list of the categories")
+
+
+def _check_out_is_not_the_prior(args: argparse.Namespace) -> None:
+    """``--out`` never replaces the ``--prior`` file, not even with ``--force``, nor through another path or
+    a (symbolic or hard) link: the same-file check :func:`_check_outputs` applies to the input."""
+    from dpgui.report.files import same_file
+
+    if args.out is not None and args.prior is not None and same_file(Path(args.out), Path(args.prior)):
+        raise DataError(f"output {args.out} is the prior file {args.prior}",
+                        "choose another output file name; dpgui never overwrites its input or its prior")
 
 
 def cmd_hierarchy_release(args: argparse.Namespace) -> int:
@@ -1322,12 +1401,16 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     from dpgui.report.ledger import Ledger
     from dpgui.workspace.release import new_release_id
 
-    # Everything that can fail is checked before the budget is spent (cmd_release's order).
+    # Everything that can fail is checked before the budget is spent (cmd_release's order), the
+    # declaration of the node list first: it needs neither the data nor the ledger.
+    _check_categories_declared(args)
     check_data_file(args.input)
     _check_release_options(args)
+    unused = _check_hierarchy_delta(args)
     if args.prior is not None and args.counts_from_data:
         raise ParameterError("--counts-from-data and --prior both give the optimiser its counts",
                              "leave out one: --prior (public counts) or --counts-from-data (the data's own counts)")
+    _check_out_is_not_the_prior(args)
     _check_outputs(args)
     dataset = args.dataset
     # The public prior: the node list and the optimiser's counts, read before the ledger is asked.
@@ -1353,11 +1436,11 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
     with Ledger() as ledger:
         # No cap, or too little left: refused before the data is read (with the exact plan when the
-        # prior gives it, else with the least charge this release can have).
+        # prior gives it, else unless one of the charges the options can lead to fits).
         if plan is not None:
             _check_charge(ledger, dataset, plan)
         else:
-            _check_ledger_charge(ledger, dataset, _provisional_charge(args))
+            _check_provisional_charge(ledger, dataset, _provisional_charges(args))
         data = count_paths(args.input, args.levels)
         _check_dataset_identity(ledger, dataset, args.input, data.rows, args.new_dataset)
         notes = tuple(dict.fromkeys(notes + tuple(data.notes)))
@@ -1396,8 +1479,8 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         outputs = _write_outputs(args, plan, info.release_id, lambda out: write_hierarchy_csv(result, out),
                                  bundle if key is not None else None, prepare=project)
     node_list = NODE_LIST_PRIOR_ONLY if args.prior is not None else (
-        "data (declared public: its categories are published as the node list)")
-    summary = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes)
+        "data (declared public with --categories-public: its categories are published as the node list)")
+    summary = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes + unused)
     summary.update({
         "outputs": outputs,
         "dataset": dataset,
@@ -1428,8 +1511,10 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
     from dpgui.core.hierarchy import simulate_hierarchy
     from dpgui.report.hierarchy_bundle import projection_json
 
+    unused = _check_hierarchy_delta(args)
     seed = args.seed if args.seed is not None else secrets.randbits(63)
     hierarchy, prior_levels, leaves, node_list, prior_source, notes = _hierarchy_sources(args, counting=True)
+    notes += unused
     assert leaves is not None
     plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source)
     truth = hierarchy.aggregate(leaves)

@@ -78,9 +78,11 @@ def _plan(world: Path, *extra: str, source: str = "prior") -> dict:
 
 
 def _release(world: Path, *extra: str, dataset: str = "schools", out: str | None = "out.csv") -> list[str]:
+    """Without --prior the data's categories are the node list: declared public (--categories-public)."""
     outputs = ["--out", str(world / out)] if out else []
+    declared = [] if "--prior" in extra else ["--categories-public"]
     return ["hierarchy", "release", str(world / "data.csv"), "--levels", LEVELS, "--epsilon", "1",
-            "--dataset", dataset, *outputs, *extra]
+            "--dataset", dataset, *outputs, *declared, *extra]
 
 
 def _bundle(world: Path, name: str = "rel") -> list[str]:
@@ -416,7 +418,7 @@ def test_bad_input_exits_2_in_one_line_with_nothing_spent_or_written(world, caps
     data = make(world) if make is not None else world / "data.csv"
     extra = [str(world / e) if e == "prior.csv" else e for e in extra]
     args = ["hierarchy", "release", str(data), "--levels", LEVELS, "--epsilon", "1", "--dataset", "schools",
-            *_bundle(world, "rel-bad"), "--out", str(world / "out.csv")]
+            *_bundle(world, "rel-bad"), "--out", str(world / "out.csv"), "--categories-public"]
     if extra[:1] == ["--levels"]:
         args[args.index("--levels") + 1] = extra[1]
         extra = extra[2:]
@@ -440,7 +442,8 @@ def test_bad_input_exits_2_in_one_line_with_nothing_spent_or_written(world, caps
 def test_a_numeric_level_column_is_allowed_and_said_so(world, capsys):
     data = _write_rows(world / "numeric.csv", ["state", "zip"], [["OR", "97201"], ["OR", "97202"], ["WA", "98101"]] * 30)
     code, out, err = run_cli(["hierarchy", "release", str(data), "--levels", "state,zip", "--epsilon", "1",
-                              "--dataset", "schools", "--out", str(world / "zip.csv"), "--json"], capsys)
+                              "--dataset", "schools", "--out", str(world / "zip.csv"), "--categories-public", "--json"],
+                             capsys)
     assert code == 0, err
     summary = json.loads(out)
     assert any("zip" in note and "categories" in note for note in summary["notes"]), summary["notes"]
@@ -463,7 +466,8 @@ def test_the_bundled_hierarchy_sample_plans_and_releases(tmp_path, capsys):
     with Ledger() as ledger:
         ledger.set_cap("flight-routes", 5)
     code, out, err = run_cli(["hierarchy", "release", sample, "--levels", levels, "--epsilon", "0.5",
-                              "--dataset", "flight-routes", "--out", str(tmp_path / "routes.csv"), "--json"], capsys)
+                              "--dataset", "flight-routes", "--out", str(tmp_path / "routes.csv"),
+                              "--categories-public", "--json"], capsys)
     assert code == 0, err
     summary = json.loads(out)
     assert summary["n_released"] == 336_776 and summary["level_sizes"] == plan["level_sizes"]

@@ -33,7 +33,7 @@ def world(tmp_path) -> Path:
 
 def _release(world: Path, *extra: str) -> list[str]:
     return ["hierarchy", "release", str(world / "data.csv"), "--levels", LEVELS, "--epsilon", "1",
-            "--dataset", "schools", "--out", str(world / "out.csv"), *extra]
+            "--dataset", "schools", "--out", str(world / "out.csv"), "--categories-public", *extra]
 
 
 def test_a_failure_after_the_spend_while_projecting_says_the_budget_was_spent(world, capsys, monkeypatch):
@@ -79,3 +79,209 @@ def test_the_input_given_as_its_own_public_prior_is_refused(world, capsys, copy)
     assert not (world / "out.csv").exists()
     with Ledger() as ledger:
         ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
+
+
+# ---------------------------------------------------------------- wave 3: the categories must be declared public
+def _no_touch(m) -> None:
+    """Reading the data or asking the ledger fails the test (the refusal must come before either)."""
+    import dpgui.data.hierarchy
+    import dpgui.data.readers
+
+    def never(*args, **kwargs):
+        raise AssertionError("the data or the ledger was touched")
+
+    m.setattr(dpgui.data.hierarchy, "count_paths", never)
+    m.setattr(dpgui.data.readers, "check_data_file", never)
+    m.setattr(Ledger, "check_spend", never)
+
+
+def test_a_release_without_a_prior_needs_the_categories_declared_public(world, capsys, monkeypatch):
+    """Without --prior the data's own categories are the published node list, which DP does not cover:
+    refused (exit 2, one line naming both fixes) before the data or the ledger is touched."""
+    args = [a for a in _release(world) if a != "--categories-public"]
+    with monkeypatch.context() as m:
+        _no_touch(m)
+        code, out, err = run_cli(args, capsys)
+    assert code == 2 and out == "", err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "AssertionError" not in err, err
+    assert "declared public" in lines[0] and "--categories-public" in lines[0] and "--prior" in lines[0], lines[0]
+    assert not (world / "out.csv").exists()
+    with Ledger() as ledger:
+        ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
+
+
+def test_declared_public_categories_are_released_and_the_manifest_says_so(world, capsys):
+    import json
+
+    from dpgui.report.keystore import create_key
+
+    create_key("officer", "a long test passphrase", world)
+    (world / "pass.txt").write_text("a long test passphrase\n", encoding="utf-8")
+    code, out, err = run_cli(_release(world, "--json", "--bundle", str(world), "--key", str(world / "officer.key"),
+                                      "--passphrase-file", str(world / "pass.txt"), "--name", "rel"), capsys)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert "declared public" in summary["node_list_source"]
+    manifest = json.loads((world / "rel.manifest.json").read_text(encoding="utf-8"))
+    assert manifest["hierarchy"]["node_list_source"] == "data (declared public)"
+
+
+def test_with_a_prior_the_declaration_is_not_needed_and_changes_nothing(world, capsys):
+    import json
+
+    with open(world / "prior.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["region", "district", "count"])
+        writer.writerows([[f"R{r}", f"R{r}-D{d}", 10] for r in range(3) for d in range(3)])
+    base = [a for a in _release(world, "--prior", str(world / "prior.csv"), "--json") if a != "--categories-public"]
+    for extra in ([], ["--categories-public"]):
+        (world / "out.csv").unlink(missing_ok=True)
+        code, out, err = run_cli(base + extra, capsys)
+        assert code == 0, err
+        assert json.loads(out)["node_list_source"] == "prior file"
+
+
+def test_the_help_says_what_categories_public_declares(capsys):
+    code, out, _ = run_cli(["hierarchy", "release", "--help"], capsys)
+    assert code == 0
+    text = " ".join(out.split())
+    assert "--categories-public" in text and "rare category" in text and "not needed with --prior" in text
+
+
+# ---------------------------------------------------------------- wave 3: --out never replaces the prior
+def _write_prior(world: Path) -> Path:
+    with open(world / "prior.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["region", "district", "count"])
+        writer.writerows([[f"R{r}", f"R{r}-D{d}", 10] for r in range(3) for d in range(3)])
+    return world / "prior.csv"
+
+
+@pytest.mark.parametrize("how", ["same path", "another path", "symbolic link", "hard link"])
+def test_out_with_force_never_replaces_the_prior(world, capsys, how):
+    import os
+
+    prior = _write_prior(world)
+    before = prior.read_bytes()
+    (world / "sub").mkdir()
+    out = {"same path": prior, "another path": world / "sub" / ".." / "prior.csv",
+           "symbolic link": world / "link.csv", "hard link": world / "hard.csv"}[how]
+    if how == "symbolic link":
+        os.symlink(prior, out)
+    elif how == "hard link":
+        os.link(prior, out)
+    args = _release(world, "--prior", str(prior), "--force")
+    args[args.index("--out") + 1] = str(out)
+    code, _, err = run_cli(args, capsys)
+    assert code == 2 and "prior" in err and len(err.strip().splitlines()) == 1, err
+    assert prior.read_bytes() == before
+    with Ledger() as ledger:
+        ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
+
+
+# ---------------------------------------------------------------- wave 3: --alpha with δ = 0 is said, not ignored
+ALPHA_NOTE = "α is used only with δ > 0 (paper 004's mechanisms need (ε, δ))"
+
+
+@pytest.mark.parametrize("command", ["plan", "release", "simulate"])
+def test_alpha_without_delta_is_said_to_be_unused(world, capsys, command):
+    if command == "release":
+        args = _release(world, "--alpha", "0.5")
+    else:
+        args = ["hierarchy", command, "--levels", LEVELS, "--input", str(world / "data.csv"), "--epsilon", "1",
+                "--alpha", "0.5"] + (["--trials", "4", "--seed", "1"] if command == "simulate" else [])
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert f"dpgui hierarchy {command}: note: {ALPHA_NOTE}" in err.splitlines(), err
+    if command != "release":  # with δ > 0 α is used: no note
+        code, _, err = run_cli([*args, "--delta", "1e-7"], capsys)
+        assert code == 0 and ALPHA_NOTE not in err, err
+
+
+def test_multiplicative_noise_without_delta_is_refused_before_the_data_is_read(world, capsys, monkeypatch):
+    import dpgui.data.hierarchy
+
+    def never(*args, **kwargs):
+        raise AssertionError("the data was read")
+
+    monkeypatch.setattr(dpgui.data.hierarchy, "count_paths", never)
+    code, out, err = run_cli(_release(world, "--noise", "multiplicative", "--alpha", "0.5"), capsys)
+    assert code == 2 and out == "" and "AssertionError" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "δ > 0" in lines[0] and "--delta" in lines[0], lines[0]
+    assert not (world / "out.csv").exists()
+    with Ledger() as ledger:
+        ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
+
+
+# ---------------------------------------------------------------- wave 3: the ledger check before the data is read
+def _past_gaussian_spend(dataset: str) -> None:
+    """Cap (ε 1, δ 1e-2) with a past Gaussian spend (ε 0.8, δ 1e-3, its CKS ρ): Σε leaves 0.2, but the
+    zCDP total leaves room for a Gaussian release of ε 0.5, δ 1e-3 (ρ ≈ 0.018) and not for Laplace's
+    ρ = ε²/2 = 0.125."""
+    from dpgui.core.accounting import zcdp_rho
+
+    with Ledger() as ledger:
+        ledger.set_cap(dataset, 1.0, 1e-2)
+        ledger.spend(dataset, "past-gaussian", 0.8, 1e-3, zcdp_rho(0.8, 1e-3), "gaussian", {})
+
+
+def test_auto_noise_is_not_refused_early_when_the_noise_it_chooses_fits(world, capsys):
+    """auto with δ > 0 may choose Gaussian noise (here it does: 3 and 9 nodes, δ = 1e-3): the early check
+    must not refuse it for Laplace's charge alone; the exact charge is checked once the plan is made."""
+    import json
+
+    _past_gaussian_spend("zcdp")
+    # (the last --epsilon counts: 0.5)
+    args = [a if a != "schools" else "zcdp" for a in _release(world, "--epsilon", "0.5", "--delta", "1e-3", "--json")]
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["noise"] == "gaussian"
+    with Ledger() as ledger:
+        entry = ledger.release(summary["release_id"])
+    assert entry is not None
+
+
+def test_the_exact_charge_is_checked_after_reading_when_the_early_one_passes(world, capsys):
+    """The converse: Laplace's charge fits a cap with δ = 0, so the early check passes, but auto chooses
+    Gaussian (δ > 0): refused once the plan is made, before the spend — nothing spent, nothing written."""
+    with Ledger() as ledger:
+        ledger.set_cap("pure", 10.0)
+    args = [a if a != "schools" else "pure" for a in _release(world, "--epsilon", "0.5", "--delta", "1e-3")]
+    code, out, err = run_cli(args, capsys)
+    assert code == 2 and out == "" and "δ = 0" in err, err
+    assert not (world / "out.csv").exists()
+    with Ledger() as ledger:
+        ledger.check_spend("pure", 10.0, 0.0, None)  # nothing spent
+
+
+@pytest.mark.parametrize("noise", ["auto", "laplace", "gaussian", "multiplicative"])
+@pytest.mark.parametrize("delta", [0.0, 1e-9, 1e-3])
+@pytest.mark.parametrize("alpha", [None, 0.5])
+def test_the_early_charges_hold_the_charge_of_every_plan_the_options_can_make(noise, delta, alpha):
+    """Independent of the CLI's logic: plan every tree shape below with the options and check that its
+    exact ledger charge (uniform allocation) is one of the early charges, so the early check, which
+    refuses only when none of them fits, never refuses a release whose plan would fit."""
+    from argparse import Namespace
+
+    from dpgui.cli import _check_hierarchy_delta, _provisional_charges
+    from dpgui.core.hierarchy import plan_hierarchy
+    from dpgui.core.plan import PrivacySpec
+
+    args = Namespace(epsilon=0.5, delta=delta, neighbours="change", records_per_person=1, noise=noise, alpha=alpha,
+                     allocation=("uniform", None))
+    if (noise in ("gaussian", "multiplicative") and delta == 0) or (noise == "multiplicative" and alpha is None):
+        with pytest.raises(ParameterError):  # refused before anything is read or charged
+            _check_hierarchy_delta(args)
+        with pytest.raises(ParameterError):  # and by the planner
+            plan_hierarchy((1, 3, 9), PrivacySpec(0.5, "change", 1, delta), noise=noise, alpha=alpha)
+        return
+    charges = _provisional_charges(args)
+    for sizes in [(1, 3, 9), (1, 2, 4, 8, 16), (1, 40, 400)]:
+        plan = plan_hierarchy(sizes, PrivacySpec(0.5, "change", 1, delta), noise=noise, alpha=alpha)
+        eps, dlt, rho = plan.ledger_charge()
+        assert any(c[0] == pytest.approx(eps, rel=1e-9) and c[1] == pytest.approx(dlt, rel=1e-9)
+                   and (c[2] is None) == (rho is None) and (rho is None or c[2] == pytest.approx(rho, rel=1e-9))
+                   for c in charges), (sizes, plan.noise, plan.ledger_charge(), charges)

@@ -141,7 +141,7 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
         ("Levels", " &gt; ".join(html_text(n) for n in hierarchy.level_names) + " ("
          + ", ".join(format_number(int(n)) for n in hierarchy.level_sizes[1:]) + " categories)"),
         ("Node list", "from a public prior file" if info.node_list_source == "prior file" else
-         "from the data: its categories were declared public and are published"),
+         "from the data: the officer declared its categories public (e.g. an official list), and they are published"),
         ("Counts for the budgets", counts_source.get(plan.prior_source, html_text(plan.prior_source))),
         ("Noise", html_text(NOISE_WORDS.get(plan.noise, plan.noise)) + (
             "" if info.secure else " — seeded test generator, NOT secure")),

@@ -45,7 +45,7 @@ HIERARCHY_CSV_COLUMNS = ("level", "level_name", "path", "released_count", "ci95_
 PATH_SEPARATOR = " > "  # between the labels of a node's path in the CSV (labels are kept as they are)
 ROOT_NAME = "(all records)"  # the level name of the root (level 0)
 NODE_LIST_FROM_PRIOR = "prior file"
-NODE_LIST_FROM_DATA = "data (declared public)"
+NODE_LIST_FROM_DATA = "data (declared public)"  # the officer declared them public: --categories-public, or the window's box
 NODE_LIST_SOURCES = (NODE_LIST_FROM_PRIOR, NODE_LIST_FROM_DATA)
 MECHANISM_TEXT = {
     "laplace": "per-level discrete Laplace counts over a categorical hierarchy (paper 001), post-processed",
