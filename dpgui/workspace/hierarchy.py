@@ -37,7 +37,7 @@ from dpgui.core.hierarchy import (
 from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrmse
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec
-from dpgui.data.hierarchy import PathCounts, count_paths, level_value_counts, read_prior
+from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, count_paths, level_value_counts, read_prior
 from dpgui.errors import Cancelled, DpguiError, ParameterError
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
@@ -262,8 +262,11 @@ def load_hierarchy(data_path: Path, choice: HierarchyChoice, progress: Progress 
     With a prior the tree is the prior's (every data path must be in it: DataError with the first few
     missing paths otherwise) and its counts are the optimiser's; without one the tree is the data's own
     paths (the categories are declared public) and the optimiser gets the data's counts only with
-    ``choice.counts_from_data``. O(rows + nodes)."""
+    ``choice.counts_from_data``. A prior that is the data file itself (or a copy) is a DataError.
+    O(rows + nodes)."""
     levels = check_level_columns(choice.levels)
+    if choice.prior_path is not None:  # the data file given as its own "public" prior: refused, as in the CLI
+        check_prior_is_not_the_data(choice.prior_path, data_path)
     data = count_paths(data_path, list(levels), progress=(lambda f: progress(f, f"Reading {data_path.name}…"))
                        if progress is not None else None, should_cancel=should_cancel)
     if should_cancel is not None and should_cancel():

@@ -263,3 +263,16 @@ def test_target_error_gives_the_least_budget_that_meets_it(data):
     with pytest.raises(ParameterError) as err:  # more than the ε allowed
         plan_and_project(loaded, replace(choice, target_mse=0.01))
     assert "raise ε" in err.value.fix
+
+
+def test_the_data_file_given_as_its_own_prior_is_refused(data, tmp_path):
+    """As in the CLI: a "public prior" that is the data file itself (or a copy) carries the confidential
+    counts; it is refused with the fix, before anything is planned."""
+    rows = "region,district,count\n" + "\n".join(f"{r},{d},1" for r, d in sorted(set(ROWS))) + "\n"
+    prior = tmp_path / "prior_with_counts.csv"
+    prior.write_text(rows)
+    for same in (prior, tmp_path / "copy.csv"):
+        same.write_text(rows)
+        with pytest.raises(DataError) as err:
+            load_hierarchy(prior, replace(CHOICE, prior_path=same))
+        assert "data file itself" in err.value.problem and "public prior" in err.value.fix
