@@ -38,7 +38,8 @@ from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrms
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec
 from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, count_paths, level_value_counts, read_prior
-from dpgui.errors import Cancelled, DpguiError, ParameterError
+from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
+from dpgui.report.files import sha256_regular_file
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
@@ -147,7 +148,8 @@ class LoadedHierarchy:
     """The tree of the chosen levels read from the file. ``hierarchy`` is public (declared by the officer or
     from the prior); ``leaf_counts`` (int64, one per leaf) is CONFIDENTIAL, for the release only;
     ``prior_levels`` (counts per level 0..L) is public (prior file) or confidential by opt-in, None when the
-    plan may use no counts; ``notes``: what the reader wants the officer to know (numeric levels...)."""
+    plan may use no counts; ``notes``: what the reader wants the officer to know (numeric levels...);
+    ``prior_sha256``: the SHA-256 of the prior file as it was read (None without a prior)."""
 
     data_path: Path
     levels: tuple[str, ...]
@@ -158,6 +160,7 @@ class LoadedHierarchy:
     rows: int
     prior_levels: tuple[np.ndarray, ...] | None = field(repr=False)
     notes: tuple[str, ...] = ()
+    prior_sha256: str | None = None  # of the prior's bytes as read at load (what the manifest records)
 
     @property
     def prior_source(self) -> str:
@@ -272,8 +275,14 @@ def load_hierarchy(data_path: Path, choice: HierarchyChoice, progress: Progress 
     if should_cancel is not None and should_cancel():
         raise Cancelled("reading the levels was cancelled", "choose the levels again")
     notes = list(data.notes)
+    prior_sha256: str | None = None
     if choice.prior_path is not None:
+        # hashed before and after it is read: the recorded hash is of the bytes the plan used
+        prior_sha256 = sha256_regular_file(choice.prior_path, "prior file")
         prior: PathCounts = read_prior(choice.prior_path, list(levels))
+        if sha256_regular_file(choice.prior_path, "prior file") != prior_sha256:
+            raise DataError(f"the prior file '{choice.prior_path.name}' changed while it was read",
+                            "choose the levels again when the file is complete")
         notes += [n for n in prior.notes if n not in notes]
         hierarchy = prior.hierarchy  # leaf i is prior.paths[i]
         prior_levels: tuple[np.ndarray, ...] | None = hierarchy.aggregate(prior.counts)
@@ -285,7 +294,7 @@ def load_hierarchy(data_path: Path, choice: HierarchyChoice, progress: Progress 
         leaf_counts = np.asarray(data.counts, dtype=np.int64).copy()
         prior_levels = hierarchy.aggregate(leaf_counts) if choice.counts_from_data else None
     return LoadedHierarchy(data_path, levels, choice.prior_path, choice.counts_from_data, hierarchy, leaf_counts,
-                           int(data.rows), prior_levels, tuple(notes))
+                           int(data.rows), prior_levels, tuple(notes), prior_sha256)
 
 
 def _plan(loaded: LoadedHierarchy, choice: HierarchyChoice, noise: str, consistency: str) -> HierarchyPlan:
@@ -472,10 +481,9 @@ def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progre
                           should_cancel: ShouldCancel, release_id: str | None = None) -> HierarchyOutcome:
     """The ledger's check, then the spend recorded, then the noise
     (:func:`dpgui.report.hierarchy_publish.spend_and_release_hierarchy`, which records what the manifest
-    says: where the categories come from, the opt-in, the prior's name and SHA-256). ``source`` is called
+    says: where the categories come from, the opt-in, the prior's name and its SHA-256 as read at load). ``source`` is called
     once, just before the spend. Raises the ledger's refusal before anything is spent, and Cancelled if
     cancelled before the spend. Time: the engine's release, O(nodes)."""
-    from dpgui.report.files import sha256_regular_file
     from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR
     from dpgui.report.hierarchy_publish import spend_and_release_hierarchy
     from dpgui.report.publish import check_release_budget
@@ -485,7 +493,6 @@ def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progre
     with Ledger() as ledger:
         check_release_budget(ledger, request.dataset, request.plan)
     prior = loaded.prior_path
-    prior_sha256 = None if prior is None else sha256_regular_file(prior, "prior file")
     if should_cancel():
         raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
     progress(0.5, NOISE_MESSAGE)
@@ -494,7 +501,7 @@ def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progre
             ledger, request.dataset, loaded.hierarchy, loaded.leaf_counts, request.plan, source(),
             node_list_source=NODE_LIST_FROM_PRIOR if prior is not None else NODE_LIST_FROM_DATA,
             counts_from_data=loaded.prior_source == FROM_DATA, prior_name=None if prior is None else prior.name,
-            prior_sha256=prior_sha256, notes=loaded.notes, release_id=release_id)
+            prior_sha256=loaded.prior_sha256, notes=loaded.notes, release_id=release_id)
     progress(1.0, "Released.")
     return HierarchyOutcome(release, info, request.dataset, info.release_id, info.secure)
 

@@ -276,3 +276,21 @@ def test_the_data_file_given_as_its_own_prior_is_refused(data, tmp_path):
         with pytest.raises(DataError) as err:
             load_hierarchy(prior, replace(CHOICE, prior_path=same))
         assert "data file itself" in err.value.problem and "public prior" in err.value.fix
+
+
+def test_the_recorded_prior_hash_is_of_the_file_that_was_read(data, tmp_path):
+    """The prior's SHA-256 is taken when the prior is read (load), not at release time: a prior edited
+    after loading does not get its new bytes' hash recorded for counts planned on the old ones."""
+    import hashlib
+
+    prior = tmp_path / "prior.csv"
+    used = b"region,district,count\nNorth,N1,20\nNorth,N2,10\nSouth,S1,20\nSouth,S2,5\nEast,E1,2\n"
+    prior.write_bytes(used)
+    choice = replace(CHOICE, prior_path=prior)
+    loaded = load_hierarchy(data, choice)
+    assert loaded.prior_sha256 == hashlib.sha256(used).hexdigest()
+    prior.write_bytes(used.replace(b"20", b"99"))  # edited after it was read
+    request = HierarchyRequest(loaded, plan_and_project(loaded, choice).plan, "schools")
+    set_first_cap(request, 1.0, "test")
+    outcome = run_hierarchy_release(request, lambda: SeededRandom(1), no_progress, lambda: False)
+    assert outcome.info.prior_sha256 == hashlib.sha256(used).hexdigest() and outcome.info.prior_name == "prior.csv"
