@@ -46,8 +46,8 @@ from dpgui.report.project_hierarchy import ProjectHierarchyRelease
 from dpgui.workspace.hierarchy import (
     ALLOCATION_LABELS, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS, COUNTS_FROM_DATA_WARNING, NOISE_LABELS,
     NOISE_MESSAGE, HierarchyChoice, HierarchyOutcome, HierarchyRequest, HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy,
-    budget_totals, check_hierarchy_budget, hierarchy_request, level_choices, load_hierarchy, plan_and_project,
-    run_hierarchy_release, set_first_cap, share_budget,
+    budget_totals, check_hierarchy_budget, consistency_words, hierarchy_request, interval_words, level_choices, load_hierarchy,
+    plan_and_project, run_hierarchy_release, set_first_cap, share_budget,
 )
 from dpgui.workspace.release import (
     FIRST_CAP_REASON, BudgetOk, FirstCapNeeded, Problem, budget_sentence, failure_budget_sentence, new_release_id,
@@ -937,11 +937,11 @@ class HierarchyMode(QWidget):
             self.tabs.setCurrentIndex(TAB_RESULTS)
             return
         noise = "secure noise" if outcome.secure else "TEST NOISE (seeded, not secure — do not publish)"
+        sums = consistency_words(plan)
         self.release_status.setText(
             f"Released {sum(plan.level_sizes):,} counts: {spent} spent from dataset '{escape(outcome.dataset)}' "
-            f"(recorded in the budget ledger), {noise}. Every parent is the sum of its children"
-            f"{'' if plan.consistency != 'none' else ' — NOT here: consistency was off'}. "
-            "Export it as a signed bundle to share it.")
+            f"(recorded in the budget ledger), {noise}. {escape(sums[:1].upper() + sums[1:])}; 95 % intervals: "
+            f"{escape(interval_words(outcome.release))}. Export it as a signed bundle to share it.")
         self.tabs.setCurrentIndex(TAB_RESULTS)
 
     def export_dialog(self) -> QDialog | None:

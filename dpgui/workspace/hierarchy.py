@@ -520,6 +520,31 @@ class NodeRow:
     upper: int
 
 
+def consistency_words(plan: HierarchyPlan) -> str:
+    """What the released counts promise about sums, in plain words, by the plan: consistent (top-down,
+    GLS) counts add up; clamped ("none") and multiplicative (paper 004) counts need not."""
+    if plan.noise == "multiplicative":
+        return "each count is the mechanism's own estimate: a parent need not equal the sum of its children"
+    if plan.consistency == "none":
+        return "each count stands on its own: a parent need not equal the sum of its children"
+    return "every parent equals the sum of its children"
+
+
+def interval_words(release: HierarchyRelease) -> str:
+    """What the 95 % intervals promise, in plain words, by ``release.interval_method``
+    (:func:`dpgui.core.hierarchy.release_hierarchy`): at least 95 % for every category (clamped and
+    multiplicative releases), or about 95 % on average over a level's categories (top-down/GLS: a
+    bootstrap, not a per-category guarantee). A release without the method says it by its plan."""
+    method = release.interval_method
+    plan = release.plan
+    average = ("on average" in method if method
+               else plan.noise != "multiplicative" and plan.consistency in ("topdown", "gls"))
+    if average:
+        return ("about 95 % of a level's categories have their true count in this range "
+                "(on average over the level, not for each category)")
+    return "the true count is in this range with at least 95 % probability, for every category"
+
+
 def node_row(release: HierarchyRelease, level: int, index: int) -> NodeRow:
     """Level ``level`` (0 = all records) node ``index``: its label, released count and 95 % interval."""
     label = "All records" if level == 0 else release.hierarchy.labels[level - 1][index]

@@ -153,6 +153,7 @@ def test_whole_hierarchy_workflow(qtbot, sample_window, tmp_path):
         np.testing.assert_array_equal(sums, released.counts[level])
     assert all((c >= 0).all() for c in released.counts) and int(released.counts[0][0]) == 336_776
     assert "TEST NOISE" in page.release_status.text() and page.tabs.currentIndex() == 3
+    assert "Every parent equals the sum" in page.release_status.text() and "on average" in page.release_status.text()
 
     # browse: the root, then its time zones; search a route and a path
     view = page.result_view
