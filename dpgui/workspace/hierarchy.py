@@ -319,14 +319,26 @@ TYPED_BUDGETS_NOTE = "level budgets: typed by the officer"
 def with_budgets(plan: HierarchyPlan, budgets: tuple[float, ...]) -> HierarchyPlan:
     """``plan`` with the officer's level budgets (ε_ℓ for Laplace, ρ_ℓ for Gaussian noise, levels 0..L). They
     must add up to the plan's total (ε, or the ρ of (ε, δ)) — :func:`share_budget` makes them do so after one
-    level is typed; a multiplicative plan has no level budgets and is returned unchanged."""
+    level is typed; a multiplicative plan has no level budgets and is returned unchanged. The plan then says
+    what happened: allocation "custom" (set by hand), no target error, and the notes made for the engine's
+    budgets re-stated (the noise choice, without its figures) or dropped (the consistency projection:
+    :func:`plan_and_project` makes it again on these budgets)."""
     if plan.noise == "multiplicative":
         return plan
     if len(budgets) != len(plan.level_sizes):
         raise ParameterError(f"{len(budgets)} level budgets for {len(plan.level_sizes)} levels",
                              "give one budget per level")
-    notes = plan.notes if TYPED_BUDGETS_NOTE in plan.notes else (*plan.notes, TYPED_BUDGETS_NOTE)
-    return replace(plan, level_budgets=tuple(float(b) for b in budgets), notes=notes)
+    notes: list[str] = []
+    for note in plan.notes:
+        if note.startswith("noise: ") and plan.allocation != "custom":  # its figures were for the engine's budgets
+            notes.append(f"{note.split(',')[0]}, chosen on the {plan.allocation} allocation's budgets, before the "
+                         "level budgets were set by hand")
+        elif not (note.startswith("consistency: ") and "projected" in note):  # projected on the engine's budgets
+            notes.append(note)
+    if TYPED_BUDGETS_NOTE not in notes:
+        notes.append(TYPED_BUDGETS_NOTE)
+    return replace(plan, level_budgets=tuple(float(b) for b in budgets), allocation="custom", target_mse=None,
+                   notes=tuple(notes))
 
 
 def share_budget(plan: HierarchyPlan, level: int, value: float) -> tuple[float, ...]:
@@ -394,6 +406,13 @@ def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress:
     projections = {m: project(replace(plan, consistency=m)) for m in methods}
     best = min(projections, key=lambda m: projections[m].weighted_mse)
     plan = replace(plan, consistency=best)
+    if len(projections) > 1:  # the note says the choice made here, on these budgets (not the engine's own)
+        runs = trials or projection_trials(plan.level_sizes)
+        figures = ("figures on the confidential counts, not published" if loaded.prior_source == FROM_DATA
+                   else ", ".join(f"{m} {p.weighted_mse:.4g}" for m, p in projections.items()))
+        notes = [n for n in plan.notes if not n.startswith("consistency: ")]
+        plan = replace(plan, notes=(*notes, f"consistency: {best}, the lower projected weighted MSE ({runs} trials on "
+                                            f"the prior): {figures}"))
     alternatives: dict[str, HierarchyProjection] = {plan.noise: projections[best]}
     if choice.delta > 0:
         for noise in ("laplace", "gaussian"):

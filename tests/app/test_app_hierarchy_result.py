@@ -53,3 +53,26 @@ def test_a_multiplicative_release_says_no_sums_and_per_category_coverage(qtbot):
     count_tip, interval_tip = _tips(release)
     assert "every parent equals" not in count_tip and "need not" in count_tip
     assert "at least 95 %" in interval_tip and "every category" in interval_tip
+
+
+def test_budgets_set_by_hand_read_as_such_in_the_pdf_and_the_manifest(qtbot):
+    """A plan whose level budgets the officer typed says "set by hand", not "optimal allocation", and
+    its manifest still validates against the schema."""
+    from datetime import datetime, timezone
+
+    from dpgui.app.pdf_hierarchy import _page1_html
+    from dpgui.report.bundle import schema_problems
+    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo, build_hierarchy_manifest
+    from dpgui.workspace.hierarchy import with_budgets
+
+    privacy = PrivacySpec(1.0, "change", 1, 0.0)
+    prior = TREE.aggregate(LEAVES)
+    engine = plan_hierarchy(TREE.level_sizes, privacy, allocation="optimal", consistency="topdown", prior_levels=prior)
+    plan = with_budgets(engine, (0.0, 0.3, 0.7))
+    release = release_hierarchy(TREE, LEAVES, plan, SeededRandom(2))
+    info = HierarchyReleaseInfo("d", "0" * 32, datetime.now(timezone.utc), NODE_LIST_FROM_DATA, False, True)
+    projection = {"method": "closed form", "counts": "x", "weighted_mse": 1.0, "levels": []}
+    html = _page1_html(release, info, projection, None)
+    assert "set by hand" in html and "optimal allocation" not in html
+    manifest = build_hierarchy_manifest(release, info, "discrete_laplace_hierarchy", "n", b"c", b"p", "0" * 16)
+    assert schema_problems(manifest) == []

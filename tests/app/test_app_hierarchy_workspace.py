@@ -294,3 +294,42 @@ def test_the_recorded_prior_hash_is_of_the_file_that_was_read(data, tmp_path):
     set_first_cap(request, 1.0, "test")
     outcome = run_hierarchy_release(request, lambda: SeededRandom(1), no_progress, lambda: False)
     assert outcome.info.prior_sha256 == hashlib.sha256(used).hexdigest() and outcome.info.prior_name == "prior.csv"
+
+
+def test_typed_budgets_make_a_custom_plan_without_the_engines_figures(data):
+    """Budgets the officer typed are not the optimiser's: the plan says "custom", drops the target error
+    and the noise-choice figures computed for the engine's budgets; the planner refuses "custom"."""
+    from dpgui.core.hierarchy import ALLOCATIONS, HierarchyPlan, plan_hierarchy
+
+    assert "custom" in ALLOCATIONS
+    choice = replace(CHOICE, counts_from_data=True, allocation="optimal", epsilon=2.0, delta=1e-6, noise="auto")
+    loaded = load_hierarchy(data, choice)
+    engine = plan_and_project(loaded, choice, trials=20).plan
+    assert engine.allocation == "optimal" and any(n.startswith("noise: ") for n in engine.notes)
+    budgets = share_budget(engine, 2, engine.level_budgets[2] * 0.5)
+    typed = plan_and_project(loaded, replace(choice, budgets=budgets), trials=20).plan
+    assert typed.allocation == "custom" and typed.target_mse is None
+    assert typed.level_budgets == pytest.approx(budgets)
+    noise_notes = [n for n in typed.notes if n.startswith("noise: ")]
+    assert noise_notes and all("figures" not in n and any(c.isdigit() for c in n) is False for n in noise_notes)
+    assert HierarchyPlan.from_json(typed.to_json()) == typed
+    target = replace(CHOICE, counts_from_data=True, allocation="target", target_mse=200.0, epsilon=4.0,
+                     consistency="none")
+    target_plan = plan_and_project(loaded, target).plan
+    assert target_plan.target_mse == 200.0
+    retyped = with_budgets(target_plan, share_budget(target_plan, 1, target_plan.level_budgets[1] * 0.5))
+    assert retyped.allocation == "custom" and retyped.target_mse is None
+    with pytest.raises(ParameterError) as err:
+        plan_hierarchy(loaded.hierarchy.level_sizes, choice.privacy(), allocation="custom")
+    assert "by hand" in err.value.problem and err.value.fix
+
+
+def test_the_consistency_note_names_the_consistency_the_plan_takes(data):
+    choice = replace(CHOICE, counts_from_data=True)
+    loaded = load_hierarchy(data, choice)
+    for trials in (4, 40):
+        planned = plan_and_project(loaded, choice, trials=trials)
+        notes = [n for n in planned.plan.notes if n.startswith("consistency: ")]
+        assert len(notes) == 1 and notes[0].startswith(f"consistency: {planned.plan.consistency},")
+        assert f"({trials} trials" in notes[0]
+        assert "figures on the confidential counts, not published" in notes[0]  # opted-in counts: no figures
