@@ -55,6 +55,11 @@ PRIOR_FILE = "prior file"
 FROM_DATA = "confidential data (opted in)"
 NO_COUNTS = "none"
 
+CATEGORIES_PUBLIC_LABEL = "These categories are &public (e.g. an official list)"
+CATEGORIES_NOT_DECLARED = (
+    "Without a prior file the release publishes the data's own categories, and a rare category can reveal that "
+    "someone is in it: tick “These categories are public” in step 1 (Levels) if they are, or choose a public "
+    "prior file. Nothing was spent.")
 CATEGORIES_PUBLISHED = (
     "The list of categories is published: every category (every node of the tree) gets a released count, "
     "zeros included. Use only categories that are public (for example a published list of regions), or give "
@@ -103,7 +108,9 @@ class HierarchyChoice:
     """What the officer typed: level columns (top first), an optional public prior file, the opt-in to use
     the confidential counts for the budgets, privacy (ε, δ, neighbour model, records per person) and the
     plan's choices. ``budgets``: level budgets the officer typed (ε_ℓ, or ρ_ℓ for Gaussian noise, levels
-    0..L), which replace the allocation's; None: the allocation decides."""
+    0..L), which replace the allocation's; None: the allocation decides. ``categories_public``: the officer's
+    declaration that the data's own categories are public (e.g. an official list) — without a prior file
+    the release publishes them, and DP does not cover the node list, so a release needs it."""
 
     levels: tuple[str, ...] = ()
     prior_path: Path | None = None
@@ -119,6 +126,7 @@ class HierarchyChoice:
     consistency: str = "auto"
     budgets: tuple[float, ...] | None = None
     alpha: float = DEFAULT_ALPHA  # paper 004's multiplicative error α (used with δ > 0 only)
+    categories_public: bool = False  # the officer declares the data's own categories public (needed without a prior)
 
     def __post_init__(self) -> None:
         if self.noise not in HIERARCHY_NOISE_CHOICES:
@@ -233,6 +241,8 @@ class HierarchyWorkspace(Observable[HierarchyState]):
         """Change some of the officer's choices; a change of levels, prior or opt-in drops the loaded tree
         and the plan, any other change the plan (both are made again from the new choice)."""
         choice = replace(self._state.choice, **values)  # type: ignore[arg-type]
+        if set(values) <= {"categories_public"}:  # a declaration only: the tree and the plan stay
+            return self.update(choice=choice)
         parts: dict[str, object] = {"choice": choice, "planned": None, "problem": ""}
         loaded = self._state.loaded
         if loaded is not None and not loaded.matches(self._state.data_path, choice):
@@ -244,7 +254,8 @@ class HierarchyWorkspace(Observable[HierarchyState]):
     def open_file(self, path: Path | None) -> frozenset[str]:
         """A new data file: everything read from the previous one goes."""
         return self.update(data_path=path, column_counts=None, loaded=None, planned=None, problem="", outcome=None,
-                           choice=replace(self._state.choice, levels=(), budgets=None, weights=None))
+                           choice=replace(self._state.choice, levels=(), budgets=None, weights=None,
+                                          categories_public=False))  # a new file's categories: not declared yet
 
 
 # ------------------------------------------------------------------------------------------ the steps (workers)
@@ -441,12 +452,14 @@ def _alpha_comparison(loaded: LoadedHierarchy, choice: HierarchyChoice
 
 @dataclass(frozen=True, eq=False)
 class HierarchyRequest:
-    """What one release publishes: the loaded tree (with its confidential leaf counts), the plan and
-    the dataset that pays."""
+    """What one release publishes: the loaded tree (with its confidential leaf counts), the plan, the
+    dataset that pays, and whether the officer declared the data's categories public (needed without a
+    prior file: :func:`run_hierarchy_release` refuses otherwise, before anything is spent)."""
 
     loaded: LoadedHierarchy
     plan: HierarchyPlan
     dataset: str
+    categories_public: bool = False
 
     @property
     def epsilon(self) -> float:
@@ -467,9 +480,11 @@ def hierarchy_request(state: HierarchyState, dataset: str) -> HierarchyRequest |
         return "Choose 2 to 4 level columns in step 1 and wait until the hierarchy is read."
     if state.planned is None or state.busy:
         return "The plan is not ready yet: wait for step 2."
+    if state.choice.prior_path is None and not state.choice.categories_public:
+        return CATEGORIES_NOT_DECLARED
     if not dataset.strip():
         return "Give the dataset a name in the budget ledger (step 1)."
-    return HierarchyRequest(state.loaded, state.planned.plan, dataset.strip())
+    return HierarchyRequest(state.loaded, state.planned.plan, dataset.strip(), state.choice.categories_public)
 
 
 def check_hierarchy_budget(request: HierarchyRequest, similar: tuple[str, ...] = ()) -> BudgetCheck:
@@ -502,12 +517,16 @@ def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progre
     (:func:`dpgui.report.hierarchy_publish.spend_and_release_hierarchy`, which records what the manifest
     says: where the categories come from, the opt-in, the prior's name and its SHA-256 as read at load). ``source`` is called
     once, just before the spend. Raises the ledger's refusal before anything is spent, and Cancelled if
-    cancelled before the spend. Time: the engine's release, O(nodes)."""
+    cancelled before the spend; ParameterError (nothing spent) for a release without a prior file whose
+    categories were not declared public. Time: the engine's release, O(nodes)."""
     from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR
     from dpgui.report.hierarchy_publish import spend_and_release_hierarchy
     from dpgui.report.publish import check_release_budget
 
     loaded = request.loaded
+    if loaded.prior_path is None and not request.categories_public:
+        raise ParameterError("the data's own categories would be published, and they were not declared public",
+                             "tick “These categories are public” in step 1 if they are, or choose a public prior file")
     progress(0.0, "Checking the budget…")
     with Ledger() as ledger:
         check_release_budget(ledger, request.dataset, request.plan)

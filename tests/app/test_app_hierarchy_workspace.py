@@ -16,7 +16,7 @@ from dpgui.core.noise import SeededRandom
 from dpgui.errors import Cancelled, DataError, ParameterError
 from dpgui.report.ledger import Ledger, NoCapSet
 from dpgui.workspace.hierarchy import (
-    FROM_DATA, NO_COUNTS, PRIOR_FILE, HierarchyChoice, HierarchyRequest, HierarchyWorkspace, check_hierarchy_budget,
+    CATEGORIES_NOT_DECLARED, FROM_DATA, NO_COUNTS, PRIOR_FILE, HierarchyChoice, HierarchyRequest, HierarchyWorkspace, check_hierarchy_budget,
     check_level_columns, find_paths, hierarchy_request, level_choices, load_hierarchy, node_row, plan_and_project,
     run_hierarchy_release, set_first_cap, share_budget, with_budgets,
 )
@@ -205,15 +205,22 @@ def test_the_release_request_says_what_is_missing(data):
     loaded = load_hierarchy(data, ws.state.choice)
     ws.update(loaded=loaded)
     assert "plan" in hierarchy_request(ws.state, "schools")
-    ws.update(planned=plan_and_project(loaded, ws.state.choice))
+    planned = plan_and_project(loaded, ws.state.choice)
+    ws.update(planned=planned)
+    assert hierarchy_request(ws.state, "schools") == CATEGORIES_NOT_DECLARED  # no prior: declare the categories
+    ws.update_choice(categories_public=True)
+    assert ws.state.planned is planned and ws.state.loaded is loaded  # a declaration keeps the tree and the plan
     assert "name" in hierarchy_request(ws.state, "  ")
     request = hierarchy_request(ws.state, "schools")
     assert isinstance(request, HierarchyRequest) and request.dataset == "schools" and request.epsilon == 1.0
+    assert request.categories_public
+    ws.open_file(data)  # a file opened again (or another one): its categories are not declared yet
+    assert not ws.state.choice.categories_public
 
 
 def _request(data: Path, dataset: str = "schools") -> HierarchyRequest:
     loaded = load_hierarchy(data, CHOICE)
-    return HierarchyRequest(loaded, plan_and_project(loaded, CHOICE).plan, dataset)
+    return HierarchyRequest(loaded, plan_and_project(loaded, CHOICE).plan, dataset, categories_public=True)
 
 
 def test_the_ledger_is_asked_before_anything_is_spent_and_pays_once(data):
@@ -333,3 +340,18 @@ def test_the_consistency_note_names_the_consistency_the_plan_takes(data):
         assert len(notes) == 1 and notes[0].startswith(f"consistency: {planned.plan.consistency},")
         assert f"({trials} trials" in notes[0]
         assert "figures on the confidential counts, not published" in notes[0]  # opted-in counts: no figures
+
+
+def test_a_release_of_undeclared_categories_is_refused_before_anything_is_spent(data):
+    """Without a prior file the data's own categories are published: the release needs the officer's
+    declaration that they are public; without it nothing is asked of the ledger, nothing spent."""
+    request = replace(_request(data), categories_public=False)
+    set_first_cap(request, 5.0, "test")
+    with pytest.raises(ParameterError) as err:
+        run_hierarchy_release(request, lambda: SeededRandom(1), no_progress, lambda: False)
+    assert "declared public" in err.value.problem and "prior" in err.value.fix
+    with Ledger() as ledger:
+        assert ledger.releases() == []
+    outcome = run_hierarchy_release(replace(request, categories_public=True), lambda: SeededRandom(1), no_progress,
+                                    lambda: False)
+    assert outcome.info.node_list_source.startswith("data")
