@@ -55,7 +55,7 @@ PRIOR_FILE = "prior file"
 FROM_DATA = "confidential data (opted in)"
 NO_COUNTS = "none"
 
-CATEGORIES_PUBLIC_LABEL = "These categories are &public (e.g. an official list)"
+CATEGORIES_PUBLIC_LABEL = "&These categories are public (e.g. an official list)"
 CATEGORIES_NOT_DECLARED = (
     "Without a prior file the release publishes the data's own categories, and a rare category can reveal that "
     "someone is in it: tick “These categories are public” in step 1 (Levels) if they are, or choose a public "
