@@ -44,10 +44,11 @@ from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
 from dpgui.workspace.hierarchy import (
-    ALLOCATION_LABELS, CATEGORIES_NOT_DECLARED, CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS, COUNTS_FROM_DATA_WARNING, NOISE_LABELS,
-    NOISE_MESSAGE, HierarchyChoice, HierarchyOutcome, HierarchyRequest, HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy,
-    budget_totals, check_hierarchy_budget, consistency_words, hierarchy_request, interval_words, level_choices, load_hierarchy,
-    plan_and_project, run_hierarchy_release, set_first_cap, share_budget,
+    ALLOCATION_LABELS, CATEGORIES_NOT_DECLARED, CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS,
+    COUNTS_FROM_DATA_WARNING, NOISE_LABELS, NOISE_MESSAGE, HierarchyChoice, HierarchyOutcome, HierarchyRequest,
+    HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy, budget_totals, check_hierarchy_budget, consistency_words,
+    hierarchy_request, interval_words, level_choices, load_hierarchy, plan_and_project, run_hierarchy_release,
+    set_first_cap, share_budget,
 )
 from dpgui.workspace.release import (
     FIRST_CAP_REASON, BudgetOk, FirstCapNeeded, Problem, budget_sentence, failure_budget_sentence, new_release_id,

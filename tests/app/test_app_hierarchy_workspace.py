@@ -16,9 +16,9 @@ from dpgui.core.noise import SeededRandom
 from dpgui.errors import Cancelled, DataError, ParameterError
 from dpgui.report.ledger import Ledger, NoCapSet
 from dpgui.workspace.hierarchy import (
-    CATEGORIES_NOT_DECLARED, FROM_DATA, NO_COUNTS, PRIOR_FILE, HierarchyChoice, HierarchyRequest, HierarchyWorkspace, check_hierarchy_budget,
-    check_level_columns, find_paths, hierarchy_request, level_choices, load_hierarchy, node_row, plan_and_project,
-    run_hierarchy_release, set_first_cap, share_budget, with_budgets,
+    CATEGORIES_NOT_DECLARED, FROM_DATA, NO_COUNTS, PRIOR_FILE, HierarchyChoice, HierarchyRequest, HierarchyWorkspace,
+    check_hierarchy_budget, check_level_columns, find_paths, hierarchy_request, level_choices, load_hierarchy, node_row,
+    plan_and_project, run_hierarchy_release, set_first_cap, share_budget, with_budgets,
 )
 from dpgui.workspace.release import BudgetOk, FirstCapNeeded, NotEnoughBudget
 
