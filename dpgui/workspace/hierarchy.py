@@ -131,8 +131,10 @@ class HierarchyChoice:
     def __post_init__(self) -> None:
         if self.noise not in HIERARCHY_NOISE_CHOICES:
             raise ParameterError(f"unknown noise {self.noise!r}", f"use one of {', '.join(HIERARCHY_NOISE_CHOICES)}")
-        if self.allocation not in ALLOCATIONS:
-            raise ParameterError(f"unknown allocation {self.allocation!r}", f"use one of {', '.join(ALLOCATIONS)}")
+        if self.allocation not in ALLOCATIONS or self.allocation == "custom":  # custom: typed budgets' record only
+            chosen = [a for a in ALLOCATIONS if a != "custom"]
+            raise ParameterError(f"unknown allocation {self.allocation!r}",
+                                 f"use one of {', '.join(chosen)} (and type the level budgets to set them by hand)")
         if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
             raise ParameterError(f"α = {self.alpha!r} is not between 0 and 1", "give α in (0, 1), e.g. 0.1 (10 %)")
         if self.consistency not in (*CONSISTENCY_METHODS, "auto"):

@@ -59,7 +59,8 @@ def test_bad_level_lists_are_refused_with_the_fix(levels, words):
     assert words in err.value.problem and err.value.fix
 
 
-@pytest.mark.parametrize("field, value", [("noise", "loud"), ("allocation", "best"), ("consistency", "l9")])
+@pytest.mark.parametrize("field, value", [("noise", "loud"), ("allocation", "best"), ("allocation", "custom"),
+                                         ("consistency", "l9")])
 def test_bad_choices_are_refused(field, value):
     with pytest.raises(ParameterError):
         replace(CHOICE, **{field: value})
