@@ -176,8 +176,8 @@ class HierarchyMode(QWidget):
     def _build_levels_page(self) -> QWidget:
         page = QWidget()
         intro = QLabel("<b>Counts over a hierarchy</b>: publish how many records fall in each category of 2 to 4 "
-                       "nested columns — for example region → district → school — each count with noise, all of them "
-                       "adding up. Choose the columns from the top level down.")
+                       "nested columns — for example region → district → school — each count with noise and, unless "
+                       "you turn consistency off, all of them adding up. Choose the columns from the top level down.")
         intro.setWordWrap(True)
         self.file_label = text.plain_text(QLabel("No file open."))
         self.dataset_name = QLineEdit()
