@@ -753,8 +753,8 @@ class HierarchyMode(QWidget):
         gaussian, multiplicative = alpha
         better = "multiplicative" if multiplicative.alpha_mrmse < gaussian.alpha_mrmse else "Gaussian"
         words = (f"<b>Paper 004's comparison at your ε and δ</b>: the error beyond a {gaussian.alpha:.0%} relative "
-                 f"error (α-mRMSE, records; the worst category of each level). Lower is better: "
-                 f"<b>{better}</b> ({format_significant(gaussian.alpha_mrmse)} Gaussian, "
+                 f"error (α-mRMSE, records; the worst category of each level). Lower is better; the lower of these "
+                 f"two is <b>{better}</b> ({format_significant(gaussian.alpha_mrmse)} Gaussian, "
                  f"{format_significant(multiplicative.alpha_mrmse)} multiplicative). "
                  f"{escape(multiplicative.note.rstrip('.'))}.")
         others = {k: v for k, v in planned.alternatives.items() if k != planned.plan.noise}
