@@ -211,10 +211,10 @@ def _hierarchy(run: _Run) -> str:
     )
     from dpgui.workspace.release import FirstCapNeeded, Problem
 
-    choice = HierarchyChoice(levels=HIERARCHY_SAMPLE_LEVELS, epsilon=EPSILON)
+    choice = HierarchyChoice(levels=HIERARCHY_SAMPLE_LEVELS, epsilon=EPSILON, categories_public=True)  # public sample
     loaded = load_hierarchy(hierarchy_sample_path(), choice)
     hierarchy = loaded.hierarchy
-    request = HierarchyRequest(loaded, plan_and_project(loaded, choice).plan, HIERARCHY_DATASET)
+    request = HierarchyRequest(loaded, plan_and_project(loaded, choice).plan, HIERARCHY_DATASET, choice.categories_public)
     _check(isinstance(check_hierarchy_budget(request), FirstCapNeeded), "a new dataset was not asked for its budget")
     check = set_first_cap(request, EPSILON, "dpgui --self-test (throw-away ledger)")
     if isinstance(check, Problem):

@@ -44,10 +44,11 @@ from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
 from dpgui.workspace.hierarchy import (
-    ALLOCATION_LABELS, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS, COUNTS_FROM_DATA_WARNING, NOISE_LABELS,
-    NOISE_MESSAGE, HierarchyChoice, HierarchyOutcome, HierarchyRequest, HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy,
-    budget_totals, check_hierarchy_budget, hierarchy_request, level_choices, load_hierarchy, plan_and_project,
-    run_hierarchy_release, set_first_cap, share_budget,
+    ALLOCATION_LABELS, CATEGORIES_NOT_DECLARED, CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS,
+    COUNTS_FROM_DATA_WARNING, NOISE_LABELS, NOISE_MESSAGE, HierarchyChoice, HierarchyOutcome, HierarchyRequest,
+    HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy, budget_totals, check_hierarchy_budget, consistency_words,
+    hierarchy_request, interval_words, level_choices, load_hierarchy, plan_and_project, run_hierarchy_release,
+    set_first_cap, share_budget,
 )
 from dpgui.workspace.release import (
     FIRST_CAP_REASON, BudgetOk, FirstCapNeeded, Problem, budget_sentence, failure_budget_sentence, new_release_id,
@@ -175,8 +176,8 @@ class HierarchyMode(QWidget):
     def _build_levels_page(self) -> QWidget:
         page = QWidget()
         intro = QLabel("<b>Counts over a hierarchy</b>: publish how many records fall in each category of 2 to 4 "
-                       "nested columns — for example region → district → school — each count with noise, all of them "
-                       "adding up. Choose the columns from the top level down.")
+                       "nested columns — for example region → district → school — each count with noise and, unless "
+                       "you turn consistency off, all of them adding up. Choose the columns from the top level down.")
         intro.setWordWrap(True)
         self.file_label = text.plain_text(QLabel("No file open."))
         self.dataset_name = QLineEdit()
@@ -234,6 +235,14 @@ class HierarchyMode(QWidget):
         self.published_note = QLabel(CATEGORIES_PUBLISHED)
         self.published_note.setWordWrap(True)
         published_layout.addWidget(self.published_note)
+        self.categories_public = QCheckBox(CATEGORIES_PUBLIC_LABEL)  # shown without a prior file; needed to release
+        self.categories_public.setToolTip(
+            "Tick this only if the list of categories is already public (e.g. an official list of regions): the "
+            "release publishes every category of your data, and a rare category can reveal that someone is in it.")
+        self.categories_public.toggled.connect(self._on_categories_public)
+        published_layout.addWidget(self.categories_public)
+        self.categories_message = inline_message(self)
+        published_layout.addWidget(self.categories_message)
 
         top = QHBoxLayout()
         top.addWidget(self.file_label, 1)
@@ -354,12 +363,20 @@ class HierarchyMode(QWidget):
         self.prior_label.setText("No prior file: the categories come from the data." if path is None
                                  else f"Prior: {path.name} (public; its categories are the ones published)")
         self.counts_from_data.setEnabled(path is None)
+        self.categories_public.setVisible(path is None)  # a prior's categories are public by definition
+        if path is not None:
+            show_inline(self.categories_message, "")
         self.state_ws.update_choice(prior_path=path)
         self.published_note.setText(CATEGORIES_PUBLISHED if path is None else
                                     "The list of categories is published: the categories of the prior file, each with "
                                     "a released count, zeros included. Every category in the data must be in it.")
         if len(self.chosen_levels()) >= 2:
             self.start_loading()
+
+    def _on_categories_public(self, on: bool) -> None:
+        if on:
+            show_inline(self.categories_message, "")
+        self.state_ws.update_choice(categories_public=on)
 
     def _on_counts_from_data(self, on: bool) -> None:
         self._style_counts_warning()
@@ -736,8 +753,8 @@ class HierarchyMode(QWidget):
         gaussian, multiplicative = alpha
         better = "multiplicative" if multiplicative.alpha_mrmse < gaussian.alpha_mrmse else "Gaussian"
         words = (f"<b>Paper 004's comparison at your ε and δ</b>: the error beyond a {gaussian.alpha:.0%} relative "
-                 f"error (α-mRMSE, records; the worst category of each level). Lower is better: "
-                 f"<b>{better}</b> ({format_significant(gaussian.alpha_mrmse)} Gaussian, "
+                 f"error (α-mRMSE, records; the worst category of each level). Lower is better; the lower of these "
+                 f"two is <b>{better}</b> ({format_significant(gaussian.alpha_mrmse)} Gaussian, "
                  f"{format_significant(multiplicative.alpha_mrmse)} multiplicative). "
                  f"{escape(multiplicative.note.rstrip('.'))}.")
         others = {k: v for k, v in planned.alternatives.items() if k != planned.plan.noise}
@@ -818,6 +835,8 @@ class HierarchyMode(QWidget):
             return request
         self.window_.statusBar().showMessage(request, 8000)
         self.release_status.setText(escape(request))
+        if request == CATEGORIES_NOT_DECLARED:  # said next to the checkbox it asks for
+            show_inline(self.categories_message, request)
         on_plan = "plan" in request and "level" not in request
         self.tabs.setCurrentIndex(TAB_PLAN if on_plan else TAB_LEVELS)
         return None
@@ -937,11 +956,11 @@ class HierarchyMode(QWidget):
             self.tabs.setCurrentIndex(TAB_RESULTS)
             return
         noise = "secure noise" if outcome.secure else "TEST NOISE (seeded, not secure — do not publish)"
+        sums = consistency_words(plan)
         self.release_status.setText(
             f"Released {sum(plan.level_sizes):,} counts: {spent} spent from dataset '{escape(outcome.dataset)}' "
-            f"(recorded in the budget ledger), {noise}. Every parent is the sum of its children"
-            f"{'' if plan.consistency != 'none' else ' — NOT here: consistency was off'}. "
-            "Export it as a signed bundle to share it.")
+            f"(recorded in the budget ledger), {noise}. {escape(sums[:1].upper() + sums[1:])}; 95 % intervals: "
+            f"{escape(interval_words(outcome.release))}. Export it as a signed bundle to share it.")
         self.tabs.setCurrentIndex(TAB_RESULTS)
 
     def export_dialog(self) -> QDialog | None:
@@ -1000,6 +1019,10 @@ class HierarchyMode(QWidget):
             if "loaded" in parts:
                 self._show_release_on_tree()
             self._show_plan()
+        if "choice" in parts and self.categories_public.isChecked() != state.choice.categories_public:
+            self.categories_public.blockSignals(True)  # a new file (not declared) or a project's choice
+            self.categories_public.setChecked(state.choice.categories_public)
+            self.categories_public.blockSignals(False)
         if "outcome" in parts:
             self._show_outcome()
         if "problem" in parts and state.problem:
@@ -1017,7 +1040,7 @@ class HierarchyMode(QWidget):
         """Show ``choice`` (from a project) in the steps' fields, as if typed; the tree is read and planned
         again on workers (nothing is released or spent). The typed budgets and weights are set last."""
         quiet = (self.noise, self.neighbours, self.allocation, self.consistency, self.records_per_person,
-                 self.counts_from_data)
+                 self.counts_from_data, self.categories_public)
         for widget in quiet:
             widget.blockSignals(True)
         try:
@@ -1031,6 +1054,7 @@ class HierarchyMode(QWidget):
                 combo.setCurrentIndex(max(combo.findData(key), 0))
             self.records_per_person.setValue(choice.records_per_person)
             self.counts_from_data.setChecked(choice.counts_from_data)
+            self.categories_public.setChecked(choice.categories_public)
         finally:
             for widget in quiet:
                 widget.blockSignals(False)

@@ -16,16 +16,16 @@ from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPush
 
 from dpgui.app.text import plain_text
 from dpgui.core.hierarchy import HierarchyRelease
-from dpgui.workspace.hierarchy import find_paths
+from dpgui.workspace.hierarchy import consistency_words, find_paths, interval_words
 
 HEADERS = ("Category", "Released count", "95 % interval, from", "to", "Level")
 HEADER_TIPS = (
     "The category (the root is all records).",
-    "The published count: a whole number ≥ 0; every parent equals the sum of its children.",
-    "The true count lies between these two numbers in at least 95 % of releases.",
-    "The true count lies between these two numbers in at least 95 % of releases.",
+    "The published count: a whole number ≥ 0; {sums}.",
+    "The 95 % interval: {interval}.",
+    "The 95 % interval: {interval}.",
     "The level column the category comes from.",
-)
+)  # {sums}/{interval}: said by the release's plan and interval method
 _LEVEL_SHIFT = 40  # internalId = level << 40 | (index + 1); 0 is "no parent"
 
 
@@ -125,7 +125,8 @@ class HierarchyResultModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return HEADERS[section]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return HEADER_TIPS[section]
+            return HEADER_TIPS[section].format(sums=consistency_words(self.release.plan),
+                                               interval=interval_words(self.release))
         return None
 
 

@@ -303,6 +303,7 @@ class MainWindow(QMainWindow):
 
         def choose_levels() -> None:
             self.set_mode(True)
+            self.hierarchy.categories_public.setChecked(True)  # the sample's categories are public (its README)
             self.hierarchy.set_levels(HIERARCHY_SAMPLE_LEVELS)
 
         self._after_open = choose_levels

@@ -40,6 +40,12 @@ NOISE_WORDS = {
     "multiplicative": "Sparse vector with truncated Laplace noise, multiplicative and additive guarantee "
                       "(paper 004, Algorithms 1–2)",
 }
+ALLOCATION_WORDS = {
+    "uniform": "equal budget on every level",
+    "optimal": "least weighted error within the budget (paper 001, program 6)",
+    "target": "least budget that meets a target error (paper 001, program 7)",
+    "custom": "set by hand by the privacy officer",
+}
 CONSISTENCY_WORDS = {
     "topdown": "Top-down: from the root, each node's children were made non-negative whole numbers that add up "
                "exactly to their parent's released count (paper 001, program 8)",
@@ -146,7 +152,7 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
         ("Noise", html_text(NOISE_WORDS.get(plan.noise, plan.noise)) + (
             "" if info.secure else " — seeded test generator, NOT secure")),
         ("Privacy budget", html_text(_privacy_text(plan))),
-        ("Budgets per level", f"{html_text(plan.allocation)} allocation"
+        ("Budgets per level", html_text(ALLOCATION_WORDS.get(plan.allocation, f"{plan.allocation} allocation"))
          + (f" (target weighted MSE {format_significant(plan.target_mse, 3)})" if plan.target_mse else "")
          + "; weights " + ", ".join(format_significant(float(w), 3) for w in plan.weights)),
         ("Protection model", html_text(NEIGHBOURS_LABELS.get(privacy.neighbours, privacy.neighbours))

@@ -138,7 +138,7 @@ MAX_LEVELS = 4
 MAX_NODES_PER_LEVEL = 500_000
 HIERARCHY_NOISES = ("laplace", "gaussian", "multiplicative")
 HIERARCHY_NOISE_CHOICES = (*HIERARCHY_NOISES, "auto")
-ALLOCATIONS = ("uniform", "optimal", "target")
+ALLOCATIONS = ("uniform", "optimal", "target", "custom")  # custom: level budgets set by hand (never planned)
 CONSISTENCY_METHODS = ("topdown", "gls", "none")
 CONSISTENCY_CHOICES = (*CONSISTENCY_METHODS, "auto")
 CONFIDENTIAL_PRIOR = "confidential data (opted in)"
@@ -398,6 +398,7 @@ class HierarchyPlan:
     ``level_budgets[ℓ]`` for ℓ = 0..L: ε_ℓ (laplace, Σ = privacy.epsilon) or ρ_ℓ (gaussian,
     Σ = privacy.rho); 0 for the root under change (public, exact); () for multiplicative.
     ``weights`` are eq. (5)'s w_ℓ (root first). ``notes`` say how automatic choices were made.
+    ``allocation`` "custom": the level budgets were set by hand (not by :func:`plan_hierarchy`).
     """
 
     level_sizes: tuple[int, ...]
@@ -752,7 +753,8 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     ``allocation``: ``uniform`` (equal budget per noised level; needs no counts), ``optimal``
     (program 6 within ε or ρ) or ``target`` (program 7 with τ = ``target_mse``: the least ε, which must
     not exceed ``privacy.epsilon``; the plan's spec carries that ε). The last two need ``prior_levels``
-    (public counts, root first; ``prior_source`` says where they come from).
+    (public counts, root first; ``prior_source`` says where they come from). ``custom`` (level budgets
+    set by hand) is a plan's record of budgets the officer typed, never planned: ParameterError.
 
     ``noise="auto"``: with δ > 0 and α given, paper 004's multiplicative mechanism if its projected
     α-mRMSE is below the Gaussian baseline's (:func:`counting_trees.recommend_alpha_mechanism`);
@@ -769,6 +771,9 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
         raise ParameterError(f"the tree has {hierarchy.level_sizes} nodes per level, the plan {sizes}", "plan for this tree")
     _check_choice(noise, HIERARCHY_NOISE_CHOICES, "noise")
     _check_choice(allocation, ALLOCATIONS, "allocation")
+    if allocation == "custom":
+        raise ParameterError("the custom allocation is level budgets set by hand: the planner cannot invent them",
+                             "plan with the uniform, optimal or target allocation, then set the level budgets")
     _check_choice(consistency, CONSISTENCY_CHOICES, "consistency")
     _check_choice(prior_source, PRIOR_SOURCES, "prior source")
     w = tuple([1.0] * len(sizes) if weights is None else [float(x) for x in weights])

@@ -9,7 +9,7 @@ hierarchy choices and no hierarchy release)::
                          "counts_from_data": false, "epsilon": 1.0, "delta": 0.0, "neighbours": "change",
                          "records_per_person": 1, "noise": "auto", "allocation": "uniform",
                          "weights": [..] | null, "target_mse": 625.0 | null, "consistency": "auto",
-                         "budgets": [..] | null, "alpha": 0.1},
+                         "budgets": [..] | null, "alpha": 0.1, "categories_public": false},
     "hierarchy_releases": [{"release_id": "…", "created_utc": "…", "dataset": "flights",
                             "node_list_source": "data (declared public)", "counts_from_data": false,
                             "prior_name": null, "prior_sha256": null, "notes": [..],
@@ -79,6 +79,7 @@ class HierarchySettings:
     consistency: str = "auto"
     budgets: tuple[float, ...] | None = None
     alpha: float = 0.1
+    categories_public: bool = False  # the officer declared the data's own categories public (absent in older files)
 
     def to_json(self) -> dict[str, Any]:
         return {"levels": list(self.levels), "prior_path": self.prior_path or None,
@@ -86,7 +87,8 @@ class HierarchySettings:
                 "neighbours": self.neighbours, "records_per_person": self.records_per_person, "noise": self.noise,
                 "allocation": self.allocation, "weights": None if self.weights is None else list(self.weights),
                 "target_mse": self.target_mse, "consistency": self.consistency,
-                "budgets": None if self.budgets is None else list(self.budgets), "alpha": self.alpha}
+                "budgets": None if self.budgets is None else list(self.budgets), "alpha": self.alpha,
+                "categories_public": self.categories_public}
 
 
 def _int_tuple(values: Any) -> tuple[int, ...]:
@@ -248,7 +250,8 @@ def _settings(data: Any, where: str) -> HierarchySettings:
         allocation=_text(data, where, "allocation", "uniform", choices=ALLOCATIONS),
         weights=_numbers(data, where, "weights"), target_mse=_number(data, where, "target_mse", None, nullable=True),
         consistency=_text(data, where, "consistency", "auto", choices=CONSISTENCY_CHOICES),
-        budgets=_numbers(data, where, "budgets"), alpha=alpha)
+        budgets=_numbers(data, where, "budgets"), alpha=alpha,
+        categories_public=_bool(data, where, "categories_public", False))
 
 
 def _int_levels(data: dict[str, Any], where: str, name: str, sizes: tuple[int, ...], minimum: int,

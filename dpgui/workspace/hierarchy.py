@@ -37,8 +37,9 @@ from dpgui.core.hierarchy import (
 from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrmse
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec
-from dpgui.data.hierarchy import PathCounts, count_paths, level_value_counts, read_prior
-from dpgui.errors import Cancelled, DpguiError, ParameterError
+from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, count_paths, level_value_counts, read_prior
+from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
+from dpgui.report.files import sha256_regular_file
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
@@ -54,6 +55,11 @@ PRIOR_FILE = "prior file"
 FROM_DATA = "confidential data (opted in)"
 NO_COUNTS = "none"
 
+CATEGORIES_PUBLIC_LABEL = "&These categories are public (e.g. an official list)"
+CATEGORIES_NOT_DECLARED = (
+    "Without a prior file the release publishes the data's own categories, and a rare category can reveal that "
+    "someone is in it: tick “These categories are public” in step 1 (Levels) if they are, or choose a public "
+    "prior file. Nothing was spent.")
 CATEGORIES_PUBLISHED = (
     "The list of categories is published: every category (every node of the tree) gets a released count, "
     "zeros included. Use only categories that are public (for example a published list of regions), or give "
@@ -102,7 +108,9 @@ class HierarchyChoice:
     """What the officer typed: level columns (top first), an optional public prior file, the opt-in to use
     the confidential counts for the budgets, privacy (ε, δ, neighbour model, records per person) and the
     plan's choices. ``budgets``: level budgets the officer typed (ε_ℓ, or ρ_ℓ for Gaussian noise, levels
-    0..L), which replace the allocation's; None: the allocation decides."""
+    0..L), which replace the allocation's; None: the allocation decides. ``categories_public``: the officer's
+    declaration that the data's own categories are public (e.g. an official list) — without a prior file
+    the release publishes them, and DP does not cover the node list, so a release needs it."""
 
     levels: tuple[str, ...] = ()
     prior_path: Path | None = None
@@ -118,12 +126,15 @@ class HierarchyChoice:
     consistency: str = "auto"
     budgets: tuple[float, ...] | None = None
     alpha: float = DEFAULT_ALPHA  # paper 004's multiplicative error α (used with δ > 0 only)
+    categories_public: bool = False  # the officer declares the data's own categories public (needed without a prior)
 
     def __post_init__(self) -> None:
         if self.noise not in HIERARCHY_NOISE_CHOICES:
             raise ParameterError(f"unknown noise {self.noise!r}", f"use one of {', '.join(HIERARCHY_NOISE_CHOICES)}")
-        if self.allocation not in ALLOCATIONS:
-            raise ParameterError(f"unknown allocation {self.allocation!r}", f"use one of {', '.join(ALLOCATIONS)}")
+        if self.allocation not in ALLOCATIONS or self.allocation == "custom":  # custom: typed budgets' record only
+            chosen = [a for a in ALLOCATIONS if a != "custom"]
+            raise ParameterError(f"unknown allocation {self.allocation!r}",
+                                 f"use one of {', '.join(chosen)} (and type the level budgets to set them by hand)")
         if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
             raise ParameterError(f"α = {self.alpha!r} is not between 0 and 1", "give α in (0, 1), e.g. 0.1 (10 %)")
         if self.consistency not in (*CONSISTENCY_METHODS, "auto"):
@@ -147,7 +158,8 @@ class LoadedHierarchy:
     """The tree of the chosen levels read from the file. ``hierarchy`` is public (declared by the officer or
     from the prior); ``leaf_counts`` (int64, one per leaf) is CONFIDENTIAL, for the release only;
     ``prior_levels`` (counts per level 0..L) is public (prior file) or confidential by opt-in, None when the
-    plan may use no counts; ``notes``: what the reader wants the officer to know (numeric levels...)."""
+    plan may use no counts; ``notes``: what the reader wants the officer to know (numeric levels...);
+    ``prior_sha256``: the SHA-256 of the prior file as it was read (None without a prior)."""
 
     data_path: Path
     levels: tuple[str, ...]
@@ -158,6 +170,7 @@ class LoadedHierarchy:
     rows: int
     prior_levels: tuple[np.ndarray, ...] | None = field(repr=False)
     notes: tuple[str, ...] = ()
+    prior_sha256: str | None = None  # of the prior's bytes as read at load (what the manifest records)
 
     @property
     def prior_source(self) -> str:
@@ -230,6 +243,8 @@ class HierarchyWorkspace(Observable[HierarchyState]):
         """Change some of the officer's choices; a change of levels, prior or opt-in drops the loaded tree
         and the plan, any other change the plan (both are made again from the new choice)."""
         choice = replace(self._state.choice, **values)  # type: ignore[arg-type]
+        if set(values) <= {"categories_public"}:  # a declaration only: the tree and the plan stay
+            return self.update(choice=choice)
         parts: dict[str, object] = {"choice": choice, "planned": None, "problem": ""}
         loaded = self._state.loaded
         if loaded is not None and not loaded.matches(self._state.data_path, choice):
@@ -241,7 +256,8 @@ class HierarchyWorkspace(Observable[HierarchyState]):
     def open_file(self, path: Path | None) -> frozenset[str]:
         """A new data file: everything read from the previous one goes."""
         return self.update(data_path=path, column_counts=None, loaded=None, planned=None, problem="", outcome=None,
-                           choice=replace(self._state.choice, levels=(), budgets=None, weights=None))
+                           choice=replace(self._state.choice, levels=(), budgets=None, weights=None,
+                                          categories_public=False))  # a new file's categories: not declared yet
 
 
 # ------------------------------------------------------------------------------------------ the steps (workers)
@@ -262,15 +278,24 @@ def load_hierarchy(data_path: Path, choice: HierarchyChoice, progress: Progress 
     With a prior the tree is the prior's (every data path must be in it: DataError with the first few
     missing paths otherwise) and its counts are the optimiser's; without one the tree is the data's own
     paths (the categories are declared public) and the optimiser gets the data's counts only with
-    ``choice.counts_from_data``. O(rows + nodes)."""
+    ``choice.counts_from_data``. A prior that is the data file itself (or a copy) is a DataError.
+    O(rows + nodes)."""
     levels = check_level_columns(choice.levels)
+    if choice.prior_path is not None:  # the data file given as its own "public" prior: refused, as in the CLI
+        check_prior_is_not_the_data(choice.prior_path, data_path)
     data = count_paths(data_path, list(levels), progress=(lambda f: progress(f, f"Reading {data_path.name}…"))
                        if progress is not None else None, should_cancel=should_cancel)
     if should_cancel is not None and should_cancel():
         raise Cancelled("reading the levels was cancelled", "choose the levels again")
     notes = list(data.notes)
+    prior_sha256: str | None = None
     if choice.prior_path is not None:
+        # hashed before and after it is read: the recorded hash is of the bytes the plan used
+        prior_sha256 = sha256_regular_file(choice.prior_path, "prior file")
         prior: PathCounts = read_prior(choice.prior_path, list(levels))
+        if sha256_regular_file(choice.prior_path, "prior file") != prior_sha256:
+            raise DataError(f"the prior file '{choice.prior_path.name}' changed while it was read",
+                            "choose the levels again when the file is complete")
         notes += [n for n in prior.notes if n not in notes]
         hierarchy = prior.hierarchy  # leaf i is prior.paths[i]
         prior_levels: tuple[np.ndarray, ...] | None = hierarchy.aggregate(prior.counts)
@@ -282,7 +307,7 @@ def load_hierarchy(data_path: Path, choice: HierarchyChoice, progress: Progress 
         leaf_counts = np.asarray(data.counts, dtype=np.int64).copy()
         prior_levels = hierarchy.aggregate(leaf_counts) if choice.counts_from_data else None
     return LoadedHierarchy(data_path, levels, choice.prior_path, choice.counts_from_data, hierarchy, leaf_counts,
-                           int(data.rows), prior_levels, tuple(notes))
+                           int(data.rows), prior_levels, tuple(notes), prior_sha256)
 
 
 def _plan(loaded: LoadedHierarchy, choice: HierarchyChoice, noise: str, consistency: str) -> HierarchyPlan:
@@ -307,14 +332,26 @@ TYPED_BUDGETS_NOTE = "level budgets: typed by the officer"
 def with_budgets(plan: HierarchyPlan, budgets: tuple[float, ...]) -> HierarchyPlan:
     """``plan`` with the officer's level budgets (ε_ℓ for Laplace, ρ_ℓ for Gaussian noise, levels 0..L). They
     must add up to the plan's total (ε, or the ρ of (ε, δ)) — :func:`share_budget` makes them do so after one
-    level is typed; a multiplicative plan has no level budgets and is returned unchanged."""
+    level is typed; a multiplicative plan has no level budgets and is returned unchanged. The plan then says
+    what happened: allocation "custom" (set by hand), no target error, and the notes made for the engine's
+    budgets re-stated (the noise choice, without its figures) or dropped (the consistency projection:
+    :func:`plan_and_project` makes it again on these budgets)."""
     if plan.noise == "multiplicative":
         return plan
     if len(budgets) != len(plan.level_sizes):
         raise ParameterError(f"{len(budgets)} level budgets for {len(plan.level_sizes)} levels",
                              "give one budget per level")
-    notes = plan.notes if TYPED_BUDGETS_NOTE in plan.notes else (*plan.notes, TYPED_BUDGETS_NOTE)
-    return replace(plan, level_budgets=tuple(float(b) for b in budgets), notes=notes)
+    notes: list[str] = []
+    for note in plan.notes:
+        if note.startswith("noise: ") and plan.allocation != "custom":  # its figures were for the engine's budgets
+            notes.append(f"{note.split(',')[0]}, chosen on the {plan.allocation} allocation's budgets, before the "
+                         "level budgets were set by hand")
+        elif not (note.startswith("consistency: ") and "projected" in note):  # projected on the engine's budgets
+            notes.append(note)
+    if TYPED_BUDGETS_NOTE not in notes:
+        notes.append(TYPED_BUDGETS_NOTE)
+    return replace(plan, level_budgets=tuple(float(b) for b in budgets), allocation="custom", target_mse=None,
+                   notes=tuple(notes))
 
 
 def share_budget(plan: HierarchyPlan, level: int, value: float) -> tuple[float, ...]:
@@ -382,6 +419,13 @@ def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress:
     projections = {m: project(replace(plan, consistency=m)) for m in methods}
     best = min(projections, key=lambda m: projections[m].weighted_mse)
     plan = replace(plan, consistency=best)
+    if len(projections) > 1:  # the note says the choice made here, on these budgets (not the engine's own)
+        runs = trials or projection_trials(plan.level_sizes)
+        figures = ("figures on the confidential counts, not published" if loaded.prior_source == FROM_DATA
+                   else ", ".join(f"{m} {p.weighted_mse:.4g}" for m, p in projections.items()))
+        notes = [n for n in plan.notes if not n.startswith("consistency: ")]
+        plan = replace(plan, notes=(*notes, f"consistency: {best}, the lower projected weighted MSE ({runs} trials on "
+                                            f"the prior): {figures}"))
     alternatives: dict[str, HierarchyProjection] = {plan.noise: projections[best]}
     if choice.delta > 0:
         for noise in ("laplace", "gaussian"):
@@ -410,12 +454,14 @@ def _alpha_comparison(loaded: LoadedHierarchy, choice: HierarchyChoice
 
 @dataclass(frozen=True, eq=False)
 class HierarchyRequest:
-    """What one release publishes: the loaded tree (with its confidential leaf counts), the plan and
-    the dataset that pays."""
+    """What one release publishes: the loaded tree (with its confidential leaf counts), the plan, the
+    dataset that pays, and whether the officer declared the data's categories public (needed without a
+    prior file: :func:`run_hierarchy_release` refuses otherwise, before anything is spent)."""
 
     loaded: LoadedHierarchy
     plan: HierarchyPlan
     dataset: str
+    categories_public: bool = False
 
     @property
     def epsilon(self) -> float:
@@ -436,9 +482,11 @@ def hierarchy_request(state: HierarchyState, dataset: str) -> HierarchyRequest |
         return "Choose 2 to 4 level columns in step 1 and wait until the hierarchy is read."
     if state.planned is None or state.busy:
         return "The plan is not ready yet: wait for step 2."
+    if state.choice.prior_path is None and not state.choice.categories_public:
+        return CATEGORIES_NOT_DECLARED
     if not dataset.strip():
         return "Give the dataset a name in the budget ledger (step 1)."
-    return HierarchyRequest(state.loaded, state.planned.plan, dataset.strip())
+    return HierarchyRequest(state.loaded, state.planned.plan, dataset.strip(), state.choice.categories_public)
 
 
 def check_hierarchy_budget(request: HierarchyRequest, similar: tuple[str, ...] = ()) -> BudgetCheck:
@@ -469,20 +517,22 @@ def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progre
                           should_cancel: ShouldCancel, release_id: str | None = None) -> HierarchyOutcome:
     """The ledger's check, then the spend recorded, then the noise
     (:func:`dpgui.report.hierarchy_publish.spend_and_release_hierarchy`, which records what the manifest
-    says: where the categories come from, the opt-in, the prior's name and SHA-256). ``source`` is called
+    says: where the categories come from, the opt-in, the prior's name and its SHA-256 as read at load). ``source`` is called
     once, just before the spend. Raises the ledger's refusal before anything is spent, and Cancelled if
-    cancelled before the spend. Time: the engine's release, O(nodes)."""
-    from dpgui.report.files import sha256_regular_file
+    cancelled before the spend; ParameterError (nothing spent) for a release without a prior file whose
+    categories were not declared public. Time: the engine's release, O(nodes)."""
     from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR
     from dpgui.report.hierarchy_publish import spend_and_release_hierarchy
     from dpgui.report.publish import check_release_budget
 
     loaded = request.loaded
+    if loaded.prior_path is None and not request.categories_public:
+        raise ParameterError("the data's own categories would be published, and they were not declared public",
+                             "tick “These categories are public” in step 1 if they are, or choose a public prior file")
     progress(0.0, "Checking the budget…")
     with Ledger() as ledger:
         check_release_budget(ledger, request.dataset, request.plan)
     prior = loaded.prior_path
-    prior_sha256 = None if prior is None else sha256_regular_file(prior, "prior file")
     if should_cancel():
         raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
     progress(0.5, NOISE_MESSAGE)
@@ -491,7 +541,7 @@ def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progre
             ledger, request.dataset, loaded.hierarchy, loaded.leaf_counts, request.plan, source(),
             node_list_source=NODE_LIST_FROM_PRIOR if prior is not None else NODE_LIST_FROM_DATA,
             counts_from_data=loaded.prior_source == FROM_DATA, prior_name=None if prior is None else prior.name,
-            prior_sha256=prior_sha256, notes=loaded.notes, release_id=release_id)
+            prior_sha256=loaded.prior_sha256, notes=loaded.notes, release_id=release_id)
     progress(1.0, "Released.")
     return HierarchyOutcome(release, info, request.dataset, info.release_id, info.secure)
 
@@ -508,6 +558,31 @@ class NodeRow:
     count: int
     lower: int
     upper: int
+
+
+def consistency_words(plan: HierarchyPlan) -> str:
+    """What the released counts promise about sums, in plain words, by the plan: consistent (top-down,
+    GLS) counts add up; clamped ("none") and multiplicative (paper 004) counts need not."""
+    if plan.noise == "multiplicative":
+        return "each count is the mechanism's own estimate: a parent need not equal the sum of its children"
+    if plan.consistency == "none":
+        return "each count stands on its own: a parent need not equal the sum of its children"
+    return "every parent equals the sum of its children"
+
+
+def interval_words(release: HierarchyRelease) -> str:
+    """What the 95 % intervals promise, in plain words, by ``release.interval_method``
+    (:func:`dpgui.core.hierarchy.release_hierarchy`): at least 95 % for every category (clamped and
+    multiplicative releases), or about 95 % on average over a level's categories (top-down/GLS: a
+    bootstrap, not a per-category guarantee). A release without the method says it by its plan."""
+    method = release.interval_method
+    plan = release.plan
+    average = ("on average" in method if method
+               else plan.noise != "multiplicative" and plan.consistency in ("topdown", "gls"))
+    if average:
+        return ("about 95 % of a level's categories have their true count in this range "
+                "(on average over the level, not for each category)")
+    return "the true count is in this range with at least 95 % probability, for every category"
 
 
 def node_row(release: HierarchyRelease, level: int, index: int) -> NodeRow:

@@ -29,7 +29,8 @@ def settings_of_choice(choice: HierarchyChoice) -> HierarchySettings | None:
         counts_from_data=choice.counts_from_data, epsilon=choice.epsilon, delta=choice.delta,
         neighbours=choice.neighbours, records_per_person=choice.records_per_person, noise=choice.noise,
         allocation=choice.allocation, weights=choice.weights, target_mse=choice.target_mse,
-        consistency=choice.consistency, budgets=choice.budgets, alpha=choice.alpha)
+        consistency=choice.consistency, budgets=choice.budgets, alpha=choice.alpha,
+        categories_public=choice.categories_public)
 
 
 def choice_of_settings(settings: HierarchySettings) -> HierarchyChoice:
@@ -39,7 +40,8 @@ def choice_of_settings(settings: HierarchySettings) -> HierarchyChoice:
         counts_from_data=settings.counts_from_data, epsilon=settings.epsilon, delta=settings.delta,
         neighbours=settings.neighbours, records_per_person=settings.records_per_person, noise=settings.noise,
         allocation=settings.allocation, weights=settings.weights, target_mse=settings.target_mse,
-        consistency=settings.consistency, budgets=settings.budgets, alpha=settings.alpha)
+        consistency=settings.consistency, budgets=settings.budgets, alpha=settings.alpha,
+        categories_public=settings.categories_public)
 
 
 def restored_outcome(record: ProjectHierarchyRelease) -> HierarchyOutcome:

@@ -68,6 +68,7 @@ def test_whole_hierarchy_workflow(qtbot, sample_window, tmp_path):
 
     # ---- step 1: the mode, the levels and their distinct values (counted on a worker)
     assert window.modes.currentWidget() is page
+    assert page.categories_public.isChecked()  # the sample button declares the public sample's categories public
     assert page.chosen_levels() == HIERARCHY_SAMPLE_LEVELS
     qtbot.waitUntil(lambda: page.state_ws.state.column_counts is not None, timeout=TIMEOUT)
     counts = dict(page.state_ws.state.column_counts)
@@ -153,6 +154,7 @@ def test_whole_hierarchy_workflow(qtbot, sample_window, tmp_path):
         np.testing.assert_array_equal(sums, released.counts[level])
     assert all((c >= 0).all() for c in released.counts) and int(released.counts[0][0]) == 336_776
     assert "TEST NOISE" in page.release_status.text() and page.tabs.currentIndex() == 3
+    assert "Every parent equals the sum" in page.release_status.text() and "on average" in page.release_status.text()
 
     # browse: the root, then its time zones; search a route and a path
     view = page.result_view
@@ -326,3 +328,33 @@ def test_downstream_use_of_a_node_paper_001_section_5(qtbot, sample_window):
     assert "log(1 + share)" in text and "share²" in text and "bias²" in text
     icicle.show_all()
     assert icicle.x_range == (0.0, 1.0)
+
+
+def test_a_release_of_your_own_categories_needs_the_declaration(qtbot, tmp_path):
+    """Without a prior file the data's own categories are published: the Levels step's checkbox "These
+    categories are public" starts unticked for the user's file; Release is refused with the message next
+    to it (nothing spent) until it is ticked; a prior file hides it (its categories are public)."""
+    data = _nested_csv(tmp_path / "own.csv", [(f"R{r}", f"R{r}-D{d}") for r in range(2) for d in range(3)] * 5)
+    window = make_window(qtbot)
+    open_and_wait(qtbot, window, data)
+    window.set_mode(True)
+    page = mode(window)
+    page.set_levels(("region", "district"))
+    wait_planned(qtbot, window)
+    assert not page.categories_public.isChecked() and not page.categories_public.isHidden()
+    window.release()
+    assert spends() == [] and page.tabs.currentIndex() == 0
+    assert "categories are public" in page.categories_message.text() and not page.categories_message.isHidden()
+    assert "Nothing was spent" in page.release_status.text()
+    planned = page.state_ws.state.planned
+    page.categories_public.setChecked(True)
+    assert page.categories_message.isHidden() and page.state_ws.state.planned is planned  # no new plan needed
+    release_and_wait(qtbot, window)
+    assert page.state_ws.state.outcome is not None and len(spends()) == 1, error_text(window)
+    prior = tmp_path / "prior.csv"
+    prior.write_text("region,district,count\n" + "".join(f"R{r},R{r}-D{d},5\n" for r in range(2) for d in range(3)))
+    page.set_prior(prior)
+    assert page.categories_public.isHidden()
+    other = _nested_csv(tmp_path / "other.csv", [("A", "A1"), ("B", "B1")])
+    open_and_wait(qtbot, window, other)  # another file: its categories are not declared yet
+    assert not page.categories_public.isChecked()

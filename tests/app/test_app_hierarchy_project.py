@@ -76,6 +76,7 @@ def prepare_release(qtbot, window, csv_path: Path):
     window.set_mode(True)
     page = window.hierarchy
     page.set_levels(LEVELS)
+    page.categories_public.setChecked(True)  # no prior file: the officer declares the schools' categories public
     wait_planned(qtbot, page)
     page.epsilon.set_text("0.7")
     page.epsilon.edited.emit()

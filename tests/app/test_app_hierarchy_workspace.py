@@ -16,9 +16,9 @@ from dpgui.core.noise import SeededRandom
 from dpgui.errors import Cancelled, DataError, ParameterError
 from dpgui.report.ledger import Ledger, NoCapSet
 from dpgui.workspace.hierarchy import (
-    FROM_DATA, NO_COUNTS, PRIOR_FILE, HierarchyChoice, HierarchyRequest, HierarchyWorkspace, check_hierarchy_budget,
-    check_level_columns, find_paths, hierarchy_request, level_choices, load_hierarchy, node_row, plan_and_project,
-    run_hierarchy_release, set_first_cap, share_budget, with_budgets,
+    CATEGORIES_NOT_DECLARED, FROM_DATA, NO_COUNTS, PRIOR_FILE, HierarchyChoice, HierarchyRequest, HierarchyWorkspace,
+    check_hierarchy_budget, check_level_columns, find_paths, hierarchy_request, level_choices, load_hierarchy, node_row,
+    plan_and_project, run_hierarchy_release, set_first_cap, share_budget, with_budgets,
 )
 from dpgui.workspace.release import BudgetOk, FirstCapNeeded, NotEnoughBudget
 
@@ -59,7 +59,8 @@ def test_bad_level_lists_are_refused_with_the_fix(levels, words):
     assert words in err.value.problem and err.value.fix
 
 
-@pytest.mark.parametrize("field, value", [("noise", "loud"), ("allocation", "best"), ("consistency", "l9")])
+@pytest.mark.parametrize("field, value", [("noise", "loud"), ("allocation", "best"), ("allocation", "custom"),
+                                         ("consistency", "l9")])
 def test_bad_choices_are_refused(field, value):
     with pytest.raises(ParameterError):
         replace(CHOICE, **{field: value})
@@ -205,15 +206,22 @@ def test_the_release_request_says_what_is_missing(data):
     loaded = load_hierarchy(data, ws.state.choice)
     ws.update(loaded=loaded)
     assert "plan" in hierarchy_request(ws.state, "schools")
-    ws.update(planned=plan_and_project(loaded, ws.state.choice))
+    planned = plan_and_project(loaded, ws.state.choice)
+    ws.update(planned=planned)
+    assert hierarchy_request(ws.state, "schools") == CATEGORIES_NOT_DECLARED  # no prior: declare the categories
+    ws.update_choice(categories_public=True)
+    assert ws.state.planned is planned and ws.state.loaded is loaded  # a declaration keeps the tree and the plan
     assert "name" in hierarchy_request(ws.state, "  ")
     request = hierarchy_request(ws.state, "schools")
     assert isinstance(request, HierarchyRequest) and request.dataset == "schools" and request.epsilon == 1.0
+    assert request.categories_public
+    ws.open_file(data)  # a file opened again (or another one): its categories are not declared yet
+    assert not ws.state.choice.categories_public
 
 
 def _request(data: Path, dataset: str = "schools") -> HierarchyRequest:
     loaded = load_hierarchy(data, CHOICE)
-    return HierarchyRequest(loaded, plan_and_project(loaded, CHOICE).plan, dataset)
+    return HierarchyRequest(loaded, plan_and_project(loaded, CHOICE).plan, dataset, categories_public=True)
 
 
 def test_the_ledger_is_asked_before_anything_is_spent_and_pays_once(data):
@@ -263,3 +271,88 @@ def test_target_error_gives_the_least_budget_that_meets_it(data):
     with pytest.raises(ParameterError) as err:  # more than the ε allowed
         plan_and_project(loaded, replace(choice, target_mse=0.01))
     assert "raise ε" in err.value.fix
+
+
+def test_the_data_file_given_as_its_own_prior_is_refused(data, tmp_path):
+    """As in the CLI: a "public prior" that is the data file itself (or a copy) carries the confidential
+    counts; it is refused with the fix, before anything is planned."""
+    rows = "region,district,count\n" + "\n".join(f"{r},{d},1" for r, d in sorted(set(ROWS))) + "\n"
+    prior = tmp_path / "prior_with_counts.csv"
+    prior.write_text(rows)
+    for same in (prior, tmp_path / "copy.csv"):
+        same.write_text(rows)
+        with pytest.raises(DataError) as err:
+            load_hierarchy(prior, replace(CHOICE, prior_path=same))
+        assert "data file itself" in err.value.problem and "public prior" in err.value.fix
+
+
+def test_the_recorded_prior_hash_is_of_the_file_that_was_read(data, tmp_path):
+    """The prior's SHA-256 is taken when the prior is read (load), not at release time: a prior edited
+    after loading does not get its new bytes' hash recorded for counts planned on the old ones."""
+    import hashlib
+
+    prior = tmp_path / "prior.csv"
+    used = b"region,district,count\nNorth,N1,20\nNorth,N2,10\nSouth,S1,20\nSouth,S2,5\nEast,E1,2\n"
+    prior.write_bytes(used)
+    choice = replace(CHOICE, prior_path=prior)
+    loaded = load_hierarchy(data, choice)
+    assert loaded.prior_sha256 == hashlib.sha256(used).hexdigest()
+    prior.write_bytes(used.replace(b"20", b"99"))  # edited after it was read
+    request = HierarchyRequest(loaded, plan_and_project(loaded, choice).plan, "schools")
+    set_first_cap(request, 1.0, "test")
+    outcome = run_hierarchy_release(request, lambda: SeededRandom(1), no_progress, lambda: False)
+    assert outcome.info.prior_sha256 == hashlib.sha256(used).hexdigest() and outcome.info.prior_name == "prior.csv"
+
+
+def test_typed_budgets_make_a_custom_plan_without_the_engines_figures(data):
+    """Budgets the officer typed are not the optimiser's: the plan says "custom", drops the target error
+    and the noise-choice figures computed for the engine's budgets; the planner refuses "custom"."""
+    from dpgui.core.hierarchy import ALLOCATIONS, HierarchyPlan, plan_hierarchy
+
+    assert "custom" in ALLOCATIONS
+    choice = replace(CHOICE, counts_from_data=True, allocation="optimal", epsilon=2.0, delta=1e-6, noise="auto")
+    loaded = load_hierarchy(data, choice)
+    engine = plan_and_project(loaded, choice, trials=20).plan
+    assert engine.allocation == "optimal" and any(n.startswith("noise: ") for n in engine.notes)
+    budgets = share_budget(engine, 2, engine.level_budgets[2] * 0.5)
+    typed = plan_and_project(loaded, replace(choice, budgets=budgets), trials=20).plan
+    assert typed.allocation == "custom" and typed.target_mse is None
+    assert typed.level_budgets == pytest.approx(budgets)
+    noise_notes = [n for n in typed.notes if n.startswith("noise: ")]
+    assert noise_notes and all("figures" not in n and any(c.isdigit() for c in n) is False for n in noise_notes)
+    assert HierarchyPlan.from_json(typed.to_json()) == typed
+    target = replace(CHOICE, counts_from_data=True, allocation="target", target_mse=200.0, epsilon=4.0,
+                     consistency="none")
+    target_plan = plan_and_project(loaded, target).plan
+    assert target_plan.target_mse == 200.0
+    retyped = with_budgets(target_plan, share_budget(target_plan, 1, target_plan.level_budgets[1] * 0.5))
+    assert retyped.allocation == "custom" and retyped.target_mse is None
+    with pytest.raises(ParameterError) as err:
+        plan_hierarchy(loaded.hierarchy.level_sizes, choice.privacy(), allocation="custom")
+    assert "by hand" in err.value.problem and err.value.fix
+
+
+def test_the_consistency_note_names_the_consistency_the_plan_takes(data):
+    choice = replace(CHOICE, counts_from_data=True)
+    loaded = load_hierarchy(data, choice)
+    for trials in (4, 40):
+        planned = plan_and_project(loaded, choice, trials=trials)
+        notes = [n for n in planned.plan.notes if n.startswith("consistency: ")]
+        assert len(notes) == 1 and notes[0].startswith(f"consistency: {planned.plan.consistency},")
+        assert f"({trials} trials" in notes[0]
+        assert "figures on the confidential counts, not published" in notes[0]  # opted-in counts: no figures
+
+
+def test_a_release_of_undeclared_categories_is_refused_before_anything_is_spent(data):
+    """Without a prior file the data's own categories are published: the release needs the officer's
+    declaration that they are public; without it nothing is asked of the ledger, nothing spent."""
+    request = replace(_request(data), categories_public=False)
+    set_first_cap(request, 5.0, "test")
+    with pytest.raises(ParameterError) as err:
+        run_hierarchy_release(request, lambda: SeededRandom(1), no_progress, lambda: False)
+    assert "declared public" in err.value.problem and "prior" in err.value.fix
+    with Ledger() as ledger:
+        assert ledger.releases() == []
+    outcome = run_hierarchy_release(replace(request, categories_public=True), lambda: SeededRandom(1), no_progress,
+                                    lambda: False)
+    assert outcome.info.node_list_source.startswith("data")
