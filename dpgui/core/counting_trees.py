@@ -1,0 +1,812 @@
+"""Counting on trees under (ε, δ) with a multiplicative-plus-additive guarantee (paper 004).
+
+Ghazi, Kamath, Kumar, Manurangsi & Wu, "On Differentially Private Counting on Trees" (ICALP 2023).
+Qt-free and I/O-free; numpy only; every noise draw is exact integer noise from
+:mod:`dpgui.core.noise` on a :class:`~dpgui.core.noise.RandomSource`.
+
+The tree (the hierarchy model of issue 15): ``levels`` = counts of levels 0..L, root first;
+``parents[ℓ-1][i]`` = index on level ℓ-1 of node i of level ℓ. The paper's depth d (nodes on a
+root-to-leaf path) is the number of levels, L + 1.
+
+Error measure (Definition 1.4)
+------------------------------
+RMSE_α(z̃, z) = sqrt(E[max(|z̃ − z| − α z, 0)²]); α-mRMSE = max over nodes (and, in the paper, over
+data). :func:`alpha_mrmse` is the empirical version over trials for one data set. The (α, η)
+guarantee of Problem 3.1: for every node u, P(|w̃_u − w_u| ≤ α·max(w_u, τ_u)) ≥ 1 − η.
+
+Gaussian baseline (Corollary 2.7)
+---------------------------------
+Each level ℓ gets discrete-Gaussian noise of variance parameter σ_ℓ² = gaussian_sigma2(Δ₂², ρ_ℓ)
+(uniform ρ_ℓ = ρ / (noised levels) by default; under ``change`` the root is public and not noised), so
+the release is ρ-zCDP and (ε, δ)-DP (CKS conversion, :attr:`PrivacySpec.rho`). Its α-RMSE at a node of
+count z is exact: E[max(|Z| − α z, 0)²] summed over the discrete Gaussian pmf; the worst case over data
+(z = 0) is the variance itself, so the baseline's α-mRMSE is max_ℓ sqrt(Var Z_ℓ), independent of α
+unless the prior shows that no level has a small count.
+
+The multiplicative mechanism (Algorithms 1–4)
+---------------------------------------------
+Algorithm 4 (Corollary 4.7): an upper bound M ≥ w_root (under add/remove: w_root + R + TruncLap, half
+the budget; under ``change`` N is public, so M = N exactly and all the budget goes to the reduction);
+then Algorithm 2 (Reduction) runs rounds i = ℓ..1 with geometric thresholds
+
+    β = α/(6+5α),  r = (1+α)(1−β)/(1+β) > 1,  τ_i = α τ_min r^{i−1}/(1+β),  M_i = α τ_min r^i,  M_0 = α τ_min,
+
+each round calling Algorithm 1 (Classification) on the forest of still-unclassified nodes; Algorithm 1
+finds, per tree of the forest, the nodes above τ_i with the sparse vector technique (Algorithm 3,
+cut-off c) plus truncated-Laplace counts. A node classified above τ_i in round i is released as
+⌊M_i⌋; nodes never classified above get ⌊M_0⌋. (Flooring keeps the proof: w_u ≤ M_i and w_u is an
+integer, so w_u ≤ ⌊M_i⌋.) The outputs are a "bucketed" upper estimate, not consistent across levels.
+
+Three things differ from the paper's text, and why:
+
+* **The budget sequence.** The paper sets ε_i ∝ i·r^{i−1} and C = Σ_i i·r^{i−1} = ((2+α)β−α)/(1+β))^{−2};
+  with r > 1 that series diverges (a typo: the proof needs (1/r)^{i−1}/ε_i ∝ 1/i). We use
+  ε_i = ε_R·i·q^{i−1}/C, δ_i = δ_R·i·q^{i−1}/C with q = 1/r and C = Σ_{i≥1} i q^{i−1} = (1 − q)^{−2},
+  and η_i = η/2^i, which is what the proof of Theorem A.1 uses. Only rounds i ≤ ``rounds`` exist
+  (M_rounds ≥ :data:`MAX_ROOT_COUNT`), so the spent budget is a partial sum ≤ (ε_R, δ_R).
+* **c is an integer.** c = M_i/((1−β)τ_i) = 1 + α, not an integer; the sparse vector needs a whole
+  number of restarts, so c = ⌈1+α⌉ = 2 (a larger c only strengthens the "fewer than c tops" step).
+* **τ_min.** Instead of Corollary 4.7's closed-form upper bound (kept, as ``tau_min_paper``, for
+  comparison) we take the smallest τ_min that meets the proof's per-round conditions with our actual
+  noises: in round i the sparse-vector margin Δ_i and the truncation bound R_i satisfy
+  Δ_i + 2R_i ≤ β τ_i (Lemma 4.3's proof: "Δ, R ≤ ατ/3" is a sufficient form of this), i.e.
+  τ_min = max_i (1+β)(Δ_i + 2R_i)/(α β r^{i−1}). The per-round condition is what the proof needs.
+
+Discrete noises and their privacy (one record added or removed: every query has sensitivity 1)
+-----------------------------------------------------------------------------------------------
+The paper's Laplace noises are continuous; floating-point Laplace leaks (Mironov 2012), so we use
+integer noise on integer counts:
+
+* Discrete Laplace DLap(t), P(z) ∝ exp(−|z|/t): its pmf ratio under a shift by s is ≤ exp(s/t), so
+  a sensitivity-1 integer query is (1/t)-DP. Its tail P(|Z| > x) = 2 e^{−(⌊x⌋+1)/t}/(1+e^{−1/t}) ≤
+  e^{−x/t}, the continuous Laplace's, so the paper's accuracy union bounds hold unchanged.
+* Sparse vector (Algorithm 3) with DLap: each AboveThreshold instance uses threshold noise of scale
+  t_ρ and query noise of scale t_ν; integer queries compared with an integer noisy threshold
+  (f + ν − ρ ≥ ⌈τ⌉). The DR14 Thm 3.23 proof goes through with integer shifts (ρ' = ρ + 1 and
+  ν'_k = ν_k + 2), costing 1/t_ρ + 2/t_ν. We take t_ρ ≥ 4c/ε_i and t_ν ≥ 8c/ε_i: c instances cost
+  ≤ ε_i/2 (the paper's Sparse(…, ε_i/2)). Margin: Δ_i = 2 t_ν ln(2d/η_i) (then d e^{−Δ/(2t_ρ)} +
+  d e^{−Δ/(2t_ν)} ≤ η_i since t_ρ ≤ t_ν).
+* Discrete truncated Laplace TDLap(t, R): DLap(t) conditioned on |z| ≤ R (exact rejection sampling
+  from DLap). On inputs x and x+1 every output in the common support has pmf ratio ≤ e^{1/t}; the
+  only output outside it is x − R (or x+1+R), of probability P(Z = R). So the mechanism is exactly
+  (1/t, δ_T)-DP with δ_T = P(Z = R) = q^R (1−q)/(1 + q − 2q^{R+1}), q = e^{−1/t} (the hockey-stick
+  divergence at e^{1/t}, which is tight). R is the least integer with δ_T ≤ the target.
+  In Algorithm 1 each "top" answer triggers TDLap(t_T, R_i) counts of one level of one tree, t_T ≥
+  2c/ε_i, δ_T ≤ δ_i/c: one record touches one node per level (parallel composition), at most c tops
+  per tree, trees of a forest are disjoint (parallel composition): ≤ (ε_i/2, δ_i) per round.
+  (The sparse vector and the counts are interleaved adaptively: concurrent composition of
+  interactive DP mechanisms, Vadhan & Wang 2021 / Lyu 2022, as the paper's Fact 2.3 assumes.)
+* M (add/remove only): TDLap(t_M ≥ 2/ε₀, R_M) with δ_T ≤ δ₀/2, shifted by +R_M so M ≥ w_root.
+
+Per record (the paper's neighbours, ‖x − x'‖₁ = 1) the release is (ε₀', δ₀')-DP with
+ε₀' = [1/t_M] + Σ_i c(1/t_ρ,i + 2/t_ν,i + 1/t_T,i) and δ₀' = [δ_T(t_M, R_M)] + Σ_i c δ_T(t_T,i, R_i)
+(basic composition, bracketed terms under add/remove only), see :func:`multiplicative_privacy`.
+
+The user's neighbour model (group privacy, Fact 2.2)
+---------------------------------------------------
+One person's neighbour is k = :attr:`PrivacySpec.level_sensitivity` add/removes away: k = L under
+``addremove`` (L records per person) and k = 2L under ``change`` (each changed record is one removal
+plus one addition). Fact 2.2: an (ε₀, δ₀)-DP mechanism is (kε₀, δ₀(e^{kε₀} − 1)/(e^{ε₀} − 1))-DP for
+inputs k apart. So we calibrate per record ε₀ = ε/k and δ₀ = δ(e^{ε/k} − 1)/(e^{ε} − 1), and the whole
+release is (ε, δ)-DP for the user's model. Under ``change`` the mechanism uses the public N as M:
+for fixed n, the mechanism with M = n is (ε₀, δ₀)-DP under add/remove whatever n is (the paper's
+footnote 7: privacy does not depend on the M_i, τ_i), and change-neighbours share n, so group
+privacy applies to it; the released root is N exactly.
+
+Honest constants
+----------------
+The thresholds are huge: at α = 0.5, ε = 1, δ = 1e-6, η = 0.05 and a 5-level tree, τ_min is of the
+order of 10⁵–10⁶ records, so every node below ~τ_min is released as ⌊α τ_min⌋ and the α-mRMSE is
+≈ α τ_min, while the Gaussian baseline's is ≈ 10 records. The paper's result is asymptotic in the
+depth d (log d against √d); for trees of 2–5 levels the Gaussian baseline wins by orders of
+magnitude, and :func:`projected_alpha_mrmse` shows it.
+
+Complexity: per round O(nodes) numpy work and O(nodes) noise draws at most; rounds = O(log(N/τ_min)/α).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpgui.core.noise import (
+    RandomSource,
+    SeededRandom,
+    discrete_gaussian_pmf,
+    discrete_gaussian_variance,
+    gaussian_sigma2,
+    gaussian_sigma2_problem,
+    laplace_scale,
+    laplace_scale_problem,
+    sample_discrete_gaussian,
+    sample_discrete_laplace,
+)
+from dpgui.core.plan import PrivacySpec
+from dpgui.errors import DataError, ParameterError
+
+__all__ = [
+    "MAX_ROOT_COUNT",
+    "DEFAULT_ETA",
+    "ALPHA_MECHANISMS",
+    "alpha_rmse",
+    "alpha_mrmse",
+    "truncated_laplace_delta",
+    "truncation_bound",
+    "sample_truncated_discrete_laplace",
+    "group_privacy",
+    "per_record_budget",
+    "MultiplicativeParams",
+    "multiplicative_params",
+    "multiplicative_privacy",
+    "release_multiplicative",
+    "gaussian_baseline_sigma2",
+    "release_gaussian_baseline",
+    "gaussian_alpha_rmse",
+    "AlphaLevelFigure",
+    "AlphaMRMSEProjection",
+    "projected_alpha_mrmse",
+    "simulate_alpha_mrmse",
+    "recommend_alpha_mechanism",
+]
+
+#: Largest root count (records) the multiplicative mechanism's rounds cover: M_rounds ≥ 2**40 ≈ 1.1e12.
+MAX_ROOT_COUNT = float(1 << 40)
+#: Default failure probability η per node of the (α, η) guarantee.
+DEFAULT_ETA = 0.05
+ALPHA_MECHANISMS = ("gaussian", "multiplicative")
+_SVT_CUTOFF = 2  # c = ⌈M_i/((1−β)τ_i)⌉ = ⌈1 + α⌉ = 2 for 0 < α < 1 (module docstring)
+
+
+# ----------------------------------------------------------------------------------------
+# Error measure
+# ----------------------------------------------------------------------------------------
+
+
+def _excess(estimates: np.ndarray, truth: np.ndarray, alpha: float) -> np.ndarray:
+    est = np.asarray(estimates, dtype=np.float64)
+    tru = np.asarray(truth, dtype=np.float64)
+    if est.ndim == 1:
+        est = est[None, :]
+    if est.ndim != 2 or tru.ndim != 1 or est.shape[1] != tru.shape[0]:
+        raise ParameterError(
+            f"estimates of shape {np.shape(estimates)} do not match {tru.shape[0]} true counts",
+            "pass estimates as trials × nodes and truth as one count per node")
+    if not math.isfinite(alpha) or alpha < 0:
+        raise ParameterError(f"α must be a number ≥ 0, got {alpha!r}", "use e.g. α = 0.5")
+    return np.maximum(np.abs(est - tru[None, :]) - alpha * tru[None, :], 0.0)
+
+
+def alpha_rmse(estimates: np.ndarray, truth: np.ndarray, alpha: float) -> np.ndarray:
+    """Per node RMSE_α = sqrt(mean over trials of max(|ẑ − z| − α z, 0)²) (Definition 1.4), records.
+
+    ``estimates``: trials × nodes (or one trial, a vector); ``truth``: the nodes' true counts ≥ 0.
+    """
+    ex = _excess(estimates, truth, float(alpha))
+    return np.asarray(np.sqrt(np.mean(ex * ex, axis=0)))
+
+
+def alpha_mrmse(estimates: np.ndarray, truth: np.ndarray, alpha: float) -> float:
+    """α-mRMSE of Definition 1.4 for one data set: the largest per-node RMSE_α (records), the
+    expectation taken as the mean over the trials (rows of ``estimates``). O(trials × nodes)."""
+    per_node = alpha_rmse(estimates, truth, alpha)
+    return float(per_node.max()) if per_node.size else 0.0
+
+
+# ----------------------------------------------------------------------------------------
+# Discrete truncated Laplace
+# ----------------------------------------------------------------------------------------
+
+
+def truncated_laplace_delta(scale: float | Fraction, bound: int) -> float:
+    """δ of the discrete truncated Laplace TDLap(t, R) on a sensitivity-1 integer query at ε = 1/t:
+    P(Z = R) = q^R (1 − q)/(1 + q − 2q^{R+1}), q = e^{−1/t} (exact hockey-stick divergence)."""
+    t = float(scale)
+    R = int(bound)
+    if not t > 0 or R < 0:
+        raise ParameterError(f"a truncated Laplace needs scale > 0 and bound ≥ 0, got {scale!r}, {bound!r}")
+    q = math.exp(-1.0 / t)
+    one_minus_q = -math.expm1(-1.0 / t)
+    return math.exp(-R / t) * one_minus_q / (1.0 + q - 2.0 * q * math.exp(-R / t))
+
+
+def truncation_bound(scale: float | Fraction, delta: float) -> int:
+    """Least integer R ≥ 0 with :func:`truncated_laplace_delta` (t, R) ≤ δ (with a 1e-9 relative margin
+    for floating-point rounding)."""
+    t = float(scale)
+    if not 0 < delta < 1:
+        raise ParameterError(f"δ must be in (0, 1) for a truncated Laplace, got {delta!r}")
+    target = delta * (1 - 1e-9)
+    q = math.exp(-1.0 / t)
+    one_minus_q = -math.expm1(-1.0 / t)
+    # q^R ((1−q) + 2δq) ≤ δ(1+q)  ⇔  R ≥ t ln(((1−q) + 2δq)/(δ(1+q)))
+    R = max(0, math.ceil(t * math.log((one_minus_q + 2 * target * q) / (target * (1 + q)))) - 1)
+    while truncated_laplace_delta(t, R) > target:
+        R += 1
+    return R
+
+
+def sample_truncated_discrete_laplace(src: RandomSource, scale: Fraction, bound: int, size: int) -> np.ndarray:
+    """``size`` exact draws of DLap(scale) conditioned on |z| ≤ bound (int64), by rejection from
+    :func:`~dpgui.core.noise.sample_discrete_laplace`. Expected draws per value 1/P(|Z| ≤ bound)."""
+    out = sample_discrete_laplace(src, scale, size)
+    bad = np.flatnonzero(np.abs(out) > bound)
+    while bad.size:
+        redo = sample_discrete_laplace(src, scale, bad.size)
+        out[bad] = redo
+        bad = bad[np.abs(redo) > bound]
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# Privacy bookkeeping
+# ----------------------------------------------------------------------------------------
+
+
+def group_privacy(epsilon: float, delta: float, k: int) -> tuple[float, float]:
+    """Fact 2.2: an (ε, δ)-DP mechanism is (kε, δ (e^{kε} − 1)/(e^{ε} − 1))-DP for inputs k apart."""
+    if k == 1:
+        return float(epsilon), float(delta)
+    return k * epsilon, delta * math.expm1(k * epsilon) / math.expm1(epsilon)
+
+
+def per_record_budget(privacy: PrivacySpec) -> tuple[float, float, int]:
+    """(ε₀, δ₀, k): the per-record (add/remove one record) budget whose group privacy over
+    k = level_sensitivity add/removes is the user's (ε, δ) (module docstring)."""
+    k = privacy.level_sensitivity
+    eps0 = privacy.epsilon / k
+    delta0 = privacy.delta * math.expm1(eps0) / math.expm1(privacy.epsilon) if k > 1 else privacy.delta
+    return eps0, delta0, k
+
+
+def _frac_json(f: Fraction | None) -> str | None:
+    return None if f is None else f"{f.numerator}/{f.denominator}"
+
+
+def _frac_from(s: str | None) -> Fraction | None:
+    return None if s is None else Fraction(s)
+
+
+@dataclass(frozen=True)
+class MultiplicativeParams:
+    """Parameters of the multiplicative mechanism (Corollary 4.7 / Algorithm 4) for one tree shape and
+    privacy spec. Public, JSON-serialisable. Counts in records; scales are discrete-Laplace scales.
+
+    Per round i = 1..``rounds`` (tuples indexed i − 1): ``thresholds`` τ_i, ``buckets`` M_i,
+    ``threshold_scales`` t_ρ (sparse-vector threshold noise), ``query_scales`` t_ν, ``count_scales``
+    t_T and ``count_bounds`` R_i (truncated counts), ``margins`` Δ_i, ``etas`` η_i. ``root_scale``,
+    ``root_bound``: the truncated Laplace of M (None under ``change``: M = N is public).
+    """
+
+    alpha: float
+    eta: float
+    epsilon: float
+    delta: float
+    neighbours: str
+    records_per_person: int
+    level_sizes: tuple[int, ...]
+    group_size: int
+    epsilon_record: float
+    delta_record: float
+    beta: float
+    ratio: float
+    cutoff: int
+    tau_min: float
+    tau_min_paper: float
+    bucket_zero: float
+    thresholds: tuple[float, ...]
+    buckets: tuple[float, ...]
+    threshold_scales: tuple[Fraction, ...]
+    query_scales: tuple[Fraction, ...]
+    count_scales: tuple[Fraction, ...]
+    count_bounds: tuple[int, ...]
+    margins: tuple[float, ...]
+    etas: tuple[float, ...]
+    root_scale: Fraction | None = None
+    root_bound: int | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def depth(self) -> int:
+        """The paper's d: nodes on a root-to-leaf path = number of levels (root included)."""
+        return len(self.level_sizes)
+
+    @property
+    def rounds(self) -> int:
+        return len(self.thresholds)
+
+    @property
+    def root_public(self) -> bool:
+        return self.neighbours == "change"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "alpha": self.alpha, "eta": self.eta, "epsilon": self.epsilon, "delta": self.delta,
+            "neighbours": self.neighbours, "records_per_person": self.records_per_person,
+            "level_sizes": list(self.level_sizes), "group_size": self.group_size,
+            "epsilon_record": self.epsilon_record, "delta_record": self.delta_record,
+            "beta": self.beta, "ratio": self.ratio, "cutoff": self.cutoff,
+            "tau_min": self.tau_min, "tau_min_paper": self.tau_min_paper, "bucket_zero": self.bucket_zero,
+            "thresholds": list(self.thresholds), "buckets": list(self.buckets),
+            "threshold_scales": [_frac_json(f) for f in self.threshold_scales],
+            "query_scales": [_frac_json(f) for f in self.query_scales],
+            "count_scales": [_frac_json(f) for f in self.count_scales],
+            "count_bounds": list(self.count_bounds), "margins": list(self.margins), "etas": list(self.etas),
+            "root_scale": _frac_json(self.root_scale), "root_bound": self.root_bound,
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> MultiplicativeParams:
+        try:
+            return cls(
+                alpha=float(d["alpha"]), eta=float(d["eta"]), epsilon=float(d["epsilon"]),
+                delta=float(d["delta"]), neighbours=str(d["neighbours"]),
+                records_per_person=int(d["records_per_person"]),
+                level_sizes=tuple(int(n) for n in d["level_sizes"]), group_size=int(d["group_size"]),
+                epsilon_record=float(d["epsilon_record"]), delta_record=float(d["delta_record"]),
+                beta=float(d["beta"]), ratio=float(d["ratio"]), cutoff=int(d["cutoff"]),
+                tau_min=float(d["tau_min"]), tau_min_paper=float(d["tau_min_paper"]),
+                bucket_zero=float(d["bucket_zero"]),
+                thresholds=tuple(float(x) for x in d["thresholds"]),
+                buckets=tuple(float(x) for x in d["buckets"]),
+                threshold_scales=tuple(Fraction(s) for s in d["threshold_scales"]),
+                query_scales=tuple(Fraction(s) for s in d["query_scales"]),
+                count_scales=tuple(Fraction(s) for s in d["count_scales"]),
+                count_bounds=tuple(int(x) for x in d["count_bounds"]),
+                margins=tuple(float(x) for x in d["margins"]), etas=tuple(float(x) for x in d["etas"]),
+                root_scale=_frac_from(d.get("root_scale")),
+                root_bound=None if d.get("root_bound") is None else int(d["root_bound"]),
+                notes=tuple(str(s) for s in d.get("notes", ())),
+            )
+        except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+            raise ParameterError(f"the multiplicative parameters are malformed ({exc})",
+                                 "re-create the plan instead of editing its JSON") from exc
+
+
+def _check_alpha_eta(alpha: object, eta: object) -> tuple[float, float]:
+    try:
+        a = float(alpha)  # type: ignore[arg-type]
+        e = float(eta)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ParameterError(f"α and η must be numbers, got {alpha!r}, {eta!r}", "use e.g. α = 0.5, η = 0.05") from None
+    if not 0 < a < 1:
+        raise ParameterError(f"α must be in (0, 1), got {alpha!r}",
+                             "use e.g. α = 0.5 (at α ≥ 1 releasing zeros already meets the guarantee)")
+    if not 0 < e < 0.5:
+        raise ParameterError(f"η must be in (0, 0.5), got {eta!r}", "use e.g. η = 0.05")
+    return a, e
+
+
+def _check_level_sizes(level_sizes: Sequence[int]) -> tuple[int, ...]:
+    sizes = tuple(int(n) for n in level_sizes)
+    if len(sizes) < 2 or sizes[0] != 1 or any(n < 1 for n in sizes):
+        raise ParameterError(f"level sizes {sizes} are not a tree's (1, n_1, …, n_L) with every n_ℓ ≥ 1",
+                             "give the node count of each level, root first")
+    return sizes
+
+
+def _tau_min_paper(alpha: float, eps: float, delta: float, d: int, eta: float) -> float:
+    """Corollary 4.7's (Theorem A.1's when M is public) closed-form τ_min at per-record (ε, δ)."""
+    return 324 * (1 + alpha) ** 2 / (alpha**4 * eps) * max(
+        8 * math.log(4 * d / eta), math.log(1 + 2 * math.expm1(eps / 4) / delta))
+
+
+def multiplicative_params(level_sizes: Sequence[int], privacy: PrivacySpec, alpha: float,
+                          eta: float = DEFAULT_ETA) -> MultiplicativeParams:
+    """Corollary 4.7's parameters (module docstring) for a tree with ``level_sizes`` (1, n_1, …, n_L),
+    the user's (ε, δ) (δ > 0 required), neighbour model and records per person, α ∈ (0, 1), η ∈ (0, ½).
+    ParameterError if δ = 0 or a noise scale is beyond the sampler. O(rounds)."""
+    sizes = _check_level_sizes(level_sizes)
+    a, e = _check_alpha_eta(alpha, eta)
+    if privacy.delta <= 0:
+        raise ParameterError("the multiplicative mechanism needs δ > 0",
+                             "give a δ such as 1e-9, or use Laplace noise for pure ε-DP")
+    d = len(sizes)
+    eps0, delta0, k = per_record_budget(privacy)
+    root_public = privacy.root_public
+    eps_r, delta_r = (eps0, delta0) if root_public else (eps0 / 2, delta0 / 2)
+    beta = a / (6 + 5 * a)
+    r = (1 + a) * (1 - beta) / (1 + beta)
+    q = 1 / r
+    C = (1 - q) ** -2
+    c = _SVT_CUTOFF
+    # The per-round noise does not depend on τ_min; generate rounds until M_i covers MAX_ROOT_COUNT.
+    # The round count depends on τ_min, which depends on the rounds' noise: compute noise for enough
+    # rounds (τ_min ≥ the i = 1 requirement gives an upper bound on the rounds needed).
+    t_rho: list[Fraction] = []
+    t_nu: list[Fraction] = []
+    t_cnt: list[Fraction] = []
+    bounds: list[int] = []
+    margins: list[float] = []
+    etas: list[float] = []
+    need: list[float] = []  # τ_min required by round i
+
+    def add_round(i: int) -> None:
+        w = i * q ** (i - 1) / C
+        eps_i, delta_i, eta_i = eps_r * w, delta_r * w, e / 2.0**i
+        tr = laplace_scale(1, eps_i / (4 * c))
+        tn = laplace_scale(1, eps_i / (8 * c))
+        tc = laplace_scale(1, eps_i / (2 * c))
+        for t in (tr, tn, tc):
+            problem = laplace_scale_problem(t)
+            if problem is not None:
+                raise ParameterError(f"the multiplicative mechanism's round {i} needs {problem}",
+                                     "use a larger ε or δ, or a larger α")
+        R = truncation_bound(tc, delta_i / c)
+        margin = 2 * float(tn) * math.log(2 * d / eta_i)
+        t_rho.append(tr)
+        t_nu.append(tn)
+        t_cnt.append(tc)
+        bounds.append(R)
+        margins.append(margin)
+        etas.append(eta_i)
+        need.append((1 + beta) * (margin + 2 * R) / (a * beta * r ** (i - 1)))
+
+    add_round(1)
+    tau_min = need[0]
+    while True:
+        rounds = max(1, math.ceil(math.log(MAX_ROOT_COUNT / (a * tau_min)) / math.log(r)))
+        while len(need) < rounds:
+            add_round(len(need) + 1)
+        new_tau = max(need[:rounds]) * (1 + 1e-12)
+        if new_tau <= tau_min:
+            break
+        tau_min = new_tau
+    rounds = max(1, math.ceil(math.log(MAX_ROOT_COUNT / (a * tau_min)) / math.log(r)))
+    thresholds = tuple(a * tau_min * r ** (i - 1) / (1 + beta) for i in range(1, rounds + 1))
+    buckets = tuple(a * tau_min * r**i for i in range(1, rounds + 1))
+    root_scale: Fraction | None = None
+    root_bound: int | None = None
+    if not root_public:
+        root_scale = laplace_scale(1, eps0 / 2)
+        problem = laplace_scale_problem(root_scale)
+        if problem is not None:
+            raise ParameterError(f"the root bound M needs {problem}", "use a larger ε")
+        root_bound = truncation_bound(root_scale, delta0 / 2)
+    notes = (
+        f"τ_min = {tau_min:.4g} records (Corollary 4.7's closed form: "
+        f"{_tau_min_paper(a, eps_r, delta_r, d, e):.4g}); nodes below ~τ_min are released as ⌊α τ_min⌋",
+    )
+    return MultiplicativeParams(
+        alpha=a, eta=e, epsilon=privacy.epsilon, delta=privacy.delta, neighbours=privacy.neighbours,
+        records_per_person=privacy.records_per_person, level_sizes=sizes, group_size=k,
+        epsilon_record=eps0, delta_record=delta0, beta=beta, ratio=r, cutoff=c,
+        tau_min=tau_min, tau_min_paper=_tau_min_paper(a, eps_r, delta_r, d, e), bucket_zero=a * tau_min,
+        thresholds=thresholds, buckets=buckets,
+        threshold_scales=tuple(t_rho[:rounds]), query_scales=tuple(t_nu[:rounds]),
+        count_scales=tuple(t_cnt[:rounds]), count_bounds=tuple(bounds[:rounds]),
+        margins=tuple(margins[:rounds]), etas=tuple(etas[:rounds]),
+        root_scale=root_scale, root_bound=root_bound, notes=notes,
+    )
+
+
+def multiplicative_privacy(params: MultiplicativeParams) -> tuple[float, float]:
+    """(ε, δ) the release spends under the user's neighbour model: the per-record basic composition of
+    every round's sparse vector and truncated counts (and M's truncated Laplace under add/remove),
+    then group privacy over k = ``group_size`` add/removes (module docstring)."""
+    c = params.cutoff
+    eps = Fraction(0)
+    delta = 0.0
+    for tr, tn, tc, R in zip(params.threshold_scales, params.query_scales, params.count_scales,
+                             params.count_bounds):
+        eps += c * (1 / tr + 2 / tn + 1 / tc)
+        delta += c * truncated_laplace_delta(tc, R)
+    if params.root_scale is not None:
+        eps += 1 / params.root_scale
+        delta += truncated_laplace_delta(params.root_scale, int(params.root_bound or 0))
+    return group_privacy(float(eps), delta, params.group_size)
+
+
+# ----------------------------------------------------------------------------------------
+# Algorithms 1–2 (vectorised over the trees of a forest, one level at a time)
+# ----------------------------------------------------------------------------------------
+
+
+def _check_tree(parents: Sequence[np.ndarray], levels_true: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    levels = [np.asarray(v, dtype=np.int64).reshape(-1) for v in levels_true]
+    pars = [np.asarray(p, dtype=np.int64).reshape(-1) for p in parents]
+    if len(levels) != len(pars) + 1 or levels[0].size != 1:
+        raise DataError(f"{len(levels)} count levels for {len(pars)} parent arrays",
+                        "pass counts for levels 0..L (root first) and parents for levels 1..L")
+    for j, p in enumerate(pars, start=1):
+        if p.size != levels[j].size or (p.size and (p.min() < 0 or p.max() >= levels[j - 1].size)):
+            raise DataError(f"level {j}'s parent indices do not fit the tree", "pass Hierarchy.parents")
+    if any(v.size and v.min() < 0 for v in levels):
+        raise DataError("a node count is negative", "pass the true non-negative counts")
+    return pars, levels
+
+
+def _classify(pars: list[np.ndarray], w: list[np.ndarray], active: list[np.ndarray], tau: float,
+              margin: float, t_rho: Fraction, t_nu: Fraction, t_cnt: Fraction, bound: int, cutoff: int,
+              rng: RandomSource) -> list[np.ndarray]:
+    """Algorithm 1 on every tree of the forest ``active`` at once; returns the ⊤ mask per level."""
+    n_levels = len(w)
+    sizes = [v.size for v in w]
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    # Tree of each active node = its highest active ancestor (active sets are closed downwards).
+    tree_gid: list[np.ndarray] = []
+    for j in range(n_levels):
+        own = offsets[j] + np.arange(sizes[j], dtype=np.int64)
+        if j == 0:
+            gid = own
+        else:
+            p = pars[j - 1]
+            gid = np.where(active[j - 1][p], tree_gid[j - 1][p], own)
+        tree_gid.append(np.where(active[j], gid, -1))
+    all_gid = np.concatenate(tree_gid)
+    roots, inverse = np.unique(all_gid[all_gid >= 0], return_inverse=True)
+    n_trees = roots.size
+    tree: list[np.ndarray] = []
+    flat = np.full(all_gid.size, -1, dtype=np.int64)
+    flat[all_gid >= 0] = inverse
+    for j in range(n_levels):
+        tree.append(flat[offsets[j]:offsets[j + 1]])
+    top = [np.zeros(s, dtype=bool) for s in sizes]
+    decided = [~a for a in active]
+    if n_trees == 0:
+        return top
+    tops_so_far = np.zeros(n_trees, dtype=np.int64)
+    rho = sample_discrete_laplace(rng, t_rho, n_trees)
+    tau_int = math.ceil(tau)
+    keep_level = math.ceil(tau - margin - bound)
+    for j in range(n_levels - 1, -1, -1):
+        in_s = np.flatnonzero(~decided[j])
+        if in_s.size == 0:
+            continue
+        trees_here = tree[j][in_s]
+        fmax = np.full(n_trees, np.iinfo(np.int64).min, dtype=np.int64)
+        np.maximum.at(fmax, trees_here, w[j][in_s])
+        asking = np.unique(trees_here)
+        asking = asking[tops_so_far[asking] < cutoff]
+        is_top_tree = np.zeros(n_trees, dtype=bool)
+        if asking.size:
+            nu = sample_discrete_laplace(rng, t_nu, asking.size)
+            is_top_tree[asking[fmax[asking] + nu - rho[asking] >= tau_int]] = True
+        node_top_tree = is_top_tree[trees_here]
+        counted = in_s[node_top_tree]
+        decided[j][in_s] = True  # every node of S_j is classified now (⊥ unless raised below)
+        if counted.size:
+            noisy = w[j][counted] + sample_truncated_discrete_laplace(rng, t_cnt, bound, counted.size)
+            raised = counted[noisy >= keep_level]
+            top[j][raised] = True
+            up = raised
+            for jj in range(j - 1, -1, -1):  # u's ancestors in its tree are ⊤ and leave S
+                up = np.unique(pars[jj][up])
+                up = up[active[jj][up]]
+                if up.size == 0:
+                    break
+                top[jj][up] = True
+                decided[jj][up] = True
+            top_trees = np.flatnonzero(is_top_tree)
+            tops_so_far[top_trees] += 1
+            rho[top_trees] = sample_discrete_laplace(rng, t_rho, top_trees.size)
+    return top
+
+
+def release_multiplicative(parents: Sequence[np.ndarray], levels_true: Sequence[np.ndarray],
+                           params: MultiplicativeParams, rng: RandomSource) -> tuple[np.ndarray, ...]:
+    """Algorithms 4 → 2 → 1: the released non-negative integer count of every node (int64 per level,
+    root first). Under ``change`` the root is N exactly. (ε, δ) = :func:`multiplicative_privacy`.
+    Guarantee (Problem 3.1 with τ_u = τ_min): P(|w̃_u − w_u| ≤ α max(w_u, τ_min)) ≥ 1 − η per node."""
+    pars, w = _check_tree(parents, levels_true)
+    sizes = tuple(v.size for v in w)
+    if sizes != params.level_sizes:
+        raise DataError(f"the tree's level sizes {sizes} differ from the plan's {params.level_sizes}",
+                        "plan for this tree")
+    root = int(w[0][0])
+    if params.root_public:
+        M = float(root)
+    else:
+        assert params.root_scale is not None and params.root_bound is not None
+        z = int(sample_truncated_discrete_laplace(rng, params.root_scale, params.root_bound, 1)[0])
+        M = float(root + params.root_bound + z)
+    if M > params.buckets[-1]:
+        if params.root_public:
+            raise DataError(f"the total count {root:,} is beyond the multiplicative mechanism's limit "
+                            f"of {params.buckets[-1]:.3g}", "use the Gaussian or Laplace noise")
+        M = params.buckets[-1]
+    r = params.ratio
+    if M <= params.bucket_zero:
+        ell = 0
+    else:
+        ell = min(params.rounds, max(1, math.ceil(math.log(M / params.bucket_zero) / math.log(r))))
+    out = [np.full(s, -1, dtype=np.int64) for s in sizes]
+    active = [np.ones(s, dtype=bool) for s in sizes]
+    for i in range(ell, 0, -1):
+        k = i - 1
+        top = _classify(pars, w, active, params.thresholds[k], params.margins[k], params.threshold_scales[k],
+                        params.query_scales[k], params.count_scales[k], params.count_bounds[k],
+                        params.cutoff, rng)
+        value = math.floor(params.buckets[k])
+        for j in range(len(sizes)):
+            out[j][top[j]] = value
+            active[j] &= ~top[j]
+    zero_value = math.floor(params.bucket_zero)
+    for j in range(len(sizes)):
+        out[j][active[j]] = zero_value
+    if params.root_public:
+        out[0][0] = root
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------------------
+# Gaussian baseline (Corollary 2.7)
+# ----------------------------------------------------------------------------------------
+
+
+def gaussian_baseline_sigma2(level_sizes: Sequence[int], privacy: PrivacySpec,
+                             level_rhos: Sequence[float] | None = None) -> tuple[Fraction | None, ...]:
+    """σ_ℓ² per level 0..L (None where not noised: the root under ``change``): σ_ℓ² = gaussian_sigma2(Δ₂², ρ_ℓ),
+    ρ_ℓ = ρ / (noised levels) unless ``level_rhos`` (one per level, summing to at most privacy.rho) is given."""
+    sizes = _check_level_sizes(level_sizes)
+    rho = privacy.rho
+    if rho is None:
+        raise ParameterError("the Gaussian baseline needs δ > 0", "give a δ such as 1e-9")
+    first = privacy.first_noised_level()
+    if level_rhos is None:
+        share = rho / (len(sizes) - first)
+        rhos = [0.0] * first + [share] * (len(sizes) - first)
+    else:
+        rhos = [float(x) for x in level_rhos]
+        if len(rhos) != len(sizes) or any(x < 0 for x in rhos) or sum(rhos) > rho * (1 + 1e-9):
+            raise ParameterError(f"level ρ's {rhos} are not one per level, ≥ 0, summing to ≤ ρ = {rho:.4g}",
+                                 "give one ρ_ℓ per level")
+    out: list[Fraction | None] = []
+    for j, x in enumerate(rhos):
+        if j < first or x == 0:
+            out.append(None)
+            continue
+        s2 = gaussian_sigma2(privacy.level_l2_sensitivity_squared, x)
+        problem = gaussian_sigma2_problem(s2)
+        if problem is not None:
+            raise ParameterError(f"level {j} needs {problem}", "use a larger ε or δ")
+        out.append(s2)
+    return tuple(out)
+
+
+def release_gaussian_baseline(levels_true: Sequence[np.ndarray], privacy: PrivacySpec, rng: RandomSource,
+                              level_rhos: Sequence[float] | None = None) -> tuple[np.ndarray, ...]:
+    """Corollary 2.7's baseline: every node's count plus discrete-Gaussian noise of its level (raw,
+    not clamped; int64). The root under ``change`` is exact. ρ-zCDP, (ε, δ)-DP."""
+    levels = [np.asarray(v, dtype=np.int64).reshape(-1) for v in levels_true]
+    sig = gaussian_baseline_sigma2([v.size for v in levels], privacy, level_rhos)
+    out = []
+    for v, s2 in zip(levels, sig):
+        out.append(v.copy() if s2 is None else v + sample_discrete_gaussian(rng, s2, v.size))
+    return tuple(out)
+
+
+def gaussian_alpha_rmse(counts: np.ndarray, sigma2: float, alpha: float) -> np.ndarray:
+    """Exact RMSE_α of count + discrete-Gaussian(σ²) noise at each count z ≥ 0:
+    sqrt(Σ_k pmf(k) max(|k| − α z, 0)²), k over |k| ≤ 40σ + 50 (records)."""
+    z = np.asarray(counts, dtype=np.float64).reshape(-1)
+    half = int(math.ceil(40.0 * math.sqrt(float(sigma2)))) + 50
+    k = np.arange(0, half + 1, dtype=np.float64)
+    pmf = discrete_gaussian_pmf(k, float(sigma2))
+    pmf[1:] *= 2.0  # |k| for k ≥ 1 has two values
+    out = np.empty(z.size)
+    for idx, zz in enumerate(z):
+        ex = np.maximum(k - alpha * zz, 0.0)
+        out[idx] = math.sqrt(float(np.dot(pmf, ex * ex)))
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# Projections for the planner
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AlphaLevelFigure:
+    """α-RMSE of a level: the largest over its nodes (records); ``nodes``: how many nodes."""
+
+    level: int
+    nodes: int
+    alpha_rmse: float
+
+
+@dataclass(frozen=True)
+class AlphaMRMSEProjection:
+    """Projected α-mRMSE (records) of one mechanism for the user's tree: per level and overall (max)."""
+
+    mechanism: str
+    alpha: float
+    levels: tuple[AlphaLevelFigure, ...]
+    alpha_mrmse: float
+    method: str
+    params: MultiplicativeParams | None = None
+    note: str = ""
+
+
+def projected_alpha_mrmse(level_sizes: Sequence[int], privacy: PrivacySpec, alpha: float, mechanism: str,
+                          prior_levels: Sequence[np.ndarray] | None = None, *, eta: float = DEFAULT_ETA) -> AlphaMRMSEProjection:
+    """Projected α-mRMSE of ``mechanism`` ("gaussian" | "multiplicative") per level (records).
+
+    * gaussian — exact: without a prior, the worst case over data (a node of count 0 on every level):
+      sqrt(Var) of the level's discrete Gaussian; with ``prior_levels``, the exact RMSE_α at the level's
+      smallest prior count (RMSE_α decreases with the count).
+    * multiplicative — closed form on the success event (probability ≥ 1 − η per node, module
+      docstring): a node of count w is released within α w if w ≥ (1−β)τ_1, else as ⌊α τ_min⌋ ≥ w,
+      so its excess is max(⌊α τ_min⌋ − (1+α) w, 0). Without a prior the worst case (w = 0) is
+      ⌊α τ_min⌋ on every level. :func:`simulate_alpha_mrmse` measures either mechanism on a tree by a
+      seeded simulation (the tests check the closed form against it).
+    """
+    sizes = _check_level_sizes(level_sizes)
+    if mechanism not in ALPHA_MECHANISMS:
+        raise ParameterError(f"unknown mechanism {mechanism!r}", "use 'gaussian' or 'multiplicative'")
+    a, e = _check_alpha_eta(alpha, eta)
+    mins: list[float] | None = None
+    if prior_levels is not None:
+        pl = [np.asarray(v, dtype=np.float64).reshape(-1) for v in prior_levels]
+        if tuple(v.size for v in pl) != sizes:
+            raise DataError(f"the prior's level sizes {tuple(v.size for v in pl)} differ from {sizes}",
+                            "use a prior with the same tree")
+        mins = [float(v.min()) for v in pl]
+    figures: list[AlphaLevelFigure] = []
+    if mechanism == "gaussian":
+        sig = gaussian_baseline_sigma2(sizes, privacy)
+        for j, (n, s2) in enumerate(zip(sizes, sig)):
+            if s2 is None:
+                val = 0.0
+            elif mins is None:
+                val = math.sqrt(float(discrete_gaussian_variance(float(s2))))
+            else:
+                val = float(gaussian_alpha_rmse(np.array([mins[j]]), float(s2), a)[0])
+            figures.append(AlphaLevelFigure(j, n, val))
+        method = ("closed form (exact, worst case over data: an empty node per level)" if mins is None
+                  else "closed form (exact at each level's smallest prior count)")
+        worst = max(f.alpha_rmse for f in figures)
+        return AlphaMRMSEProjection("gaussian", a, tuple(figures), worst, method,
+                                    note="discrete Gaussian per level, uniform ρ_ℓ (Corollary 2.7), unclamped")
+    params = multiplicative_params(sizes, privacy, a, e)
+    bz = math.floor(params.bucket_zero)
+    for j, n in enumerate(sizes):
+        if j == 0 and params.root_public:
+            val = 0.0
+        elif mins is None:
+            val = float(bz)
+        else:
+            val = max(bz - (1 + a) * mins[j], 0.0)
+        figures.append(AlphaLevelFigure(j, n, val))
+    method = ("closed form on the success event (prob. ≥ 1 − η), worst case over data: an empty node"
+              if mins is None else "closed form on the success event (prob. ≥ 1 − η) at each level's smallest prior count")
+    worst = max(f.alpha_rmse for f in figures)
+    note = (f"τ_min = {params.tau_min:.4g} records: nodes below ~{params.tau_min:.3g} are released as "
+            f"{bz:,}; without the paper's Lemma 3.3 clip a failure (prob. ≤ η = {e:g}) is not bounded")
+    return AlphaMRMSEProjection("multiplicative", a, tuple(figures), worst, method, params=params, note=note)
+
+
+def simulate_alpha_mrmse(parents: Sequence[np.ndarray], levels_true: Sequence[np.ndarray], privacy: PrivacySpec,
+                         alpha: float, mechanism: str, *, eta: float = DEFAULT_ETA, trials: int = 20,
+                         seed: int = 0) -> AlphaMRMSEProjection:
+    """Seeded simulation (SeededRandom, insecure: simulation only) of ``mechanism`` on a given tree:
+    the empirical α-RMSE per level and α-mRMSE over ``trials`` releases."""
+    pars, w = _check_tree(parents, levels_true)
+    sizes = tuple(v.size for v in w)
+    a, e = _check_alpha_eta(alpha, eta)
+    rng = SeededRandom(seed)
+    params = multiplicative_params(sizes, privacy, a, e) if mechanism == "multiplicative" else None
+    runs: list[list[np.ndarray]] = [[] for _ in sizes]
+    for _ in range(int(trials)):
+        rel = (release_multiplicative(pars, w, params, rng) if params is not None
+               else release_gaussian_baseline(w, privacy, rng))
+        for j, v in enumerate(rel):
+            runs[j].append(v)
+    figures = tuple(AlphaLevelFigure(j, n, alpha_mrmse(np.vstack(runs[j]), w[j], a)) for j, n in enumerate(sizes))
+    return AlphaMRMSEProjection(mechanism, a, figures, max(f.alpha_rmse for f in figures),
+                                f"monte carlo ({int(trials)} trials, seed {seed})", params=params)
+
+
+def recommend_alpha_mechanism(level_sizes: Sequence[int], privacy: PrivacySpec, alpha: float,
+                              prior_levels: Sequence[np.ndarray] | None = None, *,
+                              eta: float = DEFAULT_ETA) -> tuple[str, AlphaMRMSEProjection, AlphaMRMSEProjection]:
+    """Both projections side by side and the mechanism with the lower projected α-mRMSE
+    (ties go to the Gaussian baseline, whose guarantee has no failure event)."""
+    g = projected_alpha_mrmse(level_sizes, privacy, alpha, "gaussian", prior_levels, eta=eta)
+    m = projected_alpha_mrmse(level_sizes, privacy, alpha, "multiplicative", prior_levels, eta=eta)
+    return ("multiplicative" if m.alpha_mrmse < g.alpha_mrmse else "gaussian"), g, m

@@ -1,0 +1,563 @@
+"""Streaming counts of the paths of 2–4 nested categorical columns (a hierarchy's leaves).
+
+The data layer's side of "counts over a hierarchy" (issue 15): the level columns of a CSV/TSV,
+Parquet or Excel file are read batch by batch (:mod:`dpgui.data.readers`, the one reader of each
+format) and every distinct path ``(value of column 1, …, value of column L)`` is counted. The tree
+itself (nodes, parents, level counts) and the refusal of a value that appears under two parents are
+:class:`dpgui.core.hierarchy.Hierarchy`'s; this module only turns rows into path counts.
+
+* :func:`count_paths`: the path counts of a (confidential or public) file, validated;
+* :func:`read_prior`: a public prior: a table of paths with a count column, or raw rows;
+* :func:`level_value_counts`: the number of distinct values of candidate columns (capped), for a
+  column chooser;
+* :func:`hierarchy_sample_path`: the bundled sample (NYC flights 2013 by destination time zone →
+  destination → route, CC0; resources/sample/README.md), with :data:`HIERARCHY_SAMPLE_LEVELS`.
+
+Labels are strings. A numeric column may be a level: its values become labels written without
+float noise (``3`` for 3.0, ``0.1`` for 0.1, the shortest text that reads back as the stored value),
+and a note says so. In a CSV/TSV a numeric column is read as its text: an integer keeps the digits as
+written (``02134`` stays ``02134``), a decimal is rewritten the same way (``2.50`` → ``2.5``).
+
+Missing values (null, NaN, an empty or blank cell; in a numeric column of a CSV also pyarrow's
+null markers such as ``NA``) are refused: a hierarchy has no "missing" node unless the user makes one.
+
+Memory is O(batch + distinct values): each level keeps a table of its distinct values and of its
+distinct paths, both capped at ``max_nodes_per_level`` (reading stops as soon as a level goes over),
+never the rows. Time O(rows) in one sequential pass, vectorised per batch (numpy/pyarrow); Python
+works only on the distinct values of each batch.
+
+No Qt, no global state: safe to call from a worker thread with progress and cancel callbacks.
+"""
+
+from __future__ import annotations
+
+import numbers
+import pathlib
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+import pyarrow.types as pat
+
+from dpgui.data.file_types import TableFormat
+from dpgui.data.readers import (
+    CancelCallback,
+    PathLike,
+    ProgressCallback,
+    check_callbacks,
+    check_table_file,
+    column_kind,
+    record_batches,
+    table_schema,
+    watched,
+)
+from dpgui.errors import DataError, ParameterError
+from dpgui.resources import find_resource, resource_candidates
+
+__all__ = [
+    "DEFAULT_VALUE_COUNT_LIMIT",
+    "HIERARCHY_SAMPLE_LEVELS",
+    "HIERARCHY_SAMPLE_RELATIVE_PATH",
+    "MAX_LEVELS",
+    "MAX_NODES_PER_LEVEL",
+    "MIN_LEVELS",
+    "PathCounts",
+    "count_paths",
+    "hierarchy_sample_path",
+    "level_value_counts",
+    "read_prior",
+]
+
+# The limits of the hierarchy model (dpgui.core.hierarchy's, once that module has them).
+MIN_LEVELS = 2
+MAX_LEVELS = 4
+MAX_NODES_PER_LEVEL = 500_000
+#: :func:`level_value_counts` stops counting a column's values at this many.
+DEFAULT_VALUE_COUNT_LIMIT = 100_000
+
+#: The bundled hierarchical sample, relative to the repository / bundle root, and its level columns.
+HIERARCHY_SAMPLE_RELATIVE_PATH = pathlib.PurePosixPath("resources/sample/flight_routes.parquet")
+HIERARCHY_SAMPLE_LEVELS = ("dest_tzone", "dest", "route")
+
+# Rows per streamed batch (CSV: bytes of text per block): a few int64 arrays of this length.
+_BATCH_ROWS = 1 << 18
+_INTEGER_TEXT = re.compile(r"^[+-]?\d+$")
+# pyarrow's default null markers: missing values in a numeric column of a CSV (read as text here).
+_CSV_NULL_MARKERS = frozenset(pa_csv.ConvertOptions().null_values)
+
+
+@dataclass(frozen=True, eq=False)
+class PathCounts:
+    """The count of every distinct path of the level columns.
+
+    ``level_names``: the L level columns (2..4), root side first. ``paths[i]``: the labels of leaf
+    path i (one per level), sorted (so a parent's children are contiguous, as in the tree);
+    ``counts[i]``: its number of rows (records), int64, read-only, every count ≥ 1 for counted
+    data (a prior may hold zeros). ``rows``: the rows counted (= ``counts.sum()``).
+    ``notes``: what the user should know about how the columns were read (e.g. a numeric column
+    used as categories).
+    """
+
+    level_names: tuple[str, ...]
+    paths: tuple[tuple[str, ...], ...]
+    counts: npt.NDArray[np.int64]
+    rows: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n_levels(self) -> int:
+        """L, the number of level columns."""
+        return len(self.level_names)
+
+    def level_value_count(self, level: int) -> int:
+        """Number of distinct labels on ``level`` (1..L). O(paths)."""
+        if not 1 <= level <= self.n_levels:
+            raise ParameterError(f"level {level} is out of range", f"use a level from 1 to {self.n_levels}")
+        return len({p[:level] for p in self.paths})
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def _check_levels(level_columns: object) -> tuple[str, ...]:
+    """The level columns as a tuple: 2..4 distinct non-empty names (ParameterError otherwise)."""
+    if isinstance(level_columns, str) or not isinstance(level_columns, Sequence):
+        raise ParameterError(
+            f"level columns {level_columns!r} are not a list of column names",
+            f"give {MIN_LEVELS} to {MAX_LEVELS} column names, root level first",
+        )
+    names = tuple(level_columns)
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise ParameterError(f"level column name {name!r} is not a non-empty string", "give column names")
+    if len(names) < MIN_LEVELS:
+        raise ParameterError(
+            f"a hierarchy needs at least {MIN_LEVELS} level columns; {len(names)} given",
+            "add the column of the level below (e.g. region, district) or release a plain count instead",
+        )
+    if len(names) > MAX_LEVELS:
+        raise ParameterError(
+            f"a hierarchy has at most {MAX_LEVELS} levels; {len(names)} columns given",
+            f"keep the {MAX_LEVELS} most useful levels (drop intermediate ones)",
+        )
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ParameterError(
+            f"level column {repeated[0]!r} is listed twice",
+            "list each column once, root level first",
+        )
+    return names
+
+
+def _check_limit(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ParameterError(f"{name} {value!r} is not a positive integer", f"use e.g. {MAX_NODES_PER_LEVEL:,}")
+    return int(value)
+
+
+def _columns_hint(names: Sequence[str]) -> str:
+    shown = ", ".join(repr(n) for n in names[:20])
+    more = f" (and {len(names) - 20} more)" if len(names) > 20 else ""
+    return f"choose among the file's columns: {shown}{more}" if names else "the file has no columns"
+
+
+def _schema_kinds(p: pathlib.Path, fmt: TableFormat, columns: Sequence[str]) -> dict[str, str]:
+    """The coarse kind of each of ``columns``; DataError naming the columns if one is absent."""
+    schema, _ = table_schema(p, fmt)
+    names = list(schema.names)
+    for column in columns:
+        if column not in names:
+            raise DataError(f"column '{column}' not found in '{p.name}'", _columns_hint(names))
+        if names.count(column) > 1:
+            raise DataError(
+                f"column name '{column}' is used by {names.count(column)} columns of '{p.name}'",
+                "rename the columns in the file so that each name is used once",
+            )
+    return {c: column_kind(schema.field(names.index(c)).type) for c in columns}
+
+
+def _numeric_note(column: str) -> str:
+    return f"column '{column}' is numeric; its values are used as categories"
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def _float_label(x: float, dtype: np.dtype[np.floating]) -> str | None:
+    """The shortest text that reads back as ``x`` in its own precision; ``3`` for 3.0; None for NaN."""
+    if x != x:  # NaN
+        return None
+    return str(np.format_float_positional(dtype.type(x), unique=True, trim="-"))
+
+
+def _text_number_label(text: str) -> str | None:
+    """A CSV cell of a numeric column: None if missing, an integer as written, a decimal rewritten
+    as :func:`_float_label` does (``2.50`` → ``2.5``, ``3.0`` → ``3``); other text as it is."""
+    s = text.strip()
+    if not s or s in _CSV_NULL_MARKERS:
+        return None
+    if _INTEGER_TEXT.match(s):
+        return s
+    try:
+        x = float(s)
+    except ValueError:
+        return s
+    return _float_label(x, np.dtype(np.float64))
+
+
+def _labels(values: pa.Array, text_numbers: bool) -> list[str | None]:
+    """The label of each value of a (small) array of distinct values: None where missing (null,
+    NaN, empty or blank text). ``text_numbers``: the values are the text of a numeric CSV column."""
+    t = values.type
+    if pat.is_null(t):
+        return [None] * len(values)
+    if pat.is_floating(t):
+        dtype = np.dtype(t.to_pandas_dtype())
+        return [None if v is None else _float_label(v, dtype) for v in values.to_pylist()]
+    if pat.is_boolean(t):
+        return [None if v is None else ("true" if v else "false") for v in values.to_pylist()]
+    out: list[str | None] = []
+    for v in values.to_pylist():
+        if v is None:
+            out.append(None)
+        elif isinstance(v, str):
+            out.append(_text_number_label(v) if text_numbers else (v if v.strip() else None))
+        elif isinstance(v, float):
+            out.append(_float_label(v, np.dtype(np.float64)))
+        else:
+            s = str(v)
+            out.append(s if s.strip() else None)
+    return out
+
+
+def _encode(arr: pa.Array) -> tuple[npt.NDArray[np.int64], pa.Array]:
+    """``(indices, dictionary)`` of a batch column: index -1 for null. O(n), vectorised."""
+    if pat.is_null(arr.type):
+        return np.full(len(arr), -1, dtype=np.int64), pa.array([], type=pa.null())
+    encoded = arr if pat.is_dictionary(arr.type) else pc.dictionary_encode(arr)
+    indices = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return indices, encoded.dictionary
+
+
+class _LevelValues:
+    """The distinct labels of one column, each with an id 0, 1, … in order of appearance."""
+
+    def __init__(self, text_numbers: bool) -> None:
+        self.text_numbers = text_numbers
+        self.ids: dict[str, int] = {}
+        self.labels: list[str] = []
+
+    def ids_of(self, arr: pa.Array) -> npt.NDArray[np.int64]:
+        """The id of each value of ``arr`` (-1 where missing), new labels added. O(n + distinct)."""
+        indices, dictionary = _encode(arr)
+        mapping = np.empty(len(dictionary) + 1, dtype=np.int64)
+        mapping[-1] = -1  # index -1 (null) maps to the last slot
+        ids, labels = self.ids, self.labels
+        for j, label in enumerate(_labels(dictionary, self.text_numbers)):
+            if label is None:
+                mapping[j] = -1
+                continue
+            found = ids.get(label)
+            if found is None:
+                found = ids[label] = len(labels)
+                labels.append(label)
+            mapping[j] = found
+        return mapping[indices]
+
+
+class _Paths:
+    """Distinct paths of one level: ``(parent path id, value id)`` → path id, with the inverse."""
+
+    def __init__(self) -> None:
+        self.ids: dict[int, int] = {}
+        self.parent: list[int] = []
+        self.value: list[int] = []
+
+    def ids_of(self, parent: npt.NDArray[np.int64], value: npt.NDArray[np.int64], base: int) -> npt.NDArray[np.int64]:
+        """Path id of each (parent, value) pair (no missing values), new paths added. ``base`` >
+        every value id. O(n log n) for the batch's np.unique, Python work on its distinct pairs."""
+        keys = parent * base + value
+        unique, inverse = np.unique(keys, return_inverse=True)
+        mapping = np.empty(len(unique), dtype=np.int64)
+        ids = self.ids
+        for j, key in enumerate(unique.tolist()):
+            found = ids.get(key)
+            if found is None:
+                found = ids[key] = len(self.parent)
+                self.parent.append(key // base)
+                self.value.append(key % base)
+            mapping[j] = found
+        out: npt.NDArray[np.int64] = mapping[inverse.reshape(-1)]
+        return out
+
+
+def _too_many(column: str, limit: int, what: str = "distinct values") -> DataError:
+    return DataError(
+        f"level column '{column}' has more than {limit:,} {what}",
+        "a level with that many values is probably an identifier; choose a coarser column or group values",
+    )
+
+
+def _missing_error(p: pathlib.Path, column: str, n_rows: int, first_row: int) -> DataError:
+    rows = "1 row has" if n_rows == 1 else f"{n_rows:,} rows have"
+    return DataError(
+        f"level column '{column}' in '{p.name}': {rows} a missing or empty value (first at data row {first_row:,})",
+        "fill them with a category such as \"(missing)\" or drop those rows",
+    )
+
+
+# --------------------------------------------------------------------------- path counts
+
+
+def _count(
+    p: pathlib.Path,
+    fmt: TableFormat,
+    names: tuple[str, ...],
+    kinds: dict[str, str],
+    limit: int,
+    batch_rows: int,
+    progress: ProgressCallback | None,
+    should_cancel: CancelCallback | None,
+    count_column: str | None = None,
+) -> tuple[list[_LevelValues], list[_Paths], npt.NDArray[np.int64], int]:
+    """Stream the level columns: value tables, path tables per level and the leaf path counts
+    (rows, or the sum of ``count_column`` per path, checked by :func:`_prior_counts`)."""
+    text = fmt in ("csv", "tsv")
+    values = [_LevelValues(text and kinds[c] == "numeric") for c in names]
+    paths = [_Paths() for _ in names]
+    base = limit + 2  # value ids and path ids stay ≤ limit (checked below): keys fit in int64
+    leaf_counts = np.zeros(0, dtype=np.int64)
+    rows = 0
+    missing = dict.fromkeys(names, 0)
+    first_missing: dict[str, int] = {}
+    columns = list(names) if count_column is None else [*names, count_column]
+    stream = record_batches(p, fmt, columns, batch_rows, numeric=count_column)
+    batches: Iterator[pa.RecordBatch] = watched(stream, progress, should_cancel)
+    total = 0
+    for batch in batches:
+        weights = None if count_column is None else _prior_counts(p, count_column, batch.column(len(names)), rows)
+        ids = []
+        ok = np.ones(batch.num_rows, dtype=bool)
+        for level, column in enumerate(names):
+            v = values[level].ids_of(batch.column(level))
+            if len(values[level].labels) > limit:
+                raise _too_many(column, limit)
+            absent = v < 0
+            n_absent = int(np.count_nonzero(absent))
+            if n_absent:
+                missing[column] += n_absent
+                first_missing.setdefault(column, rows + int(np.argmax(absent)) + 1)
+                ok &= ~absent
+            ids.append(v)
+        rows += batch.num_rows
+        if any(missing.values()):
+            continue  # reported after the whole file is read (how many rows, the first)
+        parent = np.zeros(batch.num_rows, dtype=np.int64)
+        for level, column in enumerate(names):
+            parent = paths[level].ids_of(parent, ids[level], base)
+            if len(paths[level].parent) > limit:
+                raise _too_many(column, limit, "nodes (distinct paths from the root)")
+        n_leaves = len(paths[-1].parent)
+        if len(leaf_counts) < n_leaves:
+            leaf_counts = np.concatenate([leaf_counts, np.zeros(n_leaves - len(leaf_counts), dtype=np.int64)])
+        if weights is None:
+            leaf_counts += np.bincount(parent, minlength=n_leaves)
+            total += batch.num_rows
+        else:
+            np.add.at(leaf_counts, parent, weights)
+            total += int(weights.sum())
+    for column in names:
+        if missing[column]:
+            raise _missing_error(p, column, missing[column], first_missing[column])
+    if rows == 0:
+        raise DataError(f"file '{p.name}' has no data rows", "choose a file with a header and data rows")
+    return values, paths, leaf_counts, total
+
+
+def _prior_counts(p: pathlib.Path, column: str, arr: pa.Array, rows_before: int) -> npt.NDArray[np.int64]:
+    """The counts of a batch of a prior's count column as int64; DataError naming the first row
+    whose count is missing, negative, not a whole number or too large. O(n)."""
+    x = arr.cast(pa.float64()).fill_null(np.nan).to_numpy(zero_copy_only=False)
+    checks = (
+        (np.isnan(x), "has no count", "give every path a count (0 for a path with no records)"),
+        (x < 0, "has a negative count", "counts are numbers of records: 0 or more"),
+        (x != np.floor(x), "has a count that is not a whole number", "counts are numbers of records: whole numbers"),
+        (x > 2.0**53, "has a count above 2^53", "check the count column (it holds record counts)"),
+    )
+    for bad, problem, fix in checks:
+        if bad.any():
+            row = rows_before + int(np.argmax(bad)) + 1
+            value = arr[int(np.argmax(bad))].as_py()
+            raise DataError(f"count column '{column}' of '{p.name}' {problem} at data row {row:,} ({value!r})", fix)
+    counts: npt.NDArray[np.int64] = x.astype(np.int64)
+    return counts
+
+
+def _leaf_paths(values: list[_LevelValues], paths: list[_Paths]) -> list[tuple[str, ...]]:
+    """The label tuple of every leaf path id, in id order. O(leaves × L)."""
+    prefixes: list[tuple[str, ...]] = [()]
+    for level_values, level_paths in zip(values, paths):
+        labels = level_values.labels
+        prefixes = [prefixes[parent] + (labels[value],) for parent, value in zip(level_paths.parent, level_paths.value)]
+    return prefixes
+
+
+def _path_counts(
+    names: tuple[str, ...], leaves: list[tuple[str, ...]], counts: npt.NDArray[np.int64], rows: int, notes: list[str]
+) -> PathCounts:
+    order = sorted(range(len(leaves)), key=leaves.__getitem__)
+    sorted_counts = np.ascontiguousarray(counts[np.asarray(order, dtype=np.int64)], dtype=np.int64)
+    sorted_counts.flags.writeable = False
+    return PathCounts(
+        level_names=names,
+        paths=tuple(leaves[i] for i in order),
+        counts=sorted_counts,
+        rows=rows,
+        notes=tuple(notes),
+    )
+
+
+def count_paths(
+    path: PathLike,
+    level_columns: Sequence[str],
+    *,
+    progress: ProgressCallback | None = None,
+    should_cancel: CancelCallback | None = None,
+    max_nodes_per_level: int = MAX_NODES_PER_LEVEL,
+    batch_rows: int = _BATCH_ROWS,
+) -> PathCounts:
+    """The number of rows on every distinct path of ``level_columns`` (2..4 columns, root level
+    first) of a CSV/TSV, Parquet or Excel file, read in one streamed pass.
+
+    Checked before reading: the level list (2..4 distinct names: ParameterError), the file and that
+    every column exists (DataError listing the columns). While reading: a level with more than
+    ``max_nodes_per_level`` distinct values (or paths) stops the read at once (DataError). After it:
+    missing or empty values in a level column (DataError with how many rows and the first row) and
+    a file with no data rows. A numeric level column is allowed (its values become labels; a note
+    says so). A value under two parents is not checked here: :meth:`Hierarchy.from_paths` does.
+
+    ``progress(fraction)`` is called after each batch and with 1.0 at the end; ``should_cancel()``
+    is asked before each batch (True raises :class:`~dpgui.errors.Cancelled`). Time O(rows);
+    memory O(batch_rows + distinct values and paths), never the rows.
+    """
+    names = _check_levels(level_columns)
+    limit = _check_limit("max_nodes_per_level", max_nodes_per_level)
+    batch_rows = _check_limit("batch_rows", batch_rows)
+    check_callbacks(progress, should_cancel)
+    p, fmt = check_table_file(path)
+    kinds = _schema_kinds(p, fmt, names)
+    values, paths, counts, rows = _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel)
+    notes = [_numeric_note(c) for c in names if kinds[c] == "numeric"]
+    return _path_counts(names, _leaf_paths(values, paths), counts, rows, notes)
+
+
+def read_prior(
+    path: PathLike,
+    level_columns: Sequence[str],
+    count_column: str = "count",
+    *,
+    progress: ProgressCallback | None = None,
+    should_cancel: CancelCallback | None = None,
+    max_nodes_per_level: int = MAX_NODES_PER_LEVEL,
+    batch_rows: int = _BATCH_ROWS,
+) -> PathCounts:
+    """A public prior: the node list of the hierarchy and a count on every leaf path.
+
+    Either a table with the level columns and ``count_column`` (non-negative whole numbers; a path
+    may have count 0, so that the prior lists nodes the data may lack; a path listed twice has its
+    counts added), or raw rows without that column (counted as :func:`count_paths` does, and a note
+    says so). Every check of :func:`count_paths` applies; a count that is missing, negative, not a
+    whole number or above 2^53 is a DataError naming the row. ``rows`` is the total count.
+    Time O(rows), memory O(batch_rows + distinct paths).
+    """
+    names = _check_levels(level_columns)
+    if not isinstance(count_column, str) or not count_column:
+        raise ParameterError(f"count column name {count_column!r} is not a non-empty string", "give e.g. 'count'")
+    if count_column in names:
+        raise ParameterError(
+            f"column '{count_column}' is both a level column and the count column",
+            "choose another count column, or leave it out of the levels",
+        )
+    limit = _check_limit("max_nodes_per_level", max_nodes_per_level)
+    batch_rows = _check_limit("batch_rows", batch_rows)
+    check_callbacks(progress, should_cancel)
+    p, fmt = check_table_file(path)
+    schema, _ = table_schema(p, fmt)
+    if count_column not in schema.names:
+        raw = count_paths(p, names, progress=progress, should_cancel=should_cancel,
+                          max_nodes_per_level=limit, batch_rows=batch_rows)
+        note = f"'{p.name}' has no '{count_column}' column: each of its rows was counted as one record"
+        return PathCounts(raw.level_names, raw.paths, raw.counts, raw.rows, (*raw.notes, note))
+    kinds = _schema_kinds(p, fmt, (*names, count_column))
+    if kinds[count_column] not in ("numeric", "empty"):
+        raise DataError(
+            f"count column '{count_column}' of '{p.name}' is not numeric (it holds {kinds[count_column]})",
+            "make it hold the number of records of each path (whole numbers ≥ 0), or rename it if the file holds raw rows",
+        )
+    values, paths, counts, total = _count(
+        p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, count_column=count_column
+    )
+    notes = [_numeric_note(c) for c in names if kinds[c] == "numeric"]
+    return _path_counts(names, _leaf_paths(values, paths), counts, total, notes)
+
+
+def level_value_counts(
+    path: PathLike,
+    columns: Sequence[str],
+    *,
+    limit: int = DEFAULT_VALUE_COUNT_LIMIT,
+    progress: ProgressCallback | None = None,
+    should_cancel: CancelCallback | None = None,
+    batch_rows: int = _BATCH_ROWS,
+) -> dict[str, int]:
+    """The number of distinct non-missing values of each of ``columns`` (labels as in
+    :func:`count_paths`: 3 and 3.0 are one value), capped at ``limit``: a result equal to
+    ``limit`` means "``limit`` or more". For a column chooser; nothing here is released.
+
+    One streamed pass that stops early once every column has reached ``limit``. Time O(rows),
+    memory O(batch_rows + limit × columns). DataError for a missing column (listing the columns).
+    """
+    if isinstance(columns, str) or not isinstance(columns, Sequence):
+        raise ParameterError(f"columns {columns!r} are not a list of column names", "give a list of column names")
+    names = list(dict.fromkeys(columns))
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise ParameterError(f"column name {name!r} is not a non-empty string", "give column names")
+    cap = _check_limit("limit", limit)
+    batch_rows = _check_limit("batch_rows", batch_rows)
+    check_callbacks(progress, should_cancel)
+    p, fmt = check_table_file(path)
+    if not names:
+        return {}
+    kinds = _schema_kinds(p, fmt, names)
+    text = fmt in ("csv", "tsv")
+    values = {c: _LevelValues(text and kinds[c] == "numeric") for c in names}
+    stream = record_batches(p, fmt, names, batch_rows)
+    for batch in watched(stream, progress, should_cancel):
+        open_columns = [i for i, c in enumerate(names) if len(values[c].labels) < cap]
+        if not open_columns:  # every column capped: the rest of the file is not read
+            stream.close()
+            if progress is not None:
+                progress(1.0)
+            break
+        for i in open_columns:
+            values[names[i]].ids_of(batch.column(i))
+    return {c: min(len(values[c].labels), cap) for c in names}
+
+
+def hierarchy_sample_path() -> pathlib.Path:
+    """Absolute path of the bundled ``flight_routes.parquet`` (levels :data:`HIERARCHY_SAMPLE_LEVELS`);
+    :class:`~dpgui.errors.DataError` if it is absent."""
+    path = find_resource(HIERARCHY_SAMPLE_RELATIVE_PATH)
+    if path is None:
+        looked = ", ".join(str(p) for p in resource_candidates(HIERARCHY_SAMPLE_RELATIVE_PATH))
+        raise DataError(
+            f"the hierarchy sample is missing (looked in: {looked})",
+            "reinstall dpgui, or run scripts/make_hierarchy_sample.py to regenerate it",
+        )
+    return path
