@@ -12,8 +12,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-#: Scripts with a quick mode, and the arguments that select it (bench_gaussian: ~7 min in full).
-QUICK_ARGS = {"bench_gaussian.py": ["--quick"]}
+#: Scripts with a quick mode, and the arguments that select it (bench_gaussian: ~7 min in full;
+#: bench_hierarchy: ~4 min in full, ~1 min quick).
+QUICK_ARGS = {"bench_gaussian.py": ["--quick"], "bench_hierarchy.py": ["--quick"]}
 
 
 def main(argv: list[str] | None = None) -> int:
