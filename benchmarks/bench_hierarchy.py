@@ -20,7 +20,8 @@ optimal/uniform with its SE (delta method, independent runs). Two priors for the
 Part 2 -- speed: a synthetic 4-level hierarchy, fan-outs 10 × 10 × 10 × 100 (10⁵ leaves), leaf counts
 Poisson(lognormal(2, 1.5)) (seeded). ``plan_hierarchy`` (optimal allocation, prior = the counts,
 consistency auto, noise auto) target < 1 s; ``release_hierarchy`` (topdown and gls, SecureRandom as a
-real release) target < 2 s. Median of a few runs, in process, after a warm-up.
+real release; Laplace, and at δ > 0 also Gaussian) and paper 004's ``release_multiplicative`` target < 2 s.
+Median of a few runs, in process, after a warm-up.
 
 Part 3 -- paper 004: α-mRMSE (records) of the multiplicative mechanism (Algorithms 1-2,
 ``dpgui.core.counting_trees``) and of the Gaussian baseline (Corollary 2.7, uniform ρ per level) on the
@@ -53,7 +54,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from timing import median_time
 
-from dpgui.core.counting_trees import projected_alpha_mrmse, simulate_alpha_mrmse
+from dpgui.core.counting_trees import (
+    multiplicative_params,
+    projected_alpha_mrmse,
+    release_multiplicative,
+    simulate_alpha_mrmse,
+)
 from dpgui.core.hierarchy import (
     Hierarchy,
     HierarchyPlan,
@@ -81,6 +87,7 @@ PROJECTION_TRIALS = {"full": 200, "quick": 50}  # project_hierarchy's Monte Carl
 FANOUTS = (10, 10, 10, 100)
 PLAN_TARGET_S = 1.0
 RELEASE_TARGET_S = 2.0
+MULTIPLICATIVE_ALPHA = 0.5
 REPEATS = {"full": 5, "quick": 3}
 
 P004_CASES = (  # (neighbours, α, ε, δ)
@@ -410,6 +417,13 @@ def part2(mode: str) -> list[Timing]:
             timings.append(Timing(f"release_hierarchy {fixed.noise} {consistency}, {label}", seconds, cpu,
                                   RELEASE_TARGET_S))
             print(timings[-1].text() + ("" if consistent else "  (NOT consistent!)"))
+        if privacy.delta > 0:  # paper 004's Algorithms 1-2 (release_hierarchy does not route to them yet)
+            params = multiplicative_params(tree.level_sizes, privacy, MULTIPLICATIVE_ALPHA)
+            seconds, cpu, _ = timed(partial(release_multiplicative, list(tree.parents), prior, params, SecureRandom()),
+                                    repeats)
+            timings.append(Timing(f"counting_trees.release_multiplicative α={MULTIPLICATIVE_ALPHA:g} "
+                                  f"({params.rounds} rounds), {label}", seconds, cpu, RELEASE_TARGET_S))
+            print(timings[-1].text())
     return timings
 
 
