@@ -600,21 +600,23 @@ def release_multiplicative(parents: Sequence[np.ndarray], levels_true: Sequence[
                         "plan for this tree")
     root = int(w[0][0])
     if params.root_public:
-        M = float(root)
+        root_bound_m = float(root)
     else:
         assert params.root_scale is not None and params.root_bound is not None
         z = int(sample_truncated_discrete_laplace(rng, params.root_scale, params.root_bound, 1)[0])
-        M = float(root + params.root_bound + z)
-    if M > params.buckets[-1]:
+        root_bound_m = float(root + params.root_bound + z)
+    top_bucket = params.buckets[-1]
+    if root_bound_m > top_bucket:
         if params.root_public:
             raise DataError(f"the total count {root:,} is beyond the multiplicative mechanism's limit "
                             f"of {params.buckets[-1]:.3g}", "use the Gaussian or Laplace noise")
-        M = params.buckets[-1]
+        root_bound_m = top_bucket
     r = params.ratio
-    if M <= params.bucket_zero:
+    m0 = params.bucket_zero
+    if root_bound_m <= m0:
         ell = 0
     else:
-        ell = min(params.rounds, max(1, math.ceil(math.log(M / params.bucket_zero) / math.log(r))))
+        ell = min(params.rounds, max(1, math.ceil(math.log(root_bound_m / m0) / math.log(r))))
     out = [np.full(s, -1, dtype=np.int64) for s in sizes]
     active = [np.ones(s, dtype=bool) for s in sizes]
     for i in range(ell, 0, -1):

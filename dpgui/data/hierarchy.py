@@ -4,7 +4,9 @@ The data layer's side of "counts over a hierarchy" (issue 15): the level columns
 Parquet or Excel file are read batch by batch (:mod:`dpgui.data.readers`, the one reader of each
 format) and every distinct path ``(value of column 1, …, value of column L)`` is counted. The tree
 itself (nodes, parents, level counts) and the refusal of a value that appears under two parents are
-:class:`dpgui.core.hierarchy.Hierarchy`'s; this module only turns rows into path counts.
+:class:`dpgui.core.hierarchy.Hierarchy`'s (:meth:`~dpgui.core.hierarchy.Hierarchy.from_paths`, called
+on every result, so a file whose levels are not nested is refused here, with the value and both
+parents named); this module turns rows into path counts.
 
 * :func:`count_paths`: the path counts of a (confidential or public) file, validated;
 * :func:`read_prior`: a public prior: a table of paths with a count column, or raw rows;
@@ -31,6 +33,7 @@ No Qt, no global state: safe to call from a worker thread with progress and canc
 
 from __future__ import annotations
 
+import functools
 import numbers
 import pathlib
 import re
@@ -44,6 +47,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.types as pat
 
+from dpgui.core.hierarchy import MAX_LEVELS, MAX_NODES_PER_LEVEL, MIN_LEVELS, Hierarchy
 from dpgui.data.file_types import TableFormat
 from dpgui.data.readers import (
     CancelCallback,
@@ -63,9 +67,6 @@ __all__ = [
     "DEFAULT_VALUE_COUNT_LIMIT",
     "HIERARCHY_SAMPLE_LEVELS",
     "HIERARCHY_SAMPLE_RELATIVE_PATH",
-    "MAX_LEVELS",
-    "MAX_NODES_PER_LEVEL",
-    "MIN_LEVELS",
     "PathCounts",
     "count_paths",
     "hierarchy_sample_path",
@@ -73,10 +74,6 @@ __all__ = [
     "read_prior",
 ]
 
-# The limits of the hierarchy model (dpgui.core.hierarchy's, once that module has them).
-MIN_LEVELS = 2
-MAX_LEVELS = 4
-MAX_NODES_PER_LEVEL = 500_000
 #: :func:`level_value_counts` stops counting a column's values at this many.
 DEFAULT_VALUE_COUNT_LIMIT = 100_000
 
@@ -98,9 +95,11 @@ class PathCounts:
     ``level_names``: the L level columns (2..4), root side first. ``paths[i]``: the labels of leaf
     path i (one per level), sorted (so a parent's children are contiguous, as in the tree);
     ``counts[i]``: its number of rows (records), int64, read-only, every count ≥ 1 for counted
-    data (a prior may hold zeros). ``rows``: the rows counted (= ``counts.sum()``).
+    data (a prior may hold zeros). ``rows`` = ``counts.sum()``: the rows counted (a prior with a
+    count column: the sum of its counts).
     ``notes``: what the user should know about how the columns were read (e.g. a numeric column
-    used as categories).
+    used as categories). :attr:`hierarchy`: the tree of these paths; leaf i of it is ``paths[i]``,
+    so ``counts`` are its leaf counts as they are (``hierarchy.aggregate(counts)`` gives every level).
     """
 
     level_names: tuple[str, ...]
@@ -109,16 +108,16 @@ class PathCounts:
     rows: int
     notes: tuple[str, ...] = ()
 
+    @functools.cached_property
+    def hierarchy(self) -> Hierarchy:
+        """The tree (:meth:`Hierarchy.from_paths`; DataError for a value under two parents), built
+        once. O(P log P) for P paths."""
+        return Hierarchy.from_paths(self.level_names, self.paths)
+
     @property
     def n_levels(self) -> int:
         """L, the number of level columns."""
         return len(self.level_names)
-
-    def level_value_count(self, level: int) -> int:
-        """Number of distinct labels on ``level`` (1..L). O(paths)."""
-        if not 1 <= level <= self.n_levels:
-            raise ParameterError(f"level {level} is out of range", f"use a level from 1 to {self.n_levels}")
-        return len({p[:level] for p in self.paths})
 
 
 # --------------------------------------------------------------------------- parameters
@@ -239,7 +238,10 @@ def _encode(arr: pa.Array) -> tuple[npt.NDArray[np.int64], pa.Array]:
     """``(indices, dictionary)`` of a batch column: index -1 for null. O(n), vectorised."""
     if pat.is_null(arr.type):
         return np.full(len(arr), -1, dtype=np.int64), pa.array([], type=pa.null())
-    encoded = arr if pat.is_dictionary(arr.type) else pc.dictionary_encode(arr)
+    if pat.is_dictionary(arr.type):
+        # A Parquet dictionary may hold a whole row group's values: keep only those of this batch.
+        arr = arr.dictionary_decode()
+    encoded = pc.dictionary_encode(arr)
     indices = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     return indices, encoded.dictionary
 
@@ -324,9 +326,10 @@ def _count(
     progress: ProgressCallback | None,
     should_cancel: CancelCallback | None,
     count_column: str | None = None,
-) -> tuple[list[_LevelValues], list[_Paths], npt.NDArray[np.int64], int]:
-    """Stream the level columns: value tables, path tables per level and the leaf path counts
-    (rows, or the sum of ``count_column`` per path, checked by :func:`_prior_counts`)."""
+    extra_notes: tuple[str, ...] = (),
+) -> PathCounts:
+    """Stream the level columns and count the rows (or sum ``count_column``, checked by
+    :func:`_prior_counts`) of every path; the result's tree is built and checked."""
     text = fmt in ("csv", "tsv")
     values = [_LevelValues(text and kinds[c] == "numeric") for c in names]
     paths = [_Paths() for _ in names]
@@ -361,6 +364,9 @@ def _count(
         for level, column in enumerate(names):
             parent = paths[level].ids_of(parent, ids[level], base)
             if len(paths[level].parent) > limit:
+                # More paths than values on this level (values are ≤ limit, checked above): a value
+                # is under two parents. The core names it (and its parents) from the paths so far.
+                Hierarchy.from_paths(names[: level + 1], _leaf_paths(values[: level + 1], paths[: level + 1]))
                 raise _too_many(column, limit, "nodes (distinct paths from the root)")
         n_leaves = len(paths[-1].parent)
         if len(leaf_counts) < n_leaves:
@@ -376,7 +382,10 @@ def _count(
             raise _missing_error(p, column, missing[column], first_missing[column])
     if rows == 0:
         raise DataError(f"file '{p.name}' has no data rows", "choose a file with a header and data rows")
-    return values, paths, leaf_counts, total
+    notes = (*(_numeric_note(c) for c in names if kinds[c] == "numeric"), *extra_notes)
+    result = _path_counts(names, _leaf_paths(values, paths), leaf_counts, total, notes)
+    result.hierarchy  # noqa: B018 — builds and checks the tree (a value under two parents is refused)
+    return result
 
 
 def _prior_counts(p: pathlib.Path, column: str, arr: pa.Array, rows_before: int) -> npt.NDArray[np.int64]:
@@ -408,7 +417,11 @@ def _leaf_paths(values: list[_LevelValues], paths: list[_Paths]) -> list[tuple[s
 
 
 def _path_counts(
-    names: tuple[str, ...], leaves: list[tuple[str, ...]], counts: npt.NDArray[np.int64], rows: int, notes: list[str]
+    names: tuple[str, ...],
+    leaves: list[tuple[str, ...]],
+    counts: npt.NDArray[np.int64],
+    rows: int,
+    notes: tuple[str, ...],
 ) -> PathCounts:
     order = sorted(range(len(leaves)), key=leaves.__getitem__)
     sorted_counts = np.ascontiguousarray(counts[np.asarray(order, dtype=np.int64)], dtype=np.int64)
@@ -418,7 +431,7 @@ def _path_counts(
         paths=tuple(leaves[i] for i in order),
         counts=sorted_counts,
         rows=rows,
-        notes=tuple(notes),
+        notes=notes,
     )
 
 
@@ -436,10 +449,13 @@ def count_paths(
 
     Checked before reading: the level list (2..4 distinct names: ParameterError), the file and that
     every column exists (DataError listing the columns). While reading: a level with more than
-    ``max_nodes_per_level`` distinct values (or paths) stops the read at once (DataError). After it:
-    missing or empty values in a level column (DataError with how many rows and the first row) and
-    a file with no data rows. A numeric level column is allowed (its values become labels; a note
-    says so). A value under two parents is not checked here: :meth:`Hierarchy.from_paths` does.
+    ``max_nodes_per_level`` distinct values stops the read at once (DataError), and so does a level
+    with more paths than that, which means a value under two parents (DataError from
+    :meth:`Hierarchy.from_paths` naming it). After it: missing or empty values in a level column
+    (DataError with how many rows and the first row), a file with no data rows, and the tree of the
+    paths (:attr:`PathCounts.hierarchy`, built here: a value under two parents is a DataError naming
+    the value, both parents and the fix). A numeric level column is allowed (its values become
+    labels; a note says so).
 
     ``progress(fraction)`` is called after each batch and with 1.0 at the end; ``should_cancel()``
     is asked before each batch (True raises :class:`~dpgui.errors.Cancelled`). Time O(rows);
@@ -451,9 +467,7 @@ def count_paths(
     check_callbacks(progress, should_cancel)
     p, fmt = check_table_file(path)
     kinds = _schema_kinds(p, fmt, names)
-    values, paths, counts, rows = _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel)
-    notes = [_numeric_note(c) for c in names if kinds[c] == "numeric"]
-    return _path_counts(names, _leaf_paths(values, paths), counts, rows, notes)
+    return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel)
 
 
 def read_prior(
@@ -489,21 +503,16 @@ def read_prior(
     p, fmt = check_table_file(path)
     schema, _ = table_schema(p, fmt)
     if count_column not in schema.names:
-        raw = count_paths(p, names, progress=progress, should_cancel=should_cancel,
-                          max_nodes_per_level=limit, batch_rows=batch_rows)
         note = f"'{p.name}' has no '{count_column}' column: each of its rows was counted as one record"
-        return PathCounts(raw.level_names, raw.paths, raw.counts, raw.rows, (*raw.notes, note))
+        kinds = _schema_kinds(p, fmt, names)
+        return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, extra_notes=(note,))
     kinds = _schema_kinds(p, fmt, (*names, count_column))
     if kinds[count_column] not in ("numeric", "empty"):
         raise DataError(
             f"count column '{count_column}' of '{p.name}' is not numeric (it holds {kinds[count_column]})",
             "make it hold the number of records of each path (whole numbers ≥ 0), or rename it if the file holds raw rows",
         )
-    values, paths, counts, total = _count(
-        p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, count_column=count_column
-    )
-    notes = [_numeric_note(c) for c in names if kinds[c] == "numeric"]
-    return _path_counts(names, _leaf_paths(values, paths), counts, total, notes)
+    return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, count_column=count_column)
 
 
 def level_value_counts(

@@ -11,9 +11,9 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
 
+from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL, Hierarchy
 from dpgui.data.hierarchy import (
     HIERARCHY_SAMPLE_LEVELS,
-    MAX_NODES_PER_LEVEL,
     PathCounts,
     count_paths,
     hierarchy_sample_path,
@@ -78,7 +78,11 @@ def test_counts_every_path_in_every_format(tmp_path, fmt):
     assert result.rows == 500 == int(result.counts.sum())
     assert result.notes == ()
     assert not result.counts.flags.writeable
-    assert [result.level_value_count(level) for level in (1, 2, 3)] == [3, 5, 7]
+    tree = result.hierarchy
+    assert isinstance(tree, Hierarchy) and tree.level_sizes == (1, 3, 5, 7)
+    # leaf i of the tree is paths[i]: counts are its leaf counts as they are
+    assert tree.leaf_index(result.paths).tolist() == list(range(7))
+    assert tree.aggregate(result.counts)[0].tolist() == [500]
 
 
 def test_two_levels_of_a_wider_file_and_order_of_children(tmp_path):
@@ -105,18 +109,18 @@ def test_batches_are_merged(tmp_path):
 def test_numeric_levels_become_labels_with_a_note(tmp_path):
     table = pa.table({
         "year": pa.array([2020, 2020, 2021, 2021, 2021], pa.int64()),
-        "grade": pa.array([3.0, 0.1, 3.0, 2.5, 3.0], pa.float64()),
-        "small": pa.array([1.5, 0.1, 1.5, 0.2, 1.5], pa.float32()),
+        "grade": pa.array([3.0, 0.1, 4.0, 2.5, 4.0], pa.float64()),
+        "small": pa.array([1.5, 0.1, 1.25, 0.2, 1.25], pa.float32()),
     })
     path = tmp_path / "n.parquet"
     pq.write_table(table, path)
     result = count_paths(path, ["year", "grade"])
-    assert result.paths == (("2020", "0.1"), ("2020", "3"), ("2021", "2.5"), ("2021", "3"))
+    assert result.paths == (("2020", "0.1"), ("2020", "3"), ("2021", "2.5"), ("2021", "4"))
     assert result.counts.tolist() == [1, 1, 1, 2]
     assert result.notes == ("column 'year' is numeric; its values are used as categories",
                             "column 'grade' is numeric; its values are used as categories")
     f32 = count_paths(path, ["year", "small"])
-    assert {p[1] for p in f32.paths} == {"1.5", "0.1", "0.2"}  # no float32 noise (0.10000000149…)
+    assert {p[1] for p in f32.paths} == {"1.5", "0.1", "1.25", "0.2"}  # no float32 noise (0.10000000149…)
 
 
 def test_numeric_text_in_csv_is_normalised_but_integers_keep_their_digits(tmp_path):
@@ -321,7 +325,7 @@ def test_bundled_hierarchy_sample_has_the_documented_levels_and_counts():
     assert HIERARCHY_SAMPLE_LEVELS == ("dest_tzone", "dest", "route")
     result = count_paths(sample, HIERARCHY_SAMPLE_LEVELS)
     assert result.rows == 336_776 and result.notes == ()
-    assert [result.level_value_count(level) for level in (1, 2, 3)] == [9, 105, 224]
+    assert result.hierarchy.level_sizes == (1, 9, 105, 224)
     # strictly nested with globally unique labels: every label has one parent path
     for level in (2, 3):
         labels = [p[level - 1] for p in {p[:level] for p in result.paths}]
@@ -344,3 +348,36 @@ def test_hierarchy_sample_missing_is_a_data_error(monkeypatch):
     monkeypatch.setattr(module, "find_resource", lambda relative: None)
     with pytest.raises(DataError, match=r"hierarchy sample is missing.*make_hierarchy_sample\.py"):
         module.hierarchy_sample_path()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_value_under_two_parents_is_refused_end_to_end(tmp_path, fmt):
+    rows = [("OR", "Portland"), ("OR", "Salem"), ("ME", "Portland"), ("ME", "Bangor")]
+    path = tmp_path / f"two.{fmt}"
+    _write(_table(rows, ["state", "city"]), path, fmt)
+    with pytest.raises(DataError) as err:
+        count_paths(path, ["state", "city"])
+    message = str(err.value)
+    assert "'Portland'" in message and "two parents" in message and "'ME'" in message and "'OR'" in message
+    assert "make the values unique, e.g. prefix each with its parent" in message and "\n" not in message
+    with pytest.raises(DataError, match="two parents"):
+        read_prior(path, ["state", "city"])
+
+
+def test_a_value_under_many_parents_stops_the_read_and_is_named(tmp_path):
+    """Paths overflow the limit while the values do not: the read stops early and the message is
+    the core's 'two parents' one, not 'too many values'."""
+    n = 200_000
+    path = tmp_path / "cross.parquet"
+    pq.write_table(pa.table({"a": pa.array((np.arange(n) % 7).astype(str)), "b": pa.array((np.arange(n) % 900).astype(str))}),
+                   path, row_group_size=10_000)
+    seen: list[float] = []
+    with pytest.raises(DataError, match="appears under two parents") as err:
+        count_paths(path, ["a", "b"], max_nodes_per_level=1000, batch_rows=500, progress=seen.append)
+    assert "more than" not in str(err.value)
+    assert seen and seen[-1] < 0.1
+
+
+def test_the_sample_with_levels_that_are_not_nested_names_the_value():
+    with pytest.raises(DataError, match=r"value '(EWR|JFK|LGA)' of level 'origin' appears under two parents"):
+        count_paths(hierarchy_sample_path(), ["dest", "origin"])
