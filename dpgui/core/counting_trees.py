@@ -37,7 +37,13 @@ cut-off c) plus truncated-Laplace counts. A node classified above τ_i in round 
 ⌊M_i⌋; nodes never classified above get ⌊M_0⌋. (Flooring keeps the proof: w_u ≤ M_i and w_u is an
 integer, so w_u ≤ ⌊M_i⌋.) The outputs are a "bucketed" upper estimate, not consistent across levels.
 
-Three things differ from the paper's text, and why:
+Four things differ from (or read into) the paper's text, and why:
+
+* **The next forest.** Algorithm 2, line 8, puts only the subtrees below "transition" nodes into
+  F_{i−1}; a ⊥ subtree hanging off a non-transition ⊤ node would then never get an estimate. The
+  proof of Lemma 4.6 needs every node classified ⊥ in round i (weight < (1+β)τ_i ≤ M_{i−1}) to go on,
+  so F_{i−1} = all ⊥ nodes of F_i (a union of subtrees, as ⊤ is closed upwards); every ⊤ node (a
+  transition node or an ancestor of one within its tree of F_i) is released as ⌊M_i⌋.
 
 * **The budget sequence.** The paper sets ε_i ∝ i·r^{i−1} and C = Σ_i i·r^{i−1} = ((2+α)β−α)/(1+β))^{−2};
   with r > 1 that series diverges (a typo: the proof needs (1/r)^{i−1}/ε_i ∝ 1/i). We use
@@ -78,6 +84,10 @@ integer noise on integer counts:
   interactive DP mechanisms, Vadhan & Wang 2021 / Lyu 2022, as the paper's Fact 2.3 assumes.)
 * M (add/remove only): TDLap(t_M ≥ 2/ε₀, R_M) with δ_T ≤ δ₀/2, shifted by +R_M so M ≥ w_root.
 
+Not implemented: Lemma 3.3's second stage (a per-level truncated-Laplace clip at another (ε/2, δ/2)
+that bounds the error on the failure event); without it the α-mRMSE projection holds on the success
+event, probability ≥ 1 − η per node.
+
 Per record (the paper's neighbours, ‖x − x'‖₁ = 1) the release is (ε₀', δ₀')-DP with
 ε₀' = [1/t_M] + Σ_i c(1/t_ρ,i + 2/t_ν,i + 1/t_T,i) and δ₀' = [δ_T(t_M, R_M)] + Σ_i c δ_T(t_T,i, R_i)
 (basic composition, bracketed terms under add/remove only), see :func:`multiplicative_privacy`.
@@ -95,11 +105,13 @@ privacy applies to it; the released root is N exactly.
 
 Honest constants
 ----------------
-The thresholds are huge: at α = 0.5, ε = 1, δ = 1e-6, η = 0.05 and a 5-level tree, τ_min is of the
-order of 10⁵–10⁶ records, so every node below ~τ_min is released as ⌊α τ_min⌋ and the α-mRMSE is
-≈ α τ_min, while the Gaussian baseline's is ≈ 10 records. The paper's result is asymptotic in the
-depth d (log d against √d); for trees of 2–5 levels the Gaussian baseline wins by orders of
-magnitude, and :func:`projected_alpha_mrmse` shows it.
+The thresholds are huge. At α = 0.5, ε = 1, δ = 1e-6, η = 0.05, one record per person, ``change``, and
+a 5-level tree (1, 10, 100, 1000, 10⁵): τ_min = 3.4·10⁵ records (Corollary 4.7's closed form: 1.1·10⁶),
+so every node below ~τ_min is released as ⌊α τ_min⌋ = 169,006 and the α-mRMSE is 1.7·10⁵ records,
+while the Gaussian baseline's is 12.8 records. The paper's result is asymptotic in the depth d
+(log d against √d): the Gaussian baseline's α-mRMSE grows like √d (≈ 2·10⁵ at d = 10⁹ levels) and
+the multiplicative one's like log d, so they cross only beyond ~10⁹ levels. For trees of 2–5 levels
+the Gaussian baseline wins by four orders of magnitude, and :func:`projected_alpha_mrmse` shows it.
 
 Complexity: per round O(nodes) numpy work and O(nodes) noise draws at most; rounds = O(log(N/τ_min)/α).
 """
@@ -144,6 +156,7 @@ __all__ = [
     "multiplicative_params",
     "multiplicative_privacy",
     "release_multiplicative",
+    "multiplicative_intervals",
     "gaussian_baseline_sigma2",
     "release_gaussian_baseline",
     "gaussian_alpha_rmse",
@@ -539,11 +552,12 @@ def _classify(pars: list[np.ndarray], w: list[np.ndarray], active: list[np.ndarr
             gid = np.where(active[j - 1][p], tree_gid[j - 1][p], own)
         tree_gid.append(np.where(active[j], gid, -1))
     all_gid = np.concatenate(tree_gid)
-    roots, inverse = np.unique(all_gid[all_gid >= 0], return_inverse=True)
-    n_trees = roots.size
+    is_root = np.zeros(all_gid.size, dtype=bool)
+    is_root[all_gid[all_gid >= 0]] = True
+    rank = np.cumsum(is_root) - 1  # tree number of each root, O(nodes) instead of a sort
+    n_trees = int(is_root.sum())
     tree: list[np.ndarray] = []
-    flat = np.full(all_gid.size, -1, dtype=np.int64)
-    flat[all_gid >= 0] = inverse
+    flat = np.where(all_gid >= 0, rank[np.maximum(all_gid, 0)], -1)
     for j in range(n_levels):
         tree.append(flat[offsets[j]:offsets[j + 1]])
     top = [np.zeros(s, dtype=bool) for s in sizes]
@@ -561,8 +575,9 @@ def _classify(pars: list[np.ndarray], w: list[np.ndarray], active: list[np.ndarr
         trees_here = tree[j][in_s]
         fmax = np.full(n_trees, np.iinfo(np.int64).min, dtype=np.int64)
         np.maximum.at(fmax, trees_here, w[j][in_s])
-        asking = np.unique(trees_here)
-        asking = asking[tops_so_far[asking] < cutoff]
+        has_nodes = np.zeros(n_trees, dtype=bool)
+        has_nodes[trees_here] = True
+        asking = np.flatnonzero(has_nodes & (tops_so_far < cutoff))
         is_top_tree = np.zeros(n_trees, dtype=bool)
         if asking.size:
             nu = sample_discrete_laplace(rng, t_nu, asking.size)
@@ -620,6 +635,8 @@ def release_multiplicative(parents: Sequence[np.ndarray], levels_true: Sequence[
     out = [np.full(s, -1, dtype=np.int64) for s in sizes]
     active = [np.ones(s, dtype=bool) for s in sizes]
     for i in range(ell, 0, -1):
+        if not any(a.any() for a in active):
+            break
         k = i - 1
         top = _classify(pars, w, active, params.thresholds[k], params.margins[k], params.threshold_scales[k],
                         params.query_scales[k], params.count_scales[k], params.count_bounds[k],
@@ -634,6 +651,31 @@ def release_multiplicative(parents: Sequence[np.ndarray], levels_true: Sequence[
     if params.root_public:
         out[0][0] = root
     return tuple(out)
+
+
+def multiplicative_intervals(released: Sequence[np.ndarray], params: MultiplicativeParams
+                             ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """Per node interval [lower, upper] (int64 per level) that holds the true count with probability
+    ≥ 1 − η (the success event of Lemma 4.6): a node released as ⌊M_i⌋ (⊤ in round i) has
+    (1−β)τ_i ≤ w ≤ ⌊M_i⌋; one released as ⌊M_0⌋ has 0 ≤ w ≤ ⌊M_0⌋; the root under ``change`` is exact."""
+    values = np.array([math.floor(params.bucket_zero)] + [math.floor(m) for m in params.buckets], dtype=np.int64)
+    lows = np.array([0] + [math.ceil((1 - params.beta) * t) for t in params.thresholds], dtype=np.int64)
+    lower: list[np.ndarray] = []
+    upper: list[np.ndarray] = []
+    for j, rel in enumerate(released):
+        v = np.asarray(rel, dtype=np.int64)
+        pos = np.searchsorted(values, v)
+        known = (pos < values.size) & (values[np.minimum(pos, values.size - 1)] == v)
+        if j == 0 and params.root_public:
+            lower.append(v.copy())
+            upper.append(v.copy())
+            continue
+        if not known.all():
+            raise DataError("a released value is not one of the mechanism's buckets",
+                            "pass the output of release_multiplicative with the same parameters")
+        lower.append(np.minimum(lows[pos], v))
+        upper.append(v.copy())
+    return tuple(lower), tuple(upper)
 
 
 # ----------------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ contiguous children of each parent), never a Python loop over nodes.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import numbers
 from collections.abc import Sequence
@@ -51,6 +52,7 @@ import numpy.typing as npt
 from dpgui.core.accounting import zcdp_epsilon
 from dpgui.core.counting_trees import (
     MultiplicativeParams,
+    multiplicative_intervals,
     multiplicative_params,
     recommend_alpha_mechanism,
     release_multiplicative,
@@ -109,6 +111,8 @@ __all__ = [
     "simulate_hierarchy",
     "downstream_allocation",
     "DOWNSTREAM_WEIGHTS",
+    "DownstreamFigure",
+    "downstream_projection",
 ]
 
 MIN_LEVELS = 2
@@ -449,6 +453,7 @@ class HierarchyPlan:
             "noise": self.noise,
             "level_budgets": list(self.level_budgets),
             "budget_unit": self.budget_name,
+            "budget_total": math.fsum(self.level_budgets),  # ε (laplace) or ρ (gaussian: its ε at δ is "epsilon")
             "level_noise_scales": scales,
             "weights": list(self.weights),
             "allocation": self.allocation,
@@ -813,43 +818,86 @@ def _noise_half_width(plan: HierarchyPlan, scale: Fraction) -> int:
 
 
 # Parametric bootstrap of the consistent releases' intervals: pooled |error| draws per level.
-_BOOTSTRAP_DRAWS = 4000
-_BOOTSTRAP_MIN_TRIALS = 8
-_BOOTSTRAP_MAX_TRIALS = 400
-_BOOTSTRAP_NODE_BUDGET = 2_000_000  # node draws for a GLS bootstrap (the whole tree per trial)
+_BOOTSTRAP_DRAWS = 20_000  # pooled node draws wanted per level
+_BOOTSTRAP_MIN_TRIALS = 2
+_BOOTSTRAP_MAX_TRIALS = 400  # top-down: a small level is re-released on the tree cut at it (cheap)
+_BOOTSTRAP_MAX_GLS_TRIALS = 400  # GLS: the whole tree in each copy
+_BOOTSTRAP_NODE_BUDGET = 800_000  # node draws for a GLS bootstrap (≈ 8 copies of a 10⁵-leaf tree)
 
 
 def _pooled_half_width(errors: list[np.ndarray]) -> int:
-    """Smallest integer q with at least 95 % of the pooled |errors| ≤ q."""
-    pooled = np.abs(np.concatenate(errors))
-    return int(np.quantile(pooled, INTERVAL_LEVEL, method="inverted_cdf")) if pooled.size else 0
+    """The ⌈(m+1)·95 %⌉-th smallest of the m pooled |errors| (the conformal rank: a new exchangeable
+    draw is ≤ it with probability ≥ 95 %, where the plain 95 % quantile of few draws falls short)."""
+    pooled = np.sort(np.abs(np.concatenate([e.ravel() for e in errors]))) if errors else np.zeros(0)
+    if pooled.size == 0:
+        return 0
+    rank = min(pooled.size, math.ceil((pooled.size + 1) * INTERVAL_LEVEL))
+    return int(pooled[rank - 1])
+
+
+def _forest_release(parents: Sequence[np.ndarray], plan: HierarchyPlan, counts: tuple[np.ndarray, ...], copies: int,
+                    top: int, rng: RandomSource) -> list[np.ndarray]:
+    """``copies`` independent consistent re-releases of levels 0..top of the tree whose true counts are
+    ``counts``, in one vectorised call: the copies hang under an extra super-root (a forest), copy r's
+    node i of level ℓ is node r·n_ℓ + i, and each copy's root keeps its own value — exact for top-down
+    (the copies' roots are non-negative integers summing to the super-root's total, so the integer
+    projection returns them unchanged); for GLS the copies' roots are measured (add/remove: with the
+    root's noise variance, the super-root unmeasured; change: with a variance of 10⁻⁶ counts², the
+    super-root known exactly), which reproduces each copy's own GLS up to the super-root's rounding.
+    Returns, per level 0..top, an array (copies × n_ℓ)."""
+    sizes = plan.level_sizes
+    forest = [np.zeros(copies, dtype=np.int64)]
+    for ell in range(top):
+        forest.append((np.arange(copies, dtype=np.int64)[:, None] * sizes[ell] + parents[ell][None, :]).ravel())
+    scales = plan.level_scales()
+    noisy: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]
+    for ell in range(top + 1):
+        base = np.tile(counts[ell], copies)
+        s = scales[ell]
+        if s is not None:
+            draw = (sample_discrete_gaussian_levels(rng, [s], [base.size]) if plan.noise == "gaussian"
+                    else sample_discrete_laplace_levels(rng, [s], [base.size]))[0]
+            base = base + draw
+        noisy.append(base)
+    root_public = plan.privacy.root_public
+    if plan.consistency == "topdown":
+        roots = noisy[1] if root_public else np.maximum(noisy[1], 0)
+        noisy[1] = roots
+        out = topdown_consistent(forest, noisy, int(roots.sum()))
+    else:
+        variances = [math.inf, *plan.level_noise_variances()[: top + 1]]
+        if root_public:
+            variances[1] = 1e-6
+        known = float(copies * int(counts[0][0])) if root_public else None
+        out = gls_consistent(forest, noisy, variances, known)
+    return [np.asarray(out[ell + 1], dtype=np.int64).reshape(copies, sizes[ell]) for ell in range(top + 1)]
 
 
 def _bootstrap_half_widths(hierarchy: Hierarchy, plan: HierarchyPlan, counts: tuple[np.ndarray, ...]) -> list[int]:
-    """Per-level half-widths q_ℓ of a consistent release's 95 % intervals (module docstring of
+    """Per-level half-widths q_ℓ of a consistent release's 95 % intervals (docstring of
     :func:`release_hierarchy`): the released counts are taken as the truth, the release is repeated
-    with ``SeededRandom(0)`` (post-processing of public values: no privacy cost), and q_ℓ is the 95 %
-    quantile of |re-released − released| pooled over the level's nodes and the trials."""
-    rng = SeededRandom(0)
+    with a seeded generator (post-processing of public values: no privacy cost), and q_ℓ is the
+    conformal 95 % rank of |re-released − released| pooled over the level's nodes and the trials.
+    The seed is a hash of the released counts: the intervals are a function of the release, with
+    independent bootstrap draws across releases. Top-down level ℓ is re-released on the tree cut at ℓ
+    (it depends on levels 0..ℓ only), GLS on the whole tree; the copies of a level run as one forest."""
+    digest = hashlib.sha256(b"".join(np.ascontiguousarray(c, dtype=np.int64).tobytes() for c in counts)).digest()
+    rng = SeededRandom(int.from_bytes(digest[:8], "little"))
     parents = hierarchy.parents
     sizes = plan.level_sizes
     widths = [0] * len(sizes)
     first = plan.privacy.first_noised_level()
     if plan.consistency == "topdown":
-        for ell in range(first, len(sizes)):
-            trials = int(np.clip(math.ceil(_BOOTSTRAP_DRAWS / sizes[ell]), _BOOTSTRAP_MIN_TRIALS, _BOOTSTRAP_MAX_TRIALS))
-            errors = [_release_counts(parents, plan, counts, rng, top=ell)[ell] - counts[ell] for _ in range(trials)]
-            widths[ell] = _pooled_half_width(errors)
+        for ell in range(max(first, 1), len(sizes)):  # an add/remove root is the clamped noisy root: exact width
+            copies = int(np.clip(math.ceil(_BOOTSTRAP_DRAWS / sizes[ell]), _BOOTSTRAP_MIN_TRIALS, _BOOTSTRAP_MAX_TRIALS))
+            again = _forest_release(parents, plan, counts, copies, ell, rng)[ell]
+            widths[ell] = _pooled_half_width([again - counts[ell][None, :]])
         return widths
     smallest = min(sizes[first:])
     cap = max(_BOOTSTRAP_MIN_TRIALS, _BOOTSTRAP_NODE_BUDGET // sum(sizes))
-    trials = int(np.clip(math.ceil(_BOOTSTRAP_DRAWS / smallest), _BOOTSTRAP_MIN_TRIALS, min(cap, _BOOTSTRAP_MAX_TRIALS)))
-    per_level: list[list[np.ndarray]] = [[] for _ in sizes]
-    for _ in range(trials):
-        again = _release_counts(parents, plan, counts, rng)
-        for ell in range(first, len(sizes)):
-            per_level[ell].append(again[ell] - counts[ell])
-    return [0 if ell < first else _pooled_half_width(per_level[ell]) for ell in range(len(sizes))]
+    copies = int(np.clip(math.ceil(_BOOTSTRAP_DRAWS / smallest), _BOOTSTRAP_MIN_TRIALS, min(cap, _BOOTSTRAP_MAX_GLS_TRIALS)))
+    again_levels = _forest_release(parents, plan, counts, copies, len(sizes) - 1, rng)
+    return [0 if ell < first else _pooled_half_width([again_levels[ell] - counts[ell][None, :]]) for ell in range(len(sizes))]
 
 
 def release_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: HierarchyPlan,
@@ -872,12 +920,12 @@ def release_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: Hi
     * ``topdown``/``gls``: [max(0, c − q_ℓ), c + q_ℓ] with q_ℓ from a parametric bootstrap: the
       released counts are taken as the truth and the release is repeated (seeded; post-processing of
       public values, no privacy cost), q_ℓ = the 95 % quantile of |error| pooled over level ℓ's nodes
-      and the trials (≥ 4,000 pooled draws where the time allows; top-down levels are re-released on
+      and the trials (≥ 20,000 pooled draws where the time allows, ≥ 2 trials; top-down levels are re-released on
       the tree cut at ℓ, which is exact since top-down level ℓ depends on levels 0..ℓ only). It
       covers the true count in ≈ 95 % of cases on average over a level's nodes, not for each node.
-    * multiplicative: paper 004's guarantee P(|c − n| ≤ α max(n, τ_min)) ≥ 1 − η with η = 5 %, solved
-      for n: [min(c/(1+α), c − ατ_min), max(c/(1−α), c + ατ_min)] (rounded outwards, ≥ 0); ≥ 95 % for
-      every node on the paper's success event.
+    * multiplicative: :func:`counting_trees.multiplicative_intervals` — on paper 004's success event
+      (probability ≥ 1 − η, η = 5 %) a count released as bucket ⌊M_i⌋ lies in [(1−β)τ_i, ⌊M_i⌋], one
+      released as ⌊M_0⌋ in [0, ⌊M_0⌋]: ≥ 95 % for every node.
 
     Time O(nodes) vectorised (the bootstrap: O(trials · nodes), under 1 s for 10⁵ leaves).
     """
@@ -889,17 +937,10 @@ def release_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: Hi
     lower: list[np.ndarray] = []
     upper: list[np.ndarray] = []
     if plan.multiplicative is not None:
-        params = plan.multiplicative
-        a, tau = float(params.alpha), float(params.tau_min)
-        for c in counts:
-            cf = c.astype(np.float64)
-            lower.append(np.maximum(0, np.floor(np.minimum(cf / (1 + a), cf - a * tau))).astype(np.int64))
-            upper.append(np.ceil(np.maximum(cf / (1 - a), cf + a * tau)).astype(np.int64))
-        if plan.privacy.root_public:
-            lower[0], upper[0] = counts[0].copy(), counts[0].copy()
-        method = (f"paper 004's (α, η) guarantee solved for the true count (α = {a:g}, τ_min = {tau:.4g}, "
-                  f"η = {1 - INTERVAL_LEVEL:.2g}): ≥ 95 % per node")
-        return HierarchyRelease(plan, hierarchy, counts, tuple(lower), tuple(upper), method)
+        low, high = multiplicative_intervals(counts, plan.multiplicative)
+        method = (f"paper 004's success event (Lemma 4.6): the bucket the count fell in, ≥ {1 - plan.multiplicative.eta:.0%} "
+                  "per node")
+        return HierarchyRelease(plan, hierarchy, counts, low, high, method)
     if plan.consistency == "none":
         widths = [0 if s is None else _noise_half_width(plan, s) for s in plan.level_scales()]
         method = "exact noise quantile of each level around the clamped count: ≥ 95 % for every node"
@@ -950,28 +991,61 @@ def simulate_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: H
 DOWNSTREAM_WEIGHTS = ("log", "linear", "quadratic")
 
 
+def _allocation_shares(counts: np.ndarray, weight: str) -> np.ndarray:
+    """Paper 001 §5: shares (in %) of a budget split in proportion to W(P_i), P_i = c_i / Σ_j c_j, with
+    W(p) = log(1 + p), p or p² (along the last axis). All-zero counts split equally."""
+    c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
+    total = c.sum(axis=-1, keepdims=True)
+    p = np.where(total > 0, c / np.where(total > 0, total, 1.0), 1.0 / c.shape[-1])
+    wv = np.log1p(p) if weight == "log" else (p if weight == "linear" else p * p)
+    share: np.ndarray = 100.0 * wv / wv.sum(axis=-1, keepdims=True)
+    return share
+
+
 def downstream_allocation(prior_counts_of_children: npt.ArrayLike, released_trials: npt.ArrayLike,
                           weight: str = "linear") -> tuple[float, float]:
-    """Paper 001 §5: a budget split among the children of a node in proportion to W(count), with
-    W = log(1 + c), c or c². ``released_trials`` is an array (trials × children) of released child
-    counts, ``prior_counts_of_children`` the true ones. Returns (bias², variance) of the misallocation
-    in percentage points, summed over the children: bias² = Σ_j (E[share_j] − share_j)², variance =
-    Σ_j Var(share_j), shares in % of the budget. A trial whose weights are all 0 splits equally."""
+    """Paper 001 §5: a budget B split among the children of a node in proportion to W(P_i),
+    P_i = N_i / Σ_j N_j, W = log(1 + p) ("log", favours small groups), p ("linear") or p² ("quadratic").
+    ``prior_counts_of_children``: the true counts N_i; ``released_trials``: released counts of the same
+    children in each of many releases (trials × children). Returns (bias², variance) of the
+    misallocation in percent of B, summed over the children: bias² = Σ_i (E[s̃_i] − s_i)², variance =
+    Σ_i Var(s̃_i) (ddof 0), s the shares in %. O(trials · children)."""
     _check_choice(weight, DOWNSTREAM_WEIGHTS, "weight function")
     truth = np.asarray(prior_counts_of_children, dtype=np.float64)
     rel = np.asarray(released_trials, dtype=np.float64)
     if rel.ndim != 2 or rel.shape[1] != truth.size or truth.size == 0:
         raise ParameterError(f"released trials of shape {rel.shape} for {truth.size} children",
                              "give an array of shape (trials, children)")
+    true_share = _allocation_shares(truth, weight)
+    s = _allocation_shares(rel, weight)
+    return float(np.sum((s.mean(axis=0) - true_share) ** 2)), float(np.sum(s.var(axis=0)))
 
-    def shares(c: np.ndarray) -> np.ndarray:
-        c = np.maximum(c, 0.0)
-        wv = np.log1p(c) if weight == "log" else (c if weight == "linear" else c * c)
-        tot = wv.sum(axis=-1, keepdims=True)
-        eq = np.full_like(wv, 1.0 / wv.shape[-1])
-        return 100.0 * np.where(tot > 0, wv / np.where(tot > 0, tot, 1.0), eq)
 
-    true_share = shares(truth[None, :])[0]
-    s = shares(rel)
-    mean = s.mean(axis=0)
-    return float(np.sum((mean - true_share) ** 2)), float(np.sum(s.var(axis=0)))
+@dataclass(frozen=True)
+class DownstreamFigure:
+    """Misallocation of paper 001 §5 for one weight function: bias² and variance in %² of the budget."""
+
+    weight: str
+    bias2: float
+    variance: float
+
+
+def downstream_projection(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: HierarchyPlan, *, level: int,
+                          node: int, trials: int = 500, seed: int = 0,
+                          weights: Sequence[str] = DOWNSTREAM_WEIGHTS) -> tuple[DownstreamFigure, ...]:
+    """Paper 001 §5 as a projection: the budget of node ``node`` of ``level`` (0..L−1) split among its
+    children by W(P) from ``trials`` simulated releases of ``plan`` (SeededRandom(seed); counts from a
+    public prior) — bias² and variance of the misallocation per weight function. O(trials · nodes)."""
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 2:
+        raise ParameterError(f"trials must be a whole number ≥ 2, got {trials!r}", "give e.g. 500")
+    start, end = hierarchy.child_ranges(level)
+    if not 0 <= int(node) < start.size:
+        raise ParameterError(f"node {node} does not exist on level {level}", f"give an index below {start.size}")
+    lo, hi = int(start[node]), int(end[node])
+    true_levels = hierarchy.aggregate(leaf_counts)
+    rng = SeededRandom(seed)
+    released = np.empty((int(trials), hi - lo))
+    for r in range(int(trials)):
+        released[r] = _release_counts(hierarchy.parents, plan, true_levels, rng, top=None)[level + 1][lo:hi]
+    truth = true_levels[level + 1][lo:hi]
+    return tuple(DownstreamFigure(w, *downstream_allocation(truth, released, w)) for w in weights)

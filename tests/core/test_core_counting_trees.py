@@ -25,6 +25,7 @@ from dpgui.core.counting_trees import (
     gaussian_alpha_rmse,
     gaussian_baseline_sigma2,
     group_privacy,
+    multiplicative_intervals,
     multiplicative_params,
     multiplicative_privacy,
     per_record_budget,
@@ -293,12 +294,16 @@ def _failure_counts(parents, levels, params, trials, seed):
     tol = params.alpha * np.maximum(truth, params.tau_min)
     fails = np.zeros(truth.size, dtype=np.int64)
     exact_bucket_hits = np.zeros(truth.size, dtype=np.int64)
+    misses = np.zeros(truth.size, dtype=np.int64)  # true count outside multiplicative_intervals
     for _ in range(trials):
-        out = np.concatenate(release_multiplicative(parents, levels, params, rng)).astype(np.float64)
+        released = release_multiplicative(parents, levels, params, rng)
+        lower, upper = multiplicative_intervals(released, params)
+        out = np.concatenate(released).astype(np.float64)
         assert np.all(out >= 0) and np.all(out == np.floor(out))
         fails += np.abs(out - truth) > tol
         exact_bucket_hits += out == _expected_bucket(truth, params)
-    return truth, fails, exact_bucket_hits
+        misses += (truth < np.concatenate(lower)) | (truth > np.concatenate(upper))
+    return truth, fails, exact_bucket_hits, misses
 
 
 def _expected_bucket(truth: np.ndarray, params: MultiplicativeParams) -> np.ndarray:
@@ -319,7 +324,7 @@ def test_alpha_eta_guarantee_holds_empirically(depth):
     parents, levels = make_tree(ACCURACY_TREES[depth], seed=depth, decades=7.0)
     spec = PrivacySpec(2.0, "addremove", 1, 1e-6)
     params = multiplicative_params([v.size for v in levels], spec, alpha, eta)
-    truth, fails, hits = _failure_counts(parents, levels, params, trials, seed=100 + depth)
+    truth, fails, hits, misses = _failure_counts(parents, levels, params, trials, seed=100 + depth)
     # Counts span many orders of magnitude, on both sides of τ_min.
     assert truth.max() > 100 * params.tau_min and (truth < params.tau_min).sum() > 0
     # Per node: failure frequency ≤ η + 3 binomial SEs; over all nodes ≤ η + 3 SEs (pooled).
@@ -327,6 +332,8 @@ def test_alpha_eta_guarantee_holds_empirically(depth):
     assert np.all(fails / trials <= per_node_tol)
     pooled = fails.sum() / (trials * truth.size)
     assert pooled <= eta + 3 * math.sqrt(eta * (1 - eta) / (trials * truth.size))
+    # The intervals cover with probability ≥ 1 − η per node, too.
+    assert np.all(misses / trials <= per_node_tol)
     # Nodes far from the thresholds land in their exact bucket (with probability ≥ 1 − η each).
     far = ~np.isnan(_expected_bucket(truth, params))
     assert far.sum() > truth.size // 3
@@ -342,7 +349,7 @@ def test_guarantee_check_has_power_against_an_off_by_one_bucket():
     params = multiplicative_params([v.size for v in levels], spec, 0.5, 0.05)
     shifted = dataclasses.replace(params, bucket_zero=params.buckets[0],
                                   buckets=params.buckets[1:] + (params.buckets[-1] * params.ratio,))
-    truth, fails, _ = _failure_counts(parents, levels, shifted, 10, seed=5)
+    truth, fails, _, _ = _failure_counts(parents, levels, shifted, 10, seed=5)
     assert fails.sum() / (10 * truth.size) > 0.05 + 3 * math.sqrt(0.05 * 0.95 / (10 * truth.size))
 
 
@@ -448,3 +455,83 @@ def test_projection_is_honest_gaussian_wins_on_realistic_trees():
     assert m.params is not None and m.params.tau_min > 1e4
     assert m.alpha_mrmse > 1000 * g.alpha_mrmse
     assert [f.level for f in g.levels] == [0, 1, 2, 3, 4] and g.levels[0].alpha_rmse == 0.0
+
+
+# ----------------------------------------------------------------------------------------
+# Algorithm 1 end to end on a two-leaf tree: exact output distribution, its privacy, and the code
+# ----------------------------------------------------------------------------------------
+
+T_RHO, T_NU, T_CNT, BOUND, TAU, MARGIN, CUTOFF = 2.0, 4.0, 2.0, 3, 10.0, 4.0, 2
+
+
+def _classification_distribution(a: int, b: int) -> dict[tuple[bool, bool, bool], float]:
+    """Exact P(labels of (root, leaf a, leaf b)) of Algorithm 1 (as the module implements it) on the
+    tree root → {a, b}: level 1 is queried first (f = max(a, b)), then the root if still undecided."""
+    root = a + b
+    half = 200
+    r, pr = dlap_pmf_table(T_RHO, half)
+    v, pv = dlap_pmf_table(T_NU, 2 * half)
+    tail = np.cumsum(pv[::-1])[::-1]  # P(ν ≥ v[i])
+
+    def p_at_least(m: np.ndarray) -> np.ndarray:
+        idx = np.clip(m - v[0], 0, v.size)
+        return np.where(idx >= v.size, 0.0, tail[np.minimum(idx, v.size - 1)])
+
+    zt, pt = dlap_pmf_table(T_CNT, BOUND)
+    keep = math.ceil(TAU - MARGIN - BOUND)
+
+    def p_raise(w: int) -> float:
+        return float(pt[w + zt >= keep].sum())
+
+    tau = math.ceil(TAU)
+    top1 = p_at_least(tau - max(a, b) + r)  # per ρ0 value
+    root_q0 = p_at_least(tau - root + r)  # root asked with the same ρ0 (no top yet)
+    root_q1 = float(np.dot(pr, p_at_least(tau - root + r)))  # root asked with a fresh ρ1 after one top
+    pa, pb, proot = p_raise(a), p_raise(b), p_raise(root)
+    out: dict[tuple[bool, bool, bool], float] = {}
+
+    def add(key: tuple[bool, bool, bool], p: float) -> None:
+        out[key] = out.get(key, 0.0) + p
+
+    no_top = float(np.dot(pr, (1 - top1) * root_q0))  # level 1 ⊥, root query ⊤
+    all_bottom = float(np.dot(pr, (1 - top1) * (1 - root_q0)))
+    add((True, False, False), no_top * proot)
+    add((False, False, False), no_top * (1 - proot) + all_bottom)
+    t1 = float(np.dot(pr, top1))
+    for ra in (True, False):
+        for rb in (True, False):
+            p_leaves = (pa if ra else 1 - pa) * (pb if rb else 1 - pb)
+            if ra or rb:
+                add((True, ra, rb), t1 * p_leaves)
+            else:  # both leaves ⊥: the root is asked against a fresh threshold (one top used, c = 2)
+                add((True, False, False), t1 * p_leaves * root_q1 * proot)
+                add((False, False, False), t1 * p_leaves * (1 - root_q1 * proot))
+    return out
+
+
+def test_classification_exact_distribution_is_private_and_matches_the_code():
+    from dpgui.core.counting_trees import _classify
+
+    claimed_eps = CUTOFF * (1 / T_RHO + 2 / T_NU + 1 / T_CNT)
+    claimed_delta = CUTOFF * truncated_laplace_delta(T_CNT, BOUND)
+    keys = [(r, x, y) for r in (True, False) for x in (True, False) for y in (True, False)]
+    for (a, b), (a2, b2) in (((6, 5), (7, 5)), ((3, 9), (3, 8)), ((0, 0), (1, 0)), ((8, 8), (8, 9))):
+        p = _classification_distribution(a, b)
+        q = _classification_distribution(a2, b2)
+        pv = np.array([p.get(k, 0.0) for k in keys])
+        qv = np.array([q.get(k, 0.0) for k in keys])
+        assert pv.sum() == pytest.approx(1.0) and qv.sum() == pytest.approx(1.0)
+        assert max(hockey_stick(pv, qv, claimed_eps), hockey_stick(qv, pv, claimed_eps)) <= claimed_delta + 1e-12
+    # The implementation draws from this distribution: a forest of n copies of the tree in one call.
+    n, (a, b) = 40_000, (6, 5)
+    pars = [np.repeat(np.arange(n, dtype=np.int64), 2)]
+    w = [np.full(n, a + b, dtype=np.int64), np.tile(np.array([a, b], dtype=np.int64), n)]
+    active = [np.ones(n, dtype=bool), np.ones(2 * n, dtype=bool)]
+    top = _classify(pars, w, active, TAU, MARGIN, Fraction(2), Fraction(4), Fraction(2), BOUND, CUTOFF,
+                    SeededRandom(17))
+    labels = list(zip(top[0], top[1][0::2], top[1][1::2]))
+    p = _classification_distribution(a, b)
+    for k in keys:
+        freq = sum(1 for lab in labels if lab == k) / n
+        expected = p.get(k, 0.0)
+        assert abs(freq - expected) <= 4 * math.sqrt(expected * (1 - expected) / n) + 1e-12, (k, freq, expected)
