@@ -458,7 +458,8 @@ def part3(mode: str) -> None:
               f"{int(min(v.min() for v in lv)):,}, largest leaf {int(lv[-1].max()):,}")
     print("proj: projected_alpha_mrmse at the tree's own counts (prior = truth); worst: no prior (an empty node per level).")
     print(f"emp: simulate_alpha_mrmse, per-node RMSE_α over T seeded releases (G: {trials['gaussian']}, "
-          f"M: {trials['multiplicative']}), max over nodes. η = 0.05. L = 1.")
+          f"M: {trials['multiplicative']}), max over nodes (a max of noisy per-node estimates: biased up by a few %). "
+          "η = 0.05. L = 1.")
     print(f"{'tree':<13} {'nb':>9} {'α':>4} {'ε':>4} {'δ':>6} {'τ_min':>9} | {'proj G':>9} {'proj M':>9} | "
           f"{'worst G':>9} {'worst M':>9} | {'emp G':>9} {'emp M':>9} | {'M/G emp':>9} | better (proj, emp)  time")
     for (name, pars, lv), (neighbours, alpha, epsilon, delta) in itertools.product(trees, P004_CASES):
