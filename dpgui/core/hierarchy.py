@@ -10,7 +10,8 @@ Hierarchical Data Release"; paper 004 = counting on trees under (ε, δ)):
 * **Public.** The node list (every node gets a released count, zeros included), the level budgets,
   weights and noise scales (:class:`HierarchyPlan`), and — when the optimiser needs them — the
   *prior* counts (a public file or an earlier release; the confidential data only by an explicit,
-  recorded opt-in). Under ``change`` also the root count N.
+  recorded opt-in: paper 001 §3.2 and §6 note that level budgets computed from the confidential
+  counts and then published are not covered by the DP guarantee). Under ``change`` also the root N.
 * **Neighbours and sensitivity per level** (:class:`~dpgui.core.plan.PrivacySpec`, L records per
   person): ``change`` — one person's records change their paths; on each level at most 2L node
   counts move by one: L1 sensitivity Δ = 2L, squared L2 Δ₂² = 2L²; the root N is public and not
@@ -22,7 +23,7 @@ Hierarchical Data Release"; paper 004 = counting on trees under (ε, δ)):
   t_ℓ = laplace_scale(Δ, ε_ℓ) ≥ Δ/ε_ℓ (paper 001 uses Lap(1/ε), Δ = 1; we write its formulas with
   b = Δ/ε). ``gaussian`` (δ > 0): discrete Gaussian σ_ℓ² = gaussian_sigma2(Δ₂², ρ_ℓ) (paper 004's
   Corollary 2.7 baseline). ``multiplicative``: paper 004's Algorithms 1–2
-  (:mod:`dpgui.core.counting_trees`, when present).
+  (:mod:`dpgui.core.counting_trees`).
 * **Released values.** ``consistency="none"``: each node max(0, noisy count) (paper 001 eq. 1).
   ``topdown``: paper 001 program (8) from the root down with integrality (children non-negative
   integers summing exactly to their parent's released value); ``gls``: the BLUE on the tree, then
@@ -30,10 +31,21 @@ Hierarchical Data Release"; paper 004 = counting on trees under (ε, δ)):
   N exactly.
 * **Errors.** Per node: paper 001 Props 1–2 / eq. (3) (continuous Laplace) and their exact discrete
   versions; per level summed; across levels eq. (5); level budgets by programs (6)/(7) — all in
-  :mod:`dpgui.core.hierarchy_budget`, re-exported here.
+  :mod:`dpgui.core.hierarchy_budget`, re-exported here. :func:`project_hierarchy` gives per-level
+  bias², variance and MSE on public prior counts: closed form for ``none``, Monte Carlo (seeded
+  releases through the release code) for consistent and multiplicative releases;
+  :func:`simulate_hierarchy` the same empirically on given counts.
+* **Automatic choices** (:func:`plan_hierarchy`, each said in ``HierarchyPlan.notes``): the noise
+  with the lower projected error, the consistency with the lower projected weighted MSE.
+* **Intervals** (95 %, :func:`release_hierarchy`): exact noise quantiles for ``none`` (≥ 95 % per
+  node); a parametric bootstrap for consistent releases (≈ 95 % on average over a level's nodes);
+  paper 004's buckets for multiplicative (≥ 95 % per node on its success event).
+* **Downstream** (paper 001 §5): :func:`downstream_allocation` / :func:`downstream_projection`, the
+  bias² and variance (in %) of a budget split among a node's children in proportion to W(P).
 
 Everything here is Qt-free and I/O-free; work is vectorised per level (``np.add.reduceat`` over the
-contiguous children of each parent), never a Python loop over nodes.
+contiguous children of each parent), never a Python loop over nodes (only building the tree from
+label tuples loops over the paths, once).
 """
 
 from __future__ import annotations
@@ -54,6 +66,7 @@ from dpgui.core.counting_trees import (
     MultiplicativeParams,
     multiplicative_intervals,
     multiplicative_params,
+    multiplicative_privacy,
     recommend_alpha_mechanism,
     release_multiplicative,
 )
@@ -71,6 +84,8 @@ from dpgui.core.noise import (
     RandomSource,
     SeededRandom,
     discrete_gaussian_pmf,
+    discrete_gaussian_variance,
+    discrete_laplace_variance,
     gaussian_sigma2,
     gaussian_sigma2_problem,
     laplace_scale,
@@ -262,10 +277,13 @@ class Hierarchy:
         the first few and the fix (add them to the prior). O(P)."""
         if not self._leaf_lookup:
             depth = self.n_levels
-            lookup: dict[tuple[str, ...], int] = {}
-            for i in range(self.level_sizes[depth]):
-                lookup[self.path(depth, i)] = i
-            self._leaf_lookup.update(lookup)
+            columns: list[list[str]] = []
+            ancestor = np.arange(self.level_sizes[depth], dtype=np.int64)
+            for ell in range(depth, 0, -1):  # the label of every leaf's ancestor on each level, vectorised
+                labels = self.labels[ell - 1]
+                columns.append([labels[i] for i in ancestor.tolist()])
+                ancestor = self.parents[ell - 1][ancestor]
+            self._leaf_lookup.update({path: i for i, path in enumerate(zip(*reversed(columns)))})
         lookup = self._leaf_lookup
         out = np.empty(len(paths), dtype=np.int64)
         missing: list[tuple[str, ...]] = []
@@ -415,9 +433,8 @@ class HierarchyPlan:
         return tuple(out)
 
     def level_noise_variances(self) -> tuple[float, ...]:
-        """Variance of each level's (unclamped) noise, counts² (0 for the public root)."""
-        from dpgui.core.noise import discrete_gaussian_variance, discrete_laplace_variance
-
+        """Variance of each level's (unclamped) noise, counts² (0 for the public root and for a
+        multiplicative plan, whose noise is not per level)."""
         out: list[float] = []
         for s in self.level_scales():
             if s is None:
@@ -427,6 +444,29 @@ class HierarchyPlan:
             else:
                 out.append(discrete_laplace_variance(float(s)))
         return tuple(out)
+
+    def epsilon_spent(self) -> float:
+        """ε the release really spends (≤ the planned ε): laplace Σ_ℓ Δ/t_ℓ exactly (basic composition,
+        rounded up to a float); gaussian the CKS conversion of :meth:`rho_spent` at δ; multiplicative
+        paper 004's composition (:func:`counting_trees.multiplicative_privacy`)."""
+        if self.multiplicative is not None:
+            return float(multiplicative_privacy(self.multiplicative)[0])
+        if self.noise == "gaussian":
+            return zcdp_epsilon(self.rho_spent(), self.privacy.delta)
+        total = sum((Fraction(self.privacy.level_sensitivity) / s for s in self.level_scales() if s is not None), Fraction(0))
+        return math.nextafter(float(total), math.inf) if Fraction(float(total)) < total else float(total)
+
+    def rho_spent(self) -> float:
+        """zCDP ρ of a Gaussian release: Σ_ℓ Δ₂²/(2σ_ℓ²) over noised levels (≤ the planned ρ);
+        laplace: ε_spent²/2 (pure ε-DP is ε²/2-zCDP); multiplicative: not a zCDP mechanism (nan)."""
+        if self.multiplicative is not None:
+            return math.nan
+        if self.noise == "gaussian":
+            l2sq = Fraction(self.privacy.level_l2_sensitivity_squared)
+            total = sum((l2sq / (2 * s) for s in self.level_scales() if s is not None), Fraction(0))
+            return float(total)
+        eps = self.epsilon_spent()
+        return eps * eps / 2.0
 
     def ledger_charge(self) -> tuple[float, float, float | None]:
         """(ε, δ, ρ or None) the ledger records: laplace (ε, 0, ε²/2) — pure ε-DP is ε²/2-zCDP (Bun &
@@ -461,6 +501,7 @@ class HierarchyPlan:
             "target_mse": self.target_mse,
             "prior_source": self.prior_source,
             "charge": {"epsilon": eps, "delta": delta, "rho": rho},
+            "epsilon_spent": self.epsilon_spent(),
             "notes": list(self.notes),
             "multiplicative": None,
         }
@@ -648,8 +689,9 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     α-mRMSE is below the Gaussian baseline's (:func:`counting_trees.recommend_alpha_mechanism`);
     otherwise laplace or (δ > 0) gaussian, the one with the lower eq. (5) weighted MSE of its clamped
     counts (closed form on the prior; without a prior: Σ w_ℓ n_ℓ · noise variance, the large-count
-    limit). ``consistency="auto"``: topdown or gls, the lower Monte Carlo projected weighted MSE on the
-    prior (``trials`` seeded releases, common random numbers; default enough for ≥ 20,000 node draws,
+    limit), or — for the target allocation — the one that meets τ with the smaller ε.
+    ``consistency="auto"``: topdown or gls, the lower Monte Carlo projected weighted MSE on the prior
+    (``trials`` seeded releases, common random numbers; by default enough for ≥ 20,000 node draws,
     4–200); without ``prior_levels`` and ``hierarchy``: topdown. Every automatic choice is said in
     ``notes``. O(distinct prior counts) for the programs; the Monte Carlo O(trials · nodes).
     """
@@ -691,27 +733,45 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     candidates = (["laplace", "gaussian"] if privacy.delta > 0 else ["laplace"]) if noise == "auto" else [noise]
     target = None if target_mse is None else float(target_mse)
     scored: list[tuple[float, str, PrivacySpec, tuple[float, ...]]] = []
+    refused: list[ParameterError] = []
     for nz in candidates:
-        spec, budgets = _budgets_for(sizes, privacy, nz, allocation, w, prior, target)
+        try:
+            spec, budgets = _budgets_for(sizes, privacy, nz, allocation, w, prior, target)
+        except ParameterError as exc:  # auto + target: a noise that needs more than ε drops out
+            if len(candidates) == 1 or allocation != "target":
+                raise
+            refused.append(exc)
+            continue
         if len(candidates) == 1:
             scored.append((0.0, nz, spec, budgets))
             break
-        probe = HierarchyPlan(sizes, spec, nz, budgets, w, allocation, "none", target, prior_source)
-        if prior is None:
-            score = math.fsum(wl * n * v for wl, n, v in zip(w, sizes, probe.level_noise_variances()))
+        if allocation == "target":  # program (7): both meet τ; the better needs the smaller ε
+            score = spec.epsilon
         else:
-            score = _weighted(probe, _closed_form_levels(probe, prior))
+            probe = HierarchyPlan(sizes, spec, nz, budgets, w, allocation, "none", target, prior_source)
+            if prior is None:
+                score = math.fsum(wl * n * v for wl, n, v in zip(w, sizes, probe.level_noise_variances()))
+            else:
+                score = _weighted(probe, _closed_form_levels(probe, prior))
         scored.append((score, nz, spec, budgets))
+    if not scored:
+        raise refused[0]
     _, nz, spec, budgets = min(scored, key=lambda item: item[0])
     if len(candidates) > 1:
-        how = ("weighted MSE (eq. 5) of the clamped counts on the prior" if prior is not None else
-               "noise variance Σ w_ℓ n_ℓ Var (no prior counts)")
+        if allocation == "target":
+            how = "ε that meets the target (program 7)"
+        elif prior is not None:
+            how = "weighted MSE (eq. 5) of the clamped counts on the prior"
+        else:
+            how = "noise variance Σ w_ℓ n_ℓ Var (no prior counts)"
         figures = ", ".join(f"{n} {s:.4g}" for s, n, _, _ in scored)
-        notes.append(f"noise: {nz}, the lower {how}: {figures}")
+        dropped = f"; {len(refused)} noise(s) need more than ε = {privacy.epsilon:g}" if refused else ""
+        notes.append(f"noise: {nz}, the lower {how}: {figures}{dropped}")
     if consistency != "auto":
         return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, consistency, target, prior_source, None, tuple(notes))
     if prior is None or hierarchy is None:
-        notes.append("consistency: topdown by default (no public prior counts to project topdown against gls)")
+        missing = "public prior counts" if prior is None else "the tree"
+        notes.append(f"consistency: topdown by default (projecting topdown against gls needs {missing})")
         return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, "topdown", target, prior_source, None, tuple(notes))
     runs = _auto_trials(sizes) if trials is None else int(trials)
     projected = []

@@ -400,3 +400,59 @@ def test_release_refuses_a_plan_for_another_tree():
     with pytest.raises(ParameterError, match="plan for this tree"):
         release_hierarchy(h, np.ones(7, dtype=int), plan, SeededRandom(0))
     assert laplace_scale(2, 1.0) == 2
+
+
+@pytest.mark.parametrize("neighbours", ["change", "addremove"])
+@pytest.mark.parametrize("records", [1, 3])
+def test_the_spent_budget_is_checked_independently(neighbours, records):
+    """Privacy figures twice: the plan's scales give ε_spent = Σ Δ/t_ℓ ≤ ε (Laplace) and
+    ρ_spent = Σ Δ₂²/(2σ_ℓ²) ≤ ρ (Gaussian), recomputed here from the sensitivities of the model
+    (Δ = 2L or L, Δ₂² = 2L² or L²) and exact rationals; and OpenDP's discrete Laplace at t_ℓ on a
+    count vector of L1 sensitivity Δ is Δ/t_ℓ-DP by its own privacy map."""
+    from fractions import Fraction
+
+    import opendp.prelude as dp
+
+    rng = np.random.default_rng(60)
+    h = make_tree(rng, 3)
+    prior = h.aggregate(rng.integers(0, 30, size=h.level_sizes[-1]))
+    delta1 = (2 if neighbours == "change" else 1) * records
+    l2sq = (2 if neighbours == "change" else 1) * records**2
+    for allocation in ("uniform", "optimal"):
+        lap = plan_hierarchy(h.level_sizes, PrivacySpec(0.9, neighbours, records), noise="laplace",
+                             allocation=allocation, prior_levels=prior, consistency="none")
+        spent = sum((Fraction(delta1) / t for t in lap.level_scales() if t is not None), Fraction(0))
+        assert spent <= Fraction(0.9)
+        assert lap.epsilon_spent() >= float(spent) and lap.epsilon_spent() == pytest.approx(0.9, rel=1e-4)
+        assert (lap.level_scales()[0] is None) == (neighbours == "change")
+        dp.enable_features("contrib")
+        for t in lap.level_scales():
+            if t is None:
+                continue
+            meas = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int), scale=float(t))
+            assert meas.map(delta1) == pytest.approx(delta1 / float(t), rel=1e-9)
+        privacy = PrivacySpec(0.9, neighbours, records, delta=1e-7)
+        gau = plan_hierarchy(h.level_sizes, privacy, noise="gaussian", allocation=allocation, prior_levels=prior,
+                             consistency="none")
+        rho = sum((Fraction(l2sq) / (2 * s) for s in gau.level_scales() if s is not None), Fraction(0))
+        assert rho <= Fraction(privacy.rho) * (1 + Fraction(1, 10**12))
+        assert gau.rho_spent() == pytest.approx(float(rho), rel=1e-12)
+        assert gau.epsilon_spent() <= 0.9 * (1 + 1e-9)
+
+
+def test_plan_inputs_are_checked_with_a_fix():
+    privacy = PrivacySpec(1.0)
+    with pytest.raises(DataError, match="same tree"):
+        plan_hierarchy((1, 2, 3), privacy, allocation="optimal", prior_levels=(np.array([3]), np.array([1, 2]), np.array([1])))
+    with pytest.raises(DataError, match="whole numbers ≥ 0"):
+        plan_hierarchy((1, 1, 2), privacy, allocation="optimal",
+                       prior_levels=(np.array([3]), np.array([3]), np.array([4, -1])))
+    with pytest.raises(ParameterError, match="give 3 weights"):
+        plan_hierarchy((1, 1, 2), privacy, weights=[1, 2])
+    with pytest.raises(ParameterError, match="target:TAU"):
+        plan_hierarchy((1, 1, 2), privacy, allocation="target", prior_levels=(np.array([3]), np.array([3]), np.array([1, 2])))
+    with pytest.raises(ParameterError, match="plan for this tree"):
+        plan_hierarchy((1, 2, 3), privacy, hierarchy=Hierarchy.from_paths(["a", "b"], [("x", "y")]))
+    with pytest.raises(ParameterError, match="trials"):
+        simulate_hierarchy(Hierarchy.from_paths(["a", "b"], [("x", "y")]), [1], plan_hierarchy((1, 1, 1), privacy), trials=1,
+                           seed=0)

@@ -191,3 +191,23 @@ def test_uniform_plans_need_no_counts():
     h = Hierarchy.from_paths(["a", "b"], [("x", "x1"), ("y", "y1"), ("y", "y2")])
     plan = plan_hierarchy(h.level_sizes, PrivacySpec(1.0, "addremove"), noise="laplace", consistency="none")
     assert plan.level_budgets == pytest.approx((1 / 3, 1 / 3, 1 / 3))
+
+
+def test_auto_noise_with_a_target_takes_the_noise_needing_less_epsilon():
+    rng = np.random.default_rng(13)
+    prior = random_prior(rng, depth=3)
+    sizes = tuple(a.size for a in prior)
+    privacy = PrivacySpec(8.0, "addremove", delta=1e-6)
+    base = plan_hierarchy(sizes, privacy.with_epsilon(1.0), noise="laplace", consistency="none")
+    tau = project_hierarchy(base, prior).weighted_mse
+    need = {nz: plan_hierarchy(sizes, privacy, noise=nz, allocation="target", target_mse=tau, consistency="none",
+                               prior_levels=prior).privacy.epsilon for nz in ("laplace", "gaussian")}
+    auto = plan_hierarchy(sizes, privacy, noise="auto", allocation="target", target_mse=tau, consistency="none",
+                          prior_levels=prior)
+    assert auto.noise == min(need, key=need.__getitem__)
+    assert auto.privacy.epsilon == pytest.approx(min(need.values()))
+    # with a cap between the two needs, the cheaper noise is still chosen, the other said to need more
+    cap = 0.5 * (need["laplace"] + need["gaussian"])
+    capped = plan_hierarchy(sizes, privacy.with_epsilon(cap), noise="auto", allocation="target", target_mse=tau,
+                            consistency="none", prior_levels=prior)
+    assert capped.noise == auto.noise and any("need more than" in n for n in capped.notes)
