@@ -170,11 +170,11 @@ def empirical(tree: Hierarchy, leaf: np.ndarray, plan: HierarchyPlan, batches: i
               seed: int) -> Empirical:
     """``batches`` × ``per_batch`` seeded releases through ``simulate_hierarchy`` (seeds seed, seed+1, …).
 
-    A batch's bias² = Σ (mean error)² has expectation bias² + Var/n (n = per_batch) and its ddof-0
-    variance Var·(n−1)/n, so bias² − variance/(n−1) is unbiased; it is averaged over the batches."""
+    A batch's bias² is simulate_hierarchy's estimate Σ (mean error² − s²/n) (unbiased, but clamped at 0 per
+    level, so slightly high where the true bias² is near 0); it is averaged over the batches."""
     runs = [simulate_hierarchy(tree, leaf, plan, trials=per_batch, seed=seed + b) for b in range(batches)]
     mse = np.array([[lv.mse for lv in run.levels] for run in runs])  # batches × levels
-    bias2 = np.array([[lv.bias2 - lv.variance / (per_batch - 1) for lv in run.levels] for run in runs])
+    bias2 = np.array([[lv.bias2 for lv in run.levels] for run in runs])
     totals = np.array([run.weighted_mse for run in runs])
     levels = tuple(LevelProjection(ell, lv.nodes, float(bias2[:, ell].mean()),
                                    float(mse[:, ell].mean() - bias2[:, ell].mean()), float(mse[:, ell].mean()))
@@ -279,13 +279,12 @@ def part1(mode: str) -> list[Ratio]:
           f"N = {int(sample.truth[0][0]):,} flights.")
     print("Discrete Laplace, L = 1, equal weights (1 per level, root first), program (6) for 'optimal'.")
     print(f"Empirical: simulate_hierarchy, {batches[0]} seeded batches × {batches[1]} releases per cell (SE from the "
-          "batch means); bias² corrected")
-    print("  for its variance/n term (simulate_hierarchy's Σ (mean error)² over n trials), so it is unbiased and "
-          "may be < 0; variance = MSE − bias².")
+          "batch means); bias² is")
+    print("  simulate_hierarchy's Σ (mean error² − s²/n) per batch (unbiased before its clamp at 0); variance = "
+          "MSE − bias².")
     print(f"Projected: project_hierarchy on the prior -- closed form (none), Monte Carlo of {projection_trials} "
           "seeded releases of the prior (topdown, gls).")
-    print("  Its bias² is simulate_hierarchy's Σ (mean error)², which includes variance/R: above the empirical "
-          "(corrected) bias² here.")
+    print("  Its bias² is the same estimate over R releases of the prior.")
     print("Under change the root is N exactly (level 0: no noise, no budget); under addremove it is noised.")
     ratios: list[Ratio] = []
     priors: list[tuple[str, tuple[np.ndarray, ...], bool]] = [("own counts", sample.truth, True)]

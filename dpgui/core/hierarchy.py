@@ -1102,9 +1102,10 @@ def release_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: Hi
 def simulate_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: HierarchyPlan, *, trials: int,
                        seed: int) -> HierarchyProjection:
     """Empirical per-level bias², variance and MSE (summed over each level's nodes, counts²) of
-    ``trials`` releases with ``SeededRandom(seed)`` (insecure: simulation only). Per node, bias is
-    mean − true and variance the trials' variance (ddof 0), so bias² + variance = the empirical MSE.
-    O(trials · nodes)."""
+    ``trials`` releases with ``SeededRandom(seed)`` (insecure: simulation only). MSE is the mean
+    squared error; bias² is the unbiased estimate Σ (mean error² − s²/R) over the level's nodes (s² the
+    trials' variance, ddof 1; the plain squared mean error would add variance/R), at least 0; variance
+    = MSE − bias². O(trials · nodes)."""
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 2:
         raise ParameterError(f"trials must be a whole number ≥ 2, got {trials!r}", "give e.g. 200")
     if plan.level_sizes != hierarchy.level_sizes:
@@ -1123,7 +1124,8 @@ def simulate_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: H
     levels = []
     for ell, (s, sq) in enumerate(zip(sums, squares)):
         mean = s / trials
-        b2 = float(np.sum(mean * mean))
+        sample_var = (sq - trials * mean * mean) / (trials - 1)  # per node, ddof 1
+        b2 = max(float(np.sum(mean * mean - sample_var / trials)), 0.0)
         m = float(np.sum(sq / trials))
         levels.append(LevelProjection(ell, int(s.size), b2, max(m - b2, 0.0), m))
     return HierarchyProjection(plan, tuple(levels), _weighted(plan, levels), f"monte carlo ({int(trials)} trials)")

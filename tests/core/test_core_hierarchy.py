@@ -456,3 +456,19 @@ def test_plan_inputs_are_checked_with_a_fix():
     with pytest.raises(ParameterError, match="trials"):
         simulate_hierarchy(Hierarchy.from_paths(["a", "b"], [("x", "y")]), [1], plan_hierarchy((1, 1, 1), privacy), trials=1,
                            seed=0)
+
+
+def test_simulated_bias2_does_not_count_the_variance_of_the_mean():
+    """Counts of 10,000 are never clamped: the true bias² is 0 (consistency none). The plain squared mean
+    error over R trials would be Σ variance/R (20 × one node's noise variance here); the estimate must be
+    near 0 instead (its standard deviation is about 0.7 × one node's variance)."""
+    paths = [(f"g{i // 20}", f"n{i}") for i in range(200)]
+    tree = Hierarchy.from_paths(["group", "node"], paths)
+    plan = plan_hierarchy(tree.level_sizes, PrivacySpec(1.0), noise="laplace", consistency="none")
+    trials = 10
+    result = simulate_hierarchy(tree, np.full(200, 10_000), plan, trials=trials, seed=5)
+    leaf_variance = plan.level_noise_variances()[-1]
+    leaves = result.levels[-1]
+    assert leaves.bias2 < 5 * leaf_variance  # the old estimate: ≈ 200 · variance / 10 = 20 × variance
+    assert leaves.mse == pytest.approx(leaves.bias2 + leaves.variance)
+    assert leaves.mse == pytest.approx(200 * leaf_variance, rel=0.2)  # 2,000 draws: ±~7 % (1 SE)
