@@ -164,10 +164,10 @@ def spend_then_release(ledger: Ledger, dataset: str, release_id: str, plan: Char
                  description=description)
     try:
         result = draw()
+        digest, params, secure = output(result)
     except Exception as err:  # a bug past the point of no return: never let it pass as "nothing spent"
         raise DpguiError(f"{charge_text(plan)} was spent (ledger release {release_id}) but the release "
                          f"failed: {type(err).__name__}: {err}", "nothing was published; please report this") from err
-    digest, params, secure = output(result)
     try:
         ledger.record_output(release_id, digest, params, secure)
     except DpguiError as err:
