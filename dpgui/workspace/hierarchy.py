@@ -68,7 +68,6 @@ COUNTS_FROM_DATA_WARNING = (
     "Choosing the budgets from the confidential counts uses the real counts to decide how much noise each level "
     "gets. This is not covered by the privacy guarantee: the choice itself can reveal a little about the data. "
     "It is recorded in the release's manifest. Leave it off unless your organisation accepts this.")
-NUMERIC_LEVEL_NOTE = "'{column}' holds numbers: its values are used as category labels (e.g. '3' is one category)."
 NOISE_LABELS = {
     "auto": "Automatic (lower error)",
     "laplace": "Laplace (pure ε)",
