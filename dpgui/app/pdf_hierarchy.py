@@ -57,6 +57,19 @@ MULTIPLICATIVE_CONSISTENCY = ("None: each node is the mechanism's own estimate (
                               "void its multiplicative guarantee; parents need not equal the sum of their children)")
 
 
+MULTIPLICATIVE_BUDGET = ("none: the mechanism spends its whole budget over paper 004's rounds (noisy comparisons "
+                         "of every node with a ladder of thresholds), not level by level")
+
+
+def _no_counts_words(plan: HierarchyPlan) -> str:
+    """The "Counts for the budgets" cell when the plan used no counts, by what set its budgets."""
+    if plan.noise == "multiplicative":
+        return "none (the mechanism needs no counts)"
+    if plan.allocation == "custom":
+        return "none (the level budgets were set by hand)"
+    return "none (uniform budgets need no counts)"
+
+
 def _interval_words(release: HierarchyRelease) -> str:
     """What the 95 % intervals guarantee (:func:`dpgui.core.hierarchy.release_hierarchy`): per node for
     clamped and multiplicative releases; on average over a level's nodes for consistent ones (a
@@ -136,7 +149,7 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
              else f"{format_number(root)} (released with noise: N is private)")
     counts_source = {"prior file": "a public prior file" + (f" ({html_text(info.prior_name)})" if info.prior_name else ""),
                      "confidential data (opted in)": "the confidential data: the officer opted in, and this is "
-                     "recorded in the manifest", "none": "none (uniform budgets need no counts)"}
+                     "recorded in the manifest", "none": _no_counts_words(plan)}
     facts = [
         ("Data set", html_text(info.dataset)),
         ("Released", html_text(utc_text(info.created_utc)) + " (when the noise was drawn)"),
@@ -152,7 +165,8 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
         ("Noise", html_text(NOISE_WORDS.get(plan.noise, plan.noise)) + (
             "" if info.secure else " — seeded test generator, NOT secure")),
         ("Privacy budget", html_text(_privacy_text(plan))),
-        ("Budgets per level", html_text(ALLOCATION_WORDS.get(plan.allocation, f"{plan.allocation} allocation"))
+        ("Budgets per level", html_text(MULTIPLICATIVE_BUDGET) if plan.noise == "multiplicative" else
+         html_text(ALLOCATION_WORDS.get(plan.allocation, f"{plan.allocation} allocation"))
          + (f" (target weighted MSE {format_significant(plan.target_mse, 3)})" if plan.target_mse else "")
          + "; weights " + ", ".join(format_significant(float(w), 3) for w in plan.weights)),
         ("Protection model", html_text(NEIGHBOURS_LABELS.get(privacy.neighbours, privacy.neighbours))

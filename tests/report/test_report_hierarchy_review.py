@@ -33,3 +33,37 @@ def test_a_failure_while_recording_the_output_says_the_budget_was_spent(monkeypa
                                                 node_list_source=NODE_LIST_FROM_DATA, release_id="ab" * 16)
         assert ledger.release("ab" * 16) is not None  # spent
     assert "was spent" in caught.value.problem and "ab" * 16 in caught.value.problem
+
+
+def _page1(plan_kwargs: dict, privacy: PrivacySpec, budgets: tuple[float, ...] | None = None) -> str:
+    from datetime import datetime, timezone
+
+    from dpgui.app.pdf_hierarchy import _page1_html
+    from dpgui.core.hierarchy import release_hierarchy
+    from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
+    from dpgui.workspace.hierarchy import with_budgets
+
+    hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 3}", f"a{i}") for i in range(9)])
+    plan = plan_hierarchy(hierarchy.level_sizes, privacy, **plan_kwargs)
+    if budgets is not None:
+        plan = with_budgets(plan, budgets)
+    release = release_hierarchy(hierarchy, np.full(9, 5, dtype=np.int64), plan, SeededRandom(3))
+    info = HierarchyReleaseInfo("d", "0" * 32, datetime.now(timezone.utc), NODE_LIST_FROM_DATA, False, True)
+    projection = {"levels": [], "weighted_mse": 0.0, "method": "m", "counts": "c"}
+    return _page1_html(release, info, projection, None)
+
+
+def test_the_pdf_does_not_say_the_multiplicative_mechanism_splits_its_budget_equally_over_the_levels():
+    """Paper 004's mechanism has no level budgets (it spends its (ε, δ) over its rounds); its plan carries
+    the allocation "uniform" only as a placeholder. The PDF said "equal budget on every level" and "uniform
+    budgets need no counts": false for this mechanism."""
+    html = _page1({"noise": "multiplicative", "alpha": 0.5}, PrivacySpec(1.0, delta=1e-6))
+    assert "equal budget on every level" not in html
+    assert "uniform budgets" not in html
+
+
+def test_the_pdf_does_not_call_budgets_typed_by_hand_uniform():
+    """Level budgets the officer typed (allocation "custom") without counts: the PDF said "uniform budgets
+    need no counts" for them."""
+    html = _page1({"consistency": "topdown"}, PrivacySpec(1.0), budgets=(0.0, 0.3, 0.7))
+    assert "uniform budgets" not in html and "set by hand" in html
