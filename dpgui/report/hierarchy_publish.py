@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpgui.core.noise import RandomSource
+from dpgui.errors import DataError
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo, hierarchy_sha256, write_hierarchy_bundle
 from dpgui.report.ledger import Ledger
-from dpgui.report.publish import confirm_recorded_release, levels_sha256, spend_then_release, write_and_record_bundle
+from dpgui.report.publish import _EDITED, confirm_recorded_release, levels_sha256, spend_then_release, write_and_record_bundle
 from dpgui.report.signing import SecretKey
 
 if TYPE_CHECKING:
@@ -123,8 +124,15 @@ def authenticate_hierarchy_release(ledger: Ledger, result: HierarchyRelease,
     the released counts are the ones recorded; the noise was drawn from the secure source. Anything
     else raises :class:`DataError` saying why. Reads only. O(#nodes).
     """
+    from dpgui.core.hierarchy import release_intervals
+
     confirm_recorded_release(ledger, info.release_id, info.dataset, hierarchy_release_params(result, info),
                              levels_sha256(result.counts))
+    lower, upper, method = release_intervals(result.hierarchy, result.plan, tuple(result.counts))
+    if (method != result.interval_method or len(lower) != len(result.lower) or len(upper) != len(result.upper)
+            or any(not np.array_equal(a, b) for a, b in zip((*lower, *upper), (*result.lower, *result.upper)))):
+        raise DataError(f"the 95 % intervals of release {info.release_id} are not the ones its released counts give "
+                        "(was the project file edited?), so it cannot be signed", _EDITED)
     return info if info.secure else replace(info, secure=True)
 
 

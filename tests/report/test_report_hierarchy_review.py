@@ -67,3 +67,33 @@ def test_the_pdf_does_not_call_budgets_typed_by_hand_uniform():
     need no counts" for them."""
     html = _page1({"consistency": "topdown"}, PrivacySpec(1.0), budgets=(0.0, 0.3, 0.7))
     assert "uniform budgets" not in html and "set by hand" in html
+
+
+def test_a_project_file_with_edited_intervals_cannot_be_signed():
+    """The ledger confirms a restored release by its plan, node list, sources and the SHA-256 of its
+    counts; the 95 % intervals (written to the signed CSV) and their method (the manifest) came from the
+    project file unchecked, so an edited file could have a signed bundle publish false intervals. They are
+    a function of the released counts: the check recomputes them and refuses a release whose differ."""
+    from dataclasses import replace
+
+    from dpgui.core.noise import SecureRandom
+    from dpgui.errors import DataError
+    from dpgui.report.hierarchy_publish import authenticate_hierarchy_release, spend_and_release_hierarchy
+    from dpgui.report.project_hierarchy import ProjectHierarchyRelease
+
+    hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 3}", f"a{i}") for i in range(9)])
+    leaves = np.arange(9, dtype=np.int64) * 4
+    for consistency in ("topdown", "none"):
+        plan = plan_hierarchy(hierarchy.level_sizes, PrivacySpec(1.0), consistency=consistency)
+        with Ledger() as ledger:
+            ledger.set_cap("d", 100.0)
+            result, info = spend_and_release_hierarchy(ledger, "d", hierarchy, leaves, plan, SecureRandom(),
+                                                       node_list_source=NODE_LIST_FROM_DATA)
+            record = ProjectHierarchyRelease.from_release(result, info)
+            restored, restored_info = record.to_release()
+            assert authenticate_hierarchy_release(ledger, restored, restored_info).secure  # unedited: fine
+            widened = tuple(tuple(int(v) + 1 for v in level) for level in record.upper)
+            for edited in (replace(record, upper=widened), replace(record, interval_method="exact, per node")):
+                bad, bad_info = edited.to_release()
+                with pytest.raises(DataError, match="interval"):
+                    authenticate_hierarchy_release(ledger, bad, bad_info)
