@@ -989,6 +989,8 @@ HIERARCHY_LEVELS = (2, 4)  # core.hierarchy.MIN_LEVELS, MAX_LEVELS (spelled here
 NODE_LIST_PRIOR_ONLY = "prior file"
 NODE_LIST_DATA_ONLY = ("data: the file was read for the node list only (its categories are published); "
                        "its counts were not used")
+NODE_LIST_DATA_SIMULATED = ("data: the file was read for the node list and for the true counts of the simulated "
+                            "releases; the optimiser did not use its counts")
 NODE_LIST_DATA_COUNTS = ("data: the file was read for the node list and, with --counts-from-data, for the counts "
                          "the optimiser uses")
 PRIOR_FILE = "prior file"
@@ -1516,6 +1518,8 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
     hierarchy, prior_levels, leaves, node_list, prior_source, notes = _hierarchy_sources(args, counting=True)
     notes += unused
     assert leaves is not None
+    if node_list == NODE_LIST_DATA_ONLY:  # simulate does use the data's counts: they are its truth
+        node_list = NODE_LIST_DATA_SIMULATED
     plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source)
     truth = hierarchy.aggregate(leaves)
     empirical = simulate_hierarchy(hierarchy, leaves, plan, trials=args.trials, seed=seed)
