@@ -1423,10 +1423,15 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     plan: HierarchyPlan | None = None
     if args.prior is not None:
         check_prior_is_not_the_data(args.prior, args.input)
+        # hashed before and after it is read: the recorded hash is of the bytes the plan used
+        prior_sha256 = sha256_regular_file(args.prior, "prior file")
         prior = read_prior(args.prior, args.levels)
+        if sha256_regular_file(args.prior, "prior file") != prior_sha256:
+            raise DataError(f"the prior file {args.prior} changed while it was read",
+                            "release again when the file is complete")
         hierarchy, prior_leaves = _hierarchy_tree(prior)
         prior_levels = hierarchy.aggregate(prior_leaves)
-        prior_name, prior_sha256 = Path(args.prior).name, sha256_regular_file(args.prior, "prior file")
+        prior_name = Path(args.prior).name
         notes = tuple(prior.notes)
         plan = _hierarchy_plan(args, hierarchy, prior_levels, PRIOR_FILE)  # the whole plan before the data
     elif args.allocation[0] != "uniform" and not args.counts_from_data:
