@@ -210,7 +210,8 @@ class HierarchyMode(QWidget):
         prior_layout.addWidget(_help(
             "A public table — for example last year's published counts — with the level columns and a “count” column. "
             "It gives the list of categories, and counts the planner may use to share the budget between levels. "
-            "Without it the categories are taken from your data and declared public."))
+            "Without it the categories are taken from your data and published: tick “These categories are "
+            "public” below only if they are."))
         row = QHBoxLayout()
         self.prior_label = text.plain_text(QLabel("No prior file: the categories come from the data."))
         self.prior_label.setWordWrap(True)
