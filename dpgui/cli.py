@@ -1306,7 +1306,8 @@ def hierarchy_plan_text(report: dict[str, Any]) -> str:
     lines = [
         f"Plan for counts over {' > '.join(report['levels'])} ({report['nodes']:,} nodes, "
         f"{', '.join(f'{n:,}' for n in report['level_sizes'])} per level), {report['noise']} noise, "
-        f"{report['allocation']} allocation, {report['consistency']} consistency",
+        + ("no level budgets (paper 004's rounds)" if report["noise"] == "multiplicative"
+           else f"{report['allocation']} allocation") + f", {report['consistency']} consistency",
         f"  node list: {report['node_list_source']}; optimiser counts: {report['prior_source']}",
         f"  charge: ε = {charge['epsilon']:g}" + (f", δ = {charge['delta']:g}" if charge["delta"] > 0 else "")
         + (f", ρ = {charge['rho']:.4g}" if charge["rho"] is not None else ""),

@@ -42,3 +42,13 @@ def test_a_prior_that_changes_while_it_is_read_is_refused_before_the_spend(world
     assert not (world / "out.csv").exists()
     with Ledger() as ledger:
         assert ledger.totals("pure").epsilon_spent == 0
+
+
+def test_plan_text_does_not_give_the_multiplicative_mechanism_a_uniform_allocation(world, capsys):  # noqa: F811
+    """Paper 004's mechanism has no level budgets (its plan's "uniform" is a placeholder): the plan's text
+    said "multiplicative noise, uniform allocation"."""
+    code, out, err = run_cli(["hierarchy", "plan", "--levels", LEVELS, "--prior", str(world / "prior.csv"),
+                              "--epsilon", "1", "--delta", "1e-6", "--noise", "multiplicative", "--alpha", "0.5"],
+                             capsys)
+    assert code == 0, err
+    assert "uniform allocation" not in out and "multiplicative noise" in out
