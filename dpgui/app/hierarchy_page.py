@@ -737,10 +737,17 @@ class HierarchyMode(QWidget):
                 words += f" Consistency chosen for the lower projected error ({others})."
         else:
             words += f" {escape(planned.note)}"
-        budgets_from = {"prior file": "the public prior file's counts",
-                        "confidential data (opted in)": "the CONFIDENTIAL counts (your opt-in, recorded in the manifest)",
-                        "none": "no counts"}.get(plan.prior_source, plan.prior_source)
-        return words + f" Budgets chosen with {budgets_from}."
+        counts = {"prior file": "the public prior file's counts",
+                  "confidential data (opted in)": "the CONFIDENTIAL counts (your opt-in, recorded in the manifest)",
+                  "none": "no counts"}.get(plan.prior_source, plan.prior_source)
+        used = f" The projection and the automatic choices use {counts}." if plan.prior_source != "none" else ""
+        if plan.noise == "multiplicative":  # paper 004's rounds: no level budgets
+            return words + " No level budgets: the mechanism spends its budget over paper 004's rounds." + used
+        if plan.allocation == "custom":
+            return words + " Level budgets set by hand." + used
+        if plan.allocation == "uniform":
+            return words + " Equal budget on every noised level (no counts needed)." + used
+        return words + f" Budgets chosen with {counts}."
 
     def _show_comparison(self, planned: PlannedHierarchy) -> None:
         """With δ > 0: paper 004's projected α-mRMSE per level of the multiplicative mechanism and the Gaussian

@@ -17,3 +17,30 @@ def test_the_prior_help_does_not_say_the_data_categories_are_declared_public_by_
     assert prior_help, texts
     assert "taken from your data and declared public" not in prior_help[0]
     assert "These categories are public" in prior_help[0]
+
+
+def test_the_plan_summary_does_not_say_typed_budgets_were_chosen_with_the_prior(qtbot):
+    """Level budgets typed by the officer (allocation "custom"), the uniform allocation and paper 004's
+    mechanism (no level budgets) were all summed up as "Budgets chosen with the public prior file's
+    counts" when a prior was given: only the optimal and target allocations choose budgets with counts."""
+    import numpy as np
+
+    from dpgui.core.hierarchy import plan_hierarchy
+    from dpgui.core.plan import PrivacySpec
+    from dpgui.workspace.hierarchy import PlannedHierarchy, with_budgets
+
+    window = make_window(qtbot, seed=1)
+    sizes = (1, 2, 4)
+    prior = (np.array([40]), np.array([10, 30]), np.array([5, 5, 10, 20]))
+    uniform = plan_hierarchy(sizes, PrivacySpec(1.0), consistency="topdown", prior_levels=prior)
+    optimal = plan_hierarchy(sizes, PrivacySpec(1.0), allocation="optimal", consistency="topdown", prior_levels=prior)
+    typed = with_budgets(uniform, (0.0, 0.2, 0.8))
+    multiplicative = plan_hierarchy(sizes, PrivacySpec(1.0, delta=1e-6), noise="multiplicative", alpha=0.5,
+                                    prior_levels=prior)
+    for plan in (uniform, typed, multiplicative):
+        words = window.hierarchy.summary_text(PlannedHierarchy(plan, None, note=""))
+        assert "chosen with the public prior file's counts" not in words, (plan.allocation, plan.noise)
+        assert "use the public prior file's counts" in words
+    assert "chosen with the public prior file's counts" in window.hierarchy.summary_text(
+        PlannedHierarchy(optimal, None, note=""))
+    assert "set by hand" in window.hierarchy.summary_text(PlannedHierarchy(typed, None, note=""))
