@@ -17,7 +17,7 @@ from dpgui.report.bundle import BundlePaths
 from dpgui.report.hierarchy_bundle import default_hierarchy_bundle_name, projection_json
 from dpgui.report.ledger import Ledger
 from dpgui.report.signing import SecretKey
-from dpgui.workspace.hierarchy import HierarchyOutcome
+from dpgui.workspace.hierarchy import HierarchyOutcome, projection_trials
 
 
 class HierarchyExportDialog(BundleExportDialog):
@@ -37,7 +37,8 @@ class HierarchyExportDialog(BundleExportDialog):
         release = self.outcome.release
         prior = self.public_prior_levels
         counts = release.counts if prior is None else prior
-        projection = project_hierarchy(release.plan, counts, hierarchy=release.hierarchy)
+        projection = project_hierarchy(release.plan, counts, trials=projection_trials(release.plan.level_sizes),
+                                       hierarchy=release.hierarchy)
         return projection_json(projection, "the released counts" if prior is None else "the prior's counts")
 
     def sign_bundle(self, ledger: Ledger, folder: str, name: str, key: SecretKey) -> BundlePaths:

@@ -44,3 +44,28 @@ def test_the_plan_summary_does_not_say_typed_budgets_were_chosen_with_the_prior(
     assert "chosen with the public prior file's counts" in window.hierarchy.summary_text(
         PlannedHierarchy(optimal, None, note=""))
     assert "set by hand" in window.hierarchy.summary_text(PlannedHierarchy(typed, None, note=""))
+
+
+def test_the_exported_projection_uses_the_same_trials_as_the_cli_and_the_plan(qtbot):
+    """The bundle's projected error per level was computed with 200 Monte Carlo trials in the window (whatever
+    the tree's size: a 10⁵-leaf tree froze the Export dialog for many seconds) but with the adaptive count
+    (:func:`dpgui.workspace.hierarchy.projection_trials`, ≥ 20,000 node draws) by the CLI and the plan."""
+    from datetime import datetime, timezone
+
+    import numpy as np
+
+    from dpgui.app.hierarchy_export import HierarchyExportDialog
+    from dpgui.core.hierarchy import Hierarchy, plan_hierarchy, release_hierarchy
+    from dpgui.core.noise import SeededRandom
+    from dpgui.core.plan import PrivacySpec
+    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo
+    from dpgui.workspace.hierarchy import HierarchyOutcome, projection_trials
+
+    hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 50}", f"a{i}") for i in range(1000)])
+    plan = plan_hierarchy(hierarchy.level_sizes, PrivacySpec(1.0), consistency="topdown")
+    release = release_hierarchy(hierarchy, np.full(1000, 3, dtype=np.int64), plan, SeededRandom(2))
+    info = HierarchyReleaseInfo("d", "0" * 32, datetime.now(timezone.utc), NODE_LIST_FROM_DATA, False, True)
+    dialog = HierarchyExportDialog(HierarchyOutcome(release, info, "d", info.release_id, True), "/tmp")
+    qtbot.addWidget(dialog)
+    projection = dialog.published_projection()
+    assert projection["method"] == f"monte carlo ({projection_trials(hierarchy.level_sizes)} trials)"
