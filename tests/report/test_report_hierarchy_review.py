@@ -97,3 +97,25 @@ def test_a_project_file_with_edited_intervals_cannot_be_signed():
                 bad, bad_info = edited.to_release()
                 with pytest.raises(DataError, match="interval"):
                     authenticate_hierarchy_release(ledger, bad, bad_info)
+
+
+def test_the_schema_says_what_the_node_list_hash_covers():
+    """A reviewer recomputes node_list_sha256 from the schema's words: they said "(labels and parents)", but
+    the hash (hierarchy_sha256) also covers the level names. The description names every key, and
+    following it gives the manifest's hash."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    import dpgui.report as report
+    from dpgui.report.hierarchy_bundle import hierarchy_sha256
+
+    schema = json.loads((Path(report.__file__).parent / "manifest.schema.json").read_text(encoding="utf-8"))
+    words = schema["$defs"]["hierarchy_manifest"]["properties"]["hierarchy"]["description"]
+    for key in ("level_names", "labels", "parents"):
+        assert key in words, key
+    hierarchy = Hierarchy.from_paths(["région", "b"], [("A", "a1"), ("A", "a2"), ("B", "b1")])
+    canonical = {"level_names": list(hierarchy.level_names), "labels": [list(level) for level in hierarchy.labels],
+                 "parents": [[int(x) for x in p] for p in hierarchy.parents]}
+    text = json.dumps(canonical, separators=(",", ":"), ensure_ascii=False)
+    assert hashlib.sha256(text.encode("utf-8")).hexdigest() == hierarchy_sha256(hierarchy)
