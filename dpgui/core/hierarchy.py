@@ -126,7 +126,6 @@ __all__ = [
     "plan_hierarchy",
     "project_hierarchy",
     "release_hierarchy",
-    "release_intervals",
     "simulate_hierarchy",
     "downstream_allocation",
     "DOWNSTREAM_WEIGHTS",
@@ -1076,23 +1075,13 @@ def release_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: Hi
                              "plan for this tree")
     true_levels = hierarchy.aggregate(leaf_counts)
     counts = _release_counts(hierarchy.parents, plan, true_levels, rng)
-    lower, upper, method = release_intervals(hierarchy, plan, counts)
-    return HierarchyRelease(plan, hierarchy, counts, lower, upper, method)
-
-
-def release_intervals(hierarchy: Hierarchy, plan: HierarchyPlan, counts: tuple[np.ndarray, ...]
-                      ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...], str]:
-    """The 95 % intervals (lower, upper per level, int64) and their method of the released ``counts``
-    (:func:`release_hierarchy`'s docstring): a deterministic function of the public plan, tree and
-    released counts (post-processing, no privacy cost), so a saved release's intervals can be checked
-    by recomputing them. Time O(nodes), the bootstrap O(trials · nodes)."""
     lower: list[np.ndarray] = []
     upper: list[np.ndarray] = []
     if plan.multiplicative is not None:
         low, high = multiplicative_intervals(counts, plan.multiplicative)
         method = (f"paper 004's success event (Lemma 4.6): the bucket the count fell in, ≥ {1 - plan.multiplicative.eta:.0%} "
                   "per node")
-        return tuple(low), tuple(high), method
+        return HierarchyRelease(plan, hierarchy, counts, low, high, method)
     if plan.consistency == "none":
         widths = [0 if s is None else _noise_half_width(plan, s) for s in plan.level_scales()]
         method = "exact noise quantile of each level around the clamped count: ≥ 95 % for every node"
@@ -1107,7 +1096,7 @@ def release_intervals(hierarchy: Hierarchy, plan: HierarchyPlan, counts: tuple[n
     for c, q in zip(counts, widths):
         lower.append(np.maximum(c - q, 0).astype(np.int64))
         upper.append((c + q).astype(np.int64))
-    return tuple(lower), tuple(upper), method
+    return HierarchyRelease(plan, hierarchy, counts, tuple(lower), tuple(upper), method)
 
 
 def simulate_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: HierarchyPlan, *, trials: int,

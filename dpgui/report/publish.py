@@ -204,7 +204,8 @@ def release_params(result: Release, info: ReleaseInfo) -> dict[str, Any]:
 
 
 _PARAM_NAMES = {"column": "column", "missing": "missing-value policy", "created_utc": "release time",
-                "lower": "lower bound", "upper": "upper bound", "consistency": "consistency method", "plan": "plan"}
+                "lower": "lower bound", "upper": "upper bound", "consistency": "consistency method", "plan": "plan",
+                "intervals_sha256": "95 % intervals", "interval_method": "95 % interval method"}
 
 
 def _same(a: Any, b: Any) -> bool:

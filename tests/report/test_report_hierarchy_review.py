@@ -73,7 +73,7 @@ def test_a_project_file_with_edited_intervals_cannot_be_signed():
     """The ledger confirms a restored release by its plan, node list, sources and the SHA-256 of its
     counts; the 95 % intervals (written to the signed CSV) and their method (the manifest) came from the
     project file unchecked, so an edited file could have a signed bundle publish false intervals. They are
-    a function of the released counts: the check recomputes them and refuses a release whose differ."""
+    pinned by the ledger at release time (their SHA-256 and method), like the counts."""
     from dataclasses import replace
 
     from dpgui.core.noise import SecureRandom
