@@ -1180,16 +1180,13 @@ def _alpha_mrmse_json(args: argparse.Namespace, hierarchy: Hierarchy,
 
 
 #: Monte-Carlo projections (consistent releases) use about this many node-trials in all.
-PROJECTION_NODE_TRIALS = 20_000
-
-
 def _hierarchy_projection(plan: HierarchyPlan, hierarchy: Hierarchy, levels: Sequence[np.ndarray] | None,
                           counts: str) -> dict[str, Any]:
     """The projected bias², variance and MSE per level (sums over the level's nodes, records²) at the
     counts ``levels`` (root first; public: a prior, released counts, or the data's when opted in),
     as :func:`dpgui.report.hierarchy_bundle.projection_json`. Without counts, the noise's variance
     only (large counts: no clamp bias; the consistency step not included), and the JSON says so."""
-    from dpgui.core.hierarchy import project_hierarchy
+    from dpgui.core.hierarchy import project_hierarchy, projection_trials
     from dpgui.report.hierarchy_bundle import projection_json
 
     if levels is None and plan.noise == "multiplicative":  # its error has no variance-only form: at zero counts
@@ -1201,7 +1198,7 @@ def _hierarchy_projection(plan: HierarchyPlan, hierarchy: Hierarchy, levels: Seq
                           "projected (give --prior, or --counts-from-data)",
                 "counts": "no counts", "weighted_mse": math.fsum(w * r["mse"] for w, r in zip(plan.weights, rows)),
                 "levels": rows}
-    trials = int(min(200, max(4, math.ceil(PROJECTION_NODE_TRIALS / hierarchy.n_nodes))))
+    trials = projection_trials(hierarchy.level_sizes)
     return projection_json(project_hierarchy(plan, levels, trials=trials, seed=0, hierarchy=hierarchy), counts)
 
 

@@ -17,7 +17,8 @@ from dpgui.report.bundle import BundlePaths
 from dpgui.report.hierarchy_bundle import default_hierarchy_bundle_name, projection_json
 from dpgui.report.ledger import Ledger
 from dpgui.report.signing import SecretKey
-from dpgui.workspace.hierarchy import HierarchyOutcome, projection_trials
+from dpgui.core.hierarchy import projection_trials
+from dpgui.workspace.hierarchy import HierarchyOutcome
 
 
 class HierarchyExportDialog(BundleExportDialog):

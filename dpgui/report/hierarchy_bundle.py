@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpgui.core.hierarchy import PATH_SEPARATOR  # one definition: the engine refuses labels holding it
 from dpgui.errors import DataError
 from dpgui.report.bundle import (
     SECURE_SOURCE, BundlePaths, check_bundle_target, sha256_hex, software_versions, write_signed_files,
@@ -42,7 +43,6 @@ __all__ = [
 
 HIERARCHY_SCHEMA_VERSION = 3  # the manifest schema version that added kind "hierarchy"
 HIERARCHY_CSV_COLUMNS = ("level", "level_name", "path", "released_count", "ci95_low", "ci95_high")
-PATH_SEPARATOR = " > "  # between the labels of a node's path in the CSV (labels are kept as they are)
 ROOT_NAME = "(all records)"  # the level name of the root (level 0)
 NODE_LIST_FROM_PRIOR = "prior file"
 NODE_LIST_FROM_DATA = "data (declared public)"  # the officer declared them public: --categories-public, or the window's box

@@ -32,7 +32,7 @@ import numpy as np
 
 from dpgui.core.hierarchy import (
     ALLOCATIONS, CONSISTENCY_METHODS, HIERARCHY_NOISE_CHOICES, MAX_LEVELS, MIN_LEVELS, Hierarchy, HierarchyPlan,
-    HierarchyProjection, HierarchyRelease, plan_hierarchy, project_hierarchy,
+    HierarchyProjection, HierarchyRelease, plan_hierarchy, project_hierarchy, projection_trials,
 )
 from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrmse
 from dpgui.core.noise import RandomSource
@@ -310,7 +310,10 @@ def load_hierarchy(data_path: Path, choice: HierarchyChoice, progress: Progress 
 
 
 def _plan(loaded: LoadedHierarchy, choice: HierarchyChoice, noise: str, consistency: str) -> HierarchyPlan:
-    """The engine's plan for ``choice`` (with ``noise`` and ``consistency``), and the officer's typed budgets."""
+    """The engine's plan for ``choice`` (with ``noise`` and ``consistency``), and the officer's typed budgets.
+    The tree is not passed to the engine: with consistency "auto" it would project top-down against GLS
+    itself, and :func:`plan_and_project` does that once more on the final budgets (showing both, and
+    cancellable), so the engine only leaves its placeholder choice for plan_and_project to replace."""
     privacy = choice.privacy()
     if choice.allocation in ("optimal", "target") and loaded.prior_levels is None:
         raise ParameterError(f"the allocation '{ALLOCATION_LABELS[choice.allocation]}' needs node counts",
@@ -319,7 +322,7 @@ def _plan(loaded: LoadedHierarchy, choice: HierarchyChoice, noise: str, consiste
     plan = plan_hierarchy(loaded.hierarchy.level_sizes, privacy, noise=noise, allocation=choice.allocation,
                           weights=choice.weights, target_mse=choice.target_mse if choice.allocation == "target" else None,
                           consistency=consistency, prior_levels=loaded.prior_levels, prior_source=loaded.prior_source,
-                          hierarchy=loaded.hierarchy, alpha=choice.alpha if choice.delta > 0 else None)
+                          alpha=choice.alpha if choice.delta > 0 else None)
     if choice.budgets is not None:
         plan = with_budgets(plan, choice.budgets)
     return plan
@@ -380,13 +383,6 @@ def share_budget(plan: HierarchyPlan, level: int, value: float) -> tuple[float, 
     if not others:
         budgets[level] = total
     return tuple(budgets)
-
-
-def projection_trials(level_sizes: tuple[int, ...]) -> int:
-    """Monte Carlo trials of a projection: at least 20,000 node draws over the tree, 4 to 200 trials
-    (about 0.7 % standard error on a level's summed MSE for a small tree; the same rule as the engine's
-    automatic choices), so that a tree of 10⁵ leaves still plans in seconds."""
-    return int(min(200, max(4, math.ceil(20_000 / sum(level_sizes)))))
 
 
 def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress: Progress | None = None,

@@ -9,7 +9,9 @@ evidence. Restoring never spends budget and never reads the data.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 from dpgui.errors import DpguiError
 from dpgui.report.hierarchy_publish import authenticate_hierarchy_release
@@ -20,28 +22,25 @@ from dpgui.workspace.hierarchy import HierarchyChoice, HierarchyOutcome
 __all__ = ["choice_of_settings", "restored_outcome", "settings_of_choice"]
 
 
+def _shared_fields(source: HierarchyChoice | HierarchySettings) -> dict[str, Any]:
+    """The choice's fields by name: the two classes hold the same fields (the report layer cannot import
+    the workspace's class), only the prior's path differs in type, so a new field is added to both and
+    copied here without a change."""
+    return {f.name: getattr(source, f.name) for f in fields(HierarchySettings) if f.name != "prior_path"}
+
+
 def settings_of_choice(choice: HierarchyChoice) -> HierarchySettings | None:
     """The choices as a project stores them; None while they are all the defaults (nothing chosen)."""
     if choice == HierarchyChoice():
         return None
-    return HierarchySettings(
-        levels=choice.levels, prior_path="" if choice.prior_path is None else str(choice.prior_path.absolute()),
-        counts_from_data=choice.counts_from_data, epsilon=choice.epsilon, delta=choice.delta,
-        neighbours=choice.neighbours, records_per_person=choice.records_per_person, noise=choice.noise,
-        allocation=choice.allocation, weights=choice.weights, target_mse=choice.target_mse,
-        consistency=choice.consistency, budgets=choice.budgets, alpha=choice.alpha,
-        categories_public=choice.categories_public)
+    prior = "" if choice.prior_path is None else str(choice.prior_path.absolute())
+    return HierarchySettings(prior_path=prior, **_shared_fields(choice))
 
 
 def choice_of_settings(settings: HierarchySettings) -> HierarchyChoice:
     """The choices again (ParameterError with the fix for a value the mode does not take)."""
-    return HierarchyChoice(
-        levels=settings.levels, prior_path=Path(settings.prior_path) if settings.prior_path else None,
-        counts_from_data=settings.counts_from_data, epsilon=settings.epsilon, delta=settings.delta,
-        neighbours=settings.neighbours, records_per_person=settings.records_per_person, noise=settings.noise,
-        allocation=settings.allocation, weights=settings.weights, target_mse=settings.target_mse,
-        consistency=settings.consistency, budgets=settings.budgets, alpha=settings.alpha,
-        categories_public=settings.categories_public)
+    prior = Path(settings.prior_path) if settings.prior_path else None
+    return HierarchyChoice(prior_path=prior, **_shared_fields(settings))
 
 
 def restored_outcome(record: ProjectHierarchyRelease) -> HierarchyOutcome:

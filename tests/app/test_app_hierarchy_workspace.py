@@ -356,3 +356,14 @@ def test_a_release_of_undeclared_categories_is_refused_before_anything_is_spent(
     outcome = run_hierarchy_release(replace(request, categories_public=True), lambda: SeededRandom(1), no_progress,
                                     lambda: False)
     assert outcome.info.node_list_source.startswith("data")
+
+
+def test_project_settings_and_the_window_choice_hold_the_same_fields():
+    """workspace.hierarchy_project copies the fields by name: a field added to one class only would be lost
+    in project files (or fail to load)."""
+    from dataclasses import fields
+
+    from dpgui.report.project_hierarchy import HierarchySettings
+    from dpgui.workspace.hierarchy import HierarchyChoice
+
+    assert {f.name for f in fields(HierarchySettings)} == {f.name for f in fields(HierarchyChoice)}
