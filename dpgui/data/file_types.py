@@ -10,7 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from dpgui.errors import ParameterError
+
 __all__ = [
+    "CSV_DECIMALS",
+    "CSV_DELIMITERS",
+    "CsvDialect",
     "FILE_FILTER",
     "FILE_TYPES",
     "FILE_TYPE_NAMES",
@@ -35,6 +40,39 @@ class FileType:
     format: TableFormat
     name: str
     extensions: tuple[str, ...]
+
+
+#: The field separators a CSV may use, with their names for messages and the window.
+CSV_DELIMITERS: dict[str, str] = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar"}
+#: The decimal marks a CSV may use.
+CSV_DECIMALS: dict[str, str] = {".": "point", ",": "comma"}
+
+
+@dataclass(frozen=True)
+class CsvDialect:
+    """How a CSV/TSV file is written: ``delimiter`` (one of :data:`CSV_DELIMITERS`) and ``decimal``
+    (one of :data:`CSV_DECIMALS`; ``","`` for "1,5" = one and a half). Quoting is always ``"``
+    with doubled quotes inside. Build with :meth:`checked`."""
+
+    delimiter: str
+    decimal: str
+
+    @classmethod
+    def checked(cls, delimiter: object, decimal: object) -> CsvDialect:
+        """A dialect, or ParameterError naming the bad part and the allowed values."""
+        if delimiter not in CSV_DELIMITERS:
+            allowed = ", ".join(repr(d) + f" ({n})" for d, n in CSV_DELIMITERS.items())
+            raise ParameterError(f"field separator {delimiter!r} is not supported", f"use one of {allowed}")
+        if decimal not in CSV_DECIMALS:
+            raise ParameterError(f"decimal mark {decimal!r} is not supported", "use '.' or ','")
+        if delimiter == decimal:
+            raise ParameterError("the field separator and the decimal mark are both ','",
+                                 "files with decimal commas separate fields with ';' or a tab: choose that separator")
+        return cls(str(delimiter), str(decimal))
+
+    def describe(self) -> str:
+        """In words: "semicolon-separated, decimal comma"."""
+        return f"{CSV_DELIMITERS[self.delimiter]}-separated, decimal {CSV_DECIMALS[self.decimal]}"
 
 
 #: The readable formats, in the order the messages list them.

@@ -1,0 +1,282 @@
+"""One interface to the data, wherever it lives: files on this computer, SQL databases, Spark.
+
+A release needs only K bin counts (or a hierarchy's path counts), so the counting runs where the
+data is and only counts come back: for a database, one aggregate query (the rows never leave it);
+for Spark, one Spark SQL job. The window, the command line and the self-test use only this module
+(:func:`open_source`) to read confidential data; the readers behind it are
+:mod:`dpgui.data.readers` (files), :mod:`dpgui.data.sql_source` (SQLAlchemy) and
+:mod:`dpgui.data.spark_source` (PySpark, an optional extra).
+
+* :class:`SourceSpec`: what to read, with nothing secret in it (a database URL never holds a
+  password: :func:`parse_source` refuses one). It is what project files and autosaves store, and
+  :meth:`SourceSpec.public_record` is what manifests and the ledger record.
+* :class:`DataSource`: an open source: columns with kinds, a preview of the first rows, the row
+  count, the histogram of one numeric column under the one binning rule
+  (:mod:`dpgui.data.binning`) and the path counts of 2..4 level columns, each with progress and
+  cancel. Every source gives exactly the counts the file path gives on the same data
+  (tests/data/test_sources_agree.py).
+
+Errors are :class:`~dpgui.errors.DataError` / :class:`~dpgui.errors.ParameterError` with the
+problem and the fix in one line; nothing here writes a file. No Qt.
+"""
+
+from __future__ import annotations
+
+import abc
+import pathlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from dpgui.core.missing import MISSING_DROP
+from dpgui.data.file_types import CsvDialect
+from dpgui.errors import ParameterError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pandas as pd
+
+    from dpgui.data.hierarchy import PathCounts
+    from dpgui.data.histogram import ColumnHistogram
+    from dpgui.data.readers import CancelCallback, ProgressCallback
+    from dpgui.data.table import ColumnInfo
+
+__all__ = [
+    "ENGINES",
+    "DataSource",
+    "PasswordPrompt",
+    "SourceKind",
+    "SourceSpec",
+    "open_source",
+    "parse_source",
+]
+
+SourceKind = Literal["file", "database", "spark"]
+#: ``--engine``: "local" reads a file on this computer (or queries a database URL); "spark" runs Spark SQL.
+ENGINES = ("local", "spark")
+#: Asked for a database password when none is in the environment or the keyring:
+#: ``prompt(display_url) -> password`` (None: the user cancelled).
+PasswordPrompt = Callable[[str], "str | None"]
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """What to read; holds no secret (safe in project files, autosaves, logs, manifests).
+
+    ``kind``: "file" (``location`` = a file or a folder of Parquet files on this computer),
+    "database" (``location`` = an SQLAlchemy URL without a password, e.g.
+    ``postgresql://alice@db.example.org:5432/census`` or ``sqlite:///path/to.db``) or "spark"
+    (``location`` = a path Spark can read — Parquet/CSV file or folder —, or "" with ``table``).
+    ``table`` / ``query``: for databases and Spark, a table name or one read-only SELECT (exactly
+    one of them; a file takes neither). ``dialect``: CSV files only; None = detect it.
+    ``encoding``: the text encoding of a SAS/Stata/SPSS/CSV file when it is not the file's own
+    (None = the file's own / UTF-8). ``spark_master``: Spark only (None = ``local[2]``).
+    """
+
+    kind: SourceKind
+    location: str
+    table: str | None = None
+    query: str | None = None
+    dialect: CsvDialect | None = None
+    encoding: str | None = None
+    spark_master: str | None = None
+
+    def display_name(self) -> str:
+        """Short words for titles and messages: the file name, or "table T in URL", "query on URL"."""
+        if self.kind == "file":
+            return pathlib.Path(self.location).name
+        where = self.location or "Spark"
+        if self.table:
+            return f"table {self.table} in {where}"
+        return f"query on {where}"
+
+    def public_record(self) -> dict[str, Any]:
+        """The source as recorded in a manifest: kind, engine, and for databases and Spark the URL
+        (no password: there is none in a spec), the table or the query; for files the format and
+        dialect only (a path may name a user or a project, so it is left out)."""
+        from dpgui.data.file_types import format_of_name
+
+        record: dict[str, Any] = {"kind": self.kind}
+        if self.kind == "file":
+            fmt = format_of_name(self.location) or ("parquet" if pathlib.Path(self.location).is_dir() else "unknown")
+            record["format"] = fmt
+            if self.dialect is not None:
+                record["dialect"] = {"delimiter": self.dialect.delimiter, "decimal": self.dialect.decimal}
+        else:
+            record["location"] = self.location
+            if self.table is not None:
+                record["table"] = self.table
+            if self.query is not None:
+                record["query"] = self.query
+            if self.kind == "spark":
+                record["spark_master"] = self.spark_master or "local[2]"
+        if self.encoding is not None:
+            record["encoding"] = self.encoding
+        return record
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field, for project files (:meth:`from_json` reads it back)."""
+        return {
+            "kind": self.kind,
+            "location": self.location,
+            "table": self.table,
+            "query": self.query,
+            "dialect": None if self.dialect is None else {"delimiter": self.dialect.delimiter,
+                                                          "decimal": self.dialect.decimal},
+            "encoding": self.encoding,
+            "spark_master": self.spark_master,
+        }
+
+    @classmethod
+    def from_json(cls, doc: object) -> SourceSpec:
+        """The spec of :meth:`to_json` (ParameterError for anything else, e.g. an edited file)."""
+        if not isinstance(doc, dict) or doc.get("kind") not in ("file", "database", "spark"):
+            raise ParameterError("the data source record is not valid", "open the data again")
+        dialect = doc.get("dialect")
+        spec = cls(
+            kind=doc["kind"],
+            location=_text(doc.get("location"), "location", allow_empty=doc["kind"] == "spark"),
+            table=_optional_text(doc.get("table"), "table"),
+            query=_optional_text(doc.get("query"), "query"),
+            dialect=None if dialect is None else CsvDialect.checked(
+                _text(dialect.get("delimiter") if isinstance(dialect, dict) else None, "delimiter"),
+                _text(dialect.get("decimal") if isinstance(dialect, dict) else None, "decimal")),
+            encoding=_optional_text(doc.get("encoding"), "encoding"),
+            spark_master=_optional_text(doc.get("spark_master"), "spark_master"),
+        )
+        return parse_source(spec.location, table=spec.table, query=spec.query,
+                            engine="spark" if spec.kind == "spark" else "local", spark_master=spec.spark_master,
+                            dialect=spec.dialect, encoding=spec.encoding)
+
+
+def _text(value: object, what: str, allow_empty: bool = False) -> str:
+    if not isinstance(value, str) or (not value and not allow_empty):
+        raise ParameterError(f"the data source's {what} is not valid", "open the data again")
+    return value
+
+
+def _optional_text(value: object, what: str) -> str | None:
+    return None if value is None else _text(value, what)
+
+
+class DataSource(abc.ABC):
+    """An open source of confidential rows. Use as a context manager (or call :meth:`close`).
+
+    Every method may be called from a worker thread (one call at a time per source); those that
+    read the data take ``progress(fraction)`` (0..1, called with 1.0 at the end; a database reports
+    0 then 1: one query) and ``should_cancel()`` (True raises :class:`~dpgui.errors.Cancelled`;
+    a database query in flight is cancelled on the server where the driver allows it).
+    """
+
+    spec: SourceSpec
+
+    @property
+    @abc.abstractmethod
+    def engine(self) -> str:
+        """Who counts the data, in words for the window and the report: "this computer",
+        "the database (PostgreSQL 15.18)", "Spark (local[2])"."""
+
+    @abc.abstractmethod
+    def columns(self) -> tuple[ColumnInfo, ...]:
+        """The columns: name, kind ('numeric', 'text', …, as :class:`~dpgui.data.table.ColumnInfo`)
+        and storage type, in source order. Cheap (schema only)."""
+
+    @abc.abstractmethod
+    def preview(self, n_rows: int = 100) -> pd.DataFrame:
+        """The first ``n_rows`` rows (fewer if the source has fewer), for their owner to see on this
+        computer; value labels (SPSS/Stata/SAS formats) are shown as "code (label)" text."""
+
+    @abc.abstractmethod
+    def row_count(
+        self, *, progress: ProgressCallback | None = None, should_cancel: CancelCallback | None = None
+    ) -> int:
+        """The exact number of data rows (a database: one COUNT(*))."""
+
+    @abc.abstractmethod
+    def histogram(
+        self,
+        column: str,
+        lower: float,
+        upper: float,
+        bins: int,
+        missing: str = MISSING_DROP,
+        *,
+        progress: ProgressCallback | None = None,
+        should_cancel: CancelCallback | None = None,
+    ) -> ColumnHistogram:
+        """The counts of ``column`` in ``bins`` bins on [lower, upper) under the one binning rule
+        (:mod:`dpgui.data.binning`; out-of-range values clamped into the end bins, missing values
+        — null, NaN — counted in ``n_missing``), equal to what
+        :func:`dpgui.data.histogram.column_histogram` gives for the same rows in a file."""
+
+    @abc.abstractmethod
+    def path_counts(
+        self,
+        level_columns: Sequence[str],
+        *,
+        max_nodes_per_level: int | None = None,
+        progress: ProgressCallback | None = None,
+        should_cancel: CancelCallback | None = None,
+    ) -> PathCounts:
+        """The number of rows on every distinct path of 2..4 level columns, as
+        :func:`dpgui.data.hierarchy.count_paths` gives for the same rows in a file (labels,
+        checks, notes)."""
+
+    def close(self) -> None:  # noqa: B027 - sources with nothing to release need not override it
+        """Release connections (idempotent)."""
+
+    def __enter__(self) -> DataSource:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class _Registry:
+    """Where each kind is implemented (imported on first use: SQLAlchemy and PySpark are heavy)."""
+
+    modules: dict[str, str] = field(default_factory=lambda: {
+        "file": "dpgui.data.file_source",
+        "database": "dpgui.data.sql_source",
+        "spark": "dpgui.data.spark_source",
+    })
+
+
+_REGISTRY = _Registry()
+
+
+def parse_source(
+    location: str | pathlib.Path,
+    *,
+    table: str | None = None,
+    query: str | None = None,
+    engine: str = "local",
+    spark_master: str | None = None,
+    dialect: CsvDialect | None = None,
+    encoding: str | None = None,
+) -> SourceSpec:
+    """The spec for ``--source LOCATION [--table T | --query Q] [--engine spark]``: a URL with a
+    scheme (``postgresql://…``, ``sqlite:///…``) is a database, anything else a file or folder;
+    ``engine="spark"`` makes it a Spark source. Checked here (ParameterError with the fix): a
+    password in a URL (refused: use the environment, the keyring or the prompt), table and query
+    together, a table or query for a file, a dialect for a non-CSV source, an unknown engine.
+    Nothing is opened."""
+    from dpgui.data import source_spec
+
+    return source_spec.parse_source(location, table=table, query=query, engine=engine, spark_master=spark_master,
+                                    dialect=dialect, encoding=encoding)
+
+
+def open_source(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None) -> DataSource:
+    """Open ``spec``: checks that the file exists and is readable, or connects to the database
+    (password from ``DPGUI_DB_PASSWORD``, the system keyring, or ``password_prompt(display_url)``,
+    in that order; PostgreSQL's own ``PGPASSWORD``/``.pgpass`` work too), or starts a Spark
+    session. Raises DataError (unreachable server, wrong password, missing table, PySpark not
+    installed, …) with the fix."""
+    import importlib
+
+    module = importlib.import_module(_REGISTRY.modules[spec.kind])
+    source: DataSource = module.open_spec(spec, password_prompt=password_prompt)
+    return source
