@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 #: The readers' name of a format.
-TableFormat = Literal["csv", "tsv", "parquet", "xlsx"]
+TableFormat = Literal["csv", "tsv", "parquet", "xlsx", "dta", "sas7bdat", "xpt", "sav"]
 
 
 @dataclass(frozen=True)
@@ -81,12 +81,16 @@ FILE_TYPES: tuple[FileType, ...] = (
     FileType("tsv", "TSV", (".tsv", ".tab", ".tsv.gz", ".tab.gz")),
     FileType("parquet", "Parquet", (".parquet", ".pq")),
     FileType("xlsx", "Excel (.xlsx)", (".xlsx",)),
+    FileType("dta", "Stata (.dta)", (".dta",)),
+    FileType("sas7bdat", "SAS (.sas7bdat)", (".sas7bdat",)),
+    FileType("xpt", "SAS transport (.xpt)", (".xpt",)),
+    FileType("sav", "SPSS (.sav)", (".sav", ".zsav")),
 )
 
 #: File name endings that can be read (case-insensitive).
 SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(ext for file_type in FILE_TYPES for ext in file_type.extensions)
 
-#: The formats in words: "CSV, TSV, Parquet or Excel (.xlsx)".
+#: The formats in words: "CSV, TSV, Parquet, Excel (.xlsx), Stata (.dta), … or SPSS (.sav)".
 FILE_TYPE_NAMES = ", ".join(t.name for t in FILE_TYPES[:-1]) + " or " + FILE_TYPES[-1].name
 
 #: The fix of a message about a file of another type.

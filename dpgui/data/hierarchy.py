@@ -1,7 +1,7 @@
 """Streaming counts of the paths of 2–4 nested categorical columns (a hierarchy's leaves).
 
-The data layer's side of "counts over a hierarchy" (issue 15): the level columns of a CSV/TSV,
-Parquet or Excel file are read batch by batch (:mod:`dpgui.data.readers`, the one reader of each
+The data layer's side of "counts over a hierarchy" (issue 15): the level columns of a table file
+(CSV/TSV, Parquet, Excel, Stata, SAS, SPSS) are read batch by batch (:mod:`dpgui.data.readers`, the one reader of each
 format) and every distinct path ``(value of column 1, …, value of column L)`` is counted. The tree
 itself (nodes, parents, level counts) and the refusal of a value that appears under two parents are
 :class:`dpgui.core.hierarchy.Hierarchy`'s (:meth:`~dpgui.core.hierarchy.Hierarchy.from_paths`, called
@@ -168,9 +168,11 @@ def _columns_hint(names: Sequence[str]) -> str:
     return f"choose among the file's columns: {shown}{more}" if names else "the file has no columns"
 
 
-def _schema_kinds(p: pathlib.Path, fmt: TableFormat, columns: Sequence[str]) -> dict[str, str]:
+def _schema_kinds(
+    p: pathlib.Path, fmt: TableFormat, columns: Sequence[str], encoding: str | None = None
+) -> dict[str, str]:
     """The coarse kind of each of ``columns``; DataError naming the columns if one is absent."""
-    schema, _ = table_schema(p, fmt)
+    schema, _ = table_schema(p, fmt, encoding)
     names = list(schema.names)
     for column in columns:
         if column not in names:
@@ -330,6 +332,7 @@ def _count(
     should_cancel: CancelCallback | None,
     count_column: str | None = None,
     extra_notes: tuple[str, ...] = (),
+    encoding: str | None = None,
 ) -> PathCounts:
     """Stream the level columns and count the rows (or sum ``count_column``, checked by
     :func:`_prior_counts`) of every path; the result's tree is built and checked."""
@@ -342,7 +345,7 @@ def _count(
     missing = dict.fromkeys(names, 0)
     first_missing: dict[str, int] = {}
     columns = list(names) if count_column is None else [*names, count_column]
-    stream = record_batches(p, fmt, columns, batch_rows, numeric=count_column)
+    stream = record_batches(p, fmt, columns, batch_rows, numeric=count_column, encoding=encoding)
     batches: Iterator[pa.RecordBatch] = watched(stream, progress, should_cancel)
     total = 0
     for batch in batches:
@@ -450,9 +453,10 @@ def count_paths(
     should_cancel: CancelCallback | None = None,
     max_nodes_per_level: int = MAX_NODES_PER_LEVEL,
     batch_rows: int = _BATCH_ROWS,
+    encoding: str | None = None,
 ) -> PathCounts:
     """The number of rows on every distinct path of ``level_columns`` (2..4 columns, root level
-    first) of a CSV/TSV, Parquet or Excel file, read in one streamed pass.
+    first) of a table file (CSV/TSV, Parquet, Excel, Stata, SAS, SPSS), read in one streamed pass.
 
     Checked before reading: the level list (2..4 distinct names: ParameterError), the file and that
     every column exists (DataError listing the columns). While reading: a level with more than
@@ -462,7 +466,9 @@ def count_paths(
     (DataError with how many rows and the first row), a file with no data rows, and the tree of the
     paths (:attr:`PathCounts.hierarchy`, built here: a value under two parents is a DataError naming
     the value, both parents and the fix). A numeric level column is allowed (its values become
-    labels; a note says so).
+    labels; a note says so). A Stata/SPSS level column with value labels uses its codes as labels
+    (``1``, ``2``, as stored), not the value labels. ``encoding``: of a Stata/SAS/SPSS file's text
+    (None: the file's own).
 
     ``progress(fraction)`` is called after each batch and with 1.0 at the end; ``should_cancel()``
     is asked before each batch (True raises :class:`~dpgui.errors.Cancelled`). Time O(rows);
@@ -473,8 +479,8 @@ def count_paths(
     batch_rows = _check_limit("batch_rows", batch_rows)
     check_callbacks(progress, should_cancel)
     p, fmt = check_table_file(path)
-    kinds = _schema_kinds(p, fmt, names)
-    return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel)
+    kinds = _schema_kinds(p, fmt, names, encoding)
+    return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, encoding=encoding)
 
 
 def _file_sha256(path: pathlib.Path) -> bytes:

@@ -1,4 +1,4 @@
-"""Streaming histograms of one numeric column of a CSV/TSV, Parquet or Excel file.
+"""Streaming histograms of one numeric column of a table file (CSV/TSV, Parquet, Excel, Stata, SAS, SPSS).
 
 This is the only place where confidential rows are turned into statistics. Everything
 downstream (the DP mechanisms, the report) sees only a :class:`ColumnHistogram`: K bin
@@ -299,14 +299,18 @@ def column_histogram(
     *,
     progress: ProgressCallback | None = None,
     should_cancel: CancelCallback | None = None,
+    encoding: str | None = None,
 ) -> ColumnHistogram:
-    """Histogram of one numeric column of a CSV/TSV/Parquet/Excel file, read in batches.
+    """Histogram of one numeric column of a table file (CSV/TSV/Parquet/Excel/Stata/SAS/SPSS), read in batches.
 
     ``path``: a file of a type in :data:`~dpgui.data.file_types.FILE_TYPES`: a ``.csv``/``.csv.gz``
     (comma) or ``.tsv``/``.tab``/``.tsv.gz``/``.tab.gz`` (tab) file with a header row, a
     ``.parquet``/``.pq`` file, or an ``.xlsx`` workbook
     (first sheet, header in the first row; a cell that is not a number, e.g. text or a
-    date, raises DataError naming the row). ``column``: its name.
+    date, raises DataError naming the row), or a Stata ``.dta``, SAS ``.sas7bdat``/``.xpt`` or SPSS
+    ``.sav``/``.zsav`` file (read by pyreadstat; value-labelled columns are binned by their numeric
+    codes; user-, system- and extended missing values are missing; ``encoding`` of its text, None: the
+    file's own). ``column``: its name.
     ``lower``/``upper``: public, finite bounds in the column's unit (``lower < upper``);
     ``bins``: 1 <= K <= 2**26. Values are binned by :func:`values_histogram`'s rule:
     ``[lower + j*w, lower + (j+1)*w)`` with out-of-range values clamped into the end bins
@@ -347,7 +351,7 @@ def column_histogram(
 
     n_rows = 0
     n_missing = 0
-    for arr in watched(numeric_column_batches(p, fmt, column, batch_rows), progress, should_cancel):
+    for arr in watched(numeric_column_batches(p, fmt, column, batch_rows, encoding), progress, should_cancel):
         x, miss = float64_values(arr)
         if miss:
             nan = np.isnan(x)

@@ -1,4 +1,5 @@
-"""Readers of table files: CSV/TSV (``.gz`` too), Parquet and Excel (``.xlsx``, first sheet).
+"""Readers of table files: CSV/TSV (``.gz`` too), Parquet, Excel (``.xlsx``, first sheet), and the
+statistical packages' files (Stata ``.dta``, SAS ``.sas7bdat``/``.xpt``, SPSS ``.sav``/``.zsav``).
 
 One reader per format, shared by the histogram (:mod:`dpgui.data.histogram`, the only place where
 confidential rows become statistics), the preview (:mod:`dpgui.data.table`) and the public
@@ -15,7 +16,8 @@ reference files (:mod:`dpgui.data.public_bounds`):
 
 The file is never loaded whole: CSV is read block by block by pyarrow (UTF-8, or UTF-16/UTF-32 with
 a byte-order mark); Parquet one record batch at a time (only the asked column chunks are decoded);
-Excel row by row by openpyxl (read-only mode). Every problem is a :class:`~dpgui.errors.DataError`
+Excel row by row by openpyxl (read-only mode); Stata/SAS/SPSS in chunks of rows by pyreadstat
+(:mod:`dpgui.data.stat_files`; ``encoding`` applies to those). Every problem is a :class:`~dpgui.errors.DataError`
 naming the file (and the column and row where known) with its fix.
 
 No Qt, no global state but a small cache of CSV schemas per file version: safe to call from a
@@ -44,6 +46,7 @@ import pyarrow.parquet as pq
 import pyarrow.types as pat
 
 from dpgui.data.file_types import FILE_TYPE_NAMES, SUPPORTED_EXTENSIONS, TableFormat, format_of_name
+from dpgui.data.stat_files import STAT_FORMATS, stat_record_batches, stat_schema
 from dpgui.errors import Cancelled, DataError, ParameterError
 
 __all__ = [
@@ -573,14 +576,18 @@ def _csv_record_batches(
 # ----------------------------------------------------------------- any format
 
 
-def table_schema(p: pathlib.Path, fmt: TableFormat) -> tuple[pa.Schema, int | None]:
+def table_schema(p: pathlib.Path, fmt: TableFormat, encoding: str | None = None) -> tuple[pa.Schema, int | None]:
     """Column names and Arrow types (the one type inference of the data layer), and the
     number of data rows where it is known without reading the data (Parquet metadata, the
     Excel size record; else None).
 
     Parquet: the schema. CSV/TSV: inferred by pyarrow from the first ~1 MiB. Excel:
-    inferred from the first ~1,000 rows (:func:`_xlsx_array`). O(1) in the file size.
+    inferred from the first ~1,000 rows (:func:`_xlsx_array`). Stata/SAS/SPSS: the file's metadata
+    and first row, read by pyreadstat in ``encoding`` (None: the file's own), value labels attached
+    as field metadata (:func:`dpgui.data.stat_files.stat_schema`). O(1) in the file size.
     """
+    if fmt in STAT_FORMATS:
+        return stat_schema(p, fmt, encoding)
     if fmt == "parquet":
         pf = _parquet_file(p)
         try:
@@ -600,6 +607,7 @@ def record_batches(
     batch_rows: int,
     numeric: str | None = None,
     first_row_group: int = 0,
+    encoding: str | None = None,
 ) -> Stream[pa.RecordBatch]:
     """Stream ``columns`` of the file as record batches, each with the fraction of the
     file read so far (0..1, non-decreasing).
@@ -608,8 +616,12 @@ def record_batches(
     value that is not a number raises DataError naming the row); Excel as inferred per
     batch (mixed cells become text), ``numeric`` checked likewise. ``first_row_group``
     (Parquet only) skips the row groups before it. Batches hold about ``batch_rows`` rows
-    (CSV: ``batch_rows`` bytes, see :func:`_csv_block_bytes`; Excel: ~8,192 cells).
+    (CSV: ``batch_rows`` bytes, see :func:`_csv_block_bytes`; Excel: ~8,192 cells). Stata/SAS/SPSS:
+    as :func:`table_schema` types them, read by pyreadstat ``batch_rows`` rows a call in ``encoding``
+    (:func:`dpgui.data.stat_files.stat_record_batches`; fraction: rows read / rows).
     """
+    if fmt in STAT_FORMATS:
+        return stat_record_batches(p, fmt, columns, batch_rows, encoding)
     if fmt == "parquet":
         return _parquet_record_batches(p, columns, batch_rows, first_row_group)
     if fmt == "xlsx":
@@ -646,11 +658,12 @@ def watched(
 
 
 def numeric_column_batches(
-    p: pathlib.Path, fmt: TableFormat, column: str, batch_rows: int
+    p: pathlib.Path, fmt: TableFormat, column: str, batch_rows: int, encoding: str | None = None
 ) -> Stream[pa.Array]:
     """Batches of one numeric column (any numeric Arrow type, nulls for missing) with the
-    fraction read; DataError if the column is absent or its inferred kind is not numeric."""
-    schema, _ = table_schema(p, fmt)
+    fraction read; DataError if the column is absent or its inferred kind is not numeric.
+    ``encoding``: of a Stata/SAS/SPSS file's text (None: the file's own)."""
+    schema, _ = table_schema(p, fmt, encoding)
     if column not in schema.names:
         raise DataError(f"column '{column}' not found in '{p.name}'", _columns_hint(schema.names))
     positions = [i + 1 for i, name in enumerate(schema.names) if name == column]
@@ -672,12 +685,14 @@ def numeric_column_batches(
                 raise DataError(f"{general.problem}: data row {found[0]:,} holds {found[1]!r}",
                                 _number_fix(found[1]) if special else general.fix)
         raise _not_numeric(p, column, t)
-    for batch, fraction in record_batches(p, fmt, [column], batch_rows, numeric=column):
+    for batch, fraction in record_batches(p, fmt, [column], batch_rows, numeric=column, encoding=encoding):
         yield batch.column(0), fraction
 
 
-def list_columns(path: PathLike) -> list[tuple[str, str]]:
-    """``(name, kind)`` of each column of a CSV/TSV, Parquet or Excel file, in file order.
+def list_columns(path: PathLike, encoding: str | None = None) -> list[tuple[str, str]]:
+    """``(name, kind)`` of each column of a table file (any of
+    :data:`~dpgui.data.file_types.FILE_TYPES`), in file order; ``encoding``: of a Stata/SAS/SPSS
+    file's text (None: the file's own).
 
     ``kind`` is one of ``"numeric"``, ``"boolean"``, ``"text"``, ``"datetime"``,
     ``"binary"`` (bytes that are not UTF-8 text), ``"empty"`` (every value missing in the
@@ -688,7 +703,7 @@ def list_columns(path: PathLike) -> list[tuple[str, str]]:
     O(1) in the file size. Raises :class:`~dpgui.errors.DataError`.
     """
     p, fmt = check_table_file(path)
-    schema, _ = table_schema(p, fmt)
+    schema, _ = table_schema(p, fmt, encoding)
     return [(field.name, column_kind(field.type)) for field in schema]
 
 

@@ -2,7 +2,8 @@
 
 Shows the data to its owner on this machine; nothing here is released. The formats,
 type inference and readers are those of :mod:`dpgui.data.readers` (one of each):
-CSV/TSV (``.gz`` too), Parquet and Excel (``.xlsx``, first sheet).
+CSV/TSV (``.gz`` too), Parquet, Excel (``.xlsx``, first sheet), Stata, SAS and SPSS files
+(:mod:`dpgui.data.stat_files`; their value labels are shown with the codes: ``1 (Male)``).
 
 * :func:`inspect_table`: names, kinds and types of the columns, and the number of rows
   where it is cheap (reads the schema or the first block only).
@@ -45,6 +46,7 @@ from dpgui.data.readers import (
     table_schema,
     watched,
 )
+from dpgui.data.stat_files import labelled_texts, value_labels_of
 from dpgui.errors import DataError, ParameterError
 
 __all__ = ["ColumnInfo", "TableInfo", "TableReader", "count_rows", "inspect_table"]
@@ -61,11 +63,13 @@ class ColumnInfo:
     """One column: ``name``; ``kind``: 'numeric', 'text', 'datetime', 'boolean', 'empty'
     (every value missing in the head), 'binary' (bytes that are not UTF-8) or 'other';
     ``dtype``: the storage type, e.g. 'int64', 'float64', 'uint8', 'bool', 'string',
-    'timestamp[s]', 'null'."""
+    'timestamp[s]', 'null'; ``value_labels``: code → label of a Stata/SPSS column that has them
+    (the preview shows ``1 (Male)``; counts use the codes), else None."""
 
     name: str
     kind: str
     dtype: str
+    value_labels: dict[float | str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -103,26 +107,27 @@ def _dtype_name(t: pa.DataType) -> str:
     return str(t)
 
 
-def inspect_table(path: PathLike) -> TableInfo:
+def inspect_table(path: PathLike, encoding: str | None = None) -> TableInfo:
     """Columns (name, kind, dtype), format, size and, where cheap, the row count of a file.
 
     Reads the Parquet footer, the first ~1 MiB of a CSV/TSV (types inferred there, as by
     :func:`dpgui.data.readers.list_columns`) or the first ~1,000 rows of an Excel sheet:
     O(1) in the file size. A file with a header and no rows is fine (``n_rows == 0``).
+    ``encoding``: of a Stata/SAS/SPSS file's text (None: the one the file declares).
     Raises :class:`~dpgui.errors.DataError` (missing, unsupported, empty or unreadable file).
     """
     p, fmt = check_table_file(path)
-    schema, n_rows = table_schema(p, fmt)
+    schema, n_rows = table_schema(p, fmt, encoding)
     size = p.stat().st_size
     small_csv = size <= CSV_HEAD_BYTES and not p.name.lower().endswith(".gz")
     # A CSV that is all in the head, or an Excel sheet without a size record (rare; then
     # O(rows)): count the rows now.
     if n_rows is None and (small_csv or fmt == "xlsx"):
         try:
-            n_rows = _count_streamed(p, fmt, schema.names, None, None)
+            n_rows = _count_streamed(p, fmt, schema.names, None, None, encoding)
         except DataError:
             n_rows = None  # a malformed row: reported when the rows are read
-    columns = tuple(ColumnInfo(f.name, column_kind(f.type), _dtype_name(f.type)) for f in schema)
+    columns = tuple(ColumnInfo(f.name, column_kind(f.type), _dtype_name(f.type), value_labels_of(f)) for f in schema)
     return TableInfo(path=p, format=fmt, columns=columns, n_rows=n_rows, size_bytes=size)
 
 
@@ -132,8 +137,9 @@ def _count_streamed(
     names: list[str],
     progress: ProgressCallback | None,
     should_cancel: CancelCallback | None,
+    encoding: str | None = None,
 ) -> int:
-    batches = record_batches(p, fmt, names[:1], _PREVIEW_CSV_BLOCK)
+    batches = record_batches(p, fmt, names[:1], _PREVIEW_CSV_BLOCK, encoding=encoding)
     return sum(b.num_rows for b in watched(batches, progress, should_cancel))
 
 
@@ -141,22 +147,24 @@ def count_rows(
     path: PathLike,
     progress: ProgressCallback | None = None,
     should_cancel: CancelCallback | None = None,
+    encoding: str | None = None,
 ) -> int:
-    """Exact number of data rows (header not counted) of a CSV/TSV, Parquet or Excel file.
+    """Exact number of data rows (header not counted) of a table file.
 
     Parquet: from the metadata, O(1). Excel: the sheet's size record (or a pass over
     the rows if it has none). CSV/TSV: one
     streamed pass with pyarrow (one column converted), O(bytes), with
     ``progress(fraction)`` after every block and ``should_cancel()`` before each (True
     raises :class:`~dpgui.errors.Cancelled`), as in
-    :func:`~dpgui.data.histogram.column_histogram`. Blank lines are not rows.
+    :func:`~dpgui.data.histogram.column_histogram`. Blank lines are not rows. Stata/SAS/SPSS: the
+    metadata (SAS transport: a streamed pass); ``encoding`` as in :func:`inspect_table`.
     Raises :class:`~dpgui.errors.DataError` on a malformed file.
     """
     check_callbacks(progress, should_cancel)
     p, fmt = check_table_file(path)
-    schema, n_rows = table_schema(p, fmt)
+    schema, n_rows = table_schema(p, fmt, encoding)
     if n_rows is None:
-        return _count_streamed(p, fmt, schema.names, progress, should_cancel)
+        return _count_streamed(p, fmt, schema.names, progress, should_cancel, encoding)
     if progress is not None:
         progress(1.0)
     return n_rows
@@ -173,7 +181,8 @@ class TableReader:
     ``read_rows(start, count)`` returns rows ``[start, start + count)`` (fewer, or none,
     past the end) as a DataFrame indexed by row number (0 = first data row). Columns:
     CSV/TSV cells as the text in the file (an empty field is ''); Parquet as stored;
-    Excel as the cells' values. Forward reads continue one open streaming reader, and the
+    Excel as the cells' values; Stata/SAS/SPSS as pyreadstat reads them, a column with value labels
+    as text ``"1 (Male)"`` (a code without a label as ``"3"``). Forward reads continue one open streaming reader, and the
     last few batches are cached (small backward moves are free); a read before the cache
     re-opens the file: CSV/TSV from the start (O(start)), Parquet at the row group holding
     ``start`` (O(row group)). Excel sheets are kept whole once read (openpyxl cannot seek).
@@ -183,8 +192,9 @@ class TableReader:
     :class:`~dpgui.errors.DataError` ("open it again"). Use ``close()`` (or ``with``).
     """
 
-    def __init__(self, path: PathLike) -> None:
-        self.info: TableInfo = inspect_table(path)
+    def __init__(self, path: PathLike, encoding: str | None = None) -> None:
+        self.info: TableInfo = inspect_table(path, encoding)
+        self._encoding = encoding
         p = self.info.path
         self._stamp = _stamp(p)
         self._lock = threading.Lock()
@@ -261,6 +271,7 @@ class TableReader:
             self.info.names,
             _PREVIEW_CSV_BLOCK if self.info.format in ("csv", "tsv") else _PREVIEW_ROWS,
             first_row_group=group,
+            encoding=self._encoding,
         )
 
     def _fill(self, start: int, end: int) -> None:
@@ -307,4 +318,8 @@ class TableReader:
         # Excel batches may differ in type (ints, then floats): pandas unifies them.
         frame = pieces[0] if len(pieces) == 1 else pd.concat(pieces, ignore_index=True)
         frame.index = pd.RangeIndex(start, start + len(frame))
+        for column in self.info.columns:
+            if column.value_labels:
+                frame[column.name] = pd.Series(labelled_texts(frame[column.name].tolist(), column.value_labels),
+                                               index=frame.index, dtype=object)
         return frame

@@ -57,7 +57,7 @@ def test_unsupported_file_type(qtbot, window, tmp_path):
     path = tmp_path / "notes.txt"
     path.write_text("hello")
     window.open_file(str(path))
-    wait_error(qtbot, window, "notes.txt", "CSV, TSV, Parquet or Excel")
+    wait_error(qtbot, window, "notes.txt", "CSV, TSV, Parquet, Excel")
     alive(window)
 
 

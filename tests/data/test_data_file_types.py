@@ -21,16 +21,21 @@ from dpgui.errors import DataError, ParameterError
 
 
 def test_extensions_words_and_filters_come_from_one_table():
-    assert SUPPORTED_EXTENSIONS == (".csv", ".csv.gz", ".tsv", ".tab", ".tsv.gz", ".tab.gz", ".parquet", ".pq", ".xlsx")
-    assert FILE_TYPE_NAMES == "CSV, TSV, Parquet or Excel (.xlsx)"
-    assert USE_A_SUPPORTED_FILE == "Use a CSV, TSV, Parquet or Excel (.xlsx) file."
+    assert SUPPORTED_EXTENSIONS == (".csv", ".csv.gz", ".tsv", ".tab", ".tsv.gz", ".tab.gz", ".parquet", ".pq", ".xlsx",
+                                    ".dta", ".sas7bdat", ".xpt", ".sav", ".zsav")
+    names = ("CSV, TSV, Parquet, Excel (.xlsx), Stata (.dta), SAS (.sas7bdat), SAS transport (.xpt) "
+             "or SPSS (.sav)")
+    assert names == FILE_TYPE_NAMES
+    assert f"Use a {names} file." == USE_A_SUPPORTED_FILE
     assert FILE_FILTER == TABLE_FILTER + ";;All files (*)"
     assert TABLE_FILTER.split("(")[1].rstrip(")").split() == ["*" + ext for ext in SUPPORTED_EXTENSIONS]
-    assert [t.format for t in FILE_TYPES] == ["csv", "tsv", "parquet", "xlsx"]
+    assert [t.format for t in FILE_TYPES] == ["csv", "tsv", "parquet", "xlsx", "dta", "sas7bdat", "xpt", "sav"]
 
 
 @pytest.mark.parametrize("name, fmt", [("a.CSV", "csv"), ("a.csv.gz", "csv"), ("b.Tab", "tsv"), ("b.tsv.gz", "tsv"),
-                                       ("c.pq", "parquet"), ("d.XLSX", "xlsx"), ("e.xls", None), ("f.gz", None)])
+                                       ("c.pq", "parquet"), ("d.XLSX", "xlsx"), ("e.xls", None), ("f.gz", None),
+                                       ("g.DTA", "dta"), ("h.sas7bdat", "sas7bdat"), ("i.xpt", "xpt"),
+                                       ("j.zsav", "sav"), ("k.sas7bcat", None)])
 def test_format_of_name(name, fmt):
     assert format_of_name(name) == fmt
     assert is_supported_file_name(name) == (fmt is not None)
