@@ -618,10 +618,11 @@ def record_batches(
     (Parquet only) skips the row groups before it. Batches hold about ``batch_rows`` rows
     (CSV: ``batch_rows`` bytes, see :func:`_csv_block_bytes`; Excel: ~8,192 cells). Stata/SAS/SPSS:
     as :func:`table_schema` types them, read by pyreadstat ``batch_rows`` rows a call in ``encoding``
-    (:func:`dpgui.data.stat_files.stat_record_batches`; fraction: rows read / rows).
+    (:func:`dpgui.data.stat_files.stat_record_batches`; fraction: rows read / rows); there a "row
+    group" is a chunk of ``batch_rows`` rows, so ``first_row_group`` g starts at row g × batch_rows.
     """
     if fmt in STAT_FORMATS:
-        return stat_record_batches(p, fmt, columns, batch_rows, encoding)
+        return stat_record_batches(p, fmt, columns, batch_rows, encoding, first_row=first_row_group * batch_rows)
     if fmt == "parquet":
         return _parquet_record_batches(p, columns, batch_rows, first_row_group)
     if fmt == "xlsx":

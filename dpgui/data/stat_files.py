@@ -29,8 +29,13 @@ What the user sees:
 
 Progress: rows read / rows in the file (from the metadata); SAS transport files do not record their row
 count, so their fraction is estimated from the file size and the record width.
-Cost: ReadStat seeks to a chunk's first row in Stata and SAS files; in a compressed SPSS file it decodes
-the rows before it again, so a chunked pass over a large ``.sav`` costs O(rows × chunks) decoding.
+
+Cost (measured: 3,000,000 rows × 3 columns, histogram of one column, 65,536 bins, this machine): time
+O(rows): .dta 3.4 s, .sav 3.6 s, .zsav 0.8 s, .xpt 8.2 s with 1,000,000-row chunks; peak memory 124 MB
+whether the file has 300,000 or 3,000,000 rows (100,000-row chunks; pandas reading the whole file: 477
+MB). ReadStat skips to a chunk's first row quickly in .dta/.sav, but re-parses the rows before it in
+.xpt (and partly .zsav): a pass there costs O(rows² / chunk rows) (.xpt, 250,000-row chunks: 28 s), so
+keep chunks large (the histogram's default: 1,000,000 rows = 8 MB a column).
 """
 
 from __future__ import annotations
@@ -192,10 +197,16 @@ def _estimated_rows(p: pathlib.Path, meta: Any) -> int | None:
 
 
 def stat_record_batches(
-    p: pathlib.Path, fmt: str, columns: Sequence[str], batch_rows: int, encoding: str | None = None
+    p: pathlib.Path,
+    fmt: str,
+    columns: Sequence[str],
+    batch_rows: int,
+    encoding: str | None = None,
+    first_row: int = 0,
 ) -> Stream[pa.RecordBatch]:
-    """Stream ``columns`` as record batches of at most ``batch_rows`` rows, each with the fraction of
-    the rows read so far (0..1, non-decreasing). Each batch is one pyreadstat call with ``row_offset``/
+    """Stream ``columns`` from row ``first_row`` (0 = the first) as record batches of at most
+    ``batch_rows`` rows, each with the fraction of the rows read so far (0..1, non-decreasing;
+    the skipped rows count as read). Each batch is one pyreadstat call with ``row_offset``/
     ``row_limit``/``usecols``. Types as :func:`stat_schema`. A file that holds fewer rows than its header
     says is a DataError (truncated)."""
     schema, n_rows = stat_schema(p, fmt, encoding)
@@ -205,7 +216,7 @@ def stat_record_batches(
                         "available columns: " + ", ".join(repr(n) for n in schema.names[:10]))
     types = [schema.field(c).type for c in columns]
     total = n_rows if n_rows is not None else _estimated_rows(p, _metadata(p, fmt, encoding))
-    done = 0
+    done = first_row if n_rows is None else min(first_row, n_rows)
     while n_rows is None or done < n_rows:
         limit = batch_rows if n_rows is None else min(batch_rows, n_rows - done)
         frame, _ = _read(p, fmt, encoding, row_offset=done, row_limit=limit, usecols=list(columns))

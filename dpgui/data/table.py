@@ -21,7 +21,7 @@ import bisect
 import itertools
 import pathlib
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,7 +46,7 @@ from dpgui.data.readers import (
     table_schema,
     watched,
 )
-from dpgui.data.stat_files import labelled_texts, value_labels_of
+from dpgui.data.stat_files import STAT_FORMATS, labelled_texts, value_labels_of
 from dpgui.errors import DataError, ParameterError
 
 __all__ = ["ColumnInfo", "TableInfo", "TableReader", "count_rows", "inspect_table"]
@@ -69,7 +69,8 @@ class ColumnInfo:
     name: str
     kind: str
     dtype: str
-    value_labels: dict[float | str, str] | None = None
+    # Not hashed (a dict): a ColumnInfo stays hashable by name, kind and dtype.
+    value_labels: dict[float | str, str] | None = field(default=None, hash=False)
 
 
 @dataclass(frozen=True)
@@ -181,11 +182,13 @@ class TableReader:
     ``read_rows(start, count)`` returns rows ``[start, start + count)`` (fewer, or none,
     past the end) as a DataFrame indexed by row number (0 = first data row). Columns:
     CSV/TSV cells as the text in the file (an empty field is ''); Parquet as stored;
-    Excel as the cells' values; Stata/SAS/SPSS as pyreadstat reads them, a column with value labels
-    as text ``"1 (Male)"`` (a code without a label as ``"3"``). Forward reads continue one open streaming reader, and the
-    last few batches are cached (small backward moves are free); a read before the cache
-    re-opens the file: CSV/TSV from the start (O(start)), Parquet at the row group holding
-    ``start`` (O(row group)). Excel sheets are kept whole once read (openpyxl cannot seek).
+    Excel as the cells' values; Stata/SAS/SPSS as pyreadstat reads them, a column with value
+    labels as text ``"1 (Male)"`` (a code without a label as ``"3"``). Forward reads continue one
+    open streaming reader, and the last few batches are cached (small backward moves are free); a
+    read before the cache re-opens the file: CSV/TSV from the start (O(start)), Parquet at the row
+    group holding ``start`` (O(row group)), Stata/SAS/SPSS at the 8,192-row chunk holding it (SAS
+    transport: O(start), ReadStat re-reads the rows before it). Excel sheets are kept whole once
+    read (openpyxl cannot seek).
     Memory: ~8 batches (CSV: 1 MiB of text each; Parquet: 8,192 rows each).
 
     If the file is deleted or changed after opening, ``read_rows`` raises
@@ -208,6 +211,9 @@ class TableReader:
         if self.info.format == "parquet":
             sizes = parquet_row_group_sizes(p)
             self._group_starts = list(itertools.accumulate(sizes[:-1], initial=0)) if sizes else []
+        elif self.info.format in STAT_FORMATS and self.info.n_rows:
+            # Stata/SAS/SPSS: chunks of _PREVIEW_ROWS rows, each readable on its own (pyreadstat's row_offset).
+            self._group_starts = list(range(0, self.info.n_rows, _PREVIEW_ROWS))
 
     # ------------------------------------------------------------------ public
 

@@ -278,3 +278,24 @@ def test_file_types_list_the_formats(tmp_path):
     copy = tmp_path / "IRIS.SAS7BDAT"
     shutil.copy(IRIS, copy)
     assert inspect_table(copy).format == "sas7bdat"
+
+
+def test_preview_jumps_to_the_chunk_holding_a_row(tmp_path, monkeypatch):
+    path = tmp_path / "long.dta"
+    n = 20_000
+    pyreadstat.write_dta(pd.DataFrame({"i": np.arange(n, dtype=float), "s": [f"r{k}" for k in range(n)]}), path)
+    offsets = []
+    real = pyreadstat.read_dta
+
+    def watched(*args, **kwargs):
+        if not kwargs.get("metadataonly") and kwargs.get("row_limit", 0) > 1:
+            offsets.append(kwargs["row_offset"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pyreadstat, "read_dta", watched)
+    with TableReader(path) as reader:
+        assert reader.read_rows(17_000, 3)["s"].tolist() == ["r17000", "r17001", "r17002"]
+        assert reader.read_rows(5, 2)["i"].tolist() == [5.0, 6.0]
+        assert reader.read_rows(19_998, 5)["s"].tolist() == ["r19998", "r19999"]
+    assert offsets == [16_384, 0, 16_384]  # the chunk of 8,192 rows holding the row, never the rows before it
+    assert hash(inspect_table(path).columns[0]) is not None
