@@ -313,7 +313,7 @@ def whole_number_reason(column_info: ColumnInfo, table_format: str, schema_path:
     """One sentence saying which public information makes the column whole-numbered, or None.
 
     Public: a published schema's ``"type": "integer"``, or an integer storage type in a file
-    format with a declared schema (Parquet). The type a CSV/TSV/Excel reader infers from the
+    format with a declared schema (Parquet; Stata's byte/int/long). The type a CSV/TSV/Excel reader infers from the
     values is not public and does not count. O(1) plus reading the schema file.
     """
     if schema_path is not None:
@@ -326,7 +326,7 @@ def whole_number_reason(column_info: ColumnInfo, table_format: str, schema_path:
         if field is not None and field.get("type") == "integer":
             return f"The published description of the data ('{path.name}') says '{column_info.name}' holds whole numbers."
     dtype = column_info.dtype
-    if table_format == "parquet" and (dtype.startswith(("int", "uint"))):
+    if table_format in ("parquet", "dta") and (dtype.startswith(("int", "uint"))):
         return f"The file's declared schema stores '{column_info.name}' as whole numbers ({dtype})."
     return None
 

@@ -299,3 +299,18 @@ def test_preview_jumps_to_the_chunk_holding_a_row(tmp_path, monkeypatch):
         assert reader.read_rows(19_998, 5)["s"].tolist() == ["r19998", "r19999"]
     assert offsets == [16_384, 0, 16_384]  # the chunk of 8,192 rows holding the row, never the rows before it
     assert hash(inspect_table(path).columns[0]) is not None
+
+
+def test_stata_integer_storage_is_public_whole_number_information(tmp_path):
+    from dpgui.data.public_bounds import suggest_from_type, whole_number_reason
+
+    path = tmp_path / "ints.dta"
+    pyreadstat.write_dta(pd.DataFrame({"age": np.array([30, 41, 99], dtype=np.int32),
+                                       "small": np.array([1, -5, 100], dtype=np.int8),
+                                       "w": [1.5, 2.0, 3.0]}), path)
+    columns = {c.name: c for c in inspect_table(path).columns}
+    assert columns["age"].dtype.startswith("int") and columns["w"].dtype == "float64"
+    assert "whole numbers" in (whole_number_reason(columns["age"], "dta", None) or "")
+    assert whole_number_reason(columns["w"], "dta", None) is None
+    assert column_histogram(path, "age", 0, 100, 4).counts.tolist() == [0, 2, 0, 1]
+    assert suggest_from_type(columns["w"]) is None
