@@ -40,6 +40,7 @@ keep chunks large (the histogram's default: 1,000,000 rows = 8 MB a column).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import pathlib
@@ -103,7 +104,7 @@ def _read(p: pathlib.Path, fmt: str, encoding: str | None, **kwargs: Any) -> tup
             raise _encoding_error(p, encoding, " (its declared encoding is not supported)") from err
         if any(word in text.lower() for word in _ENCODING_ERRORS):
             raise _encoding_error(p, encoding, f" ({text})") from err
-        raise damaged(p, fmt, text) from err
+        raise _damaged(p, fmt, text) from err
 
 
 def _encoding_error(p: pathlib.Path, encoding: str | None, detail: str) -> DataError:
@@ -118,7 +119,7 @@ def _unknown_encoding(encoding: str | None) -> DataError:
     return DataError(f"the encoding '{encoding}' is not known", "give one such as latin1, cp1252 or utf-8")
 
 
-def damaged(p: pathlib.Path, fmt: str, detail: str = "") -> DataError:
+def _damaged(p: pathlib.Path, fmt: str, detail: str = "") -> DataError:
     """The one message for a file that cannot be read (truncated, damaged, not of its type)."""
     why = f" ({detail})" if detail else ""
     return DataError(
@@ -162,7 +163,20 @@ def _metadata(p: pathlib.Path, fmt: str, encoding: str | None) -> Any:
 def stat_schema(p: pathlib.Path, fmt: str, encoding: str | None = None) -> tuple[pa.Schema, int | None]:
     """Column names and Arrow types (value labels as field metadata), and the number of rows where
     the file records it (not in SAS transport files: None). Reads the metadata and the first row: O(1)
-    in the number of rows. DataError for a damaged file or text not valid in the encoding."""
+    in the number of rows; remembered per file version (path, size, modification time) and encoding,
+    as the CSV schema is. DataError for a damaged file or text not valid in the encoding."""
+    try:
+        st = p.stat()
+    except OSError as err:
+        raise _damaged(p, fmt, err.strerror or str(err)) from err
+    return _cached_schema(p, fmt, encoding, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_schema(
+    p: pathlib.Path, fmt: str, encoding: str | None, size: int, mtime_ns: int
+) -> tuple[pa.Schema, int | None]:
+    del size, mtime_ns  # the cache key only
     meta = _metadata(p, fmt, encoding)
     n_rows = meta.number_rows if isinstance(meta.number_rows, int) and meta.number_rows >= 0 else None
     head, _ = _read(p, fmt, encoding, row_limit=1)
@@ -224,7 +238,7 @@ def stat_record_batches(
         if got == 0 and n_rows is None:
             return
         if got == 0 or (n_rows is not None and got < limit):
-            raise damaged(p, fmt, f"it holds {done + got:,} of the {n_rows:,} rows its header announces")
+            raise _damaged(p, fmt, f"it holds {done + got:,} of the {n_rows:,} rows its header announces")
         arrays = [_to_array(frame[c], t) for c, t in zip(columns, types)]
         done += got
         fraction = 1.0 if n_rows is not None and done >= n_rows else (min(done / total, 1.0) if total else 0.0)
