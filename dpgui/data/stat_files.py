@@ -24,7 +24,9 @@ What the user sees:
   are the values stored in the file.
 * Encoding: ``encoding=None`` uses the one the file declares (pyreadstat's default); else it is passed to
   pyreadstat (``latin1``, ``cp1252``, ``utf-8``…). Text that is not valid in the encoding used is a
-  one-line DataError naming the file and the fix ("give its encoding, e.g. --encoding latin1").
+  one-line DataError naming the file and the fix ("give its encoding, e.g. --encoding latin1"). But
+  ReadStat does not always notice: Latin-1 text read with an explicit ``utf-8`` can lose the bad bytes
+  silently (``café`` → ``caf``), so the preview is where a wrong encoding shows.
 * A damaged or truncated file is a DataError ("the file is damaged or truncated; …"), never a traceback.
 
 Progress: rows read / rows in the file (from the metadata); SAS transport files do not record their row

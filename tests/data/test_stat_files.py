@@ -199,6 +199,9 @@ def test_file_source_and_encoding(tmp_path):
     assert source.histogram("x", 0, 4, 4).counts.tolist() == [0, 10, 10, 10]
     with pytest.raises(DataError, match="encoding 'no-such-code' is not known"):
         inspect_table(path, encoding="no-such-code")
+    # What ReadStat does with an explicit wrong encoding: the invalid byte is dropped, silently (the
+    # module's docstring says the preview is where this shows).
+    assert FileSource(SourceSpec("file", str(path), encoding="utf-8")).preview(1)["s"].tolist() == ["caf"]
     # A real SAS7BDAT file (WINDOWS-1252) read with an encoding pyreadstat does not know, or one its
     # text is not valid in (UTF-32: every 4 bytes one character).
     with pytest.raises(DataError, match="is not known"):
