@@ -310,7 +310,8 @@ def _malformed(p: pathlib.Path, err: BaseException, rows_before: int) -> DataErr
     if isinstance(err, UnicodeDecodeError) or "UTF8" in msg or "UTF-8" in msg:
         return _not_utf8(p, err, where)
     elif "columns" in msg:
-        fix = "make every row have as many fields as the header (check quotes and delimiters)"
+        fix = ("make every row have as many fields as the header (check quotes and delimiters, and the field "
+               "separator the file is read with)")
     else:
         fix = "fix the file (or export it again) and retry"
     return DataError(f"malformed file '{p.name}'{where}: {msg}", fix)
