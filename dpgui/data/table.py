@@ -182,7 +182,15 @@ def count_rows(
     return n_rows
 
 
-def _stamp(p: pathlib.Path) -> tuple[int, int, int]:
+def _stamp(p: pathlib.Path) -> tuple[int, ...]:
+    """The file's version (size, modification time, inode); of a Parquet folder, the number of
+    its Parquet files and the sum of their sizes and modification times (O(files))."""
+    if p.is_dir():
+        try:
+            stats = [f.stat() for f in parquet_folder_files(p)]
+        except DataError:
+            stats = []
+        return len(stats), sum(st.st_size for st in stats), sum(st.st_mtime_ns for st in stats)
     st = p.stat()
     return st.st_size, st.st_mtime_ns, st.st_ino
 

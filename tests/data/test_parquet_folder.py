@@ -175,3 +175,14 @@ def test_corrupt_file_in_folder_is_named(tmp_path, parts):
     with pytest.raises(DataError) as caught:
         column_histogram(data, "x", 0, 10, 7)
     assert "b.parquet" in caught.value.problem and "broken" in caught.value.problem
+
+
+def test_preview_notices_a_file_added_to_the_folder(tmp_path, parts):
+    data = tmp_path / "growing"
+    data.mkdir()
+    pq.write_table(parts[0], data / "a.parquet")
+    with TableReader(data) as reader:
+        assert len(reader.read_rows(0, 10)) == 10
+        pq.write_table(parts[1], data / "b.parquet")
+        with pytest.raises(DataError, match="changed since it was opened"):
+            reader.read_rows(0, 10)
