@@ -163,7 +163,7 @@ def detect_dialect_text(text: str, name: str = "file.csv") -> DetectedDialect:
     consistent = [d for d, rows in parsed.items()
                   if rows and len(rows[0]) >= 2 and all(len(r) == len(rows[0]) for r in rows)]
     n_lines = max(len(rows) for rows in parsed.values())
-    lines = "the header" if n_lines == 1 else f"{n_lines:,} lines"
+    lines = "the header" if n_lines == 1 else f"{'the first ' if n_lines >= _MAX_LINES else ''}{n_lines:,} lines"
     if len(consistent) == 1:
         delimiter = consistent[0]
         width = len(parsed[delimiter][0])
