@@ -50,7 +50,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.types as pat
 
 from dpgui.core.hierarchy import MAX_LEVELS, MAX_NODES_PER_LEVEL, MIN_LEVELS, Hierarchy
-from dpgui.data.file_types import TableFormat
+from dpgui.data.file_types import CsvDialect, TableFormat
 from dpgui.data.readers import (
     CancelCallback,
     PathLike,
@@ -58,6 +58,7 @@ from dpgui.data.readers import (
     check_callbacks,
     check_table_file,
     column_kind,
+    csv_dialect,
     record_batches,
     table_schema,
     watched,
@@ -169,10 +170,15 @@ def _columns_hint(names: Sequence[str]) -> str:
 
 
 def _schema_kinds(
-    p: pathlib.Path, fmt: TableFormat, columns: Sequence[str], encoding: str | None = None
+    p: pathlib.Path,
+    fmt: TableFormat,
+    columns: Sequence[str],
+    dialect: CsvDialect | None = None,
+    *,
+    encoding: str | None = None,
 ) -> dict[str, str]:
     """The coarse kind of each of ``columns``; DataError naming the columns if one is absent."""
-    schema, _ = table_schema(p, fmt, encoding)
+    schema, _ = table_schema(p, fmt, dialect, encoding=encoding)
     names = list(schema.names)
     for column in columns:
         if column not in names:
@@ -199,24 +205,30 @@ def _float_label(x: float, dtype: np.dtype[np.floating]) -> str | None:
     return str(np.format_float_positional(dtype.type(x), unique=True, trim="-"))
 
 
-def _text_number_label(text: str) -> str | None:
+def _text_number_label(text: str, decimal: str = ".") -> str | None:
     """A CSV cell of a numeric column: None if missing, an integer as written, a decimal rewritten
-    as :func:`_float_label` does (``2.50`` → ``2.5``, ``3.0`` → ``3``); other text as it is."""
+    as :func:`_float_label` does (``2.50`` → ``2.5``, ``3.0`` → ``3``; with the decimal mark
+    ``decimal`` = ``","``: ``2,50`` → ``2.5`` too); other text as it is."""
     s = text.strip()
     if not s or s in _CSV_NULL_MARKERS:
         return None
     if _INTEGER_TEXT.match(s):
         return s
+    if decimal != ".":
+        if "." in s:
+            return s
+        s = s.replace(decimal, ".")
     try:
         x = float(s)
     except ValueError:
-        return s
+        return text.strip()
     return _float_label(x, np.dtype(np.float64))
 
 
-def _labels(values: pa.Array, text_numbers: bool) -> list[str | None]:
+def _labels(values: pa.Array, text_numbers: str | None) -> list[str | None]:
     """The label of each value of a (small) array of distinct values: None where missing (null,
-    NaN, empty or blank text). ``text_numbers``: the values are the text of a numeric CSV column."""
+    NaN, empty or blank text). ``text_numbers``: the decimal mark if the values are the text of a
+    numeric CSV column, else None."""
     t = values.type
     if pat.is_null(t):
         return [None] * len(values)
@@ -230,7 +242,7 @@ def _labels(values: pa.Array, text_numbers: bool) -> list[str | None]:
         if v is None:
             out.append(None)
         elif isinstance(v, str):
-            out.append(_text_number_label(v) if text_numbers else (v if v.strip() else None))
+            out.append(_text_number_label(v, text_numbers) if text_numbers else (v if v.strip() else None))
         elif isinstance(v, float):
             out.append(_float_label(v, np.dtype(np.float64)))
         else:
@@ -254,8 +266,8 @@ def _encode(arr: pa.Array) -> tuple[npt.NDArray[np.int64], pa.Array]:
 class _LevelValues:
     """The distinct labels of one column, each with an id 0, 1, … in order of appearance."""
 
-    def __init__(self, text_numbers: bool) -> None:
-        self.text_numbers = text_numbers
+    def __init__(self, text_numbers: str | None) -> None:
+        self.text_numbers = text_numbers  # the decimal mark of a numeric CSV column read as text
         self.ids: dict[str, int] = {}
         self.labels: list[str] = []
 
@@ -332,12 +344,14 @@ def _count(
     should_cancel: CancelCallback | None,
     count_column: str | None = None,
     extra_notes: tuple[str, ...] = (),
+    dialect: CsvDialect | None = None,
     encoding: str | None = None,
 ) -> PathCounts:
     """Stream the level columns and count the rows (or sum ``count_column``, checked by
-    :func:`_prior_counts`) of every path; the result's tree is built and checked."""
-    text = fmt in ("csv", "tsv")
-    values = [_LevelValues(text and kinds[c] == "numeric") for c in names]
+    :func:`_prior_counts`) of every path; the result's tree is built and checked. ``dialect``:
+    that of a CSV/TSV (resolved)."""
+    decimal = dialect.decimal if dialect is not None and fmt in ("csv", "tsv") else None
+    values = [_LevelValues(decimal if kinds[c] == "numeric" else None) for c in names]
     paths = [_Paths() for _ in names]
     base = limit + 2  # value ids and path ids stay ≤ limit (checked below): keys fit in int64
     leaf_counts = np.zeros(0, dtype=np.int64)
@@ -345,7 +359,7 @@ def _count(
     missing = dict.fromkeys(names, 0)
     first_missing: dict[str, int] = {}
     columns = list(names) if count_column is None else [*names, count_column]
-    stream = record_batches(p, fmt, columns, batch_rows, numeric=count_column, encoding=encoding)
+    stream = record_batches(p, fmt, columns, batch_rows, numeric=count_column, dialect=dialect, encoding=encoding)
     batches: Iterator[pa.RecordBatch] = watched(stream, progress, should_cancel)
     total = 0
     for batch in batches:
@@ -453,6 +467,7 @@ def count_paths(
     should_cancel: CancelCallback | None = None,
     max_nodes_per_level: int = MAX_NODES_PER_LEVEL,
     batch_rows: int = _BATCH_ROWS,
+    dialect: CsvDialect | None = None,
     encoding: str | None = None,
 ) -> PathCounts:
     """The number of rows on every distinct path of ``level_columns`` (2..4 columns, root level
@@ -471,16 +486,23 @@ def count_paths(
     (None: the file's own).
 
     ``progress(fraction)`` is called after each batch and with 1.0 at the end; ``should_cancel()``
-    is asked before each batch (True raises :class:`~dpgui.errors.Cancelled`). Time O(rows);
-    memory O(batch_rows + distinct values and paths), never the rows.
+    is asked before each batch (True raises :class:`~dpgui.errors.Cancelled`). ``dialect``: of a
+    CSV/TSV, None = detected. Time O(rows); memory O(batch_rows + distinct values and paths),
+    never the rows.
     """
     names = _check_levels(level_columns)
     limit = _check_limit("max_nodes_per_level", max_nodes_per_level)
     batch_rows = _check_limit("batch_rows", batch_rows)
     check_callbacks(progress, should_cancel)
     p, fmt = check_table_file(path)
-    kinds = _schema_kinds(p, fmt, names, encoding)
-    return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, encoding=encoding)
+    used = _dialect(p, fmt, dialect)
+    kinds = _schema_kinds(p, fmt, names, used, encoding=encoding)
+    return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, dialect=used, encoding=encoding)
+
+
+def _dialect(p: pathlib.Path, fmt: TableFormat, dialect: CsvDialect | None) -> CsvDialect | None:
+    """The dialect a CSV/TSV is read with (detected once here if None); None for other formats."""
+    return csv_dialect(p, fmt, dialect)[0] if fmt in ("csv", "tsv") else None
 
 
 def _file_sha256(path: pathlib.Path) -> bytes:
@@ -519,6 +541,8 @@ def read_prior(
     should_cancel: CancelCallback | None = None,
     max_nodes_per_level: int = MAX_NODES_PER_LEVEL,
     batch_rows: int = _BATCH_ROWS,
+    dialect: CsvDialect | None = None,
+    encoding: str | None = None,
 ) -> PathCounts:
     """A public prior: the node list of the hierarchy and a count on every leaf path.
 
@@ -527,7 +551,7 @@ def read_prior(
     counts added), or raw rows without that column (counted as :func:`count_paths` does, and a note
     says so). Every check of :func:`count_paths` applies; a count that is missing, negative, not a
     whole number or above 2^53 is a DataError naming the row. ``rows`` is the total count.
-    Time O(rows), memory O(batch_rows + distinct paths).
+    ``dialect``/``encoding``: as in :func:`count_paths`. Time O(rows), memory O(batch_rows + distinct paths).
     """
     names = _check_levels(level_columns)
     if not isinstance(count_column, str) or not count_column:
@@ -541,18 +565,21 @@ def read_prior(
     batch_rows = _check_limit("batch_rows", batch_rows)
     check_callbacks(progress, should_cancel)
     p, fmt = check_table_file(path)
-    schema, _ = table_schema(p, fmt)
+    used = _dialect(p, fmt, dialect)
+    schema, _ = table_schema(p, fmt, used, encoding=encoding)
     if count_column not in schema.names:
         note = f"'{p.name}' has no '{count_column}' column: each of its rows was counted as one record"
-        kinds = _schema_kinds(p, fmt, names)
-        return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, extra_notes=(note,))
-    kinds = _schema_kinds(p, fmt, (*names, count_column))
+        kinds = _schema_kinds(p, fmt, names, used, encoding=encoding)
+        return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, extra_notes=(note,),
+                      dialect=used, encoding=encoding)
+    kinds = _schema_kinds(p, fmt, (*names, count_column), used, encoding=encoding)
     if kinds[count_column] not in ("numeric", "empty"):
         raise DataError(
             f"count column '{count_column}' of '{p.name}' is not numeric (it holds {kinds[count_column]})",
             "make it hold the number of records of each path (whole numbers ≥ 0), or rename it if the file holds raw rows",
         )
-    return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, count_column=count_column)
+    return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, count_column=count_column,
+                  dialect=used, encoding=encoding)
 
 
 def level_value_counts(
@@ -563,6 +590,8 @@ def level_value_counts(
     progress: ProgressCallback | None = None,
     should_cancel: CancelCallback | None = None,
     batch_rows: int = _BATCH_ROWS,
+    dialect: CsvDialect | None = None,
+    encoding: str | None = None,
 ) -> dict[str, int]:
     """The number of distinct non-missing values of each of ``columns`` (labels as in
     :func:`count_paths`: 3 and 3.0 are one value), capped at ``limit``: a result equal to
@@ -570,6 +599,7 @@ def level_value_counts(
 
     One streamed pass that stops early once every column has reached ``limit``. Time O(rows),
     memory O(batch_rows + limit × columns). DataError for a missing column (listing the columns).
+    ``dialect``/``encoding``: as in :func:`count_paths`.
     """
     if isinstance(columns, str) or not isinstance(columns, Sequence):
         raise ParameterError(f"columns {columns!r} are not a list of column names", "give a list of column names")
@@ -583,10 +613,11 @@ def level_value_counts(
     p, fmt = check_table_file(path)
     if not names:
         return {}
-    kinds = _schema_kinds(p, fmt, names)
-    text = fmt in ("csv", "tsv")
-    values = {c: _LevelValues(text and kinds[c] == "numeric") for c in names}
-    stream = record_batches(p, fmt, names, batch_rows)
+    used = _dialect(p, fmt, dialect)
+    kinds = _schema_kinds(p, fmt, names, used, encoding=encoding)
+    decimal = used.decimal if used is not None else None
+    values = {c: _LevelValues(decimal if kinds[c] == "numeric" else None) for c in names}
+    stream = record_batches(p, fmt, names, batch_rows, dialect=used, encoding=encoding)
     for batch in watched(stream, progress, should_cancel):
         open_columns = [i for i, c in enumerate(names) if len(values[c].labels) < cap]
         if not open_columns:  # every column capped: the rest of the file is not read

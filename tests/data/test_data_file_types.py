@@ -21,8 +21,9 @@ from dpgui.errors import DataError, ParameterError
 
 
 def test_extensions_words_and_filters_come_from_one_table():
-    assert SUPPORTED_EXTENSIONS == (".csv", ".csv.gz", ".tsv", ".tab", ".tsv.gz", ".tab.gz", ".parquet", ".pq", ".xlsx",
-                                    ".dta", ".sas7bdat", ".xpt", ".sav", ".zsav")
+    assert SUPPORTED_EXTENSIONS == (".csv", ".csv.gz", ".csv.zst", ".tsv", ".tab", ".tsv.gz", ".tab.gz", ".tsv.zst",
+                                    ".tab.zst", ".parquet", ".pq", ".xlsx", ".dta", ".sas7bdat", ".xpt", ".sav",
+                                    ".zsav")
     names = ("CSV, TSV, Parquet, Excel (.xlsx), Stata (.dta), SAS (.sas7bdat), SAS transport (.xpt) "
              "or SPSS (.sav)")
     assert names == FILE_TYPE_NAMES
@@ -33,9 +34,10 @@ def test_extensions_words_and_filters_come_from_one_table():
 
 
 @pytest.mark.parametrize("name, fmt", [("a.CSV", "csv"), ("a.csv.gz", "csv"), ("b.Tab", "tsv"), ("b.tsv.gz", "tsv"),
+                                       ("a.csv.ZST", "csv"), ("b.tab.zst", "tsv"), ("g.zst", None),
                                        ("c.pq", "parquet"), ("d.XLSX", "xlsx"), ("e.xls", None), ("f.gz", None),
                                        ("g.DTA", "dta"), ("h.sas7bdat", "sas7bdat"), ("i.xpt", "xpt"),
-                                       ("j.zsav", "sav"), ("k.sas7bcat", None)])
+                                       ("j.zsav", "sav"), ("k.sas7bcat", None), ("l.dta.zst", None)])
 def test_format_of_name(name, fmt):
     assert format_of_name(name) == fmt
     assert is_supported_file_name(name) == (fmt is not None)
