@@ -343,31 +343,41 @@ class SqlSource(DataSource):
     # ----------------------------------------------------------------- the interface
 
     def columns(self) -> tuple[ColumnInfo, ...]:
-        from dpgui.data.table import ColumnInfo
+        import sqlalchemy as sa
 
         if self._columns is not None:
             return self._columns
         if self.dialect == "postgresql":
-            with self._engine.connect() as conn:
-                self._begin_read_only(conn)
-                try:
-                    result = conn.execution_options(no_parameters=True).exec_driver_sql(
-                        f"SELECT * FROM {self._source_sql} AS s LIMIT 0")
-                    description = result.cursor.description
-                    raw = conn.connection.driver_connection
-                    types = raw.adapters.types  # type: ignore[union-attr]
-                    cols = []
-                    for d in description:
-                        name, type_code = d[0], d[1]
-                        info = types.get(type_code)
-                        dtype = info.name if info is not None else str(type_code)
-                        cols.append(ColumnInfo(name, _pg_kind(dtype), dtype))
-                finally:
-                    conn.rollback()
+            try:
+                cols = self._pg_columns()
+            except sa.exc.DBAPIError as exc:
+                raise _query_error(exc, self._password) from None
             self._columns = tuple(cols)
             return self._columns
         self._columns = self._sampled_columns()
         return self._columns
+
+    def _pg_columns(self) -> list[ColumnInfo]:
+        """The columns of the source from a ``LIMIT 0`` query's description (PostgreSQL type names)."""
+        from dpgui.data.table import ColumnInfo
+
+        with self._engine.connect() as conn:
+            self._begin_read_only(conn)
+            try:
+                result = conn.execution_options(no_parameters=True).exec_driver_sql(
+                    f"SELECT * FROM {self._source_sql} AS s LIMIT 0")
+                description = result.cursor.description
+                raw = conn.connection.driver_connection
+                types = raw.adapters.types  # type: ignore[union-attr]
+                cols = []
+                for d in description:
+                    name, type_code = d[0], d[1]
+                    info = types.get(type_code)
+                    dtype = info.name if info is not None else str(type_code)
+                    cols.append(ColumnInfo(name, _pg_kind(dtype), dtype))
+            finally:
+                conn.rollback()
+        return cols
 
     def _sampled_columns(self) -> tuple[ColumnInfo, ...]:
         """SQLite (dynamic types) and other databases: the declared type of a table's columns where
@@ -596,6 +606,7 @@ def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None
     import sqlalchemy as sa
 
     from dpgui.data.credentials import find_password
+    from dpgui.data.source_spec import url_without_password
 
     if spec.kind != "database":
         raise ParameterError(f"not a database source: {spec.kind}", "open it with dpgui.data.source.open_source")
@@ -604,7 +615,8 @@ def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None
                              "add --table NAME or --query 'SELECT …'")
     query = check_read_only_query(spec.query) if spec.query is not None else None
     url = _make_url(spec.location)
-    display = url.render_as_string(hide_password=True).replace("+psycopg", "")
+    # The URL as the user wrote it (a spec holds no password; cut out anyway): messages, keyring entry, prompt.
+    display = url_without_password(spec.location)
     password: str | None = None
     if url.get_backend_name() == "sqlite":
         engine = _sqlite_engine(url)
