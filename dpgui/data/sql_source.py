@@ -426,19 +426,25 @@ class SqlSource(DataSource):
         return int(rows[0][0])
 
     def histogram_sql(self, column: str, lower: float, upper: float, bins: int) -> str:
-        """The one aggregate query of :meth:`histogram` (for the log, the tests and the benchmark)."""
+        """The one aggregate query of :meth:`histogram` (for the log, the tests and the benchmark): rows
+        ``(key, count)``, or for PostgreSQL one row ``(keys[], counts[])``."""
         from dpgui.data.binning import bin_key_sql
 
         col = f"s.{self._quoted(column)}"
-        if self.dialect == "postgresql":
-            # The value is cast once per row (OFFSET 0 keeps the planner from inlining the cast into
-            # each of the key expression's references).
+        if self.dialect == "postgresql" and self._column(column).dtype != "float8":
+            # A numeric/integer column is cast once per row (OFFSET 0 keeps the planner from inlining
+            # the cast into each of the key expression's references); a float8 column needs no cast,
+            # and without the fence the planner may run the aggregate in parallel workers.
             inner = f"(SELECT CAST({col} AS DOUBLE PRECISION) AS v FROM {self._source_sql} AS s OFFSET 0) AS c"
             key = bin_key_sql("c.v", lower, upper, bins, "postgresql")
         else:
             inner = f"{self._source_sql} AS s"
             key = bin_key_sql(col, lower, upper, bins, self.dialect)
-        return f"SELECT k.key, COUNT(*) FROM (SELECT {key} AS key FROM {inner}) AS k GROUP BY k.key"
+        grouped = f"SELECT k.key, COUNT(*) AS n FROM (SELECT {key} AS key FROM {inner}) AS k GROUP BY k.key"
+        if self.dialect == "postgresql":
+            # One row of two arrays: ~10 bytes a bin on the wire instead of ~25 for a row per bin.
+            return f"SELECT array_agg(g.key), array_agg(g.n) FROM ({grouped}) AS g"
+        return grouped
 
     def histogram(
         self,
@@ -466,6 +472,9 @@ class SqlSource(DataSource):
         if progress is not None:
             progress(0.0)
         _, rows = self._fetch(sql, should_cancel)
+        if self.dialect == "postgresql":
+            keys, counts = rows[0]
+            rows = list(zip(keys or [], counts or []))
         result = histogram_from_keys(((int(key), int(n)) for key, n in rows), lo, hi, k, policy,
                                      column=column, source_name=self.spec.display_name())
         if progress is not None:
