@@ -146,6 +146,17 @@ def test_postgresql_keys_equal_the_binner_row_by_row(pg, data):
         assert bad.size == 0, [(x[i], got[i], expected[i]) for i in bad[:5]]
 
 
+def test_generic_dialect_in_postgresql_row_by_row(pg):
+    """The "generic" SQL (standard CAST/FLOOR/CASE, NaN as v <> v) run by PostgreSQL, on the non-NaN rows
+    (PostgreSQL's NaN equals itself, the reason it has its own dialect)."""
+    rows = pg.execute("SELECT id, x FROM vals WHERE x IS NULL OR x <> 'NaN'::float8 ORDER BY id")
+    x = np.array([np.nan if v is None else v for _, v in rows])
+    for lower, upper, k in CASES[:6]:
+        got = pg.execute(f"SELECT {bin_key_sql('x', lower, upper, k, 'generic')} FROM vals "
+                         "WHERE x IS NULL OR x <> 'NaN'::float8 ORDER BY id")
+        assert np.array_equal(np.array([r[0] for r in got]), _binner_keys(x, lower, upper, k))
+
+
 @pytest.mark.parametrize("column, lower, upper, k", [("dec", -1.0, 1.3, 7), ("dec", 0.1, 0.7, 65_536),
                                                      ("ints", -2.0, 10.0, 3), ("ints", 0.1, 0.7, 1),
                                                      ("reals", -0.3, 0.1, 97), ("reals", 0.1, 0.7, 6)])
