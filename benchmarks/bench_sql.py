@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import shutil
 import socket
 import sys
 import tempfile
@@ -91,6 +92,7 @@ class CountingProxy:
 
     def close(self) -> None:
         self.listener.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
