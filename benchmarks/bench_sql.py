@@ -168,10 +168,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"    column by binary COPY (reference)    : {t_copy:8.2f} s   {bytes_copy:>13,} bytes on the wire")
     print(f"bytes_ratio = (a)/(b) = {ratio:.5f} (target <= {BYTES_TARGET}); vs binary COPY: {bytes_db / bytes_copy:.5f}; "
           f"time_ratio = {t_db / t_client:.3f}")
+    if args.rows < 10_000_000:
+        print("(the bytes target is for 10^7 rows: the K counts are the same size with fewer rows, the column smaller)")
     print(f"counts equal: {same}")
     if not same:
         return 1
-    return 1 if args.check and ratio > BYTES_TARGET else 0
+    return 1 if args.check and args.rows >= 10_000_000 and ratio > BYTES_TARGET else 0
 
 
 if __name__ == "__main__":
