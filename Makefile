@@ -15,7 +15,7 @@ SAMPLE := resources/sample/flights.parquet
 SYSTEM_PACKAGES := xvfb xauth libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 \
 	libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-randr0 libxcb-render-util0 \
 	libxcb-xinerama0 libxcb-image0 libxcb-xkb1 libwayland-cursor0 libwayland-egl1 fonts-dejavu-core \
-	minisign poppler-utils binutils icu-devtools xdotool shellcheck
+	minisign poppler-utils binutils icu-devtools xdotool shellcheck postgresql
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
