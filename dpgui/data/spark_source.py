@@ -1,0 +1,687 @@
+"""The :class:`~dpgui.data.source.DataSource` of a dataset counted by Spark (``--engine spark``).
+
+The rows stay where Spark reads them: the histogram is one Spark SQL job
+(``SELECT key, count(*) … GROUP BY key`` with the binning rule of :mod:`dpgui.data.binning` as the
+key expression), and only its ≤ K + 3 rows (the K bin counts, missing, and the clamped values) come
+back to this computer; the path counts of a hierarchy are one ``GROUP BY`` of the level columns. The
+counts are those that :func:`dpgui.data.histogram.column_histogram` and
+:func:`dpgui.data.hierarchy.count_paths` give for the same rows in a file (tests/data/test_spark_source.py).
+
+What Spark reads (:class:`~dpgui.data.source.SourceSpec` of kind "spark"):
+
+* ``location``: a Parquet or CSV file or folder, as a path Spark can read (a local path for
+  ``local[N]``; ``hdfs://…``, ``s3a://…`` or a path mounted on every node for a cluster). The format
+  comes from the name (``.parquet``/``.pq``; ``.csv``, ``.csv.gz``; ``.tsv``/``.tab`` with tabs) or,
+  for a local folder, from the files in it; a folder Spark reads elsewhere is taken to be Parquet.
+  CSV: a header row, the delimiter of ``spec.dialect`` (decimal point only), types inferred by Spark.
+* ``table``: a table of the session's catalogue (e.g. a Hive metastore on a cluster).
+* ``query``: one Spark SQL query (SELECT/WITH/VALUES/FROM…SELECT), refused before it runs unless
+  Spark's own parser reads it as a query (so no DDL, INSERT, CACHE, … can run). With a ``location``
+  too, that dataset is the view ``data`` of the query.
+
+The session: one per process, started on first use with master ``spec.spark_master`` or
+``local[2]``, the web UI off, logs at ERROR only, and for a local master 2 × cores shuffle
+partitions; it is reused by every Spark source of the process and stopped when the last one that
+uses it is closed (a session that someone else started, e.g. a notebook's, is used and left running).
+
+Progress comes from Spark's status tracker (finished tasks / tasks of the job's stages); a cancel
+(``should_cancel()`` polled every 0.1 s by the calling thread) cancels the job group on the cluster.
+Callbacks are called from the thread that called the method. No Qt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import os
+import pathlib
+import re
+import shutil
+import tempfile
+import threading
+import uuid
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from dpgui.core.missing import MISSING_DROP, MISSING_ERROR, MISSING_POLICIES
+from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec
+from dpgui.errors import Cancelled, DataError, ParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+    from dpgui.data.hierarchy import PathCounts
+    from dpgui.data.histogram import ColumnHistogram
+    from dpgui.data.readers import CancelCallback, ProgressCallback
+    from dpgui.data.table import ColumnInfo
+
+__all__ = ["DEFAULT_MASTER", "SparkSource", "open_spec", "spark_session"]
+
+#: The master when the spec names none: Spark inside this process, on 2 cores.
+DEFAULT_MASTER = "local[2]"
+#: The name of the dataset at ``location`` inside a ``query``.
+QUERY_VIEW = "data"
+
+_INSTALL_FIX = "pip install 'dpgui[spark]'"
+_JAVA_FIX = ("install Java 17 or later (Debian/Ubuntu: sudo apt install openjdk-17-jre-headless) "
+             "or set JAVA_HOME to a Java installation")
+_POLL_SECONDS = 0.1
+_LOCAL = re.compile(r"^local(\[(\d+|\*)(,\d+)?\])?$")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+# Spark's logging: errors only, no "Setting default log level" banner (the repl logger at the root level).
+_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+"""
+
+T = TypeVar("T")
+
+
+# --------------------------------------------------------------------------- the session
+
+
+@dataclasses.dataclass
+class _Session:
+    spark: SparkSession
+    master: str
+    owned: bool  # started here (stopped when the last user releases it)
+    users: int = 0
+    log_dir: str | None = None
+
+
+_LOCK = threading.Lock()
+_CURRENT: _Session | None = None
+
+
+def _pyspark() -> Any:
+    """The pyspark.sql module; DataError with the install command if PySpark is missing."""
+    try:
+        import pyspark.sql
+    except ImportError:
+        raise DataError("Spark support is not installed", _INSTALL_FIX) from None
+    return pyspark.sql
+
+
+def _check_java() -> None:
+    """DataError with the fix if no Java runtime is found (JAVA_HOME, else ``java`` on the PATH)."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        java = pathlib.Path(home, "bin", "java.exe" if os.name == "nt" else "java")
+        if not java.is_file():
+            raise DataError(f"JAVA_HOME ({home}) holds no bin/java, which Spark needs", _JAVA_FIX)
+        return
+    if shutil.which("java") is None:
+        raise DataError("Java is not installed (Spark runs on Java)", _JAVA_FIX)
+
+
+def _shuffle_partitions(master: str) -> int | None:
+    """2 × the cores of a local master (Spark's default of 200 makes small local jobs slow); None
+    for a cluster (its own configuration decides)."""
+    m = _LOCAL.match(master)
+    if m is None:
+        return None
+    cores = m.group(2)
+    n = 1 if cores is None else (os.cpu_count() or 1) if cores == "*" else int(cores)
+    return max(2, 2 * n)
+
+
+def _start(master: str) -> _Session:
+    sql = _pyspark()
+    _check_java()
+    log_dir = tempfile.mkdtemp(prefix="dpgui-spark-")
+    log_file = pathlib.Path(log_dir, "log4j2.properties")
+    log_file.write_text(_LOG4J2, encoding="utf-8")
+    builder = (
+        sql.SparkSession.builder.master(master)
+        .appName("dpgui")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log_file.as_uri()}")
+    )
+    partitions = _shuffle_partitions(master)
+    if partitions is not None:
+        builder = builder.config("spark.sql.shuffle.partitions", str(partitions))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # PySpark's notice about pandas versions
+            spark = builder.getOrCreate()
+    except Exception as err:  # noqa: BLE001 - the JVM's failures reach Python as many types
+        shutil.rmtree(log_dir, ignore_errors=True)
+        text = _short(err)
+        if "JAVA_GATEWAY_EXITED" in text or "Java gateway process exited" in text:
+            raise DataError("Spark could not start Java", _JAVA_FIX) from None
+        raise DataError(f"Spark could not start on {master}: {text}",
+                        "check the Spark master URL and that the cluster is reachable") from None
+    spark.sparkContext.setLogLevel("ERROR")
+    return _Session(spark, master, owned=True, log_dir=log_dir)
+
+
+def _acquire(master: str) -> _Session:
+    """The process's session on ``master`` (started if needed), with one more user."""
+    global _CURRENT
+    with _LOCK:
+        if _CURRENT is None:
+            sql = _pyspark()
+            active = sql.SparkSession.getActiveSession()
+            if active is not None:  # someone else's session (a notebook, a test): used as it is
+                _CURRENT = _Session(active, str(active.sparkContext.master), owned=False)
+            else:
+                _CURRENT = _start(master)
+        if _CURRENT.master != master:
+            raise DataError(
+                f"Spark is already running on {_CURRENT.master} in this program, not on {master}",
+                "close the other Spark data source first (or restart dpgui) to use another master")
+        _CURRENT.users += 1
+        return _CURRENT
+
+
+def _release(session: _Session) -> None:
+    """One user less; the last user stops a session started here."""
+    global _CURRENT
+    with _LOCK:
+        session.users -= 1
+        if session.users > 0 or _CURRENT is not session:
+            return
+        _CURRENT = None
+        if session.owned:
+            try:
+                session.spark.stop()
+            finally:
+                if session.log_dir is not None:
+                    shutil.rmtree(session.log_dir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def spark_session(master: str | None = None) -> Iterator[SparkSession]:
+    """Hold the process's Spark session on ``master`` (default ``local[2]``) while the block runs:
+    Spark sources opened inside it reuse it instead of starting and stopping their own (the tests
+    hold one per module). DataError as :func:`open_spec`."""
+    session = _acquire(master or DEFAULT_MASTER)
+    try:
+        yield session.spark
+    finally:
+        _release(session)
+
+
+# --------------------------------------------------------------------------- errors and jobs
+
+
+def _short(err: BaseException, limit: int = 300) -> str:
+    """The first line of a Spark error (its JVM stack trace left out), cut to ``limit`` characters."""
+    text = str(err).strip()
+    line = next((s.strip() for s in text.splitlines() if s.strip()), type(err).__name__)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _quote(name: str) -> str:
+    """A column or table name as a Spark SQL identifier (backticks; a backtick doubled)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+_KINDS = {
+    "ByteType": "numeric", "ShortType": "numeric", "IntegerType": "numeric", "LongType": "numeric",
+    "FloatType": "numeric", "DoubleType": "numeric", "DecimalType": "numeric",
+    "BooleanType": "boolean", "StringType": "text", "CharType": "text", "VarcharType": "text",
+    "DateType": "datetime", "TimestampType": "datetime", "TimestampNTZType": "datetime",
+    "BinaryType": "binary", "NullType": "empty",
+}
+
+
+def _kind(data_type: object) -> str:
+    """The coarse kind (:class:`~dpgui.data.table.ColumnInfo`) of a Spark SQL type."""
+    return _KINDS.get(type(data_type).__name__, "other")
+
+
+def _format_of(location: str) -> str:
+    """'parquet' or 'csv' (or 'tsv': CSV with tabs) from the name or a local folder's files;
+    DataError for anything else."""
+    name = location.rstrip("/").lower()
+    for suffixes, fmt in (((".parquet", ".pq"), "parquet"), ((".csv", ".csv.gz", ".csv.bz2"), "csv"),
+                          ((".tsv", ".tab", ".tsv.gz", ".tab.gz"), "tsv")):
+        if name.endswith(suffixes):
+            return fmt
+    local = _local_path(location)
+    if local is not None and local.is_dir():
+        names = [p.name.lower() for p in local.iterdir() if p.is_file() and not p.name.startswith(("_", "."))]
+        for suffixes, fmt in (((".parquet", ".pq"), "parquet"), ((".csv", ".csv.gz"), "csv"),
+                              ((".tsv", ".tab"), "tsv")):
+            if names and all(n.endswith(suffixes) for n in names):
+                return fmt
+        if not names:
+            raise DataError(f"the folder '{local}' holds no data files", "choose a folder of Parquet or CSV files")
+        raise DataError(f"the folder '{local}' does not hold only Parquet or only CSV files",
+                        "give Spark a folder of .parquet files (or of .csv files)")
+    if local is not None and local.is_file():
+        raise DataError(f"Spark reads Parquet and CSV files, not '{local.name}'",
+                        "convert the data to Parquet, or use --engine local")
+    return "parquet"  # a folder elsewhere (hdfs://…, s3a://…): Spark's usual dataset
+
+
+def _local_path(location: str) -> pathlib.Path | None:
+    """The path on this computer (a plain path or file://), None for another file system."""
+    if location.startswith("file://"):
+        return pathlib.Path(location[len("file://"):])
+    if _URL.match(location):
+        return None
+    return pathlib.Path(location).expanduser()
+
+
+# --------------------------------------------------------------------------- the source
+
+
+class SparkSource(DataSource):
+    """A dataset read and counted by Spark; only counts come back. See the module docstring."""
+
+    def __init__(self, spec: SourceSpec) -> None:
+        if spec.kind != "spark":
+            raise ParameterError(f"a {spec.kind} source was given to Spark", "open it with open_source()")
+        self.spec = spec
+        self.master = spec.spark_master or DEFAULT_MASTER
+        self._session: _Session | None = _acquire(self.master)
+        self._closed = False
+        try:
+            self.df: DataFrame = self._load()
+        except BaseException:
+            self.close()
+            raise
+
+    # ---------------------------------------------------------------- opening
+
+    @property
+    def spark(self) -> SparkSession:
+        if self._session is None:
+            raise DataError(f"the Spark source {self.spec.display_name()} is closed", "open the data again")
+        return self._session.spark
+
+    def _load(self) -> DataFrame:
+        spec = self.spec
+        spark = self.spark
+        frame: DataFrame | None = None
+        if spec.location:
+            frame = self._read_location(spec.location)
+        if spec.table is not None:
+            try:
+                return spark.table(spec.table)
+            except Exception as err:  # noqa: BLE001 - Spark's errors come as many types
+                raise DataError(f"Spark cannot read the table '{spec.table}': {_short(err)}",
+                                "check the table name (SHOW TABLES in Spark SQL lists them)") from None
+        if spec.query is not None:
+            check_read_only_query(spark, spec.query)
+            if frame is not None:
+                frame.createOrReplaceTempView(QUERY_VIEW)
+            try:
+                return spark.sql(spec.query)
+            except Exception as err:  # noqa: BLE001
+                raise DataError(f"Spark cannot run the query: {_short(err)}",
+                                "correct the query (test it in spark-sql first)") from None
+        if frame is None:
+            raise ParameterError("Spark needs a dataset path or a table", "give --source PATH or --table NAME")
+        return frame
+
+    def _read_location(self, location: str) -> DataFrame:
+        local = _local_path(location)
+        if local is not None and _LOCAL.match(self.master) and not local.exists():
+            raise DataError(f"file not found: '{local}' does not exist", "check the path, or choose the data again")
+        fmt = _format_of(location)
+        dialect = self.spec.dialect
+        reader = self.spark.read
+        try:
+            if fmt == "parquet":
+                if dialect is not None:
+                    raise ParameterError("a CSV dialect was given for Parquet data", "drop --delimiter/--decimal")
+                return reader.parquet(location)
+            if dialect is not None and dialect.decimal != ".":
+                raise DataError("Spark reads CSV numbers with a decimal point only, not a decimal comma",
+                                "convert the file to Parquet, or use --engine local")
+            delimiter = dialect.delimiter if dialect is not None else ("\t" if fmt == "tsv" else ",")
+            options = {"header": "true", "inferSchema": "true", "sep": delimiter, "mode": "FAILFAST",
+                       # Python's and pyarrow's spellings of the special values (Java's — NaN, Infinity,
+                       # -Infinity — are read anyway).
+                       "nanValue": "nan", "positiveInf": "inf", "negativeInf": "-inf",
+                       "encoding": self.spec.encoding or "UTF-8"}
+            return reader.options(**options).csv(location)
+        except (DataError, ParameterError):
+            raise
+        except Exception as err:  # noqa: BLE001
+            raise DataError(f"Spark cannot read '{location}': {_short(err)}",
+                            "check that the path exists where Spark runs (a cluster reads it from its own "
+                            "file system) and that it holds Parquet or CSV data") from None
+
+    # ---------------------------------------------------------------- running a job
+
+    def _run(
+        self,
+        what: str,
+        job: Callable[[], T],
+        progress: ProgressCallback | None,
+        should_cancel: CancelCallback | None,
+    ) -> T:
+        """Run ``job`` (Spark actions) in a worker thread under its own job group; this thread polls
+        ``should_cancel`` (cancelling the group on the cluster) and reports progress. Errors become
+        DataError."""
+        from dpgui.data.readers import check_callbacks
+
+        check_callbacks(progress, should_cancel)
+        if should_cancel is not None and should_cancel():
+            raise Cancelled()
+        sc = self.spark.sparkContext
+        group = f"dpgui-{uuid.uuid4().hex}"
+        outcome: dict[str, Any] = {}
+
+        def work() -> None:
+            sc.setJobGroup(group, what, interruptOnCancel=True)
+            try:
+                outcome["value"] = job()
+            except BaseException as err:  # noqa: BLE001 - handed to the calling thread
+                outcome["error"] = err
+
+        if progress is not None:
+            progress(0.0)
+        worker = threading.Thread(target=work, name="dpgui-spark-job", daemon=True)
+        worker.start()
+        done = 0.0
+        cancelled = False
+        while worker.is_alive():
+            worker.join(_POLL_SECONDS)
+            if not worker.is_alive():
+                break
+            if not cancelled and should_cancel is not None and should_cancel():
+                sc.cancelJobGroup(group)
+                cancelled = True
+            if progress is not None and not cancelled:
+                fraction = _job_fraction(sc, group)
+                if fraction > done:
+                    done = fraction
+                    progress(done)
+        if cancelled:
+            raise Cancelled()
+        if "error" in outcome:
+            err = outcome["error"]
+            if isinstance(err, (DataError, ParameterError)):
+                raise err
+            raise DataError(f"Spark failed while {what}: {_short(err)}",
+                            "check the data and the Spark master (its logs say more)") from None
+        if progress is not None:
+            progress(1.0)
+        value: T = outcome["value"]
+        return value
+
+    # ---------------------------------------------------------------- DataSource
+
+    @property
+    def engine(self) -> str:
+        return f"Spark ({self.master})"
+
+    def columns(self) -> tuple[ColumnInfo, ...]:
+        from dpgui.data.table import ColumnInfo
+
+        return tuple(ColumnInfo(f.name, _kind(f.dataType), f.dataType.simpleString()) for f in self.df.schema.fields)
+
+    def preview(self, n_rows: int = 100) -> pd.DataFrame:
+        if isinstance(n_rows, bool) or not isinstance(n_rows, int) or n_rows < 0:
+            raise ParameterError(f"n_rows {n_rows!r} is not a whole number >= 0", "pass a number of rows >= 0")
+        head = self.df.limit(n_rows)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                if hasattr(head, "toArrow"):  # PySpark >= 4
+                    frame: pd.DataFrame = head.toArrow().to_pandas()
+                else:
+                    frame = head.toPandas()
+        except Exception as err:  # noqa: BLE001
+            raise DataError(f"Spark cannot read the first rows: {_short(err)}", "check the data") from None
+        return frame
+
+    def row_count(
+        self, *, progress: ProgressCallback | None = None, should_cancel: CancelCallback | None = None
+    ) -> int:
+        return int(self._run("counting rows", self.df.count, progress, should_cancel))
+
+    def _column(self, column: str, kinds: tuple[str, ...], what: str) -> str:
+        """The kind of ``column`` (present once, of one of ``kinds``), else DataError with the fix."""
+        if not isinstance(column, str) or not column:
+            raise ParameterError(f"column name {column!r} is not a non-empty string", "pick a column")
+        names = self.df.schema.names
+        found = [f for f in self.df.schema.fields if f.name == column]
+        if not found:
+            shown = ", ".join(repr(n) for n in names[:20]) + (f" (and {len(names) - 20} more)" if len(names) > 20 else "")
+            raise DataError(f"column '{column}' not found in {self.spec.display_name()}",
+                            f"choose among its columns: {shown}" if names else "the data has no columns")
+        if len(found) > 1:
+            raise DataError(f"column name '{column}' is used by {len(found)} columns of {self.spec.display_name()}",
+                            "rename the columns so that each name is used once")
+        kind = _kind(found[0].dataType)
+        if kind not in kinds:
+            raise DataError(
+                f"column '{column}' of {self.spec.display_name()} is not {what} (it holds "
+                f"{found[0].dataType.simpleString()} values)", f"choose a {what} column")
+        return kind
+
+    def histogram(
+        self,
+        column: str,
+        lower: float,
+        upper: float,
+        bins: int,
+        missing: str = MISSING_DROP,
+        *,
+        progress: ProgressCallback | None = None,
+        should_cancel: CancelCallback | None = None,
+    ) -> ColumnHistogram:
+        from pyspark.sql import functions as F  # noqa: N812 - PySpark's usual name
+
+        from dpgui.core.tree import check_bins
+        from dpgui.data.histogram import check_bounds
+
+        lo, hi = check_bounds(lower, upper)
+        k = check_bins(bins, minimum=1)
+        if missing not in MISSING_POLICIES:
+            raise ParameterError(f"unknown missing-value policy {missing!r}",
+                                 f"use '{MISSING_DROP}' (remove missing values before counting) or '{MISSING_ERROR}'")
+        self._column(column, ("numeric", "empty"), "numeric")
+        x = F.col(_quote(column)).cast("double")
+        key = _bin_key(x, lo, hi, k)
+        counts = self.df.select(key.alias("k")).groupBy("k").count()
+
+        def job() -> list[tuple[int, int]]:
+            return [(int(r[0]), int(r[1])) for r in counts.collect()]
+
+        rows = self._run(f"counting column '{column}'", job, progress, should_cancel)
+        return _histogram_from_keys(rows, lo, hi, k, str(missing), column, self.spec.display_name())
+
+    def path_counts(
+        self,
+        level_columns: Sequence[str],
+        *,
+        max_nodes_per_level: int | None = None,
+        progress: ProgressCallback | None = None,
+        should_cancel: CancelCallback | None = None,
+    ) -> PathCounts:
+        from pyspark.sql import functions as F  # noqa: N812
+
+        from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
+        from dpgui.data import hierarchy
+
+        names = hierarchy._check_levels(level_columns)
+        limit = hierarchy._check_limit("max_nodes_per_level", max_nodes_per_level or MAX_NODES_PER_LEVEL)
+        kinds = {c: self._column(c, ("numeric", "text", "boolean", "datetime", "empty"), "categorical") for c in names}
+        # A leaf is a node of the last level: more than `limit` groups is refused without collecting them all.
+        groups = self.df.groupBy(*[F.col(_quote(c)) for c in names]).count().limit(limit + 1)
+        types = [self.df.schema[c].dataType for c in names]
+
+        def job() -> list[tuple[Any, ...]]:
+            return [tuple(r) for r in groups.collect()]
+
+        rows = self._run("counting the paths of " + ", ".join(names), job, progress, should_cancel)
+        return _path_counts_from_groups(names, kinds, types, rows, limit, self.spec.display_name())
+
+    def close(self) -> None:
+        if self._session is not None:
+            session, self._session = self._session, None
+            _release(session)
+
+
+def _job_fraction(sc: Any, group: str) -> float:
+    """Finished tasks / tasks of the stages of the group's jobs so far (0 if unknown)."""
+    try:
+        tracker = sc.statusTracker()
+        total = finished = 0
+        for job_id in tracker.getJobIdsForGroup(group):
+            info = tracker.getJobInfo(job_id)
+            if info is None:
+                continue
+            for stage_id in info.stageIds:
+                stage = tracker.getStageInfo(stage_id)
+                if stage is not None:
+                    total += stage.numTasks
+                    finished += stage.numCompletedTasks
+        return 0.0 if total == 0 else min(1.0, finished / total)
+    except Exception:  # noqa: BLE001 - progress is a courtesy; a failing tracker must not fail the count
+        return 0.0
+
+
+# --------------------------------------------------------------------------- the binning rule in Spark
+
+
+def _bin_key(x: Column, lower: float, upper: float, bins: int) -> Column:
+    """PROVISIONAL (until dpgui.data.binning lands): -1 missing, -2 below lower, -3 at/above upper,
+    else the bin index under the file path's rule, in IEEE double arithmetic in the same order."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    scale = bins / (upper - lower)
+    step = (upper - lower) / bins
+    lit = F.lit
+    t = (x - lit(lower)) * lit(scale)
+    i0 = F.least(F.greatest(t, lit(0.0)), lit(float(bins - 1))).cast("bigint")
+    edge_lo = i0.cast("double") * lit(step) + lit(lower)
+    i1 = i0 - F.when((i0 > 0) & (x < edge_lo), 1).otherwise(0)
+    edge_hi = (i1 + 1).cast("double") * lit(step) + lit(lower)
+    i2 = i1 + F.when((i1 < bins - 1) & (x >= edge_hi), 1).otherwise(0)
+    return (F.when(x.isNull() | F.isnan(x), lit(-1))
+            .when(x < lit(lower), lit(-2))
+            .when(x >= lit(upper), lit(-3))
+            .otherwise(i2))
+
+
+def _histogram_from_keys(
+    rows: list[tuple[int, int]], lower: float, upper: float, bins: int, policy: str, column: str, where: str
+) -> ColumnHistogram:
+    import numpy as np
+
+    from dpgui.data.histogram import ColumnHistogram
+
+    counts = np.zeros(bins, dtype=np.int64)
+    n_missing = n_low = n_high = 0
+    for key, n in rows:
+        if key == -1:
+            n_missing += n
+        elif key == -2:
+            n_low += n
+            counts[0] += n
+        elif key == -3:
+            n_high += n
+            counts[bins - 1] += n
+        else:
+            counts[key] += n
+    n_rows = int(counts.sum()) + n_missing
+    if n_rows == 0:
+        raise DataError(f"{where} has no data rows", "choose data with rows")
+    if n_missing and policy == MISSING_ERROR:
+        raise DataError(f"column '{column}' of {where} has {n_missing:,} missing values",
+                        "fill or remove the missing values, or choose to drop them")
+    counts.flags.writeable = False
+    return ColumnHistogram(counts=counts, lower=lower, upper=upper, bins=bins, n_rows=n_rows, n_missing=n_missing,
+                           n_clamped_low=n_low, n_clamped_high=n_high, missing_policy=policy)
+
+
+def _label(value: object, data_type: object) -> str | None:
+    """The label the file path gives a value (see dpgui.data.hierarchy): None where missing."""
+    import numpy as np
+
+    from dpgui.data import hierarchy
+
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        dtype = np.dtype(np.float32 if type(data_type).__name__ == "FloatType" else np.float64)
+        return hierarchy._float_label(value, dtype)
+    text = str(value)
+    return text if text.strip() else None
+
+
+def _path_counts_from_groups(
+    names: tuple[str, ...],
+    kinds: dict[str, str],
+    types: list[object],
+    rows: list[tuple[Any, ...]],
+    limit: int,
+    where: str,
+) -> PathCounts:
+    import numpy as np
+
+    from dpgui.data import hierarchy
+
+    if len(rows) > limit:
+        raise hierarchy._too_many(names[-1], limit, "nodes (distinct paths from the root)")
+    merged: dict[tuple[str, ...], int] = {}
+    missing = dict.fromkeys(names, 0)
+    for row in rows:
+        labels = [_label(v, t) for v, t in zip(row[:-1], types)]
+        for name, label in zip(names, labels):
+            if label is None:
+                missing[name] += int(row[-1])
+        if any(label is None for label in labels):
+            continue
+        path = tuple(label for label in labels if label is not None)
+        merged[path] = merged.get(path, 0) + int(row[-1])
+    for name in names:
+        if missing[name]:
+            rows_text = "1 row has" if missing[name] == 1 else f"{missing[name]:,} rows have"
+            raise DataError(f"level column '{name}' of {where}: {rows_text} a missing or empty value",
+                            "fill them with a category such as \"(missing)\" or drop those rows")
+    if not merged:
+        raise DataError(f"{where} has no data rows", "choose data with rows")
+    leaves = list(merged)
+    counts = np.asarray([merged[p] for p in leaves], dtype=np.int64)
+    notes = tuple(hierarchy._numeric_note(c) for c in names if kinds[c] == "numeric")
+    result = hierarchy._path_counts(names, leaves, counts, int(counts.sum()), notes)
+    result.hierarchy  # noqa: B018 - builds and checks the tree (a value under two parents is refused)
+    return result
+
+
+# --------------------------------------------------------------------------- queries
+
+
+def check_read_only_query(spark: SparkSession, query: str) -> None:
+    """ParameterError unless ``query`` is one read-only query, checked by Spark's own parser before
+    anything runs (``spark.sql`` runs DDL and INSERT at once): SELECT, WITH … SELECT, VALUES,
+    FROM … SELECT pass; DROP, INSERT, CACHE TABLE, several statements, … are refused."""
+    if not isinstance(query, str) or not query.strip():
+        raise ParameterError("the query is empty", "give one SELECT query")
+    try:
+        spark._jsparkSession.sessionState().sqlParser().parseQuery(query)
+    except Exception as err:  # noqa: BLE001 - a ParseException from the JVM
+        first = _short(err, 200)
+        raise ParameterError(f"the query is not one read-only SELECT ({first})",
+                             "give one SELECT query (dpgui never changes data)") from None
+
+
+def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None) -> SparkSource:
+    """Open a Spark spec: start (or reuse) the session and read the schema. The prompt is unused
+    (Spark's own authentication — Kerberos, cloud credentials — is configured outside dpgui)."""
+    del password_prompt
+    return SparkSource(spec)
