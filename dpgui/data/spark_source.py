@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import os
 import pathlib
 import re
@@ -51,7 +50,7 @@ from dpgui.errors import Cancelled, DataError, ParameterError
 
 if TYPE_CHECKING:
     import pandas as pd
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
     from dpgui.data.hierarchy import PathCounts
     from dpgui.data.histogram import ColumnHistogram
@@ -480,24 +479,23 @@ class SparkSource(DataSource):
     ) -> ColumnHistogram:
         from pyspark.sql import functions as F  # noqa: N812 - PySpark's usual name
 
-        from dpgui.core.tree import check_bins
-        from dpgui.data.histogram import check_bounds
+        from dpgui.data.binning import bin_key_sql, histogram_from_keys
 
-        lo, hi = check_bounds(lower, upper)
-        k = check_bins(bins, minimum=1)
+        # The arguments are checked (ParameterError) before the column and before any job runs.
+        key = bin_key_sql(_quote(column) if isinstance(column, str) else "x", lower, upper, bins, "spark")
         if missing not in MISSING_POLICIES:
             raise ParameterError(f"unknown missing-value policy {missing!r}",
                                  f"use '{MISSING_DROP}' (remove missing values before counting) or '{MISSING_ERROR}'")
         self._column(column, ("numeric", "empty"), "numeric")
-        x = F.col(_quote(column)).cast("double")
-        key = _bin_key(x, lo, hi, k)
-        counts = self.df.select(key.alias("k")).groupBy("k").count()
+        # One job: SELECT key, count(*) … GROUP BY key; at most bins + 3 rows come back.
+        counts = self.df.select(F.expr(key).alias("key")).groupBy("key").count()
 
         def job() -> list[tuple[int, int]]:
             return [(int(r[0]), int(r[1])) for r in counts.collect()]
 
         rows = self._run(f"counting column '{column}'", job, progress, should_cancel)
-        return _histogram_from_keys(rows, lo, hi, k, str(missing), column, self.spec.display_name())
+        return histogram_from_keys(rows, lower, upper, bins, str(missing), column=column,
+                                   source_name=self.spec.display_name())
 
     def path_counts(
         self,
@@ -510,20 +508,35 @@ class SparkSource(DataSource):
         from pyspark.sql import functions as F  # noqa: N812
 
         from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
-        from dpgui.data import hierarchy
+        from dpgui.data.hierarchy import _check_levels, _check_limit, path_counts_from_groups
 
-        names = hierarchy._check_levels(level_columns)
-        limit = hierarchy._check_limit("max_nodes_per_level", max_nodes_per_level or MAX_NODES_PER_LEVEL)
-        kinds = {c: self._column(c, ("numeric", "text", "boolean", "datetime", "empty"), "categorical") for c in names}
-        # A leaf is a node of the last level: more than `limit` groups is refused without collecting them all.
+        # count_paths's checks of the arguments (ParameterError), before any job runs.
+        names = _check_levels(level_columns)
+        limit = _check_limit("max_nodes_per_level",
+                             MAX_NODES_PER_LEVEL if max_nodes_per_level is None else max_nodes_per_level)
+        kinds = {c: self._column(c, ("numeric", "text", "boolean", "datetime", "empty"), "categorical")
+                 for c in names}
+        # One job: SELECT levels, count(*) … GROUP BY levels. A leaf is a node of the last level, so
+        # more than `limit` groups is refused without bringing them all back.
         groups = self.df.groupBy(*[F.col(_quote(c)) for c in names]).count().limit(limit + 1)
-        types = [self.df.schema[c].dataType for c in names]
 
-        def job() -> list[tuple[Any, ...]]:
-            return [tuple(r) for r in groups.collect()]
+        def job() -> Any:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                if hasattr(groups, "toArrow"):  # PySpark >= 4
+                    return groups.toArrow()
+                import pyarrow as pa
 
-        rows = self._run("counting the paths of " + ", ".join(names), job, progress, should_cancel)
-        return _path_counts_from_groups(names, kinds, types, rows, limit, self.spec.display_name())
+                return pa.Table.from_pandas(groups.toPandas(), preserve_index=False)
+
+        table = self._run("counting the paths of " + ", ".join(names), job, progress, should_cancel)
+        if table.num_rows > limit:
+            raise DataError(
+                f"level column '{names[-1]}' has more than {limit:,} nodes (distinct paths from the root)",
+                "a level with that many values is probably an identifier; choose a coarser column or group values")
+        return path_counts_from_groups(
+            names, table.select(list(range(len(names)))), table.column(len(names)).to_numpy(),
+            kinds=kinds, max_nodes_per_level=limit, source_name=self.spec.display_name())
 
     def close(self) -> None:
         if self._session is not None:
@@ -548,119 +561,6 @@ def _job_fraction(sc: Any, group: str) -> float:
         return 0.0 if total == 0 else min(1.0, finished / total)
     except Exception:  # noqa: BLE001 - progress is a courtesy; a failing tracker must not fail the count
         return 0.0
-
-
-# --------------------------------------------------------------------------- the binning rule in Spark
-
-
-def _bin_key(x: Column, lower: float, upper: float, bins: int) -> Column:
-    """PROVISIONAL (until dpgui.data.binning lands): -1 missing, -2 below lower, -3 at/above upper,
-    else the bin index under the file path's rule, in IEEE double arithmetic in the same order."""
-    from pyspark.sql import functions as F  # noqa: N812
-
-    scale = bins / (upper - lower)
-    step = (upper - lower) / bins
-    lit = F.lit
-    t = (x - lit(lower)) * lit(scale)
-    i0 = F.least(F.greatest(t, lit(0.0)), lit(float(bins - 1))).cast("bigint")
-    edge_lo = i0.cast("double") * lit(step) + lit(lower)
-    i1 = i0 - F.when((i0 > 0) & (x < edge_lo), 1).otherwise(0)
-    edge_hi = (i1 + 1).cast("double") * lit(step) + lit(lower)
-    i2 = i1 + F.when((i1 < bins - 1) & (x >= edge_hi), 1).otherwise(0)
-    return (F.when(x.isNull() | F.isnan(x), lit(-1))
-            .when(x < lit(lower), lit(-2))
-            .when(x >= lit(upper), lit(-3))
-            .otherwise(i2))
-
-
-def _histogram_from_keys(
-    rows: list[tuple[int, int]], lower: float, upper: float, bins: int, policy: str, column: str, where: str
-) -> ColumnHistogram:
-    import numpy as np
-
-    from dpgui.data.histogram import ColumnHistogram
-
-    counts = np.zeros(bins, dtype=np.int64)
-    n_missing = n_low = n_high = 0
-    for key, n in rows:
-        if key == -1:
-            n_missing += n
-        elif key == -2:
-            n_low += n
-            counts[0] += n
-        elif key == -3:
-            n_high += n
-            counts[bins - 1] += n
-        else:
-            counts[key] += n
-    n_rows = int(counts.sum()) + n_missing
-    if n_rows == 0:
-        raise DataError(f"{where} has no data rows", "choose data with rows")
-    if n_missing and policy == MISSING_ERROR:
-        raise DataError(f"column '{column}' of {where} has {n_missing:,} missing values",
-                        "fill or remove the missing values, or choose to drop them")
-    counts.flags.writeable = False
-    return ColumnHistogram(counts=counts, lower=lower, upper=upper, bins=bins, n_rows=n_rows, n_missing=n_missing,
-                           n_clamped_low=n_low, n_clamped_high=n_high, missing_policy=policy)
-
-
-def _label(value: object, data_type: object) -> str | None:
-    """The label the file path gives a value (see dpgui.data.hierarchy): None where missing."""
-    import numpy as np
-
-    from dpgui.data import hierarchy
-
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return None
-        dtype = np.dtype(np.float32 if type(data_type).__name__ == "FloatType" else np.float64)
-        return hierarchy._float_label(value, dtype)
-    text = str(value)
-    return text if text.strip() else None
-
-
-def _path_counts_from_groups(
-    names: tuple[str, ...],
-    kinds: dict[str, str],
-    types: list[object],
-    rows: list[tuple[Any, ...]],
-    limit: int,
-    where: str,
-) -> PathCounts:
-    import numpy as np
-
-    from dpgui.data import hierarchy
-
-    if len(rows) > limit:
-        raise hierarchy._too_many(names[-1], limit, "nodes (distinct paths from the root)")
-    merged: dict[tuple[str, ...], int] = {}
-    missing = dict.fromkeys(names, 0)
-    for row in rows:
-        labels = [_label(v, t) for v, t in zip(row[:-1], types)]
-        for name, label in zip(names, labels):
-            if label is None:
-                missing[name] += int(row[-1])
-        if any(label is None for label in labels):
-            continue
-        path = tuple(label for label in labels if label is not None)
-        merged[path] = merged.get(path, 0) + int(row[-1])
-    for name in names:
-        if missing[name]:
-            rows_text = "1 row has" if missing[name] == 1 else f"{missing[name]:,} rows have"
-            raise DataError(f"level column '{name}' of {where}: {rows_text} a missing or empty value",
-                            "fill them with a category such as \"(missing)\" or drop those rows")
-    if not merged:
-        raise DataError(f"{where} has no data rows", "choose data with rows")
-    leaves = list(merged)
-    counts = np.asarray([merged[p] for p in leaves], dtype=np.int64)
-    notes = tuple(hierarchy._numeric_note(c) for c in names if kinds[c] == "numeric")
-    result = hierarchy._path_counts(names, leaves, counts, int(counts.sum()), notes)
-    result.hierarchy  # noqa: B018 - builds and checks the tree (a value under two parents is refused)
-    return result
 
 
 # --------------------------------------------------------------------------- queries
