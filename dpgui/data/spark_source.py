@@ -70,12 +70,13 @@ _JAVA_FIX = ("install Java 17 or later (Debian/Ubuntu: sudo apt install openjdk-
 _POLL_SECONDS = 0.1
 _LOCAL = re.compile(r"^local(\[(\d+|\*)(,\d+)?\])?$")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-# Spark's logging: errors only, no "Setting default log level" banner (the repl logger at the root level).
+# Spark's logging: errors only, and no "Setting default log level" banner (printed when the logger of
+# PySpark's gateway, the "shell", is not at the root logger's level).
 _LOG4J2 = """\
 rootLogger.level = error
 rootLogger.appenderRef.stderr.ref = console
-logger.repl.name = org.apache.spark.repl.Main
-logger.repl.level = error
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
 appender.console.type = Console
 appender.console.name = console
 appender.console.target = SYSTEM_ERR
@@ -165,18 +166,19 @@ def _start(master: str) -> _Session:
     return _Session(spark, master, owned=True, log_dir=log_dir)
 
 
-def _acquire(master: str) -> _Session:
-    """The process's session on ``master`` (started if needed), with one more user."""
+def _acquire(master: str | None) -> _Session:
+    """The process's session (started on ``master`` or ``local[2]`` if there is none), with one more
+    user; DataError if it runs on another master than the one asked for."""
     global _CURRENT
     with _LOCK:
         if _CURRENT is None:
             sql = _pyspark()
             active = sql.SparkSession.getActiveSession()
-            if active is not None:  # someone else's session (a notebook, a test): used as it is
+            if active is not None:  # someone else's session (a notebook's): used as it is, never stopped
                 _CURRENT = _Session(active, str(active.sparkContext.master), owned=False)
             else:
-                _CURRENT = _start(master)
-        if _CURRENT.master != master:
+                _CURRENT = _start(master or DEFAULT_MASTER)
+        if master is not None and _CURRENT.master != master:
             raise DataError(
                 f"Spark is already running on {_CURRENT.master} in this program, not on {master}",
                 "close the other Spark data source first (or restart dpgui) to use another master")
@@ -205,7 +207,7 @@ def spark_session(master: str | None = None) -> Iterator[SparkSession]:
     """Hold the process's Spark session on ``master`` (default ``local[2]``) while the block runs:
     Spark sources opened inside it reuse it instead of starting and stopping their own (the tests
     hold one per module). DataError as :func:`open_spec`."""
-    session = _acquire(master or DEFAULT_MASTER)
+    session = _acquire(master)
     try:
         yield session.spark
     finally:
@@ -285,9 +287,9 @@ class SparkSource(DataSource):
         if spec.kind != "spark":
             raise ParameterError(f"a {spec.kind} source was given to Spark", "open it with open_source()")
         self.spec = spec
-        self.master = spec.spark_master or DEFAULT_MASTER
-        self._session: _Session | None = _acquire(self.master)
-        self._closed = False
+        self._session: _Session | None = _acquire(spec.spark_master)
+        #: The master Spark runs on (``spec.spark_master``, or the running session's: ``local[2]`` by default).
+        self.master = self._session.master
         try:
             self.df: DataFrame = self._load()
         except BaseException:
@@ -305,9 +307,12 @@ class SparkSource(DataSource):
     def _load(self) -> DataFrame:
         spec = self.spec
         spark = self.spark
-        frame: DataFrame | None = None
-        if spec.location:
-            frame = self._read_location(spec.location)
+        if spec.table is not None and spec.location:
+            raise ParameterError(f"Spark was given both a dataset ('{spec.location}') and a table ('{spec.table}')",
+                                 "give either the dataset path or --table NAME")
+        if spec.query is not None:
+            check_read_only_query(spark, spec.query)  # before anything is read
+        frame = self._read_location(spec.location) if spec.location else None
         if spec.table is not None:
             try:
                 return spark.table(spec.table)
@@ -315,14 +320,17 @@ class SparkSource(DataSource):
                 raise DataError(f"Spark cannot read the table '{spec.table}': {_short(err)}",
                                 "check the table name (SHOW TABLES in Spark SQL lists them)") from None
         if spec.query is not None:
-            check_read_only_query(spark, spec.query)
             if frame is not None:
                 frame.createOrReplaceTempView(QUERY_VIEW)
             try:
+                # Analysed at once: the view's plan is part of the result, so the view can go.
                 return spark.sql(spec.query)
             except Exception as err:  # noqa: BLE001
                 raise DataError(f"Spark cannot run the query: {_short(err)}",
                                 "correct the query (test it in spark-sql first)") from None
+            finally:
+                if frame is not None:
+                    spark.catalog.dropTempView(QUERY_VIEW)
         if frame is None:
             raise ParameterError("Spark needs a dataset path or a table", "give --source PATH or --table NAME")
         return frame
