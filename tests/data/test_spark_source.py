@@ -266,6 +266,24 @@ def spark_source_dialect(delimiter: str, decimal: str):
     return CsvDialect.checked(delimiter, decimal)
 
 
+def test_decimal_and_large_integer_columns(spark, tmp_path):
+    """Both paths bin a decimal or an int64 beyond 2**53 as its nearest double (CAST … AS DOUBLE)."""
+    import decimal
+
+    codes = list(range(-5000, 5000)) + list(np.random.default_rng(SEED).integers(-10**9, 10**9, 20_000))
+    values = [decimal.Decimal(int(c)).scaleb(-3) for c in codes]
+    big = [2**53 + i for i in range(-5, 6)] * 1000 + [2**63 - 1, -(2**63)]
+    path = tmp_path / "typed.parquet"
+    pq.write_table(pa.table({"d": pa.array(values, type=pa.decimal128(12, 3)),
+                             "big": pa.array((big * 3)[: len(values)], type=pa.int64())}), path)
+    with _spark(path) as source:
+        for column, lower, upper, bins in [("d", -0.5, 0.5, 1000), ("d", 0.1, 0.7, 3),
+                                           ("big", 2.0**53 - 4, 2.0**53 + 4, 8)]:
+            expected = column_histogram(path, column, lower, upper, bins)
+            got = source.histogram(column, lower, upper, bins)
+            assert got == expected, (column, _difference(got, expected))
+
+
 def test_cancel_stops_the_job(spark, data_files):
     parquet, _ = data_files
     asked = []
