@@ -287,6 +287,8 @@ class SparkSource(DataSource):
         if spec.kind != "spark":
             raise ParameterError(f"a {spec.kind} source was given to Spark", "open it with open_source()")
         self.spec = spec
+        # A CSV dataset's reader options and path (path counts read numeric level columns as text).
+        self._csv: tuple[dict[str, str], str] | None = None
         self._session: _Session | None = _acquire(spec.spark_master)
         #: The master Spark runs on (``spec.spark_master``, or the running session's: ``local[2]`` by default).
         self.master = self._session.master
@@ -356,7 +358,9 @@ class SparkSource(DataSource):
                        # -Infinity — are read anyway).
                        "nanValue": "nan", "positiveInf": "inf", "negativeInf": "-inf",
                        "encoding": self.spec.encoding or "UTF-8"}
-            return reader.options(**options).csv(location)
+            frame = reader.options(**options).csv(location)
+            self._csv = (options, location)
+            return frame
         except (DataError, ParameterError):
             raise
         except Exception as err:  # noqa: BLE001
@@ -524,9 +528,19 @@ class SparkSource(DataSource):
                              MAX_NODES_PER_LEVEL if max_nodes_per_level is None else max_nodes_per_level)
         kinds = {c: self._column(c, ("numeric", "text", "boolean", "datetime", "empty"), "categorical")
                  for c in names}
+        frame, columns = self.df, [F.col(_quote(c)) for c in names]
+        csv = self._csv if self.spec.query is None else None
+        as_text = {c for c in names if kinds[c] == "numeric"} if csv is not None else set()
+        if csv is not None and as_text:
+            # As count_paths does in a CSV file: a numeric level column is read as its text (02134
+            # stays 02134; 2.50 becomes 2.5 below), the other columns as Spark inferred them.
+            options, location = csv
+            frame = self.spark.read.options(**{**options, "inferSchema": "false"}).csv(location)
+            columns = [F.col(_quote(c)) if c in as_text else F.col(_quote(c)).cast(self.df.schema[c].dataType)
+                       for c in names]
         # One job: SELECT levels, count(*) … GROUP BY levels. A leaf is a node of the last level, so
         # more than `limit` groups is refused without bringing them all back.
-        groups = self.df.groupBy(*[F.col(_quote(c)) for c in names]).count().limit(limit + 1)
+        groups = frame.groupBy(*columns).count().limit(limit + 1)
 
         def job() -> Any:
             with warnings.catch_warnings():
@@ -542,8 +556,18 @@ class SparkSource(DataSource):
             raise DataError(
                 f"level column '{names[-1]}' has more than {limit:,} nodes (distinct paths from the root)",
                 "a level with that many values is probably an identifier; choose a coarser column or group values")
+        levels = table.select(list(range(len(names))))
+        if as_text:
+            import pyarrow as pa
+
+            from dpgui.data.hierarchy import _text_number_label
+
+            for i, c in enumerate(names):
+                if c in as_text:
+                    text = [None if v is None else _text_number_label(v) for v in levels.column(i).to_pylist()]
+                    levels = levels.set_column(i, c, pa.array(text, type=pa.string()))
         return path_counts_from_groups(
-            names, table.select(list(range(len(names)))), table.column(len(names)).to_numpy(),
+            names, levels, table.column(len(names)).to_numpy(),
             kinds=kinds, max_nodes_per_level=limit, source_name=self.spec.display_name())
 
     def close(self) -> None:

@@ -183,6 +183,20 @@ def test_path_counts_equal_the_file_path(spark, data_files):
     assert len(expected.paths) == REGIONS * DISTRICTS * 3
 
 
+def test_csv_numeric_levels_are_labelled_from_their_text(spark, tmp_path):
+    """As in count_paths: 02134 stays 02134 (Spark alone would infer the integer 2134), 2.50 and
+    2.5 are one label "2.5", 3.0 is "3"."""
+    path = tmp_path / "zips.csv"
+    rows = ["north,02134,2.50", "north,02134,2.5", "north,02139,3.0", "south,10001,4", "south,10001,0.1"] * 7
+    path.write_text("region,zip,share\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    levels = ["region", "zip", "share"]
+    expected = count_paths(path, levels)
+    assert ("north", "02134", "2.5") in expected.paths
+    with _spark(path) as source:
+        got = source.path_counts(levels)
+    assert (got.paths, got.counts.tolist(), got.notes) == (expected.paths, expected.counts.tolist(), expected.notes)
+
+
 def test_path_counts_refuse_missing_and_too_many(spark, data_files):
     parquet, _ = data_files
     with _spark(parquet) as source:
