@@ -14,15 +14,17 @@ What Spark reads (:class:`~dpgui.data.source.SourceSpec` of kind "spark"):
   comes from the name (``.parquet``/``.pq``; ``.csv``, ``.csv.gz``; ``.tsv``/``.tab`` with tabs) or,
   for a local folder, from the files in it; a folder Spark reads elsewhere is taken to be Parquet.
   CSV: a header row, the delimiter of ``spec.dialect`` (decimal point only), types inferred by Spark.
-* ``table``: a table of the session's catalogue (e.g. a Hive metastore on a cluster).
+* ``table``: a table of the session's catalogue (e.g. a Hive metastore on a cluster); not with a
+  ``location``.
 * ``query``: one Spark SQL query (SELECT/WITH/VALUES/FROM…SELECT), refused before it runs unless
   Spark's own parser reads it as a query (so no DDL, INSERT, CACHE, … can run). With a ``location``
   too, that dataset is the view ``data`` of the query.
 
 The session: one per process, started on first use with master ``spec.spark_master`` or
-``local[2]``, the web UI off, logs at ERROR only, and for a local master 2 × cores shuffle
-partitions; it is reused by every Spark source of the process and stopped when the last one that
-uses it is closed (a session that someone else started, e.g. a notebook's, is used and left running).
+``local[2]`` (a spec without a master uses the session already running), the web UI off, logs at
+ERROR only, and for a local master 2 × cores shuffle partitions; it is reused by every Spark source
+of the process and stopped when the last one that uses it is closed (a session that someone else
+started, e.g. a notebook's, is used and left running).
 
 Progress comes from Spark's status tracker (finished tasks / tasks of the job's stages); a cancel
 (``should_cancel()`` polled every 0.1 s by the calling thread) cancels the job group on the cluster.

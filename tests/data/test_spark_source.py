@@ -134,6 +134,19 @@ def test_parquet_histogram_equals_the_file_path(spark, data_files, lower, upper,
     assert got == expected, _difference(got, expected)
 
 
+def test_parquet_folder_is_one_dataset(spark, data_files, tmp_path):
+    """A folder of Parquet files (as Spark writes them, with a _SUCCESS marker) counts as its rows together."""
+    parquet, _ = data_files
+    table = pq.read_table(parquet, columns=["x"])
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i, start in enumerate(range(0, N_ROWS, 400_000)):
+        pq.write_table(table.slice(start, 400_000), folder / f"part-{i:05d}.snappy.parquet")
+    (folder / "_SUCCESS").write_bytes(b"")
+    with _spark(folder) as source:
+        assert source.histogram("x", 0.1, 0.7, 3) == column_histogram(parquet, "x", 0.1, 0.7, 3)
+
+
 def test_parquet_other_columns_and_policies(spark, data_files):
     parquet, _ = data_files
     with _spark(parquet) as source:
