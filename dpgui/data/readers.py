@@ -909,9 +909,15 @@ def list_columns(
 
 
 def float64_values(arr: pa.Array) -> tuple[npt.NDArray[np.float64], int]:
-    """float64 values of a numeric Arrow array (nulls -> NaN) and the number of NaN/nulls. O(n)."""
+    """float64 values of a numeric Arrow array (nulls -> NaN) and the number of NaN/nulls. O(n).
+
+    Each value becomes its nearest double, as a database's or Spark's ``CAST(x AS DOUBLE)`` does:
+    integers beyond ±2**53 are rounded (not refused), and decimals go through their text, because
+    Arrow's decimal → double cast is one ulp off on some values (its text parser is exact)."""
+    if pat.is_decimal(arr.type):
+        arr = arr.cast(pa.string())
     if not pat.is_float64(arr.type):
-        arr = arr.cast(pa.float64())
+        arr = arr.cast(pa.float64(), safe=False)
     x: npt.NDArray[np.float64] = arr.to_numpy(zero_copy_only=False)
     n_missing = int(np.count_nonzero(np.isnan(x))) if len(x) else 0
     return x, n_missing
