@@ -73,6 +73,7 @@ __all__ = [
     "check_prior_is_not_the_data",
     "count_paths",
     "hierarchy_sample_path",
+    "path_counts_from_groups",
     "level_value_counts",
     "read_prior",
 ]
@@ -475,6 +476,67 @@ def count_paths(
     p, fmt = check_table_file(path)
     kinds = _schema_kinds(p, fmt, names)
     return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel)
+
+
+def path_counts_from_groups(
+    level_names: Sequence[str],
+    groups: pa.Table,
+    counts: npt.ArrayLike,
+    *,
+    kinds: dict[str, str] | None = None,
+    max_nodes_per_level: int = MAX_NODES_PER_LEVEL,
+    source_name: str = "the source",
+) -> PathCounts:
+    """The :class:`PathCounts` of an aggregate query ``SELECT l1, …, lL, COUNT(*) … GROUP BY l1, …, lL``
+    run where the data lives (a database, Spark): ``groups`` holds the level columns (one row per
+    group, values as the database returns them, e.g. from ``pa.table`` of fetched rows), ``counts``
+    the rows of each group. Labels, notes and checks are :func:`count_paths`'s: numeric levels become
+    labels as in a Parquet file (``3`` for 3.0) with a note; a level with more than
+    ``max_nodes_per_level`` distinct values, missing values (null, NaN, empty text — DataError with
+    how many rows), no rows at all, and a value under two parents are refused (DataError naming
+    ``source_name``). ``kinds``: the coarse kind of each level column (default: from ``groups``'
+    Arrow types). O(groups × L)."""
+    names = _check_levels(tuple(level_names))
+    limit = _check_limit("max_nodes_per_level", max_nodes_per_level)
+    if groups.num_columns != len(names):
+        raise ValueError(f"groups has {groups.num_columns} columns for {len(names)} levels")
+    weights = np.asarray(counts, dtype=np.int64).reshape(-1)
+    if len(weights) != groups.num_rows:
+        raise ValueError(f"{len(weights)} counts for {groups.num_rows} groups")
+    if kinds is None:
+        kinds = {c: column_kind(groups.column(i).type) for i, c in enumerate(names)}
+    values = [_LevelValues(False) for _ in names]
+    ids = []
+    missing: dict[str, int] = {}
+    for level, column in enumerate(names):
+        v = values[level].ids_of(groups.column(level).combine_chunks())
+        if len(values[level].labels) > limit:
+            raise _too_many(column, limit)
+        absent = v < 0
+        if absent.any():
+            missing[column] = int(weights[absent].sum())
+        ids.append(v)
+    for column, n_rows in missing.items():
+        rows = "1 row has" if n_rows == 1 else f"{n_rows:,} rows have"
+        raise DataError(f"level column '{column}' in {source_name}: {rows} a missing or empty value",
+                        "fill them with a category such as \"(missing)\" or drop those rows")
+    total = int(weights.sum())
+    if total == 0:
+        raise DataError(f"{source_name} has no data rows", "choose a table or query with data rows")
+    paths = [_Paths() for _ in names]
+    base = limit + 2
+    parent = np.zeros(groups.num_rows, dtype=np.int64)
+    for level, column in enumerate(names):
+        parent = paths[level].ids_of(parent, ids[level], base)
+        if len(paths[level].parent) > limit:
+            Hierarchy.from_paths(names[: level + 1], _leaf_paths(values[: level + 1], paths[: level + 1]))
+            raise _too_many(column, limit, "nodes (distinct paths from the root)")
+    leaf_counts = np.zeros(len(paths[-1].parent), dtype=np.int64)
+    np.add.at(leaf_counts, parent, weights)
+    notes = tuple(_numeric_note(c) for c in names if kinds.get(c) == "numeric")
+    result = _path_counts(names, _leaf_paths(values, paths), leaf_counts, total, notes)
+    result.hierarchy  # noqa: B018 — builds and checks the tree (a value under two parents is refused)
+    return result
 
 
 def _file_sha256(path: pathlib.Path) -> bytes:
