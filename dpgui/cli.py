@@ -582,10 +582,7 @@ def _source_spec(args: argparse.Namespace) -> SourceSpec:
 
 
 def _password_prompt(display_url: str) -> str | None:
-    """Ask for a database password on the terminal (never echoed); None without a terminal (the source
-    then says to set DPGUI_DB_PASSWORD) or when the input ended."""
-    if not sys.stdin.isatty():
-        return None
+    """Ask for a database password on the terminal (never echoed); None (cancelled) when the input ended."""
     import getpass
 
     try:
@@ -595,10 +592,12 @@ def _password_prompt(display_url: str) -> str | None:
 
 
 def _open_data(spec: SourceSpec) -> DataSource:
-    """:func:`~dpgui.data.source.open_source` with the terminal's password prompt (DataError: the fix)."""
+    """:func:`~dpgui.data.source.open_source`; a database password comes from DPGUI_DB_PASSWORD, the keyring,
+    or (only when stdin is a terminal) a prompt; without any, the server's refusal says to set
+    DPGUI_DB_PASSWORD (libpq's PGPASSWORD and ~/.pgpass work too). Errors: DataError with the fix."""
     from dpgui.data.source import open_source
 
-    return open_source(spec, password_prompt=_password_prompt)
+    return open_source(spec, password_prompt=_password_prompt if sys.stdin.isatty() else None)
 
 
 def _protected_paths(spec: SourceSpec) -> list[str]:
@@ -642,10 +641,16 @@ def _check_data_columns(source: DataSource, columns: Sequence[str], numeric: boo
 
 
 def _source_record(source: DataSource) -> dict[str, Any]:
-    """The manifest's and the ledger's ``source``: the spec's public record and who counted the data."""
+    """The manifest's and the ledger's ``source``: the spec's public record and who counted the data; for a
+    CSV/TSV file, the dialect it was read with (given, or detected)."""
+    from dpgui.data.file_types import CsvDialect
     from dpgui.report.bundle import source_record
 
-    return source_record(source.spec.public_record(), source.engine)
+    record = source.spec.public_record()
+    dialect = getattr(source, "dialect", None)  # a FileSource's dialect (None for other formats)
+    if source.spec.kind == "file" and isinstance(dialect, CsvDialect) and "dialect" not in record:
+        record["dialect"] = {"delimiter": dialect.delimiter, "decimal": dialect.decimal}
+    return source_record(record, source.engine)
 
 
 def _check_outputs(args: argparse.Namespace, protect: Sequence[str] = ()) -> None:

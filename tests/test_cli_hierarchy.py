@@ -283,7 +283,8 @@ def test_signed_bundle_from_a_prior_verifies_and_a_changed_csv_fails(world, caps
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     # version 4: the CLI records the data source (a CSV counted on this computer; never its path)
     assert manifest["kind"] == "hierarchy" and manifest["schema_version"] == 4
-    assert manifest["source"] == {"kind": "file", "format": "csv", "engine": "this computer"}
+    assert manifest["source"] == {"kind": "file", "format": "csv", "engine": "this computer",
+                                  "dialect": {"delimiter": ",", "decimal": "."}}
     assert manifest["prior"]["source"] == "prior file" and manifest["prior"]["counts_from_data"] is False
     assert manifest["prior"]["file"]["name"] == "prior.csv"
     assert manifest["hierarchy"]["node_list_source"] == "prior file"
