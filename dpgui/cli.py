@@ -3,7 +3,7 @@
     dpgui [FILE] [--column COL]   opens the desktop app (the start page without FILE)
 
     dpgui plan --bins K --epsilon E [--delta D] [--noise auto|laplace|gaussian] [plan options] [--n N] [--json]
-    dpgui release INPUT --column COL --lower A --upper B --bins K --epsilon E [plan options]
+    dpgui release INPUT|--source URL|FILE [source options] --column COL --lower A --upper B --bins K --epsilon E [plan options]
                   --dataset ID [--new-dataset] [--consistency l2|l1|none] [--json] [--probabilities P1,P2,…]
                   (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F] [--name NAME])
     dpgui quantiles NAME.manifest.json|RELEASE.csv [--plan RELEASE.json] [--probabilities 0.1,0.5,0.9] [--json]
@@ -12,16 +12,22 @@
     dpgui ledger show [--dataset ID] [--json]
     dpgui ledger cap ID EPSILON [--delta D] [--reason TEXT]
     dpgui simulate [plan options] [--consistency …] --trials R [--seed S] [--json]
-                  (--input FILE --column COL --lower A --upper B | --synthetic uniform|normal --n N)
-    dpgui hierarchy plan --levels C1,C2[,C3,C4] (--input INPUT | --prior PRIOR.csv) --epsilon E [hierarchy options] [--json]
-    dpgui hierarchy release INPUT --levels … --epsilon E (--prior PRIOR.csv | --categories-public) [hierarchy options]
+                  (--source URL|FILE [source options] --column COL --lower A --upper B | --synthetic uniform|normal --n N)
+    dpgui columns --source URL|FILE [source options] [--json]
+    dpgui hierarchy plan --levels C1,C2[,C3,C4] (--source URL|FILE | --prior PRIOR.csv) --epsilon E [hierarchy options] [--json]
+    dpgui hierarchy release INPUT|--source URL|FILE --levels … --epsilon E (--prior PRIOR.csv | --categories-public)
+                  [hierarchy options]
                   --dataset ID [--new-dataset] (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F]
                   [--name NAME]) [--json]
-    dpgui hierarchy simulate --levels … (--input INPUT | --prior PRIOR.csv) --epsilon E [hierarchy options]
+    dpgui hierarchy simulate --levels … (--source URL|FILE | --prior PRIOR.csv) --epsilon E [hierarchy options]
                   --trials R [--seed S] [--json]
       hierarchy options: [--delta D] [--noise laplace|gaussian|multiplicative|auto] [--alpha A]
                   [--allocation uniform|optimal|target:TAU] [--weights w0,w1,…] [--consistency topdown|gls|none|auto]
                   [--neighbours change|addremove] [--records-per-person L] [--counts-from-data]
+      source options: [--table T | --query Q] [--engine local|spark] [--spark-master URL]
+                  [--delimiter comma|semicolon|tab|pipe] [--decimal .|,] [--encoding ENC]
+      (--input and INPUT are --source; the data is read only through dpgui.data.source: a file on this
+      computer, a database URL without password — the database counts —, or Spark; docs/cli.md)
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming the argument and the fix), 1 an
 internal error. Nothing is written unless the whole release succeeded. Every release is first
@@ -222,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run the whole workflow headless on the bundled sample (throw-away key and ledger); "
                              "exit 0 only if every step passed")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser,
-                                metavar="{plan,release,quantiles,verify,key,ledger,simulate,hierarchy}")
+                                metavar="{plan,release,quantiles,verify,key,ledger,simulate,hierarchy,columns}")
 
     plan = sub.add_parser("plan", help="choose a tree and budgets; show projected errors (spends nothing)")
     _add_plan_options(plan)
@@ -309,6 +315,12 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--lower", type=_finite_float, metavar="A")
     sim.add_argument("--upper", type=_finite_float, metavar="B")
     sim.add_argument("--n", type=_int_at_least(1, "--n 10000"), metavar="N")
+    col = sub.add_parser("columns", help="the data's columns with their kinds, and who counts them (spends nothing; "
+                         "prints no values)")
+    col.add_argument("input", nargs="?", metavar="INPUT", help=f"{SOURCE_HELP}; or give it with --source")
+    col.add_argument("--source", "--input", dest="source", metavar="URL|FILE", help="the same as INPUT")
+    _add_source_options(col)
+    col.add_argument("--json", action="store_true")
     _add_hierarchy_parser(sub)
     return parser
 
@@ -1754,8 +1766,27 @@ def cmd_hierarchy(args: argparse.Namespace) -> int:
     return HIERARCHY_COMMANDS[args.hierarchy_command](args)
 
 
+def cmd_columns(args: argparse.Namespace) -> int:
+    """``dpgui columns --source …``: the source's columns (name, kind, storage type), who counts it and the
+    source's public record; the schema only (a database: one query with no rows; a CSV: its head)."""
+    spec = _source_spec(args)
+    with _open_data(spec) as source:
+        columns = source.columns()
+        record = _source_record(source)
+    if args.json:
+        _print({"source": record, "columns": [{"name": c.name, "kind": c.kind, "dtype": c.dtype} for c in columns]},
+               True)
+        return 0
+    print(f"{spec.display_name()}: {len(columns)} column(s), counted by {source.engine}")
+    width = max((len(c.name) for c in columns), default=4)
+    for c in columns:
+        print(f"  {c.name:<{width}}  {c.kind:<8}  {c.dtype}")
+    return 0
+
+
 COMMANDS = {"plan": cmd_plan, "release": cmd_release, "quantiles": cmd_quantiles, "verify": cmd_verify,
-            "key": cmd_key, "ledger": cmd_ledger, "simulate": cmd_simulate, "hierarchy": cmd_hierarchy}
+            "key": cmd_key, "ledger": cmd_ledger, "simulate": cmd_simulate, "hierarchy": cmd_hierarchy,
+            "columns": cmd_columns}
 
 
 def _no_desktop() -> bool:

@@ -134,6 +134,20 @@ def test_a_file_release_records_its_format_and_dialect_but_not_its_path(world, c
     assert json.loads(out)["n_released"] == len(ROWS)
 
 
+def test_columns_lists_kinds_and_who_counts(world, capsys):
+    code, out, err = run_cli(["columns", "--source", _url(world), "--table", "people", "--json"], capsys)
+    assert code == 0, err
+    listed = json.loads(out)
+    assert listed["source"] == {"kind": "database", "location": _url(world), "table": "people", "engine": SQLITE_ENGINE}
+    assert [(c["name"], c["kind"]) for c in listed["columns"]] == [
+        ("x", "numeric"), ("name", "text"), ("region", "text"), ("district", "text")]
+    code, out, err = run_cli(["columns", str(world / "semi.csv")], capsys)
+    assert code == 0, err
+    assert "4 column(s), counted by this computer" in out and "x " in out and "numeric" in out
+    code, _, err = run_cli(["columns", "--source", _url(world), "--query", "DROP TABLE people"], capsys)
+    assert code == 2 and err.count("\n") == 1
+
+
 # ------------------------------------------------------------------ identical counts from every source
 def _simulate(capsys, *source: str) -> dict:
     code, out, err = run_cli(["simulate", *source, *RELEASE, "--trials", "20", "--seed", "7", "--json"], capsys)
