@@ -340,3 +340,36 @@ def test_a_wrong_postgresql_password_is_refused_in_one_line_with_nothing_spent(w
                             "--out", str(world / "out.csv")], capsys)
     assert code == 2 and err.count("\n") == 1 and "DPGUI_DB_PASSWORD" in err, err
     assert math.isclose(_ledger(capsys)["datasets"][0]["epsilon_spent"], 0.0)
+
+
+# ------------------------------------------------------------------ Spark (optional extra dpgui[spark], Java)
+def _spark_available() -> str | None:
+    import importlib.util
+    import shutil
+
+    if importlib.util.find_spec("pyspark") is None:
+        return "PySpark is not installed (pip install 'dpgui[spark]')"
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return "Java is missing (apt install openjdk-17-jre-headless)"
+    return None
+
+
+def test_spark_counts_what_the_file_path_counts_and_the_manifest_says_so(world, capsys):
+    why = _spark_available()
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{why}: CI installs the spark extra and Java")
+        pytest.skip(why)
+    reference = _simulate(capsys, "--input", str(world / "data.parquet"))
+    spark = ["--engine", "spark", "--source", str(world / "data.parquet")]
+    assert _simulate(capsys, *spark) == reference
+    code, out, err = run_cli(["release", *spark, *RELEASE, "--dataset", "file", "--json", *_bundle(world, "spark")],
+                             capsys)
+    assert code == 0, err
+    manifest = json.loads((world / "spark.manifest.json").read_text(encoding="utf-8"))
+    assert manifest["source"] == {"kind": "spark", "location": str(world / "data.parquet"), "spark_master": "local[2]",
+                                  "engine": "Spark (local[2])"}
+    assert json.loads(out)["n_released"] == len(ROWS)
+    code, _, err = run_cli(["release", *spark, "--table", "people", *RELEASE, "--dataset", "file", "--out",
+                            str(world / "x.csv")], capsys)
+    assert code == 2 and err.count("\n") == 1 and not (world / "x.csv").exists()
