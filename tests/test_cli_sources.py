@@ -111,6 +111,26 @@ def test_release_from_an_sqlite_table_records_the_source_in_manifest_and_ledger(
         assert ledger.release_output(entry["release_id"]).params["source"] == expected
 
 
+def test_the_schema_ties_the_source_to_version_4_and_refuses_a_password_in_it(world, capsys):
+    from dpgui.report.bundle import schema_problems, source_text
+
+    code, _, err = run_cli(["release", "--source", _url(world), "--table", "people", *RELEASE, "--dataset", "db",
+                            *_bundle(world, "schema")], capsys)
+    assert code == 0, err
+    manifest = json.loads((world / "schema.manifest.json").read_text(encoding="utf-8"))
+    assert schema_problems(manifest) == []
+    without = {k: v for k, v in manifest.items() if k != "source"}
+    assert schema_problems(without)  # version 4 without its source
+    assert schema_problems({**manifest, "schema_version": 2})  # a source in a version 2 manifest
+    assert schema_problems(without | {"schema_version": 2}) == []  # what the window writes without a source
+    leaked = {**manifest, "source": {**manifest["source"], "location": "postgresql://alice:pw@db/census"}}
+    assert any("location" in p for p in schema_problems(leaked))
+    assert source_text(manifest["source"]) == f"table people in {_url(world)}; counted by {SQLITE_ENGINE}"
+    assert source_text({"kind": "file", "format": "csv", "dialect": {"delimiter": ";", "decimal": ","},
+                        "engine": "this computer"}) == ("a CSV file (semicolon-separated, decimal comma); counted by "
+                                                        "this computer")
+
+
 def test_release_from_a_query_records_the_query(world, capsys):
     query = "SELECT x, name FROM people WHERE region = 'R0' OR region = 'R1'"
     code, out, err = run_cli([

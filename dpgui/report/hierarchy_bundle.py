@@ -1,5 +1,5 @@
 """The files of a hierarchy release: its CSV (one row per node), its manifest (kind ``hierarchy``,
-schema version 3) and its signed bundle.
+schema version 3; 4 when it records its data ``source``) and its signed bundle.
 
 Public values only: the node list (published: every node gets a released count), the released
 counts and their 95 % intervals, the plan, where the node list and the optimiser's counts came
