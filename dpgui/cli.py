@@ -3,7 +3,7 @@
     dpgui [FILE] [--column COL]   opens the desktop app (the start page without FILE)
 
     dpgui plan --bins K --epsilon E [--delta D] [--noise auto|laplace|gaussian] [plan options] [--n N] [--json]
-    dpgui release INPUT --column COL --lower A --upper B --bins K --epsilon E [plan options]
+    dpgui release INPUT|--source URL|FILE [source options] --column COL --lower A --upper B --bins K --epsilon E [plan options]
                   --dataset ID [--new-dataset] [--consistency l2|l1|none] [--json] [--probabilities P1,P2,…]
                   (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F] [--name NAME])
     dpgui quantiles NAME.manifest.json|RELEASE.csv [--plan RELEASE.json] [--probabilities 0.1,0.5,0.9] [--json]
@@ -12,16 +12,22 @@
     dpgui ledger show [--dataset ID] [--json]
     dpgui ledger cap ID EPSILON [--delta D] [--reason TEXT]
     dpgui simulate [plan options] [--consistency …] --trials R [--seed S] [--json]
-                  (--input FILE --column COL --lower A --upper B | --synthetic uniform|normal --n N)
-    dpgui hierarchy plan --levels C1,C2[,C3,C4] (--input INPUT | --prior PRIOR.csv) --epsilon E [hierarchy options] [--json]
-    dpgui hierarchy release INPUT --levels … --epsilon E (--prior PRIOR.csv | --categories-public) [hierarchy options]
+                  (--source URL|FILE [source options] --column COL --lower A --upper B | --synthetic uniform|normal --n N)
+    dpgui columns --source URL|FILE [source options] [--json]
+    dpgui hierarchy plan --levels C1,C2[,C3,C4] (--source URL|FILE | --prior PRIOR.csv) --epsilon E [hierarchy options] [--json]
+    dpgui hierarchy release INPUT|--source URL|FILE --levels … --epsilon E (--prior PRIOR.csv | --categories-public)
+                  [hierarchy options]
                   --dataset ID [--new-dataset] (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F]
                   [--name NAME]) [--json]
-    dpgui hierarchy simulate --levels … (--input INPUT | --prior PRIOR.csv) --epsilon E [hierarchy options]
+    dpgui hierarchy simulate --levels … (--source URL|FILE | --prior PRIOR.csv) --epsilon E [hierarchy options]
                   --trials R [--seed S] [--json]
       hierarchy options: [--delta D] [--noise laplace|gaussian|multiplicative|auto] [--alpha A]
                   [--allocation uniform|optimal|target:TAU] [--weights w0,w1,…] [--consistency topdown|gls|none|auto]
                   [--neighbours change|addremove] [--records-per-person L] [--counts-from-data]
+      source options: [--table T | --query Q] [--engine local|spark] [--spark-master URL]
+                  [--delimiter comma|semicolon|tab|pipe] [--decimal .|,] [--encoding ENC]
+      (--input and INPUT are --source; the data is read only through dpgui.data.source: a file on this
+      computer, a database URL without password — the database counts —, or Spark; docs/cli.md)
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming the argument and the fix), 1 an
 internal error. Nothing is written unless the whole release succeeded. Every release is first
@@ -54,6 +60,7 @@ if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan
     from dpgui.core.plan import Plan
     from dpgui.data.hierarchy import PathCounts
+    from dpgui.data.source import DataSource, SourceSpec
 
 
 # ------------------------------------------------------------------ argument types (one-line errors)
@@ -127,6 +134,28 @@ def _probabilities(text: str) -> tuple[float, ...]:
     return values
 
 
+#: ``--delimiter``: the separator itself or its name.
+DELIMITER_WORDS = {",": ",", "comma": ",", ";": ";", "semicolon": ";", "\t": "\t", "\\t": "\t", "tab": "\t",
+                   "|": "|", "pipe": "|", "bar": "|"}
+#: ``--decimal``: the mark itself or its name.
+DECIMAL_WORDS = {".": ".", "point": ".", "dot": ".", ",": ",", "comma": ","}
+
+
+def _delimiter(text: str) -> str:
+    value = DELIMITER_WORDS.get(text if len(text) == 1 else text.lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a field separator; give comma, semicolon, tab or pipe "
+                                         "(or the character itself)")
+    return value
+
+
+def _decimal(text: str) -> str:
+    value = DECIMAL_WORDS.get(text.lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a decimal mark; give '.' (point) or ',' (comma)")
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports errors in one line and exits 2."""
 
@@ -148,6 +177,31 @@ def _add_privacy_options(parser: argparse.ArgumentParser, delta_use: str) -> Non
                         help="change: N is public (default); addremove: N is private")
     parser.add_argument("--records-per-person", type=_int_at_least(1, "--records-per-person 1"), default=1,
                         metavar="L", help="maximum records one person contributes (default 1)")
+
+
+SOURCE_HELP = (f"the confidential data: a {FILE_TYPE_NAMES} file (or a folder of Parquet files), or a database URL "
+               "without password, e.g. postgresql://alice@db.example.org/census or sqlite:///path/to.db "
+               "(then --table or --query)")
+
+
+def _add_source_options(parser: argparse.ArgumentParser) -> None:
+    """Where the data lives besides its location (docs/cli.md "Data sources"): ``--table`` / ``--query``
+    (databases, Spark), ``--engine`` / ``--spark-master``, the CSV dialect and a file's encoding."""
+    group = parser.add_argument_group("data source (see docs/cli.md)")
+    group.add_argument("--table", metavar="T", help="a database or Spark table to read (not with --query)")
+    group.add_argument("--query", metavar="Q", help="one read-only SELECT to read instead of a table (recorded in "
+                       "the manifest; a query that writes is refused before it runs)")
+    group.add_argument("--engine", default="local", metavar="local|spark",
+                       help="local (default): this computer counts a file, the database counts a URL; spark: Spark "
+                            "SQL counts (needs the dpgui[spark] extra)")
+    group.add_argument("--spark-master", metavar="URL", help="with --engine spark: the Spark master (default local[2])")
+    group.add_argument("--delimiter", type=_delimiter, metavar="comma|semicolon|tab|pipe",
+                       help="a CSV's field separator (default: detected); alone, the decimal mark is '.'")
+    group.add_argument("--decimal", type=_decimal, metavar="'.'|','",
+                       help="a CSV's decimal mark (default: detected); alone, the separator is ';' for ',' and ',' "
+                            "for '.'")
+    group.add_argument("--encoding", metavar="ENC", help="the text encoding of a CSV, SAS, Stata or SPSS file when it is "
+                       "not the file's own (e.g. latin-1, cp1252)")
 
 
 def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = True) -> None:
@@ -174,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run the whole workflow headless on the bundled sample (throw-away key and ledger); "
                              "exit 0 only if every step passed")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser,
-                                metavar="{plan,release,quantiles,verify,key,ledger,simulate,hierarchy}")
+                                metavar="{plan,release,quantiles,verify,key,ledger,simulate,hierarchy,columns}")
 
     plan = sub.add_parser("plan", help="choose a tree and budgets; show projected errors (spends nothing)")
     _add_plan_options(plan)
@@ -182,7 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", action="store_true", help="print JSON")
 
     rel = sub.add_parser("release", help="release a DP CDF of a numeric column to CSV (spends ε)")
-    rel.add_argument("input", metavar="INPUT", help=f"a {FILE_TYPE_NAMES} file")
+    rel.add_argument("input", nargs="?", metavar="INPUT", help=f"{SOURCE_HELP}; or give it with --source")
+    rel.add_argument("--source", "--input", dest="source", metavar="URL|FILE", help="the same as INPUT")
+    _add_source_options(rel)
     rel.add_argument("--column", required=True, metavar="COL")
     rel.add_argument("--lower", type=_finite_float, required=True, metavar="A", help="public lower bound")
     rel.add_argument("--upper", type=_finite_float, required=True, metavar="B", help="public upper bound (exclusive)")
@@ -251,13 +307,20 @@ def build_parser() -> argparse.ArgumentParser:
                      help="number of simulated releases")
     sim.add_argument("--seed", type=_int_at_least(0, "--seed 1"), metavar="S")
     sim.add_argument("--json", action="store_true")
-    source = sim.add_mutually_exclusive_group(required=True)
-    source.add_argument("--input", metavar="FILE", help=f"simulate on this data file (a {FILE_TYPE_NAMES} file)")
+    source = sim.add_mutually_exclusive_group()
+    source.add_argument("--source", "--input", dest="input", metavar="URL|FILE", help=f"simulate on this data: {SOURCE_HELP}")
     source.add_argument("--synthetic", choices=("uniform", "normal"), help="or on a synthetic column of --n values")
+    _add_source_options(sim)
     sim.add_argument("--column", metavar="COL")
     sim.add_argument("--lower", type=_finite_float, metavar="A")
     sim.add_argument("--upper", type=_finite_float, metavar="B")
     sim.add_argument("--n", type=_int_at_least(1, "--n 10000"), metavar="N")
+    col = sub.add_parser("columns", help="the data's columns with their kinds, and who counts them (spends nothing; "
+                         "prints no values)")
+    col.add_argument("input", nargs="?", metavar="INPUT", help=f"{SOURCE_HELP}; or give it with --source")
+    col.add_argument("--source", "--input", dest="source", metavar="URL|FILE", help="the same as INPUT")
+    _add_source_options(col)
+    col.add_argument("--json", action="store_true")
     _add_hierarchy_parser(sub)
     return parser
 
@@ -491,15 +554,127 @@ def _check_missing_option(missing: str, neighbours: str) -> None:
         raise ParameterError(f"--missing {missing} is not a rule of the {neighbours} model", instead)
 
 
-def _check_outputs(args: argparse.Namespace) -> None:
+# ------------------------------------------------------------------ the data source (dpgui.data.source only)
+def _location(args: argparse.Namespace) -> str | None:
+    """The data's location: INPUT or ``--source``/``--input`` (one of them), None if neither."""
+    positional, option = getattr(args, "input", None), getattr(args, "source", None)
+    if positional is not None and option is not None:
+        raise ParameterError(f"the data was given twice (INPUT {positional!r} and --source {option!r})",
+                             "give it once: INPUT or --source URL|FILE")
+    return positional if positional is not None else option
+
+
+def _has_source(args: argparse.Namespace) -> bool:
+    """Was a data source given: a location, or (Spark) a catalogue table?"""
+    return _location(args) is not None or (args.engine == "spark" and args.table is not None)
+
+
+def _source_spec(args: argparse.Namespace) -> SourceSpec:
+    """The :class:`~dpgui.data.source.SourceSpec` of the command's options (nothing is opened), or the
+    ParameterError of :func:`~dpgui.data.source.parse_source` (a password in a URL, a table for a
+    file, table and query, an unknown engine, …). ``--delimiter`` alone keeps the decimal point;
+    ``--decimal ,`` alone means ';'-separated, ``--decimal .`` alone ','-separated."""
+    from dpgui.data.file_types import CsvDialect, format_of_name
+    from dpgui.data.source import parse_source
+
+    location = _location(args)
+    if location is None and not (args.engine == "spark" and args.table is not None):
+        raise ParameterError("no data was given", "give a data file or a database URL: INPUT or --source URL|FILE")
+    dialect = None
+    if args.delimiter is not None or args.decimal is not None:
+        decimal = args.decimal or "."
+        delimiter = args.delimiter or (";" if decimal == "," else ",")
+        dialect = CsvDialect.checked(delimiter, decimal)
+    spec = parse_source(location or "", table=args.table, query=args.query, engine=args.engine,
+                        spark_master=args.spark_master, dialect=dialect, encoding=args.encoding)
+    if spec.kind == "file" and dialect is not None and format_of_name(spec.location) not in ("csv", "tsv"):
+        raise ParameterError(f"--delimiter/--decimal were given for '{Path(spec.location).name}', which is not a "
+                             "CSV or TSV file", "drop --delimiter and --decimal")
+    return spec
+
+
+def _password_prompt(display_url: str) -> str | None:
+    """Ask for a database password on the terminal (never echoed); None (cancelled) when the input ended."""
+    import getpass
+
+    try:
+        return getpass.getpass(f"Password for {display_url}: ")
+    except EOFError:
+        return None
+
+
+def _open_data(spec: SourceSpec) -> DataSource:
+    """:func:`~dpgui.data.source.open_source`; a database password comes from DPGUI_DB_PASSWORD, the keyring,
+    or (only when stdin is a terminal) a prompt; without any, the server's refusal says to set
+    DPGUI_DB_PASSWORD (libpq's PGPASSWORD and ~/.pgpass work too). Errors: DataError with the fix."""
+    from dpgui.data.source import open_source
+
+    return open_source(spec, password_prompt=_password_prompt if sys.stdin.isatty() else None)
+
+
+def _protected_paths(spec: SourceSpec) -> list[str]:
+    """Files an output must never replace: a data file, an SQLite database's file."""
+    if spec.kind == "file":
+        return [spec.location]
+    if spec.kind == "database" and spec.location.lower().startswith("sqlite") and ":///" in spec.location:
+        path = spec.location.split(":///", 1)[1].split("?", 1)[0]
+        return [path] if path else []
+    return []
+
+
+def _check_no_source_options(args: argparse.Namespace, instead: str) -> None:
+    """``--synthetic`` or ``--prior`` read no data source: its options would be silently unused."""
+    given = [option for option, value in (("--table", args.table), ("--query", args.query),
+                                          ("--spark-master", args.spark_master), ("--delimiter", args.delimiter),
+                                          ("--decimal", args.decimal), ("--encoding", args.encoding))
+             if value is not None] + (["--engine"] if args.engine != "local" else [])
+    if given:
+        raise ParameterError(f"{given[0]} describes a data source, and {instead} reads none",
+                             f"drop {given[0]}, or give the data with --source instead of {instead}")
+
+
+def _check_data_columns(source: DataSource, columns: Sequence[str], numeric: bool) -> None:
+    """Before the ledger is asked: every column exists (and, ``numeric``, holds numbers) in a database
+    or Spark source (its schema only). A file's reader makes the same checks, naming the row of a
+    non-number, while it counts, still before the spend."""
+    if source.spec.kind == "file":
+        return
+    found = {c.name: c for c in source.columns()}
+    where = source.spec.display_name()
+    for column in columns:
+        info = found.get(column)
+        if info is None:
+            shown = ", ".join(repr(n) for n in list(found)[:10]) + (" …" if len(found) > 10 else "")
+            raise DataError(f"column '{column}' not found in {where}",
+                            f"choose among its columns: {shown}" if found else "choose a table or query with columns")
+        if numeric and info.kind not in ("numeric", "empty"):
+            raise DataError(f"column '{column}' in {where} is not numeric (it holds {info.kind}, {info.dtype})",
+                            "choose a numeric column, or convert it in --query (e.g. CAST(x AS double precision))")
+
+
+def _source_record(source: DataSource) -> dict[str, Any]:
+    """The manifest's and the ledger's ``source``: the spec's public record and who counted the data; for a
+    CSV/TSV file, the dialect it was read with (given, or detected)."""
+    from dpgui.data.file_types import CsvDialect
+    from dpgui.report.bundle import source_record
+
+    record = source.spec.public_record()
+    dialect = getattr(source, "dialect", None)  # a FileSource's dialect (None for other formats)
+    if source.spec.kind == "file" and isinstance(dialect, CsvDialect) and "dialect" not in record:
+        record["dialect"] = {"delimiter": dialect.delimiter, "decimal": dialect.decimal}
+    return source_record(record, source.engine)
+
+
+def _check_outputs(args: argparse.Namespace, protect: Sequence[str] = ()) -> None:
     """Every output target of a release, checked before anything is spent: --out (a new file in a
     writable folder, never the input, an existing file only with --force) and --bundle (a writable
-    folder; with --name, none of the four files may exist)."""
+    folder; with --name, none of the four files may exist). ``protect``: the data's own files
+    (:func:`_protected_paths`)."""
     from dpgui.report.bundle import check_bundle_folder, check_bundle_target
     from dpgui.report.files import check_writable, same_file
 
     if args.out is not None:
-        check_writable(args.out, protect=[args.input], overwrite=args.force)
+        check_writable(args.out, protect=list(protect), overwrite=args.force)
     if args.bundle is not None:
         if args.name is None:
             check_bundle_folder(args.bundle)
@@ -508,46 +683,49 @@ def _check_outputs(args: argparse.Namespace) -> None:
             if args.out is not None and any(same_file(Path(args.out), p) for p in paths.all()):
                 raise ParameterError(f"--out {args.out} is one of the bundle's own files",
                                      "write --out elsewhere, or leave it out (the bundle holds the CSV)")
-            if any(same_file(Path(args.input), p) for p in paths.all()):
-                raise ParameterError(f"the bundle would overwrite the input {args.input}", "choose another --name")
+            for data in protect:
+                if any(same_file(Path(data), p) for p in paths.all()):
+                    raise ParameterError(f"the bundle would overwrite the input {data}", "choose another --name")
 
 
 def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.core.noise import SecureRandom
     from dpgui.core.quantiles import quantiles
-    from dpgui.data.histogram import column_histogram
+    from dpgui.data.histogram import check_bounds
     from dpgui.data.readers import check_data_file
     from dpgui.report.bundle import default_bundle_name, missing_values_json
     from dpgui.report.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key
     from dpgui.report.ledger import Ledger
-    from dpgui.report.publish import charge_text, sign_release
-    from dpgui.workspace.release import ReleaseRequest, new_release_id, release_histogram
-    from dpgui.workspace.state import ColumnSettings
+    from dpgui.report.publish import charge_text, sign_release, spend_and_release
+    from dpgui.workspace.release import new_release_id
 
     _check_missing_option(args.missing, args.neighbours)
-    # Everything that can fail is checked before the budget is spent, the input first (a mistyped
-    # path is reported as such, not as a dataset without a budget).
-    check_data_file(args.input)
+    # Everything that can fail is checked before the budget is spent, the source first (a mistyped
+    # path or a password in a URL is reported as such, not as a dataset without a budget).
+    spec = _source_spec(args)
+    if spec.kind == "file":
+        check_data_file(spec.location)
     _check_release_options(args)
-    _check_outputs(args)
+    check_bounds(args.lower, args.upper)
+    _check_outputs(args, _protected_paths(spec))
     dataset = args.dataset
     plan = _make_plan(args, args.bins)  # checks every limit of the noise sampler
-    request = ReleaseRequest(ColumnSettings(Path(args.input), args.column, args.lower, args.upper, args.bins, MISSING_AUTO,
-                                            dataset), plan, args.consistency)
     key = None
     if args.bundle is not None:
         key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
         from dpgui.app.pdf_report import render_release_pdf
-    with Ledger() as ledger:
+    with _open_data(spec) as source, Ledger() as ledger:  # connected (password asked) before the ledger
+        _check_data_columns(source, [args.column], numeric=True)
         _check_charge(ledger, dataset, plan)  # no cap, or too little left: refused before reading
         # No refusal that depends on the values (e.g. all missing): that would itself be a release.
-        hist = column_histogram(args.input, args.column, args.lower, args.upper, args.bins)
-        _check_dataset_identity(ledger, dataset, args.input, hist.n_rows, args.new_dataset)
+        hist = source.histogram(args.column, args.lower, args.upper, args.bins)
+        _check_dataset_identity(ledger, dataset, [c.name for c in source.columns()], hist.n_rows, args.new_dataset)
         args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
-        outcome = release_histogram(ledger, request, hist, SecureRandom(), args.release_id)
-        result, info = outcome.release, outcome.info
+        result, info = spend_and_release(ledger, dataset, args.column, MISSING_AUTO, hist.counts, plan, SecureRandom(),
+                                         args.lower, args.upper, args.consistency, n_missing=hist.n_missing,
+                                         release_id=args.release_id, source_record=_source_record(source))
 
         def bundle() -> Path:
             assert key is not None
@@ -571,6 +749,7 @@ def cmd_release(args: argparse.Namespace) -> int:
                       "max_variance": float((result.std_error**2).max())},
         "bounds": [args.lower, args.upper],
         "quantiles": [_quantile_json(q) for q in quantiles(result, args.probabilities)],
+        "source": info.source,
     })
     if args.json:
         _print(summary, True)
@@ -655,15 +834,15 @@ def _quantile_json(q: Any) -> dict[str, Any]:
     return asdict(q)
 
 
-def _check_dataset_identity(ledger: Any, dataset: str, path: str, n_rows: int, confirmed: bool) -> None:
+def _check_dataset_identity(ledger: Any, dataset: str, columns: Sequence[str], n_rows: int, confirmed: bool) -> None:
     """The rule of docs/design.md, "Dataset identity": a dataset name with no release yet whose file
     has the same column names and row count as another ledgered dataset is refused (exit 2) unless
-    ``--new-dataset`` confirms it is different data (then a warning goes to stderr). The file's
-    fingerprint is recorded under ``dataset`` (local ledger only), before the spend."""
-    from dpgui.data.readers import list_columns
+    ``--new-dataset`` confirms it is different data (then a warning goes to stderr). The data's
+    fingerprint (its ``columns``' names and ``n_rows``, from any source: file, database, Spark) is
+    recorded under ``dataset`` (local ledger only), before the spend."""
     from dpgui.report.ledger import data_fingerprint, datasets_like, is_new_dataset, record_fingerprint, same_data_warning
 
-    fingerprint = data_fingerprint(ledger, [name for name, _ in list_columns(path)], n_rows)  # the schema only
+    fingerprint = data_fingerprint(ledger, list(columns), n_rows)  # the schema only
     if is_new_dataset(ledger, dataset):
         others = datasets_like(ledger, fingerprint, dataset)
         if others and not confirmed:
@@ -756,25 +935,34 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from dpgui.core.simulation import simulate, synthetic_counts
 
     seed = args.seed if args.seed is not None else secrets.randbits(63)
-    if args.input is not None:
-        from dpgui.data.histogram import column_histogram
+    from_data = args.synthetic is None
+    if from_data:
+        from dpgui.data.histogram import check_bounds
         from dpgui.data.readers import check_data_file
 
-        check_data_file(args.input)
+        if not _has_source(args):
+            raise ParameterError("no data was given", "give --source URL|FILE (the data) or --synthetic uniform|normal")
+        spec = _source_spec(args)
+        if spec.kind == "file":
+            check_data_file(spec.location)
         missing = [name for name in ("column", "lower", "upper") if getattr(args, name) is None]
         if missing:
             raise ParameterError(f"--input needs --{missing[0]}", "give --column, --lower and --upper with --input")
+        check_bounds(args.lower, args.upper)
         plan = _make_plan(args, args.bins)
-        histogram = column_histogram(args.input, args.column, args.lower, args.upper, args.bins)
+        with _open_data(spec) as source:
+            _check_data_columns(source, [args.column], numeric=True)
+            histogram = source.histogram(args.column, args.lower, args.upper, args.bins)
         counts, n_missing = histogram.counts, histogram.n_missing
     else:
+        _check_no_source_options(args, "--synthetic")
         if args.n is None:
             raise ParameterError("--synthetic needs --n", "give the number of records, e.g. --n 10000")
         plan = _make_plan(args, args.bins)
         counts, n_missing = synthetic_counts(args.synthetic, args.n, args.bins, seed), 0
     result = simulate(plan, counts, args.trials, args.consistency, seed, n_missing)
     # Under addremove N is private: a file's exact N is never printed (nor used for % of N).
-    n_public = plan.privacy.root_public or args.input is None
+    n_public = plan.privacy.root_public or not from_data
     # N as a release publishes it: under change all rows (the missing leaf included), else the values.
     n = int(np.sum(counts)) + (n_missing if plan.shape.missing_leaf else 0)
     out = {
@@ -788,7 +976,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.json:
         _print(out, True)
     else:
-        print(simulate_text(out, show_n=args.input is None or plan.privacy.root_public))
+        print(simulate_text(out, show_n=not from_data or plan.privacy.root_public))
     _note_delta_unused(plan, "simulate")
     return 0
 
@@ -1082,15 +1270,18 @@ def _add_hierarchy_parser(sub: Any) -> None:
     hier_sub = hier.add_subparsers(dest="hierarchy_command", parser_class=_Parser, metavar="{plan,release,simulate}",
                                    required=True)
     plan = hier_sub.add_parser("plan", help="level budgets and the projected error per level (spends nothing)")
-    source = plan.add_mutually_exclusive_group(required=True)
-    source.add_argument("--input", metavar="INPUT", help=f"a {FILE_TYPE_NAMES} file: read for its node list only "
-                        "(its counts only with --counts-from-data)")
+    source = plan.add_mutually_exclusive_group()
+    source.add_argument("--source", "--input", dest="input", metavar="URL|FILE", help=f"{SOURCE_HELP}: read for its "
+                        "node list only (its counts only with --counts-from-data)")
     source.add_argument("--prior", metavar="PRIOR.csv", help="a public prior: the level columns and a count column "
                         "(or raw rows); gives the node list and the counts")
     _add_hierarchy_options(plan)
+    _add_source_options(plan)
 
     rel = hier_sub.add_parser("release", help="release the count of every node (spends ε)")
-    rel.add_argument("input", metavar="INPUT", help=f"a {FILE_TYPE_NAMES} file")
+    rel.add_argument("input", nargs="?", metavar="INPUT", help=f"{SOURCE_HELP}; or give it with --source")
+    rel.add_argument("--source", "--input", dest="source", metavar="URL|FILE", help="the same as INPUT")
+    _add_source_options(rel)
     rel.add_argument("--prior", metavar="PRIOR.csv", help="a public prior: the node list (every path of the data must "
                      "be in it) and the counts the optimiser uses; without it, the data's categories are published "
                      "as the node list (then --categories-public is required)")
@@ -1115,10 +1306,11 @@ def _add_hierarchy_parser(sub: Any) -> None:
     rel.add_argument("--name", metavar="NAME", help="bundle file name stem (default: dataset-levels-time-id)")
 
     sim = hier_sub.add_parser("simulate", help="Monte-Carlo error per level, next to the projection (insecure noise)")
-    source = sim.add_mutually_exclusive_group(required=True)
-    source.add_argument("--input", metavar="INPUT", help=f"simulate on this {FILE_TYPE_NAMES} file")
+    source = sim.add_mutually_exclusive_group()
+    source.add_argument("--source", "--input", dest="input", metavar="URL|FILE", help=f"simulate on this data: {SOURCE_HELP}")
     source.add_argument("--prior", metavar="PRIOR.csv", help="or on the counts of a prior file")
     _add_hierarchy_options(sim)
+    _add_source_options(sim)
     sim.add_argument("--trials", type=_int_at_least(2, "--trials 200"), required=True, metavar="R",
                      help="number of simulated releases")
     sim.add_argument("--seed", type=_int_at_least(0, "--seed 1"), metavar="S")
@@ -1236,16 +1428,22 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
                                                                           tuple[str, ...]]:
     """For ``plan`` and ``simulate``: the hierarchy, its prior levels (or None), the truth's leaf counts
     (``counting``: simulate needs them), the node list's and the counts' sources and notes."""
-    from dpgui.data.hierarchy import count_paths, read_prior
+    from dpgui.data.hierarchy import read_prior
 
     if args.prior is not None:
         if args.counts_from_data:
             raise ParameterError("--counts-from-data needs --input (the data), not --prior",
                                  "leave out --counts-from-data: the prior's counts are used")
+        _check_no_source_options(args, "--prior")
         prior = read_prior(args.prior, args.levels)
         hierarchy, leaves = _hierarchy_tree(prior)
         return hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_PRIOR_ONLY, PRIOR_FILE, tuple(prior.notes)
-    data = count_paths(args.input, args.levels)
+    if not _has_source(args):
+        raise ParameterError("no data and no prior were given",
+                             "give --source URL|FILE (the data) or --prior PRIOR.csv (public counts)")
+    with _open_data(_source_spec(args)) as source:
+        _check_data_columns(source, args.levels, numeric=False)
+        data = source.path_counts(args.levels)
     hierarchy, leaves = _hierarchy_tree(data)
     if args.counts_from_data:
         return hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_DATA_COUNTS, COUNTS_OPTED_IN, tuple(data.notes)
@@ -1389,7 +1587,7 @@ def _check_out_is_not_the_prior(args: argparse.Namespace) -> None:
 
 def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     from dpgui.core.noise import SecureRandom
-    from dpgui.data.hierarchy import check_prior_is_not_the_data, count_paths, read_prior
+    from dpgui.data.hierarchy import check_prior_is_not_the_data, read_prior
     from dpgui.data.readers import check_data_file
     from dpgui.report.files import sha256_regular_file
     from dpgui.report.hierarchy_bundle import (
@@ -1404,14 +1602,17 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     # Everything that can fail is checked before the budget is spent (cmd_release's order), the
     # declaration of the node list first: it needs neither the data nor the ledger.
     _check_categories_declared(args)
-    check_data_file(args.input)
+    spec = _source_spec(args)
+    if spec.kind == "file":
+        check_data_file(spec.location)
+    protect = _protected_paths(spec)
     _check_release_options(args)
     unused = _check_hierarchy_delta(args)
     if args.prior is not None and args.counts_from_data:
         raise ParameterError("--counts-from-data and --prior both give the optimiser its counts",
                              "leave out one: --prior (public counts) or --counts-from-data (the data's own counts)")
     _check_out_is_not_the_prior(args)
-    _check_outputs(args)
+    _check_outputs(args, protect)
     dataset = args.dataset
     # The public prior: the node list and the optimiser's counts, read before the ledger is asked.
     hierarchy: Hierarchy | None = None
@@ -1420,7 +1621,8 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     notes: tuple[str, ...] = ()
     plan: HierarchyPlan | None = None
     if args.prior is not None:
-        check_prior_is_not_the_data(args.prior, args.input)
+        for data_file in protect:
+            check_prior_is_not_the_data(args.prior, data_file)
         # hashed before and after it is read: the recorded hash is of the bytes the plan used
         prior_sha256 = sha256_regular_file(args.prior, "prior file")
         prior = read_prior(args.prior, args.levels)
@@ -1439,15 +1641,16 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
         from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
-    with Ledger() as ledger:
+    with _open_data(spec) as source, Ledger() as ledger:  # connected (password asked) before the ledger
+        _check_data_columns(source, args.levels, numeric=False)
         # No cap, or too little left: refused before the data is read (with the exact plan when the
         # prior gives it, else unless one of the charges the options can lead to fits).
         if plan is not None:
             _check_charge(ledger, dataset, plan)
         else:
             _check_provisional_charge(ledger, dataset, _provisional_charges(args))
-        data = count_paths(args.input, args.levels)
-        _check_dataset_identity(ledger, dataset, args.input, data.rows, args.new_dataset)
+        data = source.path_counts(args.levels)
+        _check_dataset_identity(ledger, dataset, [c.name for c in source.columns()], data.rows, args.new_dataset)
         notes = tuple(dict.fromkeys(notes + tuple(data.notes)))
         if hierarchy is None:  # the data's categories are the (published) node list
             hierarchy, leaves = _hierarchy_tree(data)
@@ -1463,7 +1666,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
             ledger, dataset, hierarchy, leaves, plan, SecureRandom(),
             node_list_source=NODE_LIST_FROM_PRIOR if args.prior is not None else NODE_LIST_FROM_DATA,
             counts_from_data=bool(args.counts_from_data), prior_name=prior_name, prior_sha256=prior_sha256,
-            notes=notes, release_id=args.release_id)
+            notes=notes, release_id=args.release_id, source_record=_source_record(source))
         # The projection published with the release: at the prior's counts, else at the released counts
         # (post-processing: public), never at the confidential counts. Past the spend, so it runs inside
         # _write_outputs: its failure too says that ε was spent.
@@ -1493,6 +1696,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         "secure_noise": info.secure,
         "n_released": int(np.asarray(result.counts[0])[0]),
         "n_public": bool(plan.privacy.root_public),
+        "source": info.source,
     })
     if args.json:
         _print(summary, True)
@@ -1562,8 +1766,27 @@ def cmd_hierarchy(args: argparse.Namespace) -> int:
     return HIERARCHY_COMMANDS[args.hierarchy_command](args)
 
 
+def cmd_columns(args: argparse.Namespace) -> int:
+    """``dpgui columns --source …``: the source's columns (name, kind, storage type), who counts it and the
+    source's public record; the schema only (a database: one query with no rows; a CSV: its head)."""
+    spec = _source_spec(args)
+    with _open_data(spec) as source:
+        columns = source.columns()
+        record = _source_record(source)
+    if args.json:
+        _print({"source": record, "columns": [{"name": c.name, "kind": c.kind, "dtype": c.dtype} for c in columns]},
+               True)
+        return 0
+    print(f"{spec.display_name()}: {len(columns)} column(s), counted by {source.engine}")
+    width = max((len(c.name) for c in columns), default=4)
+    for c in columns:
+        print(f"  {c.name:<{width}}  {c.kind:<8}  {c.dtype}")
+    return 0
+
+
 COMMANDS = {"plan": cmd_plan, "release": cmd_release, "quantiles": cmd_quantiles, "verify": cmd_verify,
-            "key": cmd_key, "ledger": cmd_ledger, "simulate": cmd_simulate, "hierarchy": cmd_hierarchy}
+            "key": cmd_key, "ledger": cmd_ledger, "simulate": cmd_simulate, "hierarchy": cmd_hierarchy,
+            "columns": cmd_columns}
 
 
 def _no_desktop() -> bool:

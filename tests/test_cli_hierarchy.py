@@ -281,7 +281,10 @@ def test_signed_bundle_from_a_prior_verifies_and_a_changed_csv_fails(world, caps
     manifest_path = world / "rel.manifest.json"
     assert summary["outputs"]["bundle"] == str(manifest_path)
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    assert manifest["kind"] == "hierarchy" and manifest["schema_version"] == 3
+    # version 4: the CLI records the data source (a CSV counted on this computer; never its path)
+    assert manifest["kind"] == "hierarchy" and manifest["schema_version"] == 4
+    assert manifest["source"] == {"kind": "file", "format": "csv", "engine": "this computer",
+                                  "dialect": {"delimiter": ",", "decimal": "."}}
     assert manifest["prior"]["source"] == "prior file" and manifest["prior"]["counts_from_data"] is False
     assert manifest["prior"]["file"]["name"] == "prior.csv"
     assert manifest["hierarchy"]["node_list_source"] == "prior file"
@@ -298,7 +301,7 @@ def test_signed_bundle_from_a_prior_verifies_and_a_changed_csv_fails(world, caps
     assert (world / "rel.pdf").read_bytes().startswith(b"%PDF")
     code, out, err = run_cli(["verify", str(manifest_path), "--pubkey", str(world / "officer.pub")], capsys)
     assert code == 0, err
-    assert "schema version 3" in out and "VERIFIED" in out
+    assert "schema version 4" in out and "VERIFIED" in out
     code, out, err = run_cli(["quantiles", str(manifest_path)], capsys)  # a CDF-only command says so
     assert code == 2 and "hierarchy" in err and "no quantiles" in err
     text = (world / "rel.csv").read_text(encoding="utf-8")

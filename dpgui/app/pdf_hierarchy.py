@@ -24,6 +24,7 @@ from dpgui.app.pdf_report import (
 )
 from dpgui.app.text import NEIGHBOURS_LABELS
 from dpgui.formatting import format_delta, format_epsilon, format_level_budget, format_number, format_significant
+from dpgui.report.bundle import source_text
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 
 if TYPE_CHECKING:
@@ -156,6 +157,8 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
         ("Release id", html_text(info.release_id)),
         ("Signed by", f"key {html_text(key_id)}" if key_id else "not signed (the files' origin cannot be checked)"),
     ]
+    if info.source is not None:  # where the data was read and who counted it (manifest schema version 4)
+        facts.append(("Data source", html_text(source_text(info.source))))
     parameters = [
         ("Levels", " &gt; ".join(html_text(n) for n in hierarchy.level_names) + " ("
          + ", ".join(format_number(int(n)) for n in hierarchy.level_sizes[1:]) + " categories)"),

@@ -40,7 +40,7 @@ from dpgui.formatting import (
     format_delta, format_epsilon, format_fixed, format_level_budget, format_number, format_odds, format_percent,
     format_percent_of, format_significant, value_decimals,
 )
-from dpgui.report.bundle import ReleaseInfo
+from dpgui.report.bundle import ReleaseInfo, source_text
 
 __all__ = [
     "render_release_pdf", "ensure_gui_application", "PAGE_COUNT", "TEST_BANNER",
@@ -341,6 +341,8 @@ def _page1_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
         ("Release id", html_text(details.release_id)),
         ("Signed by", signer),
     ]
+    if details.source is not None:  # where the data was read and who counted it (manifest schema version 4)
+        facts.append(("Data source", html_text(source_text(details.source))))
     out = ["<html>", HTML_STYLE, "<body>", seeded_noise_banner_html(release.secure),
            f"<h1>Differentially private release: cumulative distribution of {html_text(details.column)}</h1>",
            '<table width="100%" cellpadding="3" cellspacing="0">']

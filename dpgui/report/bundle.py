@@ -46,6 +46,11 @@ from dpgui.report.files import (fsync_directory, read_regular_file, remove_stale
 from dpgui.report.signing import PublicKey, SecretKey, SignatureError
 
 SCHEMA_VERSION = 2  # 1: Laplace only, no δ/ρ details (still verified); 2: noise, δ, ρ, per-level ρ and σ², charge
+#: The version of a manifest (either kind) that records its data ``source``; one without a source keeps
+#: its kind's version (2 for a CDF, 3 for a hierarchy), so a release restored from an older project
+#: still writes the manifest it always did, and an older dpgui says "newer schema version" (not "an
+#: unknown property") when it meets one with a source.
+SOURCE_SCHEMA_VERSION = 4
 SCHEMA_PATH = Path(__file__).with_name("manifest.schema.json")
 MANIFEST_SUFFIX = ".manifest.json"
 SECURE_SOURCE = "os_csprng"  # the only random_source a bundle that verifies may name
@@ -64,6 +69,41 @@ class ReleaseInfo:
     release_id: str  # the ledger entry of this release
     created_utc: datetime  # when the noise was drawn
     missing: str  # the missing-value rule: "bucket" or "drop" ("error" in releases of older versions)
+    #: where the data was read and who counted it (:func:`source_record`); None: not recorded (older releases)
+    source: dict[str, Any] | None = None
+
+
+def source_record(public_record: dict[str, Any], engine: str) -> dict[str, Any]:
+    """The manifest's ``source``: ``SourceSpec.public_record()`` (kind; a file's format and CSV dialect,
+    never its path; a database's or Spark's URL without password, table or query; encoding) and
+    ``engine``: who counted the data, in words ("this computer", "the database (PostgreSQL 15.18)",
+    "Spark (local[2])"). A copy: the caller's dict is not changed."""
+    record = dict(public_record)
+    record["engine"] = engine
+    return record
+
+
+def source_text(record: dict[str, Any]) -> str:
+    """The source in words for the reports, e.g. "table people in postgresql://alice@db/census;
+    counted by the database (PostgreSQL 15.18)" or "a CSV file (semicolon-separated, decimal comma);
+    counted by this computer"."""
+    kind = record.get("kind")
+    if kind == "file":
+        what = f"a {str(record.get('format', '')).upper() or 'data'} file"
+        dialect = record.get("dialect")
+        if isinstance(dialect, dict):
+            names = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar", ".": "point"}
+            delimiter, decimal = str(dialect.get("delimiter")), str(dialect.get("decimal"))
+            what += f" ({names.get(delimiter, delimiter)}-separated, decimal {names.get(decimal, decimal)})"
+    else:
+        where = record.get("location") or "the Spark catalogue"
+        if record.get("table") is not None:
+            what = f"table {record['table']} in {where}"
+        else:
+            what = f"the query {record.get('query')!r} on {where}"
+    if record.get("encoding"):
+        what += f", encoding {record['encoding']}"
+    return f"{what}; counted by {record.get('engine', 'this computer')}"
 
 
 @dataclass(frozen=True)
@@ -188,6 +228,9 @@ def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: by
     }
     if "noise_choice" in plan_json:
         manifest["noise_choice"] = plan_json["noise_choice"]
+    if info.source is not None:
+        manifest["schema_version"] = SOURCE_SCHEMA_VERSION
+        manifest["source"] = dict(info.source)
     return manifest
 
 

@@ -1,5 +1,5 @@
 """The files of a hierarchy release: its CSV (one row per node), its manifest (kind ``hierarchy``,
-schema version 3) and its signed bundle.
+schema version 3; 4 when it records its data ``source``) and its signed bundle.
 
 Public values only: the node list (published: every node gets a released count), the released
 counts and their 95 % intervals, the plan, where the node list and the optimiser's counts came
@@ -27,7 +27,7 @@ import numpy as np
 from dpgui.core.hierarchy import PATH_SEPARATOR  # one definition: the engine refuses labels holding it
 from dpgui.errors import DataError
 from dpgui.report.bundle import (
-    SECURE_SOURCE, BundlePaths, check_bundle_target, sha256_hex, software_versions, write_signed_files,
+    SECURE_SOURCE, SOURCE_SCHEMA_VERSION, BundlePaths, check_bundle_target, sha256_hex, software_versions, write_signed_files,
 )
 from dpgui.report.files import write_text_atomic
 from dpgui.report.signing import SecretKey
@@ -65,7 +65,8 @@ class HierarchyReleaseInfo:
     from the confidential data (the officer opted in). ``prior_name`` / ``prior_sha256``: the public
     prior file, if one was used (its name, not its folder). ``secure``: the noise came from the
     operating system's secure source. ``notes``: sentences the report repeats (e.g. a numeric
-    column used as a level).
+    column used as a level). ``source``: where the data was read and who counted it
+    (:func:`dpgui.report.bundle.source_record`); None: not recorded (older releases).
     """
 
     dataset: str
@@ -77,6 +78,7 @@ class HierarchyReleaseInfo:
     prior_name: str | None = None
     prior_sha256: str | None = None
     notes: tuple[str, ...] = ()
+    source: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.node_list_source not in NODE_LIST_SOURCES:
@@ -237,6 +239,9 @@ def build_hierarchy_manifest(release: HierarchyRelease, info: HierarchyReleaseIn
         manifest["intervals"] = {"level": 0.95, "method": release.interval_method}
     if info.notes:
         manifest["notes"] = list(info.notes)
+    if info.source is not None:
+        manifest["schema_version"] = SOURCE_SCHEMA_VERSION
+        manifest["source"] = dict(info.source)
     return manifest
 
 

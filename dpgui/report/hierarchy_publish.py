@@ -52,7 +52,7 @@ def hierarchy_release_params(result: HierarchyRelease, info: HierarchyReleaseInf
     """The public parameters a hierarchy bundle states about a release besides its counts (its 95 %
     intervals and their method included, by SHA-256): recorded in the ledger at release time,
     compared before signing. JSON values only."""
-    return {
+    params: dict[str, Any] = {
         "kind": "hierarchy",
         "created_utc": info.created_utc.astimezone(timezone.utc).isoformat(),
         "levels": list(result.hierarchy.level_names),
@@ -65,13 +65,17 @@ def hierarchy_release_params(result: HierarchyRelease, info: HierarchyReleaseInf
         "interval_method": result.interval_method,
         "intervals_sha256": levels_sha256((*result.lower, *result.upper)),
     }
+    if info.source is not None:  # only when recorded (older releases and projects have none)
+        params["source"] = info.source
+    return params
 
 
 def spend_and_release_hierarchy(ledger: Ledger, dataset: str, hierarchy: Hierarchy, leaf_counts: np.ndarray,
                                 plan: HierarchyPlan, source: RandomSource, *, node_list_source: str,
                                 counts_from_data: bool = False, prior_name: str | None = None,
                                 prior_sha256: str | None = None, notes: tuple[str, ...] = (),
-                                release_id: str | None = None) -> tuple[HierarchyRelease, HierarchyReleaseInfo]:
+                                release_id: str | None = None, source_record: dict[str, Any] | None = None,
+                                ) -> tuple[HierarchyRelease, HierarchyReleaseInfo]:
     """Record the plan's (ε, δ, ρ) for ``dataset`` in the ledger, then release the hierarchy's counts.
 
     ``leaf_counts``: the confidential count of every leaf of ``hierarchy`` (int, in its leaf order);
@@ -80,6 +84,8 @@ def spend_and_release_hierarchy(ledger: Ledger, dataset: str, hierarchy: Hierarc
     ``node_list_source`` / ``counts_from_data`` / ``prior_*`` / ``notes``: what the manifest says
     (:class:`~dpgui.report.hierarchy_bundle.HierarchyReleaseInfo`). ``release_id``: the ledger id to
     record (default: a new random one), so that a caller can ask the ledger afterwards.
+    ``source_record``: where the data was read and who counted it (:func:`dpgui.report.bundle.source_record`),
+    recorded in the ledger and the manifest; None: not recorded.
 
     Raises the ledger's refusal (no cap, cap exceeded) before any noise is drawn, and a
     ParameterError for a plan that does not fit the hierarchy (before spending). Should the release
@@ -106,12 +112,15 @@ def spend_and_release_hierarchy(ledger: Ledger, dataset: str, hierarchy: Hierarc
         "node_list_source": node_list_source, "prior_source": plan.prior_source,
         "counts_from_data": bool(counts_from_data), "secure_noise": bool(source.secure),
     }
+    if source_record is not None:
+        description["source"] = dict(source_record)
 
     def draw() -> tuple[HierarchyRelease, HierarchyReleaseInfo]:
         created = datetime.now(timezone.utc)
         result = release_hierarchy(hierarchy, leaves, plan, source)
         return result, HierarchyReleaseInfo(dataset, release_id, created, node_list_source, bool(counts_from_data),
-                                            bool(source.secure), prior_name, prior_sha256, tuple(notes))
+                                            bool(source.secure), prior_name, prior_sha256, tuple(notes),
+                                            None if source_record is None else dict(source_record))
 
     return spend_then_release(
         ledger, dataset, release_id, plan, hierarchy_mechanism_name(plan), description, draw,

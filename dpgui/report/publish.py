@@ -110,7 +110,8 @@ def check_missing_rule(plan: Plan, missing: str = MISSING_AUTO) -> str:
 
 def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, counts: np.ndarray, plan: Plan,
                       source: RandomSource, lower: float, upper: float, consistency: str,
-                      *, n_missing: int, release_id: str | None = None) -> tuple[Release, ReleaseInfo]:
+                      *, n_missing: int, release_id: str | None = None,
+                      source_record: dict[str, Any] | None = None) -> tuple[Release, ReleaseInfo]:
     """Record the plan's (ε, δ, ρ) for ``dataset`` in the ledger (:meth:`Plan.ledger_charge`), then release
     the histogram's CDF (ε-DP with discrete Laplace noise, or (ε, δ)-DP and ρ-zCDP with discrete
     Gaussian noise, as ``plan.noise`` says).
@@ -122,6 +123,9 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
     Only public plan parameters go to the ledger.
     ``release_id``: the ledger id to record (default: a new random one); a caller that passes it can
     ask the ledger afterwards whether the spend was recorded (``Ledger.release``).
+    ``source_record``: where the data was read and who counted it
+    (:func:`dpgui.report.bundle.source_record`; no secret in it), recorded in the ledger's description
+    and parameters and in the manifest; None: not recorded.
     Raises the ledger's refusal (cap exceeded / no cap) before any noise is drawn. Every limit of the
     noise sampler is checked when the :class:`Plan` is built; should the release still fail after the
     spend, the error is a DpguiError that says the budget was spent and under which ledger id.
@@ -137,11 +141,14 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
         "neighbours": plan.privacy.neighbours, "records_per_person": plan.privacy.records_per_person,
         "secure_noise": bool(source.secure), "noise": plan.noise, "delta": plan.privacy.delta,
     }
+    if source_record is not None:
+        description["source"] = dict(source_record)
 
     def draw() -> tuple[Release, ReleaseInfo]:
         created = datetime.now(timezone.utc)
         result = release(counts, plan, source, lower, upper, consistency, missing=n_missing)
-        return result, ReleaseInfo(dataset, column, release_id, created, rule)
+        return result, ReleaseInfo(dataset, column, release_id, created, rule,
+                                   None if source_record is None else dict(source_record))
 
     return spend_then_release(ledger, dataset, release_id, plan, mechanism_name(plan), description, draw,
                               lambda out: (levels_sha256(out[0].levels), release_params(*out), out[0].secure))
@@ -191,8 +198,9 @@ def levels_sha256(levels: Sequence[np.ndarray | Sequence[int] | None]) -> str:
 
 def release_params(result: Release, info: ReleaseInfo) -> dict[str, Any]:
     """The public parameters a bundle states about a release, besides its levels (see
-    :func:`dpgui.report.bundle.build_manifest`): recorded at release time, compared before signing."""
-    return {
+    :func:`dpgui.report.bundle.build_manifest`): recorded at release time, compared before signing.
+    The data ``source`` only when the release records one (older releases and projects have none)."""
+    params: dict[str, Any] = {
         "column": info.column,
         "missing": info.missing,
         "created_utc": info.created_utc.astimezone(timezone.utc).isoformat(),
@@ -201,11 +209,15 @@ def release_params(result: Release, info: ReleaseInfo) -> dict[str, Any]:
         "consistency": result.consistency,
         "plan": result.plan.to_json(),
     }
+    if info.source is not None:
+        params["source"] = info.source
+    return params
 
 
 _PARAM_NAMES = {"column": "column", "missing": "missing-value policy", "created_utc": "release time",
                 "lower": "lower bound", "upper": "upper bound", "consistency": "consistency method", "plan": "plan",
-                "intervals_sha256": "95 % intervals", "interval_method": "95 % interval method"}
+                "intervals_sha256": "95 % intervals", "interval_method": "95 % interval method",
+                "source": "data source"}
 
 
 def _same(a: Any, b: Any) -> bool:
