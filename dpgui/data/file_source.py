@@ -33,7 +33,9 @@ class FileSource(DataSource):
         from dpgui.data.table import inspect_table
 
         self.spec = spec
-        self.info: TableInfo = inspect_table(spec.location)
+        self.info: TableInfo = inspect_table(spec.location, spec.dialect)
+        # The dialect found once (or given): every later read uses it, without detecting again.
+        self.dialect = self.info.dialect
 
     @property
     def engine(self) -> str:
@@ -45,7 +47,7 @@ class FileSource(DataSource):
     def preview(self, n_rows: int = 100) -> pd.DataFrame:
         from dpgui.data.table import TableReader
 
-        with TableReader(self.spec.location) as reader:
+        with TableReader(self.spec.location, self.dialect) as reader:
             return reader.read_rows(0, n_rows)
 
     def row_count(
@@ -55,7 +57,7 @@ class FileSource(DataSource):
 
         if self.info.n_rows is not None:
             return self.info.n_rows
-        return count_rows(self.spec.location, progress=progress, should_cancel=should_cancel)
+        return count_rows(self.spec.location, progress=progress, should_cancel=should_cancel, dialect=self.dialect)
 
     def histogram(
         self,
@@ -71,7 +73,7 @@ class FileSource(DataSource):
         from dpgui.data.histogram import column_histogram
 
         return column_histogram(self.spec.location, column, lower, upper, bins, missing,
-                                progress=progress, should_cancel=should_cancel)
+                                progress=progress, should_cancel=should_cancel, dialect=self.dialect)
 
     def path_counts(
         self,
@@ -85,7 +87,7 @@ class FileSource(DataSource):
         from dpgui.data.hierarchy import count_paths
 
         return count_paths(self.spec.location, level_columns, progress=progress, should_cancel=should_cancel,
-                           max_nodes_per_level=max_nodes_per_level or MAX_NODES_PER_LEVEL)
+                           max_nodes_per_level=max_nodes_per_level or MAX_NODES_PER_LEVEL, dialect=self.dialect)
 
 
 def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None) -> FileSource:

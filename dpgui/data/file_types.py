@@ -77,8 +77,8 @@ class CsvDialect:
 
 #: The readable formats, in the order the messages list them.
 FILE_TYPES: tuple[FileType, ...] = (
-    FileType("csv", "CSV", (".csv", ".csv.gz")),
-    FileType("tsv", "TSV", (".tsv", ".tab", ".tsv.gz", ".tab.gz")),
+    FileType("csv", "CSV", (".csv", ".csv.gz", ".csv.zst")),
+    FileType("tsv", "TSV", (".tsv", ".tab", ".tsv.gz", ".tab.gz", ".tsv.zst", ".tab.zst")),
     FileType("parquet", "Parquet", (".parquet", ".pq")),
     FileType("xlsx", "Excel (.xlsx)", (".xlsx",)),
 )

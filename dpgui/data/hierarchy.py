@@ -50,7 +50,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.types as pat
 
 from dpgui.core.hierarchy import MAX_LEVELS, MAX_NODES_PER_LEVEL, MIN_LEVELS, Hierarchy
-from dpgui.data.file_types import TableFormat
+from dpgui.data.file_types import CsvDialect, TableFormat
 from dpgui.data.readers import (
     CancelCallback,
     PathLike,
@@ -58,6 +58,7 @@ from dpgui.data.readers import (
     check_callbacks,
     check_table_file,
     column_kind,
+    csv_dialect,
     record_batches,
     table_schema,
     watched,
@@ -73,6 +74,7 @@ __all__ = [
     "check_prior_is_not_the_data",
     "count_paths",
     "hierarchy_sample_path",
+    "path_counts_from_groups",
     "level_value_counts",
     "read_prior",
 ]
@@ -168,9 +170,11 @@ def _columns_hint(names: Sequence[str]) -> str:
     return f"choose among the file's columns: {shown}{more}" if names else "the file has no columns"
 
 
-def _schema_kinds(p: pathlib.Path, fmt: TableFormat, columns: Sequence[str]) -> dict[str, str]:
+def _schema_kinds(
+    p: pathlib.Path, fmt: TableFormat, columns: Sequence[str], dialect: CsvDialect | None = None
+) -> dict[str, str]:
     """The coarse kind of each of ``columns``; DataError naming the columns if one is absent."""
-    schema, _ = table_schema(p, fmt)
+    schema, _ = table_schema(p, fmt, dialect)
     names = list(schema.names)
     for column in columns:
         if column not in names:
@@ -197,24 +201,30 @@ def _float_label(x: float, dtype: np.dtype[np.floating]) -> str | None:
     return str(np.format_float_positional(dtype.type(x), unique=True, trim="-"))
 
 
-def _text_number_label(text: str) -> str | None:
+def _text_number_label(text: str, decimal: str = ".") -> str | None:
     """A CSV cell of a numeric column: None if missing, an integer as written, a decimal rewritten
-    as :func:`_float_label` does (``2.50`` → ``2.5``, ``3.0`` → ``3``); other text as it is."""
+    as :func:`_float_label` does (``2.50`` → ``2.5``, ``3.0`` → ``3``; with the decimal mark
+    ``decimal`` = ``","``: ``2,50`` → ``2.5`` too); other text as it is."""
     s = text.strip()
     if not s or s in _CSV_NULL_MARKERS:
         return None
     if _INTEGER_TEXT.match(s):
         return s
+    if decimal != ".":
+        if "." in s:
+            return s
+        s = s.replace(decimal, ".")
     try:
         x = float(s)
     except ValueError:
-        return s
+        return text.strip()
     return _float_label(x, np.dtype(np.float64))
 
 
-def _labels(values: pa.Array, text_numbers: bool) -> list[str | None]:
+def _labels(values: pa.Array, text_numbers: str | None) -> list[str | None]:
     """The label of each value of a (small) array of distinct values: None where missing (null,
-    NaN, empty or blank text). ``text_numbers``: the values are the text of a numeric CSV column."""
+    NaN, empty or blank text). ``text_numbers``: the decimal mark if the values are the text of a
+    numeric CSV column, else None."""
     t = values.type
     if pat.is_null(t):
         return [None] * len(values)
@@ -228,7 +238,7 @@ def _labels(values: pa.Array, text_numbers: bool) -> list[str | None]:
         if v is None:
             out.append(None)
         elif isinstance(v, str):
-            out.append(_text_number_label(v) if text_numbers else (v if v.strip() else None))
+            out.append(_text_number_label(v, text_numbers) if text_numbers else (v if v.strip() else None))
         elif isinstance(v, float):
             out.append(_float_label(v, np.dtype(np.float64)))
         else:
@@ -252,8 +262,8 @@ def _encode(arr: pa.Array) -> tuple[npt.NDArray[np.int64], pa.Array]:
 class _LevelValues:
     """The distinct labels of one column, each with an id 0, 1, … in order of appearance."""
 
-    def __init__(self, text_numbers: bool) -> None:
-        self.text_numbers = text_numbers
+    def __init__(self, text_numbers: str | None) -> None:
+        self.text_numbers = text_numbers  # the decimal mark of a numeric CSV column read as text
         self.ids: dict[str, int] = {}
         self.labels: list[str] = []
 
@@ -330,11 +340,13 @@ def _count(
     should_cancel: CancelCallback | None,
     count_column: str | None = None,
     extra_notes: tuple[str, ...] = (),
+    dialect: CsvDialect | None = None,
 ) -> PathCounts:
     """Stream the level columns and count the rows (or sum ``count_column``, checked by
-    :func:`_prior_counts`) of every path; the result's tree is built and checked."""
-    text = fmt in ("csv", "tsv")
-    values = [_LevelValues(text and kinds[c] == "numeric") for c in names]
+    :func:`_prior_counts`) of every path; the result's tree is built and checked. ``dialect``:
+    that of a CSV/TSV (resolved)."""
+    decimal = dialect.decimal if dialect is not None and fmt in ("csv", "tsv") else None
+    values = [_LevelValues(decimal if kinds[c] == "numeric" else None) for c in names]
     paths = [_Paths() for _ in names]
     base = limit + 2  # value ids and path ids stay ≤ limit (checked below): keys fit in int64
     leaf_counts = np.zeros(0, dtype=np.int64)
@@ -342,7 +354,7 @@ def _count(
     missing = dict.fromkeys(names, 0)
     first_missing: dict[str, int] = {}
     columns = list(names) if count_column is None else [*names, count_column]
-    stream = record_batches(p, fmt, columns, batch_rows, numeric=count_column)
+    stream = record_batches(p, fmt, columns, batch_rows, numeric=count_column, dialect=dialect)
     batches: Iterator[pa.RecordBatch] = watched(stream, progress, should_cancel)
     total = 0
     for batch in batches:
@@ -450,6 +462,7 @@ def count_paths(
     should_cancel: CancelCallback | None = None,
     max_nodes_per_level: int = MAX_NODES_PER_LEVEL,
     batch_rows: int = _BATCH_ROWS,
+    dialect: CsvDialect | None = None,
 ) -> PathCounts:
     """The number of rows on every distinct path of ``level_columns`` (2..4 columns, root level
     first) of a CSV/TSV, Parquet or Excel file, read in one streamed pass.
@@ -465,16 +478,84 @@ def count_paths(
     labels; a note says so).
 
     ``progress(fraction)`` is called after each batch and with 1.0 at the end; ``should_cancel()``
-    is asked before each batch (True raises :class:`~dpgui.errors.Cancelled`). Time O(rows);
-    memory O(batch_rows + distinct values and paths), never the rows.
+    is asked before each batch (True raises :class:`~dpgui.errors.Cancelled`). ``dialect``: of a
+    CSV/TSV, None = detected. Time O(rows); memory O(batch_rows + distinct values and paths),
+    never the rows.
     """
     names = _check_levels(level_columns)
     limit = _check_limit("max_nodes_per_level", max_nodes_per_level)
     batch_rows = _check_limit("batch_rows", batch_rows)
     check_callbacks(progress, should_cancel)
     p, fmt = check_table_file(path)
-    kinds = _schema_kinds(p, fmt, names)
-    return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel)
+    used = _dialect(p, fmt, dialect)
+    kinds = _schema_kinds(p, fmt, names, used)
+    return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, dialect=used)
+
+
+def _dialect(p: pathlib.Path, fmt: TableFormat, dialect: CsvDialect | None) -> CsvDialect | None:
+    """The dialect a CSV/TSV is read with (detected once here if None); None for other formats."""
+    return csv_dialect(p, fmt, dialect)[0] if fmt in ("csv", "tsv") else None
+
+
+def path_counts_from_groups(
+    level_names: Sequence[str],
+    groups: pa.Table,
+    counts: npt.ArrayLike,
+    *,
+    kinds: dict[str, str] | None = None,
+    max_nodes_per_level: int = MAX_NODES_PER_LEVEL,
+    source_name: str = "the source",
+) -> PathCounts:
+    """The :class:`PathCounts` of an aggregate query ``SELECT l1, …, lL, COUNT(*) … GROUP BY l1, …, lL``
+    run where the data lives (a database, Spark): ``groups`` holds the level columns (one row per
+    group, values as the database returns them, e.g. from ``pa.table`` of fetched rows), ``counts``
+    the rows of each group. Labels, notes and checks are :func:`count_paths`'s: numeric levels become
+    labels as in a Parquet file (``3`` for 3.0) with a note; a level with more than
+    ``max_nodes_per_level`` distinct values, missing values (null, NaN, empty text — DataError with
+    how many rows), no rows at all, and a value under two parents are refused (DataError naming
+    ``source_name``). ``kinds``: the coarse kind of each level column (default: from ``groups``'
+    Arrow types). O(groups × L)."""
+    names = _check_levels(tuple(level_names))
+    limit = _check_limit("max_nodes_per_level", max_nodes_per_level)
+    if groups.num_columns != len(names):
+        raise ValueError(f"groups has {groups.num_columns} columns for {len(names)} levels")
+    weights = np.asarray(counts, dtype=np.int64).reshape(-1)
+    if len(weights) != groups.num_rows:
+        raise ValueError(f"{len(weights)} counts for {groups.num_rows} groups")
+    if kinds is None:
+        kinds = {c: column_kind(groups.column(i).type) for i, c in enumerate(names)}
+    values = [_LevelValues(False) for _ in names]
+    ids = []
+    missing: dict[str, int] = {}
+    for level, column in enumerate(names):
+        v = values[level].ids_of(groups.column(level).combine_chunks())
+        if len(values[level].labels) > limit:
+            raise _too_many(column, limit)
+        absent = v < 0
+        if absent.any():
+            missing[column] = int(weights[absent].sum())
+        ids.append(v)
+    for column, n_rows in missing.items():
+        rows = "1 row has" if n_rows == 1 else f"{n_rows:,} rows have"
+        raise DataError(f"level column '{column}' in {source_name}: {rows} a missing or empty value",
+                        "fill them with a category such as \"(missing)\" or drop those rows")
+    total = int(weights.sum())
+    if total == 0:
+        raise DataError(f"{source_name} has no data rows", "choose a table or query with data rows")
+    paths = [_Paths() for _ in names]
+    base = limit + 2
+    parent = np.zeros(groups.num_rows, dtype=np.int64)
+    for level, column in enumerate(names):
+        parent = paths[level].ids_of(parent, ids[level], base)
+        if len(paths[level].parent) > limit:
+            Hierarchy.from_paths(names[: level + 1], _leaf_paths(values[: level + 1], paths[: level + 1]))
+            raise _too_many(column, limit, "nodes (distinct paths from the root)")
+    leaf_counts = np.zeros(len(paths[-1].parent), dtype=np.int64)
+    np.add.at(leaf_counts, parent, weights)
+    notes = tuple(_numeric_note(c) for c in names if kinds.get(c) == "numeric")
+    result = _path_counts(names, _leaf_paths(values, paths), leaf_counts, total, notes)
+    result.hierarchy  # noqa: B018 — builds and checks the tree (a value under two parents is refused)
+    return result
 
 
 def _file_sha256(path: pathlib.Path) -> bytes:
@@ -513,6 +594,7 @@ def read_prior(
     should_cancel: CancelCallback | None = None,
     max_nodes_per_level: int = MAX_NODES_PER_LEVEL,
     batch_rows: int = _BATCH_ROWS,
+    dialect: CsvDialect | None = None,
 ) -> PathCounts:
     """A public prior: the node list of the hierarchy and a count on every leaf path.
 
@@ -535,18 +617,21 @@ def read_prior(
     batch_rows = _check_limit("batch_rows", batch_rows)
     check_callbacks(progress, should_cancel)
     p, fmt = check_table_file(path)
-    schema, _ = table_schema(p, fmt)
+    used = _dialect(p, fmt, dialect)
+    schema, _ = table_schema(p, fmt, used)
     if count_column not in schema.names:
         note = f"'{p.name}' has no '{count_column}' column: each of its rows was counted as one record"
-        kinds = _schema_kinds(p, fmt, names)
-        return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, extra_notes=(note,))
-    kinds = _schema_kinds(p, fmt, (*names, count_column))
+        kinds = _schema_kinds(p, fmt, names, used)
+        return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, extra_notes=(note,),
+                      dialect=used)
+    kinds = _schema_kinds(p, fmt, (*names, count_column), used)
     if kinds[count_column] not in ("numeric", "empty"):
         raise DataError(
             f"count column '{count_column}' of '{p.name}' is not numeric (it holds {kinds[count_column]})",
             "make it hold the number of records of each path (whole numbers ≥ 0), or rename it if the file holds raw rows",
         )
-    return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, count_column=count_column)
+    return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, count_column=count_column,
+                  dialect=used)
 
 
 def level_value_counts(
@@ -557,6 +642,7 @@ def level_value_counts(
     progress: ProgressCallback | None = None,
     should_cancel: CancelCallback | None = None,
     batch_rows: int = _BATCH_ROWS,
+    dialect: CsvDialect | None = None,
 ) -> dict[str, int]:
     """The number of distinct non-missing values of each of ``columns`` (labels as in
     :func:`count_paths`: 3 and 3.0 are one value), capped at ``limit``: a result equal to
@@ -577,10 +663,11 @@ def level_value_counts(
     p, fmt = check_table_file(path)
     if not names:
         return {}
-    kinds = _schema_kinds(p, fmt, names)
-    text = fmt in ("csv", "tsv")
-    values = {c: _LevelValues(text and kinds[c] == "numeric") for c in names}
-    stream = record_batches(p, fmt, names, batch_rows)
+    used = _dialect(p, fmt, dialect)
+    kinds = _schema_kinds(p, fmt, names, used)
+    decimal = used.decimal if used is not None else None
+    values = {c: _LevelValues(decimal if kinds[c] == "numeric" else None) for c in names}
+    stream = record_batches(p, fmt, names, batch_rows, dialect=used)
     for batch in watched(stream, progress, should_cancel):
         open_columns = [i for i, c in enumerate(names) if len(values[c].labels) < cap]
         if not open_columns:  # every column capped: the rest of the file is not read

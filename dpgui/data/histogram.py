@@ -50,6 +50,7 @@ import numpy.typing as npt
 
 from dpgui.core.missing import MISSING_DROP, MISSING_ERROR, MISSING_POLICIES
 from dpgui.core.tree import check_bins
+from dpgui.data.file_types import CsvDialect
 from dpgui.data.readers import (
     CancelCallback,
     PathLike,
@@ -299,12 +300,14 @@ def column_histogram(
     *,
     progress: ProgressCallback | None = None,
     should_cancel: CancelCallback | None = None,
+    dialect: CsvDialect | None = None,
 ) -> ColumnHistogram:
     """Histogram of one numeric column of a CSV/TSV/Parquet/Excel file, read in batches.
 
-    ``path``: a file of a type in :data:`~dpgui.data.file_types.FILE_TYPES`: a ``.csv``/``.csv.gz``
-    (comma) or ``.tsv``/``.tab``/``.tsv.gz``/``.tab.gz`` (tab) file with a header row, a
-    ``.parquet``/``.pq`` file, or an ``.xlsx`` workbook
+    ``path``: a file of a type in :data:`~dpgui.data.file_types.FILE_TYPES`: a ``.csv`` or
+    ``.tsv``/``.tab`` file (``.gz``/``.zst`` compressed too) with a header row, read in ``dialect``
+    (None: detected from its head, :func:`dpgui.data.readers.csv_dialect`; e.g. semicolons and a
+    decimal comma), a ``.parquet``/``.pq`` file or a folder of them, or an ``.xlsx`` workbook
     (first sheet, header in the first row; a cell that is not a number, e.g. text or a
     date, raises DataError naming the row). ``column``: its name.
     ``lower``/``upper``: public, finite bounds in the column's unit (``lower < upper``);
@@ -347,7 +350,8 @@ def column_histogram(
 
     n_rows = 0
     n_missing = 0
-    for arr in watched(numeric_column_batches(p, fmt, column, batch_rows), progress, should_cancel):
+    batches = numeric_column_batches(p, fmt, column, batch_rows, dialect)
+    for arr in watched(batches, progress, should_cancel):
         x, miss = float64_values(arr)
         if miss:
             nan = np.isnan(x)

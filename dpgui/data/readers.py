@@ -1,11 +1,15 @@
-"""Readers of table files: CSV/TSV (``.gz`` too), Parquet and Excel (``.xlsx``, first sheet).
+"""Readers of table files: CSV/TSV (any :class:`~dpgui.data.file_types.CsvDialect`, ``.gz`` and ``.zst``
+too), Parquet (a file, or a folder of them read as one table) and Excel (``.xlsx``, first sheet).
 
 One reader per format, shared by the histogram (:mod:`dpgui.data.histogram`, the only place where
 confidential rows become statistics), the preview (:mod:`dpgui.data.table`) and the public
 reference files (:mod:`dpgui.data.public_bounds`):
 
 * :func:`check_table_file`: the file and its format (from the name, :mod:`dpgui.data.file_types`),
-  refused early if it is missing, not a regular file, empty or unreadable;
+  refused early if it is missing, not a regular file, empty or unreadable (a folder holding Parquet
+  files is one Parquet table);
+* :func:`csv_dialect`: the dialect a CSV/TSV is read with: the one given, or detected from its head
+  (:mod:`dpgui.data.csv_dialect`); every CSV function below takes ``dialect`` (None = detect);
 * :func:`table_schema`: the column names and Arrow types (the one type inference of the data
   layer; :func:`column_kind` turns a type into a coarse kind) and the row count where it is cheap;
 * :func:`record_batches`: the columns streamed as record batches, each with the fraction of the
@@ -43,7 +47,8 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pyarrow.types as pat
 
-from dpgui.data.file_types import FILE_TYPE_NAMES, SUPPORTED_EXTENSIONS, TableFormat, format_of_name
+from dpgui.data.csv_dialect import DetectedDialect, compression_of, detect_dialect, read_head
+from dpgui.data.file_types import FILE_TYPE_NAMES, SUPPORTED_EXTENSIONS, CsvDialect, TableFormat, format_of_name
 from dpgui.errors import Cancelled, DataError, ParameterError
 
 __all__ = [
@@ -56,7 +61,9 @@ __all__ = [
     "check_data_file",
     "check_table_file",
     "column_kind",
+    "csv_dialect",
     "float64_values",
+    "parquet_folder_files",
     "list_columns",
     "numeric_column_batches",
     "parquet_row_group_sizes",
@@ -127,9 +134,10 @@ def _format_of(path: pathlib.Path) -> TableFormat:
 
 
 def check_table_file(path: PathLike) -> tuple[pathlib.Path, TableFormat]:
-    """The path and its format; :class:`~dpgui.errors.DataError` if it is missing, a folder, not a
-    regular file (a pipe or a device would hang or never end), unsupported, empty or unreadable.
-    O(1): opens the file and reads nothing."""
+    """The path and its format; :class:`~dpgui.errors.DataError` if it is missing, not a regular file
+    (a pipe or a device would hang or never end), unsupported, empty or unreadable. A folder is a
+    Parquet table if it holds Parquet files (:func:`parquet_folder_files`), else refused. O(1) for a
+    file (opens it and reads nothing); O(files) for a folder (lists it)."""
     p = pathlib.Path(os.fspath(path))
     try:
         st = p.stat()
@@ -138,7 +146,8 @@ def check_table_file(path: PathLike) -> tuple[pathlib.Path, TableFormat]:
     except OSError as err:
         raise DataError(f"cannot open '{p}': {err.strerror or err}", "check the path and its permissions") from None
     if stat.S_ISDIR(st.st_mode):
-        raise DataError(f"'{p}' is a directory, not a file", f"choose a {FILE_TYPE_NAMES} file")
+        parquet_folder_files(p)
+        return p, "parquet"
     if not stat.S_ISREG(st.st_mode):
         raise DataError(f"'{p}' is not a regular file (it is a pipe, a socket or a device)",
                         "save the data to a file and choose that file")
@@ -172,10 +181,40 @@ def _columns_hint(names: list[str]) -> str:
     return f"available columns: {shown}{more}" if names else "the file has no columns"
 
 
-def _csv_parse_options(fmt: TableFormat, one_column: bool = False) -> pa_csv.ParseOptions:
-    """Parse options of a CSV/TSV. In a one-column file an empty cell is a blank line, so blank
-    lines are rows (missing values) there; in a wider file a blank line holds no fields and is skipped."""
-    return pa_csv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",", ignore_empty_lines=not one_column)
+def _csv_parse_options(dialect: CsvDialect, one_column: bool = False) -> pa_csv.ParseOptions:
+    """Parse options of a CSV/TSV written in ``dialect``. In a one-column file an empty cell is a blank
+    line, so blank lines are rows (missing values) there; in a wider file a blank line holds no fields
+    and is skipped."""
+    return pa_csv.ParseOptions(delimiter=dialect.delimiter, ignore_empty_lines=not one_column)
+
+
+def _file_stamp(p: pathlib.Path) -> tuple[int, int] | None:
+    try:
+        st = p.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_detection(p: pathlib.Path, size: int, mtime_ns: int) -> DetectedDialect:
+    return detect_dialect(p)
+
+
+def csv_dialect(
+    p: pathlib.Path, fmt: TableFormat, dialect: CsvDialect | None = None
+) -> tuple[CsvDialect, DetectedDialect | None]:
+    """The dialect a CSV/TSV file is read with, and the detection behind it: ``dialect`` itself
+    (checked; no detection: None), or, if None, the one :func:`dpgui.data.csv_dialect.detect_dialect`
+    finds in its head (remembered per file version). O(256 KiB) the first time."""
+    if dialect is not None:
+        return CsvDialect.checked(dialect.delimiter, dialect.decimal), None
+    stamp = _file_stamp(p)
+    try:
+        found = _cached_detection(p, *stamp) if stamp else detect_dialect(p)
+    except (OSError, EOFError, pa.ArrowInvalid) as err:
+        raise _malformed(p, err, 0) from err
+    return found.dialect, found
 
 
 # Byte-order marks that name an encoding other than UTF-8 (longest first: UTF-32 LE starts like UTF-16 LE).
@@ -188,15 +227,8 @@ def _csv_encoding(p: pathlib.Path) -> str:
     text starts with that byte-order mark (Excel's "Unicode text" is UTF-16): transcoded while read.
     Without a BOM the text must be UTF-8 (other encodings cannot be told apart reliably)."""
     try:
-        if p.name.lower().endswith(".gz"):
-            import gzip
-
-            with gzip.open(p, "rb") as handle:
-                head = handle.read(4)
-        else:
-            with open(p, "rb") as handle:
-                head = handle.read(4)
-    except (OSError, EOFError):
+        head = read_head(p, 4)[0]
+    except (OSError, EOFError, pa.ArrowInvalid):
         return "utf8"  # the reader reports the problem
     return next((name for bom, name in _BOMS if head.startswith(bom)), "utf8")
 
@@ -216,34 +248,49 @@ def _not_utf8(p: pathlib.Path, err: BaseException, where: str = "") -> DataError
     )
 
 
-def _csv_schema(p: pathlib.Path, fmt: TableFormat) -> pa.Schema:
-    """Column names and types inferred from the first ~1 MiB of a CSV/TSV file.
+def _csv_schema(p: pathlib.Path, dialect: CsvDialect) -> pa.Schema:
+    """Column names and types inferred from the first ~1 MiB of a CSV/TSV file read in ``dialect``.
 
-    Remembered per file version (path, size, modification time): opening a file, reading its
-    column and streaming it each need the schema, and inferring it parses the first MiB again."""
-    try:
-        st = p.stat()
-    except OSError:
-        return _infer_csv_schema(p, fmt)  # reports the problem
-    return _cached_csv_schema(p, fmt, st.st_size, st.st_mtime_ns)
+    Remembered per file version (path, size, modification time) and dialect: opening a file, reading
+    its column and streaming it each need the schema, and inferring it parses the first MiB again."""
+    stamp = _file_stamp(p)
+    if stamp is None:
+        return _infer_csv_schema(p, dialect)  # reports the problem
+    return _cached_csv_schema(p, dialect, *stamp)
 
 
 @functools.lru_cache(maxsize=16)
-def _cached_csv_schema(p: pathlib.Path, fmt: TableFormat, size: int, mtime_ns: int) -> pa.Schema:
-    return _infer_csv_schema(p, fmt)
+def _cached_csv_schema(p: pathlib.Path, dialect: CsvDialect, size: int, mtime_ns: int) -> pa.Schema:
+    return _infer_csv_schema(p, dialect)
 
 
-def _infer_csv_schema(p: pathlib.Path, fmt: TableFormat) -> pa.Schema:
+def _open_text(p: pathlib.Path) -> tuple[pa.NativeFile, pa.NativeFile]:
+    """(the file, the stream of its text): decompressed for .gz/.zst. Close the file."""
+    raw = pa.OSFile(os.fspath(p))
+    compression = compression_of(p.name)
+    return raw, pa.CompressedInputStream(raw, compression) if compression else raw
+
+
+def _infer_csv_schema(p: pathlib.Path, dialect: CsvDialect) -> pa.Schema:
     try:
-        reader = pa_csv.open_csv(
-            p,
-            read_options=_read_options(p, CSV_HEAD_BYTES),
-            parse_options=_csv_parse_options(fmt),
-        )
-    except UnicodeDecodeError as err:
-        raise _not_utf8(p, err) from err
-    except (pa.ArrowInvalid, OSError) as err:
+        raw, source = _open_text(p)
+    except OSError as err:
         raise _malformed(p, err, 0) from err
+    try:
+        try:
+            reader = pa_csv.open_csv(
+                source,
+                read_options=_read_options(p, CSV_HEAD_BYTES),
+                parse_options=_csv_parse_options(dialect),
+                convert_options=pa_csv.ConvertOptions(decimal_point=dialect.decimal),
+            )
+        except UnicodeDecodeError as err:
+            raise _not_utf8(p, err) from err
+        except (pa.ArrowInvalid, OSError) as err:
+            raise _malformed(p, err, 0) from err
+    except BaseException:
+        raw.close()
+        raise
     try:
         schema = reader.schema
         schema.names  # noqa: B018 — the header's names are decoded here: a non-UTF-8 header fails now
@@ -252,6 +299,7 @@ def _infer_csv_schema(p: pathlib.Path, fmt: TableFormat) -> pa.Schema:
         raise _not_utf8(p, err, " in its header") from err
     finally:
         reader.close()
+        raw.close()
 
 
 def _malformed(p: pathlib.Path, err: BaseException, rows_before: int) -> DataError:
@@ -288,25 +336,34 @@ def _not_numeric(p: pathlib.Path, column: str, t: pa.DataType) -> DataError:
 
 
 _THOUSANDS = re.compile(r"^\s*[+-]?\d{1,3}(,\d{3})+(\.\d*)?\s*$")
-_DECIMAL_COMMA = re.compile(r"^\s*[+-]?\d*,\d+\s*$")
+_DECIMAL_COMMA = re.compile(r"^\s*[+-]?\d*,\d+([eE][+-]?\d+)?\s*$")
+_THOUSANDS_DOT = re.compile(r"^\s*[+-]?\d{1,3}(\.\d{3})+(,\d*)?\s*$")
 
 
-def _non_numeric_value(p: pathlib.Path, column: str, where: str, detail: str) -> DataError:
+def _non_numeric_value(p: pathlib.Path, column: str, where: str, detail: str, decimal: str = ".") -> DataError:
     """The one message for a non-numeric value found while streaming a numeric column. ``detail``:
     the value's repr (or the reader's message); a number written with a thousands separator or a
     decimal comma gets the fix for that."""
     value = detail[1:-1] if len(detail) >= 2 and detail[0] == detail[-1] and detail[0] in "'\"" else None
-    return DataError(f"column '{column}' in '{p.name}' has a non-numeric value{where}: {detail}", _number_fix(value))
+    return DataError(f"column '{column}' in '{p.name}' has a non-numeric value{where}: {detail}",
+                     _number_fix(value, decimal))
 
 
-def _number_fix(value: str | None) -> str:
-    """How to fix a cell that should be a number: a thousands separator or a decimal comma gets its
-    own advice, anything else the general one."""
-    if value is not None and _THOUSANDS.match(value):
+def _number_fix(value: str | None, decimal: str = ".") -> str:
+    """How to fix a cell that should be a number, in a file read with the decimal mark ``decimal``:
+    a thousands separator or a decimal comma gets its own advice, anything else the general one."""
+    if value is not None and decimal == "." and _THOUSANDS.match(value):
         return (f"write numbers without thousands separators ({value.replace(',', '').strip()} rather than "
                 f"{value.strip()}), e.g. export the file again without number formatting")
-    if value is not None and _DECIMAL_COMMA.match(value):
-        return f"use a dot as the decimal separator ({value.replace(',', '.').strip()} rather than {value.strip()})"
+    if value is not None and decimal == "," and _THOUSANDS_DOT.match(value) and "." in value:
+        return (f"write numbers without thousands separators ({value.replace('.', '').strip()} rather than "
+                f"{value.strip()}), e.g. export the file again without number formatting")
+    if value is not None and decimal == "." and _DECIMAL_COMMA.match(value):
+        return (f"read the file with a decimal comma (choose it as the file's decimal mark; command line: "
+                f"--decimal ','), or write {value.replace(',', '.').strip()} rather than {value.strip()}")
+    if value is not None and decimal == "," and _DECIMAL_COMMA.match(value.replace(".", ",", 1)):
+        return (f"the file is read with a decimal comma: choose the decimal point for it (command line: "
+                f"--decimal '.'), or write {value.replace('.', ',').strip()} rather than {value.strip()}")
     return "clean the column (numbers only; leave missing values empty) or pick another column"
 
 
@@ -332,18 +389,22 @@ def _first_bad_number(arr: pa.Array) -> int | None:
     return lo
 
 
-def _first_non_numeric(p: pathlib.Path, fmt: TableFormat, column: str) -> tuple[int, str] | None:
+def _first_non_numeric(p: pathlib.Path, dialect: CsvDialect, column: str) -> tuple[int, str] | None:
     """(data row counted from 1, value) of the first cell of a CSV/TSV column that is neither missing
-    nor a number, or None. One streamed pass over the column as text: only when reporting an error."""
+    nor a number written with the dialect's decimal mark, or None. One streamed pass over the column
+    as text: only when reporting an error."""
     import pyarrow.compute as pc
 
     nulls = pa.array(pa_csv.ConvertOptions().null_values, type=pa.string())
     rows = 0
     try:
-        for batch, _ in _csv_record_batches(p, fmt, [column], 1 << 20, None):
+        for batch, _ in _csv_record_batches(p, dialect, [column], 1 << 20, None):
             text = batch.column(0)
             missing = pc.fill_null(pc.is_in(text, value_set=nulls), True)
             values = pc.if_else(missing, pa.scalar(None, pa.string()), text)
+            if dialect.decimal == ",":  # "1,5" is a number there, "1.5" is not
+                values = pc.if_else(pc.match_substring(values, "."), pa.scalar("not a number"),
+                                    pc.replace_substring(values, ",", "."))
             index = _first_bad_number(values)
             if index is not None:
                 return rows + index + 1, str(text[index].as_py())
@@ -513,6 +574,118 @@ def _parquet_record_batches(
         pf.close()
 
 
+_PARQUET_EXTENSIONS = (".parquet", ".pq")
+
+
+def parquet_folder_files(p: pathlib.Path) -> list[pathlib.Path]:
+    """The Parquet files (``.parquet``, ``.pq``) of folder ``p`` and its subfolders (hive partitions
+    such as ``year=2024/``), sorted by path. Names starting with '.' or '_' (Spark's ``_SUCCESS``,
+    ``.crc`` files, ``_temporary/``) are skipped, and so are other files. DataError if there are
+    none. O(entries of the tree)."""
+    try:
+        found = sorted(
+            f for f in p.rglob("*")
+            if f.name.lower().endswith(_PARQUET_EXTENSIONS)
+            and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
+            and f.is_file()
+        )
+    except OSError as err:
+        raise DataError(f"cannot list the folder '{p}': {err.strerror or err}", "check its permissions") from None
+    if not found:
+        raise DataError(
+            f"'{p}' is a directory without Parquet files (.parquet, .pq)",
+            f"choose a {FILE_TYPE_NAMES} file, or a folder that holds Parquet files (all with the same columns)",
+        )
+    return found
+
+
+def _schema_difference(a: pa.Schema, b: pa.Schema) -> str:
+    """How schema ``b`` differs from ``a``, in words (the first difference)."""
+    for field in a:
+        if field.name not in b.names:
+            return f"it has no column '{field.name}'"
+        other = b.field(field.name)
+        if not other.type.equals(field.type):
+            return f"its column '{field.name}' is {other.type}, not {field.type}"
+    extra = [n for n in b.names if n not in a.names]
+    if extra:
+        return f"it has a column '{extra[0]}' that the first file lacks"
+    return "its columns are in another order"
+
+
+class _ParquetFolder:
+    """A folder of Parquet files read as one table (pyarrow.dataset, hive partitions discovered):
+    every file must have the first file's schema (DataError naming the one that differs). The
+    rows are streamed file by file and row group by row group, in the files' sorted order;
+    ``n_rows`` is from the footers. O(files) to open."""
+
+    def __init__(self, p: pathlib.Path) -> None:
+        import pyarrow.dataset as ds
+
+        self.path = p
+        files = parquet_folder_files(p)
+        try:
+            self.dataset = ds.dataset([os.fspath(f) for f in files], format="parquet", partitioning="hive",
+                                      partition_base_dir=os.fspath(p))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as err:
+            raise DataError(f"the Parquet folder '{p.name}' cannot be read: {short_error_text(err)}",
+                            "make every file in it a Parquet file with the same columns") from err
+        self.fragments = list(self.dataset.get_fragments())
+        first: pa.Schema | None = None
+        self.n_rows = 0
+        for fragment in self.fragments:
+            name = self._name(fragment)
+            try:
+                schema = fragment.physical_schema
+                self.n_rows += fragment.metadata.num_rows
+            except (pa.ArrowInvalid, OSError) as err:
+                raise DataError(f"'{name}' in the Parquet folder '{p.name}' is not a readable Parquet file: "
+                                f"{short_error_text(err)}", "remove it from the folder, or export it again") from err
+            if first is None:
+                first, first_name = schema, name
+            elif not schema.equals(first, check_metadata=False):
+                raise DataError(
+                    f"'{name}' in the Parquet folder '{p.name}' has other columns than '{first_name}': "
+                    f"{_schema_difference(first, schema)}",
+                    "put only files with the same columns (names and types) in the folder",
+                )
+        self.schema: pa.Schema = self.dataset.schema
+
+    def _name(self, fragment: Any) -> str:
+        return str(pathlib.Path(fragment.path).relative_to(self.path))
+
+    def _row_groups(self) -> Iterator[Any]:
+        for fragment in self.fragments:
+            try:
+                yield from fragment.split_by_row_group()
+            except (pa.ArrowInvalid, OSError) as err:
+                raise DataError(f"cannot read '{self._name(fragment)}' in the Parquet folder '{self.path.name}': "
+                                f"{short_error_text(err)}", "remove it from the folder, or export it again") from err
+
+    def row_group_sizes(self) -> list[int]:
+        """Rows of every row group of every file, in order."""
+        return [fragment.metadata.row_group(g).num_rows for fragment in self.fragments
+                for g in range(fragment.metadata.num_row_groups)]
+
+    def record_batches(self, columns: list[str], batch_rows: int, first_row_group: int) -> Stream[pa.RecordBatch]:
+        """``columns`` streamed with the fraction of rows read (rows / rows in the folder)."""
+        total = self.n_rows
+        done = 0
+        for index, row_group in enumerate(self._row_groups()):
+            if index < first_row_group:
+                done += row_group.row_groups[0].num_rows
+                continue
+            try:
+                batches = row_group.to_batches(schema=self.schema, columns=columns, batch_size=batch_rows,
+                                               use_threads=False)
+                for batch in batches:
+                    done += batch.num_rows
+                    yield batch, done / total if total else 1.0
+            except (pa.ArrowInvalid, OSError) as err:
+                raise DataError(f"cannot read '{self._name(row_group)}' in the Parquet folder '{self.path.name}': "
+                                f"{short_error_text(err)}", "remove it from the folder, or export it again") from err
+
+
 # ----------------------------------------------------------------- CSV / TSV
 
 
@@ -524,47 +697,48 @@ def _csv_block_bytes(batch_rows: int, size: int) -> int:
 
 
 def _csv_record_batches(
-    p: pathlib.Path, fmt: TableFormat, columns: list[str], batch_rows: int, numeric: str | None
+    p: pathlib.Path, dialect: CsvDialect, columns: list[str], batch_rows: int, numeric: str | None
 ) -> Stream[pa.RecordBatch]:
-    # ``numeric`` is read as float64; the other columns as the text in the file (so a
-    # preview never fails on a value that type inference did not expect).
+    # ``numeric`` is read as float64 (with the dialect's decimal mark); the other columns as
+    # the text in the file (so a preview never fails on a value that type inference did not expect).
     size = p.stat().st_size
     block = _csv_block_bytes(batch_rows, size)
-    gz = p.name.lower().endswith(".gz")
-    one_column = len(_csv_schema(p, fmt).names) == 1
+    compressed = compression_of(p.name) is not None
+    one_column = len(_csv_schema(p, dialect).names) == 1
     rows = 0
     n_blocks = 0
     try:
-        raw = pa.OSFile(os.fspath(p))
+        raw, source = _open_text(p)
     except OSError as err:
         raise _malformed(p, err, 0) from err
     try:
-        source = pa.CompressedInputStream(raw, "gzip") if gz else raw
         reader = pa_csv.open_csv(
             source,
             read_options=_read_options(p, block, use_threads=False),
-            parse_options=_csv_parse_options(fmt, one_column),
+            parse_options=_csv_parse_options(dialect, one_column),
             convert_options=pa_csv.ConvertOptions(
                 include_columns=columns,
                 column_types={c: pa.float64() if c == numeric else pa.string() for c in columns},
+                decimal_point=dialect.decimal,
             ),
         )
         with reader:
             for batch in reader:
                 # One batch per block of text. pyarrow reads up to 32 blocks ahead, so the
-                # file position runs ahead of the work: count blocks instead (for .gz the
+                # file position runs ahead of the work: count blocks instead (for .gz/.zst the
                 # text size is unknown and the compressed position is used).
                 n_blocks += 1
-                done = raw.tell() if gz else n_blocks * block
+                done = raw.tell() if compressed else n_blocks * block
                 yield batch, min(done / size, 1.0)
                 rows += batch.num_rows
     except (pa.ArrowInvalid, UnicodeDecodeError, OSError) as err:
         if numeric is not None and "conversion error" in str(err) and "UTF8" not in str(err):
-            found = _first_non_numeric(p, fmt, numeric)
+            found = _first_non_numeric(p, dialect, numeric)
             if found is not None:
-                raise _non_numeric_value(p, numeric, f" at data row {found[0]:,}", repr(found[1])) from err
+                raise _non_numeric_value(p, numeric, f" at data row {found[0]:,}", repr(found[1]),
+                                         dialect.decimal) from err
             where = f" (after data row {rows:,})" if rows else ""
-            raise _non_numeric_value(p, numeric, where, short_error_text(err)) from err
+            raise _non_numeric_value(p, numeric, where, short_error_text(err), dialect.decimal) from err
         raise _malformed(p, err, rows) from err
     finally:
         raw.close()
@@ -573,14 +747,21 @@ def _csv_record_batches(
 # ----------------------------------------------------------------- any format
 
 
-def table_schema(p: pathlib.Path, fmt: TableFormat) -> tuple[pa.Schema, int | None]:
+def table_schema(
+    p: pathlib.Path, fmt: TableFormat, dialect: CsvDialect | None = None
+) -> tuple[pa.Schema, int | None]:
     """Column names and Arrow types (the one type inference of the data layer), and the
     number of data rows where it is known without reading the data (Parquet metadata, the
     Excel size record; else None).
 
-    Parquet: the schema. CSV/TSV: inferred by pyarrow from the first ~1 MiB. Excel:
-    inferred from the first ~1,000 rows (:func:`_xlsx_array`). O(1) in the file size.
+    Parquet: the schema (of a folder: the files' common schema, plus hive partition columns).
+    CSV/TSV: inferred by pyarrow from the first ~1 MiB read in ``dialect`` (None: detected,
+    :func:`csv_dialect`). Excel: inferred from the first ~1,000 rows (:func:`_xlsx_array`).
+    O(1) in the file size (a folder: O(files)).
     """
+    if fmt == "parquet" and p.is_dir():
+        folder = _ParquetFolder(p)
+        return folder.schema, folder.n_rows
     if fmt == "parquet":
         pf = _parquet_file(p)
         try:
@@ -590,7 +771,7 @@ def table_schema(p: pathlib.Path, fmt: TableFormat) -> tuple[pa.Schema, int | No
     if fmt == "xlsx":
         with _XlsxSheet(p) as sheet:
             return sheet.schema(), sheet.n_rows
-    return _csv_schema(p, fmt), None
+    return _csv_schema(p, csv_dialect(p, fmt, dialect)[0]), None
 
 
 def record_batches(
@@ -600,6 +781,7 @@ def record_batches(
     batch_rows: int,
     numeric: str | None = None,
     first_row_group: int = 0,
+    dialect: CsvDialect | None = None,
 ) -> Stream[pa.RecordBatch]:
     """Stream ``columns`` of the file as record batches, each with the fraction of the
     file read so far (0..1, non-decreasing).
@@ -607,14 +789,18 @@ def record_batches(
     Types: Parquet as stored; CSV/TSV as text, except ``numeric`` read as float64 (a
     value that is not a number raises DataError naming the row); Excel as inferred per
     batch (mixed cells become text), ``numeric`` checked likewise. ``first_row_group``
-    (Parquet only) skips the row groups before it. Batches hold about ``batch_rows`` rows
-    (CSV: ``batch_rows`` bytes, see :func:`_csv_block_bytes`; Excel: ~8,192 cells).
+    (Parquet only; of a folder: counted over its files in order, :func:`parquet_row_group_sizes`)
+    skips the row groups before it. Batches hold about ``batch_rows`` rows (CSV: ``batch_rows``
+    bytes, see :func:`_csv_block_bytes`; Excel: ~8,192 cells). ``dialect``: CSV/TSV only, None =
+    detected (:func:`csv_dialect`).
     """
+    if fmt == "parquet" and p.is_dir():
+        return _ParquetFolder(p).record_batches(columns, batch_rows, first_row_group)
     if fmt == "parquet":
         return _parquet_record_batches(p, columns, batch_rows, first_row_group)
     if fmt == "xlsx":
         return _xlsx_record_batches(p, columns, batch_rows, numeric)
-    return _csv_record_batches(p, fmt, columns, batch_rows, numeric)
+    return _csv_record_batches(p, csv_dialect(p, fmt, dialect)[0], columns, batch_rows, numeric)
 
 
 def check_callbacks(progress: object, should_cancel: object) -> None:
@@ -646,11 +832,14 @@ def watched(
 
 
 def numeric_column_batches(
-    p: pathlib.Path, fmt: TableFormat, column: str, batch_rows: int
+    p: pathlib.Path, fmt: TableFormat, column: str, batch_rows: int, dialect: CsvDialect | None = None
 ) -> Stream[pa.Array]:
     """Batches of one numeric column (any numeric Arrow type, nulls for missing) with the
-    fraction read; DataError if the column is absent or its inferred kind is not numeric."""
-    schema, _ = table_schema(p, fmt)
+    fraction read; DataError if the column is absent or its inferred kind is not numeric.
+    ``dialect``: CSV/TSV only, None = detected (:func:`csv_dialect`)."""
+    if fmt in ("csv", "tsv"):
+        dialect = csv_dialect(p, fmt, dialect)[0]
+    schema, _ = table_schema(p, fmt, dialect)
     if column not in schema.names:
         raise DataError(f"column '{column}' not found in '{p.name}'", _columns_hint(schema.names))
     positions = [i + 1 for i, name in enumerate(schema.names) if name == column]
@@ -664,19 +853,19 @@ def numeric_column_batches(
     # The inferred type is checked first (pyarrow alone would fix a CSV column's type from
     # the first block and fail later on e.g. 1.5 after integers).
     if column_kind(t) not in ("numeric", "empty"):
-        if fmt in ("csv", "tsv") and column_kind(t) == "text":
-            found = _first_non_numeric(p, fmt, column)
+        if dialect is not None and column_kind(t) == "text":
+            found = _first_non_numeric(p, dialect, column)
             if found is not None:  # name the row, e.g. a "1,234.5" among numbers
                 general = _not_numeric(p, column, t)
-                special = _THOUSANDS.match(found[1]) or _DECIMAL_COMMA.match(found[1])
+                fix = _number_fix(found[1], dialect.decimal)
                 raise DataError(f"{general.problem}: data row {found[0]:,} holds {found[1]!r}",
-                                _number_fix(found[1]) if special else general.fix)
+                                general.fix if fix == _number_fix(None) else fix)
         raise _not_numeric(p, column, t)
-    for batch, fraction in record_batches(p, fmt, [column], batch_rows, numeric=column):
+    for batch, fraction in record_batches(p, fmt, [column], batch_rows, numeric=column, dialect=dialect):
         yield batch.column(0), fraction
 
 
-def list_columns(path: PathLike) -> list[tuple[str, str]]:
+def list_columns(path: PathLike, dialect: CsvDialect | None = None) -> list[tuple[str, str]]:
     """``(name, kind)`` of each column of a CSV/TSV, Parquet or Excel file, in file order.
 
     ``kind`` is one of ``"numeric"``, ``"boolean"``, ``"text"``, ``"datetime"``,
@@ -685,10 +874,11 @@ def list_columns(path: PathLike) -> list[tuple[str, str]]:
     by pyarrow from the first ~1 MiB of the file; Excel (first sheet, header row): from
     the first ~1,000 rows; so a column that looks numeric there may still hold text
     further down (:func:`dpgui.data.histogram.column_histogram` then reports the row).
-    O(1) in the file size. Raises :class:`~dpgui.errors.DataError`.
+    O(1) in the file size. ``dialect``: CSV/TSV only, None = detected. Raises
+    :class:`~dpgui.errors.DataError`.
     """
     p, fmt = check_table_file(path)
-    schema, _ = table_schema(p, fmt)
+    schema, _ = table_schema(p, fmt, dialect)
     return [(field.name, column_kind(field.type)) for field in schema]
 
 
@@ -702,7 +892,10 @@ def float64_values(arr: pa.Array) -> tuple[npt.NDArray[np.float64], int]:
 
 
 def parquet_row_group_sizes(p: pathlib.Path) -> list[int]:
-    """Rows of each row group of a Parquet file, in order (from the footer: O(row groups))."""
+    """Rows of each row group of a Parquet file, in order (from the footer: O(row groups)); of a
+    folder, of every file's row groups in the files' order (O(files + row groups))."""
+    if p.is_dir():
+        return _ParquetFolder(p).row_group_sizes()
     pf = _parquet_file(p)
     try:
         return [pf.metadata.row_group(g).num_rows for g in range(pf.num_row_groups)]

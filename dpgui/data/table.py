@@ -4,8 +4,8 @@ Shows the data to its owner on this machine; nothing here is released. The forma
 type inference and readers are those of :mod:`dpgui.data.readers` (one of each):
 CSV/TSV (``.gz`` too), Parquet and Excel (``.xlsx``, first sheet).
 
-* :func:`inspect_table`: names, kinds and types of the columns, and the number of rows
-  where it is cheap (reads the schema or the first block only).
+* :func:`inspect_table`: names, kinds and types of the columns, the number of rows
+  where it is cheap (reads the schema or the first block only), and a CSV's dialect.
 * :class:`TableReader`: rows ``[start, start + count)`` as a :class:`pandas.DataFrame`,
   streamed forward with a small cache (CSV/Parquet are never loaded whole).
 * :func:`count_rows`: the exact number of data rows, streamed, with progress and cancel.
@@ -30,7 +30,8 @@ import pyarrow.types as pat
 if TYPE_CHECKING:
     import pandas as pd
 
-from dpgui.data.file_types import TableFormat
+from dpgui.data.csv_dialect import DetectedDialect, compression_of
+from dpgui.data.file_types import CsvDialect, TableFormat
 from dpgui.data.readers import (
     CSV_HEAD_BYTES,
     CancelCallback,
@@ -40,6 +41,8 @@ from dpgui.data.readers import (
     check_callbacks,
     check_table_file,
     column_kind,
+    csv_dialect,
+    parquet_folder_files,
     parquet_row_group_sizes,
     record_batches,
     table_schema,
@@ -76,7 +79,11 @@ class TableInfo:
     counted); exact for Parquet and Excel (the sheet's size record, blank rows included)
     and for CSV/TSV files of up to 1 MiB; None for larger CSV/TSV until counted
     (:func:`count_rows`, or a :class:`TableReader` that reached the end).
-    ``size_bytes``: size of the file on disk.
+    ``size_bytes``: size of the file on disk (of a Parquet folder: of its Parquet files).
+    ``dialect``: the CSV/TSV dialect the file is read with (None for other formats);
+    ``dialect_detection``: how it was found (:class:`~dpgui.data.csv_dialect.DetectedDialect`:
+    ``.detected``, ``.reason``, ``.describe()`` = "detected: semicolon-separated, decimal comma"),
+    None when the dialect was given (chosen by the user) or the file is not a CSV/TSV.
     """
 
     path: pathlib.Path
@@ -84,6 +91,8 @@ class TableInfo:
     columns: tuple[ColumnInfo, ...]
     n_rows: int | None
     size_bytes: int
+    dialect: CsvDialect | None = None
+    dialect_detection: DetectedDialect | None = None
 
     @property
     def names(self) -> list[str]:
@@ -103,27 +112,34 @@ def _dtype_name(t: pa.DataType) -> str:
     return str(t)
 
 
-def inspect_table(path: PathLike) -> TableInfo:
-    """Columns (name, kind, dtype), format, size and, where cheap, the row count of a file.
+def inspect_table(path: PathLike, dialect: CsvDialect | None = None) -> TableInfo:
+    """Columns (name, kind, dtype), format, size, a CSV's dialect and, where cheap, the row count
+    of a file (or a folder of Parquet files).
 
-    Reads the Parquet footer, the first ~1 MiB of a CSV/TSV (types inferred there, as by
-    :func:`dpgui.data.readers.list_columns`) or the first ~1,000 rows of an Excel sheet:
+    Reads the Parquet footer(s), the first ~1 MiB of a CSV/TSV (types inferred there, as by
+    :func:`dpgui.data.readers.list_columns`; ``dialect`` None = detected from its head, see
+    :func:`dpgui.data.readers.csv_dialect`) or the first ~1,000 rows of an Excel sheet:
     O(1) in the file size. A file with a header and no rows is fine (``n_rows == 0``).
     Raises :class:`~dpgui.errors.DataError` (missing, unsupported, empty or unreadable file).
     """
     p, fmt = check_table_file(path)
-    schema, n_rows = table_schema(p, fmt)
-    size = p.stat().st_size
-    small_csv = size <= CSV_HEAD_BYTES and not p.name.lower().endswith(".gz")
+    used: CsvDialect | None = None
+    detection: DetectedDialect | None = None
+    if fmt in ("csv", "tsv"):
+        used, detection = csv_dialect(p, fmt, dialect)
+    schema, n_rows = table_schema(p, fmt, used)
+    size = sum(f.stat().st_size for f in parquet_folder_files(p)) if p.is_dir() else p.stat().st_size
+    small_csv = size <= CSV_HEAD_BYTES and compression_of(p.name) is None
     # A CSV that is all in the head, or an Excel sheet without a size record (rare; then
     # O(rows)): count the rows now.
     if n_rows is None and (small_csv or fmt == "xlsx"):
         try:
-            n_rows = _count_streamed(p, fmt, schema.names, None, None)
+            n_rows = _count_streamed(p, fmt, schema.names, None, None, used)
         except DataError:
             n_rows = None  # a malformed row: reported when the rows are read
     columns = tuple(ColumnInfo(f.name, column_kind(f.type), _dtype_name(f.type)) for f in schema)
-    return TableInfo(path=p, format=fmt, columns=columns, n_rows=n_rows, size_bytes=size)
+    return TableInfo(path=p, format=fmt, columns=columns, n_rows=n_rows, size_bytes=size,
+                     dialect=used, dialect_detection=detection)
 
 
 def _count_streamed(
@@ -132,8 +148,9 @@ def _count_streamed(
     names: list[str],
     progress: ProgressCallback | None,
     should_cancel: CancelCallback | None,
+    dialect: CsvDialect | None = None,
 ) -> int:
-    batches = record_batches(p, fmt, names[:1], _PREVIEW_CSV_BLOCK)
+    batches = record_batches(p, fmt, names[:1], _PREVIEW_CSV_BLOCK, dialect=dialect)
     return sum(b.num_rows for b in watched(batches, progress, should_cancel))
 
 
@@ -141,6 +158,8 @@ def count_rows(
     path: PathLike,
     progress: ProgressCallback | None = None,
     should_cancel: CancelCallback | None = None,
+    *,
+    dialect: CsvDialect | None = None,
 ) -> int:
     """Exact number of data rows (header not counted) of a CSV/TSV, Parquet or Excel file.
 
@@ -150,13 +169,14 @@ def count_rows(
     ``progress(fraction)`` after every block and ``should_cancel()`` before each (True
     raises :class:`~dpgui.errors.Cancelled`), as in
     :func:`~dpgui.data.histogram.column_histogram`. Blank lines are not rows.
-    Raises :class:`~dpgui.errors.DataError` on a malformed file.
+    ``dialect``: CSV/TSV only, None = detected. Raises :class:`~dpgui.errors.DataError` on a
+    malformed file.
     """
     check_callbacks(progress, should_cancel)
     p, fmt = check_table_file(path)
-    schema, n_rows = table_schema(p, fmt)
+    schema, n_rows = table_schema(p, fmt, dialect)
     if n_rows is None:
-        return _count_streamed(p, fmt, schema.names, progress, should_cancel)
+        return _count_streamed(p, fmt, schema.names, progress, should_cancel, dialect)
     if progress is not None:
         progress(1.0)
     return n_rows
@@ -183,8 +203,8 @@ class TableReader:
     :class:`~dpgui.errors.DataError` ("open it again"). Use ``close()`` (or ``with``).
     """
 
-    def __init__(self, path: PathLike) -> None:
-        self.info: TableInfo = inspect_table(path)
+    def __init__(self, path: PathLike, dialect: CsvDialect | None = None) -> None:
+        self.info: TableInfo = inspect_table(path, dialect)
         p = self.info.path
         self._stamp = _stamp(p)
         self._lock = threading.Lock()
@@ -261,6 +281,7 @@ class TableReader:
             self.info.names,
             _PREVIEW_CSV_BLOCK if self.info.format in ("csv", "tsv") else _PREVIEW_ROWS,
             first_row_group=group,
+            dialect=self.info.dialect,
         )
 
     def _fill(self, start: int, end: int) -> None:

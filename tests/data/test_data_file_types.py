@@ -21,7 +21,8 @@ from dpgui.errors import DataError, ParameterError
 
 
 def test_extensions_words_and_filters_come_from_one_table():
-    assert SUPPORTED_EXTENSIONS == (".csv", ".csv.gz", ".tsv", ".tab", ".tsv.gz", ".tab.gz", ".parquet", ".pq", ".xlsx")
+    assert SUPPORTED_EXTENSIONS == (".csv", ".csv.gz", ".csv.zst", ".tsv", ".tab", ".tsv.gz", ".tab.gz", ".tsv.zst",
+                                    ".tab.zst", ".parquet", ".pq", ".xlsx")
     assert FILE_TYPE_NAMES == "CSV, TSV, Parquet or Excel (.xlsx)"
     assert USE_A_SUPPORTED_FILE == "Use a CSV, TSV, Parquet or Excel (.xlsx) file."
     assert FILE_FILTER == TABLE_FILTER + ";;All files (*)"
@@ -30,6 +31,7 @@ def test_extensions_words_and_filters_come_from_one_table():
 
 
 @pytest.mark.parametrize("name, fmt", [("a.CSV", "csv"), ("a.csv.gz", "csv"), ("b.Tab", "tsv"), ("b.tsv.gz", "tsv"),
+                                       ("a.csv.ZST", "csv"), ("b.tab.zst", "tsv"), ("g.zst", None),
                                        ("c.pq", "parquet"), ("d.XLSX", "xlsx"), ("e.xls", None), ("f.gz", None)])
 def test_format_of_name(name, fmt):
     assert format_of_name(name) == fmt

@@ -1,0 +1,685 @@
+"""The :class:`~dpgui.data.source.DataSource` of an SQL database (PostgreSQL first, SQLite, others via SQLAlchemy).
+
+The counting runs IN the database: a histogram is ONE aggregate query over
+:func:`dpgui.data.binning.bin_key_sql` (``GROUP BY`` the bin key), so at most ``K + 4`` (key, count)
+rows travel, never the rows; path counts are one ``GROUP BY`` of the level columns. The result is
+exactly what the file path gives on the same rows (tests/data/test_sql_source.py).
+
+Safety:
+
+* The password comes from :mod:`dpgui.data.credentials` and goes to the driver only (``URL.set``);
+  messages name the URL without it, and a driver's own text is shown only with the password cut out.
+* Reading only, twice over: a query is checked BEFORE anything runs (:func:`check_read_only_query`:
+  one ``SELECT``/``WITH`` statement, no data-changing keyword outside string literals, no
+  ``SELECT … INTO``), and every statement runs in a read-only transaction (PostgreSQL: ``SET
+  TRANSACTION READ ONLY`` first in every transaction, and ``default_transaction_read_only`` for the
+  session; SQLite: the file is opened read-only, ``mode=ro``, with ``PRAGMA query_only``).
+* Cancel: ``should_cancel()`` is polled every 0.1 s by a watcher thread during a query (so it must
+  be thread-safe, e.g. an Event's ``is_set``), which cancels the query on the server (psycopg's
+  cancel request, SQLite's ``interrupt``).
+
+Table names: ``name`` or ``schema.name``, matched exactly or, if there is no exact match, ignoring
+case (as an unquoted name in SQL); always quoted in the SQL dpgui writes.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import urllib.parse
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from dpgui.core.missing import MISSING_DROP
+from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec
+from dpgui.errors import Cancelled, DataError, ParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import sqlalchemy as sa
+
+    from dpgui.data.hierarchy import PathCounts
+    from dpgui.data.histogram import ColumnHistogram
+    from dpgui.data.readers import CancelCallback, ProgressCallback
+    from dpgui.data.table import ColumnInfo
+
+__all__ = ["SqlSource", "check_read_only_query", "open_spec"]
+
+# Words that change data, schema, session or server state; refused anywhere outside string literals
+# and quoted identifiers (a column named "update" must be written quoted).
+# (Statements that cannot hide inside a SELECT — COMMIT, CHECKPOINT, … — are refused by the first-word rule.)
+_WRITING_WORDS = frozenset([
+    "insert", "update", "delete", "merge", "create", "drop", "alter", "truncate", "grant", "revoke",
+    "copy", "call", "do", "set", "reset", "lock", "vacuum", "analyze", "reindex", "cluster", "listen",
+    "notify", "unlisten", "prepare", "execute", "deallocate", "discard", "attach", "detach", "pragma",
+    "into",
+])
+# Functions that change state even inside a SELECT (most also fail in a read-only transaction).
+_WRITING_FUNCTIONS = frozenset([
+    "set_config", "nextval", "setval", "lo_import", "lo_export", "lo_unlink", "lo_create", "lo_creat",
+    "lo_from_bytea", "lo_put", "dblink", "dblink_exec", "pg_terminate_backend", "pg_cancel_backend",
+    "pg_reload_conf", "pg_promote", "pg_switch_wal", "pg_rotate_logfile", "pg_file_write",
+    "pg_advisory_lock", "pg_advisory_xact_lock", "pg_notify", "txid_current", "pg_current_xact_id",
+])
+_POLL_SECONDS = 0.1
+_PG_TEXT = {"text", "varchar", "bpchar", "char", "name", "citext", "uuid", "json", "jsonb", "xml", "inet", "cidr"}
+_PG_NUMERIC = {"int2", "int4", "int8", "float4", "float8", "numeric", "oid"}
+_PG_DATETIME = {"date", "time", "timetz", "timestamp", "timestamptz", "interval"}
+
+
+# --------------------------------------------------------------------------- the read-only check
+
+
+def _words(sql: str) -> tuple[list[str], list[int]]:
+    """The bare words and punctuation of ``sql`` (lower case) outside comments, string literals
+    ('…', E'…', $tag$…$tag$) and quoted identifiers ("…", `…`); and the positions of ';'.
+    Raises DataError for an unterminated literal or comment."""
+    out: list[str] = []
+    semicolons: list[int] = []
+    i, n = 0, len(sql)
+    while i < n:
+        c = sql[i]
+        if c.isspace():
+            i += 1
+        elif sql.startswith("--", i):
+            j = sql.find("\n", i)
+            i = n if j < 0 else j + 1
+        elif sql.startswith("/*", i):
+            depth, i = 1, i + 2
+            while depth and i < n:
+                if sql.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif sql.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+            if depth:
+                raise DataError("the query has an unterminated /* comment", "close the comment with */")
+        elif c == "'" or (c in "eE" and sql.startswith("'", i + 1)):
+            backslash = c != "'"
+            i += 1 if c == "'" else 2
+            while True:
+                if i >= n:
+                    raise DataError("the query has an unterminated string literal", "close the string with '")
+                if backslash and sql[i] == "\\":
+                    i += 2
+                elif sql[i] == "'":
+                    if sql.startswith("''", i):
+                        i += 2
+                    else:
+                        i += 1
+                        break
+                else:
+                    i += 1
+            out.append("'")
+        elif c in "\"`":
+            close = c
+            j = i + 1
+            while True:
+                j = sql.find(close, j)
+                if j < 0:
+                    raise DataError("the query has an unterminated quoted name", f"close it with {close}")
+                if sql.startswith(close * 2, j):
+                    j += 2
+                    continue
+                break
+            out.append('"')
+            i = j + 1
+        elif c == "$" and (m := re.match(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", sql[i:])):
+            tag = m.group(0)
+            j = sql.find(tag, i + len(tag))
+            if j < 0:
+                raise DataError("the query has an unterminated $-quoted string", f"close it with {tag}")
+            out.append("'")
+            i = j + len(tag)
+        elif c.isalpha() or c == "_":
+            m2 = re.match(r"[A-Za-z_][A-Za-z0-9_$]*", sql[i:])
+            assert m2 is not None
+            out.append(m2.group(0).lower())
+            i += len(m2.group(0))
+        else:
+            if c == ";":
+                semicolons.append(len(out))
+            out.append(c)
+            i += 1
+    return out, semicolons
+
+
+def check_read_only_query(query: str) -> str:
+    """``query`` if it is one read-only ``SELECT`` (or ``WITH … SELECT``, or a parenthesised one),
+    without a trailing ';'; else DataError naming what was found, before anything runs.
+
+    Refused: more than one statement, a first word other than SELECT/WITH/VALUES/TABLE, any word that
+    changes data, schema or session (INSERT, UPDATE, DELETE, MERGE, CREATE, DROP, ALTER, TRUNCATE,
+    GRANT, COPY, CALL, DO, SET, LOCK, VACUUM, … and INTO, so no ``SELECT … INTO``) or a state-changing
+    function (``set_config``, ``nextval``, ``lo_import``, …) outside string literals and quoted names.
+    The read-only transaction every query runs in is the backstop for what a word list cannot see
+    (a user-defined function that writes). O(length of the query).
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise DataError("the query is empty", "give one SELECT statement")
+    words, semicolons = _words(query)
+    fix = "give one SELECT … (or WITH … SELECT …) statement that only reads: dpgui never changes the database"
+    if semicolons and (len(semicolons) > 1 or semicolons[0] != len(words) - 1):
+        raise DataError("the query holds more than one statement (a ';' inside it)", fix)
+    if semicolons:
+        words = words[:-1]
+        query = query[: query.rstrip().rfind(";")] if query.rstrip().endswith(";") else query
+    first = next((w for w in words if w != "("), "")
+    if first not in ("select", "with", "values", "table"):
+        raise DataError(f"the query starts with {first.upper() or 'nothing'}, not SELECT or WITH", fix)
+    for k, w in enumerate(words):
+        if w in _WRITING_WORDS:
+            raise DataError(f"the query contains {w.upper()}, which can change the database", fix)
+        if w in _WRITING_FUNCTIONS and k + 1 < len(words) and words[k + 1] == "(":
+            raise DataError(f"the query calls {w}(), which can change the database or the session", fix)
+    return query.strip()
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _scrub(text: str, password: str | None) -> str:
+    """First line of a driver message, with the password (if any) and any ``password=…`` cut out."""
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    if password:
+        line = line.replace(password, "***")
+    line = re.sub(r"(?i)(password\s*=\s*)\S+", r"\1***", line)
+    return line[:300]
+
+
+def _driver_error(exc: BaseException) -> BaseException:
+    orig = getattr(exc, "orig", None)
+    return orig if isinstance(orig, BaseException) else exc
+
+
+def _connect_error(exc: BaseException, url: sa.URL, display: str, password: str | None) -> DataError:
+    err = _driver_error(exc)
+    state = getattr(err, "sqlstate", None)
+    text = str(err)
+    user = url.username or "(default user)"
+    if state == "28P01" or "password authentication failed" in text:
+        return DataError(f"the database refused the password for user {user} at {display}",
+                         "check the password (DPGUI_DB_PASSWORD, the keyring entry or what you typed) and try again")
+    if "no password supplied" in text or "fe_sendauth" in text:
+        return DataError(f"the database asks for a password for user {user} at {display} and none was given",
+                         "set DPGUI_DB_PASSWORD, store the password in the system keyring, or type it when asked")
+    if state == "3D000" or ("database" in text and "does not exist" in text):
+        return DataError(f"the database '{url.database}' does not exist on the server at {display}",
+                         "check the database name at the end of the URL")
+    if state in ("28000", "42501"):
+        return DataError(f"the database refused user {user} at {display} ({_scrub(text, password)})",
+                         "check the user name, or ask the database administrator for access")
+    host = url.host or url.query.get("host") or "localhost"
+    port = url.port or (5432 if url.get_backend_name() == "postgresql" else None)
+    where = f"{host}:{port}" if port and not str(host).startswith("/") else str(host)
+    return DataError(f"cannot reach the database server at {where} ({_scrub(text, password)})",
+                     "check that the server is running and that the host and port in the URL are right "
+                     "(and that a firewall lets the connection through)")
+
+
+def _query_error(exc: BaseException, password: str | None) -> DataError:
+    err = _driver_error(exc)
+    state = getattr(err, "sqlstate", None)
+    text = str(err)
+    if state == "25006" or "read-only" in text or "readonly" in text or "query_only" in text:
+        return DataError("the query tries to change the database, which dpgui refuses "
+                         f"(it reads in a read-only transaction: {_scrub(text, password)})",
+                         "give a query that only reads")
+    return DataError(f"the database refused the query: {_scrub(text, password)}",
+                     "check the query, table and column names (run the query in your SQL tool first)")
+
+
+# --------------------------------------------------------------------------- the source
+
+
+def _quote_name(preparer: Any, name: str) -> str:
+    return str(preparer.quote_identifier(name))
+
+
+class SqlSource(DataSource):
+    """A table or a read-only query in an SQL database, counted by the database. Open with :func:`open_spec`."""
+
+    def __init__(self, spec: SourceSpec, engine: sa.Engine, password: str | None, source_sql: str,
+                 engine_words: str, table_parts: tuple[str | None, str] = (None, "")) -> None:
+        self.spec = spec
+        self._table_parts = table_parts  # (schema, table) of a table source
+        self._engine = engine
+        self._password = password
+        self._source_sql = source_sql  # "schema"."table" or (query)
+        self._engine_words = engine_words
+        name = engine.dialect.name
+        self.dialect = name if name in ("postgresql", "sqlite") else "generic"
+        self._columns: tuple[ColumnInfo, ...] | None = None
+
+    # ----------------------------------------------------------------- plumbing
+
+    @property
+    def engine(self) -> str:
+        return self._engine_words
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def _fetch(self, sql: str, should_cancel: CancelCallback | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run ``sql`` (written by dpgui around a checked query) in a read-only transaction; column
+        names and rows. Cancelled if ``should_cancel()`` turns True (the server is asked to stop)."""
+        import sqlalchemy as sa
+
+        if should_cancel is not None and should_cancel():
+            raise Cancelled()
+        stop, cancelled = threading.Event(), threading.Event()
+        watcher: threading.Thread | None = None
+        try:
+            with self._engine.connect() as conn:
+                try:
+                    self._begin_read_only(conn)
+                    raw = conn.connection.driver_connection
+                    if should_cancel is not None:
+                        poll: Callable[[], bool] = should_cancel
+
+                        def watch() -> None:
+                            while not stop.wait(_POLL_SECONDS):
+                                if poll():
+                                    cancelled.set()
+                                    self._interrupt(raw)
+                                    return
+
+                        watcher = threading.Thread(target=watch, name="dpgui-sql-cancel", daemon=True)
+                        watcher.start()
+                    result = conn.execution_options(no_parameters=True).exec_driver_sql(sql)
+                    names = list(result.keys())
+                    rows = [tuple(r) for r in result.fetchall()]
+                finally:
+                    stop.set()
+                    if watcher is not None:
+                        watcher.join()
+                    if conn.in_transaction():
+                        conn.rollback()
+        except sa.exc.DBAPIError as exc:
+            if cancelled.is_set():
+                raise Cancelled() from None
+            raise _query_error(exc, self._password) from None
+        if cancelled.is_set():
+            raise Cancelled()
+        return names, rows
+
+    def _begin_read_only(self, conn: sa.Connection) -> None:
+        if self.dialect == "postgresql":
+            conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+        elif self.dialect == "sqlite":
+            conn.exec_driver_sql("PRAGMA query_only = ON")
+        else:
+            try:
+                conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+            except Exception:  # noqa: BLE001 - a database without it: the query check is the guard
+                conn.rollback()
+
+    @staticmethod
+    def _interrupt(raw: Any) -> None:
+        for method in ("cancel_safe", "cancel", "interrupt"):
+            f = getattr(raw, method, None)
+            if callable(f):
+                try:
+                    f()
+                except Exception:  # noqa: BLE001 - best effort: the query then simply finishes
+                    pass
+                return
+
+    def _quoted(self, column: str) -> str:
+        return _quote_name(self._engine.dialect.identifier_preparer, column)
+
+    def _column(self, column: str, numeric: bool = False) -> ColumnInfo:
+        cols = self.columns()
+        for c in cols:
+            if c.name == column:
+                if numeric and c.kind != "numeric":
+                    raise DataError(f"column '{column}' of {self.spec.display_name()} is {c.kind} ({c.dtype}), "
+                                    "not numeric", "choose a numeric column")
+                return c
+        names = ", ".join(repr(c.name) for c in cols[:20]) + (f" (and {len(cols) - 20} more)" if len(cols) > 20 else "")
+        raise DataError(f"column '{column}' not found in {self.spec.display_name()}", f"choose among its columns: {names}")
+
+    # ----------------------------------------------------------------- the interface
+
+    def columns(self) -> tuple[ColumnInfo, ...]:
+        from dpgui.data.table import ColumnInfo
+
+        if self._columns is not None:
+            return self._columns
+        if self.dialect == "postgresql":
+            with self._engine.connect() as conn:
+                self._begin_read_only(conn)
+                try:
+                    result = conn.execution_options(no_parameters=True).exec_driver_sql(
+                        f"SELECT * FROM {self._source_sql} AS s LIMIT 0")
+                    description = result.cursor.description
+                    raw = conn.connection.driver_connection
+                    types = raw.adapters.types  # type: ignore[union-attr]
+                    cols = []
+                    for d in description:
+                        name, type_code = d[0], d[1]
+                        info = types.get(type_code)
+                        dtype = info.name if info is not None else str(type_code)
+                        cols.append(ColumnInfo(name, _pg_kind(dtype), dtype))
+                finally:
+                    conn.rollback()
+            self._columns = tuple(cols)
+            return self._columns
+        self._columns = self._sampled_columns()
+        return self._columns
+
+    def _sampled_columns(self) -> tuple[ColumnInfo, ...]:
+        """SQLite (dynamic types) and other databases: the declared type of a table's columns where
+        there is one, else the type of the first 1,000 values."""
+        import sqlalchemy as sa
+
+        from dpgui.data.table import ColumnInfo
+
+        declared: dict[str, Any] = {}
+        if self.spec.table is not None:
+            schema, table = self._table_parts
+            for col in sa.inspect(self._engine).get_columns(table, schema=schema):
+                declared[col["name"]] = col["type"]
+        names, rows = self._fetch(f"SELECT * FROM {self._source_sql} AS s LIMIT 1000")
+        cols = []
+        for j, name in enumerate(names):
+            t = declared.get(name)
+            kind = _sa_kind(t) if t is not None else "other"
+            dtype = str(t) if t is not None and not isinstance(t, sa.types.NullType) else ""
+            if kind == "other":
+                values = [r[j] for r in rows if r[j] is not None]
+                kind = _python_kind(values)
+                dtype = dtype or (type(values[0]).__name__ if values else "null")
+            cols.append(ColumnInfo(name, kind, dtype))
+        return tuple(cols)
+
+    def preview(self, n_rows: int = 100) -> pd.DataFrame:
+        import pandas as pd
+
+        if isinstance(n_rows, bool) or not isinstance(n_rows, int) or n_rows < 0:
+            raise ParameterError(f"n_rows {n_rows!r} is not a non-negative integer", "use e.g. 100")
+        names, rows = self._fetch(f"SELECT * FROM {self._source_sql} AS s LIMIT {n_rows}")
+        return pd.DataFrame.from_records(rows, columns=names)
+
+    def row_count(
+        self, *, progress: ProgressCallback | None = None, should_cancel: CancelCallback | None = None
+    ) -> int:
+        from dpgui.data.readers import check_callbacks
+
+        check_callbacks(progress, should_cancel)
+        if progress is not None:
+            progress(0.0)
+        _, rows = self._fetch(f"SELECT COUNT(*) FROM {self._source_sql} AS s", should_cancel)
+        if progress is not None:
+            progress(1.0)
+        return int(rows[0][0])
+
+    def histogram_sql(self, column: str, lower: float, upper: float, bins: int) -> str:
+        """The one aggregate query of :meth:`histogram` (for the log, the tests and the benchmark)."""
+        from dpgui.data.binning import bin_key_sql
+
+        col = f"s.{self._quoted(column)}"
+        if self.dialect == "postgresql":
+            # The value is cast once per row (OFFSET 0 keeps the planner from inlining the cast into
+            # each of the key expression's references).
+            inner = f"(SELECT CAST({col} AS DOUBLE PRECISION) AS v FROM {self._source_sql} AS s OFFSET 0) AS c"
+            key = bin_key_sql("c.v", lower, upper, bins, "postgresql")
+        else:
+            inner = f"{self._source_sql} AS s"
+            key = bin_key_sql(col, lower, upper, bins, self.dialect)
+        return f"SELECT k.key, COUNT(*) FROM (SELECT {key} AS key FROM {inner}) AS k GROUP BY k.key"
+
+    def histogram(
+        self,
+        column: str,
+        lower: float,
+        upper: float,
+        bins: int,
+        missing: str = MISSING_DROP,
+        *,
+        progress: ProgressCallback | None = None,
+        should_cancel: CancelCallback | None = None,
+    ) -> ColumnHistogram:
+        from dpgui.data.binning import histogram_from_keys
+        from dpgui.data.histogram import _check_bins, _check_missing, check_bounds
+        from dpgui.data.readers import check_callbacks
+
+        lo, hi = check_bounds(lower, upper)
+        k = _check_bins(bins)
+        policy = _check_missing(missing)
+        check_callbacks(progress, should_cancel)
+        if not isinstance(column, str) or not column:
+            raise ParameterError(f"column name {column!r} is not a non-empty string", "pick a column")
+        self._column(column, numeric=True)
+        sql = self.histogram_sql(column, lo, hi, k)
+        if progress is not None:
+            progress(0.0)
+        _, rows = self._fetch(sql, should_cancel)
+        result = histogram_from_keys(((int(key), int(n)) for key, n in rows), lo, hi, k, policy,
+                                     column=column, source_name=self.spec.display_name())
+        if progress is not None:
+            progress(1.0)
+        return result
+
+    def path_counts(
+        self,
+        level_columns: Sequence[str],
+        *,
+        max_nodes_per_level: int | None = None,
+        progress: ProgressCallback | None = None,
+        should_cancel: CancelCallback | None = None,
+    ) -> PathCounts:
+        import pyarrow as pa
+
+        from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
+        from dpgui.data.hierarchy import _check_levels, path_counts_from_groups
+        from dpgui.data.readers import check_callbacks
+
+        names = _check_levels(level_columns)
+        check_callbacks(progress, should_cancel)
+        kinds = {c: self._column(c).kind for c in names}
+        cols = ", ".join(f"s.{self._quoted(c)}" for c in names)
+        if progress is not None:
+            progress(0.0)
+        _, rows = self._fetch(f"SELECT {cols}, COUNT(*) FROM {self._source_sql} AS s GROUP BY {cols}", should_cancel)
+        arrays = []
+        for j, name in enumerate(names):
+            values = [r[j] for r in rows]
+            try:
+                arrays.append(pa.array(values))
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                raise DataError(f"level column '{name}' of {self.spec.display_name()} mixes values of several types",
+                                "convert the column to one type (e.g. CAST(… AS TEXT) in a query)") from None
+        groups = pa.Table.from_arrays(arrays, names=list(names))
+        result = path_counts_from_groups(names, groups, [int(r[-1]) for r in rows], kinds=kinds,
+                                         max_nodes_per_level=max_nodes_per_level or MAX_NODES_PER_LEVEL,
+                                         source_name=self.spec.display_name())
+        if progress is not None:
+            progress(1.0)
+        return result
+
+
+def _pg_kind(type_name: str) -> str:
+    if type_name in _PG_NUMERIC:
+        return "numeric"
+    if type_name in _PG_TEXT:
+        return "text"
+    if type_name in _PG_DATETIME:
+        return "datetime"
+    if type_name == "bool":
+        return "boolean"
+    if type_name == "bytea":
+        return "binary"
+    return "other"
+
+
+def _sa_kind(t: Any) -> str:
+    import sqlalchemy as sa
+
+    if isinstance(t, sa.types.Boolean):
+        return "boolean"
+    if isinstance(t, (sa.types.Integer, sa.types.Numeric, sa.types.Float)):
+        return "numeric"
+    if isinstance(t, (sa.types.DateTime, sa.types.Date, sa.types.Time, sa.types.Interval)):
+        return "datetime"
+    if isinstance(t, (sa.types.String, sa.types.Enum)):
+        return "text"
+    if isinstance(t, sa.types.LargeBinary):
+        return "binary"
+    return "other"
+
+
+def _python_kind(values: list[Any]) -> str:
+    import datetime
+    import decimal
+
+    if not values:
+        return "empty"
+    if all(isinstance(v, bool) for v in values):
+        return "boolean"
+    if all(isinstance(v, (int, float, decimal.Decimal)) and not isinstance(v, bool) for v in values):
+        return "numeric"
+    if all(isinstance(v, str) for v in values):
+        return "text"
+    if all(isinstance(v, (datetime.date, datetime.time, datetime.timedelta)) for v in values):
+        return "datetime"
+    if all(isinstance(v, (bytes, bytearray, memoryview)) for v in values):
+        return "binary"
+    return "other"
+
+
+# --------------------------------------------------------------------------- opening
+
+
+def _make_url(location: str) -> sa.URL:
+    import sqlalchemy as sa
+
+    try:
+        url = sa.engine.make_url(location)
+    except sa.exc.ArgumentError:
+        raise DataError(f"'{location}' is not a database URL",
+                        "write it as postgresql://user@host:5432/database or sqlite:///path/to/file.db") from None
+    if url.drivername in ("postgresql", "postgres"):
+        url = url.set(drivername="postgresql+psycopg")
+    return url
+
+
+def _sqlite_engine(url: sa.URL) -> sa.Engine:
+    import pathlib
+    import sqlite3
+
+    import sqlalchemy as sa
+
+    if not url.database or url.database == ":memory:":
+        raise DataError("an in-memory SQLite database holds no data", "give the file: sqlite:///path/to/file.db")
+    path = pathlib.Path(url.database).expanduser().resolve()
+    if not path.is_file():
+        raise DataError(f"SQLite database file '{path.name}' not found", "check the path in sqlite:///path/to/file.db")
+    uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
+
+    def creator() -> sqlite3.Connection:
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        conn.execute("PRAGMA query_only = ON")
+        return conn
+
+    return sa.create_engine("sqlite://", creator=creator, poolclass=sa.pool.NullPool)
+
+
+def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None) -> SqlSource:
+    """Connect to the database of ``spec`` (a "database" spec) and check its table or query.
+
+    Password: :func:`dpgui.data.credentials.find_password` (env, keyring, ``password_prompt``), given
+    to the driver only. DataError, with the fix and without the password, for: a bad URL, a driver
+    that is not installed, an unreachable server, a refused password, a missing database, table or
+    SQLite file, a query that is not one read-only SELECT (refused before anything runs)."""
+    import sqlalchemy as sa
+
+    from dpgui.data.credentials import find_password
+
+    if spec.kind != "database":
+        raise ParameterError(f"not a database source: {spec.kind}", "open it with dpgui.data.source.open_source")
+    if (spec.table is None) == (spec.query is None):
+        raise ParameterError("a database source needs a table or a query (one of them)",
+                             "add --table NAME or --query 'SELECT …'")
+    query = check_read_only_query(spec.query) if spec.query is not None else None
+    url = _make_url(spec.location)
+    display = url.render_as_string(hide_password=True).replace("+psycopg", "")
+    password: str | None = None
+    if url.get_backend_name() == "sqlite":
+        engine = _sqlite_engine(url)
+        import sqlite3
+
+        words = f"the database (SQLite {sqlite3.sqlite_version})"
+    else:
+        if url.password is None:
+            password = find_password(display, password_prompt)
+            if password is not None:
+                url = url.set(password=password)
+        connect_args: dict[str, Any] = {}
+        if url.get_backend_name() == "postgresql":
+            connect_args = {"options": "-c default_transaction_read_only=on", "connect_timeout": 10,
+                            "application_name": "dpgui"}
+        try:
+            engine = sa.create_engine(url, connect_args=connect_args, pool_pre_ping=True)
+        except (ImportError, sa.exc.NoSuchModuleError) as exc:
+            raise DataError(f"no database driver for '{url.drivername}' is installed ({type(exc).__name__})",
+                            "install the driver's Python package, or use PostgreSQL or SQLite") from None
+        try:
+            with engine.connect() as conn:
+                info = engine.dialect.server_version_info or ()
+                conn.rollback()
+        except sa.exc.DBAPIError as exc:
+            engine.dispose()
+            raise _connect_error(exc, url, display, password) from None
+        name = {"postgresql": "PostgreSQL", "mysql": "MySQL", "mariadb": "MariaDB", "mssql": "SQL Server",
+                "oracle": "Oracle"}.get(engine.dialect.name, engine.dialect.name)
+        version_text = ".".join(str(v) for v in info[:2] if isinstance(v, int))
+        words = f"the database ({name} {version_text})" if version_text else f"the database ({name})"
+    preparer = engine.dialect.identifier_preparer
+    table_parts: tuple[str | None, str] = (None, "")
+    if query is not None:
+        source_sql = f"({query})"
+    else:
+        assert spec.table is not None
+        table_parts = _find_table(engine, spec.table, display, password)
+        schema, table = table_parts
+        source_sql = (f"{_quote_name(preparer, schema)}." if schema else "") + _quote_name(preparer, table)
+    source = SqlSource(spec, engine, password, source_sql, words, table_parts)
+    try:
+        source.columns()  # runs the query once with LIMIT 0 (or 1000): a bad query fails here
+    except BaseException:
+        source.close()
+        raise
+    return source
+
+
+def _find_table(engine: sa.Engine, name: str, display: str, password: str | None) -> tuple[str | None, str]:
+    """(schema, table) of ``name`` (``table`` or ``schema.table``): exact, else the one match ignoring case."""
+    import sqlalchemy as sa
+
+    parts = name.split(".")
+    if len(parts) > 2 or not all(p.strip() for p in parts):
+        raise DataError(f"table name '{name}' is not valid", "write it as table or schema.table")
+    schema = parts[0].strip().strip('"') if len(parts) == 2 else None
+    table = parts[-1].strip().strip('"')
+    try:
+        inspector = sa.inspect(engine)
+        schemas = inspector.get_schema_names()
+        if schema is not None and schema not in schemas:
+            matches = [s for s in schemas if s.lower() == schema.lower()]
+            if len(matches) != 1:
+                raise DataError(f"schema '{schema}' not found in {display}", f"choose among: {', '.join(schemas[:20])}")
+            schema = matches[0]
+        names = list(inspector.get_table_names(schema=schema)) + list(inspector.get_view_names(schema=schema))
+    except sa.exc.DBAPIError as exc:
+        raise _query_error(exc, password) from None
+    if table in names:
+        return schema, table
+    matches = [t for t in names if t.lower() == table.lower()]
+    if len(matches) == 1:
+        return schema, matches[0]
+    where = f"schema '{schema}'" if schema else display
+    shown = ", ".join(sorted(names)[:20]) + (f" (and {len(names) - 20} more)" if len(names) > 20 else "")
+    raise DataError(f"table '{name}' not found in {where}",
+                    f"choose among its tables: {shown}" if names else "the database has no tables there")
