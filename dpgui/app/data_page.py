@@ -79,10 +79,14 @@ def source_table_info(opened: OpenedSource) -> TableInfo:
     return TableInfo(Path(name), "csv", tuple(opened.columns), opened.n_rows, 0)
 
 
-def dialect_words(dialect: CsvDialect, detected: bool) -> str:
-    """"Separator: semicolon · Decimal mark: comma (detected)"."""
+DIALECT_TOOLTIP = ("How dpgui reads this CSV file: the character between values and the decimal mark. "
+                   "If the numbers in the preview look wrong, press Change….")
+
+
+def dialect_words(dialect: CsvDialect, how: str) -> str:
+    """"Separator: semicolon · Decimal mark: comma (detected)"; ``how``: detected, assumed or chosen."""
     return (f"Separator: {CSV_DELIMITERS[dialect.delimiter]} · Decimal mark: {CSV_DECIMALS[dialect.decimal]} "
-            f"({'detected' if detected else 'chosen'})")
+            f"({how})")
 
 
 class DialectDialog(QDialog):
@@ -321,8 +325,7 @@ class DataPage(QWidget):
         self.engine_label.setToolTip("Who reads the confidential rows and counts them. A database or Spark counts "
                                      "the rows where they are and sends back only the bin counts.")
         self.dialect_label = QLabel("")
-        self.dialect_label.setToolTip("How dpgui reads this CSV file: the character between values and the "
-                                      "decimal mark. If the numbers in the preview look wrong, change it.")
+        self.dialect_label.setToolTip(DIALECT_TOOLTIP)
         self.dialect_button = QPushButton("Change…")
         self.dialect_button.setToolTip("Choose the field separator and the decimal mark, and read the file again.")
         self.dialect_button.clicked.connect(self.open_dialect_dialog)
@@ -502,18 +505,21 @@ class DataPage(QWidget):
         self.engine_label.setText(f"Counted by: <b>{text.escape(engine)}</b>")
         spec = self.spec
         dialect: CsvDialect | None = None
-        detected = True
+        how = "detected"
         if spec is not None and spec.kind == "file" and info.format in ("csv", "tsv"):
             if spec.dialect is not None:
-                dialect, detected = spec.dialect, False
+                dialect, how = spec.dialect, "chosen"
             else:
-                found = getattr(info, "dialect", None)  # the readers' detection (TableInfo.dialect)
-                dialect = found if isinstance(found, CsvDialect) else CsvDialect(
-                    "\t" if info.format == "tsv" else ",", ".")
+                dialect = info.dialect or CsvDialect("\t" if info.format == "tsv" else ",", ".")
+                detection = info.dialect_detection
+                if detection is not None and not detection.detected:
+                    how = "assumed"
+                self.dialect_label.setToolTip(
+                    (detection.reason + " " if detection is not None else "") + DIALECT_TOOLTIP)
         self.dialect = dialect
         for widget in (self.dialect_label, self.dialect_button):
             widget.setVisible(dialect is not None)
-        self.dialect_label.setText("" if dialect is None else dialect_words(dialect, detected))
+        self.dialect_label.setText("" if dialect is None else dialect_words(dialect, how))
 
     def open_dialect_dialog(self) -> None:
         """Change…: choose the separator and decimal mark; the window reads the file again with them."""

@@ -41,7 +41,6 @@ QUERY_HELP = ("One read-only SELECT (for example: SELECT age, region FROM survey
 PASSWORD_HELP = ("Kept in memory until dpgui closes; never written to the project, the autosave, the "
                  "report or any file. Leave empty if the database needs none, or if DPGUI_DB_PASSWORD "
                  "or the system keyring has it.")
-KEYRING_SERVICE = "dpgui"
 PREVIEW_ROWS = 100
 MISSING_TEXT = "(missing)"
 PASSWORD_WAIT_S = 600.0  # a worker asking for a password gives up after this long (the window was closed)
@@ -68,14 +67,12 @@ def keyring_works() -> bool:
 
 
 def remember_in_keyring(url: str, password: str) -> str:
-    """Store ``password`` for ``url`` in the system keyring (service "dpgui", user name = the URL);
-    returns "" or the one-line problem."""
-    try:
-        import keyring
+    """Store ``password`` for ``url`` in the system keyring (:func:`dpgui.data.credentials.remember_password`:
+    service "dpgui", user name = the URL without password); returns "" or the one-line problem."""
+    from dpgui.data.credentials import remember_password
 
-        keyring.set_password(KEYRING_SERVICE, url, password)
-    except Exception as err:  # noqa: BLE001 - the keyring is optional: say why and go on
-        return f"The password was not stored in the system keyring ({type(err).__name__}); it is kept for this session."
+    if not remember_password(url, password):
+        return "The password was not stored in the system keyring; it is kept for this session only."
     return ""
 
 
@@ -388,7 +385,7 @@ class DatabaseDialog(QDialog):
         self.status.info(f"Connecting to {spec.display_name()}…")
         self.test_button.setEnabled(False)
         self.ok_button.setEnabled(False)
-        prompt: PasswordPrompt = lambda _url: password or None  # noqa: E731 - the typed password, or none
+        prompt: PasswordPrompt = lambda _url: password  # noqa: E731 - the typed password ("" = none)
         worker = Worker(open_and_look, spec, prompt, count_rows=False)
         self._worker = worker
         worker.connect_to(self, finished=lambda opened: self._on_tested(opened, spec, password),

@@ -61,7 +61,7 @@ def _open_task(path: Path, progress: Callable[[float, str], None], should_cancel
                dialect: CsvDialect | None = None) -> tuple[TableInfo, TableReader]:
     progress(0.0, f"Opening {path.name}…")
     # a CSV dialect chosen in step 1 (None: the readers detect it)
-    reader = TableReader(path, **({} if dialect is None else {"dialect": dialect}))
+    reader = TableReader(path, dialect)
     # The preview's first rows are read here, off the GUI thread: the first read also imports pandas,
     # which on the GUI thread would freeze the window (benchmarks/bench_responsiveness.py).
     with contextlib.suppress(DpguiError):  # the preview shows the error itself when it reads these rows
@@ -410,7 +410,7 @@ class MainWindow(QMainWindow):
         if column is not None:
             self.data_page.select_column(column)
         if info.n_rows is None:
-            self._count_rows(info.path)
+            self._count_rows(info.path, info.dialect)
         self.project.data_opened()  # title; applies a project that was waiting for this file
         after, self._after_open = self._after_open, None
         if after is not None:
@@ -422,13 +422,13 @@ class MainWindow(QMainWindow):
         self.project.data_open_failed()
         self.show_error("Cannot open this file", message)
 
-    def _count_rows(self, path: Path) -> None:
+    def _count_rows(self, path: Path, dialect: CsvDialect | None = None) -> None:
         def failed(message: str) -> None:
             self._count_worker = None
             self._idle()
             self.show_error("Cannot read this file", message)
 
-        worker = Worker(count_rows, path).connect_to(
+        worker = Worker(count_rows, path, dialect=dialect).connect_to(
             self, finished=lambda n: self._on_counted(path, n), failed=failed,
             cancelled=self._idle, progress=lambda f, m: self._show_progress(f, f"Counting rows of {path.name}…"))
         self._count_worker = worker

@@ -524,7 +524,7 @@ def path_counts_from_groups(
         raise ValueError(f"{len(weights)} counts for {groups.num_rows} groups")
     if kinds is None:
         kinds = {c: column_kind(groups.column(i).type) for i, c in enumerate(names)}
-    values = [_LevelValues(False) for _ in names]
+    values = [_LevelValues(None) for _ in names]
     ids = []
     missing: dict[str, int] = {}
     for level, column in enumerate(names):
