@@ -457,6 +457,9 @@ class DataPage(QWidget):
         self.info, self.reader = info, reader
         self.spec = spec if spec is not None else SourceSpec("file", str(info.path))
         self._show_source(info, engine)
+        self.preview.setToolTip("The first rows of the file, for your checking. More rows load as you scroll."
+                                if self.spec.kind == "file" else
+                                "The first 100 rows of the table or query, for your checking (only you see them).")
         self.dataset_name.blockSignals(True)  # written below, with the rest of the new table's step 1
         self.dataset_name.setText(default_dataset_name(info.path) if self.spec.kind == "file"
                                   else (self.spec.table or "query").replace(".", "-"))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QThread, Signal
 from PySide6.QtWidgets import (
     QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QInputDialog, QLabel, QLineEdit,
-    QPlainTextEdit, QPushButton, QRadioButton, QTableView, QVBoxLayout, QWidget,
+    QPlainTextEdit, QPushButton, QRadioButton, QSizePolicy, QTableView, QVBoxLayout, QWidget,
 )
 
 from dpgui.app import text
@@ -205,6 +205,14 @@ class FrameModel(QAbstractTableModel):
 
 # --------------------------------------------------------------------------------------------- the dialog
 
+def _hint(words: str, tooltip: str) -> QLabel:
+    """A short grey line under a field; the longer explanation in its tooltip."""
+    label = QLabel(words)
+    label.setStyleSheet("color: #5f5f5f;")
+    label.setToolTip(tooltip)
+    return label
+
+
 class DatabaseDialog(QDialog):
     """Connect to a database: URL, table or query, password; Test connection; preview; OK.
 
@@ -229,9 +237,7 @@ class DatabaseDialog(QDialog):
         self.url_edit.setPlaceholderText(URL_PLACEHOLDER)
         self.url_edit.setToolTip(URL_HELP)
         self.url_edit.setAccessibleName("Database URL")
-        self.url_help = QLabel(URL_HELP)
-        self.url_help.setWordWrap(True)
-        self.url_help.setStyleSheet("color: palette(mid);")
+        self.url_help = _hint("Without the password. An SQLite file: sqlite:///C:/data/survey.db", URL_HELP)
         self.url_message = inline_message(self)
         self.url_edit.textChanged.connect(self._check_url)
 
@@ -250,9 +256,7 @@ class DatabaseDialog(QDialog):
         self.query_edit.setToolTip(QUERY_HELP)
         self.query_edit.setAccessibleName("Query")
         self.query_edit.setFixedHeight(70)
-        self.query_help = QLabel(QUERY_HELP)
-        self.query_help.setWordWrap(True)
-        self.query_help.setStyleSheet("color: palette(mid);")
+        self.query_help = _hint("One read-only SELECT; queries that change the database are refused.", QUERY_HELP)
         self.table_radio.toggled.connect(self._on_kind)
 
         self.password_edit = QLineEdit()
@@ -264,13 +268,12 @@ class DatabaseDialog(QDialog):
         self.remember.setToolTip("Store the password in this computer's keyring (protected by your login), so "
                                  "that dpgui finds it next time. Without it, dpgui asks again after a restart.")
         self.remember.setVisible(keyring_works())
-        password_help = QLabel(PASSWORD_HELP)
-        password_help.setWordWrap(True)
-        password_help.setStyleSheet("color: palette(mid);")
+        password_help = _hint("Kept in memory until dpgui closes; never written to any file.", PASSWORD_HELP)
 
         self.test_button = QPushButton("Test &connection")
         self.test_button.setToolTip("Connect, list the columns and show the first rows (reads nothing else).")
         self.test_button.clicked.connect(lambda: self.test_connection())
+        self.test_button.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.status = StatusLine(self)
         self.preview = QTableView()
         self.preview.setAccessibleName("First rows of the table or query")
@@ -301,6 +304,7 @@ class DatabaseDialog(QDialog):
         test_row = QHBoxLayout()
         test_row.addWidget(self.test_button)
         test_row.addWidget(self.status, 1)
+        test_row.addStretch(0)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
