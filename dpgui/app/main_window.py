@@ -344,9 +344,18 @@ class MainWindow(QMainWindow):
             self.show_error("A release is running", "Wait until the release has finished, then connect.")
             return
         self._busy(f"Connecting to {spec.display_name()}…")
+        def failed(message: str) -> None:
+            self._idle()
+            self.project.data_open_failed()
+            self.show_error("Cannot read this data", message)
+
+        def cancelled() -> None:
+            self._idle()
+            self.project.data_open_failed()
+            self.statusBar().showMessage(f"Not connected to {spec.display_name()}: no password was given.", 8000)
+
         worker = Worker(open_and_look, spec, self.passwords.prompt_for(spec)).connect_to(
-            self, finished=self._on_source_opened, failed=lambda message: self._on_open_failed(Path(), message),
-            cancelled=self._idle, progress=self._show_progress)
+            self, finished=self._on_source_opened, failed=failed, cancelled=cancelled, progress=self._show_progress)
         self.pool.start(worker)
 
     def _on_source_opened(self, opened: OpenedSource) -> None:

@@ -376,3 +376,14 @@ def test_the_workspace_saves_a_database_source_as_its_spec_and_a_file_with_its_d
     assert project_spec(project) == SourceSpec("file", os.path.abspath("rel/people.csv"), dialect=CsvDialect(";", ","))
     plain = WorkspaceState(source=DataSource(TableInfo(Path("p.csv"), "csv", columns, 10, 5), 10)).to_project()
     assert plain.source is None  # a plain file is saved as before (older dpgui versions open it)
+
+
+@needs_sql
+def test_no_password_given_when_asked_leaves_the_window_as_it_was(qtbot, pg_people):
+    window = make_window(qtbot)
+    asked: list[str] = []
+    window.passwords.ask = lambda url: asked.append(url)  # the officer presses Cancel
+    window.open_database(SourceSpec("database", pg_people.url, table="window_people"))
+    qtbot.waitUntil(lambda: bool(asked) and not window.pool.busy(), timeout=TIMEOUT)
+    assert window.workspace.state.source is None
+    assert "no password was given" in window.statusBar().currentMessage()
