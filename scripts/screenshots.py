@@ -96,6 +96,64 @@ def hierarchy_screens(window, shot, appearance: str) -> None:
     shot("18-hierarchy-result")
 
 
+def source_screens(window, shot) -> None:
+    """Data where it lives: the "Connect to a database…" dialog on an SQLite file made here (its
+    inline refusal of a password in the URL, then a successful test with the first rows), step 1
+    showing the database as the data ("Counted by: the database (…)"), and step 1 with a
+    semicolon-separated, decimal-comma CSV whose dialect was detected."""
+    import sqlite3
+    import tempfile
+
+    import numpy as np
+
+    from dpgui.app.main_window import TAB_DATA
+
+    folder = Path(tempfile.mkdtemp(prefix="dpgui-screenshot-sources-"))
+    rng = np.random.default_rng(2013)
+    db = folder / "survey.db"
+    with sqlite3.connect(db) as con:
+        con.execute("CREATE TABLE households (id INTEGER, region TEXT, persons INTEGER, income REAL, rent REAL)")
+        con.executemany("INSERT INTO households VALUES (?, ?, ?, ?, ?)", [
+            (i, str(rng.choice(["North", "South", "East", "West"])), int(rng.integers(1, 7)),
+             round(float(rng.gamma(2.2, 21000)), 2), round(float(rng.gamma(3.0, 300)), 2)) for i in range(5000)])
+    window.set_mode(False)
+    window.connect_database()
+    dialog = window.database_dialog
+    dialog.url_edit.setText("postgresql://officer:hunter2@db.example.org:5432/census")
+    dialog.table_edit.setText("households")
+    shot("20-database-password-in-url", dialog)
+    dialog.url_edit.setText(f"sqlite:///{db}")
+    dialog.password_edit.setText("")
+    dialog.test_connection()
+    wait(lambda: dialog._worker is None)
+    shot("21-database-dialog", dialog)
+    dialog._on_ok()
+    wait(lambda: window.workspace.state.source is not None and window.workspace.state.source.source_spec.kind
+         == "database" and not window.pool.busy())
+    window.tabs.setCurrentIndex(TAB_DATA)
+    page = window.data_page
+    page.select_column("income")
+    for field, value in ((page.lower_field, "0"), (page.upper_field, "250000"), (page.bins, "1000")):
+        field.set_text(value)
+        field.edited.emit()
+    shot("22-data-database")
+    csv = folder / "messungen.csv"
+    lines = ["kreis;haushalte;einkommen;miete"] + [
+        f"{k};{int(rng.integers(1, 7))};{rng.gamma(2.2, 21000):.2f};{rng.gamma(3.0, 300):.2f}".replace(".", ",")
+        for k in rng.choice(["Nord", "Süd", "Ost", "West"], 3000)]
+    csv.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    window.open_file(str(csv))
+    wait(lambda: window.table is not None and window.table.path == csv and not window.pool.busy())
+    page.select_column("einkommen")
+    for field, value in ((page.lower_field, "0"), (page.upper_field, "250000"), (page.bins, "1000")):
+        field.set_text(value)
+        field.edited.emit()
+    shot("23-data-csv-dialect")
+    window.data_page.open_dialect_dialog()
+    shot("24-dialect-dialog", window.data_page.dialect_dialog)
+    window.data_page.dialect_dialog.reject()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("outdir", type=Path)
@@ -227,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     keys.show()
     shot("14-keys", keys)
     keys.close()
+    source_screens(window, shot)
     hierarchy_screens(window, shot, args.appearance)
     window.close()
     print(f"{len(written)} screenshots in {args.outdir}", flush=True)

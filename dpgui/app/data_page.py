@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
+    QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
     QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QRadioButton, QSplitter, QTableView, QVBoxLayout,
     QWidget,
 )
@@ -20,20 +20,119 @@ from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_buddy, show_inline
 from dpgui.core.tree import check_bins
-from dpgui.data.file_types import TABLE_FILTER
+from dpgui.data.file_types import CSV_DECIMALS, CSV_DELIMITERS, TABLE_FILTER, CsvDialect
 from dpgui.data.histogram import check_bounds
 from dpgui.data.public_bounds import (
     WHY_NOT_CONFIDENTIAL, WHY_WHOLE_NUMBER_BINS, BoundsSuggestion, find_schema_for, suggest_from_reference,
     suggest_from_schema, suggest_from_type, whole_number_bins, whole_number_reason,
 )
-from dpgui.data.table import ColumnInfo, TableInfo, TableReader
+from dpgui.data.source import SourceSpec
+from dpgui.data.table import ColumnInfo, TableInfo
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_number
 from dpgui.report.ledger import default_dataset_name
 from dpgui.workspace.state import ColumnChoice, ColumnSettings, DataSource
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpgui.app.database_dialog import OpenedSource
+
 KIND_LABELS = {"numeric": "number", "text": "text", "datetime": "date/time", "boolean": "yes/no", "other": "other"}
 MISSING_TEXT = "(missing)"
+
+
+class RowReader(Protocol):
+    """What the preview reads rows from: a file's :class:`~dpgui.data.table.TableReader`, or the
+    first rows of a database or Spark source (:class:`FrameRows`)."""
+
+    @property
+    def info(self) -> TableInfo: ...
+
+    def read_rows(self, start: int, count: int) -> pd.DataFrame: ...
+
+    def close(self) -> None: ...
+
+
+class FrameRows:
+    """The rows a source gave for its preview (at most a few hundred), read like a file."""
+
+    def __init__(self, info: TableInfo, frame: pd.DataFrame) -> None:
+        self._info, self._frame = info, frame
+
+    @property
+    def info(self) -> TableInfo:
+        return self._info
+
+    def read_rows(self, start: int, count: int) -> pd.DataFrame:
+        return self._frame.iloc[start:start + count]
+
+    def close(self) -> None:
+        """Nothing to release (the source was closed after its preview was read)."""
+
+
+def source_table_info(opened: OpenedSource) -> TableInfo:
+    """A :class:`TableInfo` for a database or Spark source: its ``path`` is only a name for messages
+    and the dataset's default name (the table's name, or "query"), never a file (size 0)."""
+    spec = opened.spec
+    name = spec.table or "query"
+    return TableInfo(Path(name), "csv", tuple(opened.columns), opened.n_rows, 0)
+
+
+DIALECT_TOOLTIP = ("How dpgui reads this CSV file: the character between values and the decimal mark. "
+                   "If the numbers in the preview look wrong, press Change….")
+
+
+def dialect_words(dialect: CsvDialect, how: str) -> str:
+    """"Separator: semicolon · Decimal mark: comma (detected)"; ``how``: detected, assumed or chosen."""
+    return (f"Separator: {CSV_DELIMITERS[dialect.delimiter]} · Decimal mark: {CSV_DECIMALS[dialect.decimal]} "
+            f"({how})")
+
+
+class DialectDialog(QDialog):
+    """Change how a CSV file is read: the field separator and the decimal mark."""
+
+    def __init__(self, dialect: CsvDialect, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("How the file is written")
+        self.separator = QComboBox()
+        for mark, name in CSV_DELIMITERS.items():
+            self.separator.addItem(name, mark)
+        self.decimal = QComboBox()
+        for mark, name in CSV_DECIMALS.items():
+            self.decimal.addItem(f"{name} (1{mark}5 = one and a half)", mark)
+        self.separator.setCurrentIndex(max(0, self.separator.findData(dialect.delimiter)))
+        self.decimal.setCurrentIndex(max(0, self.decimal.findData(dialect.decimal)))
+        note = QLabel("Choose how the values are separated and how decimals are written in this file; dpgui reads "
+                      "it again with your choice. Files with decimal commas usually separate fields with semicolons.")
+        note.setWordWrap(True)
+        self.message = inline_message(self)
+        form = QFormLayout()
+        form.addRow("Field &separator:", self.separator)
+        form.addRow("&Decimal mark:", self.decimal)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Read the file again")
+        buttons.accepted.connect(self._accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(note)
+        layout.addLayout(form)
+        layout.addWidget(self.message)
+        layout.addWidget(buttons)
+        self.dialect: CsvDialect | None = None
+
+    def chosen(self) -> CsvDialect | None:
+        """The dialect chosen, or None with the problem shown (a comma for both)."""
+        try:
+            return CsvDialect.checked(self.separator.currentData(), self.decimal.currentData())
+        except DpguiError as err:
+            show_inline(self.message, text.friendly(err))
+            return None
+
+    def _accept(self) -> None:
+        self.dialect = self.chosen()
+        if self.dialect is not None:
+            self.accept()
 
 
 class PreviewModel(QAbstractTableModel):
@@ -43,7 +142,7 @@ class PreviewModel(QAbstractTableModel):
     MAX_ROWS = 100_000
     readError = Signal(str)
 
-    def __init__(self, reader: TableReader, parent: Any = None) -> None:
+    def __init__(self, reader: RowReader, parent: Any = None) -> None:
         super().__init__(parent)
         self._reader = reader
         self._columns = [c.name for c in reader.info.columns]
@@ -209,13 +308,32 @@ class DataPage(QWidget):
     widgets."""
 
     columnChosen = Signal(str)
+    dialectChosen = Signal(object)  # a CsvDialect: read the open CSV file again with it
+    connectRequested = Signal()  # "Connect to a database…"
 
     def __init__(self, binding: WorkspaceBinding, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._workspace = binding.workspace
         self.info: TableInfo | None = None
-        self.reader: TableReader | None = None
+        self.reader: RowReader | None = None
         self.model: PreviewModel | None = None
+        self.spec: SourceSpec | None = None  # where the open data lives
+        self.dialect: CsvDialect | None = None  # the open CSV file's dialect as read (None: not a CSV)
+        self.dialect_dialog: DialectDialog | None = None
+
+        self.engine_label = QLabel("")
+        self.engine_label.setToolTip("Who reads the confidential rows and counts them. A database or Spark counts "
+                                     "the rows where they are and sends back only the bin counts.")
+        self.dialect_label = QLabel("")
+        self.dialect_label.setToolTip(DIALECT_TOOLTIP)
+        self.dialect_button = QPushButton("Change…")
+        self.dialect_button.setToolTip("Choose the field separator and the decimal mark, and read the file again.")
+        self.dialect_button.clicked.connect(self.open_dialect_dialog)
+        self.connect_button = QPushButton("Connect to a &database…")
+        self.connect_button.setToolTip("Read a table or a query of a database (PostgreSQL, SQLite, …) instead of a file.")
+        self.connect_button.clicked.connect(self.connectRequested)
+        for widget in (self.dialect_label, self.dialect_button):
+            widget.setVisible(False)
 
         self.file_label = QLabel("No file open.")
         self.file_label.setWordWrap(True)
@@ -314,21 +432,37 @@ class DataPage(QWidget):
         dataset_label.setToolTip(self.dataset_name.toolTip())
         top.addWidget(dataset_label)
         top.addWidget(self.dataset_name)
+        source_bar = QHBoxLayout()
+        source_bar.addWidget(self.engine_label)
+        source_bar.addSpacing(18)
+        source_bar.addWidget(self.dialect_label)
+        source_bar.addWidget(self.dialect_button)
+        source_bar.addStretch(1)
+        source_bar.addWidget(self.connect_button)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addLayout(source_bar)
         self.dataset_message = inline_message(self)
         layout.addWidget(self.dataset_message)
         layout.addWidget(self.file_warning)
         layout.addWidget(splitter, 1)
 
     # ---------------------------------------------------------------- table
-    def set_table(self, info: TableInfo, reader: TableReader) -> None:
-        """Show a newly opened table; forget the previous column choice."""
+    def set_table(self, info: TableInfo, reader: RowReader, spec: SourceSpec | None = None,
+                  engine: str = "this computer") -> None:
+        """Show a newly opened table (a file's, or a database's with ``spec``); forget the previous
+        column choice."""
         if self.reader is not None and self.reader is not reader:
             self.reader.close()
         self.info, self.reader = info, reader
+        self.spec = spec if spec is not None else SourceSpec("file", str(info.path))
+        self._show_source(info, engine)
+        self.preview.setToolTip("The first rows of the file, for your checking. More rows load as you scroll."
+                                if self.spec.kind == "file" else
+                                "The first 100 rows of the table or query, for your checking (only you see them).")
         self.dataset_name.blockSignals(True)  # written below, with the rest of the new table's step 1
-        self.dataset_name.setText(default_dataset_name(info.path))
+        self.dataset_name.setText(default_dataset_name(info.path) if self.spec.kind == "file"
+                                  else (self.spec.table or "query").replace(".", "-"))
         self.dataset_name.blockSignals(False)
         self.model = PreviewModel(reader, self)
         self.model.readError.connect(lambda message: show_inline(self.file_warning, message))
@@ -355,15 +489,57 @@ class DataPage(QWidget):
             self.bins.set_text("1000")
         self.bins.clear_error()
         show_inline(self.column_message, "")
-        self._workspace.update(source=DataSource(info, info.n_rows), column=self._column_choice(),
+        self._workspace.update(source=self._data_source(info.n_rows, engine), column=self._column_choice(),
                                dataset=self.dataset_name.text())
+
+    def set_opened(self, opened: OpenedSource) -> None:
+        """Show a database or Spark source (:func:`~dpgui.app.database_dialog.open_and_look`'s result)."""
+        info = source_table_info(opened)
+        self.set_table(info, FrameRows(info, opened.preview), opened.spec, opened.engine)
+
+    def _data_source(self, n_rows: int | None, engine: str) -> DataSource:
+        assert self.info is not None
+        spec = None if self.spec is None or (self.spec.kind == "file" and self.spec.dialect is None
+                                             and self.spec.encoding is None) else self.spec
+        return DataSource(self.info, n_rows, spec, engine)
+
+    def _show_source(self, info: TableInfo, engine: str) -> None:
+        """"Counted by: …" and, for a CSV/TSV file, how it is read ("Separator: … (detected)")."""
+        self.engine_label.setText(f"Counted by: <b>{text.escape(engine)}</b>")
+        spec = self.spec
+        dialect: CsvDialect | None = None
+        how = "detected"
+        if spec is not None and spec.kind == "file" and info.format in ("csv", "tsv"):
+            if spec.dialect is not None:
+                dialect, how = spec.dialect, "chosen"
+            else:
+                dialect = info.dialect or CsvDialect("\t" if info.format == "tsv" else ",", ".")
+                detection = info.dialect_detection
+                if detection is not None and not detection.detected:
+                    how = "assumed"
+                self.dialect_label.setToolTip(
+                    (detection.reason + " " if detection is not None else "") + DIALECT_TOOLTIP)
+        self.dialect = dialect
+        for widget in (self.dialect_label, self.dialect_button):
+            widget.setVisible(dialect is not None)
+        self.dialect_label.setText("" if dialect is None else dialect_words(dialect, how))
+
+    def open_dialect_dialog(self) -> None:
+        """Change…: choose the separator and decimal mark; the window reads the file again with them."""
+        if self.dialect is None:
+            return
+        dialog = DialectDialog(self.dialect, self)
+        self.dialect_dialog = dialog
+        dialog.accepted.connect(lambda: self.dialectChosen.emit(dialog.dialect) if dialog.dialect else None)
+        dialog.open()
 
     def set_row_count(self, n_rows: int | None) -> None:
         """The open table's rows, counted (``None``: still counting)."""
         if self.info is None:
             return
         self._show_row_count(n_rows)
-        self._workspace.update(source=DataSource(self.info, n_rows))
+        current = self._workspace.state.source
+        self._workspace.update(source=self._data_source(n_rows, current.engine if current else "this computer"))
 
     def set_dataset_name(self, name: str) -> None:
         """The dataset's name in the budget ledger, as if typed (from a project, or a name chosen instead)."""
@@ -374,6 +550,10 @@ class DataPage(QWidget):
             return
         info = self.info
         rows = "counting rows…" if n_rows is None else f"{n_rows:,} rows"
+        if self.spec is not None and self.spec.kind != "file":
+            self.file_label.setText(f"<b>{text.escape(self.spec.display_name())}</b> — {rows} · "
+                                    f"{len(info.columns)} columns")
+            return
         size = info.size_bytes / 1e6
         self.file_label.setText(f"<b>{text.escape(info.path.name)}</b> — {rows} · {len(info.columns)} columns · "
                                 f"{size:,.1f} MB · {text.escape(info.path.parent)}")
@@ -410,7 +590,7 @@ class DataPage(QWidget):
         show_inline(self.column_message, "")
         self._whole_reason = None
         schema = None
-        if self.info is not None:
+        if self.info is not None and (self.spec is None or self.spec.kind == "file"):
             schema = find_schema_for(self.info.path)  # looked for once per column choice
             self._whole_reason = whole_number_reason(column, self.info.format, schema)
         self._apply_automatic_suggestion(column, schema)

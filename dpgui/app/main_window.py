@@ -21,6 +21,7 @@ from dpgui import __version__
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.data_page import DataPage, PreviewModel
+from dpgui.app.database_dialog import DatabaseDialog, OpenedSource, SessionPasswords, open_and_look
 from dpgui.app.dataset_dialog import NewDatasetDialog
 from dpgui.app.export_dialog import ExportDialog
 from dpgui.app.hierarchy_page import HierarchyMode
@@ -37,7 +38,8 @@ from dpgui.app.verify_dialog import VerifyDialog
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource, SecureRandom
-from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, is_supported_file_name
+from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, CsvDialect, is_supported_file_name
+from dpgui.data.source import SourceSpec
 from dpgui.core.plan import Plan
 from dpgui.data.sample import sample_dataset_path
 from dpgui.data.table import TableInfo, TableReader, count_rows
@@ -55,10 +57,11 @@ MAX_RECENT = 8
 TAB_DATA, TAB_PLAN, TAB_TREE, TAB_RESULTS = range(4)
 
 
-def _open_task(path: Path, progress: Callable[[float, str], None], should_cancel: Callable[[], bool]
-               ) -> tuple[TableInfo, TableReader]:
+def _open_task(path: Path, progress: Callable[[float, str], None], should_cancel: Callable[[], bool],
+               dialect: CsvDialect | None = None) -> tuple[TableInfo, TableReader]:
     progress(0.0, f"Opening {path.name}…")
-    reader = TableReader(path)
+    # a CSV dialect chosen in step 1 (None: the readers detect it)
+    reader = TableReader(path, dialect)
     # The preview's first rows are read here, off the GUI thread: the first read also imports pandas,
     # which on the GUI thread would freeze the window (benchmarks/bench_responsiveness.py).
     with contextlib.suppress(DpguiError):  # the preview shows the error itself when it reads these rows
@@ -107,14 +110,20 @@ class MainWindow(QMainWindow):
         self._tree_plan: Plan | None = None  # the plan the bin tree (step 3) draws
         self._release_worker: Worker | None = None
         self._count_worker: Worker | None = None
+        # database passwords typed in this session: in memory only, never in a file
+        self.passwords = SessionPasswords(self)
+        self.database_dialog: DatabaseDialog | None = None
 
         self.start_page = StartPage()
         self.start_page.openRequested.connect(self.choose_file)
         self.start_page.sampleRequested.connect(self.open_sample)
         self.start_page.recentRequested.connect(self.open_file)
         self.start_page.hierarchySampleRequested.connect(self.open_hierarchy_sample)
+        self.start_page.connectRequested.connect(self.connect_database)
         self._after_open: Callable[[], None] | None = None  # run once the next file is open (the hierarchy sample)
         self.data_page = DataPage(self.workspace_binding)
+        self.data_page.connectRequested.connect(self.connect_database)
+        self.data_page.dialectChosen.connect(self.reopen_with_dialect)
         self.plan_page = PlanPage(self.workspace_binding)
         self.tree_view = BinTreeView()
         self.result_view = ResultView()
@@ -208,6 +217,8 @@ class MainWindow(QMainWindow):
 
         self.open_action = action("&Open…", self.choose_file, QKeySequence.StandardKey.Open,
                                   "Open a CSV, TSV, Parquet or Excel file")
+        self.connect_action = action("&Connect to a Database…", self.connect_database, None,
+                                     "Read a table or a query of a database; the database counts the rows")
         self.sample_action = action("Open &Sample Data", self.open_sample, None, "Open the bundled NYC flights sample")
         self.hierarchy_sample_action = action("Open &Hierarchy Sample", self.open_hierarchy_sample, None,
                                               "Open the flights counted by time zone → airport → route")
@@ -240,6 +251,7 @@ class MainWindow(QMainWindow):
 
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(self.open_action)
+        file_menu.addAction(self.connect_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addAction(self.sample_action)
         file_menu.addAction(self.hierarchy_sample_action)
@@ -309,7 +321,66 @@ class MainWindow(QMainWindow):
         self._after_open = choose_levels
         self.open_file(str(path))
 
-    def open_file(self, path: str, column: str | None = None) -> None:
+    def connect_database(self) -> None:
+        """File → Connect to a Database…: the dialog; OK opens its table or query as the data."""
+        current = self.workspace.state.source
+        dialog = DatabaseDialog(self, current.source_spec if current is not None else None)
+        self.database_dialog = dialog
+
+        def accepted() -> None:
+            if dialog.spec is None:
+                return
+            if dialog.password:
+                self.passwords.set(dialog.spec.location, dialog.password)
+            self.open_database(dialog.spec)
+
+        dialog.accepted.connect(accepted)
+        dialog.open()
+
+    def open_database(self, spec: SourceSpec) -> None:
+        """Open a database (or Spark) source on a worker: columns, first rows, row count. A password
+        not typed in this session is asked for (a dialog), never read from a file."""
+        if self._release_worker is not None:
+            self.show_error("A release is running", "Wait until the release has finished, then connect.")
+            return
+        self._busy(f"Connecting to {spec.display_name()}…")
+        def failed(message: str) -> None:
+            self._idle()
+            self.project.data_open_failed()
+            self.show_error("Cannot read this data", message)
+
+        def cancelled() -> None:
+            self._idle()
+            self.project.data_open_failed()
+            self.statusBar().showMessage(f"Not connected to {spec.display_name()}: no password was given.", 8000)
+
+        worker = Worker(open_and_look, spec, self.passwords.prompt_for(spec)).connect_to(
+            self, finished=self._on_source_opened, failed=failed, cancelled=cancelled, progress=self._show_progress)
+        self.pool.start(worker)
+
+    def _on_source_opened(self, opened: OpenedSource) -> None:
+        self._idle()
+        if opened.n_rows == 0:
+            self.project.data_open_failed()
+            self.show_error("The table has no data", f"{opened.spec.display_name()} has no rows. "
+                            "Check the table's name or the query's WHERE clause.")
+            return
+        self.data_page.set_opened(opened)
+        self.stack.setCurrentWidget(self.work)
+        self.tabs.setCurrentIndex(TAB_DATA)
+        self._hierarchy_source()
+        self.statusBar().showMessage(f"Connected to {opened.spec.display_name()}.", 5000)
+        self.project.data_opened()
+        self._after_open = None
+
+    def reopen_with_dialect(self, dialect: CsvDialect) -> None:
+        """Read the open CSV file again with ``dialect`` (step 1's "Change…"); columns and preview follow."""
+        source = self.workspace.state.source
+        if source is None or not source.is_file:
+            return
+        self.open_file(source.source_spec.location, dialect=dialect)
+
+    def open_file(self, path: str, column: str | None = None, dialect: CsvDialect | None = None) -> None:
         """Open a table on a worker; the window stays responsive and shows progress."""
         target = Path(path)
         if self._release_worker is not None:
@@ -323,12 +394,13 @@ class MainWindow(QMainWindow):
                         f"'{target.name}' is not a supported table. {USE_A_SUPPORTED_FILE}")
             return
         self._busy(f"Opening {target.name}…")
-        worker = Worker(_open_task, target).connect_to(
-            self, finished=lambda result: self._on_opened(result, column),
+        worker = Worker(_open_task, target, dialect=dialect).connect_to(
+            self, finished=lambda result: self._on_opened(result, column, dialect),
             failed=lambda message: self._on_open_failed(target, message))
         self.pool.start(worker)
 
-    def _on_opened(self, result: tuple[TableInfo, TableReader], column: str | None) -> None:
+    def _on_opened(self, result: tuple[TableInfo, TableReader], column: str | None,
+                   dialect: CsvDialect | None = None) -> None:
         info, reader = result
         self._idle()
         if info.n_rows == 0:
@@ -336,7 +408,8 @@ class MainWindow(QMainWindow):
             self.show_error("The file has no data", f"'{info.path.name}' has a header but no data rows. "
                         "Choose a file with at least one row of data.")
             return
-        self.data_page.set_table(info, reader)  # the workspace's source from now on
+        spec = SourceSpec("file", str(info.path), dialect=dialect)
+        self.data_page.set_table(info, reader, spec)  # the workspace's source from now on
         self._add_recent(str(info.path))
         self.settings.setValue("last_folder", str(info.path.resolve().parent))
         self.stack.setCurrentWidget(self.work)
@@ -346,7 +419,7 @@ class MainWindow(QMainWindow):
         if column is not None:
             self.data_page.select_column(column)
         if info.n_rows is None:
-            self._count_rows(info.path)
+            self._count_rows(info.path, info.dialect)
         self.project.data_opened()  # title; applies a project that was waiting for this file
         after, self._after_open = self._after_open, None
         if after is not None:
@@ -358,13 +431,13 @@ class MainWindow(QMainWindow):
         self.project.data_open_failed()
         self.show_error("Cannot open this file", message)
 
-    def _count_rows(self, path: Path) -> None:
+    def _count_rows(self, path: Path, dialect: CsvDialect | None = None) -> None:
         def failed(message: str) -> None:
             self._count_worker = None
             self._idle()
             self.show_error("Cannot read this file", message)
 
-        worker = Worker(count_rows, path).connect_to(
+        worker = Worker(count_rows, path, dialect=dialect).connect_to(
             self, finished=lambda n: self._on_counted(path, n), failed=failed,
             cancelled=self._idle, progress=lambda f, m: self._show_progress(f, f"Counting rows of {path.name}…"))
         self._count_worker = worker
@@ -404,8 +477,11 @@ class MainWindow(QMainWindow):
         if not self.in_hierarchy_mode():
             return
         source = self.workspace.state.source
-        if source is None:
+        if source is None or not source.is_file:  # the hierarchy mode reads files only (for now)
             self.hierarchy.set_source(None, (), frozenset(), self.workspace.state.dataset)
+            if source is not None:
+                self.statusBar().showMessage("Counts over a hierarchy read files only in this version: "
+                                             "export the table to a file to use this mode.", 10000)
             return
         columns = tuple(c.name for c in source.table.columns)
         numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
@@ -504,7 +580,9 @@ class MainWindow(QMainWindow):
     # ---------------------------------------------------------------- release
     def _release_controller(self) -> ReleaseController:
         """The release flow on the current workspace, with this window's noise source."""
-        return ReleaseController(self.workspace, self.noise_source)
+        source = self.workspace.state.source
+        prompt = None if source is None else self.passwords.prompt_for(source.source_spec)
+        return ReleaseController(self.workspace, self.noise_source, prompt)
 
     def release_inputs(self) -> ReleaseRequest | None:
         """The validated request of a release, or None with the problems shown."""
@@ -590,7 +668,8 @@ class MainWindow(QMainWindow):
     def start_release(self, request: ReleaseRequest) -> None:
         """Release on a worker with a progress dialog; Cancel works until the noise is drawn."""
         release_id = new_release_id()
-        worker = Worker(run_release, request, self.noise_source, release_id=release_id)
+        worker = Worker(run_release, request, self.noise_source, release_id=release_id,
+                        password_prompt=self.passwords.prompt_for(request.settings.spec))
         self._release_worker = worker
         dialog, on_progress = release_progress_dialog(self, worker, NOISE_MESSAGE)
         self.release_dialog = dialog
@@ -682,7 +761,8 @@ class MainWindow(QMainWindow):
 
     def export_to(self, path: str) -> bool:
         assert self.exportable is not None
-        inputs = [p for p in (getattr(self.table, "path", None),
+        source = self.workspace.state.source
+        inputs = [p for p in (source.path if source is not None and source.is_file else None,
                               self.outcome.data_path if self.outcome is not None else None) if p is not None]
         try:
             check_writable(path, protect=inputs)  # never over the confidential data file itself

@@ -49,6 +49,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton, QWidget
 from dpgui.app import text
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, is_supported_file_name
+from dpgui.data.source import SourceSpec
 from dpgui.errors import DpguiError
 from dpgui.report.files import write_text_atomic
 from dpgui.report.bundle import ReleaseInfo
@@ -200,6 +201,25 @@ def _write_autosave(project: Project, path: Path, progress: Any, should_cancel: 
     return save_project(project, path)
 
 
+# --------------------------------------------------------------------------------------------- the data source
+
+def project_spec(project: Project) -> SourceSpec:
+    """Where ``project``'s data lives: its ``source`` record, or (files saved before sources existed,
+    and plain files) the file at ``data_path``."""
+    if project.source is not None:
+        return SourceSpec.from_json(project.source)
+    return SourceSpec("file", project.data_path)
+
+
+def same_source(a: SourceSpec, b: SourceSpec) -> bool:
+    """The same data: the same file (absolute paths compared; a dialect given on one side must be the
+    other's), or the same database URL with the same table or query."""
+    if a.kind == "file" and b.kind == "file":
+        same_dialect = a.dialect is None or b.dialect is None or a.dialect == b.dialect
+        return os.path.abspath(a.location) == os.path.abspath(b.location) and same_dialect
+    return a == b
+
+
 # --------------------------------------------------------------------------------------------- the controller
 
 class ProjectController(QObject):
@@ -211,7 +231,7 @@ class ProjectController(QObject):
         self.path: Path | None = None  # the project file (None: untitled)
         self._saved: Project | None = None  # the workspace as last saved or opened (None: untitled)
         self._last_autosaved: Project | None = None
-        self._pending_apply: tuple[Project, Path, Callable[[], None] | None] | None = None
+        self._pending_apply: tuple[Project, SourceSpec, Callable[[], None] | None] | None = None
         self._pending_restore: Project | None = None
         self._recovered_path: Path | None = None
         self._recovered_handled = False  # restored or discarded: its file may go at a clean exit
@@ -294,7 +314,7 @@ class ProjectController(QObject):
         """A data file finished opening: apply a project that was waiting for it; update the title."""
         pending, self._pending_apply = self._pending_apply, None
         source = self.workspace.state.source
-        if pending is not None and source is not None and Path(os.path.abspath(source.path)) == pending[1]:
+        if pending is not None and source is not None and same_source(source.source_spec, pending[1]):
             self._finish_apply(*pending)
         self.refresh()
 
@@ -341,6 +361,20 @@ class ProjectController(QObject):
         if w._release_worker is not None:
             w.show_error("A release is running", "Wait until the release has finished, then open the project.")
             return False
+        try:
+            spec = project_spec(project)
+        except DpguiError as err:
+            w.show_error("Cannot open this project", text.friendly(err))
+            return False
+        if spec.kind != "file":  # a database or Spark: connect (the password is asked for, never read from a file)
+            source = self.workspace.state.source
+            if source is not None and same_source(source.source_spec, spec):
+                self._finish_apply(project, spec, on_done)
+                self.refresh()
+            else:
+                self._pending_apply = (project, spec, on_done)
+                w.open_database(spec)
+            return True
         if data_path is None:
             try:
                 path = project_data_file(project)
@@ -357,22 +391,24 @@ class ProjectController(QObject):
             w.show_error("Cannot open this project", f"Its data file '{path.name}' is not a supported table. "
                      + USE_A_SUPPORTED_FILE)
             return False
+        spec = SourceSpec("file", str(path), dialect=spec.dialect, encoding=spec.encoding)
         source = self.workspace.state.source
-        if source is not None and Path(os.path.abspath(source.path)) == path:
-            self._finish_apply(project, path, on_done)
+        if source is not None and same_source(source.source_spec, spec):
+            self._finish_apply(project, spec, on_done)
             self.refresh()
         else:
-            self._pending_apply = (project, path, on_done)
-            w.open_file(str(path))
+            self._pending_apply = (project, spec, on_done)
+            w.open_file(str(path), dialect=spec.dialect)
         return True
 
-    def _finish_apply(self, project: Project, path: Path, on_done: Callable[[], None] | None) -> None:
+    def _finish_apply(self, project: Project, spec: SourceSpec, on_done: Callable[[], None] | None) -> None:
         w = self.window
+        name = Path(spec.location).name if spec.kind == "file" else spec.display_name()
         problems = []
         found = w.data_page.apply_workspace(project.column, project.lower, project.upper, project.bins,
                                             project.missing)
         if project.column and not found:
-            problems.append(f"The column '{project.column}' is not in {path.name}; pick the column again.")
+            problems.append(f"The column '{project.column}' is not in {name}; pick the column again.")
         plan = project.plan_object()
         if plan is not None and (plan.shape.bins != project.bins or plan.privacy.delta != project.delta):
             plan = None  # saved half-way through re-planning: plan again
@@ -387,7 +423,7 @@ class ProjectController(QObject):
         if problems:
             w.show_error("The project was opened with changes", " ".join(problems))
         else:
-            w.statusBar().showMessage(f"Opened the workspace for {path.name}. Nothing was released.", 8000)
+            w.statusBar().showMessage(f"Opened the workspace for {name}. Nothing was released.", 8000)
 
     def _show_last_release(self, releases: tuple[ProjectRelease, ...], dataset: str) -> None:
         """Make ``releases`` the workspace's and show the last one (not marked secure: only the budget
@@ -476,7 +512,9 @@ class ProjectController(QObject):
         if self.path is not None:
             default = self.path
         else:
-            stem = Path(current.data_path).stem + (f"-{current.column}" if current.column else "")
+            base = Path(current.data_path).stem if current.source is None or current.source.get("kind") == "file" \
+                else str(current.source.get("table") or "query").replace(".", "-")
+            stem = base + (f"-{current.column}" if current.column else "")
             folder = w.settings.value("last_project_folder", w.settings.value("last_folder", str(Path.home())))
             default = Path(str(folder)) / f"{stem}{PROJECT_SUFFIX}"
         chosen, _ = QFileDialog.getSaveFileName(w, "Save the project", str(default), PROJECT_FILTER)

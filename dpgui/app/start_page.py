@@ -16,6 +16,7 @@ class StartPage(QWidget):
     sampleRequested = Signal()
     recentRequested = Signal(str)
     hierarchySampleRequested = Signal()
+    connectRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -32,6 +33,10 @@ class StartPage(QWidget):
         self.open_button = QPushButton("&Open a file…")
         self.open_button.setToolTip(f"{FILE_TYPE_NAMES}. You can also drop a file on this window.")
         self.open_button.clicked.connect(self.openRequested)
+        self.connect_button = QPushButton("Connect to a &database…")
+        self.connect_button.setToolTip("Read a table or a query of a database (PostgreSQL, SQLite, …): the database "
+                                       "counts the rows itself and sends back only the bin counts.")
+        self.connect_button.clicked.connect(self.connectRequested)
         self.sample_button = QPushButton("Try the &sample data (NYC flights, 2013)")
         self.sample_button.setToolTip("336,776 public flight records, bundled with the app.")
         self.sample_button.clicked.connect(self.sampleRequested)
@@ -39,7 +44,7 @@ class StartPage(QWidget):
         self.hierarchy_sample_button.setToolTip("The same public flights, counted per destination time zone, airport "
                                                 "and route: the “Counts over a hierarchy” mode.")
         self.hierarchy_sample_button.clicked.connect(self.hierarchySampleRequested)
-        for button in (self.open_button, self.sample_button, self.hierarchy_sample_button):
+        for button in (self.open_button, self.connect_button, self.sample_button, self.hierarchy_sample_button):
             button.setMinimumHeight(36)
         self.recent = QListWidget()
         self.recent.setAccessibleName("Recent files")
@@ -55,6 +60,7 @@ class StartPage(QWidget):
         layout.addWidget(title)
         layout.addWidget(steps)
         layout.addWidget(self.open_button)
+        layout.addWidget(self.connect_button)
         layout.addWidget(self.sample_button)
         layout.addWidget(self.hierarchy_sample_button)
         layout.addWidget(drop)

@@ -22,7 +22,7 @@ No histogram, true count or fingerprint of the data is ever written: only the va
 Format (``version`` 1), one JSON object::
 
     {"format": "dpgui-project", "version": 1, "app_version": "0.1.0", "saved_utc": "…",
-     "data_path": "/abs/data.csv", "column": "age", "lower": 0.0, "upper": 100.0, "bins": 100,
+     "data_path": "/abs/data.csv", "source": {…SourceSpec.to_json()…}, "column": "age", "lower": 0.0, "upper": 100.0, "bins": 100,
      "missing": "drop", "dataset": "", "plan": {…Plan.to_json()…} | null, "consistency": "l2",
      "branching": "auto", "objective": "total", "locked_levels": [2], "delta": 1e-9, "noise": "auto",
      "autosave_of": "",
@@ -41,6 +41,10 @@ The "Counts over a hierarchy" mode adds ``mode``, ``hierarchy`` (its choices) an
 in :mod:`dpgui.report.project_hierarchy`. Files without them (saved before the mode existed) open in
 the CDF mode; a damaged hierarchy part is left out with a message (:attr:`Project.hierarchy_problem`)
 and the rest of the project still opens. Like δ, these optional keys do not change ``version``.
+``source`` (optional: files without it are the file at ``data_path``) is where the data lives, as
+:meth:`dpgui.data.source.SourceSpec.to_json` (a file with its CSV dialect, or a database URL with a
+table or query — never a password: a spec holds none); for a database ``data_path`` is only its
+name for messages.
 A file from a newer dpgui (higher ``version``) is refused with a message saying so. Writes are
 atomic (temporary file, fsync, rename).
 """
@@ -154,6 +158,7 @@ class Project:
     """
 
     data_path: str
+    source: dict[str, Any] | None = None  # SourceSpec.to_json() (no secret in it); None: the file at data_path
     column: str = ""
     lower: float | None = None
     upper: float | None = None
@@ -183,7 +188,9 @@ class Project:
 
     @property
     def name(self) -> str:
-        """A short name for messages: the data file's name."""
+        """A short name for messages: the data file's name (a database: its table or query)."""
+        if self.source is not None and self.source.get("kind") != "file":
+            return self.data_path
         return Path(self.data_path).name
 
     def saved(self) -> datetime | None:
@@ -216,7 +223,8 @@ def project_to_json(project: Project) -> str:
 
     document = {
         "format": PROJECT_FORMAT, "version": PROJECT_VERSION, "app_version": project.app_version,
-        "saved_utc": project.saved_utc, "data_path": project.data_path, "column": project.column,
+        "saved_utc": project.saved_utc, "data_path": project.data_path,
+        **({} if project.source is None else {"source": project.source}), "column": project.column,
         "lower": project.lower, "upper": project.upper, "bins": project.bins, "missing": project.missing,
         "dataset": project.dataset, "plan": project.plan, "consistency": project.consistency,
         "branching": project.branching, "objective": project.objective,
@@ -399,6 +407,11 @@ def project_from_json(text: str, source: str = "the project") -> Project:
     data_path = reader.text("data_path")
     if not data_path.strip():
         raise reader._fail("data_path", "the path of the data file", data_path)
+    source_record = data.get("source")  # checked in full by SourceSpec.from_json where the data is opened
+    if source_record is not None and not (isinstance(source_record, dict)
+                                          and source_record.get("kind") in ("file", "database", "spark")
+                                          and isinstance(source_record.get("location"), str)):
+        raise reader._fail("source", "a data source (kind, location, …)", source_record)
     lower, upper = reader.number("lower", nullable=True), reader.number("upper", nullable=True)
     _check_bounds(reader, lower, upper)
     bins = reader.integer("bins", MIN_BINS, nullable=True)
@@ -420,7 +433,7 @@ def project_from_json(text: str, source: str = "the project") -> Project:
                              "project was opened; choose the hierarchy's levels again (hierarchy releases of this "
                              "file are still in the budget ledger).")
     return Project(
-        data_path=data_path, column=reader.text("column"), lower=lower, upper=upper, bins=bins,
+        data_path=data_path, source=source_record, column=reader.text("column"), lower=lower, upper=upper, bins=bins,
         missing=reader.text("missing", choices=MISSING_POLICIES, nullable=True),
         dataset=reader.text("dataset", ""), plan=plan,
         consistency=reader.text("consistency", choices=CONSISTENCY_METHODS),

@@ -26,7 +26,8 @@ from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.core.missing import MISSING_RULE_TEXT
 from dpgui.core.plan import Plan
-from dpgui.data.histogram import ColumnHistogram, column_histogram
+from dpgui.data.histogram import ColumnHistogram
+from dpgui.data.source import PasswordPrompt, open_source
 from dpgui.errors import Cancelled, DpguiError
 from dpgui.formatting import format_delta, format_number, format_odds, format_significant
 from dpgui.report.bundle import ReleaseInfo
@@ -353,7 +354,7 @@ def release_histogram(ledger: Ledger, request: ReleaseRequest, histogram: Column
 
 
 def run_release(request: ReleaseRequest, source: NoiseSource, progress: Progress, should_cancel: Callable[[], bool],
-                release_id: str | None = None) -> ReleaseOutcome:
+                release_id: str | None = None, password_prompt: PasswordPrompt | None = None) -> ReleaseOutcome:
     """Histogram of the column, the ledger spend, then one ε-DP release of its CDF. Time O(rows + K·h).
 
     ``source`` is called once, after the column is read and before the spend. The ledger
@@ -361,16 +362,22 @@ def run_release(request: ReleaseRequest, source: NoiseSource, progress: Progress
     the ledger id to record, so that after a failure the caller can ask the ledger whether anything
     was spent (:func:`spent_on`). Raises :class:`~dpgui.errors.Cancelled` if cancelled before the spend,
     and the ledger's refusal (:func:`~dpgui.report.publish.check_release_budget`) before the column is read.
+    The counts come from :func:`~dpgui.data.source.open_source` (a file here; a database or Spark
+    counts its own rows and sends only the K counts); ``password_prompt`` answers a database's
+    request for its password (from the session's memory or a dialog; never stored).
     """
     settings = request.settings
     with Ledger() as ledger:  # refused (no cap, too little left, cap δ = 0 for Gaussian) before reading the data
         check_release_budget(ledger, request.dataset, request.plan)
-    reading = f"Reading '{settings.column}' from {settings.path.name}…"
+    spec = settings.spec
+    reading = (f"Reading '{settings.column}' from {settings.path.name}…" if spec.kind == "file"
+               else f"Counting '{settings.column}' in {spec.display_name()}…")
     progress(0.0, reading)
-    histogram = column_histogram(
-        settings.path, settings.column, settings.lower, settings.upper, settings.bins,
-        progress=lambda fraction: progress(READ_SHARE * fraction, reading), should_cancel=should_cancel,
-    )
+    with open_source(spec, password_prompt=password_prompt) as data:
+        histogram = data.histogram(
+            settings.column, settings.lower, settings.upper, settings.bins,
+            progress=lambda fraction: progress(READ_SHARE * fraction, reading), should_cancel=should_cancel,
+        )
     if should_cancel():
         raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
     progress(READ_SHARE, NOISE_MESSAGE)
@@ -432,9 +439,11 @@ class ReleaseController:
     on the thread that owns the workspace. ``noise_source`` makes the noise of each release
     (the OS's secure source; tests may use a seeded one, which is never secure)."""
 
-    def __init__(self, workspace: Workspace, noise_source: NoiseSource = SecureRandom) -> None:
+    def __init__(self, workspace: Workspace, noise_source: NoiseSource = SecureRandom,
+                 password_prompt: PasswordPrompt | None = None) -> None:
         self.workspace = workspace
         self.noise_source = noise_source
+        self.password_prompt = password_prompt
 
     def request(self) -> ReleaseRequest | NotReady:
         return release_request(self.workspace.state)
@@ -489,7 +498,7 @@ class ReleaseController:
     def run(self, request: ReleaseRequest, progress: Progress, should_cancel: Callable[[], bool],
             release_id: str | None = None) -> ReleaseOutcome:
         """:func:`run_release` with this controller's noise source (thread-safe: reads no workspace)."""
-        return run_release(request, self.noise_source, progress, should_cancel, release_id)
+        return run_release(request, self.noise_source, progress, should_cancel, release_id, self.password_prompt)
 
     def record(self, outcome: ReleaseOutcome) -> FingerprintNotRecorded | None:
         """Keep a finished release: the open file's fingerprint in the ledger (to warn when the same

@@ -25,6 +25,7 @@ from dpgui.core.mechanism import CONSISTENCY_METHODS, Release
 from dpgui.core.missing import MISSING_AUTO
 from dpgui.core.plan import NOISE_CHOICES, OBJECTIVES, Plan, PrivacySpec, check_noise
 from dpgui.data.histogram import check_bounds
+from dpgui.data.source import SourceSpec
 from dpgui.data.table import TableInfo
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.report.bundle import ReleaseInfo
@@ -44,22 +45,45 @@ class ColumnSettings:
     bins: int
     missing: str
     dataset: str = ""  # the budget ledger's name for this data (default: the file's stem)
+    source: SourceSpec | None = None  # where the data lives (None: the file at ``path``)
 
     @property
     def dataset_id(self) -> str:
         return self.dataset or default_dataset_name(self.path)
 
+    @property
+    def spec(self) -> SourceSpec:
+        """The data's :class:`~dpgui.data.source.SourceSpec` (a file spec for ``path`` if none was given)."""
+        return self.source if self.source is not None else SourceSpec("file", str(self.path))
+
 
 @dataclass(frozen=True)
 class DataSource:
-    """The open table. ``n_rows`` is None while it is counted in the background (large CSV)."""
+    """The open table. ``n_rows`` is None while it is counted in the background (large CSV).
+
+    ``spec``: where the data lives (None: the file ``table.path``, as opened before sources existed);
+    for a database, ``table.path`` is only a name for messages and the dataset's default name (the
+    table's name, or "query"), never a file. ``engine``: who counts the data, in words ("this
+    computer", "the database (PostgreSQL 15.18)", "Spark (local[2])")."""
 
     table: TableInfo
     n_rows: int | None
+    spec: SourceSpec | None = None
+    engine: str = "this computer"
 
     @property
     def path(self) -> Path:
         return self.table.path
+
+    @property
+    def source_spec(self) -> SourceSpec:
+        """The :class:`~dpgui.data.source.SourceSpec` of the data (a file spec if none was given)."""
+        return self.spec if self.spec is not None else SourceSpec("file", str(self.table.path))
+
+    @property
+    def is_file(self) -> bool:
+        """Is the data a file (or folder) on this computer?"""
+        return self.source_spec.kind == "file"
 
     def is_numeric(self, column: str) -> bool:
         """Does the table have a number column called ``column``?"""
@@ -161,7 +185,7 @@ class WorkspaceState:
         except DpguiError:
             return None
         return ColumnSettings(self.source.path, choice.column, lower, upper, int(choice.bins), MISSING_AUTO,
-                              self.dataset.strip())
+                              self.dataset.strip(), self.source.spec)
 
     def data_context(self) -> DataContext:
         """What planning needs from step 1 (see :class:`DataContext`)."""
@@ -177,8 +201,12 @@ class WorkspaceState:
         if self.source is None:
             return None
         choice, plan = self.column, self.plan
+        spec = self.source.source_spec
+        if spec.kind == "file":  # an absolute path, so that the project opens from anywhere
+            spec = SourceSpec("file", os.path.abspath(spec.location), dialect=spec.dialect, encoding=spec.encoding)
         return Project(
-            data_path=os.path.abspath(self.source.path), column=choice.column, lower=choice.lower,
+            data_path=spec.location if spec.kind == "file" else spec.display_name(),
+            source=None if self.source.spec is None else spec.to_json(), column=choice.column, lower=choice.lower,
             upper=choice.upper, bins=choice.bins, missing=None, dataset=self.dataset.strip(),
             plan=None if plan.plan is None else plan.plan.to_json(), consistency=plan.consistency,
             branching=plan.branching.strip() or "auto", objective=plan.objective,

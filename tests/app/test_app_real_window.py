@@ -21,7 +21,9 @@ SCREENS = ("01-start", "02-data", "03-plan", "03b-plan-delta", "03c-plan-gaussia
            "04-accuracy-first", "05-bin-tree", "06-confirm-release",
            "07-results", "08-results-confidential-toggle", "09-data-bad-input", "10-plan-bad-epsilon",
            "11-export-bundle", "12-ledger", "13-verify", "14-keys",
-           "15-hierarchy-levels", "16-hierarchy-plan", "17-hierarchy-tree", "18-hierarchy-result")
+           "15-hierarchy-levels", "16-hierarchy-plan", "17-hierarchy-tree", "18-hierarchy-result",
+           "20-database-password-in-url", "21-database-dialog", "22-data-database", "23-data-csv-dialect",
+           "24-dialect-dialog")
 
 
 @pytest.fixture
@@ -48,7 +50,7 @@ def _check_images(outdir: Path, min_width: int) -> None:
         assert path.is_file(), f"missing screenshot {path}"
         image = QImage(str(path))
         assert not image.isNull()
-        dialog = name == "06-confirm-release" or name[:2] in ("11", "12", "13", "14")
+        dialog = name == "06-confirm-release" or name[:2] in ("11", "12", "13", "14", "20", "21", "24")
         assert image.width() >= (300 if dialog else min_width), (name, image.width())
         small = image.scaled(64, 40)
         colours = {small.pixel(x, y) for x in range(small.width()) for y in range(small.height())}

@@ -30,6 +30,7 @@ import dpgui.workspace.release as release_module
 from dpgui.app.main_window import TAB_PLAN, WARM_UP_DELAY_MS
 from dpgui.app.projection_plots import ProjectionCache
 from dpgui.app.workers import WorkerPool
+from dpgui.data.file_source import FileSource
 from dpgui.data.table import TableReader
 from gui_helpers import TIMEOUT, make_window, open_and_wait, release_and_wait, set_column
 
@@ -46,7 +47,7 @@ SLOW_STEPS: tuple[tuple[Any, str], ...] = (
     (plan_page_module, "plan_for_accuracy"),  # "accuracy first": the smallest ε for an error
     (ProjectionCache, "project"),  # the projected error of plots (a)–(c)
     (ProjectionCache, "refine"),  # plot (c)'s tuned curve
-    (release_module, "column_histogram"),  # reading the column for a release
+    (FileSource, "histogram"),  # reading the column for a release (through dpgui.data.source)
     (release_module, "spend_and_release"),  # the ledger spend, the noise and the estimation
     (project_module, "_write_autosave"),  # the workspace's autosave
 )

@@ -299,7 +299,7 @@ def test_a_gaussian_release_and_a_cap_without_delta_is_refused_before_the_data_i
     def no_reading(*args: object, **kwargs: object) -> None:
         raise AssertionError("the data was read")
 
-    monkeypatch.setattr(release_module, "column_histogram", no_reading)
+    monkeypatch.setattr(release_module, "open_source", no_reading)
     with Ledger() as ledger:
         ledger.set_cap("flights", 3.0, 0.0)
     controller = _controller(_workspace_with(PrivacySpec(EPSILON, "change", 1, DELTA), "gaussian"))
