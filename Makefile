@@ -10,19 +10,24 @@ SAMPLE := resources/sample/flights.parquet
 # minisign (tests show the stock tool verifies our bundles) and poppler-utils (pdftotext reads our PDFs);
 # for `make package` and its smoke test: binutils (strip, readelf, as, ld) and icu-devtools (icupkg),
 # which shrink Qt's ICU data, xdotool (finds the installed app's window), the Wayland client libraries
-# (listed in the .deb's Depends:), and shellcheck (tests the scripts).
+# (listed in the .deb's Depends:), and shellcheck (tests the scripts); postgresql (the database tests start a
+# throw-away server on a local socket: tests/pg_server.py) and a Java runtime (the Spark tests run Spark local[2]).
 # Installed by CI (`.ci/run`); on a desktop machine they are normally present already.
 SYSTEM_PACKAGES := xvfb xauth libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 \
 	libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-randr0 libxcb-render-util0 \
 	libxcb-xinerama0 libxcb-image0 libxcb-xkb1 libwayland-cursor0 libwayland-egl1 fonts-dejavu-core \
-	minisign poppler-utils binutils icu-devtools xdotool shellcheck postgresql
+	minisign poppler-utils binutils icu-devtools xdotool shellcheck postgresql \
+	default-jre-headless
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The test venv has the optional Spark engine too (tests/data/test_spark_source.py); `make test EXTRAS=test`
+# leaves it out (those tests then skip, or fail under CI=true). The installers never include it.
+EXTRAS ?= test,spark
 $(VENV)/.installed: pyproject.toml | $(BIN)/activate
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $@
 
 # Opens the desktop window on the bundled sample dataset (column `distance` selected).
