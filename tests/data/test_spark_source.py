@@ -196,6 +196,19 @@ def test_path_counts_equal_the_file_path(spark, data_files):
     assert len(expected.paths) == REGIONS * DISTRICTS * 3
 
 
+def test_distinct_counts_equal_the_file_path(spark, data_files):
+    from dpgui.data.hierarchy import level_value_counts
+
+    parquet, _ = data_files
+    names = ["region", "district"]
+    expected = level_value_counts(parquet, names)
+    with _spark(parquet) as source:
+        assert source.distinct_counts(names) == expected
+        assert source.distinct_counts(names, limit=2) == {c: min(expected[c], 2) for c in names}
+        with pytest.raises(DataError, match="column 'nope' not found"):
+            source.distinct_counts(["nope"])
+
+
 def test_csv_numeric_levels_are_labelled_from_their_text(spark, tmp_path):
     """As in count_paths: 02134 stays 02134 (Spark alone would infer the integer 2134), 2.50 and
     2.5 are one label "2.5", 3.0 is "3"."""
