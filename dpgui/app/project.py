@@ -437,7 +437,7 @@ class ProjectController(QObject):
             dataset = dataset or (source.path.stem if source is not None else "") or "dataset"
             release = record.to_release()
             info = ReleaseInfo(dataset, label, record.release_id, record.created,
-                               record.missing or release.missing_rule)
+                               record.missing or release.missing_rule, record.source)
             shown = shown_release(release, info, restored=True)
         # a release of another workspace is no longer the one shown or exported
         if "shown" not in self.workspace.update(releases=releases, shown=shown):
