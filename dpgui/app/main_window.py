@@ -477,15 +477,14 @@ class MainWindow(QMainWindow):
         if not self.in_hierarchy_mode():
             return
         source = self.workspace.state.source
-        if source is None or not source.is_file:  # the hierarchy mode reads files only (for now)
+        if source is None:
             self.hierarchy.set_source(None, (), frozenset(), self.workspace.state.dataset)
-            if source is not None:
-                self.statusBar().showMessage("Counts over a hierarchy read files only in this version: "
-                                             "export the table to a file to use this mode.", 10000)
             return
         columns = tuple(c.name for c in source.table.columns)
         numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
-        self.hierarchy.set_source(source.path, columns, numeric, self.workspace.state.dataset)
+        # a file is read on this computer; a database or Spark counts the paths where the data lives
+        data = source.path if source.is_file else source.source_spec
+        self.hierarchy.set_source(data, columns, numeric, self.workspace.state.dataset)
 
     # ---------------------------------------------------------------- the workspace
     @property

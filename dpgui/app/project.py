@@ -455,7 +455,8 @@ class ProjectController(QObject):
                                    or project.mode == MODE_HIERARCHY):
             columns = tuple(c.name for c in source.table.columns)
             numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
-            page.set_source(source.path, columns, numeric, self.workspace.state.dataset)
+            page.set_source(source.path if source.is_file else source.source_spec, columns, numeric,
+                            self.workspace.state.dataset)
         if project.hierarchy is not None:
             try:
                 page.apply_choice(choice_of_settings(project.hierarchy))

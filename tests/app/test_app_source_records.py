@@ -130,3 +130,80 @@ def test_a_postgresql_query_release_exports_the_query_and_url_without_password(q
     for written in [*out.iterdir(), project_path, *Path(os.environ["DPGUI_HOME"]).rglob("*")]:
         if written.is_file():
             assert pg_ages.password.encode() not in written.read_bytes(), written
+
+
+# --------------------------------------------------------------------------------------------- hierarchy from a database
+
+@pytest.fixture
+def schools(tmp_path) -> tuple[Path, Path]:
+    """The same 600 rows (region → district → school, a numeric level) as an SQLite table and a CSV."""
+    rng = np.random.default_rng(61)
+    region = rng.choice(["North", "South", "East"], 600)
+    district = [f"{r}-{d}" for r, d in zip(region, rng.integers(0, 3, 600))]
+    school = [f"{d}/{s}" for d, s in zip(district, rng.integers(0, 4, 600))]
+    db, csv = tmp_path / "schools.db", tmp_path / "schools.csv"
+    with sqlite3.connect(db) as con:
+        con.execute("CREATE TABLE schools (region TEXT, district TEXT, school TEXT)")
+        con.executemany("INSERT INTO schools VALUES (?, ?, ?)", zip(region, district, school))
+    csv.write_text("region,district,school\n" + "".join(f"{a},{b},{c}\n" for a, b, c in zip(region, district, school)))
+    return db, csv
+
+
+def wait_planned(qtbot, window) -> None:
+    page = window.hierarchy
+    qtbot.waitUntil(lambda: page.state_ws.state.planned is not None and not page.is_busy(), timeout=TIMEOUT)
+
+
+def test_a_hierarchy_release_from_sqlite_counts_in_the_database_and_exports(qtbot, schools, tmp_path):
+    from dpgui.data.hierarchy import count_paths, level_value_counts
+    from dpgui.data.source import open_source, parse_source
+
+    from test_app_hierarchy import release_and_wait as release_hierarchy
+
+    db, csv = schools
+    levels = ("region", "district", "school")
+    window = make_window(qtbot)
+    window.noise_source = SecureRandom
+    connect(qtbot, window, sqlite_url(db), table="schools")
+    window.set_mode(True)
+    page = window.hierarchy
+    assert page.state_ws.state.data_path == window.workspace.state.source.source_spec  # no file: the database
+    qtbot.waitUntil(lambda: page.state_ws.state.column_counts is not None, timeout=TIMEOUT)
+    assert dict(page.state_ws.state.column_counts) == level_value_counts(csv, list(levels))  # counted by the database
+    page.set_levels(levels)
+    page.categories_public.setChecked(True)
+    wait_planned(qtbot, window)
+    loaded = page.state_ws.state.loaded
+    expected = count_paths(csv, list(levels))  # the same rows read from the file
+    with open_source(parse_source(sqlite_url(db), table="schools")) as source:
+        assert source.path_counts(list(levels)).paths == expected.paths
+    assert loaded.hierarchy.level_sizes == expected.hierarchy.level_sizes
+    assert loaded.rows == expected.rows == 600
+    assert np.array_equal(loaded.leaf_counts, np.asarray(expected.counts, dtype=np.int64))
+    assert loaded.source_record["location"] == sqlite_url(db) and loaded.source_record["table"] == "schools"
+    assert page.file_label.text().startswith("Data: table schools in sqlite:")
+
+    release_hierarchy(qtbot, window)
+    outcome = page.state_ws.state.outcome
+    assert outcome is not None and outcome.secure, error_text(window)
+    assert outcome.info.source == loaded.source_record
+    project_path = tmp_path / "h.dpgui"
+    assert window.project.save_to(project_path)
+    window.project.autosave_timer.stop()
+    assert load_project(project_path).hierarchy_releases[-1].source == loaded.source_record
+
+    key = create_key("officer", PASSPHRASE)
+    out = tmp_path / "out"
+    out.mkdir()
+    dialog = page.export_dialog()
+    assert dialog is not None, error_text(window)
+    dialog.folder.setText(str(out))
+    dialog.passphrase.setText(PASSPHRASE)
+    paths = dialog.export()
+    assert paths is not None, dialog.message.text()
+    from dpgui.cli import main
+
+    assert main(["verify", str(paths.manifest), "--pubkey", str(key.public_path)]) == 0
+    manifest = json.loads(paths.manifest.read_text())
+    assert manifest["schema_version"] == SOURCE_SCHEMA_VERSION
+    assert manifest["source"]["table"] == "schools" and manifest["source"]["location"] == sqlite_url(db)
