@@ -190,7 +190,16 @@ def test_a_hierarchy_release_from_sqlite_counts_in_the_database_and_exports(qtbo
     project_path = tmp_path / "h.dpgui"
     assert window.project.save_to(project_path)
     window.project.autosave_timer.stop()
-    assert load_project(project_path).hierarchy_releases[-1].source == loaded.source_record
+    saved = load_project(project_path).hierarchy_releases[-1]
+    assert saved.source == loaded.source_record
+    from dpgui.workspace.hierarchy_project import restored_outcome
+
+    restored = restored_outcome(saved)  # the ledger confirms the restored release, its source included
+    assert restored.secure and restored.info.source == loaded.source_record, restored.problem
+    from dataclasses import replace
+
+    edited = restored_outcome(replace(saved, source={**saved.source, "table": "other"}))  # a hand-edited project
+    assert not edited.secure and "data source" in edited.problem
 
     key = create_key("officer", PASSPHRASE)
     out = tmp_path / "out"
