@@ -40,15 +40,16 @@ from dpgui.app.hierarchy_result import HierarchyResultView
 from dpgui.app.hierarchy_tree import HierarchyTreeView, level_unit
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, downstream_projection
+from dpgui.data.source import PasswordPrompt
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
 from dpgui.workspace.hierarchy import (
     ALLOCATION_LABELS, CATEGORIES_NOT_DECLARED, CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS,
     COUNTS_FROM_DATA_WARNING, NOISE_LABELS, NOISE_MESSAGE, HierarchyChoice, HierarchyOutcome, HierarchyRequest,
-    HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy, budget_totals, check_hierarchy_budget, consistency_words,
-    hierarchy_request, interval_words, level_choices, load_hierarchy, plan_and_project, run_hierarchy_release,
-    set_first_cap, share_budget,
+    Data, HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy, budget_totals, check_hierarchy_budget,
+    consistency_words, data_file, data_name, hierarchy_request, interval_words, level_choices, load_hierarchy,
+    plan_and_project, run_hierarchy_release, set_first_cap, share_budget,
 )
 from dpgui.workspace.release import (
     FIRST_CAP_REASON, BudgetOk, FirstCapNeeded, Problem, budget_sentence, failure_budget_sentence, new_release_id,
@@ -269,23 +270,32 @@ class HierarchyMode(QWidget):
         self._style_counts_warning()
         return page
 
-    def set_source(self, path: Path | None, columns: tuple[str, ...], numeric: frozenset[str], dataset: str) -> None:
-        """The window's open file (or None): fill the level choosers and count each column's distinct values."""
+    def set_source(self, path: Data | None, columns: tuple[str, ...], numeric: frozenset[str], dataset: str) -> None:
+        """The window's open data (or None): a file's path, or a database's or Spark's SourceSpec (counted
+        where it lives). Fill the level choosers and count each column's distinct values."""
         if path == self.state_ws.state.data_path and columns == self._columns:
             self._sync_dataset(dataset)
             return
         self._columns, self._numeric = columns, numeric
         self.state_ws.open_file(path)
-        self.file_label.setText("No file open." if path is None else f"File: {path.name}")
+        self.file_label.setText("No file open." if path is None else
+                                f"File: {data_name(path)}" if data_file(path) is not None else
+                                f"Data: {data_name(path)}")
         self._sync_dataset(dataset)
         self._fill_level_combos()
         if path is not None and columns:
             self.counts_note.setText("Counting the distinct values of each column…")
-            worker = Worker(level_choices, path, columns).connect_to(
+            worker = Worker(level_choices, path, columns, password_prompt=self._password_prompt(path)).connect_to(
                 self, finished=partial(self._on_counted, path),
                 failed=lambda message: self.counts_note.setText(f"Could not count the values: {message}"))
             self._count_worker = worker
             self.pool.start(worker)
+
+    def _password_prompt(self, data: Data) -> PasswordPrompt | None:
+        """The session's password prompt for a database source (None for a file)."""
+        if isinstance(data, Path) or data.kind == "file":
+            return None
+        return self.window_.passwords.prompt_for(data)
 
     def _sync_dataset(self, dataset: str) -> None:
         if self.dataset_name.text() != dataset:
@@ -293,7 +303,7 @@ class HierarchyMode(QWidget):
             self.dataset_name.setText(dataset)
             self.dataset_name.blockSignals(False)
 
-    def _on_counted(self, path: Path, counts: tuple[tuple[str, int], ...]) -> None:
+    def _on_counted(self, path: Data, counts: tuple[tuple[str, int], ...]) -> None:
         self._count_worker = None
         if path != self.state_ws.state.data_path:
             return
@@ -355,7 +365,8 @@ class HierarchyMode(QWidget):
         self.start_loading()
 
     def choose_prior(self) -> None:
-        start = str(self.state_ws.state.data_path.parent) if self.state_ws.state.data_path else str(Path.home())
+        file = data_file(self.state_ws.state.data_path)
+        start = str(file.parent) if file is not None else str(Path.home())
         path, _ = QFileDialog.getOpenFileName(self, "Choose a public prior file", start, "Tables (*.csv *.tsv *.parquet)")
         if path:
             self.set_prior(Path(path))
@@ -397,9 +408,11 @@ class HierarchyMode(QWidget):
             return
         if self._load_worker is not None:
             self._load_worker.cancel()
-        self.read_note.setText("Reading the hierarchy from the file…")
+        self.read_note.setText("Reading the hierarchy from the file…" if data_file(state.data_path) is not None
+                               else f"Counting the hierarchy in {data_name(state.data_path)}…")
         self.state_ws.update(busy="reading")
-        worker = Worker(load_hierarchy, state.data_path, state.choice)
+        worker = Worker(load_hierarchy, state.data_path, state.choice,
+                        password_prompt=self._password_prompt(state.data_path))
         worker.connect_to(self, finished=partial(self._on_loaded, worker), failed=partial(self._on_load_failed, worker),
                           cancelled=partial(self._on_load_cancelled, worker))
         self._load_worker = worker
@@ -889,7 +902,7 @@ class HierarchyMode(QWidget):
         root = ("The total number of records is published exactly (public under this model)."
                 if plan.privacy.root_public else "The total is noised like every other count.")
         words = (f"<p>You are about to publish <b>{sum(plan.level_sizes):,} counts</b> over the hierarchy {sizes} of "
-                 f"<b>{escape(loaded.data_path.name)}</b>: every category's count, zeros included, each a whole number "
+                 f"<b>{escape(data_name(loaded.data_path))}</b>: every category's count, zeros included, each a whole number "
                  f"≥ 0. The list of categories comes from {source} and is published. {root}</p>"
                  f"<p>{cost} of privacy budget, spent for good. Noise: {escape(plan.noise)}; consistency: "
                  f"{escape(CONSISTENCY_LABELS[plan.consistency].lower())}.</p>")
@@ -1002,7 +1015,7 @@ class HierarchyMode(QWidget):
 
         outcome = self.state_ws.state.outcome
         assert outcome is not None
-        data = self.state_ws.state.data_path
+        data = data_file(self.state_ws.state.data_path)
         try:
             check_writable(path, protect=[p for p in (data, self.state_ws.state.choice.prior_path) if p is not None])
             write_hierarchy_csv(outcome.release, path)

@@ -217,6 +217,8 @@ class MainWindow(QMainWindow):
 
         self.open_action = action("&Open…", self.choose_file, QKeySequence.StandardKey.Open,
                                   "Open a CSV, TSV, Parquet or Excel file")
+        self.open_folder_action = action("Open Parquet &Folder…", self.choose_folder, None,
+                                         "Open a folder of Parquet files as one table (e.g. as Spark writes them)")
         self.connect_action = action("&Connect to a Database…", self.connect_database, None,
                                      "Read a table or a query of a database; the database counts the rows")
         self.sample_action = action("Open &Sample Data", self.open_sample, None, "Open the bundled NYC flights sample")
@@ -251,6 +253,7 @@ class MainWindow(QMainWindow):
 
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(self.open_action)
+        file_menu.addAction(self.open_folder_action)
         file_menu.addAction(self.connect_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addAction(self.sample_action)
@@ -292,6 +295,13 @@ class MainWindow(QMainWindow):
     def choose_file(self) -> None:
         start = str(self.settings.value("last_folder", str(Path.home())))
         path, _ = QFileDialog.getOpenFileName(self, "Open a table", start, FILE_FILTER)
+        if path:
+            self.open_file(path)
+
+    def choose_folder(self) -> None:
+        """File → Open Parquet Folder…: a folder of Parquet files (read as one table, files in name order)."""
+        start = str(self.settings.value("last_folder", str(Path.home())))
+        path = QFileDialog.getExistingDirectory(self, "Open a folder of Parquet files", start)
         if path:
             self.open_file(path)
 
@@ -386,10 +396,10 @@ class MainWindow(QMainWindow):
         if self._release_worker is not None:
             self.show_error("A release is running", "Wait until the release has finished, then open the file.")
             return
-        if self.project.is_project_file(target):  # a .dpgui project (dropped, recent, command line)
+        if not target.is_dir() and self.project.is_project_file(target):  # a .dpgui project (dropped, recent, command line)
             self.project.request_open(target)
             return
-        if not is_supported_file_name(target.name):
+        if not target.is_dir() and not is_supported_file_name(target.name):  # a folder: of Parquet files
             self.show_error("Cannot open this file",
                         f"'{target.name}' is not a supported table. {USE_A_SUPPORTED_FILE}")
             return
@@ -477,15 +487,14 @@ class MainWindow(QMainWindow):
         if not self.in_hierarchy_mode():
             return
         source = self.workspace.state.source
-        if source is None or not source.is_file:  # the hierarchy mode reads files only (for now)
+        if source is None:
             self.hierarchy.set_source(None, (), frozenset(), self.workspace.state.dataset)
-            if source is not None:
-                self.statusBar().showMessage("Counts over a hierarchy read files only in this version: "
-                                             "export the table to a file to use this mode.", 10000)
             return
         columns = tuple(c.name for c in source.table.columns)
         numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
-        self.hierarchy.set_source(source.path, columns, numeric, self.workspace.state.dataset)
+        # a file is read on this computer; a database or Spark counts the paths where the data lives
+        data = source.path if source.is_file else source.source_spec
+        self.hierarchy.set_source(data, columns, numeric, self.workspace.state.dataset)
 
     # ---------------------------------------------------------------- the workspace
     @property
@@ -859,7 +868,8 @@ class MainWindow(QMainWindow):
         files = self.recent_files()
         self.recent_menu.clear()
         for number, path in enumerate(files, 1):
-            act = QAction(f"&{number} {Path(path).name}", self)
+            folder = " (folder)" if Path(path).is_dir() else ""  # a folder of Parquet files
+            act = QAction(f"&{number} {Path(path).name}{folder}", self)
             act.setStatusTip(path)
             act.triggered.connect(lambda _=False, p=path: self.open_file(p))
             self.recent_menu.addAction(act)

@@ -437,7 +437,7 @@ class ProjectController(QObject):
             dataset = dataset or (source.path.stem if source is not None else "") or "dataset"
             release = record.to_release()
             info = ReleaseInfo(dataset, label, record.release_id, record.created,
-                               record.missing or release.missing_rule)
+                               record.missing or release.missing_rule, record.source)
             shown = shown_release(release, info, restored=True)
         # a release of another workspace is no longer the one shown or exported
         if "shown" not in self.workspace.update(releases=releases, shown=shown):
@@ -455,7 +455,8 @@ class ProjectController(QObject):
                                    or project.mode == MODE_HIERARCHY):
             columns = tuple(c.name for c in source.table.columns)
             numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
-            page.set_source(source.path, columns, numeric, self.workspace.state.dataset)
+            page.set_source(source.path if source.is_file else source.source_spec, columns, numeric,
+                            self.workspace.state.dataset)
         if project.hierarchy is not None:
             try:
                 page.apply_choice(choice_of_settings(project.hierarchy))

@@ -51,7 +51,7 @@ class StartPage(QWidget):
         self.recent.itemActivated.connect(lambda item: self.recentRequested.emit(item.data(Qt.ItemDataRole.UserRole)))
         self.recent_label = QLabel("&Recent files (double-click or Enter to open):")
         self.recent_label.setBuddy(self.recent)
-        drop = QLabel(f"Or drop a {FILE_TYPE_NAMES} file anywhere on this window.")
+        drop = QLabel(f"Or drop a {FILE_TYPE_NAMES} file, or a folder of Parquet files, anywhere on this window.")
         drop.setAlignment(Qt.AlignmentFlag.AlignCenter)
 
         column = QWidget()

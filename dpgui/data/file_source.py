@@ -92,6 +92,19 @@ class FileSource(DataSource):
                            max_nodes_per_level=max_nodes_per_level or MAX_NODES_PER_LEVEL, dialect=self.dialect,
                            encoding=self.spec.encoding)
 
+    def distinct_counts(
+        self,
+        columns: Sequence[str],
+        limit: int = 100_000,
+        *,
+        progress: ProgressCallback | None = None,
+        should_cancel: CancelCallback | None = None,
+    ) -> dict[str, int]:
+        from dpgui.data.hierarchy import level_value_counts
+
+        return level_value_counts(self.spec.location, columns, limit=limit, progress=progress,
+                                  should_cancel=should_cancel, dialect=self.dialect, encoding=self.spec.encoding)
+
 
 def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None) -> FileSource:
     """Open a file spec (the prompt is unused: files have no password)."""

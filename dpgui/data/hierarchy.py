@@ -164,6 +164,17 @@ def _check_limit(name: str, value: object) -> int:
     return int(value)
 
 
+def _column_names(columns: object) -> list[str]:
+    """``columns`` once each, in order (ParameterError unless a list of non-empty names)."""
+    if isinstance(columns, str) or not isinstance(columns, Sequence):
+        raise ParameterError(f"columns {columns!r} are not a list of column names", "give a list of column names")
+    names = list(dict.fromkeys(columns))
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise ParameterError(f"column name {name!r} is not a non-empty string", "give column names")
+    return names
+
+
 def _columns_hint(names: Sequence[str]) -> str:
     shown = ", ".join(repr(n) for n in names[:20])
     more = f" (and {len(names) - 20} more)" if len(names) > 20 else ""
@@ -663,12 +674,7 @@ def level_value_counts(
     memory O(batch_rows + limit × columns). DataError for a missing column (listing the columns).
     ``dialect``/``encoding``: as in :func:`count_paths`.
     """
-    if isinstance(columns, str) or not isinstance(columns, Sequence):
-        raise ParameterError(f"columns {columns!r} are not a list of column names", "give a list of column names")
-    names = list(dict.fromkeys(columns))
-    for name in names:
-        if not isinstance(name, str) or not name:
-            raise ParameterError(f"column name {name!r} is not a non-empty string", "give column names")
+    names = _column_names(columns)
     cap = _check_limit("limit", limit)
     batch_rows = _check_limit("batch_rows", batch_rows)
     check_callbacks(progress, should_cancel)

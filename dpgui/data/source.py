@@ -223,6 +223,23 @@ class DataSource(abc.ABC):
         :func:`dpgui.data.hierarchy.count_paths` gives for the same rows in a file (labels,
         checks, notes)."""
 
+    @abc.abstractmethod
+    def distinct_counts(
+        self,
+        columns: Sequence[str],
+        limit: int = 100_000,
+        *,
+        progress: ProgressCallback | None = None,
+        should_cancel: CancelCallback | None = None,
+    ) -> dict[str, int]:
+        """The number of distinct non-missing values of each of ``columns``, capped at ``limit`` (a
+        result equal to ``limit`` means "``limit`` or more"): the hierarchy column chooser's hint,
+        nothing here is released. A file: :func:`dpgui.data.hierarchy.level_value_counts` (labels as
+        :func:`~dpgui.data.hierarchy.count_paths` makes them: 3 and 3.0 are one value); a database or
+        Spark: one query (COUNT(DISTINCT …) per column, NULL not counted), which counts the stored
+        values: a float column's NaN, or 3 and 3.0 stored as text, may count differently than in a
+        file. DataError for a missing column; ParameterError for a bad ``limit``."""
+
     def close(self) -> None:  # noqa: B027 - sources with nothing to release need not override it
         """Release connections (idempotent)."""
 

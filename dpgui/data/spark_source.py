@@ -572,6 +572,30 @@ class SparkSource(DataSource):
             names, levels, table.column(len(names)).to_numpy(),
             kinds=kinds, max_nodes_per_level=limit, source_name=self.spec.display_name())
 
+    def distinct_counts(
+        self,
+        columns: Sequence[str],
+        limit: int = 100_000,
+        *,
+        progress: ProgressCallback | None = None,
+        should_cancel: CancelCallback | None = None,
+    ) -> dict[str, int]:
+        """One job: ``countDistinct`` of every column (nulls not counted), each capped at ``limit``."""
+        from pyspark.sql import functions as F  # noqa: N812
+
+        from dpgui.data.hierarchy import _check_limit, _column_names
+
+        names = _column_names(columns)
+        cap = _check_limit("limit", limit)
+        for name in names:
+            self._column(name, ("numeric", "text", "boolean", "datetime", "empty"), "categorical")
+        if not names:
+            return {}
+        frame = self.df.agg(*[F.countDistinct(F.col(_quote(c))) for c in names])
+        row = self._run("counting the distinct values of " + ", ".join(names), lambda: frame.collect()[0],
+                        progress, should_cancel)
+        return {c: min(int(row[i] or 0), cap) for i, c in enumerate(names)}
+
     def close(self) -> None:
         if self._session is not None:
             session, self._session = self._session, None

@@ -518,6 +518,34 @@ class SqlSource(DataSource):
             progress(1.0)
         return result
 
+    def distinct_counts(
+        self,
+        columns: Sequence[str],
+        limit: int = 100_000,
+        *,
+        progress: ProgressCallback | None = None,
+        should_cancel: CancelCallback | None = None,
+    ) -> dict[str, int]:
+        """One query: ``SELECT COUNT(DISTINCT c1), COUNT(DISTINCT c2), … FROM source``, each capped at
+        ``limit`` here (the database counts all of them). Time: the database's, one scan."""
+        from dpgui.data.hierarchy import _check_limit, _column_names
+        from dpgui.data.readers import check_callbacks
+
+        names = _column_names(columns)
+        cap = _check_limit("limit", limit)
+        check_callbacks(progress, should_cancel)
+        for name in names:
+            self._column(name)
+        if not names:
+            return {}
+        counted = ", ".join(f"COUNT(DISTINCT s.{self._quoted(c)})" for c in names)
+        if progress is not None:
+            progress(0.0)
+        _, rows = self._fetch(f"SELECT {counted} FROM {self._source_sql} AS s", should_cancel)
+        if progress is not None:
+            progress(1.0)
+        return {c: min(int(n or 0), cap) for c, n in zip(names, rows[0])}
+
 
 def _pg_kind(type_name: str) -> str:
     if type_name in _PG_NUMERIC:

@@ -72,7 +72,8 @@ from dpgui.core.tree import MIN_BINS
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.files import write_text_atomic
 from dpgui.report.project_hierarchy import (
-    MODE_CDF, HierarchySettings, ProjectHierarchyRelease, hierarchy_section_json, read_hierarchy_section,
+    MODE_CDF, HierarchySettings, ProjectHierarchyRelease, check_source_record, hierarchy_section_json,
+    read_hierarchy_section,
 )
 
 PROJECT_FORMAT = "dpgui-project"
@@ -123,15 +124,19 @@ class ProjectRelease:
     levels: tuple[tuple[int, ...] | None, ...]
     column: str = ""
     missing: str = ""
+    #: where the data was read and who counted it (:func:`dpgui.report.bundle.source_record`; no secret
+    #: in it), as the ledger recorded it; None: not recorded (releases of older versions)
+    source: dict[str, Any] | None = None
 
     @classmethod
     def from_release(cls, release: Release, release_id: str, created_utc: datetime | str,
-                     column: str = "", missing: str = "") -> ProjectRelease:
+                     column: str = "", missing: str = "", source: dict[str, Any] | None = None) -> ProjectRelease:
         """Record ``release`` (its released levels only: the estimates are recomputed on load)."""
         levels = tuple(None if lvl is None else tuple(np.asarray(lvl, dtype=np.int64).tolist())
                        for lvl in release.levels)
         return cls(str(release_id), _utc_text(created_utc), float(release.lower), float(release.upper),
-                   release.consistency, release.plan.to_json(), levels, column, missing)
+                   release.consistency, release.plan.to_json(), levels, column, missing,
+                   None if source is None else dict(source))
 
     @property
     def created(self) -> datetime:
@@ -202,7 +207,7 @@ class Project:
 def _release_json(r: ProjectRelease, levels: Any) -> dict[str, Any]:
     return {"release_id": r.release_id, "created_utc": r.created_utc, "column": r.column, "missing": r.missing,
             "lower": r.lower, "upper": r.upper, "consistency": r.consistency,
-            "plan": r.plan, "levels": levels}
+            "plan": r.plan, "levels": levels, **({} if r.source is None else {"source": r.source})}
 
 
 def project_to_json(project: Project) -> str:
@@ -379,8 +384,15 @@ def _release_from_json(data: Any, where: str, source: str) -> ProjectRelease:
         release_id=reader.text("release_id"), created_utc=created, lower=lower, upper=upper,
         consistency=reader.text("consistency", choices=CONSISTENCY_METHODS), plan=plan_json,
         levels=_levels(reader, plan),  # a "secure" key (older files) is ignored: the ledger says that
-        column=reader.text("column", ""), missing=reader.text("missing", ""),
+        column=reader.text("column", ""), missing=reader.text("missing", ""), source=_release_source(reader),
     )
+
+
+def _release_source(reader: _Reader) -> dict[str, Any] | None:
+    value = reader.get("source", None)
+    if value is not None and not check_source_record(value):
+        raise reader._fail("source", "a data source record (kind, engine, …)", value)
+    return None if value is None else dict(value)
 
 
 def _reject_constant(name: str) -> Any:

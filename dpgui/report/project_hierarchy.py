@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MODES", "MODE_CDF", "MODE_HIERARCHY", "HierarchySettings", "ProjectHierarchyRelease", "hierarchy_section_json",
-    "read_hierarchy_section",
+    "read_hierarchy_section", "check_source_record",
 ]
 
 MODE_CDF = "cdf"
@@ -115,6 +115,9 @@ class ProjectHierarchyRelease:
     prior_name: str | None = None
     prior_sha256: str | None = None
     notes: tuple[str, ...] = ()
+    #: where the data was read and who counted it (:func:`dpgui.report.bundle.source_record`; no secret
+    #: in it); None: not recorded (releases of older versions)
+    source: dict[str, Any] | None = None
 
     @classmethod
     def from_release(cls, release: HierarchyRelease, info: HierarchyReleaseInfo) -> ProjectHierarchyRelease:
@@ -127,7 +130,8 @@ class ProjectHierarchyRelease:
             counts=tuple(_int_tuple(c) for c in release.counts), lower=tuple(_int_tuple(c) for c in release.lower),
             upper=tuple(_int_tuple(c) for c in release.upper), interval_method=release.interval_method,
             node_list_source=info.node_list_source, counts_from_data=bool(info.counts_from_data),
-            prior_name=info.prior_name, prior_sha256=info.prior_sha256, notes=tuple(info.notes))
+            prior_name=info.prior_name, prior_sha256=info.prior_sha256, notes=tuple(info.notes),
+            source=None if info.source is None else dict(info.source))
 
     @property
     def created(self) -> datetime:
@@ -150,7 +154,8 @@ class ProjectHierarchyRelease:
         release = HierarchyRelease(HierarchyPlan.from_json(self.plan), tree, arrays(self.counts), arrays(self.lower),
                                    arrays(self.upper), self.interval_method)
         info = HierarchyReleaseInfo(self.dataset, self.release_id, self.created, self.node_list_source,
-                                    self.counts_from_data, False, self.prior_name, self.prior_sha256, self.notes)
+                                    self.counts_from_data, False, self.prior_name, self.prior_sha256, self.notes,
+                                    None if self.source is None else dict(self.source))
         return release, info
 
     def to_json(self, compact: Any) -> dict[str, Any]:
@@ -166,6 +171,7 @@ class ProjectHierarchyRelease:
             "lower": [compact(list(level)) for level in self.lower],
             "upper": [compact(list(level)) for level in self.upper],
             "interval_method": self.interval_method,
+            **({} if self.source is None else {"source": self.source}),
         }
 
 
@@ -177,6 +183,13 @@ def hierarchy_section_json(mode: str, settings: HierarchySettings | None,
 
 
 # --------------------------------------------------------------------------------------------- reading
+
+def check_source_record(value: Any) -> bool:
+    """Is ``value`` a release's data-source record as dpgui writes it (a JSON object with a kind and
+    who counted the data)? Its full contents are checked against the budget ledger before signing."""
+    return (isinstance(value, dict) and value.get("kind") in ("file", "database", "spark")
+            and isinstance(value.get("engine"), str))
+
 
 def _fail(where: str, name: str, wanted: str) -> DataError:
     return DataError(f"{where}: '{name}' must be {wanted}", _DAMAGED)
@@ -317,7 +330,15 @@ def _release(data: Any, where: str) -> ProjectHierarchyRelease:
         node_list_source=_text(data, where, "node_list_source", choices=NODE_LIST_SOURCES),
         counts_from_data=_bool(data, where, "counts_from_data"),
         prior_name=_text(data, where, "prior_name", None, nullable=True),
-        prior_sha256=_text(data, where, "prior_sha256", None, nullable=True), notes=tuple(notes))
+        prior_sha256=_text(data, where, "prior_sha256", None, nullable=True), notes=tuple(notes),
+        source=_source(data, where))
+
+
+def _source(data: dict[str, Any], where: str) -> dict[str, Any] | None:
+    value = _get(data, where, "source", None)
+    if value is not None and not check_source_record(value):
+        raise _fail(where, "source", "a data source record (kind, engine, …)")
+    return None if value is None else dict(value)
 
 
 def read_hierarchy_section(data: dict[str, Any], source: str

@@ -27,6 +27,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,18 +38,22 @@ from dpgui.core.hierarchy import (
 from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrmse
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec
-from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, count_paths, level_value_counts, read_prior
+from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, level_value_counts, read_prior
+from dpgui.data.source import PasswordPrompt, SourceSpec, open_source
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
 from dpgui.report.files import sha256_regular_file
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
-from dpgui.workspace.release import BudgetCheck, FirstCapNeeded, ledger_budget_check
+from dpgui.workspace.release import BudgetCheck, FirstCapNeeded, data_source_record, ledger_budget_check
 from dpgui.workspace.state import Observable
 
 Progress = Callable[[float, str], None]
 ShouldCancel = Callable[[], bool]
 NoiseSource = Callable[[], RandomSource]
+#: The open data of the mode: a file's (or Parquet folder's) path, or the SourceSpec of a database or
+#: Spark source (counted where it lives; only the counts come back)
+Data = Path | SourceSpec
 
 DEFAULT_ALPHA = 0.1
 PRIOR_FILE = "prior file"
@@ -85,6 +90,25 @@ CONSISTENCY_LABELS = {
     "gls": "Least squares on the tree, then top-down",
     "none": "None (each count on its own, may not add up)",
 }
+
+
+def data_spec(data: Data) -> SourceSpec:
+    """``data`` as a :class:`~dpgui.data.source.SourceSpec` (a path: the file spec)."""
+    return data if isinstance(data, SourceSpec) else SourceSpec("file", str(data))
+
+
+def data_name(data: Data) -> str:
+    """A short name of ``data`` for the page and the messages: a file's name, a database's table or query."""
+    if isinstance(data, Path):
+        return data.name
+    return Path(data.location).name if data.kind == "file" else data.display_name()
+
+
+def data_file(data: Data | None) -> Path | None:
+    """``data``'s file on this computer (None for a database or Spark source, or no data)."""
+    if isinstance(data, Path):
+        return data
+    return Path(data.location) if data is not None and data.kind == "file" else None
 
 
 def check_level_columns(levels: tuple[str, ...]) -> tuple[str, ...]:
@@ -160,7 +184,7 @@ class LoadedHierarchy:
     plan may use no counts; ``notes``: what the reader wants the officer to know (numeric levels...);
     ``prior_sha256``: the SHA-256 of the prior file as it was read (None without a prior)."""
 
-    data_path: Path
+    data_path: Data  # the file's path, or a database's or Spark's SourceSpec
     levels: tuple[str, ...]
     prior_path: Path | None
     counts_from_data: bool
@@ -170,6 +194,8 @@ class LoadedHierarchy:
     prior_levels: tuple[np.ndarray, ...] | None = field(repr=False)
     notes: tuple[str, ...] = ()
     prior_sha256: str | None = None  # of the prior's bytes as read at load (what the manifest records)
+    #: where the data was read and who counted it (the manifest's ``source``; no secret in it)
+    source_record: dict[str, Any] | None = None
 
     @property
     def prior_source(self) -> str:
@@ -177,7 +203,7 @@ class LoadedHierarchy:
             return PRIOR_FILE
         return FROM_DATA if self.counts_from_data else NO_COUNTS
 
-    def matches(self, data_path: Path | None, choice: HierarchyChoice) -> bool:
+    def matches(self, data_path: Data | None, choice: HierarchyChoice) -> bool:
         """Was this read for ``data_path`` and ``choice``'s levels, prior and opt-in?"""
         return (data_path == self.data_path and choice.levels == self.levels and choice.prior_path == self.prior_path
                 and choice.counts_from_data == self.counts_from_data)
@@ -220,7 +246,7 @@ class HierarchyState:
     ``releases``: the public record of every release of the workspace (what project files keep; a new
     file does not drop them, as in the CDF mode)."""
 
-    data_path: Path | None = None
+    data_path: Data | None = None  # the open data: a file's path, or a database's or Spark's SourceSpec
     column_counts: tuple[tuple[str, int], ...] | None = None
     choice: HierarchyChoice = HierarchyChoice()
     loaded: LoadedHierarchy | None = None
@@ -252,8 +278,8 @@ class HierarchyWorkspace(Observable[HierarchyState]):
             parts["choice"] = replace(choice, budgets=None, weights=None)
         return self.update(**parts)
 
-    def open_file(self, path: Path | None) -> frozenset[str]:
-        """A new data file: everything read from the previous one goes."""
+    def open_file(self, path: Data | None) -> frozenset[str]:
+        """New data (a file, or a database's or Spark's SourceSpec): everything read from the previous one goes."""
         return self.update(data_path=path, column_counts=None, loaded=None, planned=None, problem="", outcome=None,
                            choice=replace(self._state.choice, levels=(), budgets=None, weights=None,
                                           categories_public=False))  # a new file's categories: not declared yet
@@ -261,18 +287,29 @@ class HierarchyWorkspace(Observable[HierarchyState]):
 
 # ------------------------------------------------------------------------------------------ the steps (workers)
 
-def level_choices(path: Path, columns: tuple[str, ...], progress: Progress | None = None,
-                  should_cancel: ShouldCancel | None = None) -> tuple[tuple[str, int], ...]:
-    """The number of distinct values of each column (public-structure sizes the chooser shows). O(rows)."""
-    message = f"Counting the distinct values of each column of {path.name}…"
-    counts = level_value_counts(path, list(columns), progress=(lambda f: progress(f, message)) if progress else None,
-                                should_cancel=should_cancel)
+def level_choices(path: Data, columns: tuple[str, ...], progress: Progress | None = None,
+                  should_cancel: ShouldCancel | None = None, password_prompt: PasswordPrompt | None = None
+                  ) -> tuple[tuple[str, int], ...]:
+    """The number of distinct values of each column (public-structure sizes the chooser shows, capped).
+    A file: one streamed pass, O(rows); a database or Spark: one query there
+    (:meth:`~dpgui.data.source.DataSource.distinct_counts`; ``password_prompt`` answers a database)."""
+    message = f"Counting the distinct values of each column of {data_name(path)}…"
+    report = (lambda f: progress(f, message)) if progress else None
+    if isinstance(path, Path):
+        counts = level_value_counts(path, list(columns), progress=report, should_cancel=should_cancel)
+    else:
+        with open_source(path, password_prompt=password_prompt) as source:
+            counts = source.distinct_counts(list(columns), progress=report, should_cancel=should_cancel)
     return tuple((name, int(counts[name])) for name in columns if name in counts)
 
 
-def load_hierarchy(data_path: Path, choice: HierarchyChoice, progress: Progress | None = None,
-                   should_cancel: ShouldCancel | None = None) -> LoadedHierarchy:
-    """Read the tree of ``choice.levels`` from the data (streamed) and, if given, the public prior.
+def load_hierarchy(data_path: Data, choice: HierarchyChoice, progress: Progress | None = None,
+                   should_cancel: ShouldCancel | None = None, password_prompt: PasswordPrompt | None = None
+                   ) -> LoadedHierarchy:
+    """Read the tree of ``choice.levels`` from the data and, if given, the public prior. The data's path
+    counts come from :meth:`~dpgui.data.source.DataSource.path_counts`: a file streamed on this computer,
+    a database or Spark source counted where it lives (one GROUP BY; ``password_prompt`` answers a
+    database); the result records where the data was read and who counted it.
 
     With a prior the tree is the prior's (every data path must be in it: DataError with the first few
     missing paths otherwise) and its counts are the optimiser's; without one the tree is the data's own
@@ -280,10 +317,14 @@ def load_hierarchy(data_path: Path, choice: HierarchyChoice, progress: Progress 
     ``choice.counts_from_data``. A prior that is the data file itself (or a copy) is a DataError.
     O(rows + nodes)."""
     levels = check_level_columns(choice.levels)
-    if choice.prior_path is not None:  # the data file given as its own "public" prior: refused, as in the CLI
-        check_prior_is_not_the_data(choice.prior_path, data_path)
-    data = count_paths(data_path, list(levels), progress=(lambda f: progress(f, f"Reading {data_path.name}…"))
-                       if progress is not None else None, should_cancel=should_cancel)
+    file = data_file(data_path)
+    if choice.prior_path is not None and file is not None:  # the data file as its own "public" prior: refused
+        check_prior_is_not_the_data(choice.prior_path, file)
+    message = f"Reading {data_name(data_path)}…" if file is not None else f"Counting in {data_name(data_path)}…"
+    with open_source(data_spec(data_path), password_prompt=password_prompt) as source:
+        data = source.path_counts(list(levels), progress=(lambda f: progress(f, message))
+                                  if progress is not None else None, should_cancel=should_cancel)
+        record = data_source_record(source)
     if should_cancel is not None and should_cancel():
         raise Cancelled("reading the levels was cancelled", "choose the levels again")
     notes = list(data.notes)
@@ -306,7 +347,7 @@ def load_hierarchy(data_path: Path, choice: HierarchyChoice, progress: Progress 
         leaf_counts = np.asarray(data.counts, dtype=np.int64).copy()
         prior_levels = hierarchy.aggregate(leaf_counts) if choice.counts_from_data else None
     return LoadedHierarchy(data_path, levels, choice.prior_path, choice.counts_from_data, hierarchy, leaf_counts,
-                           int(data.rows), prior_levels, tuple(notes), prior_sha256)
+                           int(data.rows), prior_levels, tuple(notes), prior_sha256, record)
 
 
 def _plan(loaded: LoadedHierarchy, choice: HierarchyChoice, noise: str, consistency: str) -> HierarchyPlan:
@@ -536,7 +577,8 @@ def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progre
             ledger, request.dataset, loaded.hierarchy, loaded.leaf_counts, request.plan, source(),
             node_list_source=NODE_LIST_FROM_PRIOR if prior is not None else NODE_LIST_FROM_DATA,
             counts_from_data=loaded.prior_source == FROM_DATA, prior_name=None if prior is None else prior.name,
-            prior_sha256=loaded.prior_sha256, notes=loaded.notes, release_id=release_id)
+            prior_sha256=loaded.prior_sha256, notes=loaded.notes, release_id=release_id,
+            source_record=loaded.source_record)
     progress(1.0, "Released.")
     return HierarchyOutcome(release, info, request.dataset, info.release_id, info.secure)
 

@@ -196,6 +196,36 @@ def test_path_counts_equal_the_file_path(spark, data_files):
     assert len(expected.paths) == REGIONS * DISTRICTS * 3
 
 
+def test_distinct_counts_equal_the_file_path(spark, data_files):
+    from dpgui.data.hierarchy import level_value_counts
+
+    parquet, _ = data_files
+    names = ["region", "district"]
+    expected = level_value_counts(parquet, names)
+    with _spark(parquet) as source:
+        assert source.distinct_counts(names) == expected
+        assert source.distinct_counts(names, limit=2) == {c: min(expected[c], 2) for c in names}
+        with pytest.raises(DataError, match="column 'nope' not found"):
+            source.distinct_counts(["nope"])
+
+
+def test_the_window_hierarchy_mode_counts_in_spark_as_from_the_file(spark, data_files):
+    """The hierarchy mode's two reads (dpgui.workspace.hierarchy, as the window runs them) over a Spark
+    source: the chooser's distinct values and the tree's leaf counts equal the file path's."""
+    from dpgui.workspace.hierarchy import HierarchyChoice, level_choices, load_hierarchy
+
+    parquet, _ = data_files
+    spec = parse_source(str(parquet), engine="spark", spark_master="local[2]")
+    columns = ("region", "district", "code")
+    assert level_choices(spec, columns) == level_choices(parquet, columns)
+    choice = HierarchyChoice(levels=columns)
+    from_spark, from_file = load_hierarchy(spec, choice), load_hierarchy(parquet, choice)
+    assert from_spark.hierarchy.labels == from_file.hierarchy.labels and from_spark.rows == from_file.rows
+    assert np.array_equal(from_spark.leaf_counts, from_file.leaf_counts)
+    assert from_spark.source_record["kind"] == "spark" and from_spark.source_record["engine"] == "Spark (local[2])"
+    assert from_file.source_record["engine"] == "this computer"
+
+
 def test_csv_numeric_levels_are_labelled_from_their_text(spark, tmp_path):
     """As in count_paths: 02134 stays 02134 (Spark alone would infer the integer 2134), 2.50 and
     2.5 are one label "2.5", 3.0 is "3"."""

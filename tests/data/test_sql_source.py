@@ -185,6 +185,25 @@ def test_path_counts_equal_count_paths(pg, pg_password, sqlite_db, parquet_files
             assert np.array_equal(got.counts, expected.counts)
 
 
+def test_distinct_counts_equal_the_file_and_are_capped(pg, pg_password, sqlite_db, parquet_files):
+    """One COUNT(DISTINCT …) query gives the file's numbers of distinct values (text and float levels
+    here hold no NaN and no 3 vs 3.0), capped at the limit; a missing column is a DataError."""
+    from dpgui.data.hierarchy import level_value_counts
+
+    names = ["region", "district", "code"]
+    expected = level_value_counts(parquet_files["levels"], names)
+    assert expected["region"] == 3 and expected["district"] > expected["region"]
+    with open_source(SourceSpec("file", str(parquet_files["levels"]))) as src:
+        assert src.distinct_counts(names) == expected
+    for location in (pg.url, _sqlite_url(sqlite_db)):
+        with open_source(parse_source(location, table="levels")) as src:
+            assert src.distinct_counts(names) == expected
+            assert src.distinct_counts(names, limit=4) == {c: min(expected[c], 4) for c in names}
+            assert src.distinct_counts([]) == {}
+            with pytest.raises(DataError, match="column 'nope' not found"):
+                src.distinct_counts(["region", "nope"])
+
+
 def test_columns_preview_row_count_engine(pg, pg_password, sqlite_db, data):
     with open_source(parse_source(pg.url, query="SELECT x, x > 0 AS pos, 'a'::text AS t, now() AS d FROM vals")) as src:
         assert [(c.name, c.kind) for c in src.columns()] == [("x", "numeric"), ("pos", "boolean"), ("t", "text"),
