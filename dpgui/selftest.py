@@ -1,6 +1,10 @@
 """``dpgui --self-test``: the whole workflow, headless, inside whatever dpgui is running (source or frozen).
 
-Steps: the software versions are known; the bundled sample dataset loads; a plan is made; a
+Steps: the software versions are known; the bundled sample dataset loads (through
+:func:`dpgui.data.source.open_source`, the one source interface the window and the command line
+use); its column, copied into an SQLite database, a Stata .dta and a semicolon-separated CSV with
+decimal commas, gives the same counts through that interface (SQLite's counted in the database), and
+the PostgreSQL driver (psycopg with its own libpq) loads and keyring lists its backends; a plan is made; a
 throw-away signing key is created and read back; a release is spent in a throw-away budget ledger
 with the secure noise; its PDF is drawn; a signed bundle is written and verified, and a one-byte
 change to it is caught; the same for counts over a hierarchy (the bundled flight_routes.parquet,
@@ -61,15 +65,86 @@ def _versions(run: _Run) -> str:
 
 
 def _sample(run: _Run) -> str:
-    from dpgui.data.histogram import column_histogram
+    """The bundled sample through the one source interface (:func:`dpgui.data.source.open_source`),
+    as the window and the command line read it."""
+    from dpgui.data.file_source import FileSource
     from dpgui.data.sample import sample_dataset_path
+    from dpgui.data.source import open_source, parse_source
 
     path = sample_dataset_path()
-    hist = column_histogram(path, SAMPLE_COLUMN, *SAMPLE_BOUNDS, SAMPLE_BINS)
+    spec = parse_source(path)
+    with open_source(spec) as sample:
+        _check(isinstance(sample, FileSource) and sample.engine == "this computer",
+               f"the sample is not read on this computer but by {sample.engine}")
+        assert isinstance(sample, FileSource)
+        hist = sample.histogram(SAMPLE_COLUMN, *SAMPLE_BOUNDS, SAMPLE_BINS)
+        table = sample.info
     _check(hist.total > 1000, f"the sample has only {hist.total} values in {SAMPLE_COLUMN!r}")
     _check(len(hist.counts) == SAMPLE_BINS, f"{len(hist.counts)} bins instead of {SAMPLE_BINS}")
-    run.values.update(path=path, hist=hist)
+    run.values.update(path=path, spec=spec, table=table, hist=hist)
     return f"{path.name}: {hist.total:,} values of {SAMPLE_COLUMN!r} in {SAMPLE_BINS} bins"
+
+
+def _data_sources(run: _Run) -> str:
+    """The sample's column copied into an SQLite database, a Stata .dta (pyreadstat) and a
+    semicolon-separated, decimal-comma CSV in the throw-away folder, each counted through
+    :func:`~dpgui.data.source.open_source`: the counts must equal the sample file's, the SQLite ones
+    counted in the database (one aggregate query) and the CSV's dialect detected. Then the PostgreSQL
+    driver: psycopg with its own libpq loads, and SQLAlchemy makes a ``postgresql+psycopg`` engine
+    (nothing connects). A frozen app that lacks SQLAlchemy's dialects, pyreadstat, psycopg's libpq or
+    keyring's backend list fails here."""
+    import importlib.metadata
+    import sqlite3
+
+    import pyreadstat
+    import sqlalchemy as sa
+
+    from dpgui.data.file_types import CsvDialect
+    from dpgui.data.source import open_source, parse_source
+
+    reference = run.values["hist"]
+    with open_source(run.values["spec"]) as sample:
+        frame = sample.preview(reference.n_rows + 1)[[SAMPLE_COLUMN]]
+    _check(len(frame) == reference.n_rows, f"the sample's preview has {len(frame):,} rows, not {reference.n_rows:,}")
+    work = run.work / "sources"
+    work.mkdir()
+    database = work / "sample.db"
+    with sqlite3.connect(database) as conn:
+        conn.execute(f"CREATE TABLE flights ({SAMPLE_COLUMN} REAL)")
+        conn.executemany("INSERT INTO flights VALUES (?)", ((float(v),) for v in frame[SAMPLE_COLUMN]))
+    conn.close()
+    pyreadstat.write_dta(frame, str(work / "sample.dta"))
+    lines = (f"{row};{value!r}".replace(".", ",") for row, value in enumerate(frame[SAMPLE_COLUMN].tolist()))
+    (work / "sample.csv").write_text(f"row;{SAMPLE_COLUMN}\n" + "\n".join(lines) + "\n", encoding="utf-8")
+
+    found = []
+    for label, spec in (("SQLite", parse_source(f"sqlite:///{database.as_posix()}", table="flights")),
+                        ("Stata", parse_source(work / "sample.dta")),
+                        ("CSV with ';' and decimal ','", parse_source(work / "sample.csv"))):
+        with open_source(spec) as source:
+            engine = source.engine
+            if spec.kind == "database":
+                _check(engine.startswith("the database (SQLite"), f"SQLite's counts came from {engine}, not the database")
+            if spec.location.endswith(".csv"):
+                dialect = getattr(source, "dialect", None)
+                _check(dialect == CsvDialect(";", ","), f"the CSV's dialect was read as {dialect}, not ';' and ','")
+            hist = source.histogram(SAMPLE_COLUMN, *SAMPLE_BOUNDS, SAMPLE_BINS)
+        differ = int((hist.counts != reference.counts).sum())
+        _check(hist == reference, f"{label} gives other counts than the sample file "
+               f"({hist.total:,} values, {differ:,} of {SAMPLE_BINS} bins differ)")
+        found.append(f"{label} ({engine})")
+
+    import psycopg
+
+    _check(psycopg.pq.__impl__ in ("binary", "c"), f"psycopg uses its '{psycopg.pq.__impl__}' layer: no bundled libpq")
+    libpq = psycopg.pq.version()
+    postgresql = sa.create_engine("postgresql+psycopg://dpgui@localhost/self-test")  # connects only when used
+    _check(postgresql.dialect.name == "postgresql", f"SQLAlchemy made a {postgresql.dialect.name} engine")
+    postgresql.dispose()
+    backends = importlib.metadata.entry_points(group="keyring.backends")
+    _check(bool(backends), "keyring lists no backends (its entry points are missing): passwords cannot be stored")
+    return (f"{reference.total:,} values, the sample's counts from {'; '.join(found)}; PostgreSQL driver psycopg "
+            f"{psycopg.__version__} with libpq {libpq // 10000}.{libpq % 10000}; keyring: {len(backends)} backends")
 
 
 def _plan(run: _Run) -> str:
@@ -104,13 +179,12 @@ def _release(run: _Run) -> str:
     import numpy as np
 
     from dpgui.core.noise import SecureRandom
-    from dpgui.data.table import inspect_table
     from dpgui.report.ledger import Ledger
     from dpgui.workspace.release import FirstCapNeeded, Problem, ReleaseController, ReleaseRequest
     from dpgui.workspace.state import ColumnChoice, DataSource, PlanChoice, Workspace, WorkspaceState
 
-    plan, table = run.values["plan"], inspect_table(run.values["path"])
-    workspace = Workspace(WorkspaceState(
+    plan, table = run.values["plan"], run.values["table"]  # the sample's columns, from its source (step 2)
+    workspace = Workspace(WorkspaceState(  # a plain file, held as the window holds it (no spec: the file itself)
         source=DataSource(table, table.n_rows), column=ColumnChoice(SAMPLE_COLUMN, *SAMPLE_BOUNDS, SAMPLE_BINS),
         dataset=DATASET, plan=PlanChoice(privacy=plan.privacy, plan=plan, consistency="l2"),
     ))
@@ -313,6 +387,7 @@ def _window(run: _Run) -> str:
 STEPS: tuple[tuple[str, Callable[[_Run], str]], ...] = (
     ("versions", _versions),
     ("load the sample dataset", _sample),
+    ("data sources (SQLite, Stata, CSV dialect; PostgreSQL driver)", _data_sources),
     ("plan", _plan),
     ("create a throw-away signing key", _key),
     ("release (secure noise, throw-away ledger)", _release),

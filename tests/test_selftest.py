@@ -33,7 +33,7 @@ def test_self_test_passes_every_step_and_leaves_the_users_files_alone(tmp_path):
                             text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
     ok_lines = [line for line in result.stdout.splitlines() if "] ok " in line]
-    assert len(ok_lines) == len(STEPS) == 11, result.stdout
+    assert len(ok_lines) == len(STEPS) == 12, result.stdout
     assert "self-test passed" in result.stdout
     assert sorted(p.name for p in home.iterdir()) == ["marker"]  # no ledger, keys or autosave written there
     assert not (tmp_path / ".config").exists()  # Qt settings went to the throw-away folder too
@@ -46,8 +46,8 @@ def test_self_test_stops_at_the_first_failure_and_says_which(monkeypatch):
     out = io.StringIO()
     assert run_self_test(out) == 1
     text = out.getvalue()
-    assert "[2/11] FAILED load the sample dataset: DataError: the sample dataset is missing" in text
-    assert "[3/11]" not in text and text.rstrip().endswith("self-test FAILED")
+    assert "[2/12] FAILED load the sample dataset: DataError: the sample dataset is missing" in text
+    assert "[3/12]" not in text and text.rstrip().endswith("self-test FAILED")
 
 
 def test_self_test_restores_dpgui_home(monkeypatch, tmp_path):
@@ -71,7 +71,7 @@ def _hierarchy_step_run(tmp_path, monkeypatch):
 
 
 def test_hierarchy_step_releases_signs_and_verifies_the_flight_routes_sample(tmp_path, monkeypatch):
-    """Step 9 on resources/sample/flight_routes.parquet, checked independently of the step: the ledger
+    """Step 10 on resources/sample/flight_routes.parquet, checked independently of the step: the ledger
     charged ε = 1 to its own dataset and points at the bundle; the bundle verifies with the throw-away
     public key; its CSV lists every node of dest_tzone > dest > route once, as non-negative whole
     numbers whose children add up to their parent, the root being the sample's number of rows."""
@@ -125,3 +125,56 @@ def test_hierarchy_step_fails_with_the_reason_when_the_sample_is_missing(tmp_pat
         _hierarchy(run)
     with Ledger() as ledger:
         assert ledger.releases(HIERARCHY_DATASET) == []  # nothing spent
+
+
+def test_data_sources_step_counts_sqlite_stata_and_a_semicolon_csv_like_the_sample(tmp_path):
+    """Step 3: the sample's column written to SQLite, Stata and a ';'/',' CSV gives the sample's counts
+    through open_source, SQLite's counted by the database. The copies are checked here independently
+    of dpgui's readers: every row is in each of them, with the sample's values."""
+    import sqlite3
+
+    import numpy as np
+    import pyarrow.parquet as pq
+    import pyreadstat
+
+    from dpgui.data.sample import sample_dataset_path
+    from dpgui.selftest import SAMPLE_COLUMN, _data_sources, _Run, _sample
+
+    run = _Run(tmp_path)
+    _sample(run)
+    detail = _data_sources(run)
+    assert "336,776 values" in detail and "SQLite (the database (SQLite " in detail, detail
+    assert "Stata (this computer)" in detail and "CSV with ';' and decimal ',' (this computer)" in detail
+    assert "PostgreSQL driver psycopg 3." in detail and "with libpq " in detail
+
+    truth = pq.read_table(sample_dataset_path(), columns=[SAMPLE_COLUMN]).column(0).to_numpy()
+    with sqlite3.connect(tmp_path / "sources" / "sample.db") as conn:
+        in_database = np.array([v for (v,) in conn.execute(f"SELECT {SAMPLE_COLUMN} FROM flights")])
+    conn.close()
+    frame, _ = pyreadstat.read_dta(str(tmp_path / "sources" / "sample.dta"))
+    lines = (tmp_path / "sources" / "sample.csv").read_text(encoding="utf-8").splitlines()
+    in_csv = np.array([float(line.split(";")[1].replace(",", ".")) for line in lines[1:]])
+    assert lines[0] == f"row;{SAMPLE_COLUMN}" and "," in lines[1] and "." not in "".join(lines[1:100])
+    for copy in (in_database, frame[SAMPLE_COLUMN].to_numpy(), in_csv):
+        assert np.array_equal(copy, truth)
+
+
+def test_data_sources_step_fails_when_a_source_counts_otherwise(tmp_path):
+    """The comparison is real: a reference with one record moved to the next bin is not what SQLite counts."""
+    import dataclasses
+
+    import numpy as np
+
+    from dpgui.selftest import SelfTestFailure, _data_sources, _Run, _sample
+
+    run = _Run(tmp_path)
+    _sample(run)
+    hist = run.values["hist"]
+    counts = hist.counts.copy()
+    moved = int(np.argmax(counts))
+    counts[moved] -= 1
+    counts[moved + 1] += 1
+    run.values["hist"] = dataclasses.replace(hist, counts=counts)
+    with pytest.raises(SelfTestFailure, match=r"SQLite gives other counts than the sample file \(336,776 values, "
+                                              r"2 of 500 bins differ\)"):
+        _data_sources(run)
