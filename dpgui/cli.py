@@ -652,19 +652,6 @@ def _check_data_columns(source: DataSource, columns: Sequence[str], numeric: boo
                             "choose a numeric column, or convert it in --query (e.g. CAST(x AS double precision))")
 
 
-def _source_record(source: DataSource) -> dict[str, Any]:
-    """The manifest's and the ledger's ``source``: the spec's public record and who counted the data; for a
-    CSV/TSV file, the dialect it was read with (given, or detected)."""
-    from dpgui.data.file_types import CsvDialect
-    from dpgui.report.bundle import source_record
-
-    record = source.spec.public_record()
-    dialect = getattr(source, "dialect", None)  # a FileSource's dialect (None for other formats)
-    if source.spec.kind == "file" and isinstance(dialect, CsvDialect) and "dialect" not in record:
-        record["dialect"] = {"delimiter": dialect.delimiter, "decimal": dialect.decimal}
-    return source_record(record, source.engine)
-
-
 def _check_outputs(args: argparse.Namespace, protect: Sequence[str] = ()) -> None:
     """Every output target of a release, checked before anything is spent: --out (a new file in a
     writable folder, never the input, an existing file only with --force) and --bundle (a writable
@@ -725,7 +712,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
         result, info = spend_and_release(ledger, dataset, args.column, MISSING_AUTO, hist.counts, plan, SecureRandom(),
                                          args.lower, args.upper, args.consistency, n_missing=hist.n_missing,
-                                         release_id=args.release_id, source_record=_source_record(source))
+                                         release_id=args.release_id, source_record=source.public_record())
 
         def bundle() -> Path:
             assert key is not None
@@ -1666,7 +1653,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
             ledger, dataset, hierarchy, leaves, plan, SecureRandom(),
             node_list_source=NODE_LIST_FROM_PRIOR if args.prior is not None else NODE_LIST_FROM_DATA,
             counts_from_data=bool(args.counts_from_data), prior_name=prior_name, prior_sha256=prior_sha256,
-            notes=notes, release_id=args.release_id, source_record=_source_record(source))
+            notes=notes, release_id=args.release_id, source_record=source.public_record())
         # The projection published with the release: at the prior's counts, else at the released counts
         # (post-processing: public), never at the confidential counts. Past the spend, so it runs inside
         # _write_outputs: its failure too says that ε was spent.
@@ -1772,7 +1759,7 @@ def cmd_columns(args: argparse.Namespace) -> int:
     spec = _source_spec(args)
     with _open_data(spec) as source:
         columns = source.columns()
-        record = _source_record(source)
+        record = source.public_record()
     if args.json:
         _print({"source": record, "columns": [{"name": c.name, "kind": c.kind, "dtype": c.dtype} for c in columns]},
                True)

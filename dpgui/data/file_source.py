@@ -9,7 +9,7 @@ counting runs here, in a streamed pass (memory independent of the number of rows
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dpgui.core.missing import MISSING_DROP
 from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec
@@ -43,6 +43,13 @@ class FileSource(DataSource):
 
     def columns(self) -> tuple[ColumnInfo, ...]:
         return self.info.columns
+
+    def public_record(self) -> dict[str, Any]:
+        """The spec's record and engine, with the CSV dialect the file is read with (given or detected)."""
+        record = super().public_record()
+        if self.dialect is not None:
+            record["dialect"] = {"delimiter": self.dialect.delimiter, "decimal": self.dialect.decimal}
+        return record
 
     def preview(self, n_rows: int = 100) -> pd.DataFrame:
         from dpgui.data.table import TableReader

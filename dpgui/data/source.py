@@ -240,6 +240,14 @@ class DataSource(abc.ABC):
         values: a float column's NaN, or 3 and 3.0 stored as text, may count differently than in a
         file. DataError for a missing column; ParameterError for a bad ``limit``."""
 
+    def public_record(self) -> dict[str, Any]:
+        """What a release's manifest and ledger entry say about its data: :meth:`SourceSpec.public_record`
+        (never a password, never a file's path) and ``engine``, who counted it. Sources that resolve part
+        of the spec while reading (a CSV's detected dialect) add it."""
+        record = self.spec.public_record()
+        record["engine"] = self.engine
+        return record
+
     def close(self) -> None:  # noqa: B027 - sources with nothing to release need not override it
         """Release connections (idempotent)."""
 

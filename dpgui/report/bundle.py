@@ -69,18 +69,9 @@ class ReleaseInfo:
     release_id: str  # the ledger entry of this release
     created_utc: datetime  # when the noise was drawn
     missing: str  # the missing-value rule: "bucket" or "drop" ("error" in releases of older versions)
-    #: where the data was read and who counted it (:func:`source_record`); None: not recorded (older releases)
+    #: where the data was read and who counted it (:meth:`dpgui.data.source.DataSource.public_record`);
+    #: None: not recorded (older releases)
     source: dict[str, Any] | None = None
-
-
-def source_record(public_record: dict[str, Any], engine: str) -> dict[str, Any]:
-    """The manifest's ``source``: ``SourceSpec.public_record()`` (kind; a file's format and CSV dialect,
-    never its path; a database's or Spark's URL without password, table or query; encoding) and
-    ``engine``: who counted the data, in words ("this computer", "the database (PostgreSQL 15.18)",
-    "Spark (local[2])"). A copy: the caller's dict is not changed."""
-    record = dict(public_record)
-    record["engine"] = engine
-    return record
 
 
 def source_text(record: dict[str, Any]) -> str:

@@ -66,7 +66,7 @@ class HierarchyReleaseInfo:
     prior file, if one was used (its name, not its folder). ``secure``: the noise came from the
     operating system's secure source. ``notes``: sentences the report repeats (e.g. a numeric
     column used as a level). ``source``: where the data was read and who counted it
-    (:func:`dpgui.report.bundle.source_record`); None: not recorded (older releases).
+    (:meth:`dpgui.data.source.DataSource.public_record`); None: not recorded (older releases).
     """
 
     dataset: str

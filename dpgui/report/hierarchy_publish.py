@@ -84,7 +84,7 @@ def spend_and_release_hierarchy(ledger: Ledger, dataset: str, hierarchy: Hierarc
     ``node_list_source`` / ``counts_from_data`` / ``prior_*`` / ``notes``: what the manifest says
     (:class:`~dpgui.report.hierarchy_bundle.HierarchyReleaseInfo`). ``release_id``: the ledger id to
     record (default: a new random one), so that a caller can ask the ledger afterwards.
-    ``source_record``: where the data was read and who counted it (:func:`dpgui.report.bundle.source_record`),
+    ``source_record``: where the data was read and who counted it (:meth:`dpgui.data.source.DataSource.public_record`),
     recorded in the ledger and the manifest; None: not recorded.
 
     Raises the ledger's refusal (no cap, cap exceeded) before any noise is drawn, and a

@@ -124,7 +124,7 @@ class ProjectRelease:
     levels: tuple[tuple[int, ...] | None, ...]
     column: str = ""
     missing: str = ""
-    #: where the data was read and who counted it (:func:`dpgui.report.bundle.source_record`; no secret
+    #: where the data was read and who counted it (:meth:`dpgui.data.source.DataSource.public_record`; no secret
     #: in it), as the ledger recorded it; None: not recorded (releases of older versions)
     source: dict[str, Any] | None = None
 

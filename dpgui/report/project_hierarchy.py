@@ -115,7 +115,7 @@ class ProjectHierarchyRelease:
     prior_name: str | None = None
     prior_sha256: str | None = None
     notes: tuple[str, ...] = ()
-    #: where the data was read and who counted it (:func:`dpgui.report.bundle.source_record`; no secret
+    #: where the data was read and who counted it (:meth:`dpgui.data.source.DataSource.public_record`; no secret
     #: in it); None: not recorded (releases of older versions)
     source: dict[str, Any] | None = None
 

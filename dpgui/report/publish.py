@@ -124,7 +124,7 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
     ``release_id``: the ledger id to record (default: a new random one); a caller that passes it can
     ask the ledger afterwards whether the spend was recorded (``Ledger.release``).
     ``source_record``: where the data was read and who counted it
-    (:func:`dpgui.report.bundle.source_record`; no secret in it), recorded in the ledger's description
+    (:meth:`dpgui.data.source.DataSource.public_record`; no secret in it), recorded in the ledger's description
     and parameters and in the manifest; None: not recorded.
     Raises the ledger's refusal (cap exceeded / no cap) before any noise is drawn. Every limit of the
     noise sampler is checked when the :class:`Plan` is built; should the release still fail after the

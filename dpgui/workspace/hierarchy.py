@@ -45,7 +45,7 @@ from dpgui.report.files import sha256_regular_file
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
-from dpgui.workspace.release import BudgetCheck, FirstCapNeeded, data_source_record, ledger_budget_check
+from dpgui.workspace.release import BudgetCheck, FirstCapNeeded, ledger_budget_check
 from dpgui.workspace.state import Observable
 
 Progress = Callable[[float, str], None]
@@ -324,7 +324,7 @@ def load_hierarchy(data_path: Data, choice: HierarchyChoice, progress: Progress 
     with open_source(data_spec(data_path), password_prompt=password_prompt) as source:
         data = source.path_counts(list(levels), progress=(lambda f: progress(f, message))
                                   if progress is not None else None, should_cancel=should_cancel)
-        record = data_source_record(source)
+        record = source.public_record()
     if should_cancel is not None and should_cancel():
         raise Cancelled("reading the levels was cancelled", "choose the levels again")
     notes = list(data.notes)

@@ -27,11 +27,10 @@ from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.core.missing import MISSING_RULE_TEXT
 from dpgui.core.plan import Plan
 from dpgui.data.histogram import ColumnHistogram
-from dpgui.data.file_types import CsvDialect
-from dpgui.data.source import DataSource, PasswordPrompt, open_source
+from dpgui.data.source import PasswordPrompt, open_source
 from dpgui.errors import Cancelled, DpguiError
 from dpgui.formatting import format_delta, format_number, format_odds, format_significant
-from dpgui.report.bundle import ReleaseInfo, source_record
+from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.ledger import (
     BudgetExceeded, Ledger, NoCapSet, Totals, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
     same_data_warning, spent_epsilon,
@@ -343,22 +342,11 @@ class ReleaseOutcome:
         return self.info.release_id
 
 
-def data_source_record(data: DataSource) -> dict[str, Any]:
-    """What a release's manifest and ledger entry say about its data (as the CLI's): the spec's public
-    record (never a password, never a file's path) and who counted it; for a CSV/TSV file, the dialect
-    it was read with (chosen or detected). :func:`dpgui.report.bundle.source_record`."""
-    record = data.spec.public_record()
-    dialect = getattr(data, "dialect", None)  # a FileSource's dialect (None for other formats)
-    if data.spec.kind == "file" and isinstance(dialect, CsvDialect) and "dialect" not in record:
-        record["dialect"] = {"delimiter": dialect.delimiter, "decimal": dialect.decimal}
-    return source_record(record, data.engine)
-
-
 def release_histogram(ledger: Ledger, request: ReleaseRequest, histogram: ColumnHistogram, source: RandomSource,
                       release_id: str | None = None, data_record: dict[str, Any] | None = None) -> ReleaseOutcome:
     """Record the spend in ``ledger``, then one ε-DP release of the histogram's CDF
     (:func:`dpgui.report.publish.spend_and_release`: refused before any noise if the cap would be exceeded).
-    ``data_record``: :func:`data_source_record` of the data, for the ledger and the manifest (None: none)."""
+    ``data_record``: :meth:`DataSource.public_record` of the data, for the ledger and the manifest (None: none)."""
     settings = request.settings
     result, info = spend_and_release(ledger, settings.dataset_id, settings.column, settings.missing, histogram.counts,
                                      request.plan, source, settings.lower, settings.upper, request.consistency,
@@ -391,7 +379,7 @@ def run_release(request: ReleaseRequest, source: NoiseSource, progress: Progress
             settings.column, settings.lower, settings.upper, settings.bins,
             progress=lambda fraction: progress(READ_SHARE * fraction, reading), should_cancel=should_cancel,
         )
-        data_record = data_source_record(data)
+        data_record = data.public_record()
     if should_cancel():
         raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
     progress(READ_SHARE, NOISE_MESSAGE)
