@@ -493,7 +493,7 @@ class MainWindow(QMainWindow):
         columns = tuple(c.name for c in source.table.columns)
         numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
         # a file is read on this computer; a database or Spark counts the paths where the data lives
-        data = source.path if source.is_file else source.source_spec
+        data = source.read_as
         self.hierarchy.set_source(data, columns, numeric, self.workspace.state.dataset)
 
     # ---------------------------------------------------------------- the workspace

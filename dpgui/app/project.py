@@ -455,7 +455,7 @@ class ProjectController(QObject):
                                    or project.mode == MODE_HIERARCHY):
             columns = tuple(c.name for c in source.table.columns)
             numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
-            page.set_source(source.path if source.is_file else source.source_spec, columns, numeric,
+            page.set_source(source.read_as, columns, numeric,
                             self.workspace.state.dataset)
         if project.hierarchy is not None:
             try:

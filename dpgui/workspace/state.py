@@ -81,6 +81,16 @@ class DataSource:
         return self.spec if self.spec is not None else SourceSpec("file", str(self.table.path))
 
     @property
+    def read_as(self) -> Path | SourceSpec:
+        """What the hierarchy mode reads: the file's path when nothing about how to read it was chosen,
+        else the spec (a database, Spark, or a file with a chosen CSV dialect or encoding, which the
+        path alone would lose)."""
+        spec = self.source_spec
+        if spec.kind == "file" and spec.dialect is None and spec.encoding is None:
+            return self.table.path
+        return spec
+
+    @property
     def is_file(self) -> bool:
         """Is the data a file (or folder) on this computer?"""
         return self.source_spec.kind == "file"

@@ -387,3 +387,31 @@ def test_no_password_given_when_asked_leaves_the_window_as_it_was(qtbot, pg_peop
     qtbot.waitUntil(lambda: bool(asked) and not window.pool.busy(), timeout=TIMEOUT)
     assert window.workspace.state.source is None
     assert "no password was given" in window.statusBar().currentMessage()
+
+
+@needs_dialect
+def test_the_hierarchy_mode_reads_a_csv_with_the_dialect_chosen_in_step_1(qtbot, tmp_path):
+    """Every line splits evenly on both ',' and ';': detection can only assume ','; the officer
+    chooses ';' and the hierarchy mode must count with that choice, not detect again."""
+    from dpgui.workspace.hierarchy import data_spec
+
+    path = tmp_path / "both.csv"
+    path.write_text("region;town,x\n" + "".join(f"r{i % 2};t{i % 4},{i}\n" for i in range(24)))
+    window = make_window(qtbot)
+    open_and_wait(qtbot, window, path)
+    assert window.workspace.state.source is not None
+    assert [c.name for c in window.table.columns] == ["region;town", "x"]  # read with the assumed comma
+    page = window.data_page
+    page.open_dialect_dialog()
+    dialog = page.dialect_dialog
+    dialog.separator.setCurrentIndex(dialog.separator.findData(";"))
+    dialog._accept()
+    qtbot.waitUntil(lambda: window.workspace.state.source is not None
+                    and window.workspace.state.source.source_spec.dialect == CsvDialect(";", ".")
+                    and not window.pool.busy(), timeout=TIMEOUT)
+    assert [c.name for c in window.table.columns] == ["region", "town,x"]
+    window.set_mode(True)
+    qtbot.waitUntil(lambda: window.hierarchy.state_ws.state.data_path is not None and not window.pool.busy(),
+                    timeout=TIMEOUT)
+    data = window.hierarchy.state_ws.state.data_path
+    assert data_spec(data).dialect == CsvDialect(";", ".")
