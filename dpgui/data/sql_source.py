@@ -62,6 +62,11 @@ _WRITING_FUNCTIONS = frozenset([
     "pg_advisory_lock", "pg_advisory_xact_lock", "pg_notify", "txid_current", "pg_current_xact_id",
 ])
 _POLL_SECONDS = 0.1
+# PostgreSQL's lexer (scan.l): an identifier starts with a letter, '_' or any non-ASCII character and
+# continues with those, digits and '$'; only ASCII space, tab, newline, CR and form feed separate words.
+# (A non-ASCII space or sign is part of a name, so "a€$x$" is one name, not "a€" and a $-quoted string.)
+_IDENTIFIER = re.compile(r"[A-Za-z_\u0080-\U0010FFFF][A-Za-z0-9_$\u0080-\U0010FFFF]*")
+_SPACE = frozenset(" \t\n\r\f\v")
 _PG_TEXT = {"text", "varchar", "bpchar", "char", "name", "citext", "uuid", "json", "jsonb", "xml", "inet", "cidr"}
 _PG_NUMERIC = {"int2", "int4", "int8", "float4", "float8", "numeric", "oid"}
 _PG_DATETIME = {"date", "time", "timetz", "timestamp", "timestamptz", "interval"}
@@ -79,7 +84,7 @@ def _words(sql: str) -> tuple[list[str], list[int]]:
     i, n = 0, len(sql)
     while i < n:
         c = sql[i]
-        if c.isspace():
+        if c in _SPACE:
             i += 1
         elif sql.startswith("--", i):
             j = sql.find("\n", i)
@@ -132,8 +137,8 @@ def _words(sql: str) -> tuple[list[str], list[int]]:
                 raise DataError("the query has an unterminated $-quoted string", f"close it with {tag}")
             out.append("'")
             i = j + len(tag)
-        elif c.isalpha() or c == "_":
-            m2 = re.match(r"[A-Za-z_][A-Za-z0-9_$]*", sql[i:])
+        elif c.isalpha() or c == "_" or ord(c) >= 0x80:
+            m2 = _IDENTIFIER.match(sql, i)
             assert m2 is not None
             out.append(m2.group(0).lower())
             i += len(m2.group(0))
@@ -264,7 +269,6 @@ class SqlSource(DataSource):
     def _fetch(self, sql: str, should_cancel: CancelCallback | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run ``sql`` (written by dpgui around a checked query) in a read-only transaction; column
         names and rows. Cancelled if ``should_cancel()`` turns True (the server is asked to stop)."""
-        import sqlalchemy as sa
 
         if should_cancel is not None and should_cancel():
             raise Cancelled()
@@ -287,22 +291,47 @@ class SqlSource(DataSource):
 
                         watcher = threading.Thread(target=watch, name="dpgui-sql-cancel", daemon=True)
                         watcher.start()
-                    result = conn.execution_options(no_parameters=True).exec_driver_sql(sql)
-                    names = list(result.keys())
-                    rows = [tuple(r) for r in result.fetchall()]
+                    names, rows, _ = self._execute(conn, sql)
                 finally:
                     stop.set()
                     if watcher is not None:
                         watcher.join()
                     if conn.in_transaction():
                         conn.rollback()
-        except sa.exc.DBAPIError as exc:
+        except self._driver_errors() as exc:
             if cancelled.is_set():
                 raise Cancelled() from None
             raise _query_error(exc, self._password) from None
         if cancelled.is_set():
             raise Cancelled()
         return names, rows
+
+    def _driver_errors(self) -> tuple[type[BaseException], ...]:
+        """SQLAlchemy's DBAPIError and the driver's own Error (raised by :meth:`_execute` on PostgreSQL,
+        outside SQLAlchemy)."""
+        import sqlalchemy as sa
+
+        dbapi = getattr(self._engine.dialect, "loaded_dbapi", None)
+        error = getattr(dbapi, "Error", None)
+        if isinstance(error, type) and issubclass(error, BaseException):
+            return (sa.exc.DBAPIError, error)
+        return (sa.exc.DBAPIError,)
+
+    def _execute(self, conn: sa.Connection, sql: str) -> tuple[list[str], list[tuple[Any, ...]], Any]:
+        """Run ONE statement: column names, rows and the cursor description. PostgreSQL: through
+        psycopg's extended protocol (``prepare=True``), which refuses a string of several statements,
+        so a ``; COMMIT; …`` the query check missed can never end the read-only transaction (the
+        simple protocol, psycopg's default without parameters, would run them all)."""
+        if self.dialect == "postgresql":
+            raw: Any = conn.connection.driver_connection
+            with raw.cursor() as cur:
+                cur.execute(sql, prepare=True)
+                description = cur.description or ()
+                rows = [tuple(r) for r in cur.fetchall()] if cur.description is not None else []
+                return [d.name for d in description], rows, description
+        result = conn.execution_options(no_parameters=True).exec_driver_sql(sql)
+        description = result.cursor.description if result.cursor is not None else ()
+        return list(result.keys()), [tuple(r) for r in result.fetchall()], description
 
     def _begin_read_only(self, conn: sa.Connection) -> None:
         if self.dialect == "postgresql":
@@ -343,14 +372,13 @@ class SqlSource(DataSource):
     # ----------------------------------------------------------------- the interface
 
     def columns(self) -> tuple[ColumnInfo, ...]:
-        import sqlalchemy as sa
 
         if self._columns is not None:
             return self._columns
         if self.dialect == "postgresql":
             try:
                 cols = self._pg_columns()
-            except sa.exc.DBAPIError as exc:
+            except self._driver_errors() as exc:
                 raise _query_error(exc, self._password) from None
             self._columns = tuple(cols)
             return self._columns
@@ -364,9 +392,7 @@ class SqlSource(DataSource):
         with self._engine.connect() as conn:
             self._begin_read_only(conn)
             try:
-                result = conn.execution_options(no_parameters=True).exec_driver_sql(
-                    f"SELECT * FROM {self._source_sql} AS s LIMIT 0")
-                description = result.cursor.description
+                _, _, description = self._execute(conn, f"SELECT * FROM {self._source_sql} AS s LIMIT 0")
                 raw = conn.connection.driver_connection
                 types = raw.adapters.types  # type: ignore[union-attr]
                 cols = []

@@ -1,0 +1,92 @@
+"""Adversarial checks of the data sources (issue 16 audit): read-only, credentials, counting."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpgui.data.source import open_source, parse_source
+from dpgui.data.sql_source import check_read_only_query
+from dpgui.errors import DataError, ParameterError
+
+
+@pytest.fixture
+def pg_audit(pg_server, monkeypatch):
+    pg_server.execute("DROP TABLE IF EXISTS audit_t CASCADE")
+    pg_server.execute("CREATE TABLE audit_t (x float8)")
+    pg_server.execute("INSERT INTO audit_t SELECT g FROM generate_series(1, 10) AS g")
+    monkeypatch.setenv("DPGUI_DB_PASSWORD", pg_server.password)
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    return pg_server
+
+
+# A non-ASCII character is part of an identifier for PostgreSQL (its lexer: bytes 0x80-0xFF), so
+# "a€$x$" is ONE name there; a tokenizer that ends the name at "€" sees "$x$" open a dollar-quoted
+# string and misses everything up to the next "$x$": here a COMMIT that ends the read-only
+# transaction, a SET that turns read-only off and a DELETE.
+_SMUGGLERS = [
+    "SELECT 1 AS a\u20ac$x$) AS s; COMMIT; SET default_transaction_read_only = off; DELETE FROM audit_t; "
+    "SELECT * FROM (SELECT 1 AS b\u20ac$x$",
+    "SELECT 1 AS a\u00a0$x$) AS s; COMMIT; SET default_transaction_read_only = off; DELETE FROM audit_t; "
+    "SELECT * FROM (SELECT 1 AS b\u00a0$x$",
+    "SELECT 1 AS caf\u00e9$x$) AS s; COMMIT; SET default_transaction_read_only = off; DELETE FROM audit_t; "
+    "SELECT * FROM (SELECT 1 AS b\u00e9$x$",
+]
+
+
+@pytest.mark.parametrize("query", _SMUGGLERS)
+def test_non_ascii_name_cannot_smuggle_statements(pg_audit, query):
+    with pytest.raises(DataError), open_source(parse_source(pg_audit.url, query=query)) as src:
+        src.row_count()
+    assert pg_audit.execute("SELECT count(*) FROM audit_t") == [(10,)]
+
+
+def test_several_statements_never_run_even_if_the_check_missed_them(pg_audit):
+    """The backstop on its own: a string of statements handed to the source's executor is refused by
+    the server (one statement per execution), so a COMMIT cannot end the read-only transaction."""
+    with open_source(parse_source(pg_audit.url, table="audit_t")) as src:
+        with pytest.raises(DataError):
+            src._fetch("SELECT 1; COMMIT; BEGIN READ WRITE; DELETE FROM audit_t; COMMIT")
+        assert src.row_count() == 10
+    assert pg_audit.execute("SELECT count(*) FROM audit_t") == [(10,)]
+
+
+def test_non_ascii_names_in_a_query_are_read(pg_audit):
+    """Unquoted non-ASCII names are valid PostgreSQL (a German 'größe'): no crash, the right column."""
+    assert check_read_only_query("SELECT x AS größe FROM audit_t") == "SELECT x AS größe FROM audit_t"
+    with open_source(parse_source(pg_audit.url, query="SELECT x AS größe FROM audit_t")) as src:
+        assert [c.name for c in src.columns()] == ["größe"]
+        assert src.histogram("größe", 0.0, 10.0, 2).counts.tolist() == [4, 6]
+
+
+@pytest.mark.parametrize(("url", "secret"), [
+    # SQLAlchemy reads the password up to the next '@': '/', '?' and '#' are part of it (urllib misses it)
+    ("postgresql://alice:pa/ss@db.example.org/census", "pa/ss"),
+    ("postgresql://alice:pa?ss@db.example.org/census", "pa?ss"),
+    ("postgresql://alice:pa#ss@db.example.org/census", "pa#ss"),
+    ("postgresql://alice:p@ss@db.example.org/census", "p@ss"),
+    # libpq takes its password from the query string too
+    ("postgresql://alice@db.example.org/census?password=hunter2", "hunter2"),
+    ("postgresql://alice@db.example.org/census?sslpassword=hunter2", "hunter2"),
+    ("postgresql://db.example.org/census?user=alice&pass%77ord=hunter2", "hunter2"),
+    ("postgresql://alice@db.example.org/census?options=-c%20password%3Dhunter2", "hunter2"),
+    ("mssql+pyodbc:///?odbc_connect=DRIVER%3DX%3BUID%3Dalice%3BPWD%3Dhunter2", "hunter2"),
+])
+def test_password_anywhere_in_a_url_is_refused_and_not_echoed(url, secret):
+    with pytest.raises(ParameterError, match="holds") as err:
+        parse_source(url, table="t")
+    assert secret not in str(err.value)
+    assert "DPGUI_DB_PASSWORD" in str(err.value)
+
+
+def test_credentials_in_a_spark_url_are_refused():
+    with pytest.raises(ParameterError, match="holds a password") as err:
+        parse_source("s3a://AKIAEXAMPLE:wJalrXUtnFEMI@bucket/census.parquet", engine="spark")
+    assert "wJalrXUtnFEMI" not in str(err.value)
+    assert parse_source("s3a://bucket/census.parquet", engine="spark").location == "s3a://bucket/census.parquet"
+
+
+def test_urls_without_a_secret_are_still_accepted():
+    for url in ("postgresql://dpgui_test@/dpgui?host=/tmp/x&sslmode=require",
+                "postgresql://alice@db.example.org:5432/census?application_name=x",
+                "postgresql://alice@db.example.org/census@2024", "sqlite:///data/census.db"):
+        assert parse_source(url, table="t").location == url
