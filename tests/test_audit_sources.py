@@ -90,3 +90,59 @@ def test_urls_without_a_secret_are_still_accepted():
                 "postgresql://alice@db.example.org:5432/census?application_name=x",
                 "postgresql://alice@db.example.org/census@2024", "sqlite:///data/census.db"):
         assert parse_source(url, table="t").location == url
+
+
+def test_a_server_that_dies_during_the_count_spends_nothing(tmp_path, monkeypatch, capsys):
+    """The database stops (pg_ctl -m immediate) while the histogram query runs: exit 2, one line,
+    nothing spent, no output file."""
+    import json
+    import threading
+
+    from cli_helpers import run_cli
+    from pg_server import PgServer, unavailable_reason
+
+    from dpgui.report.ledger import Ledger
+
+    if unavailable_reason() is not None:
+        pytest.skip(unavailable_reason())
+    with PgServer.start() as pg:
+        pg.execute("CREATE TABLE slow_t (x float8)")
+        pg.execute("INSERT INTO slow_t SELECT g FROM generate_series(1, 20) AS g")
+        monkeypatch.setenv("DPGUI_DB_PASSWORD", pg.password)
+        with Ledger() as ledger:
+            ledger.set_cap("db", 10)
+        query = "SELECT x FROM slow_t, LATERAL (SELECT pg_sleep(0.25) AS z) AS w"
+
+        def kill() -> None:
+            pg._run("pg_ctl", "-D", str(pg.base / "data"), "-m", "immediate", "-w", "stop")
+
+        timer = threading.Timer(1.5, kill)
+        timer.start()
+        try:
+            code, out, err = run_cli(["release", "--source", pg.url, "--query", query, "--column", "x",
+                                      "--lower", "0", "--upper", "20", "--bins", "4", "--epsilon", "1",
+                                      "--dataset", "db", "--out", str(tmp_path / "out.csv")], capsys)
+        finally:
+            timer.join()
+    assert code == 2 and err.count("\n") == 1, err
+    assert pg.password not in err + out
+    assert not (tmp_path / "out.csv").exists()
+    code, out, _ = run_cli(["ledger", "show", "--json"], capsys)
+    shown = json.loads(out)
+    assert shown["releases"] == [] and shown["datasets"][0]["epsilon_spent"] == 0.0
+
+
+def test_thousands_looking_numbers_do_not_claim_a_detected_decimal_point(tmp_path):
+    """';'-separated incomes written 1.234 (German grouping: 1234) and nothing else: the decimal mark
+    cannot be told from the head, so it is 'assumed', with the reason, not 'detected'."""
+    from dpgui.data.csv_dialect import detect_dialect
+
+    path = tmp_path / "incomes.csv"
+    path.write_text("region;income\nA;1.234\nB;2.500\nC;12.750\nD;3.000\n", encoding="utf-8")
+    found = detect_dialect(path)
+    assert found.dialect.delimiter == ";" and found.dialect.decimal == "."
+    assert not found.detected and "1.234" in found.reason and "thousands" in found.reason
+    assert found.describe().startswith("assumed")
+    # A leading zero is no thousands group: 0.125 is a decimal point.
+    path.write_text("region;share\nA;0.125\nB;0.250\n", encoding="utf-8")
+    assert detect_dialect(path).detected
