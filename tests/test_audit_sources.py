@@ -111,7 +111,8 @@ def test_a_server_that_dies_during_the_count_spends_nothing(tmp_path, monkeypatc
         monkeypatch.setenv("DPGUI_DB_PASSWORD", pg.password)
         with Ledger() as ledger:
             ledger.set_cap("db", 10)
-        query = "SELECT x FROM slow_t, LATERAL (SELECT pg_sleep(0.25) AS z) AS w"
+        # pg_sleep correlated with the row: 20 × 0.5 s (an uncorrelated one would run once)
+        query = "SELECT x FROM slow_t CROSS JOIN LATERAL pg_sleep(0.5 + 0 * slow_t.x) AS w"
 
         def kill() -> None:
             pg._run("pg_ctl", "-D", str(pg.base / "data"), "-m", "immediate", "-w", "stop")
@@ -146,3 +147,29 @@ def test_thousands_looking_numbers_do_not_claim_a_detected_decimal_point(tmp_pat
     # A leading zero is no thousands group: 0.125 is a decimal point.
     path.write_text("region;share\nA;0.125\nB;0.250\n", encoding="utf-8")
     assert detect_dialect(path).detected
+
+
+@pytest.mark.parametrize("location", [
+    "postgresql://alice:pa/ss@db/census", "postgresql://alice:p?ss@db/census",
+    "postgresql://alice@db/census?password=x", "postgresql://alice@db/census?sslpassword=x",
+    "postgresql://db/census?user=a&pass%77ord=x", "postgresql://alice@db/census?options=-c%20password%3Dx",
+    "mssql+pyodbc:///?odbc_connect=DRIVER%3DX%3BPWD%3Dsecret",
+])
+def test_the_manifest_schema_refuses_every_password_parse_source_refuses(location):
+    """The schema (what a verifier checks) is as strict as the program about passwords in a source URL."""
+    import json
+
+    import jsonschema
+
+    from dpgui.report.bundle import SCHEMA_PATH
+
+    with pytest.raises(ParameterError):
+        parse_source(location, table="t")
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema["$defs"]["source"]["properties"]["location"])
+    assert not validator.is_valid(location)
+    for fine in ("postgresql://alice@db/census", "postgresql://dpgui_test@/dpgui?host=/tmp/x&sslmode=require",
+                 "sqlite:///data/census@2024.db", "postgresql://alice@db/census?application_name=x",
+                 "postgresql://alice@db/census?passfile=/home/alice/.pgpass"):
+        assert validator.is_valid(fine), fine
+        assert parse_source(fine, table="t").location == fine

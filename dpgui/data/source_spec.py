@@ -37,7 +37,7 @@ _SA_PASSWORD = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/]*):(?P<pass
 # (``odbc_connect=…;PWD=…``, ``options=-c password=…``).
 # For messages, everything from the user's ':' to the LAST '@' goes (a password may hold '@' itself).
 _REDACT_USERINFO = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@]*):.*@")
-_SECRET_KEY = re.compile(r"pass|pwd|secret|token|credential", re.IGNORECASE)
+_SECRET_KEY = re.compile(r"pass(?!file)|pwd|secret|token|credential", re.IGNORECASE)  # passfile: a path
 _SECRET_IN_VALUE = re.compile(r"(pass\w*|pwd|secret|token)\s*=", re.IGNORECASE)
 
 
