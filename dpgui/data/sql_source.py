@@ -319,13 +319,16 @@ class SqlSource(DataSource):
 
     def _execute(self, conn: sa.Connection, sql: str) -> tuple[list[str], list[tuple[Any, ...]], Any]:
         """Run ONE statement: column names, rows and the cursor description. PostgreSQL: through
-        psycopg's extended protocol (``prepare=True``), which refuses a string of several statements,
-        so a ``; COMMIT; …`` the query check missed can never end the read-only transaction (the
-        simple protocol, psycopg's default without parameters, would run them all)."""
+        psycopg's pipeline mode, which sends every statement with the extended protocol (an unnamed
+        statement: no prepared statement is left behind, so a pgbouncer in front is fine); the server
+        refuses a string of several statements there, so a ``; COMMIT; …`` the query check missed can
+        never end the read-only transaction (the simple protocol, psycopg's default without
+        parameters, would run them all)."""
         if self.dialect == "postgresql":
             raw: Any = conn.connection.driver_connection
-            with raw.cursor() as cur:
-                cur.execute(sql, prepare=True)
+            with raw.pipeline() as pipeline, raw.cursor() as cur:
+                cur.execute(sql, prepare=False)
+                pipeline.sync()
                 description = cur.description or ()
                 rows = [tuple(r) for r in cur.fetchall()] if cur.description is not None else []
                 return [d.name for d in description], rows, description
