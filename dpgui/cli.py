@@ -613,9 +613,16 @@ def _open_data(spec: SourceSpec) -> DataSource:
 
 
 def _protected_paths(spec: SourceSpec) -> list[str]:
-    """Files an output must never replace: a data file, an SQLite database's file."""
+    """Files an output must never replace (nor, for a folder, write into): a data file or folder, an
+    SQLite database's file, a Spark dataset on this computer."""
     if spec.kind == "file":
         return [spec.location]
+    if spec.kind == "spark" and spec.location:
+        from dpgui.data.source_spec import is_database_url
+
+        if spec.location.startswith("file://"):
+            return [spec.location[len("file://"):]]
+        return [] if is_database_url(spec.location) else [spec.location]
     if spec.kind == "database" and spec.location.lower().startswith("sqlite") and ":///" in spec.location:
         path = spec.location.split(":///", 1)[1].split("?", 1)[0]
         return [path] if path else []

@@ -173,3 +173,40 @@ def test_the_manifest_schema_refuses_every_password_parse_source_refuses(locatio
                  "postgresql://alice@db/census?passfile=/home/alice/.pgpass"):
         assert validator.is_valid(fine), fine
         assert parse_source(fine, table="t").location == fine
+
+
+def test_out_never_replaces_a_file_of_the_parquet_folder_it_reads(tmp_path, capsys):
+    """--out part-1.parquet --force inside the folder read: refused (exit 2), nothing spent, the data intact."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from cli_helpers import run_cli
+
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    for i in range(2):
+        pq.write_table(pa.table({"x": [float(j) for j in range(50)]}), folder / f"part-{i}.parquet")
+    before = (folder / "part-1.parquet").read_bytes()
+    assert run_cli(["ledger", "cap", "d", "10"], capsys)[0] == 0
+    code, _, err = run_cli(["release", "--source", str(folder), "--column", "x", "--lower", "0", "--upper", "50",
+                            "--bins", "4", "--epsilon", "1", "--dataset", "d", "--out",
+                            str(folder / "part-1.parquet"), "--force"], capsys)
+    assert code == 2 and "inside the input folder" in err, err
+    assert (folder / "part-1.parquet").read_bytes() == before
+    code, out, _ = run_cli(["ledger", "show", "--json"], capsys)
+    assert json.loads(out)["releases"] == []
+
+
+def test_a_local_spark_dataset_is_protected_too(tmp_path):
+    from dpgui.cli import _protected_paths
+    from dpgui.report.files import check_writable
+
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    (folder / "part-0.parquet").write_bytes(b"PAR1")
+    for location in (str(folder), f"file://{folder}"):
+        protect = _protected_paths(parse_source(location, engine="spark"))
+        with pytest.raises(DataError, match="inside the input folder"):
+            check_writable(folder / "part-0.parquet", protect=protect, overwrite=True)
+    assert _protected_paths(parse_source("hdfs://namenode/census", engine="spark")) == []
