@@ -210,3 +210,25 @@ def test_a_local_spark_dataset_is_protected_too(tmp_path):
         with pytest.raises(DataError, match="inside the input folder"):
             check_writable(folder / "part-0.parquet", protect=protect, overwrite=True)
     assert _protected_paths(parse_source("hdfs://namenode/census", engine="spark")) == []
+
+
+def test_sqlite_numbers_after_1000_nulls_are_counted_not_called_empty(tmp_path):
+    """A column without declared type whose first 1,000 values are NULL: counted (the file path would
+    count it too), not refused as "empty (null)"; a text value after them is refused with its count."""
+    import sqlite3
+
+    path = tmp_path / "late.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (x)")
+    conn.executemany("INSERT INTO t VALUES (?)", [(None,)] * 1000 + [(float(i),) for i in range(10)])
+    conn.execute("CREATE TABLE u (x)")
+    conn.executemany("INSERT INTO u VALUES (?)", [(None,)] * 1000 + [("ten",)])
+    conn.commit()
+    conn.close()
+    for kw in ({"table": "t"}, {"query": "SELECT x FROM t"}):
+        with open_source(parse_source(f"sqlite:///{path}", **kw)) as src:
+            hist = src.histogram("x", 0.0, 10.0, 2)
+            assert hist.counts.tolist() == [5, 5] and hist.n_missing == 1000 and hist.n_rows == 1010
+    with open_source(parse_source(f"sqlite:///{path}", table="u")) as src, \
+            pytest.raises(DataError, match="not numbers"):
+        src.histogram("x", 0.0, 10.0, 2)

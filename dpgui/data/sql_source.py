@@ -365,7 +365,9 @@ class SqlSource(DataSource):
         cols = self.columns()
         for c in cols:
             if c.name == column:
-                if numeric and c.kind != "numeric":
+                # SQLite's kind comes from the first 1,000 values when there is no declared type: "empty"
+                # (all NULL there) may hold numbers further on, and the key SQL counts any text as such.
+                if numeric and c.kind != "numeric" and not (c.kind == "empty" and self.dialect == "sqlite"):
                     raise DataError(f"column '{column}' of {self.spec.display_name()} is {c.kind} ({c.dtype}), "
                                     "not numeric", "choose a numeric column")
                 return c
