@@ -232,3 +232,27 @@ def test_sqlite_numbers_after_1000_nulls_are_counted_not_called_empty(tmp_path):
     with open_source(parse_source(f"sqlite:///{path}", table="u")) as src, \
             pytest.raises(DataError, match="not numbers"):
         src.histogram("x", 0.0, 10.0, 2)
+
+
+def test_the_users_options_in_the_url_are_kept(pg_audit):
+    """``?options=-csearch_path=census`` picks the schema: dpgui's own read-only option must not
+    silently replace it (which counted public.people instead of census.people)."""
+    pg_audit.execute("DROP SCHEMA IF EXISTS census CASCADE")
+    pg_audit.execute("CREATE SCHEMA census")
+    pg_audit.execute("DROP TABLE IF EXISTS public.people")
+    pg_audit.execute("CREATE TABLE public.people (x float8)")
+    pg_audit.execute("INSERT INTO public.people SELECT g FROM generate_series(1, 5) AS g")
+    pg_audit.execute("CREATE TABLE census.people (x float8)")
+    pg_audit.execute("INSERT INTO census.people VALUES (1), (2)")
+    url = f"{pg_audit.url}&options=-csearch_path%3Dcensus"
+    try:
+        with open_source(parse_source(url, table="people")) as src:
+            assert src.row_count() == 2
+            with pytest.raises(DataError, match="read-only"):
+                src._fetch("SELECT x FROM people FOR UPDATE")
+        off = f"{pg_audit.url}&options=-cdefault_transaction_read_only%3Doff"
+        with open_source(parse_source(off, table="audit_t")) as src:
+            assert src._fetch("SHOW default_transaction_read_only")[1] == [("on",)]  # dpgui's comes last
+    finally:
+        pg_audit.execute("DROP TABLE public.people")
+        pg_audit.execute("DROP SCHEMA census CASCADE")

@@ -670,8 +670,12 @@ def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None
                 url = url.set(password=password)
         connect_args: dict[str, Any] = {}
         if url.get_backend_name() == "postgresql":
-            connect_args = {"options": "-c default_transaction_read_only=on", "connect_timeout": 10,
-                            "application_name": "dpgui"}
+            # The URL's own ``options`` (e.g. -csearch_path=census) are kept, dpgui's read-only setting
+            # last (connect_args replace the URL's: the schema the user picked would silently be lost).
+            given = url.query.get("options")
+            given = given if isinstance(given, str) else " ".join(given) if given else ""
+            connect_args = {"options": f"{given} -c default_transaction_read_only=on".strip(),
+                            "connect_timeout": 10, "application_name": "dpgui"}
         try:
             engine = sa.create_engine(url, connect_args=connect_args, pool_pre_ping=True)
         except (ImportError, sa.exc.NoSuchModuleError) as exc:
