@@ -256,3 +256,14 @@ def test_the_users_options_in_the_url_are_kept(pg_audit):
     finally:
         pg_audit.execute("DROP TABLE public.people")
         pg_audit.execute("DROP SCHEMA census CASCADE")
+
+
+def test_a_materialized_view_is_found_not_called_missing(pg_audit):
+    pg_audit.execute("DROP MATERIALIZED VIEW IF EXISTS audit_mv")
+    pg_audit.execute("CREATE MATERIALIZED VIEW audit_mv AS SELECT x FROM audit_t WHERE x <= 4")
+    try:
+        with open_source(parse_source(pg_audit.url, table="audit_mv")) as src:
+            assert src.row_count() == 4
+            assert src.histogram("x", 0.0, 8.0, 2).counts.tolist() == [3, 1]
+    finally:
+        pg_audit.execute("DROP MATERIALIZED VIEW audit_mv")

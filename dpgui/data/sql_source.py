@@ -728,6 +728,14 @@ def _find_table(engine: sa.Engine, name: str, display: str, password: str | None
                 raise DataError(f"schema '{schema}' not found in {display}", f"choose among: {', '.join(schemas[:20])}")
             schema = matches[0]
         names = list(inspector.get_table_names(schema=schema)) + list(inspector.get_view_names(schema=schema))
+        # Materialized views and (PostgreSQL) foreign tables are read like tables too.
+        for more in ("get_materialized_view_names", "get_foreign_table_names"):
+            method = getattr(inspector, more, None)
+            if callable(method):
+                try:
+                    names += [n for n in method(schema=schema) if n not in names]
+                except NotImplementedError:
+                    pass
     except sa.exc.DBAPIError as exc:
         raise _query_error(exc, password) from None
     if table in names:
