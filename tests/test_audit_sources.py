@@ -267,3 +267,32 @@ def test_a_materialized_view_is_found_not_called_missing(pg_audit):
             assert src.histogram("x", 0.0, 8.0, 2).counts.tolist() == [3, 1]
     finally:
         pg_audit.execute("DROP MATERIALIZED VIEW audit_mv")
+
+
+def test_dblink_cannot_write_through_a_second_connection(pg_audit):
+    """dblink opens its own connection, outside dpgui's read-only transaction (dblink_connect +
+    dblink_send_query deleted every row): every dblink function is refused by the check, also
+    quoted, schema-qualified or inside SQL text run by query_to_xml."""
+    pg_audit.execute("CREATE EXTENSION IF NOT EXISTS dblink")
+    conninfo = f"host={pg_audit.socket_dir} dbname=dpgui user=dpgui_test password={pg_audit.password}"
+    delete = (f"WITH c AS (SELECT dblink_connect('w', '{conninfo}') AS a), "
+              "s AS (SELECT dblink_send_query('w', 'DELETE FROM audit_t') AS b FROM c) "
+              "SELECT * FROM s, LATERAL dblink_get_result('w') AS g(status text)")
+    queries = [delete, delete.replace("dblink_send_query(", '"dblink_send_query"('),
+               delete.replace("dblink_send_query(", "public.dblink_send_query("),
+               "SELECT query_to_xml('SELECT 1', true, true, '') AS x",
+               'SELECT U&"\\0064blink_exec"(\'x\', \'DELETE FROM audit_t\') AS x']
+    try:
+        for query in queries:
+            with pytest.raises(DataError, match="the query calls"), \
+                    open_source(parse_source(pg_audit.url, query=query)) as src:
+                src.preview(5)
+            assert pg_audit.execute("SELECT count(*) FROM audit_t") == [(10,)], query
+        for name in ("dblink_open", "dblink_fetch", "dblink_connect_u", "pg_try_advisory_lock",
+                     "pg_advisory_lock_shared", "ts_stat"):
+            with pytest.raises(DataError, match="the query calls"):
+                check_read_only_query(f"SELECT {name}(1) AS v")
+        # a column or a quoted name that merely looks like one is fine
+        assert check_read_only_query('SELECT "dblink_connect", "update" FROM t')
+    finally:
+        pg_audit.execute("DROP EXTENSION IF EXISTS dblink")

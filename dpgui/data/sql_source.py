@@ -60,7 +60,16 @@ _WRITING_FUNCTIONS = frozenset([
     "lo_from_bytea", "lo_put", "dblink", "dblink_exec", "pg_terminate_backend", "pg_cancel_backend",
     "pg_reload_conf", "pg_promote", "pg_switch_wal", "pg_rotate_logfile", "pg_file_write",
     "pg_advisory_lock", "pg_advisory_xact_lock", "pg_notify", "txid_current", "pg_current_xact_id",
+    # these run SQL given as text, which the check cannot see (e.g. a dblink call inside it)
+    "query_to_xml", "query_to_xmlschema", "query_to_xml_and_xmlschema", "ts_stat",
 ])
+# Families of such functions: dblink_* opens a second connection, outside the read-only transaction
+# (dblink_connect + dblink_send_query ran a DELETE); advisory locks outlive the query; replication
+# slots, statistics resets, WAL replay and adminpack's file functions change the server.
+_WRITING_FUNCTION_PREFIXES = (
+    "dblink", "pg_advisory", "pg_try_advisory", "pg_background", "pg_create_", "pg_drop_", "pg_replication_origin",
+    "pg_stat_reset", "pg_wal_replay", "pg_logical_emit", "pg_file_",
+)
 _POLL_SECONDS = 0.1
 # PostgreSQL's lexer (scan.l): an identifier starts with a letter, '_' or any non-ASCII character and
 # continues with those, digits and '$'; only ASCII space, tab, newline, CR and form feed separate words.
@@ -128,7 +137,11 @@ def _words(sql: str) -> tuple[list[str], list[int]]:
                     j += 2
                     continue
                 break
-            out.append('"')
+            # '"' + the name (doubled quotes undone), so that a quoted FUNCTION name is checked too;
+            # a U&"…" name may spell anything with escapes: '"?' (refused before a '(').
+            name = sql[i + 1:j].replace(close * 2, close)
+            unicode_escaped = len(out) >= 2 and out[-1] == "&" and out[-2] == "u"
+            out.append('"?' if unicode_escaped else '"' + name)
             i = j + 1
         elif c == "$" and (m := re.match(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", sql[i:])):
             tag = m.group(0)
@@ -176,8 +189,13 @@ def check_read_only_query(query: str) -> str:
     for k, w in enumerate(words):
         if w in _WRITING_WORDS:
             raise DataError(f"the query contains {w.upper()}, which can change the database", fix)
-        if w in _WRITING_FUNCTIONS and k + 1 < len(words) and words[k + 1] == "(":
-            raise DataError(f"the query calls {w}(), which can change the database or the session", fix)
+        if k + 1 < len(words) and words[k + 1] == "(":
+            name = w[1:] if w.startswith('"') else w  # a quoted name is the function of that exact name
+            if name == "?":
+                raise DataError("the query calls a function named with U&\"…\" escapes, which dpgui cannot check",
+                                fix)
+            if name in _WRITING_FUNCTIONS or name.startswith(_WRITING_FUNCTION_PREFIXES):
+                raise DataError(f"the query calls {name}(), which can change the database or the session", fix)
     return query.strip()
 
 
