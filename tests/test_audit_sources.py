@@ -296,3 +296,21 @@ def test_dblink_cannot_write_through_a_second_connection(pg_audit):
         assert check_read_only_query('SELECT "dblink_connect", "update" FROM t')
     finally:
         pg_audit.execute("DROP EXTENSION IF EXISTS dblink")
+
+
+def test_a_parquet_file_linked_twice_into_the_folder_is_refused_not_counted_twice(tmp_path):
+    import os
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "ds"
+    (folder / "sub").mkdir(parents=True)
+    pq.write_table(pa.table({"x": [1.0, 2.0]}), folder / "a.parquet")
+    pq.write_table(pa.table({"x": [3.0]}), folder / "sub" / "b.parquet")
+    os.symlink(folder, folder / "sub" / "back")  # a loop: not followed
+    with open_source(parse_source(str(folder))) as src:
+        assert src.row_count() == 3
+    os.symlink(folder / "a.parquet", folder / "dup.parquet")
+    with pytest.raises(DataError, match=r"same file as 'a\.parquet'.*counted twice"):
+        open_source(parse_source(str(folder)))
