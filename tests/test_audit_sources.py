@@ -314,3 +314,14 @@ def test_a_parquet_file_linked_twice_into_the_folder_is_refused_not_counted_twic
     os.symlink(folder / "a.parquet", folder / "dup.parquet")
     with pytest.raises(DataError, match=r"same file as 'a\.parquet'.*counted twice"):
         open_source(parse_source(str(folder)))
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT x FROM audit_t -- the incomes",
+    "SELECT x FROM audit_t; -- the incomes",
+    "SELECT x FROM audit_t; /* the incomes */",
+])
+def test_a_query_ending_in_a_comment_is_read(pg_audit, query):
+    with open_source(parse_source(pg_audit.url, query=query)) as src:
+        assert src.row_count() == 10
+        assert src.histogram("x", 0.0, 10.0, 2).counts.tolist() == [4, 6]

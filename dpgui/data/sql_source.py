@@ -84,12 +84,14 @@ _PG_DATETIME = {"date", "time", "timetz", "timestamp", "timestamptz", "interval"
 # --------------------------------------------------------------------------- the read-only check
 
 
-def _words(sql: str) -> tuple[list[str], list[int]]:
+def _words(sql: str) -> tuple[list[str], list[int], list[int]]:
     """The bare words and punctuation of ``sql`` (lower case) outside comments, string literals
-    ('…', E'…', $tag$…$tag$) and quoted identifiers ("…", `…`); and the positions of ';'.
+    ('…', E'…', $tag$…$tag$) and quoted identifiers ("…", `…`); the positions of ';' among them
+    and in ``sql``.
     Raises DataError for an unterminated literal or comment."""
     out: list[str] = []
     semicolons: list[int] = []
+    semicolon_at: list[int] = []
     i, n = 0, len(sql)
     while i < n:
         c = sql[i]
@@ -158,9 +160,10 @@ def _words(sql: str) -> tuple[list[str], list[int]]:
         else:
             if c == ";":
                 semicolons.append(len(out))
+                semicolon_at.append(i)
             out.append(c)
             i += 1
-    return out, semicolons
+    return out, semicolons, semicolon_at
 
 
 def check_read_only_query(query: str) -> str:
@@ -176,13 +179,13 @@ def check_read_only_query(query: str) -> str:
     """
     if not isinstance(query, str) or not query.strip():
         raise DataError("the query is empty", "give one SELECT statement")
-    words, semicolons = _words(query)
+    words, semicolons, semicolon_at = _words(query)
     fix = "give one SELECT … (or WITH … SELECT …) statement that only reads: dpgui never changes the database"
     if semicolons and (len(semicolons) > 1 or semicolons[0] != len(words) - 1):
         raise DataError("the query holds more than one statement (a ';' inside it)", fix)
     if semicolons:
         words = words[:-1]
-        query = query[: query.rstrip().rfind(";")] if query.rstrip().endswith(";") else query
+        query = query[: semicolon_at[0]]  # the final ';' (a comment after it goes too)
     first = next((w for w in words if w != "("), "")
     if first not in ("select", "with", "values", "table"):
         raise DataError(f"the query starts with {first.upper() or 'nothing'}, not SELECT or WITH", fix)
@@ -713,7 +716,8 @@ def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None
     preparer = engine.dialect.identifier_preparer
     table_parts: tuple[str | None, str] = (None, "")
     if query is not None:
-        source_sql = f"({query})"
+        # The line break: a final line comment ("… -- note") must not swallow what dpgui writes after it.
+        source_sql = f"({query}\n)"
     else:
         assert spec.table is not None
         table_parts = _find_table(engine, spec.table, display, password)
