@@ -325,3 +325,10 @@ def test_a_query_ending_in_a_comment_is_read(pg_audit, query):
     with open_source(parse_source(pg_audit.url, query=query)) as src:
         assert src.row_count() == 10
         assert src.histogram("x", 0.0, 10.0, 2).counts.tolist() == [4, 6]
+
+
+def test_a_column_named_like_a_command_gets_the_quoting_fix():
+    with pytest.raises(DataError) as err:
+        check_read_only_query("SELECT cluster, income FROM survey")
+    assert 'double quotes: "cluster"' in err.value.fix
+    assert check_read_only_query('SELECT "cluster", income FROM survey')

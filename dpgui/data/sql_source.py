@@ -191,7 +191,8 @@ def check_read_only_query(query: str) -> str:
         raise DataError(f"the query starts with {first.upper() or 'nothing'}, not SELECT or WITH", fix)
     for k, w in enumerate(words):
         if w in _WRITING_WORDS:
-            raise DataError(f"the query contains {w.upper()}, which can change the database", fix)
+            raise DataError(f"the query contains {w.upper()}, which can change the database",
+                            f"{fix} (a column or table named {w} must be written in double quotes: \"{w}\")")
         if k + 1 < len(words) and words[k + 1] == "(":
             name = w[1:] if w.startswith('"') else w  # a quoted name is the function of that exact name
             if name == "?":
