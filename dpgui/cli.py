@@ -623,9 +623,11 @@ def _protected_paths(spec: SourceSpec) -> list[str]:
         if spec.location.startswith("file://"):
             return [spec.location[len("file://"):]]
         return [] if is_database_url(spec.location) else [spec.location]
-    if spec.kind == "database" and spec.location.lower().startswith("sqlite") and ":///" in spec.location:
-        path = spec.location.split(":///", 1)[1].split("?", 1)[0]
-        return [path] if path else []
+    if spec.kind == "database" and spec.location.lower().startswith("sqlite"):
+        from dpgui.data.sql_source import sqlite_file  # the file as the source opens it (~, %-escapes)
+
+        path = sqlite_file(spec.location)
+        return [str(path)] if path is not None else []
     return []
 
 

@@ -332,3 +332,25 @@ def test_a_column_named_like_a_command_gets_the_quoting_fix():
         check_read_only_query("SELECT cluster, income FROM survey")
     assert 'double quotes: "cluster"' in err.value.fix
     assert check_read_only_query('SELECT "cluster", income FROM survey')
+
+
+def test_out_never_replaces_the_sqlite_file_named_with_a_tilde_or_escapes(tmp_path, monkeypatch, capsys):
+    import sqlite3
+
+    from cli_helpers import run_cli
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name, url in (("home.db", "sqlite:///~/home.db"), ("my data.db", f"sqlite:///{tmp_path}/my%20data.db")):
+        path = tmp_path / name
+        conn = sqlite3.connect(path)
+        conn.execute("CREATE TABLE t (x REAL)")
+        conn.executemany("INSERT INTO t VALUES (?)", [(float(i),) for i in range(20)])
+        conn.commit()
+        conn.close()
+        before = path.read_bytes()
+        assert run_cli(["ledger", "cap", "d", "10"], capsys)[0] == 0
+        code, _, err = run_cli(["release", "--source", url, "--table", "t", "--column", "x", "--lower", "0",
+                                "--upper", "20", "--bins", "4", "--epsilon", "1", "--dataset", "d",
+                                "--out", str(path), "--force"], capsys)
+        assert code == 2 and "is the input file" in err, err
+        assert path.read_bytes() == before

@@ -24,6 +24,7 @@ case (as an unquoted name in SQL); always quoted in the SQL dpgui writes.
 
 from __future__ import annotations
 
+import pathlib
 import re
 import threading
 import urllib.parse
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from dpgui.data.readers import CancelCallback, ProgressCallback
     from dpgui.data.table import ColumnInfo
 
-__all__ = ["SqlSource", "check_read_only_query", "open_spec"]
+__all__ = ["SqlSource", "check_read_only_query", "open_spec", "sqlite_file"]
 
 # Words that change data, schema, session or server state; refused anywhere outside string literals
 # and quoted identifiers (a column named "update" must be written quoted).
@@ -637,15 +638,28 @@ def _make_url(location: str) -> sa.URL:
     return url
 
 
+def sqlite_file(location: str) -> pathlib.Path | None:
+    """The file an ``sqlite:///…`` URL reads, as :func:`open_spec` opens it (``~`` expanded, %-escapes
+    decoded, made absolute); None for another URL or an in-memory database."""
+    import sqlalchemy as sa
+
+    try:
+        url = sa.engine.make_url(location)
+    except sa.exc.ArgumentError:
+        return None
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    return pathlib.Path(url.database).expanduser().resolve()
+
+
 def _sqlite_engine(url: sa.URL) -> sa.Engine:
-    import pathlib
     import sqlite3
 
     import sqlalchemy as sa
 
     if not url.database or url.database == ":memory:":
         raise DataError("an in-memory SQLite database holds no data", "give the file: sqlite:///path/to/file.db")
-    path = pathlib.Path(url.database).expanduser().resolve()
+    path = pathlib.Path(url.database).expanduser().resolve()  # as sqlite_file()
     if not path.is_file():
         raise DataError(f"SQLite database file '{path.name}' not found", "check the path in sqlite:///path/to/file.db")
     uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
