@@ -613,22 +613,10 @@ def _open_data(spec: SourceSpec) -> DataSource:
 
 
 def _protected_paths(spec: SourceSpec) -> list[str]:
-    """Files an output must never replace (nor, for a folder, write into): a data file or folder, an
-    SQLite database's file, a Spark dataset on this computer."""
-    if spec.kind == "file":
-        return [spec.location]
-    if spec.kind == "spark" and spec.location:
-        from dpgui.data.source_spec import is_database_url
+    """Files an output must never replace (nor, for a folder, write into): :func:`dpgui.data.source.local_paths`."""
+    from dpgui.data.source import local_paths
 
-        if spec.location.startswith("file://"):
-            return [spec.location[len("file://"):]]
-        return [] if is_database_url(spec.location) else [spec.location]
-    if spec.kind == "database" and spec.location.lower().startswith("sqlite"):
-        from dpgui.data.sql_source import sqlite_file  # the file as the source opens it (~, %-escapes)
-
-        path = sqlite_file(spec.location)
-        return [str(path)] if path is not None else []
-    return []
+    return local_paths(spec)
 
 
 def _check_no_source_options(args: argparse.Namespace, instead: str) -> None:
