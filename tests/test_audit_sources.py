@@ -83,6 +83,10 @@ def test_credentials_in_a_spark_url_are_refused():
         parse_source("s3a://AKIAEXAMPLE:wJalrXUtnFEMI@bucket/census.parquet", engine="spark")
     assert "wJalrXUtnFEMI" not in str(err.value)
     assert parse_source("s3a://bucket/census.parquet", engine="spark").location == "s3a://bucket/census.parquet"
+    with pytest.raises(ParameterError, match="master URL holds") as err:
+        parse_source("s3a://bucket/x", engine="spark", spark_master="k8s://https://admin:s3cr3t@k8s.example.org:6443")
+    assert "s3cr3t" not in str(err.value)
+    assert parse_source("x.parquet", engine="spark", spark_master="spark://head:7077").spark_master == "spark://head:7077"
 
 
 def test_urls_without_a_secret_are_still_accepted():

@@ -120,8 +120,13 @@ def parse_source(
             raise ParameterError("Spark needs a dataset path or a table", "give --source PATH or --table NAME")
         if query is not None and not text:
             pass  # a query over the cluster's catalogue tables
+        master = _clean(spark_master, "Spark master URL")
+        if master is not None and (secret := url_secret(master.removeprefix("k8s://"))) is not None:
+            raise ParameterError(f"the Spark master URL holds {secret} ({redacted_url(master)})",
+                                 "leave credentials out of the master URL: give them to Spark in its own "
+                                 "configuration (spark-defaults.conf, the cluster's credential provider)")
         return SourceSpec("spark", text, table=table, query=query, dialect=dialect, encoding=encoding,
-                          spark_master=_clean(spark_master, "Spark master URL"))
+                          spark_master=master)
     if spark_master is not None:
         raise ParameterError("--spark-master was given without --engine spark", "add --engine spark, or drop --spark-master")
     if not text:
