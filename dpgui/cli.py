@@ -613,13 +613,10 @@ def _open_data(spec: SourceSpec) -> DataSource:
 
 
 def _protected_paths(spec: SourceSpec) -> list[str]:
-    """Files an output must never replace: a data file, an SQLite database's file."""
-    if spec.kind == "file":
-        return [spec.location]
-    if spec.kind == "database" and spec.location.lower().startswith("sqlite") and ":///" in spec.location:
-        path = spec.location.split(":///", 1)[1].split("?", 1)[0]
-        return [path] if path else []
-    return []
+    """Files an output must never replace (nor, for a folder, write into): :func:`dpgui.data.source.local_paths`."""
+    from dpgui.data.source import local_paths
+
+    return local_paths(spec)
 
 
 def _check_no_source_options(args: argparse.Namespace, instead: str) -> None:

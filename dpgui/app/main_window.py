@@ -773,6 +773,10 @@ class MainWindow(QMainWindow):
         source = self.workspace.state.source
         inputs = [p for p in (source.path if source is not None and source.is_file else None,
                               self.outcome.data_path if self.outcome is not None else None) if p is not None]
+        if source is not None:
+            from dpgui.data.source import local_paths  # an SQLite database's file, a local Spark dataset
+
+            inputs += [Path(p) for p in local_paths(source.source_spec)]
         try:
             check_writable(path, protect=inputs)  # never over the confidential data file itself
             write_release_csv(self.exportable[0], path)

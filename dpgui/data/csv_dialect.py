@@ -55,7 +55,8 @@ _MAX_LINES = 2000
 
 _DECIMAL_COMMA_NUMBER = re.compile(r"^[+-]?(\d{1,3}(\.\d{3})+|\d*),\d+([eE][+-]?\d+)?$")
 _DECIMAL_POINT_NUMBER = re.compile(r"^[+-]?(\d*\.\d+|\d+\.)([eE][+-]?\d+)?$")
-_GROUPED_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(\.\d{3})+$")
+# "1.234", "12.500.000": a decimal point, or '.' grouping thousands (1234, 12500000)? ("0.125" is a decimal.)
+_GROUPED_THOUSANDS = re.compile(r"^[+-]?[1-9]\d{0,2}(\.\d{3})+$")
 
 _BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe", "utf-16"),
          (b"\xfe\xff", "utf-16"), (b"\xef\xbb\xbf", "utf-8-sig"))
@@ -141,15 +142,25 @@ def _complete_lines(text: str, complete: bool) -> str:
 def _decimal_counts(records: list[list[str]]) -> tuple[int, int]:
     """(fields that are numbers with a decimal comma, fields that are numbers with a decimal point)
     among the data records (the header excluded)."""
+    comma, point, _ = _number_counts(records)
+    return comma, point
+
+
+def _number_counts(records: list[list[str]]) -> tuple[int, int, str | None]:
+    """:func:`_decimal_counts` and the first field that is ambiguous ("1.234": a decimal point, or a
+    thousands separator), None if there is none."""
     comma = point = 0
+    ambiguous: str | None = None
     for row in records[1:]:
         for field in row:
             s = field.strip()
             if _DECIMAL_COMMA_NUMBER.match(s):
                 comma += 1
-            elif _DECIMAL_POINT_NUMBER.match(s) and not _GROUPED_THOUSANDS.match(s):
+            elif _GROUPED_THOUSANDS.match(s):
+                ambiguous = ambiguous or s
+            elif _DECIMAL_POINT_NUMBER.match(s):
                 point += 1
-    return comma, point
+    return comma, point, ambiguous
 
 
 def detect_dialect_text(text: str, name: str = "file.csv") -> DetectedDialect:
@@ -196,10 +207,15 @@ def detect_dialect_text(text: str, name: str = "file.csv") -> DetectedDialect:
         detected = False
     if delimiter == ",":
         return DetectedDialect(CsvDialect(",", "."), detected, reason)
-    comma, point = _decimal_counts(parsed[delimiter])
+    comma, point, ambiguous = _number_counts(parsed[delimiter])
     if comma and not point:
         return DetectedDialect(CsvDialect(delimiter, ","), detected,
                                f"{reason}; {comma:,} numbers use a decimal comma and none a decimal point")
+    if ambiguous is not None and not comma and not point:
+        # Nothing tells: reading '1.234' as 1.234 when it means 1234 would count it 1000 times too small.
+        return DetectedDialect(CsvDialect(delimiter, "."), False,
+                               f"{reason}; numbers such as '{ambiguous}' may use '.' as a decimal point or to group "
+                               "thousands (1234): assumed decimal point — check, and choose the decimal mark if not")
     if comma and point:
         reason += (f"; numbers with a decimal comma ({comma:,}) and with a decimal point ({point:,}): "
                    "assumed decimal point")

@@ -593,6 +593,16 @@ def parquet_folder_files(p: pathlib.Path) -> list[pathlib.Path]:
             and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
             and f.is_file()
         )
+        # A file reached twice (a link to another file of the folder) would count its rows twice: each
+        # person's records twice, more than the release's sensitivity allows.
+        seen: dict[tuple[int, int], pathlib.Path] = {}
+        for f in found:
+            st = f.stat()
+            first = seen.setdefault((st.st_dev, st.st_ino), f)
+            if first is not f:
+                raise DataError(f"'{f.relative_to(p)}' in the folder '{p.name}' is the same file as "
+                                f"'{first.relative_to(p)}' (a link): its rows would be counted twice",
+                                "remove the link (or the copy) so that each Parquet file is in the folder once")
     except OSError as err:
         raise DataError(f"cannot list the folder '{p}': {err.strerror or err}", "check its permissions") from None
     if not found:

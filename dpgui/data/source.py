@@ -48,6 +48,7 @@ __all__ = [
     "PasswordPrompt",
     "SourceKind",
     "SourceSpec",
+    "local_paths",
     "open_source",
     "parse_source",
 ]
@@ -305,3 +306,23 @@ def open_source(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = No
     module = importlib.import_module(_REGISTRY.modules[spec.kind])
     source: DataSource = module.open_spec(spec, password_prompt=password_prompt)
     return source
+
+
+def local_paths(spec: SourceSpec) -> list[str]:
+    """The files or folders on this computer that ``spec`` reads, which an output must never replace
+    (nor, for a folder, write into): a data file or folder, an SQLite database's file (as the source
+    opens it: ``~`` expanded, %-escapes decoded), a Spark dataset on this computer; [] for a server."""
+    if spec.kind == "file":
+        return [spec.location]
+    if spec.kind == "spark" and spec.location:
+        from dpgui.data.source_spec import is_database_url
+
+        if spec.location.startswith("file://"):
+            return [spec.location[len("file://"):]]
+        return [] if is_database_url(spec.location) else [spec.location]
+    if spec.kind == "database" and spec.location.lower().startswith("sqlite"):
+        from dpgui.data.sql_source import sqlite_file
+
+        path = sqlite_file(spec.location)
+        return [str(path)] if path is not None else []
+    return []

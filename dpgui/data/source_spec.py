@@ -17,7 +17,7 @@ from dpgui.data.file_types import CsvDialect
 from dpgui.data.source import ENGINES, SourceSpec
 from dpgui.errors import ParameterError
 
-__all__ = ["is_database_url", "parse_source", "url_without_password"]
+__all__ = ["is_database_url", "parse_source", "redacted_url", "url_secret", "url_without_password"]
 
 # scheme://… with a scheme of letters, digits, + and - (a Windows path "C:\\x" has one letter and no //).
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
@@ -26,6 +26,48 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 def is_database_url(location: str) -> bool:
     """True if ``location`` looks like a URL (``scheme://…``) rather than a path."""
     return bool(_URL.match(location))
+
+
+# SQLAlchemy's own URL rule (sqlalchemy.engine.url._parse_url): ``name://user:password@…`` where the
+# user holds no ':' or '/' and the password runs to the next '@' — so it may hold '/', '?' or '#',
+# which urllib reads as the path, the query or the fragment instead (and misses the password).
+_SA_PASSWORD = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/]*):(?P<password>[^@]*)@")
+# Query parameters that carry a secret to the driver (libpq ``password``/``sslpassword``, ODBC ``PWD``,
+# MySQL ``passwd``, tokens), compared in lower case after %-decoding; and a ``password=`` inside a value
+# (``odbc_connect=…;PWD=…``, ``options=-c password=…``).
+# For messages, everything from the user's ':' to the LAST '@' goes (a password may hold '@' itself).
+_REDACT_USERINFO = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@]*):.*@")
+_SECRET_KEY = re.compile(r"pass(?!file)|pwd|secret|token|credential", re.IGNORECASE)  # passfile: a path
+_SECRET_IN_VALUE = re.compile(r"(pass\w*|pwd|secret|token)\s*=", re.IGNORECASE)
+
+
+def url_secret(url: str) -> str | None:
+    """What in ``url`` is a secret the database driver would use ("a password", "the query parameter
+    'sslpassword'"), or None. Reads the URL as SQLAlchemy does (``user:password@`` up to the last
+    '@' before the host, then ``?key=value`` parameters), so what this accepts has no password for
+    the driver either."""
+    if _SA_PASSWORD.match(url) or urllib.parse.urlsplit(url).password is not None:
+        return "a password (user:password@)"
+    query = url.split("?", 1)[1] if "?" in url else ""
+    for key, value in urllib.parse.parse_qsl(query, keep_blank_values=True):
+        if _SECRET_KEY.search(key):
+            return f"the parameter '{key}'"
+        if _SECRET_IN_VALUE.search(value):
+            return f"a password inside the parameter '{key}'"
+    return None
+
+
+def redacted_url(url: str) -> str:
+    """``url`` with every secret :func:`url_secret` finds replaced by ``***`` (for messages)."""
+    url = _REDACT_USERINFO.sub(lambda m: f"{m.group('head')}:***@", url, count=1)
+    if "?" not in url:
+        return url
+    base, query = url.split("?", 1)
+    parts = []
+    for key, value in urllib.parse.parse_qsl(query, keep_blank_values=True):
+        secret = _SECRET_KEY.search(key) or _SECRET_IN_VALUE.search(value)
+        parts.append(f"{urllib.parse.quote(key)}={'***' if secret else urllib.parse.quote(value)}")
+    return f"{base}?{'&'.join(parts)}"
 
 
 def url_without_password(url: str) -> str:
@@ -66,23 +108,30 @@ def parse_source(
         raise ParameterError("both a table and a query were given", "give one of --table or --query")
     if encoding is not None:
         encoding = _clean(encoding, "encoding")
+    if is_database_url(text) and (secret := url_secret(text)) is not None:
+        raise ParameterError(
+            f"the {'database ' if engine != 'spark' else ''}URL holds {secret} ({redacted_url(text)})",
+            "leave the password out of the URL: set DPGUI_DB_PASSWORD, store it in the system keyring, "
+            "or type it when asked" if engine != "spark" else
+            "leave credentials out of the path: give them to Spark in its own configuration "
+            "(spark-defaults.conf, the cluster's credential provider)")
     if engine == "spark":
         if not text and table is None:
             raise ParameterError("Spark needs a dataset path or a table", "give --source PATH or --table NAME")
         if query is not None and not text:
             pass  # a query over the cluster's catalogue tables
+        master = _clean(spark_master, "Spark master URL")
+        if master is not None and (secret := url_secret(master.removeprefix("k8s://"))) is not None:
+            raise ParameterError(f"the Spark master URL holds {secret} ({redacted_url(master)})",
+                                 "leave credentials out of the master URL: give them to Spark in its own "
+                                 "configuration (spark-defaults.conf, the cluster's credential provider)")
         return SourceSpec("spark", text, table=table, query=query, dialect=dialect, encoding=encoding,
-                          spark_master=_clean(spark_master, "Spark master URL"))
+                          spark_master=master)
     if spark_master is not None:
         raise ParameterError("--spark-master was given without --engine spark", "add --engine spark, or drop --spark-master")
     if not text:
         raise ParameterError("no data source was given", "give a data file, a folder of Parquet files or a database URL")
     if is_database_url(text):
-        if urllib.parse.urlsplit(text).password is not None:
-            raise ParameterError(
-                f"the database URL holds a password ({url_without_password(text)})",
-                "leave the password out of the URL: set DPGUI_DB_PASSWORD, store it in the system keyring, "
-                "or type it when asked")
         if table is None and query is None:
             raise ParameterError("a database source needs a table or a query", "add --table NAME or --query 'SELECT …'")
         if dialect is not None:

@@ -24,6 +24,7 @@ case (as an unquoted name in SQL); always quoted in the SQL dpgui writes.
 
 from __future__ import annotations
 
+import pathlib
 import re
 import threading
 import urllib.parse
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from dpgui.data.readers import CancelCallback, ProgressCallback
     from dpgui.data.table import ColumnInfo
 
-__all__ = ["SqlSource", "check_read_only_query", "open_spec"]
+__all__ = ["SqlSource", "check_read_only_query", "open_spec", "sqlite_file"]
 
 # Words that change data, schema, session or server state; refused anywhere outside string literals
 # and quoted identifiers (a column named "update" must be written quoted).
@@ -60,8 +61,22 @@ _WRITING_FUNCTIONS = frozenset([
     "lo_from_bytea", "lo_put", "dblink", "dblink_exec", "pg_terminate_backend", "pg_cancel_backend",
     "pg_reload_conf", "pg_promote", "pg_switch_wal", "pg_rotate_logfile", "pg_file_write",
     "pg_advisory_lock", "pg_advisory_xact_lock", "pg_notify", "txid_current", "pg_current_xact_id",
+    # these run SQL given as text, which the check cannot see (e.g. a dblink call inside it)
+    "query_to_xml", "query_to_xmlschema", "query_to_xml_and_xmlschema", "ts_stat",
 ])
+# Families of such functions: dblink_* opens a second connection, outside the read-only transaction
+# (dblink_connect + dblink_send_query ran a DELETE); advisory locks outlive the query; replication
+# slots, statistics resets, WAL replay and adminpack's file functions change the server.
+_WRITING_FUNCTION_PREFIXES = (
+    "dblink", "pg_advisory", "pg_try_advisory", "pg_background", "pg_create_", "pg_drop_", "pg_replication_origin",
+    "pg_stat_reset", "pg_wal_replay", "pg_logical_emit", "pg_file_",
+)
 _POLL_SECONDS = 0.1
+# PostgreSQL's lexer (scan.l): an identifier starts with a letter, '_' or any non-ASCII character and
+# continues with those, digits and '$'; only ASCII space, tab, newline, CR and form feed separate words.
+# (A non-ASCII space or sign is part of a name, so "a€$x$" is one name, not "a€" and a $-quoted string.)
+_IDENTIFIER = re.compile(r"[A-Za-z_\u0080-\U0010FFFF][A-Za-z0-9_$\u0080-\U0010FFFF]*")
+_SPACE = frozenset(" \t\n\r\f\v")
 _PG_TEXT = {"text", "varchar", "bpchar", "char", "name", "citext", "uuid", "json", "jsonb", "xml", "inet", "cidr"}
 _PG_NUMERIC = {"int2", "int4", "int8", "float4", "float8", "numeric", "oid"}
 _PG_DATETIME = {"date", "time", "timetz", "timestamp", "timestamptz", "interval"}
@@ -70,16 +85,18 @@ _PG_DATETIME = {"date", "time", "timetz", "timestamp", "timestamptz", "interval"
 # --------------------------------------------------------------------------- the read-only check
 
 
-def _words(sql: str) -> tuple[list[str], list[int]]:
+def _words(sql: str) -> tuple[list[str], list[int], list[int]]:
     """The bare words and punctuation of ``sql`` (lower case) outside comments, string literals
-    ('…', E'…', $tag$…$tag$) and quoted identifiers ("…", `…`); and the positions of ';'.
+    ('…', E'…', $tag$…$tag$) and quoted identifiers ("…", `…`); the positions of ';' among them
+    and in ``sql``.
     Raises DataError for an unterminated literal or comment."""
     out: list[str] = []
     semicolons: list[int] = []
+    semicolon_at: list[int] = []
     i, n = 0, len(sql)
     while i < n:
         c = sql[i]
-        if c.isspace():
+        if c in _SPACE:
             i += 1
         elif sql.startswith("--", i):
             j = sql.find("\n", i)
@@ -123,7 +140,11 @@ def _words(sql: str) -> tuple[list[str], list[int]]:
                     j += 2
                     continue
                 break
-            out.append('"')
+            # '"' + the name (doubled quotes undone), so that a quoted FUNCTION name is checked too;
+            # a U&"…" name may spell anything with escapes: '"?' (refused before a '(').
+            name = sql[i + 1:j].replace(close * 2, close)
+            unicode_escaped = len(out) >= 2 and out[-1] == "&" and out[-2] == "u"
+            out.append('"?' if unicode_escaped else '"' + name)
             i = j + 1
         elif c == "$" and (m := re.match(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", sql[i:])):
             tag = m.group(0)
@@ -132,17 +153,18 @@ def _words(sql: str) -> tuple[list[str], list[int]]:
                 raise DataError("the query has an unterminated $-quoted string", f"close it with {tag}")
             out.append("'")
             i = j + len(tag)
-        elif c.isalpha() or c == "_":
-            m2 = re.match(r"[A-Za-z_][A-Za-z0-9_$]*", sql[i:])
+        elif c.isalpha() or c == "_" or ord(c) >= 0x80:
+            m2 = _IDENTIFIER.match(sql, i)
             assert m2 is not None
             out.append(m2.group(0).lower())
             i += len(m2.group(0))
         else:
             if c == ";":
                 semicolons.append(len(out))
+                semicolon_at.append(i)
             out.append(c)
             i += 1
-    return out, semicolons
+    return out, semicolons, semicolon_at
 
 
 def check_read_only_query(query: str) -> str:
@@ -158,21 +180,27 @@ def check_read_only_query(query: str) -> str:
     """
     if not isinstance(query, str) or not query.strip():
         raise DataError("the query is empty", "give one SELECT statement")
-    words, semicolons = _words(query)
+    words, semicolons, semicolon_at = _words(query)
     fix = "give one SELECT … (or WITH … SELECT …) statement that only reads: dpgui never changes the database"
     if semicolons and (len(semicolons) > 1 or semicolons[0] != len(words) - 1):
         raise DataError("the query holds more than one statement (a ';' inside it)", fix)
     if semicolons:
         words = words[:-1]
-        query = query[: query.rstrip().rfind(";")] if query.rstrip().endswith(";") else query
+        query = query[: semicolon_at[0]]  # the final ';' (a comment after it goes too)
     first = next((w for w in words if w != "("), "")
     if first not in ("select", "with", "values", "table"):
         raise DataError(f"the query starts with {first.upper() or 'nothing'}, not SELECT or WITH", fix)
     for k, w in enumerate(words):
         if w in _WRITING_WORDS:
-            raise DataError(f"the query contains {w.upper()}, which can change the database", fix)
-        if w in _WRITING_FUNCTIONS and k + 1 < len(words) and words[k + 1] == "(":
-            raise DataError(f"the query calls {w}(), which can change the database or the session", fix)
+            raise DataError(f"the query contains {w.upper()}, which can change the database",
+                            f"{fix} (a column or table named {w} must be written in double quotes: \"{w}\")")
+        if k + 1 < len(words) and words[k + 1] == "(":
+            name = w[1:] if w.startswith('"') else w  # a quoted name is the function of that exact name
+            if name == "?":
+                raise DataError("the query calls a function named with U&\"…\" escapes, which dpgui cannot check",
+                                fix)
+            if name in _WRITING_FUNCTIONS or name.startswith(_WRITING_FUNCTION_PREFIXES):
+                raise DataError(f"the query calls {name}(), which can change the database or the session", fix)
     return query.strip()
 
 
@@ -264,7 +292,6 @@ class SqlSource(DataSource):
     def _fetch(self, sql: str, should_cancel: CancelCallback | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run ``sql`` (written by dpgui around a checked query) in a read-only transaction; column
         names and rows. Cancelled if ``should_cancel()`` turns True (the server is asked to stop)."""
-        import sqlalchemy as sa
 
         if should_cancel is not None and should_cancel():
             raise Cancelled()
@@ -287,22 +314,50 @@ class SqlSource(DataSource):
 
                         watcher = threading.Thread(target=watch, name="dpgui-sql-cancel", daemon=True)
                         watcher.start()
-                    result = conn.execution_options(no_parameters=True).exec_driver_sql(sql)
-                    names = list(result.keys())
-                    rows = [tuple(r) for r in result.fetchall()]
+                    names, rows, _ = self._execute(conn, sql)
                 finally:
                     stop.set()
                     if watcher is not None:
                         watcher.join()
                     if conn.in_transaction():
                         conn.rollback()
-        except sa.exc.DBAPIError as exc:
+        except self._driver_errors() as exc:
             if cancelled.is_set():
                 raise Cancelled() from None
             raise _query_error(exc, self._password) from None
         if cancelled.is_set():
             raise Cancelled()
         return names, rows
+
+    def _driver_errors(self) -> tuple[type[BaseException], ...]:
+        """SQLAlchemy's DBAPIError and the driver's own Error (raised by :meth:`_execute` on PostgreSQL,
+        outside SQLAlchemy)."""
+        import sqlalchemy as sa
+
+        dbapi = getattr(self._engine.dialect, "loaded_dbapi", None)
+        error = getattr(dbapi, "Error", None)
+        if isinstance(error, type) and issubclass(error, BaseException):
+            return (sa.exc.DBAPIError, error)
+        return (sa.exc.DBAPIError,)
+
+    def _execute(self, conn: sa.Connection, sql: str) -> tuple[list[str], list[tuple[Any, ...]], Any]:
+        """Run ONE statement: column names, rows and the cursor description. PostgreSQL: through
+        psycopg's pipeline mode, which sends every statement with the extended protocol (an unnamed
+        statement: no prepared statement is left behind, so a pgbouncer in front is fine); the server
+        refuses a string of several statements there, so a ``; COMMIT; …`` the query check missed can
+        never end the read-only transaction (the simple protocol, psycopg's default without
+        parameters, would run them all)."""
+        if self.dialect == "postgresql":
+            raw: Any = conn.connection.driver_connection
+            with raw.pipeline() as pipeline, raw.cursor() as cur:
+                cur.execute(sql, prepare=False)
+                pipeline.sync()
+                description = cur.description or ()
+                rows = [tuple(r) for r in cur.fetchall()] if cur.description is not None else []
+                return [d.name for d in description], rows, description
+        result = conn.execution_options(no_parameters=True).exec_driver_sql(sql)
+        description = result.cursor.description if result.cursor is not None else ()
+        return list(result.keys()), [tuple(r) for r in result.fetchall()], description
 
     def _begin_read_only(self, conn: sa.Connection) -> None:
         if self.dialect == "postgresql":
@@ -333,7 +388,9 @@ class SqlSource(DataSource):
         cols = self.columns()
         for c in cols:
             if c.name == column:
-                if numeric and c.kind != "numeric":
+                # SQLite's kind comes from the first 1,000 values when there is no declared type: "empty"
+                # (all NULL there) may hold numbers further on, and the key SQL counts any text as such.
+                if numeric and c.kind != "numeric" and not (c.kind == "empty" and self.dialect == "sqlite"):
                     raise DataError(f"column '{column}' of {self.spec.display_name()} is {c.kind} ({c.dtype}), "
                                     "not numeric", "choose a numeric column")
                 return c
@@ -343,14 +400,13 @@ class SqlSource(DataSource):
     # ----------------------------------------------------------------- the interface
 
     def columns(self) -> tuple[ColumnInfo, ...]:
-        import sqlalchemy as sa
 
         if self._columns is not None:
             return self._columns
         if self.dialect == "postgresql":
             try:
                 cols = self._pg_columns()
-            except sa.exc.DBAPIError as exc:
+            except self._driver_errors() as exc:
                 raise _query_error(exc, self._password) from None
             self._columns = tuple(cols)
             return self._columns
@@ -364,9 +420,7 @@ class SqlSource(DataSource):
         with self._engine.connect() as conn:
             self._begin_read_only(conn)
             try:
-                result = conn.execution_options(no_parameters=True).exec_driver_sql(
-                    f"SELECT * FROM {self._source_sql} AS s LIMIT 0")
-                description = result.cursor.description
+                _, _, description = self._execute(conn, f"SELECT * FROM {self._source_sql} AS s LIMIT 0")
                 raw = conn.connection.driver_connection
                 types = raw.adapters.types  # type: ignore[union-attr]
                 cols = []
@@ -612,15 +666,28 @@ def _make_url(location: str) -> sa.URL:
     return url
 
 
+def sqlite_file(location: str) -> pathlib.Path | None:
+    """The file an ``sqlite:///…`` URL reads, as :func:`open_spec` opens it (``~`` expanded, %-escapes
+    decoded, made absolute); None for another URL or an in-memory database."""
+    import sqlalchemy as sa
+
+    try:
+        url = sa.engine.make_url(location)
+    except sa.exc.ArgumentError:
+        return None
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    return pathlib.Path(url.database).expanduser().resolve()
+
+
 def _sqlite_engine(url: sa.URL) -> sa.Engine:
-    import pathlib
     import sqlite3
 
     import sqlalchemy as sa
 
     if not url.database or url.database == ":memory:":
         raise DataError("an in-memory SQLite database holds no data", "give the file: sqlite:///path/to/file.db")
-    path = pathlib.Path(url.database).expanduser().resolve()
+    path = pathlib.Path(url.database).expanduser().resolve()  # as sqlite_file()
     if not path.is_file():
         raise DataError(f"SQLite database file '{path.name}' not found", "check the path in sqlite:///path/to/file.db")
     uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
@@ -667,8 +734,12 @@ def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None
                 url = url.set(password=password)
         connect_args: dict[str, Any] = {}
         if url.get_backend_name() == "postgresql":
-            connect_args = {"options": "-c default_transaction_read_only=on", "connect_timeout": 10,
-                            "application_name": "dpgui"}
+            # The URL's own ``options`` (e.g. -csearch_path=census) are kept, dpgui's read-only setting
+            # last (connect_args replace the URL's: the schema the user picked would silently be lost).
+            given = url.query.get("options")
+            given = given if isinstance(given, str) else " ".join(given) if given else ""
+            connect_args = {"options": f"{given} -c default_transaction_read_only=on".strip(),
+                            "connect_timeout": 10, "application_name": "dpgui"}
         try:
             engine = sa.create_engine(url, connect_args=connect_args, pool_pre_ping=True)
         except (ImportError, sa.exc.NoSuchModuleError) as exc:
@@ -688,7 +759,8 @@ def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None
     preparer = engine.dialect.identifier_preparer
     table_parts: tuple[str | None, str] = (None, "")
     if query is not None:
-        source_sql = f"({query})"
+        # The line break: a final line comment ("… -- note") must not swallow what dpgui writes after it.
+        source_sql = f"({query}\n)"
     else:
         assert spec.table is not None
         table_parts = _find_table(engine, spec.table, display, password)
@@ -721,6 +793,14 @@ def _find_table(engine: sa.Engine, name: str, display: str, password: str | None
                 raise DataError(f"schema '{schema}' not found in {display}", f"choose among: {', '.join(schemas[:20])}")
             schema = matches[0]
         names = list(inspector.get_table_names(schema=schema)) + list(inspector.get_view_names(schema=schema))
+        # Materialized views and (PostgreSQL) foreign tables are read like tables too.
+        for more in ("get_materialized_view_names", "get_foreign_table_names"):
+            method = getattr(inspector, more, None)
+            if callable(method):
+                try:
+                    names += [n for n in method(schema=schema) if n not in names]
+                except NotImplementedError:
+                    pass
     except sa.exc.DBAPIError as exc:
         raise _query_error(exc, password) from None
     if table in names:

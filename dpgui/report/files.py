@@ -91,7 +91,8 @@ def check_writable(path: str | os.PathLike[str], *, protect: Sequence[str | os.P
     Refused: a folder; a missing folder or one where no file can be created (tried: a temporary file
     is made and removed); one of the ``protect`` files (the input: compared by identity, so another
     path, a symbolic or a hard link to it is caught); an existing file when ``overwrite`` is False;
-    anything existing that is not a regular file (a pipe, a device). Returns the path.
+    anything existing that is not a regular file (a pipe, a device); a path inside a ``protect``
+    folder (a folder of Parquet files read as one dataset). Returns the path.
     """
     target = Path(path)
     if target.is_dir():
@@ -103,6 +104,9 @@ def check_writable(path: str | os.PathLike[str], *, protect: Sequence[str | os.P
         if same_file(target, Path(other)):
             raise DataError(f"output {target} is the input file {other}",
                             "choose another output file name; dpgui never overwrites its input")
+        if Path(other).is_dir() and _inside(target, Path(other)):
+            raise DataError(f"output {target} is inside the input folder {other}",
+                            "write the output elsewhere; dpgui never writes into the folder it reads")
     if target.exists() or target.is_symlink():
         if not overwrite:
             raise DataError(f"output {target} already exists", "choose another file name, or give --force to replace it")
@@ -114,6 +118,14 @@ def check_writable(path: str | os.PathLike[str], *, protect: Sequence[str | os.P
         raise DataError(f"cannot write in the output folder {parent} ({err.strerror or err})",
                         "choose another folder or fix its permissions") from None
     return target
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """True if ``path`` (links resolved) lies in ``folder`` or below it."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except OSError:
+        return False
 
 
 def same_file(a: Path, b: Path) -> bool:

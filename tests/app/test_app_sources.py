@@ -203,6 +203,10 @@ def test_ok_shows_the_columns_and_a_release_counted_by_the_database_equals_the_f
     csv.write_text("age\n" + "\n".join("" if a is None else repr(a) for (a,) in rows) + "\n")
     expected = column_histogram(csv, "age", 0.0, 100.0, 50)
     assert np.array_equal(outcome.counts, expected.counts)
+    # Exporting the CSV over the database file is refused: the database is never replaced.
+    before = people_db.read_bytes()
+    assert window.export_to(str(people_db)) is False
+    assert people_db.read_bytes() == before
 
 
 @needs_sql
