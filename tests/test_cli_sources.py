@@ -72,6 +72,10 @@ def _url(world: Path) -> str:
     return f"sqlite:///{world / 'data.db'}"
 
 
+#: What a manifest records of that SQLite file: its name only (a local path may name a person or a project).
+PUBLIC_URL = "sqlite:///data.db"
+
+
 def _bundle(world: Path, name: str) -> list[str]:
     return ["--bundle", str(world), "--key", str(world / "officer.key"), "--passphrase-file", str(world / "pass.txt"),
             "--name", name]
@@ -98,7 +102,7 @@ def test_release_from_an_sqlite_table_records_the_source_in_manifest_and_ledger(
                               "--json", *_bundle(world, "table")], capsys)
     assert code == 0, err
     summary = json.loads(out)
-    expected = {"kind": "database", "location": _url(world), "table": "people", "engine": SQLITE_ENGINE}
+    expected = {"kind": "database", "location": PUBLIC_URL, "table": "people", "engine": SQLITE_ENGINE}
     assert summary["source"] == expected
     assert summary["n_released"] == len(ROWS)  # change neighbours: N = all rows (missing ones too), exact
     manifest = json.loads((world / "table.manifest.json").read_text(encoding="utf-8"))
@@ -125,7 +129,7 @@ def test_the_schema_ties_the_source_to_version_4_and_refuses_a_password_in_it(wo
     assert schema_problems(without | {"schema_version": 2}) == []  # what the window writes without a source
     leaked = {**manifest, "source": {**manifest["source"], "location": "postgresql://alice:pw@db/census"}}
     assert any("location" in p for p in schema_problems(leaked))
-    assert source_text(manifest["source"]) == f"table people in {_url(world)}; counted by {SQLITE_ENGINE}"
+    assert source_text(manifest["source"]) == f"table people in {PUBLIC_URL}; counted by {SQLITE_ENGINE}"
     assert source_text({"kind": "file", "format": "csv", "dialect": {"delimiter": ";", "decimal": ","},
                         "engine": "this computer"}) == ("a CSV file (semicolon-separated, decimal comma); counted by "
                                                         "this computer")
@@ -138,7 +142,7 @@ def test_release_from_a_query_records_the_query(world, capsys):
     ], capsys)
     assert code == 0, err
     manifest = json.loads((world / "query.manifest.json").read_text(encoding="utf-8"))
-    assert manifest["source"] == {"kind": "database", "location": _url(world), "query": query, "engine": SQLITE_ENGINE}
+    assert manifest["source"] == {"kind": "database", "location": PUBLIC_URL, "query": query, "engine": SQLITE_ENGINE}
     assert json.loads(out)["n_released"] == len(ROWS)
     _verify(world, world / "query.manifest.json", capsys)
 
@@ -158,7 +162,7 @@ def test_columns_lists_kinds_and_who_counts(world, capsys):
     code, out, err = run_cli(["columns", "--source", _url(world), "--table", "people", "--json"], capsys)
     assert code == 0, err
     listed = json.loads(out)
-    assert listed["source"] == {"kind": "database", "location": _url(world), "table": "people", "engine": SQLITE_ENGINE}
+    assert listed["source"] == {"kind": "database", "location": PUBLIC_URL, "table": "people", "engine": SQLITE_ENGINE}
     assert [(c["name"], c["kind"]) for c in listed["columns"]] == [
         ("x", "numeric"), ("name", "text"), ("region", "text"), ("district", "text")]
     code, out, err = run_cli(["columns", str(world / "semi.csv")], capsys)
@@ -213,7 +217,7 @@ def test_hierarchy_release_from_a_database_records_the_source(world, capsys):
     assert json.loads(out)["source"]["table"] == "people"
     manifest = json.loads((world / "tree.manifest.json").read_text(encoding="utf-8"))
     assert manifest["schema_version"] == 4 and manifest["kind"] == "hierarchy"
-    assert manifest["source"] == {"kind": "database", "location": _url(world), "table": "people",
+    assert manifest["source"] == {"kind": "database", "location": PUBLIC_URL, "table": "people",
                                   "engine": SQLITE_ENGINE}
     assert manifest["total_records"]["value"] == len(ROWS)
     _verify(world, world / "tree.manifest.json", capsys)
@@ -387,7 +391,7 @@ def test_spark_counts_what_the_file_path_counts_and_the_manifest_says_so(world, 
                              capsys)
     assert code == 0, err
     manifest = json.loads((world / "spark.manifest.json").read_text(encoding="utf-8"))
-    assert manifest["source"] == {"kind": "spark", "location": str(world / "data.parquet"), "spark_master": "local[2]",
+    assert manifest["source"] == {"kind": "spark", "location": "data.parquet", "spark_master": "local[2]",
                                   "engine": "Spark (local[2])"}
     assert json.loads(out)["n_released"] == len(ROWS)
     code, _, err = run_cli(["release", *spark, "--table", "people", *RELEASE, "--dataset", "file", "--out",

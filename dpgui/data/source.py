@@ -93,9 +93,10 @@ class SourceSpec:
         return f"query on {where}"
 
     def public_record(self) -> dict[str, Any]:
-        """The source as recorded in a manifest: kind, engine, and for databases and Spark the URL
-        (no password: there is none in a spec), the table or the query; for files the format and
-        dialect only (a path may name a user or a project, so it is left out)."""
+        """The source as recorded in a manifest: kind, and for databases and Spark the server's URL (no
+        password: there is none in a spec) or, for an SQLite file or a local Spark dataset, only its
+        name, and the table or the query; for files the format and dialect only (a path may name a
+        user or a project, so it is left out)."""
         from dpgui.data.file_types import format_of_name
 
         record: dict[str, Any] = {"kind": self.kind}
@@ -105,7 +106,7 @@ class SourceSpec:
             if self.dialect is not None:
                 record["dialect"] = {"delimiter": self.dialect.delimiter, "decimal": self.dialect.decimal}
         else:
-            record["location"] = self.location
+            record["location"] = self._public_location()
             if self.table is not None:
                 record["table"] = self.table
             if self.query is not None:
@@ -115,6 +116,18 @@ class SourceSpec:
         if self.encoding is not None:
             record["encoding"] = self.encoding
         return record
+
+    def _public_location(self) -> str:
+        """The location for a manifest: a server's URL as it is (it holds no password); a path on this
+        computer (an SQLite file, a local Spark dataset) reduced to its last name, as for files."""
+        local = local_paths(self)
+        if not local:
+            return self.location
+        name = pathlib.Path(local[0].rstrip("/\\")).name
+        if self.kind == "database":
+            scheme = self.location.split(":", 1)[0]
+            return f"{scheme}:///{name}"
+        return name
 
     def to_json(self) -> dict[str, Any]:
         """Every field, for project files (:meth:`from_json` reads it back)."""

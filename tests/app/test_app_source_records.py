@@ -58,7 +58,7 @@ def test_a_sqlite_release_saved_reopened_and_exported_states_its_source(qtbot, p
     set_column(qtbot, window, "age", "0", "100", "20")
     release_and_wait(qtbot, window)
     record = window.outcome.info.source
-    assert record["kind"] == "database" and record["location"] == sqlite_url(people_db)
+    assert record["kind"] == "database" and record["location"] == "sqlite:///people.db"
     assert record["table"] == "people" and record["engine"].startswith("the database")
     with Ledger() as ledger:  # the ledger's entry says it too
         assert json.loads(json.dumps(ledger.release(window.outcome.release_id).description))["source"] == record
@@ -79,7 +79,7 @@ def test_a_sqlite_release_saved_reopened_and_exported_states_its_source(qtbot, p
     key = create_key("officer", PASSPHRASE)
     manifest = export_and_verify(second, out, key)
     assert manifest["schema_version"] == SOURCE_SCHEMA_VERSION
-    assert manifest["source"]["location"] == sqlite_url(people_db) and manifest["source"]["table"] == "people"
+    assert manifest["source"]["location"] == "sqlite:///people.db" and manifest["source"]["table"] == "people"
     assert manifest["source"]["kind"] == "database" and manifest["source"]["engine"] == record["engine"]
 
 
@@ -180,7 +180,7 @@ def test_a_hierarchy_release_from_sqlite_counts_in_the_database_and_exports(qtbo
     assert loaded.hierarchy.level_sizes == expected.hierarchy.level_sizes
     assert loaded.rows == expected.rows == 600
     assert np.array_equal(loaded.leaf_counts, np.asarray(expected.counts, dtype=np.int64))
-    assert loaded.source_record["location"] == sqlite_url(db) and loaded.source_record["table"] == "schools"
+    assert loaded.source_record["location"] == "sqlite:///schools.db" and loaded.source_record["table"] == "schools"
     assert page.file_label.text().startswith("Data: table schools in sqlite:")
 
     release_hierarchy(qtbot, window)
@@ -215,4 +215,4 @@ def test_a_hierarchy_release_from_sqlite_counts_in_the_database_and_exports(qtbo
     assert main(["verify", str(paths.manifest), "--pubkey", str(key.public_path)]) == 0
     manifest = json.loads(paths.manifest.read_text())
     assert manifest["schema_version"] == SOURCE_SCHEMA_VERSION
-    assert manifest["source"]["table"] == "schools" and manifest["source"]["location"] == sqlite_url(db)
+    assert manifest["source"]["table"] == "schools" and manifest["source"]["location"] == "sqlite:///schools.db"

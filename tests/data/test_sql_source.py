@@ -384,3 +384,18 @@ def test_password_never_in_messages(pg, monkeypatch):
     assert len(messages) == 12 and not any(pg.password in m for m in messages)
     assert SourceSpec.from_json(parse_source(pg.url, table="vals").to_json()).location == pg.url
     assert not math.isnan(0.0)
+
+
+def test_a_manifest_records_a_local_database_or_dataset_by_its_name_only() -> None:
+    """A path on this computer may name a person or a project: like a file's path it stays out of the
+    manifest; a server's URL (without password) is recorded as given."""
+    from dpgui.data.source import SourceSpec
+
+    sqlite = SourceSpec("database", "sqlite:////home/alice/secret project/survey.db", table="t").public_record()
+    assert sqlite == {"kind": "database", "location": "sqlite:///survey.db", "table": "t"}
+    assert SourceSpec("database", "sqlite:///~/x.db", query="SELECT 1").public_record()["location"] == "sqlite:///x.db"
+    server = "postgresql://alice@db.example.org:5432/census"
+    assert SourceSpec("database", server, table="t").public_record()["location"] == server
+    assert SourceSpec("spark", "/home/alice/data/pq/").public_record()["location"] == "pq"
+    assert SourceSpec("spark", "file:///home/alice/p.parquet").public_record()["location"] == "p.parquet"
+    assert SourceSpec("spark", "hdfs://nn/warehouse/people").public_record()["location"] == "hdfs://nn/warehouse/people"
