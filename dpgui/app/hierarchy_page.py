@@ -1015,9 +1015,14 @@ class HierarchyMode(QWidget):
 
         outcome = self.state_ws.state.outcome
         assert outcome is not None
-        data = data_file(self.state_ws.state.data_path)
+        from dpgui.data.source import local_paths  # a data file or folder, an SQLite database's file, a local Spark dataset
+        from dpgui.workspace.hierarchy import data_spec
+
+        data_path = self.state_ws.state.data_path
+        inputs = [Path(p) for p in local_paths(data_spec(data_path))] if data_path is not None else []
+        prior = self.state_ws.state.choice.prior_path
         try:
-            check_writable(path, protect=[p for p in (data, self.state_ws.state.choice.prior_path) if p is not None])
+            check_writable(path, protect=[*inputs, *([prior] if prior is not None else [])])
             write_hierarchy_csv(outcome.release, path)
         except (DpguiError, OSError) as err:
             self.window_.show_error("Export failed", text.friendly(err) + " The file was not written.")

@@ -216,3 +216,7 @@ def test_a_hierarchy_release_from_sqlite_counts_in_the_database_and_exports(qtbo
     manifest = json.loads(paths.manifest.read_text())
     assert manifest["schema_version"] == SOURCE_SCHEMA_VERSION
     assert manifest["source"]["table"] == "schools" and manifest["source"]["location"] == "sqlite:///schools.db"
+    # the hierarchy's CSV export never replaces the database it was counted in
+    before = db.read_bytes()
+    assert not page.export_csv_to(str(db))
+    assert db.read_bytes() == before
