@@ -47,7 +47,7 @@ def url_secret(url: str) -> str | None:
     '@' before the host, then ``?key=value`` parameters), so what this accepts has no password for
     the driver either."""
     if _SA_PASSWORD.match(url) or urllib.parse.urlsplit(url).password is not None:
-        return "a password (user:password@)"
+        return "a password"
     query = url.split("?", 1)[1] if "?" in url else ""
     for key, value in urllib.parse.parse_qsl(query, keep_blank_values=True):
         if _SECRET_KEY.search(key):
@@ -110,7 +110,7 @@ def parse_source(
         encoding = _clean(encoding, "encoding")
     if is_database_url(text) and (secret := url_secret(text)) is not None:
         raise ParameterError(
-            f"the {'database ' if engine != 'spark' else ''}URL holds {secret} ({redacted_url(text)})",
+            f"the {'database ' if engine != 'spark' else ''}URL holds {secret}: {redacted_url(text)}",
             "leave the password out of the URL: set DPGUI_DB_PASSWORD, store it in the system keyring, "
             "or type it when asked" if engine != "spark" else
             "leave credentials out of the path: give them to Spark in its own configuration "
@@ -122,7 +122,7 @@ def parse_source(
             pass  # a query over the cluster's catalogue tables
         master = _clean(spark_master, "Spark master URL")
         if master is not None and (secret := url_secret(master.removeprefix("k8s://"))) is not None:
-            raise ParameterError(f"the Spark master URL holds {secret} ({redacted_url(master)})",
+            raise ParameterError(f"the Spark master URL holds {secret}: {redacted_url(master)}",
                                  "leave credentials out of the master URL: give them to Spark in its own "
                                  "configuration (spark-defaults.conf, the cluster's credential provider)")
         return SourceSpec("spark", text, table=table, query=query, dialect=dialect, encoding=encoding,
