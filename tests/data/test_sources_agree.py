@@ -8,9 +8,11 @@ cluster), Spark local[2] reading the Parquet file — and each is opened through
 
 * ``histogram(x, …, missing="drop")``: every :class:`~dpgui.data.histogram.ColumnHistogram` field equal to
   :func:`~dpgui.data.histogram.column_histogram` on the reference Parquet file;
-* ``missing="error"``: a DataError on ``x`` (it holds missing values) wherever the reference raises one,
-  and equal counts on ``y`` (no missing value);
-* ``path_counts`` of the 3 text levels: same paths, counts, rows and notes; ``row_count()``; column names.
+* ``missing="error"``: a DataError on ``x`` (nulls and NaN) and on ``z`` (NaN only, never null: a source
+  must not take NaN for a number) as the reference raises one, and equal counts on ``y`` (no missing value);
+* ``path_counts`` of 3 text levels and of 4 levels whose leaf is numeric (labels written from the numbers,
+  with a note): same level names, paths, counts, rows and notes — the notes agree everywhere, none differs;
+* ``row_count()``; ``columns()``: the same names and kinds (a query's column order is its own).
 
 The ``x`` column holds, for each (lower, upper, K) in :data:`SETTINGS`, every bin edge (both numpy.linspace's
 and the binning rule's ``j*step + lower``) with its two float64 neighbours, values outside the bounds on both
@@ -26,7 +28,11 @@ from the written ones only as described here, so no other loss can hide):
 * SPSS .sav: ±DBL_MAX is SYSMIS / LOWEST-HIGHEST, read back as missing;
 * SAS .xpt: IBM hex floats: magnitudes under 5.4e-79 become 0, from ~1e75 up become ±inf (same sign).
 
-The ``y`` column and the levels are within every format's range, so their reference is the same everywhere.
+The ``y``/``z`` columns and the levels are within every format's range, so their reference is the same
+everywhere.
+
+Cost (measured 2026-11-25, 2 cores shared with other jobs, load average ~6): ~80 s wall, ~26 s CPU; Spark
+(one local[2] session for the module: JVM start ~15 s) is about half of it.
 """
 
 from __future__ import annotations
@@ -59,8 +65,10 @@ SETTINGS = [
     (1e6 + 0.1, 1e6 + 0.3, 1000),
 ]
 # The histograms each source computes: x (with missing values) under "drop" for every setting; y (no
-# missing value) under "error" (counted as under "drop", with that policy recorded) for two of them.
-HISTOGRAMS = [("x", "drop", setting) for setting in SETTINGS] + [("y", "error", setting) for setting in SETTINGS[1:3]]
+# missing value) under "error" (counted as under "drop", with that policy recorded) for two of them; z
+# (y with NaN, never null: NaN alone must count as missing) under "drop". x and z under "error": DataError.
+HISTOGRAMS = ([("x", "drop", setting) for setting in SETTINGS] + [("y", "error", setting) for setting in SETTINGS[1:3]]
+              + [("z", "drop", SETTINGS[3])])
 LEVELS = ("region", "district", "unit")
 # A 4-level hierarchy whose leaf level is numeric (labels from the numbers, with a note saying so).
 NUMERIC_LEVELS = (*LEVELS, "code")
@@ -92,7 +100,8 @@ def _adversarial_x(rng: np.random.Generator) -> np.ndarray:
 
 
 def _dataset() -> pd.DataFrame:
-    """The rows, shuffled: x (with missing values: NaN here, null where ``x_null``), y, 3 nested text levels."""
+    """The rows, shuffled: x (with missing values: NaN here, null where ``x_null``), y (none missing), z (y
+    with NaNs), 3 nested text levels and a numeric one."""
     rng = np.random.default_rng(SEED)
     adversarial = _adversarial_x(rng)
     n_missing = len(adversarial) // 50
@@ -113,6 +122,7 @@ def _dataset() -> pd.DataFrame:
         "x": x,
         "x_null": x_null,
         "y": y,
+        "z": np.where(rng.random(n) < 0.005, np.nan, y),
         "region": regions[region],
         "district": np.array([f"D{d:02d} {regions[d // 4]}" for d in range(12)])[district],
         "unit": np.array([f"unit-{u}" for u in range(36)])[unit],
@@ -121,10 +131,11 @@ def _dataset() -> pd.DataFrame:
 
 
 def _arrow(frame: pd.DataFrame) -> pa.Table:
-    """The columns x, y, levels as Arrow (x null where ``x_null``)."""
+    """The columns x, y, z, levels as Arrow (x null where ``x_null``; z's NaN are NaN, not null)."""
     return pa.table({
         "x": pa.array(frame["x"].to_numpy(), mask=frame["x_null"].to_numpy()),
         "y": pa.array(frame["y"].to_numpy()),
+        "z": pa.array(frame["z"].to_numpy()),
         **{name: pa.array(frame[name].tolist(), type=pa.string()) for name in LEVELS},
         "code": pa.array(frame["code"].to_numpy()),
     })
@@ -138,19 +149,21 @@ def _number_text(v: float | None, decimal: str) -> str:
 
 
 def _csv_text(frame: pd.DataFrame, sep: str, decimal: str) -> str:
-    lines = [sep.join(("x", "y", *LEVELS, "code"))]
-    for x, null, y, *levels, code in zip(frame["x"].tolist(), frame["x_null"].tolist(), frame["y"].tolist(),
-                                         *(frame[name].tolist() for name in NUMERIC_LEVELS), strict=True):
-        lines.append(sep.join((_number_text(None if null else x, decimal), _number_text(y, decimal), *levels,
-                               _number_text(code, decimal))))
+    lines = [sep.join(("x", "y", "z", *LEVELS, "code"))]
+    for x, null, y, z, *levels, code in zip(frame["x"].tolist(), frame["x_null"].tolist(), frame["y"].tolist(),
+                                            frame["z"].tolist(), *(frame[name].tolist() for name in NUMERIC_LEVELS),
+                                            strict=True):
+        lines.append(sep.join((_number_text(None if null else x, decimal), _number_text(y, decimal),
+                               _number_text(z, decimal), *levels, _number_text(code, decimal))))
     return "\n".join(lines) + "\n"
 
 
 def _stat_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """x (nulls as NaN: the formats have one system missing value), y, levels."""
+    """x (nulls as NaN: the formats have one system missing value), y, z, levels."""
     x = frame["x"].to_numpy().copy()
     x[frame["x_null"].to_numpy()] = np.nan
-    return pd.DataFrame({"x": x, "y": frame["y"].to_numpy(), **{name: frame[name] for name in NUMERIC_LEVELS}})
+    return pd.DataFrame({"x": x, "y": frame["y"].to_numpy(), "z": frame["z"].to_numpy(),
+                         **{name: frame[name] for name in NUMERIC_LEVELS}})
 
 
 def _held_by_stata(x: np.ndarray) -> np.ndarray:
@@ -214,6 +227,7 @@ def files(tmp_path_factory) -> dict[str, pathlib.Path]:
         back, _ = readers[fmt](path)
         _check_loss(fmt, data["x"].to_numpy(), back["x"].to_numpy())
         np.testing.assert_array_equal(back["y"].to_numpy(), data["y"].to_numpy())
+        np.testing.assert_array_equal(back["z"].to_numpy(), data["z"].to_numpy())  # NaN where NaN
         for name in NUMERIC_LEVELS:
             assert back[name].tolist() == data[name].tolist(), (fmt, name)
         out[fmt] = path
@@ -222,8 +236,8 @@ def files(tmp_path_factory) -> dict[str, pathlib.Path]:
 
     out["sqlite"] = base / "data.sqlite"
     with sqlite3.connect(out["sqlite"]) as conn:
-        conn.execute("CREATE TABLE agree_rows (x REAL, y REAL, region TEXT, district TEXT, unit TEXT, code REAL)")
-        conn.executemany("INSERT INTO agree_rows VALUES (?, ?, ?, ?, ?, ?)", zip(*(table[c].to_pylist() for c in
+        conn.execute("CREATE TABLE agree_rows (x REAL, y REAL, z REAL, region TEXT, district TEXT, unit TEXT, code REAL)")
+        conn.executemany("INSERT INTO agree_rows VALUES (?, ?, ?, ?, ?, ?, ?)", zip(*(table[c].to_pylist() for c in
                                                                                  table.column_names)))
     conn.close()
     return out
@@ -234,9 +248,9 @@ def pg_table(pg_server, files) -> str:
     """The rows in the session's PostgreSQL cluster, table ``agree_rows``."""
     table = pq.read_table(files["parquet"])
     pg_server.execute("DROP TABLE IF EXISTS agree_rows")
-    pg_server.execute("CREATE TABLE agree_rows (x float8, y float8, region text, district text, unit text, "
+    pg_server.execute("CREATE TABLE agree_rows (x float8, y float8, z float8, region text, district text, unit text, "
                       "code float8)")
-    pg_server.execute("INSERT INTO agree_rows SELECT * FROM unnest(%s::float8[], %s::float8[], %s::text[], "
+    pg_server.execute("INSERT INTO agree_rows SELECT * FROM unnest(%s::float8[], %s::float8[], %s::float8[], %s::text[], "
                       "%s::text[], %s::text[], %s::float8[])", [table[c].to_pylist() for c in table.column_names])
     return "agree_rows"
 
@@ -291,7 +305,7 @@ def _spec(source_id: str, files: dict[str, pathlib.Path], request: pytest.Fixtur
         request.getfixturevalue("monkeypatch").setenv("DPGUI_DB_PASSWORD", pg.password)
         if source_id == "postgresql-table":
             return parse_source(pg.url, table=table)
-        return parse_source(pg.url, query=f"SELECT region, x, code, unit, y, district FROM {table} WHERE true")
+        return parse_source(pg.url, query=f"SELECT region, x, code, z, unit, y, district FROM {table} WHERE true")
     assert source_id == "spark-parquet"
     request.getfixturevalue("spark")
     return parse_source(files["parquet"], engine="spark")
@@ -324,10 +338,11 @@ def test_source_counts_equal_the_file_path(source_id, files, request):
     reference = files[SOURCES[source_id]]
     problems: list[str] = []
     with open_source(_spec(source_id, files, request)) as source:
-        ref_names = [c.name for c in open_source(parse_source(files["parquet"])).columns()]
-        names = [c.name for c in source.columns()]
-        if sorted(names) != sorted(ref_names) or (source_id != "postgresql-query" and names != ref_names):
-            problems.append(f"columns {names} != {ref_names}")
+        with open_source(parse_source(files["parquet"])) as parquet:
+            ref_columns = {c.name: c.kind for c in parquet.columns()}
+        columns = {c.name: c.kind for c in source.columns()}
+        if columns != ref_columns or (source_id != "postgresql-query" and list(columns) != list(ref_columns)):
+            problems.append(f"columns (name: kind) {columns} != {ref_columns}")
         n_rows = pq.ParquetFile(reference).metadata.num_rows
         if source.row_count() != n_rows:
             problems.append(f"row_count {source.row_count()} != {n_rows}")
@@ -339,13 +354,14 @@ def test_source_counts_equal_the_file_path(source_id, files, request):
                 problems.append(f"histogram({column}, {lower}, {upper}, {k}, {missing}) raised {got}")
             elif (diff := _hist_difference(got, expected)) is not None:
                 problems.append(f"histogram({column}, {lower}, {upper}, {k}, {missing}): {diff}")
-        # x holds missing values: under "error" the file path refuses it, and so must every source.
+        # x and z hold missing values: under "error" the file path refuses them, and so must every source.
         lower, upper, k = SETTINGS[1]
-        expected_error = _outcome(lambda: column_histogram(reference, "x", lower, upper, k, "error"))
-        assert expected_error is DataError
-        got_error = _outcome(lambda: source.histogram("x", lower, upper, k, "error"))
-        if got_error is not DataError:
-            problems.append(f"histogram(x, error) gave {got_error!r}, not a DataError")
+        for column in ("x", "z"):
+            expected_error = _outcome(lambda: column_histogram(reference, column, lower, upper, k, "error"))
+            assert expected_error is DataError
+            got_error = _outcome(lambda: source.histogram(column, lower, upper, k, "error"))
+            if got_error is not DataError:
+                problems.append(f"histogram({column}, error) gave {got_error!r}, not a DataError")
 
         from dpgui.data.hierarchy import count_paths
 
