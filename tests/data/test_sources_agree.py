@@ -114,7 +114,9 @@ def _dataset() -> pd.DataFrame:
     # y: x's finite values that every format holds exactly (IBM range), else a random value; never missing.
     inside = np.isfinite(x) & (np.abs(x) < 1e70) & ((np.abs(x) > 1e-70) | (x == 0)) & ~x_null
     y = np.where(inside, x, rng.uniform(-5.0, 5.0, n))
-    regions = np.array(["North East", "South", "west"])
+    # Non-ASCII text, separators inside a label (quoted in the CSV files), a quote (tabs and line breaks in
+    # a category are refused, by every source alike).
+    regions = np.array(["Zürich; Stadt", "Île-de-France, Nord", 'west | "W"'])
     region = rng.integers(0, 3, n)
     district = region * 4 + rng.integers(0, 4, n)
     unit = district * 3 + rng.integers(0, 3, n)
@@ -148,13 +150,18 @@ def _number_text(v: float | None, decimal: str) -> str:
     return repr(float(v)).replace(".", decimal)
 
 
+def _quoted(text: str) -> str:
+    """A CSV field: in double quotes (doubled inside) when it holds a separator or a quote."""
+    return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',;\t"') else text
+
+
 def _csv_text(frame: pd.DataFrame, sep: str, decimal: str) -> str:
     lines = [sep.join(("x", "y", "z", *LEVELS, "code"))]
     for x, null, y, z, *levels, code in zip(frame["x"].tolist(), frame["x_null"].tolist(), frame["y"].tolist(),
                                             frame["z"].tolist(), *(frame[name].tolist() for name in NUMERIC_LEVELS),
                                             strict=True):
         lines.append(sep.join((_number_text(None if null else x, decimal), _number_text(y, decimal),
-                               _number_text(z, decimal), *levels, _number_text(code, decimal))))
+                               _number_text(z, decimal), *map(_quoted, levels), _number_text(code, decimal))))
     return "\n".join(lines) + "\n"
 
 
