@@ -356,6 +356,9 @@ class SparkSource(DataSource):
                                 "convert the file to Parquet, or use --engine local")
             delimiter = dialect.delimiter if dialect is not None else ("\t" if fmt == "tsv" else ",")
             options = {"header": "true", "inferSchema": "true", "sep": delimiter, "mode": "FAILFAST",
+                       # A quote inside a quoted field is doubled (RFC 4180, as pyarrow reads it), not
+                       # backslash-escaped (Spark's default, which kept '"a ""b"""' as that text).
+                       "quote": '"', "escape": '"',
                        # Python's and pyarrow's spellings of the special values (Java's — NaN, Infinity,
                        # -Infinity — are read anyway).
                        "nanValue": "nan", "positiveInf": "inf", "negativeInf": "-inf",

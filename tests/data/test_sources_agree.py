@@ -216,6 +216,8 @@ def files(tmp_path_factory) -> dict[str, pathlib.Path]:
     out["csv-comma"].write_text(comma, encoding="utf-8")
     out["csv-semicolon-decimal-comma"] = base / "semicolon.csv"
     out["csv-semicolon-decimal-comma"].write_text(_csv_text(frame, ";", ","), encoding="utf-8")
+    out["csv-semicolon"] = base / "semicolon-point.csv"
+    out["csv-semicolon"].write_text(_csv_text(frame, ";", "."), encoding="utf-8")
     out["csv-tab"] = base / "tab.tsv"
     out["csv-tab"].write_text(_csv_text(frame, "\t", "."), encoding="utf-8")
     out["csv-gzip"] = base / "data.csv.gz"
@@ -286,6 +288,7 @@ SOURCES = {
     "parquet-folder": "parquet",
     "csv-comma": "parquet",
     "csv-semicolon-decimal-comma": "parquet",
+    "csv-semicolon": "parquet",
     "csv-tab": "parquet",
     "csv-gzip": "parquet",
     "csv-zstd": "parquet",
@@ -296,6 +299,7 @@ SOURCES = {
     "postgresql-table": "parquet",
     "postgresql-query": "parquet",
     "spark-parquet": "parquet",
+    "spark-csv-comma": "parquet",
 }
 
 
@@ -313,8 +317,10 @@ def _spec(source_id: str, files: dict[str, pathlib.Path], request: pytest.Fixtur
         if source_id == "postgresql-table":
             return parse_source(pg.url, table=table)
         return parse_source(pg.url, query=f"SELECT region, x, code, z, unit, y, district FROM {table} WHERE true")
-    assert source_id == "spark-parquet"
     request.getfixturevalue("spark")
+    if source_id.startswith("spark-csv"):
+        return parse_source(files[source_id.removeprefix("spark-")], engine="spark")
+    assert source_id == "spark-parquet"
     return parse_source(files["parquet"], engine="spark")
 
 
