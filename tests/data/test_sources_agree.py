@@ -3,7 +3,8 @@
 One seeded adversarial dataset (:func:`_dataset`) is written into every format dpgui reads — CSV (comma;
 semicolon with decimal comma; tab), gzip and zstd CSV, one Parquet file, a folder of Parquet files, Stata
 .dta, SPSS .sav, SAS transport .xpt, an SQLite table, a PostgreSQL table and query (the ``pg_server``
-cluster), Spark local[2] reading the Parquet file — and each is opened through the public interface only
+cluster), Spark local[2] reading the Parquet file and the comma and semicolon CSV files (Spark cannot read a
+decimal comma: refused with the fix) — and each is opened through the public interface only
 (``open_source(parse_source(...))``). Each source is one test id; it must give, for every binning setting:
 
 * ``histogram(x, …, missing="drop")``: every :class:`~dpgui.data.histogram.ColumnHistogram` field equal to
@@ -300,6 +301,7 @@ SOURCES = {
     "postgresql-query": "parquet",
     "spark-parquet": "parquet",
     "spark-csv-comma": "parquet",
+    "spark-csv-semicolon": "parquet",
 }
 
 
@@ -404,3 +406,10 @@ def test_the_dataset_is_adversarial(files):
         held = pq.read_table(files[f"{fmt}-reference"])["x"].to_numpy(zero_copy_only=False)
         assert np.count_nonzero(np.isnan(held)) >= np.count_nonzero(np.isnan(x))
         assert not np.array_equal(held, x, equal_nan=True)
+
+
+def test_spark_refuses_a_decimal_comma_csv_with_the_fix(files, spark):
+    """Spark reads numbers with a decimal point only: a detected decimal comma is refused before any job,
+    in one line with the fix (not read as one text column, as before detection)."""
+    with pytest.raises(DataError, match=r"decimal comma.*convert the file to Parquet, or use --engine local"):
+        open_source(parse_source(files["csv-semicolon-decimal-comma"], engine="spark"))
