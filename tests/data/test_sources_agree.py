@@ -1,11 +1,12 @@
 """Every source counts exactly what the file path counts on the same rows (issue 16, first acceptance point).
 
 One seeded adversarial dataset (:func:`_dataset`) is written into every format dpgui reads — CSV (comma;
-semicolon with decimal comma; tab), gzip and zstd CSV, one Parquet file, a folder of Parquet files, Stata
-.dta, SPSS .sav, SAS transport .xpt, an SQLite table, a PostgreSQL table and query (the ``pg_server``
-cluster), Spark local[2] reading the Parquet file and the comma and semicolon CSV files (Spark cannot read a
-decimal comma: refused with the fix) — and each is opened through the public interface only
-(``open_source(parse_source(...))``). Each source is one test id; it must give, for every binning setting:
+semicolon with a decimal point, and with a decimal comma; tab; every dialect detected), gzip and zstd CSV,
+one Parquet file, a folder of Parquet files, Stata .dta, SPSS .sav, SAS transport .xpt, an SQLite table, a
+PostgreSQL table and query (the ``pg_server`` cluster), Spark local[2] reading the Parquet file and the
+semicolon CSV file (Spark cannot read a decimal comma: refused with the fix) — and each is opened through
+the public interface only (``open_source(parse_source(...))``). Each source is one test id; it must give,
+for every binning setting:
 
 * ``histogram(x, …, missing="drop")``: every :class:`~dpgui.data.histogram.ColumnHistogram` field equal to
   :func:`~dpgui.data.histogram.column_histogram` on the reference Parquet file;
@@ -32,8 +33,8 @@ from the written ones only as described here, so no other loss can hide):
 The ``y``/``z`` columns and the levels are within every format's range, so their reference is the same
 everywhere.
 
-Cost (measured 2026-11-25, 2 cores shared with other jobs, load average ~6): ~80 s wall, ~26 s CPU; Spark
-(one local[2] session for the module: JVM start ~15 s) is about half of it.
+Cost (measured 2026-11-25 on 2 cores shared with other jobs, load average 4-5): ~60 s wall, ~32 s CPU; Spark
+(one local[2] session for the module, its start included) is about half of it, writing the files ~10 s.
 """
 
 from __future__ import annotations
@@ -300,7 +301,8 @@ SOURCES = {
     "postgresql-table": "parquet",
     "postgresql-query": "parquet",
     "spark-parquet": "parquet",
-    "spark-csv-comma": "parquet",
+    # CSV through Spark: the dialect detected, quotes doubled inside quoted labels, 'nan'/'inf' text (one
+    # file: each Spark source costs ~10 s on a loaded machine; the comma file reads the same way).
     "spark-csv-semicolon": "parquet",
 }
 
