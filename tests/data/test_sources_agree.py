@@ -52,6 +52,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from dpgui.data.file_types import CsvDialect
 from dpgui.data.histogram import ColumnHistogram, column_histogram
 from dpgui.data.source import open_source, parse_source
 from dpgui.errors import DataError
@@ -291,6 +292,7 @@ SOURCES = {
     "csv-comma": "parquet",
     "csv-semicolon-decimal-comma": "parquet",
     "csv-semicolon": "parquet",
+    "csv-decimal-comma-given": "parquet",  # the same file, its dialect given (--delimiter ';' --decimal ',')
     "csv-tab": "parquet",
     "csv-gzip": "parquet",
     "csv-zstd": "parquet",
@@ -308,6 +310,8 @@ SOURCES = {
 
 
 def _spec(source_id: str, files: dict[str, pathlib.Path], request: pytest.FixtureRequest):
+    if source_id == "csv-decimal-comma-given":
+        return parse_source(files["csv-semicolon-decimal-comma"], dialect=CsvDialect.checked(";", ","))
     if source_id.startswith(("parquet", "csv")):
         return parse_source(files[source_id])
     if source_id in ("stata-dta", "spss-sav", "sas-xpt"):
