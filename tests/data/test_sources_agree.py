@@ -33,7 +33,7 @@ from the written ones only as described here, so no other loss can hide):
 The ``y``/``z`` columns and the levels are within every format's range, so their reference is the same
 everywhere.
 
-Cost (measured 2026-11-25 on 2 cores shared with other jobs, load average 4-5): ~60 s wall, ~32 s CPU; Spark
+Cost (measured 2026-11-25 on 2 cores shared with other jobs, load average 3-5): 60-80 s wall, ~34 s CPU; Spark
 (one local[2] session for the module, its start included) is about half of it, writing the files ~10 s.
 """
 
