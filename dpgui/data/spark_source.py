@@ -13,7 +13,9 @@ What Spark reads (:class:`~dpgui.data.source.SourceSpec` of kind "spark"):
   ``local[N]``; ``hdfs://…``, ``s3a://…`` or a path mounted on every node for a cluster). The format
   comes from the name (``.parquet``/``.pq``; ``.csv``, ``.csv.gz``; ``.tsv``/``.tab`` with tabs) or,
   for a local folder, from the files in it; a folder Spark reads elsewhere is taken to be Parquet.
-  CSV: a header row, the delimiter of ``spec.dialect`` (decimal point only), types inferred by Spark.
+  CSV: a header row, the delimiter of ``spec.dialect`` (None: detected from a local file's head as the
+  file path does, :mod:`dpgui.data.csv_dialect`; else the name's default), decimal point only (a
+  decimal comma is refused), quotes doubled inside quoted fields (RFC 4180), types inferred by Spark.
 * ``table``: a table of the session's catalogue (e.g. a Hive metastore on a cluster); not with a
   ``location``.
 * ``query``: one Spark SQL query (SELECT/WITH/VALUES/FROM…SELECT), refused before it runs unless
@@ -345,6 +347,16 @@ class SparkSource(DataSource):
             raise DataError(f"file not found: '{local}' does not exist", "check the path, or choose the data again")
         fmt = _format_of(location)
         dialect = self.spec.dialect
+        if dialect is None and fmt != "parquet" and local is not None and local.is_file():
+            # As the file path does: the dialect detected from the head (a semicolon- or tab-separated
+            # .csv is not read as one column); a folder or a remote file: the name's default.
+            from dpgui.data.csv_dialect import detect_dialect
+
+            try:
+                dialect = detect_dialect(local).dialect
+            except OSError as err:
+                raise DataError(f"cannot read '{local}': {err.strerror or err}",
+                                "check the file and its permissions") from None
         reader = self.spark.read
         try:
             if fmt == "parquet":
@@ -356,6 +368,9 @@ class SparkSource(DataSource):
                                 "convert the file to Parquet, or use --engine local")
             delimiter = dialect.delimiter if dialect is not None else ("\t" if fmt == "tsv" else ",")
             options = {"header": "true", "inferSchema": "true", "sep": delimiter, "mode": "FAILFAST",
+                       # A quote inside a quoted field is doubled (RFC 4180, as pyarrow reads it), not
+                       # backslash-escaped (Spark's default, which kept '"a ""b"""' as that text).
+                       "quote": '"', "escape": '"',
                        # Python's and pyarrow's spellings of the special values (Java's — NaN, Infinity,
                        # -Infinity — are read anyway).
                        "nanValue": "nan", "positiveInf": "inf", "negativeInf": "-inf",
