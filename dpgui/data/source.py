@@ -84,9 +84,10 @@ class SourceSpec:
     spark_master: str | None = None
 
     def display_name(self) -> str:
-        """Short words for titles and messages: the file name, or "table T in URL", "query on URL"."""
-        if self.kind == "file":
-            return pathlib.Path(self.location).name
+        """Short words for titles and messages: the file name (a Spark dataset's too), or "table T in URL",
+        "query on URL"."""
+        if self.kind == "file" or (self.kind == "spark" and self.table is None and self.query is None):
+            return pathlib.Path(self.location.rstrip("/\\")).name or self.location
         where = self.location or "Spark"
         if self.table:
             return f"table {self.table} in {where}"

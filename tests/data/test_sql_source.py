@@ -399,3 +399,13 @@ def test_a_manifest_records_a_local_database_or_dataset_by_its_name_only() -> No
     assert SourceSpec("spark", "/home/alice/data/pq/").public_record()["location"] == "pq"
     assert SourceSpec("spark", "file:///home/alice/p.parquet").public_record()["location"] == "p.parquet"
     assert SourceSpec("spark", "hdfs://nn/warehouse/people").public_record()["location"] == "hdfs://nn/warehouse/people"
+
+
+def test_display_names_say_what_is_read() -> None:
+    from dpgui.data.source import SourceSpec
+
+    assert SourceSpec("file", "/data/people.csv").display_name() == "people.csv"
+    assert SourceSpec("spark", "/data/people.parquet").display_name() == "people.parquet"  # a dataset, not a query
+    assert SourceSpec("spark", "hdfs://nn/warehouse/people/").display_name() == "people"
+    assert SourceSpec("spark", "", table="census.people").display_name() == "table census.people in Spark"
+    assert SourceSpec("database", "sqlite:///x.db", query="SELECT 1").display_name() == "query on sqlite:///x.db"
