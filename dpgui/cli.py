@@ -200,8 +200,8 @@ def _add_source_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--decimal", type=_decimal, metavar="'.'|','",
                        help="a CSV's decimal mark (default: detected); alone, the separator is ';' for ',' and ',' "
                             "for '.'")
-    group.add_argument("--encoding", metavar="ENC", help="the text encoding of a CSV, SAS, Stata or SPSS file when it is "
-                       "not the file's own (e.g. latin-1, cp1252)")
+    group.add_argument("--encoding", metavar="ENC", help="the text encoding of a SAS, Stata or SPSS file when it is not the "
+                       "file's own, or of a CSV read by Spark (e.g. latin-1, cp1252)")
 
 
 def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = True) -> None:

@@ -71,8 +71,9 @@ class SourceSpec:
     (``location`` = a path Spark can read — Parquet/CSV file or folder —, or "" with ``table``).
     ``table`` / ``query``: for databases and Spark, a table name or one read-only SELECT (exactly
     one of them; a file takes neither). ``dialect``: CSV files only; None = detect it.
-    ``encoding``: the text encoding of a SAS/Stata/SPSS/CSV file when it is not the file's own
-    (None = the file's own / UTF-8). ``spark_master``: Spark only (None = ``local[2]``).
+    ``encoding``: the text encoding of a SAS/Stata/SPSS file (or a CSV read by Spark) when it is not
+    the file's own (None = the file's own / UTF-8); refused for anything else, which would not use it.
+    ``spark_master``: Spark only (None = ``local[2]``).
     """
 
     kind: SourceKind
@@ -301,7 +302,8 @@ def parse_source(
     scheme (``postgresql://…``, ``sqlite:///…``) is a database, anything else a file or folder;
     ``engine="spark"`` makes it a Spark source. Checked here (ParameterError with the fix): a
     password in a URL (refused: use the environment, the keyring or the prompt), table and query
-    together, a table or query for a file, a dialect for a non-CSV source, an unknown engine.
+    together, a table or query for a file, a dialect for a database, an encoding for a database or a
+    file other than SAS/Stata/SPSS, an unknown engine.
     Nothing is opened."""
     from dpgui.data import source_spec
 

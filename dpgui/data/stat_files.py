@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import pyarrow as pa
 
+from dpgui.data.file_types import STAT_FORMATS
 from dpgui.errors import DataError
 
 if TYPE_CHECKING:
@@ -68,8 +69,6 @@ __all__ = [
     "value_labels_of",
 ]
 
-#: The readers' names of the statistical formats (see :data:`dpgui.data.file_types.FILE_TYPES`).
-STAT_FORMATS: Final = ("dta", "sas7bdat", "xpt", "sav")
 
 #: Arrow field-metadata key holding a column's value labels, as JSON ``[[code, label], …]``.
 VALUE_LABELS_KEY: Final = b"dpgui.value_labels"
