@@ -186,6 +186,8 @@ class DataSource(abc.ABC):
     """
 
     spec: SourceSpec
+    #: The CSV dialect the data is read with (``spec.dialect``, or detected when opened); None if not CSV.
+    csv_dialect: CsvDialect | None = None
 
     @property
     @abc.abstractmethod
@@ -258,9 +260,12 @@ class DataSource(abc.ABC):
 
     def public_record(self) -> dict[str, Any]:
         """What a release's manifest and ledger entry say about its data: :meth:`SourceSpec.public_record`
-        (never a password, never a file's path) and ``engine``, who counted it. Sources that resolve part
-        of the spec while reading (a CSV's detected dialect) add it."""
+        (never a password, never a file's path), ``engine``, who counted it, and the CSV ``dialect`` the
+        data was read with (given or detected)."""
         record = self.spec.public_record()
+        record.pop("dialect", None)  # the spec's, when given; the dialect used is the one to record
+        if self.csv_dialect is not None:
+            record["dialect"] = {"delimiter": self.csv_dialect.delimiter, "decimal": self.csv_dialect.decimal}
         record["engine"] = self.engine
         return record
 

@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dpgui.core.missing import MISSING_DROP, MISSING_ERROR, MISSING_POLICIES
+from dpgui.data.file_types import CsvDialect
 from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec
 from dpgui.errors import Cancelled, DataError, ParameterError
 
@@ -377,6 +378,7 @@ class SparkSource(DataSource):
                        "encoding": self.spec.encoding or "UTF-8"}
             frame = reader.options(**options).csv(location)
             self._csv = (options, location)
+            self.csv_dialect = CsvDialect(delimiter, ".")
             return frame
         except (DataError, ParameterError):
             raise
