@@ -27,3 +27,16 @@ def test_an_encoding_that_would_be_ignored_is_refused_not_recorded(location, kwa
 @pytest.mark.parametrize("location", ["people.dta", "people.sas7bdat", "people.xpt", "people.sav"])
 def test_an_encoding_for_a_statistics_file_is_kept(location):
     assert parse_source(location, encoding="latin-1").public_record()["encoding"] == "latin-1"
+
+
+def test_the_reports_name_a_spark_dataset_not_a_query_none(tmp_path):
+    """The PDF's "Data source" line for ``--engine spark --source flights.parquet`` (no table, no query)."""
+    from dpgui.report.bundle import source_text
+
+    record = {**parse_source(str(tmp_path / "flights.csv"), engine="spark").public_record(),
+              "dialect": {"delimiter": ";", "decimal": "."}, "engine": "Spark (local[2])"}
+    words = source_text(record)
+    assert "None" not in words and "query" not in words
+    assert words == "the dataset flights.csv (semicolon-separated, decimal point); counted by Spark (local[2])"
+    assert source_text({"kind": "spark", "location": "", "table": "t", "engine": "Spark (yarn)"}) == (
+        "table t in the Spark catalogue; counted by Spark (yarn)")
