@@ -118,8 +118,6 @@ def parse_source(
     if engine == "spark":
         if not text and table is None:
             raise ParameterError("Spark needs a dataset path or a table", "give --source PATH or --table NAME")
-        if query is not None and not text:
-            pass  # a query over the cluster's catalogue tables
         master = _clean(spark_master, "Spark master URL")
         if master is not None and (secret := url_secret(master.removeprefix("k8s://"))) is not None:
             raise ParameterError(f"the Spark master URL holds {secret}: {redacted_url(master)}",
