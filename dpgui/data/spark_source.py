@@ -539,7 +539,7 @@ class SparkSource(DataSource):
         from pyspark.sql import functions as F  # noqa: N812
 
         from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
-        from dpgui.data.hierarchy import _check_levels, _check_limit, path_counts_from_groups
+        from dpgui.data.hierarchy import _check_levels, _check_limit, _too_many, path_counts_from_groups
 
         # count_paths's checks of the arguments (ParameterError), before any job runs.
         names = _check_levels(level_columns)
@@ -572,9 +572,7 @@ class SparkSource(DataSource):
 
         table = self._run("counting the paths of " + ", ".join(names), job, progress, should_cancel)
         if table.num_rows > limit:
-            raise DataError(
-                f"level column '{names[-1]}' has more than {limit:,} nodes (distinct paths from the root)",
-                "a level with that many values is probably an identifier; choose a coarser column or group values")
+            raise _too_many(names[-1], limit, "nodes (distinct paths from the root)")
         levels = table.select(list(range(len(names))))
         if as_text:
             import pyarrow as pa

@@ -546,16 +546,22 @@ class SqlSource(DataSource):
         import pyarrow as pa
 
         from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
-        from dpgui.data.hierarchy import _check_levels, path_counts_from_groups
+        from dpgui.data.hierarchy import _check_levels, _check_limit, _too_many, path_counts_from_groups
         from dpgui.data.readers import check_callbacks
 
         names = _check_levels(level_columns)
+        limit = _check_limit("max_nodes_per_level",
+                             MAX_NODES_PER_LEVEL if max_nodes_per_level is None else max_nodes_per_level)
         check_callbacks(progress, should_cancel)
         kinds = {c: self._column(c).kind for c in names}
         cols = ", ".join(f"s.{self._quoted(c)}" for c in names)
         if progress is not None:
             progress(0.0)
-        _, rows = self._fetch(f"SELECT {cols}, COUNT(*) FROM {self._source_sql} AS s GROUP BY {cols}", should_cancel)
+        # A leaf is a node of the last level: more than `limit` groups is refused without fetching them all.
+        _, rows = self._fetch(f"SELECT {cols}, COUNT(*) FROM {self._source_sql} AS s GROUP BY {cols} "
+                              f"LIMIT {limit + 1}", should_cancel)
+        if len(rows) > limit:
+            raise _too_many(names[-1], limit, "nodes (distinct paths from the root)")
         arrays = []
         for j, name in enumerate(names):
             values = [r[j] for r in rows]
@@ -566,8 +572,7 @@ class SqlSource(DataSource):
                                 "convert the column to one type (e.g. CAST(… AS TEXT) in a query)") from None
         groups = pa.Table.from_arrays(arrays, names=list(names))
         result = path_counts_from_groups(names, groups, [int(r[-1]) for r in rows], kinds=kinds,
-                                         max_nodes_per_level=max_nodes_per_level or MAX_NODES_PER_LEVEL,
-                                         source_name=self.spec.display_name())
+                                         max_nodes_per_level=limit, source_name=self.spec.display_name())
         if progress is not None:
             progress(1.0)
         return result

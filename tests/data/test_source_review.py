@@ -40,3 +40,33 @@ def test_the_reports_name_a_spark_dataset_not_a_query_none(tmp_path):
     assert words == "the dataset flights.csv (semicolon-separated, decimal point); counted by Spark (local[2])"
     assert source_text({"kind": "spark", "location": "", "table": "t", "engine": "Spark (yarn)"}) == (
         "table t in the Spark catalogue; counted by Spark (yarn)")
+
+
+def test_a_database_refuses_too_many_paths_without_sending_them_all(tmp_path):
+    """A level with more leaves than the limit (an identifier) is refused after at most limit + 1
+    groups have come back, as Spark does; and a limit that is not a positive integer is refused."""
+    import sqlite3
+
+    from dpgui.data.source import open_source
+    from dpgui.errors import DataError
+
+    db = tmp_path / "ids.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE t (region TEXT, person INTEGER)")
+        conn.executemany("INSERT INTO t VALUES (?, ?)", [(f"r{i % 3}", i) for i in range(50)])
+    with open_source(parse_source(f"sqlite:///{db}", table="t")) as source:
+        sent: list[str] = []
+        fetch = source._fetch
+
+        def counting_fetch(sql, should_cancel=None):
+            names, rows = fetch(sql, should_cancel)
+            sent.append(f"{len(rows)}")
+            return names, rows
+
+        source._fetch = counting_fetch
+        with pytest.raises(DataError, match=r"level column 'person' has more than 10 nodes"):
+            source.path_counts(["region", "person"], max_nodes_per_level=10)
+        assert sent == ["11"]
+        with pytest.raises(ParameterError, match="max_nodes_per_level 0 is not a positive integer"):
+            source.path_counts(["region", "person"], max_nodes_per_level=0)
+        assert source.path_counts(["region", "person"], max_nodes_per_level=50).hierarchy is not None
