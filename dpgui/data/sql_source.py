@@ -715,13 +715,16 @@ def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None
     import sqlalchemy as sa
 
     from dpgui.data.credentials import find_password
-    from dpgui.data.source_spec import url_without_password
+    from dpgui.data.source_spec import parse_source, url_without_password
 
     if spec.kind != "database":
         raise ParameterError(f"not a database source: {spec.kind}", "open it with dpgui.data.source.open_source")
     if (spec.table is None) == (spec.query is None):
         raise ParameterError("a database source needs a table or a query (one of them)",
                              "add --table NAME or --query 'SELECT …'")
+    # parse_source's checks again for a spec made without it: above all, no password in the URL (SQLAlchemy
+    # would use it, and url_without_password misses one holding '/': messages would show it).
+    parse_source(spec.location, table=spec.table, query=spec.query, encoding=spec.encoding)
     query = check_read_only_query(spec.query) if spec.query is not None else None
     url = _make_url(spec.location)
     # The URL as the user wrote it (a spec holds no password; cut out anyway): messages, keyring entry, prompt.

@@ -70,3 +70,17 @@ def test_a_database_refuses_too_many_paths_without_sending_them_all(tmp_path):
         with pytest.raises(ParameterError, match="max_nodes_per_level 0 is not a positive integer"):
             source.path_counts(["region", "person"], max_nodes_per_level=0)
         assert source.path_counts(["region", "person"], max_nodes_per_level=50).hierarchy is not None
+
+
+def test_a_spec_built_around_parse_source_cannot_carry_a_password_into_messages(pg_server, monkeypatch):
+    """SourceSpec(...) made directly (not by parse_source) with "user:pass/word@": SQLAlchemy reads the
+    password up to the '@', urllib does not see it; the source refuses it before connecting, without
+    echoing it (it would otherwise appear in the 'refused the password … at URL' message)."""
+    from dpgui.data.source import SourceSpec, open_source
+
+    monkeypatch.delenv("DPGUI_DB_PASSWORD", raising=False)
+    url = pg_server.url.replace("dpgui_test@", "dpgui_test:wr/ong-secret@")
+    assert url != pg_server.url
+    with pytest.raises(ParameterError) as err:
+        open_source(SourceSpec("database", url, table="t"))
+    assert "wr/ong" not in str(err.value) and "ong-secret" not in str(err.value)
