@@ -641,9 +641,9 @@ def _check_data_columns(source: DataSource, columns: Sequence[str], numeric: boo
     for column in columns:
         info = found.get(column)
         if info is None:
-            shown = ", ".join(repr(n) for n in list(found)[:10]) + (" …" if len(found) > 10 else "")
-            raise DataError(f"column '{column}' not found in {where}",
-                            f"choose among its columns: {shown}" if found else "choose a table or query with columns")
+            from dpgui.data.readers import column_not_found
+
+            raise column_not_found(column, where, list(found))
         if numeric and info.kind not in ("numeric", "empty"):
             raise DataError(f"column '{column}' in {where} is not numeric (it holds {info.kind}, {info.dtype})",
                             "choose a numeric column, or convert it in --query (e.g. CAST(x AS double precision))")

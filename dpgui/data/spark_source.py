@@ -484,9 +484,9 @@ class SparkSource(DataSource):
         names = self.df.schema.names
         found = [f for f in self.df.schema.fields if f.name == column]
         if not found:
-            shown = ", ".join(repr(n) for n in names[:20]) + (f" (and {len(names) - 20} more)" if len(names) > 20 else "")
-            raise DataError(f"column '{column}' not found in {self.spec.display_name()}",
-                            f"choose among its columns: {shown}" if names else "the data has no columns")
+            from dpgui.data.readers import column_not_found
+
+            raise column_not_found(column, self.spec.display_name(), names)
         if len(found) > 1:
             raise DataError(f"column name '{column}' is used by {len(found)} columns of {self.spec.display_name()}",
                             "rename the columns so that each name is used once")

@@ -394,8 +394,9 @@ class SqlSource(DataSource):
                     raise DataError(f"column '{column}' of {self.spec.display_name()} is {c.kind} ({c.dtype}), "
                                     "not numeric", "choose a numeric column")
                 return c
-        names = ", ".join(repr(c.name) for c in cols[:20]) + (f" (and {len(cols) - 20} more)" if len(cols) > 20 else "")
-        raise DataError(f"column '{column}' not found in {self.spec.display_name()}", f"choose among its columns: {names}")
+        from dpgui.data.readers import column_not_found
+
+        raise column_not_found(column, self.spec.display_name(), [c.name for c in cols])
 
     # ----------------------------------------------------------------- the interface
 

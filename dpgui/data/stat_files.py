@@ -227,8 +227,9 @@ def stat_record_batches(
     schema, n_rows = stat_schema(p, fmt, encoding)
     missing = [c for c in columns if c not in schema.names]
     if missing:
-        raise DataError(f"column '{missing[0]}' not found in '{p.name}'",
-                        "available columns: " + ", ".join(repr(n) for n in schema.names[:10]))
+        from dpgui.data.readers import column_not_found  # readers imports this module
+
+        raise column_not_found(missing[0], f"'{p.name}'", schema.names)
     types = [schema.field(c).type for c in columns]
     total = n_rows if n_rows is not None else _estimated_rows(p, _metadata(p, fmt, encoding))
     done = first_row if n_rows is None else min(first_row, n_rows)
