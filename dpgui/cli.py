@@ -655,11 +655,12 @@ def _check_outputs(args: argparse.Namespace, protect: Sequence[str] = ()) -> Non
     folder; with --name, none of the four files may exist). ``protect``: the data's own files
     (:func:`_protected_paths`)."""
     from dpgui.report.bundle import check_bundle_folder, check_bundle_target
-    from dpgui.report.files import check_writable, same_file
+    from dpgui.report.files import check_outside_input_folders, check_writable, same_file
 
     if args.out is not None:
         check_writable(args.out, protect=list(protect), overwrite=args.force)
     if args.bundle is not None:
+        check_outside_input_folders(args.bundle, protect)
         if args.name is None:
             check_bundle_folder(args.bundle)
         else:  # checks the folder too

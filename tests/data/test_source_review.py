@@ -84,3 +84,27 @@ def test_a_spec_built_around_parse_source_cannot_carry_a_password_into_messages(
     with pytest.raises(ParameterError) as err:
         open_source(SourceSpec("database", url, table="t"))
     assert "wr/ong" not in str(err.value) and "ong-secret" not in str(err.value)
+
+
+def test_a_bundle_is_never_written_into_the_parquet_folder_it_reads(tmp_path, capsys):
+    """--bundle inside the folder read (with or without --name): refused (exit 2), nothing spent, nothing
+    written there (a .csv/.pdf/.json among the parts would change what the folder is)."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from cli_helpers import run_cli
+
+    folder = tmp_path / "ds"
+    (folder / "sub").mkdir(parents=True)
+    pq.write_table(pa.table({"x": [float(j) for j in range(50)]}), folder / "part-0.parquet")
+    before = sorted(p.name for p in folder.rglob("*"))
+    assert run_cli(["ledger", "cap", "d", "10"], capsys)[0] == 0
+    for bundle, name in ((folder, ["--name", "r1"]), (folder / "sub", [])):
+        code, _, err = run_cli(["release", "--source", str(folder), "--column", "x", "--lower", "0", "--upper",
+                                "50", "--bins", "4", "--epsilon", "1", "--dataset", "d", "--bundle", str(bundle),
+                                "--key", str(tmp_path / "no.key"), *name], capsys)
+        assert code == 2 and "inside the input folder" in err, err
+    assert sorted(p.name for p in folder.rglob("*")) == before
+    code, out, _ = run_cli(["ledger", "show", "--json"], capsys)
+    assert json.loads(out)["releases"] == []
