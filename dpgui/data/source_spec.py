@@ -123,6 +123,10 @@ def parse_source(
             raise ParameterError(f"the Spark master URL holds {secret}: {redacted_url(master)}",
                                  "leave credentials out of the master URL: give them to Spark in its own "
                                  "configuration (spark-defaults.conf, the cluster's credential provider)")
+        if encoding is not None and (not text or format_of_name(text) == "parquet"):
+            # Spark uses it for CSV only; a catalogue table or Parquet data would be recorded with an unused one.
+            raise ParameterError("a text encoding was given for Spark data that is not CSV",
+                                 "drop --encoding (it applies to a CSV dataset only)")
         return SourceSpec("spark", text, table=table, query=query, dialect=dialect, encoding=encoding,
                           spark_master=master)
     if spark_master is not None:

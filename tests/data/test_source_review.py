@@ -108,3 +108,11 @@ def test_a_bundle_is_never_written_into_the_parquet_folder_it_reads(tmp_path, ca
     assert sorted(p.name for p in folder.rglob("*")) == before
     code, out, _ = run_cli(["ledger", "show", "--json"], capsys)
     assert json.loads(out)["releases"] == []
+
+
+@pytest.mark.parametrize("location, kwargs", [("flights.parquet", {}), ("", {"table": "flights"})])
+def test_spark_refuses_an_encoding_it_would_not_use(location, kwargs):
+    with pytest.raises(ParameterError) as err:
+        parse_source(location, engine="spark", encoding="latin-1", **kwargs)
+    assert "--encoding" in err.value.fix
+    assert parse_source("flights.csv", engine="spark", encoding="latin-1").public_record()["encoding"] == "latin-1"
