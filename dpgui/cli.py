@@ -200,8 +200,8 @@ def _add_source_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--decimal", type=_decimal, metavar="'.'|','",
                        help="a CSV's decimal mark (default: detected); alone, the separator is ';' for ',' and ',' "
                             "for '.'")
-    group.add_argument("--encoding", metavar="ENC", help="the text encoding of a CSV, SAS, Stata or SPSS file when it is "
-                       "not the file's own (e.g. latin-1, cp1252)")
+    group.add_argument("--encoding", metavar="ENC", help="the text encoding of a SAS, Stata or SPSS file when it is not the "
+                       "file's own, or of a CSV read by Spark (e.g. latin-1, cp1252)")
 
 
 def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = True) -> None:
@@ -641,9 +641,9 @@ def _check_data_columns(source: DataSource, columns: Sequence[str], numeric: boo
     for column in columns:
         info = found.get(column)
         if info is None:
-            shown = ", ".join(repr(n) for n in list(found)[:10]) + (" …" if len(found) > 10 else "")
-            raise DataError(f"column '{column}' not found in {where}",
-                            f"choose among its columns: {shown}" if found else "choose a table or query with columns")
+            from dpgui.data.readers import column_not_found
+
+            raise column_not_found(column, where, list(found))
         if numeric and info.kind not in ("numeric", "empty"):
             raise DataError(f"column '{column}' in {where} is not numeric (it holds {info.kind}, {info.dtype})",
                             "choose a numeric column, or convert it in --query (e.g. CAST(x AS double precision))")
@@ -655,11 +655,12 @@ def _check_outputs(args: argparse.Namespace, protect: Sequence[str] = ()) -> Non
     folder; with --name, none of the four files may exist). ``protect``: the data's own files
     (:func:`_protected_paths`)."""
     from dpgui.report.bundle import check_bundle_folder, check_bundle_target
-    from dpgui.report.files import check_writable, same_file
+    from dpgui.report.files import check_outside_input_folders, check_writable, same_file
 
     if args.out is not None:
         check_writable(args.out, protect=list(protect), overwrite=args.force)
     if args.bundle is not None:
+        check_outside_input_folders(args.bundle, protect)
         if args.name is None:
             check_bundle_folder(args.bundle)
         else:  # checks the folder too

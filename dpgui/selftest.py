@@ -126,7 +126,7 @@ def _data_sources(run: _Run) -> str:
             if spec.kind == "database":
                 _check(engine.startswith("the database (SQLite"), f"SQLite's counts came from {engine}, not the database")
             if spec.location.endswith(".csv"):
-                dialect = getattr(source, "dialect", None)
+                dialect = source.csv_dialect
                 _check(dialect == CsvDialect(";", ","), f"the CSV's dialect was read as {dialect}, not ';' and ','")
             hist = source.histogram(SAMPLE_COLUMN, *SAMPLE_BOUNDS, SAMPLE_BINS)
         differ = int((hist.counts != reference.counts).sum())

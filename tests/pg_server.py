@@ -75,6 +75,19 @@ def unavailable_reason() -> str | None:
     return None
 
 
+def require_postgresql() -> None:
+    """Skip the calling test when no cluster can be started here, with the reason; under ``CI=true``
+    fail instead (CI installs PostgreSQL: `make system-deps`), so that no test is silently skipped there."""
+    import pytest
+
+    reason = unavailable_reason()
+    if reason is None:
+        return
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"PostgreSQL tests cannot run in CI: {reason}")
+    pytest.skip(reason)
+
+
 def closed_port() -> int:
     """A localhost TCP port nobody listens on (bound, then released)."""
     with socket.socket() as s:

@@ -103,12 +103,11 @@ def test_a_server_that_dies_during_the_count_spends_nothing(tmp_path, monkeypatc
     import threading
 
     from cli_helpers import run_cli
-    from pg_server import PgServer, unavailable_reason
+    from pg_server import PgServer, require_postgresql
 
     from dpgui.report.ledger import Ledger
 
-    if unavailable_reason() is not None:
-        pytest.skip(unavailable_reason())
+    require_postgresql()
     with PgServer.start() as pg:
         pg.execute("CREATE TABLE slow_t (x float8)")
         pg.execute("INSERT INTO slow_t SELECT g FROM generate_series(1, 20) AS g")

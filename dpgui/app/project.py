@@ -383,11 +383,11 @@ class ProjectController(QObject):
                 return False
         else:
             path = Path(data_path)
-            if not path.is_file():
+            if not (path.is_file() or path.is_dir()):  # a folder of Parquet files is one table
                 self._ask_locate(MissingDataFile(replace(project, data_path=str(path))), on_done)
                 return False
         path = Path(os.path.abspath(path))
-        if not is_supported_file_name(path.name):
+        if not path.is_dir() and not is_supported_file_name(path.name):
             w.show_error("Cannot open this project", f"Its data file '{path.name}' is not a supported table. "
                      + USE_A_SUPPORTED_FILE)
             return False

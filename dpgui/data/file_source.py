@@ -9,7 +9,7 @@ counting runs here, in a streamed pass (memory independent of the number of rows
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dpgui.core.missing import MISSING_DROP
 from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec
@@ -35,7 +35,7 @@ class FileSource(DataSource):
         self.spec = spec
         self.info: TableInfo = inspect_table(spec.location, spec.dialect, encoding=spec.encoding)
         # The dialect found once (or given): every later read uses it, without detecting again.
-        self.dialect = self.info.dialect
+        self.csv_dialect = self.info.dialect
 
     @property
     def engine(self) -> str:
@@ -44,17 +44,10 @@ class FileSource(DataSource):
     def columns(self) -> tuple[ColumnInfo, ...]:
         return self.info.columns
 
-    def public_record(self) -> dict[str, Any]:
-        """The spec's record and engine, with the CSV dialect the file is read with (given or detected)."""
-        record = super().public_record()
-        if self.dialect is not None:
-            record["dialect"] = {"delimiter": self.dialect.delimiter, "decimal": self.dialect.decimal}
-        return record
-
     def preview(self, n_rows: int = 100) -> pd.DataFrame:
         from dpgui.data.table import TableReader
 
-        with TableReader(self.spec.location, self.dialect, encoding=self.spec.encoding) as reader:
+        with TableReader(self.spec.location, self.csv_dialect, encoding=self.spec.encoding) as reader:
             return reader.read_rows(0, n_rows)
 
     def row_count(
@@ -64,7 +57,7 @@ class FileSource(DataSource):
 
         if self.info.n_rows is not None:
             return self.info.n_rows
-        return count_rows(self.spec.location, progress=progress, should_cancel=should_cancel, dialect=self.dialect,
+        return count_rows(self.spec.location, progress=progress, should_cancel=should_cancel, dialect=self.csv_dialect,
                           encoding=self.spec.encoding)
 
     def histogram(
@@ -81,7 +74,7 @@ class FileSource(DataSource):
         from dpgui.data.histogram import column_histogram
 
         return column_histogram(self.spec.location, column, lower, upper, bins, missing,
-                                progress=progress, should_cancel=should_cancel, dialect=self.dialect,
+                                progress=progress, should_cancel=should_cancel, dialect=self.csv_dialect,
                                 encoding=self.spec.encoding)
 
     def path_counts(
@@ -96,7 +89,7 @@ class FileSource(DataSource):
         from dpgui.data.hierarchy import count_paths
 
         return count_paths(self.spec.location, level_columns, progress=progress, should_cancel=should_cancel,
-                           max_nodes_per_level=max_nodes_per_level or MAX_NODES_PER_LEVEL, dialect=self.dialect,
+                           max_nodes_per_level=max_nodes_per_level or MAX_NODES_PER_LEVEL, dialect=self.csv_dialect,
                            encoding=self.spec.encoding)
 
     def distinct_counts(
@@ -110,7 +103,7 @@ class FileSource(DataSource):
         from dpgui.data.hierarchy import level_value_counts
 
         return level_value_counts(self.spec.location, columns, limit=limit, progress=progress,
-                                  should_cancel=should_cancel, dialect=self.dialect, encoding=self.spec.encoding)
+                                  should_cancel=should_cancel, dialect=self.csv_dialect, encoding=self.spec.encoding)
 
 
 def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None) -> FileSource:

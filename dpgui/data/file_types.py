@@ -22,6 +22,7 @@ __all__ = [
     "SUPPORTED_EXTENSIONS",
     "TABLE_FILTER",
     "USE_A_SUPPORTED_FILE",
+    "STAT_FORMATS",
     "FileType",
     "TableFormat",
     "format_of_name",
@@ -30,6 +31,8 @@ __all__ = [
 
 #: The readers' name of a format.
 TableFormat = Literal["csv", "tsv", "parquet", "xlsx", "dta", "sas7bdat", "xpt", "sav"]
+#: The statistical formats (Stata, SAS, SPSS), read by pyreadstat: the only files ``encoding`` applies to.
+STAT_FORMATS: tuple[TableFormat, ...] = ("dta", "sas7bdat", "xpt", "sav")
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ from dpgui.data.readers import (
     check_callbacks,
     check_table_file,
     column_kind,
+    column_not_found,
     csv_dialect,
     record_batches,
     table_schema,
@@ -175,12 +176,6 @@ def _column_names(columns: object) -> list[str]:
     return names
 
 
-def _columns_hint(names: Sequence[str]) -> str:
-    shown = ", ".join(repr(n) for n in names[:20])
-    more = f" (and {len(names) - 20} more)" if len(names) > 20 else ""
-    return f"choose among the file's columns: {shown}{more}" if names else "the file has no columns"
-
-
 def _schema_kinds(
     p: pathlib.Path,
     fmt: TableFormat,
@@ -194,7 +189,7 @@ def _schema_kinds(
     names = list(schema.names)
     for column in columns:
         if column not in names:
-            raise DataError(f"column '{column}' not found in '{p.name}'", _columns_hint(names))
+            raise column_not_found(column, f"'{p.name}'", names)
         if names.count(column) > 1:
             raise DataError(
                 f"column name '{column}' is used by {names.count(column)} columns of '{p.name}'",

@@ -39,7 +39,7 @@ import re
 import stat
 import zipfile
 import zlib
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any, TypeVar, Union
 
 import numpy as np
@@ -64,6 +64,7 @@ __all__ = [
     "check_data_file",
     "check_table_file",
     "column_kind",
+    "column_not_found",
     "csv_dialect",
     "float64_values",
     "parquet_folder_files",
@@ -178,10 +179,12 @@ def short_error_text(err: BaseException, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _columns_hint(names: list[str]) -> str:
-    shown = ", ".join(repr(n) for n in names[:10])
-    more = f" (and {len(names) - 10} more)" if len(names) > 10 else ""
-    return f"available columns: {shown}{more}" if names else "the file has no columns"
+def column_not_found(column: str, where: str, names: Sequence[str]) -> DataError:
+    """The one message for a column that is not there: ``where`` names the data ("'people.csv'", "table
+    people in sqlite:///census.db"), ``names`` its columns (the first 10 are listed)."""
+    shown = ", ".join(repr(n) for n in names[:10]) + (f" (and {len(names) - 10} more)" if len(names) > 10 else "")
+    return DataError(f"column '{column}' not found in {where}",
+                     f"choose among its columns: {shown}" if names else "it has no columns")
 
 
 def _csv_parse_options(dialect: CsvDialect, one_column: bool = False) -> pa_csv.ParseOptions:
@@ -873,7 +876,7 @@ def numeric_column_batches(
         dialect = csv_dialect(p, fmt, dialect)[0]
     schema, _ = table_schema(p, fmt, dialect, encoding=encoding)
     if column not in schema.names:
-        raise DataError(f"column '{column}' not found in '{p.name}'", _columns_hint(schema.names))
+        raise column_not_found(column, f"'{p.name}'", schema.names)
     positions = [i + 1 for i, name in enumerate(schema.names) if name == column]
     if len(positions) > 1:
         raise DataError(

@@ -71,8 +71,9 @@ class SourceSpec:
     (``location`` = a path Spark can read — Parquet/CSV file or folder —, or "" with ``table``).
     ``table`` / ``query``: for databases and Spark, a table name or one read-only SELECT (exactly
     one of them; a file takes neither). ``dialect``: CSV files only; None = detect it.
-    ``encoding``: the text encoding of a SAS/Stata/SPSS/CSV file when it is not the file's own
-    (None = the file's own / UTF-8). ``spark_master``: Spark only (None = ``local[2]``).
+    ``encoding``: the text encoding of a SAS/Stata/SPSS file (or a CSV read by Spark) when it is not
+    the file's own (None = the file's own / UTF-8); refused for anything else, which would not use it.
+    ``spark_master``: Spark only (None = ``local[2]``).
     """
 
     kind: SourceKind
@@ -185,6 +186,8 @@ class DataSource(abc.ABC):
     """
 
     spec: SourceSpec
+    #: The CSV dialect the data is read with (``spec.dialect``, or detected when opened); None if not CSV.
+    csv_dialect: CsvDialect | None = None
 
     @property
     @abc.abstractmethod
@@ -257,9 +260,12 @@ class DataSource(abc.ABC):
 
     def public_record(self) -> dict[str, Any]:
         """What a release's manifest and ledger entry say about its data: :meth:`SourceSpec.public_record`
-        (never a password, never a file's path) and ``engine``, who counted it. Sources that resolve part
-        of the spec while reading (a CSV's detected dialect) add it."""
+        (never a password, never a file's path), ``engine``, who counted it, and the CSV ``dialect`` the
+        data was read with (given or detected)."""
         record = self.spec.public_record()
+        record.pop("dialect", None)  # the spec's, when given; the dialect used is the one to record
+        if self.csv_dialect is not None:
+            record["dialect"] = {"delimiter": self.csv_dialect.delimiter, "decimal": self.csv_dialect.decimal}
         record["engine"] = self.engine
         return record
 
@@ -301,7 +307,8 @@ def parse_source(
     scheme (``postgresql://…``, ``sqlite:///…``) is a database, anything else a file or folder;
     ``engine="spark"`` makes it a Spark source. Checked here (ParameterError with the fix): a
     password in a URL (refused: use the environment, the keyring or the prompt), table and query
-    together, a table or query for a file, a dialect for a non-CSV source, an unknown engine.
+    together, a table or query for a file, a dialect for a database, an encoding for a database or a
+    file other than SAS/Stata/SPSS, an unknown engine.
     Nothing is opened."""
     from dpgui.data import source_spec
 

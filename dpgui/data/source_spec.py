@@ -13,7 +13,7 @@ import pathlib
 import re
 import urllib.parse
 
-from dpgui.data.file_types import CsvDialect
+from dpgui.data.file_types import STAT_FORMATS, CsvDialect, format_of_name
 from dpgui.data.source import ENGINES, SourceSpec
 from dpgui.errors import ParameterError
 
@@ -118,13 +118,15 @@ def parse_source(
     if engine == "spark":
         if not text and table is None:
             raise ParameterError("Spark needs a dataset path or a table", "give --source PATH or --table NAME")
-        if query is not None and not text:
-            pass  # a query over the cluster's catalogue tables
         master = _clean(spark_master, "Spark master URL")
         if master is not None and (secret := url_secret(master.removeprefix("k8s://"))) is not None:
             raise ParameterError(f"the Spark master URL holds {secret}: {redacted_url(master)}",
                                  "leave credentials out of the master URL: give them to Spark in its own "
                                  "configuration (spark-defaults.conf, the cluster's credential provider)")
+        if encoding is not None and (not text or format_of_name(text) == "parquet"):
+            # Spark uses it for CSV only; a catalogue table or Parquet data would be recorded with an unused one.
+            raise ParameterError("a text encoding was given for Spark data that is not CSV",
+                                 "drop --encoding (it applies to a CSV dataset only)")
         return SourceSpec("spark", text, table=table, query=query, dialect=dialect, encoding=encoding,
                           spark_master=master)
     if spark_master is not None:
@@ -136,8 +138,17 @@ def parse_source(
             raise ParameterError("a database source needs a table or a query", "add --table NAME or --query 'SELECT …'")
         if dialect is not None:
             raise ParameterError("a CSV dialect was given for a database", "drop --delimiter/--decimal")
-        return SourceSpec("database", text, table=table, query=query, encoding=encoding)
+        if encoding is not None:  # unused: the manifest would record an encoding nothing was read in
+            raise ParameterError("a text encoding was given for a database",
+                                 "drop --encoding (the database driver converts text itself)")
+        return SourceSpec("database", text, table=table, query=query)
+    name = pathlib.Path(text).name
     if table is not None or query is not None:
-        raise ParameterError(f"--table/--query were given for the file '{pathlib.Path(text).name}'",
+        raise ParameterError(f"--table/--query were given for the file '{name}'",
                              "use them with a database URL (e.g. postgresql://user@host/db), or drop them")
+    if encoding is not None and format_of_name(text) not in STAT_FORMATS:
+        # Only pyreadstat takes an encoding; CSV is read as UTF-8 (UTF-16/32 with a byte-order mark).
+        raise ParameterError(f"--encoding was given for '{name}', which is not a SAS, Stata or SPSS file",
+                             "drop --encoding (a CSV file must be UTF-8, or UTF-16/UTF-32 with a byte-order mark: "
+                             "save it so)")
     return SourceSpec("file", text, dialect=dialect, encoding=encoding)

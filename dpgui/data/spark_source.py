@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dpgui.core.missing import MISSING_DROP, MISSING_ERROR, MISSING_POLICIES
+from dpgui.data.file_types import CsvDialect
 from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec
 from dpgui.errors import Cancelled, DataError, ParameterError
 
@@ -377,6 +378,7 @@ class SparkSource(DataSource):
                        "encoding": self.spec.encoding or "UTF-8"}
             frame = reader.options(**options).csv(location)
             self._csv = (options, location)
+            self.csv_dialect = CsvDialect(delimiter, ".")
             return frame
         except (DataError, ParameterError):
             raise
@@ -482,9 +484,9 @@ class SparkSource(DataSource):
         names = self.df.schema.names
         found = [f for f in self.df.schema.fields if f.name == column]
         if not found:
-            shown = ", ".join(repr(n) for n in names[:20]) + (f" (and {len(names) - 20} more)" if len(names) > 20 else "")
-            raise DataError(f"column '{column}' not found in {self.spec.display_name()}",
-                            f"choose among its columns: {shown}" if names else "the data has no columns")
+            from dpgui.data.readers import column_not_found
+
+            raise column_not_found(column, self.spec.display_name(), names)
         if len(found) > 1:
             raise DataError(f"column name '{column}' is used by {len(found)} columns of {self.spec.display_name()}",
                             "rename the columns so that each name is used once")
@@ -537,7 +539,7 @@ class SparkSource(DataSource):
         from pyspark.sql import functions as F  # noqa: N812
 
         from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
-        from dpgui.data.hierarchy import _check_levels, _check_limit, path_counts_from_groups
+        from dpgui.data.hierarchy import _check_levels, _check_limit, _too_many, path_counts_from_groups
 
         # count_paths's checks of the arguments (ParameterError), before any job runs.
         names = _check_levels(level_columns)
@@ -570,9 +572,7 @@ class SparkSource(DataSource):
 
         table = self._run("counting the paths of " + ", ".join(names), job, progress, should_cancel)
         if table.num_rows > limit:
-            raise DataError(
-                f"level column '{names[-1]}' has more than {limit:,} nodes (distinct paths from the root)",
-                "a level with that many values is probably an identifier; choose a coarser column or group values")
+            raise _too_many(names[-1], limit, "nodes (distinct paths from the root)")
         levels = table.select(list(range(len(names))))
         if as_text:
             import pyarrow as pa

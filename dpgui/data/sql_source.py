@@ -394,8 +394,9 @@ class SqlSource(DataSource):
                     raise DataError(f"column '{column}' of {self.spec.display_name()} is {c.kind} ({c.dtype}), "
                                     "not numeric", "choose a numeric column")
                 return c
-        names = ", ".join(repr(c.name) for c in cols[:20]) + (f" (and {len(cols) - 20} more)" if len(cols) > 20 else "")
-        raise DataError(f"column '{column}' not found in {self.spec.display_name()}", f"choose among its columns: {names}")
+        from dpgui.data.readers import column_not_found
+
+        raise column_not_found(column, self.spec.display_name(), [c.name for c in cols])
 
     # ----------------------------------------------------------------- the interface
 
@@ -546,16 +547,22 @@ class SqlSource(DataSource):
         import pyarrow as pa
 
         from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
-        from dpgui.data.hierarchy import _check_levels, path_counts_from_groups
+        from dpgui.data.hierarchy import _check_levels, _check_limit, _too_many, path_counts_from_groups
         from dpgui.data.readers import check_callbacks
 
         names = _check_levels(level_columns)
+        limit = _check_limit("max_nodes_per_level",
+                             MAX_NODES_PER_LEVEL if max_nodes_per_level is None else max_nodes_per_level)
         check_callbacks(progress, should_cancel)
         kinds = {c: self._column(c).kind for c in names}
         cols = ", ".join(f"s.{self._quoted(c)}" for c in names)
         if progress is not None:
             progress(0.0)
-        _, rows = self._fetch(f"SELECT {cols}, COUNT(*) FROM {self._source_sql} AS s GROUP BY {cols}", should_cancel)
+        # A leaf is a node of the last level: more than `limit` groups is refused without fetching them all.
+        _, rows = self._fetch(f"SELECT {cols}, COUNT(*) FROM {self._source_sql} AS s GROUP BY {cols} "
+                              f"LIMIT {limit + 1}", should_cancel)
+        if len(rows) > limit:
+            raise _too_many(names[-1], limit, "nodes (distinct paths from the root)")
         arrays = []
         for j, name in enumerate(names):
             values = [r[j] for r in rows]
@@ -566,8 +573,7 @@ class SqlSource(DataSource):
                                 "convert the column to one type (e.g. CAST(… AS TEXT) in a query)") from None
         groups = pa.Table.from_arrays(arrays, names=list(names))
         result = path_counts_from_groups(names, groups, [int(r[-1]) for r in rows], kinds=kinds,
-                                         max_nodes_per_level=max_nodes_per_level or MAX_NODES_PER_LEVEL,
-                                         source_name=self.spec.display_name())
+                                         max_nodes_per_level=limit, source_name=self.spec.display_name())
         if progress is not None:
             progress(1.0)
         return result
@@ -710,13 +716,16 @@ def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None
     import sqlalchemy as sa
 
     from dpgui.data.credentials import find_password
-    from dpgui.data.source_spec import url_without_password
+    from dpgui.data.source_spec import parse_source, url_without_password
 
     if spec.kind != "database":
         raise ParameterError(f"not a database source: {spec.kind}", "open it with dpgui.data.source.open_source")
     if (spec.table is None) == (spec.query is None):
         raise ParameterError("a database source needs a table or a query (one of them)",
                              "add --table NAME or --query 'SELECT …'")
+    # parse_source's checks again for a spec made without it: above all, no password in the URL (SQLAlchemy
+    # would use it, and url_without_password misses one holding '/': messages would show it).
+    parse_source(spec.location, table=spec.table, query=spec.query, encoding=spec.encoding)
     query = check_read_only_query(spec.query) if spec.query is not None else None
     url = _make_url(spec.location)
     # The URL as the user wrote it (a spec holds no password; cut out anyway): messages, keyring entry, prompt.

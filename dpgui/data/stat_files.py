@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import pyarrow as pa
 
+from dpgui.data.file_types import STAT_FORMATS
 from dpgui.errors import DataError
 
 if TYPE_CHECKING:
@@ -68,8 +69,6 @@ __all__ = [
     "value_labels_of",
 ]
 
-#: The readers' names of the statistical formats (see :data:`dpgui.data.file_types.FILE_TYPES`).
-STAT_FORMATS: Final = ("dta", "sas7bdat", "xpt", "sav")
 
 #: Arrow field-metadata key holding a column's value labels, as JSON ``[[code, label], …]``.
 VALUE_LABELS_KEY: Final = b"dpgui.value_labels"
@@ -228,8 +227,9 @@ def stat_record_batches(
     schema, n_rows = stat_schema(p, fmt, encoding)
     missing = [c for c in columns if c not in schema.names]
     if missing:
-        raise DataError(f"column '{missing[0]}' not found in '{p.name}'",
-                        "available columns: " + ", ".join(repr(n) for n in schema.names[:10]))
+        from dpgui.data.readers import column_not_found  # readers imports this module
+
+        raise column_not_found(missing[0], f"'{p.name}'", schema.names)
     types = [schema.field(c).type for c in columns]
     total = n_rows if n_rows is not None else _estimated_rows(p, _metadata(p, fmt, encoding))
     done = first_row if n_rows is None else min(first_row, n_rows)

@@ -79,19 +79,20 @@ def source_text(record: dict[str, Any]) -> str:
     counted by the database (PostgreSQL 15.18)" or "a CSV file (semicolon-separated, decimal comma);
     counted by this computer"."""
     kind = record.get("kind")
+    where = record.get("location") or "the Spark catalogue"
     if kind == "file":
         what = f"a {str(record.get('format', '')).upper() or 'data'} file"
-        dialect = record.get("dialect")
-        if isinstance(dialect, dict):
-            names = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar", ".": "point"}
-            delimiter, decimal = str(dialect.get("delimiter")), str(dialect.get("decimal"))
-            what += f" ({names.get(delimiter, delimiter)}-separated, decimal {names.get(decimal, decimal)})"
-    else:
-        where = record.get("location") or "the Spark catalogue"
-        if record.get("table") is not None:
-            what = f"table {record['table']} in {where}"
-        else:
-            what = f"the query {record.get('query')!r} on {where}"
+    elif record.get("table") is not None:
+        what = f"table {record['table']} in {where}"
+    elif record.get("query") is not None:
+        what = f"the query {record['query']!r} on {where}"
+    else:  # a Spark dataset read from its location
+        what = f"the dataset {where}"
+    dialect = record.get("dialect")
+    if isinstance(dialect, dict):  # the names of dpgui.data.file_types.CSV_DELIMITERS/CSV_DECIMALS (report sits below data)
+        names = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar", ".": "point"}
+        delimiter, decimal = str(dialect.get("delimiter")), str(dialect.get("decimal"))
+        what += f" ({names.get(delimiter, delimiter)}-separated, decimal {names.get(decimal, decimal)})"
     if record.get("encoding"):
         what += f", encoding {record['encoding']}"
     return f"{what}; counted by {record.get('engine', 'this computer')}"

@@ -104,9 +104,7 @@ def check_writable(path: str | os.PathLike[str], *, protect: Sequence[str | os.P
         if same_file(target, Path(other)):
             raise DataError(f"output {target} is the input file {other}",
                             "choose another output file name; dpgui never overwrites its input")
-        if Path(other).is_dir() and _inside(target, Path(other)):
-            raise DataError(f"output {target} is inside the input folder {other}",
-                            "write the output elsewhere; dpgui never writes into the folder it reads")
+        check_outside_input_folders(target, [other])
     if target.exists() or target.is_symlink():
         if not overwrite:
             raise DataError(f"output {target} already exists", "choose another file name, or give --force to replace it")
@@ -118,6 +116,16 @@ def check_writable(path: str | os.PathLike[str], *, protect: Sequence[str | os.P
         raise DataError(f"cannot write in the output folder {parent} ({err.strerror or err})",
                         "choose another folder or fix its permissions") from None
     return target
+
+
+def check_outside_input_folders(target: str | os.PathLike[str], protect: Sequence[str | os.PathLike[str]]) -> None:
+    """DataError if ``target`` (an output file or the bundle's folder) is one of the ``protect`` folders
+    (a folder of Parquet files read as one dataset) or lies below one: dpgui never writes into the
+    folder it reads."""
+    for other in protect:
+        if Path(other).is_dir() and _inside(Path(target), Path(other)):
+            raise DataError(f"output {target} is inside the input folder {other}",
+                            "write the output elsewhere; dpgui never writes into the folder it reads")
 
 
 def _inside(path: Path, folder: Path) -> bool:

@@ -512,8 +512,8 @@ class MissingDataFile(DataError):
 
 
 def project_data_file(project: Project) -> Path:
-    """The project's data file, or :class:`MissingDataFile` if it is not there."""
+    """The project's data file (or folder of Parquet files), or :class:`MissingDataFile` if it is not there."""
     path = Path(project.data_path)
-    if not path.is_file():
+    if not (path.is_file() or path.is_dir()):
         raise MissingDataFile(project)
     return path

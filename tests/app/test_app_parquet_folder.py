@@ -87,3 +87,20 @@ def test_a_folder_without_parquet_files_is_one_message(qtbot, tmp_path):
     qtbot.waitUntil(lambda: error_text(window) != "" and not window.pool.busy(), timeout=TIMEOUT)
     assert "\n" not in error_text(window) and "Parquet" in error_text(window), error_text(window)
     assert window.table is None
+
+
+def test_a_project_saved_on_a_parquet_folder_opens_it_again(qtbot, folder, tmp_path, monkeypatch):
+    """The project's data is the folder: reopening it must not call it "not found" (it is not a file)."""
+    parts, _ = folder
+    window = make_window(qtbot)
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: str(parts)))
+    window.open_folder_action.trigger()
+    wait_opened(qtbot, window, parts)
+    set_column(qtbot, window, "age", "0", "100", "20")
+    project_path = tmp_path / "ages.dpgui"
+    assert window.project.save_to(project_path)
+    again = make_window(qtbot)
+    assert again.project.open_project(project_path)
+    wait_opened(qtbot, again, parts)
+    assert error_text(again) == ""
+    assert again.workspace.state.source.n_rows == 450

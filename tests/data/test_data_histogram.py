@@ -470,7 +470,7 @@ def test_column_not_found_lists_columns(tmp_path):
     assert "'c10'" not in str(err.value)
     ppath = tmp_path / "p.parquet"
     pq.write_table(pa.table({"a": [1.0], "b": [2.0]}), ppath)
-    with pytest.raises(DataError, match=r"column 'zzz' not found in 'p.parquet'.*available columns: 'a', 'b'"):
+    with pytest.raises(DataError, match=r"column 'zzz' not found in 'p.parquet'.*choose among its columns: 'a', 'b'"):
         column_histogram(ppath, "zzz", 0, 1, 1)
 
 

@@ -384,3 +384,18 @@ def _difference(got, expected) -> str:
     bins = np.flatnonzero(got.counts != expected.counts)[:5]
     return f"fields {diff}, first differing bins {bins.tolist()}"
 
+
+
+def test_the_manifest_records_the_csv_dialect_spark_read_with(spark, tmp_path):
+    """As for a file on this computer: the dialect given or detected is in the source record."""
+    path = tmp_path / "semi.csv"
+    path.write_text("x;y\n1.5;a\n2.5;b\n")
+    with _spark(path) as source:  # detected
+        assert source.public_record()["dialect"] == {"delimiter": ";", "decimal": "."}
+    with _spark(path, dialect=spark_source_dialect(";", ".")) as source:  # given
+        assert source.public_record()["dialect"] == {"delimiter": ";", "decimal": "."}
+        assert source.histogram("x", 0.0, 4.0, 4).counts.tolist() == [0, 1, 1, 0]
+    parquet = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"x": [1.0]}), parquet)
+    with _spark(parquet) as source:
+        assert "dialect" not in source.public_record()
