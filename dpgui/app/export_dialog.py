@@ -21,6 +21,7 @@ from dpgui.app.text import friendly
 from dpgui.core.mechanism import Release
 from dpgui.errors import DpguiError
 from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, check_bundle_target, default_bundle_name
+from dpgui.report.files import check_outside_input_folders
 from dpgui.report.keystore import KeyEntry, list_keys, load_secret_key
 from dpgui.report.ledger import Ledger
 from dpgui.report.publish import BundleNotRecorded, sign_release
@@ -42,6 +43,8 @@ class BundleExportDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Export signed bundle")
         self.paths: BundlePaths | None = None
+        #: folders the data is read from (a Parquet folder, a local Spark dataset): no bundle goes inside them
+        self.input_folders: list[str] = []
         intro = QLabel(EXPORT_HELP)
         intro.setWordWrap(True)
 
@@ -110,6 +113,7 @@ class BundleExportDialog(QDialog):
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
             name = check_bundle_name(self.name.text().strip())
+            check_outside_input_folders(self.folder.text().strip(), self.input_folders)
             check_bundle_target(self.folder.text().strip(), name)
             key = load_secret_key(entry.secret_path, self.passphrase.text())
             with Ledger() as ledger:

@@ -995,7 +995,14 @@ class HierarchyMode(QWidget):
         loaded = self.state_ws.state.loaded
         public = (loaded.prior_levels if loaded is not None and loaded.prior_path is not None
                   and loaded.hierarchy is outcome.release.hierarchy else None)
-        return HierarchyExportDialog(outcome, folder, self.window_, public)
+        dialog = HierarchyExportDialog(outcome, folder, self.window_, public)
+        data_path = self.state_ws.state.data_path
+        if data_path is not None:
+            from dpgui.data.source import local_paths
+            from dpgui.workspace.hierarchy import data_spec
+
+            dialog.input_folders = local_paths(data_spec(data_path))
+        return dialog
 
     def export_csv(self) -> None:
         """Write the released counts (one row per category) to a CSV file, unsigned."""

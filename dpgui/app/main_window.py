@@ -728,7 +728,13 @@ class MainWindow(QMainWindow):
             self.show_error("This release cannot be signed", text.friendly(err) + " Nothing was written.")
             return None
         folder = str(self.settings.value("last_folder", str(Path.home())))
-        return ExportDialog(confirmed, info, folder, self)
+        dialog = ExportDialog(confirmed, info, folder, self)
+        source = self.workspace.state.source
+        if source is not None:
+            from dpgui.data.source import local_paths
+
+            dialog.input_folders = local_paths(source.source_spec)
+        return dialog
 
     def export_bundle(self) -> None:
         if self.in_hierarchy_mode():

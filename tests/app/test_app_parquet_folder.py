@@ -104,3 +104,32 @@ def test_a_project_saved_on_a_parquet_folder_opens_it_again(qtbot, folder, tmp_p
     wait_opened(qtbot, again, parts)
     assert error_text(again) == ""
     assert again.workspace.state.source.n_rows == 450
+
+
+def test_the_export_dialog_never_writes_a_bundle_into_the_folder_it_reads(qtbot, folder, tmp_path):
+    from dpgui.core.noise import SecureRandom
+    from dpgui.report.keystore import create_key
+
+    parts, _ = folder
+    window = make_window(qtbot)
+    window.noise_source = SecureRandom  # only secure releases are signed
+    window.open_file(str(parts))
+    wait_opened(qtbot, window, parts)
+    set_column(qtbot, window, "age", "0", "100", "20")
+    release_and_wait(qtbot, window)
+    create_key("officer", "folder export passphrase")
+    before = sorted(p.name for p in parts.iterdir())
+    dialog = window.export_dialog()
+    assert dialog is not None, error_text(window)
+    dialog.passphrase.setText("folder export passphrase")
+    for inside in (parts, parts / "sub"):
+        inside.mkdir(exist_ok=True)
+        dialog.folder.setText(str(inside))
+        assert dialog.export() is None
+        assert "inside the input folder" in dialog.message.text()
+    (parts / "sub").rmdir()
+    assert sorted(p.name for p in parts.iterdir()) == before  # nothing written among the parts
+    out = tmp_path / "out"
+    out.mkdir()
+    dialog.folder.setText(str(out))
+    assert dialog.export() is not None, dialog.message.text()
