@@ -72,12 +72,14 @@ __all__ = [
     "HIERARCHY_SAMPLE_LEVELS",
     "HIERARCHY_SAMPLE_RELATIVE_PATH",
     "PathCounts",
+    "check_path_count_arguments",
     "check_prior_is_not_the_data",
     "count_paths",
     "hierarchy_sample_path",
-    "path_counts_from_groups",
     "level_value_counts",
+    "path_counts_from_groups",
     "read_prior",
+    "too_many_paths",
 ]
 
 #: :func:`level_value_counts` stops counting a column's values at this many.
@@ -327,6 +329,23 @@ def _too_many(column: str, limit: int, what: str = "distinct values") -> DataErr
         f"level column '{column}' has more than {limit:,} {what}",
         "a level with that many values is probably an identifier; choose a coarser column or group values",
     )
+
+
+def check_path_count_arguments(level_columns: object, max_nodes_per_level: object | None
+                               ) -> tuple[tuple[str, ...], int]:
+    """:func:`count_paths`'s checks of its arguments, for the sources that count the paths elsewhere (a
+    database, Spark): the level columns (2..4 distinct names) and the node limit (None:
+    :data:`~dpgui.core.hierarchy.MAX_NODES_PER_LEVEL`). ParameterError otherwise."""
+    names = _check_levels(level_columns)
+    limit = _check_limit("max_nodes_per_level", MAX_NODES_PER_LEVEL if max_nodes_per_level is None
+                         else max_nodes_per_level)
+    return names, limit
+
+
+def too_many_paths(level_columns: Sequence[str], limit: int) -> DataError:
+    """The error for more than ``limit`` leaf paths (a leaf is a node of the last level), as
+    :func:`count_paths` reports it."""
+    return _too_many(level_columns[-1], limit, "nodes (distinct paths from the root)")
 
 
 def _missing_error(p: pathlib.Path, column: str, n_rows: int, first_row: int) -> DataError:

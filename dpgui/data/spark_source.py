@@ -538,13 +538,10 @@ class SparkSource(DataSource):
     ) -> PathCounts:
         from pyspark.sql import functions as F  # noqa: N812
 
-        from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
-        from dpgui.data.hierarchy import _check_levels, _check_limit, _too_many, path_counts_from_groups
+        from dpgui.data.hierarchy import check_path_count_arguments, path_counts_from_groups, too_many_paths
 
         # count_paths's checks of the arguments (ParameterError), before any job runs.
-        names = _check_levels(level_columns)
-        limit = _check_limit("max_nodes_per_level",
-                             MAX_NODES_PER_LEVEL if max_nodes_per_level is None else max_nodes_per_level)
+        names, limit = check_path_count_arguments(level_columns, max_nodes_per_level)
         kinds = {c: self._column(c, ("numeric", "text", "boolean", "datetime", "empty"), "categorical")
                  for c in names}
         frame, columns = self.df, [F.col(_quote(c)) for c in names]
@@ -572,7 +569,7 @@ class SparkSource(DataSource):
 
         table = self._run("counting the paths of " + ", ".join(names), job, progress, should_cancel)
         if table.num_rows > limit:
-            raise _too_many(names[-1], limit, "nodes (distinct paths from the root)")
+            raise too_many_paths(names, limit)
         levels = table.select(list(range(len(names))))
         if as_text:
             import pyarrow as pa

@@ -546,13 +546,10 @@ class SqlSource(DataSource):
     ) -> PathCounts:
         import pyarrow as pa
 
-        from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
-        from dpgui.data.hierarchy import _check_levels, _check_limit, _too_many, path_counts_from_groups
+        from dpgui.data.hierarchy import check_path_count_arguments, path_counts_from_groups, too_many_paths
         from dpgui.data.readers import check_callbacks
 
-        names = _check_levels(level_columns)
-        limit = _check_limit("max_nodes_per_level",
-                             MAX_NODES_PER_LEVEL if max_nodes_per_level is None else max_nodes_per_level)
+        names, limit = check_path_count_arguments(level_columns, max_nodes_per_level)
         check_callbacks(progress, should_cancel)
         kinds = {c: self._column(c).kind for c in names}
         cols = ", ".join(f"s.{self._quoted(c)}" for c in names)
@@ -562,7 +559,7 @@ class SqlSource(DataSource):
         _, rows = self._fetch(f"SELECT {cols}, COUNT(*) FROM {self._source_sql} AS s GROUP BY {cols} "
                               f"LIMIT {limit + 1}", should_cancel)
         if len(rows) > limit:
-            raise _too_many(names[-1], limit, "nodes (distinct paths from the root)")
+            raise too_many_paths(names, limit)
         arrays = []
         for j, name in enumerate(names):
             values = [r[j] for r in rows]
