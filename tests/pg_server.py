@@ -76,16 +76,11 @@ def unavailable_reason() -> str | None:
 
 
 def require_postgresql() -> None:
-    """Skip the calling test when no cluster can be started here, with the reason; under ``CI=true``
-    fail instead (CI installs PostgreSQL: `make system-deps`), so that no test is silently skipped there."""
-    import pytest
+    """Skip the calling test when no cluster can be started here, with the reason (fail under CI):
+    :func:`system_pieces.require`."""
+    from system_pieces import require
 
-    reason = unavailable_reason()
-    if reason is None:
-        return
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"PostgreSQL tests cannot run in CI: {reason}")
-    pytest.skip(reason)
+    require(unavailable_reason())
 
 
 def closed_port() -> int:

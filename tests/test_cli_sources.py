@@ -367,23 +367,10 @@ def test_a_wrong_postgresql_password_is_refused_in_one_line_with_nothing_spent(w
 
 
 # ------------------------------------------------------------------ Spark (optional extra dpgui[spark], Java)
-def _spark_available() -> str | None:
-    import importlib.util
-    import shutil
-
-    if importlib.util.find_spec("pyspark") is None:
-        return "PySpark is not installed (pip install 'dpgui[spark]')"
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        return "Java is missing (apt install openjdk-17-jre-headless)"
-    return None
-
-
 def test_spark_counts_what_the_file_path_counts_and_the_manifest_says_so(world, capsys):
-    why = _spark_available()
-    if why is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{why}: CI installs the spark extra and Java")
-        pytest.skip(why)
+    from system_pieces import require, spark_unavailable_reason
+
+    require(spark_unavailable_reason())
     reference = _simulate(capsys, "--input", str(world / "data.parquet"))
     spark = ["--engine", "spark", "--source", str(world / "data.parquet")]
     assert _simulate(capsys, *spark) == reference

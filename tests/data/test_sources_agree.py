@@ -269,14 +269,10 @@ def pg_table(pg_server, files) -> str:
 
 @pytest.fixture(scope="module")
 def spark():
-    """One local[2] Spark session for the module (skipped without PySpark or Java)."""
-    import os
-    import shutil
+    """One local[2] Spark session for the module (skipped without PySpark or Java; fails under CI)."""
+    from system_pieces import require, spark_unavailable_reason
 
-    if not os.environ.get("CI"):
-        pytest.importorskip("pyspark", reason="PySpark is not installed (pip install 'dpgui[spark]')")
-        if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-            pytest.skip("Java is missing (make system-deps)")
+    require(spark_unavailable_reason())
     from dpgui.data import spark_source
 
     with spark_source.spark_session("local[2]") as session:

@@ -13,7 +13,6 @@ the module is skipped locally, and fails in CI (``CI`` set): CI installs ``.[tes
 from __future__ import annotations
 
 import os
-import shutil
 
 import numpy as np
 import pyarrow as pa
@@ -27,17 +26,9 @@ from dpgui.data.histogram import column_histogram
 from dpgui.data.source import SourceSpec, open_source, parse_source
 from dpgui.errors import Cancelled, DataError, ParameterError
 
-_WHY = "PySpark is not installed (pip install 'dpgui[spark]') or Java is missing (apt install openjdk-17-jre-headless)"
-try:
-    import pyspark  # noqa: F401
-except ImportError:
-    if os.environ.get("CI"):
-        pytest.fail(f"{_WHY}: CI must install the spark extra and Java", pytrace=False)
-    pytest.skip(_WHY, allow_module_level=True)
-if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-    if os.environ.get("CI"):
-        pytest.fail(f"{_WHY}: CI must install Java (make system-deps)", pytrace=False)
-    pytest.skip(_WHY, allow_module_level=True)
+from system_pieces import require, spark_unavailable_reason
+
+require(spark_unavailable_reason(), module_level=True)  # skipped without PySpark or Java; fails under CI
 
 from dpgui.data import spark_source  # noqa: E402 - after the check above
 
