@@ -88,9 +88,9 @@ class FileSource(DataSource):
         from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
         from dpgui.data.hierarchy import count_paths
 
+        limit = MAX_NODES_PER_LEVEL if max_nodes_per_level is None else max_nodes_per_level  # 0 is refused there
         return count_paths(self.spec.location, level_columns, progress=progress, should_cancel=should_cancel,
-                           max_nodes_per_level=max_nodes_per_level or MAX_NODES_PER_LEVEL, dialect=self.csv_dialect,
-                           encoding=self.spec.encoding)
+                           max_nodes_per_level=limit, dialect=self.csv_dialect, encoding=self.spec.encoding)
 
     def distinct_counts(
         self,

@@ -116,3 +116,19 @@ def test_spark_refuses_an_encoding_it_would_not_use(location, kwargs):
         parse_source(location, engine="spark", encoding="latin-1", **kwargs)
     assert "--encoding" in err.value.fix
     assert parse_source("flights.csv", engine="spark", encoding="latin-1").public_record()["encoding"] == "latin-1"
+
+
+def test_every_source_reads_none_as_the_default_node_limit_and_refuses_zero(tmp_path) -> None:
+    """DataSource.path_counts: None is the default limit; 0 is a ParameterError for files as for SQL."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dpgui.data.source import open_source, parse_source
+    from dpgui.errors import ParameterError
+
+    path = tmp_path / "levels.parquet"
+    pq.write_table(pa.table({"a": ["x", "x", "y"], "b": ["p", "q", "r"]}), path)
+    with open_source(parse_source(str(path))) as source:
+        assert source.path_counts(["a", "b"]).rows == 3
+        with pytest.raises(ParameterError, match="max_nodes_per_level"):
+            source.path_counts(["a", "b"], max_nodes_per_level=0)
