@@ -1,93 +1,19 @@
-"""ℓ1 consistency: the vectorised divide and conquer against the former heap slope trick (kept here
-only, as a reference oracle), against the trellis, and on the least-optimum tie rule."""
+"""ℓ1 consistency: the vectorised divide and conquer against the former heap slope trick (kept in
+tests/l1_heap_reference.py as the reference oracle), against the trellis, and on the least-optimum
+tie rule."""
 
 from __future__ import annotations
 
-import heapq
 import itertools
 
 import numpy as np
 import pytest
+from l1_heap_reference import heap_l1
 
 from dpgui.core import consistency
 from dpgui.core.consistency import consistency_objective, consistent_l1, trellis_consistency
 
 ATOL = 1e-9
-
-
-# ----------------------------------------------------------------------------------------------
-# reference oracle: the package's ℓ1 solver until issue 17 (a weighted slope trick on a heap)
-# ----------------------------------------------------------------------------------------------
-
-
-def _heap_l1_unbounded(y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    """Integer minimiser of ``sum_k w_k |x_k - y_k|`` over nondecreasing integer x, O(K log K).
-
-    ``M_k(v) = min_{u <= v} D_k(u)`` with ``D_k = w_k|. - y_k| + M_{k-1}`` is kept as a max-heap of
-    breakpoint ranks plus slope increments; the top breakpoint after the prefix minimum is an argmin
-    ``a_k``, and ``x_k = min(x_{k+1}, a_k)`` backwards.
-    """
-    k = y.size
-    floors = np.floor(y)
-    theta = y - floors
-    values = np.unique(np.concatenate((floors, floors + 1.0)))
-    top_rank = values.size - 1
-    q_lo = (top_rank - np.searchsorted(values, floors)).tolist()
-    wk_arr = np.ones(k) if w is None else w
-    lo_w = (2.0 * (1.0 - theta) * wk_arr).tolist()
-    hi_w = (2.0 * theta * wk_arr).tolist()
-    tol = 1e-12 * float(np.max(wk_arr))
-    slope = [0.0] * values.size
-    heap: list[int] = []
-    argmin_q: list[int] = []
-    for q, a, b, rem in zip(q_lo, lo_w, hi_w, wk_arr.tolist()):
-        if not heap or q <= heap[0]:
-            if b <= rem + tol:
-                if slope[q] == 0.0:
-                    heapq.heappush(heap, q)
-                slope[q] += rem
-                argmin_q.append(q)
-            else:
-                if slope[q] == 0.0:
-                    heapq.heappush(heap, q)
-                slope[q] += a
-                heapq.heappush(heap, q - 1)
-                slope[q - 1] = b - rem
-                argmin_q.append(q - 1)
-            continue
-        if a > 0.0:
-            if slope[q] == 0.0:
-                heapq.heappush(heap, q)
-            slope[q] += a
-        if b > 0.0:
-            if slope[q - 1] == 0.0:
-                heapq.heappush(heap, q - 1)
-            slope[q - 1] += b
-        while True:
-            p = heap[0]
-            s = slope[p]
-            if s > rem + tol:
-                slope[p] = s - rem
-                break
-            rem -= s
-            slope[p] = 0.0
-            heapq.heappop(heap)
-            if rem <= tol:
-                break
-        argmin_q.append(heap[0])
-    best_q = np.maximum.accumulate(np.asarray(argmin_q, dtype=np.int64)[::-1])[::-1]
-    return values[top_rank - best_q].astype(np.int64)
-
-
-def heap_l1(y: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
-    """The former ``consistent_l1``: clip y to [-1, N+1], solve unbounded, clip to [0, N], x_K = N."""
-    y = np.asarray(y, dtype=np.float64)
-    out = np.empty(y.size, dtype=np.int64)
-    out[-1] = n
-    if y.size > 1:
-        yc = np.clip(y[:-1], -1.0, n + 1.0)
-        out[:-1] = np.clip(_heap_l1_unbounded(yc, None if weights is None else weights[:-1]), 0, n)
-    return out
 
 
 # ----------------------------------------------------------------------------------------------
