@@ -217,34 +217,37 @@ def _l1_bounded_integer(y: np.ndarray, w: np.ndarray | None, n: int) -> np.ndarr
     Each level bisects all segments at once: with ``P_j = sum_{i<j} w_i c_i`` the best suffix of
     segment ``[s, e)`` is ``argmax_{s<=j<=e} P_j`` (``np.maximum.reduceat``). Ties take the
     largest ``j`` (least upper set), so the result is the least optimum, which the former heap
-    slope trick also returned. ``P`` is the exact sum of the ``±w/2`` terms (integers when
-    unweighted: hand-written here rather than a float cumsum because an integer prefix sum is an
-    order of magnitude faster and exact) plus a step function of the few ``1/2 - frac(y)`` terms,
-    so equal costs compare equal and only genuinely fractional near-ties meet float rounding.
+    slope trick also returned. ``P`` is the sum of the ``±w/2`` terms (an integer cumsum when
+    unweighted: exact, and an order of magnitude faster than a float one) plus a step function of
+    the few ``1/2 - frac(y)`` terms, so equal costs compare equal and only genuinely fractional
+    near-ties meet float rounding.
     ``O(K log |V|)`` time with ``|V| <= 2K``, ``O(K)`` memory.
     """
     k = y.size
     floors = np.floor(y)
-    lows = np.clip(floors, 0.0, float(n))
+    inside_cost = 0.5 - (y - floors)  # c_k when v_r < y_k < v_r + 1 (then v_r = ⌊y_k⌋)
+    lows = np.clip(floors, 0.0, float(n)).astype(np.int64)
+    highs = np.clip(floors + 1.0, 0.0, float(n)).astype(np.int64)
     if n <= 4 * k:  # a mark per integer in [0, N] is cheaper than sorting 2K values
         present = np.zeros(n + 1, dtype=bool)
-        present[lows.astype(np.int64)] = True
-        present[np.clip(floors + 1.0, 0.0, float(n)).astype(np.int64)] = True
+        present[lows] = True
+        present[highs] = True
         values = np.flatnonzero(present)
-        rank_floor = (np.cumsum(present) - 1)[lows.astype(np.int64)]
+        rank_floor = (np.cumsum(present) - 1)[lows]
+        del present
     else:
-        values = np.unique(np.concatenate((lows, np.clip(floors + 1.0, 0.0, float(n))))).astype(np.int64)
-        rank_floor = np.searchsorted(values, lows.astype(np.int64))
+        values = np.unique(np.concatenate((lows, highs)))
+        rank_floor = np.searchsorted(values, lows)
+    del lows, highs
     top = values.size - 1  # rank thresholds 0..top-1 are real; x_k > values[top] is infeasible
     depth = top.bit_length()  # ranks are bisected as the bits of a depth-bit number
-    fractional = y > floors
     # key_k against 2r + 1 classifies y_k at threshold v_r: key <= 2r: y <= v_r; key = 2r + 1:
     # v_r < y < v_r + 1; key >= 2r + 2: y >= v_r + 1 (y < 0 lies below every threshold).
     # int32 halves the memory traffic of the per-level passes; keys and ranks stay below 8K
     itype = np.int32 if k < _L1_INT32_MAX_K else np.int64
-    key = (2 * rank_floor + fractional).astype(itype)
+    key = (2 * rank_floor + (y > floors)).astype(itype)
     key[y < 0.0] = 0
-    inside_cost = 0.5 - (y - floors)  # c_k when v_r < y_k < v_r + 1 (then v_r = ⌊y_k⌋)
+    del floors, rank_floor
     half_w = None
     if w is not None:
         inside_cost *= w
