@@ -35,12 +35,15 @@ from dpgui.core.plan import (
     split_budget,
 )
 from dpgui.core.projection import (
-    covering_total_coefficients,
-    gls_total_coefficients,
+    Span,
+    check_span,
     last_prefix,
+    prefix_basis,
     prefix_variances,
+    prefix_variances_from_basis,
+    total_coefficients,
+    total_from_coefficients,
     total_sq_error,
-    _gls_boundary_terms,
 )
 from dpgui.core.tree import TreeShape, check_bins
 from dpgui.errors import ParameterError
@@ -90,30 +93,37 @@ def level_variance(budgets: np.ndarray, privacy: PrivacySpec, noise: str) -> np.
 
 # ------------------------------------------------------------------ objective evaluation
 class _Objective:
-    """Projected error of one shape as a function of the noised levels' budgets."""
+    """Projected error of one shape as a function of the noised levels' budgets, through
+    :mod:`dpgui.core.projection`'s two-part API: the tree-only part (:func:`total_coefficients`,
+    :func:`prefix_basis`) is computed once, the budget-dependent part (:func:`total_from_coefficients`,
+    :func:`prefix_variances_from_basis`) at every evaluation. ``span`` (prefix lengths first..last,
+    None = every noised CDF point) is where the error counts: "total" sums over it, "max" takes its max.
+    O(h) per total evaluation, O(len·h) per per-prefix one."""
 
     def __init__(self, shape: TreeShape, privacy: PrivacySpec, estimator: str, objective: str,
-                 prefixes: np.ndarray | None = None, noise: str = "laplace") -> None:
+                 prefixes: np.ndarray | None = None, noise: str = "laplace", span: Span | None = None) -> None:
         self.shape, self.privacy, self.estimator, self.objective = shape, privacy, estimator, objective
         self.noise = noise
         self.first = privacy.first_noised_level()
+        # Every level counts as released: a level without budget has variance inf, which the GLS
+        # precisions read as "not released"; for the covering sum it makes the error infinite.
+        self.released = [True] * (shape.height + 1)
         root_public = privacy.root_public
         if objective == "total":
-            if estimator == "gls":
-                self.coeffs, self.const = gls_total_coefficients(shape, root_public)
-            else:
-                self.digit_totals = covering_total_coefficients(shape, [True] * (shape.height + 1), root_public)
+            self.coefficients = total_coefficients(shape, estimator, self.released, root_public, span)
         else:
-            j = np.arange(1, last_prefix(shape, root_public) + 1, dtype=np.int64) if prefixes is None else prefixes
+            first, last = check_span(shape, root_public, span)
+            j = np.arange(first, last + 1, dtype=np.int64) if prefixes is None else prefixes
             self.set_prefixes(j)
+
+    @property
+    def digit_totals(self) -> np.ndarray:
+        """Covering sum, "total": D_l, so that the error is Σ_l D_l v_l."""
+        return self.coefficients[0]
 
     def set_prefixes(self, j: np.ndarray) -> None:
         self.prefixes = j
-        if self.estimator == "gls":
-            self.terms = _gls_boundary_terms(self.shape, j)
-            self.squares = j.astype(float) ** 2 / self.shape.padded_bins
-        else:
-            self.digits = self.shape.covering_digits(j).astype(float)
+        self.basis = prefix_basis(self.shape, self.estimator, self.released, j)
 
     def variances(self, level_eps: np.ndarray) -> np.ndarray:
         v = np.full(self.shape.height + 1, np.inf)
@@ -122,36 +132,29 @@ class _Objective:
             v[0] = 0.0
         return v
 
-    def _lambdas(self, v: np.ndarray) -> tuple[np.ndarray, float]:
-        w = np.where(np.isinf(v), 0.0, 1.0 / np.where(v == 0, 1.0, v))
-        w = np.where(v == 0, 0.0, w)
-        tail = np.cumsum((w * np.asarray(self.shape.leaves_per_node, dtype=float))[::-1])[::-1]
-        lam_c = math.inf if v[0] == 0 else float(tail[0])
-        return tail[1:], lam_c
-
     def per_prefix(self, level_eps: np.ndarray) -> np.ndarray:
         v = self.variances(level_eps)
-        if self.estimator == "gls":
-            lam, lam_c = self._lambdas(v)
-            if np.any(lam <= 0):
-                return np.full(self.prefixes.size, np.inf)
-            out = self.terms @ (1.0 / lam)
-            return out + (self.squares / lam_c if math.isfinite(lam_c) else 0.0)
-        return self.digits @ np.where(np.isinf(v), 1e300, v)
+        if self.estimator == "covering":
+            v = np.where(np.isinf(v), 1e300, v)  # huge, not inf: the max objective's SLSQP needs finite slopes
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = prefix_variances_from_basis(self.shape, self.estimator, self.basis, v, self.prefixes,
+                                              self.privacy.root_public)
+        # GLS with no information below some level (a zero eigenvalue): inf or nan somewhere, so in the sum
+        # (the covering sum's 1e300 stand-ins may overflow a sum, and it has no zero eigenvalues).
+        if self.estimator == "gls" and not math.isfinite(float(out.sum())):
+            return np.full(self.prefixes.size, np.inf)
+        return out
 
     def __call__(self, level_eps: np.ndarray) -> float:
         if self.objective == "max":
-            return float(self.per_prefix(level_eps).max())
+            per = self.per_prefix(level_eps)
+            return float(per.max()) if per.size else 0.0
         v = self.variances(level_eps)
-        if self.estimator == "gls":
-            lam, lam_c = self._lambdas(v)
-            if np.any(lam <= 0):
-                return math.inf
-            return float(self.coeffs @ (1.0 / lam) + (self.const / lam_c if math.isfinite(lam_c) else 0.0))
-        finite = np.where(np.isinf(v), 0.0, v)
-        if np.any(np.isinf(v) & (self.digit_totals > 0)):
+        if self.estimator == "covering" and np.any(np.isinf(v) & (self.digit_totals > 0)):
             return math.inf
-        return float(self.digit_totals @ finite)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = total_from_coefficients(self.shape, self.estimator, self.coefficients, v)
+        return value if math.isfinite(value) else math.inf
 
 
 # ------------------------------------------------------------------ budget optimisation
