@@ -61,9 +61,12 @@ def focus_words(offer: FocusOffer, region: str) -> str:
     where = "on average there" if offer.objective == "total" else "at the worst point there"
     figures = f"{format_margin_records(focused_margin)} instead of {format_margin_records(default_margin)} {where}"
     if offer.worth_it:
+        whole = (f"{format_margin_records(margin95(offer.focused_plan, 'average'))} instead of "
+                 f"{format_margin_records(margin95(offer.default_plan, 'average'))}")
         return (f"<b>{region}</b>: with a plan made for it the error there is {figures} "
                 f"({100 * offer.gain:.0f} % less mean squared error). <b>That plan is used</b>; privacy is the "
-                "same (the same ε is spent).")
+                f"same (the same ε is spent). The price is paid elsewhere: on average over the whole range the "
+                f"error is {whole}.")
     if offer.gain < 0.005:
         return (f"<b>{region}</b>: no plan does better there than the plan for the whole range, "
                 f"which is kept ({format_margin_records(default_margin)} {where}).")

@@ -72,7 +72,8 @@ def value_span(low: float, high: float, lower: float, upper: float, bins: int) -
     if not (math.isfinite(low) and math.isfinite(high)):
         raise ParameterError("the region's ends must be finite numbers", "give two numbers, e.g. 20 and 35")
     if low > high:
-        raise ParameterError(f"the region is inverted: {low:g} is above {high:g}", f"write it as {high:g}:{low:g}")
+        raise ParameterError(f"the region is inverted: {low:g} is above {high:g}",
+                             f"give the smaller value first: {high:g} to {low:g}")
     if low < lower or high > upper:
         raise ParameterError(f"the region {low:g}–{high:g} is outside the bounds {lower:g}–{upper:g}",
                              f"choose a region between {lower:g} and {upper:g}")

@@ -8,7 +8,7 @@ import pytest
 
 from dpgui.core.focus import focus_offer, value_span
 from dpgui.core.plan import Plan, PrivacySpec
-from dpgui.core.planner import auto_plan
+from dpgui.core.planner import auto_plan, margin95
 from dpgui.formatting import format_margin_records
 
 from gui_helpers import TIMEOUT, sample_window_planned, type_into
@@ -51,10 +51,20 @@ def test_a_tail_that_pays_is_offered_in_words_and_its_plan_is_used(qtbot, page):
     assert f"{100 * offer.gain:.0f} % less mean squared error" in words and "That plan is used" in words
     assert format_margin_records(focused_margin) in words and format_margin_records(default_margin) in words
     assert f"from {context.lower:g} to" in words and page.focus_message.isHidden()
+    whole = margin95(offer.focused_plan, "average"), margin95(default, "average")
+    assert whole[0] > whole[1] and f"{format_margin_records(whole[0])} instead of {format_margin_records(whole[1])}" in words
     assert page.focus.toolTip() and page.focus_note.toolTip()
+    # plot (a) shades the region: CDF points 1..100 sit at the upper edges of bins 1..100
+    qtbot.waitUntil(lambda: page.plots.projection is not None and page.plots.projection.plan is page.plan
+                    and not page.plots.busy, timeout=TIMEOUT)
+    width = (context.upper - context.lower) / SAMPLE_BINS
+    assert page.plots.focus_band.isVisible()
+    assert page.plots.focus_band.getRegion() == pytest.approx((context.lower + width, context.lower + 100 * width))
     # back to everywhere: the plan for the whole range again, and no words about a region
     choose(qtbot, page, "everywhere")
     assert page.plan == default and page.plan.focus is None and page.focus_note.text() == ""
+    qtbot.waitUntil(lambda: page.plots.projection.plan is page.plan and not page.plots.busy, timeout=TIMEOUT)
+    assert not page.plots.focus_band.isVisible()
 
 
 def test_a_region_that_gains_under_ten_percent_keeps_the_whole_range_plan(qtbot, page):
