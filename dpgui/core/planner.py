@@ -616,15 +616,21 @@ def baselines(bins: int, privacy: PrivacySpec) -> dict[str, dict[str, object]]:
 ACCURACY_WHERE = ("every", "average")
 
 
-def margin95(plan: Plan, where: str) -> float:
+def margin95(plan: Plan, where: str, focus: Span | None = None) -> float:
     """The plan's 95 % error margin in records: ``noise_margin`` (2.2·SE + 1, the half-width of the
     95 % band published with each count, which holds the true count with probability ≥ 95 %) at the
-    worst CDF point ('every') or at the root-mean-square SE over the noised CDF points ('average').
-    Exact (discrete-Laplace variances); O(h) for 'average', O(K·h) for 'every'."""
+    worst CDF point ('every') or at the root-mean-square SE over the noised CDF points ('average'),
+    of ``focus`` (prefix lengths first..last) if given. Exact (discrete-Laplace variances); O(h) for
+    'average', O(K·h) for 'every' (O(len·h) with a focus)."""
     from dpgui.core.quantiles import noise_margin
 
     if where not in ACCURACY_WHERE:
         raise ParameterError(f"unknown accuracy target {where!r}", "use 'every' or 'average'")
+    if focus is not None:
+        first, last = check_span(plan.shape, plan.privacy.root_public, focus)
+        if where == "every":
+            return float(noise_margin(math.sqrt(focus_error(plan, "max", focus))))
+        return float(noise_margin(math.sqrt(focus_error(plan, "total", focus) / max(1, last - first + 1))))
     if where == "every":
         return float(noise_margin(math.sqrt(float(prefix_variances(plan).max()))))
     return average_margin95(total_sq_error(plan), plan.shape, plan.privacy.root_public)
@@ -648,12 +654,14 @@ def plan_for_accuracy(
     estimator: str = "gls",
     significant: int = 3,
     noise: str = "laplace",
+    focus: Span | None = None,
 ) -> Plan:
-    """The plan with the smallest ε (to ``significant`` digits, rounded up) whose 95 % margin
-    (:func:`margin95`, in records) is at most ``margin``. ``privacy.epsilon`` is ignored; its δ,
-    neighbour model and records per person are kept. ``noise`` "auto" plans both noises (Gaussian
-    only when δ > 0) and returns the one needing the smaller ε (Laplace on a tie); a noise that cannot meet
-    the target at any ε ≤ 100 is left out (its figures None), and only if neither can is the target refused.
+    """The plan with the smallest ε (to ``significant`` digits, rounded up) whose 95 % margin (:func:`margin95`,
+    in records; over the CDF points of ``focus`` if given) is at most ``margin``. ``privacy.epsilon`` is
+    ignored; its δ, neighbour model and records per person are kept. ``noise`` "auto" plans both noises
+    (Gaussian only when δ > 0) and returns the one needing the smaller ε (Laplace on a tie); a noise that cannot
+    meet the target at any ε ≤ 100 is left out (its figures None), and only if neither can is the target
+    refused.
 
     The best budget *shares* hardly depend on the total (every level's variance scales as 1/ε² for
     Laplace, 1/ρ for Gaussian), so the shape and shares are optimised once at ε = 1 and scaled. The
@@ -679,7 +687,8 @@ def plan_for_accuracy(
     failures: list[ParameterError] = []
     for kind in kinds:
         try:
-            plans[kind] = _plan_for_accuracy_with(bins, privacy, margin, where, shape, estimator, significant, kind)
+            plans[kind] = _plan_for_accuracy_with(bins, privacy, margin, where, shape, estimator, significant, kind,
+                                                  focus)
         except ParameterError as exc:  # auto: the other noise may still meet the target (e.g. Gaussian needs ε > 100)
             if len(kinds) == 1:
                 raise
@@ -697,21 +706,25 @@ def plan_for_accuracy(
 
 
 def _plan_for_accuracy_with(bins: int, privacy: PrivacySpec, margin: float, where: str, shape: TreeShape | None,
-                            estimator: str, significant: int, noise: str) -> Plan:
-    """:func:`plan_for_accuracy` for one noise."""
+                            estimator: str, significant: int, noise: str, focus: Span | None = None) -> Plan:
+    """:func:`plan_for_accuracy` for one noise (with a focus: the plan for it, or the plan for the whole
+    range where that is no worse in the focus)."""
     objective = "max" if where == "every" else "total"
     unit = privacy.with_epsilon(1.0)
     base = _best_plan(bins, unit, shape, "auto", estimator, objective, None, 6, noise)
+    if focus is not None:
+        base = focused_plan(base, focus, shape, objective=objective)
     shares = np.asarray(base.level_budgets)
     limit = 100.0
 
     def plan_at(epsilon: float) -> Plan:
         spec = privacy.with_epsilon(epsilon)
-        return Plan(base.shape, spec, split_budget(budget_total(spec, noise), shares), estimator, noise)
+        return Plan(base.shape, spec, split_budget(budget_total(spec, noise), shares), estimator, noise,
+                    focus=base.focus)
 
     def meets(epsilon: float) -> bool:
         try:
-            return margin95(plan_at(epsilon), where) <= margin
+            return margin95(plan_at(epsilon), where, focus) <= margin
         except ParameterError:  # an ε so small that the noise is beyond the sampler: not a usable plan
             return False
 

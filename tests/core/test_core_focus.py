@@ -149,3 +149,22 @@ def test_a_plan_with_focus_round_trips_and_old_plans_load_without_it():
     assert Plan.from_json(old).focus is None and Plan.from_json(old) == plan
     with pytest.raises(ParameterError):
         Plan.from_json({**data, "focus": {"first_prefix": 0, "last_prefix": 5}})
+
+
+def test_accuracy_first_for_a_region_needs_no_more_epsilon_than_for_the_whole_range_there():
+    """The smallest ε whose 95 % margin in the lowest 1 % meets ±30 records: with the region's plan it is
+    smaller than with the plan for the whole range, and the margin there is met (checked independently)."""
+    from dpgui.core.planner import plan_for_accuracy
+
+    span = (1, 41)
+    focused = plan_for_accuracy(4096, PrivacySpec(1.0), 30.0, "average", focus=span)
+    whole = plan_for_accuracy(4096, PrivacySpec(1.0), 30.0, "average")
+    assert focused.focus == span and focused.privacy.epsilon < whole.privacy.epsilon
+
+    def region_margin(plan: Plan) -> float:
+        return 2.2 * math.sqrt(float(prefix_variances(plan)[:41].mean())) + 1
+
+    assert region_margin(focused) <= 30.0
+    tighter = round(focused.privacy.epsilon - 0.01, 10)  # three significant digits: the next smaller ε fails
+    assert region_margin(Plan(focused.shape, focused.privacy.with_epsilon(tighter),
+                              split_budget(tighter, focused.level_budgets))) > 30.0
