@@ -1052,23 +1052,25 @@ class PlanPage(QWidget):
         except DpguiError:
             return
         estimator = self.estimator.currentData()
+        span, _region = self._focus_span(bins)  # the accepted error is then for the chosen region
 
         def task(progress: Any, should_cancel: Any) -> Planned:
             progress(0.0, "Finding the smallest ε…")
             plan = plan_for_accuracy(bins, privacy_template, margin, where, shape=shape, estimator=estimator,
-                                     noise=noise)
+                                     noise=noise, focus=span)
             return Planned(plan, margin)
 
         def done(result: Planned) -> None:
             plan, wanted = result.plan, result.wanted
             assert wanted is not None
             self.epsilon.set_text(f"{plan.privacy.epsilon:g}")
-            achieved = margin95(plan, where)
+            achieved = margin95(plan, where, span)
             at = (f" at δ = {text.format_delta(plan.privacy.delta)}, with {text.NOISE_NAMES[plan.noise]} noise"
                   if plan.privacy.delta > 0 else "")
+            region = "" if span is None else " of the region you need accurate"
             self.accuracy_result.setText(
                 f"Smallest ε{at}: <b>{plan.privacy.epsilon:g}</b>. Projected error ± {achieved:,.1f} records "
-                f"{'at every point' if where == 'every' else 'on average'} (you accept ± {wanted:,.1f}).")
+                f"{'at every point' if where == 'every' else 'on average'}{region} (you accept ± {wanted:,.1f}).")
 
         self.accuracy_result.setText("Searching…")
         self._run(task, done)

@@ -112,3 +112,21 @@ def test_a_saved_focused_plan_comes_back_with_its_region(qtbot, page):
     low, high = page.focus_from.value(), page.focus_to.value()
     assert value_span(low, high, context.lower, context.upper, SAMPLE_BINS) == (900, 1000)
     assert "saved plan was made for" in page.focus_note.text()
+
+
+def test_accuracy_first_with_a_region_finds_the_smallest_epsilon_for_that_region(qtbot, page):
+    from dpgui.core.planner import plan_for_accuracy
+
+    choose(qtbot, page, "lower")
+    page.target.set_text("30")
+    page.target_where.setCurrentIndex(page.target_where.findData("average"))
+    before = page.plan
+    page.accuracy_first()
+    qtbot.waitUntil(lambda: page.plan is not before and not page.is_planning(), timeout=TIMEOUT)
+    reference = plan_for_accuracy(SAMPLE_BINS, PrivacySpec(1.0), 30.0, "average", focus=(1, 100))
+    whole = plan_for_accuracy(SAMPLE_BINS, PrivacySpec(1.0), 30.0, "average")
+    plan = page.plan
+    assert plan == reference and plan.focus == (1, 100) and plan.privacy.epsilon < whole.privacy.epsilon
+    assert margin95(plan, "average", (1, 100)) <= 30.0
+    words = page.accuracy_result.text()
+    assert f"{reference.privacy.epsilon:g}" in words and "on average of the region you need accurate" in words
