@@ -445,7 +445,7 @@ def auto_plan(
     """
     if focus is not None:
         default = auto_plan(bins, privacy, shape, budgets, estimator, objective, locked, shortlist, noise)
-        return focused_plan(default, focus, shape, budgets, locked, shortlist)
+        return focused_plan(default, focus, shape, budgets, locked, max(shortlist, FOCUS_SHORTLIST), objective)
     bins = check_bins(bins)
     if objective not in OBJECTIVES:
         raise ParameterError(f"unknown objective {objective!r}", "use 'total' or 'max'")

@@ -168,3 +168,12 @@ def test_accuracy_first_for_a_region_needs_no_more_epsilon_than_for_the_whole_ra
     tighter = round(focused.privacy.epsilon - 0.01, 10)  # three significant digits: the next smaller ε fails
     assert region_margin(Plan(focused.shape, focused.privacy.with_epsilon(tighter),
                               split_budget(tighter, focused.level_budgets))) > 30.0
+
+
+def test_auto_plan_with_a_focus_is_the_offered_plan():
+    privacy = PrivacySpec(1.0, "addremove")
+    span = SPANS_4096["highest 10 %"]
+    planned = auto_plan(4096, privacy, focus=span)
+    offer = focus_offer(4096, privacy, span)
+    assert planned == offer.focused_plan and planned.focus == offer.focused_plan.focus == span
+    assert focus_error(planned, "total", span) == offer.focused_error
