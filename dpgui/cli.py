@@ -219,6 +219,10 @@ def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = Tru
                         help="gls: best linear unbiased (default); covering: paper 000 eq. 5")
     parser.add_argument("--objective", choices=("total", "max"), default="total",
                         help="minimise the total or the worst squared error of the cumulative counts")
+    parser.add_argument("--focus", metavar="LO:HI|lower|upper|middle",
+                        help="where you need accuracy, in the column's units (needs --lower/--upper; --focus=-5:10 "
+                             "for a negative end): the plan is optimised for that region when that lowers its error "
+                             "by at least 10 %%, else the plan for the whole range is kept (said in a note)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -233,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     plan = sub.add_parser("plan", help="choose a tree and budgets; show projected errors (spends nothing)")
     _add_plan_options(plan)
     plan.add_argument("--n", type=_int_at_least(1, "--n 10000"), metavar="N", help="public N, to express CDF errors")
+    plan.add_argument("--lower", type=_finite_float, metavar="A", help="public lower bound (for --focus)")
+    plan.add_argument("--upper", type=_finite_float, metavar="B", help="public upper bound (for --focus)")
     plan.add_argument("--json", action="store_true", help="print JSON")
 
     rel = sub.add_parser("release", help="release a DP CDF of a numeric column to CSV (spends ε)")
@@ -361,16 +367,67 @@ def _make_plan(args: argparse.Namespace, bins: int) -> Plan:
     from dpgui.core.projection import prefix_variances
     from dpgui.core.tree import TreeShape
 
+    args.focus_offer = None  # set by --focus (_focus_plan)
     noise = _noise_request(args)
     privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0)
     shape = None if args.branching == "auto" else TreeShape.parse(bins, args.branching, privacy.missing_leaf)
     if isinstance(args.budgets, str) or shape is None:  # (budgets without a branching: auto_plan says so)
-        return auto_plan(bins, privacy, shape, args.budgets, args.estimator, args.objective, noise=noise)
+        default = auto_plan(bins, privacy, shape, args.budgets, args.estimator, args.objective, noise=noise)
+        return _focus_plan(args, bins, default, shape)
+    if getattr(args, "focus", None) is not None:
+        raise ParameterError("--focus optimises the level budgets, but --budgets gives them",
+                             "leave out --budgets (or --focus)")
     plan = Plan(shape, privacy, tuple(args.budgets), args.estimator, noise)
     variances = prefix_variances(plan)
     figures = (float(variances.sum()), float(variances.max()))
     return replace(plan, noise_choice=NoiseChoice(noise, noise, args.objective, figures if noise == "laplace" else None,
                                                   figures if noise == "gaussian" else None))
+
+
+def _focus_plan(args: argparse.Namespace, bins: int, default: Plan, shape: Any) -> Plan:
+    """``--focus``: the plan for the region if it lowers the region's projected error by ≥ 10 %
+    (:func:`dpgui.core.focus.focus_offer`), else ``default``; the offer is kept in ``args.focus_offer``
+    for the output. Bad input (not numbers, inverted, outside the bounds, no bounds) is refused before
+    anything is read or spent."""
+    text = getattr(args, "focus", None)
+    if text is None:
+        return default
+    from dpgui.core.focus import PRESETS, focus_offer, parse_interval, preset_interval, value_span
+    from dpgui.data.histogram import check_bounds
+
+    if getattr(args, "lower", None) is None or getattr(args, "upper", None) is None:
+        raise ParameterError("--focus is in the column's units and needs the bounds",
+                             "give --lower A --upper B (the bounds of the release) as well")
+    lower, upper = check_bounds(args.lower, args.upper)
+    interval = preset_interval(text, lower, upper) if text in PRESETS else parse_interval(text)
+    if interval is None:  # "everywhere"
+        return default
+    span = value_span(interval[0], interval[1], lower, upper, bins)
+    offer = focus_offer(bins, default.privacy, span, shape, default.estimator, args.objective, default.noise,
+                        default=default)
+    args.focus_offer = {"values": list(interval), **offer.to_json()}
+    return offer.plan
+
+
+def _focus_note(args: argparse.Namespace, command: str) -> None:
+    """One line on stderr when ``--focus`` gains less than 10 %: the plan for the whole range is used."""
+    offer = getattr(args, "focus_offer", None)
+    if offer is not None and not offer["worth_it"]:
+        low, high = offer["values"]
+        print(f"dpgui {command}: note: planning for {low:g}–{high:g} would lower its projected error by only "
+              f"{100 * offer['gain']:.0f} % (less than 10 %), so the plan for the whole range is used", file=sys.stderr)
+
+
+def focus_text(offer: dict[str, Any]) -> str:
+    """The region's offer in one line for people (``offer``: ``args.focus_offer``)."""
+    low, high = offer["values"]
+    figures = (f"95 % error ±{offer['focused_margin95']:.4g} records with the plan for it, "
+               f"±{offer['default_margin95']:.4g} with the plan for the whole range")
+    if offer["worth_it"]:
+        return (f"  region {low:g}–{high:g}: {figures} ({100 * offer['gain']:.0f} % lower squared error): "
+                "this plan is optimised for it")
+    return (f"  region {low:g}–{high:g}: {figures}; not better by 10 % ({100 * offer['gain']:.0f} %), "
+            "so the plan for the whole range is used")
 
 
 def _plan_json(plan: Plan, args: argparse.Namespace) -> dict[str, Any]:
@@ -380,6 +437,8 @@ def _plan_json(plan: Plan, args: argparse.Namespace) -> dict[str, Any]:
     ``total_sq_error``/``max_variance``/``max_std_error`` (counts²/records) of the best Laplace and the
     best Gaussian plan at this (ε, δ), null where not planned (Gaussian at δ = 0)."""
     out = plan.to_json()
+    if getattr(args, "focus_offer", None) is not None:
+        out["focus_offer"] = args.focus_offer
     if not _delta_options_given(args):
         out.pop("noise_choice", None)
         return out
@@ -444,6 +503,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         _note_delta_unused(plan, "plan")
     else:
         print(plan_text(report, args.n))
+    _focus_note(args, "plan")
     return 0
 
 
@@ -515,6 +575,8 @@ def plan_text(report: dict[str, Any], n: int | None) -> str:
         f"paper 000's best tree ({'x'.join(map(str, report['baselines']['paper_best']['branching']))}, "
         "equal budgets, covering sum)",
     ]
+    if report.get("focus_offer") is not None:
+        lines.append(focus_text(report["focus_offer"]))
     return "\n".join(lines)
 
 
@@ -744,7 +806,10 @@ def cmd_release(args: argparse.Namespace) -> int:
         print(f"released {plan.shape.bins} cumulative counts to {where} "
               f"({charge_text(plan, with_rho=True)} from dataset {dataset!r}, {noise}{plan.privacy.neighbours} neighbours, "
               f"branching {plan.shape.label}; missing values: {summary['missing_values']['description']})")
+        if args.focus_offer is not None:
+            print(focus_text(args.focus_offer).strip())
     _note_delta_unused(plan, "release")
+    _focus_note(args, "release")
     return 0
 
 
@@ -962,7 +1027,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         _print(out, True)
     else:
         print(simulate_text(out, show_n=not from_data or plan.privacy.root_public))
+        if args.focus_offer is not None:
+            print(focus_text(args.focus_offer))
     _note_delta_unused(plan, "simulate")
+    _focus_note(args, "simulate")
     return 0
 
 
@@ -1820,7 +1888,7 @@ def _spent_note(args: argparse.Namespace) -> str:
 
 
 #: Options whose value may be a negative number: argparse takes "-1e-9" (but not "-1") for an option.
-NUMBER_OPTIONS = ("--epsilon", "--delta", "--lower", "--upper")
+NUMBER_OPTIONS = ("--epsilon", "--delta", "--lower", "--upper", "--focus")
 
 
 def _join_negative_numbers(arguments: list[str]) -> list[str]:

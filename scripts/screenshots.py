@@ -211,6 +211,18 @@ def main(argv: list[str] | None = None) -> int:
     plan_page.set_noise("auto")
     plan_page.set_delta(0.0)
     wait(lambda: plan_page.plan.privacy.delta == 0 and plan_page.plan.noise == "laplace" and not plan_page.is_planning())
+    # where do you need accuracy: the lowest 10 % of the range, planned for it and offered in words
+    plan_page.focus.setCurrentIndex(plan_page.focus.findData("lower"))
+    wait(lambda: plan_page.plan.focus is not None and not plan_page.is_planning() and plan_page.focus_note.text())
+    wait(lambda: not plan_page.plots.projecting and not plan_page.plots.busy, timeout=120.0)
+    from PySide6.QtWidgets import QScrollArea
+
+    controls = plan_page.findChild(QScrollArea)
+    controls.ensureWidgetVisible(plan_page.focus_note)
+    shot("03d-plan-focus")
+    controls.verticalScrollBar().setValue(0)
+    plan_page.focus.setCurrentIndex(plan_page.focus.findData("everywhere"))
+    wait(lambda: plan_page.plan.focus is None and not plan_page.is_planning())
     plan_page.target.set_text("1")
     plan_page.target_unit.setCurrentIndex(plan_page.target_unit.findData("percent"))
     before = plan_page.plan

@@ -1,7 +1,8 @@
 """Step 2 — privacy and plan: ε and δ with presets, the noise (automatic, Laplace or Gaussian),
 neighbour model, records per person; the bin tree's
 branching and each level's budget (linked, with locks); estimator, consistency, objective;
-auto-optimize; accuracy first (the smallest ε for an error you accept); the projected error —
+auto-optimize; where the officer needs accuracy (a region of the range the plan is optimised for, used
+only when it lowers the error there by ≥ 10 %); accuracy first (the smallest ε for an error you accept); the projected error —
 all before any budget is spent. Planning is data-independent: it never reads the file."""
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dpgui.app.fields import (
 )
 from dpgui.app.projection_plots import ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
+from dpgui.core.focus import FocusOffer, focus_offer, preset_interval, value_span
 from dpgui.core.missing import MISSING_RULE_TEXT
 from dpgui.core.plan import Plan, PrivacySpec, split_budget
 from dpgui.core.planner import auto_plan, average_margin95, margin95, plan_for_accuracy
@@ -43,10 +45,33 @@ def _format_delta(delta: float) -> str:
 
 @dataclass(frozen=True)
 class Planned:
-    """What a planning worker returns: the plan, and the accepted error of accuracy first (records)."""
+    """What a planning worker returns: the plan, the accepted error of accuracy first (records), and the
+    answer for the region the officer needs accurate (``offer``, with the region in words) if one is chosen."""
 
     plan: Plan
     wanted: float | None = None
+    offer: FocusOffer | None = None
+    region: str = ""
+
+
+def focus_words(offer: FocusOffer, region: str) -> str:
+    """The region's offer in plain words (rich text): how much lower the error there is with a plan made
+    for it, both 95 % margins, and whether that plan is used (only when the gain is ≥ 10 %)."""
+    default_margin, focused_margin = offer.margins()
+    where = "on average there" if offer.objective == "total" else "at the worst point there"
+    figures = f"{format_margin_records(focused_margin)} instead of {format_margin_records(default_margin)} {where}"
+    if offer.worth_it:
+        whole = (f"{format_margin_records(margin95(offer.focused_plan, 'average'))} instead of "
+                 f"{format_margin_records(margin95(offer.default_plan, 'average'))}")
+        return (f"<b>{region}</b>: with a plan made for it the error there is {figures} "
+                f"({100 * offer.gain:.0f} % less mean squared error). <b>That plan is used</b>; privacy is the "
+                f"same (the same ε is spent). The price is paid elsewhere: on average over the whole range the "
+                f"error is {whole}.")
+    if offer.gain < 0.005:
+        return (f"<b>{region}</b>: no plan does better there than the plan for the whole range, "
+                f"which is kept ({format_margin_records(default_margin)} {where}).")
+    return (f"<b>{region}</b>: a plan made for it would lower the error there by only {100 * offer.gain:.0f} % "
+            f"({figures}), not by 10 % or more, so the plan for the whole range is kept.")
 
 
 def other_noise_plan(plan: Plan, shape: TreeShape | None, objective: str) -> Plan | None:
@@ -385,8 +410,34 @@ class PlanPage(QWidget):
         self.objective = self._combo(text.OBJECTIVE_LABELS, text.OBJECTIVE_TOOLTIP)
         self.objective.currentIndexChanged.connect(self.schedule_replan)
         plan_form.addRow("&Optimise for:", self.objective)
-        for widget in (self.estimator, self.consistency, self.objective):
+        self.focus = self._combo(text.FOCUS_LABELS, text.FOCUS_TOOLTIP)
+        self.focus.currentIndexChanged.connect(self._on_focus)
+        plan_form.addRow("Where do you need accurac&y?", self.focus)
+        for widget in (self.estimator, self.consistency, self.objective, self.focus):
             set_buddy(plan_form, widget, widget)
+        self.focus_from = ValidatedField(lambda raw: parse_number(raw, "the region's start", "20"), "from",
+                                         text.FOCUS_BETWEEN_TOOLTIP)
+        self.focus_to = ValidatedField(lambda raw: parse_number(raw, "the region's end", "35"), "to",
+                                       text.FOCUS_BETWEEN_TOOLTIP)
+        self.focus_from.edit.setAccessibleName("Region start")
+        self.focus_to.edit.setAccessibleName("Region end")
+        for field in (self.focus_from, self.focus_to):
+            field.edited.connect(self.schedule_replan)
+        self.focus_between = QWidget()
+        between = QHBoxLayout(self.focus_between)
+        between.setContentsMargins(0, 0, 0, 0)
+        between.addWidget(QLabel("between"))
+        between.addWidget(self.focus_from, 1)
+        between.addWidget(QLabel("and"))
+        between.addWidget(self.focus_to, 1)
+        self.focus_between.hide()
+        plan_form.addRow(self.focus_between)
+        self.focus_message = inline_message(self)
+        plan_form.addRow(self.focus_message)
+        self.focus_note = self._help("")
+        self.focus_note.setTextFormat(Qt.TextFormat.RichText)
+        self.focus_note.setToolTip(text.FOCUS_TOOLTIP)
+        plan_form.addRow(self.focus_note)
         self.budgets = BudgetEditor()
         self.budgets.budgetsEdited.connect(self._on_budgets_edited)
         plan_form.addRow(self.budgets)
@@ -551,10 +602,11 @@ class PlanPage(QWidget):
             return
         context = self._workspace.state.data_context()
         bins_changed = context.bins != self._context.bins
+        bounds_changed = (context.lower, context.upper) != (self._context.lower, self._context.upper)
         self._context = context
         self._fill_public_n()
         self._update_delta_help()
-        if bins_changed:
+        if bins_changed or (bounds_changed and self.focus.currentData() != "everywhere"):
             self.schedule_replan()
         elif self.plan is not None:
             self._show_plan(self.plan)
@@ -664,6 +716,45 @@ class PlanPage(QWidget):
         self._plan_async(locked=self.budgets.locked())
         self._publish()
 
+    def _on_focus(self) -> None:
+        self.focus_between.setVisible(self.focus.currentData() == "between")
+        self.schedule_replan()
+
+    def focus_region(self) -> tuple[float, float] | None:
+        """The region chosen, in the column's units (None: everywhere); DpguiError while "between" is not
+        two numbers."""
+        key = str(self.focus.currentData())
+        if key != "between":
+            return preset_interval(key, self._context.lower, self._context.upper)
+        low, high = self.focus_from.value(), self.focus_to.value()
+        if low is None or high is None:
+            raise ParameterError("the region needs where it starts and where it ends",
+                                 f"type two numbers between {self._context.lower:g} and {self._context.upper:g}")
+        return float(low), float(high)
+
+    def _region_words(self, region: tuple[float, float]) -> str:
+        """The region as the officer chose it, e.g. "Lowest 10 % of the range: age from 18 to 26"."""
+        key, label = str(self.focus.currentData()), self._context.label
+        values = f"{label} from {region[0]:g} to {region[1]:g}"
+        return values[0].upper() + values[1:] if key == "between" else f"{text.FOCUS_LABELS[key]} ({values})"
+
+    def _focus_span(self, bins: int) -> tuple[tuple[int, int] | None, str]:
+        """(the CDF points of the chosen region, its words), (None, "") for everywhere or a region that is not
+        valid: then the message says why under the list, and the plan is for the whole range."""
+        if self.focus.currentData() == "between" and not (self.focus_from.text().strip()
+                                                          or self.focus_to.text().strip()):
+            show_inline(self.focus_message, "")  # just chosen: nothing typed yet is not a mistake
+            return None, ""
+        try:
+            region = self.focus_region()
+            span = None if region is None else value_span(region[0], region[1], self._context.lower,
+                                                          self._context.upper, bins)
+        except DpguiError as err:
+            show_inline(self.focus_message, text.friendly(err) + " Until then the plan is for the whole range.")
+            return None, ""
+        show_inline(self.focus_message, "")
+        return span, "" if region is None else self._region_words(region)
+
     def _shape(self, bins: int, privacy: PrivacySpec) -> TreeShape | None:
         """The typed branching for K bins (and, under change, the leaf for missing values), or None (auto)."""
         branching = self.branching.value()
@@ -704,11 +795,18 @@ class PlanPage(QWidget):
                 self.budgets.set_locks(())
         estimator = self.estimator.currentData()
         objective = self.objective.currentData()
+        span, region = self._focus_span(bins)
 
         def task(progress: Any, should_cancel: Any) -> Planned:
             progress(0.0, "Planning…")
-            return Planned(auto_plan(bins, privacy, shape=shape, estimator=estimator, objective=objective,
-                                     locked=locked or None, noise=noise))
+            plan = auto_plan(bins, privacy, shape=shape, estimator=estimator, objective=objective,
+                             locked=locked or None, noise=noise)
+            if span is None:
+                return Planned(plan)
+            progress(0.5, "Planning for the region you need accurate…")
+            offer = focus_offer(bins, privacy, span, shape, estimator, objective, noise, locked=locked or None,
+                                default=plan)
+            return Planned(offer.plan, offer=offer, region=region)
 
         self._run(task)
 
@@ -737,6 +835,7 @@ class PlanPage(QWidget):
         if on_done is not None:
             on_done(planned)
         self.set_plan(planned.plan)
+        self.focus_note.setText("" if planned.offer is None else focus_words(planned.offer, planned.region))
 
     def _on_plan_failed(self, generation: int, message: str) -> None:
         if generation != self._generation:
@@ -811,6 +910,9 @@ class PlanPage(QWidget):
             return
         show_inline(self.plan_message, "")
         self.plan = plan
+        if self.focus_note.text():
+            self.focus_note.setText("The budgets were changed by hand, so the plan is no longer the one made for "
+                                    "the region (Auto-optimize makes it again).")
         self._show_plan(plan)
         self._publish()
 
@@ -950,23 +1052,25 @@ class PlanPage(QWidget):
         except DpguiError:
             return
         estimator = self.estimator.currentData()
+        span, _region = self._focus_span(bins)  # the accepted error is then for the chosen region
 
         def task(progress: Any, should_cancel: Any) -> Planned:
             progress(0.0, "Finding the smallest ε…")
             plan = plan_for_accuracy(bins, privacy_template, margin, where, shape=shape, estimator=estimator,
-                                     noise=noise)
+                                     noise=noise, focus=span)
             return Planned(plan, margin)
 
         def done(result: Planned) -> None:
             plan, wanted = result.plan, result.wanted
             assert wanted is not None
             self.epsilon.set_text(f"{plan.privacy.epsilon:g}")
-            achieved = margin95(plan, where)
+            achieved = margin95(plan, where, span)
             at = (f" at δ = {text.format_delta(plan.privacy.delta)}, with {text.NOISE_NAMES[plan.noise]} noise"
                   if plan.privacy.delta > 0 else "")
+            region = "" if span is None else " of the region you need accurate"
             self.accuracy_result.setText(
                 f"Smallest ε{at}: <b>{plan.privacy.epsilon:g}</b>. Projected error ± {achieved:,.1f} records "
-                f"{'at every point' if where == 'every' else 'on average'} (you accept ± {wanted:,.1f}).")
+                f"{'at every point' if where == 'every' else 'on average'}{region} (you accept ± {wanted:,.1f}).")
 
         self.accuracy_result.setText("Searching…")
         self._run(task, done)
@@ -1010,6 +1114,28 @@ class PlanPage(QWidget):
         epsilon = plan.privacy.epsilon
         self.epsilon.set_text(f"{epsilon:g}" if float(f"{epsilon:g}") == epsilon else repr(epsilon))
         self.busyChanged.emit(False)
+        self._show_saved_focus(plan)
         self.set_plan(plan)  # the other noise is planned again for the comparison; the plan stays as saved
         self.budgets.set_locks(locked_levels)
         self._publish()
+
+    def _show_saved_focus(self, plan: Plan) -> None:
+        """Set the region list from a saved plan's focus (the values of its CDF points' bin edges, which give
+        the same points back), without re-planning; "Everywhere" for a plan without one."""
+        context, focus = self._context, plan.focus
+        key = "everywhere" if focus is None or context.bins != plan.shape.bins else "between"
+        for widget in (self.focus, self.focus_from, self.focus_to):
+            widget.blockSignals(True)
+        self.focus.setCurrentIndex(self.focus.findData(key))
+        self.focus_between.setVisible(key == "between")
+        self.focus_note.setText("")
+        show_inline(self.focus_message, "")
+        if focus is not None and key == "between":
+            width = (context.upper - context.lower) / plan.shape.bins
+            low = context.lower if focus[0] == 1 else context.lower + focus[0] * width
+            high = context.upper if focus[1] == plan.shape.bins else context.lower + focus[1] * width
+            self.focus_from.set_text(f"{low:.10g}")
+            self.focus_to.set_text(f"{high:.10g}")
+            self.focus_note.setText(f"This saved plan was made for {self._region_words((low, high))}.")
+        for widget in (self.focus, self.focus_from, self.focus_to):
+            widget.blockSignals(False)

@@ -340,6 +340,14 @@ class ProjectionPlots(QWidget):
             curve = self.error_plot.plot(pen=series_pen(name, 2.5 if name in ("plan", "alternative") else 1.5))
             curve.setZValue(10 if name == "plan" else (5 if name == "alternative" else 0))
             self.error_curves[name] = curve
+        # the region a plan was made for ("Where do you need accuracy?"), shaded behind the curves
+        self.focus_band = pg.LinearRegionItem(values=(0.0, 1.0), movable=False,
+                                              brush=pg.mkBrush(QColor(SERIES_COLOURS["plan"]).red(),
+                                                               QColor(SERIES_COLOURS["plan"]).green(),
+                                                               QColor(SERIES_COLOURS["plan"]).blue(), 40))
+        self.focus_band.setZValue(-10)
+        self.focus_band.hide()
+        self.error_plot.addItem(self.focus_band, ignoreBounds=True)
 
         # (b) error against ε
         self.epsilon_plot = new_plot("Expected error against ε", "Privacy budget ε", "Typical 95% margin",
@@ -589,6 +597,14 @@ class ProjectionPlots(QWidget):
             f"lowest and the highest margin in each of {DRAWN_SLICES:,} narrow slices of the range.")
         if plan.shape.bins > EXACT_POINT_LIMIT:
             sampled += f" The margins are computed exactly at {SAMPLED_POINTS:,} points spread over the range."
+        if plan.focus is None:
+            self.focus_band.hide()
+        else:  # CDF point j sits at the upper edge of bin j
+            width = (projection.upper - projection.lower) / plan.shape.bins
+            self.focus_band.setRegion((projection.lower + plan.focus[0] * width,
+                                       projection.lower + plan.focus[1] * width))
+            self.focus_band.show()
+            sampled += " The shaded band is the region this plan was made for."
         self.error_plot.setToolTip("Each point: the 95% error margin (half-width of the published 95% band) of the number of "
                                    "records up to that value (log scale)." + sampled)
         # (b)

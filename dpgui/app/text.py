@@ -85,6 +85,20 @@ OBJECTIVE_TOOLTIP = (
     "What the optimiser minimises: the sum of variances over all CDF points, or the largest "
     "variance of any single CDF point."
 )
+FOCUS_LABELS = {
+    "everywhere": "Everywhere (default)",
+    "lower": "Lowest 10 % of the range",
+    "upper": "Highest 10 % of the range",
+    "middle": "Around the middle (40–60 %)",
+    "between": "Between … and …",
+}
+FOCUS_TOOLTIP = (
+    "If some values matter more to you (for example the youngest ages, or the tails of a distribution), the "
+    "app can shape the tree and split the budget so that the counts there are more accurate, at the price of "
+    "the others. It is only used when it makes the error in that region at least 10 % smaller; privacy is the "
+    "same (the same ε is spent)."
+)
+FOCUS_BETWEEN_TOOLTIP = "The region you need accurate, in the column's own units (between the bounds of step 1)."
 LOCK_TOOLTIP = "Keep this level's budget fixed when other levels change or when you auto-optimize."
 PUBLIC_N_TOOLTIP = (
     "A public number of records, to turn an error in % into records. Under 'N is public' it is the "

@@ -256,6 +256,9 @@ class Plan:
     ``privacy.rho``). ``scales[l]`` is level l's noise parameter: the Laplace scale t_l, or the
     Gaussian variance parameter σ_l² (both exact rationals), None where the level is not noised.
     ``noise_choice`` (not part of equality) says how the noise was chosen, when a planner chose it.
+    ``focus`` (not part of equality, for the record only: it changes no noise) is the region the
+    planner optimised the shape and budgets for, when it did: prefix lengths ``(first, last)``, the CDF
+    points ``C_first … C_last`` (docs/design.md, "Where do you need accuracy").
     """
 
     shape: TreeShape
@@ -264,6 +267,7 @@ class Plan:
     estimator: str = "gls"
     noise: str = "laplace"
     noise_choice: NoiseChoice | None = field(default=None, compare=False)
+    focus: tuple[int, int] | None = field(default=None, compare=False)
     scales: tuple[Fraction | None, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -300,6 +304,8 @@ class Plan:
                 f"make the budgets add up to {unit}" + (" (the ρ of ε and δ)" if unit == "ρ" else ""),
             )
         object.__setattr__(self, "level_budgets", budgets)
+        if self.focus is not None:
+            object.__setattr__(self, "focus", self._checked_focus(self.focus))
         scales: list[Fraction | None] = [None] * (self.shape.height + 1)
         for offset, e in enumerate(budgets):
             level = first + offset
@@ -313,6 +319,16 @@ class Plan:
                     f"give level {level} a budget of at least {_round_up(least):g}"
                     + (" (or 0 to leave this internal level out)" if level < self.shape.height else "") + ", or raise ε")
         object.__setattr__(self, "scales", tuple(scales))
+
+    def _checked_focus(self, focus: object) -> tuple[int, int]:
+        """``focus`` as two whole prefix lengths with 1 ≤ first ≤ last ≤ leaves, else ParameterError."""
+        leaves = self.shape.leaves
+        values = list(focus) if isinstance(focus, (tuple, list)) else []
+        whole = [int(v) for v in values if isinstance(v, (int, np.integer)) and not isinstance(v, bool)]
+        if len(values) != 2 or len(whole) != 2 or not 1 <= whole[0] <= whole[1] <= leaves:
+            raise ParameterError(f"the plan's focus must be two prefix lengths 1 ≤ first ≤ last ≤ {leaves}, "
+                                 f"got {focus!r}", "plan again with a region inside the bounds")
+        return whole[0], whole[1]
 
     def _level_scale(self, budget: float) -> tuple[Fraction, str | None, float]:
         """(noise parameter, why the sampler cannot draw it or None, the least budget it can draw)."""
@@ -446,6 +462,8 @@ class Plan:
             })
         if self.noise_choice is not None:
             out["noise_choice"] = self.noise_choice.to_json()
+        if self.focus is not None:
+            out["focus"] = {"first_prefix": self.focus[0], "last_prefix": self.focus[1]}
         return out
 
     @classmethod
@@ -459,8 +477,10 @@ class Plan:
             raise ParameterError(f"unknown noise {data.get('noise')!r} in a saved plan", "make the plan again")
         budgets = data["level_rhos"] if noise == "gaussian" else data["level_epsilons"]
         choice = data.get("noise_choice")
+        focus = data.get("focus")  # plans saved before the focus existed have none
         return cls(shape, privacy, tuple(budgets), data["estimator"], noise,
-                   NoiseChoice.from_json(choice) if isinstance(choice, dict) else None)
+                   NoiseChoice.from_json(choice) if isinstance(choice, dict) else None,
+                   None if focus is None else (focus["first_prefix"], focus["last_prefix"]))
 
 
 def budget_total(privacy: PrivacySpec, noise: str) -> float:

@@ -35,12 +35,15 @@ from dpgui.core.plan import (
     split_budget,
 )
 from dpgui.core.projection import (
-    covering_total_coefficients,
-    gls_total_coefficients,
+    Span,
+    check_span,
     last_prefix,
+    prefix_basis,
     prefix_variances,
+    prefix_variances_from_basis,
+    total_coefficients,
+    total_from_coefficients,
     total_sq_error,
-    _gls_boundary_terms,
 )
 from dpgui.core.tree import TreeShape, check_bins
 from dpgui.errors import ParameterError
@@ -90,30 +93,37 @@ def level_variance(budgets: np.ndarray, privacy: PrivacySpec, noise: str) -> np.
 
 # ------------------------------------------------------------------ objective evaluation
 class _Objective:
-    """Projected error of one shape as a function of the noised levels' budgets."""
+    """Projected error of one shape as a function of the noised levels' budgets, through
+    :mod:`dpgui.core.projection`'s two-part API: the tree-only part (:func:`total_coefficients`,
+    :func:`prefix_basis`) is computed once, the budget-dependent part (:func:`total_from_coefficients`,
+    :func:`prefix_variances_from_basis`) at every evaluation. ``span`` (prefix lengths first..last,
+    None = every noised CDF point) is where the error counts: "total" sums over it, "max" takes its max.
+    O(h) per total evaluation, O(len·h) per per-prefix one."""
 
     def __init__(self, shape: TreeShape, privacy: PrivacySpec, estimator: str, objective: str,
-                 prefixes: np.ndarray | None = None, noise: str = "laplace") -> None:
+                 prefixes: np.ndarray | None = None, noise: str = "laplace", span: Span | None = None) -> None:
         self.shape, self.privacy, self.estimator, self.objective = shape, privacy, estimator, objective
         self.noise = noise
         self.first = privacy.first_noised_level()
+        # Every level counts as released: a level without budget has variance inf, which the GLS
+        # precisions read as "not released"; for the covering sum it makes the error infinite.
+        self.released = [True] * (shape.height + 1)
         root_public = privacy.root_public
         if objective == "total":
-            if estimator == "gls":
-                self.coeffs, self.const = gls_total_coefficients(shape, root_public)
-            else:
-                self.digit_totals = covering_total_coefficients(shape, [True] * (shape.height + 1), root_public)
+            self.coefficients = total_coefficients(shape, estimator, self.released, root_public, span)
         else:
-            j = np.arange(1, last_prefix(shape, root_public) + 1, dtype=np.int64) if prefixes is None else prefixes
+            first, last = check_span(shape, root_public, span)
+            j = np.arange(first, last + 1, dtype=np.int64) if prefixes is None else prefixes
             self.set_prefixes(j)
+
+    @property
+    def digit_totals(self) -> np.ndarray:
+        """Covering sum, "total": D_l, so that the error is Σ_l D_l v_l."""
+        return self.coefficients[0]
 
     def set_prefixes(self, j: np.ndarray) -> None:
         self.prefixes = j
-        if self.estimator == "gls":
-            self.terms = _gls_boundary_terms(self.shape, j)
-            self.squares = j.astype(float) ** 2 / self.shape.padded_bins
-        else:
-            self.digits = self.shape.covering_digits(j).astype(float)
+        self.basis = prefix_basis(self.shape, self.estimator, self.released, j)
 
     def variances(self, level_eps: np.ndarray) -> np.ndarray:
         v = np.full(self.shape.height + 1, np.inf)
@@ -122,36 +132,29 @@ class _Objective:
             v[0] = 0.0
         return v
 
-    def _lambdas(self, v: np.ndarray) -> tuple[np.ndarray, float]:
-        w = np.where(np.isinf(v), 0.0, 1.0 / np.where(v == 0, 1.0, v))
-        w = np.where(v == 0, 0.0, w)
-        tail = np.cumsum((w * np.asarray(self.shape.leaves_per_node, dtype=float))[::-1])[::-1]
-        lam_c = math.inf if v[0] == 0 else float(tail[0])
-        return tail[1:], lam_c
-
     def per_prefix(self, level_eps: np.ndarray) -> np.ndarray:
         v = self.variances(level_eps)
-        if self.estimator == "gls":
-            lam, lam_c = self._lambdas(v)
-            if np.any(lam <= 0):
-                return np.full(self.prefixes.size, np.inf)
-            out = self.terms @ (1.0 / lam)
-            return out + (self.squares / lam_c if math.isfinite(lam_c) else 0.0)
-        return self.digits @ np.where(np.isinf(v), 1e300, v)
+        if self.estimator == "covering":
+            v = np.where(np.isinf(v), 1e300, v)  # huge, not inf: the max objective's SLSQP needs finite slopes
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = prefix_variances_from_basis(self.shape, self.estimator, self.basis, v, self.prefixes,
+                                              self.privacy.root_public)
+        # GLS with no information below some level (a zero eigenvalue): inf or nan somewhere, so in the sum
+        # (the covering sum's 1e300 stand-ins may overflow a sum, and it has no zero eigenvalues).
+        if self.estimator == "gls" and not math.isfinite(float(out.sum())):
+            return np.full(self.prefixes.size, np.inf)
+        return out
 
     def __call__(self, level_eps: np.ndarray) -> float:
         if self.objective == "max":
-            return float(self.per_prefix(level_eps).max())
+            per = self.per_prefix(level_eps)
+            return float(per.max()) if per.size else 0.0
         v = self.variances(level_eps)
-        if self.estimator == "gls":
-            lam, lam_c = self._lambdas(v)
-            if np.any(lam <= 0):
-                return math.inf
-            return float(self.coeffs @ (1.0 / lam) + (self.const / lam_c if math.isfinite(lam_c) else 0.0))
-        finite = np.where(np.isinf(v), 0.0, v)
-        if np.any(np.isinf(v) & (self.digit_totals > 0)):
+        if self.estimator == "covering" and np.any(np.isinf(v) & (self.digit_totals > 0)):
             return math.inf
-        return float(self.digit_totals @ finite)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = total_from_coefficients(self.shape, self.estimator, self.coefficients, v)
+        return value if math.isfinite(value) else math.inf
 
 
 # ------------------------------------------------------------------ budget optimisation
@@ -162,9 +165,13 @@ def optimise_budgets(
     objective: str = "total",
     locked: Mapping[int, float] | None = None,
     noise: str = "laplace",
+    focus: Span | None = None,
 ) -> tuple[float, ...]:
     """Budgets of the noised levels (root first under add/remove) minimising the projected error:
-    ε_l summing to ε (Laplace), or ρ_l summing to ρ = zcdp_rho(ε, δ) (Gaussian).
+    ε_l summing to ε (Laplace), or ρ_l summing to ρ = zcdp_rho(ε, δ) (Gaussian). The error is over the
+    CDF points of ``focus`` (prefix lengths first..last; None: every one): Σ_j Var Ĉ_j ("total") or
+    max_j Var Ĉ_j ("max") for j in it. The budgets stay level-uniform (every node of a level gets the
+    level's budget), focus or not.
 
     ``locked`` maps a level index (0 = root) to a budget (in the noise's unit) kept fixed. Covering
     sum with the total objective has a closed form: Σ_l D_l v_l with D_l the total covering count of
@@ -176,7 +183,7 @@ def optimise_budgets(
     """
     check_noise(noise)
     total = budget_total(privacy, noise)
-    direct = _optimise_budgets_at(shape, privacy, estimator, objective, locked, noise, total)
+    direct = _optimise_budgets_at(shape, privacy, estimator, objective, locked, noise, total, focus)
     if total == 1.0 or (estimator == "covering" and objective == "total"):
         return direct
     # Every level's variance scales as 1/ε² (Laplace) or 1/ρ (Gaussian), so the best *shares* hardly
@@ -185,14 +192,14 @@ def optimise_budgets(
     # the real total (exact discrete variances decide).
     unit_locked = {level: value / total for level, value in (locked or {}).items()}
     try:
-        shares = _optimise_budgets_at(shape, privacy, estimator, objective, unit_locked, noise, 1.0)
+        shares = _optimise_budgets_at(shape, privacy, estimator, objective, unit_locked, noise, 1.0, focus)
     except ParameterError:
         return direct
     scaled = np.asarray(shares) * total
     for level, value in (locked or {}).items():
         scaled[level - privacy.first_noised_level()] = value
     rescaled = _finish(scaled, total)
-    judge = _Objective(shape, privacy, estimator, objective, noise=noise)
+    judge = _Objective(shape, privacy, estimator, objective, noise=noise, span=focus)
     return rescaled if judge(np.asarray(rescaled)) < judge(np.asarray(direct)) else direct
 
 
@@ -204,6 +211,7 @@ def _optimise_budgets_at(
     locked: Mapping[int, float] | None,
     noise: str,
     total: float,
+    focus: Span | None = None,
 ) -> tuple[float, ...]:
     """:func:`optimise_budgets` for budgets summing to ``total``, without the rescaling safeguard."""
     if objective not in OBJECTIVES:
@@ -238,7 +246,8 @@ def _optimise_budgets_at(
         return out
 
     objective_fn = _Objective(shape, privacy, estimator, "total" if objective == "total" else "max",
-                              prefixes=None if objective == "total" else np.empty(0, dtype=np.int64), noise=noise)
+                              prefixes=None if objective == "total" else np.empty(0, dtype=np.int64), noise=noise,
+                              span=focus)
     if estimator == "covering" and objective == "total":
         d = np.maximum(objective_fn.digit_totals[free], 0.0)
         weights = np.sqrt(d) if noise == "gaussian" else np.cbrt(d)
@@ -263,7 +272,7 @@ def _optimise_budgets_at(
                           constraints=[constraint], options={"maxiter": 300, "ftol": 1e-12})
         best = result.x if result.success and objective_fn(assemble(result.x)) <= scale else x0
     else:
-        best = _minimise_max(shape, privacy, estimator, assemble, x0, bounds, constraint, noise)
+        best = _minimise_max(shape, privacy, estimator, assemble, x0, bounds, constraint, noise, focus)
     best = np.where(best < MIN_SHARE * remaining, 0.0, best) if estimator == "gls" else best
     if leaf_free and best[-1] <= 0:
         best[-1] = remaining * 1e-3
@@ -273,11 +282,12 @@ def _optimise_budgets_at(
 
 def _minimise_max(shape: TreeShape, privacy: PrivacySpec, estimator: str, assemble: Callable[[np.ndarray], np.ndarray],
                   x0: np.ndarray, bounds: Sequence[tuple[float, float]], constraint: dict[str, Any],
-                  noise: str = "laplace") -> np.ndarray:
-    """min_x max_j Var Ĉ_j(x) by cutting planes: SLSQP in epigraph form over a growing set of prefixes."""
+                  noise: str = "laplace", focus: Span | None = None) -> np.ndarray:
+    """min_x max_j Var Ĉ_j(x), j in ``focus``, by cutting planes: SLSQP in epigraph form over a growing set
+    of prefixes."""
     from scipy.optimize import minimize  # here: the window starts without SciPy (tests/test_architecture.py)
 
-    full = _Objective(shape, privacy, estimator, "max", noise=noise)
+    full = _Objective(shape, privacy, estimator, "max", noise=noise, span=focus)
     active = _Objective(shape, privacy, estimator, "max", prefixes=np.empty(0, dtype=np.int64), noise=noise)
     x: np.ndarray = x0.copy()
     per = full.per_prefix(assemble(x))
@@ -378,10 +388,25 @@ def paper_error(shape: TreeShape, privacy: PrivacySpec) -> float:
 
 
 # ------------------------------------------------------------------ the auto-planner
-def plan_error(plan: Plan, objective: str) -> float:
-    """Exact projected error of a plan for an objective ('total' Σ_j Var, 'max' max_j Var)."""
-    v = prefix_variances(plan)
+def plan_error(plan: Plan, objective: str, focus: Span | None = None) -> float:
+    """Exact projected error of a plan for an objective ('total' Σ_j Var, 'max' max_j Var), counts², over
+    the CDF points j of ``focus`` (prefix lengths first..last; None: every one). O(len·h)."""
+    if focus is None:
+        v = prefix_variances(plan)  # (under change the last real leaf's prefix is N, exact: it adds 0)
+    else:
+        first, last = check_span(plan.shape, plan.privacy.root_public, focus)
+        if last < first:
+            return 0.0
+        v = prefix_variances(plan, np.arange(first, last + 1, dtype=np.int64))
     return float(v.sum() if objective == "total" else v.max())
+
+
+def focus_error(plan: Plan, objective: str, focus: Span | None) -> float:
+    """:func:`plan_error` in O(h) for 'total' (the closed-form sum over the span), O(len·h) for 'max'."""
+    if objective == "max":
+        return plan_error(plan, objective, focus)
+    coefficients = total_coefficients(plan.shape, plan.estimator, plan.released(), plan.privacy.root_public, focus)
+    return total_from_coefficients(plan.shape, plan.estimator, coefficients, plan.level_variances())
 
 
 def auto_plan(
@@ -394,6 +419,7 @@ def auto_plan(
     locked: Mapping[int, float] | None = None,
     shortlist: int = 6,
     noise: str = "laplace",
+    focus: Span | None = None,
 ) -> Plan:
     """The plan with the least projected error for ``objective``.
 
@@ -410,7 +436,16 @@ def auto_plan(
     its own optimised budgets when explicit or locked budgets were given for the requested noise, and None
     where its noise would be beyond the sampler at this (ε, δ), as for Gaussian noise at a tiny ε).
     Candidate shapes on which a level's noise would be beyond the sampler are skipped.
+
+    ``focus`` (prefix lengths first..last; None: every CDF point) is where the error counts: the shape
+    and level budgets minimise ``objective`` over those CDF points only. The noise is the one the plan
+    without focus has (chosen on the whole range: the focus moves accuracy between regions, not between
+    noises), and that plan is a candidate too, so the result's error in the focus is never above its
+    error there. The result records ``focus`` when its shape or budgets differ from that plan's.
     """
+    if focus is not None:
+        default = auto_plan(bins, privacy, shape, budgets, estimator, objective, locked, shortlist, noise)
+        return focused_plan(default, focus, shape, budgets, locked, max(shortlist, FOCUS_SHORTLIST), objective)
     bins = check_bins(bins)
     if objective not in OBJECTIVES:
         raise ParameterError(f"unknown objective {objective!r}", "use 'total' or 'max'")
@@ -456,6 +491,42 @@ def auto_plan(
 
 _OBJECTIVE_INDEX = {"total": 0, "max": 1}
 
+#: Candidate shapes whose budgets are optimised for a focus (ranked as without focus, over the span):
+#: which shapes suit a region is less predictable from equal budgets than for the whole range.
+FOCUS_SHORTLIST = 12
+
+
+def focused_plan(default: Plan, focus: Span, shape: TreeShape | None = None, budgets: str | Sequence[float] = "auto",
+                 locked: Mapping[int, float] | None = None, shortlist: int = FOCUS_SHORTLIST,
+                 objective: str | None = None) -> Plan:
+    """The plan for the CDF points of ``focus`` (prefix lengths) with ``default``'s noise, privacy and
+    estimator: the least error in the focus among ``default`` and the best focused plan
+    (:func:`auto_plan`'s search with ``focus``). ``objective`` defaults to the one recorded in
+    ``default``'s noise choice, else 'total'. Explicit budgets are kept as they are (nothing to
+    optimise). Raises ParameterError if the focus holds no noised CDF point."""
+    objective = objective or (default.noise_choice.objective if default.noise_choice is not None
+                              and default.noise_choice.objective in OBJECTIVES else "total")
+    privacy = default.privacy
+    try:
+        first, last = check_span(default.shape, privacy.root_public, focus)
+    except ValueError:
+        raise ParameterError(f"the region (CDF points {focus[0]}..{focus[1]}) is not inside the "
+                             f"{default.shape.leaves} points of the release", "choose a region inside the bounds") from None
+    if last < first:
+        raise ParameterError("the region holds no noised CDF point (only N, which is exact)",
+                             "choose a region below the upper bound")
+    if not isinstance(budgets, str):
+        return default
+    candidate = _best_plan(default.shape.bins, privacy, shape, budgets, default.estimator, objective, locked,
+                           shortlist, default.noise, (first, last))
+    if focus_error(candidate, objective, (first, last)) >= focus_error(default, objective, (first, last)):
+        return default
+    choice = default.noise_choice
+    if choice is not None:  # the chosen noise's figures are now this plan's
+        figures = _figures(candidate)
+        choice = replace(choice, laplace=figures) if default.noise == "laplace" else replace(choice, gaussian=figures)
+    return replace(candidate, noise_choice=choice, focus=(first, last))
+
 
 def _figures(plan: Plan) -> tuple[float, float]:
     """(exact Σ_j Var Ĉ_j, exact max_j Var Ĉ_j) of a plan, counts². O(K·h)."""
@@ -464,8 +535,9 @@ def _figures(plan: Plan) -> tuple[float, float]:
 
 
 def _best_plan(bins: int, privacy: PrivacySpec, shape: TreeShape | None, budgets: str | Sequence[float],
-               estimator: str, objective: str, locked: Mapping[int, float] | None, shortlist: int, noise: str) -> Plan:
-    """:func:`auto_plan` for one noise (no noise choice attached)."""
+               estimator: str, objective: str, locked: Mapping[int, float] | None, shortlist: int, noise: str,
+               focus: Span | None = None) -> Plan:
+    """:func:`auto_plan` for one noise (no noise choice attached), the error over ``focus``."""
     shapes = [shape] if shape is not None else candidate_shapes(bins, missing_leaf=privacy.missing_leaf)
     if not isinstance(budgets, str):
         if shape is None:
@@ -476,24 +548,39 @@ def _best_plan(bins: int, privacy: PrivacySpec, shape: TreeShape | None, budgets
     if len(shapes) > shortlist:
         scored = sorted(
             shapes,
-            key=lambda s: _Objective(s, privacy, estimator, "total", noise=noise)(
+            key=lambda s: _Objective(s, privacy, estimator, "total", noise=noise, span=focus)(
                 np.asarray(equal_budgets(s, privacy, noise))),
         )
-        shapes = scored[:shortlist]
+        if focus is None:
+            shapes = scored[:shortlist]
+        else:
+            # Equal budgets misjudge shapes for a region; half the list is ranked at the covering sum's
+            # closed-form budgets for the region instead (O(h) a shape), which follow the region's levels.
+            def at_covering_budgets(s: TreeShape) -> float:
+                level_budgets = optimise_budgets(s, privacy, "covering", "total", None, noise, focus)
+                return _Objective(s, privacy, estimator, "total", noise=noise, span=focus)(np.asarray(level_budgets))
+
+            half = max(1, shortlist // 2)
+            chosen: dict[TreeShape, None] = dict.fromkeys(scored[:half])
+            for s in sorted(shapes, key=at_covering_budgets):
+                if len(chosen) >= shortlist:
+                    break
+                chosen.setdefault(s)
+            shapes = list(chosen)
     best: tuple[Plan, float] | None = None
     failure: ParameterError | None = None
     for candidate in shapes:
         if budgets == "equal":
             level_budgets = equal_budgets(candidate, privacy, noise)
         else:
-            level_budgets = optimise_budgets(candidate, privacy, estimator, objective, locked, noise)
+            level_budgets = optimise_budgets(candidate, privacy, estimator, objective, locked, noise, focus)
         try:
             plan = Plan(candidate, privacy, level_budgets, estimator, noise)
         except ParameterError as exc:  # a level's noise beyond the sampler on this shape: try the others
             failure = failure or exc
             continue
-        value = plan_error(plan, objective) if objective == "max" or len(shapes) == 1 else _Objective(
-            candidate, privacy, estimator, "total", noise=noise)(np.asarray(level_budgets))
+        value = plan_error(plan, objective, focus) if objective == "max" or len(shapes) == 1 else _Objective(
+            candidate, privacy, estimator, "total", noise=noise, span=focus)(np.asarray(level_budgets))
         if best is None or value < best[1]:
             best = (plan, value)
     if best is None:
@@ -529,15 +616,21 @@ def baselines(bins: int, privacy: PrivacySpec) -> dict[str, dict[str, object]]:
 ACCURACY_WHERE = ("every", "average")
 
 
-def margin95(plan: Plan, where: str) -> float:
+def margin95(plan: Plan, where: str, focus: Span | None = None) -> float:
     """The plan's 95 % error margin in records: ``noise_margin`` (2.2·SE + 1, the half-width of the
     95 % band published with each count, which holds the true count with probability ≥ 95 %) at the
-    worst CDF point ('every') or at the root-mean-square SE over the noised CDF points ('average').
-    Exact (discrete-Laplace variances); O(h) for 'average', O(K·h) for 'every'."""
+    worst CDF point ('every') or at the root-mean-square SE over the noised CDF points ('average'),
+    of ``focus`` (prefix lengths first..last) if given. Exact (discrete-Laplace variances); O(h) for
+    'average', O(K·h) for 'every' (O(len·h) with a focus)."""
     from dpgui.core.quantiles import noise_margin
 
     if where not in ACCURACY_WHERE:
         raise ParameterError(f"unknown accuracy target {where!r}", "use 'every' or 'average'")
+    if focus is not None:
+        first, last = check_span(plan.shape, plan.privacy.root_public, focus)
+        if where == "every":
+            return float(noise_margin(math.sqrt(focus_error(plan, "max", focus))))
+        return float(noise_margin(math.sqrt(focus_error(plan, "total", focus) / max(1, last - first + 1))))
     if where == "every":
         return float(noise_margin(math.sqrt(float(prefix_variances(plan).max()))))
     return average_margin95(total_sq_error(plan), plan.shape, plan.privacy.root_public)
@@ -561,12 +654,14 @@ def plan_for_accuracy(
     estimator: str = "gls",
     significant: int = 3,
     noise: str = "laplace",
+    focus: Span | None = None,
 ) -> Plan:
-    """The plan with the smallest ε (to ``significant`` digits, rounded up) whose 95 % margin
-    (:func:`margin95`, in records) is at most ``margin``. ``privacy.epsilon`` is ignored; its δ,
-    neighbour model and records per person are kept. ``noise`` "auto" plans both noises (Gaussian
-    only when δ > 0) and returns the one needing the smaller ε (Laplace on a tie); a noise that cannot meet
-    the target at any ε ≤ 100 is left out (its figures None), and only if neither can is the target refused.
+    """The plan with the smallest ε (to ``significant`` digits, rounded up) whose 95 % margin (:func:`margin95`,
+    in records; over the CDF points of ``focus`` if given) is at most ``margin``. ``privacy.epsilon`` is
+    ignored; its δ, neighbour model and records per person are kept. ``noise`` "auto" plans both noises
+    (Gaussian only when δ > 0) and returns the one needing the smaller ε (Laplace on a tie); a noise that cannot
+    meet the target at any ε ≤ 100 is left out (its figures None), and only if neither can is the target
+    refused.
 
     The best budget *shares* hardly depend on the total (every level's variance scales as 1/ε² for
     Laplace, 1/ρ for Gaussian), so the shape and shares are optimised once at ε = 1 and scaled. The
@@ -592,7 +687,8 @@ def plan_for_accuracy(
     failures: list[ParameterError] = []
     for kind in kinds:
         try:
-            plans[kind] = _plan_for_accuracy_with(bins, privacy, margin, where, shape, estimator, significant, kind)
+            plans[kind] = _plan_for_accuracy_with(bins, privacy, margin, where, shape, estimator, significant, kind,
+                                                  focus)
         except ParameterError as exc:  # auto: the other noise may still meet the target (e.g. Gaussian needs ε > 100)
             if len(kinds) == 1:
                 raise
@@ -610,21 +706,25 @@ def plan_for_accuracy(
 
 
 def _plan_for_accuracy_with(bins: int, privacy: PrivacySpec, margin: float, where: str, shape: TreeShape | None,
-                            estimator: str, significant: int, noise: str) -> Plan:
-    """:func:`plan_for_accuracy` for one noise."""
+                            estimator: str, significant: int, noise: str, focus: Span | None = None) -> Plan:
+    """:func:`plan_for_accuracy` for one noise (with a focus: the plan for it, or the plan for the whole
+    range where that is no worse in the focus)."""
     objective = "max" if where == "every" else "total"
     unit = privacy.with_epsilon(1.0)
     base = _best_plan(bins, unit, shape, "auto", estimator, objective, None, 6, noise)
+    if focus is not None:
+        base = focused_plan(base, focus, shape, objective=objective)
     shares = np.asarray(base.level_budgets)
     limit = 100.0
 
     def plan_at(epsilon: float) -> Plan:
         spec = privacy.with_epsilon(epsilon)
-        return Plan(base.shape, spec, split_budget(budget_total(spec, noise), shares), estimator, noise)
+        return Plan(base.shape, spec, split_budget(budget_total(spec, noise), shares), estimator, noise,
+                    focus=base.focus)
 
     def meets(epsilon: float) -> bool:
         try:
-            return margin95(plan_at(epsilon), where) <= margin
+            return margin95(plan_at(epsilon), where, focus) <= margin
         except ParameterError:  # an ε so small that the noise is beyond the sampler: not a usable plan
             return False
 

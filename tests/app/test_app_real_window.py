@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 from xvfb import virtual_display  # noqa: E402  (scripts/ is not a package)
 
-SCREENS = ("01-start", "02-data", "03-plan", "03b-plan-delta", "03c-plan-gaussian",
+SCREENS = ("01-start", "02-data", "03-plan", "03b-plan-delta", "03c-plan-gaussian", "03d-plan-focus",
            "04-accuracy-first", "05-bin-tree", "06-confirm-release",
            "07-results", "08-results-confidential-toggle", "09-data-bad-input", "10-plan-bad-epsilon",
            "11-export-bundle", "12-ledger", "13-verify", "14-keys",

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
+from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
 from dpgui.core.planner import (
     _Objective,
     auto_plan,
@@ -158,3 +158,44 @@ def test_budget_optimisation_does_not_depend_on_the_scale_of_epsilon(bins, branc
     judge = _Objective(shape, PrivacySpec(epsilon, neighbours), "gls", "total")
     assert judge(small) <= judge(unit) * (1 + 1e-6)
     assert math.fsum(small) == pytest.approx(epsilon, rel=1e-12)
+
+
+@pytest.mark.parametrize("branching, neighbours, estimator", [
+    ((3, 5, 7), "change", "gls"), ((4, 4, 4, 4), "addremove", "gls"), ((10, 11), "addremove", "gls"),
+    ((3, 5, 7), "change", "covering"), ((6, 6, 6), "addremove", "covering")])
+def test_the_planner_objective_is_the_projection_of_the_plan_for_random_budgets(branching, neighbours, estimator):
+    """_Objective (the planner's view) evaluated at a plan's exact level variances equals the projection of
+    that plan (dpgui.core.projection) over the whole range and over spans, per prefix, total and max; and
+    its own unrounded variances are the plan's up to the rounding of the noise scales."""
+    from dpgui.core.planner import level_variance
+
+    rng = np.random.default_rng(sum(branching) + len(neighbours))
+    privacy = PrivacySpec(0.7, neighbours)
+    missing = privacy.missing_leaf
+    shape = TreeShape(math.prod(branching) - 3 - int(missing), branching, missing)
+    count = shape.height + 1 - privacy.first_noised_level()
+    for _ in range(5):
+        weights = rng.uniform(0.05, 1.0, count)
+        if estimator == "gls" and count > 2:
+            weights[rng.integers(0, count - 1)] = 0.0  # an internal level left out
+        budgets = np.asarray(split_budget(0.7, weights))
+        plan = Plan(shape, privacy, tuple(budgets), estimator)
+        exact = prefix_variances(plan)
+        planned = level_variance(budgets, privacy, "laplace")
+        released = np.isfinite(plan.level_variances()[privacy.first_noised_level():])
+        assert planned[released] == pytest.approx(plan.level_variances()[privacy.first_noised_level():][released],
+                                                  rel=2e-3)
+        last = shape.leaves - 1 if privacy.root_public else shape.leaves
+        first_j = int(rng.integers(1, last + 1))
+        last_j = int(rng.integers(first_j, last + 1))
+        for span in (None, (first_j, last_j), (first_j, first_j)):
+            lo, hi = span if span is not None else (1, last)
+            for objective in ("total", "max"):
+                judge = _Objective(shape, privacy, estimator, objective, span=span)
+                judge.variances = lambda _eps: plan.level_variances()  # type: ignore[method-assign]
+                region = exact[lo - 1:hi]
+                expected = region.sum() if objective == "total" else region.max()
+                assert judge(budgets) == pytest.approx(float(expected), rel=1e-10, abs=1e-9)
+            per = _Objective(shape, privacy, estimator, "max", span=span)
+            per.variances = lambda _eps: plan.level_variances()  # type: ignore[method-assign]
+            assert np.allclose(per.per_prefix(budgets), exact[lo - 1:hi], rtol=1e-10, atol=1e-9)

@@ -212,3 +212,22 @@ def test_a_manifest_of_the_previous_dpgui_still_verifies(key, tmp_path):
     older_paths.manifest.write_bytes(older_paths.manifest.read_bytes().replace(b'"epsilon": 0.75', b'"epsilon": 0.76'))
     assert not verify_bundle(older_paths.manifest, key.public_key).ok
 
+
+
+def test_a_release_with_a_plan_made_for_a_region_makes_a_manifest_of_the_same_schema(key, tmp_path):
+    """The region a plan was made for is in the plan's JSON only: the manifest (schema unchanged) copies the
+    plan's tree and privacy fields, so a focused plan's bundle verifies and its plan reads back equal."""
+    from dpgui.core.focus import focus_offer
+
+    counts = np.random.default_rng(15).integers(0, 500, BINS)
+    plan = focus_offer(BINS, PrivacySpec(1.0), (1, 3)).focused_plan
+    assert plan.focus == (1, 3)
+    result = release(counts, plan, SecureRandom(), LOWER, UPPER, "l2", missing=7)
+    info = ReleaseInfo("survey", "income", "0123456789abcdef0123456789abcdef",
+                       datetime(2026, 11, 24, 8, 0, tzinfo=timezone.utc), plan.privacy.missing_rule)
+    manifest = build_manifest(result, info, "survey", release_csv_text(result).encode(), PDF, "ABCDEF0123456789")
+    assert schema_problems(manifest) == [] and "focus" not in json.dumps(manifest)
+    paths = write_bundle(tmp_path, "survey", result, info, PDF, key)
+    checked = verify_bundle(paths.manifest, key.public_key)
+    assert checked.ok, checked.failure
+    assert checked.manifest is not None and plan_from_manifest(checked.manifest) == plan

@@ -321,3 +321,18 @@ def test_the_planners_noise_choice_comes_back_with_the_plan(tmp_path):
     project = replace(_project(tmp_path), plan=plan.to_json(), delta=1e-6, locked_levels=())
     loaded = project_from_json(project_to_json(project)).plan_object()
     assert loaded == plan and loaded.noise_choice == plan.noise_choice
+
+
+def test_a_plan_made_for_a_region_keeps_it_in_the_project_and_older_plans_have_none(tmp_path):
+    from dpgui.core.focus import focus_offer
+
+    offer = focus_offer(K, PrivacySpec(1.0), (1, 3))
+    assert offer.worth_it
+    project = replace(_project(tmp_path), plan=offer.focused_plan.to_json(), locked_levels=())
+    save_project(project, tmp_path / "work.dpgui")
+    loaded = load_project(tmp_path / "work.dpgui")
+    assert loaded == project and loaded.plan_object() == offer.focused_plan
+    assert loaded.plan_object().focus == (1, 3)
+    document = json.loads((tmp_path / "work.dpgui").read_text())
+    del document["plan"]["focus"]
+    assert project_from_json(json.dumps(document)).plan_object().focus is None
