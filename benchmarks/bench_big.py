@@ -58,7 +58,7 @@ def run(bins: int, neighbours: str, folder: Path) -> tuple[float, int]:
     size = out.stat().st_size
     out.unlink()
     print(f"  {neighbours}: branching {plan.shape.branching}, {plan.shape.node_count:,} nodes; "
-          + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in stages) + f"; CSV {size / 2**20:,.0f} MiB")
+          + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in stages) + f"; CSV {size / 2**20:,.0f} MiB", flush=True)
     return total, size
 
 
@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
             total, _ = run(bins, neighbours, Path(tmp))
             ok = total <= TIME_LIMIT
             missed |= not ok
-            print(f"{'PASS' if ok else 'FAIL'} {neighbours}: plan + release + CSV {total:.2f} s (limit {TIME_LIMIT:.0f} s)")
+            print(f"{'PASS' if ok else 'FAIL'} {neighbours}: plan + release + CSV {total:.2f} s "
+                  f"(limit {TIME_LIMIT:.0f} s)", flush=True)
     peak = peak_rss()
     ok = peak <= MEMORY_LIMIT
     missed |= not ok
