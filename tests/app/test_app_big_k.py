@@ -111,7 +111,7 @@ def test_tree_view_at_2_to_the_20_bins_paints_the_visible_nodes_and_zooms_to_sin
     full = dict(drawn)
     width = UPPER / BINS
     view.set_x_range(100_000.0, 100_000.0 + 15 * width)  # 15 leaves of 2²⁰, each wider than TEXT_MIN_PX
-    drawn.update({name: 0 for name in drawn})
+    drawn.update(dict.fromkeys(drawn, 0))
     assert not view.grab().isNull()
     for counts in (full, drawn):
         assert counts["edges"] <= bound["edges"] and counts["labels"] <= bound["labels"], (counts, bound)
