@@ -26,7 +26,7 @@ from dpgui.core.mechanism import Release
 from dpgui.core.quantiles import cumulative_interval95
 from dpgui.report.files import write_blocks_atomic
 
-__all__ = ["CDF_COLUMNS", "CDF_COLUMNS_V1", "float_texts", "release_csv_blocks", "release_csv_bytes",
+__all__ = ["CDF_COLUMNS", "CDF_COLUMNS_V1", "float_texts", "joined_texts", "release_csv_blocks", "release_csv_bytes",
            "release_csv_text", "write_release_csv"]
 CDF_COLUMNS = ("bin_lower", "bin_upper", "cumulative_count", "cdf", "std_error", "ci95_low", "ci95_high",
                "unbiased_estimate")
@@ -68,13 +68,17 @@ def float_texts(values: np.ndarray) -> pa.StringArray:
     return text
 
 
+def joined_texts(texts: pa.Array, after_each: str) -> bytes:
+    """The UTF-8 bytes of the strings ``texts``, each followed by ``after_each``. O(bytes)."""
+    cells = pc.binary_join_element_wise(texts, "", after_each)  # text + after_each + ""
+    offsets = np.frombuffer(cells.buffers()[1], dtype=np.int32)[cells.offset:cells.offset + len(cells) + 1]
+    data = cells.buffers()[2]
+    return data.slice(int(offsets[0]), int(offsets[-1] - offsets[0])).to_pybytes() if data is not None else b""
+
+
 def _csv_block(columns: list[pa.Array]) -> bytes:
     """The CSV lines (``,`` between values, ``\\n`` after each row) of equal-length text columns."""
-    rows = pc.binary_join_element_wise(*columns, ",")
-    lines = pc.binary_join_element_wise(rows, "", "\n")  # row + "\n" + ""
-    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)[lines.offset:lines.offset + len(lines) + 1]
-    data = lines.buffers()[2]
-    return data.slice(int(offsets[0]), int(offsets[-1] - offsets[0])).to_pybytes() if data is not None else b""
+    return joined_texts(pc.binary_join_element_wise(*columns, ","), "\n")
 
 
 def release_csv_blocks(release: Release, rows_per_block: int = ROWS_PER_BLOCK) -> Iterator[bytes]:

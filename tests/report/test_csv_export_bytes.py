@@ -77,3 +77,21 @@ def _awkward_doubles(rng: np.random.Generator, n: int) -> np.ndarray:
 def test_float_texts_is_repr() -> None:
     values = _awkward_doubles(np.random.default_rng(2017), 30_000)
     assert float_texts(values).to_pylist() == [repr(v) for v in values.tolist()]
+
+
+def test_levels_sha256_hashes_the_compact_json_of_the_levels() -> None:
+    """The ledger's digest of released levels is that of json.dumps(compact) of the lists (the form it
+    had before it was written by Arrow), across block boundaries, None levels, empty levels and lists."""
+    import hashlib
+    import json
+
+    from dpgui.report import publish
+
+    rng = np.random.default_rng(5)
+    cases = [[np.array([5])], [None, np.array([], np.int64), [1, -2, 3]], [], [None],
+             [np.array([2**62, -2**63, 0]), None, rng.integers(-10**9, 10**9, 2 * publish._HASH_BLOCK + 3)],
+             [rng.integers(-5, 5, publish._HASH_BLOCK)]]
+    for levels in cases:
+        canonical = [None if lvl is None else np.asarray(lvl, dtype=np.int64).tolist() for lvl in levels]
+        expected = hashlib.sha256(json.dumps(canonical, separators=(",", ":")).encode("ascii")).hexdigest()
+        assert publish.levels_sha256(levels) == expected
