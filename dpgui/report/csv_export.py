@@ -39,8 +39,8 @@ ROWS_PER_BLOCK = 1 << 20
 _THREADS = max(1, min(4, os.cpu_count() or 1))
 # Python writes a float positionally when 1e-4 ≤ |x| < 1e16 (decimal exponent -4..15); Arrow's
 # positional range is narrower (1e-6 ≤ |x| < 1e10 in pyarrow 14-26) and its exponents differ
-# ("3e-7", Python "3e-07"). Values outside Python's range, and any Arrow wrote with an exponent or
-# with more leading zeros than Python would, are written by repr itself (rare in a CDF release).
+# ("3e-7", Python "3e-07"). Values outside Python's range, and any Arrow wrote with an exponent, are
+# written by repr itself (rare in a CDF release).
 _REPR_BELOW = 1e-4
 _REPR_FROM = 1e16
 
@@ -52,13 +52,14 @@ def float_texts(values: np.ndarray) -> pa.StringArray:
     ``repr``: the shortest decimal that reads back to the same double, the nearest one on a tie)
     gives the digits; this function puts them into repr's layout: ``.0`` after whole numbers, and repr
     itself for non-finite values, |v| < 1e-4 and |v| ≥ 1e16 (repr's exponent form) and for anything
-    Arrow wrote differently from repr's positional form (an exponent or "0.0000" leading zeros).
+    Arrow wrote with an exponent (from 1e10 in pyarrow 14-26).
     """
     x = np.ascontiguousarray(values, dtype=np.float64)
     text = pc.cast(pa.array(x), pa.string())
     magnitude = np.abs(x)
     by_repr = ~((magnitude >= _REPR_BELOW) & (magnitude < _REPR_FROM)) & (x != 0.0)  # also NaN, inf
-    by_repr |= np.asarray(pc.match_substring(text, "e")) | np.asarray(pc.match_substring_regex(text, r"^-?0\.0000"))
+    # (|v| ≥ 1e-4 has at most three zeros after the point, "0.000123", so Arrow's "0.00001" is among those above)
+    by_repr |= np.asarray(pc.match_substring(text, "e"))
     whole = ~np.asarray(pc.match_substring(text, ".")) & ~by_repr  # "12" → "12.0", "-0" → "-0.0"
     if whole.any():
         text = pc.if_else(pa.array(whole), pc.binary_join_element_wise(text, ".0", ""), text)
