@@ -12,6 +12,7 @@ first formats one value per Python call; numpy has no vectorised shortest-repr f
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -37,12 +38,22 @@ CDF_COLUMNS_V1 = CDF_COLUMNS[:7]
 ROWS_PER_BLOCK = 1 << 20
 #: Blocks formatted at once (Arrow's compute functions release the GIL, so threads run in parallel).
 _THREADS = max(1, min(4, os.cpu_count() or 1))
-# Python writes a float positionally when 1e-4 ≤ |x| < 1e16 (decimal exponent -4..15); Arrow's
-# positional range is narrower (1e-6 ≤ |x| < 1e10 in pyarrow 14-26) and its exponents differ
-# ("3e-7", Python "3e-07"). Values outside Python's range, and any Arrow wrote with an exponent, are
-# written by repr itself (rare in a CDF release).
-_REPR_BELOW = 1e-4
-_REPR_FROM = 1e16
+# Python writes a float positionally when 1e-4 ≤ |x| < 1e16 (decimal exponent -4..15); Arrow (pyarrow
+# 14-26) positionally when 1e-6 ≤ |x| < 1e10, whole numbers without ".0", and its exponents differ
+# ("3e-7", Python "3e-07"). Values outside the range where both write positionally are written by repr
+# itself (rare in a CDF release); _arrow_layout_known checks the layout once per process.
+_POSITIONAL_FROM = 1e-4
+_POSITIONAL_BELOW = 1e10
+_LAYOUT_PROBES = (1e-4, 1.2345e-4, 9.87e-4, 0.1, 0.5, 1.0, -1.0, 12.0, -0.0, 0.0, 2.5, 100.0, 123456.789,
+                  123456789.0, 1234567890.5, 9999999999.0, 9999999999.999998, -5e-4)
+
+
+@functools.lru_cache(maxsize=1)
+def _arrow_layout_known() -> bool:
+    """True if this pyarrow writes floats in [1e-4, 1e10) positionally, whole ones without ".0", with
+    the digits of repr (the layout :func:`float_texts` relies on)."""
+    texts = pc.cast(pa.array(_LAYOUT_PROBES, pa.float64()), pa.string()).to_pylist()
+    return all(text == (repr(v)[:-2] if v == int(v) else repr(v)) for text, v in zip(texts, _LAYOUT_PROBES))
 
 
 def float_texts(values: np.ndarray) -> pa.StringArray:
@@ -50,19 +61,21 @@ def float_texts(values: np.ndarray) -> pa.StringArray:
 
     Arrow's double-to-string cast (double-conversion's shortest round-trip digits, as CPython's
     ``repr``: the shortest decimal that reads back to the same double, the nearest one on a tie)
-    gives the digits; this function puts them into repr's layout: ``.0`` after whole numbers, and repr
-    itself for non-finite values, |v| < 1e-4 and |v| ≥ 1e16 (repr's exponent form) and for anything
-    Arrow wrote with an exponent (from 1e10 in pyarrow 14-26).
+    gives the digits of the values with 1e-4 ≤ |v| < 1e10 and 0, and ``.0`` is put after the whole
+    ones; the others (non-finite, tiny, huge) are written by repr, and all of them if this pyarrow
+    writes another layout (:func:`_arrow_layout_known`).
     """
     x = np.ascontiguousarray(values, dtype=np.float64)
+    if not _arrow_layout_known():
+        return pa.array([repr(v) for v in x.tolist()], pa.string())
     text = pc.cast(pa.array(x), pa.string())
     magnitude = np.abs(x)
-    by_repr = ~((magnitude >= _REPR_BELOW) & (magnitude < _REPR_FROM)) & (x != 0.0)  # also NaN, inf
-    # (|v| ≥ 1e-4 has at most three zeros after the point, "0.000123", so Arrow's "0.00001" is among those above)
-    by_repr |= np.asarray(pc.match_substring(text, "e"))
-    whole = ~np.asarray(pc.match_substring(text, ".")) & ~by_repr  # "12" → "12.0", "-0" → "-0.0"
+    by_repr = ~((magnitude >= _POSITIONAL_FROM) & (magnitude < _POSITIONAL_BELOW)) & (x != 0.0)  # NaN, inf too
+    with np.errstate(invalid="ignore"):  # floor(NaN): NaN is written by repr anyway
+        whole = (x == np.floor(x)) & ~by_repr  # "12" → "12.0", "-0" → "-0.0"
     if whole.any():
-        text = pc.if_else(pa.array(whole), pc.binary_join_element_wise(text, ".0", ""), text)
+        text = pc.replace_with_mask(text, pa.array(whole),
+                                    pc.binary_join_element_wise(pc.filter(text, pa.array(whole)), ".0", ""))
     if by_repr.any():
         replacements = pa.array([repr(v) for v in x[by_repr].tolist()], pa.string())
         text = pc.replace_with_mask(text, pa.array(by_repr), replacements)

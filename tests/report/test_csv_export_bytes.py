@@ -95,3 +95,14 @@ def test_levels_sha256_hashes_the_compact_json_of_the_levels() -> None:
         canonical = [None if lvl is None else np.asarray(lvl, dtype=np.int64).tolist() for lvl in levels]
         expected = hashlib.sha256(json.dumps(canonical, separators=(",", ":")).encode("ascii")).hexdigest()
         assert publish.levels_sha256(levels) == expected
+
+
+def test_float_texts_is_repr_with_an_arrow_of_another_layout_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This pyarrow writes the layout float_texts expects (so the tests above ran its fast path); one
+    that did not would be written by repr for every value."""
+    from dpgui.report import csv_export
+
+    assert csv_export._arrow_layout_known()
+    monkeypatch.setattr(csv_export, "_arrow_layout_known", lambda: False)
+    values = _awkward_doubles(np.random.default_rng(3), 300)
+    assert float_texts(values).to_pylist() == [repr(v) for v in values.tolist()]
