@@ -20,7 +20,8 @@ QUICK_ARGS = {"bench_big.py": ["--quick"], "bench_gaussian.py": ["--quick"], "be
               "bench_sql.py": ["--quick"],
               "bench_spark.py": ["--quick"]}
 #: Scripts run with the argument that makes a missed target exit 1 (listed as failed here).
-CHECK_ARGS = {"bench_big.py": ["--check"], "bench_hierarchy.py": ["--check"], "bench_sql.py": ["--check"]}
+CHECK_ARGS = {"bench_big.py": ["--check"], "bench_consistency.py": ["--check"], "bench_hierarchy.py": ["--check"],
+              "bench_sql.py": ["--check"]}
 
 
 def main(argv: list[str] | None = None) -> int:

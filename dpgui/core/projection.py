@@ -144,14 +144,13 @@ def _sum_floor_mod(count: int, size: int, modulus: int | None) -> int:
     return q * size * modulus * (modulus - 1) // 2 + floor_sum(r)
 
 
-def _gls_block_sum(upto: int, child: int, b: int) -> float:
-    """G(R) = Σ_{r<R} g(r), g(r) = c·(r//c) + (r mod c)²/c − r²/(c·b), exactly in integers then /c."""
+def _gls_block_numerator(upto: int, child: int, b: int) -> int:
+    """c·b·G(R), an integer: G(R) = Σ_{r<R} g(r), g(r) = c·(r//c) + (r mod c)²/c − r²/(c·b)."""
     f_full, partial = divmod(upto, child)
     s1 = child * f_full * (f_full - 1) // 2 + f_full * partial  # Σ r//c
     s2 = f_full * (child - 1) * child * (2 * child - 1) // 6 + (partial - 1) * partial * (2 * partial - 1) // 6
     s3 = (upto - 1) * upto * (2 * upto - 1) // 6
-    # c·s1 + s2/c − s3/(c b) with one division at the end
-    return (child * child * b * s1 + b * s2 - s3) / (child * b)
+    return child * child * b * s1 + b * s2 - s3
 
 
 def last_prefix(shape: TreeShape, root_public: bool) -> int:
@@ -160,22 +159,51 @@ def last_prefix(shape: TreeShape, root_public: bool) -> int:
     return shape.leaves - 1 if root_public else shape.leaves
 
 
-def gls_total_coefficients(shape: TreeShape, root_public: bool) -> tuple[np.ndarray, float]:
-    """(A_m, A_c) with Σ_j Var Ĉ_j = Σ_m A_m/λ_m + A_c/λ_c over prefixes 1..J. O(h)."""
-    upto = last_prefix(shape, root_public) + 1  # prefixes 0..J (prefix 0 contributes 0)
+#: Prefix lengths ``(first, last)``, both included, 1 ≤ first ≤ last ≤ leaves: the CDF points an error
+#: total runs over (the whole range by default; a region the user cares about otherwise).
+Span = tuple[int, int]
+
+
+def check_span(shape: TreeShape, root_public: bool, span: Span | None) -> Span:
+    """The prefixes a total runs over: ``span`` checked, or ``(1, last_prefix)`` for None. A span may
+    include the last real leaf's prefix (N, variance 0 when N is public): it adds nothing then. O(1)."""
+    if span is None:
+        return 1, last_prefix(shape, root_public)
+    first, last = int(span[0]), int(span[1])
+    if not 1 <= first <= last <= shape.leaves:
+        raise ValueError(f"need 1 <= first <= last <= {shape.leaves}, got {span}")
+    return first, min(last, last_prefix(shape, root_public))  # last < first: an empty total
+
+
+def _gls_numerators_upto(shape: TreeShape, upto: int) -> tuple[list[int], int]:
+    """Integer numerators of (A_m, A_c) summed over prefixes 0..upto−1 (prefix 0 contributes 0):
+    A_m = numerator/(s_{m+1}·n_m), A_c = numerator/K̄. Integers, so that a region's total (a difference
+    of two such sums) is exact before the one division. O(h)."""
     s = shape.leaves_per_node
-    coeffs = np.empty(shape.height)
+    numerators = []
     for m in range(shape.height):
         q, r = divmod(upto, s[m])
-        coeffs[m] = q * _gls_block_sum(s[m], s[m + 1], shape.branching[m]) + _gls_block_sum(r, s[m + 1], shape.branching[m])
+        child, b = s[m + 1], shape.branching[m]
+        numerators.append(q * _gls_block_numerator(s[m], child, b) + _gls_block_numerator(r, child, b))
     j_max = upto - 1
-    const = (j_max * (j_max + 1) * (2 * j_max + 1) // 6) / shape.padded_bins
-    return coeffs, const
+    return numerators, j_max * (j_max + 1) * (2 * j_max + 1) // 6
 
 
-def covering_total_coefficients(shape: TreeShape, released: Sequence[bool], root_public: bool) -> np.ndarray:
-    """D_l = Σ_j d_l(j) over prefixes 1..J, so Σ_j Var Ĉ_j = Σ_l D_l v_l. O(h)."""
-    upto = last_prefix(shape, root_public) + 1
+def gls_total_coefficients(shape: TreeShape, root_public: bool, span: Span | None = None) -> tuple[np.ndarray, float]:
+    """(A_m, A_c) with Σ_j Var Ĉ_j = Σ_m A_m/λ_m + A_c/λ_c over the prefixes j of ``span`` (default
+    1..J, :func:`check_span`). O(h)."""
+    first, last = check_span(shape, root_public, span)
+    if last < first:
+        return np.zeros(shape.height), 0.0
+    high, high_const = _gls_numerators_upto(shape, last + 1)
+    low, low_const = _gls_numerators_upto(shape, first)
+    s = shape.leaves_per_node
+    coeffs = np.array([(hi - lo) / (s[m + 1] * shape.branching[m]) for m, (hi, lo) in enumerate(zip(high, low))])
+    return coeffs, (high_const - low_const) / shape.padded_bins
+
+
+def _covering_upto(shape: TreeShape, released: Sequence[bool], upto: int) -> np.ndarray:
+    """D_l summed over prefixes 0..upto−1. O(h)."""
     s = shape.leaves_per_node
     out = np.zeros(shape.height + 1)
     above: int | None = None
@@ -188,14 +216,24 @@ def covering_total_coefficients(shape: TreeShape, released: Sequence[bool], root
     return out
 
 
+def covering_total_coefficients(shape: TreeShape, released: Sequence[bool], root_public: bool,
+                                span: Span | None = None) -> np.ndarray:
+    """D_l = Σ_j d_l(j) over the prefixes j of ``span`` (default 1..J), so Σ_j Var Ĉ_j = Σ_l D_l v_l. O(h)."""
+    first, last = check_span(shape, root_public, span)
+    if last < first:
+        return np.zeros(shape.height + 1)
+    result: np.ndarray = _covering_upto(shape, released, last + 1) - _covering_upto(shape, released, first)
+    return result
+
+
 def total_coefficients(shape: TreeShape, estimator: str, released: Sequence[bool],
-                       root_public: bool) -> tuple[np.ndarray, float]:
-    """The part of Σ_j Var Ĉ_j that depends on the tree alone: ``(D_l, 0)`` of
-    :func:`covering_total_coefficients` for the covering sum, ``(A_m, A_c)`` of
+                       root_public: bool, span: Span | None = None) -> tuple[np.ndarray, float]:
+    """The part of Σ_j Var Ĉ_j (j over ``span``, default every noised prefix) that depends on the tree
+    alone: ``(D_l, 0)`` of :func:`covering_total_coefficients` for the covering sum, ``(A_m, A_c)`` of
     :func:`gls_total_coefficients` for GLS. Input of :func:`total_from_coefficients`. O(h)."""
     if estimator == "covering":
-        return covering_total_coefficients(shape, released, root_public), 0.0
-    return gls_total_coefficients(shape, root_public)
+        return covering_total_coefficients(shape, released, root_public, span), 0.0
+    return gls_total_coefficients(shape, root_public, span)
 
 
 def total_from_coefficients(shape: TreeShape, estimator: str, coefficients: tuple[np.ndarray, float],

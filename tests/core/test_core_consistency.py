@@ -91,7 +91,7 @@ def test_fast_matches_trellis_unweighted(loss, fast, seed):
 )
 def test_fast_matches_trellis_weighted(loss, fast, seed):
     rng = np.random.default_rng(seed)
-    for _ in range(2_000):
+    for _ in range(10_000):
         y, n = random_instance(rng)
         w = rng.uniform(0.1, 5.0, size=y.size)
         x = fast(y, n, weights=w)

@@ -20,6 +20,8 @@ from dpgui.core.estimators import gls_leaves, paper_refined_estimate
 from dpgui.core.mechanism import noisy_tree
 from dpgui.core.noise import SeededRandom, discrete_laplace_variance, laplace_scale
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
+from dpgui.core.planner import optimise_budgets
+from dpgui.core.projection import prefix_variances
 from dpgui.core.tree import TreeShape
 
 REL = 1e-9
@@ -451,3 +453,33 @@ def test_auto_plan_noise_scales_are_calibrated(case):
         expected = discrete_laplace_variance(float(plan.scales[lvl]))
         assert abs(mean - expected) < 4 * se, (lvl, mean, expected, se)
         assert abs(mean - expected / 4) > 6 * se  # the test has the power to see a halved scale
+
+
+# ---------------------------------------------------------------- totals over a region of the CDF
+@pytest.mark.parametrize("neighbours", ["change", "addremove"])
+@pytest.mark.parametrize("estimator", ["gls", "covering"])
+@pytest.mark.parametrize("span", [(1, 1), (1, 40), (17, 17), (100, 350), (300, 778), (778, 778), (1, 778)])
+def test_a_regions_total_is_the_sum_of_its_prefix_variances(neighbours, estimator, span):
+    """total_coefficients(span=…) in O(h) = Σ of the exact per-prefix variances over the span (both ends
+    included), also where the span reaches the last prefix (N: exact when public)."""
+    from dpgui.core.projection import total_coefficients, total_from_coefficients
+
+    privacy = PrivacySpec(0.7, neighbours)
+    shape = TreeShape(777, (3, 16, 17), privacy.missing_leaf)
+    plan = Plan(shape, privacy, optimise_budgets(shape, privacy, estimator), estimator)
+    first, last = min(span[0], shape.leaves), min(span[1], shape.leaves)
+    expected = prefix_variances(plan, np.arange(first, last + 1)).sum()
+    if neighbours == "change":  # the last real leaf's prefix is N: exact
+        assert prefix_variances(plan, [shape.leaves])[0] == 0.0
+    coefficients = total_coefficients(shape, estimator, plan.released(), privacy.root_public, (first, last))
+    assert total_from_coefficients(shape, estimator, coefficients, plan.level_variances()) == pytest.approx(
+        expected, rel=1e-10, abs=1e-9)
+
+
+def test_a_span_outside_the_tree_is_refused():
+    from dpgui.core.projection import check_span
+
+    shape = TreeShape(100, (10, 10))
+    for span in [(0, 5), (5, 4), (1, 101)]:
+        with pytest.raises(ValueError):
+            check_span(shape, False, span)
