@@ -6,7 +6,8 @@
 Times ``widget.grab()`` (a full paint of the widget into a pixmap: toolbar, axes, tree, legend,
 info line) of a 1100×560 BinTreeView for two trees with 65,536 bins — 16x16x16x16 (69,905 nodes)
 and binary with 16 levels (131,071 nodes) — in the full view, zoomed to 1/100 of the range and
-zoomed to 1/4,000 (single leaves a few pixels wide), with hover and selection outlines on.
+zoomed to 1/4,000 (single leaves a few pixels wide) and to 16 leaves, with hover and selection outlines on;
+then the same for the planner's tree at K = 2^20 (15x15x15x15x21 with the missing values' leaf, 1.1 million nodes).
 The baseline is the same grab of a plain pyqtgraph PlotWidget of the same size showing one
 curve of 65,536 points, in the same process. Prints median times and the ratio to the baseline.
 Runs offscreen (QT_QPA_PLATFORM=offscreen) unless a platform is set.
@@ -26,6 +27,7 @@ import numpy as np
 from timing import median_time
 
 BINS = 65_536
+BIG_BINS = 1 << 20
 SIZE = (1100, 560)
 TARGET = 0.100  # seconds per paint
 
@@ -46,6 +48,7 @@ def main() -> int:
     from dpgui.core.mechanism import release
     from dpgui.core.noise import SeededRandom
     from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
+    from dpgui.core.planner import auto_plan
     from dpgui.core.tree import TreeShape
 
     configure_pyqtgraph()
@@ -58,11 +61,11 @@ def main() -> int:
     base_time, _ = median_time(baseline.grab, args.repeats)
     print(f"baseline: pyqtgraph curve with {BINS:,} points  {base_time * 1e3:8.2f} ms")
 
-    counts = rng.poisson(20, BINS)
     worst = 0.0
-    for branching in ((16, 16, 16, 16), (2,) * 16):
-        shape = TreeShape(BINS, branching)
-        privacy = PrivacySpec(1.0)
+    privacy = PrivacySpec(1.0)
+    for shape in (TreeShape(BINS, (16, 16, 16, 16)), TreeShape(BINS, (2,) * 16),
+                  auto_plan(BIG_BINS, privacy).shape):  # the planner's tree for 2^20 bins (issue 17)
+        counts = rng.poisson(20, shape.bins)
         plan = Plan(shape, privacy, equal_budgets(shape, privacy))
         view = BinTreeView()
         view.resize(*SIZE)
@@ -72,10 +75,11 @@ def main() -> int:
         app.processEvents()
         view.select_node(shape.height, 30_000)
         span = 5000.0
-        print(f"\ntree {shape.label}: {shape.node_count:,} nodes")
+        print(f"\ntree {shape.label} for K = {shape.bins:,}: {shape.node_count:,} nodes")
         for name, window in (("full view", None),
                                ("zoom 1/100", (0.4 * span, 0.41 * span)),
-                               ("zoom 1/4,000", (0.4578 * span, 0.4578 * span + span / 4000))):
+                               ("zoom 1/4,000", (0.4578 * span, 0.4578 * span + span / 4000)),
+                               ("16 leaves", (0.4578 * span, 0.4578 * span + 16 * span / shape.bins))):
             if window is None:
                 view.reset_zoom()
             else:

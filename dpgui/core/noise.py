@@ -37,6 +37,7 @@ import math
 import numbers
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from typing import Protocol, runtime_checkable
 
@@ -91,8 +92,10 @@ MAX_LAPLACE_SCALE = Fraction(_PLAN_T_MAX, 1 << 16)
 #: Largest discrete-Gaussian variance parameter σ² (records²) a release may use: 2**62, σ ≈ 2.1e9
 #: records. The sampler's Laplace proposal has scale t = ⌊σ⌋ + 1 ≤ 2**31, far inside ``_T_MAX``.
 MAX_GAUSSIAN_SIGMA2 = Fraction(1 << 62)
-# Elements processed per vectorised pass; bounds peak memory (~100 bytes per element).
+# Elements processed per vectorised pass; bounds peak memory (~100 bytes per element and thread).
 _CHUNK = 1 << 21
+# Threads drawing chunks of secure noise at once (see _dlap_chunked).
+_THREADS = max(1, min(4, os.cpu_count() or 1))
 
 
 # ----------------------------------------------------------------------------------------
@@ -573,13 +576,29 @@ def _dlap_core(src: RandomSource, t: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 
 def _dlap_chunked(src: RandomSource, t: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """:func:`_dlap_core` in chunks of ``_CHUNK`` elements (memory ~100 bytes per element of a chunk).
+
+    Chunks draw independent words, so their order does not change the distribution: from a
+    :class:`SecureRandom` (``os.urandom`` is thread-safe, and it and numpy release the GIL) they run
+    on :data:`_THREADS` threads; a seeded source draws them one after the other, so that its
+    results stay reproducible."""
     size = t.size
     if size <= _CHUNK:
         return _dlap_core(src, t, s)
     out = np.empty(size, dtype=np.int64)
-    for lo in range(0, size, _CHUNK):
+
+    def chunk(lo: int) -> None:
         hi = min(lo + _CHUNK, size)
         out[lo:hi] = _dlap_core(src, t[lo:hi], s[lo:hi])
+
+    starts = range(0, size, _CHUNK)
+    if isinstance(src, SecureRandom) and _THREADS > 1:
+        with ThreadPoolExecutor(_THREADS) as pool:
+            for future in [pool.submit(chunk, lo) for lo in starts]:
+                future.result()
+    else:
+        for lo in starts:
+            chunk(lo)
     return out
 
 

@@ -142,9 +142,19 @@ def quantile_bin_interval(release: Release, p: float) -> tuple[int, int]:
     ``D̂_b − m_b ≤ D_b`` then ``last ≥ b``. Two one-sided events of ≤ 2.5 % each at the two edges
     that bracket the quantile, so ``P(first ≤ b ≤ last) ≥ 95 %`` by the union bound. O(K).
     """
-    k = release.plan.shape.bins
-    estimate = np.concatenate(([0.0], np.asarray(release.estimate, dtype=float)))
-    se = np.concatenate(([0.0], np.asarray(release.std_error, dtype=float)))
+    estimate, se = _with_zero_prefix(release)
+    return _bin_interval(estimate, se, float(p))
+
+
+def _with_zero_prefix(release: Release) -> tuple[np.ndarray, np.ndarray]:
+    """(Ĉ_0..Ĉ_K, σ_0..σ_K) with Ĉ_0 = σ_0 = 0: the arrays :func:`_bin_interval` reads."""
+    return (np.concatenate(([0.0], np.asarray(release.estimate, dtype=float))),
+            np.concatenate(([0.0], np.asarray(release.std_error, dtype=float))))
+
+
+def _bin_interval(estimate: np.ndarray, se: np.ndarray, p: float) -> tuple[int, int]:
+    """:func:`quantile_bin_interval` from :func:`_with_zero_prefix`'s arrays (shared by many p). O(K)."""
+    k = estimate.size - 1
     if p > 0:
         d = estimate - p * estimate[-1]
         spread = se + p * se[-1]
@@ -152,12 +162,13 @@ def quantile_bin_interval(release: Release, p: float) -> tuple[int, int]:
         d = estimate - 1.0
         spread = se
     margin = noise_margin(spread)
-    upper = d + margin
-    lower_from_right = np.minimum.accumulate((d - margin)[::-1])[::-1]
-    reach = np.flatnonzero(upper[1:] >= 0)
-    first = int(reach[0]) if reach.size else 0  # never reached: the band failed; widest answer
-    sure = np.flatnonzero(lower_from_right[1:] >= 0)
-    last = int(sure[0]) if sure.size else k - 1
+    reach = (d + margin)[1:] >= 0
+    first = int(reach.argmax())  # 0 if never reached (argmax of all False): the band failed; widest answer
+    # last = first j with min_{i ≥ j+1} (D̂_i − m_i) ≥ 0, i.e. the last i whose lower band is below 0 (or not
+    # a number), but at most K − 1; 0 when there is none.
+    below = ~((d - margin) >= 0)
+    from_right = int(below[::-1].argmax())
+    last = 0 if not below[k - from_right] else min(k - from_right, k - 1)
     return min(first, last), max(first, last)
 
 
@@ -176,10 +187,11 @@ def quantiles(release: Release, probabilities: Sequence[float]) -> list[Quantile
         raise ParameterError(f"probabilities must be in [0, 1], got {list(probabilities)}", "use e.g. 0.25, 0.5, 0.75")
     c = np.asarray(release.cumulative, dtype=float)
     lows, highs = release.bin_edges()
+    estimate, se = _with_zero_prefix(release)
     out = []
     for p in probs:
         value, j = _crossing(release, c, p * release.values_total)  # missing values are not among them
-        first, last = quantile_bin_interval(release, float(p))
+        first, last = _bin_interval(estimate, se, float(p))
         first, last = min(first, j), max(last, j)
         out.append(Quantile(float(p), value, float(lows[first]), float(highs[last]),
                             float(lows[j]), float(highs[j])))

@@ -40,7 +40,7 @@ from dpgui.core.mechanism import Release
 from dpgui.core.plan import ZCDP_CONVERSION, Plan
 from dpgui.core.missing import MISSING_DROP, MISSING_RULE_TEXT
 from dpgui.errors import DataError, ParameterError
-from dpgui.report.csv_export import CDF_COLUMNS, release_csv_text
+from dpgui.report.csv_export import CDF_COLUMNS, release_csv_bytes
 from dpgui.report.files import (fsync_directory, read_regular_file, remove_stale_temporaries, sha256_regular_file,
                                 write_temporary)
 from dpgui.report.signing import PublicKey, SecretKey, SignatureError
@@ -314,7 +314,7 @@ def write_bundle(directory: str | os.PathLike[str], name: str, release: Release,
         raise DataError(f"release {info.release_id} was drawn with test noise (a seeded generator), which must never be "
                         "signed or published", "release the data again with dpgui's normal (secure) noise")
     paths = check_bundle_target(directory, name)
-    csv_bytes = release_csv_text(release).encode("utf-8")
+    csv_bytes = release_csv_bytes(release)
     manifest = build_manifest(release, info, name, csv_bytes, pdf_bytes, key.public_key.key_id_hex)
     return write_signed_files(paths, info.release_id, csv_bytes, pdf_bytes, manifest, key)
 

@@ -18,7 +18,7 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from dpgui.errors import DataError
@@ -146,14 +146,17 @@ def same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def create_file(path: Path, data: bytes, mode: int = SHARED_FILE_MODE) -> None:
+def create_file(path: Path, data: bytes | Iterable[bytes], mode: int = SHARED_FILE_MODE) -> None:
     """Create the new file ``path`` with ``mode`` (minus the umask) before any byte is written, write
-    ``data`` and fsync it. O_EXCL: an existing file (or link) is never opened (FileExistsError); on any
-    other failure the new file is removed again and the OSError raised. O(len(data))."""
+    ``data`` (bytes, or blocks of bytes written one after the other, so that a large file need not be
+    held in memory at once) and fsync it. O_EXCL: an existing file (or link) is never opened
+    (FileExistsError); on any other failure the new file is removed again and the OSError raised.
+    O(len(data))."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for block in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
+                handle.write(block)
             handle.flush()
             os.fsync(handle.fileno())
     except BaseException:
@@ -161,8 +164,9 @@ def create_file(path: Path, data: bytes, mode: int = SHARED_FILE_MODE) -> None:
         raise
 
 
-def write_temporary(target: Path, data: bytes) -> str:
-    """Write ``data`` to a new hidden file beside ``target`` (:func:`create_file`) and return its path.
+def write_temporary(target: Path, data: bytes | Iterable[bytes]) -> str:
+    """Write ``data`` (bytes or blocks of bytes) to a new hidden file beside ``target`` (:func:`create_file`)
+    and return its path.
 
     Created like any new file (mode 0666 minus the umask; ``tempfile`` would make it 0600, which
     is wrong for files meant to be shared). The caller renames it into place or deletes it.
@@ -207,8 +211,14 @@ def remove_stale_temporaries(folder: Path) -> int:
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     """Write to a temporary file in the same folder, fsync, then rename: never a half-written file."""
+    return write_blocks_atomic(path, [text.encode("utf-8")])
+
+
+def write_blocks_atomic(path: str | os.PathLike[str], blocks: Iterable[bytes]) -> Path:
+    """:func:`write_text_atomic` for bytes made block by block (a file larger than the memory one
+    would spend on it at once): each block is written as it comes."""
     target = check_writable(path)
-    tmp = write_temporary(target, text.encode("utf-8"))
+    tmp = write_temporary(target, blocks)
     try:
         os.replace(tmp, target)
     except BaseException:

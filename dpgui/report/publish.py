@@ -26,12 +26,15 @@ from typing import Any, Protocol, TypeVar
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release
 from dpgui.core.noise import RandomSource
 from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT
 from dpgui.core.plan import Plan
 from dpgui.errors import DataError, DpguiError, ParameterError
+from dpgui.report.csv_export import joined_texts
 from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, write_bundle
 from dpgui.report.ledger import Ledger, ReleaseOutput, Totals
 from dpgui.report.signing import SecretKey
@@ -185,15 +188,32 @@ def spend_then_release(ledger: Ledger, dataset: str, release_id: str, plan: Char
 
 
 # ------------------------------------------------------------------ what the ledger records
+_HASH_BLOCK = 1 << 20  # numbers written out per step of levels_sha256 (bounds its memory: ~10 MB)
+
 def levels_sha256(levels: Sequence[np.ndarray | Sequence[int] | None]) -> str:
     """Hex SHA-256 of released noisy node counts, root first (``None`` for a level not released).
 
     Canonical form: compact JSON of a list of lists of whole numbers (``null`` for a missing
     level), so the same numbers give the same digest whether they come from the engine (int64
-    arrays) or from a project file (lists). The levels are public (released) values. O(#nodes).
+    arrays) or from a project file (lists). The levels are public (released) values. O(#nodes):
+    the JSON text is made by Arrow in blocks of 2²⁰ numbers and hashed as it is made (the bytes
+    of ``json.dumps(..., separators=(",", ":"))``; 18 million nodes at K = 2²⁴ in about a second).
     """
-    canonical = [None if lvl is None else [int(x) for x in np.asarray(lvl, dtype=np.int64).tolist()] for lvl in levels]
-    return hashlib.sha256(json.dumps(canonical, separators=(",", ":")).encode("ascii")).hexdigest()
+    digest = hashlib.sha256(b"[")
+    for i, level in enumerate(levels):
+        if i:
+            digest.update(b",")
+        if level is None:
+            digest.update(b"null")
+            continue
+        values = np.asarray(level, dtype=np.int64)
+        digest.update(b"[")
+        for start in range(0, values.size, _HASH_BLOCK):
+            text = joined_texts(pc.cast(pa.array(values[start:start + _HASH_BLOCK]), pa.string()), ",")
+            digest.update(text if start + _HASH_BLOCK < values.size else text[:-1])  # no "," after the last
+        digest.update(b"]")
+    digest.update(b"]")
+    return digest.hexdigest()
 
 
 def release_params(result: Release, info: ReleaseInfo) -> dict[str, Any]:

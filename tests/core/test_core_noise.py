@@ -566,3 +566,26 @@ def test_bern_exp1_continues_exactly_beyond_k12() -> None:
     p = sum(f12 * (1 / math.factorial(k - 1) - 1 / math.factorial(k)) for k in range(13, 40, 2))
     assert abs(float(b.mean()) - p) < 4 * math.sqrt(p * (1 - p) / n)
     assert not b.all()
+
+
+def test_secure_chunks_are_drawn_on_threads_each_into_its_own_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Secure noise is drawn chunk by chunk on several threads (each chunk from fresh words: the
+    distribution is that of one chunk, checked above); every element gets its own chunk's draw."""
+    import threading
+
+    monkeypatch.setattr(noise, "_CHUNK", 1000)
+    monkeypatch.setattr(noise, "_THREADS", 2)
+    threads: set[int] = set()
+
+    def fake_core(src: object, t: np.ndarray, s: np.ndarray) -> np.ndarray:
+        threads.add(threading.get_ident())
+        threading.Event().wait(0.01)  # long enough for the second thread to take a chunk
+        return t * 1 + s
+
+    monkeypatch.setattr(noise, "_dlap_core", fake_core)
+    t = np.arange(10_500, dtype=np.int64)
+    assert np.array_equal(noise._dlap_chunked(noise.SecureRandom(), t, np.full(t.size, 7, np.int64)), t + 7)
+    assert len(threads) == 2
+    threads.clear()
+    noise._dlap_chunked(SeededRandom(1), t, np.ones(t.size, np.int64))  # reproducible: one thread, in order
+    assert threads == {threading.get_ident()}

@@ -1,0 +1,121 @@
+"""The window at K = 2²⁰ bins (issue 17): every plot draws a bounded number of points, the bin-tree
+view paints only what is visible and zooms down to single leaves, and the slow steps (planning,
+projecting, releasing) run on worker threads. Rules, not timings: `make bench` times the window
+(benchmarks/bench_responsiveness.py, bench_tree_view.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyqtgraph as pg
+import pytest
+
+import dpgui.app.plan_page as plan_page_module
+import dpgui.workspace.release as release_module
+from dpgui.app.main_window import TAB_PLAN, TAB_RESULTS
+from dpgui.app.projection_plots import ProjectionCache
+from dpgui.app.tree_view import MIN_NODE_PX, TEXT_MIN_PX, _IcicleItem
+from dpgui.core.thinning import DRAWN_SLICES
+from gui_helpers import make_window, open_and_wait, release_and_wait, set_column
+from test_app_responsiveness import ThreadLog
+
+BINS = 1 << 20
+ROWS = 50_000
+UPPER = 200_000.0
+#: Points any one curve may hand to Qt: the thinning keeps at most two per drawn slice (the peak
+#: envelope), whatever K is; pyqtgraph's own peak downsampling keeps fewer (two per pixel).
+MAX_POINTS = 2 * DRAWN_SLICES + 2
+
+
+@pytest.fixture
+def incomes(tmp_path):
+    path = tmp_path / "incomes.csv"
+    rng = np.random.default_rng(11)
+    pa_csv.write_csv(pa.table({"income": np.round(rng.gamma(2.0, 20_000.0, ROWS), 2)}), path)
+    return path
+
+
+def drawn_points(widget: pg.PlotWidget) -> dict[str, int]:
+    """Points each data item of a plot passes on to be painted (after clipping and downsampling)."""
+    out = {}
+    for i, item in enumerate(widget.getPlotItem().listDataItems()):
+        x, _ = item.getData()
+        out[f"{i}:{item.name()}"] = 0 if x is None else len(x)
+    return out
+
+
+def test_window_at_2_to_the_20_bins_draws_bounded_points_and_works_on_workers(qtbot, monkeypatch, incomes):
+    log = ThreadLog(monkeypatch, ((plan_page_module, "auto_plan"), (ProjectionCache, "project"),
+                                  (release_module, "spend_and_release")))
+    window = make_window(qtbot)
+    open_and_wait(qtbot, window, incomes)
+    window.tabs.setCurrentIndex(TAB_PLAN)
+    set_column(qtbot, window, "income", "0", str(UPPER), f"{BINS}")
+    plots = window.plan_page.plots
+    qtbot.waitUntil(lambda: not plots.projecting and not plots.optimisation_pending, timeout=120_000)
+    release_and_wait(qtbot, window)
+    window.tabs.setCurrentIndex(TAB_RESULTS)
+    qtbot.wait(50)
+    release = window.outcome.release
+    assert release.plan.shape.bins == BINS and release.total == ROWS
+    assert log.on_gui_thread() == [] and log.steps() == {"plan_page.auto_plan", "ProjectionCache.project",
+                                                         "release.spend_and_release"}
+
+    result = window.result_view
+    counts = {f"result/{k}": v for k, v in drawn_points(result.cdf_plot).items()}
+    for name in ("error_plot", "epsilon_plot", "branching_plot", "budget_plot"):
+        counts.update({f"{name}/{k}": v for k, v in drawn_points(getattr(plots, name)).items()})
+    bars = len(result.hist_bars.opts["height"])
+    assert 0 < bars <= 200
+    print(counts)
+    assert counts and max(counts.values()) <= MAX_POINTS, counts
+
+
+def test_tree_view_at_2_to_the_20_bins_paints_the_visible_nodes_and_zooms_to_single_leaves(qtbot, monkeypatch):
+    """The planner's tree for 2²⁰ bins (1.1 million nodes): a paint draws node edges and labels bounded
+    by the view's pixels in the full view and zoomed in to a few leaves, where the leaves are labelled
+    and the node under the mouse is the exact leaf."""
+    from dpgui.app.tree_view import BinTreeView
+    from dpgui.core.mechanism import release
+    from dpgui.core.noise import SeededRandom
+    from dpgui.core.plan import PrivacySpec
+    from dpgui.core.planner import auto_plan
+
+    view = BinTreeView()
+    qtbot.addWidget(view)
+    view.resize(1100, 560)
+    view.show()
+    qtbot.waitExposed(view)
+    plan = auto_plan(BINS, PrivacySpec(1.0))
+    view.set_plan(plan, 0.0, UPPER, "income")
+    view.set_release(release(np.full(BINS, 2), plan, SeededRandom(3), 0.0, UPPER))
+    assert len(view.plot_widget.scene().items()) < 60  # one painted item, not one per node
+    height, pixels = plan.shape.height, view.plot_widget.width()
+    drawn = {"edges": 0, "labels": 0, "leaf labels": 0}
+    to_path, node_texts = pg.functions.arrayToQPath, _IcicleItem._node_texts
+
+    def count_edges(xs, ys, *args, **kwargs):
+        drawn["edges"] += len(xs) // 2
+        return to_path(xs, ys, *args, **kwargs)
+
+    def count_labels(self, p, fm, level, i0, i1, *args):
+        drawn["labels"] += i1 - i0
+        drawn["leaf labels"] += (i1 - i0) if level == height else 0
+        return node_texts(self, p, fm, level, i0, i1, *args)
+
+    monkeypatch.setattr(pg.functions, "arrayToQPath", count_edges)
+    monkeypatch.setattr(_IcicleItem, "_node_texts", count_labels)
+    bound = {"edges": height * (pixels / MIN_NODE_PX + 2), "labels": height * (pixels / TEXT_MIN_PX + 2)}
+    assert not view.grab().isNull()
+    full = dict(drawn)
+    width = UPPER / BINS
+    view.set_x_range(100_000.0, 100_000.0 + 15 * width)  # 15 leaves of 2²⁰, each wider than TEXT_MIN_PX
+    drawn.update(dict.fromkeys(drawn, 0))
+    assert not view.grab().isNull()
+    for counts in (full, drawn):
+        assert counts["edges"] <= bound["edges"] and counts["labels"] <= bound["labels"], (counts, bound)
+    assert full["leaf labels"] == 0 < drawn["leaf labels"] <= 17  # the leaves are labelled once zoomed in
+    x = 100_000.0 + 7.5 * width
+    leaf = view.node_at(x, height)
+    assert leaf is not None and leaf["index"] == int(x / width)
