@@ -147,10 +147,12 @@ def our_quantiles(release: Release) -> np.ndarray:
 
 @dataclass
 class Errors:
-    """Per-trial final errors (Σ_j (Ĉ_j − C_j)², records²) and absolute quantile errors (column units)."""
+    """Per-trial final errors (Σ_j (Ĉ_j − C_j)², records²) and absolute quantile errors (column units);
+    ``seconds``: wall time of all the releases (noise + post-processing, quantiles not included)."""
 
     squared: list[float]
     quantile: list[np.ndarray]
+    seconds: float = 0.0
 
     @property
     def mean(self) -> float:
@@ -174,8 +176,10 @@ def ours(plan: Plan, counts: np.ndarray, lower: float, upper: float, trials: int
     out = Errors([], [])
     true_q: np.ndarray | None = None
     for _ in range(trials):
+        started = time.perf_counter()
         result = release_from_levels(plan, add_noise(plan, true_levels, source), lower, upper, "l2",
                                      secure=False, std_error=std_error)
+        out.seconds += time.perf_counter() - started
         if true_q is None:
             true_q = our_quantiles(replace(result, cumulative=truth))
         out.squared.append(float(np.sum((result.cumulative - truth) ** 2)))
@@ -189,7 +193,9 @@ def theirs(tree: OpenDPTree, counts: np.ndarray, lower: float, upper: float, tri
     true_q = opendp_quantiles(truth, lower, upper)
     out = Errors([], [])
     for _ in range(trials):
+        started = time.perf_counter()
         cumulative = tree.release(counts)
+        out.seconds += time.perf_counter() - started
         out.squared.append(float(np.sum((cumulative - truth) ** 2)))
         out.quantile.append(np.abs(opendp_quantiles(cumulative, lower, upper) - true_q))
     return out
@@ -321,6 +327,11 @@ def main(argv: list[str] | None = None) -> int:
                           for b, e in sorted(cell.theirs.items()))
         print(f"  {cell.data} {cell.neighbours} K={cell.bins} ε={cell.epsilon:g}: {per_b}; ours SE/mean "
               f"{cell.ours.se / cell.ours.mean:.1%}")
+    print("\nseconds per release (noise + post-processing; OpenDP draws exact discrete Laplace in Rust), first cell of each K:")
+    for bins in bins_list:
+        cell = next(c for c, _ in cells if c.bins == bins)
+        per_b = ", ".join(f"b={b}: {e.seconds / len(e.squared):.3g}" for b, e in sorted(cell.theirs.items()))
+        print(f"  K={bins}: ours {cell.ours.seconds / len(cell.ours.squared):.3g}; OpenDP {per_b}")
     worst = max(ratio_se(c.ours, c.theirs[c.best_b])[0] for c, _ in cells)
     print(f"\nworst ours / OpenDP best b = {worst:.3f} [{'PASS' if ok else 'FAIL'} ≤ {TARGET} in every cell]")
     args.out.parent.mkdir(parents=True, exist_ok=True)
