@@ -248,7 +248,7 @@ def run_cell(data: str, counts: np.ndarray, lower: float, upper: float, neighbou
 
 
 def trials_for(bins: int, quick: bool, override: int | None) -> int:
-    """Trials per tool: SE/mean ≈ 4-6 % in full (OpenDP's exact sampler takes ~0.5-1 s a release at 65536)."""
+    """Trials per tool: SE/mean ≈ 2-6 % at K ≤ 4096, 5-15 % at 65536 (OpenDP takes ~0.5-1 s a release there)."""
     if override:
         return override
     base = {256: 400, 4096: 150}.get(bins, 30)
