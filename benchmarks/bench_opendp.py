@@ -46,7 +46,7 @@ from dpgui.core.mechanism import Release, add_noise, release_from_levels
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.planner import auto_plan
-from dpgui.core.projection import prefix_variances
+from dpgui.core.projection import prefix_variances, project
 from dpgui.core.quantiles import quantiles
 from dpgui.core.simulation import synthetic_counts
 from dpgui.core.tree import TreeShape
@@ -282,6 +282,15 @@ def quantile_rows(cell: Cell, unit: str) -> str:
     return f"  {cell.data} {cell.neighbours} K={cell.bins} ε={cell.epsilon:g} (ours vs OpenDP b={cell.best_b}, {unit}): {pairs}"
 
 
+def exact_ratio(bins: int, epsilon: float, neighbours: str) -> tuple[float, int]:
+    """Before any consistency, noise only: our plan's exact projected Σ_j Var Ĉ_j over OpenDP's exact error
+    at its best b among those with K = b^h, and that b. Data-independent."""
+    ours_total = project(auto_plan(bins, PrivacySpec(epsilon, neighbours))).total_sq_error
+    exact = {b: e for b in BRANCHINGS if (e := opendp_exact_error(bins, b, epsilon, neighbours)) is not None}
+    best = min(exact, key=lambda b: exact[b])
+    return ours_total / exact[best], best
+
+
 def _exact_note(cell: Cell, branching: int, errors: Errors) -> str:
     exact = opendp_exact_error(cell.bins, branching, cell.epsilon, cell.neighbours)
     return "" if exact is None else f" [exact {exact:.4g}, z = {(errors.mean - exact) / errors.se:+.1f}]"
@@ -327,6 +336,11 @@ def main(argv: list[str] | None = None) -> int:
                           for b, e in sorted(cell.theirs.items()))
         print(f"  {cell.data} {cell.neighbours} K={cell.bins} ε={cell.epsilon:g}: {per_b}; ours SE/mean "
               f"{cell.ours.se / cell.ours.mean:.1%}")
+    print("\nexact, before consistency (noise only, any data): our projection / OpenDP's best complete tree:")
+    for neighbours in ("change", "addremove"):
+        for bins in bins_list:
+            figures = [(epsilon, *exact_ratio(bins, epsilon, neighbours)) for epsilon in (0.1, 1.0)]
+            print(f"  {neighbours} K={bins}: " + ", ".join(f"ε={e:g}: {r:.3f} (b={b})" for e, r, b in figures))
     print("\nseconds per release (noise + post-processing; OpenDP draws exact discrete Laplace in Rust), first cell of each K:")
     for bins in bins_list:
         cell = next(c for c, _ in cells if c.bins == bins)
