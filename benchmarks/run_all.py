@@ -15,7 +15,7 @@ HERE = Path(__file__).resolve().parent
 
 #: Scripts with a quick mode, and the arguments that select it (bench_gaussian: ~7 min in full;
 #: bench_hierarchy: ~2-4 min in full, ~30 s quick; bench_sql: ~1.5 min in full, ~10 s quick;
-#: bench_opendp: ~25 min for K = 256 and 4096 plus ~60 min for 65536 on a busy 2-core machine, OpenDP's
+#: bench_opendp: ~22 min for K = 256 and 4096 plus ~40 min for 65536 on a busy 2-core machine, OpenDP's
 #: exact sampler most of it; ~1-4 min quick).
 QUICK_ARGS = {"bench_gaussian.py": ["--quick"], "bench_hierarchy.py": ["--quick"], "bench_sql.py": ["--quick"],
               "bench_spark.py": ["--quick"], "bench_opendp.py": ["--quick"]}
