@@ -9,16 +9,19 @@ cumulative count ``Ĉ_j`` is its variance, computed exactly from the per-level n
   vectors on an internal level-m node, constant on its children and summing to 0, has eigenvalue
   ``λ_m = Σ_{l>m} w_l s_l``; the constant vector has ``λ_c = Σ_l w_l s_l`` (∞ when the root is
   public). So for any query q, ``Var qᵀx̂ = Σ_v ‖P_v q‖²/λ_v + (qᵀ1)²/(K̄ λ_c)``; for a prefix only
-  the ≤ h boundary nodes contribute (docs/design.md, "Exact projections").
+  the ≤ h boundary nodes contribute (docs/design.md, "Exact projections"). The padding leaves
+  are known zeros: on a padded tree the variance drops by ``E(j)ᵀ Q E(j)`` (h functions E of the
+  prefix, an h × h matrix Q of the level variances; see "known zeros" below).
 
 Under the change model the last real leaf is the count of missing values (docs/design.md
 "Missing values"), so ``Ĉ_{K+1} = N`` is public and has variance 0; prefixes run over the tree's
 real leaves (``shape.leaves``). Units: counts² (divide by N² for
-the CDF). Per-prefix arrays cost O(K·h); the closed-form totals cost O(h).
+the CDF). Per-prefix arrays cost O(K·h²); the closed-form totals cost O(h³).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 from collections.abc import Sequence
@@ -84,28 +87,131 @@ def _gls_boundary_terms(shape: TreeShape, prefixes: np.ndarray) -> np.ndarray:
     return out
 
 
+# ---------------------------------------------------------------- known zeros (padding)
+# The GLS estimate uses that the padding leaves (positions ≥ L = shape.leaves) are 0
+# (docs/design.md, "Exact projections"). With unknown padding the covariance Σ of the leaf
+# estimates is diagonal in the Haar basis; knowing x_P = 0 is the same as conditioning that estimate
+# on x̂_P = 0: Var qᵀx̃ = qᵀΣq − gᵀG⁻¹g with g = Σ_{P,·}q, G = Σ_PP. The padding suffix splits into
+# complete subtrees whose inner Haar vectors are uncorrelated with everything real, so only their
+# totals matter; blocks on the same level have proportional covariances with q and equal ones with
+# the other blocks, so only each level's summed block total U_ℓ matters (≤ h of them). Cov(qⱼᵀx̂, U)
+# is linear in the h functions E(j) = (j, e_1(j), …, e_{h−1}(j)), e_t(j) = max(0, j − a_t)/s_t with
+# a_t the start of the level-t node holding the last real leaf, so the correction is E(j)ᵀ Q E(j)
+# with Q = Wᵀ G⁻¹ W an h × h matrix of the level variances alone.
+def has_padding(shape: TreeShape) -> bool:
+    """True if the tree has padding leaves (K̄ > leaves): GLS then uses them as known zeros. O(1)."""
+    return shape.padded_bins > shape.leaves
+
+
+def _spine(shape: TreeShape) -> tuple[list[int], list[int]]:
+    """(a_t, σ_t) for t = 0..h−1 of E(j): a_0 = 0, σ_0 = 1; a_t = start of the level-t node holding
+    the last real leaf, σ_t = s_t. O(h)."""
+    s = shape.leaves_per_node
+    last = shape.leaves - 1
+    return [0] + [(last // s[t]) * s[t] for t in range(1, shape.height)], [1] + list(s[1:shape.height])
+
+
+def _known_zero_basis(shape: TreeShape, prefixes: np.ndarray) -> np.ndarray:
+    """E(j) for each prefix, shape (len, h), for prefixes j ≤ leaves. O(len·h)."""
+    starts, sizes = _spine(shape)
+    j = np.asarray(prefixes, dtype=np.int64)[:, None]
+    result: np.ndarray = np.maximum(j - np.asarray(starts, dtype=np.int64), 0) / np.asarray(sizes, dtype=float)
+    return result
+
+
+def _power_sums(lo: int, hi: int) -> tuple[int, int, int]:
+    """(Σ 1, Σ j, Σ j²) over lo ≤ j ≤ hi, exactly (0s if hi < lo)."""
+    if hi < lo:
+        return 0, 0, 0
+
+    def upto(n: int) -> tuple[int, int, int]:  # over 0 ≤ j ≤ n
+        return n + 1, n * (n + 1) // 2, n * (n + 1) * (2 * n + 1) // 6
+
+    a, b = upto(hi), upto(lo - 1) if lo > 0 else (0, 0, 0)
+    return a[0] - b[0], a[1] - b[1], a[2] - b[2]
+
+
+def _known_zero_moments(shape: TreeShape, first: int, last: int) -> np.ndarray:
+    """S = Σ_{first ≤ j ≤ last} E(j) E(j)ᵀ (h × h), each entry summed exactly in integers. O(h²)."""
+    starts, sizes = _spine(shape)
+    h = shape.height
+    out = np.zeros((h, h))
+    for t in range(h):
+        for u in range(t, h):
+            a, b = starts[t], starts[u]
+            count, s1, s2 = _power_sums(max(first, a, b), last)
+            numerator = s2 - (a + b) * s1 + a * b * count  # Σ (j − a)(j − b)
+            out[t, u] = out[u, t] = numerator / (sizes[t] * sizes[u])
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _padding_blocks(shape: TreeShape) -> tuple[np.ndarray, np.ndarray]:
+    """(levels ℓ, |U_ℓ|) of the levels holding maximal complete padding subtrees (each a child of
+    the level-(ℓ−1) node holding the last real leaf, to its right), and their summed sizes. O(h)."""
+    s = shape.leaves_per_node
+    leaves = shape.leaves
+    levels, sizes = [], []
+    for level in range(1, shape.height + 1):
+        count = ((leaves - 1) // s[level - 1] + 1) * shape.branching[level - 1] - (-(-leaves // s[level]))
+        if count > 0:
+            levels.append(level)
+            sizes.append(count * s[level])
+    return np.asarray(levels, dtype=np.int64), np.asarray(sizes, dtype=float)
+
+
+def _known_zero_form(shape: TreeShape, lam: np.ndarray, lam_c: float) -> np.ndarray:
+    """Q (h × h) with Var(known zeros) = Var(unknown padding) − E(j)ᵀ Q E(j), from the GLS
+    eigenvalues (:func:`gls_eigenvalues`). O(h³)."""
+    s = np.asarray(shape.leaves_per_node, dtype=float)
+    h = shape.height
+    levels, w = _padding_blocks(shape)
+    if levels.size == 0:  # no padding
+        return np.zeros((h, h))
+    inv_c = 1.0 / lam_c if np.isfinite(lam_c) else 0.0
+    inv = 1.0 / lam
+    # Cov(qⱼᵀx̂, U_ℓ)/|U_ℓ| = Σ_{t<ℓ} (F_{t+1}·[t<ℓ−1] − F_t)/λ_t + j/(K̄λ_c), F_0 = j/K̄, F_t = e_t (t ≥ 1)
+    m = np.zeros((levels.size, h))
+    m[:, 0] = (inv_c - inv[0]) / shape.padded_bins
+    m[:, 1:] = (inv[:-1] - inv[1:])[None, :] * (np.arange(1, h)[None, :] < levels[:, None])
+    # Cov(U_ℓ, U_ℓ')/(|U_ℓ||U_ℓ'|) = base(min(ℓ, ℓ')), plus 1/(|U_ℓ| λ_{ℓ−1}) on the diagonal
+    steps = (1.0 / s[1:] - 1.0 / s[:-1]) * inv  # step μ−1 → μ
+    base = np.concatenate(([0.0], np.cumsum(steps) - steps - inv / s[:-1] + inv_c / shape.padded_bins))
+    cov = np.outer(w, w) * base[np.minimum.outer(levels, levels)] + np.diag(w * inv[levels - 1])
+    wm = w[:, None] * m
+    result: np.ndarray = wm.T @ np.linalg.solve(cov, wm)
+    return result
+
+
 def prefix_basis(shape: TreeShape, estimator: str, released: Sequence[bool], prefixes: np.ndarray) -> np.ndarray:
     """The part of Var(Ĉ_j) that depends on the tree alone, one row per prefix length j: the
     covering digits ``d_l(j)`` of the released levels (covering sum, len × (h+1)) or the GLS
-    boundary terms ``‖P_v q_j‖²`` (GLS, len × h). Input of :func:`prefix_variances_from_basis`.
-    O(len·h)."""
+    boundary terms ``‖P_v q_j‖²`` (GLS, len × h), followed on a padded tree by the h known-zero
+    functions E(j) (len × 2h). Input of :func:`prefix_variances_from_basis`. O(len·h)."""
     if estimator == "covering":
         return shape.covering_digits(prefixes, released).astype(float)
-    return _gls_boundary_terms(shape, prefixes)
+    terms = _gls_boundary_terms(shape, prefixes)
+    if has_padding(shape):
+        return np.hstack([terms, _known_zero_basis(shape, prefixes)])
+    return terms
 
 
 def prefix_variances_from_basis(shape: TreeShape, estimator: str, basis: np.ndarray, variances: np.ndarray,
                                 prefixes: np.ndarray, root_public: bool) -> np.ndarray:
     """Exact Var(Ĉ_j) for the prefix lengths j of ``basis`` (:func:`prefix_basis`, same estimator,
     same released levels) given the per-level noise ``variances`` (0 for a public root, inf for an
-    unreleased level). Under ``root_public`` the last real leaf's prefix is N: variance 0. O(len·h)."""
+    unreleased level). Under ``root_public`` the last real leaf's prefix is N: variance 0. O(len·h²)."""
     if estimator == "covering":
         out = basis @ np.where(np.isinf(variances), 0.0, variances)
     else:
+        h = shape.height
         lam, lam_c = gls_eigenvalues(shape, variances)
-        out = basis @ (1.0 / lam)
+        out = basis[:, :h] @ (1.0 / lam)
         if np.isfinite(lam_c):
             out = out + (prefixes.astype(float) ** 2) / (shape.padded_bins * lam_c)
+        if basis.shape[1] > h:  # padding known to be 0
+            e = basis[:, h:]
+            out = out - np.einsum("ij,jk,ik->i", e, _known_zero_form(shape, lam, lam_c), e)
     if root_public:
         out = np.where(prefixes == shape.leaves, 0.0, out)
     result: np.ndarray = np.maximum(out, 0.0)
@@ -129,7 +235,7 @@ def project(plan: Plan) -> Projection:
     return Projection(total, float(v.max()), total / plan.shape.bins)
 
 
-# ---------------------------------------------------------------- closed-form totals, O(h)
+# ---------------------------------------------------------------- closed-form totals, O(h) (+ O(h³) known zeros)
 def _sum_floor_mod(count: int, size: int, modulus: int | None) -> int:
     """Σ_{j=0}^{count−1} (j // size) mod modulus (no mod if modulus is None), exactly."""
 
@@ -191,7 +297,8 @@ def _gls_numerators_upto(shape: TreeShape, upto: int) -> tuple[list[int], int]:
 
 def gls_total_coefficients(shape: TreeShape, root_public: bool, span: Span | None = None) -> tuple[np.ndarray, float]:
     """(A_m, A_c) with Σ_j Var Ĉ_j = Σ_m A_m/λ_m + A_c/λ_c over the prefixes j of ``span`` (default
-    1..J, :func:`check_span`). O(h)."""
+    1..J, :func:`check_span`) for GLS with the padding unknown; :func:`total_coefficients` adds the
+    known-zero correction of a padded tree. O(h)."""
     first, last = check_span(shape, root_public, span)
     if last < first:
         return np.zeros(shape.height), 0.0
@@ -200,6 +307,20 @@ def gls_total_coefficients(shape: TreeShape, root_public: bool, span: Span | Non
     s = shape.leaves_per_node
     coeffs = np.array([(hi - lo) / (s[m + 1] * shape.branching[m]) for m, (hi, lo) in enumerate(zip(high, low))])
     return coeffs, (high_const - low_const) / shape.padded_bins
+
+
+@dataclass(frozen=True, eq=False)
+class TotalCoefficients:
+    """The part of Σ_j Var Ĉ_j over a span that depends on the tree alone (:func:`total_coefficients`).
+
+    ``levels``: D_l (covering sum, Σ_l D_l v_l) or A_m (GLS, Σ_m A_m/λ_m); ``constant``: A_c (GLS,
+    + A_c/λ_c); ``known_zeros``: on a padded tree under GLS, S = Σ_j E(j)E(j)ᵀ (h × h), so that the
+    known-zero padding takes away trace(Q S) (Q of the level variances, docs/design.md "Exact
+    projections"); None otherwise."""
+
+    levels: np.ndarray
+    constant: float = 0.0
+    known_zeros: np.ndarray | None = None
 
 
 def _covering_upto(shape: TreeShape, released: Sequence[bool], upto: int) -> np.ndarray:
@@ -227,28 +348,36 @@ def covering_total_coefficients(shape: TreeShape, released: Sequence[bool], root
 
 
 def total_coefficients(shape: TreeShape, estimator: str, released: Sequence[bool],
-                       root_public: bool, span: Span | None = None) -> tuple[np.ndarray, float]:
+                       root_public: bool, span: Span | None = None) -> TotalCoefficients:
     """The part of Σ_j Var Ĉ_j (j over ``span``, default every noised prefix) that depends on the tree
-    alone: ``(D_l, 0)`` of :func:`covering_total_coefficients` for the covering sum, ``(A_m, A_c)`` of
-    :func:`gls_total_coefficients` for GLS. Input of :func:`total_from_coefficients`. O(h)."""
+    alone: D_l of :func:`covering_total_coefficients` for the covering sum; (A_m, A_c) of
+    :func:`gls_total_coefficients` and, on a padded tree, the moments S of the known-zero correction for
+    GLS. Input of :func:`total_from_coefficients`. O(h²)."""
     if estimator == "covering":
-        return covering_total_coefficients(shape, released, root_public, span), 0.0
-    return gls_total_coefficients(shape, root_public, span)
+        return TotalCoefficients(covering_total_coefficients(shape, released, root_public, span))
+    coeffs, const = gls_total_coefficients(shape, root_public, span)
+    moments = None
+    if has_padding(shape):
+        first, last = check_span(shape, root_public, span)
+        moments = _known_zero_moments(shape, first, last)
+    return TotalCoefficients(coeffs, const, moments)
 
 
-def total_from_coefficients(shape: TreeShape, estimator: str, coefficients: tuple[np.ndarray, float],
+def total_from_coefficients(shape: TreeShape, estimator: str, coefficients: TotalCoefficients,
                             variances: np.ndarray) -> float:
     """Σ_j Var Ĉ_j, counts², from :func:`total_coefficients` (same estimator, same released levels)
-    and the per-level noise ``variances`` (0 for a public root, inf for an unreleased level). O(h)."""
-    coeffs, const = coefficients
+    and the per-level noise ``variances`` (0 for a public root, inf for an unreleased level). O(h³)."""
     if estimator == "covering":
-        return float(coeffs @ np.where(np.isinf(variances), 0.0, variances))
+        return float(coefficients.levels @ np.where(np.isinf(variances), 0.0, variances))
     lam, lam_c = gls_eigenvalues(shape, variances)
-    return float(coeffs @ (1.0 / lam) + (const / lam_c if np.isfinite(lam_c) else 0.0))
+    total = float(coefficients.levels @ (1.0 / lam)) + (coefficients.constant / lam_c if np.isfinite(lam_c) else 0.0)
+    if coefficients.known_zeros is not None:
+        total -= float(np.sum(_known_zero_form(shape, lam, lam_c) * coefficients.known_zeros))
+    return max(total, 0.0)
 
 
 def total_sq_error(plan: Plan) -> float:
-    """Σ_j Var Ĉ_j in O(h) (equals ``project(plan).total_sq_error``)."""
+    """Σ_j Var Ĉ_j in O(h³) (equals ``project(plan).total_sq_error``)."""
     coefficients = total_coefficients(plan.shape, plan.estimator, plan.released(), plan.privacy.root_public)
     return total_from_coefficients(plan.shape, plan.estimator, coefficients, plan.level_variances())
 
@@ -292,4 +421,7 @@ def interval_variance(plan: Plan, start: int, stop: int) -> float:
             total += child * float(((fill - fill.mean()) ** 2).sum()) / lam[m]
     if np.isfinite(lam_c):
         total += (stop - start) ** 2 / (shape.padded_bins * lam_c)
-    return float(total)
+    if has_padding(shape):  # padding known to be 0: q = 1[start, stop) has E = E(stop) − E(start)
+        e = np.diff(_known_zero_basis(shape, np.array([start, stop])), axis=0)[0]
+        total -= float(e @ _known_zero_form(shape, lam, lam_c) @ e)
+    return float(max(total, 0.0))
