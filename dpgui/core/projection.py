@@ -183,35 +183,61 @@ def _known_zero_form(shape: TreeShape, lam: np.ndarray, lam_c: float) -> np.ndar
     return result
 
 
+def _known_zero_correction(shape: TreeShape, form: np.ndarray, prefixes: np.ndarray) -> np.ndarray:
+    """E(j)ᵀ Q E(j) per prefix (``form`` = Q of :func:`_known_zero_form`). E is linear in j between
+    the spine starts a_t, so on the piece where e_0..e_{c−1} are active the correction is a quadratic
+    in x = j − a_{c−1} ∈ [0, s_{c−1}] (centred there so that large j do not cancel). O(len·log h + h³)."""
+    starts, sizes = _spine(shape)
+    a = np.asarray(starts, dtype=np.int64)
+    inv_size = 1.0 / np.asarray(sizes, dtype=float)
+    h = shape.height
+    const, linear, square, anchor = np.zeros(h + 1), np.zeros(h + 1), np.zeros(h + 1), np.zeros(h + 1, dtype=np.int64)
+    for c in range(1, h + 1):
+        offset = (a[c - 1] - a[:c]) * inv_size[:c]  # e_t at x = 0
+        block = form[:c, :c]
+        slope = inv_size[:c]
+        const[c], linear[c], square[c] = offset @ block @ offset, offset @ block @ slope, slope @ block @ slope
+        anchor[c] = a[c - 1]
+    j = np.asarray(prefixes, dtype=np.int64)
+    if j.size > 1 and bool(np.all(j[1:] >= j[:-1])):  # sorted (the usual 1..J): one slice per piece, no gathers
+        result = np.empty(j.size)
+        cuts = np.searchsorted(j, a, side="right")  # prefixes ≤ a_t come before piece t+1
+        for c in range(1, h + 1):
+            lo, hi = int(cuts[c - 1]), int(cuts[c]) if c < h else j.size
+            x = (j[lo:hi] - anchor[c]).astype(float)
+            result[lo:hi] = const[c] + x * (2.0 * linear[c] + x * square[c])
+        result[:int(cuts[0])] = 0.0  # j ≤ 0
+        return result
+    active = np.searchsorted(a, j, side="left")  # e_t(j) > 0 iff a_t < j; a is non-decreasing
+    x = (j - anchor[active]).astype(float)
+    gathered: np.ndarray = const[active] + x * (2.0 * linear[active] + x * square[active])
+    return gathered
+
+
 def prefix_basis(shape: TreeShape, estimator: str, released: Sequence[bool], prefixes: np.ndarray) -> np.ndarray:
     """The part of Var(Ĉ_j) that depends on the tree alone, one row per prefix length j: the
     covering digits ``d_l(j)`` of the released levels (covering sum, len × (h+1)) or the GLS
-    boundary terms ``‖P_v q_j‖²`` (GLS, len × h), followed on a padded tree by the h known-zero
-    functions E(j) (len × 2h). Input of :func:`prefix_variances_from_basis`. O(len·h)."""
+    boundary terms ``‖P_v q_j‖²`` (GLS, len × h; the known-zero correction of a padded tree is
+    computed from the prefixes). Input of :func:`prefix_variances_from_basis`. O(len·h)."""
     if estimator == "covering":
         return shape.covering_digits(prefixes, released).astype(float)
-    terms = _gls_boundary_terms(shape, prefixes)
-    if has_padding(shape):
-        return np.hstack([terms, _known_zero_basis(shape, prefixes)])
-    return terms
+    return _gls_boundary_terms(shape, prefixes)
 
 
 def prefix_variances_from_basis(shape: TreeShape, estimator: str, basis: np.ndarray, variances: np.ndarray,
                                 prefixes: np.ndarray, root_public: bool) -> np.ndarray:
     """Exact Var(Ĉ_j) for the prefix lengths j of ``basis`` (:func:`prefix_basis`, same estimator,
     same released levels) given the per-level noise ``variances`` (0 for a public root, inf for an
-    unreleased level). Under ``root_public`` the last real leaf's prefix is N: variance 0. O(len·h²)."""
+    unreleased level). Under ``root_public`` the last real leaf's prefix is N: variance 0. O(len·h + h³)."""
     if estimator == "covering":
         out = basis @ np.where(np.isinf(variances), 0.0, variances)
     else:
-        h = shape.height
         lam, lam_c = gls_eigenvalues(shape, variances)
-        out = basis[:, :h] @ (1.0 / lam)
+        out = basis @ (1.0 / lam)
         if np.isfinite(lam_c):
             out = out + (prefixes.astype(float) ** 2) / (shape.padded_bins * lam_c)
-        if basis.shape[1] > h:  # padding known to be 0
-            e = basis[:, h:]
-            out = out - np.einsum("ij,jk,ik->i", e, _known_zero_form(shape, lam, lam_c), e)
+        if has_padding(shape):
+            out = out - _known_zero_correction(shape, _known_zero_form(shape, lam, lam_c), prefixes)
     if root_public:
         out = np.where(prefixes == shape.leaves, 0.0, out)
     result: np.ndarray = np.maximum(out, 0.0)

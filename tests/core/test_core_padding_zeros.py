@@ -25,7 +25,6 @@ from dpgui.core.projection import (
     interval_variance,
     prefix_basis,
     prefix_variances,
-    prefix_variances_from_basis,
     total_coefficients,
     total_from_coefficients,
     total_sq_error,
@@ -225,9 +224,14 @@ def test_monte_carlo_agrees_with_the_exact_projection(shape, neighbours):
     totals = squared.sum(axis=1)
     total_mean, total_se = totals.mean(), totals.std(ddof=1) / math.sqrt(trials)
     assert abs(total_mean - total_sq_error(plan)) <= 4 * total_se
+    # without the known zeros: the Haar terms alone
     j = np.arange(1, shape.leaves + 1)
-    basis = prefix_basis(shape, "gls", plan.released(), j)[:, :shape.height]  # without the known zeros
-    unknown = prefix_variances_from_basis(shape, "gls", basis, plan.level_variances(), j, privacy.root_public)
+    lam, lam_c = gls_eigenvalues(shape, plan.level_variances())
+    unknown = prefix_basis(shape, "gls", plan.released(), j) @ (1.0 / lam)
+    if np.isfinite(lam_c):
+        unknown += j.astype(float) ** 2 / (shape.padded_bins * lam_c)
+    if privacy.root_public:
+        unknown[-1] = 0.0
     assert unknown.sum() - total_mean > 4 * total_se
     # the same through the simulation module (its counts are the K value bins: under change the
     # missing leaf's prefix is N, exact)
@@ -270,8 +274,12 @@ def test_unpadded_shapes_keep_the_haar_formulas(shape):
         v = plan.level_variances()
         lam, lam_c = gls_eigenvalues(shape, v)
         j = np.arange(1, shape.leaves + 1)
-        basis = prefix_basis(shape, "gls", plan.released(), j)
-        assert basis.shape == (j.size, shape.height)
+        haar_prefix = prefix_basis(shape, "gls", plan.released(), j) @ (1.0 / lam)
+        if np.isfinite(lam_c):
+            haar_prefix += j.astype(float) ** 2 / (shape.padded_bins * lam_c)
+        if plan.privacy.root_public:
+            haar_prefix[-1] = 0.0
+        np.testing.assert_array_equal(prefix_variances(plan), np.maximum(haar_prefix, 0.0))
         coefficients = total_coefficients(shape, "gls", plan.released(), plan.privacy.root_public)
         assert coefficients.known_zeros is None
         a_m, a_c = gls_total_coefficients(shape, plan.privacy.root_public)
