@@ -119,30 +119,21 @@ def _known_zero_basis(shape: TreeShape, prefixes: np.ndarray) -> np.ndarray:
     return result
 
 
-def _power_sums(lo: int, hi: int) -> tuple[int, int, int]:
-    """(Σ 1, Σ j, Σ j²) over lo ≤ j ≤ hi, exactly (0s if hi < lo)."""
-    if hi < lo:
-        return 0, 0, 0
-
-    def upto(n: int) -> tuple[int, int, int]:  # over 0 ≤ j ≤ n
-        return n + 1, n * (n + 1) // 2, n * (n + 1) * (2 * n + 1) // 6
-
-    a, b = upto(hi), upto(lo - 1) if lo > 0 else (0, 0, 0)
-    return a[0] - b[0], a[1] - b[1], a[2] - b[2]
-
-
 def _known_zero_moments(shape: TreeShape, first: int, last: int) -> np.ndarray:
-    """S = Σ_{first ≤ j ≤ last} E(j) E(j)ᵀ (h × h), each entry summed exactly in integers. O(h²)."""
+    """S = Σ_{first ≤ j ≤ last} E(j) E(j)ᵀ (h × h). For a_t ≥ a_u, e_t e_u = x(x + a_t − a_u)/(σ_t σ_u) with
+    x = j − a_t ≥ 0 over the j > a_t: sums of positive terms in closed form (floats lose nothing to
+    cancellation, whatever the span). O(h²) in a few array operations."""
     starts, sizes = _spine(shape)
-    h = shape.height
-    out = np.zeros((h, h))
-    for t in range(h):
-        for u in range(t, h):
-            a, b = starts[t], starts[u]
-            count, s1, s2 = _power_sums(max(first, a, b), last)
-            numerator = s2 - (a + b) * s1 + a * b * count  # Σ (j − a)(j − b)
-            out[t, u] = out[u, t] = numerator / (sizes[t] * sizes[u])
-    return out
+    a = np.asarray(starts, dtype=float)
+    hi_start = np.maximum.outer(a, a)  # the later start of each pair: both active above it
+    gap = np.abs(np.subtract.outer(a, a))
+    lo = np.maximum(float(first), hi_start) - hi_start  # x from lo to last − start
+    n = np.maximum(float(last) - hi_start - lo + 1.0, 0.0)
+    sum_x = n * lo + n * (n - 1.0) / 2.0
+    sum_x2 = n * lo * lo + lo * n * (n - 1.0) + (n - 1.0) * n * (2.0 * n - 1.0) / 6.0
+    size = np.asarray(sizes, dtype=float)
+    result: np.ndarray = (sum_x2 + gap * sum_x) / np.outer(size, size)
+    return result
 
 
 @functools.lru_cache(maxsize=256)

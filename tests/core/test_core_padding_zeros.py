@@ -285,3 +285,31 @@ def test_unpadded_shapes_keep_the_haar_formulas(shape):
         a_m, a_c = gls_total_coefficients(shape, plan.privacy.root_public)
         haar = float(a_m @ (1.0 / lam) + (a_c / lam_c if np.isfinite(lam_c) else 0.0))
         assert total_from_coefficients(shape, "gls", coefficients, v) == haar
+
+
+# ==================================================================== the planner
+@pytest.mark.parametrize("estimator", ["gls", "covering"])
+def test_level_one_nodes_wholly_in_the_padding_change_nothing(estimator):
+    """21x13 and 20x13 over 257 leaves: the 21st level-1 node is all padding (known zeros), so every prefix's
+    error is the same, and the planner keeps only the smaller tree."""
+    from dpgui.core.planner import _distinct
+
+    privacy = PrivacySpec(1.0)
+    wide, narrow = TreeShape(256, (21, 13), True), TreeShape(256, (20, 13), True)
+    budgets = (0.4, 0.6)
+    np.testing.assert_allclose(prefix_variances(Plan(wide, privacy, budgets, estimator)),
+                               prefix_variances(Plan(narrow, privacy, budgets, estimator)), rtol=1e-12)
+    assert [s.branching for s in _distinct([wide, narrow, TreeShape(256, (13, 20), True)])] == [(20, 13), (13, 20)]
+
+
+@pytest.mark.parametrize("bins,neighbours", [(256, "change"), (4096, "change"), (256, "addremove"), (4096, "addremove")])
+def test_auto_plan_beats_every_candidate_at_its_first_split(bins, neighbours):
+    """The ranking finds the shape that is best at the covering sum's optimal split among all candidates (the
+    winner is at least as good as it, up to the plan's rounding of noise scales), with padding as known zeros."""
+    from dpgui.core.planner import _distinct, _projected_total, auto_plan, candidate_shapes, optimise_budgets
+
+    privacy = PrivacySpec(1.0, neighbours)
+    plan = auto_plan(bins, privacy)
+    best_first = min(_projected_total(s, privacy, "gls", optimise_budgets(s, privacy, "covering", "total"), "laplace")
+                     for s in _distinct(candidate_shapes(bins, missing_leaf=privacy.missing_leaf)))
+    assert total_sq_error(plan) <= best_first * (1 + 1e-4)
