@@ -136,10 +136,23 @@ def _known_zero_moments(shape: TreeShape, first: int, last: int) -> np.ndarray:
     return result
 
 
+@dataclass(frozen=True)
+class _PaddingBlocks:
+    """What Q needs of the tree alone: the levels ℓ holding maximal complete padding subtrees (each a child
+    of the level-(ℓ−1) node holding the last real leaf, to its right), their summed sizes |U_ℓ|, and index
+    arrays for the covariance of the U_ℓ."""
+
+    levels: np.ndarray  # ℓ, int
+    sizes: np.ndarray  # |U_ℓ|
+    below: np.ndarray  # [t < ℓ] for t = 1..h−1, one row per ℓ
+    common: np.ndarray  # min(ℓ, ℓ') − 1, the deepest shared spine level
+    outer: np.ndarray  # |U_ℓ|·|U_ℓ'|
+    inv_size: np.ndarray  # 1/s_l, l = 0..h
+
+
 @functools.lru_cache(maxsize=256)
-def _padding_blocks(shape: TreeShape) -> tuple[np.ndarray, np.ndarray]:
-    """(levels ℓ, |U_ℓ|) of the levels holding maximal complete padding subtrees (each a child of
-    the level-(ℓ−1) node holding the last real leaf, to its right), and their summed sizes. O(h)."""
+def _padding_blocks(shape: TreeShape) -> _PaddingBlocks:
+    """:class:`_PaddingBlocks` of a shape (cached: the planner asks for it at every evaluation). O(h²)."""
     s = shape.leaves_per_node
     leaves = shape.leaves
     levels, sizes = [], []
@@ -148,28 +161,31 @@ def _padding_blocks(shape: TreeShape) -> tuple[np.ndarray, np.ndarray]:
         if count > 0:
             levels.append(level)
             sizes.append(count * s[level])
-    return np.asarray(levels, dtype=np.int64), np.asarray(sizes, dtype=float)
+    lv, w = np.asarray(levels, dtype=np.int64), np.asarray(sizes, dtype=float)
+    below = (np.arange(1, shape.height)[None, :] < lv[:, None]).astype(float)
+    return _PaddingBlocks(lv, w, below, np.minimum.outer(lv, lv) - 1, np.outer(w, w),
+                          1.0 / np.asarray(s, dtype=float))
 
 
 def _known_zero_form(shape: TreeShape, lam: np.ndarray, lam_c: float) -> np.ndarray:
     """Q (h × h) with Var(known zeros) = Var(unknown padding) − E(j)ᵀ Q E(j), from the GLS
     eigenvalues (:func:`gls_eigenvalues`). O(h³)."""
-    s = np.asarray(shape.leaves_per_node, dtype=float)
+    blocks = _padding_blocks(shape)
     h = shape.height
-    levels, w = _padding_blocks(shape)
-    if levels.size == 0:  # no padding
+    if blocks.levels.size == 0:  # no padding
         return np.zeros((h, h))
     inv_c = 1.0 / lam_c if np.isfinite(lam_c) else 0.0
     inv = 1.0 / lam
     # Cov(qⱼᵀx̂, U_ℓ)/|U_ℓ| = Σ_{t<ℓ} (F_{t+1}·[t<ℓ−1] − F_t)/λ_t + j/(K̄λ_c), F_0 = j/K̄, F_t = e_t (t ≥ 1)
-    m = np.zeros((levels.size, h))
+    m = np.empty((blocks.levels.size, h))
     m[:, 0] = (inv_c - inv[0]) / shape.padded_bins
-    m[:, 1:] = (inv[:-1] - inv[1:])[None, :] * (np.arange(1, h)[None, :] < levels[:, None])
+    m[:, 1:] = blocks.below * (inv[:-1] - inv[1:])
     # Cov(U_ℓ, U_ℓ')/(|U_ℓ||U_ℓ'|) = base(min(ℓ, ℓ')), plus 1/(|U_ℓ| λ_{ℓ−1}) on the diagonal
-    steps = (1.0 / s[1:] - 1.0 / s[:-1]) * inv  # step μ−1 → μ
-    base = np.concatenate(([0.0], np.cumsum(steps) - steps - inv / s[:-1] + inv_c / shape.padded_bins))
-    cov = np.outer(w, w) * base[np.minimum.outer(levels, levels)] + np.diag(w * inv[levels - 1])
-    wm = w[:, None] * m
+    steps = (blocks.inv_size[1:] - blocks.inv_size[:-1]) * inv  # step μ−1 → μ
+    base = np.cumsum(steps) - steps - inv * blocks.inv_size[:-1] + inv_c / shape.padded_bins  # base(μ) at μ−1
+    cov = blocks.outer * base[blocks.common]
+    cov[np.diag_indices_from(cov)] += blocks.sizes * inv[blocks.levels - 1]
+    wm = blocks.sizes[:, None] * m
     result: np.ndarray = wm.T @ np.linalg.solve(cov, wm)
     return result
 
