@@ -554,7 +554,9 @@ def _best_plan(bins: int, privacy: PrivacySpec, shape: TreeShape | None, budgets
             continue
         value = plan_error(plan, objective) if objective == "max" or len(shapes) == 1 else _projected_total(
             candidate, privacy, estimator, level_budgets, noise)
-        if best is None or value < best[1]:
+        # on a tie (e.g. 2x8 with level 1 not released is the flat 9 with known zeros) the smaller tree wins
+        if best is None or value < best[1] * (1 - 1e-9) or (
+                value <= best[1] * (1 + 1e-9) and candidate.node_count < best[0].shape.node_count):
             best = (plan, value)
     if best is None:
         assert failure is not None
