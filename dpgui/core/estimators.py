@@ -35,9 +35,11 @@ def covering_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None]) -> 
     return out
 
 
-def gls_leaves(shape: TreeShape, levels: Sequence[np.ndarray | None], variances: np.ndarray) -> np.ndarray:
+def gls_leaves(shape: TreeShape, levels: Sequence[np.ndarray | None], variances: np.ndarray,
+               padding_known: bool = True) -> np.ndarray:
     """Best linear unbiased estimate of all K̄ leaf counts given every released node and that the
-    padding leaves (positions ≥ ``shape.leaves``) are exactly 0.
+    padding leaves (positions ≥ ``shape.leaves``) are exactly 0. ``padding_known=False`` gives the
+    estimate of dpgui before it used the zeros (padding as unknowns), for releases made then.
 
     Two passes over the tree (Hay et al. 2010; Honaker 2015; per-level variances and an exact
     root; docs/design.md, "The estimator"): bottom-up, combine each node's own count with the sum
@@ -55,8 +57,9 @@ def gls_leaves(shape: TreeShape, levels: Sequence[np.ndarray | None], variances:
     var: list[np.ndarray] = [np.empty(0)] * (h + 1)
     z[h] = np.asarray(levels[h], dtype=np.float64).copy()
     var[h] = np.full(z[h].size, float(variances[h]))
-    z[h][shape.leaves:] = 0.0
-    var[h][shape.leaves:] = 0.0
+    if padding_known:
+        z[h][shape.leaves:] = 0.0
+        var[h][shape.leaves:] = 0.0
     for level in range(h - 1, -1, -1):
         b = shape.branching[level]
         child_sum = z[level + 1].reshape(-1, b).sum(axis=1)
@@ -86,9 +89,10 @@ def gls_leaves(shape: TreeShape, levels: Sequence[np.ndarray | None], variances:
     return estimate
 
 
-def gls_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None], variances: np.ndarray) -> np.ndarray:
+def gls_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None], variances: np.ndarray,
+                 padding_known: bool = True) -> np.ndarray:
     """GLS cumulative counts Ĉ_1..Ĉ_K, one per real leaf (cumulative sum of :func:`gls_leaves`)."""
-    return np.cumsum(gls_leaves(shape, levels, variances))[: shape.leaves]
+    return np.cumsum(gls_leaves(shape, levels, variances, padding_known))[: shape.leaves]
 
 
 def _covering_sums(shape: TreeShape, values: Sequence[np.ndarray], prefixes: np.ndarray) -> np.ndarray:

@@ -232,10 +232,12 @@ def prefix_basis(shape: TreeShape, estimator: str, released: Sequence[bool], pre
 
 
 def prefix_variances_from_basis(shape: TreeShape, estimator: str, basis: np.ndarray, variances: np.ndarray,
-                                prefixes: np.ndarray, root_public: bool) -> np.ndarray:
+                                prefixes: np.ndarray, root_public: bool, padding_known: bool = True) -> np.ndarray:
     """Exact Var(Ĉ_j) for the prefix lengths j of ``basis`` (:func:`prefix_basis`, same estimator,
     same released levels) given the per-level noise ``variances`` (0 for a public root, inf for an
-    unreleased level). Under ``root_public`` the last real leaf's prefix is N: variance 0. O(len·h + h³)."""
+    unreleased level). Under ``root_public`` the last real leaf's prefix is N: variance 0.
+    ``padding_known=False``: GLS with the padding unknown (releases made before dpgui used the zeros,
+    :func:`~dpgui.core.estimators.gls_leaves`). O(len·h + h³)."""
     if estimator == "covering":
         out = basis @ np.where(np.isinf(variances), 0.0, variances)
     else:
@@ -243,7 +245,7 @@ def prefix_variances_from_basis(shape: TreeShape, estimator: str, basis: np.ndar
         out = basis @ (1.0 / lam)
         if np.isfinite(lam_c):
             out = out + (prefixes.astype(float) ** 2) / (shape.padded_bins * lam_c)
-        if has_padding(shape):
+        if padding_known and has_padding(shape):
             out = out - _known_zero_correction(shape, _known_zero_form(shape, lam, lam_c), prefixes)
     if root_public:
         out = np.where(prefixes == shape.leaves, 0.0, out)
@@ -251,13 +253,15 @@ def prefix_variances_from_basis(shape: TreeShape, estimator: str, basis: np.ndar
     return result
 
 
-def prefix_variances(plan: Plan, prefixes: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+def prefix_variances(plan: Plan, prefixes: Sequence[int] | np.ndarray | None = None,
+                     padding_known: bool = True) -> np.ndarray:
     """Exact Var(Ĉ_j) for prefix lengths j (default 1..leaves: K, or K+1 with the missing leaf) of the
-    plan's estimator. O(len·h)."""
+    plan's estimator (``padding_known``: see :func:`prefix_variances_from_basis`). O(len·h)."""
     shape = plan.shape
     j = np.arange(1, shape.leaves + 1, dtype=np.int64) if prefixes is None else np.asarray(prefixes, dtype=np.int64)
     basis = prefix_basis(shape, plan.estimator, plan.released(), j)
-    return prefix_variances_from_basis(shape, plan.estimator, basis, plan.level_variances(), j, plan.privacy.root_public)
+    return prefix_variances_from_basis(shape, plan.estimator, basis, plan.level_variances(), j, plan.privacy.root_public,
+                                       padding_known)
 
 
 def project(plan: Plan) -> Projection:
@@ -416,15 +420,16 @@ def total_sq_error(plan: Plan) -> float:
 
 
 # ---------------------------------------------------------------- range counts
-def interval_variance(plan: Plan, start: int, stop: int) -> float:
-    """Exact Var(Ĉ_stop − Ĉ_start) of the estimator, prefixes 0 ≤ start < stop ≤ leaves (Ĉ_0 = 0)."""
+def interval_variance(plan: Plan, start: int, stop: int, padding_known: bool = True) -> float:
+    """Exact Var(Ĉ_stop − Ĉ_start) of the estimator, prefixes 0 ≤ start < stop ≤ leaves (Ĉ_0 = 0)
+    (``padding_known``: see :func:`prefix_variances_from_basis`)."""
     shape = plan.shape
     if not 0 <= start < stop <= shape.leaves:
         raise ValueError("need 0 <= start < stop <= leaves")
     if start == 0:
-        return float(prefix_variances(plan, [stop])[0])
+        return float(prefix_variances(plan, [stop], padding_known)[0])
     if stop == shape.leaves and plan.privacy.root_public:
-        return float(prefix_variances(plan, [start])[0])
+        return float(prefix_variances(plan, [start], padding_known)[0])
     variances = plan.level_variances()
     s = shape.leaves_per_node
     if plan.estimator == "covering":
@@ -454,7 +459,7 @@ def interval_variance(plan: Plan, start: int, stop: int) -> float:
             total += child * float(((fill - fill.mean()) ** 2).sum()) / lam[m]
     if np.isfinite(lam_c):
         total += (stop - start) ** 2 / (shape.padded_bins * lam_c)
-    if has_padding(shape):  # padding known to be 0: q = 1[start, stop) has E = E(stop) − E(start)
+    if padding_known and has_padding(shape):  # padding known to be 0: q = 1[start, stop) has E = E(stop) − E(start)
         e = np.diff(_known_zero_basis(shape, np.array([start, stop])), axis=0)[0]
         total -= float(e @ _known_zero_form(shape, lam, lam_c) @ e)
     return float(max(total, 0.0))

@@ -313,3 +313,59 @@ def test_auto_plan_beats_every_candidate_at_its_first_split(bins, neighbours):
     best_first = min(_projected_total(s, privacy, "gls", optimise_budgets(s, privacy, "covering", "total"), "laplace")
                      for s in _distinct(candidate_shapes(bins, missing_leaf=privacy.missing_leaf)))
     assert total_sq_error(plan) <= best_first * (1 + 1e-4)
+
+
+# ==================================================================== releases made before (padding unknown)
+def _dense_unknown(plan: Plan, levels: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
+    """Covariance and estimate of the BLUE of all K̄ leaves with the padding unknown (what GLS did before)."""
+    shape, v = plan.shape, plan.level_variances()
+    s = shape.leaves_per_node
+    rows, w, y = [], [], []
+    for level in range(shape.height + 1):
+        if np.isinf(v[level]) or v[level] == 0:
+            continue
+        for node in range(shape.nodes_at_level(level)):
+            row = np.zeros(shape.padded_bins)
+            row[node * s[level]:(node + 1) * s[level]] = 1.0
+            rows.append(row)
+            w.append(1.0 / v[level])
+            y.append(levels[level][node])  # type: ignore[index]
+    a, weights, values = np.array(rows), np.array(w), np.array(y)
+    info = a.T @ (weights[:, None] * a)
+    cov = np.linalg.inv(info)
+    estimate = cov @ (a.T @ (weights * values))
+    if v[0] == 0:  # 1ᵀx = N exactly
+        one = np.ones(shape.padded_bins)
+        u = cov @ one
+        estimate = estimate - u * ((one @ estimate - float(levels[0][0])) / (one @ u))  # type: ignore[index]
+        cov = cov - np.outer(u, u) / (one @ u)
+    return cov, estimate
+
+
+@pytest.mark.parametrize("shape", [TreeShape(13, (4, 4)), TreeShape(10, (3, 4), missing_leaf=True),
+                                   TreeShape(20, (3, 2, 4))], ids=lambda s: s.label)
+def test_padding_unknown_gives_the_estimate_of_before(shape):
+    """``padding_known=False``: the unknown-padding BLUE and its variances, for releases made before."""
+    from dpgui.core.mechanism import release_from_levels
+
+    for neighbours in _models(shape):
+        plan = _plan(shape, neighbours, "laplace", "all")
+        levels, _ = _noisy_levels(plan, np.random.default_rng(shape.bins + 1))
+        cov, expected = _dense_unknown(plan, levels)
+        got = gls_leaves(shape, levels, plan.level_variances(), padding_known=False)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9 * max(1.0, np.abs(expected).max()))
+        assert np.any(np.abs(got[:shape.leaves] - gls_leaves(shape, levels, plan.level_variances())[:shape.leaves]) > 1e-6)
+        q = np.tril(np.ones((shape.leaves, shape.padded_bins)))
+        dense = np.einsum("ij,jk,ik->i", q, cov, q)
+        if plan.privacy.root_public:
+            dense[-1] = 0.0
+        np.testing.assert_allclose(prefix_variances(plan, padding_known=False), dense, rtol=REL,
+                                   atol=1e-10 * dense.max())
+        d = np.zeros(shape.padded_bins)
+        d[2:shape.leaves - 1] = 1.0
+        assert interval_variance(plan, 2, shape.leaves - 1, padding_known=False) == pytest.approx(float(d @ cov @ d),
+                                                                                                  rel=REL)
+        integer_levels = [None if lvl is None else np.rint(lvl).astype(np.int64) for lvl in levels]
+        before = release_from_levels(plan, integer_levels, 0.0, 1.0, "none", False, padding_known=False)
+        assert not before.padding_known
+        np.testing.assert_allclose(before.std_error ** 2, prefix_variances(plan, padding_known=False)[:shape.bins])
