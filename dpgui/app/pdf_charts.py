@@ -322,7 +322,7 @@ def release_bars(release: Release) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     starts = np.arange(0, k, group)
     stops = np.minimum(starts + group, k)
     counts = np.add.reduceat(per_bin, starts)
-    margins = noise_margin(np.array([math.sqrt(max(0.0, interval_variance(release.plan, int(a), int(b))))
+    margins = noise_margin(np.array([math.sqrt(max(0.0, interval_variance(release.plan, int(a), int(b), release.padding_known)))
                                      for a, b in zip(starts, stops)]))
     lower_edges, upper_edges = release.bin_edges()
     return lower_edges[starts], upper_edges[stops - 1], counts, margins, group

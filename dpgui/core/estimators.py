@@ -35,22 +35,31 @@ def covering_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None]) -> 
     return out
 
 
-def gls_leaves(shape: TreeShape, levels: Sequence[np.ndarray | None], variances: np.ndarray) -> np.ndarray:
-    """Best linear unbiased estimate of all K̄ leaf counts given every released node.
+def gls_leaves(shape: TreeShape, levels: Sequence[np.ndarray | None], variances: np.ndarray,
+               padding_known: bool = True) -> np.ndarray:
+    """Best linear unbiased estimate of all K̄ leaf counts given every released node and that the
+    padding leaves (positions ≥ ``shape.leaves``) are exactly 0. ``padding_known=False`` gives the
+    estimate of dpgui before it used the zeros (padding as unknowns), for releases made then.
 
     Two passes over the tree (Hay et al. 2010; Honaker 2015; per-level variances and an exact
     root; docs/design.md, "The estimator"): bottom-up, combine each node's own count with the sum
     of its children's subtree estimates by inverse variance; top-down, split each parent's
-    residual over its children in proportion to their subtree variances. O(#nodes) time and
-    memory. The result is consistent: every parent equals the sum of its children.
+    residual over its children in proportion to their subtree variances. Padding leaves enter as
+    known zeros (estimate 0, variance 0): a node wholly inside the padding is known to be 0 and its
+    own noisy count is ignored; a node with zero subtree variance takes no share of a residual.
+    O(#nodes) time and memory. The result is consistent: every parent equals the sum of its
+    children, and the padding leaves are exactly 0.
     """
     h = shape.height
     if levels[h] is None or not np.isfinite(variances[h]) or variances[h] <= 0:
         raise ValueError("the leaf level must be released with finite, positive noise variance")
     z: list[np.ndarray] = [np.empty(0)] * (h + 1)
     var: list[np.ndarray] = [np.empty(0)] * (h + 1)
-    z[h] = np.asarray(levels[h], dtype=np.float64)
+    z[h] = np.asarray(levels[h], dtype=np.float64).copy()
     var[h] = np.full(z[h].size, float(variances[h]))
+    if padding_known:
+        z[h][shape.leaves:] = 0.0
+        var[h][shape.leaves:] = 0.0
     for level in range(h - 1, -1, -1):
         b = shape.branching[level]
         child_sum = z[level + 1].reshape(-1, b).sum(axis=1)
@@ -62,24 +71,28 @@ def gls_leaves(shape: TreeShape, levels: Sequence[np.ndarray | None], variances:
         elif v == 0:
             z[level], var[level] = np.asarray(own, dtype=np.float64), np.zeros(child_sum.size)
         else:
-            weight_own, weight_children = 1.0 / v, 1.0 / child_var
+            known = child_var == 0  # wholly padding: known to be 0, its own count is pure noise
+            weight_own, weight_children = 1.0 / v, 1.0 / np.where(known, 1.0, child_var)
             total_weight = weight_own + weight_children
-            z[level] = (weight_own * np.asarray(own, dtype=np.float64) + weight_children * child_sum) / total_weight
-            var[level] = 1.0 / total_weight
+            combined = (weight_own * np.asarray(own, dtype=np.float64) + weight_children * child_sum) / total_weight
+            z[level] = np.where(known, child_sum, combined)
+            var[level] = np.where(known, 0.0, 1.0 / total_weight)
     estimate = z[0]
     for level in range(h):
         b = shape.branching[level]
         zc = z[level + 1].reshape(-1, b)
         vc = var[level + 1].reshape(-1, b)
         residual = estimate - zc.sum(axis=1)
-        share = vc / vc.sum(axis=1, keepdims=True)
+        total = vc.sum(axis=1, keepdims=True)
+        share = vc / np.where(total > 0, total, 1.0)
         estimate = (zc + share * residual[:, None]).ravel()
     return estimate
 
 
-def gls_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None], variances: np.ndarray) -> np.ndarray:
+def gls_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None], variances: np.ndarray,
+                 padding_known: bool = True) -> np.ndarray:
     """GLS cumulative counts Ĉ_1..Ĉ_K, one per real leaf (cumulative sum of :func:`gls_leaves`)."""
-    return np.cumsum(gls_leaves(shape, levels, variances))[: shape.leaves]
+    return np.cumsum(gls_leaves(shape, levels, variances, padding_known))[: shape.leaves]
 
 
 def _covering_sums(shape: TreeShape, values: Sequence[np.ndarray], prefixes: np.ndarray) -> np.ndarray:

@@ -66,13 +66,14 @@ def add_noise(plan: Plan, true_levels: Sequence[np.ndarray], source: RandomSourc
     return out
 
 
-def estimate_cumulative(plan: Plan, levels: Sequence[np.ndarray | None]) -> np.ndarray:
+def estimate_cumulative(plan: Plan, levels: Sequence[np.ndarray | None], padding_known: bool = True) -> np.ndarray:
     """Unbiased Ĉ_j for every real leaf j (1..K, or 1..K+1 with the missing leaf) from released levels
-    with the plan's estimator; the last one is N if N is public."""
+    with the plan's estimator; the last one is N if N is public. ``padding_known=False``: GLS as dpgui
+    computed it before it used the padding zeros (to show a release made then as it was published)."""
     if plan.estimator == "covering":
         estimate = covering_estimate(plan.shape, levels)
     else:
-        estimate = gls_estimate(plan.shape, levels, plan.level_variances())
+        estimate = gls_estimate(plan.shape, levels, plan.level_variances(), padding_known)
     if plan.privacy.root_public:
         estimate[-1] = float(levels[0][0])  # type: ignore[index]
     return estimate
@@ -98,6 +99,9 @@ class Release:
     levels: tuple[np.ndarray | None, ...]  # released noisy node counts, root first
     secure: bool
     missing: float | None = None  # released count of missing values (change); None: dropped
+    #: GLS used the padding leaves as known zeros (every release since issue 17); False: a release made
+    #: before, recomputed from a project file with the estimator it was published with
+    padding_known: bool = True
 
     @property
     def missing_rule(self) -> str:
@@ -129,16 +133,18 @@ class Release:
 
 def release_from_levels(
     plan: Plan, levels: Sequence[np.ndarray | None], lower: float, upper: float, consistency: str, secure: bool,
-    std_error: np.ndarray | None = None,
+    std_error: np.ndarray | None = None, padding_known: bool = True,
 ) -> Release:
     """Post-process released levels into a :class:`Release`.
 
     ``std_error`` (= √prefix_variances(plan)) depends only on the plan; pass it when releasing
     many times with one plan (simulation) to skip recomputing it, O(K·h) per call.
+    ``padding_known=False`` recomputes a release made before GLS used the padding zeros as it was
+    published (:attr:`Release.padding_known`).
     """
     if consistency not in CONSISTENCY_METHODS:
         raise ParameterError(f"unknown consistency {consistency!r}", "use l2, l1 or none")
-    estimate = estimate_cumulative(plan, levels)
+    estimate = estimate_cumulative(plan, levels, padding_known)
     if plan.privacy.root_public:
         total: float = float(levels[0][0])  # type: ignore[index]
     else:
@@ -146,11 +152,11 @@ def release_from_levels(
     # Consistency over every real leaf: with the missing leaf, the last (= N) is C_{K+1} and C_K ≤ N.
     final = make_consistent(estimate, int(total), consistency)
     if std_error is None:
-        std_error = np.sqrt(prefix_variances(plan))
+        std_error = np.sqrt(prefix_variances(plan, padding_known=padding_known))
     k = plan.shape.bins
     missing = float(total - final[k - 1]) if plan.shape.missing_leaf else None
     return Release(plan, lower, upper, consistency, final[:k], total, estimate[:k], np.asarray(std_error)[:k],
-                   tuple(levels), secure, missing)
+                   tuple(levels), secure, missing, padding_known)
 
 
 def release(

@@ -9,16 +9,19 @@ cumulative count ``Ĉ_j`` is its variance, computed exactly from the per-level n
   vectors on an internal level-m node, constant on its children and summing to 0, has eigenvalue
   ``λ_m = Σ_{l>m} w_l s_l``; the constant vector has ``λ_c = Σ_l w_l s_l`` (∞ when the root is
   public). So for any query q, ``Var qᵀx̂ = Σ_v ‖P_v q‖²/λ_v + (qᵀ1)²/(K̄ λ_c)``; for a prefix only
-  the ≤ h boundary nodes contribute (docs/design.md, "Exact projections").
+  the ≤ h boundary nodes contribute (docs/design.md, "Exact projections"). The padding leaves
+  are known zeros: on a padded tree the variance drops by ``E(j)ᵀ Q E(j)`` (h functions E of the
+  prefix, an h × h matrix Q of the level variances; see "known zeros" below).
 
 Under the change model the last real leaf is the count of missing values (docs/design.md
 "Missing values"), so ``Ĉ_{K+1} = N`` is public and has variance 0; prefixes run over the tree's
 real leaves (``shape.leaves``). Units: counts² (divide by N² for
-the CDF). Per-prefix arrays cost O(K·h); the closed-form totals cost O(h).
+the CDF). Per-prefix arrays cost O(K·h²); the closed-form totals cost O(h³).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 from collections.abc import Sequence
@@ -84,21 +87,157 @@ def _gls_boundary_terms(shape: TreeShape, prefixes: np.ndarray) -> np.ndarray:
     return out
 
 
+# ---------------------------------------------------------------- known zeros (padding)
+# The GLS estimate uses that the padding leaves (positions ≥ L = shape.leaves) are 0
+# (docs/design.md, "Exact projections"). With unknown padding the covariance Σ of the leaf
+# estimates is diagonal in the Haar basis; knowing x_P = 0 is the same as conditioning that estimate
+# on x̂_P = 0: Var qᵀx̃ = qᵀΣq − gᵀG⁻¹g with g = Σ_{P,·}q, G = Σ_PP. The padding suffix splits into
+# complete subtrees whose inner Haar vectors are uncorrelated with everything real, so only their
+# totals matter; blocks on the same level have proportional covariances with q and equal ones with
+# the other blocks, so only each level's summed block total U_ℓ matters (≤ h of them). Cov(qⱼᵀx̂, U)
+# is linear in the h functions E(j) = (j, e_1(j), …, e_{h−1}(j)), e_t(j) = max(0, j − a_t)/s_t with
+# a_t the start of the level-t node holding the last real leaf, so the correction is E(j)ᵀ Q E(j)
+# with Q = Wᵀ G⁻¹ W an h × h matrix of the level variances alone.
+def has_padding(shape: TreeShape) -> bool:
+    """True if the tree has padding leaves (K̄ > leaves): GLS then uses them as known zeros. O(1)."""
+    return shape.padded_bins > shape.leaves
+
+
+def _spine(shape: TreeShape) -> tuple[list[int], list[int]]:
+    """(a_t, σ_t) for t = 0..h−1 of E(j): a_0 = 0, σ_0 = 1; a_t = start of the level-t node holding
+    the last real leaf, σ_t = s_t. O(h)."""
+    s = shape.leaves_per_node
+    last = shape.leaves - 1
+    return [0] + [(last // s[t]) * s[t] for t in range(1, shape.height)], [1] + list(s[1:shape.height])
+
+
+def _known_zero_basis(shape: TreeShape, prefixes: np.ndarray) -> np.ndarray:
+    """E(j) for each prefix, shape (len, h), for prefixes j ≤ leaves. O(len·h)."""
+    starts, sizes = _spine(shape)
+    j = np.asarray(prefixes, dtype=np.int64)[:, None]
+    result: np.ndarray = np.maximum(j - np.asarray(starts, dtype=np.int64), 0) / np.asarray(sizes, dtype=float)
+    return result
+
+
+def _known_zero_moments(shape: TreeShape, first: int, last: int) -> np.ndarray:
+    """S = Σ_{first ≤ j ≤ last} E(j) E(j)ᵀ (h × h). For a_t ≥ a_u, e_t e_u = x(x + a_t − a_u)/(σ_t σ_u) with
+    x = j − a_t ≥ 0 over the j > a_t: sums of positive terms in closed form (floats lose nothing to
+    cancellation, whatever the span). O(h²) in a few array operations."""
+    starts, sizes = _spine(shape)
+    a = np.asarray(starts, dtype=float)
+    hi_start = np.maximum.outer(a, a)  # the later start of each pair: both active above it
+    gap = np.abs(np.subtract.outer(a, a))
+    lo = np.maximum(float(first), hi_start) - hi_start  # x from lo to last − start
+    n = np.maximum(float(last) - hi_start - lo + 1.0, 0.0)
+    sum_x = n * lo + n * (n - 1.0) / 2.0
+    sum_x2 = n * lo * lo + lo * n * (n - 1.0) + (n - 1.0) * n * (2.0 * n - 1.0) / 6.0
+    size = np.asarray(sizes, dtype=float)
+    result: np.ndarray = (sum_x2 + gap * sum_x) / np.outer(size, size)
+    return result
+
+
+@dataclass(frozen=True)
+class _PaddingBlocks:
+    """What Q needs of the tree alone: the levels ℓ holding maximal complete padding subtrees (each a child
+    of the level-(ℓ−1) node holding the last real leaf, to its right), their summed sizes |U_ℓ|, and index
+    arrays for the covariance of the U_ℓ."""
+
+    levels: np.ndarray  # ℓ, int
+    sizes: np.ndarray  # |U_ℓ|
+    below: np.ndarray  # [t < ℓ] for t = 1..h−1, one row per ℓ
+    common: np.ndarray  # min(ℓ, ℓ') − 1, the deepest shared spine level
+    outer: np.ndarray  # |U_ℓ|·|U_ℓ'|
+    inv_size: np.ndarray  # 1/s_l, l = 0..h
+
+
+@functools.lru_cache(maxsize=256)
+def _padding_blocks(shape: TreeShape) -> _PaddingBlocks:
+    """:class:`_PaddingBlocks` of a shape (cached: the planner asks for it at every evaluation). O(h²)."""
+    s = shape.leaves_per_node
+    leaves = shape.leaves
+    levels, sizes = [], []
+    for level in range(1, shape.height + 1):
+        count = ((leaves - 1) // s[level - 1] + 1) * shape.branching[level - 1] - (-(-leaves // s[level]))
+        if count > 0:
+            levels.append(level)
+            sizes.append(count * s[level])
+    lv, w = np.asarray(levels, dtype=np.int64), np.asarray(sizes, dtype=float)
+    below = (np.arange(1, shape.height)[None, :] < lv[:, None]).astype(float)
+    return _PaddingBlocks(lv, w, below, np.minimum.outer(lv, lv) - 1, np.outer(w, w),
+                          1.0 / np.asarray(s, dtype=float))
+
+
+def _known_zero_form(shape: TreeShape, lam: np.ndarray, lam_c: float) -> np.ndarray:
+    """Q (h × h) with Var(known zeros) = Var(unknown padding) − E(j)ᵀ Q E(j), from the GLS
+    eigenvalues (:func:`gls_eigenvalues`). O(h³)."""
+    blocks = _padding_blocks(shape)
+    h = shape.height
+    if blocks.levels.size == 0:  # no padding
+        return np.zeros((h, h))
+    inv_c = 1.0 / lam_c if np.isfinite(lam_c) else 0.0
+    inv = 1.0 / lam
+    # Cov(qⱼᵀx̂, U_ℓ)/|U_ℓ| = Σ_{t<ℓ} (F_{t+1}·[t<ℓ−1] − F_t)/λ_t + j/(K̄λ_c), F_0 = j/K̄, F_t = e_t (t ≥ 1)
+    m = np.empty((blocks.levels.size, h))
+    m[:, 0] = (inv_c - inv[0]) / shape.padded_bins
+    m[:, 1:] = blocks.below * (inv[:-1] - inv[1:])
+    # Cov(U_ℓ, U_ℓ')/(|U_ℓ||U_ℓ'|) = base(min(ℓ, ℓ')), plus 1/(|U_ℓ| λ_{ℓ−1}) on the diagonal
+    steps = (blocks.inv_size[1:] - blocks.inv_size[:-1]) * inv  # step μ−1 → μ
+    base = np.cumsum(steps) - steps - inv * blocks.inv_size[:-1] + inv_c / shape.padded_bins  # base(μ) at μ−1
+    cov = blocks.outer * base[blocks.common]
+    cov[np.diag_indices_from(cov)] += blocks.sizes * inv[blocks.levels - 1]
+    wm = blocks.sizes[:, None] * m
+    result: np.ndarray = wm.T @ np.linalg.solve(cov, wm)
+    return result
+
+
+def _known_zero_correction(shape: TreeShape, form: np.ndarray, prefixes: np.ndarray) -> np.ndarray:
+    """E(j)ᵀ Q E(j) per prefix (``form`` = Q of :func:`_known_zero_form`). E is linear in j between
+    the spine starts a_t, so on the piece where e_0..e_{c−1} are active the correction is a quadratic
+    in x = j − a_{c−1} ∈ [0, s_{c−1}] (centred there so that large j do not cancel). O(len·log h + h³)."""
+    starts, sizes = _spine(shape)
+    a = np.asarray(starts, dtype=np.int64)
+    inv_size = 1.0 / np.asarray(sizes, dtype=float)
+    h = shape.height
+    const, linear, square, anchor = np.zeros(h + 1), np.zeros(h + 1), np.zeros(h + 1), np.zeros(h + 1, dtype=np.int64)
+    for c in range(1, h + 1):
+        offset = (a[c - 1] - a[:c]) * inv_size[:c]  # e_t at x = 0
+        block = form[:c, :c]
+        slope = inv_size[:c]
+        const[c], linear[c], square[c] = offset @ block @ offset, offset @ block @ slope, slope @ block @ slope
+        anchor[c] = a[c - 1]
+    j = np.asarray(prefixes, dtype=np.int64)
+    if j.size > 1 and bool(np.all(j[1:] >= j[:-1])):  # sorted (the usual 1..J): one slice per piece, no gathers
+        result = np.empty(j.size)
+        cuts = np.searchsorted(j, a, side="right")  # prefixes ≤ a_t come before piece t+1
+        for c in range(1, h + 1):
+            lo, hi = int(cuts[c - 1]), int(cuts[c]) if c < h else j.size
+            x = (j[lo:hi] - anchor[c]).astype(float)
+            result[lo:hi] = const[c] + x * (2.0 * linear[c] + x * square[c])
+        result[:int(cuts[0])] = 0.0  # j ≤ 0
+        return result
+    active = np.searchsorted(a, j, side="left")  # e_t(j) > 0 iff a_t < j; a is non-decreasing
+    x = (j - anchor[active]).astype(float)
+    gathered: np.ndarray = const[active] + x * (2.0 * linear[active] + x * square[active])
+    return gathered
+
+
 def prefix_basis(shape: TreeShape, estimator: str, released: Sequence[bool], prefixes: np.ndarray) -> np.ndarray:
     """The part of Var(Ĉ_j) that depends on the tree alone, one row per prefix length j: the
     covering digits ``d_l(j)`` of the released levels (covering sum, len × (h+1)) or the GLS
-    boundary terms ``‖P_v q_j‖²`` (GLS, len × h). Input of :func:`prefix_variances_from_basis`.
-    O(len·h)."""
+    boundary terms ``‖P_v q_j‖²`` (GLS, len × h; the known-zero correction of a padded tree is
+    computed from the prefixes). Input of :func:`prefix_variances_from_basis`. O(len·h)."""
     if estimator == "covering":
         return shape.covering_digits(prefixes, released).astype(float)
     return _gls_boundary_terms(shape, prefixes)
 
 
 def prefix_variances_from_basis(shape: TreeShape, estimator: str, basis: np.ndarray, variances: np.ndarray,
-                                prefixes: np.ndarray, root_public: bool) -> np.ndarray:
+                                prefixes: np.ndarray, root_public: bool, padding_known: bool = True) -> np.ndarray:
     """Exact Var(Ĉ_j) for the prefix lengths j of ``basis`` (:func:`prefix_basis`, same estimator,
     same released levels) given the per-level noise ``variances`` (0 for a public root, inf for an
-    unreleased level). Under ``root_public`` the last real leaf's prefix is N: variance 0. O(len·h)."""
+    unreleased level). Under ``root_public`` the last real leaf's prefix is N: variance 0.
+    ``padding_known=False``: GLS with the padding unknown (releases made before dpgui used the zeros,
+    :func:`~dpgui.core.estimators.gls_leaves`). O(len·h + h³)."""
     if estimator == "covering":
         out = basis @ np.where(np.isinf(variances), 0.0, variances)
     else:
@@ -106,19 +245,23 @@ def prefix_variances_from_basis(shape: TreeShape, estimator: str, basis: np.ndar
         out = basis @ (1.0 / lam)
         if np.isfinite(lam_c):
             out = out + (prefixes.astype(float) ** 2) / (shape.padded_bins * lam_c)
+        if padding_known and has_padding(shape):
+            out = out - _known_zero_correction(shape, _known_zero_form(shape, lam, lam_c), prefixes)
     if root_public:
         out = np.where(prefixes == shape.leaves, 0.0, out)
     result: np.ndarray = np.maximum(out, 0.0)
     return result
 
 
-def prefix_variances(plan: Plan, prefixes: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+def prefix_variances(plan: Plan, prefixes: Sequence[int] | np.ndarray | None = None,
+                     padding_known: bool = True) -> np.ndarray:
     """Exact Var(Ĉ_j) for prefix lengths j (default 1..leaves: K, or K+1 with the missing leaf) of the
-    plan's estimator. O(len·h)."""
+    plan's estimator (``padding_known``: see :func:`prefix_variances_from_basis`). O(len·h)."""
     shape = plan.shape
     j = np.arange(1, shape.leaves + 1, dtype=np.int64) if prefixes is None else np.asarray(prefixes, dtype=np.int64)
     basis = prefix_basis(shape, plan.estimator, plan.released(), j)
-    return prefix_variances_from_basis(shape, plan.estimator, basis, plan.level_variances(), j, plan.privacy.root_public)
+    return prefix_variances_from_basis(shape, plan.estimator, basis, plan.level_variances(), j, plan.privacy.root_public,
+                                       padding_known)
 
 
 def project(plan: Plan) -> Projection:
@@ -129,7 +272,7 @@ def project(plan: Plan) -> Projection:
     return Projection(total, float(v.max()), total / plan.shape.bins)
 
 
-# ---------------------------------------------------------------- closed-form totals, O(h)
+# ---------------------------------------------------------------- closed-form totals, O(h) (+ O(h³) known zeros)
 def _sum_floor_mod(count: int, size: int, modulus: int | None) -> int:
     """Σ_{j=0}^{count−1} (j // size) mod modulus (no mod if modulus is None), exactly."""
 
@@ -191,7 +334,8 @@ def _gls_numerators_upto(shape: TreeShape, upto: int) -> tuple[list[int], int]:
 
 def gls_total_coefficients(shape: TreeShape, root_public: bool, span: Span | None = None) -> tuple[np.ndarray, float]:
     """(A_m, A_c) with Σ_j Var Ĉ_j = Σ_m A_m/λ_m + A_c/λ_c over the prefixes j of ``span`` (default
-    1..J, :func:`check_span`). O(h)."""
+    1..J, :func:`check_span`) for GLS with the padding unknown; :func:`total_coefficients` adds the
+    known-zero correction of a padded tree. O(h)."""
     first, last = check_span(shape, root_public, span)
     if last < first:
         return np.zeros(shape.height), 0.0
@@ -200,6 +344,20 @@ def gls_total_coefficients(shape: TreeShape, root_public: bool, span: Span | Non
     s = shape.leaves_per_node
     coeffs = np.array([(hi - lo) / (s[m + 1] * shape.branching[m]) for m, (hi, lo) in enumerate(zip(high, low))])
     return coeffs, (high_const - low_const) / shape.padded_bins
+
+
+@dataclass(frozen=True, eq=False)
+class TotalCoefficients:
+    """The part of Σ_j Var Ĉ_j over a span that depends on the tree alone (:func:`total_coefficients`).
+
+    ``levels``: D_l (covering sum, Σ_l D_l v_l) or A_m (GLS, Σ_m A_m/λ_m); ``constant``: A_c (GLS,
+    + A_c/λ_c); ``known_zeros``: on a padded tree under GLS, S = Σ_j E(j)E(j)ᵀ (h × h), so that the
+    known-zero padding takes away trace(Q S) (Q of the level variances, docs/design.md "Exact
+    projections"); None otherwise."""
+
+    levels: np.ndarray
+    constant: float = 0.0
+    known_zeros: np.ndarray | None = None
 
 
 def _covering_upto(shape: TreeShape, released: Sequence[bool], upto: int) -> np.ndarray:
@@ -227,42 +385,51 @@ def covering_total_coefficients(shape: TreeShape, released: Sequence[bool], root
 
 
 def total_coefficients(shape: TreeShape, estimator: str, released: Sequence[bool],
-                       root_public: bool, span: Span | None = None) -> tuple[np.ndarray, float]:
+                       root_public: bool, span: Span | None = None) -> TotalCoefficients:
     """The part of Σ_j Var Ĉ_j (j over ``span``, default every noised prefix) that depends on the tree
-    alone: ``(D_l, 0)`` of :func:`covering_total_coefficients` for the covering sum, ``(A_m, A_c)`` of
-    :func:`gls_total_coefficients` for GLS. Input of :func:`total_from_coefficients`. O(h)."""
+    alone: D_l of :func:`covering_total_coefficients` for the covering sum; (A_m, A_c) of
+    :func:`gls_total_coefficients` and, on a padded tree, the moments S of the known-zero correction for
+    GLS. Input of :func:`total_from_coefficients`. O(h²)."""
     if estimator == "covering":
-        return covering_total_coefficients(shape, released, root_public, span), 0.0
-    return gls_total_coefficients(shape, root_public, span)
+        return TotalCoefficients(covering_total_coefficients(shape, released, root_public, span))
+    coeffs, const = gls_total_coefficients(shape, root_public, span)
+    moments = None
+    if has_padding(shape):
+        first, last = check_span(shape, root_public, span)
+        moments = _known_zero_moments(shape, first, last)
+    return TotalCoefficients(coeffs, const, moments)
 
 
-def total_from_coefficients(shape: TreeShape, estimator: str, coefficients: tuple[np.ndarray, float],
+def total_from_coefficients(shape: TreeShape, estimator: str, coefficients: TotalCoefficients,
                             variances: np.ndarray) -> float:
     """Σ_j Var Ĉ_j, counts², from :func:`total_coefficients` (same estimator, same released levels)
-    and the per-level noise ``variances`` (0 for a public root, inf for an unreleased level). O(h)."""
-    coeffs, const = coefficients
+    and the per-level noise ``variances`` (0 for a public root, inf for an unreleased level). O(h³)."""
     if estimator == "covering":
-        return float(coeffs @ np.where(np.isinf(variances), 0.0, variances))
+        return float(coefficients.levels @ np.where(np.isinf(variances), 0.0, variances))
     lam, lam_c = gls_eigenvalues(shape, variances)
-    return float(coeffs @ (1.0 / lam) + (const / lam_c if np.isfinite(lam_c) else 0.0))
+    total = float(coefficients.levels @ (1.0 / lam)) + (coefficients.constant / lam_c if np.isfinite(lam_c) else 0.0)
+    if coefficients.known_zeros is not None:
+        total -= float(np.sum(_known_zero_form(shape, lam, lam_c) * coefficients.known_zeros))
+    return max(total, 0.0)
 
 
 def total_sq_error(plan: Plan) -> float:
-    """Σ_j Var Ĉ_j in O(h) (equals ``project(plan).total_sq_error``)."""
+    """Σ_j Var Ĉ_j in O(h³) (equals ``project(plan).total_sq_error``)."""
     coefficients = total_coefficients(plan.shape, plan.estimator, plan.released(), plan.privacy.root_public)
     return total_from_coefficients(plan.shape, plan.estimator, coefficients, plan.level_variances())
 
 
 # ---------------------------------------------------------------- range counts
-def interval_variance(plan: Plan, start: int, stop: int) -> float:
-    """Exact Var(Ĉ_stop − Ĉ_start) of the estimator, prefixes 0 ≤ start < stop ≤ leaves (Ĉ_0 = 0)."""
+def interval_variance(plan: Plan, start: int, stop: int, padding_known: bool = True) -> float:
+    """Exact Var(Ĉ_stop − Ĉ_start) of the estimator, prefixes 0 ≤ start < stop ≤ leaves (Ĉ_0 = 0)
+    (``padding_known``: see :func:`prefix_variances_from_basis`)."""
     shape = plan.shape
     if not 0 <= start < stop <= shape.leaves:
         raise ValueError("need 0 <= start < stop <= leaves")
     if start == 0:
-        return float(prefix_variances(plan, [stop])[0])
+        return float(prefix_variances(plan, [stop], padding_known)[0])
     if stop == shape.leaves and plan.privacy.root_public:
-        return float(prefix_variances(plan, [start])[0])
+        return float(prefix_variances(plan, [start], padding_known)[0])
     variances = plan.level_variances()
     s = shape.leaves_per_node
     if plan.estimator == "covering":
@@ -292,4 +459,7 @@ def interval_variance(plan: Plan, start: int, stop: int) -> float:
             total += child * float(((fill - fill.mean()) ** 2).sum()) / lam[m]
     if np.isfinite(lam_c):
         total += (stop - start) ** 2 / (shape.padded_bins * lam_c)
-    return float(total)
+    if padding_known and has_padding(shape):  # padding known to be 0: q = 1[start, stop) has E = E(stop) − E(start)
+        e = np.diff(_known_zero_basis(shape, np.array([start, stop])), axis=0)[0]
+        total -= float(e @ _known_zero_form(shape, lam, lam_c) @ e)
+    return float(max(total, 0.0))

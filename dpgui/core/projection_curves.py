@@ -55,6 +55,7 @@ from dpgui.core.planner import (
 from dpgui.core.projection import (
     prefix_basis,
     prefix_variances_from_basis,
+    TotalCoefficients,
     total_coefficients,
     total_from_coefficients,
 )
@@ -260,7 +261,7 @@ class ProjectionCache:
         self.lock = threading.RLock()
         self._variance: dict[tuple[str, int, float], float] = {}
         self._candidates: _Memo[tuple[list[TreeShape], np.ndarray, np.ndarray]] = _Memo(8)
-        self._coefficients: _Memo[tuple[np.ndarray, float]] = _Memo(8192)
+        self._coefficients: _Memo[TotalCoefficients] = _Memo(8192)
         self._prefix_basis: _Memo[np.ndarray] = _Memo(8)
         self._fractions: _Memo[tuple[float, ...]] = _Memo(4096)
         self._tuned: _Memo[tuple[float, ...]] = _Memo(4096)
@@ -305,7 +306,7 @@ class ProjectionCache:
         return out
 
     def coefficients(self, shape: TreeShape, estimator: str, released: tuple[bool, ...],
-                     root_public: bool) -> tuple[np.ndarray, float]:
+                     root_public: bool) -> TotalCoefficients:
         """The engine's :func:`~dpgui.core.projection.total_coefficients`, memoised."""
         return self._coefficients.get((shape, estimator, released, root_public),
                                       lambda: total_coefficients(shape, estimator, released, root_public))
@@ -348,7 +349,7 @@ class ProjectionCache:
             shapes = candidate_shapes(bins)
             sums = []
             for shape in shapes:
-                digit_totals, _ = self.coefficients(shape, "covering", (True,) * (shape.height + 1), root_public)
+                digit_totals = self.coefficients(shape, "covering", (True,) * (shape.height + 1), root_public).levels
                 sums.append(float(digit_totals[first:].sum()))
             levels = np.array([s.height + 1 - first for s in shapes])
             return shapes, np.array(sums), levels

@@ -231,7 +231,7 @@ def range_count(release: Release, start: float, stop: float) -> RangeCount:
     def prefix(values: np.ndarray, j: int) -> float:  # C_j with C_0 = 0, without copying the K values
         return float(values[j - 1]) if j > 0 else 0.0
 
-    se = float(np.sqrt(max(0.0, interval_variance(release.plan, a, b))))
+    se = float(np.sqrt(max(0.0, interval_variance(release.plan, a, b, release.padding_known))))
     count = prefix(release.cumulative, b) - prefix(release.cumulative, a)
     unbiased = prefix(release.estimate, b) - prefix(release.estimate, a)
     low, high = _count_interval(np.array([unbiased]), np.array([se]), np.array([count]), release)

@@ -45,6 +45,9 @@ and the rest of the project still opens. Like δ, these optional keys do not cha
 :meth:`dpgui.data.source.SourceSpec.to_json` (a file with its CSV dialect, or a database URL with a
 table or query — never a password: a spec holds none); for a database ``data_path`` is only its
 name for messages.
+A release's ``"padding": "known_zeros"`` says its GLS estimate used the padding leaves as known
+zeros (docs/design.md, "The estimator"); a release without it was made before, and is recomputed with
+the estimator of then (padding unknown), so that it shows the numbers that were published.
 A file from a newer dpgui (higher ``version``) is refused with a message saying so. Writes are
 atomic (temporary file, fsync, rename).
 """
@@ -106,6 +109,10 @@ def _parse_utc(text: str, name: str, where: str) -> datetime:
     return moment
 
 
+#: A release's "padding" value: its GLS estimate used the padding leaves as known zeros.
+KNOWN_ZEROS = ("known_zeros",)
+
+
 @dataclass(frozen=True)
 class ProjectRelease:
     """One published release: its plan, bounds and released noisy node counts (public values only).
@@ -127,6 +134,9 @@ class ProjectRelease:
     #: where the data was read and who counted it (:meth:`dpgui.data.source.DataSource.public_record`; no secret
     #: in it), as the ledger recorded it; None: not recorded (releases of older versions)
     source: dict[str, Any] | None = None
+    #: GLS used the padding leaves as known zeros ("padding": "known_zeros"); files without the key hold
+    #: releases made before, which are recomputed with the estimator they were published with
+    padding_known: bool = True
 
     @classmethod
     def from_release(cls, release: Release, release_id: str, created_utc: datetime | str,
@@ -136,7 +146,7 @@ class ProjectRelease:
                        for lvl in release.levels)
         return cls(str(release_id), _utc_text(created_utc), float(release.lower), float(release.upper),
                    release.consistency, release.plan.to_json(), levels, column, missing,
-                   None if source is None else dict(source))
+                   None if source is None else dict(source), release.padding_known)
 
     @property
     def created(self) -> datetime:
@@ -151,7 +161,8 @@ class ProjectRelease:
         Marked ``secure = False`` (not confirmed): :func:`dpgui.report.publish.authenticate_release`
         returns it marked secure only if the budget ledger's record says so."""
         levels = [None if lvl is None else np.asarray(lvl, dtype=np.int64) for lvl in self.levels]
-        return release_from_levels(self.plan_object(), levels, self.lower, self.upper, self.consistency, False)
+        return release_from_levels(self.plan_object(), levels, self.lower, self.upper, self.consistency, False,
+                                   padding_known=self.padding_known)
 
 
 @dataclass(frozen=True)
@@ -207,7 +218,8 @@ class Project:
 def _release_json(r: ProjectRelease, levels: Any) -> dict[str, Any]:
     return {"release_id": r.release_id, "created_utc": r.created_utc, "column": r.column, "missing": r.missing,
             "lower": r.lower, "upper": r.upper, "consistency": r.consistency,
-            "plan": r.plan, "levels": levels, **({} if r.source is None else {"source": r.source})}
+            "plan": r.plan, "levels": levels, **({} if r.source is None else {"source": r.source}),
+            **({"padding": KNOWN_ZEROS[0]} if r.padding_known else {})}
 
 
 def project_to_json(project: Project) -> str:
@@ -385,6 +397,7 @@ def _release_from_json(data: Any, where: str, source: str) -> ProjectRelease:
         consistency=reader.text("consistency", choices=CONSISTENCY_METHODS), plan=plan_json,
         levels=_levels(reader, plan),  # a "secure" key (older files) is ignored: the ledger says that
         column=reader.text("column", ""), missing=reader.text("missing", ""), source=_release_source(reader),
+        padding_known=reader.get("padding", None) is not None and reader.text("padding", choices=KNOWN_ZEROS) == KNOWN_ZEROS[0],
     )
 
 

@@ -220,8 +220,12 @@ def _dense(plan: Plan):
 
 
 def _dense_gls(plan: Plan, y: np.ndarray | None = None, total: float = 0.0):
-    """Cov of the GLS leaves (with 1ᵀx = N as an exact constraint under 'change'), and the estimate."""
+    """Cov of the GLS leaves (with 1ᵀx = N as an exact constraint under 'change'), and the estimate.
+    The padding leaves are known zeros: their columns are eliminated (zero rows/columns of the
+    covariance, estimate 0)."""
     a, w, fixed = _dense(plan)
+    real = plan.shape.leaves
+    a = a[:, :real]
     m = a.T @ (w[:, None] * a)
     minv = np.linalg.inv(m)
     cov = minv
@@ -229,13 +233,16 @@ def _dense_gls(plan: Plan, y: np.ndarray | None = None, total: float = 0.0):
         one = np.ones(m.shape[0])
         u = minv @ one
         cov = minv - np.outer(u, u) / (one @ u)
+    full = np.zeros((plan.shape.padded_bins, plan.shape.padded_bins))
+    full[:real, :real] = cov
     est = None
     if y is not None:
         x0 = minv @ (a.T @ (w * y))
         est = x0
         if fixed:
             est = x0 - u * ((one @ x0 - total) / (one @ u))
-    return cov, est
+        est = np.concatenate([est, np.zeros(plan.shape.padded_bins - real)])
+    return full, est
 
 
 def _prefix_vectors(shape: TreeShape) -> np.ndarray:

@@ -336,3 +336,31 @@ def test_a_plan_made_for_a_region_keeps_it_in_the_project_and_older_plans_have_n
     document = json.loads((tmp_path / "work.dpgui").read_text())
     del document["plan"]["focus"]
     assert project_from_json(json.dumps(document)).plan_object().focus is None
+
+
+def test_a_release_from_before_the_padding_zeros_reopens_as_published(tmp_path):
+    """A release saved without "padding" (made before GLS used the padding leaves as known zeros) is recomputed
+    with the estimator of then, shows the numbers it was published with, and keeps that when saved again;
+    releases made now are saved with "padding": "known_zeros"."""
+    from dpgui.core.mechanism import release_from_levels
+
+    plan = Plan(TreeShape(K - 3, (4, 4, 4)), PrivacySpec(1.0, "change"), equal_budgets(TreeShape(K - 3, (4, 4, 4)),
+                                                                                     PrivacySpec(1.0, "change")))
+    made = release(TRUE_COUNTS[:K - 3], plan, SeededRandom(9), 10.0, 74.0, "none")
+    record = ProjectRelease.from_release(made, "rel-new", datetime(2026, 1, 2, tzinfo=timezone.utc), "age", "drop")
+    project = replace(_project(tmp_path), releases=(record,), bins=K - 3)
+    document = json.loads(project_to_json(project))
+    assert document["releases"][0]["padding"] == "known_zeros"
+    assert project_from_json(json.dumps(document)).releases[0].to_release().estimate.tolist() == made.estimate.tolist()
+    del document["releases"][0]["padding"]  # a file written before
+    old = project_from_json(json.dumps(document)).releases[0]
+    assert not old.padding_known
+    reopened = old.to_release()
+    published = release_from_levels(plan, list(made.levels), 10.0, 74.0, "none", False, padding_known=False)
+    assert reopened.estimate.tolist() == published.estimate.tolist()
+    assert reopened.estimate.tolist() != made.estimate.tolist()  # the two estimators differ on this padded tree
+    again = ProjectRelease.from_release(reopened, "rel-old", datetime(2026, 1, 2, tzinfo=timezone.utc), "age", "drop")
+    assert "padding" not in json.loads(project_to_json(replace(project, releases=(again,))))["releases"][0]
+    document["releases"][0]["padding"] = "something else"
+    with pytest.raises(DataError, match="padding"):
+        project_from_json(json.dumps(document))
