@@ -30,6 +30,7 @@ QUICK_ARGS = {
 CHECK_ARGS = {
     "bench_big.py": ["--check"],
     "bench_consistency.py": ["--check"],
+    "bench_engine.py": ["--check"],
     "bench_focus.py": ["--check"],
     "bench_hierarchy.py": ["--check"],
     "bench_opendp.py": ["--check"],
