@@ -1,14 +1,15 @@
-"""Benchmark: the window's worst GUI-thread stall while a 10⁶-row CSV loads and a K = 65,536 release runs.
+"""Benchmark: the window's worst GUI-thread stall while a 10⁶-row CSV loads and a release at K = 65,536 and 2²⁰ runs.
 
     python benchmarks/bench_responsiveness.py
-    python benchmarks/bench_responsiveness.py --check     # exit 1 if the worst stall is 200 ms or more
-    python benchmarks/bench_responsiveness.py --bins 1048576     # the same at K = 2^20
+    python benchmarks/bench_responsiveness.py --check     # exit 1 if a worst stall is 200 ms or more
+    python benchmarks/bench_responsiveness.py --bins 1048576     # K = 2^20 only
 
 Drives the real main window as a user would (offscreen unless a platform is set): an idle window
-(its libraries imported in the background), open the CSV, choose the column, bounds and 65,536
-bins, wait for the plan and its plots, then release (secure noise, a budget ledger in a temporary
-dpgui home). A 10 ms timer on the GUI thread records how late each tick is; the worst delay is the
-longest the window could not react. Prints it with its limit and the phase it fell in.
+(its libraries imported in the background), open the CSV, choose the column, bounds and K bins
+(65,536, then 2²⁰ in a new window by default), wait for the plan and its plots, then release and show it
+(secure noise, a budget ledger in a temporary dpgui home). A 10 ms timer on the GUI thread records
+how late each tick is; the worst delay is the longest the window could not react. Prints it with
+its limit and when it began.
 
 The test suite asserts the rule that keeps this small (slow work runs on worker threads, never the
 GUI thread: tests/app/test_app_responsiveness.py); this number depends on the machine and its load.
@@ -31,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-BINS = 65_536
+BINS = (65_536, 1 << 20)
 ROWS = 1_000_000
 LIMIT_MS = 200.0
 TIMEOUT_S = 300.0  # stops a hung run only
@@ -96,7 +97,7 @@ def make_csv(folder: Path) -> Path:
     return path
 
 
-def measure(folder: Path, bins: int = BINS) -> dict[str, float]:
+def measure(folder: Path, bins: int = BINS[0]) -> dict[str, float]:
     """One run of the workflow in this process; times in seconds from the start, stalls in ms."""
     from PySide6.QtCore import QSettings
 
@@ -154,17 +155,22 @@ def measure(folder: Path, bins: int = BINS) -> dict[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help=f"exit 1 if the worst stall is {LIMIT_MS:.0f} ms or more")
-    parser.add_argument("--bins", type=int, default=BINS, help=f"K (default {BINS:,}; issue 17 asks for 2^20 = 1048576)")
+    parser.add_argument("--check", action="store_true", help=f"exit 1 if a worst stall is {LIMIT_MS:.0f} ms or more")
+    parser.add_argument("--bins", type=int, nargs="+", default=list(BINS),
+                        help="K, one run each (default 65536 1048576: issue 17 asks for 2^20)")
     args = parser.parse_args()
-    gc.collect()
-    with tempfile.TemporaryDirectory(prefix="dpgui-bench-") as tmp:
-        result = measure(Path(tmp), args.bins)
-    print(f"{ROWS:,}-row CSV, K = {args.bins:,}: load {result['load_s']:.2f} s (worst stall {result['load_stall_ms']:.0f} ms), "
-          f"plan {result['plan_s']:.2f} s, release {result['release_s']:.2f} s; {result['ticks']:.0f} ticks of a 10 ms timer")
-    print(f"worst stall {result['worst_ms']:.0f} ms (limit {LIMIT_MS:.0f} ms), "
-          f"{result['worst_at_s']:.2f} s after opening the file")
-    return 1 if args.check and result["worst_ms"] >= LIMIT_MS else 0
+    failed = False
+    for bins in args.bins:
+        gc.collect()
+        with tempfile.TemporaryDirectory(prefix="dpgui-bench-") as tmp:
+            result = measure(Path(tmp), bins)
+        print(f"{ROWS:,}-row CSV, K = {bins:,}: load {result['load_s']:.2f} s (worst stall {result['load_stall_ms']:.0f} ms), "
+              f"plan {result['plan_s']:.2f} s, release {result['release_s']:.2f} s; {result['ticks']:.0f} ticks of a 10 ms timer")
+        verdict = "PASS" if result["worst_ms"] < LIMIT_MS else "FAIL"
+        print(f"K = {bins:,}: worst stall {result['worst_ms']:.0f} ms (limit {LIMIT_MS:.0f} ms) {verdict}, "
+              f"{result['worst_at_s']:.2f} s after opening the file", flush=True)
+        failed = failed or verdict == "FAIL"
+    return 1 if args.check and failed else 0
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ CHECK_ARGS = {
     "bench_focus.py": ["--check"],
     "bench_hierarchy.py": ["--check"],
     "bench_opendp.py": ["--check"],
+    "bench_responsiveness.py": ["--check"],
     "bench_sql.py": ["--check"],
 }
 

@@ -541,7 +541,8 @@ class MainWindow(QMainWindow):
             return
         rel, info = shown.release, shown.info
         label = info.column
-        self.result_view.set_release(rel, label, shown.counts)  # a restored release has no confidential counts
+        # figures made on the release worker (a restored release: made here)
+        self.result_view.set_release(rel, label, shown.counts, shown.figures)  # a restored release has no confidential counts
         self.tree_view.set_release(rel)
         if shown.restored:
             # A restored release can still be exported (e.g. after a crash before its export); signing

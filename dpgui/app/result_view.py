@@ -24,18 +24,14 @@ from dpgui.app.style import SERIES_COLOURS, is_dark, new_plot, series_pen
 from dpgui.app.text import format_delta
 from dpgui.core.mechanism import Release
 from dpgui.core.missing import MISSING_BUCKET, MISSING_DROP, MISSING_RULE_TEXT
-from dpgui.core.quantiles import (
-    Quantile, RangeCount, cumulative_interval95, missing_interval95, quantiles, range_count,
-)
-from dpgui.core.thinning import band_envelope
+from dpgui.core.quantiles import Quantile, RangeCount, missing_interval95, range_count
+from dpgui.workspace.results import PROBABILITIES as PROBABILITIES  # the table's rows (tests import it from here)
+from dpgui.workspace.results import ResultFigures, result_figures
 from dpgui.formatting import (
     edge_decimals, format_edge, format_epsilon, format_fixed, format_percent, value_decimals,
 )
 
-# Deciles with the quartiles slotted in, in increasing order; the median is 0.5.
-PROBABILITIES: tuple[float, ...] = (0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9)
 PROBABILITY_NAMES = {0.25: "lower quartile", 0.5: "median", 0.75: "upper quartile"}
-MAX_BARS = 200  # histogram bars drawn at most; more bins are summed into groups
 
 CONFIDENTIAL_LEGEND = "CONFIDENTIAL — true data, not released"
 CONFIDENTIAL_BANNER = "Showing confidential data for your checking only. It is not part of the release."
@@ -291,14 +287,20 @@ class ResultView(QWidget):
 
         self.true_checkbox.toggled.connect(self._show_true_curve)
         self.fraction_button.toggled.connect(self._redraw)
+        self._figures: ResultFigures | None = None
         self.clear()
 
     # ------------------------------------------------------------------------------------------
     # public API
 
-    def set_release(self, release: Release, value_label: str = "value", true_counts: np.ndarray | None = None) -> None:
+    def set_release(self, release: Release, value_label: str = "value", true_counts: np.ndarray | None = None,
+                    figures: ResultFigures | None = None) -> None:
         """Show ``release``. ``true_counts`` are the CONFIDENTIAL histogram counts: only drawn on the
-        CDF plot while the officer ticks "Show confidential true CDF"."""
+        CDF plot while the officer ticks "Show confidential true CDF". ``figures``: the release's
+        :func:`~dpgui.workspace.results.result_figures`, computed on a worker (at 2²⁰ bins they take
+        about half a second); computed here when None or made for another release."""
+        if figures is None or figures.release is not release:
+            figures = result_figures(release)
         k = release.plan.shape.bins
         if true_counts is not None:
             true_counts = np.asarray(true_counts)
@@ -308,8 +310,8 @@ class ResultView(QWidget):
         self._release = release
         self._value_label = value_label.strip() or "value"
         self._true_counts = None if true_counts is None else true_counts.astype(np.int64, copy=True)
-        _, high_edges = release.bin_edges()
-        self._edges = np.concatenate(([release.lower], high_edges))
+        self._figures = figures
+        self._edges = figures.edges
         width = (release.upper - release.lower) / k
         self._decimals = value_decimals(width)
         self._edge_dec = edge_decimals(release.lower, width)
@@ -330,11 +332,11 @@ class ResultView(QWidget):
         self.hist_plot.getPlotItem().setLabel("bottom", axis_label)
         self.cdf_plot.getPlotItem().setTitle(f"Released cumulative distribution (CDF) of {axis_label}")
 
-        self.quantile_model.set_rows(quantiles(release, PROBABILITIES), self._decimals, self._value_label)
+        self.quantile_model.set_rows(list(figures.quantiles), self._decimals, self._value_label)
         self._fit_table_width()
 
-        self._setup_histogram(release)
-        self._setup_range_tool(release, width)
+        self._setup_histogram(figures)
+        self._setup_range_tool(figures, width)
 
         has_truth = self._true_counts is not None
         self.true_checkbox.setEnabled(has_truth)
@@ -354,6 +356,7 @@ class ResultView(QWidget):
         """Show nothing (and forget the confidential counts)."""
         self.true_checkbox.setChecked(False)
         self._release = None
+        self._figures = None
         self._true_counts = None
         self._range = None
         self._edges = np.zeros(1)
@@ -436,21 +439,18 @@ class ResultView(QWidget):
                 f"{format_fixed(math.floor(low), 0)} – {format_fixed(math.ceil(high), 0)} (the CDF is that of the values)")
 
     def _redraw(self) -> None:
-        release = self._release
-        if release is None:
+        release, figures = self._release, self._figures
+        if release is None or figures is None:
             return
         fraction = self._fraction()
         n = float(release.values_total)  # the CDF of the values: missing values are not among them
         scale = (1.0 / n if n > 0 else 0.0) if fraction else 1.0
-        c = np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float)))
-        ci_low, ci_high = cumulative_interval95(release)
+        low, high = figures.band_low, figures.band_high  # thinned: clipping to n and scaling commute with it
         if fraction:  # a fraction of the values is at most 1 (the band is clipped to N, which counts missing ones too)
-            ci_low, ci_high = np.minimum(ci_low, n), np.minimum(ci_high, n)
-        self.cdf_curve.setData(self._edges, c * scale)
-        x, low, high = band_envelope(self._edges, np.concatenate(([0.0], ci_low)) * scale,
-                                     np.concatenate(([0.0], ci_high)) * scale)
-        self.band_low.setData(x, low)
-        self.band_high.setData(x, high)
+            low, high = np.minimum(low, n), np.minimum(high, n)
+        self.cdf_curve.setData(self._edges, figures.cumulative * scale)
+        self.band_low.setData(figures.band_x, low * scale)
+        self.band_high.setData(figures.band_x, high * scale)
         y_label = "Fraction of records at or below" if fraction else "Number of records at or below"
         self.cdf_plot.getPlotItem().setLabel("left", y_label)
         self.hist_bars.setOpts(height=self.hist_counts * scale)
@@ -460,15 +460,12 @@ class ResultView(QWidget):
         for plot in (self.cdf_plot, self.hist_plot):
             plot.getPlotItem().enableAutoRange()
 
-    def _setup_histogram(self, release: Release) -> None:
-        k = release.plan.shape.bins
-        per_bin = np.diff(np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float))))
-        group = max(1, math.ceil(k / MAX_BARS))
-        starts = np.arange(0, k, group)
+    def _setup_histogram(self, figures: ResultFigures) -> None:
+        k = figures.release.plan.shape.bins
+        group, starts = figures.hist_group, figures.hist_starts
         self.hist_group = group
-        self.hist_counts = np.add.reduceat(per_bin, starts)
-        stops = np.minimum(starts + group, k)
-        self.hist_bars.setOpts(x0=self._edges[starts], x1=self._edges[stops], height=self.hist_counts)
+        self.hist_counts = figures.hist_counts
+        self.hist_bars.setOpts(x0=self._edges[starts], x1=self._edges[figures.hist_stops], height=self.hist_counts)
         title = "Records per bin (from the released CDF)"
         if group > 1:
             size = f"{group:,}" if k % group == 0 else f"up to {group:,}"
@@ -502,13 +499,14 @@ class ResultView(QWidget):
     # ------------------------------------------------------------------------------------------
     # range tool
 
-    def _setup_range_tool(self, release: Release, width: float) -> None:
+    def _setup_range_tool(self, figures: ResultFigures, width: float) -> None:
+        release = figures.release
         suffix = f" {self._value_label}" if len(self._value_label) <= 12 else ""
         tip = (f"Counts the records with {self._value_label} at least “from” and below “to”. The release only has "
                f"counts per bin, so both ends are rounded to the nearest bin edge (bins are "
                f"{format_edge(width, self._edge_dec)} {self._value_label} wide).")
         # default: the middle half of the data, rounded to bin edges
-        q1, q3 = (q.value for q in quantiles(release, [0.25, 0.75]))
+        q1, q3 = figures.quantile(0.25).value, figures.quantile(0.75).value
         k = release.plan.shape.bins
         a = int(np.clip(round((q1 - release.lower) / width), 0, k - 1))
         b = int(np.clip(round((q3 - release.lower) / width), a + 1, k))

@@ -31,6 +31,7 @@ from dpgui.errors import DpguiError, ParameterError
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.ledger import default_dataset_name
 from dpgui.report.project_file import Project, ProjectRelease
+from dpgui.workspace.results import ResultFigures
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,7 @@ class ShownRelease:
     restored: bool = False
     confirmed: bool = False
     problem: str = ""
+    figures: ResultFigures | None = None  # what step 4 shows of it, if made on a worker (None: made when shown)
 
     @property
     def release_id(self) -> str:

@@ -12,11 +12,15 @@ import pyqtgraph as pg
 import pytest
 
 import dpgui.app.plan_page as plan_page_module
+import dpgui.report.publish as publish_module
 import dpgui.workspace.release as release_module
+import dpgui.workspace.results as results_module
 from dpgui.app.main_window import TAB_PLAN, TAB_RESULTS
 from dpgui.app.projection_plots import ProjectionCache
 from dpgui.app.tree_view import MIN_NODE_PX, TEXT_MIN_PX, _IcicleItem
-from dpgui.core.thinning import DRAWN_SLICES
+from dpgui.core.quantiles import cumulative_interval95, quantiles
+from dpgui.core.thinning import DRAWN_SLICES, band_envelope
+from dpgui.workspace.results import PROBABILITIES
 from gui_helpers import make_window, open_and_wait, release_and_wait, set_column
 from test_app_responsiveness import ThreadLog
 
@@ -70,6 +74,50 @@ def test_window_at_2_to_the_20_bins_draws_bounded_points_and_works_on_workers(qt
     assert 0 < bars <= 200
     print(counts)
     assert counts and max(counts.values()) <= MAX_POINTS, counts
+
+
+def test_results_page_at_2_to_the_20_bins_is_computed_on_the_release_worker_with_the_same_numbers(
+        qtbot, monkeypatch, incomes):
+    """Showing a release at 2²⁰ bins: the quantile intervals, the CDF band and the ledger digest
+    (each O(K), about half a second together) run on the release worker, never the GUI thread,
+    and the page shows the numbers computed from the release directly (as before the move)."""
+    log = ThreadLog(monkeypatch, ((results_module, "quantiles"), (results_module, "cumulative_interval95"),
+                                  (publish_module, "levels_sha256"), (release_module, "spend_and_release")))
+    window = make_window(qtbot)
+    open_and_wait(qtbot, window, incomes)
+    window.tabs.setCurrentIndex(TAB_PLAN)
+    set_column(qtbot, window, "income", "0", str(UPPER), f"{BINS}")
+    qtbot.waitUntil(lambda: window.plan_page.plan is not None and not window.plan_page.is_planning(), timeout=120_000)
+    release_and_wait(qtbot, window)
+    window.tabs.setCurrentIndex(TAB_RESULTS)
+    qtbot.wait(50)
+    shown = window.workspace.state.shown
+    release = shown.release
+    assert release.plan.shape.bins == BINS and shown.confirmed is False  # seeded test noise: never signable
+    assert log.steps() == {"results.quantiles", "results.cumulative_interval95", "publish.levels_sha256",
+                           "release.spend_and_release"}
+    assert log.on_gui_thread() == []
+    view = window.result_view
+    assert shown.figures is not None and view._figures is shown.figures  # drawn from the worker's figures
+
+    # the old way, on this thread (dpgui.core.quantiles itself is not wrapped)
+    assert view.quantile_rows() == [(q.probability, q.value, q.low, q.high) for q in quantiles(release, PROBABILITIES)]
+    edges = np.concatenate(([release.lower], release.bin_edges()[1]))
+    n = float(release.values_total)
+    for fraction in (False, True):
+        view.show_fraction(fraction)
+        ci_low, ci_high = cumulative_interval95(release)
+        scale = 1.0 / n if fraction else 1.0
+        if fraction:
+            ci_low, ci_high = np.minimum(ci_low, n), np.minimum(ci_high, n)
+        x, low, high = band_envelope(edges, np.concatenate(([0.0], ci_low)) * scale,
+                                     np.concatenate(([0.0], ci_high)) * scale)
+        for item, expected in ((view.band_low, low), (view.band_high, high)):
+            assert np.array_equal(item.xData, x) and np.array_equal(item.yData, expected)
+        cdf = np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float))) * scale
+        assert np.array_equal(view.cdf_curve.xData, edges) and np.array_equal(view.cdf_curve.yData, cdf)
+    per_bin = np.diff(np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float))))
+    assert np.array_equal(view.hist_counts, np.add.reduceat(per_bin, np.arange(0, BINS, view.hist_group)))
 
 
 def test_tree_view_at_2_to_the_20_bins_paints_the_visible_nodes_and_zooms_to_single_leaves(qtbot, monkeypatch):

@@ -364,3 +364,13 @@ def test_a_release_from_before_the_padding_zeros_reopens_as_published(tmp_path):
     document["releases"][0]["padding"] = "something else"
     with pytest.raises(DataError, match="padding"):
         project_from_json(json.dumps(document))
+
+
+@pytest.mark.parametrize("size", [0, 1, 6, 7, 8, 13, 14, 15, 100])
+def test_levels_are_written_in_blocks_as_the_same_json_text(monkeypatch, size):
+    """A long level is encoded in blocks (the GIL is let go between them); the text is json.dumps's."""
+    import dpgui.report.project_file as project_file
+
+    monkeypatch.setattr(project_file, "_JSON_BLOCK", 7)
+    values = tuple(np.random.default_rng(size).integers(-10**12, 10**12, size).tolist())
+    assert project_file._compact_numbers(values) == json.dumps(values, separators=(",", ":"))
