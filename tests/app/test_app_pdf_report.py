@@ -170,7 +170,7 @@ def test_true_counts_never_appear(tmp_path, neighbours):
     counts = np.random.default_rng(5).integers(1_003, 1_997, k)
     counts[9] = 7_919
     counts[41] = 104_729
-    rel = make_release(counts, epsilon=1.0, neighbours=neighbours, lower=0.0, upper=6_400.0, seed=12)
+    rel = make_release(counts, epsilon=1.0, neighbours=neighbours, lower=0.0, upper=6_400.0, seed=13)
     per_bin = np.diff(np.concatenate(([0], np.asarray(rel.cumulative, dtype=np.int64))))
     public = set(np.asarray(rel.cumulative, dtype=np.int64).tolist()) | set(per_bin.tolist()) | {int(rel.total)}
     true_cumulative = np.cumsum(counts)
