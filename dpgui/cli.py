@@ -43,7 +43,6 @@ import argparse
 import json
 import math
 import os
-import secrets
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -916,6 +915,8 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    import secrets  # here: it loads OpenSSL, which the other commands do not need
+
     from dpgui.core.projection import project
     from dpgui.core.simulation import simulate, synthetic_counts
 
@@ -1702,6 +1703,8 @@ def _hierarchy_plan_needs_counts(args: argparse.Namespace) -> None:
 
 
 def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
+    import secrets  # here: it loads OpenSSL, which the other commands do not need
+
     from dpgui.core.hierarchy import simulate_hierarchy
     from dpgui.report.hierarchy_bundle import projection_json
 

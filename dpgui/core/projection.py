@@ -123,10 +123,62 @@ def prefix_variances(plan: Plan, prefixes: Sequence[int] | np.ndarray | None = N
 
 def project(plan: Plan) -> Projection:
     """Exact total and worst squared error over the released cumulative counts (the mean is over the
-    K value bins; under change prefix K+1 = N adds 0). O(K·h)."""
-    v = prefix_variances(plan)
-    total = float(v.sum())
-    return Projection(total, float(v.max()), total / plan.shape.bins)
+    K value bins; under change prefix K+1 = N adds 0): :func:`total_sq_error` (O(h)) and
+    :func:`max_prefix_variance` (O(K̄)); the same figures as the sum and maximum of
+    :func:`prefix_variances`, up to float rounding."""
+    total = total_sq_error(plan)
+    return Projection(total, max_prefix_variance(plan), total / plan.shape.bins)
+
+
+def max_prefix_variance(plan: Plan) -> float:
+    """``prefix_variances(plan).max()`` exactly, in O(K̄) time and memory: about six passes over K̄
+    numbers instead of 4h passes over K·h.
+
+    Var Ĉ_j is a sum of one term per level m < h that depends on r = j mod s_m only: for GLS
+    ``‖P_v q_j‖²/λ_m`` (:func:`_gls_boundary_terms`), for the covering sum ``v_l·(r // s_l)`` for the
+    released level l below (:meth:`TreeShape.covering_digits`). So the sum of the terms of levels ≥ m,
+    for every r < s_m, is the table of level m+1 tiled b_m times plus level m's term: built from the
+    leaves up, each table is s_m long, and only the root's is K̄ long."""
+    shape = plan.shape
+    s = shape.leaves_per_node
+    variances = plan.level_variances()
+    # (child, a, b, c): a level's term a·(r // child) + b·(r mod child)² + c·r² of r = j mod (its node size)
+    links: list[tuple[int, float, float, float]] = []
+    if plan.estimator == "covering":
+        released = plan.released()
+        levels = [level for level in range(1, shape.height + 1) if released[level]]
+        links = [(s[level], float(variances[level]), 0.0, 0.0) for level in levels]
+        bottom = s[levels[-1]]
+        root_square = 0.0  # the root's digit j // K̄ is 0 below K̄
+    else:
+        lam, lam_c = gls_eigenvalues(shape, variances)
+        for m in range(shape.height):
+            child, b = s[m + 1], shape.branching[m]
+            links.append((child, child / lam[m], 1.0 / (child * lam[m]), -1.0 / (child * b * lam[m])))
+        bottom = 1
+        root_square = 1.0 / (shape.padded_bins * lam_c) if np.isfinite(lam_c) else 0.0
+    last = last_prefix(shape, plan.privacy.root_public)  # later prefixes have variance 0 (N public)
+    node_sizes = [s[0]] + [link[0] for link in links[:-1]]
+    table = np.zeros(bottom)  # the terms of the levels below, for every r < the table's length
+    for k in range(len(links) - 1, -1, -1):
+        child, a, b, c = links[k]
+        count = node_sizes[k] // child  # children per node
+        if k == 0:  # at the root only the prefixes 0..last below K̄, in whole children
+            count = min(count, -(-min(last + 1, s[0]) // child))
+        rho = np.arange(child, dtype=float)
+        within = table + b * rho * rho if b else table
+        # rows: the child r // child; columns: r mod child
+        grid = within[np.newaxis, :] + (a * np.arange(count, dtype=float))[:, np.newaxis]
+        square = c + (root_square if k == 0 else 0.0)
+        if square:
+            r = rho[np.newaxis, :] + (child * np.arange(count, dtype=float))[:, np.newaxis]
+            grid += square * r * r
+        table = grid.ravel()
+    table = table[:min(last + 1, s[0])]
+    worst = max(float(table[1:].max(initial=0.0)), 0.0)
+    if last >= s[0]:  # prefix K̄ (no padding, N private): its digits wrap around, take it as it is
+        worst = max(worst, float(prefix_variances(plan, [s[0]])[0]))
+    return worst
 
 
 # ---------------------------------------------------------------- closed-form totals, O(h)
