@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 QUICK_ARGS = {"bench_gaussian.py": ["--quick"], "bench_hierarchy.py": ["--quick"], "bench_sql.py": ["--quick"],
               "bench_spark.py": ["--quick"]}
 #: Scripts run with the argument that makes a missed target exit 1 (listed as failed here).
-CHECK_ARGS = {"bench_hierarchy.py": ["--check"], "bench_sql.py": ["--check"]}
+CHECK_ARGS = {"bench_hierarchy.py": ["--check"], "bench_sql.py": ["--check"], "bench_cli.py": ["--check"]}
 
 
 def main(argv: list[str] | None = None) -> int:

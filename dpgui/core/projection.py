@@ -131,8 +131,8 @@ def project(plan: Plan) -> Projection:
 
 
 def max_prefix_variance(plan: Plan) -> float:
-    """``prefix_variances(plan).max()`` exactly, in O(K̄) time and memory: about six passes over K̄
-    numbers instead of 4h passes over K·h.
+    """``prefix_variances(plan).max()`` exactly, in O(K̄) time and O(K̄/b_0) memory: a few passes over
+    K̄ numbers instead of about 4h passes over K·h.
 
     Var Ĉ_j is a sum of one term per level m < h that depends on r = j mod s_m only: for GLS
     ``‖P_v q_j‖²/λ_m`` (:func:`_gls_boundary_terms`), for the covering sum ``v_l·(r // s_l)`` for the
@@ -142,7 +142,8 @@ def max_prefix_variance(plan: Plan) -> float:
     shape = plan.shape
     s = shape.leaves_per_node
     variances = plan.level_variances()
-    # (child, a, b, c): a level's term a·(r // child) + b·(r mod child)² + c·r² of r = j mod (its node size)
+    # Per level, top first: (child, p, q, c) for its term p·(r // child) + q·(r mod child)² + c·r², r = j mod
+    # (its node size), child = leaves per child node (per node of the next level in the chain).
     links: list[tuple[int, float, float, float]] = []
     if plan.estimator == "covering":
         released = plan.released()
@@ -158,24 +159,27 @@ def max_prefix_variance(plan: Plan) -> float:
         bottom = 1
         root_square = 1.0 / (shape.padded_bins * lam_c) if np.isfinite(lam_c) else 0.0
     last = last_prefix(shape, plan.privacy.root_public)  # later prefixes have variance 0 (N public)
-    node_sizes = [s[0]] + [link[0] for link in links[:-1]]
     table = np.zeros(bottom)  # the terms of the levels below, for every r < the table's length
     for k in range(len(links) - 1, -1, -1):
-        child, a, b, c = links[k]
-        count = node_sizes[k] // child  # children per node
-        if k == 0:  # at the root only the prefixes 0..last below K̄, in whole children
-            count = min(count, -(-min(last + 1, s[0]) // child))
+        child, per_child, per_rest, per_square = links[k]
         rho = np.arange(child, dtype=float)
-        within = table + b * rho * rho if b else table
-        # rows: the child r // child; columns: r mod child
-        grid = within[np.newaxis, :] + (a * np.arange(count, dtype=float))[:, np.newaxis]
-        square = c + (root_square if k == 0 else 0.0)
-        if square:
-            r = rho[np.newaxis, :] + (child * np.arange(count, dtype=float))[:, np.newaxis]
-            grid += square * r * r
-        table = grid.ravel()
-    table = table[:min(last + 1, s[0])]
-    worst = max(float(table[1:].max(initial=0.0)), 0.0)
+        within = table + per_rest * rho * rho if per_rest else table
+        square = per_square + (root_square if k == 0 else 0.0)
+        # rows: the child r // child; columns: r mod child. The root's table is only scanned for its
+        # maximum over the prefixes 1..min(last, K̄−1), a block of rows at a time (memory O(K̄/b_0)).
+        count = links[k - 1][0] // child if k else -(-min(last + 1, s[0]) // child)
+        rows = count if k else max(1, 2**16 // child)
+        worst = 0.0
+        for start in range(0, count, rows):
+            index = np.arange(start, min(start + rows, count), dtype=float)
+            grid = within[np.newaxis, :] + (per_child * index)[:, np.newaxis]
+            if square:
+                r = rho[np.newaxis, :] + (child * index)[:, np.newaxis]
+                grid += square * r * r
+            table = grid.ravel()
+            if not k:
+                first = start * child  # prefix of table[0]
+                worst = max(worst, float(table[max(1 - first, 0):min(last, s[0] - 1) + 1 - first].max(initial=0.0)))
     if last >= s[0]:  # prefix K̄ (no padding, N private): its digits wrap around, take it as it is
         worst = max(worst, float(prefix_variances(plan, [s[0]])[0]))
     return worst

@@ -45,7 +45,7 @@ def minimise_on_simplex(fn: Callable[[np.ndarray], float], x0: np.ndarray, lower
     n = x0.size
     f0 = float(fn(x0))
     if n < 2 or not np.isfinite(f0):
-        return x0.copy()
+        return np.array(x0)
     scale = f0 if f0 > 0 else 1.0
 
     def f(y: np.ndarray) -> float:
@@ -53,7 +53,7 @@ def minimise_on_simplex(fn: Callable[[np.ndarray], float], x0: np.ndarray, lower
 
     lo, hi = lower / total, upper / total
     best_y, best_f = _descend(f, x0 / total, lo, hi, max_iter)
-    sparse = [start for k in range(1, n) if (start := _sparse_start(k, lo, hi)) is not None]
+    sparse = [start for k in range(1, n) if (start := _sparse_start(k, best_y, lo, hi)) is not None]
     if sparse:
         y, fy = _descend(f, sparse[int(np.argmin([f(start) for start in sparse]))], lo, hi, max_iter)
         if fy < best_f:
@@ -77,17 +77,14 @@ def _moved_to(y: np.ndarray, i: int, share: float) -> np.ndarray:
     return moved
 
 
-def _sparse_start(k: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
-    """The point with the first ``k`` variables at 0 and equal shares (within bounds) for the rest, or
-    None if a bound forbids it."""
-    if np.any(lo[:k] > 0):
+def _sparse_start(k: int, base: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
+    """``base`` (Σ = 1) with its first ``k`` variables at 0 and the rest scaled up to sum to 1, or None if
+    a bound forbids it."""
+    rest = float(base[k:].sum())
+    if np.any(lo[:k] > 0) or rest <= 0:
         return None
-    y = np.zeros(lo.size)
-    rest = np.arange(k, lo.size)
-    y[rest] = np.clip(1.0 / rest.size, lo[rest], hi[rest])
-    if not np.isclose(y.sum(), 1.0, rtol=1e-12, atol=0.0):
-        return None
-    return y
+    y = np.concatenate([np.zeros(k), base[k:] / rest])
+    return y if np.all(y >= lo) and np.all(y <= hi) else None
 
 
 def _descend(f: Callable[[np.ndarray], float], y: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -100,7 +97,9 @@ def _descend(f: Callable[[np.ndarray], float], y: np.ndarray, lo: np.ndarray, hi
     at_lo, at_hi = y <= lo, y >= hi
     fy = f(y)
     precise = False  # forward differences (n evaluations) until near the optimum, then central ones
-    kept: tuple[tuple[int, ...], np.ndarray, np.ndarray] | None = None  # (free set, eigenpairs) to reuse
+    # The reduced Hessian of the last free set, with the point and reduced gradient it was last used at:
+    # measured by finite differences for a new free set, then updated by BFGS from the gradients.
+    kept: tuple[tuple[int, ...], np.ndarray, np.ndarray, np.ndarray, bool] | None = None
     for _ in range(max_iter):
         g = _gradient(f, y, fy, lo, hi, precise)
         free = ~(at_lo | at_hi)
@@ -117,10 +116,14 @@ def _descend(f: Callable[[np.ndarray], float], y: np.ndarray, lo: np.ndarray, hi
             reduced = g[others] - mu
             key = (pivot, *others.tolist())
             if kept is None or kept[0] != key:
-                values, vectors = np.linalg.eigh(_reduced_hessian(f, y, fy, others, pivot, hi))
-                floor = max(float(np.abs(values).max()) * 1e-10, 1e-300)
-                kept = (key, np.maximum(np.abs(values), floor), vectors)
-            _, values, vectors = kept
+                hessian = _reduced_hessian(f, y, fy, others, pivot, hi)
+            else:
+                hessian = kept[1]
+                if kept[4] == precise:
+                    hessian = _bfgs(hessian, y[others] - kept[2], reduced - kept[3])
+            kept = (key, hessian, y[others], reduced, precise)
+            values, vectors = np.linalg.eigh(hessian)
+            values = np.maximum(np.abs(values), max(float(np.abs(values).max()) * 1e-10, 1e-300))
             d = -vectors @ ((vectors.T @ reduced) / values)
             decrement = float(-reduced @ d)
             step[others] = d
@@ -144,9 +147,18 @@ def _descend(f: Callable[[np.ndarray], float], y: np.ndarray, lo: np.ndarray, hi
         y, fy, at_lo, at_hi, length = _line_search(f, y, fy, step, decrement, lo, hi, at_lo, at_hi)
         if length == 0 and at_lo.sum() + at_hi.sum() == active:
             break
-        if length < 1:  # far from the optimum (or a bound reached, a new free set): a fresh Hessian next time
-            kept = None
     return y, fy
+
+
+def _bfgs(hessian: np.ndarray, moved: np.ndarray, change: np.ndarray) -> np.ndarray:
+    """The BFGS update of ``hessian`` for a step ``moved`` that changed the gradient by ``change``; the
+    same matrix when the pair carries no reliable curvature (a tiny step, or one the gradient's error hides)."""
+    curvature = float(moved @ change)
+    along = hessian @ moved
+    if curvature <= 1e-10 * float(np.linalg.norm(moved) * np.linalg.norm(change)) or float(moved @ along) <= 0:
+        return hessian
+    updated: np.ndarray = hessian - np.outer(along, along) / float(moved @ along) + np.outer(change, change) / curvature
+    return updated
 
 
 def _gradient(f: Callable[[np.ndarray], float], y: np.ndarray, fy: float, lo: np.ndarray, hi: np.ndarray,
