@@ -4,9 +4,9 @@
 Hand-written rather than ``scipy.optimize.minimize`` (SLSQP, used before): importing ``scipy.optimize``
 alone takes about 0.35 s, more than the whole 0.3 s that ``dpgui plan`` may take (issue 17). The
 problems are tiny (one budget per tree level, at most a few dozen) and smooth, so Newton's method with
-finite-difference derivatives and an active set for the bounds converges in a few steps, and to a
-tighter optimum than SLSQP did (SLSQP stopped about 1e-6 short in the budgets: its gradient was a
-forward difference).
+finite-difference derivatives (the Hessian measured once per set of free variables, then updated by
+BFGS) and an active set for the bounds converges in a few steps, and to a tighter optimum than SLSQP
+did (it stopped about 1e-6 short in the budgets).
 """
 
 from __future__ import annotations
@@ -30,15 +30,17 @@ _ARMIJO = 1e-4
 
 def minimise_on_simplex(fn: Callable[[np.ndarray], float], x0: np.ndarray, lower: np.ndarray, upper: np.ndarray,
                         total: float, max_iter: int = 60) -> np.ndarray:
-    """A minimum of ``fn`` over {x : Σ x = total, lower ≤ x ≤ upper}, searched from the feasible ``x0``
-    and from the best of the points that give nothing to the first k variables (k = 1…n−1, only those with
-    a lower bound of 0) and equal shares to the rest.
+    """A minimum of ``fn`` over {x : Σ x = total, lower ≤ x ≤ upper}: the best of :func:`_descend` from
+    the feasible ``x0``, then from the best of that result's variants with its first k variables at 0
+    (k = 1…n−1, only variables with a lower bound of 0; the rest scaled up), then from the best result
+    with a little of the total (1/(4n), 1/(16n)) moved to each variable it left at 0.
 
-    Why two starts: with Laplace noise a level's precision grows as ε_l², so the error is flat in ε_l at
-    0 and the problem is not convex; a level is either worth a real share or nothing, and the usual
-    sparse optima drop the top levels (variables are ordered root first). ``fn`` must be finite inside
-    the box (it is evaluated only there). Each start runs :func:`_descend`. Never returns a point worse
-    than ``x0``. O(n²) evaluations of ``fn`` per Newton step, a handful of steps.
+    Why several starts: with Laplace noise a level's precision grows as ε_l², so the error is flat in
+    ε_l at 0 and the problem is not convex; a level is worth either a real share or nothing, the usual
+    sparse optima drop the top levels (variables are ordered root first), and a descent may jump over
+    a small share's basin. ``fn`` must be finite inside the box (it is evaluated only there). Never
+    returns a point worse than ``x0``. O(n) evaluations of ``fn`` per step, O(n²) when the set of free
+    variables changes; a handful of steps per start.
     """
     x0 = np.asarray(x0, dtype=float)
     lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
@@ -90,9 +92,10 @@ def _sparse_start(k: int, base: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> n
 def _descend(f: Callable[[np.ndarray], float], y: np.ndarray, lo: np.ndarray, hi: np.ndarray,
              max_iter: int) -> tuple[np.ndarray, float]:
     """Projected Newton from the feasible ``y`` (Σ y = 1): on the variables off their bounds, the Newton
-    step of a finite-difference Hessian (eigenvalues made positive, so every step descends) within Σ y = 1,
-    with backtracking and a stop at the first bound reached. At a stationary point, a variable at a bound
-    is freed when the gradient says moving it off lowers f. Returns (y, f(y)), f(y) ≤ f(start)."""
+    step within Σ y = 1 of a Hessian measured by finite differences and then updated by BFGS (eigenvalues
+    made positive, so every step descends), with backtracking and a stop at the first bound reached. At
+    a stationary point, a variable at a bound is freed when the gradient says moving it off lowers f.
+    Returns (y, f(y)), f(y) ≤ f(start)."""
     n = y.size
     at_lo, at_hi = y <= lo, y >= hi
     fy = f(y)
@@ -204,7 +207,7 @@ def _advance(y: np.ndarray, step: np.ndarray, alpha: float, lo: np.ndarray, hi: 
         np.ndarray, np.ndarray, np.ndarray]:
     """y + α·step, never past a bound; returns it with the masks of the variables that reached one."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        limit = np.where(step < 0, (lo - y) / step, np.where(step > 0, (hi - y) / step, np.inf))
+        limit = np.maximum(np.where(step < 0, (lo - y) / step, np.where(step > 0, (hi - y) / step, np.inf)), 0.0)
     alpha = min(alpha, float(limit.min()))
     moved = y + alpha * step
     blocked = limit <= alpha
