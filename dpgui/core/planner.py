@@ -98,6 +98,7 @@ class _Objective:
         self.shape, self.privacy, self.estimator, self.objective = shape, privacy, estimator, objective
         self.noise = noise
         self.first = privacy.first_noised_level()
+        self.sizes = np.asarray(shape.leaves_per_node, dtype=float)
         root_public = privacy.root_public
         if objective == "total":
             if estimator == "gls":
@@ -124,9 +125,8 @@ class _Objective:
         return v
 
     def _lambdas(self, v: np.ndarray) -> tuple[np.ndarray, float]:
-        w = np.where(np.isinf(v), 0.0, 1.0 / np.where(v == 0, 1.0, v))
-        w = np.where(v == 0, 0.0, w)
-        tail = np.cumsum((w * np.asarray(self.shape.leaves_per_node, dtype=float))[::-1])[::-1]
+        w = np.reciprocal(v, out=np.zeros_like(v), where=v != 0)  # 0 for a public (0) or unreleased (inf) level
+        tail = np.cumsum((w * self.sizes)[::-1])[::-1]
         lam_c = math.inf if v[0] == 0 else float(tail[0])
         return tail[1:], lam_c
 
