@@ -376,7 +376,8 @@ def _least_equal_budget_totals(shapes: Sequence[TreeShape], privacy: PrivacySpec
     :func:`_equal_budget_totals` (relative error ~1e-15), and only the near-ties of the ``count``-th
     smallest (within 1e-9) get the exact figure, so that the choice and its order are the same."""
     approx = _equal_budget_totals(shapes, privacy, estimator, noise)
-    cut = float(np.partition(approx, min(count, len(shapes)) - 1)[min(count, len(shapes)) - 1]) * (1 + 1e-9)
+    kept = min(count, len(shapes))
+    cut = float(np.partition(approx, kept - 1)[kept - 1]) * (1 + 1e-9)
     near = np.flatnonzero(approx <= cut).tolist()
     exact = {i: _Objective(shapes[i], privacy, estimator, "total", noise=noise)(
         np.asarray(equal_budgets(shapes[i], privacy, noise))) for i in near}
@@ -387,8 +388,8 @@ def _equal_budget_totals(shapes: Sequence[TreeShape], privacy: PrivacySpec, esti
     """The projected total of each shape under :func:`equal_budgets`, up to rounding. Every noised level
     then has the same variance v, so the total is v times a number of the tree alone: Σ_l D_l (covering
     sum) or Σ_m A_m/Σ_{l>m} s_l (+ A_c/Σ_l s_l with a noised root) for GLS (projection.py's closed-form
-    coefficients). O(h) plain arithmetic per shape: about 1/4 of building an :class:`_Objective`, which
-    counts at 10⁶ bins (~1,000 candidate shapes, 0.3 s for the whole ``dpgui plan``)."""
+    coefficients). O(h) plain arithmetic per shape, about a quarter of the cost of an :class:`_Objective`
+    and its call: at 10⁶ bins there are ~1,000 candidate shapes, and ``dpgui plan`` has 0.3 s in all."""
     first, root_public = privacy.first_noised_level(), privacy.root_public
     total = budget_total(privacy, noise)
     per_level: dict[int, float] = {}

@@ -14,7 +14,7 @@ cumulative count ``Ĉ_j`` is its variance, computed exactly from the per-level n
 Under the change model the last real leaf is the count of missing values (docs/design.md
 "Missing values"), so ``Ĉ_{K+1} = N`` is public and has variance 0; prefixes run over the tree's
 real leaves (``shape.leaves``). Units: counts² (divide by N² for
-the CDF). Per-prefix arrays cost O(K·h); the closed-form totals cost O(h).
+the CDF). Per-prefix arrays cost O(K·h), their maximum alone O(K̄); the closed-form totals cost O(h).
 """
 
 from __future__ import annotations
@@ -131,14 +131,15 @@ def project(plan: Plan) -> Projection:
 
 
 def max_prefix_variance(plan: Plan) -> float:
-    """``prefix_variances(plan).max()`` exactly, in O(K̄) time and O(K̄/b_0) memory: a few passes over
-    K̄ numbers instead of about 4h passes over K·h.
+    """``prefix_variances(plan).max()`` exactly, in O(K̄) time and O(K̄/n_1) memory (n_1: the root's
+    branching): a few passes over K̄ numbers instead of about 4h passes over K·h.
 
     Var Ĉ_j is a sum of one term per level m < h that depends on r = j mod s_m only: for GLS
     ``‖P_v q_j‖²/λ_m`` (:func:`_gls_boundary_terms`), for the covering sum ``v_l·(r // s_l)`` for the
     released level l below (:meth:`TreeShape.covering_digits`). So the sum of the terms of levels ≥ m,
-    for every r < s_m, is the table of level m+1 tiled b_m times plus level m's term: built from the
-    leaves up, each table is s_m long, and only the root's is K̄ long."""
+    for every r < s_m, is the table of level m+1 tiled n_{m+1} times plus level m's term: built from the
+    leaves up, each table is s_m long, and the root's K̄ entries are only scanned, in blocks, for their
+    maximum."""
     shape = plan.shape
     s = shape.leaves_per_node
     variances = plan.level_variances()
@@ -166,7 +167,7 @@ def max_prefix_variance(plan: Plan) -> float:
         within = table + per_rest * rho * rho if per_rest else table
         square = per_square + (root_square if k == 0 else 0.0)
         # rows: the child r // child; columns: r mod child. The root's table is only scanned for its
-        # maximum over the prefixes 1..min(last, K̄−1), a block of rows at a time (memory O(K̄/b_0)).
+        # maximum over the prefixes 1..min(last, K̄−1), a block of rows at a time.
         count = links[k - 1][0] // child if k else -(-min(last + 1, s[0]) // child)
         rows = count if k else max(1, 2**16 // child)
         worst = 0.0
