@@ -48,7 +48,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 from collections.abc import Callable, Sequence
 
-import numpy as np
+if sys.argv[1:2] == ["plan"]:
+    # `dpgui plan` does no linear algebra that threads would speed up (vectors, and eigenproblems of a few
+    # dozen rows), and OpenBLAS starts its pool of threads when NumPy is imported: on a busy two-core
+    # machine that took ~0.06 s of the 0.3 s the answer may take (issue 17). The user's setting wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # (after the thread setting, which must come first)
 
 from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT, missing_rule_for
 from dpgui.core.tree import MIN_BINS

@@ -85,3 +85,23 @@ def test_dpgui_plan_answers_without_the_heavy_libraries():
     heavy = sorted(m for m in loaded if m.split(".")[0] in PLAN_NEEDS_NONE_OF)
     assert not heavy, f"dpgui plan imported {heavy[:20]}"
     assert not loaded & set(PLAN_NEEDS_NO_ENGINE), sorted(loaded & set(PLAN_NEEDS_NO_ENGINE))
+
+
+def test_dpgui_plan_starts_numpy_without_the_blas_thread_pool():
+    """OpenBLAS starts its threads when NumPy is imported (~0.06 s on a busy two-core machine); `dpgui plan`
+    asks for one, unless the user set OPENBLAS_NUM_THREADS; the other commands keep the default."""
+    code = ("import os, sys\nsys.argv = ['dpgui', *sys.argv[1:]]\nimport dpgui.cli\n"
+            "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env["PYTHONPATH"] = str(ROOT)
+
+    def threads(*argv: str, **extra: str) -> str:
+        result = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=ROOT,
+                                env={**env, **extra}, timeout=60)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    assert threads("plan", "--bins", "256") == "1"
+    assert threads("plan", OPENBLAS_NUM_THREADS="2") == "2"
+    assert threads("release") == "None"
+    assert threads() == "None"
