@@ -183,9 +183,9 @@ def optimise_budgets(
     sum with the total objective has a closed form: Σ_l D_l v_l with D_l the total covering count of
     level l is least at ε_l ∝ D_l^{1/3} for Laplace (v_l ≈ 2Δ₁²/ε_l², Theorem IV.2 generalised to
     padded trees) and at ρ_l ∝ D_l^{1/2} for Gaussian (v_l ≈ Δ₂²/(2ρ_l), by Lagrange). Otherwise the
-    split is found numerically (:func:`~dpgui.core.simplex.minimise_on_simplex`, the focus's total too; the max
-    objective by SLSQP with cutting planes over the worst prefixes). Internal levels may get zero budget (not released) under GLS; the leaves always
-    keep a positive budget.
+    split is found numerically (:func:`~dpgui.core.simplex.minimise_on_simplex`, the focus's total too;
+    the max objective by SLSQP with cutting planes over the worst prefixes). Internal levels may get zero
+    budget (not released) under GLS; the leaves always keep a positive budget.
     """
     check_noise(noise)
     total = budget_total(privacy, noise)
