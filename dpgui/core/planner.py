@@ -612,7 +612,7 @@ def focused_plan(default: Plan, focus: Span, shape: TreeShape | None = None, bud
 
 
 def _figures(plan: Plan) -> tuple[float, float]:
-    """(exact Σ_j Var Ĉ_j, exact max_j Var Ĉ_j) of a plan, counts². O(K̄)."""
+    """(exact Σ_j Var Ĉ_j, exact max_j Var Ĉ_j) of a plan, counts². O(K̄ + h³)."""
     return total_sq_error(plan), max_prefix_variance(plan)
 
 
