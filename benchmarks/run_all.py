@@ -29,6 +29,7 @@ QUICK_ARGS = {
 #: Scripts run with the argument that makes a missed target exit 1 (listed as failed here). One per line.
 CHECK_ARGS = {
     "bench_big.py": ["--check"],
+    "bench_cli.py": ["--check"],
     "bench_consistency.py": ["--check"],
     "bench_engine.py": ["--check"],
     "bench_focus.py": ["--check"],

@@ -43,13 +43,18 @@ import argparse
 import json
 import math
 import os
-import secrets
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 from collections.abc import Callable, Sequence
 
-import numpy as np
+if sys.argv[1:2] == ["plan"]:
+    # `dpgui plan` does no linear algebra that threads would speed up (vectors, and eigenproblems of a few
+    # dozen rows), and OpenBLAS starts its pool of threads when NumPy is imported: on a busy two-core
+    # machine that took ~0.06 s of the 0.3 s the answer may take (issue 17). The user's setting wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # (after the thread setting, which must come first)
 
 from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT, missing_rule_for
 from dpgui.core.tree import MIN_BINS
@@ -981,6 +986,8 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    import secrets  # here: it loads OpenSSL, which the other commands do not need
+
     from dpgui.core.projection import project
     from dpgui.core.simulation import simulate, synthetic_counts
 
@@ -1770,6 +1777,8 @@ def _hierarchy_plan_needs_counts(args: argparse.Namespace) -> None:
 
 
 def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
+    import secrets  # here: it loads OpenSSL, which the other commands do not need
+
     from dpgui.core.hierarchy import simulate_hierarchy
     from dpgui.report.hierarchy_bundle import projection_json
 

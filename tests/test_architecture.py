@@ -51,3 +51,57 @@ def test_the_window_starts_without_loading_scipy_or_pandas():
                             env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "", f"loaded at start-up: {result.stdout.strip()[:300]}"
+
+
+#: Libraries `dpgui plan` must answer without (issue 17: ≤ 0.3 s of wall time at 10⁶ bins; importing
+#: scipy.optimize alone took ~0.35 s). hashlib/_hashlib: OpenSSL, loaded by `secrets` (only seeds need it).
+PLAN_NEEDS_NONE_OF = ("scipy", "pandas", "pyarrow", "PySide6", "pyqtgraph", "sqlalchemy", "cryptography",
+                      "jsonschema", "openpyxl", "pyreadstat", "_hashlib")
+#: Engine modules the plan does not need: the mechanism (and its estimators and consistency).
+PLAN_NEEDS_NO_ENGINE = ("dpgui.core.mechanism", "dpgui.core.estimators", "dpgui.core.consistency")
+
+
+def test_dpgui_plan_answers_without_the_heavy_libraries():
+    """The plan command's whole path (parse, auto-plan, baselines, projections, JSON) at 10⁶ bins, in a
+    fresh interpreter: none of those libraries or engine modules is imported, lazily or not, and no
+    O(K·h) per-prefix array is built (the worst variance comes from ``max_prefix_variance``)."""
+    code = ("import io, json, sys\nfrom contextlib import redirect_stdout\nfrom dpgui.cli import main\n"
+            "import dpgui.core.projection as projection\n"
+            "basis, rows = projection.prefix_basis, []\n"
+            "def spy(shape, estimator, released, prefixes):\n"
+            "    rows.append(len(prefixes))\n"
+            "    return basis(shape, estimator, released, prefixes)\n"
+            "projection.prefix_basis = spy\n"
+            "with redirect_stdout(io.StringIO()) as out:\n"
+            "    code = main(['plan', '--bins', '1000000', '--epsilon', '1', '--json'])\n"
+            "assert code == 0 and json.loads(out.getvalue())['bins'] == 1000000\n"
+            "assert not rows, f'per-prefix arrays of {rows} rows'\n"
+            "print(','.join(sorted(sys.modules)))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert result.returncode == 0, result.stderr
+    loaded = set(result.stdout.strip().split(","))
+    assert "dpgui.core.planner" in loaded and "numpy" in loaded  # (the list is the real one)
+    heavy = sorted(m for m in loaded if m.split(".")[0] in PLAN_NEEDS_NONE_OF)
+    assert not heavy, f"dpgui plan imported {heavy[:20]}"
+    assert not loaded & set(PLAN_NEEDS_NO_ENGINE), sorted(loaded & set(PLAN_NEEDS_NO_ENGINE))
+
+
+def test_dpgui_plan_starts_numpy_without_the_blas_thread_pool():
+    """OpenBLAS starts its threads when NumPy is imported (~0.06 s on a busy two-core machine); `dpgui plan`
+    asks for one, unless the user set OPENBLAS_NUM_THREADS; the other commands keep the default."""
+    code = ("import os, sys\nsys.argv = ['dpgui', *sys.argv[1:]]\nimport dpgui.cli\n"
+            "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env["PYTHONPATH"] = str(ROOT)
+
+    def threads(*argv: str, **extra: str) -> str:
+        result = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=ROOT,
+                                env={**env, **extra}, timeout=60)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    assert threads("plan", "--bins", "256") == "1"
+    assert threads("plan", OPENBLAS_NUM_THREADS="2") == "2"
+    assert threads("release") == "None"
+    assert threads() == "None"

@@ -38,6 +38,7 @@ from dpgui.core.projection import (
     Span,
     check_span,
     last_prefix,
+    max_prefix_variance,
     prefix_basis,
     prefix_variances,
     prefix_variances_from_basis,
@@ -46,7 +47,10 @@ from dpgui.core.projection import (
     total_coefficients,
     total_from_coefficients,
     total_sq_error,
+    _gls_block_numerator,
+    _sum_floor_mod,
 )
+from dpgui.core.simplex import minimise_on_simplex
 from dpgui.core.tree import TreeShape, check_bins
 from dpgui.errors import ParameterError
 
@@ -179,9 +183,9 @@ def optimise_budgets(
     sum with the total objective has a closed form: Σ_l D_l v_l with D_l the total covering count of
     level l is least at ε_l ∝ D_l^{1/3} for Laplace (v_l ≈ 2Δ₁²/ε_l², Theorem IV.2 generalised to
     padded trees) and at ρ_l ∝ D_l^{1/2} for Gaussian (v_l ≈ Δ₂²/(2ρ_l), by Lagrange). Otherwise the
-    split is found numerically (SLSQP on the simplex; the max objective by cutting planes over the
-    worst prefixes). Internal levels may get zero budget (not released) under GLS; the leaves always
-    keep a positive budget.
+    split is found numerically (:func:`~dpgui.core.simplex.minimise_on_simplex`, the focus's total too;
+    the max objective by SLSQP with cutting planes over the worst prefixes). Internal levels may get zero
+    budget (not released) under GLS; the leaves always keep a positive budget.
     """
     check_noise(noise)
     total = budget_total(privacy, noise)
@@ -267,12 +271,8 @@ def _optimise_budgets_at(
     constraint = {"type": "eq", "fun": lambda x: (np.sum(x) - remaining) / remaining}
 
     if objective == "total":
-        from scipy.optimize import minimize  # here: the window starts without SciPy (tests/test_architecture.py)
-
-        scale = objective_fn(assemble(x0))
-        result = minimize(lambda x: objective_fn(assemble(x)) / scale, x0, method="SLSQP", bounds=bounds,
-                          constraints=[constraint], options={"maxiter": 300, "ftol": 1e-12})
-        best = result.x if result.success and objective_fn(assemble(result.x)) <= scale else x0
+        lower, upper = (np.array(side) for side in zip(*bounds))
+        best = minimise_on_simplex(lambda x: objective_fn(assemble(x)), x0, lower, upper, remaining)
     else:
         best = _minimise_max(shape, privacy, estimator, assemble, x0, bounds, constraint, noise, focus)
     best = np.where(best < MIN_SHARE * remaining, 0.0, best) if estimator == "gls" else best
@@ -374,13 +374,8 @@ def paper_best_shape(bins: int, privacy: PrivacySpec) -> tuple[TreeShape, float]
     """Paper 000 §V: the integer shape with least exact covering-sum error under equal budgets.
 
     A reference mechanism as the paper defines it: K leaves, no leaf for missing values."""
-    best: tuple[TreeShape, float] | None = None
-    for shape in candidate_shapes(bins):
-        value = paper_error(shape, privacy)
-        if best is None or value < best[1]:
-            best = (shape, value)
-    assert best is not None
-    return best
+    shape = _least_totals(candidate_shapes(bins), privacy, "covering", "laplace", _equal_weights(privacy), 1)[0]
+    return shape, paper_error(shape, privacy)
 
 
 def paper_error(shape: TreeShape, privacy: PrivacySpec) -> float:
@@ -389,17 +384,103 @@ def paper_error(shape: TreeShape, privacy: PrivacySpec) -> float:
     return _Objective(shape, privacy, "covering", "total")(np.asarray(equal_budgets(shape, privacy)))
 
 
+#: Budget weights of a shape's noised levels (root first under add/remove), for :func:`split_budget`.
+Weights = Callable[[TreeShape], Sequence[float]]
+
+
+def _equal_weights(privacy: PrivacySpec) -> Weights:
+    """:func:`equal_budgets` as weights: 1 for every noised level."""
+    return lambda s: [1.0] * (s.height + 1 - privacy.first_noised_level())
+
+
+def _theorem_weights(privacy: PrivacySpec, noise: str) -> Weights:
+    """Theorem IV.2's split as weights: (n_l − 1)^{1/3} (Laplace) or (n_l − 1)^{1/2} (Gaussian, by Lagrange) for
+    the level below each branching; 0 for the root under add/remove (not released)."""
+    power = 0.5 if noise == "gaussian" else 1.0 / 3.0
+    root = [0.0] if privacy.first_noised_level() == 0 else []
+    return lambda s: root + [(n - 1) ** power for n in s.branching]
+
+
+def _least_totals(shapes: Sequence[TreeShape], privacy: PrivacySpec, estimator: str, noise: str, weights: Weights,
+                  count: int) -> list[TreeShape]:
+    """``sorted(shapes, key=exact)[:count]`` (stable) for exact = :func:`_projected_total` with the padding
+    unknown (``known_zeros=False``, O(h)) at ``split_budget(total, weights(shape))``, at a fraction of the
+    cost: every shape is scanned by :func:`_scan_totals` (relative error ~1e-14), and only the near-ties of
+    the ``count``-th smallest (within 1e-9) get the exact figure, so that the choice and its order are the
+    same."""
+    approx = _scan_totals(shapes, privacy, estimator, noise, weights)
+    kept = min(count, len(shapes))
+    cut = float(np.partition(approx, kept - 1)[kept - 1]) * (1 + 1e-9)
+    near = np.flatnonzero(approx <= cut).tolist()
+    total = budget_total(privacy, noise)
+    exact = {i: _projected_total(shapes[i], privacy, estimator, split_budget(total, weights(shapes[i])), noise, False)
+             for i in near}
+    return [shapes[i] for i in sorted(near, key=lambda i: exact[i])[:count]]
+
+
+def _scan_totals(shapes: Sequence[TreeShape], privacy: PrivacySpec, estimator: str, noise: str,
+                 weights: Weights) -> np.ndarray:
+    """Σ_j Var Ĉ_j of each shape at ``split_budget(total, weights(shape))``, GLS with the padding unknown,
+    up to rounding (relative ~1e-14): :func:`_projected_total` with ``known_zeros=False``, for all shapes of
+    a height at once. projection.py's closed-form sums (:func:`~dpgui.core.projection._gls_block_numerator`,
+    :func:`~dpgui.core.projection._sum_floor_mod`) are plain arithmetic and run here on float arrays, one
+    entry per shape, instead of exact integers one shape at a time: at 10⁶ bins there are ~900 candidate
+    shapes, and ``dpgui plan`` has 0.3 s in all. The weights must be > 0 below the root. O(h) array
+    operations per height."""
+    first, root_public = privacy.first_noised_level(), privacy.root_public
+    total = budget_total(privacy, noise)
+    out = np.empty(len(shapes))
+    by_height: dict[int, list[int]] = {}
+    for i, shape in enumerate(shapes):
+        by_height.setdefault(shape.height, []).append(i)
+    for height, index in by_height.items():
+        group = [shapes[i] for i in index]
+        branching = np.array([shape.branching for shape in group], dtype=float)
+        sizes = np.array([shape.leaves_per_node for shape in group], dtype=float)  # s_0 = K̄, …, s_h = 1
+        last = np.array([last_prefix(shape, root_public) for shape in group], dtype=float)
+        w = np.array([weights(shape) for shape in group], dtype=float)
+        v = np.full((len(group), height + 1), np.inf)
+        v[:, first:] = level_variance(total * w / w.sum(axis=1, keepdims=True), privacy, noise)
+        if root_public:
+            v[:, 0] = 0.0
+        if estimator == "covering":  # Σ_l D_l v_l, D_l = Σ_j d_l(j) over j ≤ last (d_l(0) = 0)
+            root = np.isfinite(v[:, 0])  # a root not released moves its count to level 1 (no modulus there)
+            d = np.empty_like(v)
+            d[:, 0] = np.where(root, _sum_floor_mod(last + 1, sizes[:, 0], None), 0.0)  # type: ignore[arg-type]
+            d[:, 1] = np.where(root, _sum_floor_mod(last + 1, sizes[:, 1], branching[:, 0]),  # type: ignore[arg-type]
+                               _sum_floor_mod(last + 1, sizes[:, 1], None))  # type: ignore[arg-type]
+            for level in range(2, height + 1):
+                d[:, level] = _sum_floor_mod(last + 1, sizes[:, level], branching[:, level - 1])  # type: ignore[arg-type]
+            out[index] = np.sum(d * np.where(np.isinf(v), 0.0, v), axis=1)
+            continue
+        # GLS: Σ_m A_m/λ_m + A_c/λ_c, A_m = (numerator over j ≤ last)/s_m (prefix 0 adds 0), λ_m = Σ_{l>m} s_l/v_l
+        levels = np.empty((len(group), height))
+        for m in range(height):
+            child, b = sizes[:, m + 1], branching[:, m]
+            q, r = np.divmod(last + 1, sizes[:, m])
+            levels[:, m] = (q * _gls_block_numerator(sizes[:, m], child, b)  # type: ignore[arg-type]
+                            + _gls_block_numerator(r, child, b)) / sizes[:, m]  # type: ignore[arg-type]
+        constant = last * (last + 1) * (2 * last + 1) / 6 / sizes[:, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # 1/inf = 0: not released; a public root's 1/0 = inf makes λ_c = inf
+            tail = np.cumsum((sizes / v)[:, ::-1], axis=1)[:, ::-1]
+            value = np.sum(levels / tail[:, 1:], axis=1) + constant / tail[:, 0]
+        out[index] = np.where(np.isnan(value), np.inf, value)
+    return out
+
+
 # ------------------------------------------------------------------ the auto-planner
 def plan_error(plan: Plan, objective: str, focus: Span | None = None) -> float:
     """Exact projected error of a plan for an objective ('total' Σ_j Var, 'max' max_j Var), counts², over
-    the CDF points j of ``focus`` (prefix lengths first..last; None: every one). O(len·h)."""
+    the CDF points j of ``focus`` (prefix lengths first..last; None: every one). Without a focus O(h³) for
+    'total' and O(K̄ + h³) for 'max' (:func:`total_sq_error`, :func:`max_prefix_variance`); with one
+    O(len·h²)."""
     if focus is None:
-        v = prefix_variances(plan)  # (under change the last real leaf's prefix is N, exact: it adds 0)
-    else:
-        first, last = check_span(plan.shape, plan.privacy.root_public, focus)
-        if last < first:
-            return 0.0
-        v = prefix_variances(plan, np.arange(first, last + 1, dtype=np.int64))
+        return total_sq_error(plan) if objective == "total" else max_prefix_variance(plan)
+    first, last = check_span(plan.shape, plan.privacy.root_public, focus)
+    if last < first:
+        return 0.0
+    v = prefix_variances(plan, np.arange(first, last + 1, dtype=np.int64))
     return float(v.sum() if objective == "total" else v.max())
 
 
@@ -531,9 +612,8 @@ def focused_plan(default: Plan, focus: Span, shape: TreeShape | None = None, bud
 
 
 def _figures(plan: Plan) -> tuple[float, float]:
-    """(exact Σ_j Var Ĉ_j, exact max_j Var Ĉ_j) of a plan, counts². O(K·h)."""
-    v = prefix_variances(plan)
-    return float(v.sum()), float(v.max())
+    """(exact Σ_j Var Ĉ_j, exact max_j Var Ĉ_j) of a plan, counts². O(K̄ + h³)."""
+    return total_sq_error(plan), max_prefix_variance(plan)
 
 
 def _distinct(shapes: Sequence[TreeShape]) -> list[TreeShape]:
@@ -591,20 +671,16 @@ def _best_plan(bins: int, privacy: PrivacySpec, shape: TreeShape | None, budgets
         def first_budgets(s: TreeShape) -> tuple[float, ...]:
             return equal_budgets(s, privacy, noise)
 
-        def rough_budgets(s: TreeShape) -> tuple[float, ...]:
-            return equal_budgets(s, privacy, noise)
+        rough_weights = _equal_weights(privacy)
     else:
         def first_budgets(s: TreeShape) -> tuple[float, ...]:
             return optimise_budgets(s, privacy, "covering", "total", noise=noise)
 
-        def rough_budgets(s: TreeShape) -> tuple[float, ...]:
-            power = 0.5 if noise == "gaussian" else 1.0 / 3.0
-            weights = [0.0] if privacy.first_noised_level() == 0 else []  # the root under add/remove
-            return split_budget(budget_total(privacy, noise), weights + [(n - 1) ** power for n in s.branching])
+        rough_weights = _theorem_weights(privacy, noise)
     if len(shapes) > shortlist:
         if focus is None:
-            pool = sorted(shapes, key=lambda s: _projected_total(s, privacy, estimator, rough_budgets(s), noise, False))
-            shapes = sorted(pool[:6 * shortlist],
+            pool = _least_totals(shapes, privacy, estimator, noise, rough_weights, 6 * shortlist)
+            shapes = sorted(pool,
                             key=lambda s: _projected_total(s, privacy, estimator, first_budgets(s), noise))[:shortlist]
         else:
             # Equal budgets misjudge shapes for a region; half the list is ranked at the covering sum's
@@ -631,7 +707,8 @@ def _best_plan(bins: int, privacy: PrivacySpec, shape: TreeShape | None, budgets
         else:
             level_budgets = optimise_budgets(candidate, privacy, estimator, objective, locked, noise, focus)
             if objective == "total" and not locked and estimator == "gls" and focus is None:
-                # SLSQP can stop in a worse local optimum than its first split (e.g. 4x9x9, add/remove, ε = 1)
+                # the search can stop in a worse local optimum than its first split (SLSQP did at 4x9x9, add/remove,
+                # ε = 1)
                 start = first_budgets(candidate)
                 if (_projected_total(candidate, privacy, estimator, start, noise)
                         < _projected_total(candidate, privacy, estimator, level_budgets, noise)):
@@ -684,8 +761,8 @@ def margin95(plan: Plan, where: str, focus: Span | None = None) -> float:
     """The plan's 95 % error margin in records: ``noise_margin`` (2.2·SE + 1, the half-width of the
     95 % band published with each count, which holds the true count with probability ≥ 95 %) at the
     worst CDF point ('every') or at the root-mean-square SE over the noised CDF points ('average'),
-    of ``focus`` (prefix lengths first..last) if given. Exact (discrete-Laplace variances); O(h) for
-    'average', O(K·h) for 'every' (O(len·h) with a focus)."""
+    of ``focus`` (prefix lengths first..last) if given. Exact (discrete-Laplace variances); O(h³) for
+    'average', O(K̄ + h³) for 'every' (O(len·h²) with a focus)."""
     from dpgui.core.quantiles import noise_margin
 
     if where not in ACCURACY_WHERE:
@@ -696,7 +773,7 @@ def margin95(plan: Plan, where: str, focus: Span | None = None) -> float:
             return float(noise_margin(math.sqrt(focus_error(plan, "max", focus))))
         return float(noise_margin(math.sqrt(focus_error(plan, "total", focus) / max(1, last - first + 1))))
     if where == "every":
-        return float(noise_margin(math.sqrt(float(prefix_variances(plan).max()))))
+        return float(noise_margin(math.sqrt(max_prefix_variance(plan))))
     return average_margin95(total_sq_error(plan), plan.shape, plan.privacy.root_public)
 
 

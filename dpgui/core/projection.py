@@ -16,7 +16,7 @@ cumulative count ``Ĉ_j`` is its variance, computed exactly from the per-level n
 Under the change model the last real leaf is the count of missing values (docs/design.md
 "Missing values"), so ``Ĉ_{K+1} = N`` is public and has variance 0; prefixes run over the tree's
 real leaves (``shape.leaves``). Units: counts² (divide by N² for
-the CDF). Per-prefix arrays cost O(K·h²); the closed-form totals cost O(h³).
+the CDF). Per-prefix arrays cost O(K·h²), their maximum alone O(K̄ + h³); the closed-form totals cost O(h³).
 """
 
 from __future__ import annotations
@@ -57,8 +57,11 @@ class Projection:
 
 
 def _precisions(variances: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        return np.where(np.isinf(variances), 0.0, 1.0 / np.where(variances == 0, np.inf, variances))
+    """1/v per level, 0 for a public (0) or unreleased (inf) level. (One reciprocal: the planner calls this
+    at every evaluation of its budget search.)"""
+    v = np.asarray(variances, dtype=float)
+    result: np.ndarray = np.reciprocal(v, out=np.zeros_like(v), where=v != 0)
+    return result
 
 
 def gls_eigenvalues(shape: TreeShape, variances: np.ndarray) -> tuple[np.ndarray, float]:
@@ -184,7 +187,7 @@ def _known_zero_form(shape: TreeShape, lam: np.ndarray, lam_c: float) -> np.ndar
     steps = (blocks.inv_size[1:] - blocks.inv_size[:-1]) * inv  # step μ−1 → μ
     base = np.cumsum(steps) - steps - inv * blocks.inv_size[:-1] + inv_c / shape.padded_bins  # base(μ) at μ−1
     cov = blocks.outer * base[blocks.common]
-    cov[np.diag_indices_from(cov)] += blocks.sizes * inv[blocks.levels - 1]
+    cov.ravel()[::cov.shape[0] + 1] += blocks.sizes * inv[blocks.levels - 1]  # (the diagonal of the new array)
     wm = blocks.sizes[:, None] * m
     result: np.ndarray = wm.T @ np.linalg.solve(cov, wm)
     return result
@@ -266,10 +269,79 @@ def prefix_variances(plan: Plan, prefixes: Sequence[int] | np.ndarray | None = N
 
 def project(plan: Plan) -> Projection:
     """Exact total and worst squared error over the released cumulative counts (the mean is over the
-    K value bins; under change prefix K+1 = N adds 0). O(K·h)."""
-    v = prefix_variances(plan)
-    total = float(v.sum())
-    return Projection(total, float(v.max()), total / plan.shape.bins)
+    K value bins; under change prefix K+1 = N adds 0): :func:`total_sq_error` (O(h)) and
+    :func:`max_prefix_variance` (O(K̄)); the same figures as the sum and maximum of
+    :func:`prefix_variances`, up to float rounding."""
+    total = total_sq_error(plan)
+    return Projection(total, max_prefix_variance(plan), total / plan.shape.bins)
+
+
+def max_prefix_variance(plan: Plan) -> float:
+    """``prefix_variances(plan).max()`` exactly, in O(K̄ + h³) time and O(K̄/n_1) memory (n_1: the root's
+    branching): a few passes over K̄ numbers instead of about 4h passes over K·h.
+
+    Var Ĉ_j is a sum of one term per level m < h that depends on r = j mod s_m only: for GLS
+    ``‖P_v q_j‖²/λ_m`` (:func:`_gls_boundary_terms`), for the covering sum ``v_l·(r // s_l)`` for the
+    released level l below (:meth:`TreeShape.covering_digits`). So the sum of the terms of levels ≥ m,
+    for every r < s_m, is the table of level m+1 tiled n_{m+1} times plus level m's term: built from the
+    leaves up, each table is s_m long, and the root's K̄ entries are only scanned, in blocks, for their
+    maximum. GLS on a padded tree takes away the known zeros' E(j)ᵀ Q E(j) (:func:`_known_zero_correction`):
+    up to a_1 (the first leaf of the level-1 node holding the last real leaf) that is Q_00·j², folded into
+    the root's j² term; the prefixes after a_1 (at most s_1 of them) get the rest directly."""
+    shape = plan.shape
+    s = shape.leaves_per_node
+    variances = plan.level_variances()
+    # Per level, top first: (child, p, q, c) for its term p·(r // child) + q·(r mod child)² + c·r², r = j mod
+    # (its node size), child = leaves per child node (per node of the next level in the chain).
+    links: list[tuple[int, float, float, float]] = []
+    form, spine_after = None, 0  # Q of the known zeros (GLS on a padded tree) and a_1
+    if plan.estimator == "covering":
+        released = plan.released()
+        levels = [level for level in range(1, shape.height + 1) if released[level]]
+        links = [(s[level], float(variances[level]), 0.0, 0.0) for level in levels]
+        bottom = s[levels[-1]]
+        root_square = 0.0  # the root's digit j // K̄ is 0 below K̄
+    else:
+        lam, lam_c = gls_eigenvalues(shape, variances)
+        for m in range(shape.height):
+            child, b = s[m + 1], shape.branching[m]
+            links.append((child, child / lam[m], 1.0 / (child * lam[m]), -1.0 / (child * b * lam[m])))
+        bottom = 1
+        root_square = 1.0 / (shape.padded_bins * lam_c) if np.isfinite(lam_c) else 0.0
+        if has_padding(shape):
+            form = _known_zero_form(shape, lam, lam_c)
+            root_square -= float(form[0, 0])
+            spine_after = _spine(shape)[0][1]  # a_1: beyond it E(j) has more than its first entry
+    last = last_prefix(shape, plan.privacy.root_public)  # later prefixes have variance 0 (N public)
+    table = np.zeros(bottom)  # the terms of the levels below, for every r < the table's length
+    for k in range(len(links) - 1, -1, -1):
+        child, per_child, per_rest, per_square = links[k]
+        rho = np.arange(child, dtype=float)
+        within = table + per_rest * rho * rho if per_rest else table
+        square = per_square + (root_square if k == 0 else 0.0)
+        # rows: the child r // child; columns: r mod child. The root's table is only scanned for its
+        # maximum over the prefixes 1..min(last, K̄−1), a block of rows at a time.
+        count = links[k - 1][0] // child if k else -(-min(last + 1, s[0]) // child)
+        rows = count if k else max(1, 2**16 // child)
+        worst = 0.0
+        for start in range(0, count, rows):
+            index = np.arange(start, min(start + rows, count), dtype=float)
+            grid = within[np.newaxis, :] + (per_child * index)[:, np.newaxis]
+            if square:
+                r = rho[np.newaxis, :] + (child * index)[:, np.newaxis]
+                grid += square * r * r
+            table = grid.ravel()
+            if not k:
+                first = start * child  # prefix of table[0]
+                stop = min(min(last, s[0] - 1) + 1 - first, table.size)  # (past the last prefix that counts)
+                if form is not None and first + stop > spine_after + 1:
+                    j = np.arange(max(spine_after + 1, first), first + stop, dtype=np.int64)
+                    rest = _known_zero_correction(shape, form, j) - float(form[0, 0]) * (j.astype(float) ** 2)
+                    table[j[0] - first:stop] -= rest
+                worst = max(worst, float(table[max(1 - first, 0):stop].max(initial=0.0)))
+    if last >= s[0]:  # prefix K̄ (no padding, N private): its digits wrap around, take it as it is
+        worst = max(worst, float(prefix_variances(plan, [s[0]])[0]))
+    return worst
 
 
 # ---------------------------------------------------------------- closed-form totals, O(h) (+ O(h³) known zeros)

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dpgui.core.mechanism import Release
 from dpgui.core.projection import interval_variance
 from dpgui.errors import ParameterError
+
+if TYPE_CHECKING:  # only named in annotations: `dpgui plan` needs noise_margin without the mechanism
+    from dpgui.core.mechanism import Release
 
 #: The normal 97.5 % point. Not a valid 95 % factor for this noise (see ``Z_TAIL``); kept for
 #: the benchmarks and tests that compare with intervals at the normal factor.
