@@ -1181,9 +1181,13 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
         estimate = cumulative.copy()
         facts["note"] = ("this CSV (from an older dpgui) has no unbiased_estimate column: the intervals are centred "
                          "on the released counts, and their 95 % is not guaranteed")
+    from dpgui.core.projection import published_with_known_zeros
+
+    std_error = table[:, 4].copy()
     release = Release(plan, float(table[0, 0]), float(table[-1, 1]), str(consistency), cumulative, total,
-                      estimate, table[:, 4].copy(), (), bool(facts.get("secure_noise", False)),
-                      None if missing_count is None else float(missing_count))
+                      estimate, std_error, (), bool(facts.get("secure_noise", False)),
+                      None if missing_count is None else float(missing_count),
+                      padding_known=published_with_known_zeros(plan, std_error))
     facts.update({"csv": str(csv_path), "bins": plan.shape.bins, "bounds": [release.lower, release.upper],
                   "n": total, "epsilon": plan.privacy.epsilon})
     if plan.privacy.delta > 0:  # an (ε, δ) release: its δ and noise (absent for pure ε-DP, as before δ existed)

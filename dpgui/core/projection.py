@@ -267,6 +267,23 @@ def prefix_variances(plan: Plan, prefixes: Sequence[int] | np.ndarray | None = N
                                        padding_known)
 
 
+def published_with_known_zeros(plan: Plan, std_errors: np.ndarray) -> bool:
+    """Which GLS produced a published release's standard errors (one per value bin, from its CSV): True if
+    the padding leaves were used as known zeros (every release made now), False if they were unknowns
+    (releases made before; their errors are a little larger on padded trees). The intervals computed later
+    from a published CSV must follow the estimator it was released with, and the CSV says which: its
+    standard errors are √(exact variances) of one or the other. Trees without padding, and the covering
+    sum, are the same either way (True). O(K·h)."""
+    shape = plan.shape
+    if plan.estimator != "gls" or not has_padding(shape):
+        return True
+    published = np.asarray(std_errors, dtype=float)[: shape.bins]
+    prefixes = np.arange(1, published.size + 1, dtype=np.int64)
+    known = np.sqrt(prefix_variances(plan, prefixes, True))
+    unknown = np.sqrt(prefix_variances(plan, prefixes, False))
+    return bool(np.abs(published - known).max() <= np.abs(published - unknown).max())
+
+
 def project(plan: Plan) -> Projection:
     """Exact total and worst squared error over the released cumulative counts (the mean is over the
     K value bins; under change prefix K+1 = N adds 0): :func:`total_sq_error` (O(h)) and
