@@ -258,13 +258,17 @@ def _l1_bounded_integer(y: np.ndarray, w: np.ndarray | None, n: int) -> np.ndarr
     prefix = np.zeros(1, dtype=np.int64)
     sign_sum = np.zeros(k + 1, dtype=itype)
     psum = np.zeros(k + 1)  # psum[j] = P_j; the suffix cost from j is psum[k] - psum[j]
+    # (The per-level passes use array methods and interleaving by slices rather than np.repeat/np.stack/
+    # np.clip/np.append: the same arrays with less call overhead, which dominates at small K.)
     for level in range(depth):
         shift = depth - level - 1
-        ends = np.append(starts[1:], k)
+        ends = np.empty_like(starts)
+        ends[:-1] = starts[1:]
+        ends[-1] = k
         lengths = ends - starts
         rank = ((2 * prefix + 1) << shift) - 1  # the last rank of each segment's lower half
-        sign = np.repeat((2 * rank + 1).astype(itype), lengths) - key
-        np.clip(sign, -1, 1, out=sign)  # 2 c_k outside (±1), 0 inside
+        sign = (2 * rank + 1).astype(itype).repeat(lengths) - key
+        np.sign(sign, out=sign)  # 2 c_k outside (±1), 0 inside (integers: the sign is the clip to [-1, 1])
         if half_w is None:
             np.cumsum(sign, out=sign_sum[1:])
             np.multiply(sign_sum, 0.5, out=psum)
@@ -275,13 +279,17 @@ def _l1_bounded_integer(y: np.ndarray, w: np.ndarray | None, n: int) -> np.ndarr
             steps = np.cumsum(inside_cost[inside])
             psum[inside[0] + 1:] += np.repeat(steps, np.diff(np.append(inside, k)))
         best = np.maximum.reduceat(psum[:k], starts)  # over j in [s, e); j = e compared below
-        hits = np.flatnonzero(psum[:k] == np.repeat(best, lengths))
+        hits = np.flatnonzero(psum[:k] == best.repeat(lengths))
         last_hit = hits[np.searchsorted(hits, ends) - 1]  # largest argmax inside [s, e)
         split = np.where((rank < top) & (best > psum[ends]), last_hit, ends)
         # [s, split) takes bit 0 and [split, e) bit 1; empty halves are dropped, order is kept
-        keep = np.stack((split > starts, split < ends), axis=1).ravel()
-        starts = np.stack((starts, split), axis=1).ravel()[keep]
-        prefix = np.stack((2 * prefix, 2 * prefix + 1), axis=1).ravel()[keep]
+        keep = np.empty(2 * starts.size, dtype=bool)
+        keep[0::2], keep[1::2] = split > starts, split < ends
+        halves = np.empty(2 * starts.size, dtype=np.int64)
+        halves[0::2], halves[1::2] = starts, split
+        starts = halves[keep]
+        halves[0::2], halves[1::2] = 2 * prefix, 2 * prefix + 1
+        prefix = halves[keep]
     ends = np.append(starts[1:], k)
     result: np.ndarray = np.repeat(values[prefix], ends - starts)
     return result
