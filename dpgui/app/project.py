@@ -367,13 +367,7 @@ class ProjectController(QObject):
             w.show_error("Cannot open this project", text.friendly(err))
             return False
         if spec.kind != "file":  # a database or Spark: connect (the password is asked for, never read from a file)
-            source = self.workspace.state.source
-            if source is not None and same_source(source.source_spec, spec):
-                self._finish_apply(project, spec, on_done)
-                self.refresh()
-            else:
-                self._pending_apply = (project, spec, on_done)
-                w.open_database(spec)
+            self._apply_or_open(project, spec, on_done, lambda: w.open_database(spec))
             return True
         if data_path is None:
             try:
@@ -392,14 +386,20 @@ class ProjectController(QObject):
                      + USE_A_SUPPORTED_FILE)
             return False
         spec = SourceSpec("file", str(path), dialect=spec.dialect, encoding=spec.encoding)
+        self._apply_or_open(project, spec, on_done, lambda: w.open_file(str(path), dialect=spec.dialect))
+        return True
+
+    def _apply_or_open(self, project: Project, spec: SourceSpec, on_done: Callable[[], None] | None,
+                       open_source: Callable[[], None]) -> None:
+        """Apply the project at once if its source is the one open; else open it (``open_source``) and
+        apply the project when it has loaded."""
         source = self.workspace.state.source
         if source is not None and same_source(source.source_spec, spec):
             self._finish_apply(project, spec, on_done)
             self.refresh()
         else:
             self._pending_apply = (project, spec, on_done)
-            w.open_file(str(path), dialect=spec.dialect)
-        return True
+            open_source()
 
     def _finish_apply(self, project: Project, spec: SourceSpec, on_done: Callable[[], None] | None) -> None:
         w = self.window
