@@ -65,8 +65,9 @@ def _plan(shape: TreeShape, neighbours: str, noise: str, variant: str) -> Plan:
     return Plan(shape, privacy, split_budget(budget_total(privacy, noise), weights), "gls", noise)
 
 
-def _dense(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
-    """(A over the real leaves only, node precisions, (level, node) of each row, root public)."""
+def _dense(plan: Plan, known_zeros: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """(A over the real leaves only — over all K̄ leaves if not ``known_zeros`` —, node precisions,
+    (level, node) of each row, root public)."""
     shape, v = plan.shape, plan.level_variances()
     s = shape.leaves_per_node
     rows, w, where = [], [], []
@@ -76,7 +77,7 @@ def _dense(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
         for node in range(shape.nodes_at_level(level)):
             row = np.zeros(shape.padded_bins)
             row[node * s[level]:(node + 1) * s[level]] = 1.0
-            rows.append(row[:shape.leaves])  # the padding columns are known zeros: eliminated
+            rows.append(row[:shape.leaves] if known_zeros else row)  # known zeros: padding columns eliminated
             w.append(1.0 / v[level])
             where.append((level, node))
     return np.array(rows), np.array(w), np.array(where), bool(v[0] == 0)
@@ -318,23 +319,13 @@ def test_auto_plan_beats_every_candidate_at_its_first_split(bins, neighbours):
 # ==================================================================== releases made before (padding unknown)
 def _dense_unknown(plan: Plan, levels: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
     """Covariance and estimate of the BLUE of all K̄ leaves with the padding unknown (what GLS did before)."""
-    shape, v = plan.shape, plan.level_variances()
-    s = shape.leaves_per_node
-    rows, w, y = [], [], []
-    for level in range(shape.height + 1):
-        if np.isinf(v[level]) or v[level] == 0:
-            continue
-        for node in range(shape.nodes_at_level(level)):
-            row = np.zeros(shape.padded_bins)
-            row[node * s[level]:(node + 1) * s[level]] = 1.0
-            rows.append(row)
-            w.append(1.0 / v[level])
-            y.append(levels[level][node])  # type: ignore[index]
-    a, weights, values = np.array(rows), np.array(w), np.array(y)
+    shape = plan.shape
+    a, weights, where, root_public = _dense(plan, known_zeros=False)
+    values = np.array([levels[lvl][node] for lvl, node in where])  # type: ignore[index]
     info = a.T @ (weights[:, None] * a)
     cov = np.linalg.inv(info)
     estimate = cov @ (a.T @ (weights * values))
-    if v[0] == 0:  # 1ᵀx = N exactly
+    if root_public:  # 1ᵀx = N exactly
         one = np.ones(shape.padded_bins)
         u = cov @ one
         estimate = estimate - u * ((one @ estimate - float(levels[0][0])) / (one @ u))  # type: ignore[index]
