@@ -1,6 +1,7 @@
 """The fast `dpgui plan` path (issue 17 item 4) against the reference computations it replaced.
 
-* ``max_prefix_variance`` and ``project`` against the maximum and sum of the full per-prefix array;
+* ``max_prefix_variance``, ``project`` and ``all_prefix_variances`` (the default of ``prefix_variances``, what a
+  release publishes) against the per-prefix array of ``prefix_basis`` (O(K·h), the formula of the dense tests);
 * the shape scans (``_least_totals``) against sorting every shape by its exact figure (``_projected_total``);
 * ``minimise_on_simplex`` against known optima and against SciPy's SLSQP, which the planner used before:
   never worse, and the same budgets wherever both reach the same optimum;
@@ -23,7 +24,7 @@ import dpgui.core.projection as projection
 from dpgui.core.plan import Plan, PrivacySpec, budget_total, equal_budgets, split_budget
 from dpgui.core.planner import (_distinct, _equal_weights, _least_totals, _Objective, _projected_total, _theorem_weights,
                                 candidate_shapes, optimise_budgets)
-from dpgui.core.projection import Projection, max_prefix_variance, prefix_variances, project
+from dpgui.core.projection import Projection, all_prefix_variances, max_prefix_variance, prefix_variances, project
 from dpgui.core.simplex import minimise_on_simplex
 from dpgui.core.tree import TreeShape
 from cli_helpers import run_cli
@@ -39,9 +40,14 @@ def slsqp_on_simplex(fn, x0, lower, upper, total):
     return result.x if result.success and fn(result.x) <= scale else x0
 
 
+def reference_variances(plan: Plan, padding_known: bool = True) -> np.ndarray:
+    """Var Ĉ_j for j = 1..leaves from the O(K·h) per-prefix basis, as ``prefix_variances`` computed them before."""
+    return prefix_variances(plan, np.arange(1, plan.shape.leaves + 1), padding_known)
+
+
 def reference_project(plan: Plan) -> Projection:
     """What ``project`` did before: the sum and maximum of the O(K·h) per-prefix array."""
-    v = prefix_variances(plan)
+    v = reference_variances(plan)
     return Projection(float(v.sum()), float(v.max()), float(v.sum()) / plan.shape.bins)
 
 
@@ -63,6 +69,7 @@ def plans_to_project():
         privacy = privacy_for(neighbours, noise)
         shapes = candidate_shapes(bins, missing_leaf=privacy.missing_leaf)[::5]
         shapes.append(TreeShape(bins, (2,) * math.ceil(math.log2(bins + 1)), privacy.missing_leaf))
+        shapes.append(TreeShape(bins, (bins + 1 + privacy.missing_leaf,), privacy.missing_leaf))  # one level, padded
         if not privacy.missing_leaf and bins in (16, 4096):
             shapes.append(TreeShape(bins, (4,) * round(math.log(bins, 4))))  # K̄ = K: prefix K̄ itself counts
         for shape in shapes:
@@ -78,7 +85,7 @@ def test_fast_projection_equals_the_per_prefix_array():
     for plan in plans_to_project():
         reference, fast = reference_project(plan), project(plan)
         # GLS on a padded tree: the padding's known zeros lower the worst variance (the array has them)
-        known_zeros += bool(reference.max_variance < prefix_variances(plan, padding_known=False).max() * (1 - 1e-9))
+        known_zeros += bool(reference.max_variance < reference_variances(plan, False).max() * (1 - 1e-9))
         assert fast.max_variance == pytest.approx(reference.max_variance, rel=1e-12, abs=0), plan
         assert max_prefix_variance(plan) == fast.max_variance
         assert fast.total_sq_error == pytest.approx(reference.total_sq_error, rel=1e-12, abs=0), plan
@@ -87,10 +94,27 @@ def test_fast_projection_equals_the_per_prefix_array():
     assert count > 500 and known_zeros > 500
 
 
+def test_every_prefix_variance_at_once_equals_the_per_prefix_array():
+    """The tables a release's standard errors come from (``all_prefix_variances``) give the basis's numbers, with
+    the padding known or not, N public (its prefix 0) or not (prefix K̄ itself on complete trees)."""
+    count = 0
+    for plan in plans_to_project():
+        for padding_known in (True, False):
+            reference = reference_variances(plan, padding_known)
+            fast = all_prefix_variances(plan, padding_known)
+            assert fast.shape == reference.shape
+            np.testing.assert_allclose(fast, reference, rtol=1e-12, atol=1e-12 * float(reference.max()))
+            np.testing.assert_array_equal(prefix_variances(plan, padding_known=padding_known), fast)
+            count += 1
+    assert count > 1000
+
+
 def test_fast_maximum_at_a_million_bins():
     shape = TreeShape(1_000_000, (12, 17, 17, 17, 17), True)
     plan = Plan(shape, PrivacySpec(1.0), optimise_budgets(shape, PrivacySpec(1.0)), "gls")
-    assert max_prefix_variance(plan) == pytest.approx(float(prefix_variances(plan).max()), rel=1e-12, abs=0)
+    reference = reference_variances(plan)
+    assert max_prefix_variance(plan) == pytest.approx(float(reference.max()), rel=1e-12, abs=0)
+    np.testing.assert_allclose(all_prefix_variances(plan), reference, rtol=1e-12, atol=1e-12 * float(reference.max()))
 
 
 # ------------------------------------------------------------------ shape scans

@@ -33,9 +33,10 @@ CDF_COLUMNS = ("bin_lower", "bin_upper", "cumulative_count", "cdf", "std_error",
                "unbiased_estimate")
 #: The columns of CSVs written before ``unbiased_estimate`` was added (still read by ``dpgui quantiles``).
 CDF_COLUMNS_V1 = CDF_COLUMNS[:7]
-#: Rows formatted per block: bounds the memory of the text in flight (≤ ~200 bytes a row, so ≤ ~200 MB
-#: a block, below Arrow's 2 GiB limit of one string array).
-ROWS_PER_BLOCK = 1 << 20
+#: Rows formatted per block: bounds the memory of the text in flight (≤ ~200 bytes a row, so ≤ ~13 MB a
+#: block). Blocks this small reuse memory instead of touching fresh pages: at K = 2²⁴, 2²⁰-row blocks took
+#: ~16 s of CPU and a 3.0 GiB peak, these ~14 s and 2.0 GiB (benchmarks/bench_big.py).
+ROWS_PER_BLOCK = 1 << 16
 #: Blocks formatted at once (Arrow's compute functions release the GIL, so threads run in parallel).
 _THREADS = max(1, min(4, os.cpu_count() or 1))
 # Python writes a float positionally when 1e-4 ≤ |x| < 1e16 (decimal exponent -4..15); Arrow (pyarrow

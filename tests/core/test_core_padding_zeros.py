@@ -280,7 +280,7 @@ def test_unpadded_shapes_keep_the_haar_formulas(shape):
             haar_prefix += j.astype(float) ** 2 / (shape.padded_bins * lam_c)
         if plan.privacy.root_public:
             haar_prefix[-1] = 0.0
-        np.testing.assert_array_equal(prefix_variances(plan), np.maximum(haar_prefix, 0.0))
+        np.testing.assert_array_equal(prefix_variances(plan, j), np.maximum(haar_prefix, 0.0))
         coefficients = total_coefficients(shape, "gls", plan.released(), plan.privacy.root_public)
         assert coefficients.known_zeros is None
         a_m, a_c = gls_total_coefficients(shape, plan.privacy.root_public)
