@@ -95,9 +95,10 @@ def _count_interval(estimate: np.ndarray, std_error: np.ndarray, released: np.nd
     return low, high
 
 
-def cumulative_interval95(release: Release) -> tuple[np.ndarray, np.ndarray]:
+def cumulative_interval95(release: Release, rows: slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
     """Pointwise interval of each cumulative count C_1..C_K (records in bins 0..j−1) that holds the
-    TRUE count with probability ≥ 95 %, each j separately (the CDF band).
+    TRUE count with probability ≥ 95 %, each j separately (the CDF band); ``rows``: of those counts only
+    (each interval depends on its own count alone, so a block is the same numbers as the whole).
 
     Centred on the unbiased estimate before consistency (``release.estimate``), whose noise is
     symmetric with the exact standard error ``release.std_error``: ``Ĉ_j ± noise_margin(σ_j)``
@@ -105,8 +106,8 @@ def cumulative_interval95(release: Release) -> tuple[np.ndarray, np.ndarray]:
     (consistent) count and clipped to [0, N] when N is public; neither step can drop the truth,
     so the ≥ 95 % holds as stated. O(K).
     """
-    return _count_interval(np.asarray(release.estimate, dtype=float), np.asarray(release.std_error, dtype=float),
-                           np.asarray(release.cumulative, dtype=float), release)
+    return _count_interval(np.asarray(release.estimate[rows], dtype=float), np.asarray(release.std_error[rows], dtype=float),
+                           np.asarray(release.cumulative[rows], dtype=float), release)
 
 
 def missing_interval95(release: Release) -> tuple[float, float] | None:

@@ -147,7 +147,7 @@ def same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def create_file(path: Path, data: bytes | Iterable[bytes], mode: int = SHARED_FILE_MODE) -> None:
+def create_file(path: Path, data: bytes | Iterable[bytes | memoryview], mode: int = SHARED_FILE_MODE) -> None:
     """Create the new file ``path`` with ``mode`` (minus the umask) before any byte is written, write
     ``data`` (bytes, or blocks of bytes written one after the other, so that a large file need not be
     held in memory at once) and fsync it. O_EXCL: an existing file (or link) is never opened
@@ -188,7 +188,7 @@ def _sync_data(fd: int) -> None:
     getattr(os, "fdatasync", os.fsync)(fd)
 
 
-def write_temporary(target: Path, data: bytes | Iterable[bytes]) -> str:
+def write_temporary(target: Path, data: bytes | Iterable[bytes | memoryview]) -> str:
     """Write ``data`` (bytes or blocks of bytes) to a new hidden file beside ``target`` (:func:`create_file`)
     and return its path.
 
@@ -238,7 +238,7 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     return write_blocks_atomic(path, [text.encode("utf-8")])
 
 
-def write_blocks_atomic(path: str | os.PathLike[str], blocks: Iterable[bytes]) -> Path:
+def write_blocks_atomic(path: str | os.PathLike[str], blocks: Iterable[bytes | memoryview]) -> Path:
     """:func:`write_text_atomic` for bytes made block by block (a file larger than the memory one
     would spend on it at once): each block is written as it comes."""
     target = check_writable(path)

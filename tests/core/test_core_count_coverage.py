@@ -115,6 +115,10 @@ def test_band_and_range_hold_the_released_value_and_possible_counts():
         low, high = cumulative_interval95(result)
         c = result.cumulative
         assert np.all(low <= c) and np.all(c <= high) and np.all(low >= 0)
+        for rows in (slice(0, 7), slice(7, 64), slice(63, 64)):  # a block (the CSV's, per thread) is its slice
+            block_low, block_high = cumulative_interval95(result, rows)
+            np.testing.assert_array_equal(block_low, low[rows])
+            np.testing.assert_array_equal(block_high, high[rows])
         if neighbours == "change":
             # N (all rows) is exact, but C_K is not: the missing values' leaf shares the root with it
             assert np.all(high <= result.total) and result.total == N_RECORDS and low[-1] < high[-1]
