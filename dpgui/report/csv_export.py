@@ -6,8 +6,9 @@ but the text is made by Arrow's vectorised number formatting (:func:`float_texts
 :data:`ROWS_PER_BLOCK` rows on a few threads, and streamed to the file block by block: the bytes are
 those of ``csv.writer`` fed ``repr(float(x))`` per value (tests/report/test_csv_export_bytes.py checks
 this byte for byte), for 2.4 times less CPU time (K = 2²⁰: 2.0 s instead of 5.0 s) spread over the
-threads, and the whole text is never held in memory at once. Why not ``csv.writer`` or numpy: the
-first formats one value per Python call; numpy has no vectorised shortest-repr formatting.
+threads, and the whole text is never held in memory at once; Arrow's CSV writer puts each block's texts
+into lines. Why not ``csv.writer`` or numpy: the first formats one value per Python call; numpy has no
+vectorised shortest-repr formatting.
 """
 
 from __future__ import annotations
