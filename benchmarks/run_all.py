@@ -16,7 +16,8 @@ HERE = Path(__file__).resolve().parent
 #: Scripts with a quick mode, and the arguments that select it (bench_gaussian: ~7 min in full;
 #: bench_hierarchy: ~2-4 min in full, ~30 s quick; bench_sql: ~1.5 min in full, ~10 s quick; bench_big: K = 2^24
 #: in full, 2^20 quick; bench_opendp: ~22 min for K = 256 and 4096 plus ~40 min for 65536 on a busy 2-core
-#: machine, OpenDP's exact sampler most of it; ~1-4 min quick). One script per line.
+#: machine, OpenDP's exact sampler most of it; ~1-4 min quick; bench_strategy_bound: ~6.5 min in full, ~10 s
+#: quick). One script per line.
 QUICK_ARGS = {
     "bench_big.py": ["--quick"],
     "bench_focus.py": ["--quick"],
@@ -25,6 +26,7 @@ QUICK_ARGS = {
     "bench_opendp.py": ["--quick"],
     "bench_spark.py": ["--quick"],
     "bench_sql.py": ["--quick"],
+    "bench_strategy_bound.py": ["--quick"],
 }
 #: Scripts run with the argument that makes a missed target exit 1 (listed as failed here). One per line.
 CHECK_ARGS = {
@@ -37,6 +39,7 @@ CHECK_ARGS = {
     "bench_opendp.py": ["--check"],
     "bench_responsiveness.py": ["--check"],
     "bench_sql.py": ["--check"],
+    "bench_strategy_bound.py": ["--check"],
 }
 
 
