@@ -6,10 +6,8 @@ a 5-standard-error band; the other checks hold for any draw.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import pathlib
-import sys
 
 import numpy as np
 import pytest
@@ -19,6 +17,7 @@ from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.projection import prefix_variances
 from dpgui.core.tree import TreeShape
+from script_modules import script_module
 
 dp = pytest.importorskip("opendp.prelude")
 
@@ -27,15 +26,8 @@ BENCH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_open
 
 @pytest.fixture(scope="module")
 def bench():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(BENCH.parent))  # the scripts import their siblings by name
-    spec = importlib.util.spec_from_file_location("bench_opendp", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_opendp"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules["bench_opendp"]
-    sys.path.remove(str(BENCH.parent))
+    with script_module(BENCH) as module:
+        yield module
 
 
 def _levels_from_breadth_first(tree: list[int], bins: int, branching: int) -> list[np.ndarray]:

@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
-import sys
 
 import numpy as np
 import pytest
+
+from script_modules import script_module
 
 BENCH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_strategy_bound.py"
 
 
 @pytest.fixture(scope="module")
 def bench():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(BENCH.parent))  # the scripts import their siblings by name (here bench_opendp)
-    spec = importlib.util.spec_from_file_location("bench_strategy_bound", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_strategy_bound"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules["bench_strategy_bound"]
-    sys.path.remove(str(BENCH.parent))
+    with script_module(BENCH) as module:
+        yield module
 
 
 @pytest.mark.parametrize("name", ["tree b=2", "identity"])

@@ -7,7 +7,6 @@ icupkg (Debian icu-devtools) and binutils, which `make system-deps` installs.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -16,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from script_modules import script_module
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF libraries: the Linux bundle")
 
@@ -49,10 +50,8 @@ print(json.dumps(answers))
 @pytest.fixture(scope="module")
 def slim_icu():
     """packaging/linux/slim_icu.py, a script (not in a package), loaded as a module."""
-    spec = importlib.util.spec_from_file_location("slim_icu", ROOT / "packaging" / "linux" / "slim_icu.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    with script_module(ROOT / "packaging" / "linux" / "slim_icu.py") as module:
+        yield module
 
 
 @pytest.fixture(scope="module")
