@@ -102,3 +102,28 @@ def sample_window_planned(qtbot, seed: int = 3):
     qtbot.waitUntil(lambda: window.data_page.current_column() is not None, timeout=10_000)
     wait_plan(qtbot, window, 1000)
     return window
+
+
+def count_tree_drawing(monkeypatch, leaf_level: int) -> dict[str, int]:
+    """Count what the tree view paints from now on: node edges (``edges``), node labels (``labels``) and
+    labels on the leaf level ``leaf_level`` (``leaf labels``). The returned dict is updated as it paints;
+    set its values back to 0 to count a later paint alone."""
+    import pyqtgraph as pg
+
+    from dpgui.app.tree_view import _IcicleItem
+
+    drawn = {"edges": 0, "labels": 0, "leaf labels": 0}
+    to_path, node_texts = pg.functions.arrayToQPath, _IcicleItem._node_texts
+
+    def count_edges(xs, ys, *args, **kwargs):
+        drawn["edges"] += len(xs) // 2
+        return to_path(xs, ys, *args, **kwargs)
+
+    def count_labels(self, p, fm, level, i0, i1, *args):
+        drawn["labels"] += i1 - i0
+        drawn["leaf labels"] += (i1 - i0) if level == leaf_level else 0
+        return node_texts(self, p, fm, level, i0, i1, *args)
+
+    monkeypatch.setattr(pg.functions, "arrayToQPath", count_edges)
+    monkeypatch.setattr(_IcicleItem, "_node_texts", count_labels)
+    return drawn

@@ -17,11 +17,11 @@ import dpgui.workspace.release as release_module
 import dpgui.workspace.results as results_module
 from dpgui.app.main_window import TAB_PLAN, TAB_RESULTS
 from dpgui.app.projection_plots import ProjectionCache
-from dpgui.app.tree_view import MIN_NODE_PX, TEXT_MIN_PX, _IcicleItem
+from dpgui.app.tree_view import MIN_NODE_PX, TEXT_MIN_PX
 from dpgui.core.quantiles import cumulative_interval95, quantiles
 from dpgui.core.thinning import DRAWN_SLICES, band_envelope
 from dpgui.workspace.results import PROBABILITIES
-from gui_helpers import make_window, open_and_wait, release_and_wait, set_column
+from gui_helpers import count_tree_drawing, make_window, open_and_wait, release_and_wait, set_column
 from test_app_responsiveness import ThreadLog
 
 BINS = 1 << 20
@@ -140,20 +140,7 @@ def test_tree_view_at_2_to_the_20_bins_paints_the_visible_nodes_and_zooms_to_sin
     view.set_release(release(np.full(BINS, 2), plan, SeededRandom(3), 0.0, UPPER))
     assert len(view.plot_widget.scene().items()) < 60  # one painted item, not one per node
     height, pixels = plan.shape.height, view.plot_widget.width()
-    drawn = {"edges": 0, "labels": 0, "leaf labels": 0}
-    to_path, node_texts = pg.functions.arrayToQPath, _IcicleItem._node_texts
-
-    def count_edges(xs, ys, *args, **kwargs):
-        drawn["edges"] += len(xs) // 2
-        return to_path(xs, ys, *args, **kwargs)
-
-    def count_labels(self, p, fm, level, i0, i1, *args):
-        drawn["labels"] += i1 - i0
-        drawn["leaf labels"] += (i1 - i0) if level == height else 0
-        return node_texts(self, p, fm, level, i0, i1, *args)
-
-    monkeypatch.setattr(pg.functions, "arrayToQPath", count_edges)
-    monkeypatch.setattr(_IcicleItem, "_node_texts", count_labels)
+    drawn = count_tree_drawing(monkeypatch, height)
     bound = {"edges": height * (pixels / MIN_NODE_PX + 2), "labels": height * (pixels / TEXT_MIN_PX + 2)}
     assert not view.grab().isNull()
     full = dict(drawn)

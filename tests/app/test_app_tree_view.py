@@ -5,13 +5,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
 
 from dpgui.app.tree_view import (
-    MIN_NODE_PX, NOT_RELEASED_COLOUR, TEXT_MIN_PX, BinTreeView, _IcicleItem,
+    MIN_NODE_PX, NOT_RELEASED_COLOUR, TEXT_MIN_PX, BinTreeView,
 )
 from dpgui.core.mechanism import release
 from dpgui.core.noise import SeededRandom
@@ -19,6 +18,7 @@ from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
 from dpgui.core.planner import auto_plan
 from dpgui.core.tree import TreeShape
 from dpgui.formatting import format_count, format_node_edge, format_significant
+from gui_helpers import count_tree_drawing
 
 LOWER, UPPER = 0.0, 160.0  # 16 bins of width 10
 
@@ -325,25 +325,14 @@ def test_65536_bins_paint_only_what_is_visible_without_an_item_per_node(view, br
     view.set_plan(plan, 0.0, 5000.0, "distance (miles)")
     view.set_release(release(np.full(65_536, 3), plan, SeededRandom(4), 0.0, 5000.0))
     assert len(view.plot_widget.scene().items()) < 60  # one painted item, not one per node
-    drawn = {"edges": 0, "labels": 0}
-    to_path, node_texts = pg.functions.arrayToQPath, _IcicleItem._node_texts
-
-    def count_edges(xs, ys, *args, **kwargs):
-        drawn["edges"] += len(xs) // 2
-        return to_path(xs, ys, *args, **kwargs)
-
-    def count_labels(self, p, fm, level, i0, i1, *args):
-        drawn["labels"] += i1 - i0
-        return node_texts(self, p, fm, level, i0, i1, *args)
-    monkeypatch.setattr(pg.functions, "arrayToQPath", count_edges)
-    monkeypatch.setattr(_IcicleItem, "_node_texts", count_labels)
+    drawn = count_tree_drawing(monkeypatch, shape.height)
     pixels = view.plot_widget.width()
     bound = {"edges": shape.height * (pixels / MIN_NODE_PX + 2), "labels": shape.height * (pixels / TEXT_MIN_PX + 2)}
     full = view.grab()
     full_drawn = dict(drawn)
     view.set_x_range(2000.0, 2000.0 + 5000.0 / 2000)  # a few dozen leaves
     view.hover_at(2001.0, shape.height + 0.5)
-    drawn.update(edges=0, labels=0)
+    drawn.update(dict.fromkeys(drawn, 0))
     zoomed = view.grab()
     assert not full.isNull() and not zoomed.isNull()
     for counts in (full_drawn, drawn):
