@@ -1,13 +1,15 @@
-"""Our engine beside OpenDP's consistent b-ary tree (issue 17 item 6), on the same histograms, in one process.
+"""Our engine beside OpenDP's consistent b-ary tree, with and without our consistency step (issues 17 and 18).
 
 OpenDP's pipeline (its Rust library, through its Python API): the K counts → ``make_b_ary_tree`` (a
 complete b-ary tree, the last level filled from the left, ⌈log_b K⌉ + 1 levels) → ``then_laplace``
 (integer counts: discrete Laplace, the same noise family as ours) on EVERY node, the root included,
 under both neighbour models (OpenDP has no public-N tree; our ``change`` plans keep N exact and spend
 nothing on the root) → ``make_consistent_b_ary_tree`` (HRMS09 consistency) → leaves, cumulated into
-the released CDF counts Ĉ_j. Its scale is calibrated to our ε and neighbour model: a record changing
-value moves two leaf counts by 1 (L1 distance 2 on the counts = symmetric distance 2 on the records,
-one removal and one addition), adding or removing one moves one (distance 1); OpenDP's own privacy map
+the released CDF counts Ĉ_j; "OpenDP + our consistency" then applies our ℓ2 step to those same Ĉ_j
+(:func:`our_consistency`: integer, monotone, in [0, OpenDP's rounded total], as our add/remove releases do).
+OpenDP's scale is calibrated to our ε and neighbour model: a record changing value moves two leaf
+counts by 1 (L1 distance 2 on the counts = symmetric distance 2 on the records, one removal and one
+addition), adding or removing one moves one (distance 1); OpenDP's own privacy map
 ``meas.map(d_in)`` is then checked to be ≤ ε and printed (it accounts d_in × levels / scale).
 
 Ours: ``auto_plan(K, PrivacySpec(ε, neighbours))`` released with seeded noise as
@@ -17,15 +19,19 @@ Final error per trial = Σ_j (Ĉ_j − C_j)² over the K released cumulative cou
 post-processing, in records²; means ± standard error over trials; ratios ours / OpenDP ± SE by the
 delta method (independent trials). OpenDP "own b" = ``choose_branching_factor(K)`` (QYL13, the domain
 size as its guess); "best b" = the b ∈ {2, 4, 8, 16, 32} with the least measured mean (chosen after
-the fact on the same trials: slightly in OpenDP's favour). Quantile errors: mean |q̂_p − q_p| in the
-column's units, where each tool's truth is its own quantile rule applied to the true counts (ours:
-:func:`dpgui.core.quantiles.quantiles`; OpenDP: ``make_quantiles_from_counts``, linear), so binning
-error is left out and only the noise's effect is measured. OpenDP's noise comes from its own secure
-generator and cannot be seeded: its figures vary slightly from run to run.
+the fact on the same trials: slightly in OpenDP's favour), separately for OpenDP as it comes and for
+OpenDP + our consistency. Quantile errors: mean |q̂_p − q_p| in the column's units, where each
+tool's truth is its own quantile rule applied to the true counts (ours: :func:`dpgui.core.quantiles.quantiles`;
+OpenDP: ``make_quantiles_from_counts``, linear), so binning error is left out and only the noise's
+effect is measured; the quantile-error ratio is that of the per-trial mean over p, ± SE. OpenDP's
+noise comes from its own secure generator and cannot be seeded: its figures vary slightly from run to run.
 
-Data: uniform (``synthetic_counts("uniform", 10_000, K, seed)`` on [0, 1)) and the bundled sample
+Data: uniform (``synthetic_counts("uniform", 10_000, K, seed)`` on [0, 1)), heavy-tailed like wages
+(``synthetic_counts("lognormal", 20_000, K, seed)``: median 45,000 under public bounds [0, 900,000)
+dollars, the top half of the range nearly empty) and the bundled sample
 (``resources/sample/flights.parquet`` column ``distance``, public bounds [0, 5000) miles, as ``make run``).
-Acceptance: ours / OpenDP best b ≤ 0.40 in every cell.
+Acceptance (issue 18): ours / (OpenDP best b + our consistency) ≤ 0.70 in every cell; ours / OpenDP as
+it comes is printed beside it (issue 17's 0.40, out of reach under add/remove: docs/design.md).
 
     python benchmarks/bench_opendp.py [--quick] [--check] [--trials T]
 """
@@ -42,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from dpgui.core.consistency import make_consistent
 from dpgui.core.mechanism import Release, add_noise, release_from_levels
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec
@@ -56,8 +63,9 @@ from dpgui.data.sample import sample_dataset_path
 REPO = pathlib.Path(__file__).resolve().parents[1]
 BRANCHINGS = (2, 4, 8, 16, 32)
 PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
-TARGET = 0.40  # ours / OpenDP best b, every cell
+TARGET = 0.70  # ours / (OpenDP best b + our consistency), every cell (issue 18)
 UNIFORM_RECORDS = 10_000
+WAGE_RECORDS, WAGE_UPPER = 20_000, 900_000.0  # synthetic_counts("lognormal"): median 45,000 dollars
 SAMPLE_COLUMN, SAMPLE_LOWER, SAMPLE_UPPER = "distance", 0.0, 5000.0  # README of resources/sample
 
 
@@ -166,6 +174,11 @@ class Errors:
     def quantile_mean(self) -> np.ndarray:
         return np.asarray(np.mean(np.asarray(self.quantile), axis=0), dtype=float)
 
+    def quantile_overall(self) -> Errors:
+        """Per trial, the mean over :data:`PROBABILITIES` of |q̂_p − q_p| (column units), as ``squared``: so
+        :func:`ratio_se` gives the quantile-error ratio and its standard error."""
+        return Errors([float(np.mean(q)) for q in self.quantile], [])
+
 
 def ours(plan: Plan, counts: np.ndarray, lower: float, upper: float, trials: int, seed: int) -> Errors:
     """Our engine's errors over ``trials`` seeded releases (ℓ2 consistency), as ``simulate`` draws them."""
@@ -187,22 +200,31 @@ def ours(plan: Plan, counts: np.ndarray, lower: float, upper: float, trials: int
     return out
 
 
-def theirs(tree: OpenDPTree, counts: np.ndarray, lower: float, upper: float, trials: int) -> Errors:
-    """OpenDP's errors over ``trials`` releases of its consistent b-ary tree (its own, unseeded noise)."""
+def our_consistency(cumulative: np.ndarray) -> np.ndarray:
+    """Our ℓ2 consistency step on another tool's cumulative counts, as a release under add/remove does it:
+    the total rounded to a whole count ≥ 0, then integer, monotone, in [0, total] (``make_consistent``)."""
+    return make_consistent(cumulative, max(0, int(np.floor(cumulative[-1] + 0.5))), "l2").astype(float)
+
+
+def theirs(tree: OpenDPTree, counts: np.ndarray, lower: float, upper: float, trials: int) -> tuple[Errors, Errors]:
+    """OpenDP's errors over ``trials`` releases of its consistent b-ary tree (its own, unseeded noise): as
+    OpenDP gives them, and the same releases followed by :func:`our_consistency`. Quantiles by OpenDP's rule."""
     truth = np.cumsum(counts).astype(float)
     true_q = opendp_quantiles(truth, lower, upper)
-    out = Errors([], [])
+    raw, consistent = Errors([], []), Errors([], [])
     for _ in range(trials):
         started = time.perf_counter()
         cumulative = tree.release(counts)
-        out.seconds += time.perf_counter() - started
-        out.squared.append(float(np.sum((cumulative - truth) ** 2)))
-        out.quantile.append(np.abs(opendp_quantiles(cumulative, lower, upper) - true_q))
-    return out
+        raw.seconds += time.perf_counter() - started
+        for out, final in ((raw, cumulative), (consistent, our_consistency(cumulative))):
+            out.squared.append(float(np.sum((final - truth) ** 2)))
+            out.quantile.append(np.abs(opendp_quantiles(final, lower, upper) - true_q))
+    return raw, consistent
 
 
 def ratio_se(a: Errors, b: Errors) -> tuple[float, float]:
-    """mean(a) / mean(b) and its standard error (delta method, independent samples)."""
+    """mean(a) / mean(b) of the per-trial values in ``squared``, and its standard error (delta method,
+    independent samples)."""
     r = a.mean / b.mean
     return r, r * math.hypot(a.se / a.mean, b.se / b.mean)
 
@@ -217,18 +239,26 @@ class Cell:
     ours: Errors
     own_b: int
     map_epsilon: dict[int, float]
-    theirs: dict[int, Errors]
+    theirs: dict[int, Errors]  # OpenDP's consistent tree as it comes
+    theirs_ours: dict[int, Errors]  # the same releases followed by our consistency step
 
     @property
     def best_b(self) -> int:
+        """The b with OpenDP's least mean final error as OpenDP gives it."""
         return min(BRANCHINGS, key=lambda b: self.theirs[b].mean)
+
+    @property
+    def best_b_ours(self) -> int:
+        """The b with the least mean final error once our consistency step follows OpenDP's tree."""
+        return min(BRANCHINGS, key=lambda b: self.theirs_ours[b].mean)
 
 
 def datasets(bins: int) -> list[tuple[str, np.ndarray, float, float, str]]:
-    """(name, counts, lower, upper, unit) for the uniform data and the bundled sample at K bins."""
+    """(name, counts, lower, upper, unit) at K bins: uniform, heavy-tailed like wages, the bundled sample."""
     hist = column_histogram(sample_dataset_path(), SAMPLE_COLUMN, SAMPLE_LOWER, SAMPLE_UPPER, bins)
     assert hist.n_missing == 0  # the distance column has none: both tools see the same N
     return [("uniform", synthetic_counts("uniform", UNIFORM_RECORDS, bins, seed=bins), 0.0, 1.0, "unit"),
+            ("wages", synthetic_counts("lognormal", WAGE_RECORDS, bins, seed=bins), 0.0, WAGE_UPPER, "dollars"),
             ("flights", np.asarray(hist.counts), SAMPLE_LOWER, SAMPLE_UPPER, "miles")]
 
 
@@ -238,13 +268,14 @@ def run_cell(data: str, counts: np.ndarray, lower: float, upper: float, neighbou
     plan = auto_plan(bins, PrivacySpec(epsilon, neighbours))
     mine = ours(plan, counts, lower, upper, trials, seed)
     own_b = int(_opendp().t.choose_branching_factor(bins))
-    theirs_by_b: dict[int, Errors] = {}
+    raw: dict[int, Errors] = {}
+    consistent: dict[int, Errors] = {}
     maps: dict[int, float] = {}
     for b in sorted({*BRANCHINGS, own_b}):
         tree = opendp_tree(bins, b, epsilon, neighbours)
         maps[b] = tree.map_epsilon
-        theirs_by_b[b] = theirs(tree, counts, lower, upper, trials)
-    return Cell(data, neighbours, bins, epsilon, plan.shape.label, mine, own_b, maps, theirs_by_b)
+        raw[b], consistent[b] = theirs(tree, counts, lower, upper, trials)
+    return Cell(data, neighbours, bins, epsilon, plan.shape.label, mine, own_b, maps, raw, consistent)
 
 
 def trials_for(bins: int, quick: bool, override: int | None) -> int:
@@ -255,31 +286,37 @@ def trials_for(bins: int, quick: bool, override: int | None) -> int:
     return max(20, base // 6) if quick else base
 
 
-HEADER = ("| data | nbrs | K | ε | ours (plan) | OpenDP own b | OpenDP best b | ours/own | ours/best | "
-          "median err ours | median err OpenDP best | OpenDP map ε | acceptance |")
+HEADER = ("| data | nbrs | K | ε | ours (plan) | OpenDP best b | OpenDP best b + our consistency | ours / OpenDP "
+          "| ours / (OpenDP + ours) | quantile error ours / (OpenDP + ours) | median err ours | "
+          "median err OpenDP + ours | OpenDP map ε | acceptance |")
 
 
 def row(cell: Cell, unit: str) -> tuple[str, bool]:
-    own, best = cell.theirs[cell.own_b], cell.theirs[cell.best_b]
-    r_own, se_own = ratio_se(cell.ours, own)
-    r_best, se_best = ratio_se(cell.ours, best)
-    ok = r_best <= TARGET
+    """One table row: final-error ratios (records²) and the quantile-error ratio (mean over p of |q̂_p − q_p|),
+    each ± SE; PASS when ours / (OpenDP best b + our consistency) ≤ :data:`TARGET`."""
+    best, best_ours = cell.theirs[cell.best_b], cell.theirs_ours[cell.best_b_ours]
+    r_raw, se_raw = ratio_se(cell.ours, best)
+    r_ours, se_ours = ratio_se(cell.ours, best_ours)
+    r_q, se_q = ratio_se(cell.ours.quantile_overall(), best_ours.quantile_overall())
+    ok = r_ours <= TARGET
     median = PROBABILITIES.index(0.5)
     text = (f"| {cell.data} | {cell.neighbours} | {cell.bins} | {cell.epsilon:g} "
             f"| {cell.ours.mean:.4g} ± {cell.ours.se:.2g} ({cell.plan_label}) "
-            f"| {own.mean:.4g} ± {own.se:.2g} (b={cell.own_b}) | {best.mean:.4g} ± {best.se:.2g} (b={cell.best_b}) "
-            f"| {r_own:.3f} ± {se_own:.3f} | {r_best:.3f} ± {se_best:.3f} "
-            f"| {cell.ours.quantile_mean[median]:.3g} {unit} | {best.quantile_mean[median]:.3g} {unit} "
-            f"| {cell.map_epsilon[cell.best_b]:.6g} (ours {cell.epsilon:g}) "
-            f"| {'PASS' if ok else 'FAIL'} ours/best ≤ {TARGET} |")
+            f"| {best.mean:.4g} ± {best.se:.2g} (b={cell.best_b}) "
+            f"| {best_ours.mean:.4g} ± {best_ours.se:.2g} (b={cell.best_b_ours}) "
+            f"| {r_raw:.3f} ± {se_raw:.3f} | {r_ours:.3f} ± {se_ours:.3f} | {r_q:.3f} ± {se_q:.3f} "
+            f"| {cell.ours.quantile_mean[median]:.3g} {unit} | {best_ours.quantile_mean[median]:.3g} {unit} "
+            f"| {cell.map_epsilon[cell.best_b_ours]:.6g} (ours {cell.epsilon:g}) "
+            f"| {'PASS' if ok else 'FAIL'} ≤ {TARGET} |")
     return text, ok
 
 
 def quantile_rows(cell: Cell, unit: str) -> str:
-    best = cell.theirs[cell.best_b]
+    best = cell.theirs_ours[cell.best_b_ours]
     pairs = ", ".join(f"p={p:g}: {a:.3g} vs {b:.3g}"
                       for p, a, b in zip(PROBABILITIES, cell.ours.quantile_mean, best.quantile_mean))
-    return f"  {cell.data} {cell.neighbours} K={cell.bins} ε={cell.epsilon:g} (ours vs OpenDP b={cell.best_b}, {unit}): {pairs}"
+    return (f"  {cell.data} {cell.neighbours} K={cell.bins} ε={cell.epsilon:g} "
+            f"(ours vs OpenDP b={cell.best_b_ours} + our consistency, {unit}): {pairs}")
 
 
 def exact_ratio(bins: int, epsilon: float, neighbours: str) -> tuple[float, int]:
@@ -299,7 +336,8 @@ def _exact_note(cell: Cell, branching: int, errors: Errors) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="K ∈ {256, 4096} and a sixth of the trials (~1 min)")
-    parser.add_argument("--check", action="store_true", help="exit 1 if ours / OpenDP best b > 0.40 in any cell")
+    parser.add_argument("--check", action="store_true",
+                        help=f"exit 1 if ours / (OpenDP best b + our consistency) > {TARGET} in any cell")
     parser.add_argument("--trials", type=int, default=None, help="trials per tool and cell (default by K)")
     parser.add_argument("--bins", type=int, nargs="*", default=None, help="K values (default 256 4096 65536)")
     parser.add_argument("--out", type=pathlib.Path, default=REPO / "bench-out" / "opendp.md",
@@ -330,10 +368,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nquantile errors, mean |q̂_p − q_p| in column units ({time.perf_counter() - started:.0f} s in all):")
     for cell, unit in cells:
         print(quantile_rows(cell, unit))
-    print("\nOpenDP per b: mean final error (SE/mean) [exact where K = b^h: its BLUE variance, and (measured − exact)/SE]:")
+    print("\nOpenDP per b: mean final error (SE/mean) [exact where K = b^h: its BLUE variance, and (measured − exact)/SE]"
+          " → with our consistency step:")
     for cell, _ in cells:
-        per_b = ", ".join(f"b={b}: {e.mean:.4g} ({e.se / e.mean:.1%}){_exact_note(cell, b, e)}"
-                          for b, e in sorted(cell.theirs.items()))
+        per_b = ", ".join(f"b={b}: {e.mean:.4g} ({e.se / e.mean:.1%}){_exact_note(cell, b, e)} → "
+                          f"{cell.theirs_ours[b].mean:.4g}" for b, e in sorted(cell.theirs.items()))
         print(f"  {cell.data} {cell.neighbours} K={cell.bins} ε={cell.epsilon:g}: {per_b}; ours SE/mean "
               f"{cell.ours.se / cell.ours.mean:.1%}")
     print("\nexact, before consistency (noise only, any data): our projection / OpenDP's best complete tree:")
@@ -346,8 +385,9 @@ def main(argv: list[str] | None = None) -> int:
         cell = next(c for c, _ in cells if c.bins == bins)
         per_b = ", ".join(f"b={b}: {e.seconds / len(e.squared):.3g}" for b, e in sorted(cell.theirs.items()))
         print(f"  K={bins}: ours {cell.ours.seconds / len(cell.ours.squared):.3g}; OpenDP {per_b}")
-    worst = max(ratio_se(c.ours, c.theirs[c.best_b])[0] for c, _ in cells)
-    print(f"\nworst ours / OpenDP best b = {worst:.3f} [{'PASS' if ok else 'FAIL'} ≤ {TARGET} in every cell]")
+    worst = max(ratio_se(c.ours, c.theirs_ours[c.best_b_ours])[0] for c, _ in cells)
+    print(f"\nworst ours / (OpenDP best b + our consistency) = {worst:.3f} "
+          f"[{'PASS' if ok else 'FAIL'} ≤ {TARGET} in every cell]")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"table written to {args.out}")

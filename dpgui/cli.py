@@ -58,6 +58,7 @@ import numpy as np  # (after the thread setting, which must come first)
 
 from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT, missing_rule_for
 from dpgui.core.tree import MIN_BINS
+from dpgui.core.simulation import SYNTHETIC_KINDS
 from dpgui.data.file_types import FILE_TYPE_NAMES
 from dpgui.errors import DataError, DpguiError, ParameterError
 
@@ -320,7 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--json", action="store_true")
     source = sim.add_mutually_exclusive_group()
     source.add_argument("--source", "--input", dest="input", metavar="URL|FILE", help=f"simulate on this data: {SOURCE_HELP}")
-    source.add_argument("--synthetic", choices=("uniform", "normal"), help="or on a synthetic column of --n values")
+    source.add_argument("--synthetic", choices=SYNTHETIC_KINDS,
+                        help="or on a synthetic column of --n values (lognormal: heavy-tailed, like wages)")
     _add_source_options(sim)
     sim.add_argument("--column", metavar="COL")
     sim.add_argument("--lower", type=_finite_float, metavar="A")

@@ -88,10 +88,32 @@ def test_opendps_measured_final_error_matches_the_exact_blue_variance(bench, nei
     assert all(float(s) == pytest.approx(tree.scale, rel=1e-4) for s in plan.scales)  # every level, root too
     assert expected == pytest.approx(float(np.sum(prefix_variances(plan))))
     counts = np.random.default_rng(1).integers(0, 30, bins)
-    errors = bench.theirs(tree, counts, 0.0, 1.0, trials)
+    errors, _ = bench.theirs(tree, counts, 0.0, 1.0, trials)
     assert abs(errors.mean - expected) <= 5 * errors.se
     assert errors.se <= 0.1 * expected  # the band is narrow enough to mean something
     assert bench.opendp_exact_error(bins, 16, epsilon, neighbours) is None  # 64 leaves pad a 16-ary tree
+
+
+def test_our_consistency_follows_the_very_releases_opendp_made(bench, monkeypatch):
+    """"OpenDP + our consistency" is our ℓ2 step (total rounded, ≥ 0) on each of OpenDP's own releases, not
+    on fresh ones: with OpenDP's release replaced by known cumulative counts, both columns follow them."""
+    tree = bench.opendp_tree(8, 2, 1.0, "addremove")
+    counts = np.array([3, 0, 1, 0, 0, 2, 0, 1])
+    truth = np.cumsum(counts).astype(float)
+    releases = [np.array([4.2, 2.9, 4.6, 3.8, 5.1, 7.4, 6.8, 6.6]), np.array([-1.7, 3.2, 3.1, 4.0, 4.2, 5.9, 6.1, 9.4])]
+    queue = list(releases)
+    monkeypatch.setattr(bench.OpenDPTree, "release", lambda self, c: queue.pop(0))
+    raw, consistent = bench.theirs(tree, counts, 0.0, 8.0, len(releases))
+    assert not queue
+    for cumulative, raw_error, final_error in zip(releases, raw.squared, consistent.squared):
+        final = bench.our_consistency(cumulative)
+        assert np.all(np.diff(final) >= 0) and final[0] >= 0 and np.all(final == np.round(final))
+        assert final[-1] == max(0, math.floor(cumulative[-1] + 0.5))
+        assert raw_error == pytest.approx(np.sum((cumulative - truth) ** 2))
+        assert final_error == pytest.approx(np.sum((final - truth) ** 2))
+    # monotone and ≥ 0: -1.7 is lifted to 0, and 3.2 > 3.1 pool to 3.15, rounded to 3
+    np.testing.assert_array_equal(bench.our_consistency(releases[1])[:2], [0.0, 3.0])
+    assert consistent.squared != raw.squared
 
 
 def test_ratio_standard_error_is_the_delta_method(bench):
@@ -108,7 +130,15 @@ def test_a_cell_runs_end_to_end_and_prints_a_row(bench):
     cell = bench.run_cell("tiny", counts, 0.0, 1.0, "change", 1.0, trials=5, seed=3)
     assert set(cell.theirs) >= set(bench.BRANCHINGS) and cell.own_b in cell.theirs
     assert cell.best_b == min(bench.BRANCHINGS, key=lambda b: cell.theirs[b].mean)
+    assert cell.best_b_ours == min(bench.BRANCHINGS, key=lambda b: cell.theirs_ours[b].mean)
+    assert all(len(e.squared) == 5 for e in cell.theirs_ours.values())
     assert all(len(e.squared) == 5 for e in cell.theirs.values()) and len(cell.ours.squared) == 5
     assert cell.ours.quantile_mean.shape == (len(bench.PROBABILITIES),)
     text, passed = bench.row(cell, "unit")
     assert text.count("|") == bench.HEADER.count("|") and ("PASS" in text) == passed
+    assert passed == (bench.ratio_se(cell.ours, cell.theirs_ours[cell.best_b_ours])[0] <= bench.TARGET)
+
+
+def test_quantile_error_ratio_is_over_the_per_trial_mean_of_the_probabilities(bench):
+    errors = bench.Errors([1.0, 1.0], [np.array([1.0, 3.0, 2.0, 0.0, 4.0]), np.array([0.0, 0.0, 5.0, 0.0, 0.0])])
+    assert errors.quantile_overall().squared == [2.0, 1.0]
