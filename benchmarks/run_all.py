@@ -17,13 +17,14 @@ HERE = Path(__file__).resolve().parent
 #: bench_hierarchy: ~2-4 min in full, ~30 s quick; bench_sql: ~1.5 min in full, ~10 s quick; bench_big: K = 2^24
 #: in full, 2^20 quick; bench_opendp: ~22 min for K = 256 and 4096 plus ~40 min for 65536 on a busy 2-core
 #: machine, OpenDP's exact sampler most of it; ~1-4 min quick; bench_strategy_bound: ~6.5 min in full, ~10 s
-#: quick). One script per line.
+#: quick; bench_plan_search: ~5 min in full, ~1 min quick). One script per line.
 QUICK_ARGS = {
     "bench_big.py": ["--quick"],
     "bench_focus.py": ["--quick"],
     "bench_gaussian.py": ["--quick"],
     "bench_hierarchy.py": ["--quick"],
     "bench_opendp.py": ["--quick"],
+    "bench_plan_search.py": ["--quick"],
     "bench_spark.py": ["--quick"],
     "bench_sql.py": ["--quick"],
     "bench_strategy_bound.py": ["--quick"],
