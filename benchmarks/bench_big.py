@@ -1,7 +1,7 @@
 """Benchmark (issue 17 item 5): a CDF release at K = 2²⁴ bins end to end, in one process.
 
 For each neighbour model (change, then add/remove), on a synthetic uniform histogram of K records
-(:func:`dpgui.core.simulation.synthetic_counts`): ``auto_plan(K, PrivacySpec(1.0, model))`` →
+(:func:`dpgui.core.synthetic.synthetic_counts`): ``auto_plan(K, PrivacySpec(1.0, model))`` →
 ``mechanism.release(counts, plan, SecureRandom(), lower, upper, "l2")`` (secure noise, GLS, ℓ2
 consistency) → ``write_release_csv`` (the writer ``dpgui release --out`` uses) into a temporary
 folder. Prints each stage's wall time, the total against the limit of 10 s, and the process's peak
@@ -29,7 +29,7 @@ from dpgui.core.mechanism import release
 from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
-from dpgui.core.simulation import synthetic_counts
+from dpgui.core.synthetic import synthetic_counts
 from dpgui.report.csv_export import write_release_csv
 
 TIME_LIMIT = 10.0  # seconds, plan + release + CSV, per neighbour model

@@ -36,7 +36,7 @@ from dpgui.core.mechanism import estimate_cumulative, noisy_tree
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
-from dpgui.core.simulation import synthetic_counts
+from dpgui.core.synthetic import synthetic_counts
 
 K = 997
 N = 900

@@ -27,7 +27,8 @@ from timing import median_time
 
 from dpgui.core.mechanism import release
 from dpgui.core.noise import SecureRandom
-from dpgui.core.simulation import SimulationResult, simulate, synthetic_counts
+from dpgui.core.simulation import SimulationResult, simulate
+from dpgui.core.synthetic import synthetic_counts
 from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.planner import auto_plan, baselines
 from dpgui.core.projection import project

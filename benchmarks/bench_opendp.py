@@ -55,7 +55,7 @@ from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.projection import prefix_variances, project
 from dpgui.core.quantiles import quantiles
-from dpgui.core.simulation import synthetic_counts
+from dpgui.core.synthetic import synthetic_counts
 from dpgui.core.tree import TreeShape
 from dpgui.data.histogram import column_histogram
 from dpgui.data.sample import sample_dataset_path

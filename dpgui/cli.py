@@ -58,7 +58,7 @@ import numpy as np  # (after the thread setting, which must come first)
 
 from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT, missing_rule_for
 from dpgui.core.tree import MIN_BINS
-from dpgui.core.simulation import SYNTHETIC_KINDS
+from dpgui.core.synthetic import SYNTHETIC_KINDS
 from dpgui.data.file_types import FILE_TYPE_NAMES
 from dpgui.errors import DataError, DpguiError, ParameterError
 
@@ -991,7 +991,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     import secrets  # here: it loads OpenSSL, which the other commands do not need
 
     from dpgui.core.projection import project
-    from dpgui.core.simulation import simulate, synthetic_counts
+    from dpgui.core.simulation import simulate
+    from dpgui.core.synthetic import synthetic_counts
 
     seed = args.seed if args.seed is not None else secrets.randbits(63)
     from_data = args.synthetic is None

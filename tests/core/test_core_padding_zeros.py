@@ -29,7 +29,8 @@ from dpgui.core.projection import (
     total_from_coefficients,
     total_sq_error,
 )
-from dpgui.core.simulation import SimulationResult, simulate, synthetic_counts
+from dpgui.core.simulation import SimulationResult, simulate
+from dpgui.core.synthetic import synthetic_counts
 from dpgui.core.tree import TreeShape
 
 REL = 1e-9

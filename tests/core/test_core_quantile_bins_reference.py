@@ -11,7 +11,7 @@ from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.quantiles import noise_margin, quantile_bin_interval, quantiles
-from dpgui.core.simulation import synthetic_counts
+from dpgui.core.synthetic import synthetic_counts
 
 
 def reference_bin_interval(result: Release, p: float) -> tuple[int, int]:

@@ -1,4 +1,4 @@
-"""The synthetic columns that `dpgui simulate --synthetic` and the benchmarks draw (dpgui.core.simulation)."""
+"""The synthetic columns that `dpgui simulate --synthetic` and the benchmarks draw (dpgui.core.synthetic)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dpgui.core.simulation import SYNTHETIC_KINDS, synthetic_counts
+from dpgui.core.synthetic import SYNTHETIC_KINDS, synthetic_counts
 
 
 @pytest.mark.parametrize("kind", SYNTHETIC_KINDS)

@@ -15,7 +15,7 @@ from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.quantiles import cumulative_interval95
-from dpgui.core.simulation import synthetic_counts
+from dpgui.core.synthetic import synthetic_counts
 from dpgui.report.csv_export import (CDF_COLUMNS, float_texts, release_csv_blocks, release_csv_bytes, release_csv_text,
                                      write_release_csv)
 
