@@ -59,7 +59,7 @@ def preset_interval(name: str, lower: float, upper: float) -> tuple[float, float
 
 
 def _edge(j: int, lower: float, upper: float, bins: int) -> float:
-    """Bin edge j as the release computes it (numpy.linspace(lower, upper, bins + 1)[j])."""
+    """Bin edge j of :func:`dpgui.core.tree.bin_edges` (the histogram's and the release's) in O(1)."""
     return upper if j == bins else lower + j * ((upper - lower) / bins)
 
 

@@ -23,6 +23,7 @@ from dpgui.core.estimators import covering_estimate, gls_estimate
 from dpgui.core.noise import RandomSource, sample_discrete_gaussian_levels, sample_discrete_laplace_levels
 from dpgui.core.plan import Plan
 from dpgui.core.projection import prefix_variances
+from dpgui.core.tree import bin_edges
 from dpgui.errors import ParameterError
 
 CONSISTENCY_METHODS = ("l2", "l1", "none")
@@ -125,9 +126,9 @@ class Release:
         return self.cumulative / n if n > 0 else np.zeros(self.cumulative.size)
 
     def bin_edges(self) -> tuple[np.ndarray, np.ndarray]:
-        k = self.plan.shape.bins
-        edges = self.lower + (self.upper - self.lower) * np.arange(k + 1) / k
-        edges[-1] = self.upper
+        """(lower, upper) edge of each value bin, column units: the edges the histogram counted with
+        (:func:`~dpgui.core.tree.bin_edges`). O(K)."""
+        edges = bin_edges(self.lower, self.upper, self.plan.shape.bins)
         return edges[:-1], edges[1:]
 
 

@@ -28,6 +28,15 @@ MIN_BINS = 2
 MAX_BINS = 2**26
 
 
+def bin_edges(lower: float, upper: float, bins: int) -> np.ndarray:
+    """The ``bins + 1`` edges of the equal-width value bins on [lower, upper): edge j = j·w + lower with
+    w = (upper − lower)/bins, the last one upper, i.e. ``numpy.linspace(lower, upper, bins + 1)``. The one
+    formula: the histogram counts with these edges (:mod:`dpgui.data.histogram`, bin j = [edge j, edge j+1))
+    and a release prints them, so a published edge is the one the records were counted against (another
+    rounding, e.g. lower + (upper − lower)·j/bins, gives 0.3 where the count used 0.30000000000000004). O(K)."""
+    return np.linspace(lower, upper, bins + 1)
+
+
 def check_bins(bins: object, minimum: int = MIN_BINS) -> int:
     """The one rule for a number of bins K: a whole number (not a bool) with ``minimum ≤ K ≤ MAX_BINS``;
     returns it as an int, else :class:`~dpgui.errors.ParameterError`. ``minimum`` is :data:`MIN_BINS`

@@ -49,7 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpgui.core.missing import MISSING_DROP, MISSING_ERROR, MISSING_POLICIES
-from dpgui.core.tree import check_bins
+from dpgui.core.tree import bin_edges, check_bins
 from dpgui.data.file_types import CsvDialect
 from dpgui.data.readers import (
     CancelCallback,
@@ -122,8 +122,8 @@ class ColumnHistogram:
 
     @property
     def edges(self) -> npt.NDArray[np.float64]:
-        """The ``bins + 1`` bin edges, ``numpy.linspace(lower, upper, bins + 1)``."""
-        return np.linspace(self.lower, self.upper, self.bins + 1)
+        """The ``bins + 1`` bin edges (:func:`dpgui.core.tree.bin_edges`, ``numpy.linspace(lower, upper, bins + 1)``)."""
+        return bin_edges(self.lower, self.upper, self.bins)
 
 
 # --------------------------------------------------------------------------- parameters
@@ -205,7 +205,7 @@ class _Binner:
         self.step = (upper - lower) / bins
         self.tabulated = bins <= _EDGE_TABLE_MAX
         if self.tabulated:
-            edges = np.linspace(lower, upper, bins + 1)
+            edges = bin_edges(lower, upper, bins)
             # Lower/upper edge of each bin, with NaN sentinels at the two ends: comparisons
             # with NaN are False, so nothing is moved out of bin 0 or past bin bins-1.
             self.lo_edges = edges[:-1].copy()
