@@ -124,19 +124,22 @@ def opendp_tree(bins: int, branching: int, epsilon: float, neighbours: str) -> O
     return OpenDPTree(bins, branching, neighbours, epsilon, levels, scale, map_epsilon, measurement, consistent)
 
 
-def opendp_exact_error(bins: int, branching: int, epsilon: float, neighbours: str) -> float | None:
-    """E Σ_j (Ĉ_j − C_j)² of OpenDP's tree when K = b^h (None otherwise), records².
+def opendp_plan(bins: int, branching: int, epsilon: float, neighbours: str) -> Plan:
+    """OpenDP's tree as our plan: the equal-budget add/remove plan on the b-ary shape at ε / d_in, i.e. the
+    scale d_in × levels / ε on every level, root included. When K = b^h, HRMS09's consistent estimate on
+    it is our GLS (tests/test_bench_opendp.py checks that on the same noisy tree), so releasing this plan
+    is OpenDP's pipeline with our seeded noise."""
+    privacy = PrivacySpec(epsilon / count_distance(neighbours), "addremove")
+    return auto_plan(bins, privacy, shape=TreeShape.uniform(bins, branching), budgets="equal")
 
-    On a complete tree with equal noise on every node HRMS09's consistent estimate is the BLUE, our GLS
-    (tests/test_bench_opendp.py checks that on the same noisy tree), so its error is the exact projection
-    of our equal-budget add/remove plan on the b-ary shape at ε / d_in: the scale d_in × levels / ε on
-    every level, root included. O(K·h)."""
+
+def opendp_exact_error(bins: int, branching: int, epsilon: float, neighbours: str) -> float | None:
+    """E Σ_j (Ĉ_j − C_j)² of OpenDP's tree when K = b^h (None otherwise), records²: the exact projection of
+    :func:`opendp_plan` (HRMS09 is the BLUE there). O(K̄ + h³)."""
     height = round(math.log(bins, branching))
     if branching**height != bins:
         return None
-    privacy = PrivacySpec(epsilon / count_distance(neighbours), "addremove")
-    plan = auto_plan(bins, privacy, shape=TreeShape.uniform(bins, branching), budgets="equal")
-    return float(np.sum(prefix_variances(plan)))
+    return float(np.sum(prefix_variances(opendp_plan(bins, branching, epsilon, neighbours))))
 
 
 def opendp_quantiles(cumulative: np.ndarray, lower: float, upper: float) -> np.ndarray:

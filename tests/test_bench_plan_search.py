@@ -26,9 +26,10 @@ def test_complete_trees_are_exactly_the_powers(bench):
     assert bench.complete_branchings(100) == [10]
 
 
-def test_the_opendp_equivalent_noises_every_level_at_levels_over_epsilon(bench):
+def test_the_opendp_reference_noises_every_level_at_levels_over_epsilon(bench):
     """OpenDP's tree at d_in = 1: scale (h + 1)/ε on every node, the root included."""
-    plan = bench.opendp_equivalent(64, 4, PrivacySpec(0.5, "addremove"))
+    found = bench.candidates(64, PrivacySpec(0.5, "addremove"), top_shapes=2)
+    plan = next(c.plan for c in found if c.label == f"4x4x4 {bench.OPENDP}")
     assert plan.shape.branching == (4, 4, 4)
     assert [float(s) for s in plan.scales] == pytest.approx([4 / 0.5] * 4)
 
