@@ -895,9 +895,11 @@ def _quantile_json(q: Any) -> dict[str, Any]:
 def _check_dataset_identity(ledger: Any, dataset: str, columns: Sequence[str], n_rows: int, confirmed: bool) -> None:
     """The rule of docs/design.md, "Dataset identity": a dataset name with no release yet whose file
     has the same column names and row count as another ledgered dataset is refused (exit 2) unless
-    ``--new-dataset`` confirms it is different data (then a warning goes to stderr). The data's
-    fingerprint (its ``columns``' names and ``n_rows``, from any source: file, database, Spark) is
-    recorded under ``dataset`` (local ledger only), before the spend."""
+    ``--new-dataset`` confirms it is different data. A new dataset confirmed so gets a warning on stderr
+    that says nothing of the data (not whether its row count matched another's: under add/remove the row
+    count is confidential, and stderr is published). The data's fingerprint (its ``columns``' names and
+    ``n_rows``, from any source: file, database, Spark) is recorded under ``dataset`` (local ledger only),
+    before the spend."""
     from dpgui.report.ledger import data_fingerprint, datasets_like, is_new_dataset, record_fingerprint, same_data_warning
 
     fingerprint = data_fingerprint(ledger, list(columns), n_rows)  # the schema only
@@ -907,9 +909,10 @@ def _check_dataset_identity(ledger: Any, dataset: str, columns: Sequence[str], n
             raise ParameterError(same_data_warning(others, dataset),
                                  f"if it is the same data, give --dataset {others[0]}; if it is different data, "
                                  "add --new-dataset")
-        if others:
-            print(f"dpgui release: warning: {same_data_warning(others, dataset)}; released as a new dataset "
-                  "because --new-dataset was given", file=sys.stderr)
+        if confirmed:
+            print(f"dpgui release: warning: {dataset!r} is released as a new dataset because --new-dataset was "
+                  "given; if it is a copy, a rename or a new version of a ledgered dataset, it now has a fresh "
+                  "budget", file=sys.stderr)
     record_fingerprint(ledger, dataset, fingerprint)
 
 
