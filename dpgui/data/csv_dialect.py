@@ -115,11 +115,10 @@ class UnstatedDialect(DataError):
         default = default_dialect(name)
         super().__init__(
             f"'{name}' looks {suggestion.dialect.describe()} (suggested by its first lines), not "
-            f"{default.describe()} (the default for its name), and no dialect was stated; dpgui reads "
-            "confidential data only as the officer states it, or with the default",
-            f"state how it is written: on the command line {stated_dialect_options(suggestion.dialect)} (or "
-            f"{stated_dialect_options(default)} for the default); in the window press Confirm (or Change…) "
-            "beside the separator in step 1")
+            f"{default.describe()} (the default for its name), and no dialect was stated: dpgui reads "
+            "confidential data only as you state it, or with the default",
+            f"state how it is written: in the window, Confirm (or Change…) beside the separator in step 1; on "
+            f"the command line, {stated_dialect_options(suggestion.dialect)}")
         self.suggestion = suggestion
 
 
