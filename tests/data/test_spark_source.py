@@ -387,7 +387,7 @@ def test_the_manifest_records_the_csv_dialect_spark_read_with(spark, tmp_path):
     with its origin; a file whose head suggests another dialect is refused until one is stated."""
     path = tmp_path / "semi.csv"
     path.write_text("x;y\n1.5;a\n2.5;b\n")
-    with pytest.raises(UnstatedDialect, match="--delimiter semicolon --decimal '.'"):
+    with pytest.raises(UnstatedDialect, match=r"--delimiter semicolon --decimal '\.'"):
         _spark(path)  # suggested by its head only
     with _spark(path, dialect=spark_source_dialect(";", ".")) as source:  # stated
         assert source.public_record()["dialect"] == {"delimiter": ";", "decimal": ".", "origin": "stated"}
