@@ -1878,7 +1878,7 @@ def cmd_columns(args: argparse.Namespace) -> int:
                   f"you state its dialect: {dialect['state_with']}")
         else:
             origin = "as stated" if dialect["origin"] == "stated" else "the default for its name"
-            print(f"  read as {read_as} ({origin}); its first lines suggest {dialect['suggestion']}")
+            print(f"  read as {read_as} ({origin}); its first lines suggest {dialect['suggestion']['words']}")
     width = max((len(c.name) for c in columns), default=4)
     for c in columns:
         print(f"  {c.name:<{width}}  {c.kind:<8}  {c.dtype}")
@@ -1898,10 +1898,13 @@ def _dialect_view(source: DataSource, refused: Any) -> dict[str, Any] | None:
         return None
     suggestion = refused if refused is not None else detect_dialect(source.spec.location)
     origin = "suggested" if refused is not None else getattr(source.csv_dialect_origin, "value", "stated")
+    suggested = suggestion.dialect
+    words = suggested.describe() + ("" if suggestion.detected else " (nothing in them decides: the default)")
     return {"delimiter": used.delimiter, "decimal": used.decimal, "origin": origin,
             "delimiter_name": CSV_DELIMITERS[used.delimiter], "decimal_name": CSV_DECIMALS[used.decimal],
-            "suggestion": suggestion.describe(), "suggestion_reason": suggestion.reason,
-            "state_with": stated_dialect_options(suggestion.dialect)}
+            "suggestion": {"delimiter": suggested.delimiter, "decimal": suggested.decimal,
+                           "detected": suggestion.detected, "reason": suggestion.reason, "words": words},
+            "state_with": stated_dialect_options(suggested)}
 
 
 COMMANDS = {"plan": cmd_plan, "release": cmd_release, "quantiles": cmd_quantiles, "verify": cmd_verify,
