@@ -161,8 +161,12 @@ class Outcome:
     out: str
     err: str
     folder: Path
-    released: list[dict[str, Any]]
+    ledger: dict[str, Any]  # ``ledger show --json``
     files: list[str]
+
+    @property
+    def released(self) -> list[dict[str, Any]]:
+        return list(self.ledger["releases"])
 
 
 def release(folder: Path, rows: list[Row], source: Source, statistic: str, keys: Path, capsys,
@@ -184,7 +188,7 @@ def release(folder: Path, rows: list[Row], source: Source, statistic: str, keys:
                               "--name", "release"], capsys)
     code_ledger, ledger_out, _ = run_cli(["ledger", "show", "--json"], capsys)
     assert code_ledger == 0
-    return Outcome(code, out, err, folder, json.loads(ledger_out)["releases"], sorted(p.name for p in bundle.iterdir()))
+    return Outcome(code, out, err, folder, json.loads(ledger_out), sorted(p.name for p in bundle.iterdir()))
 
 
 def _masked(value: Any, noisy: set[str]) -> Any:
@@ -236,8 +240,8 @@ def compare(a: Outcome, b: Outcome, statistic: str, expect: str) -> None:
     assert _pdf_words(a.folder / "bundle" / "release.pdf") == _pdf_words(b.folder / "bundle" / "release.pdf")
     assert (_csv_public(a.folder / "bundle" / "release.csv", noisy["csv"])
             == _csv_public(b.folder / "bundle" / "release.csv", noisy["csv"]))
-    assert _masked(json.loads(_placeheld(json.dumps(a.released), a)), set()) == _masked(
-        json.loads(_placeheld(json.dumps(b.released), b)), set())
+    assert _masked(json.loads(_placeheld(json.dumps(a.ledger), a)), set()) == _masked(
+        json.loads(_placeheld(json.dumps(b.ledger), b)), set())
     assert a.files == b.files == ["release.csv", "release.manifest.json", "release.manifest.json.minisig",
                                   "release.pdf"]
 
