@@ -56,7 +56,8 @@ if sys.argv[1:2] == ["plan"]:
 
 import numpy as np  # (after the thread setting, which must come first)
 
-from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT, missing_rule_for
+from dpgui.core.missing import (IMPUTE_PREFIX, MISSING_AUTO, MISSING_ERROR, MISSING_IMPUTE, MISSING_RULE_TEXT,
+                                missing_rule_for)
 from dpgui.core.tree import MIN_BINS
 from dpgui.core.synthetic import SYNTHETIC_KINDS
 from dpgui.data.file_types import FILE_TYPE_NAMES
@@ -225,10 +226,17 @@ def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = Tru
                         help="gls: best linear unbiased (default); covering: paper 000 eq. 5")
     parser.add_argument("--objective", choices=("total", "max"), default="total",
                         help="minimise the total or the worst squared error of the cumulative counts")
+    parser.add_argument("--missing", default=MISSING_AUTO, metavar="auto|impute:VALUE",
+                        help="auto (default): missing values follow the neighbour model (docs/design.md): under change "
+                             "they are counted in a noised 'missing' bucket (a leaf of the tree) and N = all rows; under "
+                             "addremove they are dropped. impute:VALUE (change only): they are counted as the public "
+                             "value VALUE (clamped into the bounds), with no leaf of their own")
     parser.add_argument("--focus", metavar="LO:HI|lower|upper|middle",
                         help="where you need accuracy, in the column's units (needs --lower/--upper; --focus=-5:10 "
-                             "for a negative end): the plan is optimised for that region when that lowers its error "
-                             "by at least 10 %%, else the plan for the whole range is kept (said in a note)")
+                             "for a negative end), or a part of the range between the bounds (not of the data): lower "
+                             "= its lowest 10 %%, upper = its highest 10 %%, middle = its middle 20 %%. The plan is "
+                             "optimised for that region when that lowers its 95 %% error margin by at least 5 %%, else "
+                             "the plan for the whole range is kept (said in a note)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -254,9 +262,6 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--column", required=True, metavar="COL")
     rel.add_argument("--lower", type=_finite_float, required=True, metavar="A", help="public lower bound")
     rel.add_argument("--upper", type=_finite_float, required=True, metavar="B", help="public upper bound (exclusive)")
-    rel.add_argument("--missing", default=MISSING_AUTO, metavar=MISSING_AUTO,
-                     help="missing values follow the neighbour model (docs/design.md): under change they are counted "
-                          "in a noised 'missing' bucket and N = all rows; under addremove they are dropped")
     _add_plan_options(rel)
     rel.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
     rel.add_argument("--dataset", metavar="ID", help="required: the budget ledger's name for the data, the same for "
@@ -374,9 +379,13 @@ def _make_plan(args: argparse.Namespace, bins: int) -> Plan:
     from dpgui.core.projection import prefix_variances
     from dpgui.core.tree import TreeShape
 
+    from dpgui.core.missing import parse_missing_option
+
     args.focus_offer = None  # set by --focus (_focus_plan)
     noise = _noise_request(args)
-    privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0)
+    _check_missing_option(args.missing, args.neighbours)
+    privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0,
+                          parse_missing_option(args.missing))
     shape = None if args.branching == "auto" else TreeShape.parse(bins, args.branching, privacy.missing_leaf)
     if isinstance(args.budgets, str) or shape is None:  # (budgets without a branching: auto_plan says so)
         default = auto_plan(bins, privacy, shape, args.budgets, args.estimator, args.objective, noise=noise)
@@ -392,48 +401,56 @@ def _make_plan(args: argparse.Namespace, bins: int) -> Plan:
 
 
 def _focus_plan(args: argparse.Namespace, bins: int, default: Plan, shape: Any) -> Plan:
-    """``--focus``: the plan for the region if it lowers the region's projected error by ≥ 10 %
-    (:func:`dpgui.core.focus.focus_offer`), else ``default``; the offer is kept in ``args.focus_offer``
-    for the output. Bad input (not numbers, inverted, outside the bounds, no bounds) is refused before
-    anything is read or spent."""
+    """``--focus``: the plan for the region if it lowers the region's 95 % margin by at least
+    :data:`~dpgui.core.focus.WORTH_IT` (:func:`dpgui.core.focus.focus_offer`), else ``default``; the offer
+    is kept in ``args.focus_offer`` for the output. Bad input (not numbers, inverted, outside the bounds,
+    no bounds) is refused before anything is read or spent."""
     text = getattr(args, "focus", None)
     if text is None:
         return default
-    from dpgui.core.focus import PRESETS, focus_offer, parse_interval, preset_interval, value_span
+    from dpgui.core.focus import FocusChoice, focus_offer, value_span
     from dpgui.data.histogram import check_bounds
 
     if getattr(args, "lower", None) is None or getattr(args, "upper", None) is None:
         raise ParameterError("--focus is in the column's units and needs the bounds",
                              "give --lower A --upper B (the bounds of the release) as well")
     lower, upper = check_bounds(args.lower, args.upper)
-    interval = preset_interval(text, lower, upper) if text in PRESETS else parse_interval(text)
+    choice = FocusChoice.parse(text)
+    interval = choice.interval(lower, upper)
     if interval is None:  # "everywhere"
         return default
     span = value_span(interval[0], interval[1], lower, upper, bins)
     offer = focus_offer(bins, default.privacy, span, shape, default.estimator, args.objective, default.noise,
                         default=default)
-    args.focus_offer = {"values": list(interval), **offer.to_json()}
+    args.focus_offer = {"values": list(interval), "region": str(choice.region),
+                        "words": choice.words(lower, upper, getattr(args, "column", None) or ""), **offer.to_json()}
     return offer.plan
 
 
 def _focus_note(args: argparse.Namespace, command: str) -> None:
-    """One line on stderr when ``--focus`` gains less than 10 %: the plan for the whole range is used."""
+    """One line on stderr when ``--focus`` gains too little: the plan for the whole range is used."""
+    from dpgui.core.focus import WORTH_IT
+
     offer = getattr(args, "focus_offer", None)
     if offer is not None and not offer["worth_it"]:
-        low, high = offer["values"]
-        print(f"dpgui {command}: note: planning for {low:g}–{high:g} would lower its projected error by only "
-              f"{100 * offer['gain']:.0f} % (less than 10 %), so the plan for the whole range is used", file=sys.stderr)
+        print(f"dpgui {command}: note: planning for {offer['words']} would lower its 95 % error margin only from "
+              f"±{offer['default_margin95']:.4g} to ±{offer['focused_margin95']:.4g} records "
+              f"({100 * offer['gain']:.0f} %, less than {100 * WORTH_IT:.0f} %), so the plan for the whole range is "
+              "used", file=sys.stderr)
 
 
 def focus_text(offer: dict[str, Any]) -> str:
-    """The region's offer in one line for people (``offer``: ``args.focus_offer``)."""
-    low, high = offer["values"]
-    figures = (f"95 % error ±{offer['focused_margin95']:.4g} records with the plan for it, "
+    """The region's offer in one line for people (``offer``: ``args.focus_offer``): both 95 % margins
+    there and how much smaller the one of the plan for it is (the figure the choice was made on)."""
+    from dpgui.core.focus import WORTH_IT
+
+    where = "on average" if offer["objective"] == "total" else "at the worst point"
+    figures = (f"95 % error ±{offer['focused_margin95']:.4g} records {where} there with the plan for it, "
                f"±{offer['default_margin95']:.4g} with the plan for the whole range")
     if offer["worth_it"]:
-        return (f"  region {low:g}–{high:g}: {figures} ({100 * offer['gain']:.0f} % lower squared error): "
+        return (f"  region {offer['words']}: {figures} ({100 * offer['gain']:.0f} % smaller): "
                 "this plan is optimised for it")
-    return (f"  region {low:g}–{high:g}: {figures}; not better by 10 % ({100 * offer['gain']:.0f} %), "
+    return (f"  region {offer['words']}: {figures}; not {100 * WORTH_IT:.0f} % smaller ({100 * offer['gain']:.0f} %), "
             "so the plan for the whole range is used")
 
 
@@ -551,8 +568,7 @@ def plan_text(report: dict[str, Any], n: int | None) -> str:
     lines = [
         f"Plan for K = {report['bins']} bins, total budget ε = {report['epsilon']:g}",
         f"  neighbours: {neighbours}; up to {report['records_per_person']} record(s) per person",
-        f"  missing values: {MISSING_RULE_TEXT[missing_rule_for(report['neighbours'])]}"
-        + (" (the tree's leaf K + 1)" if report.get("missing_leaf") else ""),
+        f"  missing values: {_missing_words(report)}",
         f"  tree: {' x '.join(map(str, report['branching']))} ({report['padded_bins']} leaves), "
         f"estimator: {'GLS (best linear unbiased)' if report['estimator'] == 'gls' else 'covering sum'}",
     ]
@@ -607,18 +623,34 @@ def _passphrase(path: str | None, confirm: bool) -> str:
     return first
 
 
+def _missing_words(report: dict[str, Any]) -> str:
+    """The plan's missing-value rule in words (``report``: a plan's JSON): imputed, the leaf, or dropped."""
+    from dpgui.core.missing import missing_rule_text
+
+    impute = report.get("missing_impute")
+    if impute is not None:
+        return missing_rule_text(MISSING_IMPUTE, impute)
+    return (MISSING_RULE_TEXT[missing_rule_for(report["neighbours"])]
+            + (" (the tree's leaf K + 1)" if report.get("missing_leaf") else ""))
+
+
 def _check_missing_option(missing: str, neighbours: str) -> None:
-    """``--missing``: "auto" (the default), or the neighbour model's own rule; anything else is refused
-    before anything is read or spent, saying what happens instead."""
+    """``--missing``: "auto" (the default), the neighbour model's own rule, or ``impute:VALUE`` (its value
+    is checked by the plan's privacy: a number, change only); anything else is refused before anything
+    is read or spent, saying what happens instead."""
     from dpgui.core.plan import NEIGHBOURS
 
     if neighbours not in NEIGHBOURS:
         return  # reported by the plan, with its own message
     rule = missing_rule_for(neighbours)
     instead = f"leave out --missing: under {neighbours} missing values are {MISSING_RULE_TEXT[rule]}"
+    if neighbours == "change":
+        instead += ", or give impute:VALUE to count them as a value you choose"
     if missing == MISSING_ERROR:
         raise ParameterError("--missing error is retired: stopping at a missing value would make publishing depend "
                              "on the data", instead)
+    if str(missing).strip().lower().startswith(IMPUTE_PREFIX):
+        return
     if missing not in (MISSING_AUTO, rule):
         raise ParameterError(f"--missing {missing} is not a rule of the {neighbours} model", instead)
 
@@ -1020,11 +1052,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             raise ParameterError("--synthetic needs --n", "give the number of records, e.g. --n 10000")
         plan = _make_plan(args, args.bins)
         counts, n_missing = synthetic_counts(args.synthetic, args.n, args.bins, seed), 0
-    result = simulate(plan, counts, args.trials, args.consistency, seed, n_missing)
+    lower, upper = (args.lower, args.upper) if from_data else (0.0, 1.0)
+    result = simulate(plan, counts, args.trials, args.consistency, seed, n_missing, lower, upper)
     # Under addremove N is private: a file's exact N is never printed (nor used for % of N).
     n_public = plan.privacy.root_public or not from_data
-    # N as a release publishes it: under change all rows (the missing leaf included), else the values.
-    n = int(np.sum(counts)) + (n_missing if plan.shape.missing_leaf else 0)
+    # N as a release publishes it: under change all rows (missing values included), else the values.
+    n = int(np.sum(counts)) + (n_missing if plan.privacy.root_public else 0)
     out = {
         "plan": _plan_json(plan, args),
         "consistency": args.consistency,

@@ -35,6 +35,7 @@ from dpgui.app.pdf_charts import ALERT, GREY, GRID, INK, RESOLUTION, Canvas, plo
 from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS
 from dpgui.core.mechanism import Release
 from dpgui.core.plan import PrivacySpec
+from dpgui.core.missing import MISSING_IMPUTE
 from dpgui.core.quantiles import missing_interval95, noise_margin, quantiles
 from dpgui.formatting import (
     format_delta, format_epsilon, format_fixed, format_level_budget, format_number, format_odds, format_percent,
@@ -80,6 +81,10 @@ def missing_text(release: Release, rule: str) -> str:
                 f"and {format_number(math.ceil(high))} with at least 95 % probability). The CDF and the "
                 "quantiles are those of the values (out of the released number of values, N minus the missing "
                 "count).")
+    if rule == MISSING_IMPUTE and release.plan.privacy.impute is not None:
+        return (f"Counted as the value {format_number(release.plan.privacy.impute)}, chosen before the release "
+                "(imputed; a value outside the bounds is counted in the first or last bin like any other); N = all "
+                "rows. The number of missing values is not published on its own.")
     if rule == "drop" and not release.plan.privacy.root_public:
         return ("Dropped (a neighbour under add/remove: a value turning into a missing one is the removal of "
                 "one record); N is the released, noisy number of values.")
@@ -219,7 +224,7 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     n = release.total
     if privacy.root_public:
         n_text = (f"{format_number(n)} (all rows, missing values included; published exactly)"
-                  if plan.shape.missing_leaf else f"{format_number(n)} (published exactly)")
+                  if plan.shape.missing_leaf or privacy.impute is not None else f"{format_number(n)} (published exactly)")
     else:
         n_text = f"{format_number(n)} (estimated from the noisy counts; the true N is not published)"
     spent = float(plan.epsilon_spent())

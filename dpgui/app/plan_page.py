@@ -26,7 +26,7 @@ from dpgui.app.fields import (
 from dpgui.app.projection_plots import ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.focus import FocusOffer, focus_offer, preset_interval, value_span
-from dpgui.core.missing import MISSING_RULE_TEXT
+from dpgui.core.missing import missing_rule_text
 from dpgui.core.plan import Plan, PrivacySpec, split_budget
 from dpgui.core.planner import auto_plan, average_margin95, margin95, plan_for_accuracy
 from dpgui.core.quantiles import noise_margin
@@ -929,7 +929,8 @@ class PlanPage(QWidget):
     @staticmethod
     def _plan_words(plan: Plan) -> str:
         branching = " × ".join(map(str, plan.shape.branching))
-        missing = MISSING_RULE_TEXT[plan.missing_rule] + (" (the tree's leaf K + 1)" if plan.shape.missing_leaf else "")
+        missing = (missing_rule_text(plan.missing_rule, plan.privacy.impute)
+                   + (" (the tree's leaf K + 1)" if plan.shape.missing_leaf else ""))
         privacy = plan.privacy
         budget = f"ε = {privacy.epsilon:g}"
         if privacy.delta > 0:

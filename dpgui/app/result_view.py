@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from dpgui.app.style import SERIES_COLOURS, is_dark, new_plot, series_pen
 from dpgui.app.text import format_delta
 from dpgui.core.mechanism import Release
-from dpgui.core.missing import MISSING_BUCKET, MISSING_DROP, MISSING_RULE_TEXT
+from dpgui.core.missing import MISSING_BUCKET, MISSING_DROP, MISSING_IMPUTE, MISSING_RULE_TEXT, missing_rule_text
 from dpgui.core.quantiles import Quantile, RangeCount, missing_interval95, range_count
 from dpgui.workspace.results import PROBABILITIES as PROBABILITIES  # the table's rows (tests import it from here)
 from dpgui.workspace.results import ResultFigures, result_figures
@@ -430,6 +430,8 @@ class ResultView(QWidget):
     @staticmethod
     def _missing_words(release: Release) -> str:
         """The missing-value rule of the release, with the released count under the bucket rule."""
+        if release.plan.privacy.impute is not None:
+            return missing_rule_text(MISSING_IMPUTE, release.plan.privacy.impute)
         if release.missing is None:
             return MISSING_RULE_TEXT[MISSING_DROP] if not release.plan.privacy.root_public else "left out"
         interval = missing_interval95(release)

@@ -406,8 +406,9 @@ def _missing_words(value: Any) -> str:
         if isinstance(count, (int, float)):
             words += f"; released count about {format_number(round(count))}"
         return words
-    return {MISSING_DROP: "left out before counting (an older release)",
-            MISSING_ERROR: "the release would have stopped at a missing value (an older release)"}.get(str(value), str(value))
+    older: dict[str, str] = {MISSING_DROP: "left out before counting (an older release)",
+                             MISSING_ERROR: "the release would have stopped at a missing value (an older release)"}
+    return older.get(str(value), str(value))
 
 
 def _budget_words(noise: Any, privacy: dict[str, Any]) -> str:

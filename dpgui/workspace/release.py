@@ -24,7 +24,7 @@ import numpy as np
 
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource, SecureRandom
-from dpgui.core.missing import MISSING_RULE_TEXT
+from dpgui.core.missing import missing_rule_text
 from dpgui.core.plan import Plan
 from dpgui.data.histogram import ColumnHistogram
 from dpgui.data.source import PasswordPrompt, open_source
@@ -251,7 +251,7 @@ def confirmation_text(request: ReleaseRequest) -> str:
                  "(it is public under this model).")
     else:
         total = "The total number of records is not published exactly; it is estimated from noisy counts."
-    missing = f"Missing values: {MISSING_RULE_TEXT[privacy.missing_rule]}."
+    missing = f"Missing values: {missing_rule_text(privacy.missing_rule, privacy.impute)}."
     return (
         f"<p>You are about to publish the <b>cumulative distribution (CDF)</b> of <b>{escape(settings.column)}</b> "
         f"from <b>{escape(settings.path.name)}</b>: {settings.bins:,} cumulative counts, one at each bin edge from "
