@@ -41,7 +41,7 @@ from dpgui.formatting import (
     format_delta, format_epsilon, format_fixed, format_level_budget, format_number, format_odds, format_percent,
     format_percent_of, format_significant, value_decimals,
 )
-from dpgui.report.bundle import ReleaseInfo, source_text
+from dpgui.report.bundle import ReleaseInfo, focus_json, source_text
 
 __all__ = [
     "render_release_pdf", "ensure_gui_application", "PAGE_COUNT", "TEST_BANNER",
@@ -251,6 +251,12 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     if n > 0:
         accuracy += f"; that is ± {format_percent_of(typical, n)} and ± {format_percent_of(worst, n)} of N"
     missing = missing_text(release, details.missing)
+    focus = focus_json(plan, release.lower, release.upper)
+    region = [] if focus is None else [(
+        "Region the plan was made for",
+        html_text(f"the CDF from {format_number(focus['from'])} to {format_number(focus['to'])}: the tree and the "
+                  "budget per level were chosen to make the counts there more accurate, at the price of the rest of "
+                  "the range (the same ε is spent)"))]
     return [
         ("Column", html_text(details.column)),
         ("Bounds", f"from {html_text(format_number(release.lower))} to {html_text(format_number(release.upper))} (chosen from "
@@ -262,6 +268,7 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
         ("Records per person", html_text(rpp_text)),
         ("Tree of counts (branching)", html_text(tree)),
         ("Budget per level", html_text(_level_budgets(release))),
+        *region,
         ("Estimator", html_text(ESTIMATOR_LABELS.get(plan.estimator, plan.estimator))),
         ("Consistency", html_text(CONSISTENCY_LABELS.get(release.consistency, release.consistency))),
         ("Noise", html_text((NOISE_SECURE_GAUSSIAN if plan.noise == "gaussian" else NOISE_SECURE) if release.secure

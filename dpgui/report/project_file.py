@@ -35,7 +35,10 @@ Format (``version`` 1), one JSON object::
 officer locked in the plan step (their budgets are the plan's); files without it have none locked.
 ``delta`` is the δ of the plan step (0: pure ε-DP) and ``noise`` the noise asked for ("auto",
 "laplace" or "gaussian"; the plan says which noise it uses); files saved before δ existed have
-neither and open as δ = 0, "auto".
+neither and open as δ = 0, "auto". ``missing_impute`` (optional) is the value missing values are
+counted as (the plan holds it too), ``focus`` (optional) the region chosen in the plan step
+(``{"region": "lower", "from": null, "to": null}``, or ``"between"`` with its ends); files without them
+open with the neighbour model's rule and no region.
 The "Counts over a hierarchy" mode adds ``mode``, ``hierarchy`` (its choices) and
 ``hierarchy_releases`` (every hierarchy release of the workspace as its released values), described
 in :mod:`dpgui.report.project_hierarchy`. Files without them (saved before the mode existed) open in
@@ -69,6 +72,7 @@ import numpy as np
 
 from dpgui import __version__
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release_from_levels
+from dpgui.core.focus import FocusChoice
 from dpgui.core.missing import MISSING_POLICIES
 from dpgui.core.plan import NOISE_CHOICES, OBJECTIVES, Plan, check_delta
 from dpgui.core.tree import MIN_BINS
@@ -188,6 +192,8 @@ class Project:
     locked_levels: tuple[int, ...] = ()  # levels whose budget is locked in the plan step (sorted)
     delta: float = 0.0  # the plan step's δ (0: pure ε-DP)
     noise: str = "auto"  # the noise asked for: "auto", "laplace" or "gaussian"
+    missing_impute: float | None = None  # the value missing values are counted as (None: the neighbour model's rule)
+    focus: dict[str, Any] | None = None  # the region chosen in the plan step (FocusChoice.to_json()); None: everywhere
     releases: tuple[ProjectRelease, ...] = ()
     mode: str = MODE_CDF  # the mode the window was in: "cdf" or "hierarchy"
     hierarchy: HierarchySettings | None = None  # the hierarchy mode's choices (None: never touched)
@@ -260,6 +266,8 @@ def project_to_json(project: Project) -> str:
         "dataset": project.dataset, "plan": project.plan, "consistency": project.consistency,
         "branching": project.branching, "objective": project.objective,
         "locked_levels": list(project.locked_levels), "delta": project.delta, "noise": project.noise,
+        **({} if project.missing_impute is None else {"missing_impute": project.missing_impute}),
+        **({} if project.focus is None else {"focus": project.focus}),
         "autosave_of": project.autosave_of,
         "releases": [_release_json(r, placeholder(r.levels)) for r in project.releases],
         **hierarchy_section_json(project.mode, project.hierarchy, project.hierarchy_releases, one_line),
@@ -361,6 +369,25 @@ class _Reader:
                       else "an empty list (the project has no plan)")
             raise self._fail(name, wanted, value)
         return tuple(sorted(value))
+
+
+def _missing_impute(reader: _Reader) -> float | None:
+    """The value missing values are counted as (absent in files saved before imputation: None)."""
+    if "missing_impute" not in reader.data:
+        return None
+    return reader.number("missing_impute", nullable=True)
+
+
+def _focus(reader: _Reader) -> dict[str, Any] | None:
+    """The region chosen in the plan step (:meth:`FocusChoice.to_json`), checked; None: everywhere
+    (and in files saved before it was stored)."""
+    value = reader.get("focus", None)
+    if value is None:
+        return None
+    try:
+        return FocusChoice.from_json(value).to_json()
+    except DpguiError:
+        raise reader._fail("focus", "a region such as {\"region\": \"lower\"}", value) from None
 
 
 def _check_bounds(reader: _Reader, lower: float | None, upper: float | None) -> None:
@@ -478,7 +505,8 @@ def project_from_json(text: str, source: str = "the project") -> Project:
         consistency=reader.text("consistency", choices=CONSISTENCY_METHODS),
         branching=reader.text("branching", "auto"), objective=reader.text("objective", "total", choices=OBJECTIVES),
         locked_levels=reader.locked_levels("locked_levels", plan), delta=reader.delta("delta"),
-        noise=reader.text("noise", "auto", choices=NOISE_CHOICES), releases=releases, version=PROJECT_VERSION,
+        noise=reader.text("noise", "auto", choices=NOISE_CHOICES), missing_impute=_missing_impute(reader),
+        focus=_focus(reader), releases=releases, version=PROJECT_VERSION,
         saved_utc=saved, app_version=reader.text("app_version", ""),
         autosave_of=reader.text("autosave_of", ""), mode=mode, hierarchy=hierarchy,
         hierarchy_releases=hierarchy_releases, hierarchy_problem=hierarchy_problem,

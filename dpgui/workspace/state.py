@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from dpgui.core.focus import FocusChoice, Region
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release
 from dpgui.core.missing import MISSING_AUTO
 from dpgui.core.plan import NOISE_CHOICES, OBJECTIVES, Plan, PrivacySpec, check_noise
@@ -115,9 +116,11 @@ class ColumnChoice:
 class PlanChoice:
     """Step 2: the privacy settings (None while ε or δ is invalid), the plan (None while none is ready),
     the consistency step, the branching as typed ("auto", "16", "4x16x16"), the planner's objective,
-    the levels whose budget the officer locked, whether a plan is being computed, and the noise asked
+    the levels whose budget the officer locked, whether a plan is being computed, the noise asked
     for (``"auto"``: the planner picks Laplace or Gaussian at the privacy's (ε, δ); ``"laplace"``;
-    ``"gaussian"``, which needs δ > 0). The noise the plan uses is ``plan.noise``."""
+    ``"gaussian"``, which needs δ > 0), and the region the officer needs accurate (``focus``; None while a
+    typed one is not valid). The noise the plan uses is ``plan.noise``; the value missing values are
+    counted as is ``privacy.impute``."""
 
     privacy: PrivacySpec | None = None
     plan: Plan | None = None
@@ -127,6 +130,7 @@ class PlanChoice:
     locked_levels: tuple[int, ...] = ()
     planning: bool = False
     noise: str = "auto"
+    focus: FocusChoice | None = None
 
     def __post_init__(self) -> None:
         check_noise(self.noise, NOISE_CHOICES)
@@ -226,6 +230,9 @@ class WorkspaceState:
             releases=self.releases, autosave_of=autosave_of, noise=plan.noise,
             delta=plan.privacy.delta if plan.privacy is not None else (
                 plan.plan.privacy.delta if plan.plan is not None else 0.0),
+            missing_impute=plan.privacy.impute if plan.privacy is not None else (
+                plan.plan.privacy.impute if plan.plan is not None else None),
+            focus=None if plan.focus is None or plan.focus.region is Region.EVERYWHERE else plan.focus.to_json(),
         )
 
 
