@@ -262,6 +262,10 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--column", required=True, metavar="COL")
     rel.add_argument("--lower", type=_finite_float, required=True, metavar="A", help="public lower bound")
     rel.add_argument("--upper", type=_finite_float, required=True, metavar="B", help="public upper bound (exclusive)")
+    rel.add_argument("--whole-numbers", action="store_true",
+                     help="state that the column holds whole numbers (from what it means, never read from the data; a "
+                          "file's declared integer type says so by itself): bins centred on whole numbers are "
+                          "suggested, quantiles are then whole numbers, and the statement is recorded")
     _add_plan_options(rel)
     rel.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
     rel.add_argument("--dataset", metavar="ID", help="required: the budget ledger's name for the data, the same for "
@@ -806,12 +810,15 @@ def cmd_release(args: argparse.Namespace) -> int:
         _check_data_columns(source, [args.column], numeric=True)
         _check_charge(ledger, dataset, plan)  # no cap, or too little left: refused before reading
         # No refusal that depends on the values (e.g. all missing): that would itself be a release.
+        whole = _whole_numbers(args, source)  # public: the statement or the file's declared type
+        _whole_number_note(whole, args)
         hist = source.histogram(args.column, args.lower, args.upper, args.bins)
         _check_dataset_identity(ledger, dataset, [c.name for c in source.columns()], hist.n_rows, args.new_dataset)
         args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
         result, info = spend_and_release(ledger, dataset, args.column, MISSING_AUTO, hist.counts, plan, SecureRandom(),
                                          args.lower, args.upper, args.consistency, n_missing=hist.n_missing,
-                                         release_id=args.release_id, source_record=source.public_record())
+                                         release_id=args.release_id, source_record=source.public_record(),
+                                         whole_numbers=whole)
 
         def bundle() -> Path:
             assert key is not None
@@ -834,9 +841,11 @@ def cmd_release(args: argparse.Namespace) -> int:
         "projected": {"total_sq_error": float((result.std_error**2).sum()),
                       "max_variance": float((result.std_error**2).max())},
         "bounds": [args.lower, args.upper],
-        "quantiles": [_quantile_json(q) for q in quantiles(result, args.probabilities)],
+        "quantiles": [_quantile_json(q) for q in quantiles(result, args.probabilities, whole is not None)],
         "source": info.source,
     })
+    if whole is not None:
+        summary["whole_numbers"] = str(whole)
     if args.json:
         _print(summary, True)
     else:
@@ -914,6 +923,46 @@ def _check_ledger_charge(ledger: Any, dataset: str, charge: tuple[float, float, 
                 f"raise the cap's δ with `dpgui ledger cap {shlex.quote(dataset)} {err.totals.cap_epsilon:g} --delta "
                 f"{delta:g} --reason TEXT`, or release with --noise laplace") from None
         raise
+
+
+def _whole_numbers(args: argparse.Namespace, source: Any) -> Any:
+    """Why the released column is known to hold whole numbers (:class:`dpgui.core.quantiles.WholeNumbers`):
+    ``--whole-numbers`` (the officer's statement), else a file's declared integer type (Parquet, Stata, a
+    published schema beside it); None. Public information only: never the cells."""
+    from dpgui.core.quantiles import WholeNumbers
+
+    if args.whole_numbers:
+        return WholeNumbers.STATED
+    if source.spec.kind != "file":
+        return None
+    from dpgui.data.public_bounds import find_schema_for, whole_number_reason
+
+    info = next((c for c in source.columns() if c.name == args.column), None)
+    if info is None:
+        return None
+    path = Path(source.spec.location)
+    reason = whole_number_reason(info, source.spec.public_record()["format"], find_schema_for(path))
+    return WholeNumbers.TYPE if reason is not None else None
+
+
+def _whole_number_note(whole: Any, args: argparse.Namespace) -> None:
+    """A note on stderr when the column holds whole numbers but the bins are not centred on them: the
+    options that centre them (:func:`dpgui.data.public_bounds.whole_number_bins`)."""
+    if whole is None:
+        return
+    from dpgui.core.quantiles import whole_number_step
+    from dpgui.data.public_bounds import whole_number_bins
+
+    if whole_number_step(args.lower, args.upper, args.bins) is not None:
+        return
+    try:
+        lower, upper, bins, step = whole_number_bins(args.lower, args.upper, args.bins)
+    except DpguiError:
+        return
+    per = "each value in the middle of its own bin" if step == 1 else f"{step} whole numbers in each bin"
+    print(f"dpgui release: note: '{args.column}' holds whole numbers ({whole.description}); bins centred on them "
+          f"(--lower {lower:g} --upper {upper:g} --bins {bins}) would put {per} and give whole-number quantiles",
+          file=sys.stderr)
 
 
 def _quantile_json(q: Any) -> dict[str, Any]:
@@ -1176,6 +1225,9 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
             facts = {"manifest": str(manifest_path), "dataset": manifest.get("dataset"),
                      "column": manifest.get("column"), "release_id": manifest.get("release_id"),
                      "secure_noise": manifest.get("random_source") == SECURE_SOURCE}
+            whole = manifest.get("whole_numbers")
+            if isinstance(whole, dict) and whole.get("source") in ("stated", "type"):
+                facts["whole_numbers"] = whole["source"]
         else:
             if plan_file is None:
                 raise ParameterError(f"{path.name} alone does not say the plan its errors come from, and no manifest "
@@ -1188,6 +1240,8 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
             if plan_json.get("n_released") is not None:
                 total = float(plan_json["n_released"])
             facts = {"release_id": plan_json.get("release_id"), "dataset": plan_json.get("dataset")}
+            if plan_json.get("whole_numbers") in ("stated", "type"):
+                facts["whole_numbers"] = plan_json["whole_numbers"]
             plan = Plan.from_json(plan_json)
     except (KeyError, TypeError) as err:
         raise DpguiError(f"the manifest or plan file lacks the plan's {err}", "give the file dpgui wrote") from None
@@ -1235,7 +1289,7 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
     from dpgui.core.quantiles import quantiles
 
     release, facts = _release_from_files(args.release, args.plan)
-    found = quantiles(release, args.probabilities)
+    found = quantiles(release, args.probabilities, "whole_numbers" in facts)
     if args.json:
         _print({**facts, "quantiles": [_quantile_json(q) for q in found]}, True)
         return 0
@@ -1246,6 +1300,9 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
     print(f"  {'p':>6}  {'value':>14}  {'95 % interval':>31}")
     for q in found:
         print(f"  {q.probability:>6g}  {q.value:>14.6g}  [{q.low:>13.6g}, {q.high:>13.6g}]")
+    if found and found[0].whole:
+        print("(the values are whole numbers and the bins are centred on them: estimates and intervals are whole "
+              "numbers, both ends included)")
     if "note" in facts:
         print(f"note: {facts['note']}")
     if "manifest" in facts:

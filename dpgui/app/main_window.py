@@ -542,7 +542,8 @@ class MainWindow(QMainWindow):
         rel, info = shown.release, shown.info
         label = info.column
         # figures made on the release worker (a restored release: made here)
-        self.result_view.set_release(rel, label, shown.counts, shown.figures)  # a restored release has no confidential counts
+        # a restored release has no confidential counts
+        self.result_view.set_release(rel, label, shown.counts, shown.figures, shown.info.whole_numbers is not None)
         self.tree_view.set_release(rel)
         if shown.restored:
             # A restored release can still be exported (e.g. after a crash before its export); signing

@@ -36,7 +36,7 @@ from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABE
 from dpgui.core.mechanism import Release
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.missing import MISSING_IMPUTE
-from dpgui.core.quantiles import missing_interval95, noise_margin, quantiles
+from dpgui.core.quantiles import WholeNumbers, missing_interval95, noise_margin, quantiles, whole_number_step
 from dpgui.formatting import (
     format_delta, format_epsilon, format_fixed, format_level_budget, format_number, format_odds, format_percent,
     format_percent_of, format_significant, value_decimals,
@@ -278,11 +278,13 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     ]
 
 
-def _quantile_rows(release: Release) -> list[tuple[str, str, str]]:
+def _quantile_rows(release: Release, whole_numbers: bool = False) -> list[tuple[str, str, str]]:
     """Quantile, value, 95 % interval: to the precision of a bin, or one decimal finer when an
     interval would otherwise read "32 to 32" (the interval lies within one bin)."""
     base = value_decimals((release.upper - release.lower) / release.plan.shape.bins)
-    found = quantiles(release, QUANTILE_PROBABILITIES)
+    found = quantiles(release, QUANTILE_PROBABILITIES, whole_numbers)
+    if found and found[0].whole:
+        base = 0
     collapsed = any(format_fixed(q.low, base) == format_fixed(q.high, base) for q in found if q.low < q.high)
     decimals = base + 1 if collapsed else base
     rows = []
@@ -370,16 +372,29 @@ def _page1_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
     out.append("</table>")
     out.append("<h2>Released quantiles</h2>")
     width = (release.upper - release.lower) / release.plan.shape.bins
-    out.append(f"<p>Values of {html_text(details.column)} below which the given share of the records lies, read from the "
-               "released CDF (this costs no extra privacy). The estimate is a linear interpolation inside the bin "
-               f"where the released CDF reaches the share (bins are {html_text(format_number(width))} wide; the records "
-               "are taken to be spread evenly inside it), so the true quantile need not be near it. With at least "
-               "95 % confidence the true quantile of the data lies in the interval, which runs between bin edges "
-               "and allows both for the noise and for where inside its bin the true value lies (values outside the "
-               "bounds count as the nearest bound).</p>")
+    rows = _quantile_rows(release, details.whole_numbers is not None)
+    whole = details.whole_numbers is not None and whole_number_step(release.lower, release.upper,
+                                                                    release.plan.shape.bins) is not None
+    if whole:
+        assert details.whole_numbers is not None
+        out.append(f"<p>Values of {html_text(details.column)} at or below which the given share of the records lies, read "
+                   f"from the released CDF (this costs no extra privacy). The values are whole numbers "
+                   f"({html_text(WholeNumbers(details.whole_numbers).description)}) and each bin is centred on whole "
+                   "numbers, so the estimate is the whole number where the released CDF reaches the share. With at "
+                   "least 95 % confidence the true quantile of the data lies in the interval, both ends included "
+                   "(values outside the bounds count as the nearest bound).</p>")
+    else:
+        out.append(f"<p>Values of {html_text(details.column)} below which the given share of the records lies, read "
+                   "from the released CDF (this costs no extra privacy). The estimate is a linear interpolation inside "
+                   f"the bin where the released CDF reaches the share (bins are {html_text(format_number(width))} wide; "
+                   "the records are taken to be spread evenly inside it), so the true quantile need not be near it. "
+                   "With at least 95 % confidence the true quantile of the data lies in the interval, which runs "
+                   "between bin edges and allows both for the noise and for where inside its bin the true value lies "
+                   "(values outside the bounds count as the nearest bound).</p>")
     out.append('<table width="70%" cellpadding="5" cellspacing="0"><tr><th>Quantile</th>'
-               '<th align="right">Estimate (interpolated)</th><th align="right">95 % interval</th></tr>')
-    out += html_rows(_quantile_rows(release), "", 1)
+               f'<th align="right">Estimate ({"whole number" if whole else "interpolated"})</th>'
+               '<th align="right">95 % interval</th></tr>')
+    out += html_rows(rows, "", 1)
     out.append("</table></body></html>")
     return "".join(out)
 

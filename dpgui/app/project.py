@@ -407,7 +407,7 @@ class ProjectController(QObject):
         name = Path(spec.location).name if spec.kind == "file" else spec.display_name()
         problems = []
         found = w.data_page.apply_workspace(project.column, project.lower, project.upper, project.bins,
-                                            project.missing)
+                                            project.missing, project.whole_numbers)
         if project.column and not found:
             problems.append(f"The column '{project.column}' is not in {name}; pick the column again.")
         plan = project.plan_object()
@@ -440,7 +440,7 @@ class ProjectController(QObject):
             dataset = dataset or (source.path.stem if source is not None else "") or "dataset"
             release = record.to_release()
             info = ReleaseInfo(dataset, label, record.release_id, record.created,
-                               record.missing or release.missing_rule, record.source)
+                               record.missing or release.missing_rule, record.source, record.whole_numbers)
             shown = shown_release(release, info, restored=True)
         # a release of another workspace is no longer the one shown or exported
         if "shown" not in self.workspace.update(releases=releases, shown=shown):

@@ -122,6 +122,12 @@ MISSING_HELP = (
     "in step 2, never by the data: under “change one record” they are counted in a noised “missing” bucket, or "
     "as a value you choose, and N = all rows; under “add or remove one record” they are left out (a neighbour)."
 )
+WHOLE_NUMBERS_TOOLTIP = (
+    "Tick this if the column can only hold whole numbers (counts, minutes, years of age), as you know from "
+    "what it means: your statement, never read from the data. The app then offers bins centred on whole "
+    "numbers and shows quantiles as whole numbers; the statement is recorded in the report."
+)
+WHOLE_NUMBERS_BY_TYPE = "The file's declared type says so: {reason}"
 MISSING_RULE_LABELS = {
     "bucket": "In a noised count of their own (default)",
     "impute": "As a value I choose",

@@ -39,6 +39,7 @@ from dpgui import __version__
 from dpgui.core.mechanism import Release
 from dpgui.core.plan import ZCDP_CONVERSION, Plan
 from dpgui.core.missing import MISSING_DROP, MISSING_IMPUTE, missing_rule_text
+from dpgui.core.quantiles import WholeNumbers, whole_number_step
 from dpgui.core.tree import bin_edges
 from dpgui.errors import DataError, ParameterError
 from dpgui.report.csv_export import CDF_COLUMNS, release_csv_bytes
@@ -53,8 +54,9 @@ SCHEMA_VERSION = 2  # 1: Laplace only, no δ/ρ details (still verified); 2: noi
 #: unknown property") when it meets one with a source.
 SOURCE_SCHEMA_VERSION = 4
 #: The version of a CDF manifest that records what the officer stated for it: the public value missing
-#: values were counted as (``missing_values.value``), the region the plan was made for (``focus``). A
-#: manifest without them keeps its version (2 or 4), so a restored release writes what it always did.
+#: values were counted as (``missing_values.value``), the region the plan was made for (``focus``), that
+#: the column holds whole numbers (``whole_numbers``). A manifest without them keeps its version (2 or 4),
+#: so a restored release writes what it always did.
 STATEMENTS_SCHEMA_VERSION = 5
 SCHEMA_PATH = Path(__file__).with_name("manifest.schema.json")
 MANIFEST_SUFFIX = ".manifest.json"
@@ -77,6 +79,9 @@ class ReleaseInfo:
     #: where the data was read and who counted it (:meth:`dpgui.data.source.DataSource.public_record`);
     #: None: not recorded (older releases)
     source: dict[str, Any] | None = None
+    #: why the column is known to hold whole numbers (:class:`~dpgui.core.quantiles.WholeNumbers`: the
+    #: officer's statement or the file's declared type; public), None: not known
+    whole_numbers: WholeNumbers | None = None
 
 
 def source_text(record: dict[str, Any]) -> str:
@@ -231,7 +236,15 @@ def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: by
     focus = focus_json(plan, release.lower, release.upper)
     if focus is not None:
         manifest["focus"] = focus
-    if focus is not None or plan.privacy.impute is not None:
+    if info.whole_numbers is not None:
+        whole = WholeNumbers(info.whole_numbers)
+        step = whole_number_step(release.lower, release.upper, plan.shape.bins)
+        manifest["whole_numbers"] = {
+            "source": whole.value, "description": whole.description,
+            "bins_centred": step is not None,
+            "quantiles": ("whole numbers (bins centred on whole numbers)" if step is not None
+                          else "interpolated within bins (the bins are not centred on whole numbers)")}
+    if focus is not None or plan.privacy.impute is not None or info.whole_numbers is not None:
         manifest["schema_version"] = STATEMENTS_SCHEMA_VERSION
     return manifest
 

@@ -378,7 +378,8 @@ def release_histogram(ledger: Ledger, request: ReleaseRequest, histogram: Column
     settings = request.settings
     result, info = spend_and_release(ledger, settings.dataset_id, settings.column, settings.missing, histogram.counts,
                                      request.plan, source, settings.lower, settings.upper, request.consistency,
-                                     n_missing=histogram.n_missing, release_id=release_id, source_record=data_record)
+                                     n_missing=histogram.n_missing, release_id=release_id, source_record=data_record,
+                                     whole_numbers=settings.whole_numbers)
     return ReleaseOutcome(result, histogram, request, info)
 
 
@@ -424,7 +425,8 @@ def with_display(outcome: ReleaseOutcome) -> ReleaseOutcome:
     the CDF band). O(K·h) in all, about half a second at K = 2²⁰: for the release worker, so that
     the GUI thread only draws. Opens the ledger (``$DPGUI_HOME``) on the calling thread."""
     shown = _shown(outcome)
-    return replace(outcome, shown=replace(shown, figures=result_figures(shown.release)), entry=_entry(outcome))
+    figures = result_figures(shown.release, outcome.info.whole_numbers is not None)
+    return replace(outcome, shown=replace(shown, figures=figures), entry=_entry(outcome))
 
 
 def _shown(outcome: ReleaseOutcome) -> ShownRelease:
@@ -433,7 +435,8 @@ def _shown(outcome: ReleaseOutcome) -> ShownRelease:
 
 def _entry(outcome: ReleaseOutcome) -> ProjectRelease:
     return ProjectRelease.from_release(outcome.release, outcome.release_id, outcome.released_at,
-                                       outcome.settings.column, outcome.info.missing, outcome.info.source)
+                                       outcome.settings.column, outcome.info.missing, outcome.info.source,
+                                       outcome.info.whole_numbers)
 
 
 def new_release_id() -> str:

@@ -25,6 +25,7 @@ from dpgui.core.focus import FocusChoice, Region
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release
 from dpgui.core.missing import MISSING_AUTO
 from dpgui.core.plan import NOISE_CHOICES, OBJECTIVES, Plan, PrivacySpec, check_noise
+from dpgui.core.quantiles import WholeNumbers
 from dpgui.data.histogram import check_bounds
 from dpgui.data.source import SourceSpec
 from dpgui.data.table import TableInfo
@@ -48,6 +49,7 @@ class ColumnSettings:
     missing: str
     dataset: str = ""  # the budget ledger's name for this data (default: the file's stem)
     source: SourceSpec | None = None  # where the data lives (None: the file at ``path``)
+    whole_numbers: WholeNumbers | None = None  # why the column holds whole numbers (public), None: not known
 
     @property
     def dataset_id(self) -> str:
@@ -104,12 +106,15 @@ class DataSource:
 
 @dataclass(frozen=True)
 class ColumnChoice:
-    """Step 1 as typed: the column ("" if none) and the public bounds and K (None while empty or invalid)."""
+    """Step 1 as typed: the column ("" if none), the public bounds and K (None while empty or invalid), and
+    why the column is known to hold whole numbers (the officer's statement or the file's type; None: not
+    known)."""
 
     column: str = ""
     lower: float | None = None
     upper: float | None = None
     bins: int | None = None
+    whole_numbers: WholeNumbers | None = None
 
 
 @dataclass(frozen=True)
@@ -201,7 +206,7 @@ class WorkspaceState:
         except DpguiError:
             return None
         return ColumnSettings(self.source.path, choice.column, lower, upper, int(choice.bins), MISSING_AUTO,
-                              self.dataset.strip(), self.source.spec)
+                              self.dataset.strip(), self.source.spec, choice.whole_numbers)
 
     def data_context(self) -> DataContext:
         """What planning needs from step 1 (see :class:`DataContext`)."""
@@ -233,6 +238,7 @@ class WorkspaceState:
             missing_impute=plan.privacy.impute if plan.privacy is not None else (
                 plan.plan.privacy.impute if plan.plan is not None else None),
             focus=None if plan.focus is None or plan.focus.region is Region.EVERYWHERE else plan.focus.to_json(),
+            whole_numbers=choice.whole_numbers,
         )
 
 
