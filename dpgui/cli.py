@@ -573,7 +573,7 @@ def plan_text(report: dict[str, Any], n: int | None) -> str:
         f"Plan for K = {report['bins']} bins, total budget ε = {report['epsilon']:g}",
         f"  neighbours: {neighbours}; up to {report['records_per_person']} record(s) per person",
         f"  missing values: {_missing_words(report)}",
-        f"  tree: {' x '.join(map(str, report['branching']))} ({report['padded_bins']} leaves), "
+        f"  tree: {_tree_words(report)}, "
         f"estimator: {'GLS (best linear unbiased)' if report['estimator'] == 'gls' else 'covering sum'}",
     ]
     if "alternatives" in report:  # --delta or --noise given: say which noise, why, and in which unit
@@ -625,6 +625,17 @@ def _passphrase(path: str | None, confirm: bool) -> str:
         raise ParameterError("no passphrase was typed (the input ended)",
                              "type the passphrase and press Enter, or give --passphrase-file F") from None
     return first
+
+
+def _tree_words(report: dict[str, Any]) -> str:
+    """The plan's tree in words (``report``: a plan's JSON), e.g. "17 x 16 x 16 (4352 leaves; the last of the 17
+    top branches only holds the missing values' leaf)"."""
+    from dpgui.core.tree import TreeShape
+
+    shape = TreeShape(int(report["bins"]), tuple(report["branching"]), bool(report.get("missing_leaf")))
+    extra = (f"; the last of the {shape.branching[0]} top branches only holds the missing values' leaf"
+             if shape.missing_branch else "")
+    return f"{' x '.join(map(str, shape.branching))} ({shape.padded_bins} leaves{extra})"
 
 
 def _missing_words(report: dict[str, Any]) -> str:

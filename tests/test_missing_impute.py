@@ -168,3 +168,12 @@ def test_paper_configurations_can_be_planned(capsys):
     code, out, err = run_cli(["plan", "--bins", "997", "--branching", "997", "--epsilon", "0.1", "--json"], capsys)
     assert code == 0, err
     assert json.loads(out)["branching"] == [998]
+
+
+def test_the_plan_says_why_the_top_level_has_one_more_branch(capsys):
+    code, out, err = run_cli(["plan", "--bins", "4096", "--branching", "16", "--budgets", "equal", "--epsilon", "1"],
+                             capsys)
+    assert code == 0, err
+    assert "17 x 16 x 16 (4352 leaves; the last of the 17 top branches only holds the missing values' leaf)" in out
+    assert TreeShape.uniform(4096, 16, True).missing_branch and not TreeShape(4096, (17, 16, 16)).missing_branch
+    assert not TreeShape.uniform(4000, 16, True).missing_branch

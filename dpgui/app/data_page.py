@@ -375,7 +375,7 @@ class DataPage(QWidget):
         self.whole_note.setVisible(False)
         self._type_whole_reason: str | None = None  # public type information: the column holds whole numbers
         # The officer's statement (public: from what the column means, never from its cells).
-        self.whole_check = QCheckBox("Values are w&hole numbers")
+        self.whole_check = QCheckBox("Values &are whole numbers")
         self.whole_check.setToolTip(text.WHOLE_NUMBERS_TOOLTIP)
         self.whole_check.toggled.connect(self._on_settings_edited)
         for field in (self.lower_field, self.upper_field, self.bins):

@@ -33,7 +33,7 @@ def focus_words(offer: FocusOffer, region: str) -> str:
     default_margin, focused_margin = offer.margins()
     where = "on average there" if offer.objective == "total" else "at the worst point there"
     figures = f"{format_margin_records(focused_margin)} instead of {format_margin_records(default_margin)} {where}"
-    title = region[:1].upper() + region[1:]
+    title = region[:1].upper() + region[1:] if region.startswith("the ") else region  # never a column's name
     if offer.worth_it:
         whole = (f"{format_margin_records(margin95(offer.focused_plan, 'average'))} instead of "
                  f"{format_margin_records(margin95(offer.default_plan, 'average'))}")

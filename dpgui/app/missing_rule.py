@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWidget
 
 from dpgui.app import text
 from dpgui.app.fields import ValidatedField, parse_number, set_buddy
@@ -33,14 +33,13 @@ class MissingRuleControls:
                                     "The value a missing value is counted as, in the column's units.")
         self.value.edit.setAccessibleName("Value missing values are counted as")
         self.value.set_text("0")
-        self.row = QWidget(parent)
-        layout = QHBoxLayout(self.row)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.combo, 2)
-        layout.addWidget(self.value, 1)
+        self.row = self.combo
         self.label = QLabel("&Missing values:")
-        form.addRow(self.label, self.row)
-        set_buddy(form, self.row, self.combo)
+        form.addRow(self.label, self.combo)
+        set_buddy(form, self.combo, self.combo)
+        self.value_label = QLabel("Value they co&unt as:")
+        form.addRow(self.value_label, self.value)
+        set_buddy(form, self.value, self.value.edit)
         self.help = help_label(text.MISSING_RULE_HELP["bucket"])
         form.addRow(self.help)
         self._changed = changed
@@ -81,8 +80,9 @@ class MissingRuleControls:
 
     def _show(self) -> None:
         change = self._neighbours == "change"
-        self.label.setVisible(change)
-        self.row.setVisible(change)
-        self.value.setVisible(change and self.combo.currentData() == MISSING_IMPUTE)
+        imputed = change and self.combo.currentData() == MISSING_IMPUTE
+        for widget, shown in ((self.label, change), (self.combo, change), (self.value_label, imputed),
+                              (self.value, imputed)):
+            widget.setVisible(shown)
         key = str(self.combo.currentData()) if change else "addremove"
         self.help.setText(text.MISSING_RULE_HELP[key])

@@ -254,9 +254,9 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     focus = focus_json(plan, release.lower, release.upper)
     region = [] if focus is None else [(
         "Region the plan was made for",
-        html_text(f"the CDF from {format_number(focus['from'])} to {format_number(focus['to'])}: the tree and the "
-                  "budget per level were chosen to make the counts there more accurate, at the price of the rest of "
-                  "the range (the same ε is spent)"))]
+        html_text(f"the CDF points (bin edges) from {format_number(focus['from'])} to {format_number(focus['to'])}: "
+                  "the tree and the budget per level were chosen to make the counts there more accurate, at the price "
+                  "of the rest of the range (the same ε is spent)"))]
     return [
         ("Column", html_text(details.column)),
         ("Bounds", f"from {html_text(format_number(release.lower))} to {html_text(format_number(release.upper))} (chosen from "

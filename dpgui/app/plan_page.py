@@ -899,7 +899,9 @@ class PlanPage(QWidget):
             budget += f", Gaussian noise (ρ = {plan.budget_total:.4g})"
         else:
             budget += ", Laplace noise" + (" (δ not used)" if privacy.delta > 0 else "")
-        return (f"Tree: {plan.shape.bins:,} bins, branching {branching}, {budget}. "
+        extra = (f" (the last of the {plan.shape.branching[0]} top branches only holds the missing values' leaf)"
+                 if plan.shape.missing_branch else "")
+        return (f"Tree: {plan.shape.bins:,} bins, branching {branching}{extra}, {budget}. "
                 f"Missing values: {missing}.")
 
     def noise_words(self, plan: Plan, projection: ProjectedCurves | None = None) -> str:

@@ -129,8 +129,8 @@ WHOLE_NUMBERS_TOOLTIP = (
 )
 WHOLE_NUMBERS_BY_TYPE = "The file's declared type says so: {reason}"
 MISSING_RULE_LABELS = {
-    "bucket": "In a noised count of their own (default)",
-    "impute": "As a value I choose",
+    "bucket": "Counted apart, with noise (default)",
+    "impute": "Counted as a value I choose",
 }
 MISSING_RULE_TOOLTIP = (
     "Under “change one record” N = all rows is published, so missing values must be counted somewhere. "

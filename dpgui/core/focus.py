@@ -64,12 +64,12 @@ PRESET_NAMES = {Region.LOWER: "the lowest 10 % of the range", Region.UPPER: "the
 
 
 def _number(value: float) -> str:
-    return f"{value:.10g}".replace("-", "−")
+    return f"{value:.10g}"
 
 
-def _span_words(low: float, high: float) -> str:
-    """"0–500", or "−100 to −40" when a dash would read as a minus sign."""
-    return f"{_number(low)}–{_number(high)}" if low >= 0 else f"{_number(low)} to {_number(high)}"
+def _span_words(low: float, high: float, dash: bool) -> str:
+    """"0–500", or "−100 to −40" (``dash`` False: where a dash would read as a minus sign)."""
+    return f"{_number(low)}–{_number(high)}" if dash else f"{_number(low)} to {_number(high)}"
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,8 @@ class FocusChoice:
             return ""
         if self.region is Region.BETWEEN:
             return f"{label or 'values'} from {_number(interval[0])} to {_number(interval[1])}"
-        return f"{PRESET_NAMES[self.region]} {_span_words(lower, upper)} ({_span_words(*interval)})"
+        dash = lower >= 0  # one style for the range and the part (negative values read badly beside a dash)
+        return f"{PRESET_NAMES[self.region]} {_span_words(lower, upper, dash)} ({_span_words(*interval, dash)})"
 
     def to_json(self) -> dict[str, Any]:
         return {"region": self.region.value, "from": self.low, "to": self.high}

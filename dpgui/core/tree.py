@@ -140,6 +140,13 @@ class TreeShape:
         return self.bins + int(self.missing_leaf)
 
     @property
+    def missing_branch(self) -> bool:
+        """Is the top level's last branch there only for the missing leaf (the other branches hold exactly the
+        K bins, as :meth:`uniform` makes it when B^h = K)? Then a report says so. O(h)."""
+        rest = math.prod(self.branching[1:])
+        return self.missing_leaf and (self.branching[0] - 1) * rest == self.bins
+
+    @property
     def height(self) -> int:
         """Number of levels below the root (h)."""
         return len(self.branching)

@@ -282,9 +282,9 @@ def region_words(request: ReleaseRequest) -> str:
     focus = focus_json(plan, settings.lower, settings.upper)
     if focus is not None:
         asked = f" ({words})" if words else ""
-        return (f"Region you need accurate{asked}: the tree and the level budgets were chosen for the CDF from "
-                f"{format_number(focus['from'])} to {format_number(focus['to'])}; it is more accurate there and "
-                "less elsewhere, for the same ε. The report and the manifest say so.")
+        return (f"Region you need accurate{asked}: the tree and the level budgets were chosen for the CDF points "
+                f"(bin edges) from {format_number(focus['from'])} to {format_number(focus['to'])}; they are more "
+                "accurate there and less elsewhere, for the same ε. The report and the manifest say so.")
     if chosen:
         return (f"Region you need accurate: {words}. A plan made for it would not lower its error enough, so the "
                 "plan for the whole range is used.")

@@ -88,8 +88,8 @@ def test_presets_are_parts_of_the_range_between_the_bounds_and_say_so(qtbot, win
     lower, upper = context.lower, context.upper
     tenth = (upper - lower) / 10
 
-    def span(a: float, b: float) -> str:
-        return f"{a:g}–{b:g}" if a >= 0 else f"{a:g} to {b:g}".replace("-", "−")
+    def span(a: float, b: float) -> str:  # one style for a list: a dash unless the range has negative values
+        return f"{a:g}–{b:g}" if lower >= 0 else f"{a:g} to {b:g}"
 
     texts = {page.focus.itemData(i): page.focus.itemText(i) for i in range(page.focus.count())}
     bounds = span(lower, upper)
