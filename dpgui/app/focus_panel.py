@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QWidget
 
 from dpgui.app import text
-from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_buddy, show_inline
+from dpgui.app.fields import ValidatedField, compact_combo, inline_message, parse_number, set_buddy, show_inline
 from dpgui.core.focus import FocusChoice, FocusOffer, Region, value_span
 from dpgui.core.plan import Plan
 from dpgui.core.planner import margin95
@@ -60,8 +60,7 @@ class FocusControls:
         for key, label in text.FOCUS_LABELS.items():
             self.combo.addItem(label, key)
         self.combo.setToolTip(text.FOCUS_TOOLTIP)
-        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.combo.setMinimumContentsLength(16)
+        compact_combo(self.combo)
         self.combo.currentIndexChanged.connect(self._on_combo)
         form.addRow("Where do you need accurac&y?", self.combo)
         set_buddy(form, self.combo, self.combo)

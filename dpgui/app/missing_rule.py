@@ -11,7 +11,7 @@ from collections.abc import Callable
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWidget
 
 from dpgui.app import text
-from dpgui.app.fields import ValidatedField, parse_number, set_buddy
+from dpgui.app.fields import ValidatedField, compact_combo, parse_number, set_buddy
 from dpgui.core.missing import MISSING_BUCKET, MISSING_IMPUTE
 from dpgui.errors import ParameterError
 
@@ -27,8 +27,7 @@ class MissingRuleControls:
         for key, label in text.MISSING_RULE_LABELS.items():
             self.combo.addItem(label, key)
         self.combo.setToolTip(text.MISSING_RULE_TOOLTIP)
-        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.combo.setMinimumContentsLength(16)
+        compact_combo(self.combo)
         self.value = ValidatedField(lambda raw: parse_number(raw, "the value missing values count as", "0"), "e.g. 0",
                                     "The value a missing value is counted as, in the column's units.")
         self.value.edit.setAccessibleName("Value missing values are counted as")

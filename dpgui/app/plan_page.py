@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.fields import (
-    ValidatedField, inline_message, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
+    ValidatedField, compact_combo, inline_message, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
 )
 from dpgui.app.projection_plots import ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
@@ -95,10 +95,6 @@ def _parse_public_n(raw: str) -> int:
     return int(value)
 
 
-def _compact(combo: QComboBox) -> None:
-    """Let a combo box with long item texts shrink with the panel (the full text shows when opened)."""
-    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-    combo.setMinimumContentsLength(16)
 
 
 class BudgetEditor(QWidget):
@@ -364,7 +360,7 @@ class PlanPage(QWidget):
         for key, label in text.NEIGHBOURS_LABELS.items():
             self.neighbours.addItem(label, key)
         self.neighbours.setToolTip(text.NEIGHBOURS_TOOLTIP)
-        _compact(self.neighbours)
+        compact_combo(self.neighbours)
         self.neighbours_help = self._help(text.NEIGHBOURS_HELP["change"])
         self.neighbours.currentIndexChanged.connect(self._on_neighbours)
         privacy_form.addRow("&Protect against:", self.neighbours)
@@ -432,7 +428,7 @@ class PlanPage(QWidget):
         self.target_where = QComboBox()
         self.target_where.addItem("at every point of the CDF (worst case)", "every")
         self.target_where.addItem("on average over the CDF points", "average")
-        _compact(self.target_where)
+        compact_combo(self.target_where)
         self.target_where.setToolTip("Quantiles fall at points that depend on the confidential data, so "
                                      "'every point' is the guarantee that also holds at the median and quartiles.")
         accuracy_form.addRow("&Where:", self.target_where)
@@ -507,7 +503,7 @@ class PlanPage(QWidget):
         for key, label in labels.items():
             combo.addItem(label, key)
         combo.setToolTip(tooltip)
-        _compact(combo)
+        compact_combo(combo)
         return combo
 
     def _on_neighbours(self) -> None:

@@ -15,13 +15,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 from dpgui.core.plan import OBJECTIVES, Plan, PrivacySpec
 from dpgui.core.planner import auto_plan, focus_error, focused_plan
 from dpgui.core.projection import Span, check_span
 from dpgui.core.tree import TreeShape, check_bins
+from dpgui.core.names import Name
 from dpgui.errors import ParameterError
 
 #: The focused plan is offered when it lowers the 95 % margin shown for the region by at least this
@@ -29,7 +29,7 @@ from dpgui.errors import ParameterError
 WORTH_IT = 0.05
 
 
-class Region(str, Enum):
+class Region(Name):
     """Where the officer needs accuracy: everywhere (no focus), a preset part of the range between the
     public bounds, or an interval typed in the column's units (``BETWEEN``). A ``str`` equal to its value,
     the word ``--focus`` and project files use."""
@@ -39,15 +39,6 @@ class Region(str, Enum):
     UPPER = "upper"
     MIDDLE = "middle"
     BETWEEN = "between"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
-    def __repr__(self) -> str:  # messages quote the word, e.g. 'drop'
-        return repr(self.value)
 
 
 #: Named regions as fractions of the range [lower, upper] between the public bounds (not of the data);

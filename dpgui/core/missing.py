@@ -25,11 +25,11 @@ remains a data check of the histogram reader, and old project files and manifest
 from __future__ import annotations
 
 import math
-from enum import Enum
 
 import numpy as np
 
 from dpgui.core.tree import bin_edges
+from dpgui.core.names import Name
 from dpgui.errors import ParameterError
 
 __all__ = [
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 
-class MissingRule(str, Enum):
+class MissingRule(Name):
     """What a release does with missing values. A ``str``: equal to (and stored as) its value, e.g.
     ``"bucket"``, as project files, manifests and the ledger have always held it."""
 
@@ -59,15 +59,6 @@ class MissingRule(str, Enum):
     DROP = "drop"
     IMPUTE = "impute"
     ERROR = "error"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
-    def __repr__(self) -> str:  # messages quote the word, e.g. 'drop'
-        return repr(self.value)
 
 
 #: Missing values counted in a noised leaf of their own (the ``change`` model's default).

@@ -21,12 +21,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from collections.abc import Sequence
-from enum import Enum
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dpgui.core.projection import interval_variance
+from dpgui.core.names import Name
 from dpgui.errors import ParameterError
 
 if TYPE_CHECKING:  # only named in annotations: `dpgui plan` needs noise_margin without the mechanism
@@ -59,21 +59,12 @@ def noise_margin(std_error: np.ndarray | float) -> np.ndarray:
     return np.where(se > 0, Z_TAIL * se + LATTICE_SLACK, 0.0)
 
 
-class WholeNumbers(str, Enum):
+class WholeNumbers(Name):
     """Why a column is known to hold whole numbers: public information, never the data's cells. A
     ``str`` equal to its value, as manifests, ledgers and project files hold it."""
 
     STATED = "stated"  # the officer stated it (a checkbox in the data step, --whole-numbers)
     TYPE = "type"  # the file's declared type (Parquet/Stata integer, a published schema's "integer")
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
-    def __repr__(self) -> str:
-        return repr(self.value)
 
     @property
     def description(self) -> str:

@@ -39,7 +39,8 @@ def test_the_pdf_names_the_region_the_imputed_value_and_whole_number_quantiles(t
     text = pdf_text(write_pdf(render_release_pdf(result, info, None), tmp_path / "statements.pdf"))
     assert "Region the plan was made for" in text and "from 0.5 to 9.5" in text
     assert "Counted as the value 7" in text and "not published on its own" in text
-    assert "Estimate (whole number)" in text and "stated that the column holds whole numbers" in text  # "officer": a ligature in pdftotext
+    # ("officer" is written with a ligature by pdftotext)
+    assert "Estimate (whole number)" in text and "stated that the column holds whole numbers" in text
     median = next(q for q in quantiles(result, [0.5], whole_numbers=True))
     assert median.whole and f"(median) {median.value:.0f} {median.low:.0f} to {median.high:.0f}" in text
     plain = ReleaseInfo("survey", "age", "0" * 32, CREATED, result.missing_rule)

@@ -21,26 +21,17 @@ from dpgui.formatting import format_margin_records
 from dpgui.report.project_file import load_project, project_to_json, save_project
 from dpgui.workspace.release import ReleaseRequest, confirmation_text, release_request
 
+from test_app_focus import choose, settled
+
 from gui_helpers import TIMEOUT, open_and_wait, sample_window_planned, set_column, type_into, wait_plan
 
 SAMPLE_BINS = 1000
-
-
-def settled(qtbot, page) -> None:
-    qtbot.waitUntil(lambda: page.plan is not None and not page.is_planning(), timeout=TIMEOUT)
 
 
 def projected(qtbot, page) -> None:
     settled(qtbot, page)
     qtbot.waitUntil(lambda: page.plots.projection is not None and page.plots.projection.plan is page.plan
                     and not page.plots.busy and "computing" not in page.summary.text(), timeout=TIMEOUT)
-
-
-def choose(qtbot, page, key: str) -> None:
-    before = page.plan
-    page.focus.setCurrentIndex(page.focus.findData(key))
-    qtbot.waitUntil(lambda: page.plan is not before, timeout=TIMEOUT)
-    settled(qtbot, page)
 
 
 @pytest.fixture
