@@ -406,8 +406,10 @@ class DataPage(QWidget):
         form.addRow("Number of &bins (K):", self.bins)
         form.addRow("Bin width:", self.bin_width)
         form.addRow(self.bounds_note)
-        form.addRow(self.suggest_button)
-        form.addRow(self.whole_check)
+        public_row = QHBoxLayout()  # one row: the window's least height stays what it was
+        public_row.addWidget(self.suggest_button, 1)
+        public_row.addWidget(self.whole_check)
+        form.addRow(public_row)
         form.addRow(self.whole_note)
         form.addRow(self.whole_button)
         set_buddy(form, self.lower_field, self.lower_field.edit)

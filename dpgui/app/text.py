@@ -118,9 +118,9 @@ ACCURACY_HELP = (
     "count, which holds the true count at least 95 times out of 100."
 )
 MISSING_HELP = (
-    "Missing values (empty cells, NA, NaN; in a one-column CSV, blank lines) are handled by a rule you choose "
-    "in step 2, never by the data: under “change one record” they are counted in a noised “missing” bucket, or "
-    "as a value you choose, and N = all rows; under “add or remove one record” they are left out (a neighbour)."
+    "Missing values (empty cells, NA, NaN; in a one-column CSV, blank lines) follow a rule of step 2, never "
+    "the data: under “change one record” a noised “missing” count or a value you choose, N = all rows; under "
+    "“add or remove one record” they are left out (a neighbour)."
 )
 WHOLE_NUMBERS_TOOLTIP = (
     "Tick this if the column can only hold whole numbers (counts, minutes, years of age), as you know from "
