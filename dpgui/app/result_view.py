@@ -125,6 +125,8 @@ class QuantileTableModel(QAbstractTableModel):
         if orientation != Qt.Orientation.Horizontal or not (0 <= section < len(self.HEADERS)):
             return None
         if role == Qt.ItemDataRole.DisplayRole:
+            if section == 1 and self._rows and self._rows[0].whole:  # the estimate says how it was made
+                return "Estimate\n(whole number)"
             return self.HEADERS[section]
         if role == Qt.ItemDataRole.ToolTipRole:
             if section == 0:
@@ -525,6 +527,7 @@ class ResultView(QWidget):
         a = int(np.clip(round((q1 - release.lower) / width), 0, k - 1))
         b = int(np.clip(round((q3 - release.lower) / width), a + 1, k))
         whole = self._whole_step is not None
+        self._to_label.setText("To (included)" if whole else "To (not included)")
         if whole:  # whole numbers, both included: bin edges sit half-way between them
             tip = (f"Counts the records with {self._value_label} from “from” to “to”, both included (the values are "
                    f"whole numbers). The release only has counts per bin of {self._whole_step:g} whole "
@@ -567,9 +570,8 @@ class ResultView(QWidget):
         low, high = answer.low, answer.high  # already clipped to what the true count can be
         count = min(max(answer.count, 0.0), n) if n > 0 else max(answer.count, 0.0)  # shown: never below 0
         if whole:
-            text = (f"About <b>{format_fixed(count, 0)}</b> records from {format_fixed(answer.start + 0.5, 0)} to "
-                    f"{format_fixed(answer.stop - 0.5, 0)} {html.escape(self._value_label)} (whole numbers, both "
-                    "included) ")
+            text = (f"About <b>{format_fixed(count, 0)}</b> records with {html.escape(self._value_label)} from "
+                    f"{format_fixed(answer.start + 0.5, 0)} to {format_fixed(answer.stop - 0.5, 0)}, both included ")
         else:
             text = (f"About <b>{format_fixed(count, 0)}</b> records between {format_edge(answer.start, self._edge_dec)} "
                     f"and {format_edge(answer.stop, self._edge_dec)} {html.escape(self._value_label)} ")

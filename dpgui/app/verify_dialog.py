@@ -453,6 +453,11 @@ def _facts(result: Verification) -> dict[str, str]:
         "Noise": RANDOM_SOURCES.get(str(m.get("random_source")), str(m.get("random_source", ""))),
         "Files": ", ".join(str(m.get("files", {}).get(kind, {}).get("name", "")) for kind in ("csv", "pdf")),
     }
+    focus, whole = m.get("focus"), m.get("whole_numbers")  # schema version 5: what the officer stated
+    if isinstance(focus, dict):
+        facts["Plan made for"] = str(focus.get("description", ""))
+    if isinstance(whole, dict):
+        facts["Whole numbers"] = f"{whole.get('description', '')}; quantiles: {whole.get('quantiles', '')}"
     signed = re.search(r"signed:(\S+)", result.trusted_comment or "")
     if signed:
         facts["Signed (UTC)"] = _utc_text(signed.group(1))

@@ -46,3 +46,20 @@ def test_the_pdf_names_the_region_the_imputed_value_and_whole_number_quantiles(t
     plain = ReleaseInfo("survey", "age", "0" * 32, CREATED, result.missing_rule)
     text = pdf_text(write_pdf(render_release_pdf(result, plain, None), tmp_path / "plain.pdf"))
     assert "Estimate (interpolated)" in text and "The values are whole numbers" not in text
+
+
+def test_the_verify_dialog_lists_the_statements_of_a_manifest():
+    from dpgui.app.verify_dialog import _facts
+    from dpgui.report.bundle import Verification, build_manifest
+
+    lower, upper, bins, _ = whole_number_bins(0, 99, 100)
+    privacy = PrivacySpec(1.0, impute=7.0)
+    plan = focus_offer(bins, privacy, (1, 10), default=auto_plan(bins, privacy)).focused_plan
+    result = release(np.ones(bins, np.int64), plan, SeededRandom(2), lower, upper, missing=5)
+    info = ReleaseInfo("survey", "age", "0" * 32, CREATED, result.missing_rule, whole_numbers=WholeNumbers.TYPE)
+    manifest = build_manifest(result, info, "n", b"csv", b"pdf", "ABCD")
+    facts = _facts(Verification(True, (), manifest, "ABCD", None))
+    assert "bin edges from 0.5 to 9.5" in facts["Plan made for"]
+    assert facts["Whole numbers"].startswith("the file's declared type") and "whole numbers (bins centred" in \
+        facts["Whole numbers"]
+    assert "counted as the public value 7" in facts["Missing values"]

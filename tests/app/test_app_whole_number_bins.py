@@ -95,7 +95,11 @@ def test_the_officers_statement_offers_centred_bins_and_gives_whole_quantiles(qt
     view.set_range(-5, -1)
     answer = view.range_result()
     assert answer is not None and (answer.start, answer.stop) == (-5.5, -0.5)
-    assert "from -5 to -1" in view.range_result_label.text() and "both included" in view.range_result_label.text()
+    assert "from -5 to -1, both included" in view.range_result_label.text()
+    assert view._to_label.text() == "To (included)"
+    from PySide6.QtCore import Qt
+
+    assert view.quantile_model.headerData(1, Qt.Orientation.Horizontal) == "Estimate\n(whole number)"
     # an integer column: the type says so, the box is ticked and cannot be unticked
     assert page.select_column("hour")
     assert page.whole_check.isChecked() and not page.whole_check.isEnabled()
