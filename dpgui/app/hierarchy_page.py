@@ -1041,9 +1041,10 @@ class HierarchyMode(QWidget):
     # ================================================================== the state
     def _on_state(self, parts: frozenset[str]) -> None:
         state = self.state_ws.state
-        if "data_path" in parts:  # what was read from the previous data goes with it
+        if "data_path" in parts:  # what was read or searched in the previous data goes with it
             self.read_note.setText("")
             show_inline(self.levels_message, "")
+            self.result_view.search.clear()
         if "loaded" in parts or "planned" in parts:
             loaded = state.loaded
             plan = state.planned.plan if state.planned is not None else None

@@ -175,12 +175,9 @@ class HierarchyResultView(QWidget):
 
     def set_release(self, release: HierarchyRelease | None) -> None:
         old = self.model
-        if release is None:  # no release (e.g. other data opened): nothing to find either
+        if release is None:
             self.model = None
             self.tree.setModel(None)
-            self.search.blockSignals(True)
-            self.search.clear()
-            self.search.blockSignals(False)
         else:
             self.model = HierarchyResultModel(release, self)
             self.tree.setModel(self.model)
