@@ -683,6 +683,8 @@ class HierarchyMode(QWidget):
             if planned is None or loaded is None:
                 self.compare.hide()
                 self.compare_label.hide()
+                if loaded is None and not state.problem:  # no tree (e.g. other data): no plan, nor its words
+                    self.summary.setText("No plan yet: choose the level columns in step 1.")
                 return
             plan = planned.plan
             unit = level_unit(plan)

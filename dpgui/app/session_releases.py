@@ -265,9 +265,11 @@ class SessionController(QObject):
                           f"{subject} not exported and not saved in a project. Opening {what} takes "
                           f"{'it' if len(pending) == 1 else 'them'} off the screen.", parent=self.window)
         text.plain_text(box)  # column and file names are shown literally
-        box.setInformativeText("Save the project to keep the releases with their data, or export the release to "
-                               "share it. If you open anyway, Release → Releases of This Session still lists them "
-                               "until you quit dpgui. Budget already spent stays spent.")
+        one = len(pending) == 1
+        box.setInformativeText(f"Save the project to keep {'it' if one else 'them'} with the data, or export "
+                               f"{'it' if one else 'the newest'} to share it. If you open anyway, Release → Releases "
+                               f"of This Session still lists {'it' if one else 'them'} until you quit dpgui. Budget "
+                               "already spent stays spent.")
         box.save_button = box.addButton("&Save Project…", QMessageBox.ButtonRole.AcceptRole)
         box.export_button = box.addButton("&Export…", QMessageBox.ButtonRole.ActionRole)
         box.export_button.setToolTip("Export the newest of them as a signed bundle, then open")
@@ -300,7 +302,7 @@ class SessionController(QObject):
             page = w.hierarchy
             if "outcome" not in page.state_ws.update(outcome=outcome):
                 page._show_outcome()
-        w.statusBar().showMessage(f"Showing the release {release_title(entry)} of {local_time(entry)}. "
+        w.statusBar().showMessage(f"Showing the release “{release_title(entry)}” of {local_time(entry)}. "
                                   "Nothing was released or spent.", 8000)
         return True
 
@@ -352,13 +354,17 @@ class SessionController(QObject):
 
     def nothing_shown_words(self) -> str:
         """Step 4's banner while it shows no release: what to do, and where the session's releases are."""
-        words = "Nothing released yet. When the plan suits you, press Release."
         count = len(self.releases.releases)
-        if count:
-            words = ("Nothing released from this data yet. When the plan suits you, press Release. "
-                     f"The {'release' if count == 1 else f'{count} releases'} of this session "
-                     f"{'is' if count == 1 else 'are'} under Release → Releases of This Session.")
-        return words
+        if not count:
+            return "Nothing released yet. When the plan suits you, press Release."
+        current = self._open_spec()
+        ours = 0 if current is None else sum(1 for r in self.releases.releases
+                                             if r.source is not None and same_data(r.source, current))
+        where = (f"The {'release' if count == 1 else f'{count} releases'} of this session "
+                 f"{'is' if count == 1 else 'are'} under Release → Releases of This Session.")
+        if ours == 0:
+            return f"Nothing released from this data yet. When the plan suits you, press Release. {where}"
+        return f"No release is shown. {where} To make a new one, press Release."
 
     # ------------------------------------------------------------------ the menu and the dialog
     def show_dialog(self) -> SessionReleasesDialog:

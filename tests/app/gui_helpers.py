@@ -38,6 +38,17 @@ def open_and_wait(qtbot, window, path: str | Path, column: str | None = None) ->
     qtbot.waitUntil(lambda: window._count_worker is None and not window.pool.busy(), timeout=TIMEOUT)
 
 
+def open_other_data(qtbot, window, path: str | Path, column: str | None = None) -> None:
+    """Open other data as :func:`open_and_wait`, answering "Open Anyway" if the window asks first (a release
+    on screen is neither exported nor saved: dpgui.app.session_releases)."""
+    window.open_file(str(path), column=column)
+    box = window.session.leave_box
+    if box is not None and box.isVisible():
+        box.open_button.click()
+    qtbot.waitUntil(lambda: window.table is not None and window.table.path == Path(path), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window._count_worker is None and not window.pool.busy(), timeout=TIMEOUT)
+
+
 def set_column(qtbot, window, column: str, lower: str, upper: str, bins: str) -> None:
     page = window.data_page
     assert page.select_column(column)

@@ -66,13 +66,6 @@ def leave_box(window) -> QMessageBox | None:
     return box if box is not None and box.isVisible() else None
 
 
-def open_anyway(qtbot, window) -> None:
-    """Answer "Open Anyway" if the question is shown (as an officer who lets the release go from view)."""
-    box = leave_box(window)
-    if box is not None:
-        box.open_button.click()
-
-
 WAYS_TO_OPEN = {
     "File → Open / command line": lambda w, f: w.open_file(str(f["other"])),
     "Open Recent": lambda w, f: (w._add_recent(str(f["other"])), w.recent_menu.actions()[0].trigger()),
@@ -107,7 +100,7 @@ def test_open_anyway_keeps_the_release_listed_and_it_shows_again_unmixed_and_sig
     release_id = window.workspace.state.shown.release_id
     window.open_file(str(files["other"]))
     qtbot.waitUntil(lambda: leave_box(window) is not None, timeout=5000)
-    open_anyway(qtbot, window)
+    leave_box(window).open_button.click()
     qtbot.waitUntil(lambda: window.table.path == files["other"], timeout=TIMEOUT)
     # the new data's workspace: no release of people.csv in it (nor in its project), none shown
     assert window.workspace.state.shown is None and window.workspace.state.releases == ()
@@ -184,7 +177,7 @@ def test_a_hierarchy_release_stays_listed_and_shows_again(qtbot, files):
     window.open_file(str(files["people"]))
     qtbot.waitUntil(lambda: leave_box(window) is not None, timeout=5000)
     assert "Counts over" in leave_box(window).text()
-    open_anyway(qtbot, window)
+    leave_box(window).open_button.click()
     qtbot.waitUntil(lambda: window.table.path == files["people"], timeout=TIMEOUT)
     assert page.state_ws.state.outcome is None and page.state_ws.state.releases == ()
     assert window.project.capture().hierarchy_releases == ()
