@@ -55,7 +55,7 @@ def release_title(entry: SessionRelease) -> str:
 
 
 def local_time(entry: SessionRelease) -> str:
-    return f"{entry.created.astimezone():%H:%M}"
+    return f"{entry.created.astimezone():%H:%M:%S}"
 
 
 def kept_words(entry: SessionRelease) -> str:
