@@ -553,10 +553,17 @@ class ProjectController(QObject):
         if not closing and self.window.session.not_kept():
             self.window.session.confirm_leave(then, "another project")
             return
-        if not self.needs_save_prompt():
+        elsewhere = self.window.session.not_kept_elsewhere() if closing else ()
+        if not self.needs_save_prompt() and not elsewhere:
             then()
             return
         box = save_changes_prompt(self.window, self.path.name if self.path else None, self.all_releases, closing)
+        if elsewhere:  # releases of data opened before: only exporting them keeps them past this session
+            box.setInformativeText(box.informativeText() + f"\n\n{len(elsewhere)} other release"
+                                   f"{'s' if len(elsewhere) != 1 else ''} of this session (of data opened before) "
+                                   f"{'are' if len(elsewhere) != 1 else 'is'} neither exported nor saved: Cancel, "
+                                   "then Release → Releases of This Session, to show and export "
+                                   f"{'them' if len(elsewhere) != 1 else 'it'}.")
         self.close_box = box
 
         def answered() -> None:
@@ -589,7 +596,8 @@ class ProjectController(QObject):
 
         Only the window's close button (a spontaneous event from the window system) asks here; Quit
         asks in :meth:`request_close`. A close() from code (scripts, tests) never waits for an answer."""
-        if self._closing or not event.spontaneous() or not self.needs_save_prompt():
+        if self._closing or not event.spontaneous() or not (self.needs_save_prompt()
+                                                            or self.window.session.not_kept_elsewhere()):
             return True
         event.ignore()
         self.confirm_discard(self._close_now, closing=True)

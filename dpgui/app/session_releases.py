@@ -228,6 +228,12 @@ class SessionController(QObject):
         """The releases on screen that are neither exported nor saved in a project file, oldest first."""
         return self.releases.not_kept(self.on_screen())
 
+    def not_kept_elsewhere(self) -> tuple[SessionRelease, ...]:
+        """The releases of this session that are not on screen (of data opened before) and neither exported
+        nor saved in a project file: quitting loses them from view."""
+        on_screen = self.on_screen()
+        return tuple(r for r in self.releases.releases if not r.kept and r.release_id not in on_screen)
+
     def confirm_leave(self, then: Callable[[], object], what: str) -> None:
         """Run ``then`` (which opens ``what``, e.g. "people.csv") now if no release on screen would be lost
         from view; else ask first: Save Project… (then ``then``), Export… (the newest such release; then ask

@@ -196,3 +196,20 @@ def test_a_project_is_not_overwritten_with_other_data(qtbot, files, tmp_path):
     open_and_wait(qtbot, window, files["people"])
     assert window.project.path is None
     assert load_project(files["project"]).data_path == str(files["other"])
+
+
+def test_quit_names_the_releases_of_data_opened_before(qtbot, files):
+    """A release let go from the screen (Open Anyway) and never exported is named again at Quit, even when
+    the open data's workspace has nothing to save."""
+    window = released_window(qtbot, files["people"])
+    window.open_file(str(files["other"]))
+    qtbot.waitUntil(lambda: leave_box(window) is not None, timeout=5000)
+    leave_box(window).open_button.click()
+    qtbot.waitUntil(lambda: window.table.path == files["other"], timeout=TIMEOUT)
+    window.project.request_close()
+    box = window.project.close_box
+    assert box is not None and box.isVisible()
+    assert "1 other release of this session (of data opened before) is neither exported nor saved" \
+        in box.informativeText()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert window.isVisible()
