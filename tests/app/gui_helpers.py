@@ -83,6 +83,17 @@ def release_and_wait(qtbot, window) -> None:
     qtbot.waitUntil(lambda: window.outcome is not before and window._release_worker is None, timeout=TIMEOUT)
 
 
+def hierarchy_sample_released(qtbot, window):
+    """Open the hierarchy sample (levels chosen), wait for its plan, release it; returns the mode's page."""
+    window.open_hierarchy_sample()
+    page = window.hierarchy
+    qtbot.waitUntil(lambda: page.state_ws.state.planned is not None and not page.is_busy(), timeout=TIMEOUT)
+    click_release_in_confirmation("Release")
+    window.release()
+    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not None and page.release_worker is None, timeout=TIMEOUT)
+    return page
+
+
 def release_and_wait_for_error(qtbot, window) -> None:
     """Confirm a release that is expected to fail, and wait for its error dialog."""
     click_release_in_confirmation("Release")

@@ -122,16 +122,11 @@ def test_csv_export_proposes_the_releases_folder_and_says_it_is_done(qtbot, rele
 
 def test_a_hierarchy_export_proposes_the_releases_folder_and_the_banner_says_where_it_went(qtbot, home):
     from dpgui.report.keystore import create_key
-    from gui_helpers import TIMEOUT, click_release_in_confirmation
+    from gui_helpers import hierarchy_sample_released
 
     window = make_window(qtbot)
     window.noise_source = SecureRandom
-    window.open_hierarchy_sample()
-    page = window.hierarchy
-    qtbot.waitUntil(lambda: page.state_ws.state.planned is not None and not page.is_busy(), timeout=TIMEOUT)
-    click_release_in_confirmation("Release")
-    window.release()
-    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not None and page.release_worker is None, timeout=TIMEOUT)
+    page = hierarchy_sample_released(qtbot, window)
     assert "Export it as a signed bundle to share it" in page.release_status.text()
     create_key("officer", PASSPHRASE)
     dialog = page.export_dialog()

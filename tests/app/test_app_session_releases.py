@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
@@ -19,7 +19,7 @@ from dpgui.data.hierarchy import hierarchy_sample_path
 from dpgui.data.source import SourceSpec
 from dpgui.report.project_file import Project, load_project, save_project
 
-from gui_helpers import TIMEOUT, make_window, open_and_wait, release_and_wait, set_column
+from gui_helpers import TIMEOUT, hierarchy_sample_released, make_window, open_and_wait, release_and_wait, set_column
 
 
 @pytest.fixture
@@ -165,14 +165,7 @@ def test_export_from_the_question_exports_the_release_then_opens(qtbot, files, m
 
 def test_a_hierarchy_release_stays_listed_and_shows_again(qtbot, files):
     window = make_window(qtbot, seed=5)
-    window.open_hierarchy_sample()
-    page = window.hierarchy
-    qtbot.waitUntil(lambda: page.state_ws.state.planned is not None and not page.is_busy(), timeout=TIMEOUT)
-    from gui_helpers import click_release_in_confirmation
-
-    click_release_in_confirmation("Release")
-    window.release()
-    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not None and page.release_worker is None, timeout=TIMEOUT)
+    page = hierarchy_sample_released(qtbot, window)
     release_id = page.state_ws.state.outcome.release_id
     window.open_file(str(files["people"]))
     qtbot.waitUntil(lambda: leave_box(window) is not None, timeout=5000)
