@@ -583,7 +583,8 @@ class MainWindow(QMainWindow):
             return
         rel = shown.release
         # figures made on the release worker (a restored release: made here, and has no confidential counts)
-        self.result_view.set_release(rel, shown.info.column, shown.counts, shown.figures)
+        self.result_view.set_release(rel, shown.info.column, shown.counts, shown.figures,
+                                     shown.info.whole_numbers is not None)
         self.tree_view.set_release(rel)
         self.tabs.setCurrentIndex(TAB_RESULTS)
 

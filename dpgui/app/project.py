@@ -48,6 +48,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton, QWidget
 
 from dpgui.app import text
 from dpgui.app.workers import Worker, WorkerPool
+from dpgui.core.focus import FocusChoice
 from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, is_supported_file_name
 from dpgui.data.source import SourceSpec
 from dpgui.errors import DpguiError
@@ -409,14 +410,16 @@ class ProjectController(QObject):
         name = Path(spec.location).name if spec.kind == "file" else spec.display_name()
         problems = []
         found = w.data_page.apply_workspace(project.column, project.lower, project.upper, project.bins,
-                                            project.missing)
+                                            project.missing, project.whole_numbers)
         if project.column and not found:
             problems.append(f"The column '{project.column}' is not in {name}; pick the column again.")
         plan = project.plan_object()
         if plan is not None and (plan.shape.bins != project.bins or plan.privacy.delta != project.delta):
             plan = None  # saved half-way through re-planning: plan again
         w.plan_page.apply_plan(plan, project.consistency, project.branching, project.objective,
-                               project.locked_levels, delta=project.delta, noise=project.noise)
+                               project.locked_levels, delta=project.delta, noise=project.noise,
+                               impute=project.missing_impute,
+                               focus=None if project.focus is None else FocusChoice.from_json(project.focus))
         if project.dataset:
             w.data_page.set_dataset_name(project.dataset)
         self._show_last_release(project.releases, project.dataset)
