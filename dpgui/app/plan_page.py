@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.fields import (
-    ValidatedField, inline_message, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
+    ValidatedField, inline_message, offer_neighbours, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
 )
 from dpgui.app.projection_plots import ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
@@ -385,6 +385,11 @@ class PlanPage(QWidget):
         privacy_form.addRow("&Protect against:", self.neighbours)
         set_buddy(privacy_form, self.neighbours, self.neighbours)
         privacy_form.addRow(self.neighbours_help)
+        self.neighbours_note = self._help("")  # a query whose row count is not public: what was done, and why
+        self.neighbours_note.setStyleSheet("font-weight: bold;")
+        self.neighbours_note.setVisible(False)
+        self._neighbours_switched = False
+        privacy_form.addRow(self.neighbours_note)
         self.records_per_person = QSpinBox()
         self.records_per_person.setRange(1, 10_000)
         self.records_per_person.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP)
@@ -553,6 +558,17 @@ class PlanPage(QWidget):
         self._on_target_unit()
         self.schedule_replan()
 
+    def _offer_neighbours(self) -> None:
+        """Offer "N is public" only when the open data's row count may be public: for a query not stated public
+        it is not available, a plan under it is switched to "N is private" (planned again), and the note
+        under the choice says which of the two happened (:func:`~dpgui.app.fields.offer_neighbours`)."""
+        source = self._workspace.state.source
+        public = source is None or source.source_spec.row_count_may_be_public
+        switched = offer_neighbours(self.neighbours, public)
+        self._neighbours_switched = not public and (switched or self._neighbours_switched)
+        self.neighbours_note.setText("" if public else text.query_rows_private_note(self._neighbours_switched))
+        self.neighbours_note.setVisible(not public)
+
     def _n_is_public(self) -> bool:
         return bool(self.neighbours.currentData() == "change")
 
@@ -604,6 +620,8 @@ class PlanPage(QWidget):
         bins_changed = context.bins != self._context.bins
         bounds_changed = (context.lower, context.upper) != (self._context.lower, self._context.upper)
         self._context = context
+        if "source" in parts:
+            self._offer_neighbours()
         self._fill_public_n()
         self._update_delta_help()
         if bins_changed or (bounds_changed and self.focus.currentData() != "everywhere"):
@@ -1098,6 +1116,9 @@ class PlanPage(QWidget):
                 combo.setCurrentIndex(index)
                 combo.blockSignals(False)
         self.neighbours_help.setText(text.NEIGHBOURS_HELP[self.neighbours.currentData()])
+        self._offer_neighbours()
+        if plan is not None and plan.privacy.neighbours != self.neighbours.currentData():
+            plan = None  # saved under "N is public" for a query whose row count is private: planned again, said
         self._fill_public_n()
         self._on_target_unit()
         self.branching.set_text(branching or "auto")

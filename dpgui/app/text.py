@@ -55,6 +55,25 @@ NEIGHBOURS_TOOLTIP = (
     "tables that differ by one person being present or absent (N private). The second is "
     "stronger; under it the app estimates N from the released counts."
 )
+QUERY_ROWS_PUBLIC_LABEL = "The number of rows this query returns is &public"
+QUERY_ROWS_PUBLIC_HELP = (
+    "Tick this only if the number of rows that this query selects may be published, for example because it is "
+    "in an official table already. With it, you may protect against one person's record changing, and the "
+    "release then publishes that number exactly. Without it, dpgui keeps the number private: a query selects a "
+    "group (e.g. one region), and the group's size is not public just because the table's size is."
+)
+
+
+def query_rows_private_note(switched: bool) -> str:
+    """Under "Protect against" for a query whose row count was not stated public: what the window did."""
+    change, addremove = NEIGHBOURS_LABELS["change"], NEIGHBOURS_LABELS["addremove"]
+    done = (f"Protection switched to “{addremove}”: " if switched else
+            f"“{change}” is not available: ")
+    return (done + "this data is a query, and the number of rows it returns is not public (choosing the first "
+            "protection would publish it exactly). If that number is public, tick “"
+            + QUERY_ROWS_PUBLIC_LABEL.replace("&", "") + "” in File → Connect to a Database….")
+
+
 RECORDS_PER_PERSON_HELP = (
     "The most rows any single person can have in the table. Noise grows in proportion."
 )

@@ -85,7 +85,9 @@ def source_text(record: dict[str, Any]) -> str:
     elif record.get("table") is not None:
         what = f"table {record['table']} in {where}"
     elif record.get("query") is not None:
-        what = f"the query {record['query']!r} on {where}"
+        what = f"the query {record['query']!r} on {where}" + {
+            True: " (its number of rows stated public by the publisher)",
+            False: " (its number of rows kept private)"}.get(record.get("row_count_public"), "")
     else:  # a Spark dataset read from its location
         what = f"the dataset {where}"
     dialect = record.get("dialect")
