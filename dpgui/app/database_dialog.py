@@ -259,10 +259,8 @@ class DatabaseDialog(QDialog):
         self.query_help = _hint("One read-only SELECT; queries that change the database are refused.", QUERY_HELP)
         self.rows_public = QCheckBox(text.QUERY_ROWS_PUBLIC_LABEL)
         self.rows_public.setToolTip(text.QUERY_ROWS_PUBLIC_HELP)
-        self.rows_public_help = _hint("Leave it unticked unless that number may be published: dpgui then keeps it "
-                                      "private and protects against one person being added or removed.",
+        self.rows_public_help = _hint("Tick it only if that number may be published; unticked, dpgui keeps it private.",
                                       text.QUERY_ROWS_PUBLIC_HELP)
-        self.rows_public_help.setWordWrap(True)
         self.table_radio.toggled.connect(self._on_kind)
 
         self.password_edit = QLineEdit()

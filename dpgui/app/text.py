@@ -66,12 +66,12 @@ QUERY_ROWS_PUBLIC_HELP = (
 
 def query_rows_private_note(switched: bool) -> str:
     """Under "Protect against" for a query whose row count was not stated public: what the window did."""
-    change, addremove = NEIGHBOURS_LABELS["change"], NEIGHBOURS_LABELS["addremove"]
-    done = (f"Protection switched to “{addremove}”: " if switched else
-            f"“{change}” is not available: ")
-    return (done + "this data is a query, and the number of rows it returns is not public (choosing the first "
-            "protection would publish it exactly). If that number is public, tick “"
-            + QUERY_ROWS_PUBLIC_LABEL.replace("&", "") + "” in File → Connect to a Database….")
+    tick = f"If it is public, tick “{QUERY_ROWS_PUBLIC_LABEL.replace('&', '')}” in File → Connect to a Database"
+    if switched:
+        return ("Switched to “One person may be added or removed”: this data is a query, and the number of rows "
+                f"it returns is not public. {tick}.")
+    return ("“One person's record may change” is not offered: it would publish the number of rows this query "
+            f"returns, which is not public. {tick}.")
 
 
 RECORDS_PER_PERSON_HELP = (
