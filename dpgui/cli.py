@@ -991,6 +991,7 @@ def cmd_ledger(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from dpgui.report.ledger import Ledger
+    from dpgui.report.publish import release_words
 
     with Ledger() as ledger:
         if args.ledger_command == "cap":
@@ -1025,7 +1026,14 @@ def cmd_ledger(args: argparse.Namespace) -> int:
                       + (f", ρ = {r.rho:.4g}" if r.delta > 0 and r.rho is not None else ""))
             print(f"  {r.created_utc}  {r.dataset_id}  {charge}  release {r.release_id}"
                   + (f"  bundle {r.bundle}" if r.bundle else ""))
+            print(f"      {_one_line(release_words(r.description))}")
     return 0
+
+
+def _one_line(text: str) -> str:
+    """``text`` as one line of a terminal: runs of white space (a query's line breaks) as one space, any other
+    character that is not printable escaped (a recorded text cannot start a line of its own)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in " ".join(text.split()))
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

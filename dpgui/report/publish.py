@@ -36,7 +36,7 @@ from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.projection import has_padding
 from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.csv_export import joined_texts
-from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, write_bundle
+from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, source_text, write_bundle
 from dpgui.report.ledger import Ledger, ReleaseOutput, Totals
 from dpgui.report.signing import SecretKey
 
@@ -169,6 +169,24 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
 
     return spend_then_release(ledger, dataset, release_id, plan, mechanism_name(plan), description, draw,
                               lambda out: (levels_sha256(out[0].levels), release_params(*out), out[0].secure))
+
+
+def release_words(description: dict[str, Any]) -> str:
+    """What a ledger entry says was released, in words, from its recorded ``description``: the kind, the
+    column (CDF) or the levels (hierarchy), and the data source (its query or table, or the file's
+    format; :func:`~dpgui.report.bundle.source_text`), e.g. "CDF of column 'wage' from the query 'SELECT …'
+    on sqlite:///wages.db (its number of rows kept private); counted by the database (SQLite 3.45.1)".
+    Entries of older versions say what they recorded ("source not recorded")."""
+    if description.get("kind") == "hierarchy":
+        levels = description.get("levels")
+        what = ("hierarchy counts over " + " > ".join(repr(str(level)) for level in levels)
+                if isinstance(levels, list) and levels else "hierarchy counts")
+    elif "column" in description:
+        what = f"CDF of column {str(description['column'])!r}"
+    else:
+        what = "release (kind not recorded)"
+    source = description.get("source")
+    return f"{what} from {source_text(source)}" if isinstance(source, dict) else f"{what}; source not recorded"
 
 
 def spend_then_release(ledger: Ledger, dataset: str, release_id: str, plan: Chargeable, mechanism: str,
