@@ -167,6 +167,23 @@ def test_a_genuine_saved_cdf_release_signs_as_the_one_made_in_the_session(tmp_pa
     assert restored[".json"] == session[".json"]  # the manifest, noise choice and source included
 
 
+def test_an_edited_noise_choice_is_refused_and_a_missing_one_is_signed_as_recorded(tmp_path, secret):
+    """The planner's noise choice (both noises' projected errors) is stated in the manifest: compared like the
+    rest of the plan when the file carries one; a file without one (as some earlier versions saved) is signed
+    with the recorded one."""
+    result, info = _cdf_release()
+    document = _cdf_document(result, info)
+    edited = copy.deepcopy(document)
+    choice = edited["releases"][0]["plan"]["noise_choice"]
+    choice["laplace"]["total_sq_error"] = choice["laplace"]["total_sq_error"] / 2  # "Laplace was twice as good"
+    with Ledger() as ledger, pytest.raises(DataError, match="plan"):
+        authenticate_release(ledger, *_restored_cdf(edited))
+    without = copy.deepcopy(document)
+    del without["releases"][0]["plan"]["noise_choice"]
+    signed = json.loads(_sign_cdf(without, tmp_path / "without", secret)[".json"])
+    assert signed["noise_choice"] == result.plan.to_json()["noise_choice"]
+
+
 def _hierarchy_release(notes: tuple[str, ...] = (NOTE,), source: dict[str, Any] | None = SOURCE):
     paths = [(f"R{r}", f"R{r}/D{d}") for r in range(3) for d in range(4)]
     tree = Hierarchy.from_paths(("region", "district"), paths)
