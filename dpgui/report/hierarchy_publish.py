@@ -26,8 +26,10 @@ from dpgui.core.noise import RandomSource
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo, hierarchy_sha256, write_hierarchy_bundle
 from dpgui.report.ledger import Ledger
-from dpgui.report.publish import (check_row_count_public, confirm_recorded_release, levels_sha256, spend_then_release,
-                                  write_and_record_bundle)
+from dpgui.report.publish import (
+    check_row_count_public, check_signed_row_count, confirm_recorded_release, levels_sha256, spend_then_release,
+    write_and_record_bundle,
+)
 from dpgui.report.signing import SecretKey
 
 if TYPE_CHECKING:
@@ -141,6 +143,7 @@ def authenticate_hierarchy_release(ledger: Ledger, result: HierarchyRelease,
     """
     confirm_recorded_release(ledger, info.release_id, info.dataset, hierarchy_release_params(result, info),
                              levels_sha256(result.counts))
+    check_signed_row_count(info.release_id, result.plan.privacy, info.source)
     return info if info.secure else replace(info, secure=True)
 
 

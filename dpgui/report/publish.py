@@ -112,12 +112,19 @@ def check_missing_rule(plan: Plan, missing: str = MISSING_AUTO) -> str:
     return plan.privacy.missing_rule
 
 
+def publishes_private_row_count(privacy: PrivacySpec, source_record: dict[str, Any] | None) -> bool:
+    """Would a release publish N exactly (the neighbour model ``change``) from a query whose row count was not
+    stated public? The record of a query holds the officer's statement (``row_count_public``); a record
+    without it (made before the statement existed) is a query whose row count was never stated public."""
+    return (privacy.root_public and source_record is not None and source_record.get("query") is not None
+            and source_record.get("row_count_public") is not True)
+
+
 def check_row_count_public(privacy: PrivacySpec, source_record: dict[str, Any] | None) -> None:
-    """Refuse, before anything is spent, a release that would publish N exactly (the neighbour model
-    ``change``) from a source whose record says its row count is not public: a query whose row count
-    the officer did not state public (:func:`dpgui.data.source.neighbours_for` decides the model; this
-    is the last check, on what the manifest would say)."""
-    if privacy.root_public and source_record is not None and source_record.get("row_count_public") is False:
+    """Refuse, before anything is spent, a release that would publish a query's row count that is not public
+    (:func:`publishes_private_row_count`): :func:`dpgui.data.source.neighbours_for` decides the model before
+    anything is read; this is the last check, on what the manifest would say."""
+    if publishes_private_row_count(privacy, source_record):
         raise ParameterError(
             "this release would publish N, the exact number of rows the query returns, and that number was not "
             "stated public", "state that it is public (--n-public; in the window the box 'The number of rows this "
@@ -344,10 +351,21 @@ def authenticate_release(ledger: Ledger, result: Release, info: ReleaseInfo) -> 
     output = confirm_recorded_release(ledger, info.release_id, info.dataset, release_params(result, info),
                                       levels_sha256(result.levels),
                                       dataset_fix="name the dataset {recorded!r} in step 1, or release the data again")
+    check_signed_row_count(info.release_id, result.plan.privacy, info.source)
     recorded_plan = output.params["plan"]
     if result.plan.noise_choice is None and isinstance(recorded_plan, dict) and "noise_choice" in recorded_plan:
         result = replace(result, plan=Plan.from_json(recorded_plan))  # the reasons the planner gave, as recorded
     return result if result.secure else replace(result, secure=True)
+
+
+def check_signed_row_count(release_id: str, privacy: PrivacySpec, source: dict[str, Any] | None) -> None:
+    """A release recorded by an earlier dpgui that published a query's exact row count without the statement
+    that it is public is not signed (:func:`publishes_private_row_count`): signing would publish it now."""
+    if publishes_private_row_count(privacy, source):
+        raise DataError(f"release {release_id} publishes N, the exact number of rows its query returns, which was not "
+                        "stated public (an earlier dpgui published it under 'change'), so it is not signed",
+                        "release the data again: a query now gets the neighbour model addremove unless its row count "
+                        "is stated public")
 
 
 def confirm_recorded_release(ledger: Ledger, release_id: str, dataset: str, params: dict[str, Any], digest: str,

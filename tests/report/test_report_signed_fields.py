@@ -44,7 +44,8 @@ from dpgui.report.publish import authenticate_release, sign_release, spend_and_r
 PASSPHRASE = "signed fields passphrase"
 BINS = 50
 SOURCE = {"kind": "database", "location": "postgresql://officer@db.example.org/payroll",
-          "query": "SELECT wage FROM wages WHERE region = 'south'", "engine": "the database (PostgreSQL 16)"}
+          "query": "SELECT wage FROM wages WHERE region = 'south'", "row_count_public": True,
+          "engine": "the database (PostgreSQL 16)"}
 NOTE = "the prior lists 3 categories that the data does not hold"
 
 
@@ -374,6 +375,33 @@ def test_an_older_hierarchy_record_without_notes_is_refused_only_when_the_releas
     _as_recorded_by_version_2(quiet_info.release_id, "notes", "source")
     with Ledger() as ledger:
         assert authenticate_hierarchy_release(ledger, *_restored_hierarchy(_hierarchy_document(quiet, quiet_info))).secure
+
+
+def test_an_older_release_that_published_a_querys_row_count_is_not_signed(secret):
+    """Releases of dpgui before the statement existed published a query's N under "change": their records (and
+    project files) hold the query without ``row_count_public``. Signing one now would publish that N."""
+    result, info = _cdf_release()
+    cdf = _cdf_document(result, info)
+    del cdf["releases"][0]["source"]["row_count_public"]
+    tree, tree_info = _hierarchy_release()
+    hierarchy = _hierarchy_document(tree, tree_info)
+    del hierarchy["hierarchy_releases"][0]["source"]["row_count_public"]
+    raw = sqlite3.connect(ledger_module.default_ledger_path())
+    try:
+        raw.execute("DROP TRIGGER IF EXISTS release_outputs_no_update")
+        for release_id, text in raw.execute("SELECT release_id, params FROM release_outputs").fetchall():
+            params = json.loads(text)
+            del params["source"]["row_count_public"]
+            raw.execute("UPDATE release_outputs SET params = ? WHERE release_id = ?", (json.dumps(params), release_id))
+        raw.commit()
+    finally:
+        raw.close()
+    with Ledger() as ledger:
+        for authenticate, restored in ((authenticate_release, _restored_cdf(cdf)),
+                                       (authenticate_hierarchy_release, _restored_hierarchy(hierarchy))):
+            with pytest.raises(DataError) as refused:
+                authenticate(ledger, *restored)
+            assert "exact number of rows its query returns" in refused.value.problem and "again" in refused.value.fix
 
 
 def test_a_version_2_ledger_is_upgraded_without_changing_a_record(tmp_path):
