@@ -117,17 +117,22 @@ def _bundle_files(folder: Path) -> dict[str, bytes]:
             for path in sorted(folder.iterdir())}
 
 
+def _signed_files(folder: Path) -> dict[str, bytes]:
+    """The bundle's CSV, PDF and manifest (the signature apart: minisign's comment holds a time)."""
+    files = _bundle_files(folder)
+    files.pop(".minisig")
+    return files
+
+
 def _sign_cdf(document: dict[str, Any], folder: Path, secret) -> dict[str, bytes]:
     """Restore, confirm as the window does (the shown release is the ledger-confirmed one), draw the
-    report from it and sign: the bundle's files (the signature apart: minisign's comment holds a time)."""
+    report from it and sign: the bundle's files."""
     release, info = _restored_cdf(document)
     folder.mkdir()
     with Ledger() as ledger:
         shown = authenticate_release(ledger, release, info)
         sign_release(ledger, folder, "bundle", shown, info, _report_bytes(shown, info), secret)
-    files = _bundle_files(folder)
-    files.pop(".minisig")
-    return files
+    return _signed_files(folder)
 
 
 # ------------------------------------------------------------------------------------------ reproductions
@@ -224,9 +229,7 @@ def _sign_hierarchy(document: dict[str, Any], folder: Path, secret) -> dict[str,
                                      "the released counts")
         sign_hierarchy_release(ledger, folder, "bundle", release, confirmed,
                                _report_bytes(release, confirmed, projection), secret, projection)
-    files = _bundle_files(folder)
-    files.pop(".minisig")
-    return files
+    return _signed_files(folder)
 
 
 def test_hierarchy_notes_replaced_in_the_project_are_refused_naming_them(tmp_path, secret):
