@@ -473,11 +473,13 @@ def _note_delta_unused(plan: Plan, command: str) -> None:
 
 
 def _plan_report(plan: Plan, n: int | None, args: argparse.Namespace) -> dict[str, Any]:
+    from dpgui.core.margins import cdf_margins
     from dpgui.core.planner import baselines
     from dpgui.core.projection import project
 
     out = _plan_json(plan, args)
     out["projected"] = project(plan).to_json(n)
+    out["projected"]["margin95"] = cdf_margins(plan).to_json()
     out["baselines"] = baselines(plan.shape.bins, plan.privacy)
     best = out["baselines"]["paper_best"]["total_sq_error"]
     out["projected"]["ratio_to_paper_best"] = out["projected"]["total_sq_error"] / best
@@ -543,6 +545,15 @@ def noise_text(report: dict[str, Any]) -> str:
     return text
 
 
+def _margin_line(margins: dict[str, float], n: int | None) -> str:
+    """The stated 95 % margins of a CDF plan (``projected["margin95"]``), worded as the window and the
+    PDF word them: "Projected 95 % margin …: ± … at the worst point of the CDF, ± … on average"."""
+    from dpgui.core.margins import MARGIN_NAME
+    from dpgui.formatting import cdf_margin_words
+
+    return f"Projected {MARGIN_NAME}: {cdf_margin_words(margins['worst'], margins['average'], n)}"
+
+
 def plan_text(report: dict[str, Any], n: int | None) -> str:
     """The plan in words, for people: tree, budgets, projected error, comparison with the paper."""
     neighbours = ("change-one (N = all rows is public and published exactly)" if report["neighbours"] == "change"
@@ -571,13 +582,9 @@ def plan_text(report: dict[str, Any], n: int | None) -> str:
     else:
         for level, eps, scale in zip(report["levels"], report["level_epsilons"], report["level_noise_scales"]):
             lines.append(f"  level {level}: ε = {eps:.4g}" + (f", noise scale {scale:.4g}" if scale else ", not released"))
-    worst = projected["max_std_error"]
-    share = f" ({100 * worst / n:.3g} % of N)" if n else ""
     lines += [
-        "Projected error of each cumulative count (before consistency, which usually lowers it):",
-        f"  worst standard error ±{worst:.4g} records{share}; its 95 % band ±{projected['max_margin95']:.4g} "
-        "(2.2 SE + 1; holds the truth in ≥ 95 % of releases)",
-        f"  root-mean-square error ±{projected['rms_error']:.4g} records",
+        f"{_margin_line(projected['margin95'], n)} (of the cumulative counts, before consistency, which usually "
+        "lowers it)",
         f"  total squared error {projected['total_sq_error']:.4g} = {projected['ratio_to_paper_best']:.3f} x "
         f"paper 000's best tree ({'x'.join(map(str, report['baselines']['paper_best']['branching']))}, "
         "equal budgets, covering sum)",
@@ -990,6 +997,7 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     import secrets  # here: it loads OpenSSL, which the other commands do not need
 
+    from dpgui.core.margins import cdf_margins
     from dpgui.core.projection import project
     from dpgui.core.simulation import simulate
     from dpgui.core.synthetic import synthetic_counts
@@ -1031,7 +1039,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         "n": n if n_public else "N is private (addremove): not shown",
         "insecure_seeded_noise": True,
         **result.to_json(),
-        "projected": project(plan).to_json(n if n > 0 and n_public else None),
+        "projected": {**project(plan).to_json(n if n > 0 and n_public else None),
+                      "margin95": cdf_margins(plan).to_json()},
     }
     if args.json:
         _print(out, True)
@@ -1075,8 +1084,8 @@ def simulate_text(out: dict[str, Any], show_n: bool) -> str:
     lines += [
         "  (mean over the trials ± its standard error)",
         "",
-        f"Projected (before consistency): total squared error {projected['total_sq_error']:.4g}, "
-        f"worst standard error ±{projected['max_std_error']:.4g} records, rms ±{projected['rms_error']:.4g} records",
+        f"{_margin_line(projected['margin95'], out['n'] if show_n and isinstance(out['n'], int) else None)} "
+        f"(before consistency); total squared error {projected['total_sq_error']:.4g}",
     ]
     return "\n".join(lines)
 

@@ -122,6 +122,21 @@ def format_margin_records(margin: float) -> str:
     return f"± {margin:,.1f} records"
 
 
+def format_margin_of_n(margin: float, n: int | None, n_name: str = "N") -> str:
+    """A 95 % margin in records, with its share of N when N is known:
+    ``± 27.4 records (0.27 % of N = 10,000)``."""
+    share = f" ({format_percent_of(margin, n)} of {n_name} = {n:,})" if n else ""
+    return f"{format_margin_records(margin)}{share}"
+
+
+def cdf_margin_words(worst: float, average: float, n: int | None = None, n_name: str = "N") -> str:
+    """A CDF plan's stated errors in words, the same in the window, the CLI and the PDF:
+    ``± 27.4 records at the worst point of the CDF, ± 21.9 records on average`` (each with its share
+    of N when N is known; ``n_name`` names N, e.g. "your estimate of N")."""
+    return (f"{format_margin_of_n(worst, n, n_name)} at the worst point of the CDF, "
+            f"{format_margin_of_n(average, n, n_name)} on average")
+
+
 # ---------------------------------------------------------------------------- values in column units
 def value_decimals(width: float) -> int:
     """Decimals that show a value to the precision of one bin of this width (0 for bins ≥ 1 wide,
