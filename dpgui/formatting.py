@@ -122,11 +122,38 @@ def format_margin_records(margin: float) -> str:
     return f"± {margin:,.1f} records"
 
 
+def format_level_margin(margin: float) -> str:
+    """A hierarchy level's 95 % margin: ``± 16.4 records``, or ``exact`` for a level published without
+    noise (the total N under change)."""
+    return "exact" if margin == 0 else format_margin_records(margin)
+
+
 def format_margin_of_n(margin: float, n: int | None, n_name: str = "N") -> str:
     """A 95 % margin in records, with its share of N when N is known:
     ``± 27.4 records (0.27 % of N = 10,000)``."""
     share = f" ({format_percent_of(margin, n)} of {n_name} = {n:,})" if n else ""
     return f"{format_margin_records(margin)}{share}"
+
+
+def format_relative_margin(ratio: float | None) -> str:
+    """A 95 % margin as a share of a count (``ratio`` = margin ÷ count): ``± 33 %``, ``± 1.3 %``,
+    ``± 250 %``; ``∞`` for an empty category (any error is infinitely large against 0), ``—`` unknown."""
+    if ratio is None or math.isnan(ratio):
+        return "—"
+    if math.isinf(ratio):
+        return "∞"
+    percent = 100.0 * ratio
+    return f"± {percent:,.0f} %" if percent >= 10 else f"± {percent:.2g} %"
+
+
+def format_share_whole(share: float | None) -> str:
+    """A share in [0, 1] as a whole percentage (``8 %``; ``< 1 %`` for a share below one half percent
+    but above 0), ``—`` unknown."""
+    if share is None or math.isnan(share):
+        return "—"
+    if 0 < share < 0.005:
+        return "< 1 %"
+    return f"{100.0 * share:.0f} %"
 
 
 def cdf_margin_words(worst: float, average: float, n: int | None = None, n_name: str = "N") -> str:

@@ -604,9 +604,18 @@ def _draw_header(c: Canvas, release: Release) -> float:
     return h + 0.08 * RESOLUTION
 
 
+FOOTER_POINTS = 7.5
+
+
+def footer_top(c: Canvas) -> float:
+    """The top of the footer :func:`draw_footer` draws: the page's content ends above it."""
+    return c.height - c.line_height(c.font(FOOTER_POINTS)) - 0.1 * RESOLUTION
+
+
 def draw_footer(c: Canvas, release_id: str, dataset: str, page: int, page_count: int) -> float:
-    """Release id, dataset and page number at the foot of the page; returns the top of the footer."""
-    font = c.font(7.5)
+    """Release id, dataset and page number at the foot of the page; returns the top of the footer
+    (:func:`footer_top`)."""
+    font = c.font(FOOTER_POINTS)
     h = c.line_height(font)
     y = c.height - h
     c.p.setFont(font)

@@ -126,6 +126,8 @@ __all__ = [
     "least_budget_for_target",
     "plan_hierarchy",
     "project_hierarchy",
+    "assumed_levels",
+    "noise_only_projection",
     "release_hierarchy",
     "simulate_hierarchy",
     "projection_trials",
@@ -398,6 +400,18 @@ def check_assumed_records(records: object) -> int:
         raise ParameterError(f"the number of records to assume, {records!r}, is not a whole number from 1 to "
                              f"{MAX_ASSUMED_RECORDS:.0e}", "give a public figure such as 12000 (an estimate will do)")
     return int(records)
+
+
+def assumed_levels(hierarchy: Hierarchy, records: int) -> tuple[np.ndarray, ...]:
+    """Counts per level (root first) when ``records`` are spread evenly over the leaves: each leaf gets
+    ⌊records / leaves⌋, the first (records mod leaves) leaves in the tree's order one more, and every
+    node is the sum of its leaves. Each level's mean count is records / categories. Public: it uses the
+    tree's shape and ``records`` only. O(nodes)."""
+    total = check_assumed_records(records)
+    leaves = hierarchy.level_sizes[-1]
+    counts = np.full(leaves, total // leaves, dtype=np.int64)
+    counts[: total % leaves] += 1
+    return hierarchy.aggregate(counts)
 
 
 def _check_level_sizes(level_sizes: Sequence[int]) -> tuple[int, ...]:
@@ -982,8 +996,11 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     if consistency != "auto":
         return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, consistency, target, prior_source, None, tuple(notes),
                              assumed)
+    where = "on the prior"
+    if prior is None and assumed is not None and hierarchy is not None:
+        prior, where = assumed_levels(hierarchy, assumed), f"at {assumed:,} records spread evenly"
     if prior is None or hierarchy is None:
-        missing = "public prior counts" if prior is None else "the tree"
+        missing = "counts (a public prior, or a number of records)" if prior is None else "the tree"
         notes.append(f"consistency: topdown by default (projecting topdown against gls needs {missing})")
         return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, "topdown", target, prior_source, None, tuple(notes),
                              assumed)
@@ -994,7 +1011,7 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
                              assumed)
         projected.append((project_hierarchy(plan, prior, trials=runs, seed=0, hierarchy=hierarchy).weighted_mse, method, plan))
     best = min(projected, key=lambda item: item[0])
-    return _with_note(best[2], f"consistency: {best[1]}, the lower projected weighted MSE (simulated on the prior): "
+    return _with_note(best[2], f"consistency: {best[1]}, the lower projected weighted MSE (simulated {where}): "
                       + shown(", ".join(f"{m} {s:.4g}" for s, m, _ in projected)))
 
 

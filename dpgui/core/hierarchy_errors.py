@@ -34,7 +34,8 @@ from dpgui.core.hierarchy import (
     Hierarchy,
     HierarchyPlan,
     HierarchyProjection,
-    check_assumed_records,
+    HierarchyRelease,
+    assumed_levels,
     noise_only_projection,
     project_hierarchy,
     projection_trials,
@@ -44,6 +45,7 @@ from dpgui.errors import DpguiError
 
 __all__ = [
     "MOSTLY_NOISE_SHARE",
+    "NO_COUNTS",
     "CURVE_DRAWS",
     "LevelErrors",
     "PlanErrors",
@@ -51,27 +53,19 @@ __all__ = [
     "plan_errors",
     "level_errors",
     "mostly_noise_warnings",
+    "released_mostly_noise",
+    "basis_words",
     "plan_at_epsilon",
     "margin_curves",
 ]
 
 #: A level is "mostly noise" when more than this share of its categories are smaller than their 95 % margin.
 MOSTLY_NOISE_SHARE = 0.5
+#: The words of a projection made without counts (the noise alone).
+NO_COUNTS = "no counts (the noise alone)"
 #: Monte Carlo draws per level for the points of the error-against-ε curves (the plan's own point has
 #: :data:`~dpgui.core.hierarchy.PROJECTION_DRAWS`).
 CURVE_DRAWS = 4_000
-
-
-def assumed_levels(hierarchy: Hierarchy, records: int) -> tuple[np.ndarray, ...]:
-    """Counts per level (root first) when ``records`` are spread evenly over the leaves: each leaf gets
-    ⌊records / leaves⌋, the first (records mod leaves) leaves in the tree's order one more, and every
-    node is the sum of its leaves. Each level's mean count is records / categories. Public: it uses the
-    tree's shape and ``records`` only. O(nodes)."""
-    total = check_assumed_records(records)
-    leaves = hierarchy.level_sizes[-1]
-    counts = np.full(leaves, total // leaves, dtype=np.int64)
-    counts[: total % leaves] += 1
-    return hierarchy.aggregate(counts)
 
 
 @dataclass(frozen=True)
@@ -95,11 +89,23 @@ class LevelErrors:
         return self.mostly_noise is not None and self.mostly_noise > MOSTLY_NOISE_SHARE
 
     def to_json(self) -> dict[str, Any]:
+        """JSON values: ``relative_margin`` is null when unknown or infinite (then ``median_count`` says
+        which: null without counts, 0 for an empty middle category)."""
         relative = self.relative
         return {"level": self.level, "categories": self.categories, "margin95": self.margin95,
                 "median_count": self.median_count,
                 "relative_margin": None if relative is None or not math.isfinite(relative) else relative,
                 "share_below_margin": self.mostly_noise}
+
+    @classmethod
+    def from_json(cls, row: dict[str, Any]) -> LevelErrors:
+        """A level of :func:`dpgui.report.hierarchy_bundle.errors_json` (``nodes`` for ``categories``)."""
+        median, relative = row.get("median_count"), row.get("relative_margin")
+        if median is not None and relative is None:
+            relative = math.inf if float(row["margin95"]) > 0 else 0.0
+        return cls(int(row["level"]), int(row.get("categories", row.get("nodes", 0))), float(row["margin95"]),
+                   None if median is None else float(median), None if relative is None else float(relative),
+                   None if row.get("share_below_margin") is None else float(row["share_below_margin"]))
 
 
 def level_errors(projection: HierarchyProjection, counts: Sequence[npt.ArrayLike] | None) -> tuple[LevelErrors, ...]:
@@ -129,11 +135,25 @@ def mostly_noise_warnings(levels: Sequence[LevelErrors], names: Sequence[str]) -
             continue
         assert figures.mostly_noise is not None
         name = names[figures.level - 1] if figures.level - 1 < len(names) else f"level {figures.level}"
-        out.append(f"Most categories of '{name}' ({figures.mostly_noise:.0%}) have fewer records than the 95 % "
+        out.append(f"Most categories of '{name}' ({100 * figures.mostly_noise:.0f} %) have fewer records than the 95 % "
                    f"margin of ± {figures.margin95:,.1f} records: their published counts will be mostly noise, and "
                    "many will be published as 0. Raise ε, give this level a larger share of the budget, or leave "
                    "this level out.")
     return tuple(out)
+
+
+def basis_words(counts_words: str) -> str:
+    """Where a projection's figures come from, to follow a figure: "at 5,000 records … spread evenly …", or
+    for a projection without counts "for the noise alone (no counts are known)"."""
+    return "for the noise alone (no counts are known)" if counts_words == NO_COUNTS else f"at {counts_words}"
+
+
+def released_mostly_noise(release: HierarchyRelease, level: int) -> np.ndarray:
+    """Per category of ``level`` of a release: True where its published 95 % interval reaches 0 — the count
+    is no larger than its margin, so the data may hold no records there and the count is mostly noise.
+    The window's chart and the PDF's table mark these. Public values only. O(nodes of the level)."""
+    reaches: np.ndarray = np.asarray(release.lower[level]) == 0
+    return reaches
 
 
 @dataclass(frozen=True, eq=False)  # holds numpy arrays
@@ -160,22 +180,24 @@ def _counts_basis(plan: HierarchyPlan, hierarchy: Hierarchy, prior_levels: Seque
                 f"{plan.assumed_records:,} records ({who}) assumed spread evenly over the categories")
     if plan.noise == "multiplicative":  # its error has no counts-free form: at zero counts
         return tuple(np.zeros(n, dtype=np.int64) for n in plan.level_sizes), "zero counts (no counts given)"
-    return None, "no counts"
+    return None, NO_COUNTS
 
 
 def plan_errors(plan: HierarchyPlan, hierarchy: Hierarchy, prior_levels: Sequence[npt.ArrayLike] | None = None,
-                prior_words: str = "the prior's counts", *, draws: int = PROJECTION_DRAWS) -> PlanErrors:
+                prior_words: str = "the prior's counts", *, draws: int = PROJECTION_DRAWS,
+                trials: int | None = None) -> PlanErrors:
     """The projected errors of ``plan`` that the window, ``dpgui hierarchy plan|release`` and the PDF state.
 
     At ``prior_levels`` when given (public counts, root first, named by ``prior_words``; the confidential
     counts only by the officer's recorded opt-in, and then never published), else at the plan's
     :attr:`~HierarchyPlan.assumed_records` spread evenly, else (no counts) the noise alone. The same
-    arguments give the same figures (seeded Monte Carlo). Cost: :func:`~dpgui.core.hierarchy.project_hierarchy`'s."""
+    arguments give the same figures (seeded Monte Carlo; ``trials``: releases simulated for a multiplicative
+    plan, default :func:`~dpgui.core.hierarchy.projection_trials`). Cost: ``project_hierarchy``'s."""
     counts, words = _counts_basis(plan, hierarchy, prior_levels, prior_words)
     if counts is None:
         projection = noise_only_projection(plan)
     else:
-        projection = project_hierarchy(plan, counts, trials=projection_trials(plan.level_sizes), seed=0,
+        projection = project_hierarchy(plan, counts, trials=trials or projection_trials(plan.level_sizes), seed=0,
                                        hierarchy=hierarchy, draws=draws)
     return PlanErrors(projection, counts, words, level_errors(projection, counts))
 
