@@ -117,15 +117,23 @@ def format_percent_of(value: float, total: float) -> str:
     return f"{100 * value / total:.2g} %"
 
 
+def format_margin(margin: float) -> str:
+    """A projected 95 % error margin, to one decimal, without its unit (a table whose heading says
+    "records"): ``± 1,234.5``."""
+    return f"± {margin:,.1f}"
+
+
 def format_margin_records(margin: float) -> str:
     """A projected 95 % error margin in records, to one decimal: ``± 1,234.5 records``."""
-    return f"± {margin:,.1f} records"
+    return f"{format_margin(margin)} records"
 
 
-def format_level_margin(margin: float) -> str:
-    """A hierarchy level's 95 % margin: ``± 16.4 records``, or ``exact`` for a level published without
-    noise (the total N under change)."""
-    return "exact" if margin == 0 else format_margin_records(margin)
+def format_level_margin(margin: float, unit: bool = True) -> str:
+    """A hierarchy level's 95 % margin: ``± 16.4 records`` (``± 16.4`` without ``unit``), or ``exact`` for a
+    level published without noise (the total N under change)."""
+    if margin == 0:
+        return "exact"
+    return format_margin_records(margin) if unit else format_margin(margin)
 
 
 def format_margin_of_n(margin: float, n: int | None, n_name: str = "N") -> str:

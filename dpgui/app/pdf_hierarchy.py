@@ -132,21 +132,25 @@ def _budget_cell(plan: HierarchyPlan, level: int) -> str:
 
 
 def _level_rows(release: HierarchyRelease, projection: dict[str, Any]) -> list[tuple[str, ...]]:
-    """One row per level: level, name, categories, budget, the 95 % margin of one count, the middle
-    category's count, the margin as a share of it, and the share of categories below the margin (the
-    plan page's and ``dpgui hierarchy plan``'s figures, worded alike)."""
+    """One row per level: the level, its categories, its budget, the 95 % margin of one count (records),
+    the middle category's count, the margin as a share of it, and the share of categories below the margin
+    (the plan page's and ``dpgui hierarchy plan``'s figures, worded alike)."""
     names = ("all records", *release.hierarchy.level_names)
     rows: list[tuple[str, ...]] = []
     for entry in projection["levels"]:
         figures = LevelErrors.from_json(entry)
         level = figures.level
         median = "—" if figures.median_count is None else format_number(round(figures.median_count))
-        rows.append((str(level), html_text(names[level] if level < len(names) else level),
+        rows.append((html_text(f"{level} · {names[level] if level < len(names) else level}"),
                      format_number(figures.categories), html_text(_budget_cell(release.plan, level)),
-                     html_text(format_level_margin(figures.margin95)), median,
-                     html_text(format_relative_margin(figures.relative)),
-                     html_text(format_share_whole(figures.mostly_noise))))
+                     _unbroken(format_level_margin(figures.margin95, unit=False)), median,
+                     _unbroken(format_relative_margin(figures.relative)), _unbroken(format_share_whole(figures.mostly_noise))))
     return rows
+
+
+def _unbroken(text: str) -> str:
+    """A figure with its unit kept on one line ("± 37.8 records")."""
+    return html_text(text).replace(" ", "&nbsp;")
 
 
 def _warnings(release: HierarchyRelease, projection: dict[str, Any]) -> tuple[str, ...]:
@@ -211,11 +215,11 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
                "column gives the share of categories with fewer records than the margin: their published counts are "
                "mostly noise. Weighted mean squared error across levels (what the budget split minimises): "
                f"{format_significant(float(projection.get('weighted_mse', 0.0)), 4)} records².</p>")
-    out.append('<table width="100%" cellpadding="4" cellspacing="0"><tr><th>Level</th><th>Name</th>'
-               f'<th align="right">Categories</th><th align="right">Budget</th><th align="right">{MARGIN_NAME}</th>'
-               '<th align="right">Median count</th><th align="right">Margin ÷ count</th>'
-               '<th align="right">Below the margin</th></tr>')
-    out += html_rows(_level_rows(release, projection), "", 2)
+    out.append('<table width="100%" cellpadding="4" cellspacing="0"><tr><th>Level</th>'
+               '<th align="right">Categories</th><th align="right">Budget</th>'
+               f'<th align="right">{MARGIN_NAME} (records)</th><th align="right">Median count</th>'
+               '<th align="right">Margin ÷ count</th><th align="right">Below the margin</th></tr>')
+    out += html_rows(_level_rows(release, projection), "", 1)
     out.append("</table>")
     for warning in _warnings(release, projection):
         out.append(f'<p class="banner">{html_text(warning)}</p>')
@@ -257,7 +261,8 @@ def _page2_html(release: HierarchyRelease, key_id: str | None) -> str:
             "<p>Random whole numbers were added to the counts before publication, so a published count is close to, "
             "but usually not equal to, the true count. The budget was split between the levels of the hierarchy; the "
             "table on page 1 shows the error to expect on each level. A count is never negative: where the noise "
-            "would make it negative it is 0, which biases small counts slightly upwards (the bias² column). In the "
+            "would make it negative it is 0, which biases small counts slightly upwards (the manifest gives the "
+            "projected bias of each level). In the "
             f"CSV, {html_text(_interval_words(release))}.</p>")
     out.append("<h2>Parents and children</h2>")
     out.append(
