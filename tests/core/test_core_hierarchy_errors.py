@@ -14,7 +14,7 @@ import pytest
 
 from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, assumed_levels, plan_hierarchy
 from dpgui.core.hierarchy_errors import (
-    NO_COUNTS, LevelErrors, level_errors, margin_curves, mostly_noise_warnings, plan_at_epsilon, plan_errors,
+    NO_COUNTS, LevelErrors, margin_curves, mostly_noise_warnings, plan_at_epsilon, plan_errors,
 )
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.projection_curves import epsilon_grid
