@@ -150,7 +150,7 @@ def _level_rows(release: HierarchyRelease, projection: dict[str, Any]) -> list[t
 
 def _unbroken(text: str) -> str:
     """A figure with its unit kept on one line ("± 37.8 records")."""
-    return html_text(text).replace(" ", "&nbsp;")
+    return f'<span style="white-space: nowrap">{html_text(text)}</span>'
 
 
 def _warnings(release: HierarchyRelease, projection: dict[str, Any]) -> tuple[str, ...]:
