@@ -99,8 +99,8 @@ def test_the_results_chart_the_selected_categorys_children_with_intervals_and_ma
     view.reveal(1, 0)  # choose North: its three districts
     level, node, children = chart.shown
     assert (level, node) == (1, 0) and children.tolist() == [0, 1, 2]
-    xs, ys = chart.points.getData()
-    nx, ny = chart.noisy.getData()
+    xs, _ = chart.points.getData()
+    nx, _ = chart.noisy.getData()
     noisy = released_mostly_noise(release, 2)[:3]
     counts = release.counts[2][:3]
     assert sorted(nx.tolist()) == sorted(counts[noisy].tolist()) and len(xs) + len(nx) == 3

@@ -23,7 +23,6 @@ from dpgui.app.pdf_report import render_release_pdf
 from dpgui.core.margins import cdf_margins
 from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
 from dpgui.formatting import cdf_margin_words, format_margin_records
-from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo
 
 from cli_helpers import run_cli
@@ -77,7 +76,7 @@ def test_a_cdf_plans_margins_agree_in_window_cli_and_pdf(qtbot, capsys, tmp_path
     assert outcome.release.plan == plan
     text = _pdf_text(render_release_pdf(outcome.release, outcome.info, None), tmp_path)
     assert format_margin_records(margins.worst) in text and format_margin_records(margins.average) in text
-    assert set(MARGIN.findall(text)) >= {m for m in MARGIN.findall(stated)}
+    assert set(MARGIN.findall(text)) >= set(MARGIN.findall(stated))
 
 
 def test_a_hierarchy_plans_margins_agree_in_window_cli_and_pdf(qtbot, capsys, tmp_path):
