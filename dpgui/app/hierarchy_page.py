@@ -99,7 +99,8 @@ def _parse_records(raw: str) -> int | None:
 def _parse_target(raw: str) -> float:
     value = float(parse_number(raw, "target error", "25"))
     if value <= 0:
-        raise ParameterError(f"the target error must be above 0, got {raw!r}", "enter e.g. 25 (records per category)")
+        raise ParameterError(f"the target error must be above 0, got {raw!r}",
+                             "enter e.g. 625 (records², summed over the categories)")
     return value
 
 
@@ -506,9 +507,10 @@ class HierarchyMode(QWidget):
             "need counts: a public prior file, or the opt-in of step 1."))
         plan_form.addRow("&Allocation:", self.allocation)
         set_buddy(plan_form, self.allocation, self.allocation)
-        self.target = ValidatedField(_parse_target, "e.g. 25", (
-            "The error you accept: the weighted mean squared error over all levels, in records² "
-            "(e.g. 625 = a typical error of 25 records per category)."))
+        self.target = ValidatedField(_parse_target, "e.g. 625", (
+            "The error you accept: the weighted mean squared error, summed over every category of every level "
+            "(each level times its weight), in records² — the figure the table's MSE column adds up. The plan's "
+            "95 % margin of one count is then shown for each level."))
         self.target.set_text("625")
         self.target.setEnabled(False)  # for "least ε for a target error" only
         plan_form.addRow("&Target error (records²):", self.target)
