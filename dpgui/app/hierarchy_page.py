@@ -1144,6 +1144,9 @@ class HierarchyMode(QWidget):
             self.records_per_person.setValue(choice.records_per_person)
             self.counts_from_data.setChecked(choice.counts_from_data)
             self.categories_public.setChecked(choice.categories_public)
+            if choice.neighbours != "change":  # a typed estimate of N (under change the field shows N itself)
+                self.records_label.setText("Published estimate of &N:")
+                self.records.set_text(f"{choice.records_estimate:,}" if choice.records_estimate else "")
         finally:
             for widget in quiet:
                 widget.blockSignals(False)
