@@ -32,7 +32,8 @@ Hierarchical Data Release"; paper 004 = counting on trees under (ε, δ)):
 * **Errors.** Per node: paper 001 Props 1–2 / eq. (3) (continuous Laplace) and their exact discrete
   versions; per level summed; across levels eq. (5); level budgets by programs (6)/(7) — all in
   :mod:`dpgui.core.hierarchy_budget`, re-exported here. :func:`project_hierarchy` gives per-level
-  bias², variance and MSE on public prior counts: closed form for ``none``, Monte Carlo (seeded
+  bias², variance, MSE and the 95 % margin of one count (:attr:`LevelProjection.margin95`) on public
+  prior (or assumed, :func:`assumed_levels`) counts: closed form for ``none``, Monte Carlo (seeded
   releases through the release code) for consistent and multiplicative releases;
   :func:`simulate_hierarchy` the same empirically on given counts.
 * **Automatic choices** (:func:`plan_hierarchy`, each said in ``HierarchyPlan.notes``): the noise
