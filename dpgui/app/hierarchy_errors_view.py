@@ -146,8 +146,12 @@ class MarginCurves(QWidget):
         self.epsilon_line.label.setFormat(f" your ε = {format_parameter(eps)}")
         self.plot.getPlotItem().enableAutoRange()
         basis = basis_words(planned.errors.counts_words)
+        lines = list(self.curves.values())
+        same = len(lines) > 1 and all(np.array_equal(x, lines[0][0]) and np.allclose(y, lines[0][1], rtol=1e-3)
+                                      for x, y in lines[1:])
+        overlap = " The levels' lines lie on top of one another: their margins are the same." if same else ""
         self.caption.setText(f"{basis[:1].upper()}{basis[1:]}. Dashed: each level's median count; where a level's line "
-                             "is above its dashed line, most of its categories will be mostly noise."
+                             "is above its dashed line, most of its categories will be mostly noise." + overlap
                              if planned.errors.counts is not None else
                              f"{basis[:1].upper()}{basis[1:]}: type a published estimate of N, or give a prior file, to "
-                             "compare the margins with the counts.")
+                             "compare the margins with the counts." + overlap)
