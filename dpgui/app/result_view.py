@@ -365,6 +365,7 @@ class ResultView(QWidget):
         self.hist_counts = np.zeros(0)
         self.hist_group = 1
         self.summary.setText("No release yet.")
+        self._value_label = "value"
         self.quantile_model.set_rows([], 0, self._value_label)
         self._fit_table_width()
         self.cdf_curve.setData([], [])
@@ -372,6 +373,15 @@ class ResultView(QWidget):
         self.band_high.setData([], [])
         self.hist_bars.setOpts(x0=[], x1=[], height=[])
         self.hist_plot.getPlotItem().setTitle("Records per bin (from the released CDF)")
+        # nothing of the release shown before stays on screen (e.g. its column's name after other data opens)
+        self.cdf_plot.getPlotItem().setTitle("Released cumulative distribution (CDF)")
+        for plot in (self.cdf_plot, self.hist_plot):
+            plot.getPlotItem().setLabel("bottom", "value")
+        for spin in (self.from_spin, self.to_spin):
+            spin.blockSignals(True)
+            spin.setSuffix("")
+            spin.setValue(spin.minimum())
+            spin.blockSignals(False)
         self.true_checkbox.setEnabled(False)
         self.true_checkbox.setToolTip("No release is shown.")
         for w in (self.fraction_button, self.records_button, self.range_box):

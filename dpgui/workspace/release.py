@@ -456,6 +456,16 @@ def shown_release(release: Release, info: ReleaseInfo, counts: np.ndarray | None
         return ShownRelease(release, info, counts, data_path, restored, problem=err.problem)
 
 
+def restored_shown_release(record: ProjectRelease, dataset: str) -> ShownRelease:
+    """A release kept as public values (a project file's, or this session's list) as the results step shows
+    it again: recomputed from its released levels, under ``dataset`` (the budget ledger's name that paid),
+    and secure only if the budget ledger confirms it (:func:`shown_release`). No confidential counts."""
+    release = record.to_release()
+    info = ReleaseInfo(dataset, record.column or "value", record.release_id, record.created,
+                       record.missing or release.missing_rule, record.source)
+    return shown_release(release, info, restored=True)
+
+
 # ------------------------------------------------------------------------------------------ the controller
 
 class ReleaseController:
