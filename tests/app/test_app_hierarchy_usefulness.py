@@ -16,7 +16,7 @@ def _settled(page) -> bool:
     return page.state_ws.state.planned is not None and not page.is_busy() and not page.curves.busy()
 
 
-def test_the_plan_shows_usefulness_warnings_and_curves_computed_off_the_gui_thread(qtbot, monkeypatch):
+def test_the_plan_shows_usefulness_warnings_and_curves_computed_off_the_gui_thread(qtbot, monkeypatch, tmp_path):
     import dpgui.workspace.hierarchy as workspace
 
     threads: list[bool] = []
@@ -61,3 +61,6 @@ def test_the_plan_shows_usefulness_warnings_and_curves_computed_off_the_gui_thre
     assert not page.warnings.isHidden() and "&#x27;route&#x27;" in page.warnings.text() and "mostly noise" in page.warnings.text()
     route = planned.errors.levels[3]
     assert page.table.item(3, 11).text() == f"{100 * route.mostly_noise:.0f} %" and route.is_mostly_noise
+    # the estimate was of this data's N: other data does not inherit it
+    page.state_ws.open_file(tmp_path / "other.csv")
+    assert page.records.text() == "" and page.state_ws.state.choice.records_estimate is None
