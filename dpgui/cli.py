@@ -56,7 +56,8 @@ if sys.argv[1:2] == ["plan"]:
 
 import numpy as np  # (after the thread setting, which must come first)
 
-from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT, missing_rule_for
+from dpgui.core.missing import (IMPUTE_PREFIX, MISSING_AUTO, MISSING_ERROR, MISSING_IMPUTE, MISSING_RULE_TEXT,
+                                missing_rule_for)
 from dpgui.core.tree import MIN_BINS
 from dpgui.core.synthetic import SYNTHETIC_KINDS
 from dpgui.data.file_types import FILE_TYPE_NAMES
@@ -172,6 +173,8 @@ class _Parser(argparse.ArgumentParser):
 DEFAULT_PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
 #: ``--noise`` (dpgui.core.plan.NOISE_CHOICES, spelled here so that ``--help`` stays light).
 NOISE_CHOICES_CLI = ("auto", "laplace", "gaussian")
+#: ``--neighbours`` (dpgui.core.plan.NEIGHBOURS, spelled here for the same reason).
+NEIGHBOURS_CLI = ("change", "addremove")
 
 
 def _add_privacy_options(parser: argparse.ArgumentParser, delta_use: str) -> None:
@@ -179,8 +182,10 @@ def _add_privacy_options(parser: argparse.ArgumentParser, delta_use: str) -> Non
     the privacy options of a CDF and of a hierarchy."""
     parser.add_argument("--epsilon", type=_positive_float, required=True, metavar="E", help="total privacy budget ε > 0")
     parser.add_argument("--delta", type=_delta, metavar="D", help=f"total δ, 0 ≤ δ < 1 (default 0: pure ε-DP); {delta_use}")
-    parser.add_argument("--neighbours", "--neighbors", choices=("change", "addremove"), default="change",
-                        help="change: N is public (default); addremove: N is private")
+    parser.add_argument("--neighbours", "--neighbors", choices=NEIGHBOURS_CLI, default=None,
+                        help="change: N is public and published exactly (the default, except for a --query); "
+                             "addremove: N is private (the default for a --query: the number of rows it returns is "
+                             "not public; change needs --n-public)")
     parser.add_argument("--records-per-person", type=_int_at_least(1, "--records-per-person 1"), default=1,
                         metavar="L", help="maximum records one person contributes (default 1)")
 
@@ -190,13 +195,19 @@ SOURCE_HELP = (f"the confidential data: a {FILE_TYPE_NAMES} file (or a folder of
                "(then --table or --query)")
 
 
-def _add_source_options(parser: argparse.ArgumentParser) -> None:
+def _add_source_options(parser: argparse.ArgumentParser, releases: bool = True) -> None:
     """Where the data lives besides its location (docs/cli.md "Data sources"): ``--table`` / ``--query``
-    (databases, Spark), ``--engine`` / ``--spark-master``, the CSV dialect and a file's encoding."""
+    (databases, Spark), ``--engine`` / ``--spark-master``, the CSV dialect and a file's encoding; with
+    ``releases`` (commands with a neighbour model) ``--n-public``, the statement that a query's row count is public."""
     group = parser.add_argument_group("data source (see docs/cli.md)")
     group.add_argument("--table", metavar="T", help="a database or Spark table to read (not with --query)")
     group.add_argument("--query", metavar="Q", help="one read-only SELECT to read instead of a table (recorded in "
                        "the manifest; a query that writes is refused before it runs)")
+    if releases:
+        group.add_argument("--n-public", action="store_true",
+                           help="state that the number of rows the --query returns is public (e.g. published "
+                                "elsewhere): needed for --neighbours change, which publishes it exactly; recorded in "
+                                "the manifest and the ledger")
     group.add_argument("--engine", default="local", metavar="local|spark",
                        help="local (default): this computer counts a file, the database counts a URL; spark: Spark "
                             "SQL counts (needs the dpgui[spark] extra)")
@@ -226,10 +237,17 @@ def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = Tru
                         help="gls: best linear unbiased (default); covering: paper 000 eq. 5")
     parser.add_argument("--objective", choices=("total", "max"), default="total",
                         help="minimise the total or the worst squared error of the cumulative counts")
+    parser.add_argument("--missing", default=MISSING_AUTO, metavar="auto|impute:VALUE",
+                        help="auto (default): missing values follow the neighbour model (docs/design.md): under change "
+                             "they are counted in a noised 'missing' bucket (a leaf of the tree) and N = all rows; under "
+                             "addremove they are dropped. impute:VALUE (change only): they are counted as the public "
+                             "value VALUE (clamped into the bounds), with no leaf of their own")
     parser.add_argument("--focus", metavar="LO:HI|lower|upper|middle",
                         help="where you need accuracy, in the column's units (needs --lower/--upper; --focus=-5:10 "
-                             "for a negative end): the plan is optimised for that region when that lowers its error "
-                             "by at least 10 %%, else the plan for the whole range is kept (said in a note)")
+                             "for a negative end), or a part of the range between the bounds (not of the data): lower "
+                             "= its lowest 10 %%, upper = its highest 10 %%, middle = its middle 20 %%. The plan is "
+                             "optimised for that region when that lowers its 95 %% error margin by at least 5 %%, else "
+                             "the plan for the whole range is kept (said in a note)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -255,9 +273,10 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--column", required=True, metavar="COL")
     rel.add_argument("--lower", type=_finite_float, required=True, metavar="A", help="public lower bound")
     rel.add_argument("--upper", type=_finite_float, required=True, metavar="B", help="public upper bound (exclusive)")
-    rel.add_argument("--missing", default=MISSING_AUTO, metavar=MISSING_AUTO,
-                     help="missing values follow the neighbour model (docs/design.md): under change they are counted "
-                          "in a noised 'missing' bucket and N = all rows; under addremove they are dropped")
+    rel.add_argument("--whole-numbers", action="store_true",
+                     help="state that the column holds whole numbers (from what it means, never read from the data; a "
+                          "file's declared integer type says so by itself): bins centred on whole numbers are "
+                          "suggested, quantiles are then whole numbers, and the statement is recorded")
     _add_plan_options(rel)
     rel.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
     rel.add_argument("--dataset", metavar="ID", help="required: the budget ledger's name for the data, the same for "
@@ -333,7 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "prints no values)")
     col.add_argument("input", nargs="?", metavar="INPUT", help=f"{SOURCE_HELP}; or give it with --source")
     col.add_argument("--source", "--input", dest="source", metavar="URL|FILE", help="the same as INPUT")
-    _add_source_options(col)
+    _add_source_options(col, releases=False)
     col.add_argument("--json", action="store_true")
     _add_hierarchy_parser(sub)
     return parser
@@ -375,9 +394,13 @@ def _make_plan(args: argparse.Namespace, bins: int) -> Plan:
     from dpgui.core.projection import prefix_variances
     from dpgui.core.tree import TreeShape
 
+    from dpgui.core.missing import parse_missing_option
+
     args.focus_offer = None  # set by --focus (_focus_plan)
     noise = _noise_request(args)
-    privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0)
+    _check_missing_option(args.missing, args.neighbours)
+    privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0,
+                          parse_missing_option(args.missing))
     shape = None if args.branching == "auto" else TreeShape.parse(bins, args.branching, privacy.missing_leaf)
     if isinstance(args.budgets, str) or shape is None:  # (budgets without a branching: auto_plan says so)
         default = auto_plan(bins, privacy, shape, args.budgets, args.estimator, args.objective, noise=noise)
@@ -393,48 +416,56 @@ def _make_plan(args: argparse.Namespace, bins: int) -> Plan:
 
 
 def _focus_plan(args: argparse.Namespace, bins: int, default: Plan, shape: Any) -> Plan:
-    """``--focus``: the plan for the region if it lowers the region's projected error by ≥ 10 %
-    (:func:`dpgui.core.focus.focus_offer`), else ``default``; the offer is kept in ``args.focus_offer``
-    for the output. Bad input (not numbers, inverted, outside the bounds, no bounds) is refused before
-    anything is read or spent."""
+    """``--focus``: the plan for the region if it lowers the region's 95 % margin by at least
+    :data:`~dpgui.core.focus.WORTH_IT` (:func:`dpgui.core.focus.focus_offer`), else ``default``; the offer
+    is kept in ``args.focus_offer`` for the output. Bad input (not numbers, inverted, outside the bounds,
+    no bounds) is refused before anything is read or spent."""
     text = getattr(args, "focus", None)
     if text is None:
         return default
-    from dpgui.core.focus import PRESETS, focus_offer, parse_interval, preset_interval, value_span
+    from dpgui.core.focus import FocusChoice, focus_offer, value_span
     from dpgui.data.histogram import check_bounds
 
     if getattr(args, "lower", None) is None or getattr(args, "upper", None) is None:
         raise ParameterError("--focus is in the column's units and needs the bounds",
                              "give --lower A --upper B (the bounds of the release) as well")
     lower, upper = check_bounds(args.lower, args.upper)
-    interval = preset_interval(text, lower, upper) if text in PRESETS else parse_interval(text)
+    choice = FocusChoice.parse(text)
+    interval = choice.interval(lower, upper)
     if interval is None:  # "everywhere"
         return default
     span = value_span(interval[0], interval[1], lower, upper, bins)
     offer = focus_offer(bins, default.privacy, span, shape, default.estimator, args.objective, default.noise,
                         default=default)
-    args.focus_offer = {"values": list(interval), **offer.to_json()}
+    args.focus_offer = {"values": list(interval), "region": str(choice.region),
+                        "words": choice.words(lower, upper, getattr(args, "column", None) or ""), **offer.to_json()}
     return offer.plan
 
 
 def _focus_note(args: argparse.Namespace, command: str) -> None:
-    """One line on stderr when ``--focus`` gains less than 10 %: the plan for the whole range is used."""
+    """One line on stderr when ``--focus`` gains too little: the plan for the whole range is used."""
+    from dpgui.core.focus import WORTH_IT
+
     offer = getattr(args, "focus_offer", None)
     if offer is not None and not offer["worth_it"]:
-        low, high = offer["values"]
-        print(f"dpgui {command}: note: planning for {low:g}–{high:g} would lower its projected error by only "
-              f"{100 * offer['gain']:.0f} % (less than 10 %), so the plan for the whole range is used", file=sys.stderr)
+        print(f"dpgui {command}: note: planning for {offer['words']} would lower its 95 % error margin only from "
+              f"±{offer['default_margin95']:.4g} to ±{offer['focused_margin95']:.4g} records "
+              f"({100 * offer['gain']:.0f} %, less than {100 * WORTH_IT:.0f} %), so the plan for the whole range is "
+              "used", file=sys.stderr)
 
 
 def focus_text(offer: dict[str, Any]) -> str:
-    """The region's offer in one line for people (``offer``: ``args.focus_offer``)."""
-    low, high = offer["values"]
-    figures = (f"95 % error ±{offer['focused_margin95']:.4g} records with the plan for it, "
+    """The region's offer in one line for people (``offer``: ``args.focus_offer``): both 95 % margins
+    there and how much smaller the one of the plan for it is (the figure the choice was made on)."""
+    from dpgui.core.focus import WORTH_IT
+
+    where = "on average" if offer["objective"] == "total" else "at the worst point"
+    figures = (f"95 % error ±{offer['focused_margin95']:.4g} records {where} there with the plan for it, "
                f"±{offer['default_margin95']:.4g} with the plan for the whole range")
     if offer["worth_it"]:
-        return (f"  region {low:g}–{high:g}: {figures} ({100 * offer['gain']:.0f} % lower squared error): "
+        return (f"  region {offer['words']}: {figures} ({100 * offer['gain']:.0f} % smaller): "
                 "this plan is optimised for it")
-    return (f"  region {low:g}–{high:g}: {figures}; not better by 10 % ({100 * offer['gain']:.0f} %), "
+    return (f"  region {offer['words']}: {figures}; not {100 * WORTH_IT:.0f} % smaller ({100 * offer['gain']:.0f} %), "
             "so the plan for the whole range is used")
 
 
@@ -474,11 +505,13 @@ def _note_delta_unused(plan: Plan, command: str) -> None:
 
 
 def _plan_report(plan: Plan, n: int | None, args: argparse.Namespace) -> dict[str, Any]:
+    from dpgui.core.margins import cdf_margins
     from dpgui.core.planner import baselines
     from dpgui.core.projection import project
 
     out = _plan_json(plan, args)
     out["projected"] = project(plan).to_json(n)
+    out["projected"]["margin95"] = cdf_margins(plan).to_json()
     out["baselines"] = baselines(plan.shape.bins, plan.privacy)
     best = out["baselines"]["paper_best"]["total_sq_error"]
     out["projected"]["ratio_to_paper_best"] = out["projected"]["total_sq_error"] / best
@@ -544,6 +577,15 @@ def noise_text(report: dict[str, Any]) -> str:
     return text
 
 
+def _margin_line(margins: dict[str, float], n: int | None) -> str:
+    """The stated 95 % margins of a CDF plan (``projected["margin95"]``), worded as the window and the
+    PDF word them: "Projected 95 % margin …: ± … at the worst point of the CDF, ± … on average"."""
+    from dpgui.core.margins import MARGIN_NAME
+    from dpgui.formatting import cdf_margin_words
+
+    return f"Projected {MARGIN_NAME}: {cdf_margin_words(margins['worst'], margins['average'], n)}"
+
+
 def plan_text(report: dict[str, Any], n: int | None) -> str:
     """The plan in words, for people: tree, budgets, projected error, comparison with the paper."""
     neighbours = ("change-one (N = all rows is public and published exactly)" if report["neighbours"] == "change"
@@ -552,9 +594,8 @@ def plan_text(report: dict[str, Any], n: int | None) -> str:
     lines = [
         f"Plan for K = {report['bins']} bins, total budget ε = {report['epsilon']:g}",
         f"  neighbours: {neighbours}; up to {report['records_per_person']} record(s) per person",
-        f"  missing values: {MISSING_RULE_TEXT[missing_rule_for(report['neighbours'])]}"
-        + (" (the tree's leaf K + 1)" if report.get("missing_leaf") else ""),
-        f"  tree: {' x '.join(map(str, report['branching']))} ({report['padded_bins']} leaves), "
+        f"  missing values: {_missing_words(report)}",
+        f"  tree: {_tree_words(report)}, "
         f"estimator: {'GLS (best linear unbiased)' if report['estimator'] == 'gls' else 'covering sum'}",
     ]
     if "alternatives" in report:  # --delta or --noise given: say which noise, why, and in which unit
@@ -572,13 +613,9 @@ def plan_text(report: dict[str, Any], n: int | None) -> str:
     else:
         for level, eps, scale in zip(report["levels"], report["level_epsilons"], report["level_noise_scales"]):
             lines.append(f"  level {level}: ε = {eps:.4g}" + (f", noise scale {scale:.4g}" if scale else ", not released"))
-    worst = projected["max_std_error"]
-    share = f" ({100 * worst / n:.3g} % of N)" if n else ""
     lines += [
-        "Projected error of each cumulative count (before consistency, which usually lowers it):",
-        f"  worst standard error ±{worst:.4g} records{share}; its 95 % band ±{projected['max_margin95']:.4g} "
-        "(2.2 SE + 1; holds the truth in ≥ 95 % of releases)",
-        f"  root-mean-square error ±{projected['rms_error']:.4g} records",
+        f"{_margin_line(projected['margin95'], n)} (of the cumulative counts, before consistency, which usually "
+        "lowers it)",
         f"  total squared error {projected['total_sq_error']:.4g} = {projected['ratio_to_paper_best']:.3f} x "
         f"paper 000's best tree ({'x'.join(map(str, report['baselines']['paper_best']['branching']))}, "
         "equal budgets, covering sum)",
@@ -608,18 +645,45 @@ def _passphrase(path: str | None, confirm: bool) -> str:
     return first
 
 
+def _tree_words(report: dict[str, Any]) -> str:
+    """The plan's tree in words (``report``: a plan's JSON), e.g. "17 x 16 x 16 (4352 leaves; the last of the 17
+    top branches only holds the missing values' leaf)"."""
+    from dpgui.core.tree import TreeShape
+
+    shape = TreeShape(int(report["bins"]), tuple(report["branching"]), bool(report.get("missing_leaf")))
+    extra = (f"; the last of the {shape.branching[0]} top branches only holds the missing values' leaf"
+             if shape.missing_branch else "")
+    return f"{' x '.join(map(str, shape.branching))} ({shape.padded_bins} leaves{extra})"
+
+
+def _missing_words(report: dict[str, Any]) -> str:
+    """The plan's missing-value rule in words (``report``: a plan's JSON): imputed, the leaf, or dropped."""
+    from dpgui.core.missing import missing_rule_text
+
+    impute = report.get("missing_impute")
+    if impute is not None:
+        return missing_rule_text(MISSING_IMPUTE, impute)
+    return (MISSING_RULE_TEXT[missing_rule_for(report["neighbours"])]
+            + (" (the tree's leaf K + 1)" if report.get("missing_leaf") else ""))
+
+
 def _check_missing_option(missing: str, neighbours: str) -> None:
-    """``--missing``: "auto" (the default), or the neighbour model's own rule; anything else is refused
-    before anything is read or spent, saying what happens instead."""
+    """``--missing``: "auto" (the default), the neighbour model's own rule, or ``impute:VALUE`` (its value
+    is checked by the plan's privacy: a number, change only); anything else is refused before anything
+    is read or spent, saying what happens instead."""
     from dpgui.core.plan import NEIGHBOURS
 
     if neighbours not in NEIGHBOURS:
         return  # reported by the plan, with its own message
     rule = missing_rule_for(neighbours)
     instead = f"leave out --missing: under {neighbours} missing values are {MISSING_RULE_TEXT[rule]}"
+    if neighbours == "change":
+        instead += ", or give impute:VALUE to count them as a value you choose"
     if missing == MISSING_ERROR:
         raise ParameterError("--missing error is retired: stopping at a missing value would make publishing depend "
                              "on the data", instead)
+    if str(missing).strip().lower().startswith(IMPUTE_PREFIX):
+        return
     if missing not in (MISSING_AUTO, rule):
         raise ParameterError(f"--missing {missing} is not a rule of the {neighbours} model", instead)
 
@@ -656,7 +720,8 @@ def _source_spec(args: argparse.Namespace) -> SourceSpec:
         delimiter = args.delimiter or (";" if decimal == "," else ",")
         dialect = CsvDialect.checked(delimiter, decimal)
     spec = parse_source(location or "", table=args.table, query=args.query, engine=args.engine,
-                        spark_master=args.spark_master, dialect=dialect, encoding=args.encoding)
+                        spark_master=args.spark_master, dialect=dialect, encoding=args.encoding,
+                        row_count_public=getattr(args, "n_public", False))
     if spec.kind == "file" and dialect is not None and format_of_name(spec.location) not in ("csv", "tsv"):
         raise ParameterError(f"--delimiter/--decimal were given for '{Path(spec.location).name}', which is not a "
                              "CSV or TSV file", "drop --delimiter and --decimal")
@@ -689,12 +754,42 @@ def _protected_paths(spec: SourceSpec) -> list[str]:
     return local_paths(spec)
 
 
+def _choose_neighbours(args: argparse.Namespace) -> None:
+    """``--neighbours`` of a command that has one: the model asked for, or the data source's default —
+    ``change`` for a file or a table, ``addremove`` for a ``--query`` without ``--n-public``
+    (:func:`dpgui.data.source.neighbours_for`, which refuses ``change`` for such a query). Decided from
+    the options alone, before anything is read or spent; ``args.neighbours`` is set to the model."""
+    if not hasattr(args, "neighbours"):
+        return
+    from dpgui.core.plan import Neighbours
+
+    if getattr(args, "synthetic", None) is not None or "engine" not in args or not _has_source(args):
+        args.neighbours = str(Neighbours(args.neighbours or Neighbours.CHANGE))  # no source: --n-public is refused later
+        return
+    from dpgui.data.source import neighbours_for
+
+    spec = _source_spec(args)
+    if spec.row_count_public and args.neighbours == Neighbours.ADDREMOVE:
+        raise ParameterError("--n-public says that the query's row count may be published, and --neighbours addremove "
+                             "keeps it private", "drop --n-public, or use --neighbours change")
+    chosen = neighbours_for(spec, args.neighbours)
+    if args.neighbours is None and chosen is Neighbours.ADDREMOVE:
+        args.neighbours_note = QUERY_ROWS_NOTE  # said once the command has succeeded (an error stays one line)
+    args.neighbours = str(chosen)
+
+
+#: Said on stderr after a command that took ``addremove`` as a query's default model.
+QUERY_ROWS_NOTE = ("note: the data is a query, and the number of rows it returns is not public, so the neighbour "
+                   "model is addremove (N is private); if that number is public, give --n-public")
+
+
 def _check_no_source_options(args: argparse.Namespace, instead: str) -> None:
     """``--synthetic`` or ``--prior`` read no data source: its options would be silently unused."""
     given = [option for option, value in (("--table", args.table), ("--query", args.query),
                                           ("--spark-master", args.spark_master), ("--delimiter", args.delimiter),
                                           ("--decimal", args.decimal), ("--encoding", args.encoding))
-             if value is not None] + (["--engine"] if args.engine != "local" else [])
+             if value is not None] + (["--engine"] if args.engine != "local" else []) + (
+                 ["--n-public"] if getattr(args, "n_public", False) else [])
     if given:
         raise ParameterError(f"{given[0]} describes a data source, and {instead} reads none",
                              f"drop {given[0]}, or give the data with --source instead of {instead}")
@@ -775,12 +870,15 @@ def cmd_release(args: argparse.Namespace) -> int:
         _check_data_columns(source, [args.column], numeric=True)
         _check_charge(ledger, dataset, plan)  # no cap, or too little left: refused before reading
         # No refusal that depends on the values (e.g. all missing): that would itself be a release.
+        whole = _whole_numbers(args, source)  # public: the statement or the file's declared type
+        _whole_number_note(whole, args)
         hist = source.histogram(args.column, args.lower, args.upper, args.bins)
         _check_dataset_identity(ledger, dataset, [c.name for c in source.columns()], hist.n_rows, args.new_dataset)
         args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
         result, info = spend_and_release(ledger, dataset, args.column, MISSING_AUTO, hist.counts, plan, SecureRandom(),
                                          args.lower, args.upper, args.consistency, n_missing=hist.n_missing,
-                                         release_id=args.release_id, source_record=source.public_record())
+                                         release_id=args.release_id, source_record=source.public_record(),
+                                         whole_numbers=whole)
 
         def bundle() -> Path:
             assert key is not None
@@ -803,9 +901,11 @@ def cmd_release(args: argparse.Namespace) -> int:
         "projected": {"total_sq_error": float((result.std_error**2).sum()),
                       "max_variance": float((result.std_error**2).max())},
         "bounds": [args.lower, args.upper],
-        "quantiles": [_quantile_json(q) for q in quantiles(result, args.probabilities)],
+        "quantiles": [_quantile_json(q) for q in quantiles(result, args.probabilities, whole is not None)],
         "source": info.source,
     })
+    if whole is not None:
+        summary["whole_numbers"] = str(whole)
     if args.json:
         _print(summary, True)
     else:
@@ -885,6 +985,46 @@ def _check_ledger_charge(ledger: Any, dataset: str, charge: tuple[float, float, 
         raise
 
 
+def _whole_numbers(args: argparse.Namespace, source: Any) -> Any:
+    """Why the released column is known to hold whole numbers (:class:`dpgui.core.quantiles.WholeNumbers`):
+    ``--whole-numbers`` (the officer's statement), else a file's declared integer type (Parquet, Stata, a
+    published schema beside it); None. Public information only: never the cells."""
+    from dpgui.core.quantiles import WholeNumbers
+
+    if args.whole_numbers:
+        return WholeNumbers.STATED
+    if source.spec.kind != "file":
+        return None
+    from dpgui.data.public_bounds import find_schema_for, whole_number_reason
+
+    info = next((c for c in source.columns() if c.name == args.column), None)
+    if info is None:
+        return None
+    path = Path(source.spec.location)
+    reason = whole_number_reason(info, source.spec.public_record()["format"], find_schema_for(path))
+    return WholeNumbers.TYPE if reason is not None else None
+
+
+def _whole_number_note(whole: Any, args: argparse.Namespace) -> None:
+    """A note on stderr when the column holds whole numbers but the bins are not centred on them: the
+    options that centre them (:func:`dpgui.data.public_bounds.whole_number_bins`)."""
+    if whole is None:
+        return
+    from dpgui.core.quantiles import whole_number_step
+    from dpgui.data.public_bounds import whole_number_bins
+
+    if whole_number_step(args.lower, args.upper, args.bins) is not None:
+        return
+    try:
+        lower, upper, bins, step = whole_number_bins(args.lower, args.upper, args.bins)
+    except DpguiError:
+        return
+    per = "each value in the middle of its own bin" if step == 1 else f"{step} whole numbers in each bin"
+    print(f"dpgui release: note: '{args.column}' holds whole numbers ({whole.description}); bins centred on them "
+          f"(--lower {lower:g} --upper {upper:g} --bins {bins}) would put {per} and give whole-number quantiles",
+          file=sys.stderr)
+
+
 def _quantile_json(q: Any) -> dict[str, Any]:
     """A quantile (dpgui.core.quantiles.Quantile) as JSON: every field it has, the 95 % interval included."""
     from dataclasses import asdict
@@ -954,6 +1094,7 @@ def cmd_ledger(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from dpgui.report.ledger import Ledger
+    from dpgui.report.publish import release_words
 
     with Ledger() as ledger:
         if args.ledger_command == "cap":
@@ -988,12 +1129,20 @@ def cmd_ledger(args: argparse.Namespace) -> int:
                       + (f", ρ = {r.rho:.4g}" if r.delta > 0 and r.rho is not None else ""))
             print(f"  {r.created_utc}  {r.dataset_id}  {charge}  release {r.release_id}"
                   + (f"  bundle {r.bundle}" if r.bundle else ""))
+            print(f"      {_one_line(release_words(r.description))}")
     return 0
+
+
+def _one_line(text: str) -> str:
+    """``text`` as one line of a terminal: runs of white space (a query's line breaks) as one space, any other
+    character that is not printable escaped (a recorded text cannot start a line of its own)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in " ".join(text.split()))
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     import secrets  # here: it loads OpenSSL, which the other commands do not need
 
+    from dpgui.core.margins import cdf_margins
     from dpgui.core.projection import project
     from dpgui.core.simulation import simulate
     from dpgui.core.synthetic import synthetic_counts
@@ -1024,18 +1173,20 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             raise ParameterError("--synthetic needs --n", "give the number of records, e.g. --n 10000")
         plan = _make_plan(args, args.bins)
         counts, n_missing = synthetic_counts(args.synthetic, args.n, args.bins, seed), 0
-    result = simulate(plan, counts, args.trials, args.consistency, seed, n_missing)
+    lower, upper = (args.lower, args.upper) if from_data else (0.0, 1.0)
+    result = simulate(plan, counts, args.trials, args.consistency, seed, n_missing, lower, upper)
     # Under addremove N is private: a file's exact N is never printed (nor used for % of N).
     n_public = plan.privacy.root_public or not from_data
-    # N as a release publishes it: under change all rows (the missing leaf included), else the values.
-    n = int(np.sum(counts)) + (n_missing if plan.shape.missing_leaf else 0)
+    # N as a release publishes it: under change all rows (missing values included), else the values.
+    n = int(np.sum(counts)) + (n_missing if plan.privacy.root_public else 0)
     out = {
         "plan": _plan_json(plan, args),
         "consistency": args.consistency,
         "n": n if n_public else "N is private (addremove): not shown",
         "insecure_seeded_noise": True,
         **result.to_json(),
-        "projected": project(plan).to_json(n if n > 0 and n_public else None),
+        "projected": {**project(plan).to_json(n if n > 0 and n_public else None),
+                      "margin95": cdf_margins(plan).to_json()},
     }
     if args.json:
         _print(out, True)
@@ -1079,8 +1230,8 @@ def simulate_text(out: dict[str, Any], show_n: bool) -> str:
     lines += [
         "  (mean over the trials ± its standard error)",
         "",
-        f"Projected (before consistency): total squared error {projected['total_sq_error']:.4g}, "
-        f"worst standard error ±{projected['max_std_error']:.4g} records, rms ±{projected['rms_error']:.4g} records",
+        f"{_margin_line(projected['margin95'], out['n'] if show_n and isinstance(out['n'], int) else None)} "
+        f"(before consistency); total squared error {projected['total_sq_error']:.4g}",
     ]
     return "\n".join(lines)
 
@@ -1147,6 +1298,9 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
             facts = {"manifest": str(manifest_path), "dataset": manifest.get("dataset"),
                      "column": manifest.get("column"), "release_id": manifest.get("release_id"),
                      "secure_noise": manifest.get("random_source") == SECURE_SOURCE}
+            whole = manifest.get("whole_numbers")
+            if isinstance(whole, dict) and whole.get("source") in ("stated", "type"):
+                facts["whole_numbers"] = whole["source"]
         else:
             if plan_file is None:
                 raise ParameterError(f"{path.name} alone does not say the plan its errors come from, and no manifest "
@@ -1159,6 +1313,8 @@ def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[s
             if plan_json.get("n_released") is not None:
                 total = float(plan_json["n_released"])
             facts = {"release_id": plan_json.get("release_id"), "dataset": plan_json.get("dataset")}
+            if plan_json.get("whole_numbers") in ("stated", "type"):
+                facts["whole_numbers"] = plan_json["whole_numbers"]
             plan = Plan.from_json(plan_json)
     except (KeyError, TypeError) as err:
         raise DpguiError(f"the manifest or plan file lacks the plan's {err}", "give the file dpgui wrote") from None
@@ -1206,7 +1362,7 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
     from dpgui.core.quantiles import quantiles
 
     release, facts = _release_from_files(args.release, args.plan)
-    found = quantiles(release, args.probabilities)
+    found = quantiles(release, args.probabilities, "whole_numbers" in facts)
     if args.json:
         _print({**facts, "quantiles": [_quantile_json(q) for q in found]}, True)
         return 0
@@ -1217,6 +1373,9 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
     print(f"  {'p':>6}  {'value':>14}  {'95 % interval':>31}")
     for q in found:
         print(f"  {q.probability:>6g}  {q.value:>14.6g}  [{q.low:>13.6g}, {q.high:>13.6g}]")
+    if found and found[0].whole:
+        print("(the values are whole numbers and the bins are centred on them: estimates and intervals are whole "
+              "numbers, both ends included)")
     if "note" in facts:
         print(f"note: {facts['note']}")
     if "manifest" in facts:
@@ -1333,6 +1492,10 @@ def _add_hierarchy_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--counts-from-data", action="store_true",
                         help="let the optimiser use the confidential counts of the data (recorded in the manifest); "
                              "by default it uses only the public --prior")
+    parser.add_argument("--n", type=_int_at_least(1, "--n 12000"), metavar="N",
+                        help="without --prior: the number of records at which the errors are projected, spread evenly "
+                             "over the categories (recorded in the plan). Under change the data's N is used when --n is "
+                             "not given (N is public); under addremove give a published estimate, never the data's count")
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -1408,9 +1571,24 @@ def _hierarchy_privacy(args: argparse.Namespace) -> Any:
     return PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0)
 
 
+def _assumed_records(args: argparse.Namespace, rows: int | None) -> int | None:
+    """The records a plan without ``--prior`` projects its errors at: ``--n``, else under change the data's
+    row count ``rows`` (N is public and published exactly), else None (add/remove: N is private)."""
+    if args.prior is not None:
+        return None
+    if args.n is not None:
+        return int(args.n)
+    return rows if args.neighbours == "change" and rows else None
+
+
+NO_RECORDS_NOTE = ("the errors are the noise's alone (no counts): give --n, a published estimate of the number of "
+                   "records, or --prior, to see how useful small counts will be")
+
+
 def _hierarchy_plan(args: argparse.Namespace, hierarchy: Hierarchy, prior_levels: tuple[np.ndarray, ...] | None,
-                    prior_source: str) -> HierarchyPlan:
-    """The plan of the command's options for ``hierarchy`` (its level sizes only: public)."""
+                    prior_source: str, rows: int | None = None) -> HierarchyPlan:
+    """The plan of the command's options for ``hierarchy`` (its level sizes only: public; ``rows``: the
+    data's N, used under change only, where it is public)."""
     from dpgui.core.hierarchy import plan_hierarchy
 
     allocation, target = args.allocation
@@ -1419,7 +1597,7 @@ def _hierarchy_plan(args: argparse.Namespace, hierarchy: Hierarchy, prior_levels
     return plan_hierarchy(hierarchy.level_sizes, _hierarchy_privacy(args), noise=args.noise, allocation=allocation,
                           weights=args.weights, target_mse=target, consistency=args.consistency,
                           prior_levels=prior_levels, prior_source=prior_source, hierarchy=hierarchy,
-                          alpha=args.alpha)
+                          alpha=args.alpha, assumed_records=_assumed_records(args, rows))
 
 
 def _alpha_mrmse_json(args: argparse.Namespace, hierarchy: Hierarchy,
@@ -1442,27 +1620,20 @@ def _alpha_mrmse_json(args: argparse.Namespace, hierarchy: Hierarchy,
             "multiplicative": figures(multiplicative)}
 
 
-#: Monte-Carlo projections (consistent releases) use about this many node-trials in all.
-def _hierarchy_projection(plan: HierarchyPlan, hierarchy: Hierarchy, levels: Sequence[np.ndarray] | None,
-                          counts: str) -> dict[str, Any]:
-    """The projected bias², variance and MSE per level (sums over the level's nodes, records²) at the
-    counts ``levels`` (root first; public: a prior, released counts, or the data's when opted in),
-    as :func:`dpgui.report.hierarchy_bundle.projection_json`. Without counts, the noise's variance
-    only (large counts: no clamp bias; the consistency step not included), and the JSON says so."""
-    from dpgui.core.hierarchy import project_hierarchy, projection_trials
-    from dpgui.report.hierarchy_bundle import projection_json
+def _hierarchy_errors(plan: HierarchyPlan, hierarchy: Hierarchy, levels: Sequence[np.ndarray] | None,
+                      counts: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The plan's stated errors as JSON (:func:`dpgui.report.hierarchy_bundle.errors_json` of
+    :func:`dpgui.core.hierarchy_errors.plan_errors`, the figures the window and the PDF state): per level
+    bias², variance and MSE (sums over the level's nodes, records²), the 95 % margin of one count and how
+    useful the counts will be, at ``levels`` (root first; public: a prior, or the data's when opted in,
+    named by ``counts``), else at the plan's assumed records spread evenly, else the noise's alone; and
+    the warnings: levels that will be mostly noise, or that no counts were known."""
+    from dpgui.core.hierarchy_errors import plan_errors
+    from dpgui.report.hierarchy_bundle import errors_json
 
-    if levels is None and plan.noise == "multiplicative":  # its error has no variance-only form: at zero counts
-        levels, counts = tuple(np.zeros(n, dtype=np.int64) for n in plan.level_sizes), "zero counts (no counts given)"
-    if levels is None:
-        rows = [{"level": ell, "nodes": int(n), "bias2": 0.0, "variance": float(n * v), "mse": float(n * v)}
-                for ell, (n, v) in enumerate(zip(plan.level_sizes, plan.level_noise_variances()))]
-        return {"method": "noise variance only: without counts the clamp's bias and the consistency step are not "
-                          "projected (give --prior, or --counts-from-data)",
-                "counts": "no counts", "weighted_mse": math.fsum(w * r["mse"] for w, r in zip(plan.weights, rows)),
-                "levels": rows}
-    trials = projection_trials(hierarchy.level_sizes)
-    return projection_json(project_hierarchy(plan, levels, trials=trials, seed=0, hierarchy=hierarchy), counts)
+    errors = plan_errors(plan, hierarchy, levels, counts)
+    warnings = errors.warnings(hierarchy.level_names) if errors.counts is not None else (NO_RECORDS_NOTE,)
+    return errors_json(errors), warnings
 
 
 def _budget_unit(plan: HierarchyPlan) -> str | None:
@@ -1496,9 +1667,10 @@ def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: s
 
 
 def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierarchy, Any, np.ndarray | None, str, str,
-                                                                          tuple[str, ...]]:
+                                                                          tuple[str, ...], int | None]:
     """For ``plan`` and ``simulate``: the hierarchy, its prior levels (or None), the truth's leaf counts
-    (``counting``: simulate needs them), the node list's and the counts' sources and notes."""
+    (``counting``: simulate needs them), the node list's and the counts' sources and notes, and the data's
+    row count N (None with --prior; used only where N is public, under change)."""
     from dpgui.data.hierarchy import read_prior
 
     if args.prior is not None:
@@ -1508,7 +1680,8 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
         _check_no_source_options(args, "--prior")
         prior = read_prior(args.prior, args.levels)
         hierarchy, leaves = _hierarchy_tree(prior)
-        return hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_PRIOR_ONLY, PRIOR_FILE, tuple(prior.notes)
+        return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_PRIOR_ONLY, PRIOR_FILE, tuple(prior.notes),
+                None)
     if not _has_source(args):
         raise ParameterError("no data and no prior were given",
                              "give --source URL|FILE (the data) or --prior PRIOR.csv (public counts)")
@@ -1516,9 +1689,11 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
         _check_data_columns(source, args.levels, numeric=False)
         data = source.path_counts(args.levels)
     hierarchy, leaves = _hierarchy_tree(data)
+    rows = int(leaves.sum())
     if args.counts_from_data:
-        return hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_DATA_COUNTS, COUNTS_OPTED_IN, tuple(data.notes)
-    return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, "none", tuple(data.notes)
+        return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_DATA_COUNTS, COUNTS_OPTED_IN, tuple(data.notes),
+                rows)
+    return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, "none", tuple(data.notes), rows
 
 
 ALPHA_UNUSED = "α is used only with δ > 0 (paper 004's mechanisms need (ε, δ))"
@@ -1551,11 +1726,12 @@ def _note_lines(command: str, notes: Sequence[str]) -> None:
 
 def cmd_hierarchy_plan(args: argparse.Namespace) -> int:
     unused = _check_hierarchy_delta(args)
-    hierarchy, prior_levels, _, node_list, prior_source, notes = _hierarchy_sources(args, counting=False)
+    hierarchy, prior_levels, _, node_list, prior_source, notes, rows = _hierarchy_sources(args, counting=False)
     notes += unused
-    plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source)
-    projection = _hierarchy_projection(plan, hierarchy, prior_levels, _projection_counts_text(prior_source))
+    plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source, rows)
+    projection, warnings = _hierarchy_errors(plan, hierarchy, prior_levels, _projection_counts_text(prior_source))
     report = _hierarchy_plan_json(plan, hierarchy, node_list, projection, notes)
+    report["warnings"] = list(warnings)
     report["alpha_mrmse"] = _alpha_mrmse_json(args, hierarchy, prior_levels)
     if args.json:
         _print(report, True)
@@ -1563,6 +1739,31 @@ def cmd_hierarchy_plan(args: argparse.Namespace) -> int:
         print(hierarchy_plan_text(report))
     _note_lines("plan", report["notes"])
     return 0
+
+
+def hierarchy_margin_lines(report: dict[str, Any]) -> list[str]:
+    """The stated errors of a hierarchy plan (``report["projected"]``, :func:`_hierarchy_errors`) as a table:
+    per level the 95 % margin of one count, the middle category's count, the margin as a share of it and
+    the share of categories below the margin; then the warnings. Worded as the window and the PDF."""
+    from dpgui.core.hierarchy_errors import basis_words
+    from dpgui.core.margins import MARGIN_NAME
+    from dpgui.formatting import format_level_margin, format_relative_margin, format_share_whole
+
+    projected = report["projected"]
+    names = ["all records", *report["levels"]]
+    lines = [f"Projected {MARGIN_NAME} of one published count, {basis_words(projected['counts'])}:",
+             f"  {'level':<8}{'name':<16}{'categories':>12}{MARGIN_NAME:>22}{'median count':>14}"
+             f"{'margin/count':>14}{'below margin':>14}"]
+    for row in projected["levels"]:
+        median = row.get("median_count")
+        relative = row.get("relative_margin")
+        if median is not None and relative is None:  # null in the JSON: the middle category is empty
+            relative = math.inf
+        lines.append(f"  {row['level']:<8}{names[row['level']][:15]:<16}{row['nodes']:>12,}"
+                     f"{format_level_margin(row['margin95']):>22}{'—' if median is None else f'{median:,.0f}':>14}"
+                     f"{format_relative_margin(relative):>14}{format_share_whole(row.get('share_below_margin')):>14}")
+    lines += [f"  warning: {w}" for w in report.get("warnings", ())]
+    return lines
 
 
 def hierarchy_plan_text(report: dict[str, Any]) -> str:
@@ -1586,6 +1787,7 @@ def hierarchy_plan_text(report: dict[str, Any]) -> str:
                      f"{row['mse']:>14.4g}")
     lines.append(f"  weighted MSE {report['projected']['weighted_mse']:.4g} ({report['projected']['method']}; at "
                  f"{report['projected']['counts']}); sums over each level's nodes, records²")
+    lines += hierarchy_margin_lines(report)
     alpha = report.get("alpha_mrmse")
     if alpha:
         lines.append(f"  paper 004, α = {alpha['alpha']:g}: projected α-mRMSE {alpha['multiplicative']['alpha_mrmse']:.4g} "
@@ -1731,7 +1933,8 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         if plan is None:
             if args.counts_from_data:
                 prior_levels = hierarchy.aggregate(leaves)
-            plan = _hierarchy_plan(args, hierarchy, prior_levels, COUNTS_OPTED_IN if args.counts_from_data else "none")
+            plan = _hierarchy_plan(args, hierarchy, prior_levels, COUNTS_OPTED_IN if args.counts_from_data else "none",
+                                   int(leaves.sum()))
             _check_charge(ledger, dataset, plan)
         args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
         result, info = spend_and_release_hierarchy(
@@ -1739,16 +1942,18 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
             node_list_source=NODE_LIST_FROM_PRIOR if args.prior is not None else NODE_LIST_FROM_DATA,
             counts_from_data=bool(args.counts_from_data), prior_name=prior_name, prior_sha256=prior_sha256,
             notes=notes, release_id=args.release_id, source_record=source.public_record())
-        # The projection published with the release: at the prior's counts, else at the released counts
-        # (post-processing: public), never at the confidential counts. Past the spend, so it runs inside
-        # _write_outputs: its failure too says that ε was spent.
+        # The projection published with the release: the plan's stated errors (those `hierarchy plan` and the
+        # window state) at the prior's counts, else at the plan's assumed records, else the noise's alone —
+        # never at the confidential counts. Past the spend, so it runs inside _write_outputs: its failure too
+        # says that ε was spent.
         projected: dict[str, Any] = {}
+        warnings: list[str] = []
 
         def project() -> None:
-            if args.prior is not None:
-                projected.update(_hierarchy_projection(plan, hierarchy, prior_levels, "the prior's counts"))
-            else:
-                projected.update(_hierarchy_projection(plan, hierarchy, result.counts, "the released counts"))
+            public = prior_levels if args.prior is not None else None
+            figures, said = _hierarchy_errors(plan, hierarchy, public, "the prior's counts")
+            projected.update(figures)
+            warnings.extend(said)
 
         def bundle() -> Path:
             assert key is not None and hierarchy is not None and plan is not None
@@ -1761,6 +1966,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     node_list = NODE_LIST_PRIOR_ONLY if args.prior is not None else (
         "data (declared public with --categories-public: its categories are published as the node list)")
     summary = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes + unused)
+    summary["warnings"] = warnings
     summary.update({
         "outputs": outputs,
         "dataset": dataset,
@@ -1792,19 +1998,20 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
     import secrets  # here: it loads OpenSSL, which the other commands do not need
 
     from dpgui.core.hierarchy import simulate_hierarchy
+    from dpgui.formatting import format_level_margin
     from dpgui.report.hierarchy_bundle import projection_json
 
     unused = _check_hierarchy_delta(args)
     seed = args.seed if args.seed is not None else secrets.randbits(63)
-    hierarchy, prior_levels, leaves, node_list, prior_source, notes = _hierarchy_sources(args, counting=True)
+    hierarchy, prior_levels, leaves, node_list, prior_source, notes, rows = _hierarchy_sources(args, counting=True)
     notes += unused
     assert leaves is not None
     if node_list == NODE_LIST_DATA_ONLY:  # simulate does use the data's counts: they are its truth
         node_list = NODE_LIST_DATA_SIMULATED
-    plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source)
+    plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source, rows)
     truth = hierarchy.aggregate(leaves)
     empirical = simulate_hierarchy(hierarchy, leaves, plan, trials=args.trials, seed=seed)
-    projected = _hierarchy_projection(plan, hierarchy, truth, "the simulated data's counts")
+    projected, _ = _hierarchy_errors(plan, hierarchy, truth, "the simulated data's counts")
     report = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes)
     report.update({
         "trials": args.trials,
@@ -1813,8 +2020,9 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
         "empirical": projection_json(empirical, "the simulated data's counts"),
         "side_by_side": [
             {"level": int(e.level), "nodes": int(e.nodes),
-             "empirical": {"bias2": float(e.bias2), "variance": float(e.variance), "mse": float(e.mse)},
-             "projected": {key: float(p[key]) for key in ("bias2", "variance", "mse")}}
+             "empirical": {"bias2": float(e.bias2), "variance": float(e.variance), "mse": float(e.mse),
+                           "margin95": e.margin95},
+             "projected": {key: float(p[key]) for key in ("bias2", "variance", "mse", "margin95")}}
             for e, p in zip(empirical.levels, projected["levels"])],
     })
     if args.json:
@@ -1822,11 +2030,12 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
     else:
         lines = [f"Simulated {args.trials:,} releases (seed {seed}, INSECURE seeded noise: for study only, never "
                  "publish)", f"  {'level':<8}{'nodes':>10}{'MSE simulated':>16}{'MSE projected':>16}"
-                 f"{'bias² sim.':>14}{'bias² proj.':>14}"]
+                 f"{'bias² sim.':>14}{'bias² proj.':>14}{'95 % margin sim.':>20}{'95 % margin proj.':>20}"]
         for row in report["side_by_side"]:
             e, p = row["empirical"], row["projected"]
             lines.append(f"  {row['level']:<8}{row['nodes']:>10,}{e['mse']:>16.4g}{p['mse']:>16.4g}{e['bias2']:>14.4g}"
-                         f"{p['bias2']:>14.4g}")
+                         f"{p['bias2']:>14.4g}{format_level_margin(e['margin95']):>20}"
+                         f"{format_level_margin(p['margin95']):>20}")
         print("\n".join(lines))
     _note_lines("simulate", report["notes"])
     return 0
@@ -1997,7 +2206,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     command = " ".join(filter(None, (args.command, getattr(args, "hierarchy_command", None))))  # "hierarchy release"
     try:
+        _choose_neighbours(args)
         code = COMMANDS[args.command](args)
+        if code == 0 and getattr(args, "neighbours_note", None):
+            print(f"dpgui {command}: {args.neighbours_note}", file=sys.stderr)
         sys.stdout.flush()  # here, so that a reader that stopped early (| head) is caught below
         return code
     except BrokenPipeError:

@@ -35,12 +35,14 @@ from dpgui.app.pdf_charts import ALERT, GREY, GRID, INK, RESOLUTION, Canvas, plo
 from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS
 from dpgui.core.mechanism import Release
 from dpgui.core.plan import PrivacySpec
-from dpgui.core.quantiles import missing_interval95, noise_margin, quantiles
+from dpgui.core.missing import MISSING_IMPUTE
+from dpgui.core.margins import MARGIN_NAME, CdfMargins, cdf_margins
+from dpgui.core.quantiles import WholeNumbers, missing_interval95, noise_margin, quantiles, whole_number_step
 from dpgui.formatting import (
-    format_delta, format_epsilon, format_fixed, format_level_budget, format_number, format_odds, format_percent,
-    format_percent_of, format_significant, value_decimals,
+    cdf_margin_words, format_delta, format_epsilon, format_fixed, format_level_budget, format_margin_records,
+    format_number, format_odds, format_percent, format_significant, value_decimals,
 )
-from dpgui.report.bundle import ReleaseInfo, source_text
+from dpgui.report.bundle import ReleaseInfo, focus_json, source_text
 
 __all__ = [
     "render_release_pdf", "ensure_gui_application", "PAGE_COUNT", "TEST_BANNER",
@@ -80,6 +82,10 @@ def missing_text(release: Release, rule: str) -> str:
                 f"and {format_number(math.ceil(high))} with at least 95 % probability). The CDF and the "
                 "quantiles are those of the values (out of the released number of values, N minus the missing "
                 "count).")
+    if rule == MISSING_IMPUTE and release.plan.privacy.impute is not None:
+        return (f"Counted as the value {format_number(release.plan.privacy.impute)}, chosen before the release "
+                "(imputed; a value outside the bounds is counted in the first or last bin like any other); N = all "
+                "rows. The number of missing values is not published on its own.")
     if rule == "drop" and not release.plan.privacy.root_public:
         return ("Dropped (a neighbour under add/remove: a value turning into a missing one is the removal of "
                 "one record); N is the released, noisy number of values.")
@@ -140,6 +146,20 @@ def html_text(text: object) -> str:
 def _margins(release: Release) -> np.ndarray:
     """Half-width of the 95 % band (noise_margin of the standard error) of every cumulative count, records."""
     return noise_margin(release.std_error)
+
+
+def stated_margins(release: Release) -> CdfMargins:
+    """The 95 % margins the PDF states: the plan's (:func:`~dpgui.core.margins.cdf_margins`, the figures
+    the plan page and ``dpgui plan`` stated). A release restored from a project saved before padding
+    leaves were known to be zero has larger standard errors than its plan: its own are used then (the
+    worst, and the root-mean-square of the noised points)."""
+    if release.padding_known:
+        return cdf_margins(release.plan)
+    se = np.asarray(release.std_error, dtype=float)
+    noised = se[se > 0]
+    if noised.size == 0:
+        return CdfMargins(0.0, 0.0)
+    return CdfMargins(float(noise_margin(noised.max())), float(noise_margin(math.sqrt(float(np.mean(noised ** 2))))))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -219,7 +239,7 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     n = release.total
     if privacy.root_public:
         n_text = (f"{format_number(n)} (all rows, missing values included; published exactly)"
-                  if plan.shape.missing_leaf else f"{format_number(n)} (published exactly)")
+                  if plan.shape.missing_leaf or privacy.impute is not None else f"{format_number(n)} (published exactly)")
     else:
         n_text = f"{format_number(n)} (estimated from the noisy counts; the true N is not published)"
     spent = float(plan.epsilon_spent())
@@ -238,14 +258,16 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     rpp = privacy.records_per_person
     rpp_text = ("1 (each person has at most one row)" if rpp == 1
                 else f"{rpp} (each person has at most {rpp} rows; all of them are protected together)")
-    margins = _margins(release)
-    worst = float(margins.max()) if margins.size else 0.0
-    typical = float(np.sqrt(np.mean(margins ** 2))) if margins.size else 0.0
-    accuracy = (f"± {format_number(round(typical))} records on average, ± {format_number(round(worst))} at the "
-                f"least precise point (half-widths of the 95 % band of the cumulative counts)")
-    if n > 0:
-        accuracy += f"; that is ± {format_percent_of(typical, n)} and ± {format_percent_of(worst, n)} of N"
+    margins = stated_margins(release)
+    accuracy = (f"{MARGIN_NAME} of the cumulative counts (the half-width of their 95 % band): "
+                f"{cdf_margin_words(margins.worst, margins.average, round(n) if n > 0 else None)}")
     missing = missing_text(release, details.missing)
+    focus = focus_json(plan, release.lower, release.upper)
+    region = [] if focus is None else [(
+        "Region the plan was made for",
+        html_text(f"the CDF points (bin edges) from {format_number(focus['from'])} to {format_number(focus['to'])}: "
+                  "the tree and the budget per level were chosen to make the counts there more accurate, at the price "
+                  "of the rest of the range (the same ε is spent)"))]
     return [
         ("Column", html_text(details.column)),
         ("Bounds", f"from {html_text(format_number(release.lower))} to {html_text(format_number(release.upper))} (chosen from "
@@ -257,6 +279,7 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
         ("Records per person", html_text(rpp_text)),
         ("Tree of counts (branching)", html_text(tree)),
         ("Budget per level", html_text(_level_budgets(release))),
+        *region,
         ("Estimator", html_text(ESTIMATOR_LABELS.get(plan.estimator, plan.estimator))),
         ("Consistency", html_text(CONSISTENCY_LABELS.get(release.consistency, release.consistency))),
         ("Noise", html_text((NOISE_SECURE_GAUSSIAN if plan.noise == "gaussian" else NOISE_SECURE) if release.secure
@@ -266,11 +289,13 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     ]
 
 
-def _quantile_rows(release: Release) -> list[tuple[str, str, str]]:
+def _quantile_rows(release: Release, whole_numbers: bool = False) -> list[tuple[str, str, str]]:
     """Quantile, value, 95 % interval: to the precision of a bin, or one decimal finer when an
     interval would otherwise read "32 to 32" (the interval lies within one bin)."""
     base = value_decimals((release.upper - release.lower) / release.plan.shape.bins)
-    found = quantiles(release, QUANTILE_PROBABILITIES)
+    found = quantiles(release, QUANTILE_PROBABILITIES, whole_numbers)
+    if found and found[0].whole:
+        base = 0
     collapsed = any(format_fixed(q.low, base) == format_fixed(q.high, base) for q in found if q.low < q.high)
     decimals = base + 1 if collapsed else base
     rows = []
@@ -358,16 +383,29 @@ def _page1_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
     out.append("</table>")
     out.append("<h2>Released quantiles</h2>")
     width = (release.upper - release.lower) / release.plan.shape.bins
-    out.append(f"<p>Values of {html_text(details.column)} below which the given share of the records lies, read from the "
-               "released CDF (this costs no extra privacy). The estimate is a linear interpolation inside the bin "
-               f"where the released CDF reaches the share (bins are {html_text(format_number(width))} wide; the records "
-               "are taken to be spread evenly inside it), so the true quantile need not be near it. With at least "
-               "95 % confidence the true quantile of the data lies in the interval, which runs between bin edges "
-               "and allows both for the noise and for where inside its bin the true value lies (values outside the "
-               "bounds count as the nearest bound).</p>")
+    rows = _quantile_rows(release, details.whole_numbers is not None)
+    whole = details.whole_numbers is not None and whole_number_step(release.lower, release.upper,
+                                                                    release.plan.shape.bins) is not None
+    if whole:
+        assert details.whole_numbers is not None
+        out.append(f"<p>Values of {html_text(details.column)} at or below which the given share of the records lies, read "
+                   f"from the released CDF (this costs no extra privacy). The values are whole numbers "
+                   f"({html_text(WholeNumbers(details.whole_numbers).description)}) and each bin is centred on whole "
+                   "numbers, so the estimate is the whole number where the released CDF reaches the share. With at "
+                   "least 95 % confidence the true quantile of the data lies in the interval, both ends included "
+                   "(values outside the bounds count as the nearest bound).</p>")
+    else:
+        out.append(f"<p>Values of {html_text(details.column)} below which the given share of the records lies, read "
+                   "from the released CDF (this costs no extra privacy). The estimate is a linear interpolation inside "
+                   f"the bin where the released CDF reaches the share (bins are {html_text(format_number(width))} wide; "
+                   "the records are taken to be spread evenly inside it), so the true quantile need not be near it. "
+                   "With at least 95 % confidence the true quantile of the data lies in the interval, which runs "
+                   "between bin edges and allows both for the noise and for where inside its bin the true value lies "
+                   "(values outside the bounds count as the nearest bound).</p>")
     out.append('<table width="70%" cellpadding="5" cellspacing="0"><tr><th>Quantile</th>'
-               '<th align="right">Estimate (interpolated)</th><th align="right">95 % interval</th></tr>')
-    out += html_rows(_quantile_rows(release), "", 1)
+               f'<th align="right">Estimate ({"whole number" if whole else "interpolated"})</th>'
+               '<th align="right">95 % interval</th></tr>')
+    out += html_rows(rows, "", 1)
     out.append("</table></body></html>")
     return "".join(out)
 
@@ -382,8 +420,7 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
     factor = math.exp(eps)
     factor_text = f"{factor:.3g}" if factor < 1000 else format_number(round(factor))
     column = html_text(details.column)
-    margins = _margins(release)
-    typical = float(np.sqrt(np.mean(margins ** 2))) if margins.size else 0.0
+    margins = stated_margins(release)
     if privacy.neighbours == "change":
         neighbour = ("<b>Protection model: one person's record may change.</b> Any two tables that differ only in "
                      "the value of one person's record give almost the same chances to every published result, so "
@@ -445,8 +482,9 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
     out.append(
         "<p>Random whole numbers were added to the counts before publication. The noise is what protects people, "
         "and nobody, not even the person who made the release, knows its values. So a published count is close "
-        f"to, but usually not equal to, the true count: in this release the 95 % band of a cumulative count "
-        f"typically reaches ± {format_number(round(typical))} records. Counts derived from the release "
+        f"to, but usually not equal to, the true count: in this release the {MARGIN_NAME} of a cumulative count "
+        f"(the half-width of its 95 % band) is {format_margin_records(margins.average)} on average and "
+        f"{format_margin_records(margins.worst)} at the worst point of the CDF. Counts derived from the release "
         "(the quantiles, the records per bin, any count between two values) carry the same noise; computing them "
         "costs no further privacy.</p>")
     out.append("<h2>How to read a 95 % interval</h2>")
@@ -509,9 +547,9 @@ def _bars_caption(release: Release, group: int, margins: np.ndarray) -> str:
                 + ("" if k % group == 0 else " (the last bar has fewer)")
                 + "; each bar is the rise of the released CDF across its bins")
     typical = float(np.median(margins)) if margins.size else 0.0
-    text = (f"{what}. The bars carry the privacy noise, so neighbouring bars differ partly by chance: the 95 % "
-            f"interval of a bar's true count (as the range counter computes it) typically reaches "
-            f"± {format_number(round(typical))} records. ")
+    text = (f"{what}. The bars carry the privacy noise, so neighbouring bars differ partly by chance: the {MARGIN_NAME} "
+            f"of a bar's count (its 95 % interval as the range counter computes it) is {format_margin_records(typical)} "
+            "for the middle bar (half the bars have a smaller margin, half a larger one). ")
     if release.consistency == "none":
         text += "No consistency step was applied, so a bar can be negative: that is noise, not data."
     else:
@@ -593,9 +631,18 @@ def _draw_header(c: Canvas, release: Release) -> float:
     return h + 0.08 * RESOLUTION
 
 
+FOOTER_POINTS = 7.5
+
+
+def footer_top(c: Canvas) -> float:
+    """The top of the footer :func:`draw_footer` draws: the page's content ends above it."""
+    return c.height - c.line_height(c.font(FOOTER_POINTS)) - 0.1 * RESOLUTION
+
+
 def draw_footer(c: Canvas, release_id: str, dataset: str, page: int, page_count: int) -> float:
-    """Release id, dataset and page number at the foot of the page; returns the top of the footer."""
-    font = c.font(7.5)
+    """Release id, dataset and page number at the foot of the page; returns the top of the footer
+    (:func:`footer_top`)."""
+    font = c.font(FOOTER_POINTS)
     h = c.line_height(font)
     y = c.height - h
     c.p.setFont(font)
