@@ -66,6 +66,8 @@ def test_the_released_csv_and_the_pdf_list_categories_in_that_order(tmp_path, ca
     assert paths[6:8] == ["1 > s1-9", "1 > s1-10"]  # a parent's children in natural order too
     text = subprocess.run(["pdftotext", "-layout", str(Path(tmp_path / "codes.pdf")), "-"], capture_output=True,
                           text=True, check=True).stdout
-    table = unicodedata.normalize("NFKC", text).split("Released counts of code")[-1].split("Category", 1)[1]
-    listed = [line.split()[0] for line in table.splitlines()[1:6]]
-    assert listed == expected_tops, table
+    table = unicodedata.normalize("NFKC", text).split("All records", 1)[1]  # the table starts at the root's row
+    rows = [line.split() for line in table.splitlines()]
+    listed = [(row[0], row[1]) for row in rows if len(row) > 2 and row[1] in ("code", "school")]
+    assert [label for label, level in listed if level == "code"] == expected_tops, listed
+    assert [label for label, _ in listed][:3] == ["1", "s1-9", "s1-10"], listed  # each parent, then its children
