@@ -106,11 +106,21 @@ def _int_at_least(minimum: int, example: str) -> Callable[[str], int]:
 
 
 def _delta(text: str) -> float:
-    """``--delta``: a probability 0 ≤ δ < 1 (0: pure ε-DP), with the engine's one-line message."""
+    """``--delta`` of a release: 0 ≤ δ ≤ MAX_DELTA (0: pure ε-DP), with the engine's one-line message."""
     from dpgui.core.plan import check_delta
 
     try:
         return check_delta(text, "δ")
+    except ParameterError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _cap_delta(text: str) -> float:
+    """``ledger cap --delta``: a probability 0 ≤ δ < 1, the total δ of all releases of a dataset."""
+    from dpgui.core.plan import check_delta
+
+    try:
+        return check_delta(text, "δ", largest=None)
     except ParameterError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
@@ -178,7 +188,8 @@ def _add_privacy_options(parser: argparse.ArgumentParser, delta_use: str) -> Non
     """``--epsilon``, ``--delta`` (``delta_use``: what δ > 0 allows), ``--neighbours`` and ``--records-per-person``:
     the privacy options of a CDF and of a hierarchy."""
     parser.add_argument("--epsilon", type=_positive_float, required=True, metavar="E", help="total privacy budget ε > 0")
-    parser.add_argument("--delta", type=_delta, metavar="D", help=f"total δ, 0 ≤ δ < 1 (default 0: pure ε-DP); {delta_use}")
+    parser.add_argument("--delta", type=_delta, metavar="D",
+                        help=f"total δ, 0 ≤ δ ≤ 0.001, far below 1/N (default 0: pure ε-DP); {delta_use}")
     parser.add_argument("--neighbours", "--neighbors", choices=("change", "addremove"), default="change",
                         help="change: N is public (default); addremove: N is private")
     parser.add_argument("--records-per-person", type=_int_at_least(1, "--records-per-person 1"), default=1,
@@ -307,7 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     cap = ledger_sub.add_parser("cap", help="set or change a dataset's total budget (logged)")
     cap.add_argument("dataset", metavar="ID")
     cap.add_argument("epsilon", type=_positive_float, metavar="EPSILON")
-    cap.add_argument("--delta", type=_delta, default=0.0, metavar="D",
+    cap.add_argument("--delta", type=_cap_delta, default=0.0, metavar="D",
                      help="total δ allowed, 0 ≤ δ < 1 (default 0: pure ε-DP; Gaussian releases need δ > 0)")
     cap.add_argument("--reason", default="", metavar="TEXT",
                      help="why the cap is set or changed (kept in the log; required to raise a cap)")
@@ -718,16 +729,20 @@ def _check_data_columns(source: DataSource, columns: Sequence[str], numeric: boo
                             "choose a numeric column, or convert it in --query (e.g. CAST(x AS double precision))")
 
 
-def _check_outputs(args: argparse.Namespace, protect: Sequence[str] = ()) -> None:
+def _check_outputs(args: argparse.Namespace, protect: Sequence[str] = (), with_record: bool = False) -> None:
     """Every output target of a release, checked before anything is spent: --out (a new file in a
-    writable folder, never the input, an existing file only with --force) and --bundle (a writable
-    folder; with --name, none of the four files may exist). ``protect``: the data's own files
-    (:func:`_protected_paths`)."""
+    writable folder, never the input, an existing file only with --force; ``with_record``: the same for
+    the release record written beside it) and --bundle (a writable folder; with --name, none of the
+    four files may exist). ``protect``: the data's own files (:func:`_protected_paths`)."""
     from dpgui.report.bundle import check_bundle_folder, check_bundle_target
     from dpgui.report.files import check_outside_input_folders, check_writable, same_file
 
     if args.out is not None:
         check_writable(args.out, protect=list(protect), overwrite=args.force)
+        if with_record:  # and the release record beside it
+            from dpgui.report.release_files import record_path
+
+            check_writable(record_path(args.out), protect=list(protect), overwrite=args.force)
     if args.bundle is not None:
         check_outside_input_folders(args.bundle, protect)
         if args.name is None:
@@ -747,11 +762,12 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.core.quantiles import quantiles
     from dpgui.data.histogram import check_bounds
     from dpgui.data.readers import check_data_file
-    from dpgui.report.bundle import default_bundle_name, missing_values_json
+    from dpgui.report.bundle import default_bundle_name
     from dpgui.report.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key
     from dpgui.report.ledger import Ledger
     from dpgui.report.publish import charge_text, sign_release, spend_and_release
+    from dpgui.report.release_files import write_record
     from dpgui.workspace.release import new_release_id
 
     _check_missing_option(args.missing, args.neighbours)
@@ -762,7 +778,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         check_data_file(spec.location)
     _check_release_options(args)
     check_bounds(args.lower, args.upper)
-    _check_outputs(args, _protected_paths(spec))
+    _check_outputs(args, _protected_paths(spec), with_record=True)
     dataset = args.dataset
     plan = _make_plan(args, args.bins)  # checks every limit of the noise sampler
     key = None
@@ -787,24 +803,11 @@ def cmd_release(args: argparse.Namespace) -> int:
             name = args.name or default_bundle_name(info)
             return sign_release(ledger, args.bundle, name, result, info, pdf, key).manifest  # checks the ledger's record
 
+        record = _release_record(args, plan, result, info)
         outputs = _write_outputs(args, plan, info.release_id, lambda out: write_release_csv(result, out),
-                                 bundle if key is not None else None)
-    summary = _plan_json(plan, args)
-    summary.update({
-        "outputs": outputs,
-        "dataset": dataset,
-        "release_id": info.release_id,
-        "consistency": args.consistency,
-        "n_released": result.total,
-        "n_public": plan.privacy.root_public,
-        "missing_values": missing_values_json(result, info.missing),
-        "secure_noise": result.secure,
-        "projected": {"total_sq_error": float((result.std_error**2).sum()),
-                      "max_variance": float((result.std_error**2).max())},
-        "bounds": [args.lower, args.upper],
-        "quantiles": [_quantile_json(q) for q in quantiles(result, args.probabilities)],
-        "source": info.source,
-    })
+                                 bundle if key is not None else None, record=lambda csv: write_record(csv, record))
+    summary = {**record, "outputs": outputs,
+               "quantiles": [_quantile_json(q) for q in quantiles(result, args.probabilities)]}
     if args.json:
         _print(summary, True)
     else:
@@ -818,6 +821,28 @@ def cmd_release(args: argparse.Namespace) -> int:
     _note_delta_unused(plan, "release")
     _focus_note(args, "release")
     return 0
+
+
+def _release_record(args: argparse.Namespace, plan: Plan, result: Any, info: Any) -> dict[str, Any]:
+    """What ``release --json`` prints about a release (its outputs and quantiles aside), and what the
+    release record beside ``--out`` holds (:mod:`dpgui.report.release_files`): public values only."""
+    from dpgui.report.bundle import missing_values_json
+
+    summary = _plan_json(plan, args)
+    summary.update({
+        "dataset": args.dataset,
+        "release_id": info.release_id,
+        "consistency": args.consistency,
+        "n_released": result.total,
+        "n_public": plan.privacy.root_public,
+        "missing_values": missing_values_json(result, info.missing),
+        "secure_noise": result.secure,
+        "projected": {"total_sq_error": float((result.std_error**2).sum()),
+                      "max_variance": float((result.std_error**2).max())},
+        "bounds": [args.lower, args.upper],
+        "source": info.source,
+    })
+    return summary
 
 
 def _check_release_options(args: argparse.Namespace) -> None:
@@ -837,10 +862,12 @@ def _check_release_options(args: argparse.Namespace) -> None:
 
 def _write_outputs(args: argparse.Namespace, plan: Plan | HierarchyPlan, release_id: str,
                    write_csv: Callable[[str], Path], write_bundle: Callable[[], Path] | None,
-                   prepare: Callable[[], None] | None = None) -> dict[str, str]:
-    """After the spend: ``prepare()`` (what the outputs need), ``--out`` (``write_csv(args.out)``), then the
-    signed bundle (``write_bundle()``, its manifest's path). Returns {"csv": …, "bundle": …} as written; any
-    failure says that the budget was spent, under which ledger id, and what was written."""
+                   prepare: Callable[[], None] | None = None,
+                   record: Callable[[Path], Path] | None = None) -> dict[str, str]:
+    """After the spend: ``prepare()`` (what the outputs need), ``--out`` (``write_csv(args.out)``, then
+    ``record(csv)``: the release record beside it), then the signed bundle (``write_bundle()``, its
+    manifest's path). Returns {"csv": …, "record": …, "bundle": …} as written; any failure says that the
+    budget was spent, under which ledger id, and what was written."""
     from dpgui.report.publish import charge_text
 
     outputs: dict[str, str] = {}
@@ -848,7 +875,10 @@ def _write_outputs(args: argparse.Namespace, plan: Plan | HierarchyPlan, release
         if prepare is not None:
             prepare()
         if args.out is not None:
-            outputs["csv"] = str(write_csv(args.out))
+            csv_path = write_csv(args.out)
+            outputs["csv"] = str(csv_path)
+            if record is not None:
+                outputs["record"] = str(record(csv_path))
         if write_bundle is not None:
             outputs["bundle"] = str(write_bundle())
     except Exception as err:  # past the spend, any failure must say that ε was spent
@@ -949,6 +979,7 @@ def cmd_key(args: argparse.Namespace) -> int:
 def cmd_ledger(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
+    from dpgui.formatting import printable_text
     from dpgui.report.ledger import Ledger
 
     with Ledger() as ledger:
@@ -976,14 +1007,15 @@ def cmd_ledger(args: argparse.Namespace) -> int:
                 change = (f"cap set to ε = {c.new_epsilon:g}, δ = {c.new_delta:g}" if c.old_epsilon is None else
                           f"cap changed from ε = {c.old_epsilon:g}, δ = {c.old_delta:g} to ε = {c.new_epsilon:g}, "
                           f"δ = {c.new_delta:g}")
-                print(f"  {c.changed_utc}  {change}" + (f"  reason: {c.reason}" if c.reason else "  (no reason given)"))
+                print(f"  {c.changed_utc}  {change}"
+                      + (f"  reason: {printable_text(c.reason)}" if c.reason else "  (no reason given)"))
         if releases:
             print("releases (newest first):")
         for r in releases:
             charge = (f"ε = {r.epsilon:g}" + (f", δ = {r.delta:g}" if r.delta > 0 else "")  # δ even without a ρ
                       + (f", ρ = {r.rho:.4g}" if r.delta > 0 and r.rho is not None else ""))
             print(f"  {r.created_utc}  {r.dataset_id}  {charge}  release {r.release_id}"
-                  + (f"  bundle {r.bundle}" if r.bundle else ""))
+                  + (f"  bundle {printable_text(r.bundle)}" if r.bundle else ""))
     return 0
 
 
@@ -1081,127 +1113,11 @@ def simulate_text(out: dict[str, Any], show_n: bool) -> str:
     return "\n".join(lines)
 
 
-def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[str, Any]]:
-    """A released CDF read back from a bundle's manifest and CSV, or from a CSV and its plan.
-
-    Returns the :class:`~dpgui.core.mechanism.Release` (levels and estimates are not in the files;
-    only the cumulative counts, their standard errors, N and the plan) and facts for the report.
-    The CSV's SHA-256 is compared with the manifest's; the signature is not checked (``dpgui verify``).
-    """
-    import csv
-    import json as json_module
-
-    from dpgui.core.mechanism import Release
-    from dpgui.core.plan import Plan
-    from dpgui.report.bundle import MANIFEST_SUFFIX, SECURE_SOURCE
-    from dpgui.report.csv_export import CDF_COLUMNS, CDF_COLUMNS_V1
-    from dpgui.report.files import read_regular_file, sha256_regular_file
-
-    def load_json(path: Path, what: str) -> dict[str, Any]:
-        try:
-            data = json_module.loads(read_regular_file(path, what).decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise DpguiError(f"the {what} {path} is not valid JSON", "give the file dpgui wrote") from None
-        if not isinstance(data, dict):
-            raise DpguiError(f"the {what} {path} is not a dpgui {what}", "give the file dpgui wrote")
-        return data
-
-    path = Path(target)
-    manifest: dict[str, Any] | None = None
-    if not path.exists():
-        raise DataError(f"file not found: '{path}' does not exist", "check the path")
-    if path.name.endswith(MANIFEST_SUFFIX):
-        manifest_path = path
-        manifest = load_json(path, "manifest")
-    else:
-        manifest_path = None
-        if plan_file is None and path.parent.is_dir():
-            for candidate in sorted(path.parent.glob(f"*{MANIFEST_SUFFIX}")):
-                try:
-                    data = load_json(candidate, "manifest")
-                except DpguiError:
-                    continue
-                if data.get("files", {}).get("csv", {}).get("name") == path.name:
-                    manifest_path, manifest = candidate, data
-                    break
-    facts: dict[str, Any] = {}
-    if manifest is not None and manifest.get("kind") == "hierarchy":
-        raise ParameterError(f"{path.name} is a release of counts over a hierarchy, which has no quantiles",
-                             "read its CSV (one row per node), or give the manifest of a CDF release")
-    try:
-        if manifest is not None:
-            assert manifest_path is not None
-            from dpgui.report.bundle import plan_from_manifest
-
-            plan = plan_from_manifest(manifest)  # every schema version (older ones: Laplace, δ = 0)
-            missing_count = manifest.get("missing_values", {}).get("released_count")
-            csv_path = manifest_path.with_name(manifest["files"]["csv"]["name"])
-            if sha256_regular_file(csv_path, "CSV file") != manifest["files"]["csv"]["sha256"]:
-                raise DpguiError(f"{csv_path.name} does not match the SHA-256 in {manifest_path.name} "
-                                 "(it was changed after signing)", "use the CSV of the bundle as it was written")
-            consistency, total = manifest["consistency"], float(manifest["total_records"]["released_estimate"])
-            facts = {"manifest": str(manifest_path), "dataset": manifest.get("dataset"),
-                     "column": manifest.get("column"), "release_id": manifest.get("release_id"),
-                     "secure_noise": manifest.get("random_source") == SECURE_SOURCE}
-        else:
-            if plan_file is None:
-                raise ParameterError(f"{path.name} alone does not say the plan its errors come from, and no manifest "
-                                     "beside it names it", "give --plan RELEASE.json (what 'dpgui release --json' "
-                                     "printed) or the bundle's NAME.manifest.json")
-            plan_json = load_json(Path(plan_file), "plan file")
-            csv_path, consistency, total = path, plan_json.get("consistency", "l2"), None
-            missing_values = plan_json.get("missing_values")
-            missing_count = missing_values.get("released_count") if isinstance(missing_values, dict) else None
-            if plan_json.get("n_released") is not None:
-                total = float(plan_json["n_released"])
-            facts = {"release_id": plan_json.get("release_id"), "dataset": plan_json.get("dataset")}
-            plan = Plan.from_json(plan_json)
-    except (KeyError, TypeError) as err:
-        raise DpguiError(f"the manifest or plan file lacks the plan's {err}", "give the file dpgui wrote") from None
-    from dpgui.data.readers import check_data_file
-
-    check_data_file(csv_path)
-    try:
-        with open(csv_path, newline="", encoding="utf-8") as handle:
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            if header is None or tuple(header) not in (CDF_COLUMNS, CDF_COLUMNS_V1):
-                raise DpguiError(f"{csv_path.name} is not a released CDF (its header is not "
-                                 f"{','.join(CDF_COLUMNS)})", "give a CSV written by dpgui release")
-            rows = [[float(x) for x in row] for row in reader if row]
-    except (ValueError, UnicodeDecodeError) as err:
-        raise DpguiError(f"{csv_path.name} is not a released CDF ({err})", "give a CSV written by dpgui release") from None
-    table = np.asarray(rows, dtype=float).reshape(-1, len(header))
-    if table.shape[0] != plan.shape.bins:
-        raise DpguiError(f"{csv_path.name} has {table.shape[0]} bins but its plan has {plan.shape.bins}",
-                         "give the plan of this release")
-    cumulative = table[:, 2]
-    if total is None:
-        total = float(cumulative[-1])
-    if len(header) == len(CDF_COLUMNS):
-        estimate = table[:, CDF_COLUMNS.index("unbiased_estimate")].copy()
-    else:  # an older CSV has no unbiased estimates: the intervals are centred on the released counts instead
-        estimate = cumulative.copy()
-        facts["note"] = ("this CSV (from an older dpgui) has no unbiased_estimate column: the intervals are centred "
-                         "on the released counts, and their 95 % is not guaranteed")
-    from dpgui.core.projection import published_with_known_zeros
-
-    std_error = table[:, 4].copy()
-    release = Release(plan, float(table[0, 0]), float(table[-1, 1]), str(consistency), cumulative, total,
-                      estimate, std_error, (), bool(facts.get("secure_noise", False)),
-                      None if missing_count is None else float(missing_count),
-                      padding_known=published_with_known_zeros(plan, std_error))
-    facts.update({"csv": str(csv_path), "bins": plan.shape.bins, "bounds": [release.lower, release.upper],
-                  "n": total, "epsilon": plan.privacy.epsilon})
-    if plan.privacy.delta > 0:  # an (ε, δ) release: its δ and noise (absent for pure ε-DP, as before δ existed)
-        facts.update({"delta": plan.privacy.delta, "noise": plan.noise})
-    return release, facts
-
-
 def cmd_quantiles(args: argparse.Namespace) -> int:
     from dpgui.core.quantiles import quantiles
+    from dpgui.report.release_files import read_release
 
-    release, facts = _release_from_files(args.release, args.plan)
+    release, facts = read_release(args.release, args.plan)
     found = quantiles(release, args.probabilities)
     if args.json:
         _print({**facts, "quantiles": [_quantile_json(q) for q in found]}, True)
@@ -1217,6 +1133,8 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
         print(f"note: {facts['note']}")
     if "manifest" in facts:
         print(f"(read from {facts['manifest']}; its signature was not checked here: use 'dpgui verify')")
+    elif "record" in facts:
+        print(f"(its plan read from {facts['record']})")
     return 0
 
 
