@@ -137,6 +137,9 @@ __all__ = [
 MIN_LEVELS = 2
 MAX_LEVELS = 4
 MAX_NODES_PER_LEVEL = 500_000
+#: The range of a level's weight in the weighted MSE (Ko, Ziani & Fioretto's eq. 5), or 0. Only the
+#: weights' ratios move the optimal budgets; beyond a ratio of 10¹² the optimiser's arithmetic overflows.
+MIN_LEVEL_WEIGHT, MAX_LEVEL_WEIGHT = 1e-6, 1e6
 HIERARCHY_NOISES = ("laplace", "gaussian", "multiplicative")
 HIERARCHY_NOISE_CHOICES = (*HIERARCHY_NOISES, "auto")
 ALLOCATIONS = ("uniform", "optimal", "target", "custom")  # custom: level budgets set by hand (never planned)
@@ -422,9 +425,9 @@ class HierarchyPlan:
         _check_choice(self.consistency, CONSISTENCY_METHODS, "consistency")
         _check_choice(self.prior_source, PRIOR_SOURCES, "prior source")
         weights = tuple(float(w) for w in self.weights)
-        if len(weights) != len(sizes) or any(not math.isfinite(w) or w < 0 for w in weights):
-            raise ParameterError(f"weights {list(weights)} are not one finite number ≥ 0 per level (root first)",
-                                 f"give {len(sizes)} weights")
+        if len(weights) != len(sizes) or not all(_usable_weight(w) for w in weights):
+            raise ParameterError(f"weights {list(weights)} are not one weight per level (root first), each 0 or from "
+                                 f"{MIN_LEVEL_WEIGHT:g} to {MAX_LEVEL_WEIGHT:g}", f"give {len(sizes)} weights")
         object.__setattr__(self, "weights", weights)
         object.__setattr__(self, "notes", tuple(str(n) for n in self.notes))
         if self.target_mse is not None:
@@ -697,6 +700,10 @@ def project_hierarchy(plan: HierarchyPlan, prior_levels: Sequence[npt.ArrayLike]
     return simulate_hierarchy(hierarchy, prior[-1], plan, trials=trials, seed=seed)
 
 
+def _usable_weight(weight: float) -> bool:
+    return weight == 0 or MIN_LEVEL_WEIGHT <= weight <= MAX_LEVEL_WEIGHT
+
+
 def _uniform_budgets(sizes: Sequence[int], privacy: PrivacySpec, noise: str) -> tuple[float, ...]:
     first = privacy.first_noised_level()
     shares = split_budget(budget_total(privacy, noise), [1.0] * (len(sizes) - first))
@@ -712,13 +719,26 @@ def _budgets_for(sizes: tuple[int, ...], privacy: PrivacySpec, noise: str, alloc
     if allocation == "optimal":
         return privacy, optimal_allocation(prior, privacy, weights, noise)
     assert target_mse is not None
-    budgets = _meet_target(sizes, privacy, noise, weights, prior, target_mse,
-                           least_budget_for_target(prior, privacy, weights, target_mse, noise))
+
+    def epsilon_of(budgets: tuple[float, ...]) -> float:  # refused above the ε allowed
+        need = math.fsum(budgets)
+        eps = need if noise == "laplace" else zcdp_epsilon(need, privacy.delta)
+        if eps > privacy.epsilon * (1 + 1e-12):
+            raise ParameterError(f"the target weighted MSE {target_mse:g} needs ε = {eps:.4g} with {noise} noise, "
+                                 f"more than the ε = {privacy.epsilon:g} allowed", "raise ε or the target")
+        return eps
+
+    least = least_budget_for_target(prior, privacy, weights, target_mse, noise)
+    least_epsilon = epsilon_of(least)  # before the rounding steps, which build plans at that ε
+    try:
+        budgets = _meet_target(sizes, privacy, noise, weights, prior, target_mse, least)
+    except ParameterError as err:
+        if "sampler" not in err.problem and least_epsilon > 0:  # (a Gaussian ρ that small converts to ε = 0)
+            raise
+        raise ParameterError(f"the target weighted MSE {target_mse:g} is met with ε = {least_epsilon:.3g}, whose noise is "
+                             "beyond the noise sampler's limit", "give a smaller target") from None
     need = math.fsum(budgets)
-    eps = need if noise == "laplace" else zcdp_epsilon(need, privacy.delta)
-    if eps > privacy.epsilon * (1 + 1e-12):
-        raise ParameterError(f"the target weighted MSE {target_mse:g} needs ε = {eps:.4g} with {noise} noise, "
-                             f"more than the ε = {privacy.epsilon:g} allowed", "raise ε or the target")
+    eps = epsilon_of(budgets)
     spec = privacy.with_epsilon(eps)
     if noise == "gaussian":  # the ρ of the rounded-up ε is ≥ the need: scale the budgets up to it
         total = budget_total(spec, "gaussian")
@@ -778,9 +798,9 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     _check_choice(consistency, CONSISTENCY_CHOICES, "consistency")
     _check_choice(prior_source, PRIOR_SOURCES, "prior source")
     w = tuple([1.0] * len(sizes) if weights is None else [float(x) for x in weights])
-    if len(w) != len(sizes) or any(not math.isfinite(x) or x < 0 for x in w):
-        raise ParameterError(f"weights {list(w)} are not one finite number ≥ 0 per level (root first)",
-                             f"give {len(sizes)} weights, root first")
+    if len(w) != len(sizes) or not all(_usable_weight(x) for x in w):
+        raise ParameterError(f"weights {list(w)} are not one weight per level (root first), each 0 or from "
+                             f"{MIN_LEVEL_WEIGHT:g} to {MAX_LEVEL_WEIGHT:g}", f"give {len(sizes)} weights, e.g. 1 each")
     prior = None if prior_levels is None else _check_prior(prior_levels, sizes)
     if prior is not None and prior_source == "none":
         prior_source = "prior file"
