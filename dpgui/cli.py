@@ -91,14 +91,26 @@ def _finite_float(text: str) -> float:
     return _number(text, "bound", "0 or 100")
 
 
-def _int_at_least(minimum: int, example: str) -> Callable[[str], int]:
+#: The largest whole number an option takes unless it says otherwise: far beyond every real use, and
+#: still a double (a 300-digit --records-per-person would overflow the arithmetic, not be refused).
+LARGEST_WHOLE_NUMBER = 10**30
+#: ``--n``: counts of records stay exact in double precision up to 2^53.
+LARGEST_N = 2**53
+#: ``--trials``: a Monte-Carlo study that finishes.
+LARGEST_TRIALS = 10**7
+
+
+def _int_at_least(minimum: int, example: str, maximum: int = LARGEST_WHOLE_NUMBER) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give e.g. {example}") from None
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number; give e.g. {example}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}; give e.g. {example}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:.3g}, got a number of {len(str(value))} digits; "
+                                             f"give e.g. {example}")
         return value
 
     parse.__name__ = "whole number"
@@ -233,7 +245,7 @@ def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = Tru
     parser.add_argument("--budgets", type=_budgets, default="auto", metavar="auto|equal|e1,e2,…",
                         help="per-level budgets (root first under addremove); must sum to ε, or to ρ with --noise gaussian")
     parser.add_argument("--estimator", choices=("gls", "covering"), default="gls",
-                        help="gls: best linear unbiased (default); covering: paper 000 eq. 5")
+                        help="gls: best linear unbiased (default); covering: the covering sum of Rameshwar et al. 2024")
     parser.add_argument("--objective", choices=("total", "max"), default="total",
                         help="minimise the total or the worst squared error of the cumulative counts")
     parser.add_argument("--focus", metavar="LO:HI|lower|upper|middle",
@@ -253,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     plan = sub.add_parser("plan", help="choose a tree and budgets; show projected errors (spends nothing)")
     _add_plan_options(plan)
-    plan.add_argument("--n", type=_int_at_least(1, "--n 10000"), metavar="N", help="public N, to express CDF errors")
+    plan.add_argument("--n", type=_int_at_least(1, "--n 10000", LARGEST_N), metavar="N", help="public N, to express CDF errors")
     plan.add_argument("--lower", type=_finite_float, metavar="A", help="public lower bound (for --focus)")
     plan.add_argument("--upper", type=_finite_float, metavar="B", help="public upper bound (for --focus)")
     plan.add_argument("--json", action="store_true", help="print JSON")
@@ -326,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("simulate", help="Monte-Carlo error of a plan on data or a synthetic shape (insecure noise)")
     _add_plan_options(sim)
     sim.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
-    sim.add_argument("--trials", type=_int_at_least(1, "--trials 1000"), required=True, metavar="R",
+    sim.add_argument("--trials", type=_int_at_least(1, "--trials 1000", LARGEST_TRIALS), required=True, metavar="R",
                      help="number of simulated releases")
     sim.add_argument("--seed", type=_int_at_least(0, "--seed 1"), metavar="S")
     sim.add_argument("--json", action="store_true")
@@ -338,7 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--column", metavar="COL")
     sim.add_argument("--lower", type=_finite_float, metavar="A")
     sim.add_argument("--upper", type=_finite_float, metavar="B")
-    sim.add_argument("--n", type=_int_at_least(1, "--n 10000"), metavar="N")
+    sim.add_argument("--n", type=_int_at_least(1, "--n 10000", LARGEST_N), metavar="N")
     col = sub.add_parser("columns", help="the data's columns with their kinds, and who counts them (spends nothing; "
                          "prints no values)")
     col.add_argument("input", nargs="?", metavar="INPUT", help=f"{SOURCE_HELP}; or give it with --source")
@@ -515,6 +527,7 @@ def _json_default(value: Any) -> Any:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     plan = _make_plan(args, args.bins)
+    _warn_before_spend(plan, args.n, "plan")  # --n is typed by the user: public, or the user's own estimate
     report = _plan_report(plan, args.n, args)
     if args.json:
         _print(report, True)
@@ -523,6 +536,27 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(plan_text(report, args.n))
     _focus_note(args, "plan")
     return 0
+
+
+def _warn_before_spend(plan: Plan, n: int | None, command: str) -> None:
+    """Warnings on stderr about ``plan`` for N records, before anything is spent: its 95 % margin at
+    the worst CDF point (:func:`dpgui.core.planner.margin95`) larger than N (the counts would be mostly
+    noise), and a spent δ ≥ 1/N (one person's record could be published outright). ``n``: a public N
+    (change), or one the user typed; None (say nothing) for a private N — never the data's row count
+    under add/remove, which would make the warning itself a release."""
+    from dpgui.core.planner import margin95
+
+    if n is None or n <= 0:
+        return
+    margin = margin95(plan, "every")
+    if margin > n:
+        print(f"dpgui {command}: warning: the plan's 95 % margin at its worst CDF point, ± {margin:,.4g} records, is "
+              f"larger than N = {n:,}: the released counts would be mostly noise; use fewer bins or a larger ε",
+              file=sys.stderr)
+    if plan.delta_spent > 0 and plan.delta_spent >= 1 / n:
+        print(f"dpgui {command}: warning: δ = {plan.delta_spent:g} is not below 1/N = {1 / n:.3g}: with probability δ "
+              f"the release may tell more about a person than ε allows; use a δ far below 1/N (e.g. {0.01 / n:.0e})",
+              file=sys.stderr)
 
 
 NOISE_NAMES = {"laplace": "Laplace", "gaussian": "Gaussian"}
@@ -590,8 +624,9 @@ def plan_text(report: dict[str, Any], n: int | None) -> str:
         "(2.2 SE + 1; holds the truth in ≥ 95 % of releases)",
         f"  root-mean-square error ±{projected['rms_error']:.4g} records",
         f"  total squared error {projected['total_sq_error']:.4g} = {projected['ratio_to_paper_best']:.3f} x "
-        f"paper 000's best tree ({'x'.join(map(str, report['baselines']['paper_best']['branching']))}, "
-        "equal budgets, covering sum)",
+        "the best tree of Rameshwar, Tandon & Sharma 2024: "
+        f"{'x'.join(map(str, report['baselines']['paper_best']['branching']))}, "
+        "equal budgets, covering sum",
     ]
     if report.get("focus_offer") is not None:
         lines.append(focus_text(report["focus_offer"]))
@@ -791,6 +826,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         _check_charge(ledger, dataset, plan)  # no cap, or too little left: refused before reading
         # No refusal that depends on the values (e.g. all missing): that would itself be a release.
         hist = source.histogram(args.column, args.lower, args.upper, args.bins)
+        _warn_before_spend(plan, hist.n_rows if plan.privacy.root_public else None, "release")  # N only if public
         _check_dataset_identity(ledger, dataset, [c.name for c in source.columns()], hist.n_rows, args.new_dataset)
         args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
         result, info = spend_and_release(ledger, dataset, args.column, MISSING_AUTO, hist.counts, plan, SecureRandom(),
@@ -1231,16 +1267,16 @@ def _add_hierarchy_options(parser: argparse.ArgumentParser) -> None:
                         metavar="laplace|gaussian|multiplicative|auto",
                         help="auto (default): the noise with the lower projected error (Laplace when δ = 0)")
     parser.add_argument("--allocation", type=_allocation, default=("uniform", None), metavar="uniform|optimal|target:TAU",
-                        help="level budgets: uniform (default), optimal (least weighted MSE within ε, paper 001 "
-                             "program 6; needs node counts), target:TAU (least ε whose weighted MSE is ≤ TAU, "
-                             "program 7; needs node counts)")
+                        help="level budgets: uniform (default), optimal (least weighted MSE within ε: program 6 of Ko, Ziani & "
+                             "Fioretto 2025; needs node counts), target:TAU (least ε whose weighted MSE is ≤ TAU, "
+                             "their program 7; needs node counts)")
     parser.add_argument("--weights", type=_weights, metavar="w0,w1,…",
                         help="the weight of each level in the weighted MSE, root first (default: equal)")
     parser.add_argument("--consistency", choices=HIERARCHY_CONSISTENCY_CLI, default="auto",
-                        help="topdown (paper 001 program 8), gls (best linear unbiased, then integer), none "
+                        help="topdown (program 8 of Ko, Ziani & Fioretto 2025), gls (best linear unbiased, then integer), none "
                              "(each count clamped at 0); auto (default): the lower projected error")
     parser.add_argument("--alpha", type=_alpha, metavar="A",
-                        help="paper 004's multiplicative error α in (0, 1): needed by --noise multiplicative; with "
+                        help="the multiplicative error α of Ghazi et al. 2023, in (0, 1): needed by --noise multiplicative; with "
                              "δ > 0 the plan shows the multiplicative mechanism's and the Gaussian baseline's projected "
                              "α-mRMSE side by side (and auto may choose the multiplicative one); with δ = 0 it is "
                              "unused, and a note says so")
@@ -1296,7 +1332,7 @@ def _add_hierarchy_parser(sub: Any) -> None:
     source.add_argument("--prior", metavar="PRIOR.csv", help="or on the counts of a prior file")
     _add_hierarchy_options(sim)
     _add_source_options(sim)
-    sim.add_argument("--trials", type=_int_at_least(2, "--trials 200"), required=True, metavar="R",
+    sim.add_argument("--trials", type=_int_at_least(2, "--trials 200", LARGEST_TRIALS), required=True, metavar="R",
                      help="number of simulated releases")
     sim.add_argument("--seed", type=_int_at_least(0, "--seed 1"), metavar="S")
 
@@ -1435,7 +1471,7 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
     return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, "none", tuple(data.notes)
 
 
-ALPHA_UNUSED = "α is used only with δ > 0 (paper 004's mechanisms need (ε, δ))"
+ALPHA_UNUSED = "α is used only with δ > 0 (the mechanisms of Ghazi et al. 2023 need (ε, δ))"
 
 
 def _check_hierarchy_delta(args: argparse.Namespace) -> tuple[str, ...]:
@@ -1443,7 +1479,7 @@ def _check_hierarchy_delta(args: argparse.Namespace) -> tuple[str, ...]:
     gaussian|multiplicative`` with δ = 0 (both are (ε, δ)-DP), are refused; ``--alpha`` with δ = 0 is
     unused, and the returned note says so (printed with the others)."""
     if args.noise == "multiplicative" and args.alpha is None:
-        raise ParameterError("--noise multiplicative needs --alpha, paper 004's multiplicative error",
+        raise ParameterError("--noise multiplicative needs --alpha, the multiplicative error of Ghazi et al. 2023",
                              "give --alpha A with 0 < A < 1, e.g. --alpha 0.5")
     if (args.delta or 0.0) > 0:
         return ()
@@ -1486,7 +1522,7 @@ def hierarchy_plan_text(report: dict[str, Any]) -> str:
     lines = [
         f"Plan for counts over {' > '.join(report['levels'])} ({report['nodes']:,} nodes, "
         f"{', '.join(f'{n:,}' for n in report['level_sizes'])} per level), {report['noise']} noise, "
-        + ("no level budgets (paper 004's rounds)" if report["noise"] == "multiplicative"
+        + ("no level budgets (the rounds of Ghazi et al. 2023)" if report["noise"] == "multiplicative"
            else f"{report['allocation']} allocation") + f", {report['consistency']} consistency",
         f"  node list: {report['node_list_source']}; optimiser counts: {report['prior_source']}",
         f"  charge: ε = {charge['epsilon']:g}" + (f", δ = {charge['delta']:g}" if charge["delta"] > 0 else "")
@@ -1502,7 +1538,8 @@ def hierarchy_plan_text(report: dict[str, Any]) -> str:
                  f"{report['projected']['counts']}); sums over each level's nodes, records²")
     alpha = report.get("alpha_mrmse")
     if alpha:
-        lines.append(f"  paper 004, α = {alpha['alpha']:g}: projected α-mRMSE {alpha['multiplicative']['alpha_mrmse']:.4g} "
+        lines.append(f"  Ghazi et al. 2023, α = {alpha['alpha']:g}: projected α-mRMSE "
+                     f"{alpha['multiplicative']['alpha_mrmse']:.4g} "
                      f"(multiplicative) vs {alpha['gaussian']['alpha_mrmse']:.4g} (Gaussian baseline); "
                      f"recommended: {alpha['recommended']}")
     return "\n".join(lines)

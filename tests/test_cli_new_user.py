@@ -227,8 +227,8 @@ CASES: list[Case] = [
     # ---- item 13: a cap raise needs a reason; a "1,234.5" cell names its row
     Case("item13-cap-raise-without-reason", lambda w: ["ledger", "cap", DATASET, "20"], ("needs a reason", "--reason")),
     Case("item13-thousands-separator-names-its-row", lambda w: release(w, data="comma.csv"),
-         ("row 3", "1,234.5", "1234.5"),
-         setup=lambda w: _write(w / "comma.csv", b'x\n1\n2\n"1,234.5"\n4\n')),
+         ("row 3", "thousands separator"), not_words=("9,876", "9876"),  # the cell itself is never quoted
+         setup=lambda w: _write(w / "comma.csv", b'x\n1\n2\n"9,876.5"\n4\n')),
     Case("item13-quantiles-of-a-csv-without-its-plan", lambda w: ["quantiles", str(w / "data.csv")],
          ("--plan",)),
 ]

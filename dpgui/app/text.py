@@ -71,7 +71,7 @@ BRANCHING_HELP = (
 )
 ESTIMATOR_TOOLTIP = (
     "How the noisy node counts are combined into each cumulative count. The recommended one uses "
-    "every level optimally (least variance); the other adds up the fewest nodes, as in paper 000."
+    "every level optimally (least variance); the other adds up the fewest nodes (the covering sum of Rameshwar et al. 2024)."
 )
 CONSISTENCY_TOOLTIP = (
     "After the noise, the counts are adjusted so that the CDF never goes down and ends at N. This "

@@ -178,11 +178,11 @@ def _label(value: object, level_name: str) -> str:
         raise DataError(f"level column {level_name!r} has an empty value",
                         "fill in or drop the rows with an empty level value")
     if PATH_SEPARATOR in text:
-        raise DataError(f"value {text!r} of level column {level_name!r} contains '{PATH_SEPARATOR.strip()}' between "
+        raise DataError(f"a value of level column {level_name!r} contains '{PATH_SEPARATOR.strip()}' between "
                         f"spaces, which separates the levels of a path in the released CSV",
                         f"replace '{PATH_SEPARATOR}' in the values, e.g. by ' / '")
     if _CONTROL_CHARACTER.search(text):
-        raise DataError(f"value {text!a} of level column {level_name!r} holds a control character (a line break, "
+        raise DataError(f"a value of level column {level_name!r} holds a control character (a line break, "
                         "tab or the like)", "remove line breaks and tabs from the category values")
     return text
 
@@ -190,14 +190,15 @@ def _label(value: object, level_name: str) -> str:
 def _check_lookalikes(level_name: str, labels: Sequence[str]) -> None:
     """Two labels of a level that differ only in Unicode normalisation or surrounding spaces ('Café' with
     a composed é and with e + combining accent; 'Paris' and 'Paris ') show the same in the CSV, the PDF
-    and the window: a DataError naming both (escaped, so that the difference shows). O(n)."""
+    and the window: a DataError naming the column (not the values: they may be confidential). O(n)."""
     seen: dict[str, str] = {}
     for label in labels:
         key = unicodedata.normalize("NFC", label).strip()
         other = seen.setdefault(key, label)
         if other != label:
-            raise DataError(f"values {other!a} and {label!a} of level column {level_name!r} look the same "
-                            "but differ (Unicode normalisation or spaces)",
+            raise DataError(f"two values of level column {level_name!r} look the same but differ (Unicode "
+                            "normalisation or leading/trailing spaces; not shown here: values of the data are never "
+                            "quoted in a message)",
                             "make them one value (same characters, no leading or trailing spaces) or clearly different")
 
 
@@ -238,7 +239,7 @@ class Hierarchy:
         leaves: set[tuple[str, ...]] = set()
         for raw in paths:
             if len(raw) != depth:
-                raise DataError(f"a path has {len(raw)} values for {depth} levels: {tuple(raw)!r}",
+                raise DataError(f"a path has {len(raw)} values for {depth} levels",
                                 f"give one value per level column ({', '.join(names)})")
             path = tuple(_label(v, names[i]) for i, v in enumerate(raw))
             if path in leaves:
@@ -330,9 +331,8 @@ class Hierarchy:
                 missing.append(key)
             out[k] = i
         if missing:
-            shown = "; ".join(PATH_SEPARATOR.join(m) for m in missing[:3])
-            more = f" and {len(missing) - 3:,} more" if len(missing) > 3 else ""
-            raise DataError(f"{len(missing):,} path(s) of the data are not in the hierarchy's tree: {shown}{more}",
+            raise DataError(f"{len(missing):,} path(s) of the data are not in the hierarchy's tree (not listed: "
+                            "values of the data are never quoted in a message)",
                             "add them to the prior (the public list of categories) or fix the data")
         return out
 
@@ -749,11 +749,11 @@ def _budgets_for(sizes: tuple[int, ...], privacy: PrivacySpec, noise: str, alloc
 def _multiplicative_plan(sizes: tuple[int, ...], privacy: PrivacySpec, weights: tuple[float, ...], allocation: str,
                          consistency: str, prior_source: str, alpha: float | None, notes: list[str]) -> HierarchyPlan:
     if alpha is None:
-        raise ParameterError("the multiplicative mechanism (paper 004) needs α, its multiplicative error",
+        raise ParameterError("the multiplicative mechanism (Ghazi et al. 2023) needs α, its multiplicative error",
                              "give α in (0, 1), e.g. 0.5")
     if allocation != "uniform":
-        raise ParameterError(f"the multiplicative mechanism spends its budget by paper 004's rounds, not by a {allocation} "
-                             "allocation", "use the uniform allocation with multiplicative noise")
+        raise ParameterError("the multiplicative mechanism spends its budget by the rounds of Ghazi et al. 2023, not by "
+                             f"a {allocation} allocation", "use the uniform allocation with multiplicative noise")
     if consistency in ("topdown", "gls"):
         raise ParameterError("the multiplicative mechanism's counts are bucketed upper estimates; making them consistent "
                              "would void its (α, η) guarantee", "use consistency none with multiplicative noise")
@@ -828,9 +828,9 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
             notes.append("multiplicative not chosen: projected α-mRMSE not below the Gaussian baseline's (α = "
                          f"{alpha:g}; {shown(f'{mult.alpha_mrmse:.4g} against {gauss.alpha_mrmse:.4g}')})")
         elif alpha is None:
-            notes.append("multiplicative (paper 004) not considered: no α given")
+            notes.append("multiplicative (Ghazi et al. 2023) not considered: no α given")
     if allocation != "uniform" and prior is None:
-        raise ParameterError(f"the {allocation} allocation needs node counts (paper 001's programs)",
+        raise ParameterError(f"the {allocation} allocation needs node counts (the programs of Ko, Ziani & Fioretto 2025)",
                              "give a public prior (--prior), opt in to counts from the data, or use the uniform allocation")
     candidates = (["laplace", "gaussian"] if privacy.delta > 0 else ["laplace"]) if noise == "auto" else [noise]
     target = None if target_mse is None else float(target_mse)
@@ -1101,8 +1101,8 @@ def release_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: Hi
     upper: list[np.ndarray] = []
     if plan.multiplicative is not None:
         low, high = multiplicative_intervals(counts, plan.multiplicative)
-        method = (f"paper 004's success event (Lemma 4.6): the bucket the count fell in, ≥ {1 - plan.multiplicative.eta:.0%} "
-                  "per node")
+        method = ("the success event of Ghazi et al. 2023 (Lemma 4.6): the bucket the count fell in, "
+                  f"≥ {1 - plan.multiplicative.eta:.0%} per node")
         return HierarchyRelease(plan, hierarchy, counts, low, high, method)
     if plan.consistency == "none":
         widths = [0 if s is None else _noise_half_width(plan, s) for s in plan.level_scales()]

@@ -254,6 +254,10 @@ def _query_error(exc: BaseException, password: str | None) -> DataError:
         return DataError("the query tries to change the database, which dpgui refuses "
                          f"(it reads in a read-only transaction: {_scrub(text, password)})",
                          "give a query that only reads")
+    if isinstance(state, str) and state.startswith("22"):  # SQL's "data exception": the message quotes the value
+        return DataError(f"the database could not use a value of the data as the query asks (SQLSTATE {state}, e.g. "
+                         "text where a number is expected; the database's message is not shown: it quotes the value)",
+                         "check the column's type, or convert it in --query (e.g. CAST or NULLIF)")
     return DataError(f"the database refused the query: {_scrub(text, password)}",
                      "check the query, table and column names (run the query in your SQL tool first)")
 
