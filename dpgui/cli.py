@@ -691,6 +691,7 @@ def _source_spec(args: argparse.Namespace) -> SourceSpec:
     ``--decimal ,`` alone means ';'-separated, ``--decimal .`` alone ','-separated."""
     from dpgui.data.file_types import CsvDialect, format_of_name
     from dpgui.data.source import parse_source
+    from dpgui.data.source_spec import sqlite_url_note
 
     location = _location(args)
     if location is None and not (args.engine == "spark" and args.table is not None):
@@ -702,6 +703,10 @@ def _source_spec(args: argparse.Namespace) -> SourceSpec:
         dialect = CsvDialect.checked(delimiter, decimal)
     spec = parse_source(location or "", table=args.table, query=args.query, engine=args.engine,
                         spark_master=args.spark_master, dialect=dialect, encoding=args.encoding)
+    note = sqlite_url_note(location or "", spec.location) if spec.kind == "database" else None
+    if note is not None:  # sqlite:///srv/x.db read as /srv/x.db
+        command = " ".join(filter(None, (args.command, getattr(args, "hierarchy_command", None))))
+        print(f"dpgui {command}: note: {note}", file=sys.stderr)
     if spec.kind == "file" and dialect is not None and format_of_name(spec.location) not in ("csv", "tsv"):
         raise ParameterError(f"--delimiter/--decimal were given for '{Path(spec.location).name}', which is not a "
                              "CSV or TSV file", "drop --delimiter and --decimal")
@@ -979,17 +984,18 @@ def _check_dataset_identity(ledger: Any, dataset: str, columns: Sequence[str], n
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from dpgui.formatting import printable_text
     from dpgui.report.bundle import verify_bundle
     from dpgui.report.keystore import load_public_key
 
     try:
         key = load_public_key(args.pubkey)
     except DpguiError as err:
-        print(f"FAILED: the public key: {err}", file=sys.stderr)
+        print(f"FAILED: the public key: {printable_text(str(err))}", file=sys.stderr)
         return 1
     result = verify_bundle(args.manifest, key)
     if not result.ok:
-        print(f"FAILED: {result.failure}", file=sys.stderr)
+        print(f"FAILED: {printable_text(result.failure or '')}", file=sys.stderr)
         return 1
     for text, _ in result.checks:
         print(f"ok: {text}")
@@ -1880,6 +1886,8 @@ def _join_negative_numbers(arguments: list[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from dpgui.formatting import printable_text
+
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or (arguments[0] not in COMMANDS and not arguments[0].startswith("-")) or (
             arguments[0] == "--column"):
@@ -1906,8 +1914,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Point stdout at /dev/null so that the interpreter's last flush does not complain either.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except DpguiError as err:
-        print(f"dpgui {command}: error: {err}", file=sys.stderr)
+    except DpguiError as err:  # one line, whatever the user typed into the names it quotes (a LF, an ESC)
+        print(f"dpgui {command}: error: {printable_text(str(err))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"dpgui {command}: interrupted; nothing was written{_spent_note(args)}", file=sys.stderr)

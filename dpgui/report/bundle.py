@@ -305,9 +305,12 @@ def check_bundle_folder(directory: str | os.PathLike[str]) -> Path:
     """Fail before any budget is spent if no bundle can be written in ``directory``: it must be an
     existing folder in which a file can be created (tried: a temporary file is made and removed)."""
     folder = Path(directory)
-    if not folder.is_dir():
-        what = "is not a folder" if folder.exists() else "does not exist"
-        raise DataError(f"the bundle folder {folder} {what}", "create it or choose another folder")
+    try:
+        what = "" if folder.is_dir() else "is not a folder" if folder.exists() else "does not exist"
+    except OSError as err:  # a name longer than the system allows
+        what = f"cannot be used ({err.strerror or err})"
+    if what:
+        raise DataError(f"the bundle folder {_clipped(str(folder), 80)} {what}", "create it or choose another folder")
     try:
         os.unlink(write_temporary(folder / "bundle", b""))
     except OSError as err:

@@ -34,13 +34,18 @@ from dpgui.report.files import open_regular_text, read_json_file, sha256_regular
 #: The release record written beside ``--out OUT.csv``: ``OUT.release.json``.
 RECORD_SUFFIX = ".release.json"
 _CONSISTENCY = ("l2", "l1", "none")
+_NAME_BYTES = 255  # the longest file name on most file systems
 _WRITTEN_BY_DPGUI = "give the file dpgui wrote"
 
 
 def record_path(csv_path: str | os.PathLike[str]) -> Path:
-    """Where the release record of the CSV ``csv_path`` is written: ``OUT.csv`` → ``OUT.release.json``."""
+    """Where the release record of the CSV ``csv_path`` is written: ``OUT.csv`` → ``OUT.release.json``;
+    the stem cut so that the name fits in 255 bytes (a CSV whose own name fits always gets a record)."""
     path = Path(csv_path)
-    return path.with_name((path.name[: -len(path.suffix)] if path.suffix else path.name) + RECORD_SUFFIX)
+    stem = path.name[: -len(path.suffix)] if path.suffix else path.name
+    while len(os.fsencode(stem + RECORD_SUFFIX)) > _NAME_BYTES:
+        stem = stem[:-1]
+    return path.with_name(stem + RECORD_SUFFIX)
 
 
 def write_record(csv_path: Path, record: dict[str, Any]) -> Path:
