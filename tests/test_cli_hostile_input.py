@@ -169,7 +169,8 @@ CASES: list[Case] = [
          ("control characters",)),
     Case("release-key-nested-100k-deep", lambda w: release(w, "--bundle", str(w.folder), "--key", str(w / "deep.key"),
                                                            "--passphrase-file", str(w.passphrase), out=None),
-         ("deep.key",), setup=_write("deep.key", '{"format": ' + "[" * DEEP + "]" * DEEP + "}")),
+         ("secret key file", "nested"), setup=lambda w: (_write("deep.key", '{"format": ' + "[" * DEEP + "]" * DEEP
+                                                                 + "}")(w), (w / "deep.key").chmod(0o600))),
     Case("release-records-per-person-300-digits", lambda w: release(w, "--records-per-person", "9" * 300),
          ("records-per-person", "at most")),
     # ---- plan and simulate: numbers
