@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from dpgui.app.database_dialog import DatabaseDialog
-from dpgui.data.source_spec import sqlite_url, sqlite_url_example
+from dpgui.data import source_spec
 
 from gui_helpers import TIMEOUT
 
@@ -40,10 +40,10 @@ def _dialog(qtbot) -> DatabaseDialog:
 
 def test_the_hint_shows_this_systems_form_of_an_sqlite_url(qtbot):
     dialog = _dialog(qtbot)
-    assert sqlite_url_example() in dialog.url_help.text() and "Browse" in dialog.url_help.text()
-    assert sqlite_url_example() in dialog.url_edit.toolTip()
+    assert source_spec.sqlite_url_example() in dialog.url_help.text() and "Browse" in dialog.url_help.text()
+    assert source_spec.sqlite_url_example() in dialog.url_edit.toolTip()
     if os.name != "nt":
-        assert sqlite_url_example().startswith("sqlite:////")  # three slashes, then the absolute path's own
+        assert source_spec.sqlite_url_example().startswith("sqlite:////")  # three slashes, then the absolute path's own
 
 
 def test_browse_writes_the_chosen_files_url_and_the_connection_works(qtbot, monkeypatch, survey_db):
@@ -57,7 +57,7 @@ def test_browse_writes_the_chosen_files_url_and_the_connection_works(qtbot, monk
     monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(choose))
     dialog.browse_button.click()
     assert asked and "SQLite" in asked[0][1] and "*.db" in asked[0][1]
-    assert dialog.url_edit.text() == sqlite_url(survey_db)
+    assert dialog.url_edit.text() == "sqlite:///" + survey_db.as_posix()
     dialog.table_edit.setText("households")
     assert dialog.test_connection()
     qtbot.waitUntil(lambda: dialog._worker is None, timeout=TIMEOUT)
@@ -73,7 +73,7 @@ def test_three_slashes_before_an_absolute_path_say_which_file_is_read(qtbot, sur
     assert dialog.url_help.text().startswith(f"Reading {survey_db}: ") and "four slashes" in dialog.url_help.text()
     dialog.table_edit.setText("households")
     spec = dialog.current_spec()
-    assert spec is not None and spec.location == sqlite_url(survey_db)
+    assert spec is not None and spec.location == "sqlite:///" + survey_db.as_posix()
     QApplication.processEvents()  # the hint's new height is laid out
     dialog.grab().save(str(SHOTS / "h6-database-three-slashes.png"))
     dialog.url_edit.setText("postgresql://alice@db.example.org/census")

@@ -11,10 +11,22 @@ from pathlib import Path
 
 import pytest
 
+from dpgui.data import source_spec
 from dpgui.data.source import parse_source
-from dpgui.data.source_spec import sqlite_url, sqlite_url_example, sqlite_url_note, which_sqlite_url
 from dpgui.errors import ParameterError
 from tests.cli_helpers import run_cli
+
+
+def sqlite_url(path: Path) -> str:
+    return source_spec.sqlite_url(path)
+
+
+def which_sqlite_url(location: str, folder: Path) -> str:
+    return source_spec.which_sqlite_url(location, folder)
+
+
+def sqlite_url_note(typed: str, used: str) -> str | None:
+    return source_spec.sqlite_url_note(typed, used)
 
 
 def _database(path: Path, values: range) -> Path:
@@ -64,7 +76,8 @@ def test_sqlite_url_escapes_what_sqlalchemy_would_read_as_escapes_or_a_query(tmp
 
     path = tmp_path / "a%20b?c#d.db"
     assert sa.engine.make_url(sqlite_url(path)).database == str(path)
-    assert sqlite_url_example().startswith("sqlite:///") and sqlite_url_example().endswith("survey.db")
+    example = source_spec.sqlite_url_example()
+    assert example.startswith("sqlite:///") and example.endswith("survey.db")
 
 
 def test_the_command_line_reads_the_absolute_file_says_so_and_records_four_slashes(tmp_path, capsys, monkeypatch):
@@ -75,14 +88,14 @@ def test_the_command_line_reads_the_absolute_file_says_so_and_records_four_slash
     typed = _three_slashes(db)
     code, out, err = run_cli(["columns", typed, "--table", "t"], capsys)
     assert code == 0, err
-    assert "note:" in err and "four slashes" in err and sqlite_url(db) in out
+    assert "note:" in err and "four slashes" in err and "sqlite:///" + db.as_posix() in out
     assert run_cli(["ledger", "cap", "srv", "5", "--reason", "test"], capsys)[0] == 0
     code, out, err = run_cli(["release", typed, "--table", "t", "--column", "x", "--lower", "0", "--upper", "100",
                               "--bins", "4", "--epsilon", "1", "--dataset", "srv", "--out", str(work / "o.csv"),
                               "--json"], capsys)
     assert code == 0, err
     assert json.loads(out)["n_released"] == 100  # the rows of /…/srv/x.db (N is public under change)
-    assert parse_source(typed, table="t").location == sqlite_url(db)  # what every later step opens
+    assert parse_source(typed, table="t").location == "sqlite:///" + db.as_posix()  # what every later step opens
 
 
 def test_a_missing_sqlite_file_says_how_an_absolute_path_is_written(tmp_path, capsys, monkeypatch):
