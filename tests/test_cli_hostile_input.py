@@ -12,49 +12,21 @@ noise source is looked at. Each command runs in its own interpreter (``python -m
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
 from dpgui.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.cli_helpers import PASSPHRASE, Case, World, check_refused_in_one_line
+from tests.cli_helpers import run_real as run
+
 DATASET = "data"
 CAP = 10.0
-PASSPHRASE = "a long passphrase"
-GUARD_S = 120  # a hung command fails the test instead of hanging the suite (not a speed limit)
 DEEP = 100_000  # nesting of the "deep" JSON files (Python's parser recurses: RecursionError before)
 LONG = "x" * 300  # longer than a file name may be (255 bytes)
 CONTROL = "a\x1b[2J\r\nforged line"  # ESC (clears the terminal), CR, LF
-
-
-@dataclass(frozen=True)
-class World:
-    """The folder a case runs in: ``data.csv`` (column ``x``, 8 rows), ``h.csv`` (levels r, d), a signing
-    key and its passphrase file, and ``base.manifest.json`` + ``base.csv`` (a test-noise release)."""
-
-    folder: Path
-    key: Path
-    passphrase: Path
-
-    def __truediv__(self, name: str) -> Path:
-        return self.folder / name
-
-
-@dataclass(frozen=True)
-class Case:
-    id: str  # "<subcommand>-<what>"
-    argv: Callable[[World], list[str]]
-    words: tuple[str, ...] = ()  # each must appear in the error line (case-insensitive)
-    setup: Callable[[World], None] | None = None
-    code: int = 2
-    not_words: tuple[str, ...] = field(default=())
 
 
 def release(w: World, *extra: str, out: str | None = "out.csv") -> list[str]:
@@ -209,34 +181,6 @@ CASES: list[Case] = [
 ]
 
 
-def _snapshot() -> dict:
-    """``dpgui ledger show --json`` through the CLI's entry point (in this process)."""
-    import contextlib
-    import io
-
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        assert main(["ledger", "show", "--json"]) == 0
-    return json.loads(buffer.getvalue())
-
-
-def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``dpgui ARGV`` in a fresh interpreter, as a user runs it (the same DPGUI_HOME as this test)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "dpgui.cli", *argv], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=GUARD_S, stdin=subprocess.DEVNULL)
-
-
-@pytest.fixture(scope="module")
-def key_folder(tmp_path_factory) -> Path:
-    """One signing key for the module (made once: deriving its encryption key is slow on purpose)."""
-    from dpgui.report.keystore import create_key
-
-    folder = tmp_path_factory.mktemp("keys")
-    create_key("officer", PASSPHRASE, folder)
-    return folder
-
-
 def _base_release(w: World) -> None:
     """``base.manifest.json`` + ``base.csv``: a release of 16 bins with seeded test noise, as
     ``build_manifest`` writes its manifest (unsigned)."""
@@ -277,23 +221,7 @@ def world(tmp_path, key_folder) -> World:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_hostile_input_is_refused_in_one_line_without_a_traceback(case: Case, world: World):
-    if case.setup is not None:
-        case.setup(world)
-    before = _snapshot()
-    files_before = sorted(p.name for p in world.folder.iterdir())
-    result = run(case.argv(world), world.folder)
-    assert "Traceback" not in result.stderr, result.stderr[-2000:]
-    assert result.returncode == case.code, (result.returncode, result.stdout[-500:], result.stderr[-2000:])
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr[-2000:]
-    assert not any(c in result.stderr for c in "\x1b\r\u202e"), repr(result.stderr)  # no raw control character
-    assert len(lines[0]) < 600, lines[0][:600]  # a value of the input is never dumped whole
-    for word in case.words:
-        assert word.lower() in lines[0].lower(), lines[0]
-    for word in case.not_words:
-        assert word.lower() not in lines[0].lower(), lines[0]
-    assert _snapshot() == before  # nothing charged, no cap changed
-    assert sorted(p.name for p in world.folder.iterdir()) == files_before  # nothing written, no temporary left
+    check_refused_in_one_line(case, world)
 
 
 def test_case_ids_name_a_subcommand():

@@ -143,7 +143,8 @@ DELTA_PRESET_TOOLTIP = "Sets δ to {delta}. You can change the value afterwards.
 DELTA_TOOLTIP = (
     "δ (delta) is the probability that the ε guarantee fails. δ = 0 is pure ε-DP: the guarantee holds "
     "always. A δ > 0 (e.g. 1e-9) allows Gaussian noise, which can give smaller errors for trees with "
-    "many levels. Choose δ well below 1/N, N being the number of records; never above."
+    "many levels. Choose δ well below 1/N, N being the number of records; never above (above 0.001 it is "
+    "refused)."
 )
 NOISE_LABELS = {
     "auto": "Automatic (recommended)",

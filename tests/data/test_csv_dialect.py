@@ -282,7 +282,8 @@ def test_wrong_separator_shows_one_wide_column(tmp_path):
     assert info.dialect == SEMI_DECIMAL_COMMA and info.dialect_detection is None
     with pytest.raises(DataError) as caught:
         column_histogram(path, "x", 0, 10, 7, dialect=SEMI_DECIMAL_COMMA)
-    assert "column 'x' not found" in caught.value.problem and "'x,y'" in caught.value.fix
+    assert "column 'x' not found" in caught.value.problem and "'x,y'" in caught.value.problem
+    assert "field separator is probably wrong" in caught.value.problem and "comma-separated" in caught.value.fix
     # The same file version read with the detected dialect: the schema cache is per dialect.
     assert inspect_table(path).names == ["x", "y"]
     assert column_histogram(path, "x", 0, 10, 2).counts.tolist() == [2, 0]
