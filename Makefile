@@ -23,24 +23,32 @@ $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# The test venv has the optional Spark engine too (tests/data/test_spark_source.py); `make test EXTRAS=test`
-# leaves it out (those tests then skip, or fail under CI=true). The installers never include it.
+# What each target installs into .venv (pyproject.toml's extras): `make run` the app alone (its
+# dependencies: no test, Spark or packaging package); `make test`, `make lint` and `make bench` the app with
+# $(EXTRAS), the test tools (pytest, ruff, mypy, OpenDP, PyInstaller, …) and the optional Spark engine
+# (tests/data/test_spark_source.py); `make test EXTRAS=test` leaves Spark out (those tests then skip,
+# or fail under CI=true). The installers never include Spark.
+# One marker file per set installed (.venv/.installed-app, .venv/.installed-test+spark): a venv made by
+# `make run` gets the extras on the first `make test`, and `make run` after `make test` only re-links
+# the editable package (pip adds, never removes). A newer pyproject.toml reinstalls each set when used.
 EXTRAS ?= test,spark
-$(VENV)/.installed: pyproject.toml | $(BIN)/activate
-	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
+comma := ,
+installed = $(VENV)/.installed-$(or $(subst $(comma),+,$(1)),app)
+$(VENV)/.installed-%: pyproject.toml | $(BIN)/activate
+	$(BIN)/python -m pip install --quiet -e '.$(if $(filter app,$*),,[$(subst +,$(comma),$*)])'
 	touch $@
 
 # Opens the desktop window on the bundled sample dataset (column `distance` selected).
-run: $(VENV)/.installed
+run: $(call installed,)
 	$(BIN)/dpgui $(SAMPLE) --column distance
 
-test: $(VENV)/.installed
+test: $(call installed,$(EXTRAS))
 	$(BIN)/python -m pytest -q
 
 # The gates, configured in pyproject.toml: ruff (style and likely bugs), mypy (types: strict on every
 # module) and import-linter (the layers; only dpgui/app imports Qt). All three run,
 # and the target fails if any of them does. CI runs it before the tests.
-lint: $(VENV)/.installed
+lint: $(call installed,$(EXTRAS))
 	@status=0; \
 	echo "== ruff check"; $(BIN)/ruff check --output-format concise . || status=1; \
 	echo "== mypy"; $(BIN)/mypy || status=1; \
@@ -48,8 +56,9 @@ lint: $(VENV)/.installed
 	if [ $$status -ne 0 ]; then echo "make lint: FAILED (see the messages above)"; fi; \
 	exit $$status
 
-# The frozen app (dist/dpgui), a .deb and a .tar.gz; on Debian/Ubuntu after `make system-deps`.
-package: $(VENV)/.installed
+# The frozen app (dist/dpgui), a .deb and a .tar.gz; on Debian/Ubuntu after `make system-deps`. build.sh
+# installs the `package` extra (PyInstaller) at the versions of packaging/constraints.txt.
+package: $(BIN)/activate
 	PYTHON=$(BIN)/python bash packaging/linux/build.sh
 
 # packaging/constraints.txt, the versions the installers are built from (packaging/linux/build.sh and
@@ -59,7 +68,7 @@ constraints:
 
 # The speed and accuracy benchmarks, each printed with its target (the tests assert rules, not times),
 # among them the window's worst GUI-thread stall while a 10⁶-row CSV loads and a release runs.
-bench: $(VENV)/.installed
+bench: $(call installed,$(EXTRAS))
 	$(BIN)/python benchmarks/run_all.py
 
 system-deps:

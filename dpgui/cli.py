@@ -56,7 +56,8 @@ if sys.argv[1:2] == ["plan"]:
 
 import numpy as np  # (after the thread setting, which must come first)
 
-from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT, missing_rule_for
+from dpgui.core.missing import (IMPUTE_PREFIX, MISSING_AUTO, MISSING_ERROR, MISSING_IMPUTE, MISSING_RULE_TEXT,
+                                missing_rule_for)
 from dpgui.core.tree import MIN_BINS
 from dpgui.core.synthetic import SYNTHETIC_KINDS
 from dpgui.data.file_types import FILE_TYPE_NAMES
@@ -248,10 +249,17 @@ def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = Tru
                         help="gls: best linear unbiased (default); covering: the covering sum of Rameshwar et al. 2024")
     parser.add_argument("--objective", choices=("total", "max"), default="total",
                         help="minimise the total or the worst squared error of the cumulative counts")
+    parser.add_argument("--missing", default=MISSING_AUTO, metavar="auto|impute:VALUE",
+                        help="auto (default): missing values follow the neighbour model (docs/design.md): under change "
+                             "they are counted in a noised 'missing' bucket (a leaf of the tree) and N = all rows; under "
+                             "addremove they are dropped. impute:VALUE (change only): they are counted as the public "
+                             "value VALUE (clamped into the bounds), with no leaf of their own")
     parser.add_argument("--focus", metavar="LO:HI|lower|upper|middle",
                         help="where you need accuracy, in the column's units (needs --lower/--upper; --focus=-5:10 "
-                             "for a negative end): the plan is optimised for that region when that lowers its error "
-                             "by at least 10 %%, else the plan for the whole range is kept (said in a note)")
+                             "for a negative end), or a part of the range between the bounds (not of the data): lower "
+                             "= its lowest 10 %%, upper = its highest 10 %%, middle = its middle 20 %%. The plan is "
+                             "optimised for that region when that lowers its 95 %% error margin by at least 5 %%, else "
+                             "the plan for the whole range is kept (said in a note)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -277,9 +285,10 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--column", required=True, metavar="COL")
     rel.add_argument("--lower", type=_finite_float, required=True, metavar="A", help="public lower bound")
     rel.add_argument("--upper", type=_finite_float, required=True, metavar="B", help="public upper bound (exclusive)")
-    rel.add_argument("--missing", default=MISSING_AUTO, metavar=MISSING_AUTO,
-                     help="missing values follow the neighbour model (docs/design.md): under change they are counted "
-                          "in a noised 'missing' bucket and N = all rows; under addremove they are dropped")
+    rel.add_argument("--whole-numbers", action="store_true",
+                     help="state that the column holds whole numbers (from what it means, never read from the data; a "
+                          "file's declared integer type says so by itself): bins centred on whole numbers are "
+                          "suggested, quantiles are then whole numbers, and the statement is recorded")
     _add_plan_options(rel)
     rel.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
     rel.add_argument("--dataset", metavar="ID", help="required: the budget ledger's name for the data, the same for "
@@ -397,9 +406,13 @@ def _make_plan(args: argparse.Namespace, bins: int) -> Plan:
     from dpgui.core.projection import prefix_variances
     from dpgui.core.tree import TreeShape
 
+    from dpgui.core.missing import parse_missing_option
+
     args.focus_offer = None  # set by --focus (_focus_plan)
     noise = _noise_request(args)
-    privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0)
+    _check_missing_option(args.missing, args.neighbours)
+    privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0,
+                          parse_missing_option(args.missing))
     shape = None if args.branching == "auto" else TreeShape.parse(bins, args.branching, privacy.missing_leaf)
     if isinstance(args.budgets, str) or shape is None:  # (budgets without a branching: auto_plan says so)
         default = auto_plan(bins, privacy, shape, args.budgets, args.estimator, args.objective, noise=noise)
@@ -415,48 +428,56 @@ def _make_plan(args: argparse.Namespace, bins: int) -> Plan:
 
 
 def _focus_plan(args: argparse.Namespace, bins: int, default: Plan, shape: Any) -> Plan:
-    """``--focus``: the plan for the region if it lowers the region's projected error by ≥ 10 %
-    (:func:`dpgui.core.focus.focus_offer`), else ``default``; the offer is kept in ``args.focus_offer``
-    for the output. Bad input (not numbers, inverted, outside the bounds, no bounds) is refused before
-    anything is read or spent."""
+    """``--focus``: the plan for the region if it lowers the region's 95 % margin by at least
+    :data:`~dpgui.core.focus.WORTH_IT` (:func:`dpgui.core.focus.focus_offer`), else ``default``; the offer
+    is kept in ``args.focus_offer`` for the output. Bad input (not numbers, inverted, outside the bounds,
+    no bounds) is refused before anything is read or spent."""
     text = getattr(args, "focus", None)
     if text is None:
         return default
-    from dpgui.core.focus import PRESETS, focus_offer, parse_interval, preset_interval, value_span
+    from dpgui.core.focus import FocusChoice, focus_offer, value_span
     from dpgui.data.histogram import check_bounds
 
     if getattr(args, "lower", None) is None or getattr(args, "upper", None) is None:
         raise ParameterError("--focus is in the column's units and needs the bounds",
                              "give --lower A --upper B (the bounds of the release) as well")
     lower, upper = check_bounds(args.lower, args.upper)
-    interval = preset_interval(text, lower, upper) if text in PRESETS else parse_interval(text)
+    choice = FocusChoice.parse(text)
+    interval = choice.interval(lower, upper)
     if interval is None:  # "everywhere"
         return default
     span = value_span(interval[0], interval[1], lower, upper, bins)
     offer = focus_offer(bins, default.privacy, span, shape, default.estimator, args.objective, default.noise,
                         default=default)
-    args.focus_offer = {"values": list(interval), **offer.to_json()}
+    args.focus_offer = {"values": list(interval), "region": str(choice.region),
+                        "words": choice.words(lower, upper, getattr(args, "column", None) or ""), **offer.to_json()}
     return offer.plan
 
 
 def _focus_note(args: argparse.Namespace, command: str) -> None:
-    """One line on stderr when ``--focus`` gains less than 10 %: the plan for the whole range is used."""
+    """One line on stderr when ``--focus`` gains too little: the plan for the whole range is used."""
+    from dpgui.core.focus import WORTH_IT
+
     offer = getattr(args, "focus_offer", None)
     if offer is not None and not offer["worth_it"]:
-        low, high = offer["values"]
-        print(f"dpgui {command}: note: planning for {low:g}–{high:g} would lower its projected error by only "
-              f"{100 * offer['gain']:.0f} % (less than 10 %), so the plan for the whole range is used", file=sys.stderr)
+        print(f"dpgui {command}: note: planning for {offer['words']} would lower its 95 % error margin only from "
+              f"±{offer['default_margin95']:.4g} to ±{offer['focused_margin95']:.4g} records "
+              f"({100 * offer['gain']:.0f} %, less than {100 * WORTH_IT:.0f} %), so the plan for the whole range is "
+              "used", file=sys.stderr)
 
 
 def focus_text(offer: dict[str, Any]) -> str:
-    """The region's offer in one line for people (``offer``: ``args.focus_offer``)."""
-    low, high = offer["values"]
-    figures = (f"95 % error ±{offer['focused_margin95']:.4g} records with the plan for it, "
+    """The region's offer in one line for people (``offer``: ``args.focus_offer``): both 95 % margins
+    there and how much smaller the one of the plan for it is (the figure the choice was made on)."""
+    from dpgui.core.focus import WORTH_IT
+
+    where = "on average" if offer["objective"] == "total" else "at the worst point"
+    figures = (f"95 % error ±{offer['focused_margin95']:.4g} records {where} there with the plan for it, "
                f"±{offer['default_margin95']:.4g} with the plan for the whole range")
     if offer["worth_it"]:
-        return (f"  region {low:g}–{high:g}: {figures} ({100 * offer['gain']:.0f} % lower squared error): "
+        return (f"  region {offer['words']}: {figures} ({100 * offer['gain']:.0f} % smaller): "
                 "this plan is optimised for it")
-    return (f"  region {low:g}–{high:g}: {figures}; not better by 10 % ({100 * offer['gain']:.0f} %), "
+    return (f"  region {offer['words']}: {figures}; not {100 * WORTH_IT:.0f} % smaller ({100 * offer['gain']:.0f} %), "
             "so the plan for the whole range is used")
 
 
@@ -596,9 +617,8 @@ def plan_text(report: dict[str, Any], n: int | None) -> str:
     lines = [
         f"Plan for K = {report['bins']} bins, total budget ε = {report['epsilon']:g}",
         f"  neighbours: {neighbours}; up to {report['records_per_person']} record(s) per person",
-        f"  missing values: {MISSING_RULE_TEXT[missing_rule_for(report['neighbours'])]}"
-        + (" (the tree's leaf K + 1)" if report.get("missing_leaf") else ""),
-        f"  tree: {' x '.join(map(str, report['branching']))} ({report['padded_bins']} leaves), "
+        f"  missing values: {_missing_words(report)}",
+        f"  tree: {_tree_words(report)}, "
         f"estimator: {'GLS (best linear unbiased)' if report['estimator'] == 'gls' else 'covering sum'}",
     ]
     if "alternatives" in report:  # --delta or --noise given: say which noise, why, and in which unit
@@ -653,18 +673,45 @@ def _passphrase(path: str | None, confirm: bool) -> str:
     return first
 
 
+def _tree_words(report: dict[str, Any]) -> str:
+    """The plan's tree in words (``report``: a plan's JSON), e.g. "17 x 16 x 16 (4352 leaves; the last of the 17
+    top branches only holds the missing values' leaf)"."""
+    from dpgui.core.tree import TreeShape
+
+    shape = TreeShape(int(report["bins"]), tuple(report["branching"]), bool(report.get("missing_leaf")))
+    extra = (f"; the last of the {shape.branching[0]} top branches only holds the missing values' leaf"
+             if shape.missing_branch else "")
+    return f"{' x '.join(map(str, shape.branching))} ({shape.padded_bins} leaves{extra})"
+
+
+def _missing_words(report: dict[str, Any]) -> str:
+    """The plan's missing-value rule in words (``report``: a plan's JSON): imputed, the leaf, or dropped."""
+    from dpgui.core.missing import missing_rule_text
+
+    impute = report.get("missing_impute")
+    if impute is not None:
+        return missing_rule_text(MISSING_IMPUTE, impute)
+    return (MISSING_RULE_TEXT[missing_rule_for(report["neighbours"])]
+            + (" (the tree's leaf K + 1)" if report.get("missing_leaf") else ""))
+
+
 def _check_missing_option(missing: str, neighbours: str) -> None:
-    """``--missing``: "auto" (the default), or the neighbour model's own rule; anything else is refused
-    before anything is read or spent, saying what happens instead."""
+    """``--missing``: "auto" (the default), the neighbour model's own rule, or ``impute:VALUE`` (its value
+    is checked by the plan's privacy: a number, change only); anything else is refused before anything
+    is read or spent, saying what happens instead."""
     from dpgui.core.plan import NEIGHBOURS
 
     if neighbours not in NEIGHBOURS:
         return  # reported by the plan, with its own message
     rule = missing_rule_for(neighbours)
     instead = f"leave out --missing: under {neighbours} missing values are {MISSING_RULE_TEXT[rule]}"
+    if neighbours == "change":
+        instead += ", or give impute:VALUE to count them as a value you choose"
     if missing == MISSING_ERROR:
         raise ParameterError("--missing error is retired: stopping at a missing value would make publishing depend "
                              "on the data", instead)
+    if str(missing).strip().lower().startswith(IMPUTE_PREFIX):
+        return
     if missing not in (MISSING_AUTO, rule):
         raise ParameterError(f"--missing {missing} is not a rule of the {neighbours} model", instead)
 
@@ -830,13 +877,16 @@ def cmd_release(args: argparse.Namespace) -> int:
         _check_data_columns(source, [args.column], numeric=True)
         _check_charge(ledger, dataset, plan)  # no cap, or too little left: refused before reading
         # No refusal that depends on the values (e.g. all missing): that would itself be a release.
+        whole = _whole_numbers(args, source)  # public: the statement or the file's declared type
+        _whole_number_note(whole, args)
         hist = source.histogram(args.column, args.lower, args.upper, args.bins)
         _warn_before_spend(plan, hist.n_rows if plan.privacy.root_public else None, "release")  # N only if public
         _check_dataset_identity(ledger, dataset, [c.name for c in source.columns()], hist.n_rows, args.new_dataset)
         args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
         result, info = spend_and_release(ledger, dataset, args.column, MISSING_AUTO, hist.counts, plan, SecureRandom(),
                                          args.lower, args.upper, args.consistency, n_missing=hist.n_missing,
-                                         release_id=args.release_id, source_record=source.public_record())
+                                         release_id=args.release_id, source_record=source.public_record(),
+                                         whole_numbers=whole)
 
         def bundle() -> Path:
             assert key is not None
@@ -844,11 +894,11 @@ def cmd_release(args: argparse.Namespace) -> int:
             name = args.name or default_bundle_name(info)
             return sign_release(ledger, args.bundle, name, result, info, pdf, key).manifest  # checks the ledger's record
 
-        record = _release_record(args, plan, result, info)
+        record = _release_record(args, plan, result, info, whole)
         outputs = _write_outputs(args, plan, info.release_id, lambda out: write_release_csv(result, out),
                                  bundle if key is not None else None, record=lambda csv: write_record(csv, record))
     summary = {**record, "outputs": outputs,
-               "quantiles": [_quantile_json(q) for q in quantiles(result, args.probabilities)]}
+               "quantiles": [_quantile_json(q) for q in quantiles(result, args.probabilities, whole is not None)]}
     if args.json:
         _print(summary, True)
     else:
@@ -864,9 +914,10 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
-def _release_record(args: argparse.Namespace, plan: Plan, result: Any, info: Any) -> dict[str, Any]:
+def _release_record(args: argparse.Namespace, plan: Plan, result: Any, info: Any, whole: Any) -> dict[str, Any]:
     """What ``release --json`` prints about a release (its outputs and quantiles aside), and what the
-    release record beside ``--out`` holds (:mod:`dpgui.report.release_files`): public values only."""
+    release record beside ``--out`` holds (:mod:`dpgui.report.release_files`): public values only.
+    ``whole``: the whole-number statement (public: the user's or the file's declared type), or None."""
     from dpgui.report.bundle import missing_values_json
 
     summary = _plan_json(plan, args)
@@ -883,6 +934,8 @@ def _release_record(args: argparse.Namespace, plan: Plan, result: Any, info: Any
         "bounds": [args.lower, args.upper],
         "source": info.source,
     })
+    if whole is not None:
+        summary["whole_numbers"] = str(whole)
     return summary
 
 
@@ -953,6 +1006,46 @@ def _check_ledger_charge(ledger: Any, dataset: str, charge: tuple[float, float, 
                 f"raise the cap's δ with `dpgui ledger cap {shlex.quote(dataset)} {err.totals.cap_epsilon:g} --delta "
                 f"{delta:g} --reason TEXT`, or release with --noise laplace") from None
         raise
+
+
+def _whole_numbers(args: argparse.Namespace, source: Any) -> Any:
+    """Why the released column is known to hold whole numbers (:class:`dpgui.core.quantiles.WholeNumbers`):
+    ``--whole-numbers`` (the officer's statement), else a file's declared integer type (Parquet, Stata, a
+    published schema beside it); None. Public information only: never the cells."""
+    from dpgui.core.quantiles import WholeNumbers
+
+    if args.whole_numbers:
+        return WholeNumbers.STATED
+    if source.spec.kind != "file":
+        return None
+    from dpgui.data.public_bounds import find_schema_for, whole_number_reason
+
+    info = next((c for c in source.columns() if c.name == args.column), None)
+    if info is None:
+        return None
+    path = Path(source.spec.location)
+    reason = whole_number_reason(info, source.spec.public_record()["format"], find_schema_for(path))
+    return WholeNumbers.TYPE if reason is not None else None
+
+
+def _whole_number_note(whole: Any, args: argparse.Namespace) -> None:
+    """A note on stderr when the column holds whole numbers but the bins are not centred on them: the
+    options that centre them (:func:`dpgui.data.public_bounds.whole_number_bins`)."""
+    if whole is None:
+        return
+    from dpgui.core.quantiles import whole_number_step
+    from dpgui.data.public_bounds import whole_number_bins
+
+    if whole_number_step(args.lower, args.upper, args.bins) is not None:
+        return
+    try:
+        lower, upper, bins, step = whole_number_bins(args.lower, args.upper, args.bins)
+    except DpguiError:
+        return
+    per = "each value in the middle of its own bin" if step == 1 else f"{step} whole numbers in each bin"
+    print(f"dpgui release: note: '{args.column}' holds whole numbers ({whole.description}); bins centred on them "
+          f"(--lower {lower:g} --upper {upper:g} --bins {bins}) would put {per} and give whole-number quantiles",
+          file=sys.stderr)
 
 
 def _quantile_json(q: Any) -> dict[str, Any]:
@@ -1094,11 +1187,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             raise ParameterError("--synthetic needs --n", "give the number of records, e.g. --n 10000")
         plan = _make_plan(args, args.bins)
         counts, n_missing = synthetic_counts(args.synthetic, args.n, args.bins, seed), 0
-    result = simulate(plan, counts, args.trials, args.consistency, seed, n_missing)
+    lower, upper = (args.lower, args.upper) if from_data else (0.0, 1.0)
+    result = simulate(plan, counts, args.trials, args.consistency, seed, n_missing, lower, upper)
     # Under addremove N is private: a file's exact N is never printed (nor used for % of N).
     n_public = plan.privacy.root_public or not from_data
-    # N as a release publishes it: under change all rows (the missing leaf included), else the values.
-    n = int(np.sum(counts)) + (n_missing if plan.shape.missing_leaf else 0)
+    # N as a release publishes it: under change all rows (missing values included), else the values.
+    n = int(np.sum(counts)) + (n_missing if plan.privacy.root_public else 0)
     out = {
         "plan": _plan_json(plan, args),
         "consistency": args.consistency,
@@ -1160,7 +1254,7 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
     from dpgui.report.release_files import read_release
 
     release, facts = read_release(args.release, args.plan)
-    found = quantiles(release, args.probabilities)
+    found = quantiles(release, args.probabilities, "whole_numbers" in facts)
     if args.json:
         _print({**facts, "quantiles": [_quantile_json(q) for q in found]}, True)
         return 0
@@ -1171,6 +1265,9 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
     print(f"  {'p':>6}  {'value':>14}  {'95 % interval':>31}")
     for q in found:
         print(f"  {q.probability:>6g}  {q.value:>14.6g}  [{q.low:>13.6g}, {q.high:>13.6g}]")
+    if found and found[0].whole:
+        print("(the values are whole numbers and the bins are centred on them: estimates and intervals are whole "
+              "numbers, both ends included)")
     if "note" in facts:
         print(f"note: {facts['note']}")
     if "manifest" in facts:

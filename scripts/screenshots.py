@@ -278,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         raise RuntimeError("the export failed: " + dialog.message.text())
     window.after_bundle_export(dialog)
     dialog.close()
+    window.exported_box.close()  # "Exported …" with Open Folder: not in the next screens
     from dpgui.app.ledger_dialog import LedgerDialog
     from dpgui.app.verify_dialog import VerifyDialog
     from dpgui.app.keys_dialog import KeyManagerDialog

@@ -38,8 +38,9 @@ def test_plan_with_a_focus_that_pays_prints_both_errors_and_records_the_region(c
 def test_plan_with_a_focus_that_does_not_pay_keeps_the_default_and_says_so(capsys):
     code, out, err = run_cli([*PLAN, "--focus", "middle"], capsys)
     assert code == 0, err
-    assert "not better by 10 %" in out and "the plan for the whole range is used" in out
-    assert err.count("\n") == 1 and "note:" in err and "less than 10 %" in err
+    assert "not 5 % smaller" in out and "the plan for the whole range is used" in out
+    assert "the middle 20 % of the range 0–100 (40–60)" in out  # a fraction of the bounds, named so
+    assert err.count("\n") == 1 and "note:" in err and "less than 5 %" in err
     code, out, _ = run_cli([*PLAN, "--focus", "40:60", "--json"], capsys)
     data = json.loads(out)
     code, plain, _ = run_cli(["plan", "--bins", "4096", "--epsilon", "1", "--json"], capsys)
@@ -97,4 +98,4 @@ def test_simulate_with_a_focus_prints_the_region_line(capsys):
                               "--synthetic", "uniform", "--n", "1000", "--lower", "0", "--upper", "10",
                               "--focus", "upper"], capsys)
     assert code == 0, err
-    assert "region 9–10: 95 % error" in out
+    assert "region the highest 10 % of the range 0–10 (9–10): 95 % error" in out

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_buddy, show_inline
+from dpgui.core.quantiles import WholeNumbers
 from dpgui.core.tree import check_bins
 from dpgui.data.file_types import CSV_DECIMALS, CSV_DELIMITERS, TABLE_FILTER, CsvDialect
 from dpgui.data.histogram import check_bounds
@@ -372,7 +373,11 @@ class DataPage(QWidget):
         self.whole_note.setWordWrap(True)
         self.whole_button.setVisible(False)
         self.whole_note.setVisible(False)
-        self._whole_reason: str | None = None
+        self._type_whole_reason: str | None = None  # public type information: the column holds whole numbers
+        # The officer's statement (public: from what the column means, never from its cells).
+        self.whole_check = QCheckBox("Values &are whole numbers")
+        self.whole_check.setToolTip(text.WHOLE_NUMBERS_TOOLTIP)
+        self.whole_check.toggled.connect(self._on_settings_edited)
         for field in (self.lower_field, self.upper_field, self.bins):
             field.edited.connect(self._on_settings_edited)
         for field in (self.lower_field, self.upper_field):  # typed bounds no longer come from the suggestion
@@ -401,7 +406,10 @@ class DataPage(QWidget):
         form.addRow("Number of &bins (K):", self.bins)
         form.addRow("Bin width:", self.bin_width)
         form.addRow(self.bounds_note)
-        form.addRow(self.suggest_button)
+        public_row = QHBoxLayout()  # one row: the window's least height stays what it was
+        public_row.addWidget(self.suggest_button, 1)
+        public_row.addWidget(self.whole_check)
+        form.addRow(public_row)
         form.addRow(self.whole_note)
         form.addRow(self.whole_button)
         set_buddy(form, self.lower_field, self.lower_field.edit)
@@ -588,11 +596,12 @@ class DataPage(QWidget):
             self._publish()
             return
         show_inline(self.column_message, "")
-        self._whole_reason = None
+        self._type_whole_reason = None
         schema = None
         if self.info is not None and (self.spec is None or self.spec.kind == "file"):
             schema = find_schema_for(self.info.path)  # looked for once per column choice
-            self._whole_reason = whole_number_reason(column, self.info.format, schema)
+            self._type_whole_reason = whole_number_reason(column, self.info.format, schema)
+        self._show_whole_statement(False)
         self._apply_automatic_suggestion(column, schema)
         self.columnChosen.emit(column.name)
         self._publish()
@@ -643,11 +652,38 @@ class DataPage(QWidget):
         self._publish()
 
     def _column_choice(self) -> ColumnChoice:
-        """The column, bounds and K as typed (checked: a field that does not parse shows why)."""
+        """The column, bounds and K as typed (checked: a field that does not parse shows why), and whether
+        it holds whole numbers (its type, or the officer's statement)."""
         column = self.current_column()
         lower, upper = self.lower_field.value(), self.upper_field.value()
         return ColumnChoice(column.name if column is not None else "", None if lower is None else float(lower),
-                            None if upper is None else float(upper), self.bins.value())
+                            None if upper is None else float(upper), self.bins.value(), self.whole_numbers())
+
+    def whole_numbers(self) -> WholeNumbers | None:
+        """Why the column is known to hold whole numbers: its declared type, else the officer's tick; None."""
+        if self._type_whole_reason is not None:
+            return WholeNumbers.TYPE
+        return WholeNumbers.STATED if self.whole_check.isChecked() else None
+
+    @property
+    def _whole_reason(self) -> str | None:
+        """The sentence that says why the column holds whole numbers (None: not known)."""
+        if self._type_whole_reason is not None:
+            return self._type_whole_reason
+        column = self.current_column()
+        if self.whole_check.isChecked() and column is not None:
+            return f"You stated that '{column.name}' holds whole numbers."
+        return None
+
+    def _show_whole_statement(self, stated: bool) -> None:
+        """The checkbox for a new column: ticked and fixed when the type says so, else ``stated``."""
+        self.whole_check.blockSignals(True)
+        by_type = self._type_whole_reason is not None
+        self.whole_check.setChecked(by_type or stated)
+        self.whole_check.setEnabled(not by_type)
+        self.whole_check.setToolTip(text.WHOLE_NUMBERS_BY_TYPE.format(reason=self._type_whole_reason) if by_type
+                                    else text.WHOLE_NUMBERS_TOOLTIP)
+        self.whole_check.blockSignals(False)
 
     def _publish(self) -> None:
         self._workspace.update(column=self._column_choice())
@@ -725,11 +761,13 @@ class DataPage(QWidget):
 
     # ---------------------------------------------------------------- project files (dpgui/app/project.py)
     def apply_workspace(self, column: str, lower: float | None, upper: float | None, bins: int | None,
-                        missing: str | None) -> bool:
+                        missing: str | None, whole_numbers: WholeNumbers | None = None) -> bool:
         """Choose ``column`` and set the bounds and bins (from a project file; ``missing``, a policy of
-        older versions, is ignored: the rule follows the neighbour model).
+        older versions, is ignored: the rule follows the neighbour model), and the officer's statement that
+        the values are whole numbers (``whole_numbers`` "stated"; the type's is read from the file again).
         False if the open file has no such column (the other settings are still applied)."""
         found = bool(column) and self.select_column(column)
+        self._show_whole_statement(whole_numbers == WholeNumbers.STATED)
 
         def number_text(value: float | None) -> str:
             if value is None:

@@ -6,7 +6,7 @@ from typing import Any
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFormLayout, QLabel, QLayout, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLayout, QLineEdit, QVBoxLayout, QWidget
 
 from dpgui.app.text import friendly
 from dpgui.core.plan import check_delta, check_epsilon
@@ -47,6 +47,13 @@ def parse_delta(raw: str) -> float:
     if not raw.strip():
         raise ParameterError("δ is empty", "enter 0 for pure ε-DP, or a small probability such as 1e-9")
     return check_delta(parse_number(raw, "δ", "1e-9"), "δ")
+
+
+def compact_combo(combo: QComboBox) -> QComboBox:
+    """Let a combo box with long item texts shrink with its panel (the full text shows when opened)."""
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(16)
+    return combo
 
 
 def set_buddy(form: QFormLayout, field: QWidget | QLayout, buddy: QWidget) -> None:

@@ -30,6 +30,7 @@ class HierarchyExportDialog(BundleExportDialog):
                          parent)
         self.setWindowTitle("Export signed bundle — counts over a hierarchy")
         self.outcome = outcome
+        self.release_id, self.dataset = outcome.release_id, outcome.dataset
         self.public_prior_levels = public_prior_levels
 
     def published_projection(self) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app import text
+from dpgui.app.export_dialog import BundleExportDialog, csv_export_default, export_folder
 from dpgui.app.fields import (
     ValidatedField, inline_message, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
 )
@@ -683,6 +684,8 @@ class HierarchyMode(QWidget):
             if planned is None or loaded is None:
                 self.compare.hide()
                 self.compare_label.hide()
+                if loaded is None and not state.problem:  # no tree (e.g. other data): no plan, nor its words
+                    self.summary.setText("No plan yet: choose the level columns in step 1.")
                 return
             plan = planned.plan
             unit = level_unit(plan)
@@ -963,18 +966,19 @@ class HierarchyMode(QWidget):
         self.result_view.set_release(None if outcome is None else outcome.release)
         self._show_release_on_tree()
         if outcome is None:
-            self.release_status.setText("Nothing released yet. When the plan suits you, press Release.")
+            self.release_status.setText(self.window_.session.nothing_shown_words())
             return
         plan = outcome.release.plan
         epsilon, delta, _ = plan.ledger_charge()
         spent = f"ε = {epsilon:g}" + (f", δ = {format_delta(delta)}" if delta > 0 else "")
         if outcome.restored:  # from a project file: checked against the budget ledger, as at export
-            export = ("secure noise, confirmed by the budget ledger; you can export it" if outcome.secure
+            export = ("secure noise, confirmed by the budget ledger" if outcome.secure
                       else f"not confirmed by the budget ledger, so it cannot be signed: {escape(outcome.problem)}")
             self.release_status.setText(
                 f"Restored the release of {sum(plan.level_sizes):,} counts made "
                 f"{outcome.info.created_utc:%Y-%m-%d %H:%M} UTC ({spent} from dataset '{escape(outcome.dataset)}', "
-                f"{export}). Nothing was released or spent now.")
+                f"{export}). Nothing was released or spent now."
+                + (" " + self.window_.session.banner_words(outcome.release_id) if outcome.secure else ""))
             self.tabs.setCurrentIndex(TAB_RESULTS)
             return
         noise = "secure noise" if outcome.secure else "TEST NOISE (seeded, not secure — do not publish)"
@@ -982,27 +986,21 @@ class HierarchyMode(QWidget):
         self.release_status.setText(
             f"Released {sum(plan.level_sizes):,} counts: {spent} spent from dataset '{escape(outcome.dataset)}' "
             f"(recorded in the budget ledger), {noise}. {escape(sums[:1].upper() + sums[1:])}; 95 % intervals: "
-            f"{escape(interval_words(outcome.release))}. Export it as a signed bundle to share it.")
+            f"{escape(interval_words(outcome.release))}. {self.window_.session.banner_words(outcome.release_id)}")
         self.tabs.setCurrentIndex(TAB_RESULTS)
 
-    def export_dialog(self) -> QDialog | None:
+    def export_dialog(self) -> BundleExportDialog | None:
         outcome = self.state_ws.state.outcome
         if outcome is None:
             self.window_.show_error("Nothing to export", "Release first (step 4), then export.")
             return None
         from dpgui.app.hierarchy_export import HierarchyExportDialog
 
-        folder = str(self.window_.settings.value("last_folder", str(Path.home())))
         loaded = self.state_ws.state.loaded
         public = (loaded.prior_levels if loaded is not None and loaded.prior_path is not None
                   and loaded.hierarchy is outcome.release.hierarchy else None)
-        dialog = HierarchyExportDialog(outcome, folder, self.window_, public)
-        data_path = self.state_ws.state.data_path
-        if data_path is not None:
-            from dpgui.data.source import local_paths
-            from dpgui.workspace.hierarchy import data_spec
-
-            dialog.input_folders = local_paths(data_spec(data_path))
+        dialog = HierarchyExportDialog(outcome, str(export_folder(outcome.dataset)), self.window_, public)
+        dialog.input_folders = self.window_.protected_paths(outcome.release_id)
         return dialog
 
     def export_csv(self) -> None:
@@ -1011,8 +1009,7 @@ class HierarchyMode(QWidget):
         if outcome is None:
             self.window_.show_error("Nothing to export", "Release first (step 4), then export.")
             return
-        folder = str(self.window_.settings.value("last_folder", str(Path.home())))
-        default = str(Path(folder) / f"{outcome.dataset}-hierarchy-counts.csv")
+        default = str(csv_export_default(outcome.dataset, f"{outcome.dataset}-hierarchy-counts.csv"))
         path, _ = QFileDialog.getSaveFileName(self, "Export the released counts", default, "CSV files (*.csv)")
         if path:
             self.export_csv_to(path)
@@ -1028,6 +1025,7 @@ class HierarchyMode(QWidget):
 
         data_path = self.state_ws.state.data_path
         inputs = [Path(p) for p in local_paths(data_spec(data_path))] if data_path is not None else []
+        inputs += [Path(p) for p in self.window_.protected_paths(outcome.release_id)]
         prior = self.state_ws.state.choice.prior_path
         try:
             check_writable(path, protect=[*inputs, *([prior] if prior is not None else [])])
@@ -1035,17 +1033,21 @@ class HierarchyMode(QWidget):
         except (DpguiError, OSError) as err:
             self.window_.show_error("Export failed", text.friendly(err) + " The file was not written.")
             return False
-        self.window_.statusBar().showMessage(f"Exported the released counts to {path}.", 8000)
+        self.window_.csv_exported(outcome.release_id, outcome.dataset, Path(path))
         return True
 
     def export_bundle(self) -> None:
         dialog = self.export_dialog()
         if dialog is not None and dialog.exec() == QDialog.DialogCode.Accepted:
-            self.window_.statusBar().showMessage("Exported the signed bundle; the budget ledger points to it.", 10000)
+            self.window_.after_bundle_export(dialog)
 
     # ================================================================== the state
     def _on_state(self, parts: frozenset[str]) -> None:
         state = self.state_ws.state
+        if "data_path" in parts:  # what was read or searched in the previous data goes with it
+            self.read_note.setText("")
+            show_inline(self.levels_message, "")
+            self.result_view.search.clear()
         if "loaded" in parts or "planned" in parts:
             loaded = state.loaded
             plan = state.planned.plan if state.planned is not None else None

@@ -15,6 +15,7 @@ from PySide6.QtGui import QFileOpenEvent, QIcon
 from PySide6.QtWidgets import QApplication
 
 from dpgui import __version__
+from dpgui.app.wheel_guard import install_wheel_guard
 from dpgui.errors import DpguiError
 from dpgui.report.home import ensure_private_dir, settings_folder
 from dpgui.resources import find_resource
@@ -61,7 +62,8 @@ def use_settings_folder() -> None:
 
 
 def create_application(argv: Sequence[str] = ()) -> QApplication:
-    """The QApplication with organisation/app names (so QSettings has a home) and the saved appearance."""
+    """The QApplication with organisation/app names (so QSettings has a home), the saved appearance and
+    the wheel guard (:mod:`dpgui.app.wheel_guard`)."""
     from dpgui.app.theme import apply_appearance
 
     app = QApplication.instance() or QApplication(["dpgui", *argv])
@@ -78,6 +80,7 @@ def create_application(argv: Sequence[str] = ()) -> QApplication:
     apply_appearance(str(QSettings().value("appearance", "system")))
     if app.findChild(GuiThreadCollector) is None:
         GuiThreadCollector(app)
+    install_wheel_guard(app)  # the wheel changes no setting without keyboard focus, on every page and dialog
     gc.disable()  # the collector above collects instead
     return app
 

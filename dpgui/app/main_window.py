@@ -23,13 +23,16 @@ from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.data_page import DataPage, PreviewModel
 from dpgui.app.database_dialog import DatabaseDialog, OpenedSource, SessionPasswords, open_and_look
 from dpgui.app.dataset_dialog import NewDatasetDialog
-from dpgui.app.export_dialog import ExportDialog
+from dpgui.app.export_dialog import (
+    BundleExportDialog, ExportDialog, csv_export_default, export_folder, exported_box, remember_export_folder,
+)
 from dpgui.app.hierarchy_page import HierarchyMode
 from dpgui.app.keys_dialog import KeyManagerDialog
 from dpgui.app.ledger_dialog import LedgerDialog
 from dpgui.app.plan_page import PlanPage
 from dpgui.app.project import ProjectController
 from dpgui.app.result_view import ResultView
+from dpgui.app.session_releases import SessionController
 from dpgui.app.start_page import StartPage
 from dpgui.app.style import detach_legend_anchors
 from dpgui.app.theme import APPEARANCES, apply_appearance
@@ -51,6 +54,7 @@ from dpgui.workspace.release import (
     NOISE_MESSAGE, FirstCapNeeded, Problem, ReleaseController, ReleaseOutcome, ReleaseRequest, authenticate,
     failure_budget_sentence, new_release_id, release_request, run_release,
 )
+from dpgui.workspace.session import ExportKind, same_data
 from dpgui.workspace.state import ShownRelease, Workspace
 
 MAX_RECENT = 8
@@ -193,6 +197,7 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, 1000)
         self.progress.hide()
         self.statusBar().addPermanentWidget(self.progress)
+        self.session = SessionController(self)  # every release of this session, of any data
         self.project = ProjectController(self)  # project files, autosave, restore after a crash
         self._build_actions()
         self._refresh_recent()
@@ -268,6 +273,8 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.quit_action)
         release_menu = self.menuBar().addMenu("&Release")
         release_menu.addAction(self.release_action)
+        release_menu.addSeparator()
+        release_menu.addMenu(self.session.menu)
         tools_menu = self.menuBar().addMenu("&Tools")
         tools_menu.addActions([self.ledger_action, self.keys_action, self.verify_action])
         view_menu = self.menuBar().addMenu("&View")
@@ -328,8 +335,11 @@ class MainWindow(QMainWindow):
             self.hierarchy.categories_public.setChecked(True)  # the sample's categories are public (its README)
             self.hierarchy.set_levels(HIERARCHY_SAMPLE_LEVELS)
 
-        self._after_open = choose_levels
-        self.open_file(str(path))
+        def load() -> None:
+            self._after_open = choose_levels
+            self.load_file(str(path))
+
+        self._ask_before_other_data(str(path), load)
 
     def connect_database(self) -> None:
         """File → Connect to a Database…: the dialog; OK opens its table or query as the data."""
@@ -348,6 +358,11 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def open_database(self, spec: SourceSpec) -> None:
+        """Open a database (or Spark) source (:meth:`load_database`), after asking to keep a release on
+        screen that is neither exported nor saved (:meth:`SessionController.confirm_leave`)."""
+        self.session.confirm_leave(lambda: self.load_database(spec), spec.display_name())
+
+    def load_database(self, spec: SourceSpec) -> None:
         """Open a database (or Spark) source on a worker: columns, first rows, row count. A password
         not typed in this session is asked for (a dialog), never read from a file."""
         if self._release_worker is not None:
@@ -375,7 +390,9 @@ class MainWindow(QMainWindow):
             self.show_error("The table has no data", f"{opened.spec.display_name()} has no rows. "
                             "Check the table's name or the query's WHERE clause.")
             return
+        previous = self._open_spec()
         self.data_page.set_opened(opened)
+        self.session.source_changed(previous)
         self.stack.setCurrentWidget(self.work)
         self.tabs.setCurrentIndex(TAB_DATA)
         self._hierarchy_source()
@@ -388,16 +405,39 @@ class MainWindow(QMainWindow):
         source = self.workspace.state.source
         if source is None or not source.is_file:
             return
-        self.open_file(source.source_spec.location, dialect=dialect)
+        self.load_file(source.source_spec.location, dialect=dialect)
+
+    def _open_spec(self) -> SourceSpec | None:
+        source = self.workspace.state.source
+        return None if source is None else source.source_spec
+
+    def _ask_before_other_data(self, path: str, load: Callable[[], None]) -> None:
+        """Run ``load`` (which opens the file ``path``) now if that file is open already; else after asking
+        to keep a release on screen that is neither exported nor saved."""
+        current = self._open_spec()
+        if current is not None and same_data(current, SourceSpec("file", path)):
+            load()
+        else:
+            self.session.confirm_leave(load, Path(path).name)
 
     def open_file(self, path: str, column: str | None = None, dialect: CsvDialect | None = None) -> None:
-        """Open a table on a worker; the window stays responsive and shows progress."""
+        """Open a table or a project (File → Open, Open Recent, a dropped file, the samples, the command
+        line): other data than the open data is opened only after asking to keep a release on screen that
+        is neither exported nor saved."""
         target = Path(path)
         if self._release_worker is not None:
             self.show_error("A release is running", "Wait until the release has finished, then open the file.")
             return
         if not target.is_dir() and self.project.is_project_file(target):  # a .dpgui project (dropped, recent, command line)
             self.project.request_open(target)
+            return
+        self._ask_before_other_data(path, lambda: self.load_file(path, column, dialect))
+
+    def load_file(self, path: str, column: str | None = None, dialect: CsvDialect | None = None) -> None:
+        """Open a table on a worker; the window stays responsive and shows progress."""
+        target = Path(path)
+        if self._release_worker is not None:
+            self.show_error("A release is running", "Wait until the release has finished, then open the file.")
             return
         if not target.is_dir() and not is_supported_file_name(target.name):  # a folder: of Parquet files
             self.show_error("Cannot open this file",
@@ -419,7 +459,9 @@ class MainWindow(QMainWindow):
                         "Choose a file with at least one row of data.")
             return
         spec = SourceSpec("file", str(info.path), dialect=dialect)
+        previous = self._open_spec()
         self.data_page.set_table(info, reader, spec)  # the workspace's source from now on
+        self.session.source_changed(previous)
         self._add_recent(str(info.path))
         self.settings.setValue("last_folder", str(info.path.resolve().parent))
         self.stack.setCurrentWidget(self.work)
@@ -533,29 +575,41 @@ class MainWindow(QMainWindow):
         shown = self.workspace.state.shown
         for widget in (self.export_button, self.export_action, self.export_bundle_action):
             widget.setEnabled(shown is not None)
+        self.show_release_status()
         if shown is None:
             self.result_view.clear()
             self.tree_view.set_release(None)
-            self.release_status.setText("Nothing released yet. When the plan suits you, press Release.")
             self.tabs.setCurrentIndex(TAB_PLAN)
+            return
+        rel = shown.release
+        # figures made on the release worker (a restored release: made here, and has no confidential counts)
+        self.result_view.set_release(rel, shown.info.column, shown.counts, shown.figures,
+                                     shown.info.whole_numbers is not None)
+        self.tree_view.set_release(rel)
+        self.tabs.setCurrentIndex(TAB_RESULTS)
+
+    def show_release_status(self) -> None:
+        """Step 4's banner: what the shown release is, what it cost, and whether and where it was exported
+        (or, with none shown, where the session's releases are)."""
+        shown = self.workspace.state.shown
+        if shown is None:
+            self.release_status.setText(self.session.nothing_shown_words())
             return
         rel, info = shown.release, shown.info
         label = info.column
-        # figures made on the release worker (a restored release: made here)
-        self.result_view.set_release(rel, label, shown.counts, shown.figures)  # a restored release has no confidential counts
-        self.tree_view.set_release(rel)
+        exported = self.session.banner_words(shown.release_id)
         if shown.restored:
             # A restored release can still be exported (e.g. after a crash before its export); signing
             # it checks it against the budget ledger again (MainWindow.export_dialog).
             if shown.confirmed:
-                noise, export = "secure noise, confirmed by the budget ledger", "you can export it"
+                noise, export = "secure noise, confirmed by the budget ledger", exported
             else:
                 noise = "not confirmed by the budget ledger"
-                export = f"it cannot be signed: {text.escape(shown.problem)}"
+                export = f"It cannot be signed: {text.escape(shown.problem)}."
             self.release_status.setText(
                 f"Restored the release of <b>{text.escape(label)}</b> made {info.created_utc:%Y-%m-%d %H:%M} UTC "
                 f"(ε = {rel.plan.privacy.epsilon:g}, {rel.plan.shape.bins:,} bins, N = {rel.total:,.0f}, "
-                f"{noise}). Nothing was released or spent now; {export}. The confidential comparison "
+                f"{noise}). Nothing was released or spent now. {export} The confidential comparison "
                 "is not available for a restored release.")
         else:
             noise = "secure noise" if rel.secure else "TEST NOISE (seeded, not secure — do not publish)"
@@ -566,8 +620,7 @@ class MainWindow(QMainWindow):
                 f"Released <b>{text.escape(label)}</b> at {info.created_utc:%Y-%m-%d %H:%M} UTC: "
                 f"{spent} spent from dataset '{text.escape(info.dataset)}' "
                 f"(recorded in the budget ledger), {rel.plan.shape.bins:,} bins, N = {rel.total:,.0f}, {noise}. "
-                "Export it as a signed bundle to share it.")
-        self.tabs.setCurrentIndex(TAB_RESULTS)
+                f"{exported}")
 
     # ---------------------------------------------------------------- steps
     def _on_planning(self, busy: bool) -> None:
@@ -728,14 +781,17 @@ class MainWindow(QMainWindow):
         except DpguiError as err:
             self.show_error("This release cannot be signed", text.friendly(err) + " Nothing was written.")
             return None
-        folder = str(self.settings.value("last_folder", str(Path.home())))
-        dialog = ExportDialog(confirmed, info, folder, self)
-        source = self.workspace.state.source
-        if source is not None:
-            from dpgui.data.source import local_paths
-
-            dialog.input_folders = local_paths(source.source_spec)
+        dialog = ExportDialog(confirmed, info, str(export_folder(info.dataset)), self)
+        dialog.input_folders = self.protected_paths(info.release_id)
         return dialog
+
+    def protected_paths(self, release_id: str) -> list[str]:
+        """What an export of the release ``release_id`` must never write over or into: the open data and
+        the data the release was made from (files, Parquet folders, an SQLite database's file)."""
+        from dpgui.data.source import local_paths
+
+        current = self._open_spec()
+        return (local_paths(current) if current is not None else []) + self.session.input_paths(release_id)
 
     def export_bundle(self) -> None:
         if self.in_hierarchy_mode():
@@ -745,12 +801,26 @@ class MainWindow(QMainWindow):
         if dialog is not None and dialog.exec() == QDialog.DialogCode.Accepted:
             self.after_bundle_export(dialog)
 
-    def after_bundle_export(self, dialog: ExportDialog) -> None:
-        """Say where the bundle is (the dialog wrote it and recorded it in the ledger)."""
+    def after_bundle_export(self, dialog: BundleExportDialog) -> None:
+        """After the dialog wrote a bundle (and recorded it in the ledger): the session's list and step 4's
+        banner say where it is, the dataset's next export proposes the same folder, and a box says it
+        is done, with Open Folder."""
         assert dialog.paths is not None
-        self.settings.setValue("last_folder", str(dialog.bundle_folder()))
+        folder = dialog.bundle_folder()
+        remember_export_folder(dialog.dataset, folder)
+        self.session.mark_exported(dialog.release_id, ExportKind.SIGNED_BUNDLE, dialog.paths.manifest)
         self.statusBar().showMessage(f"Exported the signed bundle {dialog.paths.manifest}; the budget ledger points to it.",
                                      10000)
+        self.show_exported("Exported the signed bundle",
+                           f"The release is exported as a signed bundle in {folder}: {dialog.paths.csv.name}, "
+                           f"{dialog.paths.pdf.name}, {dialog.paths.manifest.name} and its signature. The budget "
+                           "ledger points to it.", folder)
+
+    def show_exported(self, title: str, message: str, folder: Path) -> None:
+        """The box that says an export is done, with Open Folder (non-blocking; kept as ``exported_box``)."""
+        box = exported_box(self, title, message, folder)
+        self.exported_box = box
+        box.open()
 
     def show_ledger(self) -> None:
         LedgerDialog(self).exec()
@@ -769,29 +839,35 @@ class MainWindow(QMainWindow):
             self.show_error("Nothing to export", "Release first (step 4), then export.")
             return
         info = self.exportable[1]
-        folder = str(self.settings.value("last_folder", str(Path.home())))
-        default = str(Path(folder) / f"{info.dataset}-{info.column}-cdf.csv")
-        path, _ = QFileDialog.getSaveFileName(self, "Export the released CDF", default, "CSV files (*.csv)")
+        path, _ = QFileDialog.getSaveFileName(self, "Export the released CDF", str(csv_export_default(
+            info.dataset, f"{info.dataset}-{info.column}-cdf.csv")), "CSV files (*.csv)")
         if path:
             self.export_to(path)
 
     def export_to(self, path: str) -> bool:
         assert self.exportable is not None
-        source = self.workspace.state.source
-        inputs = [p for p in (source.path if source is not None and source.is_file else None,
-                              self.outcome.data_path if self.outcome is not None else None) if p is not None]
-        if source is not None:
-            from dpgui.data.source import local_paths  # an SQLite database's file, a local Spark dataset
-
-            inputs += [Path(p) for p in local_paths(source.source_spec)]
+        release, info = self.exportable
+        inputs = [Path(p) for p in self.protected_paths(info.release_id)]
+        if self.outcome is not None and self.outcome.data_path is not None:
+            inputs.append(self.outcome.data_path)
         try:
             check_writable(path, protect=inputs)  # never over the confidential data file itself
-            write_release_csv(self.exportable[0], path)
+            write_release_csv(release, path)
         except (DpguiError, OSError) as err:
             self.show_error("Export failed", text.friendly(err) + " The file was not written.")
             return False
-        self.statusBar().showMessage(f"Exported the release to {path}.", 8000)
+        self.csv_exported(info.release_id, info.dataset, Path(path))
         return True
+
+    def csv_exported(self, release_id: str, dataset: str, path: Path) -> None:
+        """After a release was written to the CSV file ``path`` (unsigned): recorded in the session's list,
+        the folder remembered for ``dataset``, and a box with Open Folder."""
+        folder = Path(path).absolute().parent
+        remember_export_folder(dataset, folder)
+        self.session.mark_exported(release_id, ExportKind.CSV, Path(path).absolute())
+        self.statusBar().showMessage(f"Exported the release to {path}.", 8000)
+        self.show_exported("Exported the CSV file", f"The released numbers are in {path} (not signed: to share "
+                           "them, export a signed bundle).", folder)
 
     def save_plan(self) -> None:
         plan = self.workspace.state.plan.plan

@@ -35,12 +35,13 @@ from dpgui.app.pdf_charts import ALERT, GREY, GRID, INK, RESOLUTION, Canvas, plo
 from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS
 from dpgui.core.mechanism import Release
 from dpgui.core.plan import PrivacySpec
-from dpgui.core.quantiles import missing_interval95, noise_margin, quantiles
+from dpgui.core.missing import MISSING_IMPUTE
+from dpgui.core.quantiles import WholeNumbers, missing_interval95, noise_margin, quantiles, whole_number_step
 from dpgui.formatting import (
     format_delta, format_epsilon, format_fixed, format_level_budget, format_number, format_odds, format_percent,
     format_percent_of, format_significant, value_decimals,
 )
-from dpgui.report.bundle import ReleaseInfo, source_text
+from dpgui.report.bundle import ReleaseInfo, focus_json, source_text
 
 __all__ = [
     "render_release_pdf", "ensure_gui_application", "PAGE_COUNT", "TEST_BANNER",
@@ -80,6 +81,10 @@ def missing_text(release: Release, rule: str) -> str:
                 f"and {format_number(math.ceil(high))} with at least 95 % probability). The CDF and the "
                 "quantiles are those of the values (out of the released number of values, N minus the missing "
                 "count).")
+    if rule == MISSING_IMPUTE and release.plan.privacy.impute is not None:
+        return (f"Counted as the value {format_number(release.plan.privacy.impute)}, chosen before the release "
+                "(imputed; a value outside the bounds is counted in the first or last bin like any other); N = all "
+                "rows. The number of missing values is not published on its own.")
     if rule == "drop" and not release.plan.privacy.root_public:
         return ("Dropped (a neighbour under add/remove: a value turning into a missing one is the removal of "
                 "one record); N is the released, noisy number of values.")
@@ -219,7 +224,7 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     n = release.total
     if privacy.root_public:
         n_text = (f"{format_number(n)} (all rows, missing values included; published exactly)"
-                  if plan.shape.missing_leaf else f"{format_number(n)} (published exactly)")
+                  if plan.shape.missing_leaf or privacy.impute is not None else f"{format_number(n)} (published exactly)")
     else:
         n_text = f"{format_number(n)} (estimated from the noisy counts; the true N is not published)"
     spent = float(plan.epsilon_spent())
@@ -246,6 +251,12 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     if n > 0:
         accuracy += f"; that is ± {format_percent_of(typical, n)} and ± {format_percent_of(worst, n)} of N"
     missing = missing_text(release, details.missing)
+    focus = focus_json(plan, release.lower, release.upper)
+    region = [] if focus is None else [(
+        "Region the plan was made for",
+        html_text(f"the CDF points (bin edges) from {format_number(focus['from'])} to {format_number(focus['to'])}: "
+                  "the tree and the budget per level were chosen to make the counts there more accurate, at the price "
+                  "of the rest of the range (the same ε is spent)"))]
     return [
         ("Column", html_text(details.column)),
         ("Bounds", f"from {html_text(format_number(release.lower))} to {html_text(format_number(release.upper))} (chosen from "
@@ -257,6 +268,7 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
         ("Records per person", html_text(rpp_text)),
         ("Tree of counts (branching)", html_text(tree)),
         ("Budget per level", html_text(_level_budgets(release))),
+        *region,
         ("Estimator", html_text(ESTIMATOR_LABELS.get(plan.estimator, plan.estimator))),
         ("Consistency", html_text(CONSISTENCY_LABELS.get(release.consistency, release.consistency))),
         ("Noise", html_text((NOISE_SECURE_GAUSSIAN if plan.noise == "gaussian" else NOISE_SECURE) if release.secure
@@ -266,11 +278,13 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     ]
 
 
-def _quantile_rows(release: Release) -> list[tuple[str, str, str]]:
+def _quantile_rows(release: Release, whole_numbers: bool = False) -> list[tuple[str, str, str]]:
     """Quantile, value, 95 % interval: to the precision of a bin, or one decimal finer when an
     interval would otherwise read "32 to 32" (the interval lies within one bin)."""
     base = value_decimals((release.upper - release.lower) / release.plan.shape.bins)
-    found = quantiles(release, QUANTILE_PROBABILITIES)
+    found = quantiles(release, QUANTILE_PROBABILITIES, whole_numbers)
+    if found and found[0].whole:
+        base = 0
     collapsed = any(format_fixed(q.low, base) == format_fixed(q.high, base) for q in found if q.low < q.high)
     decimals = base + 1 if collapsed else base
     rows = []
@@ -358,16 +372,29 @@ def _page1_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
     out.append("</table>")
     out.append("<h2>Released quantiles</h2>")
     width = (release.upper - release.lower) / release.plan.shape.bins
-    out.append(f"<p>Values of {html_text(details.column)} below which the given share of the records lies, read from the "
-               "released CDF (this costs no extra privacy). The estimate is a linear interpolation inside the bin "
-               f"where the released CDF reaches the share (bins are {html_text(format_number(width))} wide; the records "
-               "are taken to be spread evenly inside it), so the true quantile need not be near it. With at least "
-               "95 % confidence the true quantile of the data lies in the interval, which runs between bin edges "
-               "and allows both for the noise and for where inside its bin the true value lies (values outside the "
-               "bounds count as the nearest bound).</p>")
+    rows = _quantile_rows(release, details.whole_numbers is not None)
+    whole = details.whole_numbers is not None and whole_number_step(release.lower, release.upper,
+                                                                    release.plan.shape.bins) is not None
+    if whole:
+        assert details.whole_numbers is not None
+        out.append(f"<p>Values of {html_text(details.column)} at or below which the given share of the records lies, read "
+                   f"from the released CDF (this costs no extra privacy). The values are whole numbers "
+                   f"({html_text(WholeNumbers(details.whole_numbers).description)}) and each bin is centred on whole "
+                   "numbers, so the estimate is the whole number where the released CDF reaches the share. With at "
+                   "least 95 % confidence the true quantile of the data lies in the interval, both ends included "
+                   "(values outside the bounds count as the nearest bound).</p>")
+    else:
+        out.append(f"<p>Values of {html_text(details.column)} below which the given share of the records lies, read "
+                   "from the released CDF (this costs no extra privacy). The estimate is a linear interpolation inside "
+                   f"the bin where the released CDF reaches the share (bins are {html_text(format_number(width))} wide; "
+                   "the records are taken to be spread evenly inside it), so the true quantile need not be near it. "
+                   "With at least 95 % confidence the true quantile of the data lies in the interval, which runs "
+                   "between bin edges and allows both for the noise and for where inside its bin the true value lies "
+                   "(values outside the bounds count as the nearest bound).</p>")
     out.append('<table width="70%" cellpadding="5" cellspacing="0"><tr><th>Quantile</th>'
-               '<th align="right">Estimate (interpolated)</th><th align="right">95 % interval</th></tr>')
-    out += html_rows(_quantile_rows(release), "", 1)
+               f'<th align="right">Estimate ({"whole number" if whole else "interpolated"})</th>'
+               '<th align="right">95 % interval</th></tr>')
+    out += html_rows(rows, "", 1)
     out.append("</table></body></html>")
     return "".join(out)
 

@@ -2,8 +2,10 @@
 neighbour model, records per person; the bin tree's
 branching and each level's budget (linked, with locks); estimator, consistency, objective;
 auto-optimize; where the officer needs accuracy (a region of the range the plan is optimised for, used
-only when it lowers the error there by ≥ 10 %); accuracy first (the smallest ε for an error you accept); the projected error —
-all before any budget is spent. Planning is data-independent: it never reads the file."""
+only when it lowers the 95 % margin there by ≥ 5 %; :mod:`dpgui.app.focus_panel`); the missing-value rule
+(:mod:`dpgui.app.missing_rule`); accuracy first (the smallest ε for an error you accept, in the region when
+one is chosen, and said so); the projected error — all before any budget is spent. Planning is
+data-independent: it never reads the file."""
 
 from __future__ import annotations
 
@@ -21,12 +23,14 @@ from PySide6.QtWidgets import (
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.fields import (
-    ValidatedField, inline_message, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
+    ValidatedField, compact_combo, inline_message, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
 )
 from dpgui.app.projection_plots import ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
-from dpgui.core.focus import FocusOffer, focus_offer, preset_interval, value_span
-from dpgui.core.missing import MISSING_RULE_TEXT
+from dpgui.app.focus_panel import FocusControls, focus_words
+from dpgui.app.missing_rule import MissingRuleControls
+from dpgui.core.focus import FocusChoice, FocusOffer, focus_offer
+from dpgui.core.missing import missing_rule_text
 from dpgui.core.plan import Plan, PrivacySpec, split_budget
 from dpgui.core.planner import auto_plan, average_margin95, margin95, plan_for_accuracy
 from dpgui.core.quantiles import noise_margin
@@ -52,26 +56,6 @@ class Planned:
     wanted: float | None = None
     offer: FocusOffer | None = None
     region: str = ""
-
-
-def focus_words(offer: FocusOffer, region: str) -> str:
-    """The region's offer in plain words (rich text): how much lower the error there is with a plan made
-    for it, both 95 % margins, and whether that plan is used (only when the gain is ≥ 10 %)."""
-    default_margin, focused_margin = offer.margins()
-    where = "on average there" if offer.objective == "total" else "at the worst point there"
-    figures = f"{format_margin_records(focused_margin)} instead of {format_margin_records(default_margin)} {where}"
-    if offer.worth_it:
-        whole = (f"{format_margin_records(margin95(offer.focused_plan, 'average'))} instead of "
-                 f"{format_margin_records(margin95(offer.default_plan, 'average'))}")
-        return (f"<b>{region}</b>: with a plan made for it the error there is {figures} "
-                f"({100 * offer.gain:.0f} % less mean squared error). <b>That plan is used</b>; privacy is the "
-                f"same (the same ε is spent). The price is paid elsewhere: on average over the whole range the "
-                f"error is {whole}.")
-    if offer.gain < 0.005:
-        return (f"<b>{region}</b>: no plan does better there than the plan for the whole range, "
-                f"which is kept ({format_margin_records(default_margin)} {where}).")
-    return (f"<b>{region}</b>: a plan made for it would lower the error there by only {100 * offer.gain:.0f} % "
-            f"({figures}), not by 10 % or more, so the plan for the whole range is kept.")
 
 
 def other_noise_plan(plan: Plan, shape: TreeShape | None, objective: str) -> Plan | None:
@@ -111,10 +95,6 @@ def _parse_public_n(raw: str) -> int:
     return int(value)
 
 
-def _compact(combo: QComboBox) -> None:
-    """Let a combo box with long item texts shrink with the panel (the full text shows when opened)."""
-    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-    combo.setMinimumContentsLength(16)
 
 
 class BudgetEditor(QWidget):
@@ -323,6 +303,7 @@ class PlanPage(QWidget):
         self._generation = 0
         self._computing = False  # a plan of the current generation is being computed
         self.alternative: Plan | None = None  # the best plan of the other noise at the plan's (ε, δ)
+        self._region_words = ""  # the region the projected error is also given for ("" for none)
         self._alternative_made_for: tuple[Any, ...] | None = None  # the settings it was planned for
         self._alternative_generation = 0
         self._replan_timer = QTimer(self)
@@ -379,12 +360,13 @@ class PlanPage(QWidget):
         for key, label in text.NEIGHBOURS_LABELS.items():
             self.neighbours.addItem(label, key)
         self.neighbours.setToolTip(text.NEIGHBOURS_TOOLTIP)
-        _compact(self.neighbours)
+        compact_combo(self.neighbours)
         self.neighbours_help = self._help(text.NEIGHBOURS_HELP["change"])
         self.neighbours.currentIndexChanged.connect(self._on_neighbours)
         privacy_form.addRow("&Protect against:", self.neighbours)
         set_buddy(privacy_form, self.neighbours, self.neighbours)
         privacy_form.addRow(self.neighbours_help)
+        self.missing_rule = MissingRuleControls(privacy_form, self, self._help, self.schedule_replan)
         self.records_per_person = QSpinBox()
         self.records_per_person.setRange(1, 10_000)
         self.records_per_person.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP)
@@ -410,34 +392,12 @@ class PlanPage(QWidget):
         self.objective = self._combo(text.OBJECTIVE_LABELS, text.OBJECTIVE_TOOLTIP)
         self.objective.currentIndexChanged.connect(self.schedule_replan)
         plan_form.addRow("&Optimise for:", self.objective)
-        self.focus = self._combo(text.FOCUS_LABELS, text.FOCUS_TOOLTIP)
-        self.focus.currentIndexChanged.connect(self._on_focus)
-        plan_form.addRow("Where do you need accurac&y?", self.focus)
-        for widget in (self.estimator, self.consistency, self.objective, self.focus):
+        for widget in (self.estimator, self.consistency, self.objective):
             set_buddy(plan_form, widget, widget)
-        self.focus_from = ValidatedField(lambda raw: parse_number(raw, "the region's start", "20"), "from",
-                                         text.FOCUS_BETWEEN_TOOLTIP)
-        self.focus_to = ValidatedField(lambda raw: parse_number(raw, "the region's end", "35"), "to",
-                                       text.FOCUS_BETWEEN_TOOLTIP)
-        self.focus_from.edit.setAccessibleName("Region start")
-        self.focus_to.edit.setAccessibleName("Region end")
-        for field in (self.focus_from, self.focus_to):
-            field.edited.connect(self.schedule_replan)
-        self.focus_between = QWidget()
-        between = QHBoxLayout(self.focus_between)
-        between.setContentsMargins(0, 0, 0, 0)
-        between.addWidget(QLabel("between"))
-        between.addWidget(self.focus_from, 1)
-        between.addWidget(QLabel("and"))
-        between.addWidget(self.focus_to, 1)
-        self.focus_between.hide()
-        plan_form.addRow(self.focus_between)
-        self.focus_message = inline_message(self)
-        plan_form.addRow(self.focus_message)
-        self.focus_note = self._help("")
-        self.focus_note.setTextFormat(Qt.TextFormat.RichText)
-        self.focus_note.setToolTip(text.FOCUS_TOOLTIP)
-        plan_form.addRow(self.focus_note)
+        self.focus_controls = FocusControls(plan_form, self, self._help, self._on_focus)
+        region = self.focus_controls
+        self.focus, self.focus_from, self.focus_to = region.combo, region.low, region.high
+        self.focus_between, self.focus_message, self.focus_note = region.between, region.message, region.note
         self.budgets = BudgetEditor()
         self.budgets.budgetsEdited.connect(self._on_budgets_edited)
         plan_form.addRow(self.budgets)
@@ -468,7 +428,7 @@ class PlanPage(QWidget):
         self.target_where = QComboBox()
         self.target_where.addItem("at every point of the CDF (worst case)", "every")
         self.target_where.addItem("on average over the CDF points", "average")
-        _compact(self.target_where)
+        compact_combo(self.target_where)
         self.target_where.setToolTip("Quantiles fall at points that depend on the confidential data, so "
                                      "'every point' is the guarantee that also holds at the median and quartiles.")
         accuracy_form.addRow("&Where:", self.target_where)
@@ -543,11 +503,12 @@ class PlanPage(QWidget):
         for key, label in labels.items():
             combo.addItem(label, key)
         combo.setToolTip(tooltip)
-        _compact(combo)
+        compact_combo(combo)
         return combo
 
     def _on_neighbours(self) -> None:
         self.neighbours_help.setText(text.NEIGHBOURS_HELP[self.neighbours.currentData()])
+        self.missing_rule.set_neighbours(self.neighbours.currentData())
         self._fill_public_n()
         self._update_delta_help()
         self._on_target_unit()
@@ -604,9 +565,13 @@ class PlanPage(QWidget):
         bins_changed = context.bins != self._context.bins
         bounds_changed = (context.lower, context.upper) != (self._context.lower, self._context.upper)
         self._context = context
+        self.focus_controls.set_context(context)
+        focused = self.focus.currentData() != "everywhere"
+        if "source" in parts and focused:  # a region belongs to the data it was chosen for
+            self.focus_controls.reset()
         self._fill_public_n()
         self._update_delta_help()
-        if bins_changed or (bounds_changed and self.focus.currentData() != "everywhere"):
+        if bins_changed or (bounds_changed and focused) or ("source" in parts and focused):
             self.schedule_replan()
         elif self.plan is not None:
             self._show_plan(self.plan)
@@ -616,7 +581,8 @@ class PlanPage(QWidget):
         """The privacy settings, or None while ε or δ does not parse (read quietly: the fields show why)."""
         try:
             return PrivacySpec(parse_epsilon(self.epsilon.text()), self.neighbours.currentData(),
-                               self.records_per_person.value(), parse_delta(self.delta.text()))
+                               self.records_per_person.value(), parse_delta(self.delta.text()),
+                               self.missing_rule.impute())
         except DpguiError:
             return None
 
@@ -639,7 +605,8 @@ class PlanPage(QWidget):
             consistency=self.consistency.currentData(),
             branching=self.branching.text(), objective=self.objective.currentData(),
             locked_levels=tuple(self.budgets.locked()),
-            planning=self._computing or self._replan_timer.isActive(), noise=self.noise_choice()))
+            planning=self._computing or self._replan_timer.isActive(), noise=self.noise_choice(),
+            focus=self.focus_choice()))
 
     def set_epsilon(self, epsilon: float) -> None:
         self.epsilon.set_text(f"{epsilon:g}")
@@ -690,10 +657,14 @@ class PlanPage(QWidget):
     def privacy(self) -> PrivacySpec | None:
         epsilon = self.epsilon.value()
         delta = self.delta.value()
+        try:
+            impute = self.missing_rule.impute()
+        except DpguiError:  # the value's field says why
+            return None
         if epsilon is None or delta is None:
             return None
         try:
-            return PrivacySpec(epsilon, self.neighbours.currentData(), self.records_per_person.value(), delta)
+            return PrivacySpec(epsilon, self.neighbours.currentData(), self.records_per_person.value(), delta, impute)
         except DpguiError as err:
             self.epsilon.show_error(text.friendly(err))
             return None
@@ -717,43 +688,17 @@ class PlanPage(QWidget):
         self._publish()
 
     def _on_focus(self) -> None:
-        self.focus_between.setVisible(self.focus.currentData() == "between")
+        self._update_target_where()
         self.schedule_replan()
 
-    def focus_region(self) -> tuple[float, float] | None:
-        """The region chosen, in the column's units (None: everywhere); DpguiError while "between" is not
-        two numbers."""
-        key = str(self.focus.currentData())
-        if key != "between":
-            return preset_interval(key, self._context.lower, self._context.upper)
-        low, high = self.focus_from.value(), self.focus_to.value()
-        if low is None or high is None:
-            raise ParameterError("the region needs where it starts and where it ends",
-                                 f"type two numbers between {self._context.lower:g} and {self._context.upper:g}")
-        return float(low), float(high)
-
-    def _region_words(self, region: tuple[float, float]) -> str:
-        """The region as the officer chose it, e.g. "Lowest 10 % of the range: age from 18 to 26"."""
-        key, label = str(self.focus.currentData()), self._context.label
-        values = f"{label} from {region[0]:g} to {region[1]:g}"
-        return values[0].upper() + values[1:] if key == "between" else f"{text.FOCUS_LABELS[key]} ({values})"
+    def focus_choice(self) -> FocusChoice | None:
+        """The region chosen (None while a typed one is not valid)."""
+        return self.focus_controls.typed_choice()
 
     def _focus_span(self, bins: int) -> tuple[tuple[int, int] | None, str]:
         """(the CDF points of the chosen region, its words), (None, "") for everywhere or a region that is not
-        valid: then the message says why under the list, and the plan is for the whole range."""
-        if self.focus.currentData() == "between" and not (self.focus_from.text().strip()
-                                                          or self.focus_to.text().strip()):
-            show_inline(self.focus_message, "")  # just chosen: nothing typed yet is not a mistake
-            return None, ""
-        try:
-            region = self.focus_region()
-            span = None if region is None else value_span(region[0], region[1], self._context.lower,
-                                                          self._context.upper, bins)
-        except DpguiError as err:
-            show_inline(self.focus_message, text.friendly(err) + " Until then the plan is for the whole range.")
-            return None, ""
-        show_inline(self.focus_message, "")
-        return span, "" if region is None else self._region_words(region)
+        valid (the message under the list says why)."""
+        return self.focus_controls.span(bins)
 
     def _shape(self, bins: int, privacy: PrivacySpec) -> TreeShape | None:
         """The typed branching for K bins (and, under change, the leaf for missing values), or None (auto)."""
@@ -924,12 +869,24 @@ class PlanPage(QWidget):
         # Under 'N is private' the file's count is never shown nor used: % of N only of a typed estimate.
         n = context.n_rows if plan.privacy.root_public else self.typed_n_estimate()
         self.noise_note.setText(self.noise_words(plan))
-        self.plots.set_plan(plan, context.lower, context.upper, context.label, n, alternative=self.alternative)
+        region, self._region_words = (None, "") if context.bins != plan.shape.bins else self._focus_span(context.bins)
+        self._update_target_where()
+        self.plots.set_plan(plan, context.lower, context.upper, context.label, n, alternative=self.alternative,
+                            region=region)
+
+    def _update_target_where(self) -> None:
+        """Accuracy first's list says where the accepted error holds: the whole CDF, or the region chosen."""
+        words = self.focus_controls.words()
+        every, average = ((f"at every point of {words} (worst case)", f"on average over {words}") if words
+                          else ("at every point of the CDF (worst case)", "on average over the CDF points"))
+        self.target_where.setItemText(self.target_where.findData("every"), every)
+        self.target_where.setItemText(self.target_where.findData("average"), average)
 
     @staticmethod
     def _plan_words(plan: Plan) -> str:
         branching = " × ".join(map(str, plan.shape.branching))
-        missing = MISSING_RULE_TEXT[plan.missing_rule] + (" (the tree's leaf K + 1)" if plan.shape.missing_leaf else "")
+        missing = (missing_rule_text(plan.missing_rule, plan.privacy.impute)
+                   + (" (the tree's leaf K + 1)" if plan.shape.missing_leaf else ""))
         privacy = plan.privacy
         budget = f"ε = {privacy.epsilon:g}"
         if privacy.delta > 0:
@@ -938,7 +895,9 @@ class PlanPage(QWidget):
             budget += f", Gaussian noise (ρ = {plan.budget_total:.4g})"
         else:
             budget += ", Laplace noise" + (" (δ not used)" if privacy.delta > 0 else "")
-        return (f"Tree: {plan.shape.bins:,} bins, branching {branching}, {budget}. "
+        extra = (f" (the last of the {plan.shape.branching[0]} top branches only holds the missing values' leaf)"
+                 if plan.shape.missing_branch else "")
+        return (f"Tree: {plan.shape.bins:,} bins, branching {branching}{extra}, {budget}. "
                 f"Missing values: {missing}.")
 
     def noise_words(self, plan: Plan, projection: ProjectedCurves | None = None) -> str:
@@ -1011,7 +970,11 @@ class PlanPage(QWidget):
             pct = f" ({format_percent_of(x, n)} of {of_n} = {n:,})" if n else ""
             return f"{format_margin_records(x)}{pct}"
         words = (f"<b>Projected error (95 %), before anything is released:</b> {fmt(worst)} at the worst point of "
-                 f"the CDF, {fmt(average)} on average. {self._plan_words(plan)}")
+                 f"the CDF, {fmt(average)} on average.")
+        if projection.region_worst is not None and projection.region_rms is not None and self._region_words:
+            words += (f" In {self._region_words}: {fmt(projection.region_worst)} at the worst point, "
+                      f"{fmt(projection.region_rms)} on average.")
+        words += f" {self._plan_words(plan)}"
         if math.isinf(worst):
             words += " <b>Some counts cannot be estimated: give the levels that 'fewest nodes' needs some budget.</b>"
         self.summary.setText(words)
@@ -1031,7 +994,13 @@ class PlanPage(QWidget):
         if not self._check_noise():
             self.accuracy_result.setText(text.GAUSSIAN_NEEDS_DELTA)
             return
-        privacy_template = PrivacySpec(1.0, self.neighbours.currentData(), self.records_per_person.value(), delta)
+        try:
+            impute = self.missing_rule.impute()
+        except DpguiError as err:
+            self.accuracy_result.setText(text.friendly(err))
+            return
+        privacy_template = PrivacySpec(1.0, self.neighbours.currentData(), self.records_per_person.value(), delta,
+                                       impute)
         noise = self.noise_choice()
         if bins is None:
             self.accuracy_result.setText("Choose the column and bins in step 1 first.")
@@ -1052,7 +1021,7 @@ class PlanPage(QWidget):
         except DpguiError:
             return
         estimator = self.estimator.currentData()
-        span, _region = self._focus_span(bins)  # the accepted error is then for the chosen region
+        span, words = self._focus_span(bins)  # the accepted error is then for the chosen region, and said so
 
         def task(progress: Any, should_cancel: Any) -> Planned:
             progress(0.0, "Finding the smallest ε…")
@@ -1067,21 +1036,24 @@ class PlanPage(QWidget):
             achieved = margin95(plan, where, span)
             at = (f" at δ = {text.format_delta(plan.privacy.delta)}, with {text.NOISE_NAMES[plan.noise]} noise"
                   if plan.privacy.delta > 0 else "")
-            region = "" if span is None else " of the region you need accurate"
+            region = words if span is not None else ("the CDF" if where == "every" else "the CDF points")
             self.accuracy_result.setText(
-                f"Smallest ε{at}: <b>{plan.privacy.epsilon:g}</b>. Projected error ± {achieved:,.1f} records "
-                f"{'at every point' if where == 'every' else 'on average'}{region} (you accept ± {wanted:,.1f}).")
+                f"Smallest ε{at}: <b>{plan.privacy.epsilon:g}</b>. Projected error {format_margin_records(achieved)} "
+                f"{'at every point of' if where == 'every' else 'on average over'} {region} "
+                f"(you accept {format_margin_records(wanted)}).")
 
         self.accuracy_result.setText("Searching…")
         self._run(task, done)
 
     # ---------------------------------------------------------------- project files (dpgui/app/project.py)
     def apply_plan(self, plan: Plan | None, consistency: str, branching: str = "auto", objective: str = "total",
-                   locked_levels: Sequence[int] = (), delta: float | None = None, noise: str = "auto") -> None:
-        """Show a saved plan exactly as it was (from a project file), with its locked levels, δ and the
-        noise asked for (``delta`` None: the plan's δ, or 0 without a plan): no re-planning, nothing
-        spent. With ``plan`` None only the settings are set, no level stays
-        locked, and the app plans as usual."""
+                   locked_levels: Sequence[int] = (), delta: float | None = None, noise: str = "auto",
+                   impute: float | None = None, focus: FocusChoice | None = None) -> None:
+        """Show a saved plan exactly as it was (from a project file), with its locked levels, δ, the
+        noise asked for (``delta`` None: the plan's δ, or 0 without a plan), the value missing values are
+        counted as (``impute``; the plan's when it has one) and the region chosen (``focus``; None: the
+        plan's, if it was made for one): no re-planning, nothing spent. With ``plan`` None only the
+        settings are set, no level stays locked, and the app plans as usual."""
         self._replan_timer.stop()
         self._generation += 1  # a plan still being computed is dropped when it arrives
         self._computing = False
@@ -1104,7 +1076,10 @@ class PlanPage(QWidget):
         self.delta.set_text(_format_delta(plan.privacy.delta if plan is not None else (delta or 0.0)))
         self._update_delta_help()
         self._check_noise()
+        self.missing_rule.set_neighbours(self.neighbours.currentData())
+        self.missing_rule.set_impute(plan.privacy.impute if plan is not None else impute)
         if plan is None:
+            self.focus_controls.set_choice(focus)
             self.budgets.set_locks(())
             self.schedule_replan()  # writes the settings to the workspace
             return
@@ -1114,28 +1089,7 @@ class PlanPage(QWidget):
         epsilon = plan.privacy.epsilon
         self.epsilon.set_text(f"{epsilon:g}" if float(f"{epsilon:g}") == epsilon else repr(epsilon))
         self.busyChanged.emit(False)
-        self._show_saved_focus(plan)
+        self.focus_controls.show_saved(plan, focus)
         self.set_plan(plan)  # the other noise is planned again for the comparison; the plan stays as saved
         self.budgets.set_locks(locked_levels)
         self._publish()
-
-    def _show_saved_focus(self, plan: Plan) -> None:
-        """Set the region list from a saved plan's focus (the values of its CDF points' bin edges, which give
-        the same points back), without re-planning; "Everywhere" for a plan without one."""
-        context, focus = self._context, plan.focus
-        key = "everywhere" if focus is None or context.bins != plan.shape.bins else "between"
-        for widget in (self.focus, self.focus_from, self.focus_to):
-            widget.blockSignals(True)
-        self.focus.setCurrentIndex(self.focus.findData(key))
-        self.focus_between.setVisible(key == "between")
-        self.focus_note.setText("")
-        show_inline(self.focus_message, "")
-        if focus is not None and key == "between":
-            width = (context.upper - context.lower) / plan.shape.bins
-            low = context.lower if focus[0] == 1 else context.lower + focus[0] * width
-            high = context.upper if focus[1] == plan.shape.bins else context.lower + focus[1] * width
-            self.focus_from.set_text(f"{low:.10g}")
-            self.focus_to.set_text(f"{high:.10g}")
-            self.focus_note.setText(f"This saved plan was made for {self._region_words((low, high))}.")
-        for widget in (self.focus, self.focus_from, self.focus_to):
-            widget.blockSignals(False)

@@ -48,11 +48,11 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton, QWidget
 
 from dpgui.app import text
 from dpgui.app.workers import Worker, WorkerPool
+from dpgui.core.focus import FocusChoice
 from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, is_supported_file_name
 from dpgui.data.source import SourceSpec
 from dpgui.errors import DpguiError
 from dpgui.report.files import write_text_atomic
-from dpgui.report.bundle import ReleaseInfo
 from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.project_file import (
     PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, project_data_file, load_project, save_project,
@@ -60,7 +60,8 @@ from dpgui.report.project_file import (
 from dpgui.report.project_hierarchy import MODE_CDF, MODE_HIERARCHY
 from dpgui.workspace.hierarchy import HierarchyChoice
 from dpgui.workspace.hierarchy_project import choice_of_settings, restored_outcome, settings_of_choice
-from dpgui.workspace.release import shown_release
+from dpgui.workspace.release import restored_shown_release
+from dpgui.workspace.session import same_data
 from dpgui.workspace.state import Workspace
 
 if TYPE_CHECKING:
@@ -216,7 +217,7 @@ def same_source(a: SourceSpec, b: SourceSpec) -> bool:
     other's), or the same database URL with the same table or query."""
     if a.kind == "file" and b.kind == "file":
         same_dialect = a.dialect is None or b.dialect is None or a.dialect == b.dialect
-        return os.path.abspath(a.location) == os.path.abspath(b.location) and same_dialect
+        return same_data(a, b) and same_dialect
     return a == b
 
 
@@ -316,6 +317,9 @@ class ProjectController(QObject):
         source = self.workspace.state.source
         if pending is not None and source is not None and same_source(source.source_spec, pending[1]):
             self._finish_apply(*pending)
+        elif self._saved is not None and source is not None and not same_data(project_spec(self._saved),
+                                                                             source.source_spec):
+            self._set_document(None, None)  # other data: Save must not write it over the project of the last
         self.refresh()
 
     def data_open_failed(self) -> None:
@@ -367,7 +371,7 @@ class ProjectController(QObject):
             w.show_error("Cannot open this project", text.friendly(err))
             return False
         if spec.kind != "file":  # a database or Spark: connect (the password is asked for, never read from a file)
-            self._apply_or_open(project, spec, on_done, lambda: w.open_database(spec))
+            self._apply_or_open(project, spec, on_done, lambda: w.load_database(spec))
             return True
         if data_path is None:
             try:
@@ -386,7 +390,7 @@ class ProjectController(QObject):
                      + USE_A_SUPPORTED_FILE)
             return False
         spec = SourceSpec("file", str(path), dialect=spec.dialect, encoding=spec.encoding)
-        self._apply_or_open(project, spec, on_done, lambda: w.open_file(str(path), dialect=spec.dialect))
+        self._apply_or_open(project, spec, on_done, lambda: w.load_file(str(path), dialect=spec.dialect))
         return True
 
     def _apply_or_open(self, project: Project, spec: SourceSpec, on_done: Callable[[], None] | None,
@@ -406,14 +410,16 @@ class ProjectController(QObject):
         name = Path(spec.location).name if spec.kind == "file" else spec.display_name()
         problems = []
         found = w.data_page.apply_workspace(project.column, project.lower, project.upper, project.bins,
-                                            project.missing)
+                                            project.missing, project.whole_numbers)
         if project.column and not found:
             problems.append(f"The column '{project.column}' is not in {name}; pick the column again.")
         plan = project.plan_object()
         if plan is not None and (plan.shape.bins != project.bins or plan.privacy.delta != project.delta):
             plan = None  # saved half-way through re-planning: plan again
         w.plan_page.apply_plan(plan, project.consistency, project.branching, project.objective,
-                               project.locked_levels, delta=project.delta, noise=project.noise)
+                               project.locked_levels, delta=project.delta, noise=project.noise,
+                               impute=project.missing_impute,
+                               focus=None if project.focus is None else FocusChoice.from_json(project.focus))
         if project.dataset:
             w.data_page.set_dataset_name(project.dataset)
         self._show_last_release(project.releases, project.dataset)
@@ -431,14 +437,9 @@ class ProjectController(QObject):
         w = self.window
         shown = None
         if releases:
-            record = releases[-1]
-            label = record.column or "value"
             source = self.workspace.state.source
             dataset = dataset or (source.path.stem if source is not None else "") or "dataset"
-            release = record.to_release()
-            info = ReleaseInfo(dataset, label, record.release_id, record.created,
-                               record.missing or release.missing_rule, record.source)
-            shown = shown_release(release, info, restored=True)
+            shown = restored_shown_release(releases[-1], dataset)
         # a release of another workspace is no longer the one shown or exported
         if "shown" not in self.workspace.update(releases=releases, shown=shown):
             w.show_release()  # nothing was shown before either: go to step 2, as after any opening
@@ -497,6 +498,9 @@ class ProjectController(QObject):
     def _set_document(self, path: Path | None, saved: Project | None) -> None:
         self.path = path
         self._saved = saved
+        if path is not None and saved is not None:  # its releases are kept: the session's list says where
+            self.window.session.mark_saved({r.release_id for r in saved.releases}
+                                           | {r.release_id for r in saved.hierarchy_releases}, path)
 
     # ------------------------------------------------------------------ save
     def save(self) -> bool:
@@ -545,11 +549,24 @@ class ProjectController(QObject):
         return True
 
     def confirm_discard(self, then: Callable[[], object], closing: bool) -> None:
-        """Run ``then`` now, or after Save (if saved) or Discard in the save-changes box; Cancel stops."""
-        if not self.needs_save_prompt():
+        """Run ``then`` now, or after Save (if saved) or Discard in the save-changes box; Cancel stops.
+        Before another project replaces the workspace (``closing`` False) while a release on screen is
+        neither exported nor saved, the session's question is asked instead (Save Project… / Export… /
+        Open Anyway / Cancel: :meth:`~dpgui.app.session_releases.SessionController.confirm_leave`)."""
+        if not closing and self.window.session.not_kept():
+            self.window.session.confirm_leave(then, "another project")
+            return
+        elsewhere = self.window.session.not_kept_elsewhere() if closing else ()
+        if not self.needs_save_prompt() and not elsewhere:
             then()
             return
         box = save_changes_prompt(self.window, self.path.name if self.path else None, self.all_releases, closing)
+        if elsewhere:  # releases of data opened before: only exporting them keeps them past this session
+            box.setInformativeText(box.informativeText() + f"\n\n{len(elsewhere)} other release"
+                                   f"{'s' if len(elsewhere) != 1 else ''} of this session (of data opened before) "
+                                   f"{'are' if len(elsewhere) != 1 else 'is'} neither exported nor saved: Cancel, "
+                                   "then Release → Releases of This Session, to show and export "
+                                   f"{'them' if len(elsewhere) != 1 else 'it'}.")
         self.close_box = box
 
         def answered() -> None:
@@ -582,7 +599,8 @@ class ProjectController(QObject):
 
         Only the window's close button (a spontaneous event from the window system) asks here; Quit
         asks in :meth:`request_close`. A close() from code (scripts, tests) never waits for an answer."""
-        if self._closing or not event.spontaneous() or not self.needs_save_prompt():
+        if self._closing or not event.spontaneous() or not (self.needs_save_prompt()
+                                                            or self.window.session.not_kept_elsewhere()):
             return True
         event.ignore()
         self.confirm_discard(self._close_now, closing=True)

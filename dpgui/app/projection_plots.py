@@ -460,12 +460,14 @@ class ProjectionPlots(QWidget):
         return self.pool.busy()
 
     def set_plan(self, plan: Plan, lower: float, upper: float, value_label: str = "value",
-                 n_public: int | None = None, alternative: Plan | None = None) -> None:
+                 n_public: int | None = None, alternative: Plan | None = None,
+                 region: tuple[int, int] | None = None) -> None:
         """Show the projected error of ``plan`` for K equal bins over [lower, upper) of a column
         called ``value_label`` (put its units in it, e.g. "income (€)"). With ``n_public`` (the
         public number of records N) the errors can also be shown in % of N. With δ > 0,
         ``alternative`` (the best plan of the other noise at the same (ε, δ)) is drawn beside it.
-        The plots are drawn when their worker is done."""
+        The plots are drawn when their worker is done. ``region``: the CDF points of the region the officer
+        needs accurate, whose margins the projection gives too (``ProjectedCurves.region_rms``/``region_worst``)."""
         self.plan, self.value_label = plan, value_label
         self.n_public = int(n_public) if n_public and n_public > 0 else None
         self.percent_button.setEnabled(self.n_public is not None)
@@ -478,7 +480,8 @@ class ProjectionPlots(QWidget):
         self._refine_timer.stop()
         self.pool.cancel_all()  # older plans' workers stop at their next step
         generation, cache = self._generation, self.cache
-        worker = Worker(lambda progress, should_cancel: cache.project(plan, lower, upper, should_cancel, alternative))
+        worker = Worker(lambda progress, should_cancel: cache.project(plan, lower, upper, should_cancel, alternative,
+                                                                           region))
         self.pool.start(worker.connect_to(self, finished=lambda projection: self._on_projected(generation, projection),
                                           failed=lambda message: self._on_failed(generation, message)))
 

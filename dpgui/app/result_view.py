@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 from dpgui.app.style import SERIES_COLOURS, is_dark, new_plot, series_pen
 from dpgui.app.text import format_delta
 from dpgui.core.mechanism import Release
-from dpgui.core.missing import MISSING_BUCKET, MISSING_DROP, MISSING_RULE_TEXT
-from dpgui.core.quantiles import Quantile, RangeCount, missing_interval95, range_count
+from dpgui.core.missing import MISSING_BUCKET, MISSING_DROP, MISSING_IMPUTE, MISSING_RULE_TEXT, missing_rule_text
+from dpgui.core.quantiles import Quantile, RangeCount, missing_interval95, range_count, whole_number_step
 from dpgui.workspace.results import PROBABILITIES as PROBABILITIES  # the table's rows (tests import it from here)
 from dpgui.workspace.results import ResultFigures, result_figures
 from dpgui.formatting import (
@@ -80,12 +80,18 @@ class QuantileTableModel(QAbstractTableModel):
         if column == 0:
             name = PROBABILITY_NAMES.get(round(q.probability, 6))
             return format_percent(q.probability) + (f" ({name})" if name else "")
-        return format_fixed((q.value, q.low, q.high)[column - 1], self._decimals)
+        return format_fixed((q.value, q.low, q.high)[column - 1], 0 if q.whole else self._decimals)
 
     def _tooltip(self, q: Quantile) -> str:
         def fmt(v: float) -> str:
-            return format_fixed(v, self._decimals)
+            return format_fixed(v, 0 if q.whole else self._decimals)
 
+        if q.whole:
+            return (f"Estimate: {fmt(q.value)}, the whole number where the released CDF reaches "
+                    f"{format_percent(q.probability)} (the values are whole numbers and each bin is centred on them). "
+                    f"With at least 95 % confidence the true {format_percent(q.probability)} point of the data lies "
+                    f"between {fmt(q.low)} and {fmt(q.high)}, both included; the interval allows for the noise added "
+                    "for privacy.")
         return (f"Estimate: {fmt(q.value)}, by linear interpolation inside bin [{fmt(q.bin_low)}, {fmt(q.bin_high)}) "
                 f"of the released CDF. With at least 95 % confidence the true {format_percent(q.probability)} point of the "
                 f"data (the smallest {self._label} with {format_percent(q.probability)} of records at or below it) lies "
@@ -119,6 +125,8 @@ class QuantileTableModel(QAbstractTableModel):
         if orientation != Qt.Orientation.Horizontal or not (0 <= section < len(self.HEADERS)):
             return None
         if role == Qt.ItemDataRole.DisplayRole:
+            if section == 1 and self._rows and self._rows[0].whole:  # the estimate says how it was made
+                return "Estimate\n(whole number)"
             return self.HEADERS[section]
         if role == Qt.ItemDataRole.ToolTipRole:
             if section == 0:
@@ -288,19 +296,24 @@ class ResultView(QWidget):
         self.true_checkbox.toggled.connect(self._show_true_curve)
         self.fraction_button.toggled.connect(self._redraw)
         self._figures: ResultFigures | None = None
+        self._whole_step: int | None = None  # whole numbers per bin of a whole-number release (centred bins)
         self.clear()
 
     # ------------------------------------------------------------------------------------------
     # public API
 
     def set_release(self, release: Release, value_label: str = "value", true_counts: np.ndarray | None = None,
-                    figures: ResultFigures | None = None) -> None:
+                    figures: ResultFigures | None = None, whole_numbers: bool = False) -> None:
         """Show ``release``. ``true_counts`` are the CONFIDENTIAL histogram counts: only drawn on the
         CDF plot while the officer ticks "Show confidential true CDF". ``figures``: the release's
         :func:`~dpgui.workspace.results.result_figures`, computed on a worker (at 2²⁰ bins they take
-        about half a second); computed here when None or made for another release."""
+        about half a second); computed here when None or made for another release. ``whole_numbers``: the
+        column is known (publicly) to hold whole numbers: quantiles and range counts in whole numbers
+        when the bins are centred on them."""
         if figures is None or figures.release is not release:
-            figures = result_figures(release)
+            figures = result_figures(release, whole_numbers)
+        self._whole_step = whole_number_step(release.lower, release.upper, release.plan.shape.bins) if whole_numbers \
+            else None
         k = release.plan.shape.bins
         if true_counts is not None:
             true_counts = np.asarray(true_counts)
@@ -356,6 +369,7 @@ class ResultView(QWidget):
         """Show nothing (and forget the confidential counts)."""
         self.true_checkbox.setChecked(False)
         self._release = None
+        self._whole_step = None
         self._figures = None
         self._true_counts = None
         self._range = None
@@ -365,6 +379,7 @@ class ResultView(QWidget):
         self.hist_counts = np.zeros(0)
         self.hist_group = 1
         self.summary.setText("No release yet.")
+        self._value_label = "value"
         self.quantile_model.set_rows([], 0, self._value_label)
         self._fit_table_width()
         self.cdf_curve.setData([], [])
@@ -372,6 +387,15 @@ class ResultView(QWidget):
         self.band_high.setData([], [])
         self.hist_bars.setOpts(x0=[], x1=[], height=[])
         self.hist_plot.getPlotItem().setTitle("Records per bin (from the released CDF)")
+        # nothing of the release shown before stays on screen (e.g. its column's name after other data opens)
+        self.cdf_plot.getPlotItem().setTitle("Released cumulative distribution (CDF)")
+        for plot in (self.cdf_plot, self.hist_plot):
+            plot.getPlotItem().setLabel("bottom", "value")
+        for spin in (self.from_spin, self.to_spin):
+            spin.blockSignals(True)
+            spin.setSuffix("")
+            spin.setValue(spin.minimum())
+            spin.blockSignals(False)
         self.true_checkbox.setEnabled(False)
         self.true_checkbox.setToolTip("No release is shown.")
         for w in (self.fraction_button, self.records_button, self.range_box):
@@ -430,6 +454,8 @@ class ResultView(QWidget):
     @staticmethod
     def _missing_words(release: Release) -> str:
         """The missing-value rule of the release, with the released count under the bucket rule."""
+        if release.plan.privacy.impute is not None:
+            return missing_rule_text(MISSING_IMPUTE, release.plan.privacy.impute)
         if release.missing is None:
             return MISSING_RULE_TEXT[MISSING_DROP] if not release.plan.privacy.root_public else "left out"
         interval = missing_interval95(release)
@@ -510,13 +536,19 @@ class ResultView(QWidget):
         k = release.plan.shape.bins
         a = int(np.clip(round((q1 - release.lower) / width), 0, k - 1))
         b = int(np.clip(round((q3 - release.lower) / width), a + 1, k))
-        for spin, value in ((self.from_spin, a), (self.to_spin, b)):
+        whole = self._whole_step is not None
+        self._to_label.setText("To (included)" if whole else "To (not included)")
+        if whole:  # whole numbers, both included: bin edges sit half-way between them
+            tip = (f"Counts the records with {self._value_label} from “from” to “to”, both included (the values are "
+                   f"whole numbers). The release only has counts per bin of {self._whole_step:g} whole "
+                   f"number{'s' if self._whole_step != 1 else ''}, so both ends are rounded to whole bins.")
+        for spin, value, shift in ((self.from_spin, a, 0.5), (self.to_spin, b, -0.5)):
             spin.blockSignals(True)
-            spin.setDecimals(self._edge_dec)
-            spin.setRange(release.lower, release.upper)
+            spin.setDecimals(0 if whole else self._edge_dec)
+            spin.setRange(release.lower + 0.5 * whole, release.upper - 0.5 * whole)
             spin.setSingleStep(width)
             spin.setSuffix(suffix)
-            spin.setValue(release.lower + value * width)
+            spin.setValue(release.lower + value * width + (shift if whole else 0.0))
             spin.setToolTip(tip)
             spin.blockSignals(False)
         self._from_label.setToolTip(tip)
@@ -530,6 +562,9 @@ class ResultView(QWidget):
             self._range = None
             return
         start, stop = self.from_spin.value(), self.to_spin.value()
+        whole = self._whole_step is not None
+        if whole:  # whole numbers from start to stop, both included: the edges half-way between
+            start, stop = start - 0.5, stop + 0.5
         if not start < stop:
             self._range = None
             self.range_result_label.setText("")
@@ -544,8 +579,12 @@ class ResultView(QWidget):
         n = float(release.total)
         low, high = answer.low, answer.high  # already clipped to what the true count can be
         count = min(max(answer.count, 0.0), n) if n > 0 else max(answer.count, 0.0)  # shown: never below 0
-        text = (f"About <b>{format_fixed(count, 0)}</b> records between {format_edge(answer.start, self._edge_dec)} and "
-                f"{format_edge(answer.stop, self._edge_dec)} {html.escape(self._value_label)} ")
+        if whole:
+            text = (f"About <b>{format_fixed(count, 0)}</b> records with {html.escape(self._value_label)} from "
+                    f"{format_fixed(answer.start + 0.5, 0)} to {format_fixed(answer.stop - 0.5, 0)}, both included ")
+        else:
+            text = (f"About <b>{format_fixed(count, 0)}</b> records between {format_edge(answer.start, self._edge_dec)} "
+                    f"and {format_edge(answer.stop, self._edge_dec)} {html.escape(self._value_label)} ")
         if answer.std_error == 0:
             text += "(exact: this count has no noise)"
         else:
@@ -553,5 +592,6 @@ class ResultView(QWidget):
         shown = 0.5 * 10.0 ** -self._edge_dec  # the spin boxes show edges rounded to this
         snapped = abs(answer.start - start) > shown or abs(answer.stop - stop) > shown
         if snapped:
-            text += "<br><i>Your numbers were rounded to the nearest bin edges.</i>"
+            text += ("<br><i>Your numbers were rounded to whole bins.</i>" if whole
+                     else "<br><i>Your numbers were rounded to the nearest bin edges.</i>")
         self.range_result_label.setText(text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from dpgui.app import text
 from dpgui.data.file_types import FILE_TYPE_NAMES
@@ -48,11 +48,14 @@ class StartPage(QWidget):
             button.setMinimumHeight(36)
         self.recent = QListWidget()
         self.recent.setAccessibleName("Recent files")
+        self.recent.setMinimumHeight(self.recent.fontMetrics().lineSpacing() * 4 + 8)
         self.recent.itemActivated.connect(lambda item: self.recentRequested.emit(item.data(Qt.ItemDataRole.UserRole)))
         self.recent_label = QLabel("&Recent files (double-click or Enter to open):")
         self.recent_label.setBuddy(self.recent)
-        drop = QLabel(f"Or drop a {FILE_TYPE_NAMES} file, or a folder of Parquet files, anywhere on this window.")
-        drop.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.drop_hint = QLabel(f"Or drop a {FILE_TYPE_NAMES} file, or a folder of Parquet files, anywhere on this "
+                                "window.")
+        self.drop_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.drop_hint.setWordWrap(True)  # the list of file types is longer than the column is wide
 
         column = QWidget()
         column.setMaximumWidth(640)
@@ -63,12 +66,23 @@ class StartPage(QWidget):
         layout.addWidget(self.connect_button)
         layout.addWidget(self.sample_button)
         layout.addWidget(self.hierarchy_sample_button)
-        layout.addWidget(drop)
+        layout.addWidget(self.drop_hint)
         layout.addSpacing(12)
         layout.addWidget(self.recent_label)
-        layout.addWidget(self.recent, 1)
+        layout.addWidget(self.recent, 4)
+        layout.addStretch(1)  # without recent files, the page stays together at the top
+        centred = QWidget()
+        row = QHBoxLayout(centred)  # the column as wide as it may be (640), centred
+        row.addStretch(1)
+        row.addWidget(column, 1000)
+        row.addStretch(1)
+        scroll = QScrollArea()  # a short window (or large text, 200 % scaling) scrolls the page, never clips it
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(centred)
         outer = QVBoxLayout(self)
-        outer.addWidget(column, 1, Qt.AlignmentFlag.AlignHCenter)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
 
     def set_recent(self, paths: list[str]) -> None:
         self.recent.clear()

@@ -87,16 +87,17 @@ OBJECTIVE_TOOLTIP = (
 )
 FOCUS_LABELS = {
     "everywhere": "Everywhere (default)",
-    "lower": "Lowest 10 % of the range",
-    "upper": "Highest 10 % of the range",
-    "middle": "Around the middle (40–60 %)",
+    "lower": "Lowest 10 % of the range between the bounds",
+    "upper": "Highest 10 % of the range between the bounds",
+    "middle": "Middle 20 % of the range between the bounds",
     "between": "Between … and …",
 }
 FOCUS_TOOLTIP = (
     "If some values matter more to you (for example the youngest ages, or the tails of a distribution), the "
     "app can shape the tree and split the budget so that the counts there are more accurate, at the price of "
-    "the others. It is only used when it makes the error in that region at least 10 % smaller; privacy is the "
-    "same (the same ε is spent)."
+    "the others. The lowest, highest and middle parts are parts of the range between the bounds of step 1, "
+    "not of the data. A plan made for the region is only used when it makes the 95 % error margin there at "
+    "least 5 % smaller; privacy is the same (the same ε is spent)."
 )
 FOCUS_BETWEEN_TOOLTIP = "The region you need accurate, in the column's own units (between the bounds of step 1)."
 LOCK_TOOLTIP = "Keep this level's budget fixed when other levels change or when you auto-optimize."
@@ -117,10 +118,32 @@ ACCURACY_HELP = (
     "count, which holds the true count at least 95 times out of 100."
 )
 MISSING_HELP = (
-    "Missing values (empty cells, NA, NaN; in a one-column CSV, blank lines) are handled by the privacy "
-    "model you choose in step 2, never by the data: under “change one record” they are counted in a noised "
-    "“missing” bucket and N = all rows; under “add or remove one record” they are left out (a neighbour)."
+    "Missing values (empty cells, NA, NaN; in a one-column CSV, blank lines) follow a rule of step 2, never "
+    "the data: under “change one record” a noised “missing” count or a value you choose, N = all rows; under "
+    "“add or remove one record” they are left out (a neighbour)."
 )
+WHOLE_NUMBERS_TOOLTIP = (
+    "Tick this if the column can only hold whole numbers (counts, minutes, years of age), as you know from "
+    "what it means: your statement, never read from the data. The app then offers bins centred on whole "
+    "numbers and shows quantiles as whole numbers; the statement is recorded in the report."
+)
+WHOLE_NUMBERS_BY_TYPE = "The file's declared type says so: {reason}"
+MISSING_RULE_LABELS = {
+    "bucket": "Counted apart, with noise (default)",
+    "impute": "Counted as a value I choose",
+}
+MISSING_RULE_TOOLTIP = (
+    "Under “change one record” N = all rows is published, so missing values must be counted somewhere. "
+    "By default they get a noised count of their own (one more leaf of the tree). Or they are counted as a "
+    "value you choose before the release (e.g. 0), like any other value: no count of their own, and the "
+    "tree is exactly the one for the K bins. Either way one value turning missing changes one record."
+)
+MISSING_RULE_HELP = {
+    "bucket": "Missing values are counted apart, with noise; the CDF is that of the values.",
+    "impute": "Missing values are counted as this value (clamped into the bounds); the CDF includes them there.",
+    "addremove": "Missing values are left out: under “add or remove one record” a missing row is a removed "
+                 "record, which this protection already covers.",
+}
 BOUNDS_HELP = (
     "Bounds must come from public knowledge (what the column means), never from the data. "
     "Values outside are counted in the first or last bin."

@@ -404,8 +404,9 @@ def _missing_words(value: Any) -> str:
         if isinstance(count, (int, float)):
             words += f"; released count about {format_number(round(count))}"
         return words
-    return {MISSING_DROP: "left out before counting (an older release)",
-            MISSING_ERROR: "the release would have stopped at a missing value (an older release)"}.get(str(value), str(value))
+    older: dict[str, str] = {MISSING_DROP: "left out before counting (an older release)",
+                             MISSING_ERROR: "the release would have stopped at a missing value (an older release)"}
+    return older.get(str(value), str(value))
 
 
 def _budget_words(noise: Any, privacy: dict[str, Any]) -> str:
@@ -450,6 +451,11 @@ def _facts(result: Verification) -> dict[str, str]:
         "Noise": RANDOM_SOURCES.get(str(m.get("random_source")), str(m.get("random_source", ""))),
         "Files": ", ".join(str(m.get("files", {}).get(kind, {}).get("name", "")) for kind in ("csv", "pdf")),
     }
+    focus, whole = m.get("focus"), m.get("whole_numbers")  # schema version 5: what the officer stated
+    if isinstance(focus, dict):
+        facts["Plan made for"] = str(focus.get("description", ""))
+    if isinstance(whole, dict):
+        facts["Whole numbers"] = f"{whole.get('description', '')}; quantiles: {whole.get('quantiles', '')}"
     signed = re.search(r"signed:(\S+)", result.trusted_comment or "")
     if signed:
         facts["Signed (UTC)"] = _utc_text(signed.group(1))

@@ -2,10 +2,12 @@
 you need accuracy").
 
 The user names a region in the column's units ([a, b], or a preset: the lowest or highest 10 % of the
-range, the middle 40–60 %); :func:`value_span` turns it into the CDF points that answer questions about
-it, and :func:`focus_offer` plans for those points and says whether that is worth it: the focused plan
-is offered when its exact error there is at least 10 % below the default plan's. Data-independent, as
-all planning: only K, the public bounds, ε and the neighbour model are used, never a count.
+range between the public bounds, its middle 20 %: fractions of the bounds, never of the data, and named
+so, :meth:`FocusChoice.words`); :func:`value_span` turns it into the CDF points that answer questions
+about it, and :func:`focus_offer` plans for those points and says whether that is worth it: the focused
+plan is offered when its 95 % margin there (the figure the window and the command line show) is at least
+:data:`WORTH_IT` below the default plan's. Data-independent, as all planning: only K, the public bounds,
+ε and the neighbour model are used, never a count.
 """
 
 from __future__ import annotations
@@ -13,23 +15,116 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from dpgui.core.plan import OBJECTIVES, Plan, PrivacySpec
 from dpgui.core.planner import auto_plan, focus_error, focused_plan
 from dpgui.core.projection import Span, check_span
 from dpgui.core.tree import TreeShape, check_bins
+from dpgui.core.names import Name
 from dpgui.errors import ParameterError
 
-#: The focused plan is offered when it lowers the error in the region by at least this fraction.
-WORTH_IT = 0.10
+#: The focused plan is offered when it lowers the 95 % margin shown for the region by at least this
+#: fraction (about 10 % of the squared error, the rule's measure before the margins were compared).
+WORTH_IT = 0.05
 
-#: Named regions as fractions of the range [lower, upper]; "everywhere" is no focus (every CDF point).
+
+class Region(Name):
+    """Where the officer needs accuracy: everywhere (no focus), a preset part of the range between the
+    public bounds, or an interval typed in the column's units (``BETWEEN``). A ``str`` equal to its value,
+    the word ``--focus`` and project files use."""
+
+    EVERYWHERE = "everywhere"
+    LOWER = "lower"
+    UPPER = "upper"
+    MIDDLE = "middle"
+    BETWEEN = "between"
+
+
+#: Named regions as fractions of the range [lower, upper] between the public bounds (not of the data);
+#: "everywhere" is no focus (every CDF point).
 PRESETS: dict[str, tuple[float, float] | None] = {
-    "everywhere": None,
-    "lower": (0.0, 0.1),
-    "upper": (0.9, 1.0),
-    "middle": (0.4, 0.6),
+    Region.EVERYWHERE: None,
+    Region.LOWER: (0.0, 0.1),
+    Region.UPPER: (0.9, 1.0),
+    Region.MIDDLE: (0.4, 0.6),
 }
+#: The presets' names, as fractions of the range between the bounds (:meth:`FocusChoice.words`).
+PRESET_NAMES = {Region.LOWER: "the lowest 10 % of the range", Region.UPPER: "the highest 10 % of the range",
+                Region.MIDDLE: "the middle 20 % of the range"}
+
+
+def _number(value: float) -> str:
+    return f"{value:.10g}"
+
+
+def _span_words(low: float, high: float, dash: bool) -> str:
+    """"0–500", or "−100 to −40" (``dash`` False: where a dash would read as a minus sign)."""
+    return f"{_number(low)}–{_number(high)}" if dash else f"{_number(low)} to {_number(high)}"
+
+
+@dataclass(frozen=True)
+class FocusChoice:
+    """The region the officer chose (``region``; for ``BETWEEN`` the typed ends ``low``/``high`` in the
+    column's units): public, the officer's choice, kept with the data source it was made for and stored
+    in project files (:meth:`to_json`)."""
+
+    region: Region = Region.EVERYWHERE
+    low: float | None = None
+    high: float | None = None
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "region", Region(self.region))
+        except ValueError:
+            raise ParameterError(f"unknown region {self.region!r}", "use " + ", ".join(r.value for r in Region)) from None
+        if self.region is Region.BETWEEN:
+            if self.low is None or self.high is None:
+                raise ParameterError("a region between two values needs both", "give where it starts and ends")
+            low, high = parse_interval(f"{self.low!r}:{self.high!r}")
+            object.__setattr__(self, "low", low)
+            object.__setattr__(self, "high", high)
+        else:
+            object.__setattr__(self, "low", None)
+            object.__setattr__(self, "high", None)
+
+    def interval(self, lower: float, upper: float) -> tuple[float, float] | None:
+        """The region in the column's units on the range [lower, upper) (None: everywhere). O(1)."""
+        if self.region is Region.BETWEEN:
+            assert self.low is not None and self.high is not None
+            return self.low, self.high
+        return preset_interval(self.region, lower, upper)
+
+    def words(self, lower: float, upper: float, label: str = "") -> str:
+        """The region in words that say what it is: a preset as a fraction of the range between the bounds,
+        e.g. "the lowest 10 % of the range 0–5000 (0–500)"; a typed one as "age from 20 to 35"; "" for
+        everywhere. O(1)."""
+        interval = self.interval(lower, upper)
+        if interval is None:
+            return ""
+        if self.region is Region.BETWEEN:
+            return f"{label or 'values'} from {_number(interval[0])} to {_number(interval[1])}"
+        dash = lower >= 0  # one style for the range and the part (negative values read badly beside a dash)
+        return f"{PRESET_NAMES[self.region]} {_span_words(lower, upper, dash)} ({_span_words(*interval, dash)})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"region": self.region.value, "from": self.low, "to": self.high}
+
+    @classmethod
+    def from_json(cls, data: object) -> FocusChoice:
+        """A choice from :meth:`to_json`'s dict; ParameterError for anything else."""
+        if not isinstance(data, dict):
+            raise ParameterError("the region is not an object", "save the project again")
+        return cls(data.get("region"), data.get("from"), data.get("to"))  # type: ignore[arg-type]  # checked
+
+    @classmethod
+    def parse(cls, text: str) -> FocusChoice:
+        """``--focus``: a preset's name or ``LO:HI`` in the column's units. O(1)."""
+        word = str(text).strip()
+        if word in {r.value for r in Region} - {Region.BETWEEN.value}:
+            return cls(Region(word))
+        low, high = parse_interval(word)
+        return cls(Region.BETWEEN, low, high)
 
 
 def parse_interval(text: str) -> tuple[float, float]:
@@ -96,8 +191,9 @@ class FocusOffer:
     """The answer to "where do you need accuracy": both plans and their exact errors in the region.
 
     ``default_error``/``focused_error`` are in counts²: Σ_j Var Ĉ_j over the region's CDF points
-    (objective 'total') or max_j Var Ĉ_j there ('max'). ``worth_it``: the focused plan lowers it by at
-    least :data:`WORTH_IT`; only then is it the plan to use (:attr:`plan`)."""
+    (objective 'total') or max_j Var Ĉ_j there ('max'). ``worth_it``: the focused plan lowers the 95 %
+    margin there (:meth:`margins`, what is shown) by at least :data:`WORTH_IT`; only then is it the plan
+    to use (:attr:`plan`)."""
 
     span: Span
     objective: str
@@ -114,8 +210,10 @@ class FocusOffer:
 
     @property
     def gain(self) -> float:
-        """Fraction by which the focused plan lowers the error in the region (0 if it does not)."""
-        return 0.0 if self.default_error <= 0 else max(0.0, 1.0 - self.focused_error / self.default_error)
+        """Fraction by which the focused plan lowers the 95 % margin in the region (:meth:`margins`, the
+        figures shown beside it; 0 if it does not)."""
+        default, focused = self.margins()
+        return 0.0 if default <= 0 else max(0.0, 1.0 - focused / default)
 
     def margins(self) -> tuple[float, float]:
         """(default, focused) 95 % error margins in records in the region: ``noise_margin`` of the
@@ -155,6 +253,7 @@ def focus_offer(bins: int, privacy: PrivacySpec, focus: Span, shape: TreeShape |
     span = check_span(default.shape, privacy.root_public, focus)
     default_error = focus_error(default, objective, span)
     focused_error = focus_error(focused, objective, span)
-    worth_it = focused is not default and focused_error <= (1.0 - WORTH_IT) * default_error
+    offer = FocusOffer(span, objective, default, focused, default_error, focused_error, False)
+    worth_it = focused is not default and offer.gain >= WORTH_IT
     return FocusOffer(span, objective, default, focused, default_error, focused_error, bool(worth_it))
 

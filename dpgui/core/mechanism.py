@@ -8,7 +8,9 @@ from a seeded (non-cryptographic) source is marked ``secure = False`` and must n
 Missing values (docs/design.md "Missing values"): under ``change`` the tree's leaf K+1 holds the
 number of missing values (``TreeShape.missing_leaf``), the public root is N = all rows, and the
 release gives C_1..C_K (values ≤ each bin edge) and the missing count N − C_K; under ``addremove``
-missing rows are dropped and N is the released total of the values.
+missing rows are dropped and N is the released total of the values. With a public value to count them
+as (``PrivacySpec.impute``, change only) they are counted in that value's bin before the noise
+(:func:`leaf_counts`): no leaf of their own, N = all rows.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 
 from dpgui.core.consistency import make_consistent
 from dpgui.core.estimators import covering_estimate, gls_estimate
+from dpgui.core.missing import impute_missing
 from dpgui.core.noise import RandomSource, sample_discrete_gaussian_levels, sample_discrete_laplace_levels
 from dpgui.core.plan import Plan
 from dpgui.core.projection import prefix_variances
@@ -99,14 +102,15 @@ class Release:
     std_error: np.ndarray  # exact standard error of each Ĉ_j (before consistency)
     levels: tuple[np.ndarray | None, ...]  # released noisy node counts, root first
     secure: bool
-    missing: float | None = None  # released count of missing values (change); None: dropped
+    missing: float | None = None  # released count of missing values (change); None: dropped or imputed
     #: GLS used the padding leaves as known zeros (every release since issue 17); False: a release made
     #: before, recomputed from a project file with the estimator it was published with
     padding_known: bool = True
 
     @property
     def missing_rule(self) -> str:
-        """``"bucket"`` (missing values counted in a noised leaf, N = all rows) or ``"drop"``."""
+        """``"bucket"`` (missing values counted in a noised leaf, N = all rows), ``"impute"`` (counted as
+        ``plan.privacy.impute``, N = all rows) or ``"drop"``."""
         return self.plan.missing_rule
 
     @property
@@ -160,6 +164,18 @@ def release_from_levels(
                    tuple(levels), secure, missing, padding_known)
 
 
+def leaf_counts(counts: np.ndarray, plan: Plan, missing: int, lower: float, upper: float) -> tuple[np.ndarray, int]:
+    """(value-bin counts, missing values left for the tree) as the plan's missing rule counts them: with
+    ``plan.privacy.impute`` the missing values are added to the bin of that value on [lower, upper)
+    (:func:`dpgui.core.missing.impute_missing`) and none are left; otherwise unchanged (the missing
+    leaf, or dropped: :func:`noisy_tree`). Confidential in, confidential out. O(K)."""
+    impute = plan.privacy.impute
+    valid = isinstance(missing, (int, np.integer)) and not isinstance(missing, bool) and missing > 0
+    if impute is None or not valid:  # nothing to impute (a bad count is refused by noisy_tree)
+        return np.asarray(counts), missing
+    return impute_missing(np.asarray(counts), int(missing), impute, lower, upper), 0
+
+
 def release(
     counts: np.ndarray, plan: Plan, source: RandomSource, lower: float = 0.0, upper: float = 1.0, consistency: str = "l2",
     missing: int = 0,
@@ -168,8 +184,10 @@ def release(
     of the histogram's CDF.
 
     ``missing``: the number of missing values (counted in the missing leaf under change, dropped
-    under add/remove; see :func:`noisy_tree`)."""
+    under add/remove; see :func:`noisy_tree`; counted as ``plan.privacy.impute`` when it is given,
+    :func:`leaf_counts`)."""
     if consistency not in CONSISTENCY_METHODS:
         raise ParameterError(f"unknown consistency {consistency!r}", "use l2, l1 or none")
+    counts, missing = leaf_counts(counts, plan, missing, lower, upper)
     levels = noisy_tree(counts, plan, source, missing)
     return release_from_levels(plan, levels, lower, upper, consistency, bool(source.secure))

@@ -36,6 +36,10 @@ fixes, never by the data (:attr:`PrivacySpec.missing_rule`; the names: :mod:`dpg
   a change of one record's leaf: the change-one neighbour, sensitivity unchanged.
 * ``addremove`` — ``"drop"``: missing rows are left out; a value turning into a missing one is the
   removal of one record, a neighbour, and the number of values is noised like any N.
+* ``change`` with :attr:`PrivacySpec.impute` — ``"impute"``: missing values are counted as that public
+  value (clamped into the bounds), no leaf of their own; a value turning into a missing one moves one
+  record between two bins: the change-one neighbour, sensitivity unchanged. Refused under add/remove
+  (:mod:`dpgui.core.missing` says why).
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpgui.core.accounting import zcdp_epsilon, zcdp_rho
-from dpgui.core.missing import MISSING_BUCKET, MISSING_DROP, missing_rule_for
+from dpgui.core.missing import (MISSING_BUCKET, MISSING_DROP, MISSING_IMPUTE, MissingRule, check_impute_value,
+                                missing_rule_for)
 from dpgui.core.noise import (
     MAX_GAUSSIAN_SIGMA2,
     MAX_LAPLACE_SCALE,
@@ -129,17 +134,19 @@ def _round_up(value: float, digits: int = 3) -> float:
 
 @dataclass(frozen=True)
 class PrivacySpec:
-    """Total budget (ε, δ), neighbour model and records per person (L ≥ 1).
+    """Total budget (ε, δ), neighbour model, records per person (L ≥ 1) and the public value missing
+    values are counted as (``impute``; None: the neighbour model's own rule, see :attr:`missing_rule`).
 
     δ = 0 (the default) is pure ε-DP: only Laplace plans are possible. With δ > 0 a Gaussian plan
     spends ρ = :attr:`rho`, the largest ρ whose CKS conversion is (ε, δ); a Laplace plan spends ε and
-    leaves δ unused.
+    leaves δ unused. ``impute`` is allowed under ``change`` only (module docstring).
     """
 
     epsilon: float
     neighbours: str = "change"
     records_per_person: int = 1
     delta: float = 0.0
+    impute: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
@@ -148,6 +155,13 @@ class PrivacySpec:
             raise ParameterError(
                 f"unknown neighbour model {self.neighbours!r}", "use 'change' (N public) or 'addremove' (N private)"
             )
+        if self.impute is not None:
+            object.__setattr__(self, "impute", check_impute_value(self.impute))
+            if self.neighbours != "change":
+                raise ParameterError(
+                    "missing values cannot be counted as a chosen value under add/remove: there a missing row is "
+                    "already left out at no cost (its removal is a neighbour), and imputing would only add made-up "
+                    "values", "leave out the imputation under add/remove (missing rows are dropped)")
         rpp = self.records_per_person
         if isinstance(rpp, bool) or not isinstance(rpp, (int, np.integer)) or rpp < 1:
             raise ParameterError(f"records per person must be a whole number ≥ 1, got {rpp!r}",
@@ -186,22 +200,22 @@ class PrivacySpec:
         return zcdp_rho(self.epsilon, self.delta) if self.delta > 0 else None
 
     def with_epsilon(self, epsilon: float) -> PrivacySpec:
-        """The same spec (δ, neighbours, L) at another ε."""
-        return PrivacySpec(epsilon, self.neighbours, self.records_per_person, self.delta)
+        """The same spec (δ, neighbours, L, imputation) at another ε."""
+        return PrivacySpec(epsilon, self.neighbours, self.records_per_person, self.delta, self.impute)
 
     def pure(self) -> PrivacySpec:
-        """The same ε, neighbours and L with δ = 0: all a Laplace plan depends on."""
-        return PrivacySpec(self.epsilon, self.neighbours, self.records_per_person)
+        """The same ε, neighbours, L and imputation with δ = 0: all a Laplace plan depends on."""
+        return PrivacySpec(self.epsilon, self.neighbours, self.records_per_person, impute=self.impute)
 
     @property
     def root_public(self) -> bool:
         return self.neighbours == "change"
 
     @property
-    def missing_rule(self) -> str:
-        """How missing values are released: ``"bucket"`` under change (N = all rows is public),
-        ``"drop"`` under add/remove (N is private)."""
-        return missing_rule_for(self.neighbours)
+    def missing_rule(self) -> MissingRule:
+        """How missing values are released: ``"impute"`` when a value is given, else ``"bucket"`` under
+        change (N = all rows is public), ``"drop"`` under add/remove (N is private)."""
+        return MISSING_IMPUTE if self.impute is not None else missing_rule_for(self.neighbours)
 
     @property
     def missing_leaf(self) -> bool:
@@ -289,9 +303,12 @@ class Plan:
             raise ParameterError("Gaussian noise needs δ > 0 (with δ = 0 only pure ε-DP Laplace noise is possible)",
                                  "set δ, e.g. 1e-9, or choose Laplace noise")
         if self.shape.missing_leaf and not self.privacy.missing_leaf:
+            dropped = self.privacy.impute is None
             raise ParameterError(
-                "the tree has a leaf for missing values but the neighbour model is add/remove (missing rows are dropped)",
-                "make the tree without the missing leaf for add/remove",
+                "the tree has a leaf for missing values but " + ("the neighbour model is add/remove (missing rows "
+                                                                 "are dropped)" if dropped else
+                                                                 "missing values are counted as a chosen value"),
+                "make the tree without the missing leaf" + (" for add/remove" if dropped else ""),
             )
         first = self.privacy.first_noised_level()
         expected = self.shape.height + 1 - first
@@ -380,10 +397,13 @@ class Plan:
         return self.level_budgets if self.noise == "gaussian" else None
 
     @property
-    def missing_rule(self) -> str:
-        """The rule this plan releases with: ``"bucket"`` if the tree has the missing leaf, else
-        ``"drop"``. A change-model plan without the leaf (older project files) is not the current
-        rule (:attr:`PrivacySpec.missing_rule`) and is refused for new releases."""
+    def missing_rule(self) -> MissingRule:
+        """The rule this plan releases with: ``"impute"`` if its privacy gives a value, ``"bucket"`` if
+        the tree has the missing leaf, else ``"drop"``. A change-model plan without the leaf or a value
+        (older project files) is not the current rule (:attr:`PrivacySpec.missing_rule`) and is refused
+        for new releases."""
+        if self.privacy.impute is not None:
+            return MISSING_IMPUTE
         return MISSING_BUCKET if self.shape.missing_leaf else MISSING_DROP
 
     def released(self) -> list[bool]:
@@ -475,14 +495,17 @@ class Plan:
             out["noise_choice"] = self.noise_choice.to_json()
         if self.focus is not None:
             out["focus"] = {"first_prefix": self.focus[0], "last_prefix": self.focus[1]}
+        if self.privacy.impute is not None:
+            out["missing_impute"] = self.privacy.impute
         return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Plan:
         # Plans saved before the missing leaf existed have no "missing_leaf" key: no leaf; before δ, no "delta".
         shape = TreeShape(int(data["bins"]), tuple(int(b) for b in data["branching"]), bool(data.get("missing_leaf", False)))
+        impute = data.get("missing_impute")  # plans saved before imputation existed have none
         privacy = PrivacySpec(float(data["epsilon"]), data["neighbours"], int(data["records_per_person"]),
-                              float(data.get("delta") or 0.0))
+                              float(data.get("delta") or 0.0), None if impute is None else float(impute))
         noise = {"discrete_laplace": "laplace", "discrete_gaussian": "gaussian"}.get(str(data.get("noise", "discrete_laplace")))
         if noise is None:
             raise ParameterError(f"unknown noise {data.get('noise')!r} in a saved plan", "make the plan again")

@@ -62,7 +62,7 @@ from dpgui.core.projection import (
 from dpgui.core.quantiles import noise_margin
 from dpgui.core.thinning import peak_envelope
 from dpgui.core.tree import TreeShape
-from dpgui.errors import Cancelled
+from dpgui.errors import Cancelled, ParameterError
 
 EXACT_POINT_LIMIT = 1 << 16  # plot (a) evaluates every CDF point up to this K
 SAMPLED_POINTS = 1 << 15  # …and this many exact points above it
@@ -138,7 +138,9 @@ class ProjectedCurves:
     the factors b of plot (c) whose budgets are still to be tuned at this ε. With δ > 0 and an
     ``alternative`` plan (the best plan of the other noise), ``a`` and ``b`` hold its series under
     "alternative" and ``alternative_rms`` / ``alternative_worst`` its margins; ``c`` holds
-    "gaussian" whenever δ > 0."""
+    "gaussian" whenever δ > 0. With a ``region`` (the CDF points first..last of the region the officer
+    needs accurate), ``region_rms`` / ``region_worst`` are the plan's 95 % margins there (``margin95``
+    with that focus): the figures accuracy first targets for a region."""
 
     plan: Plan
     lower: float
@@ -153,6 +155,9 @@ class ProjectedCurves:
     alternative: Plan | None = None
     alternative_rms: float | None = None
     alternative_worst: float | None = None
+    region: tuple[int, int] | None = None
+    region_rms: float | None = None
+    region_worst: float | None = None
 
 
 Value = TypeVar("Value")
@@ -189,12 +194,14 @@ class ProjectionCache:
 
     # --- what the widget asks for (off the GUI thread)
     def project(self, plan: Plan, lower: float, upper: float,
-                should_cancel: Callable[[], bool] = lambda: False, alternative: Plan | None = None) -> ProjectedCurves:
+                should_cancel: Callable[[], bool] = lambda: False, alternative: Plan | None = None,
+                region: tuple[int, int] | None = None) -> ProjectedCurves:
         """Plots (a)–(c)'s data for ``plan`` over [lower, upper). Raises Cancelled when asked to stop
         between steps. O(K·h) for plot (a), O(h) per point of (b) and (c) once the tree-only parts
         of the same K and neighbour model are memoised. ``alternative``: the best plan of the other
         noise at the same (ε, δ), shown beside the plan (ignored when δ = 0 or when it is not for
-        the plan's K and privacy)."""
+        the plan's K and privacy). ``region``: CDF points first..last whose margins to give too
+        (ignored when they are not the plan's: O(len·h²) more)."""
         def check() -> None:
             if should_cancel():
                 raise Cancelled("projection no longer needed")
@@ -231,12 +238,19 @@ class ProjectionCache:
                 c["gaussian"] = self.uniform_gaussian_curve(bins, privacy)
             check()
             at = grid == privacy.epsilon
+            in_region: tuple[float | None, float | None] = (None, None)
+            if region is not None:
+                try:
+                    in_region = margin95(plan, "average", region), margin95(plan, "every", region)
+                except ParameterError:  # not CDF points of this plan (another K): no region figures
+                    region = None
             return ProjectedCurves(plan, float(lower), float(upper), a, b, c,
                                    rms=float(b["plan"][1][at][0]), worst=margin95(plan, "every"),
                                    allowed=self.branchings(bins, privacy.missing_leaf),
                                    pending=self.missing_optimisations(bins, laplace), alternative=alternative,
                                    alternative_rms=None if alternative is None else float(b["alternative"][1][at][0]),
-                                   alternative_worst=None if alternative is None else margin95(alternative, "every"))
+                                   alternative_worst=None if alternative is None else margin95(alternative, "every"),
+                                   region=region, region_rms=in_region[0], region_worst=in_region[1])
 
     def refine(self, bins: int, privacy: PrivacySpec, pending: list[int], budget_ms: float = REFINE_CHUNK_MS,
                should_cancel: Callable[[], bool] = lambda: False) -> tuple[list[int], Curve]:

@@ -7,10 +7,18 @@ it covers the true quantile of the data, wherever in its bin it lies, with proba
 Range counts and the CDF band cover the true count with probability ≥ 95 % each: the unbiased
 estimate before consistency ± :func:`noise_margin` of its exact standard error, widened to hold
 the released value (docs/design.md "## Count intervals").
+
+Whole-number columns (:class:`WholeNumbers`: the officer's statement or the file's declared type,
+public, never read from the cells) released with bins centred on whole numbers
+(:func:`whole_number_step`) get whole-number quantiles: the estimate is the whole number where the
+released CDF reaches p when a bin's records are spread evenly over its whole numbers, and the interval
+the whole numbers inside the bins that hold the true quantile (which is one of them), so it holds as
+often as the bin interval does.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -18,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dpgui.core.projection import interval_variance
+from dpgui.core.names import Name
 from dpgui.errors import ParameterError
 
 if TYPE_CHECKING:  # only named in annotations: `dpgui plan` needs noise_margin without the mechanism
@@ -50,6 +59,33 @@ def noise_margin(std_error: np.ndarray | float) -> np.ndarray:
     return np.where(se > 0, Z_TAIL * se + LATTICE_SLACK, 0.0)
 
 
+class WholeNumbers(Name):
+    """Why a column is known to hold whole numbers: public information, never the data's cells. A
+    ``str`` equal to its value, as manifests, ledgers and project files hold it."""
+
+    STATED = "stated"  # the officer stated it (a checkbox in the data step, --whole-numbers)
+    TYPE = "type"  # the file's declared type (Parquet/Stata integer, a published schema's "integer")
+
+    @property
+    def description(self) -> str:
+        """The reason in the reports' words."""
+        return ("the officer stated that the column holds whole numbers" if self is WholeNumbers.STATED
+                else "the file's declared type stores the column as whole numbers")
+
+
+def whole_number_step(lower: float, upper: float, bins: int) -> int | None:
+    """The number of whole numbers per bin when the bins on [lower, upper) are centred on whole numbers
+    (lower = a − 0.5 for a whole a, and a whole width w ≥ 1: bin j holds a + j·w … a + j·w + w − 1), else
+    None. The bins :func:`dpgui.data.public_bounds.whole_number_bins` offers. O(1)."""
+    width = (upper - lower) / bins
+    step = round(width)
+    start = lower + 0.5
+    if step < 1 or abs(width - step) > 1e-9 * max(1.0, abs(width)) or abs(start - round(start)) > 1e-9 * max(
+            1.0, abs(start)):
+        return None
+    return int(step)
+
+
 @dataclass(frozen=True)
 class Quantile:
     """One quantile of a release, in the column's units.
@@ -58,14 +94,18 @@ class Quantile:
     taken to be spread evenly inside the bin ``[bin_low, bin_high)`` (linear interpolation).
     ``low``/``high``: a closed interval, on bin edges, that holds the true quantile of the data
     with probability ≥ 95 % (see :func:`quantiles` for the definition and the argument).
+    With ``whole`` (a whole-number column on bins centred on whole numbers) ``value``, ``low`` and
+    ``high`` are whole numbers: the estimate with the bin's records spread evenly over its whole
+    numbers, and the whole numbers of the bins the true quantile lies in.
     """
 
     probability: float
-    value: float  # estimate: linear interpolation inside [bin_low, bin_high)
-    low: float  # ≥ 95 % interval for the true quantile, column units (bin edges)
+    value: float  # estimate: linear interpolation inside [bin_low, bin_high) (whole: a whole number)
+    low: float  # ≥ 95 % interval for the true quantile, column units (bin edges; whole: whole numbers)
     high: float
     bin_low: float = float("nan")  # the bin the estimate was interpolated in
     bin_high: float = float("nan")
+    whole: bool = False
 
 
 def _crossing(release: Release, cumulative: np.ndarray, target: float) -> tuple[float, int]:
@@ -176,7 +216,7 @@ def _bin_interval(estimate: np.ndarray, se: np.ndarray, p: float) -> tuple[int, 
     return min(first, last), max(first, last)
 
 
-def quantiles(release: Release, probabilities: Sequence[float]) -> list[Quantile]:
+def quantiles(release: Release, probabilities: Sequence[float], whole_numbers: bool = False) -> list[Quantile]:
     """Quantiles of the released CDF: the estimate and an interval for the true quantile.
 
     ``value`` is the estimate (linear interpolation inside the bin where the consistent released
@@ -185,6 +225,14 @@ def quantiles(release: Release, probabilities: Sequence[float]) -> list[Quantile
     it holds the true p-quantile of the data (the smallest value with at least p·N records at or
     below it; out-of-bounds values count as the nearest bound) with probability ≥ 95 % over the
     noise, for each p separately. O(K) per probability.
+
+    ``whole_numbers`` (public: the column holds whole numbers) with bins centred on whole numbers
+    (:func:`whole_number_step` w): the bin j that the estimate fell in holds the whole numbers
+    x_0 = lower + 0.5 + j·w … x_0 + w − 1; with the bin's records spread evenly over them, the CDF
+    reaches p at the whole number x_0 + ⌈f·w⌉ − 1, f the fraction of the bin's records needed (for
+    w = 1: the bin's own whole number). The true quantile is a whole number in bins first..last, i.e.
+    in [low + 0.5, high − 0.5]: that interval holds it whenever the bin interval does. Otherwise the
+    estimate is as without ``whole_numbers``.
     """
     probs = np.asarray(probabilities, dtype=float)
     if probs.size == 0 or np.any(~np.isfinite(probs)) or np.any((probs < 0) | (probs > 1)):
@@ -193,12 +241,18 @@ def quantiles(release: Release, probabilities: Sequence[float]) -> list[Quantile
     lows, highs = release.bin_edges()
     estimate, se = _with_zero_prefix(release)
     out = []
+    step = whole_number_step(release.lower, release.upper, release.plan.shape.bins) if whole_numbers else None
     for p in probs:
         value, j = _crossing(release, c, p * release.values_total)  # missing values are not among them
         first, last = _bin_interval(estimate, se, float(p))
         first, last = min(first, j), max(last, j)
-        out.append(Quantile(float(p), value, float(lows[first]), float(highs[last]),
-                            float(lows[j]), float(highs[j])))
+        low, high = float(lows[first]), float(highs[last])
+        if step is not None:
+            start = round(float(lows[j]) + 0.5)  # the bin's first whole number
+            within = math.ceil(round((value - float(lows[j])) * 1e9) / 1e9) - 1  # ⌈f·w⌉ − 1, f·w = value − edge
+            value = float(start + min(max(within, 0), step - 1))
+            low, high = float(round(low + 0.5)), float(round(high - 0.5))
+        out.append(Quantile(float(p), value, low, high, float(lows[j]), float(highs[j]), step is not None))
     return out
 
 

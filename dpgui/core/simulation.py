@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from dpgui.core.mechanism import add_noise, release_from_levels
+from dpgui.core.mechanism import add_noise, leaf_counts, release_from_levels
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan
 from dpgui.core.projection import prefix_variances
@@ -50,12 +50,14 @@ class SimulationResult:
 
 
 def simulate(plan: Plan, counts: np.ndarray, trials: int, consistency: str, seed: int,
-             n_missing: int = 0) -> SimulationResult:
+             n_missing: int = 0, lower: float = 0.0, upper: float = 1.0) -> SimulationResult:
     """Release ``trials`` times with seeded noise and measure each release against the truth.
 
-    ``counts``: the K value-bin counts; ``n_missing``: the missing values, counted in the tree's
-    missing leaf when the plan has one (change model: N = all rows) and otherwise dropped, as a
-    release does (docs/design.md, "Missing values")."""
+    ``counts``: the K value-bin counts on [lower, upper); ``n_missing``: the missing values, counted in
+    the tree's missing leaf when the plan has one (change model: N = all rows), in the bin of the plan's
+    imputed value when it has one, and otherwise dropped, as a release does (docs/design.md, "Missing
+    values"; :func:`dpgui.core.mechanism.leaf_counts`)."""
+    counts, n_missing = leaf_counts(np.asarray(counts, dtype=np.int64), plan, n_missing, lower, upper)
     counts = np.asarray(counts, dtype=np.int64)
     truth = np.cumsum(counts).astype(np.float64)
     n = float(truth[-1])  # C_K, the denominator of the values' CDF

@@ -75,6 +75,14 @@ class TreeShape:
         object.__setattr__(self, "branching", tuple(int(b) for b in self.branching))
         object.__setattr__(self, "missing_leaf", bool(self.missing_leaf))
         if self.padded_bins < self.leaves:
+            if self.missing_leaf and self.padded_bins == self.bins:
+                top = "x".join(str(b) for b in (self.branching[0] + 1, *self.branching[1:]))
+                raise ParameterError(
+                    f"branching {self.label} covers only {self.padded_bins} leaves but the tree needs K + 1 = "
+                    f"{self.leaves} (the K = {self.bins} bins and one leaf that counts missing values)",
+                    f"use factors whose product is at least K + 1 (e.g. {top}: one more top branch holds the missing "
+                    "leaf), auto, or count missing values as a value you choose (impute)",
+                )
             if self.missing_leaf:
                 raise ParameterError(
                     f"branching {self.label} covers only {self.padded_bins} leaves but the tree needs K + 1 = "
@@ -108,21 +116,35 @@ class TreeShape:
 
     @classmethod
     def uniform(cls, bins: int, factor: int, missing_leaf: bool = False) -> TreeShape:
-        """Equal branching ``factor`` with the fewest levels whose product reaches the leaves."""
+        """Equal branching ``factor`` with the fewest levels whose product reaches the K value bins.
+
+        The missing leaf never adds a level: when ``factor``^h is exactly K, the root gets one more
+        child (``factor + 1`` at the top: a branch holding the missing leaf and padding), so K̄ grows
+        by K/``factor`` leaves instead of ``factor``-fold (K = 997, factor 997: one level of 998 leaves,
+        not 997 × 997). The value bins' tree and its errors are those of the K-bin tree."""
         bins = check_bins(bins)
         if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 2:
             raise ParameterError(f"branching factor must be ≥ 2, got {factor!r}", "use e.g. 2 or 16")
-        leaves = bins + int(bool(missing_leaf))
         levels, span = 1, factor
-        while span < leaves:
+        while span < bins:
             levels += 1
             span *= factor
-        return cls(bins, (int(factor),) * levels, missing_leaf)
+        branching = [int(factor)] * levels
+        if missing_leaf and span == bins:  # no room for leaf K + 1: one more top branch, not one more level
+            branching[0] += 1
+        return cls(bins, tuple(branching), missing_leaf)
 
     @property
     def leaves(self) -> int:
         """Real (not padding) leaves: K, or K + 1 with the missing leaf."""
         return self.bins + int(self.missing_leaf)
+
+    @property
+    def missing_branch(self) -> bool:
+        """Is the top level's last branch there only for the missing leaf (the other branches hold exactly the
+        K bins, as :meth:`uniform` makes it when B^h = K)? Then a report says so. O(h)."""
+        rest = math.prod(self.branching[1:])
+        return self.missing_leaf and (self.branching[0] - 1) * rest == self.bins
 
     @property
     def height(self) -> int:

@@ -38,7 +38,9 @@ from typing import Any
 from dpgui import __version__
 from dpgui.core.mechanism import Release
 from dpgui.core.plan import ZCDP_CONVERSION, Plan
-from dpgui.core.missing import MISSING_DROP, MISSING_RULE_TEXT
+from dpgui.core.missing import MISSING_DROP, MISSING_IMPUTE, missing_rule_text
+from dpgui.core.quantiles import WholeNumbers, whole_number_step
+from dpgui.core.tree import bin_edges
 from dpgui.errors import DataError, ParameterError
 from dpgui.report.csv_export import CDF_COLUMNS, release_csv_bytes
 from dpgui.report.files import (fsync_directory, parse_json, read_regular_file, remove_stale_temporaries, sha256_regular_file,
@@ -51,6 +53,11 @@ SCHEMA_VERSION = 2  # 1: Laplace only, no δ/ρ details (still verified); 2: noi
 #: still writes the manifest it always did, and an older dpgui says "newer schema version" (not "an
 #: unknown property") when it meets one with a source.
 SOURCE_SCHEMA_VERSION = 4
+#: The version of a CDF manifest that records what the officer stated for it: the public value missing
+#: values were counted as (``missing_values.value``), the region the plan was made for (``focus``), that
+#: the column holds whole numbers (``whole_numbers``). A manifest without them keeps its version (2 or 4),
+#: so a restored release writes what it always did.
+STATEMENTS_SCHEMA_VERSION = 5
 SCHEMA_PATH = Path(__file__).with_name("manifest.schema.json")
 MANIFEST_SUFFIX = ".manifest.json"
 SECURE_SOURCE = "os_csprng"  # the only random_source a bundle that verifies may name
@@ -72,6 +79,9 @@ class ReleaseInfo:
     #: where the data was read and who counted it (:meth:`dpgui.data.source.DataSource.public_record`);
     #: None: not recorded (older releases)
     source: dict[str, Any] | None = None
+    #: why the column is known to hold whole numbers (:class:`~dpgui.core.quantiles.WholeNumbers`: the
+    #: officer's statement or the file's declared type; public), None: not known
+    whole_numbers: WholeNumbers | None = None
 
 
 def source_text(record: dict[str, Any]) -> str:
@@ -223,7 +233,35 @@ def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: by
     if info.source is not None:
         manifest["schema_version"] = SOURCE_SCHEMA_VERSION
         manifest["source"] = dict(info.source)
+    focus = focus_json(plan, release.lower, release.upper)
+    if focus is not None:
+        manifest["focus"] = focus
+    if info.whole_numbers is not None:
+        whole = WholeNumbers(info.whole_numbers)
+        step = whole_number_step(release.lower, release.upper, plan.shape.bins)
+        manifest["whole_numbers"] = {
+            "source": whole.value, "description": whole.description,
+            "bins_centred": step is not None,
+            "quantiles": ("whole numbers (bins centred on whole numbers)" if step is not None
+                          else "interpolated within bins (the bins are not centred on whole numbers)")}
+    if focus is not None or plan.privacy.impute is not None or info.whole_numbers is not None:
+        manifest["schema_version"] = STATEMENTS_SCHEMA_VERSION
     return manifest
+
+
+def focus_json(plan: Plan, lower: float, upper: float) -> dict[str, Any] | None:
+    """The region the plan was optimised for (docs/design.md "Where do you need accuracy"), as the
+    manifest states it: its CDF points (prefix lengths) and their bin edges in the column's units
+    (:func:`dpgui.core.tree.bin_edges`), or None for a plan made for the whole range. Public: the plan
+    and the bounds only. O(K)."""
+    if plan.focus is None:
+        return None
+    first, last = plan.focus
+    edges = bin_edges(lower, upper, plan.shape.bins)
+    low, high = float(edges[first]), float(edges[min(last, plan.shape.bins)])
+    return {"first_prefix": first, "last_prefix": last, "from": low, "to": high,
+            "description": f"the tree and the level budgets were chosen for the CDF at the bin edges from {low:g} "
+                           f"to {high:g} (the same ε is spent; accuracy moves there from the rest of the range)"}
 
 
 def plan_from_manifest(manifest: dict[str, Any]) -> Plan:
@@ -236,19 +274,30 @@ def plan_from_manifest(manifest: dict[str, Any]) -> Plan:
         "epsilon": privacy["epsilon"], "delta": privacy.get("delta") or 0.0, "neighbours": manifest["neighbours"],
         "records_per_person": manifest["records_per_person"], "estimator": manifest["estimator"],
         "noise": manifest.get("noise", "discrete_laplace"), "level_epsilons": tree.get("level_epsilons"),
-        "level_rhos": tree.get("level_rhos"),
+        "level_rhos": tree.get("level_rhos"), "missing_impute": _imputed_value(manifest.get("missing_values")),
     })
+
+
+def _imputed_value(missing_values: object) -> float | None:
+    """The value a manifest says missing values were counted as (rule ``impute``), else None."""
+    if isinstance(missing_values, dict) and missing_values.get("rule") == MISSING_IMPUTE:
+        return float(missing_values["value"])
+    return None
 
 
 def missing_values_json(release: Release, rule: str) -> dict[str, Any]:
     """The manifest's account of missing values: the rule, in words, and (``bucket``) the released
     noisy count N − C_K with its standard error (docs/design.md "Missing values")."""
-    description = MISSING_RULE_TEXT.get(rule, rule)
+    impute = release.plan.privacy.impute
+    description = missing_rule_text(rule, impute)
     if rule == MISSING_DROP and release.plan.privacy.root_public:  # a release of an older version
         description = "dropped before N was fixed (a release of an older version of dpgui)"
-    return {"rule": rule, "description": description,
-            "released_count": None if release.missing is None else float(release.missing),
-            "std_error": release.missing_std_error}
+    out: dict[str, Any] = {"rule": str(rule), "description": description,
+                           "released_count": None if release.missing is None else float(release.missing),
+                           "std_error": release.missing_std_error}
+    if rule == MISSING_IMPUTE:
+        out["value"] = impute
+    return out
 
 
 def manifest_bytes(manifest: dict[str, Any]) -> bytes:

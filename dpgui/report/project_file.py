@@ -35,7 +35,10 @@ Format (``version`` 1), one JSON object::
 officer locked in the plan step (their budgets are the plan's); files without it have none locked.
 ``delta`` is the δ of the plan step (0: pure ε-DP) and ``noise`` the noise asked for ("auto",
 "laplace" or "gaussian"; the plan says which noise it uses); files saved before δ existed have
-neither and open as δ = 0, "auto".
+neither and open as δ = 0, "auto". ``missing_impute`` (optional) is the value missing values are
+counted as (the plan holds it too), ``focus`` (optional) the region chosen in the plan step
+(``{"region": "lower", "from": null, "to": null}``, or ``"between"`` with its ends); files without them
+open with the neighbour model's rule and no region.
 The "Counts over a hierarchy" mode adds ``mode``, ``hierarchy`` (its choices) and
 ``hierarchy_releases`` (every hierarchy release of the workspace as its released values), described
 in :mod:`dpgui.report.project_hierarchy`. Files without them (saved before the mode existed) open in
@@ -69,8 +72,10 @@ import numpy as np
 
 from dpgui import __version__
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release_from_levels
+from dpgui.core.focus import FocusChoice
 from dpgui.core.missing import MISSING_POLICIES
 from dpgui.core.plan import NOISE_CHOICES, OBJECTIVES, Plan, check_delta
+from dpgui.core.quantiles import WholeNumbers
 from dpgui.core.tree import MIN_BINS
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.files import write_text_atomic
@@ -137,16 +142,19 @@ class ProjectRelease:
     #: GLS used the padding leaves as known zeros ("padding": "known_zeros"); files without the key hold
     #: releases made before, which are recomputed with the estimator they were published with
     padding_known: bool = True
+    #: why the column is known to hold whole numbers ("stated" or "type", :class:`WholeNumbers`); None: not known
+    whole_numbers: WholeNumbers | None = None
 
     @classmethod
     def from_release(cls, release: Release, release_id: str, created_utc: datetime | str,
-                     column: str = "", missing: str = "", source: dict[str, Any] | None = None) -> ProjectRelease:
+                     column: str = "", missing: str = "", source: dict[str, Any] | None = None,
+                     whole_numbers: WholeNumbers | None = None) -> ProjectRelease:
         """Record ``release`` (its released levels only: the estimates are recomputed on load)."""
         levels = tuple(None if lvl is None else tuple(np.asarray(lvl, dtype=np.int64).tolist())
                        for lvl in release.levels)
         return cls(str(release_id), _utc_text(created_utc), float(release.lower), float(release.upper),
                    release.consistency, release.plan.to_json(), levels, column, missing,
-                   None if source is None else dict(source), release.padding_known)
+                   None if source is None else dict(source), release.padding_known, whole_numbers)
 
     @property
     def created(self) -> datetime:
@@ -188,6 +196,9 @@ class Project:
     locked_levels: tuple[int, ...] = ()  # levels whose budget is locked in the plan step (sorted)
     delta: float = 0.0  # the plan step's δ (0: pure ε-DP)
     noise: str = "auto"  # the noise asked for: "auto", "laplace" or "gaussian"
+    missing_impute: float | None = None  # the value missing values are counted as (None: the neighbour model's rule)
+    focus: dict[str, Any] | None = None  # the region chosen in the plan step (FocusChoice.to_json()); None: everywhere
+    whole_numbers: WholeNumbers | None = None  # the data step: the column holds whole numbers (stated, or its type)
     releases: tuple[ProjectRelease, ...] = ()
     mode: str = MODE_CDF  # the mode the window was in: "cdf" or "hierarchy"
     hierarchy: HierarchySettings | None = None  # the hierarchy mode's choices (None: never touched)
@@ -219,7 +230,8 @@ def _release_json(r: ProjectRelease, levels: Any) -> dict[str, Any]:
     return {"release_id": r.release_id, "created_utc": r.created_utc, "column": r.column, "missing": r.missing,
             "lower": r.lower, "upper": r.upper, "consistency": r.consistency,
             "plan": r.plan, "levels": levels, **({} if r.source is None else {"source": r.source}),
-            **({"padding": KNOWN_ZEROS[0]} if r.padding_known else {})}
+            **({"padding": KNOWN_ZEROS[0]} if r.padding_known else {}),
+            **({} if r.whole_numbers is None else {"whole_numbers": str(r.whole_numbers)})}
 
 
 _JSON_BLOCK = 1 << 16  # numbers per json.dumps call in _compact_numbers
@@ -260,6 +272,9 @@ def project_to_json(project: Project) -> str:
         "dataset": project.dataset, "plan": project.plan, "consistency": project.consistency,
         "branching": project.branching, "objective": project.objective,
         "locked_levels": list(project.locked_levels), "delta": project.delta, "noise": project.noise,
+        **({} if project.missing_impute is None else {"missing_impute": project.missing_impute}),
+        **({} if project.focus is None else {"focus": project.focus}),
+        **({} if project.whole_numbers is None else {"whole_numbers": str(project.whole_numbers)}),
         "autosave_of": project.autosave_of,
         "releases": [_release_json(r, placeholder(r.levels)) for r in project.releases],
         **hierarchy_section_json(project.mode, project.hierarchy, project.hierarchy_releases, one_line),
@@ -363,6 +378,31 @@ class _Reader:
         return tuple(sorted(value))
 
 
+def _missing_impute(reader: _Reader) -> float | None:
+    """The value missing values are counted as (absent in files saved before imputation: None)."""
+    if "missing_impute" not in reader.data:
+        return None
+    return reader.number("missing_impute", nullable=True)
+
+
+def _whole_numbers(reader: _Reader) -> WholeNumbers | None:
+    """Why the column holds whole numbers ("stated" or "type"); None when the file does not say (older files)."""
+    value = reader.text("whole_numbers", None, choices=[w.value for w in WholeNumbers], nullable=True)
+    return None if value is None else WholeNumbers(value)
+
+
+def _focus(reader: _Reader) -> dict[str, Any] | None:
+    """The region chosen in the plan step (:meth:`FocusChoice.to_json`), checked; None: everywhere
+    (and in files saved before it was stored)."""
+    value = reader.get("focus", None)
+    if value is None:
+        return None
+    try:
+        return FocusChoice.from_json(value).to_json()
+    except DpguiError:
+        raise reader._fail("focus", "a region such as {\"region\": \"lower\"}", value) from None
+
+
 def _check_bounds(reader: _Reader, lower: float | None, upper: float | None) -> None:
     if lower is not None and upper is not None and not lower < upper:
         raise DataError(f"{reader.where}: the lower bound {lower:g} is not below the upper bound {upper:g}",
@@ -412,6 +452,7 @@ def _release_from_json(data: Any, where: str, source: str) -> ProjectRelease:
         levels=_levels(reader, plan),  # a "secure" key (older files) is ignored: the ledger says that
         column=reader.text("column", ""), missing=reader.text("missing", ""), source=_release_source(reader),
         padding_known=reader.get("padding", None) is not None and reader.text("padding", choices=KNOWN_ZEROS) == KNOWN_ZEROS[0],
+        whole_numbers=_whole_numbers(reader),
     )
 
 
@@ -478,7 +519,8 @@ def project_from_json(text: str, source: str = "the project") -> Project:
         consistency=reader.text("consistency", choices=CONSISTENCY_METHODS),
         branching=reader.text("branching", "auto"), objective=reader.text("objective", "total", choices=OBJECTIVES),
         locked_levels=reader.locked_levels("locked_levels", plan), delta=reader.delta("delta"),
-        noise=reader.text("noise", "auto", choices=NOISE_CHOICES), releases=releases, version=PROJECT_VERSION,
+        noise=reader.text("noise", "auto", choices=NOISE_CHOICES), missing_impute=_missing_impute(reader),
+        focus=_focus(reader), whole_numbers=_whole_numbers(reader), releases=releases, version=PROJECT_VERSION,
         saved_utc=saved, app_version=reader.text("app_version", ""),
         autosave_of=reader.text("autosave_of", ""), mode=mode, hierarchy=hierarchy,
         hierarchy_releases=hierarchy_releases, hierarchy_problem=hierarchy_problem,

@@ -33,6 +33,7 @@ from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release
 from dpgui.core.noise import RandomSource
 from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT
 from dpgui.core.plan import Plan
+from dpgui.core.quantiles import WholeNumbers
 from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.csv_export import joined_texts
 from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, write_bundle
@@ -114,7 +115,8 @@ def check_missing_rule(plan: Plan, missing: str = MISSING_AUTO) -> str:
 def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, counts: np.ndarray, plan: Plan,
                       source: RandomSource, lower: float, upper: float, consistency: str,
                       *, n_missing: int, release_id: str | None = None,
-                      source_record: dict[str, Any] | None = None) -> tuple[Release, ReleaseInfo]:
+                      source_record: dict[str, Any] | None = None,
+                      whole_numbers: WholeNumbers | None = None) -> tuple[Release, ReleaseInfo]:
     """Record the plan's (ε, δ, ρ) for ``dataset`` in the ledger (:meth:`Plan.ledger_charge`), then release
     the histogram's CDF (ε-DP with discrete Laplace noise, or (ε, δ)-DP and ρ-zCDP with discrete
     Gaussian noise, as ``plan.noise`` says).
@@ -128,7 +130,8 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
     ask the ledger afterwards whether the spend was recorded (``Ledger.release``).
     ``source_record``: where the data was read and who counted it
     (:meth:`dpgui.data.source.DataSource.public_record`; no secret in it), recorded in the ledger's description
-    and parameters and in the manifest; None: not recorded.
+    and parameters and in the manifest; None: not recorded. ``whole_numbers``: why the column is known
+    to hold whole numbers (public), recorded with the output and stated in the manifest; None: not known.
     Raises the ledger's refusal (cap exceeded / no cap) before any noise is drawn. Every limit of the
     noise sampler is checked when the :class:`Plan` is built; should the release still fail after the
     spend, the error is a DpguiError that says the budget was spent and under which ledger id.
@@ -151,7 +154,7 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
         created = datetime.now(timezone.utc)
         result = release(counts, plan, source, lower, upper, consistency, missing=n_missing)
         return result, ReleaseInfo(dataset, column, release_id, created, rule,
-                                   None if source_record is None else dict(source_record))
+                                   None if source_record is None else dict(source_record), whole_numbers)
 
     return spend_then_release(ledger, dataset, release_id, plan, mechanism_name(plan), description, draw,
                               lambda out: (levels_sha256(out[0].levels), release_params(*out), out[0].secure))
@@ -231,13 +234,15 @@ def release_params(result: Release, info: ReleaseInfo) -> dict[str, Any]:
     }
     if info.source is not None:
         params["source"] = info.source
+    if info.whole_numbers is not None:
+        params["whole_numbers"] = str(info.whole_numbers)
     return params
 
 
 _PARAM_NAMES = {"column": "column", "missing": "missing-value policy", "created_utc": "release time",
                 "lower": "lower bound", "upper": "upper bound", "consistency": "consistency method", "plan": "plan",
                 "intervals_sha256": "95 % intervals", "interval_method": "95 % interval method",
-                "source": "data source"}
+                "source": "data source", "whole_numbers": "whole-number statement"}
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -26,6 +26,7 @@ import numpy as np
 from dpgui.core.mechanism import Release
 from dpgui.core.plan import Plan
 from dpgui.core.projection import published_with_known_zeros
+from dpgui.core.quantiles import WholeNumbers
 from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.bundle import MANIFEST_SUFFIX, SECURE_SOURCE, plan_from_manifest, schema_problems
 from dpgui.report.csv_export import CDF_COLUMNS, CDF_COLUMNS_V1
@@ -35,6 +36,7 @@ from dpgui.report.files import open_regular_text, read_json_file, sha256_regular
 RECORD_SUFFIX = ".release.json"
 _CONSISTENCY = ("l2", "l1", "none")
 _NAME_BYTES = 255  # the longest file name on most file systems
+_WHOLE_NUMBER_SOURCES = frozenset(w.value for w in WholeNumbers)  # who said the column holds whole numbers
 _WRITTEN_BY_DPGUI = "give the file dpgui wrote"
 
 
@@ -137,6 +139,9 @@ def _from_manifest(path: Path, manifest: dict[str, Any]) -> _Source:
                          "use the CSV of the bundle as it was written")
     facts = {"manifest": str(path), "dataset": manifest["dataset"], "column": manifest["column"],
              "release_id": manifest["release_id"], "secure_noise": manifest["random_source"] == SECURE_SOURCE}
+    whole = manifest.get("whole_numbers")  # the column was stated (or typed) to hold whole numbers
+    if isinstance(whole, dict) and whole.get("source") in _WHOLE_NUMBER_SOURCES:
+        facts["whole_numbers"] = whole["source"]
     return _Source(plan, csv_path, manifest["consistency"], float(manifest["total_records"]["released_estimate"]),
                    missing.get("released_count") if isinstance(missing, dict) else None, facts)
 
@@ -176,6 +181,8 @@ def _from_record(csv_path: Path, path: Path, explicit: bool) -> _Source:
     missing = record.get("missing_values")
     missing_count = number(missing.get("released_count"), "missing_values") if isinstance(missing, dict) else None
     facts = {"release_id": record.get("release_id"), "dataset": record.get("dataset"), "record": str(path)}
+    if record.get("whole_numbers") in _WHOLE_NUMBER_SOURCES:
+        facts["whole_numbers"] = record["whole_numbers"]
     return _Source(plan, csv_path, str(consistency), number(record.get("n_released"), "n_released"), missing_count,
                    facts)
 

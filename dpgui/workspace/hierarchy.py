@@ -243,8 +243,9 @@ class HierarchyOutcome:
 class HierarchyState:
     """One snapshot of the mode. ``column_counts``: distinct values per column of the open file (None
     while counted); ``problem``: the one-line message the page shows (bad levels, bad prior...);
-    ``releases``: the public record of every release of the workspace (what project files keep; a new
-    file does not drop them, as in the CDF mode)."""
+    ``releases``: the public record of every release of the workspace (what project files keep): of the open
+    data only, as in the CDF mode — other data's releases of the session are in the window's
+    :class:`~dpgui.workspace.session.SessionReleases`."""
 
     data_path: Data | None = None  # the open data: a file's path, or a database's or Spark's SourceSpec
     column_counts: tuple[tuple[str, int], ...] | None = None

@@ -24,13 +24,14 @@ import numpy as np
 
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource, SecureRandom
-from dpgui.core.missing import MISSING_RULE_TEXT
+from dpgui.core.focus import FocusChoice, Region
+from dpgui.core.missing import missing_rule_text
 from dpgui.core.plan import Plan
 from dpgui.data.histogram import ColumnHistogram
 from dpgui.data.source import PasswordPrompt, open_source
 from dpgui.errors import Cancelled, DpguiError
 from dpgui.formatting import format_delta, format_number, format_odds, format_significant
-from dpgui.report.bundle import ReleaseInfo
+from dpgui.report.bundle import ReleaseInfo, focus_json
 from dpgui.report.ledger import (
     BudgetExceeded, Ledger, NoCapSet, Totals, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
     same_data_warning, spent_epsilon,
@@ -56,11 +57,13 @@ Progress = Callable[[float, str], None]
 @dataclass(frozen=True)
 class ReleaseRequest:
     """What one release publishes: step 1's validated column settings, step 2's plan (its K is the
-    settings' K) and the consistency step."""
+    settings' K) and the consistency step; ``focus``: the region the officer chose in step 2 (None or
+    everywhere: none), which the confirmation names."""
 
     settings: ColumnSettings
     plan: Plan
     consistency: str
+    focus: FocusChoice | None = None
 
     @property
     def dataset(self) -> str:
@@ -105,7 +108,7 @@ def release_request(state: WorkspaceState) -> ReleaseRequest | NotReady:
     choice = state.plan
     if choice.planning or choice.privacy is None or choice.plan is None or choice.plan.shape.bins != settings.bins:
         return PLAN_NOT_READY
-    return ReleaseRequest(settings, choice.plan, choice.consistency)
+    return ReleaseRequest(settings, choice.plan, choice.consistency, choice.focus)
 
 
 # ------------------------------------------------------------------------------------------ the budget
@@ -251,7 +254,8 @@ def confirmation_text(request: ReleaseRequest) -> str:
                  "(it is public under this model).")
     else:
         total = "The total number of records is not published exactly; it is estimated from noisy counts."
-    missing = f"Missing values: {MISSING_RULE_TEXT[privacy.missing_rule]}."
+    missing = f"Missing values: {missing_rule_text(privacy.missing_rule, privacy.impute)}."
+    region = escape(region_words(request))
     return (
         f"<p>You are about to publish the <b>cumulative distribution (CDF)</b> of <b>{escape(settings.column)}</b> "
         f"from <b>{escape(settings.path.name)}</b>: {settings.bins:,} cumulative counts, one at each bin edge from "
@@ -264,7 +268,27 @@ def confirmation_text(request: ReleaseRequest) -> str:
         f"<p>Method: a tree of noisy counts (branching {branching}), {noise} from "
         f"the system's secure random source; estimator: {_lower_first(ESTIMATOR_LABELS[plan.estimator])}; "
         f"consistency: {_lower_first(CONSISTENCY_LABELS[request.consistency])}.</p>"
+        + (f"<p>{region}</p>" if region else "")
     )
+
+
+def region_words(request: ReleaseRequest) -> str:
+    """What the confirmation says about the region the officer needs accurate: the CDF points the plan was
+    made for (their bin edges, as the manifest records them, :func:`dpgui.report.bundle.focus_json`), or
+    that the plan for the whole range is used although a region was chosen; "" without a region."""
+    settings, plan = request.settings, request.plan
+    chosen = request.focus is not None and request.focus.region is not Region.EVERYWHERE
+    words = request.focus.words(settings.lower, settings.upper, settings.column) if chosen and request.focus else ""
+    focus = focus_json(plan, settings.lower, settings.upper)
+    if focus is not None:
+        asked = f" ({words})" if words else ""
+        return (f"Region you need accurate{asked}: the tree and the level budgets were chosen for the CDF points "
+                f"(bin edges) from {format_number(focus['from'])} to {format_number(focus['to'])}; they are more "
+                "accurate there and less elsewhere, for the same ε. The report and the manifest say so.")
+    if chosen:
+        return (f"Region you need accurate: {words}. A plan made for it would not lower its error enough, so the "
+                "plan for the whole range is used.")
+    return ""
 
 
 def _spent_words(totals: Totals) -> str:
@@ -354,7 +378,8 @@ def release_histogram(ledger: Ledger, request: ReleaseRequest, histogram: Column
     settings = request.settings
     result, info = spend_and_release(ledger, settings.dataset_id, settings.column, settings.missing, histogram.counts,
                                      request.plan, source, settings.lower, settings.upper, request.consistency,
-                                     n_missing=histogram.n_missing, release_id=release_id, source_record=data_record)
+                                     n_missing=histogram.n_missing, release_id=release_id, source_record=data_record,
+                                     whole_numbers=settings.whole_numbers)
     return ReleaseOutcome(result, histogram, request, info)
 
 
@@ -400,7 +425,8 @@ def with_display(outcome: ReleaseOutcome) -> ReleaseOutcome:
     the CDF band). O(K·h) in all, about half a second at K = 2²⁰: for the release worker, so that
     the GUI thread only draws. Opens the ledger (``$DPGUI_HOME``) on the calling thread."""
     shown = _shown(outcome)
-    return replace(outcome, shown=replace(shown, figures=result_figures(shown.release)), entry=_entry(outcome))
+    figures = result_figures(shown.release, outcome.info.whole_numbers is not None)
+    return replace(outcome, shown=replace(shown, figures=figures), entry=_entry(outcome))
 
 
 def _shown(outcome: ReleaseOutcome) -> ShownRelease:
@@ -409,7 +435,8 @@ def _shown(outcome: ReleaseOutcome) -> ShownRelease:
 
 def _entry(outcome: ReleaseOutcome) -> ProjectRelease:
     return ProjectRelease.from_release(outcome.release, outcome.release_id, outcome.released_at,
-                                       outcome.settings.column, outcome.info.missing, outcome.info.source)
+                                       outcome.settings.column, outcome.info.missing, outcome.info.source,
+                                       outcome.info.whole_numbers)
 
 
 def new_release_id() -> str:
@@ -454,6 +481,16 @@ def shown_release(release: Release, info: ReleaseInfo, counts: np.ndarray | None
         return ShownRelease(authenticate(release, info), info, counts, data_path, restored, confirmed=True)
     except DpguiError as err:
         return ShownRelease(release, info, counts, data_path, restored, problem=err.problem)
+
+
+def restored_shown_release(record: ProjectRelease, dataset: str) -> ShownRelease:
+    """A release kept as public values (a project file's, or this session's list) as the results step shows
+    it again: recomputed from its released levels, under ``dataset`` (the budget ledger's name that paid),
+    and secure only if the budget ledger confirms it (:func:`shown_release`). No confidential counts."""
+    release = record.to_release()
+    info = ReleaseInfo(dataset, record.column or "value", record.release_id, record.created,
+                       record.missing or release.missing_rule, record.source, record.whole_numbers)
+    return shown_release(release, info, restored=True)
 
 
 # ------------------------------------------------------------------------------------------ the controller

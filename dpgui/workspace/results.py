@@ -50,9 +50,11 @@ class ResultFigures:
         return next(q for q in self.quantiles if q.probability == probability)
 
 
-def result_figures(release: Release) -> ResultFigures:
-    """The results step's figures of ``release`` (public values only). O(K·len(PROBABILITIES));
-    safe on any thread (reads the release only)."""
+def result_figures(release: Release, whole_numbers: bool = False) -> ResultFigures:
+    """The results step's figures of ``release`` (public values only); ``whole_numbers``: the column is
+    known (publicly) to hold whole numbers, so quantiles on bins centred on them are whole numbers
+    (:func:`~dpgui.core.quantiles.quantiles`). O(K·len(PROBABILITIES)); safe on any thread (reads the
+    release only)."""
     k = release.plan.shape.bins
     _, high_edges = release.bin_edges()
     edges = np.concatenate(([release.lower], high_edges))
@@ -63,5 +65,5 @@ def result_figures(release: Release) -> ResultFigures:
     group = max(1, math.ceil(k / MAX_BARS))
     starts = np.arange(0, k, group)
     hist_counts = np.add.reduceat(np.diff(c), starts)
-    return ResultFigures(release, edges, c, tuple(quantiles(release, PROBABILITIES)), band_x, band_low, band_high,
+    return ResultFigures(release, edges, c, tuple(quantiles(release, PROBABILITIES, whole_numbers)), band_x, band_low, band_high,
                          group, starts, np.minimum(starts + group, k), hist_counts)

@@ -21,9 +21,11 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from dpgui.core.focus import FocusChoice, Region
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release
 from dpgui.core.missing import MISSING_AUTO
 from dpgui.core.plan import NOISE_CHOICES, OBJECTIVES, Plan, PrivacySpec, check_noise
+from dpgui.core.quantiles import WholeNumbers
 from dpgui.data.histogram import check_bounds
 from dpgui.data.source import SourceSpec
 from dpgui.data.table import TableInfo
@@ -47,6 +49,7 @@ class ColumnSettings:
     missing: str
     dataset: str = ""  # the budget ledger's name for this data (default: the file's stem)
     source: SourceSpec | None = None  # where the data lives (None: the file at ``path``)
+    whole_numbers: WholeNumbers | None = None  # why the column holds whole numbers (public), None: not known
 
     @property
     def dataset_id(self) -> str:
@@ -103,21 +106,26 @@ class DataSource:
 
 @dataclass(frozen=True)
 class ColumnChoice:
-    """Step 1 as typed: the column ("" if none) and the public bounds and K (None while empty or invalid)."""
+    """Step 1 as typed: the column ("" if none), the public bounds and K (None while empty or invalid), and
+    why the column is known to hold whole numbers (the officer's statement or the file's type; None: not
+    known)."""
 
     column: str = ""
     lower: float | None = None
     upper: float | None = None
     bins: int | None = None
+    whole_numbers: WholeNumbers | None = None
 
 
 @dataclass(frozen=True)
 class PlanChoice:
     """Step 2: the privacy settings (None while ε or δ is invalid), the plan (None while none is ready),
     the consistency step, the branching as typed ("auto", "16", "4x16x16"), the planner's objective,
-    the levels whose budget the officer locked, whether a plan is being computed, and the noise asked
+    the levels whose budget the officer locked, whether a plan is being computed, the noise asked
     for (``"auto"``: the planner picks Laplace or Gaussian at the privacy's (ε, δ); ``"laplace"``;
-    ``"gaussian"``, which needs δ > 0). The noise the plan uses is ``plan.noise``."""
+    ``"gaussian"``, which needs δ > 0), and the region the officer needs accurate (``focus``; None while a
+    typed one is not valid). The noise the plan uses is ``plan.noise``; the value missing values are
+    counted as is ``privacy.impute``."""
 
     privacy: PrivacySpec | None = None
     plan: Plan | None = None
@@ -127,6 +135,7 @@ class PlanChoice:
     locked_levels: tuple[int, ...] = ()
     planning: bool = False
     noise: str = "auto"
+    focus: FocusChoice | None = None
 
     def __post_init__(self) -> None:
         check_noise(self.noise, NOISE_CHOICES)
@@ -197,7 +206,7 @@ class WorkspaceState:
         except DpguiError:
             return None
         return ColumnSettings(self.source.path, choice.column, lower, upper, int(choice.bins), MISSING_AUTO,
-                              self.dataset.strip(), self.source.spec)
+                              self.dataset.strip(), self.source.spec, choice.whole_numbers)
 
     def data_context(self) -> DataContext:
         """What planning needs from step 1 (see :class:`DataContext`)."""
@@ -226,6 +235,10 @@ class WorkspaceState:
             releases=self.releases, autosave_of=autosave_of, noise=plan.noise,
             delta=plan.privacy.delta if plan.privacy is not None else (
                 plan.plan.privacy.delta if plan.plan is not None else 0.0),
+            missing_impute=plan.privacy.impute if plan.privacy is not None else (
+                plan.plan.privacy.impute if plan.plan is not None else None),
+            focus=None if plan.focus is None or plan.focus.region is Region.EVERYWHERE else plan.focus.to_json(),
+            whole_numbers=choice.whole_numbers,
         )
 
 

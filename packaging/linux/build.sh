@@ -27,6 +27,9 @@ find "$BUNDLE" -type f \( -name '*.so' -o -name '*.so.*' \) -not -path '*.libs/*
     | xargs -0 strip --strip-unneeded
 echo "bundle: ${before} MB before, $(du -sm "$BUNDLE" | cut -f1) MB after"
 
+echo "== one copy of the libraries two wheels ship identically (packaging/linux/dedupe_libs.py)"
+$PY packaging/linux/dedupe_libs.py "$BUNDLE"
+
 echo "== self-test of the bundle"
 "$BUNDLE/dpgui-cli" --self-test
 

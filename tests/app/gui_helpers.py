@@ -38,6 +38,17 @@ def open_and_wait(qtbot, window, path: str | Path, column: str | None = None) ->
     qtbot.waitUntil(lambda: window._count_worker is None and not window.pool.busy(), timeout=TIMEOUT)
 
 
+def open_other_data(qtbot, window, path: str | Path, column: str | None = None) -> None:
+    """Open other data as :func:`open_and_wait`, answering "Open Anyway" if the window asks first (a release
+    on screen is neither exported nor saved: dpgui.app.session_releases)."""
+    window.open_file(str(path), column=column)
+    box = window.session.leave_box
+    if box is not None and box.isVisible():
+        box.open_button.click()
+    qtbot.waitUntil(lambda: window.table is not None and window.table.path == Path(path), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window._count_worker is None and not window.pool.busy(), timeout=TIMEOUT)
+
+
 def set_column(qtbot, window, column: str, lower: str, upper: str, bins: str) -> None:
     page = window.data_page
     assert page.select_column(column)
@@ -70,6 +81,17 @@ def release_and_wait(qtbot, window) -> None:
     click_release_in_confirmation("Release")
     window.release()
     qtbot.waitUntil(lambda: window.outcome is not before and window._release_worker is None, timeout=TIMEOUT)
+
+
+def hierarchy_sample_released(qtbot, window):
+    """Open the hierarchy sample (levels chosen), wait for its plan, release it; returns the mode's page."""
+    window.open_hierarchy_sample()
+    page = window.hierarchy
+    qtbot.waitUntil(lambda: page.state_ws.state.planned is not None and not page.is_busy(), timeout=TIMEOUT)
+    click_release_in_confirmation("Release")
+    window.release()
+    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not None and page.release_worker is None, timeout=TIMEOUT)
+    return page
 
 
 def release_and_wait_for_error(qtbot, window) -> None:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication, QCheckBox, QDialog, QLabel, QPushBut
 
 from dpgui.report.ledger import Ledger, NoCapSet
 
-from gui_helpers import make_window, open_and_wait, release_and_wait, set_column
+from gui_helpers import make_window, open_and_wait, open_other_data, release_and_wait, set_column
 
 
 def _payroll(tmp_path):
@@ -51,7 +51,7 @@ def ledgered_then_copied(qtbot, tmp_path):
     release_and_wait(qtbot, window)
     copy = tmp_path / "copy-of-payroll.csv"
     shutil.copyfile(original, copy)
-    open_and_wait(qtbot, window, copy)
+    open_other_data(qtbot, window, copy)  # the release stays listed
     set_column(qtbot, window, "salary", "0", "5000", "50")
     del window.ask_cap  # the real question from now on (make_window answers it with a fixed budget)
     return window
@@ -65,7 +65,8 @@ def test_a_copy_under_a_new_name_is_warned_about_before_a_budget_is_offered(qtbo
     window.release()
     assert len(seen) == 1
     assert "same column names and number of rows as dataset 'payroll'" in seen[0], seen[0]
-    assert window.outcome.info.dataset == "payroll"  # the first release; nothing new
+    assert window.outcome is None  # nothing new; the first release (of payroll.csv) stays listed, not shown
+    assert [r.dataset for r in window.session.releases.releases] == ["payroll"]
     with Ledger() as ledger, pytest.raises(NoCapSet):
         ledger.totals("copy-of-payroll")
 

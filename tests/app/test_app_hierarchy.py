@@ -21,7 +21,7 @@ from dpgui.report.keystore import create_key, load_public_key
 from dpgui.report.ledger import Ledger
 from dpgui.workspace.hierarchy import projection_trials
 
-from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait
+from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait, open_other_data
 
 PASSPHRASE = "hierarchy passphrase"
 SAMPLE_SIZES = (1, 9, 105, 224)  # time zones, airports, routes of the bundled flights
@@ -356,5 +356,5 @@ def test_a_release_of_your_own_categories_needs_the_declaration(qtbot, tmp_path)
     page.set_prior(prior)
     assert page.categories_public.isHidden()
     other = _nested_csv(tmp_path / "other.csv", [("A", "A1"), ("B", "B1")])
-    open_and_wait(qtbot, window, other)  # another file: its categories are not declared yet
+    open_other_data(qtbot, window, other)  # another file: its categories are not declared yet
     assert not page.categories_public.isChecked()

@@ -103,7 +103,7 @@ def _application(qapp):
 def test_api_takes_only_public_values():
     assert list(inspect.signature(render_release_pdf).parameters) == ["release", "details", "key_id"]
     assert [f.name for f in dataclasses.fields(ReleaseInfo)] == [
-        "dataset", "column", "release_id", "created_utc", "missing", "source"]
+        "dataset", "column", "release_id", "created_utc", "missing", "source", "whole_numbers"]
     # The source record is public: SourceSpec.public_record() holds no password and no file path.
     assert not any("count" in f.name or "hist" in f.name for f in dataclasses.fields(Release))
 

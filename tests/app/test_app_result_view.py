@@ -301,3 +301,13 @@ def test_range_interval_is_not_cut_at_the_noisy_n(qtbot):
     assert answer.low <= counts.sum() <= answer.high  # … and holds the true count
     text = _plain(widget.range_result_label)
     assert f"95 % interval {format_fixed(answer.low, 0)} – {format_fixed(answer.high, 0)}" in text
+
+
+def test_clearing_leaves_nothing_of_the_release_on_screen(view):
+    """Step 4 after other data opens: no title, axis or range unit of the previous release's column."""
+    view.clear()
+    plot = view.cdf_plot.getPlotItem()
+    assert "distance" not in plot.titleLabel.text
+    assert all("distance" not in p.getPlotItem().getAxis("bottom").labelText for p in (view.cdf_plot, view.hist_plot))
+    assert view.from_spin.suffix() == "" and view.to_spin.suffix() == ""
+    assert view.summary.text() == "No release yet."

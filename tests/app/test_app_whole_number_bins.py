@@ -60,3 +60,48 @@ def test_csv_values_do_not_count_but_a_published_schema_does(qtbot, window, tmp_
     _set(page, "0", "100", "1000")
     assert page.whole_button.isVisibleTo(page)
     assert "exams.schema.json" in page.whole_note.text()
+
+
+def test_the_officers_statement_offers_centred_bins_and_gives_whole_quantiles(qtbot, window):
+    """Flight delays are whole minutes stored as float (no type says so): the officer ticks "Values are whole
+    numbers", is offered bins centred on whole numbers, and the released median is the whole number −2
+    (interpolated it was −1.02); the statement reaches the workspace, the project and the release."""
+    from gui_helpers import release_and_wait, wait_plan
+
+    window.open_sample()
+    qtbot.waitUntil(lambda: window.table is not None, timeout=30_000)
+    page = window.data_page
+    assert page.select_column("dep_delay")
+    _set(page, "-100", "500", "1000")
+    assert not page.whole_check.isChecked() and page.whole_check.isEnabled()
+    assert not page.whole_button.isVisibleTo(page)  # a float column: no type says whole numbers
+    assert window.workspace.state.column.whole_numbers is None
+    page.whole_check.setChecked(True)
+    assert window.workspace.state.column.whole_numbers == "stated"
+    assert page.whole_button.isVisibleTo(page) and "You stated that 'dep_delay' holds whole numbers" in \
+        page.whole_note.text()
+    page.whole_button.click()
+    assert (page.lower_field.value(), page.upper_field.value(), page.bins.value()) == (-100.5, 500.5, 601)
+    wait_plan(qtbot, window, 601)
+    project = window.workspace.state.to_project()
+    assert project is not None and project.whole_numbers == "stated"
+    release_and_wait(qtbot, window)
+    assert window.outcome.info.whole_numbers == "stated"
+    rows = {p: (value, low, high) for p, value, low, high in window.result_view.quantile_rows()}
+    value, low, high = rows[0.5]
+    assert value == -2.0 and low <= -2.0 <= high and low == round(low) and high == round(high)
+    # range counts in whole numbers, both ends included: -5 to -1 is the bins [-5.5, -0.5)
+    view = window.result_view
+    view.set_range(-5, -1)
+    answer = view.range_result()
+    assert answer is not None and (answer.start, answer.stop) == (-5.5, -0.5)
+    assert "from -5 to -1, both included" in view.range_result_label.text()
+    assert view._to_label.text() == "To (included)"
+    from PySide6.QtCore import Qt
+
+    assert view.quantile_model.headerData(1, Qt.Orientation.Horizontal) == "Estimate\n(whole number)"
+    # an integer column: the type says so, the box is ticked and cannot be unticked
+    assert page.select_column("hour")
+    assert page.whole_check.isChecked() and not page.whole_check.isEnabled()
+    assert "declared type" in page.whole_check.toolTip()
+    assert window.workspace.state.column.whole_numbers == "type"

@@ -158,7 +158,8 @@ def test_step_4_shows_the_workspaces_shown_release(qtbot, people_csv):
     window.workspace.update(shown=None)
     assert window.result_view.release() is None and not window.export_bundle_action.isEnabled()
     assert window.outcome is None and window.exportable is None
-    assert window.release_status.text().startswith("Nothing released yet") and window.tabs.currentIndex() == 1
+    assert window.release_status.text().startswith("No release is shown") and window.tabs.currentIndex() == 1
+    assert "Releases of This Session" in window.release_status.text()  # where the release still is
 
 
 def test_a_project_without_releases_opens_on_step_2(qtbot, people_csv, tmp_path):

@@ -66,6 +66,6 @@ def test_bin_count_limits_are_allowed():
 
 
 def test_missing_value_names():
-    assert MISSING_RULES == ("bucket", "drop") and MISSING_POLICIES == ("drop", "error")
-    assert set(MISSING_RULE_TEXT) == {"bucket", "drop", "error"}
+    assert MISSING_RULES == ("bucket", "drop", "impute") and MISSING_POLICIES == ("drop", "error")
+    assert set(MISSING_RULE_TEXT) == {"bucket", "drop", "impute", "error"}
     assert (missing_rule_for("change"), missing_rule_for("addremove")) == ("bucket", "drop")

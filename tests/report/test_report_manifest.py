@@ -214,9 +214,9 @@ def test_a_manifest_of_the_previous_dpgui_still_verifies(key, tmp_path):
 
 
 
-def test_a_release_with_a_plan_made_for_a_region_makes_a_manifest_of_the_same_schema(key, tmp_path):
-    """The region a plan was made for is in the plan's JSON only: the manifest (schema unchanged) copies the
-    plan's tree and privacy fields, so a focused plan's bundle verifies and its plan reads back equal."""
+def test_a_release_with_a_plan_made_for_a_region_records_the_region_in_the_manifest(key, tmp_path):
+    """The region a plan was made for is recorded in the manifest (schema version 5): its CDF points and
+    their bin edges; a focused plan's bundle verifies and its plan reads back equal."""
     from dpgui.core.focus import focus_offer
 
     counts = np.random.default_rng(15).integers(0, 500, BINS)
@@ -226,7 +226,11 @@ def test_a_release_with_a_plan_made_for_a_region_makes_a_manifest_of_the_same_sc
     info = ReleaseInfo("survey", "income", "0123456789abcdef0123456789abcdef",
                        datetime(2026, 11, 24, 8, 0, tzinfo=timezone.utc), plan.privacy.missing_rule)
     manifest = build_manifest(result, info, "survey", release_csv_text(result).encode(), PDF, "ABCDEF0123456789")
-    assert schema_problems(manifest) == [] and "focus" not in json.dumps(manifest)
+    assert schema_problems(manifest) == [] and manifest["schema_version"] == 5
+    width = (UPPER - LOWER) / BINS
+    assert manifest["focus"]["first_prefix"] == 1 and manifest["focus"]["last_prefix"] == 3
+    assert manifest["focus"]["from"] == pytest.approx(LOWER + width) and manifest["focus"]["to"] == pytest.approx(
+        LOWER + 3 * width)
     paths = write_bundle(tmp_path, "survey", result, info, PDF, key)
     checked = verify_bundle(paths.manifest, key.public_key)
     assert checked.ok, checked.failure
