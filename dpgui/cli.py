@@ -195,6 +195,8 @@ class _Parser(argparse.ArgumentParser):
 DEFAULT_PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
 #: ``--noise`` (dpgui.core.plan.NOISE_CHOICES, spelled here so that ``--help`` stays light).
 NOISE_CHOICES_CLI = ("auto", "laplace", "gaussian")
+#: ``--neighbours`` (dpgui.core.plan.NEIGHBOURS, spelled here for the same reason).
+NEIGHBOURS_CLI = ("change", "addremove")
 
 
 def _add_privacy_options(parser: argparse.ArgumentParser, delta_use: str) -> None:
@@ -203,8 +205,10 @@ def _add_privacy_options(parser: argparse.ArgumentParser, delta_use: str) -> Non
     parser.add_argument("--epsilon", type=_positive_float, required=True, metavar="E", help="total privacy budget ε > 0")
     parser.add_argument("--delta", type=_delta, metavar="D",
                         help=f"total δ, 0 ≤ δ ≤ 0.001, far below 1/N (default 0: pure ε-DP); {delta_use}")
-    parser.add_argument("--neighbours", "--neighbors", choices=("change", "addremove"), default="change",
-                        help="change: N is public (default); addremove: N is private")
+    parser.add_argument("--neighbours", "--neighbors", choices=NEIGHBOURS_CLI, default=None,
+                        help="change: N is public and published exactly (the default, except for a --query); "
+                             "addremove: N is private (the default for a --query: the number of rows it returns is "
+                             "not public; change needs --n-public)")
     parser.add_argument("--records-per-person", type=_int_at_least(1, "--records-per-person 1"), default=1,
                         metavar="L", help="maximum records one person contributes (default 1)")
 
@@ -214,13 +218,19 @@ SOURCE_HELP = (f"the confidential data: a {FILE_TYPE_NAMES} file (or a folder of
                "(then --table or --query)")
 
 
-def _add_source_options(parser: argparse.ArgumentParser) -> None:
+def _add_source_options(parser: argparse.ArgumentParser, releases: bool = True) -> None:
     """Where the data lives besides its location (docs/cli.md "Data sources"): ``--table`` / ``--query``
-    (databases, Spark), ``--engine`` / ``--spark-master``, the CSV dialect and a file's encoding."""
+    (databases, Spark), ``--engine`` / ``--spark-master``, the CSV dialect and a file's encoding; with
+    ``releases`` (commands with a neighbour model) ``--n-public``, the statement that a query's row count is public."""
     group = parser.add_argument_group("data source (see docs/cli.md)")
     group.add_argument("--table", metavar="T", help="a database or Spark table to read (not with --query)")
     group.add_argument("--query", metavar="Q", help="one read-only SELECT to read instead of a table (recorded in "
                        "the manifest; a query that writes is refused before it runs)")
+    if releases:
+        group.add_argument("--n-public", action="store_true",
+                           help="state that the number of rows the --query returns is public (e.g. published "
+                                "elsewhere): needed for --neighbours change, which publishes it exactly; recorded in "
+                                "the manifest and the ledger")
     group.add_argument("--engine", default="local", metavar="local|spark",
                        help="local (default): this computer counts a file, the database counts a URL; spark: Spark "
                             "SQL counts (needs the dpgui[spark] extra)")
@@ -364,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "prints no values)")
     col.add_argument("input", nargs="?", metavar="INPUT", help=f"{SOURCE_HELP}; or give it with --source")
     col.add_argument("--source", "--input", dest="source", metavar="URL|FILE", help="the same as INPUT")
-    _add_source_options(col)
+    _add_source_options(col, releases=False)
     col.add_argument("--json", action="store_true")
     _add_hierarchy_parser(sub)
     return parser
@@ -749,7 +759,8 @@ def _source_spec(args: argparse.Namespace) -> SourceSpec:
         delimiter = args.delimiter or (";" if decimal == "," else ",")
         dialect = CsvDialect.checked(delimiter, decimal)
     spec = parse_source(location or "", table=args.table, query=args.query, engine=args.engine,
-                        spark_master=args.spark_master, dialect=dialect, encoding=args.encoding)
+                        spark_master=args.spark_master, dialect=dialect, encoding=args.encoding,
+                        row_count_public=getattr(args, "n_public", False))
     note = sqlite_url_note(location or "", spec.location) if spec.kind == "database" else None
     if note is not None:  # sqlite:///srv/x.db read as /srv/x.db
         command = " ".join(filter(None, (args.command, getattr(args, "hierarchy_command", None))))
@@ -786,12 +797,42 @@ def _protected_paths(spec: SourceSpec) -> list[str]:
     return local_paths(spec)
 
 
+def _choose_neighbours(args: argparse.Namespace) -> None:
+    """``--neighbours`` of a command that has one: the model asked for, or the data source's default —
+    ``change`` for a file or a table, ``addremove`` for a ``--query`` without ``--n-public``
+    (:func:`dpgui.data.source.neighbours_for`, which refuses ``change`` for such a query). Decided from
+    the options alone, before anything is read or spent; ``args.neighbours`` is set to the model."""
+    if not hasattr(args, "neighbours"):
+        return
+    from dpgui.core.plan import Neighbours
+
+    if getattr(args, "synthetic", None) is not None or "engine" not in args or not _has_source(args):
+        args.neighbours = str(Neighbours(args.neighbours or Neighbours.CHANGE))  # no source: --n-public is refused later
+        return
+    from dpgui.data.source import neighbours_for
+
+    spec = _source_spec(args)
+    if spec.row_count_public and args.neighbours == Neighbours.ADDREMOVE:
+        raise ParameterError("--n-public says that the query's row count may be published, and --neighbours addremove "
+                             "keeps it private", "drop --n-public, or use --neighbours change")
+    chosen = neighbours_for(spec, args.neighbours)
+    if args.neighbours is None and chosen is Neighbours.ADDREMOVE:
+        args.neighbours_note = QUERY_ROWS_NOTE  # said once the command has succeeded (an error stays one line)
+    args.neighbours = str(chosen)
+
+
+#: Said on stderr after a command that took ``addremove`` as a query's default model.
+QUERY_ROWS_NOTE = ("note: the data is a query, and the number of rows it returns is not public, so the neighbour "
+                   "model is addremove (N is private); if that number is public, give --n-public")
+
+
 def _check_no_source_options(args: argparse.Namespace, instead: str) -> None:
     """``--synthetic`` or ``--prior`` read no data source: its options would be silently unused."""
     given = [option for option, value in (("--table", args.table), ("--query", args.query),
                                           ("--spark-master", args.spark_master), ("--delimiter", args.delimiter),
                                           ("--decimal", args.decimal), ("--encoding", args.encoding))
-             if value is not None] + (["--engine"] if args.engine != "local" else [])
+             if value is not None] + (["--engine"] if args.engine != "local" else []) + (
+                 ["--n-public"] if getattr(args, "n_public", False) else [])
     if given:
         raise ParameterError(f"{given[0]} describes a data source, and {instead} reads none",
                              f"drop {given[0]}, or give the data with --source instead of {instead}")
@@ -1116,6 +1157,7 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
     from dpgui.formatting import printable_text
     from dpgui.report.ledger import Ledger
+    from dpgui.report.publish import release_words
 
     with Ledger() as ledger:
         if args.ledger_command == "cap":
@@ -1151,7 +1193,17 @@ def cmd_ledger(args: argparse.Namespace) -> int:
                       + (f", ρ = {r.rho:.4g}" if r.delta > 0 and r.rho is not None else ""))
             print(f"  {r.created_utc}  {r.dataset_id}  {charge}  release {r.release_id}"
                   + (f"  bundle {printable_text(r.bundle)}" if r.bundle else ""))
+            print(f"      {_one_line(release_words(r.description))}")
     return 0
+
+
+def _one_line(text: str) -> str:
+    """``text`` as one line of a terminal: runs of white space (a query's line breaks) as one space, any other
+    control character escaped (:func:`~dpgui.formatting.printable_text`: a recorded text cannot start a line of
+    its own)."""
+    from dpgui.formatting import printable_text
+
+    return printable_text(" ".join(text.split()))
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -2003,7 +2055,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     command = " ".join(filter(None, (args.command, getattr(args, "hierarchy_command", None))))  # "hierarchy release"
     try:
+        _choose_neighbours(args)
         code = COMMANDS[args.command](args)
+        if code == 0 and getattr(args, "neighbours_note", None):
+            print(f"dpgui {command}: {args.neighbours_note}", file=sys.stderr)
         sys.stdout.flush()  # here, so that a reader that stopped early (| head) is caught below
         return code
     except BrokenPipeError:

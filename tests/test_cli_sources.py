@@ -142,8 +142,9 @@ def test_release_from_a_query_records_the_query(world, capsys):
     ], capsys)
     assert code == 0, err
     manifest = json.loads((world / "query.manifest.json").read_text(encoding="utf-8"))
-    assert manifest["source"] == {"kind": "database", "location": PUBLIC_URL, "query": query, "engine": SQLITE_ENGINE}
-    assert json.loads(out)["n_released"] == len(ROWS)
+    assert manifest["source"] == {"kind": "database", "location": PUBLIC_URL, "query": query, "engine": SQLITE_ENGINE,
+                                  "row_count_public": False}
+    assert manifest["neighbours"] == json.loads(out)["neighbours"] == "addremove"  # a query's default: N private
     _verify(world, world / "query.manifest.json", capsys)
 
 
@@ -192,7 +193,8 @@ def test_every_source_gives_the_files_counts(world, capsys):
         ["--source", str(world / "data.parquet")],
         ["--source", _url(world), "--table", "people"],
         ["--source", _url(world), "--table", "PEOPLE"],  # unquoted names ignore case, as in SQL
-        ["--source", _url(world), "--query", "SELECT * FROM people"],
+        # a query's row count is private unless stated public: this one selects the whole table, so it is
+        ["--source", _url(world), "--query", "SELECT * FROM people", "--n-public"],
     ):
         assert _simulate(capsys, *source) == reference, source
 

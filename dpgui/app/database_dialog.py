@@ -264,6 +264,10 @@ class DatabaseDialog(QDialog):
         self.query_edit.setAccessibleName("Query")
         self.query_edit.setFixedHeight(70)
         self.query_help = _hint("One read-only SELECT; queries that change the database are refused.", QUERY_HELP)
+        self.rows_public = QCheckBox(text.QUERY_ROWS_PUBLIC_LABEL)
+        self.rows_public.setToolTip(text.QUERY_ROWS_PUBLIC_HELP)
+        self.rows_public_help = _hint("Tick it only if that number may be published; unticked, dpgui keeps it private.",
+                                      text.QUERY_ROWS_PUBLIC_HELP)
         self.table_radio.toggled.connect(self._on_kind)
 
         self.password_edit = QLineEdit()
@@ -310,6 +314,8 @@ class DatabaseDialog(QDialog):
         self.query_label.setBuddy(self.query_edit)
         form.addRow(self.query_label, self.query_edit)
         form.addRow("", self.query_help)
+        form.addRow("", self.rows_public)
+        form.addRow("", self.rows_public_help)
         form.addRow("&Password:", self.password_edit)
         form.addRow("", self.remember)
         form.addRow("", password_help)
@@ -334,6 +340,7 @@ class DatabaseDialog(QDialog):
             (self.table_radio if spec.table else self.query_radio).setChecked(True)
             self.table_edit.setText(spec.table or "")
             self.query_edit.setPlainText(spec.query or "")
+            self.rows_public.setChecked(spec.row_count_public)
         self._on_kind(self.table_radio.isChecked())
         self.resize(760, 640)
 
@@ -342,7 +349,7 @@ class DatabaseDialog(QDialog):
         widgets: tuple[QWidget, ...] = (self.table_label, self.table_edit)
         for widget in widgets:
             widget.setVisible(table)
-        widgets = (self.query_label, self.query_edit, self.query_help)
+        widgets = (self.query_label, self.query_edit, self.query_help, self.rows_public, self.rows_public_help)
         for widget in widgets:
             widget.setVisible(not table)
 
@@ -385,7 +392,8 @@ class DatabaseDialog(QDialog):
             self.status.error("Type a SELECT query (or choose Table and type a table's name).")
             return None
         try:
-            spec = parse_source(url, table=table, query=query)
+            spec = parse_source(url, table=table, query=query,
+                                row_count_public=query is not None and self.rows_public.isChecked())
         except DpguiError as err:
             message = text.friendly(err)
             if "password" in err.problem or "URL" in err.problem or "url" in err.problem:

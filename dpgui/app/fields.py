@@ -6,10 +6,11 @@ from typing import Any
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLayout, QLineEdit, QVBoxLayout, QWidget
 
 from dpgui.app.text import friendly
-from dpgui.core.plan import check_delta, check_epsilon
+from dpgui.core.plan import Neighbours, check_delta, check_epsilon
 from dpgui.errors import DpguiError, ParameterError
 
 ERROR_STYLE = "color: #C0392B;"  # readable red on light and dark backgrounds
@@ -200,3 +201,20 @@ def grow_to_fit(dialog: QWidget) -> None:
     need = layout.totalHeightForWidth(dialog.width()) if layout.hasHeightForWidth() else layout.totalSizeHint().height()
     if need > dialog.height():
         dialog.resize(dialog.width(), need)
+
+
+def offer_neighbours(combo: QComboBox, row_count_may_be_public: bool) -> bool:
+    """Offer the neighbour model ``change`` (N published exactly) in ``combo`` only when the data's row count
+    may be public (:attr:`dpgui.data.source.SourceSpec.row_count_may_be_public`): otherwise its item is
+    disabled and a combo set to it is moved to ``addremove`` (its signal fires: the page plans again).
+    Returns True when it was moved, so that the page says so."""
+    model = combo.model()
+    change, addremove = combo.findData(str(Neighbours.CHANGE)), combo.findData(str(Neighbours.ADDREMOVE))
+    if isinstance(model, QStandardItemModel) and change >= 0:
+        item = model.item(change)
+        if item is not None:
+            item.setEnabled(row_count_may_be_public)
+    if row_count_may_be_public or combo.currentIndex() != change or addremove < 0:
+        return False
+    combo.setCurrentIndex(addremove)
+    return True

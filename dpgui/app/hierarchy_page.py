@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from dpgui.app import text
 from dpgui.app.export_dialog import BundleExportDialog, csv_export_default, export_folder
 from dpgui.app.fields import (
-    ValidatedField, inline_message, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
+    ValidatedField, inline_message, offer_neighbours, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
 )
 from dpgui.app.hierarchy_result import HierarchyResultView
 from dpgui.app.hierarchy_tree import HierarchyTreeView, level_unit
@@ -49,7 +49,7 @@ from dpgui.workspace.hierarchy import (
     ALLOCATION_LABELS, CATEGORIES_NOT_DECLARED, CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS,
     COUNTS_FROM_DATA_WARNING, NOISE_LABELS, NOISE_MESSAGE, HierarchyChoice, HierarchyOutcome, HierarchyRequest,
     Data, HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy, budget_totals, check_hierarchy_budget,
-    consistency_words, data_file, data_name, hierarchy_request, interval_words, level_choices, load_hierarchy,
+    consistency_words, data_file, data_name, data_spec, hierarchy_request, interval_words, level_choices, load_hierarchy,
     plan_and_project, run_hierarchy_release, set_first_cap, share_budget,
 )
 from dpgui.workspace.release import (
@@ -280,6 +280,7 @@ class HierarchyMode(QWidget):
             return
         self._columns, self._numeric = columns, numeric
         self.state_ws.open_file(path)
+        self._offer_neighbours()
         self.file_label.setText("No file open." if path is None else
                                 f"File: {data_name(path)}" if data_file(path) is not None else
                                 f"Data: {data_name(path)}")
@@ -292,6 +293,16 @@ class HierarchyMode(QWidget):
                 failed=lambda message: self.counts_note.setText(f"Could not count the values: {message}"))
             self._count_worker = worker
             self.pool.start(worker)
+
+    def _offer_neighbours(self) -> None:
+        """As the CDF's plan step: "N is public" only when the open data's row count may be public (for a query
+        not stated public it is not available, a choice of it is switched, and the note says which happened)."""
+        data = self.state_ws.state.data_path
+        public = data is None or data_spec(data).row_count_may_be_public
+        switched = offer_neighbours(self.neighbours, public)
+        self._neighbours_switched: bool = not public and (switched or self._neighbours_switched)
+        self.neighbours_note.setText("" if public else text.query_rows_private_note(self._neighbours_switched))
+        self.neighbours_note.setVisible(not public)
 
     def _password_prompt(self, data: Data) -> PasswordPrompt | None:
         """The session's password prompt for a database source (None for a file)."""
@@ -476,6 +487,12 @@ class HierarchyMode(QWidget):
         self.neighbours = self._combo(NEIGHBOURS_LABELS, text.NEIGHBOURS_TOOLTIP)
         form.addRow("&Protect against:", self.neighbours)
         set_buddy(form, self.neighbours, self.neighbours)
+        self.neighbours_note = text.plain_text(QLabel(""))  # a query whose row count is not public: what was done
+        self.neighbours_note.setWordWrap(True)
+        self.neighbours_note.setStyleSheet("font-weight: bold;")
+        self.neighbours_note.setVisible(False)
+        self._neighbours_switched = False
+        form.addRow(self.neighbours_note)
         self.records_per_person = QSpinBox()
         self.records_per_person.setRange(1, 10_000)
         self.records_per_person.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP)
@@ -1101,6 +1118,7 @@ class HierarchyMode(QWidget):
         self.set_levels(choice.levels)
         rest = {f.name: getattr(choice, f.name) for f in fields(choice) if f.name != "levels"}  # as chosen, exactly
         self.state_ws.update_choice(**rest)
+        self._offer_neighbours()  # saved under "N is public" for a query whose row count is private: switched, said
 
     def levels_text(self) -> str:
         return self.levels_message.text() if not self.levels_message.isHidden() else ""

@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.fields import (
-    ValidatedField, compact_combo, inline_message, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
+    ValidatedField, compact_combo, inline_message, offer_neighbours, parse_delta, parse_epsilon, parse_number, set_buddy,
+    show_inline,
 )
 from dpgui.app.projection_plots import ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
@@ -366,6 +367,11 @@ class PlanPage(QWidget):
         privacy_form.addRow("&Protect against:", self.neighbours)
         set_buddy(privacy_form, self.neighbours, self.neighbours)
         privacy_form.addRow(self.neighbours_help)
+        self.neighbours_note = self._help("")  # a query whose row count is not public: what was done, and why
+        self.neighbours_note.setStyleSheet("font-weight: bold;")
+        self.neighbours_note.setVisible(False)
+        self._neighbours_switched = False
+        privacy_form.addRow(self.neighbours_note)
         self.missing_rule = MissingRuleControls(privacy_form, self, self._help, self.schedule_replan)
         self.records_per_person = QSpinBox()
         self.records_per_person.setRange(1, 10_000)
@@ -514,6 +520,17 @@ class PlanPage(QWidget):
         self._on_target_unit()
         self.schedule_replan()
 
+    def _offer_neighbours(self) -> None:
+        """Offer "N is public" only when the open data's row count may be public: for a query not stated public
+        it is not available, a plan under it is switched to "N is private" (planned again), and the note
+        under the choice says which of the two happened (:func:`~dpgui.app.fields.offer_neighbours`)."""
+        source = self._workspace.state.source
+        public = source is None or source.source_spec.row_count_may_be_public
+        switched = offer_neighbours(self.neighbours, public)
+        self._neighbours_switched = not public and (switched or self._neighbours_switched)
+        self.neighbours_note.setText("" if public else text.query_rows_private_note(self._neighbours_switched))
+        self.neighbours_note.setVisible(not public)
+
     def _n_is_public(self) -> bool:
         return bool(self.neighbours.currentData() == "change")
 
@@ -569,6 +586,8 @@ class PlanPage(QWidget):
         focused = self.focus.currentData() != "everywhere"
         if "source" in parts and focused:  # a region belongs to the data it was chosen for
             self.focus_controls.reset()
+        if "source" in parts:
+            self._offer_neighbours()
         self._fill_public_n()
         self._update_delta_help()
         if bins_changed or (bounds_changed and focused) or ("source" in parts and focused):
@@ -1070,6 +1089,9 @@ class PlanPage(QWidget):
                 combo.setCurrentIndex(index)
                 combo.blockSignals(False)
         self.neighbours_help.setText(text.NEIGHBOURS_HELP[self.neighbours.currentData()])
+        self._offer_neighbours()
+        if plan is not None and plan.privacy.neighbours != self.neighbours.currentData():
+            plan = None  # saved under "N is public" for a query whose row count is private: planned again, said
         self._fill_public_n()
         self._on_target_unit()
         self.branching.set_text(branching or "auto")

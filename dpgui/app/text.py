@@ -55,6 +55,25 @@ NEIGHBOURS_TOOLTIP = (
     "tables that differ by one person being present or absent (N private). The second is "
     "stronger; under it the app estimates N from the released counts."
 )
+QUERY_ROWS_PUBLIC_LABEL = "The number of rows this query returns is &public"
+QUERY_ROWS_PUBLIC_HELP = (
+    "Tick this only if the number of rows that this query selects may be published, for example because it is "
+    "in an official table already. With it, you may protect against one person's record changing, and the "
+    "release then publishes that number exactly. Without it, dpgui keeps the number private: a query selects a "
+    "group (e.g. one region), and the group's size is not public just because the table's size is."
+)
+
+
+def query_rows_private_note(switched: bool) -> str:
+    """Under "Protect against" for a query whose row count was not stated public: what the window did."""
+    tick = f"If it is public, tick “{QUERY_ROWS_PUBLIC_LABEL.replace('&', '')}” in File → Connect to a Database"
+    if switched:
+        return ("Switched to “One person may be added or removed”: this data is a query, and the number of rows "
+                f"it returns is not public. {tick}.")
+    return ("“One person's record may change” is not offered: it would publish the number of rows this query "
+            f"returns, which is not public. {tick}.")
+
+
 RECORDS_PER_PERSON_HELP = (
     "The most rows any single person can have in the table. Noise grows in proportion."
 )

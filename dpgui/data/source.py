@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from dpgui.core.missing import MISSING_DROP
+from dpgui.core.plan import Neighbours
 from dpgui.data.file_types import CsvDialect
 from dpgui.errors import ParameterError
 
@@ -49,6 +50,7 @@ __all__ = [
     "SourceKind",
     "SourceSpec",
     "local_paths",
+    "neighbours_for",
     "open_source",
     "parse_source",
 ]
@@ -74,6 +76,9 @@ class SourceSpec:
     ``encoding``: the text encoding of a SAS/Stata/SPSS file (or a CSV read by Spark) when it is not
     the file's own (None = the file's own / UTF-8); refused for anything else, which would not use it.
     ``spark_master``: Spark only (None = ``local[2]``).
+    ``row_count_public``: for a query only, the officer's statement that the number of rows it returns
+    is public (``--n-public``, the window's box); without it that number is private (see
+    :attr:`row_count_may_be_public`).
     """
 
     kind: SourceKind
@@ -83,6 +88,15 @@ class SourceSpec:
     dialect: CsvDialect | None = None
     encoding: str | None = None
     spark_master: str | None = None
+    row_count_public: bool = False
+
+    @property
+    def row_count_may_be_public(self) -> bool:
+        """May a release publish this source's row count N (the neighbour model ``change``)? Yes for a file,
+        a table or a Spark dataset: their row count is the dataset's size, public under ``change``. For a
+        query only with the officer's statement (:attr:`row_count_public`): a query selects a group (``WHERE
+        region = 'south'``), and its size is not public because the table's is."""
+        return self.query is None or self.row_count_public
 
     def display_name(self) -> str:
         """Short words for titles and messages: the file name (a Spark dataset's too), or "table T in URL",
@@ -113,6 +127,7 @@ class SourceSpec:
                 record["table"] = self.table
             if self.query is not None:
                 record["query"] = self.query
+                record["row_count_public"] = self.row_count_public  # the officer's statement, or False
             if self.kind == "spark":
                 record["spark_master"] = self.spark_master or "local[2]"
         if self.encoding is not None:
@@ -142,6 +157,7 @@ class SourceSpec:
                                                           "decimal": self.dialect.decimal},
             "encoding": self.encoding,
             "spark_master": self.spark_master,
+            "row_count_public": self.row_count_public,
         }
 
     @classmethod
@@ -160,10 +176,11 @@ class SourceSpec:
                 _text(dialect.get("decimal") if isinstance(dialect, dict) else None, "decimal")),
             encoding=_optional_text(doc.get("encoding"), "encoding"),
             spark_master=_optional_text(doc.get("spark_master"), "spark_master"),
+            row_count_public=doc.get("row_count_public", False) is True,  # files saved before it: not stated
         )
         return parse_source(spec.location, table=spec.table, query=spec.query,
                             engine="spark" if spec.kind == "spark" else "local", spark_master=spec.spark_master,
-                            dialect=spec.dialect, encoding=spec.encoding)
+                            dialect=spec.dialect, encoding=spec.encoding, row_count_public=spec.row_count_public)
 
 
 def _text(value: object, what: str, allow_empty: bool = False) -> str:
@@ -302,18 +319,40 @@ def parse_source(
     spark_master: str | None = None,
     dialect: CsvDialect | None = None,
     encoding: str | None = None,
+    row_count_public: bool = False,
 ) -> SourceSpec:
-    """The spec for ``--source LOCATION [--table T | --query Q] [--engine spark]``: a URL with a
-    scheme (``postgresql://…``, ``sqlite:///…``) is a database, anything else a file or folder;
+    """The spec for ``--source LOCATION [--table T | --query Q [--n-public]] [--engine spark]``: a URL
+    with a scheme (``postgresql://…``, ``sqlite:///…``) is a database, anything else a file or folder;
     ``engine="spark"`` makes it a Spark source. Checked here (ParameterError with the fix): a
     password in a URL (refused: use the environment, the keyring or the prompt), table and query
     together, a table or query for a file, a dialect for a database, an encoding for a database or a
-    file other than SAS/Stata/SPSS, an unknown engine.
+    file other than SAS/Stata/SPSS, an unknown engine, the statement ``row_count_public`` without a query.
     Nothing is opened."""
     from dpgui.data import source_spec
 
     return source_spec.parse_source(location, table=table, query=query, engine=engine, spark_master=spark_master,
-                                    dialect=dialect, encoding=encoding)
+                                    dialect=dialect, encoding=encoding, row_count_public=row_count_public)
+
+
+def neighbours_for(spec: SourceSpec, requested: str | None) -> Neighbours:
+    """The neighbour model of a release from ``spec`` (docs/design.md "Neighbours and what is public").
+
+    ``requested`` None (the user chose none): ``change`` when the source's row count may be public
+    (:attr:`SourceSpec.row_count_may_be_public`: a file, a table, a Spark dataset, a query stated public),
+    else ``addremove``, which keeps N private. ``change`` requested for a query whose row count was not
+    stated public is refused (ParameterError with the fix): the release would publish the query's exact
+    row count. Decided from the spec alone, before anything is read or spent."""
+    if requested is None:
+        return Neighbours.CHANGE if spec.row_count_may_be_public else Neighbours.ADDREMOVE
+    model = Neighbours(requested)
+    if model is Neighbours.CHANGE and not spec.row_count_may_be_public:
+        raise ParameterError(
+            "under the neighbour model 'change' the release publishes N, the exact number of rows the query returns, "
+            "and that number is not public because the table's size is",
+            "if the number of rows this query returns is public, say so with --n-public (in the window: tick "
+            "'The number of rows this query returns is public'); otherwise use --neighbours addremove, the default "
+            "for a query, which keeps N private")
+    return model
 
 
 def open_source(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None) -> DataSource:

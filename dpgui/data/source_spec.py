@@ -160,6 +160,7 @@ def parse_source(
     spark_master: str | None = None,
     dialect: CsvDialect | None = None,
     encoding: str | None = None,
+    row_count_public: bool = False,
 ) -> SourceSpec:
     """See :func:`dpgui.data.source.parse_source`."""
     if engine not in ENGINES:
@@ -170,6 +171,10 @@ def parse_source(
         raise ParameterError("both a table and a query were given", "give one of --table or --query")
     if encoding is not None:
         encoding = _clean(encoding, "encoding")
+    if row_count_public and query is None:
+        raise ParameterError("--n-public states that the number of rows a query returns is public, and no query "
+                             "was given", "drop --n-public (a file's or a table's row count is public under "
+                             "--neighbours change already)")
     if is_database_url(text) and (secret := url_secret(text)) is not None:
         raise ParameterError(
             f"the {'database ' if engine != 'spark' else ''}URL holds {secret}: {redacted_url(text)}",
@@ -190,7 +195,7 @@ def parse_source(
             raise ParameterError("a text encoding was given for Spark data that is not CSV",
                                  "drop --encoding (it applies to a CSV dataset only)")
         return SourceSpec("spark", text, table=table, query=query, dialect=dialect, encoding=encoding,
-                          spark_master=master)
+                          spark_master=master, row_count_public=row_count_public)
     if spark_master is not None:
         raise ParameterError("--spark-master was given without --engine spark", "add --engine spark, or drop --spark-master")
     if not text:
@@ -203,7 +208,8 @@ def parse_source(
         if encoding is not None:  # unused: the manifest would record an encoding nothing was read in
             raise ParameterError("a text encoding was given for a database",
                                  "drop --encoding (the database driver converts text itself)")
-        return SourceSpec("database", which_sqlite_url(text), table=table, query=query)
+        return SourceSpec("database", which_sqlite_url(text), table=table, query=query,
+                          row_count_public=row_count_public)
     name = pathlib.Path(text).name
     if table is not None or query is not None:
         raise ParameterError(f"--table/--query were given for the file '{name}'",

@@ -95,7 +95,10 @@ def source_text(record: dict[str, Any]) -> str:
     elif record.get("table") is not None:
         what = f"table {record['table']} in {where}"
     elif record.get("query") is not None:
-        what = f"the query {record['query']!r} on {where}"
+        stated = record.get("row_count_public")  # absent in records made before the statement existed
+        what = f"the query {record['query']!r} on {where}" + (
+            " (its number of rows stated public by the publisher)" if stated is True else
+            " (its number of rows kept private)" if stated is False else "")
     else:  # a Spark dataset read from its location
         what = f"the dataset {where}"
     dialect = record.get("dialect")

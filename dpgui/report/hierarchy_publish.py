@@ -26,7 +26,10 @@ from dpgui.core.noise import RandomSource
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo, hierarchy_sha256, write_hierarchy_bundle
 from dpgui.report.ledger import Ledger
-from dpgui.report.publish import confirm_recorded_release, levels_sha256, spend_then_release, write_and_record_bundle
+from dpgui.report.publish import (
+    check_row_count_public, check_signed_row_count, confirm_recorded_release, levels_sha256, spend_then_release,
+    write_and_record_bundle,
+)
 from dpgui.report.signing import SecretKey
 
 if TYPE_CHECKING:
@@ -49,9 +52,10 @@ def hierarchy_mechanism_name(plan: HierarchyPlan) -> str:
 
 
 def hierarchy_release_params(result: HierarchyRelease, info: HierarchyReleaseInfo) -> dict[str, Any]:
-    """The public parameters a hierarchy bundle states about a release besides its counts (its 95 %
-    intervals and their method included, by SHA-256): recorded in the ledger at release time,
-    compared before signing. JSON values only."""
+    """Everything a hierarchy bundle states about a release besides its counts (its 95 % intervals and
+    their method included, by SHA-256; the notes the manifest and the PDF repeat; the data source, None
+    when the release records none): recorded in the ledger at release time, compared field by field
+    before signing. JSON values only."""
     params: dict[str, Any] = {
         "kind": "hierarchy",
         "created_utc": info.created_utc.astimezone(timezone.utc).isoformat(),
@@ -64,9 +68,9 @@ def hierarchy_release_params(result: HierarchyRelease, info: HierarchyReleaseInf
         # the 95 % intervals are published too (CSV, manifest): pinned like the counts
         "interval_method": result.interval_method,
         "intervals_sha256": levels_sha256((*result.lower, *result.upper)),
+        "notes": list(info.notes),
+        "source": None if info.source is None else dict(info.source),
     }
-    if info.source is not None:  # only when recorded (older releases and projects have none)
-        params["source"] = info.source
     return params
 
 
@@ -99,6 +103,7 @@ def spend_and_release_hierarchy(ledger: Ledger, dataset: str, hierarchy: Hierarc
     if tuple(int(n) for n in plan.level_sizes) != tuple(int(n) for n in hierarchy.level_sizes):
         raise ParameterError(f"the plan is for level sizes {list(plan.level_sizes)} but the hierarchy has "
                              f"{list(hierarchy.level_sizes)}", "make the plan for this hierarchy")
+    check_row_count_public(plan.privacy, source_record)
     leaves = np.asarray(leaf_counts)
     if leaves.shape != (hierarchy.level_sizes[-1],):
         raise ParameterError(f"{leaves.shape[0] if leaves.ndim == 1 else leaves.shape} leaf counts for "
@@ -138,6 +143,7 @@ def authenticate_hierarchy_release(ledger: Ledger, result: HierarchyRelease,
     """
     confirm_recorded_release(ledger, info.release_id, info.dataset, hierarchy_release_params(result, info),
                              levels_sha256(result.counts))
+    check_signed_row_count(info.release_id, result.plan.privacy, info.source)
     return info if info.secure else replace(info, secure=True)
 
 

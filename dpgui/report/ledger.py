@@ -44,11 +44,12 @@ optional path to the written bundle. Nothing derived from the confidential data.
 
 After the noise is drawn, :meth:`Ledger.record_output` adds the release's **output record**
 (table ``release_outputs``, schema version 2): the SHA-256 of the released noisy levels (public
-values), the public parameters the release was published with, and whether the noise came from
+values), the public parameters the release was published with (since schema version 3 every field a
+bundle states: :func:`dpgui.report.publish.release_params`), and whether the noise came from
 the operating system's secure source. It is written once and never changed; signing a release
 checks it (:func:`dpgui.report.publish.authenticate_release`, docs/design.md, "Signing and the
-ledger"). Ledgers of schema version 1 are upgraded in place when opened (their releases keep
-no output record).
+ledger"). Ledgers of schema versions 1 and 2 are upgraded in place when opened (their releases keep
+the records they have: none in version 1, records without the later fields in version 2).
 
 Files that are not a dpgui ledger
 ---------------------------------
@@ -98,7 +99,8 @@ __all__ = [
 ]
 
 LEDGER_FILENAME = "ledger.sqlite3"
-SCHEMA_VERSION = 2  # PRAGMA user_version (1: no release_outputs table)
+SCHEMA_VERSION = 3  # PRAGMA user_version (1: no release_outputs table; 2: output records without every field a
+#                      bundle states — padding, notes, a missing source —, which dpgui 0.2 signed unchecked)
 APPLICATION_ID = 0x64706C67  # PRAGMA application_id: "dplg" — marks the file as a dpgui ledger
 RELATIVE_TOLERANCE = 1e-9  # a total within cap·(1 + 1e-9) fits: float rounding, not extra budget
 DEFAULT_TIMEOUT_S = 10.0  # how long a writer waits for another process's transaction
@@ -610,13 +612,18 @@ class Ledger:
             self._upgrade(conn)
 
     def _upgrade(self, conn: sqlite3.Connection) -> None:
-        """Version 1 → 2: add the ``release_outputs`` table; nothing recorded is changed. One
-        transaction; another process may have upgraded it meanwhile (then nothing happens)."""
+        """Version 1 → 2: add the ``release_outputs`` table; 2 → 3: no table changes, the output
+        records written from now on hold every field a bundle states, and a dpgui that reads up to
+        version 2 (which would add records without them, and sign releases unchecked against them)
+        refuses the upgraded file. Nothing recorded is changed. One transaction; another process may
+        have upgraded it meanwhile (then nothing happens)."""
         conn.execute("BEGIN IMMEDIATE")
         try:
-            if int(conn.execute("PRAGMA user_version").fetchone()[0]) == 1:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if version == 1:
                 for statement in _split_sql(_OUTPUTS_SCHEMA):
                     conn.execute(statement)
+            if version < SCHEMA_VERSION:
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:

@@ -32,11 +32,12 @@ import pyarrow.compute as pc
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release
 from dpgui.core.noise import RandomSource
 from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT
-from dpgui.core.plan import Plan
+from dpgui.core.plan import Plan, PrivacySpec
+from dpgui.core.projection import has_padding
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.csv_export import joined_texts
-from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, write_bundle
+from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, source_text, write_bundle
 from dpgui.report.ledger import Ledger, ReleaseOutput, Totals
 from dpgui.report.signing import SecretKey
 
@@ -112,6 +113,25 @@ def check_missing_rule(plan: Plan, missing: str = MISSING_AUTO) -> str:
     return plan.privacy.missing_rule
 
 
+def publishes_private_row_count(privacy: PrivacySpec, source_record: dict[str, Any] | None) -> bool:
+    """Would a release publish N exactly (the neighbour model ``change``) from a query whose row count was not
+    stated public? The record of a query holds the officer's statement (``row_count_public``); a record
+    without it (made before the statement existed) is a query whose row count was never stated public."""
+    return (privacy.root_public and source_record is not None and source_record.get("query") is not None
+            and source_record.get("row_count_public") is not True)
+
+
+def check_row_count_public(privacy: PrivacySpec, source_record: dict[str, Any] | None) -> None:
+    """Refuse, before anything is spent, a release that would publish a query's row count that is not public
+    (:func:`publishes_private_row_count`): :func:`dpgui.data.source.neighbours_for` decides the model before
+    anything is read; this is the last check, on what the manifest would say."""
+    if publishes_private_row_count(privacy, source_record):
+        raise ParameterError(
+            "this release would publish N, the exact number of rows the query returns, and that number was not "
+            "stated public", "state that it is public (--n-public; in the window the box 'The number of rows this "
+            "query returns is public'), or use the neighbour model addremove, which keeps N private")
+
+
 def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, counts: np.ndarray, plan: Plan,
                       source: RandomSource, lower: float, upper: float, consistency: str,
                       *, n_missing: int, release_id: str | None = None,
@@ -132,14 +152,15 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
     (:meth:`dpgui.data.source.DataSource.public_record`; no secret in it), recorded in the ledger's description
     and parameters and in the manifest; None: not recorded. ``whole_numbers``: why the column is known
     to hold whole numbers (public), recorded with the output and stated in the manifest; None: not known.
-    Raises the ledger's refusal (cap exceeded / no cap) before any noise is drawn. Every limit of the
-    noise sampler is checked when the :class:`Plan` is built; should the release still fail after the
-    spend, the error is a DpguiError that says the budget was spent and under which ledger id.
-    After the noise, the release's output is recorded in the ledger (what :func:`authenticate_release` checks).
+    Raises the ledger's refusal (cap exceeded / no cap) and :func:`check_row_count_public`'s before any noise
+    is drawn. Every limit of the noise sampler is checked when the :class:`Plan` is built; should the release
+    still fail after the spend, the error is a DpguiError that says the budget was spent and under which
+    ledger id. After the noise, the release's output is recorded in the ledger (what :func:`authenticate_release` checks).
     """
     if consistency not in CONSISTENCY_METHODS:  # checked before spending, not after
         raise ParameterError(f"unknown consistency {consistency!r}", "use l2, l1 or none")
     rule = check_missing_rule(plan, missing)
+    check_row_count_public(plan.privacy, source_record)
     release_id = release_id or uuid.uuid4().hex
     description = {
         "kind": "cdf", "column": column, "bins": plan.shape.bins, "bounds": [lower, upper],
@@ -158,6 +179,24 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
 
     return spend_then_release(ledger, dataset, release_id, plan, mechanism_name(plan), description, draw,
                               lambda out: (levels_sha256(out[0].levels), release_params(*out), out[0].secure))
+
+
+def release_words(description: dict[str, Any]) -> str:
+    """What a ledger entry says was released, in words, from its recorded ``description``: the kind, the
+    column (CDF) or the levels (hierarchy), and the data source (its query or table, or the file's
+    format; :func:`~dpgui.report.bundle.source_text`), e.g. "CDF of column 'wage' from the query 'SELECT …'
+    on sqlite:///wages.db (its number of rows kept private); counted by the database (SQLite 3.45.1)".
+    Entries of older versions say what they recorded ("source not recorded")."""
+    if description.get("kind") == "hierarchy":
+        levels = description.get("levels")
+        what = ("hierarchy counts over " + " > ".join(repr(str(level)) for level in levels)
+                if isinstance(levels, list) and levels else "hierarchy counts")
+    elif "column" in description:
+        what = f"CDF of column {str(description['column'])!r}"
+    else:
+        what = "release (kind not recorded)"
+    source = description.get("source")
+    return f"{what} from {source_text(source)}" if isinstance(source, dict) else f"{what}; source not recorded"
 
 
 def spend_then_release(ledger: Ledger, dataset: str, release_id: str, plan: Chargeable, mechanism: str,
@@ -219,10 +258,30 @@ def levels_sha256(levels: Sequence[np.ndarray | Sequence[int] | None]) -> str:
     return digest.hexdigest()
 
 
+#: How a release's estimate treated the padding leaves (:func:`padding_param`).
+PADDING_KNOWN_ZEROS, PADDING_UNKNOWN = "known_zeros", "unknown"
+#: Parameters that a ledger record made before they were recorded does not hold, with the value by which a
+#: release states nothing about them (no notes, no data source, padding that changes nothing). A restored
+#: release with another value cannot be checked against such a record, so it is not signed.
+_STATES_NOTHING: dict[str, Any] = {"padding": None, "notes": [], "source": None}
+
+
+def padding_param(result: Release) -> str | None:
+    """How the release's estimate treated the tree's padding leaves, as the ledger records it:
+    ``"known_zeros"`` (every release since GLS used them as zeros) or ``"unknown"`` (a release made
+    before, recomputed as it was published); None when that changes nothing the bundle states (no
+    padding leaves, or the covering estimator, which never reads them)."""
+    if result.plan.estimator != "gls" or not has_padding(result.plan.shape):
+        return None
+    return PADDING_KNOWN_ZEROS if result.padding_known else PADDING_UNKNOWN
+
+
 def release_params(result: Release, info: ReleaseInfo) -> dict[str, Any]:
-    """The public parameters a bundle states about a release, besides its levels (see
-    :func:`dpgui.report.bundle.build_manifest`): recorded at release time, compared before signing.
-    The data ``source`` only when the release records one (older releases and projects have none)."""
+    """Everything a bundle states about a release besides its levels (see
+    :func:`dpgui.report.bundle.build_manifest`, the CSV and the PDF), or what it is recomputed from:
+    recorded in the ledger at release time, compared field by field before signing
+    (:func:`confirm_recorded_release`). ``source`` is None when the release records none (older
+    releases); ``padding``: :func:`padding_param`."""
     params: dict[str, Any] = {
         "column": info.column,
         "missing": info.missing,
@@ -231,9 +290,9 @@ def release_params(result: Release, info: ReleaseInfo) -> dict[str, Any]:
         "upper": float(result.upper),
         "consistency": result.consistency,
         "plan": result.plan.to_json(),
+        "padding": padding_param(result),
+        "source": None if info.source is None else dict(info.source),
     }
-    if info.source is not None:
-        params["source"] = info.source
     if info.whole_numbers is not None:
         params["whole_numbers"] = str(info.whole_numbers)
     return params
@@ -242,7 +301,8 @@ def release_params(result: Release, info: ReleaseInfo) -> dict[str, Any]:
 _PARAM_NAMES = {"column": "column", "missing": "missing-value policy", "created_utc": "release time",
                 "lower": "lower bound", "upper": "upper bound", "consistency": "consistency method", "plan": "plan",
                 "intervals_sha256": "95 % intervals", "interval_method": "95 % interval method",
-                "source": "data source", "whole_numbers": "whole-number statement"}
+                "source": "data source", "padding": "padding (how the estimate used the padding leaves)",
+                "whole_numbers": "whole-number statement"}
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -252,13 +312,38 @@ def _same(a: Any, b: Any) -> bool:
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
-def _comparable(key: str, value: Any) -> Any:
-    """A recorded parameter as compared before signing: a plan without its ``noise_choice`` (how a
-    planner chose the noise: its reasons, not a parameter of the noise; a plan read back from a
-    project file does not carry it)."""
-    if key == "plan" and isinstance(value, dict):
-        return {k: v for k, v in value.items() if k != "noise_choice"}
-    return value
+def _without_noise_choice(plan: Any) -> Any:
+    return {k: v for k, v in plan.items() if k != "noise_choice"} if isinstance(plan, dict) else plan
+
+
+def _param_matches(key: str, restored: Any, recorded: Any) -> bool:
+    """Is the restored release's parameter ``key`` the recorded one? A plan's ``noise_choice`` (how a
+    planner chose the noise) is compared when the restored plan carries one; project files of some
+    earlier versions left it out, and the signed plan then takes the recorded one
+    (:func:`authenticate_release`)."""
+    if key == "plan" and isinstance(restored, dict) and "noise_choice" not in restored:
+        return _same(restored, _without_noise_choice(recorded))
+    return _same(restored, recorded)
+
+
+def _check_params(rid: str, params: dict[str, Any], recorded: dict[str, Any]) -> None:
+    """Refuse, naming the fields, a release whose parameters are not exactly the recorded ones: every field
+    of either side is compared (a field deleted from a project file is a difference too). A field the
+    record does not hold (recorded before dpgui recorded it) passes only with the value that states nothing
+    (:data:`_STATES_NOTHING`); otherwise it cannot be checked and the release is refused."""
+    keys = list(params) + [k for k in recorded if k not in params]
+    unchecked = [k for k in keys if k not in recorded and not (k in _STATES_NOTHING and _same(params[k], _STATES_NOTHING[k]))]
+    differing = [k for k in keys if k in recorded and (k not in params or not _param_matches(k, params[k], recorded[k]))]
+    if differing:
+        names = ", ".join(_PARAM_NAMES.get(k, k) for k in differing)
+        raise DataError(f"the {names} of release {rid} {'differs' if len(differing) == 1 else 'differ'} from what the "
+                        "budget ledger recorded when it was released (was the project file edited?), so it cannot be "
+                        "signed", _EDITED)
+    if unchecked:
+        names = ", ".join(_PARAM_NAMES.get(k, k) for k in unchecked)
+        raise DataError(f"the budget ledger's record of release {rid} was made by an earlier dpgui, which did not "
+                        f"record its {names}, so the saved project cannot be checked against it and is not signed",
+                        _REMADE)
 
 
 def authenticate_release(ledger: Ledger, result: Release, info: ReleaseInfo) -> Release:
@@ -270,10 +355,24 @@ def authenticate_release(ledger: Ledger, result: Release, info: ReleaseInfo) -> 
     ``result`` is not trusted (a release read from a file has none). Anything else raises
     :class:`DataError` saying why. Reads only. O(#nodes).
     """
-    confirm_recorded_release(ledger, info.release_id, info.dataset, release_params(result, info),
-                             levels_sha256(result.levels),
-                             dataset_fix="name the dataset {recorded!r} in step 1, or release the data again")
+    output = confirm_recorded_release(ledger, info.release_id, info.dataset, release_params(result, info),
+                                      levels_sha256(result.levels),
+                                      dataset_fix="name the dataset {recorded!r} in step 1, or release the data again")
+    check_signed_row_count(info.release_id, result.plan.privacy, info.source)
+    recorded_plan = output.params["plan"]
+    if result.plan.noise_choice is None and isinstance(recorded_plan, dict) and "noise_choice" in recorded_plan:
+        result = replace(result, plan=Plan.from_json(recorded_plan))  # the reasons the planner gave, as recorded
     return result if result.secure else replace(result, secure=True)
+
+
+def check_signed_row_count(release_id: str, privacy: PrivacySpec, source: dict[str, Any] | None) -> None:
+    """A release recorded by an earlier dpgui that published a query's exact row count without the statement
+    that it is public is not signed (:func:`publishes_private_row_count`): signing would publish it now."""
+    if publishes_private_row_count(privacy, source):
+        raise DataError(f"release {release_id} publishes N, the exact number of rows its query returns, which was not "
+                        "stated public (an earlier dpgui published it under 'change'), so it is not signed",
+                        "release the data again: a query now gets the neighbour model addremove unless its row count "
+                        "is stated public")
 
 
 def confirm_recorded_release(ledger: Ledger, release_id: str, dataset: str, params: dict[str, Any], digest: str,
@@ -281,8 +380,8 @@ def confirm_recorded_release(ledger: Ledger, release_id: str, dataset: str, para
     """The ledger's record of a release's output, if it confirms that the release may be signed.
 
     Needs all of: the ledger holds ``release_id`` for ``dataset``; it recorded the release's output at
-    release time; the public ``params`` (compared as JSON values, a plan without its ``noise_choice``)
-    and the SHA-256 ``digest`` of the released values (:func:`levels_sha256`) are the ones recorded;
+    release time; the public ``params`` (compared as JSON values, field by field in both directions:
+    :func:`_check_params`) and the SHA-256 ``digest`` of the released values (:func:`levels_sha256`) are the ones recorded;
     the noise was drawn from the secure source. Anything else raises :class:`DataError` saying why
     (``dataset_fix``: the fix for another dataset's release, ``{recorded!r}`` its recorded name).
     Used for CDF and hierarchy releases alike. Reads only. O(#nodes).
@@ -300,11 +399,7 @@ def confirm_recorded_release(ledger: Ledger, release_id: str, dataset: str, para
         raise DataError(f"the budget ledger holds no record of the values released by release {rid} (it was made by an "
                         "earlier dpgui, or dpgui stopped while releasing it), so it cannot be signed from a saved project",
                         _REMADE)
-    differing = [key for key in params if not _same(_comparable(key, params[key]), _comparable(key, output.params.get(key)))]
-    if differing:
-        names = ", ".join(_PARAM_NAMES.get(k, k) for k in differing)
-        raise DataError(f"the {names} of release {rid} differ from what the budget ledger recorded when it was "
-                        "released (was the project file edited?), so it cannot be signed", _EDITED)
+    _check_params(rid, params, output.params)
     if digest != output.levels_sha256:
         raise DataError(f"the released counts of release {rid} differ from those recorded in the budget ledger when it "
                         "was released (was the project file edited?), so it cannot be signed", _EDITED)

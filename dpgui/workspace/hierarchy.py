@@ -39,13 +39,13 @@ from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrms
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec
 from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, level_value_counts, read_prior
-from dpgui.data.source import PasswordPrompt, SourceSpec, open_source
+from dpgui.data.source import PasswordPrompt, SourceSpec, neighbours_for, open_source
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
 from dpgui.report.files import sha256_regular_file
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
-from dpgui.workspace.release import BudgetCheck, FirstCapNeeded, ledger_budget_check
+from dpgui.workspace.release import QUERY_ROWS_PRIVATE, BudgetCheck, FirstCapNeeded, ledger_budget_check
 from dpgui.workspace.state import Observable
 
 Progress = Callable[[float, str], None]
@@ -521,6 +521,8 @@ def hierarchy_request(state: HierarchyState, dataset: str) -> HierarchyRequest |
         return "The plan is not ready yet: wait for step 2."
     if state.choice.prior_path is None and not state.choice.categories_public:
         return CATEGORIES_NOT_DECLARED
+    if state.planned.plan.privacy.root_public and not data_spec(state.data_path).row_count_may_be_public:
+        return QUERY_ROWS_PRIVATE.message
     if not dataset.strip():
         return "Give the dataset a name in the budget ledger (step 1)."
     return HierarchyRequest(state.loaded, state.planned.plan, dataset.strip(), state.choice.categories_public)
@@ -563,6 +565,7 @@ def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progre
     from dpgui.report.publish import check_release_budget
 
     loaded = request.loaded
+    neighbours_for(data_spec(loaded.data_path), request.plan.privacy.neighbours)  # N of a private query: refused
     if loaded.prior_path is None and not request.categories_public:
         raise ParameterError("the data's own categories would be published, and they were not declared public",
                              "tick “These categories are public” in step 1 if they are, or choose a public prior file")

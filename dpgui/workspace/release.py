@@ -28,7 +28,7 @@ from dpgui.core.focus import FocusChoice, Region
 from dpgui.core.missing import missing_rule_text
 from dpgui.core.plan import Plan
 from dpgui.data.histogram import ColumnHistogram
-from dpgui.data.source import PasswordPrompt, open_source
+from dpgui.data.source import PasswordPrompt, neighbours_for, open_source
 from dpgui.errors import Cancelled, DpguiError
 from dpgui.formatting import format_delta, format_number, format_odds, format_significant
 from dpgui.report.bundle import ReleaseInfo, focus_json
@@ -94,6 +94,10 @@ class NotReady:
 NO_DATA = NotReady("data", "Open a file first (File → Open).", "No data")
 DATA_NOT_READY = NotReady("data", "Some settings in step 1 need attention (see the red messages).")
 PLAN_NOT_READY = NotReady("plan", "The plan is not ready: check step 2 (see the red messages).")
+QUERY_ROWS_PRIVATE = NotReady(
+    "plan", "This plan publishes N, the exact number of rows the query returns, and that number was not stated "
+    "public: under “Protect against” choose “One person may be added or removed”, or, if that number is public, "
+    "tick “The number of rows this query returns is public” in File → Connect to a Database….")
 
 
 def release_request(state: WorkspaceState) -> ReleaseRequest | NotReady:
@@ -108,6 +112,8 @@ def release_request(state: WorkspaceState) -> ReleaseRequest | NotReady:
     choice = state.plan
     if choice.planning or choice.privacy is None or choice.plan is None or choice.plan.shape.bins != settings.bins:
         return PLAN_NOT_READY
+    if choice.plan.privacy.root_public and not settings.spec.row_count_may_be_public:
+        return QUERY_ROWS_PRIVATE
     return ReleaseRequest(settings, choice.plan, choice.consistency, choice.focus)
 
 
@@ -397,9 +403,10 @@ def run_release(request: ReleaseRequest, source: NoiseSource, progress: Progress
     request for its password (from the session's memory or a dialog; never stored).
     """
     settings = request.settings
+    spec = settings.spec
+    neighbours_for(spec, request.plan.privacy.neighbours)  # N of a query not stated public: refused before reading
     with Ledger() as ledger:  # refused (no cap, too little left, cap δ = 0 for Gaussian) before reading the data
         check_release_budget(ledger, request.dataset, request.plan)
-    spec = settings.spec
     reading = (f"Reading '{settings.column}' from {settings.path.name}…" if spec.kind == "file"
                else f"Counting '{settings.column}' in {spec.display_name()}…")
     progress(0.0, reading)

@@ -280,7 +280,7 @@ def test_a_version_1_ledger_is_upgraded_and_its_releases_cannot_be_signed_from_a
         sign_release(ledger, tmp_path, "new", result, new_info, PDF, secret)
     raw = sqlite3.connect(path)
     try:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == ledger_module.SCHEMA_VERSION == 2
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == ledger_module.SCHEMA_VERSION == 3
     finally:
         raw.close()
 
