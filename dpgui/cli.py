@@ -527,11 +527,13 @@ def _note_delta_unused(plan: Plan, command: str) -> None:
 
 
 def _plan_report(plan: Plan, n: int | None, args: argparse.Namespace) -> dict[str, Any]:
+    from dpgui.core.margins import cdf_margins
     from dpgui.core.planner import baselines
     from dpgui.core.projection import project
 
     out = _plan_json(plan, args)
     out["projected"] = project(plan).to_json(n)
+    out["projected"]["margin95"] = cdf_margins(plan).to_json()
     out["baselines"] = baselines(plan.shape.bins, plan.privacy)
     best = out["baselines"]["paper_best"]["total_sq_error"]
     out["projected"]["ratio_to_paper_best"] = out["projected"]["total_sq_error"] / best
@@ -619,6 +621,15 @@ def noise_text(report: dict[str, Any]) -> str:
     return text
 
 
+def _margin_line(margins: dict[str, float], n: int | None) -> str:
+    """The stated 95 % margins of a CDF plan (``projected["margin95"]``), worded as the window and the
+    PDF word them: "Projected 95 % margin …: ± … at the worst point of the CDF, ± … on average"."""
+    from dpgui.core.margins import MARGIN_NAME
+    from dpgui.formatting import cdf_margin_words
+
+    return f"Projected {MARGIN_NAME}: {cdf_margin_words(margins['worst'], margins['average'], n)}"
+
+
 def plan_text(report: dict[str, Any], n: int | None) -> str:
     """The plan in words, for people: tree, budgets, projected error, comparison with the paper."""
     neighbours = ("change-one (N = all rows is public and published exactly)" if report["neighbours"] == "change"
@@ -646,13 +657,9 @@ def plan_text(report: dict[str, Any], n: int | None) -> str:
     else:
         for level, eps, scale in zip(report["levels"], report["level_epsilons"], report["level_noise_scales"]):
             lines.append(f"  level {level}: ε = {eps:.4g}" + (f", noise scale {scale:.4g}" if scale else ", not released"))
-    worst = projected["max_std_error"]
-    share = f" ({100 * worst / n:.3g} % of N)" if n else ""
     lines += [
-        "Projected error of each cumulative count (before consistency, which usually lowers it):",
-        f"  worst standard error ±{worst:.4g} records{share}; its 95 % band ±{projected['max_margin95']:.4g} "
-        "(2.2 SE + 1; holds the truth in ≥ 95 % of releases)",
-        f"  root-mean-square error ±{projected['rms_error']:.4g} records",
+        f"{_margin_line(projected['margin95'], n)} (of the cumulative counts, before consistency, which usually "
+        "lowers it)",
         f"  total squared error {projected['total_sq_error']:.4g} = {projected['ratio_to_paper_best']:.3f} x "
         "the best tree of Rameshwar, Tandon & Sharma 2024: "
         f"{'x'.join(map(str, report['baselines']['paper_best']['branching']))}, "
@@ -1209,6 +1216,7 @@ def _one_line(text: str) -> str:
 def cmd_simulate(args: argparse.Namespace) -> int:
     import secrets  # here: it loads OpenSSL, which the other commands do not need
 
+    from dpgui.core.margins import cdf_margins
     from dpgui.core.projection import project
     from dpgui.core.simulation import simulate
     from dpgui.core.synthetic import synthetic_counts
@@ -1251,7 +1259,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         "n": n if n_public else "N is private (addremove): not shown",
         "insecure_seeded_noise": True,
         **result.to_json(),
-        "projected": project(plan).to_json(n if n > 0 and n_public else None),
+        "projected": {**project(plan).to_json(n if n > 0 and n_public else None),
+                      "margin95": cdf_margins(plan).to_json()},
     }
     if args.json:
         _print(out, True)
@@ -1295,8 +1304,8 @@ def simulate_text(out: dict[str, Any], show_n: bool) -> str:
     lines += [
         "  (mean over the trials ± its standard error)",
         "",
-        f"Projected (before consistency): total squared error {projected['total_sq_error']:.4g}, "
-        f"worst standard error ±{projected['max_std_error']:.4g} records, rms ±{projected['rms_error']:.4g} records",
+        f"{_margin_line(projected['margin95'], out['n'] if show_n and isinstance(out['n'], int) else None)} "
+        f"(before consistency); total squared error {projected['total_sq_error']:.4g}",
     ]
     return "\n".join(lines)
 
@@ -1438,6 +1447,10 @@ def _add_hierarchy_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--counts-from-data", action="store_true",
                         help="let the optimiser use the confidential counts of the data (recorded in the manifest); "
                              "by default it uses only the public --prior")
+    parser.add_argument("--n", type=_int_at_least(1, "--n 12000"), metavar="N",
+                        help="without --prior: the number of records at which the errors are projected, spread evenly "
+                             "over the categories (recorded in the plan). Under change the data's N is used when --n is "
+                             "not given (N is public); under addremove give a published estimate, never the data's count")
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -1513,9 +1526,24 @@ def _hierarchy_privacy(args: argparse.Namespace) -> Any:
     return PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0)
 
 
+def _assumed_records(args: argparse.Namespace, rows: int | None) -> int | None:
+    """The records a plan without ``--prior`` projects its errors at: ``--n``, else under change the data's
+    row count ``rows`` (N is public and published exactly), else None (add/remove: N is private)."""
+    if args.prior is not None:
+        return None
+    if args.n is not None:
+        return int(args.n)
+    return rows if args.neighbours == "change" and rows else None
+
+
+NO_RECORDS_NOTE = ("the errors are the noise's alone (no counts): give --n, a published estimate of the number of "
+                   "records, or --prior, to see how useful small counts will be")
+
+
 def _hierarchy_plan(args: argparse.Namespace, hierarchy: Hierarchy, prior_levels: tuple[np.ndarray, ...] | None,
-                    prior_source: str) -> HierarchyPlan:
-    """The plan of the command's options for ``hierarchy`` (its level sizes only: public)."""
+                    prior_source: str, rows: int | None = None) -> HierarchyPlan:
+    """The plan of the command's options for ``hierarchy`` (its level sizes only: public; ``rows``: the
+    data's N, used under change only, where it is public)."""
     from dpgui.core.hierarchy import plan_hierarchy
 
     allocation, target = args.allocation
@@ -1524,7 +1552,7 @@ def _hierarchy_plan(args: argparse.Namespace, hierarchy: Hierarchy, prior_levels
     return plan_hierarchy(hierarchy.level_sizes, _hierarchy_privacy(args), noise=args.noise, allocation=allocation,
                           weights=args.weights, target_mse=target, consistency=args.consistency,
                           prior_levels=prior_levels, prior_source=prior_source, hierarchy=hierarchy,
-                          alpha=args.alpha)
+                          alpha=args.alpha, assumed_records=_assumed_records(args, rows))
 
 
 def _alpha_mrmse_json(args: argparse.Namespace, hierarchy: Hierarchy,
@@ -1547,27 +1575,20 @@ def _alpha_mrmse_json(args: argparse.Namespace, hierarchy: Hierarchy,
             "multiplicative": figures(multiplicative)}
 
 
-#: Monte-Carlo projections (consistent releases) use about this many node-trials in all.
-def _hierarchy_projection(plan: HierarchyPlan, hierarchy: Hierarchy, levels: Sequence[np.ndarray] | None,
-                          counts: str) -> dict[str, Any]:
-    """The projected bias², variance and MSE per level (sums over the level's nodes, records²) at the
-    counts ``levels`` (root first; public: a prior, released counts, or the data's when opted in),
-    as :func:`dpgui.report.hierarchy_bundle.projection_json`. Without counts, the noise's variance
-    only (large counts: no clamp bias; the consistency step not included), and the JSON says so."""
-    from dpgui.core.hierarchy import project_hierarchy, projection_trials
-    from dpgui.report.hierarchy_bundle import projection_json
+def _hierarchy_errors(plan: HierarchyPlan, hierarchy: Hierarchy, levels: Sequence[np.ndarray] | None,
+                      counts: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The plan's stated errors as JSON (:func:`dpgui.report.hierarchy_bundle.errors_json` of
+    :func:`dpgui.core.hierarchy_errors.plan_errors`, the figures the window and the PDF state): per level
+    bias², variance and MSE (sums over the level's nodes, records²), the 95 % margin of one count and how
+    useful the counts will be, at ``levels`` (root first; public: a prior, or the data's when opted in,
+    named by ``counts``), else at the plan's assumed records spread evenly, else the noise's alone; and
+    the warnings: levels that will be mostly noise, or that no counts were known."""
+    from dpgui.core.hierarchy_errors import plan_errors
+    from dpgui.report.hierarchy_bundle import errors_json
 
-    if levels is None and plan.noise == "multiplicative":  # its error has no variance-only form: at zero counts
-        levels, counts = tuple(np.zeros(n, dtype=np.int64) for n in plan.level_sizes), "zero counts (no counts given)"
-    if levels is None:
-        rows = [{"level": ell, "nodes": int(n), "bias2": 0.0, "variance": float(n * v), "mse": float(n * v)}
-                for ell, (n, v) in enumerate(zip(plan.level_sizes, plan.level_noise_variances()))]
-        return {"method": "noise variance only: without counts the clamp's bias and the consistency step are not "
-                          "projected (give --prior, or --counts-from-data)",
-                "counts": "no counts", "weighted_mse": math.fsum(w * r["mse"] for w, r in zip(plan.weights, rows)),
-                "levels": rows}
-    trials = projection_trials(hierarchy.level_sizes)
-    return projection_json(project_hierarchy(plan, levels, trials=trials, seed=0, hierarchy=hierarchy), counts)
+    errors = plan_errors(plan, hierarchy, levels, counts)
+    warnings = errors.warnings(hierarchy.level_names) if errors.counts is not None else (NO_RECORDS_NOTE,)
+    return errors_json(errors), warnings
 
 
 def _budget_unit(plan: HierarchyPlan) -> str | None:
@@ -1601,9 +1622,10 @@ def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: s
 
 
 def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierarchy, Any, np.ndarray | None, str, str,
-                                                                          tuple[str, ...]]:
+                                                                          tuple[str, ...], int | None]:
     """For ``plan`` and ``simulate``: the hierarchy, its prior levels (or None), the truth's leaf counts
-    (``counting``: simulate needs them), the node list's and the counts' sources and notes."""
+    (``counting``: simulate needs them), the node list's and the counts' sources and notes, and the data's
+    row count N (None with --prior; used only where N is public, under change)."""
     from dpgui.data.hierarchy import read_prior
 
     if args.prior is not None:
@@ -1613,7 +1635,8 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
         _check_no_source_options(args, "--prior")
         prior = read_prior(args.prior, args.levels)
         hierarchy, leaves = _hierarchy_tree(prior)
-        return hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_PRIOR_ONLY, PRIOR_FILE, tuple(prior.notes)
+        return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_PRIOR_ONLY, PRIOR_FILE, tuple(prior.notes),
+                None)
     if not _has_source(args):
         raise ParameterError("no data and no prior were given",
                              "give --source URL|FILE (the data) or --prior PRIOR.csv (public counts)")
@@ -1621,9 +1644,11 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
         _check_data_columns(source, args.levels, numeric=False)
         data = source.path_counts(args.levels)
     hierarchy, leaves = _hierarchy_tree(data)
+    rows = int(leaves.sum())
     if args.counts_from_data:
-        return hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_DATA_COUNTS, COUNTS_OPTED_IN, tuple(data.notes)
-    return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, "none", tuple(data.notes)
+        return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_DATA_COUNTS, COUNTS_OPTED_IN, tuple(data.notes),
+                rows)
+    return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, "none", tuple(data.notes), rows
 
 
 ALPHA_UNUSED = "α is used only with δ > 0 (the mechanisms of Ghazi et al. 2023 need (ε, δ))"
@@ -1656,11 +1681,12 @@ def _note_lines(command: str, notes: Sequence[str]) -> None:
 
 def cmd_hierarchy_plan(args: argparse.Namespace) -> int:
     unused = _check_hierarchy_delta(args)
-    hierarchy, prior_levels, _, node_list, prior_source, notes = _hierarchy_sources(args, counting=False)
+    hierarchy, prior_levels, _, node_list, prior_source, notes, rows = _hierarchy_sources(args, counting=False)
     notes += unused
-    plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source)
-    projection = _hierarchy_projection(plan, hierarchy, prior_levels, _projection_counts_text(prior_source))
+    plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source, rows)
+    projection, warnings = _hierarchy_errors(plan, hierarchy, prior_levels, _projection_counts_text(prior_source))
     report = _hierarchy_plan_json(plan, hierarchy, node_list, projection, notes)
+    report["warnings"] = list(warnings)
     report["alpha_mrmse"] = _alpha_mrmse_json(args, hierarchy, prior_levels)
     if args.json:
         _print(report, True)
@@ -1668,6 +1694,31 @@ def cmd_hierarchy_plan(args: argparse.Namespace) -> int:
         print(hierarchy_plan_text(report))
     _note_lines("plan", report["notes"])
     return 0
+
+
+def hierarchy_margin_lines(report: dict[str, Any]) -> list[str]:
+    """The stated errors of a hierarchy plan (``report["projected"]``, :func:`_hierarchy_errors`) as a table:
+    per level the 95 % margin of one count, the middle category's count, the margin as a share of it and
+    the share of categories below the margin; then the warnings. Worded as the window and the PDF."""
+    from dpgui.core.hierarchy_errors import basis_words
+    from dpgui.core.margins import MARGIN_NAME
+    from dpgui.formatting import format_level_margin, format_relative_margin, format_share_whole
+
+    projected = report["projected"]
+    names = ["all records", *report["levels"]]
+    lines = [f"Projected {MARGIN_NAME} of one published count, {basis_words(projected['counts'])}:",
+             f"  {'level':<8}{'name':<16}{'categories':>12}{MARGIN_NAME:>22}{'median count':>14}"
+             f"{'margin/count':>14}{'below margin':>14}"]
+    for row in projected["levels"]:
+        median = row.get("median_count")
+        relative = row.get("relative_margin")
+        if median is not None and relative is None:  # null in the JSON: the middle category is empty
+            relative = math.inf
+        lines.append(f"  {row['level']:<8}{names[row['level']][:15]:<16}{row['nodes']:>12,}"
+                     f"{format_level_margin(row['margin95']):>22}{'—' if median is None else f'{median:,.0f}':>14}"
+                     f"{format_relative_margin(relative):>14}{format_share_whole(row.get('share_below_margin')):>14}")
+    lines += [f"  warning: {w}" for w in report.get("warnings", ())]
+    return lines
 
 
 def hierarchy_plan_text(report: dict[str, Any]) -> str:
@@ -1691,6 +1742,7 @@ def hierarchy_plan_text(report: dict[str, Any]) -> str:
                      f"{row['mse']:>14.4g}")
     lines.append(f"  weighted MSE {report['projected']['weighted_mse']:.4g} ({report['projected']['method']}; at "
                  f"{report['projected']['counts']}); sums over each level's nodes, records²")
+    lines += hierarchy_margin_lines(report)
     alpha = report.get("alpha_mrmse")
     if alpha:
         lines.append(f"  Ghazi et al. 2023, α = {alpha['alpha']:g}: projected α-mRMSE "
@@ -1836,7 +1888,8 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         if plan is None:
             if args.counts_from_data:
                 prior_levels = hierarchy.aggregate(leaves)
-            plan = _hierarchy_plan(args, hierarchy, prior_levels, COUNTS_OPTED_IN if args.counts_from_data else "none")
+            plan = _hierarchy_plan(args, hierarchy, prior_levels, COUNTS_OPTED_IN if args.counts_from_data else "none",
+                                   int(leaves.sum()))
             _check_charge(ledger, dataset, plan)
         args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
         result, info = spend_and_release_hierarchy(
@@ -1844,16 +1897,18 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
             node_list_source=NODE_LIST_FROM_PRIOR if args.prior is not None else NODE_LIST_FROM_DATA,
             counts_from_data=bool(args.counts_from_data), prior_name=prior_name, prior_sha256=prior_sha256,
             notes=notes, release_id=args.release_id, source_record=source.public_record())
-        # The projection published with the release: at the prior's counts, else at the released counts
-        # (post-processing: public), never at the confidential counts. Past the spend, so it runs inside
-        # _write_outputs: its failure too says that ε was spent.
+        # The projection published with the release: the plan's stated errors (those `hierarchy plan` and the
+        # window state) at the prior's counts, else at the plan's assumed records, else the noise's alone —
+        # never at the confidential counts. Past the spend, so it runs inside _write_outputs: its failure too
+        # says that ε was spent.
         projected: dict[str, Any] = {}
+        warnings: list[str] = []
 
         def project() -> None:
-            if args.prior is not None:
-                projected.update(_hierarchy_projection(plan, hierarchy, prior_levels, "the prior's counts"))
-            else:
-                projected.update(_hierarchy_projection(plan, hierarchy, result.counts, "the released counts"))
+            public = prior_levels if args.prior is not None else None
+            figures, said = _hierarchy_errors(plan, hierarchy, public, "the prior's counts")
+            projected.update(figures)
+            warnings.extend(said)
 
         def bundle() -> Path:
             assert key is not None and hierarchy is not None and plan is not None
@@ -1866,6 +1921,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     node_list = NODE_LIST_PRIOR_ONLY if args.prior is not None else (
         "data (declared public with --categories-public: its categories are published as the node list)")
     summary = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes + unused)
+    summary["warnings"] = warnings
     summary.update({
         "outputs": outputs,
         "dataset": dataset,
@@ -1897,19 +1953,20 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
     import secrets  # here: it loads OpenSSL, which the other commands do not need
 
     from dpgui.core.hierarchy import simulate_hierarchy
+    from dpgui.formatting import format_level_margin
     from dpgui.report.hierarchy_bundle import projection_json
 
     unused = _check_hierarchy_delta(args)
     seed = args.seed if args.seed is not None else secrets.randbits(63)
-    hierarchy, prior_levels, leaves, node_list, prior_source, notes = _hierarchy_sources(args, counting=True)
+    hierarchy, prior_levels, leaves, node_list, prior_source, notes, rows = _hierarchy_sources(args, counting=True)
     notes += unused
     assert leaves is not None
     if node_list == NODE_LIST_DATA_ONLY:  # simulate does use the data's counts: they are its truth
         node_list = NODE_LIST_DATA_SIMULATED
-    plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source)
+    plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source, rows)
     truth = hierarchy.aggregate(leaves)
     empirical = simulate_hierarchy(hierarchy, leaves, plan, trials=args.trials, seed=seed)
-    projected = _hierarchy_projection(plan, hierarchy, truth, "the simulated data's counts")
+    projected, _ = _hierarchy_errors(plan, hierarchy, truth, "the simulated data's counts")
     report = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes)
     report.update({
         "trials": args.trials,
@@ -1918,8 +1975,9 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
         "empirical": projection_json(empirical, "the simulated data's counts"),
         "side_by_side": [
             {"level": int(e.level), "nodes": int(e.nodes),
-             "empirical": {"bias2": float(e.bias2), "variance": float(e.variance), "mse": float(e.mse)},
-             "projected": {key: float(p[key]) for key in ("bias2", "variance", "mse")}}
+             "empirical": {"bias2": float(e.bias2), "variance": float(e.variance), "mse": float(e.mse),
+                           "margin95": e.margin95},
+             "projected": {key: float(p[key]) for key in ("bias2", "variance", "mse", "margin95")}}
             for e, p in zip(empirical.levels, projected["levels"])],
     })
     if args.json:
@@ -1927,11 +1985,12 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
     else:
         lines = [f"Simulated {args.trials:,} releases (seed {seed}, INSECURE seeded noise: for study only, never "
                  "publish)", f"  {'level':<8}{'nodes':>10}{'MSE simulated':>16}{'MSE projected':>16}"
-                 f"{'bias² sim.':>14}{'bias² proj.':>14}"]
+                 f"{'bias² sim.':>14}{'bias² proj.':>14}{'95 % margin sim.':>20}{'95 % margin proj.':>20}"]
         for row in report["side_by_side"]:
             e, p = row["empirical"], row["projected"]
             lines.append(f"  {row['level']:<8}{row['nodes']:>10,}{e['mse']:>16.4g}{p['mse']:>16.4g}{e['bias2']:>14.4g}"
-                         f"{p['bias2']:>14.4g}")
+                         f"{p['bias2']:>14.4g}{format_level_margin(e['margin95']):>20}"
+                         f"{format_level_margin(p['margin95']):>20}")
         print("\n".join(lines))
     _note_lines("simulate", report["notes"])
     return 0

@@ -119,9 +119,59 @@ def format_percent_of(value: float, total: float) -> str:
     return f"{100 * value / total:.2g} %"
 
 
+def format_margin(margin: float) -> str:
+    """A projected 95 % error margin, to one decimal, without its unit (a table whose heading says
+    "records"): ``± 1,234.5``."""
+    return f"± {margin:,.1f}"
+
+
 def format_margin_records(margin: float) -> str:
     """A projected 95 % error margin in records, to one decimal: ``± 1,234.5 records``."""
-    return f"± {margin:,.1f} records"
+    return f"{format_margin(margin)} records"
+
+
+def format_level_margin(margin: float, unit: bool = True) -> str:
+    """A hierarchy level's 95 % margin: ``± 16.4 records`` (``± 16.4`` without ``unit``), or ``exact`` for a
+    level published without noise (the total N under change)."""
+    if margin == 0:
+        return "exact"
+    return format_margin_records(margin) if unit else format_margin(margin)
+
+
+def format_margin_of_n(margin: float, n: int | None, n_name: str = "N") -> str:
+    """A 95 % margin in records, with its share of N when N is known:
+    ``± 27.4 records (0.27 % of N = 10,000)``."""
+    share = f" ({format_percent_of(margin, n)} of {n_name} = {n:,})" if n else ""
+    return f"{format_margin_records(margin)}{share}"
+
+
+def format_relative_margin(ratio: float | None) -> str:
+    """A 95 % margin as a share of a count (``ratio`` = margin ÷ count): ``± 33 %``, ``± 1.3 %``,
+    ``± 250 %``; ``∞`` for an empty category (any error is infinitely large against 0), ``—`` unknown."""
+    if ratio is None or math.isnan(ratio):
+        return "—"
+    if math.isinf(ratio):
+        return "∞"
+    percent = 100.0 * ratio
+    return f"± {percent:,.0f} %" if percent >= 10 else f"± {percent:.2g} %"
+
+
+def format_share_whole(share: float | None) -> str:
+    """A share in [0, 1] as a whole percentage (``8 %``; ``< 1 %`` for a share below one half percent
+    but above 0), ``—`` unknown."""
+    if share is None or math.isnan(share):
+        return "—"
+    if 0 < share < 0.005:
+        return "< 1 %"
+    return f"{100.0 * share:.0f} %"
+
+
+def cdf_margin_words(worst: float, average: float, n: int | None = None, n_name: str = "N") -> str:
+    """A CDF plan's stated errors in words, the same in the window, the CLI and the PDF:
+    ``± 27.4 records at the worst point of the CDF, ± 21.9 records on average`` (each with its share
+    of N when N is known; ``n_name`` names N, e.g. "your estimate of N")."""
+    return (f"{format_margin_of_n(worst, n, n_name)} at the worst point of the CDF, "
+            f"{format_margin_of_n(average, n, n_name)} on average")
 
 
 # ---------------------------------------------------------------------------- values in column units

@@ -150,17 +150,20 @@ def _data_sources(run: _Run) -> str:
 def _plan(run: _Run) -> str:
     import math
 
+    from dpgui.core.margins import MARGIN_NAME, cdf_margins
     from dpgui.core.plan import PrivacySpec
     from dpgui.core.planner import auto_plan
     from dpgui.core.projection import project
+    from dpgui.formatting import format_margin_records
 
     plan = auto_plan(SAMPLE_BINS, PrivacySpec(EPSILON, "change", 1), None, "auto", "gls", "total")
     projected = project(plan)
     _check(math.isfinite(projected.total_sq_error) and projected.total_sq_error > 0,
            f"projected error {projected.total_sq_error} is not a positive number")
     run.values["plan"] = plan
-    worst = projected.max_variance ** 0.5
-    return f"branching {plan.shape.label}, ε = {plan.privacy.epsilon:g}, worst standard error ±{worst:.3g} records"
+    worst = cdf_margins(plan).worst
+    return (f"branching {plan.shape.label}, ε = {plan.privacy.epsilon:g}, {MARGIN_NAME} {format_margin_records(worst)} "
+            "at the worst point")
 
 
 def _key(run: _Run) -> str:
@@ -273,10 +276,10 @@ def _hierarchy(run: _Run) -> str:
     import numpy as np
 
     from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
-    from dpgui.core.hierarchy import project_hierarchy
+    from dpgui.core.hierarchy_errors import plan_errors
     from dpgui.core.noise import SecureRandom
     from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
-    from dpgui.report.hierarchy_bundle import projection_json
+    from dpgui.report.hierarchy_bundle import errors_json
     from dpgui.report.hierarchy_publish import sign_hierarchy_release
     from dpgui.report.ledger import Ledger
     from dpgui.workspace.hierarchy import (
@@ -307,8 +310,7 @@ def _hierarchy(run: _Run) -> str:
     with Ledger() as ledger:
         left = ledger.totals(HIERARCHY_DATASET).epsilon_remaining
     _check(abs(left) < 1e-12, f"the ledger shows ε = {left:g} left after spending the whole cap")
-    projection = projection_json(project_hierarchy(release.plan, release.counts, hierarchy=hierarchy),
-                                 "the released counts")
+    projection = errors_json(plan_errors(release.plan, hierarchy))  # the plan's stated errors, as published
     key = run.values["key"]
     pdf = render_hierarchy_pdf(release, info, projection, key.public_key.key_id_hex)
     _check(pdf.startswith(b"%PDF-"), f"the hierarchy PDF is not a PDF ({len(pdf)} bytes)")

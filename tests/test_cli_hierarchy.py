@@ -202,11 +202,25 @@ def test_plan_from_the_data_reads_it_for_the_node_list_only(world, capsys):
     report = json.loads(out)
     assert "node list only" in report["node_list_source"] and "counts were not used" in report["node_list_source"]
     assert report["counts_from_data"] is False and report["prior_source"] == "none"
-    assert report["projected"]["counts"] == "no counts" and "variance only" in report["projected"]["method"]
-    assert all(r["bias2"] == 0 for r in report["projected"]["levels"])
-    # the data's node list: 4 regions, the true number of districts and schools
+    # under change N is public: the errors are projected at N records spread evenly, and the plan records N
     truth = _truth(world)
+    n = truth[()]
+    assert report["projected"]["counts"] == f"{n:,} records (N, public under change) assumed spread evenly over the categories"
+    assert report["plan"]["assumed_records"] == n
+    # the data's node list: 4 regions, the true number of districts and schools
     assert report["level_sizes"] == [1] + [sum(1 for p in truth if len(p) == d) for d in (1, 2, 3)]
+    # under add/remove N is private: the data's row count is never used; the noise alone, or a typed estimate
+    code, out, err = run_cli(_plan(world, "--neighbours", "addremove", source="input"), capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["projected"]["counts"] == "no counts (the noise alone)" and "assumed_records" not in report["plan"]
+    assert report["projected"]["method"].startswith("noise only")
+    assert all(r["bias2"] == 0 and r["median_count"] is None for r in report["projected"]["levels"])
+    assert report["warnings"] and "--n" in report["warnings"][0]
+    code, out, err = run_cli(_plan(world, "--neighbours", "addremove", "--n", "5000", source="input"), capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["plan"]["assumed_records"] == 5000 and report["projected"]["counts"].startswith("5,000 records")
 
 
 def test_plan_optimal_needs_counts_and_takes_the_data_only_when_opted_in(world, capsys):
@@ -242,7 +256,9 @@ def test_release_to_csv_records_epsilon_in_the_ledger_and_writes_a_consistent_tr
     assert summary["secure_noise"] is True and summary["outputs"]["csv"] == str(world / "out.csv")
     assert math.fsum(summary["level_budgets"]) == pytest.approx(1.0)
     _check_projection(summary, summary["level_sizes"])
-    assert summary["projected"]["counts"] == "the released counts"
+    # the published projection is the plan's (the figures `hierarchy plan` states), at N spread evenly (change)
+    assert summary["projected"]["counts"] == (f"{summary['n_released']:,} records (N, public under change) assumed "
+                                              "spread evenly over the categories")
     with open(world / "out.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert list(rows[0]) == ["level", "level_name", "path", "released_count", "ci95_low", "ci95_high"]

@@ -40,12 +40,12 @@ def test_a_failure_after_the_spend_while_projecting_says_the_budget_was_spent(wo
     """The published projection is computed after the spend and the noise. If it fails (here: forced),
     the message must say that ε was spent and under which ledger id — never a bare error that reads
     as "nothing happened" while the ledger holds the spend."""
-    import dpgui.core.hierarchy as engine
+    import dpgui.core.hierarchy_errors as errors
 
     def broken(*args, **kwargs):
         raise ParameterError("projection failed (forced by the test)", "none")
 
-    monkeypatch.setattr(engine, "project_hierarchy", broken)
+    monkeypatch.setattr(errors, "plan_errors", broken)  # the published projection's (made after the spend)
     code, _, err = run_cli(_release(world), capsys)
     assert code == 2
     assert "was spent" in err and "ledger release" in err, err

@@ -12,12 +12,11 @@ import numpy as np
 from PySide6.QtWidgets import QWidget
 
 from dpgui.app.export_dialog import BundleExportDialog
-from dpgui.core.hierarchy import project_hierarchy
+from dpgui.core.hierarchy_errors import plan_errors
 from dpgui.report.bundle import BundlePaths
-from dpgui.report.hierarchy_bundle import default_hierarchy_bundle_name, projection_json
+from dpgui.report.hierarchy_bundle import default_hierarchy_bundle_name, errors_json
 from dpgui.report.ledger import Ledger
 from dpgui.report.signing import SecretKey
-from dpgui.core.hierarchy import projection_trials
 from dpgui.workspace.hierarchy import HierarchyOutcome
 
 
@@ -34,14 +33,11 @@ class HierarchyExportDialog(BundleExportDialog):
         self.public_prior_levels = public_prior_levels
 
     def published_projection(self) -> dict[str, Any]:
-        """The projected error per level that the bundle publishes: at the public prior's counts, else at the
-        released counts (public, post-processing) — never at the confidential counts (as the CLI)."""
+        """The projected errors the bundle publishes: the plan's own (:func:`dpgui.core.hierarchy_errors.plan_errors`,
+        the figures the plan page and ``dpgui hierarchy plan`` stated) at the public prior's counts, else at
+        the plan's assumed records, else the noise's alone — never at the confidential counts (as the CLI)."""
         release = self.outcome.release
-        prior = self.public_prior_levels
-        counts = release.counts if prior is None else prior
-        projection = project_hierarchy(release.plan, counts, trials=projection_trials(release.plan.level_sizes),
-                                       hierarchy=release.hierarchy)
-        return projection_json(projection, "the released counts" if prior is None else "the prior's counts")
+        return errors_json(plan_errors(release.plan, release.hierarchy, self.public_prior_levels))
 
     def sign_bundle(self, ledger: Ledger, folder: str, name: str, key: SecretKey) -> BundlePaths:
         """The PDF with the published projection, then :func:`~dpgui.report.hierarchy_publish.sign_hierarchy_release`."""

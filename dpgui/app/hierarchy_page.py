@@ -37,10 +37,11 @@ from dpgui.app.export_dialog import BundleExportDialog, csv_export_default, expo
 from dpgui.app.fields import (
     ValidatedField, inline_message, offer_neighbours, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
 )
+from dpgui.app.hierarchy_errors_view import ERROR_HEADERS, ERROR_TIPS, MarginCurves, level_error_cells, plan_error_words
 from dpgui.app.hierarchy_result import HierarchyResultView
 from dpgui.app.hierarchy_tree import HierarchyTreeView, level_unit
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
-from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, downstream_projection
+from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, check_assumed_records, downstream_projection
 from dpgui.data.source import PasswordPrompt
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
@@ -66,7 +67,7 @@ NONE_ITEM = "— none —"
 LEVEL_LABELS = ("Level &1 (top):", "Level &2:", "Level &3 (optional):", "Level &4 (optional):")
 REPLAN_DELAY_MS = 250
 TABLE_HEADERS = ("Level", "Column", "Categories", "Weight", "Budget", "Bias²\n(records²)", "Variance\n(records²)",
-                 "MSE\n(records²)", "Typical error\nper category\n(records)")
+                 "MSE\n(records²)", *ERROR_HEADERS)
 TABLE_TIPS = (
     "Level 0 is the total of all records; level 1 the top column.",
     "The level column.",
@@ -77,7 +78,7 @@ TABLE_TIPS = (
     "in records².",
     "Projected variance summed over the level's categories, in records².",
     "Projected mean squared error summed over the level's categories (bias² + variance), in records².",
-    "Typical error of one category of this level: √(MSE / categories), in records.",
+    *ERROR_TIPS,
 )
 COL_WEIGHT, COL_BUDGET = 3, 4
 
@@ -89,10 +90,18 @@ def _parse_alpha(raw: str) -> float:
     return value
 
 
+def _parse_records(raw: str) -> int | None:
+    """A typed number of records (a published estimate of N), or None when the field is empty."""
+    if not raw.strip():
+        return None
+    return check_assumed_records(int(parse_number(raw, "N", "12000", integer=True)))
+
+
 def _parse_target(raw: str) -> float:
     value = float(parse_number(raw, "target error", "25"))
     if value <= 0:
-        raise ParameterError(f"the target error must be above 0, got {raw!r}", "enter e.g. 25 (records per category)")
+        raise ParameterError(f"the target error must be above 0, got {raw!r}",
+                             "enter e.g. 625 (records², summed over the categories)")
     return value
 
 
@@ -499,6 +508,15 @@ class HierarchyMode(QWidget):
         self.records_per_person.valueChanged.connect(self._on_plan_edited)
         form.addRow("&Records per person (max):", self.records_per_person)
         set_buddy(form, self.records_per_person, self.records_per_person)
+        self.records = ValidatedField(_parse_records, "e.g. 12000", (
+            "The number of records the projected errors assume, spread evenly over the categories (a prior file's "
+            "counts are used instead when there is one). Under 'N is public' it is the file's row count; under "
+            "'N is private' only a published estimate may be typed, never the file's count."))
+        self.records_label = QLabel("")
+        self.records_label.setBuddy(self.records.edit)
+        form.addRow(self.records_label, self.records)
+        self.records_help = _help("")
+        form.addRow(self.records_help)
 
         plan_box = QGroupBox("Plan: how the budget is shared between the levels")
         plan_form = QFormLayout(plan_box)
@@ -508,9 +526,10 @@ class HierarchyMode(QWidget):
             "need counts: a public prior file, or the opt-in of step 1."))
         plan_form.addRow("&Allocation:", self.allocation)
         set_buddy(plan_form, self.allocation, self.allocation)
-        self.target = ValidatedField(_parse_target, "e.g. 25", (
-            "The error you accept: the weighted mean squared error over all levels, in records² "
-            "(e.g. 625 = a typical error of 25 records per category)."))
+        self.target = ValidatedField(_parse_target, "e.g. 625", (
+            "The error you accept: the weighted mean squared error, summed over every category of every level "
+            "(each level times its weight), in records² — the figure the table's MSE column adds up. The plan's "
+            "95 % margin of one count is then shown for each level."))
         self.target.set_text("625")
         self.target.setEnabled(False)  # for "least ε for a target error" only
         plan_form.addRow("&Target error (records²):", self.target)
@@ -565,18 +584,26 @@ class HierarchyMode(QWidget):
         self.compare.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.compare.hide()
         self.compare_label.hide()
+        self.warnings = QLabel("")
+        self.warnings.setTextFormat(Qt.TextFormat.RichText)  # user text in it is escaped
+        self.warnings.setWordWrap(True)
+        self.warnings.setStyleSheet("color: #B00020;")
+        self.warnings.hide()
+        self.curves = MarginCurves()
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.addWidget(self.summary)
+        right_layout.addWidget(self.warnings)
         right_layout.addWidget(self.table)
         right_layout.addWidget(self.table_note)
+        right_layout.addWidget(self.curves, 1)
         right_layout.addWidget(self.compare_label)
         right_layout.addWidget(self.compare)
-        right_layout.addStretch(1)
+        right_layout.addStretch(0)
         for table in (self.table, self.compare):
             _fit_height(table)
 
-        for field in (self.epsilon, self.delta, self.target, self.alpha):
+        for field in (self.epsilon, self.delta, self.target, self.alpha, self.records):
             field.edited.connect(self._on_plan_edited)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(scroll)
@@ -610,8 +637,12 @@ class HierarchyMode(QWidget):
             self.summary.setText("No plan: a privacy or plan setting is not valid — see the red message on the left. "
                                  "Nothing is spent.")
             return
+        neighbours = str(self.neighbours.currentData())
+        self._show_records_field(neighbours)
+        if neighbours != "change":  # typed: a published estimate of N (under change N itself is used)
+            values["records_estimate"] = self.records.value()
         values.update(epsilon=float(epsilon), delta=float(delta), noise=str(self.noise.currentData()),
-                      neighbours=str(self.neighbours.currentData()), records_per_person=self.records_per_person.value(),
+                      neighbours=neighbours, records_per_person=self.records_per_person.value(),
                       allocation=allocation, target_mse=target, consistency=str(self.consistency.currentData()),
                       alpha=float(alpha))
         old = self.state_ws.state.choice
@@ -620,6 +651,26 @@ class HierarchyMode(QWidget):
             values["budgets"] = None  # typed budgets were shares of the old total
         self.state_ws.update_choice(**values)
         self._replan.start()
+
+    def _show_records_field(self, neighbours: str) -> None:
+        """Under change the field shows N, the file's row count (public), and cannot be edited; under add/remove
+        it holds only what the officer typed (the file's count is never put there)."""
+        state = self.state_ws.state
+        public = neighbours == "change"
+        self.records.setEnabled(not public)
+        if public:
+            rows = state.loaded.rows if state.loaded is not None else None
+            self.records.set_text(f"{rows:,}" if rows else "")
+            self.records.clear_error()
+        elif self.records_label.text().startswith("Records N"):  # from change: the row count shown goes
+            typed = state.choice.records_estimate
+            self.records.set_text(f"{typed:,}" if typed else "")
+        self.records_label.setText("Records N (public):" if public else "Published estimate of &N:")
+        self.records_help.setText(
+            "N is public under this protection: the errors are projected at N records spread evenly over the "
+            "categories (a prior file's counts are used when there is one)." if public else
+            "N is private under this protection, so the file's row count is never used here. Type a published "
+            "estimate of N to see how useful the small counts will be (or give a prior file).")
 
     def reset_typed_budgets(self) -> None:
         self.state_ws.update_choice(budgets=None, weights=None)
@@ -698,9 +749,12 @@ class HierarchyMode(QWidget):
         self._filling = True
         try:
             self.table.setRowCount(0)
+            self._show_records_field(str(self.neighbours.currentData()))
             if planned is None or loaded is None:
                 self.compare.hide()
                 self.compare_label.hide()
+                self.warnings.hide()
+                self.curves.set_planned(None, None)
                 if loaded is None and not state.problem:  # no tree (e.g. other data): no plan, nor its words
                     self.summary.setText("No plan yet: choose the level columns in step 1.")
                 return
@@ -723,15 +777,14 @@ class HierarchyMode(QWidget):
                     cells.append(format_significant(plan.level_budgets[level], 4))
                 if projection is not None:
                     lp = projection.levels[level]
-                    rmse = (lp.mse / max(lp.nodes, 1)) ** 0.5
-                    cells += [format_significant(lp.bias2), format_significant(lp.variance),
-                              format_significant(lp.mse), format_significant(rmse)]
+                    cells += [format_significant(lp.bias2), format_significant(lp.variance), format_significant(lp.mse)]
                 elif not unit:  # multiplicative, no counts: no per-level noise variance to show
-                    cells += ["—"] * 4
+                    cells += ["—"] * 3
                 else:  # no counts: the noise's own variance (before the clamp and the consistency step)
                     variance = nodes * plan.level_noise_variances()[level]
-                    cells += ["—", format_significant(variance), "—",
-                              format_significant((variance / max(nodes, 1)) ** 0.5) + " (noise)"]
+                    cells += ["—", format_significant(variance), "—"]
+                errors = planned.errors
+                cells += level_error_cells(errors.levels[level]) if errors is not None else ["—"] * len(ERROR_HEADERS)
                 for column, value in enumerate(cells):
                     item = QTableWidgetItem(value)
                     editable = column == COL_WEIGHT or (column == COL_BUDGET and bool(unit)
@@ -750,6 +803,10 @@ class HierarchyMode(QWidget):
             for table in (self.table, self.compare):
                 _fit_height(table)
         self.summary.setText(self.summary_text(planned))
+        _, warnings = plan_error_words(planned, loaded.hierarchy.level_names)
+        self.warnings.setText(warnings)
+        self.warnings.setVisible(bool(warnings))
+        self.curves.set_planned(planned, loaded)
 
     def summary_text(self, planned: PlannedHierarchy) -> str:
         plan = planned.plan
@@ -760,11 +817,10 @@ class HierarchyMode(QWidget):
                  f"{len(plan.level_sizes) - 1} levels; {noise} noise; cost {cost}; "
                  f"consistency: {escape(CONSISTENCY_LABELS[plan.consistency].split(' (')[0].lower())}.")
         projection = planned.projection
+        loaded = self.state_ws.state.loaded
+        words += plan_error_words(planned, loaded.hierarchy.level_names if loaded is not None else ())[0]
         if projection is not None:
-            total_nodes = sum(lp.nodes for lp in projection.levels)
-            typical = (sum(lp.mse for lp in projection.levels) / max(total_nodes, 1)) ** 0.5
-            words += (f" <b>Projected typical error: ± {typical:,.1f} records per count</b> "
-                      f"(weighted MSE {projection.weighted_mse:,.0f} records², {escape(projection.method)}).")
+            words += f" (Weighted MSE {projection.weighted_mse:,.0f} records², {escape(projection.method)}.)"
             if len(planned.projections) > 1:
                 others = ", ".join(f"{CONSISTENCY_LABELS[m].split(' (')[0].lower()} {p.weighted_mse:,.0f}"
                                    for m, p in planned.projections.items())
@@ -1065,6 +1121,8 @@ class HierarchyMode(QWidget):
             self.read_note.setText("")
             show_inline(self.levels_message, "")
             self.result_view.search.clear()
+            if state.choice.records_estimate is None and self.records.isEnabled():  # an estimate of the old data's N
+                self.records.set_text("")
         if "loaded" in parts or "planned" in parts:
             loaded = state.loaded
             plan = state.planned.plan if state.planned is not None else None
@@ -1108,6 +1166,9 @@ class HierarchyMode(QWidget):
             self.records_per_person.setValue(choice.records_per_person)
             self.counts_from_data.setChecked(choice.counts_from_data)
             self.categories_public.setChecked(choice.categories_public)
+            if choice.neighbours != "change":  # a typed estimate of N (under change the field shows N itself)
+                self.records_label.setText("Published estimate of &N:")
+                self.records.set_text(f"{choice.records_estimate:,}" if choice.records_estimate else "")
         finally:
             for widget in quiet:
                 widget.blockSignals(False)

@@ -1,6 +1,8 @@
 """The released hierarchy as a browsable tree table (step 4): one row per node — the category, its
 released count and the 95 % interval — with expand/collapse and a search box that finds a category or
-a path ("Oregon / Portland") and opens the tree down to it.
+a path ("Oregon / Portland") and opens the tree down to it; beside it, :class:`ChildrenChart`: the
+released counts of the selected category's children (of its parent's, for a category without children)
+with their 95 % intervals, the counts whose interval reaches 0 (mostly noise) marked.
 
 :class:`HierarchyResultModel` is a lazy :class:`QAbstractItemModel` over the release's arrays: a node's
 children are a contiguous range of the next level (:meth:`Hierarchy.child_ranges`), so ``index``,
@@ -11,11 +13,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import pyqtgraph as pg
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QSplitter, QTreeView, QVBoxLayout, QWidget,
+)
 
+from dpgui.app.style import SERIES_COLOURS, new_plot
 from dpgui.app.text import plain_text
 from dpgui.core.hierarchy import HierarchyRelease
+from dpgui.core.hierarchy_errors import released_mostly_noise
 from dpgui.workspace.hierarchy import consistency_words, find_paths, interval_words
 
 HEADERS = ("Category", "Released count", "95 % interval, from", "to", "Level")
@@ -130,6 +138,81 @@ class HierarchyResultModel(QAbstractItemModel):
         return None
 
 
+MAX_CHART_ROWS = 40  # children drawn in the chart (the table lists every one)
+NOISE_COLOUR = SERIES_COLOURS["alternative"]  # vermillion: the counts that are mostly noise
+
+
+class ChildrenChart(QWidget):
+    """The released counts of one category's children as points with their 95 % intervals (horizontal
+    lines), one row per child in the release's order (the first :data:`MAX_CHART_ROWS`); a child whose
+    interval reaches 0 (:func:`~dpgui.core.hierarchy_errors.released_mostly_noise`) is a hollow vermillion
+    point. ``shown``: (level, parent index, children indices drawn) of the last call to :meth:`show_children`."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.plot = new_plot("Released counts", "Released count, with its 95 % interval", "", x_units="records")
+        item = self.plot.getPlotItem()
+        item.invertY(True)
+        item.showGrid(x=True, y=False, alpha=0.25)
+        self.plot.setMinimumWidth(320)
+        self.bars = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), pen=pg.mkPen("#555555", width=1.5), beam=0.25)
+        self.plot.addItem(self.bars)
+        self.points = self.plot.plot([], [], pen=None, symbol="o", symbolSize=8, symbolPen=None,
+                                     symbolBrush=SERIES_COLOURS["plan"], name="released count")
+        self.noisy = self.plot.plot([], [], pen=None, symbol="o", symbolSize=9, symbolBrush=None,
+                                    symbolPen=pg.mkPen(NOISE_COLOUR, width=2),
+                                    name="interval reaches 0: mostly noise")
+        self.caption = plain_text(QLabel(""))
+        self.caption.setWordWrap(True)
+        self.shown: tuple[int, int, np.ndarray] | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.caption)
+
+    def clear(self) -> None:
+        self.shown = None
+        self.bars.setData(x=np.zeros(0), y=np.zeros(0), left=np.zeros(0), right=np.zeros(0))
+        self.points.setData([], [])
+        self.noisy.setData([], [])
+        self.plot.getPlotItem().getAxis("left").setTicks([[]])
+        self.plot.getPlotItem().setTitle("Released counts")
+        self.caption.setText("")
+
+    def show_children(self, release: HierarchyRelease, level: int, node: int, selected: int | None = None) -> None:
+        """Draw the children (level ``level`` + 1) of node ``node`` of ``level``; ``selected``: a child to name
+        in the caption (the category chosen in the table, when it has no children of its own)."""
+        hierarchy = release.hierarchy
+        start, end = (int(a[node]) for a in hierarchy.child_ranges(level))
+        children = np.arange(start, min(end, start + MAX_CHART_ROWS))
+        child_level = level + 1
+        counts = np.asarray(release.counts[child_level])[children].astype(float)
+        lower = np.asarray(release.lower[child_level])[children].astype(float)
+        upper = np.asarray(release.upper[child_level])[children].astype(float)
+        noisy = released_mostly_noise(release, child_level)[children]
+        rows = np.arange(children.size, dtype=float)
+        self.bars.setData(x=counts, y=rows, left=counts - lower, right=upper - counts)
+        self.points.setData(counts[~noisy], rows[~noisy])
+        self.noisy.setData(counts[noisy], rows[noisy])
+        labels = hierarchy.labels[level]
+        self.plot.getPlotItem().getAxis("left").setTicks([[(float(i), labels[c]) for i, c in enumerate(children)]])
+        name = "all records" if level == 0 else " / ".join(hierarchy.path(level, node))
+        what = hierarchy.level_names[level]
+        self.plot.getPlotItem().setTitle(f"Released counts of {what} in {name}")
+        self.plot.getPlotItem().setXRange(0.0, float(upper.max()) * 1.05 if upper.size and upper.max() > 0 else 1.0)
+        self.plot.getPlotItem().setYRange(-0.7, max(children.size, 1) - 0.3, padding=0)
+        total = end - start
+        shown = (f"The first {children.size:,} of {total:,} categories (the table lists all). " if total > children.size
+                 else "")
+        chosen = f"'{labels[selected]}' is one of them. " if selected is not None else ""
+        reaching = int(noisy.sum())
+        noise = ("None of these intervals reaches 0." if reaching == 0 else
+                 f"{reaching:,} of {children.size:,} intervals reach 0 (hollow points): those counts are mostly noise, "
+                 "the data may hold no records there.")
+        self.caption.setText(f"{shown}{chosen}Each point is a published count, the line its 95 % interval. {noise}")
+        self.shown = (level, node, children)
+
+
 class HierarchyResultView(QWidget):
     """The tree table with its search box: typing finds the categories whose name (or path, with " / ")
     contains the text; Enter or "Next" goes to the next match, opening the tree down to it."""
@@ -168,19 +251,29 @@ class HierarchyResultView(QWidget):
         bar.addStretch(0)
         bar.addWidget(self.expand_button)
         bar.addWidget(self.collapse_button)
+        self.chart = ChildrenChart()
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.tree)
+        splitter.addWidget(self.chart)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        splitter.setSizes([760, 560])  # the table's category names first
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
-        layout.addWidget(self.tree, 1)
+        layout.addWidget(splitter, 1)
 
     def set_release(self, release: HierarchyRelease | None) -> None:
         old = self.model
         if release is None:
             self.model = None
             self.tree.setModel(None)
+            self.chart.clear()
         else:
             self.model = HierarchyResultModel(release, self)
             self.tree.setModel(self.model)
+            self.tree.selectionModel().currentChanged.connect(self._on_current)
+            self.chart.show_children(release, 0, 0)
             header = self.tree.header()
             header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
             for column in range(1, len(HEADERS)):
@@ -191,6 +284,18 @@ class HierarchyResultView(QWidget):
         if old is not None:
             old.deleteLater()
         self._on_search(self.search.text())
+
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        """The chart follows the table: the children of the chosen category, or its parent's children."""
+        if self.model is None or not current.isValid():
+            return
+        release = self.model.release
+        level, node = self.model.node(current)
+        if level < release.hierarchy.n_levels:
+            self.chart.show_children(release, level, node)
+        else:
+            parent = int(release.hierarchy.parents[level - 1][node])
+            self.chart.show_children(release, level - 1, parent, selected=node)
 
     def collapse(self) -> None:
         """Show the total and the first level only."""

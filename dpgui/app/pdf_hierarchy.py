@@ -1,12 +1,16 @@
 """The human-readable PDF of a hierarchy release (counts over 2–4 nested categorical columns).
 
-Two A4 pages, drawn with the CDF report's PDF writer (:mod:`dpgui.app.pdf_report`, whose
-page layout, footer, styles, privacy wording and verification text are reused): (1) what was released,
-the parameters and the projected error per level (bias², variance and MSE, budgets), the top
-level's released counts with their 95 % intervals; (2) how to read it, with the verification
-commands. Public values only: the released counts and intervals, the node list, the plan and its
-projection (computed at a public prior's counts or at the released counts), the
-:class:`~dpgui.report.hierarchy_bundle.HierarchyReleaseInfo` labels. Works headless.
+A4 pages drawn with the CDF report's PDF writer (:mod:`dpgui.app.pdf_report`, whose page layout,
+footer, styles, privacy wording and verification text are reused): (1) what was released, the
+parameters and the projected error per level — the 95 % margin of one count, the product's one stated
+error, with how it compares with the counts (:func:`dpgui.core.hierarchy_errors.plan_errors`, the
+figures the plan page and ``dpgui hierarchy plan`` stated) and a warning for levels that are mostly
+noise; (2) how to read it, with the verification commands; (3…) every released count, all levels, each
+category followed by its children in the release's order, with its 95 % interval, paginated (drawn
+row by row, not as one document). Public values only: the released counts and intervals, the node
+list, the plan and its projection (at a public prior's counts, the plan's assumed records or the noise
+alone, never the confidential counts), the :class:`~dpgui.report.hierarchy_bundle.HierarchyReleaseInfo`
+labels. Works headless.
 """
 
 from __future__ import annotations
@@ -15,26 +19,36 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from PySide6.QtGui import QPdfWriter
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QPdfWriter, QPen
 
-from dpgui.app.pdf_charts import Canvas
+from dpgui.app.pdf_charts import ALERT, GREY, GRID, INK, RESOLUTION, Canvas
 from dpgui.app.pdf_report import (
-    CONVERSION_WORDS, HTML_STYLE, HTML_TABLE, MINISIGN_COMMAND, VERIFY_COMMAND, delta_meaning, draw_footer, draw_html,
-    html_code, html_rows, html_text, privacy_budget_text, seeded_noise_banner_html, utc_text, write_pdf,
+    CONVERSION_WORDS, HTML_STYLE, HTML_TABLE, MINISIGN_COMMAND, TEST_BANNER, VERIFY_COMMAND, delta_meaning, draw_footer,
+    draw_html, footer_top, html_code, html_rows, html_text, privacy_budget_text, seeded_noise_banner_html, utc_text,
+    write_pdf,
 )
 from dpgui.app.text import NEIGHBOURS_LABELS
-from dpgui.formatting import format_delta, format_epsilon, format_level_budget, format_number, format_significant
+from dpgui.core.hierarchy_errors import LevelErrors, mostly_noise_warnings, released_mostly_noise
+from dpgui.core.margins import MARGIN_NAME
+from dpgui.formatting import (
+    format_delta, format_epsilon, format_level_budget, format_level_margin, format_number, format_relative_margin,
+    format_share_whole, format_significant,
+)
 from dpgui.report.bundle import source_text
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 
 if TYPE_CHECKING:
-    from dpgui.core.hierarchy import HierarchyPlan, HierarchyRelease
+    from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyRelease
 
-__all__ = ["HIERARCHY_PAGE_COUNT", "render_hierarchy_pdf"]
+__all__ = ["TEXT_PAGES", "MAX_TABLE_ROWS", "render_hierarchy_pdf", "tree_order"]
 
-HIERARCHY_PAGE_COUNT = 2
+TEXT_PAGES = 2  # pages 1–2; the table of every released count follows
 PDF_TITLE = "Differentially private counts over a hierarchy"
-TOP_LEVEL_ROWS = 30  # the top level's nodes listed on page 1 (the CSV holds every node)
+#: The table lists every category up to this many (about 330 pages, a few seconds); beyond, the first ones and a note that
+#: the CSV holds all (a bigger PDF would be too slow to write and to open).
+MAX_TABLE_ROWS = 20_000
+TABLE_POINTS = 8.0  # the table's font size
 NOISE_WORDS = {
     "laplace": "Exact discrete Laplace noise (whole numbers), one budget ε per level (Ko, Ziani & Fioretto 2025)",
     "gaussian": "Exact discrete Gaussian noise (whole numbers), one budget ρ per level (zCDP; Ghazi et al. 2023, Corollary 2.7)",
@@ -118,26 +132,30 @@ def _budget_cell(plan: HierarchyPlan, level: int) -> str:
 
 
 def _level_rows(release: HierarchyRelease, projection: dict[str, Any]) -> list[tuple[str, ...]]:
-    """One row per level: level, name, nodes, budget, projected bias², variance, MSE (sums over the
-    level's nodes) and the root-mean-square error of one node."""
+    """One row per level: the level, its categories, its budget, the 95 % margin of one count (records),
+    the middle category's count, the margin as a share of it, and the share of categories below the margin
+    (the plan page's and ``dpgui hierarchy plan``'s figures, worded alike)."""
     names = ("all records", *release.hierarchy.level_names)
     rows: list[tuple[str, ...]] = []
     for entry in projection["levels"]:
-        level, nodes = int(entry["level"]), int(entry["nodes"])
-        rms = math.sqrt(max(float(entry["mse"]), 0.0) / max(nodes, 1))
-        rows.append((str(level), html_text(names[level] if level < len(names) else level), format_number(nodes),
-                     html_text(_budget_cell(release.plan, level)), format_significant(float(entry["bias2"]), 3),
-                     format_significant(float(entry["variance"]), 3), format_significant(float(entry["mse"]), 3),
-                     "± " + format_significant(rms, 3)))
+        figures = LevelErrors.from_json(entry)
+        level = figures.level
+        median = "—" if figures.median_count is None else format_number(round(figures.median_count))
+        rows.append((html_text(f"{level} · {names[level] if level < len(names) else level}"),
+                     format_number(figures.categories), html_text(_budget_cell(release.plan, level)),
+                     _unbroken(format_level_margin(figures.margin95, unit=False)), median,
+                     _unbroken(format_relative_margin(figures.relative)), _unbroken(format_share_whole(figures.mostly_noise))))
     return rows
 
 
-def _top_level_rows(release: HierarchyRelease) -> list[tuple[str, ...]]:
-    counts = np.asarray(release.counts[1])
-    lower, upper = np.asarray(release.lower[1]), np.asarray(release.upper[1])
-    labels = release.hierarchy.labels[0]
-    return [(html_text(labels[i]), format_number(int(counts[i])), f"{format_number(float(lower[i]))} – "
-             f"{format_number(float(upper[i]))}") for i in range(min(len(labels), TOP_LEVEL_ROWS))]
+def _unbroken(text: str) -> str:
+    """A figure with its unit kept on one line ("± 37.8 records")."""
+    return f'<span style="white-space: nowrap">{html_text(text)}</span>'
+
+
+def _warnings(release: HierarchyRelease, projection: dict[str, Any]) -> tuple[str, ...]:
+    levels = [LevelErrors.from_json(entry) for entry in projection["levels"]]
+    return mostly_noise_warnings(levels, release.hierarchy.level_names)
 
 
 def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projection: dict[str, Any],
@@ -189,24 +207,24 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
     out.append(HTML_TABLE)
     out += html_rows(parameters, "26%")
     out.append("</table><h2>Projected error per level</h2>")
-    out.append(f"<p>Sums over each level's nodes, in records² (computed at {html_text(projection.get('counts', 'the counts'))}"
-               f"; {html_text(projection.get('method', ''))}): the squared bias of the non-negativity clamp, the variance "
-               "of the noise, their sum (the mean squared error, MSE), and the typical error of one node (the square "
-               f"root of the MSE per node). Weighted MSE across levels: "
-               f"{format_significant(float(projection.get('weighted_mse', 0.0)), 4)}.</p>")
-    out.append('<table width="100%" cellpadding="4" cellspacing="0"><tr><th>Level</th><th>Name</th>'
-               '<th align="right">Nodes</th><th align="right">Budget</th><th align="right">Bias²</th>'
-               '<th align="right">Variance</th><th align="right">MSE</th><th align="right">Per node</th></tr>')
-    out += html_rows(_level_rows(release, projection), "", 2)
+    out.append(f"<p>The {MARGIN_NAME} of one published count of each level, as planned before the noise was drawn: "
+               "the count is within this many records of the true count in about 95 of 100 cases, counted over the "
+               "level's categories (at least 95 for every category when the counts are only clamped at 0). Computed "
+               f"at {html_text(projection.get('counts', 'the counts'))}; method: {html_text(projection.get('method', ''))}. "
+               "The median count is the middle category's; the margin is also given as a share of it, and the last "
+               "column gives the share of categories with fewer records than the margin: their published counts are "
+               "mostly noise. Weighted mean squared error across levels (what the budget split minimises): "
+               f"{format_significant(float(projection.get('weighted_mse', 0.0)), 4)} records².</p>")
+    out.append('<table width="100%" cellpadding="4" cellspacing="0"><tr><th>Level</th>'
+               '<th align="right">Categories</th><th align="right">Budget</th>'
+               f'<th align="right">{MARGIN_NAME} (records)</th><th align="right">Median count</th>'
+               '<th align="right">Margin ÷ count</th><th align="right">Below the margin</th></tr>')
+    out += html_rows(_level_rows(release, projection), "", 1)
     out.append("</table>")
-    top = hierarchy.level_sizes[1]
-    out.append(f"<h2>Released counts of {html_text(hierarchy.level_names[0])}</h2>")
-    out.append(f"<p>{'The first ' + str(TOP_LEVEL_ROWS) + ' of ' if top > TOP_LEVEL_ROWS else ''}"
-               f"{format_number(int(top))} categories; {html_text(_interval_words(release))}.</p>")
-    out.append('<table width="70%" cellpadding="4" cellspacing="0"><tr><th>Category</th>'
-               '<th align="right">Released count</th><th align="right">95 % interval</th></tr>')
-    out += html_rows(_top_level_rows(release), "", 1)
-    out.append("</table>")
+    for warning in _warnings(release, projection):
+        out.append(f'<p class="banner">{html_text(warning)}</p>')
+    out.append(f"<p>From page {TEXT_PAGES + 1} on, every released count with its 95 % interval; "
+               f"{html_text(_interval_words(release))}.</p>")
     if info.notes:
         out.append("<h2>Notes</h2>" + "".join(f"<p>{html_text(note)}</p>" for note in info.notes))
     out.append("</body></html>")
@@ -243,7 +261,8 @@ def _page2_html(release: HierarchyRelease, key_id: str | None) -> str:
             "<p>Random whole numbers were added to the counts before publication, so a published count is close to, "
             "but usually not equal to, the true count. The budget was split between the levels of the hierarchy; the "
             "table on page 1 shows the error to expect on each level. A count is never negative: where the noise "
-            "would make it negative it is 0, which biases small counts slightly upwards (the bias² column). In the "
+            "would make it negative it is 0, which biases small counts slightly upwards (the manifest gives the "
+            "projected bias of each level). In the "
             f"CSV, {html_text(_interval_words(release))}.</p>")
     out.append("<h2>Parents and children</h2>")
     out.append(
@@ -267,21 +286,136 @@ def _page2_html(release: HierarchyRelease, key_id: str | None) -> str:
     return "".join(out)
 
 
+def tree_order(hierarchy: Hierarchy, limit: int | None = None) -> list[tuple[int, int]]:
+    """(level, index) of the root and every category, each followed by its children (depth first, children in
+    the release's order), the first ``limit`` if given. O(nodes)."""
+    ranges = [hierarchy.child_ranges(level) for level in range(hierarchy.n_levels)]
+    out: list[tuple[int, int]] = []
+    stack = [(0, 0)]
+    while stack and (limit is None or len(out) < limit):
+        level, node = stack.pop()
+        out.append((level, node))
+        if level < hierarchy.n_levels:
+            start, end = ranges[level]
+            stack.extend((level + 1, child) for child in range(int(end[node]) - 1, int(start[node]) - 1, -1))
+    return out
+
+
+# The table's columns: (header, share of the page width, right-aligned)
+_COLUMNS = (("Category", 0.38, False), ("Level", 0.15, False), ("Released count", 0.16, True),
+            ("95 % interval", 0.19, True), ("Mostly noise", 0.12, True))
+_INDENT_MM = 3.5  # each level below the first is indented by this much
+_NOISE_MARK = "●"
+STRIPE = QColor("#F1F4F8")  # the HTML tables' stripe
+
+
+def _table_intro(release: HierarchyRelease, shown: int) -> str:
+    total = release.hierarchy.n_nodes
+    first = "" if shown >= total else (f" The first {format_number(shown)} of {format_number(total)} categories are "
+                                       "listed; the CSV file of this bundle holds every one.")
+    return ("Each category is followed by its children, in the order of the release (the CSV file has the same "
+            f"counts). {_NOISE_MARK} marks a count whose 95 % interval reaches 0: it is no larger than its margin, "
+            f"the data may hold no records there, and the count is mostly noise.{first}")
+
+
+class _TablePages:
+    """The paginated table of every released count: rows per page, drawn with the painter row by row."""
+
+    def __init__(self, c: Canvas, release: HierarchyRelease, secure: bool, bottom: float) -> None:
+        self.c, self.release, self.secure = c, release, secure
+        self.font, self.bold = c.font(TABLE_POINTS), c.font(TABLE_POINTS, bold=True)
+        self.row_h = c.line_height(self.font) * 1.3
+        self.rows = tree_order(release.hierarchy, MAX_TABLE_ROWS)
+        self.intro = _table_intro(release, len(self.rows))
+        self.banner_h = 0.0 if secure else c.line_height(c.font(10, bold=True)) * 1.6
+        title_h = c.line_height(c.font(12.5, bold=True)) * 1.5
+        intro_h = c.wrapped_height(c.font(9), c.width, self.intro) + 0.3 * self.row_h
+        usable = bottom - self.banner_h - self.row_h  # the header row on every page
+        self.first_rows = max(1, int((usable - title_h - intro_h) // self.row_h))
+        self.later_rows = max(1, int((usable - title_h) // self.row_h))
+        rest = max(0, len(self.rows) - self.first_rows)
+        self.pages = 1 + -(-rest // self.later_rows)
+        self.noise = [released_mostly_noise(release, level) for level in range(len(release.counts))]
+
+    def draw(self, page: int) -> None:
+        """Draw table page ``page`` (0-based)."""
+        c = self.c
+        y = 0.0
+        if self.banner_h:
+            c.p.save()
+            c.p.setPen(Qt.PenStyle.NoPen)
+            c.p.setBrush(ALERT)
+            c.p.drawRect(QRectF(0, 0, c.width, self.banner_h))
+            c.p.setFont(c.font(10, bold=True))
+            c.p.setPen(Qt.GlobalColor.white)
+            c.p.drawText(QRectF(0, 0, c.width, self.banner_h), int(Qt.AlignmentFlag.AlignCenter), TEST_BANNER)
+            c.p.restore()
+            y = self.banner_h
+        title = "Every released count" + (" (continued)" if page else "")
+        y += c.wrapped(c.font(12.5, bold=True), QRectF(0, y, c.width, 1e6), title) * 1.5 / 1.25
+        if page == 0:
+            y += c.wrapped(c.font(9), QRectF(0, y, c.width, 1e6), self.intro) + 0.3 * self.row_h
+            first, count = 0, self.first_rows
+        else:
+            first, count = self.first_rows + (page - 1) * self.later_rows, self.later_rows
+        self._row(y, [h for h, _, _ in _COLUMNS], header=True)
+        y += self.row_h
+        for i, (level, node) in enumerate(self.rows[first: first + count]):
+            if i % 2 == 0:
+                c.p.fillRect(QRectF(0, y, c.width, self.row_h), STRIPE)
+            self._row(y, self._cells(level, node), indent=max(level - 1, 0))
+            y += self.row_h
+
+    def _cells(self, level: int, node: int) -> list[str]:
+        release = self.release
+        hierarchy = release.hierarchy
+        label = "All records" if level == 0 else hierarchy.labels[level - 1][node]
+        name = "(total)" if level == 0 else hierarchy.level_names[level - 1]
+        low, high = int(release.lower[level][node]), int(release.upper[level][node])
+        mark = _NOISE_MARK if bool(self.noise[level][node]) and level > 0 else ""
+        return [label, name, format_number(int(release.counts[level][node])),
+                f"{format_number(low)} – {format_number(high)}", mark]
+
+    def _row(self, y: float, cells: list[str], header: bool = False, indent: int = 0) -> None:
+        c = self.c
+        pad = 0.02 * RESOLUTION
+        x = 0.0
+        c.p.setFont(self.bold if header else self.font)
+        for (_, share, right), text in zip(_COLUMNS, cells):
+            width = share * c.width
+            shift = indent * _INDENT_MM / 25.4 * RESOLUTION if x == 0.0 else 0.0
+            rect = QRectF(x + pad + shift, y, width - 2 * pad - shift, self.row_h)
+            c.p.setPen(GREY if header else (ALERT if text == _NOISE_MARK else INK))
+            align = (Qt.AlignmentFlag.AlignRight if right else Qt.AlignmentFlag.AlignLeft) | Qt.AlignmentFlag.AlignVCenter
+            c.p.drawText(rect, int(align), c.elide(self.bold if header else self.font, text, rect.width()))
+            x += width
+        if header:
+            c.p.setPen(QPen(GRID, 0.004 * RESOLUTION))
+            c.p.drawLine(QPointF(0, y + self.row_h), QPointF(c.width, y + self.row_h))
+
+
 def render_hierarchy_pdf(release: HierarchyRelease, info: HierarchyReleaseInfo, projection: dict[str, Any],
                          key_id: str | None) -> bytes:
-    """The hierarchy release as a two-page A4 PDF (bytes). Public values only; no QApplication needed.
+    """The hierarchy release as an A4 PDF (bytes): two pages of text, then the table of every released
+    count. Public values only; no QApplication needed.
 
-    ``projection``: :func:`dpgui.report.hierarchy_bundle.projection_json` of the plan's projection (at
-    a public prior's counts or at the released counts); ``key_id``: the signer's key id (None: not
-    signed). O(levels + the top level's first rows).
+    ``projection``: :func:`dpgui.report.hierarchy_bundle.errors_json` of the plan's stated errors
+    (:func:`dpgui.core.hierarchy_errors.plan_errors`: at a public prior's counts, the plan's assumed
+    records, or the noise alone); ``key_id``: the signer's key id (None: not signed). O(nodes).
     """
     pages = (_page1_html(release, info, projection, key_id), _page2_html(release, key_id))
 
     def draw_pages(c: Canvas, writer: QPdfWriter) -> None:
+        table = _TablePages(c, release, info.secure, footer_top(c))
+        total = TEXT_PAGES + table.pages
         for page, source in enumerate(pages, start=1):
             if page > 1:
                 writer.newPage()
-            bottom = draw_footer(c, info.release_id, info.dataset, page, HIERARCHY_PAGE_COUNT)
+            bottom = draw_footer(c, info.release_id, info.dataset, page, total)
             draw_html(c, writer, 0.0, bottom, source)
+        for page in range(table.pages):
+            writer.newPage()
+            draw_footer(c, info.release_id, info.dataset, TEXT_PAGES + 1 + page, total)
+            table.draw(page)
 
     return write_pdf(PDF_TITLE, draw_pages)

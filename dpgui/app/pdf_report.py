@@ -36,10 +36,11 @@ from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABE
 from dpgui.core.mechanism import Release
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.missing import MISSING_IMPUTE
+from dpgui.core.margins import MARGIN_NAME, CdfMargins, cdf_margins
 from dpgui.core.quantiles import WholeNumbers, missing_interval95, noise_margin, quantiles, whole_number_step
 from dpgui.formatting import (
-    format_delta, format_epsilon, format_fixed, format_level_budget, format_number, format_odds, format_percent,
-    format_percent_of, format_significant, value_decimals,
+    cdf_margin_words, format_delta, format_epsilon, format_fixed, format_level_budget, format_margin_records,
+    format_number, format_odds, format_percent, format_significant, value_decimals,
 )
 from dpgui.report.bundle import ReleaseInfo, focus_json, source_text
 
@@ -147,6 +148,20 @@ def _margins(release: Release) -> np.ndarray:
     return noise_margin(release.std_error)
 
 
+def stated_margins(release: Release) -> CdfMargins:
+    """The 95 % margins the PDF states: the plan's (:func:`~dpgui.core.margins.cdf_margins`, the figures
+    the plan page and ``dpgui plan`` stated). A release restored from a project saved before padding
+    leaves were known to be zero has larger standard errors than its plan: its own are used then (the
+    worst, and the root-mean-square of the noised points)."""
+    if release.padding_known:
+        return cdf_margins(release.plan)
+    se = np.asarray(release.std_error, dtype=float)
+    noised = se[se > 0]
+    if noised.size == 0:
+        return CdfMargins(0.0, 0.0)
+    return CdfMargins(float(noise_margin(noised.max())), float(noise_margin(math.sqrt(float(np.mean(noised ** 2))))))
+
+
 # ----------------------------------------------------------------------------------------------
 # page 1: what was released
 
@@ -243,13 +258,9 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
     rpp = privacy.records_per_person
     rpp_text = ("1 (each person has at most one row)" if rpp == 1
                 else f"{rpp} (each person has at most {rpp} rows; all of them are protected together)")
-    margins = _margins(release)
-    worst = float(margins.max()) if margins.size else 0.0
-    typical = float(np.sqrt(np.mean(margins ** 2))) if margins.size else 0.0
-    accuracy = (f"± {format_number(round(typical))} records on average, ± {format_number(round(worst))} at the "
-                f"least precise point (half-widths of the 95 % band of the cumulative counts)")
-    if n > 0:
-        accuracy += f"; that is ± {format_percent_of(typical, n)} and ± {format_percent_of(worst, n)} of N"
+    margins = stated_margins(release)
+    accuracy = (f"{MARGIN_NAME} of the cumulative counts (the half-width of their 95 % band): "
+                f"{cdf_margin_words(margins.worst, margins.average, round(n) if n > 0 else None)}")
     missing = missing_text(release, details.missing)
     focus = focus_json(plan, release.lower, release.upper)
     region = [] if focus is None else [(
@@ -409,8 +420,7 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
     factor = math.exp(eps)
     factor_text = f"{factor:.3g}" if factor < 1000 else format_number(round(factor))
     column = html_text(details.column)
-    margins = _margins(release)
-    typical = float(np.sqrt(np.mean(margins ** 2))) if margins.size else 0.0
+    margins = stated_margins(release)
     if privacy.neighbours == "change":
         neighbour = ("<b>Protection model: one person's record may change.</b> Any two tables that differ only in "
                      "the value of one person's record give almost the same chances to every published result, so "
@@ -472,8 +482,9 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
     out.append(
         "<p>Random whole numbers were added to the counts before publication. The noise is what protects people, "
         "and nobody, not even the person who made the release, knows its values. So a published count is close "
-        f"to, but usually not equal to, the true count: in this release the 95 % band of a cumulative count "
-        f"typically reaches ± {format_number(round(typical))} records. Counts derived from the release "
+        f"to, but usually not equal to, the true count: in this release the {MARGIN_NAME} of a cumulative count "
+        f"(the half-width of its 95 % band) is {format_margin_records(margins.average)} on average and "
+        f"{format_margin_records(margins.worst)} at the worst point of the CDF. Counts derived from the release "
         "(the quantiles, the records per bin, any count between two values) carry the same noise; computing them "
         "costs no further privacy.</p>")
     out.append("<h2>How to read a 95 % interval</h2>")
@@ -536,9 +547,9 @@ def _bars_caption(release: Release, group: int, margins: np.ndarray) -> str:
                 + ("" if k % group == 0 else " (the last bar has fewer)")
                 + "; each bar is the rise of the released CDF across its bins")
     typical = float(np.median(margins)) if margins.size else 0.0
-    text = (f"{what}. The bars carry the privacy noise, so neighbouring bars differ partly by chance: the 95 % "
-            f"interval of a bar's true count (as the range counter computes it) typically reaches "
-            f"± {format_number(round(typical))} records. ")
+    text = (f"{what}. The bars carry the privacy noise, so neighbouring bars differ partly by chance: the {MARGIN_NAME} "
+            f"of a bar's count (its 95 % interval as the range counter computes it) is {format_margin_records(typical)} "
+            "for the middle bar (half the bars have a smaller margin, half a larger one). ")
     if release.consistency == "none":
         text += "No consistency step was applied, so a bar can be negative: that is noise, not data."
     else:
@@ -620,9 +631,18 @@ def _draw_header(c: Canvas, release: Release) -> float:
     return h + 0.08 * RESOLUTION
 
 
+FOOTER_POINTS = 7.5
+
+
+def footer_top(c: Canvas) -> float:
+    """The top of the footer :func:`draw_footer` draws: the page's content ends above it."""
+    return c.height - c.line_height(c.font(FOOTER_POINTS)) - 0.1 * RESOLUTION
+
+
 def draw_footer(c: Canvas, release_id: str, dataset: str, page: int, page_count: int) -> float:
-    """Release id, dataset and page number at the foot of the page; returns the top of the footer."""
-    font = c.font(7.5)
+    """Release id, dataset and page number at the foot of the page; returns the top of the footer
+    (:func:`footer_top`)."""
+    font = c.font(FOOTER_POINTS)
     h = c.line_height(font)
     y = c.height - h
     c.p.setFont(font)

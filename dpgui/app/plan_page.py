@@ -34,12 +34,13 @@ from dpgui.core.focus import FocusChoice, FocusOffer, focus_offer
 from dpgui.core.missing import missing_rule_text
 from dpgui.core.plan import Plan, PrivacySpec, split_budget
 from dpgui.core.planner import auto_plan, average_margin95, margin95, plan_for_accuracy
+from dpgui.core.margins import MARGIN_NAME
 from dpgui.core.quantiles import noise_margin
 from dpgui.core.projection_curves import ProjectedCurves
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.workspace.state import DataContext, PlanChoice
-from dpgui.formatting import format_margin_records, format_percent_of
+from dpgui.formatting import cdf_margin_words, format_margin_records
 
 
 def _format_delta(delta: float) -> str:
@@ -883,7 +884,7 @@ class PlanPage(QWidget):
     def _show_plan(self, plan: Plan) -> None:
         """Show the plan's tree at once and its projected error when the plots' worker has it."""
         context = self._context
-        self.summary.setText(f"<b>Projected error (95 %), before anything is released:</b> computing… "
+        self.summary.setText(f"<b>Projected {MARGIN_NAME}, before anything is released:</b> computing… "
                              f"{self._plan_words(plan)}")
         # Under 'N is private' the file's count is never shown nor used: % of N only of a typed estimate.
         n = context.n_rows if plan.privacy.root_public else self.typed_n_estimate()
@@ -980,19 +981,14 @@ class PlanPage(QWidget):
 
     def _on_projected(self, projection: ProjectedCurves) -> None:
         plan = projection.plan
-        worst, average = projection.worst, projection.rms  # margin95(plan, "every"), margin95(plan, "average")
+        worst, average = projection.worst, projection.rms  # cdf_margins(plan): margin95 'every' and 'average'
         n = self.plots.n_public
-
         of_n = "N" if plan.privacy.root_public else "your estimate of N"
-
-        def fmt(x: float) -> str:
-            pct = f" ({format_percent_of(x, n)} of {of_n} = {n:,})" if n else ""
-            return f"{format_margin_records(x)}{pct}"
-        words = (f"<b>Projected error (95 %), before anything is released:</b> {fmt(worst)} at the worst point of "
-                 f"the CDF, {fmt(average)} on average.")
+        words = (f"<b>Projected {MARGIN_NAME}, before anything is released:</b> "
+                 f"{cdf_margin_words(worst, average, n, of_n)}.")
         if projection.region_worst is not None and projection.region_rms is not None and self._region_words:
-            words += (f" In {self._region_words}: {fmt(projection.region_worst)} at the worst point, "
-                      f"{fmt(projection.region_rms)} on average.")
+            region = cdf_margin_words(projection.region_worst, projection.region_rms, n, of_n).replace(" of the CDF", "")
+            words += f" In {self._region_words}: {region}."
         words += f" {self._plan_words(plan)}"
         if math.isinf(worst):
             words += " <b>Some counts cannot be estimated: give the levels that 'fewest nodes' needs some budget.</b>"

@@ -1,7 +1,7 @@
 """Four interactive plots of a plan's projected error (no data used, no budget spent).
 
-(a) the 95% error margin of every cumulative count (CDF point), your plan against the paper's
-baselines; (b) the typical (root-mean-square) margin against ε; (c) the same against the branching
+(a) the 95 % margin of every cumulative count (CDF point), your plan against the paper's
+baselines; (b) the 95 % margin on average (at the root-mean-square standard error) against ε; (c) the same against the branching
 factor of a uniform tree; (d) the privacy budget and noise of each tree level (ε per level for
 Laplace plans, ρ per level for Gaussian ones). With δ > 0, (a) and (b) also show the best plan of the
 other noise (Gaussian beside a Laplace plan, Laplace beside a Gaussian one) and (c) uniform trees
@@ -190,7 +190,7 @@ _TickLevels = list[tuple[float | None, list[float]]]
 _TickValues = Callable[[float, float, float, object], _TickLevels]
 
 
-def _plain_log_axes(plot: pg.PlotWidget) -> None:
+def plain_log_axes(plot: pg.PlotWidget) -> None:
     """Log axes of ``plot`` label ticks as plain numbers (1, 2, 5, 10, 20, …), not 2·10¹."""
     for name in ("left", "bottom"):
         axis = plot.getPlotItem().getAxis(name)
@@ -278,9 +278,9 @@ class ProjectionPlots(QWidget):
         outer.setContentsMargins(4, 4, 4, 4)
         outer.setSpacing(2)
         self.explanation = QLabel(
-            "Projected from the plan alone: no data used, no privacy spent. <b>95% margin</b>: the half-width of "
-            "the 95% band published with each count (2.2 standard errors + 1 record); the band holds the true count "
-            "in at least 95% of releases. <b>Typical</b>: the margin at the root-mean-square standard error over all "
+            "Projected from the plan alone: no data used, no privacy spent. <b>95 % margin</b>: the half-width of "
+            "the 95 % band published with each count (2.2 standard errors + 1 record); the band holds the true count "
+            "in at least 95 % of releases. <b>On average</b>: the margin at the root-mean-square standard error over all "
             "CDF points.")
         self.explanation.setWordWrap(True)
         outer.addWidget(self.explanation)
@@ -331,10 +331,10 @@ class ProjectionPlots(QWidget):
         outer.addLayout(self._stack, 1)
 
         # (a) error of each CDF point
-        self.error_plot = new_plot("Projected error of each CDF point", "value", "95% error margin",
+        self.error_plot = new_plot("Projected error of each CDF point", "value", "95 % margin",
                                    y_units="records", legend=False)
         self.error_plot.getPlotItem().setLogMode(x=False, y=True)
-        _plain_log_axes(self.error_plot)
+        plain_log_axes(self.error_plot)
         self.error_curves: dict[str, pg.PlotDataItem] = {}
         for name in BASELINES + ("alternative", "plan"):
             curve = self.error_plot.plot(pen=series_pen(name, 2.5 if name in ("plan", "alternative") else 1.5))
@@ -350,10 +350,10 @@ class ProjectionPlots(QWidget):
         self.error_plot.addItem(self.focus_band, ignoreBounds=True)
 
         # (b) error against ε
-        self.epsilon_plot = new_plot("Expected error against ε", "Privacy budget ε", "Typical 95% margin",
+        self.epsilon_plot = new_plot("Expected error against ε", "Privacy budget ε", "95 % margin on average",
                                      y_units="records", legend=False)
         self.epsilon_plot.getPlotItem().setLogMode(x=True, y=True)
-        _plain_log_axes(self.epsilon_plot)
+        plain_log_axes(self.epsilon_plot)
         self.epsilon_curves: dict[str, pg.PlotDataItem] = {}
         for name in BASELINES + ("alternative", "plan"):
             self.epsilon_curves[name] = self.epsilon_plot.plot(
@@ -366,14 +366,14 @@ class ProjectionPlots(QWidget):
         self.epsilon_plot.addItem(self.epsilon_line, ignoreBounds=True)
         self.epsilon_dot = pg.ScatterPlotItem(size=9, brush=pg.mkBrush(SERIES_COLOURS["plan"]), pen=pg.mkPen(None))
         self.epsilon_plot.addItem(self.epsilon_dot)
-        self.epsilon_plot.setToolTip("Typical error if the same plan (same budget split) used another ε. "
+        self.epsilon_plot.setToolTip("The 95 % margin on average if the same plan (same budget split) used another ε. "
                                      "Both axes on a log scale.")
 
         # (c) error against branching factor
         self.branching_plot = new_plot("Error against branching factor", "Branching factor b of a uniform tree",
-                                       "Typical 95% margin", y_units="records")
+                                       "95 % margin on average", y_units="records")
         self.branching_plot.getPlotItem().setLogMode(x=True, y=True)
-        _plain_log_axes(self.branching_plot)
+        plain_log_axes(self.branching_plot)
         self.branching_curves = {
             "equal": self.branching_plot.plot(
                 name="Paper: equal budgets, sum of nodes", pen=series_pen("paper_best", 1.5),
@@ -574,7 +574,7 @@ class ProjectionPlots(QWidget):
         # (a)
         item = self.error_plot.getPlotItem()
         _set_axis_label(item, "bottom", f"{escape(self.value_label)}, upper edge of each bin")  # rich text
-        _set_axis_label(item, "left", "95% error margin", units)
+        _set_axis_label(item, "left", "95 % margin", units)
         small = plan.shape.bins <= SMALL_K_SYMBOLS
         # a dense zigzag drawn antialiased costs several times the paint time and looks the same
         smooth = plan.shape.bins <= ANTIALIAS_POINTS
@@ -608,11 +608,11 @@ class ProjectionPlots(QWidget):
                                        projection.lower + plan.focus[1] * width))
             self.focus_band.show()
             sampled += " The shaded band is the region this plan was made for."
-        self.error_plot.setToolTip("Each point: the 95% error margin (half-width of the published 95% band) of the number of "
+        self.error_plot.setToolTip("Each point: the 95 % margin (half-width of the published 95 % band) of the number of "
                                    "records up to that value (log scale)." + sampled)
         # (b)
         item = self.epsilon_plot.getPlotItem()
-        _set_axis_label(item, "left", "Typical 95% margin", units)
+        _set_axis_label(item, "left", "95 % margin on average", units)
         for name, (x, y) in projection.b.items():
             self.epsilon_curves[name].setData(x, y * scale)
         self.epsilon_plot.getPlotItem().setTitle(
@@ -630,7 +630,7 @@ class ProjectionPlots(QWidget):
         plan = projection.plan
         units = "% of N" if self.percent_of_n else "records"
         item = self.branching_plot.getPlotItem()
-        _set_axis_label(item, "left", "Typical 95% margin", units)
+        _set_axis_label(item, "left", "95 % margin on average", units)
         for name, (x, y) in projection.c.items():
             self.branching_curves[name].setData(x, y * scale, connect=connect_within_runs(x, projection.allowed))
         label = ("Tuned budgets" + (", Laplace noise" if "gaussian" in projection.c else "") + ", best estimate (GLS)"

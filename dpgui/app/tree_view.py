@@ -49,7 +49,9 @@ from PySide6.QtWidgets import (
 
 from dpgui.app.style import new_plot
 from dpgui.app.text import escape, plain_text
-from dpgui.formatting import format_count, format_node_edge, format_significant
+from dpgui.core.margins import MARGIN_NAME
+from dpgui.core.quantiles import noise_margin
+from dpgui.formatting import format_count, format_margin_records, format_node_edge, format_significant
 
 if TYPE_CHECKING:
     from dpgui.core.mechanism import Release
@@ -698,7 +700,7 @@ class BinTreeView(QWidget):
             gaussian = tree.budget_name == "ρ"
             parts += [f"{tree.budget_name} = {format_significant(info['epsilon'], 2)}",
                       f"noise {'variance σ²' if gaussian else 'scale'} {format_significant(info['noise_scale'])}",
-                      f"± {format_significant(info['noise_sd'])} (1 s.d.)"]
+                      f"{MARGIN_NAME} of its count {format_margin_records(float(noise_margin(info['noise_sd'])))}"]
         if info["released"] is not None:
             parts.append(f"released count {format_count(info['released'])}")
         return " · ".join(parts)

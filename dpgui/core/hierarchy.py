@@ -32,7 +32,8 @@ Hierarchical Data Release"; paper 004 = counting on trees under (ε, δ)):
 * **Errors.** Per node: paper 001 Props 1–2 / eq. (3) (continuous Laplace) and their exact discrete
   versions; per level summed; across levels eq. (5); level budgets by programs (6)/(7) — all in
   :mod:`dpgui.core.hierarchy_budget`, re-exported here. :func:`project_hierarchy` gives per-level
-  bias², variance and MSE on public prior counts: closed form for ``none``, Monte Carlo (seeded
+  bias², variance, MSE and the 95 % margin of one count (:attr:`LevelProjection.margin95`) on public
+  prior (or assumed, :func:`assumed_levels`) counts: closed form for ``none``, Monte Carlo (seeded
   releases through the release code) for consistent and multiplicative releases;
   :func:`simulate_hierarchy` the same empirically on given counts.
 * **Automatic choices** (:func:`plan_hierarchy`, each said in ``HierarchyPlan.notes``): the noise
@@ -97,6 +98,7 @@ from dpgui.core.noise import (
 )
 from dpgui.core.hierarchy_consistency import gls_consistent, topdown_consistent
 from dpgui.core.plan import BUDGET_RTOL, PrivacySpec, budget_total, split_budget
+from dpgui.core.quantiles import noise_margin
 from dpgui.errors import DataError, ParameterError
 
 __all__ = [
@@ -125,6 +127,8 @@ __all__ = [
     "least_budget_for_target",
     "plan_hierarchy",
     "project_hierarchy",
+    "assumed_levels",
+    "noise_only_projection",
     "release_hierarchy",
     "simulate_hierarchy",
     "projection_trials",
@@ -151,6 +155,8 @@ PRIOR_SOURCES = ("none", "prior file", CONFIDENTIAL_PRIOR)
 PATH_SEPARATOR = " > "
 #: The coverage of the per-node intervals of a release.
 INTERVAL_LEVEL = 0.95
+NOISE_ONLY_METHOD = ("noise only: no counts are known, so the clamp at zero and the consistency step (which lower the "
+                     "error of small counts) are not included")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -387,6 +393,31 @@ def _check_multiplicative_params(params: MultiplicativeParams, sizes: tuple[int,
                              "make the plan again (do not edit a saved plan)")
 
 
+#: The largest number of records a plan may assume (beyond any real table; keeps the counts in int64).
+MAX_ASSUMED_RECORDS = 10**15
+
+
+def check_assumed_records(records: object) -> int:
+    """``records`` as the number of records a projection assumes: a whole number from 1 to 10¹⁵
+    (ParameterError with the fix otherwise)."""
+    if isinstance(records, bool) or not isinstance(records, numbers.Integral) or not 1 <= int(records) <= MAX_ASSUMED_RECORDS:
+        raise ParameterError(f"the number of records to assume, {records!r}, is not a whole number from 1 to "
+                             f"{MAX_ASSUMED_RECORDS:.0e}", "give a public figure such as 12000 (an estimate will do)")
+    return int(records)
+
+
+def assumed_levels(hierarchy: Hierarchy, records: int) -> tuple[np.ndarray, ...]:
+    """Counts per level (root first) when ``records`` are spread evenly over the leaves: each leaf gets
+    ⌊records / leaves⌋, the first (records mod leaves) leaves in the tree's order one more, and every
+    node is the sum of its leaves. Each level's mean count is records / categories. Public: it uses the
+    tree's shape and ``records`` only. O(nodes)."""
+    total = check_assumed_records(records)
+    leaves = hierarchy.level_sizes[-1]
+    counts = np.full(leaves, total // leaves, dtype=np.int64)
+    counts[: total % leaves] += 1
+    return hierarchy.aggregate(counts)
+
+
 def _check_level_sizes(level_sizes: Sequence[int]) -> tuple[int, ...]:
     sizes = tuple(int(s) for s in level_sizes)
     if not MIN_LEVELS + 1 <= len(sizes) <= MAX_LEVELS + 1 or sizes[0] != 1 or any(s < 1 for s in sizes):
@@ -403,6 +434,10 @@ class HierarchyPlan:
     Σ = privacy.rho); 0 for the root under change (public, exact); () for multiplicative.
     ``weights`` are eq. (5)'s w_ℓ (root first). ``notes`` say how automatic choices were made.
     ``allocation`` "custom": the level budgets were set by hand (not by :func:`plan_hierarchy`).
+    ``assumed_records``: without prior counts, the number of records the plan's projected errors assume,
+    spread evenly over the categories (:func:`dpgui.core.hierarchy_errors.assumed_levels`): N under
+    change (public), a published estimate typed by the officer under add/remove (never the data's
+    count); None: not stated.
     """
 
     level_sizes: tuple[int, ...]
@@ -416,9 +451,12 @@ class HierarchyPlan:
     prior_source: str = "none"
     multiplicative: MultiplicativeParams | None = None  # paper 004's parameters, when noise is multiplicative
     notes: tuple[str, ...] = ()
+    assumed_records: int | None = None
 
     def __post_init__(self) -> None:
         sizes = _check_level_sizes(self.level_sizes)
+        if self.assumed_records is not None:
+            object.__setattr__(self, "assumed_records", check_assumed_records(self.assumed_records))
         object.__setattr__(self, "level_sizes", sizes)
         _check_choice(self.noise, HIERARCHY_NOISES, "noise")
         _check_choice(self.allocation, ALLOCATIONS, "allocation")
@@ -581,6 +619,8 @@ class HierarchyPlan:
         }
         if self.multiplicative is not None:
             out["multiplicative"] = self.multiplicative.to_json()
+        if self.assumed_records is not None:  # (absent, not null, when unstated: older plans read the same)
+            out["assumed_records"] = self.assumed_records
         return out
 
     @classmethod
@@ -592,10 +632,12 @@ class HierarchyPlan:
             if data.get("multiplicative") is not None:
                 multiplicative = MultiplicativeParams.from_json(data["multiplicative"])
             target = data.get("target_mse")
+            assumed = data.get("assumed_records")
             return cls(tuple(int(s) for s in data["level_sizes"]), privacy, str(data["noise"]),
                        tuple(float(b) for b in data["level_budgets"]), tuple(float(w) for w in data["weights"]),
                        str(data["allocation"]), str(data["consistency"]), None if target is None else float(target),
-                       str(data.get("prior_source", "none")), multiplicative, tuple(data.get("notes", ())))
+                       str(data.get("prior_source", "none")), multiplicative, tuple(data.get("notes", ())),
+                       None if assumed is None else assumed)
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, ParameterError):
                 raise
@@ -609,13 +651,39 @@ class HierarchyPlan:
 
 @dataclass(frozen=True)
 class LevelProjection:
-    """Error of one level, summed over its nodes (counts²): bias², variance and MSE = bias² + variance."""
+    """Error of one level, summed over its nodes (counts²): bias², variance and MSE = bias² + variance;
+    ``over_sq`` and ``under_sq`` split the MSE by the sign of the error (Σ E[e²; e > 0], Σ E[e²; e < 0]).
+
+    The level's stated error is :attr:`margin95`, the product's one 95 % margin
+    (:func:`dpgui.core.quantiles.noise_margin`) of :attr:`std_error`."""
 
     level: int
     nodes: int
     bias2: float
     variance: float
     mse: float
+    over_sq: float
+    under_sq: float
+
+    @property
+    def std_error(self) -> float:
+        """The standard error the level's 95 % margin is computed from, records: the root-mean-square
+        error of one released count of the level, taken on its worse side, √(2·max(over, under)/nodes).
+        It is the RMSE when the errors are symmetric, and larger when the clamp at zero makes small
+        counts err upwards only (then a plain RMSE would state a margin that holds less than 95 % of
+        the time). For clamped counts (consistency none) it is exactly the noise's standard deviation."""
+        return math.sqrt(2.0 * max(self.over_sq, self.under_sq, 0.0) / max(self.nodes, 1))
+
+    @property
+    def margin95(self) -> float:
+        """The level's 95 % margin in records: ``noise_margin(std_error)`` (2.2·SE + 1; 0 for an exact
+        level). A released count of the level lies within ± this of its true count in about 95 % of
+        cases, counted over the level's categories and over releases (at the counts projected)."""
+        return float(noise_margin(self.std_error))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"level": self.level, "nodes": self.nodes, "bias2": self.bias2, "variance": self.variance,
+                "mse": self.mse, "std_error": self.std_error, "margin95": self.margin95}
 
 
 @dataclass(frozen=True)
@@ -629,9 +697,7 @@ class HierarchyProjection:
     method: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"method": self.method, "weighted_mse": self.weighted_mse,
-                "levels": [{"level": p.level, "nodes": p.nodes, "bias2": p.bias2, "variance": p.variance, "mse": p.mse}
-                           for p in self.levels]}
+        return {"method": self.method, "weighted_mse": self.weighted_mse, "levels": [p.to_json() for p in self.levels]}
 
 
 @dataclass(frozen=True, eq=False)
@@ -663,41 +729,115 @@ def _check_prior(prior_levels: Sequence[npt.ArrayLike], level_sizes: Sequence[in
 
 
 def _closed_form_levels(plan: HierarchyPlan, prior: tuple[np.ndarray, ...]) -> tuple[LevelProjection, ...]:
-    """Exact per-level bias², variance, MSE of the clamped noisy counts (consistency none)."""
+    """Exact per-level bias², variance, MSE of the clamped noisy counts (consistency none). The error of
+    max(0, n + Z) − n is Z when Z > 0, so the upward part Σ E[e²; e > 0] is half the noise variance per
+    node (the noise is symmetric) and the downward part is the rest of the MSE."""
     out = []
-    for ell, scale in enumerate(plan.level_scales()):
+    for ell, (scale, noise_variance) in enumerate(zip(plan.level_scales(), plan.level_noise_variances())):
         n = prior[ell]
         if scale is None:
-            out.append(LevelProjection(ell, int(n.size), 0.0, 0.0, 0.0))
+            out.append(LevelProjection(ell, int(n.size), 0.0, 0.0, 0.0, 0.0, 0.0))
             continue
         if plan.noise == "gaussian":
             bias, var = clamped_discrete_gaussian_moments(n, float(scale))
         else:
             bias, var = clamped_discrete_laplace_moments(n, float(scale))
         b2, v = float(np.sum(bias * bias)), float(np.sum(var))
-        out.append(LevelProjection(ell, int(n.size), b2, v, b2 + v))
+        over = n.size * noise_variance / 2.0
+        out.append(LevelProjection(ell, int(n.size), b2, v, b2 + v, over, max(b2 + v - over, 0.0)))
     return tuple(out)
+
+
+def noise_only_projection(plan: HierarchyPlan) -> HierarchyProjection:
+    """The projection of a plan when no counts are known: the noise alone on every node (the large-count
+    limit, before the clamp at zero and the consistency step, which only shrink the error of small
+    counts); per level n_ℓ · Var, half of it upwards. A multiplicative plan has no per-level noise:
+    ParameterError (project it at counts)."""
+    if plan.noise == "multiplicative":
+        raise ParameterError("the multiplicative mechanism's error depends on the counts",
+                             "project it at counts (a prior, or an assumed number of records)")
+    levels = tuple(LevelProjection(ell, int(n), 0.0, n * v, n * v, n * v / 2.0, n * v / 2.0)
+                   for ell, (n, v) in enumerate(zip(plan.level_sizes, plan.level_noise_variances())))
+    return HierarchyProjection(plan, levels, _weighted(plan, levels), NOISE_ONLY_METHOD)
 
 
 def _weighted(plan: HierarchyPlan, levels: Sequence[LevelProjection]) -> float:
     return math.fsum(w * p.mse for w, p in zip(plan.weights, levels))
 
 
+#: Monte Carlo projections of consistent releases: pooled node draws wanted per level (the 95 % margin's
+#: standard error then comes within about 1 % of its value), and the limits on simulated copies of the tree.
+PROJECTION_DRAWS = 20_000
+_PROJECTION_MAX_COPIES = 400
+_PROJECTION_NODE_BUDGET = 800_000  # GLS: node draws in all (the whole tree in every copy)
+
+
+def _level_figures(level: int, errors: np.ndarray) -> LevelProjection:
+    """Bias², variance, MSE and the signed parts of the MSE of one level from ``errors`` (copies × nodes:
+    released − true). Bias² is the unbiased Σ (mean error² − s²/R) over the nodes (s² the copies'
+    variance, ddof 1; the plain squared mean would add variance/R), at least 0; variance = MSE − bias²."""
+    copies = errors.shape[0]
+    err = errors.astype(np.float64)
+    sq = err * err
+    mean = err.mean(axis=0)
+    m = float(sq.sum() / copies)
+    sample_var = (sq.sum(axis=0) - copies * mean * mean) / (copies - 1)
+    b2 = max(float(np.sum(mean * mean - sample_var / copies)), 0.0)
+    over = float(sq[err > 0].sum() / copies)
+    return LevelProjection(level, int(err.shape[1]), b2, max(m - b2, 0.0), m, over, max(m - over, 0.0))
+
+
+def _consistent_levels(hierarchy: Hierarchy, plan: HierarchyPlan, counts: tuple[np.ndarray, ...], seed: int,
+                       draws: int) -> tuple[tuple[LevelProjection, ...], str]:
+    """Monte Carlo figures of a topdown or gls release of ``counts``: independent seeded copies of the
+    release run as one forest (:func:`_forest_release`). Top-down level ℓ depends on levels 0..ℓ only,
+    so each level is simulated on the tree cut at it with ⌈draws / n_ℓ⌉ copies (2..400): a small level
+    gets as many draws as a large one. GLS needs the whole tree in each copy: ⌈draws / smallest level⌉
+    copies within a node budget. Returns the levels and the method's words. O(copies · nodes)."""
+    rng = SeededRandom(seed)
+    sizes = plan.level_sizes
+    if plan.consistency == "topdown":
+        cut: list[LevelProjection] = []
+        copies_used: list[int] = []
+        for ell in range(len(sizes)):
+            copies = int(np.clip(math.ceil(draws / sizes[ell]), 2, _PROJECTION_MAX_COPIES))
+            again = _forest_release(hierarchy.parents, plan, counts, copies, ell, rng)[ell]
+            cut.append(_level_figures(ell, again - counts[ell][None, :]))
+            copies_used.append(copies)
+        low, high = min(copies_used), max(copies_used)
+        runs = f"{low}" if low == high else f"{low}–{high}"
+        return tuple(cut), f"monte carlo ({runs} simulated releases per level)"
+    cap = max(2, _PROJECTION_NODE_BUDGET // sum(sizes))
+    copies = int(np.clip(math.ceil(draws / min(sizes)), 2, min(cap, _PROJECTION_MAX_COPIES)))
+    again_levels = _forest_release(hierarchy.parents, plan, counts, copies, len(sizes) - 1, rng)
+    levels = tuple(_level_figures(ell, again - counts[ell][None, :]) for ell, again in enumerate(again_levels))
+    return levels, f"monte carlo ({copies} simulated releases)"
+
+
 def project_hierarchy(plan: HierarchyPlan, prior_levels: Sequence[npt.ArrayLike], *, trials: int = 200, seed: int = 0,
-                      hierarchy: Hierarchy | None = None) -> HierarchyProjection:
-    """Projected per-level bias², variance and MSE (summed over each level's nodes, counts²) of ``plan``
-    when the true counts are ``prior_levels`` (public; root first).
+                      hierarchy: Hierarchy | None = None, draws: int = PROJECTION_DRAWS) -> HierarchyProjection:
+    """Projected per-level bias², variance and MSE (summed over each level's nodes, counts²), and the
+    95 % margin of each level (:attr:`LevelProjection.margin95`), of ``plan`` when the true counts are
+    ``prior_levels`` (public, or assumed; root first).
 
     consistency "none" with laplace/gaussian noise: the exact clamped discrete moments (closed form).
-    Otherwise (topdown, gls, multiplicative): Monte Carlo, ``trials`` seeded releases of the prior
-    through the same code as a real release; this needs the tree (``hierarchy``)."""
+    topdown and gls: Monte Carlo, seeded copies of the release of the counts through the release's
+    consistency code (:func:`_consistent_levels`, about ``draws`` node draws per level); multiplicative:
+    ``trials`` seeded releases (:func:`simulate_hierarchy`). Both need the tree (``hierarchy``)."""
     prior = _check_prior(prior_levels, plan.level_sizes)
     if plan.consistency == "none" and plan.noise != "multiplicative":
         levels = _closed_form_levels(plan, prior)
         return HierarchyProjection(plan, levels, _weighted(plan, levels), "closed form")
     if hierarchy is None:
         raise ParameterError(f"projecting a {plan.consistency} release needs the tree", "pass hierarchy=")
-    return simulate_hierarchy(hierarchy, prior[-1], plan, trials=trials, seed=seed)
+    if plan.multiplicative is not None:
+        return simulate_hierarchy(hierarchy, prior[-1], plan, trials=trials, seed=seed)
+    if hierarchy.level_sizes != plan.level_sizes:
+        raise ParameterError(f"the plan is for {plan.level_sizes} nodes per level, the tree has {hierarchy.level_sizes}",
+                             "plan for this tree")
+    truth = hierarchy.aggregate(prior[-1])  # a release's true counts are its leaves' sums
+    levels, method = _consistent_levels(hierarchy, plan, truth, seed, draws)
+    return HierarchyProjection(plan, levels, _weighted(plan, levels), method)
 
 
 def _usable_weight(weight: float) -> bool:
@@ -747,7 +887,8 @@ def _budgets_for(sizes: tuple[int, ...], privacy: PrivacySpec, noise: str, alloc
 
 
 def _multiplicative_plan(sizes: tuple[int, ...], privacy: PrivacySpec, weights: tuple[float, ...], allocation: str,
-                         consistency: str, prior_source: str, alpha: float | None, notes: list[str]) -> HierarchyPlan:
+                         consistency: str, prior_source: str, alpha: float | None, notes: list[str],
+                         assumed_records: int | None = None) -> HierarchyPlan:
     if alpha is None:
         raise ParameterError("the multiplicative mechanism (Ghazi et al. 2023) needs α, its multiplicative error",
                              "give α in (0, 1), e.g. 0.5")
@@ -761,13 +902,14 @@ def _multiplicative_plan(sizes: tuple[int, ...], privacy: PrivacySpec, weights: 
         notes.append("consistency: none (the multiplicative mechanism's (α, η) guarantee is for its own counts)")
     params = multiplicative_params(sizes, privacy, alpha, 1.0 - INTERVAL_LEVEL)
     return HierarchyPlan(sizes, privacy, "multiplicative", (), weights, "uniform", "none", None, prior_source, params,
-                         tuple(notes))
+                         tuple(notes), assumed_records)
 
 
 def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: str = "auto", allocation: str = "uniform",
                    weights: Sequence[float] | None = None, target_mse: float | None = None, consistency: str = "auto",
                    prior_levels: Sequence[npt.ArrayLike] | None = None, prior_source: str = "none",
-                   alpha: float | None = None, hierarchy: Hierarchy | None = None, trials: int | None = None) -> HierarchyPlan:
+                   alpha: float | None = None, hierarchy: Hierarchy | None = None, trials: int | None = None,
+                   assumed_records: int | None = None) -> HierarchyPlan:
     """The plan of a hierarchy release: noise, level budgets, weights, consistency. Public: it depends on
     the tree's shape, the privacy spec and the public prior only.
 
@@ -783,10 +925,13 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     counts (closed form on the prior; without a prior: Σ w_ℓ n_ℓ · noise variance, the large-count
     limit), or — for the target allocation — the one that meets τ with the smaller ε.
     ``consistency="auto"``: topdown or gls, the lower Monte Carlo projected weighted MSE on the prior
-    (``trials`` seeded releases, common random numbers; by default enough for ≥ 20,000 node draws,
-    4–200); without ``prior_levels`` and ``hierarchy``: topdown. Every automatic choice is said in
-    ``notes``. O(distinct prior counts) for the programs; the Monte Carlo O(trials · nodes).
+    (:func:`project_hierarchy`, seeded; ``trials`` is used by multiplicative projections only);
+    without ``prior_levels`` and ``hierarchy``: topdown. Every automatic choice is said in
+    ``notes``. ``assumed_records``: recorded in the plan (:attr:`HierarchyPlan.assumed_records`) for the
+    projections; it chooses nothing. O(distinct prior counts) for the programs; the Monte Carlo
+    O(trials · nodes).
     """
+    assumed = None if assumed_records is None else check_assumed_records(assumed_records)
     sizes = _check_level_sizes(level_sizes)
     if hierarchy is not None and hierarchy.level_sizes != sizes:
         raise ParameterError(f"the tree has {hierarchy.level_sizes} nodes per level, the plan {sizes}", "plan for this tree")
@@ -817,14 +962,14 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     if noise in ("gaussian", "multiplicative") and privacy.delta <= 0:
         raise ParameterError(f"{noise} noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace noise")
     if noise == "multiplicative":
-        return _multiplicative_plan(sizes, privacy, w, allocation, consistency, prior_source, alpha, notes)
+        return _multiplicative_plan(sizes, privacy, w, allocation, consistency, prior_source, alpha, notes, assumed)
     if noise == "auto" and privacy.delta > 0:
         if alpha is not None and allocation == "uniform" and consistency in ("auto", "none"):
             choice, gauss, mult = recommend_alpha_mechanism(sizes, privacy, alpha, prior)
             if choice == "multiplicative":
                 notes.append("noise: multiplicative, projected α-mRMSE below the Gaussian baseline's (α = "
                              f"{alpha:g}; {shown(f'{mult.alpha_mrmse:.4g} against {gauss.alpha_mrmse:.4g}')})")
-                return _multiplicative_plan(sizes, privacy, w, allocation, consistency, prior_source, alpha, notes)
+                return _multiplicative_plan(sizes, privacy, w, allocation, consistency, prior_source, alpha, notes, assumed)
             notes.append("multiplicative not chosen: projected α-mRMSE not below the Gaussian baseline's (α = "
                          f"{alpha:g}; {shown(f'{mult.alpha_mrmse:.4g} against {gauss.alpha_mrmse:.4g}')})")
         elif alpha is None:
@@ -870,18 +1015,24 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
         dropped = f"; {len(refused)} noise(s) need more than ε = {privacy.epsilon:g}" if refused else ""
         notes.append(f"noise: {nz}, the lower {how}: {shown(figures) if prior is not None else figures}{dropped}")
     if consistency != "auto":
-        return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, consistency, target, prior_source, None, tuple(notes))
+        return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, consistency, target, prior_source, None, tuple(notes),
+                             assumed)
+    where = "on the prior"
+    if prior is None and assumed is not None and hierarchy is not None:
+        prior, where = assumed_levels(hierarchy, assumed), f"at {assumed:,} records spread evenly"
     if prior is None or hierarchy is None:
-        missing = "public prior counts" if prior is None else "the tree"
+        missing = "counts (a public prior, or a number of records)" if prior is None else "the tree"
         notes.append(f"consistency: topdown by default (projecting topdown against gls needs {missing})")
-        return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, "topdown", target, prior_source, None, tuple(notes))
+        return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, "topdown", target, prior_source, None, tuple(notes),
+                             assumed)
     runs = projection_trials(sizes) if trials is None else int(trials)
     projected = []
     for method in ("topdown", "gls"):
-        plan = HierarchyPlan(sizes, spec, nz, budgets, w, allocation, method, target, prior_source, None, tuple(notes))
+        plan = HierarchyPlan(sizes, spec, nz, budgets, w, allocation, method, target, prior_source, None, tuple(notes),
+                             assumed)
         projected.append((project_hierarchy(plan, prior, trials=runs, seed=0, hierarchy=hierarchy).weighted_mse, method, plan))
     best = min(projected, key=lambda item: item[0])
-    return _with_note(best[2], f"consistency: {best[1]}, the lower projected weighted MSE ({runs} trials on the prior): "
+    return _with_note(best[2], f"consistency: {best[1]}, the lower projected weighted MSE (simulated {where}): "
                       + shown(", ".join(f"{m} {s:.4g}" for s, m, _ in projected)))
 
 
@@ -1137,19 +1288,22 @@ def simulate_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: H
     rng = SeededRandom(seed)
     sums = [np.zeros(a.size) for a in true_levels]
     squares = [np.zeros(a.size) for a in true_levels]
+    upward = [0.0] * len(true_levels)
     for _ in range(int(trials)):
         counts = _release_counts(hierarchy.parents, plan, true_levels, rng)
         for ell, c in enumerate(counts):
             err = c.astype(np.float64) - true_levels[ell]
             sums[ell] += err
             squares[ell] += err * err
+            upward[ell] += float(np.sum(err[err > 0] ** 2))
     levels = []
     for ell, (s, sq) in enumerate(zip(sums, squares)):
         mean = s / trials
         sample_var = (sq - trials * mean * mean) / (trials - 1)  # per node, ddof 1
         b2 = max(float(np.sum(mean * mean - sample_var / trials)), 0.0)
         m = float(np.sum(sq / trials))
-        levels.append(LevelProjection(ell, int(s.size), b2, max(m - b2, 0.0), m))
+        over = upward[ell] / trials
+        levels.append(LevelProjection(ell, int(s.size), b2, max(m - b2, 0.0), m, over, max(m - over, 0.0)))
     return HierarchyProjection(plan, tuple(levels), _weighted(plan, levels), f"monte carlo ({int(trials)} trials)")
 
 

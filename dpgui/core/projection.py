@@ -41,14 +41,12 @@ class Projection:
     mean_sq_error: float  # total / K
 
     def to_json(self, n: int | None = None) -> dict[str, Any]:
-        from dpgui.core.quantiles import noise_margin  # (quantiles imports this module)
-
+        """The squared errors and the worst standard error (the stated 95 % margins are
+        :func:`dpgui.core.margins.cdf_margins`, which the commands add beside these)."""
         out: dict[str, Any] = {
             "total_sq_error": self.total_sq_error,
             "max_variance": self.max_variance,
             "max_std_error": float(np.sqrt(self.max_variance)),
-            "rms_error": float(np.sqrt(self.mean_sq_error)),
-            "max_margin95": float(noise_margin(np.sqrt(self.max_variance))),
         }
         if n:
             out["cdf_total_sq_error"] = self.total_sq_error / n**2

@@ -87,12 +87,13 @@ def draw_prefixes(bins: int, limit: int = EXACT_POINT_LIMIT, samples: int = SAMP
     return np.unique(np.concatenate([[1], np.clip(picks, 1, bins), [bins]]))
 
 
-def epsilon_grid(epsilon: float) -> np.ndarray:
-    """ε values of plot (b): the points of the fixed lattice 10^(k/15) in [ε/10, min(10ε, 100)], plus ε."""
+def epsilon_grid(epsilon: float, per_decade: int = EPS_PER_DECADE) -> np.ndarray:
+    """ε values of plot (b): the points of the fixed lattice 10^(k/per_decade) in [ε/10, min(10ε, 100)], plus ε
+    (a hierarchy plan's curves, each point a Monte Carlo projection, use a coarser lattice)."""
     top = min(EPS_SPAN * epsilon, 100.0)
-    k_lo = math.ceil(EPS_PER_DECADE * math.log10(epsilon / EPS_SPAN) - 1e-9)
-    k_hi = math.floor(EPS_PER_DECADE * math.log10(top) + 1e-9)
-    lattice = [10.0 ** (k / EPS_PER_DECADE) for k in range(k_lo, k_hi + 1)]
+    k_lo = math.ceil(per_decade * math.log10(epsilon / EPS_SPAN) - 1e-9)
+    k_hi = math.floor(per_decade * math.log10(top) + 1e-9)
+    lattice = [10.0 ** (k / per_decade) for k in range(k_lo, k_hi + 1)]
     lattice = [e for e in lattice if 0 < e <= 100.0]
     return np.unique(np.array(lattice + [float(epsilon)]))
 

@@ -34,11 +34,12 @@ from dpgui.report.signing import SecretKey
 
 if TYPE_CHECKING:  # the engine is imported where it is used
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyProjection, HierarchyRelease
+    from dpgui.core.hierarchy_errors import PlanErrors
 
 __all__ = [
     "HIERARCHY_CSV_COLUMNS", "HIERARCHY_SCHEMA_VERSION", "NODE_LIST_FROM_DATA", "NODE_LIST_FROM_PRIOR", "PATH_SEPARATOR",
     "ROOT_NAME", "HierarchyReleaseInfo", "build_hierarchy_manifest", "default_hierarchy_bundle_name",
-    "hierarchy_csv_text", "hierarchy_sha256", "projection_json", "write_hierarchy_bundle", "write_hierarchy_csv",
+    "errors_json", "hierarchy_csv_text", "hierarchy_sha256", "projection_json", "write_hierarchy_bundle", "write_hierarchy_csv",
 ]
 
 HIERARCHY_SCHEMA_VERSION = 3  # the manifest schema version that added kind "hierarchy"
@@ -167,15 +168,23 @@ def default_hierarchy_bundle_name(info: HierarchyReleaseInfo, level_names: tuple
 
 def projection_json(projection: HierarchyProjection, counts: str) -> dict[str, Any]:
     """A :class:`~dpgui.core.hierarchy.HierarchyProjection` as JSON: per level (root first) the number of
-    nodes and the sums over its nodes of bias², variance and MSE (records²), the weighted MSE
+    nodes, the sums over its nodes of bias², variance and MSE (records²), the standard error and the
+    95 % margin of one count (:attr:`~dpgui.core.hierarchy.LevelProjection.margin95`), the weighted MSE
     (paper 001 eq. 5), how it was computed, and ``counts``: which counts it was computed at."""
-    return {
-        "method": projection.method,
-        "counts": counts,
-        "weighted_mse": float(projection.weighted_mse),
-        "levels": [{"level": int(p.level), "nodes": int(p.nodes), "bias2": float(p.bias2),
-                    "variance": float(p.variance), "mse": float(p.mse)} for p in projection.levels],
-    }
+    out = projection.to_json()
+    return {"method": out["method"], "counts": counts, "weighted_mse": float(out["weighted_mse"]),
+            "levels": out["levels"]}
+
+
+def errors_json(errors: PlanErrors) -> dict[str, Any]:
+    """The stated errors of a plan (:func:`dpgui.core.hierarchy_errors.plan_errors`) as the CLI prints
+    and the manifest records them: :func:`projection_json` at the counts they were computed at, each
+    level with its usefulness figures (median count, margin ÷ count for the median category, share of
+    categories below the margin; null without counts)."""
+    out = projection_json(errors.projection, errors.counts_words)
+    for row, figures in zip(out["levels"], errors.levels):
+        row.update({k: v for k, v in figures.to_json().items() if k not in ("level", "categories", "margin95")})
+    return out
 
 
 def charge_json(plan: HierarchyPlan) -> dict[str, Any]:

@@ -9,7 +9,8 @@ hierarchy choices and no hierarchy release)::
                          "counts_from_data": false, "epsilon": 1.0, "delta": 0.0, "neighbours": "change",
                          "records_per_person": 1, "noise": "auto", "allocation": "uniform",
                          "weights": [..] | null, "target_mse": 625.0 | null, "consistency": "auto",
-                         "budgets": [..] | null, "alpha": 0.1, "categories_public": false},
+                         "budgets": [..] | null, "alpha": 0.1, "categories_public": false,
+                         "records_estimate": 12000 | null},
     "hierarchy_releases": [{"release_id": "…", "created_utc": "…", "dataset": "flights",
                             "node_list_source": "data (declared public)", "counts_from_data": false,
                             "prior_name": null, "prior_sha256": null, "notes": [..],
@@ -80,6 +81,7 @@ class HierarchySettings:
     budgets: tuple[float, ...] | None = None
     alpha: float = 0.1
     categories_public: bool = False  # the officer declared the data's own categories public (absent in older files)
+    records_estimate: int | None = None  # a published estimate of N typed under add/remove (absent in older files)
 
     def to_json(self) -> dict[str, Any]:
         return {"levels": list(self.levels), "prior_path": self.prior_path or None,
@@ -88,7 +90,7 @@ class HierarchySettings:
                 "allocation": self.allocation, "weights": None if self.weights is None else list(self.weights),
                 "target_mse": self.target_mse, "consistency": self.consistency,
                 "budgets": None if self.budgets is None else list(self.budgets), "alpha": self.alpha,
-                "categories_public": self.categories_public}
+                "categories_public": self.categories_public, "records_estimate": self.records_estimate}
 
 
 def _int_tuple(values: Any) -> tuple[int, ...]:
@@ -255,6 +257,9 @@ def _settings(data: Any, where: str) -> HierarchySettings:
     alpha = _number(data, where, "alpha", 0.1)
     if not 0 < alpha < 1:
         raise _fail(where, "alpha", "a number between 0 and 1")
+    estimate = _get(data, where, "records_estimate", None)
+    if estimate is not None and (isinstance(estimate, bool) or not isinstance(estimate, int) or not 1 <= estimate <= 10**15):
+        raise _fail(where, "records_estimate", "a whole number from 1 to 10¹⁵, or null")
     return HierarchySettings(
         levels=tuple(levels), prior_path=_text(data, where, "prior_path", None, nullable=True) or "",
         counts_from_data=_bool(data, where, "counts_from_data", False), epsilon=_number(data, where, "epsilon"),
@@ -264,7 +269,7 @@ def _settings(data: Any, where: str) -> HierarchySettings:
         weights=_numbers(data, where, "weights"), target_mse=_number(data, where, "target_mse", None, nullable=True),
         consistency=_text(data, where, "consistency", "auto", choices=CONSISTENCY_CHOICES),
         budgets=_numbers(data, where, "budgets"), alpha=alpha,
-        categories_public=_bool(data, where, "categories_public", False))
+        categories_public=_bool(data, where, "categories_public", False), records_estimate=estimate)
 
 
 def _int_levels(data: dict[str, Any], where: str, name: str, sizes: tuple[int, ...], minimum: int,

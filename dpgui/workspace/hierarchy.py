@@ -33,9 +33,11 @@ import numpy as np
 
 from dpgui.core.hierarchy import (
     ALLOCATIONS, CONSISTENCY_METHODS, HIERARCHY_NOISE_CHOICES, MAX_LEVELS, MIN_LEVELS, Hierarchy, HierarchyPlan,
-    HierarchyProjection, HierarchyRelease, plan_hierarchy, project_hierarchy, projection_trials,
+    HierarchyProjection, HierarchyRelease, plan_hierarchy,
 )
 from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrmse
+from dpgui.core.hierarchy_errors import PlanErrors, margin_curves, plan_errors
+from dpgui.core.projection_curves import epsilon_grid
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec
 from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, level_value_counts, read_prior
@@ -150,6 +152,9 @@ class HierarchyChoice:
     budgets: tuple[float, ...] | None = None
     alpha: float = DEFAULT_ALPHA  # paper 004's multiplicative error α (used with δ > 0 only)
     categories_public: bool = False  # the officer declares the data's own categories public (needed without a prior)
+    #: under add/remove without a prior: a published estimate of N the officer typed (never the data's count),
+    #: at which the plan's errors are projected; under change N itself is public and used
+    records_estimate: int | None = None
 
     def __post_init__(self) -> None:
         if self.noise not in HIERARCHY_NOISE_CHOICES:
@@ -163,6 +168,15 @@ class HierarchyChoice:
         if self.consistency not in (*CONSISTENCY_METHODS, "auto"):
             raise ParameterError(f"unknown consistency step {self.consistency!r}",
                                  f"use one of auto, {', '.join(CONSISTENCY_METHODS)}")
+
+    def assumed_records(self, loaded: LoadedHierarchy) -> int | None:
+        """The records the plan's projection assumes without a prior file: N (the data's rows) under
+        change, where N is public; the officer's typed estimate under add/remove (None until typed)."""
+        if loaded.prior_path is not None:
+            return None
+        if self.neighbours == "change":
+            return loaded.rows if loaded.rows > 0 else None
+        return self.records_estimate
 
     def privacy(self) -> PrivacySpec:
         """The privacy spec (raises ParameterError with the fix when ε, δ or L is bad)."""
@@ -211,9 +225,12 @@ class LoadedHierarchy:
 
 @dataclass(frozen=True, eq=False)
 class PlannedHierarchy:
-    """The plan and its projection. ``projections``: the projection under each consistency step tried
-    (the plan's own is ``projection``); ``alternatives``: the other noises' plans and projections for
-    the side-by-side comparison (δ > 0); ``note``: why something is not shown (e.g. no counts)."""
+    """The plan and its projection. ``projection``: at counts (a prior's, the opted-in data's, or the
+    assumed records spread evenly), None when there are none; ``errors``: the stated errors of every level
+    (:func:`dpgui.core.hierarchy_errors.plan_errors`; the noise alone without counts); ``projections``: the
+    projection under each consistency step tried (the plan's own is ``projection``); ``alternatives``: the
+    other noises' plans and projections for the side-by-side comparison (δ > 0); ``note``: why something
+    is not shown (e.g. no counts)."""
 
     plan: HierarchyPlan
     projection: HierarchyProjection | None
@@ -221,6 +238,7 @@ class PlannedHierarchy:
     alternatives: dict[str, HierarchyProjection] = field(default_factory=dict)
     note: str = ""
     alpha: tuple[AlphaMRMSEProjection, AlphaMRMSEProjection] | None = None  # (gaussian, multiplicative), δ > 0
+    errors: PlanErrors | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -283,7 +301,8 @@ class HierarchyWorkspace(Observable[HierarchyState]):
         """New data (a file, or a database's or Spark's SourceSpec): everything read from the previous one goes."""
         return self.update(data_path=path, column_counts=None, loaded=None, planned=None, problem="", outcome=None,
                            choice=replace(self._state.choice, levels=(), budgets=None, weights=None,
-                                          categories_public=False))  # a new file's categories: not declared yet
+                                          categories_public=False,  # a new file's categories: not declared yet
+                                          records_estimate=None))  # an estimate of N was for the old data
 
 
 # ------------------------------------------------------------------------------------------ the steps (workers)
@@ -364,7 +383,7 @@ def _plan(loaded: LoadedHierarchy, choice: HierarchyChoice, noise: str, consiste
     plan = plan_hierarchy(loaded.hierarchy.level_sizes, privacy, noise=noise, allocation=choice.allocation,
                           weights=choice.weights, target_mse=choice.target_mse if choice.allocation == "target" else None,
                           consistency=consistency, prior_levels=loaded.prior_levels, prior_source=loaded.prior_source,
-                          alpha=choice.alpha if choice.delta > 0 else None)
+                          alpha=choice.alpha if choice.delta > 0 else None, assumed_records=choice.assumed_records(loaded))
     if choice.budgets is not None:
         plan = with_budgets(plan, choice.budgets)
     return plan
@@ -427,51 +446,84 @@ def share_budget(plan: HierarchyPlan, level: int, value: float) -> tuple[float, 
     return tuple(budgets)
 
 
+#: What the projection's counts are, by the loaded tree's prior source (words of the manifest and the CLI)
+COUNTS_WORDS = {PRIOR_FILE: "the prior's counts", FROM_DATA: "the data's counts (opted in)"}
+NO_COUNTS_NOTE = ("Bias² and MSE are not projected: they depend on the counts (the clamp at zero). Type a published "
+                  "estimate of N (the number of records), give a public prior file, or tick “use the confidential "
+                  "counts to choose the budgets”, to see them and how useful small counts will be. The 95 % margin "
+                  "shown is the noise's, before the clamp and the consistency step.")
+
+
 def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress: Progress | None = None,
                      should_cancel: ShouldCancel | None = None, trials: int | None = None) -> PlannedHierarchy:
-    """The plan for ``choice`` and its projected error per level (both consistency steps when the choice is
-    "auto": the plan takes the lower projected weighted MSE), with δ > 0 the other noise's projection and
-    paper 004's α-mRMSE of the multiplicative mechanism and the Gaussian baseline side by side. Without
-    counts (no prior, no opt-in) the clamp's bias is unknown: the projection is None and ``note`` says so
-    (the level noise variance is still shown by the window)."""
+    """The plan for ``choice`` and its projected errors (:func:`dpgui.core.hierarchy_errors.plan_errors`:
+    at the prior's counts, the opted-in data's, or the assumed records spread evenly; the 95 % margin of
+    every level). With counts and consistency "auto" both consistency steps are projected and the plan
+    takes the lower weighted MSE. With δ > 0 also the other noise's projection and paper 004's α-mRMSE
+    of the multiplicative mechanism and the Gaussian baseline side by side. Without any counts the
+    projection is None, ``errors`` the noise's alone and ``note`` says why. ``trials``: Monte Carlo
+    releases of a multiplicative plan's projection (default :func:`projection_trials`)."""
     if progress is not None:
         progress(0.0, "Planning the level budgets…")
     plan = _plan(loaded, choice, choice.noise, choice.consistency)
     alpha = _alpha_comparison(loaded, choice)
     prior = loaded.prior_levels
-    if prior is None:
-        note = ("Bias² and MSE are not projected: they depend on the counts (the clamp at zero). Give a public prior "
-                "file, or tick “use the confidential counts to choose the budgets”, to see them. The variance shown is "
-                "the noise's, before the clamp and the consistency step.")
-        return PlannedHierarchy(plan, None, note=note, alpha=alpha)
+    words = COUNTS_WORDS.get(loaded.prior_source, "")
 
-    def project(p: HierarchyPlan) -> HierarchyProjection:
+    def errors_of(p: HierarchyPlan) -> PlanErrors:
         if should_cancel is not None and should_cancel():
             raise Cancelled("planning was cancelled", "change a setting to plan again")
-        return project_hierarchy(p, prior, trials=trials or projection_trials(p.level_sizes), hierarchy=loaded.hierarchy)
+        return plan_errors(p, loaded.hierarchy, prior, words, trials=trials)
 
+    first = errors_of(plan)
+    if first.counts is None:
+        return PlannedHierarchy(plan, None, note=NO_COUNTS_NOTE, alpha=alpha, errors=first)
     # the multiplicative mechanism's counts stay as released (consistency would void its (α, η) guarantee)
     methods = ("topdown", "gls") if choice.consistency == "auto" and plan.noise != "multiplicative" else (
         plan.consistency,)
-    projections = {m: project(replace(plan, consistency=m)) for m in methods}
-    best = min(projections, key=lambda m: projections[m].weighted_mse)
+    errors = {m: first if m == plan.consistency else errors_of(replace(plan, consistency=m)) for m in methods}
+    best = min(errors, key=lambda m: errors[m].projection.weighted_mse)
     plan = replace(plan, consistency=best)
-    if len(projections) > 1:  # the note says the choice made here, on these budgets (not the engine's own)
-        runs = trials or projection_trials(plan.level_sizes)
+    if len(errors) > 1:  # the note says the choice made here, on these budgets (not the engine's own)
         figures = ("figures on the confidential counts, not published" if loaded.prior_source == FROM_DATA
-                   else ", ".join(f"{m} {p.weighted_mse:.4g}" for m, p in projections.items()))
+                   else ", ".join(f"{m} {e.projection.weighted_mse:.4g}" for m, e in errors.items()))
+        where = "on the prior" if prior is not None else f"at {plan.assumed_records:,} records spread evenly"
         notes = [n for n in plan.notes if not n.startswith("consistency: ")]
-        plan = replace(plan, notes=(*notes, f"consistency: {best}, the lower projected weighted MSE ({runs} trials on "
-                                            f"the prior): {figures}"))
-    alternatives: dict[str, HierarchyProjection] = {plan.noise: projections[best]}
+        plan = replace(plan, notes=(*notes, f"consistency: {best}, the lower projected weighted MSE (simulated "
+                                            f"{where}): {figures}"))
+    chosen = replace(errors[best], projection=replace(errors[best].projection, plan=plan))
+    projections = {m: e.projection for m, e in errors.items()}
+    alternatives: dict[str, HierarchyProjection] = {plan.noise: chosen.projection}
     if choice.delta > 0:
         for noise in ("laplace", "gaussian"):
             if noise not in alternatives:
                 try:
-                    alternatives[noise] = project(_plan(loaded, replace(choice, budgets=None), noise, best))
+                    alternatives[noise] = errors_of(_plan(loaded, replace(choice, budgets=None), noise, best)).projection
                 except ParameterError:
                     continue
-    return PlannedHierarchy(plan, projections[best], projections, alternatives, alpha=alpha)
+    return PlannedHierarchy(plan, chosen.projection, projections, alternatives, alpha=alpha, errors=chosen)
+
+
+#: ε points per factor of 10 of the window's curves of the margin against ε (each one a projection)
+CURVE_POINTS_PER_DECADE = 5
+
+
+def error_curves(planned: PlannedHierarchy, loaded: LoadedHierarchy, progress: Progress | None = None,
+                 should_cancel: ShouldCancel | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The 95 % margin of each level of ``planned``'s plan against ε, from ε/10 to 10ε (at most 100), at the
+    same counts as its stated errors (:func:`dpgui.core.hierarchy_errors.margin_curves`): ``(epsilons,
+    margins[point, level])``, nan where a budget would be too small for the sampler. For a worker: a few
+    projections, seconds on a 10⁵-leaf tree; Cancelled when asked between points."""
+    errors = planned.errors
+    if errors is None:
+        raise ParameterError("the plan has no projected errors", "plan again")
+    if progress is not None:
+        progress(0.0, "Projecting the error against ε…")
+    grid = epsilon_grid(planned.plan.privacy.epsilon, CURVE_POINTS_PER_DECADE)
+    epsilons, margins = margin_curves(planned.plan, loaded.hierarchy, errors, grid.tolist(), should_cancel=should_cancel)
+    if should_cancel is not None and should_cancel():
+        raise Cancelled("the curves are no longer needed", "change a setting to plan again")
+    return epsilons, margins
 
 
 def _alpha_comparison(loaded: LoadedHierarchy, choice: HierarchyChoice

@@ -19,7 +19,6 @@ from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, count_paths, hierarchy
 from dpgui.report.bundle import verify_bundle
 from dpgui.report.keystore import create_key, load_public_key
 from dpgui.report.ledger import Ledger
-from dpgui.workspace.hierarchy import projection_trials
 
 from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait, open_other_data
 
@@ -78,15 +77,25 @@ def test_whole_hierarchy_workflow(qtbot, sample_window, tmp_path):
     assert "published" in page.published_note.text()
     assert not page.counts_from_data.isChecked()  # the opt-in is off by default
 
-    # ---- step 2: the plan (uniform, no counts): no projected bias, the noise variance per level
+    # ---- step 2: the plan (uniform, no prior): under change N is public, the errors projected at N spread evenly
     planned = page.state_ws.state.planned
     plan = planned.plan
     assert plan.level_sizes == SAMPLE_SIZES and plan.noise == "laplace" and plan.privacy.epsilon == 1.0
     assert plan.level_budgets[0] == 0 and math.fsum(plan.level_budgets) == pytest.approx(1.0)
-    assert planned.projection is None and "depend on the counts" in page.summary.text()
+    assert plan.assumed_records == 336_776 and "336,776 records" in page.summary.text()
     assert page.table.rowCount() == 4 and page.table.item(3, 2).text() == "224"
+    assert page.table.item(3, 8).text() == f"± {planned.errors.levels[3].margin95:,.1f} records"
+    # under add/remove N is private: no counts unless an estimate is typed, the noise's own variance per level
+    page.neighbours.setCurrentIndex(page.neighbours.findData("addremove"))
+    wait_planned(qtbot, window, lambda p: p.plan.privacy.neighbours == "addremove")
+    planned = page.state_ws.state.planned
+    plan = planned.plan
+    assert planned.projection is None and "depend on the counts" in page.summary.text()
+    assert page.records.text() == ""  # the file's row count is never put in the field
     noise_variance = 224 * plan.level_noise_variances()[3]
     assert float(page.table.item(3, 6).text().replace(",", "")) == pytest.approx(noise_variance, rel=1e-2)
+    page.neighbours.setCurrentIndex(page.neighbours.findData("change"))
+    wait_planned(qtbot, window, lambda p: p.plan.privacy.neighbours == "change")
 
     # bad values: a message on the page, no plan, nothing to release
     page.epsilon.set_text("-1")
@@ -116,8 +125,7 @@ def test_whole_hierarchy_workflow(qtbot, sample_window, tmp_path):
     tree = Hierarchy.from_paths(HIERARCHY_SAMPLE_LEVELS, data.paths)
     leaves = np.zeros(tree.level_sizes[-1], dtype=np.int64)
     np.add.at(leaves, tree.leaf_index(data.paths), data.counts)
-    reference = project_hierarchy(planned.plan, tree.aggregate(leaves), hierarchy=tree,
-                                  trials=projection_trials(SAMPLE_SIZES))
+    reference = project_hierarchy(planned.plan, tree.aggregate(leaves), hierarchy=tree)
     assert planned.projection.weighted_mse == pytest.approx(reference.weighted_mse, rel=1e-9)
     level3 = planned.projection.levels[3]
     assert float(page.table.item(3, 7).text().replace(",", "")) == pytest.approx(level3.mse, rel=1e-2)

@@ -76,3 +76,42 @@ def test_budgets_set_by_hand_read_as_such_in_the_pdf_and_the_manifest(qtbot):
     assert "set by hand" in html and "optimal allocation" not in html
     manifest = build_hierarchy_manifest(release, info, "discrete_laplace_hierarchy", "n", b"c", b"p", "0" * 16)
     assert schema_problems(manifest) == []
+
+
+# ---------------------------------------------------------------- the chart of a category's children
+CHART_TREE = Hierarchy.from_paths(("region", "district"), [("North", "N1"), ("North", "N2"), ("North", "N3"),
+                                                           ("South", "S1"), ("South", "S2")])
+CHART_LEAVES = np.array([400, 2, 0, 250, 180], dtype=np.int64)
+
+
+def test_the_results_chart_the_selected_categorys_children_with_intervals_and_marks_noise(qtbot):
+    from dpgui.app.hierarchy_result import HierarchyResultView
+    from dpgui.core.hierarchy_errors import released_mostly_noise
+
+    plan = plan_hierarchy(CHART_TREE.level_sizes, PrivacySpec(0.5), consistency="none")
+    release = release_hierarchy(CHART_TREE, CHART_LEAVES, plan, SeededRandom(9))
+    view = HierarchyResultView()
+    qtbot.addWidget(view)
+    view.set_release(release)
+    chart = view.chart
+    level, node, children = chart.shown
+    assert (level, node) == (0, 0) and children.tolist() == [0, 1]  # at first: the top level under the total
+    view.reveal(1, 0)  # choose North: its three districts
+    level, node, children = chart.shown
+    assert (level, node) == (1, 0) and children.tolist() == [0, 1, 2]
+    xs, _ = chart.points.getData()
+    nx, _ = chart.noisy.getData()
+    noisy = released_mostly_noise(release, 2)[:3]
+    counts = release.counts[2][:3]
+    assert sorted(nx.tolist()) == sorted(counts[noisy].tolist()) and len(xs) + len(nx) == 3
+    assert noisy[2] and not noisy[0]  # an empty district is marked, the district of 400 is not
+    bars = chart.bars.opts
+    assert bars["left"].tolist() == (counts - release.lower[2][:3]).tolist()
+    assert bars["right"].tolist() == (release.upper[2][:3] - counts).tolist()
+    ticks = chart.plot.getPlotItem().getAxis("left")._tickLevels[0]
+    assert [label for _, label in ticks] == ["N1", "N2", "N3"]
+    assert "North" in chart.plot.getPlotItem().titleLabel.text and "district" in chart.plot.getPlotItem().titleLabel.text
+    assert "mostly noise" in chart.caption.text()
+    view.reveal(2, 3)  # a district has no children: its region's districts, itself among them
+    level, node, children = chart.shown
+    assert (level, node) == (1, 1) and children.tolist() == [3, 4] and "'S1' is one of them" in chart.caption.text()

@@ -46,26 +46,28 @@ def test_the_plan_summary_does_not_say_typed_budgets_were_chosen_with_the_prior(
     assert "set by hand" in window.hierarchy.summary_text(PlannedHierarchy(typed, None, note=""))
 
 
-def test_the_exported_projection_uses_the_same_trials_as_the_cli_and_the_plan(qtbot):
-    """The bundle's projected error per level was computed with 200 Monte Carlo trials in the window (whatever
-    the tree's size: a 10⁵-leaf tree froze the Export dialog for many seconds) but with the adaptive count
-    (:func:`dpgui.workspace.hierarchy.projection_trials`, ≥ 20,000 node draws) by the CLI and the plan."""
+def test_the_exported_projection_is_the_plans_own(qtbot):
+    """The bundle's projected error per level was computed in the window at the released counts (with its own
+    trials), a figure the plan never stated: it is now the plan's own (:func:`plan_errors`, as the plan page and
+    the CLI state it), at the plan's assumed records."""
     from datetime import datetime, timezone
 
     import numpy as np
 
     from dpgui.app.hierarchy_export import HierarchyExportDialog
     from dpgui.core.hierarchy import Hierarchy, plan_hierarchy, release_hierarchy
+    from dpgui.core.hierarchy_errors import plan_errors
     from dpgui.core.noise import SeededRandom
     from dpgui.core.plan import PrivacySpec
-    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo
-    from dpgui.workspace.hierarchy import HierarchyOutcome, projection_trials
+    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo, errors_json
+    from dpgui.workspace.hierarchy import HierarchyOutcome
 
     hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 50}", f"a{i}") for i in range(1000)])
-    plan = plan_hierarchy(hierarchy.level_sizes, PrivacySpec(1.0), consistency="topdown")
+    plan = plan_hierarchy(hierarchy.level_sizes, PrivacySpec(1.0), consistency="topdown", assumed_records=3000)
     release = release_hierarchy(hierarchy, np.full(1000, 3, dtype=np.int64), plan, SeededRandom(2))
     info = HierarchyReleaseInfo("d", "0" * 32, datetime.now(timezone.utc), NODE_LIST_FROM_DATA, False, True)
     dialog = HierarchyExportDialog(HierarchyOutcome(release, info, "d", info.release_id, True), "/tmp")
     qtbot.addWidget(dialog)
     projection = dialog.published_projection()
-    assert projection["method"] == f"monte carlo ({projection_trials(hierarchy.level_sizes)} trials)"
+    assert projection == errors_json(plan_errors(plan, hierarchy))
+    assert projection["counts"].startswith("3,000 records")

@@ -113,10 +113,16 @@ def test_loading_can_be_cancelled(data):
 
 
 def test_plan_without_counts_has_no_projection_and_refuses_the_optimiser(data):
-    loaded = load_hierarchy(data, CHOICE)
-    planned = plan_and_project(loaded, CHOICE)
+    choice = replace(CHOICE, neighbours="addremove")  # N private and no estimate typed: no counts at all
+    loaded = load_hierarchy(data, choice)
+    planned = plan_and_project(loaded, choice)
     assert planned.projection is None and "depend on the counts" in planned.note
-    assert planned.plan.level_budgets == pytest.approx((0.0, 0.5, 0.5)) and planned.alpha is None
+    assert planned.errors is not None and planned.errors.counts is None  # the noise's margins alone
+    assert planned.plan.level_budgets == pytest.approx((1 / 3, 1 / 3, 1 / 3)) and planned.alpha is None
+    loaded = load_hierarchy(data, CHOICE)
+    planned = plan_and_project(loaded, CHOICE)  # under change N is public: projected at N spread evenly
+    assert planned.projection is not None and planned.plan.assumed_records == loaded.rows
+    assert planned.plan.level_budgets == pytest.approx((0.0, 0.5, 0.5))
     with pytest.raises(ParameterError) as err:
         plan_and_project(loaded, replace(CHOICE, allocation="optimal"))
     assert "needs node counts" in err.value.problem and "prior" in err.value.fix
@@ -335,12 +341,11 @@ def test_typed_budgets_make_a_custom_plan_without_the_engines_figures(data):
 def test_the_consistency_note_names_the_consistency_the_plan_takes(data):
     choice = replace(CHOICE, counts_from_data=True)
     loaded = load_hierarchy(data, choice)
-    for trials in (4, 40):
-        planned = plan_and_project(loaded, choice, trials=trials)
-        notes = [n for n in planned.plan.notes if n.startswith("consistency: ")]
-        assert len(notes) == 1 and notes[0].startswith(f"consistency: {planned.plan.consistency},")
-        assert f"({trials} trials" in notes[0]
-        assert "figures on the confidential counts, not published" in notes[0]  # opted-in counts: no figures
+    planned = plan_and_project(loaded, choice)
+    notes = [n for n in planned.plan.notes if n.startswith("consistency: ")]
+    assert len(notes) == 1 and notes[0].startswith(f"consistency: {planned.plan.consistency},")
+    assert "(simulated on the prior)" in notes[0]
+    assert "figures on the confidential counts, not published" in notes[0]  # opted-in counts: no figures
 
 
 def test_a_release_of_undeclared_categories_is_refused_before_anything_is_spent(data):

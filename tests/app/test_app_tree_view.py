@@ -129,7 +129,8 @@ def test_info_text_in_plain_words(view):
     text = view.info_text()
     sd = math.sqrt(plan.level_variances()[2])
     for part in ("Level 2 of 2", "node 5", "[50, 60) distance", "ε = 0.6",
-                 f"noise scale {format_significant(float(plan.scales[2]))}", f"± {format_significant(sd)} (1 s.d.)"):
+                 f"noise scale {format_significant(float(plan.scales[2]))}",
+                 f"95 % margin of its count ± {2.2 * sd + 1:,.1f} records"):  # the one stated error, not 1 s.d.
         assert part in text, (part, text)
     assert "released count" not in text  # nothing released yet
     view.hover_at(55.0, 0.5)

@@ -70,11 +70,10 @@ def _pdf(result, info) -> bytes:
 
 
 def _projection(result) -> dict:
-    from dpgui.core.hierarchy import project_hierarchy
-    from dpgui.report.hierarchy_bundle import projection_json
+    from dpgui.core.hierarchy_errors import plan_errors
+    from dpgui.report.hierarchy_bundle import errors_json
 
-    return projection_json(project_hierarchy(result.plan, result.counts, trials=20, seed=0,
-                                             hierarchy=result.hierarchy), "the released counts")
+    return errors_json(plan_errors(result.plan, result.hierarchy))
 
 
 # ---------------------------------------------------------------- CSV
@@ -170,7 +169,7 @@ def test_a_signed_bundle_verifies_and_any_changed_file_fails(hierarchy, key, tmp
     assert manifest["prior"]["file"] == {"name": "cities.csv", "sha256": "a" * 64}
     assert manifest["hierarchy"]["level_sizes"] == [1, 2, 5] and manifest["total_records"]["value"] == 498
     assert [row["level"] for row in manifest["projection"]["levels"]] == [0, 1, 2]
-    assert len(re.findall(rb"/Type\s*/Page[^s]", paths.pdf.read_bytes())) == 2
+    assert len(re.findall(rb"/Type\s*/Page[^s]", paths.pdf.read_bytes())) == 3  # two of text, one table of 8 counts
     original = paths.csv.read_bytes()
     paths.csv.write_bytes(original.replace(b"OR > OR/Salem", b"OR > OR/Salam"))
     assert not verify_bundle(paths.manifest, public).ok

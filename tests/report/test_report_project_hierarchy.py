@@ -63,7 +63,8 @@ def _cdf_record() -> ProjectRelease:
 SETTINGS = HierarchySettings(levels=LEVELS, prior_path="", counts_from_data=True, epsilon=0.05, delta=1e-9,
                              neighbours="addremove", records_per_person=3, noise="gaussian", allocation="target",
                              weights=(0.0, 1.0, 2.0, 0.5), target_mse=625.0, consistency="gls",
-                             budgets=(0.001, 0.002, 0.003, 0.004), alpha=0.2, categories_public=True)
+                             budgets=(0.001, 0.002, 0.003, 0.004), alpha=0.2, categories_public=True,
+                             records_estimate=12_000)
 
 
 def _project(tmp_path, records: tuple[ProjectHierarchyRelease, ...]) -> Project:
@@ -176,6 +177,12 @@ def test_old_files_open_in_the_cdf_mode(tmp_path):
     older = json.loads(project_to_json(project))
     del older["hierarchy"]["categories_public"]
     assert project_from_json(json.dumps(older)).hierarchy == replace(SETTINGS, categories_public=False)
+    # choices saved before a typed estimate of N existed: none typed; a bad one is refused with the fix
+    del older["hierarchy"]["records_estimate"]
+    assert project_from_json(json.dumps(older)).hierarchy == replace(SETTINGS, categories_public=False,
+                                                                     records_estimate=None)
+    older["hierarchy"]["records_estimate"] = -3
+    assert project_from_json(json.dumps(older)).hierarchy_problem
     # a project without hierarchy choices writes them as null and reads them back the same
     plain = replace(loaded)
     assert project_from_json(project_to_json(plain)) == plain
