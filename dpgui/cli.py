@@ -92,14 +92,26 @@ def _finite_float(text: str) -> float:
     return _number(text, "bound", "0 or 100")
 
 
-def _int_at_least(minimum: int, example: str) -> Callable[[str], int]:
+#: The largest whole number an option takes unless it says otherwise: far beyond every real use, and
+#: still a double (a 300-digit --records-per-person would overflow the arithmetic, not be refused).
+LARGEST_WHOLE_NUMBER = 10**30
+#: ``--n``: counts of records stay exact in double precision up to 2^53.
+LARGEST_N = 2**53
+#: ``--trials``: a Monte-Carlo study that finishes.
+LARGEST_TRIALS = 10**7
+
+
+def _int_at_least(minimum: int, example: str, maximum: int = LARGEST_WHOLE_NUMBER) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give e.g. {example}") from None
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number; give e.g. {example}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}; give e.g. {example}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:.3g}, got a number of {len(str(value))} digits; "
+                                             f"give e.g. {example}")
         return value
 
     parse.__name__ = "whole number"
@@ -107,11 +119,21 @@ def _int_at_least(minimum: int, example: str) -> Callable[[str], int]:
 
 
 def _delta(text: str) -> float:
-    """``--delta``: a probability 0 ≤ δ < 1 (0: pure ε-DP), with the engine's one-line message."""
+    """``--delta`` of a release: 0 ≤ δ ≤ MAX_DELTA (0: pure ε-DP), with the engine's one-line message."""
     from dpgui.core.plan import check_delta
 
     try:
         return check_delta(text, "δ")
+    except ParameterError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _cap_delta(text: str) -> float:
+    """``ledger cap --delta``: a probability 0 ≤ δ < 1, the total δ of all releases of a dataset."""
+    from dpgui.core.plan import check_delta
+
+    try:
+        return check_delta(text, "δ", largest=None)
     except ParameterError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
@@ -181,7 +203,8 @@ def _add_privacy_options(parser: argparse.ArgumentParser, delta_use: str) -> Non
     """``--epsilon``, ``--delta`` (``delta_use``: what δ > 0 allows), ``--neighbours`` and ``--records-per-person``:
     the privacy options of a CDF and of a hierarchy."""
     parser.add_argument("--epsilon", type=_positive_float, required=True, metavar="E", help="total privacy budget ε > 0")
-    parser.add_argument("--delta", type=_delta, metavar="D", help=f"total δ, 0 ≤ δ < 1 (default 0: pure ε-DP); {delta_use}")
+    parser.add_argument("--delta", type=_delta, metavar="D",
+                        help=f"total δ, 0 ≤ δ ≤ 0.001, far below 1/N (default 0: pure ε-DP); {delta_use}")
     parser.add_argument("--neighbours", "--neighbors", choices=NEIGHBOURS_CLI, default=None,
                         help="change: N is public and published exactly (the default, except for a --query); "
                              "addremove: N is private (the default for a --query: the number of rows it returns is "
@@ -234,7 +257,7 @@ def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = Tru
     parser.add_argument("--budgets", type=_budgets, default="auto", metavar="auto|equal|e1,e2,…",
                         help="per-level budgets (root first under addremove); must sum to ε, or to ρ with --noise gaussian")
     parser.add_argument("--estimator", choices=("gls", "covering"), default="gls",
-                        help="gls: best linear unbiased (default); covering: paper 000 eq. 5")
+                        help="gls: best linear unbiased (default); covering: the covering sum of Rameshwar et al. 2024")
     parser.add_argument("--objective", choices=("total", "max"), default="total",
                         help="minimise the total or the worst squared error of the cumulative counts")
     parser.add_argument("--missing", default=MISSING_AUTO, metavar="auto|impute:VALUE",
@@ -261,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     plan = sub.add_parser("plan", help="choose a tree and budgets; show projected errors (spends nothing)")
     _add_plan_options(plan)
-    plan.add_argument("--n", type=_int_at_least(1, "--n 10000"), metavar="N", help="public N, to express CDF errors")
+    plan.add_argument("--n", type=_int_at_least(1, "--n 10000", LARGEST_N), metavar="N", help="public N, to express CDF errors")
     plan.add_argument("--lower", type=_finite_float, metavar="A", help="public lower bound (for --focus)")
     plan.add_argument("--upper", type=_finite_float, metavar="B", help="public upper bound (for --focus)")
     plan.add_argument("--json", action="store_true", help="print JSON")
@@ -327,7 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
     cap = ledger_sub.add_parser("cap", help="set or change a dataset's total budget (logged)")
     cap.add_argument("dataset", metavar="ID")
     cap.add_argument("epsilon", type=_positive_float, metavar="EPSILON")
-    cap.add_argument("--delta", type=_delta, default=0.0, metavar="D",
+    cap.add_argument("--delta", type=_cap_delta, default=0.0, metavar="D",
                      help="total δ allowed, 0 ≤ δ < 1 (default 0: pure ε-DP; Gaussian releases need δ > 0)")
     cap.add_argument("--reason", default="", metavar="TEXT",
                      help="why the cap is set or changed (kept in the log; required to raise a cap)")
@@ -335,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("simulate", help="Monte-Carlo error of a plan on data or a synthetic shape (insecure noise)")
     _add_plan_options(sim)
     sim.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
-    sim.add_argument("--trials", type=_int_at_least(1, "--trials 1000"), required=True, metavar="R",
+    sim.add_argument("--trials", type=_int_at_least(1, "--trials 1000", LARGEST_TRIALS), required=True, metavar="R",
                      help="number of simulated releases")
     sim.add_argument("--seed", type=_int_at_least(0, "--seed 1"), metavar="S")
     sim.add_argument("--json", action="store_true")
@@ -347,7 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--column", metavar="COL")
     sim.add_argument("--lower", type=_finite_float, metavar="A")
     sim.add_argument("--upper", type=_finite_float, metavar="B")
-    sim.add_argument("--n", type=_int_at_least(1, "--n 10000"), metavar="N")
+    sim.add_argument("--n", type=_int_at_least(1, "--n 10000", LARGEST_N), metavar="N")
     col = sub.add_parser("columns", help="the data's columns with their kinds, and who counts them (spends nothing; "
                          "prints no values)")
     col.add_argument("input", nargs="?", metavar="INPUT", help=f"{SOURCE_HELP}; or give it with --source")
@@ -538,6 +561,7 @@ def _json_default(value: Any) -> Any:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     plan = _make_plan(args, args.bins)
+    _warn_before_spend(plan, args.n, "plan")  # --n is typed by the user: public, or the user's own estimate
     report = _plan_report(plan, args.n, args)
     if args.json:
         _print(report, True)
@@ -546,6 +570,27 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(plan_text(report, args.n))
     _focus_note(args, "plan")
     return 0
+
+
+def _warn_before_spend(plan: Plan, n: int | None, command: str) -> None:
+    """Warnings on stderr about ``plan`` for N records, before anything is spent: its 95 % margin at
+    the worst CDF point (:func:`dpgui.core.planner.margin95`) larger than N (the counts would be mostly
+    noise), and a spent δ ≥ 1/N (one person's record could be published outright). ``n``: a public N
+    (change), or one the user typed; None (say nothing) for a private N — never the data's row count
+    under add/remove, which would make the warning itself a release."""
+    from dpgui.core.planner import margin95
+
+    if n is None or n <= 0:
+        return
+    margin = margin95(plan, "every")
+    if margin > n:
+        print(f"dpgui {command}: warning: the plan's 95 % margin at its worst CDF point, ± {margin:,.4g} records, is "
+              f"larger than N = {n:,}: the released counts would be mostly noise; use fewer bins or a larger ε",
+              file=sys.stderr)
+    if plan.delta_spent > 0 and plan.delta_spent >= 1 / n:
+        print(f"dpgui {command}: warning: δ = {plan.delta_spent:g} is not below 1/N = {1 / n:.3g}: with probability δ "
+              f"the release may tell more about a person than ε allows; use a δ far below 1/N (e.g. {0.01 / n:.0e})",
+              file=sys.stderr)
 
 
 NOISE_NAMES = {"laplace": "Laplace", "gaussian": "Gaussian"}
@@ -617,8 +662,9 @@ def plan_text(report: dict[str, Any], n: int | None) -> str:
         f"{_margin_line(projected['margin95'], n)} (of the cumulative counts, before consistency, which usually "
         "lowers it)",
         f"  total squared error {projected['total_sq_error']:.4g} = {projected['ratio_to_paper_best']:.3f} x "
-        f"paper 000's best tree ({'x'.join(map(str, report['baselines']['paper_best']['branching']))}, "
-        "equal budgets, covering sum)",
+        "the best tree of Rameshwar, Tandon & Sharma 2024: "
+        f"{'x'.join(map(str, report['baselines']['paper_best']['branching']))}, "
+        "equal budgets, covering sum",
     ]
     if report.get("focus_offer") is not None:
         lines.append(focus_text(report["focus_offer"]))
@@ -710,6 +756,7 @@ def _source_spec(args: argparse.Namespace) -> SourceSpec:
     ``--decimal ,`` alone means ';'-separated, ``--decimal .`` alone ','-separated."""
     from dpgui.data.file_types import CsvDialect, format_of_name
     from dpgui.data.source import parse_source
+    from dpgui.data.source_spec import sqlite_url_note
 
     location = _location(args)
     if location is None and not (args.engine == "spark" and args.table is not None):
@@ -722,6 +769,10 @@ def _source_spec(args: argparse.Namespace) -> SourceSpec:
     spec = parse_source(location or "", table=args.table, query=args.query, engine=args.engine,
                         spark_master=args.spark_master, dialect=dialect, encoding=args.encoding,
                         row_count_public=getattr(args, "n_public", False))
+    note = sqlite_url_note(location or "", spec.location) if spec.kind == "database" else None
+    if note is not None:  # sqlite:///srv/x.db read as /srv/x.db
+        command = " ".join(filter(None, (args.command, getattr(args, "hierarchy_command", None))))
+        print(f"dpgui {command}: note: {note}", file=sys.stderr)
     if spec.kind == "file" and dialect is not None and format_of_name(spec.location) not in ("csv", "tsv"):
         raise ParameterError(f"--delimiter/--decimal were given for '{Path(spec.location).name}', which is not a "
                              "CSV or TSV file", "drop --delimiter and --decimal")
@@ -814,16 +865,20 @@ def _check_data_columns(source: DataSource, columns: Sequence[str], numeric: boo
                             "choose a numeric column, or convert it in --query (e.g. CAST(x AS double precision))")
 
 
-def _check_outputs(args: argparse.Namespace, protect: Sequence[str] = ()) -> None:
+def _check_outputs(args: argparse.Namespace, protect: Sequence[str] = (), with_record: bool = False) -> None:
     """Every output target of a release, checked before anything is spent: --out (a new file in a
-    writable folder, never the input, an existing file only with --force) and --bundle (a writable
-    folder; with --name, none of the four files may exist). ``protect``: the data's own files
-    (:func:`_protected_paths`)."""
+    writable folder, never the input, an existing file only with --force; ``with_record``: the same for
+    the release record written beside it) and --bundle (a writable folder; with --name, none of the
+    four files may exist). ``protect``: the data's own files (:func:`_protected_paths`)."""
     from dpgui.report.bundle import check_bundle_folder, check_bundle_target
     from dpgui.report.files import check_outside_input_folders, check_writable, same_file
 
     if args.out is not None:
         check_writable(args.out, protect=list(protect), overwrite=args.force)
+        if with_record:  # and the release record beside it
+            from dpgui.report.release_files import record_path
+
+            check_writable(record_path(args.out), protect=list(protect), overwrite=args.force)
     if args.bundle is not None:
         check_outside_input_folders(args.bundle, protect)
         if args.name is None:
@@ -843,11 +898,12 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.core.quantiles import quantiles
     from dpgui.data.histogram import check_bounds
     from dpgui.data.readers import check_data_file
-    from dpgui.report.bundle import default_bundle_name, missing_values_json
+    from dpgui.report.bundle import default_bundle_name
     from dpgui.report.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key
     from dpgui.report.ledger import Ledger
     from dpgui.report.publish import charge_text, sign_release, spend_and_release
+    from dpgui.report.release_files import write_record
     from dpgui.workspace.release import new_release_id
 
     _check_missing_option(args.missing, args.neighbours)
@@ -858,7 +914,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         check_data_file(spec.location)
     _check_release_options(args)
     check_bounds(args.lower, args.upper)
-    _check_outputs(args, _protected_paths(spec))
+    _check_outputs(args, _protected_paths(spec), with_record=True)
     dataset = args.dataset
     plan = _make_plan(args, args.bins)  # checks every limit of the noise sampler
     key = None
@@ -873,6 +929,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         whole = _whole_numbers(args, source)  # public: the statement or the file's declared type
         _whole_number_note(whole, args)
         hist = source.histogram(args.column, args.lower, args.upper, args.bins)
+        _warn_before_spend(plan, hist.n_rows if plan.privacy.root_public else None, "release")  # N only if public
         _check_dataset_identity(ledger, dataset, [c.name for c in source.columns()], hist.n_rows, args.new_dataset)
         args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
         result, info = spend_and_release(ledger, dataset, args.column, MISSING_AUTO, hist.counts, plan, SecureRandom(),
@@ -886,26 +943,11 @@ def cmd_release(args: argparse.Namespace) -> int:
             name = args.name or default_bundle_name(info)
             return sign_release(ledger, args.bundle, name, result, info, pdf, key).manifest  # checks the ledger's record
 
+        record = _release_record(args, plan, result, info, whole)
         outputs = _write_outputs(args, plan, info.release_id, lambda out: write_release_csv(result, out),
-                                 bundle if key is not None else None)
-    summary = _plan_json(plan, args)
-    summary.update({
-        "outputs": outputs,
-        "dataset": dataset,
-        "release_id": info.release_id,
-        "consistency": args.consistency,
-        "n_released": result.total,
-        "n_public": plan.privacy.root_public,
-        "missing_values": missing_values_json(result, info.missing),
-        "secure_noise": result.secure,
-        "projected": {"total_sq_error": float((result.std_error**2).sum()),
-                      "max_variance": float((result.std_error**2).max())},
-        "bounds": [args.lower, args.upper],
-        "quantiles": [_quantile_json(q) for q in quantiles(result, args.probabilities, whole is not None)],
-        "source": info.source,
-    })
-    if whole is not None:
-        summary["whole_numbers"] = str(whole)
+                                 bundle if key is not None else None, record=lambda csv: write_record(csv, record))
+    summary = {**record, "outputs": outputs,
+               "quantiles": [_quantile_json(q) for q in quantiles(result, args.probabilities, whole is not None)]}
     if args.json:
         _print(summary, True)
     else:
@@ -919,6 +961,31 @@ def cmd_release(args: argparse.Namespace) -> int:
     _note_delta_unused(plan, "release")
     _focus_note(args, "release")
     return 0
+
+
+def _release_record(args: argparse.Namespace, plan: Plan, result: Any, info: Any, whole: Any) -> dict[str, Any]:
+    """What ``release --json`` prints about a release (its outputs and quantiles aside), and what the
+    release record beside ``--out`` holds (:mod:`dpgui.report.release_files`): public values only.
+    ``whole``: the whole-number statement (public: the user's or the file's declared type), or None."""
+    from dpgui.report.bundle import missing_values_json
+
+    summary = _plan_json(plan, args)
+    summary.update({
+        "dataset": args.dataset,
+        "release_id": info.release_id,
+        "consistency": args.consistency,
+        "n_released": result.total,
+        "n_public": plan.privacy.root_public,
+        "missing_values": missing_values_json(result, info.missing),
+        "secure_noise": result.secure,
+        "projected": {"total_sq_error": float((result.std_error**2).sum()),
+                      "max_variance": float((result.std_error**2).max())},
+        "bounds": [args.lower, args.upper],
+        "source": info.source,
+    })
+    if whole is not None:
+        summary["whole_numbers"] = str(whole)
+    return summary
 
 
 def _check_release_options(args: argparse.Namespace) -> None:
@@ -938,10 +1005,12 @@ def _check_release_options(args: argparse.Namespace) -> None:
 
 def _write_outputs(args: argparse.Namespace, plan: Plan | HierarchyPlan, release_id: str,
                    write_csv: Callable[[str], Path], write_bundle: Callable[[], Path] | None,
-                   prepare: Callable[[], None] | None = None) -> dict[str, str]:
-    """After the spend: ``prepare()`` (what the outputs need), ``--out`` (``write_csv(args.out)``), then the
-    signed bundle (``write_bundle()``, its manifest's path). Returns {"csv": …, "bundle": …} as written; any
-    failure says that the budget was spent, under which ledger id, and what was written."""
+                   prepare: Callable[[], None] | None = None,
+                   record: Callable[[Path], Path] | None = None) -> dict[str, str]:
+    """After the spend: ``prepare()`` (what the outputs need), ``--out`` (``write_csv(args.out)``, then
+    ``record(csv)``: the release record beside it), then the signed bundle (``write_bundle()``, its
+    manifest's path). Returns {"csv": …, "record": …, "bundle": …} as written; any failure says that the
+    budget was spent, under which ledger id, and what was written."""
     from dpgui.report.publish import charge_text
 
     outputs: dict[str, str] = {}
@@ -949,7 +1018,10 @@ def _write_outputs(args: argparse.Namespace, plan: Plan | HierarchyPlan, release
         if prepare is not None:
             prepare()
         if args.out is not None:
-            outputs["csv"] = str(write_csv(args.out))
+            csv_path = write_csv(args.out)
+            outputs["csv"] = str(csv_path)
+            if record is not None:
+                outputs["record"] = str(record(csv_path))
         if write_bundle is not None:
             outputs["bundle"] = str(write_bundle())
     except Exception as err:  # past the spend, any failure must say that ε was spent
@@ -1057,17 +1129,18 @@ def _check_dataset_identity(ledger: Any, dataset: str, columns: Sequence[str], n
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from dpgui.formatting import printable_text
     from dpgui.report.bundle import verify_bundle
     from dpgui.report.keystore import load_public_key
 
     try:
         key = load_public_key(args.pubkey)
     except DpguiError as err:
-        print(f"FAILED: the public key: {err}", file=sys.stderr)
+        print(f"FAILED: the public key: {printable_text(str(err))}", file=sys.stderr)
         return 1
     result = verify_bundle(args.manifest, key)
     if not result.ok:
-        print(f"FAILED: {result.failure}", file=sys.stderr)
+        print(f"FAILED: {printable_text(result.failure or '')}", file=sys.stderr)
         return 1
     for text, _ in result.checks:
         print(f"ok: {text}")
@@ -1093,6 +1166,7 @@ def cmd_key(args: argparse.Namespace) -> int:
 def cmd_ledger(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
+    from dpgui.formatting import printable_text
     from dpgui.report.ledger import Ledger
     from dpgui.report.publish import release_words
 
@@ -1121,22 +1195,26 @@ def cmd_ledger(args: argparse.Namespace) -> int:
                 change = (f"cap set to ε = {c.new_epsilon:g}, δ = {c.new_delta:g}" if c.old_epsilon is None else
                           f"cap changed from ε = {c.old_epsilon:g}, δ = {c.old_delta:g} to ε = {c.new_epsilon:g}, "
                           f"δ = {c.new_delta:g}")
-                print(f"  {c.changed_utc}  {change}" + (f"  reason: {c.reason}" if c.reason else "  (no reason given)"))
+                print(f"  {c.changed_utc}  {change}"
+                      + (f"  reason: {printable_text(c.reason)}" if c.reason else "  (no reason given)"))
         if releases:
             print("releases (newest first):")
         for r in releases:
             charge = (f"ε = {r.epsilon:g}" + (f", δ = {r.delta:g}" if r.delta > 0 else "")  # δ even without a ρ
                       + (f", ρ = {r.rho:.4g}" if r.delta > 0 and r.rho is not None else ""))
             print(f"  {r.created_utc}  {r.dataset_id}  {charge}  release {r.release_id}"
-                  + (f"  bundle {r.bundle}" if r.bundle else ""))
+                  + (f"  bundle {printable_text(r.bundle)}" if r.bundle else ""))
             print(f"      {_one_line(release_words(r.description))}")
     return 0
 
 
 def _one_line(text: str) -> str:
     """``text`` as one line of a terminal: runs of white space (a query's line breaks) as one space, any other
-    character that is not printable escaped (a recorded text cannot start a line of its own)."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in " ".join(text.split()))
+    control character escaped (:func:`~dpgui.formatting.printable_text`: a recorded text cannot start a line of
+    its own)."""
+    from dpgui.formatting import printable_text
+
+    return printable_text(" ".join(text.split()))
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -1236,132 +1314,11 @@ def simulate_text(out: dict[str, Any], show_n: bool) -> str:
     return "\n".join(lines)
 
 
-def _release_from_files(target: str, plan_file: str | None) -> tuple[Any, dict[str, Any]]:
-    """A released CDF read back from a bundle's manifest and CSV, or from a CSV and its plan.
-
-    Returns the :class:`~dpgui.core.mechanism.Release` (levels and estimates are not in the files;
-    only the cumulative counts, their standard errors, N and the plan) and facts for the report.
-    The CSV's SHA-256 is compared with the manifest's; the signature is not checked (``dpgui verify``).
-    """
-    import csv
-    import json as json_module
-
-    from dpgui.core.mechanism import Release
-    from dpgui.core.plan import Plan
-    from dpgui.report.bundle import MANIFEST_SUFFIX, SECURE_SOURCE
-    from dpgui.report.csv_export import CDF_COLUMNS, CDF_COLUMNS_V1
-    from dpgui.report.files import read_regular_file, sha256_regular_file
-
-    def load_json(path: Path, what: str) -> dict[str, Any]:
-        try:
-            data = json_module.loads(read_regular_file(path, what).decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise DpguiError(f"the {what} {path} is not valid JSON", "give the file dpgui wrote") from None
-        if not isinstance(data, dict):
-            raise DpguiError(f"the {what} {path} is not a dpgui {what}", "give the file dpgui wrote")
-        return data
-
-    path = Path(target)
-    manifest: dict[str, Any] | None = None
-    if not path.exists():
-        raise DataError(f"file not found: '{path}' does not exist", "check the path")
-    if path.name.endswith(MANIFEST_SUFFIX):
-        manifest_path = path
-        manifest = load_json(path, "manifest")
-    else:
-        manifest_path = None
-        if plan_file is None and path.parent.is_dir():
-            for candidate in sorted(path.parent.glob(f"*{MANIFEST_SUFFIX}")):
-                try:
-                    data = load_json(candidate, "manifest")
-                except DpguiError:
-                    continue
-                if data.get("files", {}).get("csv", {}).get("name") == path.name:
-                    manifest_path, manifest = candidate, data
-                    break
-    facts: dict[str, Any] = {}
-    if manifest is not None and manifest.get("kind") == "hierarchy":
-        raise ParameterError(f"{path.name} is a release of counts over a hierarchy, which has no quantiles",
-                             "read its CSV (one row per node), or give the manifest of a CDF release")
-    try:
-        if manifest is not None:
-            assert manifest_path is not None
-            from dpgui.report.bundle import plan_from_manifest
-
-            plan = plan_from_manifest(manifest)  # every schema version (older ones: Laplace, δ = 0)
-            missing_count = manifest.get("missing_values", {}).get("released_count")
-            csv_path = manifest_path.with_name(manifest["files"]["csv"]["name"])
-            if sha256_regular_file(csv_path, "CSV file") != manifest["files"]["csv"]["sha256"]:
-                raise DpguiError(f"{csv_path.name} does not match the SHA-256 in {manifest_path.name} "
-                                 "(it was changed after signing)", "use the CSV of the bundle as it was written")
-            consistency, total = manifest["consistency"], float(manifest["total_records"]["released_estimate"])
-            facts = {"manifest": str(manifest_path), "dataset": manifest.get("dataset"),
-                     "column": manifest.get("column"), "release_id": manifest.get("release_id"),
-                     "secure_noise": manifest.get("random_source") == SECURE_SOURCE}
-            whole = manifest.get("whole_numbers")
-            if isinstance(whole, dict) and whole.get("source") in ("stated", "type"):
-                facts["whole_numbers"] = whole["source"]
-        else:
-            if plan_file is None:
-                raise ParameterError(f"{path.name} alone does not say the plan its errors come from, and no manifest "
-                                     "beside it names it", "give --plan RELEASE.json (what 'dpgui release --json' "
-                                     "printed) or the bundle's NAME.manifest.json")
-            plan_json = load_json(Path(plan_file), "plan file")
-            csv_path, consistency, total = path, plan_json.get("consistency", "l2"), None
-            missing_values = plan_json.get("missing_values")
-            missing_count = missing_values.get("released_count") if isinstance(missing_values, dict) else None
-            if plan_json.get("n_released") is not None:
-                total = float(plan_json["n_released"])
-            facts = {"release_id": plan_json.get("release_id"), "dataset": plan_json.get("dataset")}
-            if plan_json.get("whole_numbers") in ("stated", "type"):
-                facts["whole_numbers"] = plan_json["whole_numbers"]
-            plan = Plan.from_json(plan_json)
-    except (KeyError, TypeError) as err:
-        raise DpguiError(f"the manifest or plan file lacks the plan's {err}", "give the file dpgui wrote") from None
-    from dpgui.data.readers import check_data_file
-
-    check_data_file(csv_path)
-    try:
-        with open(csv_path, newline="", encoding="utf-8") as handle:
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            if header is None or tuple(header) not in (CDF_COLUMNS, CDF_COLUMNS_V1):
-                raise DpguiError(f"{csv_path.name} is not a released CDF (its header is not "
-                                 f"{','.join(CDF_COLUMNS)})", "give a CSV written by dpgui release")
-            rows = [[float(x) for x in row] for row in reader if row]
-    except (ValueError, UnicodeDecodeError) as err:
-        raise DpguiError(f"{csv_path.name} is not a released CDF ({err})", "give a CSV written by dpgui release") from None
-    table = np.asarray(rows, dtype=float).reshape(-1, len(header))
-    if table.shape[0] != plan.shape.bins:
-        raise DpguiError(f"{csv_path.name} has {table.shape[0]} bins but its plan has {plan.shape.bins}",
-                         "give the plan of this release")
-    cumulative = table[:, 2]
-    if total is None:
-        total = float(cumulative[-1])
-    if len(header) == len(CDF_COLUMNS):
-        estimate = table[:, CDF_COLUMNS.index("unbiased_estimate")].copy()
-    else:  # an older CSV has no unbiased estimates: the intervals are centred on the released counts instead
-        estimate = cumulative.copy()
-        facts["note"] = ("this CSV (from an older dpgui) has no unbiased_estimate column: the intervals are centred "
-                         "on the released counts, and their 95 % is not guaranteed")
-    from dpgui.core.projection import published_with_known_zeros
-
-    std_error = table[:, 4].copy()
-    release = Release(plan, float(table[0, 0]), float(table[-1, 1]), str(consistency), cumulative, total,
-                      estimate, std_error, (), bool(facts.get("secure_noise", False)),
-                      None if missing_count is None else float(missing_count),
-                      padding_known=published_with_known_zeros(plan, std_error))
-    facts.update({"csv": str(csv_path), "bins": plan.shape.bins, "bounds": [release.lower, release.upper],
-                  "n": total, "epsilon": plan.privacy.epsilon})
-    if plan.privacy.delta > 0:  # an (ε, δ) release: its δ and noise (absent for pure ε-DP, as before δ existed)
-        facts.update({"delta": plan.privacy.delta, "noise": plan.noise})
-    return release, facts
-
-
 def cmd_quantiles(args: argparse.Namespace) -> int:
     from dpgui.core.quantiles import quantiles
+    from dpgui.report.release_files import read_release
 
-    release, facts = _release_from_files(args.release, args.plan)
+    release, facts = read_release(args.release, args.plan)
     found = quantiles(release, args.probabilities, "whole_numbers" in facts)
     if args.json:
         _print({**facts, "quantiles": [_quantile_json(q) for q in found]}, True)
@@ -1380,6 +1337,8 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
         print(f"note: {facts['note']}")
     if "manifest" in facts:
         print(f"(read from {facts['manifest']}; its signature was not checked here: use 'dpgui verify')")
+    elif "record" in facts:
+        print(f"(its plan read from {facts['record']})")
     return 0
 
 
@@ -1476,16 +1435,16 @@ def _add_hierarchy_options(parser: argparse.ArgumentParser) -> None:
                         metavar="laplace|gaussian|multiplicative|auto",
                         help="auto (default): the noise with the lower projected error (Laplace when δ = 0)")
     parser.add_argument("--allocation", type=_allocation, default=("uniform", None), metavar="uniform|optimal|target:TAU",
-                        help="level budgets: uniform (default), optimal (least weighted MSE within ε, paper 001 "
-                             "program 6; needs node counts), target:TAU (least ε whose weighted MSE is ≤ TAU, "
-                             "program 7; needs node counts)")
+                        help="level budgets: uniform (default), optimal (least weighted MSE within ε: program 6 of Ko, Ziani & "
+                             "Fioretto 2025; needs node counts), target:TAU (least ε whose weighted MSE is ≤ TAU, "
+                             "their program 7; needs node counts)")
     parser.add_argument("--weights", type=_weights, metavar="w0,w1,…",
                         help="the weight of each level in the weighted MSE, root first (default: equal)")
     parser.add_argument("--consistency", choices=HIERARCHY_CONSISTENCY_CLI, default="auto",
-                        help="topdown (paper 001 program 8), gls (best linear unbiased, then integer), none "
+                        help="topdown (program 8 of Ko, Ziani & Fioretto 2025), gls (best linear unbiased, then integer), none "
                              "(each count clamped at 0); auto (default): the lower projected error")
     parser.add_argument("--alpha", type=_alpha, metavar="A",
-                        help="paper 004's multiplicative error α in (0, 1): needed by --noise multiplicative; with "
+                        help="the multiplicative error α of Ghazi et al. 2023, in (0, 1): needed by --noise multiplicative; with "
                              "δ > 0 the plan shows the multiplicative mechanism's and the Gaussian baseline's projected "
                              "α-mRMSE side by side (and auto may choose the multiplicative one); with δ = 0 it is "
                              "unused, and a note says so")
@@ -1545,7 +1504,7 @@ def _add_hierarchy_parser(sub: Any) -> None:
     source.add_argument("--prior", metavar="PRIOR.csv", help="or on the counts of a prior file")
     _add_hierarchy_options(sim)
     _add_source_options(sim)
-    sim.add_argument("--trials", type=_int_at_least(2, "--trials 200"), required=True, metavar="R",
+    sim.add_argument("--trials", type=_int_at_least(2, "--trials 200", LARGEST_TRIALS), required=True, metavar="R",
                      help="number of simulated releases")
     sim.add_argument("--seed", type=_int_at_least(0, "--seed 1"), metavar="S")
 
@@ -1696,7 +1655,7 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
     return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, "none", tuple(data.notes), rows
 
 
-ALPHA_UNUSED = "α is used only with δ > 0 (paper 004's mechanisms need (ε, δ))"
+ALPHA_UNUSED = "α is used only with δ > 0 (the mechanisms of Ghazi et al. 2023 need (ε, δ))"
 
 
 def _check_hierarchy_delta(args: argparse.Namespace) -> tuple[str, ...]:
@@ -1704,7 +1663,7 @@ def _check_hierarchy_delta(args: argparse.Namespace) -> tuple[str, ...]:
     gaussian|multiplicative`` with δ = 0 (both are (ε, δ)-DP), are refused; ``--alpha`` with δ = 0 is
     unused, and the returned note says so (printed with the others)."""
     if args.noise == "multiplicative" and args.alpha is None:
-        raise ParameterError("--noise multiplicative needs --alpha, paper 004's multiplicative error",
+        raise ParameterError("--noise multiplicative needs --alpha, the multiplicative error of Ghazi et al. 2023",
                              "give --alpha A with 0 < A < 1, e.g. --alpha 0.5")
     if (args.delta or 0.0) > 0:
         return ()
@@ -1773,7 +1732,7 @@ def hierarchy_plan_text(report: dict[str, Any]) -> str:
     lines = [
         f"Plan for counts over {' > '.join(report['levels'])} ({report['nodes']:,} nodes, "
         f"{', '.join(f'{n:,}' for n in report['level_sizes'])} per level), {report['noise']} noise, "
-        + ("no level budgets (paper 004's rounds)" if report["noise"] == "multiplicative"
+        + ("no level budgets (the rounds of Ghazi et al. 2023)" if report["noise"] == "multiplicative"
            else f"{report['allocation']} allocation") + f", {report['consistency']} consistency",
         f"  node list: {report['node_list_source']}; optimiser counts: {report['prior_source']}",
         f"  charge: ε = {charge['epsilon']:g}" + (f", δ = {charge['delta']:g}" if charge["delta"] > 0 else "")
@@ -1790,7 +1749,8 @@ def hierarchy_plan_text(report: dict[str, Any]) -> str:
     lines += hierarchy_margin_lines(report)
     alpha = report.get("alpha_mrmse")
     if alpha:
-        lines.append(f"  paper 004, α = {alpha['alpha']:g}: projected α-mRMSE {alpha['multiplicative']['alpha_mrmse']:.4g} "
+        lines.append(f"  Ghazi et al. 2023, α = {alpha['alpha']:g}: projected α-mRMSE "
+                     f"{alpha['multiplicative']['alpha_mrmse']:.4g} "
                      f"(multiplicative) vs {alpha['gaussian']['alpha_mrmse']:.4g} (Gaussian baseline); "
                      f"recommended: {alpha['recommended']}")
     return "\n".join(lines)
@@ -2188,6 +2148,8 @@ def _join_negative_numbers(arguments: list[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from dpgui.formatting import printable_text
+
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or (arguments[0] not in COMMANDS and not arguments[0].startswith("-")) or (
             arguments[0] == "--column"):
@@ -2217,8 +2179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Point stdout at /dev/null so that the interpreter's last flush does not complain either.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except DpguiError as err:
-        print(f"dpgui {command}: error: {err}", file=sys.stderr)
+    except DpguiError as err:  # one line, whatever the user typed into the names it quotes (a LF, an ESC)
+        print(f"dpgui {command}: error: {printable_text(str(err))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"dpgui {command}: interrupted; nothing was written{_spent_note(args)}", file=sys.stderr)

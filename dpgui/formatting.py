@@ -1,4 +1,5 @@
-"""How numbers are written for people: one function per purpose (no Qt, nothing of dpgui's).
+"""How numbers (and text that people typed) are written for people: one function per purpose (no Qt,
+nothing of dpgui's).
 
 The window, the PDF report and the messages of the readers use these, so that a number written
 for one purpose looks the same wherever it appears. Two purposes that look alike are kept apart
@@ -8,6 +9,7 @@ when they write some numbers differently (e.g. :func:`format_number` and :func:`
 from __future__ import annotations
 
 import math
+import unicodedata
 
 
 # ---------------------------------------------------------------------------- plain numbers
@@ -233,3 +235,26 @@ def format_linear_tick(value: float, decimals: int) -> str:
     if abs(value) >= 1e15:
         return f"{value:.3g}"
     return format_fixed(value, decimals)
+
+
+# ---------------------------------------------------------------------------- text people typed
+#: Unicode categories that move the cursor or change how the text around them is read: control
+#: characters (ESC, CR, LF, tab), format characters (right-to-left overrides) and line/paragraph separators.
+_CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
+def control_character(text: str) -> str | None:
+    """The first character of ``text`` that a terminal or a log would not show as itself (ESC, CR,
+    LF, tab, a right-to-left override, a line separator), escaped (``\\x1b``); None when there is none.
+    A reason or name holding one could forge lines of a printed history. O(len(text))."""
+    for char in text:
+        if unicodedata.category(char) in _CONTROL_CATEGORIES:
+            return char.encode("unicode_escape").decode("ascii")
+    return None
+
+
+def printable_text(text: str) -> str:
+    """``text`` with every character of :func:`control_character`'s kind escaped (``\\n``, ``\\x1b``,
+    ``\\u202e``), so that text stored before such characters were refused prints as one honest line."""
+    return "".join(char.encode("unicode_escape").decode("ascii")
+                   if unicodedata.category(char) in _CONTROL_CATEGORIES else char for char in text)

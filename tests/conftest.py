@@ -21,3 +21,15 @@ def pg_server():
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def key_folder(tmp_path_factory):
+    """A folder with one signing key, ``officer.key`` / ``officer.pub`` (passphrase
+    ``tests.cli_helpers.PASSPHRASE``), made once per module: deriving its encryption key is slow on purpose."""
+    from dpgui.report.keystore import create_key
+    from tests.cli_helpers import PASSPHRASE
+
+    folder = tmp_path_factory.mktemp("keys")
+    create_key("officer", PASSPHRASE, folder)
+    return folder

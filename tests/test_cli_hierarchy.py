@@ -420,7 +420,7 @@ BAD_INPUTS = [
     ("an empty level value", _empty_value, [], ["district", "empty"]),
     ("missing values", _missing_value, [], ["district", "missing"]),
     ("10^6 distinct values in a level", _million_values, [], ["school", "500,000"]),
-    ("a path that is not in the prior", _not_in_prior, ["--prior", "prior.csv"], ["R7", "prior"]),
+    ("a path that is not in the prior", _not_in_prior, ["--prior", "prior.csv"], ["1 path(s)", "prior"]),
     ("one level only", None, ["--levels", "region"], ["one level only", "--levels region,district"]),
     ("more than 4 levels", None, ["--levels", "a,b,c,d,e"], ["5 levels", "at most 4"]),
     ("a level column that does not exist", None, ["--levels", "region,county"], ["county"]),

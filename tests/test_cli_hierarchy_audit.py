@@ -186,7 +186,7 @@ def test_out_with_force_never_replaces_the_prior(world, capsys, how):
 
 
 # ---------------------------------------------------------------- wave 3: --alpha with δ = 0 is said, not ignored
-ALPHA_NOTE = "α is used only with δ > 0 (paper 004's mechanisms need (ε, δ))"
+ALPHA_NOTE = "α is used only with δ > 0 (the mechanisms of Ghazi et al. 2023 need (ε, δ))"
 
 
 @pytest.mark.parametrize("command", ["plan", "release", "simulate"])

@@ -47,7 +47,7 @@ def test_the_csvs_standard_errors_say_which_estimator_released_it(neighbours):
 def test_a_release_read_back_from_an_older_csv_keeps_its_intervals(tmp_path, capsys, neighbours):
     """`dpgui quantiles` prints the published intervals, and the release it reads back from the CSV gives the
     range counts of the release as it was made (range_count uses the estimator's exact covariances)."""
-    from dpgui.cli import _release_from_files
+    from dpgui.report.release_files import read_release
     from dpgui.core.quantiles import range_count
 
     plan, now, before = _releases(neighbours)
@@ -59,7 +59,7 @@ def test_a_release_read_back_from_an_older_csv_keeps_its_intervals(tmp_path, cap
                                   "--probabilities", ",".join(map(str, PROBABILITIES)), "--json"], capsys)
         assert code == 0, err
         assert json.loads(out)["quantiles"] == [dataclasses.asdict(q) for q in quantiles(made, PROBABILITIES)]
-        read, _ = _release_from_files(str(tmp_path / f"{name}.csv"), str(tmp_path / "plan.json"))
+        read, _ = read_release(str(tmp_path / f"{name}.csv"), str(tmp_path / "plan.json"))
         assert read.padding_known == made.padding_known
         ranges[name] = [range_count(made, a, b) for a, b in ((0.0, 13.0), (7.0, 29.0), (22.0, 40.0))]
         assert [range_count(read, a, b) for a, b in ((0.0, 13.0), (7.0, 29.0), (22.0, 40.0))] == ranges[name]

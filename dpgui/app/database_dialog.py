@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QThread, Signal
 from PySide6.QtWidgets import (
-    QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QInputDialog, QLabel, QLineEdit,
-    QPlainTextEdit, QPushButton, QRadioButton, QSizePolicy, QTableView, QVBoxLayout, QWidget,
+    QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QInputDialog, QLabel,
+    QLineEdit, QPlainTextEdit, QPushButton, QRadioButton, QSizePolicy, QTableView, QVBoxLayout, QWidget,
 )
 
 from dpgui.app import text
 from dpgui.app.fields import StatusLine, inline_message, show_inline
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.data.source import PasswordPrompt, SourceSpec, open_source, parse_source
-from dpgui.data.source_spec import is_database_url
+from dpgui.data.source_spec import is_database_url, sqlite_url, sqlite_url_example, sqlite_url_note
 from dpgui.errors import DpguiError
 
 if TYPE_CHECKING:
@@ -34,8 +34,12 @@ if TYPE_CHECKING:
 
 URL_PLACEHOLDER = "postgresql://user@host:5432/database"
 URL_HELP = ("The database's address, without the password: postgresql://user@host:5432/database, "
-            "or sqlite:///C:/data/survey.db for an SQLite file. Other databases work through SQLAlchemy "
-            "(mysql://…, mssql+pyodbc://…) if their driver is installed.")
+            f"or {sqlite_url_example()} for an SQLite file on this computer (Browse… writes it for you; "
+            "a path right after sqlite:/// without a leading / or drive is read from the current folder). "
+            "Other databases work through SQLAlchemy (mysql://…, mssql+pyodbc://…) if their driver is installed.")
+#: The grey line under the URL: the form of an SQLite file's URL on this system.
+URL_HINT = f"Without the password. An SQLite file: {sqlite_url_example()}, or Browse…"
+SQLITE_FILTER = "SQLite databases (*.db *.sqlite *.sqlite3 *.db3);;All files (*)"
 QUERY_HELP = ("One read-only SELECT (for example: SELECT age, region FROM survey WHERE year = 2024). "
               "Queries that change the database are refused before they run.")
 PASSWORD_HELP = ("Kept in memory until dpgui closes; never written to the project, the autosave, the "
@@ -237,9 +241,12 @@ class DatabaseDialog(QDialog):
         self.url_edit.setPlaceholderText(URL_PLACEHOLDER)
         self.url_edit.setToolTip(URL_HELP)
         self.url_edit.setAccessibleName("Database URL")
-        self.url_help = _hint("Without the password. An SQLite file: sqlite:///C:/data/survey.db", URL_HELP)
+        self.url_help = _hint(URL_HINT, URL_HELP)
         self.url_message = inline_message(self)
         self.url_edit.textChanged.connect(self._check_url)
+        self.browse_button = QPushButton("&Browse…")
+        self.browse_button.setToolTip("Choose an SQLite database file on this computer; its URL is written for you.")
+        self.browse_button.clicked.connect(self.browse_sqlite)
 
         self.table_radio = QRadioButton("&Table")
         self.query_radio = QRadioButton("&Query")
@@ -286,7 +293,12 @@ class DatabaseDialog(QDialog):
         self.preview.verticalHeader().setDefaultSectionSize(22)
 
         form = QFormLayout()
-        form.addRow("Database &URL:", self.url_edit)
+        url_row = QHBoxLayout()
+        url_row.addWidget(self.url_edit, 1)
+        url_row.addWidget(self.browse_button)
+        url_label = QLabel("Database &URL:")
+        url_label.setBuddy(self.url_edit)
+        form.addRow(url_label, url_row)
         form.addRow("", self.url_help)
         form.addRow("", self.url_message)
         choice = QHBoxLayout()
@@ -341,17 +353,25 @@ class DatabaseDialog(QDialog):
         for widget in widgets:
             widget.setVisible(not table)
 
+    def browse_sqlite(self) -> None:
+        """Browse…: choose an SQLite file; the URL field gets its URL in this system's form (:func:`sqlite_url`)."""
+        path, _ = QFileDialog.getOpenFileName(self, "Choose an SQLite database file", "", SQLITE_FILTER)
+        if path:
+            self.url_edit.setText(sqlite_url(path))
+
     def _check_url(self) -> None:
-        """Inline, as typed: a URL with a password in it is refused with the fix."""
+        """Inline, as typed: a URL with a password in it is refused with the fix; under the field, the
+        SQLite URL form of this system, or how a three-slash URL of an absolute path is read."""
         url = self.url_edit.text().strip()
-        problem = ""
+        problem, note = "", None
         if url and is_database_url(url):
             try:
-                parse_source(url, table="t")
-            except DpguiError as err:
-                if "password" in err.problem:
-                    problem = text.friendly(err)
+                note = sqlite_url_note(url, parse_source(url, table="t").location)
+            except DpguiError as err:  # a password in the URL; an SQLite path that names two files
+                problem = text.friendly(err)
         show_inline(self.url_message, problem)
+        self.url_help.setWordWrap(bool(note))  # a note on how a long path is read takes lines; the hint one
+        self.url_help.setText(f"R{note[1:]}." if note else URL_HINT)  # "Reading /srv/x.db: …"
 
     def current_spec(self) -> SourceSpec | None:
         """The spec the fields describe, or None with the problem shown inline."""

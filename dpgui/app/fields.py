@@ -43,7 +43,8 @@ def parse_epsilon(raw: str) -> float:
 
 
 def parse_delta(raw: str) -> float:
-    """δ as typed: 0 (pure ε-DP) or a probability 0 < δ < 1, e.g. 1e-9 (:func:`dpgui.core.plan.check_delta`)."""
+    """δ as typed: 0 (pure ε-DP) or a probability 0 < δ ≤ 0.001 (far below 1/N), e.g. 1e-9
+    (:func:`dpgui.core.plan.check_delta`)."""
     if not raw.strip():
         raise ParameterError("δ is empty", "enter 0 for pure ε-DP, or a small probability such as 1e-9")
     return check_delta(parse_number(raw, "δ", "1e-9"), "δ")

@@ -121,7 +121,8 @@ def downstream_task(loaded: LoadedHierarchy, plan: HierarchyPlan, level: int, no
     name = "all records" if level == 0 else " / ".join(loaded.hierarchy.path(level, node))
     parts = "; ".join(f"{DOWNSTREAM_NAMES.get(f.weight, f.weight)}: bias² {format_significant(f.bias2)}, variance "
                       f"{format_significant(f.variance)}" for f in figures)
-    return (f"Downstream use (paper 001 §5) of {name}: if a budget (money, seats…) were shared among its {children:,} "
+    return (f"Downstream use (Ko, Ziani & Fioretto 2025, §5) of {name}: if a budget (money, seats…) were shared "
+            f"among its {children:,} "
             f"categories in proportion to a function of their released counts, the error of the shares, in %² of "
             f"the budget, would be — {parts} ({DOWNSTREAM_TRIALS} simulated releases at the "
             f"{'prior' if loaded.prior_path is not None else 'confidential (opted-in)'} counts).")
@@ -480,7 +481,7 @@ class HierarchyMode(QWidget):
         form.addRow("&δ (failure probability):", self.delta)
         set_buddy(form, self.delta, self.delta.edit)
         self.alpha = ValidatedField(_parse_alpha, "e.g. 0.1", (
-            "Paper 004's multiplicative error α: a count may be off by α times itself (0.1 = 10 %) plus a small "
+            "The multiplicative error α of Ghazi et al. 2023: a count may be off by α times itself (0.1 = 10 %) plus a small "
             "additive error. Used with δ > 0 to compare its mechanism with the Gaussian baseline, and by "
             "Multiplicative noise."))
         self.alpha.set_text("0.1")
@@ -488,7 +489,7 @@ class HierarchyMode(QWidget):
         form.addRow("&α (relative error, δ > 0):", self.alpha)
         set_buddy(form, self.alpha, self.alpha.edit)
         self.noise = self._combo(NOISE_LABELS, "The kind of random noise added to each count. Laplace gives pure "
-                                 "ε-DP; Gaussian and the multiplicative mechanism of paper 004 need δ > 0. Automatic "
+                                 "ε-DP; Gaussian and the multiplicative mechanism of Ghazi et al. 2023 need δ > 0. Automatic "
                                  "takes the one with the smaller projected error.")
         form.addRow("&Noise:", self.noise)
         set_buddy(form, self.noise, self.noise)
@@ -575,7 +576,7 @@ class HierarchyMode(QWidget):
         self.compare_label.setTextFormat(Qt.TextFormat.RichText)
         self.compare_label.setWordWrap(True)
         self.compare = QTableWidget(0, 4)
-        self.compare.setAccessibleName("Paper 004: Gaussian and multiplicative side by side")
+        self.compare.setAccessibleName("Ghazi et al. 2023: Gaussian and multiplicative side by side")
         self.compare.setHorizontalHeaderLabels(["Level", "Categories", "Gaussian\nα-RMSE (records)",
                                                 "Multiplicative\nα-RMSE (records)"])
         self.compare.verticalHeader().setVisible(False)
@@ -811,7 +812,7 @@ class HierarchyMode(QWidget):
         plan = planned.plan
         epsilon, delta, _ = plan.ledger_charge()
         cost = f"ε = {epsilon:g}" + (f", δ = {format_delta(delta)}" if delta > 0 else "")
-        noise = {"laplace": "Laplace", "gaussian": "Gaussian", "multiplicative": "multiplicative (paper 004)"}[plan.noise]
+        noise = {"laplace": "Laplace", "gaussian": "Gaussian", "multiplicative": "multiplicative (Ghazi et al. 2023)"}[plan.noise]
         words = (f"<b>Plan, before anything is released:</b> {sum(plan.level_sizes):,} counts over "
                  f"{len(plan.level_sizes) - 1} levels; {noise} noise; cost {cost}; "
                  f"consistency: {escape(CONSISTENCY_LABELS[plan.consistency].split(' (')[0].lower())}.")
@@ -831,7 +832,7 @@ class HierarchyMode(QWidget):
                   "none": "no counts"}.get(plan.prior_source, plan.prior_source)
         used = f" The projection and the automatic choices use {counts}." if plan.prior_source != "none" else ""
         if plan.noise == "multiplicative":  # paper 004's rounds: no level budgets
-            return words + " No level budgets: the mechanism spends its budget over paper 004's rounds." + used
+            return words + " No level budgets: the mechanism spends its budget over the rounds of Ghazi et al. 2023." + used
         if plan.allocation == "custom":
             return words + " Level budgets set by hand." + used
         if plan.allocation == "uniform":
@@ -849,7 +850,7 @@ class HierarchyMode(QWidget):
             return
         gaussian, multiplicative = alpha
         better = "multiplicative" if multiplicative.alpha_mrmse < gaussian.alpha_mrmse else "Gaussian"
-        words = (f"<b>Paper 004's comparison at your ε and δ</b>: the error beyond a {gaussian.alpha:.0%} relative "
+        words = (f"<b>The comparison of Ghazi et al. 2023 at your ε and δ</b>: the error beyond a {gaussian.alpha:.0%} relative "
                  f"error (α-mRMSE, records; the worst category of each level). Lower is better; the lower of these "
                  f"two is <b>{better}</b> ({format_significant(gaussian.alpha_mrmse)} Gaussian, "
                  f"{format_significant(multiplicative.alpha_mrmse)} multiplicative). "
@@ -883,7 +884,7 @@ class HierarchyMode(QWidget):
             return
         if loaded.prior_levels is None:
             self.tree_view.downstream.setText(
-                "Downstream use (paper 001 §5): needs counts — a public prior file, or the opt-in of step 1.")
+                "Downstream use (Ko, Ziani & Fioretto 2025, §5): needs counts — a public prior file, or the opt-in of step 1.")
             return
         if self._downstream_worker is not None:
             self._downstream_worker.cancel()

@@ -308,7 +308,7 @@ class HierarchyTreeView(QWidget):
             return ""
         unit = level_unit(plan)
         if not unit:
-            return ("Colour: one colour for all levels — the multiplicative mechanism (paper 004) does not split its "
+            return ("Colour: one colour for all levels — the multiplicative mechanism (Ghazi et al. 2023) does not split its "
                     "budget by level.")
         parts = []
         for level in range(hierarchy.n_levels + 1):

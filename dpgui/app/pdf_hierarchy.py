@@ -50,20 +50,20 @@ PDF_TITLE = "Differentially private counts over a hierarchy"
 MAX_TABLE_ROWS = 20_000
 TABLE_POINTS = 8.0  # the table's font size
 NOISE_WORDS = {
-    "laplace": "Exact discrete Laplace noise (whole numbers), one budget ε per level (paper 001)",
-    "gaussian": "Exact discrete Gaussian noise (whole numbers), one budget ρ per level (zCDP; paper 004, Corollary 2.7)",
+    "laplace": "Exact discrete Laplace noise (whole numbers), one budget ε per level (Ko, Ziani & Fioretto 2025)",
+    "gaussian": "Exact discrete Gaussian noise (whole numbers), one budget ρ per level (zCDP; Ghazi et al. 2023, Corollary 2.7)",
     "multiplicative": "Sparse vector with truncated Laplace noise, multiplicative and additive guarantee "
-                      "(paper 004, Algorithms 1–2)",
+                      "(Ghazi et al. 2023, Algorithms 1–2)",
 }
 ALLOCATION_WORDS = {
     "uniform": "equal budget on every level",
-    "optimal": "least weighted error within the budget (paper 001, program 6)",
-    "target": "least budget that meets a target error (paper 001, program 7)",
+    "optimal": "least weighted error within the budget (Ko, Ziani & Fioretto 2025, program 6)",
+    "target": "least budget that meets a target error (Ko, Ziani & Fioretto 2025, program 7)",
     "custom": "set by hand by the privacy officer",
 }
 CONSISTENCY_WORDS = {
     "topdown": "Top-down: from the root, each node's children were made non-negative whole numbers that add up "
-               "exactly to their parent's released count (paper 001, program 8)",
+               "exactly to their parent's released count (Ko, Ziani & Fioretto 2025, program 8)",
     "gls": "Generalised least squares on the whole tree (the best linear unbiased estimate), then made non-negative "
            "whole numbers adding up exactly to their parent, top-down",
     "none": "None: each node is its own noisy count, clamped at 0 (parents need not equal the sum of their children)",
@@ -72,7 +72,7 @@ MULTIPLICATIVE_CONSISTENCY = ("None: each node is the mechanism's own estimate (
                               "void its multiplicative guarantee; parents need not equal the sum of their children)")
 
 
-MULTIPLICATIVE_BUDGET = ("none: the mechanism spends its whole budget over paper 004's rounds (noisy comparisons "
+MULTIPLICATIVE_BUDGET = ("none: the mechanism spends its whole budget over the rounds of Ghazi et al. 2023 (noisy comparisons "
                          "of every node with a ladder of thresholds), not level by level")
 
 
@@ -108,7 +108,7 @@ def _privacy_text(plan: HierarchyPlan) -> str:
     privacy = plan.privacy
     if plan.noise == "multiplicative":
         return (f"ε = {format_epsilon(privacy.epsilon)} and δ = {format_delta(privacy.delta)} ((ε, δ)-differential "
-                "privacy by the composition of paper 004's Algorithms 1–2)")
+                "privacy by the composition of the Algorithms 1–2 of Ghazi et al. 2023)")
     return privacy_budget_text(plan)
 
 
@@ -250,7 +250,7 @@ def _page2_html(release: HierarchyRelease, key_id: str | None) -> str:
     if plan.multiplicative is not None:  # bucketed upper estimates, not noisy counts: its own words
         floor = format_number(math.floor(plan.multiplicative.bucket_zero))
         out.append(
-            "<p>Each published count is one of a fixed ladder of values (paper 004's buckets, found with noisy "
+            "<p>Each published count is one of a fixed ladder of values (the buckets of Ghazi et al. 2023, found with noisy "
             "comparisons), an upper estimate of the true count: a large count is within a factor "
             f"1 ± {format_significant(plan.multiplicative.alpha, 3)} of its true value, and every count below about "
             f"{format_number(math.ceil(plan.multiplicative.tau_min))} is published as {floor}, however small it is "

@@ -90,7 +90,7 @@ BRANCHING_HELP = (
 )
 ESTIMATOR_TOOLTIP = (
     "How the noisy node counts are combined into each cumulative count. The recommended one uses "
-    "every level optimally (least variance); the other adds up the fewest nodes, as in paper 000."
+    "every level optimally (least variance); the other adds up the fewest nodes (the covering sum of Rameshwar et al. 2024)."
 )
 CONSISTENCY_TOOLTIP = (
     "After the noise, the counts are adjusted so that the CDF never goes down and ends at N. This "
@@ -185,7 +185,8 @@ DELTA_PRESET_TOOLTIP = "Sets δ to {delta}. You can change the value afterwards.
 DELTA_TOOLTIP = (
     "δ (delta) is the probability that the ε guarantee fails. δ = 0 is pure ε-DP: the guarantee holds "
     "always. A δ > 0 (e.g. 1e-9) allows Gaussian noise, which can give smaller errors for trees with "
-    "many levels. Choose δ well below 1/N, N being the number of records; never above."
+    "many levels. Choose δ well below 1/N, N being the number of records; never above (above 0.001 it is "
+    "refused)."
 )
 NOISE_LABELS = {
     "auto": "Automatic (recommended)",

@@ -11,7 +11,6 @@ Testable without modal windows: ``verify_paths(manifest, public_key_file)``.
 from __future__ import annotations
 
 import html
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from dpgui.core.missing import MISSING_DROP, MISSING_ERROR
 from dpgui.errors import DpguiError
 from dpgui.formatting import format_delta, format_number, format_significant
 from dpgui.report.bundle import MANIFEST_SUFFIX, TEST_NOISE_FAILURE, Verification, verify_bundle
+from dpgui.report.files import read_json_file
 from dpgui.report.keystore import KeyEntry, list_keys, load_public_key
 
 VERIFY_HELP = (
@@ -389,11 +389,9 @@ def _plain(text: str) -> str:
 
 def _claimed_signer(path: Path) -> str | None:
     """The signer key id a manifest claims (unverified; used only to preselect a key)."""
-    try:
-        if path.stat().st_size > 10_000_000:
-            return None
-        value = json.loads(path.read_text(encoding="utf-8"))["signer"]["key_id"]
-    except (OSError, ValueError, KeyError, TypeError):
+    try:  # read as verify reads it: a regular file only (a pipe would block the window), strict JSON
+        value = read_json_file(path, "manifest")["signer"]["key_id"]
+    except (DpguiError, KeyError, TypeError):
         return None
     return value if isinstance(value, str) and re.fullmatch(r"[0-9A-F]{1,16}", value) else None
 

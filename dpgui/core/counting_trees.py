@@ -171,6 +171,9 @@ __all__ = [
 MAX_ROOT_COUNT = float(1 << 40)
 #: Default failure probability η per node of the (α, η) guarantee.
 DEFAULT_ETA = 0.05
+#: The smallest multiplicative error α: below it the rounds' ratio r = (1+α)(1−β)/(1+β) rounds to 1 in
+#: double precision (and long before, at about 10⁻⁶, the first round's noise is beyond the sampler).
+MIN_ALPHA = 1e-9
 ALPHA_MECHANISMS = ("gaussian", "multiplicative")
 _SVT_CUTOFF = 2  # c = ⌈M_i/((1−β)τ_i)⌉ = ⌈1 + α⌉ = 2 for 0 < α < 1 (module docstring)
 
@@ -387,8 +390,8 @@ def _check_alpha_eta(alpha: object, eta: object) -> tuple[float, float]:
         e = float(eta)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise ParameterError(f"α and η must be numbers, got {alpha!r}, {eta!r}", "use e.g. α = 0.5, η = 0.05") from None
-    if not 0 < a < 1:
-        raise ParameterError(f"α must be in (0, 1), got {alpha!r}",
+    if not MIN_ALPHA <= a < 1:
+        raise ParameterError(f"α must be in [{MIN_ALPHA:g}, 1), got {alpha!r}",
                              "use e.g. α = 0.5 (at α ≥ 1 releasing zeros already meets the guarantee)")
     if not 0 < e < 0.5:
         raise ParameterError(f"η must be in (0, 0.5), got {eta!r}", "use e.g. η = 0.05")

@@ -142,6 +142,9 @@ __all__ = [
 MIN_LEVELS = 2
 MAX_LEVELS = 4
 MAX_NODES_PER_LEVEL = 500_000
+#: The range of a level's weight in the weighted MSE (Ko, Ziani & Fioretto's eq. 5), or 0. Only the
+#: weights' ratios move the optimal budgets; beyond a ratio of 10¹² the optimiser's arithmetic overflows.
+MIN_LEVEL_WEIGHT, MAX_LEVEL_WEIGHT = 1e-6, 1e6
 HIERARCHY_NOISES = ("laplace", "gaussian", "multiplicative")
 HIERARCHY_NOISE_CHOICES = (*HIERARCHY_NOISES, "auto")
 ALLOCATIONS = ("uniform", "optimal", "target", "custom")  # custom: level budgets set by hand (never planned)
@@ -201,11 +204,11 @@ def _label(value: object, level_name: str) -> str:
         raise DataError(f"level column {level_name!r} has an empty value",
                         "fill in or drop the rows with an empty level value")
     if PATH_SEPARATOR in text:
-        raise DataError(f"value {text!r} of level column {level_name!r} contains '{PATH_SEPARATOR.strip()}' between "
+        raise DataError(f"a value of level column {level_name!r} contains '{PATH_SEPARATOR.strip()}' between "
                         f"spaces, which separates the levels of a path in the released CSV",
                         f"replace '{PATH_SEPARATOR}' in the values, e.g. by ' / '")
     if _CONTROL_CHARACTER.search(text):
-        raise DataError(f"value {text!a} of level column {level_name!r} holds a control character (a line break, "
+        raise DataError(f"a value of level column {level_name!r} holds a control character (a line break, "
                         "tab or the like)", "remove line breaks and tabs from the category values")
     return text
 
@@ -213,14 +216,15 @@ def _label(value: object, level_name: str) -> str:
 def _check_lookalikes(level_name: str, labels: Sequence[str]) -> None:
     """Two labels of a level that differ only in Unicode normalisation or surrounding spaces ('Café' with
     a composed é and with e + combining accent; 'Paris' and 'Paris ') show the same in the CSV, the PDF
-    and the window: a DataError naming both (escaped, so that the difference shows). O(n)."""
+    and the window: a DataError naming the column (not the values: they may be confidential). O(n)."""
     seen: dict[str, str] = {}
     for label in labels:
         key = unicodedata.normalize("NFC", label).strip()
         other = seen.setdefault(key, label)
         if other != label:
-            raise DataError(f"values {other!a} and {label!a} of level column {level_name!r} look the same "
-                            "but differ (Unicode normalisation or spaces)",
+            raise DataError(f"two values of level column {level_name!r} look the same but differ (Unicode "
+                            "normalisation or leading/trailing spaces; not shown here: values of the data are never "
+                            "quoted in a message)",
                             "make them one value (same characters, no leading or trailing spaces) or clearly different")
 
 
@@ -262,7 +266,7 @@ class Hierarchy:
         leaves: set[tuple[str, ...]] = set()
         for raw in paths:
             if len(raw) != depth:
-                raise DataError(f"a path has {len(raw)} values for {depth} levels: {tuple(raw)!r}",
+                raise DataError(f"a path has {len(raw)} values for {depth} levels",
                                 f"give one value per level column ({', '.join(names)})")
             path = tuple(_label(v, names[i]) for i, v in enumerate(raw))
             if path in leaves:
@@ -355,9 +359,8 @@ class Hierarchy:
                 missing.append(key)
             out[k] = i
         if missing:
-            shown = "; ".join(PATH_SEPARATOR.join(m) for m in missing[:3])
-            more = f" and {len(missing) - 3:,} more" if len(missing) > 3 else ""
-            raise DataError(f"{len(missing):,} path(s) of the data are not in the hierarchy's tree: {shown}{more}",
+            raise DataError(f"{len(missing):,} path(s) of the data are not in the hierarchy's tree (not listed: "
+                            "values of the data are never quoted in a message)",
                             "add them to the prior (the public list of categories) or fix the data")
         return out
 
@@ -482,9 +485,9 @@ class HierarchyPlan:
         _check_choice(self.consistency, CONSISTENCY_METHODS, "consistency")
         _check_choice(self.prior_source, PRIOR_SOURCES, "prior source")
         weights = tuple(float(w) for w in self.weights)
-        if len(weights) != len(sizes) or any(not math.isfinite(w) or w < 0 for w in weights):
-            raise ParameterError(f"weights {list(weights)} are not one finite number ≥ 0 per level (root first)",
-                                 f"give {len(sizes)} weights")
+        if len(weights) != len(sizes) or not all(_usable_weight(w) for w in weights):
+            raise ParameterError(f"weights {list(weights)} are not one weight per level (root first), each 0 or from "
+                                 f"{MIN_LEVEL_WEIGHT:g} to {MAX_LEVEL_WEIGHT:g}", f"give {len(sizes)} weights")
         object.__setattr__(self, "weights", weights)
         object.__setattr__(self, "notes", tuple(str(n) for n in self.notes))
         if self.target_mse is not None:
@@ -859,6 +862,10 @@ def project_hierarchy(plan: HierarchyPlan, prior_levels: Sequence[npt.ArrayLike]
     return HierarchyProjection(plan, levels, _weighted(plan, levels), method)
 
 
+def _usable_weight(weight: float) -> bool:
+    return weight == 0 or MIN_LEVEL_WEIGHT <= weight <= MAX_LEVEL_WEIGHT
+
+
 def _uniform_budgets(sizes: Sequence[int], privacy: PrivacySpec, noise: str) -> tuple[float, ...]:
     first = privacy.first_noised_level()
     shares = split_budget(budget_total(privacy, noise), [1.0] * (len(sizes) - first))
@@ -874,13 +881,26 @@ def _budgets_for(sizes: tuple[int, ...], privacy: PrivacySpec, noise: str, alloc
     if allocation == "optimal":
         return privacy, optimal_allocation(prior, privacy, weights, noise)
     assert target_mse is not None
-    budgets = _meet_target(sizes, privacy, noise, weights, prior, target_mse,
-                           least_budget_for_target(prior, privacy, weights, target_mse, noise))
+
+    def epsilon_of(budgets: tuple[float, ...]) -> float:  # refused above the ε allowed
+        need = math.fsum(budgets)
+        eps = need if noise == "laplace" else zcdp_epsilon(need, privacy.delta)
+        if eps > privacy.epsilon * (1 + 1e-12):
+            raise ParameterError(f"the target weighted MSE {target_mse:g} needs ε = {eps:.4g} with {noise} noise, "
+                                 f"more than the ε = {privacy.epsilon:g} allowed", "raise ε or the target")
+        return eps
+
+    least = least_budget_for_target(prior, privacy, weights, target_mse, noise)
+    least_epsilon = epsilon_of(least)  # before the rounding steps, which build plans at that ε
+    try:
+        budgets = _meet_target(sizes, privacy, noise, weights, prior, target_mse, least)
+    except ParameterError as err:
+        if "sampler" not in err.problem and least_epsilon > 0:  # (a Gaussian ρ that small converts to ε = 0)
+            raise
+        raise ParameterError(f"the target weighted MSE {target_mse:g} is met with ε = {least_epsilon:.3g}, whose noise is "
+                             "beyond the noise sampler's limit", "give a smaller target") from None
     need = math.fsum(budgets)
-    eps = need if noise == "laplace" else zcdp_epsilon(need, privacy.delta)
-    if eps > privacy.epsilon * (1 + 1e-12):
-        raise ParameterError(f"the target weighted MSE {target_mse:g} needs ε = {eps:.4g} with {noise} noise, "
-                             f"more than the ε = {privacy.epsilon:g} allowed", "raise ε or the target")
+    eps = epsilon_of(budgets)
     spec = privacy.with_epsilon(eps)
     if noise == "gaussian":  # the ρ of the rounded-up ε is ≥ the need: scale the budgets up to it
         total = budget_total(spec, "gaussian")
@@ -892,11 +912,11 @@ def _multiplicative_plan(sizes: tuple[int, ...], privacy: PrivacySpec, weights: 
                          consistency: str, prior_source: str, alpha: float | None, notes: list[str],
                          assumed_records: int | None = None) -> HierarchyPlan:
     if alpha is None:
-        raise ParameterError("the multiplicative mechanism (paper 004) needs α, its multiplicative error",
+        raise ParameterError("the multiplicative mechanism (Ghazi et al. 2023) needs α, its multiplicative error",
                              "give α in (0, 1), e.g. 0.5")
     if allocation != "uniform":
-        raise ParameterError(f"the multiplicative mechanism spends its budget by paper 004's rounds, not by a {allocation} "
-                             "allocation", "use the uniform allocation with multiplicative noise")
+        raise ParameterError("the multiplicative mechanism spends its budget by the rounds of Ghazi et al. 2023, not by "
+                             f"a {allocation} allocation", "use the uniform allocation with multiplicative noise")
     if consistency in ("topdown", "gls"):
         raise ParameterError("the multiplicative mechanism's counts are bucketed upper estimates; making them consistent "
                              "would void its (α, η) guarantee", "use consistency none with multiplicative noise")
@@ -945,9 +965,9 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     _check_choice(consistency, CONSISTENCY_CHOICES, "consistency")
     _check_choice(prior_source, PRIOR_SOURCES, "prior source")
     w = tuple([1.0] * len(sizes) if weights is None else [float(x) for x in weights])
-    if len(w) != len(sizes) or any(not math.isfinite(x) or x < 0 for x in w):
-        raise ParameterError(f"weights {list(w)} are not one finite number ≥ 0 per level (root first)",
-                             f"give {len(sizes)} weights, root first")
+    if len(w) != len(sizes) or not all(_usable_weight(x) for x in w):
+        raise ParameterError(f"weights {list(w)} are not one weight per level (root first), each 0 or from "
+                             f"{MIN_LEVEL_WEIGHT:g} to {MAX_LEVEL_WEIGHT:g}", f"give {len(sizes)} weights, e.g. 1 each")
     prior = None if prior_levels is None else _check_prior(prior_levels, sizes)
     if prior is not None and prior_source == "none":
         prior_source = "prior file"
@@ -975,9 +995,9 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
             notes.append("multiplicative not chosen: projected α-mRMSE not below the Gaussian baseline's (α = "
                          f"{alpha:g}; {shown(f'{mult.alpha_mrmse:.4g} against {gauss.alpha_mrmse:.4g}')})")
         elif alpha is None:
-            notes.append("multiplicative (paper 004) not considered: no α given")
+            notes.append("multiplicative (Ghazi et al. 2023) not considered: no α given")
     if allocation != "uniform" and prior is None:
-        raise ParameterError(f"the {allocation} allocation needs node counts (paper 001's programs)",
+        raise ParameterError(f"the {allocation} allocation needs node counts (the programs of Ko, Ziani & Fioretto 2025)",
                              "give a public prior (--prior), opt in to counts from the data, or use the uniform allocation")
     candidates = (["laplace", "gaussian"] if privacy.delta > 0 else ["laplace"]) if noise == "auto" else [noise]
     target = None if target_mse is None else float(target_mse)
@@ -1254,8 +1274,8 @@ def release_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: Hi
     upper: list[np.ndarray] = []
     if plan.multiplicative is not None:
         low, high = multiplicative_intervals(counts, plan.multiplicative)
-        method = (f"paper 004's success event (Lemma 4.6): the bucket the count fell in, ≥ {1 - plan.multiplicative.eta:.0%} "
-                  "per node")
+        method = ("the success event of Ghazi et al. 2023 (Lemma 4.6): the bucket the count fell in, "
+                  f"≥ {1 - plan.multiplicative.eta:.0%} per node")
         return HierarchyRelease(plan, hierarchy, counts, low, high, method)
     if plan.consistency == "none":
         widths = [0 if s is None else _noise_half_width(plan, s) for s in plan.level_scales()]

@@ -500,5 +500,25 @@ def least_budget_for_target(prior_levels: Sequence[npt.ArrayLike], privacy: Priv
         return log_tau - math.log(m) if m > 0 else log_tau + 745.0
 
     guess = math.log(max(solver.gradient(i, 1.0) for i in range(len(levels))))
-    _, xs = solver.lambda_for(excess, guess)
+    try:
+        _, xs = solver.lambda_for(excess, guess)
+    except (OverflowError, ZeroDivisionError, ValueError) as err:  # math range/domain errors at extreme targets
+        if isinstance(err, ParameterError):
+            raise
+        raise _unreachable_target(tau, prior_levels, privacy, weights, noise) from None
+    if not all(math.isfinite(x) and x > 0 for x in xs):
+        raise _unreachable_target(tau, prior_levels, privacy, weights, noise)
     return _spread(noised, len(prior_levels), xs, math.fsum(xs))
+
+
+def _unreachable_target(tau: float, prior_levels: Sequence[npt.ArrayLike], privacy: PrivacySpec,
+                        weights: Sequence[float] | None, noise: str) -> ParameterError:
+    """The refusal of a target weighted MSE ``tau`` so far from any usable budget that the optimiser's
+    arithmetic leaves the doubles: it names the weighted MSE the whole ε would give (program (6)),
+    a target the user can start from."""
+    at_epsilon = weighted_mse(optimal_allocation(prior_levels, privacy, weights, noise), prior_levels, weights, privacy,
+                              noise)
+    side = "larger" if tau > at_epsilon else "smaller"
+    return ParameterError(f"no level budgets reach the target weighted MSE {tau:g} (records²): it is far {side} than "
+                          f"the {at_epsilon:.4g} that the whole ε = {privacy.epsilon:g} gives",
+                          f"give a target near {at_epsilon:.4g}, e.g. --allocation target:{at_epsilon:.3g}")

@@ -108,8 +108,15 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
     return value
 
 
-def check_delta(delta: object, name: str = "delta") -> float:
-    """δ must be a finite number with 0 ≤ δ < 1 (0: pure ε-DP)."""
+#: The largest δ of a release. δ is the chance that a release tells more about one person than ε
+#: allows; above 10⁻³ even in a dataset of 1,000 people one person's record could be published outright
+#: (docs/design.md, "What δ means": δ must be far below 1/N). Refused when planned, and by ``verify``.
+MAX_DELTA = 1e-3
+
+
+def check_delta(delta: object, name: str = "delta", largest: float | None = MAX_DELTA) -> float:
+    """δ must be a finite number with 0 ≤ δ ≤ ``largest`` (0: pure ε-DP); ``largest=None``: any
+    probability below 1 (a budget cap's δ, a total over many releases)."""
     if isinstance(delta, str) and not delta.strip():
         raise ParameterError(f"{name} is empty", "give 0 for pure ε-DP, or a small probability such as 1e-9")
     try:
@@ -120,6 +127,10 @@ def check_delta(delta: object, name: str = "delta") -> float:
     if not math.isfinite(value) or value < 0 or value >= 1:
         raise ParameterError(f"{name} must be a probability with 0 ≤ δ < 1, got {delta!r}",
                              "give 0 for pure ε-DP, or a small probability such as 1e-9 (well below 1/N)")
+    if largest is not None and value > largest:
+        raise ParameterError(f"{name} = {value:g} is far too large to protect anyone (with that probability the release "
+                             "may tell more about a person than ε allows)",
+                             f"use {name} ≤ {largest:g}, far below 1/N: typically 1e-6 to 1e-10")
     return value
 
 

@@ -422,8 +422,7 @@ def _prior_counts(p: pathlib.Path, column: str, arr: pa.Array, rows_before: int)
     for bad, problem, fix in checks:
         if bad.any():
             row = rows_before + int(np.argmax(bad)) + 1
-            value = arr[int(np.argmax(bad))].as_py()
-            raise DataError(f"count column '{column}' of '{p.name}' {problem} at data row {row:,} ({value!r})", fix)
+            raise DataError(f"count column '{column}' of '{p.name}' {problem} at data row {row:,}", fix)
     counts: npt.NDArray[np.int64] = x.astype(np.int64)
     return counts
 

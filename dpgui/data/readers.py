@@ -50,7 +50,8 @@ import pyarrow.parquet as pq
 import pyarrow.types as pat
 
 from dpgui.data.csv_dialect import DetectedDialect, compression_of, detect_dialect, read_head
-from dpgui.data.file_types import FILE_TYPE_NAMES, SUPPORTED_EXTENSIONS, CsvDialect, TableFormat, format_of_name
+from dpgui.data.file_types import (CSV_DELIMITERS, FILE_TYPE_NAMES, SUPPORTED_EXTENSIONS, CsvDialect, TableFormat,
+                                   format_of_name)
 from dpgui.data.stat_files import STAT_FORMATS, stat_record_batches, stat_schema
 from dpgui.errors import Cancelled, DataError, ParameterError
 
@@ -175,9 +176,17 @@ def check_data_file(path: PathLike) -> pathlib.Path:
     return check_table_file(path)[0]
 
 
+#: The parts of a reader's message that quote the data: Arrow's "Expected 2 columns, got 3: <the row>"
+#: and "invalid value '<the cell>'" (a confidential value never reaches a message).
+_QUOTED_DATA = (re.compile(r"(got \d+)\s*:.*"), re.compile(r"(invalid value)\s*'.*"))
+
+
 def short_error_text(err: BaseException, limit: int = 200) -> str:
-    """The message of ``err`` on one line, cut to ``limit`` characters (for a DataError's problem)."""
+    """The message of ``err`` on one line, cut to ``limit`` characters (for a DataError's problem),
+    with the row or cell a reader quoted cut out (:data:`_QUOTED_DATA`)."""
     text = " ".join(str(err).split())
+    for pattern in _QUOTED_DATA:
+        text = pattern.sub(r"\1", text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -185,6 +194,13 @@ def column_not_found(column: str, where: str, names: Sequence[str]) -> DataError
     """The one message for a column that is not there: ``where`` names the data ("'people.csv'", "table
     people in sqlite:///census.db"), ``names`` its columns (the first 10 are listed)."""
     shown = ", ".join(repr(n) for n in names[:10]) + (f" (and {len(names) - 10} more)" if len(names) > 10 else "")
+    separators = [d for d in CSV_DELIMITERS if len(names) == 1 and d in names[0]]
+    if separators:  # one column whose name holds a separator: the file was read with the wrong one
+        name = CSV_DELIMITERS[separators[0]]
+        return DataError(f"column '{column}' not found in {where}: it was read as one column, {shown}, whose name "
+                         f"holds a {name}, so the field separator is probably wrong",
+                         f"read it as {name}-separated (command line: --delimiter {name.split()[-1]}; in the window: "
+                         "the file's field separator)")
     return DataError(f"column '{column}' not found in {where}",
                      f"choose among its columns: {shown}" if names else "it has no columns")
 
@@ -317,6 +333,9 @@ def _malformed(p: pathlib.Path, err: BaseException, rows_before: int) -> DataErr
     where = f" (after data row {rows_before:,})" if rows_before else ""
     if isinstance(err, UnicodeDecodeError) or "UTF8" in msg or "UTF-8" in msg:
         return _not_utf8(p, err, where)
+    elif "Expected 1 columns" in msg:  # the header has no separator that the rows have
+        msg += " (the header was read as one column: the field separator is probably wrong)"
+        fix = "choose the file's field separator (command line: --delimiter comma, semicolon, tab or bar)"
     elif "columns" in msg:
         fix = ("make every row have as many fields as the header (check quotes and delimiters, and the field "
                "separator the file is read with)")
@@ -349,30 +368,30 @@ _DECIMAL_COMMA = re.compile(r"^\s*[+-]?\d*,\d+([eE][+-]?\d+)?\s*$")
 _THOUSANDS_DOT = re.compile(r"^\s*[+-]?\d{1,3}(\.\d{3})+(,\d*)?\s*$")
 
 
-def _non_numeric_value(p: pathlib.Path, column: str, where: str, detail: str, decimal: str = ".") -> DataError:
-    """The one message for a non-numeric value found while streaming a numeric column. ``detail``:
-    the value's repr (or the reader's message); a number written with a thousands separator or a
-    decimal comma gets the fix for that."""
-    value = detail[1:-1] if len(detail) >= 2 and detail[0] == detail[-1] and detail[0] in "'\"" else None
-    return DataError(f"column '{column}' in '{p.name}' has a non-numeric value{where}: {detail}",
+def _non_numeric_value(p: pathlib.Path, column: str, where: str, value: str | None, decimal: str = ".") -> DataError:
+    """The one message for a non-numeric value found while streaming a numeric column: its row
+    (``where``), never the value itself (a confidential cell); ``value`` (None if unknown) only chooses
+    the fix: a number written with a thousands separator or a decimal comma gets the fix for that."""
+    return DataError(f"column '{column}' in '{p.name}' has a value that is not a number{where}",
                      _number_fix(value, decimal))
 
 
 def _number_fix(value: str | None, decimal: str = ".") -> str:
     """How to fix a cell that should be a number, in a file read with the decimal mark ``decimal``:
-    a thousands separator or a decimal comma gets its own advice, anything else the general one."""
+    a thousands separator or a decimal comma gets its own advice, anything else the general one. The
+    advice shows made-up examples, never ``value`` (a confidential cell)."""
     if value is not None and decimal == "." and _THOUSANDS.match(value):
-        return (f"write numbers without thousands separators ({value.replace(',', '').strip()} rather than "
-                f"{value.strip()}), e.g. export the file again without number formatting")
+        return ("it is written with a thousands separator: write numbers without them (1234.5 rather than 1,234.5), "
+                "e.g. export the file again without number formatting")
     if value is not None and decimal == "," and _THOUSANDS_DOT.match(value) and "." in value:
-        return (f"write numbers without thousands separators ({value.replace('.', '').strip()} rather than "
-                f"{value.strip()}), e.g. export the file again without number formatting")
+        return ("it is written with a thousands separator: write numbers without them (1234,5 rather than 1.234,5), "
+                "e.g. export the file again without number formatting")
     if value is not None and decimal == "." and _DECIMAL_COMMA.match(value):
-        return (f"read the file with a decimal comma (choose it as the file's decimal mark; command line: "
-                f"--decimal ','), or write {value.replace(',', '.').strip()} rather than {value.strip()}")
+        return ("it is written with a decimal comma: read the file with a decimal comma (choose it as the file's "
+                "decimal mark; command line: --decimal ','), or write 1.5 rather than 1,5")
     if value is not None and decimal == "," and _DECIMAL_COMMA.match(value.replace(".", ",", 1)):
-        return (f"the file is read with a decimal comma: choose the decimal point for it (command line: "
-                f"--decimal '.'), or write {value.replace('.', ',').strip()} rather than {value.strip()}")
+        return ("it is written with a decimal point but the file is read with a decimal comma: choose the decimal "
+                "point for it (command line: --decimal '.'), or write 1,5 rather than 1.5")
     return "clean the column (numbers only; leave missing values empty) or pick another column"
 
 
@@ -566,7 +585,7 @@ def _xlsx_record_batches(
                          if isinstance(v, bool) or not isinstance(v, (int, float, type(None)))),
                         (0, values[0]),
                     )
-                    raise _non_numeric_value(p, name, f" at data row {done + j + 1:,}", repr(bad))
+                    raise _non_numeric_value(p, name, f" at data row {done + j + 1:,}", str(bad))
                 arrays.append(arr)
             done += len(chunk)
             yield pa.RecordBatch.from_arrays(arrays, names=columns), done / total if total else 0.0
@@ -781,10 +800,9 @@ def _csv_record_batches(
         if numeric is not None and "conversion error" in str(err) and "UTF8" not in str(err):
             found = _first_non_numeric(p, dialect, numeric)
             if found is not None:
-                raise _non_numeric_value(p, numeric, f" at data row {found[0]:,}", repr(found[1]),
-                                         dialect.decimal) from err
+                raise _non_numeric_value(p, numeric, f" at data row {found[0]:,}", found[1], dialect.decimal) from err
             where = f" (after data row {rows:,})" if rows else ""
-            raise _non_numeric_value(p, numeric, where, short_error_text(err), dialect.decimal) from err
+            raise _non_numeric_value(p, numeric, where, None, dialect.decimal) from err
         raise _malformed(p, err, rows) from err
     finally:
         raw.close()
@@ -922,7 +940,7 @@ def numeric_column_batches(
             if found is not None:  # name the row, e.g. a "1,234.5" among numbers
                 general = _not_numeric(p, column, t)
                 fix = _number_fix(found[1], dialect.decimal)
-                raise DataError(f"{general.problem}: data row {found[0]:,} holds {found[1]!r}",
+                raise DataError(f"{general.problem}: data row {found[0]:,} holds a value that is not a number",
                                 general.fix if fix == _number_fix(None) else fix)
         raise _not_numeric(p, column, t)
     for batch, fraction in record_batches(p, fmt, [column], batch_rows, numeric=column, dialect=dialect,

@@ -17,7 +17,8 @@ from dpgui.data.file_types import STAT_FORMATS, CsvDialect, format_of_name
 from dpgui.data.source import ENGINES, SourceSpec
 from dpgui.errors import ParameterError
 
-__all__ = ["is_database_url", "parse_source", "redacted_url", "url_secret", "url_without_password"]
+__all__ = ["is_database_url", "parse_source", "redacted_url", "sqlite_url", "sqlite_url_example", "sqlite_url_note",
+           "url_secret", "url_without_password", "which_sqlite_url"]
 
 # scheme://… with a scheme of letters, digits, + and - (a Windows path "C:\\x" has one letter and no //).
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
@@ -26,6 +27,67 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 def is_database_url(location: str) -> bool:
     """True if ``location`` looks like a URL (``scheme://…``) rather than a path."""
     return bool(_URL.match(location))
+
+
+# sqlite:///PATH (SQLAlchemy: three slashes, then the path; a relative path unless it starts with '/').
+_SQLITE_URL = re.compile(r"^(?P<head>sqlite(\+\w+)?:///)(?P<path>[^?#]*)(?P<tail>[?#].*)?$", re.IGNORECASE)
+
+
+def sqlite_url(path: str | pathlib.Path) -> str:
+    """The ``sqlite:///`` URL of the SQLite file ``path`` (made absolute): ``sqlite:////srv/data/x.db`` on
+    POSIX (three slashes, then the path's own), ``sqlite:///C:/data/x.db`` on Windows; the characters
+    SQLAlchemy would read as escapes or as the URL's query (``%``, ``?``, ``#``) are %-escaped."""
+    text = pathlib.Path(path).expanduser().absolute().as_posix()
+    return "sqlite:///" + text.replace("%", "%25").replace("?", "%3F").replace("#", "%23")
+
+
+def sqlite_url_example() -> str:
+    """How an SQLite file's URL looks on this system, for hints: a file in the user's home folder."""
+    return sqlite_url(pathlib.Path.home() / "data" / "survey.db")
+
+
+def which_sqlite_url(location: str, folder: pathlib.Path | None = None) -> str:
+    """The ``sqlite:///`` URL of the file the user meant: ``location`` itself, or its absolute form.
+
+    SQLAlchemy reads ``sqlite:///srv/data/x.db`` as ``srv/data/x.db`` in the current folder (``folder``,
+    default the working folder); an absolute path takes four slashes (``sqlite:////srv/data/x.db``; on
+    Windows ``sqlite:///C:/data/x.db``). People write three for an absolute path. The rule, which never
+    opens another file than the URL could mean without saying so: if the relative file does not exist
+    and the absolute one does, the absolute URL is returned (:func:`sqlite_url_note` says so); if both
+    exist and are different files, ParameterError (which one was meant cannot be told); otherwise, and
+    for ``./``, ``../``, ``~`` and absolute paths and every other URL, ``location`` unchanged."""
+    match = _SQLITE_URL.match(location)
+    raw = match["path"] if match else ""
+    if match is None or not raw or raw == ":memory:" or raw.startswith(("/", "~", "./", "../")):
+        return location
+    path = pathlib.Path(urllib.parse.unquote(raw))
+    if path.is_absolute():  # Windows: sqlite:///C:/data/x.db
+        return location
+    current = folder or pathlib.Path.cwd()
+    here, there = current / path, pathlib.Path("/") / path
+    try:
+        if not there.is_file():
+            return location
+        if here.exists() and here.resolve() == there.resolve():
+            return location
+        both = here.exists()
+    except OSError:  # e.g. a name longer than the system allows: opening it will say so
+        return location
+    if both:
+        raise ParameterError(f"{location} names {path} in the current folder ({current}), and {there} exists "
+                             "too", f"write sqlite:////{raw} for {there}, or sqlite:///./{raw} for the file in the "
+                             "current folder")
+    return f"{match['head']}/{raw}{match['tail'] or ''}"
+
+
+def sqlite_url_note(typed: str, used: str) -> str | None:
+    """One sentence when :func:`which_sqlite_url` read ``typed`` as the absolute ``used``; else None."""
+    if typed.strip() == used:
+        return None
+    match = _SQLITE_URL.match(used)
+    path = urllib.parse.unquote(match["path"]) if match else used
+    return (f"reading {path}: {typed.strip()} names a file in the current folder, which does not exist (an "
+            f"absolute path takes four slashes: {used})")
 
 
 # SQLAlchemy's own URL rule (sqlalchemy.engine.url._parse_url): ``name://user:password@…`` where the
@@ -146,7 +208,8 @@ def parse_source(
         if encoding is not None:  # unused: the manifest would record an encoding nothing was read in
             raise ParameterError("a text encoding was given for a database",
                                  "drop --encoding (the database driver converts text itself)")
-        return SourceSpec("database", text, table=table, query=query, row_count_public=row_count_public)
+        return SourceSpec("database", which_sqlite_url(text), table=table, query=query,
+                          row_count_public=row_count_public)
     name = pathlib.Path(text).name
     if table is not None or query is not None:
         raise ParameterError(f"--table/--query were given for the file '{name}'",

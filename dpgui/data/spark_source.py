@@ -443,7 +443,8 @@ class SparkSource(DataSource):
             err = outcome["error"]
             if isinstance(err, (DataError, ParameterError)):
                 raise err
-            raise DataError(f"Spark failed while {what}: {_short(err)}",
+            quoted = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", _short(err))  # a job's failure may quote a value of the data
+            raise DataError(f"Spark failed while {what}: {quoted}",
                             "check the data and the Spark master (its logs say more)") from None
         if progress is not None:
             progress(1.0)

@@ -24,6 +24,7 @@ case (as an unquoted name in SQL); always quoted in the SQL dpgui writes.
 
 from __future__ import annotations
 
+import os
 import pathlib
 import re
 import threading
@@ -254,6 +255,10 @@ def _query_error(exc: BaseException, password: str | None) -> DataError:
         return DataError("the query tries to change the database, which dpgui refuses "
                          f"(it reads in a read-only transaction: {_scrub(text, password)})",
                          "give a query that only reads")
+    if isinstance(state, str) and state.startswith("22"):  # SQL's "data exception": the message quotes the value
+        return DataError(f"the database could not use a value of the data as the query asks (SQLSTATE {state}, e.g. "
+                         "text where a number is expected; the database's message is not shown: it quotes the value)",
+                         "check the column's type, or convert it in --query (e.g. CAST or NULLIF)")
     return DataError(f"the database refused the query: {_scrub(text, password)}",
                      "check the query, table and column names (run the query in your SQL tool first)")
 
@@ -691,9 +696,17 @@ def _sqlite_engine(url: sa.URL) -> sa.Engine:
 
     if not url.database or url.database == ":memory:":
         raise DataError("an in-memory SQLite database holds no data", "give the file: sqlite:///path/to/file.db")
-    path = pathlib.Path(url.database).expanduser().resolve()  # as sqlite_file()
-    if not path.is_file():
-        raise DataError(f"SQLite database file '{path.name}' not found", "check the path in sqlite:///path/to/file.db")
+    try:
+        path = pathlib.Path(url.database).expanduser().resolve()  # as sqlite_file()
+        found = path.is_file()
+    except OSError as err:  # e.g. a name longer than the system allows
+        raise DataError(f"the SQLite database file cannot be used ({err.strerror or err})",
+                        "check the path in the URL") from None
+    if not found:
+        absolute = "sqlite:///C:/path/to/file.db" if os.name == "nt" else "sqlite:////path/to/file.db"
+        raise DataError(f"SQLite database file {path} not found",
+                        f"check the path: an absolute path is written {absolute} (after three slashes, a path "
+                        "is read from the current folder)")
     uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
 
     def creator() -> sqlite3.Connection:

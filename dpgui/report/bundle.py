@@ -43,7 +43,7 @@ from dpgui.core.quantiles import WholeNumbers, whole_number_step
 from dpgui.core.tree import bin_edges
 from dpgui.errors import DataError, ParameterError
 from dpgui.report.csv_export import CDF_COLUMNS, release_csv_bytes
-from dpgui.report.files import (fsync_directory, read_regular_file, remove_stale_temporaries, sha256_regular_file,
+from dpgui.report.files import (fsync_directory, parse_json, read_regular_file, remove_stale_temporaries, sha256_regular_file,
                                 write_temporary)
 from dpgui.report.signing import PublicKey, SecretKey, SignatureError
 
@@ -320,12 +320,39 @@ def _validator() -> Any:
 
 
 def schema_problems(manifest: Any) -> list[str]:
-    """Every way ``manifest`` breaks the JSON Schema, as short sentences (empty when valid)."""
+    """Every way ``manifest`` breaks the JSON Schema, as short one-line sentences that name the field
+    (``privacy/delta: must be at most 0.001``) and never repeat a value longer than a few characters
+    (a hostile manifest's value can be megabytes); empty when valid."""
     problems = []
-    for error in sorted(_validator().iter_errors(manifest), key=lambda e: list(e.absolute_path)):
+    for error in sorted(_validator().iter_errors(manifest), key=lambda e: [str(p) for p in e.absolute_path]):
         where = "/".join(str(p) for p in error.absolute_path) or "the manifest"
-        problems.append(f"{where}: {error.message}")
+        problems.append(f"{_clipped(where, 80)}: {_schema_rule_text(error)}")
     return problems
+
+
+def _clipped(text: str, limit: int) -> str:
+    text = text.encode("unicode_escape").decode("ascii")  # no control character reaches the terminal
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _schema_rule_text(error: Any) -> str:
+    """What the rule broken by a jsonschema ``error`` asks for, without the value that broke it."""
+    rule, wanted = error.validator, error.validator_value
+    bounds = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "more than",
+              "exclusiveMaximum": "less than"}
+    if rule in bounds:
+        return f"must be {bounds[rule]} {wanted:g}"
+    if rule == "type":
+        return f"must be of type {wanted if isinstance(wanted, str) else ' or '.join(wanted)}"
+    if rule in ("enum", "const"):
+        return f"must be {_clipped(' or '.join(json.dumps(v) for v in (wanted if rule == 'enum' else [wanted])), 120)}"
+    if rule == "pattern":
+        return f"must match {_clipped(str(wanted), 60)}"
+    if rule in ("oneOf", "anyOf"):
+        return "is none of the forms the schema allows"
+    if rule in ("required", "additionalProperties"):
+        return _clipped(str(error.message), 120)  # names the key, not the value
+    return f"breaks the schema's rule '{rule}'"
 
 
 # ------------------------------------------------------------------ writing
@@ -333,9 +360,12 @@ def check_bundle_folder(directory: str | os.PathLike[str]) -> Path:
     """Fail before any budget is spent if no bundle can be written in ``directory``: it must be an
     existing folder in which a file can be created (tried: a temporary file is made and removed)."""
     folder = Path(directory)
-    if not folder.is_dir():
-        what = "is not a folder" if folder.exists() else "does not exist"
-        raise DataError(f"the bundle folder {folder} {what}", "create it or choose another folder")
+    try:
+        what = "" if folder.is_dir() else "is not a folder" if folder.exists() else "does not exist"
+    except OSError as err:  # a name longer than the system allows
+        what = f"cannot be used ({err.strerror or err})"
+    if what:
+        raise DataError(f"the bundle folder {_clipped(str(folder), 80)} {what}", "create it or choose another folder")
     try:
         os.unlink(write_temporary(folder / "bundle", b""))
     except OSError as err:
@@ -449,9 +479,9 @@ def verify_bundle(manifest_path: str | os.PathLike[str], public_key: PublicKey) 
         return fail(f"signature: {err.problem}")
     checks.append((f"the manifest is signed by key {public_key.key_id_hex}", True))
     try:
-        manifest = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return fail("the manifest is not valid JSON", comment=comment)
+        manifest = parse_json(body, "the manifest")  # strictly: no key twice, no NaN, no deep nesting
+    except DataError as err:
+        return fail(err.problem, comment=comment)
     problems = schema_problems(manifest)
     if problems:
         return fail(f"the manifest does not follow the dpgui manifest schema ({problems[0]})", comment=comment)

@@ -14,6 +14,9 @@ writes a temporary file beside the target that way and renames it into place
 from __future__ import annotations
 
 import hashlib
+import io
+import json
+import math
 import os
 import re
 import secrets
@@ -21,12 +24,18 @@ import stat
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from dpgui.errors import DataError
 
 BLOCK = 1 << 20  # bytes read per step when hashing
 SMALL_FILE_LIMIT = 16 << 20  # manifests, signatures, keys: far below this
+#: JSON nested deeper than this is refused (:func:`parse_json`): dpgui's own files nest at most 6 deep.
+MAX_JSON_DEPTH = 32
 TEMPORARY_SUFFIX = ".tmp"
+#: A temporary file is named after its target's first bytes only, so that the hidden name (its pid, 12
+#: random hex digits and the suffix added) fits the 255 bytes of a file name for any target that does.
+TEMPORARY_STEM_BYTES = 100
 _TEMPORARY = re.compile(r"^\..+\.(\d+)-[0-9a-f]{12}\.tmp$")
 #: The mode of a new file meant to be shared (minus the umask), as ``open()`` makes it.
 SHARED_FILE_MODE = 0o666
@@ -53,6 +62,13 @@ def _open_regular(path: Path, what: str) -> tuple[int, int]:
     return fd, info.st_size
 
 
+def open_regular_text(path: str | os.PathLike[str], what: str) -> io.TextIOWrapper:
+    """The regular file ``path`` opened for reading as UTF-8 text (newlines untranslated, for ``csv``),
+    without blocking on a pipe; DataError for anything that is not a regular file. Close it."""
+    fd, _ = _open_regular(Path(path), what)
+    return io.TextIOWrapper(os.fdopen(fd, "rb"), encoding="utf-8", newline="")
+
+
 def read_regular_file(path: str | os.PathLike[str], what: str, limit: int = SMALL_FILE_LIMIT) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them (DataError beyond: "too large").
     ``what`` names the file in messages ("manifest", "public key file"). O(size)."""
@@ -66,6 +82,81 @@ def read_regular_file(path: str | os.PathLike[str], what: str, limit: int = SMAL
     if len(data) > limit:
         raise DataError(f"the {what} {path} grew while it was read", "read it again when it is complete")
     return data
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen[key] = value
+    return seen
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _short_key(key: str) -> str:
+    """A JSON key for a one-line message: control characters escaped, at most 40 characters."""
+    text = key.encode("unicode_escape").decode("ascii")
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _non_finite_path(document: Any) -> str | None:
+    """The path (``privacy/epsilon``) of the first number that is not finite, or None; :class:`_TooDeep`
+    for nesting deeper than :data:`MAX_JSON_DEPTH`. Iterative (no recursion), O(size)."""
+    stack: list[tuple[Any, str, int]] = [(document, "", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise _TooDeep()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where or "the document"
+        if isinstance(value, dict):
+            stack.extend((v, f"{where}/{_short_key(k)}" if where else _short_key(k), depth + 1)
+                         for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend((v, f"{where}/{i}" if where else str(i), depth + 1) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
+class _TooDeep(ValueError):
+    pass
+
+
+def parse_json(data: bytes | str, what: str) -> Any:
+    """The JSON document ``data`` (UTF-8 bytes or text) of a file someone handed over (a manifest, a
+    key, a plan), read strictly: :class:`DataError` naming the problem in one line if it is not UTF-8
+    or not JSON, if one object has a key twice (JSON leaves which one counts to the reader: a signed
+    file must not be read two ways), if a number is NaN, Infinity or beyond a double (named by its
+    path, e.g. ``privacy/epsilon``), or if it nests deeper than :data:`MAX_JSON_DEPTH`. ``what`` names
+    the file in messages ("the manifest x.manifest.json"). O(size), no recursion of its own."""
+    fix = "give the file dpgui wrote"
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        document = json.loads(text, object_pairs_hook=_unique_keys)
+        where = _non_finite_path(document)
+    except UnicodeDecodeError:
+        raise DataError(f"{what} is not UTF-8 text", fix) from None
+    except _DuplicateKey as err:
+        raise DataError(f"{what} has the key '{_short_key(err.key)}' twice in one object (a reader could take "
+                        "either value)", fix) from None
+    except (RecursionError, _TooDeep):
+        raise DataError(f"{what} is nested more than {MAX_JSON_DEPTH} levels deep, which no dpgui file is", fix) from None
+    except ValueError as err:
+        detail = f" (line {err.lineno}: {err.msg})" if isinstance(err, json.JSONDecodeError) else ""
+        raise DataError(f"{what} is not valid JSON{detail}", fix) from None
+    if where is not None:
+        raise DataError(f"{what} gives {where} as NaN or an infinite number, not a number a dpgui file holds", fix)
+    return document
+
+
+def read_json_file(path: str | os.PathLike[str], what: str) -> Any:
+    """:func:`read_regular_file` (limits, no pipes or devices) and :func:`parse_json` of ``path``."""
+    return parse_json(read_regular_file(path, what), f"the {what} {Path(path).name}")
 
 
 def sha256_regular_file(path: str | os.PathLike[str], what: str) -> str:
@@ -96,11 +187,16 @@ def check_writable(path: str | os.PathLike[str], *, protect: Sequence[str | os.P
     folder (a folder of Parquet files read as one dataset). Returns the path.
     """
     target = Path(path)
-    if target.is_dir():
-        raise DataError(f"output {target} is a directory", "give a file name such as release.csv")
     parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise DataError(f"output folder {parent} does not exist", "create it or choose another --out path")
+    try:
+        if not parent.is_dir():
+            raise DataError(f"output folder {parent} does not exist", "create it or choose another --out path")
+        _check_name_length(target, parent)
+        if target.is_dir():
+            raise DataError(f"output {target} is a directory", "give a file name such as release.csv")
+    except OSError as err:  # e.g. a path longer than the system allows
+        raise DataError(f"cannot use the output path {_shortened(str(target))} ({err.strerror or err})",
+                        "choose a shorter path") from None
     for other in protect:
         if same_file(target, Path(other)):
             raise DataError(f"output {target} is the input file {other}",
@@ -117,6 +213,24 @@ def check_writable(path: str | os.PathLike[str], *, protect: Sequence[str | os.P
         raise DataError(f"cannot write in the output folder {parent} ({err.strerror or err})",
                         "choose another folder or fix its permissions") from None
     return target
+
+
+def _shortened(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters for a one-line message (a path can be thousands long)."""
+    return text if len(text) <= limit else text[: limit // 2] + "…" + text[-(limit // 2):]
+
+
+def _check_name_length(target: Path, folder: Path) -> None:
+    """DataError if ``target``'s name is longer than the file system of ``folder`` allows (255 bytes
+    on most), which no temporary name beside it could then be either."""
+    try:
+        limit = os.pathconf(folder, "PC_NAME_MAX")
+    except (AttributeError, OSError, ValueError):  # no pathconf (Windows), or the system does not say
+        limit = 255
+    size = len(os.fsencode(target.name))
+    if size > limit:
+        raise DataError(f"the output file name {_shortened(target.name)} is {size} bytes long, longer than the "
+                        f"{limit} the file system allows", "choose a shorter file name")
 
 
 def check_outside_input_folders(target: str | os.PathLike[str], protect: Sequence[str | os.PathLike[str]]) -> None:
@@ -196,8 +310,11 @@ def write_temporary(target: Path, data: bytes | Iterable[bytes | memoryview]) ->
     is wrong for files meant to be shared). The caller renames it into place or deletes it.
     """
     folder = target.parent if str(target.parent) else Path(".")
+    stem = target.name
+    while len(os.fsencode(stem)) > TEMPORARY_STEM_BYTES:  # a long name: the temporary must still fit (255 bytes)
+        stem = stem[:-1]
     for _ in range(100):
-        tmp = folder / f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}{TEMPORARY_SUFFIX}"
+        tmp = folder / f".{stem}.{os.getpid()}-{secrets.token_hex(6)}{TEMPORARY_SUFFIX}"
         try:
             create_file(tmp, data)
         except FileExistsError:

@@ -49,10 +49,10 @@ NODE_LIST_FROM_PRIOR = "prior file"
 NODE_LIST_FROM_DATA = "data (declared public)"  # the officer declared them public: --categories-public, or the window's box
 NODE_LIST_SOURCES = (NODE_LIST_FROM_PRIOR, NODE_LIST_FROM_DATA)
 MECHANISM_TEXT = {
-    "laplace": "per-level discrete Laplace counts over a categorical hierarchy (paper 001), post-processed",
-    "gaussian": "per-level discrete Gaussian counts over a categorical hierarchy (paper 004, Corollary 2.7), "
+    "laplace": "per-level discrete Laplace counts over a categorical hierarchy (Ko, Ziani & Fioretto 2025), post-processed",
+    "gaussian": "per-level discrete Gaussian counts over a categorical hierarchy (Ghazi et al. 2023, Corollary 2.7), "
                 "post-processed",
-    "multiplicative": "counting on trees with a multiplicative and additive guarantee (paper 004, Algorithms 1-2)",
+    "multiplicative": "counting on trees with a multiplicative and additive guarantee (Ghazi et al. 2023, Algorithms 1-2)",
 }
 
 

@@ -78,6 +78,7 @@ from typing import Any
 from dpgui.core.accounting import zcdp_epsilon as _zcdp_epsilon
 from dpgui.core.accounting import zcdp_rho as _zcdp_rho
 from dpgui.errors import DataError, DpguiError, ParameterError
+from dpgui.formatting import control_character
 from dpgui.report.files import PRIVATE_FILE_MODE, create_file
 from dpgui.report.home import HOME_VARIABLE, ensure_private_dir, user_home
 
@@ -372,6 +373,17 @@ def _check_text(what: str, value: object) -> str:
         raise ParameterError(f"the {what} is {len(value)} characters long (at most {MAX_TEXT_LENGTH})",
                              f"shorten the {what}")
     return value
+
+
+def _check_reason(value: object) -> str:
+    """A cap change's reason: text without control characters (a CR or LF could forge a line of the
+    printed cap history, an ESC sequence rewrite the terminal)."""
+    reason = _check_text("reason", value)
+    found = control_character(reason)
+    if found is not None:
+        raise ParameterError(f"the reason holds the control character {found}", "write the reason on one line, as "
+                             "plain text (no line breaks, tabs or escape sequences)")
+    return reason
 
 
 def _now_utc() -> str:
@@ -706,7 +718,7 @@ class Ledger:
         dataset_id = _check_id("dataset id", dataset_id)
         cap_epsilon = _check_epsilon(epsilon, cap=True)
         cap_delta = _check_delta(delta, cap=True)
-        reason = _check_text("reason", reason)
+        reason = _check_reason(reason)
         with self._transaction(write=True) as conn:
             now = _now_utc()
             old = self._cap(conn, dataset_id)

@@ -32,6 +32,7 @@ from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
 from dpgui.errors import DataError, ParameterError
+from dpgui.report.files import parse_json
 
 PUBLIC_KEY_ALGORITHM = b"Ed"
 PREHASHED_ALGORITHM = b"ED"  # Ed25519 over BLAKE2b-512(file): what we write
@@ -236,8 +237,8 @@ def decrypt_secret_key(blob: bytes, passphrase: str) -> SecretKey:
     """Decrypt a secret key file; :class:`WrongPassphrase` if the passphrase is wrong."""
     fix = "restore the key file from your backup; a damaged secret key cannot be repaired"
     try:
-        document = json.loads(blob.decode("utf-8"))
-        if document.get("format") != SECRET_KEY_FORMAT:
+        document = parse_json(blob, "the key file")  # strictly: no key twice, no deep nesting
+        if not isinstance(document, dict) or document.get("format") != SECRET_KEY_FORMAT:
             raise DataError("not a dpgui secret key file", "choose the .key file made by dpgui")
         if document.get("version") != SECRET_KEY_VERSION:
             raise DataError(f"secret key file version {document.get('version')!r} is not supported",

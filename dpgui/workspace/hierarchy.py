@@ -79,7 +79,7 @@ NOISE_LABELS = {
     "auto": "Automatic (lower error)",
     "laplace": "Laplace (pure ε)",
     "gaussian": "Gaussian (needs δ > 0)",
-    "multiplicative": "Multiplicative, paper 004 (needs δ > 0)",
+    "multiplicative": "Multiplicative (Ghazi et al. 2023; needs δ > 0)",
 }
 ALLOCATION_LABELS = {
     "uniform": "Equal budget on every level",
@@ -425,7 +425,7 @@ def share_budget(plan: HierarchyPlan, level: int, value: float) -> tuple[float, 
     budgets = list(plan.level_budgets)
     first = plan.privacy.first_noised_level()
     if not budgets:
-        raise ParameterError("the multiplicative mechanism (paper 004) does not split its budget by level",
+        raise ParameterError("the multiplicative mechanism (Ghazi et al. 2023) does not split its budget by level",
                              "change ε instead, or choose Laplace or Gaussian noise to set each level's budget")
     if level < first:
         raise ParameterError(f"level {level} takes no budget (the total is public and exact)",

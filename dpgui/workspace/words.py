@@ -40,7 +40,7 @@ NEIGHBOURS_LABELS = {
 }
 ESTIMATOR_LABELS = {
     "gls": "Best combination of all levels (recommended)",
-    "covering": "Fewest nodes per count (paper 000)",
+    "covering": "Fewest nodes per count (Rameshwar et al. 2024)",
 }
 CONSISTENCY_LABELS = {
     "l2": "Least-squares (recommended)",

@@ -341,8 +341,8 @@ def test_downstream_use_of_a_node_paper_001_section_5(qtbot, sample_window):
     centre = icicle.node_centre(1, new_york)
     qtbot.mouseDClick(icicle, Qt.MouseButton.LeftButton, pos=centre.toPoint())
     assert icicle.x_range != (0.0, 1.0)  # zoomed into the time zone
-    qtbot.waitUntil(lambda: "Downstream use (paper 001 §5) of America/New_York" in page.tree_view.downstream.text(),
-                    timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: "Downstream use (Ko, Ziani & Fioretto 2025, §5) of America/New_York"
+                    in page.tree_view.downstream.text(), timeout=TIMEOUT)
     text = page.tree_view.downstream.text()
     assert "log(1 + share)" in text and "share²" in text and "bias²" in text
     icicle.show_all()

@@ -280,7 +280,9 @@ def test_wrong_decimal_mark_names_the_row_and_the_fix(files):
     assert dict(list_columns(path, wrong))["x"] == "text"  # visibly not numeric
     with pytest.raises(DataError) as caught:
         column_histogram(path, "x", 0, 10, 7, dialect=wrong)
-    assert "data row 1 holds '0,0'" in caught.value.problem and "not numeric" in caught.value.problem
+    assert "data row 1 holds a value that is not a number" in caught.value.problem
+    assert "not numeric" in caught.value.problem
+    assert "0,0" not in str(caught.value)  # the cell itself is never quoted (it is confidential)
     assert "decimal comma" in caught.value.fix and "--decimal" in caught.value.fix
 
 
@@ -292,7 +294,8 @@ def test_wrong_separator_shows_one_wide_column(tmp_path):
     assert info.dialect == SEMI_DECIMAL_COMMA and info.dialect_detection is None
     with pytest.raises(DataError) as caught:
         column_histogram(path, "x", 0, 10, 7, dialect=SEMI_DECIMAL_COMMA)
-    assert "column 'x' not found" in caught.value.problem and "'x,y'" in caught.value.fix
+    assert "column 'x' not found" in caught.value.problem and "'x,y'" in caught.value.problem
+    assert "field separator is probably wrong" in caught.value.problem and "comma-separated" in caught.value.fix
     # The same file version read with the detected dialect: the schema cache is per dialect.
     assert inspect_table(path).names == ["x", "y"]
     assert column_histogram(path, "x", 0, 10, 2).counts.tolist() == [2, 0]
@@ -323,9 +326,10 @@ def test_separator_equal_to_decimal_mark_is_refused(files):
 def test_thousands_separators_are_not_numbers(tmp_path):
     # Not supported (pyarrow reads no thousands separators): "1.234,5" is refused with its row named.
     path = tmp_path / "grouped.csv"
-    path.write_text("x;y\n1,5;a\n1.234,5;b\n2,5;c\n")
+    path.write_text("x;y\n1,5;a\n7.654.321,5;b\n2,5;c\n")
     assert detect_dialect(path).dialect == SEMI_DECIMAL_COMMA
     with pytest.raises(DataError) as caught:
         column_histogram(path, "x", 0, 10, 2)
-    assert "data row 2 holds '1.234,5'" in caught.value.problem
-    assert "without thousands separators (1234,5 rather than 1.234,5)" in caught.value.fix
+    assert "data row 2 holds a value that is not a number" in caught.value.problem
+    assert "thousands separator" in caught.value.fix and "1234,5 rather than 1.234,5" in caught.value.fix
+    assert "7.654" not in str(caught.value) and "321" not in str(caught.value)  # never the confidential cell

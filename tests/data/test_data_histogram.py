@@ -488,8 +488,10 @@ def test_text_column_not_numeric(tmp_path):
 def test_text_value_late_in_numeric_csv_column(tmp_path):
     path = tmp_path / "late.csv"
     path.write_text("x\n" + "1\n" * 600_000 + "oops\n")  # beyond the 1 MiB head
-    with pytest.raises(DataError, match=r"column 'x' in 'late.csv' has a non-numeric value.*'oops'"):
+    with pytest.raises(DataError, match=r"column 'x' in 'late.csv' has a value that is not a number at data row "
+                                        r"600,001") as err:
         column_histogram(path, "x", 0, 1, 1, batch_rows=1000)
+    assert "oops" not in str(err.value)  # the cell itself is never quoted
 
 
 def test_datetime_column_not_numeric(tmp_path):
@@ -681,9 +683,10 @@ def test_xlsx_not_numeric_errors(tmp_path):
 def test_xlsx_late_non_numeric_cell_names_row(tmp_path, bad):
     # Beyond the ~1,000 rows used for type inference, and in a later batch.
     pd.DataFrame({"x": [1.0] * 1500 + [bad] + [2.0]}).to_excel(tmp_path / "late.xlsx", index=False)
-    with pytest.raises(DataError, match=rf"column 'x' in 'late.xlsx' has a non-numeric value at data row 1,501: {bad!r}") as err:
+    with pytest.raises(DataError, match=r"column 'x' in 'late.xlsx' has a value that is not a number at data row "
+                                        r"1,501") as err:
         column_histogram(tmp_path / "late.xlsx", "x", 0, 4, 4, batch_rows=100)
-    assert "clean the column" in str(err.value)
+    assert "clean the column" in str(err.value) and str(bad) not in str(err.value)
 
 
 def test_xlsx_not_a_workbook(tmp_path):
