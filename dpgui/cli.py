@@ -236,10 +236,11 @@ def _add_source_options(parser: argparse.ArgumentParser, releases: bool = True) 
                             "SQL counts (needs the dpgui[spark] extra)")
     group.add_argument("--spark-master", metavar="URL", help="with --engine spark: the Spark master (default local[2])")
     group.add_argument("--delimiter", type=_delimiter, metavar="comma|semicolon|tab|pipe",
-                       help="a CSV's field separator (default: detected); alone, the decimal mark is '.'")
+                       help="a CSV's field separator, as you state it (default: comma, tab for .tsv; a file whose "
+                            "first lines suggest another is refused until you state it); alone, the decimal mark is '.'")
     group.add_argument("--decimal", type=_decimal, metavar="'.'|','",
-                       help="a CSV's decimal mark (default: detected); alone, the separator is ';' for ',' and ',' "
-                            "for '.'")
+                       help="a CSV's decimal mark, as you state it (default: '.'); alone, the separator is ';' for "
+                            "',' and ',' for '.'")
     group.add_argument("--encoding", metavar="ENC", help="the text encoding of a SAS, Stata or SPSS file when it is not the "
                        "file's own, or of a CSV read by Spark (e.g. latin-1, cp1252)")
 
@@ -1106,9 +1107,11 @@ def _quantile_json(q: Any) -> dict[str, Any]:
 def _check_dataset_identity(ledger: Any, dataset: str, columns: Sequence[str], n_rows: int, confirmed: bool) -> None:
     """The rule of docs/design.md, "Dataset identity": a dataset name with no release yet whose file
     has the same column names and row count as another ledgered dataset is refused (exit 2) unless
-    ``--new-dataset`` confirms it is different data (then a warning goes to stderr). The data's
-    fingerprint (its ``columns``' names and ``n_rows``, from any source: file, database, Spark) is
-    recorded under ``dataset`` (local ledger only), before the spend."""
+    ``--new-dataset`` confirms it is different data. A new dataset confirmed so gets a warning on stderr
+    that says nothing of the data (not whether its row count matched another's: under add/remove the row
+    count is confidential, and stderr is published). The data's fingerprint (its ``columns``' names and
+    ``n_rows``, from any source: file, database, Spark) is recorded under ``dataset`` (local ledger only),
+    before the spend."""
     from dpgui.report.ledger import data_fingerprint, datasets_like, is_new_dataset, record_fingerprint, same_data_warning
 
     fingerprint = data_fingerprint(ledger, list(columns), n_rows)  # the schema only
@@ -1118,9 +1121,10 @@ def _check_dataset_identity(ledger: Any, dataset: str, columns: Sequence[str], n
             raise ParameterError(same_data_warning(others, dataset),
                                  f"if it is the same data, give --dataset {others[0]}; if it is different data, "
                                  "add --new-dataset")
-        if others:
-            print(f"dpgui release: warning: {same_data_warning(others, dataset)}; released as a new dataset "
-                  "because --new-dataset was given", file=sys.stderr)
+        if confirmed:
+            print(f"dpgui release: warning: {dataset!r} is released as a new dataset because --new-dataset was "
+                  "given; if it is a copy, a rename or a new version of a ledgered dataset, it now has a fresh "
+                  "budget", file=sys.stderr)
     record_fingerprint(ledger, dataset, fingerprint)
 
 
@@ -1849,9 +1853,8 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     prior_name = prior_sha256 = None
     notes: tuple[str, ...] = ()
     plan: HierarchyPlan | None = None
+    prior: PathCounts | None = None
     if args.prior is not None:
-        for data_file in protect:
-            check_prior_is_not_the_data(args.prior, data_file)
         # hashed before and after it is read: the recorded hash is of the bytes the plan used
         prior_sha256 = sha256_regular_file(args.prior, "prior file")
         prior = read_prior(args.prior, args.levels)
@@ -1879,6 +1882,8 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         else:
             _check_provisional_charge(ledger, dataset, _provisional_charges(args))
         data = source.path_counts(args.levels)
+        if prior is not None:  # the data as its own "public" prior (a copy, a re-export): refused before the spend
+            check_prior_is_not_the_data(prior, data, Path(args.prior).name)
         _check_dataset_identity(ledger, dataset, [c.name for c in source.columns()], data.rows, args.new_dataset)
         notes = tuple(dict.fromkeys(notes + tuple(data.notes)))
         if hierarchy is None:  # the data's categories are the (published) node list
@@ -2005,21 +2010,70 @@ def cmd_hierarchy(args: argparse.Namespace) -> int:
 
 
 def cmd_columns(args: argparse.Namespace) -> int:
-    """``dpgui columns --source …``: the source's columns (name, kind, storage type), who counts it and the
-    source's public record; the schema only (a database: one query with no rows; a CSV: its head)."""
+    """``dpgui columns --source …``: the source's columns (name, kind, storage type), who counts it, the
+    source's public record and, for a CSV file, the dialect it is read with — stated, or its name's
+    default — and the one its first lines suggest; the schema only (a database: one query with no rows;
+    a CSV: its head). A CSV whose head suggests another dialect than its name's default, with none
+    stated, is listed as the suggestion reads it, and said to be refused by a release until stated."""
+    from dataclasses import replace
+
+    from dpgui.data.csv_dialect import UnstatedDialect
+
     spec = _source_spec(args)
-    with _open_data(spec) as source:
+    suggested = None
+    try:
+        source = _open_data(spec)
+    except UnstatedDialect as refused:
+        suggested = refused.suggestion
+        source = _open_data(replace(spec, dialect=suggested.dialect))
+    with source:
         columns = source.columns()
         record = source.public_record()
+        dialect = _dialect_view(source, suggested)
+    if suggested is not None:
+        record.pop("dialect", None)  # no release reads it so until a dialect is stated
     if args.json:
-        _print({"source": record, "columns": [{"name": c.name, "kind": c.kind, "dtype": c.dtype} for c in columns]},
-               True)
+        listed: dict[str, Any] = {"source": record}
+        if dialect is not None:
+            listed["dialect"] = dialect
+        listed["columns"] = [{"name": c.name, "kind": c.kind, "dtype": c.dtype} for c in columns]
+        _print(listed, True)
         return 0
     print(f"{spec.display_name()}: {len(columns)} column(s), counted by {source.engine}")
+    if dialect is not None:
+        read_as = f"{dialect['delimiter_name']}-separated, decimal {dialect['decimal_name']}"
+        if dialect["origin"] == "suggested":
+            print(f"  read as {read_as}: suggested by its first lines, not stated; a release refuses the file until "
+                  f"you state its dialect: {dialect['state_with']}")
+        else:
+            origin = "as stated" if dialect["origin"] == "stated" else "the default for its name"
+            print(f"  read as {read_as} ({origin}); its first lines suggest {dialect['suggestion']['words']}")
     width = max((len(c.name) for c in columns), default=4)
     for c in columns:
         print(f"  {c.name:<{width}}  {c.kind:<8}  {c.dtype}")
     return 0
+
+
+def _dialect_view(source: DataSource, refused: Any) -> dict[str, Any] | None:
+    """For ``columns``: the CSV dialect the source reads with, its origin ("stated", "default", or
+    "suggested" when ``refused`` — the :class:`~dpgui.data.csv_dialect.DetectedDialect` of a file
+    refused without a stated dialect), what the first lines suggest, and the options that state it.
+    None for a source that is not a CSV file read on this computer."""
+    from dpgui.data.csv_dialect import detect_dialect, stated_dialect_options
+    from dpgui.data.file_types import CSV_DECIMALS, CSV_DELIMITERS
+
+    used = source.csv_dialect
+    if used is None or source.spec.kind != "file":
+        return None
+    suggestion = refused if refused is not None else detect_dialect(source.spec.location)
+    origin = "suggested" if refused is not None else getattr(source.csv_dialect_origin, "value", "stated")
+    suggested = suggestion.dialect
+    words = suggested.describe() + ("" if suggestion.detected else " (nothing in them decides: the default)")
+    return {"delimiter": used.delimiter, "decimal": used.decimal, "origin": origin,
+            "delimiter_name": CSV_DELIMITERS[used.delimiter], "decimal_name": CSV_DECIMALS[used.decimal],
+            "suggestion": {"delimiter": suggested.delimiter, "decimal": suggested.decimal,
+                           "detected": suggestion.detected, "reason": suggestion.reason, "words": words},
+            "state_with": stated_dialect_options(suggested)}
 
 
 COMMANDS = {"plan": cmd_plan, "release": cmd_release, "quantiles": cmd_quantiles, "verify": cmd_verify,

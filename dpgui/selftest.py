@@ -89,7 +89,8 @@ def _data_sources(run: _Run) -> str:
     """The sample's column copied into an SQLite database, a Stata .dta (pyreadstat) and a
     semicolon-separated, decimal-comma CSV in the throw-away folder, each counted through
     :func:`~dpgui.data.source.open_source`: the counts must equal the sample file's, the SQLite ones
-    counted in the database (one aggregate query) and the CSV's dialect detected. Then the PostgreSQL
+    counted in the database (one aggregate query), the CSV's dialect suggested by its head and refused
+    until stated, then read as stated. Then the PostgreSQL
     driver: psycopg with its own libpq loads, and SQLAlchemy makes a ``postgresql+psycopg`` engine
     (nothing connects). A frozen app that lacks SQLAlchemy's dialects, pyreadstat, psycopg's libpq or
     keyring's backend list fails here."""
@@ -99,6 +100,7 @@ def _data_sources(run: _Run) -> str:
     import pyreadstat
     import sqlalchemy as sa
 
+    from dpgui.data.csv_dialect import UnstatedDialect
     from dpgui.data.file_types import CsvDialect
     from dpgui.data.source import open_source, parse_source
 
@@ -117,17 +119,23 @@ def _data_sources(run: _Run) -> str:
     lines = (f"{row};{value!r}".replace(".", ",") for row, value in enumerate(frame[SAMPLE_COLUMN].tolist()))
     (work / "sample.csv").write_text(f"row;{SAMPLE_COLUMN}\n" + "\n".join(lines) + "\n", encoding="utf-8")
 
+    semicolon = CsvDialect(";", ",")
+    try:
+        open_source(parse_source(work / "sample.csv")).close()
+        _check(False, "a CSV whose head suggests ';' and ',' was read without its dialect stated")
+    except UnstatedDialect as refused:
+        _check(refused.suggestion.dialect == semicolon, f"the CSV's head suggested {refused.suggestion.dialect}")
     found = []
     for label, spec in (("SQLite", parse_source(f"sqlite:///{database.as_posix()}", table="flights")),
                         ("Stata", parse_source(work / "sample.dta")),
-                        ("CSV with ';' and decimal ','", parse_source(work / "sample.csv"))):
+                        ("CSV with ';' and decimal ','", parse_source(work / "sample.csv", dialect=semicolon))):
         with open_source(spec) as source:
             engine = source.engine
             if spec.kind == "database":
                 _check(engine.startswith("the database (SQLite"), f"SQLite's counts came from {engine}, not the database")
             if spec.location.endswith(".csv"):
                 dialect = source.csv_dialect
-                _check(dialect == CsvDialect(";", ","), f"the CSV's dialect was read as {dialect}, not ';' and ','")
+                _check(dialect == semicolon, f"the CSV's dialect was read as {dialect}, not ';' and ','")
             hist = source.histogram(SAMPLE_COLUMN, *SAMPLE_BOUNDS, SAMPLE_BINS)
         differ = int((hist.counts != reference.counts).sum())
         _check(hist == reference, f"{label} gives other counts than the sample file "

@@ -56,7 +56,7 @@ def test_a_copy_under_a_new_name_is_refused_unless_confirmed_as_new(tmp_path, ca
     assert code == 0 and err == ""
     # confirmed as different data: released, with a warning on stderr
     code, _, err = run_cli(_release(copy, tmp_path / "r4.csv", "--dataset", "payroll-copy", "--new-dataset"), capsys)
-    assert code == 0 and "warning" in err and "payroll" in err
+    assert code == 0 and "warning" in err and "'payroll-copy' is released as a new dataset" in err
     assert _spent() == {"payroll": 1.0, "payroll-copy": 0.5}
     # other data (another row count) under a new name: no question
     other = _data(tmp_path, "other.csv", ROWS + 1)
@@ -97,3 +97,19 @@ def test_simulate_on_a_file_prints_no_exact_n_under_addremove(tmp_path, capsys):
     assert code == 0 and str(ROWS) not in out
     code, out, _ = run_cli([*base, "--json"], capsys)  # under change N is public
     assert json.loads(out)["n"] == ROWS
+
+
+def test_the_new_dataset_warning_does_not_depend_on_the_row_count(tmp_path, capsys):
+    """Under add/remove the row count is confidential, and stderr is published: a dataset released with
+    --new-dataset gets the same warning whether or not its row count equals a ledgered dataset's (two
+    neighbours, one record apart, one of them with payroll's row count)."""
+    assert run_cli(["ledger", "cap", "payroll", "2"], capsys)[0] == 0
+    assert run_cli(_release(_data(tmp_path), tmp_path / "r0.csv", "--dataset", "payroll"), capsys)[0] == 0
+    warnings = []
+    for rows, name in ((ROWS, "first"), (ROWS + 1, "second")):
+        assert run_cli(["ledger", "cap", name, "2"], capsys)[0] == 0
+        code, _, err = run_cli(_release(_data(tmp_path, f"{name}.csv", rows), tmp_path / f"{name}-out.csv",
+                                        "--dataset", name, "--new-dataset", "--neighbours", "addremove"), capsys)
+        assert code == 0, err
+        warnings.append(err.replace(name, "NAME"))
+    assert warnings[0] == warnings[1] and "released as a new dataset" in warnings[0]

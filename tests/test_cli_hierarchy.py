@@ -300,7 +300,7 @@ def test_signed_bundle_from_a_prior_verifies_and_a_changed_csv_fails(world, caps
     # version 4: the CLI records the data source (a CSV counted on this computer; never its path)
     assert manifest["kind"] == "hierarchy" and manifest["schema_version"] == 4
     assert manifest["source"] == {"kind": "file", "format": "csv", "engine": "this computer",
-                                  "dialect": {"delimiter": ",", "decimal": "."}}
+                                  "dialect": {"delimiter": ",", "decimal": ".", "origin": "default"}}
     assert manifest["prior"]["source"] == "prior file" and manifest["prior"]["counts_from_data"] is False
     assert manifest["prior"]["file"]["name"] == "prior.csv"
     assert manifest["hierarchy"]["node_list_source"] == "prior file"
@@ -458,16 +458,21 @@ def test_bad_input_exits_2_in_one_line_with_nothing_spent_or_written(world, caps
     assert sorted(p.name for p in world.iterdir()) == files  # nothing written
 
 
-def test_a_numeric_level_column_is_allowed_and_said_so(world, capsys):
-    data = _write_rows(world / "numeric.csv", ["state", "zip"], [["OR", "97201"], ["OR", "97202"], ["WA", "98101"]] * 30)
-    code, out, err = run_cli(["hierarchy", "release", str(data), "--levels", "state,zip", "--epsilon", "1",
-                              "--dataset", "schools", "--out", str(world / "zip.csv"), "--categories-public", "--json"],
-                             capsys)
-    assert code == 0, err
-    summary = json.loads(out)
-    assert any("zip" in note and "categories" in note for note in summary["notes"]), summary["notes"]
-    assert "note:" in err and "zip" in err
-    assert summary["level_sizes"] == [1, 2, 3]
+def test_a_numeric_level_column_is_allowed_and_said_so_only_from_the_files_types(world, capsys):
+    """A level column of numbers is allowed. A Parquet file's own type says it is numeric: noted. A CSV's
+    "type" would be read from its cells (one record's value would decide the note): nothing is said."""
+    rows = [["OR", "97201"], ["OR", "97202"], ["WA", "98101"]] * 30
+    data = _write_rows(world / "numeric.csv", ["state", "zip"], rows)
+    pq.write_table(pa.table({"state": [r[0] for r in rows], "zip": [int(r[1]) for r in rows]}), world / "numeric.parquet")
+    for source, noted in ((data, False), (world / "numeric.parquet", True)):
+        code, out, err = run_cli(["hierarchy", "release", str(source), "--levels", "state,zip", "--epsilon", "1",
+                                  "--dataset", "schools", "--out", str(world / f"zip-{noted}.csv"),
+                                  "--categories-public", "--json"], capsys)
+        assert code == 0, err
+        summary = json.loads(out)
+        said = [note for note in summary["notes"] if "zip" in note and "categories" in note]
+        assert bool(said) == noted and (("zip" in err) == noted), (summary["notes"], err)
+        assert summary["level_sizes"] == [1, 2, 3]
 
 
 # ---------------------------------------------------------------- the bundled sample

@@ -65,17 +65,22 @@ def test_weights_of_the_wrong_length_are_refused_before_anything_is_spent(world,
         ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
 
 
-@pytest.mark.parametrize("copy", [False, True])
-def test_the_input_given_as_its_own_public_prior_is_refused(world, capsys, copy):
-    """A slip (--prior data.csv, or a copy of it) would make the confidential counts the "public prior":
-    the manifest would say "prior file" while the budgets, the notes and the published projection (at
-    "the prior's counts") are computed on the confidential data without the --counts-from-data opt-in."""
-    prior = world / "data.csv"
-    if copy:
-        prior = world / "prior-copy.csv"
-        prior.write_bytes((world / "data.csv").read_bytes())
+@pytest.mark.parametrize("variant", ["itself", "copy", "plus a blank line", "gzip"])
+def test_the_input_given_as_its_own_public_prior_is_refused(world, capsys, variant):
+    """A slip (--prior data.csv, a copy of it, the data plus one blank line, data.csv.gz) would make the
+    confidential counts the "public prior": the manifest would say "prior file" while the budgets, the
+    notes and the published projection (at "the prior's counts") are computed on the confidential data
+    without the --counts-from-data opt-in, and would publish the hash of a copy of the data. The prior's
+    path counts are compared with the data's (not its bytes), before anything is spent."""
+    import gzip
+
+    data = (world / "data.csv").read_bytes()
+    prior = {"itself": world / "data.csv", "copy": world / "prior-copy.csv", "plus a blank line": world / "blank.csv",
+             "gzip": world / "data.csv.gz"}[variant]
+    if variant != "itself":
+        prior.write_bytes(gzip.compress(data) if variant == "gzip" else data + (b"\n" if variant != "copy" else b""))
     code, _, err = run_cli(_release(world, "--prior", str(prior)), capsys)
-    assert code == 2 and "is the data file itself" in err and "opt in" in err, err
+    assert code == 2 and "has the data's own counts on every path" in err and "opt in" in err, err
     assert not (world / "out.csv").exists()
     with Ledger() as ledger:
         ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent

@@ -148,15 +148,33 @@ def test_release_from_a_query_records_the_query(world, capsys):
     _verify(world, world / "query.manifest.json", capsys)
 
 
-def test_a_file_release_records_its_format_and_dialect_but_not_its_path(world, capsys):
+def test_a_file_release_records_its_stated_dialect_but_not_its_path(world, capsys):
+    """The dialect a release reads a CSV with is the one stated (or the name's default), never one read from
+    the cells: semi.csv's head suggests ';' and ',' and that is all — without --delimiter/--decimal the
+    release is refused before anything is spent, naming the suggestion and the options that state it."""
     code, out, err = run_cli(["release", "--source", str(world / "semi.csv"), *RELEASE, "--dataset", "file", "--json",
                               *_bundle(world, "semirel")], capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "semicolon-separated, decimal comma (suggested by its first lines)" in err
+    assert "--delimiter semicolon --decimal ','" in err
+    assert _ledger(capsys)["releases"] == [] and not list(world.glob("semirel*"))
+    code, out, err = run_cli(["release", "--source", str(world / "semi.csv"), "--delimiter", "semicolon", "--decimal",
+                              ",", *RELEASE, "--dataset", "file", "--json", *_bundle(world, "semirel")], capsys)
     assert code == 0, err
     manifest_text = (world / "semirel.manifest.json").read_text(encoding="utf-8")
-    assert json.loads(manifest_text)["source"] == {"kind": "file", "format": "csv", "engine": "this computer",
-                                                   "dialect": {"delimiter": ";", "decimal": ","}}
+    recorded = {"kind": "file", "format": "csv", "engine": "this computer",
+                "dialect": {"delimiter": ";", "decimal": ",", "origin": "stated"}}
+    assert json.loads(manifest_text)["source"] == recorded == json.loads(out)["source"]
+    assert _ledger(capsys)["releases"][0]["description"]["source"] == recorded
     assert str(world) not in manifest_text and "semi.csv" not in manifest_text
     assert json.loads(out)["n_released"] == len(ROWS)
+    import subprocess
+    import unicodedata
+
+    text = subprocess.run(["pdftotext", str(world / "semirel.pdf"), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    assert "semicolon-separated, decimal comma, as stated by the officer" in " ".join(
+        unicodedata.normalize("NFKC", text).split())
 
 
 def test_columns_lists_kinds_and_who_counts(world, capsys):
@@ -169,6 +187,19 @@ def test_columns_lists_kinds_and_who_counts(world, capsys):
     code, out, err = run_cli(["columns", str(world / "semi.csv")], capsys)
     assert code == 0, err
     assert "4 column(s), counted by this computer" in out and "x " in out and "numeric" in out
+    # the dialect: suggested by the head, not stated; the options that state it
+    assert ("read as semicolon-separated, decimal comma: suggested by its first lines, not stated; a release "
+            "refuses the file until you state its dialect: --delimiter semicolon --decimal ','") in out
+    code, out, err = run_cli(["columns", str(world / "semi.csv"), "--decimal", ",", "--json"], capsys)
+    assert code == 0, err
+    listed = json.loads(out)
+    assert listed["source"]["dialect"] == {"delimiter": ";", "decimal": ",", "origin": "stated"}
+    assert listed["dialect"]["origin"] == "stated"
+    assert (listed["dialect"]["suggestion"]["delimiter"], listed["dialect"]["suggestion"]["decimal"]) == (";", ",")
+    code, out, err = run_cli(["columns", str(world / "data.csv")], capsys)
+    assert code == 0, err
+    assert ("read as comma-separated, decimal point (the default for its name); its first lines suggest "
+            "comma-separated, decimal point") in out
     code, _, err = run_cli(["columns", "--source", _url(world), "--query", "DROP TABLE people"], capsys)
     assert code == 2 and err.count("\n") == 1
 
@@ -186,7 +217,6 @@ def test_every_source_gives_the_files_counts(world, capsys):
     reference = _simulate(capsys, "--input", str(world / "data.csv"))
     assert reference["n"] == len(ROWS)
     for source in (
-        ["--source", str(world / "semi.csv")],  # dialect detected
         ["--source", str(world / "semi.csv"), "--delimiter", "semicolon", "--decimal", ","],
         ["--source", str(world / "semi.csv"), "--decimal", "comma"],  # ';' implied
         ["--source", str(world / "data.csv"), "--delimiter", ","],

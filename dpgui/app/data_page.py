@@ -21,6 +21,7 @@ from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_buddy, show_inline
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.core.tree import check_bins
+from dpgui.data.csv_dialect import default_dialect
 from dpgui.data.file_types import CSV_DECIMALS, CSV_DELIMITERS, TABLE_FILTER, CsvDialect
 from dpgui.data.histogram import check_bounds
 from dpgui.data.public_bounds import (
@@ -82,10 +83,14 @@ def source_table_info(opened: OpenedSource) -> TableInfo:
 
 DIALECT_TOOLTIP = ("How dpgui reads this CSV file: the character between values and the decimal mark. "
                    "If the numbers in the preview look wrong, press Change….")
+DIALECT_CONFIRM_MESSAGE = ("dpgui suggests this separator and decimal mark from the first lines of the file. Check the "
+                           "preview, then press Confirm (or Change…): a release reads a file only as you state it, "
+                           "or with the default for its name (comma, decimal point; tab for .tsv), never as the "
+                           "data suggest.")
 
 
 def dialect_words(dialect: CsvDialect, how: str) -> str:
-    """"Separator: semicolon · Decimal mark: comma (detected)"; ``how``: detected, assumed or chosen."""
+    """"Separator: semicolon · Decimal mark: comma (chosen by you)"; ``how``: where it comes from."""
     return (f"Separator: {CSV_DELIMITERS[dialect.delimiter]} · Decimal mark: {CSV_DECIMALS[dialect.decimal]} "
             f"({how})")
 
@@ -330,6 +335,12 @@ class DataPage(QWidget):
         self.dialect_button = QPushButton("Change…")
         self.dialect_button.setToolTip("Choose the field separator and the decimal mark, and read the file again.")
         self.dialect_button.clicked.connect(self.open_dialect_dialog)
+        self.dialect_confirm = QPushButton("Confirm")
+        self.dialect_confirm.setToolTip("Read and release the file with this separator and decimal mark (recorded "
+                                        "in the report as stated by you).")
+        self.dialect_confirm.clicked.connect(self.confirm_dialect)
+        self.dialect_confirm.setVisible(False)
+        self.dialect_message = inline_message(self)
         self.connect_button = QPushButton("Connect to a &database…")
         self.connect_button.setToolTip("Read a table or a query of a database (PostgreSQL, SQLite, …) instead of a file.")
         self.connect_button.clicked.connect(self.connectRequested)
@@ -444,12 +455,14 @@ class DataPage(QWidget):
         source_bar.addWidget(self.engine_label)
         source_bar.addSpacing(18)
         source_bar.addWidget(self.dialect_label)
+        source_bar.addWidget(self.dialect_confirm)
         source_bar.addWidget(self.dialect_button)
         source_bar.addStretch(1)
         source_bar.addWidget(self.connect_button)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(source_bar)
+        layout.addWidget(self.dialect_message)
         self.dataset_message = inline_message(self)
         layout.addWidget(self.dataset_message)
         layout.addWidget(self.file_warning)
@@ -512,25 +525,36 @@ class DataPage(QWidget):
         return DataSource(self.info, n_rows, spec, engine)
 
     def _show_source(self, info: TableInfo, engine: str) -> None:
-        """"Counted by: …" and, for a CSV/TSV file, how it is read ("Separator: … (detected)")."""
+        """"Counted by: …" and, for a CSV/TSV file, how it is read: "chosen by you" (stated: confirmed or
+        changed), "the default for its name", or "suggested by its first lines" — then Confirm is shown
+        and a release waits for it (:attr:`~dpgui.workspace.state.DataSource.unconfirmed_dialect`)."""
         self.engine_label.setText(f"Counted by: <b>{text.escape(engine)}</b>")
         spec = self.spec
         dialect: CsvDialect | None = None
-        how = "detected"
+        how, suggested = "", False
         if spec is not None and spec.kind == "file" and info.format in ("csv", "tsv"):
+            default = default_dialect(info.path.name)
             if spec.dialect is not None:
-                dialect, how = spec.dialect, "chosen"
+                dialect, how = spec.dialect, "chosen by you"
             else:
-                dialect = info.dialect or CsvDialect("\t" if info.format == "tsv" else ",", ".")
+                dialect = info.dialect or default
+                suggested = dialect != default
+                how = "suggested by its first lines: confirm it" if suggested else "the default for its name"
                 detection = info.dialect_detection
-                if detection is not None and not detection.detected:
-                    how = "assumed"
                 self.dialect_label.setToolTip(
                     (detection.reason + " " if detection is not None else "") + DIALECT_TOOLTIP)
         self.dialect = dialect
         for widget in (self.dialect_label, self.dialect_button):
             widget.setVisible(dialect is not None)
+        self.dialect_confirm.setVisible(suggested)
+        show_inline(self.dialect_message, DIALECT_CONFIRM_MESSAGE if suggested else "")
         self.dialect_label.setText("" if dialect is None else dialect_words(dialect, how))
+
+    def confirm_dialect(self) -> None:
+        """Confirm: the dialect the first lines suggest becomes the officer's statement (the file is read
+        again with it; a release records it as stated)."""
+        if self.dialect is not None:
+            self.dialectChosen.emit(self.dialect)
 
     def open_dialect_dialog(self) -> None:
         """Change…: choose the separator and decimal mark; the window reads the file again with them."""

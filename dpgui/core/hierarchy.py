@@ -113,6 +113,7 @@ __all__ = [
     "INTERVAL_LEVEL",
     "PATH_SEPARATOR",
     "Hierarchy",
+    "label_order_key",
     "HierarchyPlan",
     "LevelProjection",
     "HierarchyProjection",
@@ -162,6 +163,25 @@ NOISE_ONLY_METHOD = ("noise only: no counts are known, so the clamp at zero and 
 # ----------------------------------------------------------------------------------------------
 # The tree
 # ----------------------------------------------------------------------------------------------
+
+
+_NUMBER_LABEL = re.compile(r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$")
+_DIGIT_RUNS = re.compile(r"([0-9]+)")
+
+LabelOrderKey = tuple[int, float, tuple[tuple[int, int, str, str], ...], str]
+
+
+def label_order_key(label: str) -> LabelOrderKey:
+    """The one order of category labels (the tree in the window, the CSV, the PDF): labels that are
+    numbers by their value (1, 2, 10, 100, 101; −1 and 0.5 too), before the others; the others in
+    natural order, a run of digits by its value and the rest ignoring case ("R2" before "R10", "apple"
+    before "Banana"); exact ties by the text itself. Labels stay text: only their order reads them."""
+    stripped = label.strip()
+    if _NUMBER_LABEL.match(stripped):
+        return (0, float(stripped), (), label)
+    parts = tuple((0, int(run), "", "") if _DIGIT_RUNS.fullmatch(run) else (1, 0, run.casefold(), run)
+                  for run in _DIGIT_RUNS.split(label) if run)
+    return (1, 0.0, parts, label)
 
 
 #: Unicode category Cc (C0 and C1 control characters: line breaks, tabs, NUL, …).
@@ -214,7 +234,8 @@ class Hierarchy:
 
     ``labels[ℓ-1][i]`` is the label of node i on level ℓ (ℓ = 1..L); ``parents[ℓ-1][i]`` the index on
     level ℓ−1 of its parent (int64; all 0 on level 1, the root). Nodes of a level are ordered by
-    (parent index, label), so each parent's children are contiguous on the next level.
+    parent index, then label (:func:`label_order_key`), so each parent's children are contiguous on
+    the next level.
     """
 
     level_names: tuple[str, ...]
@@ -258,11 +279,12 @@ class Hierarchy:
                     raise DataError(
                         f"value {label!r} of level {names[ell]!r} appears under two parents, {seen!r} and {parent!r}",
                         f"make the values unique, e.g. prefix each with its parent ('{parent}/{label}')")
-        level_labels: list[list[str]] = [sorted({p[0] for p in leaves})]
+        level_labels: list[list[str]] = [sorted({p[0] for p in leaves}, key=label_order_key)]
         parents: list[np.ndarray] = [np.zeros(len(level_labels[0]), dtype=np.int64)]
         for ell in range(1, depth):
             index = {lab: i for i, lab in enumerate(level_labels[-1])}
-            keyed = sorted((index[parent_of[ell][lab]], lab) for lab in parent_of[ell])
+            keyed = sorted(((index[parent_of[ell][lab]], lab) for lab in parent_of[ell]),
+                           key=lambda item: (item[0], label_order_key(item[1])))
             level_labels.append([lab for _, lab in keyed])
             parents.append(np.fromiter((p for p, _ in keyed), dtype=np.int64, count=len(keyed)))
         for ell, labs in enumerate(level_labels):

@@ -23,6 +23,15 @@ Thousands separators are not supported by the reader (pyarrow): with a decimal c
 not a number, so its column is text and a histogram of it is refused with the row named
 (:func:`dpgui.data.readers.numeric_column_batches`).
 
+Detection only suggests. The dialect a release reads a confidential file with, and the one its
+manifest, PDF and ledger record, is the officer's statement (:attr:`DialectOrigin.STATED`: the
+command line's ``--delimiter``/``--decimal``, or the dialect confirmed or chosen in the window) or the
+file name's default (:attr:`DialectOrigin.DEFAULT`), never a reading of the confidential cells: one
+salary written with cents would otherwise change how every value is parsed, and the record of it.
+:class:`UnstatedDialect` is the refusal when the suggestion and the default differ and nothing was
+stated (raised when the file is opened as a data source, before anything is counted or spent; it
+reaches only the officer).
+
 Stdlib + pyarrow (for the decompressed head of ``.gz``/``.zst``); no Qt. O(head) time and memory.
 """
 
@@ -35,17 +44,23 @@ import os
 import pathlib
 import re
 from dataclasses import dataclass
+from enum import Enum
 
 from dpgui.data.file_types import CSV_DELIMITERS, CsvDialect
+from dpgui.errors import DataError
 
 __all__ = [
     "DIALECT_HEAD_BYTES",
     "DetectedDialect",
+    "DialectOrigin",
     "compression_of",
     "default_dialect",
     "detect_dialect",
     "detect_dialect_text",
     "read_head",
+    "UnstatedDialect",
+    "check_unstated_dialect",
+    "stated_dialect_options",
 ]
 
 #: Bytes of (decompressed) text read to detect the dialect.
@@ -74,6 +89,45 @@ class DetectedDialect:
     def describe(self) -> str:
         """For the window: "detected: semicolon-separated, decimal comma" or "assumed: …"."""
         return f"{'detected' if self.detected else 'assumed'}: {self.dialect.describe()}"
+
+
+class DialectOrigin(Enum):
+    """Where the dialect a file is read with comes from; recorded with it (manifest, PDF, ledger).
+    Never the file's cells: detection only suggests (:class:`UnstatedDialect`)."""
+
+    STATED = "stated"  # said by the officer: --delimiter/--decimal, or confirmed or chosen in the window
+    DEFAULT = "default"  # the file name's default (:func:`default_dialect`)
+
+
+def stated_dialect_options(dialect: CsvDialect) -> str:
+    """The command-line options that state ``dialect``: "--delimiter semicolon --decimal ','"."""
+    word = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}[dialect.delimiter]
+    return f"--delimiter {word} --decimal '{dialect.decimal}'"
+
+
+class UnstatedDialect(DataError):
+    """The refusal to read a confidential CSV file with its name's default dialect when its first lines
+    suggest another (``suggestion``) and the officer stated none. The message names both dialects and
+    how to state one (command line and window); it quotes no cell. Reaches only the officer: raised
+    before anything is read for a release or spent."""
+
+    def __init__(self, name: str, suggestion: DetectedDialect) -> None:
+        default = default_dialect(name)
+        super().__init__(
+            f"'{name}' looks {suggestion.dialect.describe()} (suggested by its first lines), not "
+            f"{default.describe()} (the default for its name), and no dialect was stated: dpgui reads "
+            "confidential data only as you state it, or with the default",
+            f"state how it is written: in the window, Confirm (or Change…) beside the separator in step 1; on "
+            f"the command line, {stated_dialect_options(suggestion.dialect)}")
+        self.suggestion = suggestion
+
+
+def check_unstated_dialect(name: str, suggestion: DetectedDialect) -> None:
+    """Raise :class:`UnstatedDialect` if ``suggestion`` (what the first lines of the file ``name``
+    suggest) differs from the name's default; the file may then be read with the default only if the
+    officer states so."""
+    if suggestion.dialect != default_dialect(name):
+        raise UnstatedDialect(name, suggestion)
 
 
 def compression_of(name: str) -> str | None:

@@ -1,5 +1,9 @@
 """The :class:`~dpgui.data.source.DataSource` of a file (or a folder of Parquet files) on this computer.
 
+A CSV/TSV file is read with the dialect the officer stated (``spec.dialect``) or its name's default,
+never one detected in its cells; a file whose first lines suggest another dialect than the default is
+refused when opened until one is stated (:class:`dpgui.data.csv_dialect.UnstatedDialect`).
+
 A thin layer over the file readers: :func:`dpgui.data.table.inspect_table` (columns),
 :class:`dpgui.data.table.TableReader` (preview), :func:`dpgui.data.table.count_rows`,
 :func:`dpgui.data.histogram.column_histogram` and :func:`dpgui.data.hierarchy.count_paths`; the
@@ -17,6 +21,7 @@ from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec
 if TYPE_CHECKING:
     import pandas as pd
 
+    from dpgui.data.file_types import CsvDialect
     from dpgui.data.hierarchy import PathCounts
     from dpgui.data.histogram import ColumnHistogram
     from dpgui.data.readers import CancelCallback, ProgressCallback
@@ -33,9 +38,28 @@ class FileSource(DataSource):
         from dpgui.data.table import inspect_table
 
         self.spec = spec
-        self.info: TableInfo = inspect_table(spec.location, spec.dialect, encoding=spec.encoding)
-        # The dialect found once (or given): every later read uses it, without detecting again.
-        self.csv_dialect = self.info.dialect
+        dialect = self._stated_or_default(spec)
+        self.info: TableInfo = inspect_table(spec.location, dialect, encoding=spec.encoding)
+        self.csv_dialect = self.info.dialect  # every read uses it
+
+    def _stated_or_default(self, spec: SourceSpec) -> CsvDialect | None:
+        """The dialect of a CSV/TSV file (None for other formats): the one stated in ``spec``, else the
+        file name's default when the file's first lines suggest no other (:class:`UnstatedDialect`
+        otherwise, before anything is counted). Sets :attr:`csv_dialect_origin`."""
+        from dpgui.data.csv_dialect import DialectOrigin, check_unstated_dialect, default_dialect
+        from dpgui.data.readers import check_table_file, csv_dialect
+
+        p, fmt = check_table_file(spec.location)
+        if fmt not in ("csv", "tsv"):
+            return None
+        if spec.dialect is not None:
+            self.csv_dialect_origin = DialectOrigin.STATED
+            return spec.dialect
+        suggestion = csv_dialect(p, fmt)[1]
+        assert suggestion is not None  # detected: no dialect was given
+        check_unstated_dialect(p.name, suggestion)
+        self.csv_dialect_origin = DialectOrigin.DEFAULT
+        return default_dialect(p.name)
 
     @property
     def engine(self) -> str:

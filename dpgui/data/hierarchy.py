@@ -15,13 +15,18 @@ parents named); this module turns rows into path counts.
 * :func:`hierarchy_sample_path`: the bundled sample (NYC flights 2013 by destination time zone →
   destination → route, CC0; resources/sample/README.md), with :data:`HIERARCHY_SAMPLE_LEVELS`.
 
-Labels are strings. A numeric column may be a level: its values become labels written without
-float noise (``3`` for 3.0, ``0.1`` for 0.1, the shortest text that reads back as the stored value),
-and a note says so. In a CSV/TSV a numeric column is read as its text: an integer keeps the digits as
-written (``02134`` stays ``02134``), a decimal is rewritten the same way (``2.50`` → ``2.5``).
+Labels are strings, and each record's label is decided by its own value alone, never by the other
+values of its column (what is published must not depend on the confidential values except through
+the noise). A CSV/TSV cell is its text as written (``02134`` stays ``02134``, ``2.50`` stays ``2.50``);
+an Excel cell, a typed file's value (Parquet, Stata, SAS, SPSS) and a database's are written without
+float noise (``3`` for 3.0, ``0.1`` for 0.1, the shortest text that reads back as the stored value:
+:func:`~dpgui.data.readers.value_text`). A note says that a numeric column is used as categories only
+when the column's type comes from the file's or the database's own type information (a CSV or Excel
+column's "type" would be read from its cells, and so would say whether some record holds a
+non-number).
 
-Missing values (null, NaN, an empty or blank cell; in a numeric column of a CSV also pyarrow's
-null markers such as ``NA``) are refused: a hierarchy has no "missing" node unless the user makes one.
+Missing values (null, NaN, an empty or blank cell) are refused: a hierarchy has no "missing" node
+unless the user makes one.
 
 Memory is O(batch + distinct values): each level keeps a table of its distinct values and of its
 distinct paths, both capped at ``max_nodes_per_level`` (reading stops as soon as a level goes over),
@@ -34,11 +39,8 @@ No Qt, no global state: safe to call from a worker thread with progress and canc
 from __future__ import annotations
 
 import functools
-import hashlib
-import os
 import numbers
 import pathlib
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -46,10 +48,9 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pa_csv
 import pyarrow.types as pat
 
-from dpgui.core.hierarchy import MAX_LEVELS, MAX_NODES_PER_LEVEL, MIN_LEVELS, Hierarchy
+from dpgui.core.hierarchy import MAX_LEVELS, MAX_NODES_PER_LEVEL, MIN_LEVELS, Hierarchy, label_order_key
 from dpgui.data.file_types import CsvDialect, TableFormat
 from dpgui.data.readers import (
     CancelCallback,
@@ -60,8 +61,10 @@ from dpgui.data.readers import (
     column_kind,
     column_not_found,
     csv_dialect,
+    float_text,
     record_batches,
     table_schema,
+    value_text,
     watched,
 )
 from dpgui.errors import DataError, ParameterError
@@ -91,9 +94,6 @@ HIERARCHY_SAMPLE_LEVELS = ("dest_tzone", "dest", "route")
 
 # Rows per streamed batch (CSV: bytes of text per block): a few int64 arrays of this length.
 _BATCH_ROWS = 1 << 18
-_INTEGER_TEXT = re.compile(r"^[+-]?\d+$")
-# pyarrow's default null markers: missing values in a numeric column of a CSV (read as text here).
-_CSV_NULL_MARKERS = frozenset(pa_csv.ConvertOptions().null_values)
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,7 +101,8 @@ class PathCounts:
     """The count of every distinct path of the level columns.
 
     ``level_names``: the L level columns (2..4), root side first. ``paths[i]``: the labels of leaf
-    path i (one per level), sorted (so a parent's children are contiguous, as in the tree);
+    path i (one per level), sorted by :func:`~dpgui.core.hierarchy.label_order_key` label by label
+    (so a parent's children are contiguous, in the tree's order);
     ``counts[i]``: its number of rows (records), int64, read-only, every count ≥ 1 for counted
     data (a prior may hold zeros). ``rows`` = ``counts.sum()``: the rows counted (a prior with a
     count column: the sum of its counts).
@@ -204,60 +205,31 @@ def _numeric_note(column: str) -> str:
     return f"column '{column}' is numeric; its values are used as categories"
 
 
+def _typed(fmt: TableFormat) -> bool:
+    """Does a file of format ``fmt`` carry its columns' types (Parquet, Stata, SAS, SPSS)? A CSV/TSV or
+    Excel column's "type" would be read from its cells, so nothing may be said from it."""
+    return fmt not in ("csv", "tsv", "xlsx")
+
+
+def _numeric_notes(names: Sequence[str], kinds: dict[str, str]) -> tuple[str, ...]:
+    """The note of each level column whose declared type (``kinds``: from type information only) is numeric."""
+    return tuple(_numeric_note(c) for c in names if kinds.get(c) == "numeric")
+
+
 # --------------------------------------------------------------------------- labels
 
 
-def _float_label(x: float, dtype: np.dtype[np.floating]) -> str | None:
-    """The shortest text that reads back as ``x`` in its own precision; ``3`` for 3.0; None for NaN."""
-    if x != x:  # NaN
-        return None
-    return str(np.format_float_positional(dtype.type(x), unique=True, trim="-"))
-
-
-def _text_number_label(text: str, decimal: str = ".") -> str | None:
-    """A CSV cell of a numeric column: None if missing, an integer as written, a decimal rewritten
-    as :func:`_float_label` does (``2.50`` → ``2.5``, ``3.0`` → ``3``; with the decimal mark
-    ``decimal`` = ``","``: ``2,50`` → ``2.5`` too); other text as it is."""
-    s = text.strip()
-    if not s or s in _CSV_NULL_MARKERS:
-        return None
-    if _INTEGER_TEXT.match(s):
-        return s
-    if decimal != ".":
-        if "." in s:
-            return s
-        s = s.replace(decimal, ".")
-    try:
-        x = float(s)
-    except ValueError:
-        return text.strip()
-    return _float_label(x, np.dtype(np.float64))
-
-
-def _labels(values: pa.Array, text_numbers: str | None) -> list[str | None]:
+def _labels(values: pa.Array) -> list[str | None]:
     """The label of each value of a (small) array of distinct values: None where missing (null,
-    NaN, empty or blank text). ``text_numbers``: the decimal mark if the values are the text of a
-    numeric CSV column, else None."""
+    NaN, empty or blank text); each label is decided by its value alone (:func:`value_text`; a float
+    in its own precision)."""
     t = values.type
     if pat.is_null(t):
         return [None] * len(values)
     if pat.is_floating(t):
         dtype = np.dtype(t.to_pandas_dtype())
-        return [None if v is None else _float_label(v, dtype) for v in values.to_pylist()]
-    if pat.is_boolean(t):
-        return [None if v is None else ("true" if v else "false") for v in values.to_pylist()]
-    out: list[str | None] = []
-    for v in values.to_pylist():
-        if v is None:
-            out.append(None)
-        elif isinstance(v, str):
-            out.append(_text_number_label(v, text_numbers) if text_numbers else (v if v.strip() else None))
-        elif isinstance(v, float):
-            out.append(_float_label(v, np.dtype(np.float64)))
-        else:
-            s = str(v)
-            out.append(s if s.strip() else None)
-    return out
+        return [None if v is None else float_text(v, dtype) for v in values.to_pylist()]
+    return [value_text(v) for v in values.to_pylist()]
 
 
 def _encode(arr: pa.Array) -> tuple[npt.NDArray[np.int64], pa.Array]:
@@ -275,8 +247,7 @@ def _encode(arr: pa.Array) -> tuple[npt.NDArray[np.int64], pa.Array]:
 class _LevelValues:
     """The distinct labels of one column, each with an id 0, 1, … in order of appearance."""
 
-    def __init__(self, text_numbers: str | None) -> None:
-        self.text_numbers = text_numbers  # the decimal mark of a numeric CSV column read as text
+    def __init__(self) -> None:
         self.ids: dict[str, int] = {}
         self.labels: list[str] = []
 
@@ -286,7 +257,7 @@ class _LevelValues:
         mapping = np.empty(len(dictionary) + 1, dtype=np.int64)
         mapping[-1] = -1  # index -1 (null) maps to the last slot
         ids, labels = self.ids, self.labels
-        for j, label in enumerate(_labels(dictionary, self.text_numbers)):
+        for j, label in enumerate(_labels(dictionary)):
             if label is None:
                 mapping[j] = -1
                 continue
@@ -374,10 +345,10 @@ def _count(
     encoding: str | None = None,
 ) -> PathCounts:
     """Stream the level columns and count the rows (or sum ``count_column``, checked by
-    :func:`_prior_counts`) of every path; the result's tree is built and checked. ``dialect``:
-    that of a CSV/TSV (resolved)."""
-    decimal = dialect.decimal if dialect is not None and fmt in ("csv", "tsv") else None
-    values = [_LevelValues(decimal if kinds[c] == "numeric" else None) for c in names]
+    :func:`_prior_counts`) of every path; the result's tree is built and checked. ``kinds``: of the
+    level columns as the file's schema types them (a note for each numeric one, in a typed format
+    only). ``dialect``: that of a CSV/TSV (resolved)."""
+    values = [_LevelValues() for _ in names]
     paths = [_Paths() for _ in names]
     base = limit + 2  # value ids and path ids stay ≤ limit (checked below): keys fit in int64
     leaf_counts = np.zeros(0, dtype=np.int64)
@@ -432,7 +403,7 @@ def _count(
             raise _missing_error(p, column, missing[column], first_missing[column])
     if rows == 0:
         raise DataError(f"file '{p.name}' has no data rows", "choose a file with a header and data rows")
-    notes = (*(_numeric_note(c) for c in names if kinds[c] == "numeric"), *extra_notes)
+    notes = (*_numeric_notes(names, kinds if _typed(fmt) else {}), *extra_notes)
     result = _path_counts(names, _leaf_paths(values, paths), leaf_counts, total, notes)
     result.hierarchy  # noqa: B018 — builds and checks the tree (a value under two parents is refused)
     return result
@@ -472,7 +443,7 @@ def _path_counts(
     rows: int,
     notes: tuple[str, ...],
 ) -> PathCounts:
-    order = sorted(range(len(leaves)), key=leaves.__getitem__)
+    order = sorted(range(len(leaves)), key=lambda i: tuple(label_order_key(label) for label in leaves[i]))
     sorted_counts = np.ascontiguousarray(counts[np.asarray(order, dtype=np.int64)], dtype=np.int64)
     sorted_counts.flags.writeable = False
     return PathCounts(
@@ -541,13 +512,13 @@ def path_counts_from_groups(
 ) -> PathCounts:
     """The :class:`PathCounts` of an aggregate query ``SELECT l1, …, lL, COUNT(*) … GROUP BY l1, …, lL``
     run where the data lives (a database, Spark): ``groups`` holds the level columns (one row per
-    group, values as the database returns them, e.g. from ``pa.table`` of fetched rows), ``counts``
-    the rows of each group. Labels, notes and checks are :func:`count_paths`'s: numeric levels become
-    labels as in a Parquet file (``3`` for 3.0) with a note; a level with more than
-    ``max_nodes_per_level`` distinct values, missing values (null, NaN, empty text — DataError with
-    how many rows), no rows at all, and a value under two parents are refused (DataError naming
-    ``source_name``). ``kinds``: the coarse kind of each level column (default: from ``groups``'
-    Arrow types). O(groups × L)."""
+    group, values as the database returns them, e.g. the :func:`value_text` of each fetched value),
+    ``counts`` the rows of each group. Labels and checks are :func:`count_paths`'s: numbers become
+    labels as in a Parquet file (``3`` for 3.0); a level with more than ``max_nodes_per_level``
+    distinct values, missing values (null, NaN, empty text — DataError with how many rows), no rows at
+    all, and a value under two parents are refused (DataError naming ``source_name``). ``kinds``: the
+    coarse kind of each level column as the source's schema declares it (a note for each numeric
+    one); leave out a column whose kind would be read from its values (None: no notes). O(groups × L)."""
     names = _check_levels(tuple(level_names))
     limit = _check_limit("max_nodes_per_level", max_nodes_per_level)
     if groups.num_columns != len(names):
@@ -555,9 +526,7 @@ def path_counts_from_groups(
     weights = np.asarray(counts, dtype=np.int64).reshape(-1)
     if len(weights) != groups.num_rows:
         raise ValueError(f"{len(weights)} counts for {groups.num_rows} groups")
-    if kinds is None:
-        kinds = {c: column_kind(groups.column(i).type) for i, c in enumerate(names)}
-    values = [_LevelValues(None) for _ in names]
+    values = [_LevelValues() for _ in names]
     ids = []
     missing: dict[str, int] = {}
     for level, column in enumerate(names):
@@ -585,35 +554,26 @@ def path_counts_from_groups(
             raise _too_many(column, limit, "nodes (distinct paths from the root)")
     leaf_counts = np.zeros(len(paths[-1].parent), dtype=np.int64)
     np.add.at(leaf_counts, parent, weights)
-    notes = tuple(_numeric_note(c) for c in names if kinds.get(c) == "numeric")
+    notes = _numeric_notes(names, kinds or {})
     result = _path_counts(names, _leaf_paths(values, paths), leaf_counts, total, notes)
     result.hierarchy  # noqa: B018 — builds and checks the tree (a value under two parents is refused)
     return result
 
 
-def _file_sha256(path: pathlib.Path) -> bytes:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.digest()
+def check_prior_is_not_the_data(prior: PathCounts, data: PathCounts, prior_name: str) -> None:
+    """Refuse a "public prior" whose path counts are the data's: the data file itself, a copy, the data
+    plus a blank line, re-sorted or re-exported, or its paths with their counts — every path with records
+    holds as many in both (paths of count 0 do not count). Its counts are the confidential ones, which
+    the plan, its notes and a projection published "at the prior's counts" may use only with the
+    explicit, recorded opt-in (counts from the data). DataError with the reason and the fix; to be called
+    after the data's paths are counted and before anything is spent (the refusal reaches only the
+    officer). O(paths)."""
+    def nonzero(counts: PathCounts) -> dict[tuple[str, ...], int]:
+        return {path: int(n) for path, n in zip(counts.paths, counts.counts.tolist()) if n}
 
-
-def check_prior_is_not_the_data(prior: PathLike, data: PathLike) -> None:
-    """Refuse a "public prior" that is the data file itself or a byte-for-byte copy of it (a slip in the
-    file chooser or on the command line): its counts are the confidential ones, which the plan, its
-    notes and a projection published "at the prior's counts" may use only with the explicit, recorded
-    opt-in (counts from the data). DataError with the fix; files that cannot be read are left to their
-    own checks. O(size) only when both files have the same size."""
-    try:
-        same = os.path.samefile(prior, data)
-        if not same and os.path.getsize(prior) == os.path.getsize(data):
-            same = _file_sha256(pathlib.Path(prior)) == _file_sha256(pathlib.Path(data))
-    except OSError:
-        return
-    if same:
-        raise DataError(f"the prior '{pathlib.Path(prior).name}' is the data file itself (the same bytes): its counts "
-                        "are the confidential ones, not a public prior",
+    if prior.level_names == data.level_names and nonzero(prior) == nonzero(data):
+        raise DataError(f"the prior '{prior_name}' has the data's own counts on every path: they are the confidential "
+                        "counts, not a public prior",
                         "give a public prior (e.g. last year's published counts), or none and opt in to using the "
                         "data's own counts (recorded in the manifest)")
 
@@ -680,7 +640,7 @@ def level_value_counts(
     encoding: str | None = None,
 ) -> dict[str, int]:
     """The number of distinct non-missing values of each of ``columns`` (labels as in
-    :func:`count_paths`: 3 and 3.0 are one value), capped at ``limit``: a result equal to
+    :func:`count_paths`: a float 3.0 and 3 are one value, CSV texts ``3`` and ``3.0`` two), capped at ``limit``: a result equal to
     ``limit`` means "``limit`` or more". For a column chooser; nothing here is released.
 
     One streamed pass that stops early once every column has reached ``limit``. Time O(rows),
@@ -695,9 +655,8 @@ def level_value_counts(
     if not names:
         return {}
     used = _dialect(p, fmt, dialect)
-    kinds = _schema_kinds(p, fmt, names, used, encoding=encoding)
-    decimal = used.decimal if used is not None else None
-    values = {c: _LevelValues(decimal if kinds[c] == "numeric" else None) for c in names}
+    _schema_kinds(p, fmt, names, used, encoding=encoding)  # every column is there, once
+    values = {c: _LevelValues() for c in names}
     stream = record_batches(p, fmt, names, batch_rows, dialect=used, encoding=encoding)
     for batch in watched(stream, progress, should_cancel):
         open_columns = [i for i, c in enumerate(names) if len(values[c].labels) < cap]

@@ -68,6 +68,7 @@ __all__ = [
     "column_not_found",
     "csv_dialect",
     "float64_values",
+    "float_text",
     "parquet_folder_files",
     "list_columns",
     "numeric_column_batches",
@@ -75,6 +76,7 @@ __all__ = [
     "record_batches",
     "short_error_text",
     "table_schema",
+    "value_text",
     "watched",
 ]
 
@@ -443,9 +445,36 @@ def _first_non_numeric(p: pathlib.Path, dialect: CsvDialect, column: str) -> tup
 # ----------------------------------------------------------------- Excel (.xlsx)
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
+def float_text(x: float, dtype: np.dtype[np.floating[Any]] = _FLOAT64) -> str | None:
+    """The shortest text that reads back as ``x`` in its own precision (``dtype``): ``3`` for 3.0,
+    ``0.1`` for 0.1 (float32 too); None for NaN."""
+    if x != x:  # NaN
+        return None
+    return str(np.format_float_positional(dtype.type(x), unique=True, trim="-"))
+
+
+def value_text(value: object) -> str | None:
+    """The text of one stored value (a Python value from a reader or a database driver), decided by that
+    value alone, never by the other values of its column: None where missing (None, NaN, empty or blank
+    text), text as it is, ``true``/``false``, a float as :func:`float_text` (``3`` for 3.0), anything
+    else (an integer, a date, a decimal) as ``str``. A hierarchy's labels are these texts."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return float_text(value)
+    text = value if isinstance(value, str) else str(value)
+    return text if text.strip() else None
+
+
 def _xlsx_array(values: list[Any]) -> pa.Array:
     """Arrow array of one column's cell values (None = missing); a column of mixed types
-    (other than ints with floats) becomes text. O(len(values))."""
+    (other than ints with floats) becomes text, each cell as :func:`value_text` writes it (so that a
+    cell's text does not depend on its neighbours' types). O(len(values))."""
     types = {type(v) for v in values if v is not None}
     # Checked here because pyarrow would quietly read [2.5, True] as numbers and
     # [datetime, 3] as timestamps.
@@ -454,7 +483,7 @@ def _xlsx_array(values: list[Any]) -> pa.Array:
             return pa.array(values)
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
             pass
-    return pa.array([None if v is None else str(v) for v in values], type=pa.string())
+    return pa.array([value_text(v) for v in values], type=pa.string())
 
 
 class _XlsxSheet:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from dpgui.core.missing import MISSING_DROP
 from dpgui.core.plan import Neighbours
+from dpgui.data.csv_dialect import DialectOrigin
 from dpgui.data.file_types import CsvDialect
 from dpgui.errors import ParameterError
 
@@ -72,7 +73,8 @@ class SourceSpec:
     ``postgresql://alice@db.example.org:5432/census`` or ``sqlite:///path/to.db``) or "spark"
     (``location`` = a path Spark can read — Parquet/CSV file or folder —, or "" with ``table``).
     ``table`` / ``query``: for databases and Spark, a table name or one read-only SELECT (exactly
-    one of them; a file takes neither). ``dialect``: CSV files only; None = detect it.
+    one of them; a file takes neither). ``dialect``: CSV files only, as the officer stated it; None =
+    the file name's default (a release refuses a file whose first lines suggest another dialect).
     ``encoding``: the text encoding of a SAS/Stata/SPSS file (or a CSV read by Spark) when it is not
     the file's own (None = the file's own / UTF-8); refused for anything else, which would not use it.
     ``spark_master``: Spark only (None = ``local[2]``).
@@ -120,7 +122,8 @@ class SourceSpec:
             fmt = format_of_name(self.location) or ("parquet" if pathlib.Path(self.location).is_dir() else "unknown")
             record["format"] = fmt
             if self.dialect is not None:
-                record["dialect"] = {"delimiter": self.dialect.delimiter, "decimal": self.dialect.decimal}
+                record["dialect"] = {"delimiter": self.dialect.delimiter, "decimal": self.dialect.decimal,
+                                     "origin": DialectOrigin.STATED.value}
         else:
             record["location"] = self._public_location()
             if self.table is not None:
@@ -203,8 +206,11 @@ class DataSource(abc.ABC):
     """
 
     spec: SourceSpec
-    #: The CSV dialect the data is read with (``spec.dialect``, or detected when opened); None if not CSV.
+    #: The CSV dialect the data is read with: ``spec.dialect`` (stated by the officer) or the file name's
+    #: default, never one read from the cells (:mod:`dpgui.data.csv_dialect`); None if not CSV.
     csv_dialect: CsvDialect | None = None
+    #: Where :attr:`csv_dialect` comes from (recorded with it); None if not CSV.
+    csv_dialect_origin: DialectOrigin | None = None
 
     @property
     @abc.abstractmethod
@@ -278,11 +284,13 @@ class DataSource(abc.ABC):
     def public_record(self) -> dict[str, Any]:
         """What a release's manifest and ledger entry say about its data: :meth:`SourceSpec.public_record`
         (never a password, never a file's path), ``engine``, who counted it, and the CSV ``dialect`` the
-        data was read with (given or detected)."""
+        data was read with and its ``origin`` ("stated" by the officer, or the file name's "default")."""
         record = self.spec.public_record()
         record.pop("dialect", None)  # the spec's, when given; the dialect used is the one to record
         if self.csv_dialect is not None:
             record["dialect"] = {"delimiter": self.csv_dialect.delimiter, "decimal": self.csv_dialect.decimal}
+            if self.csv_dialect_origin is not None:
+                record["dialect"]["origin"] = self.csv_dialect_origin.value
         record["engine"] = self.engine
         return record
 

@@ -13,9 +13,11 @@ What Spark reads (:class:`~dpgui.data.source.SourceSpec` of kind "spark"):
   ``local[N]``; ``hdfs://…``, ``s3a://…`` or a path mounted on every node for a cluster). The format
   comes from the name (``.parquet``/``.pq``; ``.csv``, ``.csv.gz``; ``.tsv``/``.tab`` with tabs) or,
   for a local folder, from the files in it; a folder Spark reads elsewhere is taken to be Parquet.
-  CSV: a header row, the delimiter of ``spec.dialect`` (None: detected from a local file's head as the
-  file path does, :mod:`dpgui.data.csv_dialect`; else the name's default), decimal point only (a
-  decimal comma is refused), quotes doubled inside quoted fields (RFC 4180), types inferred by Spark.
+  CSV: a header row, the delimiter of ``spec.dialect`` as the officer stated it (None: the name's
+  default; a local file whose head suggests another dialect is refused until one is stated, as a file
+  source does, :mod:`dpgui.data.csv_dialect`), decimal point only (a decimal comma is refused), quotes
+  doubled inside quoted fields (RFC 4180), types inferred by Spark (a hierarchy's level columns are
+  read as their text: their labels, and any note, never depend on what the cells hold).
 * ``table``: a table of the session's catalogue (e.g. a Hive metastore on a cluster); not with a
   ``location``.
 * ``query``: one Spark SQL query (SELECT/WITH/VALUES/FROM…SELECT), refused before it runs unless
@@ -49,6 +51,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dpgui.core.missing import MISSING_DROP, MISSING_ERROR, MISSING_POLICIES
+from dpgui.data.csv_dialect import DialectOrigin
 from dpgui.data.file_types import CsvDialect
 from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec
 from dpgui.errors import Cancelled, DataError, ParameterError
@@ -349,12 +352,12 @@ class SparkSource(DataSource):
         fmt = _format_of(location)
         dialect = self.spec.dialect
         if dialect is None and fmt != "parquet" and local is not None and local.is_file():
-            # As the file path does: the dialect detected from the head (a semicolon- or tab-separated
-            # .csv is not read as one column); a folder or a remote file: the name's default.
-            from dpgui.data.csv_dialect import detect_dialect
+            # As a file source does: the name's default, unless the head suggests another dialect (then
+            # refused until one is stated; a folder or a remote file: the name's default).
+            from dpgui.data.csv_dialect import check_unstated_dialect, detect_dialect
 
             try:
-                dialect = detect_dialect(local).dialect
+                check_unstated_dialect(local.name, detect_dialect(local))
             except OSError as err:
                 raise DataError(f"cannot read '{local}': {err.strerror or err}",
                                 "check the file and its permissions") from None
@@ -379,6 +382,7 @@ class SparkSource(DataSource):
             frame = reader.options(**options).csv(location)
             self._csv = (options, location)
             self.csv_dialect = CsvDialect(delimiter, ".")
+            self.csv_dialect_origin = DialectOrigin.DEFAULT if self.spec.dialect is None else DialectOrigin.STATED
             return frame
         except (DataError, ParameterError):
             raise
@@ -546,15 +550,13 @@ class SparkSource(DataSource):
         kinds = {c: self._column(c, ("numeric", "text", "boolean", "datetime", "empty"), "categorical")
                  for c in names}
         frame, columns = self.df, [F.col(_quote(c)) for c in names]
-        csv = self._csv if self.spec.query is None else None
-        as_text = {c for c in names if kinds[c] == "numeric"} if csv is not None else set()
-        if csv is not None and as_text:
-            # As count_paths does in a CSV file: a numeric level column is read as its text (02134
-            # stays 02134; 2.50 becomes 2.5 below), the other columns as Spark inferred them.
-            options, location = csv
+        if self._csv is not None:
+            kinds = {}  # the types Spark inferred from a CSV's cells: no note may come from them
+        if self._csv is not None and self.spec.query is None:
+            # As count_paths does in a CSV file: every level column is read as its text (02134 stays
+            # 02134, 2.50 stays 2.50), never as the type Spark inferred from the cells.
+            options, location = self._csv
             frame = self.spark.read.options(**{**options, "inferSchema": "false"}).csv(location)
-            columns = [F.col(_quote(c)) if c in as_text else F.col(_quote(c)).cast(self.df.schema[c].dataType)
-                       for c in names]
         # One job: SELECT levels, count(*) … GROUP BY levels. A leaf is a node of the last level, so
         # more than `limit` groups is refused without bringing them all back.
         groups = frame.groupBy(*columns).count().limit(limit + 1)
@@ -572,15 +574,6 @@ class SparkSource(DataSource):
         if table.num_rows > limit:
             raise too_many_paths(names, limit)
         levels = table.select(list(range(len(names))))
-        if as_text:
-            import pyarrow as pa
-
-            from dpgui.data.hierarchy import _text_number_label
-
-            for i, c in enumerate(names):
-                if c in as_text:
-                    text = [None if v is None else _text_number_label(v) for v in levels.column(i).to_pylist()]
-                    levels = levels.set_column(i, c, pa.array(text, type=pa.string()))
         return path_counts_from_groups(
             names, levels, table.column(len(names)).to_numpy(),
             kinds=kinds, max_nodes_per_level=limit, source_name=self.spec.display_name())

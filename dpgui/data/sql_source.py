@@ -284,6 +284,9 @@ class SqlSource(DataSource):
         name = engine.dialect.name
         self.dialect = name if name in ("postgresql", "sqlite") else "generic"
         self._columns: tuple[ColumnInfo, ...] | None = None
+        # The columns whose kind the database declares (a table's declared type, PostgreSQL's result
+        # types), not read from their first values: the only kinds a release may say anything from.
+        self._declared: frozenset[str] = frozenset()
 
     # ----------------------------------------------------------------- plumbing
 
@@ -415,6 +418,7 @@ class SqlSource(DataSource):
             except self._driver_errors() as exc:
                 raise _query_error(exc, self._password) from None
             self._columns = tuple(cols)
+            self._declared = frozenset(c.name for c in cols)
             return self._columns
         self._columns = self._sampled_columns()
         return self._columns
@@ -461,6 +465,8 @@ class SqlSource(DataSource):
                 values = [r[j] for r in rows if r[j] is not None]
                 kind = _python_kind(values)
                 dtype = dtype or (type(values[0]).__name__ if values else "null")
+            else:
+                self._declared |= {name}
             cols.append(ColumnInfo(name, kind, dtype))
         return tuple(cols)
 
@@ -552,11 +558,12 @@ class SqlSource(DataSource):
         import pyarrow as pa
 
         from dpgui.data.hierarchy import check_path_count_arguments, path_counts_from_groups, too_many_paths
-        from dpgui.data.readers import check_callbacks
+        from dpgui.data.readers import check_callbacks, value_text
 
         names, limit = check_path_count_arguments(level_columns, max_nodes_per_level)
         check_callbacks(progress, should_cancel)
         kinds = {c: self._column(c).kind for c in names}
+        declared = {c: kinds[c] for c in names if c in self._declared}  # the only kinds a note may come from
         cols = ", ".join(f"s.{self._quoted(c)}" for c in names)
         if progress is not None:
             progress(0.0)
@@ -565,16 +572,10 @@ class SqlSource(DataSource):
                               f"LIMIT {limit + 1}", should_cancel)
         if len(rows) > limit:
             raise too_many_paths(names, limit)
-        arrays = []
-        for j, name in enumerate(names):
-            values = [r[j] for r in rows]
-            try:
-                arrays.append(pa.array(values))
-            except (pa.ArrowInvalid, pa.ArrowTypeError):
-                raise DataError(f"level column '{name}' of {self.spec.display_name()} mixes values of several types",
-                                "convert the column to one type (e.g. CAST(… AS TEXT) in a query)") from None
+        # Each value's label from that value alone (SQLite lets one column hold numbers and text).
+        arrays = [pa.array([value_text(r[j]) for r in rows], type=pa.string()) for j in range(len(names))]
         groups = pa.Table.from_arrays(arrays, names=list(names))
-        result = path_counts_from_groups(names, groups, [int(r[-1]) for r in rows], kinds=kinds,
+        result = path_counts_from_groups(names, groups, [int(r[-1]) for r in rows], kinds=declared,
                                          max_nodes_per_level=limit, source_name=self.spec.display_name())
         if progress is not None:
             progress(1.0)

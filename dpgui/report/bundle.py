@@ -86,8 +86,8 @@ class ReleaseInfo:
 
 def source_text(record: dict[str, Any]) -> str:
     """The source in words for the reports, e.g. "table people in postgresql://alice@db/census;
-    counted by the database (PostgreSQL 15.18)" or "a CSV file (semicolon-separated, decimal comma);
-    counted by this computer"."""
+    counted by the database (PostgreSQL 15.18)" or "a CSV file (semicolon-separated, decimal comma, as
+    stated by the officer); counted by this computer"."""
     kind = record.get("kind")
     where = record.get("location") or "the Spark catalogue"
     if kind == "file":
@@ -105,7 +105,10 @@ def source_text(record: dict[str, Any]) -> str:
     if isinstance(dialect, dict):  # the names of dpgui.data.file_types.CSV_DELIMITERS/CSV_DECIMALS (report sits below data)
         names = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar", ".": "point"}
         delimiter, decimal = str(dialect.get("delimiter")), str(dialect.get("decimal"))
-        what += f" ({names.get(delimiter, delimiter)}-separated, decimal {names.get(decimal, decimal)})"
+        # dpgui.data.csv_dialect.DialectOrigin's values; none in releases of older versions
+        origin = {"stated": ", as stated by the officer", "default": ", the default for its file name"}.get(
+            str(dialect.get("origin")), "")
+        what += f" ({names.get(delimiter, delimiter)}-separated, decimal {names.get(decimal, decimal)}{origin})"
     if record.get("encoding"):
         what += f", encoding {record['encoding']}"
     return f"{what}; counted by {record.get('engine', 'this computer')}"

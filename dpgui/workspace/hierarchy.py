@@ -334,12 +334,10 @@ def load_hierarchy(data_path: Data, choice: HierarchyChoice, progress: Progress 
     With a prior the tree is the prior's (every data path must be in it: DataError with the first few
     missing paths otherwise) and its counts are the optimiser's; without one the tree is the data's own
     paths (the categories are declared public) and the optimiser gets the data's counts only with
-    ``choice.counts_from_data``. A prior that is the data file itself (or a copy) is a DataError.
-    O(rows + nodes)."""
+    ``choice.counts_from_data``. A prior whose path counts are the data's (the data file itself, a copy,
+    any re-export) is a DataError. O(rows + nodes)."""
     levels = check_level_columns(choice.levels)
     file = data_file(data_path)
-    if choice.prior_path is not None and file is not None:  # the data file as its own "public" prior: refused
-        check_prior_is_not_the_data(choice.prior_path, file)
     message = f"Reading {data_name(data_path)}…" if file is not None else f"Counting in {data_name(data_path)}…"
     with open_source(data_spec(data_path), password_prompt=password_prompt) as source:
         data = source.path_counts(list(levels), progress=(lambda f: progress(f, message))
@@ -356,6 +354,7 @@ def load_hierarchy(data_path: Data, choice: HierarchyChoice, progress: Progress 
         if sha256_regular_file(choice.prior_path, "prior file") != prior_sha256:
             raise DataError(f"the prior file '{choice.prior_path.name}' changed while it was read",
                             "choose the levels again when the file is complete")
+        check_prior_is_not_the_data(prior, data, choice.prior_path.name)  # the data as its own "public" prior
         notes += [n for n in prior.notes if n not in notes]
         hierarchy = prior.hierarchy  # leaf i is prior.paths[i]
         prior_levels: tuple[np.ndarray, ...] | None = hierarchy.aggregate(prior.counts)

@@ -94,6 +94,8 @@ class NotReady:
 NO_DATA = NotReady("data", "Open a file first (File → Open).", "No data")
 DATA_NOT_READY = NotReady("data", "Some settings in step 1 need attention (see the red messages).")
 PLAN_NOT_READY = NotReady("plan", "The plan is not ready: check step 2 (see the red messages).")
+DIALECT_NOT_STATED = NotReady("data", "Confirm how the file is written (step 1: Confirm or Change… beside the "
+                                      "separator): a release reads a file only as you state it.")
 QUERY_ROWS_PRIVATE = NotReady(
     "plan", "This plan publishes N, the exact number of rows the query returns, and that number was not stated "
     "public: under “Protect against” choose “One person may be added or removed”, or, if that number is public, "
@@ -101,11 +103,14 @@ QUERY_ROWS_PRIVATE = NotReady(
 
 
 def release_request(state: WorkspaceState) -> ReleaseRequest | NotReady:
-    """The release the workspace describes, or what must be done first: a data file; a numeric
-    column with valid public bounds, K and a dataset name; a privacy setting and a plan for the same
+    """The release the workspace describes, or what must be done first: a data file (a CSV's dialect
+    stated when its first lines suggest another than its name's default); a numeric column with valid
+    public bounds, K and a dataset name; a privacy setting and a plan for the same
     K that is not being recomputed."""
     if state.source is None:
         return NO_DATA
+    if state.source.unconfirmed_dialect is not None:
+        return DIALECT_NOT_STATED
     settings = state.column_settings()  # None unless a number column, valid bounds, K and a name
     if settings is None:
         return DATA_NOT_READY

@@ -26,6 +26,8 @@ from dpgui.core.mechanism import CONSISTENCY_METHODS, Release
 from dpgui.core.missing import MISSING_AUTO
 from dpgui.core.plan import NOISE_CHOICES, OBJECTIVES, Plan, PrivacySpec, check_noise
 from dpgui.core.quantiles import WholeNumbers
+from dpgui.data.csv_dialect import default_dialect
+from dpgui.data.file_types import CsvDialect
 from dpgui.data.histogram import check_bounds
 from dpgui.data.source import SourceSpec
 from dpgui.data.table import TableInfo
@@ -93,6 +95,17 @@ class DataSource:
         if spec.kind == "file" and spec.dialect is None and spec.encoding is None:
             return self.table.path
         return spec
+
+    @property
+    def unconfirmed_dialect(self) -> CsvDialect | None:
+        """The CSV dialect the file's first lines suggest (and the preview shows) when it is not its name's
+        default and the officer has not stated one (confirmed or chosen in step 1); else None. A release
+        waits for the officer's statement: it reads a file only as stated, or with the default."""
+        spec = self.source_spec
+        dialect = self.table.dialect
+        if spec.kind != "file" or spec.dialect is not None or dialect is None:
+            return None
+        return None if dialect == default_dialect(self.table.path.name) else dialect
 
     @property
     def is_file(self) -> bool:

@@ -278,10 +278,20 @@ def test_a_public_prior_file_gives_the_categories_and_the_counts(qtbot, tmp_path
         assert len(list(csv.DictReader(handle))) == 6
 
 
-def test_a_numeric_level_is_allowed_and_said(qtbot, tmp_path):
-    data = tmp_path / "codes.csv"
-    data.write_text("region,code\n" + "\n".join(f"{r},{c}" for r, c in [("North", 11), ("North", 12), ("South", 21)] * 5)
-                    + "\n")
+@pytest.mark.parametrize("typed", [False, True])
+def test_a_numeric_level_is_allowed_and_said_only_from_the_files_types(qtbot, tmp_path, typed):
+    """A Parquet file's own type says that 'code' is numeric: the note (published with the release) says so.
+    A CSV's column "type" would be read from its cells (one record's value would decide it): no note."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [("North", 11), ("North", 12), ("South", 21)] * 5
+    if typed:
+        data = tmp_path / "codes.parquet"
+        pq.write_table(pa.table({"region": [r for r, _ in rows], "code": [c for _, c in rows]}), data)
+    else:
+        data = tmp_path / "codes.csv"
+        data.write_text("region,code\n" + "\n".join(f"{r},{c}" for r, c in rows) + "\n")
     window = make_window(qtbot)
     open_and_wait(qtbot, window, data)
     window.set_mode(True)
@@ -290,7 +300,8 @@ def test_a_numeric_level_is_allowed_and_said(qtbot, tmp_path):
     assert any("numbers, used as labels" in page.level_combos[1].itemText(i) for i in range(page.level_combos[1].count()))
     page.set_levels(("region", "code"))
     wait_planned(qtbot, window)
-    assert "Column 'code' is numeric; its values are used as categories." in page.read_note.text()
+    said = "Column 'code' is numeric; its values are used as categories." in page.read_note.text()
+    assert said == typed, page.read_note.text()
 
 
 def test_multiplicative_noise_of_paper_004(qtbot, tmp_path):

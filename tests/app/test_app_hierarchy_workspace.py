@@ -279,17 +279,24 @@ def test_target_error_gives_the_least_budget_that_meets_it(data):
     assert "raise ε" in err.value.fix
 
 
-def test_the_data_file_given_as_its_own_prior_is_refused(data, tmp_path):
-    """As in the CLI: a "public prior" that is the data file itself (or a copy) carries the confidential
-    counts; it is refused with the fix, before anything is planned."""
-    rows = "region,district,count\n" + "\n".join(f"{r},{d},1" for r, d in sorted(set(ROWS))) + "\n"
-    prior = tmp_path / "prior_with_counts.csv"
-    prior.write_text(rows)
-    for same in (prior, tmp_path / "copy.csv"):
-        same.write_text(rows)
+def test_a_prior_with_the_datas_path_counts_is_refused(data, tmp_path):
+    """As in the CLI: a "public prior" that is the data file itself, a copy, the data plus a blank line, or
+    the data's path counts written as a table carries the confidential counts; it is refused with the fix,
+    before anything is planned (the path counts are compared, not the bytes)."""
+    from collections import Counter
+
+    counted = "region,district,count\n" + "".join(f"{r},{d},{n}\n" for (r, d), n in sorted(Counter(ROWS).items()))
+    variants = {"copy.csv": data.read_text(), "blank.csv": data.read_text() + "\n", "counted.csv": counted}
+    for same in (data, *variants):
+        prior = data if same == data else tmp_path / same
+        if prior != data:
+            prior.write_text(variants[same])
         with pytest.raises(DataError) as err:
-            load_hierarchy(prior, replace(CHOICE, prior_path=same))
-        assert "data file itself" in err.value.problem and "public prior" in err.value.fix
+            load_hierarchy(data, replace(CHOICE, prior_path=prior))
+        assert "has the data's own counts on every path" in err.value.problem and "public prior" in err.value.fix
+    other = tmp_path / "other.csv"
+    other.write_text(counted.replace("North,N1,30", "North,N1,31"))
+    assert load_hierarchy(data, replace(CHOICE, prior_path=other)).prior_path == other
 
 
 def test_the_recorded_prior_hash_is_of_the_file_that_was_read(data, tmp_path):

@@ -98,7 +98,7 @@ def test_a_file_release_records_the_file_format_not_its_path(qtbot, tmp_path):
     manifest = export_and_verify(window, out, create_key("officer", PASSPHRASE))
     source = manifest["source"]
     assert source["kind"] == "file" and source["engine"] == "this computer"
-    assert source["dialect"] == {"delimiter": ",", "decimal": "."}
+    assert source["dialect"] == {"delimiter": ",", "decimal": ".", "origin": "default"}
     assert "secret-folder" not in json.dumps(manifest)
 
 

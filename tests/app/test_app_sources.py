@@ -296,6 +296,53 @@ def test_postgresql_wrong_password_is_one_line_and_the_right_one_is_never_writte
 
 # --------------------------------------------------------------------------------------------- CSV dialects
 
+def test_a_suggested_dialect_is_confirmed_before_a_release_and_recorded_as_stated(qtbot, semicolon_csv, tmp_path):
+    """The first lines of messungen.csv suggest ';' and a decimal comma: the preview shows the file so, the
+    data step says the dialect was suggested and offers Confirm, and a release waits for it (it reads a
+    file only as the officer states it). Confirmed, the dialect is the officer's: in the workspace, the
+    release's record (manifest, PDF, ledger: "stated"), the project file and the autosave."""
+    import json
+
+    from dpgui.workspace.release import DIALECT_NOT_STATED, release_request
+
+    window = make_window(qtbot)
+    open_and_wait(qtbot, window, semicolon_csv)
+    page = window.data_page
+    assert page.dialect_label.text() == ("Separator: semicolon · Decimal mark: comma (suggested by its first lines: "
+                                         "confirm it)")
+    assert page.dialect_confirm.isVisibleTo(page) and "press Confirm" in page.dialect_message.text()
+    state = window.workspace.state
+    assert state.source.unconfirmed_dialect == CsvDialect(";", ",") and state.source.source_spec.dialect is None
+    set_column(qtbot, window, "gewicht", "50", "110", "60")
+    assert release_request(window.workspace.state) is DIALECT_NOT_STATED
+    window.release()  # refused before anything: the officer is sent to step 1
+    assert window.outcome is None and "Confirm how the file is written" in window.statusBar().currentMessage()
+    page.dialect_confirm.click()
+    qtbot.waitUntil(lambda: window.workspace.state.source is not None
+                    and window.workspace.state.source.source_spec.dialect == CsvDialect(";", ",")
+                    and not window.pool.busy(), timeout=TIMEOUT)
+    assert page.dialect_label.text() == "Separator: semicolon · Decimal mark: comma (chosen by you)"
+    assert not page.dialect_confirm.isVisibleTo(page) and page.dialect_message.text() == ""
+    assert window.workspace.state.source.unconfirmed_dialect is None
+    set_column(qtbot, window, "gewicht", "50", "110", "60")
+    release_and_wait(qtbot, window)
+    assert window.outcome.info.source["dialect"] == {"delimiter": ";", "decimal": ",", "origin": "stated"}
+    project_path = tmp_path / "m.dpgui"
+    assert window.project.save_to(project_path)
+    assert project_spec(load_project(project_path)).dialect == CsvDialect(";", ",")
+    window.project.autosave_now()
+    autosave = window.project.autosave_path()
+    qtbot.waitUntil(lambda: autosave is not None and autosave.is_file() and not window.project._autosave_running,
+                    timeout=TIMEOUT)
+    saved = json.loads(autosave.read_text())
+    assert saved["source"]["dialect"] == {"delimiter": ";", "decimal": ","}
+    second = make_window(qtbot)
+    assert second.project.open_project(project_path)
+    qtbot.waitUntil(lambda: second.workspace.state.source is not None and not second.pool.busy(), timeout=TIMEOUT)
+    assert second.workspace.state.source.source_spec.dialect == CsvDialect(";", ",")
+    assert second.data_page.dialect_label.text() == "Separator: semicolon · Decimal mark: comma (chosen by you)"
+
+
 @pytest.fixture
 def semicolon_csv(tmp_path) -> Path:
     path = tmp_path / "messungen.csv"
@@ -310,8 +357,8 @@ def test_step_1_shows_how_a_csv_is_read_and_who_counts(qtbot, tmp_path):
     open_and_wait(qtbot, window, path)
     page = window.data_page
     assert page.engine_label.text() == "Counted by: <b>this computer</b>"
-    assert page.dialect_label.text() == "Separator: comma · Decimal mark: point (detected)"
-    assert page.dialect_button.isVisibleTo(page)
+    assert page.dialect_label.text() == "Separator: comma · Decimal mark: point (the default for its name)"
+    assert page.dialect_button.isVisibleTo(page) and not page.dialect_confirm.isVisibleTo(page)
     parquet = tmp_path / "plain.parquet"
     import pandas as pd
 
@@ -345,7 +392,7 @@ def test_changing_the_dialect_reads_a_semicolon_decimal_comma_csv_with_the_right
     qtbot.waitUntil(lambda: window.workspace.state.source is not None
                     and window.workspace.state.source.source_spec.dialect == CsvDialect(";", ",")
                     and not window.pool.busy(), timeout=TIMEOUT)
-    assert page.dialect_label.text() == "Separator: semicolon · Decimal mark: comma (chosen)"
+    assert page.dialect_label.text() == "Separator: semicolon · Decimal mark: comma (chosen by you)"
     kinds = {c.name: c.kind for c in window.table.columns}
     assert kinds == {"name": "text", "gewicht": "numeric", "groesse": "numeric"}
     assert page.model.data(page.model.index(0, 1)) in ("60.5", "60,5")  # the preview may show the file's text

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dpgui.data.csv_dialect import DetectedDialect, detect_dialect, detect_dialect_text
+from dpgui.data.csv_dialect import DetectedDialect, UnstatedDialect, detect_dialect, detect_dialect_text
 from dpgui.data.file_source import FileSource
 from dpgui.data.file_types import CsvDialect
 from dpgui.data.hierarchy import count_paths, level_value_counts
@@ -220,10 +220,15 @@ def test_missing_policy_error_identical_to_parquet(files, name, dialect):
 @pytest.mark.parametrize("name, dialect", VARIANTS)
 def test_path_counts_and_rows_identical_to_parquet(files, name, dialect):
     expected = count_paths(files["complete.parquet"], ["region", "x"])
-    got = count_paths(files["complete_" + name], ["region", "x"])
-    # x is numeric: its labels are the shortest text of each float, whatever the decimal mark.
-    assert got.paths == expected.paths and got.counts.tolist() == expected.counts.tolist()
-    assert got.rows == expected.rows and got.notes == expected.notes
+    got = count_paths(files["complete_" + name], ["region", "x"], dialect=dialect)
+    # A CSV cell's label is its text as written (decided by the cell alone, not by its column's
+    # inferred type); the Parquet float's is its shortest text. The same paths and counts, one to one.
+    as_written = {(region, _text(float(x), dialect.decimal)): n
+                  for (region, x), n in zip(expected.paths, expected.counts.tolist())}
+    assert dict(zip(got.paths, got.counts.tolist())) == as_written
+    assert got.rows == expected.rows
+    # Only the Parquet file's own type says that x is numeric; a CSV's cells say nothing published.
+    assert expected.notes == ("column 'x' is numeric; its values are used as categories",) and got.notes == ()
     assert count_rows(files[name]) == len(adversarial_values())
     assert level_value_counts(files[name], ["region", "name"]) == {"region": 2, "name": 7}
 
@@ -254,9 +259,16 @@ def test_file_source_passes_the_dialect(files):
         assert source.info.dialect == SEMI_DECIMAL_COMMA and source.info.dialect_detection is None
         assert source.histogram("x", 0, 10, 7) == column_histogram(files["parquet"], "x", 0, 10, 7)
         assert source.row_count() == len(adversarial_values())
+    assert source.public_record()["dialect"] == {"delimiter": ";", "decimal": ",", "origin": "stated"}
+    # Not stated: the head only suggests a dialect, and the file is refused until one is stated.
     spec = SourceSpec(kind="file", location=str(files["semicolon_decimal_comma.csv"]))
-    with FileSource(spec) as source:
-        assert source.info.dialect_detection is not None and source.info.dialect_detection.detected
+    with pytest.raises(UnstatedDialect) as refused:
+        FileSource(spec)
+    assert refused.value.suggestion.dialect == SEMI_DECIMAL_COMMA and refused.value.suggestion.detected
+    # A file in its name's default is read with the default, recorded as such.
+    with FileSource(SourceSpec(kind="file", location=str(files["comma.csv"]))) as source:
+        assert source.csv_dialect == COMMA
+        assert source.public_record()["dialect"] == {"delimiter": ",", "decimal": ".", "origin": "default"}
 
 
 # --------------------------------------------------------------------------- a wrong dialect, what the user sees

@@ -123,13 +123,15 @@ def test_numeric_levels_become_labels_with_a_note(tmp_path):
     assert {p[1] for p in f32.paths} == {"1.5", "0.1", "1.25", "0.2"}  # no float32 noise (0.10000000149…)
 
 
-def test_numeric_text_in_csv_is_normalised_but_integers_keep_their_digits(tmp_path):
+def test_a_csv_cell_is_its_text_as_written_and_no_note_says_numeric(tmp_path):
+    """A CSV's column "types" would be inferred from its cells: a label is the cell's text, and nothing
+    (no note) is said from such a type (3.0 and 3 are two categories, as written)."""
     path = tmp_path / "n.csv"
     path.write_text("zip,score\n02134,3.0\n02134,3\n10001,2.50\n10001,2.5\n")
     result = count_paths(path, ["zip", "score"])
-    assert result.paths == (("02134", "3"), ("10001", "2.5"))
-    assert result.counts.tolist() == [2, 2]
-    assert any("'score' is numeric" in n for n in result.notes)
+    assert result.paths == (("02134", "3"), ("02134", "3.0"), ("10001", "2.5"), ("10001", "2.50"))
+    assert result.counts.tolist() == [1, 1, 1, 1]
+    assert result.notes == ()
 
 
 def test_dictionary_columns_are_read(tmp_path):

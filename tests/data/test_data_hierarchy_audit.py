@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -54,17 +56,28 @@ def test_an_empty_label_and_a_missing_one_are_both_refused(tmp_path, cell):
         count_paths(path, ["region", "city"])
 
 
-def test_the_data_file_or_a_copy_is_refused_as_its_own_public_prior(tmp_path):
+def test_a_prior_with_the_datas_path_counts_is_refused_whatever_its_bytes(tmp_path):
+    """The data file itself, a copy, the data plus a blank line, its rows in another order, or its paths
+    with their counts (and a zero-count path): each has the data's path counts and is refused; a prior
+    with one count changed is a prior."""
     from dpgui.data.hierarchy import check_prior_is_not_the_data
 
+    rows = "OR,Portland\nWA,Seattle\nWA,Seattle\n"
     data = tmp_path / "d.csv"
-    data.write_text("region,city\nOR,Portland\nWA,Seattle\n")
-    copy = tmp_path / "copy.csv"
-    copy.write_bytes(data.read_bytes())
+    data.write_text("region,city\n" + rows)
+    variants = {
+        "itself": data,
+        "blank line": "region,city\n" + rows + "\n",
+        "reordered": "region,city\nWA,Seattle\nOR,Portland\nWA,Seattle\n",
+        "counted": "region,city,count\nOR,Portland,1\nWA,Seattle,2\nWA,Tacoma,0\n",
+    }
+    counts = count_paths(data, ["region", "city"])
+    for name, text in variants.items():
+        prior = text if isinstance(text, Path) else tmp_path / f"{name.replace(' ', '_')}.csv"
+        if not isinstance(text, Path):
+            prior.write_text(text)
+        with pytest.raises(DataError, match="has the data's own counts on every path"):
+            check_prior_is_not_the_data(read_prior(prior, ["region", "city"]), counts, prior.name)
     other = tmp_path / "prior.csv"
-    other.write_text("region,city\nOR,Portland\nWA,Tacoma!\n")  # same size, other bytes
-    for prior in (data, copy):
-        with pytest.raises(DataError, match="is the data file itself"):
-            check_prior_is_not_the_data(prior, data)
-    check_prior_is_not_the_data(other, data)
-    check_prior_is_not_the_data(tmp_path / "missing.csv", data)  # left to read_prior's own message
+    other.write_text("region,city,count\nOR,Portland,1\nWA,Seattle,3\n")
+    check_prior_is_not_the_data(read_prior(other, ["region", "city"]), counts, other.name)

@@ -34,7 +34,8 @@ def test_equals_count_paths_with_numeric_and_text_levels(tmp_path):
     for names in (["region", "district"], ["region", "district", "code"]):
         groups, counts = _groups(table, names)
         expected = count_paths(path, names)
-        got = path_counts_from_groups(names, groups, counts, source_name="table t")
+        declared = {"region": "text", "district": "text", "code": "numeric"}  # as the table's schema types them
+        got = path_counts_from_groups(names, groups, counts, kinds=declared, source_name="table t")
         assert got.paths == expected.paths and got.level_names == expected.level_names
         assert np.array_equal(got.counts, expected.counts) and got.rows == expected.rows == n
         assert got.notes == expected.notes
@@ -45,10 +46,12 @@ def test_numeric_level_labels_and_note(tmp_path):
     path = tmp_path / "t.parquet"
     pq.write_table(table, path)
     groups, counts = _groups(table, ["a", "b"])
-    got = path_counts_from_groups(["a", "b"], groups, counts)
+    got = path_counts_from_groups(["a", "b"], groups, counts, kinds={"a": "numeric", "b": "text"})
     expected = count_paths(path, ["a", "b"])
     assert got.paths == expected.paths == (("1", "x"), ("1", "y"), ("2.5", "z"))
     assert got.notes == expected.notes == ("column 'a' is numeric; its values are used as categories",)
+    # A kind that is not declared (e.g. read from a query's first rows) gives no note.
+    assert path_counts_from_groups(["a", "b"], groups, counts).notes == ()
 
 
 def test_refusals():

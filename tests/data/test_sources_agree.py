@@ -1,7 +1,7 @@
 """Every source counts exactly what the file path counts on the same rows (issue 16, first acceptance point).
 
 One seeded adversarial dataset (:func:`_dataset`) is written into every format dpgui reads — CSV (comma;
-semicolon with a decimal point, and with a decimal comma; tab; every dialect detected), gzip and zstd CSV,
+semicolon with a decimal point, and with a decimal comma, both stated; tab), gzip and zstd CSV,
 one Parquet file, a folder of Parquet files, Stata .dta, SPSS .sav, SAS transport .xpt, an SQLite table, a
 PostgreSQL table and query (the ``pg_server`` cluster), Spark local[2] reading the Parquet file and the
 semicolon CSV file (Spark cannot read a decimal comma: refused with the fix) — and each is opened through
@@ -13,7 +13,8 @@ for every binning setting:
 * ``missing="error"``: a DataError on ``x`` (nulls and NaN) and on ``z`` (NaN only, never null: a source
   must not take NaN for a number) as the reference raises one, and equal counts on ``y`` (no missing value);
 * ``path_counts`` of 3 text levels and of 4 levels whose leaf is numeric (labels written from the numbers,
-  with a note): same level names, paths, counts, rows and notes — the notes agree everywhere, none differs;
+  with a note where the source's own types say it is numeric): same level names, paths, counts, rows and
+  notes; a CSV's labels are its cells' text and it has no note (:func:`_as_read_from`);
 * ``row_count()``; ``columns()``: the same names and kinds (a query's column order is its own).
 
 The ``x`` column holds, for each (lower, upper, K) in :data:`SETTINGS`, every bin edge (both numpy.linspace's
@@ -52,7 +53,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from dpgui.core.hierarchy import label_order_key
+from dpgui.data.csv_dialect import UnstatedDialect
 from dpgui.data.file_types import CsvDialect
+from dpgui.data.hierarchy import PathCounts
 from dpgui.data.histogram import ColumnHistogram, column_histogram
 from dpgui.data.source import open_source, parse_source
 from dpgui.errors import DataError
@@ -286,9 +290,8 @@ SOURCES = {
     "parquet": "parquet",
     "parquet-folder": "parquet",
     "csv-comma": "parquet",
-    "csv-semicolon-decimal-comma": "parquet",
+    "csv-semicolon-decimal-comma": "parquet",  # its dialect stated (--delimiter ';' --decimal ','), as a release needs
     "csv-semicolon": "parquet",
-    "csv-decimal-comma-given": "parquet",  # the same file, its dialect given (--delimiter ';' --decimal ',')
     "csv-tab": "parquet",
     "csv-gzip": "parquet",
     "csv-zstd": "parquet",
@@ -299,17 +302,20 @@ SOURCES = {
     "postgresql-table": "parquet",
     "postgresql-query": "parquet",
     "spark-parquet": "parquet",
-    # CSV through Spark: the dialect detected, quotes doubled inside quoted labels, 'nan'/'inf' text (one
+    # CSV through Spark: the dialect stated, quotes doubled inside quoted labels, 'nan'/'inf' text (one
     # file: each Spark source costs ~10 s on a loaded machine; the comma file reads the same way).
     "spark-csv-semicolon": "parquet",
 }
 
 
+#: The dialect stated for the CSV files that are not written in their name's default (a confidential file
+#: is read only as stated, or with the default: a file whose head suggests another is refused).
+STATED = {"csv-semicolon-decimal-comma": CsvDialect(";", ","), "csv-semicolon": CsvDialect(";", ".")}
+
+
 def _spec(source_id: str, files: dict[str, pathlib.Path], request: pytest.FixtureRequest):
-    if source_id == "csv-decimal-comma-given":
-        return parse_source(files["csv-semicolon-decimal-comma"], dialect=CsvDialect.checked(";", ","))
     if source_id.startswith(("parquet", "csv")):
-        return parse_source(files[source_id])
+        return parse_source(files[source_id], dialect=STATED.get(source_id))
     if source_id in ("stata-dta", "spss-sav", "sas-xpt"):
         return parse_source(files[source_id.split("-")[1]])
     if source_id == "sqlite":
@@ -323,9 +329,24 @@ def _spec(source_id: str, files: dict[str, pathlib.Path], request: pytest.Fixtur
         return parse_source(pg.url, query=f"SELECT region, x, code, z, unit, y, district FROM {table} WHERE true")
     request.getfixturevalue("spark")
     if source_id.startswith("spark-csv"):
-        return parse_source(files[source_id.removeprefix("spark-")], engine="spark")
+        csv_id = source_id.removeprefix("spark-")
+        return parse_source(files[csv_id], engine="spark", dialect=STATED.get(csv_id))
     assert source_id == "spark-parquet"
     return parse_source(files["parquet"], engine="spark")
+
+
+def _as_read_from(source_id: str, counts: PathCounts) -> PathCounts:
+    """The reference's path counts as a CSV file (read locally or by Spark) gives them: a label is the cell's
+    text as written, not the number it holds (10.0 stays "10.0", "0,7" with a decimal comma), and no note says
+    that a column is numeric (a CSV's column types would be read from its cells)."""
+    csv_id = source_id.removeprefix("spark-")
+    if not csv_id.startswith("csv"):
+        return counts
+    decimal = STATED.get(csv_id, CsvDialect(",", ".")).decimal
+    paths = [(*path[:-1], _number_text(float(path[-1]), decimal)) if path[-1][:1].isdigit() else path
+             for path in counts.paths]
+    order = sorted(range(len(paths)), key=lambda i: tuple(label_order_key(label) for label in paths[i]))
+    return PathCounts(counts.level_names, tuple(paths[i] for i in order), counts.counts[order], counts.rows, ())
 
 
 def _hist_difference(got: ColumnHistogram, expected: ColumnHistogram) -> str | None:
@@ -383,7 +404,7 @@ def test_source_counts_equal_the_file_path(source_id, files, request):
         from dpgui.data.hierarchy import count_paths
 
         for levels in (LEVELS, NUMERIC_LEVELS):
-            expected_paths = count_paths(reference, levels)
+            expected_paths = _as_read_from(source_id, count_paths(reference, levels))
             got_paths = source.path_counts(levels)
             for name in ("level_names", "paths", "rows", "notes"):
                 if getattr(got_paths, name) != getattr(expected_paths, name):
@@ -411,7 +432,21 @@ def test_the_dataset_is_adversarial(files):
 
 
 def test_spark_refuses_a_decimal_comma_csv_with_the_fix(files, spark):
-    """Spark reads numbers with a decimal point only: a detected decimal comma is refused before any job,
-    in one line with the fix (not read as one text column, as before detection)."""
+    """Spark reads numbers with a decimal point only: a decimal comma is refused before any job, in one
+    line with the fix; without a stated dialect the file's head only suggests one, and the file is refused
+    until it is stated (as a file source does)."""
     with pytest.raises(DataError, match=r"decimal comma.*convert the file to Parquet, or use --engine local"):
+        open_source(parse_source(files["csv-semicolon-decimal-comma"], engine="spark", dialect=CsvDialect(";", ",")))
+    with pytest.raises(UnstatedDialect, match=r"--delimiter semicolon --decimal ','"):
         open_source(parse_source(files["csv-semicolon-decimal-comma"], engine="spark"))
+
+
+@pytest.mark.parametrize("source_id", list(STATED))
+def test_a_csv_not_in_its_names_default_is_refused_until_its_dialect_is_stated(files, source_id):
+    """The head of a semicolon file suggests its dialect, and that is all: opened without a stated dialect
+    it is refused (before anything is counted) with the options that state it."""
+    with pytest.raises(UnstatedDialect) as refused:
+        open_source(parse_source(files[source_id]))
+    assert refused.value.suggestion.dialect == STATED[source_id]
+    dialect = STATED[source_id]
+    assert f"--delimiter semicolon --decimal '{dialect.decimal}'" in str(refused.value)

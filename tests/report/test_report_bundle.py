@@ -95,7 +95,7 @@ def test_cli_bundle_has_four_files_and_verifies(bundle, signer, capsys):
     # version 4: the CLI records where the data was read (a CSV on this computer; never its path)
     assert manifest["noise"] == "discrete_laplace" and manifest["schema_version"] == 4
     assert manifest["source"] == {"kind": "file", "format": "csv", "engine": "this computer",
-                                  "dialect": {"delimiter": ",", "decimal": "."}}
+                                  "dialect": {"delimiter": ",", "decimal": ".", "origin": "default"}}
     assert 0.999 < manifest["privacy"]["epsilon_from_noise_scales"] <= 1.0
     assert manifest["files"]["csv"]["sha256"] == hashlib.sha256(bundle.csv.read_bytes()).hexdigest()
     assert manifest["files"]["pdf"]["sha256"] == hashlib.sha256(bundle.pdf.read_bytes()).hexdigest()
