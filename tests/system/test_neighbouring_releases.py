@@ -94,7 +94,9 @@ NEIGHBOURS: dict[str, Neighbours] = {
 }
 
 
-PRIOR = "region,code,count\nA,1,20\nA,2,20\nB,3,20\nB,x,20\n"
+#: A public prior over the categories of both neighbours; its counts are not the data's (a prior holding the data's
+#: count on every path of the data is the data, and refused: dpgui.data.hierarchy.check_prior_is_not_the_data).
+PRIOR = "region,code,count\nA,1,25\nA,2,15\nB,3,20\nB,x,20\n"
 
 
 def _number(value: float, decimal: str = ".") -> str:
