@@ -746,6 +746,7 @@ class ProjectionPlots(QWidget):
         for index, (plot, name) in enumerate(self._plots):
             if mode == "grid":
                 self._grid.addWidget(plot, index // 2, index % 2)
+                plot.show()  # the tab widget hid the pages it did not show; the grid shows all four
             else:
                 self._tabs.addTab(plot, name)
         if mode == "tabs":
