@@ -401,10 +401,22 @@ class MainWindow(QMainWindow):
         self._after_open = None
 
     def reopen_with_dialect(self, dialect: CsvDialect) -> None:
-        """Read the open CSV file again with ``dialect`` (step 1's "Change…"); columns and preview follow."""
+        """Read the open CSV file again with ``dialect`` (step 1's Confirm or "Change…"); columns and preview
+        follow, and the column chosen, its bounds, K, the whole-number statement and step 2's region are kept
+        when the column is still there (confirming the dialect must not undo what was typed)."""
         source = self.workspace.state.source
         if source is None or not source.is_file:
             return
+        chosen, focus = self.workspace.state.column, self.plan_page.focus_choice()
+
+        def keep_choices() -> None:  # the same data read again: step 1 and the region stay as the officer set them
+            table = self.table
+            if chosen.column and table is not None and chosen.column in (c.name for c in table.columns):
+                self.data_page.apply_workspace(chosen.column, chosen.lower, chosen.upper, chosen.bins, None,
+                                               chosen.whole_numbers)
+                self.plan_page.keep_focus(focus)
+
+        self._after_open = keep_choices
         self.load_file(source.source_spec.location, dialect=dialect)
 
     def _open_spec(self) -> SourceSpec | None:

@@ -715,6 +715,13 @@ class PlanPage(QWidget):
         """The region chosen (None while a typed one is not valid)."""
         return self.focus_controls.typed_choice()
 
+    def keep_focus(self, choice: FocusChoice | None) -> None:
+        """Choose ``choice`` again after the same data was read again (a CSV's dialect confirmed or changed:
+        opening it put the region back to everywhere), and plan for it."""
+        if choice is not None and choice != self.focus_choice():
+            self.focus_controls.set_choice(choice)
+            self._on_focus()
+
     def _focus_span(self, bins: int) -> tuple[tuple[int, int] | None, str]:
         """(the CDF points of the chosen region, its words), (None, "") for everywhere or a region that is not
         valid (the message under the list says why)."""
