@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from gui_helpers import TIMEOUT, make_window, open_and_wait, set_column
+from gui_helpers import TIMEOUT, make_window, open_and_wait, open_other_data, set_column
 
 from dpgui.app.projection_plots import ProjectionPlots
 from dpgui.core.plan import PrivacySpec
@@ -67,3 +67,90 @@ def test_confirming_the_dialect_keeps_what_was_typed(qtbot, tmp_path):
     assert plan_page.focus.currentData() == "upper"
     qtbot.waitUntil(lambda: plan_page.plan.focus is not None and plan_page.plan.shape.bins == 500, timeout=TIMEOUT)
     assert window.release_inputs() is not None  # nothing left to set again before the release
+
+
+def _schools_csv(folder: Path) -> Path:
+    """Region → district → school, semicolon-separated with decimal commas (the dialect is only suggested)."""
+    rng = np.random.default_rng(8)
+    districts = {"Nord": ("N1", "N2", "N3"), "Süd": ("S1", "S2")}
+    rows = []
+    for _ in range(600):
+        region = str(rng.choice(list(districts)))
+        district = str(rng.choice(districts[region]))
+        rows.append(f"{region};{district};{district}-{rng.integers(1, 4)};{rng.gamma(2, 3):.2f}".replace(".", ","))
+    path = folder / "schulen.csv"
+    path.write_text("region;bezirk;schule;wert\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_the_hierarchy_levels_step_confirms_the_dialect_and_keeps_the_levels(qtbot, tmp_path):
+    """In the hierarchy mode a CSV whose dialect is only suggested is not read, and the message sends the
+    officer to "Confirm … beside the separator in step 1": the Levels step has that row now, and confirming
+    reads the file again with the levels, the declaration and the plan kept (there was no Confirm in this
+    mode, and reading again emptied the level choosers)."""
+    window = make_window(qtbot)
+    open_and_wait(qtbot, window, _schools_csv(tmp_path))
+    window.set_mode(True)
+    page = window.hierarchy
+    page.categories_public.setChecked(True)
+    page.set_levels(("region", "bezirk", "schule"))
+    qtbot.waitUntil(lambda: bool(page.state_ws.state.problem) and not page.is_busy(), timeout=TIMEOUT)
+    assert "Confirm" in page.levels_text()
+    assert page.dialect_confirm.isVisible() and "semicolon" in page.dialect_label.text()
+    page.dialect_confirm.click()
+    qtbot.waitUntil(lambda: page.state_ws.state.planned is not None and not page.is_busy() and not window.pool.busy(),
+                    timeout=TIMEOUT)
+    assert page.chosen_levels() == ("region", "bezirk", "schule")
+    assert page.categories_public.isChecked()
+    assert not page.dialect_confirm.isVisible() and "chosen by you" in page.dialect_label.text()
+    assert page.state_ws.state.loaded is not None and page.state_ws.state.loaded.hierarchy.n_levels == 3
+
+
+def test_other_data_takes_the_prior_file_and_the_opt_in_with_the_old_data(qtbot, tmp_path):
+    """A prior file lists the old data's categories and the opt-in "use the confidential counts" was given for
+    the old data's counts: opening other data clears both, as it clears the declaration that the categories
+    are public (both stayed: the Levels step named the old prior, and the opt-in stayed ticked for new data)."""
+    window = make_window(qtbot)
+    page = window.hierarchy
+    window.open_hierarchy_sample()
+    qtbot.waitUntil(lambda: page.state_ws.state.planned is not None and not page.is_busy(), timeout=TIMEOUT)
+    prior = tmp_path / "last-year.csv"
+    prior.write_text("region,bezirk,count\nNord,N1,5\n", encoding="utf-8")
+    page.set_prior(prior)
+    page.set_prior(None)
+    page.counts_from_data.setChecked(True)
+    assert page.state_ws.state.choice.counts_from_data
+    page.set_prior(prior)
+    assert page.state_ws.state.choice.prior_path == prior
+    open_other_data(qtbot, window, _schools_csv(tmp_path))
+    qtbot.waitUntil(lambda: page.state_ws.state.data_path is not None
+                    and "schulen" in str(page.state_ws.state.data_path), timeout=TIMEOUT)
+    choice = page.state_ws.state.choice
+    assert choice.prior_path is None and not choice.counts_from_data and not choice.categories_public
+    assert page.prior_label.text().startswith("No prior file")
+    assert not page.counts_from_data.isChecked() and page.counts_from_data.isEnabled()
+    assert page.categories_public.isVisibleTo(page)
+
+
+def test_the_exported_box_closes_with_escape_and_the_title_bar(qtbot, tmp_path):
+    """"Exported …" with Open Folder and OK: Escape and the window's close button close it (with two buttons
+    and neither a Cancel nor a Close, Qt found no escape button and ignored both: the box stayed on top of
+    the next steps)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QWidget
+
+    from dpgui.app.export_dialog import exported_box
+
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    parent.show()
+    box = exported_box(parent, "Exported the CSV file", "The released numbers are in a file.", tmp_path)
+    box.open()
+    qtbot.waitUntil(box.isVisible)
+    qtbot.keyClick(box, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not box.isVisible(), timeout=2_000)
+    box = exported_box(parent, "Exported the CSV file", "The released numbers are in a file.", tmp_path)
+    box.open()
+    qtbot.waitUntil(box.isVisible)
+    box.close()
+    qtbot.waitUntil(lambda: not box.isVisible(), timeout=2_000)
