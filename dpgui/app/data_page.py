@@ -742,8 +742,11 @@ class DataPage(QWidget):
         if offer is not None:
             lower, upper, bins, step = offer
             per = "one bin per whole number" if step == 1 else f"one bin per {step} whole numbers"
+            why = WHY_WHOLE_NUMBER_BINS if step == 1 else (
+                f"With bins centred on whole numbers no value lies on a bin edge, each bin holds {step} whole numbers "
+                "and quantiles are whole numbers; a bin per whole number (a bin width of 1) pins each value down.")
             self.whole_note.setText(f"{self._whole_reason} Offer: bounds {format_number(lower)} to "
-                                    f"{format_number(upper)}, K = {bins:,} ({per}). {WHY_WHOLE_NUMBER_BINS}")
+                                    f"{format_number(upper)}, K = {bins:,} ({per}). {why}")
 
     def _update_bin_width(self) -> None:
         self._update_whole_number_offer()

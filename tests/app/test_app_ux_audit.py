@@ -6,11 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from gui_helpers import TIMEOUT, make_window, open_and_wait, open_other_data, set_column
+from gui_helpers import (
+    TIMEOUT, make_window, open_and_wait, open_other_data, release_and_wait, sample_window_planned, set_column, wait_plan,
+)
 
 from dpgui.app.projection_plots import ProjectionPlots
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
+from dpgui.core.quantiles import quantiles
 
 
 def test_plots_come_back_after_the_window_was_small(qtbot):
@@ -154,3 +157,36 @@ def test_the_exported_box_closes_with_escape_and_the_title_bar(qtbot, tmp_path):
     qtbot.waitUntil(box.isVisible)
     box.close()
     qtbot.waitUntil(lambda: not box.isVisible(), timeout=2_000)
+
+
+def test_whole_number_bins_keep_the_bin_width_chosen(qtbot):
+    """Flight delays are whole minutes stored as floats: −60 to 240 in 300 bins is already one bin per
+    minute, and "Centre bins on whole numbers" keeps that width (301 bins from −60.5 to 240.5) instead of
+    halving the resolution (151 bins of 2, whose note still said every value had a bin of its own); the
+    released median is then the true whole minute, −2 (it was −1)."""
+    window = sample_window_planned(qtbot, seed=4)
+    page = window.data_page
+    set_column(qtbot, window, "dep_delay", "-60", "240", "300")
+    page.whole_check.setChecked(True)
+    assert page.whole_button.isVisibleTo(page)
+    page.apply_whole_number_bins()
+    wait_plan(qtbot, window, 301)
+    assert (page.lower_field.value(), page.upper_field.value()) == (-60.5, 240.5)
+    release_and_wait(qtbot, window)
+    median = next(q for q in quantiles(window.outcome.release, (0.5,), whole_numbers=True))
+    assert median.whole and median.value == -2 and median.low <= -2 <= median.high
+    table = window.result_view.quantile_table.model()
+    row = next(r for r in range(table.rowCount()) if "median" in str(table.index(r, 0).data()))
+    assert table.index(row, 1).data() == "-2"
+
+
+def test_the_whole_number_note_says_how_many_values_share_a_bin(qtbot):
+    """When the offer has to put several whole numbers in a bin (0 to 1,000 in 400 bins: 2.5 is not a whole
+    width), its note does not claim that every value sits in its own bin."""
+    window = sample_window_planned(qtbot, seed=4)
+    page = window.data_page
+    set_column(qtbot, window, "dep_delay", "0", "1000", "400")
+    page.whole_check.setChecked(True)
+    assert page.whole_number_offer() == (-0.5, 1001.5, 334, 3)
+    note = page.whole_note.text()
+    assert "one bin per 3 whole numbers" in note and "its own bin" not in note
