@@ -391,6 +391,8 @@ class MainWindow(QMainWindow):
                             "Check the table's name or the query's WHERE clause.")
             return
         previous = self._open_spec()
+        if previous is not None and not same_data(previous, opened.spec):
+            self.project.keep_left_behind()  # a release it holds, not kept, must survive a crash
         self.data_page.set_opened(opened)
         self.session.source_changed(previous)
         self.stack.setCurrentWidget(self.work)
@@ -472,6 +474,8 @@ class MainWindow(QMainWindow):
             return
         spec = SourceSpec("file", str(info.path), dialect=dialect)
         previous = self._open_spec()
+        if previous is not None and not same_data(previous, spec):
+            self.project.keep_left_behind()  # a release it holds, not kept, must survive a crash
         self.data_page.set_table(info, reader, spec)  # the workspace's source from now on
         self.session.source_changed(previous)
         self._add_recent(str(info.path))

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 from gui_helpers import (
-    TIMEOUT, make_window, open_and_wait, open_other_data, release_and_wait, sample_window_planned, set_column, wait_plan,
+    TIMEOUT, make_window, open_and_wait, open_other_data, release_and_wait, sample_window_planned, set_column, type_into,
+    wait_plan,
 )
 
 from dpgui.app.projection_plots import ProjectionPlots
@@ -190,3 +191,81 @@ def test_the_whole_number_note_says_how_many_values_share_a_bin(qtbot):
     assert page.whole_number_offer() == (-0.5, 1001.5, 334, 3)
     note = page.whole_note.text()
     assert "one bin per 3 whole numbers" in note and "its own bin" not in note
+
+
+def test_the_plan_summary_never_states_a_plan_for_settings_that_are_not_valid(qtbot):
+    """With ε typed as "abc", or the bounds inverted, nothing is planned and nothing can be released: the
+    summary says so (it kept stating the last plan's margins, "ε = 1", and redrew that plan on the
+    placeholder axis 0 to 1 as if it were the plan of what is typed)."""
+    window = sample_window_planned(qtbot, seed=4)
+    plan_page, page = window.plan_page, window.data_page
+    qtbot.waitUntil(lambda: "Projected 95 % margin" in plan_page.summary.text() and "computing" not in
+                    plan_page.summary.text(), timeout=TIMEOUT)
+    type_into(qtbot, plan_page.epsilon, "abc")
+    plan_page.epsilon.edited.emit()
+    qtbot.waitUntil(lambda: "No plan for these settings" in plan_page.summary.text(), timeout=5_000)
+    type_into(qtbot, plan_page.epsilon, "1")
+    plan_page.epsilon.edited.emit()
+    qtbot.waitUntil(lambda: "Projected 95 % margin" in plan_page.summary.text() and "computing" not in
+                    plan_page.summary.text() and not plan_page.is_planning(), timeout=TIMEOUT)
+    page.lower_field.set_text("6000")
+    page.lower_field.edited.emit()
+    qtbot.waitUntil(lambda: "No plan for these settings" in plan_page.summary.text(), timeout=5_000)
+    assert plan_page.plots.projection is None or plan_page.plots.projection.plan.shape.bins == 1000
+    page.lower_field.set_text("0")
+    page.lower_field.edited.emit()
+    qtbot.waitUntil(lambda: "Projected 95 % margin" in plan_page.summary.text() and "computing" not in
+                    plan_page.summary.text(), timeout=TIMEOUT)
+
+
+def test_plots_and_notes_name_methods_by_their_authors(qtbot):
+    """The branching plot's legend said "Paper: equal budgets, sum of nodes" and the hierarchy plan's comparison
+    "without the paper's Lemma 3.3 clip": a reader knows no "paper"; the methods are named by their authors."""
+    from dpgui.core.counting_trees import projected_alpha_mrmse
+
+    widget = ProjectionPlots()
+    qtbot.addWidget(widget)
+    names = [curve.name() or "" for curve in widget.branching_curves.values()]
+    assert not any("paper" in name.lower() for name in names)
+    assert any("Rameshwar" in name for name in names)
+    note = projected_alpha_mrmse((1, 9, 105), PrivacySpec(1.0, "change", 1, 1e-9), 0.1, "multiplicative").note
+    assert "paper" not in note.lower() and "Ghazi et al." in note
+
+
+def test_a_crash_loses_no_release_that_other_data_took_off_the_screen(qtbot, tmp_path, monkeypatch):
+    """Release, open other data anyway (the question says the session's list keeps the release), crash: the
+    autosave held the new data's workspace only, so after Restore the release, whose budget is spent, was gone
+    from view for good. The leaving workspace is kept beside the autosave until a clean exit, and a restore
+    lists its release again under Releases of This Session, shown in one click with the same numbers."""
+    from PySide6.QtCore import QThreadPool
+    from test_app_project import dead_pid
+
+    from dpgui.app.project import autosave_dir
+
+    first = sample_window_planned(qtbot, seed=4)
+    release_and_wait(qtbot, first)
+    release_id, cumulative = first.outcome.release_id, first.outcome.release.cumulative.copy()
+    open_other_data(qtbot, first, _semicolon_csv(tmp_path))
+    first.project.autosave_now()
+    QThreadPool.globalInstance().waitForDone(10_000)
+    qtbot.waitUntil(lambda: not first.project._autosave_running, timeout=TIMEOUT)
+    monkeypatch.setattr(first.project, "session_ended", lambda: None)  # the process dies: nothing is cleaned up
+    first.close()
+    folder = autosave_dir()
+    (folder / "session.lock").write_text(f"{dead_pid()}\nsomehost\n2026-03-04T05:00:00+00:00\n")
+
+    second = make_window(qtbot)
+    qtbot.waitUntil(lambda: second.project.restore_box is not None and second.project.restore_box.isVisible(),
+                    timeout=5_000)
+    second.project.restore_box.restore_button.click()
+    qtbot.waitUntil(lambda: second.table is not None and second.table.path.name == "messungen.csv", timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: second.session.releases.get(release_id) is not None, timeout=TIMEOUT)
+    entry = second.session.releases.get(release_id)
+    assert entry.data_name == "flights.parquet" and not entry.kept
+    assert second.session.reopen(release_id)
+    shown = second.workspace.state.shown
+    assert shown is not None and shown.release_id == release_id
+    assert np.array_equal(shown.release.cumulative, cumulative)
+    assert any(folder.glob("left-*.dpgui"))  # kept until this session ends cleanly
+    second.project.session_ended()
+    assert not any(folder.glob("left-*.dpgui"))
