@@ -581,14 +581,15 @@ class DataPage(QWidget):
         if self.info is None:
             return
         info = self.info
-        rows = "counting rows…" if n_rows is None else f"{n_rows:,} rows"
+        rows = "counting rows…" if n_rows is None else f"{n_rows:,} row{'s' if n_rows != 1 else ''}"
+        columns = f"{len(info.columns)} column{'s' if len(info.columns) != 1 else ''}"
         if self.spec is not None and self.spec.kind != "file":
-            self.file_label.setText(f"<b>{text.escape(self.spec.display_name())}</b> — {rows} · "
-                                    f"{len(info.columns)} columns")
+            self.file_label.setText(f"<b>{text.escape(self.spec.display_name())}</b> — {rows} · {columns}")
             return
-        size = info.size_bytes / 1e6
-        self.file_label.setText(f"<b>{text.escape(info.path.name)}</b> — {rows} · {len(info.columns)} columns · "
-                                f"{size:,.1f} MB · {text.escape(info.path.parent)}")
+        size = (f"{info.size_bytes / 1e6:,.1f} MB" if info.size_bytes >= 100_000
+                else f"{max(1, round(info.size_bytes / 1e3)):,} KB")  # never "0.0 MB"
+        self.file_label.setText(f"<b>{text.escape(info.path.name)}</b> — {rows} · {columns} · "
+                                f"{size} · {text.escape(info.path.parent)}")
         if n_rows is not None and 0 < n_rows < 20:
             show_inline(self.file_warning, f"This file has only {n_rows} row{'s' if n_rows != 1 else ''}. "
                         "A private CDF of so few records will be mostly noise; it is allowed, but check "

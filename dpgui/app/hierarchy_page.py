@@ -136,10 +136,13 @@ def _same_tree(a: Hierarchy, b: Hierarchy) -> bool:
 
 
 def _fit_height(table: QTableWidget) -> None:
-    """As tall as its rows (no empty area, no vertical scroll bar for a tree's 3 to 5 levels)."""
+    """As tall as its rows (no empty area, no vertical scroll bar for a tree's 3 to 5 levels), and the
+    horizontal scroll bar's height more while the columns are wider than the table (large text, 200 %)."""
     table.resizeRowsToContents()
     rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
-    table.setFixedHeight(table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth() + 2)
+    bar = table.horizontalScrollBar()
+    scrolling = bar.sizeHint().height() if bar.maximum() > 0 else 0
+    table.setFixedHeight(table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth() + 2 + scrolling)
 
 
 def _help(words: str) -> QLabel:
@@ -635,6 +638,7 @@ class HierarchyMode(QWidget):
         right_layout.addStretch(0)
         for table in (self.table, self.compare):
             _fit_height(table)
+            table.horizontalScrollBar().rangeChanged.connect(partial(lambda t, *_: _fit_height(t), table))
 
         for field in (self.epsilon, self.delta, self.target, self.alpha, self.records):
             field.edited.connect(self._on_plan_edited)

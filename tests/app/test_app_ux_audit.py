@@ -269,3 +269,33 @@ def test_a_crash_loses_no_release_that_other_data_took_off_the_screen(qtbot, tmp
     assert any(folder.glob("left-*.dpgui"))  # kept until this session ends cleanly
     second.project.session_ended()
     assert not any(folder.glob("left-*.dpgui"))
+
+
+def test_the_hierarchy_plan_table_shows_every_level_when_it_scrolls_sideways(qtbot):
+    """At 200 % (or in a narrow window) the level table is wider than its place and gets a horizontal scroll
+    bar; its height now counts that bar, so every level's row stays in view (the bar took the last rows'
+    place: at 200 % only two and a half of the four rows could be seen)."""
+    from dpgui.app.hierarchy_page import TAB_PLAN
+
+    window = make_window(qtbot)
+    page = window.hierarchy
+    window.open_hierarchy_sample()
+    qtbot.waitUntil(lambda: page.state_ws.state.planned is not None and not page.is_busy(), timeout=TIMEOUT)
+    page.tabs.setCurrentIndex(TAB_PLAN)
+    window.resize(1000, 800)
+    table = page.table
+    qtbot.waitUntil(lambda: table.horizontalScrollBar().maximum() > 0, timeout=5_000)
+    rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
+    qtbot.waitUntil(lambda: table.viewport().height() >= rows and table.verticalScrollBar().maximum() == 0,
+                    timeout=5_000)
+
+
+def test_step_one_counts_a_single_column_and_a_small_file_in_words(qtbot, tmp_path):
+    """A one-column file said "1 columns", and a file under 50 kB "0.0 MB"."""
+    path = tmp_path / "ages.csv"
+    path.write_text("age\n" + "\n".join(str(20 + i % 50) for i in range(300)) + "\n", encoding="utf-8")
+    window = make_window(qtbot)
+    open_and_wait(qtbot, window, path)
+    label = window.data_page.file_label.text()
+    assert "300 rows · 1 column · 1 KB" in label, label
+    assert "columns" not in label and "0.0 MB" not in label
