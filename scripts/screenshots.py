@@ -9,6 +9,13 @@ secure noise, as a user's would: only such a release can be signed, and the last
 as a signed bundle into a throw-away folder (the ledger is the throw-away DPGUI_HOME's). The last four
 screens are the "Counts over a hierarchy" mode's steps on the bundled hierarchy sample (levels, plan,
 tree, result). Exit 0 when every screenshot was written.
+
+The README's images are screens of a run on Xvfb with a screen larger than the 1366×860 window:
+
+    QT_QPA_PLATFORM=xcb python scripts/xvfb.py --size 2800x1800 python scripts/screenshots.py OUT
+
+docs/screenshot-plan.png = 03-plan, -plan-delta = 03b, -plan-gaussian = 03c, -results = 07, -database =
+21-database-dialog, -csv-dialect = 23, -hierarchy-levels/-plan/-tree/-result = 15–18.
 """
 
 from __future__ import annotations
@@ -80,6 +87,7 @@ def hierarchy_screens(window, shot, appearance: str) -> None:
          and page.state_ws.state.planned.plan.allocation == "optimal" and page.state_ws.state.planned.alpha is not None,
          120.0)
     page.tabs.setCurrentIndex(TAB_PLAN)
+    wait(lambda: not page.curves.busy(), 120.0)  # the margin-against-ε plot is computed on a worker
     shot("16-hierarchy-plan")
     page.tabs.setCurrentIndex(TAB_TREE)
     shot("17-hierarchy-tree")
@@ -199,14 +207,15 @@ def main(argv: list[str] | None = None) -> int:
     shot("02-data")
     window.tabs.setCurrentIndex(TAB_PLAN)
     wait(lambda: plan_page.plan is not None and not plan_page.is_planning())
+    wait(lambda: not plan_page.plots.optimisation_pending and not plan_page.plots.busy, timeout=120.0)
     shot("03-plan")
     plan_page.set_delta(1e-9)  # (ε, δ): the Gaussian curves beside the plan's, and why the noise was chosen
     wait(lambda: plan_page.plan.privacy.delta == 1e-9 and not plan_page.is_planning())
-    wait(lambda: not plan_page.plots.projecting and not plan_page.plots.busy, timeout=120.0)
+    wait(lambda: not plan_page.plots.optimisation_pending and not plan_page.plots.busy, timeout=120.0)
     shot("03b-plan-delta")
     plan_page.set_noise("gaussian")  # Gaussian forced: the budget table and plot (d) in ρ per level
     wait(lambda: plan_page.plan.noise == "gaussian" and not plan_page.is_planning())
-    wait(lambda: not plan_page.plots.projecting and not plan_page.plots.busy, timeout=120.0)
+    wait(lambda: not plan_page.plots.optimisation_pending and not plan_page.plots.busy, timeout=120.0)
     shot("03c-plan-gaussian")
     plan_page.set_noise("auto")
     plan_page.set_delta(0.0)
@@ -278,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         raise RuntimeError("the export failed: " + dialog.message.text())
     window.after_bundle_export(dialog)
     dialog.close()
+    shot("11b-exported", window.exported_box)
     window.exported_box.close()  # "Exported …" with Open Folder: not in the next screens
     from dpgui.app.ledger_dialog import LedgerDialog
     from dpgui.app.verify_dialog import VerifyDialog

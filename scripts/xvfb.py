@@ -1,7 +1,7 @@
 """Start Xvfb on a display number the X server picks itself (``-displayfd``), for tests, benchmarks
 and the installed-app smoke test.
 
-    python scripts/xvfb.py COMMAND [ARG…]   # like xvfb-run: COMMAND runs with DISPLAY set, exit code kept
+    python scripts/xvfb.py [--size WxH] COMMAND [ARG…]   # like xvfb-run: COMMAND runs with DISPLAY set
 
 Picking a number ourselves (a fixed one, a random one, or the first without a lock file) races with
 other X servers and trips over stale lock files; with ``-displayfd`` the server takes the first free
@@ -104,11 +104,15 @@ def _accepts_clients(number: int, server: subprocess.Popen, deadline: float) -> 
 
 
 def main(argv: list[str]) -> int:
-    """Run ``argv`` with DISPLAY set to a fresh virtual display; its exit code is returned."""
-    if not argv:
-        print("usage: python scripts/xvfb.py COMMAND [ARG…]", file=sys.stderr)
+    """Run ``argv`` with DISPLAY set to a fresh virtual display (``--size WxH`` first: its screen size);
+    its exit code is returned."""
+    size: tuple[int, ...] = ()
+    if argv[:1] == ["--size"] and len(argv) > 1:
+        size, argv = tuple(int(v) for v in argv[1].lower().split("x")), argv[2:]
+    if not argv or len(size) not in (0, 2):
+        print("usage: python scripts/xvfb.py [--size WxH] COMMAND [ARG…]", file=sys.stderr)
         return 2
-    with virtual_display() as display:
+    with virtual_display(*size) as display:
         return subprocess.run(argv, env={**os.environ, "DISPLAY": display}).returncode
 
 

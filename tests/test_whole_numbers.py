@@ -32,7 +32,8 @@ PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
 def test_whole_number_step_knows_centred_bins():
     assert whole_number_step(-100.5, 500.5, 601) == 1
     assert whole_number_step(-0.5, 23.5, 8) == 3
-    assert whole_number_step(*whole_number_bins(0, 100, 20)[:3]) == 6
+    assert whole_number_step(*whole_number_bins(0, 100, 20)[:3]) == 5  # the width chosen, kept
+    assert whole_number_step(*whole_number_bins(0, 100, 40)[:3]) == 3  # 2.5 is not whole: K ≤ 40
     for lower, upper, bins in ((-100, 500, 600), (0.0, 10.0, 20), (-0.5, 10.0, 7), (0.25, 10.25, 10)):
         assert whole_number_step(lower, upper, bins) is None, (lower, upper, bins)
 

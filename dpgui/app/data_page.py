@@ -581,14 +581,15 @@ class DataPage(QWidget):
         if self.info is None:
             return
         info = self.info
-        rows = "counting rows…" if n_rows is None else f"{n_rows:,} rows"
+        rows = "counting rows…" if n_rows is None else f"{n_rows:,} row{'s' if n_rows != 1 else ''}"
+        columns = f"{len(info.columns)} column{'s' if len(info.columns) != 1 else ''}"
         if self.spec is not None and self.spec.kind != "file":
-            self.file_label.setText(f"<b>{text.escape(self.spec.display_name())}</b> — {rows} · "
-                                    f"{len(info.columns)} columns")
+            self.file_label.setText(f"<b>{text.escape(self.spec.display_name())}</b> — {rows} · {columns}")
             return
-        size = info.size_bytes / 1e6
-        self.file_label.setText(f"<b>{text.escape(info.path.name)}</b> — {rows} · {len(info.columns)} columns · "
-                                f"{size:,.1f} MB · {text.escape(info.path.parent)}")
+        size = (f"{info.size_bytes / 1e6:,.1f} MB" if info.size_bytes >= 100_000
+                else f"{max(1, round(info.size_bytes / 1e3)):,} KB")  # never "0.0 MB"
+        self.file_label.setText(f"<b>{text.escape(info.path.name)}</b> — {rows} · {columns} · "
+                                f"{size} · {text.escape(info.path.parent)}")
         if n_rows is not None and 0 < n_rows < 20:
             show_inline(self.file_warning, f"This file has only {n_rows} row{'s' if n_rows != 1 else ''}. "
                         "A private CDF of so few records will be mostly noise; it is allowed, but check "
@@ -742,8 +743,11 @@ class DataPage(QWidget):
         if offer is not None:
             lower, upper, bins, step = offer
             per = "one bin per whole number" if step == 1 else f"one bin per {step} whole numbers"
+            why = WHY_WHOLE_NUMBER_BINS if step == 1 else (
+                f"With bins centred on whole numbers no value lies on a bin edge, each bin holds {step} whole numbers "
+                "and quantiles are whole numbers; a bin per whole number (a bin width of 1) pins each value down.")
             self.whole_note.setText(f"{self._whole_reason} Offer: bounds {format_number(lower)} to "
-                                    f"{format_number(upper)}, K = {bins:,} ({per}). {WHY_WHOLE_NUMBER_BINS}")
+                                    f"{format_number(upper)}, K = {bins:,} ({per}). {why}")
 
     def _update_bin_width(self) -> None:
         self._update_whole_number_offer()

@@ -101,6 +101,7 @@ def exported_box(parent: QWidget, title: str, message: str, folder: Path) -> Exp
     box.open_button.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))))
     box.addButton(QMessageBox.StandardButton.Ok)
     box.setDefaultButton(QMessageBox.StandardButton.Ok)
+    box.setEscapeButton(QMessageBox.StandardButton.Ok)  # else Escape and the title bar's close do nothing
     return box
 
 

@@ -56,6 +56,7 @@ from dpgui.workspace.hierarchy import (
 from dpgui.workspace.release import (
     FIRST_CAP_REASON, BudgetOk, FirstCapNeeded, Problem, budget_sentence, failure_budget_sentence, new_release_id,
 )
+from dpgui.workspace.session import same_data
 from dpgui.workspace.state import Workspace
 from dpgui.workspace.words import NEIGHBOURS_LABELS, escape, sentence
 
@@ -135,10 +136,13 @@ def _same_tree(a: Hierarchy, b: Hierarchy) -> bool:
 
 
 def _fit_height(table: QTableWidget) -> None:
-    """As tall as its rows (no empty area, no vertical scroll bar for a tree's 3 to 5 levels)."""
+    """As tall as its rows (no empty area, no vertical scroll bar for a tree's 3 to 5 levels), and the
+    horizontal scroll bar's height more while the columns are wider than the table (large text, 200 %)."""
     table.resizeRowsToContents()
     rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
-    table.setFixedHeight(table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth() + 2)
+    bar = table.horizontalScrollBar()
+    scrolling = bar.sizeHint().height() if bar.maximum() > 0 else 0
+    table.setFixedHeight(table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth() + 2 + scrolling)
 
 
 def _help(words: str) -> QLabel:
@@ -164,6 +168,7 @@ class HierarchyMode(QWidget):
         self._count_worker: Worker | None = None
         self.release_worker: Worker | None = None
         self._filling = False
+        self._shown_prior: Path | None = None  # the prior file the Levels step names
         self._replan = QTimer(self)
         self._replan.setSingleShot(True)
         self._replan.setInterval(REPLAN_DELAY_MS)
@@ -257,8 +262,18 @@ class HierarchyMode(QWidget):
         self.categories_message = inline_message(self)
         published_layout.addWidget(self.categories_message)
 
+        self.dialect_label = text.plain_text(QLabel(""))
+        self.dialect_confirm = QPushButton("Confirm")
+        self.dialect_confirm.setToolTip("Read the file with this separator and decimal mark, as your statement")
+        self.dialect_confirm.clicked.connect(lambda: self.window_.data_page.confirm_dialect())
+        self.dialect_change = QPushButton("Change…")
+        self.dialect_change.clicked.connect(lambda: self.window_.data_page.open_dialect_dialog())
         top = QHBoxLayout()
-        top.addWidget(self.file_label, 1)
+        top.addWidget(self.file_label)
+        for widget in (self.dialect_label, self.dialect_confirm, self.dialect_change):
+            widget.hide()
+            top.addWidget(widget)
+        top.addStretch(1)
         dataset_label = QLabel("&Dataset name in the budget ledger:")
         dataset_label.setBuddy(self.dataset_name)
         top.addWidget(dataset_label)
@@ -284,11 +299,15 @@ class HierarchyMode(QWidget):
     def set_source(self, path: Data | None, columns: tuple[str, ...], numeric: frozenset[str], dataset: str) -> None:
         """The window's open data (or None): a file's path, or a database's or Spark's SourceSpec (counted
         where it lives). Fill the level choosers and count each column's distinct values."""
-        if path == self.state_ws.state.data_path and columns == self._columns:
+        self._show_dialect()
+        previous = self.state_ws.state.data_path
+        if path == previous and columns == self._columns:
             self._sync_dataset(dataset)
             return
+        same = previous is not None and path is not None and same_data(data_spec(previous), data_spec(path))
+        kept_levels = self.state_ws.state.choice.levels if same else ()
         self._columns, self._numeric = columns, numeric
-        self.state_ws.open_file(path)
+        self.state_ws.open_file(path, same_data=same)
         self._offer_neighbours()
         self.file_label.setText("No file open." if path is None else
                                 f"File: {data_name(path)}" if data_file(path) is not None else
@@ -302,6 +321,19 @@ class HierarchyMode(QWidget):
                 failed=lambda message: self.counts_note.setText(f"Could not count the values: {message}"))
             self._count_worker = worker
             self.pool.start(worker)
+        if kept_levels:  # the same data read again: its levels are read again
+            self.set_levels(tuple(name for name in kept_levels if name in columns))
+
+    def _show_dialect(self) -> None:
+        """A CSV file's separator and decimal mark as the CDF mode's step 1 states them, with its Confirm (while
+        they are only suggested: nothing is read before) and Change… (both read the file again)."""
+        data_page = self.window_.data_page
+        shown = data_page.dialect is not None
+        self.dialect_label.setText(data_page.dialect_label.text())
+        self.dialect_label.setToolTip(data_page.dialect_label.toolTip())
+        self.dialect_label.setVisible(shown)
+        self.dialect_change.setVisible(shown)
+        self.dialect_confirm.setVisible(shown and not data_page.dialect_confirm.isHidden())
 
     def _offer_neighbours(self) -> None:
         """As the CDF's plan step: "N is public" only when the open data's row count may be public (for a query
@@ -394,18 +426,22 @@ class HierarchyMode(QWidget):
             self.set_prior(Path(path))
 
     def set_prior(self, path: Path | None) -> None:
+        self._show_prior(path)
+        self.state_ws.update_choice(prior_path=path)
+        if len(self.chosen_levels()) >= 2:
+            self.start_loading()
+
+    def _show_prior(self, path: Path | None) -> None:
+        self._shown_prior = path
         self.prior_label.setText("No prior file: the categories come from the data." if path is None
                                  else f"Prior: {path.name} (public; its categories are the ones published)")
         self.counts_from_data.setEnabled(path is None)
         self.categories_public.setVisible(path is None)  # a prior's categories are public by definition
         if path is not None:
             show_inline(self.categories_message, "")
-        self.state_ws.update_choice(prior_path=path)
         self.published_note.setText(CATEGORIES_PUBLISHED if path is None else
                                     "The list of categories is published: the categories of the prior file, each with "
                                     "a released count, zeros included. Every category in the data must be in it.")
-        if len(self.chosen_levels()) >= 2:
-            self.start_loading()
 
     def _on_categories_public(self, on: bool) -> None:
         if on:
@@ -602,6 +638,7 @@ class HierarchyMode(QWidget):
         right_layout.addStretch(0)
         for table in (self.table, self.compare):
             _fit_height(table)
+            table.horizontalScrollBar().rangeChanged.connect(partial(lambda t, *_: _fit_height(t), table))
 
         for field in (self.epsilon, self.delta, self.target, self.alpha, self.records):
             field.edited.connect(self._on_plan_edited)
@@ -1130,10 +1167,16 @@ class HierarchyMode(QWidget):
             if "loaded" in parts:
                 self._show_release_on_tree()
             self._show_plan()
-        if "choice" in parts and self.categories_public.isChecked() != state.choice.categories_public:
-            self.categories_public.blockSignals(True)  # a new file (not declared) or a project's choice
-            self.categories_public.setChecked(state.choice.categories_public)
-            self.categories_public.blockSignals(False)
+        if "choice" in parts:  # a new file (nothing declared or chosen for it yet) or a project's choice
+            for box, on in ((self.categories_public, state.choice.categories_public),
+                            (self.counts_from_data, state.choice.counts_from_data)):
+                if box.isChecked() != on:
+                    box.blockSignals(True)
+                    box.setChecked(on)
+                    box.blockSignals(False)
+            self._style_counts_warning()
+            if self._shown_prior != state.choice.prior_path:
+                self._show_prior(state.choice.prior_path)
         if "outcome" in parts:
             self._show_outcome()
         if "problem" in parts and state.problem:

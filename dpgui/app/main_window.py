@@ -391,6 +391,8 @@ class MainWindow(QMainWindow):
                             "Check the table's name or the query's WHERE clause.")
             return
         previous = self._open_spec()
+        if previous is not None and not same_data(previous, opened.spec):
+            self.project.keep_left_behind()  # a release it holds, not kept, must survive a crash
         self.data_page.set_opened(opened)
         self.session.source_changed(previous)
         self.stack.setCurrentWidget(self.work)
@@ -401,10 +403,22 @@ class MainWindow(QMainWindow):
         self._after_open = None
 
     def reopen_with_dialect(self, dialect: CsvDialect) -> None:
-        """Read the open CSV file again with ``dialect`` (step 1's "Change…"); columns and preview follow."""
+        """Read the open CSV file again with ``dialect`` (step 1's Confirm or "Change…"); columns and preview
+        follow, and the column chosen, its bounds, K, the whole-number statement and step 2's region are kept
+        when the column is still there (confirming the dialect must not undo what was typed)."""
         source = self.workspace.state.source
         if source is None or not source.is_file:
             return
+        chosen, focus = self.workspace.state.column, self.plan_page.focus_choice()
+
+        def keep_choices() -> None:  # the same data read again: step 1 and the region stay as the officer set them
+            table = self.table
+            if chosen.column and table is not None and chosen.column in (c.name for c in table.columns):
+                self.data_page.apply_workspace(chosen.column, chosen.lower, chosen.upper, chosen.bins, None,
+                                               chosen.whole_numbers)
+                self.plan_page.keep_focus(focus)
+
+        self._after_open = keep_choices
         self.load_file(source.source_spec.location, dialect=dialect)
 
     def _open_spec(self) -> SourceSpec | None:
@@ -460,6 +474,8 @@ class MainWindow(QMainWindow):
             return
         spec = SourceSpec("file", str(info.path), dialect=dialect)
         previous = self._open_spec()
+        if previous is not None and not same_data(previous, spec):
+            self.project.keep_left_behind()  # a release it holds, not kept, must survive a crash
         self.data_page.set_table(info, reader, spec)  # the workspace's source from now on
         self.session.source_changed(previous)
         self._add_recent(str(info.path))

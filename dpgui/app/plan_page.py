@@ -593,8 +593,14 @@ class PlanPage(QWidget):
         self._update_delta_help()
         if bins_changed or (bounds_changed and focused) or ("source" in parts and focused):
             self.schedule_replan()
+        elif self.plan is not None and not self._bounds_valid():
+            self._show_not_planned()  # the last plan is not redrawn on the placeholder axis 0 to 1
         elif self.plan is not None:
             self._show_plan(self.plan)
+
+    def _bounds_valid(self) -> bool:
+        choice = self._workspace.state.column
+        return choice.lower is not None and choice.upper is not None and choice.lower < choice.upper
 
     # ---------------------------------------------------------------- what the page writes to the workspace
     def _privacy_as_typed(self) -> PrivacySpec | None:
@@ -715,6 +721,13 @@ class PlanPage(QWidget):
         """The region chosen (None while a typed one is not valid)."""
         return self.focus_controls.typed_choice()
 
+    def keep_focus(self, choice: FocusChoice | None) -> None:
+        """Choose ``choice`` again after the same data was read again (a CSV's dialect confirmed or changed:
+        opening it put the region back to everywhere), and plan for it."""
+        if choice is not None and choice != self.focus_choice():
+            self.focus_controls.set_choice(choice)
+            self._on_focus()
+
     def _focus_span(self, bins: int) -> tuple[tuple[int, int] | None, str]:
         """(the CDF points of the chosen region, its words), (None, "") for everywhere or a region that is not
         valid (the message under the list says why)."""
@@ -738,10 +751,12 @@ class PlanPage(QWidget):
         privacy = self.privacy()
         bins = self._context.bins
         if privacy is None or bins is None or not self._check_noise():
+            self._show_not_planned()
             return
         try:
             shape = self._shape(bins, privacy)
         except DpguiError:
+            self._show_not_planned()
             return
         if shape is not None and self.plan is not None and shape.height != self.plan.shape.height:
             locked = {}
@@ -774,6 +789,17 @@ class PlanPage(QWidget):
             return Planned(offer.plan, offer=offer, region=region)
 
         self._run(task)
+
+    def _show_not_planned(self) -> None:
+        """The summary while a setting of step 1 or 2 is not valid: no plan is made for the settings shown, and
+        the figures still on screen are the last plan's (never presented as the plan of what is typed)."""
+        if self.plan is not None or self._data_ready():
+            self.summary.setText("<b>No plan for these settings:</b> fix what is marked in red in step 1 (bounds, "
+                                 "bins) or here. Until then the figures below are those of the last plan made, "
+                                 "and nothing can be released.")
+
+    def _data_ready(self) -> bool:
+        return self._workspace.state.source is not None and bool(self._workspace.state.column.column)
 
     def _run(self, task: Any, on_done: Any = None) -> None:
         self._generation += 1

@@ -47,6 +47,7 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton, QWidget
 
 from dpgui.app import text
+from dpgui.app.left_behind import LeftBehind
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.focus import FocusChoice
 from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, is_supported_file_name
@@ -241,6 +242,7 @@ class ProjectController(QObject):
         self._ended = False
         self._closing = False
         self._autosave_pool = WorkerPool()
+        self.left_behind = LeftBehind()  # workspaces other data replaced while a release in them was not kept
         self._autosave_running = False
         self._autosave_again = False
         self.restore_box: RestorePrompt | None = None
@@ -631,6 +633,7 @@ class ProjectController(QObject):
             self.window.statusBar().showMessage(f"Autosave is off: {text.friendly(err)}", 10000)
             return
         self._owns_session = True
+        self.left_behind.start(folder, crashed)
         if crashed and recovered.exists():
             self._recovered_path = recovered
             try:
@@ -678,12 +681,34 @@ class ProjectController(QObject):
                     saved = None
             self._set_document(document if saved is not None else None, saved)
             self._recovered_handled = True
+            self._list_left_behind()
 
         return self.apply_project(project, on_done=done)
+
+    def _list_left_behind(self) -> None:
+        """After a restore: the releases of the workspaces other data had replaced before the crash are listed
+        again under Release → Releases of This Session (nothing is spent or released)."""
+        listed = sum(self.window.session.list_restored(project, project_spec(project))
+                     for project in self.left_behind.recovered_projects())
+        self.left_behind.adopt_recovered()  # this session's own from now on: kept until it ends cleanly
+        if listed:
+            self.window.statusBar().showMessage(
+                f"Restored the workspace. {listed} release{'s' if listed != 1 else ''} of other data made before "
+                "the crash, neither exported nor saved, are under Release → Releases of This Session.", 15000)
+
+    def keep_left_behind(self) -> None:
+        """Other data is about to replace the workspace: if a release on screen is neither exported nor saved,
+        keep the workspace in the autosave folder until a clean exit (:mod:`dpgui.app.left_behind`)."""
+        if not self._owns_session or self._ended or not self.window.session.not_kept():
+            return
+        project = self.capture()
+        if project is not None:
+            self.left_behind.keep(project)
 
     def discard_restore(self) -> None:
         self._pending_restore = None
         self._recovered_handled = True
+        self.left_behind.discard_recovered()
         if self._recovered_path is not None:
             try:
                 self._recovered_path.unlink()
@@ -730,6 +755,7 @@ class ProjectController(QObject):
         if not self._owns_session or self._folder is None:
             return
         self._owns_session = False
+        self.left_behind.end(keep_recovered=self._recovered_path is not None and not self._recovered_handled)
         marker = self._folder / MARKER_NAME
         leftovers = [self._folder / AUTOSAVE_NAME]
         if self._recovered_path is None or self._recovered_handled:

@@ -376,7 +376,7 @@ class ProjectionPlots(QWidget):
         plain_log_axes(self.branching_plot)
         self.branching_curves = {
             "equal": self.branching_plot.plot(
-                name="Paper: equal budgets, sum of nodes", pen=series_pen("paper_best", 1.5),
+                name="Equal budgets, fewest nodes (Rameshwar et al. 2024)", pen=series_pen("paper_best", 1.5),
                 symbol="o", symbolSize=4, symbolPen=None, symbolBrush=SERIES_COLOURS["paper_best"]),
             "optimised": self.branching_plot.plot(
                 name="Tuned budgets, best estimate (GLS)", pen=series_pen("plan", 1.5, dashed=True),
@@ -746,6 +746,7 @@ class ProjectionPlots(QWidget):
         for index, (plot, name) in enumerate(self._plots):
             if mode == "grid":
                 self._grid.addWidget(plot, index // 2, index % 2)
+                plot.show()  # the tab widget hid the pages it did not show; the grid shows all four
             else:
                 self._tabs.addTab(plot, name)
         if mode == "tabs":

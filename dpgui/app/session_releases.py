@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 from dpgui.app import text
 from dpgui.data.source import SourceSpec, local_paths
 from dpgui.formatting import format_budget
-from dpgui.report.project_file import ProjectRelease
+from dpgui.report.project_file import Project, ProjectRelease
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
 from dpgui.workspace.hierarchy import data_spec
 from dpgui.workspace.hierarchy_project import restored_outcome
@@ -211,6 +211,18 @@ class SessionController(QObject):
         page.state_ws.update(outcome=None, releases=tuple(
             e.record for e in self.releases.of_data(current, ReleaseKind.HIERARCHY)
             if isinstance(e.record, ProjectHierarchyRelease)))
+
+    def list_restored(self, project: Project, spec: SourceSpec) -> int:
+        """List the releases of ``project`` (a workspace of the data ``spec`` that other data had replaced
+        before a crash) as restored ones, neither exported nor saved; returns how many are new to the list."""
+        dataset = project.dataset or Path(project.data_path).stem or "dataset"
+        before = len(self.releases.releases)
+        for record in project.releases:
+            self.releases.add(SessionRelease(ReleaseKind.CDF, record, dataset, record.column or "value", spec, False))
+        for hierarchy in project.hierarchy_releases:
+            self.releases.add(SessionRelease(ReleaseKind.HIERARCHY, hierarchy, hierarchy.dataset,
+                                             " → ".join(hierarchy.level_names), spec, False))
+        return len(self.releases.releases) - before
 
     # ------------------------------------------------------------------ what is on screen
     def on_screen(self) -> set[str]:

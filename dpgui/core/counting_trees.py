@@ -824,7 +824,7 @@ def projected_alpha_mrmse(level_sizes: Sequence[int], privacy: PrivacySpec, alph
               if mins is None else "closed form on the success event (prob. ≥ 1 − η) at each level's smallest prior count")
     worst = max(f.alpha_rmse for f in figures)
     note = (f"τ_min = {params.tau_min:.4g} records: nodes below ~{params.tau_min:.3g} are released as "
-            f"{bz:,}; without the paper's Lemma 3.3 clip a failure (prob. ≤ η = {e:g}) is not bounded")
+            f"{bz:,}; without the clip of Ghazi et al.'s Lemma 3.3 a failure (prob. ≤ η = {e:g}) is not bounded")
     return AlphaMRMSEProjection("multiplicative", a, tuple(figures), worst, method, params=params, note=note)
 
 

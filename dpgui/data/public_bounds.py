@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dpgui.core.tree import MIN_BINS
+from dpgui.core.tree import MAX_BINS, MIN_BINS
 from dpgui.data.file_types import SUPPORTED_EXTENSIONS, TableFormat
 from dpgui.data.readers import (
     CancelCallback,
@@ -386,15 +386,21 @@ def whole_number_reason(column_info: ColumnInfo, table_format: str, schema_path:
 
 
 def whole_number_bins(lower: float, upper: float, bins: int) -> tuple[float, float, int, int]:
-    """Bins centred on the whole numbers a = ⌈lower⌉ … b = ⌊upper⌋: ``(a − 0.5, a − 0.5 + K·step, K, step)``
-    with ``step`` the smallest whole number giving K ≤ ``bins`` (at least :data:`~dpgui.core.tree.MIN_BINS`). O(1)."""
+    """Bins centred on the whole numbers a = ⌈lower⌉ … b = ⌊upper⌋: ``(a − 0.5, a − 0.5 + K·step, K, step)``.
+    ``step`` is the bin width ``(upper − lower) / bins`` when that is a whole number (the width chosen is
+    kept: 0 to 100 in 100 bins gives 101 bins of 1, the top value in a bin of its own), else the smallest
+    whole number giving K ≤ ``bins``; K is at least :data:`~dpgui.core.tree.MIN_BINS` and at most
+    :data:`~dpgui.core.tree.MAX_BINS`. O(1)."""
     a, b = math.ceil(lower), math.floor(upper)
     if b < a:
         raise ParameterError(
             f"no whole number lies between {format_bound(lower)} and {format_bound(upper)}", "widen the bounds"
         )
     values = b - a + 1
+    width = (upper - lower) / max(1, int(bins))
     step = max(1, math.ceil(values / max(MIN_BINS, int(bins))))
+    if width >= 1 and abs(width - round(width)) <= 1e-9 * width and math.ceil(values / round(width)) <= MAX_BINS:
+        step = round(width)
     k = max(MIN_BINS, math.ceil(values / step))
     start = a - 0.5
     return start, start + k * step, k, step

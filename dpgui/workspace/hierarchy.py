@@ -297,11 +297,18 @@ class HierarchyWorkspace(Observable[HierarchyState]):
             parts["choice"] = replace(choice, budgets=None, weights=None)
         return self.update(**parts)
 
-    def open_file(self, path: Data | None) -> frozenset[str]:
-        """New data (a file, or a database's or Spark's SourceSpec): everything read from the previous one goes."""
+    def open_file(self, path: Data | None, same_data: bool = False) -> frozenset[str]:
+        """New data (a file, or a database's or Spark's SourceSpec): everything read from the previous one goes,
+        and so do the choices made for it (levels, prior file, declarations, opt-in, estimate of N). With
+        ``same_data`` (the same file read again, e.g. with the CSV dialect the officer stated) only what was
+        read goes: the choices and the release shown stay."""
+        if same_data:
+            return self.update(data_path=path, column_counts=None, loaded=None, planned=None, problem="")
         return self.update(data_path=path, column_counts=None, loaded=None, planned=None, problem="", outcome=None,
                            choice=replace(self._state.choice, levels=(), budgets=None, weights=None,
                                           categories_public=False,  # a new file's categories: not declared yet
+                                          prior_path=None,  # a prior lists the old data's categories
+                                          counts_from_data=False,  # the opt-in was for the old data's counts
                                           records_estimate=None))  # an estimate of N was for the old data
 
 

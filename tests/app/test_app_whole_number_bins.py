@@ -38,9 +38,12 @@ def test_integer_parquet_column_is_offered_centred_bins(qtbot, window, tmp_path)
     page.whole_button.click()
     assert (page.lower_field.value(), page.upper_field.value(), page.bins.value()) == (-0.5, 100.5, 101)
     assert not page.whole_button.isVisibleTo(page)  # already centred: nothing more to offer
-    _set(page, "0", "100", "20")  # fewer bins wanted: one bin per whole-number step
+    _set(page, "0", "100", "20")  # fewer bins wanted: one bin per whole-number step, the width chosen (5)
     page.whole_button.click()
-    assert (page.lower_field.value(), page.upper_field.value(), page.bins.value()) == (-0.5, 101.5, 17)  # step 6
+    assert (page.lower_field.value(), page.upper_field.value(), page.bins.value()) == (-0.5, 104.5, 21)  # step 5
+    _set(page, "0", "100", "40")  # a width of 2.5: the smallest whole step that keeps K ≤ 40
+    page.whole_button.click()
+    assert (page.lower_field.value(), page.upper_field.value(), page.bins.value()) == (-0.5, 101.5, 34)  # step 3
     assert page.select_column("ratio")
     _set(page, "0", "1", "100")
     assert not page.whole_button.isVisibleTo(page)
