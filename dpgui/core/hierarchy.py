@@ -735,6 +735,12 @@ class HierarchyRelease:
     interval_method: str = ""
 
 
+def counts_projected_on(prior_source: str) -> str:
+    """What a plan's counts are, in the words of its notes ("consistency: …, simulated on the prior"): the
+    prior, or the confidential counts when the officer opted in to them (``prior_source``)."""
+    return "the confidential counts (opted in)" if prior_source == CONFIDENTIAL_PRIOR else "the prior"
+
+
 def _check_prior(prior_levels: Sequence[npt.ArrayLike], level_sizes: Sequence[int]) -> tuple[np.ndarray, ...]:
     levels = tuple(np.asarray(c) for c in prior_levels)
     sizes = tuple(int(a.size) for a in levels)
@@ -981,6 +987,8 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     def shown(figures: str) -> str:
         return "figures on the confidential counts, not published" if confidential else figures
 
+    counts_words = counts_projected_on(prior_source if prior is not None else "none")
+
     if noise in ("gaussian", "multiplicative") and privacy.delta <= 0:
         raise ParameterError(f"{noise} noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace noise")
     if noise == "multiplicative":
@@ -1030,7 +1038,7 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
         if allocation == "target":
             how = "ε that meets the target (program 7)"
         elif prior is not None:
-            how = "weighted MSE (eq. 5) of the clamped counts on the prior"
+            how = f"weighted MSE (eq. 5) of the clamped counts on {counts_words}"
         else:
             how = "noise variance Σ w_ℓ n_ℓ Var (no prior counts)"
         figures = ", ".join(f"{n} {s:.4g}" for s, n, _, _ in scored)
@@ -1039,7 +1047,7 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     if consistency != "auto":
         return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, consistency, target, prior_source, None, tuple(notes),
                              assumed)
-    where = "on the prior"
+    where = f"on {counts_words}"
     if prior is None and assumed is not None and hierarchy is not None:
         prior, where = assumed_levels(hierarchy, assumed), f"at {assumed:,} records spread evenly"
     if prior is None or hierarchy is None:

@@ -562,16 +562,18 @@ def path_counts_from_groups(
 
 def check_prior_is_not_the_data(prior: PathCounts, data: PathCounts, prior_name: str) -> None:
     """Refuse a "public prior" whose path counts are the data's: the data file itself, a copy, the data
-    plus a blank line, re-sorted or re-exported, or its paths with their counts — every path with records
-    holds as many in both (paths of count 0 do not count). Its counts are the confidential ones, which
-    the plan, its notes and a projection published "at the prior's counts" may use only with the
-    explicit, recorded opt-in (counts from the data). DataError with the reason and the fix; to be called
-    after the data's paths are counted and before anything is spent (the refusal reaches only the
-    officer). O(paths)."""
+    plus a blank line, re-sorted or re-exported, its paths with their counts, or any of these with rows
+    or paths added for categories the data does not hold (a "prior" made from the data so that it lists
+    more categories) — every path with records in the data holds as many in the prior. Its counts are
+    the confidential ones, which the plan, its notes and a projection published "at the prior's counts"
+    may use only with the explicit, recorded opt-in (counts from the data). DataError with the reason and
+    the fix; to be called after the data's paths are counted and before anything is spent (the refusal
+    reaches only the officer). O(paths)."""
     def nonzero(counts: PathCounts) -> dict[tuple[str, ...], int]:
         return {path: int(n) for path, n in zip(counts.paths, counts.counts.tolist()) if n}
 
-    if prior.level_names == data.level_names and nonzero(prior) == nonzero(data):
+    in_prior = nonzero(prior)
+    if prior.level_names == data.level_names and all(in_prior.get(path) == n for path, n in nonzero(data).items()):
         raise DataError(f"the prior '{prior_name}' has the data's own counts on every path: they are the confidential "
                         "counts, not a public prior",
                         "give a public prior (e.g. last year's published counts), or none and opt in to using the "

@@ -1,8 +1,9 @@
 """Suggestions for a column's bounds from public information only.
 
 The bounds of a differentially private CDF must not come from the confidential data
-(:data:`WHY_NOT_CONFIDENTIAL` says why, for the user). This module never opens the
-confidential file's values; it suggests bounds from:
+(:data:`WHY_NOT_CONFIDENTIAL` says why, for the user). This module suggests nothing from the
+confidential file's values (it reads them only to refuse a "public" reference file that holds
+them); it suggests bounds from:
 
 * a published schema (:func:`suggest_from_schema`, :func:`find_schema_for`): a
   Frictionless Table Schema, a Data Package, or a simple ``{"columns": {...}}`` file;
@@ -25,9 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from dpgui.core.tree import MAX_BINS, MIN_BINS
-from dpgui.data.file_types import SUPPORTED_EXTENSIONS
+from dpgui.data.file_types import SUPPORTED_EXTENSIONS, TableFormat
 from dpgui.data.readers import (
     CancelCallback,
     PathLike,
@@ -234,8 +236,11 @@ def suggest_from_reference(
     """The smallest and largest value of ``column`` in a file the user marks as PUBLIC.
 
     ``confidential``: the file being released. A reference that is that file (any path or link to
-    it) or a byte-identical copy of it is refused before it is read: its minimum and maximum would
-    be the confidential data's own (:data:`WHY_NOT_CONFIDENTIAL`).
+    it) or a byte-identical copy of it is refused before it is read; one that holds the same values
+    of ``column`` in another form (compressed, re-sorted, with a blank line, re-exported in another
+    format) is refused after both are read (the confidential file's column only to compare its values:
+    nothing from it is suggested). Either way its minimum and maximum would be the confidential data's
+    own (:data:`WHY_NOT_CONFIDENTIAL`), published as the release's bounds.
 
     Reads the file like :func:`~dpgui.data.histogram.column_histogram` (any supported
     format, streamed: O(rows) time, O(batch) memory; same ``progress``/``should_cancel``
@@ -248,27 +253,76 @@ def suggest_from_reference(
     if not isinstance(column, str) or not column:
         raise ParameterError(f"column name {column!r} is not a non-empty string", "pick a column")
     p, fmt = check_table_file(reference_path)
+    fix = "choose a file that is already public, or type bounds you know from what the column means"
     if confidential is not None and _same_data_file(p, pathlib.Path(confidential)):
         raise DataError(
             f"the reference file '{p.name}' is the confidential data file itself (or an identical copy): its "
-            "smallest and largest values are the confidential data's own",
-            "choose a file that is already public, or type bounds you know from what the column means",
-        )
-    lo, hi = math.inf, -math.inf
-    for arr in watched(numeric_column_batches(p, fmt, column, _BATCH_ROWS), progress, should_cancel):
-        x, _ = float64_values(arr)
-        finite = x[np.isfinite(x)]
-        if finite.size:
-            lo, hi = min(lo, float(finite.min())), max(hi, float(finite.max()))
-    if lo > hi:
+            "smallest and largest values are the confidential data's own", fix)
+    share = 1.0 if confidential is None else 0.5  # of the progress bar: the reference, then the data
+    values = _ColumnValues(p, fmt, column, _scaled(progress, 0.0, share), should_cancel)
+    if values.count == 0:
         raise DataError(
             f"column '{column}' in the public file '{p.name}' has no finite values",
             "choose another public file or column, or enter the bounds yourself",
         )
+    if confidential is not None and values.same_values(pathlib.Path(confidential), _scaled(progress, share, 1.0),
+                                                       should_cancel):
+        raise DataError(
+            f"the reference file '{p.name}' holds the same values of '{column}' as the confidential data (a copy in "
+            "another form): its smallest and largest values are the confidential data's own", fix)
     return BoundsSuggestion(
-        lo, hi, "reference",
-        f"In the public file '{p.name}', '{column}' goes from {format_bound(lo)} to {format_bound(hi)}.",
+        values.lo, values.hi, "reference",
+        f"In the public file '{p.name}', '{column}' goes from {format_bound(values.lo)} to {format_bound(values.hi)}.",
     )
+
+
+def _scaled(progress: ProgressCallback | None, start: float, end: float) -> ProgressCallback | None:
+    """``progress`` for one part of the work: its fraction mapped onto [start, end]."""
+    return None if progress is None else (lambda fraction: progress(start + (end - start) * fraction))
+
+
+_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
+
+
+def _mixed(bits: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """SplitMix64's finaliser of each 64-bit word (wrapping arithmetic): a value's fingerprint. O(n)."""
+    with np.errstate(over="ignore"):
+        z = bits + _MIX[0]
+        z = (z ^ (z >> np.uint64(30))) * _MIX[1]
+        z = (z ^ (z >> np.uint64(27))) * _MIX[2]
+        mixed: npt.NDArray[np.uint64] = z ^ (z >> np.uint64(31))
+        return mixed
+
+
+class _ColumnValues:
+    """The finite values of a numeric column of a file, read once (streamed): their number, smallest and
+    largest, and a fingerprint of them as a multiset (the wrapping sum of each value's mixed bits: the
+    same values in any order, any file format, give the same fingerprint). O(rows), O(batch) memory."""
+
+    def __init__(self, p: pathlib.Path, fmt: TableFormat, column: str, progress: ProgressCallback | None,
+                 should_cancel: CancelCallback | None) -> None:
+        self.count, self.fingerprint = 0, np.uint64(0)
+        self.lo, self.hi = math.inf, -math.inf
+        for arr in watched(numeric_column_batches(p, fmt, column, _BATCH_ROWS), progress, should_cancel):
+            x, _ = float64_values(arr)
+            finite = x[np.isfinite(x)] + 0.0  # -0.0 is 0.0
+            if finite.size:
+                self.count += int(finite.size)
+                self.lo, self.hi = min(self.lo, float(finite.min())), max(self.hi, float(finite.max()))
+                with np.errstate(over="ignore"):
+                    self.fingerprint += _mixed(finite.view(np.uint64)).sum(dtype=np.uint64)
+        self.column = column
+
+    def same_values(self, confidential: pathlib.Path, progress: ProgressCallback | None,
+                    should_cancel: CancelCallback | None) -> bool:
+        """Does the confidential file's column hold exactly these values (as a multiset)? False when it
+        cannot be read as numbers (then it is not this column in another form)."""
+        try:
+            data, fmt = check_table_file(confidential)
+            other = _ColumnValues(data, fmt, self.column, progress, should_cancel)
+        except DataError:
+            return False
+        return (other.count, other.fingerprint) == (self.count, self.fingerprint)
 
 
 def _same_data_file(a: pathlib.Path, b: pathlib.Path) -> bool:

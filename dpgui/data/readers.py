@@ -679,19 +679,29 @@ def _schema_difference(a: pa.Schema, b: pa.Schema) -> str:
 
 
 class _ParquetFolder:
-    """A folder of Parquet files read as one table (pyarrow.dataset, hive partitions discovered):
-    every file must have the first file's schema (DataError naming the one that differs). The
-    rows are streamed file by file and row group by row group, in the files' sorted order;
-    ``n_rows`` is from the footers. O(files) to open."""
+    """A folder of Parquet files read as one table (pyarrow.dataset, hive partitions discovered, their
+    values read as the text of the folders' names): every file must have the first file's schema
+    (DataError naming the one that differs). The rows are streamed file by file and row group by row
+    group, in the files' sorted order; ``n_rows`` is from the footers. O(files) to open."""
 
     def __init__(self, p: pathlib.Path) -> None:
+        from urllib.parse import unquote
+
         import pyarrow.dataset as ds
 
         self.path = p
         files = parquet_folder_files(p)
+        paths = [os.fspath(f) for f in files]
         try:
-            self.dataset = ds.dataset([os.fspath(f) for f in files], format="parquet", partitioning="hive",
-                                      partition_base_dir=os.fspath(p))
+            # A partition's value is a folder's name, and nothing declares its type: Arrow would infer one
+            # from the names of all the folders (code=1, code=2 an integer; one code=x makes them all text),
+            # so one record's folder would decide the others' labels and whether the column "is numeric".
+            # Read as the text of the names, as a CSV's cells are.
+            folders = [part for f in files for part in f.relative_to(p).parts[:-1]]
+            keys = dict.fromkeys(unquote(part.split("=", 1)[0]) for part in folders if "=" in part)
+            text = pa.schema([(key, pa.string()) for key in keys])
+            as_text = ds.partitioning(text, flavor="hive") if keys else None
+            self.dataset = ds.dataset(paths, format="parquet", partitioning=as_text, partition_base_dir=os.fspath(p))
         except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as err:
             raise DataError(f"the Parquet folder '{p.name}' cannot be read: {short_error_text(err)}",
                             "make every file in it a Parquet file with the same columns") from err

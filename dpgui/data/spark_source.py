@@ -17,7 +17,9 @@ What Spark reads (:class:`~dpgui.data.source.SourceSpec` of kind "spark"):
   default; a local file whose head suggests another dialect is refused until one is stated, as a file
   source does, :mod:`dpgui.data.csv_dialect`), decimal point only (a decimal comma is refused), quotes
   doubled inside quoted fields (RFC 4180), types inferred by Spark (a hierarchy's level columns are
-  read as their text: their labels, and any note, never depend on what the cells hold).
+  read as their text: their labels, and any note, never depend on what the cells hold). A folder's
+  hive partitions (``region=B/``) are read as the text of the folders' names, never as a type Spark
+  infers from them (which would let one record's folder decide the others' labels and notes).
 * ``table``: a table of the session's catalogue (e.g. a Hive metastore on a cluster); not with a
   ``location``.
 * ``query``: one Spark SQL query (SELECT/WITH/VALUES/FROM…SELECT), refused before it runs unless
@@ -73,6 +75,8 @@ DEFAULT_MASTER = "local[2]"
 QUERY_VIEW = "data"
 
 _INSTALL_FIX = "pip install 'dpgui[spark]'"
+#: Spark's setting that infers the type of hive partition columns from the folders' names.
+_PARTITION_TYPES = "spark.sql.sources.partitionColumnTypeInference.enabled"
 _JAVA_FIX = ("install Java 17 or later (Debian/Ubuntu: sudo apt install openjdk-17-jre-headless) "
              "or set JAVA_HOME to a Java installation")
 _POLL_SECONDS = 0.1
@@ -366,7 +370,8 @@ class SparkSource(DataSource):
             if fmt == "parquet":
                 if dialect is not None:
                     raise ParameterError("a CSV dialect was given for Parquet data", "drop --delimiter/--decimal")
-                return reader.parquet(location)
+                with self._partitions_as_text():
+                    return reader.parquet(location)
             if dialect is not None and dialect.decimal != ".":
                 raise DataError("Spark reads CSV numbers with a decimal point only, not a decimal comma",
                                 "convert the file to Parquet, or use --engine local")
@@ -379,7 +384,8 @@ class SparkSource(DataSource):
                        # -Infinity — are read anyway).
                        "nanValue": "nan", "positiveInf": "inf", "negativeInf": "-inf",
                        "encoding": self.spec.encoding or "UTF-8"}
-            frame = reader.options(**options).csv(location)
+            with self._partitions_as_text():
+                frame = reader.options(**options).csv(location)
             self._csv = (options, location)
             self.csv_dialect = CsvDialect(delimiter, ".")
             self.csv_dialect_origin = DialectOrigin.DEFAULT if self.spec.dialect is None else DialectOrigin.STATED
@@ -390,6 +396,21 @@ class SparkSource(DataSource):
             raise DataError(f"Spark cannot read '{location}': {_short(err)}",
                             "check that the path exists where Spark runs (a cluster reads it from its own "
                             "file system) and that it holds Parquet or CSV data") from None
+
+    @contextlib.contextmanager
+    def _partitions_as_text(self) -> Iterator[None]:
+        """Read a folder's hive partition columns as the text of the folders' names (the reader resolves
+        them when the DataFrame is made): the session's setting is switched off for the read and put back."""
+        conf = self.spark.conf
+        before = conf.get(_PARTITION_TYPES, None)
+        conf.set(_PARTITION_TYPES, "false")
+        try:
+            yield
+        finally:
+            if before is None:
+                conf.unset(_PARTITION_TYPES)
+            else:
+                conf.set(_PARTITION_TYPES, before)
 
     # ---------------------------------------------------------------- running a job
 
@@ -556,7 +577,8 @@ class SparkSource(DataSource):
             # As count_paths does in a CSV file: every level column is read as its text (02134 stays
             # 02134, 2.50 stays 2.50), never as the type Spark inferred from the cells.
             options, location = self._csv
-            frame = self.spark.read.options(**{**options, "inferSchema": "false"}).csv(location)
+            with self._partitions_as_text():
+                frame = self.spark.read.options(**{**options, "inferSchema": "false"}).csv(location)
         # One job: SELECT levels, count(*) … GROUP BY levels. A leaf is a node of the last level, so
         # more than `limit` groups is refused without bringing them all back.
         groups = frame.groupBy(*columns).count().limit(limit + 1)

@@ -63,7 +63,9 @@ def hierarchy_release_params(result: HierarchyRelease, info: HierarchyReleaseInf
         "node_list_sha256": hierarchy_sha256(result.hierarchy),
         "node_list_source": info.node_list_source,
         "counts_from_data": bool(info.counts_from_data),
-        "prior": None if info.prior_name is None else {"name": info.prior_name, "sha256": info.prior_sha256},
+        # either part alone is checked too: nothing the release carries passes unchecked
+        "prior": (None if info.prior_name is None and info.prior_sha256 is None
+                  else {"name": info.prior_name, "sha256": info.prior_sha256}),
         "plan": result.plan.to_json(),
         # the 95 % intervals are published too (CSV, manifest): pinned like the counts
         "interval_method": result.interval_method,

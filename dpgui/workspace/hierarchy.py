@@ -33,7 +33,7 @@ import numpy as np
 
 from dpgui.core.hierarchy import (
     ALLOCATIONS, CONSISTENCY_METHODS, HIERARCHY_NOISE_CHOICES, MAX_LEVELS, MIN_LEVELS, Hierarchy, HierarchyPlan,
-    HierarchyProjection, HierarchyRelease, plan_hierarchy,
+    HierarchyProjection, HierarchyRelease, counts_projected_on, plan_hierarchy,
 )
 from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrmse
 from dpgui.core.hierarchy_errors import PlanErrors, margin_curves, plan_errors
@@ -493,7 +493,8 @@ def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress:
     if len(errors) > 1:  # the note says the choice made here, on these budgets (not the engine's own)
         figures = ("figures on the confidential counts, not published" if loaded.prior_source == FROM_DATA
                    else ", ".join(f"{m} {e.projection.weighted_mse:.4g}" for m, e in errors.items()))
-        where = "on the prior" if prior is not None else f"at {plan.assumed_records:,} records spread evenly"
+        where = (f"on {counts_projected_on(loaded.prior_source)}" if prior is not None
+                 else f"at {plan.assumed_records:,} records spread evenly")
         notes = [n for n in plan.notes if not n.startswith("consistency: ")]
         plan = replace(plan, notes=(*notes, f"consistency: {best}, the lower projected weighted MSE (simulated "
                                             f"{where}): {figures}"))

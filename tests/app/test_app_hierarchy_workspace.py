@@ -346,14 +346,20 @@ def test_typed_budgets_make_a_custom_plan_without_the_engines_figures(data):
     assert "by hand" in err.value.problem and err.value.fix
 
 
-def test_the_consistency_note_names_the_consistency_the_plan_takes(data):
+def test_the_consistency_note_names_the_consistency_the_plan_takes(data, tmp_path):
     choice = replace(CHOICE, counts_from_data=True)
     loaded = load_hierarchy(data, choice)
     planned = plan_and_project(loaded, choice)
     notes = [n for n in planned.plan.notes if n.startswith("consistency: ")]
     assert len(notes) == 1 and notes[0].startswith(f"consistency: {planned.plan.consistency},")
-    assert "(simulated on the prior)" in notes[0]
+    assert "(simulated on the confidential counts (opted in))" in notes[0]  # published: says which counts
+    assert "prior" not in notes[0]  # there is none
     assert "figures on the confidential counts, not published" in notes[0]  # opted-in counts: no figures
+    prior = tmp_path / "prior.csv"
+    prior.write_text("region,district,count\nNorth,N1,20\nNorth,N2,10\nSouth,S1,20\nSouth,S2,5\nEast,E1,2\n")
+    choice = replace(CHOICE, prior_path=prior)
+    with_prior = plan_and_project(load_hierarchy(data, choice), choice)
+    assert any("(simulated on the prior)" in n for n in with_prior.plan.notes)
 
 
 def test_a_release_of_undeclared_categories_is_refused_before_anything_is_spent(data):

@@ -474,3 +474,21 @@ def test_simulated_bias2_does_not_count_the_variance_of_the_mean():
     assert leaves.bias2 < 5 * leaf_variance  # the old estimate: ≈ 200 · variance / 10 = 20 × variance
     assert leaves.mse == pytest.approx(leaves.bias2 + leaves.variance)
     assert leaves.mse == pytest.approx(200 * leaf_variance, rel=0.2)  # 2,000 draws: ±~7 % (1 SE)
+
+
+def test_the_notes_say_which_counts_the_automatic_choices_were_projected_on():
+    """The notes are published (manifest, PDF): choices made on the officer's opted-in confidential counts
+    say so, and never that they were made "on the prior" (there is none); with a prior they say the prior."""
+    from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR
+
+    h = Hierarchy.from_paths(["state", "city", "school"], PATHS)
+    counts = h.aggregate(np.arange(1, 8) * 10)
+    privacy = PrivacySpec(1.0, delta=1e-6)
+    opted = plan_hierarchy(h.level_sizes, privacy, noise="auto", prior_levels=counts, prior_source=CONFIDENTIAL_PRIOR,
+                           hierarchy=h)
+    prior = plan_hierarchy(h.level_sizes, privacy, noise="auto", prior_levels=counts, prior_source="prior file",
+                           hierarchy=h)
+    for plan, words in ((opted, "on the confidential counts (opted in)"), (prior, "on the prior")):
+        chosen = [n for n in plan.notes if n.startswith(("noise: ", "consistency: "))]
+        assert len(chosen) == 2 and all(words in n for n in chosen), plan.notes
+    assert not any("prior" in n for n in opted.notes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -57,9 +58,10 @@ def test_an_empty_label_and_a_missing_one_are_both_refused(tmp_path, cell):
 
 
 def test_a_prior_with_the_datas_path_counts_is_refused_whatever_its_bytes(tmp_path):
-    """The data file itself, a copy, the data plus a blank line, its rows in another order, or its paths
-    with their counts (and a zero-count path): each has the data's path counts and is refused; a prior
-    with one count changed is a prior."""
+    """The data file itself, a copy, the data plus a blank line, its rows in another order, its paths
+    with their counts (and a zero-count path), or the data with rows or paths added for categories it
+    does not hold: each has the data's count on every path of the data and is refused; a prior with one
+    count changed is a prior."""
     from dpgui.data.hierarchy import check_prior_is_not_the_data
 
     rows = "OR,Portland\nWA,Seattle\nWA,Seattle\n"
@@ -70,10 +72,12 @@ def test_a_prior_with_the_datas_path_counts_is_refused_whatever_its_bytes(tmp_pa
         "blank line": "region,city\n" + rows + "\n",
         "reordered": "region,city\nWA,Seattle\nOR,Portland\nWA,Seattle\n",
         "counted": "region,city,count\nOR,Portland,1\nWA,Seattle,2\nWA,Tacoma,0\n",
+        "with a row for another category": "region,city\n" + rows + "WA,Tacoma\n",
+        "counted, with another category": "region,city,count\nOR,Portland,1\nWA,Seattle,2\nCA,Fresno,40\n",
     }
     counts = count_paths(data, ["region", "city"])
     for name, text in variants.items():
-        prior = text if isinstance(text, Path) else tmp_path / f"{name.replace(' ', '_')}.csv"
+        prior = text if isinstance(text, Path) else tmp_path / f"{re.sub(r'[ ,]+', '_', name)}.csv"
         if not isinstance(text, Path):
             prior.write_text(text)
         with pytest.raises(DataError, match="has the data's own counts on every path"):

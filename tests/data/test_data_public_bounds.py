@@ -199,3 +199,33 @@ def test_the_confidential_file_is_never_a_public_reference(tmp_path):
     other.write_text("salary\n0\n100000\n")
     assert (suggest_from_reference(other, "salary", confidential=data).lower,
             suggest_from_reference(other, "salary", confidential=data).upper) == (0, 100000)
+
+
+def test_a_copy_of_the_confidential_column_in_another_form_is_never_a_public_reference(tmp_path):
+    """The item-5 hole of priors, for bounds: the confidential data compressed, with a blank line, re-sorted
+    or exported to Parquet holds the same values (compared as values, not bytes) and would suggest its own
+    extremes as the published bounds; it is refused, with progress through both reads. A public file with
+    the same smallest and largest values but other values in between (a 1–5 scale, say) is a reference."""
+    import gzip
+
+    values = [3.0, 1.0, 5.0, 2.0, 5.0, 4.0, -0.0]
+    data = tmp_path / "pay.csv"
+    data.write_text("salary\n" + "\n".join(str(v) for v in values) + "\n")
+    compressed = tmp_path / "pay-public.csv.gz"
+    compressed.write_bytes(gzip.compress(data.read_bytes()))
+    blank = tmp_path / "blank.csv"
+    blank.write_text(data.read_text() + "\n")
+    resorted = tmp_path / "sorted.csv"
+    resorted.write_text("salary,other\n" + "\n".join(f"{v},x" for v in sorted(values, reverse=True)) + "\n")
+    exported = tmp_path / "export.parquet"
+    pq.write_table(pa.table({"salary": pa.array([0.0 if v == 0 else v for v in values])}), exported)
+    for reference in (compressed, blank, resorted, exported):
+        seen: list[float] = []
+        with pytest.raises(DataError, match="holds the same values of 'salary' as the confidential data") as refused:
+            suggest_from_reference(reference, "salary", confidential=data, progress=seen.append)
+        assert refused.value.fix and "3" not in refused.value.problem.replace(reference.name, "")  # no value quoted
+        assert seen == sorted(seen) and seen[-1] == 1.0
+    scale = tmp_path / "scale.csv"
+    scale.write_text("salary\n1\n2\n3\n4\n5\n5\n0\n1\n")
+    suggestion = suggest_from_reference(scale, "salary", confidential=data)
+    assert (suggestion.lower, suggestion.upper) == (0.0, 5.0)

@@ -186,3 +186,30 @@ def test_preview_notices_a_file_added_to_the_folder(tmp_path, parts):
         pq.write_table(parts[1], data / "b.parquet")
         with pytest.raises(DataError, match="changed since it was opened"):
             reader.read_rows(0, 10)
+
+
+def _hive_folder(root, codes: list[str]):
+    """One Parquet file per category ``region=R/code=C`` (a folder's name per value), 4 rows each."""
+    for region, code in codes:
+        folder = root / f"region={region}" / f"code={code}"
+        folder.mkdir(parents=True)
+        pq.write_table(pa.table({"wage": [1000.0, 1500.0, 2000.0, 2500.0]}), folder / "part-0.parquet")
+    return root
+
+
+def test_hive_partition_values_are_the_text_of_the_folder_names_whatever_the_other_folders_hold(tmp_path):
+    """Nothing declares a partition's type: read as text, one record's folder (code=x) decides neither the
+    other categories' labels (01 stays 01) nor whether the column is said to be numeric
+    (published in a hierarchy release's notes), nor that it holds whole numbers."""
+    from dpgui.data.public_bounds import whole_number_reason
+
+    codes = [("A", "01"), ("A", "2"), ("B", "3")]
+    numbers = count_paths(_hive_folder(tmp_path / "numbers", codes), ["region", "code"])
+    with_text = count_paths(_hive_folder(tmp_path / "text", [*codes, ("B", "x")]), ["region", "code"])
+    assert numbers.paths == (("A", "01"), ("A", "2"), ("B", "3"))
+    assert with_text.paths == (*numbers.paths, ("B", "x"))
+    assert numbers.notes == with_text.notes == ()
+    for root in (tmp_path / "numbers", tmp_path / "text"):
+        code = next(c for c in inspect_table(root).columns if c.name == "code")
+        assert (code.kind, code.dtype) == ("text", "string")
+        assert whole_number_reason(code, "parquet", None) is None

@@ -236,6 +236,31 @@ def test_csv_numeric_levels_are_labelled_from_their_text(spark, tmp_path):
     assert (got.paths, got.counts.tolist(), got.notes) == (expected.paths, expected.counts.tolist(), expected.notes)
 
 
+def test_hive_partitions_are_labelled_from_the_folder_names(spark, tmp_path):
+    """As a file source reads them: a partition's value is its folder's name (code=01 stays 01), whatever
+    the other folders hold — Spark alone would infer an integer from code=01, code=02, code=3 and a text
+    once one folder is code=x, so one record would decide the other labels and the note "column 'code'
+    is numeric" (published with a hierarchy release). The session's setting is left as it was."""
+    import pyarrow.dataset as ds
+
+    codes = [("A", "01"), ("A", "02"), ("B", "3")]
+    results = []
+    for name, paths in (("numbers", codes), ("text", [*codes, ("B", "x")])):
+        folder = tmp_path / f"{name}.parquet"
+        table = pa.table({"region": [r for r, _ in paths], "code": [c for _, c in paths],
+                          "wage": [1000.0 + i for i in range(len(paths))]})
+        ds.write_dataset(table, folder, format="parquet", partitioning=["region", "code"], partitioning_flavor="hive")
+        expected = count_paths(folder, ["region", "code"])
+        with _spark(folder) as source:
+            got = source.path_counts(["region", "code"])
+            kinds = {c.name: c.kind for c in source.columns()}
+        assert (got.paths, got.counts.tolist(), got.notes) == (expected.paths, expected.counts.tolist(), expected.notes)
+        assert kinds["code"] == "text"
+        results.append(got)
+    assert results[0].paths == (("A", "01"), ("A", "02"), ("B", "3")) and results[0].notes == results[1].notes == ()
+    assert spark.conf.get("spark.sql.sources.partitionColumnTypeInference.enabled", None) is None
+
+
 def test_path_counts_refuse_missing_and_too_many(spark, data_files):
     parquet, _ = data_files
     with _spark(parquet) as source:

@@ -335,6 +335,116 @@ def test_every_field_of_a_saved_hierarchy_release_edited_is_refused_or_signs_the
     assert refused > 40
 
 
+# ------------------------------------------------------------------------------------------ the window's restore
+# What the officer may state for a release (whole numbers, a focus, missing values counted as a value, the
+# CSV dialect's origin) and a hierarchy plan's assumed records, each edited in the saved project, restored
+# as the window restores it (dpgui.workspace.release.restored_shown_release, hierarchy_project.restored_outcome)
+# and signed as its Export does: refused, or the genuine bundle.
+FILE_SOURCE = {"kind": "file", "format": "csv", "dialect": {"delimiter": ";", "decimal": ",", "origin": "stated"},
+               "engine": "this computer"}
+
+
+def _stated_cdf_document() -> dict[str, Any]:
+    from dpgui.core.quantiles import WholeNumbers
+
+    plan = auto_plan(256, PrivacySpec(1.0, impute=3.0), focus=(100, 120))
+    assert plan.focus == (100, 120) and plan.privacy.impute == 3.0
+    counts = np.random.default_rng(28).integers(0, 40, 256)
+    with Ledger() as ledger:
+        ledger.set_cap("ages", 100.0)
+        result, info = spend_and_release(ledger, "ages", "age", "auto", counts, plan, SecureRandom(), -0.5, 255.5, "l2",
+                                         n_missing=4, source_record=FILE_SOURCE, whole_numbers=WholeNumbers.STATED)
+    record = ProjectRelease.from_release(result, info.release_id, info.created_utc, info.column, info.missing,
+                                         info.source, info.whole_numbers)
+    project = Project("/data/ages.csv", None, "age", -0.5, 255.5, 256, dataset="ages", releases=(record,))
+    return json.loads(project_to_json(project))
+
+
+def _sign_as_the_window(document: dict[str, Any], folder: Path, secret) -> dict[str, bytes]:
+    from dpgui.workspace.release import restored_shown_release
+
+    project = project_from_json(json.dumps(document))
+    shown = restored_shown_release(project.releases[-1], project.dataset or "dataset")
+    if not shown.confirmed:
+        raise DataError(shown.problem, "the window shows the reason and exports nothing")
+    folder.mkdir()
+    with Ledger() as ledger:
+        sign_release(ledger, folder, "bundle", shown.release, shown.info, _report_bytes(shown.release, shown.info),
+                     secret)
+    return _signed_files(folder)
+
+
+def test_every_statement_of_a_restored_cdf_release_edited_is_refused_or_signs_the_genuine_bundle(tmp_path, secret):
+    document = _stated_cdf_document()
+    genuine = _sign_as_the_window(document, tmp_path / "genuine", secret)
+    manifest = json.loads(genuine[".json"])
+    assert manifest["whole_numbers"]["source"] == "stated" and manifest["focus"]["first_prefix"] == 100
+    assert manifest["missing_values"]["value"] == 3.0 and manifest["source"] == FILE_SOURCE
+    refused, same = _sweep(document, "releases", lambda d, f: _sign_as_the_window(d, f, secret), genuine, tmp_path)
+    assert refused > 60 and same >= 1
+    for edit in (lambda r: r.pop("whole_numbers"), lambda r: r.update(whole_numbers="type"),
+                 lambda r: r["plan"].pop("focus"), lambda r: r["plan"]["focus"].update(first_prefix=90),
+                 lambda r: r["plan"].update(missing_impute=0.0), lambda r: r["source"]["dialect"].update(origin="default")):
+        edited = copy.deepcopy(document)
+        edit(edited["releases"][0])
+        with pytest.raises(DataError):
+            _sign_as_the_window(edited, tmp_path / f"statement{len(list(tmp_path.iterdir()))}", secret)
+
+
+def _assumed_records_document() -> dict[str, Any]:
+    """A hierarchy release of the data's own categories (declared public) under change: its plan assumes the
+    public N spread evenly, and its published projection is made at those records."""
+    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA
+
+    paths = [(f"R{r}", f"R{r}/D{d}") for r in range(3) for d in range(4)]
+    tree = Hierarchy.from_paths(("region", "district"), paths)
+    leaves = np.zeros(tree.level_sizes[-1], dtype=np.int64)
+    leaves[tree.leaf_index(paths)] = 3 + np.arange(len(paths))
+    plan = plan_hierarchy(tree.level_sizes, PrivacySpec(1.0), noise="laplace", hierarchy=tree,
+                          assumed_records=int(leaves.sum()))
+    with Ledger() as ledger:
+        ledger.set_cap("schools", 100.0)
+        result, info = spend_and_release_hierarchy(ledger, "schools", tree, leaves, plan, SecureRandom(),
+                                                   node_list_source=NODE_LIST_FROM_DATA, source_record=FILE_SOURCE)
+    return _hierarchy_document(result, info)
+
+
+def _sign_hierarchy_as_the_window(document: dict[str, Any], folder: Path, secret) -> dict[str, bytes]:
+    """dpgui.app.hierarchy_export: the restored outcome, its projection at the plan's assumed records (no prior's
+    counts in a restored release), the report, sign."""
+    from dpgui.core.hierarchy_errors import plan_errors
+    from dpgui.report.hierarchy_bundle import errors_json
+    from dpgui.workspace.hierarchy_project import restored_outcome
+
+    project = project_from_json(json.dumps(document))
+    if project.hierarchy_problem or not project.hierarchy_releases:
+        raise DataError(project.hierarchy_problem or "no hierarchy release", "the damaged part is left out")
+    outcome = restored_outcome(project.hierarchy_releases[-1])
+    if not outcome.secure:
+        raise DataError(outcome.problem, "the window shows the reason and exports nothing")
+    folder.mkdir()
+    projection = errors_json(plan_errors(outcome.release.plan, outcome.release.hierarchy, None))
+    with Ledger() as ledger:
+        sign_hierarchy_release(ledger, folder, "bundle", outcome.release, outcome.info,
+                               _report_bytes(outcome.release, outcome.info, projection), secret, projection)
+    return _signed_files(folder)
+
+
+def test_a_restored_hierarchy_release_with_assumed_records_edited_is_refused_or_signs_the_genuine_bundle(tmp_path,
+                                                                                                         secret):
+    document = _assumed_records_document()
+    genuine = _sign_hierarchy_as_the_window(document, tmp_path / "genuine", secret)
+    projection = json.loads(genuine[".json"])["projection"]
+    assert projection["counts"].startswith("102 records") and projection["levels"][2]["median_count"] == 8.5
+    refused, _ = _sweep(document, "hierarchy_releases", lambda d, f: _sign_hierarchy_as_the_window(d, f, secret),
+                        genuine, tmp_path)
+    assert refused > 60
+    edited = copy.deepcopy(document)
+    edited["hierarchy_releases"][0]["plan"]["assumed_records"] = 10_000  # a projection at other records
+    with pytest.raises(DataError, match="plan"):
+        _sign_hierarchy_as_the_window(edited, tmp_path / "assumed", secret)
+
+
 # ------------------------------------------------------------------------------------------ older records
 def _as_recorded_by_version_2(release_id: str, *drop: str) -> None:
     """Make the ledger's output record of ``release_id`` what dpgui wrote before the fields ``drop`` were
