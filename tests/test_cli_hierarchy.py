@@ -416,7 +416,7 @@ def _not_in_prior(world: Path) -> Path:
 
 
 BAD_INPUTS = [
-    ("a value under two parents", _two_parents, [], ["Portland", "OR", "ME", "OR/Portland"]),
+    ("a value under two parents", _two_parents, [], ["two parents", "'district'", "'region'", "PARENT/VALUE"]),
     ("an empty level value", _empty_value, [], ["district", "empty"]),
     ("missing values", _missing_value, [], ["district", "missing"]),
     ("10^6 distinct values in a level", _million_values, [], ["school", "500,000"]),

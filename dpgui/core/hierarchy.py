@@ -276,9 +276,9 @@ class Hierarchy:
                 label, parent = path[ell], path[ell - 1]
                 seen = parent_of[ell].setdefault(label, parent)
                 if seen != parent:
-                    raise DataError(
-                        f"value {label!r} of level {names[ell]!r} appears under two parents, {seen!r} and {parent!r}",
-                        f"make the values unique, e.g. prefix each with its parent ('{parent}/{label}')")
+                    raise DataError(  # the values are not quoted: they may be confidential cells
+                        f"a value of level {names[ell]!r} appears under two parents of level {names[ell - 1]!r}",
+                        f"make the values of {names[ell]!r} unique, e.g. prefix each with its parent ('PARENT/VALUE')")
         level_labels: list[list[str]] = [sorted({p[0] for p in leaves}, key=label_order_key)]
         parents: list[np.ndarray] = [np.zeros(len(level_labels[0]), dtype=np.int64)]
         for ell in range(1, depth):

@@ -80,7 +80,7 @@ def test_aggregate_sums_up_the_tree_exactly():
 
 @pytest.mark.parametrize(("paths", "names", "match", "fix"), [
     ([("OR", "Portland"), ("ME", "Portland")], ["state", "city"],
-     "'Portland' of level 'city' appears under two parents, 'OR' and 'ME'", "prefix each with its parent \\('ME/Portland'\\)"),
+     "a value of level 'city' appears under two parents of level 'state'", "prefix each with its parent \\('PARENT/VALUE'\\)"),
     ([("OR", "")], ["state", "city"], "empty value", "fill in or drop"),
     ([("OR", "  ")], ["state", "city"], "empty value", "fill in or drop"),
     ([("OR", None)], ["state", "city"], "missing", "fill in or drop"),

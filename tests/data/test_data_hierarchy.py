@@ -360,8 +360,9 @@ def test_a_value_under_two_parents_is_refused_end_to_end(tmp_path, fmt):
     with pytest.raises(DataError) as err:
         count_paths(path, ["state", "city"])
     message = str(err.value)
-    assert "'Portland'" in message and "two parents" in message and "'ME'" in message and "'OR'" in message
-    assert "make the values unique, e.g. prefix each with its parent" in message and "\n" not in message
+    assert "a value of level 'city' appears under two parents of level 'state'" in message
+    assert not any(label in message for label in ("Portland", "ME", "OR"))  # data is never quoted
+    assert "make the values of 'city' unique, e.g. prefix each with its parent" in message and "\n" not in message
     with pytest.raises(DataError, match="two parents"):
         read_prior(path, ["state", "city"])
 
@@ -380,6 +381,6 @@ def test_a_value_under_many_parents_stops_the_read_and_is_named(tmp_path):
     assert seen and seen[-1] < 0.1
 
 
-def test_the_sample_with_levels_that_are_not_nested_names_the_value():
-    with pytest.raises(DataError, match=r"value '(EWR|JFK|LGA)' of level 'origin' appears under two parents"):
+def test_the_sample_with_levels_that_are_not_nested_names_the_levels():
+    with pytest.raises(DataError, match=r"a value of level 'origin' appears under two parents of level 'dest'"):
         count_paths(hierarchy_sample_path(), ["dest", "origin"])

@@ -150,7 +150,7 @@ def test_sas7bdat_fixture():
         rows = reader.read_rows(48, 4)
     assert rows["Species"].tolist() == ["setosa", "setosa", "versic", "versic"]  # 6 characters in this file
     assert rows["Sepal_Length"].tolist() == reference["Sepal_Length"][48:52].tolist()
-    with pytest.raises(DataError, match=r"value '1\.4' of level 'Petal_Width' appears under two parents"):
+    with pytest.raises(DataError, match=r"a value of level 'Petal_Width' appears under two parents of level 'Species'"):
         count_paths(IRIS, ["Species", "Petal_Width"])  # iris is no tree: the whole file was read and checked
     with pytest.raises(DataError, match=r"'Species'.*not numeric"):
         column_histogram(IRIS, "Species", 0, 1, 2)
