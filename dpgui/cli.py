@@ -1363,15 +1363,13 @@ def version_text() -> str:
 HIERARCHY_NOISES_CLI = ("auto", "laplace", "gaussian", "multiplicative")  # core.hierarchy.HIERARCHY_NOISE_CHOICES
 HIERARCHY_CONSISTENCY_CLI = ("auto", "topdown", "gls", "none")
 HIERARCHY_LEVELS = (2, 4)  # core.hierarchy.MIN_LEVELS, MAX_LEVELS (spelled here so that --help stays light)
-NODE_LIST_PRIOR_ONLY = "prior file"
+NODE_LIST_PRIOR_ONLY = "prior file"  # = report.hierarchy_bundle.NODE_LIST_FROM_PRIOR (not imported: --help stays light)
 NODE_LIST_DATA_ONLY = ("data: the file was read for the node list only (its categories are published); "
                        "its counts were not used")
 NODE_LIST_DATA_SIMULATED = ("data: the file was read for the node list and for the true counts of the simulated "
                             "releases; the optimiser did not use its counts")
 NODE_LIST_DATA_COUNTS = ("data: the file was read for the node list and, with --counts-from-data, for the counts "
                          "the optimiser uses")
-PRIOR_FILE = "prior file"
-COUNTS_OPTED_IN = "confidential data (opted in)"
 
 
 def _levels(text: str) -> tuple[str, ...]:
@@ -1604,6 +1602,7 @@ def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: s
     """What ``plan``/``release --json`` print about the plan: the levels, the node list's source, the
     level budgets (ε_ℓ for Laplace, ρ_ℓ for Gaussian, root first; the root's is 0 under change), the
     charge, and the projected bias², variance and MSE per level (sums over the level's nodes)."""
+    from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR
     from dpgui.report.hierarchy_bundle import charge_json
 
     return {
@@ -1612,7 +1611,7 @@ def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: s
         "nodes": int(hierarchy.n_nodes),
         "node_list_source": node_list,
         "prior_source": plan.prior_source,
-        "counts_from_data": plan.prior_source == COUNTS_OPTED_IN,
+        "counts_from_data": plan.prior_source == CONFIDENTIAL_PRIOR,
         "noise": plan.noise,
         "budget_unit": _budget_unit(plan),
         "level_budgets": [float(b) for b in plan.level_budgets],
@@ -1630,6 +1629,7 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
     """For ``plan`` and ``simulate``: the hierarchy, its prior levels (or None), the truth's leaf counts
     (``counting``: simulate needs them), the node list's and the counts' sources and notes, and the data's
     row count N (None with --prior; used only where N is public, under change)."""
+    from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE
     from dpgui.data.hierarchy import read_prior
 
     if args.prior is not None:
@@ -1650,9 +1650,9 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
     hierarchy, leaves = _hierarchy_tree(data)
     rows = int(leaves.sum())
     if args.counts_from_data:
-        return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_DATA_COUNTS, COUNTS_OPTED_IN, tuple(data.notes),
+        return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_DATA_COUNTS, CONFIDENTIAL_PRIOR, tuple(data.notes),
                 rows)
-    return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, "none", tuple(data.notes), rows
+    return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, NO_PRIOR, tuple(data.notes), rows
 
 
 ALPHA_UNUSED = "α is used only with δ > 0 (the mechanisms of Ghazi et al. 2023 need (ε, δ))"
@@ -1674,7 +1674,9 @@ def _check_hierarchy_delta(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def _projection_counts_text(prior_source: str) -> str:
-    return {PRIOR_FILE: "the prior's counts", COUNTS_OPTED_IN: "the data's counts (opted in)"}.get(prior_source,
+    from dpgui.core.hierarchy import COUNTS_WORDS
+
+    return COUNTS_WORDS.get(prior_source,
                                                                                                   "no counts")
 
 
@@ -1819,6 +1821,7 @@ def _check_out_is_not_the_prior(args: argparse.Namespace) -> None:
 
 
 def cmd_hierarchy_release(args: argparse.Namespace) -> int:
+    from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE
     from dpgui.core.noise import SecureRandom
     from dpgui.data.hierarchy import check_prior_is_not_the_data, read_prior
     from dpgui.data.readers import check_data_file
@@ -1893,7 +1896,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         if plan is None:
             if args.counts_from_data:
                 prior_levels = hierarchy.aggregate(leaves)
-            plan = _hierarchy_plan(args, hierarchy, prior_levels, COUNTS_OPTED_IN if args.counts_from_data else "none",
+            plan = _hierarchy_plan(args, hierarchy, prior_levels, CONFIDENTIAL_PRIOR if args.counts_from_data else NO_PRIOR,
                                    int(leaves.sum()))
             _check_charge(ledger, dataset, plan)
         args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it

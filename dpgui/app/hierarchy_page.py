@@ -41,7 +41,9 @@ from dpgui.app.hierarchy_errors_view import ERROR_HEADERS, ERROR_TIPS, MarginCur
 from dpgui.app.hierarchy_result import HierarchyResultView
 from dpgui.app.hierarchy_tree import HierarchyTreeView, level_unit
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
-from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, check_assumed_records, downstream_projection
+from dpgui.core.hierarchy import (
+    CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE, Hierarchy, HierarchyPlan, check_assumed_records, downstream_projection,
+)
 from dpgui.data.source import PasswordPrompt
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
@@ -864,10 +866,10 @@ class HierarchyMode(QWidget):
                 words += f" Consistency chosen for the lower projected error ({others})."
         else:
             words += f" {escape(planned.note)}"
-        counts = {"prior file": "the public prior file's counts",
-                  "confidential data (opted in)": "the CONFIDENTIAL counts (your opt-in, recorded in the manifest)",
-                  "none": "no counts"}.get(plan.prior_source, plan.prior_source)
-        used = f" The projection and the automatic choices use {counts}." if plan.prior_source != "none" else ""
+        counts = {PRIOR_FILE: "the public prior file's counts",
+                  CONFIDENTIAL_PRIOR: "the CONFIDENTIAL counts (your opt-in, recorded in the manifest)",
+                  NO_PRIOR: "no counts"}.get(plan.prior_source, plan.prior_source)
+        used = f" The projection and the automatic choices use {counts}." if plan.prior_source != NO_PRIOR else ""
         if plan.noise == "multiplicative":  # paper 004's rounds: no level budgets
             return words + " No level budgets: the mechanism spends its budget over the rounds of Ghazi et al. 2023." + used
         if plan.allocation == "custom":
@@ -1020,7 +1022,7 @@ class HierarchyMode(QWidget):
                  f"≥ 0. The list of categories comes from {source} and is published. {root}</p>"
                  f"<p>{cost} of privacy budget, spent for good. Noise: {escape(plan.noise)}; consistency: "
                  f"{escape(CONSISTENCY_LABELS[plan.consistency].lower())}.</p>")
-        if plan.prior_source == "confidential data (opted in)":
+        if plan.prior_source == CONFIDENTIAL_PRIOR:
             words += ("<p><b>You chose to use the confidential counts to choose the budgets.</b> This is recorded in "
                       "the manifest.</p>")
         totals, after = budget_totals(request)

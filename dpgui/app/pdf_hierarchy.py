@@ -29,6 +29,7 @@ from dpgui.app.pdf_report import (
     write_pdf,
 )
 from dpgui.app.text import NEIGHBOURS_LABELS
+from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE
 from dpgui.core.hierarchy_errors import LevelErrors, mostly_noise_warnings, released_mostly_noise
 from dpgui.core.margins import MARGIN_NAME
 from dpgui.formatting import (
@@ -36,7 +37,7 @@ from dpgui.formatting import (
     format_share_whole, format_significant,
 )
 from dpgui.report.bundle import source_text
-from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
+from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_PRIOR, HierarchyReleaseInfo
 
 if TYPE_CHECKING:
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyRelease
@@ -166,9 +167,9 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
     root = int(np.asarray(release.counts[0])[0])
     total = (f"{format_number(root)} (public, published exactly)" if privacy.root_public
              else f"{format_number(root)} (released with noise: N is private)")
-    counts_source = {"prior file": "a public prior file" + (f" ({html_text(info.prior_name)})" if info.prior_name else ""),
-                     "confidential data (opted in)": "the confidential data: the officer opted in, and this is "
-                     "recorded in the manifest", "none": _no_counts_words(plan)}
+    counts_source = {PRIOR_FILE: "a public prior file" + (f" ({html_text(info.prior_name)})" if info.prior_name else ""),
+                     CONFIDENTIAL_PRIOR: "the confidential data: the officer opted in, and this is "
+                     "recorded in the manifest", NO_PRIOR: _no_counts_words(plan)}
     facts = [
         ("Data set", html_text(info.dataset)),
         ("Released", html_text(utc_text(info.created_utc)) + " (when the noise was drawn)"),
@@ -180,7 +181,7 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
     parameters = [
         ("Levels", " &gt; ".join(html_text(n) for n in hierarchy.level_names) + " ("
          + ", ".join(format_number(int(n)) for n in hierarchy.level_sizes[1:]) + " categories)"),
-        ("Node list", "from a public prior file" if info.node_list_source == "prior file" else
+        ("Node list", "from a public prior file" if info.node_list_source == NODE_LIST_FROM_PRIOR else
          "from the data: the officer declared its categories public (e.g. an official list), and they are published"),
         ("Counts for the budgets", counts_source.get(plan.prior_source, html_text(plan.prior_source))),
         ("Noise", html_text(NOISE_WORDS.get(plan.noise, plan.noise)) + (

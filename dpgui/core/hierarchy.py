@@ -150,8 +150,14 @@ HIERARCHY_NOISE_CHOICES = (*HIERARCHY_NOISES, "auto")
 ALLOCATIONS = ("uniform", "optimal", "target", "custom")  # custom: level budgets set by hand (never planned)
 CONSISTENCY_METHODS = ("topdown", "gls", "none")
 CONSISTENCY_CHOICES = (*CONSISTENCY_METHODS, "auto")
+#: Where the counts a plan was optimised and projected on came from (``HierarchyPlan.prior_source``): none, a
+#: public prior file, or the confidential data (the officer's recorded opt-in). The one spelling of each.
+NO_PRIOR = "none"
+PRIOR_FILE = "prior file"
 CONFIDENTIAL_PRIOR = "confidential data (opted in)"
-PRIOR_SOURCES = ("none", "prior file", CONFIDENTIAL_PRIOR)
+PRIOR_SOURCES = (NO_PRIOR, PRIOR_FILE, CONFIDENTIAL_PRIOR)
+#: The counts a projection was made at, in words (window and CLI); no counts: no entry.
+COUNTS_WORDS = {PRIOR_FILE: "the prior's counts", CONFIDENTIAL_PRIOR: "the data's counts (opted in)"}
 #: Between the labels of a node's path in the released CSV (dpgui.report.hierarchy_bundle); refused in labels.
 PATH_SEPARATOR = " > "
 #: The coverage of the per-node intervals of a release.
@@ -976,7 +982,7 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
                              f"{MIN_LEVEL_WEIGHT:g} to {MAX_LEVEL_WEIGHT:g}", f"give {len(sizes)} weights, e.g. 1 each")
     prior = None if prior_levels is None else _check_prior(prior_levels, sizes)
     if prior is not None and prior_source == "none":
-        prior_source = "prior file"
+        prior_source = PRIOR_FILE
     if allocation == "target" and target_mse is None:
         raise ParameterError("the target allocation needs a target weighted MSE", "give target:TAU, e.g. target:1000")
     notes: list[str] = []

@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from dpgui.core.hierarchy import (
-    ALLOCATIONS, CONSISTENCY_METHODS, HIERARCHY_NOISE_CHOICES, MAX_LEVELS, MIN_LEVELS, Hierarchy, HierarchyPlan,
-    HierarchyProjection, HierarchyRelease, counts_projected_on, plan_hierarchy,
+    ALLOCATIONS, CONFIDENTIAL_PRIOR, CONSISTENCY_METHODS, COUNTS_WORDS, HIERARCHY_NOISE_CHOICES, MAX_LEVELS, MIN_LEVELS, NO_PRIOR,
+    PRIOR_FILE, Hierarchy, HierarchyPlan, HierarchyProjection, HierarchyRelease, counts_projected_on, plan_hierarchy,
 )
 from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrmse
 from dpgui.core.hierarchy_errors import PlanErrors, margin_curves, plan_errors
@@ -58,9 +58,8 @@ NoiseSource = Callable[[], RandomSource]
 Data = Path | SourceSpec
 
 DEFAULT_ALPHA = 0.1
-PRIOR_FILE = "prior file"
-FROM_DATA = "confidential data (opted in)"
-NO_COUNTS = "none"
+FROM_DATA = CONFIDENTIAL_PRIOR
+NO_COUNTS = NO_PRIOR
 
 CATEGORIES_PUBLIC_LABEL = "&These categories are public (e.g. an official list)"
 CATEGORIES_NOT_DECLARED = (
@@ -453,7 +452,6 @@ def share_budget(plan: HierarchyPlan, level: int, value: float) -> tuple[float, 
 
 
 #: What the projection's counts are, by the loaded tree's prior source (words of the manifest and the CLI)
-COUNTS_WORDS = {PRIOR_FILE: "the prior's counts", FROM_DATA: "the data's counts (opted in)"}
 NO_COUNTS_NOTE = ("Bias² and MSE are not projected: they depend on the counts (the clamp at zero). Type a published "
                   "estimate of N (the number of records), give a public prior file, or tick “use the confidential "
                   "counts to choose the budgets”, to see them and how useful small counts will be. The 95 % margin "
