@@ -1,9 +1,12 @@
 """Step 1 — the data: a lazy preview of the file, the column list, public bounds, bins and what
 happens to missing values (not a choice: the neighbour model's rule). Nothing here reads the
-confidential values except the preview grid, which only the officer sees."""
+confidential values except the preview grid, which only the officer sees, and the bounds dialog's
+check that a reference file ticked as public is not the data in another form (the values are compared
+on a worker thread, never shown)."""
 
 from __future__ import annotations
 
+from functools import partial
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -19,6 +22,7 @@ from PySide6.QtWidgets import (
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_buddy, show_inline
+from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.core.tree import check_bins
 from dpgui.data.csv_dialect import default_dialect
@@ -229,8 +233,11 @@ class BoundsDialog(QDialog):
         self.result_label = text.plain_text(QLabel(""))  # the explanation may quote the column's name
         self.result_label.setWordWrap(True)
         self.message = inline_message(self)
+        self._workers = WorkerPool()
+        self.reference_worker: Worker | None = None  # reading a reference file (off the GUI thread)
         find = QPushButton("&Suggest")
         find.clicked.connect(self.compute)
+        self.find_button = find
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
@@ -269,8 +276,13 @@ class BoundsDialog(QDialog):
             self.reference_radio.setChecked(True)
 
     def compute(self) -> BoundsSuggestion | None:
+        """The suggestion of the chosen source, shown in the dialog. A metadata file or the column's type
+        is read at once; a reference file is read on a worker thread (it may be large, and to refuse a copy
+        of the data the confidential column is read too): this returns None at once and the suggestion
+        shows when the read is done (``reference_worker`` while it runs)."""
         show_inline(self.message, "")
         self.suggestion = None
+        self.ok_button.setEnabled(False)
         try:
             if self.schema_radio.isChecked():
                 if self.schema_path is None:
@@ -282,23 +294,52 @@ class BoundsDialog(QDialog):
                 if not self.public_confirm.isChecked():
                     raise ParameterError("the reference file is not confirmed as public",
                                          "tick the box only if the file is already public")
-                suggestion = suggest_from_reference(self.reference_path, self.column.name, confidential=self.data_path)
+                self._read_reference(self.reference_path)
+                return None
             else:
                 suggestion = suggest_from_type(self.column)
         except DpguiError as err:
             show_inline(self.message, text.friendly(err))
-            self.ok_button.setEnabled(False)
             return None
+        return self._show(suggestion)
+
+    def _read_reference(self, reference: Path) -> None:
+        if self.reference_worker is not None:
+            self.reference_worker.cancel()
+        self.find_button.setEnabled(False)
+        self.result_label.setText("Reading the reference file…")
+        worker = Worker(suggest_from_reference, reference, self.column.name, confidential=self.data_path)
+        worker.connect_to(self, finished=partial(self._reference_done, worker, message=""),
+                          failed=partial(self._reference_done, worker, None),
+                          cancelled=partial(self._reference_done, worker, None, ""))
+        self.reference_worker = self._workers.start(worker)
+
+    def _reference_done(self, worker: Worker, suggestion: BoundsSuggestion | None, message: str) -> None:
+        """GUI thread: the reference read by ``worker`` ended (a suggestion, or a message); a superseded read is dropped."""
+        if worker is not self.reference_worker:
+            return
+        self.reference_worker = None
+        self.find_button.setEnabled(True)
+        self.result_label.setText("")
+        if message or suggestion is None:
+            show_inline(self.message, message)
+        else:
+            self._show(suggestion)
+
+    def _show(self, suggestion: BoundsSuggestion | None) -> BoundsSuggestion | None:
         if suggestion is None or suggestion.lower is None or suggestion.upper is None:
             show_inline(self.message, "This source gives no bounds for this column. Try another source, "
                                       "or type bounds you know from what the column means.")
-            self.ok_button.setEnabled(False)
             return None
         self.suggestion = suggestion
         self.result_label.setText(f"Suggested: from {format_number(suggestion.lower)} to "
-                            f"{format_number(suggestion.upper)}. {suggestion.explanation}")
+                                  f"{format_number(suggestion.upper)}. {suggestion.explanation}")
         self.ok_button.setEnabled(True)
         return suggestion
+
+    def reject(self) -> None:
+        self._workers.cancel_all()
+        super().reject()
 
     def _accept(self) -> None:
         if self.suggestion is not None:

@@ -257,5 +257,39 @@ def test_the_bounds_dialog_refuses_the_confidential_file_as_its_public_reference
     dialog.reference_path = copy
     dialog.reference_radio.setChecked(True)
     dialog.public_confirm.setChecked(True)
-    assert dialog.compute() is None
+    assert dialog.compute() is None  # the reference is read on a worker thread
+    qtbot.waitUntil(lambda: dialog.reference_worker is None, timeout=10_000)
     assert "confidential data file itself" in dialog.message.text() and not dialog.ok_button.isEnabled()
+
+
+def test_the_bounds_dialog_reads_a_public_reference_off_the_gui_thread(qtbot, tmp_path, monkeypatch):
+    """A reference file may be large, and to refuse a copy of the data the confidential column is read
+    too: the dialog reads them on a worker thread and shows the suggestion when the read is done."""
+    import threading
+
+    import dpgui.app.data_page as data_page
+    from dpgui.app.data_page import BoundsDialog
+    from dpgui.data.table import ColumnInfo
+
+    data = tmp_path / "pay.csv"
+    data.write_text("salary\n1234\n56789\n")
+    reference = tmp_path / "published.csv"
+    reference.write_text("salary\n0\n90000\n")
+    on_gui_thread: list[bool] = []
+    original = data_page.suggest_from_reference
+
+    def recording(*args, **kwargs):
+        on_gui_thread.append(threading.current_thread() is threading.main_thread())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(data_page, "suggest_from_reference", recording)
+    dialog = BoundsDialog(ColumnInfo("salary", "numeric", "int64"), data)
+    qtbot.addWidget(dialog)
+    dialog.reference_path = reference
+    dialog.reference_radio.setChecked(True)
+    dialog.public_confirm.setChecked(True)
+    assert dialog.compute() is None and not dialog.find_button.isEnabled()
+    qtbot.waitUntil(lambda: dialog.reference_worker is None, timeout=10_000)
+    assert on_gui_thread == [False]
+    assert dialog.suggestion is not None and (dialog.suggestion.lower, dialog.suggestion.upper) == (0, 90000)
+    assert dialog.ok_button.isEnabled() and dialog.find_button.isEnabled()
