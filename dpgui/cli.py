@@ -358,8 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("simulate", help="Monte-Carlo error of a plan on data or a synthetic shape (insecure noise)")
     _add_plan_options(sim)
     sim.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
-    sim.add_argument("--trials", type=_int_at_least(1, "--trials 1000", LARGEST_TRIALS), required=True, metavar="R",
-                     help="number of simulated releases")
+    sim.add_argument("--trials", type=_int_at_least(1, "--trials 1000", LARGEST_TRIALS), default=100, metavar="R",
+                     help="number of simulated releases (default 100, as in the tables of Rameshwar, Tandon & Sharma)")
     sim.add_argument("--seed", type=_int_at_least(0, "--seed 1"), metavar="S")
     sim.add_argument("--json", action="store_true")
     source = sim.add_mutually_exclusive_group()

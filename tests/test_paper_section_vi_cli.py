@@ -51,12 +51,15 @@ def test_simulate_reproduces_the_table_of_section_vi(consistency, capsys):
         assert cdf["mean_l1"] < before["mean_l1"] and cdf["mean_l2"] < before["mean_l2"]
 
 
-def test_the_acceptance_command_prints_the_l1_figure(capsys):
-    """The figure a person reads: the CDF column of the 'L1 norm' row, with its standard error."""
-    code, out, err = run_cli([*COMMAND, "--consistency", "l1", "--trials", "300", "--seed", "5"], capsys)
+def test_the_acceptance_command_as_typed_prints_the_l1_figure(capsys):
+    """The command exactly as a person types it (no --trials: 100 releases, the paper's count; no --seed:
+    fresh noise each run), and the figure they read: the CDF column of the 'L1 norm' row with its
+    standard error. Unseeded, so the tolerance is 4 standard errors of the difference of the two means
+    (a false alarm about once in 16,000 runs)."""
+    code, out, err = run_cli([*COMMAND, "--consistency", "l1"], capsys)
     assert code == 0, err
-    assert "branching 997," in out and "consistency l1" in out
+    assert out.startswith("Simulated 100 releases") and "branching 997," in out and "consistency l1" in out
     row = next(line for line in out.splitlines() if line.strip().startswith("L1 norm"))
     cdf_mean = float(row.split()[-3])
     cdf_se = float(row.split()[-1])
-    assert abs(cdf_mean - PAPER[("l1", "l1")]) <= 3 * math.sqrt(cdf_se**2 + (cdf_se * math.sqrt(300 / 100))**2)
+    assert abs(cdf_mean - PAPER[("l1", "l1")]) <= 4 * math.sqrt(cdf_se**2 + cdf_se**2), (cdf_mean, cdf_se)
