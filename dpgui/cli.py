@@ -812,7 +812,7 @@ def _choose_neighbours(args: argparse.Namespace) -> None:
     the options alone, before anything is read or spent; ``args.neighbours`` is set to the model."""
     if not hasattr(args, "neighbours"):
         return
-    from dpgui.core.plan import Neighbours
+    from dpgui.vocabulary import Neighbours
 
     if getattr(args, "synthetic", None) is not None or "engine" not in args or not _has_source(args):
         args.neighbours = str(Neighbours(args.neighbours or Neighbours.CHANGE))  # no source: --n-public is refused later

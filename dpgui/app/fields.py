@@ -10,7 +10,8 @@ from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLayout, QLineEdit, QVBoxLayout, QWidget
 
 from dpgui.app.text import friendly
-from dpgui.core.plan import Neighbours, check_delta, check_epsilon
+from dpgui.core.plan import check_delta, check_epsilon
+from dpgui.vocabulary import Neighbours
 from dpgui.errors import DpguiError, ParameterError
 
 ERROR_STYLE = "color: #C0392B;"  # readable red on light and dark backgrounds

@@ -21,7 +21,7 @@ from dpgui.core.plan import OBJECTIVES, Plan, PrivacySpec
 from dpgui.core.planner import auto_plan, focus_error, focused_plan
 from dpgui.core.projection import Span, check_span
 from dpgui.core.tree import TreeShape, check_bins
-from dpgui.core.names import Name
+from dpgui.vocabulary import Name
 from dpgui.errors import ParameterError
 
 #: The focused plan is offered when it lowers the 95 % margin shown for the region by at least this

@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from dpgui.core.tree import bin_edges
-from dpgui.core.names import Name
+from dpgui.vocabulary import Name
 from dpgui.errors import ParameterError
 
 __all__ = [

@@ -44,7 +44,6 @@ fixes, never by the data (:attr:`PrivacySpec.missing_rule`; the names: :mod:`dpg
 
 from __future__ import annotations
 
-import enum
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -68,20 +67,7 @@ from dpgui.core.noise import (
 )
 from dpgui.core.tree import TreeShape
 from dpgui.errors import ParameterError
-
-class Neighbours(str, enum.Enum):
-    """The neighbour models (docs/design.md "Neighbours and what is public"); equal to their names as text
-    (``Neighbours.CHANGE == "change"``), which plans, manifests and the ledger record."""
-
-    CHANGE = "change"  # one record's value changes: N is the same in both tables, public
-    ADDREMOVE = "addremove"  # one record more or less: N is private
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self.value), spec)
-
+from dpgui.vocabulary import Neighbours
 
 NEIGHBOURS: tuple[str, ...] = tuple(str(model.value) for model in Neighbours)
 ESTIMATORS = ("gls", "covering")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dpgui.core.projection import interval_variance
-from dpgui.core.names import Name
+from dpgui.vocabulary import Name
 from dpgui.errors import ParameterError
 
 if TYPE_CHECKING:  # only named in annotations: `dpgui plan` needs noise_margin without the mechanism

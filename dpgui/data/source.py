@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from dpgui.core.missing import MISSING_DROP
-from dpgui.core.plan import Neighbours
+from dpgui.vocabulary import Neighbours
 from dpgui.data.csv_dialect import DialectOrigin
 from dpgui.data.file_types import CsvDialect
 from dpgui.errors import ParameterError

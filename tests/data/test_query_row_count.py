@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpgui.core.plan import Neighbours
+from dpgui.vocabulary import Neighbours
 from dpgui.data.source import SourceSpec, neighbours_for, parse_source
 from dpgui.errors import ParameterError
 
