@@ -24,8 +24,8 @@ before 2026-11-25         no ``"mode"``, ``"hierarchy"``,                       
                           ``"hierarchy_releases"``
 before 2026-11-25 16:00   a release without ``"padding"``: its GLS estimate      ``"padding": "unknown"``
                           took the padding leaves as unknown (not as zeros)
-before 2026-11-28         hierarchy choices without ``"categories_public"``      ``false`` and ``null``
-                          and ``"records_estimate"``
+before 2026-11-25 11:00   hierarchy choices without ``"categories_public"``      ``false``
+before 2026-11-28         hierarchy choices without ``"records_estimate"``       ``null``
 ========================  =====================================================  =========================
 
 A release marked ``"padding": "unknown"`` is recomputed with the estimator it was published with
@@ -135,8 +135,8 @@ def _mark_padding_unknown(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _add_hierarchy_statements(data: dict[str, Any]) -> dict[str, Any]:
-    """Before 2026-11-28 the hierarchy choices had no statement that the categories are public, nor an
-    estimate of N typed under add/remove."""
+    """Hierarchy choices of before 2026-11-25 11:00 have no statement that the categories are public, and
+    of before 2026-11-28 no estimate of N typed under add/remove."""
     settings = data.get("hierarchy")
     if not isinstance(settings, dict):
         return data
