@@ -264,3 +264,13 @@ def test_a_manifest_of_a_newer_version_is_refused(tmp_path):
     checked = verify_bundle(paths.manifest, key.public_key)
     assert not checked.ok and checked.failure is not None
     assert checked.failure.startswith("the manifest was written by a newer dpgui (schema version 6")
+
+
+@pytest.mark.parametrize("day", ["2026-11-21", "2026-11-25"])
+def test_the_project_steps_are_pure_and_an_upgraded_document_passes_them_unchanged(day):
+    document = json.loads((GOLDEN / "projects" / f"project-{day}.dpgui").read_text(encoding="utf-8"))
+    kept = copy.deepcopy(document)
+    upgraded = upgrade_project(document, 1, day)
+    assert document == kept and upgraded != document
+    assert upgrade_project(upgraded, PROJECT_VERSION, day) == upgraded
+    assert all(r["padding"] == "unknown" and "secure" not in r for r in upgraded["releases"])
