@@ -873,7 +873,7 @@ def _check_outputs(args: argparse.Namespace, protect: Sequence[str] = (), with_r
     if args.out is not None:
         check_writable(args.out, protect=list(protect), overwrite=args.force)
         if with_record:  # and the release record beside it
-            from dpgui.report.release_files import record_path
+            from dpgui.report.cdf.release_files import record_path
 
             check_writable(record_path(args.out), protect=list(protect), overwrite=args.force)
     if args.bundle is not None:
@@ -896,11 +896,11 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.data.histogram import check_bounds
     from dpgui.data.readers import check_data_file
     from dpgui.report.bundle import default_bundle_name
-    from dpgui.report.csv_export import write_release_csv
+    from dpgui.report.cdf.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key
     from dpgui.report.ledger import Ledger
     from dpgui.report.publish import charge_text, sign_release, spend_and_release
-    from dpgui.report.release_files import write_record
+    from dpgui.report.cdf.release_files import write_record
     from dpgui.workspace.release import new_release_id
 
     _check_missing_option(args.missing, args.neighbours)
@@ -962,7 +962,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 def _release_record(args: argparse.Namespace, plan: Plan, result: Any, info: Any, whole: Any) -> dict[str, Any]:
     """What ``release --json`` prints about a release (its outputs and quantiles aside), and what the
-    release record beside ``--out`` holds (:mod:`dpgui.report.release_files`): public values only.
+    release record beside ``--out`` holds (:mod:`dpgui.report.cdf.release_files`): public values only.
     ``whole``: the whole-number statement (public: the user's or the file's declared type), or None."""
     from dpgui.report.bundle import missing_values_json
 
@@ -1313,7 +1313,7 @@ def simulate_text(out: dict[str, Any], show_n: bool) -> str:
 
 def cmd_quantiles(args: argparse.Namespace) -> int:
     from dpgui.core.quantiles import quantiles
-    from dpgui.report.release_files import read_release
+    from dpgui.report.cdf.release_files import read_release
 
     release, facts = read_release(args.release, args.plan)
     found = quantiles(release, args.probabilities, "whole_numbers" in facts)
@@ -1576,14 +1576,14 @@ def _alpha_mrmse_json(args: argparse.Namespace, hierarchy: Hierarchy,
 
 def _hierarchy_errors(plan: HierarchyPlan, hierarchy: Hierarchy, levels: Sequence[np.ndarray] | None,
                       counts: str) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The plan's stated errors as JSON (:func:`dpgui.report.hierarchy_bundle.errors_json` of
+    """The plan's stated errors as JSON (:func:`dpgui.report.hierarchy.bundle.errors_json` of
     :func:`dpgui.core.hierarchy_errors.plan_errors`, the figures the window and the PDF state): per level
     bias², variance and MSE (sums over the level's nodes, records²), the 95 % margin of one count and how
     useful the counts will be, at ``levels`` (root first; public: a prior, or the data's when opted in,
     named by ``counts``), else at the plan's assumed records spread evenly, else the noise's alone; and
     the warnings: levels that will be mostly noise, or that no counts were known."""
     from dpgui.core.hierarchy_errors import plan_errors
-    from dpgui.report.hierarchy_bundle import errors_json
+    from dpgui.report.hierarchy.bundle import errors_json
 
     errors = plan_errors(plan, hierarchy, levels, counts)
     warnings = errors.warnings(hierarchy.level_names) if errors.counts is not None else (NO_RECORDS_NOTE,)
@@ -1600,7 +1600,7 @@ def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: s
     level budgets (ε_ℓ for Laplace, ρ_ℓ for Gaussian, root first; the root's is 0 under change), the
     charge, and the projected bias², variance and MSE per level (sums over the level's nodes)."""
     from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR
-    from dpgui.report.hierarchy_bundle import charge_json
+    from dpgui.report.hierarchy.bundle import charge_json
 
     return {
         "levels": list(hierarchy.level_names),
@@ -1823,10 +1823,10 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     from dpgui.data.hierarchy import check_prior_is_not_the_data, read_prior
     from dpgui.data.readers import check_data_file
     from dpgui.report.files import sha256_regular_file
-    from dpgui.report.hierarchy_bundle import (
+    from dpgui.report.hierarchy.bundle import (
         NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, default_hierarchy_bundle_name, write_hierarchy_csv,
     )
-    from dpgui.report.hierarchy_publish import sign_hierarchy_release, spend_and_release_hierarchy
+    from dpgui.report.hierarchy.publish import sign_hierarchy_release, spend_and_release_hierarchy
     from dpgui.report.publish import charge_text
     from dpgui.report.keystore import load_secret_key
     from dpgui.report.ledger import Ledger
@@ -1959,7 +1959,7 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
 
     from dpgui.core.hierarchy import simulate_hierarchy
     from dpgui.formatting import format_level_margin
-    from dpgui.report.hierarchy_bundle import projection_json
+    from dpgui.report.hierarchy.bundle import projection_json
 
     unused = _check_hierarchy_delta(args)
     seed = args.seed if args.seed is not None else secrets.randbits(63)

@@ -287,8 +287,8 @@ def _hierarchy(run: _Run) -> str:
     from dpgui.core.hierarchy_errors import plan_errors
     from dpgui.core.noise import SecureRandom
     from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
-    from dpgui.report.hierarchy_bundle import errors_json
-    from dpgui.report.hierarchy_publish import sign_hierarchy_release
+    from dpgui.report.hierarchy.bundle import errors_json
+    from dpgui.report.hierarchy.publish import sign_hierarchy_release
     from dpgui.report.ledger import Ledger
     from dpgui.workspace.hierarchy import (
         HierarchyChoice, HierarchyRequest, check_hierarchy_budget, load_hierarchy, plan_and_project,

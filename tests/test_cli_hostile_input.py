@@ -194,7 +194,7 @@ def _base_release(w: World) -> None:
     from dpgui.core.plan import PrivacySpec
     from dpgui.core.planner import auto_plan
     from dpgui.report.bundle import ReleaseInfo, build_manifest, manifest_bytes
-    from dpgui.report.csv_export import release_csv_text
+    from dpgui.report.cdf.csv_export import release_csv_text
 
     result = engine_release(np.arange(16), auto_plan(16, PrivacySpec(1.0)), SeededRandom(4), 0.0, 16.0, "l2")
     info = ReleaseInfo(DATASET, "x", uuid.uuid4().hex, datetime.now(timezone.utc), "bucket")

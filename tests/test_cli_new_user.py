@@ -86,7 +86,7 @@ def _hand_signed_seeded_bundle(w: World) -> None:
     from dpgui.core.plan import PrivacySpec
     from dpgui.core.planner import auto_plan
     from dpgui.report.bundle import BundlePaths, ReleaseInfo, build_manifest, manifest_bytes
-    from dpgui.report.csv_export import release_csv_text
+    from dpgui.report.cdf.csv_export import release_csv_text
     from dpgui.report.keystore import load_secret_key
 
     secret = load_secret_key(w.key, PASSPHRASE)

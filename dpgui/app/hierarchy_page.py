@@ -47,7 +47,7 @@ from dpgui.core.hierarchy import (
 from dpgui.data.source import PasswordPrompt
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
-from dpgui.report.project_hierarchy import ProjectHierarchyRelease
+from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.workspace.hierarchy import (
     ALLOCATION_LABELS, CATEGORIES_NOT_DECLARED, CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS,
     COUNTS_FROM_DATA_WARNING, NOISE_LABELS, NOISE_MESSAGE, HierarchyChoice, HierarchyOutcome, HierarchyRequest,
@@ -1128,7 +1128,7 @@ class HierarchyMode(QWidget):
 
     def export_csv_to(self, path: str) -> bool:
         from dpgui.report.files import check_writable
-        from dpgui.report.hierarchy_bundle import write_hierarchy_csv
+        from dpgui.report.hierarchy.bundle import write_hierarchy_csv
 
         outcome = self.state_ws.state.outcome
         assert outcome is not None

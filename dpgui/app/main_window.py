@@ -48,7 +48,7 @@ from dpgui.data.sample import sample_dataset_path
 from dpgui.data.table import TableInfo, TableReader, count_rows
 from dpgui.errors import DpguiError
 from dpgui.report.bundle import ReleaseInfo
-from dpgui.report.csv_export import write_release_csv
+from dpgui.report.cdf.csv_export import write_release_csv
 from dpgui.report.files import check_writable, write_text_atomic
 from dpgui.workspace.release import (
     NOISE_MESSAGE, FirstCapNeeded, Problem, ReleaseController, ReleaseOutcome, ReleaseRequest, authenticate,

@@ -158,7 +158,7 @@ CONFIDENTIAL_PRIOR = "confidential data (opted in)"
 PRIOR_SOURCES = (NO_PRIOR, PRIOR_FILE, CONFIDENTIAL_PRIOR)
 #: The counts a projection was made at, in words (window and CLI); no counts: no entry.
 COUNTS_WORDS = {PRIOR_FILE: "the prior's counts", CONFIDENTIAL_PRIOR: "the data's counts (opted in)"}
-#: Between the labels of a node's path in the released CSV (dpgui.report.hierarchy_bundle); refused in labels.
+#: Between the labels of a node's path in the released CSV (dpgui.report.hierarchy.bundle); refused in labels.
 PATH_SEPARATOR = " > "
 #: The coverage of the per-node intervals of a release.
 INTERVAL_LEVEL = 0.95

@@ -39,7 +39,7 @@ counted as (the plan holds it too), ``focus`` (optional) the region chosen in th
 neighbour model's rule applies and the plan is for the whole range.
 The "Counts over a hierarchy" mode adds ``mode``, ``hierarchy`` (its choices) and
 ``hierarchy_releases`` (every hierarchy release of the workspace as its released values), described
-in :mod:`dpgui.report.project_hierarchy`; a damaged hierarchy part is left out with a message
+in :mod:`dpgui.report.hierarchy.project`; a damaged hierarchy part is left out with a message
 (:attr:`Project.hierarchy_problem`) and the rest of the project still opens.
 ``source`` (optional: without it the data is the file at ``data_path``) is where the data lives, as
 :meth:`dpgui.data.source.SourceSpec.to_json` (a file with its CSV dialect, or a database URL with a
@@ -79,7 +79,7 @@ from dpgui.errors import DataError, DpguiError
 from dpgui.vocabulary import AUTO, CdfConsistency, Objective, StatisticKind
 from dpgui.report.files import write_text_atomic
 from dpgui.report.migrations import PADDING_KNOWN_ZEROS, PADDING_UNKNOWN, PROJECT_VERSION, upgrade_project
-from dpgui.report.project_hierarchy import (
+from dpgui.report.hierarchy.project import (
     HierarchySettings, ProjectHierarchyRelease, check_source_record, hierarchy_section_json,
     read_hierarchy_section,
 )

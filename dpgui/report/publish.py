@@ -36,7 +36,7 @@ from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.projection import has_padding
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.errors import DataError, DpguiError, ParameterError
-from dpgui.report.csv_export import joined_texts
+from dpgui.report.cdf.csv_export import joined_texts
 from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, source_text, write_bundle
 from dpgui.report.ledger import Ledger, ReleaseOutput, Totals
 from dpgui.report.migrations import PADDING_KNOWN_ZEROS, PADDING_UNKNOWN

@@ -14,7 +14,7 @@ The flow, each step a plain function the window runs on a worker:
    officer's choices, or with the level budgets the officer typed; its projected error per level, for
    each consistency step (the default is the one with the lower projected error).
 4. :func:`run_hierarchy_release` — the budget check, the ledger spend and the release
-   (:mod:`dpgui.report.hierarchy_publish`); the window asks for confirmation first.
+   (:mod:`dpgui.report.hierarchy.publish`); the window asks for confirmation first.
 
 Confidential values: :attr:`LoadedHierarchy.leaf_counts` (the data's counts) is kept in memory for the
 release only; :attr:`LoadedHierarchy.prior_levels` is public (prior file) or confidential by the
@@ -44,9 +44,9 @@ from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, level_
 from dpgui.data.source import PasswordPrompt, SourceSpec, neighbours_for, open_source
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
 from dpgui.report.files import sha256_regular_file
-from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
+from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
-from dpgui.report.project_hierarchy import ProjectHierarchyRelease
+from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.workspace.release import QUERY_ROWS_PRIVATE, BudgetCheck, FirstCapNeeded, ledger_budget_check
 from dpgui.workspace.state import Observable
 
@@ -612,13 +612,13 @@ NOISE_MESSAGE = "Adding noise and making the counts consistent (cannot be cancel
 def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progress: Progress,
                           should_cancel: ShouldCancel, release_id: str | None = None) -> HierarchyOutcome:
     """The ledger's check, then the spend recorded, then the noise
-    (:func:`dpgui.report.hierarchy_publish.spend_and_release_hierarchy`, which records what the manifest
+    (:func:`dpgui.report.hierarchy.publish.spend_and_release_hierarchy`, which records what the manifest
     says: where the categories come from, the opt-in, the prior's name and its SHA-256 as read at load). ``source`` is called
     once, just before the spend. Raises the ledger's refusal before anything is spent, and Cancelled if
     cancelled before the spend; ParameterError (nothing spent) for a release without a prior file whose
     categories were not declared public. Time: the engine's release, O(nodes)."""
-    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR
-    from dpgui.report.hierarchy_publish import spend_and_release_hierarchy
+    from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR
+    from dpgui.report.hierarchy.publish import spend_and_release_hierarchy
     from dpgui.report.publish import check_release_budget
 
     loaded = request.loaded

@@ -1,9 +1,9 @@
 """The "Counts over a hierarchy" mode in project files (no Qt): the officer's choices to and from
-:class:`~dpgui.report.project_hierarchy.HierarchySettings`, and a saved release back as an outcome
+:class:`~dpgui.report.hierarchy.project.HierarchySettings`, and a saved release back as an outcome
 the results step shows and Export signs.
 
 A restored release is checked against the budget ledger (the same check as at export,
-:func:`dpgui.report.hierarchy_publish.authenticate_hierarchy_release`): a project file is not
+:func:`dpgui.report.hierarchy.publish.authenticate_hierarchy_release`): a project file is not
 evidence. Restoring never spends budget and never reads the data.
 """
 
@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from dpgui.errors import DpguiError
-from dpgui.report.hierarchy_publish import authenticate_hierarchy_release
+from dpgui.report.hierarchy.publish import authenticate_hierarchy_release
 from dpgui.report.ledger import Ledger
-from dpgui.report.project_hierarchy import HierarchySettings, ProjectHierarchyRelease
+from dpgui.report.hierarchy.project import HierarchySettings, ProjectHierarchyRelease
 from dpgui.workspace.hierarchy import HierarchyChoice, HierarchyOutcome
 
 __all__ = ["choice_of_settings", "restored_outcome", "settings_of_choice"]

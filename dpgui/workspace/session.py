@@ -25,7 +25,7 @@ from dpgui.core.hierarchy import HierarchyPlan
 from dpgui.core.plan import Plan
 from dpgui.data.source import SourceSpec
 from dpgui.report.project_file import ProjectRelease
-from dpgui.report.project_hierarchy import ProjectHierarchyRelease
+from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.workspace.hierarchy import HierarchyOutcome
 from dpgui.workspace.state import Observable, ShownRelease
 

@@ -23,7 +23,7 @@ from dpgui.report.bundle import (
     SCHEMA_VERSION, SECURE_SOURCE, BundlePaths, ReleaseInfo, build_manifest, manifest_bytes, missing_values_json,
     plan_from_manifest, schema_problems, sha256_hex, software_versions, verify_bundle, write_bundle,
 )
-from dpgui.report.csv_export import CDF_COLUMNS, release_csv_text
+from dpgui.report.cdf.csv_export import CDF_COLUMNS, release_csv_text
 from dpgui.report.signing import SecretKey, generate_key
 
 BINS, LOWER, UPPER = 64, 0.0, 640.0

@@ -26,7 +26,7 @@ from dpgui.errors import DataError, ParameterError
 from dpgui.report import ledger as ledger_module
 from dpgui.report.bundle import (BundlePaths, ReleaseInfo, build_manifest, manifest_bytes, verify_bundle,
                                  write_bundle)
-from dpgui.report.csv_export import release_csv_text
+from dpgui.report.cdf.csv_export import release_csv_text
 from dpgui.report.keystore import create_key, load_public_key, load_secret_key
 from dpgui.report.ledger import Ledger
 from dpgui.report.project_file import ProjectRelease
