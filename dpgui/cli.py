@@ -895,11 +895,12 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.core.quantiles import quantiles
     from dpgui.data.histogram import check_bounds
     from dpgui.data.readers import check_data_file
-    from dpgui.report.bundle import default_bundle_name
+    from dpgui.report.cdf.bundle import default_bundle_name
     from dpgui.report.cdf.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key
     from dpgui.report.ledger import Ledger
-    from dpgui.report.publish import charge_text, sign_release, spend_and_release
+    from dpgui.report.publish import charge_text
+    from dpgui.report.cdf.publish import sign_release, spend_and_release
     from dpgui.report.cdf.release_files import write_record
     from dpgui.workspace.release import new_release_id
 
@@ -964,7 +965,7 @@ def _release_record(args: argparse.Namespace, plan: Plan, result: Any, info: Any
     """What ``release --json`` prints about a release (its outputs and quantiles aside), and what the
     release record beside ``--out`` holds (:mod:`dpgui.report.cdf.release_files`): public values only.
     ``whole``: the whole-number statement (public: the user's or the file's declared type), or None."""
-    from dpgui.report.bundle import missing_values_json
+    from dpgui.report.cdf.bundle import missing_values_json
 
     summary = _plan_json(plan, args)
     summary.update({
@@ -1127,7 +1128,7 @@ def _check_dataset_identity(ledger: Any, dataset: str, columns: Sequence[str], n
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from dpgui.formatting import printable_text
-    from dpgui.report.bundle import verify_bundle
+    from dpgui.workspace.statistics import verify
     from dpgui.report.keystore import load_public_key
 
     try:
@@ -1135,7 +1136,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except DpguiError as err:
         print(f"FAILED: the public key: {printable_text(str(err))}", file=sys.stderr)
         return 1
-    result = verify_bundle(args.manifest, key)
+    result = verify(args.manifest, key)
     if not result.ok:
         print(f"FAILED: {printable_text(result.failure or '')}", file=sys.stderr)
         return 1
@@ -1165,7 +1166,7 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
     from dpgui.formatting import printable_text
     from dpgui.report.ledger import Ledger
-    from dpgui.report.publish import release_words
+    from dpgui.workspace.statistics import release_words
 
     with Ledger() as ledger:
         if args.ledger_command == "cap":

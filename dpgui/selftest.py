@@ -235,7 +235,7 @@ def _pdf(run: _Run) -> str:
 
 def _bundle(run: _Run) -> str:
     from dpgui.report.ledger import Ledger
-    from dpgui.report.publish import sign_release
+    from dpgui.report.cdf.publish import sign_release
 
     (run.work / "bundle").mkdir()
     with Ledger() as ledger:  # the release is checked against the ledger's record before it is signed
@@ -253,18 +253,18 @@ def _bundle(run: _Run) -> str:
 def _verify_and_tamper(manifest: Path, csv: Path, public_path: Path) -> int:
     """Verify a fresh bundle, then check that a one-byte change to its CSV is caught (the CSV is
     restored afterwards). Returns the number of checks of the fresh bundle."""
-    from dpgui.report.bundle import verify_bundle
+    from dpgui.workspace.statistics import verify
     from dpgui.report.keystore import load_public_key
 
     public = load_public_key(public_path)
-    result = verify_bundle(manifest, public)
+    result = verify(manifest, public)
     _check(result.ok, f"the fresh bundle does not verify: {result.failure}")
     original = csv.read_bytes()
     changed = bytearray(original)
     changed[len(changed) // 2] ^= 0x01
     csv.write_bytes(bytes(changed))
     try:
-        tampered = verify_bundle(manifest, public)
+        tampered = verify(manifest, public)
     finally:
         csv.write_bytes(original)
     _check(not tampered.ok, "a bundle with one changed byte in its CSV still verifies")

@@ -47,7 +47,7 @@ from dpgui.core.plan import Plan
 from dpgui.data.sample import sample_dataset_path
 from dpgui.data.table import TableInfo, TableReader, count_rows
 from dpgui.errors import DpguiError
-from dpgui.report.bundle import ReleaseInfo
+from dpgui.report.cdf.bundle import ReleaseInfo
 from dpgui.report.cdf.csv_export import write_release_csv
 from dpgui.report.files import check_writable, write_text_atomic
 from dpgui.workspace.release import (

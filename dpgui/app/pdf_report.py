@@ -7,7 +7,7 @@ Three A4 pages: (1) what was released and with which parameters, with a small qu
 
 Only public values are drawn: the fields of :class:`~dpgui.core.mechanism.Release` (released
 cumulative counts, N as published or released, standard errors that depend only on the plan, the
-plan itself) and the public labels of :class:`~dpgui.report.bundle.ReleaseInfo`. The confidential histogram is never
+plan itself) and the public labels of :class:`~dpgui.report.cdf.bundle.ReleaseInfo`. The confidential histogram is never
 accepted here. :func:`render_release_pdf` returns the PDF's bytes and works headless (the CLI
 calls it): :func:`ensure_gui_application` starts an offscreen QGuiApplication when needed.
 """
@@ -42,7 +42,8 @@ from dpgui.formatting import (
     cdf_margin_words, format_delta, format_epsilon, format_fixed, format_level_budget, format_margin_records,
     format_number, format_odds, format_percent, format_significant, value_decimals,
 )
-from dpgui.report.bundle import ReleaseInfo, focus_json, source_text
+from dpgui.report.bundle import source_text
+from dpgui.report.cdf.bundle import ReleaseInfo, focus_json
 
 __all__ = [
     "render_release_pdf", "ensure_gui_application", "PAGE_COUNT", "TEST_BANNER",

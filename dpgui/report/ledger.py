@@ -45,9 +45,9 @@ optional path to the written bundle. Nothing derived from the confidential data.
 After the noise is drawn, :meth:`Ledger.record_output` adds the release's **output record**
 (table ``release_outputs``, schema version 2): the SHA-256 of the released noisy levels (public
 values), the public parameters the release was published with (since schema version 3 every field a
-bundle states: :func:`dpgui.report.publish.release_params`), and whether the noise came from
+bundle states: :func:`dpgui.report.cdf.publish.release_params`), and whether the noise came from
 the operating system's secure source. It is written once and never changed; signing a release
-checks it (:func:`dpgui.report.publish.authenticate_release`, docs/design.md, "Signing and the
+checks it (:func:`dpgui.report.cdf.publish.authenticate_release`, docs/design.md, "Signing and the
 ledger"). Ledgers of schema versions 1 and 2 are upgraded in place when opened (their releases keep
 the records they have: none in version 1, records without the later fields in version 2).
 

@@ -14,7 +14,7 @@ A project holds what the officer chose and what was published, never the confide
 
 A project file is not evidence of a release: whether a release's noise was secure, and whether
 it may be signed, comes from the budget ledger's record of it
-(:func:`dpgui.report.publish.authenticate_release`), never from the file.
+(:func:`dpgui.report.cdf.publish.authenticate_release`), never from the file.
 
 No histogram, true count or fingerprint of the data is ever written: only the values above.
 
@@ -161,7 +161,7 @@ class ProjectRelease:
     def to_release(self) -> Release:
         """The :class:`Release` again: same released levels, same (recomputed) estimates and CDF.
 
-        Marked ``secure = False`` (not confirmed): :func:`dpgui.report.publish.authenticate_release`
+        Marked ``secure = False`` (not confirmed): :func:`dpgui.report.cdf.publish.authenticate_release`
         returns it marked secure only if the budget ledger's record says so."""
         levels = [None if lvl is None else np.asarray(lvl, dtype=np.int64) for lvl in self.levels]
         return release_from_levels(self.plan_object(), levels, self.lower, self.upper, self.consistency, False,

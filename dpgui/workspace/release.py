@@ -31,15 +31,18 @@ from dpgui.data.histogram import ColumnHistogram
 from dpgui.data.source import PasswordPrompt, neighbours_for, open_source
 from dpgui.errors import Cancelled, DpguiError
 from dpgui.formatting import format_delta, format_number, format_odds, format_significant
-from dpgui.report.bundle import ReleaseInfo, focus_json
+from dpgui.report.cdf.bundle import ReleaseInfo, focus_json
 from dpgui.report.ledger import (
     BudgetExceeded, Ledger, NoCapSet, Totals, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
     same_data_warning, spent_epsilon,
 )
 from dpgui.report.project_file import ProjectRelease
-from dpgui.report.publish import Chargeable, authenticate_release, check_release_budget, spend_and_release
+from dpgui.report.publish import Chargeable, check_release_budget
+from dpgui.report.cdf.publish import authenticate_release, spend_and_release
 from dpgui.workspace.results import result_figures
 from dpgui.workspace.state import ColumnSettings, ShownRelease, Workspace, WorkspaceState
+from dpgui.vocabulary import StatisticKind
+from dpgui.workspace.statistics import statistic
 from dpgui.workspace.words import (
     CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, friendly, sentence,
 )
@@ -285,7 +288,7 @@ def confirmation_text(request: ReleaseRequest) -> str:
 
 def region_words(request: ReleaseRequest) -> str:
     """What the confirmation says about the region the officer needs accurate: the CDF points the plan was
-    made for (their bin edges, as the manifest records them, :func:`dpgui.report.bundle.focus_json`), or
+    made for (their bin edges, as the manifest records them, :func:`dpgui.report.cdf.bundle.focus_json`), or
     that the plan for the whole range is used although a region was chosen; "" without a region."""
     settings, plan = request.settings, request.plan
     chosen = request.focus is not None and request.focus.region is not Region.EVERYWHERE
@@ -384,7 +387,7 @@ class ReleaseOutcome:
 def release_histogram(ledger: Ledger, request: ReleaseRequest, histogram: ColumnHistogram, source: RandomSource,
                       release_id: str | None = None, data_record: dict[str, Any] | None = None) -> ReleaseOutcome:
     """Record the spend in ``ledger``, then one ε-DP release of the histogram's CDF
-    (:func:`dpgui.report.publish.spend_and_release`: refused before any noise if the cap would be exceeded).
+    (:func:`dpgui.report.cdf.publish.spend_and_release`: refused before any noise if the cap would be exceeded).
     ``data_record``: :meth:`DataSource.public_record` of the data, for the ledger and the manifest (None: none)."""
     settings = request.settings
     result, info = spend_and_release(ledger, settings.dataset_id, settings.column, settings.missing, histogram.counts,
@@ -480,7 +483,7 @@ def failure_budget_sentence(release_id: str) -> str:
 
 def authenticate(release: Release, info: ReleaseInfo) -> Release:
     """``release`` as the budget ledger confirms it (secure flag from the ledger), or the
-    DpguiError saying why it may not be signed (:func:`dpgui.report.publish.authenticate_release`)."""
+    DpguiError saying why it may not be signed (:func:`dpgui.report.cdf.publish.authenticate_release`)."""
     with Ledger() as ledger:
         return authenticate_release(ledger, release, info)
 
@@ -499,9 +502,7 @@ def restored_shown_release(record: ProjectRelease, dataset: str) -> ShownRelease
     """A release kept as public values (a project file's, or this session's list) as the results step shows
     it again: recomputed from its released levels, under ``dataset`` (the budget ledger's name that paid),
     and secure only if the budget ledger confirms it (:func:`shown_release`). No confidential counts."""
-    release = record.to_release()
-    info = ReleaseInfo(dataset, record.column or "value", record.release_id, record.created,
-                       record.missing or release.missing_rule, record.source, record.whole_numbers)
+    release, info = statistic(StatisticKind.CDF).from_record(record, dataset)
     return shown_release(release, info, restored=True)
 
 

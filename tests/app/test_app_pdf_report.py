@@ -25,7 +25,7 @@ from dpgui.app import pdf_charts
 from dpgui.app.pdf_report import (
     PAGE_COUNT, TEST_BANNER, ensure_gui_application, render_release_pdf,
 )
-from dpgui.report.bundle import ReleaseInfo
+from dpgui.report.cdf.bundle import ReleaseInfo
 from dpgui.core.mechanism import Release, release
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
@@ -294,7 +294,7 @@ def test_headless_without_any_application(tmp_path):
         from dpgui.core.plan import PrivacySpec
         from dpgui.core.planner import auto_plan
         from dpgui.app.pdf_report import render_release_pdf
-        from dpgui.report.bundle import ReleaseInfo
+        from dpgui.report.cdf.bundle import ReleaseInfo
         from datetime import datetime, timezone
         from PySide6.QtGui import QGuiApplication
         assert QGuiApplication.instance() is None

@@ -30,7 +30,7 @@ from dpgui.core.planner import auto_plan
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DataError, DpguiError
 from dpgui.report import ledger as ledger_module
-from dpgui.report.bundle import ReleaseInfo
+from dpgui.report.cdf.bundle import ReleaseInfo
 from dpgui.report.cdf.csv_export import release_csv_bytes
 from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_PRIOR, projection_json
 from dpgui.report.hierarchy.publish import (authenticate_hierarchy_release, sign_hierarchy_release,
@@ -39,7 +39,7 @@ from dpgui.report.keystore import create_key, load_secret_key
 from dpgui.report.ledger import Ledger
 from dpgui.report.project_file import Project, ProjectRelease, project_from_json, project_to_json
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
-from dpgui.report.publish import authenticate_release, sign_release, spend_and_release
+from dpgui.report.cdf.publish import authenticate_release, sign_release, spend_and_release
 
 PASSPHRASE = "signed fields passphrase"
 BINS = 50
