@@ -125,8 +125,8 @@ def test_a_statistic_counts_releases_charges_and_signs_what_an_independent_compu
             json.dumps(canonical, separators=(",", ":")).encode("ascii")).hexdigest()
 
         rows = list(csv.reader(io.StringIO(found.csv_text(release))))
-        assert len(rows) - 1 == (len(expected_counts()) if kind == StatisticKind.CDF
-                                 else 1 + sum(len(level) for level in release.hierarchy.labels))
+        assert len(rows) - 1 == (1 + sum(len(level) for level in release.hierarchy.labels)
+                                 if kind == StatisticKind.HIERARCHY else len(expected_counts()))
         secret, public = key
         manifest = found.manifest(release, info, "sample", b"csv", b"pdf", public.key_id_hex)
         assert manifest["kind"] == kind and schema_problems(manifest, found.manifest_schema) == []
