@@ -2,7 +2,7 @@
 
 Three A4 pages: (1) what was released and with which parameters, with a small quantile table;
 (2) the released CDF with its 95 % band and the released records per bin (the charts are drawn by
-:mod:`dpgui.app.pdf_charts`; this module lays out the page and writes the captions);
+:mod:`dpgui.pdf.cdf_charts`; this module lays out the page and writes the captions);
 (3) "How to read this release" in plain language, with the verification commands.
 
 Only public values are drawn: the fields of :class:`~dpgui.core.mechanism.Release` (released
@@ -31,8 +31,8 @@ from PySide6.QtGui import (
 )
 
 from dpgui import __version__
-from dpgui.app.pdf_charts import ALERT, GREY, GRID, INK, RESOLUTION, Canvas, plot_bars, plot_cdf, release_bars
-from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS
+from dpgui.pdf.cdf_charts import ALERT, GREY, GRID, INK, RESOLUTION, Canvas, plot_bars, plot_cdf, release_bars
+from dpgui.workspace.words import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS
 from dpgui.core.mechanism import Release
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.missing import MISSING_IMPUTE
@@ -46,7 +46,7 @@ from dpgui.report.bundle import ReleaseInfo, focus_json, source_text
 
 __all__ = [
     "render_release_pdf", "ensure_gui_application", "PAGE_COUNT", "TEST_BANNER",
-    # shared with the hierarchy report (dpgui.app.pdf_hierarchy)
+    # shared with the hierarchy report (dpgui.pdf.hierarchy)
     "HTML_STYLE", "HTML_TABLE", "NoisedPlan", "delta_meaning", "draw_footer", "draw_html", "html_code", "html_rows",
     "html_text", "privacy_budget_text", "seeded_noise_banner_html", "utc_text", "write_pdf",
 ]
@@ -102,16 +102,16 @@ _APP: QGuiApplication | None = None  # keeps a QGuiApplication we created alive
 
 
 def ensure_gui_application() -> QGuiApplication:
-    """The running QGuiApplication/QApplication, or a new one.
+    """The running QGuiApplication (a QApplication is one), or a new bare QGuiApplication.
 
-    With no display (no DISPLAY or WAYLAND_DISPLAY on Linux and other X11/Wayland systems) and no
-    QT_QPA_PLATFORM chosen, Qt's "offscreen" platform is used, so the CLI renders on a headless
-    server. Windows and macOS always have their own platform and are left alone.
+    Fonts and the PDF writer need a QGuiApplication, not the widgets. With no display (no DISPLAY or
+    WAYLAND_DISPLAY on Linux and other X11/Wayland systems) and no QT_QPA_PLATFORM chosen, Qt's
+    "offscreen" platform is used, so the CLI renders on a headless server. Windows and macOS always
+    have their own platform and are left alone.
 
-    The new application is a QApplication (a QGuiApplication that can also show widgets): a process
-    can hold only one application, and a bare QGuiApplication made here would break any widget
-    shown later in the same process (a test session, or the app exporting before its window opens).
-    Call it from the main thread when no application exists yet.
+    A process holds one application: one that shows widgets (the window, the self-test, the test
+    suite) makes its QApplication before its first PDF, since widgets cannot run under the bare
+    QGuiApplication made here. Call it from the main thread when no application exists yet.
     """
     global _APP
     app = QGuiApplication.instance()
@@ -122,9 +122,7 @@ def ensure_gui_application() -> QGuiApplication:
     if (sys.platform not in ("win32", "darwin") and not os.environ.get("QT_QPA_PLATFORM")
             and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY")):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    from PySide6.QtWidgets import QApplication
-
-    _APP = QApplication([sys.argv[0] if sys.argv and sys.argv[0] else "dpgui"])
+    _APP = QGuiApplication([sys.argv[0] if sys.argv and sys.argv[0] else "dpgui"])
     return _APP
 
 
@@ -527,7 +525,7 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
 
 
 # ----------------------------------------------------------------------------------------------
-# page 2: plots (drawn by dpgui.app.pdf_charts) and their captions
+# page 2: plots (drawn by dpgui.pdf.cdf_charts) and their captions
 
 def _cdf_caption(release: Release) -> str:
     return ("The curve is the released number of records with a value at or below each point; it is drawn "

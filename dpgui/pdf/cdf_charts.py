@@ -5,7 +5,7 @@ bin (or per group of bins, :func:`release_bars`). Both draw public values of the
 :class:`~dpgui.core.mechanism.Release` only, with round ticks and a legend, and thin long curves
 per column (:mod:`dpgui.core.thinning`) so that any K draws a few thousand points and the band is
 never drawn narrower than it is. :class:`Canvas` (page size, fonts, wrapped text) and the colours
-are shared with the page layout in :mod:`dpgui.app.pdf_report`.
+are shared with the page layout in :mod:`dpgui.pdf.cdf`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The human-readable PDF of a hierarchy release (counts over 2–4 nested categorical columns).
 
-A4 pages drawn with the CDF report's PDF writer (:mod:`dpgui.app.pdf_report`, whose page layout,
+A4 pages drawn with the CDF report's PDF writer (:mod:`dpgui.pdf.cdf`, whose page layout,
 footer, styles, privacy wording and verification text are reused): (1) what was released, the
 parameters and the projected error per level — the 95 % margin of one count, the product's one stated
 error, with how it compares with the counts (:func:`dpgui.core.hierarchy_errors.plan_errors`, the
@@ -22,13 +22,13 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPdfWriter, QPen
 
-from dpgui.app.pdf_charts import ALERT, GREY, GRID, INK, RESOLUTION, Canvas
-from dpgui.app.pdf_report import (
+from dpgui.pdf.cdf_charts import ALERT, GREY, GRID, INK, RESOLUTION, Canvas
+from dpgui.pdf.cdf import (
     CONVERSION_WORDS, HTML_STYLE, HTML_TABLE, MINISIGN_COMMAND, TEST_BANNER, VERIFY_COMMAND, delta_meaning, draw_footer,
     draw_html, footer_top, html_code, html_rows, html_text, privacy_budget_text, seeded_noise_banner_html, utc_text,
     write_pdf,
 )
-from dpgui.app.text import NEIGHBOURS_LABELS
+from dpgui.workspace.words import NEIGHBOURS_LABELS
 from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE
 from dpgui.core.hierarchy_errors import LevelErrors, mostly_noise_warnings, released_mostly_noise
 from dpgui.core.margins import MARGIN_NAME

@@ -1,0 +1,7 @@
+"""The PDF reports of a release, painted with Qt's GUI module (QPdfWriter, QPainter, QTextDocument):
+no widgets, so the command line draws them on a headless server with a bare QGuiApplication, and the
+window with its own. Public values only: the released numbers, the plan and the release's labels.
+
+:mod:`dpgui.pdf.cdf` draws a CDF release (charts in :mod:`dpgui.pdf.cdf_charts`),
+:mod:`dpgui.pdf.hierarchy` the counts over a hierarchy.
+"""
