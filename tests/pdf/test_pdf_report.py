@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 
 from dpgui.pdf import cdf_charts
-from dpgui.pdf.cdf import (
-    PAGE_COUNT, TEST_BANNER, ensure_gui_application, render_release_pdf,
-)
+from dpgui.pdf.cdf import PAGE_COUNT, render_release_pdf
+from dpgui.pdf.markup import TEST_BANNER
+from dpgui.pdf.page import ensure_gui_application
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.core.mechanism import Release, release
 from dpgui.core.noise import SeededRandom
@@ -346,7 +346,7 @@ def _release_with(privacy: PrivacySpec, noise: str) -> Release:
 
 def test_a_gaussian_release_says_what_delta_means(tmp_path):
     from dpgui.core.accounting import zcdp_rho
-    from dpgui.pdf.cdf import delta_meaning
+    from dpgui.pdf.markup import delta_meaning
 
     rel = _release_with(PrivacySpec(1.0, "change", 1, 1e-9), "gaussian")
     sentence = delta_meaning(rel.plan)
@@ -364,7 +364,7 @@ def test_a_gaussian_release_says_what_delta_means(tmp_path):
 
 
 def test_a_laplace_release_says_pure_epsilon_and_an_unused_delta(tmp_path):
-    from dpgui.pdf.cdf import delta_meaning
+    from dpgui.pdf.markup import delta_meaning
 
     pure = _release_with(PrivacySpec(1.0), "laplace")
     assert delta_meaning(pure.plan).startswith("δ = 0 here: the guarantee holds always")
