@@ -105,7 +105,7 @@ def measure(folder: Path, bins: int = BINS[0]) -> dict[str, float]:
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder / "settings"))
     from dpgui.app.main import create_application
-    from dpgui.app.main_window import WARM_UP_DELAY_MS, MainWindow
+    from dpgui.app.shell.main_window import WARM_UP_DELAY_MS, MainWindow
 
     csv = make_csv(folder)
     create_application()

@@ -69,7 +69,7 @@ def hierarchy_screens(window, shot, appearance: str) -> None:
     with the window's secure noise (the throw-away ledger pays)."""
     import tempfile
 
-    from dpgui.app.hierarchy_page import TAB_LEVELS, TAB_PLAN, TAB_RESULTS, TAB_TREE
+    from dpgui.app.hierarchy.page import TAB_LEVELS, TAB_PLAN, TAB_RESULTS, TAB_TREE
     from dpgui.report.ledger import Ledger
 
     page = window.hierarchy
@@ -114,7 +114,7 @@ def source_screens(window, shot) -> None:
 
     import numpy as np
 
-    from dpgui.app.main_window import TAB_DATA
+    from dpgui.app.shell.main_window import TAB_DATA
 
     folder = Path(tempfile.mkdtemp(prefix="dpgui-screenshot-sources-"))
     rng = np.random.default_rng(2013)
@@ -172,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
 
     app = create_application()
     QSettings().setValue("appearance", args.appearance)
-    from dpgui.app.main_window import MainWindow, TAB_DATA, TAB_PLAN, TAB_RESULTS, TAB_TREE
-    from dpgui.app.theme import apply_appearance
+    from dpgui.app.shell.main_window import MainWindow, TAB_DATA, TAB_PLAN, TAB_RESULTS, TAB_TREE
+    from dpgui.app.widgets.theme import apply_appearance
 
     apply_appearance(args.appearance)
     window = MainWindow()
@@ -289,9 +289,9 @@ def main(argv: list[str] | None = None) -> int:
     dialog.close()
     shot("11b-exported", window.exported_box)
     window.exported_box.close()  # "Exported …" with Open Folder: not in the next screens
-    from dpgui.app.ledger_dialog import LedgerDialog
-    from dpgui.app.verify_dialog import VerifyDialog
-    from dpgui.app.keys_dialog import KeyManagerDialog
+    from dpgui.app.dialogs.ledger import LedgerDialog
+    from dpgui.app.dialogs.verify import VerifyDialog
+    from dpgui.app.dialogs.keys import KeyManagerDialog
 
     ledger_dialog = LedgerDialog(window)
     ledger_dialog.show()

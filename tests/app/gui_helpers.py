@@ -14,7 +14,7 @@ TIMEOUT = 30_000
 
 def make_window(qtbot, seed: int = 7):
     from dpgui.app.main import create_application
-    from dpgui.app.main_window import MainWindow
+    from dpgui.app.shell.main_window import MainWindow
 
     create_application()
     window = MainWindow()
@@ -40,7 +40,7 @@ def open_and_wait(qtbot, window, path: str | Path, column: str | None = None) ->
 
 def open_other_data(qtbot, window, path: str | Path, column: str | None = None) -> None:
     """Open other data as :func:`open_and_wait`, answering "Open Anyway" if the window asks first (a release
-    on screen is neither exported nor saved: dpgui.app.session_releases)."""
+    on screen is neither exported nor saved: dpgui.app.shell.session_releases)."""
     window.open_file(str(path), column=column)
     box = window.session.leave_box
     if box is not None and box.isVisible():
@@ -132,7 +132,7 @@ def count_tree_drawing(monkeypatch, leaf_level: int) -> dict[str, int]:
     set its values back to 0 to count a later paint alone."""
     import pyqtgraph as pg
 
-    from dpgui.app.tree_view import _IcicleItem
+    from dpgui.app.cdf.tree_view import _IcicleItem
 
     drawn = {"edges": 0, "labels": 0, "leaf labels": 0}
     to_path, node_texts = pg.functions.arrayToQPath, _IcicleItem._node_texts

@@ -230,7 +230,7 @@ def test_recent_files_and_geometry_are_remembered(qtbot, good_csv):
     closed_size = (first.size().width(), first.size().height())
     assert closed_size[1] == height
     first.close()
-    from dpgui.app.main_window import MainWindow
+    from dpgui.app.shell.main_window import MainWindow
 
     second = MainWindow()
     qtbot.addWidget(second)
@@ -245,7 +245,7 @@ def test_the_bounds_dialog_refuses_the_confidential_file_as_its_public_reference
     gives no bounds; the dialog says why."""
     import shutil
 
-    from dpgui.app.data_page import BoundsDialog
+    from dpgui.app.cdf.data_page import BoundsDialog
     from dpgui.data.table import ColumnInfo
 
     data = tmp_path / "pay.csv"
@@ -267,8 +267,8 @@ def test_the_bounds_dialog_reads_a_public_reference_off_the_gui_thread(qtbot, tm
     too: the dialog reads them on a worker thread and shows the suggestion when the read is done."""
     import threading
 
-    import dpgui.app.data_page as data_page
-    from dpgui.app.data_page import BoundsDialog
+    import dpgui.app.cdf.data_page as data_page
+    from dpgui.app.cdf.data_page import BoundsDialog
     from dpgui.data.table import ColumnInfo
 
     data = tmp_path / "pay.csv"

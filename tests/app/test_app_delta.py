@@ -282,7 +282,7 @@ def test_a_gaussian_release_through_the_window_charges_its_rho(qtbot, sample_win
 
 
 def test_the_first_cap_dialog_says_which_delta_the_dataset_gets(qtbot):
-    from dpgui.app.dataset_dialog import NewDatasetDialog
+    from dpgui.app.dialogs.dataset import NewDatasetDialog
 
     dialog = NewDatasetDialog("people", 1.0, delta=1e-9)
     qtbot.addWidget(dialog)
@@ -323,7 +323,7 @@ def test_accuracy_first_finds_the_smallest_epsilon_at_this_delta(qtbot, sample_w
 def test_the_other_noise_comes_from_the_planner_not_a_second_planning(qtbot, sample_window, monkeypatch):
     """With δ > 0 the planner already plans both noises: the window shows that plan of the other noise and
     does not plan it again on a worker (``other_noise_plan`` is only for plans that come without it)."""
-    from dpgui.app import plan_page
+    from dpgui.app.cdf import plan_page
 
     def planned_again(*args, **kwargs):  # pragma: no cover - its call is the failure
         raise AssertionError("the other noise was planned a second time")

@@ -96,7 +96,7 @@ def test_export_folder_key_offer_done_box_and_banner(qtbot, released, home, tmp_
     assert again.export() is not None
     window.after_bundle_export(again)
     assert Path(window.export_dialog().folder.text()) == elsewhere
-    from dpgui.app.export_dialog import export_folder
+    from dpgui.app.dialogs.export import export_folder
 
     assert export_folder("another dataset") == releases
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpgui.app import project as project_module
-from dpgui.app.hierarchy_page import TAB_RESULTS
+from dpgui.app.shell import project as project_module
+from dpgui.app.hierarchy.page import TAB_RESULTS
 from dpgui.core.noise import SecureRandom
 from dpgui.report.bundle import verify_bundle
 from dpgui.report.keystore import create_key, load_public_key

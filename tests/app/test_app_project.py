@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMessageBox
 
-from dpgui.app import project as project_module
+from dpgui.app.shell import project as project_module
 from dpgui.core.mechanism import release as engine_release
 from dpgui.core.noise import SecureRandom, SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec

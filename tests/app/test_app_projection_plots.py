@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from dpgui.app.projection_plots import (
+from dpgui.app.cdf.projection_plots import (
     REFINE_DELAY_MS,
     ProjectionPlots,
     connect_within_runs,

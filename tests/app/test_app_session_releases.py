@@ -1,4 +1,4 @@
-"""No release of the session leaves the officer's reach (dpgui.app.session_releases): opening other data while
+"""No release of the session leaves the officer's reach (dpgui.app.shell.session_releases): opening other data while
 a release on screen is neither exported nor saved asks first, from every way of opening data; every release
 (CDF and hierarchy) stays listed with where it was exported, and shows again in one click, without mixing
 with the data opened since; the project of new data never carries another data's releases."""
@@ -144,7 +144,7 @@ def test_save_project_from_the_question_keeps_the_release_then_opens(qtbot, file
 
 
 def test_export_from_the_question_exports_the_release_then_opens(qtbot, files, monkeypatch):
-    from dpgui.app.main_window import MainWindow
+    from dpgui.app.shell.main_window import MainWindow
     from dpgui.workspace.session import ExportKind
 
     window = released_window(qtbot, files["people"])

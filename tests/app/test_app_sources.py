@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QLineEdit
 
-from dpgui.app.database_dialog import DatabaseDialog, SessionPasswords, keyring_works
-from dpgui.app.project import project_spec, same_source
+from dpgui.app.dialogs.database import DatabaseDialog, SessionPasswords, keyring_works
+from dpgui.app.shell.project import project_spec, same_source
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.data.file_types import CsvDialect
 from dpgui.data.histogram import column_histogram
@@ -368,7 +368,7 @@ def test_step_1_shows_how_a_csv_is_read_and_who_counts(qtbot, tmp_path):
 
 
 def test_the_dialect_dialog_refuses_a_comma_for_both(qtbot, semicolon_csv):
-    from dpgui.app.data_page import DialectDialog
+    from dpgui.app.cdf.data_page import DialectDialog
 
     dialog = DialectDialog(CsvDialect(",", "."))
     qtbot.addWidget(dialog)

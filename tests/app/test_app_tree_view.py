@@ -1,4 +1,4 @@
-"""BinTreeView: the icicle drawing of a plan's bin tree (dpgui/app/tree_view.py)."""
+"""BinTreeView: the icicle drawing of a plan's bin tree (dpgui/app/cdf/tree_view.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
 
-from dpgui.app.tree_view import (
+from dpgui.app.cdf.tree_view import (
     MIN_NODE_PX, NOT_RELEASED_COLOUR, TEXT_MIN_PX, BinTreeView,
 )
 from dpgui.core.mechanism import release

@@ -11,7 +11,7 @@ from gui_helpers import (
     wait_plan,
 )
 
-from dpgui.app.projection_plots import ProjectionPlots
+from dpgui.app.cdf.projection_plots import ProjectionPlots
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.quantiles import quantiles
@@ -143,7 +143,7 @@ def test_the_exported_box_closes_with_escape_and_the_title_bar(qtbot, tmp_path):
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QWidget
 
-    from dpgui.app.export_dialog import exported_box
+    from dpgui.app.dialogs.export import exported_box
 
     parent = QWidget()
     qtbot.addWidget(parent)
@@ -240,7 +240,7 @@ def test_a_crash_loses_no_release_that_other_data_took_off_the_screen(qtbot, tmp
     from PySide6.QtCore import QThreadPool
     from test_app_project import dead_pid
 
-    from dpgui.app.project import autosave_dir
+    from dpgui.app.shell.project import autosave_dir
 
     first = sample_window_planned(qtbot, seed=4)
     release_and_wait(qtbot, first)
@@ -275,7 +275,7 @@ def test_the_hierarchy_plan_table_shows_every_level_when_it_scrolls_sideways(qtb
     """At 200 % (or in a narrow window) the level table is wider than its place and gets a horizontal scroll
     bar; its height now counts that bar, so every level's row stays in view (the bar took the last rows'
     place: at 200 % only two and a half of the four rows could be seen)."""
-    from dpgui.app.hierarchy_page import TAB_PLAN
+    from dpgui.app.hierarchy.page import TAB_PLAN
 
     window = make_window(qtbot)
     page = window.hierarchy

@@ -1,5 +1,5 @@
 """Export a hierarchy release as a signed bundle: the CDF's Export dialog (folder, name, key,
-passphrase; :mod:`dpgui.app.export_dialog`) writing the hierarchy's CSV (one row per node), PDF and
+passphrase; :mod:`dpgui.app.dialogs.export`) writing the hierarchy's CSV (one row per node), PDF and
 manifest through :func:`dpgui.report.hierarchy_publish.sign_hierarchy_release` — only a release the
 budget ledger confirms is signed, and the ledger points to the bundle. Exporting spends no budget.
 """
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from PySide6.QtWidgets import QWidget
 
-from dpgui.app.export_dialog import BundleExportDialog
+from dpgui.app.dialogs.export import BundleExportDialog
 from dpgui.core.hierarchy_errors import plan_errors
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.hierarchy_bundle import default_hierarchy_bundle_name, errors_json

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QLabel, QRadioButton, QSizePolicy, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget,
 )
 
-from dpgui.app.style import SERIES_COLOURS, is_dark, new_plot, series_pen
+from dpgui.app.widgets.style import SERIES_COLOURS, is_dark, new_plot, series_pen
 from dpgui.app.text import format_delta
 from dpgui.core.mechanism import Release
 from dpgui.core.missing import MISSING_BUCKET, MISSING_DROP, MISSING_IMPUTE, MISSING_RULE_TEXT, missing_rule_text

@@ -47,7 +47,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpgui.app.style import new_plot
+from dpgui.app.widgets.style import new_plot
 from dpgui.app.text import escape, plain_text
 from dpgui.core.margins import MARGIN_NAME
 from dpgui.core.quantiles import noise_margin

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWidget
 
 from dpgui.app import text
-from dpgui.app.fields import ValidatedField, compact_combo, parse_number, set_buddy
+from dpgui.app.widgets.fields import ValidatedField, compact_combo, parse_number, set_buddy
 from dpgui.core.missing import MISSING_BUCKET, MISSING_IMPUTE
 from dpgui.errors import ParameterError
 

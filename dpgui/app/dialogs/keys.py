@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QLabel, QLineEdit, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
-from dpgui.app.fields import StatusLine, StatusMessages, grow_to_fit, inline_message, show_inline
+from dpgui.app.widgets.fields import StatusLine, StatusMessages, grow_to_fit, inline_message, show_inline
 from dpgui.app.text import friendly, plain_text
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.report.keystore import (PUBLIC_SUFFIX, SECRET_SUFFIX, KeyEntry, KeyFiles, create_key, export_public_key,

@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QWidget
 
 from dpgui.app import text
-from dpgui.app.fields import ValidatedField, compact_combo, inline_message, parse_number, set_buddy, show_inline
+from dpgui.app.widgets.fields import ValidatedField, compact_combo, inline_message, parse_number, set_buddy, show_inline
 from dpgui.core.focus import FocusChoice, FocusOffer, Region, value_span
 from dpgui.core.plan import Plan
 from dpgui.core.planner import margin95

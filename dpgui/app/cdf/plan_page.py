@@ -2,8 +2,8 @@
 neighbour model, records per person; the bin tree's
 branching and each level's budget (linked, with locks); estimator, consistency, objective;
 auto-optimize; where the officer needs accuracy (a region of the range the plan is optimised for, used
-only when it lowers the 95 % margin there by ≥ 5 %; :mod:`dpgui.app.focus_panel`); the missing-value rule
-(:mod:`dpgui.app.missing_rule`); accuracy first (the smallest ε for an error you accept, in the region when
+only when it lowers the 95 % margin there by ≥ 5 %; :mod:`dpgui.app.cdf.focus_panel`); the missing-value rule
+(:mod:`dpgui.app.cdf.missing_rule`); accuracy first (the smallest ε for an error you accept, in the region when
 one is chosen, and said so); the projected error — all before any budget is spent. Planning is
 data-independent: it never reads the file."""
 
@@ -22,14 +22,14 @@ from PySide6.QtWidgets import (
 
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
-from dpgui.app.fields import (
+from dpgui.app.widgets.fields import (
     ValidatedField, compact_combo, inline_message, offer_neighbours, parse_delta, parse_epsilon, parse_number, set_buddy,
     show_inline,
 )
-from dpgui.app.projection_plots import ProjectionPlots
+from dpgui.app.cdf.projection_plots import ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
-from dpgui.app.focus_panel import FocusControls, focus_words
-from dpgui.app.missing_rule import MissingRuleControls
+from dpgui.app.cdf.focus_panel import FocusControls, focus_words
+from dpgui.app.cdf.missing_rule import MissingRuleControls
 from dpgui.core.focus import FocusChoice, FocusOffer, focus_offer
 from dpgui.core.missing import missing_rule_text
 from dpgui.core.plan import Plan, PrivacySpec, split_budget
@@ -524,7 +524,7 @@ class PlanPage(QWidget):
     def _offer_neighbours(self) -> None:
         """Offer "N is public" only when the open data's row count may be public: for a query not stated public
         it is not available, a plan under it is switched to "N is private" (planned again), and the note
-        under the choice says which of the two happened (:func:`~dpgui.app.fields.offer_neighbours`)."""
+        under the choice says which of the two happened (:func:`~dpgui.app.widgets.fields.offer_neighbours`)."""
         source = self._workspace.state.source
         public = source is None or source.source_spec.row_count_may_be_public
         switched = offer_neighbours(self.neighbours, public)
@@ -1086,7 +1086,7 @@ class PlanPage(QWidget):
         self.accuracy_result.setText("Searching…")
         self._run(task, done)
 
-    # ---------------------------------------------------------------- project files (dpgui/app/project.py)
+    # ---------------------------------------------------------------- project files (dpgui/app/shell/project.py)
     def apply_plan(self, plan: Plan | None, consistency: str, branching: str = "auto", objective: str = "total",
                    locked_levels: Sequence[int] = (), delta: float | None = None, noise: str = "auto",
                    impute: float | None = None, focus: FocusChoice | None = None) -> None:

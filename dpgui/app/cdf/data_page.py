@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
-from dpgui.app.fields import ValidatedField, inline_message, parse_number, set_buddy, show_inline
+from dpgui.app.widgets.fields import ValidatedField, inline_message, parse_number, set_buddy, show_inline
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.core.tree import check_bins
@@ -42,7 +42,7 @@ from dpgui.workspace.state import ColumnChoice, ColumnSettings, DataSource
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpgui.app.database_dialog import OpenedSource
+    from dpgui.app.dialogs.database import OpenedSource
 
 KIND_LABELS = {"numeric": "number", "text": "text", "datetime": "date/time", "boolean": "yes/no", "other": "other"}
 MISSING_TEXT = "(missing)"
@@ -555,7 +555,7 @@ class DataPage(QWidget):
                                dataset=self.dataset_name.text())
 
     def set_opened(self, opened: OpenedSource) -> None:
-        """Show a database or Spark source (:func:`~dpgui.app.database_dialog.open_and_look`'s result)."""
+        """Show a database or Spark source (:func:`~dpgui.app.dialogs.database.open_and_look`'s result)."""
         info = source_table_info(opened)
         self.set_table(info, FrameRows(info, opened.preview), opened.spec, opened.engine)
 
@@ -828,7 +828,7 @@ class DataPage(QWidget):
                     "about these people, so that they share one budget.")
         return self._workspace.state.column_settings()
 
-    # ---------------------------------------------------------------- project files (dpgui/app/project.py)
+    # ---------------------------------------------------------------- project files (dpgui/app/shell/project.py)
     def apply_workspace(self, column: str, lower: float | None, upper: float | None, bins: int | None,
                         missing: str | None, whole_numbers: WholeNumbers | None = None) -> bool:
         """Choose ``column`` and set the bounds and bins (from a project file; ``missing``, a policy of

@@ -23,9 +23,9 @@ from PySide6.QtWidgets import (
     QMessageBox, QProgressBar, QPushButton, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
 )
 
-from dpgui.app.fields import (StatusLine, StatusMessages, ValidatedField, grow_to_fit, inline_message, parse_number,
+from dpgui.app.widgets.fields import (StatusLine, StatusMessages, ValidatedField, grow_to_fit, inline_message, parse_number,
                               show_inline)
-from dpgui.app.style import is_dark
+from dpgui.app.widgets.style import is_dark
 from dpgui.app.text import friendly, plain_text
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_budget, format_delta, format_number, format_significant

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QSplitter, QTreeView, QVBoxLayout, QWidget,
 )
 
-from dpgui.app.style import SERIES_COLOURS, new_plot
+from dpgui.app.widgets.style import SERIES_COLOURS, new_plot
 from dpgui.app.text import plain_text
 from dpgui.core.hierarchy import HierarchyRelease
 from dpgui.core.hierarchy_errors import released_mostly_noise

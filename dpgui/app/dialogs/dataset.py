@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app import text
-from dpgui.app.fields import ERROR_STYLE
+from dpgui.app.widgets.fields import ERROR_STYLE
 
 
 class NewDatasetDialog(QDialog):

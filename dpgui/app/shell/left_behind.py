@@ -1,7 +1,7 @@
 """Workspaces that other data took off the screen while they held a release neither exported nor saved,
 kept in the autosave folder until the session ends cleanly, so that a crash loses no release from view.
 
-The autosave (:mod:`dpgui.app.project`) holds the open data's workspace only. When the officer opens other
+The autosave (:mod:`dpgui.app.shell.project`) holds the open data's workspace only. When the officer opens other
 data anyway (Release → Releases of This Session keeps listing the release), the leaving workspace is written
 to ``<dpgui home>/autosave/left-<id>.dpgui`` (public values only, as any project file; on a worker). A clean
 exit removes these files; after a crash they are found at the next start and, if the officer restores the

@@ -20,8 +20,8 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel,
                                QLineEdit, QMessageBox, QPushButton, QVBoxLayout, QWidget)
 
-from dpgui.app.fields import inline_message, show_inline
-from dpgui.app.keys_dialog import CreateKeyDialog
+from dpgui.app.widgets.fields import inline_message, show_inline
+from dpgui.app.dialogs.keys import CreateKeyDialog
 from dpgui.app.text import plain_text
 from dpgui.app.pdf_report import render_release_pdf
 from dpgui.app.text import friendly
@@ -108,7 +108,7 @@ def exported_box(parent: QWidget, title: str, message: str, folder: Path) -> Exp
 class BundleExportDialog(QDialog):
     """Choose folder, name and key; ``export()`` writes the bundle with :meth:`sign_bundle` and returns
     its paths (or None). The one Export dialog: :class:`ExportDialog` signs a CDF release,
-    :class:`~dpgui.app.hierarchy_export.HierarchyExportDialog` a hierarchy release."""
+    :class:`~dpgui.app.hierarchy.export_dialog.HierarchyExportDialog` a hierarchy release."""
 
     def __init__(self, folder: str, default_name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)

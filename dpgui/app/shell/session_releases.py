@@ -42,7 +42,7 @@ from dpgui.workspace.release import restored_shown_release
 from dpgui.workspace.session import ExportKind, ReleaseKind, SessionRelease, SessionReleases, same_data
 
 if TYPE_CHECKING:
-    from dpgui.app.main_window import MainWindow
+    from dpgui.app.shell.main_window import MainWindow
 
 MENU_NAME = "Releases of This &Session"
 

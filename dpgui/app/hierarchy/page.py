@@ -7,7 +7,7 @@
    least error within ε, least ε for a target error), the level-budget editor (one row per level:
    nodes, weight, budget ε or ρ, projected bias², variance, MSE and RMSE per node), consistency
    (default: the lower projected error) and, with δ > 0, the noises side by side.
-3. **Hierarchy tree** — the icicle of the real hierarchy (:mod:`dpgui.app.hierarchy_tree`).
+3. **Hierarchy tree** — the icicle of the real hierarchy (:mod:`dpgui.app.hierarchy.tree`).
 4. **Release and results** — through the budget ledger like the CDF release (budget check, first cap,
    confirmation with the cost), the result as a tree table with a search box, and the signed bundle.
 
@@ -33,13 +33,13 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app import text
-from dpgui.app.export_dialog import BundleExportDialog, csv_export_default, export_folder
-from dpgui.app.fields import (
+from dpgui.app.dialogs.export import BundleExportDialog, csv_export_default, export_folder
+from dpgui.app.widgets.fields import (
     ValidatedField, inline_message, offer_neighbours, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
 )
-from dpgui.app.hierarchy_errors_view import ERROR_HEADERS, ERROR_TIPS, MarginCurves, level_error_cells, plan_error_words
-from dpgui.app.hierarchy_result import HierarchyResultView
-from dpgui.app.hierarchy_tree import HierarchyTreeView, level_unit
+from dpgui.app.hierarchy.errors_view import ERROR_HEADERS, ERROR_TIPS, MarginCurves, level_error_cells, plan_error_words
+from dpgui.app.hierarchy.result import HierarchyResultView
+from dpgui.app.hierarchy.tree import HierarchyTreeView, level_unit
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.core.hierarchy import (
     CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE, Hierarchy, HierarchyPlan, check_assumed_records, downstream_projection,
@@ -63,7 +63,7 @@ from dpgui.workspace.state import Workspace
 from dpgui.workspace.words import NEIGHBOURS_LABELS, escape, sentence
 
 if TYPE_CHECKING:
-    from dpgui.app.main_window import MainWindow
+    from dpgui.app.shell.main_window import MainWindow
 
 TAB_LEVELS, TAB_PLAN, TAB_TREE, TAB_RESULTS = range(4)
 NONE_ITEM = "— none —"
@@ -1106,7 +1106,7 @@ class HierarchyMode(QWidget):
         if outcome is None:
             self.window_.show_error("Nothing to export", "Release first (step 4), then export.")
             return None
-        from dpgui.app.hierarchy_export import HierarchyExportDialog
+        from dpgui.app.hierarchy.export_dialog import HierarchyExportDialog
 
         loaded = self.state_ws.state.loaded
         public = (loaded.prior_levels if loaded is not None and loaded.prior_path is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QStyleFactory
 
-from dpgui.app.style import configure_pyqtgraph
+from dpgui.app.widgets.style import configure_pyqtgraph
 
 APPEARANCES = {"system": "&System", "light": "&Light", "dark": "&Dark"}
 

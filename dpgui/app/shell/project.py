@@ -1,6 +1,6 @@
 """Project files, autosave and restore after a crash, for the main window.
 
-:class:`ProjectController` keeps the workspace of one :class:`~dpgui.app.main_window.MainWindow`
+:class:`ProjectController` keeps the workspace of one :class:`~dpgui.app.shell.main_window.MainWindow`
 (``window.workspace``, a :class:`~dpgui.workspace.state.Workspace`) in files; it reads no widget:
 
 * **capture** — the data file, column, bounds, bins, missing-value policy, plan, and the releases
@@ -47,7 +47,7 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton, QWidget
 
 from dpgui.app import text
-from dpgui.app.left_behind import LeftBehind
+from dpgui.app.shell.left_behind import LeftBehind
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.focus import FocusChoice
 from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, is_supported_file_name
@@ -66,7 +66,7 @@ from dpgui.workspace.session import same_data
 from dpgui.workspace.state import Workspace
 
 if TYPE_CHECKING:
-    from dpgui.app.main_window import MainWindow
+    from dpgui.app.shell.main_window import MainWindow
 
 AUTOSAVE_DELAY_MS = 2000
 AUTOSAVE_FOLDER = "autosave"
@@ -554,7 +554,7 @@ class ProjectController(QObject):
         """Run ``then`` now, or after Save (if saved) or Discard in the save-changes box; Cancel stops.
         Before another project replaces the workspace (``closing`` False) while a release on screen is
         neither exported nor saved, the session's question is asked instead (Save Project… / Export… /
-        Open Anyway / Cancel: :meth:`~dpgui.app.session_releases.SessionController.confirm_leave`)."""
+        Open Anyway / Cancel: :meth:`~dpgui.app.shell.session_releases.SessionController.confirm_leave`)."""
         if not closing and self.window.session.not_kept():
             self.window.session.confirm_leave(then, "another project")
             return
@@ -698,7 +698,7 @@ class ProjectController(QObject):
 
     def keep_left_behind(self) -> None:
         """Other data is about to replace the workspace: if a release on screen is neither exported nor saved,
-        keep the workspace in the autosave folder until a clean exit (:mod:`dpgui.app.left_behind`)."""
+        keep the workspace in the autosave folder until a clean exit (:mod:`dpgui.app.shell.left_behind`)."""
         if not self._owns_session or self._ended or not self.window.session.not_kept():
             return
         project = self.capture()

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
     QLineEdit, QPushButton, QScrollArea, QVBoxLayout, QWidget,
 )
 
-from dpgui.app.fields import inline_message, show_inline
-from dpgui.app.style import is_dark
+from dpgui.app.widgets.fields import inline_message, show_inline
+from dpgui.app.widgets.style import is_dark
 from dpgui.app.text import NEIGHBOURS_LABELS, friendly, plain_text, sentence
 from dpgui.core.missing import MISSING_DROP, MISSING_ERROR
 from dpgui.errors import DpguiError

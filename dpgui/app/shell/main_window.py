@@ -20,24 +20,24 @@ from PySide6.QtWidgets import (
 from dpgui import __version__
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
-from dpgui.app.data_page import DataPage, PreviewModel
-from dpgui.app.database_dialog import DatabaseDialog, OpenedSource, SessionPasswords, open_and_look
-from dpgui.app.dataset_dialog import NewDatasetDialog
-from dpgui.app.export_dialog import (
+from dpgui.app.cdf.data_page import DataPage, PreviewModel
+from dpgui.app.dialogs.database import DatabaseDialog, OpenedSource, SessionPasswords, open_and_look
+from dpgui.app.dialogs.dataset import NewDatasetDialog
+from dpgui.app.dialogs.export import (
     BundleExportDialog, ExportDialog, csv_export_default, export_folder, exported_box, remember_export_folder,
 )
-from dpgui.app.hierarchy_page import HierarchyMode
-from dpgui.app.keys_dialog import KeyManagerDialog
-from dpgui.app.ledger_dialog import LedgerDialog
-from dpgui.app.plan_page import PlanPage
-from dpgui.app.project import ProjectController
-from dpgui.app.result_view import ResultView
-from dpgui.app.session_releases import SessionController
-from dpgui.app.start_page import StartPage
-from dpgui.app.style import detach_legend_anchors
-from dpgui.app.theme import APPEARANCES, apply_appearance
-from dpgui.app.tree_view import BinTreeView
-from dpgui.app.verify_dialog import VerifyDialog
+from dpgui.app.hierarchy.page import HierarchyMode
+from dpgui.app.dialogs.keys import KeyManagerDialog
+from dpgui.app.dialogs.ledger import LedgerDialog
+from dpgui.app.cdf.plan_page import PlanPage
+from dpgui.app.shell.project import ProjectController
+from dpgui.app.cdf.result_view import ResultView
+from dpgui.app.shell.session_releases import SessionController
+from dpgui.app.shell.start_page import StartPage
+from dpgui.app.widgets.style import detach_legend_anchors
+from dpgui.app.widgets.theme import APPEARANCES, apply_appearance
+from dpgui.app.cdf.tree_view import BinTreeView
+from dpgui.app.dialogs.verify import VerifyDialog
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource, SecureRandom
@@ -160,7 +160,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.results_page, "&4 · Release and results")
         self.tabs.setDocumentMode(True)
         # What to release: the CDF of a number column (the tabs above) or counts over a hierarchy of
-        # categories (dpgui/app/hierarchy_page.py), chosen once a file is open.
+        # categories (dpgui/app/hierarchy/page.py), chosen once a file is open.
         self.hierarchy = HierarchyMode(self, self.workspace)
         self.cdf_mode = QRadioButton("The &CDF of a number column")
         self.cdf_mode.setToolTip("Publish the distribution of one number column (e.g. distances): how many "
@@ -231,7 +231,7 @@ class MainWindow(QMainWindow):
                                               "Open the flights counted by time zone → airport → route")
         self.save_action = action("Save P&lan…", self.save_plan, None,
                                   "Save the public settings and plan as JSON (no data)")
-        # project files (dpgui/app/project.py)
+        # project files (dpgui/app/shell/project.py)
         self.open_project_action = action("Open &Project…", self.project.open_project_dialog, "Ctrl+Shift+O",
                                           "Open a saved workspace (.dpgui): data file, settings, plan and releases")
         self.save_project_action = action("&Save Project", self.project.save, QKeySequence.StandardKey.Save,
