@@ -114,7 +114,7 @@ def source_screens(window, shot) -> None:
 
     import numpy as np
 
-    from dpgui.app.shell.main_window import TAB_DATA
+    from dpgui.app.cdf.mode import TAB_DATA
 
     folder = Path(tempfile.mkdtemp(prefix="dpgui-screenshot-sources-"))
     rng = np.random.default_rng(2013)
@@ -172,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
 
     app = create_application()
     QSettings().setValue("appearance", args.appearance)
-    from dpgui.app.shell.main_window import MainWindow, TAB_DATA, TAB_PLAN, TAB_RESULTS, TAB_TREE
+    from dpgui.app.cdf.mode import TAB_DATA, TAB_PLAN, TAB_RESULTS, TAB_TREE
+    from dpgui.app.shell.main_window import MainWindow
     from dpgui.app.widgets.theme import apply_appearance
 
     apply_appearance(args.appearance)
@@ -247,16 +248,16 @@ def main(argv: list[str] | None = None) -> int:
     inputs_dataset = "flights"
     with Ledger() as ledger:  # DPGUI_HOME is a throw-away folder when this script runs in tests
         ledger.set_cap(inputs_dataset, 2.0, 0.0, "screenshots")
-    inputs = window.release_inputs()
+    inputs = window.cdf.release_inputs()
     if inputs is None:
         raise RuntimeError("the release inputs are not valid: " + getattr(window, "last_error", ""))
-    box = window.confirmation_box(inputs)
+    box = window.cdf.confirmation_box(inputs)
     box.show()
     settle()
     shot("06-confirm-release", box)
     box.close()
-    window.start_release(inputs)
-    wait(lambda: window.outcome is not None)
+    window.cdf.start_release(inputs)
+    wait(lambda: window.cdf.outcome is not None)
     window.tabs.setCurrentIndex(TAB_RESULTS)
     shot("07-results")
     toggle = window.result_view.true_checkbox
@@ -275,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     from dpgui.report.keystore import create_key
 
     create_key("officer", "screenshot passphrase")
-    dialog = window.export_dialog()
+    dialog = window.cdf.export_dialog()
     import tempfile
 
     dialog.folder.setText(tempfile.mkdtemp(prefix="dpgui-screenshot-bundle-"))  # a new folder: never overwrites

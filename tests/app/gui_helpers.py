@@ -20,7 +20,7 @@ def make_window(qtbot, seed: int = 7):
     window = MainWindow()
     qtbot.addWidget(window)
     window.noise_source = lambda: SeededRandom(seed)
-    window.ask_cap = lambda dataset, epsilon: 100.0  # a generous budget, set once per dataset (tested separately)
+    window.ask_cap = lambda dataset, epsilon, delta=0.0: 100.0  # a generous budget, set once per dataset (tested separately)
     window.resize(1280, 800)
     window.show()
     return window
@@ -77,10 +77,10 @@ def click_release_in_confirmation(answer: str = "Release") -> None:
 
 
 def release_and_wait(qtbot, window) -> None:
-    before = window.outcome
+    before = window.cdf.outcome
     click_release_in_confirmation("Release")
     window.release()
-    qtbot.waitUntil(lambda: window.outcome is not before and window._release_worker is None, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window.cdf.outcome is not before and window.cdf.release_worker is None, timeout=TIMEOUT)
 
 
 def hierarchy_sample_released(qtbot, window):
@@ -98,7 +98,7 @@ def release_and_wait_for_error(qtbot, window) -> None:
     """Confirm a release that is expected to fail, and wait for its error dialog."""
     click_release_in_confirmation("Release")
     window.release()
-    qtbot.waitUntil(lambda: window._release_worker is None and error_text(window) != "", timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window.cdf.release_worker is None and error_text(window) != "", timeout=TIMEOUT)
 
 
 def error_text(window) -> str:

@@ -33,7 +33,7 @@ def good_csv(tmp_path):
 def alive(window) -> None:
     QApplication.processEvents()
     assert window.isVisible()
-    assert window.outcome is None  # nothing was released
+    assert window.cdf.outcome is None  # nothing was released
 
 
 def wait_error(qtbot, window, *words: str) -> str:
@@ -79,9 +79,9 @@ def test_all_missing_column_is_released_with_its_missing_bucket(qtbot, window, t
     open_and_wait(qtbot, window, path)
     set_column(qtbot, window, "blank", "0", "100", "10")
     release_and_wait(qtbot, window)
-    rel = window.outcome.release
+    rel = window.cdf.outcome.release
     assert rel.total == 50 and rel.missing is not None and rel.missing == 50 - rel.cumulative[-1]
-    assert window.outcome.info.missing == "bucket"
+    assert window.cdf.outcome.info.missing == "bucket"
     assert "noised 'missing' bucket" in window.result_view.summary.text()
     assert error_text(window) == ""
 
@@ -143,7 +143,7 @@ def test_file_with_one_row_warns_but_works(qtbot, window, tmp_path):
     qtbot.waitUntil(lambda: "only 1 row" in window.data_page.file_warning.text(), timeout=10_000)
     set_column(qtbot, window, "x", "0", "100", "10")
     release_and_wait(qtbot, window)
-    assert window.outcome is not None and window.outcome.release.total == 1
+    assert window.cdf.outcome is not None and window.cdf.outcome.release.total == 1
 
 
 @pytest.mark.parametrize("branching, words", [("abc", "cannot read"), ("1", "≥ 2"), ("2x2", "bins"), ("0x5", "")])
@@ -217,7 +217,7 @@ def test_excel_file_opens_and_releases(qtbot, window, tmp_path):
     open_and_wait(qtbot, window, path)
     set_column(qtbot, window, "score", "0", "50", "50")
     release_and_wait(qtbot, window)
-    assert window.outcome.release.total == 200
+    assert window.cdf.outcome.release.total == 200
 
 
 def test_recent_files_and_geometry_are_remembered(qtbot, good_csv):

@@ -15,7 +15,7 @@ import dpgui.app.cdf.plan_page as plan_page_module
 import dpgui.report.publish as publish_module
 import dpgui.workspace.release as release_module
 import dpgui.workspace.results as results_module
-from dpgui.app.shell.main_window import TAB_PLAN, TAB_RESULTS
+from dpgui.app.cdf.mode import TAB_PLAN, TAB_RESULTS
 from dpgui.app.cdf.projection_plots import ProjectionCache
 from dpgui.app.cdf.tree_view import MIN_NODE_PX, TEXT_MIN_PX
 from dpgui.core.quantiles import cumulative_interval95, quantiles
@@ -61,7 +61,7 @@ def test_window_at_2_to_the_20_bins_draws_bounded_points_and_works_on_workers(qt
     release_and_wait(qtbot, window)
     window.tabs.setCurrentIndex(TAB_RESULTS)
     qtbot.wait(50)
-    release = window.outcome.release
+    release = window.cdf.outcome.release
     assert release.plan.shape.bins == BINS and release.total == ROWS
     assert log.on_gui_thread() == [] and log.steps() == {"plan_page.auto_plan", "ProjectionCache.project",
                                                          "release.spend_and_release"}

@@ -83,7 +83,7 @@ def test_whole_workflow_at_delta_1e9_with_automatic_noise(qtbot, sample_window, 
 
     # ---- release: the plan goes out as shown, and the ledger charges its (ε, δ, ρ)
     release_and_wait(qtbot, window)
-    released = window.outcome.release
+    released = window.cdf.outcome.release
     assert released.plan == plan and released.plan.noise == plan.noise
     assert window.workspace.state.shown is not None and "TEST NOISE" in window.release_status.text()
     with Ledger() as ledger:
@@ -115,7 +115,7 @@ def test_bad_delta_is_shown_next_to_the_field_and_nothing_can_be_released(qtbot,
     assert state.plan.privacy is None and state.plan.plan is None
     assert isinstance(release_request(state), NotReady)
     window.release()  # refused: no confirmation, no worker, nothing in the ledger
-    assert window._release_worker is None and window.outcome is None
+    assert window.cdf.release_worker is None and window.cdf.outcome is None
     assert "not ready" in window.statusBar().currentMessage()
     with Ledger() as ledger:
         assert ledger.releases() == []
@@ -268,7 +268,7 @@ def test_a_gaussian_release_through_the_window_charges_its_rho(qtbot, sample_win
     qtbot.waitUntil(lambda: page.plan.noise == "gaussian" and not page.is_planning(), timeout=TIMEOUT)
     plan = page.plan
     release_and_wait(qtbot, window)
-    released = window.outcome.release
+    released = window.cdf.outcome.release
     assert released.plan == plan and released.plan.noise == "gaussian"
     with Ledger() as ledger:
         (entry,) = ledger.releases(window.workspace.state.dataset.strip())

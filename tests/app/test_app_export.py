@@ -61,7 +61,7 @@ def create_key_in_the_form(dialog) -> None:
 def test_export_folder_key_offer_done_box_and_banner(qtbot, released, home, tmp_path, monkeypatch):
     window = released
     releases = home / "Documents" / "dpgui releases"
-    dialog = window.export_dialog()
+    dialog = window.cdf.export_dialog()
     assert dialog is not None and Path(dialog.folder.text()) == releases  # not the confidential data's folder
     assert not releases.exists()  # made when the bundle is written into it
     # no key yet: the dialog offers to make one, and chooses it
@@ -88,14 +88,14 @@ def test_export_folder_key_offer_done_box_and_banner(qtbot, released, home, tmp_
     # the dataset's next export proposes the folder of its last one; another dataset the releases folder
     elsewhere = tmp_path / "published"
     elsewhere.mkdir()
-    again = window.export_dialog()
+    again = window.cdf.export_dialog()
     assert Path(again.folder.text()) == releases
     again.folder.setText(str(elsewhere))
     again.name.setText("second")
     again.passphrase.setText(PASSPHRASE)
     assert again.export() is not None
     window.after_bundle_export(again)
-    assert Path(window.export_dialog().folder.text()) == elsewhere
+    assert Path(window.cdf.export_dialog().folder.text()) == elsewhere
     from dpgui.app.dialogs.export import export_folder
 
     assert export_folder("another dataset") == releases

@@ -116,7 +116,7 @@ def test_open_anyway_keeps_the_release_listed_and_it_shows_again_unmixed_and_sig
     assert "made from <b>people.csv</b>, not from the data open now" in window.release_status.text()
     assert window.table.path == files["other"] and window.workspace.state.releases == ()  # nothing mixed in
     # signable as before: the ledger confirms it, and the export may go neither over nor into either data
-    dialog = window.export_dialog()
+    dialog = window.cdf.export_dialog()
     assert dialog is not None and dialog.release_id == release_id
     assert {str(files["people"]), str(files["other"])} <= set(dialog.input_folders)
     # and the session's dialog lists it too, with Show

@@ -87,7 +87,7 @@ def test_a_key_made_with_dpgui_key_create_can_be_imported_and_signs(qtbot, tmp_p
     open_and_wait(qtbot, window, _csv(tmp_path))
     set_column(qtbot, window, "wage", "0", "100", "10")
     release_and_wait(qtbot, window)
-    export = window.export_dialog()
+    export = window.cdf.export_dialog()
     out = tmp_path / "out"
     out.mkdir()
     export.folder.setText(str(out))

@@ -10,8 +10,9 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
 
 from dpgui.app.cdf.tree_view import (
-    MIN_NODE_PX, NOT_RELEASED_COLOUR, TEXT_MIN_PX, BinTreeView,
+    MIN_NODE_PX, TEXT_MIN_PX, BinTreeView,
 )
+from dpgui.app.widgets.style import NOT_RELEASED_COLOUR
 from dpgui.core.mechanism import release
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets

@@ -14,6 +14,7 @@ from dpgui.app import text
 from dpgui.app.widgets.fields import ValidatedField, compact_combo, parse_number, set_buddy
 from dpgui.core.missing import MISSING_BUCKET, MISSING_IMPUTE
 from dpgui.errors import ParameterError
+from dpgui.vocabulary import Neighbours
 
 
 class MissingRuleControls:
@@ -54,7 +55,7 @@ class MissingRuleControls:
     def impute(self) -> float | None:
         """The value missing values are counted as (None: the neighbour model's own rule); ParameterError
         while the value chosen is not a number."""
-        if self._neighbours != "change" or self.combo.currentData() != MISSING_IMPUTE:
+        if self._neighbours != Neighbours.CHANGE or self.combo.currentData() != MISSING_IMPUTE:
             return None
         value = self.value.value()
         if value is None:
@@ -78,7 +79,7 @@ class MissingRuleControls:
         self._changed()
 
     def _show(self) -> None:
-        change = self._neighbours == "change"
+        change = self._neighbours == Neighbours.CHANGE
         imputed = change and self.combo.currentData() == MISSING_IMPUTE
         for widget, shown in ((self.label, change), (self.combo, change), (self.value_label, imputed),
                               (self.value, imputed)):

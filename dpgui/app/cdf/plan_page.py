@@ -41,6 +41,7 @@ from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.workspace.state import DataContext, PlanChoice
 from dpgui.formatting import cdf_margin_words, format_margin_records
+from dpgui.vocabulary import AUTO, Neighbours, Noise
 
 
 def _format_delta(delta: float) -> str:
@@ -68,7 +69,7 @@ def other_noise_plan(plan: Plan, shape: TreeShape | None, objective: str) -> Pla
     if privacy.delta <= 0:
         return None
     bins = plan.shape.bins
-    if plan.noise == "gaussian":
+    if plan.noise == Noise.GAUSSIAN:
         laplace = auto_plan(bins, privacy.pure(), shape=shape, estimator=plan.estimator, objective=objective, noise="laplace")
         return Plan(laplace.shape, privacy, laplace.level_budgets, laplace.estimator, "laplace")
     return auto_plan(bins, privacy, shape=shape, estimator=plan.estimator, objective=objective, noise="gaussian")
@@ -151,7 +152,7 @@ class BudgetEditor(QWidget):
             if widget is not None and widget is not self.message:
                 widget.deleteLater()
         self._spins, self._locks, self._shares = [], [], []
-        gaussian = plan.noise == "gaussian"
+        gaussian = plan.noise == Noise.GAUSSIAN
         headers = ("Level", "Nodes", "Budget ρ (zCDP)" if gaussian else "Budget ε", "Share", "Lock")
         self.header_labels.clear()
         for col, header in enumerate(headers):
@@ -533,7 +534,7 @@ class PlanPage(QWidget):
         self.neighbours_note.setVisible(not public)
 
     def _n_is_public(self) -> bool:
-        return bool(self.neighbours.currentData() == "change")
+        return bool(self.neighbours.currentData() == Neighbours.CHANGE)
 
     def _fill_public_n(self) -> None:
         """Under 'N is public' the N field shows the file's row count; under 'N is private' the
@@ -622,7 +623,7 @@ class PlanPage(QWidget):
         plan, noise = self.plan, self.noise_choice()
         if plan is None or privacy is None or plan.privacy.delta != privacy.delta:
             return False
-        return noise == "auto" or plan.noise == noise
+        return noise == AUTO or plan.noise == noise
 
     def _publish(self, *_: object) -> None:
         privacy = self._privacy_as_typed()
@@ -674,7 +675,7 @@ class PlanPage(QWidget):
         except DpguiError:
             show_inline(self.noise_message, "")
             return True
-        problem = self.noise_choice() == "gaussian" and delta <= 0
+        problem = self.noise_choice() == Noise.GAUSSIAN and delta <= 0
         show_inline(self.noise_message, text.GAUSSIAN_NEEDS_DELTA if problem else "")
         if problem:
             self.noise_note.setText("")
@@ -738,7 +739,7 @@ class PlanPage(QWidget):
         branching = self.branching.value()
         if branching is None:
             raise ParameterError("the branching is not valid", "fix it (see the message under it)")
-        if branching == "auto":
+        if branching == AUTO:
             return None
         try:
             return TreeShape.parse(bins, branching, privacy.missing_leaf)
@@ -768,7 +769,7 @@ class PlanPage(QWidget):
         if locked and self.plan is not None:
             # Locked budgets are in the current plan's unit (ε or ρ): Automatic keeps that noise (the
             # noise note says so), and an explicit switch to the other noise unlocks them.
-            if noise == "auto":
+            if noise == AUTO:
                 noise = self.plan.noise
             elif noise != self.plan.noise:
                 locked = {}
@@ -857,7 +858,7 @@ class PlanPage(QWidget):
             if key is not None:
                 self._plan_alternative(plan, key)
         self.budgets.set_plan(plan)
-        if self.branching.value() == "auto":
+        if self.branching.value() == AUTO:
             self.branching.edit.setPlaceholderText(f"auto (now {'x'.join(map(str, plan.shape.branching))})")
         self._show_plan(plan)
         self._publish()
@@ -866,7 +867,7 @@ class PlanPage(QWidget):
         """What the other noise's best plan depends on (None when δ = 0: there is none)."""
         if plan.privacy.delta <= 0:
             return None
-        shape = None if self.branching.value() == "auto" else plan.shape
+        shape = None if self.branching.value() == AUTO else plan.shape
         return (plan.privacy, plan.shape.bins, plan.estimator, shape, self.objective.currentData(), plan.noise)
 
     def _plan_alternative(self, plan: Plan, key: tuple[Any, ...]) -> None:
@@ -937,7 +938,7 @@ class PlanPage(QWidget):
         budget = f"ε = {privacy.epsilon:g}"
         if privacy.delta > 0:
             budget += f", δ = {text.format_delta(privacy.delta)}"
-        if plan.noise == "gaussian":
+        if plan.noise == Noise.GAUSSIAN:
             budget += f", Gaussian noise (ρ = {plan.budget_total:.4g})"
         else:
             budget += ", Laplace noise" + (" (δ not used)" if privacy.delta > 0 else "")
@@ -955,7 +956,7 @@ class PlanPage(QWidget):
         if privacy.delta <= 0:
             return "Laplace noise: with δ = 0 (pure ε-DP) it is the only noise possible."
         comparison = ""
-        other = text.NOISE_NAMES["laplace" if plan.noise == "gaussian" else "gaussian"]
+        other = text.NOISE_NAMES[Noise.LAPLACE if plan.noise == Noise.GAUSSIAN else Noise.GAUSSIAN]
         worst = self.objective.currentData() == "max"
         where = "at the worst point" if worst else "on average"
         mine: float | None = None
@@ -976,29 +977,29 @@ class PlanPage(QWidget):
                     return float(noise_margin(math.sqrt(pair[1])))
                 return average_margin95(pair[0], plan.shape, privacy.root_public)
             mine = margin(pairs[plan.noise])
-            theirs = margin(pairs["laplace" if plan.noise == "gaussian" else "gaussian"])
+            theirs = margin(pairs[Noise.LAPLACE if plan.noise == Noise.GAUSSIAN else Noise.GAUSSIAN])
         if mine is not None and theirs is not None:
             comparison = (f"projected error {format_margin_records(mine)} {where}, against "
                           f"{format_margin_records(theirs)} with {other} noise at this δ")
         choice = plan.noise_choice
-        if requested == "auto" and (choice is None or choice.requested == "auto"):
+        if requested == AUTO and (choice is None or choice.requested == AUTO):
             head = f"Automatic chose <b>{name}</b> noise"
             if choice is not None and choice.objective == "epsilon":  # accuracy first: the smaller ε decided
                 needs = {"laplace": choice.laplace_epsilon, "gaussian": choice.gaussian_epsilon}
-                theirs_eps = needs["laplace" if plan.noise == "gaussian" else "gaussian"]
+                theirs_eps = needs[Noise.LAPLACE if plan.noise == Noise.GAUSSIAN else Noise.GAUSSIAN]
                 head += f": it reaches the accepted error at ε = {plan.privacy.epsilon:g}"
                 head += (f", against ε = {theirs_eps:g} with {other} noise" if theirs_eps is not None
                          else f"; {other} noise cannot reach it")
                 return head + "."
             return head + (f": {comparison}." if comparison else ".")
-        if requested == "auto":
+        if requested == AUTO:
             return (f"<b>{name}</b> noise: the locked levels' budgets are in {plan.budget_name}, so Automatic keeps "
                     f"{name} noise. Unlock every level (then Auto-optimize) to let it choose again."
                     + (f" Now: {comparison}." if comparison else ""))
         better = ""
         if mine is not None and theirs is not None and theirs < mine:
             better = f" {other} noise would be more accurate here (choose Automatic to use it)."
-        if plan.noise == "laplace":
+        if plan.noise == Noise.LAPLACE:
             return ("<b>Laplace</b> noise gives pure ε-DP: δ is not used (no δ is spent)."
                     + (f" It gives a {comparison}." if comparison else "") + better)
         words = (f"<b>Gaussian</b> noise: its privacy is counted as ρ = {plan.budget_total:.4g} (zero-concentrated "
@@ -1098,7 +1099,7 @@ class PlanPage(QWidget):
         self._replan_timer.stop()
         self._generation += 1  # a plan still being computed is dropped when it arrives
         self._computing = False
-        if plan is not None and noise != "auto" and noise != plan.noise:
+        if plan is not None and noise != AUTO and noise != plan.noise:
             noise = plan.noise  # the plan says which noise it uses
         combos: tuple[tuple[QComboBox, str], ...] = ((self.consistency, consistency), (self.objective, objective),
                                                      (self.noise, noise))

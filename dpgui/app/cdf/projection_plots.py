@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -41,7 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app.widgets.fields import inline_message, show_inline
-from dpgui.app.widgets.style import SERIES_COLOURS, SERIES_NAMES, new_plot, series_pen
+from dpgui.app.widgets.style import SERIES_COLOURS, SERIES_NAMES, new_plot, plain_log_axes, series_pen
 from dpgui.app.text import escape, format_delta
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.plan import Plan, PrivacySpec
@@ -56,7 +54,8 @@ from dpgui.core.projection_curves import (
     effective_branching,
 )
 from dpgui.core.thinning import DRAWN_SLICES
-from dpgui.formatting import format_log_tick, format_parameter
+from dpgui.formatting import format_parameter
+from dpgui.vocabulary import Neighbours, Noise
 
 # plot (c)'s refinement starts this long after the plots are drawn (not while the user is still changing things)
 REFINE_DELAY_MS = 250
@@ -66,7 +65,7 @@ REFINE_DELAY_MS = 250
 def neighbour_words(privacy: PrivacySpec) -> str:
     """The neighbour model in plain words (short: it is a plot's subtitle)."""
     each = "" if privacy.records_per_person == 1 else f" (≤ {privacy.records_per_person} records each)"
-    if privacy.neighbours == "change":
+    if privacy.neighbours == Neighbours.CHANGE:
         return f"a person's records may change{each} · N public"
     return f"a person may be added or removed{each} · N private"
 
@@ -76,24 +75,6 @@ def branching_words(branching: tuple[int, ...]) -> str:
     if len(branching) > 4 and len(set(branching)) == 1:
         return f"{branching[0]}×…×{branching[0]}, {len(branching)} levels"
     return "×".join(map(str, branching))
-
-
-def log_tick_labels(exponents: list[float], decades: float, length_px: float | None = None) -> list[str]:
-    """Labels of log-axis ticks at 10^e as plain numbers. Which mantissas get a label depends on the
-    room per factor of ten (``length_px / decades``; without a length, on ``decades`` alone): all of
-    1…9 when roomy, 1, 2 and 5 when not, only powers of ten when cramped; the rest stay blank so
-    labels never collide."""
-    if length_px:
-        per_decade = length_px / max(decades, 1e-9)
-    else:
-        per_decade = 1000.0 if decades < 1.0 else (100.0 if decades <= 4 else 50.0)
-    keep = (1, 2, 3, 4, 5, 6, 7, 8, 9) if per_decade >= 400 else ((1, 2, 5) if per_decade >= 80 else (1,))
-    out = []
-    for e in exponents:
-        value = 10.0 ** e
-        mantissa = int(round(value / 10.0 ** math.floor(e + 1e-9)))
-        out.append(format_log_tick(value) if mantissa in keep else "")
-    return out
 
 
 def connect_within_runs(xs: np.ndarray, allowed: list[int], gap_ratio: float = 1.5, gap_count: int = 8) -> np.ndarray:
@@ -184,34 +165,7 @@ def _set_axis_label(item: pg.PlotItem, side: str, text: str, units: str | None =
     axis.resizeEvent()
 
 
-# pyqtgraph's AxisItem.tickValues/logTickValues: (min, max, size, stdTicks) -> [(spacing, [values]), …],
-# the last level's spacing None for the minor ticks of a log axis
-_TickLevels = list[tuple[float | None, list[float]]]
-_TickValues = Callable[[float, float, float, object], _TickLevels]
 
-
-def plain_log_axes(plot: pg.PlotWidget) -> None:
-    """Log axes of ``plot`` label ticks as plain numbers (1, 2, 5, 10, 20, …), not 2·10¹."""
-    for name in ("left", "bottom"):
-        axis = plot.getPlotItem().getAxis(name)
-
-        def strings(values: list[float], scale: float, spacing: float, axis: Any = axis, name: str = name) -> list[str]:
-            lo, hi = axis.range
-            length = axis.geometry().height() if name == "left" else axis.geometry().width()
-            return log_tick_labels([float(v) for v in values], abs(hi - lo), length or None)
-
-        axis.logTickStrings = strings
-        axis.logTickValues = _without_duplicates(axis.logTickValues)
-
-
-def _without_duplicates(log_tick_values: _TickValues) -> _TickValues:
-    """pyqtgraph's minor log ticks repeat the decades of the major level (drawn twice, so bold)."""
-    def values(min_val: float, max_val: float, size: float, std_ticks: object) -> _TickLevels:
-        levels = log_tick_values(min_val, max_val, size, std_ticks)
-        major = {round(v, 9) for spacing, vs in levels if spacing is not None for v in vs}
-        return [(spacing, vs if spacing is not None else [v for v in vs if round(v, 9) not in major])
-                for spacing, vs in levels]
-    return values
 
 
 def _style_legend(plot: pg.PlotWidget, item_pos: tuple[float, float], parent_pos: tuple[float, float],
@@ -549,7 +503,7 @@ class ProjectionPlots(QWidget):
         self.error_curves["alternative"].setVisible(shown)
         self.epsilon_curves["alternative"].setVisible(shown)
         legend = self.branching_plot.getPlotItem().legend
-        gaussian = "gaussian" in projection.c
+        gaussian = Noise.GAUSSIAN in projection.c
         if gaussian and not self._gaussian_in_legend:
             legend.addItem(self.branching_curves["gaussian"], "Gaussian noise at your δ, best estimate (GLS)")
             for _sample, label in legend.items:
@@ -633,7 +587,7 @@ class ProjectionPlots(QWidget):
         _set_axis_label(item, "left", "95 % margin on average", units)
         for name, (x, y) in projection.c.items():
             self.branching_curves[name].setData(x, y * scale, connect=connect_within_runs(x, projection.allowed))
-        label = ("Tuned budgets" + (", Laplace noise" if "gaussian" in projection.c else "") + ", best estimate (GLS)"
+        label = ("Tuned budgets" + (", Laplace noise" if Noise.GAUSSIAN in projection.c else "") + ", best estimate (GLS)"
                  + (" – refining…" if projection.pending else ""))
         legend = item.legend
         legend.getLabel(self.branching_curves["optimised"]).setText(
@@ -693,7 +647,7 @@ class ProjectionPlots(QWidget):
         self.std_view.setYRange(0, top * headroom, padding=0)
         privacy = plan.privacy
         unit = plan.budget_name
-        if plan.noise == "gaussian":
+        if plan.noise == Noise.GAUSSIAN:
             total = f"total ρ = {format_parameter(plan.budget_total)}"
             under = f"Gaussian noise, ε = {format_parameter(privacy.epsilon)}, δ = {format_delta(privacy.delta)}"
         else:

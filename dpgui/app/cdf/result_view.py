@@ -30,6 +30,7 @@ from dpgui.workspace.results import ResultFigures, result_figures
 from dpgui.formatting import (
     edge_decimals, format_edge, format_epsilon, format_fixed, format_percent, value_decimals,
 )
+from dpgui.vocabulary import Noise
 
 PROBABILITY_NAMES = {0.25: "lower quartile", 0.5: "median", 0.75: "upper quartile"}
 
@@ -447,7 +448,7 @@ class ResultView(QWidget):
         """The release's privacy budget: ε, and for Gaussian noise also δ and ρ."""
         plan = release.plan
         words = f"ε = {format_epsilon(plan.privacy.epsilon)}"
-        if plan.noise == "gaussian":
+        if plan.noise == Noise.GAUSSIAN:
             words += f", δ = {format_delta(plan.privacy.delta)} (Gaussian noise, ρ = {plan.budget_total:.4g})"
         return words
 

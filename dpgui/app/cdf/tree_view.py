@@ -47,7 +47,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpgui.app.widgets.style import new_plot
+from dpgui.app.widgets.style import EXACT_COLOUR, NOT_RELEASED_COLOUR, colour_ramp, new_plot, text_colour_on
 from dpgui.app.text import escape, plain_text
 from dpgui.core.margins import MARGIN_NAME
 from dpgui.core.quantiles import noise_margin
@@ -72,14 +72,11 @@ LEGEND_TITLES: dict[str, str] = {
     "budget": "Colour: ε per level (brighter = more budget, less noise)",
     "noise_sd": "Colour: noise standard deviation, records (darker = noisier)",
 }
-NOT_RELEASED_COLOUR = QColor("#A6A6A6")
 PADDING_COLOUR = QColor("#DADADA")
 PADDING_HATCH = QColor("#7F7F7F")
-EXACT_COLOUR = QColor("#F3F3F3")
 HINT = ("Point at a box to see its details; click to select it. Zoom: mouse wheel or + / −. "
         "Pan: drag or ← / →. Home: reset zoom. ↑ / ↓ and Enter: pick a box with the keyboard.")
 
-_CMAP = pg.colormap.get("viridis")
 
 
 # ----------------------------------------------------------------------------------------
@@ -174,18 +171,6 @@ class _Tree:
 # ----------------------------------------------------------------------------------------
 # Colours
 # ----------------------------------------------------------------------------------------
-
-
-def colour_ramp(t: float) -> QColor:
-    """The bin-tree's colour scale (viridis) at ``t`` in [0, 1], clipped: dark purple at 0, yellow at 1."""
-    colour: QColor = _CMAP.map(np.array([min(max(t, 0.0), 1.0)]), mode="qcolor")[0]
-    return colour
-
-
-def text_colour_on(fill: QColor) -> QColor:
-    """Black or white, whichever reads better on ``fill``."""
-    luminance = 0.299 * fill.red() + 0.587 * fill.green() + 0.114 * fill.blue()
-    return QColor("#000000") if luminance > 140 else QColor("#FFFFFF")
 
 
 def _scale_max(tree: _Tree, mode: str) -> float:

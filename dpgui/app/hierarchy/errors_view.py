@@ -18,8 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from dpgui.app.cdf.projection_plots import plain_log_axes
-from dpgui.app.widgets.style import new_plot
+from dpgui.app.widgets.style import new_plot, plain_log_axes
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.hierarchy_errors import LevelErrors, basis_words
 from dpgui.core.margins import MARGIN_NAME

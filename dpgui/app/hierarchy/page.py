@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import fields
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import shiboken6
@@ -40,14 +40,17 @@ from dpgui.app.widgets.fields import (
 from dpgui.app.hierarchy.errors_view import ERROR_HEADERS, ERROR_TIPS, MarginCurves, level_error_cells, plan_error_words
 from dpgui.app.hierarchy.result import HierarchyResultView
 from dpgui.app.hierarchy.tree import HierarchyTreeView, level_unit
+from dpgui.app.mode import ModeHost
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.core.hierarchy import (
     CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE, Hierarchy, HierarchyPlan, check_assumed_records, downstream_projection,
 )
+from dpgui.data.file_types import CsvDialect
 from dpgui.data.source import PasswordPrompt
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
+from dpgui.vocabulary import Allocation, Neighbours, Noise, StatisticKind
 from dpgui.workspace.hierarchy import (
     ALLOCATION_LABELS, CATEGORIES_NOT_DECLARED, CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS,
     COUNTS_FROM_DATA_WARNING, NOISE_LABELS, NOISE_MESSAGE, HierarchyChoice, HierarchyOutcome, HierarchyRequest,
@@ -62,8 +65,31 @@ from dpgui.workspace.session import same_data
 from dpgui.workspace.state import Workspace
 from dpgui.workspace.words import NEIGHBOURS_LABELS, escape, sentence
 
-if TYPE_CHECKING:
-    from dpgui.app.shell.main_window import MainWindow
+
+
+class DialectStep(Protocol):
+    """The CDF's step 1 as far as it states a CSV file's dialect (its label, Confirm and Change…)."""
+
+    @property
+    def dialect(self) -> CsvDialect | None: ...
+
+    @property
+    def dialect_label(self) -> QLabel: ...
+
+    @property
+    def dialect_confirm(self) -> QPushButton: ...
+
+    def confirm_dialect(self) -> None: ...
+
+    def open_dialect_dialog(self) -> None: ...
+
+
+class HierarchyWindow(ModeHost, Protocol):
+    """What the hierarchy mode needs of the main window beyond :class:`~dpgui.app.mode.ModeHost`: the
+    open file's dialect as step 1 states it."""
+
+    @property
+    def data_page(self) -> DialectStep: ...
 
 TAB_LEVELS, TAB_PLAN, TAB_TREE, TAB_RESULTS = range(4)
 NONE_ITEM = "— none —"
@@ -157,8 +183,11 @@ def _help(words: str) -> QLabel:
 class HierarchyMode(QWidget):
     """The four steps of the mode (see the module doc) for the window's open file."""
 
-    def __init__(self, window: MainWindow, workspace: Workspace) -> None:
-        super().__init__(window)
+    kind = StatisticKind.HIERARCHY
+    release_tip = "Spend the budget and publish the counts"
+
+    def __init__(self, window: HierarchyWindow, workspace: Workspace, parent: QWidget) -> None:
+        super().__init__(parent)
         self.window_ = window
         self.workspace = workspace  # the CDF workspace: the open file and the dataset's name
         self.state_ws = HierarchyWorkspace()
@@ -678,7 +707,7 @@ class HierarchyMode(QWidget):
             return
         neighbours = str(self.neighbours.currentData())
         self._show_records_field(neighbours)
-        if neighbours != "change":  # typed: a published estimate of N (under change N itself is used)
+        if neighbours != Neighbours.CHANGE:  # typed: a published estimate of N (under change N itself is used)
             values["records_estimate"] = self.records.value()
         values.update(epsilon=float(epsilon), delta=float(delta), noise=str(self.noise.currentData()),
                       neighbours=neighbours, records_per_person=self.records_per_person.value(),
@@ -695,7 +724,7 @@ class HierarchyMode(QWidget):
         """Under change the field shows N, the file's row count (public), and cannot be edited; under add/remove
         it holds only what the officer typed (the file's count is never put there)."""
         state = self.state_ws.state
-        public = neighbours == "change"
+        public = neighbours == Neighbours.CHANGE
         self.records.setEnabled(not public)
         if public:
             rows = state.loaded.rows if state.loaded is not None else None
@@ -870,11 +899,11 @@ class HierarchyMode(QWidget):
                   CONFIDENTIAL_PRIOR: "the CONFIDENTIAL counts (your opt-in, recorded in the manifest)",
                   NO_PRIOR: "no counts"}.get(plan.prior_source, plan.prior_source)
         used = f" The projection and the automatic choices use {counts}." if plan.prior_source != NO_PRIOR else ""
-        if plan.noise == "multiplicative":  # paper 004's rounds: no level budgets
+        if plan.noise == Noise.MULTIPLICATIVE:  # paper 004's rounds: no level budgets
             return words + " No level budgets: the mechanism spends its budget over the rounds of Ghazi et al. 2023." + used
         if plan.allocation == "custom":
             return words + " Level budgets set by hand." + used
-        if plan.allocation == "uniform":
+        if plan.allocation == Allocation.UNIFORM:
             return words + " Equal budget on every noised level (no counts needed)." + used
         return words + f" Budgets chosen with {counts}."
 
@@ -994,8 +1023,7 @@ class HierarchyMode(QWidget):
     def check_budget(self, request: HierarchyRequest) -> bool:
         check = check_hierarchy_budget(request, tuple(self.window_.similar_datasets(request.dataset)))
         if isinstance(check, FirstCapNeeded):
-            self.window_.first_cap_delta = check.delta
-            cap = self.window_.ask_cap(check.dataset, check.epsilon)
+            cap = self.window_.ask_cap(check.dataset, check.epsilon, check.delta)
             if cap is None:
                 self.window_.statusBar().showMessage("Release cancelled: no budget was set. Nothing was spent.", 8000)
                 return False
@@ -1032,7 +1060,7 @@ class HierarchyMode(QWidget):
 
     def confirmation_box(self, request: HierarchyRequest) -> QMessageBox:
         box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?", self.confirmation_text(request),
-                          parent=self.window_)
+                          parent=self.window())
         box.setTextFormat(Qt.TextFormat.RichText)
         box.release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)  # type: ignore[attr-defined]
         box.addButton(QMessageBox.StandardButton.Cancel)
@@ -1043,7 +1071,7 @@ class HierarchyMode(QWidget):
         release_id = new_release_id()
         worker = Worker(run_hierarchy_release, request, self.window_.noise_source, release_id=release_id)
         self.release_worker = worker
-        dialog, on_progress = release_progress_dialog(self.window_, worker, NOISE_MESSAGE)
+        dialog, on_progress = release_progress_dialog(self.window(), worker, NOISE_MESSAGE)
 
         def finish() -> None:
             self.release_worker = None
@@ -1070,7 +1098,7 @@ class HierarchyMode(QWidget):
         dialog.show()
         self.pool.start(worker)
 
-    def _show_outcome(self) -> None:
+    def show_outcome(self) -> None:
         outcome = self.state_ws.state.outcome
         self.export_button.setEnabled(outcome is not None)
         self.window_.export_bundle_action.setEnabled(outcome is not None)
@@ -1111,7 +1139,7 @@ class HierarchyMode(QWidget):
         loaded = self.state_ws.state.loaded
         public = (loaded.prior_levels if loaded is not None and loaded.prior_path is not None
                   and loaded.hierarchy is outcome.release.hierarchy else None)
-        dialog = HierarchyExportDialog(outcome, str(export_folder(outcome.dataset)), self.window_, public)
+        dialog = HierarchyExportDialog(outcome, str(export_folder(outcome.dataset)), self.window(), public)
         dialog.input_folders = self.window_.protected_paths(outcome.release_id)
         return dialog
 
@@ -1180,7 +1208,7 @@ class HierarchyMode(QWidget):
             if self._shown_prior != state.choice.prior_path:
                 self._show_prior(state.choice.prior_path)
         if "outcome" in parts:
-            self._show_outcome()
+            self.show_outcome()
         if "problem" in parts and state.problem:
             self.summary.setText("No plan: " + escape(state.problem))
 
@@ -1211,7 +1239,7 @@ class HierarchyMode(QWidget):
             self.records_per_person.setValue(choice.records_per_person)
             self.counts_from_data.setChecked(choice.counts_from_data)
             self.categories_public.setChecked(choice.categories_public)
-            if choice.neighbours != "change":  # a typed estimate of N (under change the field shows N itself)
+            if choice.neighbours != Neighbours.CHANGE:  # a typed estimate of N (under change the field shows N itself)
                 self.records_label.setText("Published estimate of &N:")
                 self.records.set_text(f"{choice.records_estimate:,}" if choice.records_estimate else "")
         finally:
@@ -1228,6 +1256,27 @@ class HierarchyMode(QWidget):
 
     def levels_text(self) -> str:
         return self.levels_message.text() if not self.levels_message.isHidden() else ""
+
+    # ================================================================== the mode (dpgui/app/mode.py)
+    def steps(self) -> QWidget:
+        return self
+
+    def has_release(self) -> bool:
+        return self.state_ws.state.outcome is not None
+
+    def is_releasing(self) -> bool:
+        return self.release_worker is not None
+
+    def data_opened(self) -> None:
+        """Take the open data (its columns; which are numbers) and the dataset's name: a file is read on this
+        computer; a database or Spark counts the paths where the data lives."""
+        source = self.workspace.state.source
+        if source is None:
+            self.set_source(None, (), frozenset(), self.workspace.state.dataset)
+            return
+        columns = tuple(c.name for c in source.table.columns)
+        numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
+        self.set_source(source.read_as, columns, numeric, self.workspace.state.dataset)
 
     def shutdown(self) -> None:
         self.pool.cancel_all()

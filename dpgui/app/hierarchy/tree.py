@@ -1,7 +1,7 @@
 """The icicle of a categorical hierarchy (step 3 of the "Counts over a hierarchy" mode): one row per
 level, root on top; each node's box is as wide as its share of the leaves (the public structure, never
 the counts), its children directly below it. The row's colour is the level's budget (ε_ℓ, or ρ_ℓ for
-Gaussian noise) on the bin-tree view's colour ramp (:mod:`dpgui.app.cdf.tree_view`); the root under the
+Gaussian noise) on the bin-tree view's colour ramp (:func:`dpgui.app.widgets.style.colour_ramp`); the root under the
 change model is light grey ("exact, N public").
 
 Painting skips boxes narrower than :data:`MIN_BOX_PX` (the row is one band there), so it is
@@ -20,7 +20,7 @@ from PySide6.QtGui import QColor, QKeyEvent, QMouseEvent, QPainter, QPaintEvent,
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
 from dpgui.app.text import escape, plain_text
-from dpgui.app.cdf.tree_view import EXACT_COLOUR, NOT_RELEASED_COLOUR, colour_ramp, text_colour_on
+from dpgui.app.widgets.style import EXACT_COLOUR, NOT_RELEASED_COLOUR, colour_ramp, text_colour_on
 from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyRelease
 from dpgui.formatting import format_significant
 

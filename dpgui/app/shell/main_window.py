@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import platform
 from pathlib import Path
 from collections.abc import Callable
@@ -21,15 +20,17 @@ from dpgui import __version__
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.cdf.data_page import DataPage, PreviewModel
+from dpgui.app.cdf.mode import TAB_DATA, CdfMode
 from dpgui.app.dialogs.database import DatabaseDialog, OpenedSource, SessionPasswords, open_and_look
 from dpgui.app.dialogs.dataset import NewDatasetDialog
 from dpgui.app.dialogs.export import (
-    BundleExportDialog, ExportDialog, csv_export_default, export_folder, exported_box, remember_export_folder,
+    BundleExportDialog, exported_box, remember_export_folder,
 )
 from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.dialogs.keys import KeyManagerDialog
 from dpgui.app.dialogs.ledger import LedgerDialog
 from dpgui.app.cdf.plan_page import PlanPage
+from dpgui.app.mode import StatisticMode
 from dpgui.app.shell.project import ProjectController
 from dpgui.app.cdf.result_view import ResultView
 from dpgui.app.shell.session_releases import SessionController
@@ -38,27 +39,18 @@ from dpgui.app.widgets.style import detach_legend_anchors
 from dpgui.app.widgets.theme import APPEARANCES, apply_appearance
 from dpgui.app.cdf.tree_view import BinTreeView
 from dpgui.app.dialogs.verify import VerifyDialog
-from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
-from dpgui.core.mechanism import Release
+from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, CsvDialect, is_supported_file_name
 from dpgui.data.source import SourceSpec
-from dpgui.core.plan import Plan
 from dpgui.data.sample import sample_dataset_path
 from dpgui.data.table import TableInfo, TableReader, count_rows
 from dpgui.errors import DpguiError
-from dpgui.report.bundle import ReleaseInfo
-from dpgui.report.csv_export import write_release_csv
-from dpgui.report.files import check_writable, write_text_atomic
-from dpgui.workspace.release import (
-    NOISE_MESSAGE, FirstCapNeeded, Problem, ReleaseController, ReleaseOutcome, ReleaseRequest, authenticate,
-    failure_budget_sentence, new_release_id, release_request, run_release,
-)
+from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.session import ExportKind, same_data
-from dpgui.workspace.state import ShownRelease, Workspace
+from dpgui.workspace.state import Workspace
 
 MAX_RECENT = 8
-TAB_DATA, TAB_PLAN, TAB_TREE, TAB_RESULTS = range(4)
 
 
 def _open_task(path: Path, progress: Callable[[float, str], None], should_cancel: Callable[[], bool],
@@ -94,12 +86,6 @@ def _freeze_start_up_objects(_: object = None) -> None:
     gc.freeze()
 
 
-class ReleaseConfirmation(QMessageBox):
-    """The box of :meth:`MainWindow.confirmation_box`, with its Release button."""
-
-    release_button: QPushButton
-
-
 class MainWindow(QMainWindow):
     def __init__(self) -> None:
         super().__init__()
@@ -111,8 +97,6 @@ class MainWindow(QMainWindow):
         self.noise_source: Callable[[], RandomSource] = SecureRandom
         self.workspace = Workspace()  # what the officer chose and released: the pages write it, all else reads it
         self.workspace_binding = WorkspaceBinding(self.workspace, self)
-        self._tree_plan: Plan | None = None  # the plan the bin tree (step 3) draws
-        self._release_worker: Worker | None = None
         self._count_worker: Worker | None = None
         # database passwords typed in this session: in memory only, never in a file
         self.passwords = SessionPasswords(self)
@@ -131,7 +115,6 @@ class MainWindow(QMainWindow):
         self.plan_page = PlanPage(self.workspace_binding)
         self.tree_view = BinTreeView()
         self.result_view = ResultView()
-        self.workspace_binding.changed.connect(self._on_workspace)
         self.plan_page.busyChanged.connect(self._on_planning)
 
         self.results_page = QWidget()
@@ -159,9 +142,10 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.tree_view, "&3 · Bin tree")
         self.tabs.addTab(self.results_page, "&4 · Release and results")
         self.tabs.setDocumentMode(True)
-        # What to release: the CDF of a number column (the tabs above) or counts over a hierarchy of
-        # categories (dpgui/app/hierarchy/page.py), chosen once a file is open.
-        self.hierarchy = HierarchyMode(self, self.workspace)
+        # What to release, chosen once a file is open: the CDF of a number column (the tabs above) or
+        # counts over a hierarchy of categories; each a mode (dpgui/app/mode.py) the window asks.
+        self.cdf = CdfMode(self)
+        self.hierarchy = HierarchyMode(self, self.workspace, self)
         self.cdf_mode = QRadioButton("The &CDF of a number column")
         self.cdf_mode.setToolTip("Publish the distribution of one number column (e.g. distances): how many "
                                  "records lie below each value.")
@@ -169,7 +153,9 @@ class MainWindow(QMainWindow):
         self.hierarchy_mode.setToolTip("Publish how many records fall in each category of 2 to 4 nested columns, "
                                        "e.g. region → district → school.")
         self.cdf_mode.setChecked(True)
-        self.hierarchy_mode.toggled.connect(self._on_mode)
+        self._mode_buttons: dict[QRadioButton, StatisticMode] = {self.cdf_mode: self.cdf,
+                                                                  self.hierarchy_mode: self.hierarchy}
+        self.hierarchy_mode.toggled.connect(self.mode_changed)
         mode_bar = QHBoxLayout()
         mode_bar.setContentsMargins(8, 4, 8, 0)
         mode_bar.setSpacing(14)
@@ -178,8 +164,8 @@ class MainWindow(QMainWindow):
         mode_bar.addWidget(self.hierarchy_mode)
         mode_bar.addStretch(1)
         self.modes = QStackedWidget()
-        self.modes.addWidget(self.tabs)
-        self.modes.addWidget(self.hierarchy)
+        for statistic in self._mode_buttons.values():
+            self.modes.addWidget(statistic.steps())
         work = QWidget()
         work_layout = QVBoxLayout(work)
         work_layout.setContentsMargins(0, 0, 0, 0)
@@ -365,7 +351,7 @@ class MainWindow(QMainWindow):
     def load_database(self, spec: SourceSpec) -> None:
         """Open a database (or Spark) source on a worker: columns, first rows, row count. A password
         not typed in this session is asked for (a dialog), never read from a file."""
-        if self._release_worker is not None:
+        if self.is_releasing():
             self.show_error("A release is running", "Wait until the release has finished, then connect.")
             return
         self._busy(f"Connecting to {spec.display_name()}…")
@@ -397,7 +383,7 @@ class MainWindow(QMainWindow):
         self.session.source_changed(previous)
         self.stack.setCurrentWidget(self.work)
         self.tabs.setCurrentIndex(TAB_DATA)
-        self._hierarchy_source()
+        self.mode.data_opened()
         self.statusBar().showMessage(f"Connected to {opened.spec.display_name()}.", 5000)
         self.project.data_opened()
         self._after_open = None
@@ -439,7 +425,7 @@ class MainWindow(QMainWindow):
         line): other data than the open data is opened only after asking to keep a release on screen that
         is neither exported nor saved."""
         target = Path(path)
-        if self._release_worker is not None:
+        if self.is_releasing():
             self.show_error("A release is running", "Wait until the release has finished, then open the file.")
             return
         if not target.is_dir() and self.project.is_project_file(target):  # a .dpgui project (dropped, recent, command line)
@@ -450,7 +436,7 @@ class MainWindow(QMainWindow):
     def load_file(self, path: str, column: str | None = None, dialect: CsvDialect | None = None) -> None:
         """Open a table on a worker; the window stays responsive and shows progress."""
         target = Path(path)
-        if self._release_worker is not None:
+        if self.is_releasing():
             self.show_error("A release is running", "Wait until the release has finished, then open the file.")
             return
         if not target.is_dir() and not is_supported_file_name(target.name):  # a folder: of Parquet files
@@ -482,7 +468,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("last_folder", str(info.path.resolve().parent))
         self.stack.setCurrentWidget(self.work)
         self.tabs.setCurrentIndex(TAB_DATA)
-        self._hierarchy_source()
+        self.mode.data_opened()
         self.statusBar().showMessage(f"Opened {info.path.name}.", 5000)
         if column is not None:
             self.data_page.select_column(column)
@@ -522,37 +508,35 @@ class MainWindow(QMainWindow):
                         "Choose a file with at least one row of data.")
         self.data_page.set_row_count(n_rows)
 
-    # ---------------------------------------------------------------- the hierarchy mode
+    # ---------------------------------------------------------------- the statistic's mode
+    @property
+    def mode(self) -> StatisticMode:
+        """The statistic chosen under "What to release" (its steps are shown; the menus act on it)."""
+        return next(mode for button, mode in self._mode_buttons.items() if button.isChecked())
+
     def in_hierarchy_mode(self) -> bool:
-        return self.hierarchy_mode.isChecked()
+        return self.mode.kind is StatisticKind.HIERARCHY
+
+    def choose_mode(self, kind: StatisticKind) -> None:
+        """Show the steps of the statistic ``kind`` (as if its "What to release" button was pressed)."""
+        next(button for button, mode in self._mode_buttons.items() if mode.kind is kind).setChecked(True)
 
     def set_mode(self, hierarchy: bool) -> None:
         """Release a CDF (False) or counts over a hierarchy (True)."""
-        (self.hierarchy_mode if hierarchy else self.cdf_mode).setChecked(True)
+        self.choose_mode(StatisticKind.HIERARCHY if hierarchy else StatisticKind.CDF)
 
-    def _on_mode(self, hierarchy: bool) -> None:
-        self.modes.setCurrentWidget(self.hierarchy if hierarchy else self.tabs)
-        self.release_action.setStatusTip("Spend the budget and publish the counts" if hierarchy
-                                         else "Spend the budget and publish the CDF")
-        if hierarchy:
-            self._hierarchy_source()
-        shown = self.hierarchy.state_ws.state.outcome is not None if hierarchy else self.workspace.state.shown is not None
+    def mode_changed(self, *_: object) -> None:
+        """Show the chosen mode's steps; the Release and Export actions act on its release."""
+        mode = self.mode
+        self.modes.setCurrentWidget(mode.steps())
+        self.release_action.setStatusTip(mode.release_tip)
+        mode.data_opened()
         for widget in (self.export_action, self.export_bundle_action):
-            widget.setEnabled(shown)
+            widget.setEnabled(mode.has_release())
 
-    def _hierarchy_source(self) -> None:
-        """Give the hierarchy mode the open file (its columns; which are numbers) and the dataset's name."""
-        if not self.in_hierarchy_mode():
-            return
-        source = self.workspace.state.source
-        if source is None:
-            self.hierarchy.set_source(None, (), frozenset(), self.workspace.state.dataset)
-            return
-        columns = tuple(c.name for c in source.table.columns)
-        numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
-        # a file is read on this computer; a database or Spark counts the paths where the data lives
-        data = source.read_as
-        self.hierarchy.set_source(data, columns, numeric, self.workspace.state.dataset)
+    def is_releasing(self) -> bool:
+        """Is a release running (of any statistic)?"""
+        return any(mode.is_releasing() for mode in self._mode_buttons.values())
 
     # ---------------------------------------------------------------- the workspace
     @property
@@ -566,78 +550,6 @@ class MainWindow(QMainWindow):
         source = self.workspace.state.source
         return None if source is None else source.n_rows
 
-    @property
-    def outcome(self) -> ShownRelease | None:
-        """The release made in this session that step 4 shows (with its confidential counts), or None."""
-        shown = self.workspace.state.shown
-        return shown if shown is not None and not shown.restored else None
-
-    @property
-    def exportable(self) -> tuple[Release, ReleaseInfo] | None:
-        """What Export writes: the shown release (made in this session or restored), or None."""
-        shown = self.workspace.state.shown
-        return None if shown is None else (shown.release, shown.info)
-
-    def _on_workspace(self, parts: frozenset[str]) -> None:
-        """After a workspace change: redraw the bin tree for a new plan, and step 4 for a new shown release."""
-        if "plan" in parts:
-            self._on_plan()
-        if "shown" in parts:
-            self.show_release()
-
-    def show_release(self) -> None:
-        """Show the workspace's shown release in step 4 and the bin tree, with the Export actions
-        and what it is, and go to step 4 (to step 2 when nothing is shown)."""
-        shown = self.workspace.state.shown
-        for widget in (self.export_button, self.export_action, self.export_bundle_action):
-            widget.setEnabled(shown is not None)
-        self.show_release_status()
-        if shown is None:
-            self.result_view.clear()
-            self.tree_view.set_release(None)
-            self.tabs.setCurrentIndex(TAB_PLAN)
-            return
-        rel = shown.release
-        # figures made on the release worker (a restored release: made here, and has no confidential counts)
-        self.result_view.set_release(rel, shown.info.column, shown.counts, shown.figures,
-                                     shown.info.whole_numbers is not None)
-        self.tree_view.set_release(rel)
-        self.tabs.setCurrentIndex(TAB_RESULTS)
-
-    def show_release_status(self) -> None:
-        """Step 4's banner: what the shown release is, what it cost, and whether and where it was exported
-        (or, with none shown, where the session's releases are)."""
-        shown = self.workspace.state.shown
-        if shown is None:
-            self.release_status.setText(self.session.nothing_shown_words())
-            return
-        rel, info = shown.release, shown.info
-        label = info.column
-        exported = self.session.banner_words(shown.release_id)
-        if shown.restored:
-            # A restored release can still be exported (e.g. after a crash before its export); signing
-            # it checks it against the budget ledger again (MainWindow.export_dialog).
-            if shown.confirmed:
-                noise, export = "secure noise, confirmed by the budget ledger", exported
-            else:
-                noise = "not confirmed by the budget ledger"
-                export = f"It cannot be signed: {text.escape(shown.problem)}."
-            self.release_status.setText(
-                f"Restored the release of <b>{text.escape(label)}</b> made {info.created_utc:%Y-%m-%d %H:%M} UTC "
-                f"(ε = {rel.plan.privacy.epsilon:g}, {rel.plan.shape.bins:,} bins, N = {rel.total:,.0f}, "
-                f"{noise}). Nothing was released or spent now. {export} The confidential comparison "
-                "is not available for a restored release.")
-        else:
-            noise = "secure noise" if rel.secure else "TEST NOISE (seeded, not secure — do not publish)"
-            epsilon, delta, rho = rel.plan.ledger_charge()
-            spent = (f"ε = {epsilon:g}, δ = {text.format_delta(delta)} (Gaussian noise, ρ = {rho:.4g})"
-                     if rel.plan.noise == "gaussian" else f"ε = {epsilon:g}")
-            self.release_status.setText(
-                f"Released <b>{text.escape(label)}</b> at {info.created_utc:%Y-%m-%d %H:%M} UTC: "
-                f"{spent} spent from dataset '{text.escape(info.dataset)}' "
-                f"(recorded in the budget ledger), {rel.plan.shape.bins:,} bins, N = {rel.total:,.0f}, {noise}. "
-                f"{exported}")
-
     # ---------------------------------------------------------------- steps
     def _on_planning(self, busy: bool) -> None:
         if busy:
@@ -645,161 +557,26 @@ class MainWindow(QMainWindow):
         elif self.statusBar().currentMessage() == "Planning…":
             self.statusBar().clearMessage()
 
-    def _on_plan(self) -> None:
-        """Draw a new plan's bin tree (step 3), with this session's release if it was made with that plan."""
-        plan = self.workspace.state.plan.plan
-        if plan is None or plan is self._tree_plan:
-            return
-        self._tree_plan = plan
-        context = self.workspace.state.data_context()
-        self.tree_view.set_plan(plan, context.lower, context.upper, context.label)
-        if self.outcome is not None and self.outcome.release.plan == plan:
-            self.tree_view.set_release(self.outcome.release)
-
     # ---------------------------------------------------------------- release
-    def _release_controller(self) -> ReleaseController:
-        """The release flow on the current workspace, with this window's noise source."""
-        source = self.workspace.state.source
-        prompt = None if source is None else self.passwords.prompt_for(source.source_spec)
-        return ReleaseController(self.workspace, self.noise_source, prompt)
-
-    def release_inputs(self) -> ReleaseRequest | None:
-        """The validated request of a release, or None with the problems shown."""
-        if self._release_worker is not None:
-            return None
-        request = release_request(self.workspace.state)
-        if isinstance(request, ReleaseRequest):
-            return request
-        if request.title:
-            self.show_error(request.title, request.message)
-            return None
-        if request.step == "data":
-            self.data_page.settings()  # marks each problem next to its field
-        self.tabs.setCurrentIndex(TAB_DATA if request.step == "data" else TAB_PLAN)
-        self.statusBar().showMessage(request.message, 8000)
-        return None
-
-    def confirmation_box(self, request: ReleaseRequest) -> ReleaseConfirmation:
-        """The question 'release and spend the budget?', stating what is published and its cost."""
-        words = self._release_controller().confirmation(request).rich_text()
-        box = ReleaseConfirmation(QMessageBox.Icon.Question, "Release and spend the budget?", words, parent=self)
-        box.setTextFormat(Qt.TextFormat.RichText)
-        box.release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        return box
-
-    def release(self) -> None:
-        """Check every setting, confirm with the officer, then release on a worker."""
-        if self.in_hierarchy_mode():
-            self.hierarchy.release()
-            return
-        request = self.release_inputs()
-        if request is None or not self.check_budget(request):
-            return
-        box = self.confirmation_box(request)
-        self._confirm_box = box
-        box.exec()
-        if box.clickedButton() is not box.release_button:
-            self.statusBar().showMessage("Release cancelled. Nothing was spent.", 5000)
-            return
-        self.start_release(request)
-
-    def check_budget(self, request: ReleaseRequest) -> bool:
-        """Before the confirmation: the dataset has a cap (asked for the first time) with ε left."""
-        controller = self._release_controller()
-        check = controller.check_budget(request)
-        if isinstance(check, FirstCapNeeded):
-            self.first_cap_delta = check.delta  # the cap's δ: the one the officer set in step 2
-            cap = self.ask_cap(check.dataset, check.epsilon)
-            if cap is None:
-                renamed = self.workspace.state.dataset.strip()
-                self.statusBar().showMessage(
-                    f"The dataset name is now '{renamed}'. Nothing was spent; press Release again."
-                    if renamed != check.dataset else "Release cancelled: no budget was set. Nothing was spent.", 8000)
-                return False
-            check = controller.set_first_cap(request, cap)
-        if isinstance(check, Problem):
-            self.show_error(check.title, check.message)
-            return False
-        return True
-
-    def ask_cap(self, dataset: str, epsilon: float) -> float | None:
+    def ask_cap(self, dataset: str, epsilon: float, delta: float = 0.0) -> float | None:
         """Before the first release of a dataset that has no budget: the officer confirms the dataset
-        name (warned if the file looks like a ledgered dataset's) and sets the total budget. None: the
-        officer cancelled, or chose an existing dataset's name instead (then set in step 1)."""
-        dialog = self.new_dataset_dialog(dataset, epsilon)
+        name (warned if the file looks like a ledgered dataset's) and sets the total budget (with the cap's
+        δ, the one set in step 2). None: the officer cancelled, or chose an existing dataset's name instead
+        (then set in step 1)."""
+        dialog = self.new_dataset_dialog(dataset, epsilon, delta)
         accepted = dialog.exec() == QDialog.DialogCode.Accepted
         if dialog.use_instead is not None:
             self.data_page.set_dataset_name(dialog.use_instead)
             return None
         return dialog.cap if accepted else None
 
-    def new_dataset_dialog(self, dataset: str, epsilon: float) -> NewDatasetDialog:
-        return NewDatasetDialog(dataset, epsilon, self.similar_datasets(dataset), self,
-                                delta=getattr(self, "first_cap_delta", 0.0))
+    def new_dataset_dialog(self, dataset: str, epsilon: float, delta: float = 0.0) -> NewDatasetDialog:
+        return NewDatasetDialog(dataset, epsilon, self.similar_datasets(dataset), self, delta=delta)
 
     def similar_datasets(self, dataset: str) -> list[str]:
         """Other ledgered datasets released from a file like the open one, if nothing was released yet
         under ``dataset`` (:meth:`ReleaseController.similar_datasets`)."""
-        return list(self._release_controller().similar_datasets(dataset))
-
-    def start_release(self, request: ReleaseRequest) -> None:
-        """Release on a worker with a progress dialog; Cancel works until the noise is drawn."""
-        release_id = new_release_id()
-        worker = Worker(run_release, request, self.noise_source, release_id=release_id,
-                        password_prompt=self.passwords.prompt_for(request.settings.spec))
-        self._release_worker = worker
-        dialog, on_progress = release_progress_dialog(self, worker, NOISE_MESSAGE)
-        self.release_dialog = dialog
-
-        def finish() -> None:
-            self._release_worker = None
-            dialog.close()
-            self.release_button.setEnabled(True)
-            self.release_action.setEnabled(True)
-
-        def on_finished(outcome: ReleaseOutcome) -> None:
-            finish()
-            self._on_released(outcome)
-
-        def on_failed(message: str) -> None:
-            finish()
-            self.show_error("The release did not happen", message + failure_budget_sentence(release_id))
-
-        def on_cancelled() -> None:
-            finish()
-            self.statusBar().showMessage("Release cancelled before any noise was drawn. Nothing was spent.", 8000)
-
-        worker.connect_to(self, progress=on_progress, finished=on_finished, failed=on_failed, cancelled=on_cancelled)
-        self.release_button.setEnabled(False)
-        self.release_action.setEnabled(False)
-        dialog.show()
-        self.pool.start(worker)
-
-    def _on_released(self, outcome: ReleaseOutcome) -> None:
-        problem = self._release_controller().record(outcome)  # fingerprint; releases and shown in the workspace
-        if problem is not None:
-            self.show_error(problem.title, problem.message)
-        self.project.autosave_now()  # a release is never left out of the autosave
-        label = outcome.settings.column
-        self.statusBar().showMessage(f"Released the CDF of {label}.", 8000)
-
-    def export_dialog(self) -> ExportDialog | None:
-        """The Export dialog for the current release, once the budget ledger confirms it may be
-        signed (None, with a message saying why, otherwise: nothing is written)."""
-        if self.exportable is None:
-            self.show_error("Nothing to export", "Release first (step 4), then export.")
-            return None
-        release, info = self.exportable
-        try:
-            confirmed = authenticate(release, info)  # checked again at export: the ledger may have changed
-        except DpguiError as err:
-            self.show_error("This release cannot be signed", text.friendly(err) + " Nothing was written.")
-            return None
-        dialog = ExportDialog(confirmed, info, str(export_folder(info.dataset)), self)
-        dialog.input_folders = self.protected_paths(info.release_id)
-        return dialog
+        return list(self.cdf.release_controller().similar_datasets(dataset))
 
     def protected_paths(self, release_id: str) -> list[str]:
         """What an export of the release ``release_id`` must never write over or into: the open data and
@@ -808,14 +585,6 @@ class MainWindow(QMainWindow):
 
         current = self._open_spec()
         return (local_paths(current) if current is not None else []) + self.session.input_paths(release_id)
-
-    def export_bundle(self) -> None:
-        if self.in_hierarchy_mode():
-            self.hierarchy.export_bundle()
-            return
-        dialog = self.export_dialog()
-        if dialog is not None and dialog.exec() == QDialog.DialogCode.Accepted:
-            self.after_bundle_export(dialog)
 
     def after_bundle_export(self, dialog: BundleExportDialog) -> None:
         """After the dialog wrote a bundle (and recorded it in the ledger): the session's list and step 4's
@@ -838,6 +607,22 @@ class MainWindow(QMainWindow):
         self.exported_box = box
         box.open()
 
+    def release(self) -> None:
+        """Release → Release…: the chosen statistic's release (checked, confirmed, on a worker)."""
+        self.mode.release()
+
+    def export_bundle(self) -> None:
+        """File → Export Signed Bundle… of the chosen statistic's shown release."""
+        self.mode.export_bundle()
+
+    def export_release(self) -> None:
+        """File → Export Release CSV Only… of the chosen statistic's shown release (unsigned)."""
+        self.mode.export_csv()
+
+    def save_plan(self) -> None:
+        """File → Save Plan…: the CDF's public settings and plan as JSON."""
+        self.cdf.save_plan()
+
     def show_ledger(self) -> None:
         LedgerDialog(self).exec()
 
@@ -846,34 +631,6 @@ class MainWindow(QMainWindow):
 
     def show_verify(self) -> None:
         VerifyDialog(self).exec()
-
-    def export_release(self) -> None:
-        if self.in_hierarchy_mode():
-            self.hierarchy.export_csv()
-            return
-        if self.exportable is None:
-            self.show_error("Nothing to export", "Release first (step 4), then export.")
-            return
-        info = self.exportable[1]
-        path, _ = QFileDialog.getSaveFileName(self, "Export the released CDF", str(csv_export_default(
-            info.dataset, f"{info.dataset}-{info.column}-cdf.csv")), "CSV files (*.csv)")
-        if path:
-            self.export_to(path)
-
-    def export_to(self, path: str) -> bool:
-        assert self.exportable is not None
-        release, info = self.exportable
-        inputs = [Path(p) for p in self.protected_paths(info.release_id)]
-        if self.outcome is not None and self.outcome.data_path is not None:
-            inputs.append(self.outcome.data_path)
-        try:
-            check_writable(path, protect=inputs)  # never over the confidential data file itself
-            write_release_csv(release, path)
-        except (DpguiError, OSError) as err:
-            self.show_error("Export failed", text.friendly(err) + " The file was not written.")
-            return False
-        self.csv_exported(info.release_id, info.dataset, Path(path))
-        return True
 
     def csv_exported(self, release_id: str, dataset: str, path: Path) -> None:
         """After a release was written to the CSV file ``path`` (unsigned): recorded in the session's list,
@@ -884,32 +641,6 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Exported the release to {path}.", 8000)
         self.show_exported("Exported the CSV file", f"The released numbers are in {path} (not signed: to share "
                            "them, export a signed bundle).", folder)
-
-    def save_plan(self) -> None:
-        plan = self.workspace.state.plan.plan
-        if plan is None:
-            self.show_error("No plan yet", "Open a file and set up a plan first.")
-            return
-        path, _ = QFileDialog.getSaveFileName(self, "Save the plan", "plan.json", "JSON files (*.json)")
-        if path:
-            self.save_plan_to(path)
-
-    def save_plan_to(self, path: str) -> bool:
-        step2 = self.workspace.state.plan
-        plan = step2.plan
-        assert plan is not None
-        settings = self.workspace.state.column_settings()
-        document: dict[str, object] = {"plan": plan.to_json(), "consistency": step2.consistency}
-        if settings is not None:
-            document.update(column=settings.column, lower=settings.lower, upper=settings.upper,
-                            bins=settings.bins, missing=plan.privacy.missing_rule)
-        try:
-            write_text_atomic(path, json.dumps(document, indent=2) + "\n")
-        except (DpguiError, OSError) as err:
-            self.show_error("Saving failed", text.friendly(err))
-            return False
-        self.statusBar().showMessage(f"Saved the plan to {path}.", 5000)
-        return True
 
     # ---------------------------------------------------------------- help, about, appearance
     def show_help(self) -> None:
@@ -992,7 +723,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.project.close_approved(event):  # asks Save / Discard / Cancel, then closes again
             return
-        if self._release_worker is not None or self.hierarchy.release_worker is not None:
+        if self.is_releasing():
             answer = QMessageBox.question(self, "A release is running",
                                           "A release is running. Quit anyway? If the noise has not been drawn yet, "
                                           "nothing is spent.")
@@ -1000,8 +731,8 @@ class MainWindow(QMainWindow):
                 event.ignore()
                 return
         self.pool.cancel_all()
-        self.plan_page.pool.cancel_all()
-        self.hierarchy.shutdown()
+        for mode in self._mode_buttons.values():
+            mode.shutdown()
         self.pool.wait(10000)
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("window_state", self.saveState())

@@ -1,6 +1,6 @@
 """Project files, autosave and restore after a crash, for the main window.
 
-:class:`ProjectController` keeps the workspace of one :class:`~dpgui.app.shell.main_window.MainWindow`
+:class:`ProjectController` keeps the workspace of one main window (:class:`ProjectWindow`: what it needs of it)
 (``window.workspace``, a :class:`~dpgui.workspace.state.Workspace`) in files; it reads no widget:
 
 * **capture** — the data file, column, bounds, bins, missing-value policy, plan, and the releases
@@ -39,18 +39,25 @@ import sys
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, QSettings, QTimer
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton, QWidget
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton, QRadioButton, QStatusBar, QWidget
 
 from dpgui.app import text
+from dpgui.app.binding import WorkspaceBinding
+from dpgui.app.cdf.data_page import DataPage
+from dpgui.app.cdf.mode import CdfMode
+from dpgui.app.cdf.plan_page import PlanPage
+from dpgui.app.hierarchy.page import HierarchyMode
+from dpgui.app.mode import StatisticMode
 from dpgui.app.shell.left_behind import LeftBehind
+from dpgui.app.shell.session_releases import SessionController
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.focus import FocusChoice
-from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, is_supported_file_name
+from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, CsvDialect, is_supported_file_name
 from dpgui.data.source import SourceSpec
 from dpgui.errors import DpguiError
 from dpgui.report.files import write_text_atomic
@@ -58,15 +65,57 @@ from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.project_file import (
     PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, project_data_file, load_project, save_project,
 )
-from dpgui.report.project_hierarchy import MODE_CDF, MODE_HIERARCHY
+from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.hierarchy import HierarchyChoice
 from dpgui.workspace.hierarchy_project import choice_of_settings, restored_outcome, settings_of_choice
 from dpgui.workspace.release import restored_shown_release
 from dpgui.workspace.session import same_data
 from dpgui.workspace.state import Workspace
 
-if TYPE_CHECKING:
-    from dpgui.app.shell.main_window import MainWindow
+
+
+class ProjectWindow(Protocol):
+    """What the project controller needs of the main window: the workspaces it saves and applies (the CDF's,
+    with its step 1 and 2 pages; the hierarchy mode's), the chosen mode, opening the data, the session's
+    releases, the title, the settings, the status bar and error box."""
+
+    workspace: Workspace
+    workspace_binding: WorkspaceBinding
+    settings: QSettings
+    data_page: DataPage
+    plan_page: PlanPage
+    cdf: CdfMode
+    hierarchy: HierarchyMode
+    hierarchy_mode: QRadioButton
+    last_error: str
+
+    @property
+    def session(self) -> SessionController: ...
+
+    @property
+    def mode(self) -> StatisticMode: ...
+
+    def choose_mode(self, kind: StatisticKind) -> None: ...
+
+    def mode_changed(self, *_: object) -> None: ...
+
+    def is_releasing(self) -> bool: ...
+
+    def load_file(self, path: str, column: str | None = None, dialect: CsvDialect | None = None) -> None: ...
+
+    def load_database(self, spec: SourceSpec) -> None: ...
+
+    def window(self) -> QWidget: ...
+
+    def statusBar(self) -> QStatusBar: ...
+
+    def show_error(self, title: str, message: str) -> None: ...
+
+    def setWindowTitle(self, title: str) -> None: ...
+
+    def setWindowModified(self, modified: bool) -> None: ...
+
+    def close(self) -> bool: ...
 
 AUTOSAVE_DELAY_MS = 2000
 AUTOSAVE_FOLDER = "autosave"
@@ -227,8 +276,8 @@ def same_source(a: SourceSpec, b: SourceSpec) -> bool:
 class ProjectController(QObject):
     """The workspace of one main window: capture, apply, save/open, autosave, restore (see module doc)."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: ProjectWindow) -> None:
+        super().__init__(window.window())
         self.window = window
         self.path: Path | None = None  # the project file (None: untitled)
         self._saved: Project | None = None  # the workspace as last saved or opened (None: untitled)
@@ -280,7 +329,7 @@ class ProjectController(QObject):
         if project is None:
             return None
         hierarchy = self.window.hierarchy.state_ws.state
-        return replace(project, mode=MODE_HIERARCHY if self.window.in_hierarchy_mode() else MODE_CDF,
+        return replace(project, mode=self.window.mode.kind,
                        hierarchy=settings_of_choice(hierarchy.choice), hierarchy_releases=hierarchy.releases)
 
     def is_modified(self) -> bool:
@@ -333,7 +382,7 @@ class ProjectController(QObject):
         def choose() -> None:
             settings = self.window.settings
             start = str(settings.value("last_project_folder", settings.value("last_folder", str(Path.home()))))
-            path, _ = QFileDialog.getOpenFileName(self.window, "Open a project", start, PROJECT_FILTER)
+            path, _ = QFileDialog.getOpenFileName(self.window.window(), "Open a project", start, PROJECT_FILTER)
             if path:
                 self.open_project(path)
 
@@ -364,7 +413,7 @@ class ProjectController(QObject):
         """Make ``project`` the workspace (``data_path`` overrides a moved data file). Nothing is
         released and no budget is spent. False if it cannot start (the reason is shown)."""
         w = self.window
-        if w._release_worker is not None:
+        if w.is_releasing():
             w.show_error("A release is running", "Wait until the release has finished, then open the project.")
             return False
         try:
@@ -444,7 +493,7 @@ class ProjectController(QObject):
             shown = restored_shown_release(releases[-1], dataset)
         # a release of another workspace is no longer the one shown or exported
         if "shown" not in self.workspace.update(releases=releases, shown=shown):
-            w.show_release()  # nothing was shown before either: go to step 2, as after any opening
+            w.cdf.show_release()  # nothing was shown before either: go to step 2, as after any opening
 
     def _apply_hierarchy(self, project: Project) -> list[str]:
         """The hierarchy mode of ``project``: its choices (read and planned again on workers), its releases
@@ -455,7 +504,7 @@ class ProjectController(QObject):
         problems = [project.hierarchy_problem] if project.hierarchy_problem else []
         source = self.workspace.state.source
         if source is not None and (project.hierarchy is not None or project.hierarchy_releases
-                                   or project.mode == MODE_HIERARCHY):
+                                   or project.mode == StatisticKind.HIERARCHY):
             columns = tuple(c.name for c in source.table.columns)
             numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
             page.set_source(source.read_as, columns, numeric,
@@ -470,8 +519,8 @@ class ProjectController(QObject):
         releases = project.hierarchy_releases
         outcome = restored_outcome(releases[-1]) if releases else None
         page.state_ws.update(releases=releases, outcome=outcome)
-        w.set_mode(project.mode == MODE_HIERARCHY)
-        w._on_mode(w.in_hierarchy_mode())  # the Export actions follow the mode's own release
+        w.choose_mode(StatisticKind.HIERARCHY if project.mode == StatisticKind.HIERARCHY else StatisticKind.CDF)
+        w.mode_changed()  # the Export actions follow the mode's own release
         return problems
 
     def _ask_locate(self, err: MissingDataFile, on_done: Callable[[], None] | None) -> None:
@@ -479,7 +528,7 @@ class ProjectController(QObject):
         message = text.friendly(err)
         w.last_error = f"Data file not found: {message}"
         w.statusBar().showMessage(message, 10000)
-        box = locate_prompt(w, message)
+        box = locate_prompt(w.window(), message)
         self.locate_box = box
         project = err.project
 
@@ -490,7 +539,7 @@ class ProjectController(QObject):
             missing = Path(project.data_path)
             start = missing.parent if missing.parent.is_dir() else (
                 self.path.parent if self.path is not None else Path.home())
-            chosen, _ = QFileDialog.getOpenFileName(w, f"Where is {missing.name}?", str(start), FILE_FILTER)
+            chosen, _ = QFileDialog.getOpenFileName(w.window(), f"Where is {missing.name}?", str(start), FILE_FILTER)
             if chosen:
                 self.apply_project(project, data_path=chosen, on_done=on_done)
 
@@ -524,7 +573,7 @@ class ProjectController(QObject):
             stem = base + (f"-{current.column}" if current.column else "")
             folder = w.settings.value("last_project_folder", w.settings.value("last_folder", str(Path.home())))
             default = Path(str(folder)) / f"{stem}{PROJECT_SUFFIX}"
-        chosen, _ = QFileDialog.getSaveFileName(w, "Save the project", str(default), PROJECT_FILTER)
+        chosen, _ = QFileDialog.getSaveFileName(w.window(), "Save the project", str(default), PROJECT_FILTER)
         if not chosen:
             return False
         if not chosen.lower().endswith(PROJECT_SUFFIX):
@@ -562,7 +611,7 @@ class ProjectController(QObject):
         if not self.needs_save_prompt() and not elsewhere:
             then()
             return
-        box = save_changes_prompt(self.window, self.path.name if self.path else None, self.all_releases, closing)
+        box = save_changes_prompt(self.window.window(), self.path.name if self.path else None, self.all_releases, closing)
         if elsewhere:  # releases of data opened before: only exporting them keeps them past this session
             box.setInformativeText(box.informativeText() + f"\n\n{len(elsewhere)} other release"
                                    f"{'s' if len(elsewhere) != 1 else ''} of this session (of data opened before) "
@@ -653,7 +702,7 @@ class ProjectController(QObject):
         project = self._pending_restore
         if project is None:
             return
-        box = restore_prompt(self.window, project, _local_time(project, self._recovered_path))
+        box = restore_prompt(self.window.window(), project, _local_time(project, self._recovered_path))
         self.restore_box = box
 
         def answered() -> None:
@@ -733,7 +782,7 @@ class ProjectController(QObject):
             return
         self._autosave_running = True
         worker = Worker(_write_autosave, current, path).connect_to(
-            self.window, finished=self._on_autosaved, failed=self._on_autosave_failed)
+            self.window.window(), finished=self._on_autosaved, failed=self._on_autosave_failed)
         self._autosave_pool.start(worker)
 
     def _on_autosaved(self, project: Project) -> None:

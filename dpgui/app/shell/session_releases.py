@@ -22,27 +22,61 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QAbstractItemView, QDialog, QDialogButtonBox, QHeaderView, QLabel, QMenu, QMessageBox, QPushButton,
+    QAbstractItemView, QDialog, QDialogButtonBox, QHeaderView, QLabel, QMenu, QMessageBox, QPushButton, QStatusBar,
     QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
 from dpgui.app import text
+from dpgui.app.binding import WorkspaceBinding
+from dpgui.app.cdf.mode import CdfMode
+from dpgui.app.hierarchy.page import HierarchyMode
+from dpgui.app.mode import StatisticMode
 from dpgui.data.source import SourceSpec, local_paths
 from dpgui.formatting import format_budget
 from dpgui.report.project_file import Project, ProjectRelease
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
+from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.hierarchy import data_spec
 from dpgui.workspace.hierarchy_project import restored_outcome
 from dpgui.workspace.release import restored_shown_release
 from dpgui.workspace.session import ExportKind, ReleaseKind, SessionRelease, SessionReleases, same_data
+from dpgui.workspace.state import Workspace
 
-if TYPE_CHECKING:
-    from dpgui.app.shell.main_window import MainWindow
+
+
+class ProjectSave(Protocol):
+    """File → Save Project (:class:`~dpgui.app.shell.project.ProjectController`)."""
+
+    def save(self) -> bool: ...
+
+
+class SessionWindow(Protocol):
+    """What the session's releases need of the main window: the workspaces they come from and are shown
+    in (the CDF's, the hierarchy mode's), choosing the mode, its Export, the status bar."""
+
+    workspace: Workspace
+    workspace_binding: WorkspaceBinding
+    cdf: CdfMode
+    hierarchy: HierarchyMode
+
+    @property
+    def mode(self) -> StatisticMode: ...
+
+    @property
+    def project(self) -> ProjectSave: ...
+
+    def choose_mode(self, kind: StatisticKind) -> None: ...
+
+    def export_bundle(self) -> None: ...
+
+    def window(self) -> QWidget: ...
+
+    def statusBar(self) -> QStatusBar: ...
 
 MENU_NAME = "Releases of This &Session"
 
@@ -147,13 +181,13 @@ class LeavePrompt(QMessageBox):
 class SessionController(QObject):
     """The window's releases of this session (see the module doc). GUI thread only."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: SessionWindow) -> None:
+        super().__init__(window.window())
         self.window = window
         self.releases = SessionReleases()
         self.leave_box: LeavePrompt | None = None
         self.dialog: SessionReleasesDialog | None = None
-        self.menu = QMenu(MENU_NAME.replace("&", ""), window)
+        self.menu = QMenu(MENU_NAME.replace("&", ""), window.window())
         self.menu.setTitle(MENU_NAME)
         self.menu.setToolTipsVisible(True)
         window.workspace_binding.changed.connect(
@@ -206,7 +240,7 @@ class SessionController(QObject):
         w.workspace.update(releases=tuple(e.record for e in self.releases.of_data(current, ReleaseKind.CDF)
                                           if isinstance(e.record, ProjectRelease)), shown=None)
         page = w.hierarchy
-        if not w.in_hierarchy_mode():  # read when the mode is chosen (the hierarchy mode's set_source)
+        if w.mode.kind is not StatisticKind.HIERARCHY:  # read when the mode is chosen (the hierarchy mode's set_source)
             page.set_source(None, (), frozenset(), w.workspace.state.dataset)
         page.state_ws.update(outcome=None, releases=tuple(
             e.record for e in self.releases.of_data(current, ReleaseKind.HIERARCHY)
@@ -281,7 +315,7 @@ class SessionController(QObject):
             subject = f"{len(pending)} releases of this session are"
         box = LeavePrompt(QMessageBox.Icon.Warning, "Keep the release before opening other data?",
                           f"{subject} not exported and not saved in a project. Opening {what} takes "
-                          f"{'it' if len(pending) == 1 else 'them'} off the screen.", parent=self.window)
+                          f"{'it' if len(pending) == 1 else 'them'} off the screen.", parent=self.window.window())
         text.plain_text(box)  # column and file names are shown literally
         one = len(pending) == 1
         box.setInformativeText(f"Save the project to keep {'it' if one else 'them'} with the data, or export "
@@ -309,17 +343,17 @@ class SessionController(QObject):
             shown = entry.shown or restored_shown_release(entry.record, entry.dataset)
             self.releases.add(SessionRelease(entry.kind, entry.record, entry.dataset, entry.subject, entry.source,
                                              entry.made_here, shown=shown))
-            w.set_mode(False)
+            w.choose_mode(StatisticKind.CDF)
             if "shown" not in w.workspace.update(shown=shown):
-                w.show_release()
+                w.cdf.show_release()
         else:
             outcome = entry.outcome or restored_outcome(entry.record)
             self.releases.add(SessionRelease(entry.kind, entry.record, entry.dataset, entry.subject, entry.source,
                                              entry.made_here, outcome=outcome))
-            w.set_mode(True)
+            w.choose_mode(StatisticKind.HIERARCHY)
             page = w.hierarchy
             if "outcome" not in page.state_ws.update(outcome=outcome):
-                page._show_outcome()
+                page.show_outcome()
         w.statusBar().showMessage(f"Showing the release “{release_title(entry)}” of {local_time(entry)}. "
                                   "Nothing was released or spent.", 8000)
         return True
@@ -338,9 +372,9 @@ class SessionController(QObject):
         w = self.window
         shown, outcome = w.workspace.state.shown, w.hierarchy.state_ws.state.outcome
         if shown is not None and shown.release_id == release_id:
-            w.show_release_status()
+            w.cdf.show_release_status()
         if outcome is not None and outcome.release_id == release_id:
-            w.hierarchy._show_outcome()
+            w.hierarchy.show_outcome()
 
     def input_paths(self, release_id: str) -> list[str]:
         """The files and folders on this computer that the release ``release_id`` was read from (an export
@@ -386,7 +420,7 @@ class SessionController(QObject):
 
     # ------------------------------------------------------------------ the menu and the dialog
     def show_dialog(self) -> SessionReleasesDialog:
-        dialog = SessionReleasesDialog(self, self.window)
+        dialog = SessionReleasesDialog(self, self.window.window())
         self.dialog = dialog
         dialog.open()
         return dialog

@@ -1,13 +1,20 @@
-"""Shared look of the app's plots: one colour per mechanism, labelled axes, palette-aware background."""
+"""Shared look of the app's plots: one colour per mechanism, labelled axes (log axes in plain numbers),
+palette-aware background, and the colours of the tree views."""
 
 from __future__ import annotations
 
 import contextlib
+import math
 import warnings
+from collections.abc import Callable
+from typing import Any
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
+
+from dpgui.formatting import format_log_tick
 
 # One colour per series, used by every plot so "binary tree" is the same colour everywhere.
 # Chosen from the Okabe–Ito palette: distinguishable with the common colour-vision deficiencies.
@@ -97,3 +104,71 @@ def detach_legend_anchors(root: QWidget) -> int:
         legend._dpgui_detached = True
         detached += 1
     return detached
+
+
+# The colours of tree views (the bin tree, the hierarchy tree): a level that is not released, an exact
+# count (the total, when it is public), and the colour scale of a level's budget or noise.
+NOT_RELEASED_COLOUR = QColor("#A6A6A6")
+EXACT_COLOUR = QColor("#F3F3F3")
+_CMAP = pg.colormap.get("viridis")
+
+
+def colour_ramp(t: float) -> QColor:
+    """The bin-tree's colour scale (viridis) at ``t`` in [0, 1], clipped: dark purple at 0, yellow at 1."""
+    colour: QColor = _CMAP.map(np.array([min(max(t, 0.0), 1.0)]), mode="qcolor")[0]
+    return colour
+
+
+def text_colour_on(fill: QColor) -> QColor:
+    """Black or white, whichever reads better on ``fill``."""
+    luminance = 0.299 * fill.red() + 0.587 * fill.green() + 0.114 * fill.blue()
+    return QColor("#000000") if luminance > 140 else QColor("#FFFFFF")
+
+
+# Log axes labelled with plain numbers (the projection plots, the hierarchy's margin curves).
+def log_tick_labels(exponents: list[float], decades: float, length_px: float | None = None) -> list[str]:
+    """Labels of log-axis ticks at 10^e as plain numbers. Which mantissas get a label depends on the
+    room per factor of ten (``length_px / decades``; without a length, on ``decades`` alone): all of
+    1…9 when roomy, 1, 2 and 5 when not, only powers of ten when cramped; the rest stay blank so
+    labels never collide."""
+    if length_px:
+        per_decade = length_px / max(decades, 1e-9)
+    else:
+        per_decade = 1000.0 if decades < 1.0 else (100.0 if decades <= 4 else 50.0)
+    keep = (1, 2, 3, 4, 5, 6, 7, 8, 9) if per_decade >= 400 else ((1, 2, 5) if per_decade >= 80 else (1,))
+    out = []
+    for e in exponents:
+        value = 10.0 ** e
+        mantissa = int(round(value / 10.0 ** math.floor(e + 1e-9)))
+        out.append(format_log_tick(value) if mantissa in keep else "")
+    return out
+
+
+# pyqtgraph's AxisItem.tickValues/logTickValues: (min, max, size, stdTicks) -> [(spacing, [values]), …],
+# the last level's spacing None for the minor ticks of a log axis
+_TickLevels = list[tuple[float | None, list[float]]]
+_TickValues = Callable[[float, float, float, object], _TickLevels]
+
+
+def plain_log_axes(plot: pg.PlotWidget) -> None:
+    """Log axes of ``plot`` label ticks as plain numbers (1, 2, 5, 10, 20, …), not 2·10¹."""
+    for name in ("left", "bottom"):
+        axis = plot.getPlotItem().getAxis(name)
+
+        def strings(values: list[float], scale: float, spacing: float, axis: Any = axis, name: str = name) -> list[str]:
+            lo, hi = axis.range
+            length = axis.geometry().height() if name == "left" else axis.geometry().width()
+            return log_tick_labels([float(v) for v in values], abs(hi - lo), length or None)
+
+        axis.logTickStrings = strings
+        axis.logTickValues = _without_duplicates(axis.logTickValues)
+
+
+def _without_duplicates(log_tick_values: _TickValues) -> _TickValues:
+    """pyqtgraph's minor log ticks repeat the decades of the major level (drawn twice, so bold)."""
+    def values(min_val: float, max_val: float, size: float, std_ticks: object) -> _TickLevels:
+        levels = log_tick_values(min_val, max_val, size, std_ticks)
+        major = {round(v, 9) for spacing, vs in levels if spacing is not None for v in vs}
+        return [(spacing, vs if spacing is not None else [v for v in vs if round(v, 9) not in major])
+                for spacing, vs in levels]
+    return values
