@@ -245,7 +245,7 @@ def test_the_bounds_dialog_refuses_the_confidential_file_as_its_public_reference
     gives no bounds; the dialog says why."""
     import shutil
 
-    from dpgui.app.cdf.data_page import BoundsDialog
+    from dpgui.app.dialogs.bounds import BoundsDialog
     from dpgui.data.table import ColumnInfo
 
     data = tmp_path / "pay.csv"
@@ -268,7 +268,7 @@ def test_the_bounds_dialog_reads_a_public_reference_off_the_gui_thread(qtbot, tm
     import threading
 
     import dpgui.app.cdf.data_page as data_page
-    from dpgui.app.cdf.data_page import BoundsDialog
+    from dpgui.app.dialogs.bounds import BoundsDialog
     from dpgui.data.table import ColumnInfo
 
     data = tmp_path / "pay.csv"

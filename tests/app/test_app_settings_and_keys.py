@@ -100,7 +100,7 @@ def test_a_key_made_with_dpgui_key_create_can_be_imported_and_signs(qtbot, tmp_p
 
 
 def test_the_quit_dialog_does_not_speak_of_zero_releases(qtbot):
-    from dpgui.app.shell.project import save_changes_prompt
+    from dpgui.app.shell.project_questions import save_changes_prompt
 
     window = make_window(qtbot)
     for closing in (True, False):

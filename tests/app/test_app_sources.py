@@ -368,7 +368,7 @@ def test_step_1_shows_how_a_csv_is_read_and_who_counts(qtbot, tmp_path):
 
 
 def test_the_dialect_dialog_refuses_a_comma_for_both(qtbot, semicolon_csv):
-    from dpgui.app.cdf.data_page import DialectDialog
+    from dpgui.app.dialogs.dialect import DialectDialog
 
     dialog = DialectDialog(CsvDialect(",", "."))
     qtbot.addWidget(dialog)

@@ -42,7 +42,7 @@ def value(widget: QWidget) -> object:
 
 def open_every_dialog(window) -> list[QWidget]:
     """The window's dialogs that hold settings, shown (so that they are polished) and parented to it."""
-    from dpgui.app.cdf.data_page import DialectDialog
+    from dpgui.app.dialogs.dialect import DialectDialog
     from dpgui.app.dialogs.database import DatabaseDialog
     from dpgui.app.dialogs.dataset import NewDatasetDialog
     from dpgui.app.dialogs.keys import CreateKeyDialog, KeyManagerDialog

@@ -16,12 +16,14 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
+    QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
     QPushButton, QScrollArea, QSpinBox, QSplitter, QVBoxLayout, QWidget,
 )
 
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
+from dpgui.app.cdf.budget_editor import BudgetEditor
+from dpgui.app.cdf.plan_words import noise_words, plan_words
 from dpgui.app.widgets.fields import (
     ValidatedField, compact_combo, inline_message, offer_neighbours, parse_delta, parse_epsilon, parse_number, set_buddy,
     show_inline,
@@ -31,11 +33,9 @@ from dpgui.app.workers import Worker, WorkerPool
 from dpgui.app.cdf.focus_panel import FocusControls, focus_words
 from dpgui.app.cdf.missing_rule import MissingRuleControls
 from dpgui.core.focus import FocusChoice, FocusOffer, focus_offer
-from dpgui.core.missing import missing_rule_text
-from dpgui.core.plan import Plan, PrivacySpec, split_budget
-from dpgui.core.planner import auto_plan, average_margin95, margin95, plan_for_accuracy
+from dpgui.core.plan import Plan, PrivacySpec
+from dpgui.core.planner import auto_plan, margin95, plan_for_accuracy
 from dpgui.core.margins import MARGIN_NAME
-from dpgui.core.quantiles import noise_margin
 from dpgui.core.projection_curves import ProjectedCurves
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError
@@ -70,9 +70,9 @@ def other_noise_plan(plan: Plan, shape: TreeShape | None, objective: str) -> Pla
         return None
     bins = plan.shape.bins
     if plan.noise == Noise.GAUSSIAN:
-        laplace = auto_plan(bins, privacy.pure(), shape=shape, estimator=plan.estimator, objective=objective, noise="laplace")
-        return Plan(laplace.shape, privacy, laplace.level_budgets, laplace.estimator, "laplace")
-    return auto_plan(bins, privacy, shape=shape, estimator=plan.estimator, objective=objective, noise="gaussian")
+        laplace = auto_plan(bins, privacy.pure(), shape=shape, estimator=plan.estimator, objective=objective, noise=Noise.LAPLACE)
+        return Plan(laplace.shape, privacy, laplace.level_budgets, laplace.estimator, Noise.LAPLACE)
+    return auto_plan(bins, privacy, shape=shape, estimator=plan.estimator, objective=objective, noise=Noise.GAUSSIAN)
 
 
 def _parse_branching(raw: str, bins: int | None) -> str:
@@ -98,192 +98,6 @@ def _parse_public_n(raw: str) -> int:
     return int(value)
 
 
-
-
-class BudgetEditor(QWidget):
-    """One row per tree level: budget spin box, lock, share. Edits keep the sum at the plan's total
-    by rescaling the other unlocked levels; locked levels never move. The budgets are ε per level
-    for Laplace plans and ρ per level (zCDP, summing to ρ of (ε, δ)) for Gaussian ones
-    (``Plan.level_budgets``, ``Plan.budget_name``)."""
-
-    budgetsEdited = Signal()
-    locksChanged = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._grid = QGridLayout(self)
-        self._grid.setContentsMargins(0, 0, 0, 0)
-        self._spins: list[QDoubleSpinBox | None] = []
-        self._locks: list[QCheckBox | None] = []
-        self._shares: list[QLabel] = []
-        self._total = 1.0  # what the budgets sum to: ε (Laplace) or ρ (Gaussian)
-        self.unit = "ε"  # the budgets' unit: "ε" or "ρ" (Plan.budget_name)
-        self.header_labels: list[QLabel] = []
-        self._signature: tuple[Any, ...] | None = None
-        self.message = inline_message(self)
-
-    def set_plan(self, plan: Plan) -> None:
-        """Show a plan's budgets (rebuilding the rows when the tree's levels change)."""
-        shape, privacy = plan.shape, plan.privacy
-        signature = (shape.branching, privacy.neighbours, plan.noise)
-        self.unit = plan.budget_name
-        if signature != self._signature:
-            self._rebuild(plan)
-            self._signature = signature
-        total = self._total = plan.budget_total
-        first = privacy.first_noised_level()
-        for offset, value in enumerate(plan.level_budgets):
-            spin = self._spins[first + offset]
-            assert spin is not None
-            spin.blockSignals(True)
-            # Enough decimals to show each level's share to about 0.1 % of the total.
-            spin.setDecimals(min(10, max(4, 3 - math.floor(math.log10(total)))))
-            spin.setRange(0.0, total)
-            spin.setSingleStep(max(total / 100, 10.0 ** -spin.decimals()))
-            spin.setValue(value)
-            spin.blockSignals(False)
-        self._update_shares(plan.level_budgets, first)
-        show_inline(self.message, "")
-
-    def _rebuild(self, plan: Plan) -> None:
-        while self._grid.count():
-            item = self._grid.takeAt(0)
-            widget = item.widget() if item is not None else None
-            if widget is not None and widget is not self.message:
-                widget.deleteLater()
-        self._spins, self._locks, self._shares = [], [], []
-        gaussian = plan.noise == Noise.GAUSSIAN
-        headers = ("Level", "Nodes", "Budget ρ (zCDP)" if gaussian else "Budget ε", "Share", "Lock")
-        self.header_labels.clear()
-        for col, header in enumerate(headers):
-            label = QLabel(f"<b>{header}</b>")
-            if col == 2:
-                label.setToolTip(text.RHO_COLUMN_TOOLTIP if gaussian else text.EPSILON_COLUMN_TOOLTIP)
-            self._grid.addWidget(label, 0, col)
-            self.header_labels.append(label)
-        shape, privacy = plan.shape, plan.privacy
-        for level in range(shape.height + 1):
-            row = level + 1
-            name = "0 (all records)" if level == 0 else (f"{level} (bins)" if level == shape.height else str(level))
-            self._grid.addWidget(QLabel(name), row, 0)
-            self._grid.addWidget(QLabel(f"{shape.nodes_at_level(level):,}"), row, 1)
-            share = QLabel("")
-            self._shares.append(share)
-            if level == 0 and privacy.root_public:
-                note = QLabel("exact (N is public)")
-                note.setToolTip("Under this neighbour model the total N is published exactly; it costs no budget.")
-                self._grid.addWidget(note, row, 2, 1, 3)
-                self._spins.append(None)
-                self._locks.append(None)
-                continue
-            spin = QDoubleSpinBox()
-            spin.setDecimals(4)
-            spin.setKeyboardTracking(False)
-            spin.setAccessibleName(f"Budget of level {level}")
-            spin.setToolTip(
-                f"Privacy budget ρ (zCDP) spent on level {level}. The levels' ρ always add up to the ρ of your "
-                "(ε, δ); changing one rescales the unlocked others." if gaussian else
-                f"Privacy budget ε spent on level {level}. The levels' budgets always add up to ε; "
-                "changing one rescales the unlocked others.")
-            spin.valueChanged.connect(lambda value, lvl=level: self._on_spin(lvl, value))
-            lock = QCheckBox()
-            lock.setToolTip(text.LOCK_TOOLTIP)
-            lock.setAccessibleName(f"Lock level {level}")
-            lock.toggled.connect(self.locksChanged)
-            self._grid.addWidget(spin, row, 2)
-            self._grid.addWidget(share, row, 3)
-            self._grid.addWidget(lock, row, 4)
-            self._spins.append(spin)
-            self._locks.append(lock)
-        self._grid.addWidget(self.message, shape.height + 2, 0, 1, 5)
-
-    def budgets(self) -> tuple[float, ...]:
-        """Budgets of the noised levels (root first under add/remove), as Plan expects."""
-        return tuple(spin.value() for spin in self._spins if spin is not None)
-
-    def locked(self) -> dict[int, float]:
-        return {level: spin.value() for level, (spin, lock) in enumerate(zip(self._spins, self._locks))
-                if spin is not None and lock is not None and lock.isChecked()}
-
-    def set_locked(self, level: int, locked: bool = True) -> None:
-        lock = self._locks[level]
-        if lock is not None:
-            lock.setChecked(locked)
-
-    def set_locks(self, levels: Sequence[int]) -> None:
-        """Lock exactly ``levels`` (levels without a lock box, or beyond the tree, are ignored)."""
-        wanted = set(levels)
-        for level, lock in enumerate(self._locks):
-            if lock is not None:
-                lock.setChecked(level in wanted)
-
-    def set_budget(self, level: int, value: float) -> None:
-        """Set one level's budget as if the user typed it (rescales the others)."""
-        spin = self._spins[level]
-        if spin is not None:
-            spin.setValue(value)
-
-    def _on_spin(self, level: int, value: float) -> None:
-        locked = self.locked()
-        locked.pop(level, None)
-        free = [lvl for lvl, spin in enumerate(self._spins)
-                if spin is not None and lvl != level and lvl not in locked]
-        available = self._total - math.fsum(locked.values())
-        values = {lvl: spin.value() for lvl, spin in enumerate(self._spins) if spin is not None}
-        if not free:
-            show_inline(self.message, "Every other level is locked, so this budget cannot change without "
-                                      "breaking the total. Unlock another level first.")
-            self._restore(level, self._total - math.fsum(v for lvl, v in values.items() if lvl != level))
-            return
-        value = min(max(value, 0.0), available)
-        rest = available - value
-        old = math.fsum(values[lvl] for lvl in free)
-        for lvl in free:
-            values[lvl] = rest * (values[lvl] / old) if old > 0 else rest / len(free)
-        values[level] = value
-        ordered = [values[lvl] for lvl in sorted(values)]
-        if ordered[-1] <= 0:
-            show_inline(self.message, "The bottom level (the bins) needs some budget; give it more than 0.")
-            return
-        exact = split_budget(self._total, ordered) if sum(ordered) > 0 else tuple(ordered)
-        for (lvl, _), new in zip(sorted(values.items()), exact):
-            spin = self._spins[lvl]
-            assert spin is not None
-            spin.blockSignals(True)
-            spin.setValue(new)
-            spin.blockSignals(False)
-        show_inline(self.message, "")
-        first = min(values)
-        self._exact = exact
-        self._update_shares(exact, first)
-        self.budgetsEdited.emit()
-
-    def exact_budgets(self) -> tuple[float, ...]:
-        """The budgets summing to the total (ε or ρ) exactly (spin boxes show them rounded)."""
-        shown = self.budgets()
-        exact = getattr(self, "_exact", None)
-        step = min((10.0 ** -spin.decimals() for spin in self._spins if spin is not None), default=1e-4)
-        if exact is not None and len(exact) == len(shown) and all(abs(a - b) < step for a, b in zip(exact, shown)):
-            return tuple(exact)
-        return split_budget(self._total, shown)
-
-    def _restore(self, level: int, value: float) -> None:
-        spin = self._spins[level]
-        assert spin is not None
-        spin.blockSignals(True)
-        spin.setValue(value)
-        spin.blockSignals(False)
-
-    def _update_shares(self, budgets: Sequence[float], first: int) -> None:
-        for offset, value in enumerate(budgets):
-            level = first + offset
-            share = self._shares[level]
-            if value <= 0:
-                share.setText("not released")
-                share.setToolTip("This level gets no budget, so it is not published; the others carry its information.")
-            else:
-                share.setText(f"{100 * value / self._total:.1f} %")
-                share.setToolTip("")
 
 
 class PlanPage(QWidget):
@@ -314,7 +128,26 @@ class PlanPage(QWidget):
         self._replan_timer.setInterval(150)
         self._replan_timer.timeout.connect(self.replan)
 
-        # ---- privacy
+        boxes = (self._build_privacy_box(), self._build_plan_box(), self._build_accuracy_box())
+        # ---- projection summary and plots
+        self.summary = QLabel("Load data and choose a column to see the projected error.")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.plots = ProjectionPlots()
+        self.plots.projected.connect(self._on_projected)
+        self._lay_out(boxes)
+
+        for changed in (self.epsilon.edit.textChanged, self.delta.edit.textChanged, self.noise.currentIndexChanged,
+                        self.neighbours.currentIndexChanged,
+                        self.records_per_person.valueChanged, self.branching.edit.textChanged,
+                        self.consistency.currentIndexChanged, self.objective.currentIndexChanged,
+                        self.budgets.locksChanged):
+            changed.connect(self._publish)
+        binding.changed.connect(self._on_workspace)
+        self._publish()
+
+    def _build_privacy_box(self) -> QGroupBox:
+        """Privacy: ε (and its presets), δ, the noise, the neighbour model, missing values, records per person."""
         privacy_box = QGroupBox("Privacy")
         privacy_form = QFormLayout(privacy_box)
         presets = QHBoxLayout()
@@ -382,8 +215,10 @@ class PlanPage(QWidget):
         privacy_form.addRow("&Records per person (max):", self.records_per_person)
         set_buddy(privacy_form, self.records_per_person, self.records_per_person)
         privacy_form.addRow(self._help(text.RECORDS_PER_PERSON_HELP))
+        return privacy_box
 
-        # ---- plan
+    def _build_plan_box(self) -> QGroupBox:
+        """Plan: branching, estimator, consistency, objective, the region of accuracy, the level budgets."""
         plan_box = QGroupBox("Plan: how the budget is spent")
         plan_form = QFormLayout(plan_box)
         self.branching = ValidatedField(lambda raw: _parse_branching(raw, self._context.bins), "auto",
@@ -416,8 +251,10 @@ class PlanPage(QWidget):
         plan_form.addRow(self.auto_button)
         self.plan_message = inline_message(self)
         plan_form.addRow(self.plan_message)
+        return plan_box
 
-        # ---- accuracy first
+    def _build_accuracy_box(self) -> QGroupBox:
+        """Accuracy first: the accepted error, where it holds, a public N, and the search for the smallest ε."""
         accuracy_box = QGroupBox("Accuracy first: find the smallest ε")
         accuracy_form = QFormLayout(accuracy_box)
         accuracy_form.addRow(self._help(text.ACCURACY_HELP))
@@ -455,17 +292,13 @@ class PlanPage(QWidget):
         self.accuracy_result.setWordWrap(True)
         accuracy_form.addRow(self.accuracy_result)
         self._on_target_unit()
+        return accuracy_box
 
-        # ---- projection summary and plots
-        self.summary = QLabel("Load data and choose a column to see the projected error.")
-        self.summary.setWordWrap(True)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.plots = ProjectionPlots()
-        self.plots.projected.connect(self._on_projected)
-
+    def _lay_out(self, boxes: tuple[QGroupBox, ...]) -> None:
+        """The setting boxes in a scrolled column on the left; the summary and the plots on the right."""
         controls = QWidget()
         controls_layout = QVBoxLayout(controls)
-        for box in (privacy_box, plan_box, accuracy_box):
+        for box in boxes:
             controls_layout.addWidget(box)
         controls_layout.addStretch(1)
         scroll = QScrollArea()
@@ -485,15 +318,6 @@ class PlanPage(QWidget):
         splitter.setSizes([470, 800])
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
-
-        for changed in (self.epsilon.edit.textChanged, self.delta.edit.textChanged, self.noise.currentIndexChanged,
-                        self.neighbours.currentIndexChanged,
-                        self.records_per_person.valueChanged, self.branching.edit.textChanged,
-                        self.consistency.currentIndexChanged, self.objective.currentIndexChanged,
-                        self.budgets.locksChanged):
-            changed.connect(self._publish)
-        binding.changed.connect(self._on_workspace)
-        self._publish()
 
     # ---------------------------------------------------------------- helpers
     @staticmethod
@@ -912,7 +736,7 @@ class PlanPage(QWidget):
         """Show the plan's tree at once and its projected error when the plots' worker has it."""
         context = self._context
         self.summary.setText(f"<b>Projected {MARGIN_NAME}, before anything is released:</b> computing… "
-                             f"{self._plan_words(plan)}")
+                             f"{plan_words(plan)}")
         # Under 'N is private' the file's count is never shown nor used: % of N only of a typed estimate.
         n = context.n_rows if plan.privacy.root_public else self.typed_n_estimate()
         self.noise_note.setText(self.noise_words(plan))
@@ -929,82 +753,9 @@ class PlanPage(QWidget):
         self.target_where.setItemText(self.target_where.findData("every"), every)
         self.target_where.setItemText(self.target_where.findData("average"), average)
 
-    @staticmethod
-    def _plan_words(plan: Plan) -> str:
-        branching = " × ".join(map(str, plan.shape.branching))
-        missing = (missing_rule_text(plan.missing_rule, plan.privacy.impute)
-                   + (" (the tree's leaf K + 1)" if plan.shape.missing_leaf else ""))
-        privacy = plan.privacy
-        budget = f"ε = {privacy.epsilon:g}"
-        if privacy.delta > 0:
-            budget += f", δ = {text.format_delta(privacy.delta)}"
-        if plan.noise == Noise.GAUSSIAN:
-            budget += f", Gaussian noise (ρ = {plan.budget_total:.4g})"
-        else:
-            budget += ", Laplace noise" + (" (δ not used)" if privacy.delta > 0 else "")
-        extra = (f" (the last of the {plan.shape.branching[0]} top branches only holds the missing values' leaf)"
-                 if plan.shape.missing_branch else "")
-        return (f"Tree: {plan.shape.bins:,} bins, branching {branching}{extra}, {budget}. "
-                f"Missing values: {missing}.")
-
     def noise_words(self, plan: Plan, projection: ProjectedCurves | None = None) -> str:
-        """The noise note: which noise the plan uses and why, in plain words; with the projection of
-        the plan and of the other noise's best plan (``projection.alternative``) the two projected
-        errors, on the objective the planner compared (the worst point, or on average)."""
-        privacy, name = plan.privacy, text.NOISE_NAMES[plan.noise]
-        requested = self.noise_choice()
-        if privacy.delta <= 0:
-            return "Laplace noise: with δ = 0 (pure ε-DP) it is the only noise possible."
-        comparison = ""
-        other = text.NOISE_NAMES[Noise.LAPLACE if plan.noise == Noise.GAUSSIAN else Noise.GAUSSIAN]
-        worst = self.objective.currentData() == "max"
-        where = "at the worst point" if worst else "on average"
-        mine: float | None = None
-        theirs: float | None = None
-        if projection is not None and projection.plan is plan and projection.alternative is not None:
-            mine = projection.worst if worst else projection.rms
-            theirs = projection.alternative_worst if worst else projection.alternative_rms
-        elif (plan.noise_choice is not None and plan.noise_choice.objective in ("total", "max")
-              and None not in (plan.noise_choice.laplace, plan.noise_choice.gaussian)):
-            figures = plan.noise_choice
-            pairs = {name: pair for name, pair in (("laplace", figures.laplace), ("gaussian", figures.gaussian))
-                     if pair is not None}
-            index = 1 if figures.objective == "max" else 0
-            where = "at the worst point" if index else "on average"
-
-            def margin(pair: tuple[float, float]) -> float:
-                if index:
-                    return float(noise_margin(math.sqrt(pair[1])))
-                return average_margin95(pair[0], plan.shape, privacy.root_public)
-            mine = margin(pairs[plan.noise])
-            theirs = margin(pairs[Noise.LAPLACE if plan.noise == Noise.GAUSSIAN else Noise.GAUSSIAN])
-        if mine is not None and theirs is not None:
-            comparison = (f"projected error {format_margin_records(mine)} {where}, against "
-                          f"{format_margin_records(theirs)} with {other} noise at this δ")
-        choice = plan.noise_choice
-        if requested == AUTO and (choice is None or choice.requested == AUTO):
-            head = f"Automatic chose <b>{name}</b> noise"
-            if choice is not None and choice.objective == "epsilon":  # accuracy first: the smaller ε decided
-                needs = {"laplace": choice.laplace_epsilon, "gaussian": choice.gaussian_epsilon}
-                theirs_eps = needs[Noise.LAPLACE if plan.noise == Noise.GAUSSIAN else Noise.GAUSSIAN]
-                head += f": it reaches the accepted error at ε = {plan.privacy.epsilon:g}"
-                head += (f", against ε = {theirs_eps:g} with {other} noise" if theirs_eps is not None
-                         else f"; {other} noise cannot reach it")
-                return head + "."
-            return head + (f": {comparison}." if comparison else ".")
-        if requested == AUTO:
-            return (f"<b>{name}</b> noise: the locked levels' budgets are in {plan.budget_name}, so Automatic keeps "
-                    f"{name} noise. Unlock every level (then Auto-optimize) to let it choose again."
-                    + (f" Now: {comparison}." if comparison else ""))
-        better = ""
-        if mine is not None and theirs is not None and theirs < mine:
-            better = f" {other} noise would be more accurate here (choose Automatic to use it)."
-        if plan.noise == Noise.LAPLACE:
-            return ("<b>Laplace</b> noise gives pure ε-DP: δ is not used (no δ is spent)."
-                    + (f" It gives a {comparison}." if comparison else "") + better)
-        words = (f"<b>Gaussian</b> noise: its privacy is counted as ρ = {plan.budget_total:.4g} (zero-concentrated "
-                 f"DP), which guarantees ε = {privacy.epsilon:g} with δ = {text.format_delta(privacy.delta)}.")
-        return words + (f" It gives a {comparison}." if comparison else "") + better
+        """The noise note for ``plan`` with the noise and objective chosen on this page (:func:`noise_words`)."""
+        return noise_words(plan, self.noise_choice(), self.objective.currentData(), projection)
 
     def _on_projected(self, projection: ProjectedCurves) -> None:
         plan = projection.plan
@@ -1016,7 +767,7 @@ class PlanPage(QWidget):
         if projection.region_worst is not None and projection.region_rms is not None and self._region_words:
             region = cdf_margin_words(projection.region_worst, projection.region_rms, n, of_n).replace(" of the CDF", "")
             words += f" In {self._region_words}: {region}."
-        words += f" {self._plan_words(plan)}"
+        words += f" {plan_words(plan)}"
         if math.isinf(worst):
             words += " <b>Some counts cannot be estimated: give the levels that 'fewest nodes' needs some budget.</b>"
         self.summary.setText(words)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,6 +46,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpgui.app.cdf.tree_levels import PADDING_COLOUR, TreeLevels, level_fill, padding_brushes, scale_max
 from dpgui.app.widgets.style import EXACT_COLOUR, NOT_RELEASED_COLOUR, colour_ramp, new_plot, text_colour_on
 from dpgui.app.text import escape, plain_text
 from dpgui.core.margins import MARGIN_NAME
@@ -72,126 +72,9 @@ LEGEND_TITLES: dict[str, str] = {
     "budget": "Colour: ε per level (brighter = more budget, less noise)",
     "noise_sd": "Colour: noise standard deviation, records (darker = noisier)",
 }
-PADDING_COLOUR = QColor("#DADADA")
-PADDING_HATCH = QColor("#7F7F7F")
 HINT = ("Point at a box to see its details; click to select it. Zoom: mouse wheel or + / −. "
         "Pan: drag or ← / →. Home: reset zoom. ↑ / ↓ and Enter: pick a box with the keyboard.")
 
-
-
-# ----------------------------------------------------------------------------------------
-# The geometry and numbers of the tree (no Qt)
-# ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Tree:
-    """Per-level numbers of a plan over ``[lower, upper)``: everything O(levels), nothing per node."""
-
-    plan: Any
-    lower: float
-    upper: float
-    bin_width: float
-    padded_upper: float
-    nodes: tuple[int, ...]
-    leaves: tuple[int, ...]  # leaves under one node, per level
-    widths: tuple[float, ...]  # node width in value units, per level
-    epsilons: tuple[float, ...]  # budget per level 0..h: ε_l (Laplace) or ρ_l (Gaussian); 0 if none
-    scales: tuple[float | None, ...]  # Laplace scale t_l or Gaussian σ_l²
-    sds: tuple[float | None, ...]  # noise s.d.: 0 for the exact root, None when not released
-    status: tuple[str, ...]  # 'noised', 'exact' or 'unreleased'
-    budget_name: str = "ε"  # the unit of ``epsilons``: "ε" or "ρ" (Plan.budget_name)
-
-    @classmethod
-    def build(cls, plan: Plan, lower: float, upper: float) -> _Tree:
-        lower, upper = float(lower), float(upper)
-        if not (math.isfinite(lower) and math.isfinite(upper)) or not lower < upper:
-            raise ValueError(f"need finite lower < upper, got [{lower}, {upper})")
-        shape = plan.shape
-        bin_width = (upper - lower) / shape.bins
-        leaves = tuple(int(s) for s in shape.leaves_per_node)
-        levels = shape.height + 1
-        first = plan.privacy.first_noised_level()
-        eps = [0.0] * levels
-        for offset, e in enumerate(plan.level_budgets):
-            eps[first + offset] = float(e)
-        variances = plan.level_variances()
-        released = plan.released()
-        status: list[str] = []
-        scales: list[float | None] = []
-        sds: list[float | None] = []
-        for level in range(levels):
-            scale = plan.scales[level]
-            if scale is not None:
-                status.append("noised")
-                scales.append(float(scale))
-                sds.append(float(math.sqrt(variances[level])))
-            elif released[level]:
-                status.append("exact")
-                scales.append(None)
-                sds.append(0.0)
-            else:
-                status.append("unreleased")
-                scales.append(None)
-                sds.append(None)
-        return cls(
-            plan=plan, lower=lower, upper=upper, bin_width=bin_width,
-            padded_upper=lower + shape.padded_bins * bin_width,
-            nodes=tuple(shape.nodes_at_level(level) for level in range(levels)),
-            leaves=leaves, widths=tuple(s * bin_width for s in leaves),
-            epsilons=tuple(eps), scales=tuple(scales), sds=tuple(sds), status=tuple(status),
-            budget_name=plan.budget_name,
-        )
-
-    @property
-    def levels(self) -> int:
-        return len(self.nodes)
-
-    def interval(self, level: int, index: int) -> tuple[float, float]:
-        """``[lo, hi)`` of one node, computed as :meth:`TreeShape.node_intervals` does."""
-        size = self.leaves[level]
-        return (self.lower + (index * size) * self.bin_width,
-                self.lower + (index * size + size) * self.bin_width)
-
-    def index_at(self, level: int, x: float) -> int | None:
-        """The node of ``level`` containing ``x``, or None outside the tree. O(1)."""
-        if not 0 <= level < self.levels or not self.lower <= x < self.padded_upper:
-            return None
-        last = self.nodes[level] - 1
-        index = min(max(int(math.floor((x - self.lower) / self.widths[level])), 0), last)
-        # The division may land one node off at an edge; agree exactly with interval().
-        lo, hi = self.interval(level, index)
-        if x < lo and index > 0:
-            index -= 1
-        elif x >= hi and index < last:
-            index += 1
-        return index
-
-
-# ----------------------------------------------------------------------------------------
-# Colours
-# ----------------------------------------------------------------------------------------
-
-
-def _scale_max(tree: _Tree, mode: str) -> float:
-    values = [v for v in (tree.epsilons if mode == "budget" else tree.sds) if v is not None and v > 0]
-    return max(values) if values else 1.0
-
-
-def _level_fill(tree: _Tree, mode: str, level: int) -> QColor:
-    status = tree.status[level]
-    if status == "unreleased":
-        return QColor(NOT_RELEASED_COLOUR)
-    vmax = _scale_max(tree, mode)
-    if mode == "budget":
-        if status == "exact":
-            return QColor(EXACT_COLOUR)
-        return colour_ramp(tree.epsilons[level] / vmax)
-    return colour_ramp(1.0 - (tree.sds[level] or 0.0) / vmax)
-
-
-def _padding_brushes() -> tuple[QBrush, QBrush]:
-    return QBrush(PADDING_COLOUR), QBrush(PADDING_HATCH, Qt.BrushStyle.BDiagPattern)
 
 
 # ----------------------------------------------------------------------------------------
@@ -207,7 +90,7 @@ class _IcicleItem(pg.GraphicsObject):  # type: ignore[misc]  # pyqtgraph ships n
 
     def __init__(self) -> None:
         super().__init__()
-        self.tree: _Tree | None = None
+        self.tree: TreeLevels | None = None
         self.release: Release | None = None
         self.unit = "value"
         self.fills: list[QColor] = []
@@ -216,7 +99,7 @@ class _IcicleItem(pg.GraphicsObject):  # type: ignore[misc]  # pyqtgraph ships n
         self.setAcceptHoverEvents(True)
 
     # --- data ---
-    def set_tree(self, tree: _Tree | None, fills: list[QColor], unit: str) -> None:
+    def set_tree(self, tree: TreeLevels | None, fills: list[QColor], unit: str) -> None:
         self.prepareGeometryChange()
         self.tree, self.fills, self.unit = tree, fills, unit
         self.hovered = self.selected = None
@@ -274,7 +157,7 @@ class _IcicleItem(pg.GraphicsObject):  # type: ignore[misc]  # pyqtgraph ships n
         palette = QApplication.palette()
         background = palette.color(QPalette.ColorRole.Base)
         fm = QFontMetrics(p.font())
-        pad_fill, pad_hatch = _padding_brushes()
+        pad_fill, pad_hatch = padding_brushes()
 
         p.save()
         p.resetTransform()  # draw in device pixels: crisp edges and no float trouble deep in a zoom
@@ -388,11 +271,11 @@ class _ColourLegend(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.mode = "budget"
-        self.tree: _Tree | None = None
+        self.tree: TreeLevels | None = None
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setAccessibleName("Colour legend")
 
-    def set_state(self, tree: _Tree | None, mode: str) -> None:
+    def set_state(self, tree: TreeLevels | None, mode: str) -> None:
         self.tree, self.mode = tree, mode
         self.setToolTip(self.describe())
         self.setAccessibleDescription(self.describe())
@@ -441,7 +324,7 @@ class _ColourLegend(QWidget):
         p.setPen(QPen(text, 1))
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.drawRect(bar)
-        vmax = _scale_max(self.tree, self.mode) if self.tree is not None else 1.0
+        vmax = scale_max(self.tree, self.mode) if self.tree is not None else 1.0
         for k in range(3):
             frac = k / 2
             x = bar.left() + frac * bar.width()
@@ -464,7 +347,7 @@ class _ColourLegend(QWidget):
         if self.tree is None or "unreleased" in self.tree.status:
             swatches.append(("not released (no budget)", [QBrush(NOT_RELEASED_COLOUR)]))
         if self.tree is None or self.tree.padded_upper > self.tree.upper:
-            swatches.append(("padding (no data)", list(_padding_brushes())))
+            swatches.append(("padding (no data)", list(padding_brushes())))
         if self.mode == "budget" and self.tree is not None and "exact" in self.tree.status:
             swatches.append(("exact total (public, no noise)", [QBrush(EXACT_COLOUR)]))
         x = bar.right() + 30
@@ -499,7 +382,7 @@ class BinTreeView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._tree: _Tree | None = None
+        self._tree: TreeLevels | None = None
         self._release: Release | None = None
         self._mode = "budget"
         self._value_label = "value"
@@ -563,7 +446,7 @@ class BinTreeView(QWidget):
     # ----- public API -----
     def set_plan(self, plan: Plan, lower: float, upper: float, value_label: str = "value") -> None:
         """Draw the tree of ``plan`` over the value range ``[lower, upper)`` (padding beyond)."""
-        tree = _Tree.build(plan, lower, upper)
+        tree = TreeLevels.build(plan, lower, upper)
         self._tree = tree
         self._value_label = value_label
         if self._release is not None and not self._release_matches(self._release):
@@ -745,7 +628,7 @@ class BinTreeView(QWidget):
         return point
 
     # ----- internals -----
-    def _require_tree(self) -> _Tree:
+    def _require_tree(self) -> TreeLevels:
         if self._tree is None:
             raise RuntimeError("no plan: call set_plan first")
         return self._tree
@@ -758,7 +641,7 @@ class BinTreeView(QWidget):
     def _fills(self) -> list[QColor]:
         if self._tree is None:
             return []
-        return [_level_fill(self._tree, self._mode, level) for level in range(self._tree.levels)]
+        return [level_fill(self._tree, self._mode, level) for level in range(self._tree.levels)]
 
     def _level_name(self, level: int) -> str:
         tree = self._require_tree()

@@ -1,1 +1,2 @@
-"""The window's dialogs shared by every statistic: ledger, keys, database, new dataset, export, verify."""
+"""The window's dialogs: ledger, keys, database, new dataset, export, verify, and step 1's public bounds and
+CSV dialect."""

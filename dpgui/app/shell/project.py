@@ -22,7 +22,8 @@
   autosave is set aside (``recovered.dpgui``) and the window offers to restore it.
 
 The questions (restore? save changes? locate the data file?) are window-modal message boxes that
-do not block (``open()``, like the window's error dialogs), each made by a small module function and
+do not block (``open()``, like the window's error dialogs), each made by a function of
+:mod:`dpgui.app.shell.project_questions` and
 kept on the controller (``restore_box``, ``close_box``, ``locate_box``) so tests can answer them —
 or bypass them: :meth:`pending_restore` / :meth:`restore` / :meth:`discard_restore`,
 :meth:`open_project`, :meth:`save_to`, :meth:`apply_project`.
@@ -44,7 +45,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QSettings, QTimer
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton, QRadioButton, QStatusBar, QWidget
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QRadioButton, QStatusBar, QWidget
 
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
@@ -54,6 +55,9 @@ from dpgui.app.cdf.plan_page import PlanPage
 from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.mode import StatisticMode
 from dpgui.app.shell.left_behind import LeftBehind
+from dpgui.app.shell.project_questions import (
+    LocatePrompt, RestorePrompt, locate_prompt, restore_prompt, save_changes_prompt,
+)
 from dpgui.app.shell.session_releases import SessionController
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.focus import FocusChoice
@@ -183,69 +187,6 @@ def _local_time(project: Project, fallback: Path | None = None) -> str:
         except OSError:
             moment = None
     return "an unknown time" if moment is None else moment.astimezone().strftime("%Y-%m-%d %H:%M")
-
-
-# --------------------------------------------------------------------------------------------- the questions
-
-class RestorePrompt(QMessageBox):
-    """The box of :func:`restore_prompt`, with its two buttons."""
-
-    restore_button: QPushButton
-    discard_button: QPushButton
-
-
-class LocatePrompt(QMessageBox):
-    """The box of :func:`locate_prompt`, with its Locate button."""
-
-    locate_button: QPushButton
-
-
-def restore_prompt(parent: QWidget, project: Project, when: str) -> RestorePrompt:
-    """'dpgui did not close properly last time. Restore the workspace from <time>?' (Restore / Discard)."""
-    box = RestorePrompt(QMessageBox.Icon.Question, "Restore the last workspace?",
-                      f"dpgui did not close properly last time. Restore the workspace from {when}?", parent=parent)
-    text.plain_text(box)  # the file and column names are shown literally
-    releases = len(project.releases) + len(project.hierarchy_releases)
-    what = f"Data file: {project.name}" + (f", column '{project.column}'" if project.column else "")
-    if releases:
-        what += f"; {releases} release{'s' if releases != 1 else ''} made then"
-    box.setInformativeText(f"{what}.\n\nRestoring reopens the file and your settings and shows the earlier "
-                           "releases. It does not release anything and spends no privacy budget.")
-    box.restore_button = box.addButton("Restore", QMessageBox.ButtonRole.AcceptRole)
-    box.discard_button = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)
-    box.setDefaultButton(box.restore_button)
-    return box
-
-
-def save_changes_prompt(parent: QWidget, name: str | None, releases: int, closing: bool) -> QMessageBox:
-    """Save / Discard / Cancel before the workspace is closed or replaced."""
-    if name:
-        question = f"Save the changes to the project '{name}'?"
-    elif releases == 0:
-        question = "The settings of this session are not saved in a project file. Save the project?"
-    else:
-        question = (f"The {'release' if releases == 1 else f'{releases} releases'} of this session "
-                    f"{'is' if releases == 1 else 'are'} not saved in a project file. Save the project?")
-    title = "Save the project before closing?" if closing else "Save the project first?"
-    box = QMessageBox(QMessageBox.Icon.Warning, title, question, parent=parent)
-    text.plain_text(box)  # the project's name is shown literally
-    box.setInformativeText(("If you don't save, your changes since the last save are lost." if name else
-                            "If you don't save, this workspace (its settings and releases) cannot be opened "
-                            "again in dpgui.")
-                           + " Discarding never undoes a release: budget already spent stays spent.")
-    box.setStandardButtons(QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
-                           | QMessageBox.StandardButton.Cancel)
-    box.setDefaultButton(QMessageBox.StandardButton.Save)
-    return box
-
-
-def locate_prompt(parent: QWidget, message: str) -> LocatePrompt:
-    box = LocatePrompt(QMessageBox.Icon.Warning, "Data file not found", message, parent=parent)
-    text.plain_text(box)  # the message quotes the file's path literally
-    box.locate_button = box.addButton("Locate…", QMessageBox.ButtonRole.AcceptRole)
-    box.addButton(QMessageBox.StandardButton.Cancel)
-    box.setDefaultButton(box.locate_button)
-    return box
 
 
 def _write_autosave(project: Project, path: Path, progress: Any, should_cancel: Any) -> Project:
