@@ -69,7 +69,7 @@ def hierarchy_screens(window, shot, appearance: str) -> None:
     with the window's secure noise (the throw-away ledger pays)."""
     import tempfile
 
-    from dpgui.app.hierarchy.page import TAB_LEVELS, TAB_PLAN, TAB_RESULTS, TAB_TREE
+    from dpgui.app.hierarchy.release_step import TAB_LEVELS, TAB_PLAN, TAB_RESULTS, TAB_TREE
     from dpgui.report.ledger import Ledger
 
     page = window.hierarchy
@@ -94,13 +94,13 @@ def hierarchy_screens(window, shot, appearance: str) -> None:
     dataset = window.workspace.state.dataset
     with Ledger() as ledger:  # DPGUI_HOME is a throw-away folder when this script runs in tests
         ledger.set_cap(dataset, 2.0, 1e-6, "screenshots")
-    request = page.release_request()
+    request = page.release_step.release_request()
     if request is None:
-        raise RuntimeError("the hierarchy release request is not valid: " + page.release_status.text())
-    page.start_release(request)
-    wait(lambda: page.state_ws.state.outcome is not None and page.release_worker is None, 120.0)
+        raise RuntimeError("the hierarchy release request is not valid: " + page.release_step.release_status.text())
+    page.release_step.start_release(request)
+    wait(lambda: page.state_ws.state.outcome is not None and page.release_step.release_worker is None, 120.0)
     page.tabs.setCurrentIndex(TAB_RESULTS)
-    page.result_view.search.setText("PDX")  # Portland, Oregon: the search opens the tree down to it
+    page.release_step.result_view.search.setText("PDX")  # Portland, Oregon: the search opens the tree down to it
     shot("18-hierarchy-result")
 
 

@@ -90,7 +90,7 @@ def hierarchy_sample_released(qtbot, window):
     qtbot.waitUntil(lambda: page.state_ws.state.planned is not None and not page.is_busy(), timeout=TIMEOUT)
     click_release_in_confirmation("Release")
     window.release()
-    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not None and page.release_worker is None, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not None and page.release_step.release_worker is None, timeout=TIMEOUT)
     return page
 
 

@@ -127,9 +127,9 @@ def test_a_hierarchy_export_proposes_the_releases_folder_and_the_banner_says_whe
     window = make_window(qtbot)
     window.noise_source = SecureRandom
     page = hierarchy_sample_released(qtbot, window)
-    assert "Export it as a signed bundle to share it" in page.release_status.text()
+    assert "Export it as a signed bundle to share it" in page.release_step.release_status.text()
     create_key("officer", PASSPHRASE)
-    dialog = page.export_dialog()
+    dialog = page.release_step.export_dialog()
     releases = home / "Documents" / "dpgui releases"
     assert Path(dialog.folder.text()) == releases and dialog.create_key_button.isHidden()
     dialog.passphrase.setText(PASSPHRASE)
@@ -137,5 +137,5 @@ def test_a_hierarchy_export_proposes_the_releases_folder_and_the_banner_says_whe
     assert paths is not None and paths.manifest.parent == releases
     window.after_bundle_export(dialog)
     assert window.exported_box.isVisible()
-    status = page.release_status.text()
+    status = page.release_step.release_status.text()
     assert "Exported as a signed bundle" in status and "Export it as a signed bundle to share it" not in status

@@ -177,7 +177,7 @@ def test_a_hierarchy_release_stays_listed_and_shows_again(qtbot, files):
     window.set_mode(False)
     assert window.session.reopen(release_id)
     assert window.in_hierarchy_mode() and page.state_ws.state.outcome.release_id == release_id
-    assert page.tabs.currentIndex() == 3 and hierarchy_sample_path().name in page.release_status.text()
+    assert page.tabs.currentIndex() == 3 and hierarchy_sample_path().name in page.release_step.release_status.text()
 
 
 def test_a_project_is_not_overwritten_with_other_data(qtbot, files, tmp_path):

@@ -204,7 +204,7 @@ def test_a_hierarchy_release_from_sqlite_counts_in_the_database_and_exports(qtbo
     key = create_key("officer", PASSPHRASE)
     out = tmp_path / "out"
     out.mkdir()
-    dialog = page.export_dialog()
+    dialog = page.release_step.export_dialog()
     assert dialog is not None, error_text(window)
     dialog.folder.setText(str(out))
     dialog.passphrase.setText(PASSPHRASE)
@@ -218,5 +218,5 @@ def test_a_hierarchy_release_from_sqlite_counts_in_the_database_and_exports(qtbo
     assert manifest["source"]["table"] == "schools" and manifest["source"]["location"] == "sqlite:///schools.db"
     # the hierarchy's CSV export never replaces the database it was counted in
     before = db.read_bytes()
-    assert not page.export_csv_to(str(db))
+    assert not page.release_step.export_csv_to(str(db))
     assert db.read_bytes() == before

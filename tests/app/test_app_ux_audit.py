@@ -275,7 +275,7 @@ def test_the_hierarchy_plan_table_shows_every_level_when_it_scrolls_sideways(qtb
     """At 200 % (or in a narrow window) the level table is wider than its place and gets a horizontal scroll
     bar; its height now counts that bar, so every level's row stays in view (the bar took the last rows'
     place: at 200 % only two and a half of the four rows could be seen)."""
-    from dpgui.app.hierarchy.page import TAB_PLAN
+    from dpgui.app.hierarchy.release_step import TAB_PLAN
 
     window = make_window(qtbot)
     page = window.hierarchy

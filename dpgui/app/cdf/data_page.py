@@ -181,6 +181,45 @@ class DataPage(QWidget):
         self.dialect: CsvDialect | None = None  # the open CSV file's dialect as read (None: not a CSV)
         self.dialect_dialog: DialectDialog | None = None
 
+        self._build_source_controls()
+
+        self.file_label = QLabel("No file open.")
+        self.file_label.setWordWrap(True)
+        self.file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.file_warning = inline_message(self)
+
+        self.columns = QListWidget()
+        self.columns.setAccessibleName("Columns")
+        self.columns.currentItemChanged.connect(self._on_column)
+        self.column_message = inline_message(self)
+
+        self.preview = QTableView()
+        self.preview.setAccessibleName("Preview of the first rows")
+        self.preview.setToolTip("The first rows of the file, for your checking. More rows load as you scroll.")
+        self.preview.setAlternatingRowColors(True)
+        self.preview.verticalHeader().setDefaultSectionSize(22)
+
+        self._build_bounds_fields()
+
+        # No choice here: the rule follows the neighbour model (docs/design.md "Missing values").
+        missing_box = QGroupBox("Missing values")
+        missing_layout = QVBoxLayout(missing_box)
+        self.missing_note = QLabel(text.MISSING_HELP)
+        self.missing_note.setWordWrap(True)
+        missing_layout.addWidget(self.missing_note)
+
+        self.dataset_name = QLineEdit()
+        self.dataset_name.setMaxLength(200)
+        self.dataset_name.setMinimumWidth(180)
+        self.dataset_name.setToolTip(text.DATASET_HELP + " " + text.DATASET_TOOLTIP)
+        self.dataset_name.setPlaceholderText("e.g. flights-2013")
+        self.dataset_name.textChanged.connect(lambda name: self._workspace.update(dataset=name))
+
+        form_box = self._build_form_box()
+        self._lay_out(form_box, missing_box)
+
+    def _build_source_controls(self) -> None:
+        """Where the data lives and how a CSV file is read: the engine, the dialect (Confirm, Change…), Connect."""
         self.engine_label = QLabel("")
         self.engine_label.setToolTip("Who reads the confidential rows and counts them. A database or Spark counts "
                                      "the rows where they are and sends back only the bin counts.")
@@ -201,22 +240,8 @@ class DataPage(QWidget):
         for widget in (self.dialect_label, self.dialect_button):
             widget.setVisible(False)
 
-        self.file_label = QLabel("No file open.")
-        self.file_label.setWordWrap(True)
-        self.file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.file_warning = inline_message(self)
-
-        self.columns = QListWidget()
-        self.columns.setAccessibleName("Columns")
-        self.columns.currentItemChanged.connect(self._on_column)
-        self.column_message = inline_message(self)
-
-        self.preview = QTableView()
-        self.preview.setAccessibleName("Preview of the first rows")
-        self.preview.setToolTip("The first rows of the file, for your checking. More rows load as you scroll.")
-        self.preview.setAlternatingRowColors(True)
-        self.preview.verticalHeader().setDefaultSectionSize(22)
-
+    def _build_bounds_fields(self) -> None:
+        """The public bounds, K and the whole-number statement, with the public suggestions."""
         # (lower_field, not lower: that would hide QWidget.lower())
         self.lower_field = ValidatedField(lambda t: parse_number(t, "lower bound", "0"), "e.g. 0", text.BOUNDS_HELP)
         self.upper_field = ValidatedField(lambda t: parse_number(t, "upper bound", "5000"), "e.g. 5000", text.BOUNDS_HELP)
@@ -248,20 +273,8 @@ class DataPage(QWidget):
         for field in (self.lower_field, self.upper_field):  # typed bounds no longer come from the suggestion
             field.edited.connect(lambda: self.bounds_note.setText(text.BOUNDS_HELP))
 
-        # No choice here: the rule follows the neighbour model (docs/design.md "Missing values").
-        missing_box = QGroupBox("Missing values")
-        missing_layout = QVBoxLayout(missing_box)
-        self.missing_note = QLabel(text.MISSING_HELP)
-        self.missing_note.setWordWrap(True)
-        missing_layout.addWidget(self.missing_note)
-
-        self.dataset_name = QLineEdit()
-        self.dataset_name.setMaxLength(200)
-        self.dataset_name.setMinimumWidth(180)
-        self.dataset_name.setToolTip(text.DATASET_HELP + " " + text.DATASET_TOOLTIP)
-        self.dataset_name.setPlaceholderText("e.g. flights-2013")
-        self.dataset_name.textChanged.connect(lambda name: self._workspace.update(dataset=name))
-
+    def _build_form_box(self) -> QGroupBox:
+        """The column's bounds, bins and whole numbers, as one form."""
         form_box = QGroupBox("Column, bounds and bins")
         form = QFormLayout(form_box)
         form.addRow(self.column_message)
@@ -280,7 +293,10 @@ class DataPage(QWidget):
         set_buddy(form, self.lower_field, self.lower_field.edit)
         set_buddy(form, self.upper_field, self.upper_field.edit)
         set_buddy(form, self.bins, self.bins.edit)
+        return form_box
 
+    def _lay_out(self, form_box: QGroupBox, missing_box: QGroupBox) -> None:
+        """The file and dataset name on top, then the columns and the form beside the preview."""
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)

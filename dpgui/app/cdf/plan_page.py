@@ -5,7 +5,11 @@ auto-optimize; where the officer needs accuracy (a region of the range the plan 
 only when it lowers the 95 % margin there by ≥ 5 %; :mod:`dpgui.app.cdf.focus_panel`); the missing-value rule
 (:mod:`dpgui.app.cdf.missing_rule`); accuracy first (the smallest ε for an error you accept, in the region when
 one is chosen, and said so); the projected error — all before any budget is spent. Planning is
-data-independent: it never reads the file."""
+data-independent: it never reads the file. The level budgets are :mod:`dpgui.app.cdf.budget_editor`, the
+plan's sentences :mod:`dpgui.app.cdf.plan_words`.
+
+About 900 lines: the page's settings, its planning on workers (generations, the other noise's plan) and
+accuracy first read and write the same fields; they would part as a planning controller of their own."""
 
 from __future__ import annotations
 

@@ -284,7 +284,20 @@ class ProjectionPlots(QWidget):
         self._stack.addWidget(self._tabs)
         outer.addLayout(self._stack, 1)
 
-        # (a) error of each CDF point
+        self._build_error_plot()
+        self._build_epsilon_plot()
+        self._build_branching_plot()
+        self._build_budget_plot()
+
+        for plot in (self.error_plot, self.epsilon_plot, self.branching_plot, self.budget_plot):
+            plot.setMinimumSize(220, 150)  # the 2×2 grid fits a 900×600 window with the rest of the page
+        self._plots = [(self.error_plot, "Error per point"), (self.epsilon_plot, "Error against ε"),
+                       (self.branching_plot, "Error against branching"), (self.budget_plot, "Budget per level")]
+        self.layout_mode = ""
+        self._set_layout_mode("grid")
+
+    def _build_error_plot(self) -> None:
+        """Plot (a): the projected error of each CDF point, with the region a plan was made for."""
         self.error_plot = new_plot("Projected error of each CDF point", "value", "95 % margin",
                                    y_units="records", legend=False)
         self.error_plot.getPlotItem().setLogMode(x=False, y=True)
@@ -303,7 +316,8 @@ class ProjectionPlots(QWidget):
         self.focus_band.hide()
         self.error_plot.addItem(self.focus_band, ignoreBounds=True)
 
-        # (b) error against ε
+    def _build_epsilon_plot(self) -> None:
+        """Plot (b): the error on average against ε, with the plan's ε marked."""
         self.epsilon_plot = new_plot("Expected error against ε", "Privacy budget ε", "95 % margin on average",
                                      y_units="records", legend=False)
         self.epsilon_plot.getPlotItem().setLogMode(x=True, y=True)
@@ -323,7 +337,8 @@ class ProjectionPlots(QWidget):
         self.epsilon_plot.setToolTip("The 95 % margin on average if the same plan (same budget split) used another ε. "
                                      "Both axes on a log scale.")
 
-        # (c) error against branching factor
+    def _build_branching_plot(self) -> None:
+        """Plot (c): the error against the branching factor of uniform trees, with the plan's star."""
         self.branching_plot = new_plot("Error against branching factor", "Branching factor b of a uniform tree",
                                        "95 % margin on average", y_units="records")
         self.branching_plot.getPlotItem().setLogMode(x=True, y=True)
@@ -355,7 +370,8 @@ class ProjectionPlots(QWidget):
             f"that need at most {MAX_PADDING:g}× your number of bins are shown. Both axes on a log scale. "
             "The star is your plan, placed at its average branching.")
 
-        # (d) budget per level
+    def _build_budget_plot(self) -> None:
+        """Plot (d): each level's budget (bars) and noise standard deviation (diamonds)."""
         self.budget_plot = new_plot("Budget per level", "Tree level", "Budget ε of the level")
         item = self.budget_plot.getPlotItem()
         self.budget_bars = pg.BarGraphItem(x=[0], height=[0], width=0.6, brush=SERIES_COLOURS["plan"], pen=None)
@@ -380,13 +396,6 @@ class ProjectionPlots(QWidget):
         item.hideButtons()
         self.budget_plot.scene().sigMouseMoved.connect(self._budget_hover)
         _style_legend(self.budget_plot, (1, 0), (1, 0), (-6, 6))
-
-        for plot in (self.error_plot, self.epsilon_plot, self.branching_plot, self.budget_plot):
-            plot.setMinimumSize(220, 150)  # the 2×2 grid fits a 900×600 window with the rest of the page
-        self._plots = [(self.error_plot, "Error per point"), (self.epsilon_plot, "Error against ε"),
-                       (self.branching_plot, "Error against branching"), (self.budget_plot, "Budget per level")]
-        self.layout_mode = ""
-        self._set_layout_mode("grid")
 
     # ------------------------------------------------------------------ public API
     @property

@@ -13,7 +13,10 @@
 
 The state lives in :class:`~dpgui.workspace.hierarchy.HierarchyWorkspace` (no Qt); slow work (reading
 the file, planning) runs on workers. Every bad input is a one-line message on the page; nothing is
-spent until the officer confirms the release.
+spent until the officer confirms the release. Step 4 is :mod:`dpgui.app.hierarchy.release_step`.
+
+About 1,050 lines: steps 1 and 2 share the page's fields (a change of level columns re-plans, the plan's
+neighbour model follows the data); they would part as step widgets like step 4, behind a port of each.
 """
 
 from __future__ import annotations
@@ -21,77 +24,42 @@ from __future__ import annotations
 from dataclasses import fields
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import shiboken6
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-    QMessageBox, QPushButton, QScrollArea, QSpinBox, QSplitter, QTableWidget,
+    QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+    QPushButton, QScrollArea, QSpinBox, QSplitter, QTableWidget,
     QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from dpgui.app import text
-from dpgui.app.dialogs.export import BundleExportDialog, csv_export_default, export_folder
 from dpgui.app.widgets.fields import (
     ValidatedField, inline_message, offer_neighbours, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
 )
 from dpgui.app.hierarchy.errors_view import ERROR_HEADERS, ERROR_TIPS, MarginCurves, level_error_cells, plan_error_words
-from dpgui.app.hierarchy.result import HierarchyResultView
+from dpgui.app.hierarchy.release_step import HierarchyReleaseStep, HierarchyWindow
 from dpgui.app.hierarchy.tree import HierarchyTreeView, level_unit
-from dpgui.app.mode import ModeHost
-from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
+from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.hierarchy import (
     CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE, Hierarchy, HierarchyPlan, check_assumed_records, downstream_projection,
 )
-from dpgui.data.file_types import CsvDialect
 from dpgui.data.source import PasswordPrompt
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
-from dpgui.report.project_hierarchy import ProjectHierarchyRelease
 from dpgui.vocabulary import Allocation, Neighbours, Noise, StatisticKind
 from dpgui.workspace.hierarchy import (
-    ALLOCATION_LABELS, CATEGORIES_NOT_DECLARED, CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS,
-    COUNTS_FROM_DATA_WARNING, NOISE_LABELS, NOISE_MESSAGE, HierarchyChoice, HierarchyOutcome, HierarchyRequest,
-    Data, HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy, budget_totals, check_hierarchy_budget,
-    consistency_words, data_file, data_name, data_spec, hierarchy_request, interval_words, level_choices, load_hierarchy,
-    plan_and_project, run_hierarchy_release, set_first_cap, share_budget,
-)
-from dpgui.workspace.release import (
-    FIRST_CAP_REASON, BudgetOk, FirstCapNeeded, Problem, budget_sentence, failure_budget_sentence, new_release_id,
+    ALLOCATION_LABELS, CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS, COUNTS_FROM_DATA_WARNING,
+    NOISE_LABELS, Data, HierarchyChoice, HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy, data_file, data_name,
+    data_spec, level_choices, load_hierarchy, plan_and_project, share_budget,
 )
 from dpgui.workspace.session import same_data
 from dpgui.workspace.state import Workspace
 from dpgui.workspace.words import NEIGHBOURS_LABELS, escape, sentence
 
 
-
-class DialectStep(Protocol):
-    """The CDF's step 1 as far as it states a CSV file's dialect (its label, Confirm and Change…)."""
-
-    @property
-    def dialect(self) -> CsvDialect | None: ...
-
-    @property
-    def dialect_label(self) -> QLabel: ...
-
-    @property
-    def dialect_confirm(self) -> QPushButton: ...
-
-    def confirm_dialect(self) -> None: ...
-
-    def open_dialect_dialog(self) -> None: ...
-
-
-class HierarchyWindow(ModeHost, Protocol):
-    """What the hierarchy mode needs of the main window beyond :class:`~dpgui.app.mode.ModeHost`: the
-    open file's dialect as step 1 states it."""
-
-    @property
-    def data_page(self) -> DialectStep: ...
-
-TAB_LEVELS, TAB_PLAN, TAB_TREE, TAB_RESULTS = range(4)
 NONE_ITEM = "— none —"
 LEVEL_LABELS = ("Level &1 (top):", "Level &2:", "Level &3 (optional):", "Level &4 (optional):")
 REPLAN_DELAY_MS = 250
@@ -197,7 +165,6 @@ class HierarchyMode(QWidget):
         self._load_worker: Worker | None = None
         self._plan_worker: Worker | None = None
         self._count_worker: Worker | None = None
-        self.release_worker: Worker | None = None
         self._filling = False
         self._shown_prior: Path | None = None  # the prior file the Levels step names
         self._replan = QTimer(self)
@@ -215,7 +182,8 @@ class HierarchyMode(QWidget):
         self.tree_view.icicle.nodeActivated.connect(self.project_downstream)
         self._downstream_worker: Worker | None = None
         self.tabs.addTab(self.tree_view, "&3 · Hierarchy tree")
-        self.tabs.addTab(self._build_results_page(), "&4 · Release and results")
+        self.release_step = HierarchyReleaseStep(self)
+        self.tabs.addTab(self.release_step, "&4 · Release and results")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)
@@ -233,65 +201,9 @@ class HierarchyMode(QWidget):
         self.dataset_name.setPlaceholderText("e.g. schools-2024")
         self.dataset_name.textChanged.connect(lambda name: self.workspace.update(dataset=name))
 
-        levels_box = QGroupBox("Level columns, from the top down")
-        form = QFormLayout(levels_box)
-        self.level_combos: list[QComboBox] = []
-        for label in LEVEL_LABELS:
-            combo = QComboBox()
-            combo.setToolTip("The column whose values are the categories of this level. Each category must sit "
-                             "under one category of the level above (a district in one region only).")
-            combo.currentIndexChanged.connect(self._on_levels_edited)
-            combo.setMinimumContentsLength(24)
-            form.addRow(label, combo)
-            set_buddy(form, combo, combo)
-            self.level_combos.append(combo)
-        self.counts_note = _help("")
-        form.addRow(self.counts_note)
-        self.levels_message = inline_message(self)
-        form.addRow(self.levels_message)
-        self.read_note = text.plain_text(QLabel(""))
-        self.read_note.setWordWrap(True)
-        form.addRow(self.read_note)
-
-        prior_box = QGroupBox("Public list of categories and counts (optional)")
-        prior_layout = QVBoxLayout(prior_box)
-        prior_layout.addWidget(_help(
-            "A public table — for example last year's published counts — with the level columns and a “count” column. "
-            "It gives the list of categories, and counts the planner may use to share the budget between levels. "
-            "Without it the categories are taken from your data and published: tick “These categories are "
-            "public” below only if they are."))
-        row = QHBoxLayout()
-        self.prior_label = text.plain_text(QLabel("No prior file: the categories come from the data."))
-        self.prior_label.setWordWrap(True)
-        self.prior_button = QPushButton("Choose &prior file…")
-        self.prior_button.clicked.connect(self.choose_prior)
-        self.prior_clear = QPushButton("Clear")
-        self.prior_clear.clicked.connect(lambda: self.set_prior(None))
-        row.addWidget(self.prior_label, 1)
-        row.addWidget(self.prior_button)
-        row.addWidget(self.prior_clear)
-        prior_layout.addLayout(row)
-        self.counts_from_data = QCheckBox("Use the &confidential counts to choose the budgets (not recommended)")
-        self.counts_from_data.setToolTip(COUNTS_FROM_DATA_WARNING)
-        self.counts_from_data.toggled.connect(self._on_counts_from_data)
-        prior_layout.addWidget(self.counts_from_data)
-        self.counts_warning = QLabel(COUNTS_FROM_DATA_WARNING)
-        self.counts_warning.setWordWrap(True)
-        prior_layout.addWidget(self.counts_warning)
-
-        published = QGroupBox("What is published")
-        published_layout = QVBoxLayout(published)
-        self.published_note = QLabel(CATEGORIES_PUBLISHED)
-        self.published_note.setWordWrap(True)
-        published_layout.addWidget(self.published_note)
-        self.categories_public = QCheckBox(CATEGORIES_PUBLIC_LABEL)  # shown without a prior file; needed to release
-        self.categories_public.setToolTip(
-            "Tick this only if the list of categories is already public (e.g. an official list of regions): the "
-            "release publishes every category of your data, and a rare category can reveal that someone is in it.")
-        self.categories_public.toggled.connect(self._on_categories_public)
-        published_layout.addWidget(self.categories_public)
-        self.categories_message = inline_message(self)
-        published_layout.addWidget(self.categories_message)
+        levels_box = self._build_levels_box()
+        prior_box = self._build_prior_box()
+        published = self._build_published_box()
 
         self.dialect_label = text.plain_text(QLabel(""))
         self.dialect_confirm = QPushButton("Confirm")
@@ -326,6 +238,75 @@ class HierarchyMode(QWidget):
         layout.addWidget(scroll, 1)
         self._style_counts_warning()
         return page
+
+    def _build_levels_box(self) -> QGroupBox:
+        """The level columns, from the top down, with the categories counted and what was read."""
+        levels_box = QGroupBox("Level columns, from the top down")
+        form = QFormLayout(levels_box)
+        self.level_combos: list[QComboBox] = []
+        for label in LEVEL_LABELS:
+            combo = QComboBox()
+            combo.setToolTip("The column whose values are the categories of this level. Each category must sit "
+                             "under one category of the level above (a district in one region only).")
+            combo.currentIndexChanged.connect(self._on_levels_edited)
+            combo.setMinimumContentsLength(24)
+            form.addRow(label, combo)
+            set_buddy(form, combo, combo)
+            self.level_combos.append(combo)
+        self.counts_note = _help("")
+        form.addRow(self.counts_note)
+        self.levels_message = inline_message(self)
+        form.addRow(self.levels_message)
+        self.read_note = text.plain_text(QLabel(""))
+        self.read_note.setWordWrap(True)
+        form.addRow(self.read_note)
+        return levels_box
+
+    def _build_prior_box(self) -> QGroupBox:
+        """The optional public prior file, and the opt-in to choose the budgets with the confidential counts."""
+        prior_box = QGroupBox("Public list of categories and counts (optional)")
+        prior_layout = QVBoxLayout(prior_box)
+        prior_layout.addWidget(_help(
+            "A public table — for example last year's published counts — with the level columns and a “count” column. "
+            "It gives the list of categories, and counts the planner may use to share the budget between levels. "
+            "Without it the categories are taken from your data and published: tick “These categories are "
+            "public” below only if they are."))
+        row = QHBoxLayout()
+        self.prior_label = text.plain_text(QLabel("No prior file: the categories come from the data."))
+        self.prior_label.setWordWrap(True)
+        self.prior_button = QPushButton("Choose &prior file…")
+        self.prior_button.clicked.connect(self.choose_prior)
+        self.prior_clear = QPushButton("Clear")
+        self.prior_clear.clicked.connect(lambda: self.set_prior(None))
+        row.addWidget(self.prior_label, 1)
+        row.addWidget(self.prior_button)
+        row.addWidget(self.prior_clear)
+        prior_layout.addLayout(row)
+        self.counts_from_data = QCheckBox("Use the &confidential counts to choose the budgets (not recommended)")
+        self.counts_from_data.setToolTip(COUNTS_FROM_DATA_WARNING)
+        self.counts_from_data.toggled.connect(self._on_counts_from_data)
+        prior_layout.addWidget(self.counts_from_data)
+        self.counts_warning = QLabel(COUNTS_FROM_DATA_WARNING)
+        self.counts_warning.setWordWrap(True)
+        prior_layout.addWidget(self.counts_warning)
+        return prior_box
+
+    def _build_published_box(self) -> QGroupBox:
+        """What is published: the list of categories, and the statement that it is public."""
+        published = QGroupBox("What is published")
+        published_layout = QVBoxLayout(published)
+        self.published_note = QLabel(CATEGORIES_PUBLISHED)
+        self.published_note.setWordWrap(True)
+        published_layout.addWidget(self.published_note)
+        self.categories_public = QCheckBox(CATEGORIES_PUBLIC_LABEL)  # shown without a prior file; needed to release
+        self.categories_public.setToolTip(
+            "Tick this only if the list of categories is already public (e.g. an official list of regions): the "
+            "release publishes every category of your data, and a rare category can reveal that someone is in it.")
+        self.categories_public.toggled.connect(self._on_categories_public)
+        published_layout.addWidget(self.categories_public)
+        self.categories_message = inline_message(self)
+        published_layout.addWidget(self.categories_message)
+        return published
 
     def set_source(self, path: Data | None, columns: tuple[str, ...], numeric: frozenset[str], dataset: str) -> None:
         """The window's open data (or None): a file's path, or a database's or Spark's SourceSpec (counted
@@ -536,6 +517,59 @@ class HierarchyMode(QWidget):
 
     # ================================================================== step 2: plan
     def _build_plan_page(self) -> QWidget:
+        privacy_box = self._build_privacy_box()
+        plan_box = QGroupBox("Plan: how the budget is shared between the levels")
+        plan_form = QFormLayout(plan_box)
+        self.allocation = self._combo(ALLOCATION_LABELS, (
+            "Equal: every level gets the same budget. Least error: the budgets that give the smallest total "
+            "(weighted) error for your ε. Least ε: the smallest budget that meets your target error. The last two "
+            "need counts: a public prior file, or the opt-in of step 1."))
+        plan_form.addRow("&Allocation:", self.allocation)
+        set_buddy(plan_form, self.allocation, self.allocation)
+        self.target = ValidatedField(_parse_target, "e.g. 625", (
+            "The error you accept: the weighted mean squared error, summed over every category of every level "
+            "(each level times its weight), in records² — the figure the table's MSE column adds up. The plan's "
+            "95 % margin of one count is then shown for each level."))
+        self.target.set_text("625")
+        self.target.setEnabled(False)  # for "least ε for a target error" only
+        plan_form.addRow("&Target error (records²):", self.target)
+        set_buddy(plan_form, self.target, self.target.edit)
+        self.consistency = self._combo(CONSISTENCY_LABELS, (
+            "Consistency makes the published counts whole numbers ≥ 0 where every parent is exactly the sum of "
+            "its children. Automatic takes the method with the smaller projected error."))
+        plan_form.addRow("&Consistency:", self.consistency)
+        set_buddy(plan_form, self.consistency, self.consistency)
+        self.reset_budgets = QPushButton("Reset &budgets and weights")
+        self.reset_budgets.setToolTip("Forget the budgets and weights you typed: the allocation decides again.")
+        self.reset_budgets.clicked.connect(self.reset_typed_budgets)
+        plan_form.addRow(self.reset_budgets)
+        self.plan_message = inline_message(self)
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.addWidget(privacy_box)
+        left_layout.addWidget(plan_box)
+        left_layout.addWidget(self.plan_message)
+        left_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(left)
+        scroll.setMinimumWidth(460)
+
+        right = self._build_plan_results()
+
+        for field in (self.epsilon, self.delta, self.target, self.alpha, self.records):
+            field.edited.connect(self._on_plan_edited)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(scroll)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([470, 860])
+        return splitter
+
+    def _build_privacy_box(self) -> QGroupBox:
+        """Privacy: ε, δ, α, the noise, the neighbour model, records per person, the records the projection assumes."""
         privacy_box = QGroupBox("Privacy")
         form = QFormLayout(privacy_box)
         self.epsilon = ValidatedField(parse_epsilon, "e.g. 1", text.EPSILON_TOOLTIP)
@@ -584,46 +618,11 @@ class HierarchyMode(QWidget):
         form.addRow(self.records_label, self.records)
         self.records_help = _help("")
         form.addRow(self.records_help)
+        return privacy_box
 
-        plan_box = QGroupBox("Plan: how the budget is shared between the levels")
-        plan_form = QFormLayout(plan_box)
-        self.allocation = self._combo(ALLOCATION_LABELS, (
-            "Equal: every level gets the same budget. Least error: the budgets that give the smallest total "
-            "(weighted) error for your ε. Least ε: the smallest budget that meets your target error. The last two "
-            "need counts: a public prior file, or the opt-in of step 1."))
-        plan_form.addRow("&Allocation:", self.allocation)
-        set_buddy(plan_form, self.allocation, self.allocation)
-        self.target = ValidatedField(_parse_target, "e.g. 625", (
-            "The error you accept: the weighted mean squared error, summed over every category of every level "
-            "(each level times its weight), in records² — the figure the table's MSE column adds up. The plan's "
-            "95 % margin of one count is then shown for each level."))
-        self.target.set_text("625")
-        self.target.setEnabled(False)  # for "least ε for a target error" only
-        plan_form.addRow("&Target error (records²):", self.target)
-        set_buddy(plan_form, self.target, self.target.edit)
-        self.consistency = self._combo(CONSISTENCY_LABELS, (
-            "Consistency makes the published counts whole numbers ≥ 0 where every parent is exactly the sum of "
-            "its children. Automatic takes the method with the smaller projected error."))
-        plan_form.addRow("&Consistency:", self.consistency)
-        set_buddy(plan_form, self.consistency, self.consistency)
-        self.reset_budgets = QPushButton("Reset &budgets and weights")
-        self.reset_budgets.setToolTip("Forget the budgets and weights you typed: the allocation decides again.")
-        self.reset_budgets.clicked.connect(self.reset_typed_budgets)
-        plan_form.addRow(self.reset_budgets)
-        self.plan_message = inline_message(self)
-
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.addWidget(privacy_box)
-        left_layout.addWidget(plan_box)
-        left_layout.addWidget(self.plan_message)
-        left_layout.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setWidget(left)
-        scroll.setMinimumWidth(460)
-
+    def _build_plan_results(self) -> QWidget:
+        """The plan's right-hand side: the summary, warnings, the level table (budgets and projected errors), the
+        margin curves and, with δ > 0, the comparison of the Gaussian and multiplicative noises."""
         self.summary = QLabel("Choose the level columns in step 1.")
         self.summary.setTextFormat(Qt.TextFormat.RichText)  # user text in it is escaped
         self.summary.setWordWrap(True)
@@ -670,15 +669,7 @@ class HierarchyMode(QWidget):
         for table in (self.table, self.compare):
             _fit_height(table)
             table.horizontalScrollBar().rangeChanged.connect(partial(lambda t, *_: _fit_height(t), table))
-
-        for field in (self.epsilon, self.delta, self.target, self.alpha, self.records):
-            field.edited.connect(self._on_plan_edited)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(scroll)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([470, 860])
-        return splitter
+        return right
 
     def _combo(self, labels: dict[str, str], tooltip: str) -> QComboBox:
         combo = QComboBox()
@@ -968,226 +959,13 @@ class HierarchyMode(QWidget):
             self._downstream_worker = None
             self.tree_view.downstream.setText(words)
 
-    # ================================================================== step 4: release
-    def _build_results_page(self) -> QWidget:
-        page = QWidget()
-        self.release_button = QPushButton("&Release…")
-        self.release_button.setToolTip("Spend the budget and publish every category's count (asks for confirmation "
-                                       "first).")
-        self.release_button.clicked.connect(self.release)
-        self.export_button = QPushButton("&Export Signed Bundle…")
-        self.export_button.setToolTip("Write the release as CSV + PDF + manifest, signed with your key")
-        self.export_button.setEnabled(False)
-        self.export_button.clicked.connect(self.export_bundle)
-        self.release_status = QLabel("Nothing released yet. When the plan suits you, press Release.")
-        self.release_status.setTextFormat(Qt.TextFormat.RichText)  # user text in it is escaped
-        self.release_status.setWordWrap(True)
-        bar = QHBoxLayout()
-        bar.addWidget(self.release_button)
-        bar.addWidget(self.export_button)
-        bar.addWidget(self.release_status, 1)
-        self.result_view = HierarchyResultView()
-        layout = QVBoxLayout(page)
-        layout.addLayout(bar)
-        layout.addWidget(self.result_view, 1)
-        return page
-
-    def release_request(self) -> HierarchyRequest | None:
-        """The validated request, or None with what to do shown on the page it concerns."""
-        if self.release_worker is not None:
-            return None
-        request = hierarchy_request(self.state_ws.state, self.workspace.state.dataset)
-        if isinstance(request, HierarchyRequest):
-            return request
-        self.window_.statusBar().showMessage(request, 8000)
-        self.release_status.setText(escape(request))
-        if request == CATEGORIES_NOT_DECLARED:  # said next to the checkbox it asks for
-            show_inline(self.categories_message, request)
-        on_plan = "plan" in request and "level" not in request
-        self.tabs.setCurrentIndex(TAB_PLAN if on_plan else TAB_LEVELS)
-        return None
-
-    def release(self) -> None:
-        """Check, confirm, release on a worker (the CDF release's order: nothing spent before the confirmation)."""
-        request = self.release_request()
-        if request is None or not self.check_budget(request):
-            return
-        box = self.confirmation_box(request)
-        self._confirm_box = box
-        box.exec()
-        if box.clickedButton() is not box.release_button:  # type: ignore[attr-defined]
-            self.window_.statusBar().showMessage("Release cancelled. Nothing was spent.", 5000)
-            return
-        self.start_release(request)
-
-    def check_budget(self, request: HierarchyRequest) -> bool:
-        check = check_hierarchy_budget(request, tuple(self.window_.similar_datasets(request.dataset)))
-        if isinstance(check, FirstCapNeeded):
-            cap = self.window_.ask_cap(check.dataset, check.epsilon, check.delta)
-            if cap is None:
-                self.window_.statusBar().showMessage("Release cancelled: no budget was set. Nothing was spent.", 8000)
-                return False
-            check = set_first_cap(request, cap, FIRST_CAP_REASON)
-        if isinstance(check, Problem):
-            self.window_.show_error(check.title, check.message)
-            return False
-        return isinstance(check, BudgetOk)
-
-    def confirmation_text(self, request: HierarchyRequest) -> str:
-        plan, loaded = request.plan, request.loaded
-        hierarchy = loaded.hierarchy
-        epsilon, delta, rho = plan.ledger_charge()
-        sizes = " → ".join(f"{n:,} {escape(name)}" for n, name in zip(hierarchy.level_sizes[1:], hierarchy.level_names))
-        source = ("the public prior file " + escape(loaded.prior_path.name) if loaded.prior_path is not None
-                  else "your data (you declare them public)")
-        cost = f"<b>Cost: ε = {epsilon:g}" + (f" and δ = {format_delta(delta)}" if delta > 0 else "") + "</b>"
-        if rho is not None:
-            cost += f" (counted as ρ = {rho:.4g} under zCDP)"
-        root = ("The total number of records is published exactly (public under this model)."
-                if plan.privacy.root_public else "The total is noised like every other count.")
-        words = (f"<p>You are about to publish <b>{sum(plan.level_sizes):,} counts</b> over the hierarchy {sizes} of "
-                 f"<b>{escape(data_name(loaded.data_path))}</b>: every category's count, zeros included, each a whole number "
-                 f"≥ 0. The list of categories comes from {source} and is published. {root}</p>"
-                 f"<p>{cost} of privacy budget, spent for good. Noise: {escape(plan.noise)}; consistency: "
-                 f"{escape(CONSISTENCY_LABELS[plan.consistency].lower())}.</p>")
-        if plan.prior_source == CONFIDENTIAL_PRIOR:
-            words += ("<p><b>You chose to use the confidential counts to choose the budgets.</b> This is recorded in "
-                      "the manifest.</p>")
-        totals, after = budget_totals(request)
-        if totals is not None:
-            words += budget_sentence(request.dataset, totals, after)
-        return words
-
-    def confirmation_box(self, request: HierarchyRequest) -> QMessageBox:
-        box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?", self.confirmation_text(request),
-                          parent=self.window())
-        box.setTextFormat(Qt.TextFormat.RichText)
-        box.release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)  # type: ignore[attr-defined]
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        return box
-
-    def start_release(self, request: HierarchyRequest) -> None:
-        release_id = new_release_id()
-        worker = Worker(run_hierarchy_release, request, self.window_.noise_source, release_id=release_id)
-        self.release_worker = worker
-        dialog, on_progress = release_progress_dialog(self.window(), worker, NOISE_MESSAGE)
-
-        def finish() -> None:
-            self.release_worker = None
-            dialog.close()
-            self.release_button.setEnabled(True)
-
-        def on_finished(outcome: HierarchyOutcome) -> None:
-            finish()
-            record = ProjectHierarchyRelease.from_release(outcome.release, outcome.info)  # public values only
-            self.state_ws.update(outcome=outcome, releases=self.state_ws.state.releases + (record,))
-            self.window_.project.autosave_now()  # a release is never left out of the autosave
-            self.window_.statusBar().showMessage("Released the counts over the hierarchy.", 8000)
-
-        def on_failed(message: str) -> None:
-            finish()
-            self.window_.show_error("The release did not happen", message + failure_budget_sentence(release_id))
-
-        def on_cancelled() -> None:
-            finish()
-            self.window_.statusBar().showMessage("Release cancelled before any noise was drawn. Nothing was spent.", 8000)
-
-        worker.connect_to(self, progress=on_progress, finished=on_finished, failed=on_failed, cancelled=on_cancelled)
-        self.release_button.setEnabled(False)
-        dialog.show()
-        self.pool.start(worker)
-
-    def show_outcome(self) -> None:
-        outcome = self.state_ws.state.outcome
-        self.export_button.setEnabled(outcome is not None)
-        self.window_.export_bundle_action.setEnabled(outcome is not None)
-        self.window_.export_action.setEnabled(outcome is not None)
-        self.result_view.set_release(None if outcome is None else outcome.release)
-        self._show_release_on_tree()
-        if outcome is None:
-            self.release_status.setText(self.window_.session.nothing_shown_words())
-            return
-        plan = outcome.release.plan
-        epsilon, delta, _ = plan.ledger_charge()
-        spent = f"ε = {epsilon:g}" + (f", δ = {format_delta(delta)}" if delta > 0 else "")
-        if outcome.restored:  # from a project file: checked against the budget ledger, as at export
-            export = ("secure noise, confirmed by the budget ledger" if outcome.secure
-                      else f"not confirmed by the budget ledger, so it cannot be signed: {escape(outcome.problem)}")
-            self.release_status.setText(
-                f"Restored the release of {sum(plan.level_sizes):,} counts made "
-                f"{outcome.info.created_utc:%Y-%m-%d %H:%M} UTC ({spent} from dataset '{escape(outcome.dataset)}', "
-                f"{export}). Nothing was released or spent now."
-                + (" " + self.window_.session.banner_words(outcome.release_id) if outcome.secure else ""))
-            self.tabs.setCurrentIndex(TAB_RESULTS)
-            return
-        noise = "secure noise" if outcome.secure else "TEST NOISE (seeded, not secure — do not publish)"
-        sums = consistency_words(plan)
-        self.release_status.setText(
-            f"Released {sum(plan.level_sizes):,} counts: {spent} spent from dataset '{escape(outcome.dataset)}' "
-            f"(recorded in the budget ledger), {noise}. {escape(sums[:1].upper() + sums[1:])}; 95 % intervals: "
-            f"{escape(interval_words(outcome.release))}. {self.window_.session.banner_words(outcome.release_id)}")
-        self.tabs.setCurrentIndex(TAB_RESULTS)
-
-    def export_dialog(self) -> BundleExportDialog | None:
-        outcome = self.state_ws.state.outcome
-        if outcome is None:
-            self.window_.show_error("Nothing to export", "Release first (step 4), then export.")
-            return None
-        from dpgui.app.hierarchy.export_dialog import HierarchyExportDialog
-
-        loaded = self.state_ws.state.loaded
-        public = (loaded.prior_levels if loaded is not None and loaded.prior_path is not None
-                  and loaded.hierarchy is outcome.release.hierarchy else None)
-        dialog = HierarchyExportDialog(outcome, str(export_folder(outcome.dataset)), self.window(), public)
-        dialog.input_folders = self.window_.protected_paths(outcome.release_id)
-        return dialog
-
-    def export_csv(self) -> None:
-        """Write the released counts (one row per category) to a CSV file, unsigned."""
-        outcome = self.state_ws.state.outcome
-        if outcome is None:
-            self.window_.show_error("Nothing to export", "Release first (step 4), then export.")
-            return
-        default = str(csv_export_default(outcome.dataset, f"{outcome.dataset}-hierarchy-counts.csv"))
-        path, _ = QFileDialog.getSaveFileName(self, "Export the released counts", default, "CSV files (*.csv)")
-        if path:
-            self.export_csv_to(path)
-
-    def export_csv_to(self, path: str) -> bool:
-        from dpgui.report.files import check_writable
-        from dpgui.report.hierarchy_bundle import write_hierarchy_csv
-
-        outcome = self.state_ws.state.outcome
-        assert outcome is not None
-        from dpgui.data.source import local_paths  # a data file or folder, an SQLite database's file, a local Spark dataset
-        from dpgui.workspace.hierarchy import data_spec
-
-        data_path = self.state_ws.state.data_path
-        inputs = [Path(p) for p in local_paths(data_spec(data_path))] if data_path is not None else []
-        inputs += [Path(p) for p in self.window_.protected_paths(outcome.release_id)]
-        prior = self.state_ws.state.choice.prior_path
-        try:
-            check_writable(path, protect=[*inputs, *([prior] if prior is not None else [])])
-            write_hierarchy_csv(outcome.release, path)
-        except (DpguiError, OSError) as err:
-            self.window_.show_error("Export failed", text.friendly(err) + " The file was not written.")
-            return False
-        self.window_.csv_exported(outcome.release_id, outcome.dataset, Path(path))
-        return True
-
-    def export_bundle(self) -> None:
-        dialog = self.export_dialog()
-        if dialog is not None and dialog.exec() == QDialog.DialogCode.Accepted:
-            self.window_.after_bundle_export(dialog)
-
     # ================================================================== the state
     def _on_state(self, parts: frozenset[str]) -> None:
         state = self.state_ws.state
         if "data_path" in parts:  # what was read or searched in the previous data goes with it
             self.read_note.setText("")
             show_inline(self.levels_message, "")
-            self.result_view.search.clear()
+            self.release_step.result_view.search.clear()
             if state.choice.records_estimate is None and self.records.isEnabled():  # an estimate of the old data's N
                 self.records.set_text("")
         if "loaded" in parts or "planned" in parts:
@@ -1195,7 +973,7 @@ class HierarchyMode(QWidget):
             plan = state.planned.plan if state.planned is not None else None
             self.tree_view.set_tree(None if loaded is None else loaded.hierarchy, plan)
             if "loaded" in parts:
-                self._show_release_on_tree()
+                self.show_release_on_tree()
             self._show_plan()
         if "choice" in parts:  # a new file (nothing declared or chosen for it yet) or a project's choice
             for box, on in ((self.categories_public, state.choice.categories_public),
@@ -1208,11 +986,11 @@ class HierarchyMode(QWidget):
             if self._shown_prior != state.choice.prior_path:
                 self._show_prior(state.choice.prior_path)
         if "outcome" in parts:
-            self.show_outcome()
+            self.release_step.show_outcome()
         if "problem" in parts and state.problem:
             self.summary.setText("No plan: " + escape(state.problem))
 
-    def _show_release_on_tree(self) -> None:
+    def show_release_on_tree(self) -> None:
         """The icicle shows the release's counts when it is drawing the release's own tree (a restored
         release: once the same tree is read from the file again). O(#nodes)."""
         state = self.state_ws.state
@@ -1265,7 +1043,20 @@ class HierarchyMode(QWidget):
         return self.state_ws.state.outcome is not None
 
     def is_releasing(self) -> bool:
-        return self.release_worker is not None
+        return self.release_step.release_worker is not None
+
+    def release(self) -> None:
+        self.release_step.release()
+
+    def export_bundle(self) -> None:
+        self.release_step.export_bundle()
+
+    def export_csv(self) -> None:
+        self.release_step.export_csv()
+
+    def show_outcome(self) -> None:
+        """Step 4 shows the mode's outcome (after a project or the session's list put one in the state)."""
+        self.release_step.show_outcome()
 
     def data_opened(self) -> None:
         """Take the open data (its columns; which are numbers) and the dataset's name: a file is read on this

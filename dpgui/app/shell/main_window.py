@@ -117,6 +117,31 @@ class MainWindow(QMainWindow):
         self.result_view = ResultView()
         self.plan_page.busyChanged.connect(self._on_planning)
 
+        self._build_cdf_steps()
+        # What to release, chosen once a file is open: the CDF of a number column (the tabs above) or
+        # counts over a hierarchy of categories; each a mode (dpgui/app/mode.py) the window asks.
+        self.cdf = CdfMode(self)
+        self.hierarchy = HierarchyMode(self, self.workspace, self)
+        self._build_work_area()
+
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(220)
+        self.progress.setRange(0, 1000)
+        self.progress.hide()
+        self.statusBar().addPermanentWidget(self.progress)
+        self.session = SessionController(self)  # every release of this session, of any data
+        self.project = ProjectController(self)  # project files, autosave, restore after a crash
+        self._build_actions()
+        self._refresh_recent()
+        self._restore_geometry()
+        self.statusBar().showMessage("Ready. Open a file to begin.")
+        self.project.start()  # session marker; offers to restore the last workspace after a crash
+        # With `self` as context: the timer is dropped if the window is closed and deleted first.
+        QTimer.singleShot(WARM_UP_DELAY_MS, self, lambda: self.pool.start(
+            Worker(_import_libraries).connect_to(self, finished=_freeze_start_up_objects)))
+
+    def _build_cdf_steps(self) -> None:
+        """The CDF's four steps as tabs: data, privacy and plan, bin tree, release and results."""
         self.results_page = QWidget()
         results_layout = QVBoxLayout(self.results_page)
         bar = QHBoxLayout()
@@ -142,10 +167,9 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.tree_view, "&3 · Bin tree")
         self.tabs.addTab(self.results_page, "&4 · Release and results")
         self.tabs.setDocumentMode(True)
-        # What to release, chosen once a file is open: the CDF of a number column (the tabs above) or
-        # counts over a hierarchy of categories; each a mode (dpgui/app/mode.py) the window asks.
-        self.cdf = CdfMode(self)
-        self.hierarchy = HierarchyMode(self, self.workspace, self)
+
+    def _build_work_area(self) -> None:
+        """Under the menus: the start page, or "What to release" (one button per statistic) over its steps."""
         self.cdf_mode = QRadioButton("The &CDF of a number column")
         self.cdf_mode.setToolTip("Publish the distribution of one number column (e.g. distances): how many "
                                  "records lie below each value.")
@@ -177,22 +201,6 @@ class MainWindow(QMainWindow):
         self.stack.addWidget(work)
         self.work = work
         self.setCentralWidget(self.stack)
-
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(220)
-        self.progress.setRange(0, 1000)
-        self.progress.hide()
-        self.statusBar().addPermanentWidget(self.progress)
-        self.session = SessionController(self)  # every release of this session, of any data
-        self.project = ProjectController(self)  # project files, autosave, restore after a crash
-        self._build_actions()
-        self._refresh_recent()
-        self._restore_geometry()
-        self.statusBar().showMessage("Ready. Open a file to begin.")
-        self.project.start()  # session marker; offers to restore the last workspace after a crash
-        # With `self` as context: the timer is dropped if the window is closed and deleted first.
-        QTimer.singleShot(WARM_UP_DELAY_MS, self, lambda: self.pool.start(
-            Worker(_import_libraries).connect_to(self, finished=_freeze_start_up_objects)))
 
     # ---------------------------------------------------------------- menus
     def _build_actions(self) -> None:
@@ -242,6 +250,11 @@ class MainWindow(QMainWindow):
                                   "How to use dpgui")
         self.about_action = action("&About dpgui", self.show_about)
 
+        self._build_menus(action)
+
+    def _build_menus(self, action: Callable[..., QAction]) -> None:
+        """The menus (File, Release, Tools, View, Help) and the toolbar, from the actions (``action`` makes
+        the View menu's appearance actions)."""
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(self.open_action)
         file_menu.addAction(self.open_folder_action)
