@@ -180,7 +180,59 @@ class ResultView(QWidget):
         self.banner.setAccessibleName("Confidential data warning")
         self.banner.setVisible(False)
 
-        # --- CDF plot ---------------------------------------------------------------------------
+        self._build_plots()
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.cdf_plot, "Cumulative (CDF)")
+        self.tabs.addTab(self.hist_plot, "Histogram")
+        self.tabs.setTabToolTip(0, "The released share of records at or below each value, with its 95 % band.")
+        self.tabs.setTabToolTip(1, "Records per bin, worked out from the released CDF (differences of its steps).")
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addLayout(options)
+        left_layout.addWidget(self.true_checkbox)  # its own row: the left side stays narrow at 200 % scaling
+        left_layout.addWidget(self.banner)
+        left_layout.addWidget(self.tabs, 1)
+        self.plot_note = QLabel(CDF_NOTE)
+        self.plot_note.setWordWrap(True)
+        left_layout.addWidget(self.plot_note)
+        self.tabs.currentChanged.connect(
+            lambda index: self.plot_note.setText(CDF_NOTE if index == 0 else HISTOGRAM_NOTE))
+
+        table_box = self._build_quantile_box()
+
+        self._build_range_box()
+
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(table_box, 1)
+        right_layout.addWidget(self.range_box)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setChildrenCollapsible(False)
+
+        root = QVBoxLayout(self)
+        root.addWidget(self.summary)
+        root.addWidget(self.splitter, 1)
+
+        self.true_checkbox.toggled.connect(self._show_true_curve)
+        self.fraction_button.toggled.connect(self._redraw)
+        self._figures: ResultFigures | None = None
+        self._whole_step: int | None = None  # whole numbers per bin of a whole-number release (centred bins)
+        self.clear()
+
+    # ------------------------------------------------------------------------------------------
+    # public API
+
+    def _build_plots(self) -> None:
+        """The released CDF with its 95 % band (and the confidential CDF on request), and the histogram."""
         self.cdf_plot = new_plot("Released cumulative distribution (CDF)", "value", "Fraction of records at or below")
         self.cdf_plot.setAccessibleName("Released CDF plot")
         band_colour = QColor(SERIES_COLOURS["plan"])
@@ -213,47 +265,8 @@ class ResultView(QWidget):
                                          pen=pg.mkPen(QColor(SERIES_COLOURS["plan"]), width=0.5))
         self.hist_plot.addItem(self.hist_bars)
 
-        self.tabs = QTabWidget()
-        self.tabs.addTab(self.cdf_plot, "Cumulative (CDF)")
-        self.tabs.addTab(self.hist_plot, "Histogram")
-        self.tabs.setTabToolTip(0, "The released share of records at or below each value, with its 95 % band.")
-        self.tabs.setTabToolTip(1, "Records per bin, worked out from the released CDF (differences of its steps).")
-
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addLayout(options)
-        left_layout.addWidget(self.true_checkbox)  # its own row: the left side stays narrow at 200 % scaling
-        left_layout.addWidget(self.banner)
-        left_layout.addWidget(self.tabs, 1)
-        self.plot_note = QLabel(CDF_NOTE)
-        self.plot_note.setWordWrap(True)
-        left_layout.addWidget(self.plot_note)
-        self.tabs.currentChanged.connect(
-            lambda index: self.plot_note.setText(CDF_NOTE if index == 0 else HISTOGRAM_NOTE))
-
-        # --- quantile table ---------------------------------------------------------------------
-        self.quantile_model = QuantileTableModel(self)
-        self.quantile_table = QTableView()
-        self.quantile_table.setModel(self.quantile_model)
-        self.quantile_table.setAccessibleName("Quantiles of the released CDF")
-        self.quantile_table.setToolTip(INTERVAL_TIP)
-        self.quantile_table.verticalHeader().setVisible(False)
-        self.quantile_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.quantile_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.quantile_table.setWordWrap(False)
-        header = self.quantile_table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
-        self.quantile_table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        table_box = QGroupBox("Quantiles (from the released CDF)")
-        table_layout = QVBoxLayout(table_box)
-        table_note = QLabel("Hover over a row for a plain-language reading.")
-        table_note.setWordWrap(True)
-        table_layout.addWidget(self.quantile_table, 1)
-        table_layout.addWidget(table_note)
-
-        # --- range tool -------------------------------------------------------------------------
+    def _build_range_box(self) -> None:
+        """The range tool: how many records lie between two values, with its interval."""
         self.from_spin = QDoubleSpinBox()
         self.to_spin = QDoubleSpinBox()
         for spin, name in ((self.from_spin, "from"), (self.to_spin, "to")):
@@ -277,31 +290,28 @@ class ResultView(QWidget):
         form.addRow(self.range_result_label)
         form.addRow(self.range_error_label)
 
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(0, 0, 0, 0)
-        right_layout.addWidget(table_box, 1)
-        right_layout.addWidget(self.range_box)
-
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(left)
-        self.splitter.addWidget(right)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setChildrenCollapsible(False)
-
-        root = QVBoxLayout(self)
-        root.addWidget(self.summary)
-        root.addWidget(self.splitter, 1)
-
-        self.true_checkbox.toggled.connect(self._show_true_curve)
-        self.fraction_button.toggled.connect(self._redraw)
-        self._figures: ResultFigures | None = None
-        self._whole_step: int | None = None  # whole numbers per bin of a whole-number release (centred bins)
-        self.clear()
-
-    # ------------------------------------------------------------------------------------------
-    # public API
+    def _build_quantile_box(self) -> QGroupBox:
+        """The quantiles of the released CDF, with their intervals, as a table."""
+        self.quantile_model = QuantileTableModel(self)
+        self.quantile_table = QTableView()
+        self.quantile_table.setModel(self.quantile_model)
+        self.quantile_table.setAccessibleName("Quantiles of the released CDF")
+        self.quantile_table.setToolTip(INTERVAL_TIP)
+        self.quantile_table.verticalHeader().setVisible(False)
+        self.quantile_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.quantile_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.quantile_table.setWordWrap(False)
+        header = self.quantile_table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.quantile_table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        table_box = QGroupBox("Quantiles (from the released CDF)")
+        table_layout = QVBoxLayout(table_box)
+        table_note = QLabel("Hover over a row for a plain-language reading.")
+        table_note.setWordWrap(True)
+        table_layout.addWidget(self.quantile_table, 1)
+        table_layout.addWidget(table_note)
+        return table_box
 
     def set_release(self, release: Release, value_label: str = "value", true_counts: np.ndarray | None = None,
                     figures: ResultFigures | None = None, whole_numbers: bool = False) -> None:

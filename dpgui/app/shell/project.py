@@ -446,10 +446,7 @@ class ProjectController(QObject):
         source = self.workspace.state.source
         if source is not None and (project.hierarchy is not None or project.hierarchy_releases
                                    or project.mode == StatisticKind.HIERARCHY):
-            columns = tuple(c.name for c in source.table.columns)
-            numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
-            page.set_source(source.read_as, columns, numeric,
-                            self.workspace.state.dataset)
+            page.data_opened()  # the open data's columns and dataset, for the choices below
         if project.hierarchy is not None:
             try:
                 page.apply_choice(choice_of_settings(project.hierarchy))
