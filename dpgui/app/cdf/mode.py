@@ -148,7 +148,7 @@ class CdfMode(QObject):
         exported = self.host.session.banner_words(shown.release_id)
         if shown.restored:
             # A restored release can still be exported (e.g. after a crash before its export); signing
-            # it checks it against the budget ledger again (MainWindow.export_dialog).
+            # it checks it against the budget ledger again (:meth:`export_dialog`).
             if shown.confirmed:
                 noise, export = "secure noise, confirmed by the budget ledger", exported
             else:

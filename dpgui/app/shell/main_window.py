@@ -1,5 +1,8 @@
-"""The main window: start page, then four steps as tabs (data → privacy and plan → bin tree →
-release and results), with menus, shortcuts, recent files, drag-and-drop and remembered geometry."""
+"""The main window: the start page, then "What to release" over the chosen statistic's steps (its mode,
+:class:`~dpgui.app.mode.StatisticMode`: the CDF's four tabs, or the hierarchy's), with the menus, shortcuts,
+recent files, drag-and-drop, the status bar and remembered geometry. Opening data, the questions both
+statistics share (the first budget of a dataset, what follows an export) and the project and session
+controllers live here; each mode reaches the window through its port (:class:`~dpgui.app.mode.ModeHost`)."""
 
 from __future__ import annotations
 
@@ -528,6 +531,7 @@ class MainWindow(QMainWindow):
         return next(mode for button, mode in self._mode_buttons.items() if button.isChecked())
 
     def in_hierarchy_mode(self) -> bool:
+        """Is the hierarchy chosen? (For tests and scripts: the window itself asks the mode, never this.)"""
         return self.mode.kind is StatisticKind.HIERARCHY
 
     def choose_mode(self, kind: StatisticKind) -> None:
