@@ -23,6 +23,7 @@ from dpgui.core.projection import Span
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_margin_records
 from dpgui.workspace.state import DataContext
+from dpgui.vocabulary import Objective
 
 
 def focus_words(offer: FocusOffer, region: str) -> str:
@@ -31,7 +32,7 @@ def focus_words(offer: FocusOffer, region: str) -> str:
     from dpgui.core.focus import WORTH_IT
 
     default_margin, focused_margin = offer.margins()
-    where = "on average there" if offer.objective == "total" else "at the worst point there"
+    where = "on average there" if offer.objective == Objective.TOTAL else "at the worst point there"
     figures = f"{format_margin_records(focused_margin)} instead of {format_margin_records(default_margin)} {where}"
     title = region[:1].upper() + region[1:] if region.startswith("the ") else region  # never a column's name
     if offer.worth_it:

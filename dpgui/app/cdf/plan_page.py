@@ -45,7 +45,7 @@ from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.workspace.state import DataContext, PlanChoice
 from dpgui.formatting import cdf_margin_words, format_margin_records
-from dpgui.vocabulary import AUTO, Neighbours, Noise
+from dpgui.vocabulary import AUTO, AccuracyWhere, Neighbours, Noise
 
 
 def _format_delta(delta: float) -> str:
@@ -833,10 +833,10 @@ class PlanPage(QWidget):
             achieved = margin95(plan, where, span)
             at = (f" at δ = {text.format_delta(plan.privacy.delta)}, with {text.NOISE_NAMES[plan.noise]} noise"
                   if plan.privacy.delta > 0 else "")
-            region = words if span is not None else ("the CDF" if where == "every" else "the CDF points")
+            region = words if span is not None else ("the CDF" if where == AccuracyWhere.EVERY else "the CDF points")
             self.accuracy_result.setText(
                 f"Smallest ε{at}: <b>{plan.privacy.epsilon:g}</b>. Projected error {format_margin_records(achieved)} "
-                f"{'at every point of' if where == 'every' else 'on average over'} {region} "
+                f"{'at every point of' if where == AccuracyWhere.EVERY else 'on average over'} {region} "
                 f"(you accept {format_margin_records(wanted)}).")
 
         self.accuracy_result.setText("Searching…")

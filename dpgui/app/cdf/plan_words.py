@@ -12,7 +12,7 @@ from dpgui.core.planner import average_margin95
 from dpgui.core.projection_curves import ProjectedCurves
 from dpgui.core.quantiles import noise_margin
 from dpgui.formatting import format_margin_records
-from dpgui.vocabulary import AUTO, Noise
+from dpgui.vocabulary import AUTO, Noise, Objective
 
 
 def plan_words(plan: Plan) -> str:
@@ -44,19 +44,19 @@ def noise_words(plan: Plan, requested: str, objective: str, projection: Projecte
         return "Laplace noise: with δ = 0 (pure ε-DP) it is the only noise possible."
     comparison = ""
     other = text.NOISE_NAMES[Noise.LAPLACE if plan.noise == Noise.GAUSSIAN else Noise.GAUSSIAN]
-    worst = objective == "max"
+    worst = objective == Objective.MAX
     where = "at the worst point" if worst else "on average"
     mine: float | None = None
     theirs: float | None = None
     if projection is not None and projection.plan is plan and projection.alternative is not None:
         mine = projection.worst if worst else projection.rms
         theirs = projection.alternative_worst if worst else projection.alternative_rms
-    elif (plan.noise_choice is not None and plan.noise_choice.objective in ("total", "max")
+    elif (plan.noise_choice is not None and plan.noise_choice.objective in (Objective.TOTAL, Objective.MAX)
           and None not in (plan.noise_choice.laplace, plan.noise_choice.gaussian)):
         figures = plan.noise_choice
         pairs = {name: pair for name, pair in (("laplace", figures.laplace), ("gaussian", figures.gaussian))
                  if pair is not None}
-        index = 1 if figures.objective == "max" else 0
+        index = 1 if figures.objective == Objective.MAX else 0
         where = "at the worst point" if index else "on average"
 
         def margin(pair: tuple[float, float]) -> float:

@@ -686,11 +686,11 @@ class HierarchyMode(QWidget):
         values: dict[str, object] = {}
         epsilon, delta = self.epsilon.value(), self.delta.value()
         allocation = str(self.allocation.currentData())
-        self.target.setEnabled(allocation == "target")
-        target = self.target.value() if allocation == "target" else None
+        self.target.setEnabled(allocation == Allocation.TARGET)
+        target = self.target.value() if allocation == Allocation.TARGET else None
         self.alpha.setEnabled(bool(delta))
         alpha = self.alpha.value() if delta else self.state_ws.state.choice.alpha
-        if epsilon is None or delta is None or alpha is None or (allocation == "target" and target is None):
+        if epsilon is None or delta is None or alpha is None or (allocation == Allocation.TARGET and target is None):
             self._replan.stop()
             self.state_ws.update(planned=None)
             self.summary.setText("No plan: a privacy or plan setting is not valid — see the red message on the left. "
@@ -892,7 +892,7 @@ class HierarchyMode(QWidget):
         used = f" The projection and the automatic choices use {counts}." if plan.prior_source != NO_PRIOR else ""
         if plan.noise == Noise.MULTIPLICATIVE:  # paper 004's rounds: no level budgets
             return words + " No level budgets: the mechanism spends its budget over the rounds of Ghazi et al. 2023." + used
-        if plan.allocation == "custom":
+        if plan.allocation == Allocation.CUSTOM:
             return words + " Level budgets set by hand." + used
         if plan.allocation == Allocation.UNIFORM:
             return words + " Equal budget on every noised level (no counts needed)." + used
