@@ -267,7 +267,7 @@ def test_the_bounds_dialog_reads_a_public_reference_off_the_gui_thread(qtbot, tm
     too: the dialog reads them on a worker thread and shows the suggestion when the read is done."""
     import threading
 
-    import dpgui.app.cdf.data_page as data_page
+    import dpgui.app.dialogs.bounds as bounds_dialog
     from dpgui.app.dialogs.bounds import BoundsDialog
     from dpgui.data.table import ColumnInfo
 
@@ -276,13 +276,13 @@ def test_the_bounds_dialog_reads_a_public_reference_off_the_gui_thread(qtbot, tm
     reference = tmp_path / "published.csv"
     reference.write_text("salary\n0\n90000\n")
     on_gui_thread: list[bool] = []
-    original = data_page.suggest_from_reference
+    original = bounds_dialog.suggest_from_reference
 
     def recording(*args, **kwargs):
         on_gui_thread.append(threading.current_thread() is threading.main_thread())
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(data_page, "suggest_from_reference", recording)
+    monkeypatch.setattr(bounds_dialog, "suggest_from_reference", recording)
     dialog = BoundsDialog(ColumnInfo("salary", "numeric", "int64"), data)
     qtbot.addWidget(dialog)
     dialog.reference_path = reference
