@@ -42,10 +42,11 @@ from dpgui.app.hierarchy_result import HierarchyResultView
 from dpgui.app.hierarchy_tree import HierarchyTreeView, level_unit
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.core.hierarchy import (
-    CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE, Hierarchy, HierarchyPlan, check_assumed_records, downstream_projection,
+    Hierarchy, HierarchyPlan, check_assumed_records, downstream_projection,
 )
 from dpgui.data.source import PasswordPrompt
 from dpgui.errors import DpguiError, ParameterError
+from dpgui.vocabulary import PriorSource
 from dpgui.formatting import format_delta, format_significant
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
 from dpgui.workspace.hierarchy import (
@@ -866,10 +867,10 @@ class HierarchyMode(QWidget):
                 words += f" Consistency chosen for the lower projected error ({others})."
         else:
             words += f" {escape(planned.note)}"
-        counts = {PRIOR_FILE: "the public prior file's counts",
-                  CONFIDENTIAL_PRIOR: "the CONFIDENTIAL counts (your opt-in, recorded in the manifest)",
-                  NO_PRIOR: "no counts"}.get(plan.prior_source, plan.prior_source)
-        used = f" The projection and the automatic choices use {counts}." if plan.prior_source != NO_PRIOR else ""
+        counts = {PriorSource.FILE: "the public prior file's counts",
+                  PriorSource.CONFIDENTIAL: "the CONFIDENTIAL counts (your opt-in, recorded in the manifest)",
+                  PriorSource.NONE: "no counts"}.get(plan.prior_source, plan.prior_source)
+        used = f" The projection and the automatic choices use {counts}." if plan.prior_source != PriorSource.NONE else ""
         if plan.noise == "multiplicative":  # paper 004's rounds: no level budgets
             return words + " No level budgets: the mechanism spends its budget over the rounds of Ghazi et al. 2023." + used
         if plan.allocation == "custom":
@@ -1022,7 +1023,7 @@ class HierarchyMode(QWidget):
                  f"≥ 0. The list of categories comes from {source} and is published. {root}</p>"
                  f"<p>{cost} of privacy budget, spent for good. Noise: {escape(plan.noise)}; consistency: "
                  f"{escape(CONSISTENCY_LABELS[plan.consistency].lower())}.</p>")
-        if plan.prior_source == CONFIDENTIAL_PRIOR:
+        if plan.prior_source == PriorSource.CONFIDENTIAL:
             words += ("<p><b>You chose to use the confidential counts to choose the budgets.</b> This is recorded in "
                       "the manifest.</p>")
         totals, after = budget_totals(request)

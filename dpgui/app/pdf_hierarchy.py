@@ -29,13 +29,13 @@ from dpgui.app.pdf_report import (
     write_pdf,
 )
 from dpgui.app.text import NEIGHBOURS_LABELS
-from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE
 from dpgui.core.hierarchy_errors import LevelErrors, mostly_noise_warnings, released_mostly_noise
 from dpgui.core.margins import MARGIN_NAME
 from dpgui.formatting import (
     format_delta, format_epsilon, format_level_budget, format_level_margin, format_number, format_relative_margin,
     format_share_whole, format_significant,
 )
+from dpgui.vocabulary import PriorSource
 from dpgui.report.bundle import source_text
 from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_PRIOR, HierarchyReleaseInfo
 
@@ -167,9 +167,9 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
     root = int(np.asarray(release.counts[0])[0])
     total = (f"{format_number(root)} (public, published exactly)" if privacy.root_public
              else f"{format_number(root)} (released with noise: N is private)")
-    counts_source = {PRIOR_FILE: "a public prior file" + (f" ({html_text(info.prior_name)})" if info.prior_name else ""),
-                     CONFIDENTIAL_PRIOR: "the confidential data: the officer opted in, and this is "
-                     "recorded in the manifest", NO_PRIOR: _no_counts_words(plan)}
+    counts_source = {PriorSource.FILE: "a public prior file" + (f" ({html_text(info.prior_name)})" if info.prior_name else ""),
+                     PriorSource.CONFIDENTIAL: "the confidential data: the officer opted in, and this is "
+                     "recorded in the manifest", PriorSource.NONE: _no_counts_words(plan)}
     facts = [
         ("Data set", html_text(info.dataset)),
         ("Released", html_text(utc_text(info.created_utc)) + " (when the noise was drawn)"),

@@ -39,6 +39,7 @@ from dpgui.core.quantiles import noise_margin
 from dpgui.core.projection_curves import ProjectedCurves
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError
+from dpgui.vocabulary import Noise
 from dpgui.workspace.state import DataContext, PlanChoice
 from dpgui.formatting import cdf_margin_words, format_margin_records
 
@@ -70,7 +71,7 @@ def other_noise_plan(plan: Plan, shape: TreeShape | None, objective: str) -> Pla
     bins = plan.shape.bins
     if plan.noise == "gaussian":
         laplace = auto_plan(bins, privacy.pure(), shape=shape, estimator=plan.estimator, objective=objective, noise="laplace")
-        return Plan(laplace.shape, privacy, laplace.level_budgets, laplace.estimator, "laplace")
+        return Plan(laplace.shape, privacy, laplace.level_budgets, laplace.estimator, Noise.LAPLACE)
     return auto_plan(bins, privacy, shape=shape, estimator=plan.estimator, objective=objective, noise="gaussian")
 
 

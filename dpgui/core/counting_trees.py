@@ -138,8 +138,9 @@ from dpgui.core.noise import (
     sample_discrete_gaussian,
     sample_discrete_laplace,
 )
-from dpgui.core.plan import PrivacySpec
+from dpgui.core.plan import PrivacySpec, check_neighbours
 from dpgui.errors import DataError, ParameterError
+from dpgui.vocabulary import Neighbours, Noise
 
 __all__ = [
     "MAX_ROOT_COUNT",
@@ -174,7 +175,7 @@ DEFAULT_ETA = 0.05
 #: The smallest multiplicative error α: below it the rounds' ratio r = (1+α)(1−β)/(1+β) rounds to 1 in
 #: double precision (and long before, at about 10⁻⁶, the first round's noise is beyond the sampler).
 MIN_ALPHA = 1e-9
-ALPHA_MECHANISMS = ("gaussian", "multiplicative")
+ALPHA_MECHANISMS = (Noise.GAUSSIAN, Noise.MULTIPLICATIVE)
 _SVT_CUTOFF = 2  # c = ⌈M_i/((1−β)τ_i)⌉ = ⌈1 + α⌉ = 2 for 0 < α < 1 (module docstring)
 
 
@@ -302,7 +303,7 @@ class MultiplicativeParams:
     eta: float
     epsilon: float
     delta: float
-    neighbours: str
+    neighbours: Neighbours
     records_per_person: int
     level_sizes: tuple[int, ...]
     group_size: int
@@ -337,7 +338,7 @@ class MultiplicativeParams:
 
     @property
     def root_public(self) -> bool:
-        return self.neighbours == "change"
+        return self.neighbours is Neighbours.CHANGE
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -361,7 +362,7 @@ class MultiplicativeParams:
         try:
             return cls(
                 alpha=float(d["alpha"]), eta=float(d["eta"]), epsilon=float(d["epsilon"]),
-                delta=float(d["delta"]), neighbours=str(d["neighbours"]),
+                delta=float(d["delta"]), neighbours=check_neighbours(d["neighbours"]),
                 records_per_person=int(d["records_per_person"]),
                 level_sizes=tuple(int(n) for n in d["level_sizes"]), group_size=int(d["group_size"]),
                 epsilon_record=float(d["epsilon_record"]), delta_record=float(d["delta_record"]),
@@ -761,7 +762,7 @@ class AlphaLevelFigure:
 class AlphaMRMSEProjection:
     """Projected α-mRMSE (records) of one mechanism for the user's tree: per level and overall (max)."""
 
-    mechanism: str
+    mechanism: Noise
     alpha: float
     levels: tuple[AlphaLevelFigure, ...]
     alpha_mrmse: float
@@ -795,7 +796,7 @@ def projected_alpha_mrmse(level_sizes: Sequence[int], privacy: PrivacySpec, alph
                             "use a prior with the same tree")
         mins = [float(v.min()) for v in pl]
     figures: list[AlphaLevelFigure] = []
-    if mechanism == "gaussian":
+    if mechanism == Noise.GAUSSIAN:
         sig = gaussian_baseline_sigma2(sizes, privacy)
         for j, (n, s2) in enumerate(zip(sizes, sig)):
             if s2 is None:
@@ -808,7 +809,7 @@ def projected_alpha_mrmse(level_sizes: Sequence[int], privacy: PrivacySpec, alph
         method = ("closed form (exact, worst case over data: an empty node per level)" if mins is None
                   else "closed form (exact at each level's smallest prior count)")
         worst = max(f.alpha_rmse for f in figures)
-        return AlphaMRMSEProjection("gaussian", a, tuple(figures), worst, method,
+        return AlphaMRMSEProjection(Noise.GAUSSIAN, a, tuple(figures), worst, method,
                                     note="discrete Gaussian per level, uniform ρ_ℓ (Corollary 2.7), unclamped")
     params = multiplicative_params(sizes, privacy, a, e)
     bz = math.floor(params.bucket_zero)
@@ -825,7 +826,7 @@ def projected_alpha_mrmse(level_sizes: Sequence[int], privacy: PrivacySpec, alph
     worst = max(f.alpha_rmse for f in figures)
     note = (f"τ_min = {params.tau_min:.4g} records: nodes below ~{params.tau_min:.3g} are released as "
             f"{bz:,}; without the clip of Ghazi et al.'s Lemma 3.3 a failure (prob. ≤ η = {e:g}) is not bounded")
-    return AlphaMRMSEProjection("multiplicative", a, tuple(figures), worst, method, params=params, note=note)
+    return AlphaMRMSEProjection(Noise.MULTIPLICATIVE, a, tuple(figures), worst, method, params=params, note=note)
 
 
 def simulate_alpha_mrmse(parents: Sequence[np.ndarray], levels_true: Sequence[np.ndarray], privacy: PrivacySpec,
@@ -837,7 +838,7 @@ def simulate_alpha_mrmse(parents: Sequence[np.ndarray], levels_true: Sequence[np
     sizes = tuple(v.size for v in w)
     a, e = _check_alpha_eta(alpha, eta)
     rng = SeededRandom(seed)
-    params = multiplicative_params(sizes, privacy, a, e) if mechanism == "multiplicative" else None
+    params = multiplicative_params(sizes, privacy, a, e) if mechanism == Noise.MULTIPLICATIVE else None
     runs: list[list[np.ndarray]] = [[] for _ in sizes]
     for _ in range(int(trials)):
         rel = (release_multiplicative(pars, w, params, rng) if params is not None
@@ -845,15 +846,15 @@ def simulate_alpha_mrmse(parents: Sequence[np.ndarray], levels_true: Sequence[np
         for j, v in enumerate(rel):
             runs[j].append(v)
     figures = tuple(AlphaLevelFigure(j, n, alpha_mrmse(np.vstack(runs[j]), w[j], a)) for j, n in enumerate(sizes))
-    return AlphaMRMSEProjection(mechanism, a, figures, max(f.alpha_rmse for f in figures),
+    return AlphaMRMSEProjection(Noise(mechanism), a, figures, max(f.alpha_rmse for f in figures),
                                 f"monte carlo ({int(trials)} trials, seed {seed})", params=params)
 
 
 def recommend_alpha_mechanism(level_sizes: Sequence[int], privacy: PrivacySpec, alpha: float,
                               prior_levels: Sequence[np.ndarray] | None = None, *,
-                              eta: float = DEFAULT_ETA) -> tuple[str, AlphaMRMSEProjection, AlphaMRMSEProjection]:
+                              eta: float = DEFAULT_ETA) -> tuple[Noise, AlphaMRMSEProjection, AlphaMRMSEProjection]:
     """Both projections side by side and the mechanism with the lower projected α-mRMSE
     (ties go to the Gaussian baseline, whose guarantee has no failure event)."""
-    g = projected_alpha_mrmse(level_sizes, privacy, alpha, "gaussian", prior_levels, eta=eta)
-    m = projected_alpha_mrmse(level_sizes, privacy, alpha, "multiplicative", prior_levels, eta=eta)
-    return ("multiplicative" if m.alpha_mrmse < g.alpha_mrmse else "gaussian"), g, m
+    g = projected_alpha_mrmse(level_sizes, privacy, alpha, Noise.GAUSSIAN, prior_levels, eta=eta)
+    m = projected_alpha_mrmse(level_sizes, privacy, alpha, Noise.MULTIPLICATIVE, prior_levels, eta=eta)
+    return (Noise.MULTIPLICATIVE if m.alpha_mrmse < g.alpha_mrmse else Noise.GAUSSIAN), g, m

@@ -59,12 +59,11 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from dpgui.core.accounting import zcdp_epsilon
 from dpgui.core.counting_trees import (
     MultiplicativeParams,
     multiplicative_intervals,
@@ -83,33 +82,19 @@ from dpgui.core.hierarchy_budget import (
     optimal_allocation,
     weighted_mse,
 )
-from dpgui.core.noise import (
-    RandomSource,
-    SeededRandom,
-    discrete_gaussian_pmf,
-    discrete_gaussian_variance,
-    discrete_laplace_variance,
-    gaussian_sigma2,
-    gaussian_sigma2_problem,
-    laplace_scale,
-    laplace_scale_problem,
-    sample_discrete_gaussian_levels,
-    sample_discrete_laplace_levels,
-)
+from dpgui.core.noise import RandomSource, SeededRandom
+from dpgui.core.noise_mechanisms import NoiseMechanism, mechanism_for, round_up_float
 from dpgui.core.hierarchy_consistency import gls_consistent, topdown_consistent
-from dpgui.core.plan import BUDGET_RTOL, PrivacySpec, budget_total, split_budget
+from dpgui.core.plan import BUDGET_RTOL, PrivacySpec, budget_total, check_neighbours, split_budget
 from dpgui.core.quantiles import noise_margin
 from dpgui.errors import DataError, ParameterError
+from dpgui.vocabulary import (AUTO, CDF_NOISES, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Name, Noise,
+                              PriorSource)
 
 __all__ = [
     "MIN_LEVELS",
     "MAX_LEVELS",
     "MAX_NODES_PER_LEVEL",
-    "HIERARCHY_NOISES",
-    "HIERARCHY_NOISE_CHOICES",
-    "ALLOCATIONS",
-    "CONSISTENCY_METHODS",
-    "CONSISTENCY_CHOICES",
     "INTERVAL_LEVEL",
     "PATH_SEPARATOR",
     "Hierarchy",
@@ -145,19 +130,6 @@ MAX_NODES_PER_LEVEL = 500_000
 #: The range of a level's weight in the weighted MSE (Ko, Ziani & Fioretto's eq. 5), or 0. Only the
 #: weights' ratios move the optimal budgets; beyond a ratio of 10¹² the optimiser's arithmetic overflows.
 MIN_LEVEL_WEIGHT, MAX_LEVEL_WEIGHT = 1e-6, 1e6
-HIERARCHY_NOISES = ("laplace", "gaussian", "multiplicative")
-HIERARCHY_NOISE_CHOICES = (*HIERARCHY_NOISES, "auto")
-ALLOCATIONS = ("uniform", "optimal", "target", "custom")  # custom: level budgets set by hand (never planned)
-CONSISTENCY_METHODS = ("topdown", "gls", "none")
-CONSISTENCY_CHOICES = (*CONSISTENCY_METHODS, "auto")
-#: Where the counts a plan was optimised and projected on came from (``HierarchyPlan.prior_source``): none, a
-#: public prior file, or the confidential data (the officer's recorded opt-in). The one spelling of each.
-NO_PRIOR = "none"
-PRIOR_FILE = "prior file"
-CONFIDENTIAL_PRIOR = "confidential data (opted in)"
-PRIOR_SOURCES = (NO_PRIOR, PRIOR_FILE, CONFIDENTIAL_PRIOR)
-#: The counts a projection was made at, in words (window and CLI); no counts: no entry.
-COUNTS_WORDS = {PRIOR_FILE: "the prior's counts", CONFIDENTIAL_PRIOR: "the data's counts (opted in)"}
 #: Between the labels of a node's path in the released CSV (dpgui.report.hierarchy_bundle); refused in labels.
 PATH_SEPARATOR = " > "
 #: The coverage of the per-node intervals of a release.
@@ -399,6 +371,14 @@ def _check_choice(value: object, allowed: Sequence[str], what: str) -> str:
     return str(value)
 
 
+_Word = TypeVar("_Word", bound=Name)
+
+
+def _member(kind: type[_Word], value: object, what: str, allowed: Sequence[str] | None = None) -> _Word:
+    """``value`` as a member of ``kind`` if it is one of ``allowed`` (default: every member), else ParameterError."""
+    return kind(_check_choice(value, tuple(kind) if allowed is None else allowed, what))
+
+
 def _check_multiplicative_params(params: MultiplicativeParams, sizes: tuple[int, ...], privacy: PrivacySpec) -> None:
     """Paper 004's parameters must be the ones made for this tree and privacy spec (an edited saved
     plan could otherwise draw noise for another ε, neighbour model or group size than the ledger is
@@ -470,13 +450,13 @@ class HierarchyPlan:
 
     level_sizes: tuple[int, ...]
     privacy: PrivacySpec
-    noise: str
+    noise: Noise
     level_budgets: tuple[float, ...]
     weights: tuple[float, ...]
-    allocation: str
-    consistency: str
+    allocation: Allocation
+    consistency: HierarchyConsistency
     target_mse: float | None = None
-    prior_source: str = "none"
+    prior_source: PriorSource = PriorSource.NONE
     multiplicative: MultiplicativeParams | None = None  # paper 004's parameters, when noise is multiplicative
     notes: tuple[str, ...] = ()
     assumed_records: int | None = None
@@ -486,10 +466,10 @@ class HierarchyPlan:
         if self.assumed_records is not None:
             object.__setattr__(self, "assumed_records", check_assumed_records(self.assumed_records))
         object.__setattr__(self, "level_sizes", sizes)
-        _check_choice(self.noise, HIERARCHY_NOISES, "noise")
-        _check_choice(self.allocation, ALLOCATIONS, "allocation")
-        _check_choice(self.consistency, CONSISTENCY_METHODS, "consistency")
-        _check_choice(self.prior_source, PRIOR_SOURCES, "prior source")
+        object.__setattr__(self, "noise", _member(Noise, self.noise, "noise", HIERARCHY_NOISES))
+        object.__setattr__(self, "allocation", _member(Allocation, self.allocation, "allocation"))
+        object.__setattr__(self, "consistency", _member(HierarchyConsistency, self.consistency, "consistency"))
+        object.__setattr__(self, "prior_source", _member(PriorSource, self.prior_source, "prior source"))
         weights = tuple(float(w) for w in self.weights)
         if len(weights) != len(sizes) or not all(_usable_weight(w) for w in weights):
             raise ParameterError(f"weights {list(weights)} are not one weight per level (root first), each 0 or from "
@@ -498,12 +478,12 @@ class HierarchyPlan:
         object.__setattr__(self, "notes", tuple(str(n) for n in self.notes))
         if self.target_mse is not None:
             object.__setattr__(self, "target_mse", float(self.target_mse))
-        if self.noise in ("gaussian", "multiplicative") and self.privacy.delta <= 0:
+        if self.noise in (Noise.GAUSSIAN, Noise.MULTIPLICATIVE) and self.privacy.delta <= 0:
             raise ParameterError(f"{self.noise} noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace noise")
-        if self.noise == "multiplicative":
+        if self.noise == Noise.MULTIPLICATIVE:
             if self.multiplicative is None:
                 raise ParameterError("a multiplicative plan needs its paper-004 parameters", "plan it with plan_hierarchy")
-            if self.consistency != "none" or self.allocation != "uniform":
+            if self.consistency != HierarchyConsistency.NONE or self.allocation != Allocation.UNIFORM:
                 raise ParameterError(f"a multiplicative plan releases its counts as they are (consistency none, uniform "
                                      f"allocation), not with {self.consistency} consistency and a {self.allocation} "
                                      "allocation", "make the plan again (do not edit a saved plan)")
@@ -511,7 +491,7 @@ class HierarchyPlan:
             object.__setattr__(self, "level_budgets", ())
             return
         budgets = tuple(float(b) for b in self.level_budgets)
-        unit = "ρ" if self.noise == "gaussian" else "ε"
+        unit = self.budget_name
         if len(budgets) != len(sizes):
             raise ParameterError(f"{len(budgets)} level budgets for {len(sizes)} levels (root first)",
                                  f"give {len(sizes)} budgets (0 for the public root under change)")
@@ -533,7 +513,7 @@ class HierarchyPlan:
         for ell, scale in enumerate(self.level_scales()):
             if scale is None:
                 continue
-            problem = gaussian_sigma2_problem(scale) if self.noise == "gaussian" else laplace_scale_problem(scale)
+            problem = self.mechanism.scale_problem(scale)
             if problem is not None:
                 raise ParameterError(f"level {ell}'s budget {unit} = {budgets[ell]:.3g} is too small: {problem}",
                                      "raise ε or give this level more of it")
@@ -544,36 +524,27 @@ class HierarchyPlan:
 
     @property
     def budget_name(self) -> str:
-        return {"laplace": "ε", "gaussian": "ρ"}.get(self.noise, "")
+        return "" if self.noise is Noise.MULTIPLICATIVE else self.mechanism.budget_unit
+
+    @property
+    def mechanism(self) -> NoiseMechanism:
+        """The per-level noise of a Laplace or Gaussian plan (:mod:`dpgui.core.noise_mechanisms`); a
+        multiplicative plan has none (ValueError: a programming error to ask)."""
+        return mechanism_for(self.noise)
 
     def level_scales(self) -> tuple[Fraction | None, ...]:
         """Per level 0..L: the discrete-Laplace scale t_ℓ = laplace_scale(Δ, ε_ℓ) or the Gaussian
         σ_ℓ² = gaussian_sigma2(Δ₂², ρ_ℓ) (exact rationals); None where not noised (public root, or
         a multiplicative plan, whose noise is paper 004's)."""
-        if self.noise == "multiplicative":
+        if self.noise == Noise.MULTIPLICATIVE:
             return (None,) * len(self.level_sizes)
-        out: list[Fraction | None] = []
-        for b in self.level_budgets:
-            if b <= 0:
-                out.append(None)
-            elif self.noise == "gaussian":
-                out.append(gaussian_sigma2(self.privacy.level_l2_sensitivity_squared, b))
-            else:
-                out.append(laplace_scale(self.privacy.level_sensitivity, b))
-        return tuple(out)
+        sensitivity = self.privacy.sensitivity
+        return tuple(None if b <= 0 else self.mechanism.scale(sensitivity, b) for b in self.level_budgets)
 
     def level_noise_variances(self) -> tuple[float, ...]:
         """Variance of each level's (unclamped) noise, counts² (0 for the public root and for a
         multiplicative plan, whose noise is not per level)."""
-        out: list[float] = []
-        for s in self.level_scales():
-            if s is None:
-                out.append(0.0)
-            elif self.noise == "gaussian":
-                out.append(float(discrete_gaussian_variance(float(s))))
-            else:
-                out.append(discrete_laplace_variance(float(s)))
-        return tuple(out)
+        return tuple(0.0 if s is None else self.mechanism.variance(float(s)) for s in self.level_scales())
 
     def epsilon_spent(self) -> float:
         """ε the release really spends (≤ the planned ε): laplace Σ_ℓ Δ/t_ℓ exactly (basic composition,
@@ -581,22 +552,18 @@ class HierarchyPlan:
         paper 004's composition (:func:`counting_trees.multiplicative_privacy`)."""
         if self.multiplicative is not None:
             return float(multiplicative_privacy(self.multiplicative)[0])
-        if self.noise == "gaussian":
-            return zcdp_epsilon(self.rho_spent(), self.privacy.delta)
-        total = sum((Fraction(self.privacy.level_sensitivity) / s for s in self.level_scales() if s is not None), Fraction(0))
-        return math.nextafter(float(total), math.inf) if Fraction(float(total)) < total else float(total)
+        return float(self.mechanism.epsilon_of(self._spent(), self.privacy.delta))
 
     def rho_spent(self) -> float:
         """zCDP ρ of a Gaussian release: Σ_ℓ Δ₂²/(2σ_ℓ²) over noised levels (≤ the planned ρ);
         laplace: ε_spent²/2 (pure ε-DP is ε²/2-zCDP); multiplicative: not a zCDP mechanism (nan)."""
         if self.multiplicative is not None:
             return math.nan
-        if self.noise == "gaussian":
-            l2sq = Fraction(self.privacy.level_l2_sensitivity_squared)
-            total = sum((l2sq / (2 * s) for s in self.level_scales() if s is not None), Fraction(0))
-            return math.nextafter(float(total), math.inf) if Fraction(float(total)) < total else float(total)
-        eps = self.epsilon_spent()
-        return eps * eps / 2.0
+        return float(self.mechanism.rho_of(self._spent()))
+
+    def _spent(self) -> Fraction:
+        """What the level noise spends in the budget's unit (ε or ρ), rounded up to a float."""
+        return Fraction(round_up_float(self.mechanism.spent(self.privacy.sensitivity, self.level_scales())))
 
     def ledger_charge(self) -> tuple[float, float, float | None]:
         """(ε, δ, ρ or None) the ledger records: laplace (ε, 0, ε²/2) — pure ε-DP is ε²/2-zCDP (Bun &
@@ -606,18 +573,15 @@ class HierarchyPlan:
         Never less than what the noise spends (:meth:`epsilon_spent`, :meth:`rho_spent`, paper 004's
         composition): level budgets may sum to the planned total within a relative 10⁻⁹ (a saved or
         typed plan), and then the larger figure is charged."""
-        eps = self.privacy.epsilon
-        if self.noise == "gaussian":
-            planned = budget_total(self.privacy, "gaussian")
-            spent = self.rho_spent()
-            if spent <= planned:
-                return eps, self.privacy.delta, planned
-            return max(eps, zcdp_epsilon(spent, self.privacy.delta)), self.privacy.delta, spent
+        eps, delta = self.privacy.epsilon, self.privacy.delta
         if self.multiplicative is not None:
             spent_eps, spent_delta = multiplicative_privacy(self.multiplicative)
-            return max(eps, spent_eps), max(self.privacy.delta, spent_delta), None
-        eps = max(eps, self.epsilon_spent())
-        return eps, 0.0, eps * eps / 2.0
+            return max(eps, spent_eps), max(delta, spent_delta), None
+        mechanism, spent = self.mechanism, self._spent()
+        charge = mechanism.charge(eps, delta)
+        if spent <= mechanism.budget_total(eps, delta):
+            return charge.epsilon, charge.delta, float(mechanism.rho_of(Fraction(eps))) if charge.rho is None else charge.rho
+        return max(eps, float(mechanism.epsilon_of(spent, delta))), charge.delta, float(mechanism.rho_of(spent))
 
     def to_json(self) -> dict[str, Any]:
         scales = [None if s is None else float(s) for s in self.level_scales()]
@@ -654,18 +618,21 @@ class HierarchyPlan:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> HierarchyPlan:
         try:
-            privacy = PrivacySpec(float(data["epsilon"]), str(data["neighbours"]), int(data["records_per_person"]),
+            privacy = PrivacySpec(float(data["epsilon"]), check_neighbours(data["neighbours"]), int(data["records_per_person"]),
                                   float(data.get("delta") or 0.0))
             multiplicative = None
             if data.get("multiplicative") is not None:
                 multiplicative = MultiplicativeParams.from_json(data["multiplicative"])
             target = data.get("target_mse")
             assumed = data.get("assumed_records")
-            return cls(tuple(int(s) for s in data["level_sizes"]), privacy, str(data["noise"]),
+            return cls(tuple(int(s) for s in data["level_sizes"]), privacy,
+                       _member(Noise, data["noise"], "noise", HIERARCHY_NOISES),
                        tuple(float(b) for b in data["level_budgets"]), tuple(float(w) for w in data["weights"]),
-                       str(data["allocation"]), str(data["consistency"]), None if target is None else float(target),
-                       str(data.get("prior_source", "none")), multiplicative, tuple(data.get("notes", ())),
-                       None if assumed is None else assumed)
+                       _member(Allocation, data["allocation"], "allocation"),
+                       _member(HierarchyConsistency, data["consistency"], "consistency"),
+                       None if target is None else float(target),
+                       _member(PriorSource, data.get("prior_source", PriorSource.NONE), "prior source"), multiplicative,
+                       tuple(data.get("notes", ())), None if assumed is None else assumed)
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, ParameterError):
                 raise
@@ -741,10 +708,16 @@ class HierarchyRelease:
     interval_method: str = ""
 
 
+def counts_words(prior_source: str) -> str:
+    """The counts a projection was made at, in words (window and CLI): "the prior's counts", "the data's
+    counts (opted in)"; "" when there were none."""
+    return "" if prior_source == PriorSource.NONE else PriorSource(prior_source).words
+
+
 def counts_projected_on(prior_source: str) -> str:
     """What a plan's counts are, in the words of its notes ("consistency: …, simulated on the prior"): the
     prior, or the confidential counts when the officer opted in to them (``prior_source``)."""
-    return "the confidential counts (opted in)" if prior_source == CONFIDENTIAL_PRIOR else "the prior"
+    return "the confidential counts (opted in)" if prior_source == PriorSource.CONFIDENTIAL else "the prior"
 
 
 def _check_prior(prior_levels: Sequence[npt.ArrayLike], level_sizes: Sequence[int]) -> tuple[np.ndarray, ...]:
@@ -762,6 +735,10 @@ def _check_prior(prior_levels: Sequence[npt.ArrayLike], level_sizes: Sequence[in
     return tuple(out)
 
 
+#: The exact moments of max(0, n + Z) − n per noise (:mod:`dpgui.core.hierarchy_budget`).
+_CLAMPED_MOMENTS = {Noise.LAPLACE: clamped_discrete_laplace_moments, Noise.GAUSSIAN: clamped_discrete_gaussian_moments}
+
+
 def _closed_form_levels(plan: HierarchyPlan, prior: tuple[np.ndarray, ...]) -> tuple[LevelProjection, ...]:
     """Exact per-level bias², variance, MSE of the clamped noisy counts (consistency none). The error of
     max(0, n + Z) − n is Z when Z > 0, so the upward part Σ E[e²; e > 0] is half the noise variance per
@@ -772,10 +749,7 @@ def _closed_form_levels(plan: HierarchyPlan, prior: tuple[np.ndarray, ...]) -> t
         if scale is None:
             out.append(LevelProjection(ell, int(n.size), 0.0, 0.0, 0.0, 0.0, 0.0))
             continue
-        if plan.noise == "gaussian":
-            bias, var = clamped_discrete_gaussian_moments(n, float(scale))
-        else:
-            bias, var = clamped_discrete_laplace_moments(n, float(scale))
+        bias, var = _CLAMPED_MOMENTS[plan.noise](n, float(scale))
         b2, v = float(np.sum(bias * bias)), float(np.sum(var))
         over = n.size * noise_variance / 2.0
         out.append(LevelProjection(ell, int(n.size), b2, v, b2 + v, over, max(b2 + v - over, 0.0)))
@@ -787,7 +761,7 @@ def noise_only_projection(plan: HierarchyPlan) -> HierarchyProjection:
     limit, before the clamp at zero and the consistency step, which only shrink the error of small
     counts); per level n_ℓ · Var, half of it upwards. A multiplicative plan has no per-level noise:
     ParameterError (project it at counts)."""
-    if plan.noise == "multiplicative":
+    if plan.noise == Noise.MULTIPLICATIVE:
         raise ParameterError("the multiplicative mechanism's error depends on the counts",
                              "project it at counts (a prior, or an assumed number of records)")
     levels = tuple(LevelProjection(ell, int(n), 0.0, n * v, n * v, n * v / 2.0, n * v / 2.0)
@@ -830,7 +804,7 @@ def _consistent_levels(hierarchy: Hierarchy, plan: HierarchyPlan, counts: tuple[
     copies within a node budget. Returns the levels and the method's words. O(copies · nodes)."""
     rng = SeededRandom(seed)
     sizes = plan.level_sizes
-    if plan.consistency == "topdown":
+    if plan.consistency == HierarchyConsistency.TOPDOWN:
         cut: list[LevelProjection] = []
         copies_used: list[int] = []
         for ell in range(len(sizes)):
@@ -859,7 +833,7 @@ def project_hierarchy(plan: HierarchyPlan, prior_levels: Sequence[npt.ArrayLike]
     consistency code (:func:`_consistent_levels`, about ``draws`` node draws per level); multiplicative:
     ``trials`` seeded releases (:func:`simulate_hierarchy`). Both need the tree (``hierarchy``)."""
     prior = _check_prior(prior_levels, plan.level_sizes)
-    if plan.consistency == "none" and plan.noise != "multiplicative":
+    if plan.consistency == HierarchyConsistency.NONE and plan.noise != Noise.MULTIPLICATIVE:
         levels = _closed_form_levels(plan, prior)
         return HierarchyProjection(plan, levels, _weighted(plan, levels), "closed form")
     if hierarchy is None:
@@ -884,19 +858,19 @@ def _uniform_budgets(sizes: Sequence[int], privacy: PrivacySpec, noise: str) -> 
     return (0.0,) * first + tuple(shares)
 
 
-def _budgets_for(sizes: tuple[int, ...], privacy: PrivacySpec, noise: str, allocation: str, weights: tuple[float, ...],
+def _budgets_for(sizes: tuple[int, ...], privacy: PrivacySpec, noise: Noise, allocation: str, weights: tuple[float, ...],
                  prior: tuple[np.ndarray, ...] | None, target_mse: float | None) -> tuple[PrivacySpec, tuple[float, ...]]:
     """(the plan's privacy spec, level budgets) of one noise: uniform, program (6) or program (7)."""
-    if allocation == "uniform":
+    if allocation == Allocation.UNIFORM:
         return privacy, _uniform_budgets(sizes, privacy, noise)
     assert prior is not None
-    if allocation == "optimal":
+    if allocation == Allocation.OPTIMAL:
         return privacy, optimal_allocation(prior, privacy, weights, noise)
     assert target_mse is not None
 
     def epsilon_of(budgets: tuple[float, ...]) -> float:  # refused above the ε allowed
         need = math.fsum(budgets)
-        eps = need if noise == "laplace" else zcdp_epsilon(need, privacy.delta)
+        eps = float(mechanism_for(noise).epsilon_of(Fraction(need), privacy.delta))
         if eps > privacy.epsilon * (1 + 1e-12):
             raise ParameterError(f"the target weighted MSE {target_mse:g} needs ε = {eps:.4g} with {noise} noise, "
                                  f"more than the ε = {privacy.epsilon:g} allowed", "raise ε or the target")
@@ -914,34 +888,35 @@ def _budgets_for(sizes: tuple[int, ...], privacy: PrivacySpec, noise: str, alloc
     need = math.fsum(budgets)
     eps = epsilon_of(budgets)
     spec = privacy.with_epsilon(eps)
-    if noise == "gaussian":  # the ρ of the rounded-up ε is ≥ the need: scale the budgets up to it
-        total = budget_total(spec, "gaussian")
+    if noise.is_zcdp:  # the ρ of the rounded-up ε is ≥ the need: scale the budgets up to it
+        total = budget_total(spec, Noise.GAUSSIAN)
         budgets = tuple(b * total / need for b in budgets)
     return spec, budgets
 
 
 def _multiplicative_plan(sizes: tuple[int, ...], privacy: PrivacySpec, weights: tuple[float, ...], allocation: str,
-                         consistency: str, prior_source: str, alpha: float | None, notes: list[str],
+                         consistency: str, prior_source: PriorSource, alpha: float | None, notes: list[str],
                          assumed_records: int | None = None) -> HierarchyPlan:
     if alpha is None:
         raise ParameterError("the multiplicative mechanism (Ghazi et al. 2023) needs α, its multiplicative error",
                              "give α in (0, 1), e.g. 0.5")
-    if allocation != "uniform":
+    if allocation != Allocation.UNIFORM:
         raise ParameterError("the multiplicative mechanism spends its budget by the rounds of Ghazi et al. 2023, not by "
                              f"a {allocation} allocation", "use the uniform allocation with multiplicative noise")
-    if consistency in ("topdown", "gls"):
+    if consistency in (HierarchyConsistency.TOPDOWN, HierarchyConsistency.GLS):
         raise ParameterError("the multiplicative mechanism's counts are bucketed upper estimates; making them consistent "
                              "would void its (α, η) guarantee", "use consistency none with multiplicative noise")
-    if consistency == "auto":
+    if consistency == AUTO:
         notes.append("consistency: none (the multiplicative mechanism's (α, η) guarantee is for its own counts)")
     params = multiplicative_params(sizes, privacy, alpha, 1.0 - INTERVAL_LEVEL)
-    return HierarchyPlan(sizes, privacy, "multiplicative", (), weights, "uniform", "none", None, prior_source, params,
+    return HierarchyPlan(sizes, privacy, Noise.MULTIPLICATIVE, (), weights, Allocation.UNIFORM, HierarchyConsistency.NONE,
+                         None, prior_source, params,
                          tuple(notes), assumed_records)
 
 
-def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: str = "auto", allocation: str = "uniform",
-                   weights: Sequence[float] | None = None, target_mse: float | None = None, consistency: str = "auto",
-                   prior_levels: Sequence[npt.ArrayLike] | None = None, prior_source: str = "none",
+def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: str = AUTO, allocation: str = Allocation.UNIFORM,
+                   weights: Sequence[float] | None = None, target_mse: float | None = None, consistency: str = AUTO,
+                   prior_levels: Sequence[npt.ArrayLike] | None = None, prior_source: str = PriorSource.NONE,
                    alpha: float | None = None, hierarchy: Hierarchy | None = None, trials: int | None = None,
                    assumed_records: int | None = None) -> HierarchyPlan:
     """The plan of a hierarchy release: noise, level budgets, weights, consistency. Public: it depends on
@@ -969,69 +944,70 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     sizes = _check_level_sizes(level_sizes)
     if hierarchy is not None and hierarchy.level_sizes != sizes:
         raise ParameterError(f"the tree has {hierarchy.level_sizes} nodes per level, the plan {sizes}", "plan for this tree")
-    _check_choice(noise, HIERARCHY_NOISE_CHOICES, "noise")
-    _check_choice(allocation, ALLOCATIONS, "allocation")
-    if allocation == "custom":
+    _check_choice(noise, (*HIERARCHY_NOISES, AUTO), "noise")
+    _check_choice(allocation, tuple(Allocation), "allocation")
+    if allocation == Allocation.CUSTOM:
         raise ParameterError("the custom allocation is level budgets set by hand: the planner cannot invent them",
                              "plan with the uniform, optimal or target allocation, then set the level budgets")
-    _check_choice(consistency, CONSISTENCY_CHOICES, "consistency")
-    _check_choice(prior_source, PRIOR_SOURCES, "prior source")
+    _check_choice(consistency, (*HierarchyConsistency, AUTO), "consistency")
+    source = _member(PriorSource, prior_source, "prior source")
     w = tuple([1.0] * len(sizes) if weights is None else [float(x) for x in weights])
     if len(w) != len(sizes) or not all(_usable_weight(x) for x in w):
         raise ParameterError(f"weights {list(w)} are not one weight per level (root first), each 0 or from "
                              f"{MIN_LEVEL_WEIGHT:g} to {MAX_LEVEL_WEIGHT:g}", f"give {len(sizes)} weights, e.g. 1 each")
     prior = None if prior_levels is None else _check_prior(prior_levels, sizes)
-    if prior is not None and prior_source == "none":
-        prior_source = PRIOR_FILE
-    if allocation == "target" and target_mse is None:
+    if prior is not None and source == PriorSource.NONE:
+        source = PriorSource.FILE
+    if allocation == Allocation.TARGET and target_mse is None:
         raise ParameterError("the target allocation needs a target weighted MSE", "give target:TAU, e.g. target:1000")
     notes: list[str] = []
     # Figures computed on opted-in confidential counts stay out of the notes (published in the
     # manifest): the opt-in covers the choices made on them, not their projected errors.
-    confidential = prior is not None and prior_source == CONFIDENTIAL_PRIOR
+    confidential = prior is not None and source == PriorSource.CONFIDENTIAL
 
     def shown(figures: str) -> str:
         return "figures on the confidential counts, not published" if confidential else figures
 
-    counts_words = counts_projected_on(prior_source if prior is not None else "none")
+    counts_words = counts_projected_on(source if prior is not None else PriorSource.NONE)
 
-    if noise in ("gaussian", "multiplicative") and privacy.delta <= 0:
+    if noise in (Noise.GAUSSIAN, Noise.MULTIPLICATIVE) and privacy.delta <= 0:
         raise ParameterError(f"{noise} noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace noise")
-    if noise == "multiplicative":
-        return _multiplicative_plan(sizes, privacy, w, allocation, consistency, prior_source, alpha, notes, assumed)
-    if noise == "auto" and privacy.delta > 0:
-        if alpha is not None and allocation == "uniform" and consistency in ("auto", "none"):
+    if noise == Noise.MULTIPLICATIVE:
+        return _multiplicative_plan(sizes, privacy, w, allocation, consistency, source, alpha, notes, assumed)
+    if noise == AUTO and privacy.delta > 0:
+        if alpha is not None and allocation == Allocation.UNIFORM and consistency in (AUTO, HierarchyConsistency.NONE):
             choice, gauss, mult = recommend_alpha_mechanism(sizes, privacy, alpha, prior)
-            if choice == "multiplicative":
+            if choice == Noise.MULTIPLICATIVE:
                 notes.append("noise: multiplicative, projected α-mRMSE below the Gaussian baseline's (α = "
                              f"{alpha:g}; {shown(f'{mult.alpha_mrmse:.4g} against {gauss.alpha_mrmse:.4g}')})")
-                return _multiplicative_plan(sizes, privacy, w, allocation, consistency, prior_source, alpha, notes, assumed)
+                return _multiplicative_plan(sizes, privacy, w, allocation, consistency, source, alpha, notes, assumed)
             notes.append("multiplicative not chosen: projected α-mRMSE not below the Gaussian baseline's (α = "
                          f"{alpha:g}; {shown(f'{mult.alpha_mrmse:.4g} against {gauss.alpha_mrmse:.4g}')})")
         elif alpha is None:
             notes.append("multiplicative (Ghazi et al. 2023) not considered: no α given")
-    if allocation != "uniform" and prior is None:
+    if allocation != Allocation.UNIFORM and prior is None:
         raise ParameterError(f"the {allocation} allocation needs node counts (the programs of Ko, Ziani & Fioretto 2025)",
                              "give a public prior (--prior), opt in to counts from the data, or use the uniform allocation")
-    candidates = (["laplace", "gaussian"] if privacy.delta > 0 else ["laplace"]) if noise == "auto" else [noise]
+    candidates = (list(CDF_NOISES) if privacy.delta > 0 else [Noise.LAPLACE]) if noise == AUTO else [Noise(noise)]
     target = None if target_mse is None else float(target_mse)
-    scored: list[tuple[float, str, PrivacySpec, tuple[float, ...]]] = []
+    scored: list[tuple[float, Noise, PrivacySpec, tuple[float, ...]]] = []
     refused: list[ParameterError] = []
     for nz in candidates:
         try:
             spec, budgets = _budgets_for(sizes, privacy, nz, allocation, w, prior, target)
         except ParameterError as exc:  # auto + target: a noise that needs more than ε drops out
-            if len(candidates) == 1 or allocation != "target":
+            if len(candidates) == 1 or allocation != Allocation.TARGET:
                 raise
             refused.append(exc)
             continue
         if len(candidates) == 1:
             scored.append((0.0, nz, spec, budgets))
             break
-        if allocation == "target":  # program (7): both meet τ; the better needs the smaller ε
+        if allocation == Allocation.TARGET:  # program (7): both meet τ; the better needs the smaller ε
             score = spec.epsilon
         else:
-            probe = HierarchyPlan(sizes, spec, nz, budgets, w, allocation, "none", target, prior_source)
+            probe = HierarchyPlan(sizes, spec, nz, budgets, w, Allocation(allocation), HierarchyConsistency.NONE, target,
+                                  source)
             if prior is None:
                 score = math.fsum(wl * n * v for wl, n, v in zip(w, sizes, probe.level_noise_variances()))
             else:
@@ -1041,7 +1017,7 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
         raise refused[0]
     _, nz, spec, budgets = min(scored, key=lambda item: item[0])
     if len(candidates) > 1:
-        if allocation == "target":
+        if allocation == Allocation.TARGET:
             how = "ε that meets the target (program 7)"
         elif prior is not None:
             how = f"weighted MSE (eq. 5) of the clamped counts on {counts_words}"
@@ -1050,29 +1026,29 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
         figures = ", ".join(f"{n} {s:.4g}" for s, n, _, _ in scored)
         dropped = f"; {len(refused)} noise(s) need more than ε = {privacy.epsilon:g}" if refused else ""
         notes.append(f"noise: {nz}, the lower {how}: {shown(figures) if prior is not None else figures}{dropped}")
-    if consistency != "auto":
-        return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, consistency, target, prior_source, None, tuple(notes),
-                             assumed)
+    if consistency != AUTO:
+        return HierarchyPlan(sizes, spec, nz, budgets, w, Allocation(allocation), HierarchyConsistency(consistency), target,
+                             source, None, tuple(notes), assumed)
     where = f"on {counts_words}"
     if prior is None and assumed is not None and hierarchy is not None:
         prior, where = assumed_levels(hierarchy, assumed), f"at {assumed:,} records spread evenly"
     if prior is None or hierarchy is None:
         missing = "counts (a public prior, or a number of records)" if prior is None else "the tree"
         notes.append(f"consistency: topdown by default (projecting topdown against gls needs {missing})")
-        return HierarchyPlan(sizes, spec, nz, budgets, w, allocation, "topdown", target, prior_source, None, tuple(notes),
-                             assumed)
+        return HierarchyPlan(sizes, spec, nz, budgets, w, Allocation(allocation), HierarchyConsistency.TOPDOWN, target,
+                             source, None, tuple(notes), assumed)
     runs = projection_trials(sizes) if trials is None else int(trials)
     projected = []
-    for method in ("topdown", "gls"):
-        plan = HierarchyPlan(sizes, spec, nz, budgets, w, allocation, method, target, prior_source, None, tuple(notes),
-                             assumed)
+    for method in (HierarchyConsistency.TOPDOWN, HierarchyConsistency.GLS):
+        plan = HierarchyPlan(sizes, spec, nz, budgets, w, Allocation(allocation), method, target, source, None,
+                             tuple(notes), assumed)
         projected.append((project_hierarchy(plan, prior, trials=runs, seed=0, hierarchy=hierarchy).weighted_mse, method, plan))
     best = min(projected, key=lambda item: item[0])
     return _with_note(best[2], f"consistency: {best[1]}, the lower projected weighted MSE (simulated {where}): "
                       + shown(", ".join(f"{m} {s:.4g}" for s, m, _ in projected)))
 
 
-def _meet_target(sizes: tuple[int, ...], privacy: PrivacySpec, noise: str, weights: tuple[float, ...],
+def _meet_target(sizes: tuple[int, ...], privacy: PrivacySpec, noise: Noise, weights: tuple[float, ...],
                  prior: tuple[np.ndarray, ...], tau: float, budgets: tuple[float, ...]) -> tuple[float, ...]:
     """Program (7)'s budgets, raised by the least factor that keeps eq. (5) ≤ τ at the scales a release
     really uses (laplace_scale/gaussian_sigma2 round the scale up by ≤ 2⁻¹⁶ relative, or one
@@ -1081,11 +1057,11 @@ def _meet_target(sizes: tuple[int, ...], privacy: PrivacySpec, noise: str, weigh
     for _ in range(60):
         scaled = tuple(b * factor for b in budgets)
         total = math.fsum(scaled)
-        eps = total if noise == "laplace" else zcdp_epsilon(total, privacy.delta)
+        eps = float(mechanism_for(noise).epsilon_of(Fraction(total), privacy.delta))
         pr = privacy.with_epsilon(eps)
-        if noise == "gaussian":
-            scaled = tuple(b * budget_total(pr, "gaussian") / total for b in scaled)
-        plan = HierarchyPlan(sizes, pr, noise, scaled, weights, "target", "none", tau)
+        if noise.is_zcdp:
+            scaled = tuple(b * budget_total(pr, Noise.GAUSSIAN) / total for b in scaled)
+        plan = HierarchyPlan(sizes, pr, noise, scaled, weights, Allocation.TARGET, HierarchyConsistency.NONE, tau)
         achieved = _weighted(plan, _closed_form_levels(plan, prior))
         if achieved <= tau:
             return scaled
@@ -1114,11 +1090,7 @@ def _noise_levels(plan: HierarchyPlan, rng: RandomSource, top: int | None = None
     scales = plan.level_scales()[: None if top is None else top + 1]
     noised = [ell for ell, s in enumerate(scales) if s is not None]
     sizes = [plan.level_sizes[ell] for ell in noised]
-    fractions = [s for s in scales if s is not None]
-    if plan.noise == "gaussian":
-        draws = sample_discrete_gaussian_levels(rng, fractions, sizes)
-    else:
-        draws = sample_discrete_laplace_levels(rng, fractions, sizes)
+    draws = plan.mechanism.sample(rng, [s for s in scales if s is not None], sizes)
     out: list[np.ndarray | None] = [None] * len(scales)
     for ell, d in zip(noised, draws):
         out[ell] = d
@@ -1136,35 +1108,16 @@ def _release_counts(parents: Sequence[np.ndarray], plan: HierarchyPlan, true_lev
     noise = _noise_levels(plan, rng, depth)
     noisy = [true_levels[ell] + noise[ell] if noise[ell] is not None else np.asarray(true_levels[ell]).copy()
              for ell in range(depth + 1)]
-    if plan.consistency == "none":
+    if plan.consistency == HierarchyConsistency.NONE:
         return tuple(np.maximum(v, 0).astype(np.int64) for v in noisy)
     root_known = int(true_levels[0][0]) if plan.privacy.root_public else None
-    if plan.consistency == "topdown":
+    if plan.consistency == HierarchyConsistency.TOPDOWN:
         root = root_known if root_known is not None else max(0, int(noisy[0][0]))
         out = topdown_consistent(list(parents[:depth]), noisy, root)
     else:
         variances = list(plan.level_noise_variances()[: depth + 1])
         out = gls_consistent(list(parents[:depth]), noisy, variances, None if root_known is None else float(root_known))
     return tuple(np.asarray(a, dtype=np.int64) for a in out)
-
-
-def _noise_half_width(plan: HierarchyPlan, scale: Fraction) -> int:
-    """Smallest integer q with P(|Z| ≤ q) ≥ 95 % for the level's exact noise Z."""
-    miss = 1.0 - INTERVAL_LEVEL
-    s = float(scale)
-    if plan.noise == "gaussian":
-        half = int(math.ceil(14.0 * math.sqrt(s))) + 2
-        pmf = discrete_gaussian_pmf(np.arange(0, half + 1), s)
-        outside = 1.0 - (pmf[0] + 2.0 * np.concatenate([[0.0], np.cumsum(pmf[1:])]))  # P(|Z| > k), k = 0..half
-        return int(np.argmax(outside <= miss))
-    # discrete Laplace: P(|Z| > m) = 2 q^{m+1}/(1+q), q = e^{−1/t}
-    q = math.exp(-1.0 / s)
-    m = max(0, math.ceil(math.log(miss * (1.0 + q) / 2.0) / math.log(q)) - 1)
-    while m > 0 and 2.0 * q**m / (1.0 + q) <= miss:
-        m -= 1
-    while 2.0 * q ** (m + 1) / (1.0 + q) > miss:
-        m += 1
-    return m
 
 
 # Parametric bootstrap of the consistent releases' intervals: pooled |error| draws per level.
@@ -1205,12 +1158,11 @@ def _forest_release(parents: Sequence[np.ndarray], plan: HierarchyPlan, counts: 
         base = np.tile(counts[ell], copies)
         s = scales[ell]
         if s is not None:
-            draw = (sample_discrete_gaussian_levels(rng, [s], [base.size]) if plan.noise == "gaussian"
-                    else sample_discrete_laplace_levels(rng, [s], [base.size]))[0]
+            draw = plan.mechanism.sample(rng, [s], [base.size])[0]
             base = base + draw
         noisy.append(base)
     root_public = plan.privacy.root_public
-    if plan.consistency == "topdown":
+    if plan.consistency == HierarchyConsistency.TOPDOWN:
         roots = noisy[1] if root_public else np.maximum(noisy[1], 0)
         noisy[1] = roots
         out = topdown_consistent(forest, noisy, int(roots.sum()))
@@ -1237,7 +1189,7 @@ def _bootstrap_half_widths(hierarchy: Hierarchy, plan: HierarchyPlan, counts: tu
     sizes = plan.level_sizes
     widths = [0] * len(sizes)
     first = plan.privacy.first_noised_level()
-    if plan.consistency == "topdown":
+    if plan.consistency == HierarchyConsistency.TOPDOWN:
         for ell in range(max(first, 1), len(sizes)):  # an add/remove root is the clamped noisy root: exact width
             copies = int(np.clip(math.ceil(_BOOTSTRAP_DRAWS / sizes[ell]), _BOOTSTRAP_MIN_TRIALS, _BOOTSTRAP_MAX_TRIALS))
             again = _forest_release(parents, plan, counts, copies, ell, rng)[ell]
@@ -1291,15 +1243,15 @@ def release_hierarchy(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: Hi
         method = ("the success event of Ghazi et al. 2023 (Lemma 4.6): the bucket the count fell in, "
                   f"≥ {1 - plan.multiplicative.eta:.0%} per node")
         return HierarchyRelease(plan, hierarchy, counts, low, high, method)
-    if plan.consistency == "none":
-        widths = [0 if s is None else _noise_half_width(plan, s) for s in plan.level_scales()]
+    if plan.consistency == HierarchyConsistency.NONE:
+        widths = [0 if s is None else plan.mechanism.half_width(s, 1.0 - INTERVAL_LEVEL) for s in plan.level_scales()]
         method = "exact noise quantile of each level around the clamped count: ≥ 95 % for every node"
     else:
         widths = _bootstrap_half_widths(hierarchy, plan, counts)
-        if plan.consistency == "topdown" and not plan.privacy.root_public:
+        if plan.consistency == HierarchyConsistency.TOPDOWN and not plan.privacy.root_public:
             scale0 = plan.level_scales()[0]
             assert scale0 is not None
-            widths[0] = _noise_half_width(plan, scale0)  # the root is the clamped noisy root: exact
+            widths[0] = plan.mechanism.half_width(scale0, 1.0 - INTERVAL_LEVEL)  # the root is the clamped noisy root: exact
         method = ("parametric bootstrap around the consistent count (released counts as truth, |error| "
                   "pooled per level): ≈ 95 % on average over a level's nodes")
     for c, q in zip(counts, widths):

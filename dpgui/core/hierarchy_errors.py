@@ -42,6 +42,7 @@ from dpgui.core.hierarchy import (
 )
 from dpgui.core.plan import budget_total, split_budget
 from dpgui.errors import DpguiError
+from dpgui.vocabulary import Noise
 
 __all__ = [
     "MOSTLY_NOISE_SHARE",
@@ -178,7 +179,7 @@ def _counts_basis(plan: HierarchyPlan, hierarchy: Hierarchy, prior_levels: Seque
         who = "N, public under change" if plan.privacy.root_public else "a published estimate of N"
         return (assumed_levels(hierarchy, plan.assumed_records),
                 f"{plan.assumed_records:,} records ({who}) assumed spread evenly over the categories")
-    if plan.noise == "multiplicative":  # its error has no counts-free form: at zero counts
+    if plan.noise is Noise.MULTIPLICATIVE:  # its error has no counts-free form: at zero counts
         return tuple(np.zeros(n, dtype=np.int64) for n in plan.level_sizes), "zero counts (no counts given)"
     return None, NO_COUNTS
 

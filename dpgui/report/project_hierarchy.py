@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpgui.errors import DataError, DpguiError
+from dpgui.vocabulary import AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, choices
 from dpgui.report.hierarchy_bundle import NODE_LIST_SOURCES, HierarchyReleaseInfo
 
 if TYPE_CHECKING:
@@ -242,8 +243,7 @@ def _bool(data: dict[str, Any], where: str, name: str, default: Any = ...) -> bo
 
 
 def _settings(data: Any, where: str) -> HierarchySettings:
-    from dpgui.core.hierarchy import ALLOCATIONS, CONSISTENCY_CHOICES, HIERARCHY_NOISE_CHOICES, MAX_LEVELS
-    from dpgui.core.plan import NEIGHBOURS
+    from dpgui.core.hierarchy import MAX_LEVELS
 
     if not isinstance(data, dict):
         raise DataError(f"{where} is not a JSON object", _DAMAGED)
@@ -263,11 +263,12 @@ def _settings(data: Any, where: str) -> HierarchySettings:
     return HierarchySettings(
         levels=tuple(levels), prior_path=_text(data, where, "prior_path", None, nullable=True) or "",
         counts_from_data=_bool(data, where, "counts_from_data", False), epsilon=_number(data, where, "epsilon"),
-        delta=_number(data, where, "delta", 0.0), neighbours=_text(data, where, "neighbours", "change", choices=NEIGHBOURS),
-        records_per_person=records, noise=_text(data, where, "noise", "auto", choices=HIERARCHY_NOISE_CHOICES),
-        allocation=_text(data, where, "allocation", "uniform", choices=ALLOCATIONS),
+        delta=_number(data, where, "delta", 0.0),
+        neighbours=_text(data, where, "neighbours", "change", choices=choices(*Neighbours)),
+        records_per_person=records, noise=_text(data, where, "noise", "auto", choices=choices(*HIERARCHY_NOISES, AUTO)),
+        allocation=_text(data, where, "allocation", "uniform", choices=choices(*Allocation)),
         weights=_numbers(data, where, "weights"), target_mse=_number(data, where, "target_mse", None, nullable=True),
-        consistency=_text(data, where, "consistency", "auto", choices=CONSISTENCY_CHOICES),
+        consistency=_text(data, where, "consistency", "auto", choices=choices(*HierarchyConsistency, AUTO)),
         budgets=_numbers(data, where, "budgets"), alpha=alpha,
         categories_public=_bool(data, where, "categories_public", False), records_estimate=estimate)
 

@@ -28,6 +28,7 @@ from dpgui.core.plan import Plan
 from dpgui.core.projection import published_with_known_zeros
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.errors import DataError, DpguiError, ParameterError
+from dpgui.vocabulary import CdfConsistency
 from dpgui.report.bundle import MANIFEST_SUFFIX, SECURE_SOURCE, plan_from_manifest, schema_problems
 from dpgui.report.csv_export import CDF_COLUMNS, CDF_COLUMNS_V1
 from dpgui.report.files import open_regular_text, read_json_file, sha256_regular_file, write_text_atomic
@@ -232,7 +233,7 @@ def _release_of(source: _Source) -> tuple[Release, dict[str, Any]]:
     std_error = table[:, 4].copy()
     if np.any(std_error < 0):
         raise DpguiError(f"{source.csv_path.name} has a negative standard error", "give a CSV written by dpgui release")
-    release = Release(plan, float(table[0, 0]), float(table[-1, 1]), source.consistency, cumulative, total,
+    release = Release(plan, float(table[0, 0]), float(table[-1, 1]), CdfConsistency(source.consistency), cumulative, total,
                       estimate, std_error, (), bool(facts.get("secure_noise", False)), source.missing_count,
                       padding_known=published_with_known_zeros(plan, std_error))
     facts.update({"csv": str(source.csv_path), "bins": plan.shape.bins, "bounds": [release.lower, release.upper],
