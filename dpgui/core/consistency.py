@@ -27,6 +27,8 @@ assembled threshold by threshold; bounds only force the thresholds outside ``[0,
   is *not* optimal: ``y = [4.26, 2.48, 4]``, ``N = 4`` gives cost 2.74 instead of 1.78.)
 * :func:`trellis_consistency` -- the paper's trellis dynamic program (equations (8)-(10)),
   ``O(K N^2)`` time, for any additive loss; kept as the reference oracle for tests and benchmarks.
+
+``_l1_bounded_integer`` is over 80 lines: one vectorised recursion whose loop invariants span it.
 """
 
 from __future__ import annotations

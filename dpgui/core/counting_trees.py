@@ -1,10 +1,10 @@
-"""Counting on trees under (ε, δ) with a multiplicative-plus-additive guarantee (paper 004).
+"""Counting on trees under (ε, δ) with a multiplicative-plus-additive guarantee (Ghazi et al. 2023).
 
 Ghazi, Kamath, Kumar, Manurangsi & Wu, "On Differentially Private Counting on Trees" (ICALP 2023).
 Qt-free and I/O-free; numpy only; every noise draw is exact integer noise from
 :mod:`dpgui.core.noise` on a :class:`~dpgui.core.noise.RandomSource`.
 
-The tree (the hierarchy model of issue 15): ``levels`` = counts of levels 0..L, root first;
+The tree: ``levels`` = counts of levels 0..L, root first;
 ``parents[ℓ-1][i]`` = index on level ℓ-1 of node i of level ℓ. The paper's depth d (nodes on a
 root-to-leaf path) is the number of levels, L + 1.
 
@@ -114,6 +114,10 @@ the multiplicative one's like log d, so they cross only beyond ~10⁹ levels. Fo
 the Gaussian baseline wins by four orders of magnitude, and :func:`projected_alpha_mrmse` shows it.
 
 Complexity: per round O(nodes) numpy work and O(nodes) noise draws at most; rounds = O(log(N/τ_min)/α).
+
+Over 800 lines: one paper's mechanism (its parameters, their privacy composition, the release, its
+intervals and its projected error) whose parts share the paper's notation and lemmas, read together;
+:func:`multiplicative_params` (over 80 lines) derives the parameters in the paper's order, one step per lemma.
 """
 
 from __future__ import annotations

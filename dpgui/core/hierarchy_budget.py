@@ -1,6 +1,6 @@
 """Paper 001's error model of a clamped noisy count and its level-budget programs (6) and (7).
 
-Ko, Ziani & Fioretto, "Optimal Allocation of Privacy Budget on Hierarchical Data Release" (paper 001,
+Ko, Ziani & Fioretto, "Optimal Allocation of Privacy Budget on Hierarchical Data Release" (Ko, Ziani & Fioretto,
 ``shared/seeds/001_*``). A node's count ``n ≥ 0`` is released as ``max(0, n + Z)`` (eq. 1, the
 non-negativity clamp); its error is measured by bias, variance and MSE = bias² + variance (eq. 2).
 
@@ -102,14 +102,14 @@ def _positive(value: float, name: str) -> float:
 
 
 def clamped_laplace_bias(count: npt.ArrayLike, scale: float) -> np.ndarray:
-    """Bias E[max(0, n + Z)] − n for Z ~ Laplace(scale b): (b/2)·e^{−n/b} (paper 001, Prop. 1 with b = 1/ε)."""
+    """Bias E[max(0, n + Z)] − n for Z ~ Laplace(scale b): (b/2)·e^{−n/b} (Ko, Ziani & Fioretto, Prop. 1 with b = 1/ε)."""
     n, b = _counts_array(count), _positive(scale, "scale")
     out: np.ndarray = 0.5 * b * np.exp(-n / b)
     return out
 
 
 def clamped_laplace_variance(count: npt.ArrayLike, scale: float) -> np.ndarray:
-    """Var max(0, n + Z), Z ~ Laplace(b): b²(2 − e^{−n/b}) − n b e^{−n/b} − (b²/4) e^{−2n/b} (paper 001, Prop. 2)."""
+    """Var max(0, n + Z), Z ~ Laplace(b): b²(2 − e^{−n/b}) − n b e^{−n/b} − (b²/4) e^{−2n/b} (Ko, Ziani & Fioretto, Prop. 2)."""
     n, b = _counts_array(count), _positive(scale, "scale")
     e = np.exp(-n / b)
     out: np.ndarray = b * b * (2.0 - e) - n * b * e - 0.25 * b * b * e * e
@@ -117,7 +117,7 @@ def clamped_laplace_variance(count: npt.ArrayLike, scale: float) -> np.ndarray:
 
 
 def clamped_laplace_mse(count: npt.ArrayLike, scale: float) -> np.ndarray:
-    """E[(max(0, n + Z) − n)²], Z ~ Laplace(b): b²(2 − e^{−n/b}) − n b e^{−n/b} (paper 001, eq. 3)."""
+    """E[(max(0, n + Z) − n)²], Z ~ Laplace(b): b²(2 − e^{−n/b}) − n b e^{−n/b} (Ko, Ziani & Fioretto, eq. 3)."""
     n, b = _counts_array(count), _positive(scale, "scale")
     e = np.exp(-n / b)
     out: np.ndarray = b * b * (2.0 - e) - n * b * e
@@ -152,7 +152,7 @@ def clamped_discrete_laplace_moments(count: npt.ArrayLike, scale: float) -> tupl
     MSE = E Z² − Σ_{j≥1} ((n+j)² − n²) P(Z = −n−j) = 2q/(1−q)² − c q^n (2n q/(1−q)² + q(1+q)/(1−q)³)
         = 2q/(1−q)² − q^{n+1}·(2n/((1−q)(1+q)) + 1/(1−q)²);
     variance = MSE − bias². Exact (no truncation); O(len(count)). ``scale`` is t (records), e.g.
-    ``float(laplace_scale(Δ, ε))``. As t → ∞ these tend to paper 001's Propositions 1–2 with b = t.
+    ``float(laplace_scale(Δ, ε))``. As t → ∞ these tend to Ko, Ziani & Fioretto's Propositions 1–2 with b = t.
     """
     n, t = _counts_array(count), _positive(scale, "scale")
     bias, mse = _dlap_bias_mse(n, t)

@@ -205,7 +205,7 @@ def plan_errors(plan: HierarchyPlan, hierarchy: Hierarchy, prior_levels: Sequenc
 
 def plan_at_epsilon(plan: HierarchyPlan, epsilon: float) -> HierarchyPlan:
     """``plan`` at another total ε (the same δ): level budgets in the same shares of ε (Laplace) or of
-    ρ = zcdp_rho(ε, δ) (Gaussian); paper 004's parameters made again at ε (multiplicative). Raises
+    ρ = zcdp_rho(ε, δ) (Gaussian); Ghazi et al.'s parameters made again at ε (multiplicative). Raises
     ParameterError where a budget is below what the noise sampler can use."""
     if epsilon == plan.privacy.epsilon:
         return plan

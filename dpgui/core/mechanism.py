@@ -102,7 +102,7 @@ class Release:
     levels: tuple[np.ndarray | None, ...]  # released noisy node counts, root first
     secure: bool
     missing: float | None = None  # released count of missing values (change); None: dropped or imputed
-    #: GLS used the padding leaves as known zeros (every release since issue 17); False: a release made
+    #: GLS used the padding leaves as known zeros (every release dpgui makes); False: a release made
     #: before, recomputed from a project file with the estimator it was published with
     padding_known: bool = True
 

@@ -3,7 +3,7 @@
 Both estimators are unbiased and linear in the node noise, so the expected squared error of a
 cumulative count ``Ĉ_j`` is its variance, computed exactly from the per-level noise variances:
 
-* covering sum (paper 000 eq. 5): ``Var Ĉ_j = Σ_l d_l(j)·v_l`` with ``d_l(j)`` the covering digits.
+* covering sum (Rameshwar, Tandon & Sharma eq. 5): ``Var Ĉ_j = Σ_l d_l(j)·v_l`` with ``d_l(j)`` the covering digits.
 * GLS (BLUE over the whole tree): with precisions ``w_l = 1/v_l`` and ``s_l`` leaves per level-l
   node, the information matrix ``Σ_l w_l B_l`` is diagonal in the tree's Haar basis: the space of
   vectors on an internal level-m node, constant on its children and summing to 0, has eigenvalue

@@ -44,11 +44,11 @@ import numpy as np
 
 from dpgui.core.noise_mechanisms import LAPLACE, Sensitivity, mechanism_for
 from dpgui.core.plan import Plan, PrivacySpec, budget_total, check_neighbours, check_noise, equal_budgets, split_budget
+from dpgui.core.level_budgets import optimise_budgets
 from dpgui.core.planner import (
     average_margin95,
     candidate_shapes,
     margin95,
-    optimise_budgets,
     paper_error,
 )
 from dpgui.core.projection import (
@@ -71,7 +71,7 @@ MAX_PADDING = 2.0  # plot (c) keeps b whose uniform tree pads K to at most 2K (a
 GLS_BRANCHINGS = 24  # plot (c): at most this many b get GLS + optimised budgets
 EPS_PER_DECADE = 15  # plot (b): ε grid points per factor of 10 (on a fixed lattice, so cached)
 EPS_SPAN = 10.0  # plot (b) x range: ε/10 .. 10ε (capped at ε = 100, the engine's limit)
-BASELINES = ("binary", "hist", "paper_best")  # the mechanisms paper 000 compares
+BASELINES = ("binary", "hist", "paper_best")  # the mechanisms Rameshwar, Tandon & Sharma compares
 REFINE_CHUNK_MS = 100.0  # ProjectionCache.refine works for about this long per call
 
 
@@ -347,7 +347,7 @@ class ProjectionCache:
                                                 plan.privacy.root_public)
         return noise_margin(np.sqrt(variances))
 
-    # --- paper 000's best tree (planner.paper_best_shape, with its O(#shapes·h) scan cached per K)
+    # --- Rameshwar, Tandon & Sharma's best tree (planner.paper_best_shape, with its O(#shapes·h) scan cached per K)
     def paper_best_shape(self, bins: int, privacy: PrivacySpec) -> TreeShape:
         """Same choice as :func:`dpgui.core.planner.paper_best_shape` (least
         :func:`~dpgui.core.planner.paper_error` over :func:`candidate_shapes`), with the per-shape

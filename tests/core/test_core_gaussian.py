@@ -33,7 +33,8 @@ from dpgui.core.accounting import cdp_delta, zcdp_epsilon, zcdp_rho
 from dpgui.core.mechanism import add_noise, estimate_cumulative
 from dpgui.core.noise import SeededRandom, discrete_gaussian_variance
 from dpgui.core.plan import Plan, PrivacySpec, check_delta, equal_budgets, split_budget
-from dpgui.core.planner import auto_plan, margin95, optimise_budgets, plan_error, plan_for_accuracy
+from dpgui.core.level_budgets import optimise_budgets
+from dpgui.core.planner import auto_plan, margin95, plan_error, plan_for_accuracy
 from dpgui.core.projection import prefix_basis, prefix_variances, prefix_variances_from_basis
 from dpgui.core.tree import TreeShape
 from dpgui.errors import ParameterError

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from dpgui.core import hierarchy as hmod
+from dpgui.core.hierarchy import tree as hierarchy_tree
 from dpgui.core.hierarchy import (
     Hierarchy,
     HierarchyPlan,
@@ -100,7 +101,7 @@ def test_bad_trees_get_one_line_messages_with_the_fix(paths, names, match, fix):
 
 
 def test_too_many_values_on_a_level_is_refused(monkeypatch):
-    monkeypatch.setattr(hmod, "MAX_NODES_PER_LEVEL", 5)
+    monkeypatch.setattr(hierarchy_tree, "MAX_NODES_PER_LEVEL", 5)
     with pytest.raises(ParameterError, match=r"6 distinct values, more than 5.*coarser column"):
         Hierarchy.from_paths(["a", "b"], [("x", f"x{i}") for i in range(6)])
 
