@@ -134,14 +134,11 @@ from dpgui.core.noise import (
     RandomSource,
     SeededRandom,
     discrete_gaussian_pmf,
-    discrete_gaussian_variance,
-    gaussian_sigma2,
-    gaussian_sigma2_problem,
     laplace_scale,
     laplace_scale_problem,
-    sample_discrete_gaussian,
     sample_discrete_laplace,
 )
+from dpgui.core.noise_mechanisms import GAUSSIAN
 from dpgui.core.plan import PrivacySpec, check_neighbours
 from dpgui.errors import DataError, ParameterError
 from dpgui.vocabulary import Neighbours, Noise
@@ -713,8 +710,8 @@ def gaussian_baseline_sigma2(level_sizes: Sequence[int], privacy: PrivacySpec,
         if j < first or x == 0:
             out.append(None)
             continue
-        s2 = gaussian_sigma2(privacy.level_l2_sensitivity_squared, x)
-        problem = gaussian_sigma2_problem(s2)
+        s2 = GAUSSIAN.scale(privacy.sensitivity, x)
+        problem = GAUSSIAN.scale_problem(s2)
         if problem is not None:
             raise ParameterError(f"level {j} needs {problem}", "use a larger ε or δ")
         out.append(s2)
@@ -729,7 +726,7 @@ def release_gaussian_baseline(levels_true: Sequence[np.ndarray], privacy: Privac
     sig = gaussian_baseline_sigma2([v.size for v in levels], privacy, level_rhos)
     out = []
     for v, s2 in zip(levels, sig):
-        out.append(v.copy() if s2 is None else v + sample_discrete_gaussian(rng, s2, v.size))
+        out.append(v.copy() if s2 is None else v + GAUSSIAN.sample(rng, [s2], [v.size])[0])
     return tuple(out)
 
 
@@ -806,7 +803,7 @@ def projected_alpha_mrmse(level_sizes: Sequence[int], privacy: PrivacySpec, alph
             if s2 is None:
                 val = 0.0
             elif mins is None:
-                val = math.sqrt(float(discrete_gaussian_variance(float(s2))))
+                val = math.sqrt(GAUSSIAN.variance(float(s2)))
             else:
                 val = float(gaussian_alpha_rmse(np.array([mins[j]]), float(s2), a)[0])
             figures.append(AlphaLevelFigure(j, n, val))
