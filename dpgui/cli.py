@@ -68,6 +68,7 @@ if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.plan import Plan
     from dpgui.data.hierarchy import PathCounts
     from dpgui.data.source import DataSource, SourceSpec
+    from dpgui.workspace.flow import ReleaseFlow
 
 
 # ------------------------------------------------------------------ argument types (one-line errors)
@@ -901,9 +902,9 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.report.bundle import default_bundle_name
     from dpgui.report.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key
-    from dpgui.report.ledger import Ledger
-    from dpgui.report.publish import charge_text, sign_release, spend_and_release
+    from dpgui.report.publish import charge_text
     from dpgui.report.release_files import write_record
+    from dpgui.workspace.flow import CdfSpend, ReleaseFlow
     from dpgui.workspace.release import new_release_id
 
     _check_missing_option(args.missing, args.neighbours)
@@ -922,26 +923,24 @@ def cmd_release(args: argparse.Namespace) -> int:
         key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
         from dpgui.app.pdf_report import render_release_pdf
-    with _open_data(spec) as source, Ledger() as ledger:  # connected (password asked) before the ledger
+    with _open_data(spec) as source, ReleaseFlow.open(dataset) as flow:  # connected (password asked) before the ledger
         _check_data_columns(source, [args.column], numeric=True)
-        _check_charge(ledger, dataset, plan)  # no cap, or too little left: refused before reading
+        _check_charge(flow, plan.ledger_charge())  # no cap, or too little left: refused before reading
         # No refusal that depends on the values (e.g. all missing): that would itself be a release.
         whole = _whole_numbers(args, source)  # public: the statement or the file's declared type
         _whole_number_note(whole, args)
-        hist = source.histogram(args.column, args.lower, args.upper, args.bins)
+        spend = CdfSpend(args.column, args.lower, args.upper, args.bins, plan, args.consistency, MISSING_AUTO, whole)
+        hist = flow.read_histogram(source, spend)
         _warn_before_spend(plan, hist.n_rows if plan.privacy.root_public else None, "release")  # N only if public
-        _check_dataset_identity(ledger, dataset, [c.name for c in source.columns()], hist.n_rows, args.new_dataset)
+        _check_dataset_identity(flow, [c.name for c in source.columns()], hist.n_rows, args.new_dataset)
         args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
-        result, info = spend_and_release(ledger, dataset, args.column, MISSING_AUTO, hist.counts, plan, SecureRandom(),
-                                         args.lower, args.upper, args.consistency, n_missing=hist.n_missing,
-                                         release_id=args.release_id, source_record=source.public_record(),
-                                         whole_numbers=whole)
+        result, info = flow.spend_cdf(spend, hist, SecureRandom(), args.release_id, source.public_record())
 
         def bundle() -> Path:
             assert key is not None
             pdf = render_release_pdf(result, info, key.public_key.key_id_hex)
             name = args.name or default_bundle_name(info)
-            return sign_release(ledger, args.bundle, name, result, info, pdf, key).manifest  # checks the ledger's record
+            return flow.sign_cdf(args.bundle, name, result, info, pdf, key).manifest  # checks the ledger's record
 
         record = _release_record(args, plan, result, info, whole)
         outputs = _write_outputs(args, plan, info.release_id, lambda out: write_release_csv(result, out),
@@ -1010,50 +1009,45 @@ def _write_outputs(args: argparse.Namespace, plan: Plan | HierarchyPlan, release
     """After the spend: ``prepare()`` (what the outputs need), ``--out`` (``write_csv(args.out)``, then
     ``record(csv)``: the release record beside it), then the signed bundle (``write_bundle()``, its
     manifest's path). Returns {"csv": …, "record": …, "bundle": …} as written; any failure says that the
-    budget was spent, under which ledger id, and what was written."""
-    from dpgui.report.publish import charge_text
+    budget was spent, under which ledger id, and what was written (:meth:`ReleaseFlow.write`)."""
+    from dpgui.workspace.flow import ReleaseFlow
 
-    outputs: dict[str, str] = {}
-    try:
+    written: dict[str, Path] = {}
+
+    def csv() -> Path | None:
         if prepare is not None:
             prepare()
-        if args.out is not None:
-            csv_path = write_csv(args.out)
-            outputs["csv"] = str(csv_path)
-            if record is not None:
-                outputs["record"] = str(record(csv_path))
-        if write_bundle is not None:
-            outputs["bundle"] = str(write_bundle())
-    except Exception as err:  # past the spend, any failure must say that ε was spent
-        written = f"{' and '.join(outputs.values())} was written" if outputs else "nothing was written"
-        raise DpguiError(f"{charge_text(plan, with_rho=True)} was spent (ledger release {release_id}) but the "
-                         f"output could not be written: {err}; {written}", "fix the folder and release again") from err
-    return outputs
+        if args.out is None:
+            return None
+        written["csv"] = write_csv(args.out)
+        return written["csv"]
+
+    steps: list[tuple[str, Callable[[], Path | None]]] = [("csv", csv)]
+    if record is not None:
+        steps.append(("record", lambda: record(written["csv"]) if "csv" in written else None))
+    if write_bundle is not None:
+        steps.append(("bundle", write_bundle))
+    return ReleaseFlow.write(plan, release_id, steps, "fix the folder and release again")
 
 
-def _check_charge(ledger: Any, dataset: str, plan: Plan | HierarchyPlan) -> None:
-    """Would the release's (ε, δ, ρ) (:meth:`Plan.ledger_charge`, :meth:`HierarchyPlan.ledger_charge`)
-    fit the dataset's cap? Raises the ledger's refusal, before any data is read (:func:`_check_ledger_charge`)."""
-    _check_ledger_charge(ledger, dataset, plan.ledger_charge())  # = publish.check_release_budget for a CDF plan
-
-
-def _check_ledger_charge(ledger: Any, dataset: str, charge: tuple[float, float, float | None]) -> None:
-    """Would a release charging (ε, δ, ρ) fit the dataset's cap? Raises the ledger's refusal. A release
-    with δ > 0 on a dataset whose cap has δ = 0 can never fit: that refusal names the fix (raise the
+def _check_charge(flow: ReleaseFlow, charge: tuple[float, float, float | None]) -> None:
+    """Would a release charging (ε, δ, ρ) (:meth:`Plan.ledger_charge`, :meth:`HierarchyPlan.ledger_charge`) fit
+    the dataset's cap? Raises the ledger's refusal, before any data is read (:meth:`ReleaseFlow.check_charge`).
+    A release with δ > 0 on a dataset whose cap has δ = 0 can never fit: that refusal names the fix (raise the
     cap's δ, or Laplace noise)."""
     import shlex
 
-    from dpgui.report.ledger import BudgetExceeded
+    from dpgui.workspace.flow import BudgetExceeded
 
     try:
-        ledger.check_spend(dataset, *charge)
+        flow.check_charge(charge)
     except BudgetExceeded as err:
         if err.short_of == "cap_delta":  # the ledger's refusal, with the CLI's own fix
             delta = charge[1]
             raise ParameterError(
-                f"dataset {dataset!r} has a cap with δ = 0 (pure ε-DP), and this release needs δ = {delta:g}",
-                f"raise the cap's δ with `dpgui ledger cap {shlex.quote(dataset)} {err.totals.cap_epsilon:g} --delta "
-                f"{delta:g} --reason TEXT`, or release with --noise laplace") from None
+                f"dataset {flow.dataset!r} has a cap with δ = 0 (pure ε-DP), and this release needs δ = {delta:g}",
+                f"raise the cap's δ with `dpgui ledger cap {shlex.quote(flow.dataset)} {err.totals.cap_epsilon:g} "
+                f"--delta {delta:g} --reason TEXT`, or release with --noise laplace") from None
         raise
 
 
@@ -1104,28 +1098,27 @@ def _quantile_json(q: Any) -> dict[str, Any]:
     return asdict(q)
 
 
-def _check_dataset_identity(ledger: Any, dataset: str, columns: Sequence[str], n_rows: int, confirmed: bool) -> None:
-    """The rule of docs/design.md, "Dataset identity": a dataset name with no release yet whose file
-    has the same column names and row count as another ledgered dataset is refused (exit 2) unless
-    ``--new-dataset`` confirms it is different data. A new dataset confirmed so gets a warning on stderr
-    that says nothing of the data (not whether its row count matched another's: under add/remove the row
-    count is confidential, and stderr is published). The data's fingerprint (its ``columns``' names and
-    ``n_rows``, from any source: file, database, Spark) is recorded under ``dataset`` (local ledger only),
-    before the spend."""
-    from dpgui.report.ledger import data_fingerprint, datasets_like, is_new_dataset, record_fingerprint, same_data_warning
+def _check_dataset_identity(flow: ReleaseFlow, columns: Sequence[str], n_rows: int, confirmed: bool) -> None:
+    """The rule of docs/design.md, "Dataset identity" (:meth:`ReleaseFlow.identity`): a dataset name with no
+    release yet whose file has the same column names and row count as another ledgered dataset is refused
+    (exit 2) unless ``--new-dataset`` confirms it is different data. A new dataset confirmed so gets a warning
+    on stderr that says nothing of the data (not whether its row count matched another's: under add/remove the
+    row count is confidential, and stderr is published). The data's fingerprint (its ``columns``' names and
+    ``n_rows``, from any source: file, database, Spark) is recorded under the dataset (local ledger only),
+    before the spend (:meth:`ReleaseFlow.record`)."""
+    from dpgui.workspace.flow import same_data_warning
 
-    fingerprint = data_fingerprint(ledger, list(columns), n_rows)  # the schema only
-    if is_new_dataset(ledger, dataset):
-        others = datasets_like(ledger, fingerprint, dataset)
-        if others and not confirmed:
-            raise ParameterError(same_data_warning(others, dataset),
-                                 f"if it is the same data, give --dataset {others[0]}; if it is different data, "
-                                 "add --new-dataset")
-        if confirmed:
-            print(f"dpgui release: warning: {dataset!r} is released as a new dataset because --new-dataset was "
-                  "given; if it is a copy, a rename or a new version of a ledgered dataset, it now has a fresh "
-                  "budget", file=sys.stderr)
-    record_fingerprint(ledger, dataset, fingerprint)
+    identity = flow.identity(columns, n_rows)  # the schema only
+    dataset = flow.dataset
+    if identity.may_be_renamed and not confirmed:
+        raise ParameterError(same_data_warning(identity.similar, dataset),
+                             f"if it is the same data, give --dataset {identity.similar[0]}; if it is different "
+                             "data, add --new-dataset")
+    if identity.is_new and confirmed:
+        print(f"dpgui release: warning: {dataset!r} is released as a new dataset because --new-dataset was "
+              "given; if it is a copy, a rename or a new version of a ledgered dataset, it now has a fresh "
+              "budget", file=sys.stderr)
+    flow.record(identity)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -1784,19 +1777,10 @@ def _provisional_charges(args: argparse.Namespace) -> tuple[tuple[float, float, 
     return (laplace, gaussian) + ((multiplicative,) if args.alpha is not None else ())
 
 
-def _check_provisional_charge(ledger: Any, dataset: str, charges: Sequence[tuple[float, float, float | None]]) -> None:
+def _check_provisional_charge(flow: ReleaseFlow, charges: Sequence[tuple[float, float, float | None]]) -> None:
     """The ledger check before the data is read: passes if one of ``charges`` (:func:`_provisional_charges`)
     fits the dataset's cap; otherwise raises the refusal of the first. No cap: refused at once."""
-    from dpgui.report.ledger import BudgetExceeded
-
-    refusals: list[DpguiError] = []
-    for charge in charges:
-        try:
-            _check_ledger_charge(ledger, dataset, charge)
-            return
-        except (BudgetExceeded, ParameterError) as err:  # ParameterError: δ > 0 on a cap with δ = 0
-            refusals.append(err)
-    raise refusals[0]
+    flow.check_any(charges, lambda charge: _check_charge(flow, charge))
 
 
 def _check_categories_declared(args: argparse.Namespace) -> None:
@@ -1826,13 +1810,10 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     from dpgui.data.hierarchy import check_prior_is_not_the_data, read_prior
     from dpgui.data.readers import check_data_file
     from dpgui.report.files import sha256_regular_file
-    from dpgui.report.hierarchy_bundle import (
-        NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, default_hierarchy_bundle_name, write_hierarchy_csv,
-    )
-    from dpgui.report.hierarchy_publish import sign_hierarchy_release, spend_and_release_hierarchy
+    from dpgui.report.hierarchy_bundle import default_hierarchy_bundle_name, write_hierarchy_csv
     from dpgui.report.publish import charge_text
     from dpgui.report.keystore import load_secret_key
-    from dpgui.report.ledger import Ledger
+    from dpgui.workspace.flow import HierarchySpend, ReleaseFlow
     from dpgui.workspace.release import new_release_id
 
     # Everything that can fail is checked before the budget is spent (cmd_release's order), the
@@ -1876,18 +1857,18 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
         from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
-    with _open_data(spec) as source, Ledger() as ledger:  # connected (password asked) before the ledger
+    with _open_data(spec) as source, ReleaseFlow.open(dataset) as flow:  # connected (password asked) before the ledger
         _check_data_columns(source, args.levels, numeric=False)
         # No cap, or too little left: refused before the data is read (with the exact plan when the
         # prior gives it, else unless one of the charges the options can lead to fits).
         if plan is not None:
-            _check_charge(ledger, dataset, plan)
+            _check_charge(flow, plan.ledger_charge())
         else:
-            _check_provisional_charge(ledger, dataset, _provisional_charges(args))
-        data = source.path_counts(args.levels)
+            _check_provisional_charge(flow, _provisional_charges(args))
+        data = flow.read_paths(source, args.levels)
         if prior is not None:  # the data as its own "public" prior (a copy, a re-export): refused before the spend
             check_prior_is_not_the_data(prior, data, Path(args.prior).name)
-        _check_dataset_identity(ledger, dataset, [c.name for c in source.columns()], data.rows, args.new_dataset)
+        _check_dataset_identity(flow, [c.name for c in source.columns()], data.rows, args.new_dataset)
         notes = tuple(dict.fromkeys(notes + tuple(data.notes)))
         if hierarchy is None:  # the data's categories are the (published) node list
             hierarchy, leaves = _hierarchy_tree(data)
@@ -1898,13 +1879,11 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
                 prior_levels = hierarchy.aggregate(leaves)
             plan = _hierarchy_plan(args, hierarchy, prior_levels, CONFIDENTIAL_PRIOR if args.counts_from_data else NO_PRIOR,
                                    int(leaves.sum()))
-            _check_charge(ledger, dataset, plan)
+            _check_charge(flow, plan.ledger_charge())
         args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
-        result, info = spend_and_release_hierarchy(
-            ledger, dataset, hierarchy, leaves, plan, SecureRandom(),
-            node_list_source=NODE_LIST_FROM_PRIOR if args.prior is not None else NODE_LIST_FROM_DATA,
-            counts_from_data=bool(args.counts_from_data), prior_name=prior_name, prior_sha256=prior_sha256,
-            notes=notes, release_id=args.release_id, source_record=source.public_record())
+        spend = HierarchySpend(hierarchy, plan, args.prior is not None, bool(args.counts_from_data), prior_name,
+                               prior_sha256, notes)
+        result, info = flow.spend_hierarchy(spend, leaves, SecureRandom(), args.release_id, source.public_record())
         # The projection published with the release: the plan's stated errors (those `hierarchy plan` and the
         # window state) at the prior's counts, else at the plan's assumed records, else the noise's alone —
         # never at the confidential counts. Past the spend, so it runs inside _write_outputs: its failure too
@@ -1922,7 +1901,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
             assert key is not None and hierarchy is not None and plan is not None
             pdf = render_hierarchy_pdf(result, info, projected, key.public_key.key_id_hex)
             name = args.name or default_hierarchy_bundle_name(info, hierarchy.level_names)
-            return sign_hierarchy_release(ledger, args.bundle, name, result, info, pdf, key, projected).manifest
+            return flow.sign_hierarchy(args.bundle, name, result, info, pdf, key, projected).manifest
 
         outputs = _write_outputs(args, plan, info.release_id, lambda out: write_hierarchy_csv(result, out),
                                  bundle if key is not None else None, prepare=project)

@@ -47,6 +47,7 @@ from dpgui.report.files import sha256_regular_file
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
+from dpgui.workspace.flow import HierarchySpend, ReleaseFlow
 from dpgui.workspace.release import QUERY_ROWS_PRIVATE, BudgetCheck, FirstCapNeeded, ledger_budget_check
 from dpgui.workspace.state import Observable
 
@@ -565,6 +566,14 @@ class HierarchyRequest:
     def delta(self) -> float:
         return self.plan.privacy.delta
 
+    @property
+    def spend(self) -> HierarchySpend:
+        """What the release flow publishes (:class:`~dpgui.workspace.flow.HierarchySpend`): the manifest's
+        words on where the categories come from, the opt-in, the prior's name and its SHA-256 as read at load."""
+        loaded, prior = self.loaded, self.loaded.prior_path
+        return HierarchySpend(loaded.hierarchy, self.plan, prior is not None, loaded.prior_source == FROM_DATA,
+                              None if prior is None else prior.name, loaded.prior_sha256, loaded.notes)
+
 
 def hierarchy_request(state: HierarchyState, dataset: str) -> HierarchyRequest | str:
     """The release the state describes, or the sentence saying what to do first."""
@@ -611,35 +620,25 @@ NOISE_MESSAGE = "Adding noise and making the counts consistent (cannot be cancel
 
 def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progress: Progress,
                           should_cancel: ShouldCancel, release_id: str | None = None) -> HierarchyOutcome:
-    """The ledger's check, then the spend recorded, then the noise
-    (:func:`dpgui.report.hierarchy_publish.spend_and_release_hierarchy`, which records what the manifest
-    says: where the categories come from, the opt-in, the prior's name and its SHA-256 as read at load). ``source`` is called
-    once, just before the spend. Raises the ledger's refusal before anything is spent, and Cancelled if
+    """The release flow (:class:`~dpgui.workspace.flow.ReleaseFlow`) on a worker thread: the ledger's check,
+    then the spend recorded, then the noise (what the manifest says: :attr:`HierarchyRequest.spend`).
+    ``source`` is called once, just before the spend. Raises the ledger's refusal before anything is spent, and Cancelled if
     cancelled before the spend; ParameterError (nothing spent) for a release without a prior file whose
     categories were not declared public. Time: the engine's release, O(nodes)."""
-    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR
-    from dpgui.report.hierarchy_publish import spend_and_release_hierarchy
-    from dpgui.report.publish import check_release_budget
-
     loaded = request.loaded
     neighbours_for(data_spec(loaded.data_path), request.plan.privacy.neighbours)  # N of a private query: refused
     if loaded.prior_path is None and not request.categories_public:
         raise ParameterError("the data's own categories would be published, and they were not declared public",
                              "tick “These categories are public” in step 1 if they are, or choose a public prior file")
     progress(0.0, "Checking the budget…")
-    with Ledger() as ledger:
-        check_release_budget(ledger, request.dataset, request.plan)
-    prior = loaded.prior_path
+    with ReleaseFlow.open(request.dataset) as flow:
+        flow.check(request.plan)
     if should_cancel():
         raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
     progress(0.5, NOISE_MESSAGE)
-    with Ledger() as ledger:
-        release, info = spend_and_release_hierarchy(
-            ledger, request.dataset, loaded.hierarchy, loaded.leaf_counts, request.plan, source(),
-            node_list_source=NODE_LIST_FROM_PRIOR if prior is not None else NODE_LIST_FROM_DATA,
-            counts_from_data=loaded.prior_source == FROM_DATA, prior_name=None if prior is None else prior.name,
-            prior_sha256=loaded.prior_sha256, notes=loaded.notes, release_id=release_id,
-            source_record=loaded.source_record)
+    with ReleaseFlow.open(request.dataset) as flow:
+        release, info = flow.spend_hierarchy(request.spend, loaded.leaf_counts, source(), release_id,
+                                             loaded.source_record)
     progress(1.0, "Released.")
     return HierarchyOutcome(release, info, request.dataset, info.release_id, info.secure)
 
