@@ -389,66 +389,43 @@ def _delta_options_given(args: argparse.Namespace) -> bool:
     return getattr(args, "delta", None) is not None or getattr(args, "noise", None) is not None
 
 
-def _noise_request(args: argparse.Namespace) -> str:
-    """The noise to plan with, from ``--noise`` (default auto) and ``--delta`` (default 0); refuses
-    Gaussian noise without δ and explicit ``--budgets`` without a noise to give them a unit."""
-    delta = args.delta or 0.0
-    noise: str = args.noise or "auto"
-    if noise == "gaussian" and delta <= 0:
-        raise ParameterError("--noise gaussian needs δ > 0 (with δ = 0, the default, only pure ε-DP Laplace noise is "
-                             "possible)", "give --delta D, e.g. --delta 1e-9, or use --noise laplace")
-    if noise == "auto" and not isinstance(args.budgets, str):
-        if delta > 0:
-            raise ParameterError("explicit --budgets are in the unit of one noise (ε_l for Laplace, ρ_l for Gaussian), "
-                                 "and --noise auto has not chosen one", "add --noise laplace or --noise gaussian")
-        noise = "laplace"  # δ = 0: Laplace is the only noise, as before δ existed
-    return noise
-
-
 def _make_plan(args: argparse.Namespace, bins: int) -> Plan:
-    """The plan of the command's options: ``auto_plan`` at (ε, δ) with the requested noise.
-
-    Explicit ``--budgets`` are in the unit of the one noise asked for (ε_l or ρ_l), so that plan is
-    built as given, and only its own noise's figures are in its noise choice (the other noise would
-    need budgets of another unit)."""
-    from dataclasses import replace
-
-    from dpgui.core.plan import NoiseChoice, Plan, PrivacySpec
-    from dpgui.core.planner import auto_plan
-    from dpgui.core.projection import prefix_variances
-    from dpgui.core.tree import TreeShape
-
+    """The plan of the command's options (:func:`dpgui.workspace.planning.plan_cdf`): ``auto_plan`` at
+    (ε, δ) with the requested noise (``--noise``, default auto; ``--delta``, default 0), or explicit
+    ``--budgets`` in the unit of the one noise asked for (ε_l or ρ_l), built as given; then ``--focus``."""
     from dpgui.core.missing import parse_missing_option
+    from dpgui.core.plan import PrivacySpec
+    from dpgui.core.tree import TreeShape
+    from dpgui.vocabulary import AUTO
+    from dpgui.workspace.planning import PlanRequest, plan_cdf, plan_noise
 
     args.focus_offer = None  # set by --focus (_focus_plan)
-    noise = _noise_request(args)
+    noise = plan_noise(args.noise or AUTO, args.delta or 0.0, not isinstance(args.budgets, str))
     _check_missing_option(args.missing, args.neighbours)
     privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0,
                           parse_missing_option(args.missing))
     shape = None if args.branching == "auto" else TreeShape.parse(bins, args.branching, privacy.missing_leaf)
-    if isinstance(args.budgets, str) or shape is None:  # (budgets without a branching: auto_plan says so)
-        default = auto_plan(bins, privacy, shape, args.budgets, args.estimator, args.objective, noise=noise)
-        return _focus_plan(args, bins, default, shape)
-    if getattr(args, "focus", None) is not None:
+    request = PlanRequest(bins, privacy, shape, args.budgets, args.estimator, args.objective, noise)
+    if not isinstance(args.budgets, str) and shape is not None and getattr(args, "focus", None) is not None:
         raise ParameterError("--focus optimises the level budgets, but --budgets gives them",
                              "leave out --budgets (or --focus)")
-    plan = Plan(shape, privacy, tuple(args.budgets), args.estimator, noise)
-    variances = prefix_variances(plan)
-    figures = (float(variances.sum()), float(variances.max()))
-    return replace(plan, noise_choice=NoiseChoice(noise, noise, args.objective, figures if noise == "laplace" else None,
-                                                  figures if noise == "gaussian" else None))
+    default = plan_cdf(request).plan  # (budgets without a branching: auto_plan says so)
+    return _focus_plan(args, request, default)
 
 
-def _focus_plan(args: argparse.Namespace, bins: int, default: Plan, shape: Any) -> Plan:
+def _focus_plan(args: argparse.Namespace, request: Any, default: Plan) -> Plan:
     """``--focus``: the plan for the region if it lowers the region's 95 % margin by at least
-    :data:`~dpgui.core.focus.WORTH_IT` (:func:`dpgui.core.focus.focus_offer`), else ``default``; the offer
-    is kept in ``args.focus_offer`` for the output. Bad input (not numbers, inverted, outside the bounds,
-    no bounds) is refused before anything is read or spent."""
+    :data:`~dpgui.core.focus.WORTH_IT` (:func:`dpgui.workspace.planning.focus_plan`), else ``default``; the
+    offer is kept in ``args.focus_offer`` for the output. Bad input (not numbers, inverted, outside the
+    bounds, no bounds) is refused before anything is read or spent."""
     text = getattr(args, "focus", None)
     if text is None:
         return default
-    from dpgui.core.focus import FocusChoice, focus_offer, value_span
+    from dataclasses import replace
+
+    from dpgui.core.focus import FocusChoice, value_span
     from dpgui.data.histogram import check_bounds
+    from dpgui.workspace.planning import focus_plan
 
     if getattr(args, "lower", None) is None or getattr(args, "upper", None) is None:
         raise ParameterError("--focus is in the column's units and needs the bounds",
@@ -458,12 +435,13 @@ def _focus_plan(args: argparse.Namespace, bins: int, default: Plan, shape: Any) 
     interval = choice.interval(lower, upper)
     if interval is None:  # "everywhere"
         return default
-    span = value_span(interval[0], interval[1], lower, upper, bins)
-    offer = focus_offer(bins, default.privacy, span, shape, default.estimator, args.objective, default.noise,
-                        default=default)
+    span = value_span(interval[0], interval[1], lower, upper, request.bins)
+    planned = focus_plan(replace(request, focus=span), default)
+    assert planned.offer is not None
     args.focus_offer = {"values": list(interval), "region": str(choice.region),
-                        "words": choice.words(lower, upper, getattr(args, "column", None) or ""), **offer.to_json()}
-    return offer.plan
+                        "words": choice.words(lower, upper, getattr(args, "column", None) or ""),
+                        **planned.offer.to_json()}
+    return planned.plan
 
 
 def _focus_note(args: argparse.Namespace, command: str) -> None:
