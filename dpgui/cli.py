@@ -46,7 +46,8 @@ import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 if sys.argv[1:2] == ["plan"]:
     # `dpgui plan` does no linear algebra that threads would speed up (vectors, and eigenproblems of a few
@@ -882,6 +883,8 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.report.keystore import load_secret_key
     from dpgui.report.publish import charge_text
     from dpgui.report.release_files import write_record
+    from contextlib import nullcontext
+
     from dpgui.workspace.flow import CdfSpend, ReleaseFlow
     from dpgui.workspace.release import new_release_id
 
@@ -903,16 +906,19 @@ def cmd_release(args: argparse.Namespace) -> int:
         from dpgui.app.pdf_report import render_release_pdf
     with _open_data(spec) as source, ReleaseFlow.open(dataset) as flow:  # connected (password asked) before the ledger
         _check_data_columns(source, [args.column], numeric=True)
-        _check_charge(flow, plan.ledger_charge())  # no cap, or too little left: refused before reading
         # No refusal that depends on the values (e.g. all missing): that would itself be a release.
         whole = _whole_numbers(args, source)  # public: the statement or the file's declared type
-        _whole_number_note(whole, args)
         spend = CdfSpend(args.column, args.lower, args.upper, args.bins, plan, args.consistency, MISSING_AUTO, whole)
-        hist = flow.read_histogram(source, spend)
-        _warn_before_spend(plan, hist.n_rows if plan.privacy.root_public else None, "release")  # N only if public
-        _check_dataset_identity(flow, [c.name for c in source.columns()], hist.n_rows, args.new_dataset)
+
+        def counted(data: DataSource, hist: Any) -> None:
+            _warn_before_spend(plan, hist.n_rows if plan.privacy.root_public else None, "release")  # N only if public
+            _check_dataset_identity(flow, [c.name for c in data.columns()], hist.n_rows, args.new_dataset)
+
         args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
-        result, info = flow.spend_cdf(spend, hist, SecureRandom(), args.release_id, source.public_record())
+        with _budget_words(dataset, plan.ledger_charge()):  # no cap, or too little left: refused before reading
+            done = flow.release_cdf(lambda: nullcontext(source), spend, SecureRandom, release_id=args.release_id,
+                                    checked=lambda _: _whole_number_note(whole, args), counted=counted)
+        result, info = done.release, done.info
 
         def bundle() -> Path:
             assert key is not None
@@ -1008,25 +1014,32 @@ def _write_outputs(args: argparse.Namespace, plan: Plan | HierarchyPlan, release
     return ReleaseFlow.write(plan, release_id, steps, "fix the folder and release again")
 
 
-def _check_charge(flow: ReleaseFlow, charge: tuple[float, float, float | None]) -> None:
-    """Would a release charging (ε, δ, ρ) (:meth:`Plan.ledger_charge`, :meth:`HierarchyPlan.ledger_charge`) fit
-    the dataset's cap? Raises the ledger's refusal, before any data is read (:meth:`ReleaseFlow.check_charge`).
-    A release with δ > 0 on a dataset whose cap has δ = 0 can never fit: that refusal names the fix (raise the
-    cap's δ, or Laplace noise)."""
+@contextmanager
+def _budget_words(dataset: str, charge: tuple[float, float, float | None]) -> Iterator[None]:
+    """The ledger's refusals of a release charging (ε, δ, ρ), in the CLI's words: a release with δ > 0 on a
+    dataset whose cap has δ = 0 can never fit, and that refusal names the fix (raise the cap's δ, or Laplace
+    noise); the others as the ledger says them."""
     import shlex
 
     from dpgui.workspace.flow import BudgetExceeded
 
     try:
-        flow.check_charge(charge)
+        yield
     except BudgetExceeded as err:
         if err.short_of == "cap_delta":  # the ledger's refusal, with the CLI's own fix
             delta = charge[1]
             raise ParameterError(
-                f"dataset {flow.dataset!r} has a cap with δ = 0 (pure ε-DP), and this release needs δ = {delta:g}",
-                f"raise the cap's δ with `dpgui ledger cap {shlex.quote(flow.dataset)} {err.totals.cap_epsilon:g} "
+                f"dataset {dataset!r} has a cap with δ = 0 (pure ε-DP), and this release needs δ = {delta:g}",
+                f"raise the cap's δ with `dpgui ledger cap {shlex.quote(dataset)} {err.totals.cap_epsilon:g} "
                 f"--delta {delta:g} --reason TEXT`, or release with --noise laplace") from None
         raise
+
+
+def _check_charge(flow: ReleaseFlow, charge: tuple[float, float, float | None]) -> None:
+    """Would a release charging (ε, δ, ρ) (:meth:`HierarchyPlan.ledger_charge`) fit the dataset's cap? Raises
+    the ledger's refusal in the CLI's words (:func:`_budget_words`), before any data is read."""
+    with _budget_words(flow.dataset, charge):
+        flow.check_charge(charge)
 
 
 def _whole_numbers(args: argparse.Namespace, source: Any) -> Any:

@@ -33,7 +33,7 @@ read steps hand back to their caller (never exported).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ from dpgui.core.quantiles import WholeNumbers
 from dpgui.data.hierarchy import PathCounts
 from dpgui.data.histogram import ColumnHistogram
 from dpgui.data.source import DataSource
-from dpgui.errors import DpguiError
+from dpgui.errors import Cancelled, DpguiError
 from dpgui.report.bundle import BundlePaths, ReleaseInfo
 from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, HierarchyReleaseInfo
 from dpgui.report.hierarchy_publish import sign_hierarchy_release, spend_and_release_hierarchy
@@ -61,7 +61,7 @@ from dpgui.report.ledger import (
 from dpgui.report.publish import Chargeable, charge_text, check_release_budget, sign_release, spend_and_release
 
 #: The ledger's refusals and its sentence on a dataset that may be renamed data, which each front end words.
-__all__ = ["BudgetExceeded", "CdfSpend", "Charge", "DatasetIdentity", "HierarchySpend", "NoCapSet", "ReleaseFlow",
+__all__ = ["BudgetExceeded", "CdfOutcome", "CdfSpend", "Charge", "DatasetIdentity", "HierarchySpend", "NoCapSet", "ReleaseFlow",
            "same_data_warning"]
 
 #: An (ε, δ, ρ) charge as the ledger adds it up (ρ None: not zCDP).
@@ -114,6 +114,15 @@ class HierarchySpend:
     prior_name: str | None = None
     prior_sha256: str | None = None
     notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CdfOutcome:
+    """A spent and released CDF, with the confidential histogram kept only for its caller's own checks."""
+
+    release: Release
+    info: ReleaseInfo
+    histogram: ColumnHistogram  # CONFIDENTIAL: never exported
 
 
 class ReleaseFlow:
@@ -206,6 +215,30 @@ class ReleaseFlow:
             node_list_source=NODE_LIST_FROM_PRIOR if spend.node_list_from_prior else NODE_LIST_FROM_DATA,
             counts_from_data=spend.counts_from_data, prior_name=spend.prior_name, prior_sha256=spend.prior_sha256,
             notes=spend.notes, release_id=release_id, source_record=data_record)
+
+    def release_cdf(self, open_data: Callable[[], AbstractContextManager[DataSource]], spend: CdfSpend,
+                    noise: Callable[[], RandomSource], *, release_id: str | None = None,
+                    progress: Progress | None = None, should_cancel: Callable[[], bool] | None = None,
+                    checked: Callable[[DataSource], None] | None = None,
+                    counted: Callable[[DataSource, ColumnHistogram], None] | None = None) -> CdfOutcome:
+        """Steps 1 to 4 of a CDF release, in their order: :meth:`check` (before the data is opened by
+        ``open_data()``), :meth:`read_histogram`, then the front end's ``counted(data, histogram)`` (its
+        warnings, and the dataset identity, :meth:`identity`/:meth:`record`, where it keeps it before the
+        spend), the last chance to cancel (:class:`~dpgui.errors.Cancelled`: nothing spent), and
+        :meth:`spend_cdf` with ``noise()`` (called once, just before the spend). ``checked(data)``: the
+        front end's step once the budget was checked and the data opened, before it is read."""
+        self.check(spend.plan)
+        with open_data() as data:
+            if checked is not None:
+                checked(data)
+            histogram = self.read_histogram(data, spend, progress, should_cancel)
+            if counted is not None:
+                counted(data, histogram)
+            data_record = data.public_record()
+        if should_cancel is not None and should_cancel():
+            raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
+        release, info = self.spend_cdf(spend, histogram, noise(), release_id, data_record)
+        return CdfOutcome(release, info, histogram)
 
     # ---------------------------------------------------------------------------------- record, sign, write
     def record(self, identity: DatasetIdentity) -> None:

@@ -19,7 +19,8 @@ import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from contextlib import AbstractContextManager
+from typing import ClassVar, Literal
 from collections.abc import Callable
 
 import numpy as np
@@ -30,8 +31,8 @@ from dpgui.core.focus import FocusChoice, Region
 from dpgui.core.missing import missing_rule_text
 from dpgui.core.plan import Plan
 from dpgui.data.histogram import ColumnHistogram
-from dpgui.data.source import PasswordPrompt, neighbours_for, open_source
-from dpgui.errors import Cancelled, DpguiError
+from dpgui.data.source import DataSource, PasswordPrompt, neighbours_for, open_source
+from dpgui.errors import DpguiError
 from dpgui.formatting import format_delta, format_number, format_odds, format_significant
 from dpgui.report.bundle import ReleaseInfo, focus_json
 from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet, Totals, same_data_warning, spent_epsilon
@@ -388,16 +389,6 @@ class ReleaseOutcome:
         return self.info.release_id
 
 
-def release_histogram(ledger: Ledger, request: ReleaseRequest, histogram: ColumnHistogram, source: RandomSource,
-                      release_id: str | None = None, data_record: dict[str, Any] | None = None) -> ReleaseOutcome:
-    """Record the spend in ``ledger``, then one ε-DP release of the histogram's CDF
-    (:meth:`~dpgui.workspace.flow.ReleaseFlow.spend_cdf`: refused before any noise if the cap would be exceeded).
-    ``data_record``: :meth:`DataSource.public_record` of the data, for the ledger and the manifest (None: none)."""
-    flow = ReleaseFlow(ledger, request.dataset)
-    result, info = flow.spend_cdf(request.spend, histogram, source, release_id, data_record)
-    return ReleaseOutcome(result, histogram, request, info)
-
-
 def run_release(request: ReleaseRequest, source: NoiseSource, progress: Progress, should_cancel: Callable[[], bool],
                 release_id: str | None = None, password_prompt: PasswordPrompt | None = None) -> ReleaseOutcome:
     """Histogram of the column, the ledger spend, then one ε-DP release of its CDF. Time O(rows + K·h).
@@ -414,22 +405,23 @@ def run_release(request: ReleaseRequest, source: NoiseSource, progress: Progress
     settings = request.settings
     spec = settings.spec
     neighbours_for(spec, request.plan.privacy.neighbours)  # N of a query not stated public: refused before reading
-    with ReleaseFlow.open(request.dataset) as flow:  # refused (no cap, too little left, cap δ = 0) before reading
-        flow.check(request.plan)
     reading = (f"Reading '{settings.column}' from {settings.path.name}…" if spec.kind == "file"
                else f"Counting '{settings.column}' in {spec.display_name()}…")
-    progress(0.0, reading)
-    with open_source(spec, password_prompt=password_prompt) as data:
-        histogram = ReleaseFlow.read_histogram(data, request.spend, lambda fraction: progress(READ_SHARE * fraction,
-                                                                                             reading), should_cancel)
-        data_record = data.public_record()
-    if should_cancel():
-        raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
-    progress(READ_SHARE, NOISE_MESSAGE)
-    with ReleaseFlow.open(request.dataset) as flow:
-        outcome = release_histogram(flow.ledger, request, histogram, source(), release_id, data_record)
+
+    def open_data() -> AbstractContextManager[DataSource]:  # once the budget is checked
+        progress(0.0, reading)
+        return open_source(spec, password_prompt=password_prompt)
+
+    def noise() -> RandomSource:  # the point of no return: the spend, then the noise
+        progress(READ_SHARE, NOISE_MESSAGE)
+        return source()
+
+    with ReleaseFlow.open(request.dataset) as flow:  # refused (no cap, too little left, cap δ = 0) before reading
+        done = flow.release_cdf(open_data, request.spend, noise, release_id=release_id,
+                                progress=lambda fraction: progress(READ_SHARE * fraction, reading),
+                                should_cancel=should_cancel)
     progress(1.0, "Released.")
-    return with_display(outcome)
+    return with_display(ReleaseOutcome(done.release, done.histogram, request, done.info))
 
 
 def with_display(outcome: ReleaseOutcome) -> ReleaseOutcome:
