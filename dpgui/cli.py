@@ -850,7 +850,7 @@ def _check_outputs(args: argparse.Namespace, protect: Sequence[str] = (), with_r
     writable folder, never the input, an existing file only with --force; ``with_record``: the same for
     the release record written beside it) and --bundle (a writable folder; with --name, none of the
     four files may exist). ``protect``: the data's own files (:func:`_protected_paths`)."""
-    from dpgui.report.bundle import check_bundle_folder, check_bundle_target
+    from dpgui.workspace.publishing import check_bundle_folder, check_bundle_target
     from dpgui.report.files import check_outside_input_folders, check_writable, same_file
 
     if args.out is not None:
@@ -878,10 +878,10 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.core.quantiles import quantiles
     from dpgui.data.histogram import check_bounds
     from dpgui.data.readers import check_data_file
-    from dpgui.report.bundle import default_bundle_name
+    from dpgui.workspace.publishing import default_bundle_name
     from dpgui.report.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key
-    from dpgui.report.publish import charge_text
+    from dpgui.workspace.publishing import charge_text
     from dpgui.report.release_files import write_record
     from contextlib import nullcontext
 
@@ -950,7 +950,7 @@ def _release_record(args: argparse.Namespace, plan: Plan, result: Any, info: Any
     """What ``release --json`` prints about a release (its outputs and quantiles aside), and what the
     release record beside ``--out`` holds (:mod:`dpgui.report.release_files`): public values only.
     ``whole``: the whole-number statement (public: the user's or the file's declared type), or None."""
-    from dpgui.report.bundle import missing_values_json
+    from dpgui.workspace.publishing import missing_values_json
 
     summary = _plan_json(plan, args)
     summary.update({
@@ -1114,7 +1114,7 @@ def _check_dataset_identity(flow: ReleaseFlow, columns: Sequence[str], n_rows: i
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from dpgui.formatting import printable_text
-    from dpgui.report.bundle import verify_bundle
+    from dpgui.workspace.publishing import verify_bundle
     from dpgui.report.keystore import load_public_key
 
     try:
@@ -1151,44 +1151,40 @@ def cmd_ledger(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from dpgui.formatting import printable_text
-    from dpgui.report.ledger import Ledger
-    from dpgui.report.publish import release_words
+    from dpgui.workspace.budget import ledger_view, release_words, set_cap
 
-    with Ledger() as ledger:
-        if args.ledger_command == "cap":
-            ledger.set_cap(args.dataset, args.epsilon, args.delta, args.reason)
-            totals = ledger.totals(args.dataset)
-            print(f"dataset {args.dataset!r}: cap ε = {totals.cap_epsilon:g}, δ = {totals.cap_delta:g}; "
-                  f"spent ε = {totals.epsilon_spent:g}; left ε = {totals.epsilon_remaining:g}")
-            return 0
-        datasets = [ledger.totals(args.dataset)] if args.dataset else ledger.datasets()
-        releases = ledger.releases(args.dataset)
-        history = {t.dataset_id: ledger.cap_history(t.dataset_id) for t in datasets}
-        if args.json:
-            _print({"datasets": [asdict(t) for t in datasets], "releases": [asdict(r) for r in releases],
-                    "cap_history": {d: [asdict(c) for c in changes] for d, changes in history.items()}}, True)
-            return 0
-        if not datasets:
-            print("the ledger is empty: set a dataset's budget with 'dpgui ledger cap ID EPSILON'")
-        for t in datasets:
-            print(f"{t.dataset_id}: spent ε = {t.epsilon_spent:g} of {t.cap_epsilon:g} (left {t.epsilon_remaining:g}), "
-                  f"δ = {t.delta_spent:g} of {t.cap_delta:g}, {t.releases} release(s)"
-                  + (f"; by zCDP accounting (ρ = {t.rho_spent:.4g}) ε = {t.zcdp_epsilon:g} at δ = {t.cap_delta:g}"
-                     if t.accounting == "zcdp" and t.zcdp_epsilon is not None and t.rho_spent is not None else ""))
-            for c in history[t.dataset_id]:
-                change = (f"cap set to ε = {c.new_epsilon:g}, δ = {c.new_delta:g}" if c.old_epsilon is None else
-                          f"cap changed from ε = {c.old_epsilon:g}, δ = {c.old_delta:g} to ε = {c.new_epsilon:g}, "
-                          f"δ = {c.new_delta:g}")
-                print(f"  {c.changed_utc}  {change}"
-                      + (f"  reason: {printable_text(c.reason)}" if c.reason else "  (no reason given)"))
-        if releases:
-            print("releases (newest first):")
-        for r in releases:
-            charge = (f"ε = {r.epsilon:g}" + (f", δ = {r.delta:g}" if r.delta > 0 else "")  # δ even without a ρ
-                      + (f", ρ = {r.rho:.4g}" if r.delta > 0 and r.rho is not None else ""))
-            print(f"  {r.created_utc}  {r.dataset_id}  {charge}  release {r.release_id}"
-                  + (f"  bundle {printable_text(r.bundle)}" if r.bundle else ""))
-            print(f"      {_one_line(release_words(r.description))}")
+    if args.ledger_command == "cap":
+        totals = set_cap(args.dataset, args.epsilon, args.delta, args.reason)
+        print(f"dataset {args.dataset!r}: cap ε = {totals.cap_epsilon:g}, δ = {totals.cap_delta:g}; "
+              f"spent ε = {totals.epsilon_spent:g}; left ε = {totals.epsilon_remaining:g}")
+        return 0
+    view = ledger_view(args.dataset)
+    datasets, releases, history = view.totals, view.releases, view.cap_history
+    if args.json:
+        _print({"datasets": [asdict(t) for t in datasets], "releases": [asdict(r) for r in releases],
+                "cap_history": {d: [asdict(c) for c in changes] for d, changes in history.items()}}, True)
+        return 0
+    if not datasets:
+        print("the ledger is empty: set a dataset's budget with 'dpgui ledger cap ID EPSILON'")
+    for t in datasets:
+        print(f"{t.dataset_id}: spent ε = {t.epsilon_spent:g} of {t.cap_epsilon:g} (left {t.epsilon_remaining:g}), "
+              f"δ = {t.delta_spent:g} of {t.cap_delta:g}, {t.releases} release(s)"
+              + (f"; by zCDP accounting (ρ = {t.rho_spent:.4g}) ε = {t.zcdp_epsilon:g} at δ = {t.cap_delta:g}"
+                 if t.accounting == "zcdp" and t.zcdp_epsilon is not None and t.rho_spent is not None else ""))
+        for c in history[t.dataset_id]:
+            change = (f"cap set to ε = {c.new_epsilon:g}, δ = {c.new_delta:g}" if c.old_epsilon is None else
+                      f"cap changed from ε = {c.old_epsilon:g}, δ = {c.old_delta:g} to ε = {c.new_epsilon:g}, "
+                      f"δ = {c.new_delta:g}")
+            print(f"  {c.changed_utc}  {change}"
+                  + (f"  reason: {printable_text(c.reason)}" if c.reason else "  (no reason given)"))
+    if releases:
+        print("releases (newest first):")
+    for r in releases:
+        charge = (f"ε = {r.epsilon:g}" + (f", δ = {r.delta:g}" if r.delta > 0 else "")  # δ even without a ρ
+                  + (f", ρ = {r.rho:.4g}" if r.delta > 0 and r.rho is not None else ""))
+        print(f"  {r.created_utc}  {r.dataset_id}  {charge}  release {r.release_id}"
+              + (f"  bundle {printable_text(r.bundle)}" if r.bundle else ""))
+        print(f"      {_one_line(release_words(r.description))}")
     return 0
 
 
@@ -1328,7 +1324,7 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
 
 def version_text() -> str:
     """``dpgui --version``: dpgui, Python, Qt and the libraries whose versions the manifests record."""
-    from dpgui.report.bundle import software_versions
+    from dpgui.workspace.publishing import software_versions
 
     versions = software_versions()
     lines = [f"dpgui {versions.pop('dpgui')}" + (" (frozen app)" if getattr(sys, "frozen", False) else "")]
@@ -1570,7 +1566,7 @@ def _hierarchy_errors(plan: HierarchyPlan, hierarchy: Hierarchy, levels: Sequenc
     named by ``counts``), else at the plan's assumed records spread evenly, else the noise's alone; and
     the warnings: levels that will be mostly noise, or that no counts were known."""
     from dpgui.core.hierarchy_errors import plan_errors
-    from dpgui.report.hierarchy_bundle import errors_json
+    from dpgui.workspace.publishing import errors_json
 
     errors = plan_errors(plan, hierarchy, levels, counts)
     warnings = errors.warnings(hierarchy.level_names) if errors.counts is not None else (NO_RECORDS_NOTE,)
@@ -1587,7 +1583,7 @@ def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: s
     level budgets (ε_ℓ for Laplace, ρ_ℓ for Gaussian, root first; the root's is 0 under change), the
     charge, and the projected bias², variance and MSE per level (sums over the level's nodes)."""
     from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR
-    from dpgui.report.hierarchy_bundle import charge_json
+    from dpgui.workspace.publishing import charge_json
 
     return {
         "levels": list(hierarchy.level_names),
@@ -1801,8 +1797,8 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     from dpgui.data.hierarchy import check_prior_is_not_the_data, read_prior
     from dpgui.data.readers import check_data_file
     from dpgui.report.files import sha256_regular_file
-    from dpgui.report.hierarchy_bundle import default_hierarchy_bundle_name, write_hierarchy_csv
-    from dpgui.report.publish import charge_text
+    from dpgui.workspace.publishing import default_hierarchy_bundle_name, write_hierarchy_csv
+    from dpgui.workspace.publishing import charge_text
     from dpgui.report.keystore import load_secret_key
     from dpgui.workspace.flow import HierarchySpend, ReleaseFlow
     from dpgui.workspace.release import new_release_id
@@ -1932,7 +1928,7 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
 
     from dpgui.core.hierarchy import simulate_hierarchy
     from dpgui.formatting import format_level_margin
-    from dpgui.report.hierarchy_bundle import projection_json
+    from dpgui.workspace.publishing import projection_json
 
     unused = _check_hierarchy_delta(args)
     seed = args.seed if args.seed is not None else secrets.randbits(63)
@@ -2089,12 +2085,10 @@ def _spent_note(args: argparse.Namespace) -> str:
     if release_id is None:
         releasing = args.command == "release" or getattr(args, "hierarchy_command", None) == "release"
         return " and nothing was spent" if releasing else ""
-    try:
-        from dpgui.report.ledger import Ledger
+    from dpgui.workspace.release import spent_on
 
-        with Ledger() as ledger:
-            spent = ledger.release(release_id) is not None
-    except Exception:  # noqa: BLE001 — unknown: say where to look
+    spent = spent_on(release_id)  # None: the ledger cannot tell
+    if spent is None:
         return f"; check 'dpgui ledger show' for release {release_id}"
     return f", but its ε was spent (ledger release {release_id})" if spent else " and nothing was spent"
 
