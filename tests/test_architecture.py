@@ -47,8 +47,7 @@ def test_a_ledger_import_in_the_cli_breaks_the_contracts(tmp_path):
     """Not vacuous: the CLI importing the budget ledger itself (not through dpgui.workspace) is caught."""
     shutil.copytree(ROOT / "dpgui", tmp_path / "dpgui", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    cli = next(path for path in (tmp_path / "dpgui" / "cli" / "__init__.py", tmp_path / "dpgui" / "cli.py")
-               if path.exists())
+    cli = tmp_path / "dpgui" / "cli" / "__init__.py"
     cli.write_text(cli.read_text(encoding="utf-8") + "\n\ndef _ledger() -> None:\n    import dpgui.report.ledger\n",
                    encoding="utf-8")
     result = _lint_imports(tmp_path)

@@ -2155,7 +2155,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError:
         print(f"dpgui {command}: error: out of memory; use fewer bins or a smaller file", file=sys.stderr)
         return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
