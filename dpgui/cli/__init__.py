@@ -57,11 +57,12 @@ from dpgui.errors import DpguiError
 from dpgui.cli.arguments import _Parser, build_parser
 from dpgui.cli.hierarchy import cmd_hierarchy_plan, cmd_hierarchy_simulate
 from dpgui.cli.hierarchy_release import cmd_hierarchy_release
+from dpgui.cli.interrupt import InterruptedRelease
 from dpgui.cli.keys import cmd_key, cmd_verify, version_text
 from dpgui.cli.ledger import cmd_ledger
 from dpgui.cli.planning import cmd_plan, cmd_simulate
 from dpgui.cli.release import cmd_quantiles, cmd_release
-from dpgui.cli.sources import _choose_neighbours, cmd_columns
+from dpgui.cli.sources import _choose_neighbours, cmd_columns, with_neighbours
 
 
 HIERARCHY_COMMANDS = {"plan": cmd_hierarchy_plan, "release": cmd_hierarchy_release, "simulate": cmd_hierarchy_simulate}
@@ -106,14 +107,14 @@ def _gui(argv: list[str]) -> int:
     return run_gui(args.file, args.column)
 
 
-def _spent_note(args: argparse.Namespace) -> str:
-    """After an interrupted release: whether the ledger recorded its spend (asked, not assumed)."""
-    release_id = getattr(args, "release_id", None)
-    if release_id is None:
+def _spent_note(args: argparse.Namespace, interruption: KeyboardInterrupt) -> str:
+    """After an interrupted command: whether the ledger recorded a release's spend (asked, not assumed)."""
+    if not isinstance(interruption, InterruptedRelease):  # before a release id was made: nothing can be spent
         releasing = args.command == "release" or getattr(args, "hierarchy_command", None) == "release"
         return " and nothing was spent" if releasing else ""
     from dpgui.workspace.release import spent_on
 
+    release_id = interruption.release_id
     spent = spent_on(release_id)  # None: the ledger cannot tell
     if spent is None:
         return f"; check 'dpgui ledger show' for release {release_id}"
@@ -162,10 +163,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     command = " ".join(filter(None, (args.command, getattr(args, "hierarchy_command", None))))  # "hierarchy release"
     try:
-        _choose_neighbours(args)
-        code = COMMANDS[args.command](args)
-        if code == 0 and getattr(args, "neighbours_note", None):
-            print(f"dpgui {command}: {args.neighbours_note}", file=sys.stderr)
+        neighbours = _choose_neighbours(args)
+        code = COMMANDS[args.command](with_neighbours(args, neighbours))
+        if code == 0 and neighbours.note:
+            print(f"dpgui {command}: {neighbours.note}", file=sys.stderr)
         sys.stdout.flush()  # here, so that a reader that stopped early (| head) is caught below
         return code
     except BrokenPipeError:
@@ -176,8 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DpguiError as err:  # one line, whatever the user typed into the names it quotes (a LF, an ESC)
         print(f"dpgui {command}: error: {printable_text(str(err))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"dpgui {command}: interrupted; nothing was written{_spent_note(args)}", file=sys.stderr)
+    except KeyboardInterrupt as interruption:
+        print(f"dpgui {command}: interrupted; nothing was written{_spent_note(args, interruption)}", file=sys.stderr)
         return 130
     except MemoryError:
         print(f"dpgui {command}: error: out of memory; use fewer bins or a smaller file", file=sys.stderr)

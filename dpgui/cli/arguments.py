@@ -14,6 +14,9 @@ from dpgui.core.tree import MIN_BINS
 from dpgui.core.synthetic import SYNTHETIC_KINDS
 from dpgui.data.file_types import FILE_TYPE_NAMES
 from dpgui.errors import ParameterError
+from dpgui.vocabulary import (
+    AUTO, CDF_NOISES, HIERARCHY_NOISES, CdfConsistency, Estimator, HierarchyConsistency, Neighbours, Objective, choices,
+)
 
 
 def _number(text: str, what: str, example: str) -> float:
@@ -138,10 +141,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 DEFAULT_PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
-#: ``--noise`` (dpgui.core.plan.NOISE_CHOICES, spelled here so that ``--help`` stays light).
-NOISE_CHOICES_CLI = ("auto", "laplace", "gaussian")
-#: ``--neighbours`` (dpgui.core.plan.NEIGHBOURS, spelled here for the same reason).
-NEIGHBOURS_CLI = ("change", "addremove")
+#: ``--noise`` and ``--neighbours``: the vocabulary's tokens (stdlib only, so ``--help`` stays light).
+NOISE_CHOICES_CLI = choices(AUTO, *CDF_NOISES)
+NEIGHBOURS_CLI = choices(*Neighbours)
 
 
 def _add_privacy_options(parser: argparse.ArgumentParser, delta_use: str) -> None:
@@ -201,9 +203,9 @@ def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = Tru
                         help="tree shape: auto (optimised), a factor B, or factors like 4x16x16")
     parser.add_argument("--budgets", type=_budgets, default="auto", metavar="auto|equal|e1,e2,…",
                         help="per-level budgets (root first under addremove); must sum to ε, or to ρ with --noise gaussian")
-    parser.add_argument("--estimator", choices=("gls", "covering"), default="gls",
+    parser.add_argument("--estimator", choices=choices(*Estimator), default=str(Estimator.GLS),
                         help="gls: best linear unbiased (default); covering: the covering sum of Rameshwar et al. 2024")
-    parser.add_argument("--objective", choices=("total", "max"), default="total",
+    parser.add_argument("--objective", choices=choices(*Objective), default=str(Objective.TOTAL),
                         help="minimise the total or the worst squared error of the cumulative counts")
     parser.add_argument("--missing", default=MISSING_AUTO, metavar="auto|impute:VALUE",
                         help="auto (default): missing values follow the neighbour model (docs/design.md): under change "
@@ -226,7 +228,16 @@ def build_parser() -> argparse.ArgumentParser:
                              "exit 0 only if every step passed")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser,
                                 metavar="{plan,release,quantiles,verify,key,ledger,simulate,hierarchy,columns}")
+    _add_plan_parser(sub)
+    _add_release_parser(sub)
+    _add_output_parsers(sub)
+    _add_simulate_parser(sub)
+    _add_columns_parser(sub)
+    _add_hierarchy_parser(sub)
+    return parser
 
+
+def _add_plan_parser(sub: Any) -> None:
     plan = sub.add_parser("plan", help="choose a tree and budgets; show projected errors (spends nothing)")
     _add_plan_options(plan)
     plan.add_argument("--n", type=_int_at_least(1, "--n 10000", LARGEST_N), metavar="N", help="public N, to express CDF errors")
@@ -234,6 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--upper", type=_finite_float, metavar="B", help="public upper bound (for --focus)")
     plan.add_argument("--json", action="store_true", help="print JSON")
 
+
+def _add_release_parser(sub: Any) -> None:
     rel = sub.add_parser("release", help="release a DP CDF of a numeric column to CSV (spends ε)")
     rel.add_argument("input", nargs="?", metavar="INPUT", help=f"{SOURCE_HELP}; or give it with --source")
     rel.add_argument("--source", "--input", dest="source", metavar="URL|FILE", help="the same as INPUT")
@@ -246,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "file's declared integer type says so by itself): bins centred on whole numbers are "
                           "suggested, quantiles are then whole numbers, and the statement is recorded")
     _add_plan_options(rel)
-    rel.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
+    rel.add_argument("--consistency", choices=choices(*CdfConsistency), default=str(CdfConsistency.L2))
     rel.add_argument("--dataset", metavar="ID", help="required: the budget ledger's name for the data, the same for "
                      "every file about these people (a file name is not an identity: a copy would get a fresh "
                      "budget); set its cap first with 'dpgui ledger cap ID EPSILON'")
@@ -266,6 +279,9 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--name", metavar="NAME", help="bundle file name stem (default: dataset-column-time-id)")
     rel.add_argument("--json", action="store_true")
 
+
+def _add_output_parsers(sub: Any) -> None:
+    """``quantiles``, ``verify``, ``key create``, ``ledger show|cap``: what is done with releases and keys."""
     qua = sub.add_parser("quantiles", help="quantiles of a released CDF with their 95 %% intervals (spends nothing)")
     qua.add_argument("release", metavar="NAME.manifest.json|RELEASE.csv",
                      help="a bundle's manifest, or a released CSV (its plan from the manifest beside it or --plan)")
@@ -300,9 +316,11 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--reason", default="", metavar="TEXT",
                      help="why the cap is set or changed (kept in the log; required to raise a cap)")
 
+
+def _add_simulate_parser(sub: Any) -> None:
     sim = sub.add_parser("simulate", help="Monte-Carlo error of a plan on data or a synthetic shape (insecure noise)")
     _add_plan_options(sim)
-    sim.add_argument("--consistency", choices=("l2", "l1", "none"), default="l2")
+    sim.add_argument("--consistency", choices=choices(*CdfConsistency), default=str(CdfConsistency.L2))
     sim.add_argument("--trials", type=_int_at_least(1, "--trials 1000", LARGEST_TRIALS), default=100, metavar="R",
                      help="number of simulated releases (default 100, as in the tables of Rameshwar, Tandon & Sharma)")
     sim.add_argument("--seed", type=_int_at_least(0, "--seed 1"), metavar="S")
@@ -316,18 +334,19 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--lower", type=_finite_float, metavar="A")
     sim.add_argument("--upper", type=_finite_float, metavar="B")
     sim.add_argument("--n", type=_int_at_least(1, "--n 10000", LARGEST_N), metavar="N")
+
+
+def _add_columns_parser(sub: Any) -> None:
     col = sub.add_parser("columns", help="the data's columns with their kinds, and who counts them (spends nothing; "
                          "prints no values)")
     col.add_argument("input", nargs="?", metavar="INPUT", help=f"{SOURCE_HELP}; or give it with --source")
     col.add_argument("--source", "--input", dest="source", metavar="URL|FILE", help="the same as INPUT")
     _add_source_options(col, releases=False)
     col.add_argument("--json", action="store_true")
-    _add_hierarchy_parser(sub)
-    return parser
 
 
-HIERARCHY_NOISES_CLI = ("auto", "laplace", "gaussian", "multiplicative")  # core.hierarchy.HIERARCHY_NOISE_CHOICES
-HIERARCHY_CONSISTENCY_CLI = ("auto", "topdown", "gls", "none")
+HIERARCHY_NOISES_CLI = choices(AUTO, *HIERARCHY_NOISES)
+HIERARCHY_CONSISTENCY_CLI = choices(AUTO, *HierarchyConsistency)
 HIERARCHY_LEVELS = (2, 4)  # core.hierarchy.MIN_LEVELS, MAX_LEVELS (spelled here so that --help stays light)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpgui.errors import ParameterError
+from dpgui.vocabulary import Allocation, Neighbours, Noise
 
 from dpgui.cli.rendering import _note_lines, _print, hierarchy_plan_text
 from dpgui.cli.sources import _check_data_columns, _check_no_source_options, _has_source, _open_data, _source_spec
@@ -58,7 +59,7 @@ def _assumed_records(args: argparse.Namespace, rows: int | None) -> int | None:
         return None
     if args.n is not None:
         return int(args.n)
-    return rows if args.neighbours == "change" and rows else None
+    return rows if args.neighbours == Neighbours.CHANGE and rows else None
 
 
 NO_RECORDS_NOTE = ("the errors are the noise's alone (no counts): give --n, a published estimate of the number of "
@@ -72,7 +73,7 @@ def _hierarchy_plan(args: argparse.Namespace, hierarchy: Hierarchy, prior_levels
     from dpgui.core.hierarchy import plan_hierarchy
 
     allocation, target = args.allocation
-    if allocation != "uniform" and prior_levels is None:
+    if allocation != Allocation.UNIFORM and prior_levels is None:
         _hierarchy_plan_needs_counts(args)
     return plan_hierarchy(hierarchy.level_sizes, _hierarchy_privacy(args), noise=args.noise, allocation=allocation,
                           weights=args.weights, target_mse=target, consistency=args.consistency,
@@ -117,7 +118,7 @@ def _hierarchy_errors(plan: HierarchyPlan, hierarchy: Hierarchy, levels: Sequenc
 
 
 def _budget_unit(plan: HierarchyPlan) -> str | None:
-    return {"laplace": "epsilon", "gaussian": "rho"}.get(plan.noise)
+    return {Noise.LAPLACE: "epsilon", Noise.GAUSSIAN: "rho"}.get(Noise(plan.noise))
 
 
 def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: str, projection: dict[str, Any],
@@ -185,12 +186,12 @@ def _check_hierarchy_delta(args: argparse.Namespace) -> tuple[str, ...]:
     """Before anything is read: ``--noise multiplicative`` without ``--alpha``, and ``--noise
     gaussian|multiplicative`` with δ = 0 (both are (ε, δ)-DP), are refused; ``--alpha`` with δ = 0 is
     unused, and the returned note says so (printed with the others)."""
-    if args.noise == "multiplicative" and args.alpha is None:
+    if args.noise == Noise.MULTIPLICATIVE and args.alpha is None:
         raise ParameterError("--noise multiplicative needs --alpha, the multiplicative error of Ghazi et al. 2023",
                              "give --alpha A with 0 < A < 1, e.g. --alpha 0.5")
     if (args.delta or 0.0) > 0:
         return ()
-    if args.noise in ("gaussian", "multiplicative"):
+    if args.noise in (Noise.GAUSSIAN, Noise.MULTIPLICATIVE):
         raise ParameterError(f"--noise {args.noise} needs δ > 0 (it is (ε, δ)-DP)",
                              "give --delta D, e.g. --delta 1e-9, or choose --noise laplace")
     return (ALPHA_UNUSED,) if args.alpha is not None else ()

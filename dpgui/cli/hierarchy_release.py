@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
@@ -14,11 +15,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpgui.errors import DataError, ParameterError
+from dpgui.vocabulary import Allocation, Noise
 
 from dpgui.cli.hierarchy import (
     NODE_LIST_PRIOR_ONLY, _check_hierarchy_delta, _hierarchy_errors, _hierarchy_plan, _hierarchy_plan_json,
     _hierarchy_plan_needs_counts, _hierarchy_privacy, _hierarchy_tree, _leaf_counts,
 )
+from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
 from dpgui.cli.release import (
     _check_charge, _check_dataset_identity, _check_outputs, _check_release_options, _write_outputs,
@@ -29,6 +32,7 @@ from dpgui.cli.sources import _check_data_columns, _open_data, _protected_paths,
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan
     from dpgui.data.hierarchy import PathCounts
+    from dpgui.data.source import SourceSpec
     from dpgui.workspace.flow import ReleaseFlow
 
 
@@ -47,13 +51,13 @@ def _provisional_charges(args: argparse.Namespace) -> tuple[tuple[float, float, 
     checked once the plan is made, before the spend, and the spend checks it again."""
     privacy = _hierarchy_privacy(args)
     laplace = (privacy.epsilon, 0.0, privacy.epsilon**2 / 2.0)
-    if privacy.rho is None or args.noise == "laplace":  # δ = 0: Laplace (other noises are refused earlier)
+    if privacy.rho is None or args.noise == Noise.LAPLACE:  # δ = 0: Laplace (other noises are refused earlier)
         return (laplace,)
     gaussian = (privacy.epsilon, privacy.delta, privacy.rho)
     multiplicative = (privacy.epsilon, privacy.delta, None)
-    if args.noise == "gaussian":
+    if args.noise == Noise.GAUSSIAN:
         return (gaussian,)
-    if args.noise == "multiplicative":
+    if args.noise == Noise.MULTIPLICATIVE:
         return (multiplicative,)
     return (laplace, gaussian) + ((multiplicative,) if args.alpha is not None else ())
 
@@ -85,20 +89,45 @@ def _check_out_is_not_the_prior(args: argparse.Namespace) -> None:
                         "choose another output file name; dpgui never overwrites its input or its prior")
 
 
-def cmd_hierarchy_release(args: argparse.Namespace) -> int:
-    from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE
-    from dpgui.core.noise import SecureRandom
-    from dpgui.data.hierarchy import check_prior_is_not_the_data, read_prior
-    from dpgui.data.readers import check_data_file
-    from dpgui.report.files import sha256_regular_file
-    from dpgui.workspace.publishing import default_hierarchy_bundle_name, write_hierarchy_csv
-    from dpgui.workspace.publishing import charge_text
-    from dpgui.report.keystore import load_secret_key
-    from dpgui.workspace.flow import HierarchySpend, ReleaseFlow
-    from dpgui.workspace.release import new_release_id
+@dataclass(frozen=True, eq=False)
+class PublicPrior:
+    """What a release takes from ``--prior`` before the ledger is asked (public): the tree (the node list),
+    its level counts for the optimiser, the file's name and SHA-256 (of the bytes the plan used), its notes,
+    the plan made on it, and its path counts (to refuse the data given as its own prior)."""
 
-    # Everything that can fail is checked before the budget is spent (cmd_release's order), the
-    # declaration of the node list first: it needs neither the data nor the ledger.
+    hierarchy: Hierarchy
+    levels: tuple[np.ndarray, ...]
+    name: str
+    sha256: str
+    notes: tuple[str, ...]
+    plan: HierarchyPlan
+    counts: PathCounts
+
+
+def _read_public_prior(args: argparse.Namespace) -> PublicPrior:
+    """``--prior``, hashed before and after it is read (the recorded hash is of the bytes the plan used),
+    and the whole plan made on it, before the data is read."""
+    from dpgui.core.hierarchy import PRIOR_FILE
+    from dpgui.data.hierarchy import read_prior
+    from dpgui.report.files import sha256_regular_file
+
+    sha256 = sha256_regular_file(args.prior, "prior file")
+    prior = read_prior(args.prior, args.levels)
+    if sha256_regular_file(args.prior, "prior file") != sha256:
+        raise DataError(f"the prior file {args.prior} changed while it was read",
+                        "release again when the file is complete")
+    hierarchy, prior_leaves = _hierarchy_tree(prior)
+    levels = hierarchy.aggregate(prior_leaves)
+    plan = _hierarchy_plan(args, hierarchy, levels, PRIOR_FILE)
+    return PublicPrior(hierarchy, levels, Path(args.prior).name, sha256, tuple(prior.notes), plan, prior)
+
+
+def _check_hierarchy_release_options(args: argparse.Namespace) -> tuple[SourceSpec, tuple[str, ...]]:
+    """Everything that can be checked before the data or the ledger (cmd_release's order), the declaration
+    of the node list first: the source, the options, the outputs. Returns the source and the notes of
+    unused options."""
+    from dpgui.data.readers import check_data_file
+
     _check_categories_declared(args)
     spec = _source_spec(args)
     if spec.kind == "file":
@@ -111,88 +140,93 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
                              "leave out one: --prior (public counts) or --counts-from-data (the data's own counts)")
     _check_out_is_not_the_prior(args)
     _check_outputs(args, protect)
-    dataset = args.dataset
+    return spec, unused
+
+
+def cmd_hierarchy_release(args: argparse.Namespace) -> int:
+    from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR, NO_PRIOR
+    from dpgui.core.noise import SecureRandom
+    from dpgui.data.hierarchy import check_prior_is_not_the_data
+    from dpgui.report.keystore import load_secret_key
+    from dpgui.workspace.flow import HierarchySpend, ReleaseFlow
+    from dpgui.workspace.publishing import default_hierarchy_bundle_name, write_hierarchy_csv
+    from dpgui.workspace.release import new_release_id
+
+    spec, unused = _check_hierarchy_release_options(args)
     # The public prior: the node list and the optimiser's counts, read before the ledger is asked.
-    hierarchy: Hierarchy | None = None
-    prior_levels: tuple[np.ndarray, ...] | None = None
-    prior_name = prior_sha256 = None
-    notes: tuple[str, ...] = ()
-    plan: HierarchyPlan | None = None
-    prior: PathCounts | None = None
-    if args.prior is not None:
-        # hashed before and after it is read: the recorded hash is of the bytes the plan used
-        prior_sha256 = sha256_regular_file(args.prior, "prior file")
-        prior = read_prior(args.prior, args.levels)
-        if sha256_regular_file(args.prior, "prior file") != prior_sha256:
-            raise DataError(f"the prior file {args.prior} changed while it was read",
-                            "release again when the file is complete")
-        hierarchy, prior_leaves = _hierarchy_tree(prior)
-        prior_levels = hierarchy.aggregate(prior_leaves)
-        prior_name = Path(args.prior).name
-        notes = tuple(prior.notes)
-        plan = _hierarchy_plan(args, hierarchy, prior_levels, PRIOR_FILE)  # the whole plan before the data
-    elif args.allocation[0] != "uniform" and not args.counts_from_data:
+    prior = _read_public_prior(args) if args.prior is not None else None
+    if prior is None and args.allocation[0] != Allocation.UNIFORM and not args.counts_from_data:
         _hierarchy_plan_needs_counts(args)
     key = None
     if args.bundle is not None:
         key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
         from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
-    with _open_data(spec) as source, ReleaseFlow.open(dataset) as flow:  # connected (password asked) before the ledger
+    with _open_data(spec) as source, ReleaseFlow.open(args.dataset) as flow:  # connected (password asked) first
         _check_data_columns(source, args.levels, numeric=False)
         # No cap, or too little left: refused before the data is read (with the exact plan when the
         # prior gives it, else unless one of the charges the options can lead to fits).
-        if plan is not None:
-            _check_charge(flow, plan.ledger_charge())
+        if prior is not None:
+            _check_charge(flow, prior.plan.ledger_charge())
         else:
             _check_provisional_charge(flow, _provisional_charges(args))
         data = flow.read_paths(source, args.levels)
         if prior is not None:  # the data as its own "public" prior (a copy, a re-export): refused before the spend
-            check_prior_is_not_the_data(prior, data, Path(args.prior).name)
+            check_prior_is_not_the_data(prior.counts, data, prior.name)
         _check_dataset_identity(flow, [c.name for c in source.columns()], data.rows, args.new_dataset)
-        notes = tuple(dict.fromkeys(notes + tuple(data.notes)))
-        if hierarchy is None:  # the data's categories are the (published) node list
+        notes = tuple(dict.fromkeys((prior.notes if prior else ()) + tuple(data.notes)))
+        if prior is None:  # the data's categories are the (published) node list
             hierarchy, leaves = _hierarchy_tree(data)
-        else:  # every path of the data must be in the prior's tree
-            leaves = _leaf_counts(hierarchy, data)
-        if plan is None:
-            if args.counts_from_data:
-                prior_levels = hierarchy.aggregate(leaves)
-            plan = _hierarchy_plan(args, hierarchy, prior_levels, CONFIDENTIAL_PRIOR if args.counts_from_data else NO_PRIOR,
-                                   int(leaves.sum()))
+            prior_levels = hierarchy.aggregate(leaves) if args.counts_from_data else None
+            plan = _hierarchy_plan(args, hierarchy, prior_levels, CONFIDENTIAL_PRIOR if args.counts_from_data
+                                   else NO_PRIOR, int(leaves.sum()))
             _check_charge(flow, plan.ledger_charge())
-        args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
-        spend = HierarchySpend(hierarchy, plan, args.prior is not None, bool(args.counts_from_data), prior_name,
-                               prior_sha256, notes)
-        result, info = flow.spend_hierarchy(spend, leaves, SecureRandom(), args.release_id, source.public_record())
-        # The projection published with the release: the plan's stated errors (those `hierarchy plan` and the
-        # window state) at the prior's counts, else at the plan's assumed records, else the noise's alone —
-        # never at the confidential counts. Past the spend, so it runs inside _write_outputs: its failure too
-        # says that ε was spent.
-        projected: dict[str, Any] = {}
-        warnings: list[str] = []
+        else:  # every path of the data must be in the prior's tree
+            hierarchy, plan = prior.hierarchy, prior.plan
+            leaves = _leaf_counts(hierarchy, data)
+        release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
+        spend = HierarchySpend(hierarchy, plan, prior is not None, bool(args.counts_from_data),
+                               prior.name if prior else None, prior.sha256 if prior else None, notes)
+        with interrupt_names(release_id):
+            result, info = flow.spend_hierarchy(spend, leaves, SecureRandom(), release_id, source.public_record())
+            # The projection published with the release: the plan's stated errors (those `hierarchy plan` and
+            # the window state) at the prior's counts, else at the plan's assumed records, else the noise's
+            # alone — never at the confidential counts. Past the spend, so it runs inside _write_outputs: its
+            # failure too says that ε was spent.
+            projected: dict[str, Any] = {}
+            warnings: list[str] = []
 
-        def project() -> None:
-            public = prior_levels if args.prior is not None else None
-            figures, said = _hierarchy_errors(plan, hierarchy, public, "the prior's counts")
-            projected.update(figures)
-            warnings.extend(said)
+            def project() -> None:
+                figures, said = _hierarchy_errors(plan, hierarchy, prior.levels if prior else None,
+                                                  "the prior's counts")
+                projected.update(figures)
+                warnings.extend(said)
 
-        def bundle() -> Path:
-            assert key is not None and hierarchy is not None and plan is not None
-            pdf = render_hierarchy_pdf(result, info, projected, key.public_key.key_id_hex)
-            name = args.name or default_hierarchy_bundle_name(info, hierarchy.level_names)
-            return flow.sign_hierarchy(args.bundle, name, result, info, pdf, key, projected).manifest
+            def bundle() -> Path:
+                assert key is not None
+                pdf = render_hierarchy_pdf(result, info, projected, key.public_key.key_id_hex)
+                name = args.name or default_hierarchy_bundle_name(info, hierarchy.level_names)
+                return flow.sign_hierarchy(args.bundle, name, result, info, pdf, key, projected).manifest
 
-        outputs = _write_outputs(args, plan, info.release_id, lambda out: write_hierarchy_csv(result, out),
-                                 bundle if key is not None else None, prepare=project)
+            outputs = _write_outputs(args, plan, info.release_id, lambda out: write_hierarchy_csv(result, out),
+                                     bundle if key is not None else None, prepare=project)
+    _print_hierarchy_release(args, plan, hierarchy, result, info, outputs, projected, warnings, notes + unused)
+    return 0
+
+
+def _print_hierarchy_release(args: argparse.Namespace, plan: HierarchyPlan, hierarchy: Hierarchy, result: Any,
+                             info: Any, outputs: dict[str, str], projected: dict[str, Any], warnings: list[str],
+                             notes: tuple[str, ...]) -> None:
+    """What ``hierarchy release`` prints (public values only): the JSON summary, or one line; then its notes."""
+    from dpgui.workspace.publishing import charge_text
+
     node_list = NODE_LIST_PRIOR_ONLY if args.prior is not None else (
         "data (declared public with --categories-public: its categories are published as the node list)")
-    summary = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes + unused)
+    summary = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes)
     summary["warnings"] = warnings
     summary.update({
         "outputs": outputs,
-        "dataset": dataset,
+        "dataset": args.dataset,
         "release_id": info.release_id,
         "secure_noise": info.secure,
         "n_released": int(np.asarray(result.counts[0])[0]),
@@ -203,7 +237,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         _print(summary, True)
     else:
         print(f"released {hierarchy.n_nodes:,} node counts over {' > '.join(hierarchy.level_names)} to "
-              f"{' and '.join(outputs.values())} ({charge_text(plan, with_rho=True)} from dataset {dataset!r}, {plan.noise} "
-              f"noise, {plan.privacy.neighbours} neighbours, {plan.consistency} consistency; node list: {node_list})")
+              f"{' and '.join(outputs.values())} ({charge_text(plan, with_rho=True)} from dataset {args.dataset!r}, "
+              f"{plan.noise} noise, {plan.privacy.neighbours} neighbours, {plan.consistency} consistency; node list: "
+              f"{node_list})")
     _note_lines("release", summary["notes"])
-    return 0

@@ -6,6 +6,7 @@ Nothing is spent; ``simulate`` reads the data only to simulate releases on it, a
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ import numpy as np
 from dpgui.core.missing import (IMPUTE_PREFIX, MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT,
                                 missing_rule_for)
 from dpgui.errors import ParameterError
+from dpgui.vocabulary import Neighbours, Noise
 
 from dpgui.cli.rendering import _print, focus_text, plan_text, simulate_text
 from dpgui.cli.sources import _check_data_columns, _check_no_source_options, _has_source, _open_data, _source_spec
@@ -28,7 +30,15 @@ def _delta_options_given(args: argparse.Namespace) -> bool:
     return getattr(args, "delta", None) is not None or getattr(args, "noise", None) is not None
 
 
-def _make_plan(args: argparse.Namespace, bins: int) -> Plan:
+@dataclass(frozen=True)
+class OptionsPlan:
+    """The plan of a command's options, and ``--focus``'s offer for the output (None without a region)."""
+
+    plan: Plan
+    focus_offer: dict[str, Any] | None = None
+
+
+def _make_plan(args: argparse.Namespace, bins: int) -> OptionsPlan:
     """The plan of the command's options (:func:`dpgui.workspace.planning.plan_cdf`): ``auto_plan`` at
     (ε, δ) with the requested noise (``--noise``, default auto; ``--delta``, default 0), or explicit
     ``--budgets`` in the unit of the one noise asked for (ε_l or ρ_l), built as given; then ``--focus``."""
@@ -38,7 +48,6 @@ def _make_plan(args: argparse.Namespace, bins: int) -> Plan:
     from dpgui.vocabulary import AUTO
     from dpgui.workspace.planning import PlanRequest, plan_cdf, plan_noise
 
-    args.focus_offer = None  # set by --focus (_focus_plan)
     noise = plan_noise(args.noise or AUTO, args.delta or 0.0, not isinstance(args.budgets, str))
     _check_missing_option(args.missing, args.neighbours)
     privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0,
@@ -52,14 +61,14 @@ def _make_plan(args: argparse.Namespace, bins: int) -> Plan:
     return _focus_plan(args, request, default)
 
 
-def _focus_plan(args: argparse.Namespace, request: Any, default: Plan) -> Plan:
+def _focus_plan(args: argparse.Namespace, request: Any, default: Plan) -> OptionsPlan:
     """``--focus``: the plan for the region if it lowers the region's 95 % margin by at least
     :data:`~dpgui.core.focus.WORTH_IT` (:func:`dpgui.workspace.planning.focus_plan`), else ``default``; the
-    offer is kept in ``args.focus_offer`` for the output. Bad input (not numbers, inverted, outside the
+    offer is returned for the output. Bad input (not numbers, inverted, outside the
     bounds, no bounds) is refused before anything is read or spent."""
     text = getattr(args, "focus", None)
     if text is None:
-        return default
+        return OptionsPlan(default)
     from dataclasses import replace
 
     from dpgui.core.focus import FocusChoice, value_span
@@ -73,21 +82,19 @@ def _focus_plan(args: argparse.Namespace, request: Any, default: Plan) -> Plan:
     choice = FocusChoice.parse(text)
     interval = choice.interval(lower, upper)
     if interval is None:  # "everywhere"
-        return default
+        return OptionsPlan(default)
     span = value_span(interval[0], interval[1], lower, upper, request.bins)
     planned = focus_plan(replace(request, focus=span), default)
     assert planned.offer is not None
-    args.focus_offer = {"values": list(interval), "region": str(choice.region),
-                        "words": choice.words(lower, upper, getattr(args, "column", None) or ""),
-                        **planned.offer.to_json()}
-    return planned.plan
+    offer = {"values": list(interval), "region": str(choice.region),
+             "words": choice.words(lower, upper, getattr(args, "column", None) or ""), **planned.offer.to_json()}
+    return OptionsPlan(planned.plan, offer)
 
 
-def _focus_note(args: argparse.Namespace, command: str) -> None:
+def _focus_note(offer: dict[str, Any] | None, command: str) -> None:
     """One line on stderr when ``--focus`` gains too little: the plan for the whole range is used."""
     from dpgui.core.focus import WORTH_IT
 
-    offer = getattr(args, "focus_offer", None)
     if offer is not None and not offer["worth_it"]:
         print(f"dpgui {command}: note: planning for {offer['words']} would lower its 95 % error margin only from "
               f"±{offer['default_margin95']:.4g} to ±{offer['focused_margin95']:.4g} records "
@@ -95,15 +102,15 @@ def _focus_note(args: argparse.Namespace, command: str) -> None:
               "used", file=sys.stderr)
 
 
-def _plan_json(plan: Plan, args: argparse.Namespace) -> dict[str, Any]:
+def _plan_json(plan: Plan, args: argparse.Namespace, focus_offer: dict[str, Any] | None = None) -> dict[str, Any]:
     """``plan.to_json()`` as the commands print it. Without ``--delta``/``--noise`` exactly the keys
     printed before δ existed (the plan's ``noise_choice`` is left out). With either: ``delta``,
     ``rho`` and ``level_rhos`` always (null for Laplace), and ``alternatives``: the projected
     ``total_sq_error``/``max_variance``/``max_std_error`` (counts²/records) of the best Laplace and the
     best Gaussian plan at this (ε, δ), null where not planned (Gaussian at δ = 0)."""
     out = plan.to_json()
-    if getattr(args, "focus_offer", None) is not None:
-        out["focus_offer"] = args.focus_offer
+    if focus_offer is not None:
+        out["focus_offer"] = focus_offer
     if not _delta_options_given(args):
         out.pop("noise_choice", None)
         return out
@@ -117,7 +124,7 @@ def _plan_json(plan: Plan, args: argparse.Namespace) -> dict[str, Any]:
 
 def _delta_unused(plan: Plan) -> str | None:
     """One sentence when δ > 0 was given but the plan is Laplace (pure ε-DP: δ is not spent)."""
-    if plan.noise == "laplace" and plan.privacy.delta > 0:
+    if plan.noise == Noise.LAPLACE and plan.privacy.delta > 0:
         return (f"δ = {plan.privacy.delta:g} is unused: the plan's Laplace noise is pure ε-DP, so the release "
                 "charges δ = 0")
     return None
@@ -130,12 +137,13 @@ def _note_delta_unused(plan: Plan, command: str) -> None:
         print(f"dpgui {command}: note: {text}", file=sys.stderr)
 
 
-def _plan_report(plan: Plan, n: int | None, args: argparse.Namespace) -> dict[str, Any]:
+def _plan_report(plan: Plan, n: int | None, args: argparse.Namespace,
+                 focus_offer: dict[str, Any] | None = None) -> dict[str, Any]:
     from dpgui.core.margins import cdf_margins
     from dpgui.core.planner import baselines
     from dpgui.core.projection import project
 
-    out = _plan_json(plan, args)
+    out = _plan_json(plan, args, focus_offer)
     out["projected"] = project(plan).to_json(n)
     out["projected"]["margin95"] = cdf_margins(plan).to_json()
     out["baselines"] = baselines(plan.shape.bins, plan.privacy)
@@ -145,15 +153,16 @@ def _plan_report(plan: Plan, n: int | None, args: argparse.Namespace) -> dict[st
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    plan = _make_plan(args, args.bins)
+    planned = _make_plan(args, args.bins)
+    plan = planned.plan
     _warn_before_spend(plan, args.n, "plan")  # --n is typed by the user: public, or the user's own estimate
-    report = _plan_report(plan, args.n, args)
+    report = _plan_report(plan, args.n, args, planned.focus_offer)
     if args.json:
         _print(report, True)
         _note_delta_unused(plan, "plan")
     else:
         print(plan_text(report, args.n))
-    _focus_note(args, "plan")
+    _focus_note(planned.focus_offer, "plan")
     return 0
 
 
@@ -188,7 +197,7 @@ def _check_missing_option(missing: str, neighbours: str) -> None:
         return  # reported by the plan, with its own message
     rule = missing_rule_for(neighbours)
     instead = f"leave out --missing: under {neighbours} missing values are {MISSING_RULE_TEXT[rule]}"
-    if neighbours == "change":
+    if neighbours == Neighbours.CHANGE:
         instead += ", or give impute:VALUE to count them as a value you choose"
     if missing == MISSING_ERROR:
         raise ParameterError("--missing error is retired: stopping at a missing value would make publishing depend "
@@ -222,7 +231,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if missing:
             raise ParameterError(f"--input needs --{missing[0]}", "give --column, --lower and --upper with --input")
         check_bounds(args.lower, args.upper)
-        plan = _make_plan(args, args.bins)
+        planned = _make_plan(args, args.bins)
         with _open_data(spec) as source:
             _check_data_columns(source, [args.column], numeric=True)
             histogram = source.histogram(args.column, args.lower, args.upper, args.bins)
@@ -231,8 +240,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         _check_no_source_options(args, "--synthetic")
         if args.n is None:
             raise ParameterError("--synthetic needs --n", "give the number of records, e.g. --n 10000")
-        plan = _make_plan(args, args.bins)
+        planned = _make_plan(args, args.bins)
         counts, n_missing = synthetic_counts(args.synthetic, args.n, args.bins, seed), 0
+    plan = planned.plan
     lower, upper = (args.lower, args.upper) if from_data else (0.0, 1.0)
     result = simulate(plan, counts, args.trials, args.consistency, seed, n_missing, lower, upper)
     # Under addremove N is private: a file's exact N is never printed (nor used for % of N).
@@ -240,7 +250,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     # N as a release publishes it: under change all rows (missing values included), else the values.
     n = int(np.sum(counts)) + (n_missing if plan.privacy.root_public else 0)
     out = {
-        "plan": _plan_json(plan, args),
+        "plan": _plan_json(plan, args, planned.focus_offer),
         "consistency": args.consistency,
         "n": n if n_public else "N is private (addremove): not shown",
         "insecure_seeded_noise": True,
@@ -252,8 +262,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         _print(out, True)
     else:
         print(simulate_text(out, show_n=not from_data or plan.privacy.root_public))
-        if args.focus_offer is not None:
-            print(focus_text(args.focus_offer))
+        if planned.focus_offer is not None:
+            print(focus_text(planned.focus_offer))
     _note_delta_unused(plan, "simulate")
-    _focus_note(args, "simulate")
+    _focus_note(planned.focus_offer, "simulate")
     return 0

@@ -15,13 +15,15 @@ from contextlib import contextmanager
 
 from dpgui.core.missing import MISSING_AUTO
 from dpgui.errors import DpguiError, ParameterError
+from dpgui.vocabulary import Noise
 
+from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
 from dpgui.cli.planning import (
     _check_missing_option, _delta_options_given, _focus_note, _make_plan, _note_delta_unused, _plan_json,
     _warn_before_spend,
 )
-from dpgui.cli.rendering import NOISE_NAMES, _print, focus_text
+from dpgui.cli.rendering import _print, focus_text
 from dpgui.cli.sources import _check_data_columns, _open_data, _protected_paths, _source_spec
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
@@ -84,7 +86,8 @@ def cmd_release(args: argparse.Namespace) -> int:
     check_bounds(args.lower, args.upper)
     _check_outputs(args, _protected_paths(spec), with_record=True)
     dataset = args.dataset
-    plan = _make_plan(args, args.bins)  # checks every limit of the noise sampler
+    planned = _make_plan(args, args.bins)  # checks every limit of the noise sampler
+    plan = planned.plan
     key = None
     if args.bundle is not None:
         key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
@@ -100,9 +103,9 @@ def cmd_release(args: argparse.Namespace) -> int:
             _warn_before_spend(plan, hist.n_rows if plan.privacy.root_public else None, "release")  # N only if public
             _check_dataset_identity(flow, [c.name for c in data.columns()], hist.n_rows, args.new_dataset)
 
-        args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
-        with _budget_words(dataset, plan.ledger_charge()):  # no cap, or too little left: refused before reading
-            done = flow.release_cdf(lambda: nullcontext(source), spend, SecureRandom, release_id=args.release_id,
+        release_id = new_release_id()  # known before the spend: an interruption asks the ledger about it
+        with interrupt_names(release_id), _budget_words(dataset, plan.ledger_charge()):  # refused before reading
+            done = flow.release_cdf(lambda: nullcontext(source), spend, SecureRandom, release_id=release_id,
                                     checked=lambda _: _whole_number_note(whole, args), counted=counted)
         result, info = done.release, done.info
 
@@ -112,33 +115,35 @@ def cmd_release(args: argparse.Namespace) -> int:
             name = args.name or default_bundle_name(info)
             return flow.sign_cdf(args.bundle, name, result, info, pdf, key).manifest  # checks the ledger's record
 
-        record = _release_record(args, plan, result, info, whole)
-        outputs = _write_outputs(args, plan, info.release_id, lambda out: write_release_csv(result, out),
-                                 bundle if key is not None else None, record=lambda csv: write_record(csv, record))
+        record = _release_record(args, plan, result, info, whole, planned.focus_offer)
+        with interrupt_names(release_id):
+            outputs = _write_outputs(args, plan, info.release_id, lambda out: write_release_csv(result, out),
+                                     bundle if key is not None else None, record=lambda csv: write_record(csv, record))
     summary = {**record, "outputs": outputs,
                "quantiles": [_quantile_json(q) for q in quantiles(result, args.probabilities, whole is not None)]}
     if args.json:
         _print(summary, True)
     else:
         where = " and ".join(outputs.values())
-        noise = f"{NOISE_NAMES[plan.noise]} noise, " if _delta_options_given(args) else ""
+        noise = f"{Noise(plan.noise).words} noise, " if _delta_options_given(args) else ""
         print(f"released {plan.shape.bins} cumulative counts to {where} "
               f"({charge_text(plan, with_rho=True)} from dataset {dataset!r}, {noise}{plan.privacy.neighbours} neighbours, "
               f"branching {plan.shape.label}; missing values: {summary['missing_values']['description']})")
-        if args.focus_offer is not None:
-            print(focus_text(args.focus_offer).strip())
+        if planned.focus_offer is not None:
+            print(focus_text(planned.focus_offer).strip())
     _note_delta_unused(plan, "release")
-    _focus_note(args, "release")
+    _focus_note(planned.focus_offer, "release")
     return 0
 
 
-def _release_record(args: argparse.Namespace, plan: Plan, result: Any, info: Any, whole: Any) -> dict[str, Any]:
+def _release_record(args: argparse.Namespace, plan: Plan, result: Any, info: Any, whole: Any,
+                    focus_offer: dict[str, Any] | None) -> dict[str, Any]:
     """What ``release --json`` prints about a release (its outputs and quantiles aside), and what the
     release record beside ``--out`` holds (:mod:`dpgui.report.release_files`): public values only.
     ``whole``: the whole-number statement (public: the user's or the file's declared type), or None."""
     from dpgui.workspace.publishing import missing_values_json
 
-    summary = _plan_json(plan, args)
+    summary = _plan_json(plan, args, focus_offer)
     summary.update({
         "dataset": args.dataset,
         "release_id": info.release_id,
@@ -307,7 +312,7 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
     if args.json:
         _print({**facts, "quantiles": [_quantile_json(q) for q in found]}, True)
         return 0
-    delta = f", δ = {facts['delta']:g}, {NOISE_NAMES[facts['noise']]} noise" if "delta" in facts else ""
+    delta = f", δ = {facts['delta']:g}, {Noise(facts['noise']).words} noise" if "delta" in facts else ""
     print(f"Quantiles of the released CDF in {Path(facts['csv']).name} (K = {facts['bins']}, bounds "
           f"[{release.lower:g}, {release.upper:g}), N = {facts['n']:,.0f}, ε = {facts['epsilon']:g}{delta}); "
           "the interval is the 95 % interval")

@@ -14,14 +14,17 @@ import numpy as np
 
 from dpgui.core.missing import (MISSING_IMPUTE, MISSING_RULE_TEXT,
                                 missing_rule_for)
+from dpgui.vocabulary import AUTO, Neighbours, Noise, Objective
+
 
 
 def focus_text(offer: dict[str, Any]) -> str:
-    """The region's offer in one line for people (``offer``: ``args.focus_offer``): both 95 % margins
-    there and how much smaller the one of the plan for it is (the figure the choice was made on)."""
+    """The region's offer in one line for people (``offer``: :attr:`~dpgui.cli.planning.OptionsPlan.focus_offer`):
+    both 95 % margins there and how much smaller the one of the plan for it is (the figure the choice was
+    made on)."""
     from dpgui.core.focus import WORTH_IT
 
-    where = "on average" if offer["objective"] == "total" else "at the worst point"
+    where = "on average" if offer["objective"] == Objective.TOTAL else "at the worst point"
     figures = (f"95 % error ±{offer['focused_margin95']:.4g} records {where} there with the plan for it, "
                f"±{offer['default_margin95']:.4g} with the plan for the whole range")
     if offer["worth_it"]:
@@ -49,7 +52,6 @@ def _json_default(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
 
-NOISE_NAMES = {"laplace": "Laplace", "gaussian": "Gaussian"}
 _OBJECTIVE_FIGURE = {"total": ("total_sq_error", "projected total squared error"),
                      "max": ("max_variance", "projected worst variance")}
 
@@ -58,22 +60,22 @@ def noise_text(report: dict[str, Any]) -> str:
     """Which noise the plan uses and why, in one line (``report``: :func:`_plan_json`'s keys with the
     noise choice); e.g. "Gaussian (automatic: projected total squared error 3.1e+06 vs 4.2e+06 with Laplace)"."""
     choice = report.get("noise_choice")
-    chosen = "gaussian" if report["noise"] == "discrete_gaussian" else "laplace"
-    other = "laplace" if chosen == "gaussian" else "gaussian"
-    text = NOISE_NAMES[chosen]
+    chosen = Noise.GAUSSIAN if report["noise"] == "discrete_gaussian" else Noise.LAPLACE
+    other = Noise.LAPLACE if chosen is Noise.GAUSSIAN else Noise.GAUSSIAN
+    text = chosen.words
     if not choice:
         return text
     key, label = _OBJECTIVE_FIGURE[choice["objective"]]
     mine, theirs = choice[chosen], choice[other]
-    if choice["requested"] == "auto":
+    if choice["requested"] == AUTO:
         if theirs is None and not report.get("delta"):
             text += " (automatic: with δ = 0 only pure ε-DP Laplace noise is possible; give --delta for Gaussian)"
         elif theirs is None:
-            text += f" (automatic: {NOISE_NAMES[other]} noise is beyond the noise sampler at this ε and δ)"
+            text += f" (automatic: {other.words} noise is beyond the noise sampler at this ε and δ)"
         else:
-            text += (f" (automatic: {label} {mine[key]:.3g} vs {theirs[key]:.3g} with {NOISE_NAMES[other]})")
+            text += (f" (automatic: {label} {mine[key]:.3g} vs {theirs[key]:.3g} with {other.words})")
     else:
-        text += " (as asked" + (f"; {label} {mine[key]:.3g}, {theirs[key]:.3g} with {NOISE_NAMES[other]}"
+        text += " (as asked" + (f"; {label} {mine[key]:.3g}, {theirs[key]:.3g} with {other.words}"
                                 if mine is not None and theirs is not None else "") + ")"
     return text
 
@@ -89,7 +91,7 @@ def _margin_line(margins: dict[str, float], n: int | None) -> str:
 
 def plan_text(report: dict[str, Any], n: int | None) -> str:
     """The plan in words, for people: tree, budgets, projected error, comparison with the paper."""
-    neighbours = ("change-one (N = all rows is public and published exactly)" if report["neighbours"] == "change"
+    neighbours = ("change-one (N = all rows is public and published exactly)" if report["neighbours"] == Neighbours.CHANGE
                   else "add/remove-one (N is private and released with noise)")
     projected = report["projected"]
     lines = [
@@ -170,7 +172,7 @@ def simulate_text(out: dict[str, Any], show_n: bool) -> str:
     lines = [
         f"Simulated {out['trials']:,} releases (seed {out['seed']}, INSECURE seeded noise: for study only, never publish)",
         f"  K = {plan['bins']} bins, ε = {plan['epsilon']:g}"
-        + (f", δ = {plan['delta']:g}, {NOISE_NAMES[plan['noise'].removeprefix('discrete_')]} noise"
+        + (f", δ = {plan['delta']:g}, {Noise(plan['noise'].removeprefix('discrete_')).words} noise"
            if "alternatives" in plan else "")
         + f", {plan['neighbours']} neighbours, branching "
         f"{' x '.join(map(str, plan['branching']))}, estimator {plan['estimator']}, consistency {out['consistency']}"
@@ -232,7 +234,7 @@ def hierarchy_plan_text(report: dict[str, Any]) -> str:
     lines = [
         f"Plan for counts over {' > '.join(report['levels'])} ({report['nodes']:,} nodes, "
         f"{', '.join(f'{n:,}' for n in report['level_sizes'])} per level), {report['noise']} noise, "
-        + ("no level budgets (the rounds of Ghazi et al. 2023)" if report["noise"] == "multiplicative"
+        + ("no level budgets (the rounds of Ghazi et al. 2023)" if report["noise"] == Noise.MULTIPLICATIVE
            else f"{report['allocation']} allocation") + f", {report['consistency']} consistency",
         f"  node list: {report['node_list_source']}; optimiser counts: {report['prior_source']}",
         f"  charge: ε = {charge['epsilon']:g}" + (f", δ = {charge['delta']:g}" if charge["delta"] > 0 else "")

@@ -5,6 +5,7 @@ neighbour model it allows, the checks of its columns before the ledger is asked,
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,18 +89,26 @@ def _protected_paths(spec: SourceSpec) -> list[str]:
     return local_paths(spec)
 
 
-def _choose_neighbours(args: argparse.Namespace) -> None:
+@dataclass(frozen=True)
+class NeighboursChoice:
+    """The neighbour model a command runs under (None: the command has none), and the note said on stderr
+    once it has succeeded (an error stays one line) when a query's default made it addremove."""
+
+    neighbours: str | None
+    note: str | None = None
+
+
+def _choose_neighbours(args: argparse.Namespace) -> NeighboursChoice:
     """``--neighbours`` of a command that has one: the model asked for, or the data source's default —
     ``change`` for a file or a table, ``addremove`` for a ``--query`` without ``--n-public``
     (:func:`dpgui.data.source.neighbours_for`, which refuses ``change`` for such a query). Decided from
-    the options alone, before anything is read or spent; ``args.neighbours`` is set to the model."""
+    the options alone, before anything is read or spent."""
     if not hasattr(args, "neighbours"):
-        return
+        return NeighboursChoice(None)
     from dpgui.vocabulary import Neighbours
 
     if getattr(args, "synthetic", None) is not None or "engine" not in args or not _has_source(args):
-        args.neighbours = str(Neighbours(args.neighbours or Neighbours.CHANGE))  # no source: --n-public is refused later
-        return
+        return NeighboursChoice(str(Neighbours(args.neighbours or Neighbours.CHANGE)))  # --n-public: refused later
     from dpgui.data.source import neighbours_for
 
     spec = _source_spec(args)
@@ -107,9 +116,16 @@ def _choose_neighbours(args: argparse.Namespace) -> None:
         raise ParameterError("--n-public says that the query's row count may be published, and --neighbours addremove "
                              "keeps it private", "drop --n-public, or use --neighbours change")
     chosen = neighbours_for(spec, args.neighbours)
-    if args.neighbours is None and chosen is Neighbours.ADDREMOVE:
-        args.neighbours_note = QUERY_ROWS_NOTE  # said once the command has succeeded (an error stays one line)
-    args.neighbours = str(chosen)
+    note = QUERY_ROWS_NOTE if args.neighbours is None and chosen is Neighbours.ADDREMOVE else None
+    return NeighboursChoice(str(chosen), note)
+
+
+def with_neighbours(args: argparse.Namespace, choice: NeighboursChoice) -> argparse.Namespace:
+    """The command's options with the neighbour model decided (a new namespace: the parsed one is left as
+    the user typed it)."""
+    if choice.neighbours is None:
+        return args
+    return argparse.Namespace(**{**vars(args), "neighbours": choice.neighbours})
 
 
 #: Said on stderr after a command that took ``addremove`` as a query's default model.

@@ -47,6 +47,7 @@ from dpgui.report.files import sha256_regular_file
 from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.project_hierarchy import ProjectHierarchyRelease
+from dpgui.vocabulary import AUTO, Allocation, HierarchyConsistency, Neighbours, Noise
 from dpgui.workspace.flow import HierarchySpend, ReleaseFlow
 from dpgui.workspace.release import QUERY_ROWS_PRIVATE, BudgetCheck, FirstCapNeeded, ledger_budget_check
 from dpgui.workspace.state import Observable
@@ -159,13 +160,13 @@ class HierarchyChoice:
     def __post_init__(self) -> None:
         if self.noise not in HIERARCHY_NOISE_CHOICES:
             raise ParameterError(f"unknown noise {self.noise!r}", f"use one of {', '.join(HIERARCHY_NOISE_CHOICES)}")
-        if self.allocation not in ALLOCATIONS or self.allocation == "custom":  # custom: typed budgets' record only
-            chosen = [a for a in ALLOCATIONS if a != "custom"]
+        if self.allocation not in ALLOCATIONS or self.allocation == Allocation.CUSTOM:  # custom: typed budgets' record only
+            chosen = [a for a in ALLOCATIONS if a != Allocation.CUSTOM]
             raise ParameterError(f"unknown allocation {self.allocation!r}",
                                  f"use one of {', '.join(chosen)} (and type the level budgets to set them by hand)")
         if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
             raise ParameterError(f"α = {self.alpha!r} is not between 0 and 1", "give α in (0, 1), e.g. 0.1 (10 %)")
-        if self.consistency not in (*CONSISTENCY_METHODS, "auto"):
+        if self.consistency not in (*CONSISTENCY_METHODS, AUTO):
             raise ParameterError(f"unknown consistency step {self.consistency!r}",
                                  f"use one of auto, {', '.join(CONSISTENCY_METHODS)}")
 
@@ -174,7 +175,7 @@ class HierarchyChoice:
         change, where N is public; the officer's typed estimate under add/remove (None until typed)."""
         if loaded.prior_path is not None:
             return None
-        if self.neighbours == "change":
+        if self.neighbours == Neighbours.CHANGE:
             return loaded.rows if loaded.rows > 0 else None
         return self.records_estimate
 
@@ -382,12 +383,13 @@ def _plan(loaded: LoadedHierarchy, choice: HierarchyChoice, noise: str, consiste
     itself, and :func:`plan_and_project` does that once more on the final budgets (showing both, and
     cancellable), so the engine only leaves its placeholder choice for plan_and_project to replace."""
     privacy = choice.privacy()
-    if choice.allocation in ("optimal", "target") and loaded.prior_levels is None:
+    if choice.allocation in (Allocation.OPTIMAL, Allocation.TARGET) and loaded.prior_levels is None:
         raise ParameterError(f"the allocation '{ALLOCATION_LABELS[choice.allocation]}' needs node counts",
                              "give a public prior file in step 1, or tick “use the confidential counts to choose the "
                              "budgets”, or choose an equal budget on every level")
     plan = plan_hierarchy(loaded.hierarchy.level_sizes, privacy, noise=noise, allocation=choice.allocation,
-                          weights=choice.weights, target_mse=choice.target_mse if choice.allocation == "target" else None,
+                          weights=choice.weights,
+                          target_mse=choice.target_mse if choice.allocation == Allocation.TARGET else None,
                           consistency=consistency, prior_levels=loaded.prior_levels, prior_source=loaded.prior_source,
                           alpha=choice.alpha if choice.delta > 0 else None, assumed_records=choice.assumed_records(loaded))
     if choice.budgets is not None:
@@ -405,14 +407,14 @@ def with_budgets(plan: HierarchyPlan, budgets: tuple[float, ...]) -> HierarchyPl
     what happened: allocation "custom" (set by hand), no target error, and the notes made for the engine's
     budgets re-stated (the noise choice, without its figures) or dropped (the consistency projection:
     :func:`plan_and_project` makes it again on these budgets)."""
-    if plan.noise == "multiplicative":
+    if plan.noise == Noise.MULTIPLICATIVE:
         return plan
     if len(budgets) != len(plan.level_sizes):
         raise ParameterError(f"{len(budgets)} level budgets for {len(plan.level_sizes)} levels",
                              "give one budget per level")
     notes: list[str] = []
     for note in plan.notes:
-        if note.startswith("noise: ") and plan.allocation != "custom":  # its figures were for the engine's budgets
+        if note.startswith("noise: ") and plan.allocation != Allocation.CUSTOM:  # its figures were for the engine's budgets
             notes.append(f"{note.split(',')[0]}, chosen on the {plan.allocation} allocation's budgets, before the "
                          "level budgets were set by hand")
         elif not (note.startswith("consistency: ") and "projected" in note):  # projected on the engine's budgets
@@ -427,7 +429,7 @@ def share_budget(plan: HierarchyPlan, level: int, value: float) -> tuple[float, 
     """The plan's level budgets with level ``level`` set to ``value`` and the other noised levels sharing the
     rest of the total in their current proportions (ParameterError if ``value`` is not between 0 and the
     total, or the level takes no budget)."""
-    total = plan.ledger_charge()[0] if plan.noise == "laplace" else plan.ledger_charge()[2]
+    total = plan.ledger_charge()[0] if plan.noise == Noise.LAPLACE else plan.ledger_charge()[2]
     unit = plan.budget_name
     budgets = list(plan.level_budgets)
     first = plan.privacy.first_noised_level()
@@ -484,7 +486,8 @@ def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress:
     if first.counts is None:
         return PlannedHierarchy(plan, None, note=NO_COUNTS_NOTE, alpha=alpha, errors=first)
     # the multiplicative mechanism's counts stay as released (consistency would void its (α, η) guarantee)
-    methods = ("topdown", "gls") if choice.consistency == "auto" and plan.noise != "multiplicative" else (
+    methods = (HierarchyConsistency.TOPDOWN, HierarchyConsistency.GLS) if (
+        choice.consistency == AUTO and plan.noise != Noise.MULTIPLICATIVE) else (
         plan.consistency,)
     errors = {m: first if m == plan.consistency else errors_of(replace(plan, consistency=m)) for m in methods}
     best = min(errors, key=lambda m: errors[m].projection.weighted_mse)
@@ -501,7 +504,7 @@ def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress:
     projections = {m: e.projection for m, e in errors.items()}
     alternatives: dict[str, HierarchyProjection] = {plan.noise: chosen.projection}
     if choice.delta > 0:
-        for noise in ("laplace", "gaussian"):
+        for noise in (Noise.LAPLACE, Noise.GAUSSIAN):
             if noise not in alternatives:
                 try:
                     alternatives[noise] = errors_of(_plan(loaded, replace(choice, budgets=None), noise, best)).projection
@@ -660,9 +663,9 @@ class NodeRow:
 def consistency_words(plan: HierarchyPlan) -> str:
     """What the released counts promise about sums, in plain words, by the plan: consistent (top-down,
     GLS) counts add up; clamped ("none") and multiplicative (paper 004) counts need not."""
-    if plan.noise == "multiplicative":
+    if plan.noise == Noise.MULTIPLICATIVE:
         return "each count is the mechanism's own estimate: a parent need not equal the sum of its children"
-    if plan.consistency == "none":
+    if plan.consistency == HierarchyConsistency.NONE:
         return "each count stands on its own: a parent need not equal the sum of its children"
     return "every parent equals the sum of its children"
 
@@ -675,7 +678,8 @@ def interval_words(release: HierarchyRelease) -> str:
     method = release.interval_method
     plan = release.plan
     average = ("on average" in method if method
-               else plan.noise != "multiplicative" and plan.consistency in ("topdown", "gls"))
+               else plan.noise != Noise.MULTIPLICATIVE and plan.consistency in (HierarchyConsistency.TOPDOWN,
+                                                                           HierarchyConsistency.GLS))
     if average:
         return ("about 95 % of a level's categories have their true count in this range "
                 "(on average over the level, not for each category)")

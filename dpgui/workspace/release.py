@@ -38,6 +38,7 @@ from dpgui.report.bundle import ReleaseInfo, focus_json
 from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet, Totals, same_data_warning, spent_epsilon
 from dpgui.report.project_file import ProjectRelease
 from dpgui.report.publish import Chargeable, authenticate_release
+from dpgui.vocabulary import Noise
 from dpgui.workspace.flow import CdfSpend, ReleaseFlow
 from dpgui.workspace.results import result_figures
 from dpgui.workspace.state import ColumnSettings, ShownRelease, Workspace, WorkspaceState
@@ -250,7 +251,7 @@ def cost_words(plan: Plan) -> str:
     "ε = 1"; Laplace with a δ set "ε = 1 (δ is not used …)"; Gaussian "ε = 1 and δ = 1e-9 …"."""
     privacy = plan.privacy
     epsilon, delta, rho = plan.ledger_charge()
-    if plan.noise == "gaussian":
+    if plan.noise == Noise.GAUSSIAN:
         return (f"<b>Cost: ε = {epsilon:g} and δ = {format_delta(delta)}</b> of privacy budget, spent for good "
                 f"(δ: a chance of at most {format_odds(delta)} beyond the ε guarantee; "
                 f"counted as ρ = {format_significant(rho, 4)} under zCDP, by which the budget ledger adds it up "
@@ -266,7 +267,7 @@ def confirmation_text(request: ReleaseRequest) -> str:
     """What will be published and what it costs, in plain words (rich text)."""
     settings, plan = request.settings, request.plan
     privacy = plan.privacy
-    noise = ("exact discrete Gaussian noise" if plan.noise == "gaussian" else "exact discrete Laplace noise")
+    noise = ("exact discrete Gaussian noise" if plan.noise == Noise.GAUSSIAN else "exact discrete Laplace noise")
     branching = " × ".join(map(str, plan.shape.branching))
     if privacy.root_public:
         total = ("The total number of records N (all rows, missing values included) is published exactly "
