@@ -24,7 +24,7 @@ from dpgui.cli.hierarchy import (
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
 from dpgui.cli.release import (
-    _check_charge, _check_dataset_identity, _check_outputs, _check_release_options, _write_outputs,
+    OutputRequest, _check_charge, _check_dataset_identity, _check_outputs, _check_release_options, _write_outputs,
 )
 from dpgui.cli.rendering import _note_lines, _print
 from dpgui.cli.sources import _check_data_columns, _open_data, _protected_paths, _source_spec
@@ -133,13 +133,13 @@ def _check_hierarchy_release_options(args: argparse.Namespace) -> tuple[SourceSp
     if spec.kind == "file":
         check_data_file(spec.location)
     protect = _protected_paths(spec)
-    _check_release_options(args)
+    _check_release_options(args.dataset, OutputRequest.of(args))
     unused = _check_hierarchy_delta(args)
     if args.prior is not None and args.counts_from_data:
         raise ParameterError("--counts-from-data and --prior both give the optimiser its counts",
                              "leave out one: --prior (public counts) or --counts-from-data (the data's own counts)")
     _check_out_is_not_the_prior(args)
-    _check_outputs(args, protect)
+    _check_outputs(OutputRequest.of(args), protect)
     return spec, unused
 
 
@@ -153,13 +153,14 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     from dpgui.workspace.release import new_release_id
 
     spec, unused = _check_hierarchy_release_options(args)
+    target = OutputRequest.of(args)
     # The public prior: the node list and the optimiser's counts, read before the ledger is asked.
     prior = _read_public_prior(args) if args.prior is not None else None
     if prior is None and args.allocation[0] != Allocation.UNIFORM and not args.counts_from_data:
         _hierarchy_plan_needs_counts(args)
     key = None
-    if args.bundle is not None:
-        key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
+    if target.bundle is not None and target.key is not None:  # (--bundle without --key: refused above)
+        key = load_secret_key(Path(target.key), _passphrase(target.passphrase_file, False))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
         from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
     with _open_data(spec) as source, ReleaseFlow.open(args.dataset) as flow:  # connected (password asked) first
@@ -203,12 +204,12 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
                 warnings.extend(said)
 
             def bundle() -> Path:
-                assert key is not None
+                assert key is not None and target.bundle is not None
                 pdf = render_hierarchy_pdf(result, info, projected, key.public_key.key_id_hex)
-                name = args.name or default_hierarchy_bundle_name(info, hierarchy.level_names)
-                return flow.sign_hierarchy(args.bundle, name, result, info, pdf, key, projected).manifest
+                name = target.name or default_hierarchy_bundle_name(info, hierarchy.level_names)
+                return flow.sign_hierarchy(target.bundle, name, result, info, pdf, key, projected).manifest
 
-            outputs = _write_outputs(args, plan, info.release_id, lambda out: write_hierarchy_csv(result, out),
+            outputs = _write_outputs(target, plan, info.release_id, lambda out: write_hierarchy_csv(result, out),
                                      bundle if key is not None else None, prepare=project)
     _print_hierarchy_release(args, plan, hierarchy, result, info, outputs, projected, warnings, notes + unused)
     return 0

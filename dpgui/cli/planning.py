@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpgui.core.missing import (IMPUTE_PREFIX, MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT,
+from dpgui.core.missing import (IMPUTE_PREFIX, MISSING_AUTO, MISSING_RULE_TEXT,
                                 missing_rule_for)
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import Neighbours, Noise
@@ -199,9 +199,6 @@ def _check_missing_option(missing: str, neighbours: str) -> None:
     instead = f"leave out --missing: under {neighbours} missing values are {MISSING_RULE_TEXT[rule]}"
     if neighbours == Neighbours.CHANGE:
         instead += ", or give impute:VALUE to count them as a value you choose"
-    if missing == MISSING_ERROR:
-        raise ParameterError("--missing error is retired: stopping at a missing value would make publishing depend "
-                             "on the data", instead)
     if str(missing).strip().lower().startswith(IMPUTE_PREFIX):
         return
     if missing not in (MISSING_AUTO, rule):

@@ -6,6 +6,7 @@ steps, the outputs written after the spend, and what is printed.
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 import os
 import sys
 from pathlib import Path
@@ -33,7 +34,26 @@ if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.workspace.flow import ReleaseFlow
 
 
-def _check_outputs(args: argparse.Namespace, protect: Sequence[str] = (), with_record: bool = False) -> None:
+@dataclass(frozen=True)
+class OutputRequest:
+    """Where a release is written (paths the user typed; public): ``--out`` (an existing file replaced only
+    with ``--force``), and the signed ``--bundle`` folder with its ``--key``, ``--passphrase-file`` and
+    ``--name``."""
+
+    out: str | None
+    force: bool
+    bundle: str | None
+    key: str | None
+    passphrase_file: str | None
+    name: str | None
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> OutputRequest:
+        """The outputs of ``release`` or ``hierarchy release``'s options."""
+        return cls(args.out, args.force, args.bundle, args.key, args.passphrase_file, args.name)
+
+
+def _check_outputs(target: OutputRequest, protect: Sequence[str] = (), with_record: bool = False) -> None:
     """Every output target of a release, checked before anything is spent: --out (a new file in a
     writable folder, never the input, an existing file only with --force; ``with_record``: the same for
     the release record written beside it) and --bundle (a writable folder; with --name, none of the
@@ -41,20 +61,20 @@ def _check_outputs(args: argparse.Namespace, protect: Sequence[str] = (), with_r
     from dpgui.workspace.publishing import check_bundle_folder, check_bundle_target
     from dpgui.report.files import check_outside_input_folders, check_writable, same_file
 
-    if args.out is not None:
-        check_writable(args.out, protect=list(protect), overwrite=args.force)
+    if target.out is not None:
+        check_writable(target.out, protect=list(protect), overwrite=target.force)
         if with_record:  # and the release record beside it
             from dpgui.report.release_files import record_path
 
-            check_writable(record_path(args.out), protect=list(protect), overwrite=args.force)
-    if args.bundle is not None:
-        check_outside_input_folders(args.bundle, protect)
-        if args.name is None:
-            check_bundle_folder(args.bundle)
+            check_writable(record_path(target.out), protect=list(protect), overwrite=target.force)
+    if target.bundle is not None:
+        check_outside_input_folders(target.bundle, protect)
+        if target.name is None:
+            check_bundle_folder(target.bundle)
         else:  # checks the folder too
-            paths = check_bundle_target(args.bundle, args.name)
-            if args.out is not None and any(same_file(Path(args.out), p) for p in paths.all()):
-                raise ParameterError(f"--out {args.out} is one of the bundle's own files",
+            paths = check_bundle_target(target.bundle, target.name)
+            if target.out is not None and any(same_file(Path(target.out), p) for p in paths.all()):
+                raise ParameterError(f"--out {target.out} is one of the bundle's own files",
                                      "write --out elsewhere, or leave it out (the bundle holds the CSV)")
             for data in protect:
                 if any(same_file(Path(data), p) for p in paths.all()):
@@ -82,15 +102,16 @@ def cmd_release(args: argparse.Namespace) -> int:
     spec = _source_spec(args)
     if spec.kind == "file":
         check_data_file(spec.location)
-    _check_release_options(args)
+    target = OutputRequest.of(args)
+    _check_release_options(args.dataset, target)
     check_bounds(args.lower, args.upper)
-    _check_outputs(args, _protected_paths(spec), with_record=True)
+    _check_outputs(target, _protected_paths(spec), with_record=True)
     dataset = args.dataset
     planned = _make_plan(args, args.bins)  # checks every limit of the noise sampler
     plan = planned.plan
     key = None
-    if args.bundle is not None:
-        key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
+    if target.bundle is not None and target.key is not None:  # (--bundle without --key: refused above)
+        key = load_secret_key(Path(target.key), _passphrase(target.passphrase_file, False))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
         from dpgui.app.pdf_report import render_release_pdf
     with _open_data(spec) as source, ReleaseFlow.open(dataset) as flow:  # connected (password asked) before the ledger
@@ -110,14 +131,14 @@ def cmd_release(args: argparse.Namespace) -> int:
         result, info = done.release, done.info
 
         def bundle() -> Path:
-            assert key is not None
+            assert key is not None and target.bundle is not None
             pdf = render_release_pdf(result, info, key.public_key.key_id_hex)
-            name = args.name or default_bundle_name(info)
-            return flow.sign_cdf(args.bundle, name, result, info, pdf, key).manifest  # checks the ledger's record
+            name = target.name or default_bundle_name(info)
+            return flow.sign_cdf(target.bundle, name, result, info, pdf, key).manifest  # checks the ledger's record
 
         record = _release_record(args, plan, result, info, whole, planned.focus_offer)
         with interrupt_names(release_id):
-            outputs = _write_outputs(args, plan, info.release_id, lambda out: write_release_csv(result, out),
+            outputs = _write_outputs(target, plan, info.release_id, lambda out: write_release_csv(result, out),
                                      bundle if key is not None else None, record=lambda csv: write_record(csv, record))
     summary = {**record, "outputs": outputs,
                "quantiles": [_quantile_json(q) for q in quantiles(result, args.probabilities, whole is not None)]}
@@ -162,26 +183,26 @@ def _release_record(args: argparse.Namespace, plan: Plan, result: Any, info: Any
     return summary
 
 
-def _check_release_options(args: argparse.Namespace) -> None:
+def _check_release_options(dataset: str | None, target: OutputRequest) -> None:
     """``release`` and ``hierarchy release``: a dataset to charge and somewhere to write (before anything is read)."""
-    if args.dataset is None:
+    if dataset is None:
         raise ParameterError("--dataset is missing: the budget ledger adds up ε per dataset name, and a file name is "
                              "not one (a copy or a renamed file would get a fresh budget)",
                              "give --dataset ID, the same name for every file about these people "
                              "(see 'dpgui ledger show')")
-    if args.out is None and args.bundle is None:
+    if target.out is None and target.bundle is None:
         raise ParameterError("nowhere to write the release", "give --bundle DIR --key NAME.key (signed) or --out OUT.csv")
-    if args.bundle is not None and args.key is None:
+    if target.bundle is not None and target.key is None:
         raise ParameterError("--bundle needs a signing key", "give --key NAME.key (create one with 'dpgui key create NAME')")
-    if args.force and args.out is None:
+    if target.force and target.out is None:
         raise ParameterError("--force only applies to --out", "leave --force out (a bundle is never overwritten)")
 
 
-def _write_outputs(args: argparse.Namespace, plan: Plan | HierarchyPlan, release_id: str,
+def _write_outputs(target: OutputRequest, plan: Plan | HierarchyPlan, release_id: str,
                    write_csv: Callable[[str], Path], write_bundle: Callable[[], Path] | None,
                    prepare: Callable[[], None] | None = None,
                    record: Callable[[Path], Path] | None = None) -> dict[str, str]:
-    """After the spend: ``prepare()`` (what the outputs need), ``--out`` (``write_csv(args.out)``, then
+    """After the spend: ``prepare()`` (what the outputs need), ``--out`` (``write_csv(target.out)``, then
     ``record(csv)``: the release record beside it), then the signed bundle (``write_bundle()``, its
     manifest's path). Returns {"csv": …, "record": …, "bundle": …} as written; any failure says that the
     budget was spent, under which ledger id, and what was written (:meth:`ReleaseFlow.write`)."""
@@ -192,9 +213,9 @@ def _write_outputs(args: argparse.Namespace, plan: Plan | HierarchyPlan, release
     def csv() -> Path | None:
         if prepare is not None:
             prepare()
-        if args.out is None:
+        if target.out is None:
             return None
-        written["csv"] = write_csv(args.out)
+        written["csv"] = write_csv(target.out)
         return written["csv"]
 
     steps: list[tuple[str, Callable[[], Path | None]]] = [("csv", csv)]
@@ -312,7 +333,7 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
     if args.json:
         _print({**facts, "quantiles": [_quantile_json(q) for q in found]}, True)
         return 0
-    delta = f", δ = {facts['delta']:g}, {Noise(facts['noise']).words} noise" if "delta" in facts else ""
+    delta = f", δ = {facts['delta']:g}, {Noise(facts['noise']).words} noise" if facts["delta"] > 0 else ""
     print(f"Quantiles of the released CDF in {Path(facts['csv']).name} (K = {facts['bins']}, bounds "
           f"[{release.lower:g}, {release.upper:g}), N = {facts['n']:,.0f}, ε = {facts['epsilon']:g}{delta}); "
           "the interval is the 95 % interval")
