@@ -162,7 +162,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     if target.bundle is not None and target.key is not None:  # (--bundle without --key: refused above)
         key = load_secret_key(Path(target.key), _passphrase(target.passphrase_file, False))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
-        from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
+        from dpgui.pdf.hierarchy import render_hierarchy_pdf
     with _open_data(spec) as source, ReleaseFlow.open(args.dataset) as flow:  # connected (password asked) first
         _check_data_columns(source, args.levels, numeric=False)
         # No cap, or too little left: refused before the data is read (with the exact plan when the
