@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpgui.errors import ParameterError
-from dpgui.vocabulary import Allocation, Neighbours, Noise
+from dpgui.vocabulary import Allocation, Neighbours, Noise, PriorSource
 
 from dpgui.cli.rendering import _note_lines, _print, hierarchy_plan_text
 from dpgui.cli.sources import _check_data_columns, _check_no_source_options, _has_source, _open_data, _source_spec
@@ -126,7 +126,6 @@ def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: s
     """What ``plan``/``release --json`` print about the plan: the levels, the node list's source, the
     level budgets (ε_ℓ for Laplace, ρ_ℓ for Gaussian, root first; the root's is 0 under change), the
     charge, and the projected bias², variance and MSE per level (sums over the level's nodes)."""
-    from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR
     from dpgui.workspace.publishing import charge_json
 
     return {
@@ -135,7 +134,7 @@ def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: s
         "nodes": int(hierarchy.n_nodes),
         "node_list_source": node_list,
         "prior_source": plan.prior_source,
-        "counts_from_data": plan.prior_source == CONFIDENTIAL_PRIOR,
+        "counts_from_data": plan.prior_source == PriorSource.CONFIDENTIAL,
         "noise": plan.noise,
         "budget_unit": _budget_unit(plan),
         "level_budgets": [float(b) for b in plan.level_budgets],
@@ -153,7 +152,6 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
     """For ``plan`` and ``simulate``: the hierarchy, its prior levels (or None), the truth's leaf counts
     (``counting``: simulate needs them), the node list's and the counts' sources and notes, and the data's
     row count N (None with --prior; used only where N is public, under change)."""
-    from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE
     from dpgui.data.hierarchy import read_prior
 
     if args.prior is not None:
@@ -163,7 +161,7 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
         _check_no_source_options(args, "--prior")
         prior = read_prior(args.prior, args.levels)
         hierarchy, leaves = _hierarchy_tree(prior)
-        return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_PRIOR_ONLY, PRIOR_FILE, tuple(prior.notes),
+        return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_PRIOR_ONLY, PriorSource.FILE, tuple(prior.notes),
                 None)
     if not _has_source(args):
         raise ParameterError("no data and no prior were given",
@@ -174,9 +172,9 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
     hierarchy, leaves = _hierarchy_tree(data)
     rows = int(leaves.sum())
     if args.counts_from_data:
-        return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_DATA_COUNTS, CONFIDENTIAL_PRIOR, tuple(data.notes),
-                rows)
-    return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, NO_PRIOR, tuple(data.notes), rows
+        return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_DATA_COUNTS, PriorSource.CONFIDENTIAL,
+                tuple(data.notes), rows)
+    return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, PriorSource.NONE, tuple(data.notes), rows
 
 
 ALPHA_UNUSED = "α is used only with δ > 0 (the mechanisms of Ghazi et al. 2023 need (ε, δ))"
@@ -198,10 +196,9 @@ def _check_hierarchy_delta(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def _projection_counts_text(prior_source: str) -> str:
-    from dpgui.core.hierarchy import COUNTS_WORDS
+    from dpgui.core.hierarchy import counts_words
 
-    return COUNTS_WORDS.get(prior_source,
-                                                                                                  "no counts")
+    return counts_words(prior_source) or "no counts"
 
 
 def cmd_hierarchy_plan(args: argparse.Namespace) -> int:

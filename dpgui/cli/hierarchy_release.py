@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpgui.errors import DataError, ParameterError
-from dpgui.vocabulary import Allocation, Noise
+from dpgui.vocabulary import Allocation, Noise, PriorSource
 
 from dpgui.cli.hierarchy import (
     NODE_LIST_PRIOR_ONLY, _check_hierarchy_delta, _hierarchy_errors, _hierarchy_plan, _hierarchy_plan_json,
@@ -107,7 +107,6 @@ class PublicPrior:
 def _read_public_prior(args: argparse.Namespace) -> PublicPrior:
     """``--prior``, hashed before and after it is read (the recorded hash is of the bytes the plan used),
     and the whole plan made on it, before the data is read."""
-    from dpgui.core.hierarchy import PRIOR_FILE
     from dpgui.data.hierarchy import read_prior
     from dpgui.report.files import sha256_regular_file
 
@@ -118,7 +117,7 @@ def _read_public_prior(args: argparse.Namespace) -> PublicPrior:
                         "release again when the file is complete")
     hierarchy, prior_leaves = _hierarchy_tree(prior)
     levels = hierarchy.aggregate(prior_leaves)
-    plan = _hierarchy_plan(args, hierarchy, levels, PRIOR_FILE)
+    plan = _hierarchy_plan(args, hierarchy, levels, PriorSource.FILE)
     return PublicPrior(hierarchy, levels, Path(args.prior).name, sha256, tuple(prior.notes), plan, prior)
 
 
@@ -144,7 +143,6 @@ def _check_hierarchy_release_options(args: argparse.Namespace) -> tuple[SourceSp
 
 
 def cmd_hierarchy_release(args: argparse.Namespace) -> int:
-    from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR, NO_PRIOR
     from dpgui.core.noise import SecureRandom
     from dpgui.data.hierarchy import check_prior_is_not_the_data
     from dpgui.report.keystore import load_secret_key
@@ -179,8 +177,8 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         if prior is None:  # the data's categories are the (published) node list
             hierarchy, leaves = _hierarchy_tree(data)
             prior_levels = hierarchy.aggregate(leaves) if args.counts_from_data else None
-            plan = _hierarchy_plan(args, hierarchy, prior_levels, CONFIDENTIAL_PRIOR if args.counts_from_data
-                                   else NO_PRIOR, int(leaves.sum()))
+            plan = _hierarchy_plan(args, hierarchy, prior_levels, PriorSource.CONFIDENTIAL if args.counts_from_data
+                                   else PriorSource.NONE, int(leaves.sum()))
             _check_charge(flow, plan.ledger_charge())
         else:  # every path of the data must be in the prior's tree
             hierarchy, plan = prior.hierarchy, prior.plan

@@ -191,9 +191,7 @@ def _check_missing_option(missing: str, neighbours: str) -> None:
     """``--missing``: "auto" (the default), the neighbour model's own rule, or ``impute:VALUE`` (its value
     is checked by the plan's privacy: a number, change only); anything else is refused before anything
     is read or spent, saying what happens instead."""
-    from dpgui.core.plan import NEIGHBOURS
-
-    if neighbours not in NEIGHBOURS:
+    if neighbours not in tuple(Neighbours):
         return  # reported by the plan, with its own message
     rule = missing_rule_for(neighbours)
     instead = f"leave out --missing: under {neighbours} missing values are {MISSING_RULE_TEXT[rule]}"

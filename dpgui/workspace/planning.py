@@ -105,10 +105,10 @@ def focus_plan(request: PlanRequest, default: Plan) -> PlannedCdf:
 
 def _explicit_plan(request: PlanRequest) -> Plan:
     assert request.shape is not None and isinstance(request.budgets, tuple)
-    plan = Plan(request.shape, request.privacy, request.budgets, request.estimator, request.noise)
+    plan = Plan(request.shape, request.privacy, request.budgets, Estimator(request.estimator), Noise(request.noise))
     variances = prefix_variances(plan)
     figures = (float(variances.sum()), float(variances.max()))
-    return replace(plan, noise_choice=NoiseChoice(request.noise, request.noise, request.objective,
+    return replace(plan, noise_choice=NoiseChoice(request.noise, Noise(request.noise), request.objective,
                                                   figures if request.noise == Noise.LAPLACE else None,
                                                   figures if request.noise == Noise.GAUSSIAN else None))
 
