@@ -31,7 +31,7 @@ Data: uniform (``synthetic_counts("uniform", 10_000, K, seed)`` on [0, 1)), heav
 dollars, the top half of the range nearly empty) and the bundled sample
 (``resources/sample/flights.parquet`` column ``distance``, public bounds [0, 5000) miles, as ``make run``).
 Acceptance (issue 18): ours / (OpenDP best b + our consistency) ≤ 0.70 in every cell; ours / OpenDP as
-it comes is printed beside it (issue 17's 0.40, out of reach under add/remove: docs/design.md).
+it comes is printed beside it (issue 17's 0.40, out of reach under add/remove: docs/research.md).
 
     python benchmarks/bench_opendp.py [--quick] [--check] [--trials T]
 """

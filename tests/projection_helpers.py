@@ -1,5 +1,5 @@
 """The projected error the plots and projections must show, computed in the tests independently of
-dpgui.core.projection_curves: the 95 % margin 2.2·SE + 1 record (docs/design.md, "Count intervals")."""
+dpgui.core.projection_curves: the 95 % margin 2.2·SE + 1 record (docs/engine.md, "Count intervals")."""
 
 from __future__ import annotations
 

@@ -53,7 +53,7 @@ def test_plan_json_has_the_contract_fields(capsys):
 
 
 def test_plan_paper_figure_within_one_percent(capsys):
-    # K = 4095 value bins + the leaf for missing values = the paper's 4096 leaves, 16x16x16 (docs/design.md).
+    # K = 4095 value bins + the leaf for missing values = the paper's 4096 leaves, 16x16x16 (docs/research.md).
     code, out, _ = run_cli(["plan", "--bins", "4095", "--epsilon", "1", "--branching", "16", "--budgets", "equal",
                             "--estimator", "covering", "--json"], capsys)
     assert code == 0

@@ -1,4 +1,4 @@
-"""The CLI's dataset identity (issue 12, item 5; docs/design.md, "Dataset identity") and private N
+"""The CLI's dataset identity (issue 12, item 5; docs/privacy-model.md, "Dataset identity") and private N
 under addremove in `simulate` (item 4)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Missing values counted as a public value the officer chooses (``--missing impute:VALUE``, OpenDP's
 impute-constant) instead of a leaf of their own; and a forced branching that never pads to the next
-power because of the missing leaf. docs/design.md "## Missing values".
+power because of the missing leaf. docs/privacy-model.md "Missing values".
 
 Under change, imputing a public constant keeps N = all rows public and exact, and a value turning into
 a missing one moves one record from its bin to the bin of the imputed value: a change of one record.

@@ -2,7 +2,7 @@
 
 Under change, missing values are the tree's leaf K+1 and N = all rows (a value turning into a missing
 one moves one record between two leaves: the change-one neighbour); under add/remove they are dropped
-(one removal: a neighbour) and N is noised. docs/design.md "## Missing values".
+(one removal: a neighbour) and N is noised. docs/privacy-model.md "Missing values".
 """
 
 from __future__ import annotations

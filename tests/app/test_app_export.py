@@ -1,4 +1,4 @@
-"""Exporting a release (docs/design.md, "Signing and the ledger"): the folder proposed is a releases folder in
+"""Exporting a release (docs/privacy-model.md, "Signing and the ledger"): the folder proposed is a releases folder in
 the user's documents, then the dataset's last export folder — never the confidential data's folder; the
 dialog offers to create a signing key when there is none; a finished export says so with Open Folder, and
 step 4's banner stops asking to export."""

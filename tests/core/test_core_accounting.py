@@ -7,7 +7,7 @@ Independent references:
   α; any disagreement above ~1e-12 would mean a different bound, not rounding. (Observed: ~1e-14.)
 * A brute-force evaluation of CKS's ε-form, ε(α) = αρ + (ln(1/δ) + (α−1)ln(1−1/α) − ln α)/(α−1),
   minimised over a dense α grid with numpy — no bisection, no shared code.
-* The table in docs/design.md, "zCDP accounting in the ledger" (largest ρ for a target (ε, δ)).
+* The table in docs/privacy-model.md, "zCDP accounting in the ledger" (largest ρ for a target (ε, δ)).
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def test_every_alpha_gives_a_weaker_bound_than_the_optimum():
             assert value >= best - 1e-9
 
 
-# largest ρ for (ε, δ): docs/design.md, "zCDP accounting in the ledger" (CKS column, 5 decimals)
+# largest ρ for (ε, δ): docs/privacy-model.md, "zCDP accounting in the ledger" (CKS column, 5 decimals)
 @pytest.mark.parametrize("eps,delta,rho", [(0.1, 1e-6, 0.00032), (0.5, 1e-6, 0.00664), (1, 1e-6, 0.02436),
                                            (1, 1e-9, 0.01497), (2, 1e-6, 0.08815), (4, 1e-9, 0.20631),
                                            (8, 1e-9, 0.73283)])

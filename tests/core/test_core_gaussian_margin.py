@@ -3,7 +3,7 @@
 The margin was derived for sums of discrete Laplace terms (dpgui.core.quantiles). A Gaussian plan's
 noise on a cumulative count is a sum of discrete Gaussian terms; these tests check the same claim by
 exact convolution of the discrete Gaussian pmf: the exact one-sided 97.5 % point of the noise is at
-most the margin computed from the exact standard error (docs/design.md, "(ε, δ): the Gaussian tree").
+most the margin computed from the exact standard error (docs/privacy-model.md, "(ε, δ): the Gaussian tree").
 """
 
 from __future__ import annotations

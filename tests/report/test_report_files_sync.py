@@ -1,4 +1,4 @@
-"""create_file's early syncs (docs/design.md "Big releases"): a file written block by block is synced on a
+"""create_file's early syncs (docs/engine.md "Big K: 2²⁴ bins in one release"): a file written block by block is synced on a
 second thread every SYNC_EVERY bytes, never two syncs at once, the whole file fsynced before it counts as
 written; a sync that fails leaves no file behind and raises."""
 
