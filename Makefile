@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := resources/sample/flights.parquet
 
-.PHONY: run test lint bench clean system-deps package constraints
+.PHONY: run test test-fast lint bench clean system-deps package constraints
 
 # Debian packages the window needs (Qt's xcb plugin and Xvfb for the real-window tests), plus
 # minisign (tests show the stock tool verifies our bundles) and poppler-utils (pdftotext reads our PDFs);
@@ -44,6 +44,12 @@ run: $(call installed,)
 
 test: $(call installed,$(EXTRAS))
 	$(BIN)/python -m pytest -q
+
+# The quick part of the suite while you work: every test but those marked slow, db (PostgreSQL), spark,
+# xvfb (a real X server) or packaging (tests/conftest.py gives the markers). `make test` runs them all.
+FAST := not slow and not db and not spark and not xvfb and not packaging
+test-fast: $(call installed,$(EXTRAS))
+	$(BIN)/python -m pytest -q -m "$(FAST)"
 
 # The gates, configured in pyproject.toml: ruff (style and likely bugs), mypy (types: strict on every
 # module) and import-linter (the layers; only dpgui/app imports Qt). All three run,

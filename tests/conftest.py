@@ -1,6 +1,50 @@
-"""Every test gets its own dpgui home (keys, ledger, autosaves): the real one is never touched."""
+"""Every test gets its own dpgui home (keys, ledger, autosaves): the real one is never touched.
+
+The markers of pyproject.toml are given here by rules, so a new test gets its marker from what it uses:
+``db`` a PostgreSQL server, ``spark`` a Spark session, ``xvfb`` a real X server, ``packaging`` the
+installers' build and files (test_packaging*), ``slow`` the tests that take longest
+(:data:`SLOW`, measured with ``--durations``). ``make test-fast`` runs the tests with none of them.
+"""
 
 import pytest
+
+#: The slowest tests (file name :: test function, every parametrisation), measured on the whole suite
+#: with ``--durations``: each takes seconds where most take milliseconds. Marked ``slow``.
+SLOW: frozenset[str] = frozenset()
+
+#: Fixtures, and names a test calls, that need a piece of the system beyond Python.
+_NEEDS = {
+    "db": ("pg_server", "require_postgresql"),
+    "spark": ("spark", "spark_unavailable_reason"),
+    "xvfb": ("xvfb", "virtual_display"),
+}
+
+
+def _needed_markers(item: pytest.Item) -> set[str]:
+    """The markers a test earns by what it uses: its fixtures, the system pieces its body asks for,
+    a parametrised source kind (``postgresql-…``, ``spark-…``), its file's name."""
+    names = set(getattr(item, "fixturenames", ()))
+    function = getattr(item, "function", None)
+    code = getattr(function, "__code__", None)
+    names |= set(code.co_names) if code is not None else set()
+    callspec = getattr(item, "callspec", None)
+    params = [str(v) for v in callspec.params.values()] if callspec is not None else []
+    markers = {marker for marker, needs in _NEEDS.items() if names & set(needs)}
+    if any(p.startswith("postgresql") for p in params):
+        markers.add("db")
+    if any(p.startswith("spark-") for p in params) or item.path.name == "test_spark_source.py":
+        markers.add("spark")
+    if item.path.name.startswith("test_packaging"):
+        markers.add("packaging")
+    if f"{item.path.name}::{getattr(function, '__name__', item.name)}" in SLOW:
+        markers.add("slow")
+    return markers
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for marker in sorted(_needed_markers(item) - {m.name for m in item.iter_markers()}):
+            item.add_marker(getattr(pytest.mark, marker))
 
 
 @pytest.fixture(autouse=True)
