@@ -11,7 +11,7 @@ SAMPLE := resources/sample/flights.parquet
 # for `make package` and its smoke test: binutils (strip, readelf, as, ld) and icu-devtools (icupkg),
 # which shrink Qt's ICU data, xdotool (finds the installed app's window), the Wayland client libraries
 # (listed in the .deb's Depends:), and shellcheck (tests the scripts); postgresql (the database tests start a
-# throw-away server on a local socket: tests/pg_server.py) and a Java runtime (the Spark tests run Spark local[2]).
+# throw-away server on a local socket: tests/support/pg_server.py) and a Java runtime (the Spark tests run Spark local[2]).
 # Installed by CI (`.ci/run`); on a desktop machine they are normally present already.
 SYSTEM_PACKAGES := xvfb xauth libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 \
 	libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-randr0 libxcb-render-util0 \
@@ -26,7 +26,7 @@ $(BIN)/activate:
 # What each target installs into .venv (pyproject.toml's extras): `make run` the app alone (its
 # dependencies: no test, Spark or packaging package); `make test`, `make lint` and `make bench` the app with
 # $(EXTRAS), the test tools (pytest, ruff, mypy, OpenDP, PyInstaller, …) and the optional Spark engine
-# (tests/data/test_spark_source.py); `make test EXTRAS=test` leaves Spark out (those tests then skip,
+# (tests/unit/data/test_spark_source.py); `make test EXTRAS=test` leaves Spark out (those tests then skip,
 # or fail under CI=true). The installers never include Spark.
 # One marker file per set installed (.venv/.installed-app, .venv/.installed-test+spark): a venv made by
 # `make run` gets the extras on the first `make test`, and `make run` after `make test` only re-links

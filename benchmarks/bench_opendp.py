@@ -127,7 +127,7 @@ def opendp_tree(bins: int, branching: int, epsilon: float, neighbours: str) -> O
 def opendp_plan(bins: int, branching: int, epsilon: float, neighbours: str) -> Plan:
     """OpenDP's tree as our plan: the equal-budget add/remove plan on the b-ary shape at ε / d_in, i.e. the
     scale d_in × levels / ε on every level, root included. When K = b^h, HRMS09's consistent estimate on
-    it is our GLS (tests/test_bench_opendp.py checks that on the same noisy tree), so releasing this plan
+    it is our GLS (tests/system/test_bench_opendp.py checks that on the same noisy tree), so releasing this plan
     is OpenDP's pipeline with our seeded noise."""
     privacy = PrivacySpec(epsilon / count_distance(neighbours), "addremove")
     return auto_plan(bins, privacy, shape=TreeShape.uniform(bins, branching), budgets="equal")

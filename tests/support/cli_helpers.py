@@ -25,7 +25,7 @@ def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
 
 # ------------------------------------------------------------------ tables of bad input, run as a user runs them
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PASSPHRASE = "a long passphrase"
 GUARD_S = 120  # a hung command fails the test instead of hanging the suite (not a speed limit)
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from dpgui.app import project as project_module
 from dpgui.core.noise import SeededRandom
 
 TIMEOUT = 30_000
@@ -149,3 +152,49 @@ def count_tree_drawing(monkeypatch, leaf_level: int) -> dict[str, int]:
     monkeypatch.setattr(pg.functions, "arrayToQPath", count_edges)
     monkeypatch.setattr(_IcicleItem, "_node_texts", count_labels)
     return drawn
+
+
+def dead_pid() -> int:
+    result = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(result.stdout)
+    assert not project_module.process_alive(pid)
+    return pid
+
+
+def clipped_labels(page) -> list[str]:
+    """The labels of ``page`` that do not show their whole text: a wrapped label lower than its text needs
+    at its width, or an unwrapped one narrower than its text."""
+    from PySide6.QtWidgets import QLabel
+
+    clipped = []
+    for label in page.findChildren(QLabel):
+        if not label.isVisible() or not label.text():
+            continue
+        if label.wordWrap():
+            if label.height() < label.heightForWidth(label.width()):
+                clipped.append(f"{label.text()[:40]!r}: {label.height()} px high, needs {label.heightForWidth(label.width())}")
+        elif label.width() < label.sizeHint().width():
+            clipped.append(f"{label.text()[:40]!r}: {label.width()} px wide, needs {label.sizeHint().width()}")
+    return clipped
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+def connect(qtbot, window, url: str, table: str | None = None, query: str | None = None,
+            password: str = "") -> None:
+    """File → Connect to a Database…, fill in, OK; wait until step 1 shows the source."""
+    window.connect_database()
+    dialog = window.database_dialog
+    dialog.url_edit.setText(url)
+    if query is not None:
+        dialog.query_radio.setChecked(True)
+        dialog.query_edit.setPlainText(query)
+    else:
+        dialog.table_edit.setText(table or "")
+    dialog.password_edit.setText(password)
+    dialog._on_ok()  # tests first, then accepts
+    qtbot.waitUntil(lambda: window.workspace.state.source is not None
+                    and window.workspace.state.source.source_spec.kind == "database"
+                    and not window.pool.busy(), timeout=TIMEOUT)

@@ -1,5 +1,5 @@
 """The package's ℓ1 consistency solver until issue 17, a weighted slope trick on a heap, kept as a
-reference oracle for tests/core/test_core_consistency_l1.py and benchmarks/bench_consistency.py
+reference oracle for tests/unit/core/test_core_consistency_l1.py and benchmarks/bench_consistency.py
 (timed against its replacement), verbatim. O(K log K) with a Python loop of K steps.
 """
 

@@ -1,6 +1,6 @@
 """Tests that need a piece of the system beyond Python: one rule for all of them.
 
-A PostgreSQL server (`tests/pg_server.py`) and Spark (PySpark, the extra ``dpgui[spark]``, with a Java
+A PostgreSQL server (`tests/support/pg_server.py`) and Spark (PySpark, the extra ``dpgui[spark]``, with a Java
 runtime). Where a piece is missing, the test is skipped with the reason and the fix on a developer's
 machine only; under ``CI=true`` it fails, because CI installs every piece (`make system-deps`, the test
 venv's spark extra), so no such test is ever skipped silently there.

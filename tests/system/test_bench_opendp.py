@@ -21,7 +21,7 @@ from script_modules import script_module
 
 dp = pytest.importorskip("opendp.prelude")
 
-BENCH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_opendp.py"
+BENCH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "bench_opendp.py"
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from script_modules import script_module
 
-BENCH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_plan_search.py"
+BENCH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "bench_plan_search.py"
 
 
 @pytest.fixture(scope="module")

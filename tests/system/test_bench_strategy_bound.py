@@ -9,7 +9,7 @@ import pytest
 
 from script_modules import script_module
 
-BENCH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_strategy_bound.py"
+BENCH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "bench_strategy_bound.py"
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from ruamel.yaml import YAML
 
 import dpgui
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "installers.yml"
 SPEC = ROOT / "packaging" / "dpgui.spec"
 ISS = ROOT / "packaging" / "windows" / "dpgui.iss"

@@ -17,7 +17,7 @@ from ruamel.yaml import YAML
 
 tomllib = pytest.importorskip("tomllib")  # Python >= 3.11 (the installers are built with 3.11)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONSTRAINTS = ROOT / "packaging" / "constraints.txt"
 USE = "-c packaging/constraints.txt"
 

@@ -17,7 +17,7 @@ import pytest
 
 from script_modules import script_module
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "packaging" / "dpgui.spec"
 
 # Imported by the app although the spec leaves it out, and why that is right.

@@ -20,7 +20,7 @@ from script_modules import script_module
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF libraries: the Linux bundle")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # What libQt6Core asks ICU for: collation, locale case mapping, time-zone names and ids, codecs.
 PROBE = r"""

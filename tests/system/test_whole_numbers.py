@@ -25,7 +25,7 @@ from dpgui.data.histogram import values_histogram
 from dpgui.data.public_bounds import whole_number_bins
 from dpgui.report.ledger import Ledger
 
-SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "sample" / "flights.parquet"
+SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample" / "flights.parquet"
 PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
 
 

@@ -22,7 +22,7 @@ from dpgui.core.quantiles import cumulative_interval95, quantiles
 from dpgui.core.thinning import DRAWN_SLICES, band_envelope
 from dpgui.workspace.results import PROBABILITIES
 from gui_helpers import count_tree_drawing, make_window, open_and_wait, release_and_wait, set_column
-from test_app_responsiveness import ThreadLog
+from thread_log import ThreadLog
 
 BINS = 1 << 20
 ROWS = 50_000

@@ -13,19 +13,9 @@ from dpgui.core.planner import auto_plan, margin95
 from dpgui.formatting import format_margin_records
 
 from gui_helpers import TIMEOUT, sample_window_planned, type_into
+from focus_helpers import choose, settled
 
 SAMPLE_BINS = 1000
-
-
-def settled(qtbot, page) -> None:
-    qtbot.waitUntil(lambda: page.plan is not None and not page.is_planning(), timeout=TIMEOUT)
-
-
-def choose(qtbot, page, key: str) -> None:
-    before = page.plan
-    page.focus.setCurrentIndex(page.focus.findData(key))
-    qtbot.waitUntil(lambda: page.plan is not before, timeout=TIMEOUT)
-    settled(qtbot, page)
 
 
 @pytest.fixture

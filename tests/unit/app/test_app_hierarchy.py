@@ -20,14 +20,12 @@ from dpgui.report.bundle import verify_bundle
 from dpgui.report.keystore import create_key, load_public_key
 from dpgui.report.ledger import Ledger
 
-from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait, open_other_data
+from gui_helpers import TIMEOUT, error_text, make_window, open_and_wait, open_other_data
+from hierarchy_gui_helpers import release_and_wait
+from hierarchy_gui_helpers import mode
 
 PASSPHRASE = "hierarchy passphrase"
 SAMPLE_SIZES = (1, 9, 105, 224)  # time zones, airports, routes of the bundled flights
-
-
-def mode(window):
-    return window.hierarchy
 
 
 def wait_planned(qtbot, window, check=lambda planned: True) -> None:
@@ -39,15 +37,6 @@ def wait_planned(qtbot, window, check=lambda planned: True) -> None:
 def spends() -> list:
     with Ledger() as ledger:
         return [(e.dataset_id, e.epsilon) for e in ledger.releases()]
-
-
-def release_and_wait(qtbot, window) -> None:
-    page = mode(window)
-    before = page.state_ws.state.outcome
-    click_release_in_confirmation("Release")
-    window.release()
-    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not before and page.release_worker is None,
-                    timeout=TIMEOUT)
 
 
 @pytest.fixture

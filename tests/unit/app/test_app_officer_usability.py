@@ -238,7 +238,7 @@ def test_a_crash_loses_no_release_that_other_data_took_off_the_screen(qtbot, tmp
     from view for good. The leaving workspace is kept beside the autosave until a clean exit, and a restore
     lists its release again under Releases of This Session, shown in one click with the same numbers."""
     from PySide6.QtCore import QThreadPool
-    from test_app_project import dead_pid
+    from gui_helpers import dead_pid
 
     from dpgui.app.project import autosave_dir
 

@@ -31,21 +31,16 @@ from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
 from dpgui.core.planner import auto_plan
 from dpgui.core.tree import TreeShape
+from pdf_helpers import pdf_text, write_pdf
+from pdf_helpers import tool
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PAGES_DIR = REPO / "build" / "pdf-pages"
 COLUMN = "trip_minutes"
 DATASET = "City taxi trips"
 RELEASE_ID = "5e2f3a9c-0d41-4b7e-9a66-2c8d1f0b7e13"
 KEY_ID = "7A3C91D04E5B2F68"
 CREATED = datetime(2031, 7, 14, 9, 26, 53, tzinfo=timezone.utc)
-
-
-def tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        pytest.fail(f"{name} (poppler-utils) is not installed: run make system-deps")
-    return path
 
 
 def details(column: str = COLUMN) -> ReleaseInfo:
@@ -63,20 +58,6 @@ def make_release(counts: np.ndarray, epsilon: float = 0.75, neighbours: str = "c
 def smooth_counts(k: int, n: int = 40_000, seed: int = 1) -> np.ndarray:
     values = np.random.default_rng(seed).gamma(3.0, 0.12, n)
     return np.histogram(np.clip(values, 0, 1 - 1e-12), bins=k, range=(0, 1))[0]
-
-
-def write_pdf(data: bytes, path: Path) -> Path:
-    path.write_bytes(data)
-    return path
-
-
-def pdf_text(path: Path, page: int | None = None) -> str:
-    """The PDF's text with every run of white space (line breaks too) as one space."""
-    args = [tool("pdftotext"), "-enc", "UTF-8"]
-    if page is not None:
-        args += ["-f", str(page), "-l", str(page)]
-    text = subprocess.run(args + [str(path), "-"], capture_output=True, text=True, check=True).stdout
-    return " ".join(text.split())
 
 
 def pdf_pages(path: Path) -> int:

@@ -18,7 +18,7 @@ from dpgui.core.quantiles import WholeNumbers, quantiles
 from dpgui.data.public_bounds import whole_number_bins
 from dpgui.report.bundle import ReleaseInfo
 
-from test_app_pdf_report import pdf_text, write_pdf
+from pdf_helpers import pdf_text, write_pdf
 
 CREATED = datetime(2031, 7, 14, 9, 26, 53, tzinfo=timezone.utc)
 

@@ -21,7 +21,7 @@ from dpgui.formatting import format_margin_records
 from dpgui.report.project_file import load_project, project_to_json, save_project
 from dpgui.workspace.release import ReleaseRequest, confirmation_text, release_request
 
-from test_app_focus import choose, settled
+from focus_helpers import choose, settled
 
 from gui_helpers import TIMEOUT, open_and_wait, sample_window_planned, set_column, type_into, wait_plan
 

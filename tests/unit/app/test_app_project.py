@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +22,7 @@ from dpgui.report.project_file import Project, ProjectRelease, load_project, sav
 from dpgui.report.publish import spend_and_release
 
 from gui_helpers import TIMEOUT, error_text, make_window, open_and_wait, release_and_wait, set_column, wait_plan
+from gui_helpers import dead_pid
 
 
 @pytest.fixture
@@ -258,13 +257,6 @@ def test_clean_close_removes_the_marker_and_offers_nothing_next_time(qtbot, peop
 
 
 # --------------------------------------------------------------------------------------------- crash
-
-def dead_pid() -> int:
-    result = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    pid = int(result.stdout)
-    assert not project_module.process_alive(pid)
-    return pid
-
 
 def crashed_session(csv: Path, ledgered: bool = False) -> tuple[Plan, np.ndarray]:
     """What a crashed dpgui leaves behind: its marker (a dead PID) and an autosave with a release.

@@ -327,7 +327,7 @@ def test_series_can_be_hidden(widget, qtbot):
 
 
 # ---------------------------------------------------------------- the widget's Qt-free drawing helpers
-# (the projection's own helpers are tested in tests/core/test_core_projection_curves.py)
+# (the projection's own helpers are tested in tests/unit/core/test_core_projection_curves.py)
 def test_drawing_helpers():
     assert connect_within_runs(np.array([2.0, 4.0, 100.0]), [2, 4, 100]).tolist() == [True, False, True]
     assert log_tick_labels([math.log10(v) for v in (0.1, 0.2, 0.3, 0.5, 1, 10, 1000)], 3.0) == \

@@ -19,7 +19,7 @@ from dpgui.report.keystore import keys_dir, list_keys, load_public_key
 
 from gui_helpers import make_window, open_and_wait, release_and_wait, set_column
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _csv(folder: Path) -> Path:

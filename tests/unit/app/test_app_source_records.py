@@ -20,7 +20,7 @@ from dpgui.report.ledger import Ledger
 from dpgui.report.project_file import load_project
 
 from gui_helpers import TIMEOUT, error_text, make_window, open_and_wait, release_and_wait, set_column
-from test_app_sources import connect, sqlite_url
+from gui_helpers import connect, sqlite_url
 
 PASSPHRASE = "source record passphrase"
 
@@ -158,7 +158,7 @@ def test_a_hierarchy_release_from_sqlite_counts_in_the_database_and_exports(qtbo
     from dpgui.data.hierarchy import count_paths, level_value_counts
     from dpgui.data.source import open_source, parse_source
 
-    from test_app_hierarchy import release_and_wait as release_hierarchy
+    from hierarchy_gui_helpers import release_and_wait as release_hierarchy
 
     db, csv = schools
     levels = ("region", "district", "school")

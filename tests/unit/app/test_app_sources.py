@@ -24,6 +24,7 @@ from dpgui.data.table import TableReader
 from dpgui.report.project_file import Project, load_project
 
 from gui_helpers import TIMEOUT, make_window, open_and_wait, release_and_wait, set_column
+from gui_helpers import connect, sqlite_url
 
 HAS_SQL = importlib.util.find_spec("dpgui.data.sql_source") is not None
 needs_sql = pytest.mark.skipif(not HAS_SQL, reason="dpgui.data.sql_source (branch wt-sql) is not merged yet")
@@ -45,10 +46,6 @@ def people_db(tmp_path) -> Path:
                         [(i, None if np.isnan(a) else float(a), float(w), r) for i, (a, w, r) in
                          enumerate(zip(ages, rng.gamma(2, 20000, 300), rng.choice(["north", "south"], 300)))])
     return path
-
-
-def sqlite_url(path: Path) -> str:
-    return f"sqlite:///{path}"
 
 
 def dialog_for(qtbot, url: str, table: str | None = None, query: str | None = None) -> DatabaseDialog:
@@ -163,24 +160,6 @@ def test_a_query_that_writes_is_refused_inline_and_the_table_is_untouched(qtbot,
         assert con.execute("SELECT COUNT(*) FROM people").fetchone()[0] == 300
 
 
-def connect(qtbot, window, url: str, table: str | None = None, query: str | None = None,
-            password: str = "") -> None:
-    """File → Connect to a Database…, fill in, OK; wait until step 1 shows the source."""
-    window.connect_database()
-    dialog = window.database_dialog
-    dialog.url_edit.setText(url)
-    if query is not None:
-        dialog.query_radio.setChecked(True)
-        dialog.query_edit.setPlainText(query)
-    else:
-        dialog.table_edit.setText(table or "")
-    dialog.password_edit.setText(password)
-    dialog._on_ok()  # tests first, then accepts
-    qtbot.waitUntil(lambda: window.workspace.state.source is not None
-                    and window.workspace.state.source.source_spec.kind == "database"
-                    and not window.pool.busy(), timeout=TIMEOUT)
-
-
 @needs_sql
 def test_ok_shows_the_columns_and_a_release_counted_by_the_database_equals_the_file_path(qtbot, people_db, tmp_path):
     window = make_window(qtbot)
@@ -245,7 +224,7 @@ def test_a_database_project_saves_no_password_and_restores_by_asking_for_it(qtbo
 
 @pytest.fixture
 def pg_people(pg_server, monkeypatch):
-    """A table of 500 rows in the throw-away PostgreSQL cluster (tests/pg_server.py); no password in
+    """A table of 500 rows in the throw-away PostgreSQL cluster (tests/support/pg_server.py); no password in
     the environment, so the window must ask for it."""
     monkeypatch.delenv("DPGUI_DB_PASSWORD", raising=False)
     pg_server.execute("DROP TABLE IF EXISTS window_people")

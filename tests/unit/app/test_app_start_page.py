@@ -10,14 +10,15 @@ from pathlib import Path
 import pytest
 
 from gui_helpers import make_window
+from gui_helpers import clipped_labels
 
 CHECK = """
 import sys
 from PySide6.QtWidgets import QApplication
 from dpgui.app.main import create_application
 from dpgui.app.main_window import MainWindow
-sys.path.insert(0, {tests!r})
-from test_app_start_page import clipped_labels
+sys.path.insert(0, {support!r})
+from gui_helpers import clipped_labels
 app = create_application()
 window = MainWindow()
 window.resize({width}, {height})
@@ -28,23 +29,6 @@ print(window.devicePixelRatioF())
 print("\\n".join(clipped_labels(window.start_page)) or "none clipped")
 window.close()
 """
-
-
-def clipped_labels(page) -> list[str]:
-    """The labels of ``page`` that do not show their whole text: a wrapped label lower than its text needs
-    at its width, or an unwrapped one narrower than its text."""
-    from PySide6.QtWidgets import QLabel
-
-    clipped = []
-    for label in page.findChildren(QLabel):
-        if not label.isVisible() or not label.text():
-            continue
-        if label.wordWrap():
-            if label.height() < label.heightForWidth(label.width()):
-                clipped.append(f"{label.text()[:40]!r}: {label.height()} px high, needs {label.heightForWidth(label.width())}")
-        elif label.width() < label.sizeHint().width():
-            clipped.append(f"{label.text()[:40]!r}: {label.width()} px wide, needs {label.sizeHint().width()}")
-    return clipped
 
 
 @pytest.mark.parametrize("size", [(1280, 820), (960, 540)])  # 960 × 540: a 1920 × 1080 screen at 200 %
@@ -61,9 +45,9 @@ def test_no_line_of_the_start_page_is_clipped(qtbot, size):
 
 
 def test_no_line_of_the_start_page_is_clipped_at_200_percent(tmp_path):
-    tests = str(Path(__file__).parent)
+    support = str(Path(__file__).resolve().parents[2] / "support")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_SCALE_FACTOR="2", DPGUI_HOME=str(tmp_path / "home"))
-    done = subprocess.run([sys.executable, "-c", CHECK.format(tests=tests, width=960, height=540)], env=env,
+    done = subprocess.run([sys.executable, "-c", CHECK.format(support=support, width=960, height=540)], env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     ratio, *rest = done.stdout.strip().splitlines()

@@ -16,7 +16,7 @@ import pytest
 
 from dpgui.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "resources" / "sample" / "flights.parquet"
 
 

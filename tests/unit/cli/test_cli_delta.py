@@ -1,6 +1,6 @@
 """Issue 14 item 3: ``--delta`` and ``--noise`` in ``dpgui plan|release|simulate``.
 
-The CLI runs in this process (``tests/cli_helpers.run_cli``). Privacy figures are checked by an
+The CLI runs in this process (``tests/support/cli_helpers.run_cli``). Privacy figures are checked by an
 independent computation: ρ against the Canonne–Kamath–Steinke bound minimised here with SciPy, the
 projected figures against plans made separately with the engine's planner.
 """
@@ -20,9 +20,9 @@ from dpgui.core.accounting import zcdp_rho
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.projection import prefix_variances
-from tests.cli_helpers import run_cli
+from cli_helpers import run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "resources" / "sample" / "flights.parquet"
 DELTA = 1e-9
 CAP_DELTA = 1e-6

@@ -12,7 +12,7 @@ from cli_helpers import run_cli
 from dpgui.core.plan import Plan
 from dpgui.core.projection import prefix_variances
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "resources" / "sample" / "flights.parquet"
 PLAN = ["plan", "--bins", "4096", "--epsilon", "1", "--lower", "0", "--upper", "100"]
 

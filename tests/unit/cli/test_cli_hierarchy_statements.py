@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from test_cli_hierarchy import LEVELS, world  # noqa: F401 — the fixture
+from hierarchy_world import LEVELS, world  # noqa: F401 — the fixture
 
 from cli_helpers import run_cli
 

@@ -19,8 +19,8 @@ import pytest
 
 from dpgui.cli import main
 
-from tests.cli_helpers import PASSPHRASE, Case, World, check_refused_in_one_line
-from tests.cli_helpers import run_real as run
+from cli_helpers import PASSPHRASE, Case, World, check_refused_in_one_line
+from cli_helpers import run_real as run
 
 DATASET = "data"
 CAP = 10.0

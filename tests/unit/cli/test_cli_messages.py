@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import run_cli
+from cli_helpers import run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 DATASET = "people"
 
 

@@ -11,8 +11,8 @@ snapshots go through the same entry point (``dpgui.cli.main``) in this process, 
 fast — :func:`test_snapshot_in_process_equals_the_real_cli` checks that the two agree.
 
 Items not here: 1 (a project file signed in the window: the CLI cannot open projects; see
-``tests/app/test_app_signing.py``) and 4 (no exact N under add/remove is printed, not a refusal;
-see ``tests/test_cli_dataset_identity.py``).
+``tests/unit/app/test_app_signing.py``) and 4 (no exact N under add/remove is printed, not a refusal;
+see ``tests/unit/cli/test_cli_dataset_identity.py``).
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import pytest
 
 from dpgui.cli import main
 
-from tests.cli_helpers import GUARD_S, PASSPHRASE, ROOT, Case, World, check_refused_in_one_line
-from tests.cli_helpers import ledger_snapshot as _snapshot
-from tests.cli_helpers import run_real as run
+from cli_helpers import GUARD_S, PASSPHRASE, ROOT, Case, World, check_refused_in_one_line
+from cli_helpers import ledger_snapshot as _snapshot
+from cli_helpers import run_real as run
 
 DATASET = "data"  # the ledger's name of data.csv
 CAP = 10.0

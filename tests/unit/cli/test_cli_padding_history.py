@@ -17,7 +17,7 @@ from dpgui.core.projection import published_with_known_zeros
 from dpgui.core.quantiles import quantiles
 from dpgui.core.tree import TreeShape
 from dpgui.report.csv_export import write_release_csv
-from tests.cli_helpers import run_cli
+from cli_helpers import run_cli
 
 PROBABILITIES = [0.1, 0.25, 0.5, 0.75, 0.9]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import run_cli
+from cli_helpers import run_cli
 
 DATASET = "wages"
 

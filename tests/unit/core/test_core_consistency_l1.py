@@ -1,5 +1,5 @@
 """ℓ1 consistency: the vectorised divide and conquer against the former heap slope trick (kept in
-tests/l1_heap_reference.py as the reference oracle), against the trellis, and on the least-optimum
+tests/support/l1_heap_reference.py as the reference oracle), against the trellis, and on the least-optimum
 tie rule."""
 
 from __future__ import annotations

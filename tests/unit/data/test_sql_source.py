@@ -1,4 +1,4 @@
-"""Tests of dpgui.data.sql_source on a real PostgreSQL (tests/pg_server.py) and SQLite: the counts equal the
+"""Tests of dpgui.data.sql_source on a real PostgreSQL (tests/support/pg_server.py) and SQLite: the counts equal the
 file path's on the same rows (every ColumnHistogram field, both missing policies, path counts), and every
 bad input is a one-line DataError with the fix — the password never in one, nothing written."""
 
@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from test_binning import CASES, _binner_keys, adversarial_values
+from binning_cases import CASES, _binner_keys, adversarial_values
 
 from dpgui.data.binning import bin_key_sql, float_literal
 from dpgui.data.hierarchy import count_paths

@@ -14,7 +14,7 @@ import pytest
 from dpgui.data import source_spec
 from dpgui.data.source import parse_source
 from dpgui.errors import ParameterError
-from tests.cli_helpers import run_cli
+from cli_helpers import run_cli
 
 
 def sqlite_url(path: Path) -> str:

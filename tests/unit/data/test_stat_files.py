@@ -2,7 +2,7 @@
 
 Counts are compared with those of the same values written as Parquet (the reference path): every
 ColumnHistogram field, both missing policies. Files are written by pyreadstat's writers; the SAS7BDAT
-file is a real one shipped by the R package haven (tests/data/fixtures/README.md).
+file is a real one shipped by the R package haven (tests/unit/data/fixtures/README.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Hierarchy releases on the report side: the CSV (one row per node), the manifest (kind
-"hierarchy", schema version 3; CDF manifests still verify: tests/report/test_report_manifest.py),
+"hierarchy", schema version 3; CDF manifests still verify: tests/unit/report/test_report_manifest.py),
 the ledger's record, signing only what the ledger confirms, verification and the PDF."""
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from dpgui.report.ledger import (
     Totals,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
