@@ -2,31 +2,40 @@
 
 The markers of pyproject.toml are given here by rules, so a new test gets its marker from what it uses:
 ``db`` a PostgreSQL server, ``spark`` a Spark session, ``xvfb`` a real X server, ``packaging`` the
-installers' build and files (test_packaging*), ``slow`` the tests that take longest
-(:data:`SLOW`, measured with ``--durations``). ``make test-fast`` runs the tests with none of them.
+installers' build and files (test_packaging*), ``slow`` a test that opens the main window (each took
+seconds, measured) or one listed in tests/slow.txt (measured with ``--durations``). ``make test-fast``
+runs the tests with none of them.
 """
+
+from pathlib import Path
 
 import pytest
 
-#: The slowest tests (file name :: test function, every parametrisation), measured on the whole suite
-#: with ``--durations``: each takes seconds where most take milliseconds. Marked ``slow``.
-SLOW: frozenset[str] = frozenset()
+#: The slowest tests (file name :: test function, every parametrisation), measured: tests/slow.txt.
+SLOW: frozenset[str] = frozenset(
+    line.strip() for line in (Path(__file__).with_name("slow.txt")).read_text(encoding="utf-8").splitlines()
+    if line.strip() and not line.startswith("#"))
 
 #: Fixtures, and names a test calls, that need a piece of the system beyond Python.
 _NEEDS = {
     "db": ("pg_server", "require_postgresql"),
     "spark": ("spark", "spark_unavailable_reason"),
     "xvfb": ("xvfb", "virtual_display"),
+    # the main window (tests/support/gui_helpers.py): seconds per test where most take milliseconds
+    "slow": ("make_window", "sample_window_planned", "hierarchy_sample_released", "MainWindow"),
 }
 
 
 def _needed_markers(item: pytest.Item) -> set[str]:
-    """The markers a test earns by what it uses: its fixtures, the system pieces its body asks for,
-    a parametrised source kind (``postgresql-…``, ``spark-…``), its file's name."""
+    """The markers a test earns by what it uses: its fixtures, the names its body and its fixtures' bodies
+    call (a system piece, the main window), a parametrised source kind (``postgresql-…``, ``spark-…``),
+    its file's name."""
     names = set(getattr(item, "fixturenames", ()))
     function = getattr(item, "function", None)
-    code = getattr(function, "__code__", None)
-    names |= set(code.co_names) if code is not None else set()
+    fixture_info = getattr(item, "_fixtureinfo", None)
+    fixture_defs = fixture_info.name2fixturedefs.values() if fixture_info is not None else ()
+    for code in [getattr(function, "__code__", None), *(getattr(d[-1].func, "__code__", None) for d in fixture_defs)]:
+        names |= set(code.co_names) if code is not None else set()
     callspec = getattr(item, "callspec", None)
     params = [str(v) for v in callspec.params.values()] if callspec is not None else []
     markers = {marker for marker, needs in _NEEDS.items() if names & set(needs)}
