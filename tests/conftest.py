@@ -2,9 +2,9 @@
 
 The markers of pyproject.toml are given here by rules, so a new test gets its marker from what it uses:
 ``db`` a PostgreSQL server, ``spark`` a Spark session, ``xvfb`` a real X server, ``packaging`` the
-installers' build and files (test_packaging*), ``slow`` a test that opens the main window (each took
-seconds, measured) or one listed in tests/slow.txt (measured with ``--durations``). ``make test-fast``
-runs the tests with none of them.
+installers' build and files (test_packaging*), ``slow`` a test of tests/system (whole flows: seconds
+each, measured), one that opens the main window (seconds each, measured) or one listed in tests/slow.txt
+(measured with per-test durations). ``make test-fast`` runs the tests with none of them.
 """
 
 from pathlib import Path
@@ -45,7 +45,7 @@ def _needed_markers(item: pytest.Item) -> set[str]:
         markers.add("spark")
     if item.path.name.startswith("test_packaging"):
         markers.add("packaging")
-    if f"{item.path.name}::{getattr(function, '__name__', item.name)}" in SLOW:
+    if item.path.parent.name == "system" or f"{item.path.name}::{getattr(function, '__name__', item.name)}" in SLOW:
         markers.add("slow")
     return markers
 
