@@ -1,4 +1,5 @@
-"""Every test gets its own dpgui home (keys, ledger, autosaves): the real one is never touched.
+"""Every test gets its own dpgui home (keys, ledger, autosaves): the real one is never touched. Qt runs
+headless (its offscreen platform unless a test starts Xvfb itself), with one QApplication per session.
 
 The markers of pyproject.toml are given here by rules, so a new test gets its marker from what it uses:
 ``db`` a PostgreSQL server, ``spark`` a Spark session, ``xvfb`` a real X server, ``packaging`` the
@@ -7,7 +8,11 @@ each, measured), one that opens the main window (seconds each, measured) or one 
 (measured with per-test durations). ``make test-fast`` runs the tests with none of them.
 """
 
+import os
 from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("QT_SCALE_FACTOR_ROUNDING_POLICY", "PassThrough")
 
 import pytest
 
@@ -54,6 +59,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         for marker in sorted(_needed_markers(item) - {m.name for m in item.iter_markers()}):
             item.add_marker(getattr(pytest.mark, marker))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _widgets_application_first(qapp):
+    """pytest-qt's QApplication, made before any test: dpgui.pdf makes a bare QGuiApplication when no
+    application runs (the CLI's case), and a process holds one application, so a PDF drawn first (by the
+    CLI run in-process, or a bundle) would leave no widget test able to run."""
 
 
 @pytest.fixture(autouse=True)

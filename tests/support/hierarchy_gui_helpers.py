@@ -10,7 +10,7 @@ def release_and_wait(qtbot, window) -> None:
     before = page.state_ws.state.outcome
     click_release_in_confirmation("Release")
     window.release()
-    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not before and page.release_worker is None,
+    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not before and page.release_step.release_worker is None,
                     timeout=TIMEOUT)
 
 

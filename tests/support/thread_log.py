@@ -12,11 +12,11 @@ import pytest
 from PySide6.QtCore import QThread
 from PySide6.QtWidgets import QApplication
 
-import dpgui.app.main_window as main_window_module
-import dpgui.app.plan_page as plan_page_module
-import dpgui.app.project as project_module
+import dpgui.app.shell.main_window as main_window_module
+import dpgui.app.cdf.plan_page as plan_page_module
+import dpgui.app.shell.project as project_module
 import dpgui.workspace.release as release_module
-from dpgui.app.projection_plots import ProjectionCache
+from dpgui.app.cdf.projection_plots import ProjectionCache
 from dpgui.data.file_source import FileSource
 from dpgui.data.table import TableReader
 

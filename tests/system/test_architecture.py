@@ -2,8 +2,8 @@
 
 The contracts (run by `make lint` in CI, and here so that `make test` alone sees them too): core imports
 nothing of ours but errors; data and report import core; workspace never imports app; only dpgui.app
-imports Qt (PySide6, shiboken6, pyqtgraph); the CLI imports the app only to start the window and to draw
-the PDF. They read every import statement, also those inside functions.
+and dpgui.pdf import Qt (PySide6, shiboken6, pyqtgraph), the PDF without widgets or the app; the CLI imports
+the app only to start the window. They read every import statement, also those inside functions.
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ def test_a_qt_import_in_core_breaks_the_contracts(tmp_path):
                     encoding="utf-8")
     result = _lint_imports(tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "Only dpgui.app imports Qt (PySide6, shiboken6, pyqtgraph) BROKEN" in result.stdout
+    assert "Only dpgui.app and dpgui.pdf import Qt (PySide6, shiboken6, pyqtgraph) BROKEN" in result.stdout
     assert "dpgui.core.tree -> PySide6" in result.stdout
 
 
 def test_the_window_starts_without_loading_scipy_or_pandas():
     """SciPy and pandas load when first used (planning, the table preview), not with the window:
     together they added ~0.9 s to the time before the first window appeared."""
-    code = ("import sys\nfrom dpgui.app.main_window import MainWindow\nimport dpgui.cli\n"
+    code = ("import sys\nfrom dpgui.app.shell.main_window import MainWindow\nimport dpgui.cli\n"
             "print(','.join(m for m in sys.modules if m.split('.')[0] in ('scipy', 'pandas')))\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})

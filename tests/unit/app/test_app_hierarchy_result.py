@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from dpgui.app.hierarchy_result import HierarchyResultModel
+from dpgui.app.hierarchy.result import HierarchyResultModel
 from dpgui.core.hierarchy import Hierarchy, plan_hierarchy, release_hierarchy
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import PrivacySpec
@@ -60,7 +60,7 @@ def test_budgets_set_by_hand_read_as_such_in_the_pdf_and_the_manifest(qtbot):
     its manifest still validates against the schema."""
     from datetime import datetime, timezone
 
-    from dpgui.app.pdf_hierarchy import _page1_html
+    from dpgui.pdf.hierarchy import _page1_html
     from dpgui.report.bundle import schema_problems
     from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo, build_hierarchy_manifest
     from dpgui.workspace.hierarchy import with_budgets
@@ -85,7 +85,7 @@ CHART_LEAVES = np.array([400, 2, 0, 250, 180], dtype=np.int64)
 
 
 def test_the_results_chart_the_selected_categorys_children_with_intervals_and_marks_noise(qtbot):
-    from dpgui.app.hierarchy_result import HierarchyResultView
+    from dpgui.app.hierarchy.result import HierarchyResultView
     from dpgui.core.hierarchy_errors import released_mostly_noise
 
     plan = plan_hierarchy(CHART_TREE.level_sizes, PrivacySpec(0.5), consistency="none")

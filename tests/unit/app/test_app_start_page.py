@@ -16,7 +16,7 @@ CHECK = """
 import sys
 from PySide6.QtWidgets import QApplication
 from dpgui.app.main import create_application
-from dpgui.app.main_window import MainWindow
+from dpgui.app.shell.main_window import MainWindow
 sys.path.insert(0, {support!r})
 from gui_helpers import clipped_labels
 app = create_application()
