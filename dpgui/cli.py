@@ -1112,7 +1112,8 @@ def _check_dataset_identity(ledger: Any, dataset: str, columns: Sequence[str], n
     count is confidential, and stderr is published). The data's fingerprint (its ``columns``' names and
     ``n_rows``, from any source: file, database, Spark) is recorded under ``dataset`` (local ledger only),
     before the spend."""
-    from dpgui.report.ledger import data_fingerprint, datasets_like, is_new_dataset, record_fingerprint, same_data_warning
+    from dpgui.report.ledger import data_fingerprint, datasets_like, is_new_dataset, record_fingerprint
+    from dpgui.workspace.ledger_words import same_data_warning
 
     fingerprint = data_fingerprint(ledger, list(columns), n_rows)  # the schema only
     if is_new_dataset(ledger, dataset):
@@ -2152,6 +2153,7 @@ def _join_negative_numbers(arguments: list[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from dpgui.formatting import printable_text
+    from dpgui.workspace.ledger_words import worded
 
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or (arguments[0] not in COMMANDS and not arguments[0].startswith("-")) or (
@@ -2183,7 +2185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except DpguiError as err:  # one line, whatever the user typed into the names it quotes (a LF, an ESC)
-        print(f"dpgui {command}: error: {printable_text(str(err))}", file=sys.stderr)
+        print(f"dpgui {command}: error: {printable_text(str(worded(err)))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"dpgui {command}: interrupted; nothing was written{_spent_note(args)}", file=sys.stderr)

@@ -109,6 +109,12 @@ def format_level_budget(epsilon: float) -> str:
     return f"{epsilon:.4g}"
 
 
+def format_figure(value: float) -> str:
+    """A budget figure (ε, δ, ρ, seconds) in a message of the ledger: up to 6 significant digits, no
+    trailing noise (``0.5``, ``1e-06``)."""
+    return f"{value:.6g}"
+
+
 def format_percent(share: float) -> str:
     """A share in [0, 1] (a quantile's probability) as a percentage: ``25 %``, ``2.5 %``."""
     return f"{share * 100:g} %"

@@ -34,10 +34,11 @@ from dpgui.formatting import format_delta, format_number, format_odds, format_si
 from dpgui.report.bundle import ReleaseInfo, focus_json
 from dpgui.report.ledger import (
     BudgetExceeded, Ledger, NoCapSet, Totals, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
-    same_data_warning, spent_epsilon,
+    spent_epsilon,
 )
 from dpgui.report.project_file import ProjectRelease
 from dpgui.report.publish import Chargeable, authenticate_release, check_release_budget, spend_and_release
+from dpgui.workspace.ledger_words import refusal_problem, same_data_warning
 from dpgui.workspace.results import result_figures
 from dpgui.workspace.state import ColumnSettings, ShownRelease, Workspace, WorkspaceState
 from dpgui.workspace.words import (
@@ -198,7 +199,7 @@ def _not_enough(err: BudgetExceeded) -> NotEnoughBudget:
     """The refusal in the window's words: the ledger's problem, then what to do in the app (by what
     the release lacks: ε, δ, or a cap δ > 0)."""
     fix = {"cap_delta": NEEDS_CAP_DELTA, "delta": NOT_ENOUGH_DELTA}.get(err.short_of, NOT_ENOUGH_EPSILON)
-    return NotEnoughBudget(f"{sentence(err.problem)} {fix} Nothing was spent.")
+    return NotEnoughBudget(f"{sentence(refusal_problem(err))} {fix} Nothing was spent.")
 
 
 def _ledger_unusable(err: DpguiError) -> LedgerUnusable:
