@@ -394,7 +394,7 @@ def largest_fitting_epsilon(before: Composition, delta: float) -> float:
     return best * (1.0 - 1e-9)
 
 
-def release_charge(noise: Noise, epsilon: float, delta: float, *, planned_rho: float | None = None,
+def release_charge(noise: Noise | str, epsilon: float, delta: float, *, planned_rho: float | None = None,
                    spent_epsilon: float | None = None, spent_rho: float | None = None,
                    spent_delta: float | None = None) -> Charge:
     """What the budget ledger charges for one release, whatever its statistic: never less than what its
@@ -406,8 +406,9 @@ def release_charge(noise: Noise, epsilon: float, delta: float, *, planned_rho: f
     within it, else (max(ε, ρ spent converted at δ), δ, ρ spent). Multiplicative (Ghazi et al. 2023): its
     (ε, δ) composition with no zCDP figure, (max(ε, ``spent_epsilon``), max(δ, ``spent_delta``), None).
     A spent figure may exceed the planned one by rounding (level budgets that sum to the total within a
-    relative 10⁻⁹): then the larger is charged.
+    relative 10⁻⁹): then the larger is charged. A spent figure that does not apply to ``noise`` is ignored.
     """
+    noise = Noise(noise)
     if noise is Noise.GAUSSIAN:
         if planned_rho is None:
             raise ValueError("a Gaussian release's charge needs its planned ρ")

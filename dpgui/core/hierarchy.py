@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dpgui.core.accounting import zcdp_epsilon
+from dpgui.core.accounting import release_charge, zcdp_epsilon
 from dpgui.core.counting_trees import (
     MultiplicativeParams,
     multiplicative_intervals,
@@ -599,25 +599,16 @@ class HierarchyPlan:
         return eps * eps / 2.0
 
     def ledger_charge(self) -> tuple[float, float, float | None]:
-        """(ε, δ, ρ or None) the ledger records: laplace (ε, 0, ε²/2) — pure ε-DP is ε²/2-zCDP (Bun &
-        Steinke 2016, Prop. 1.4), as :meth:`dpgui.core.plan.Plan.ledger_charge`; gaussian (ε, δ, ρ);
-        multiplicative (ε, δ, None): paper 004's (ε, δ) composition, no zCDP figure.
-
-        Never less than what the noise spends (:meth:`epsilon_spent`, :meth:`rho_spent`, paper 004's
-        composition): level budgets may sum to the planned total within a relative 10⁻⁹ (a saved or
-        typed plan), and then the larger figure is charged."""
-        eps = self.privacy.epsilon
-        if self.noise == "gaussian":
-            planned = budget_total(self.privacy, "gaussian")
-            spent = self.rho_spent()
-            if spent <= planned:
-                return eps, self.privacy.delta, planned
-            return max(eps, zcdp_epsilon(spent, self.privacy.delta)), self.privacy.delta, spent
-        if self.multiplicative is not None:
-            spent_eps, spent_delta = multiplicative_privacy(self.multiplicative)
-            return max(eps, spent_eps), max(self.privacy.delta, spent_delta), None
-        eps = max(eps, self.epsilon_spent())
-        return eps, 0.0, eps * eps / 2.0
+        """(ε, δ, ρ or None) the ledger records, by the rule every statistic's charge follows
+        (:func:`dpgui.core.accounting.release_charge`): laplace (ε, 0, ε²/2); gaussian (ε, δ, ρ);
+        multiplicative (ε, δ, None): Ghazi et al.'s (2023) (ε, δ) composition, no zCDP figure. Never less
+        than what the noise spends (:meth:`epsilon_spent`, :meth:`rho_spent`): level budgets may sum to the
+        planned total within a relative 10⁻⁹ (a saved or typed plan), and then the larger figure is charged."""
+        spent_delta = None if self.multiplicative is None else multiplicative_privacy(self.multiplicative)[1]
+        charge = release_charge(self.noise, self.privacy.epsilon, self.privacy.delta,
+                                planned_rho=self.privacy.rho,
+                                spent_epsilon=self.epsilon_spent(), spent_rho=self.rho_spent(), spent_delta=spent_delta)
+        return charge.epsilon, charge.delta, charge.rho
 
     def to_json(self) -> dict[str, Any]:
         scales = [None if s is None else float(s) for s in self.level_scales()]

@@ -52,7 +52,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpgui.core.accounting import zcdp_epsilon, zcdp_rho
+from dpgui.core.accounting import release_charge, zcdp_epsilon, zcdp_rho
 from dpgui.core.missing import (MISSING_BUCKET, MISSING_DROP, MISSING_IMPUTE, MissingRule, check_impute_value,
                                 missing_rule_for)
 from dpgui.core.noise import (
@@ -453,13 +453,15 @@ class Plan:
         return self.privacy.delta if self.noise == "gaussian" else 0.0
 
     def ledger_charge(self) -> tuple[float, float, float]:
-        """(ε, δ, ρ) the budget ledger charges for this plan's release, the planned figures (each ≥ the
-        spent one): Laplace (ε, 0, ε²/2) — pure ε-DP is ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so
-        Laplace releases can compose with Gaussian ones under zCDP; Gaussian (ε, δ, ρ = zcdp_rho(ε, δ))."""
-        eps = self.privacy.epsilon
-        if self.noise == "gaussian":
-            return eps, self.privacy.delta, self.budget_total
-        return eps, 0.0, eps * eps / 2.0
+        """(ε, δ, ρ) the budget ledger charges for this plan's release, by the rule every statistic's charge
+        follows (:func:`dpgui.core.accounting.release_charge`): Laplace (ε, 0, ε²/2) — pure ε-DP is ε²/2-zCDP
+        (Bun & Steinke 2016, Prop. 1.4), so Laplace releases can compose with Gaussian ones under zCDP;
+        Gaussian (ε, δ, ρ = zcdp_rho(ε, δ)); never less than what the noise spends (:meth:`epsilon_spent`,
+        :meth:`rho_spent`)."""
+        charge = release_charge(self.noise, self.privacy.epsilon, self.privacy.delta, planned_rho=self.privacy.rho,
+                                spent_epsilon=float(self.epsilon_spent()), spent_rho=float(self.rho_spent()))
+        assert charge.rho is not None  # Laplace and Gaussian both have a ρ
+        return charge.epsilon, charge.delta, charge.rho
 
     def to_json(self) -> dict[str, Any]:
         first = self.privacy.first_noised_level()
