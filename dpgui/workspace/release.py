@@ -13,7 +13,6 @@ spend is recorded the release completes. Every refusal before the spend spends n
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -36,6 +35,7 @@ from dpgui.report.ledger import (
     BudgetExceeded, Ledger, NoCapSet, Totals, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
     spent_epsilon,
 )
+from dpgui.report.ledger import new_release_id as new_release_id  # the front ends' release ids, made by the ledger
 from dpgui.report.project_file import ProjectRelease
 from dpgui.report.publish import Chargeable, authenticate_release, check_release_budget, spend_and_release
 from dpgui.workspace.ledger_words import refusal_problem, same_data_warning
@@ -450,11 +450,6 @@ def _entry(outcome: ReleaseOutcome) -> ProjectRelease:
     return ProjectRelease.from_release(outcome.release, outcome.release_id, outcome.released_at,
                                        outcome.settings.column, outcome.info.missing, outcome.info.source,
                                        outcome.info.whole_numbers)
-
-
-def new_release_id() -> str:
-    """A fresh ledger id for a release (the one format: 32 hex digits)."""
-    return uuid.uuid4().hex
 
 
 def spent_on(release_id: str) -> bool | None:

@@ -31,6 +31,7 @@ from dpgui.report.ledger.store import (
     ReleaseOutput,
     Spent,
     Totals,
+    new_release_id,
     spent_epsilon,
 )
 
@@ -52,6 +53,7 @@ __all__ = [
     "default_dataset_name",
     "default_ledger_path",
     "is_new_dataset",
+    "new_release_id",
     "record_fingerprint",
     "spent_epsilon",
 ]

@@ -44,13 +44,14 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from dpgui.core.accounting import Accounting, Composition, Shortfall, compose, largest_fitting_epsilon, shortfall
 from dpgui.errors import DataError, DpguiError, ParameterError
-from dpgui.formatting import control_character
+from dpgui.formatting import control_character, utc_text
 from dpgui.report.ledger.schema import LedgerFile
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "ReleaseOutput",
     "Spent",
     "Totals",
+    "new_release_id",
     "spent_epsilon",
 ]
 
@@ -292,8 +294,13 @@ def _check_reason(value: object) -> str:
     return reason
 
 
+def new_release_id() -> str:
+    """A fresh id for a release, the one format the ledger records: 32 hex digits (a random UUID)."""
+    return uuid.uuid4().hex
+
+
 def _now_utc() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return utc_text(datetime.now(timezone.utc), microseconds=True)
 
 
 def _totals(dataset_id: str, composition: Composition) -> Totals:
