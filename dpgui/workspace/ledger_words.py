@@ -4,8 +4,9 @@ The ledger (:mod:`dpgui.report.ledger`) refuses with facts: :class:`~dpgui.repor
 (the dataset, what is short, the figures needed and remaining), :class:`~dpgui.report.ledger.NoCapSet`,
 :class:`~dpgui.report.ledger.CapBelowSpent` and :class:`~dpgui.report.ledger.ReasonNeeded`. Here they
 become a problem and a fix in plain numbers (:func:`worded`). The fixes name the ``dpgui ledger cap``
-command, and the window's Ledger where both apply; the window replaces the fix of a refused spend by its
-own (:func:`refusal_problem` gives the problem alone). Public figures only: caps, spends, dataset names.
+command, and the window's Ledger where both apply; the window follows the problem of a refused release
+(:func:`refusal_problem`) with its own fix (:func:`window_fix`). Public figures only: caps, spends,
+dataset names.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.formatting import format_figure as _num
 from dpgui.report.ledger import BudgetExceeded, CapBelowSpent, NoCapSet, ReasonNeeded, Totals
 
-__all__ = ["refusal_problem", "same_data_warning", "worded"]
+__all__ = ["WINDOW_FIXES", "refusal_problem", "same_data_warning", "window_fix", "worded"]
 
 
 def _shell_word(text: str) -> str:
@@ -110,6 +111,22 @@ def _budget_words(err: BudgetExceeded) -> tuple[str, str]:
     else:
         fix = f"ask for at most {left}, or {raise_cap}"
     return problem, fix
+
+
+#: What to do in the window, by what a refused release lacks.
+WINDOW_FIXES = {
+    Shortfall.CAP_DELTA: ("Gaussian noise needs a budget with δ > 0. Raise the dataset's budget δ in Tools → Budget "
+                          "Ledger (to at least the δ of step 2) if your organisation allows it, or choose Laplace noise "
+                          "in step 2."),
+    Shortfall.DELTA: ("Lower δ in step 2, choose Laplace noise (which spends no δ), or raise the budget's δ in "
+                      "Tools → Budget Ledger if your organisation allows it."),
+    Shortfall.EPSILON: "Lower ε in step 2, or raise the budget in Tools → Budget Ledger if your organisation allows it.",
+}
+
+
+def window_fix(err: BudgetExceeded) -> str:
+    """What to do in the window about a refused release (by what it lacks: ε, δ, or a cap δ > 0)."""
+    return WINDOW_FIXES[err.short_of]
 
 
 def refusal_problem(err: BudgetExceeded) -> str:
