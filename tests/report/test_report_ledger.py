@@ -18,15 +18,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpgui.core.accounting import zcdp_epsilon, zcdp_rho
+from dpgui.core.accounting import Shortfall, zcdp_epsilon, zcdp_rho
 from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.ledger import (
     LEDGER_FILENAME,
     SCHEMA_VERSION,
     BudgetExceeded,
+    CapBelowSpent,
     CapChange,
     Ledger,
     NoCapSet,
+    ReasonNeeded,
     ReleaseEntry,
     Totals,
 )
@@ -124,6 +126,33 @@ def test_refusal_leaves_the_ledger_unchanged(ledger):
     assert ledger.release("b") is None
     assert (ledger.path.stat().st_size, ledger.path.with_name(LEDGER_FILENAME + "-wal").stat().st_size) == size_before
     ledger.spend("x", "b", 0.5)  # the refused id was not used up
+
+
+def test_refusals_carry_the_facts_and_no_front_end_words(ledger):
+    """The ledger says what is short and by how much; the words (a CLI command, the window's menus) are the
+    front ends' (dpgui.workspace.ledger_words)."""
+    ledger.set_cap("survey", 2.0, 1e-6)
+    ledger.spend("survey", "first", 1.5)
+    with pytest.raises(BudgetExceeded) as info:
+        ledger.spend("survey", "second", 0.75)
+    err = info.value
+    assert (err.dataset_id, err.release_id, err.short_of) == ("survey", "second", Shortfall.EPSILON)
+    assert tuple(err.charge) == (0.75, 0.0, None) and err.totals.epsilon_remaining == 0.5
+    assert err.after.epsilon == 2.25 and not err.after.fits
+    assert err.largest_epsilon == pytest.approx(0.5, rel=1e-8) and err.largest_epsilon <= 0.5
+    with pytest.raises(BudgetExceeded) as info:
+        ledger.check_spend("survey", 0.1, 2e-6, 0.001)
+    assert info.value.release_id is None and info.value.short_of is Shortfall.DELTA
+    with pytest.raises(NoCapSet) as no_cap:
+        ledger.spend("nobody", "r", 0.1)
+    with pytest.raises(CapBelowSpent) as below:
+        ledger.set_cap("survey", 1.0, 1e-6, "lower")
+    assert below.value.totals.epsilon_spent == 1.5 and (below.value.epsilon, below.value.delta) == (1.0, 1e-6)
+    with pytest.raises(ReasonNeeded) as raised:
+        ledger.set_cap("survey", 3.0, 1e-6)
+    assert (raised.value.old, raised.value.new) == ((2.0, 1e-6), (3.0, 1e-6))
+    for refusal in (err, info.value, no_cap.value, below.value, raised.value):
+        assert "dpgui ledger" not in str(refusal) and "window" not in str(refusal) and "--" not in str(refusal)
 
 
 def test_no_cap_set(ledger):
