@@ -2153,7 +2153,6 @@ def _join_negative_numbers(arguments: list[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from dpgui.formatting import printable_text
-    from dpgui.workspace.ledger_words import worded
 
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or (arguments[0] not in COMMANDS and not arguments[0].startswith("-")) or (
@@ -2185,6 +2184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except DpguiError as err:  # one line, whatever the user typed into the names it quotes (a LF, an ESC)
+        from dpgui.workspace.ledger_words import worded  # a ledger refusal's facts in words
+
         print(f"dpgui {command}: error: {printable_text(str(worded(err)))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -14,11 +14,8 @@ ledger written before them stays readable, by this dpgui and older ones, with no
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
-import secrets
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,6 +48,10 @@ def _identity_tables_exist(conn: sqlite3.Connection) -> bool:
 def data_fingerprint(ledger: Ledger, columns: Sequence[str], n_rows: int) -> str:
     """The salted fingerprint (hex HMAC-SHA256) of a file's column names, in order, and its number
     of data rows (missing values included). Creates this ledger's salt on first use."""
+    import hashlib
+    import hmac
+    import secrets
+
     if isinstance(n_rows, bool) or not isinstance(n_rows, int) or n_rows < 0:
         raise ParameterError(f"the row count must be a whole number ≥ 0, not {n_rows!r}", "count the file's rows first")
     with ledger._transaction(write=True) as conn:
