@@ -268,7 +268,7 @@ def printable_text(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------- moments in UTC
-def utc_text(moment: datetime, *, microseconds: bool = False) -> str:
+def iso_utc(moment: datetime, *, microseconds: bool = False) -> str:
     """``moment`` (timezone-aware) in UTC, ISO 8601 with a "Z": ``2026-11-21T20:58:12Z`` (manifests,
     signatures), or to the microsecond, ``2026-11-21T20:58:12.123456Z`` (the budget ledger's records)."""
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ" if microseconds else "%Y-%m-%dT%H:%M:%SZ")

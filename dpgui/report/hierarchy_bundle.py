@@ -26,7 +26,7 @@ import numpy as np
 
 from dpgui.core.hierarchy import PATH_SEPARATOR  # one definition: the engine refuses labels holding it
 from dpgui.errors import DataError
-from dpgui.formatting import utc_stamp, utc_text
+from dpgui.formatting import iso_utc, utc_stamp
 from dpgui.report.bundle import (
     SECURE_SOURCE, SOURCE_SCHEMA_VERSION, BundlePaths, check_bundle_target, sha256_hex, software_versions, write_signed_files,
 )
@@ -205,7 +205,7 @@ def build_hierarchy_manifest(release: HierarchyRelease, info: HierarchyReleaseIn
         "schema_version": HIERARCHY_SCHEMA_VERSION,
         "kind": "hierarchy",
         "release_id": info.release_id,
-        "created_utc": utc_text(info.created_utc),
+        "created_utc": iso_utc(info.created_utc),
         "software": software_versions(),
         "dataset": info.dataset,
         "mechanism": MECHANISM_TEXT.get(plan.noise, plan.noise),

@@ -51,7 +51,7 @@ from typing import Any, NamedTuple
 
 from dpgui.core.accounting import Accounting, Composition, Shortfall, compose, largest_fitting_epsilon, shortfall
 from dpgui.errors import DataError, DpguiError, ParameterError
-from dpgui.formatting import control_character, utc_text
+from dpgui.formatting import control_character, iso_utc
 from dpgui.report.ledger.schema import LedgerFile
 
 __all__ = [
@@ -300,7 +300,7 @@ def new_release_id() -> str:
 
 
 def _now_utc() -> str:
-    return utc_text(datetime.now(timezone.utc), microseconds=True)
+    return iso_utc(datetime.now(timezone.utc), microseconds=True)
 
 
 def _totals(dataset_id: str, composition: Composition) -> Totals:
