@@ -56,7 +56,7 @@ if sys.argv[1:2] == ["plan"]:
 
 import numpy as np  # (after the thread setting, which must come first)
 
-from dpgui.core.missing import (IMPUTE_PREFIX, MISSING_AUTO, MISSING_ERROR, MISSING_IMPUTE, MISSING_RULE_TEXT,
+from dpgui.core.missing import (IMPUTE_PREFIX, MISSING_AUTO, MISSING_IMPUTE, MISSING_RULE_TEXT,
                                 missing_rule_for)
 from dpgui.core.tree import MIN_BINS
 from dpgui.core.synthetic import SYNTHETIC_KINDS
@@ -725,9 +725,6 @@ def _check_missing_option(missing: str, neighbours: str) -> None:
     instead = f"leave out --missing: under {neighbours} missing values are {MISSING_RULE_TEXT[rule]}"
     if neighbours == "change":
         instead += ", or give impute:VALUE to count them as a value you choose"
-    if missing == MISSING_ERROR:
-        raise ParameterError("--missing error is retired: stopping at a missing value would make publishing depend "
-                             "on the data", instead)
     if str(missing).strip().lower().startswith(IMPUTE_PREFIX):
         return
     if missing not in (MISSING_AUTO, rule):
@@ -1324,7 +1321,7 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
     if args.json:
         _print({**facts, "quantiles": [_quantile_json(q) for q in found]}, True)
         return 0
-    delta = f", δ = {facts['delta']:g}, {NOISE_NAMES[facts['noise']]} noise" if "delta" in facts else ""
+    delta = f", δ = {facts['delta']:g}, {NOISE_NAMES[facts['noise']]} noise" if facts["delta"] > 0 else ""
     print(f"Quantiles of the released CDF in {Path(facts['csv']).name} (K = {facts['bins']}, bounds "
           f"[{release.lower:g}, {release.upper:g}), N = {facts['n']:,.0f}, ε = {facts['epsilon']:g}{delta}); "
           "the interval is the 95 % interval")

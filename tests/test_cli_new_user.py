@@ -113,7 +113,7 @@ def _released_once_then_copied(w: World) -> None:
 
 CASES: list[Case] = [
     # ---- item 2: missing values follow the neighbour model; no policy makes publishing depend on the data
-    Case("item2-missing-error-is-retired", lambda w: release(w, "--missing", "error"), ("retired", "missing")),
+    Case("item2-missing-error-is-refused", lambda w: release(w, "--missing", "error"), ("not a rule", "missing")),
     Case("item2-missing-drop-under-change", lambda w: release(w, "--missing", "drop"), ("not a rule", "change")),
     # ---- item 3: test noise never verifies, even signed by hand
     Case("item3-verify-a-hand-signed-seeded-bundle", lambda w: ["verify", str(w / "seeded.manifest.json"), "--pubkey",

@@ -145,7 +145,7 @@ def test_missing_error_is_refused_before_anything_is_spent(tmp_path, capsys):
                            "--epsilon", "1", "--dataset", "nb", "--out", str(tmp_path / "o.csv"), "--missing", "error"],
                           capsys)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
-    assert "--missing error is retired" in err and "noised 'missing' bucket" in err
+    assert "--missing error is not a rule of the change model" in err and "noised 'missing' bucket" in err
     with Ledger() as ledger:
         assert ledger.totals("nb").epsilon_spent == 0 and ledger.releases("nb") == []
     assert not (tmp_path / "o.csv").exists()
@@ -158,7 +158,7 @@ def test_spend_and_release_refuses_error_and_plans_without_the_missing_leaf(tmp_
     legacy = Plan(TreeShape(K, (K,)), PrivacySpec(1.0, "change"), (1.0,))  # a plan of an older version
     with Ledger() as ledger:
         ledger.set_cap("d", 10)
-        with pytest.raises(ParameterError, match="retired"):
+        with pytest.raises(ParameterError, match="not a missing-value rule"):
             spend_and_release(ledger, "d", "x", "error", counts, auto_plan(K, PrivacySpec(1.0)), SeededRandom(1),
                               LOWER, UPPER, "l2", n_missing=0)
         with pytest.raises(ParameterError, match="leaf of their own"):

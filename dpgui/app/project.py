@@ -58,12 +58,12 @@ from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.project_file import (
     PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, project_data_file, load_project, save_project,
 )
-from dpgui.report.project_hierarchy import MODE_CDF, MODE_HIERARCHY
 from dpgui.workspace.hierarchy import HierarchyChoice
 from dpgui.workspace.hierarchy_project import choice_of_settings, restored_outcome, settings_of_choice
 from dpgui.workspace.release import restored_shown_release
 from dpgui.workspace.session import same_data
 from dpgui.workspace.state import Workspace
+from dpgui.vocabulary import StatisticKind
 
 if TYPE_CHECKING:
     from dpgui.app.main_window import MainWindow
@@ -280,7 +280,7 @@ class ProjectController(QObject):
         if project is None:
             return None
         hierarchy = self.window.hierarchy.state_ws.state
-        return replace(project, mode=MODE_HIERARCHY if self.window.in_hierarchy_mode() else MODE_CDF,
+        return replace(project, mode=StatisticKind.HIERARCHY if self.window.in_hierarchy_mode() else StatisticKind.CDF,
                        hierarchy=settings_of_choice(hierarchy.choice), hierarchy_releases=hierarchy.releases)
 
     def is_modified(self) -> bool:
@@ -455,7 +455,7 @@ class ProjectController(QObject):
         problems = [project.hierarchy_problem] if project.hierarchy_problem else []
         source = self.workspace.state.source
         if source is not None and (project.hierarchy is not None or project.hierarchy_releases
-                                   or project.mode == MODE_HIERARCHY):
+                                   or project.mode == StatisticKind.HIERARCHY):
             columns = tuple(c.name for c in source.table.columns)
             numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
             page.set_source(source.read_as, columns, numeric,
@@ -470,7 +470,7 @@ class ProjectController(QObject):
         releases = project.hierarchy_releases
         outcome = restored_outcome(releases[-1]) if releases else None
         page.state_ws.update(releases=releases, outcome=outcome)
-        w.set_mode(project.mode == MODE_HIERARCHY)
+        w.set_mode(project.mode == StatisticKind.HIERARCHY)
         w._on_mode(w.in_hierarchy_mode())  # the Export actions follow the mode's own release
         return problems
 

@@ -46,19 +46,23 @@ from dpgui.formatting import iso_utc, utc_stamp
 from dpgui.report.csv_export import CDF_COLUMNS, release_csv_bytes
 from dpgui.report.files import (fsync_directory, parse_json, read_regular_file, remove_stale_temporaries, sha256_regular_file,
                                 write_temporary)
+from dpgui.report.migrations import DROPPED_BEFORE_N, MANIFEST_VERSION, newer_manifest_problem, upgrade_manifest
 from dpgui.report.signing import PublicKey, SecretKey, SignatureError
+from dpgui.vocabulary import Noise, StatisticKind
 
-SCHEMA_VERSION = 2  # 1: Laplace only, no δ/ρ details (still verified); 2: noise, δ, ρ, per-level ρ and σ², charge
+#: The schema version of a CDF manifest: noise, δ, ρ, per-level ρ and σ², the charge (the versions that
+#: :mod:`dpgui.report.migrations` reads are 1 to 5).
+SCHEMA_VERSION = 2
 #: The version of a manifest (either kind) that records its data ``source``; one without a source keeps
-#: its kind's version (2 for a CDF, 3 for a hierarchy), so a release restored from an older project
-#: still writes the manifest it always did, and an older dpgui says "newer schema version" (not "an
-#: unknown property") when it meets one with a source.
+#: its kind's version (2 for a CDF, 3 for a hierarchy), so a release restored from a project that recorded
+#: none writes the manifest it always did, and a dpgui that reads only up to that version says "newer
+#: schema version" (not "an unknown property") when it meets one with a source.
 SOURCE_SCHEMA_VERSION = 4
 #: The version of a CDF manifest that records what the officer stated for it: the public value missing
 #: values were counted as (``missing_values.value``), the region the plan was made for (``focus``), that
 #: the column holds whole numbers (``whole_numbers``). A manifest without them keeps its version (2 or 4),
 #: so a restored release writes what it always did.
-STATEMENTS_SCHEMA_VERSION = 5
+STATEMENTS_SCHEMA_VERSION = MANIFEST_VERSION
 SCHEMA_PATH = Path(__file__).with_name("manifest.schema.json")
 MANIFEST_SUFFIX = ".manifest.json"
 SECURE_SOURCE = "os_csprng"  # the only random_source a bundle that verifies may name
@@ -76,9 +80,9 @@ class ReleaseInfo:
     column: str
     release_id: str  # the ledger entry of this release
     created_utc: datetime  # when the noise was drawn
-    missing: str  # the missing-value rule: "bucket" or "drop" ("error" in releases of older versions)
+    missing: str  # the missing-value rule the release applied (:class:`~dpgui.core.missing.MissingRule`)
     #: where the data was read and who counted it (:meth:`dpgui.data.source.DataSource.public_record`);
-    #: None: not recorded (older releases)
+    #: None: not recorded
     source: dict[str, Any] | None = None
     #: why the column is known to hold whole numbers (:class:`~dpgui.core.quantiles.WholeNumbers`: the
     #: officer's statement or the file's declared type; public), None: not known
@@ -106,7 +110,7 @@ def source_text(record: dict[str, Any]) -> str:
     if isinstance(dialect, dict):  # the names of dpgui.data.file_types.CSV_DELIMITERS/CSV_DECIMALS (report sits below data)
         names = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar", ".": "point"}
         delimiter, decimal = str(dialect.get("delimiter")), str(dialect.get("decimal"))
-        # dpgui.data.csv_dialect.DialectOrigin's values; none in releases of older versions
+        # dpgui.data.csv_dialect.DialectOrigin's values; a record may have none (who decided was not recorded)
         origin = {"stated": ", as stated by the officer", "default": ", the default for its file name"}.get(
             str(dialect.get("origin")), "")
         what += f" ({names.get(delimiter, delimiter)}-separated, decimal {names.get(decimal, decimal)}{origin})"
@@ -165,7 +169,7 @@ def privacy_json(plan: Plan) -> dict[str, Any]:
     ρ → (ε, δ) conversion (Gaussian) and the (ε, δ, ρ) charged to the budget ledger
     (:meth:`Plan.ledger_charge`; a Laplace release is charged ρ = ε²/2)."""
     privacy = plan.privacy
-    gaussian = plan.noise == "gaussian"
+    gaussian = plan.noise == Noise.GAUSSIAN
     epsilon, delta, rho = plan.ledger_charge()
     return {
         "epsilon": privacy.epsilon,
@@ -193,7 +197,7 @@ def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: by
     plan_json = plan.to_json()
     manifest: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "kind": "cdf",
+        "kind": str(StatisticKind.CDF),
         "release_id": info.release_id,
         "created_utc": iso_utc(info.created_utc),
         "software": software_versions(),
@@ -268,24 +272,19 @@ def focus_json(plan: Plan, lower: float, upper: float) -> dict[str, Any] | None:
 
 
 def plan_from_manifest(manifest: dict[str, Any]) -> Plan:
-    """The plan a manifest describes, for manifests of every schema version (version 1 has no noise,
-    δ or ρ keys: a Laplace plan with δ = 0). Raises KeyError/TypeError for a manifest that lacks
-    the plan's fields, and :class:`~dpgui.errors.ParameterError` for values no plan can have."""
-    tree, privacy = manifest["tree"], manifest["privacy"]
+    """The plan a CDF manifest of any schema version describes (read from its copy in today's shape,
+    :func:`dpgui.report.migrations.upgrade_manifest`). Raises KeyError/TypeError for a manifest that lacks
+    the plan's fields, :class:`~dpgui.errors.ParameterError` for values no plan can have, and
+    :class:`~dpgui.errors.DataError` for a manifest of a newer version."""
+    manifest = upgrade_manifest(manifest, "")
+    tree, privacy, missing = manifest["tree"], manifest["privacy"], manifest["missing_values"]
     return Plan.from_json({
-        "bins": manifest["bins"], "branching": tree["branching"], "missing_leaf": bool(tree.get("missing_leaf", False)),
-        "epsilon": privacy["epsilon"], "delta": privacy.get("delta") or 0.0, "neighbours": manifest["neighbours"],
+        "bins": manifest["bins"], "branching": tree["branching"], "missing_leaf": bool(tree["missing_leaf"]),
+        "epsilon": privacy["epsilon"], "delta": privacy["delta"], "neighbours": manifest["neighbours"],
         "records_per_person": manifest["records_per_person"], "estimator": manifest["estimator"],
-        "noise": manifest.get("noise", "discrete_laplace"), "level_epsilons": tree.get("level_epsilons"),
-        "level_rhos": tree.get("level_rhos"), "missing_impute": _imputed_value(manifest.get("missing_values")),
+        "noise": manifest["noise"], "level_epsilons": tree["level_epsilons"], "level_rhos": tree["level_rhos"],
+        "missing_impute": float(missing["value"]) if missing["rule"] == MISSING_IMPUTE else None,
     })
-
-
-def _imputed_value(missing_values: object) -> float | None:
-    """The value a manifest says missing values were counted as (rule ``impute``), else None."""
-    if isinstance(missing_values, dict) and missing_values.get("rule") == MISSING_IMPUTE:
-        return float(missing_values["value"])
-    return None
 
 
 def missing_values_json(release: Release, rule: str) -> dict[str, Any]:
@@ -293,8 +292,8 @@ def missing_values_json(release: Release, rule: str) -> dict[str, Any]:
     noisy count N − C_K with its standard error (docs/design.md "Missing values")."""
     impute = release.plan.privacy.impute
     description = missing_rule_text(rule, impute)
-    if rule == MISSING_DROP and release.plan.privacy.root_public:  # a release of an older version
-        description = "dropped before N was fixed (a release of an older version of dpgui)"
+    if rule == MISSING_DROP and release.plan.privacy.root_public:  # restored: no release applies it now
+        description = DROPPED_BEFORE_N
     out: dict[str, Any] = {"rule": str(rule), "description": description,
                            "released_count": None if release.missing is None else float(release.missing),
                            "std_error": release.missing_std_error}
@@ -479,6 +478,9 @@ def verify_bundle(manifest_path: str | os.PathLike[str], public_key: PublicKey) 
         manifest = parse_json(body, "the manifest")  # strictly: no key twice, no NaN, no deep nesting
     except DataError as err:
         return fail(err.problem, comment=comment)
+    newer = newer_manifest_problem(manifest) if isinstance(manifest, dict) else None
+    if newer is not None:
+        return fail(newer, comment=comment)
     problems = schema_problems(manifest)
     if problems:
         return fail(f"the manifest does not follow the dpgui manifest schema ({problems[0]})", comment=comment)

@@ -27,6 +27,7 @@ import numpy as np
 from dpgui.core.hierarchy import PATH_SEPARATOR  # one definition: the engine refuses labels holding it
 from dpgui.errors import DataError
 from dpgui.formatting import iso_utc, utc_stamp
+from dpgui.vocabulary import Noise, StatisticKind
 from dpgui.report.bundle import (
     SECURE_SOURCE, SOURCE_SCHEMA_VERSION, BundlePaths, check_bundle_target, sha256_hex, software_versions, write_signed_files,
 )
@@ -49,11 +50,11 @@ ROOT_NAME = "(all records)"  # the level name of the root (level 0)
 NODE_LIST_FROM_PRIOR = "prior file"
 NODE_LIST_FROM_DATA = "data (declared public)"  # the officer declared them public: --categories-public, or the window's box
 NODE_LIST_SOURCES = (NODE_LIST_FROM_PRIOR, NODE_LIST_FROM_DATA)
-MECHANISM_TEXT = {
-    "laplace": "per-level discrete Laplace counts over a categorical hierarchy (Ko, Ziani & Fioretto 2025), post-processed",
-    "gaussian": "per-level discrete Gaussian counts over a categorical hierarchy (Ghazi et al. 2023, Corollary 2.7), "
+MECHANISM_TEXT: dict[str, str] = {
+    Noise.LAPLACE: "per-level discrete Laplace counts over a categorical hierarchy (Ko, Ziani & Fioretto 2025), post-processed",
+    Noise.GAUSSIAN: "per-level discrete Gaussian counts over a categorical hierarchy (Ghazi et al. 2023, Corollary 2.7), "
                 "post-processed",
-    "multiplicative": "counting on trees with a multiplicative and additive guarantee (Ghazi et al. 2023, Algorithms 1-2)",
+    Noise.MULTIPLICATIVE: "counting on trees with a multiplicative and additive guarantee (Ghazi et al. 2023, Algorithms 1-2)",
 }
 
 
@@ -68,7 +69,7 @@ class HierarchyReleaseInfo:
     prior file, if one was used (its name, not its folder). ``secure``: the noise came from the
     operating system's secure source. ``notes``: sentences the report repeats (e.g. a numeric
     column used as a level). ``source``: where the data was read and who counted it
-    (:meth:`dpgui.data.source.DataSource.public_record`); None: not recorded (older releases).
+    (:meth:`dpgui.data.source.DataSource.public_record`); None: not recorded.
     """
 
     dataset: str
@@ -203,7 +204,7 @@ def build_hierarchy_manifest(release: HierarchyRelease, info: HierarchyReleaseIn
     root = float(np.asarray(release.counts[0])[0])
     manifest: dict[str, Any] = {
         "schema_version": HIERARCHY_SCHEMA_VERSION,
-        "kind": "hierarchy",
+        "kind": str(StatisticKind.HIERARCHY),
         "release_id": info.release_id,
         "created_utc": iso_utc(info.created_utc),
         "software": software_versions(),
@@ -214,7 +215,7 @@ def build_hierarchy_manifest(release: HierarchyRelease, info: HierarchyReleaseIn
         "neighbours": privacy.neighbours,
         "records_per_person": privacy.records_per_person,
         "privacy": {"epsilon": privacy.epsilon, "delta": privacy.delta,
-                    "rho": privacy.rho if plan.noise == "gaussian" else None, "charged": charged},
+                    "rho": privacy.rho if plan.noise == Noise.GAUSSIAN else None, "charged": charged},
         "hierarchy": {
             "levels": list(hierarchy.level_names),
             "level_sizes": [int(n) for n in hierarchy.level_sizes],

@@ -30,6 +30,7 @@ from dpgui.report.publish import (
     write_and_record_bundle,
 )
 from dpgui.report.signing import SecretKey
+from dpgui.vocabulary import Noise, StatisticKind
 
 if TYPE_CHECKING:
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyRelease
@@ -41,8 +42,9 @@ __all__ = [
 ]
 
 #: The ledger's mechanism name of each hierarchy noise.
-HIERARCHY_MECHANISMS = {"laplace": "discrete_laplace_hierarchy", "gaussian": "discrete_gaussian_hierarchy",
-                        "multiplicative": "sparse_vector_hierarchy"}
+HIERARCHY_MECHANISMS: dict[str, str] = {
+    Noise.LAPLACE: "discrete_laplace_hierarchy", Noise.GAUSSIAN: "discrete_gaussian_hierarchy",
+    Noise.MULTIPLICATIVE: "sparse_vector_hierarchy"}
 
 
 def hierarchy_mechanism_name(plan: HierarchyPlan) -> str:
@@ -56,7 +58,7 @@ def hierarchy_release_params(result: HierarchyRelease, info: HierarchyReleaseInf
     when the release records none): recorded in the ledger at release time, compared field by field
     before signing. JSON values only."""
     params: dict[str, Any] = {
-        "kind": "hierarchy",
+        "kind": str(StatisticKind.HIERARCHY),
         "created_utc": info.created_utc.astimezone(timezone.utc).isoformat(),
         "levels": list(result.hierarchy.level_names),
         "node_list_sha256": hierarchy_sha256(result.hierarchy),
@@ -111,7 +113,8 @@ def spend_and_release_hierarchy(ledger: Ledger, dataset: str, hierarchy: Hierarc
                              f"{hierarchy.level_sizes[-1]} leaves", "give one count per leaf, in the hierarchy's order")
     release_id = release_id or new_release_id()
     description = {
-        "kind": "hierarchy", "levels": list(hierarchy.level_names), "level_sizes": [int(n) for n in hierarchy.level_sizes],
+        "kind": str(StatisticKind.HIERARCHY), "levels": list(hierarchy.level_names),
+        "level_sizes": [int(n) for n in hierarchy.level_sizes],
         "noise": plan.noise, "allocation": plan.allocation, "consistency": plan.consistency,
         "level_budgets": [float(b) for b in plan.level_budgets], "neighbours": plan.privacy.neighbours,
         "records_per_person": plan.privacy.records_per_person, "delta": plan.privacy.delta,

@@ -14,8 +14,7 @@ A project holds what the officer chose and what was published, never the confide
 
 A project file is not evidence of a release: whether a release's noise was secure, and whether
 it may be signed, comes from the budget ledger's record of it
-(:func:`dpgui.report.publish.authenticate_release`), never from the file. A ``"secure"`` key in
-a release (written by dpgui 0.1) is ignored.
+(:func:`dpgui.report.publish.authenticate_release`), never from the file.
 
 No histogram, true count or fingerprint of the data is ever written: only the values above.
 
@@ -32,27 +31,26 @@ Format (``version`` 1), one JSON object::
 
 ``lower``, ``upper``, ``bins`` and ``missing`` may be ``null`` (not chosen yet) and ``column``
 ``""``: a workspace can be saved half-way. ``locked_levels`` are the tree levels whose budget the
-officer locked in the plan step (their budgets are the plan's); files without it have none locked.
+officer locked in the plan step (their budgets are the plan's).
 ``delta`` is the δ of the plan step (0: pure ε-DP) and ``noise`` the noise asked for ("auto",
-"laplace" or "gaussian"; the plan says which noise it uses); files saved before δ existed have
-neither and open as δ = 0, "auto". ``missing_impute`` (optional) is the value missing values are
+"laplace" or "gaussian"; the plan says which noise it uses). ``missing_impute`` (optional) is the value missing values are
 counted as (the plan holds it too), ``focus`` (optional) the region chosen in the plan step
-(``{"region": "lower", "from": null, "to": null}``, or ``"between"`` with its ends); files without them
-open with the neighbour model's rule and no region.
+(``{"region": "lower", "from": null, "to": null}``, or ``"between"`` with its ends); without them the
+neighbour model's rule applies and the plan is for the whole range.
 The "Counts over a hierarchy" mode adds ``mode``, ``hierarchy`` (its choices) and
 ``hierarchy_releases`` (every hierarchy release of the workspace as its released values), described
-in :mod:`dpgui.report.project_hierarchy`. Files without them (saved before the mode existed) open in
-the CDF mode; a damaged hierarchy part is left out with a message (:attr:`Project.hierarchy_problem`)
-and the rest of the project still opens. Like δ, these optional keys do not change ``version``.
-``source`` (optional: files without it are the file at ``data_path``) is where the data lives, as
+in :mod:`dpgui.report.project_hierarchy`; a damaged hierarchy part is left out with a message
+(:attr:`Project.hierarchy_problem`) and the rest of the project still opens.
+``source`` (optional: without it the data is the file at ``data_path``) is where the data lives, as
 :meth:`dpgui.data.source.SourceSpec.to_json` (a file with its CSV dialect, or a database URL with a
 table or query — never a password: a spec holds none); for a database ``data_path`` is only its
 name for messages.
 A release's ``"padding": "known_zeros"`` says its GLS estimate used the padding leaves as known
-zeros (docs/design.md, "The estimator"); a release without it was made before, and is recomputed with
-the estimator of then (padding unknown), so that it shows the numbers that were published.
-A file from a newer dpgui (higher ``version``) is refused with a message saying so. Writes are
-atomic (temporary file, fsync, rename).
+zeros (docs/design.md, "The estimator"); one published with them unknown has no mark, and is recomputed
+with that estimator, so that it shows the numbers that were published.
+Files written by earlier versions are read through :func:`dpgui.report.migrations.upgrade_project`
+(which also refuses a file of a newer version); what follows the upgrade reads today's shape only.
+Writes are atomic (temporary file, fsync, rename).
 """
 
 from __future__ import annotations
@@ -78,14 +76,15 @@ from dpgui.core.plan import NOISE_CHOICES, OBJECTIVES, Plan, check_delta
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.core.tree import MIN_BINS
 from dpgui.errors import DataError, DpguiError
+from dpgui.vocabulary import AUTO, CdfConsistency, Objective, StatisticKind
 from dpgui.report.files import write_text_atomic
+from dpgui.report.migrations import PADDING_KNOWN_ZEROS, PADDING_UNKNOWN, PROJECT_VERSION, upgrade_project
 from dpgui.report.project_hierarchy import (
-    MODE_CDF, HierarchySettings, ProjectHierarchyRelease, check_source_record, hierarchy_section_json,
+    HierarchySettings, ProjectHierarchyRelease, check_source_record, hierarchy_section_json,
     read_hierarchy_section,
 )
 
 PROJECT_FORMAT = "dpgui-project"
-PROJECT_VERSION = 1
 PROJECT_SUFFIX = ".dpgui"
 _MAX_COUNT = 2**62  # released node counts are int64 in the engine
 
@@ -114,10 +113,6 @@ def _parse_utc(text: str, name: str, where: str) -> datetime:
     return moment
 
 
-#: A release's "padding" value: its GLS estimate used the padding leaves as known zeros.
-KNOWN_ZEROS = ("known_zeros",)
-
-
 @dataclass(frozen=True)
 class ProjectRelease:
     """One published release: its plan, bounds and released noisy node counts (public values only).
@@ -137,10 +132,10 @@ class ProjectRelease:
     column: str = ""
     missing: str = ""
     #: where the data was read and who counted it (:meth:`dpgui.data.source.DataSource.public_record`; no secret
-    #: in it), as the ledger recorded it; None: not recorded (releases of older versions)
+    #: in it), as the ledger recorded it; None: not recorded
     source: dict[str, Any] | None = None
-    #: GLS used the padding leaves as known zeros ("padding": "known_zeros"); files without the key hold
-    #: releases made before, which are recomputed with the estimator they were published with
+    #: GLS used the padding leaves as known zeros ("padding": "known_zeros"); False: the release was published
+    #: with them unknown, and is recomputed with that estimator
     padding_known: bool = True
     #: why the column is known to hold whole numbers ("stated" or "type", :class:`WholeNumbers`); None: not known
     whole_numbers: WholeNumbers | None = None
@@ -190,17 +185,17 @@ class Project:
     missing: str | None = None
     dataset: str = ""
     plan: dict[str, Any] | None = None  # Plan.to_json(); rebuild with plan_object()
-    consistency: str = "l2"
-    branching: str = "auto"  # the plan step's branching setting ("auto", "16", "4x16x16")
-    objective: str = "total"
+    consistency: str = CdfConsistency.L2
+    branching: str = AUTO  # the plan step's branching setting ("auto", "16", "4x16x16")
+    objective: str = Objective.TOTAL
     locked_levels: tuple[int, ...] = ()  # levels whose budget is locked in the plan step (sorted)
     delta: float = 0.0  # the plan step's δ (0: pure ε-DP)
-    noise: str = "auto"  # the noise asked for: "auto", "laplace" or "gaussian"
+    noise: str = AUTO  # the noise asked for: "auto", "laplace" or "gaussian"
     missing_impute: float | None = None  # the value missing values are counted as (None: the neighbour model's rule)
     focus: dict[str, Any] | None = None  # the region chosen in the plan step (FocusChoice.to_json()); None: everywhere
     whole_numbers: WholeNumbers | None = None  # the data step: the column holds whole numbers (stated, or its type)
     releases: tuple[ProjectRelease, ...] = ()
-    mode: str = MODE_CDF  # the mode the window was in: "cdf" or "hierarchy"
+    mode: StatisticKind = StatisticKind.CDF  # the mode the window was in
     hierarchy: HierarchySettings | None = None  # the hierarchy mode's choices (None: never touched)
     hierarchy_releases: tuple[ProjectHierarchyRelease, ...] = ()  # made or restored in this workspace, oldest first
     format: str = PROJECT_FORMAT
@@ -230,7 +225,7 @@ def _release_json(r: ProjectRelease, levels: Any) -> dict[str, Any]:
     return {"release_id": r.release_id, "created_utc": r.created_utc, "column": r.column, "missing": r.missing,
             "lower": r.lower, "upper": r.upper, "consistency": r.consistency,
             "plan": r.plan, "levels": levels, **({} if r.source is None else {"source": r.source}),
-            **({"padding": KNOWN_ZEROS[0]} if r.padding_known else {}),
+            **({"padding": PADDING_KNOWN_ZEROS} if r.padding_known else {}),
             **({} if r.whole_numbers is None else {"whole_numbers": str(r.whole_numbers)})}
 
 
@@ -338,8 +333,8 @@ class _Reader:
         return value
 
     def delta(self, name: str) -> float:
-        """δ with 0 ≤ δ < 1; 0 (pure ε-DP) when the field is absent (files saved before δ)."""
-        value = self.get(name, 0.0)
+        """δ with 0 ≤ δ < 1."""
+        value = self.get(name)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self._fail(name, "a number with 0 ≤ δ < 1", value)
         try:
@@ -366,7 +361,7 @@ class _Reader:
 
     def locked_levels(self, name: str, plan: dict[str, Any] | None) -> tuple[int, ...]:
         """Sorted distinct levels; each must be a level of ``plan`` that gets noise (none without a plan)."""
-        value = self.get(name, [])
+        value = self.get(name)
         plan_object = None if plan is None else Plan.from_json(plan)
         first = 0 if plan_object is None else plan_object.privacy.first_noised_level()
         height = -1 if plan_object is None else plan_object.shape.height
@@ -379,21 +374,20 @@ class _Reader:
 
 
 def _missing_impute(reader: _Reader) -> float | None:
-    """The value missing values are counted as (absent in files saved before imputation: None)."""
+    """The value missing values are counted as (absent: None, the neighbour model's rule)."""
     if "missing_impute" not in reader.data:
         return None
     return reader.number("missing_impute", nullable=True)
 
 
 def _whole_numbers(reader: _Reader) -> WholeNumbers | None:
-    """Why the column holds whole numbers ("stated" or "type"); None when the file does not say (older files)."""
+    """Why the column holds whole numbers ("stated" or "type"); None when the file does not say."""
     value = reader.text("whole_numbers", None, choices=[w.value for w in WholeNumbers], nullable=True)
     return None if value is None else WholeNumbers(value)
 
 
 def _focus(reader: _Reader) -> dict[str, Any] | None:
-    """The region chosen in the plan step (:meth:`FocusChoice.to_json`), checked; None: everywhere
-    (and in files saved before it was stored)."""
+    """The region chosen in the plan step (:meth:`FocusChoice.to_json`), checked; None: everywhere."""
     value = reader.get("focus", None)
     if value is None:
         return None
@@ -449,9 +443,9 @@ def _release_from_json(data: Any, where: str, source: str) -> ProjectRelease:
     return ProjectRelease(
         release_id=reader.text("release_id"), created_utc=created, lower=lower, upper=upper,
         consistency=reader.text("consistency", choices=CONSISTENCY_METHODS), plan=plan_json,
-        levels=_levels(reader, plan),  # a "secure" key (older files) is ignored: the ledger says that
-        column=reader.text("column", ""), missing=reader.text("missing", ""), source=_release_source(reader),
-        padding_known=reader.get("padding", None) is not None and reader.text("padding", choices=KNOWN_ZEROS) == KNOWN_ZEROS[0],
+        levels=_levels(reader, plan), column=reader.text("column", ""), missing=reader.text("missing", ""),
+        source=_release_source(reader),
+        padding_known=reader.text("padding", choices=(PADDING_KNOWN_ZEROS, PADDING_UNKNOWN)) == PADDING_KNOWN_ZEROS,
         whole_numbers=_whole_numbers(reader),
     )
 
@@ -478,12 +472,10 @@ def project_from_json(text: str, source: str = "the project") -> Project:
     if not isinstance(data, dict) or data.get("format") != PROJECT_FORMAT:
         raise DataError(f"{source} is not a dpgui project (no \"format\": \"{PROJECT_FORMAT}\" in it)",
                         f"open a {PROJECT_SUFFIX} file saved by dpgui")
-    reader = _Reader(data, source, source)
-    version = reader.integer("version", 1)
+    version = _Reader(data, source, source).integer("version", 1)
     assert version is not None
-    if version > PROJECT_VERSION:
-        raise DataError(f"{source} was saved by a newer dpgui (project version {version}; this dpgui "
-                        f"{__version__} reads version {PROJECT_VERSION})", "update dpgui to open it")
+    data = upgrade_project(data, version, source)
+    reader = _Reader(data, source, source)
     data_path = reader.text("data_path")
     if not data_path.strip():
         raise reader._fail("data_path", "the path of the data file", data_path)
@@ -508,7 +500,7 @@ def project_from_json(text: str, source: str = "the project") -> Project:
     try:
         mode, hierarchy, hierarchy_releases = read_hierarchy_section(data, source)
     except DpguiError as err:  # the CDF part still opens; the window says what was left out
-        mode, hierarchy, hierarchy_releases = MODE_CDF, None, ()
+        mode, hierarchy, hierarchy_releases = StatisticKind.CDF, None, ()
         hierarchy_problem = (f"The hierarchy part of the project was left out: {err.problem}. The rest of the "
                              "project was opened; choose the hierarchy's levels again (hierarchy releases of this "
                              "file are still in the budget ledger).")
@@ -517,9 +509,9 @@ def project_from_json(text: str, source: str = "the project") -> Project:
         missing=reader.text("missing", choices=MISSING_POLICIES, nullable=True),
         dataset=reader.text("dataset", ""), plan=plan,
         consistency=reader.text("consistency", choices=CONSISTENCY_METHODS),
-        branching=reader.text("branching", "auto"), objective=reader.text("objective", "total", choices=OBJECTIVES),
+        branching=reader.text("branching", AUTO), objective=reader.text("objective", Objective.TOTAL, choices=OBJECTIVES),
         locked_levels=reader.locked_levels("locked_levels", plan), delta=reader.delta("delta"),
-        noise=reader.text("noise", "auto", choices=NOISE_CHOICES), missing_impute=_missing_impute(reader),
+        noise=reader.text("noise", choices=NOISE_CHOICES), missing_impute=_missing_impute(reader),
         focus=_focus(reader), whole_numbers=_whole_numbers(reader), releases=releases, version=PROJECT_VERSION,
         saved_utc=saved, app_version=reader.text("app_version", ""),
         autosave_of=reader.text("autosave_of", ""), mode=mode, hierarchy=hierarchy,

@@ -1,8 +1,8 @@
 """The "Counts over a hierarchy" part of a project file (``.dpgui``): the mode, the officer's hierarchy
 choices and every hierarchy release of the workspace, as public values only.
 
-Three optional keys of the project's JSON object (files without them open in the CDF mode, with no
-hierarchy choices and no hierarchy release)::
+Three keys of the project's JSON object (:func:`dpgui.report.migrations.upgrade_project` gives files
+written before them the CDF mode, no hierarchy choices and no hierarchy release)::
 
     "mode": "cdf" | "hierarchy",
     "hierarchy": null | {"levels": ["tz", "airport"], "prior_path": "/abs/prior.csv" | null,
@@ -44,18 +44,16 @@ import numpy as np
 
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.hierarchy_bundle import NODE_LIST_SOURCES, HierarchyReleaseInfo
+from dpgui.vocabulary import AUTO, Allocation, Neighbours, StatisticKind, choices
 
 if TYPE_CHECKING:
     from dpgui.core.hierarchy import HierarchyRelease
 
 __all__ = [
-    "MODES", "MODE_CDF", "MODE_HIERARCHY", "HierarchySettings", "ProjectHierarchyRelease", "hierarchy_section_json",
-    "read_hierarchy_section", "check_source_record",
+    "HierarchySettings", "ProjectHierarchyRelease", "hierarchy_section_json", "read_hierarchy_section",
+    "check_source_record",
 ]
 
-MODE_CDF = "cdf"
-MODE_HIERARCHY = "hierarchy"
-MODES = (MODE_CDF, MODE_HIERARCHY)
 _MAX_COUNT = 2**62
 _DAMAGED = "the file is damaged or was edited by hand; open another project or save it again"
 
@@ -71,17 +69,17 @@ class HierarchySettings:
     counts_from_data: bool = False
     epsilon: float = 1.0
     delta: float = 0.0
-    neighbours: str = "change"
+    neighbours: str = Neighbours.CHANGE
     records_per_person: int = 1
-    noise: str = "auto"
-    allocation: str = "uniform"
+    noise: str = AUTO
+    allocation: str = Allocation.UNIFORM
     weights: tuple[float, ...] | None = None
     target_mse: float | None = None
-    consistency: str = "auto"
+    consistency: str = AUTO
     budgets: tuple[float, ...] | None = None
     alpha: float = 0.1
-    categories_public: bool = False  # the officer declared the data's own categories public (absent in older files)
-    records_estimate: int | None = None  # a published estimate of N typed under add/remove (absent in older files)
+    categories_public: bool = False  # the officer declared the data's own categories public
+    records_estimate: int | None = None  # a published estimate of N typed under add/remove
 
     def to_json(self) -> dict[str, Any]:
         return {"levels": list(self.levels), "prior_path": self.prior_path or None,
@@ -118,7 +116,7 @@ class ProjectHierarchyRelease:
     prior_sha256: str | None = None
     notes: tuple[str, ...] = ()
     #: where the data was read and who counted it (:meth:`dpgui.data.source.DataSource.public_record`; no secret
-    #: in it); None: not recorded (releases of older versions)
+    #: in it); None: not recorded
     source: dict[str, Any] | None = None
 
     @classmethod
@@ -177,10 +175,10 @@ class ProjectHierarchyRelease:
         }
 
 
-def hierarchy_section_json(mode: str, settings: HierarchySettings | None,
+def hierarchy_section_json(mode: StatisticKind, settings: HierarchySettings | None,
                            releases: tuple[ProjectHierarchyRelease, ...], compact: Any) -> dict[str, Any]:
     """The three keys of the module doc (``compact`` as in :meth:`ProjectHierarchyRelease.to_json`)."""
-    return {"mode": mode, "hierarchy": None if settings is None else settings.to_json(),
+    return {"mode": str(mode), "hierarchy": None if settings is None else settings.to_json(),
             "hierarchy_releases": [r.to_json(compact) for r in releases]}
 
 
@@ -257,19 +255,20 @@ def _settings(data: Any, where: str) -> HierarchySettings:
     alpha = _number(data, where, "alpha", 0.1)
     if not 0 < alpha < 1:
         raise _fail(where, "alpha", "a number between 0 and 1")
-    estimate = _get(data, where, "records_estimate", None)
+    estimate = _get(data, where, "records_estimate")
     if estimate is not None and (isinstance(estimate, bool) or not isinstance(estimate, int) or not 1 <= estimate <= 10**15):
         raise _fail(where, "records_estimate", "a whole number from 1 to 10¹⁵, or null")
     return HierarchySettings(
         levels=tuple(levels), prior_path=_text(data, where, "prior_path", None, nullable=True) or "",
         counts_from_data=_bool(data, where, "counts_from_data", False), epsilon=_number(data, where, "epsilon"),
-        delta=_number(data, where, "delta", 0.0), neighbours=_text(data, where, "neighbours", "change", choices=NEIGHBOURS),
-        records_per_person=records, noise=_text(data, where, "noise", "auto", choices=HIERARCHY_NOISE_CHOICES),
-        allocation=_text(data, where, "allocation", "uniform", choices=ALLOCATIONS),
+        delta=_number(data, where, "delta", 0.0),
+        neighbours=_text(data, where, "neighbours", Neighbours.CHANGE, choices=NEIGHBOURS),
+        records_per_person=records, noise=_text(data, where, "noise", AUTO, choices=HIERARCHY_NOISE_CHOICES),
+        allocation=_text(data, where, "allocation", Allocation.UNIFORM, choices=ALLOCATIONS),
         weights=_numbers(data, where, "weights"), target_mse=_number(data, where, "target_mse", None, nullable=True),
-        consistency=_text(data, where, "consistency", "auto", choices=CONSISTENCY_CHOICES),
+        consistency=_text(data, where, "consistency", AUTO, choices=CONSISTENCY_CHOICES),
         budgets=_numbers(data, where, "budgets"), alpha=alpha,
-        categories_public=_bool(data, where, "categories_public", False), records_estimate=estimate)
+        categories_public=_bool(data, where, "categories_public"), records_estimate=estimate)
 
 
 def _int_levels(data: dict[str, Any], where: str, name: str, sizes: tuple[int, ...], minimum: int,
@@ -347,16 +346,17 @@ def _source(data: dict[str, Any], where: str) -> dict[str, Any] | None:
 
 
 def read_hierarchy_section(data: dict[str, Any], source: str
-                           ) -> tuple[str, HierarchySettings | None, tuple[ProjectHierarchyRelease, ...]]:
-    """The mode, the hierarchy choices and releases of a project's JSON object (defaults when absent: an
-    older file). Any problem is a :class:`DataError` naming the field. O(#nodes of the releases)."""
-    mode = data.get("mode", MODE_CDF)
-    if mode not in MODES:
-        raise _fail(source, "mode", " or ".join(repr(m) for m in MODES))
-    raw = data.get("hierarchy")
+                           ) -> tuple[StatisticKind, HierarchySettings | None, tuple[ProjectHierarchyRelease, ...]]:
+    """The mode, the hierarchy choices and releases of a project's JSON object (upgraded to today's shape by
+    :func:`dpgui.report.migrations.upgrade_project`). Any problem is a :class:`DataError` naming the field.
+    O(#nodes of the releases)."""
+    mode = _get(data, source, "mode")
+    if mode not in choices(*StatisticKind):
+        raise _fail(source, "mode", " or ".join(repr(m) for m in choices(*StatisticKind)))
+    raw = _get(data, source, "hierarchy")
     settings = None if raw is None else _settings(raw, f"{source}, hierarchy choices")
-    raw_releases = data.get("hierarchy_releases", [])
+    raw_releases = _get(data, source, "hierarchy_releases")
     if not isinstance(raw_releases, list):
         raise _fail(source, "hierarchy_releases", "a list of releases")
     releases = tuple(_release(item, f"{source}, hierarchy release {i + 1}") for i, item in enumerate(raw_releases))
-    return mode, settings, releases
+    return StatisticKind(mode), settings, releases

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release
 from dpgui.core.noise import RandomSource
-from dpgui.core.missing import MISSING_AUTO, MISSING_ERROR, MISSING_RULE_TEXT
+from dpgui.core.missing import MISSING_AUTO, MISSING_RULE_TEXT, MISSING_RULES
 from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.projection import has_padding
 from dpgui.core.quantiles import WholeNumbers
@@ -38,10 +38,12 @@ from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.csv_export import joined_texts
 from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, source_text, write_bundle
 from dpgui.report.ledger import Ledger, ReleaseOutput, Totals, new_release_id
+from dpgui.report.migrations import PADDING_KNOWN_ZEROS, PADDING_UNKNOWN
 from dpgui.report.signing import SecretKey
+from dpgui.vocabulary import Estimator, Noise, StatisticKind
 
 MECHANISM = "discrete_laplace_tree"  # the ledger's mechanism name of a Laplace release
-MECHANISMS = {"laplace": MECHANISM, "gaussian": "discrete_gaussian_tree"}
+MECHANISMS: dict[str, str] = {Noise.LAPLACE: MECHANISM, Noise.GAUSSIAN: "discrete_gaussian_tree"}
 _Result = TypeVar("_Result")
 
 
@@ -93,14 +95,14 @@ def check_missing_rule(plan: Plan, missing: str = MISSING_AUTO) -> str:
     ParameterError before anything is spent.
 
     The rule is the neighbour model's (``"bucket"`` under change, ``"drop"`` under add/remove), never
-    the caller's or the data's. ``missing`` is what an older caller asked for: ``"error"`` (stop at a
-    missing value) is refused, because whether the release happens would then depend on the data;
-    other values ("auto", "drop", "bucket") are accepted and the neighbour model's rule applies.
+    the caller's or the data's. ``missing`` is what the caller asked for: "auto" or the name of a rule
+    (:data:`~dpgui.core.missing.MISSING_RULES`; the neighbour model's rule applies); any other word
+    (such as "error", stopping at a missing value, which would make publishing depend on the data) is
+    refused.
     """
-    if missing == MISSING_ERROR:
+    if missing != MISSING_AUTO and missing not in MISSING_RULES:
         raise ParameterError(
-            f"the missing-value policy '{MISSING_ERROR}' is retired: stopping at a missing value makes publishing "
-            "depend on the data",
+            f"{str(missing)[:40]!r} is not a missing-value rule (a release applies its neighbour model's)",
             "leave it out: missing values are " + MISSING_RULE_TEXT[plan.privacy.missing_rule],
         )
     if plan.missing_rule != plan.privacy.missing_rule:
@@ -162,7 +164,7 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
     check_row_count_public(plan.privacy, source_record)
     release_id = release_id or new_release_id()
     description = {
-        "kind": "cdf", "column": column, "bins": plan.shape.bins, "bounds": [lower, upper],
+        "kind": str(StatisticKind.CDF), "column": column, "bins": plan.shape.bins, "bounds": [lower, upper],
         "branching": list(plan.shape.branching), "estimator": plan.estimator, "consistency": consistency,
         "neighbours": plan.privacy.neighbours, "records_per_person": plan.privacy.records_per_person,
         "secure_noise": bool(source.secure), "noise": plan.noise, "delta": plan.privacy.delta,
@@ -185,8 +187,8 @@ def release_words(description: dict[str, Any]) -> str:
     column (CDF) or the levels (hierarchy), and the data source (its query or table, or the file's
     format; :func:`~dpgui.report.bundle.source_text`), e.g. "CDF of column 'wage' from the query 'SELECT …'
     on sqlite:///wages.db (its number of rows kept private); counted by the database (SQLite 3.45.1)".
-    Entries of older versions say what they recorded ("source not recorded")."""
-    if description.get("kind") == "hierarchy":
+    An entry that recorded no source says so ("source not recorded")."""
+    if description.get("kind") == StatisticKind.HIERARCHY:
         levels = description.get("levels")
         what = ("hierarchy counts over " + " > ".join(repr(str(level)) for level in levels)
                 if isinstance(levels, list) and levels else "hierarchy counts")
@@ -257,8 +259,6 @@ def levels_sha256(levels: Sequence[np.ndarray | Sequence[int] | None]) -> str:
     return digest.hexdigest()
 
 
-#: How a release's estimate treated the padding leaves (:func:`padding_param`).
-PADDING_KNOWN_ZEROS, PADDING_UNKNOWN = "known_zeros", "unknown"
 #: Parameters that a ledger record made before they were recorded does not hold, with the value by which a
 #: release states nothing about them (no notes, no data source, padding that changes nothing). A restored
 #: release with another value cannot be checked against such a record, so it is not signed.
@@ -270,7 +270,7 @@ def padding_param(result: Release) -> str | None:
     ``"known_zeros"`` (every release since GLS used them as zeros) or ``"unknown"`` (a release made
     before, recomputed as it was published); None when that changes nothing the bundle states (no
     padding leaves, or the covering estimator, which never reads them)."""
-    if result.plan.estimator != "gls" or not has_padding(result.plan.shape):
+    if result.plan.estimator != Estimator.GLS or not has_padding(result.plan.shape):
         return None
     return PADDING_KNOWN_ZEROS if result.padding_known else PADDING_UNKNOWN
 
@@ -279,8 +279,8 @@ def release_params(result: Release, info: ReleaseInfo) -> dict[str, Any]:
     """Everything a bundle states about a release besides its levels (see
     :func:`dpgui.report.bundle.build_manifest`, the CSV and the PDF), or what it is recomputed from:
     recorded in the ledger at release time, compared field by field before signing
-    (:func:`confirm_recorded_release`). ``source`` is None when the release records none (older
-    releases); ``padding``: :func:`padding_param`."""
+    (:func:`confirm_recorded_release`). ``source`` is None when the release records none;
+    ``padding``: :func:`padding_param`."""
     params: dict[str, Any] = {
         "column": info.column,
         "missing": info.missing,

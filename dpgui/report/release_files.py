@@ -31,10 +31,12 @@ from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.bundle import MANIFEST_SUFFIX, SECURE_SOURCE, plan_from_manifest, schema_problems
 from dpgui.report.csv_export import CDF_COLUMNS, CDF_COLUMNS_V1
 from dpgui.report.files import open_regular_text, read_json_file, sha256_regular_file, write_text_atomic
+from dpgui.report.migrations import upgrade_cdf_table, upgrade_manifest
+from dpgui.vocabulary import CdfConsistency, StatisticKind, choices
 
 #: The release record written beside ``--out OUT.csv``: ``OUT.release.json``.
 RECORD_SUFFIX = ".release.json"
-_CONSISTENCY = ("l2", "l1", "none")
+_CONSISTENCY = choices(*CdfConsistency)
 _NAME_BYTES = 255  # the longest file name on most file systems
 _WHOLE_NUMBER_SOURCES = frozenset(w.value for w in WholeNumbers)  # who said the column holds whole numbers
 _WRITTEN_BY_DPGUI = "give the file dpgui wrote"
@@ -124,14 +126,14 @@ def _manifest_naming(csv_path: Path) -> tuple[Path, dict[str, Any]] | None:
 
 
 def _from_manifest(path: Path, manifest: dict[str, Any]) -> _Source:
-    if manifest.get("kind") == "hierarchy":
+    if manifest.get("kind") == StatisticKind.HIERARCHY:
         raise ParameterError(f"{path.name} is a release of counts over a hierarchy, which has no quantiles",
                              "read its CSV (one row per node), or give the manifest of a CDF release")
     problems = schema_problems(manifest)
     if problems:
         raise DpguiError(f"the manifest {path.name} is not a dpgui manifest: {problems[0]}", _WRITTEN_BY_DPGUI)
-    plan = plan_from_manifest(manifest)  # every schema version (older ones: Laplace, δ = 0)
-    missing = manifest["missing_values"]  # an older manifest holds only the rule's name
+    manifest = upgrade_manifest(manifest, path.name)
+    plan = plan_from_manifest(manifest)
     entry = manifest["files"]["csv"]  # its name is a plain file name (the schema's pattern): no folder, no ".."
     csv_path = path.with_name(entry["name"])
     if sha256_regular_file(csv_path, "CSV file") != entry["sha256"]:
@@ -143,7 +145,7 @@ def _from_manifest(path: Path, manifest: dict[str, Any]) -> _Source:
     if isinstance(whole, dict) and whole.get("source") in _WHOLE_NUMBER_SOURCES:
         facts["whole_numbers"] = whole["source"]
     return _Source(plan, csv_path, manifest["consistency"], float(manifest["total_records"]["released_estimate"]),
-                   missing.get("released_count") if isinstance(missing, dict) else None, facts)
+                   manifest["missing_values"]["released_count"], facts)
 
 
 def _from_record(csv_path: Path, path: Path, explicit: bool) -> _Source:
@@ -167,7 +169,7 @@ def _from_record(csv_path: Path, path: Path, explicit: bool) -> _Source:
         raise DpguiError(f"the release record {path.name}: {err.problem}", _WRITTEN_BY_DPGUI) from None
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as err:
         raise bad("plan", f"{type(err).__name__} {str(err)[:60]}") from None
-    consistency = record.get("consistency", "l2")
+    consistency = record.get("consistency", CdfConsistency.L2)
     if consistency not in _CONSISTENCY:
         raise bad("consistency", "l2, l1 or none")
 
@@ -220,23 +222,18 @@ def _read_table(csv_path: Path, bins: int) -> tuple[tuple[str, ...], np.ndarray]
 
 def _release_of(source: _Source) -> tuple[Release, dict[str, Any]]:
     plan, facts = source.plan, dict(source.facts)
-    header, table = _read_table(source.csv_path, plan.shape.bins)
-    cumulative = table[:, 2]
+    table, note = upgrade_cdf_table(*_read_table(source.csv_path, plan.shape.bins))
+    if note is not None:
+        facts["note"] = note
+    cumulative = table[:, CDF_COLUMNS.index("cumulative_count")].copy()
     total = float(cumulative[-1]) if source.total is None else source.total
-    if len(header) == len(CDF_COLUMNS):
-        estimate = table[:, CDF_COLUMNS.index("unbiased_estimate")].copy()
-    else:  # an older CSV has no unbiased estimates: the intervals are centred on the released counts instead
-        estimate = cumulative.copy()
-        facts["note"] = ("this CSV (from an older dpgui) has no unbiased_estimate column: the intervals are centred "
-                         "on the released counts, and their 95 % is not guaranteed")
-    std_error = table[:, 4].copy()
+    estimate = table[:, CDF_COLUMNS.index("unbiased_estimate")].copy()
+    std_error = table[:, CDF_COLUMNS.index("std_error")].copy()
     if np.any(std_error < 0):
         raise DpguiError(f"{source.csv_path.name} has a negative standard error", "give a CSV written by dpgui release")
     release = Release(plan, float(table[0, 0]), float(table[-1, 1]), source.consistency, cumulative, total,
                       estimate, std_error, (), bool(facts.get("secure_noise", False)), source.missing_count,
                       padding_known=published_with_known_zeros(plan, std_error))
     facts.update({"csv": str(source.csv_path), "bins": plan.shape.bins, "bounds": [release.lower, release.upper],
-                  "n": total, "epsilon": plan.privacy.epsilon})
-    if plan.privacy.delta > 0:  # an (ε, δ) release: its δ and noise (absent for pure ε-DP, as before δ existed)
-        facts.update({"delta": plan.privacy.delta, "noise": plan.noise})
+                  "n": total, "epsilon": plan.privacy.epsilon, "delta": plan.privacy.delta, "noise": plan.noise})
     return release, facts

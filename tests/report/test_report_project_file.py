@@ -14,8 +14,9 @@ from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DataError
+from dpgui.report.migrations import PROJECT_VERSION
 from dpgui.report.project_file import (
-    PROJECT_VERSION, MissingDataFile, Project, ProjectRelease, project_data_file, load_project, project_from_json,
+    MissingDataFile, Project, ProjectRelease, project_data_file, load_project, project_from_json,
     project_to_json, save_project,
 )
 
