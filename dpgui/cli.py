@@ -918,7 +918,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     if args.bundle is not None:
         key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
-        from dpgui.app.pdf_report import render_release_pdf
+        from dpgui.pdf.cdf import render_release_pdf
     with _open_data(spec) as source, Ledger() as ledger:  # connected (password asked) before the ledger
         _check_data_columns(source, [args.column], numeric=True)
         _check_charge(ledger, dataset, plan)  # no cap, or too little left: refused before reading
@@ -1873,7 +1873,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     if args.bundle is not None:
         key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
-        from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
+        from dpgui.pdf.hierarchy import render_hierarchy_pdf
     with _open_data(spec) as source, Ledger() as ledger:  # connected (password asked) before the ledger
         _check_data_columns(source, args.levels, numeric=False)
         # No cap, or too little left: refused before the data is read (with the exact plan when the
