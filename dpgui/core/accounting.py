@@ -34,8 +34,7 @@ Composing a dataset's releases against a cap
 and cap δ > 0 — **zCDP composition**: Σρ converted to ε at δ = cap δ (:func:`zcdp_epsilon`) is
 ≤ cap ε. Both are valid bounds on the composed privacy loss, so the charges fit if either holds.
 Sums use ``math.fsum``; a total within a relative :data:`RELATIVE_TOLERANCE` of the cap fits (three
-charges of ε/3 fit a cap of ε, 1.0000001·ε does not). :func:`release_charge` is the one rule by
-which a release's plan becomes its charge, whatever the statistic.
+charges of ε/3 fit a cap of ε, 1.0000001·ε does not).
 
 No I/O, no global state, no OpenDP at run time (the tests compare against OpenDP).
 """
@@ -49,7 +48,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from dpgui.errors import ParameterError
-from dpgui.vocabulary import Charge, Name, Noise
+from dpgui.vocabulary import Name
 
 __all__ = [
     "RELATIVE_TOLERANCE",
@@ -59,7 +58,6 @@ __all__ = [
     "Spend",
     "compose",
     "largest_fitting_epsilon",
-    "release_charge",
     "shortfall",
     "within_cap",
     "gaussian_rho",
@@ -392,30 +390,3 @@ def largest_fitting_epsilon(before: Composition, delta: float) -> float:
     if within_cap(before.delta + delta, before.cap_delta):
         best = max(best, before.cap_epsilon - before.epsilon)
     return best * (1.0 - 1e-9)
-
-
-def release_charge(noise: Noise | str, epsilon: float, delta: float, *, planned_rho: float | None = None,
-                   spent_epsilon: float | None = None, spent_rho: float | None = None,
-                   spent_delta: float | None = None) -> Charge:
-    """What the budget ledger charges for one release, whatever its statistic: never less than what its
-    noise spends.
-
-    ``epsilon``, ``delta``: the plan's total budget. Laplace: (ε', 0, ε'²/2) with ε' = max(ε, ``spent_epsilon``)
-    — pure ε-DP is ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so Laplace releases compose with Gaussian ones
-    under zCDP. Gaussian: (ε, δ, ``planned_rho``) when ``spent_rho`` (the ρ its levels spend) is none or
-    within it, else (max(ε, ρ spent converted at δ), δ, ρ spent). Multiplicative (Ghazi et al. 2023): its
-    (ε, δ) composition with no zCDP figure, (max(ε, ``spent_epsilon``), max(δ, ``spent_delta``), None).
-    A spent figure may exceed the planned one by rounding (level budgets that sum to the total within a
-    relative 10⁻⁹): then the larger is charged. A spent figure that does not apply to ``noise`` is ignored.
-    """
-    noise = Noise(noise)
-    if noise is Noise.GAUSSIAN:
-        if planned_rho is None:
-            raise ValueError("a Gaussian release's charge needs its planned ρ")
-        if spent_rho is None or spent_rho <= planned_rho:
-            return Charge(epsilon, delta, planned_rho)
-        return Charge(max(epsilon, zcdp_epsilon(spent_rho, delta)), delta, spent_rho)
-    eps = epsilon if spent_epsilon is None else max(epsilon, spent_epsilon)
-    if noise is Noise.MULTIPLICATIVE:
-        return Charge(eps, delta if spent_delta is None else max(delta, spent_delta), None)
-    return Charge(eps, 0.0, eps * eps / 2.0)

@@ -28,13 +28,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release
+from dpgui.core.mechanism import Release, release
 from dpgui.core.noise import RandomSource
 from dpgui.core.missing import MISSING_AUTO, MISSING_RULE_TEXT, MISSING_RULES
 from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.projection import has_padding
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.errors import DataError, DpguiError, ParameterError
+from dpgui.vocabulary import CdfConsistency
 from dpgui.report.csv_export import joined_texts
 from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, source_text, write_bundle
 from dpgui.report.ledger import Ledger, ReleaseOutput, Totals, new_release_id
@@ -158,7 +159,7 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
     still fail after the spend, the error is a DpguiError that says the budget was spent and under which
     ledger id. After the noise, the release's output is recorded in the ledger (what :func:`authenticate_release` checks).
     """
-    if consistency not in CONSISTENCY_METHODS:  # checked before spending, not after
+    if consistency not in tuple(CdfConsistency):  # checked before spending, not after
         raise ParameterError(f"unknown consistency {consistency!r}", "use l2, l1 or none")
     rule = check_missing_rule(plan, missing)
     check_row_count_public(plan.privacy, source_record)

@@ -1,6 +1,6 @@
 """Composition of a dataset's charges against a cap (:func:`dpgui.core.accounting.compose` and friends), and
-the one rule for a release's charge (:func:`dpgui.core.accounting.release_charge`) that a CDF plan
-(:meth:`Plan.ledger_charge`) and a hierarchy plan (:meth:`HierarchyPlan.ledger_charge`) both follow.
+the charge a CDF plan (:meth:`Plan.ledger_charge`) and a hierarchy plan (:meth:`HierarchyPlan.ledger_charge`)
+record: the same for the same privacy.
 
 Every figure is checked against an independent computation: sums written out by hand; Laplace's
 (ε, 0, ε²/2) (Bun & Steinke 2016, Prop. 1.4); the Canonne–Kamath–Steinke (2020, Cor. 13) conversion in its
@@ -22,7 +22,6 @@ from dpgui.core.accounting import (
     Shortfall,
     compose,
     largest_fitting_epsilon,
-    release_charge,
     shortfall,
     within_cap,
 )
@@ -157,17 +156,3 @@ def test_both_statistics_charge_gaussian_by_the_same_closed_form(neighbours, eps
         assert charged_rho == pytest.approx(rho, rel=1e-6)
         assert charged_rho >= float(plan.rho_spent())
     assert cdf.ledger_charge() == hierarchy.ledger_charge()
-
-
-def test_a_spend_above_the_plan_is_what_is_charged():
-    """Level budgets may sum to the total within a relative 10⁻⁹; the rule charges the larger figure."""
-    assert release_charge(Noise.LAPLACE, 1.0, 0.0, spent_epsilon=1.0 + 1e-10) == Charge(1.0 + 1e-10, 0.0,
-                                                                                        (1.0 + 1e-10) ** 2 / 2)
-    assert release_charge("laplace", 1.0, 0.0, spent_epsilon=0.9) == Charge(1.0, 0.0, 0.5)
-    rho = cks_rho(1.0, 1e-6)
-    above = release_charge(Noise.GAUSSIAN, 1.0, 1e-6, planned_rho=rho, spent_rho=rho * (1 + 1e-6))
-    assert above.rho == rho * (1 + 1e-6) and above.delta == 1e-6
-    assert above.epsilon == pytest.approx(cks_epsilon(rho * (1 + 1e-6), 1e-6), rel=1e-6) and above.epsilon > 1.0
-    assert release_charge(Noise.GAUSSIAN, 1.0, 1e-6, planned_rho=rho, spent_rho=rho / 2) == Charge(1.0, 1e-6, rho)
-    assert release_charge(Noise.MULTIPLICATIVE, 1.0, 1e-6, spent_epsilon=0.99, spent_delta=2e-6) == \
-        Charge(1.0, 2e-6, None)

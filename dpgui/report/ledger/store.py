@@ -13,7 +13,7 @@ Accounting
 ----------
 Whether a spend fits is the engine's composition (:func:`dpgui.core.accounting.compose`): basic
 composition, or zCDP composition converted at the cap's δ when every release carries a ρ. Every
-release dpgui makes carries a ρ (:func:`dpgui.core.accounting.release_charge`: a Laplace release
+release dpgui makes carries a ρ (:meth:`dpgui.core.plan.Plan.ledger_charge`: a Laplace release
 ρ = ε²/2), so Laplace and Gaussian releases of one dataset compose under zCDP whenever that is
 cheaper; one release recorded without ρ makes its dataset count by basic composition.
 
