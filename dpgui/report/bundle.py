@@ -42,6 +42,7 @@ from dpgui.core.missing import MISSING_DROP, MISSING_IMPUTE, missing_rule_text
 from dpgui.core.quantiles import WholeNumbers, whole_number_step
 from dpgui.core.tree import bin_edges
 from dpgui.errors import DataError, ParameterError
+from dpgui.formatting import iso_utc, utc_stamp
 from dpgui.report.csv_export import CDF_COLUMNS, release_csv_bytes
 from dpgui.report.files import (fsync_directory, parse_json, read_regular_file, remove_stale_temporaries, sha256_regular_file,
                                 write_temporary)
@@ -136,7 +137,7 @@ class BundlePaths:
 
 def default_bundle_name(info: ReleaseInfo) -> str:
     """``<dataset>-<column>-<UTC time>-<first 8 of the release id>``, safe as a file name."""
-    stamp = info.created_utc.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = utc_stamp(info.created_utc)
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{info.dataset}-{info.column}").strip("._-") or "release"
     return f"{safe[:100]}-{stamp}-{info.release_id[:8]}"
 
@@ -150,10 +151,6 @@ def check_bundle_name(name: str) -> str:
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _utc_text(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def software_versions() -> dict[str, str]:
@@ -202,7 +199,7 @@ def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: by
         "schema_version": SCHEMA_VERSION,
         "kind": str(StatisticKind.CDF),
         "release_id": info.release_id,
-        "created_utc": _utc_text(info.created_utc),
+        "created_utc": iso_utc(info.created_utc),
         "software": software_versions(),
         "dataset": info.dataset,
         "column": info.column,
@@ -412,7 +409,7 @@ def write_signed_files(paths: BundlePaths, release_id: str, csv_bytes: bytes, pd
     if problems:  # a bug, not a user error: never sign a manifest that the verifier would reject
         raise RuntimeError(f"manifest does not satisfy its schema: {problems[0]}")
     body = manifest_bytes(manifest)
-    trusted = f"dpgui release {release_id} file:{paths.manifest.name} signed:{_utc_text(datetime.now(timezone.utc))}"
+    trusted = f"dpgui release {release_id} file:{paths.manifest.name} signed:{iso_utc(datetime.now(timezone.utc))}"
     signature = key.sign(body, trusted).encode("utf-8")
     contents = {paths.csv: csv_bytes, paths.pdf: pdf_bytes, paths.signature: signature, paths.manifest: body}
     temporary: dict[Path, str] = {}

@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 from pathlib import Path
-import uuid
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any, Protocol, TypeVar
@@ -39,7 +38,7 @@ from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.vocabulary import CdfConsistency
 from dpgui.report.csv_export import joined_texts
 from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, source_text, write_bundle
-from dpgui.report.ledger import Ledger, ReleaseOutput, Totals
+from dpgui.report.ledger import Ledger, ReleaseOutput, Totals, new_release_id
 from dpgui.report.migrations import PADDING_KNOWN_ZEROS, PADDING_UNKNOWN
 from dpgui.report.signing import SecretKey
 from dpgui.vocabulary import Estimator, Noise, StatisticKind
@@ -164,7 +163,7 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
         raise ParameterError(f"unknown consistency {consistency!r}", "use l2, l1 or none")
     rule = check_missing_rule(plan, missing)
     check_row_count_public(plan.privacy, source_record)
-    release_id = release_id or uuid.uuid4().hex
+    release_id = release_id or new_release_id()
     description = {
         "kind": str(StatisticKind.CDF), "column": column, "bins": plan.shape.bins, "bounds": [lower, upper],
         "branching": list(plan.shape.branching), "estimator": plan.estimator, "consistency": consistency,

@@ -56,9 +56,9 @@ from dpgui.report.hierarchy_publish import sign_hierarchy_release, spend_and_rel
 from dpgui.report.signing import SecretKey
 from dpgui.report.ledger import (
     BudgetExceeded, Ledger, NoCapSet, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
-    same_data_warning,
 )
 from dpgui.report.publish import Chargeable, charge_text, check_release_budget, sign_release, spend_and_release
+from dpgui.workspace.ledger_words import same_data_warning
 
 #: The ledger's refusals and its sentence on a dataset that may be renamed data, which each front end words.
 __all__ = ["BudgetExceeded", "CdfOutcome", "CdfSpend", "Charge", "DatasetIdentity", "HierarchySpend", "NoCapSet", "ReleaseFlow",

@@ -65,8 +65,9 @@ class ColumnSettings:
 
 
 @dataclass(frozen=True)
-class DataSource:
-    """The open table. ``n_rows`` is None while it is counted in the background (large CSV).
+class SourceChoice:
+    """The data chosen and opened in step 1: its table. ``n_rows`` is None while it is counted in the
+    background (large CSV). (Not :class:`dpgui.data.source.DataSource`, the open connection that reads rows.)
 
     ``spec``: where the data lives (None: the file ``table.path``, as opened before sources existed);
     for a database, ``table.path`` is only a name for messages and the dataset's default name (the
@@ -201,7 +202,7 @@ class ShownRelease:
 class WorkspaceState:
     """One snapshot of the workspace (see the module doc). Compare two with ``==``."""
 
-    source: DataSource | None = None
+    source: SourceChoice | None = None
     column: ColumnChoice = ColumnChoice()
     dataset: str = ""
     plan: PlanChoice = PlanChoice()

@@ -36,7 +36,7 @@ from dpgui.data.table import ColumnInfo, TableInfo
 from dpgui.errors import DpguiError
 from dpgui.formatting import format_number
 from dpgui.report.ledger import default_dataset_name
-from dpgui.workspace.state import ColumnChoice, ColumnSettings, DataSource
+from dpgui.workspace.state import ColumnChoice, ColumnSettings, SourceChoice
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -388,16 +388,16 @@ class DataPage(QWidget):
         info = source_table_info(opened)
         self.set_table(info, FrameRows(info, opened.preview), opened.spec, opened.engine)
 
-    def _data_source(self, n_rows: int | None, engine: str) -> DataSource:
+    def _data_source(self, n_rows: int | None, engine: str) -> SourceChoice:
         assert self.info is not None
         spec = None if self.spec is None or (self.spec.kind == "file" and self.spec.dialect is None
                                              and self.spec.encoding is None) else self.spec
-        return DataSource(self.info, n_rows, spec, engine)
+        return SourceChoice(self.info, n_rows, spec, engine)
 
     def _show_source(self, info: TableInfo, engine: str) -> None:
         """"Counted by: …" and, for a CSV/TSV file, how it is read: "chosen by you" (stated: confirmed or
         changed), "the default for its name", or "suggested by its first lines" — then Confirm is shown
-        and a release waits for it (:attr:`~dpgui.workspace.state.DataSource.unconfirmed_dialect`)."""
+        and a release waits for it (:attr:`~dpgui.workspace.state.SourceChoice.unconfirmed_dialect`)."""
         self.engine_label.setText(f"Counted by: <b>{text.escape(engine)}</b>")
         spec = self.spec
         dialect: CsvDialect | None = None

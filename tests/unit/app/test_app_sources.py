@@ -388,11 +388,11 @@ def test_changing_the_dialect_reads_a_semicolon_decimal_comma_csv_with_the_right
 
 def test_the_workspace_saves_a_database_source_as_its_spec_and_a_file_with_its_dialect(tmp_path):
     from dpgui.data.table import ColumnInfo, TableInfo
-    from dpgui.workspace.state import ColumnChoice, DataSource, WorkspaceState
+    from dpgui.workspace.state import ColumnChoice, SourceChoice, WorkspaceState
 
     columns = (ColumnInfo("age", "numeric", "double"),)
     spec = SourceSpec("database", "postgresql://alice@db.example.org/census", table="public.people")
-    state = WorkspaceState(source=DataSource(TableInfo(Path("public.people"), "csv", columns, 10, 0), 10, spec,
+    state = WorkspaceState(source=SourceChoice(TableInfo(Path("public.people"), "csv", columns, 10, 0), 10, spec,
                                              "the database (PostgreSQL 15.18)"),
                            column=ColumnChoice("age", 0.0, 100.0, 10), dataset="people")
     project = state.to_project()
@@ -400,11 +400,11 @@ def test_the_workspace_saves_a_database_source_as_its_spec_and_a_file_with_its_d
     assert project_spec(project) == spec and project.name == project.data_path
     assert state.column_settings().spec == spec
     csv = SourceSpec("file", "rel/people.csv", dialect=CsvDialect(";", ","))
-    state = WorkspaceState(source=DataSource(TableInfo(Path("rel/people.csv"), "csv", columns, 10, 5), 10, csv))
+    state = WorkspaceState(source=SourceChoice(TableInfo(Path("rel/people.csv"), "csv", columns, 10, 5), 10, csv))
     project = state.to_project()
     assert project.data_path == os.path.abspath("rel/people.csv")
     assert project_spec(project) == SourceSpec("file", os.path.abspath("rel/people.csv"), dialect=CsvDialect(";", ","))
-    plain = WorkspaceState(source=DataSource(TableInfo(Path("p.csv"), "csv", columns, 10, 5), 10)).to_project()
+    plain = WorkspaceState(source=SourceChoice(TableInfo(Path("p.csv"), "csv", columns, 10, 5), 10)).to_project()
     assert plain.source is None  # a plain file is saved as before (older dpgui versions open it)
 
 

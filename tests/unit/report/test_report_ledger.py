@@ -18,18 +18,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpgui.core.accounting import zcdp_epsilon, zcdp_rho
+from dpgui.core.accounting import Shortfall, zcdp_epsilon, zcdp_rho
 from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.ledger import (
     LEDGER_FILENAME,
     SCHEMA_VERSION,
     BudgetExceeded,
+    CapBelowSpent,
     CapChange,
     Ledger,
     NoCapSet,
+    ReasonNeeded,
     ReleaseEntry,
     Totals,
 )
+from dpgui.workspace.ledger_words import worded
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -69,7 +72,7 @@ def test_three_thirds_fit_and_a_fourth_tiny_spend_does_not(ledger):
     assert totals.epsilon_remaining == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(BudgetExceeded) as info:
         ledger.spend("payroll", "r3", cap * 1e-6)
-    message = str(info.value)
+    message = str(worded(info.value))
     assert "payroll" in message and "ε = 0.7" in message and "remains" in message and "spent" in message
     assert info.value.totals.releases == 3
     assert ledger.totals("payroll").releases == 3
@@ -79,7 +82,7 @@ def test_slightly_more_than_the_cap_in_one_go_is_refused_and_exactly_the_cap_fit
     ledger.set_cap("a", 1.3)
     with pytest.raises(BudgetExceeded) as info:
         ledger.spend("a", "too-much", 1.3 * 1.0000001)
-    assert "ε = 1.3 remains" in str(info.value) and "at most ε = 1.3" in str(info.value)
+    assert "ε = 1.3 remains" in str(worded(info.value)) and "at most ε = 1.3" in str(worded(info.value))
     assert ledger.totals("a").releases == 0
     assert ledger.spend("a", "exact", 1.3).epsilon_remaining == 0.0
 
@@ -89,7 +92,7 @@ def test_refusal_says_spent_cap_and_remaining_in_plain_numbers(ledger):
     ledger.spend("survey", "first", 1.5)
     with pytest.raises(BudgetExceeded) as info:
         ledger.spend("survey", "second", 0.75)
-    err = info.value
+    err = worded(info.value)
     assert isinstance(err, DpguiError)
     assert err.problem == ("release 'second' needs ε = 0.75 but dataset 'survey' has spent ε = 1.5 of its cap ε = 2 "
                            "in 1 release(s), so ε = 0.5 remains")
@@ -101,7 +104,7 @@ def test_delta_cap_is_respected(ledger):
     ledger.spend("d", "a", 0.1, delta=6e-7)
     with pytest.raises(BudgetExceeded) as info:
         ledger.spend("d", "b", 0.1, delta=6e-7)
-    assert "δ = 4e-07 remains" in str(info.value) or "δ = 4e-07" in str(info.value)
+    assert "δ = 4e-07 remains" in str(worded(info.value)) or "δ = 4e-07" in str(worded(info.value))
     ledger.spend("d", "c", 0.1, delta=4e-7)
     totals = ledger.totals("d")
     assert totals.delta_spent == pytest.approx(1e-6) and totals.releases == 2
@@ -125,15 +128,42 @@ def test_refusal_leaves_the_ledger_unchanged(ledger):
     ledger.spend("x", "b", 0.5)  # the refused id was not used up
 
 
+def test_refusals_carry_the_facts_and_no_front_end_words(ledger):
+    """The ledger says what is short and by how much; the words (a CLI command, the window's menus) are the
+    front ends' (dpgui.workspace.ledger_words)."""
+    ledger.set_cap("survey", 2.0, 1e-6)
+    ledger.spend("survey", "first", 1.5)
+    with pytest.raises(BudgetExceeded) as info:
+        ledger.spend("survey", "second", 0.75)
+    err = info.value
+    assert (err.dataset_id, err.release_id, err.short_of) == ("survey", "second", Shortfall.EPSILON)
+    assert tuple(err.charge) == (0.75, 0.0, None) and err.totals.epsilon_remaining == 0.5
+    assert err.after.epsilon == 2.25 and not err.after.fits
+    assert err.largest_epsilon == pytest.approx(0.5, rel=1e-8) and err.largest_epsilon <= 0.5
+    with pytest.raises(BudgetExceeded) as info:
+        ledger.check_spend("survey", 0.1, 2e-6, 0.001)
+    assert info.value.release_id is None and info.value.short_of is Shortfall.DELTA
+    with pytest.raises(NoCapSet) as no_cap:
+        ledger.spend("nobody", "r", 0.1)
+    with pytest.raises(CapBelowSpent) as below:
+        ledger.set_cap("survey", 1.0, 1e-6, "lower")
+    assert below.value.totals.epsilon_spent == 1.5 and (below.value.epsilon, below.value.delta) == (1.0, 1e-6)
+    with pytest.raises(ReasonNeeded) as raised:
+        ledger.set_cap("survey", 3.0, 1e-6)
+    assert (raised.value.old, raised.value.new) == ((2.0, 1e-6), (3.0, 1e-6))
+    for refusal in (err, info.value, no_cap.value, below.value, raised.value):
+        assert "dpgui ledger" not in str(refusal) and "window" not in str(refusal) and "--" not in str(refusal)
+
+
 def test_no_cap_set(ledger):
     with pytest.raises(NoCapSet) as info:
         ledger.spend("unknown", "r", 0.1)
-    assert "set a budget first: `dpgui ledger cap unknown EPSILON`, or in the Ledger window" in str(info.value)
+    assert "set a budget first: `dpgui ledger cap unknown EPSILON`, or in the Ledger window" in str(worded(info.value))
     with pytest.raises(NoCapSet):
         ledger.totals("unknown")
     with pytest.raises(NoCapSet) as info:
         ledger.spend("my data", "r", 0.1)
-    assert "`dpgui ledger cap 'my data' EPSILON`" in str(info.value)
+    assert "`dpgui ledger cap 'my data' EPSILON`" in str(worded(info.value))
     assert ledger.datasets() == [] and ledger.releases() == []
 
 
@@ -144,7 +174,7 @@ def test_duplicate_release_id_is_refused_even_across_datasets(ledger):
     for dataset in ("a", "b"):
         with pytest.raises(DataError) as info:
             ledger.spend(dataset, "rel-1", 1.0)
-        assert "already recorded" in str(info.value)
+        assert "already recorded" in str(worded(info.value))
     assert ledger.totals("a").epsilon_spent == 1.0 and ledger.totals("b").releases == 0
 
 
@@ -173,10 +203,10 @@ def test_lowering_the_cap_below_what_is_spent_is_refused(ledger):
     before = _state(ledger, "p")
     with pytest.raises(DataError) as info:
         ledger.set_cap("p", 0.39, 1e-6, "too low")
-    assert "already spent ε = 0.4" in str(info.value)
+    assert "already spent ε = 0.4" in str(worded(info.value))
     with pytest.raises(DataError) as info:
         ledger.set_cap("p", 1.0, 2e-7, "δ too low")
-    assert "already spent" in str(info.value) and "δ = 3e-07" in str(info.value)
+    assert "already spent" in str(worded(info.value)) and "δ = 3e-07" in str(worded(info.value))
     assert _state(ledger, "p") == before
     ledger.set_cap("p", 0.4, 3e-7, "exactly what is spent")
     assert ledger.totals("p").epsilon_remaining == 0.0
@@ -241,10 +271,10 @@ def test_gaussian_releases_compose_under_zcdp(ledger):
     # a fourth does not fit (Σρ = 0.032 → ε ≈ 1.16 > 1), and the refusal says so in ρ
     with pytest.raises(BudgetExceeded) as info:
         ledger.spend("g", "g3", **_gaussian_release(rho))
-    err = info.value
-    assert "zCDP" in err.problem and err.short_of == "epsilon"
-    quoted = re.search(r"ask for at most ε = ([0-9.e+-]+) at δ = 1e-07 \(ρ = ([0-9.e+-]+) is left\)", err.fix)
-    assert quoted is not None, err.fix
+    err, words = info.value, worded(info.value)
+    assert "zCDP" in words.problem and err.short_of == "epsilon"
+    quoted = re.search(r"ask for at most ε = ([0-9.e+-]+) at δ = 1e-07 \(ρ = ([0-9.e+-]+) is left\)", words.fix)
+    assert quoted is not None, words.fix
     most, left = float(quoted.group(1)), ledger.totals("g").rho_remaining
     assert float(quoted.group(2)) == pytest.approx(left, rel=1e-5)
     # the quoted ε fits (its ρ at δ = 1e-7 is within what is left) and 0.1 % more would not
@@ -262,8 +292,8 @@ def test_one_release_without_rho_falls_back_to_basic_composition(ledger):
         ledger.spend("mix", f"g{i}", **_gaussian_release(0.008))
     with pytest.raises(BudgetExceeded) as info:
         ledger.spend("mix", "lap", 0.001, mechanism="discrete_laplace_tree")  # tiny, but basic Σε > cap already
-    assert "basic composition" in str(info.value) and "a release with a ρ" in str(info.value)
-    assert "may still spend up to ρ" in str(info.value)
+    assert "basic composition" in str(worded(info.value)) and "a release with a ρ" in str(worded(info.value))
+    assert "may still spend up to ρ" in str(worded(info.value))
     # the same tiny Laplace release charged as this dpgui does, with ρ = ε²/2, fits under zCDP
     totals = ledger.spend("mix", "lap-rho", 0.001, rho=0.001**2 / 2, mechanism="discrete_laplace_tree")
     assert totals.accounting == "zcdp" and totals.rho_spent == pytest.approx(3 * 0.008 + 0.001**2 / 2, rel=1e-12)
@@ -282,11 +312,11 @@ def test_a_release_with_delta_and_a_cap_without_delta_is_refused_with_the_fix(le
     ledger.set_cap("pure", 5.0, 0.0)
     with pytest.raises(BudgetExceeded) as info:
         ledger.check_spend("pure", **{k: v for k, v in _gaussian_release(0.008, 1e-9).items() if k != "mechanism"})
-    err = info.value
+    err, words = info.value, worded(info.value)
     assert err.short_of == "cap_delta"
-    assert "needs δ = 1e-09 (Gaussian noise)" in err.problem and "has δ = 0" in err.problem
-    assert err.fix.startswith("raise the cap's δ to at least 1e-09") and "--delta 1e-09" in err.fix
-    assert "use Laplace noise" in err.fix
+    assert "needs δ = 1e-09 (Gaussian noise)" in words.problem and "has δ = 0" in words.problem
+    assert words.fix.startswith("raise the cap's δ to at least 1e-09") and "--delta 1e-09" in words.fix
+    assert "use Laplace noise" in words.fix
     with pytest.raises(BudgetExceeded) as info:
         ledger.spend("pure", "g", **_gaussian_release(0.008, 1e-9))
     assert info.value.short_of == "cap_delta" and ledger.totals("pure").releases == 0
@@ -297,10 +327,10 @@ def test_not_enough_delta_left_says_so(ledger):
     ledger.spend("d", "old", 0.1, delta=8e-7)  # recorded without ρ (an earlier dpgui): basic composition only
     with pytest.raises(BudgetExceeded) as info:
         ledger.spend("d", "new", 0.1, delta=5e-7, rho=0.001)
-    err = info.value
-    assert err.short_of == "delta" and err.problem.startswith("not enough δ left: release 'new' needs δ = 5e-07")
-    assert "δ = 2e-07 remains" in err.problem and "carry no ρ" in err.problem
-    assert err.fix.startswith("raise the cap's δ")
+    err, words = info.value, worded(info.value)
+    assert err.short_of == "delta" and words.problem.startswith("not enough δ left: release 'new' needs δ = 5e-07")
+    assert "δ = 2e-07 remains" in words.problem and "carry no ρ" in words.problem
+    assert words.fix.startswith("raise the cap's δ")
 
 
 def test_a_refused_laplace_release_is_told_the_largest_epsilon_that_fits(ledger):
@@ -311,8 +341,8 @@ def test_a_refused_laplace_release_is_told_the_largest_epsilon_that_fits(ledger)
         ledger.spend("m", f"g{i}", **_gaussian_release(0.008))
     with pytest.raises(BudgetExceeded) as info:
         ledger.spend("m", "lap", 0.2, rho=0.2**2 / 2)
-    quoted = re.search(r"ask for at most ε = ([0-9.e+-]+) \(ρ = ", info.value.fix)
-    assert quoted is not None and "at δ" not in info.value.fix, info.value.fix
+    quoted = re.search(r"ask for at most ε = ([0-9.e+-]+) \(ρ = ", worded(info.value).fix)
+    assert quoted is not None and "at δ" not in worded(info.value).fix, worded(info.value).fix
     most = float(quoted.group(1))
     left = ledger.totals("m").rho_remaining
     assert most == pytest.approx(math.sqrt(2 * left), rel=1e-3) and most <= math.sqrt(2 * left)
@@ -346,7 +376,7 @@ def test_lowering_the_cap_counts_zcdp(ledger):
     ledger.set_cap("g", zeps * 1.001, 1e-6, "tighten")  # below basic Σε = 1.5 but above the zCDP total
     with pytest.raises(DataError) as info:
         ledger.set_cap("g", zeps * 0.99, 1e-6, "too tight")
-    assert "already spent" in str(info.value) and "zCDP" in str(info.value)
+    assert "already spent" in str(worded(info.value)) and "zCDP" in str(worded(info.value))
     with pytest.raises(DataError):
         ledger.set_cap("g", zeps * 1.001, 1e-9, "smaller δ makes the zCDP total larger")
 
@@ -432,7 +462,7 @@ def test_garbage_file_is_refused_untouched(content):
     before = _snapshot(path.parent)
     with pytest.raises(DataError) as info:
         Ledger()
-    assert str(path) in str(info.value) and "not a dpgui budget ledger" in str(info.value)
+    assert str(path) in str(worded(info.value)) and "not a dpgui budget ledger" in str(worded(info.value))
     assert info.value.fix
     assert _snapshot(path.parent) == before  # same bytes, and no -wal/-shm files appeared
 
@@ -447,7 +477,7 @@ def test_another_programs_database_is_refused_untouched(tmp_path):
     before = _snapshot(tmp_path)
     with pytest.raises(DataError) as info:
         Ledger(path)
-    assert "another program's SQLite database" in str(info.value)
+    assert "another program's SQLite database" in str(worded(info.value))
     assert _snapshot(tmp_path) == before
 
 
@@ -462,7 +492,7 @@ def test_newer_schema_version_is_refused_untouched():
     before = _snapshot(path.parent)
     with pytest.raises(DataError) as info:
         Ledger(path)
-    assert str(path) in str(info.value) and "newer dpgui" in str(info.value) and "update dpgui" in info.value.fix
+    assert str(path) in str(worded(info.value)) and "newer dpgui" in str(worded(info.value)) and "update dpgui" in info.value.fix
     assert _snapshot(path.parent) == before
 
 
@@ -481,7 +511,7 @@ def test_newer_schema_version_still_in_the_wal_is_refused_untouched():
         assert int.from_bytes(before[LEDGER_FILENAME][60:64], "big") == SCHEMA_VERSION
         with pytest.raises(DataError) as info:
             Ledger(path)
-        assert "newer dpgui" in str(info.value)
+        assert "newer dpgui" in str(worded(info.value))
         after = _snapshot(path.parent)
         assert after[LEDGER_FILENAME] == before[LEDGER_FILENAME]
         assert after[LEDGER_FILENAME + "-wal"] == before[LEDGER_FILENAME + "-wal"]

@@ -24,6 +24,7 @@ from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.errors import DataError, ParameterError
 from dpgui.report import ledger as ledger_module
+from dpgui.report.ledger import schema as ledger_schema
 from dpgui.report.bundle import (BundlePaths, ReleaseInfo, build_manifest, manifest_bytes, verify_bundle,
                                  write_bundle)
 from dpgui.report.csv_export import release_csv_text
@@ -246,12 +247,12 @@ def test_the_output_record_is_written_once_and_never_changed():
 
 def _version_1_ledger(path) -> str:
     """A ledger as dpgui 0.1 wrote it (schema version 1: no output records), with one release."""
-    old = ledger_module._SCHEMA.replace(ledger_module._OUTPUTS_SCHEMA, "").replace(
+    old = ledger_schema._SCHEMA.replace(ledger_schema._OUTPUTS_SCHEMA, "").replace(
         f"user_version = {ledger_module.SCHEMA_VERSION}", "user_version = 1")
     assert "release_outputs" not in old and "user_version = 1" in old
     conn = sqlite3.connect(path, isolation_level=None)
     try:
-        for statement in ledger_module._split_sql(old):
+        for statement in ledger_schema._split_sql(old):
             conn.execute(statement)
         conn.execute("INSERT INTO datasets VALUES ('payroll', 5.0, 0.0, '2026-01-01T00:00:00.000000Z')")
         conn.execute("INSERT INTO releases (release_id, dataset_id, created_utc, epsilon, delta, mechanism, description) "

@@ -21,7 +21,7 @@ from dpgui.workspace.release import (
     DATA_NOT_READY, NO_DATA, PLAN_NOT_READY, BudgetOk, FirstCapNeeded, LedgerUnusable, NotEnoughBudget, NotReady,
     ReleaseController, ReleaseOutcome, ReleaseRequest, new_release_id, release_request, spent_on,
 )
-from dpgui.workspace.state import ColumnChoice, DataSource, PlanChoice, Workspace, WorkspaceState
+from dpgui.workspace.state import ColumnChoice, SourceChoice, PlanChoice, Workspace, WorkspaceState
 
 COLUMN, LOWER, UPPER, BINS, EPSILON = "distance", 0.0, 5000.0, 200, 1.0
 
@@ -30,7 +30,7 @@ def _planned_workspace(dataset: str = "flights") -> Workspace:
     table = inspect_table(sample_dataset_path())
     plan = auto_plan(BINS, PrivacySpec(EPSILON, "change", 1), None, "auto", "gls", "total")
     return Workspace(WorkspaceState(
-        source=DataSource(table, table.n_rows), column=ColumnChoice(COLUMN, LOWER, UPPER, BINS), dataset=dataset,
+        source=SourceChoice(table, table.n_rows), column=ColumnChoice(COLUMN, LOWER, UPPER, BINS), dataset=dataset,
         plan=PlanChoice(privacy=plan.privacy, plan=plan, consistency="l2"),
     ))
 
@@ -128,7 +128,7 @@ def test_an_unusable_ledger_is_refused(tmp_path, monkeypatch):
 
 def test_a_first_release_waits_for_the_row_count():
     workspace = _planned_workspace()
-    workspace.update(source=DataSource(workspace.state.source.table, None))
+    workspace.update(source=SourceChoice(workspace.state.source.table, None))
     controller = _controller(workspace)
     check = controller.check_budget(_request(controller))
     assert check.title == "The rows are still being counted" and "number of rows" in check.message
@@ -206,7 +206,7 @@ def _workspace_with(privacy: PrivacySpec, noise: str, dataset: str = "flights") 
     plan = auto_plan(BINS, privacy, None, "auto", "gls", "total", noise=noise)
     assert plan.noise == noise
     return Workspace(WorkspaceState(
-        source=DataSource(table, table.n_rows), column=ColumnChoice(COLUMN, LOWER, UPPER, BINS), dataset=dataset,
+        source=SourceChoice(table, table.n_rows), column=ColumnChoice(COLUMN, LOWER, UPPER, BINS), dataset=dataset,
         plan=PlanChoice(privacy=plan.privacy, plan=plan, consistency="l2"),
     ))
 

@@ -17,13 +17,13 @@ from dpgui.data.table import inspect_table
 from dpgui.errors import ParameterError
 from dpgui.report.bundle import ReleaseInfo
 from dpgui.workspace.state import (
-    ColumnChoice, DataContext, DataSource, PlanChoice, ShownRelease, Workspace, WorkspaceState,
+    ColumnChoice, DataContext, SourceChoice, PlanChoice, ShownRelease, Workspace, WorkspaceState,
 )
 
 
 def _opened() -> Workspace:
     table = inspect_table(sample_dataset_path())
-    return Workspace(WorkspaceState(source=DataSource(table, table.n_rows)))
+    return Workspace(WorkspaceState(source=SourceChoice(table, table.n_rows)))
 
 
 def test_listeners_hear_only_the_parts_that_changed():
