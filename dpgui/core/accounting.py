@@ -17,7 +17,7 @@ arXiv:2004.00010), Corollary 13: a ρ-zCDP mechanism is (ε, δ)-DP for
 
 This is the bound OpenDP's ``cdp_delta`` implements (``make_zCDP_to_approxDP``) and Steinke's
 ``cdp2adp.py``. It is never worse than the simple bound ρ-zCDP ⇒ (ρ + 2√(ρ ln(1/δ)), δ)-DP and
-allows more ρ for the same (ε, δ) (docs/design.md, "zCDP accounting in the ledger").
+allows more ρ for the same (ε, δ) (docs/privacy-model.md, "zCDP accounting in the ledger").
 
 How it is computed: ln δ_α(ε) is convex in α with derivative (2α − 1)ρ − ε + ln(1 − 1/α), which
 increases in α, so the best α is found by bisection on the sign of the derivative, to full

@@ -9,7 +9,7 @@ and the schema.
 Only secure releases are signed: :func:`write_bundle` refuses a release drawn from a seeded
 (test) source, and :func:`verify_bundle` fails on any manifest whose ``random_source`` is not
 ``os_csprng``. Callers sign through :func:`dpgui.report.publish.sign_release`, which also checks
-the release against the budget ledger first (docs/design.md, "Signing and the ledger").
+the release against the budget ledger first (docs/privacy-model.md, "Signing and the ledger").
 
 Never written: the confidential histogram, the true N under add/remove-one, or any hash or
 fingerprint of the input file (a plain hash of a file can be confirmed by guessing).
@@ -257,7 +257,7 @@ def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: by
 
 
 def focus_json(plan: Plan, lower: float, upper: float) -> dict[str, Any] | None:
-    """The region the plan was optimised for (docs/design.md "Where do you need accuracy"), as the
+    """The region the plan was optimised for (docs/engine.md "Where do you need accuracy"), as the
     manifest states it: its CDF points (prefix lengths) and their bin edges in the column's units
     (:func:`dpgui.core.tree.bin_edges`), or None for a plan made for the whole range. Public: the plan
     and the bounds only. O(K)."""
@@ -289,7 +289,7 @@ def plan_from_manifest(manifest: dict[str, Any]) -> Plan:
 
 def missing_values_json(release: Release, rule: str) -> dict[str, Any]:
     """The manifest's account of missing values: the rule, in words, and (``bucket``) the released
-    noisy count N − C_K with its standard error (docs/design.md "Missing values")."""
+    noisy count N − C_K with its standard error (docs/privacy-model.md "Missing values")."""
     impute = release.plan.privacy.impute
     description = missing_rule_text(rule, impute)
     if rule == MISSING_DROP and release.plan.privacy.root_public:  # restored: no release applies it now

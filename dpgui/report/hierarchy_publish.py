@@ -1,6 +1,6 @@
 """A hierarchy release recorded in the budget ledger before its noise exists, and its signing.
 
-The same rule as :mod:`dpgui.report.publish` for CDFs (docs/design.md "Signing and the ledger"):
+The same rule as :mod:`dpgui.report.publish` for CDFs (docs/privacy-model.md "Signing and the ledger"):
 the spend (:meth:`HierarchyPlan.ledger_charge`) is committed first, then the noise is drawn, then
 the ledger records the release's output (SHA-256 of the released counts, the public parameters:
 the plan, the node list's SHA-256, where the node list and the optimiser's counts came from, and

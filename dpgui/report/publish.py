@@ -9,7 +9,7 @@ drawn.
 
 It is also the one place where a release becomes a signed bundle (:func:`sign_release`): only a
 release that the ledger confirms (:func:`authenticate_release`) is signed, whether it was made
-in this session or read back from a project file. The rule is in docs/design.md, "Signing and
+in this session or read back from a project file. The rule is in docs/privacy-model.md, "Signing and
 the ledger".
 """
 
@@ -92,7 +92,7 @@ _EDITED = ("open the project as dpgui saved it (an unedited copy), or release th
 
 
 def check_missing_rule(plan: Plan, missing: str = MISSING_AUTO) -> str:
-    """The missing-value rule a release with ``plan`` applies (docs/design.md "Missing values"), or a
+    """The missing-value rule a release with ``plan`` applies (docs/privacy-model.md "Missing values"), or a
     ParameterError before anything is spent.
 
     The rule is the neighbour model's (``"bucket"`` under change, ``"drop"`` under add/remove), never

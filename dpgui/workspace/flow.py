@@ -9,7 +9,7 @@ Every front end releases through a :class:`ReleaseFlow`:
    its options can lead to (:meth:`ReleaseFlow.check_any`), then exactly once it is made.
 2. :meth:`ReleaseFlow.read_histogram` / :meth:`ReleaseFlow.read_paths` — the confidential counts, from
    an open :class:`~dpgui.data.source.DataSource` (a file, a database or Spark counts its own rows).
-3. :meth:`ReleaseFlow.identity` — the rule of docs/design.md, "Dataset identity": a dataset name with no
+3. :meth:`ReleaseFlow.identity` — the rule of docs/privacy-model.md, "Dataset identity": a dataset name with no
    release yet whose data has the same column names and row count as another ledgered dataset may be
    the same data under a new name (:attr:`DatasetIdentity.similar`); each front end asks the officer
    in its own words (the command line refuses without ``--new-dataset``, the window asks before the

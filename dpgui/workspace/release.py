@@ -505,7 +505,7 @@ class ReleaseController:
 
     def similar_datasets(self, dataset: str) -> tuple[str, ...]:
         """Other ledgered datasets released from a file with the open file's column names and row
-        count, if nothing was released yet under ``dataset`` (docs/design.md, "Dataset identity").
+        count, if nothing was released yet under ``dataset`` (docs/privacy-model.md, "Dataset identity").
         Empty while the rows are being counted. Raises DpguiError if the ledger cannot be used."""
         source = self.workspace.state.source
         if source is None or source.n_rows is None:

@@ -201,7 +201,7 @@ class DataPage(QWidget):
 
         self._build_bounds_fields()
 
-        # No choice here: the rule follows the neighbour model (docs/design.md "Missing values").
+        # No choice here: the rule follows the neighbour model (docs/privacy-model.md "Missing values").
         missing_box = QGroupBox("Missing values")
         missing_layout = QVBoxLayout(missing_box)
         self.missing_note = QLabel(text.MISSING_HELP)
@@ -254,8 +254,8 @@ class DataPage(QWidget):
         self.suggest_button = QPushButton("Suggest bounds from &public information…")
         self.suggest_button.setEnabled(False)
         self.suggest_button.clicked.connect(self.open_bounds_dialog)
-        # Offered when public type information says the column holds whole numbers (docs/design.md,
-        # "## Quantile intervals"): bounds a−0.5 … b+0.5, one bin per whole number or whole-number step.
+        # Offered when public type information says the column holds whole numbers (docs/engine.md,
+        # "Quantile intervals"): bounds a−0.5 … b+0.5, one bin per whole number or whole-number step.
         self.whole_button = QPushButton("Centre bins on &whole numbers")
         self.whole_button.setToolTip(WHY_WHOLE_NUMBER_BINS)
         self.whole_button.clicked.connect(self.apply_whole_number_bins)

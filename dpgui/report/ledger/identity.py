@@ -1,4 +1,4 @@
-"""Dataset identity in the budget ledger (docs/design.md, "Dataset identity").
+"""Dataset identity in the budget ledger (docs/privacy-model.md, "Dataset identity").
 
 The ledger adds up spends per dataset *name*, which the user gives. To catch a copy or a rename of
 ledgered data under a new name (which would get a fresh budget), each release records a salted

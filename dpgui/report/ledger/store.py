@@ -36,7 +36,7 @@ After the noise is drawn, :meth:`Ledger.record_output` adds the release's **outp
 parameters the release was published with (every field a bundle states:
 :func:`dpgui.report.publish.release_params`), and whether the noise came from the operating
 system's secure source. It is written once and never changed; signing a release checks it
-(:func:`dpgui.report.publish.authenticate_release`, docs/design.md, "Signing and the ledger").
+(:func:`dpgui.report.publish.authenticate_release`, docs/privacy-model.md, "Signing and the ledger").
 """
 
 from __future__ import annotations
