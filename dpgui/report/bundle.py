@@ -37,15 +37,21 @@ from typing import Any
 
 from dpgui import __version__
 from dpgui.core.mechanism import Release
-from dpgui.core.plan import ZCDP_CONVERSION, Plan
 from dpgui.core.missing import MISSING_DROP, MISSING_IMPUTE, missing_rule_text
+from dpgui.core.plan import ZCDP_CONVERSION, Plan
 from dpgui.core.quantiles import WholeNumbers, whole_number_step
 from dpgui.core.tree import bin_edges
 from dpgui.errors import DataError, ParameterError
 from dpgui.formatting import iso_utc, utc_stamp
 from dpgui.report.csv_export import CDF_COLUMNS, release_csv_bytes
-from dpgui.report.files import (fsync_directory, parse_json, read_regular_file, remove_stale_temporaries, sha256_regular_file,
-                                write_temporary)
+from dpgui.report.files import (
+    fsync_directory,
+    parse_json,
+    read_regular_file,
+    remove_stale_temporaries,
+    sha256_regular_file,
+    write_temporary,
+)
 from dpgui.report.migrations import DROPPED_BEFORE_N, MANIFEST_VERSION, newer_manifest_problem, upgrade_manifest
 from dpgui.report.signing import PublicKey, SecretKey, SignatureError
 from dpgui.vocabulary import Noise, StatisticKind

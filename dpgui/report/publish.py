@@ -18,30 +18,29 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
-from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from dpgui.core.mechanism import Release, release
-from dpgui.core.noise import RandomSource
 from dpgui.core.missing import MISSING_AUTO, MISSING_RULE_TEXT, MISSING_RULES
+from dpgui.core.noise import RandomSource
 from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.projection import has_padding
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.errors import DataError, DpguiError, ParameterError
-from dpgui.vocabulary import CdfConsistency
-from dpgui.report.csv_export import joined_texts
 from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, source_text, write_bundle
+from dpgui.report.csv_export import joined_texts
 from dpgui.report.ledger import Ledger, ReleaseOutput, Totals, new_release_id
 from dpgui.report.migrations import PADDING_KNOWN_ZEROS, PADDING_UNKNOWN
 from dpgui.report.signing import SecretKey
-from dpgui.vocabulary import Estimator, Noise, StatisticKind
+from dpgui.vocabulary import CdfConsistency, Estimator, Noise, StatisticKind
 
 MECHANISM = "discrete_laplace_tree"  # the ledger's mechanism name of a Laplace release
 MECHANISMS: dict[str, str] = {Noise.LAPLACE: MECHANISM, Noise.GAUSSIAN: "discrete_gaussian_tree"}

@@ -53,11 +53,17 @@ from dpgui.errors import Cancelled, DpguiError
 from dpgui.report.bundle import BundlePaths, ReleaseInfo
 from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, HierarchyReleaseInfo
 from dpgui.report.hierarchy_publish import sign_hierarchy_release, spend_and_release_hierarchy
-from dpgui.report.signing import SecretKey
 from dpgui.report.ledger import (
-    BudgetExceeded, Ledger, NoCapSet, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
+    BudgetExceeded,
+    Ledger,
+    NoCapSet,
+    data_fingerprint,
+    datasets_like,
+    is_new_dataset,
+    record_fingerprint,
 )
 from dpgui.report.publish import Chargeable, charge_text, check_release_budget, sign_release, spend_and_release
+from dpgui.report.signing import SecretKey
 from dpgui.workspace.ledger_words import same_data_warning
 
 #: The ledger's refusals and its sentence on a dataset that may be renamed data, which each front end words.

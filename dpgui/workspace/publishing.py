@@ -13,10 +13,19 @@ values, plans and paths only).
 from __future__ import annotations
 
 from dpgui.report.bundle import (
-    check_bundle_folder, check_bundle_target, default_bundle_name, missing_values_json, software_versions, verify_bundle,
+    check_bundle_folder,
+    check_bundle_target,
+    default_bundle_name,
+    missing_values_json,
+    software_versions,
+    verify_bundle,
 )
 from dpgui.report.hierarchy_bundle import (
-    charge_json, default_hierarchy_bundle_name, errors_json, projection_json, write_hierarchy_csv,
+    charge_json,
+    default_hierarchy_bundle_name,
+    errors_json,
+    projection_json,
+    write_hierarchy_csv,
 )
 from dpgui.report.publish import charge_text
 
