@@ -161,9 +161,9 @@ def _plan(run: _Run) -> str:
     from dpgui.core.margins import MARGIN_NAME, cdf_margins
     from dpgui.core.plan import PrivacySpec
     from dpgui.core.planner import auto_plan
-    from dpgui.vocabulary import Neighbours
     from dpgui.core.projection import project
     from dpgui.formatting import format_margin_records
+    from dpgui.vocabulary import Neighbours
 
     plan = auto_plan(SAMPLE_BINS, PrivacySpec(EPSILON, Neighbours.CHANGE, 1), None, "auto", "gls", "total")
     projected = project(plan)
@@ -194,7 +194,7 @@ def _release(run: _Run) -> str:
     from dpgui.core.noise import SecureRandom
     from dpgui.workspace.flow import ReleaseFlow
     from dpgui.workspace.release import FirstCapNeeded, Problem, ReleaseController, ReleaseRequest
-    from dpgui.workspace.state import ColumnChoice, SourceChoice, PlanChoice, Workspace, WorkspaceState
+    from dpgui.workspace.state import ColumnChoice, PlanChoice, SourceChoice, Workspace, WorkspaceState
 
     plan, table = run.values["plan"], run.values["table"]  # the sample's columns, from its source (step 2)
     workspace = Workspace(WorkspaceState(  # a plain file, held as the window holds it (no spec: the file itself)
@@ -291,16 +291,21 @@ def _hierarchy(run: _Run) -> str:
     signed bundle (the ledger points to it) and its verification, with a one-byte change caught."""
     import numpy as np
 
-    from dpgui.pdf.hierarchy import render_hierarchy_pdf
     from dpgui.core.hierarchy_errors import plan_errors
     from dpgui.core.noise import SecureRandom
     from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
+    from dpgui.pdf.hierarchy import render_hierarchy_pdf
     from dpgui.report.hierarchy.bundle import errors_json
     from dpgui.workspace.flow import ReleaseFlow
     from dpgui.workspace.statistics.hierarchy import HIERARCHY
     from dpgui.workspace.hierarchy import (
-        HierarchyChoice, HierarchyRequest, check_hierarchy_budget, load_hierarchy, plan_and_project,
-        run_hierarchy_release, set_first_cap,
+        HierarchyChoice,
+        HierarchyRequest,
+        check_hierarchy_budget,
+        load_hierarchy,
+        plan_and_project,
+        run_hierarchy_release,
+        set_first_cap,
     )
     from dpgui.workspace.release import FirstCapNeeded, Problem
 

@@ -6,7 +6,6 @@ import contextlib
 import gc
 import sys
 from collections.abc import Sequence
-
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, cast
 

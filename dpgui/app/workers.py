@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import time
 import traceback
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt, QThreadPool, Signal

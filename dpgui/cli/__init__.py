@@ -51,9 +51,6 @@ if sys.argv[1:2] == ["plan"]:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # The commands' modules import NumPy: after the thread setting, which must come first.
-from dpgui.data.file_types import FILE_TYPE_NAMES
-from dpgui.errors import DpguiError
-
 from dpgui.cli.arguments import _Parser, build_parser
 from dpgui.cli.hierarchy import cmd_hierarchy_plan, cmd_hierarchy_simulate
 from dpgui.cli.hierarchy_release import cmd_hierarchy_release
@@ -63,7 +60,8 @@ from dpgui.cli.ledger import cmd_ledger
 from dpgui.cli.planning import cmd_plan, cmd_simulate
 from dpgui.cli.release import cmd_quantiles, cmd_release
 from dpgui.cli.sources import _choose_neighbours, cmd_columns, with_neighbours
-
+from dpgui.data.file_types import FILE_TYPE_NAMES
+from dpgui.errors import DpguiError
 
 HIERARCHY_COMMANDS = {"plan": cmd_hierarchy_plan, "release": cmd_hierarchy_release, "simulate": cmd_hierarchy_simulate}
 

@@ -6,16 +6,24 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any, NoReturn
 from collections.abc import Callable
+from typing import Any, NoReturn
 
 from dpgui.core.missing import MISSING_AUTO
-from dpgui.core.tree import MIN_BINS
 from dpgui.core.synthetic import SYNTHETIC_KINDS
+from dpgui.core.tree import MIN_BINS
 from dpgui.data.file_types import FILE_TYPE_NAMES
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import (
-    AUTO, CDF_NOISES, HIERARCHY_NOISES, CdfConsistency, Estimator, HierarchyConsistency, Neighbours, Objective, choices,
+    AUTO,
+    CDF_NOISES,
+    HIERARCHY_NOISES,
+    CdfConsistency,
+    Estimator,
+    HierarchyConsistency,
+    Neighbours,
+    Objective,
+    choices,
 )
 
 

@@ -6,16 +6,15 @@ its stated errors.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpgui.errors import ParameterError
-from dpgui.vocabulary import Allocation, Neighbours, Noise, PriorSource
-
 from dpgui.cli.rendering import _note_lines, _print, hierarchy_plan_text
 from dpgui.cli.sources import _check_data_columns, _check_no_source_options, _has_source, _open_data, _source_spec
+from dpgui.errors import ParameterError
+from dpgui.vocabulary import Allocation, Neighbours, Noise, PriorSource
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan

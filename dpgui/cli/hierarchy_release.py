@@ -7,27 +7,38 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from collections.abc import Sequence
 
 import numpy as np
 
-from dpgui.errors import DataError, ParameterError
-from dpgui.vocabulary import Allocation, Noise, PriorSource
-
 from dpgui.cli.hierarchy import (
-    NODE_LIST_PRIOR_ONLY, _check_hierarchy_delta, _hierarchy_errors, _hierarchy_plan, _hierarchy_plan_json,
-    _hierarchy_plan_needs_counts, _hierarchy_privacy, _hierarchy_tree, _leaf_counts,
+    NODE_LIST_PRIOR_ONLY,
+    _check_hierarchy_delta,
+    _hierarchy_errors,
+    _hierarchy_plan,
+    _hierarchy_plan_json,
+    _hierarchy_plan_needs_counts,
+    _hierarchy_privacy,
+    _hierarchy_tree,
+    _leaf_counts,
 )
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
 from dpgui.cli.release import (
-    OutputRequest, _check_charge, _check_dataset_identity, _check_outputs, _check_release_options, _write_outputs,
+    OutputRequest,
+    _check_charge,
+    _check_dataset_identity,
+    _check_outputs,
+    _check_release_options,
+    _write_outputs,
 )
 from dpgui.cli.rendering import _note_lines, _print
 from dpgui.cli.sources import _check_data_columns, _open_data, _protected_paths, _source_spec
+from dpgui.errors import DataError, ParameterError
+from dpgui.vocabulary import Allocation, Noise, PriorSource
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan

@@ -33,8 +33,8 @@ def _passphrase(path: str | None, confirm: bool) -> str:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from dpgui.formatting import printable_text
-    from dpgui.workspace.statistics import verify
     from dpgui.report.keystore import load_public_key
+    from dpgui.workspace.statistics import verify
 
     try:
         key = load_public_key(args.pubkey)

@@ -6,19 +6,17 @@ Nothing is spent; ``simulate`` reads the data only to simulate releases on it, a
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpgui.core.missing import (IMPUTE_PREFIX, MISSING_AUTO, MISSING_RULE_TEXT,
-                                missing_rule_for)
-from dpgui.errors import ParameterError
-from dpgui.vocabulary import Neighbours, Noise
-
 from dpgui.cli.rendering import _print, focus_text, plan_text, simulate_text
 from dpgui.cli.sources import _check_data_columns, _check_no_source_options, _has_source, _open_data, _source_spec
+from dpgui.core.missing import IMPUTE_PREFIX, MISSING_AUTO, MISSING_RULE_TEXT, missing_rule_for
+from dpgui.errors import ParameterError
+from dpgui.vocabulary import AUTO, CDF_NOISES, Neighbours, Noise, choices
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.plan import Plan
@@ -45,14 +43,13 @@ def _make_plan(args: argparse.Namespace, bins: int) -> OptionsPlan:
     from dpgui.core.missing import parse_missing_option
     from dpgui.core.plan import PrivacySpec
     from dpgui.core.tree import TreeShape
-    from dpgui.vocabulary import AUTO
     from dpgui.workspace.planning import PlanRequest, plan_cdf, plan_noise
 
     noise = plan_noise(args.noise or AUTO, args.delta or 0.0, not isinstance(args.budgets, str))
     _check_missing_option(args.missing, args.neighbours)
     privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0,
                           parse_missing_option(args.missing))
-    shape = None if args.branching == "auto" else TreeShape.parse(bins, args.branching, privacy.missing_leaf)
+    shape = None if args.branching == AUTO else TreeShape.parse(bins, args.branching, privacy.missing_leaf)
     request = PlanRequest(bins, privacy, shape, args.budgets, args.estimator, args.objective, noise)
     if not isinstance(args.budgets, str) and shape is not None and getattr(args, "focus", None) is not None:
         raise ParameterError("--focus optimises the level budgets, but --budgets gives them",
@@ -118,7 +115,7 @@ def _plan_json(plan: Plan, args: argparse.Namespace, focus_offer: dict[str, Any]
     out.setdefault("rho", None)
     out.setdefault("level_rhos", None)
     choice = plan.noise_choice.to_json() if plan.noise_choice is not None else None
-    out["alternatives"] = {kind: choice[kind] if choice else None for kind in ("laplace", "gaussian")}
+    out["alternatives"] = {kind: choice[kind] if choice else None for kind in choices(*CDF_NOISES)}
     return out
 
 

@@ -6,26 +6,30 @@ steps, the outputs written after the spend, and what is printed.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-
-from dpgui.core.missing import MISSING_AUTO
-from dpgui.errors import DpguiError, ParameterError
-from dpgui.vocabulary import Noise
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
 from dpgui.cli.planning import (
-    _check_missing_option, _delta_options_given, _focus_note, _make_plan, _note_delta_unused, _plan_json,
+    _check_missing_option,
+    _delta_options_given,
+    _focus_note,
+    _make_plan,
+    _note_delta_unused,
+    _plan_json,
     _warn_before_spend,
 )
 from dpgui.cli.rendering import _print, focus_text
 from dpgui.cli.sources import _check_data_columns, _open_data, _protected_paths, _source_spec
+from dpgui.core.missing import MISSING_AUTO
+from dpgui.errors import DpguiError, ParameterError
+from dpgui.vocabulary import Noise
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.hierarchy import HierarchyPlan
@@ -58,8 +62,8 @@ def _check_outputs(target: OutputRequest, protect: Sequence[str] = (), with_reco
     writable folder, never the input, an existing file only with --force; ``with_record``: the same for
     the release record written beside it) and --bundle (a writable folder; with --name, none of the
     four files may exist). ``protect``: the data's own files (:func:`_protected_paths`)."""
-    from dpgui.workspace.publishing import check_bundle_folder, check_bundle_target
     from dpgui.report.files import check_outside_input_folders, check_writable, same_file
+    from dpgui.workspace.publishing import check_bundle_folder, check_bundle_target
 
     if target.out is not None:
         check_writable(target.out, protect=list(protect), overwrite=target.force)
@@ -82,19 +86,18 @@ def _check_outputs(target: OutputRequest, protect: Sequence[str] = (), with_reco
 
 
 def cmd_release(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
     from dpgui.core.noise import SecureRandom
     from dpgui.core.quantiles import quantiles
     from dpgui.data.histogram import check_bounds
     from dpgui.data.readers import check_data_file
-    from dpgui.workspace.publishing import default_bundle_name
     from dpgui.report.cdf.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key
-    from dpgui.workspace.publishing import charge_text
     from dpgui.report.cdf.release_files import write_record
-    from contextlib import nullcontext
-
     from dpgui.workspace.flow import ReleaseFlow
     from dpgui.workspace.statistics.cdf import CDF, CdfSpend
+    from dpgui.workspace.publishing import charge_text, default_bundle_name
     from dpgui.workspace.release import new_release_id
 
     _check_missing_option(args.missing, args.neighbours)
@@ -239,7 +242,9 @@ def _budget_words(dataset: str, charge: tuple[float, float, float | None]) -> It
     try:
         yield
     except BudgetExceeded as err:
-        if err.short_of == "cap_delta":  # the ledger's refusal, with the CLI's own fix
+        from dpgui.core.accounting import Shortfall
+
+        if err.short_of is Shortfall.CAP_DELTA:  # the ledger's refusal, with the CLI's own fix
             delta = charge[1]
             raise ParameterError(
                 f"dataset {dataset!r} has a cap with δ = 0 (pure ε-DP), and this release needs δ = {delta:g}",

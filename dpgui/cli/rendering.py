@@ -7,15 +7,13 @@ from __future__ import annotations
 import json
 import math
 import sys
-from typing import Any
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from dpgui.core.missing import (MISSING_IMPUTE, MISSING_RULE_TEXT,
-                                missing_rule_for)
-from dpgui.vocabulary import AUTO, Neighbours, Noise, Objective
-
+from dpgui.core.missing import MISSING_IMPUTE, MISSING_RULE_TEXT, missing_rule_for
+from dpgui.vocabulary import AUTO, Estimator, Neighbours, Noise, Objective
 
 
 def focus_text(offer: dict[str, Any]) -> str:
@@ -60,7 +58,9 @@ def noise_text(report: dict[str, Any]) -> str:
     """Which noise the plan uses and why, in one line (``report``: :func:`_plan_json`'s keys with the
     noise choice); e.g. "Gaussian (automatic: projected total squared error 3.1e+06 vs 4.2e+06 with Laplace)"."""
     choice = report.get("noise_choice")
-    chosen = Noise.GAUSSIAN if report["noise"] == "discrete_gaussian" else Noise.LAPLACE
+    from dpgui.core.noise_mechanisms import noise_named  # numpy: not for --help
+
+    chosen = Noise.GAUSSIAN if noise_named(report["noise"]) is Noise.GAUSSIAN else Noise.LAPLACE
     other = Noise.LAPLACE if chosen is Noise.GAUSSIAN else Noise.GAUSSIAN
     text = chosen.words
     if not choice:
@@ -99,10 +99,12 @@ def plan_text(report: dict[str, Any], n: int | None) -> str:
         f"  neighbours: {neighbours}; up to {report['records_per_person']} record(s) per person",
         f"  missing values: {_missing_words(report)}",
         f"  tree: {_tree_words(report)}, "
-        f"estimator: {'GLS (best linear unbiased)' if report['estimator'] == 'gls' else 'covering sum'}",
+        f"estimator: {'GLS (best linear unbiased)' if report['estimator'] == Estimator.GLS else 'covering sum'}",
     ]
     if "alternatives" in report:  # --delta or --noise given: say which noise, why, and in which unit
-        gaussian = report["noise"] == "discrete_gaussian"
+        from dpgui.core.noise_mechanisms import noise_named  # numpy: not for --help
+
+        gaussian = noise_named(report["noise"]) is Noise.GAUSSIAN
         lines[0] += f", δ = {report['delta']:g}"
         lines.append(f"  noise: {noise_text(report)}")
         if gaussian:

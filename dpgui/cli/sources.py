@@ -5,15 +5,15 @@ neighbour model it allows, the checks of its columns before the ledger is asked,
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from collections.abc import Sequence
-
-from dpgui.errors import DataError, ParameterError
 
 from dpgui.cli.rendering import _print
+from dpgui.errors import DataError, ParameterError
+from dpgui.vocabulary import Engine
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.data.source import DataSource, SourceSpec
@@ -30,7 +30,7 @@ def _location(args: argparse.Namespace) -> str | None:
 
 def _has_source(args: argparse.Namespace) -> bool:
     """Was a data source given: a location, or (Spark) a catalogue table?"""
-    return _location(args) is not None or (args.engine == "spark" and args.table is not None)
+    return _location(args) is not None or (args.engine == Engine.SPARK and args.table is not None)
 
 
 def _source_spec(args: argparse.Namespace) -> SourceSpec:
@@ -43,7 +43,7 @@ def _source_spec(args: argparse.Namespace) -> SourceSpec:
     from dpgui.data.source_spec import sqlite_url_note
 
     location = _location(args)
-    if location is None and not (args.engine == "spark" and args.table is not None):
+    if location is None and not (args.engine == Engine.SPARK and args.table is not None):
         raise ParameterError("no data was given", "give a data file or a database URL: INPUT or --source URL|FILE")
     dialect = None
     if args.delimiter is not None or args.decimal is not None:
@@ -138,7 +138,7 @@ def _check_no_source_options(args: argparse.Namespace, instead: str) -> None:
     given = [option for option, value in (("--table", args.table), ("--query", args.query),
                                           ("--spark-master", args.spark_master), ("--delimiter", args.delimiter),
                                           ("--decimal", args.decimal), ("--encoding", args.encoding))
-             if value is not None] + (["--engine"] if args.engine != "local" else []) + (
+             if value is not None] + (["--engine"] if args.engine != Engine.LOCAL else []) + (
                  ["--n-public"] if getattr(args, "n_public", False) else [])
     if given:
         raise ParameterError(f"{given[0]} describes a data source, and {instead} reads none",

@@ -21,8 +21,8 @@ from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.planner import auto_plan, focus_error, focused_plan
 from dpgui.core.projection import Span, check_span
 from dpgui.core.tree import TreeShape, check_bins
-from dpgui.vocabulary import Estimator, Name, Noise, Objective
 from dpgui.errors import ParameterError
+from dpgui.vocabulary import Estimator, Name, Noise, Objective
 
 #: The focused plan is offered when it lowers the 95 % margin shown for the region by at least this
 #: fraction (about 10 % of the squared error, the rule's measure before the margins were compared).

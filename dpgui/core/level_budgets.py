@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-
 from dpgui.core.noise_mechanisms import mechanism_for
 from dpgui.core.plan import (
     PrivacySpec,

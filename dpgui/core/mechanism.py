@@ -15,8 +15,8 @@ as (``PrivacySpec.impute``, change only) they are counted in that value's bin be
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 

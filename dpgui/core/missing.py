@@ -29,8 +29,8 @@ import math
 import numpy as np
 
 from dpgui.core.tree import bin_edges
-from dpgui.vocabulary import Name, Neighbours
 from dpgui.errors import ParameterError
+from dpgui.vocabulary import Name, Neighbours
 
 __all__ = [
     "IMPUTE_PREFIX",

@@ -296,6 +296,13 @@ def mechanism_named(manifest_name: str) -> NoiseMechanism | None:
     return next((m for m in _REGISTRY.values() if m.manifest_name == manifest_name), None)
 
 
+def noise_named(manifest_name: object) -> Noise | None:
+    """The noise a plan's JSON or a manifest names ("discrete_laplace", "discrete_gaussian"), or None
+    (a name of no per-count mechanism, or not a name)."""
+    mechanism = mechanism_named(manifest_name) if isinstance(manifest_name, str) else None
+    return None if mechanism is None else mechanism.noise
+
+
 def round_up_float(value: Fraction) -> float:
     """``value`` as the nearest float not below it (a charge is never rounded down)."""
     near = float(value)

@@ -45,16 +45,22 @@ fixes, never by the data (:attr:`PrivacySpec.missing_rule`; the names: :mod:`dpg
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
-from collections.abc import Sequence
 
 import numpy as np
 
 from dpgui.core.accounting import zcdp_rho
-from dpgui.core.missing import (MISSING_BUCKET, MISSING_DROP, MISSING_IMPUTE, MissingRule, check_impute_value,
-                                missing_rule_for)
+from dpgui.core.missing import (
+    MISSING_BUCKET,
+    MISSING_DROP,
+    MISSING_IMPUTE,
+    MissingRule,
+    check_impute_value,
+    missing_rule_for,
+)
 from dpgui.core.noise import MAX_LAPLACE_SCALE
 from dpgui.core.noise_mechanisms import LAPLACE, NoiseMechanism, Sensitivity, mechanism_for, mechanism_named, pure_rho
 from dpgui.core.tree import TreeShape

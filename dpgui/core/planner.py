@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
-from dataclasses import replace
-
+from dpgui.core.level_budgets import _Objective, level_variance, optimise_budgets
 from dpgui.core.noise_mechanisms import mechanism_for
 from dpgui.core.plan import (
     ACCURACY_FIRST,
@@ -35,23 +35,21 @@ from dpgui.core.plan import (
 )
 from dpgui.core.projection import (
     Span,
+    TotalCoefficients,
+    _gls_block_numerator,
+    _sum_floor_mod,
     check_span,
+    gls_total_coefficients,
     last_prefix,
     max_prefix_variance,
     prefix_variances,
-    TotalCoefficients,
-    gls_total_coefficients,
     total_coefficients,
     total_from_coefficients,
     total_sq_error,
-    _gls_block_numerator,
-    _sum_floor_mod,
 )
-from dpgui.core.level_budgets import _Objective, level_variance, optimise_budgets
 from dpgui.core.tree import TreeShape, check_bins
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import AUTO, CDF_NOISES, AccuracyWhere, Estimator, Noise, Objective
-
 
 
 # ------------------------------------------------------------------ Rameshwar, Tandon & Sharma, Theorem IV.2

@@ -22,9 +22,9 @@ the CDF). Per-prefix arrays cost O(K·h²), their maximum alone O(K̄ + h³); th
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Iterator, Sequence
 
 import numpy as np
 

@@ -42,9 +42,9 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
+from dpgui.core.level_budgets import optimise_budgets
 from dpgui.core.noise_mechanisms import LAPLACE, Sensitivity, mechanism_for
 from dpgui.core.plan import Plan, PrivacySpec, budget_total, check_neighbours, check_noise, equal_budgets, split_budget
-from dpgui.core.level_budgets import optimise_budgets
 from dpgui.core.planner import (
     average_margin95,
     candidate_shapes,
@@ -52,9 +52,9 @@ from dpgui.core.planner import (
     paper_error,
 )
 from dpgui.core.projection import (
+    TotalCoefficients,
     prefix_basis,
     prefix_variances_from_basis,
-    TotalCoefficients,
     total_coefficients,
     total_from_coefficients,
 )

@@ -19,15 +19,15 @@ often as the bin interval does.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dpgui.core.projection import interval_variance
-from dpgui.vocabulary import Name
 from dpgui.errors import ParameterError
+from dpgui.vocabulary import Name
 
 if TYPE_CHECKING:  # only named in annotations: `dpgui plan` needs noise_margin without the mechanism
     from dpgui.core.mechanism import Release

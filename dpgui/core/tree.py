@@ -15,8 +15,8 @@ Leaf positions are 0-based; "prefix j" means the first ``j`` leaves, i.e. the cu
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from dpgui.core.missing import MISSING_DROP
-from dpgui.vocabulary import Engine, Neighbours
 from dpgui.data.csv_dialect import DialectOrigin
 from dpgui.data.file_types import CsvDialect
 from dpgui.errors import ParameterError
+from dpgui.vocabulary import Engine, Neighbours
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

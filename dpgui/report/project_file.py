@@ -60,29 +60,32 @@ import math
 import os
 import re
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from dpgui import __version__
-from dpgui.core.mechanism import Release, release_from_levels
 from dpgui.core.focus import FocusChoice
+from dpgui.core.mechanism import Release, release_from_levels
 from dpgui.core.missing import MISSING_POLICIES
 from dpgui.core.plan import Plan, check_delta
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.core.tree import MIN_BINS
 from dpgui.errors import DataError, DpguiError
-from dpgui.vocabulary import AUTO, CDF_NOISES, CdfConsistency, Objective, StatisticKind, choices
 from dpgui.report.files import write_text_atomic
 from dpgui.report.migrations import PADDING_KNOWN_ZEROS, PADDING_UNKNOWN, PROJECT_VERSION, upgrade_project
 from dpgui.report.hierarchy.project import (
-    HierarchySettings, ProjectHierarchyRelease, check_source_record, hierarchy_section_json,
+    HierarchySettings,
+    ProjectHierarchyRelease,
+    check_source_record,
+    hierarchy_section_json,
     read_hierarchy_section,
 )
+from dpgui.vocabulary import AUTO, CDF_NOISES, CdfConsistency, Objective, StatisticKind, choices
 
 PROJECT_FORMAT = "dpgui-project"
 PROJECT_SUFFIX = ".dpgui"

@@ -20,9 +20,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
-from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -30,9 +30,9 @@ import pyarrow.compute as pc
 
 from dpgui.core.plan import PrivacySpec
 from dpgui.errors import DataError, DpguiError, ParameterError
-
 from dpgui.report.bundle import BundlePaths, check_bundle_name
 from dpgui.report.ledger import Ledger, ReleaseOutput, Totals
+
 
 _Result = TypeVar("_Result")
 

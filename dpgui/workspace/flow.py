@@ -47,13 +47,19 @@ from dpgui.data.source import DataSource
 from dpgui.errors import Cancelled, DpguiError
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.cdf.bundle import ReleaseInfo
+from dpgui.report.ledger import (
+    BudgetExceeded,
+    Ledger,
+    NoCapSet,
+    data_fingerprint,
+    datasets_like,
+    is_new_dataset,
+    record_fingerprint,
+)
+from dpgui.report.publish import Chargeable, charge_text, check_release_budget
 from dpgui.report.signing import SecretKey
 from dpgui.workspace.statistic import CountsT, InfoT, ReleaseT, SpendT, Statistic
 from dpgui.workspace.statistics.cdf import CDF, CdfSpend
-from dpgui.report.ledger import (
-    BudgetExceeded, Ledger, NoCapSet, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
-)
-from dpgui.report.publish import Chargeable, charge_text, check_release_budget
 from dpgui.workspace.ledger_words import same_data_warning
 
 #: The ledger's refusals and its sentence on a dataset that may be renamed data, which each front end words.

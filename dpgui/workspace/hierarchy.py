@@ -31,15 +31,22 @@ from typing import Any
 
 import numpy as np
 
-from dpgui.core.hierarchy import (
-    MAX_LEVELS, MIN_LEVELS, Hierarchy, HierarchyPlan, HierarchyProjection, HierarchyRelease, counts_projected_on,
-    counts_words, plan_hierarchy,
-)
 from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrmse
+from dpgui.core.hierarchy import (
+    MAX_LEVELS,
+    MIN_LEVELS,
+    Hierarchy,
+    HierarchyPlan,
+    HierarchyProjection,
+    HierarchyRelease,
+    counts_projected_on,
+    counts_words,
+    plan_hierarchy,
+)
 from dpgui.core.hierarchy_errors import PlanErrors, margin_curves, plan_errors
-from dpgui.core.projection_curves import epsilon_grid
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec, check_neighbours
+from dpgui.core.projection_curves import epsilon_grid
 from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, level_value_counts, read_prior
 from dpgui.data.source import PasswordPrompt, SourceSpec, neighbours_for, open_source
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
@@ -47,11 +54,11 @@ from dpgui.report.files import sha256_regular_file
 from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
+from dpgui.vocabulary import AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, Noise, PriorSource
 from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.statistics.hierarchy import HIERARCHY, HierarchySpend
 from dpgui.workspace.release import QUERY_ROWS_PRIVATE, BudgetCheck, FirstCapNeeded, ledger_budget_check
 from dpgui.workspace.state import Observable
-from dpgui.vocabulary import AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, Noise, PriorSource
 
 Progress = Callable[[float, str], None]
 ShouldCancel = Callable[[], bool]

@@ -15,19 +15,19 @@ check, the read, the dataset identity, the spend and the fingerprint are the ste
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from contextlib import AbstractContextManager
 from typing import ClassVar, Literal
-from collections.abc import Callable
 
 import numpy as np
 
-from dpgui.core.mechanism import Release
-from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.core.focus import FocusChoice, Region
+from dpgui.core.mechanism import Release
 from dpgui.core.missing import missing_rule_text
+from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.core.plan import Plan
 from dpgui.data.histogram import ColumnHistogram
 from dpgui.data.source import DataSource, PasswordPrompt, neighbours_for, open_source
@@ -48,7 +48,12 @@ from dpgui.workspace.state import ColumnSettings, ShownRelease, Workspace, Works
 from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.statistics import statistic
 from dpgui.workspace.words import (
-    CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, friendly, sentence,
+    CONSISTENCY_LABELS,
+    ESTIMATOR_LABELS,
+    NEIGHBOURS_LABELS,
+    escape,
+    friendly,
+    sentence,
 )
 
 READ_SHARE = 0.85  # fraction of the progress bar used by reading the file

@@ -14,9 +14,9 @@ validated whole of step 1 is :meth:`WorkspaceState.column_settings`.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -32,10 +32,10 @@ from dpgui.data.histogram import check_bounds
 from dpgui.data.source import SourceSpec
 from dpgui.data.table import TableInfo
 from dpgui.errors import DpguiError, ParameterError
-from dpgui.vocabulary import AUTO, CDF_NOISES, CdfConsistency, Objective
 from dpgui.report.cdf.bundle import ReleaseInfo
 from dpgui.report.ledger import default_dataset_name
 from dpgui.report.project_file import Project, ProjectRelease
+from dpgui.vocabulary import AUTO, CDF_NOISES, CdfConsistency, Objective
 from dpgui.workspace.results import ResultFigures
 
 

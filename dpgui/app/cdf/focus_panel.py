@@ -22,8 +22,8 @@ from dpgui.core.planner import margin95
 from dpgui.core.projection import Span
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_margin_records
-from dpgui.workspace.state import DataContext
 from dpgui.vocabulary import Objective
+from dpgui.workspace.state import DataContext
 
 
 def focus_words(offer: FocusOffer, region: str) -> str:

@@ -14,39 +14,55 @@ accuracy first read and write the same fields; they would part as a planning con
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-    QPushButton, QScrollArea, QSpinBox, QSplitter, QVBoxLayout, QWidget,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
 )
 
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.cdf.budget_editor import BudgetEditor
-from dpgui.app.cdf.plan_words import noise_words, plan_words
-from dpgui.app.widgets.fields import (
-    ValidatedField, compact_combo, inline_message, offer_neighbours, parse_delta, parse_epsilon, parse_number, set_buddy,
-    show_inline,
-)
-from dpgui.app.cdf.projection_plots import ProjectionPlots
-from dpgui.app.workers import Worker, WorkerPool
 from dpgui.app.cdf.focus_panel import FocusControls, focus_words
 from dpgui.app.cdf.missing_rule import MissingRuleControls
+from dpgui.app.cdf.plan_words import noise_words, plan_words
+from dpgui.app.cdf.projection_plots import ProjectionPlots
+from dpgui.app.widgets.fields import (
+    ValidatedField,
+    compact_combo,
+    inline_message,
+    offer_neighbours,
+    parse_delta,
+    parse_epsilon,
+    parse_number,
+    set_buddy,
+    show_inline,
+)
+from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.focus import FocusChoice, FocusOffer
+from dpgui.core.margins import MARGIN_NAME
 from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.planner import margin95, plan_for_accuracy
-from dpgui.core.margins import MARGIN_NAME
 from dpgui.core.projection_curves import ProjectedCurves
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError
-from dpgui.workspace.planning import PlanRequest, other_noise_plan, plan_cdf
-from dpgui.workspace.state import DataContext, PlanChoice
 from dpgui.formatting import cdf_margin_words, format_margin_records
 from dpgui.vocabulary import AUTO, AccuracyWhere, Neighbours, Noise
+from dpgui.workspace.planning import PlanRequest, other_noise_plan, plan_cdf
+from dpgui.workspace.state import DataContext, PlanChoice
 
 
 def _format_delta(delta: float) -> str:

@@ -38,9 +38,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpgui.app.text import escape, format_delta
 from dpgui.app.widgets.fields import inline_message, show_inline
 from dpgui.app.widgets.style import SERIES_COLOURS, SERIES_NAMES, new_plot, plain_log_axes, series_pen
-from dpgui.app.text import escape, format_delta
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.projection_curves import (

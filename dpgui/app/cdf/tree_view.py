@@ -47,8 +47,8 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app.cdf.tree_levels import PADDING_COLOUR, TreeLevels, level_fill, padding_brushes, scale_max
-from dpgui.app.widgets.style import EXACT_COLOUR, NOT_RELEASED_COLOUR, colour_ramp, new_plot, text_colour_on
 from dpgui.app.text import escape, plain_text
+from dpgui.app.widgets.style import EXACT_COLOUR, NOT_RELEASED_COLOUR, colour_ramp, new_plot, text_colour_on
 from dpgui.core.margins import MARGIN_NAME
 from dpgui.core.quantiles import noise_margin
 from dpgui.formatting import format_count, format_margin_records, format_node_edge, format_significant

@@ -17,16 +17,27 @@ from urllib.parse import quote
 
 from PySide6.QtCore import QSettings, QStandardPaths, Qt, QUrl
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel,
-                               QLineEdit, QMessageBox, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from dpgui.app.widgets.fields import inline_message, show_inline
 from dpgui.app.dialogs.keys import CreateKeyDialog
-from dpgui.app.text import plain_text
-from dpgui.pdf.cdf import render_release_pdf
-from dpgui.app.text import friendly
+from dpgui.app.text import friendly, plain_text
+from dpgui.app.widgets.fields import inline_message, show_inline
 from dpgui.core.mechanism import Release
 from dpgui.errors import DpguiError
+from dpgui.pdf.cdf import render_release_pdf
 from dpgui.report.bundle import BundlePaths, check_bundle_name, check_bundle_target
 from dpgui.report.cdf.bundle import ReleaseInfo, default_bundle_name
 from dpgui.report.files import check_outside_input_folders

@@ -18,20 +18,33 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QFrame, QHBoxLayout, QLabel,
-    QLineEdit, QPushButton, QScrollArea, QVBoxLayout, QWidget,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
 )
 
+from dpgui.app.text import NEIGHBOURS_LABELS, friendly, plain_text, sentence
 from dpgui.app.widgets.fields import inline_message, show_inline
 from dpgui.app.widgets.style import is_dark
-from dpgui.app.text import NEIGHBOURS_LABELS, friendly, plain_text, sentence
 from dpgui.core.missing import MISSING_DROP, MISSING_ERROR
+from dpgui.core.noise_mechanisms import noise_named
 from dpgui.errors import DpguiError
 from dpgui.formatting import format_delta, format_number, format_significant
 from dpgui.report.bundle import MANIFEST_SUFFIX, TEST_NOISE_FAILURE, Verification
 from dpgui.report.files import read_json_file
 from dpgui.report.keystore import KeyEntry, list_keys, load_public_key
 from dpgui.workspace.statistics import verify
+from dpgui.vocabulary import Noise
 
 VERIFY_HELP = (
     "Check a signed release: that its files are exactly what the owner of a key signed, and that nothing "
@@ -415,7 +428,7 @@ def _budget_words(noise: Any, privacy: dict[str, Any]) -> str:
     for a Laplace release is said to be unused). Manifests of schema version 1 are pure ε."""
     budget = f"ε = {format_number(privacy.get('epsilon', 0))}"
     delta = privacy.get("delta") or 0.0
-    if noise == "discrete_gaussian":
+    if noise_named(noise) is Noise.GAUSSIAN:
         budget += f", δ = {format_delta(float(delta))} (Gaussian noise"
         if isinstance(privacy.get("rho"), (int, float)):
             budget += f"; zCDP ρ = {format_significant(float(privacy['rho']), 4)}"

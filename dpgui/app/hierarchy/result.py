@@ -17,11 +17,19 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import (
-    QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QSplitter, QTreeView, QVBoxLayout, QWidget,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
 )
 
-from dpgui.app.widgets.style import SERIES_COLOURS, new_plot
 from dpgui.app.text import plain_text
+from dpgui.app.widgets.style import SERIES_COLOURS, new_plot
 from dpgui.core.hierarchy import HierarchyRelease
 from dpgui.core.hierarchy_errors import released_mostly_noise
 from dpgui.workspace.hierarchy import consistency_words, find_paths, interval_words

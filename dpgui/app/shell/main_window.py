@@ -9,14 +9,27 @@ from __future__ import annotations
 import contextlib
 import gc
 import platform
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QApplication, QDialog, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressBar,
-    QPushButton, QRadioButton, QStackedWidget, QTabWidget, QToolBar, QVBoxLayout, QWidget,
+    QApplication,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QRadioButton,
+    QStackedWidget,
+    QTabWidget,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
 )
 
 from dpgui import __version__
@@ -24,29 +37,31 @@ from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.cdf.data_page import DataPage, PreviewModel
 from dpgui.app.cdf.mode import TAB_DATA, CdfMode
+from dpgui.app.cdf.plan_page import PlanPage
+from dpgui.app.cdf.result_view import ResultView
+from dpgui.app.cdf.tree_view import BinTreeView
 from dpgui.app.dialogs.database import DatabaseDialog, OpenedSource, SessionPasswords, open_and_look
 from dpgui.app.dialogs.dataset import NewDatasetDialog
 from dpgui.app.dialogs.export import (
-    BundleExportDialog, exported_box, remember_export_folder,
+    BundleExportDialog,
+    exported_box,
+    remember_export_folder,
 )
-from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.dialogs.keys import KeyManagerDialog
 from dpgui.app.dialogs.ledger import LedgerDialog
-from dpgui.app.cdf.plan_page import PlanPage
+from dpgui.app.dialogs.verify import VerifyDialog
+from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.mode import StatisticMode
 from dpgui.app.shell.project import ProjectController
-from dpgui.app.cdf.result_view import ResultView
 from dpgui.app.shell.session_releases import SessionController
 from dpgui.app.shell.start_page import StartPage
 from dpgui.app.widgets.style import detach_legend_anchors
 from dpgui.app.widgets.theme import APPEARANCES, apply_appearance
-from dpgui.app.cdf.tree_view import BinTreeView
-from dpgui.app.dialogs.verify import VerifyDialog
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, CsvDialect, is_supported_file_name
-from dpgui.data.source import SourceSpec
 from dpgui.data.sample import sample_dataset_path
+from dpgui.data.source import SourceSpec
 from dpgui.data.table import TableInfo, TableReader, count_rows
 from dpgui.errors import DpguiError
 from dpgui.vocabulary import StatisticKind

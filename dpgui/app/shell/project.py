@@ -37,11 +37,11 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
-from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QSettings, QTimer
 from PySide6.QtGui import QCloseEvent
@@ -56,7 +56,11 @@ from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.mode import StatisticMode
 from dpgui.app.shell.left_behind import LeftBehind
 from dpgui.app.shell.project_questions import (
-    LocatePrompt, RestorePrompt, locate_prompt, restore_prompt, save_changes_prompt,
+    LocatePrompt,
+    RestorePrompt,
+    locate_prompt,
+    restore_prompt,
+    save_changes_prompt,
 )
 from dpgui.app.shell.session_releases import SessionController
 from dpgui.app.workers import Worker, WorkerPool
@@ -67,7 +71,13 @@ from dpgui.errors import DpguiError
 from dpgui.report.files import write_text_atomic
 from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.project_file import (
-    PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, project_data_file, load_project, save_project,
+    PROJECT_SUFFIX,
+    MissingDataFile,
+    Project,
+    ProjectRelease,
+    load_project,
+    project_data_file,
+    save_project,
 )
 from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.hierarchy import HierarchyChoice
@@ -75,7 +85,6 @@ from dpgui.workspace.hierarchy_project import choice_of_settings, restored_outco
 from dpgui.workspace.release import restored_shown_release
 from dpgui.workspace.session import same_data
 from dpgui.workspace.state import Workspace
-
 
 
 class ProjectWindow(Protocol):

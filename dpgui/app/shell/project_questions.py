@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QMessageBox, QPushButton, QWidget
 from dpgui.app import text
 from dpgui.report.project_file import Project
 
+
 class RestorePrompt(QMessageBox):
     """The box of :func:`restore_prompt`, with its two buttons."""
 

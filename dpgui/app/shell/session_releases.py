@@ -27,8 +27,19 @@ from typing import Protocol
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QAbstractItemView, QDialog, QDialogButtonBox, QHeaderView, QLabel, QMenu, QMessageBox, QPushButton, QStatusBar,
-    QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QLabel,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QStatusBar,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
 )
 
 from dpgui.app import text
@@ -46,7 +57,6 @@ from dpgui.workspace.hierarchy_project import restored_outcome
 from dpgui.workspace.release import restored_shown_release
 from dpgui.workspace.session import ExportKind, ReleaseKind, SessionRelease, SessionReleases, same_data
 from dpgui.workspace.state import Workspace
-
 
 
 class ProjectSave(Protocol):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QStandardItemModel
@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLayout, QLineEdit
 
 from dpgui.app.text import friendly
 from dpgui.core.plan import check_delta, check_epsilon
-from dpgui.vocabulary import Neighbours
 from dpgui.errors import DpguiError, ParameterError
+from dpgui.vocabulary import Neighbours
 
 ERROR_STYLE = "color: #C0392B;"  # readable red on light and dark backgrounds
 

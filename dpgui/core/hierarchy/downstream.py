@@ -9,12 +9,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from dpgui.core.noise import SeededRandom
-from dpgui.errors import ParameterError
-from dpgui.core.hierarchy.tree import Hierarchy
 from dpgui.core.hierarchy.plan import HierarchyPlan, _check_choice
 from dpgui.core.hierarchy.release import _release_counts
-
+from dpgui.core.hierarchy.tree import Hierarchy
+from dpgui.core.noise import SeededRandom
+from dpgui.errors import ParameterError
 
 DOWNSTREAM_WEIGHTS = ("log", "linear", "quadratic")
 

@@ -16,12 +16,11 @@ from dpgui.core.counting_trees import (
     MultiplicativeParams,
     multiplicative_privacy,
 )
+from dpgui.core.hierarchy.tree import MAX_LEVELS, MIN_LEVELS, Hierarchy
 from dpgui.core.noise_mechanisms import NoiseMechanism, mechanism_for, round_up_float
 from dpgui.core.plan import BUDGET_RTOL, PrivacySpec, budget_total, check_neighbours
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import HIERARCHY_NOISES, Allocation, HierarchyConsistency, Name, Noise, PriorSource
-from dpgui.core.hierarchy.tree import MAX_LEVELS, MIN_LEVELS, Hierarchy
-
 
 #: The range of a level's weight in the weighted MSE (Ko, Ziani & Fioretto's eq. 5), or 0. Only the
 #: weights' ratios move the optimal budgets; beyond a ratio of 10¹² the optimiser's arithmetic overflows.

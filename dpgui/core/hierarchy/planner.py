@@ -15,6 +15,27 @@ from dpgui.core.counting_trees import (
     multiplicative_params,
     recommend_alpha_mechanism,
 )
+from dpgui.core.hierarchy.plan import (
+    MAX_LEVEL_WEIGHT,
+    MIN_LEVEL_WEIGHT,
+    HierarchyPlan,
+    _check_choice,
+    _check_level_sizes,
+    _member,
+    _usable_weight,
+    assumed_levels,
+    check_assumed_records,
+)
+from dpgui.core.hierarchy.projection import (
+    _check_prior,
+    _closed_form_levels,
+    _weighted,
+    counts_projected_on,
+    project_hierarchy,
+    projection_trials,
+)
+from dpgui.core.hierarchy.release import INTERVAL_LEVEL
+from dpgui.core.hierarchy.tree import Hierarchy
 from dpgui.core.hierarchy_budget import (
     least_budget_for_target,
     optimal_allocation,
@@ -23,12 +44,6 @@ from dpgui.core.noise_mechanisms import mechanism_for
 from dpgui.core.plan import PrivacySpec, budget_total, split_budget
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import AUTO, CDF_NOISES, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Noise, PriorSource
-from dpgui.core.hierarchy.tree import Hierarchy
-from dpgui.core.hierarchy.plan import (MAX_LEVEL_WEIGHT, MIN_LEVEL_WEIGHT, HierarchyPlan, _check_choice,
-                                       _check_level_sizes, _member, _usable_weight, assumed_levels, check_assumed_records)
-from dpgui.core.hierarchy.release import INTERVAL_LEVEL
-from dpgui.core.hierarchy.projection import (_check_prior, _closed_form_levels, _weighted, counts_projected_on,
-                                             project_hierarchy, projection_trials)
 
 
 def _uniform_budgets(sizes: Sequence[int], privacy: PrivacySpec, noise: str) -> tuple[float, ...]:

@@ -11,6 +11,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dpgui.core.hierarchy.plan import HierarchyPlan
+from dpgui.core.hierarchy.release import _forest_release, _release_counts
+from dpgui.core.hierarchy.tree import Hierarchy
 from dpgui.core.hierarchy_budget import (
     clamped_discrete_gaussian_moments,
     clamped_discrete_laplace_moments,
@@ -19,10 +22,6 @@ from dpgui.core.noise import SeededRandom
 from dpgui.core.quantiles import noise_margin
 from dpgui.errors import DataError, ParameterError
 from dpgui.vocabulary import HierarchyConsistency, Noise, PriorSource
-from dpgui.core.hierarchy.tree import Hierarchy
-from dpgui.core.hierarchy.plan import HierarchyPlan
-from dpgui.core.hierarchy.release import _forest_release, _release_counts
-
 
 NOISE_ONLY_METHOD = ("noise only: no counts are known, so the clamp at zero and the consistency step (which lower the "
                      "error of small counts) are not included")

@@ -14,13 +14,12 @@ from dpgui.core.counting_trees import (
     multiplicative_intervals,
     release_multiplicative,
 )
-from dpgui.core.noise import RandomSource, SeededRandom
+from dpgui.core.hierarchy.plan import HierarchyPlan
+from dpgui.core.hierarchy.tree import Hierarchy
 from dpgui.core.hierarchy_consistency import gls_consistent, topdown_consistent
+from dpgui.core.noise import RandomSource, SeededRandom
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import HierarchyConsistency
-from dpgui.core.hierarchy.tree import Hierarchy
-from dpgui.core.hierarchy.plan import HierarchyPlan
-
 
 #: The coverage of the per-node intervals of a release.
 INTERVAL_LEVEL = 0.95

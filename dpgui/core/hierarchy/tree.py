@@ -14,7 +14,6 @@ import numpy.typing as npt
 
 from dpgui.errors import DataError, ParameterError
 
-
 MIN_LEVELS = 2
 MAX_LEVELS = 4
 MAX_NODES_PER_LEVEL = 500_000

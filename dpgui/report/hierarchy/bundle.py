@@ -27,12 +27,18 @@ import numpy as np
 from dpgui.core.hierarchy import PATH_SEPARATOR  # one definition: the engine refuses labels holding it
 from dpgui.errors import DataError
 from dpgui.formatting import iso_utc, utc_stamp
-from dpgui.vocabulary import Noise, StatisticKind
 from dpgui.report.bundle import (
-    SECURE_SOURCE, SOURCE_SCHEMA_VERSION, BundlePaths, check_bundle_target, sha256_hex, software_versions, write_signed_files,
+    SECURE_SOURCE,
+    SOURCE_SCHEMA_VERSION,
+    BundlePaths,
+    check_bundle_target,
+    sha256_hex,
+    software_versions,
+    write_signed_files,
 )
 from dpgui.report.files import write_text_atomic
 from dpgui.report.signing import SecretKey
+from dpgui.vocabulary import Noise, StatisticKind
 
 if TYPE_CHECKING:  # the engine is imported where it is used
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyProjection, HierarchyRelease

@@ -44,7 +44,15 @@ import numpy as np
 
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.hierarchy.bundle import NODE_LIST_SOURCES, HierarchyReleaseInfo
-from dpgui.vocabulary import AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, StatisticKind, choices
+from dpgui.vocabulary import (
+    AUTO,
+    HIERARCHY_NOISES,
+    Allocation,
+    HierarchyConsistency,
+    Neighbours,
+    StatisticKind,
+    choices,
+)
 
 if TYPE_CHECKING:
     from dpgui.core.hierarchy import HierarchyRelease
@@ -285,7 +293,7 @@ def _int_levels(data: dict[str, Any], where: str, name: str, sizes: tuple[int, .
 
 
 def _release(data: Any, where: str) -> ProjectHierarchyRelease:
-    from dpgui.core.hierarchy import HierarchyPlan, MAX_LEVELS, MIN_LEVELS
+    from dpgui.core.hierarchy import MAX_LEVELS, MIN_LEVELS, HierarchyPlan
 
     if not isinstance(data, dict):
         raise DataError(f"{where} is not a JSON object", _DAMAGED)

@@ -159,3 +159,11 @@ def test_round_up_float_never_rounds_down():
         up = round_up_float(value)
         assert Fraction(up) >= value > Fraction(math.nextafter(up, -math.inf))
     assert round_up_float(Fraction(1, 2)) == 0.5
+
+
+def test_a_manifests_noise_name_reads_back_as_the_vocabularys_noise() -> None:
+    from dpgui.core.noise_mechanisms import noise_named
+
+    assert noise_named("discrete_gaussian") is Noise.GAUSSIAN
+    assert noise_named("discrete_laplace") is Noise.LAPLACE
+    assert noise_named("gaussian") is None and noise_named(None) is None and noise_named(3) is None
