@@ -30,7 +30,7 @@ from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.synthetic import synthetic_counts
-from dpgui.report.csv_export import write_release_csv
+from dpgui.report.cdf.csv_export import write_release_csv
 
 TIME_LIMIT = 10.0  # seconds, plan + release + CSV, per neighbour model
 MEMORY_LIMIT = 4 << 30  # bytes of peak resident memory

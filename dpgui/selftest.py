@@ -241,12 +241,13 @@ def _pdf(run: _Run) -> str:
 
 
 def _bundle(run: _Run) -> str:
-    """The signed bundle through the release flow's last step (:meth:`ReleaseFlow.sign_cdf`)."""
+    """The signed bundle through the release flow's last step (:meth:`ReleaseFlow.sign`)."""
     from dpgui.workspace.flow import ReleaseFlow
+    from dpgui.workspace.statistics.cdf import CDF
 
     (run.work / "bundle").mkdir()
     with ReleaseFlow.open(DATASET) as flow:  # the release is checked against the ledger's record before it is signed
-        paths = flow.sign_cdf(run.work / "bundle", "self-test", run.values["result"], run.values["info"],
+        paths = flow.sign(CDF, run.work / "bundle", "self-test", run.values["result"], run.values["info"],
                               run.values["pdf"], run.values["key"])
         entry = flow.ledger.release(run.values["info"].release_id)
         pointer = entry.bundle if entry is not None else None  # no entry: the check below fails
@@ -260,18 +261,18 @@ def _bundle(run: _Run) -> str:
 def _verify_and_tamper(manifest: Path, csv: Path, public_path: Path) -> int:
     """Verify a fresh bundle, then check that a one-byte change to its CSV is caught (the CSV is
     restored afterwards). Returns the number of checks of the fresh bundle."""
-    from dpgui.report.bundle import verify_bundle
+    from dpgui.workspace.statistics import verify
     from dpgui.report.keystore import load_public_key
 
     public = load_public_key(public_path)
-    result = verify_bundle(manifest, public)
+    result = verify(manifest, public)
     _check(result.ok, f"the fresh bundle does not verify: {result.failure}")
     original = csv.read_bytes()
     changed = bytearray(original)
     changed[len(changed) // 2] ^= 0x01
     csv.write_bytes(bytes(changed))
     try:
-        tampered = verify_bundle(manifest, public)
+        tampered = verify(manifest, public)
     finally:
         csv.write_bytes(original)
     _check(not tampered.ok, "a bundle with one changed byte in its CSV still verifies")
@@ -294,8 +295,9 @@ def _hierarchy(run: _Run) -> str:
     from dpgui.core.noise import SecureRandom
     from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
     from dpgui.pdf.hierarchy import render_hierarchy_pdf
-    from dpgui.report.hierarchy_bundle import errors_json
+    from dpgui.report.hierarchy.bundle import errors_json
     from dpgui.workspace.flow import ReleaseFlow
+    from dpgui.workspace.statistics.hierarchy import HIERARCHY
     from dpgui.workspace.hierarchy import (
         HierarchyChoice,
         HierarchyRequest,
@@ -335,7 +337,7 @@ def _hierarchy(run: _Run) -> str:
     _check(pdf.startswith(b"%PDF-"), f"the hierarchy PDF is not a PDF ({len(pdf)} bytes)")
     (run.work / "hierarchy-bundle").mkdir()
     with ReleaseFlow.open(HIERARCHY_DATASET) as flow:
-        paths = flow.sign_hierarchy(run.work / "hierarchy-bundle", HIERARCHY_DATASET, release, info, pdf, key,
+        paths = flow.sign(HIERARCHY, run.work / "hierarchy-bundle", HIERARCHY_DATASET, release, info, pdf, key,
                                     projection)
         entry = flow.ledger.release(info.release_id)
         pointer = entry.bundle if entry is not None else None

@@ -102,7 +102,7 @@ def _alpha_mrmse_json(args: argparse.Namespace, hierarchy: Hierarchy,
 
 def _hierarchy_errors(plan: HierarchyPlan, hierarchy: Hierarchy, levels: Sequence[np.ndarray] | None,
                       counts: str) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The plan's stated errors as JSON (:func:`dpgui.report.hierarchy_bundle.errors_json` of
+    """The plan's stated errors as JSON (:func:`dpgui.report.hierarchy.bundle.errors_json` of
     :func:`dpgui.core.hierarchy_errors.plan_errors`, the figures the window and the PDF state): per level
     bias², variance and MSE (sums over the level's nodes, records²), the 95 % margin of one count and how
     useful the counts will be, at ``levels`` (root first; public: a prior, or the data's when opted in,

@@ -157,7 +157,8 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     from dpgui.core.noise import SecureRandom
     from dpgui.data.hierarchy import check_prior_is_not_the_data
     from dpgui.report.keystore import load_secret_key
-    from dpgui.workspace.flow import HierarchySpend, ReleaseFlow
+    from dpgui.workspace.flow import ReleaseFlow
+    from dpgui.workspace.statistics.hierarchy import HIERARCHY, HierarchySpend
     from dpgui.workspace.publishing import default_hierarchy_bundle_name, write_hierarchy_csv
     from dpgui.workspace.release import new_release_id
 
@@ -198,7 +199,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         spend = HierarchySpend(hierarchy, plan, prior is not None, bool(args.counts_from_data),
                                prior.name if prior else None, prior.sha256 if prior else None, notes)
         with interrupt_names(release_id):
-            result, info = flow.spend_hierarchy(spend, leaves, SecureRandom(), release_id, source.public_record())
+            result, info = flow.spend(HIERARCHY, spend, leaves, SecureRandom(), release_id, source.public_record())
             # The projection published with the release: the plan's stated errors (those `hierarchy plan` and
             # the window state) at the prior's counts, else at the plan's assumed records, else the noise's
             # alone — never at the confidential counts. Past the spend, so it runs inside _write_outputs: its
@@ -216,7 +217,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
                 assert key is not None and target.bundle is not None
                 pdf = render_hierarchy_pdf(result, info, projected, key.public_key.key_id_hex)
                 name = target.name or default_hierarchy_bundle_name(info, hierarchy.level_names)
-                return flow.sign_hierarchy(target.bundle, name, result, info, pdf, key, projected).manifest
+                return flow.sign(HIERARCHY, target.bundle, name, result, info, pdf, key, projected).manifest
 
             outputs = _write_outputs(target, plan, info.release_id, lambda out: write_hierarchy_csv(result, out),
                                      bundle if key is not None else None, prepare=project)

@@ -34,14 +34,14 @@ def _passphrase(path: str | None, confirm: bool) -> str:
 def cmd_verify(args: argparse.Namespace) -> int:
     from dpgui.formatting import printable_text
     from dpgui.report.keystore import load_public_key
-    from dpgui.workspace.publishing import verify_bundle
+    from dpgui.workspace.statistics import verify
 
     try:
         key = load_public_key(args.pubkey)
     except DpguiError as err:
         print(f"FAILED: the public key: {printable_text(str(err))}", file=sys.stderr)
         return 1
-    result = verify_bundle(args.manifest, key)
+    result = verify(args.manifest, key)
     if not result.ok:
         print(f"FAILED: {printable_text(result.failure or '')}", file=sys.stderr)
         return 1

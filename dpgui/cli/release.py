@@ -68,7 +68,7 @@ def _check_outputs(target: OutputRequest, protect: Sequence[str] = (), with_reco
     if target.out is not None:
         check_writable(target.out, protect=list(protect), overwrite=target.force)
         if with_record:  # and the release record beside it
-            from dpgui.report.release_files import record_path
+            from dpgui.report.cdf.release_files import record_path
 
             check_writable(record_path(target.out), protect=list(protect), overwrite=target.force)
     if target.bundle is not None:
@@ -92,10 +92,11 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.core.quantiles import quantiles
     from dpgui.data.histogram import check_bounds
     from dpgui.data.readers import check_data_file
-    from dpgui.report.csv_export import write_release_csv
+    from dpgui.report.cdf.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key
-    from dpgui.report.release_files import write_record
-    from dpgui.workspace.flow import CdfSpend, ReleaseFlow
+    from dpgui.report.cdf.release_files import write_record
+    from dpgui.workspace.flow import ReleaseFlow
+    from dpgui.workspace.statistics.cdf import CDF, CdfSpend
     from dpgui.workspace.publishing import charge_text, default_bundle_name
     from dpgui.workspace.release import new_release_id
 
@@ -137,7 +138,7 @@ def cmd_release(args: argparse.Namespace) -> int:
             assert key is not None and target.bundle is not None
             pdf = render_release_pdf(result, info, key.public_key.key_id_hex)
             name = target.name or default_bundle_name(info)
-            return flow.sign_cdf(target.bundle, name, result, info, pdf, key).manifest  # checks the ledger's record
+            return flow.sign(CDF, target.bundle, name, result, info, pdf, key).manifest  # checks the ledger's record
 
         record = _release_record(args, plan, result, info, whole, planned.focus_offer)
         with interrupt_names(release_id):
@@ -163,7 +164,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 def _release_record(args: argparse.Namespace, plan: Plan, result: Any, info: Any, whole: Any,
                     focus_offer: dict[str, Any] | None) -> dict[str, Any]:
     """What ``release --json`` prints about a release (its outputs and quantiles aside), and what the
-    release record beside ``--out`` holds (:mod:`dpgui.report.release_files`): public values only.
+    release record beside ``--out`` holds (:mod:`dpgui.report.cdf.release_files`): public values only.
     ``whole``: the whole-number statement (public: the user's or the file's declared type), or None."""
     from dpgui.workspace.publishing import missing_values_json
 
@@ -331,7 +332,7 @@ def _check_dataset_identity(flow: ReleaseFlow, columns: Sequence[str], n_rows: i
 
 def cmd_quantiles(args: argparse.Namespace) -> int:
     from dpgui.core.quantiles import quantiles
-    from dpgui.report.release_files import read_release
+    from dpgui.report.cdf.release_files import read_release
 
     release, facts = read_release(args.release, args.plan)
     found = quantiles(release, args.probabilities, "whole_numbers" in facts)

@@ -100,7 +100,7 @@ class LevelErrors:
 
     @classmethod
     def from_json(cls, row: dict[str, Any]) -> LevelErrors:
-        """A level of :func:`dpgui.report.hierarchy_bundle.errors_json` (``nodes`` for ``categories``)."""
+        """A level of :func:`dpgui.report.hierarchy.bundle.errors_json` (``nodes`` for ``categories``)."""
         median, relative = row.get("median_count"), row.get("relative_margin")
         if median is not None and relative is None:
             relative = math.inf if float(row["margin95"]) > 0 else 0.0

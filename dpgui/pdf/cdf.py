@@ -9,7 +9,7 @@ privacy wording shared with the hierarchy report :mod:`dpgui.pdf.markup`'s.
 
 Only public values are drawn: the fields of :class:`~dpgui.core.mechanism.Release` (released
 cumulative counts, N as published or released, standard errors that depend only on the plan, the
-plan itself) and the public labels of :class:`~dpgui.report.bundle.ReleaseInfo`. The confidential histogram is never
+plan itself) and the public labels of :class:`~dpgui.report.cdf.bundle.ReleaseInfo`. The confidential histogram is never
 accepted here. :func:`render_release_pdf` returns the PDF's bytes and works headless (the CLI
 calls it): :func:`dpgui.pdf.page.ensure_gui_application` starts an offscreen QGuiApplication when needed.
 """
@@ -64,7 +64,8 @@ from dpgui.pdf.page import (
     test_banner_height,
     write_pdf,
 )
-from dpgui.report.bundle import ReleaseInfo, focus_json, source_text
+from dpgui.report.bundle import source_text
+from dpgui.report.cdf.bundle import ReleaseInfo, focus_json
 from dpgui.vocabulary import CdfConsistency, Neighbours, Noise
 from dpgui.workspace.words import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS
 

@@ -10,7 +10,7 @@ verification commands; (3…) every released count, all levels, each category fo
 children in the release's order, with its 95 % interval, paginated (drawn row by row, not as one
 document). Public values only: the released counts and intervals, the node list, the plan and its
 projection (at a public prior's counts, the plan's assumed records or the noise alone, never the
-confidential counts), the :class:`~dpgui.report.hierarchy_bundle.HierarchyReleaseInfo` labels.
+confidential counts), the :class:`~dpgui.report.hierarchy.bundle.HierarchyReleaseInfo` labels.
 Works headless (:func:`dpgui.pdf.page.ensure_gui_application`).
 """
 
@@ -64,7 +64,7 @@ from dpgui.pdf.page import (
     write_pdf,
 )
 from dpgui.report.bundle import source_text
-from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_PRIOR, HierarchyReleaseInfo
+from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_PRIOR, HierarchyReleaseInfo
 from dpgui.vocabulary import Allocation, HierarchyConsistency, Noise, PriorSource
 from dpgui.workspace.words import NEIGHBOURS_LABELS
 
@@ -425,7 +425,7 @@ def render_hierarchy_pdf(release: HierarchyRelease, info: HierarchyReleaseInfo, 
     """The hierarchy release as an A4 PDF (bytes): two pages of text, then the table of every released
     count. Public values only; no QApplication needed.
 
-    ``projection``: :func:`dpgui.report.hierarchy_bundle.errors_json` of the plan's stated errors
+    ``projection``: :func:`dpgui.report.hierarchy.bundle.errors_json` of the plan's stated errors
     (:func:`dpgui.core.hierarchy_errors.plan_errors`: at a public prior's counts, the plan's assumed
     records, or the noise alone); ``key_id``: the signer's key id (None: not signed). O(nodes).
     """

@@ -1,8 +1,8 @@
 """Files written by earlier versions of dpgui, read as today's: the one module that knows their shapes.
 
 A reader parses a file's JSON (or a CSV's table), hands it here, and from then on reads today's shape
-only: below the readers (:mod:`dpgui.report.project_file`, :mod:`dpgui.report.project_hierarchy`,
-:mod:`dpgui.report.bundle` and :mod:`dpgui.report.release_files`) no code asks which version wrote a file,
+only: below the readers (:mod:`dpgui.report.project_file`, :mod:`dpgui.report.hierarchy.project`,
+:mod:`dpgui.report.bundle` and :mod:`dpgui.report.cdf.release_files`) no code asks which version wrote a file,
 and the engine, the workspace, the command line and the window see only today's model. Each step is a
 small pure function (a new dict; the argument is not changed) that fills in what one earlier version did
 not write, or drops what it wrote and today ignores; a document of today's shape passes every step
@@ -52,7 +52,7 @@ version  differs from today                                        read as
 =======  ========================================================  =====================================
 
 **Released CSVs** of a CDF: before 2026-11-24 without the ``unbiased_estimate`` column
-(:data:`~dpgui.report.csv_export.CDF_COLUMNS_V1`); :func:`upgrade_cdf_table` gives today's columns, the
+(:data:`~dpgui.report.cdf.csv_export.CDF_COLUMNS_V1`); :func:`upgrade_cdf_table` gives today's columns, the
 released cumulative counts standing in for the estimates, and a note that says so.
 
 The retired missing-value policy ``"error"`` (stop at the first missing value: it made publishing depend
@@ -69,7 +69,7 @@ import numpy as np
 
 from dpgui.core.missing import MISSING_DROP, MISSING_RULE_TEXT
 from dpgui.errors import DataError
-from dpgui.report.csv_export import CDF_COLUMNS, CDF_COLUMNS_V1
+from dpgui.report.cdf.csv_export import CDF_COLUMNS, CDF_COLUMNS_V1
 from dpgui.vocabulary import AUTO, StatisticKind
 
 __all__ = [
@@ -227,7 +227,7 @@ def upgrade_manifest(manifest: dict[str, Any], name: str) -> dict[str, Any]:
 
 def upgrade_cdf_table(header: tuple[str, ...], table: np.ndarray) -> tuple[np.ndarray, str | None]:
     """A released CDF's rows (``table``: one row per bin, in ``header``'s columns) in today's columns
-    (:data:`~dpgui.report.csv_export.CDF_COLUMNS`), and a note for the report when the file is of an
+    (:data:`~dpgui.report.cdf.csv_export.CDF_COLUMNS`), and a note for the report when the file is of an
     earlier version: a CSV without ``unbiased_estimate`` gets the released cumulative counts in its place,
     so its intervals are centred on those. ``header`` must be one of the two. O(K)."""
     if header == CDF_COLUMNS:

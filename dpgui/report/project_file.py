@@ -14,7 +14,7 @@ A project holds what the officer chose and what was published, never the confide
 
 A project file is not evidence of a release: whether a release's noise was secure, and whether
 it may be signed, comes from the budget ledger's record of it
-(:func:`dpgui.report.publish.authenticate_release`), never from the file.
+(:func:`dpgui.report.cdf.publish.authenticate_release`), never from the file.
 
 No histogram, true count or fingerprint of the data is ever written: only the values above.
 
@@ -39,7 +39,7 @@ counted as (the plan holds it too), ``focus`` (optional) the region chosen in th
 neighbour model's rule applies and the plan is for the whole range.
 The "Counts over a hierarchy" mode adds ``mode``, ``hierarchy`` (its choices) and
 ``hierarchy_releases`` (every hierarchy release of the workspace as its released values), described
-in :mod:`dpgui.report.project_hierarchy`; a damaged hierarchy part is left out with a message
+in :mod:`dpgui.report.hierarchy.project`; a damaged hierarchy part is left out with a message
 (:attr:`Project.hierarchy_problem`) and the rest of the project still opens.
 ``source`` (optional: without it the data is the file at ``data_path``) is where the data lives, as
 :meth:`dpgui.data.source.SourceSpec.to_json` (a file with its CSV dialect, or a database URL with a
@@ -78,7 +78,7 @@ from dpgui.core.tree import MIN_BINS
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.files import write_text_atomic
 from dpgui.report.migrations import PADDING_KNOWN_ZEROS, PADDING_UNKNOWN, PROJECT_VERSION, upgrade_project
-from dpgui.report.project_hierarchy import (
+from dpgui.report.hierarchy.project import (
     HierarchySettings,
     ProjectHierarchyRelease,
     check_source_record,
@@ -164,7 +164,7 @@ class ProjectRelease:
     def to_release(self) -> Release:
         """The :class:`Release` again: same released levels, same (recomputed) estimates and CDF.
 
-        Marked ``secure = False`` (not confirmed): :func:`dpgui.report.publish.authenticate_release`
+        Marked ``secure = False`` (not confirmed): :func:`dpgui.report.cdf.publish.authenticate_release`
         returns it marked secure only if the budget ledger's record says so."""
         levels = [None if lvl is None else np.asarray(lvl, dtype=np.int64) for lvl in self.levels]
         return release_from_levels(self.plan_object(), levels, self.lower, self.upper, self.consistency, False,

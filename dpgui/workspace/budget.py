@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpgui.report.ledger import CapChange, Ledger, ReleaseEntry, Totals
-from dpgui.report.publish import release_words
+from dpgui.workspace.statistics import release_words
 
 __all__ = ["CapChange", "LedgerView", "ReleaseEntry", "Totals", "ledger_view", "release_words", "set_cap"]
 

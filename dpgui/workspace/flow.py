@@ -14,11 +14,11 @@ Every front end releases through a :class:`ReleaseFlow`:
    the same data under a new name (:attr:`DatasetIdentity.similar`); each front end asks the officer
    in its own words (the command line refuses without ``--new-dataset``, the window asks before the
    first cap).
-4. :meth:`ReleaseFlow.spend_cdf` / :meth:`ReleaseFlow.spend_hierarchy` — the spend recorded in the ledger,
+4. :meth:`ReleaseFlow.spend` (a :class:`~dpgui.workspace.statistic.Statistic` of the registry) — the spend recorded in the ledger,
    then the noise (:func:`dpgui.report.publish.spend_then_release`: spend before noise).
 5. :meth:`ReleaseFlow.record` — the data's fingerprint kept under the dataset (the command line keeps it
    before the spend, the window once the release is shown).
-6. :meth:`ReleaseFlow.sign_cdf` / :meth:`ReleaseFlow.sign_hierarchy` / :meth:`ReleaseFlow.write` — the
+6. :meth:`ReleaseFlow.sign` (the statistic's) / :meth:`ReleaseFlow.write` — the
    signed bundle of a ledger-confirmed release, and the outputs after the spend (a failure says that
    the budget was spent, and under which ledger id).
 
@@ -38,21 +38,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
-from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyRelease
 from dpgui.core.mechanism import Release
-from dpgui.core.missing import MISSING_AUTO
 from dpgui.core.noise import RandomSource
-from dpgui.core.plan import Plan
-from dpgui.core.quantiles import WholeNumbers
 from dpgui.data.hierarchy import PathCounts
 from dpgui.data.histogram import ColumnHistogram
 from dpgui.data.source import DataSource
 from dpgui.errors import Cancelled, DpguiError
-from dpgui.report.bundle import BundlePaths, ReleaseInfo
-from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, HierarchyReleaseInfo
-from dpgui.report.hierarchy_publish import sign_hierarchy_release, spend_and_release_hierarchy
+from dpgui.report.bundle import BundlePaths
+from dpgui.report.cdf.bundle import ReleaseInfo
 from dpgui.report.ledger import (
     BudgetExceeded,
     Ledger,
@@ -62,12 +56,14 @@ from dpgui.report.ledger import (
     is_new_dataset,
     record_fingerprint,
 )
-from dpgui.report.publish import Chargeable, charge_text, check_release_budget, sign_release, spend_and_release
+from dpgui.report.publish import Chargeable, charge_text, check_release_budget
 from dpgui.report.signing import SecretKey
+from dpgui.workspace.statistic import CountsT, InfoT, ReleaseT, SpendT, Statistic
+from dpgui.workspace.statistics.cdf import CDF, CdfSpend
 from dpgui.workspace.ledger_words import same_data_warning
 
 #: The ledger's refusals and its sentence on a dataset that may be renamed data, which each front end words.
-__all__ = ["BudgetExceeded", "CdfOutcome", "CdfSpend", "Charge", "DatasetIdentity", "HierarchySpend", "NoCapSet", "ReleaseFlow",
+__all__ = ["BudgetExceeded", "CdfOutcome", "Charge", "DatasetIdentity", "NoCapSet", "ReleaseFlow",
            "same_data_warning"]
 
 #: An (ε, δ, ρ) charge as the ledger adds it up (ρ None: not zCDP).
@@ -93,36 +89,6 @@ class DatasetIdentity:
 
 
 @dataclass(frozen=True)
-class CdfSpend:
-    """What a CDF release publishes, all public: the column, its public bounds and K (the plan's), the
-    consistency step, the missing-value rule, and why the column holds whole numbers (None: unknown)."""
-
-    column: str
-    lower: float
-    upper: float
-    bins: int
-    plan: Plan
-    consistency: str
-    missing: str = MISSING_AUTO
-    whole_numbers: WholeNumbers | None = None
-
-
-@dataclass(frozen=True)
-class HierarchySpend:
-    """What a hierarchy release publishes besides its counts, all public: the tree (its node list), the
-    plan, where the node list comes from (a public prior file, or the data's categories declared public),
-    whether the optimiser had the data's own counts (opted in), the prior's name and SHA-256, the notes."""
-
-    hierarchy: Hierarchy
-    plan: HierarchyPlan
-    node_list_from_prior: bool
-    counts_from_data: bool = False
-    prior_name: str | None = None
-    prior_sha256: str | None = None
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class CdfOutcome:
     """A spent and released CDF, with the confidential histogram kept only for its caller's own checks."""
 
@@ -135,7 +101,7 @@ class ReleaseFlow:
     """One release of ``dataset`` through an open budget ledger, in the order of the module doc.
 
     Each method runs on the thread that opened the flow (:meth:`open`). Every step before the spend
-    spends nothing; :meth:`spend_cdf` and :meth:`spend_hierarchy` record the charge before any noise is
+    spends nothing; :meth:`spend` records the charge before any noise is
     drawn; once recorded, the budget stays spent whatever happens next."""
 
     def __init__(self, ledger: Ledger, dataset: str) -> None:
@@ -199,28 +165,17 @@ class ReleaseFlow:
                                tuple(datasets_like(self.ledger, fingerprint, self.dataset)))
 
     # ---------------------------------------------------------------------------------- the spend
-    def spend_cdf(self, spend: CdfSpend, histogram: ColumnHistogram, noise: RandomSource,
-                  release_id: str | None = None,
-                  data_record: dict[str, Any] | None = None) -> tuple[Release, ReleaseInfo]:
-        """The spend recorded, then one release of the histogram's CDF
-        (:func:`dpgui.report.publish.spend_and_release`). ``release_id``: the ledger id to record (a
-        caller that made it can ask the ledger afterwards whether anything was spent); ``data_record``:
-        :meth:`DataSource.public_record` (no secret in it). Time O(K·h)."""
-        return spend_and_release(self.ledger, self.dataset, spend.column, spend.missing, histogram.counts, spend.plan,
-                                 noise, spend.lower, spend.upper, spend.consistency, n_missing=histogram.n_missing,
-                                 release_id=release_id, source_record=data_record, whole_numbers=spend.whole_numbers)
-
-    def spend_hierarchy(self, spend: HierarchySpend, leaf_counts: np.ndarray, noise: RandomSource,
-                        release_id: str | None = None,
-                        data_record: dict[str, Any] | None = None) -> tuple[HierarchyRelease, HierarchyReleaseInfo]:
-        """The spend recorded, then the hierarchy's counts released
-        (:func:`dpgui.report.hierarchy_publish.spend_and_release_hierarchy`). ``leaf_counts``: the
-        confidential count of every leaf, in the tree's leaf order. Time: the engine's release, O(nodes)."""
-        return spend_and_release_hierarchy(
-            self.ledger, self.dataset, spend.hierarchy, leaf_counts, spend.plan, noise,
-            node_list_source=NODE_LIST_FROM_PRIOR if spend.node_list_from_prior else NODE_LIST_FROM_DATA,
-            counts_from_data=spend.counts_from_data, prior_name=spend.prior_name, prior_sha256=spend.prior_sha256,
-            notes=spend.notes, release_id=release_id, source_record=data_record)
+    def spend(self, statistic: Statistic[SpendT, Any, CountsT, ReleaseT, InfoT], spend: SpendT, counts: CountsT,
+              noise: RandomSource, release_id: str | None = None,
+              data_record: dict[str, Any] | None = None) -> tuple[ReleaseT, InfoT]:
+        """The spend recorded, then one release of ``statistic`` (:meth:`Statistic.release
+        <dpgui.workspace.statistic.Statistic.release>`: spend before noise). ``counts``: the confidential
+        counts ``statistic.count`` read (a CDF's histogram, a hierarchy's leaf counts in its tree's order);
+        ``release_id``: the ledger id to record (a caller that made it can ask the ledger afterwards whether
+        anything was spent); ``data_record``: :meth:`DataSource.public_record` (no secret in it). Time: the
+        statistic's release (a CDF O(K·h), a hierarchy O(nodes))."""
+        return statistic.release(self.ledger, self.dataset, spend, counts, noise, release_id=release_id,
+                                 source_record=data_record)
 
     def release_cdf(self, open_data: Callable[[], AbstractContextManager[DataSource]], spend: CdfSpend,
                     noise: Callable[[], RandomSource], *, release_id: str | None = None,
@@ -231,7 +186,7 @@ class ReleaseFlow:
         ``open_data()``), :meth:`read_histogram`, then the front end's ``counted(data, histogram)`` (its
         warnings, and the dataset identity, :meth:`identity`/:meth:`record`, where it keeps it before the
         spend), the last chance to cancel (:class:`~dpgui.errors.Cancelled`: nothing spent), and
-        :meth:`spend_cdf` with ``noise()`` (called once, just before the spend). ``checked(data)``: the
+        :meth:`spend` with ``noise()`` (called once, just before the spend). ``checked(data)``: the
         front end's step once the budget was checked and the data opened, before it is read."""
         self.check(spend.plan)
         with open_data() as data:
@@ -243,7 +198,7 @@ class ReleaseFlow:
             data_record = data.public_record()
         if should_cancel is not None and should_cancel():
             raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
-        release, info = self.spend_cdf(spend, histogram, noise(), release_id, data_record)
+        release, info = self.spend(CDF, spend, histogram, noise(), release_id, data_record)
         return CdfOutcome(release, info, histogram)
 
     # ---------------------------------------------------------------------------------- record, sign, write
@@ -252,16 +207,12 @@ class ReleaseFlow:
         another name). Needs the dataset's cap (:class:`NoCapSet`)."""
         record_fingerprint(self.ledger, self.dataset, identity.fingerprint)
 
-    def sign_cdf(self, folder: str | Path, name: str, release: Release, info: ReleaseInfo, pdf: bytes,
-                 key: SecretKey) -> BundlePaths:
-        """The signed bundle of a ledger-confirmed CDF release (:func:`dpgui.report.publish.sign_release`)."""
-        return sign_release(self.ledger, folder, name, release, info, pdf, key)
-
-    def sign_hierarchy(self, folder: str | Path, name: str, release: HierarchyRelease, info: HierarchyReleaseInfo,
-                       pdf: bytes, key: SecretKey, projection: dict[str, Any] | None = None) -> BundlePaths:
-        """The signed bundle of a ledger-confirmed hierarchy release
-        (:func:`dpgui.report.hierarchy_publish.sign_hierarchy_release`)."""
-        return sign_hierarchy_release(self.ledger, folder, name, release, info, pdf, key, projection)
+    def sign(self, statistic: Statistic[Any, Any, Any, ReleaseT, InfoT], folder: str | Path, name: str,
+             release: ReleaseT, info: InfoT, pdf: bytes, key: SecretKey,
+             extra: dict[str, Any] | None = None) -> BundlePaths:
+        """The signed bundle of a ledger-confirmed release of ``statistic`` (:meth:`Statistic.sign
+        <dpgui.workspace.statistic.Statistic.sign>`; ``extra``: a hierarchy's stated errors for its manifest)."""
+        return statistic.sign(self.ledger, folder, name, release, info, pdf, key, extra)
 
     @staticmethod
     def write(plan: Chargeable, release_id: str, steps: Sequence[tuple[str, Callable[[], Path | None]]],

@@ -14,7 +14,7 @@ The flow, each step a plain function the window runs on a worker:
    officer's choices, or with the level budgets the officer typed; its projected error per level, for
    each consistency step (the default is the one with the lower projected error).
 4. :func:`run_hierarchy_release` — the budget check, the ledger spend and the release
-   (:mod:`dpgui.report.hierarchy_publish`); the window asks for confirmation first.
+   (:mod:`dpgui.report.hierarchy.publish`); the window asks for confirmation first.
 
 Confidential values: :attr:`LoadedHierarchy.leaf_counts` (the data's counts) is kept in memory for the
 release only; :attr:`LoadedHierarchy.prior_levels` is public (prior file) or confidential by the
@@ -51,11 +51,12 @@ from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, level_
 from dpgui.data.source import PasswordPrompt, SourceSpec, neighbours_for, open_source
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
 from dpgui.report.files import sha256_regular_file
-from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
+from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
-from dpgui.report.project_hierarchy import ProjectHierarchyRelease
+from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.vocabulary import AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, Noise, PriorSource
-from dpgui.workspace.flow import HierarchySpend, ReleaseFlow
+from dpgui.workspace.flow import ReleaseFlow
+from dpgui.workspace.statistics.hierarchy import HIERARCHY, HierarchySpend
 from dpgui.workspace.release import QUERY_ROWS_PRIVATE, BudgetCheck, FirstCapNeeded, ledger_budget_check
 from dpgui.workspace.state import Observable
 
@@ -578,7 +579,7 @@ class HierarchyRequest:
 
     @property
     def spend(self) -> HierarchySpend:
-        """What the release flow publishes (:class:`~dpgui.workspace.flow.HierarchySpend`): the manifest's
+        """What the release flow publishes (:class:`~dpgui.workspace.statistics.hierarchy.HierarchySpend`): the manifest's
         words on where the categories come from, the opt-in, the prior's name and its SHA-256 as read at load."""
         loaded, prior = self.loaded, self.loaded.prior_path
         return HierarchySpend(loaded.hierarchy, self.plan, prior is not None, loaded.prior_source == FROM_DATA,
@@ -647,7 +648,7 @@ def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progre
         raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
     progress(0.5, NOISE_MESSAGE)
     with ReleaseFlow.open(request.dataset) as flow:
-        release, info = flow.spend_hierarchy(request.spend, loaded.leaf_counts, source(), release_id,
+        release, info = flow.spend(HIERARCHY, request.spend, loaded.leaf_counts, source(), release_id,
                                              loaded.source_record)
     progress(1.0, "Released.")
     return HierarchyOutcome(release, info, request.dataset, info.release_id, info.secure)

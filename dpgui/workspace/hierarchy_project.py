@@ -1,9 +1,9 @@
 """The "Counts over a hierarchy" mode in project files (no Qt): the officer's choices to and from
-:class:`~dpgui.report.project_hierarchy.HierarchySettings`, and a saved release back as an outcome
+:class:`~dpgui.report.hierarchy.project.HierarchySettings`, and a saved release back as an outcome
 the results step shows and Export signs.
 
 A restored release is checked against the budget ledger (the same check as at export,
-:func:`dpgui.report.hierarchy_publish.authenticate_hierarchy_release`): a project file is not
+:func:`dpgui.report.hierarchy.publish.authenticate_hierarchy_release`): a project file is not
 evidence. Restoring never spends budget and never reads the data.
 """
 
@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from dpgui.errors import DpguiError
-from dpgui.report.hierarchy_publish import authenticate_hierarchy_release
+
 from dpgui.report.ledger import Ledger
-from dpgui.report.project_hierarchy import HierarchySettings, ProjectHierarchyRelease
+from dpgui.report.hierarchy.project import HierarchySettings, ProjectHierarchyRelease
+from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.hierarchy import HierarchyChoice, HierarchyOutcome
+from dpgui.workspace.statistics import statistic
 
 __all__ = ["choice_of_settings", "restored_outcome", "settings_of_choice"]
 
@@ -46,10 +48,11 @@ def choice_of_settings(settings: HierarchySettings) -> HierarchyChoice:
 def restored_outcome(record: ProjectHierarchyRelease) -> HierarchyOutcome:
     """``record`` as the results step shows it: confirmed by the budget ledger (``secure`` from the
     ledger's record) or with the reason it may not be signed. Reads the ledger only. O(#nodes)."""
-    release, info = record.to_release()
+    hierarchy = statistic(StatisticKind.HIERARCHY)
+    release, info = hierarchy.from_record(record, record.dataset)
     try:
         with Ledger() as ledger:
-            confirmed = authenticate_hierarchy_release(ledger, release, info)
+            _, confirmed = hierarchy.authenticate(ledger, release, info)
     except DpguiError as err:
         return HierarchyOutcome(release, info, info.dataset, info.release_id, False, restored=True, problem=err.problem)
     return HierarchyOutcome(release, confirmed, confirmed.dataset, confirmed.release_id, confirmed.secure, restored=True)

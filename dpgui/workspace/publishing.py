@@ -1,7 +1,8 @@
 """What the front ends use of the publishing modules (:mod:`dpgui.report.bundle`,
-:mod:`dpgui.report.hierarchy_bundle`, :mod:`dpgui.report.publish`) besides the release flow: the checks of a
+:mod:`dpgui.report.hierarchy.bundle`, :mod:`dpgui.report.publish`) besides the release flow: the checks of a
 bundle's folder and name before the spend, a bundle's default name, the JSON and words of a release's
-charge, projection and missing values, the hierarchy's CSV, a bundle's verification, the software versions.
+charge, projection and missing values, the hierarchy's CSV, the software versions (a bundle is verified
+through :func:`dpgui.workspace.statistics.verify`).
 
 The command line reaches the publishing modules and the budget ledger only through the workspace (a
 contract in pyproject's ``[tool.importlinter]``): spending and signing through
@@ -12,15 +13,9 @@ values, plans and paths only).
 
 from __future__ import annotations
 
-from dpgui.report.bundle import (
-    check_bundle_folder,
-    check_bundle_target,
-    default_bundle_name,
-    missing_values_json,
-    software_versions,
-    verify_bundle,
-)
-from dpgui.report.hierarchy_bundle import (
+from dpgui.report.bundle import check_bundle_folder, check_bundle_target, software_versions
+from dpgui.report.cdf.bundle import default_bundle_name, missing_values_json
+from dpgui.report.hierarchy.bundle import (
     charge_json,
     default_hierarchy_bundle_name,
     errors_json,
@@ -32,5 +27,5 @@ from dpgui.report.publish import charge_text
 __all__ = [
     "charge_json", "charge_text", "check_bundle_folder", "check_bundle_target", "default_bundle_name",
     "default_hierarchy_bundle_name", "errors_json", "missing_values_json", "projection_json", "software_versions",
-    "verify_bundle", "write_hierarchy_csv",
+    "write_hierarchy_csv",
 ]

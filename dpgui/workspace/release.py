@@ -33,16 +33,20 @@ from dpgui.data.histogram import ColumnHistogram
 from dpgui.data.source import DataSource, PasswordPrompt, neighbours_for, open_source
 from dpgui.errors import DpguiError
 from dpgui.formatting import format_delta, format_number, format_odds, format_significant
-from dpgui.report.bundle import ReleaseInfo, focus_json
+from dpgui.report.cdf.bundle import ReleaseInfo, focus_json
 from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet, Totals, spent_epsilon
 from dpgui.report.ledger import new_release_id as new_release_id  # the front ends' release ids, made by the ledger
 from dpgui.report.project_file import ProjectRelease
-from dpgui.report.publish import Chargeable, authenticate_release
+from dpgui.report.publish import Chargeable
+from dpgui.report.cdf.publish import authenticate_release
 from dpgui.vocabulary import Noise
-from dpgui.workspace.flow import CdfSpend, ReleaseFlow
+from dpgui.workspace.flow import ReleaseFlow
+from dpgui.workspace.statistics.cdf import CdfSpend
 from dpgui.workspace.ledger_words import refusal_problem, same_data_warning, window_fix
 from dpgui.workspace.results import result_figures
 from dpgui.workspace.state import ColumnSettings, ShownRelease, Workspace, WorkspaceState
+from dpgui.vocabulary import StatisticKind
+from dpgui.workspace.statistics import statistic
 from dpgui.workspace.words import (
     CONSISTENCY_LABELS,
     ESTIMATOR_LABELS,
@@ -89,7 +93,7 @@ class ReleaseRequest:
 
     @property
     def spend(self) -> CdfSpend:
-        """What the release flow publishes (:class:`~dpgui.workspace.flow.CdfSpend`)."""
+        """What the release flow publishes (:class:`~dpgui.workspace.statistics.cdf.CdfSpend`)."""
         settings = self.settings
         return CdfSpend(settings.column, settings.lower, settings.upper, settings.bins, self.plan, self.consistency,
                         settings.missing, settings.whole_numbers)
@@ -290,7 +294,7 @@ def confirmation_text(request: ReleaseRequest) -> str:
 
 def region_words(request: ReleaseRequest) -> str:
     """What the confirmation says about the region the officer needs accurate: the CDF points the plan was
-    made for (their bin edges, as the manifest records them, :func:`dpgui.report.bundle.focus_json`), or
+    made for (their bin edges, as the manifest records them, :func:`dpgui.report.cdf.bundle.focus_json`), or
     that the plan for the whole range is used although a region was chosen; "" without a region."""
     settings, plan = request.settings, request.plan
     chosen = request.focus is not None and request.focus.region is not Region.EVERYWHERE
@@ -466,7 +470,7 @@ def failure_budget_sentence(release_id: str) -> str:
 
 def authenticate(release: Release, info: ReleaseInfo) -> Release:
     """``release`` as the budget ledger confirms it (secure flag from the ledger), or the
-    DpguiError saying why it may not be signed (:func:`dpgui.report.publish.authenticate_release`)."""
+    DpguiError saying why it may not be signed (:func:`dpgui.report.cdf.publish.authenticate_release`)."""
     with Ledger() as ledger:
         return authenticate_release(ledger, release, info)
 
@@ -485,9 +489,7 @@ def restored_shown_release(record: ProjectRelease, dataset: str) -> ShownRelease
     """A release kept as public values (a project file's, or this session's list) as the results step shows
     it again: recomputed from its released levels, under ``dataset`` (the budget ledger's name that paid),
     and secure only if the budget ledger confirms it (:func:`shown_release`). No confidential counts."""
-    release = record.to_release()
-    info = ReleaseInfo(dataset, record.column or "value", record.release_id, record.created,
-                       record.missing or release.missing_rule, record.source, record.whole_numbers)
+    release, info = statistic(StatisticKind.CDF).from_record(record, dataset)
     return shown_release(release, info, restored=True)
 
 

@@ -21,13 +21,12 @@ from datetime import datetime
 from enum import Enum
 from pathlib import Path
 
-from dpgui.core.hierarchy import HierarchyPlan
-from dpgui.core.plan import Plan
 from dpgui.data.source import SourceSpec
 from dpgui.report.project_file import ProjectRelease
-from dpgui.report.project_hierarchy import ProjectHierarchyRelease
+from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.workspace.hierarchy import HierarchyOutcome
 from dpgui.workspace.state import Observable, ShownRelease
+from dpgui.workspace.statistics import recorded_charge
 
 
 class ReleaseKind(Enum):
@@ -98,12 +97,9 @@ class SessionRelease:
         return "data not recorded" if self.source is None else self.source.display_name()
 
     def charge(self) -> tuple[float, float]:
-        """(ε, δ) the release charged to its dataset. O(levels)."""
-        if isinstance(self.record, ProjectRelease):
-            epsilon, delta, _ = Plan.from_json(self.record.plan).ledger_charge()
-        else:
-            epsilon, delta, _ = HierarchyPlan.from_json(self.record.plan).ledger_charge()
-        return epsilon, delta
+        """(ε, δ) the release charged to its dataset (its statistic's charge of the recorded plan). O(levels)."""
+        charge = recorded_charge(self.kind.value, self.record.plan)
+        return charge.epsilon, charge.delta
 
 
 @dataclass(frozen=True)

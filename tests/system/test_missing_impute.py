@@ -105,7 +105,8 @@ def test_plan_and_simulate_take_impute_and_say_so(capsys):
 
 
 def test_release_records_the_imputed_value_in_json_ledger_manifest_and_project(tmp_path, capsys):
-    from dpgui.report.bundle import ReleaseInfo, build_manifest, plan_from_manifest, schema_problems
+    from dpgui.report.bundle import schema_problems
+    from dpgui.report.cdf.bundle import ReleaseInfo, build_manifest, plan_from_manifest
 
     a, b = _neighbours(tmp_path)
     with Ledger() as ledger:

@@ -152,7 +152,7 @@ def test_missing_error_is_refused_before_anything_is_spent(tmp_path, capsys):
 
 
 def test_spend_and_release_refuses_error_and_plans_without_the_missing_leaf(tmp_path):
-    from dpgui.report.publish import spend_and_release
+    from dpgui.report.cdf.publish import spend_and_release
 
     counts = np.ones(K, dtype=np.int64)
     legacy = Plan(TreeShape(K, (K,)), PrivacySpec(1.0, "change"), (1.0,))  # a plan of an older version
@@ -190,7 +190,8 @@ def test_addremove_drops_missing_values_and_noises_n(tmp_path):
 def test_manifest_says_which_rule():
     from datetime import datetime, timezone
 
-    from dpgui.report.bundle import ReleaseInfo, build_manifest, missing_values_json, schema_problems
+    from dpgui.report.bundle import schema_problems
+    from dpgui.report.cdf.bundle import ReleaseInfo, build_manifest, missing_values_json
 
     change = release(np.ones(K, dtype=np.int64), auto_plan(K, PrivacySpec(1.0)), SeededRandom(1), missing=3)
     addremove = release(np.ones(K, dtype=np.int64), auto_plan(K, PrivacySpec(1.0, "addremove")), SeededRandom(1),

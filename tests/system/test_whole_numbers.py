@@ -117,7 +117,8 @@ def test_flight_delays_have_a_median_of_minus_two(tmp_path, capsys):
 
 
 def test_the_manifest_and_the_project_record_the_statement():
-    from dpgui.report.bundle import ReleaseInfo, build_manifest, schema_problems
+    from dpgui.report.bundle import schema_problems
+    from dpgui.report.cdf.bundle import ReleaseInfo, build_manifest
     from dpgui.report.project_file import Project, ProjectRelease, project_from_json, project_to_json
 
     lower, upper, bins, _ = whole_number_bins(0, 99, 100)

@@ -37,8 +37,8 @@ from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.core.mechanism import Release
 from dpgui.core.plan import Plan
 from dpgui.errors import DpguiError
-from dpgui.report.bundle import ReleaseInfo
-from dpgui.report.csv_export import write_release_csv
+from dpgui.report.cdf.bundle import ReleaseInfo
+from dpgui.report.cdf.csv_export import write_release_csv
 from dpgui.report.files import check_writable, write_text_atomic
 from dpgui.vocabulary import Noise, StatisticKind
 from dpgui.workspace.release import (

@@ -5,7 +5,7 @@ a key when there is none). The folder proposed is where the dataset's last expor
 "dpgui releases" folder in the user's documents — never the confidential data's own folder
 (:func:`export_folder`). Exporting
 spends no budget (the release is already recorded in the ledger) and can be repeated; it never
-overwrites an existing bundle. The bundle is written by :func:`dpgui.report.publish.sign_release`:
+overwrites an existing bundle. The bundle is written by :func:`dpgui.report.cdf.publish.sign_release`:
 only a release the budget ledger confirms is signed, and the ledger points to the bundle (if it
 cannot, the files are removed and the dialog says so).
 """
@@ -38,11 +38,13 @@ from dpgui.app.widgets.fields import inline_message, show_inline
 from dpgui.core.mechanism import Release
 from dpgui.errors import DpguiError
 from dpgui.pdf.cdf import render_release_pdf
-from dpgui.report.bundle import BundlePaths, ReleaseInfo, check_bundle_name, check_bundle_target, default_bundle_name
+from dpgui.report.bundle import BundlePaths, check_bundle_name, check_bundle_target
+from dpgui.report.cdf.bundle import ReleaseInfo, default_bundle_name
 from dpgui.report.files import check_outside_input_folders
 from dpgui.report.keystore import KeyEntry, list_keys, load_secret_key
 from dpgui.report.ledger import Ledger
-from dpgui.report.publish import BundleNotRecorded, sign_release
+from dpgui.report.publish import BundleNotRecorded
+from dpgui.report.cdf.publish import sign_release
 from dpgui.report.signing import SecretKey
 
 EXPORT_HELP = (
@@ -245,7 +247,7 @@ class BundleExportDialog(QDialog):
 
 
 class ExportDialog(BundleExportDialog):
-    """The Export dialog of a CDF release (:func:`dpgui.report.publish.sign_release`)."""
+    """The Export dialog of a CDF release (:func:`dpgui.report.cdf.publish.sign_release`)."""
 
     def __init__(self, release: Release, info: ReleaseInfo, folder: str, parent: QWidget | None = None) -> None:
         super().__init__(folder, default_bundle_name(info), parent)

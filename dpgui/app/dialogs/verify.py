@@ -40,9 +40,10 @@ from dpgui.core.missing import MISSING_DROP, MISSING_ERROR
 from dpgui.core.noise_mechanisms import noise_named
 from dpgui.errors import DpguiError
 from dpgui.formatting import format_delta, format_number, format_significant
-from dpgui.report.bundle import MANIFEST_SUFFIX, TEST_NOISE_FAILURE, Verification, verify_bundle
+from dpgui.report.bundle import MANIFEST_SUFFIX, TEST_NOISE_FAILURE, Verification
 from dpgui.report.files import read_json_file
 from dpgui.report.keystore import KeyEntry, list_keys, load_public_key
+from dpgui.workspace.statistics import verify
 from dpgui.vocabulary import Noise
 
 VERIFY_HELP = (
@@ -299,7 +300,7 @@ class VerifyDialog(QDialog):
             key = load_public_key(key_path)
         except DpguiError as err:
             return Verification(False, ((f"the public key cannot be used: {friendly(err)}", False),), None, None, None)
-        return verify_bundle(manifest, key)
+        return verify(manifest, key)
 
     # ------------------------------------------------------------------ showing
     def _clear_result(self) -> None:

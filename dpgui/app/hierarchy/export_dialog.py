@@ -1,6 +1,6 @@
 """Export a hierarchy release as a signed bundle: the CDF's Export dialog (folder, name, key,
 passphrase; :mod:`dpgui.app.dialogs.export`) writing the hierarchy's CSV (one row per node), PDF and
-manifest through :func:`dpgui.report.hierarchy_publish.sign_hierarchy_release` — only a release the
+manifest through :func:`dpgui.report.hierarchy.publish.sign_hierarchy_release` — only a release the
 budget ledger confirms is signed, and the ledger points to the bundle. Exporting spends no budget.
 """
 
@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QWidget
 from dpgui.app.dialogs.export import BundleExportDialog
 from dpgui.core.hierarchy_errors import plan_errors
 from dpgui.report.bundle import BundlePaths
-from dpgui.report.hierarchy_bundle import default_hierarchy_bundle_name, errors_json
+from dpgui.report.hierarchy.bundle import default_hierarchy_bundle_name, errors_json
 from dpgui.report.ledger import Ledger
 from dpgui.report.signing import SecretKey
 from dpgui.workspace.hierarchy import HierarchyOutcome
@@ -40,9 +40,9 @@ class HierarchyExportDialog(BundleExportDialog):
         return errors_json(plan_errors(release.plan, release.hierarchy, self.public_prior_levels))
 
     def sign_bundle(self, ledger: Ledger, folder: str, name: str, key: SecretKey) -> BundlePaths:
-        """The PDF with the published projection, then :func:`~dpgui.report.hierarchy_publish.sign_hierarchy_release`."""
+        """The PDF with the published projection, then :func:`~dpgui.report.hierarchy.publish.sign_hierarchy_release`."""
         from dpgui.pdf.hierarchy import render_hierarchy_pdf
-        from dpgui.report.hierarchy_publish import sign_hierarchy_release
+        from dpgui.report.hierarchy.publish import sign_hierarchy_release
 
         release, info = self.outcome.release, self.outcome.info
         projection = self.published_projection()

@@ -33,7 +33,7 @@ from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.data.file_types import CsvDialect
 from dpgui.errors import DpguiError
 from dpgui.formatting import format_delta
-from dpgui.report.project_hierarchy import ProjectHierarchyRelease
+from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.vocabulary import PriorSource
 from dpgui.workspace.hierarchy import (
     CATEGORIES_NOT_DECLARED,
@@ -297,7 +297,7 @@ class HierarchyReleaseStep(QWidget):
 
     def export_csv_to(self, path: str) -> bool:
         from dpgui.report.files import check_writable
-        from dpgui.report.hierarchy_bundle import write_hierarchy_csv
+        from dpgui.report.hierarchy.bundle import write_hierarchy_csv
 
         outcome = self.page.state_ws.state.outcome
         assert outcome is not None

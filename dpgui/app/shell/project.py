@@ -6,7 +6,7 @@
 * **capture** — the data file, column, bounds, bins, missing-value policy, plan, and the releases
   made or restored in this workspace, as a :class:`~dpgui.report.project_file.Project` (public
   values only: the confidential histogram of a release is never kept); and the mode, with the
-  "Counts over a hierarchy" choices and releases (:mod:`dpgui.report.project_hierarchy`: released
+  "Counts over a hierarchy" choices and releases (:mod:`dpgui.report.hierarchy.project`: released
   counts and the node list, never the confidential counts);
 * **apply** — open a project: reopen its data file (or ask where it went), choose the column, set
   the bounds, bins and policy, show the saved plan exactly, and show the last release; the same for

@@ -50,7 +50,7 @@ from dpgui.app.mode import StatisticMode
 from dpgui.data.source import SourceSpec, local_paths
 from dpgui.formatting import format_budget
 from dpgui.report.project_file import Project, ProjectRelease
-from dpgui.report.project_hierarchy import ProjectHierarchyRelease
+from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.hierarchy import data_spec
 from dpgui.workspace.hierarchy_project import restored_outcome

@@ -17,7 +17,7 @@ from dpgui.errors import DataError, ParameterError
 MIN_LEVELS = 2
 MAX_LEVELS = 4
 MAX_NODES_PER_LEVEL = 500_000
-#: Between the labels of a node's path in the released CSV (dpgui.report.hierarchy_bundle); refused in labels.
+#: Between the labels of a node's path in the released CSV (dpgui.report.hierarchy.bundle); refused in labels.
 PATH_SEPARATOR = " > "
 
 

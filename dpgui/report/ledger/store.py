@@ -34,9 +34,9 @@ optional path to the written bundle. Nothing derived from the confidential data.
 After the noise is drawn, :meth:`Ledger.record_output` adds the release's **output record**
 (table ``release_outputs``): the SHA-256 of the released noisy levels (public values), the public
 parameters the release was published with (every field a bundle states:
-:func:`dpgui.report.publish.release_params`), and whether the noise came from the operating
+:func:`dpgui.report.cdf.publish.release_params`), and whether the noise came from the operating
 system's secure source. It is written once and never changed; signing a release checks it
-(:func:`dpgui.report.publish.authenticate_release`, docs/privacy-model.md, "Signing and the ledger").
+(:func:`dpgui.report.cdf.publish.authenticate_release`, docs/privacy-model.md, "Signing and the ledger").
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from dpgui.core.planner import auto_plan
 from dpgui.formatting import format_significant
 from dpgui.report.keystore import create_key, keys_dir, list_keys, load_public_key, load_secret_key
 from dpgui.report.ledger import Ledger
-from dpgui.report.publish import sign_release, spend_and_release
+from dpgui.report.cdf.publish import sign_release, spend_and_release
 
 PASSPHRASE = "correct horse battery"
 

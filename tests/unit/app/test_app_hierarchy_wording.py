@@ -59,7 +59,7 @@ def test_the_exported_projection_is_the_plans_own(qtbot):
     from dpgui.core.hierarchy_errors import plan_errors
     from dpgui.core.noise import SeededRandom
     from dpgui.core.plan import PrivacySpec
-    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo, errors_json
+    from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo, errors_json
     from dpgui.workspace.hierarchy import HierarchyOutcome
 
     hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 50}", f"a{i}") for i in range(1000)])

@@ -19,7 +19,7 @@ from dpgui.core.tree import TreeShape
 from dpgui.data.histogram import column_histogram
 from dpgui.report.ledger import Ledger
 from dpgui.report.project_file import Project, ProjectRelease, load_project, save_project
-from dpgui.report.publish import spend_and_release
+from dpgui.report.cdf.publish import spend_and_release
 
 from gui_helpers import TIMEOUT, error_text, make_window, open_and_wait, release_and_wait, set_column, wait_plan
 from gui_helpers import dead_pid

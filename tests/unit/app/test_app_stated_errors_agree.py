@@ -23,7 +23,7 @@ from dpgui.pdf.cdf import render_release_pdf
 from dpgui.core.margins import cdf_margins
 from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
 from dpgui.formatting import cdf_margin_words, format_margin_records
-from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo
+from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo
 
 from cli_helpers import run_cli
 from gui_helpers import TIMEOUT, make_window, release_and_wait, wait_plan

@@ -193,8 +193,9 @@ def _base_release(w: World) -> None:
     from dpgui.core.noise import SeededRandom
     from dpgui.core.plan import PrivacySpec
     from dpgui.core.planner import auto_plan
-    from dpgui.report.bundle import ReleaseInfo, build_manifest, manifest_bytes
-    from dpgui.report.csv_export import release_csv_text
+    from dpgui.report.bundle import manifest_bytes
+    from dpgui.report.cdf.bundle import ReleaseInfo, build_manifest
+    from dpgui.report.cdf.csv_export import release_csv_text
 
     result = engine_release(np.arange(16), auto_plan(16, PrivacySpec(1.0)), SeededRandom(4), 0.0, 16.0, "l2")
     info = ReleaseInfo(DATASET, "x", uuid.uuid4().hex, datetime.now(timezone.utc), "bucket")

@@ -14,7 +14,7 @@ from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.report.ledger import Ledger
-from dpgui.report.publish import spend_and_release
+from dpgui.report.cdf.publish import spend_and_release
 
 QUERY = "SELECT wage\nFROM wages\n\tWHERE region = 'south'"  # as typed in the window's Query field
 

@@ -85,8 +85,9 @@ def _hand_signed_seeded_bundle(w: World) -> None:
     from dpgui.core.noise import SeededRandom
     from dpgui.core.plan import PrivacySpec
     from dpgui.core.planner import auto_plan
-    from dpgui.report.bundle import BundlePaths, ReleaseInfo, build_manifest, manifest_bytes
-    from dpgui.report.csv_export import release_csv_text
+    from dpgui.report.bundle import BundlePaths, manifest_bytes
+    from dpgui.report.cdf.bundle import ReleaseInfo, build_manifest
+    from dpgui.report.cdf.csv_export import release_csv_text
     from dpgui.report.keystore import load_secret_key
 
     secret = load_secret_key(w.key, PASSPHRASE)
@@ -378,7 +379,7 @@ def test_an_interrupted_release_says_whether_it_was_spent(world: World, monkeypa
         raise KeyboardInterrupt
 
     monkeypatch.setattr(mechanism, "release", interrupted)
-    monkeypatch.setattr("dpgui.report.publish.release", interrupted)
+    monkeypatch.setattr("dpgui.report.cdf.publish.release", interrupted)
     assert main(release(world)) == 130
     error = capsys.readouterr().err
     entries = _snapshot()["releases"]

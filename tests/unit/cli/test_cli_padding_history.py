@@ -16,7 +16,7 @@ from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
 from dpgui.core.projection import published_with_known_zeros
 from dpgui.core.quantiles import quantiles
 from dpgui.core.tree import TreeShape
-from dpgui.report.csv_export import write_release_csv
+from dpgui.report.cdf.csv_export import write_release_csv
 from cli_helpers import run_cli
 
 PROBABILITIES = [0.1, 0.25, 0.5, 0.75, 0.9]
@@ -47,7 +47,7 @@ def test_the_csvs_standard_errors_say_which_estimator_released_it(neighbours):
 def test_a_release_read_back_from_an_older_csv_keeps_its_intervals(tmp_path, capsys, neighbours):
     """`dpgui quantiles` prints the published intervals, and the release it reads back from the CSV gives the
     range counts of the release as it was made (range_count uses the estimator's exact covariances)."""
-    from dpgui.report.release_files import read_release
+    from dpgui.report.cdf.release_files import read_release
     from dpgui.core.quantiles import range_count
 
     plan, now, before = _releases(neighbours)

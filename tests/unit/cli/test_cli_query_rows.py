@@ -26,7 +26,7 @@ from dpgui.core.planner import auto_plan
 from dpgui.errors import ParameterError
 from dpgui.report.keystore import create_key
 from dpgui.report.ledger import Ledger
-from dpgui.report.publish import spend_and_release
+from dpgui.report.cdf.publish import spend_and_release
 
 PASSPHRASE = "query rows passphrase"
 SOUTH = 8_761  # the group's size: the confidential number a default release must not publish

@@ -150,7 +150,7 @@ def test_a_label_holding_the_csv_path_separator_is_refused():
     """Level-2 nodes 'B > C' under 'A' and 'C' under 'A > B' would both be written as the path
     'A > B > C' in the released CSV: two rows that no reader can tell apart."""
     from dpgui.core.hierarchy import PATH_SEPARATOR
-    from dpgui.report.hierarchy_bundle import PATH_SEPARATOR as CSV_SEPARATOR
+    from dpgui.report.hierarchy.bundle import PATH_SEPARATOR as CSV_SEPARATOR
 
     assert PATH_SEPARATOR == CSV_SEPARATOR
     with pytest.raises(DataError, match=r"contains .>. between spaces.*replace ' > '"):

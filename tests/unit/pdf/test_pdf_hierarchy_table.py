@@ -19,7 +19,7 @@ from dpgui.core.hierarchy_errors import plan_errors, released_mostly_noise
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.formatting import format_level_margin, format_number
-from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo, errors_json
+from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo, errors_json
 
 # 45 regions (more than the 30 the PDF used to list), 2–3 districts each, some with schools of few pupils
 PATHS = [(f"Region {r:02d}", f"D{r:02d}-{d}", f"S{r:02d}-{d}-{s}") for r in range(45) for d in range(2 + r % 2)

@@ -25,7 +25,7 @@ from dpgui.pdf import cdf_charts
 from dpgui.pdf.cdf import PAGE_COUNT, render_release_pdf
 from dpgui.pdf.markup import TEST_BANNER
 from dpgui.pdf.page import ensure_gui_application
-from dpgui.report.bundle import ReleaseInfo
+from dpgui.report.cdf.bundle import ReleaseInfo
 from dpgui.core.mechanism import Release, release
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
@@ -275,7 +275,7 @@ def test_headless_without_any_application(tmp_path):
         from dpgui.core.plan import PrivacySpec
         from dpgui.core.planner import auto_plan
         from dpgui.pdf.cdf import render_release_pdf
-        from dpgui.report.bundle import ReleaseInfo
+        from dpgui.report.cdf.bundle import ReleaseInfo
         from datetime import datetime, timezone
         from PySide6.QtGui import QGuiApplication
         assert QGuiApplication.instance() is None

@@ -16,7 +16,7 @@ from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.quantiles import WholeNumbers, quantiles
 from dpgui.data.public_bounds import whole_number_bins
-from dpgui.report.bundle import ReleaseInfo
+from dpgui.report.cdf.bundle import ReleaseInfo
 
 from pdf_helpers import pdf_text, write_pdf
 
@@ -50,7 +50,8 @@ def test_the_pdf_names_the_region_the_imputed_value_and_whole_number_quantiles(t
 
 def test_the_verify_dialog_lists_the_statements_of_a_manifest():
     from dpgui.app.dialogs.verify import _facts
-    from dpgui.report.bundle import Verification, build_manifest
+    from dpgui.report.bundle import Verification
+    from dpgui.report.cdf.bundle import build_manifest
 
     lower, upper, bins, _ = whole_number_bins(0, 99, 100)
     privacy = PrivacySpec(1.0, impute=7.0)

@@ -26,10 +26,10 @@ from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.data.histogram import column_histogram
 from dpgui.errors import DpguiError
-from dpgui.report.bundle import default_bundle_name
+from dpgui.report.cdf.bundle import default_bundle_name
 from dpgui.report.keystore import load_secret_key, read_passphrase_file
 from dpgui.report.ledger import Ledger
-from dpgui.report.publish import sign_release, spend_and_release
+from dpgui.report.cdf.publish import sign_release, spend_and_release
 from dpgui.report.signing import SecretKey
 
 

@@ -1,4 +1,4 @@
-"""The release CSV (dpgui.report.csv_export) is byte for byte what the ``csv.writer`` + ``repr`` writer
+"""The release CSV (dpgui.report.cdf.csv_export) is byte for byte what the ``csv.writer`` + ``repr`` writer
 wrote before it was vectorised (kept here as the reference), and float_texts is repr."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.quantiles import cumulative_interval95
 from dpgui.core.synthetic import synthetic_counts
-from dpgui.report.csv_export import (CDF_COLUMNS, float_texts, release_csv_blocks, release_csv_bytes, release_csv_text,
+from dpgui.report.cdf.csv_export import (CDF_COLUMNS, float_texts, release_csv_blocks, release_csv_bytes, release_csv_text,
                                      write_release_csv)
 
 
@@ -100,7 +100,7 @@ def test_levels_sha256_hashes_the_compact_json_of_the_levels() -> None:
 def test_float_texts_is_repr_with_an_arrow_of_another_layout_too(monkeypatch: pytest.MonkeyPatch) -> None:
     """This pyarrow writes the layout float_texts expects (so the tests above ran its fast path); one
     that did not would be written by repr for every value."""
-    from dpgui.report import csv_export
+    from dpgui.report.cdf import csv_export
 
     assert csv_export._arrow_layout_known()
     monkeypatch.setattr(csv_export, "_arrow_layout_known", lambda: False)

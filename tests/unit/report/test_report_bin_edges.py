@@ -20,7 +20,7 @@ from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.tree import bin_edges
 from dpgui.data.histogram import values_histogram
-from dpgui.report.csv_export import release_csv_text
+from dpgui.report.cdf.csv_export import release_csv_text
 
 
 def _bin_of(value: float, lower: float, upper: float, bins: int) -> int:

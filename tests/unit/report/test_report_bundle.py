@@ -22,7 +22,7 @@ from dpgui.data.histogram import column_histogram
 from dpgui.report.bundle import BundlePaths, schema_problems, verify_bundle
 from dpgui.report.keystore import create_key, load_public_key, load_secret_key
 from dpgui.report.ledger import Ledger
-from dpgui.report.publish import sign_release, spend_and_release
+from dpgui.report.cdf.publish import sign_release, spend_and_release
 
 from cli_helpers import run_cli
 

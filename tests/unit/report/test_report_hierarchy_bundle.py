@@ -20,11 +20,11 @@ from dpgui.core.noise import SecureRandom, SeededRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.errors import DataError, ParameterError
 from dpgui.report.bundle import schema_problems, verify_bundle
-from dpgui.report.hierarchy_bundle import (
+from dpgui.report.hierarchy.bundle import (
     HIERARCHY_CSV_COLUMNS, NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, HierarchyReleaseInfo, build_hierarchy_manifest,
     hierarchy_csv_text, hierarchy_sha256,
 )
-from dpgui.report.hierarchy_publish import (
+from dpgui.report.hierarchy.publish import (
     authenticate_hierarchy_release, sign_hierarchy_release, spend_and_release_hierarchy,
 )
 from dpgui.report.keystore import create_key, load_public_key, load_secret_key
@@ -71,7 +71,7 @@ def _pdf(result, info) -> bytes:
 
 def _projection(result) -> dict:
     from dpgui.core.hierarchy_errors import plan_errors
-    from dpgui.report.hierarchy_bundle import errors_json
+    from dpgui.report.hierarchy.bundle import errors_json
 
     return errors_json(plan_errors(result.plan, result.hierarchy))
 

@@ -9,7 +9,7 @@ from dpgui.core.hierarchy import Hierarchy, plan_hierarchy
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.errors import DpguiError
-from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA
+from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_DATA
 from dpgui.report.ledger import Ledger
 
 
@@ -17,7 +17,7 @@ def test_a_failure_while_recording_the_output_says_the_budget_was_spent(monkeypa
     """spend_then_release's promise: any failure after the spend says that the budget was spent and under
     which ledger id. Computing what the ledger records about the output (its SHA-256, the public
     parameters) ran outside that guard, so such a failure surfaced as a bare error after ε was gone."""
-    import dpgui.report.hierarchy_publish as publish
+    import dpgui.report.hierarchy.publish as publish
 
     hierarchy = Hierarchy.from_paths(["a", "b"], [("A", "a1"), ("A", "a2"), ("B", "b1")])
     plan = plan_hierarchy(hierarchy.level_sizes, PrivacySpec(1.0), consistency="topdown")
@@ -40,7 +40,7 @@ def _page1(plan_kwargs: dict, privacy: PrivacySpec, budgets: tuple[float, ...] |
 
     from dpgui.pdf.hierarchy import _page1_html
     from dpgui.core.hierarchy import release_hierarchy
-    from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo
+    from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo
     from dpgui.workspace.hierarchy import with_budgets
 
     hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 3}", f"a{i}") for i in range(9)])
@@ -78,8 +78,8 @@ def test_a_project_file_with_edited_intervals_cannot_be_signed():
 
     from dpgui.core.noise import SecureRandom
     from dpgui.errors import DataError
-    from dpgui.report.hierarchy_publish import authenticate_hierarchy_release, spend_and_release_hierarchy
-    from dpgui.report.project_hierarchy import ProjectHierarchyRelease
+    from dpgui.report.hierarchy.publish import authenticate_hierarchy_release, spend_and_release_hierarchy
+    from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 
     hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 3}", f"a{i}") for i in range(9)])
     leaves = np.arange(9, dtype=np.int64) * 4
@@ -108,7 +108,7 @@ def test_the_schema_says_what_the_node_list_hash_covers():
     from pathlib import Path
 
     import dpgui.report as report
-    from dpgui.report.hierarchy_bundle import hierarchy_sha256
+    from dpgui.report.hierarchy.bundle import hierarchy_sha256
 
     schema = json.loads((Path(report.__file__).parent / "manifest.schema.json").read_text(encoding="utf-8"))
     words = schema["$defs"]["hierarchy_manifest"]["properties"]["hierarchy"]["description"]

@@ -10,7 +10,7 @@ import numpy as np
 from dpgui.core.hierarchy import Hierarchy, plan_hierarchy, release_hierarchy
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import PrivacySpec
-from dpgui.report.hierarchy_bundle import hierarchy_csv_text
+from dpgui.report.hierarchy.bundle import hierarchy_csv_text
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -55,7 +55,7 @@ def test_the_pdf_does_not_promise_a_per_node_95_percent_interval_for_consistent_
     from datetime import datetime, timezone
 
     from dpgui.pdf.hierarchy import _page1_html, _page2_html
-    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo
+    from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo
 
     hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 3}", f"a{i}") for i in range(9)])
     info = HierarchyReleaseInfo("d", "0" * 32, datetime.now(timezone.utc), NODE_LIST_FROM_DATA, False, False)
@@ -72,7 +72,7 @@ def test_the_manifest_says_what_the_intervals_guarantee():
     from datetime import datetime, timezone
 
     from dpgui.report.bundle import schema_problems
-    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo, build_hierarchy_manifest
+    from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo, build_hierarchy_manifest
 
     hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 3}", f"a{i}") for i in range(9)])
     info = HierarchyReleaseInfo("d", "0" * 32, datetime.now(timezone.utc), NODE_LIST_FROM_DATA, False, True)
@@ -111,7 +111,7 @@ def test_the_published_charge_covers_the_published_noise_scales():
 
     import opendp.prelude as dp
 
-    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo, build_hierarchy_manifest
+    from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo, build_hierarchy_manifest
 
     dp.enable_features("contrib")
     hierarchy = Hierarchy.from_paths(["a", "b", "c"], [(f"A{i // 6}", f"B{i // 2}", f"c{i}") for i in range(12)])

@@ -20,10 +20,12 @@ from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import ZCDP_CONVERSION, PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.report.bundle import (
-    SCHEMA_VERSION, SECURE_SOURCE, BundlePaths, ReleaseInfo, build_manifest, manifest_bytes, missing_values_json,
-    plan_from_manifest, schema_problems, sha256_hex, software_versions, verify_bundle, write_bundle,
+    SECURE_SOURCE, BundlePaths, manifest_bytes, schema_problems, sha256_hex, software_versions, verify_bundle,
 )
-from dpgui.report.csv_export import CDF_COLUMNS, release_csv_text
+from dpgui.report.cdf.bundle import (
+    SCHEMA_VERSION, ReleaseInfo, build_manifest, missing_values_json, plan_from_manifest, write_bundle,
+)
+from dpgui.report.cdf.csv_export import CDF_COLUMNS, release_csv_text
 from dpgui.report.signing import SecretKey, generate_key
 
 BINS, LOWER, UPPER = 64, 0.0, 640.0

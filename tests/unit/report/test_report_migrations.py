@@ -25,16 +25,15 @@ from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DataError, DpguiError, ParameterError
-from dpgui.report.bundle import (
-    BundlePaths, ReleaseInfo, build_manifest, manifest_bytes, plan_from_manifest, schema_problems, verify_bundle,
-)
-from dpgui.report.csv_export import CDF_COLUMNS, CDF_COLUMNS_V1
+from dpgui.report.bundle import BundlePaths, manifest_bytes, schema_problems, verify_bundle
+from dpgui.report.cdf.bundle import ReleaseInfo, build_manifest, plan_from_manifest
+from dpgui.report.cdf.csv_export import CDF_COLUMNS, CDF_COLUMNS_V1
 from dpgui.report.migrations import (
     DROPPED_BEFORE_N, MANIFEST_VERSION, PROJECT_VERSION, upgrade_cdf_table, upgrade_manifest, upgrade_project,
 )
 from dpgui.report.project_file import ProjectRelease, load_project, project_from_json, project_to_json, save_project
-from dpgui.report.publish import check_missing_rule
-from dpgui.report.release_files import read_release
+from dpgui.report.cdf.publish import check_missing_rule
+from dpgui.report.cdf.release_files import read_release
 from dpgui.report.signing import PublicKey, generate_key
 from dpgui.vocabulary import StatisticKind
 

@@ -17,11 +17,11 @@ from dpgui.core.noise import SecureRandom, SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DataError
-from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, hierarchy_sha256
-from dpgui.report.hierarchy_publish import authenticate_hierarchy_release, spend_and_release_hierarchy
+from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, hierarchy_sha256
+from dpgui.report.hierarchy.publish import authenticate_hierarchy_release, spend_and_release_hierarchy
 from dpgui.report.ledger import Ledger
 from dpgui.report.project_file import Project, ProjectRelease, load_project, project_from_json, project_to_json, save_project
-from dpgui.report.project_hierarchy import HierarchySettings, ProjectHierarchyRelease
+from dpgui.report.hierarchy.project import HierarchySettings, ProjectHierarchyRelease
 
 LEVELS = ("region", "district", "school")
 

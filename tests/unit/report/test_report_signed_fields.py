@@ -30,16 +30,16 @@ from dpgui.core.planner import auto_plan
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DataError, DpguiError
 from dpgui.report import ledger as ledger_module
-from dpgui.report.bundle import ReleaseInfo
-from dpgui.report.csv_export import release_csv_bytes
-from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_PRIOR, projection_json
-from dpgui.report.hierarchy_publish import (authenticate_hierarchy_release, sign_hierarchy_release,
+from dpgui.report.cdf.bundle import ReleaseInfo
+from dpgui.report.cdf.csv_export import release_csv_bytes
+from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_PRIOR, projection_json
+from dpgui.report.hierarchy.publish import (authenticate_hierarchy_release, sign_hierarchy_release,
                                             spend_and_release_hierarchy)
 from dpgui.report.keystore import create_key, load_secret_key
 from dpgui.report.ledger import Ledger
 from dpgui.report.project_file import Project, ProjectRelease, project_from_json, project_to_json
-from dpgui.report.project_hierarchy import ProjectHierarchyRelease
-from dpgui.report.publish import authenticate_release, sign_release, spend_and_release
+from dpgui.report.hierarchy.project import ProjectHierarchyRelease
+from dpgui.report.cdf.publish import authenticate_release, sign_release, spend_and_release
 
 PASSPHRASE = "signed fields passphrase"
 BINS = 50
@@ -394,7 +394,7 @@ def test_every_statement_of_a_restored_cdf_release_edited_is_refused_or_signs_th
 def _assumed_records_document() -> dict[str, Any]:
     """A hierarchy release of the data's own categories (declared public) under change: its plan assumes the
     public N spread evenly, and its published projection is made at those records."""
-    from dpgui.report.hierarchy_bundle import NODE_LIST_FROM_DATA
+    from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_DATA
 
     paths = [(f"R{r}", f"R{r}/D{d}") for r in range(3) for d in range(4)]
     tree = Hierarchy.from_paths(("region", "district"), paths)
@@ -413,7 +413,7 @@ def _sign_hierarchy_as_the_window(document: dict[str, Any], folder: Path, secret
     """dpgui.app.hierarchy.export_dialog: the restored outcome, its projection at the plan's assumed records (no prior's
     counts in a restored release), the report, sign."""
     from dpgui.core.hierarchy_errors import plan_errors
-    from dpgui.report.hierarchy_bundle import errors_json
+    from dpgui.report.hierarchy.bundle import errors_json
     from dpgui.workspace.hierarchy_project import restored_outcome
 
     project = project_from_json(json.dumps(document))

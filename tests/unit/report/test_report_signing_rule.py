@@ -25,14 +25,14 @@ from dpgui.core.planner import auto_plan
 from dpgui.errors import DataError, ParameterError
 from dpgui.report import ledger as ledger_module
 from dpgui.report.ledger import schema as ledger_schema
-from dpgui.report.bundle import (BundlePaths, ReleaseInfo, build_manifest, manifest_bytes, verify_bundle,
-                                 write_bundle)
-from dpgui.report.csv_export import release_csv_text
+from dpgui.report.bundle import BundlePaths, manifest_bytes, verify_bundle
+from dpgui.report.cdf.bundle import ReleaseInfo, build_manifest, write_bundle
+from dpgui.report.cdf.csv_export import release_csv_text
 from dpgui.report.keystore import create_key, load_public_key, load_secret_key
 from dpgui.report.ledger import Ledger
 from dpgui.report.project_file import ProjectRelease
-from dpgui.report.publish import (BundleNotRecorded, authenticate_release, levels_sha256, sign_release,
-                                  spend_and_release)
+from dpgui.report.publish import BundleNotRecorded, levels_sha256
+from dpgui.report.cdf.publish import authenticate_release, sign_release, spend_and_release
 
 PASSPHRASE = "a signing rule passphrase"
 COUNTS = np.random.default_rng(12).integers(0, 300, 64)

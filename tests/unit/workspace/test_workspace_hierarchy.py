@@ -384,7 +384,7 @@ def test_project_settings_and_the_window_choice_hold_the_same_fields():
     in project files (or fail to load)."""
     from dataclasses import fields
 
-    from dpgui.report.project_hierarchy import HierarchySettings
+    from dpgui.report.hierarchy.project import HierarchySettings
     from dpgui.workspace.hierarchy import HierarchyChoice
 
     assert {f.name for f in fields(HierarchySettings)} == {f.name for f in fields(HierarchyChoice)}

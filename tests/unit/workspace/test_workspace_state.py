@@ -15,7 +15,7 @@ from dpgui.core.planner import auto_plan
 from dpgui.data.sample import sample_dataset_path
 from dpgui.data.table import inspect_table
 from dpgui.errors import ParameterError
-from dpgui.report.bundle import ReleaseInfo
+from dpgui.report.cdf.bundle import ReleaseInfo
 from dpgui.workspace.state import (
     ColumnChoice, DataContext, SourceChoice, PlanChoice, ShownRelease, Workspace, WorkspaceState,
 )

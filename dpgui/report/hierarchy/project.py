@@ -20,12 +20,12 @@ written before them the CDF mode, no hierarchy choices and no hierarchy release)
                             "interval_method": "…"}]
 
 A release is stored as what it published: the plan, the node list (level names, each level's labels
-and each node's parent index: the tree :func:`~dpgui.report.hierarchy_bundle.hierarchy_sha256` hashes),
+and each node's parent index: the tree :func:`~dpgui.report.hierarchy.bundle.hierarchy_sha256` hashes),
 the released counts per level (root first) and their 95 % intervals (post-processing of the released
-counts), and the public facts of :class:`~dpgui.report.hierarchy_bundle.HierarchyReleaseInfo`. Never the
+counts), and the public facts of :class:`~dpgui.report.hierarchy.bundle.HierarchyReleaseInfo`. Never the
 confidential counts: not the data's leaf counts, not the opted-in counts the optimiser may have used.
 Like a CDF release, a restored hierarchy release is not marked secure: only the budget ledger's record
-can say it may be signed (:func:`dpgui.report.hierarchy_publish.authenticate_hierarchy_release`).
+can say it may be signed (:func:`dpgui.report.hierarchy.publish.authenticate_hierarchy_release`).
 
 :func:`read_hierarchy_section` reads the three keys; any problem in them is one :class:`DataError`,
 which :func:`dpgui.report.project_file.project_from_json` turns into a message while the rest of the
@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpgui.errors import DataError, DpguiError
-from dpgui.report.hierarchy_bundle import NODE_LIST_SOURCES, HierarchyReleaseInfo
+from dpgui.report.hierarchy.bundle import NODE_LIST_SOURCES, HierarchyReleaseInfo
 from dpgui.vocabulary import (
     AUTO,
     HIERARCHY_NOISES,
@@ -358,8 +358,8 @@ def read_hierarchy_section(data: dict[str, Any], source: str
     :func:`dpgui.report.migrations.upgrade_project`). Any problem is a :class:`DataError` naming the field.
     O(#nodes of the releases)."""
     mode = _get(data, source, "mode")
-    if mode not in choices(*StatisticKind):
-        raise _fail(source, "mode", " or ".join(repr(m) for m in choices(*StatisticKind)))
+    if mode not in choices(StatisticKind.CDF, StatisticKind.HIERARCHY):
+        raise _fail(source, "mode", " or ".join(repr(m) for m in choices(StatisticKind.CDF, StatisticKind.HIERARCHY)))
     raw = _get(data, source, "hierarchy")
     settings = None if raw is None else _settings(raw, f"{source}, hierarchy choices")
     raw_releases = _get(data, source, "hierarchy_releases")

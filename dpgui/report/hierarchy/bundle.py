@@ -6,7 +6,7 @@ counts and their 95 % intervals, the plan, where the node list and the optimiser
 from, and the ledger's record of the charge. Never written: the confidential counts, or any hash
 of the input file. The bundle is written like a CDF bundle (:func:`dpgui.report.bundle.write_signed_files`:
 crash-safe order, manifest last) and verified by the same :func:`dpgui.report.bundle.verify_bundle`.
-Callers sign through :func:`dpgui.report.hierarchy_publish.sign_hierarchy_release`, which checks the
+Callers sign through :func:`dpgui.report.hierarchy.publish.sign_hierarchy_release`, which checks the
 release against the budget ledger first.
 """
 
@@ -264,7 +264,7 @@ def write_hierarchy_bundle(directory: str | os.PathLike[str], name: str, release
     """Write the four files of a hierarchy bundle (CSV, PDF, manifest, signature; crash-safe order).
 
     Raises DataError if the release's noise was not secure, the folder is not writable or a bundle
-    file already exists. Use :func:`dpgui.report.hierarchy_publish.sign_hierarchy_release`, which
+    file already exists. Use :func:`dpgui.report.hierarchy.publish.sign_hierarchy_release`, which
     checks the release against the budget ledger and records the bundle there.
     """
     if not info.secure:

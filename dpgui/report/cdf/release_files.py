@@ -28,8 +28,9 @@ from dpgui.core.plan import Plan
 from dpgui.core.projection import published_with_known_zeros
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.errors import DataError, DpguiError, ParameterError
-from dpgui.report.bundle import MANIFEST_SUFFIX, SECURE_SOURCE, plan_from_manifest, schema_problems
-from dpgui.report.csv_export import CDF_COLUMNS, CDF_COLUMNS_V1
+from dpgui.report.bundle import MANIFEST_SUFFIX, SECURE_SOURCE, schema_problems
+from dpgui.report.cdf.bundle import plan_from_manifest
+from dpgui.report.cdf.csv_export import CDF_COLUMNS, CDF_COLUMNS_V1
 from dpgui.report.files import open_regular_text, read_json_file, sha256_regular_file, write_text_atomic
 from dpgui.report.migrations import upgrade_cdf_table, upgrade_manifest
 from dpgui.vocabulary import CdfConsistency, StatisticKind, choices

@@ -23,7 +23,7 @@ import numpy as np
 
 from dpgui.core.noise import RandomSource
 from dpgui.report.bundle import BundlePaths
-from dpgui.report.hierarchy_bundle import HierarchyReleaseInfo, hierarchy_sha256, write_hierarchy_bundle
+from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo, hierarchy_sha256, write_hierarchy_bundle
 from dpgui.report.ledger import Ledger, new_release_id
 from dpgui.report.publish import (
     check_row_count_public,
@@ -93,7 +93,7 @@ def spend_and_release_hierarchy(ledger: Ledger, dataset: str, hierarchy: Hierarc
     ``plan``: from :func:`dpgui.core.hierarchy.plan_hierarchy` for this hierarchy's level sizes;
     ``source``: :class:`~dpgui.core.noise.SecureRandom` for a release that may be signed.
     ``node_list_source`` / ``counts_from_data`` / ``prior_*`` / ``notes``: what the manifest says
-    (:class:`~dpgui.report.hierarchy_bundle.HierarchyReleaseInfo`). ``release_id``: the ledger id to
+    (:class:`~dpgui.report.hierarchy.bundle.HierarchyReleaseInfo`). ``release_id``: the ledger id to
     record (default: a new random one), so that a caller can ask the ledger afterwards.
     ``source_record``: where the data was read and who counted it (:meth:`dpgui.data.source.DataSource.public_record`),
     recorded in the ledger and the manifest; None: not recorded.
@@ -161,10 +161,10 @@ def sign_hierarchy_release(ledger: Ledger, directory: str | os.PathLike[str], na
     """Write the signed bundle of a ledger-confirmed hierarchy release and point its ledger entry at it.
 
     :func:`authenticate_hierarchy_release` first, then a trial of the ledger's bundle pointer, then
-    :func:`~dpgui.report.hierarchy_bundle.write_hierarchy_bundle`, then the pointer; if the pointer
+    :func:`~dpgui.report.hierarchy.bundle.write_hierarchy_bundle`, then the pointer; if the pointer
     still cannot be recorded, the written files are removed and :class:`BundleNotRecorded` says so.
     ``pdf_bytes``: :func:`dpgui.pdf.hierarchy.render_hierarchy_pdf` of this release;
-    ``projection``: :func:`~dpgui.report.hierarchy_bundle.projection_json` for the manifest, if any.
+    ``projection``: :func:`~dpgui.report.hierarchy.bundle.projection_json` for the manifest, if any.
     """
     confirmed = authenticate_hierarchy_release(ledger, result, info)
     return write_and_record_bundle(

@@ -29,7 +29,7 @@ from dpgui.core.mechanism import Release
 from dpgui.core.quantiles import cumulative_interval95
 from dpgui.report.files import write_blocks_atomic
 
-__all__ = ["CDF_COLUMNS", "CDF_COLUMNS_V1", "float_texts", "joined_texts", "release_csv_blocks", "release_csv_bytes",
+__all__ = ["CDF_COLUMNS", "CDF_COLUMNS_V1", "float_texts", "release_csv_blocks", "release_csv_bytes",
            "release_csv_text", "write_release_csv"]
 CDF_COLUMNS = ("bin_lower", "bin_upper", "cumulative_count", "cdf", "std_error", "ci95_low", "ci95_high",
                "unbiased_estimate")
@@ -83,14 +83,6 @@ def float_texts(values: np.ndarray) -> pa.StringArray:
         replacements = pa.array([repr(v) for v in x[by_repr].tolist()], pa.string())
         text = pc.replace_with_mask(text, pa.array(by_repr), replacements)
     return text
-
-
-def joined_texts(texts: pa.Array, after_each: str) -> bytes:
-    """The UTF-8 bytes of the strings ``texts``, each followed by ``after_each``. O(bytes)."""
-    cells = pc.binary_join_element_wise(texts, "", after_each)  # text + after_each + ""
-    offsets = np.frombuffer(cells.buffers()[1], dtype=np.int32)[cells.offset:cells.offset + len(cells) + 1]
-    data = cells.buffers()[2]
-    return data.slice(int(offsets[0]), int(offsets[-1] - offsets[0])).to_pybytes() if data is not None else b""
 
 
 #: Arrow's CSV writer puts the texts as they are (``quoting_style="none"``: number texts need no quotes; it

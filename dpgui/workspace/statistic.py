@@ -1,0 +1,143 @@
+"""The seam of a statistic: what every kind of release answers (a CDF of a numeric column, counts over a
+categorical hierarchy, …), so that the release flow, the verifier, the session and the ledger's words
+treat every kind alike. One implementation per kind lives in its own module of
+:mod:`dpgui.workspace.statistics` (which never imports another's), found through the one registry there
+(:func:`dpgui.workspace.statistics.statistic`), keyed by :class:`~dpgui.vocabulary.StatisticKind`.
+
+A statistic is a stateless object; its methods delegate to the kind's engine (:mod:`dpgui.core`), its
+report code (:mod:`dpgui.report.cdf`, :mod:`dpgui.report.hierarchy`) and the data sources
+(:mod:`dpgui.data`). No Qt: the PDF is drawn above this layer, by the function the PDF layer keeps
+under :attr:`Statistic.pdf_section`.
+
+The order of a release is the one of :func:`dpgui.report.publish.spend_then_release`: nothing is spent
+before :meth:`Statistic.release`, which records the charge in the budget ledger before any noise exists.
+
+Confidential data: only :meth:`Statistic.count` reads it, and its result (the confidential counts) goes
+only into :meth:`Statistic.release`; every other method takes and returns public values (plans, released
+noisy values, the officer's choices, the data source's public record). Threads: any one thread per call
+(the window calls them on its worker thread, the command line on its own); nothing is shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from dpgui.core.noise import RandomSource
+from dpgui.data.source import DataSource
+from dpgui.report.bundle import BundlePaths
+from dpgui.report.ledger import Ledger
+from dpgui.report.signing import SecretKey
+from dpgui.vocabulary import Charge, StatisticKind
+
+__all__ = ["CountsT", "InfoT", "PlanT", "Progress", "ReleaseT", "ShouldCancel", "SpendT", "Statistic"]
+
+#: What a release publishes besides its noisy values, all public: the plan and the kind's choices
+#: (a CDF's column and bounds; a hierarchy's tree and where its node list comes from).
+SpendT = TypeVar("SpendT", contravariant=True)
+#: The kind's plan (:class:`~dpgui.core.plan.Plan`, :class:`~dpgui.core.hierarchy.HierarchyPlan`).
+PlanT = TypeVar("PlanT")
+#: The confidential counts read from the data (a CDF's histogram, a hierarchy's leaf counts).
+CountsT = TypeVar("CountsT")
+#: The released (noisy, public) values and the public facts about them (the kind's ``ReleaseInfo``).
+ReleaseT = TypeVar("ReleaseT")
+InfoT = TypeVar("InfoT")
+
+Progress = Callable[[float], None]
+ShouldCancel = Callable[[], bool]
+
+
+class Statistic(Protocol[SpendT, PlanT, CountsT, ReleaseT, InfoT]):
+    """One kind of release, from its plan to its signed bundle (see the module docstring)."""
+
+    @property
+    def kind(self) -> StatisticKind:
+        """The manifest's ``kind``, the ledger description's ``kind``, the registry's key."""
+        ...
+
+    @property
+    def title(self) -> str:
+        """The kind in words ("CDF of a numeric column")."""
+        ...
+
+    @property
+    def manifest_schema(self) -> Path:
+        """The JSON Schema a manifest of this kind satisfies (checked before signing and when verifying)."""
+        ...
+
+    @property
+    def pdf_section(self) -> str:
+        """The name under which the PDF layer keeps the function that draws this kind's report."""
+        ...
+
+    def plan_of(self, spend: SpendT) -> PlanT:
+        """The plan ``spend`` releases with. O(1)."""
+        ...
+
+    def plan_from_json(self, data: dict[str, Any]) -> PlanT:
+        """The plan as the ledger, a manifest or a project file records it (``to_json()``'s form); a
+        ParameterError for values no plan can have. O(levels)."""
+        ...
+
+    def from_record(self, record: Any, dataset: str) -> tuple[ReleaseT, InfoT]:
+        """A release kept as public values (a project file's or the session's record of this kind,
+        :class:`~dpgui.report.project_file.ProjectRelease`, :class:`~dpgui.report.hierarchy.project.ProjectHierarchyRelease`)
+        as the release and its info again, under ``dataset`` (the ledger's name that paid), not yet
+        confirmed by the ledger (:meth:`authenticate`). No confidential counts. O(values)."""
+        ...
+
+    def charge(self, plan: PlanT) -> Charge:
+        """What the budget ledger records for one release with ``plan``: (ε, δ, ρ), never less than what
+        the noise spends. O(levels)."""
+        ...
+
+    def count(self, source: DataSource, spend: SpendT, progress: Progress | None = None,
+              should_cancel: ShouldCancel | None = None) -> CountsT:
+        """The confidential counts ``spend`` releases, read from the open ``source`` (a file streamed here,
+        a database or Spark counting where the data lives). CONFIDENTIAL result: for :meth:`release`
+        only. O(rows); cancellable where the source is."""
+        ...
+
+    def release(self, ledger: Ledger, dataset: str, spend: SpendT, counts: CountsT, noise: RandomSource, *,
+                release_id: str | None = None, source_record: dict[str, Any] | None = None) -> tuple[ReleaseT, InfoT]:
+        """Record :meth:`charge` for ``dataset`` in ``ledger`` (the ledger's refusal before any noise),
+        then draw the noise on ``counts`` and record the output (:meth:`digest`, :meth:`parameters`).
+        ``source_record``: the source's public record. The budget stays spent whatever happens next."""
+        ...
+
+    def parameters(self, release: ReleaseT, info: InfoT) -> dict[str, Any]:
+        """Everything the bundle states about the release besides its values: what the ledger records at
+        release time and compares field by field before signing. Public. O(levels)."""
+        ...
+
+    def digest(self, release: ReleaseT) -> str:
+        """The SHA-256 (hex) of the released values as the ledger records them. O(values)."""
+        ...
+
+    def csv_text(self, release: ReleaseT) -> str:
+        """The released values as the bundle's CSV (public). O(values)."""
+        ...
+
+    def manifest(self, release: ReleaseT, info: InfoT, name: str, csv_bytes: bytes, pdf_bytes: bytes,
+                 key_id: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The bundle's manifest (public values only) satisfying :attr:`manifest_schema`. ``extra``: the
+        kind's own optional section (a hierarchy's stated errors, ``projection``), None for none. O(values)."""
+        ...
+
+    def authenticate(self, ledger: Ledger, release: ReleaseT, info: InfoT) -> tuple[ReleaseT, InfoT]:
+        """The release and its info as the ledger confirms them (its ``secure`` flag the ledger's), or a
+        DataError saying why it may not be signed (not recorded, edited, test noise). Reads only."""
+        ...
+
+    def sign(self, ledger: Ledger, folder: str | Path, name: str, release: ReleaseT, info: InfoT, pdf: bytes,
+             key: SecretKey, extra: dict[str, Any] | None = None) -> BundlePaths:
+        """The signed bundle (CSV, PDF, manifest, signature) of a ledger-confirmed release, its ledger
+        entry pointing at it (``extra``: as in :meth:`manifest`). Writes four files; refuses before writing
+        what the ledger does not confirm."""
+        ...
+
+    def ledger_words(self, description: dict[str, Any]) -> str:
+        """What a ledger entry's recorded ``description`` of this kind says was released, without the
+        source ("CDF of column 'wage'")."""
+        ...

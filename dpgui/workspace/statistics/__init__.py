@@ -1,0 +1,78 @@
+"""The one registry of statistics: every kind of release dpgui makes, keyed by
+:class:`~dpgui.vocabulary.StatisticKind`, each a :class:`~dpgui.workspace.statistic.Statistic` in its own
+module of this package (:mod:`.cdf`, :mod:`.hierarchy`), which never imports another (a contract in
+pyproject's ``[tool.importlinter]``). A new statistic is one module here (its engine, report and PDF code
+in their own folders of those layers) and one line of :data:`STATISTICS`.
+
+What picks a statistic by a recorded kind goes through here: the verifier (:func:`verify`, the manifest's
+``kind``), the ledger's words (:func:`release_words`, the entry's ``kind``), a release's charge read back
+(:func:`recorded_charge`). Public values only; no Qt; any thread.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from dpgui.errors import DataError
+from dpgui.report.bundle import SCHEMA_PATH, Verification, source_text, verify_bundle
+from dpgui.report.signing import PublicKey
+from dpgui.vocabulary import Charge, StatisticKind
+from dpgui.workspace.statistic import Statistic
+from dpgui.workspace.statistics.cdf import CDF
+from dpgui.workspace.statistics.hierarchy import HIERARCHY
+
+__all__ = ["STATISTICS", "recorded_charge", "release_words", "statistic", "verify"]
+
+#: Every statistic, by its kind (the manifest's and the ledger's ``kind`` token).
+STATISTICS: dict[StatisticKind, Statistic[Any, Any, Any, Any, Any]] = {
+    StatisticKind.CDF: CDF,
+    StatisticKind.HIERARCHY: HIERARCHY,
+}
+
+
+def _find(kind: object) -> Statistic[Any, Any, Any, Any, Any] | None:
+    """The statistic of a recorded ``kind`` token (a str equals its str-enum member), None if unknown."""
+    return next((found for key, found in STATISTICS.items() if key == kind), None)
+
+
+def statistic(kind: str) -> Statistic[Any, Any, Any, Any, Any]:
+    """The statistic of the recorded ``kind`` token; a DataError for a kind this dpgui does not know."""
+    found = _find(kind)
+    if found is None:
+        raise DataError(f"{str(kind)[:40]!r} is not a kind of release this dpgui knows "
+                        f"({', '.join(str(k) for k in STATISTICS)})", "open it with the dpgui that made it")
+    return found
+
+
+def _schema_of(manifest: dict[str, Any]) -> Path:
+    """The schema of a manifest's statistic; the shared one for a kind this dpgui does not know (it says why)."""
+    found = _find(manifest.get("kind"))
+    return SCHEMA_PATH if found is None else found.manifest_schema
+
+
+def verify(manifest_path: str | os.PathLike[str], public_key: PublicKey) -> Verification:
+    """:func:`dpgui.report.bundle.verify_bundle`, the manifest checked against its own statistic's schema
+    (picked by its signed ``kind``). Reads the bundle's files; O(file sizes)."""
+    return verify_bundle(manifest_path, public_key, _schema_of)
+
+
+def release_words(description: dict[str, Any]) -> str:
+    """What a ledger entry says was released, in words, from its recorded ``description``: its statistic's
+    words (the column of a CDF, the levels of a hierarchy) and the data source (its query or table, or the
+    file's format; :func:`~dpgui.report.bundle.source_text`), e.g. "CDF of column 'wage' from the query
+    'SELECT …' on sqlite:///wages.db (its number of rows kept private); counted by the database (SQLite
+    3.45.1)". An entry that recorded no source says so ("source not recorded"); one without a kind that
+    names a column is a CDF's."""
+    kind = description.get("kind", StatisticKind.CDF if "column" in description else None)
+    found = _find(kind)
+    what = "release (kind not recorded)" if found is None else found.ledger_words(description)
+    source = description.get("source")
+    return f"{what} from {source_text(source)}" if isinstance(source, dict) else f"{what}; source not recorded"
+
+
+def recorded_charge(kind: str, plan: dict[str, Any]) -> Charge:
+    """The (ε, δ, ρ) a release of ``kind`` with the recorded ``plan`` (its ``to_json()``) charged. O(levels)."""
+    found = statistic(kind)
+    return found.charge(found.plan_from_json(plan))

@@ -1,0 +1,130 @@
+"""Counts over a categorical hierarchy as a :class:`~dpgui.workspace.statistic.Statistic`: noisy counts of
+every node of a tree of 2 to 4 level columns, made consistent (Ko, Ziani & Fioretto's budget allocation
+and top-down step; Ghazi, Kamath, Kumar, Manurangsi & Wu's multiplicative noise), its engine in
+:mod:`dpgui.core.hierarchy` and its report code in :mod:`dpgui.report.hierarchy`, to which every method
+delegates. Never imports another statistic.
+
+Cost: counting O(rows) (one GROUP BY where a database or Spark counts); the release O(nodes) besides the
+engine's consistency step. Confidential data: only :meth:`HierarchyStatistic.count` reads the data (the
+leaf counts, for the release only); the node list is public (a prior file, or categories the officer
+declared public). No Qt, any thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyRelease
+from dpgui.core.noise import RandomSource
+from dpgui.data.source import DataSource
+from dpgui.report.bundle import SCHEMA_PATH, BundlePaths
+from dpgui.report.hierarchy.bundle import (
+    NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, HierarchyReleaseInfo, build_hierarchy_manifest, hierarchy_csv_text,
+)
+from dpgui.report.hierarchy.publish import (
+    authenticate_hierarchy_release, hierarchy_mechanism_name, hierarchy_release_params, sign_hierarchy_release,
+    spend_and_release_hierarchy,
+)
+from dpgui.report.hierarchy.project import ProjectHierarchyRelease
+from dpgui.report.ledger import Ledger
+from dpgui.report.publish import levels_sha256
+from dpgui.report.signing import SecretKey
+from dpgui.vocabulary import Charge, StatisticKind
+from dpgui.workspace.statistic import Progress, ShouldCancel
+
+__all__ = ["HIERARCHY", "HierarchySpend", "HierarchyStatistic"]
+
+
+@dataclass(frozen=True)
+class HierarchySpend:
+    """What a hierarchy release publishes besides its counts, all public: the tree (its node list), the
+    plan, where the node list comes from (a public prior file, or the data's categories declared public),
+    whether the optimiser had the data's own counts (opted in), the prior's name and SHA-256, the notes."""
+
+    hierarchy: Hierarchy
+    plan: HierarchyPlan
+    node_list_from_prior: bool
+    counts_from_data: bool = False
+    prior_name: str | None = None
+    prior_sha256: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HierarchyStatistic:
+    """The hierarchy's answers to the statistic protocol (stateless; :data:`HIERARCHY` is the one instance)."""
+
+    kind: StatisticKind = StatisticKind.HIERARCHY
+    title: str = "counts over a hierarchy of categories"
+    manifest_schema: Path = SCHEMA_PATH
+    pdf_section: str = str(StatisticKind.HIERARCHY)
+
+    def plan_of(self, spend: HierarchySpend) -> HierarchyPlan:
+        return spend.plan
+
+    def plan_from_json(self, data: dict[str, Any]) -> HierarchyPlan:
+        return HierarchyPlan.from_json(data)
+
+    def from_record(self, record: ProjectHierarchyRelease, dataset: str) -> tuple[HierarchyRelease, HierarchyReleaseInfo]:
+        """The record's release; it names its own dataset (``dataset`` is the one that paid, the same)."""
+        return record.to_release()
+
+    def charge(self, plan: HierarchyPlan) -> Charge:
+        return Charge(*plan.ledger_charge())
+
+    def count(self, source: DataSource, spend: HierarchySpend, progress: Progress | None = None,
+              should_cancel: ShouldCancel | None = None) -> np.ndarray:
+        """The count of every leaf of ``spend.hierarchy``, in its leaf order (a path of the data that is
+        not in the tree is a DataError naming the first few)."""
+        hierarchy = spend.hierarchy
+        paths = source.path_counts(list(hierarchy.level_names), progress=progress, should_cancel=should_cancel)
+        leaf_counts = np.zeros(hierarchy.level_sizes[-1], dtype=np.int64)
+        if paths.paths:
+            np.add.at(leaf_counts, hierarchy.leaf_index(paths.paths), np.asarray(paths.counts, dtype=np.int64))
+        return leaf_counts
+
+    def release(self, ledger: Ledger, dataset: str, spend: HierarchySpend, counts: np.ndarray, noise: RandomSource, *,
+                release_id: str | None = None, source_record: dict[str, Any] | None = None
+                ) -> tuple[HierarchyRelease, HierarchyReleaseInfo]:
+        return spend_and_release_hierarchy(
+            ledger, dataset, spend.hierarchy, counts, spend.plan, noise,
+            node_list_source=NODE_LIST_FROM_PRIOR if spend.node_list_from_prior else NODE_LIST_FROM_DATA,
+            counts_from_data=spend.counts_from_data, prior_name=spend.prior_name, prior_sha256=spend.prior_sha256,
+            notes=spend.notes, release_id=release_id, source_record=source_record)
+
+    def parameters(self, release: HierarchyRelease, info: HierarchyReleaseInfo) -> dict[str, Any]:
+        return hierarchy_release_params(release, info)
+
+    def digest(self, release: HierarchyRelease) -> str:
+        return levels_sha256(release.counts)
+
+    def csv_text(self, release: HierarchyRelease) -> str:
+        return hierarchy_csv_text(release)
+
+    def manifest(self, release: HierarchyRelease, info: HierarchyReleaseInfo, name: str, csv_bytes: bytes,
+                 pdf_bytes: bytes, key_id: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        return build_hierarchy_manifest(release, info, hierarchy_mechanism_name(release.plan), name, csv_bytes,
+                                        pdf_bytes, key_id, extra)
+
+    def authenticate(self, ledger: Ledger, release: HierarchyRelease, info: HierarchyReleaseInfo
+                     ) -> tuple[HierarchyRelease, HierarchyReleaseInfo]:
+        return release, authenticate_hierarchy_release(ledger, release, info)
+
+    def sign(self, ledger: Ledger, folder: str | Path, name: str, release: HierarchyRelease, info: HierarchyReleaseInfo,
+             pdf: bytes, key: SecretKey, extra: dict[str, Any] | None = None) -> BundlePaths:
+        """``extra``: the plan's stated errors for the manifest's ``projection``
+        (:func:`~dpgui.report.hierarchy.bundle.errors_json`), None for none."""
+        return sign_hierarchy_release(ledger, folder, name, release, info, pdf, key, extra)
+
+    def ledger_words(self, description: dict[str, Any]) -> str:
+        levels = description.get("levels")
+        return ("hierarchy counts over " + " > ".join(repr(str(level)) for level in levels)
+                if isinstance(levels, list) and levels else "hierarchy counts")
+
+
+#: The hierarchy statistic (registered in :data:`dpgui.workspace.statistics.STATISTICS`).
+HIERARCHY = HierarchyStatistic()
