@@ -7,7 +7,7 @@ import math
 
 from dpgui.app import text
 from dpgui.core.missing import missing_rule_text
-from dpgui.core.plan import Plan
+from dpgui.core.plan import ACCURACY_FIRST, Plan
 from dpgui.core.planner import average_margin95
 from dpgui.core.projection_curves import ProjectedCurves
 from dpgui.core.quantiles import noise_margin
@@ -71,7 +71,7 @@ def noise_words(plan: Plan, requested: str, objective: str, projection: Projecte
     choice = plan.noise_choice
     if requested == AUTO and (choice is None or choice.requested == AUTO):
         head = f"Automatic chose <b>{name}</b> noise"
-        if choice is not None and choice.objective == "epsilon":  # accuracy first: the smaller ε decided
+        if choice is not None and choice.objective == ACCURACY_FIRST:  # accuracy first: the smaller ε decided
             needs = {"laplace": choice.laplace_epsilon, "gaussian": choice.gaussian_epsilon}
             theirs_eps = needs[Noise.LAPLACE if plan.noise == Noise.GAUSSIAN else Noise.GAUSSIAN]
             head += f": it reaches the accepted error at ε = {plan.privacy.epsilon:g}"
