@@ -179,7 +179,7 @@ DATASET_TOOLTIP = (
     "Ledger). The first release asks you for the dataset's total budget."
 )
 
-# ---- δ and the noise (issue 14): (ε, δ)-DP with Laplace or discrete Gaussian noise
+# ---- δ and the noise: (ε, δ)-DP with Laplace or discrete Gaussian noise
 DELTA_PRESETS = (("0 (pure)", 0.0), ("10⁻⁶", 1e-6), ("10⁻⁹", 1e-9))
 DELTA_PRESET_TOOLTIP = "Sets δ to {delta}. You can change the value afterwards."
 DELTA_TOOLTIP = (

@@ -47,7 +47,7 @@ from collections.abc import Sequence
 if sys.argv[1:2] == ["plan"]:
     # `dpgui plan` does no linear algebra that threads would speed up (vectors, and eigenproblems of a few
     # dozen rows), and OpenBLAS starts its pool of threads when NumPy is imported: on a busy two-core
-    # machine that took ~0.06 s of the 0.3 s the answer may take (issue 17). The user's setting wins.
+    # machine that took ~0.06 s of the 0.3 s the answer may take. The user's setting wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # The commands' modules import NumPy: after the thread setting, which must come first.

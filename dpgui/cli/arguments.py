@@ -394,7 +394,7 @@ def _allocation(text: str) -> tuple[str, float | None]:
 
 
 def _weights(text: str) -> tuple[float, ...]:
-    """``--weights w0,w1,…``: one finite weight ≥ 0 per level, root first (paper 001 eq. 5)."""
+    """``--weights w0,w1,…``: one finite weight ≥ 0 per level, root first (Ko, Ziani & Fioretto, eq. 5)."""
     values = _comma_numbers(text, f"{text!r} is not a list of numbers like 1,1,1")
     if any(not math.isfinite(v) or v < 0 for v in values) or not any(v > 0 for v in values):
         raise argparse.ArgumentTypeError(f"weights must be finite, ≥ 0 and not all 0, got {text}; give e.g. 1,1,1")
@@ -402,7 +402,7 @@ def _weights(text: str) -> tuple[float, ...]:
 
 
 def _alpha(text: str) -> float:
-    """``--alpha A``: paper 004's multiplicative error, 0 < α < 1."""
+    """``--alpha A``: Ghazi et al.'s (2023) multiplicative error, 0 < α < 1."""
     value = _number(text, "α", "0.5")
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"α must lie strictly between 0 and 1, got {text}; give e.g. 0.5")

@@ -82,7 +82,7 @@ def _hierarchy_plan(args: argparse.Namespace, hierarchy: Hierarchy, prior_levels
 
 def _alpha_mrmse_json(args: argparse.Namespace, hierarchy: Hierarchy,
                       prior_levels: Sequence[np.ndarray] | None) -> dict[str, Any] | None:
-    """With ``--alpha`` and δ > 0: paper 004's projected α-mRMSE (records; per level and the maximum) of the
+    """With ``--alpha`` and δ > 0: Ghazi et al.'s (2023) projected α-mRMSE (records; per level and the maximum) of the
     multiplicative mechanism and of the Gaussian baseline side by side, and the one recommended."""
     if args.alpha is None or not (args.delta or 0.0) > 0:
         return None

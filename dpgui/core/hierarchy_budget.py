@@ -1,4 +1,4 @@
-"""Paper 001's error model of a clamped noisy count and its level-budget programs (6) and (7).
+"""Ko, Ziani & Fioretto's error model of a clamped noisy count and its level-budget programs (6) and (7).
 
 Ko, Ziani & Fioretto, "Optimal Allocation of Privacy Budget on Hierarchical Data Release" (Ko, Ziani & Fioretto,
 ``shared/seeds/001_*``). A node's count ``n ≥ 0`` is released as ``max(0, n + Z)`` (eq. 1, the
@@ -97,7 +97,7 @@ def _positive(value: float, name: str) -> float:
 
 
 # ----------------------------------------------------------------------------------------------
-# Paper 001, Propositions 1–2 and eq. (3): continuous Laplace of scale b = Δ/ε
+# Ko, Ziani & Fioretto, Propositions 1–2 and eq. (3): continuous Laplace of scale b = Δ/ε
 # ----------------------------------------------------------------------------------------------
 
 
@@ -336,7 +336,7 @@ def _prepare(prior_levels: Sequence[npt.ArrayLike], weights: Sequence[float] | N
 
 def weighted_mse(level_budgets: Sequence[float], prior_levels: Sequence[npt.ArrayLike], weights: Sequence[float] | None,
                  privacy: PrivacySpec, noise: str = Noise.LAPLACE) -> float:
-    """Paper 001 eq. (5): Σ_ℓ w_ℓ Σ_{j ∈ level ℓ} MSE(N_j, budget_ℓ) over the noised levels.
+    """Ko, Ziani & Fioretto eq. (5): Σ_ℓ w_ℓ Σ_{j ∈ level ℓ} MSE(N_j, budget_ℓ) over the noised levels.
 
     ``level_budgets`` and ``prior_levels`` (public counts) and ``weights`` run over levels 0..L, root
     first; the root's entry is ignored under change (public, exact: no error). MSE is that of the

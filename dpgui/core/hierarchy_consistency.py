@@ -258,7 +258,7 @@ def _topdown(
 def topdown_consistent(
     parents: Sequence[np.ndarray], noisy_levels: Sequence[np.ndarray], root: int
 ) -> tuple[np.ndarray, ...]:
-    """Paper 001 program (8) recursively from the root, with integrality.
+    """Ko, Ziani & Fioretto program (8) recursively from the root, with integrality.
 
     ``noisy_levels``: real noisy counts per level, root first (levels 0..L; level 0's value is
     not used). ``root``: the root's released value, an integer >= 0 (``N`` under ``change``; under

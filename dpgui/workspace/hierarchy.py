@@ -159,7 +159,7 @@ class HierarchyChoice:
     target_mse: float | None = None
     consistency: str = "auto"
     budgets: tuple[float, ...] | None = None
-    alpha: float = DEFAULT_ALPHA  # paper 004's multiplicative error α (used with δ > 0 only)
+    alpha: float = DEFAULT_ALPHA  # Ghazi et al.'s (2023) multiplicative error α (used with δ > 0 only)
     categories_public: bool = False  # the officer declares the data's own categories public (needed without a prior)
     #: under add/remove without a prior: a published estimate of N the officer typed (never the data's count),
     #: at which the plan's errors are projected; under change N itself is public and used
@@ -474,7 +474,7 @@ def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress:
     """The plan for ``choice`` and its projected errors (:func:`dpgui.core.hierarchy_errors.plan_errors`:
     at the prior's counts, the opted-in data's, or the assumed records spread evenly; the 95 % margin of
     every level). With counts and consistency "auto" both consistency steps are projected and the plan
-    takes the lower weighted MSE. With δ > 0 also the other noise's projection and paper 004's α-mRMSE
+    takes the lower weighted MSE. With δ > 0 also the other noise's projection and Ghazi et al.'s (2023) α-mRMSE
     of the multiplicative mechanism and the Gaussian baseline side by side. Without any counts the
     projection is None, ``errors`` the noise's alone and ``note`` says why. ``trials``: Monte Carlo
     releases of a multiplicative plan's projection (default :func:`projection_trials`)."""
@@ -545,7 +545,7 @@ def error_curves(planned: PlannedHierarchy, loaded: LoadedHierarchy, progress: P
 
 def _alpha_comparison(loaded: LoadedHierarchy, choice: HierarchyChoice
                       ) -> tuple[AlphaMRMSEProjection, AlphaMRMSEProjection] | None:
-    """Paper 004's projected α-mRMSE of the Gaussian baseline and the multiplicative mechanism (δ > 0 only)."""
+    """Ghazi et al.'s (2023) projected α-mRMSE of the Gaussian baseline and the multiplicative mechanism (δ > 0 only)."""
     if choice.delta <= 0:
         return None
     sizes, privacy = loaded.hierarchy.level_sizes, choice.privacy()
@@ -670,7 +670,7 @@ class NodeRow:
 
 def consistency_words(plan: HierarchyPlan) -> str:
     """What the released counts promise about sums, in plain words, by the plan: consistent (top-down,
-    GLS) counts add up; clamped ("none") and multiplicative (paper 004) counts need not."""
+    GLS) counts add up; clamped ("none") and multiplicative (Ghazi et al. 2023) counts need not."""
     if plan.noise == Noise.MULTIPLICATIVE:
         return "each count is the mechanism's own estimate: a parent need not equal the sum of its children"
     if plan.consistency == HierarchyConsistency.NONE:

@@ -147,7 +147,7 @@ DOWNSTREAM_TRIALS = 200
 
 def downstream_task(loaded: LoadedHierarchy, plan: HierarchyPlan, level: int, node: int, progress: Any,
                     should_cancel: Any) -> str:
-    """Paper 001 §5's misallocation when the children of one node share a budget by their released counts,
+    """Ko, Ziani & Fioretto §5's misallocation when the children of one node share a budget by their released counts,
     in plain words (worker thread). O(trials · nodes)."""
     assert loaded.prior_levels is not None
     figures = downstream_projection(loaded.hierarchy, loaded.prior_levels[-1], plan, level=level, node=node,
@@ -929,7 +929,7 @@ class HierarchyMode(QWidget):
                   PriorSource.CONFIDENTIAL: "the CONFIDENTIAL counts (your opt-in, recorded in the manifest)",
                   PriorSource.NONE: "no counts"}.get(plan.prior_source, plan.prior_source)
         used = f" The projection and the automatic choices use {counts}." if plan.prior_source != PriorSource.NONE else ""
-        if plan.noise == Noise.MULTIPLICATIVE:  # paper 004's rounds: no level budgets
+        if plan.noise == Noise.MULTIPLICATIVE:  # Ghazi et al.'s (2023) rounds: no level budgets
             return words + " No level budgets: the mechanism spends its budget over the rounds of Ghazi et al. 2023." + used
         if plan.allocation == Allocation.CUSTOM:
             return words + " Level budgets set by hand." + used
@@ -938,7 +938,7 @@ class HierarchyMode(QWidget):
         return words + f" Budgets chosen with {counts}."
 
     def _show_comparison(self, planned: PlannedHierarchy) -> None:
-        """With δ > 0: paper 004's projected α-mRMSE per level of the multiplicative mechanism and the Gaussian
+        """With δ > 0: Ghazi et al.'s (2023) projected α-mRMSE per level of the multiplicative mechanism and the Gaussian
         baseline, side by side, and which is lower."""
         alpha = planned.alpha
         visible = alpha is not None
@@ -972,7 +972,7 @@ class HierarchyMode(QWidget):
 
     # ================================================================== step 3: downstream use
     def project_downstream(self, level: int, node: int) -> None:
-        """Paper 001 §5 for the double-clicked node: a budget shared among its children in proportion to
+        """Ko, Ziani & Fioretto §5 for the double-clicked node: a budget shared among its children in proportion to
         their released counts — the projected misallocation for log, linear and quadratic weights (needs
         counts: the prior's, or the confidential ones by the opt-in; simulated on a worker)."""
         state = self.state_ws.state

@@ -273,7 +273,7 @@ class HierarchyTreeView(QWidget):
         self.info.setWordWrap(True)
         self.legend = plain_text(QLabel(""))  # level names: shown literally
         self.legend.setWordWrap(True)
-        self.downstream = plain_text(QLabel(""))  # paper 001 §5 for the double-clicked box (the page fills it)
+        self.downstream = plain_text(QLabel(""))  # Ko, Ziani & Fioretto §5 for the double-clicked box (the page fills it)
         self.downstream.setWordWrap(True)
         self.show_all_button = QPushButton("Show &all")
         self.show_all_button.setToolTip("Zoom out to the whole tree (Home)")

@@ -22,7 +22,7 @@ SERIES_COLOURS: dict[str, str] = {
     "plan": "#0072B2",        # the user's current plan (blue)
     "binary": "#E69F00",      # binary tree (orange)
     "hist": "#009E73",        # flat histogram (green)
-    "paper_best": "#CC79A7",  # paper 000's best tree (purple)
+    "paper_best": "#CC79A7",  # Rameshwar, Tandon & Sharma's best tree (purple)
     "ind": "#56B4E9",         # independent prefix counts (sky blue)
     "confidential": "#D55E00",  # the true, unreleased data (vermillion)
     "marker": "#808080",      # markers for the chosen value (grey)

@@ -19,7 +19,7 @@ DOWNSTREAM_WEIGHTS = ("log", "linear", "quadratic")
 
 
 def _allocation_shares(counts: np.ndarray, weight: str) -> np.ndarray:
-    """Paper 001 §5: shares (in %) of a budget split in proportion to W(P_i), P_i = c_i / Σ_j c_j, with
+    """Ko, Ziani & Fioretto §5: shares (in %) of a budget split in proportion to W(P_i), P_i = c_i / Σ_j c_j, with
     W(p) = log(1 + p), p or p² (along the last axis). All-zero counts split equally."""
     c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
     total = c.sum(axis=-1, keepdims=True)
@@ -31,7 +31,7 @@ def _allocation_shares(counts: np.ndarray, weight: str) -> np.ndarray:
 
 def downstream_allocation(prior_counts_of_children: npt.ArrayLike, released_trials: npt.ArrayLike,
                           weight: str = "linear") -> tuple[float, float]:
-    """Paper 001 §5: a budget B split among the children of a node in proportion to W(P_i),
+    """Ko, Ziani & Fioretto §5: a budget B split among the children of a node in proportion to W(P_i),
     P_i = N_i / Σ_j N_j, W = log(1 + p) ("log", favours small groups), p ("linear") or p² ("quadratic").
     ``prior_counts_of_children``: the true counts N_i; ``released_trials``: released counts of the same
     children in each of many releases (trials × children). Returns (bias², variance) of the
@@ -60,7 +60,7 @@ class DownstreamFigure:
 def downstream_projection(hierarchy: Hierarchy, leaf_counts: npt.ArrayLike, plan: HierarchyPlan, *, level: int,
                           node: int, trials: int = 500, seed: int = 0,
                           weights: Sequence[str] = DOWNSTREAM_WEIGHTS) -> tuple[DownstreamFigure, ...]:
-    """Paper 001 §5 as a projection: the budget of node ``node`` of ``level`` (0..L−1) split among its
+    """Ko, Ziani & Fioretto §5 as a projection: the budget of node ``node`` of ``level`` (0..L−1) split among its
     children by W(P) from ``trials`` simulated releases of ``plan`` (SeededRandom(seed); counts from a
     public prior) — bias² and variance of the misallocation per weight function. O(trials · nodes)."""
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 2:

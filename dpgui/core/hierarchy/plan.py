@@ -42,7 +42,7 @@ def _member(kind: type[_Word], value: object, what: str, allowed: Sequence[str] 
 
 
 def _check_multiplicative_params(params: MultiplicativeParams, sizes: tuple[int, ...], privacy: PrivacySpec) -> None:
-    """Paper 004's parameters must be the ones made for this tree and privacy spec (an edited saved
+    """Ghazi et al.'s (2023) parameters must be the ones made for this tree and privacy spec (an edited saved
     plan could otherwise draw noise for another ε, neighbour model or group size than the ledger is
     charged for), and their composition (:func:`counting_trees.multiplicative_privacy`) must stay
     within the spec's (ε, δ). ParameterError otherwise. O(rounds)."""

@@ -174,7 +174,7 @@ def projection_json(projection: HierarchyProjection, counts: str) -> dict[str, A
     """A :class:`~dpgui.core.hierarchy.HierarchyProjection` as JSON: per level (root first) the number of
     nodes, the sums over its nodes of bias², variance and MSE (records²), the standard error and the
     95 % margin of one count (:attr:`~dpgui.core.hierarchy.LevelProjection.margin95`), the weighted MSE
-    (paper 001 eq. 5), how it was computed, and ``counts``: which counts it was computed at."""
+    (Ko, Ziani & Fioretto, eq. 5), how it was computed, and ``counts``: which counts it was computed at."""
     out = projection.to_json()
     return {"method": out["method"], "counts": counts, "weighted_mse": float(out["weighted_mse"]),
             "levels": out["levels"]}
