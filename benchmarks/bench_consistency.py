@@ -27,10 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"
 from l1_heap_reference import heap_l1  # the former solver, kept with the tests
 
 from dpgui.core.consistency import (
-    consistency_objective,
-    consistent_l1,
-    consistent_l2,
-    trellis_consistency,
+    consistency_objective, consistent_l1, consistent_l2, trellis_consistency,
 )
 from dpgui.core.mechanism import estimate_cumulative, noisy_tree
 from dpgui.core.noise import SeededRandom

@@ -56,14 +56,8 @@ from timing import median_time
 
 from dpgui.core.counting_trees import projected_alpha_mrmse, simulate_alpha_mrmse
 from dpgui.core.hierarchy import (
-    Hierarchy,
-    HierarchyPlan,
-    HierarchyProjection,
-    LevelProjection,
-    plan_hierarchy,
-    project_hierarchy,
-    release_hierarchy,
-    simulate_hierarchy,
+    Hierarchy, HierarchyPlan, HierarchyProjection, LevelProjection, plan_hierarchy, project_hierarchy,
+    release_hierarchy, simulate_hierarchy,
 )
 from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import PrivacySpec

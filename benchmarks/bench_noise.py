@@ -17,11 +17,7 @@ from fractions import Fraction
 from timing import median_time
 
 from dpgui.core.noise import (
-    SecureRandom,
-    laplace_scale,
-    sample_discrete_gaussian,
-    sample_discrete_laplace,
-    sample_discrete_laplace_levels,
+    SecureRandom, laplace_scale, sample_discrete_gaussian, sample_discrete_laplace, sample_discrete_laplace_levels,
 )
 
 REPEATS = 5

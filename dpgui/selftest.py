@@ -299,13 +299,8 @@ def _hierarchy(run: _Run) -> str:
     from dpgui.workspace.flow import ReleaseFlow
     from dpgui.workspace.statistics.hierarchy import HIERARCHY
     from dpgui.workspace.hierarchy import (
-        HierarchyChoice,
-        HierarchyRequest,
-        check_hierarchy_budget,
-        load_hierarchy,
-        plan_and_project,
-        run_hierarchy_release,
-        set_first_cap,
+        HierarchyChoice, HierarchyRequest, check_hierarchy_budget, load_hierarchy, plan_and_project,
+        run_hierarchy_release, set_first_cap,
     )
     from dpgui.workspace.release import FirstCapNeeded, Problem
 

@@ -15,15 +15,7 @@ from dpgui.core.tree import MIN_BINS
 from dpgui.data.file_types import FILE_TYPE_NAMES
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import (
-    AUTO,
-    CDF_NOISES,
-    HIERARCHY_NOISES,
-    CdfConsistency,
-    Estimator,
-    HierarchyConsistency,
-    Neighbours,
-    Objective,
-    choices,
+    AUTO, CDF_NOISES, HIERARCHY_NOISES, CdfConsistency, Estimator, HierarchyConsistency, Neighbours, Objective, choices,
 )
 
 

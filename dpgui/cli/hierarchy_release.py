@@ -15,25 +15,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpgui.cli.hierarchy import (
-    NODE_LIST_PRIOR_ONLY,
-    _check_hierarchy_delta,
-    _hierarchy_errors,
-    _hierarchy_plan,
-    _hierarchy_plan_json,
-    _hierarchy_plan_needs_counts,
-    _hierarchy_privacy,
-    _hierarchy_tree,
-    _leaf_counts,
+    NODE_LIST_PRIOR_ONLY, _check_hierarchy_delta, _hierarchy_errors, _hierarchy_plan, _hierarchy_plan_json,
+    _hierarchy_plan_needs_counts, _hierarchy_privacy, _hierarchy_tree, _leaf_counts,
 )
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
 from dpgui.cli.release import (
-    OutputRequest,
-    _check_charge,
-    _check_dataset_identity,
-    _check_outputs,
-    _check_release_options,
-    _write_outputs,
+    OutputRequest, _check_charge, _check_dataset_identity, _check_outputs, _check_release_options, _write_outputs,
 )
 from dpgui.cli.rendering import _note_lines, _print
 from dpgui.cli.sources import _check_data_columns, _open_data, _protected_paths, _source_spec

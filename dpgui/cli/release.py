@@ -17,12 +17,7 @@ from typing import TYPE_CHECKING, Any
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
 from dpgui.cli.planning import (
-    _check_missing_option,
-    _delta_options_given,
-    _focus_note,
-    _make_plan,
-    _note_delta_unused,
-    _plan_json,
+    _check_missing_option, _delta_options_given, _focus_note, _make_plan, _note_delta_unused, _plan_json,
     _warn_before_spend,
 )
 from dpgui.cli.rendering import _print, focus_text

@@ -131,12 +131,7 @@ from typing import Any
 import numpy as np
 
 from dpgui.core.noise import (
-    RandomSource,
-    SeededRandom,
-    discrete_gaussian_pmf,
-    laplace_scale,
-    laplace_scale_problem,
-    sample_discrete_laplace,
+    RandomSource, SeededRandom, discrete_gaussian_pmf, laplace_scale, laplace_scale_problem, sample_discrete_laplace,
 )
 from dpgui.core.noise_mechanisms import GAUSSIAN
 from dpgui.core.plan import PrivacySpec, check_neighbours

@@ -29,16 +29,8 @@ import numpy.typing as npt
 
 from dpgui.core.counting_trees import multiplicative_params
 from dpgui.core.hierarchy import (
-    INTERVAL_LEVEL,
-    PROJECTION_DRAWS,
-    Hierarchy,
-    HierarchyPlan,
-    HierarchyProjection,
-    HierarchyRelease,
-    assumed_levels,
-    noise_only_projection,
-    project_hierarchy,
-    projection_trials,
+    INTERVAL_LEVEL, PROJECTION_DRAWS, Hierarchy, HierarchyPlan, HierarchyProjection, HierarchyRelease, assumed_levels,
+    noise_only_projection, project_hierarchy, projection_trials,
 )
 from dpgui.core.plan import budget_total, split_budget
 from dpgui.errors import DpguiError

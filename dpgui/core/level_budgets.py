@@ -17,18 +17,10 @@ import numpy as np
 
 from dpgui.core.noise_mechanisms import mechanism_for
 from dpgui.core.plan import (
-    PrivacySpec,
-    budget_total,
-    check_noise,
-    split_budget,
+    PrivacySpec, budget_total, check_noise, split_budget,
 )
 from dpgui.core.projection import (
-    Span,
-    check_span,
-    prefix_basis,
-    prefix_variances_from_basis,
-    total_coefficients,
-    total_from_coefficients,
+    Span, check_span, prefix_basis, prefix_variances_from_basis, total_coefficients, total_from_coefficients,
 )
 from dpgui.core.simplex import minimise_on_simplex
 from dpgui.core.tree import TreeShape

@@ -54,12 +54,7 @@ import numpy as np
 
 from dpgui.core.accounting import zcdp_rho
 from dpgui.core.missing import (
-    MISSING_BUCKET,
-    MISSING_DROP,
-    MISSING_IMPUTE,
-    MissingRule,
-    check_impute_value,
-    missing_rule_for,
+    MISSING_BUCKET, MISSING_DROP, MISSING_IMPUTE, MissingRule, check_impute_value, missing_rule_for,
 )
 from dpgui.core.noise import MAX_LAPLACE_SCALE
 from dpgui.core.noise_mechanisms import LAPLACE, NoiseMechanism, Sensitivity, mechanism_for, mechanism_named, pure_rho

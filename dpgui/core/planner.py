@@ -24,28 +24,11 @@ import numpy as np
 from dpgui.core.level_budgets import _Objective, level_variance, optimise_budgets
 from dpgui.core.noise_mechanisms import mechanism_for
 from dpgui.core.plan import (
-    ACCURACY_FIRST,
-    NoiseChoice,
-    Plan,
-    PrivacySpec,
-    budget_total,
-    check_noise,
-    equal_budgets,
-    split_budget,
+    ACCURACY_FIRST, NoiseChoice, Plan, PrivacySpec, budget_total, check_noise, equal_budgets, split_budget,
 )
 from dpgui.core.projection import (
-    Span,
-    TotalCoefficients,
-    _gls_block_numerator,
-    _sum_floor_mod,
-    check_span,
-    gls_total_coefficients,
-    last_prefix,
-    max_prefix_variance,
-    prefix_variances,
-    total_coefficients,
-    total_from_coefficients,
-    total_sq_error,
+    Span, TotalCoefficients, _gls_block_numerator, _sum_floor_mod, check_span, gls_total_coefficients, last_prefix,
+    max_prefix_variance, prefix_variances, total_coefficients, total_from_coefficients, total_sq_error,
 )
 from dpgui.core.tree import TreeShape, check_bins
 from dpgui.errors import ParameterError

@@ -46,17 +46,10 @@ from dpgui.core.level_budgets import optimise_budgets
 from dpgui.core.noise_mechanisms import LAPLACE, Sensitivity, mechanism_for
 from dpgui.core.plan import Plan, PrivacySpec, budget_total, check_neighbours, check_noise, equal_budgets, split_budget
 from dpgui.core.planner import (
-    average_margin95,
-    candidate_shapes,
-    margin95,
-    paper_error,
+    average_margin95, candidate_shapes, margin95, paper_error,
 )
 from dpgui.core.projection import (
-    TotalCoefficients,
-    prefix_basis,
-    prefix_variances_from_basis,
-    total_coefficients,
-    total_from_coefficients,
+    TotalCoefficients, prefix_basis, prefix_variances_from_basis, total_coefficients, total_from_coefficients,
 )
 from dpgui.core.quantiles import noise_margin
 from dpgui.core.thinning import peak_envelope

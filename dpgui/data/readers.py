@@ -55,12 +55,7 @@ import pyarrow.types as pat
 
 from dpgui.data.csv_dialect import DetectedDialect, compression_of, detect_dialect, read_head
 from dpgui.data.file_types import (
-    CSV_DELIMITERS,
-    FILE_TYPE_NAMES,
-    SUPPORTED_EXTENSIONS,
-    CsvDialect,
-    TableFormat,
-    format_of_name,
+    CSV_DELIMITERS, FILE_TYPE_NAMES, SUPPORTED_EXTENSIONS, CsvDialect, TableFormat, format_of_name,
 )
 from dpgui.data.stat_files import STAT_FORMATS, stat_record_batches, stat_schema
 from dpgui.errors import Cancelled, DataError, ParameterError

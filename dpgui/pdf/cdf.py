@@ -28,41 +28,16 @@ from dpgui.core.missing import MissingRule
 from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.quantiles import WholeNumbers, missing_interval95, noise_margin, quantiles, whole_number_step
 from dpgui.formatting import (
-    cdf_margin_words,
-    format_delta,
-    format_epsilon,
-    format_fixed,
-    format_level_budget,
-    format_margin_records,
-    format_number,
-    format_percent,
-    format_significant,
-    value_decimals,
+    cdf_margin_words, format_delta, format_epsilon, format_fixed, format_level_budget, format_margin_records,
+    format_number, format_percent, format_significant, value_decimals,
 )
 from dpgui.pdf.cdf_charts import plot_bars, plot_cdf, release_bars
 from dpgui.pdf.markup import (
-    HTML_STYLE,
-    HTML_TABLE,
-    MINISIGN_COMMAND,
-    VERIFY_COMMAND,
-    delta_meaning,
-    html_code,
-    html_rows,
-    html_text,
-    privacy_budget_text,
-    seeded_noise_banner_html,
-    utc_text,
+    HTML_STYLE, HTML_TABLE, MINISIGN_COMMAND, VERIFY_COMMAND, delta_meaning, html_code, html_rows, html_text,
+    privacy_budget_text, seeded_noise_banner_html, utc_text,
 )
 from dpgui.pdf.page import (
-    GREY,
-    INK,
-    RESOLUTION,
-    Canvas,
-    draw_footer,
-    draw_html,
-    draw_test_banner,
-    test_banner_height,
-    write_pdf,
+    GREY, INK, RESOLUTION, Canvas, draw_footer, draw_html, draw_test_banner, test_banner_height, write_pdf,
 )
 from dpgui.report.bundle import source_text
 from dpgui.report.cdf.bundle import ReleaseInfo, focus_json

@@ -26,42 +26,16 @@ from PySide6.QtGui import QColor, QPdfWriter, QPen
 from dpgui.core.hierarchy_errors import LevelErrors, mostly_noise_warnings, released_mostly_noise
 from dpgui.core.margins import MARGIN_NAME
 from dpgui.formatting import (
-    format_delta,
-    format_epsilon,
-    format_level_budget,
-    format_level_margin,
-    format_number,
-    format_relative_margin,
-    format_share_whole,
-    format_significant,
+    format_delta, format_epsilon, format_level_budget, format_level_margin, format_number, format_relative_margin,
+    format_share_whole, format_significant,
 )
 from dpgui.pdf.markup import (
-    CONVERSION_WORDS,
-    HTML_STYLE,
-    HTML_TABLE,
-    MINISIGN_COMMAND,
-    VERIFY_COMMAND,
-    delta_meaning,
-    html_code,
-    html_rows,
-    html_text,
-    privacy_budget_text,
-    seeded_noise_banner_html,
-    utc_text,
+    CONVERSION_WORDS, HTML_STYLE, HTML_TABLE, MINISIGN_COMMAND, VERIFY_COMMAND, delta_meaning, html_code, html_rows,
+    html_text, privacy_budget_text, seeded_noise_banner_html, utc_text,
 )
 from dpgui.pdf.page import (
-    ALERT,
-    GREY,
-    GRID,
-    INK,
-    RESOLUTION,
-    Canvas,
-    draw_footer,
-    draw_html,
-    draw_test_banner,
-    footer_top,
-    test_banner_height,
-    write_pdf,
+    ALERT, GREY, GRID, INK, RESOLUTION, Canvas, draw_footer, draw_html, draw_test_banner, footer_top,
+    test_banner_height, write_pdf,
 )
 from dpgui.report.bundle import source_text
 from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_PRIOR, HierarchyReleaseInfo

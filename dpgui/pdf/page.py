@@ -11,16 +11,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
-    QColor,
-    QFont,
-    QGuiApplication,
-    QPageLayout,
-    QPageSize,
-    QPainter,
-    QPdfWriter,
-    QPen,
-    QTextDocument,
-    QTextOption,
+    QColor, QFont, QGuiApplication, QPageLayout, QPageSize, QPainter, QPdfWriter, QPen, QTextDocument, QTextOption,
 )
 
 from dpgui import __version__

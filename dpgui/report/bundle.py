@@ -42,12 +42,7 @@ from dpgui import __version__
 from dpgui.errors import DataError, ParameterError
 from dpgui.formatting import iso_utc
 from dpgui.report.files import (
-    fsync_directory,
-    parse_json,
-    read_regular_file,
-    remove_stale_temporaries,
-    sha256_regular_file,
-    write_temporary,
+    fsync_directory, parse_json, read_regular_file, remove_stale_temporaries, sha256_regular_file, write_temporary,
 )
 from dpgui.report.migrations import newer_manifest_problem
 from dpgui.report.signing import PublicKey, SecretKey, SignatureError

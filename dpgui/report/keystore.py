@@ -17,12 +17,7 @@ from dpgui.errors import DataError, ParameterError
 from dpgui.report.files import PRIVATE_FILE_MODE, create_file, read_regular_file, write_text_atomic
 from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.signing import (
-    PublicKey,
-    SecretKey,
-    WrongPassphrase,
-    decrypt_secret_key,
-    encrypt_secret_key,
-    generate_key,
+    PublicKey, SecretKey, WrongPassphrase, decrypt_secret_key, encrypt_secret_key, generate_key,
 )
 
 SECRET_SUFFIX = ".key"

@@ -79,11 +79,7 @@ from dpgui.errors import DataError, DpguiError
 from dpgui.report.files import write_text_atomic
 from dpgui.report.migrations import PADDING_KNOWN_ZEROS, PADDING_UNKNOWN, PROJECT_VERSION, upgrade_project
 from dpgui.report.hierarchy.project import (
-    HierarchySettings,
-    ProjectHierarchyRelease,
-    check_source_record,
-    hierarchy_section_json,
-    read_hierarchy_section,
+    HierarchySettings, ProjectHierarchyRelease, check_source_record, hierarchy_section_json, read_hierarchy_section,
 )
 from dpgui.vocabulary import AUTO, CDF_NOISES, CdfConsistency, Objective, StatisticKind, choices
 

@@ -48,13 +48,7 @@ from dpgui.errors import Cancelled, DpguiError
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.cdf.bundle import ReleaseInfo
 from dpgui.report.ledger import (
-    BudgetExceeded,
-    Ledger,
-    NoCapSet,
-    data_fingerprint,
-    datasets_like,
-    is_new_dataset,
-    record_fingerprint,
+    BudgetExceeded, Ledger, NoCapSet, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
 )
 from dpgui.report.publish import Chargeable, charge_text, check_release_budget
 from dpgui.report.signing import SecretKey

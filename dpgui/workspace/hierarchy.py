@@ -33,15 +33,8 @@ import numpy as np
 
 from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrmse
 from dpgui.core.hierarchy import (
-    MAX_LEVELS,
-    MIN_LEVELS,
-    Hierarchy,
-    HierarchyPlan,
-    HierarchyProjection,
-    HierarchyRelease,
-    counts_projected_on,
-    counts_words,
-    plan_hierarchy,
+    MAX_LEVELS, MIN_LEVELS, Hierarchy, HierarchyPlan, HierarchyProjection, HierarchyRelease, counts_projected_on,
+    counts_words, plan_hierarchy,
 )
 from dpgui.core.hierarchy_errors import PlanErrors, margin_curves, plan_errors
 from dpgui.core.noise import RandomSource

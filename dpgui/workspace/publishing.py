@@ -16,11 +16,7 @@ from __future__ import annotations
 from dpgui.report.bundle import check_bundle_folder, check_bundle_target, software_versions
 from dpgui.report.cdf.bundle import default_bundle_name, missing_values_json
 from dpgui.report.hierarchy.bundle import (
-    charge_json,
-    default_hierarchy_bundle_name,
-    errors_json,
-    projection_json,
-    write_hierarchy_csv,
+    charge_json, default_hierarchy_bundle_name, errors_json, projection_json, write_hierarchy_csv,
 )
 from dpgui.report.publish import charge_text
 

@@ -48,12 +48,7 @@ from dpgui.workspace.state import ColumnSettings, ShownRelease, Workspace, Works
 from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.statistics import statistic
 from dpgui.workspace.words import (
-    CONSISTENCY_LABELS,
-    ESTIMATOR_LABELS,
-    NEIGHBOURS_LABELS,
-    escape,
-    friendly,
-    sentence,
+    CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, friendly, sentence,
 )
 
 READ_SHARE = 0.85  # fraction of the progress bar used by reading the file

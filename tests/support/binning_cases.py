@@ -7,9 +7,7 @@ import math
 import numpy as np
 
 from dpgui.data.binning import (
-    KEY_HIGH,
-    KEY_LOW,
-    KEY_MISSING,
+    KEY_HIGH, KEY_LOW, KEY_MISSING,
 )
 from dpgui.data.histogram import _Binner
 

@@ -13,20 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QDialog,
-    QFormLayout,
-    QGroupBox,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QListWidget,
-    QListWidgetItem,
-    QPushButton,
-    QSplitter,
-    QTableView,
-    QVBoxLayout,
-    QWidget,
+    QCheckBox, QDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
+    QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget,
 )
 
 from dpgui.app import text
@@ -40,12 +28,7 @@ from dpgui.data.csv_dialect import default_dialect
 from dpgui.data.file_types import CSV_DECIMALS, CSV_DELIMITERS, CsvDialect
 from dpgui.data.histogram import check_bounds
 from dpgui.data.public_bounds import (
-    WHY_WHOLE_NUMBER_BINS,
-    BoundsSuggestion,
-    find_schema_for,
-    suggest_from_schema,
-    suggest_from_type,
-    whole_number_bins,
+    WHY_WHOLE_NUMBER_BINS, BoundsSuggestion, find_schema_for, suggest_from_schema, suggest_from_type, whole_number_bins,
     whole_number_reason,
 )
 from dpgui.data.source import SourceSpec

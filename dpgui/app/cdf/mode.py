@@ -16,13 +16,7 @@ from typing import Protocol
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QDialog,
-    QFileDialog,
-    QLabel,
-    QMessageBox,
-    QPushButton,
-    QTabWidget,
-    QWidget,
+    QDialog, QFileDialog, QLabel, QMessageBox, QPushButton, QTabWidget, QWidget,
 )
 
 from dpgui.app import text
@@ -42,17 +36,8 @@ from dpgui.report.cdf.csv_export import write_release_csv
 from dpgui.report.files import check_writable, write_text_atomic
 from dpgui.vocabulary import Noise, StatisticKind
 from dpgui.workspace.release import (
-    NOISE_MESSAGE,
-    FirstCapNeeded,
-    Problem,
-    ReleaseController,
-    ReleaseOutcome,
-    ReleaseRequest,
-    authenticate,
-    failure_budget_sentence,
-    new_release_id,
-    release_request,
-    run_release,
+    NOISE_MESSAGE, FirstCapNeeded, Problem, ReleaseController, ReleaseOutcome, ReleaseRequest, authenticate,
+    failure_budget_sentence, new_release_id, release_request, run_release,
 )
 from dpgui.workspace.state import ShownRelease, Workspace
 

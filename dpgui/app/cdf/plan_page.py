@@ -20,16 +20,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QComboBox,
-    QFormLayout,
-    QGroupBox,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QScrollArea,
-    QSpinBox,
-    QSplitter,
-    QVBoxLayout,
+    QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSpinBox, QSplitter, QVBoxLayout,
     QWidget,
 )
 
@@ -41,15 +32,8 @@ from dpgui.app.cdf.missing_rule import MissingRuleControls
 from dpgui.app.cdf.plan_words import noise_words, plan_words
 from dpgui.app.cdf.projection_plots import ProjectionPlots
 from dpgui.app.widgets.fields import (
-    ValidatedField,
-    compact_combo,
-    inline_message,
-    offer_neighbours,
-    parse_delta,
-    parse_epsilon,
-    parse_number,
-    set_buddy,
-    show_inline,
+    ValidatedField, compact_combo, inline_message, offer_neighbours, parse_delta, parse_epsilon, parse_number,
+    set_buddy, show_inline,
 )
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.focus import FocusChoice, FocusOffer

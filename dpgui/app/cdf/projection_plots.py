@@ -23,19 +23,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QCursor, QIcon, QPainter, QPalette, QPixmap, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QButtonGroup,
-    QCheckBox,
-    QGridLayout,
-    QHBoxLayout,
-    QLabel,
-    QLayout,
-    QLayoutItem,
-    QRadioButton,
-    QStackedLayout,
-    QTabWidget,
-    QToolTip,
-    QVBoxLayout,
-    QWidget,
+    QButtonGroup, QCheckBox, QGridLayout, QHBoxLayout, QLabel, QLayout, QLayoutItem, QRadioButton, QStackedLayout,
+    QTabWidget, QToolTip, QVBoxLayout, QWidget,
 )
 
 from dpgui.app.text import escape, format_delta
@@ -44,13 +33,7 @@ from dpgui.app.widgets.style import SERIES_COLOURS, SERIES_NAMES, new_plot, plai
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.projection_curves import (
-    BASELINES,
-    EXACT_POINT_LIMIT,
-    MAX_PADDING,
-    SAMPLED_POINTS,
-    Curve,
-    ProjectedCurves,
-    ProjectionCache,
+    BASELINES, EXACT_POINT_LIMIT, MAX_PADDING, SAMPLED_POINTS, Curve, ProjectedCurves, ProjectionCache,
     effective_branching,
 )
 from dpgui.core.thinning import DRAWN_SLICES

@@ -16,22 +16,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QButtonGroup,
-    QCheckBox,
-    QDoubleSpinBox,
-    QFormLayout,
-    QGroupBox,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QRadioButton,
-    QSizePolicy,
-    QSplitter,
-    QTableView,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
+    QAbstractItemView, QButtonGroup, QCheckBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView,
+    QLabel, QRadioButton, QSizePolicy, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from dpgui.app.text import format_delta
@@ -40,12 +26,7 @@ from dpgui.core.mechanism import Release
 from dpgui.core.missing import MISSING_BUCKET, MISSING_DROP, MISSING_IMPUTE, MISSING_RULE_TEXT, missing_rule_text
 from dpgui.core.quantiles import Quantile, RangeCount, missing_interval95, range_count, whole_number_step
 from dpgui.formatting import (
-    edge_decimals,
-    format_edge,
-    format_epsilon,
-    format_fixed,
-    format_percent,
-    value_decimals,
+    edge_decimals, format_edge, format_epsilon, format_fixed, format_percent, value_decimals,
 )
 from dpgui.vocabulary import Noise
 from dpgui.workspace.results import PROBABILITIES as PROBABILITIES  # the table's rows (tests import it from here)

@@ -23,27 +23,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
-    QBrush,
-    QColor,
-    QFocusEvent,
-    QFontMetrics,
-    QKeyEvent,
-    QLinearGradient,
-    QPainter,
-    QPaintEvent,
-    QPalette,
-    QPen,
+    QBrush, QColor, QFocusEvent, QFontMetrics, QKeyEvent, QLinearGradient, QPainter, QPaintEvent, QPalette, QPen,
     QPolygonF,
 )
 from PySide6.QtWidgets import (
-    QApplication,
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QSizePolicy,
-    QVBoxLayout,
-    QWidget,
+    QApplication, QComboBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget,
 )
 
 from dpgui.app.cdf.tree_levels import PADDING_COLOUR, TreeLevels, level_fill, padding_brushes, scale_max

@@ -8,15 +8,7 @@ from functools import partial
 from pathlib import Path
 
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QDialog,
-    QDialogButtonBox,
-    QFileDialog,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QRadioButton,
-    QVBoxLayout,
+    QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QRadioButton, QVBoxLayout,
     QWidget,
 )
 
@@ -25,11 +17,7 @@ from dpgui.app.widgets.fields import inline_message, show_inline
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.data.file_types import TABLE_FILTER
 from dpgui.data.public_bounds import (
-    WHY_NOT_CONFIDENTIAL,
-    BoundsSuggestion,
-    find_schema_for,
-    suggest_from_reference,
-    suggest_from_schema,
+    WHY_NOT_CONFIDENTIAL, BoundsSuggestion, find_schema_for, suggest_from_reference, suggest_from_schema,
     suggest_from_type,
 )
 from dpgui.data.table import ColumnInfo

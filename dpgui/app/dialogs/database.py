@@ -16,23 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QThread, Signal
 from PySide6.QtWidgets import (
-    QButtonGroup,
-    QCheckBox,
-    QDialog,
-    QDialogButtonBox,
-    QFileDialog,
-    QFormLayout,
-    QHBoxLayout,
-    QInputDialog,
-    QLabel,
-    QLineEdit,
-    QPlainTextEdit,
-    QPushButton,
-    QRadioButton,
-    QSizePolicy,
-    QTableView,
-    QVBoxLayout,
-    QWidget,
+    QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QInputDialog, QLabel,
+    QLineEdit, QPlainTextEdit, QPushButton, QRadioButton, QSizePolicy, QTableView, QVBoxLayout, QWidget,
 )
 
 from dpgui.app import text

@@ -12,37 +12,16 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QFont, QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QDialog,
-    QDialogButtonBox,
-    QFileDialog,
-    QFormLayout,
-    QHBoxLayout,
-    QHeaderView,
-    QInputDialog,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
-    QVBoxLayout,
-    QWidget,
+    QAbstractItemView, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QHeaderView, QInputDialog,
+    QLabel, QLineEdit, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
 from dpgui.app.text import friendly, plain_text
 from dpgui.app.widgets.fields import StatusLine, StatusMessages, grow_to_fit, inline_message, show_inline
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.report.keystore import (
-    PUBLIC_SUFFIX,
-    SECRET_SUFFIX,
-    KeyEntry,
-    KeyFiles,
-    create_key,
-    export_public_key,
-    import_public_key,
-    import_secret_key,
-    keys_dir,
-    list_keys,
+    PUBLIC_SUFFIX, SECRET_SUFFIX, KeyEntry, KeyFiles, create_key, export_public_key, import_public_key,
+    import_secret_key, keys_dir, list_keys,
 )
 from dpgui.report.signing import MIN_PASSPHRASE_CHARS
 

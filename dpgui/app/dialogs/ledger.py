@@ -19,33 +19,13 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette, QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QDialog,
-    QDialogButtonBox,
-    QFormLayout,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QLineEdit,
-    QMessageBox,
-    QProgressBar,
-    QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
+    QAbstractItemView, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMessageBox,
+    QProgressBar, QPushButton, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from dpgui.app.text import friendly, plain_text
 from dpgui.app.widgets.fields import (
-    StatusLine,
-    StatusMessages,
-    ValidatedField,
-    grow_to_fit,
-    inline_message,
-    parse_number,
-    show_inline,
+    StatusLine, StatusMessages, ValidatedField, grow_to_fit, inline_message, parse_number, show_inline,
 )
 from dpgui.app.widgets.style import is_dark
 from dpgui.errors import DpguiError, ParameterError

@@ -18,19 +18,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox,
-    QDialog,
-    QDialogButtonBox,
-    QFileDialog,
-    QFormLayout,
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QScrollArea,
-    QVBoxLayout,
-    QWidget,
+    QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+    QScrollArea, QVBoxLayout, QWidget,
 )
 
 from dpgui.app.text import NEIGHBOURS_LABELS, friendly, plain_text, sentence

@@ -30,24 +30,8 @@ import numpy as np
 import shiboken6
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QFileDialog,
-    QFormLayout,
-    QGroupBox,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QScrollArea,
-    QSpinBox,
-    QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
+    QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton,
+    QScrollArea, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from dpgui.app import text
@@ -55,45 +39,20 @@ from dpgui.app.hierarchy.errors_view import ERROR_HEADERS, ERROR_TIPS, MarginCur
 from dpgui.app.hierarchy.release_step import HierarchyReleaseStep, HierarchyWindow
 from dpgui.app.hierarchy.tree import HierarchyTreeView, level_unit
 from dpgui.app.widgets.fields import (
-    ValidatedField,
-    inline_message,
-    offer_neighbours,
-    parse_delta,
-    parse_epsilon,
-    parse_number,
-    set_buddy,
-    show_inline,
+    ValidatedField, inline_message, offer_neighbours, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
 )
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.hierarchy import (
-    Hierarchy,
-    HierarchyPlan,
-    check_assumed_records,
-    downstream_projection,
+    Hierarchy, HierarchyPlan, check_assumed_records, downstream_projection,
 )
 from dpgui.data.source import PasswordPrompt
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
 from dpgui.vocabulary import Allocation, Neighbours, Noise, PriorSource, StatisticKind
 from dpgui.workspace.hierarchy import (
-    ALLOCATION_LABELS,
-    CATEGORIES_PUBLIC_LABEL,
-    CATEGORIES_PUBLISHED,
-    CONSISTENCY_LABELS,
-    COUNTS_FROM_DATA_WARNING,
-    NOISE_LABELS,
-    Data,
-    HierarchyChoice,
-    HierarchyWorkspace,
-    LoadedHierarchy,
-    PlannedHierarchy,
-    data_file,
-    data_name,
-    data_spec,
-    level_choices,
-    load_hierarchy,
-    plan_and_project,
-    share_budget,
+    ALLOCATION_LABELS, CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS, COUNTS_FROM_DATA_WARNING,
+    NOISE_LABELS, Data, HierarchyChoice, HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy, data_file, data_name,
+    data_spec, level_choices, load_hierarchy, plan_and_project, share_budget,
 )
 from dpgui.workspace.session import same_data
 from dpgui.workspace.state import Workspace

@@ -17,15 +17,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QSplitter,
-    QTreeView,
-    QVBoxLayout,
-    QWidget,
+    QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QSplitter, QTreeView, QVBoxLayout, QWidget,
 )
 
 from dpgui.app.text import plain_text

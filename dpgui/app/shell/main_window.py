@@ -15,21 +15,8 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QApplication,
-    QDialog,
-    QFileDialog,
-    QHBoxLayout,
-    QLabel,
-    QMainWindow,
-    QMessageBox,
-    QProgressBar,
-    QPushButton,
-    QRadioButton,
-    QStackedWidget,
-    QTabWidget,
-    QToolBar,
-    QVBoxLayout,
-    QWidget,
+    QApplication, QDialog, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressBar, QPushButton,
+    QRadioButton, QStackedWidget, QTabWidget, QToolBar, QVBoxLayout, QWidget,
 )
 
 from dpgui import __version__
@@ -43,9 +30,7 @@ from dpgui.app.cdf.tree_view import BinTreeView
 from dpgui.app.dialogs.database import DatabaseDialog, OpenedSource, SessionPasswords, open_and_look
 from dpgui.app.dialogs.dataset import NewDatasetDialog
 from dpgui.app.dialogs.export import (
-    BundleExportDialog,
-    exported_box,
-    remember_export_folder,
+    BundleExportDialog, exported_box, remember_export_folder,
 )
 from dpgui.app.dialogs.keys import KeyManagerDialog
 from dpgui.app.dialogs.ledger import LedgerDialog

@@ -56,11 +56,7 @@ from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.mode import StatisticMode
 from dpgui.app.shell.left_behind import LeftBehind
 from dpgui.app.shell.project_questions import (
-    LocatePrompt,
-    RestorePrompt,
-    locate_prompt,
-    restore_prompt,
-    save_changes_prompt,
+    LocatePrompt, RestorePrompt, locate_prompt, restore_prompt, save_changes_prompt,
 )
 from dpgui.app.shell.session_releases import SessionController
 from dpgui.app.workers import Worker, WorkerPool
@@ -71,13 +67,7 @@ from dpgui.errors import DpguiError
 from dpgui.report.files import write_text_atomic
 from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.project_file import (
-    PROJECT_SUFFIX,
-    MissingDataFile,
-    Project,
-    ProjectRelease,
-    load_project,
-    project_data_file,
-    save_project,
+    PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, load_project, project_data_file, save_project,
 )
 from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.hierarchy import HierarchyChoice

@@ -27,19 +27,8 @@ from typing import Protocol
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QDialog,
-    QDialogButtonBox,
-    QHeaderView,
-    QLabel,
-    QMenu,
-    QMessageBox,
-    QPushButton,
-    QStatusBar,
-    QTableWidget,
-    QTableWidgetItem,
-    QVBoxLayout,
-    QWidget,
+    QAbstractItemView, QDialog, QDialogButtonBox, QHeaderView, QLabel, QMenu, QMessageBox, QPushButton, QStatusBar,
+    QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
 from dpgui.app import text

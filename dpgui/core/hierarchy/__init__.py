@@ -58,50 +58,23 @@ room a name lives in.
 from __future__ import annotations
 
 from dpgui.core.hierarchy.downstream import (
-    DOWNSTREAM_WEIGHTS,
-    DownstreamFigure,
-    downstream_allocation,
-    downstream_projection,
+    DOWNSTREAM_WEIGHTS, DownstreamFigure, downstream_allocation, downstream_projection,
 )
 from dpgui.core.hierarchy.plan import (
-    MAX_ASSUMED_RECORDS,
-    MAX_LEVEL_WEIGHT,
-    MIN_LEVEL_WEIGHT,
-    HierarchyPlan,
-    assumed_levels,
-    check_assumed_records,
+    MAX_ASSUMED_RECORDS, MAX_LEVEL_WEIGHT, MIN_LEVEL_WEIGHT, HierarchyPlan, assumed_levels, check_assumed_records,
 )
 from dpgui.core.hierarchy.planner import plan_hierarchy
 from dpgui.core.hierarchy.projection import (
-    NOISE_ONLY_METHOD,
-    PROJECTION_DRAWS,
-    HierarchyProjection,
-    LevelProjection,
-    counts_projected_on,
-    counts_words,
-    noise_only_projection,
-    project_hierarchy,
-    projection_trials,
-    simulate_hierarchy,
+    NOISE_ONLY_METHOD, PROJECTION_DRAWS, HierarchyProjection, LevelProjection, counts_projected_on, counts_words,
+    noise_only_projection, project_hierarchy, projection_trials, simulate_hierarchy,
 )
 from dpgui.core.hierarchy.release import INTERVAL_LEVEL, HierarchyRelease, release_hierarchy
 from dpgui.core.hierarchy.tree import (
-    MAX_LEVELS,
-    MAX_NODES_PER_LEVEL,
-    MIN_LEVELS,
-    PATH_SEPARATOR,
-    Hierarchy,
-    label_order_key,
+    MAX_LEVELS, MAX_NODES_PER_LEVEL, MIN_LEVELS, PATH_SEPARATOR, Hierarchy, label_order_key,
 )
 from dpgui.core.hierarchy_budget import (
-    clamped_discrete_gaussian_moments,
-    clamped_discrete_laplace_moments,
-    clamped_laplace_bias,
-    clamped_laplace_mse,
-    clamped_laplace_variance,
-    least_budget_for_target,
-    optimal_allocation,
-    weighted_mse,
+    clamped_discrete_gaussian_moments, clamped_discrete_laplace_moments, clamped_laplace_bias, clamped_laplace_mse,
+    clamped_laplace_variance, least_budget_for_target, optimal_allocation, weighted_mse,
 )
 
 __all__ = [

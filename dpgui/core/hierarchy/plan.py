@@ -13,8 +13,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from dpgui.core.counting_trees import (
-    MultiplicativeParams,
-    multiplicative_privacy,
+    MultiplicativeParams, multiplicative_privacy,
 )
 from dpgui.core.hierarchy.tree import MAX_LEVELS, MIN_LEVELS, Hierarchy
 from dpgui.core.noise_mechanisms import NoiseMechanism, mechanism_for, round_up_float

@@ -12,33 +12,19 @@ import numpy as np
 import numpy.typing as npt
 
 from dpgui.core.counting_trees import (
-    multiplicative_params,
-    recommend_alpha_mechanism,
+    multiplicative_params, recommend_alpha_mechanism,
 )
 from dpgui.core.hierarchy.plan import (
-    MAX_LEVEL_WEIGHT,
-    MIN_LEVEL_WEIGHT,
-    HierarchyPlan,
-    _check_choice,
-    _check_level_sizes,
-    _member,
-    _usable_weight,
-    assumed_levels,
-    check_assumed_records,
+    MAX_LEVEL_WEIGHT, MIN_LEVEL_WEIGHT, HierarchyPlan, _check_choice, _check_level_sizes, _member, _usable_weight,
+    assumed_levels, check_assumed_records,
 )
 from dpgui.core.hierarchy.projection import (
-    _check_prior,
-    _closed_form_levels,
-    _weighted,
-    counts_projected_on,
-    project_hierarchy,
-    projection_trials,
+    _check_prior, _closed_form_levels, _weighted, counts_projected_on, project_hierarchy, projection_trials,
 )
 from dpgui.core.hierarchy.release import INTERVAL_LEVEL
 from dpgui.core.hierarchy.tree import Hierarchy
 from dpgui.core.hierarchy_budget import (
-    least_budget_for_target,
-    optimal_allocation,
+    least_budget_for_target, optimal_allocation,
 )
 from dpgui.core.noise_mechanisms import mechanism_for
 from dpgui.core.plan import PrivacySpec, budget_total, split_budget

@@ -15,8 +15,7 @@ from dpgui.core.hierarchy.plan import HierarchyPlan
 from dpgui.core.hierarchy.release import _forest_release, _release_counts
 from dpgui.core.hierarchy.tree import Hierarchy
 from dpgui.core.hierarchy_budget import (
-    clamped_discrete_gaussian_moments,
-    clamped_discrete_laplace_moments,
+    clamped_discrete_gaussian_moments, clamped_discrete_laplace_moments,
 )
 from dpgui.core.noise import SeededRandom
 from dpgui.core.quantiles import noise_margin

@@ -11,8 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpgui.core.counting_trees import (
-    multiplicative_intervals,
-    release_multiplicative,
+    multiplicative_intervals, release_multiplicative,
 )
 from dpgui.core.hierarchy.plan import HierarchyPlan
 from dpgui.core.hierarchy.tree import Hierarchy

@@ -28,12 +28,7 @@ from dpgui.core.hierarchy import PATH_SEPARATOR  # one definition: the engine re
 from dpgui.errors import DataError
 from dpgui.formatting import iso_utc, utc_stamp
 from dpgui.report.bundle import (
-    SECURE_SOURCE,
-    SOURCE_SCHEMA_VERSION,
-    BundlePaths,
-    check_bundle_target,
-    sha256_hex,
-    software_versions,
+    SECURE_SOURCE, SOURCE_SCHEMA_VERSION, BundlePaths, check_bundle_target, sha256_hex, software_versions,
     write_signed_files,
 )
 from dpgui.report.files import write_text_atomic

@@ -45,13 +45,7 @@ import numpy as np
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.hierarchy.bundle import NODE_LIST_SOURCES, HierarchyReleaseInfo
 from dpgui.vocabulary import (
-    AUTO,
-    HIERARCHY_NOISES,
-    Allocation,
-    HierarchyConsistency,
-    Neighbours,
-    StatisticKind,
-    choices,
+    AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, StatisticKind, choices,
 )
 
 if TYPE_CHECKING:

@@ -26,11 +26,7 @@ from dpgui.report.bundle import BundlePaths
 from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo, hierarchy_sha256, write_hierarchy_bundle
 from dpgui.report.ledger import Ledger, new_release_id
 from dpgui.report.publish import (
-    check_row_count_public,
-    check_signed_row_count,
-    confirm_recorded_release,
-    levels_sha256,
-    spend_then_release,
+    check_row_count_public, check_signed_row_count, confirm_recorded_release, levels_sha256, spend_then_release,
     write_and_record_bundle,
 )
 from dpgui.report.signing import SecretKey

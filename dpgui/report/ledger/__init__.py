@@ -13,26 +13,12 @@ here.
 from __future__ import annotations
 
 from dpgui.report.ledger.identity import (
-    data_fingerprint,
-    datasets_like,
-    default_dataset_name,
-    is_new_dataset,
-    record_fingerprint,
+    data_fingerprint, datasets_like, default_dataset_name, is_new_dataset, record_fingerprint,
 )
 from dpgui.report.ledger.schema import LEDGER_FILENAME, SCHEMA_VERSION, default_ledger_path
 from dpgui.report.ledger.store import (
-    BudgetExceeded,
-    CapBelowSpent,
-    CapChange,
-    Ledger,
-    NoCapSet,
-    ReasonNeeded,
-    ReleaseEntry,
-    ReleaseOutput,
-    Spent,
-    Totals,
-    new_release_id,
-    spent_epsilon,
+    BudgetExceeded, CapBelowSpent, CapChange, Ledger, NoCapSet, ReasonNeeded, ReleaseEntry, ReleaseOutput, Spent,
+    Totals, new_release_id, spent_epsilon,
 )
 
 __all__ = [

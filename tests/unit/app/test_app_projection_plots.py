@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 
 from dpgui.app.cdf.projection_plots import (
-    REFINE_DELAY_MS,
-    ProjectionPlots,
-    connect_within_runs,
+    REFINE_DELAY_MS, ProjectionPlots, connect_within_runs,
 )
 from dpgui.app.widgets.style import log_tick_labels
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget

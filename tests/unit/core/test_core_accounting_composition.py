@@ -17,13 +17,7 @@ import numpy as np
 import pytest
 
 from dpgui.core.accounting import (
-    RELATIVE_TOLERANCE,
-    Accounting,
-    Shortfall,
-    compose,
-    largest_fitting_epsilon,
-    shortfall,
-    within_cap,
+    RELATIVE_TOLERANCE, Accounting, Shortfall, compose, largest_fitting_epsilon, shortfall, within_cap,
 )
 from dpgui.core.hierarchy import HierarchyPlan
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets

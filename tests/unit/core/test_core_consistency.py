@@ -8,11 +8,7 @@ import numpy as np
 import pytest
 
 from dpgui.core.consistency import (
-    consistency_objective,
-    consistent_l1,
-    consistent_l2,
-    make_consistent,
-    trellis_consistency,
+    consistency_objective, consistent_l1, consistent_l2, make_consistent, trellis_consistency,
 )
 from dpgui.errors import ParameterError
 

@@ -10,11 +10,7 @@ import numpy as np
 import pytest
 
 from dpgui.core.focus import (
-    WORTH_IT,
-    focus_offer,
-    parse_interval,
-    preset_interval,
-    value_span,
+    WORTH_IT, focus_offer, parse_interval, preset_interval, value_span,
 )
 from dpgui.core.plan import Plan, PrivacySpec, split_budget
 from dpgui.core.level_budgets import optimise_budgets

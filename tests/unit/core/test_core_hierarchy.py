@@ -11,14 +11,8 @@ import pytest
 from dpgui.core import hierarchy as hmod
 from dpgui.core.hierarchy import tree as hierarchy_tree
 from dpgui.core.hierarchy import (
-    Hierarchy,
-    HierarchyPlan,
-    clamped_discrete_laplace_moments,
-    downstream_allocation,
-    plan_hierarchy,
-    project_hierarchy,
-    release_hierarchy,
-    simulate_hierarchy,
+    Hierarchy, HierarchyPlan, clamped_discrete_laplace_moments, downstream_allocation, plan_hierarchy,
+    project_hierarchy, release_hierarchy, simulate_hierarchy,
 )
 from dpgui.core.noise import SecureRandom, SeededRandom, laplace_scale
 from dpgui.core.plan import PrivacySpec

@@ -15,13 +15,8 @@ import pytest
 
 from dpgui.core import hierarchy_budget as hb
 from dpgui.core.hierarchy_budget import (
-    clamped_discrete_gaussian_moments,
-    clamped_discrete_laplace_moments,
-    clamped_laplace_bias,
-    clamped_laplace_mse,
-    clamped_laplace_variance,
-    level_mse,
-    level_mse_slope,
+    clamped_discrete_gaussian_moments, clamped_discrete_laplace_moments, clamped_laplace_bias, clamped_laplace_mse,
+    clamped_laplace_variance, level_mse, level_mse_slope,
 )
 from dpgui.core.noise import SeededRandom, discrete_gaussian_pmf, sample_discrete_gaussian, sample_discrete_laplace
 from dpgui.core.plan import PrivacySpec

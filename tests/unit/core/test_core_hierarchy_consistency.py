@@ -14,11 +14,7 @@ import numpy as np
 import pytest
 
 from dpgui.core.hierarchy_consistency import (
-    gls_consistent,
-    gls_estimate,
-    gls_node_variances,
-    integer_simplex_projection,
-    topdown_consistent,
+    gls_consistent, gls_estimate, gls_node_variances, integer_simplex_projection, topdown_consistent,
 )
 from dpgui.errors import ParameterError
 

@@ -21,13 +21,7 @@ import pytest
 
 from dpgui.core.noise import SeededRandom
 from dpgui.core.noise_mechanisms import (
-    GAUSSIAN,
-    LAPLACE,
-    Sensitivity,
-    mechanism_for,
-    mechanism_named,
-    pure_rho,
-    round_up_float,
+    GAUSSIAN, LAPLACE, Sensitivity, mechanism_for, mechanism_named, pure_rho, round_up_float,
 )
 from dpgui.vocabulary import Charge, Noise
 

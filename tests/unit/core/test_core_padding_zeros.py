@@ -19,15 +19,8 @@ from dpgui.core.mechanism import add_noise, estimate_cumulative
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec, budget_total, split_budget
 from dpgui.core.projection import (
-    gls_eigenvalues,
-    gls_total_coefficients,
-    has_padding,
-    interval_variance,
-    prefix_basis,
-    prefix_variances,
-    total_coefficients,
-    total_from_coefficients,
-    total_sq_error,
+    gls_eigenvalues, gls_total_coefficients, has_padding, interval_variance, prefix_basis, prefix_variances,
+    total_coefficients, total_from_coefficients, total_sq_error,
 )
 from dpgui.core.simulation import SimulationResult, simulate
 from dpgui.core.synthetic import synthetic_counts

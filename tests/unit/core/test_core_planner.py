@@ -12,12 +12,7 @@ from scipy.optimize import minimize
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
 from dpgui.core.level_budgets import _Objective, optimise_budgets
 from dpgui.core.planner import (
-    auto_plan,
-    baselines,
-    candidate_shapes,
-    paper_best_shape,
-    theorem_iv2_branching,
-    theorem_iv2_budgets,
+    auto_plan, baselines, candidate_shapes, paper_best_shape, theorem_iv2_branching, theorem_iv2_budgets,
 )
 from dpgui.core.projection import prefix_variances, total_sq_error
 from dpgui.core.tree import TreeShape, beta_star

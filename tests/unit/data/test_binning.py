@@ -13,13 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from dpgui.data.binning import (
-    KEY_HIGH,
-    KEY_LOW,
-    KEY_MISSING,
-    KEY_NOT_NUMBER,
-    bin_key_sql,
-    float_literal,
-    histogram_from_keys,
+    KEY_HIGH, KEY_LOW, KEY_MISSING, KEY_NOT_NUMBER, bin_key_sql, float_literal, histogram_from_keys,
 )
 from dpgui.data.histogram import column_histogram, values_histogram
 from dpgui.errors import DataError, ParameterError

@@ -7,13 +7,7 @@ import pytest
 from dpgui.core.missing import MISSING_POLICIES, MISSING_RULE_TEXT, MISSING_RULES, missing_rule_for
 from dpgui.core.tree import MAX_BINS, MIN_BINS, check_bins
 from dpgui.data.file_types import (
-    FILE_FILTER,
-    FILE_TYPE_NAMES,
-    FILE_TYPES,
-    SUPPORTED_EXTENSIONS,
-    TABLE_FILTER,
-    USE_A_SUPPORTED_FILE,
-    format_of_name,
+    FILE_FILTER, FILE_TYPE_NAMES, FILE_TYPES, SUPPORTED_EXTENSIONS, TABLE_FILTER, USE_A_SUPPORTED_FILE, format_of_name,
     is_supported_file_name,
 )
 from dpgui.data.readers import check_table_file

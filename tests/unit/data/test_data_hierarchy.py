@@ -13,12 +13,7 @@ import pytest
 
 from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL, Hierarchy
 from dpgui.data.hierarchy import (
-    HIERARCHY_SAMPLE_LEVELS,
-    PathCounts,
-    count_paths,
-    hierarchy_sample_path,
-    level_value_counts,
-    read_prior,
+    HIERARCHY_SAMPLE_LEVELS, PathCounts, count_paths, hierarchy_sample_path, level_value_counts, read_prior,
 )
 from dpgui.data.sample import sample_dataset_path
 from dpgui.errors import Cancelled, DataError, ParameterError

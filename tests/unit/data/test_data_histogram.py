@@ -21,9 +21,7 @@ from hypothesis import strategies as st
 
 from dpgui.core.tree import MAX_BINS
 from dpgui.data.histogram import (
-    ColumnHistogram,
-    column_histogram,
-    values_histogram,
+    ColumnHistogram, column_histogram, values_histogram,
 )
 from dpgui.data.readers import list_columns
 from dpgui.errors import Cancelled, DataError, ParameterError

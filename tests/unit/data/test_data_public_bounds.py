@@ -11,11 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from dpgui.data.public_bounds import (
-    WHY_NOT_CONFIDENTIAL,
-    BoundsSuggestion,
-    find_schema_for,
-    suggest_from_reference,
-    suggest_from_schema,
+    WHY_NOT_CONFIDENTIAL, BoundsSuggestion, find_schema_for, suggest_from_reference, suggest_from_schema,
     suggest_from_type,
 )
 from dpgui.data.table import ColumnInfo

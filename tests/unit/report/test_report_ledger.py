@@ -21,16 +21,8 @@ import pytest
 from dpgui.core.accounting import Shortfall, zcdp_epsilon, zcdp_rho
 from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.ledger import (
-    LEDGER_FILENAME,
-    SCHEMA_VERSION,
-    BudgetExceeded,
-    CapBelowSpent,
-    CapChange,
-    Ledger,
-    NoCapSet,
-    ReasonNeeded,
-    ReleaseEntry,
-    Totals,
+    LEDGER_FILENAME, SCHEMA_VERSION, BudgetExceeded, CapBelowSpent, CapChange, Ledger, NoCapSet, ReasonNeeded,
+    ReleaseEntry, Totals,
 )
 from dpgui.workspace.ledger_words import worded
 
