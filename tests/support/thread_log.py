@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication
 import dpgui.app.shell.main_window as main_window_module
 import dpgui.app.cdf.plan_page as plan_page_module
 import dpgui.app.shell.project as project_module
-import dpgui.workspace.flow as flow_module
+import dpgui.workspace.statistics.cdf as cdf_statistic_module
 import dpgui.workspace.planning as planning_module
 from dpgui.app.cdf.projection_plots import ProjectionCache
 from dpgui.data.file_source import FileSource
@@ -32,7 +32,7 @@ SLOW_STEPS: tuple[tuple[Any, str], ...] = (
     (ProjectionCache, "project"),  # the projected error of plots (a)–(c)
     (ProjectionCache, "refine"),  # plot (c)'s tuned curve
     (FileSource, "histogram"),  # reading the column for a release (through dpgui.data.source)
-    (flow_module, "spend_and_release"),  # the ledger spend, the noise and the estimation
+    (cdf_statistic_module, "spend_and_release"),  # the ledger spend, the noise and the estimation
     (project_module, "_write_autosave"),  # the workspace's autosave
 )
 
