@@ -2,7 +2,7 @@
 source and kind of statistic that a plan, a project file, a manifest, the ledger or the command line
 names. Standard library only, so every layer (the engine included) may import it.
 
-Each enum is a :class:`Name`: a ``str`` equal to its *wire token* (``Noise.GAUSSIAN == "gaussian"``), the
+Each enum is a :class:`Name`: a ``str`` equal to its *wire token* (the token of ``Noise.GAUSSIAN`` is ``gaussian``), the
 word that files and ``--options`` have always held, so a value read from a file compares equal to the
 member and is written back unchanged. Code compares with the members (``plan.noise is Noise.GAUSSIAN`` or
 ``== Noise.GAUSSIAN``), never with a quoted word; the words shown to people live in :attr:`Name.words`

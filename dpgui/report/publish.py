@@ -49,7 +49,7 @@ class Chargeable(Protocol):
 def check_release_budget(ledger: Ledger, dataset: str, plan: Chargeable) -> Totals:
     """Would a release with ``plan`` fit ``dataset``'s cap now? Reads only; call it before reading
     any data. Returns the current totals, or raises :class:`~dpgui.report.ledger.NoCapSet` /
-    :class:`~dpgui.report.ledger.BudgetExceeded` (``short_of == "cap_delta"``: a Gaussian release and
+    :class:`~dpgui.report.ledger.BudgetExceeded` (``short_of is Shortfall.CAP_DELTA``: a Gaussian release and
     a cap with δ = 0, whose fix is to raise the cap's δ) exactly as the spend would: both use
     :meth:`Plan.ledger_charge`, so the check and the spend can never disagree."""
     return ledger.check_spend(dataset, *plan.ledger_charge())
