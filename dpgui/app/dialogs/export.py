@@ -27,7 +27,7 @@ from dpgui.app.text import friendly, plain_text
 from dpgui.app.widgets.fields import inline_message, show_inline
 from dpgui.core.mechanism import Release
 from dpgui.errors import DpguiError
-from dpgui.pdf.cdf import render_release_pdf
+from dpgui.pdf.sections import report_pdf
 from dpgui.report.bundle import BundlePaths, check_bundle_name, check_bundle_target
 from dpgui.report.cdf.bundle import ReleaseInfo, default_bundle_name
 from dpgui.report.files import check_outside_input_folders
@@ -36,6 +36,7 @@ from dpgui.report.ledger import Ledger
 from dpgui.report.publish import BundleNotRecorded
 from dpgui.report.cdf.publish import sign_release
 from dpgui.report.signing import SecretKey
+from dpgui.vocabulary import StatisticKind
 
 EXPORT_HELP = (
     "Writes four files: the released numbers (.csv), a readable report (.pdf), a manifest of the "
@@ -246,5 +247,5 @@ class ExportDialog(BundleExportDialog):
         self.release_id, self.dataset = info.release_id, info.dataset
 
     def sign_bundle(self, ledger: Ledger, folder: str, name: str, key: SecretKey) -> BundlePaths:
-        pdf = render_release_pdf(self._release, self._info, key.public_key.key_id_hex)
+        pdf = report_pdf(StatisticKind.CDF, self._release, self._info, key.public_key.key_id_hex)
         return sign_release(ledger, folder, name, self._release, self._info, pdf, key)

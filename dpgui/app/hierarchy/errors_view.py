@@ -23,7 +23,8 @@ from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.hierarchy_errors import LevelErrors, basis_words
 from dpgui.core.margins import MARGIN_NAME
 from dpgui.formatting import format_level_margin, format_parameter, format_relative_margin, format_share_whole
-from dpgui.workspace.hierarchy import LoadedHierarchy, PlannedHierarchy, error_curves
+from dpgui.workspace.hierarchy import error_curves
+from dpgui.workspace.hierarchy_planning import LoadedHierarchy, PlannedHierarchy
 from dpgui.workspace.words import escape
 
 __all__ = ["ERROR_HEADERS", "ERROR_TIPS", "LEVEL_COLOURS", "MarginCurves", "level_error_cells", "plan_error_words"]

@@ -17,6 +17,7 @@ from dpgui.report.bundle import BundlePaths
 from dpgui.report.hierarchy.bundle import default_hierarchy_bundle_name, errors_json
 from dpgui.report.ledger import Ledger
 from dpgui.report.signing import SecretKey
+from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.hierarchy import HierarchyOutcome
 
 
@@ -41,10 +42,10 @@ class HierarchyExportDialog(BundleExportDialog):
 
     def sign_bundle(self, ledger: Ledger, folder: str, name: str, key: SecretKey) -> BundlePaths:
         """The PDF with the published projection, then :func:`~dpgui.report.hierarchy.publish.sign_hierarchy_release`."""
-        from dpgui.pdf.hierarchy import render_hierarchy_pdf
+        from dpgui.pdf.sections import report_pdf
         from dpgui.report.hierarchy.publish import sign_hierarchy_release
 
         release, info = self.outcome.release, self.outcome.info
         projection = self.published_projection()
-        pdf = render_hierarchy_pdf(release, info, projection, key.public_key.key_id_hex)
+        pdf = report_pdf(StatisticKind.HIERARCHY, release, info, key.public_key.key_id_hex, projection)
         return sign_hierarchy_release(ledger, folder, name, release, info, pdf, key, projection)

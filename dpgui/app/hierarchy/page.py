@@ -50,12 +50,16 @@ from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
 from dpgui.vocabulary import Allocation, Neighbours, Noise, PriorSource, StatisticKind
 from dpgui.workspace.hierarchy import (
-    ALLOCATION_LABELS, CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS, COUNTS_FROM_DATA_WARNING,
-    NOISE_LABELS, Data, HierarchyChoice, HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy, data_file, data_name,
-    data_spec, level_choices, load_hierarchy, plan_and_project, share_budget,
+    CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, COUNTS_FROM_DATA_WARNING, HierarchyWorkspace, data_file, data_name,
+    data_spec, level_choices, load_hierarchy,
+)
+from dpgui.workspace.hierarchy_planning import (
+    ALLOCATION_LABELS, CONSISTENCY_LABELS, NOISE_LABELS, Data, HierarchyChoice, HierarchyPlanRequest, LoadedHierarchy,
+    PlannedHierarchy, share_budget,
 )
 from dpgui.workspace.session import same_data
 from dpgui.workspace.state import Workspace
+from dpgui.workspace.statistics.hierarchy import HIERARCHY
 from dpgui.workspace.words import NEIGHBOURS_LABELS, escape, sentence
 
 NONE_ITEM = "— none —"
@@ -102,6 +106,12 @@ def _parse_target(raw: str) -> float:
 
 DOWNSTREAM_NAMES = {"log": "log(1 + share) (favours small groups)", "linear": "share", "quadratic": "share²"}
 DOWNSTREAM_TRIALS = 200
+
+
+def plan_task(request: HierarchyPlanRequest, progress: Any, should_cancel: Any) -> PlannedHierarchy:
+    """The plan of ``request`` through the statistic seam (:meth:`HierarchyStatistic.plan
+    <dpgui.workspace.statistics.hierarchy.HierarchyStatistic.plan>`), with what the plan step shows (worker thread)."""
+    return HIERARCHY.plan(request, progress, should_cancel).detail
 
 
 def downstream_task(loaded: LoadedHierarchy, plan: HierarchyPlan, level: int, node: int, progress: Any,
@@ -772,7 +782,7 @@ class HierarchyMode(QWidget):
         show_inline(self.plan_message, "")
         self.summary.setText("Planning…")
         self.state_ws.update(busy="planning")
-        worker = Worker(plan_and_project, state.loaded, state.choice)
+        worker = Worker(plan_task, HierarchyPlanRequest(state.loaded, state.choice))
         worker.connect_to(self, finished=partial(self._on_planned, worker), failed=partial(self._on_plan_failed, worker),
                           cancelled=partial(self._on_plan_cancelled, worker))
         self._plan_worker = worker

@@ -70,7 +70,7 @@ from dpgui.report.project_file import (
     PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, load_project, project_data_file, save_project,
 )
 from dpgui.vocabulary import StatisticKind
-from dpgui.workspace.hierarchy import HierarchyChoice
+from dpgui.workspace.hierarchy_planning import HierarchyChoice
 from dpgui.workspace.hierarchy_project import choice_of_settings, restored_outcome, settings_of_choice
 from dpgui.workspace.release import restored_shown_release
 from dpgui.workspace.session import same_data
