@@ -158,19 +158,22 @@ def _data_sources(run: _Run) -> str:
 def _plan(run: _Run) -> str:
     import math
 
-    from dpgui.core.margins import MARGIN_NAME, cdf_margins
+    from dpgui.core.margins import MARGIN_NAME
     from dpgui.core.plan import PrivacySpec
-    from dpgui.core.planner import auto_plan
     from dpgui.core.projection import project
     from dpgui.formatting import format_margin_records
-    from dpgui.vocabulary import Neighbours
+    from dpgui.vocabulary import Estimator, Neighbours, Noise, Objective
+    from dpgui.workspace.planning import PlanRequest
+    from dpgui.workspace.statistics.cdf import CDF
 
-    plan = auto_plan(SAMPLE_BINS, PrivacySpec(EPSILON, Neighbours.CHANGE, 1), None, "auto", "gls", "total")
+    planned = CDF.plan(PlanRequest(SAMPLE_BINS, PrivacySpec(EPSILON, Neighbours.CHANGE, 1), None, "auto", Estimator.GLS,
+                                   Objective.TOTAL, Noise.LAPLACE))
+    plan = planned.plan
     projected = project(plan)
     _check(math.isfinite(projected.total_sq_error) and projected.total_sq_error > 0,
            f"projected error {projected.total_sq_error} is not a positive number")
     run.values["plan"] = plan
-    worst = cdf_margins(plan).worst
+    worst = planned.margin95  # the margin at the worst CDF point (dpgui.core.margins.cdf_margins' worst)
     return (f"branching {plan.shape.label}, ε = {plan.privacy.epsilon:g}, {MARGIN_NAME} {format_margin_records(worst)} "
             "at the worst point")
 

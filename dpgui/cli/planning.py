@@ -37,14 +37,13 @@ class OptionsPlan:
 
 
 def _make_plan(args: argparse.Namespace, bins: int) -> OptionsPlan:
-    """The plan of the command's options (the CDF statistic's plan, :func:`dpgui.workspace.planning.plan_cdf`): ``auto_plan`` at
+    """The plan of the command's options (:func:`dpgui.workspace.planning.plan_cdf`): ``auto_plan`` at
     (ε, δ) with the requested noise (``--noise``, default auto; ``--delta``, default 0), or explicit
     ``--budgets`` in the unit of the one noise asked for (ε_l or ρ_l), built as given; then ``--focus``."""
     from dpgui.core.missing import parse_missing_option
     from dpgui.core.plan import PrivacySpec
     from dpgui.core.tree import TreeShape
-    from dpgui.workspace.planning import PlanRequest, plan_noise
-    from dpgui.workspace.statistics.cdf import CDF
+    from dpgui.workspace.planning import PlanRequest, plan_cdf, plan_noise
 
     noise = plan_noise(args.noise or AUTO, args.delta or 0.0, not isinstance(args.budgets, str))
     _check_missing_option(args.missing, args.neighbours)
@@ -55,7 +54,7 @@ def _make_plan(args: argparse.Namespace, bins: int) -> OptionsPlan:
     if not isinstance(args.budgets, str) and shape is not None and getattr(args, "focus", None) is not None:
         raise ParameterError("--focus optimises the level budgets, but --budgets gives them",
                              "leave out --budgets (or --focus)")
-    default = CDF.plan(request).plan  # (budgets without a branching: auto_plan says so)
+    default = plan_cdf(request).plan  # (budgets without a branching: auto_plan says so)
     return _focus_plan(args, request, default)
 
 

@@ -11,9 +11,9 @@ report code (:mod:`dpgui.report.cdf`, :mod:`dpgui.report.hierarchy`) and the dat
 for the statistic's kind (:func:`dpgui.pdf.sections.report_pdf`).
 
 Planning (:meth:`Statistic.plan`, :meth:`Statistic.margin_at`) answers in the product's one stated error,
-the 95 % margin in records (:mod:`dpgui.core.margins`): a published value lies within ± the margin of its
-true value in at least 95 of 100 releases; a plan's :attr:`Planned.margin95` is the margin of its least
-precise published value, so the margins of different statistics compare in the same unit.
+the 95 % margin in records (:mod:`dpgui.core.margins` says how each kind's holds): a published value lies
+within ± the margin of its true value in about 95 of 100 releases; a plan's :attr:`Planned.margin95` is the
+margin of its least precise published value, so the margins of different statistics compare in one unit.
 
 The order of a release is the one of :func:`dpgui.report.publish.spend_then_release`: nothing is spent
 before :meth:`Statistic.release`, which records the charge in the budget ledger before any noise exists.
