@@ -14,7 +14,7 @@ The flow, each step a plain function the window runs on a worker:
    which runs :func:`dpgui.workspace.hierarchy_planning.plan_and_project`) — the engine's plan with the
    officer's choices, or with the level budgets the officer typed; its projected error per level, for
    each consistency step (the default is the one with the lower projected error); then
-   :func:`error_curves`, the margins against ε.
+   :func:`~dpgui.workspace.hierarchy_planning.error_curves`, the margins against ε.
 4. :func:`run_hierarchy_release` — the budget check, the ledger spend and the release
    (:mod:`dpgui.report.hierarchy.publish`); the window asks for confirmation first.
 
@@ -32,9 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from dpgui.core.hierarchy import MAX_LEVELS, MIN_LEVELS, Hierarchy, HierarchyPlan, HierarchyRelease
-from dpgui.core.hierarchy_errors import margin_curves
 from dpgui.core.noise import RandomSource
-from dpgui.core.projection_curves import epsilon_grid
 from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, level_value_counts, read_prior
 from dpgui.data.source import PasswordPrompt, SourceSpec, neighbours_for, open_source
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
@@ -235,28 +233,6 @@ def load_hierarchy(data_path: Data, choice: HierarchyChoice, progress: Progress 
         prior_levels = hierarchy.aggregate(leaf_counts) if choice.counts_from_data else None
     return LoadedHierarchy(data_path, levels, choice.prior_path, choice.counts_from_data, hierarchy, leaf_counts,
                            int(data.rows), prior_levels, tuple(notes), prior_sha256, record)
-
-
-#: ε points per factor of 10 of the window's curves of the margin against ε (each one a projection)
-CURVE_POINTS_PER_DECADE = 5
-
-
-def error_curves(planned: PlannedHierarchy, loaded: LoadedHierarchy, progress: Progress | None = None,
-                 should_cancel: ShouldCancel | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The 95 % margin of each level of ``planned``'s plan against ε, from ε/10 to 10ε (at most 100), at the
-    same counts as its stated errors (:func:`dpgui.core.hierarchy_errors.margin_curves`): ``(epsilons,
-    margins[point, level])``, nan where a budget would be too small for the sampler. For a worker: a few
-    projections, seconds on a 10⁵-leaf tree; Cancelled when asked between points."""
-    errors = planned.errors
-    if errors is None:
-        raise ParameterError("the plan has no projected errors", "plan again")
-    if progress is not None:
-        progress(0.0, "Projecting the error against ε…")
-    grid = epsilon_grid(planned.plan.privacy.epsilon, CURVE_POINTS_PER_DECADE)
-    epsilons, margins = margin_curves(planned.plan, loaded.hierarchy, errors, grid.tolist(), should_cancel=should_cancel)
-    if should_cancel is not None and should_cancel():
-        raise Cancelled("the curves are no longer needed", "change a setting to plan again")
-    return epsilons, margins
 
 
 # ------------------------------------------------------------------------------------------ the release

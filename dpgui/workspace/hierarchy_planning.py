@@ -3,9 +3,10 @@ the tree read for it (:class:`LoadedHierarchy`), and :func:`plan_and_project` �
 (:func:`dpgui.core.hierarchy.plan_hierarchy`) with those choices or the level budgets the officer typed
 (:func:`with_budgets`, :func:`share_budget`), its stated errors per level (the 95 % margin,
 :func:`dpgui.core.hierarchy_errors.plan_errors`), the consistency step with the lower projected error,
-and with δ > 0 the other noises' projections for comparison. :class:`HierarchyPlanRequest` is what the
-statistic seam plans from (:meth:`dpgui.workspace.statistics.hierarchy.HierarchyStatistic.plan`); the
-window's mode (:mod:`dpgui.workspace.hierarchy`) reads the tree and releases.
+and with δ > 0 the other noises' projections for comparison; :func:`error_curves`, the margins of the
+plan's levels against ε. :class:`HierarchyPlanRequest` is what the statistic seam plans from
+(:meth:`dpgui.workspace.statistics.hierarchy.HierarchyStatistic.plan`); the window's mode
+(:mod:`dpgui.workspace.hierarchy`) reads the tree and releases.
 
 Cost: nothing is spent and no confidential value leaves: a plan depends on the public tree, the
 officer's choices and the counts :attr:`LoadedHierarchy.prior_levels` (a public prior's, or the
@@ -28,8 +29,9 @@ from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrms
 from dpgui.core.hierarchy import (
     Hierarchy, HierarchyPlan, HierarchyProjection, counts_projected_on, counts_words, plan_hierarchy,
 )
-from dpgui.core.hierarchy_errors import PlanErrors, plan_errors
+from dpgui.core.hierarchy_errors import PlanErrors, margin_curves, plan_errors
 from dpgui.core.plan import PrivacySpec, check_neighbours
+from dpgui.core.projection_curves import epsilon_grid
 from dpgui.data.source import SourceSpec
 from dpgui.errors import Cancelled, DpguiError, ParameterError
 from dpgui.vocabulary import AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, Noise, PriorSource
@@ -330,6 +332,28 @@ def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress:
                 except ParameterError:
                     continue
     return PlannedHierarchy(plan, chosen.projection, projections, alternatives, alpha=alpha, errors=chosen)
+
+
+#: ε points per factor of 10 of the window's curves of the margin against ε (each one a projection)
+CURVE_POINTS_PER_DECADE = 5
+
+
+def error_curves(planned: PlannedHierarchy, loaded: LoadedHierarchy, progress: Progress | None = None,
+                 should_cancel: ShouldCancel | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The 95 % margin of each level of ``planned``'s plan against ε, from ε/10 to 10ε (at most 100), at the
+    same counts as its stated errors (:func:`dpgui.core.hierarchy_errors.margin_curves`): ``(epsilons,
+    margins[point, level])``, nan where a budget would be too small for the sampler. For a worker: a few
+    projections, seconds on a 10⁵-leaf tree; Cancelled when asked between points."""
+    errors = planned.errors
+    if errors is None:
+        raise ParameterError("the plan has no projected errors", "plan again")
+    if progress is not None:
+        progress(0.0, "Projecting the error against ε…")
+    grid = epsilon_grid(planned.plan.privacy.epsilon, CURVE_POINTS_PER_DECADE)
+    epsilons, margins = margin_curves(planned.plan, loaded.hierarchy, errors, grid.tolist(), should_cancel=should_cancel)
+    if should_cancel is not None and should_cancel():
+        raise Cancelled("the curves are no longer needed", "change a setting to plan again")
+    return epsilons, margins
 
 
 def _alpha_comparison(loaded: LoadedHierarchy, choice: HierarchyChoice
