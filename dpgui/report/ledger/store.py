@@ -12,10 +12,11 @@ the app and the CLI; its schema, opening and transactions are :mod:`dpgui.report
 Accounting
 ----------
 Whether a spend fits is the engine's composition (:func:`dpgui.core.accounting.compose`): basic
-composition, or zCDP composition converted at the cap's δ when every release carries a ρ. Every
-release dpgui makes carries a ρ (:meth:`dpgui.core.plan.Plan.ledger_charge`: a Laplace release
-ρ = ε²/2), so Laplace and Gaussian releases of one dataset compose under zCDP whenever that is
-cheaper; one release recorded without ρ makes its dataset count by basic composition.
+composition, or zCDP composition converted at the cap's δ when every release carries a ρ. A spend is
+a :class:`~dpgui.vocabulary.Charge`; every Laplace or Gaussian release carries a ρ (the noise seam's
+rule, :func:`dpgui.core.noise_mechanisms.ledger_charge`: a Laplace release ρ = ε²/2), so such releases
+of one dataset compose under zCDP whenever that is cheaper; one release recorded without ρ (a
+multiplicative hierarchy release, or an older ledger's row) makes its dataset count by basic composition.
 
 Refusals
 --------
@@ -168,8 +169,8 @@ class BudgetExceeded(DpguiError):
     """A spend would take a dataset over its cap; nothing was recorded. The facts, for a front end to word:
 
     ``dataset_id``; ``release_id`` (None for a check before the release has an id); ``charge``: the
-    :class:`~dpgui.vocabulary.Charge` asked for; ``totals``: the dataset's state before it; ``after``: the composition with it
-    (:class:`~dpgui.core.accounting.Composition`); ``short_of``: what is missing
+    :class:`~dpgui.vocabulary.Charge` asked for; ``totals``: the dataset's state before it; ``after``: the
+    composition with it (:class:`~dpgui.core.accounting.Composition`); ``short_of``: what is missing
     (:class:`~dpgui.core.accounting.Shortfall`: EPSILON, DELTA, or CAP_DELTA — the release needs δ > 0 and
     the cap's δ is 0); ``largest_epsilon``: the largest ε a release with this δ could still spend (0: none).
     """
