@@ -143,7 +143,8 @@ def ledger_charge(mechanism: NoiseMechanism, epsilon: float, delta: float, spent
 
     * the **planned** charge when the noise spends at most the planned total (ε, or ρ = zcdp_rho(ε, δ)):
       (ε, δ, ρ) with ρ = ε²/2 for pure ε-DP noise (Bun & Steinke 2016, Prop. 1.4: it lets Laplace and
-      Gaussian releases compose under zCDP) or the planned ρ for zCDP noise;
+      Gaussian releases compose under zCDP; the nearest float, half an ulp being far below the ledger's
+      relative tolerance of 10⁻⁹) or the planned ρ for zCDP noise;
     * else the **larger figures of what is spent**: a plan's level budgets may sum to its total within a
       relative :data:`dpgui.core.plan.BUDGET_RTOL` (a saved plan, budgets typed in the window's editor or
       given with ``--budgets``), and then the noise spends up to 10⁻⁹ more than planned. ε is then
@@ -154,7 +155,7 @@ def ledger_charge(mechanism: NoiseMechanism, epsilon: float, delta: float, spent
     planned = Fraction(mechanism.budget_total(epsilon, delta))
     charged_delta = delta if mechanism.noise.is_zcdp else 0.0
     if spent <= planned:
-        return Charge(epsilon, charged_delta, round_up_float(mechanism.rho_of(planned)))
+        return Charge(epsilon, charged_delta, float(mechanism.rho_of(planned)))
     spent = Fraction(round_up_float(spent))
     return Charge(max(epsilon, round_up_float(mechanism.epsilon_of(spent, delta))), charged_delta,
                   round_up_float(mechanism.rho_of(spent)))

@@ -106,7 +106,7 @@ def test_gaussian_scale_variance_and_spending(sensitivity, rho):
 @pytest.mark.parametrize("epsilon", BUDGETS)
 def test_laplace_charge_is_pure_epsilon(epsilon):
     charge = LAPLACE.charge(epsilon, 1e-9, Fraction(epsilon))  # δ is unused by pure ε-DP noise
-    assert charge == Charge(epsilon, 0.0, round_up_float(Fraction(epsilon) ** 2 / 2))  # ρ = ε²/2 for the ledger
+    assert charge == Charge(epsilon, 0.0, float(Fraction(epsilon) ** 2 / 2))  # ρ = ε²/2 for the ledger
     assert LAPLACE.budget_total(epsilon, 1e-9) == epsilon
     assert pure_rho(Fraction(epsilon)) == Fraction(epsilon) ** 2 / 2
 
