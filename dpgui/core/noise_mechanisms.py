@@ -146,8 +146,8 @@ def ledger_charge(mechanism: NoiseMechanism, epsilon: float, delta: float, spent
       Gaussian releases compose under zCDP; the nearest float, half an ulp being far below the ledger's
       relative tolerance of 10⁻⁹) or the planned ρ for zCDP noise;
     * else the **larger figures of what is spent**: a plan's level budgets may sum to its total within a
-      relative :data:`dpgui.core.plan.BUDGET_RTOL` (a saved plan, budgets typed in the window's editor or
-      given with ``--budgets``), and then the noise spends up to 10⁻⁹ more than planned. ε is then
+      relative :data:`dpgui.core.plan.BUDGET_RTOL` (a saved plan, budgets given with ``--budgets``, a
+      hierarchy's typed level budgets), and then the noise spends up to 10⁻⁹ more than planned. ε is then
       max(ε, ε of ``spent``) (Laplace: ``spent``; Gaussian: its conversion at δ, Canonne, Kamath &
       Steinke 2020, Cor. 13) and ρ is ρ of ``spent`` (ε²/2, or ``spent``), each rounded up to a float.
 

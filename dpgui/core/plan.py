@@ -457,9 +457,10 @@ class Plan:
         (:func:`dpgui.core.noise_mechanisms.ledger_charge`): the planned figures — Laplace (ε, 0, ε²/2), pure
         ε-DP being ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so Laplace releases compose with Gaussian ones
         under zCDP; Gaussian (ε, δ, ρ = zcdp_rho(ε, δ)) — unless the noise spends more. It can: the level
-        budgets may sum to the planned total within a relative :data:`BUDGET_RTOL` (a saved plan, budgets typed
-        in the window's editor or given with ``--budgets``), so :meth:`epsilon_spent` may exceed ε by up to
-        10⁻⁹ of it; then the larger figures of what is spent are charged (never less than the noise spends)."""
+        budgets may sum to the planned total within a relative :data:`BUDGET_RTOL` (a saved plan, or budgets
+        given with ``--budgets``; the window's editor splits the total to the float), so
+        :meth:`epsilon_spent` may exceed ε by up to 10⁻⁹ of it; then the larger figures of what is spent are
+        charged (never less than the noise spends)."""
         charge = self.mechanism.charge(self.privacy.epsilon, self.privacy.delta,
                                        self.mechanism.spent(self.privacy.sensitivity, self.scales))
         assert charge.rho is not None  # a per-count noise is charged a ρ (ledger_charge)
