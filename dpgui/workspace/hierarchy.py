@@ -40,7 +40,7 @@ from dpgui.report.files import sha256_regular_file
 from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
-from dpgui.vocabulary import HierarchyConsistency, Noise
+from dpgui.vocabulary import Charge, HierarchyConsistency, Noise
 from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.hierarchy_planning import (
     FROM_DATA, Data, HierarchyChoice, LoadedHierarchy, PlannedHierarchy, Progress, ShouldCancel,
@@ -300,7 +300,7 @@ def budget_totals(request: HierarchyRequest) -> tuple[Totals | None, Totals | No
     """The dataset's totals before and after this release (None, None if the ledger cannot tell)."""
     try:
         with Ledger() as ledger:
-            return ledger.totals(request.dataset), ledger.totals_after(request.dataset, *request.plan.ledger_charge())
+            return ledger.totals(request.dataset), ledger.totals_after(request.dataset, Charge(*request.plan.ledger_charge()))
     except DpguiError:
         return None, None
 
