@@ -115,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     from dpgui.data.histogram import _Binner
-    from dpgui.data.source import open_source, parse_source
+    from dpgui.data.source import open_source
+    from dpgui.data.source_spec import parse_source
     from timing import median_time
 
     with PgServer.start() as pg:

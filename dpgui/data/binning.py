@@ -44,9 +44,11 @@ import numpy as np
 from dpgui.core.missing import MISSING_ERROR
 from dpgui.data.histogram import ColumnHistogram, _check_bins, _check_missing, check_bounds
 from dpgui.errors import DataError, ParameterError
+from dpgui.vocabulary import Name
 
 __all__ = [
     "DIALECTS",
+    "SqlDialect",
     "KEY_HIGH",
     "KEY_LOW",
     "KEY_MISSING",
@@ -56,34 +58,45 @@ __all__ = [
     "histogram_from_keys",
 ]
 
+class SqlDialect(Name):
+    """The SQL dialects :func:`bin_key_sql` writes (tokens as SQLAlchemy names the dialects)."""
+
+    POSTGRESQL = "postgresql"
+    SQLITE = "sqlite"
+    SPARK = "spark"
+    GENERIC = "generic"
+
+
 #: The SQL dialects :func:`bin_key_sql` writes.
-DIALECTS = ("postgresql", "sqlite", "spark", "generic")
+DIALECTS = tuple(SqlDialect)
 
 KEY_MISSING = -1
 KEY_LOW = -2
 KEY_HIGH = -3
 KEY_NOT_NUMBER = -4
 
-_DOUBLE = {"postgresql": "DOUBLE PRECISION", "sqlite": "REAL", "spark": "DOUBLE", "generic": "DOUBLE PRECISION"}
-_INTEGER = {"postgresql": "BIGINT", "sqlite": "INTEGER", "spark": "BIGINT", "generic": "BIGINT"}
+_DOUBLE = {SqlDialect.POSTGRESQL: "DOUBLE PRECISION", SqlDialect.SQLITE: "REAL", SqlDialect.SPARK: "DOUBLE",
+           SqlDialect.GENERIC: "DOUBLE PRECISION"}
+_INTEGER = {SqlDialect.POSTGRESQL: "BIGINT", SqlDialect.SQLITE: "INTEGER", SqlDialect.SPARK: "BIGINT",
+            SqlDialect.GENERIC: "BIGINT"}
 # Powers of two as exact integer literals (at most 2**62 each: a BIGINT everywhere).
 _MAX_SHIFT = 62
 
 
-def _check_dialect(dialect: object) -> str:
-    if dialect not in DIALECTS:
+def _check_dialect(dialect: object) -> SqlDialect:
+    if not isinstance(dialect, str) or dialect not in tuple(SqlDialect):
         raise ParameterError(f"SQL dialect {dialect!r} is not known", f"use one of {', '.join(DIALECTS)}")
-    return str(dialect)
+    return SqlDialect(dialect)
 
 
-def float_literal(value: float, dialect: str) -> str:
+def float_literal(value: float, dialect: SqlDialect | str) -> str:
     """An SQL expression of type double whose value is exactly ``value`` (finite) in ``dialect``."""
     dialect = _check_dialect(dialect)
     v = float(value)
     if not math.isfinite(v):
         raise ParameterError(f"value {v!r} is not finite", "use a finite number")
     double = _DOUBLE[dialect]
-    if dialect == "postgresql":
+    if dialect is SqlDialect.POSTGRESQL:
         return f"CAST('{v!r}' AS {double})"
     if v == 0.0:
         return f"CAST(0 AS {double})"
@@ -107,36 +120,36 @@ def float_literal(value: float, dialect: str) -> str:
     return text
 
 
-def _missing_test(v: str, dialect: str) -> str:
-    if dialect == "postgresql":
+def _missing_test(v: str, dialect: SqlDialect) -> str:
+    if dialect is SqlDialect.POSTGRESQL:
         return f"{v} IS NULL OR {v} = CAST('NaN' AS DOUBLE PRECISION)"
-    if dialect == "spark":
+    if dialect is SqlDialect.SPARK:
         return f"{v} IS NULL OR isnan({v})"
-    if dialect == "sqlite":
+    if dialect is SqlDialect.SQLITE:
         return f"{v} IS NULL"
     return f"{v} IS NULL OR {v} <> {v}"
 
 
-def _smaller(a: str, b: str, dialect: str) -> str:
-    if dialect == "postgresql":
+def _smaller(a: str, b: str, dialect: SqlDialect) -> str:
+    if dialect is SqlDialect.POSTGRESQL:
         return f"LEAST({a}, {b})"
-    if dialect == "spark":
+    if dialect is SqlDialect.SPARK:
         return f"least({a}, {b})"
-    if dialect == "sqlite":
+    if dialect is SqlDialect.SQLITE:
         return f"MIN({a}, {b})"
     return f"CASE WHEN {a} < {b} THEN {a} ELSE {b} END"
 
 
-def _truncate(t: str, dialect: str) -> str:
+def _truncate(t: str, dialect: SqlDialect) -> str:
     """``t`` (a double, 0 <= t < 2**53) truncated to an integer (PostgreSQL's CAST rounds)."""
-    if dialect == "postgresql":
+    if dialect is SqlDialect.POSTGRESQL:
         return f"CAST(trunc({t}) AS BIGINT)"
-    if dialect == "generic":
+    if dialect is SqlDialect.GENERIC:
         return f"CAST(FLOOR({t}) AS BIGINT)"
     return f"CAST({t} AS {_INTEGER[dialect]})"
 
 
-def bin_key_sql(x: str, lower: float, upper: float, bins: int, dialect: str) -> str:
+def bin_key_sql(x: str, lower: float, upper: float, bins: int, dialect: SqlDialect | str) -> str:
     """An SQL expression giving each row's bin key (see the module docstring) for column expression ``x``.
 
     ``x``: a column or expression of any numeric type (cast to double here: integers, decimals and
@@ -176,7 +189,7 @@ def bin_key_sql(x: str, lower: float, upper: float, bins: int, dialect: str) -> 
             f"ELSE {i} END"
         )
     not_number = ""
-    if dialect == "sqlite":
+    if dialect is SqlDialect.SQLITE:
         not_number = f"WHEN typeof({x}) IN ('text', 'blob') THEN {KEY_NOT_NUMBER} "
     return (
         f"CASE {not_number}WHEN {_missing_test(v, dialect)} THEN {KEY_MISSING} "

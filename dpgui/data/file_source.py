@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from dpgui.core.missing import MISSING_DROP
-from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec
+from dpgui.data.source import DataSource, PasswordPrompt
+from dpgui.data.source_spec import SourceSpec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from dpgui.data.file_types import CsvDialect
     from dpgui.data.hierarchy import PathCounts
     from dpgui.data.histogram import ColumnHistogram
-    from dpgui.data.readers import CancelCallback, ProgressCallback
+    from dpgui.data.streams import CancelCallback, ProgressCallback
     from dpgui.data.table import ColumnInfo, TableInfo
 
 __all__ = ["FileSource", "open_spec"]

@@ -53,9 +53,9 @@ import pyarrow.types as pat
 from dpgui.core.hierarchy import MAX_LEVELS, MAX_NODES_PER_LEVEL, MIN_LEVELS, Hierarchy, label_order_key
 from dpgui.data.file_types import CsvDialect, TableFormat
 from dpgui.data.readers import (
-    CancelCallback, PathLike, ProgressCallback, check_callbacks, check_table_file, column_kind, column_not_found,
-    csv_dialect, float_text, record_batches, table_schema, value_text, watched,
+    check_table_file, column_kind, csv_dialect, float_text, record_batches, table_schema, value_text,
 )
+from dpgui.data.streams import CancelCallback, PathLike, ProgressCallback, check_callbacks, column_not_found, watched
 from dpgui.errors import DataError, ParameterError
 from dpgui.resources import find_resource, resource_candidates
 

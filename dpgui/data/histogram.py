@@ -52,10 +52,8 @@ import numpy.typing as npt
 from dpgui.core.missing import MISSING_DROP, MISSING_ERROR, MISSING_POLICIES
 from dpgui.core.tree import bin_edges, check_bins
 from dpgui.data.file_types import CsvDialect
-from dpgui.data.readers import (
-    CancelCallback, PathLike, ProgressCallback, check_callbacks, check_table_file, float64_values,
-    numeric_column_batches, watched,
-)
+from dpgui.data.readers import check_table_file, float64_values, numeric_column_batches
+from dpgui.data.streams import CancelCallback, PathLike, ProgressCallback, check_callbacks, watched
 from dpgui.errors import DataError, ParameterError
 
 __all__ = [

@@ -7,7 +7,7 @@ back to this computer; the path counts of a hierarchy are one ``GROUP BY`` of th
 counts are those that :func:`dpgui.data.histogram.column_histogram` and
 :func:`dpgui.data.hierarchy.count_paths` give for the same rows in a file (tests/unit/data/test_spark_source.py).
 
-What Spark reads (:class:`~dpgui.data.source.SourceSpec` of kind "spark"):
+What Spark reads (:class:`~dpgui.data.source_spec.SourceSpec` of kind "spark"):
 
 * ``location``: a Parquet or CSV file or folder, as a path Spark can read (a local path for
   ``local[N]``; ``hdfs://…``, ``s3a://…`` or a path mounted on every node for a cluster). The format
@@ -55,8 +55,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from dpgui.core.missing import MISSING_DROP, MISSING_ERROR, MISSING_POLICIES
 from dpgui.data.csv_dialect import DialectOrigin
 from dpgui.data.file_types import CsvDialect
-from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec
+from dpgui.data.source import DataSource, PasswordPrompt
+from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import Cancelled, DataError, ParameterError
+from dpgui.vocabulary import SourceKind
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,7 +66,7 @@ if TYPE_CHECKING:
 
     from dpgui.data.hierarchy import PathCounts
     from dpgui.data.histogram import ColumnHistogram
-    from dpgui.data.readers import CancelCallback, ProgressCallback
+    from dpgui.data.streams import CancelCallback, ProgressCallback
     from dpgui.data.table import ColumnInfo
 
 __all__ = ["DEFAULT_MASTER", "SparkSource", "open_spec", "spark_session"]
@@ -296,7 +298,7 @@ class SparkSource(DataSource):
     """A dataset read and counted by Spark; only counts come back. See the module docstring."""
 
     def __init__(self, spec: SourceSpec) -> None:
-        if spec.kind != "spark":
+        if spec.kind is not SourceKind.SPARK:
             raise ParameterError(f"a {spec.kind} source was given to Spark", "open it with open_source()")
         self.spec = spec
         # A CSV dataset's reader options and path (path counts read numeric level columns as text).
@@ -424,7 +426,7 @@ class SparkSource(DataSource):
         """Run ``job`` (Spark actions) in a worker thread under its own job group; this thread polls
         ``should_cancel`` (cancelling the group on the cluster) and reports progress. Errors become
         DataError."""
-        from dpgui.data.readers import check_callbacks
+        from dpgui.data.streams import check_callbacks
 
         check_callbacks(progress, should_cancel)
         if should_cancel is not None and should_cancel():
@@ -510,7 +512,7 @@ class SparkSource(DataSource):
         names = self.df.schema.names
         found = [f for f in self.df.schema.fields if f.name == column]
         if not found:
-            from dpgui.data.readers import column_not_found
+            from dpgui.data.streams import column_not_found
 
             raise column_not_found(column, self.spec.display_name(), names)
         if len(found) > 1:
@@ -536,10 +538,10 @@ class SparkSource(DataSource):
     ) -> ColumnHistogram:
         from pyspark.sql import functions as F  # noqa: N812 - PySpark's usual name
 
-        from dpgui.data.binning import bin_key_sql, histogram_from_keys
+        from dpgui.data.binning import SqlDialect, bin_key_sql, histogram_from_keys
 
         # The arguments are checked (ParameterError) before the column and before any job runs.
-        key = bin_key_sql(_quote(column) if isinstance(column, str) else "x", lower, upper, bins, "spark")
+        key = bin_key_sql(_quote(column) if isinstance(column, str) else "x", lower, upper, bins, SqlDialect.SPARK)
         if missing not in MISSING_POLICIES:
             raise ParameterError(f"unknown missing-value policy {missing!r}",
                                  f"use '{MISSING_DROP}' (remove missing values before counting) or '{MISSING_ERROR}'")

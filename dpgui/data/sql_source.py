@@ -36,8 +36,11 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dpgui.core.missing import MISSING_DROP
-from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec
+from dpgui.data.source import DataSource, PasswordPrompt
+from dpgui.data.source_spec import SourceSpec
+from dpgui.data.binning import SqlDialect
 from dpgui.errors import Cancelled, DataError, ParameterError
+from dpgui.vocabulary import SourceKind
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,10 +48,10 @@ if TYPE_CHECKING:
 
     from dpgui.data.hierarchy import PathCounts
     from dpgui.data.histogram import ColumnHistogram
-    from dpgui.data.readers import CancelCallback, ProgressCallback
+    from dpgui.data.streams import CancelCallback, ProgressCallback
     from dpgui.data.table import ColumnInfo
 
-__all__ = ["SqlSource", "check_read_only_query", "open_spec", "sqlite_file"]
+__all__ = ["SqlSource", "check_read_only_query", "open_spec"]
 
 # Words that change data, schema, session or server state; refused anywhere outside string literals
 # and quoted identifiers (a column named "update" must be written quoted).
@@ -285,7 +288,7 @@ class SqlSource(DataSource):
         self._source_sql = source_sql  # "schema"."table" or (query)
         self._engine_words = engine_words
         name = engine.dialect.name
-        self.dialect = name if name in ("postgresql", "sqlite") else "generic"
+        self.dialect = SqlDialect(name) if name in (SqlDialect.POSTGRESQL, SqlDialect.SQLITE) else SqlDialect.GENERIC
         self._columns: tuple[ColumnInfo, ...] | None = None
         # The columns whose kind the database declares (a table's declared type, PostgreSQL's result
         # types), not read from their first values: the only kinds a release may say anything from.
@@ -358,7 +361,7 @@ class SqlSource(DataSource):
         refuses a string of several statements there, so a ``; COMMIT; …`` the query check missed can
         never end the read-only transaction (the simple protocol, psycopg's default without
         parameters, would run them all)."""
-        if self.dialect == "postgresql":
+        if self.dialect is SqlDialect.POSTGRESQL:
             raw: Any = conn.connection.driver_connection
             with raw.pipeline() as pipeline, raw.cursor() as cur:
                 cur.execute(sql, prepare=False)
@@ -371,9 +374,9 @@ class SqlSource(DataSource):
         return list(result.keys()), [tuple(r) for r in result.fetchall()], description
 
     def _begin_read_only(self, conn: sa.Connection) -> None:
-        if self.dialect == "postgresql":
+        if self.dialect is SqlDialect.POSTGRESQL:
             conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-        elif self.dialect == "sqlite":
+        elif self.dialect is SqlDialect.SQLITE:
             conn.exec_driver_sql("PRAGMA query_only = ON")
         else:
             try:
@@ -401,11 +404,11 @@ class SqlSource(DataSource):
             if c.name == column:
                 # SQLite's kind comes from the first 1,000 values when there is no declared type: "empty"
                 # (all NULL there) may hold numbers further on, and the key SQL counts any text as such.
-                if numeric and c.kind != "numeric" and not (c.kind == "empty" and self.dialect == "sqlite"):
+                if numeric and c.kind != "numeric" and not (c.kind == "empty" and self.dialect is SqlDialect.SQLITE):
                     raise DataError(f"column '{column}' of {self.spec.display_name()} is {c.kind} ({c.dtype}), "
                                     "not numeric", "choose a numeric column")
                 return c
-        from dpgui.data.readers import column_not_found
+        from dpgui.data.streams import column_not_found
 
         raise column_not_found(column, self.spec.display_name(), [c.name for c in cols])
 
@@ -415,7 +418,7 @@ class SqlSource(DataSource):
 
         if self._columns is not None:
             return self._columns
-        if self.dialect == "postgresql":
+        if self.dialect is SqlDialect.POSTGRESQL:
             try:
                 cols = self._pg_columns()
             except self._driver_errors() as exc:
@@ -484,7 +487,7 @@ class SqlSource(DataSource):
     def row_count(
         self, *, progress: ProgressCallback | None = None, should_cancel: CancelCallback | None = None
     ) -> int:
-        from dpgui.data.readers import check_callbacks
+        from dpgui.data.streams import check_callbacks
 
         check_callbacks(progress, should_cancel)
         if progress is not None:
@@ -500,17 +503,17 @@ class SqlSource(DataSource):
         from dpgui.data.binning import bin_key_sql
 
         col = f"s.{self._quoted(column)}"
-        if self.dialect == "postgresql" and self._column(column).dtype != "float8":
+        if self.dialect is SqlDialect.POSTGRESQL and self._column(column).dtype != "float8":
             # A numeric/integer column is cast once per row (OFFSET 0 keeps the planner from inlining
             # the cast into each of the key expression's references); a float8 column needs no cast,
             # and without the fence the planner may run the aggregate in parallel workers.
             inner = f"(SELECT CAST({col} AS DOUBLE PRECISION) AS v FROM {self._source_sql} AS s OFFSET 0) AS c"
-            key = bin_key_sql("c.v", lower, upper, bins, "postgresql")
+            key = bin_key_sql("c.v", lower, upper, bins, SqlDialect.POSTGRESQL)
         else:
             inner = f"{self._source_sql} AS s"
             key = bin_key_sql(col, lower, upper, bins, self.dialect)
         grouped = f"SELECT k.key, COUNT(*) AS n FROM (SELECT {key} AS key FROM {inner}) AS k GROUP BY k.key"
-        if self.dialect == "postgresql":
+        if self.dialect is SqlDialect.POSTGRESQL:
             # One row of two arrays: ~10 bytes a bin on the wire instead of ~25 for a row per bin.
             return f"SELECT array_agg(g.key), array_agg(g.n) FROM ({grouped}) AS g"
         return grouped
@@ -528,7 +531,7 @@ class SqlSource(DataSource):
     ) -> ColumnHistogram:
         from dpgui.data.binning import histogram_from_keys
         from dpgui.data.histogram import _check_bins, _check_missing, check_bounds
-        from dpgui.data.readers import check_callbacks
+        from dpgui.data.streams import check_callbacks
 
         lo, hi = check_bounds(lower, upper)
         k = _check_bins(bins)
@@ -541,7 +544,7 @@ class SqlSource(DataSource):
         if progress is not None:
             progress(0.0)
         _, rows = self._fetch(sql, should_cancel)
-        if self.dialect == "postgresql":
+        if self.dialect is SqlDialect.POSTGRESQL:
             keys, counts = rows[0]
             rows = list(zip(keys or [], counts or []))
         result = histogram_from_keys(((int(key), int(n)) for key, n in rows), lo, hi, k, policy,
@@ -561,7 +564,8 @@ class SqlSource(DataSource):
         import pyarrow as pa
 
         from dpgui.data.hierarchy import check_path_count_arguments, path_counts_from_groups, too_many_paths
-        from dpgui.data.readers import check_callbacks, value_text
+        from dpgui.data.readers import value_text
+        from dpgui.data.streams import check_callbacks
 
         names, limit = check_path_count_arguments(level_columns, max_nodes_per_level)
         check_callbacks(progress, should_cancel)
@@ -595,7 +599,7 @@ class SqlSource(DataSource):
         """One query: ``SELECT COUNT(DISTINCT c1), COUNT(DISTINCT c2), … FROM source``, each capped at
         ``limit`` here (the database counts all of them). Time: the database's, one scan."""
         from dpgui.data.hierarchy import _check_limit, _column_names
-        from dpgui.data.readers import check_callbacks
+        from dpgui.data.streams import check_callbacks
 
         names = _column_names(columns)
         cap = _check_limit("limit", limit)
@@ -678,20 +682,6 @@ def _make_url(location: str) -> sa.URL:
     return url
 
 
-def sqlite_file(location: str) -> pathlib.Path | None:
-    """The file an ``sqlite:///…`` URL reads, as :func:`open_spec` opens it (``~`` expanded, %-escapes
-    decoded, made absolute); None for another URL or an in-memory database."""
-    import sqlalchemy as sa
-
-    try:
-        url = sa.engine.make_url(location)
-    except sa.exc.ArgumentError:
-        return None
-    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
-        return None
-    return pathlib.Path(url.database).expanduser().resolve()
-
-
 def _sqlite_engine(url: sa.URL) -> sa.Engine:
     import sqlite3
 
@@ -732,7 +722,7 @@ def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None
     from dpgui.data.credentials import find_password
     from dpgui.data.source_spec import parse_source, url_without_password
 
-    if spec.kind != "database":
+    if spec.kind is not SourceKind.DATABASE:
         raise ParameterError(f"not a database source: {spec.kind}", "open it with dpgui.data.source.open_source")
     if (spec.table is None) == (spec.query is None):
         raise ParameterError("a database source needs a table or a query (one of them)",
