@@ -5,9 +5,10 @@ never one detected in its cells; a file whose first lines suggest another dialec
 refused when opened until one is stated (:class:`dpgui.data.csv_dialect.UnstatedDialect`).
 
 A thin layer over the file readers: :func:`dpgui.data.table.inspect_table` (columns),
-:class:`dpgui.data.table.TableReader` (preview), :func:`dpgui.data.table.count_rows`,
-:func:`dpgui.data.histogram.column_histogram` and :func:`dpgui.data.hierarchy.count_paths`; the
-counting runs here, in a streamed pass (memory independent of the number of rows).
+:class:`dpgui.data.table.TableReader` (preview), :func:`dpgui.data.table.count_rows` and
+:func:`dpgui.data.grouped_counts.count_file_groups` (the counting primitive, on which the histogram and
+the path counts are built); the counting runs here, in a streamed pass (memory independent of the number
+of rows).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from dpgui.core.missing import MISSING_DROP
 from dpgui.data.source import DataSource, PasswordPrompt
 from dpgui.data.source_spec import SourceSpec
 
@@ -23,8 +23,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from dpgui.data.file_types import CsvDialect
-    from dpgui.data.hierarchy import PathCounts
-    from dpgui.data.histogram import ColumnHistogram
+    from dpgui.data.grouped_counts import GroupedCounts, Key
     from dpgui.data.streams import CancelCallback, ProgressCallback
     from dpgui.data.table import ColumnInfo, TableInfo
 
@@ -85,37 +84,18 @@ class FileSource(DataSource):
         return count_rows(self.spec.location, progress=progress, should_cancel=should_cancel, dialect=self.csv_dialect,
                           encoding=self.spec.encoding)
 
-    def histogram(
+    def grouped_counts(
         self,
-        column: str,
-        lower: float,
-        upper: float,
-        bins: int,
-        missing: str = MISSING_DROP,
+        keys: Sequence[Key],
         *,
+        max_groups: int | None = None,
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
-    ) -> ColumnHistogram:
-        from dpgui.data.histogram import column_histogram
+    ) -> GroupedCounts:
+        from dpgui.data.grouped_counts import count_file_groups
 
-        return column_histogram(self.spec.location, column, lower, upper, bins, missing,
-                                progress=progress, should_cancel=should_cancel, dialect=self.csv_dialect,
-                                encoding=self.spec.encoding)
-
-    def path_counts(
-        self,
-        level_columns: Sequence[str],
-        *,
-        max_nodes_per_level: int | None = None,
-        progress: ProgressCallback | None = None,
-        should_cancel: CancelCallback | None = None,
-    ) -> PathCounts:
-        from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
-        from dpgui.data.hierarchy import count_paths
-
-        limit = MAX_NODES_PER_LEVEL if max_nodes_per_level is None else max_nodes_per_level  # 0 is refused there
-        return count_paths(self.spec.location, level_columns, progress=progress, should_cancel=should_cancel,
-                           max_nodes_per_level=limit, dialect=self.csv_dialect, encoding=self.spec.encoding)
+        return count_file_groups(self.spec.location, keys, max_groups=max_groups, progress=progress,
+                                 should_cancel=should_cancel, dialect=self.csv_dialect, encoding=self.spec.encoding)
 
     def distinct_counts(
         self,

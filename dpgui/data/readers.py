@@ -59,6 +59,7 @@ from dpgui.errors import DataError
 __all__ = [
     "CSV_HEAD_BYTES",
     "check_data_file",
+    "check_numeric_column",
     "check_table_file",
     "column_kind",
     "csv_dialect",
@@ -670,19 +671,12 @@ def record_batches(
     return _csv_record_batches(p, csv_dialect(p, fmt, dialect)[0], columns, batch_rows, numeric)
 
 
-def numeric_column_batches(
-    p: pathlib.Path,
-    fmt: TableFormat,
-    column: str,
-    batch_rows: int,
-    dialect: CsvDialect | None = None,
-    *,
-    encoding: str | None = None,
-) -> Stream[pa.Array]:
-    """Batches of one numeric column (any numeric Arrow type, nulls for missing) with the
-    fraction read; DataError if the column is absent or its inferred kind is not numeric.
-    ``dialect``: CSV/TSV only, None = detected (:func:`csv_dialect`); ``encoding``: of a
-    Stata/SAS/SPSS file's text (None: the file's own)."""
+def check_numeric_column(
+    p: pathlib.Path, fmt: TableFormat, column: str, dialect: CsvDialect | None = None, *, encoding: str | None = None
+) -> CsvDialect | None:
+    """DataError unless ``column`` is in the file once and its inferred kind is numeric (or empty): a CSV text
+    column names its first value that is not a number. Returns the dialect a CSV/TSV is read with (``dialect``,
+    or detected when None: :func:`csv_dialect`); None for other formats."""
     if fmt in ("csv", "tsv"):
         dialect = csv_dialect(p, fmt, dialect)[0]
     schema, _ = table_schema(p, fmt, dialect, encoding=encoding)
@@ -707,6 +701,23 @@ def numeric_column_batches(
                 raise DataError(f"{general.problem}: data row {found[0]:,} holds a value that is not a number",
                                 general.fix if fix == _number_fix(None) else fix)
         raise _not_numeric(p, column, t)
+    return dialect
+
+
+def numeric_column_batches(
+    p: pathlib.Path,
+    fmt: TableFormat,
+    column: str,
+    batch_rows: int,
+    dialect: CsvDialect | None = None,
+    *,
+    encoding: str | None = None,
+) -> Stream[pa.Array]:
+    """Batches of one numeric column (any numeric Arrow type, nulls for missing) with the
+    fraction read; DataError if the column is absent or its inferred kind is not numeric
+    (:func:`check_numeric_column`). ``dialect``: CSV/TSV only, None = detected (:func:`csv_dialect`);
+    ``encoding``: of a Stata/SAS/SPSS file's text (None: the file's own)."""
+    dialect = check_numeric_column(p, fmt, column, dialect, encoding=encoding)
     for batch, fraction in record_batches(p, fmt, [column], batch_rows, numeric=column, dialect=dialect,
                                           encoding=encoding):
         yield batch.column(0), fraction

@@ -12,10 +12,10 @@ for Spark, one Spark SQL job. The window, the command line and the self-test use
   never holds a password: parse_source refuses one). It is what project files and autosaves store, and
   its ``public_record`` is what manifests and the ledger record.
 * :class:`DataSource`: an open source: columns with kinds, a preview of the first rows, the row
-  count, the histogram of one numeric column under the one binning rule
-  (:mod:`dpgui.data.binning`) and the path counts of 2..4 level columns, each with progress and
-  cancel. Every source gives exactly the counts the file path gives on the same data
-  (tests/unit/data/test_sources_agree.py).
+  count, and the one counting primitive (:meth:`DataSource.grouped_counts`, :mod:`dpgui.data.grouped_counts`)
+  on which the histogram of one numeric column under the one binning rule (:mod:`dpgui.data.binning`)
+  and the path counts of 2..4 level columns are built, each with progress and cancel. Every source
+  gives exactly the counts the file path gives on the same data (tests/unit/data/test_sources_agree.py).
 
 Errors are :class:`~dpgui.errors.DataError` / :class:`~dpgui.errors.ParameterError` with the
 problem and the fix in one line; nothing here writes a file. No Qt.
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    from dpgui.data.grouped_counts import GroupedCounts, Key
     from dpgui.data.hierarchy import PathCounts
     from dpgui.data.histogram import ColumnHistogram
     from dpgui.data.streams import CancelCallback, ProgressCallback
@@ -96,6 +97,21 @@ class DataSource(abc.ABC):
         """The exact number of data rows (a database: one COUNT(*))."""
 
     @abc.abstractmethod
+    def grouped_counts(
+        self,
+        keys: Sequence[Key],
+        *,
+        max_groups: int | None = None,
+        progress: ProgressCallback | None = None,
+        should_cancel: CancelCallback | None = None,
+    ) -> GroupedCounts:
+        """The rows in each group of ``keys`` (:mod:`dpgui.data.grouped_counts`: a column's value, or a numeric
+        column's bin under public bounds), counted where the data lives in one pass (a file: one streamed
+        read; a database: one ``GROUP BY`` query; Spark: one job); the one counting primitive that
+        :meth:`histogram` and :meth:`path_counts` are built on. ``max_groups``: stop at more than that many
+        groups (``complete`` False). Confidential counts: for a release and the officer's checks only.
+        ParameterError for bad keys; DataError for a missing column, a binned column that is not numeric."""
+
     def histogram(
         self,
         column: str,
@@ -110,9 +126,21 @@ class DataSource(abc.ABC):
         """The counts of ``column`` in ``bins`` bins on [lower, upper) under the one binning rule
         (:mod:`dpgui.data.binning`; out-of-range values clamped into the end bins, missing values
         — null, NaN — counted in ``n_missing``), equal to what
-        :func:`dpgui.data.histogram.column_histogram` gives for the same rows in a file."""
+        :func:`dpgui.data.histogram.column_histogram` gives for the same rows in a file: the
+        :meth:`grouped_counts` of one :class:`~dpgui.data.grouped_counts.BinKey`
+        (:func:`~dpgui.data.histogram.histogram_of`). The arguments are checked before anything is read."""
+        from dpgui.data.binning import check_bin_count, check_bounds
+        from dpgui.data.grouped_counts import BinKey
+        from dpgui.data.histogram import check_missing_policy, histogram_of
+        from dpgui.data.streams import check_callbacks
 
-    @abc.abstractmethod
+        lo, hi = check_bounds(lower, upper)
+        k = check_bin_count(bins)
+        policy = check_missing_policy(missing)
+        check_callbacks(progress, should_cancel)
+        counted = self.grouped_counts((BinKey(column, lo, hi, k),), progress=progress, should_cancel=should_cancel)
+        return histogram_of(counted, policy)
+
     def path_counts(
         self,
         level_columns: Sequence[str],
@@ -123,7 +151,16 @@ class DataSource(abc.ABC):
     ) -> PathCounts:
         """The number of rows on every distinct path of 2..4 level columns, as
         :func:`dpgui.data.hierarchy.count_paths` gives for the same rows in a file (labels,
-        checks, notes)."""
+        checks, notes): the :meth:`grouped_counts` of the level columns' values, at most
+        ``max_nodes_per_level`` (None: :data:`~dpgui.core.hierarchy.MAX_NODES_PER_LEVEL`) groups
+        (:func:`~dpgui.data.hierarchy.path_counts_of`)."""
+        from dpgui.data.grouped_counts import ValueKey
+        from dpgui.data.hierarchy import check_path_count_arguments, path_counts_of
+
+        names, limit = check_path_count_arguments(level_columns, max_nodes_per_level)
+        counted = self.grouped_counts([ValueKey(c) for c in names], max_groups=limit, progress=progress,
+                                      should_cancel=should_cancel)
+        return path_counts_of(counted, limit)
 
     @abc.abstractmethod
     def distinct_counts(

@@ -28,7 +28,7 @@ from dpgui.core.plan import Plan, PrivacySpec, check_noise
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.data.csv_dialect import default_dialect
 from dpgui.data.file_types import CsvDialect
-from dpgui.data.histogram import check_bounds
+from dpgui.data.binning import check_bounds
 from dpgui.data.source_spec import SourceSpec
 from dpgui.data.table import TableInfo
 from dpgui.errors import DpguiError, ParameterError

@@ -26,7 +26,7 @@ from dpgui.core.quantiles import WholeNumbers
 from dpgui.core.tree import check_bins
 from dpgui.data.csv_dialect import default_dialect
 from dpgui.data.file_types import CSV_DECIMALS, CSV_DELIMITERS, CsvDialect
-from dpgui.data.histogram import check_bounds
+from dpgui.data.binning import check_bounds
 from dpgui.data.public_bounds import (
     WHY_WHOLE_NUMBER_BINS, BoundsSuggestion, find_schema_for, suggest_from_schema, suggest_from_type, whole_number_bins,
     whole_number_reason,

@@ -20,7 +20,7 @@ from dpgui.data.hierarchy import count_paths
 from dpgui.data.histogram import column_histogram
 from dpgui.data.source import open_source
 from dpgui.data.source_spec import SourceSpec, parse_source
-from dpgui.data.sql_source import check_read_only_query
+from dpgui.data.sql_read_only import check_read_only_query
 from dpgui.errors import Cancelled, DataError
 
 
@@ -140,7 +140,7 @@ def test_postgresql_and_sqlite_histograms_equal_the_parquet_file(pg, pg_password
 
 
 def test_postgresql_keys_equal_the_binner_row_by_row(pg, data):
-    """Stronger than equal counts: each row's key in PostgreSQL is _Binner's bin of that row."""
+    """Stronger than equal counts: each row's key in PostgreSQL is Binner's bin of that row."""
     x = np.array([np.nan if v is None else v for v in data["x"]])
     for lower, upper, k in CASES:
         rows = pg.execute(f"SELECT {bin_key_sql('x', lower, upper, k, 'postgresql')} FROM vals ORDER BY id")
