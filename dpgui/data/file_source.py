@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from dpgui.core.missing import MISSING_DROP
 from dpgui.data.source import DataSource, PasswordPrompt
 from dpgui.data.source_spec import SourceSpec
 
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 
     from dpgui.data.file_types import CsvDialect
     from dpgui.data.grouped_counts import GroupedCounts, Key
+    from dpgui.data.hierarchy import PathCounts
+    from dpgui.data.histogram import ColumnHistogram
     from dpgui.data.streams import CancelCallback, ProgressCallback
     from dpgui.data.table import ColumnInfo, TableInfo
 
@@ -96,6 +99,40 @@ class FileSource(DataSource):
 
         return count_file_groups(self.spec.location, keys, max_groups=max_groups, progress=progress,
                                  should_cancel=should_cancel, dialect=self.csv_dialect, encoding=self.spec.encoding)
+
+    def histogram(
+        self,
+        column: str,
+        lower: float,
+        upper: float,
+        bins: int,
+        missing: str = MISSING_DROP,
+        *,
+        progress: ProgressCallback | None = None,
+        should_cancel: CancelCallback | None = None,
+    ) -> ColumnHistogram:
+        """:func:`dpgui.data.histogram.column_histogram`: the file's entry to the same primitive (one BinKey)."""
+        from dpgui.data import histogram
+
+        return histogram.column_histogram(self.spec.location, column, lower, upper, bins, missing, progress=progress,
+                                          should_cancel=should_cancel, dialect=self.csv_dialect,
+                                          encoding=self.spec.encoding)
+
+    def path_counts(
+        self,
+        level_columns: Sequence[str],
+        *,
+        max_nodes_per_level: int | None = None,
+        progress: ProgressCallback | None = None,
+        should_cancel: CancelCallback | None = None,
+    ) -> PathCounts:
+        """:func:`dpgui.data.hierarchy.count_paths`: the file's entry to the same primitive (the levels' ValueKeys)."""
+        from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
+        from dpgui.data import hierarchy
+
+        limit = MAX_NODES_PER_LEVEL if max_nodes_per_level is None else max_nodes_per_level  # 0 is refused there
+        return hierarchy.count_paths(self.spec.location, level_columns, progress=progress, should_cancel=should_cancel,
+                                     max_nodes_per_level=limit, dialect=self.csv_dialect, encoding=self.spec.encoding)
 
     def distinct_counts(
         self,

@@ -1,14 +1,18 @@
 """Streaming counts of the paths of 2–4 nested categorical columns (a hierarchy's leaves).
 
-The data layer's side of "counts over a hierarchy": the level columns of a table file
-(CSV/TSV, Parquet, Excel, Stata, SAS, SPSS) are read batch by batch (:mod:`dpgui.data.readers`, the one reader of each
-format) and every distinct path ``(value of column 1, …, value of column L)`` is counted. The tree
+The data layer's side of "counts over a hierarchy": every distinct path ``(value of column 1, …, value of
+column L)`` of the level columns is counted by the one counting primitive (:mod:`dpgui.data.grouped_counts`,
+a :class:`~dpgui.data.grouped_counts.ValueKey` per level: a table file — CSV/TSV, Parquet, Excel, Stata,
+SAS, SPSS — read batch by batch, a database's ``GROUP BY``, a Spark job), and :func:`path_counts_of` turns
+the groups of any source into :class:`PathCounts` with one set of labels and checks. The tree
 itself (nodes, parents, level counts) and the refusal of a value that appears under two parents are
 :class:`dpgui.core.hierarchy.Hierarchy`'s (:meth:`~dpgui.core.hierarchy.Hierarchy.from_paths`, called
 on every result, so a file whose levels are not nested is refused here, with the value and both
 parents named); this module turns rows into path counts.
 
 * :func:`count_paths`: the path counts of a (confidential or public) file, validated;
+* :func:`path_counts_of`: the path counts of the groups a source counted (:func:`path_counts_from_groups`
+  for the groups of an aggregate query given as a table);
 * :func:`read_prior`: a public prior: a table of paths with a count column, or raw rows;
 * :func:`level_value_counts`: the number of distinct values of candidate columns (capped), for a
   column chooser;

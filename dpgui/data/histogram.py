@@ -293,7 +293,7 @@ def histograms_by_group(counted: GroupedCounts, missing_policy: str = MISSING_DR
         label = values.labels[group] if group >= 0 else None
         counts = counted.counts[rows]
         within = GroupedCounts((bin_key,), counted.groups.select([1]).filter(pa.array(rows)), counts,
-                               int(counts.sum()), f"{counted.where} ({group_key.column} {label})")
+                               int(counts.sum()), counted.where)  # a message never quotes the group's value
         out[label] = histogram_of(within, missing_policy)
     return out
 

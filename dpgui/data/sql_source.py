@@ -93,7 +93,7 @@ def _connect_error(exc: BaseException, url: sa.URL, display: str, password: str 
         return DataError(f"the database refused user {user} at {display} ({_scrub(text, password)})",
                          "check the user name, or ask the database administrator for access")
     host = url.host or url.query.get("host") or "localhost"
-    port = url.port or (5432 if url.get_backend_name() == "postgresql" else None)
+    port = url.port or (5432 if url.get_backend_name() == SqlDialect.POSTGRESQL else None)
     where = f"{host}:{port}" if port and not str(host).startswith("/") else str(host)
     return DataError(f"cannot reach the database server at {where} ({_scrub(text, password)})",
                      "check that the server is running and that the host and port in the URL are right "
@@ -554,7 +554,7 @@ def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None
     # The URL as the user wrote it (a spec holds no password; cut out anyway): messages, keyring entry, prompt.
     display = url_without_password(spec.location)
     password: str | None = None
-    if url.get_backend_name() == "sqlite":
+    if url.get_backend_name() == SqlDialect.SQLITE:
         engine = _sqlite_engine(url)
         import sqlite3
 
@@ -565,7 +565,7 @@ def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None
             if password is not None:
                 url = url.set(password=password)
         connect_args: dict[str, Any] = {}
-        if url.get_backend_name() == "postgresql":
+        if url.get_backend_name() == SqlDialect.POSTGRESQL:
             # The URL's own ``options`` (e.g. -csearch_path=census) are kept, dpgui's read-only setting
             # last (connect_args replace the URL's: the schema the user picked would silently be lost).
             given = url.query.get("options")
