@@ -49,7 +49,7 @@ from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.vocabulary import (
-    AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, Noise, PriorSource, SourceKind,
+    AUTO, HIERARCHY_NOISES, Allocation, Charge, HierarchyConsistency, Neighbours, Noise, PriorSource, SourceKind,
 )
 from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.statistics.hierarchy import HIERARCHY, HierarchySpend
@@ -617,7 +617,7 @@ def budget_totals(request: HierarchyRequest) -> tuple[Totals | None, Totals | No
     """The dataset's totals before and after this release (None, None if the ledger cannot tell)."""
     try:
         with Ledger() as ledger:
-            return ledger.totals(request.dataset), ledger.totals_after(request.dataset, *request.plan.ledger_charge())
+            return ledger.totals(request.dataset), ledger.totals_after(request.dataset, Charge(*request.plan.ledger_charge()))
     except DpguiError:
         return None, None
 
