@@ -34,13 +34,14 @@ import numpy as np
 from dpgui.core.hierarchy import MAX_LEVELS, MIN_LEVELS, Hierarchy, HierarchyPlan, HierarchyRelease
 from dpgui.core.noise import RandomSource
 from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, level_value_counts, read_prior
-from dpgui.data.source import PasswordPrompt, SourceSpec, neighbours_for, open_source
+from dpgui.data.source import PasswordPrompt, neighbours_for, open_source
+from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
 from dpgui.report.files import sha256_regular_file
 from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
-from dpgui.vocabulary import Charge, HierarchyConsistency, Noise
+from dpgui.vocabulary import Charge, HierarchyConsistency, Noise, SourceKind
 from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.hierarchy_planning import (
     FROM_DATA, Data, HierarchyChoice, LoadedHierarchy, PlannedHierarchy, Progress, ShouldCancel,
@@ -67,8 +68,8 @@ COUNTS_FROM_DATA_WARNING = (
 
 
 def data_spec(data: Data) -> SourceSpec:
-    """``data`` as a :class:`~dpgui.data.source.SourceSpec` (a path: the file spec)."""
-    return data if isinstance(data, SourceSpec) else SourceSpec("file", str(data))
+    """``data`` as a :class:`~dpgui.data.source_spec.SourceSpec` (a path: the file spec)."""
+    return data if isinstance(data, SourceSpec) else SourceSpec(SourceKind.FILE, str(data))
 
 
 def data_name(data: Data) -> str:

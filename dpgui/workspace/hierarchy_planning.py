@@ -32,7 +32,7 @@ from dpgui.core.hierarchy import (
 from dpgui.core.hierarchy_errors import PlanErrors, margin_curves, plan_errors
 from dpgui.core.plan import PrivacySpec, check_neighbours
 from dpgui.core.projection_curves import epsilon_grid
-from dpgui.data.source import SourceSpec
+from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import Cancelled, DpguiError, ParameterError
 from dpgui.vocabulary import AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, Noise, PriorSource
 
