@@ -41,7 +41,7 @@ from dpgui.report.publish import Chargeable
 from dpgui.report.cdf.publish import authenticate_release
 from dpgui.vocabulary import Noise
 from dpgui.workspace.flow import ReleaseFlow
-from dpgui.workspace.statistics.cdf import CdfSpend
+from dpgui.workspace.statistics.cdf import CDF, CdfSpend
 from dpgui.workspace.ledger_words import refusal_problem, same_data_warning, window_fix
 from dpgui.workspace.results import result_figures
 from dpgui.workspace.state import ColumnSettings, ShownRelease, Workspace, WorkspaceState
@@ -413,11 +413,11 @@ def run_release(request: ReleaseRequest, source: NoiseSource, progress: Progress
         return source()
 
     with ReleaseFlow.open(request.dataset) as flow:  # refused (no cap, too little left, cap δ = 0) before reading
-        done = flow.release_cdf(open_data, request.spend, noise, release_id=release_id,
-                                progress=lambda fraction: progress(READ_SHARE * fraction, reading),
-                                should_cancel=should_cancel)
+        done = flow.release(CDF, open_data, request.spend, noise, release_id=release_id,
+                            progress=lambda fraction: progress(READ_SHARE * fraction, reading),
+                            should_cancel=should_cancel)
     progress(1.0, "Released.")
-    return with_display(ReleaseOutcome(done.release, done.histogram, request, done.info))
+    return with_display(ReleaseOutcome(done.release, done.counts, request, done.info))
 
 
 def with_display(outcome: ReleaseOutcome) -> ReleaseOutcome:
