@@ -16,8 +16,8 @@ Every front end releases through :meth:`ReleaseFlow.release`, one method for eve
    ledgered dataset may be the same data under a new name (:attr:`DatasetIdentity.similar`); each front
    end asks the officer in its own words (the command line refuses without ``--new-dataset``, the window
    asks before the first cap).
-4. spend — :meth:`ReleaseFlow.spend`: the spend recorded in the ledger, then the noise
-   (:func:`dpgui.report.publish.spend_then_release`: spend before noise).
+4. spend — :meth:`Statistic.release <dpgui.workspace.statistic.Statistic.release>`: the spend recorded in
+   the ledger, then the noise (:func:`dpgui.report.publish.spend_then_release`: spend before noise).
 5. record — :meth:`ReleaseFlow.record`: the data's fingerprint kept under the dataset (the command line
    keeps it before the spend, the window once the release is shown).
 6. sign/write — :meth:`ReleaseFlow.sign` (the statistic's) and :meth:`ReleaseFlow.write`: the signed
@@ -93,8 +93,8 @@ class ReleaseFlow:
     """One release of ``dataset`` through an open budget ledger, in the order of the module doc.
 
     Each method runs on the thread that opened the flow (:meth:`open`). Every step before the spend
-    spends nothing; :meth:`spend` records the charge before any noise is
-    drawn; once recorded, the budget stays spent whatever happens next."""
+    spends nothing; :meth:`release` records the charge before any noise is drawn; once recorded, the
+    budget stays spent whatever happens next."""
 
     def __init__(self, ledger: Ledger, dataset: str) -> None:
         self.ledger = ledger
@@ -167,8 +167,9 @@ class ReleaseFlow:
            columns), then :meth:`Statistic.count` — the confidential counts, cancellable where the source is;
         3. the front end's ``counted(data, counts)``: its warnings, and the dataset identity
            (:meth:`identity`, then :meth:`record` where it keeps the fingerprint before the spend);
-        4. the last chance to cancel (:class:`~dpgui.errors.Cancelled`: nothing spent), then :meth:`spend`
-           with ``noise()`` (called once, just before the spend).
+        4. the last chance to cancel (:class:`~dpgui.errors.Cancelled`: nothing spent), then
+           :meth:`Statistic.release` with ``noise()`` (called once, just before it): the spend recorded in the
+           ledger, then the noise (a CDF O(K·h), a hierarchy O(nodes)).
 
         ``release_id``: the ledger id to record (a front end that made it can ask the ledger afterwards
         whether anything was spent). The counts go only into :meth:`Statistic.release`; the result keeps
@@ -185,19 +186,10 @@ class ReleaseFlow:
             data_record = data.public_record()
         if should_cancel is not None and should_cancel():
             raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
-        release, info = self.spend(statistic, spend, counts, noise(), release_id, data_record)
+        release, info = statistic.release(self.ledger, self.dataset, spend, counts, noise(), release_id=release_id,
+                                          source_record=data_record)  # the spend recorded, then the noise
         return Released(release, info, counts)
 
-    def spend(self, statistic: Statistic[SpendT, Any, CountsT, ReleaseT, InfoT], spend: SpendT, counts: CountsT,
-              noise: RandomSource, release_id: str | None = None,
-              data_record: dict[str, Any] | None = None) -> tuple[ReleaseT, InfoT]:
-        """The spend recorded, then one release of ``statistic`` (:meth:`Statistic.release
-        <dpgui.workspace.statistic.Statistic.release>`: spend before noise), the last step of :meth:`release`.
-        ``counts``: the confidential counts ``statistic.count`` read (a CDF's histogram, a hierarchy's leaf
-        counts in its tree's order); ``data_record``: :meth:`DataSource.public_record` (no secret in it).
-        Time: the statistic's release (a CDF O(K·h), a hierarchy O(nodes))."""
-        return statistic.release(self.ledger, self.dataset, spend, counts, noise, release_id=release_id,
-                                 source_record=data_record)
 
     # ---------------------------------------------------------------------------------- record, sign, write
     def record(self, identity: DatasetIdentity) -> None:
