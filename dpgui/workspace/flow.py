@@ -44,6 +44,7 @@ from typing import Any, Generic
 from dpgui.core.noise import RandomSource
 from dpgui.data.hierarchy import PathCounts
 from dpgui.data.source import DataSource
+from dpgui import vocabulary
 from dpgui.errors import Cancelled, DpguiError
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.ledger import (
@@ -115,7 +116,7 @@ class ReleaseFlow:
 
     def check_charge(self, charge: Charge) -> None:
         """Refuse unless the dataset's cap can pay for ``charge``. Reads only."""
-        self.ledger.check_spend(self.dataset, *charge)
+        self.ledger.check_spend(self.dataset, vocabulary.Charge(*charge))
 
     def check_any(self, charges: Sequence[Charge], check: Callable[[Charge], None] | None = None) -> None:
         """Before the data is read, for a plan that needs it: pass if one of ``charges`` (every charge the
@@ -175,8 +176,7 @@ class ReleaseFlow:
         whether anything was spent). The counts go only into :meth:`Statistic.release`; the result keeps
         them for the caller's own checks (never exported). Time: O(rows) to count, then the statistic's
         release."""
-        charge = statistic.charge(statistic.plan_of(spend))
-        self.check_charge((charge.epsilon, charge.delta, charge.rho))
+        self.ledger.check_spend(self.dataset, statistic.charge(statistic.plan_of(spend)))  # reads only
         with open_data() as data:
             if checked is not None:
                 checked(data)
