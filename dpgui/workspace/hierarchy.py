@@ -17,11 +17,12 @@ The flow, each step a plain function the window runs on a worker:
    (:meth:`dpgui.workspace.flow.ReleaseFlow.release`): the budget check, the data counted on the loaded
    tree, the ledger spend and the release; the window asks for confirmation first.
 
-Confidential values: :attr:`LoadedHierarchy.leaf_counts` (the data's counts as :func:`load_hierarchy` read them) stay in
-memory, never shown or exported; they give the optimiser its counts only by the officer's explicit opt-in
-(:attr:`HierarchyChoice.counts_from_data`, recorded in the plan). The release does not use them: it
-counts again through the flow (:func:`run_hierarchy_release`), so that what is released is counted by the
-statistic's own count at the moment of the spend, in the window as on the command line.
+Confidential values: :attr:`LoadedHierarchy.leaf_counts` (the data's counts as :func:`load_hierarchy`
+read them) stay in memory, never shown or exported; they give the optimiser its counts only by the
+officer's explicit opt-in (:attr:`HierarchyChoice.counts_from_data`, recorded in the plan). The release
+does not use them: it counts again through the flow (:func:`run_hierarchy_release`), so that what is
+released is counted by the statistic's own count at the moment of the spend, in the window as on the
+command line.
 :attr:`LoadedHierarchy.prior_levels` is public (prior file) or confidential by that opt-in.
 """
 
@@ -45,13 +46,16 @@ from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec, check_neighbours
 from dpgui.core.projection_curves import epsilon_grid
 from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, level_value_counts, read_prior
-from dpgui.data.source import PasswordPrompt, SourceSpec, neighbours_for, open_source
+from dpgui.data.source import PasswordPrompt, neighbours_for, open_source
+from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
 from dpgui.report.files import sha256_regular_file
 from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
-from dpgui.vocabulary import AUTO, HIERARCHY_NOISES, Allocation, Charge, HierarchyConsistency, Neighbours, Noise, PriorSource
+from dpgui.vocabulary import (
+    AUTO, HIERARCHY_NOISES, Allocation, Charge, HierarchyConsistency, Neighbours, Noise, PriorSource, SourceKind,
+)
 from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.statistics.hierarchy import HIERARCHY, HierarchySpend
 from dpgui.workspace.release import QUERY_ROWS_PRIVATE, READ_SHARE, BudgetCheck, FirstCapNeeded, ledger_budget_check
@@ -101,22 +105,22 @@ CONSISTENCY_LABELS = {
 
 
 def data_spec(data: Data) -> SourceSpec:
-    """``data`` as a :class:`~dpgui.data.source.SourceSpec` (a path: the file spec)."""
-    return data if isinstance(data, SourceSpec) else SourceSpec("file", str(data))
+    """``data`` as a :class:`~dpgui.data.source_spec.SourceSpec` (a path: the file spec)."""
+    return data if isinstance(data, SourceSpec) else SourceSpec(SourceKind.FILE, str(data))
 
 
 def data_name(data: Data) -> str:
     """A short name of ``data`` for the page and the messages: a file's name, a database's table or query."""
     if isinstance(data, Path):
         return data.name
-    return Path(data.location).name if data.kind == "file" else data.display_name()
+    return Path(data.location).name if data.kind == SourceKind.FILE else data.display_name()
 
 
 def data_file(data: Data | None) -> Path | None:
     """``data``'s file on this computer (None for a database or Spark source, or no data)."""
     if isinstance(data, Path):
         return data
-    return Path(data.location) if data is not None and data.kind == "file" else None
+    return Path(data.location) if data is not None and data.kind == SourceKind.FILE else None
 
 
 def reading_words(data: Data) -> str:
