@@ -27,7 +27,7 @@ from dpgui.cli.release import (
 from dpgui.cli.rendering import _note_lines, _print
 from dpgui.cli.sources import _check_data_columns, _open_data, _protected_paths, _source_spec
 from dpgui.errors import DataError, ParameterError
-from dpgui.vocabulary import Allocation, Noise, PriorSource
+from dpgui.vocabulary import Allocation, Noise, PriorSource, SourceKind
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan
@@ -130,7 +130,7 @@ def _check_hierarchy_release_options(args: argparse.Namespace) -> tuple[SourceSp
 
     _check_categories_declared(args)
     spec = _source_spec(args)
-    if spec.kind == "file":
+    if spec.kind == SourceKind.FILE:
         check_data_file(spec.location)
     protect = _protected_paths(spec)
     _check_release_options(args.dataset, OutputRequest.of(args))

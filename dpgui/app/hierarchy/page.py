@@ -44,7 +44,7 @@ from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, downstream_projection
 from dpgui.data.source import PasswordPrompt
 from dpgui.formatting import format_significant
-from dpgui.vocabulary import Neighbours, StatisticKind
+from dpgui.vocabulary import Neighbours, SourceKind, StatisticKind
 from dpgui.workspace.hierarchy import (
     CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, COUNTS_FROM_DATA_WARNING, Data, HierarchyChoice, HierarchyWorkspace,
     LoadedHierarchy, data_file, data_name, data_spec, level_choices, load_hierarchy,
@@ -296,7 +296,7 @@ class HierarchyMode(HierarchyPlanStep):
 
     def password_prompt(self, data: Data) -> PasswordPrompt | None:
         """The session's password prompt for a database source (None for a file)."""
-        if isinstance(data, Path) or data.kind == "file":
+        if isinstance(data, Path) or data.kind == SourceKind.FILE:
             return None
         return self.window_.passwords.prompt_for(data)
 
