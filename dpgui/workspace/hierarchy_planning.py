@@ -131,7 +131,8 @@ class HierarchyChoice:
 @dataclass(frozen=True, eq=False)  # compared by identity: holds numpy arrays
 class LoadedHierarchy:
     """The tree of the chosen levels read from the file. ``hierarchy`` is public (declared by the officer or
-    from the prior); ``leaf_counts`` (int64, one per leaf) is CONFIDENTIAL, for the release only;
+    from the prior); ``leaf_counts`` (int64, one per leaf) is CONFIDENTIAL, the counts read for the plan (the
+    release counts again, :func:`dpgui.workspace.hierarchy.run_hierarchy_release`);
     ``prior_levels`` (counts per level 0..L) is public (prior file) or confidential by opt-in, None when the
     plan may use no counts; ``notes``: what the reader wants the officer to know (numeric levels...);
     ``prior_sha256``: the SHA-256 of the prior file as it was read (None without a prior)."""
