@@ -24,7 +24,8 @@ real release; Laplace, and at δ > 0 also Gaussian and paper 004's multiplicativ
 Median of a few runs, in process, after a warm-up.
 
 Part 3 -- paper 004: α-mRMSE (records) of the multiplicative mechanism (Algorithms 1-2,
-``dpgui.core.counting_trees``) and of the Gaussian baseline (Corollary 2.7, uniform ρ per level) on the
+``dpgui.core.counting_trees``) and of the Gaussian baseline (Corollary 2.7, uniform ρ per level,
+``dpgui.core.counting_trees_accuracy``) on the
 sample and on a synthetic binary tree of depth d = 8 (levels 0..7, 128 leaves), for a few (α, ε, δ):
 projected at the tree's own counts and worst case over data (no prior), and empirical from seeded
 releases (per-node RMSE_α over the trials, max over nodes). No target; it says which is better.
@@ -54,7 +55,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from timing import median_time
 
-from dpgui.core.counting_trees import projected_alpha_mrmse, simulate_alpha_mrmse
+from dpgui.core.counting_trees_accuracy import projected_alpha_mrmse, simulate_alpha_mrmse
 from dpgui.core.hierarchy import (
     Hierarchy, HierarchyPlan, HierarchyProjection, LevelProjection, plan_hierarchy, project_hierarchy,
     release_hierarchy, simulate_hierarchy,

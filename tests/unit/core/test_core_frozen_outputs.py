@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 
 from dpgui.core.consistency import consistent_l1
-from dpgui.core.counting_trees import (
-    multiplicative_params, projected_alpha_mrmse, recommend_alpha_mechanism, release_gaussian_baseline,
-    release_multiplicative, simulate_alpha_mrmse,
+from dpgui.core.counting_trees import multiplicative_params, release_multiplicative
+from dpgui.core.counting_trees_accuracy import (
+    projected_alpha_mrmse, recommend_alpha_mechanism, release_gaussian_baseline, simulate_alpha_mrmse,
 )
 from dpgui.core.noise import (
     SeededRandom, bernoulli_exp, discrete_gaussian_pmf, discrete_gaussian_variance, discrete_laplace_pmf,
