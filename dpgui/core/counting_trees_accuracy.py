@@ -43,7 +43,8 @@ from dpgui.core.counting_trees import (
     DEFAULT_ETA, MultiplicativeParams, check_alpha_eta, check_level_sizes, check_tree, multiplicative_params,
     release_multiplicative,
 )
-from dpgui.core.noise import RandomSource, SeededRandom, discrete_gaussian_pmf
+from dpgui.core.noise import RandomSource, SeededRandom
+from dpgui.core.noise_moments import discrete_gaussian_pmf
 from dpgui.core.noise_mechanisms import GAUSSIAN
 from dpgui.core.plan import PrivacySpec
 from dpgui.errors import DataError, ParameterError

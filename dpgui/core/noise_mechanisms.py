@@ -39,10 +39,10 @@ import numpy as np
 
 from dpgui.core.accounting import zcdp_epsilon, zcdp_rho
 from dpgui.core.noise import (
-    MAX_GAUSSIAN_SIGMA2, MAX_LAPLACE_SCALE, RandomSource, discrete_gaussian_pmf, discrete_gaussian_variance,
-    discrete_laplace_variance, gaussian_sigma2, gaussian_sigma2_problem, laplace_scale, laplace_scale_float,
-    laplace_scale_problem, sample_discrete_gaussian_levels, sample_discrete_laplace_levels,
+    MAX_GAUSSIAN_SIGMA2, MAX_LAPLACE_SCALE, RandomSource, gaussian_sigma2, gaussian_sigma2_problem, laplace_scale,
+    laplace_scale_float, laplace_scale_problem, sample_discrete_gaussian_levels, sample_discrete_laplace_levels,
 )
+from dpgui.core.noise_moments import discrete_gaussian_pmf, discrete_gaussian_variance, discrete_laplace_variance
 from dpgui.vocabulary import Charge, Noise
 
 __all__ = [

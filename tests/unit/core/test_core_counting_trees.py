@@ -27,7 +27,8 @@ from dpgui.core.counting_trees_accuracy import (
     alpha_mrmse, alpha_rmse, gaussian_alpha_rmse, gaussian_baseline_sigma2, projected_alpha_mrmse,
     recommend_alpha_mechanism, release_gaussian_baseline, simulate_alpha_mrmse,
 )
-from dpgui.core.noise import SeededRandom, discrete_gaussian_variance, sample_discrete_gaussian
+from dpgui.core.noise import SeededRandom, sample_discrete_gaussian
+from dpgui.core.noise_moments import discrete_gaussian_variance
 from dpgui.core.plan import PrivacySpec
 from dpgui.errors import DataError, ParameterError
 

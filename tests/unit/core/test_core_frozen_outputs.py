@@ -26,9 +26,9 @@ from dpgui.core.counting_trees import multiplicative_params, release_multiplicat
 from dpgui.core.counting_trees_accuracy import (
     projected_alpha_mrmse, recommend_alpha_mechanism, release_gaussian_baseline, simulate_alpha_mrmse,
 )
-from dpgui.core.noise import (
-    SeededRandom, bernoulli_exp, discrete_gaussian_pmf, discrete_gaussian_variance, discrete_laplace_pmf,
-    discrete_laplace_variance, sample_discrete_gaussian, sample_discrete_laplace,
+from dpgui.core.noise import SeededRandom, bernoulli_exp, sample_discrete_gaussian, sample_discrete_laplace
+from dpgui.core.noise_moments import (
+    discrete_gaussian_pmf, discrete_gaussian_variance, discrete_laplace_pmf, discrete_laplace_variance,
 )
 from dpgui.core.plan import PrivacySpec
 from dpgui.errors import DpguiError

@@ -263,7 +263,7 @@ def test_the_none_half_width_is_the_exact_noise_quantile():
         outside = lambda m: 2 * p ** (m + 1) / (1 + p)  # noqa: E731  P(|Z| > m)
         assert outside(q) <= 0.05 < outside(q - 1)
     gplan = plan_hierarchy((1, 2, 3), PrivacySpec(1.0, delta=1e-6), noise="gaussian", consistency="none")
-    from dpgui.core.noise import discrete_gaussian_pmf
+    from dpgui.core.noise_moments import discrete_gaussian_pmf
 
     for s in gplan.level_scales()[1:]:
         assert s is not None
