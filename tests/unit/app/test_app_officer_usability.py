@@ -1,4 +1,4 @@
-"""Second audit of the window's human side (issue 28, items 6–18): what a privacy officer sees after the
+"""Second audit of the window's human side: what a privacy officer sees after the
 seven branches met. Each test reproduces one finding of the audit; offscreen, seeded noise."""
 
 from __future__ import annotations
