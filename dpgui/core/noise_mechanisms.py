@@ -17,7 +17,7 @@ manifest and the report use. :func:`mechanism_for` is the one registry, keyed by
 * **Gaussian** (needs δ > 0): discrete Gaussian with ``σ² ≥ Δ₂²/(2ρ)`` (:func:`~dpgui.core.noise.gaussian_sigma2`),
   so the vector is ``Δ₂²/(2σ²) ≤ ρ``-zCDP (Canonne, Kamath & Steinke 2020, Thm 14); budgets are ρ, compose
   by addition, and the total converts to (ε, δ) by their Corollary 13 (:mod:`dpgui.core.accounting`).
-  Variance slightly below σ² (:func:`~dpgui.core.noise.discrete_gaussian_variance`).
+  Variance slightly below σ² (:func:`~dpgui.core.noise_moments.discrete_gaussian_variance`).
 
 The multiplicative noise of hierarchies (Ghazi et al. 2023) is not a mechanism of this kind: it releases
 bucketed upper estimates found by sparse-vector rounds, with no per-count noise parameter, no variance of
