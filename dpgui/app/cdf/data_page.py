@@ -246,10 +246,10 @@ class DataPage(QWidget):
         self.spec = spec if spec is not None else SourceSpec(SourceKind.FILE, str(info.path))
         self._show_source(info, engine)
         self.preview.setToolTip("The first rows of the file, for your checking. More rows load as you scroll."
-                                if self.spec.kind == "file" else
+                                if self.spec.kind == SourceKind.FILE else
                                 "The first 100 rows of the table or query, for your checking (only you see them).")
         self.dataset_name.blockSignals(True)  # written below, with the rest of the new table's step 1
-        self.dataset_name.setText(default_dataset_name(info.path) if self.spec.kind == "file"
+        self.dataset_name.setText(default_dataset_name(info.path) if self.spec.kind == SourceKind.FILE
                                   else (self.spec.table or "query").replace(".", "-"))
         self.dataset_name.blockSignals(False)
         self.model = PreviewModel(reader, self)
@@ -287,7 +287,7 @@ class DataPage(QWidget):
 
     def _data_source(self, n_rows: int | None, engine: str) -> SourceChoice:
         assert self.info is not None
-        spec = None if self.spec is None or (self.spec.kind == "file" and self.spec.dialect is None
+        spec = None if self.spec is None or (self.spec.kind == SourceKind.FILE and self.spec.dialect is None
                                              and self.spec.encoding is None) else self.spec
         return SourceChoice(self.info, n_rows, spec, engine)
 
@@ -299,7 +299,7 @@ class DataPage(QWidget):
         spec = self.spec
         dialect: CsvDialect | None = None
         how, suggested = "", False
-        if spec is not None and spec.kind == "file" and info.format in ("csv", "tsv"):
+        if spec is not None and spec.kind == SourceKind.FILE and info.format in ("csv", "tsv"):
             default = default_dialect(info.path.name)
             if spec.dialect is not None:
                 dialect, how = spec.dialect, "chosen by you"
@@ -350,7 +350,7 @@ class DataPage(QWidget):
         info = self.info
         rows = "counting rows…" if n_rows is None else f"{n_rows:,} row{'s' if n_rows != 1 else ''}"
         columns = f"{len(info.columns)} column{'s' if len(info.columns) != 1 else ''}"
-        if self.spec is not None and self.spec.kind != "file":
+        if self.spec is not None and self.spec.kind != SourceKind.FILE:
             self.file_label.setText(f"<b>{text.escape(self.spec.display_name())}</b> — {rows} · {columns}")
             return
         size = (f"{info.size_bytes / 1e6:,.1f} MB" if info.size_bytes >= 100_000
@@ -390,7 +390,7 @@ class DataPage(QWidget):
         show_inline(self.column_message, "")
         self._type_whole_reason = None
         schema = None
-        if self.info is not None and (self.spec is None or self.spec.kind == "file"):
+        if self.info is not None and (self.spec is None or self.spec.kind == SourceKind.FILE):
             schema = find_schema_for(self.info.path)  # looked for once per column choice
             self._type_whole_reason = whole_number_reason(column, self.info.format, schema)
         self._show_whole_statement(False)

@@ -25,10 +25,12 @@ from dpgui.app.widgets.fields import StatusLine, inline_message, show_inline
 from dpgui.app.widgets.preview import FrameRows, PreviewModel
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.data.source import PasswordPrompt, open_source
-from dpgui.data.source_spec import SourceSpec, parse_source
-from dpgui.data.source_spec import is_database_url, sqlite_url, sqlite_url_example, sqlite_url_note
+from dpgui.data.source_spec import (
+    SourceSpec, is_database_url, parse_source, sqlite_url, sqlite_url_example, sqlite_url_note,
+)
 from dpgui.data.table import ColumnInfo, TableInfo
 from dpgui.errors import DpguiError
+from dpgui.vocabulary import SourceKind
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -260,7 +262,7 @@ class DatabaseDialog(QDialog):
         layout.addLayout(test_row)
         layout.addWidget(self.preview, 1)
         layout.addWidget(buttons)
-        if spec is not None and spec.kind == "database":
+        if spec is not None and spec.kind == SourceKind.DATABASE:
             self.url_edit.setText(spec.location)
             (self.table_radio if spec.table else self.query_radio).setChecked(True)
             self.table_edit.setText(spec.table or "")
