@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrmse
+from dpgui.core.counting_trees_accuracy import AlphaMRMSEProjection, projected_alpha_mrmse
 from dpgui.core.hierarchy import (
     Hierarchy, HierarchyPlan, HierarchyProjection, counts_projected_on, counts_words, plan_hierarchy,
 )
