@@ -24,6 +24,8 @@ from dpgui.workspace.results import PROBABILITIES
 from gui_helpers import count_tree_drawing, make_window, open_and_wait, release_and_wait, set_column
 from thread_log import ThreadLog
 
+pytestmark = pytest.mark.slow
+
 BINS = 1 << 20
 ROWS = 50_000
 UPPER = 200_000.0

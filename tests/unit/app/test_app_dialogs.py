@@ -33,6 +33,7 @@ def _app():
 
 
 # ------------------------------------------------------------------------------------------ keys
+@pytest.mark.slow
 def test_create_key_through_the_dialog(qtbot):
     dialog = KeyManagerDialog()
     qtbot.addWidget(dialog)
@@ -53,6 +54,7 @@ def test_create_key_through_the_dialog(qtbot):
     assert dialog.create_form.passphrase_edit.text() == ""  # not kept in the form after use
 
 
+@pytest.mark.slow
 def test_create_key_refusals_are_shown_next_to_the_field(qtbot):
     dialog = KeyManagerDialog()
     qtbot.addWidget(dialog)
@@ -83,6 +85,7 @@ def test_create_key_refusals_are_shown_next_to_the_field(qtbot):
     assert "name" not in form.messages()
 
 
+@pytest.mark.slow
 def test_import_and_export_a_public_key(qtbot, tmp_path):
     dialog = KeyManagerDialog()
     qtbot.addWidget(dialog)
@@ -200,6 +203,7 @@ def test_ledger_shows_delta_spent_and_left_and_how_releases_add_up(qtbot):
     assert dialog.release_rows()[0][1:6] == ("1", "1e-9", format_significant(rho), "Gaussian", gaussian)
 
 
+@pytest.mark.slow
 def test_raising_a_budget_needs_a_reason_and_is_logged(qtbot):
     with Ledger() as ledger:
         ledger.set_cap("payroll", 1.0)
@@ -226,6 +230,7 @@ def test_raising_a_budget_needs_a_reason_and_is_logged(qtbot):
     assert "Raised" in dialog.last_message
 
 
+@pytest.mark.slow
 def test_lowering_below_spent_is_refused_and_the_cap_is_unchanged(qtbot):
     with Ledger() as ledger:
         ledger.set_cap("payroll", 2.0)
@@ -245,6 +250,7 @@ def test_lowering_below_spent_is_refused_and_the_cap_is_unchanged(qtbot):
         assert ledger.totals("payroll").cap_epsilon == 1.0
 
 
+@pytest.mark.slow
 def test_budget_forms_show_problems_inline(qtbot):
     dialog = LedgerDialog()
     qtbot.addWidget(dialog)
@@ -309,6 +315,7 @@ def bundle(tmp_path):
     return paths, files, other, info
 
 
+@pytest.mark.slow
 def test_verify_a_real_bundle(qtbot, bundle):
     paths, files, _, info = bundle
     dialog = VerifyDialog()
@@ -343,6 +350,7 @@ def test_verify_states_the_guarantee_of_each_noise():
         "ε = 0.5 (δ = 0: pure ε-differential privacy)")  # as in a manifest of schema version 1
 
 
+@pytest.mark.slow
 def test_verify_refuses_a_changed_csv(qtbot, bundle):
     paths, files, _, _ = bundle
     text = paths.csv.read_text()
@@ -361,6 +369,7 @@ def test_verify_refuses_a_changed_csv(qtbot, bundle):
     assert "changed or replaced after signing" in dialog.advice.text()
 
 
+@pytest.mark.slow
 def test_verify_refuses_a_bundle_of_test_noise_signed_by_hand(qtbot, bundle):
     """Issue 12, item 3: a manifest that says seeded_test_only does not verify, even with a good signature."""
     import json
@@ -383,6 +392,7 @@ def test_verify_refuses_a_bundle_of_test_noise_signed_by_hand(qtbot, bundle):
     assert dialog.facts() == {}
 
 
+@pytest.mark.slow
 def test_verify_refuses_the_wrong_key(qtbot, bundle):
     paths, files, other, _ = bundle
     dialog = VerifyDialog()
@@ -398,6 +408,7 @@ def test_verify_refuses_the_wrong_key(qtbot, bundle):
     assert dialog.facts() == {}
 
 
+@pytest.mark.slow
 def test_verify_with_a_key_file_from_elsewhere_and_bad_inputs(qtbot, bundle, tmp_path):
     paths, files, _, _ = bundle
     outside = tmp_path / "publisher.pub"
@@ -425,6 +436,7 @@ def test_verify_with_a_key_file_from_elsewhere_and_bad_inputs(qtbot, bundle, tmp
 
 
 # ------------------------------------------------------------------------------------------ the buttons
+@pytest.mark.slow
 def test_buttons_with_file_dialogs_answered(qtbot, bundle, tmp_path, monkeypatch):
     """The button paths (file dialogs, the create form, the raise confirmation) with their modal
     windows answered by the test."""
@@ -503,6 +515,7 @@ def test_buttons_with_file_dialogs_answered(qtbot, bundle, tmp_path, monkeypatch
         assert ledger.totals("payroll").cap_epsilon == 2.0
 
 
+@pytest.mark.slow
 def test_the_raise_question_and_the_ledger_path_show_user_text_literally(qtbot, monkeypatch):
     """Issue 12, item 10: a dataset name or a reason with markup can neither format nor hide the rest
     of the question that asks to raise a budget; the ledger's path shows as it is."""

@@ -4,7 +4,10 @@ of different N (issue 12, item 4). A published estimate of N may be typed for er
 
 from __future__ import annotations
 
+import pytest
 from gui_helpers import make_window, open_and_wait, set_column, type_into, wait_plan
+
+pytestmark = pytest.mark.slow
 
 TIMEOUT = 30_000
 

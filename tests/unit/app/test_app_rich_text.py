@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
+import pytest
 
 from gui_helpers import make_window, open_and_wait, release_and_wait, set_column
+
+pytestmark = pytest.mark.slow
 
 COLUMN = "<b>x</b><!--"
 FILE = "pay<!--roll.csv"

@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import dpgui
 from dpgui.cli import main as cli_main
 from dpgui.core.noise import SecureRandom
@@ -18,6 +20,8 @@ from dpgui.report.bundle import verify_bundle
 from dpgui.report.keystore import keys_dir, list_keys, load_public_key
 
 from gui_helpers import make_window, open_and_wait, release_and_wait, set_column
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[3]
 

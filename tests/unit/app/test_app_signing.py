@@ -25,6 +25,8 @@ from dpgui.report.project_file import Project, ProjectRelease, project_to_json
 
 from gui_helpers import TIMEOUT, error_text, make_window, open_and_wait, release_and_wait, set_column
 
+pytestmark = pytest.mark.slow
+
 PASSPHRASE = "signing rule passphrase"
 
 

@@ -116,6 +116,7 @@ def test_a_release_without_a_prior_needs_the_categories_declared_public(world, c
         ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
 
 
+@pytest.mark.slow
 def test_declared_public_categories_are_released_and_the_manifest_says_so(world, capsys):
     import json
 

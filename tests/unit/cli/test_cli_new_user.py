@@ -224,6 +224,7 @@ def world(tmp_path, key_folder) -> World:
     return World(folder, key_folder / "officer.key", passphrase)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_bad_input_is_refused_in_one_line_and_charges_nothing(case: Case, world: World):
     assert _snapshot()["datasets"][0]["cap_epsilon"] == CAP  # the cap was set first
@@ -236,11 +237,13 @@ def test_case_ids_name_their_item():
     assert {c.id.split("-")[0] for c in CASES} >= {"item6", "item7", "item8", "item11", "item12", "item13"}
 
 
+@pytest.mark.slow
 def test_snapshot_in_process_equals_the_real_cli(world: World):
     real = run(["ledger", "show", "--json"], world.folder)
     assert real.returncode == 0 and json.loads(real.stdout) == _snapshot()
 
 
+@pytest.mark.slow
 def test_ledger_show_into_head_ends_quietly(world: World):
     """``dpgui ledger show | head -1``: the reader stops early; no BrokenPipeError traceback, exit 0."""
     from dpgui.report.ledger import Ledger
@@ -259,6 +262,7 @@ def test_ledger_show_into_head_ends_quietly(world: World):
     assert errors == b"", errors
 
 
+@pytest.mark.slow
 def test_ctrl_d_at_the_passphrase_prompt_is_one_line(world: World):
     """Ctrl-D at 'Passphrase:' (the terminal sends end of input): one line, exit 2, no traceback."""
     import fcntl
@@ -306,6 +310,7 @@ def _json_run(argv: list[str], cwd: Path) -> dict:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_release_json_and_the_quantiles_command_print_the_same_quantiles_with_intervals(world: World):
     released = _json_run(release(world, "--json", "--probabilities", "0.1,0.5,0.9", bins="8"), world.folder)
     found = released["quantiles"]
@@ -320,6 +325,7 @@ def test_release_json_and_the_quantiles_command_print_the_same_quantiles_with_in
     assert text.returncode == 0 and "95 % interval" in text.stdout and "0.5" in text.stdout
 
 
+@pytest.mark.slow
 def test_quantiles_of_a_bundle_from_its_manifest_or_its_csv(world: World):
     out = world / "bundle"
     out.mkdir()
@@ -334,6 +340,7 @@ def test_quantiles_of_a_bundle_from_its_manifest_or_its_csv(world: World):
     assert tampered.returncode == 2 and "changed after signing" in tampered.stderr
 
 
+@pytest.mark.slow
 def test_force_replaces_an_existing_output_and_charges_once(world: World):
     (world / "old.csv").write_text("keep me\n")
     assert run(release(world, "--force", out="old.csv"), world.folder).returncode == 0
@@ -341,6 +348,7 @@ def test_force_replaces_an_existing_output_and_charges_once(world: World):
     assert _snapshot()["datasets"][0]["epsilon_spent"] == 1.0
 
 
+@pytest.mark.slow
 def test_a_utf16_file_with_a_byte_order_mark_is_read(world: World):
     (world / "wide.csv").write_bytes("x,név\r\n1,a\r\n2,b\r\n3,c\r\n".encode("utf-16"))
     released = _json_run(release(world, "--json", data="wide.csv"), world.folder)
@@ -351,6 +359,7 @@ def test_a_utf16_file_with_a_byte_order_mark_is_read(world: World):
     assert int(counts[-1]) + released["missing_values"]["released_count"] == 3
 
 
+@pytest.mark.slow
 def test_ledger_show_lists_the_cap_history_with_reasons(world: World):
     assert run(["ledger", "cap", DATASET, "12", "--reason", "board decision 2026-11"], world.folder).returncode == 0
     shown = run(["ledger", "show"], world.folder).stdout
@@ -362,6 +371,7 @@ def test_ledger_show_lists_the_cap_history_with_reasons(world: World):
     assert run(["ledger", "cap", DATASET, "11"], world.folder).returncode == 0  # lowering needs no reason
 
 
+@pytest.mark.slow
 def test_simulate_without_json_prints_a_table(world: World):
     result = run(["simulate", "--synthetic", "uniform", "--n", "1000", "--bins", "16", "--epsilon", "1",
                   "--trials", "20", "--seed", "3"], world.folder)

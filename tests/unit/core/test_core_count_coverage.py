@@ -85,6 +85,7 @@ CELLS = [(eps, k, est, nb) for eps, k in ((0.1, 16), (0.1, 100), (1.0, 100), (5.
          for est in ("gls", "covering") for nb in ("change", "addremove")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon,bins,estimator,neighbours", CELLS)
 def test_band_and_range_counts_hold_the_true_count(epsilon, bins, estimator, neighbours):
     found = measure(epsilon, bins, estimator, neighbours, seed=bins + int(10 * epsilon))

@@ -122,6 +122,7 @@ def test_the_clamped_normal_takes_over_smoothly_above_the_grid(monkeypatch):
     assert np.allclose(grid[1], normal[1], rtol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", ["laplace", "gaussian"])
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
 def test_level_mse_slope_is_the_derivative_and_the_mse_is_convex(noise, neighbours):

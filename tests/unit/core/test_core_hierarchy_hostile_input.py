@@ -210,6 +210,7 @@ def test_notes_made_on_opted_in_confidential_counts_publish_only_the_choices():
 # ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("records", [1, 2, 3])
 def test_the_level_sensitivity_holds_when_a_persons_records_differ_in_different_levels(records):
     """Enumerate every way one person's L records can sit on the leaves of a small tree (3 regions with

@@ -20,6 +20,8 @@ from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
 from dpgui.core.projection import prefix_variances, total_sq_error
 from dpgui.core.tree import TreeShape
 
+pytestmark = pytest.mark.slow
+
 TRIALS = 2000
 
 

@@ -425,6 +425,7 @@ AUTO_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", AUTO_CASES, ids=lambda c: "-".join(map(str, c[:4])))
 def test_auto_plan_noise_scales_are_calibrated(case):
     """Every noised level of an auto plan: t_l ≥ Δ/ε_l, and the noise noisy_tree actually adds has

@@ -171,6 +171,7 @@ def test_values_histogram_property(xs, lower, width, bins):
 # ----------------------------------------------------------------- files: correctness
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name,sep,compress",
     [
@@ -638,6 +639,7 @@ def _frame_with_missing(values: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"id": np.arange(values.size), "x": values, "label": ["a"] * values.size})
 
 
+@pytest.mark.slow
 def test_xlsx_histogram_equals_csv(tmp_path, values):
     frame = _frame_with_missing(values[:2000])
     frame.to_excel(tmp_path / "d.xlsx", index=False)
@@ -727,6 +729,7 @@ def test_progress_csv_default_settings(million_csv):
     assert all(0.0 <= f <= 1.0 for f in seen)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ext", [".parquet", ".xlsx", ".csv.gz"])
 def test_progress_other_formats(tmp_path, values, ext):
     frame = _frame_with_missing(values[:3000])

@@ -223,6 +223,7 @@ def test_zero_and_one_row_files(tmp_path, name, n):
         assert reader.read_rows(1, 10).empty
 
 
+@pytest.mark.slow
 def test_xlsx_without_size_record(tmp_path, tables):
     # Some writers leave out <dimension>: the rows are then counted.
     source, path = tables["t.xlsx"], tmp_path / "nodim.xlsx"

@@ -371,6 +371,7 @@ def _outcome(compute):
         return DataError
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source_id", list(SOURCES))
 def test_source_counts_equal_the_file_path(source_id, files, request):
     reference = files[SOURCES[source_id]]

@@ -430,6 +430,7 @@ def _sign_hierarchy_as_the_window(document: dict[str, Any], folder: Path, secret
     return _signed_files(folder)
 
 
+@pytest.mark.slow
 def test_a_restored_hierarchy_release_with_assumed_records_edited_is_refused_or_signs_the_genuine_bundle(tmp_path,
                                                                                                          secret):
     document = _assumed_records_document()

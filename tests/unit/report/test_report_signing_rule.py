@@ -156,6 +156,7 @@ def test_an_invented_release_is_refused(tmp_path, key):
     assert list(tmp_path.glob("forged*")) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change, words", [
     ("levels", "released counts"), ("lower", "lower bound"), ("plan", "plan"), ("column", "column"),
     ("dataset", "for dataset 'payroll', not 'other'"), ("created", "release time"), ("missing", "missing-value"),
