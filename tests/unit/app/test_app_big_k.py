@@ -1,4 +1,4 @@
-"""The window at K = 2²⁰ bins (issue 17): every plot draws a bounded number of points, the bin-tree
+"""The window at K = 2²⁰ bins: every plot draws a bounded number of points, the bin-tree
 view paints only what is visible and zooms down to single leaves, and the slow steps (planning,
 projecting, releasing) run on worker threads. Rules, not timings: `make bench` times the window
 (benchmarks/bench_responsiveness.py, bench_tree_view.py)."""

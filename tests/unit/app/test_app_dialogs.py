@@ -371,7 +371,7 @@ def test_verify_refuses_a_changed_csv(qtbot, bundle):
 
 @pytest.mark.slow
 def test_verify_refuses_a_bundle_of_test_noise_signed_by_hand(qtbot, bundle):
-    """Issue 12, item 3: a manifest that says seeded_test_only does not verify, even with a good signature."""
+    """Test noise never verifies: a manifest that says seeded_test_only does not verify, even with a good signature."""
     import json
 
     paths, files, _, _ = bundle
@@ -517,7 +517,7 @@ def test_buttons_with_file_dialogs_answered(qtbot, bundle, tmp_path, monkeypatch
 
 @pytest.mark.slow
 def test_the_raise_question_and_the_ledger_path_show_user_text_literally(qtbot, monkeypatch):
-    """Issue 12, item 10: a dataset name or a reason with markup can neither format nor hide the rest
+    """User text is shown literally: a dataset name or a reason with markup can neither format nor hide the rest
     of the question that asks to raise a budget; the ledger's path shows as it is."""
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QMessageBox

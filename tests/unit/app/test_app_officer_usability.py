@@ -1,5 +1,5 @@
-"""Second audit of the window's human side (issue 28, items 6–18): what a privacy officer sees after the
-seven branches met. Each test reproduces one finding of the audit; offscreen, seeded noise."""
+"""The window's human side: what a privacy officer sees, reads and can get wrong. Each test checks one
+rule of what the window shows or refuses; offscreen, seeded noise."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Under 'N is private' (add/remove neighbours) the file's row count is never used before the
 release: the accuracy-first search and the projected errors give the same result for two files
-of different N (issue 12, item 4). A published estimate of N may be typed for errors in %."""
+of different N. A published estimate of N may be typed for errors in %."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """User text (column, file and dataset names) shows literally wherever the window uses rich text:
-a name like ``<b>x</b><!--`` can neither format nor hide the rest of the confirmation (issue 12,
-item 10)."""
+a name like ``<b>x</b><!--`` can neither format nor hide the rest of the confirmation."""
 
 from __future__ import annotations
 

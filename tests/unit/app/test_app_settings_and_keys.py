@@ -1,4 +1,4 @@
-"""Issue 12, item 13 (the window's part): recent files are absolute paths; with DPGUI_HOME set, Qt's
+"""Settings and keys in the window: recent files are absolute paths; with DPGUI_HOME set, Qt's
 settings (recent confidential file paths) live under it, never in the real profile; a key made with
 `dpgui key create` can be imported into the window and signs; the quit dialog never speaks of
 "0 releases"."""

@@ -1,5 +1,5 @@
-"""The CLI's dataset identity (issue 12, item 5; docs/privacy-model.md, "Dataset identity") and private N
-under addremove in `simulate` (item 4)."""
+"""The CLI's dataset identity (docs/privacy-model.md, "Dataset identity") and private N
+under addremove in `simulate`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 14 item 3: ``--delta`` and ``--noise`` in ``dpgui plan|release|simulate``.
+"""``--delta`` and ``--noise`` in ``dpgui plan|release|simulate``.
 
 The CLI runs in this process (``tests/support/cli_helpers.run_cli``). Privacy figures are checked by an
 independent computation: ρ against the Canonne–Kamath–Steinke bound minimised here with SciPy, the
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "resources" / "sample" / "flights.parquet"
 DELTA = 1e-9
 CAP_DELTA = 1e-6
-#: The keys ``dpgui plan --json`` printed before δ existed (issue 14: without --delta nothing changes).
+#: The keys ``dpgui plan --json`` printed before δ existed (without --delta nothing changes).
 PLAN_KEYS_BEFORE_DELTA = ["bins", "missing_leaf", "padded_bins", "branching", "levels", "level_epsilons",
                           "level_noise_scales", "epsilon", "epsilon_spent", "neighbours", "records_per_person",
                           "sensitivity_per_level", "estimator", "noise", "projected", "baselines"]

@@ -1,4 +1,4 @@
-"""``dpgui ledger show`` says what each release was (issue 28, item 16): its kind (CDF or hierarchy), its
+"""``dpgui ledger show`` says what each release was: its kind (CDF or hierarchy), its
 column or levels, and its source (the query or table, or the file's format), from what the ledger
 recorded; a recorded text never breaks the listing's lines."""
 

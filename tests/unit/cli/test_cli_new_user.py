@@ -1,11 +1,12 @@
-"""Issue 12, re-run as a new user would: the real CLI in a subprocess, a fresh DPGUI_HOME, a cap set first.
+"""The CLI as a new user meets it: the real CLI in a subprocess, a fresh DPGUI_HOME, a cap set first.
 
 Every bad case must end with exit code 2 (``verify``: 1, its documented "a check failed"), exactly one
 line on stderr and no traceback, and must leave the budget ledger exactly as it was: ``dpgui ledger show
 --json`` before and after are identical (nothing charged, nothing logged).
 
 The table ``CASES`` is meant to grow: one :class:`Case` per bad input, its ``id`` starting with the
-issue item it checks (``item6-…``). ``argv`` is built from the case's folder (see :class:`World`).
+group of rules it checks (``item6-…``: the numbered groups of ``CASES``, which
+:func:`test_case_ids_name_their_item` requires). ``argv`` is built from the case's folder (see :class:`World`).
 The command under test runs in its own interpreter (``python -m dpgui.cli``); the cap and the ledger
 snapshots go through the same entry point (``dpgui.cli.main``) in this process, to keep the test
 fast — :func:`test_snapshot_in_process_equals_the_real_cli` checks that the two agree.
@@ -74,7 +75,7 @@ def _without_dataset(argv: list[str]) -> list[str]:
 
 
 def _hand_signed_seeded_bundle(w: World) -> None:
-    """What item 3 found: a release with seeded test noise, signed file by file with the signing
+    """A release with seeded test noise, signed file by file with the signing
     helpers (``write_bundle`` itself now refuses it), into ``w / "seeded.*"``."""
     import uuid
     from datetime import datetime, timezone
@@ -103,7 +104,7 @@ def _hand_signed_seeded_bundle(w: World) -> None:
 
 
 def _released_once_then_copied(w: World) -> None:
-    """Item 5: ``data.csv`` released once under DATASET, then a copy named ``copy.csv`` whose new
+    """``data.csv`` released once under DATASET, then a copy named ``copy.csv`` whose new
     dataset name ``copy`` has a cap of its own (one click in the old window)."""
     import shutil
 
@@ -303,7 +304,7 @@ def test_ctrl_d_at_the_passphrase_prompt_is_one_line(world: World):
     assert not (world / "nobody.key").exists()
 
 
-# ---------------------------------------------------------------- what a new user then reads (item 13, 8, 11)
+# ---------------------------------------------------------------- what a new user then reads (items 13, 8, 11)
 def _json_run(argv: list[str], cwd: Path) -> dict:
     result = run(argv, cwd)
     assert result.returncode == 0, result.stderr

@@ -1,4 +1,4 @@
-"""A query's row count is not public because its table's is (issue 28, item 3).
+"""A query's row count is not public because its table's is.
 
 ``--query "SELECT wage FROM wages WHERE region = 'south'"`` selects a group; under the neighbour model
 ``change`` a release publishes N exactly, the size of that group. For a query the default model is

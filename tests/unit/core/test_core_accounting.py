@@ -183,7 +183,7 @@ def test_gaussian_rho():
             gaussian_rho(*bad)
 
 
-# ---------------------------------------------------------------- issue 14 acceptance grid
+# ---------------------------------------------------------------- the acceptance grid of the zCDP conversion
 # ρ ∈ [1e-4, 10] log-spaced (9 values) × δ ∈ [1e-12, 1e-3] log-spaced (7 values).
 GRID_RHOS = [float(r) for r in np.logspace(-4, 1, 9)]
 GRID_DELTAS = [float(d) for d in np.logspace(-12, -3, 7)]

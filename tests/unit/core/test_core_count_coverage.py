@@ -1,5 +1,5 @@
-"""The CDF band and range-count intervals hold the TRUE count in ≥ 95 % of cases (issue 12: the
-hole of item 9 in the other intervals the product shows).
+"""The CDF band and range-count intervals hold the TRUE count in ≥ 95 % of cases (every interval the
+product shows claims a coverage, and each is checked).
 
 The band (``cumulative_interval95``: window plot, CSV ``ci95_low/high``, PDF) claims, at each bin
 edge separately, that the true number of records at or below it lies inside with probability

@@ -1,4 +1,5 @@
-"""Tests for dpgui.core.counting_trees (paper 004: Ghazi et al., "On Differentially Private Counting on Trees").
+"""Tests for dpgui.core.counting_trees (Ghazi, Kamath, Kumar, Manurangsi & Wu 2021,
+"On Differentially Private Counting on Trees").
 
 Privacy figures are checked by independent computations: the discrete truncated Laplace's δ by
 enumerating its pmf on neighbouring inputs, the sparse vector's ε by the exact output distribution of

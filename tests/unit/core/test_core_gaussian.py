@@ -1,4 +1,4 @@
-"""Gaussian trees under (ε, δ) (issue 14): sensitivity, accounting, Monte Carlo, and the planner.
+"""Gaussian trees under (ε, δ): sensitivity, accounting, Monte Carlo, and the planner.
 
 Every privacy figure is checked by a computation of its own here:
 

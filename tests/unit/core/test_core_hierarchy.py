@@ -350,14 +350,14 @@ def test_consistent_projections_are_monte_carlo_and_reduce_error():
         project_hierarchy(plan_hierarchy(h.level_sizes, PrivacySpec(1.0), consistency="gls"), prior)
 
 
-def test_downstream_allocation_of_paper_001_section_5():
+def test_downstream_allocation_of_ko_ziani_fioretto_section_5():
     truth = np.array([10.0, 30.0, 60.0])
     exact = np.tile(truth, (50, 1))
     for w in ("log", "linear", "quadratic"):
         assert downstream_allocation(truth, exact, w) == pytest.approx((0.0, 0.0), abs=1e-20)
     rng = np.random.default_rng(50)
     noisy = np.maximum(0, truth + rng.laplace(0, 5.0, size=(4000, 3)))
-    # independent computation: shares W(P_i)/Σ W(P_j) in %, P = counts / total (paper 001 §5)
+    # independent computation: shares W(P_i)/Σ W(P_j) in %, P = counts / total (Ko, Ziani & Fioretto §5)
     for w, fn in (("log", np.log1p), ("linear", lambda p: p), ("quadratic", np.square)):
         p_true = truth / truth.sum()
         p_noisy = noisy / noisy.sum(axis=1, keepdims=True)
@@ -366,7 +366,7 @@ def test_downstream_allocation_of_paper_001_section_5():
         bias2, var = downstream_allocation(truth, noisy, w)
         assert var == pytest.approx(float(s_noisy.var(axis=0).sum()))
         assert bias2 == pytest.approx(float(((s_noisy.mean(axis=0) - s_true) ** 2).sum()))
-    # Jensen (paper 001 §5): the log weights damp the noise, the quadratic ones amplify it
+    # Jensen (Ko, Ziani & Fioretto §5): the log weights damp the noise, the quadratic ones amplify it
     assert downstream_allocation(truth, noisy, "log")[1] < downstream_allocation(truth, noisy, "linear")[1]
     assert downstream_allocation(truth, noisy, "quadratic")[1] > downstream_allocation(truth, noisy, "linear")[1]
     with pytest.raises(ParameterError, match="weight function"):
@@ -375,7 +375,7 @@ def test_downstream_allocation_of_paper_001_section_5():
 
 @pytest.mark.slow
 def test_downstream_projection_prefers_the_optimal_allocation():
-    """Paper 001 §5's finding on a tree with many small blocks: with the budget of program (6) the
+    """Ko, Ziani & Fioretto's §5 finding on a tree with many small blocks: with the budget of program (6) the
     misallocation among a node's children is smaller than with the uniform split."""
     from dpgui.core.hierarchy import downstream_projection
 

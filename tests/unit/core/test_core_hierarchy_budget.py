@@ -1,4 +1,4 @@
-"""Paper 001's error model of a clamped count (Props 1–2, eq. 3) and its exact discrete versions.
+"""Ko, Ziani & Fioretto's error model of a clamped count (Props 1–2, eq. 3) and its exact discrete versions.
 
 Each closed form is checked twice: against a 20,000-trial Monte Carlo within 3 standard errors (the
 paper's continuous forms with numpy's Laplace as the reference; the discrete forms with our exact

@@ -1,4 +1,4 @@
-"""Paper 001's programs (6) and (7), solved to optimality: KKT conditions, tight constraints, the
+"""Ko, Ziani & Fioretto's programs (6) and (7), solved to optimality: KKT conditions, tight constraints, the
 independent check that no feasible perturbation does better, and Theorem 3 (equal weights: the
 optimal budgets do not decrease down the levels) on many random prior trees."""
 

@@ -259,7 +259,7 @@ def test_matches_opendp_discrete_laplace() -> None:
 # ---------------------------------------------------------------------------------------
 
 # Six variance parameters from below the lattice spacing (σ² = 0.3: the variance is clearly below σ²) to
-# σ = 100; the acceptance threshold of issue 14 is p > 1e-3 at each.
+# σ = 100; the acceptance threshold is p > 1e-3 at each.
 GAUSS = [(Fraction(3, 10), 511), (Fraction(1), 512), (Fraction(5, 2), 513), (Fraction(10), 514),
          (Fraction(100), 515), (Fraction(10**4), 516)]
 GAUSS_P_MIN = 1e-3

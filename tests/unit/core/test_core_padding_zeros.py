@@ -1,4 +1,4 @@
-"""GLS with the padding leaves as known zeros (issue 17 item 1; docs/engine.md "The estimator",
+"""GLS with the padding leaves as known zeros (docs/engine.md "The estimator",
 "Exact projections").
 
 (a) the estimate and every exact projection (per prefix, span totals, intervals) against an

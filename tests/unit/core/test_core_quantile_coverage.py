@@ -1,4 +1,4 @@
-"""Quantile intervals hold the TRUE quantile of the data in ≥ 95 % of releases (issue 12, item 9).
+"""Quantile intervals hold the TRUE quantile of the data in ≥ 95 % of releases.
 
 True quantile (the definition in dpgui.core.quantiles.quantile_bin_interval): the smallest data
 value x with #{values ≤ x} ≥ p·N, with values outside the public bounds moved to the nearest

@@ -1,4 +1,4 @@
-"""The fast `dpgui plan` path (issue 17 item 4) against the reference computations it replaced.
+"""The fast `dpgui plan` path against the reference computations it replaced.
 
 * ``max_prefix_variance``, ``project`` and ``all_prefix_variances`` (the default of ``prefix_variances``, what a
   release publishes) against the per-prefix array of ``prefix_basis`` (O(K·h), the formula of the dense tests);

@@ -251,7 +251,7 @@ def test_count_rows_csv_progress_and_cancel(million_csv):
 
 
 def test_count_rows_blank_lines(tmp_path):
-    """One column: a blank line is an empty cell, a row (issue 12); wider: no fields, not a row."""
+    """One column: a blank line is an empty cell, a row; wider: no fields, not a row."""
     path = tmp_path / "b.csv"
     path.write_text("x\n1\n\n2\n\n")
     assert count_rows(path) == 4

@@ -1,4 +1,4 @@
-"""Every source counts exactly what the file path counts on the same rows (issue 16, first acceptance point).
+"""Every source counts exactly what the file path counts on the same rows.
 
 One seeded adversarial dataset (:func:`_dataset`) is written into every format dpgui reads — CSV (comma;
 semicolon with a decimal point, and with a decimal comma, both stated; tab), gzip and zstd CSV,

@@ -300,7 +300,7 @@ def test_headless_without_any_application(tmp_path):
 
 @pytest.mark.slow
 def test_missing_values_rule_in_the_pdf(tmp_path):
-    """Issue 12: the PDF says which missing-value rule was applied, with the released missing count."""
+    """The PDF says which missing-value rule was applied, with the released missing count."""
     plan = auto_plan(32, PrivacySpec(1.0, "change"))
     rel = release(smooth_counts(32), plan, SeededRandom(4), 0.0, 32.0, "l2", missing=25)
     text = pdf_text(write_pdf(render_release_pdf(rel, ReleaseInfo(DATASET, COLUMN, RELEASE_ID, CREATED, "bucket"), None),
@@ -315,7 +315,7 @@ def test_missing_values_rule_in_the_pdf(tmp_path):
 
 
 def test_quantile_table_says_what_the_estimate_is(tmp_path):
-    """Issue 12, item 9: the value is named as an interpolation; the interval is for the true quantile."""
+    """The quantile table names its value as an interpolation; the interval is for the true quantile."""
     path = write_pdf(render_release_pdf(make_release(smooth_counts(200)), details(), KEY_ID), tmp_path / "q.pdf")
     text = " ".join(pdf_text(path, 1).split())
     for needed in ("Estimate (interpolated)", "linear interpolation inside the bin",

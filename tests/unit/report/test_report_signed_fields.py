@@ -1,5 +1,4 @@
-"""Everything a signed bundle states comes from what the budget ledger recorded at release time (issue 28,
-item 4).
+"""Everything a signed bundle states comes from what the budget ledger recorded at release time.
 
 A genuine release saved in a project file is edited one field at a time; signing the restored release
 must either refuse (with the field named) or write a bundle identical to the genuine one. The three
