@@ -2,7 +2,9 @@
 :class:`~dpgui.app.mode.StatisticMode`: the CDF's four tabs, or the hierarchy's), with the menus, shortcuts,
 recent files, drag-and-drop, the status bar and remembered geometry. Opening data, the questions both
 statistics share (the first budget of a dataset, what follows an export) and the project and session
-controllers live here; each mode reaches the window through its port (:class:`~dpgui.app.mode.ModeHost`)."""
+controllers live here; each mode reaches the window through its port (:class:`~dpgui.app.mode.ModeHost`), and so
+does the project controller (:class:`~dpgui.app.shell.project.ProjectWindow`). Over 800 lines: the window
+implements those ports, each method a short delegation to the pages, modes and controllers it holds."""
 
 from __future__ import annotations
 

@@ -266,7 +266,10 @@ class ProjectController(QObject):
     def capture(self) -> Project | None:
         """The current workspace as a project (None while no data file is open): the CDF workspace, the mode,
         and the hierarchy mode's choices and releases (public values only)."""
-        return self.window.snapshot(autosave_of="" if self.path is None else str(self.path)).project
+        return self._snapshot().project
+
+    def _snapshot(self) -> WorkspaceSnapshot:
+        return self.window.snapshot(autosave_of="" if self.path is None else str(self.path))
 
     def is_modified(self) -> bool:
         """Does the workspace differ from the project file (an untitled workspace with data always does)?"""
@@ -276,15 +279,17 @@ class ProjectController(QObject):
         """Ask before closing or replacing the workspace? Yes if a project file has unsaved changes, or
         if an untitled workspace holds something worth keeping: a chosen column or a release. (Only
         opening a file to look at it is not worth a question.)"""
-        current = self.capture()
+        snapshot = self._snapshot()
+        current = snapshot.project
         if current is None or current == self._saved:
             return False
-        return self.path is not None or self.all_releases > 0 or bool(current.column) or current.hierarchy is not None
+        return (self.path is not None or snapshot.release_count > 0 or bool(current.column)
+                or current.hierarchy is not None)
 
     def refresh(self, *_: Any) -> None:
         """Title, the ``*`` of unsaved changes, and the autosave timer, after any change."""
-        current = self.capture()
-        source = self.window.snapshot().source
+        snapshot = self._snapshot()
+        current, source = snapshot.project, snapshot.source
         if self.path is not None:
             name: str | None = self.path.name
         elif source is not None:
