@@ -1,4 +1,4 @@
-"""Tests for dpgui.core.counting_trees (Ghazi, Kamath, Kumar, Manurangsi & Wu 2021,
+"""Tests for dpgui.core.counting_trees (Ghazi, Kamath, Kumar, Manurangsi & Wu 2023,
 "On Differentially Private Counting on Trees").
 
 Privacy figures are checked by independent computations: the discrete truncated Laplace's δ by

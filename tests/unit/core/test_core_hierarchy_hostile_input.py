@@ -82,7 +82,7 @@ def test_the_gaussian_charge_covers_the_spend_under_budget_slack(neighbours, rec
 
 
 def _independent_multiplicative_spend(plan: HierarchyPlan) -> tuple[float, float]:
-    """Ghazi et al.'s (2021) composition recomputed from the plan's own privacy spec (not the parameters' copy of
+    """Ghazi et al.'s (2023) composition recomputed from the plan's own privacy spec (not the parameters' copy of
     it): per record Σ_i c(1/t_ρ + 2/t_ν + 1/t_T) [+ 1/t_M], δ likewise, then group privacy over
     k = 2L (change) or L (add/remove) records."""
     m = plan.multiplicative

@@ -84,7 +84,7 @@ def test_the_manifest_says_what_the_intervals_guarantee():
 
 
 def test_the_pdf_does_not_describe_multiplicative_counts_as_slightly_biased_noisy_counts():
-    """Ghazi et al.'s (2021) mechanism publishes every count below ~τ_min as ⌊α τ_min⌋ (about 10⁵ records at
+    """Ghazi et al.'s (2023) mechanism publishes every count below ~τ_min as ⌊α τ_min⌋ (about 10⁵ records at
     ε = 1): "a count ... biases small counts slightly upwards" would be false. The PDF must say that
     small counts are all published as that floor value."""
     import math
