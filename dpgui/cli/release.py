@@ -85,7 +85,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
     from dpgui.core.noise import SecureRandom
     from dpgui.core.quantiles import quantiles
-    from dpgui.data.histogram import check_bounds
+    from dpgui.data.binning import check_bounds
     from dpgui.data.readers import check_data_file
     from dpgui.report.cdf.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key
@@ -125,8 +125,8 @@ def cmd_release(args: argparse.Namespace) -> int:
 
         release_id = new_release_id()  # known before the spend: an interruption asks the ledger about it
         with interrupt_names(release_id), _budget_words(dataset, plan.ledger_charge()):  # refused before reading
-            done = flow.release_cdf(lambda: nullcontext(source), spend, SecureRandom, release_id=release_id,
-                                    checked=lambda _: _whole_number_note(whole, args), counted=counted)
+            done = flow.release(CDF, lambda: nullcontext(source), spend, SecureRandom, release_id=release_id,
+                                checked=lambda _: _whole_number_note(whole, args), counted=counted)
         result, info = done.release, done.info
 
         def bundle() -> Path:

@@ -56,13 +56,14 @@ from dpgui.app.shell.project_questions import (
 from dpgui.app.shell.session_releases import SessionController
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, is_supported_file_name
-from dpgui.data.source import SourceSpec
+from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DpguiError
 from dpgui.report.files import write_text_atomic
 from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.project_file import (
     PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, load_project, project_data_file, save_project,
 )
+from dpgui.vocabulary import SourceKind
 from dpgui.workspace.session import same_data
 from dpgui.workspace.state import SourceChoice
 
@@ -208,13 +209,13 @@ def project_spec(project: Project) -> SourceSpec:
     and plain files) the file at ``data_path``."""
     if project.source is not None:
         return SourceSpec.from_json(project.source)
-    return SourceSpec("file", project.data_path)
+    return SourceSpec(SourceKind.FILE, project.data_path)
 
 
 def same_source(a: SourceSpec, b: SourceSpec) -> bool:
     """The same data: the same file (absolute paths compared; a dialect given on one side must be the
     other's), or the same database URL with the same table or query."""
-    if a.kind == "file" and b.kind == "file":
+    if a.kind == SourceKind.FILE and b.kind == SourceKind.FILE:
         same_dialect = a.dialect is None or b.dialect is None or a.dialect == b.dialect
         return same_data(a, b) and same_dialect
     return a == b
@@ -361,7 +362,7 @@ class ProjectController(QObject):
         except DpguiError as err:
             w.show_error("Cannot open this project", text.friendly(err))
             return False
-        if spec.kind != "file":  # a database or Spark: connect (the password is asked for, never read from a file)
+        if spec.kind != SourceKind.FILE:  # a database or Spark: connect (the password is asked for, never read from a file)
             self._apply_or_open(project, spec, on_done)
             return True
         if data_path is None:
@@ -380,7 +381,8 @@ class ProjectController(QObject):
             w.show_error("Cannot open this project", f"Its data file '{path.name}' is not a supported table. "
                      + USE_A_SUPPORTED_FILE)
             return False
-        self._apply_or_open(project, SourceSpec("file", str(path), dialect=spec.dialect, encoding=spec.encoding), on_done)
+        self._apply_or_open(project, SourceSpec(SourceKind.FILE, str(path), dialect=spec.dialect, encoding=spec.encoding),
+                            on_done)
         return True
 
     def _apply_or_open(self, project: Project, spec: SourceSpec, on_done: Callable[[], None] | None) -> None:
@@ -396,7 +398,7 @@ class ProjectController(QObject):
 
     def _finish_apply(self, project: Project, spec: SourceSpec, on_done: Callable[[], None] | None) -> None:
         w = self.window
-        name = Path(spec.location).name if spec.kind == "file" else spec.display_name()
+        name = Path(spec.location).name if spec.kind == SourceKind.FILE else spec.display_name()
         problems = w.restore(project, name)
         if on_done is not None:
             on_done()
@@ -449,7 +451,7 @@ class ProjectController(QObject):
         if self.path is not None:
             default = self.path
         else:
-            base = Path(current.data_path).stem if current.source is None or current.source.get("kind") == "file" \
+            base = Path(current.data_path).stem if current.source is None or current.source.get("kind") == SourceKind.FILE \
                 else str(current.source.get("table") or "query").replace(".", "-")
             stem = base + (f"-{current.column}" if current.column else "")
             folder = w.settings.value("last_project_folder", w.settings.value("last_folder", str(Path.home())))
