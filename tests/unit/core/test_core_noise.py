@@ -18,9 +18,11 @@ from scipy import stats
 
 from dpgui.core import noise
 from dpgui.core.noise import (
-    RandomSource, SecureRandom, SeededRandom, bernoulli_exp, discrete_gaussian_pmf, discrete_gaussian_variance,
-    discrete_laplace_pmf, discrete_laplace_variance, laplace_scale, sample_discrete_gaussian, sample_discrete_laplace,
-    sample_discrete_laplace_levels, uniform_below,
+    RandomSource, SecureRandom, SeededRandom, bernoulli_exp, laplace_scale, sample_discrete_gaussian,
+    sample_discrete_laplace, sample_discrete_laplace_levels, uniform_below,
+)
+from dpgui.core.noise_moments import (
+    discrete_gaussian_pmf, discrete_gaussian_variance, discrete_laplace_pmf, discrete_laplace_variance,
 )
 from dpgui.errors import ParameterError
 
