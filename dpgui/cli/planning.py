@@ -67,7 +67,7 @@ def _focus_plan(text: str, lower: float | None, upper: float | None, column: str
     from dataclasses import replace
 
     from dpgui.core.focus import FocusChoice, value_span
-    from dpgui.data.histogram import check_bounds
+    from dpgui.data.binning import check_bounds
     from dpgui.workspace.planning import focus_plan
 
     if lower is None or upper is None:
@@ -209,7 +209,7 @@ def simulate_command(request: SimulateRequest) -> int:
     seed = request.seed if request.seed is not None else secrets.randbits(63)
     from_data = request.synthetic is None
     if request.synthetic is None:
-        from dpgui.data.histogram import check_bounds
+        from dpgui.data.binning import check_bounds
         from dpgui.data.readers import check_data_file
 
         if not _has_source(request.source):

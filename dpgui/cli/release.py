@@ -71,7 +71,7 @@ def release_command(request: ReleaseRequest) -> int:
 
     from dpgui.core.noise import SecureRandom
     from dpgui.core.quantiles import quantiles
-    from dpgui.data.histogram import check_bounds
+    from dpgui.data.binning import check_bounds
     from dpgui.data.readers import check_data_file
     from dpgui.report.cdf.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key

@@ -36,7 +36,7 @@ from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.cdf.mode import CdfMode
 from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.mode import StatisticMode
-from dpgui.data.source import SourceSpec, local_paths
+from dpgui.data.source_spec import SourceSpec, local_paths
 from dpgui.formatting import format_budget
 from dpgui.report.project_file import Project, ProjectRelease
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
