@@ -16,7 +16,7 @@ from dpgui.cli.rendering import _print, focus_text, plan_text, simulate_text
 from dpgui.cli.requests import CdfPlanOptions, PlanCommandRequest, SimulateRequest, _check_missing_option
 from dpgui.cli.sources import _check_data_columns, _check_no_source_options, _has_source, _open_data, _source_spec
 from dpgui.errors import ParameterError
-from dpgui.vocabulary import AUTO, CDF_NOISES, AccuracyWhere, Noise, choices
+from dpgui.vocabulary import AUTO, CDF_NOISES, AccuracyWhere, Noise, SourceKind, choices
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.plan import Plan
@@ -215,7 +215,7 @@ def simulate_command(request: SimulateRequest) -> int:
         if not _has_source(request.source):
             raise ParameterError("no data was given", "give --source URL|FILE (the data) or --synthetic uniform|normal")
         spec = _source_spec(request.source)
-        if spec.kind == "file":
+        if spec.kind == SourceKind.FILE:
             check_data_file(spec.location)
         missing = [name for name, value in (("column", request.column), ("lower", request.lower),
                                             ("upper", request.upper)) if value is None]

@@ -21,7 +21,7 @@ from dpgui.cli.requests import OutputRequest, QuantilesRequest, ReleaseRequest
 from dpgui.cli.sources import _check_data_columns, _open_data, _protected_paths, _source_spec
 from dpgui.core.missing import MISSING_AUTO
 from dpgui.errors import DpguiError, ParameterError
-from dpgui.vocabulary import Noise
+from dpgui.vocabulary import Noise, SourceKind
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.hierarchy import HierarchyPlan
@@ -84,7 +84,7 @@ def release_command(request: ReleaseRequest) -> int:
     # Everything that can fail is checked before the budget is spent, the source first (a mistyped
     # path or a password in a URL is reported as such, not as a dataset without a budget).
     spec = _source_spec(request.source)
-    if spec.kind == "file":
+    if spec.kind == SourceKind.FILE:
         check_data_file(spec.location)
     target, column, options = request.outputs, request.column, request.options
     dataset = _check_release_options(request.dataset, target)
@@ -110,8 +110,8 @@ def release_command(request: ReleaseRequest) -> int:
 
         release_id = new_release_id()  # known before the spend: an interruption asks the ledger about it
         with interrupt_names(release_id), _budget_words(dataset, plan.ledger_charge()):  # refused before reading
-            done = flow.release_cdf(lambda: nullcontext(source), spend, SecureRandom, release_id=release_id,
-                                    checked=lambda _: _whole_number_note(whole, request), counted=counted)
+            done = flow.release(CDF, lambda: nullcontext(source), spend, SecureRandom, release_id=release_id,
+                                checked=lambda _: _whole_number_note(whole, request), counted=counted)
         result, info = done.release, done.info
 
         def bundle() -> Path:
@@ -250,7 +250,7 @@ def _whole_numbers(stated: bool, column: str, source: Any) -> Any:
 
     if stated:
         return WholeNumbers.STATED
-    if source.spec.kind != "file":
+    if source.spec.kind != SourceKind.FILE:
         return None
     from dpgui.data.public_bounds import find_schema_for, whole_number_reason
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from dpgui.cli.rendering import _print
 from dpgui.cli.requests import ColumnsRequest, NeighboursRequest, SourceRequest
 from dpgui.errors import DataError, ParameterError
-from dpgui.vocabulary import Engine
+from dpgui.vocabulary import Engine, SourceKind
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.data.source import DataSource
@@ -46,10 +46,10 @@ def _source_spec(source: SourceRequest) -> SourceSpec:
     spec = parse_source(location or "", table=source.table, query=source.query, engine=source.engine,
                         spark_master=source.spark_master, dialect=dialect, encoding=source.encoding,
                         row_count_public=source.n_public)
-    note = sqlite_url_note(location or "", spec.location) if spec.kind == "database" else None
+    note = sqlite_url_note(location or "", spec.location) if spec.kind == SourceKind.DATABASE else None
     if note is not None:  # sqlite:///srv/x.db read as /srv/x.db
         print(f"dpgui {source.command}: note: {note}", file=sys.stderr)
-    if spec.kind == "file" and dialect is not None and format_of_name(spec.location) not in ("csv", "tsv"):
+    if spec.kind == SourceKind.FILE and dialect is not None and format_of_name(spec.location) not in ("csv", "tsv"):
         raise ParameterError(f"--delimiter/--decimal were given for '{Path(spec.location).name}', which is not a "
                              "CSV or TSV file", "drop --delimiter and --decimal")
     return spec
@@ -133,7 +133,7 @@ def _check_data_columns(source: DataSource, columns: Sequence[str], numeric: boo
     """Before the ledger is asked: every column exists (and, ``numeric``, holds numbers) in a database
     or Spark source (its schema only). A file's reader makes the same checks, naming the row of a
     non-number, while it counts, still before the spend."""
-    if source.spec.kind == "file":
+    if source.spec.kind == SourceKind.FILE:
         return
     found = {c.name: c for c in source.columns()}
     where = source.spec.display_name()
@@ -207,7 +207,7 @@ def _dialect_view(source: DataSource, refused: Any) -> dict[str, Any] | None:
     from dpgui.data.file_types import CSV_DECIMALS, CSV_DELIMITERS
 
     used = source.csv_dialect
-    if used is None or source.spec.kind != "file":
+    if used is None or source.spec.kind != SourceKind.FILE:
         return None
     suggestion = refused if refused is not None else detect_dialect(source.spec.location)
     origin = "suggested" if refused is not None else getattr(source.csv_dialect_origin, "value", "stated")
