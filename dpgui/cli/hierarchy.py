@@ -87,7 +87,7 @@ def _alpha_mrmse_json(options: HierarchyOptions, hierarchy: Hierarchy,
     multiplicative mechanism and of the Gaussian baseline side by side, and the one recommended."""
     if options.alpha is None or not options.delta_or_zero > 0:
         return None
-    from dpgui.core.counting_trees import recommend_alpha_mechanism
+    from dpgui.core.counting_trees_accuracy import recommend_alpha_mechanism
 
     choice, gaussian, multiplicative = recommend_alpha_mechanism(hierarchy.level_sizes, hierarchy_privacy(options),
                                                                  options.alpha, prior_levels)
