@@ -378,6 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source_options(col, releases=False)
     col.add_argument("--json", action="store_true")
     _add_hierarchy_parser(sub)
+    _add_counts_parser(sub)
     return parser
 
 
@@ -2077,9 +2078,60 @@ def _dialect_view(source: DataSource, refused: Any) -> dict[str, Any] | None:
             "state_with": stated_dialect_options(suggested)}
 
 
+def _add_counts_parser(sub: Any) -> None:
+    counts = sub.add_parser("counts", help="noisy counts of the stated categories of one column of a file")
+    counts_sub = counts.add_subparsers(dest="counts_command", parser_class=_Parser, metavar="{release}", required=True)
+    rel = counts_sub.add_parser("release", help="release the count of each category into a signed bundle (spends ε)")
+    rel.add_argument("input", metavar="FILE", help="the data file")
+    rel.add_argument("--column", required=True, metavar="NAME", help="the categorical column")
+    rel.add_argument("--categories", required=True, metavar="A,B,…",
+                     help="the public categories, comma-separated; other and missing values are counted in one more row")
+    rel.add_argument("--epsilon", required=True, type=float, metavar="E", help="the privacy budget ε (pure ε-DP)")
+    rel.add_argument("--neighbours", choices=NEIGHBOURS_CLI, default=None, help="change (default) or addremove")
+    rel.add_argument("--dataset", required=True, metavar="ID", help="the budget ledger's name for the data")
+    rel.add_argument("--bundle", required=True, metavar="DIR", help="write the signed bundle into DIR")
+    rel.add_argument("--key", required=True, metavar="NAME.key", help="secret key that signs the bundle")
+    rel.add_argument("--passphrase-file", metavar="F", help="file whose first line is the key's passphrase")
+    rel.add_argument("--name", metavar="NAME", help="bundle file name stem (default: dataset-column-counts-id)")
+
+
+def cmd_counts(args: argparse.Namespace) -> int:
+    """``dpgui counts release``: the counts statistic through the registry (budget check, count, spend then
+    noise, PDF, signed bundle). Files only; the dataset-identity step of ``dpgui release`` is not run."""
+    from dpgui.app.pdf_counts import render_counts_pdf
+    from dpgui.core.counts import CountsPlan
+    from dpgui.core.noise import SecureRandom
+    from dpgui.core.plan import PrivacySpec
+    from dpgui.data.source import SourceSpec
+    from dpgui.report.bundle import check_bundle_target
+    from dpgui.report.keystore import load_secret_key
+    from dpgui.report.ledger import Ledger
+    from dpgui.report.publish import charge_text, check_release_budget
+    from dpgui.vocabulary import StatisticKind
+    from dpgui.workspace.statistics import statistic
+    from dpgui.workspace.statistics.counts import CountsSpend
+
+    counts = statistic(StatisticKind.COUNTS)
+    plan = CountsPlan(tuple(c.strip() for c in args.categories.split(",")), PrivacySpec(args.epsilon, args.neighbours))
+    spend = CountsSpend(args.column, plan)
+    key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
+    with Ledger() as ledger:
+        check_release_budget(ledger, args.dataset, plan)
+        with _open_data(SourceSpec("file", args.input)) as data:
+            true_counts = counts.count(data, spend)  # CONFIDENTIAL: into the release only
+            record = data.public_record()
+        release, info = counts.release(ledger, args.dataset, spend, true_counts, SecureRandom(), source_record=record)
+        name = args.name or f"{args.dataset}-{args.column}-counts-{info.release_id[:8]}"
+        check_bundle_target(args.bundle, name)
+        paths = counts.sign(ledger, args.bundle, name, release, info,
+                            render_counts_pdf(release, info, key.public_key.key_id_hex), key)
+    print(f"released {counts.title} ({charge_text(plan)}), ledger release {info.release_id}; bundle {paths.manifest}")
+    return 0
+
+
 COMMANDS = {"plan": cmd_plan, "release": cmd_release, "quantiles": cmd_quantiles, "verify": cmd_verify,
             "key": cmd_key, "ledger": cmd_ledger, "simulate": cmd_simulate, "hierarchy": cmd_hierarchy,
-            "columns": cmd_columns}
+            "columns": cmd_columns, "counts": cmd_counts}
 
 
 def _no_desktop() -> bool:

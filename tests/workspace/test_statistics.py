@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dpgui.core.counts import CountsPlan
 from dpgui.core.hierarchy import Hierarchy, plan_hierarchy
 from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import PrivacySpec
@@ -29,6 +30,7 @@ from dpgui.vocabulary import Noise, StatisticKind
 from dpgui.workspace.statistic import Statistic
 from dpgui.workspace.statistics import STATISTICS, recorded_charge, release_words, statistic, verify
 from dpgui.workspace.statistics.cdf import CdfSpend
+from dpgui.workspace.statistics.counts import CountsSpend
 from dpgui.workspace.statistics.hierarchy import HierarchySpend
 
 PASSPHRASE = "a long test passphrase"
@@ -60,10 +62,20 @@ def _hierarchy_expected() -> list[int]:
     return [sum(1 for s, c, _ in ROWS if (s, c) == path) for path in paths]
 
 
+def _counts_spend() -> CountsSpend:
+    return CountsSpend("state", CountsPlan(("OR",), PrivacySpec(EPSILON, "change")))
+
+
+def _counts_expected() -> list[int]:
+    """The rows in OR, then every other state's (WA), counted here by hand."""
+    return [sum(1 for s, _, _ in ROWS if s == "OR"), sum(1 for s, _, _ in ROWS if s != "OR")]
+
+
 #: kind → (the spend of a sample release, the confidential counts it must read, counted independently)
 SAMPLES: dict[StatisticKind, tuple[Callable[[], Any], Callable[[], list[int]]]] = {
     StatisticKind.CDF: (_cdf_spend, _cdf_expected),
     StatisticKind.HIERARCHY: (_hierarchy_spend, _hierarchy_expected),
+    StatisticKind.COUNTS: (_counts_spend, _counts_expected),
 }
 
 
@@ -125,8 +137,8 @@ def test_a_statistic_counts_releases_charges_and_signs_what_an_independent_compu
             json.dumps(canonical, separators=(",", ":")).encode("ascii")).hexdigest()
 
         rows = list(csv.reader(io.StringIO(found.csv_text(release))))
-        assert len(rows) - 1 == (len(expected_counts()) if kind == StatisticKind.CDF
-                                 else 1 + sum(len(level) for level in release.hierarchy.labels))
+        assert len(rows) - 1 == (1 + sum(len(level) for level in release.hierarchy.labels)
+                                 if kind == StatisticKind.HIERARCHY else len(expected_counts()))
         secret, public = key
         manifest = found.manifest(release, info, "sample", b"csv", b"pdf", public.key_id_hex)
         assert manifest["kind"] == kind and schema_problems(manifest, found.manifest_schema) == []

@@ -351,8 +351,8 @@ def read_hierarchy_section(data: dict[str, Any], source: str
     :func:`dpgui.report.migrations.upgrade_project`). Any problem is a :class:`DataError` naming the field.
     O(#nodes of the releases)."""
     mode = _get(data, source, "mode")
-    if mode not in choices(*StatisticKind):
-        raise _fail(source, "mode", " or ".join(repr(m) for m in choices(*StatisticKind)))
+    if mode not in choices(StatisticKind.CDF, StatisticKind.HIERARCHY):
+        raise _fail(source, "mode", " or ".join(repr(m) for m in choices(StatisticKind.CDF, StatisticKind.HIERARCHY)))
     raw = _get(data, source, "hierarchy")
     settings = None if raw is None else _settings(raw, f"{source}, hierarchy choices")
     raw_releases = _get(data, source, "hierarchy_releases")
