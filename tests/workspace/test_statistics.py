@@ -9,6 +9,9 @@ import csv
 import hashlib
 import io
 import json
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -150,3 +153,22 @@ def test_a_statistic_counts_releases_charges_and_signs_what_an_independent_compu
     assert verification.ok, verification.failure
     assert verification.manifest is not None and verification.manifest["kind"] == kind
     assert paths.csv.read_text(encoding="utf-8") == found.csv_text(confirmed)
+
+
+def test_an_import_of_the_hierarchy_from_the_cdf_breaks_the_contracts(tmp_path: Path) -> None:
+    """Not vacuous: in a copy of dpgui, an import of the hierarchy's report package from the CDF's (and of
+    one statistic's implementation from another's) is caught by lint-imports, naming the import."""
+    root = Path(__file__).resolve().parents[2]
+    shutil.copytree(root / "dpgui", tmp_path / "dpgui", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(root / "pyproject.toml", tmp_path / "pyproject.toml")
+    for module, imported in (("report/cdf/csv_export.py", "dpgui.report.hierarchy.bundle"),
+                             ("workspace/statistics/hierarchy.py", "dpgui.workspace.statistics.cdf")):
+        path = tmp_path / "dpgui" / module
+        path.write_text(path.read_text(encoding="utf-8") + f"\n\ndef _other() -> None:\n    import {imported}\n",
+                        encoding="utf-8")
+    command = Path(sys.executable).with_name("lint-imports")
+    result = subprocess.run([str(command), "--no-cache"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "dpgui.report.hierarchy never import each other BROKEN" in " ".join(result.stdout.split())
+    assert "dpgui.report.cdf.csv_export -> dpgui.report.hierarchy.bundle" in result.stdout
+    assert "dpgui.workspace.statistics.hierarchy -> dpgui.workspace.statistics.cdf" in result.stdout
