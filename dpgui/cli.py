@@ -920,7 +920,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     if args.bundle is not None:
         key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
-        from dpgui.app.pdf_report import render_release_pdf
+        from dpgui.pdf.cdf import render_release_pdf
     with _open_data(spec) as source, Ledger() as ledger:  # connected (password asked) before the ledger
         _check_data_columns(source, [args.column], numeric=True)
         _check_charge(ledger, dataset, plan)  # no cap, or too little left: refused before reading
@@ -1874,7 +1874,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     if args.bundle is not None:
         key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
-        from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
+        from dpgui.pdf.hierarchy import render_hierarchy_pdf
     with _open_data(spec) as source, Ledger() as ledger:  # connected (password asked) before the ledger
         _check_data_columns(source, args.levels, numeric=False)
         # No cap, or too little left: refused before the data is read (with the exact plan when the
@@ -2098,7 +2098,7 @@ def _add_counts_parser(sub: Any) -> None:
 def cmd_counts(args: argparse.Namespace) -> int:
     """``dpgui counts release``: the counts statistic through the registry (budget check, count, spend then
     noise, PDF, signed bundle). Files only; the dataset-identity step of ``dpgui release`` is not run."""
-    from dpgui.app.pdf_counts import render_counts_pdf
+    from dpgui.pdf.counts import render_counts_pdf
     from dpgui.core.counts import CountsPlan
     from dpgui.core.noise import SecureRandom
     from dpgui.core.plan import PrivacySpec

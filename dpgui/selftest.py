@@ -225,8 +225,13 @@ def _release(run: _Run) -> str:
 
 
 def _pdf(run: _Run) -> str:
-    from dpgui.app.pdf_report import render_release_pdf
+    from PySide6.QtWidgets import QApplication
 
+    from dpgui.pdf.cdf import render_release_pdf
+
+    # The window's QApplication (its last step), made before the first PDF: a process holds one
+    # application, and widgets cannot run under the bare QGuiApplication dpgui.pdf makes when none runs.
+    run.values["application"] = QApplication.instance() or QApplication(["dpgui"])
     pdf = render_release_pdf(run.values["result"], run.values["info"], run.values["key"].public_key.key_id_hex)
     _check(pdf.startswith(b"%PDF-") and len(pdf) > 5000, f"the PDF is not a PDF ({len(pdf)} bytes)")
     run.values["pdf"] = pdf
@@ -283,7 +288,7 @@ def _hierarchy(run: _Run) -> str:
     signed bundle (the ledger points to it) and its verification, with a one-byte change caught."""
     import numpy as np
 
-    from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
+    from dpgui.pdf.hierarchy import render_hierarchy_pdf
     from dpgui.core.hierarchy_errors import plan_errors
     from dpgui.core.noise import SecureRandom
     from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path

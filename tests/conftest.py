@@ -1,6 +1,19 @@
-"""Every test gets its own dpgui home (keys, ledger, autosaves): the real one is never touched."""
+"""Every test gets its own dpgui home (keys, ledger, autosaves): the real one is never touched. Qt runs
+headless (its offscreen platform unless a test starts Xvfb itself), with one QApplication per session."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("QT_SCALE_FACTOR_ROUNDING_POLICY", "PassThrough")
 
 import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _widgets_application_first(qapp):
+    """pytest-qt's QApplication, made before any test: dpgui.pdf makes a bare QGuiApplication when no
+    application runs (the CLI's case), and a process holds one application, so a PDF drawn first (by the
+    CLI run in-process, or a bundle) would leave no widget test able to run."""
 
 
 @pytest.fixture(autouse=True)

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
 from dpgui.app.fields import inline_message, show_inline
 from dpgui.app.keys_dialog import CreateKeyDialog
 from dpgui.app.text import plain_text
-from dpgui.app.pdf_report import render_release_pdf
+from dpgui.pdf.cdf import render_release_pdf
 from dpgui.app.text import friendly
 from dpgui.core.mechanism import Release
 from dpgui.errors import DpguiError

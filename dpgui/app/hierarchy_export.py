@@ -41,7 +41,7 @@ class HierarchyExportDialog(BundleExportDialog):
 
     def sign_bundle(self, ledger: Ledger, folder: str, name: str, key: SecretKey) -> BundlePaths:
         """The PDF with the published projection, then :func:`~dpgui.report.hierarchy.publish.sign_hierarchy_release`."""
-        from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
+        from dpgui.pdf.hierarchy import render_hierarchy_pdf
         from dpgui.report.hierarchy.publish import sign_hierarchy_release
 
         release, info = self.outcome.release, self.outcome.info

@@ -296,7 +296,7 @@ def bundle(tmp_path):
     secret = load_secret_key(files.secret_path, PASSPHRASE)
     counts = np.random.default_rng(3).integers(0, 50, 64)
     plan = auto_plan(64, PrivacySpec(1.0))
-    from dpgui.app.pdf_report import render_release_pdf
+    from dpgui.pdf.cdf import render_release_pdf
 
     folder = tmp_path / "bundle"
     folder.mkdir()

@@ -60,7 +60,7 @@ def test_budgets_set_by_hand_read_as_such_in_the_pdf_and_the_manifest(qtbot):
     its manifest still validates against the schema."""
     from datetime import datetime, timezone
 
-    from dpgui.app.pdf_hierarchy import _page1_html
+    from dpgui.pdf.hierarchy import _page1_html
     from dpgui.report.bundle import schema_problems
     from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo, build_hierarchy_manifest
     from dpgui.workspace.hierarchy import with_budgets

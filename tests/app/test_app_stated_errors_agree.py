@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
-from dpgui.app.pdf_report import render_release_pdf
+from dpgui.pdf.hierarchy import render_hierarchy_pdf
+from dpgui.pdf.cdf import render_release_pdf
 from dpgui.core.margins import cdf_margins
 from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
 from dpgui.formatting import cdf_margin_words, format_margin_records

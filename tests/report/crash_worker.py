@@ -20,7 +20,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from dpgui.app.pdf_report import render_release_pdf
+from dpgui.pdf.cdf import render_release_pdf
 from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.planner import auto_plan

@@ -242,7 +242,7 @@ def test_bundles_hold_no_confidential_value(signer, data_file, tmp_path):
     data_file = scaled
     hist = column_histogram(data_file, "salary", 0.0, 1.0, 100)
     plan = auto_plan(100, PrivacySpec(0.5))
-    from dpgui.app.pdf_report import render_release_pdf
+    from dpgui.pdf.cdf import render_release_pdf
 
     with Ledger() as ledger:
         ledger.set_cap("payroll", 1.0)

@@ -54,7 +54,7 @@ def test_the_pdf_does_not_promise_a_per_node_95_percent_interval_for_consistent_
     "at least 95 % probability" for every release; it must say what each release guarantees."""
     from datetime import datetime, timezone
 
-    from dpgui.app.pdf_hierarchy import _page1_html, _page2_html
+    from dpgui.pdf.hierarchy import _page1_html, _page2_html
     from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo
 
     hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 3}", f"a{i}") for i in range(9)])
@@ -89,7 +89,7 @@ def test_the_pdf_does_not_describe_multiplicative_counts_as_slightly_biased_nois
     small counts are all published as that floor value."""
     import math
 
-    from dpgui.app.pdf_hierarchy import _page2_html
+    from dpgui.pdf.hierarchy import _page2_html
 
     hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 3}", f"a{i}") for i in range(9)])
     plan = plan_hierarchy(hierarchy.level_sizes, PrivacySpec(1.0, delta=1e-6), noise="multiplicative", alpha=0.5)

@@ -64,7 +64,7 @@ def _released(ledger: Ledger, hierarchy: Hierarchy, plan, source=None, **kw):
 
 
 def _pdf(result, info) -> bytes:
-    from dpgui.app.pdf_hierarchy import render_hierarchy_pdf
+    from dpgui.pdf.hierarchy import render_hierarchy_pdf
 
     return render_hierarchy_pdf(result, info, _projection(result), "ABCDEF0123456789")
 

@@ -38,7 +38,7 @@ def test_a_failure_while_recording_the_output_says_the_budget_was_spent(monkeypa
 def _page1(plan_kwargs: dict, privacy: PrivacySpec, budgets: tuple[float, ...] | None = None) -> str:
     from datetime import datetime, timezone
 
-    from dpgui.app.pdf_hierarchy import _page1_html
+    from dpgui.pdf.hierarchy import _page1_html
     from dpgui.core.hierarchy import release_hierarchy
     from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo
     from dpgui.workspace.hierarchy import with_budgets

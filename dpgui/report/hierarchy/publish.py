@@ -160,7 +160,7 @@ def sign_hierarchy_release(ledger: Ledger, directory: str | os.PathLike[str], na
     :func:`authenticate_hierarchy_release` first, then a trial of the ledger's bundle pointer, then
     :func:`~dpgui.report.hierarchy.bundle.write_hierarchy_bundle`, then the pointer; if the pointer
     still cannot be recorded, the written files are removed and :class:`BundleNotRecorded` says so.
-    ``pdf_bytes``: :func:`dpgui.app.pdf_hierarchy.render_hierarchy_pdf` of this release;
+    ``pdf_bytes``: :func:`dpgui.pdf.hierarchy.render_hierarchy_pdf` of this release;
     ``projection``: :func:`~dpgui.report.hierarchy.bundle.projection_json` for the manifest, if any.
     """
     confirmed = authenticate_hierarchy_release(ledger, result, info)

@@ -2,79 +2,67 @@
 
 Three A4 pages: (1) what was released and with which parameters, with a small quantile table;
 (2) the released CDF with its 95 % band and the released records per bin (the charts are drawn by
-:mod:`dpgui.app.pdf_charts`; this module lays out the page and writes the captions);
-(3) "How to read this release" in plain language, with the verification commands.
+:mod:`dpgui.pdf.cdf_charts`; this module lays out the page and writes the captions);
+(3) "How to read this release" in plain language, with the verification commands. The page
+furniture (A4 writer, test-noise strip, footer) is :mod:`dpgui.pdf.page`'s, the HTML style and the
+privacy wording shared with the hierarchy report :mod:`dpgui.pdf.markup`'s.
 
 Only public values are drawn: the fields of :class:`~dpgui.core.mechanism.Release` (released
 cumulative counts, N as published or released, standard errors that depend only on the plan, the
 plan itself) and the public labels of :class:`~dpgui.report.cdf.bundle.ReleaseInfo`. The confidential histogram is never
 accepted here. :func:`render_release_pdf` returns the PDF's bytes and works headless (the CLI
-calls it): :func:`ensure_gui_application` starts an offscreen QGuiApplication when needed.
+calls it): :func:`dpgui.pdf.page.ensure_gui_application` starts an offscreen QGuiApplication when needed.
 """
 
 from __future__ import annotations
 
-import html
 import math
-import os
-import re
-import sys
-from collections.abc import Callable, Sequence
-from typing import Protocol
-from datetime import datetime, timezone
 
 import numpy as np
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QPointF, QRectF, Qt
-from PySide6.QtGui import (
-    QColor, QGuiApplication, QPageLayout, QPageSize, QPainter, QPdfWriter, QPen, QTextDocument,
-    QTextOption,
-)
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QPdfWriter
 
-from dpgui import __version__
-from dpgui.app.pdf_charts import ALERT, GREY, GRID, INK, RESOLUTION, Canvas, plot_bars, plot_cdf, release_bars
-from dpgui.app.text import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS
-from dpgui.core.mechanism import Release
-from dpgui.core.plan import PrivacySpec
-from dpgui.core.missing import MISSING_IMPUTE
 from dpgui.core.margins import MARGIN_NAME, CdfMargins, cdf_margins
+from dpgui.core.mechanism import Release
+from dpgui.core.missing import MissingRule
+from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.quantiles import WholeNumbers, missing_interval95, noise_margin, quantiles, whole_number_step
 from dpgui.formatting import (
     cdf_margin_words, format_delta, format_epsilon, format_fixed, format_level_budget, format_margin_records,
-    format_number, format_odds, format_percent, format_significant, value_decimals,
+    format_number, format_percent, format_significant, value_decimals,
+)
+from dpgui.pdf.cdf_charts import plot_bars, plot_cdf, release_bars
+from dpgui.pdf.markup import (
+    HTML_STYLE, HTML_TABLE, MINISIGN_COMMAND, VERIFY_COMMAND, delta_meaning, html_code, html_rows, html_text,
+    privacy_budget_text, seeded_noise_banner_html, utc_text,
+)
+from dpgui.pdf.page import (
+    GREY, INK, RESOLUTION, Canvas, draw_footer, draw_html, draw_test_banner, test_banner_height, write_pdf,
 )
 from dpgui.report.bundle import source_text
 from dpgui.report.cdf.bundle import ReleaseInfo, focus_json
+from dpgui.vocabulary import CdfConsistency, Neighbours, Noise
+from dpgui.workspace.words import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS
 
-__all__ = [
-    "render_release_pdf", "ensure_gui_application", "PAGE_COUNT", "TEST_BANNER",
-    # shared with the hierarchy report (dpgui.app.pdf_hierarchy)
-    "HTML_STYLE", "HTML_TABLE", "NoisedPlan", "delta_meaning", "draw_footer", "draw_html", "html_code", "html_rows",
-    "html_text", "privacy_budget_text", "seeded_noise_banner_html", "utc_text", "write_pdf",
-]
+__all__ = ["PAGE_COUNT", "render_release_pdf"]
 
 PAGE_COUNT = 3
-MARGIN_MM = 16.0
 QUANTILE_PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
 QUANTILE_NAMES = {0.25: "lower quartile", 0.5: "median", 0.75: "upper quartile"}
 
 PDF_TITLE = "Differentially private release"
-PDF_CREATOR = f"dpgui {__version__}"
-TEST_BANNER = "TEST RELEASE — NOT FOR PUBLICATION"
-TEST_BANNER_DETAIL = (
-    "The noise of this release came from a reproducible test generator, not from a secure random source, "
-    "so the confidential numbers could be reconstructed from it. Do not publish or share it."
-)
 NOISE_SECURE = "Exact discrete Laplace noise (whole numbers) from the operating system's secure random source"
 NOISE_SECURE_GAUSSIAN = "Exact discrete Gaussian noise (whole numbers) from the operating system's secure random source"
 NOISE_TEST = "Seeded test generator: NOT secure, for testing only"
-CONVERSION_WORDS = "converted to ε and δ with the bound of Canonne, Kamath and Steinke (2020)"
-VERIFY_COMMAND = "dpgui verify NAME.manifest.json --pubkey KEY.pub"
-MINISIGN_COMMAND = "minisign -Vm NAME.manifest.json -p KEY.pub"
-CONSISTENCY_WORDS = {"l2": "a least-squares fit", "l1": "a least-absolute-deviation fit"}
+CONSISTENCY_WORDS: dict[str, str] = {
+    CdfConsistency.L2: "a least-squares fit", CdfConsistency.L1: "a least-absolute-deviation fit",
+}
+
+
 def missing_text(release: Release, rule: str) -> str:
     """What happened to missing values, in words (docs/design.md "Missing values"), with the released
     missing count and its 95 % margin under the bucket rule."""
-    if rule == "bucket" and release.missing is not None:
+    if rule == MissingRule.BUCKET and release.missing is not None:
         interval = missing_interval95(release)
         assert interval is not None, "a release with a missing count has the missing values' leaf"
         low, high = interval
@@ -83,70 +71,25 @@ def missing_text(release: Release, rule: str) -> str:
                 f"and {format_number(math.ceil(high))} with at least 95 % probability). The CDF and the "
                 "quantiles are those of the values (out of the released number of values, N minus the missing "
                 "count).")
-    if rule == MISSING_IMPUTE and release.plan.privacy.impute is not None:
+    if rule == MissingRule.IMPUTE and release.plan.privacy.impute is not None:
         return (f"Counted as the value {format_number(release.plan.privacy.impute)}, chosen before the release "
                 "(imputed; a value outside the bounds is counted in the first or last bin like any other); N = all "
                 "rows. The number of missing values is not published on its own.")
-    if rule == "drop" and not release.plan.privacy.root_public:
+    if rule == MissingRule.DROP and not release.plan.privacy.root_public:
         return ("Dropped (a neighbour under add/remove: a value turning into a missing one is the removal of "
                 "one record); N is the released, noisy number of values.")
-    if rule == "drop":
+    if rule == MissingRule.DROP:
         return "Rows without a value were left out before counting (a release of an older version of dpgui)."
-    if rule == "error":
+    if rule == MissingRule.ERROR:
         return "The release would have stopped at a missing value (a retired policy of an older version of dpgui)."
     return f"Rule {rule!r}"
 
 # ----------------------------------------------------------------------------------------------
 # the application Qt needs for fonts and painting
 
-_APP: QGuiApplication | None = None  # keeps a QGuiApplication we created alive
-
-
-def ensure_gui_application() -> QGuiApplication:
-    """The running QGuiApplication/QApplication, or a new one.
-
-    With no display (no DISPLAY or WAYLAND_DISPLAY on Linux and other X11/Wayland systems) and no
-    QT_QPA_PLATFORM chosen, Qt's "offscreen" platform is used, so the CLI renders on a headless
-    server. Windows and macOS always have their own platform and are left alone.
-
-    The new application is a QApplication (a QGuiApplication that can also show widgets): a process
-    can hold only one application, and a bare QGuiApplication made here would break any widget
-    shown later in the same process (a test session, or the app exporting before its window opens).
-    Call it from the main thread when no application exists yet.
-    """
-    global _APP
-    app = QGuiApplication.instance()
-    if app is not None:
-        if not isinstance(app, QGuiApplication):
-            raise RuntimeError("a QCoreApplication is running; drawing a PDF needs a QGuiApplication")
-        return app
-    if (sys.platform not in ("win32", "darwin") and not os.environ.get("QT_QPA_PLATFORM")
-            and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY")):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    from PySide6.QtWidgets import QApplication
-
-    _APP = QApplication([sys.argv[0] if sys.argv and sys.argv[0] else "dpgui"])
-    return _APP
-
 
 # ----------------------------------------------------------------------------------------------
 # numbers in words
-
-def utc_text(moment: datetime) -> str:
-    """``moment`` in UTC, e.g. "2026-11-25 10:42:01 UTC" (a naive time is taken as UTC)."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def html_text(text: object) -> str:
-    """``text`` escaped for the PDF's HTML."""
-    return html.escape(str(text))
-
-
-def _margins(release: Release) -> np.ndarray:
-    """Half-width of the 95 % band (noise_margin of the standard error) of every cumulative count, records."""
-    return noise_margin(release.std_error)
 
 
 def stated_margins(release: Release) -> CdfMargins:
@@ -181,55 +124,10 @@ def _level_budgets(release: Release) -> str:
         where = "the total" if level == 0 else f"{counts[level]:,} node{'s' if counts[level] != 1 else ''}"
         value = f"{plan.budget_name} = {format_level_budget(budget)}" if budget > 0 else "0 (not released)"
         scale = plan.scales[level]
-        if plan.noise == "gaussian" and scale is not None:
+        if plan.noise == Noise.GAUSSIAN and scale is not None:
             value += f", σ = {format_significant(math.sqrt(float(scale)))}"
         parts.append(f"level {level} ({where}): {value}")
     return "; ".join(parts)
-
-
-class NoisedPlan(Protocol):
-    """What the privacy wording reads of a plan: its noise ("laplace", "gaussian", …) and its
-    :class:`~dpgui.core.plan.PrivacySpec` (a CDF :class:`~dpgui.core.plan.Plan` or a
-    :class:`~dpgui.core.hierarchy.HierarchyPlan` with Laplace or Gaussian noise)."""
-
-    @property
-    def noise(self) -> str: ...
-
-    @property
-    def privacy(self) -> PrivacySpec: ...
-
-
-def privacy_budget_text(plan: NoisedPlan) -> str:
-    """The "Privacy budget" row: ε and δ, and in plain words what δ means for this release."""
-    privacy = plan.privacy
-    eps = format_epsilon(privacy.epsilon)
-    if plan.noise == "gaussian":
-        rho = privacy.rho
-        assert rho is not None, "a Gaussian plan has δ > 0"
-        return (f"ε = {eps} and δ = {format_delta(privacy.delta)} (δ: a chance of at most "
-                f"{format_odds(privacy.delta)} beyond the ε guarantee); counted as zero-concentrated differential "
-                f"privacy with ρ = {format_significant(rho, 4)}, {CONVERSION_WORDS}")
-    text = f"ε = {eps} and δ = 0 (pure ε-differential privacy)"
-    if privacy.delta > 0:
-        text += f"; the δ = {format_delta(privacy.delta)} allowed in the plan was not used (Laplace noise needs none)"
-    return text
-
-
-def delta_meaning(plan: NoisedPlan) -> str:
-    """What δ means for this release, in plain words (one or two sentences, plain text)."""
-    privacy = plan.privacy
-    if plan.noise == "gaussian":
-        delta = format_delta(privacy.delta)
-        return (f"δ = {delta}: beyond the factor e^ε, the probability of any published result may differ by at "
-                f"most {delta} (a chance of at most {format_odds(privacy.delta)}) between two tables that differ in "
-                f"one person's records. So the guarantee of ε = {format_epsilon(privacy.epsilon)} holds except for "
-                "that tiny extra chance, which is what allows the Gaussian noise used here.")
-    words = ("δ = 0 here: the guarantee holds always, with no small chance of failure (\"pure\" differential "
-             "privacy).")
-    if privacy.delta > 0:
-        words += (f" A δ of {format_delta(privacy.delta)} was allowed in the plan but not used: the Laplace noise of "
-                  "this release needs none, and none was spent.")
-    return words
 
 
 def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, str]]:
@@ -283,8 +181,8 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
         *region,
         ("Estimator", html_text(ESTIMATOR_LABELS.get(plan.estimator, plan.estimator))),
         ("Consistency", html_text(CONSISTENCY_LABELS.get(release.consistency, release.consistency))),
-        ("Noise", html_text((NOISE_SECURE_GAUSSIAN if plan.noise == "gaussian" else NOISE_SECURE) if release.secure
-                     else NOISE_TEST + (" (Gaussian)" if plan.noise == "gaussian" else " (Laplace)"))),
+        ("Noise", html_text((NOISE_SECURE_GAUSSIAN if plan.noise == Noise.GAUSSIAN else NOISE_SECURE) if release.secure
+                     else NOISE_TEST + (" (Gaussian)" if plan.noise == Noise.GAUSSIAN else " (Laplace)"))),
         ("Missing values", html_text(missing)),
         ("Expected accuracy", html_text(accuracy)),
     ]
@@ -308,54 +206,8 @@ def _quantile_rows(release: Release, whole_numbers: bool = False) -> list[tuple[
     return rows
 
 
-HTML_STYLE = """
-<head><style>
-h1 { font-size: 17pt; font-weight: bold; margin-bottom: 6px; }
-h2 { font-size: 12.5pt; font-weight: bold; margin-top: 12px; margin-bottom: 4px; }
-p { margin-top: 0px; margin-bottom: 6px; }
-td, th { vertical-align: top; }
-th { text-align: left; background-color: #E8EEF4; }
-.key { color: #444444; }
-.banner { color: #B00020; font-weight: bold; }
-code { font-family: monospace; }
-.command { font-family: monospace; margin-left: 24px; }
-</style></head>
-"""
-HTML_TABLE = '<table width="100%" cellpadding="4" cellspacing="0">'
-_STRIPE = "#F1F4F8"
-
-
-def html_rows(rows: Sequence[tuple[str, ...]], first_width: str, align_right_from: int = 99) -> list[str]:
-    """Table rows with alternating backgrounds (easier to follow across a wide table than lines)."""
-    out = []
-    for i, row in enumerate(rows):
-        bg = f' bgcolor="{_STRIPE}"' if i % 2 == 0 else ""
-        cells = []
-        for j, cell in enumerate(row):
-            width = f' width="{first_width}"' if j == 0 and first_width else ""
-            align = ' align="right"' if j >= align_right_from else ""
-            cls = ' class="key"' if j == 0 else ""
-            cells.append(f"<td{width}{align}{cls}>{cell}</td>")
-        out.append(f"<tr{bg}>{''.join(cells)}</tr>")
-    return out
-
-
-def html_code(text: str) -> str:
-    """A command kept on one line (spaces do not break)."""
-    return "<code>" + html_text(text).replace(" ", "&nbsp;") + "</code>"
-
-
 def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
-
-
-def seeded_noise_banner_html(secure: bool) -> str:
-    """The red "test noise" box at the top of page 1 of a release drawn with test noise ("" if ``secure``)."""
-    if secure:
-        return ""
-    return (f'<table width="100%" cellpadding="6" cellspacing="0" bgcolor="#FDECEE">'
-            f'<tr><td><p class="banner" style="font-size: 13pt;">{html_text(TEST_BANNER)}</p>'
-            f'<p>{html_text(TEST_BANNER_DETAIL)}</p></td></tr></table>')
 
 
 def _page1_html(release: Release, details: ReleaseInfo, key_id: str | None) -> str:
@@ -367,7 +219,7 @@ def _page1_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
         ("Release id", html_text(details.release_id)),
         ("Signed by", signer),
     ]
-    if details.source is not None:  # where the data was read and who counted it (manifest schema version 4)
+    if details.source is not None:  # where the data was read and who counted it
         facts.append(("Data source", html_text(source_text(details.source))))
     out = ["<html>", HTML_STYLE, "<body>", seeded_noise_banner_html(release.secure),
            f"<h1>Differentially private release: cumulative distribution of {html_text(details.column)}</h1>",
@@ -414,15 +266,9 @@ def _page1_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
 # ----------------------------------------------------------------------------------------------
 # page 3: how to read it
 
-def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> str:
-    plan = release.plan
-    privacy = plan.privacy
-    eps = privacy.epsilon
-    factor = math.exp(eps)
-    factor_text = f"{factor:.3g}" if factor < 1000 else format_number(round(factor))
-    column = html_text(details.column)
-    margins = stated_margins(release)
-    if privacy.neighbours == "change":
+def _protection_html(privacy: PrivacySpec) -> str:
+    """The protection model in words: what the neighbour model hides, and the rows per person."""
+    if privacy.neighbours == Neighbours.CHANGE:
         neighbour = ("<b>Protection model: one person's record may change.</b> Any two tables that differ only in "
                      "the value of one person's record give almost the same chances to every published result, so "
                      "nobody can tell from the release what value a person has. The number of records N is treated "
@@ -436,31 +282,32 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
     if rpp > 1:
         neighbour += (f" A person may have up to {rpp} rows; all of them are protected together (the noise is "
                       f"{rpp} times larger than for one row per person).")
-    if release.consistency == "none":
-        consistency = ("<b>The curve may go down in places.</b> No consistency step was applied, so the counts are "
-                       "the unbiased noisy estimates: they can decrease slightly, fall below 0 or rise above N. Such "
-                       "dips are noise, not data.")
-    else:
-        consistency = ("<b>Why the curve never goes down.</b> After the noise was added, the counts were adjusted to "
-                       "the closest whole numbers that never decrease, stay between 0 and N and end at N "
-                       f"({CONSISTENCY_WORDS.get(release.consistency, release.consistency)}). A true "
-                       "cumulative count can never decrease, so this only removes impossible results of the noise "
-                       "(such as negative records in a bin). It uses the published numbers only, so it costs no "
-                       "privacy.")
-    signed = (f"It was signed with the key whose id is <b>{html_text(key_id)}</b>; the public key file "
-              "(KEY.pub) you check it with must show the same id."
-              if key_id else
-              "<b>This release was not signed</b>, so nobody can check who made it; the SHA-256 hashes in the "
-              "manifest still show whether a file was changed after it was written.")
-    out = ["<html>", HTML_STYLE, "<body>", "<h1>How to read this release</h1>"]
-    out.append(
-        f"<p>This release describes how the values of <b>{column}</b> are spread: for every bin edge, how many "
-        "records have a value at or below it (a cumulative distribution, or CDF). It was made with "
-        "<b>differential privacy</b>, a guarantee about what the published numbers can reveal about any single "
-        "person in the data.</p>")
-    gaussian = plan.noise == "gaussian"
-    out.append("<h2>What ε (epsilon) and δ (delta) mean here</h2>" if gaussian or privacy.delta > 0
-               else "<h2>What ε (epsilon) means here</h2>")
+    return neighbour
+
+
+def _consistency_html(release: Release) -> str:
+    """Why the curve never goes down (the consistency step), or that it may (none)."""
+    if release.consistency == CdfConsistency.NONE:
+        return ("<b>The curve may go down in places.</b> No consistency step was applied, so the counts are "
+                "the unbiased noisy estimates: they can decrease slightly, fall below 0 or rise above N. Such "
+                "dips are noise, not data.")
+    return ("<b>Why the curve never goes down.</b> After the noise was added, the counts were adjusted to "
+            "the closest whole numbers that never decrease, stay between 0 and N and end at N "
+            f"({CONSISTENCY_WORDS.get(release.consistency, release.consistency)}). A true "
+            "cumulative count can never decrease, so this only removes impossible results of the noise "
+            "(such as negative records in a bin). It uses the published numbers only, so it costs no "
+            "privacy.")
+
+
+def _budget_html(plan: Plan) -> str:
+    """The section on what ε (and δ, when allowed) mean for this release, and how releases add up."""
+    privacy = plan.privacy
+    eps = privacy.epsilon
+    factor = math.exp(eps)
+    factor_text = f"{factor:.3g}" if factor < 1000 else format_number(round(factor))
+    gaussian = plan.noise == Noise.GAUSSIAN
+    out = ["<h2>What ε (epsilon) and δ (delta) mean here</h2>" if gaussian or privacy.delta > 0
+           else "<h2>What ε (epsilon) means here</h2>"]
     budget = f"<b>ε = {format_epsilon(eps)}</b>"
     if gaussian:
         budget += f" and <b>δ = {html_text(format_delta(privacy.delta))}</b>"
@@ -479,6 +326,46 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
         + (", plus at most δ" if gaussian else "") + ". So anyone looking at the release, "
         "whatever else they know, learns almost nothing more about that person than they would have without their "
         f"data. Smaller ε means stronger protection and more noise. <b>{first_words}</b>:{rest} {adding}</p>")
+    return "".join(out)
+
+
+def _checking_html(key_id: str | None) -> str:
+    """The section on checking the bundle: who signed it, and the commands that verify it."""
+    signed = (f"It was signed with the key whose id is <b>{html_text(key_id)}</b>; the public key file "
+              "(KEY.pub) you check it with must show the same id."
+              if key_id else
+              "<b>This release was not signed</b>, so nobody can check who made it; the SHA-256 hashes in the "
+              "manifest still show whether a file was changed after it was written.")
+    out = ["<h2>Checking that the files are genuine</h2>"]
+    out.append(
+        "<p>The bundle holds this PDF, a CSV file with the released numbers, a manifest (NAME.manifest.json) that "
+        "lists every parameter and the SHA-256 hash of each file, and a signature of the manifest "
+        f"(NAME.manifest.json.minisig), where NAME is the bundle's name. {signed} To check the bundle, run</p>")
+    out.append(f'<p class="command">{html_code(VERIFY_COMMAND)}</p>')
+    out.append(
+        "<p>which checks the signature and the hashes of the files. Without dpgui, check the signature "
+        "with</p>")
+    out.append(f'<p class="command">{html_code(MINISIGN_COMMAND)}</p>')
+    out.append(
+        "<p>and then compare the SHA-256 hash of the CSV and of this PDF with the hashes listed in the manifest "
+        f"(for example with {html_code('sha256sum FILE')} on Linux, {html_code('shasum -a 256 FILE')} on macOS or "
+        f"{html_code('certutil -hashfile FILE SHA256')} on Windows). If any check fails, the files were changed "
+        "after they were signed and must not be trusted.</p>")
+    return "".join(out)
+
+
+def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> str:
+    """Page 3, "How to read this release": ε and δ, the noise and its 95 % intervals, what else makes a
+    count differ from the truth, and how to check the bundle."""
+    column = html_text(details.column)
+    margins = stated_margins(release)
+    out = ["<html>", HTML_STYLE, "<body>", "<h1>How to read this release</h1>"]
+    out.append(
+        f"<p>This release describes how the values of <b>{column}</b> are spread: for every bin edge, how many "
+        "records have a value at or below it (a cumulative distribution, or CDF). It was made with "
+        "<b>differential privacy</b>, a guarantee about what the published numbers can reveal about any single "
+        "person in the data.</p>")
+    out.append(_budget_html(release.plan))
     out.append("<h2>Every published count is noisy on purpose</h2>")
     out.append(
         "<p>Random whole numbers were added to the counts before publication. The noise is what protects people, "
@@ -507,28 +394,15 @@ def _page3_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
         "above the upper bound), never dropped. The first and last bins can therefore hold more records than "
         f"their range suggests. Missing values: {_lower_first(html_text(missing_text(release, details.missing)))}"
         "</p>")
-    out.append(f"<p>{consistency}</p>")
-    out.append(f"<p>{neighbour}</p>")
-    out.append("<h2>Checking that the files are genuine</h2>")
-    out.append(
-        "<p>The bundle holds this PDF, a CSV file with the released numbers, a manifest (NAME.manifest.json) that "
-        "lists every parameter and the SHA-256 hash of each file, and a signature of the manifest "
-        f"(NAME.manifest.json.minisig), where NAME is the bundle's name. {signed} To check the bundle, run</p>")
-    out.append(f'<p class="command">{html_code(VERIFY_COMMAND)}</p>')
-    out.append(
-        "<p>which checks the signature and the hashes of the files. Without dpgui, check the signature "
-        "with</p>")
-    out.append(f'<p class="command">{html_code(MINISIGN_COMMAND)}</p>')
-    out.append(
-        "<p>and then compare the SHA-256 hash of the CSV and of this PDF with the hashes listed in the manifest "
-        f"(for example with {html_code('sha256sum FILE')} on Linux, {html_code('shasum -a 256 FILE')} on macOS or "
-        f"{html_code('certutil -hashfile FILE SHA256')} on Windows). If any check fails, the files were changed "
-        "after they were signed and must not be trusted.</p></body></html>")
+    out.append(f"<p>{_consistency_html(release)}</p>")
+    out.append(f"<p>{_protection_html(release.plan.privacy)}</p>")
+    out.append(_checking_html(key_id))
+    out.append("</body></html>")
     return "".join(out)
 
 
 # ----------------------------------------------------------------------------------------------
-# page 2: plots (drawn by dpgui.app.pdf_charts) and their captions
+# page 2: plots (drawn by dpgui.pdf.cdf_charts) and their captions
 
 def _cdf_caption(release: Release) -> str:
     return ("The curve is the released number of records with a value at or below each point; it is drawn "
@@ -551,7 +425,7 @@ def _bars_caption(release: Release, group: int, margins: np.ndarray) -> str:
     text = (f"{what}. The bars carry the privacy noise, so neighbouring bars differ partly by chance: the {MARGIN_NAME} "
             f"of a bar's count (its 95 % interval as the range counter computes it) is {format_margin_records(typical)} "
             "for the middle bar (half the bars have a smaller margin, half a larger one). ")
-    if release.consistency == "none":
+    if release.consistency == CdfConsistency.NONE:
         text += "No consistency step was applied, so a bar can be negative: that is noise, not data."
     else:
         text += ("Effects that look negative (fewer than zero records) are impossible and were removed by the "
@@ -587,100 +461,14 @@ def _draw_page2(c: Canvas, top: float, bottom: float, release: Release, details:
 # ----------------------------------------------------------------------------------------------
 # pages, header and footer
 
-def draw_html(c: Canvas, writer: QPdfWriter, top: float, bottom: float, source: str) -> None:
-    """Lay out simple HTML at the writer's resolution, shrinking the font until it fits."""
-    height = bottom - top
-    doc = QTextDocument()
-    doc.documentLayout().setPaintDevice(writer)
-    doc.setDocumentMargin(0)
-    option = QTextOption()
-    option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-    doc.setDefaultTextOption(option)
-    points = 10.0
-    while True:
-        doc.setDefaultFont(c.font(points))
-        doc.setHtml(_scale_points(source, points / 10.0))
-        doc.setTextWidth(c.width)
-        if doc.size().height() <= height or points <= 6.0:
-            break
-        points -= 0.25
-    c.p.save()
-    c.p.translate(0, top)
-    doc.drawContents(c.p, QRectF(0, 0, c.width, height))
-    c.p.restore()
-
-
-def _scale_points(source: str, factor: float) -> str:
-    """Scale every 'N pt' size in the HTML's styles (headings shrink with the body)."""
-    return re.sub(r"(\d+(?:\.\d+)?)pt", lambda m: f"{float(m.group(1)) * factor:.2f}pt", source)
-
 
 def _draw_header(c: Canvas, release: Release) -> float:
     """A red 'test release' strip on every page of an insecure release; returns the height used."""
     if release.secure:
         return 0.0
-    font = c.font(10, bold=True)
-    h = c.line_height(font) * 1.6
-    c.p.save()
-    c.p.setPen(Qt.PenStyle.NoPen)
-    c.p.setBrush(ALERT)
-    c.p.drawRect(QRectF(0, 0, c.width, h))
-    c.p.setFont(font)
-    c.p.setPen(QColor("white"))
-    c.p.drawText(QRectF(0, 0, c.width, h), int(Qt.AlignmentFlag.AlignCenter), TEST_BANNER)
-    c.p.restore()
+    h = test_banner_height(c)
+    draw_test_banner(c, h)
     return h + 0.08 * RESOLUTION
-
-
-FOOTER_POINTS = 7.5
-
-
-def footer_top(c: Canvas) -> float:
-    """The top of the footer :func:`draw_footer` draws: the page's content ends above it."""
-    return c.height - c.line_height(c.font(FOOTER_POINTS)) - 0.1 * RESOLUTION
-
-
-def draw_footer(c: Canvas, release_id: str, dataset: str, page: int, page_count: int) -> float:
-    """Release id, dataset and page number at the foot of the page; returns the top of the footer
-    (:func:`footer_top`)."""
-    font = c.font(FOOTER_POINTS)
-    h = c.line_height(font)
-    y = c.height - h
-    c.p.setFont(font)
-    c.p.setPen(QPen(GRID, 0.004 * RESOLUTION))
-    c.p.drawLine(QPointF(0, y - 0.03 * RESOLUTION), QPointF(c.width, y - 0.03 * RESOLUTION))
-    c.p.setPen(GREY)
-    left = c.elide(font, f"Release {release_id} · {dataset} · made with dpgui {__version__}", c.width * 0.8)
-    c.p.drawText(QRectF(0, y, c.width, h), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), left)
-    c.p.drawText(QRectF(0, y, c.width, h), int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
-                 f"Page {page} of {page_count}")
-    return y - 0.1 * RESOLUTION
-
-
-def write_pdf(title: str, draw_pages: Callable[[Canvas, QPdfWriter], None]) -> bytes:
-    """An A4 portrait PDF (bytes) at :data:`RESOLUTION` with ``MARGIN_MM`` margins, titled ``title``,
-    whose pages ``draw_pages(canvas, writer)`` draws (``writer.newPage()`` between pages). The one
-    PDF writer of the CDF and hierarchy reports; no QApplication needed."""
-    ensure_gui_application()
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    writer = QPdfWriter(buffer)
-    writer.setResolution(RESOLUTION)
-    writer.setPageLayout(QPageLayout(QPageSize(QPageSize.PageSizeId.A4), QPageLayout.Orientation.Portrait,
-                                     QMarginsF(MARGIN_MM, MARGIN_MM, MARGIN_MM, MARGIN_MM),
-                                     QPageLayout.Unit.Millimeter))
-    writer.setTitle(title)
-    writer.setCreator(PDF_CREATOR)
-    painter = QPainter()
-    if not painter.begin(writer):
-        raise RuntimeError("could not start drawing the PDF")
-    try:
-        draw_pages(Canvas(painter, float(writer.width()), float(writer.height())), writer)
-    finally:
-        painter.end()
-    buffer.close()
-    return bytes(data.data())
 
 
 def render_release_pdf(release: Release, details: ReleaseInfo, key_id: str | None) -> bytes:

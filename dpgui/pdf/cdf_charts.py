@@ -4,8 +4,9 @@
 bin (or per group of bins, :func:`release_bars`). Both draw public values of the
 :class:`~dpgui.core.mechanism.Release` only, with round ticks and a legend, and thin long curves
 per column (:mod:`dpgui.core.thinning`) so that any K draws a few thousand points and the band is
-never drawn narrower than it is. :class:`Canvas` (page size, fonts, wrapped text) and the colours
-are shared with the page layout in :mod:`dpgui.app.pdf_report`.
+never drawn narrower than it is. The :class:`~dpgui.pdf.page.Canvas` (page size, fonts, wrapped
+text) and the ink colours are the page's (:mod:`dpgui.pdf.page`); the page that holds the charts is
+laid out in :mod:`dpgui.pdf.cdf`.
 """
 
 from __future__ import annotations
@@ -15,28 +16,25 @@ from dataclasses import dataclass
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QPainter, QPen, QPolygonF
+from PySide6.QtGui import QColor, QFont, QPainter, QPen, QPolygonF
 
 from dpgui.core.mechanism import Release
 from dpgui.core.projection import interval_variance
 from dpgui.core.quantiles import cumulative_interval95, noise_margin
 from dpgui.core.thinning import band_envelope, polyline_envelope
 from dpgui.formatting import format_fixed, format_linear_tick
+from dpgui.pdf.page import GRID, INK, RESOLUTION, Canvas
 
-RESOLUTION = 300  # dots per inch of the PDF's drawing coordinates
+__all__ = ["CURVE_COLUMNS", "MAX_BARS", "plot_bars", "plot_cdf", "release_bars"]
+
 MAX_BARS = 200  # the per-bin plot shows at most this many bars; more bins are summed into groups
 CURVE_COLUMNS = 1200  # long curves are thinned to per-column min/max over this many columns
 
-# Colours that print well and stay distinguishable (Okabe–Ito blue, as in the app's plots).
-INK = QColor("#1A1A1A")
-GREY = QColor("#666666")
-GRID = QColor("#DDDDDD")
+# The charts' colours: they print well and stay distinguishable (Okabe–Ito blue, as in the app's plots).
 CURVE = QColor("#0072B2")
 BAND = QColor(0, 114, 178, 70)
 BAR = QColor("#56B4E9")
 BAR_EDGE = QColor("#2C7FB8")
-ALERT = QColor("#B00020")
-
 
 
 def _nice_step(span: float, target: int) -> float:
@@ -64,48 +62,6 @@ def _nice_ticks(lo: float, hi: float, target: int) -> tuple[list[float], int]:
 
 def _polygon(px: np.ndarray, py: np.ndarray) -> QPolygonF:
     return QPolygonF([QPointF(float(a), float(b)) for a, b in zip(px, py)])
-
-
-class Canvas:
-    """Page geometry and fonts at the writer's resolution."""
-
-    def __init__(self, painter: QPainter, width: float, height: float) -> None:
-        self.p = painter
-        self.width = width
-        self.height = height
-        self.base = QFont(QGuiApplication.font())
-
-    def font(self, points: float, bold: bool = False) -> QFont:
-        f = QFont(self.base)
-        f.setPointSizeF(points)
-        f.setBold(bold)
-        return f
-
-    def text_width(self, font: QFont, text: str) -> float:
-        self.p.setFont(font)
-        return self.p.fontMetrics().horizontalAdvance(text)
-
-    def line_height(self, font: QFont) -> float:
-        self.p.setFont(font)
-        return float(self.p.fontMetrics().height())
-
-    def elide(self, font: QFont, text: str, width: float) -> str:
-        self.p.setFont(font)
-        return self.p.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle, int(width))
-
-    def wrapped(self, font: QFont, rect: QRectF, text: str, colour: QColor = INK) -> float:
-        """Draw word-wrapped text at the top of ``rect``; returns the height used."""
-        self.p.setFont(font)
-        self.p.setPen(colour)
-        flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop) | int(Qt.TextFlag.TextWordWrap)
-        bound = self.p.boundingRect(rect, flags, text)
-        self.p.drawText(rect, flags, text)
-        return bound.height()
-
-    def wrapped_height(self, font: QFont, width: float, text: str) -> float:
-        self.p.setFont(font)
-        flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop) | int(Qt.TextFlag.TextWordWrap)
-        return self.p.boundingRect(QRectF(0, 0, width, 1e6), flags, text).height()
 
 
 @dataclass
@@ -211,11 +167,20 @@ def _draw_axes_frame(c: Canvas, outer: QRectF, x_range: tuple[float, float], y_r
             p.drawLine(QPointF(rect.right(), y), QPointF(rect.right() + tick_len, y))
             p.drawText(QPointF(rect.right() + tick_len + pad, y + (fm.ascent() - fm.descent()) / 2), s)
 
-    p.setFont(label_font)
+    _draw_axis_labels(c, outer, rect, label_font, x_label, y_label, right[0] if right is not None else None)
+    return axes
+
+
+def _draw_axis_labels(c: Canvas, outer: QRectF, rect: QRectF, font: QFont, x_label: str, y_label: str,
+                      right_label: str | None) -> None:
+    """The axes' titles: ``x_label`` centred under the data rectangle ``rect``, ``y_label`` turned up
+    along the left edge of ``outer``, ``right_label`` (if any) turned down along its right edge."""
+    p = c.p
+    p.setFont(font)
     fm = p.fontMetrics()
     text = fm.elidedText(x_label, Qt.TextElideMode.ElideMiddle, int(rect.width()))
     p.drawText(QPointF(rect.center().x() - fm.horizontalAdvance(text) / 2, outer.bottom() - fm.descent()), text)
-    for side, label in (("left", y_label), ("right", right[0] if right is not None else None)):
+    for side, label in (("left", y_label), ("right", right_label)):
         if label is None:
             continue
         text = fm.elidedText(label, Qt.TextElideMode.ElideMiddle, int(rect.height()))
@@ -228,7 +193,6 @@ def _draw_axes_frame(c: Canvas, outer: QRectF, x_range: tuple[float, float], y_r
             p.rotate(90)
         p.drawText(QPointF(0, 0), text)
         p.restore()
-    return axes
 
 
 def _legend(c: Canvas, x: float, y: float, width: float, entries: list[tuple[str, str]]) -> float:

@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpgui.app import pdf_charts
-from dpgui.app.pdf_report import (
-    PAGE_COUNT, TEST_BANNER, ensure_gui_application, render_release_pdf,
-)
+from dpgui.pdf import cdf_charts
+from dpgui.pdf.cdf import PAGE_COUNT, render_release_pdf
+from dpgui.pdf.markup import TEST_BANNER
+from dpgui.pdf.page import ensure_gui_application
 from dpgui.report.cdf.bundle import ReleaseInfo
 from dpgui.core.mechanism import Release, release
 from dpgui.core.noise import SeededRandom
@@ -196,10 +196,10 @@ def test_million_bins_render_with_thinned_curves(tmp_path, monkeypatch):
     counts[::7] = 3
     rel = dataclasses.replace(release(counts, plan, SeededRandom(2), 0.0, 1.0), secure=True)
     drawn: list[int] = []  # the points of each polyline drawn
-    polygon = pdf_charts._polygon
-    monkeypatch.setattr(pdf_charts, "_polygon", lambda px, py: (drawn.append(len(px)), polygon(px, py))[1])
+    polygon = cdf_charts._polygon
+    monkeypatch.setattr(cdf_charts, "_polygon", lambda px, py: (drawn.append(len(px)), polygon(px, py))[1])
     data = render_release_pdf(rel, details(), KEY_ID)
-    assert drawn and max(drawn) <= 4 * pdf_charts.CURVE_COLUMNS + 4, drawn
+    assert drawn and max(drawn) <= 4 * cdf_charts.CURVE_COLUMNS + 4, drawn
     assert len(data) < 2_000_000  # the curves were thinned, not drawn point by point
     path = write_pdf(data, tmp_path / "big.pdf")
     assert pdf_pages(path) == 3
@@ -293,7 +293,7 @@ def test_headless_without_any_application(tmp_path):
         from dpgui.core.noise import SeededRandom
         from dpgui.core.plan import PrivacySpec
         from dpgui.core.planner import auto_plan
-        from dpgui.app.pdf_report import render_release_pdf
+        from dpgui.pdf.cdf import render_release_pdf
         from dpgui.report.cdf.bundle import ReleaseInfo
         from datetime import datetime, timezone
         from PySide6.QtGui import QGuiApplication
@@ -346,7 +346,7 @@ def _release_with(privacy: PrivacySpec, noise: str) -> Release:
 
 def test_a_gaussian_release_says_what_delta_means(tmp_path):
     from dpgui.core.accounting import zcdp_rho
-    from dpgui.app.pdf_report import delta_meaning
+    from dpgui.pdf.markup import delta_meaning
 
     rel = _release_with(PrivacySpec(1.0, "change", 1, 1e-9), "gaussian")
     sentence = delta_meaning(rel.plan)
@@ -364,7 +364,7 @@ def test_a_gaussian_release_says_what_delta_means(tmp_path):
 
 
 def test_a_laplace_release_says_pure_epsilon_and_an_unused_delta(tmp_path):
-    from dpgui.app.pdf_report import delta_meaning
+    from dpgui.pdf.markup import delta_meaning
 
     pure = _release_with(PrivacySpec(1.0), "laplace")
     assert delta_meaning(pure.plan).startswith("δ = 0 here: the guarantee holds always")

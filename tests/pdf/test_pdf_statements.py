@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-from dpgui.app.pdf_report import render_release_pdf
+from dpgui.pdf.cdf import render_release_pdf
 from dpgui.core.focus import focus_offer
 from dpgui.core.mechanism import release
 from dpgui.core.noise import SeededRandom
@@ -18,14 +18,14 @@ from dpgui.core.quantiles import WholeNumbers, quantiles
 from dpgui.data.public_bounds import whole_number_bins
 from dpgui.report.cdf.bundle import ReleaseInfo
 
-from test_app_pdf_report import pdf_text, write_pdf
+from test_pdf_report import pdf_text, write_pdf
 
 CREATED = datetime(2031, 7, 14, 9, 26, 53, tzinfo=timezone.utc)
 
 
 @pytest.fixture(autouse=True)
 def _application(qapp):
-    """A QApplication before any render (as in test_app_pdf_report)."""
+    """A QApplication before any render (as in test_pdf_report)."""
 
 
 def test_the_pdf_names_the_region_the_imputed_value_and_whole_number_quantiles(tmp_path):

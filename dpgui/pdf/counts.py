@@ -1,18 +1,18 @@
 """The PDF report of the counts of one column (:mod:`dpgui.core.counts`): one A4 page with what was
-released, its privacy, and the table of the released counts, drawn with the CDF report's page helpers
-(:mod:`dpgui.app.pdf_report`). Public values only; no QApplication needed; O(categories).
+released, its privacy, and the table of the released counts, drawn on the reports' page furniture
+(:mod:`dpgui.pdf.page`) with their shared words (:mod:`dpgui.pdf.markup`). Public values only; works
+headless; O(categories).
 """
 
 from __future__ import annotations
 
 from PySide6.QtGui import QPdfWriter
 
-from dpgui.app.pdf_charts import Canvas
-from dpgui.app.pdf_report import (
-    HTML_STYLE, HTML_TABLE, VERIFY_COMMAND, draw_footer, draw_html, html_code, html_rows, html_text,
-    seeded_noise_banner_html, write_pdf,
-)
 from dpgui.core.counts import CountsRelease
+from dpgui.pdf.markup import (
+    HTML_STYLE, HTML_TABLE, VERIFY_COMMAND, html_code, html_rows, html_text, seeded_noise_banner_html,
+)
+from dpgui.pdf.page import Canvas, draw_footer, draw_html, write_pdf
 from dpgui.report.counts.bundle import CountsReleaseInfo
 
 __all__ = ["render_counts_pdf"]

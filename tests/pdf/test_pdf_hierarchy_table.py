@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpgui.app.pdf_hierarchy import TEXT_PAGES, render_hierarchy_pdf, tree_order
+from dpgui.pdf.hierarchy import TEXT_PAGES, render_hierarchy_pdf, tree_order
 from dpgui.core.hierarchy import Hierarchy, plan_hierarchy, release_hierarchy
 from dpgui.core.hierarchy_errors import plan_errors, released_mostly_noise
 from dpgui.core.noise import SeededRandom

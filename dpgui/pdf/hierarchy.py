@@ -1,16 +1,17 @@
 """The human-readable PDF of a hierarchy release (counts over 2–4 nested categorical columns).
 
-A4 pages drawn with the CDF report's PDF writer (:mod:`dpgui.app.pdf_report`, whose page layout,
-footer, styles, privacy wording and verification text are reused): (1) what was released, the
-parameters and the projected error per level — the 95 % margin of one count, the product's one stated
-error, with how it compares with the counts (:func:`dpgui.core.hierarchy_errors.plan_errors`, the
-figures the plan page and ``dpgui hierarchy plan`` stated) and a warning for levels that are mostly
-noise; (2) how to read it, with the verification commands; (3…) every released count, all levels, each
-category followed by its children in the release's order, with its 95 % interval, paginated (drawn
-row by row, not as one document). Public values only: the released counts and intervals, the node
-list, the plan and its projection (at a public prior's counts, the plan's assumed records or the noise
-alone, never the confidential counts), the :class:`~dpgui.report.hierarchy.bundle.HierarchyReleaseInfo`
-labels. Works headless.
+A4 pages drawn with the reports' page furniture (:mod:`dpgui.pdf.page`: the writer, footer and
+test-noise strip) and their shared words (:mod:`dpgui.pdf.markup`: styles, privacy wording and
+verification commands): (1) what was released, the parameters and the projected error per level —
+the 95 % margin of one count, the product's one stated error, with how it compares with the counts
+(:func:`dpgui.core.hierarchy_errors.plan_errors`, the figures the plan page and ``dpgui hierarchy
+plan`` stated) and a warning for levels that are mostly noise; (2) how to read it, with the
+verification commands; (3…) every released count, all levels, each category followed by its
+children in the release's order, with its 95 % interval, paginated (drawn row by row, not as one
+document). Public values only: the released counts and intervals, the node list, the plan and its
+projection (at a public prior's counts, the plan's assumed records or the noise alone, never the
+confidential counts), the :class:`~dpgui.report.hierarchy.bundle.HierarchyReleaseInfo` labels.
+Works headless (:func:`dpgui.pdf.page.ensure_gui_application`).
 """
 
 from __future__ import annotations
@@ -22,22 +23,24 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPdfWriter, QPen
 
-from dpgui.app.pdf_charts import ALERT, GREY, GRID, INK, RESOLUTION, Canvas
-from dpgui.app.pdf_report import (
-    CONVERSION_WORDS, HTML_STYLE, HTML_TABLE, MINISIGN_COMMAND, TEST_BANNER, VERIFY_COMMAND, delta_meaning, draw_footer,
-    draw_html, footer_top, html_code, html_rows, html_text, privacy_budget_text, seeded_noise_banner_html, utc_text,
-    write_pdf,
-)
-from dpgui.app.text import NEIGHBOURS_LABELS
-from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE
 from dpgui.core.hierarchy_errors import LevelErrors, mostly_noise_warnings, released_mostly_noise
 from dpgui.core.margins import MARGIN_NAME
 from dpgui.formatting import (
     format_delta, format_epsilon, format_level_budget, format_level_margin, format_number, format_relative_margin,
     format_share_whole, format_significant,
 )
+from dpgui.pdf.markup import (
+    CONVERSION_WORDS, HTML_STYLE, HTML_TABLE, MINISIGN_COMMAND, VERIFY_COMMAND, delta_meaning, html_code, html_rows,
+    html_text, privacy_budget_text, seeded_noise_banner_html, utc_text,
+)
+from dpgui.pdf.page import (
+    ALERT, GREY, GRID, INK, RESOLUTION, Canvas, draw_footer, draw_html, draw_test_banner, footer_top, test_banner_height,
+    write_pdf,
+)
 from dpgui.report.bundle import source_text
 from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_PRIOR, HierarchyReleaseInfo
+from dpgui.vocabulary import Allocation, HierarchyConsistency, Noise, PriorSource
+from dpgui.workspace.words import NEIGHBOURS_LABELS
 
 if TYPE_CHECKING:
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyRelease
@@ -50,38 +53,39 @@ PDF_TITLE = "Differentially private counts over a hierarchy"
 #: the CSV holds all (a bigger PDF would be too slow to write and to open).
 MAX_TABLE_ROWS = 20_000
 TABLE_POINTS = 8.0  # the table's font size
-NOISE_WORDS = {
-    "laplace": "Exact discrete Laplace noise (whole numbers), one budget ε per level (Ko, Ziani & Fioretto 2025)",
-    "gaussian": "Exact discrete Gaussian noise (whole numbers), one budget ρ per level (zCDP; Ghazi et al. 2023, Corollary 2.7)",
-    "multiplicative": "Sparse vector with truncated Laplace noise, multiplicative and additive guarantee "
-                      "(Ghazi et al. 2023, Algorithms 1–2)",
+NOISE_WORDS: dict[str, str] = {
+    Noise.LAPLACE: "Exact discrete Laplace noise (whole numbers), one budget ε per level (Ko, Ziani & Fioretto 2025)",
+    Noise.GAUSSIAN: "Exact discrete Gaussian noise (whole numbers), one budget ρ per level "
+                    "(zCDP; Ghazi et al. 2023, Corollary 2.7)",
+    Noise.MULTIPLICATIVE: "Sparse vector with truncated Laplace noise, multiplicative and additive guarantee "
+                          "(Ghazi et al. 2023, Algorithms 1–2)",
 }
-ALLOCATION_WORDS = {
-    "uniform": "equal budget on every level",
-    "optimal": "least weighted error within the budget (Ko, Ziani & Fioretto 2025, program 6)",
-    "target": "least budget that meets a target error (Ko, Ziani & Fioretto 2025, program 7)",
-    "custom": "set by hand by the privacy officer",
+ALLOCATION_WORDS: dict[str, str] = {
+    Allocation.UNIFORM: "equal budget on every level",
+    Allocation.OPTIMAL: "least weighted error within the budget (Ko, Ziani & Fioretto 2025, program 6)",
+    Allocation.TARGET: "least budget that meets a target error (Ko, Ziani & Fioretto 2025, program 7)",
+    Allocation.CUSTOM: "set by hand by the privacy officer",
 }
-CONSISTENCY_WORDS = {
-    "topdown": "Top-down: from the root, each node's children were made non-negative whole numbers that add up "
-               "exactly to their parent's released count (Ko, Ziani & Fioretto 2025, program 8)",
-    "gls": "Generalised least squares on the whole tree (the best linear unbiased estimate), then made non-negative "
-           "whole numbers adding up exactly to their parent, top-down",
-    "none": "None: each node is its own noisy count, clamped at 0 (parents need not equal the sum of their children)",
+CONSISTENCY_WORDS: dict[str, str] = {
+    HierarchyConsistency.TOPDOWN: "Top-down: from the root, each node's children were made non-negative whole numbers "
+                                  "that add up exactly to their parent's released count (Ko, Ziani & Fioretto 2025, "
+                                  "program 8)",
+    HierarchyConsistency.GLS: "Generalised least squares on the whole tree (the best linear unbiased estimate), then "
+                              "made non-negative whole numbers adding up exactly to their parent, top-down",
+    HierarchyConsistency.NONE: "None: each node is its own noisy count, clamped at 0 (parents need not equal the sum "
+                               "of their children)",
 }
 MULTIPLICATIVE_CONSISTENCY = ("None: each node is the mechanism's own estimate (making the counts consistent would "
                               "void its multiplicative guarantee; parents need not equal the sum of their children)")
-
-
 MULTIPLICATIVE_BUDGET = ("none: the mechanism spends its whole budget over the rounds of Ghazi et al. 2023 (noisy comparisons "
                          "of every node with a ladder of thresholds), not level by level")
 
 
 def _no_counts_words(plan: HierarchyPlan) -> str:
     """The "Counts for the budgets" cell when the plan used no counts, by what set its budgets."""
-    if plan.noise == "multiplicative":
+    if plan.noise == Noise.MULTIPLICATIVE:
         return "none (the mechanism needs no counts)"
-    if plan.allocation == "custom":
+    if plan.allocation == Allocation.CUSTOM:
         return "none (the level budgets were set by hand)"
     return "none (uniform budgets need no counts)"
 
@@ -91,14 +95,14 @@ def _interval_words(release: HierarchyRelease) -> str:
     clamped and multiplicative releases; on average over a level's nodes for consistent ones (a
     parametric bootstrap), which must not be worded as a per-node guarantee."""
     plan = release.plan
-    if plan.noise != "multiplicative" and plan.consistency in ("topdown", "gls"):
+    if plan.noise != Noise.MULTIPLICATIVE and plan.consistency in (HierarchyConsistency.TOPDOWN, HierarchyConsistency.GLS):
         return ("the 95 % interval of a node holds its true count in about 95 % of cases on average over the nodes "
                 "of its level (estimated by simulation; not guaranteed for each node)")
     return "the 95 % interval of each node holds its true count with at least 95 % probability"
 
 
 def _consistency_words(plan: HierarchyPlan) -> str:
-    if plan.noise == "multiplicative":
+    if plan.noise == Noise.MULTIPLICATIVE:
         return MULTIPLICATIVE_CONSISTENCY
     return CONSISTENCY_WORDS.get(plan.consistency, plan.consistency)
 
@@ -107,14 +111,14 @@ def _privacy_text(plan: HierarchyPlan) -> str:
     """The privacy budget in words: the CDF report's wording for Laplace and Gaussian noise (it reads
     only the plan's noise and privacy), its own sentence for the multiplicative mechanism."""
     privacy = plan.privacy
-    if plan.noise == "multiplicative":
+    if plan.noise == Noise.MULTIPLICATIVE:
         return (f"ε = {format_epsilon(privacy.epsilon)} and δ = {format_delta(privacy.delta)} ((ε, δ)-differential "
                 "privacy by the composition of the Algorithms 1–2 of Ghazi et al. 2023)")
     return privacy_budget_text(plan)
 
 
 def _delta_words(plan: HierarchyPlan) -> str:
-    if plan.noise == "multiplicative":
+    if plan.noise == Noise.MULTIPLICATIVE:
         delta = format_delta(plan.privacy.delta)
         return (f"δ = {delta}: beyond the factor e^ε, the probability of any published result may differ by at most "
                 f"{delta} between two tables that differ in one person's records.")
@@ -126,7 +130,7 @@ def _budget_cell(plan: HierarchyPlan, level: int) -> str:
     if not budgets:
         return "—"
     budget = float(budgets[level])
-    name = "ρ" if plan.noise == "gaussian" else "ε"
+    name = "ρ" if plan.noise == Noise.GAUSSIAN else "ε"
     if budget <= 0:
         return "0 (exact: N is public)" if level == 0 and plan.privacy.root_public else "0 (not released)"
     return f"{name} = {format_level_budget(budget)}"
@@ -167,16 +171,18 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
     root = int(np.asarray(release.counts[0])[0])
     total = (f"{format_number(root)} (public, published exactly)" if privacy.root_public
              else f"{format_number(root)} (released with noise: N is private)")
-    counts_source = {PRIOR_FILE: "a public prior file" + (f" ({html_text(info.prior_name)})" if info.prior_name else ""),
-                     CONFIDENTIAL_PRIOR: "the confidential data: the officer opted in, and this is "
-                     "recorded in the manifest", NO_PRIOR: _no_counts_words(plan)}
+    counts_source: dict[str, str] = {
+        PriorSource.FILE: "a public prior file" + (f" ({html_text(info.prior_name)})" if info.prior_name else ""),
+        PriorSource.CONFIDENTIAL: "the confidential data: the officer opted in, and this is recorded in the manifest",
+        PriorSource.NONE: _no_counts_words(plan),
+    }
     facts = [
         ("Data set", html_text(info.dataset)),
         ("Released", html_text(utc_text(info.created_utc)) + " (when the noise was drawn)"),
         ("Release id", html_text(info.release_id)),
         ("Signed by", f"key {html_text(key_id)}" if key_id else "not signed (the files' origin cannot be checked)"),
     ]
-    if info.source is not None:  # where the data was read and who counted it (manifest schema version 4)
+    if info.source is not None:  # where the data was read and who counted it
         facts.append(("Data source", html_text(source_text(info.source))))
     parameters = [
         ("Levels", " &gt; ".join(html_text(n) for n in hierarchy.level_names) + " ("
@@ -187,7 +193,7 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
         ("Noise", html_text(NOISE_WORDS.get(plan.noise, plan.noise)) + (
             "" if info.secure else " — seeded test generator, NOT secure")),
         ("Privacy budget", html_text(_privacy_text(plan))),
-        ("Budgets per level", html_text(MULTIPLICATIVE_BUDGET) if plan.noise == "multiplicative" else
+        ("Budgets per level", html_text(MULTIPLICATIVE_BUDGET) if plan.noise == Noise.MULTIPLICATIVE else
          html_text(ALLOCATION_WORDS.get(plan.allocation, f"{plan.allocation} allocation"))
          + (f" (target weighted MSE {format_significant(plan.target_mse, 3)})" if plan.target_mse else "")
          + "; weights " + ", ".join(format_significant(float(w), 3) for w in plan.weights)),
@@ -238,7 +244,7 @@ def _page2_html(release: HierarchyRelease, key_id: str | None) -> str:
     meaning = html_text(_delta_words(plan)).replace("e^ε", "e<sup>ε</sup>")
     adding = ("Each release about the same people spends budget: dpgui's budget ledger adds them up"
               + (f" (this release counts as ρ = {format_significant(privacy.rho, 4)}, {CONVERSION_WORDS})"
-                 if plan.noise == "gaussian" and privacy.rho is not None else "") + ".")
+                 if plan.noise == Noise.GAUSSIAN and privacy.rho is not None else "") + ".")
     signed = (f"It was signed with the key whose id is <b>{html_text(key_id)}</b>; the public key file (KEY.pub) you check "
               "it with must show the same id." if key_id else "<b>This release was not signed.</b>")
     out = ["<html>", HTML_STYLE, "<body>", "<h1>How to read this release</h1>"]
@@ -328,7 +334,7 @@ class _TablePages:
         self.row_h = c.line_height(self.font) * 1.3
         self.rows = tree_order(release.hierarchy, MAX_TABLE_ROWS)
         self.intro = _table_intro(release, len(self.rows))
-        self.banner_h = 0.0 if secure else c.line_height(c.font(10, bold=True)) * 1.6
+        self.banner_h = 0.0 if secure else test_banner_height(c)
         title_h = c.line_height(c.font(12.5, bold=True)) * 1.5
         intro_h = c.wrapped_height(c.font(9), c.width, self.intro) + 0.3 * self.row_h
         usable = bottom - self.banner_h - self.row_h  # the header row on every page
@@ -343,14 +349,7 @@ class _TablePages:
         c = self.c
         y = 0.0
         if self.banner_h:
-            c.p.save()
-            c.p.setPen(Qt.PenStyle.NoPen)
-            c.p.setBrush(ALERT)
-            c.p.drawRect(QRectF(0, 0, c.width, self.banner_h))
-            c.p.setFont(c.font(10, bold=True))
-            c.p.setPen(Qt.GlobalColor.white)
-            c.p.drawText(QRectF(0, 0, c.width, self.banner_h), int(Qt.AlignmentFlag.AlignCenter), TEST_BANNER)
-            c.p.restore()
+            draw_test_banner(c, self.banner_h)
             y = self.banner_h
         title = "Every released count" + (" (continued)" if page else "")
         y += c.wrapped(c.font(12.5, bold=True), QRectF(0, y, c.width, 1e6), title) * 1.5 / 1.25

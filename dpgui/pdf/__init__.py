@@ -1,0 +1,9 @@
+"""The PDF reports of a release, painted with Qt's GUI module (QPdfWriter, QPainter, QTextDocument):
+no widgets, so the command line draws them on a headless server with a bare QGuiApplication, and the
+window with its own QApplication. Public values only: the released numbers, the plan and the
+release's labels.
+
+:mod:`dpgui.pdf.cdf` draws a CDF release (its charts: :mod:`dpgui.pdf.cdf_charts`),
+:mod:`dpgui.pdf.hierarchy` the counts over a hierarchy; both on :mod:`dpgui.pdf.page` (the
+application, A4 writer, canvas, footer, test-noise strip) with the words of :mod:`dpgui.pdf.markup`.
+"""
