@@ -1,4 +1,4 @@
-"""Redraw of the four projection plots (dpgui.app.projection_plots) when a parameter changes.
+"""Redraw of the four projection plots (dpgui.app.cdf.projection_plots) when a parameter changes.
 
 The plots are computed on a worker and drawn on the GUI thread, so two figures matter per change:
 
@@ -53,8 +53,8 @@ def main() -> int:
     app = QApplication.instance() or QApplication([])
     import pyqtgraph as pg
 
-    from dpgui.app.projection_plots import ProjectionPlots
-    from dpgui.app.style import configure_pyqtgraph
+    from dpgui.app.cdf.projection_plots import ProjectionPlots
+    from dpgui.app.widgets.style import configure_pyqtgraph
 
     # ---- reference: one plain 65,536-point curve
     configure_pyqtgraph()

@@ -105,7 +105,7 @@ def measure(folder: Path, bins: int = BINS[0]) -> dict[str, float]:
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder / "settings"))
     from dpgui.app.main import create_application
-    from dpgui.app.main_window import WARM_UP_DELAY_MS, MainWindow
+    from dpgui.app.shell.main_window import WARM_UP_DELAY_MS, MainWindow
 
     csv = make_csv(folder)
     create_application()
@@ -135,17 +135,17 @@ def measure(folder: Path, bins: int = BINS[0]) -> dict[str, float]:
     plans = window.plan_page
     wait_until(lambda: plans.plan is not None and not plans.is_planning() and plans.plan.shape.bins == bins,
                "the plan")
-    inputs = window.release_inputs()
-    if inputs is None or not window.check_budget(inputs):
+    inputs = window.cdf.release_inputs()
+    if inputs is None or not window.cdf.check_budget(inputs):
         raise RuntimeError("the release inputs are not ready")
     planned = time.perf_counter()
-    window.start_release(inputs)
-    wait_until(lambda: window.outcome is not None, "the release")
+    window.cdf.start_release(inputs)
+    wait_until(lambda: window.cdf.outcome is not None, "the release")
     shown_until = time.monotonic() + 0.1
     wait_until(lambda: time.monotonic() > shown_until, "the result to be shown")
     probe.stop()
     released = time.perf_counter()
-    if window.outcome.release.total != ROWS or window.outcome.release.plan.shape.bins != bins:
+    if window.cdf.outcome.release.total != ROWS or window.cdf.outcome.release.plan.shape.bins != bins:
         raise RuntimeError("the release is not the one asked for")
     window.close()
     return {"load_s": loaded - started, "plan_s": planned - loaded, "release_s": released - planned,

@@ -1,4 +1,4 @@
-"""Benchmark: painting the bin-tree view (dpgui.app.tree_view.BinTreeView) at K = 65,536.
+"""Benchmark: painting the bin-tree view (dpgui.app.cdf.tree_view.BinTreeView) at K = 65,536.
 
     python benchmarks/bench_tree_view.py
     python benchmarks/bench_tree_view.py --check     # exit 1 if a paint takes 100 ms or more
@@ -43,8 +43,8 @@ def main() -> int:
     app = QApplication.instance() or QApplication([])
     import pyqtgraph as pg
 
-    from dpgui.app.style import configure_pyqtgraph, series_pen
-    from dpgui.app.tree_view import BinTreeView
+    from dpgui.app.widgets.style import configure_pyqtgraph, series_pen
+    from dpgui.app.cdf.tree_view import BinTreeView
     from dpgui.core.mechanism import release
     from dpgui.core.noise import SeededRandom
     from dpgui.core.plan import Plan, PrivacySpec, equal_budgets

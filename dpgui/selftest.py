@@ -370,7 +370,7 @@ def _window(run: _Run) -> str:
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)  # recent files etc. go to the throw-away folder
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(run.work / "settings"))
     from dpgui.app.main import create_application
-    from dpgui.app.main_window import MainWindow
+    from dpgui.app.shell.main_window import MainWindow
 
     app = create_application()
     window = MainWindow()

@@ -69,7 +69,7 @@ def hierarchy_screens(window, shot, appearance: str) -> None:
     with the window's secure noise (the throw-away ledger pays)."""
     import tempfile
 
-    from dpgui.app.hierarchy_page import TAB_LEVELS, TAB_PLAN, TAB_RESULTS, TAB_TREE
+    from dpgui.app.hierarchy.release_step import TAB_LEVELS, TAB_PLAN, TAB_RESULTS, TAB_TREE
     from dpgui.report.ledger import Ledger
 
     page = window.hierarchy
@@ -94,13 +94,13 @@ def hierarchy_screens(window, shot, appearance: str) -> None:
     dataset = window.workspace.state.dataset
     with Ledger() as ledger:  # DPGUI_HOME is a throw-away folder when this script runs in tests
         ledger.set_cap(dataset, 2.0, 1e-6, "screenshots")
-    request = page.release_request()
+    request = page.release_step.release_request()
     if request is None:
-        raise RuntimeError("the hierarchy release request is not valid: " + page.release_status.text())
-    page.start_release(request)
-    wait(lambda: page.state_ws.state.outcome is not None and page.release_worker is None, 120.0)
+        raise RuntimeError("the hierarchy release request is not valid: " + page.release_step.release_status.text())
+    page.release_step.start_release(request)
+    wait(lambda: page.state_ws.state.outcome is not None and page.release_step.release_worker is None, 120.0)
     page.tabs.setCurrentIndex(TAB_RESULTS)
-    page.result_view.search.setText("PDX")  # Portland, Oregon: the search opens the tree down to it
+    page.release_step.result_view.search.setText("PDX")  # Portland, Oregon: the search opens the tree down to it
     shot("18-hierarchy-result")
 
 
@@ -114,7 +114,7 @@ def source_screens(window, shot) -> None:
 
     import numpy as np
 
-    from dpgui.app.main_window import TAB_DATA
+    from dpgui.app.cdf.mode import TAB_DATA
 
     folder = Path(tempfile.mkdtemp(prefix="dpgui-screenshot-sources-"))
     rng = np.random.default_rng(2013)
@@ -172,8 +172,9 @@ def main(argv: list[str] | None = None) -> int:
 
     app = create_application()
     QSettings().setValue("appearance", args.appearance)
-    from dpgui.app.main_window import MainWindow, TAB_DATA, TAB_PLAN, TAB_RESULTS, TAB_TREE
-    from dpgui.app.theme import apply_appearance
+    from dpgui.app.cdf.mode import TAB_DATA, TAB_PLAN, TAB_RESULTS, TAB_TREE
+    from dpgui.app.shell.main_window import MainWindow
+    from dpgui.app.widgets.theme import apply_appearance
 
     apply_appearance(args.appearance)
     window = MainWindow()
@@ -247,16 +248,16 @@ def main(argv: list[str] | None = None) -> int:
     inputs_dataset = "flights"
     with Ledger() as ledger:  # DPGUI_HOME is a throw-away folder when this script runs in tests
         ledger.set_cap(inputs_dataset, 2.0, 0.0, "screenshots")
-    inputs = window.release_inputs()
+    inputs = window.cdf.release_inputs()
     if inputs is None:
         raise RuntimeError("the release inputs are not valid: " + getattr(window, "last_error", ""))
-    box = window.confirmation_box(inputs)
+    box = window.cdf.confirmation_box(inputs)
     box.show()
     settle()
     shot("06-confirm-release", box)
     box.close()
-    window.start_release(inputs)
-    wait(lambda: window.outcome is not None)
+    window.cdf.start_release(inputs)
+    wait(lambda: window.cdf.outcome is not None)
     window.tabs.setCurrentIndex(TAB_RESULTS)
     shot("07-results")
     toggle = window.result_view.true_checkbox
@@ -275,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     from dpgui.report.keystore import create_key
 
     create_key("officer", "screenshot passphrase")
-    dialog = window.export_dialog()
+    dialog = window.cdf.export_dialog()
     import tempfile
 
     dialog.folder.setText(tempfile.mkdtemp(prefix="dpgui-screenshot-bundle-"))  # a new folder: never overwrites
@@ -289,9 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     dialog.close()
     shot("11b-exported", window.exported_box)
     window.exported_box.close()  # "Exported …" with Open Folder: not in the next screens
-    from dpgui.app.ledger_dialog import LedgerDialog
-    from dpgui.app.verify_dialog import VerifyDialog
-    from dpgui.app.keys_dialog import KeyManagerDialog
+    from dpgui.app.dialogs.ledger import LedgerDialog
+    from dpgui.app.dialogs.verify import VerifyDialog
+    from dpgui.app.dialogs.keys import KeyManagerDialog
 
     ledger_dialog = LedgerDialog(window)
     ledger_dialog.show()

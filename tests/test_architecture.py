@@ -45,7 +45,7 @@ def test_a_qt_import_in_core_breaks_the_contracts(tmp_path):
 def test_the_window_starts_without_loading_scipy_or_pandas():
     """SciPy and pandas load when first used (planning, the table preview), not with the window:
     together they added ~0.9 s to the time before the first window appeared."""
-    code = ("import sys\nfrom dpgui.app.main_window import MainWindow\nimport dpgui.cli\n"
+    code = ("import sys\nfrom dpgui.app.shell.main_window import MainWindow\nimport dpgui.cli\n"
             "print(','.join(m for m in sys.modules if m.split('.')[0] in ('scipy', 'pandas')))\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})

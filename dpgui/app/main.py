@@ -15,13 +15,13 @@ from PySide6.QtGui import QFileOpenEvent, QIcon
 from PySide6.QtWidgets import QApplication
 
 from dpgui import __version__
-from dpgui.app.wheel_guard import install_wheel_guard
+from dpgui.app.widgets.wheel_guard import install_wheel_guard
 from dpgui.errors import DpguiError
 from dpgui.report.home import ensure_private_dir, settings_folder
 from dpgui.resources import find_resource
 
 if TYPE_CHECKING:
-    from dpgui.app.main_window import MainWindow
+    from dpgui.app.shell.main_window import MainWindow
 
 APP_ICON = PurePosixPath("resources/icons/dpgui.png")
 
@@ -63,8 +63,8 @@ def use_settings_folder() -> None:
 
 def create_application(argv: Sequence[str] = ()) -> QApplication:
     """The QApplication with organisation/app names (so QSettings has a home), the saved appearance and
-    the wheel guard (:mod:`dpgui.app.wheel_guard`)."""
-    from dpgui.app.theme import apply_appearance
+    the wheel guard (:mod:`dpgui.app.widgets.wheel_guard`)."""
+    from dpgui.app.widgets.theme import apply_appearance
 
     app = QApplication.instance() or QApplication(["dpgui", *argv])
     assert isinstance(app, QApplication), "the widgets need a QApplication, not a bare QCoreApplication"
@@ -104,7 +104,7 @@ class FileOpenHandler(QObject):
 
 def run_gui(path: str | None = None, column: str | None = None) -> int:
     app = create_application()
-    from dpgui.app.main_window import MainWindow
+    from dpgui.app.shell.main_window import MainWindow
 
     window = MainWindow()
     app.installEventFilter(FileOpenHandler(window))

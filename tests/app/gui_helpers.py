@@ -14,13 +14,13 @@ TIMEOUT = 30_000
 
 def make_window(qtbot, seed: int = 7):
     from dpgui.app.main import create_application
-    from dpgui.app.main_window import MainWindow
+    from dpgui.app.shell.main_window import MainWindow
 
     create_application()
     window = MainWindow()
     qtbot.addWidget(window)
     window.noise_source = lambda: SeededRandom(seed)
-    window.ask_cap = lambda dataset, epsilon: 100.0  # a generous budget, set once per dataset (tested separately)
+    window.ask_cap = lambda dataset, epsilon, delta=0.0: 100.0  # a generous budget, set once per dataset (tested separately)
     window.resize(1280, 800)
     window.show()
     return window
@@ -40,7 +40,7 @@ def open_and_wait(qtbot, window, path: str | Path, column: str | None = None) ->
 
 def open_other_data(qtbot, window, path: str | Path, column: str | None = None) -> None:
     """Open other data as :func:`open_and_wait`, answering "Open Anyway" if the window asks first (a release
-    on screen is neither exported nor saved: dpgui.app.session_releases)."""
+    on screen is neither exported nor saved: dpgui.app.shell.session_releases)."""
     window.open_file(str(path), column=column)
     box = window.session.leave_box
     if box is not None and box.isVisible():
@@ -77,10 +77,10 @@ def click_release_in_confirmation(answer: str = "Release") -> None:
 
 
 def release_and_wait(qtbot, window) -> None:
-    before = window.outcome
+    before = window.cdf.outcome
     click_release_in_confirmation("Release")
     window.release()
-    qtbot.waitUntil(lambda: window.outcome is not before and window._release_worker is None, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window.cdf.outcome is not before and window.cdf.release_worker is None, timeout=TIMEOUT)
 
 
 def hierarchy_sample_released(qtbot, window):
@@ -90,7 +90,7 @@ def hierarchy_sample_released(qtbot, window):
     qtbot.waitUntil(lambda: page.state_ws.state.planned is not None and not page.is_busy(), timeout=TIMEOUT)
     click_release_in_confirmation("Release")
     window.release()
-    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not None and page.release_worker is None, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not None and page.release_step.release_worker is None, timeout=TIMEOUT)
     return page
 
 
@@ -98,7 +98,7 @@ def release_and_wait_for_error(qtbot, window) -> None:
     """Confirm a release that is expected to fail, and wait for its error dialog."""
     click_release_in_confirmation("Release")
     window.release()
-    qtbot.waitUntil(lambda: window._release_worker is None and error_text(window) != "", timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window.cdf.release_worker is None and error_text(window) != "", timeout=TIMEOUT)
 
 
 def error_text(window) -> str:
@@ -132,7 +132,7 @@ def count_tree_drawing(monkeypatch, leaf_level: int) -> dict[str, int]:
     set its values back to 0 to count a later paint alone."""
     import pyqtgraph as pg
 
-    from dpgui.app.tree_view import _IcicleItem
+    from dpgui.app.cdf.tree_view import _IcicleItem
 
     drawn = {"edges": 0, "labels": 0, "leaf labels": 0}
     to_path, node_texts = pg.functions.arrayToQPath, _IcicleItem._node_texts

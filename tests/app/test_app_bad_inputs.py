@@ -33,7 +33,7 @@ def good_csv(tmp_path):
 def alive(window) -> None:
     QApplication.processEvents()
     assert window.isVisible()
-    assert window.outcome is None  # nothing was released
+    assert window.cdf.outcome is None  # nothing was released
 
 
 def wait_error(qtbot, window, *words: str) -> str:
@@ -79,9 +79,9 @@ def test_all_missing_column_is_released_with_its_missing_bucket(qtbot, window, t
     open_and_wait(qtbot, window, path)
     set_column(qtbot, window, "blank", "0", "100", "10")
     release_and_wait(qtbot, window)
-    rel = window.outcome.release
+    rel = window.cdf.outcome.release
     assert rel.total == 50 and rel.missing is not None and rel.missing == 50 - rel.cumulative[-1]
-    assert window.outcome.info.missing == "bucket"
+    assert window.cdf.outcome.info.missing == "bucket"
     assert "noised 'missing' bucket" in window.result_view.summary.text()
     assert error_text(window) == ""
 
@@ -143,7 +143,7 @@ def test_file_with_one_row_warns_but_works(qtbot, window, tmp_path):
     qtbot.waitUntil(lambda: "only 1 row" in window.data_page.file_warning.text(), timeout=10_000)
     set_column(qtbot, window, "x", "0", "100", "10")
     release_and_wait(qtbot, window)
-    assert window.outcome is not None and window.outcome.release.total == 1
+    assert window.cdf.outcome is not None and window.cdf.outcome.release.total == 1
 
 
 @pytest.mark.parametrize("branching, words", [("abc", "cannot read"), ("1", "≥ 2"), ("2x2", "bins"), ("0x5", "")])
@@ -217,7 +217,7 @@ def test_excel_file_opens_and_releases(qtbot, window, tmp_path):
     open_and_wait(qtbot, window, path)
     set_column(qtbot, window, "score", "0", "50", "50")
     release_and_wait(qtbot, window)
-    assert window.outcome.release.total == 200
+    assert window.cdf.outcome.release.total == 200
 
 
 def test_recent_files_and_geometry_are_remembered(qtbot, good_csv):
@@ -230,7 +230,7 @@ def test_recent_files_and_geometry_are_remembered(qtbot, good_csv):
     closed_size = (first.size().width(), first.size().height())
     assert closed_size[1] == height
     first.close()
-    from dpgui.app.main_window import MainWindow
+    from dpgui.app.shell.main_window import MainWindow
 
     second = MainWindow()
     qtbot.addWidget(second)
@@ -245,7 +245,7 @@ def test_the_bounds_dialog_refuses_the_confidential_file_as_its_public_reference
     gives no bounds; the dialog says why."""
     import shutil
 
-    from dpgui.app.data_page import BoundsDialog
+    from dpgui.app.dialogs.bounds import BoundsDialog
     from dpgui.data.table import ColumnInfo
 
     data = tmp_path / "pay.csv"
@@ -267,8 +267,8 @@ def test_the_bounds_dialog_reads_a_public_reference_off_the_gui_thread(qtbot, tm
     too: the dialog reads them on a worker thread and shows the suggestion when the read is done."""
     import threading
 
-    import dpgui.app.data_page as data_page
-    from dpgui.app.data_page import BoundsDialog
+    import dpgui.app.dialogs.bounds as bounds_dialog
+    from dpgui.app.dialogs.bounds import BoundsDialog
     from dpgui.data.table import ColumnInfo
 
     data = tmp_path / "pay.csv"
@@ -276,13 +276,13 @@ def test_the_bounds_dialog_reads_a_public_reference_off_the_gui_thread(qtbot, tm
     reference = tmp_path / "published.csv"
     reference.write_text("salary\n0\n90000\n")
     on_gui_thread: list[bool] = []
-    original = data_page.suggest_from_reference
+    original = bounds_dialog.suggest_from_reference
 
     def recording(*args, **kwargs):
         on_gui_thread.append(threading.current_thread() is threading.main_thread())
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(data_page, "suggest_from_reference", recording)
+    monkeypatch.setattr(bounds_dialog, "suggest_from_reference", recording)
     dialog = BoundsDialog(ColumnInfo("salary", "numeric", "int64"), data)
     qtbot.addWidget(dialog)
     dialog.reference_path = reference

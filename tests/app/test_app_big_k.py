@@ -11,13 +11,13 @@ import pyarrow.csv as pa_csv
 import pyqtgraph as pg
 import pytest
 
-import dpgui.app.plan_page as plan_page_module
+import dpgui.app.cdf.plan_page as plan_page_module
 import dpgui.report.publish as publish_module
 import dpgui.workspace.release as release_module
 import dpgui.workspace.results as results_module
-from dpgui.app.main_window import TAB_PLAN, TAB_RESULTS
-from dpgui.app.projection_plots import ProjectionCache
-from dpgui.app.tree_view import MIN_NODE_PX, TEXT_MIN_PX
+from dpgui.app.cdf.mode import TAB_PLAN, TAB_RESULTS
+from dpgui.app.cdf.projection_plots import ProjectionCache
+from dpgui.app.cdf.tree_view import MIN_NODE_PX, TEXT_MIN_PX
 from dpgui.core.quantiles import cumulative_interval95, quantiles
 from dpgui.core.thinning import DRAWN_SLICES, band_envelope
 from dpgui.workspace.results import PROBABILITIES
@@ -61,7 +61,7 @@ def test_window_at_2_to_the_20_bins_draws_bounded_points_and_works_on_workers(qt
     release_and_wait(qtbot, window)
     window.tabs.setCurrentIndex(TAB_RESULTS)
     qtbot.wait(50)
-    release = window.outcome.release
+    release = window.cdf.outcome.release
     assert release.plan.shape.bins == BINS and release.total == ROWS
     assert log.on_gui_thread() == [] and log.steps() == {"plan_page.auto_plan", "ProjectionCache.project",
                                                          "release.spend_and_release"}
@@ -124,7 +124,7 @@ def test_tree_view_at_2_to_the_20_bins_paints_the_visible_nodes_and_zooms_to_sin
     """The planner's tree for 2²⁰ bins (1.1 million nodes): a paint draws node edges and labels bounded
     by the view's pixels in the full view and zoomed in to a few leaves, where the leaves are labelled
     and the node under the mouse is the exact leaf."""
-    from dpgui.app.tree_view import BinTreeView
+    from dpgui.app.cdf.tree_view import BinTreeView
     from dpgui.core.mechanism import release
     from dpgui.core.noise import SeededRandom
     from dpgui.core.plan import PrivacySpec

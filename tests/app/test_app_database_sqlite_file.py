@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QApplication, QFileDialog
 
-from dpgui.app.database_dialog import DatabaseDialog
+from dpgui.app.dialogs.database import DatabaseDialog
 from dpgui.data import source_spec
 
 from gui_helpers import TIMEOUT

@@ -65,7 +65,7 @@ def test_a_copy_under_a_new_name_is_warned_about_before_a_budget_is_offered(qtbo
     window.release()
     assert len(seen) == 1
     assert "same column names and number of rows as dataset 'payroll'" in seen[0], seen[0]
-    assert window.outcome is None  # nothing new; the first release (of payroll.csv) stays listed, not shown
+    assert window.cdf.outcome is None  # nothing new; the first release (of payroll.csv) stays listed, not shown
     assert [r.dataset for r in window.session.releases.releases] == ["payroll"]
     with Ledger() as ledger, pytest.raises(NoCapSet):
         ledger.totals("copy-of-payroll")
@@ -121,7 +121,7 @@ def test_the_dataset_name_is_a_visible_field_and_may_not_be_empty(qtbot, tmp_pat
     label = next(lb for lb in page.findChildren(QLabel) if lb.buddy() is page.dataset_name)
     assert label.text().replace("&", "") == "Dataset name in the budget ledger:" and label.isVisible()
     page.dataset_name.setText("")
-    assert window.release_inputs() is None
+    assert window.cdf.release_inputs() is None
     assert "Give the dataset a name in the budget ledger" in page.dataset_message.text()
     with Ledger() as ledger:
         assert ledger.datasets() == []

@@ -83,7 +83,7 @@ def test_whole_workflow_at_delta_1e9_with_automatic_noise(qtbot, sample_window, 
 
     # ---- release: the plan goes out as shown, and the ledger charges its (ε, δ, ρ)
     release_and_wait(qtbot, window)
-    released = window.outcome.release
+    released = window.cdf.outcome.release
     assert released.plan == plan and released.plan.noise == plan.noise
     assert window.workspace.state.shown is not None and "TEST NOISE" in window.release_status.text()
     with Ledger() as ledger:
@@ -115,7 +115,7 @@ def test_bad_delta_is_shown_next_to_the_field_and_nothing_can_be_released(qtbot,
     assert state.plan.privacy is None and state.plan.plan is None
     assert isinstance(release_request(state), NotReady)
     window.release()  # refused: no confirmation, no worker, nothing in the ledger
-    assert window._release_worker is None and window.outcome is None
+    assert window.cdf.release_worker is None and window.cdf.outcome is None
     assert "not ready" in window.statusBar().currentMessage()
     with Ledger() as ledger:
         assert ledger.releases() == []
@@ -268,7 +268,7 @@ def test_a_gaussian_release_through_the_window_charges_its_rho(qtbot, sample_win
     qtbot.waitUntil(lambda: page.plan.noise == "gaussian" and not page.is_planning(), timeout=TIMEOUT)
     plan = page.plan
     release_and_wait(qtbot, window)
-    released = window.outcome.release
+    released = window.cdf.outcome.release
     assert released.plan == plan and released.plan.noise == "gaussian"
     with Ledger() as ledger:
         (entry,) = ledger.releases(window.workspace.state.dataset.strip())
@@ -282,7 +282,7 @@ def test_a_gaussian_release_through_the_window_charges_its_rho(qtbot, sample_win
 
 
 def test_the_first_cap_dialog_says_which_delta_the_dataset_gets(qtbot):
-    from dpgui.app.dataset_dialog import NewDatasetDialog
+    from dpgui.app.dialogs.dataset import NewDatasetDialog
 
     dialog = NewDatasetDialog("people", 1.0, delta=1e-9)
     qtbot.addWidget(dialog)
@@ -323,7 +323,7 @@ def test_accuracy_first_finds_the_smallest_epsilon_at_this_delta(qtbot, sample_w
 def test_the_other_noise_comes_from_the_planner_not_a_second_planning(qtbot, sample_window, monkeypatch):
     """With δ > 0 the planner already plans both noises: the window shows that plan of the other noise and
     does not plan it again on a worker (``other_noise_plan`` is only for plans that come without it)."""
-    from dpgui.app import plan_page
+    from dpgui.app.cdf import plan_page
 
     def planned_again(*args, **kwargs):  # pragma: no cover - its call is the failure
         raise AssertionError("the other noise was planned a second time")

@@ -11,9 +11,9 @@ import uuid
 import numpy as np
 import pytest
 
-from dpgui.app.keys_dialog import KIND_PUBLIC, KIND_SIGN, KeyManagerDialog
-from dpgui.app.ledger_dialog import RAISE_REASON_NEEDED, LedgerDialog
-from dpgui.app.verify_dialog import VerifyDialog
+from dpgui.app.dialogs.keys import KIND_PUBLIC, KIND_SIGN, KeyManagerDialog
+from dpgui.app.dialogs.ledger import RAISE_REASON_NEEDED, LedgerDialog
+from dpgui.app.dialogs.verify import VerifyDialog
 from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
@@ -333,7 +333,7 @@ def test_verify_a_real_bundle(qtbot, bundle):
 
 
 def test_verify_states_the_guarantee_of_each_noise():
-    from dpgui.app.verify_dialog import _budget_words
+    from dpgui.app.dialogs.verify import _budget_words
 
     gaussian = {"epsilon": 1.0, "delta": 1e-9, "rho": 0.014973057673588277}
     assert _budget_words("discrete_gaussian", gaussian) == "ε = 1, δ = 1e-9 (Gaussian noise; zCDP ρ = 0.01497)"
@@ -430,7 +430,7 @@ def test_buttons_with_file_dialogs_answered(qtbot, bundle, tmp_path, monkeypatch
     windows answered by the test."""
     from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
 
-    from dpgui.app.keys_dialog import CreateKeyDialog
+    from dpgui.app.dialogs.keys import CreateKeyDialog
 
     paths, files, other, _ = bundle
     keys = KeyManagerDialog()

@@ -61,7 +61,7 @@ def create_key_in_the_form(dialog) -> None:
 def test_export_folder_key_offer_done_box_and_banner(qtbot, released, home, tmp_path, monkeypatch):
     window = released
     releases = home / "Documents" / "dpgui releases"
-    dialog = window.export_dialog()
+    dialog = window.cdf.export_dialog()
     assert dialog is not None and Path(dialog.folder.text()) == releases  # not the confidential data's folder
     assert not releases.exists()  # made when the bundle is written into it
     # no key yet: the dialog offers to make one, and chooses it
@@ -88,15 +88,15 @@ def test_export_folder_key_offer_done_box_and_banner(qtbot, released, home, tmp_
     # the dataset's next export proposes the folder of its last one; another dataset the releases folder
     elsewhere = tmp_path / "published"
     elsewhere.mkdir()
-    again = window.export_dialog()
+    again = window.cdf.export_dialog()
     assert Path(again.folder.text()) == releases
     again.folder.setText(str(elsewhere))
     again.name.setText("second")
     again.passphrase.setText(PASSPHRASE)
     assert again.export() is not None
     window.after_bundle_export(again)
-    assert Path(window.export_dialog().folder.text()) == elsewhere
-    from dpgui.app.export_dialog import export_folder
+    assert Path(window.cdf.export_dialog().folder.text()) == elsewhere
+    from dpgui.app.dialogs.export import export_folder
 
     assert export_folder("another dataset") == releases
 
@@ -127,9 +127,9 @@ def test_a_hierarchy_export_proposes_the_releases_folder_and_the_banner_says_whe
     window = make_window(qtbot)
     window.noise_source = SecureRandom
     page = hierarchy_sample_released(qtbot, window)
-    assert "Export it as a signed bundle to share it" in page.release_status.text()
+    assert "Export it as a signed bundle to share it" in page.release_step.release_status.text()
     create_key("officer", PASSPHRASE)
-    dialog = page.export_dialog()
+    dialog = page.release_step.export_dialog()
     releases = home / "Documents" / "dpgui releases"
     assert Path(dialog.folder.text()) == releases and dialog.create_key_button.isHidden()
     dialog.passphrase.setText(PASSPHRASE)
@@ -137,5 +137,5 @@ def test_a_hierarchy_export_proposes_the_releases_folder_and_the_banner_says_whe
     assert paths is not None and paths.manifest.parent == releases
     window.after_bundle_export(dialog)
     assert window.exported_box.isVisible()
-    status = page.release_status.text()
+    status = page.release_step.release_status.text()
     assert "Exported as a signed bundle" in status and "Export it as a signed bundle to share it" not in status

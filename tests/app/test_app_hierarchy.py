@@ -46,7 +46,7 @@ def release_and_wait(qtbot, window) -> None:
     before = page.state_ws.state.outcome
     click_release_in_confirmation("Release")
     window.release()
-    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not before and page.release_worker is None,
+    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not before and page.release_step.release_worker is None,
                     timeout=TIMEOUT)
 
 
@@ -161,11 +161,12 @@ def test_whole_hierarchy_workflow(qtbot, sample_window, tmp_path):
         sums = np.add.reduceat(released.counts[level + 1], start) if len(start) else []
         np.testing.assert_array_equal(sums, released.counts[level])
     assert all((c >= 0).all() for c in released.counts) and int(released.counts[0][0]) == 336_776
-    assert "TEST NOISE" in page.release_status.text() and page.tabs.currentIndex() == 3
-    assert "Every parent equals the sum" in page.release_status.text() and "on average" in page.release_status.text()
+    assert "TEST NOISE" in page.release_step.release_status.text() and page.tabs.currentIndex() == 3
+    assert ("Every parent equals the sum" in page.release_step.release_status.text()
+            and "on average" in page.release_step.release_status.text())
 
     # browse: the root, then its time zones; search a route and a path
-    view = page.result_view
+    view = page.release_step.result_view
     model = view.model
     root = model.index(0, 0)
     assert model.data(root) == "All records" and model.data(model.index(0, 1)) == "336,776"
@@ -193,7 +194,7 @@ def test_export_a_signed_bundle_and_verify_it(qtbot, sample_window, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     assert window.export_bundle_action.isEnabled()
-    dialog = page.export_dialog()
+    dialog = page.release_step.export_dialog()
     dialog.folder.setText(str(out))
     dialog.passphrase.setText(PASSPHRASE)
     paths = dialog.export()
@@ -226,7 +227,7 @@ def test_one_level_only_is_a_message_on_the_page(qtbot, tmp_path):
     assert "at least 2 level columns" in page.levels_text()
     assert page.state_ws.state.planned is None
     window.release()  # nothing to release: says what to do, spends nothing
-    assert "level" in page.release_status.text().lower() and page.tabs.currentIndex() == 0
+    assert "level" in page.release_step.release_status.text().lower() and page.tabs.currentIndex() == 0
     assert spends() == []
 
 
@@ -274,7 +275,7 @@ def test_a_public_prior_file_gives_the_categories_and_the_counts(qtbot, tmp_path
     assert outcome.info.node_list_source == "prior file" and outcome.info.prior_name == "prior.csv"
     assert outcome.release.counts[2].size == 3
     target = tmp_path / "counts.csv"
-    assert window.export_action.isEnabled() and page.export_csv_to(str(target))
+    assert window.export_action.isEnabled() and page.release_step.export_csv_to(str(target))
     with open(target, newline="") as handle:
         assert len(list(csv.DictReader(handle))) == 6
 
@@ -365,7 +366,7 @@ def test_a_release_of_your_own_categories_needs_the_declaration(qtbot, tmp_path)
     window.release()
     assert spends() == [] and page.tabs.currentIndex() == 0
     assert "categories are public" in page.categories_message.text() and not page.categories_message.isHidden()
-    assert "Nothing was spent" in page.release_status.text()
+    assert "Nothing was spent" in page.release_step.release_status.text()
     planned = page.state_ws.state.planned
     page.categories_public.setChecked(True)
     assert page.categories_message.isHidden() and page.state_ws.state.planned is planned  # no new plan needed

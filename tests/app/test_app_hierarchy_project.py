@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpgui.app import project as project_module
-from dpgui.app.hierarchy_page import TAB_RESULTS
+from dpgui.app.shell import project as project_module
+from dpgui.app.hierarchy.release_step import TAB_RESULTS
 from dpgui.core.noise import SecureRandom
 from dpgui.report.bundle import verify_bundle
 from dpgui.report.keystore import create_key, load_public_key
@@ -86,7 +86,7 @@ def prepare_release(qtbot, window, csv_path: Path):
     window.project.autosave_timer.setInterval(60_000)  # from here on only the release may trigger it
     click_release_in_confirmation("Release")
     window.release()
-    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not None and page.release_worker is None, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: page.state_ws.state.outcome is not None and page.release_step.release_worker is None, timeout=TIMEOUT)
     outcome = page.state_ws.state.outcome
     assert outcome.secure and not outcome.restored, error_text(window)
     return page, outcome
@@ -144,13 +144,13 @@ def test_a_hierarchy_release_survives_a_crash_and_still_exports_as_a_signed_bund
         np.testing.assert_array_equal(mine, theirs)
     for mine, theirs in zip(restored.release.upper, outcome.release.upper, strict=True):
         np.testing.assert_array_equal(mine, theirs)
-    status = restored_page.release_status.text()
+    status = restored_page.release_step.release_status.text()
     assert "Restored the release" in status and "confirmed by the budget ledger" in status
     assert "Nothing was released or spent now" in status
     assert restored_page.tabs.currentIndex() == TAB_RESULTS
-    assert restored_page.result_view.model is not None
+    assert restored_page.release_step.result_view.model is not None
     assert restored_page.tree_view.icicle.release is restored.release  # the same tree was read again: drawn on it
-    assert second.export_bundle_action.isEnabled() and restored_page.export_button.isEnabled()
+    assert second.export_bundle_action.isEnabled() and restored_page.release_step.export_button.isEnabled()
     assert len(second.project.capture().hierarchy_releases) == 1  # kept in the next autosaves
     assert spends() == spent  # restoring spent nothing
 
@@ -158,7 +158,7 @@ def test_a_hierarchy_release_survives_a_crash_and_still_exports_as_a_signed_bund
     key = create_key("officer", PASSPHRASE)
     out = tmp_path / "out"
     out.mkdir()
-    dialog = restored_page.export_dialog()
+    dialog = restored_page.release_step.export_dialog()
     dialog.folder.setText(str(out))
     dialog.passphrase.setText(PASSPHRASE)
     paths = dialog.export()
@@ -219,11 +219,11 @@ def test_a_restored_release_the_ledger_does_not_confirm_cannot_be_exported(qtbot
     qtbot.waitUntil(lambda: opened.state_ws.state.outcome is not None, timeout=TIMEOUT)
     restored = opened.state_ws.state.outcome
     assert restored.restored and not restored.secure and "differ" in restored.problem
-    assert "cannot be signed" in opened.release_status.text()
+    assert "cannot be signed" in opened.release_step.release_status.text()
     key = create_key("officer", PASSPHRASE)
     out = tmp_path / "out"
     out.mkdir()
-    dialog = opened.export_dialog()
+    dialog = opened.release_step.export_dialog()
     dialog.folder.setText(str(out))
     dialog.passphrase.setText(PASSPHRASE)
     assert dialog.export() is None and "differ" in dialog.message.text()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from dpgui.app.hierarchy_result import HierarchyResultModel
+from dpgui.app.hierarchy.result import HierarchyResultModel
 from dpgui.core.hierarchy import Hierarchy, plan_hierarchy, release_hierarchy
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import PrivacySpec
@@ -85,7 +85,7 @@ CHART_LEAVES = np.array([400, 2, 0, 250, 180], dtype=np.int64)
 
 
 def test_the_results_chart_the_selected_categorys_children_with_intervals_and_marks_noise(qtbot):
-    from dpgui.app.hierarchy_result import HierarchyResultView
+    from dpgui.app.hierarchy.result import HierarchyResultView
     from dpgui.core.hierarchy_errors import released_mostly_noise
 
     plan = plan_hierarchy(CHART_TREE.level_sizes, PrivacySpec(0.5), consistency="none")

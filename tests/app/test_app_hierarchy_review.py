@@ -54,7 +54,7 @@ def test_the_exported_projection_is_the_plans_own(qtbot):
 
     import numpy as np
 
-    from dpgui.app.hierarchy_export import HierarchyExportDialog
+    from dpgui.app.hierarchy.export_dialog import HierarchyExportDialog
     from dpgui.core.hierarchy import Hierarchy, plan_hierarchy, release_hierarchy
     from dpgui.core.hierarchy_errors import plan_errors
     from dpgui.core.noise import SeededRandom

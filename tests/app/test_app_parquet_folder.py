@@ -53,7 +53,7 @@ def test_file_menu_opens_a_parquet_folder_as_one_table(qtbot, folder, monkeypatc
     assert window.workspace.state.source.n_rows == 450
     set_column(qtbot, window, "age", "0", "100", "20")
     release_and_wait(qtbot, window)
-    assert np.array_equal(window.outcome.counts, column_histogram(whole, "age", 0.0, 100.0, 20).counts)
+    assert np.array_equal(window.cdf.outcome.counts, column_histogram(whole, "age", 0.0, 100.0, 20).counts)
     # the recent files list holds the folder, and opens it again
     assert window.recent_files()[0] == str(parts.resolve())
     assert window.recent_menu.actions()[0].text().endswith("ages (folder)")
@@ -119,7 +119,7 @@ def test_the_export_dialog_never_writes_a_bundle_into_the_folder_it_reads(qtbot,
     release_and_wait(qtbot, window)
     create_key("officer", "folder export passphrase")
     before = sorted(p.name for p in parts.iterdir())
-    dialog = window.export_dialog()
+    dialog = window.cdf.export_dialog()
     assert dialog is not None, error_text(window)
     dialog.passphrase.setText("folder export passphrase")
     for inside in (parts, parts / "sub"):

@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMessageBox
 
-from dpgui.app import project as project_module
+from dpgui.app.shell import project as project_module
 from dpgui.core.mechanism import release as engine_release
 from dpgui.core.noise import SecureRandom, SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec
@@ -89,7 +89,7 @@ def assert_same_workspace(window, plan: Plan, cumulative: np.ndarray | None) -> 
         # the confidential histogram is not stored, so the comparison cannot be switched on
         assert not window.result_view.true_checkbox.isEnabled()
         assert "Nothing was released or spent now" in window.release_status.text()
-    assert window.outcome is None  # nothing was released in this window
+    assert window.cdf.outcome is None  # nothing was released in this window
 
 
 # --------------------------------------------------------------------------------------------- save / open
@@ -98,7 +98,7 @@ def test_save_after_release_then_open_in_a_fresh_window(qtbot, people_csv, tmp_p
     first = make_window(qtbot)
     plan = prepare_workspace(qtbot, first, people_csv)
     release_and_wait(qtbot, first)
-    cumulative = first.outcome.release.cumulative.copy()
+    cumulative = first.cdf.outcome.release.cumulative.copy()
     assert first.isWindowModified()
     target = tmp_path / "work.dpgui"
     assert first.project.save_to(target)
@@ -236,7 +236,7 @@ def test_autosave_appears_after_a_change_and_right_after_a_release(qtbot, people
     release_and_wait(qtbot, window)
     qtbot.waitUntil(lambda: len(load_project(autosave).releases) == 1, timeout=5_000)
     record = load_project(autosave).releases[0]
-    np.testing.assert_array_equal(record.to_release().cumulative, window.outcome.release.cumulative)
+    np.testing.assert_array_equal(record.to_release().cumulative, window.cdf.outcome.release.cumulative)
     assert not list(autosave_folder().glob(".*.tmp"))
 
 
@@ -338,7 +338,7 @@ def test_a_restored_release_can_still_be_exported_as_a_signed_bundle(qtbot, peop
     assert window.export_bundle_action.isEnabled() and window.export_button.isEnabled()
     assert "secure noise, confirmed by the budget ledger" in window.release_status.text()
     key = create_key("officer", "restore test passphrase")
-    dialog = window.export_dialog()
+    dialog = window.cdf.export_dialog()
     dialog.folder.setText(str(tmp_path))
     dialog.passphrase.setText("restore test passphrase")
     paths = dialog.export()

@@ -8,12 +8,12 @@ import threading
 import numpy as np
 import pytest
 
-from dpgui.app.projection_plots import (
+from dpgui.app.cdf.projection_plots import (
     REFINE_DELAY_MS,
     ProjectionPlots,
     connect_within_runs,
-    log_tick_labels,
 )
+from dpgui.app.widgets.style import log_tick_labels
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
 from dpgui.core.planner import auto_plan, baselines, optimise_budgets, paper_best_shape
 from dpgui.core.projection import last_prefix, prefix_variances

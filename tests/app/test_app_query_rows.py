@@ -56,7 +56,7 @@ def change_offered(combo) -> bool:
 
 
 def test_the_dialog_offers_the_statement_for_a_query_only_and_records_it(qtbot, people_db):
-    from dpgui.app.database_dialog import DatabaseDialog
+    from dpgui.app.dialogs.database import DatabaseDialog
 
     dialog = DatabaseDialog()
     qtbot.addWidget(dialog)

@@ -70,6 +70,6 @@ def test_export_never_overwrites_the_open_data_file(qtbot, tmp_path):
     wait_plan(qtbot, window, 1000)
     release_and_wait(qtbot, window)
     before = data.read_bytes()
-    assert not window.export_to(str(data))
+    assert not window.cdf.export_to(str(data))
     assert "input" in error_text(window) and data.read_bytes() == before
-    assert window.export_to(str(tmp_path / "cdf.csv"))
+    assert window.cdf.export_to(str(tmp_path / "cdf.csv"))

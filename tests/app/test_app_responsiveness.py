@@ -23,12 +23,13 @@ import pytest
 from PySide6.QtCore import QThread
 from PySide6.QtWidgets import QApplication
 
-import dpgui.app.main_window as main_window_module
-import dpgui.app.plan_page as plan_page_module
-import dpgui.app.project as project_module
+import dpgui.app.shell.main_window as main_window_module
+import dpgui.app.cdf.plan_page as plan_page_module
+import dpgui.app.shell.project as project_module
 import dpgui.workspace.release as release_module
-from dpgui.app.main_window import TAB_PLAN, WARM_UP_DELAY_MS
-from dpgui.app.projection_plots import ProjectionCache
+from dpgui.app.cdf.mode import TAB_PLAN
+from dpgui.app.shell.main_window import WARM_UP_DELAY_MS
+from dpgui.app.cdf.projection_plots import ProjectionCache
 from dpgui.app.workers import WorkerPool
 from dpgui.data.file_source import FileSource
 from dpgui.data.table import TableReader
@@ -126,12 +127,12 @@ def test_slow_work_runs_on_worker_threads_never_the_gui_thread(qtbot, monkeypatc
 
     # the result is handled by the event loop, not inside a progress update's nested event loop
     nested: list[list[str]] = []
-    on_released = window._on_released
-    window._on_released = lambda outcome: (
+    on_released = window.cdf._on_released
+    window.cdf._on_released = lambda outcome: (
         nested.append([f.function for f in inspect.stack()[1:] if f.function == "on_progress"]), on_released(outcome))
     release_and_wait(qtbot, window)
     assert nested == [[]]
-    assert window.outcome is not None and window.outcome.release.total == ROWS
+    assert window.cdf.outcome is not None and window.cdf.outcome.release.total == ROWS
     window.project.autosave_now()
     qtbot.waitUntil(lambda: "project._write_autosave" in log.steps() and not window.project._autosave_running,
                     timeout=TIMEOUT)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from dpgui.app.result_view import (
+from dpgui.app.cdf.result_view import (
     CONFIDENTIAL_BANNER, CONFIDENTIAL_LEGEND, PROBABILITIES, RANGE_ERROR, ResultView,
 )
 from dpgui.core.mechanism import release

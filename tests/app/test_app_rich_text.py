@@ -36,7 +36,7 @@ def test_the_confirmation_shows_markup_in_names_literally_and_hides_nothing(qtbo
 
     with Ledger() as ledger:
         ledger.set_cap("<i>ds</i><!--", 5.0, 0.0, "test")
-    box = window.confirmation_box(window.release_inputs())
+    box = window.cdf.confirmation_box(window.cdf.release_inputs())
     assert box.textFormat() == Qt.TextFormat.RichText
     seen = shown(box.text())
     assert COLUMN in seen and FILE in seen and "<i>ds</i><!--" in seen

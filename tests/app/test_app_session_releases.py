@@ -1,4 +1,4 @@
-"""No release of the session leaves the officer's reach (dpgui.app.session_releases): opening other data while
+"""No release of the session leaves the officer's reach (dpgui.app.shell.session_releases): opening other data while
 a release on screen is neither exported nor saved asks first, from every way of opening data; every release
 (CDF and hierarchy) stays listed with where it was exported, and shows again in one click, without mixing
 with the data opened since; the project of new data never carries another data's releases."""
@@ -116,7 +116,7 @@ def test_open_anyway_keeps_the_release_listed_and_it_shows_again_unmixed_and_sig
     assert "made from <b>people.csv</b>, not from the data open now" in window.release_status.text()
     assert window.table.path == files["other"] and window.workspace.state.releases == ()  # nothing mixed in
     # signable as before: the ledger confirms it, and the export may go neither over nor into either data
-    dialog = window.export_dialog()
+    dialog = window.cdf.export_dialog()
     assert dialog is not None and dialog.release_id == release_id
     assert {str(files["people"]), str(files["other"])} <= set(dialog.input_folders)
     # and the session's dialog lists it too, with Show
@@ -144,7 +144,7 @@ def test_save_project_from_the_question_keeps_the_release_then_opens(qtbot, file
 
 
 def test_export_from_the_question_exports_the_release_then_opens(qtbot, files, monkeypatch):
-    from dpgui.app.main_window import MainWindow
+    from dpgui.app.shell.main_window import MainWindow
     from dpgui.workspace.session import ExportKind
 
     window = released_window(qtbot, files["people"])
@@ -177,7 +177,7 @@ def test_a_hierarchy_release_stays_listed_and_shows_again(qtbot, files):
     window.set_mode(False)
     assert window.session.reopen(release_id)
     assert window.in_hierarchy_mode() and page.state_ws.state.outcome.release_id == release_id
-    assert page.tabs.currentIndex() == 3 and hierarchy_sample_path().name in page.release_status.text()
+    assert page.tabs.currentIndex() == 3 and hierarchy_sample_path().name in page.release_step.release_status.text()
 
 
 def test_a_project_is_not_overwritten_with_other_data(qtbot, files, tmp_path):

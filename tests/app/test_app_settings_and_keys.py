@@ -48,7 +48,7 @@ def test_dpgui_home_holds_the_windows_settings_and_the_real_profile_gets_nothing
                QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(Path(dpgui.__file__).resolve().parents[1]))
     script = textwrap.dedent("""
         from dpgui.app.main import create_application
-        from dpgui.app.main_window import MainWindow
+        from dpgui.app.shell.main_window import MainWindow
         app = create_application()
         window = MainWindow()
         window._add_recent("/srv/confidential/secret-payroll.csv")
@@ -65,7 +65,7 @@ def test_dpgui_home_holds_the_windows_settings_and_the_real_profile_gets_nothing
 
 
 def test_a_key_made_with_dpgui_key_create_can_be_imported_and_signs(qtbot, tmp_path):
-    from dpgui.app.keys_dialog import KeyManagerDialog
+    from dpgui.app.dialogs.keys import KeyManagerDialog
 
     passfile = tmp_path / "pass"
     passfile.write_text("a command line passphrase\n")
@@ -87,7 +87,7 @@ def test_a_key_made_with_dpgui_key_create_can_be_imported_and_signs(qtbot, tmp_p
     open_and_wait(qtbot, window, _csv(tmp_path))
     set_column(qtbot, window, "wage", "0", "100", "10")
     release_and_wait(qtbot, window)
-    export = window.export_dialog()
+    export = window.cdf.export_dialog()
     out = tmp_path / "out"
     out.mkdir()
     export.folder.setText(str(out))
@@ -100,7 +100,7 @@ def test_a_key_made_with_dpgui_key_create_can_be_imported_and_signs(qtbot, tmp_p
 
 
 def test_the_quit_dialog_does_not_speak_of_zero_releases(qtbot):
-    from dpgui.app.project import save_changes_prompt
+    from dpgui.app.shell.project_questions import save_changes_prompt
 
     window = make_window(qtbot)
     for closing in (True, False):

@@ -84,7 +84,7 @@ def test_a_hand_written_secure_project_is_not_signed(qtbot, people_csv, out, tmp
     window = open_project(qtbot, hostile, people_csv, out)
     assert not window.result_view.release().secure  # "secure": true in the file is not believed
     assert "not confirmed by the budget ledger" in window.release_status.text()
-    assert window.export_dialog() is None
+    assert window.cdf.export_dialog() is None
     assert "This release cannot be signed" in error_text(window) and "is not in the budget ledger" in error_text(window)
     assert "Nothing was written" in error_text(window)
     window.last_error = ""
@@ -101,11 +101,11 @@ def _genuine_project(qtbot, csv: Path, tmp_path: Path) -> tuple[Path, np.ndarray
     open_and_wait(qtbot, window, csv)
     set_column(qtbot, window, "age", "0", "100", "50")
     release_and_wait(qtbot, window)
-    assert window.outcome.release.secure
+    assert window.cdf.outcome.release.secure
     target = tmp_path / "work.dpgui"
     assert window.project.save_to(target)
     window.project.autosave_timer.stop()
-    return target, window.outcome.release.cumulative.copy(), window.outcome.release_id
+    return target, window.cdf.outcome.release.cumulative.copy(), window.cdf.outcome.release_id
 
 
 def test_a_genuine_release_saved_and_reopened_exports_and_verifies(qtbot, people_csv, out, tmp_path):
@@ -115,7 +115,7 @@ def test_a_genuine_release_saved_and_reopened_exports_and_verifies(qtbot, people
     assert window.result_view.release().secure  # confirmed by the ledger's record
     assert "secure noise, confirmed by the budget ledger" in window.release_status.text()
     key = create_key("officer", PASSPHRASE)
-    dialog = window.export_dialog()
+    dialog = window.cdf.export_dialog()
     assert dialog is not None, error_text(window)
     dialog.folder.setText(str(out))
     dialog.passphrase.setText(PASSPHRASE)
@@ -142,7 +142,7 @@ def test_a_project_whose_released_counts_were_edited_is_not_signed(qtbot, people
 
     window = open_project(qtbot, edited, people_csv, out)
     assert "not confirmed by the budget ledger" in window.release_status.text()
-    assert window.export_dialog() is None
+    assert window.cdf.export_dialog() is None
     assert "released counts" in error_text(window) and "differ" in error_text(window)
     assert list(tmp_path.rglob("*.manifest.json*")) == [] and ledger_state() == before
 
@@ -155,7 +155,7 @@ def test_a_bundle_the_ledger_cannot_record_is_removed_and_the_officer_told(qtbot
     set_column(qtbot, window, "age", "0", "100", "50")
     release_and_wait(qtbot, window)
     create_key("officer", PASSPHRASE)
-    dialog = window.export_dialog()
+    dialog = window.cdf.export_dialog()
     assert dialog is not None, error_text(window)
     dialog.folder.setText(str(out))
     dialog.passphrase.setText(PASSPHRASE)
@@ -170,4 +170,4 @@ def test_a_bundle_the_ledger_cannot_record_is_removed_and_the_officer_told(qtbot
     assert "could not record it" in message and "files were removed" in message and "disk I/O error" in message
     assert list(out.iterdir()) == [] and list(tmp_path.rglob("*.manifest.json*")) == []
     with Ledger() as ledger:
-        assert ledger.release(window.outcome.release_id).bundle is None
+        assert ledger.release(window.cdf.outcome.release_id).bundle is None

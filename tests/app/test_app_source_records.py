@@ -40,7 +40,7 @@ def export_and_verify(window, out: Path, key) -> dict:
     """Export Signed Bundle of the window's shown release into ``out``; `dpgui verify` on it; the manifest."""
     from dpgui.cli import main
 
-    dialog = window.export_dialog()
+    dialog = window.cdf.export_dialog()
     assert dialog is not None, error_text(window)
     dialog.folder.setText(str(out))
     dialog.passphrase.setText(PASSPHRASE)
@@ -57,11 +57,11 @@ def test_a_sqlite_release_saved_reopened_and_exported_states_its_source(qtbot, p
     connect(qtbot, window, sqlite_url(people_db), table="people")
     set_column(qtbot, window, "age", "0", "100", "20")
     release_and_wait(qtbot, window)
-    record = window.outcome.info.source
+    record = window.cdf.outcome.info.source
     assert record["kind"] == "database" and record["location"] == "sqlite:///people.db"
     assert record["table"] == "people" and record["engine"].startswith("the database")
     with Ledger() as ledger:  # the ledger's entry says it too
-        assert json.loads(json.dumps(ledger.release(window.outcome.release_id).description))["source"] == record
+        assert json.loads(json.dumps(ledger.release(window.cdf.outcome.release_id).description))["source"] == record
     project_path = tmp_path / "db.dpgui"
     assert window.project.save_to(project_path)
     window.project.autosave_timer.stop()
@@ -204,7 +204,7 @@ def test_a_hierarchy_release_from_sqlite_counts_in_the_database_and_exports(qtbo
     key = create_key("officer", PASSPHRASE)
     out = tmp_path / "out"
     out.mkdir()
-    dialog = page.export_dialog()
+    dialog = page.release_step.export_dialog()
     assert dialog is not None, error_text(window)
     dialog.folder.setText(str(out))
     dialog.passphrase.setText(PASSPHRASE)
@@ -218,5 +218,5 @@ def test_a_hierarchy_release_from_sqlite_counts_in_the_database_and_exports(qtbo
     assert manifest["source"]["table"] == "schools" and manifest["source"]["location"] == "sqlite:///schools.db"
     # the hierarchy's CSV export never replaces the database it was counted in
     before = db.read_bytes()
-    assert not page.export_csv_to(str(db))
+    assert not page.release_step.export_csv_to(str(db))
     assert db.read_bytes() == before

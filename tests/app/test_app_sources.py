@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QLineEdit
 
-from dpgui.app.database_dialog import DatabaseDialog, SessionPasswords, keyring_works
-from dpgui.app.project import project_spec, same_source
+from dpgui.app.dialogs.database import DatabaseDialog, SessionPasswords, keyring_works
+from dpgui.app.shell.project import project_spec, same_source
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.data.file_types import CsvDialect
 from dpgui.data.histogram import column_histogram
@@ -195,7 +195,7 @@ def test_ok_shows_the_columns_and_a_release_counted_by_the_database_equals_the_f
     assert window.workspace.state.source.n_rows == 300
     set_column(qtbot, window, "age", "0", "100", "50")
     release_and_wait(qtbot, window)
-    outcome = window.outcome
+    outcome = window.cdf.outcome
     # the same rows in a CSV, counted by the file path
     csv = tmp_path / "people.csv"
     with sqlite3.connect(people_db) as con:
@@ -205,7 +205,7 @@ def test_ok_shows_the_columns_and_a_release_counted_by_the_database_equals_the_f
     assert np.array_equal(outcome.counts, expected.counts)
     # Exporting the CSV over the database file is refused: the database is never replaced.
     before = people_db.read_bytes()
-    assert window.export_to(str(people_db)) is False
+    assert window.cdf.export_to(str(people_db)) is False
     assert people_db.read_bytes() == before
 
 
@@ -273,7 +273,7 @@ def test_postgresql_wrong_password_is_one_line_and_the_right_one_is_never_writte
     ages = np.array([np.nan if i % 50 == 0 else (i * 7) % 100 for i in range(1, 501)], dtype=float)
     csv = tmp_path / "ages.csv"
     csv.write_text("age\n" + "\n".join("" if np.isnan(a) else repr(float(a)) for a in ages) + "\n")
-    assert np.array_equal(window.outcome.counts, column_histogram(csv, "age", 0.0, 100.0, 20).counts)
+    assert np.array_equal(window.cdf.outcome.counts, column_histogram(csv, "age", 0.0, 100.0, 20).counts)
     project_path = tmp_path / "pg.dpgui"
     assert window.project.save_to(project_path)
     window.project.autosave_now()
@@ -316,7 +316,7 @@ def test_a_suggested_dialect_is_confirmed_before_a_release_and_recorded_as_state
     set_column(qtbot, window, "gewicht", "50", "110", "60")
     assert release_request(window.workspace.state) is DIALECT_NOT_STATED
     window.release()  # refused before anything: the officer is sent to step 1
-    assert window.outcome is None and "Confirm how the file is written" in window.statusBar().currentMessage()
+    assert window.cdf.outcome is None and "Confirm how the file is written" in window.statusBar().currentMessage()
     page.dialect_confirm.click()
     qtbot.waitUntil(lambda: window.workspace.state.source is not None
                     and window.workspace.state.source.source_spec.dialect == CsvDialect(";", ",")
@@ -326,7 +326,7 @@ def test_a_suggested_dialect_is_confirmed_before_a_release_and_recorded_as_state
     assert window.workspace.state.source.unconfirmed_dialect is None
     set_column(qtbot, window, "gewicht", "50", "110", "60")
     release_and_wait(qtbot, window)
-    assert window.outcome.info.source["dialect"] == {"delimiter": ";", "decimal": ",", "origin": "stated"}
+    assert window.cdf.outcome.info.source["dialect"] == {"delimiter": ";", "decimal": ",", "origin": "stated"}
     project_path = tmp_path / "m.dpgui"
     assert window.project.save_to(project_path)
     assert project_spec(load_project(project_path)).dialect == CsvDialect(";", ",")
@@ -368,7 +368,7 @@ def test_step_1_shows_how_a_csv_is_read_and_who_counts(qtbot, tmp_path):
 
 
 def test_the_dialect_dialog_refuses_a_comma_for_both(qtbot, semicolon_csv):
-    from dpgui.app.data_page import DialectDialog
+    from dpgui.app.dialogs.dialect import DialectDialog
 
     dialog = DialectDialog(CsvDialect(",", "."))
     qtbot.addWidget(dialog)
@@ -400,7 +400,7 @@ def test_changing_the_dialect_reads_a_semicolon_decimal_comma_csv_with_the_right
     release_and_wait(qtbot, window)
     comma = tmp_path / "comma.csv"
     comma.write_text("gewicht\n" + "".join(f"{60 + i}.5\n" for i in range(40)))
-    assert np.array_equal(window.outcome.counts, column_histogram(comma, "gewicht", 50.0, 110.0, 60).counts)
+    assert np.array_equal(window.cdf.outcome.counts, column_histogram(comma, "gewicht", 50.0, 110.0, 60).counts)
     # the project keeps the dialect
     project_path = tmp_path / "m.dpgui"
     assert window.project.save_to(project_path)

@@ -15,7 +15,7 @@ CHECK = """
 import sys
 from PySide6.QtWidgets import QApplication
 from dpgui.app.main import create_application
-from dpgui.app.main_window import MainWindow
+from dpgui.app.shell.main_window import MainWindow
 sys.path.insert(0, {tests!r})
 from test_app_start_page import clipped_labels
 app = create_application()

@@ -72,7 +72,7 @@ def test_a_cdf_plans_margins_agree_in_window_cli_and_pdf(qtbot, capsys, tmp_path
 
     # the PDF of a release of this plan
     release_and_wait(qtbot, window)
-    outcome = window.outcome
+    outcome = window.cdf.outcome
     assert outcome.release.plan == plan
     text = _pdf_text(render_release_pdf(outcome.release, outcome.info, None), tmp_path)
     assert format_margin_records(margins.worst) in text and format_margin_records(margins.average) in text
@@ -80,7 +80,7 @@ def test_a_cdf_plans_margins_agree_in_window_cli_and_pdf(qtbot, capsys, tmp_path
 
 
 def test_a_hierarchy_plans_margins_agree_in_window_cli_and_pdf(qtbot, capsys, tmp_path):
-    from dpgui.app.hierarchy_export import HierarchyExportDialog
+    from dpgui.app.hierarchy.export_dialog import HierarchyExportDialog
     from dpgui.core.hierarchy import release_hierarchy
     from dpgui.core.noise import SeededRandom
     from dpgui.workspace.hierarchy import HierarchyOutcome

@@ -1,4 +1,4 @@
-"""Closing the window detaches its plots' legends from their view boxes (dpgui.app.style.detach_legend_anchors):
+"""Closing the window detaches its plots' legends from their view boxes (dpgui.app.widgets.style.detach_legend_anchors):
 otherwise pyqtgraph's anchor slot can run while Qt tears a plot down and raise in the event loop."""
 
 from __future__ import annotations

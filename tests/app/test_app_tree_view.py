@@ -1,4 +1,4 @@
-"""BinTreeView: the icicle drawing of a plan's bin tree (dpgui/app/tree_view.py)."""
+"""BinTreeView: the icicle drawing of a plan's bin tree (dpgui/app/cdf/tree_view.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
 
-from dpgui.app.tree_view import (
-    MIN_NODE_PX, NOT_RELEASED_COLOUR, TEXT_MIN_PX, BinTreeView,
+from dpgui.app.cdf.tree_view import (
+    MIN_NODE_PX, TEXT_MIN_PX, BinTreeView,
 )
+from dpgui.app.widgets.style import NOT_RELEASED_COLOUR
 from dpgui.core.mechanism import release
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets

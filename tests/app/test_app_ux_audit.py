@@ -11,7 +11,7 @@ from gui_helpers import (
     wait_plan,
 )
 
-from dpgui.app.projection_plots import ProjectionPlots
+from dpgui.app.cdf.projection_plots import ProjectionPlots
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.quantiles import quantiles
@@ -70,7 +70,7 @@ def test_confirming_the_dialect_keeps_what_was_typed(qtbot, tmp_path):
     assert page.whole_check.isChecked()
     assert plan_page.focus.currentData() == "upper"
     qtbot.waitUntil(lambda: plan_page.plan.focus is not None and plan_page.plan.shape.bins == 500, timeout=TIMEOUT)
-    assert window.release_inputs() is not None  # nothing left to set again before the release
+    assert window.cdf.release_inputs() is not None  # nothing left to set again before the release
 
 
 def _schools_csv(folder: Path) -> Path:
@@ -143,7 +143,7 @@ def test_the_exported_box_closes_with_escape_and_the_title_bar(qtbot, tmp_path):
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QWidget
 
-    from dpgui.app.export_dialog import exported_box
+    from dpgui.app.dialogs.export import exported_box
 
     parent = QWidget()
     qtbot.addWidget(parent)
@@ -174,7 +174,7 @@ def test_whole_number_bins_keep_the_bin_width_chosen(qtbot):
     wait_plan(qtbot, window, 301)
     assert (page.lower_field.value(), page.upper_field.value()) == (-60.5, 240.5)
     release_and_wait(qtbot, window)
-    median = next(q for q in quantiles(window.outcome.release, (0.5,), whole_numbers=True))
+    median = next(q for q in quantiles(window.cdf.outcome.release, (0.5,), whole_numbers=True))
     assert median.whole and median.value == -2 and median.low <= -2 <= median.high
     table = window.result_view.quantile_table.model()
     row = next(r for r in range(table.rowCount()) if "median" in str(table.index(r, 0).data()))
@@ -240,11 +240,11 @@ def test_a_crash_loses_no_release_that_other_data_took_off_the_screen(qtbot, tmp
     from PySide6.QtCore import QThreadPool
     from test_app_project import dead_pid
 
-    from dpgui.app.project import autosave_dir
+    from dpgui.app.shell.project import autosave_dir
 
     first = sample_window_planned(qtbot, seed=4)
     release_and_wait(qtbot, first)
-    release_id, cumulative = first.outcome.release_id, first.outcome.release.cumulative.copy()
+    release_id, cumulative = first.cdf.outcome.release_id, first.cdf.outcome.release.cumulative.copy()
     open_other_data(qtbot, first, _semicolon_csv(tmp_path))
     first.project.autosave_now()
     QThreadPool.globalInstance().waitForDone(10_000)
@@ -275,7 +275,7 @@ def test_the_hierarchy_plan_table_shows_every_level_when_it_scrolls_sideways(qtb
     """At 200 % (or in a narrow window) the level table is wider than its place and gets a horizontal scroll
     bar; its height now counts that bar, so every level's row stays in view (the bar took the last rows'
     place: at 200 % only two and a half of the four rows could be seen)."""
-    from dpgui.app.hierarchy_page import TAB_PLAN
+    from dpgui.app.hierarchy.release_step import TAB_PLAN
 
     window = make_window(qtbot)
     page = window.hierarchy

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from dpgui.app.verify_dialog import VerifyDialog
+from dpgui.app.dialogs.verify import VerifyDialog
 from dpgui.report.keystore import create_key, load_secret_key
 
 PASSPHRASE = "correct horse battery"

@@ -1,5 +1,5 @@
 """The mouse wheel changes no combo box, spin box or slider that lacks keyboard focus, on any page or dialog
-of the window; the page scrolls instead (dpgui.app.wheel_guard)."""
+of the window; the page scrolls instead (dpgui.app.widgets.wheel_guard)."""
 
 from __future__ import annotations
 
@@ -42,12 +42,12 @@ def value(widget: QWidget) -> object:
 
 def open_every_dialog(window) -> list[QWidget]:
     """The window's dialogs that hold settings, shown (so that they are polished) and parented to it."""
-    from dpgui.app.data_page import DialectDialog
-    from dpgui.app.database_dialog import DatabaseDialog
-    from dpgui.app.dataset_dialog import NewDatasetDialog
-    from dpgui.app.keys_dialog import CreateKeyDialog, KeyManagerDialog
-    from dpgui.app.ledger_dialog import BudgetForm, LedgerDialog
-    from dpgui.app.verify_dialog import VerifyDialog
+    from dpgui.app.dialogs.dialect import DialectDialog
+    from dpgui.app.dialogs.database import DatabaseDialog
+    from dpgui.app.dialogs.dataset import NewDatasetDialog
+    from dpgui.app.dialogs.keys import CreateKeyDialog, KeyManagerDialog
+    from dpgui.app.dialogs.ledger import BudgetForm, LedgerDialog
+    from dpgui.app.dialogs.verify import VerifyDialog
 
     dialogs = [DialectDialog(CsvDialect(",", "."), window), NewDatasetDialog("people", 1.0, (), window),
                DatabaseDialog(window), KeyManagerDialog(window), CreateKeyDialog(window), LedgerDialog(window),

@@ -89,7 +89,7 @@ def test_the_officers_statement_offers_centred_bins_and_gives_whole_quantiles(qt
     project = window.workspace.state.to_project()
     assert project is not None and project.whole_numbers == "stated"
     release_and_wait(qtbot, window)
-    assert window.outcome.info.whole_numbers == "stated"
+    assert window.cdf.outcome.info.whole_numbers == "stated"
     rows = {p: (value, low, high) for p, value, low, high in window.result_view.quantile_rows()}
     value, low, high = rows[0.5]
     assert value == -2.0 and low <= -2.0 <= high and low == round(low) and high == round(high)

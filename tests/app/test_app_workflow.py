@@ -79,7 +79,7 @@ def test_whole_workflow(qtbot, sample_window, tmp_path):
 
     # ---- release (confirmation answered "Release"), with seeded test noise
     release_and_wait(qtbot, window)
-    outcome = window.outcome
+    outcome = window.cdf.outcome
     released = outcome.release
     assert released.plan == plan
     assert not released.secure  # seeded noise is flagged, and the window says so
@@ -117,7 +117,7 @@ def test_whole_workflow(qtbot, sample_window, tmp_path):
 
     # ---- export: the CSV holds exactly the released values
     out = tmp_path / "distance-cdf.csv"
-    assert window.export_to(str(out))
+    assert window.cdf.export_to(str(out))
     with out.open() as handle:
         table = list(csv.DictReader(handle))
     assert len(table) == 1000
@@ -175,5 +175,5 @@ def test_cancelled_confirmation_spends_nothing(qtbot, sample_window):
     click_release_in_confirmation("Cancel")
     window.release()
     qtbot.wait(100)
-    assert window.outcome is None
+    assert window.cdf.outcome is None
     assert "Nothing was spent" in window.statusBar().currentMessage()

@@ -35,7 +35,7 @@ def test_the_window_holds_one_workspace(qtbot):
     window = make_window(qtbot)
     assert isinstance(window.workspace, Workspace)
     assert window.workspace_binding.workspace is window.workspace
-    assert window.table is None and window.outcome is None and window.exportable is None
+    assert window.table is None and window.cdf.outcome is None and window.cdf.exportable is None
     assert window.project.capture() is None
 
 
@@ -140,8 +140,8 @@ def test_a_project_applied_to_the_workspace_shows_in_the_pages(qtbot, people_csv
     assert page.current_column().name == "income" and page.bins.text() == "64"
     assert page.dataset_name.text() == "incomes"
     assert second.plan_page.consistency_method() == "none" and second.plan_page.plan == state.plan.plan
-    assert state.shown.restored and second.outcome is None
-    assert second.exportable == (state.shown.release, state.shown.info)
+    assert state.shown.restored and second.cdf.outcome is None
+    assert second.cdf.exportable == (state.shown.release, state.shown.info)
     assert second.result_view.release() is state.shown.release and second.export_button.isEnabled()
 
 
@@ -151,13 +151,13 @@ def test_step_4_shows_the_workspaces_shown_release(qtbot, people_csv):
     set_column(qtbot, window, "age", "0", "100", "50")
     release_and_wait(qtbot, window)
     state = window.workspace.state
-    assert len(state.releases) == 1 and state.shown is window.outcome and not state.shown.restored
+    assert len(state.releases) == 1 and state.shown is window.cdf.outcome and not state.shown.restored
     assert state.shown.data_path == people_csv and state.shown.counts is not None
     assert window.result_view.release() is state.shown.release and window.export_bundle_action.isEnabled()
     assert window.tabs.currentIndex() == 3 and "Released <b>age</b>" in window.release_status.text()
     window.workspace.update(shown=None)
     assert window.result_view.release() is None and not window.export_bundle_action.isEnabled()
-    assert window.outcome is None and window.exportable is None
+    assert window.cdf.outcome is None and window.cdf.exportable is None
     assert window.release_status.text().startswith("No release is shown") and window.tabs.currentIndex() == 1
     assert "Releases of This Session" in window.release_status.text()  # where the release still is
 

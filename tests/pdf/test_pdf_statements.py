@@ -49,7 +49,7 @@ def test_the_pdf_names_the_region_the_imputed_value_and_whole_number_quantiles(t
 
 
 def test_the_verify_dialog_lists_the_statements_of_a_manifest():
-    from dpgui.app.verify_dialog import _facts
+    from dpgui.app.dialogs.verify import _facts
     from dpgui.report.bundle import Verification
     from dpgui.report.cdf.bundle import build_manifest
 

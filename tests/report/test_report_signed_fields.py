@@ -80,7 +80,7 @@ def _cdf_document(result, info) -> dict[str, Any]:
 
 
 def _restored_cdf(document: dict[str, Any]):
-    """The last release of a project file as the window restores it (dpgui.app.project: the dataset is the
+    """The last release of a project file as the window restores it (dpgui.app.shell.project: the dataset is the
     project's, a release without a column shows "value", one without a missing-value rule the plan's)."""
     project = project_from_json(json.dumps(document))
     record = project.releases[-1]
@@ -410,7 +410,7 @@ def _assumed_records_document() -> dict[str, Any]:
 
 
 def _sign_hierarchy_as_the_window(document: dict[str, Any], folder: Path, secret) -> dict[str, bytes]:
-    """dpgui.app.hierarchy_export: the restored outcome, its projection at the plan's assumed records (no prior's
+    """dpgui.app.hierarchy.export_dialog: the restored outcome, its projection at the plan's assumed records (no prior's
     counts in a restored release), the report, sign."""
     from dpgui.core.hierarchy_errors import plan_errors
     from dpgui.report.hierarchy.bundle import errors_json

@@ -1,0 +1,1 @@
+"""The counts-over-a-hierarchy statistic's mode: its page (levels, plan, tree, result) and its views."""

@@ -1,0 +1,1073 @@
+"""The window's "Counts over a hierarchy" mode, in the CDF workflow's four steps:
+
+1. **Levels** — the level columns in order (2–4, each with its number of distinct values, counted on a
+   worker), an optional public prior file, the opt-in "use the confidential counts to choose the
+   budgets" (off, with a warning) and the note that the list of categories is published.
+2. **Privacy and plan** — ε, δ, noise, neighbour model, records per person, the allocation (equal,
+   least error within ε, least ε for a target error), the level-budget editor (one row per level:
+   nodes, weight, budget ε or ρ, projected bias², variance, MSE and RMSE per node), consistency
+   (default: the lower projected error) and, with δ > 0, the noises side by side.
+3. **Hierarchy tree** — the icicle of the real hierarchy (:mod:`dpgui.app.hierarchy.tree`).
+4. **Release and results** — through the budget ledger like the CDF release (budget check, first cap,
+   confirmation with the cost), the result as a tree table with a search box, and the signed bundle.
+
+The state lives in :class:`~dpgui.workspace.hierarchy.HierarchyWorkspace` (no Qt); slow work (reading
+the file, planning) runs on workers. Every bad input is a one-line message on the page; nothing is
+spent until the officer confirms the release. Step 4 is :mod:`dpgui.app.hierarchy.release_step`.
+
+About 1,050 lines: steps 1 and 2 share the page's fields (a change of level columns re-plans, the plan's
+neighbour model follows the data); they would part as step widgets like step 4, behind a port of each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import shiboken6
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+    QPushButton, QScrollArea, QSpinBox, QSplitter, QTableWidget,
+    QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
+)
+
+from dpgui.app import text
+from dpgui.app.widgets.fields import (
+    ValidatedField, inline_message, offer_neighbours, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
+)
+from dpgui.app.hierarchy.errors_view import ERROR_HEADERS, ERROR_TIPS, MarginCurves, level_error_cells, plan_error_words
+from dpgui.app.hierarchy.release_step import HierarchyReleaseStep, HierarchyWindow
+from dpgui.app.hierarchy.tree import HierarchyTreeView, level_unit
+from dpgui.app.workers import Worker, WorkerPool
+from dpgui.core.hierarchy import (
+    CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE, Hierarchy, HierarchyPlan, check_assumed_records, downstream_projection,
+)
+from dpgui.data.source import PasswordPrompt
+from dpgui.errors import DpguiError, ParameterError
+from dpgui.formatting import format_delta, format_significant
+from dpgui.vocabulary import Allocation, Neighbours, Noise, StatisticKind
+from dpgui.workspace.hierarchy import (
+    ALLOCATION_LABELS, CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS, COUNTS_FROM_DATA_WARNING,
+    NOISE_LABELS, Data, HierarchyChoice, HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy, data_file, data_name,
+    data_spec, level_choices, load_hierarchy, plan_and_project, share_budget,
+)
+from dpgui.workspace.session import same_data
+from dpgui.workspace.state import Workspace
+from dpgui.workspace.words import NEIGHBOURS_LABELS, escape, sentence
+
+
+NONE_ITEM = "— none —"
+LEVEL_LABELS = ("Level &1 (top):", "Level &2:", "Level &3 (optional):", "Level &4 (optional):")
+REPLAN_DELAY_MS = 250
+TABLE_HEADERS = ("Level", "Column", "Categories", "Weight", "Budget", "Bias²\n(records²)", "Variance\n(records²)",
+                 "MSE\n(records²)", *ERROR_HEADERS)
+TABLE_TIPS = (
+    "Level 0 is the total of all records; level 1 the top column.",
+    "The level column.",
+    "How many categories (counts) this level publishes.",
+    "How much this level's error counts in the total error the planner minimises (double-click to change).",
+    "The level's share of the privacy budget (double-click to change; the shares add up to at most the total).",
+    "Projected squared bias summed over the level's categories (the clamp at zero pushes small counts up), "
+    "in records².",
+    "Projected variance summed over the level's categories, in records².",
+    "Projected mean squared error summed over the level's categories (bias² + variance), in records².",
+    *ERROR_TIPS,
+)
+COL_WEIGHT, COL_BUDGET = 3, 4
+
+
+def _parse_alpha(raw: str) -> float:
+    value = float(parse_number(raw, "α", "0.1"))
+    if not 0 < value < 1:
+        raise ParameterError(f"α must be between 0 and 1, got {raw!r}", "enter e.g. 0.1 (a 10 % relative error)")
+    return value
+
+
+def _parse_records(raw: str) -> int | None:
+    """A typed number of records (a published estimate of N), or None when the field is empty."""
+    if not raw.strip():
+        return None
+    return check_assumed_records(int(parse_number(raw, "N", "12000", integer=True)))
+
+
+def _parse_target(raw: str) -> float:
+    value = float(parse_number(raw, "target error", "25"))
+    if value <= 0:
+        raise ParameterError(f"the target error must be above 0, got {raw!r}",
+                             "enter e.g. 625 (records², summed over the categories)")
+    return value
+
+
+DOWNSTREAM_NAMES = {"log": "log(1 + share) (favours small groups)", "linear": "share", "quadratic": "share²"}
+DOWNSTREAM_TRIALS = 200
+
+
+def downstream_task(loaded: LoadedHierarchy, plan: HierarchyPlan, level: int, node: int, progress: Any,
+                    should_cancel: Any) -> str:
+    """Paper 001 §5's misallocation when the children of one node share a budget by their released counts,
+    in plain words (worker thread). O(trials · nodes)."""
+    assert loaded.prior_levels is not None
+    figures = downstream_projection(loaded.hierarchy, loaded.prior_levels[-1], plan, level=level, node=node,
+                                    trials=DOWNSTREAM_TRIALS)
+    start, end = loaded.hierarchy.child_ranges(level)
+    children = int(end[node] - start[node])
+    name = "all records" if level == 0 else " / ".join(loaded.hierarchy.path(level, node))
+    parts = "; ".join(f"{DOWNSTREAM_NAMES.get(f.weight, f.weight)}: bias² {format_significant(f.bias2)}, variance "
+                      f"{format_significant(f.variance)}" for f in figures)
+    return (f"Downstream use (Ko, Ziani & Fioretto 2025, §5) of {name}: if a budget (money, seats…) were shared "
+            f"among its {children:,} "
+            f"categories in proportion to a function of their released counts, the error of the shares, in %² of "
+            f"the budget, would be — {parts} ({DOWNSTREAM_TRIALS} simulated releases at the "
+            f"{'prior' if loaded.prior_path is not None else 'confidential (opted-in)'} counts).")
+
+
+def _same_tree(a: Hierarchy, b: Hierarchy) -> bool:
+    """The same node list: level names, labels and parents (O(#nodes); True at once for one object)."""
+    return a is b or (a.level_names == b.level_names and a.labels == b.labels
+                      and all(np.array_equal(x, y) for x, y in zip(a.parents, b.parents)))
+
+
+def _fit_height(table: QTableWidget) -> None:
+    """As tall as its rows (no empty area, no vertical scroll bar for a tree's 3 to 5 levels), and the
+    horizontal scroll bar's height more while the columns are wider than the table (large text, 200 %)."""
+    table.resizeRowsToContents()
+    rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
+    bar = table.horizontalScrollBar()
+    scrolling = bar.sizeHint().height() if bar.maximum() > 0 else 0
+    table.setFixedHeight(table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth() + 2 + scrolling)
+
+
+def _help(words: str) -> QLabel:
+    label = QLabel(words)
+    label.setWordWrap(True)
+    label.setStyleSheet("color: palette(placeholder-text);")
+    return label
+
+
+class HierarchyMode(QWidget):
+    """The four steps of the mode (see the module doc) for the window's open file."""
+
+    kind = StatisticKind.HIERARCHY
+    release_tip = "Spend the budget and publish the counts"
+
+    def __init__(self, window: HierarchyWindow, workspace: Workspace, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.window_ = window
+        self.workspace = workspace  # the CDF workspace: the open file and the dataset's name
+        self.state_ws = HierarchyWorkspace()
+        self.pool = WorkerPool()
+        self._columns: tuple[str, ...] = ()
+        self._numeric: frozenset[str] = frozenset()
+        self._load_worker: Worker | None = None
+        self._plan_worker: Worker | None = None
+        self._count_worker: Worker | None = None
+        self._filling = False
+        self._shown_prior: Path | None = None  # the prior file the Levels step names
+        self._replan = QTimer(self)
+        self._replan.setSingleShot(True)
+        self._replan.setInterval(REPLAN_DELAY_MS)
+        self._replan.timeout.connect(self.start_planning)
+        unsubscribe = self.state_ws.subscribe(lambda parts: self._on_state(parts) if shiboken6.isValid(self) else None)
+        self.destroyed.connect(lambda *_: unsubscribe())
+
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self._build_levels_page(), "&1 · Levels")
+        self.tabs.addTab(self._build_plan_page(), "&2 · Privacy and plan")
+        self.tree_view = HierarchyTreeView()
+        self.tree_view.icicle.nodeActivated.connect(self.project_downstream)
+        self._downstream_worker: Worker | None = None
+        self.tabs.addTab(self.tree_view, "&3 · Hierarchy tree")
+        self.release_step = HierarchyReleaseStep(self)
+        self.tabs.addTab(self.release_step, "&4 · Release and results")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tabs)
+
+    # ================================================================== step 1: levels
+    def _build_levels_page(self) -> QWidget:
+        page = QWidget()
+        intro = QLabel("<b>Counts over a hierarchy</b>: publish how many records fall in each category of 2 to 4 "
+                       "nested columns — for example region → district → school — each count with noise and, unless "
+                       "you turn consistency off, all of them adding up. Choose the columns from the top level down.")
+        intro.setWordWrap(True)
+        self.file_label = text.plain_text(QLabel("No file open."))
+        self.dataset_name = QLineEdit()
+        self.dataset_name.setToolTip(text.DATASET_HELP + " " + text.DATASET_TOOLTIP)
+        self.dataset_name.setPlaceholderText("e.g. schools-2024")
+        self.dataset_name.textChanged.connect(lambda name: self.workspace.update(dataset=name))
+
+        levels_box = self._build_levels_box()
+        prior_box = self._build_prior_box()
+        published = self._build_published_box()
+
+        self.dialect_label = text.plain_text(QLabel(""))
+        self.dialect_confirm = QPushButton("Confirm")
+        self.dialect_confirm.setToolTip("Read the file with this separator and decimal mark, as your statement")
+        self.dialect_confirm.clicked.connect(lambda: self.window_.data_page.confirm_dialect())
+        self.dialect_change = QPushButton("Change…")
+        self.dialect_change.clicked.connect(lambda: self.window_.data_page.open_dialect_dialog())
+        top = QHBoxLayout()
+        top.addWidget(self.file_label)
+        for widget in (self.dialect_label, self.dialect_confirm, self.dialect_change):
+            widget.hide()
+            top.addWidget(widget)
+        top.addStretch(1)
+        dataset_label = QLabel("&Dataset name in the budget ledger:")
+        dataset_label.setBuddy(self.dataset_name)
+        top.addWidget(dataset_label)
+        top.addWidget(self.dataset_name)
+        column = QWidget()
+        column.setMaximumWidth(900)
+        inner = QVBoxLayout(column)
+        inner.addWidget(intro)
+        inner.addWidget(levels_box)
+        inner.addWidget(prior_box)
+        inner.addWidget(published)
+        inner.addStretch(1)
+        scroll = QScrollArea()  # a short window scrolls the step instead of growing
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(column)
+        layout = QVBoxLayout(page)
+        layout.addLayout(top)
+        layout.addWidget(scroll, 1)
+        self._style_counts_warning()
+        return page
+
+    def _build_levels_box(self) -> QGroupBox:
+        """The level columns, from the top down, with the categories counted and what was read."""
+        levels_box = QGroupBox("Level columns, from the top down")
+        form = QFormLayout(levels_box)
+        self.level_combos: list[QComboBox] = []
+        for label in LEVEL_LABELS:
+            combo = QComboBox()
+            combo.setToolTip("The column whose values are the categories of this level. Each category must sit "
+                             "under one category of the level above (a district in one region only).")
+            combo.currentIndexChanged.connect(self._on_levels_edited)
+            combo.setMinimumContentsLength(24)
+            form.addRow(label, combo)
+            set_buddy(form, combo, combo)
+            self.level_combos.append(combo)
+        self.counts_note = _help("")
+        form.addRow(self.counts_note)
+        self.levels_message = inline_message(self)
+        form.addRow(self.levels_message)
+        self.read_note = text.plain_text(QLabel(""))
+        self.read_note.setWordWrap(True)
+        form.addRow(self.read_note)
+        return levels_box
+
+    def _build_prior_box(self) -> QGroupBox:
+        """The optional public prior file, and the opt-in to choose the budgets with the confidential counts."""
+        prior_box = QGroupBox("Public list of categories and counts (optional)")
+        prior_layout = QVBoxLayout(prior_box)
+        prior_layout.addWidget(_help(
+            "A public table — for example last year's published counts — with the level columns and a “count” column. "
+            "It gives the list of categories, and counts the planner may use to share the budget between levels. "
+            "Without it the categories are taken from your data and published: tick “These categories are "
+            "public” below only if they are."))
+        row = QHBoxLayout()
+        self.prior_label = text.plain_text(QLabel("No prior file: the categories come from the data."))
+        self.prior_label.setWordWrap(True)
+        self.prior_button = QPushButton("Choose &prior file…")
+        self.prior_button.clicked.connect(self.choose_prior)
+        self.prior_clear = QPushButton("Clear")
+        self.prior_clear.clicked.connect(lambda: self.set_prior(None))
+        row.addWidget(self.prior_label, 1)
+        row.addWidget(self.prior_button)
+        row.addWidget(self.prior_clear)
+        prior_layout.addLayout(row)
+        self.counts_from_data = QCheckBox("Use the &confidential counts to choose the budgets (not recommended)")
+        self.counts_from_data.setToolTip(COUNTS_FROM_DATA_WARNING)
+        self.counts_from_data.toggled.connect(self._on_counts_from_data)
+        prior_layout.addWidget(self.counts_from_data)
+        self.counts_warning = QLabel(COUNTS_FROM_DATA_WARNING)
+        self.counts_warning.setWordWrap(True)
+        prior_layout.addWidget(self.counts_warning)
+        return prior_box
+
+    def _build_published_box(self) -> QGroupBox:
+        """What is published: the list of categories, and the statement that it is public."""
+        published = QGroupBox("What is published")
+        published_layout = QVBoxLayout(published)
+        self.published_note = QLabel(CATEGORIES_PUBLISHED)
+        self.published_note.setWordWrap(True)
+        published_layout.addWidget(self.published_note)
+        self.categories_public = QCheckBox(CATEGORIES_PUBLIC_LABEL)  # shown without a prior file; needed to release
+        self.categories_public.setToolTip(
+            "Tick this only if the list of categories is already public (e.g. an official list of regions): the "
+            "release publishes every category of your data, and a rare category can reveal that someone is in it.")
+        self.categories_public.toggled.connect(self._on_categories_public)
+        published_layout.addWidget(self.categories_public)
+        self.categories_message = inline_message(self)
+        published_layout.addWidget(self.categories_message)
+        return published
+
+    def set_source(self, path: Data | None, columns: tuple[str, ...], numeric: frozenset[str], dataset: str) -> None:
+        """The window's open data (or None): a file's path, or a database's or Spark's SourceSpec (counted
+        where it lives). Fill the level choosers and count each column's distinct values."""
+        self._show_dialect()
+        previous = self.state_ws.state.data_path
+        if path == previous and columns == self._columns:
+            self._sync_dataset(dataset)
+            return
+        same = previous is not None and path is not None and same_data(data_spec(previous), data_spec(path))
+        kept_levels = self.state_ws.state.choice.levels if same else ()
+        self._columns, self._numeric = columns, numeric
+        self.state_ws.open_file(path, same_data=same)
+        self._offer_neighbours()
+        self.file_label.setText("No file open." if path is None else
+                                f"File: {data_name(path)}" if data_file(path) is not None else
+                                f"Data: {data_name(path)}")
+        self._sync_dataset(dataset)
+        self._fill_level_combos()
+        if path is not None and columns:
+            self.counts_note.setText("Counting the distinct values of each column…")
+            worker = Worker(level_choices, path, columns, password_prompt=self._password_prompt(path)).connect_to(
+                self, finished=partial(self._on_counted, path),
+                failed=lambda message: self.counts_note.setText(f"Could not count the values: {message}"))
+            self._count_worker = worker
+            self.pool.start(worker)
+        if kept_levels:  # the same data read again: its levels are read again
+            self.set_levels(tuple(name for name in kept_levels if name in columns))
+
+    def _show_dialect(self) -> None:
+        """A CSV file's separator and decimal mark as the CDF mode's step 1 states them, with its Confirm (while
+        they are only suggested: nothing is read before) and Change… (both read the file again)."""
+        data_page = self.window_.data_page
+        shown = data_page.dialect is not None
+        self.dialect_label.setText(data_page.dialect_label.text())
+        self.dialect_label.setToolTip(data_page.dialect_label.toolTip())
+        self.dialect_label.setVisible(shown)
+        self.dialect_change.setVisible(shown)
+        self.dialect_confirm.setVisible(shown and not data_page.dialect_confirm.isHidden())
+
+    def _offer_neighbours(self) -> None:
+        """As the CDF's plan step: "N is public" only when the open data's row count may be public (for a query
+        not stated public it is not available, a choice of it is switched, and the note says which happened)."""
+        data = self.state_ws.state.data_path
+        public = data is None or data_spec(data).row_count_may_be_public
+        switched = offer_neighbours(self.neighbours, public)
+        self._neighbours_switched: bool = not public and (switched or self._neighbours_switched)
+        self.neighbours_note.setText("" if public else text.query_rows_private_note(self._neighbours_switched))
+        self.neighbours_note.setVisible(not public)
+
+    def _password_prompt(self, data: Data) -> PasswordPrompt | None:
+        """The session's password prompt for a database source (None for a file)."""
+        if isinstance(data, Path) or data.kind == "file":
+            return None
+        return self.window_.passwords.prompt_for(data)
+
+    def _sync_dataset(self, dataset: str) -> None:
+        if self.dataset_name.text() != dataset:
+            self.dataset_name.blockSignals(True)
+            self.dataset_name.setText(dataset)
+            self.dataset_name.blockSignals(False)
+
+    def _on_counted(self, path: Data, counts: tuple[tuple[str, int], ...]) -> None:
+        self._count_worker = None
+        if path != self.state_ws.state.data_path:
+            return
+        self.state_ws.update(column_counts=counts)
+        self.counts_note.setText("The number after each column is its number of distinct values (categories).")
+        self._fill_level_combos()
+
+    def _fill_level_combos(self) -> None:
+        counts = dict(self.state_ws.state.column_counts or ())
+        chosen = self.state_ws.state.choice.levels
+        self._filling = True
+        try:
+            for number, combo in enumerate(self.level_combos):
+                combo.clear()
+                combo.addItem(NONE_ITEM, "")
+                for name in self._columns:
+                    if name in counts:
+                        shown = f"{name}  ({counts[name]:,} value{'s' if counts[name] != 1 else ''})"
+                    else:
+                        shown = name
+                    if name in self._numeric:
+                        shown += " · numbers, used as labels"
+                    combo.addItem(shown, name)
+                if number < len(chosen):
+                    combo.setCurrentIndex(max(combo.findData(chosen[number]), 0))
+        finally:
+            self._filling = False
+
+    def chosen_levels(self) -> tuple[str, ...]:
+        """The level columns as chosen, top first (empty choosers skipped)."""
+        return tuple(str(c.currentData()) for c in self.level_combos if c.currentData())
+
+    def set_levels(self, levels: tuple[str, ...]) -> None:
+        """Choose the level columns (as the officer would in the choosers)."""
+        self._filling = True
+        try:
+            for number, combo in enumerate(self.level_combos):
+                name = levels[number] if number < len(levels) else ""
+                combo.setCurrentIndex(max(combo.findData(name), 0))
+        finally:
+            self._filling = False
+        self._on_levels_edited()
+
+    def _on_levels_edited(self, *_: Any) -> None:
+        if self._filling:
+            return
+        levels = self.chosen_levels()
+        self.state_ws.update_choice(levels=levels)
+        show_inline(self.levels_message, "")
+        if len(levels) < 2:
+            self.read_note.setText("")
+            if levels:
+                show_inline(self.levels_message, "A hierarchy needs at least 2 level columns: choose the column "
+                                                 "nested in the first one as level 2 (e.g. region, then district).")
+            return
+        if len(set(levels)) != len(levels):
+            show_inline(self.levels_message, "A column is chosen twice: choose each level column once.")
+            return
+        self.start_loading()
+
+    def choose_prior(self) -> None:
+        file = data_file(self.state_ws.state.data_path)
+        start = str(file.parent) if file is not None else str(Path.home())
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a public prior file", start, "Tables (*.csv *.tsv *.parquet)")
+        if path:
+            self.set_prior(Path(path))
+
+    def set_prior(self, path: Path | None) -> None:
+        self._show_prior(path)
+        self.state_ws.update_choice(prior_path=path)
+        if len(self.chosen_levels()) >= 2:
+            self.start_loading()
+
+    def _show_prior(self, path: Path | None) -> None:
+        self._shown_prior = path
+        self.prior_label.setText("No prior file: the categories come from the data." if path is None
+                                 else f"Prior: {path.name} (public; its categories are the ones published)")
+        self.counts_from_data.setEnabled(path is None)
+        self.categories_public.setVisible(path is None)  # a prior's categories are public by definition
+        if path is not None:
+            show_inline(self.categories_message, "")
+        self.published_note.setText(CATEGORIES_PUBLISHED if path is None else
+                                    "The list of categories is published: the categories of the prior file, each with "
+                                    "a released count, zeros included. Every category in the data must be in it.")
+
+    def _on_categories_public(self, on: bool) -> None:
+        if on:
+            show_inline(self.categories_message, "")
+        self.state_ws.update_choice(categories_public=on)
+
+    def _on_counts_from_data(self, on: bool) -> None:
+        self._style_counts_warning()
+        self.state_ws.update_choice(counts_from_data=on)
+        if len(self.chosen_levels()) >= 2:
+            self.start_loading()
+
+    def _style_counts_warning(self) -> None:
+        on = self.counts_from_data.isChecked()
+        self.counts_warning.setStyleSheet("color: #B00020; font-weight: bold;" if on
+                                          else "color: palette(placeholder-text);")
+
+    def start_loading(self) -> None:
+        """Read the chosen levels' tree on a worker (the previous reading, if any, is cancelled)."""
+        state = self.state_ws.state
+        if state.data_path is None:
+            return
+        if self._load_worker is not None:
+            self._load_worker.cancel()
+        self.read_note.setText("Reading the hierarchy from the file…" if data_file(state.data_path) is not None
+                               else f"Counting the hierarchy in {data_name(state.data_path)}…")
+        self.state_ws.update(busy="reading")
+        worker = Worker(load_hierarchy, state.data_path, state.choice,
+                        password_prompt=self._password_prompt(state.data_path))
+        worker.connect_to(self, finished=partial(self._on_loaded, worker), failed=partial(self._on_load_failed, worker),
+                          cancelled=partial(self._on_load_cancelled, worker))
+        self._load_worker = worker
+        self.pool.start(worker)
+
+    def _on_load_cancelled(self, worker: Worker) -> None:
+        if worker is self._load_worker:
+            self._load_worker = None
+            self.state_ws.update(busy="")
+
+    def _on_load_failed(self, worker: Worker, message: str) -> None:
+        if worker is not self._load_worker:
+            return
+        self._load_worker = None
+        self.read_note.setText("")
+        show_inline(self.levels_message, message + " Nothing was spent.")
+        self.state_ws.update(loaded=None, planned=None, problem=message, busy="")
+
+    def _on_loaded(self, worker: Worker, loaded: LoadedHierarchy) -> None:
+        if worker is not self._load_worker:
+            return
+        self._load_worker = None
+        if not loaded.matches(self.state_ws.state.data_path, self.state_ws.state.choice):
+            self.state_ws.update(busy="")
+            return
+        hierarchy = loaded.hierarchy
+        sizes = " → ".join(f"{n:,} {name}" for n, name in zip(hierarchy.level_sizes[1:], hierarchy.level_names))
+        notes = " ".join(sentence(n) for n in loaded.notes)
+        self.read_note.setText(f"Read {loaded.rows:,} rows: {sizes}. {notes}".strip())
+        self.state_ws.update(loaded=loaded, problem="", busy="")
+        self.start_planning()
+
+    # ================================================================== step 2: plan
+    def _build_plan_page(self) -> QWidget:
+        privacy_box = self._build_privacy_box()
+        plan_box = QGroupBox("Plan: how the budget is shared between the levels")
+        plan_form = QFormLayout(plan_box)
+        self.allocation = self._combo(ALLOCATION_LABELS, (
+            "Equal: every level gets the same budget. Least error: the budgets that give the smallest total "
+            "(weighted) error for your ε. Least ε: the smallest budget that meets your target error. The last two "
+            "need counts: a public prior file, or the opt-in of step 1."))
+        plan_form.addRow("&Allocation:", self.allocation)
+        set_buddy(plan_form, self.allocation, self.allocation)
+        self.target = ValidatedField(_parse_target, "e.g. 625", (
+            "The error you accept: the weighted mean squared error, summed over every category of every level "
+            "(each level times its weight), in records² — the figure the table's MSE column adds up. The plan's "
+            "95 % margin of one count is then shown for each level."))
+        self.target.set_text("625")
+        self.target.setEnabled(False)  # for "least ε for a target error" only
+        plan_form.addRow("&Target error (records²):", self.target)
+        set_buddy(plan_form, self.target, self.target.edit)
+        self.consistency = self._combo(CONSISTENCY_LABELS, (
+            "Consistency makes the published counts whole numbers ≥ 0 where every parent is exactly the sum of "
+            "its children. Automatic takes the method with the smaller projected error."))
+        plan_form.addRow("&Consistency:", self.consistency)
+        set_buddy(plan_form, self.consistency, self.consistency)
+        self.reset_budgets = QPushButton("Reset &budgets and weights")
+        self.reset_budgets.setToolTip("Forget the budgets and weights you typed: the allocation decides again.")
+        self.reset_budgets.clicked.connect(self.reset_typed_budgets)
+        plan_form.addRow(self.reset_budgets)
+        self.plan_message = inline_message(self)
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.addWidget(privacy_box)
+        left_layout.addWidget(plan_box)
+        left_layout.addWidget(self.plan_message)
+        left_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(left)
+        scroll.setMinimumWidth(460)
+
+        right = self._build_plan_results()
+
+        for field in (self.epsilon, self.delta, self.target, self.alpha, self.records):
+            field.edited.connect(self._on_plan_edited)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(scroll)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([470, 860])
+        return splitter
+
+    def _build_privacy_box(self) -> QGroupBox:
+        """Privacy: ε, δ, α, the noise, the neighbour model, records per person, the records the projection assumes."""
+        privacy_box = QGroupBox("Privacy")
+        form = QFormLayout(privacy_box)
+        self.epsilon = ValidatedField(parse_epsilon, "e.g. 1", text.EPSILON_TOOLTIP)
+        self.epsilon.set_text("1")
+        form.addRow("Privacy budget &ε:", self.epsilon)
+        set_buddy(form, self.epsilon, self.epsilon.edit)
+        form.addRow(_help(text.EPSILON_HELP))
+        self.delta = ValidatedField(parse_delta, "e.g. 1e-9", text.DELTA_TOOLTIP)
+        self.delta.set_text("0")
+        form.addRow("&δ (failure probability):", self.delta)
+        set_buddy(form, self.delta, self.delta.edit)
+        self.alpha = ValidatedField(_parse_alpha, "e.g. 0.1", (
+            "The multiplicative error α of Ghazi et al. 2023: a count may be off by α times itself (0.1 = 10 %) plus a small "
+            "additive error. Used with δ > 0 to compare its mechanism with the Gaussian baseline, and by "
+            "Multiplicative noise."))
+        self.alpha.set_text("0.1")
+        self.alpha.setEnabled(False)
+        form.addRow("&α (relative error, δ > 0):", self.alpha)
+        set_buddy(form, self.alpha, self.alpha.edit)
+        self.noise = self._combo(NOISE_LABELS, "The kind of random noise added to each count. Laplace gives pure "
+                                 "ε-DP; Gaussian and the multiplicative mechanism of Ghazi et al. 2023 need δ > 0. Automatic "
+                                 "takes the one with the smaller projected error.")
+        form.addRow("&Noise:", self.noise)
+        set_buddy(form, self.noise, self.noise)
+        self.neighbours = self._combo(NEIGHBOURS_LABELS, text.NEIGHBOURS_TOOLTIP)
+        form.addRow("&Protect against:", self.neighbours)
+        set_buddy(form, self.neighbours, self.neighbours)
+        self.neighbours_note = text.plain_text(QLabel(""))  # a query whose row count is not public: what was done
+        self.neighbours_note.setWordWrap(True)
+        self.neighbours_note.setStyleSheet("font-weight: bold;")
+        self.neighbours_note.setVisible(False)
+        self._neighbours_switched = False
+        form.addRow(self.neighbours_note)
+        self.records_per_person = QSpinBox()
+        self.records_per_person.setRange(1, 10_000)
+        self.records_per_person.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP)
+        self.records_per_person.valueChanged.connect(self._on_plan_edited)
+        form.addRow("&Records per person (max):", self.records_per_person)
+        set_buddy(form, self.records_per_person, self.records_per_person)
+        self.records = ValidatedField(_parse_records, "e.g. 12000", (
+            "The number of records the projected errors assume, spread evenly over the categories (a prior file's "
+            "counts are used instead when there is one). Under 'N is public' it is the file's row count; under "
+            "'N is private' only a published estimate may be typed, never the file's count."))
+        self.records_label = QLabel("")
+        self.records_label.setBuddy(self.records.edit)
+        form.addRow(self.records_label, self.records)
+        self.records_help = _help("")
+        form.addRow(self.records_help)
+        return privacy_box
+
+    def _build_plan_results(self) -> QWidget:
+        """The plan's right-hand side: the summary, warnings, the level table (budgets and projected errors), the
+        margin curves and, with δ > 0, the comparison of the Gaussian and multiplicative noises."""
+        self.summary = QLabel("Choose the level columns in step 1.")
+        self.summary.setTextFormat(Qt.TextFormat.RichText)  # user text in it is escaped
+        self.summary.setWordWrap(True)
+        self.table = QTableWidget(0, len(TABLE_HEADERS))
+        self.table.setAccessibleName("Level budgets and projected error")
+        self.table.setHorizontalHeaderLabels(list(TABLE_HEADERS))
+        for column, tip in enumerate(TABLE_TIPS):
+            item = self.table.horizontalHeaderItem(column)
+            if item is not None:
+                item.setToolTip(tip)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.itemChanged.connect(self._on_table_edited)
+        self.table_note = _help("Double-click a weight or a budget to change it; the projection follows. Errors are "
+                                "in records (squared errors in records²), projected before anything is released.")
+        self.compare_label = QLabel("")
+        self.compare_label.setTextFormat(Qt.TextFormat.RichText)
+        self.compare_label.setWordWrap(True)
+        self.compare = QTableWidget(0, 4)
+        self.compare.setAccessibleName("Ghazi et al. 2023: Gaussian and multiplicative side by side")
+        self.compare.setHorizontalHeaderLabels(["Level", "Categories", "Gaussian\nα-RMSE (records)",
+                                                "Multiplicative\nα-RMSE (records)"])
+        self.compare.verticalHeader().setVisible(False)
+        self.compare.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.compare.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.compare.hide()
+        self.compare_label.hide()
+        self.warnings = QLabel("")
+        self.warnings.setTextFormat(Qt.TextFormat.RichText)  # user text in it is escaped
+        self.warnings.setWordWrap(True)
+        self.warnings.setStyleSheet("color: #B00020;")
+        self.warnings.hide()
+        self.curves = MarginCurves()
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.addWidget(self.summary)
+        right_layout.addWidget(self.warnings)
+        right_layout.addWidget(self.table)
+        right_layout.addWidget(self.table_note)
+        right_layout.addWidget(self.curves, 1)
+        right_layout.addWidget(self.compare_label)
+        right_layout.addWidget(self.compare)
+        right_layout.addStretch(0)
+        for table in (self.table, self.compare):
+            _fit_height(table)
+            table.horizontalScrollBar().rangeChanged.connect(partial(lambda t, *_: _fit_height(t), table))
+        return right
+
+    def _combo(self, labels: dict[str, str], tooltip: str) -> QComboBox:
+        combo = QComboBox()
+        for key, label in labels.items():
+            combo.addItem(label, key)
+        combo.setToolTip(tooltip)
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(18)  # long labels are elided; the whole label is in the list
+        combo.currentIndexChanged.connect(self._on_plan_edited)
+        return combo
+
+    def _on_plan_edited(self, *_: Any) -> None:
+        """A privacy or plan setting changed: validate it, write it into the choice and plan again."""
+        values: dict[str, object] = {}
+        epsilon, delta = self.epsilon.value(), self.delta.value()
+        allocation = str(self.allocation.currentData())
+        self.target.setEnabled(allocation == Allocation.TARGET)
+        target = self.target.value() if allocation == Allocation.TARGET else None
+        self.alpha.setEnabled(bool(delta))
+        alpha = self.alpha.value() if delta else self.state_ws.state.choice.alpha
+        if epsilon is None or delta is None or alpha is None or (allocation == Allocation.TARGET and target is None):
+            self._replan.stop()
+            self.state_ws.update(planned=None)
+            self.summary.setText("No plan: a privacy or plan setting is not valid — see the red message on the left. "
+                                 "Nothing is spent.")
+            return
+        neighbours = str(self.neighbours.currentData())
+        self._show_records_field(neighbours)
+        if neighbours != Neighbours.CHANGE:  # typed: a published estimate of N (under change N itself is used)
+            values["records_estimate"] = self.records.value()
+        values.update(epsilon=float(epsilon), delta=float(delta), noise=str(self.noise.currentData()),
+                      neighbours=neighbours, records_per_person=self.records_per_person.value(),
+                      allocation=allocation, target_mse=target, consistency=str(self.consistency.currentData()),
+                      alpha=float(alpha))
+        old = self.state_ws.state.choice
+        if (values["epsilon"], values["delta"], values["noise"], values["neighbours"], values["records_per_person"]) != (
+                old.epsilon, old.delta, old.noise, old.neighbours, old.records_per_person) or allocation != old.allocation:
+            values["budgets"] = None  # typed budgets were shares of the old total
+        self.state_ws.update_choice(**values)
+        self._replan.start()
+
+    def _show_records_field(self, neighbours: str) -> None:
+        """Under change the field shows N, the file's row count (public), and cannot be edited; under add/remove
+        it holds only what the officer typed (the file's count is never put there)."""
+        state = self.state_ws.state
+        public = neighbours == Neighbours.CHANGE
+        self.records.setEnabled(not public)
+        if public:
+            rows = state.loaded.rows if state.loaded is not None else None
+            self.records.set_text(f"{rows:,}" if rows else "")
+            self.records.clear_error()
+        elif self.records_label.text().startswith("Records N"):  # from change: the row count shown goes
+            typed = state.choice.records_estimate
+            self.records.set_text(f"{typed:,}" if typed else "")
+        self.records_label.setText("Records N (public):" if public else "Published estimate of &N:")
+        self.records_help.setText(
+            "N is public under this protection: the errors are projected at N records spread evenly over the "
+            "categories (a prior file's counts are used when there is one)." if public else
+            "N is private under this protection, so the file's row count is never used here. Type a published "
+            "estimate of N to see how useful the small counts will be (or give a prior file).")
+
+    def reset_typed_budgets(self) -> None:
+        self.state_ws.update_choice(budgets=None, weights=None)
+        self.start_planning()
+
+    def _on_table_edited(self, item: QTableWidgetItem) -> None:
+        """A weight or a level budget typed in the table: plan again with it (a budget keeps its typed value,
+        the other levels share the rest of the total in their current proportions)."""
+        if self._filling or item.column() not in (COL_WEIGHT, COL_BUDGET):
+            return
+        planned = self.state_ws.state.planned
+        if planned is None:
+            return
+        show_inline(self.plan_message, "")
+        try:
+            value = float(parse_number(item.text(), "the value", "0.25"))
+            if item.column() == COL_WEIGHT:
+                weights = list(planned.plan.weights)
+                if value < 0:
+                    raise ParameterError(f"the weight {value:g} of level {item.row()} is negative",
+                                         "give every level a weight ≥ 0")
+                weights[item.row()] = value
+                if not any(w > 0 for w in weights):
+                    raise ParameterError("every weight is 0", "give at least one level a weight above 0")
+                self.state_ws.update_choice(weights=tuple(weights))
+            else:
+                self.state_ws.update_choice(budgets=share_budget(planned.plan, item.row(), value))
+        except DpguiError as err:
+            show_inline(self.plan_message, text.friendly(err) + " The plan is unchanged.")
+            self._show_plan()  # the table shows the plan's values again
+            return
+        self.start_planning()
+
+    def start_planning(self) -> None:
+        """Plan and project on a worker (the previous planning, if any, is cancelled)."""
+        self._replan.stop()
+        state = self.state_ws.state
+        if state.loaded is None or not state.loaded.matches(state.data_path, state.choice):
+            return
+        if self._plan_worker is not None:
+            self._plan_worker.cancel()
+        show_inline(self.plan_message, "")
+        self.summary.setText("Planning…")
+        self.state_ws.update(busy="planning")
+        worker = Worker(plan_and_project, state.loaded, state.choice)
+        worker.connect_to(self, finished=partial(self._on_planned, worker), failed=partial(self._on_plan_failed, worker),
+                          cancelled=partial(self._on_plan_cancelled, worker))
+        self._plan_worker = worker
+        self.pool.start(worker)
+
+    def _on_plan_cancelled(self, worker: Worker) -> None:
+        if worker is self._plan_worker:
+            self._plan_worker = None
+            self.state_ws.update(busy="")
+
+    def _on_plan_failed(self, worker: Worker, message: str) -> None:
+        if worker is not self._plan_worker:
+            return
+        self._plan_worker = None
+        show_inline(self.plan_message, message)
+        self.summary.setText("No plan: see the red message on the left.")
+        self.state_ws.update(planned=None, busy="")
+
+    def _on_planned(self, worker: Worker, planned: PlannedHierarchy) -> None:
+        if worker is not self._plan_worker:
+            return
+        self._plan_worker = None
+        self.state_ws.update(planned=planned, busy="")
+
+    def is_busy(self) -> bool:
+        return bool(self.state_ws.state.busy) or self._replan.isActive()
+
+    def _show_plan(self) -> None:
+        state = self.state_ws.state
+        planned, loaded = state.planned, state.loaded
+        self._filling = True
+        try:
+            self.table.setRowCount(0)
+            self._show_records_field(str(self.neighbours.currentData()))
+            if planned is None or loaded is None:
+                self.compare.hide()
+                self.compare_label.hide()
+                self.warnings.hide()
+                self.curves.set_planned(None, None)
+                if loaded is None and not state.problem:  # no tree (e.g. other data): no plan, nor its words
+                    self.summary.setText("No plan yet: choose the level columns in step 1.")
+                return
+            plan = planned.plan
+            unit = level_unit(plan)
+            header = self.table.horizontalHeaderItem(COL_BUDGET)
+            if header is not None:
+                header.setText(f"Budget {unit}" if unit else "Budget")
+            sizes = plan.level_sizes
+            projection = planned.projection
+            self.table.setRowCount(len(sizes))
+            for level, nodes in enumerate(sizes):
+                name = "all records" if level == 0 else loaded.hierarchy.level_names[level - 1]
+                cells: list[str] = [str(level), name, f"{nodes:,}", format_significant(plan.weights[level], 4)]
+                if not unit:
+                    cells.append("—")
+                elif level == 0 and plan.privacy.root_public:
+                    cells.append("exact (N public)")
+                else:
+                    cells.append(format_significant(plan.level_budgets[level], 4))
+                if projection is not None:
+                    lp = projection.levels[level]
+                    cells += [format_significant(lp.bias2), format_significant(lp.variance), format_significant(lp.mse)]
+                elif not unit:  # multiplicative, no counts: no per-level noise variance to show
+                    cells += ["—"] * 3
+                else:  # no counts: the noise's own variance (before the clamp and the consistency step)
+                    variance = nodes * plan.level_noise_variances()[level]
+                    cells += ["—", format_significant(variance), "—"]
+                errors = planned.errors
+                cells += level_error_cells(errors.levels[level]) if errors is not None else ["—"] * len(ERROR_HEADERS)
+                for column, value in enumerate(cells):
+                    item = QTableWidgetItem(value)
+                    editable = column == COL_WEIGHT or (column == COL_BUDGET and bool(unit)
+                                                        and not (level == 0 and plan.privacy.root_public))
+                    flags = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled
+                    if editable:
+                        flags |= Qt.ItemFlag.ItemIsEditable
+                        item.setToolTip(TABLE_TIPS[column])
+                    item.setFlags(flags)
+                    if column >= 2:
+                        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    self.table.setItem(level, column, item)
+            self._show_comparison(planned)
+        finally:
+            self._filling = False
+            for table in (self.table, self.compare):
+                _fit_height(table)
+        self.summary.setText(self.summary_text(planned))
+        _, warnings = plan_error_words(planned, loaded.hierarchy.level_names)
+        self.warnings.setText(warnings)
+        self.warnings.setVisible(bool(warnings))
+        self.curves.set_planned(planned, loaded)
+
+    def summary_text(self, planned: PlannedHierarchy) -> str:
+        plan = planned.plan
+        epsilon, delta, _ = plan.ledger_charge()
+        cost = f"ε = {epsilon:g}" + (f", δ = {format_delta(delta)}" if delta > 0 else "")
+        noise = {"laplace": "Laplace", "gaussian": "Gaussian", "multiplicative": "multiplicative (Ghazi et al. 2023)"}[plan.noise]
+        words = (f"<b>Plan, before anything is released:</b> {sum(plan.level_sizes):,} counts over "
+                 f"{len(plan.level_sizes) - 1} levels; {noise} noise; cost {cost}; "
+                 f"consistency: {escape(CONSISTENCY_LABELS[plan.consistency].split(' (')[0].lower())}.")
+        projection = planned.projection
+        loaded = self.state_ws.state.loaded
+        words += plan_error_words(planned, loaded.hierarchy.level_names if loaded is not None else ())[0]
+        if projection is not None:
+            words += f" (Weighted MSE {projection.weighted_mse:,.0f} records², {escape(projection.method)}.)"
+            if len(planned.projections) > 1:
+                others = ", ".join(f"{CONSISTENCY_LABELS[m].split(' (')[0].lower()} {p.weighted_mse:,.0f}"
+                                   for m, p in planned.projections.items())
+                words += f" Consistency chosen for the lower projected error ({others})."
+        else:
+            words += f" {escape(planned.note)}"
+        counts = {PRIOR_FILE: "the public prior file's counts",
+                  CONFIDENTIAL_PRIOR: "the CONFIDENTIAL counts (your opt-in, recorded in the manifest)",
+                  NO_PRIOR: "no counts"}.get(plan.prior_source, plan.prior_source)
+        used = f" The projection and the automatic choices use {counts}." if plan.prior_source != NO_PRIOR else ""
+        if plan.noise == Noise.MULTIPLICATIVE:  # paper 004's rounds: no level budgets
+            return words + " No level budgets: the mechanism spends its budget over the rounds of Ghazi et al. 2023." + used
+        if plan.allocation == Allocation.CUSTOM:
+            return words + " Level budgets set by hand." + used
+        if plan.allocation == Allocation.UNIFORM:
+            return words + " Equal budget on every noised level (no counts needed)." + used
+        return words + f" Budgets chosen with {counts}."
+
+    def _show_comparison(self, planned: PlannedHierarchy) -> None:
+        """With δ > 0: paper 004's projected α-mRMSE per level of the multiplicative mechanism and the Gaussian
+        baseline, side by side, and which is lower."""
+        alpha = planned.alpha
+        visible = alpha is not None
+        self.compare.setVisible(visible)
+        self.compare_label.setVisible(visible)
+        if alpha is None:
+            return
+        gaussian, multiplicative = alpha
+        better = "multiplicative" if multiplicative.alpha_mrmse < gaussian.alpha_mrmse else "Gaussian"
+        words = (f"<b>The comparison of Ghazi et al. 2023 at your ε and δ</b>: the error beyond a {gaussian.alpha:.0%} relative "
+                 f"error (α-mRMSE, records; the worst category of each level). Lower is better; the lower of these "
+                 f"two is <b>{better}</b> ({format_significant(gaussian.alpha_mrmse)} Gaussian, "
+                 f"{format_significant(multiplicative.alpha_mrmse)} multiplicative). "
+                 f"{escape(multiplicative.note.rstrip('.'))}.")
+        others = {k: v for k, v in planned.alternatives.items() if k != planned.plan.noise}
+        for noise, projection in others.items():
+            words += (f" With {noise} noise instead the weighted MSE would be {projection.weighted_mse:,.0f} records² "
+                      f"(this plan: {planned.alternatives[planned.plan.noise].weighted_mse:,.0f}).")
+        self.compare_label.setText(words)
+        self.compare.setRowCount(len(gaussian.levels))
+        names = ["all records", *(self.state_ws.state.loaded.hierarchy.level_names
+                                  if self.state_ws.state.loaded is not None else ())]
+        for row, (g, m) in enumerate(zip(gaussian.levels, multiplicative.levels)):
+            cells = [f"{row} · {names[row] if row < len(names) else ''}", f"{g.nodes:,}",
+                     format_significant(g.alpha_rmse), format_significant(m.alpha_rmse)]
+            for column, value in enumerate(cells):
+                item = QTableWidgetItem(value)
+                if column >= 1:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.compare.setItem(row, column, item)
+
+    # ================================================================== step 3: downstream use
+    def project_downstream(self, level: int, node: int) -> None:
+        """Paper 001 §5 for the double-clicked node: a budget shared among its children in proportion to
+        their released counts — the projected misallocation for log, linear and quadratic weights (needs
+        counts: the prior's, or the confidential ones by the opt-in; simulated on a worker)."""
+        state = self.state_ws.state
+        loaded, planned = state.loaded, state.planned
+        if loaded is None or planned is None or level >= loaded.hierarchy.n_levels:
+            self.tree_view.downstream.setText("")
+            return
+        if loaded.prior_levels is None:
+            self.tree_view.downstream.setText(
+                "Downstream use (Ko, Ziani & Fioretto 2025, §5): needs counts — a public prior file, or the opt-in of step 1.")
+            return
+        if self._downstream_worker is not None:
+            self._downstream_worker.cancel()
+        self.tree_view.downstream.setText("Downstream use: simulating releases…")
+        worker = Worker(downstream_task, loaded, planned.plan, level, node)
+        worker.connect_to(self, finished=partial(self._on_downstream, worker),
+                          failed=lambda message: self.tree_view.downstream.setText(f"Downstream use: {message}"))
+        self._downstream_worker = worker
+        self.pool.start(worker)
+
+    def _on_downstream(self, worker: Worker, words: str) -> None:
+        if worker is self._downstream_worker:
+            self._downstream_worker = None
+            self.tree_view.downstream.setText(words)
+
+    # ================================================================== the state
+    def _on_state(self, parts: frozenset[str]) -> None:
+        state = self.state_ws.state
+        if "data_path" in parts:  # what was read or searched in the previous data goes with it
+            self.read_note.setText("")
+            show_inline(self.levels_message, "")
+            self.release_step.result_view.search.clear()
+            if state.choice.records_estimate is None and self.records.isEnabled():  # an estimate of the old data's N
+                self.records.set_text("")
+        if "loaded" in parts or "planned" in parts:
+            loaded = state.loaded
+            plan = state.planned.plan if state.planned is not None else None
+            self.tree_view.set_tree(None if loaded is None else loaded.hierarchy, plan)
+            if "loaded" in parts:
+                self.show_release_on_tree()
+            self._show_plan()
+        if "choice" in parts:  # a new file (nothing declared or chosen for it yet) or a project's choice
+            for box, on in ((self.categories_public, state.choice.categories_public),
+                            (self.counts_from_data, state.choice.counts_from_data)):
+                if box.isChecked() != on:
+                    box.blockSignals(True)
+                    box.setChecked(on)
+                    box.blockSignals(False)
+            self._style_counts_warning()
+            if self._shown_prior != state.choice.prior_path:
+                self._show_prior(state.choice.prior_path)
+        if "outcome" in parts:
+            self.release_step.show_outcome()
+        if "problem" in parts and state.problem:
+            self.summary.setText("No plan: " + escape(state.problem))
+
+    def show_release_on_tree(self) -> None:
+        """The icicle shows the release's counts when it is drawing the release's own tree (a restored
+        release: once the same tree is read from the file again). O(#nodes)."""
+        state = self.state_ws.state
+        outcome, loaded = state.outcome, state.loaded
+        same = outcome is not None and loaded is not None and _same_tree(loaded.hierarchy, outcome.release.hierarchy)
+        self.tree_view.set_release(outcome.release if outcome is not None and same else None)
+
+    def apply_choice(self, choice: HierarchyChoice) -> None:
+        """Show ``choice`` (from a project) in the steps' fields, as if typed; the tree is read and planned
+        again on workers (nothing is released or spent). The typed budgets and weights are set last."""
+        quiet = (self.noise, self.neighbours, self.allocation, self.consistency, self.records_per_person,
+                 self.counts_from_data, self.categories_public)
+        for widget in quiet:
+            widget.blockSignals(True)
+        try:
+            self.epsilon.set_text(repr(choice.epsilon))
+            self.delta.set_text(repr(choice.delta))
+            self.alpha.set_text(repr(choice.alpha))
+            if choice.target_mse is not None:
+                self.target.set_text(repr(choice.target_mse))
+            for combo, key in ((self.noise, choice.noise), (self.neighbours, choice.neighbours),
+                               (self.allocation, choice.allocation), (self.consistency, choice.consistency)):
+                combo.setCurrentIndex(max(combo.findData(key), 0))
+            self.records_per_person.setValue(choice.records_per_person)
+            self.counts_from_data.setChecked(choice.counts_from_data)
+            self.categories_public.setChecked(choice.categories_public)
+            if choice.neighbours != Neighbours.CHANGE:  # a typed estimate of N (under change the field shows N itself)
+                self.records_label.setText("Published estimate of &N:")
+                self.records.set_text(f"{choice.records_estimate:,}" if choice.records_estimate else "")
+        finally:
+            for widget in quiet:
+                widget.blockSignals(False)
+        self._on_plan_edited()
+        self.set_prior(choice.prior_path)
+        self._style_counts_warning()
+        self.state_ws.update_choice(counts_from_data=choice.counts_from_data)
+        self.set_levels(choice.levels)
+        rest = {f.name: getattr(choice, f.name) for f in fields(choice) if f.name != "levels"}  # as chosen, exactly
+        self.state_ws.update_choice(**rest)
+        self._offer_neighbours()  # saved under "N is public" for a query whose row count is private: switched, said
+
+    def levels_text(self) -> str:
+        return self.levels_message.text() if not self.levels_message.isHidden() else ""
+
+    # ================================================================== the mode (dpgui/app/mode.py)
+    def steps(self) -> QWidget:
+        return self
+
+    def has_release(self) -> bool:
+        return self.state_ws.state.outcome is not None
+
+    def is_releasing(self) -> bool:
+        return self.release_step.release_worker is not None
+
+    def release(self) -> None:
+        self.release_step.release()
+
+    def export_bundle(self) -> None:
+        self.release_step.export_bundle()
+
+    def export_csv(self) -> None:
+        self.release_step.export_csv()
+
+    def show_outcome(self) -> None:
+        """Step 4 shows the mode's outcome (after a project or the session's list put one in the state)."""
+        self.release_step.show_outcome()
+
+    def data_opened(self) -> None:
+        """Take the open data (its columns; which are numbers) and the dataset's name: a file is read on this
+        computer; a database or Spark counts the paths where the data lives."""
+        source = self.workspace.state.source
+        if source is None:
+            self.set_source(None, (), frozenset(), self.workspace.state.dataset)
+            return
+        columns = tuple(c.name for c in source.table.columns)
+        numeric = frozenset(c.name for c in source.table.columns if c.kind == "numeric")
+        self.set_source(source.read_as, columns, numeric, self.workspace.state.dataset)
+
+    def shutdown(self) -> None:
+        self.pool.cancel_all()

@@ -1,0 +1,113 @@
+"""What the main window asks of the statistic it releases: one mode object per statistic (the CDF of a
+number column: :class:`~dpgui.app.cdf.mode.CdfMode`; counts over a hierarchy of categories:
+:class:`~dpgui.app.hierarchy.page.HierarchyMode`), chosen under "What to release". The window holds the
+current one and asks it, never which statistic it is: a further statistic adds a mode, not a branch.
+A mode asks the window in turn only what :class:`ModeHost` offers (no mode imports the window).
+GUI thread only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QStatusBar, QWidget
+
+from dpgui.app.dialogs.database import SessionPasswords
+from dpgui.app.dialogs.export import BundleExportDialog
+from dpgui.core.noise import RandomSource
+from dpgui.vocabulary import StatisticKind
+
+
+class StatisticMode(Protocol):
+    """A statistic's steps in the window, its release and its exports."""
+
+    @property
+    def kind(self) -> StatisticKind:
+        """Which statistic (also the ``mode`` a project file records)."""
+        ...
+
+    @property
+    def release_tip(self) -> str:
+        """The Release action's status tip: what a release publishes."""
+        ...
+
+    def steps(self) -> QWidget:
+        """The mode's steps, shown under "What to release"."""
+        ...
+
+    def has_release(self) -> bool:
+        """Does the mode show a release (made or restored) that Export can write?"""
+        ...
+
+    def is_releasing(self) -> bool:
+        """Is a release of this mode running (on a worker)?"""
+        ...
+
+    def data_opened(self) -> None:
+        """The open data changed, or this mode was chosen: take the open data (its columns, the dataset)."""
+        ...
+
+    def release(self) -> None:
+        """Release → Release…: check the settings, confirm with the officer, release on a worker."""
+        ...
+
+    def export_bundle(self) -> None:
+        """File → Export Signed Bundle… of the shown release."""
+        ...
+
+    def export_csv(self) -> None:
+        """File → Export Release CSV Only… of the shown release (unsigned)."""
+        ...
+
+    def shutdown(self) -> None:
+        """The window closes: cancel the mode's workers."""
+        ...
+
+
+class ReleaseWords(Protocol):
+    """The session's words on step 4's banner (:class:`~dpgui.app.shell.session_releases.SessionController`)."""
+
+    def nothing_shown_words(self) -> str: ...
+
+    def banner_words(self, release_id: str) -> str: ...
+
+
+class Autosave(Protocol):
+    """The project's autosave (:class:`~dpgui.app.shell.project.ProjectController`)."""
+
+    def autosave_now(self) -> None: ...
+
+
+class ModeHost(Protocol):
+    """What every mode needs of the main window: the noise and the session's passwords, the session's
+    words and the autosave, the Export actions it enables, the status bar and error box, the first
+    budget question (:meth:`ask_cap`, with the cap's δ) and what follows an export."""
+
+    noise_source: Callable[[], RandomSource]
+    passwords: SessionPasswords
+
+    @property
+    def session(self) -> ReleaseWords: ...
+
+    @property
+    def project(self) -> Autosave: ...
+    export_action: QAction
+    export_bundle_action: QAction
+
+    def window(self) -> QWidget: ...
+
+    def statusBar(self) -> QStatusBar: ...
+
+    def show_error(self, title: str, message: str) -> None: ...
+
+    def ask_cap(self, dataset: str, epsilon: float, delta: float = 0.0) -> float | None: ...
+
+    def similar_datasets(self, dataset: str) -> list[str]: ...
+
+    def protected_paths(self, release_id: str) -> list[str]: ...
+
+    def after_bundle_export(self, dialog: BundleExportDialog) -> None: ...
+
+    def csv_exported(self, release_id: str, dataset: str, path: Path) -> None: ...

@@ -1,0 +1,1 @@
+"""Small widgets and looks shared by every page: validated fields, the wheel guard, plot style, theme."""
