@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from dpgui.core.plan import Plan, PrivacySpec
-from dpgui.core.planner import _distinct, _projected_total, auto_plan, candidate_shapes, optimise_budgets
+from dpgui.core.level_budgets import optimise_budgets
+from dpgui.core.planner import _distinct, _projected_total, auto_plan, candidate_shapes
 from dpgui.core.tree import TreeShape
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -62,6 +62,7 @@ from dpgui.core.tree import MIN_BINS
 from dpgui.core.synthetic import SYNTHETIC_KINDS
 from dpgui.data.file_types import FILE_TYPE_NAMES
 from dpgui.errors import DataError, DpguiError, ParameterError
+from dpgui.vocabulary import Neighbours, Noise, PriorSource
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan
@@ -432,10 +433,10 @@ def _make_plan(args: argparse.Namespace, bins: int) -> Plan:
     if getattr(args, "focus", None) is not None:
         raise ParameterError("--focus optimises the level budgets, but --budgets gives them",
                              "leave out --budgets (or --focus)")
-    plan = Plan(shape, privacy, tuple(args.budgets), args.estimator, noise)
+    plan = Plan(shape, privacy, tuple(args.budgets), args.estimator, Noise(noise))
     variances = prefix_variances(plan)
     figures = (float(variances.sum()), float(variances.max()))
-    return replace(plan, noise_choice=NoiseChoice(noise, noise, args.objective, figures if noise == "laplace" else None,
+    return replace(plan, noise_choice=NoiseChoice(noise, Noise(noise), args.objective, figures if noise == "laplace" else None,
                                                   figures if noise == "gaussian" else None))
 
 
@@ -718,9 +719,7 @@ def _check_missing_option(missing: str, neighbours: str) -> None:
     """``--missing``: "auto" (the default), the neighbour model's own rule, or ``impute:VALUE`` (its value
     is checked by the plan's privacy: a number, change only); anything else is refused before anything
     is read or spent, saying what happens instead."""
-    from dpgui.core.plan import NEIGHBOURS
-
-    if neighbours not in NEIGHBOURS:
+    if neighbours not in tuple(Neighbours):
         return  # reported by the plan, with its own message
     rule = missing_rule_for(neighbours)
     instead = f"leave out --missing: under {neighbours} missing values are {MISSING_RULE_TEXT[rule]}"
@@ -1601,7 +1600,6 @@ def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: s
     """What ``plan``/``release --json`` print about the plan: the levels, the node list's source, the
     level budgets (ε_ℓ for Laplace, ρ_ℓ for Gaussian, root first; the root's is 0 under change), the
     charge, and the projected bias², variance and MSE per level (sums over the level's nodes)."""
-    from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR
     from dpgui.report.hierarchy.bundle import charge_json
 
     return {
@@ -1610,7 +1608,7 @@ def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: s
         "nodes": int(hierarchy.n_nodes),
         "node_list_source": node_list,
         "prior_source": plan.prior_source,
-        "counts_from_data": plan.prior_source == CONFIDENTIAL_PRIOR,
+        "counts_from_data": plan.prior_source == PriorSource.CONFIDENTIAL,
         "noise": plan.noise,
         "budget_unit": _budget_unit(plan),
         "level_budgets": [float(b) for b in plan.level_budgets],
@@ -1628,7 +1626,6 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
     """For ``plan`` and ``simulate``: the hierarchy, its prior levels (or None), the truth's leaf counts
     (``counting``: simulate needs them), the node list's and the counts' sources and notes, and the data's
     row count N (None with --prior; used only where N is public, under change)."""
-    from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE
     from dpgui.data.hierarchy import read_prior
 
     if args.prior is not None:
@@ -1638,7 +1635,7 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
         _check_no_source_options(args, "--prior")
         prior = read_prior(args.prior, args.levels)
         hierarchy, leaves = _hierarchy_tree(prior)
-        return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_PRIOR_ONLY, PRIOR_FILE, tuple(prior.notes),
+        return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_PRIOR_ONLY, PriorSource.FILE, tuple(prior.notes),
                 None)
     if not _has_source(args):
         raise ParameterError("no data and no prior were given",
@@ -1649,9 +1646,9 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
     hierarchy, leaves = _hierarchy_tree(data)
     rows = int(leaves.sum())
     if args.counts_from_data:
-        return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_DATA_COUNTS, CONFIDENTIAL_PRIOR, tuple(data.notes),
-                rows)
-    return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, NO_PRIOR, tuple(data.notes), rows
+        return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_DATA_COUNTS, PriorSource.CONFIDENTIAL,
+                tuple(data.notes), rows)
+    return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, PriorSource.NONE, tuple(data.notes), rows
 
 
 ALPHA_UNUSED = "α is used only with δ > 0 (the mechanisms of Ghazi et al. 2023 need (ε, δ))"
@@ -1673,10 +1670,9 @@ def _check_hierarchy_delta(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def _projection_counts_text(prior_source: str) -> str:
-    from dpgui.core.hierarchy import COUNTS_WORDS
+    from dpgui.core.hierarchy import counts_words
 
-    return COUNTS_WORDS.get(prior_source,
-                                                                                                  "no counts")
+    return counts_words(prior_source) or "no counts"
 
 
 def _note_lines(command: str, notes: Sequence[str]) -> None:
@@ -1820,7 +1816,6 @@ def _check_out_is_not_the_prior(args: argparse.Namespace) -> None:
 
 
 def cmd_hierarchy_release(args: argparse.Namespace) -> int:
-    from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE
     from dpgui.core.noise import SecureRandom
     from dpgui.data.hierarchy import check_prior_is_not_the_data, read_prior
     from dpgui.data.readers import check_data_file
@@ -1867,7 +1862,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         prior_levels = hierarchy.aggregate(prior_leaves)
         prior_name = Path(args.prior).name
         notes = tuple(prior.notes)
-        plan = _hierarchy_plan(args, hierarchy, prior_levels, PRIOR_FILE)  # the whole plan before the data
+        plan = _hierarchy_plan(args, hierarchy, prior_levels, PriorSource.FILE)  # the whole plan before the data
     elif args.allocation[0] != "uniform" and not args.counts_from_data:
         _hierarchy_plan_needs_counts(args)
     key = None
@@ -1895,7 +1890,8 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
         if plan is None:
             if args.counts_from_data:
                 prior_levels = hierarchy.aggregate(leaves)
-            plan = _hierarchy_plan(args, hierarchy, prior_levels, CONFIDENTIAL_PRIOR if args.counts_from_data else NO_PRIOR,
+            plan = _hierarchy_plan(args, hierarchy, prior_levels,
+                                   PriorSource.CONFIDENTIAL if args.counts_from_data else PriorSource.NONE,
                                    int(leaves.sum()))
             _check_charge(ledger, dataset, plan)
         args.release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it

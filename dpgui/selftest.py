@@ -161,10 +161,11 @@ def _plan(run: _Run) -> str:
     from dpgui.core.margins import MARGIN_NAME, cdf_margins
     from dpgui.core.plan import PrivacySpec
     from dpgui.core.planner import auto_plan
+    from dpgui.vocabulary import Neighbours
     from dpgui.core.projection import project
     from dpgui.formatting import format_margin_records
 
-    plan = auto_plan(SAMPLE_BINS, PrivacySpec(EPSILON, "change", 1), None, "auto", "gls", "total")
+    plan = auto_plan(SAMPLE_BINS, PrivacySpec(EPSILON, Neighbours.CHANGE, 1), None, "auto", "gls", "total")
     projected = project(plan)
     _check(math.isfinite(projected.total_sq_error) and projected.total_sq_error > 0,
            f"projected error {projected.total_sq_error} is not a positive number")

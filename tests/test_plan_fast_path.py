@@ -19,11 +19,12 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
+import dpgui.core.level_budgets as level_budgets
 import dpgui.core.planner as planner
 import dpgui.core.projection as projection
 from dpgui.core.plan import Plan, PrivacySpec, budget_total, equal_budgets, split_budget
-from dpgui.core.planner import (_distinct, _equal_weights, _least_totals, _Objective, _projected_total, _theorem_weights,
-                                candidate_shapes, optimise_budgets)
+from dpgui.core.level_budgets import _Objective, optimise_budgets
+from dpgui.core.planner import _distinct, _equal_weights, _least_totals, _projected_total, _theorem_weights, candidate_shapes
 from dpgui.core.projection import Projection, all_prefix_variances, max_prefix_variance, prefix_variances, project
 from dpgui.core.simplex import minimise_on_simplex
 from dpgui.core.tree import TreeShape
@@ -177,7 +178,7 @@ def test_budget_search_is_never_worse_than_slsqp_and_agrees_where_both_reach_one
     same = better = 0
     for shape, privacy, noise in budget_cases():
         fast = np.array(optimise_budgets(shape, privacy, noise=noise))
-        monkeypatch.setattr(planner, "minimise_on_simplex", slsqp_on_simplex)
+        monkeypatch.setattr(level_budgets, "minimise_on_simplex", slsqp_on_simplex)
         slow = np.array(optimise_budgets(shape, privacy, noise=noise))
         monkeypatch.undo()
         objective = _Objective(shape, privacy, "gls", "total", noise=noise)
@@ -225,7 +226,7 @@ def test_plan_json_is_the_reference_computation(options, monkeypatch, capsys):
     code, out, err = run_cli(["plan", *options, "--json"], capsys)
     assert code == 0, err
     fast = json.loads(out)
-    monkeypatch.setattr(planner, "minimise_on_simplex", slsqp_on_simplex)
+    monkeypatch.setattr(level_budgets, "minimise_on_simplex", slsqp_on_simplex)
     monkeypatch.setattr(planner, "_least_totals", reference_least)
     monkeypatch.setattr(planner, "_figures", lambda plan: (reference_project(plan).total_sq_error,
                                                             reference_project(plan).max_variance))

@@ -27,6 +27,8 @@ assembled threshold by threshold; bounds only force the thresholds outside ``[0,
   is *not* optimal: ``y = [4.26, 2.48, 4]``, ``N = 4`` gives cost 2.74 instead of 1.78.)
 * :func:`trellis_consistency` -- the paper's trellis dynamic program (equations (8)-(10)),
   ``O(K N^2)`` time, for any additive loss; kept as the reference oracle for tests and benchmarks.
+
+``_l1_bounded_integer`` is over 80 lines: one vectorised recursion whose loop invariants span it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dpgui.errors import ParameterError
+from dpgui.vocabulary import CdfConsistency
 
 __all__ = [
     "consistent_l2",
@@ -44,11 +47,7 @@ __all__ = [
     "trellis_consistency",
     "consistency_objective",
     "make_consistent",
-    "METHODS",
 ]
-
-#: Methods accepted by :func:`make_consistent`.
-METHODS: tuple[str, ...] = ("l2", "l1", "none")
 
 #: Largest total accepted: every integer up to 2**53 is exact in float64.
 _MAX_TOTAL = 2**53
@@ -135,9 +134,9 @@ def _prepare(
 def _loss_fn(loss: LossSpec) -> Callable[[np.ndarray], np.ndarray]:
     if callable(loss):
         return loss
-    if loss == "l2":
+    if loss == CdfConsistency.L2:
         return np.square
-    if loss == "l1":
+    if loss == CdfConsistency.L1:
         return np.abs
     raise ParameterError(
         f"unknown loss {loss!r}", "use 'l2', 'l1' or a vectorised callable of the residual x - y"
@@ -150,7 +149,7 @@ def _loss_fn(loss: LossSpec) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def consistency_objective(
-    x: np.ndarray, y: np.ndarray, loss: LossSpec = "l2", weights: np.ndarray | None = None
+    x: np.ndarray, y: np.ndarray, loss: LossSpec = CdfConsistency.L2, weights: np.ndarray | None = None
 ) -> float:
     """Return ``sum_{k<K} w_k * loss(x_k - y_k)`` (the last bin, fixed to N, is excluded).
 
@@ -321,7 +320,7 @@ def consistent_l1(y: np.ndarray, total: int, weights: np.ndarray | None = None) 
 def trellis_consistency(
     y: np.ndarray,
     total: int,
-    loss: LossSpec = "l2",
+    loss: LossSpec = CdfConsistency.L2,
     *,
     weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, float]:
@@ -395,16 +394,16 @@ def make_consistent(y: np.ndarray, total: int, method: str) -> np.ndarray:
     ``"l2"``/``"l1"`` return the exact integer optimum (``int64``); ``"none"`` returns ``y`` as a
     float copy with the last entry set to ``total``. Unknown methods raise ``ParameterError``.
     """
-    if method == "l2":
+    if method == CdfConsistency.L2:
         return consistent_l2(y, total)
-    if method == "l1":
+    if method == CdfConsistency.L1:
         return consistent_l1(y, total)
-    if method == "none":
+    if method == CdfConsistency.NONE:
         yy = _check_y(y)
         n = _check_total(total)
         out = np.array(yy, dtype=np.float64, copy=True)
         out[-1] = float(n)
         return out
     raise ParameterError(
-        f"unknown consistency method {method!r}", f"use one of {', '.join(METHODS)}"
+        f"unknown consistency method {method!r}", f"use one of {', '.join(CdfConsistency)}"
     )

@@ -1,10 +1,10 @@
-"""Counting on trees under (ε, δ) with a multiplicative-plus-additive guarantee (paper 004).
+"""Counting on trees under (ε, δ) with a multiplicative-plus-additive guarantee (Ghazi et al. 2023).
 
 Ghazi, Kamath, Kumar, Manurangsi & Wu, "On Differentially Private Counting on Trees" (ICALP 2023).
 Qt-free and I/O-free; numpy only; every noise draw is exact integer noise from
 :mod:`dpgui.core.noise` on a :class:`~dpgui.core.noise.RandomSource`.
 
-The tree (the hierarchy model of issue 15): ``levels`` = counts of levels 0..L, root first;
+The tree: ``levels`` = counts of levels 0..L, root first;
 ``parents[ℓ-1][i]`` = index on level ℓ-1 of node i of level ℓ. The paper's depth d (nodes on a
 root-to-leaf path) is the number of levels, L + 1.
 
@@ -114,6 +114,10 @@ the multiplicative one's like log d, so they cross only beyond ~10⁹ levels. Fo
 the Gaussian baseline wins by four orders of magnitude, and :func:`projected_alpha_mrmse` shows it.
 
 Complexity: per round O(nodes) numpy work and O(nodes) noise draws at most; rounds = O(log(N/τ_min)/α).
+
+Over 800 lines: one paper's mechanism (its parameters, their privacy composition, the release, its
+intervals and its projected error) whose parts share the paper's notation and lemmas, read together;
+:func:`multiplicative_params` (over 80 lines) derives the parameters in the paper's order, one step per lemma.
 """
 
 from __future__ import annotations
@@ -130,16 +134,14 @@ from dpgui.core.noise import (
     RandomSource,
     SeededRandom,
     discrete_gaussian_pmf,
-    discrete_gaussian_variance,
-    gaussian_sigma2,
-    gaussian_sigma2_problem,
     laplace_scale,
     laplace_scale_problem,
-    sample_discrete_gaussian,
     sample_discrete_laplace,
 )
-from dpgui.core.plan import PrivacySpec
+from dpgui.core.noise_mechanisms import GAUSSIAN
+from dpgui.core.plan import PrivacySpec, check_neighbours
 from dpgui.errors import DataError, ParameterError
+from dpgui.vocabulary import Neighbours, Noise
 
 __all__ = [
     "MAX_ROOT_COUNT",
@@ -174,7 +176,7 @@ DEFAULT_ETA = 0.05
 #: The smallest multiplicative error α: below it the rounds' ratio r = (1+α)(1−β)/(1+β) rounds to 1 in
 #: double precision (and long before, at about 10⁻⁶, the first round's noise is beyond the sampler).
 MIN_ALPHA = 1e-9
-ALPHA_MECHANISMS = ("gaussian", "multiplicative")
+ALPHA_MECHANISMS = (Noise.GAUSSIAN, Noise.MULTIPLICATIVE)
 _SVT_CUTOFF = 2  # c = ⌈M_i/((1−β)τ_i)⌉ = ⌈1 + α⌉ = 2 for 0 < α < 1 (module docstring)
 
 
@@ -302,7 +304,7 @@ class MultiplicativeParams:
     eta: float
     epsilon: float
     delta: float
-    neighbours: str
+    neighbours: Neighbours
     records_per_person: int
     level_sizes: tuple[int, ...]
     group_size: int
@@ -337,7 +339,7 @@ class MultiplicativeParams:
 
     @property
     def root_public(self) -> bool:
-        return self.neighbours == "change"
+        return self.neighbours is Neighbours.CHANGE
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -361,7 +363,7 @@ class MultiplicativeParams:
         try:
             return cls(
                 alpha=float(d["alpha"]), eta=float(d["eta"]), epsilon=float(d["epsilon"]),
-                delta=float(d["delta"]), neighbours=str(d["neighbours"]),
+                delta=float(d["delta"]), neighbours=check_neighbours(d["neighbours"]),
                 records_per_person=int(d["records_per_person"]),
                 level_sizes=tuple(int(n) for n in d["level_sizes"]), group_size=int(d["group_size"]),
                 epsilon_record=float(d["epsilon_record"]), delta_record=float(d["delta_record"]),
@@ -708,8 +710,8 @@ def gaussian_baseline_sigma2(level_sizes: Sequence[int], privacy: PrivacySpec,
         if j < first or x == 0:
             out.append(None)
             continue
-        s2 = gaussian_sigma2(privacy.level_l2_sensitivity_squared, x)
-        problem = gaussian_sigma2_problem(s2)
+        s2 = GAUSSIAN.scale(privacy.sensitivity, x)
+        problem = GAUSSIAN.scale_problem(s2)
         if problem is not None:
             raise ParameterError(f"level {j} needs {problem}", "use a larger ε or δ")
         out.append(s2)
@@ -724,7 +726,7 @@ def release_gaussian_baseline(levels_true: Sequence[np.ndarray], privacy: Privac
     sig = gaussian_baseline_sigma2([v.size for v in levels], privacy, level_rhos)
     out = []
     for v, s2 in zip(levels, sig):
-        out.append(v.copy() if s2 is None else v + sample_discrete_gaussian(rng, s2, v.size))
+        out.append(v.copy() if s2 is None else v + GAUSSIAN.sample(rng, [s2], [v.size])[0])
     return tuple(out)
 
 
@@ -761,7 +763,7 @@ class AlphaLevelFigure:
 class AlphaMRMSEProjection:
     """Projected α-mRMSE (records) of one mechanism for the user's tree: per level and overall (max)."""
 
-    mechanism: str
+    mechanism: Noise
     alpha: float
     levels: tuple[AlphaLevelFigure, ...]
     alpha_mrmse: float
@@ -795,20 +797,20 @@ def projected_alpha_mrmse(level_sizes: Sequence[int], privacy: PrivacySpec, alph
                             "use a prior with the same tree")
         mins = [float(v.min()) for v in pl]
     figures: list[AlphaLevelFigure] = []
-    if mechanism == "gaussian":
+    if mechanism == Noise.GAUSSIAN:
         sig = gaussian_baseline_sigma2(sizes, privacy)
         for j, (n, s2) in enumerate(zip(sizes, sig)):
             if s2 is None:
                 val = 0.0
             elif mins is None:
-                val = math.sqrt(float(discrete_gaussian_variance(float(s2))))
+                val = math.sqrt(GAUSSIAN.variance(float(s2)))
             else:
                 val = float(gaussian_alpha_rmse(np.array([mins[j]]), float(s2), a)[0])
             figures.append(AlphaLevelFigure(j, n, val))
         method = ("closed form (exact, worst case over data: an empty node per level)" if mins is None
                   else "closed form (exact at each level's smallest prior count)")
         worst = max(f.alpha_rmse for f in figures)
-        return AlphaMRMSEProjection("gaussian", a, tuple(figures), worst, method,
+        return AlphaMRMSEProjection(Noise.GAUSSIAN, a, tuple(figures), worst, method,
                                     note="discrete Gaussian per level, uniform ρ_ℓ (Corollary 2.7), unclamped")
     params = multiplicative_params(sizes, privacy, a, e)
     bz = math.floor(params.bucket_zero)
@@ -825,7 +827,7 @@ def projected_alpha_mrmse(level_sizes: Sequence[int], privacy: PrivacySpec, alph
     worst = max(f.alpha_rmse for f in figures)
     note = (f"τ_min = {params.tau_min:.4g} records: nodes below ~{params.tau_min:.3g} are released as "
             f"{bz:,}; without the clip of Ghazi et al.'s Lemma 3.3 a failure (prob. ≤ η = {e:g}) is not bounded")
-    return AlphaMRMSEProjection("multiplicative", a, tuple(figures), worst, method, params=params, note=note)
+    return AlphaMRMSEProjection(Noise.MULTIPLICATIVE, a, tuple(figures), worst, method, params=params, note=note)
 
 
 def simulate_alpha_mrmse(parents: Sequence[np.ndarray], levels_true: Sequence[np.ndarray], privacy: PrivacySpec,
@@ -837,7 +839,7 @@ def simulate_alpha_mrmse(parents: Sequence[np.ndarray], levels_true: Sequence[np
     sizes = tuple(v.size for v in w)
     a, e = _check_alpha_eta(alpha, eta)
     rng = SeededRandom(seed)
-    params = multiplicative_params(sizes, privacy, a, e) if mechanism == "multiplicative" else None
+    params = multiplicative_params(sizes, privacy, a, e) if mechanism == Noise.MULTIPLICATIVE else None
     runs: list[list[np.ndarray]] = [[] for _ in sizes]
     for _ in range(int(trials)):
         rel = (release_multiplicative(pars, w, params, rng) if params is not None
@@ -845,15 +847,15 @@ def simulate_alpha_mrmse(parents: Sequence[np.ndarray], levels_true: Sequence[np
         for j, v in enumerate(rel):
             runs[j].append(v)
     figures = tuple(AlphaLevelFigure(j, n, alpha_mrmse(np.vstack(runs[j]), w[j], a)) for j, n in enumerate(sizes))
-    return AlphaMRMSEProjection(mechanism, a, figures, max(f.alpha_rmse for f in figures),
+    return AlphaMRMSEProjection(Noise(mechanism), a, figures, max(f.alpha_rmse for f in figures),
                                 f"monte carlo ({int(trials)} trials, seed {seed})", params=params)
 
 
 def recommend_alpha_mechanism(level_sizes: Sequence[int], privacy: PrivacySpec, alpha: float,
                               prior_levels: Sequence[np.ndarray] | None = None, *,
-                              eta: float = DEFAULT_ETA) -> tuple[str, AlphaMRMSEProjection, AlphaMRMSEProjection]:
+                              eta: float = DEFAULT_ETA) -> tuple[Noise, AlphaMRMSEProjection, AlphaMRMSEProjection]:
     """Both projections side by side and the mechanism with the lower projected α-mRMSE
     (ties go to the Gaussian baseline, whose guarantee has no failure event)."""
-    g = projected_alpha_mrmse(level_sizes, privacy, alpha, "gaussian", prior_levels, eta=eta)
-    m = projected_alpha_mrmse(level_sizes, privacy, alpha, "multiplicative", prior_levels, eta=eta)
-    return ("multiplicative" if m.alpha_mrmse < g.alpha_mrmse else "gaussian"), g, m
+    g = projected_alpha_mrmse(level_sizes, privacy, alpha, Noise.GAUSSIAN, prior_levels, eta=eta)
+    m = projected_alpha_mrmse(level_sizes, privacy, alpha, Noise.MULTIPLICATIVE, prior_levels, eta=eta)
+    return (Noise.MULTIPLICATIVE if m.alpha_mrmse < g.alpha_mrmse else Noise.GAUSSIAN), g, m

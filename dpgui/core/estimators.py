@@ -15,7 +15,7 @@ from dpgui.core.tree import TreeShape
 
 
 def covering_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None]) -> np.ndarray:
-    """Paper 000 eq. (5): Ĉ_j = sum of the released nodes covering the first j leaves, j = 1..K
+    """Rameshwar, Tandon & Sharma eq. (5): Ĉ_j = sum of the released nodes covering the first j leaves, j = 1..K
     (j = 1..K+1 with the missing leaf: one per real leaf).
 
     An unreleased level is replaced by its children. O(K·h).
@@ -109,7 +109,7 @@ def _covering_sums(shape: TreeShape, values: Sequence[np.ndarray], prefixes: np.
 
 
 def paper_refined_estimate(shape: TreeShape, levels: Sequence[np.ndarray | None], variances: np.ndarray) -> np.ndarray:
-    """Paper 000 Appendix B ("refined" tree mechanism, Lemma IV.4): Ĉ_1..Ĉ_K. Change model only.
+    """Rameshwar, Tandon & Sharma Appendix B ("refined" tree mechanism, Lemma IV.4): Ĉ_1..Ĉ_K. Change model only.
 
     Step 1 (eq. 11, "estimation from below", Honaker 2015 §3.2): bottom-up, every non-root node
     gets M̃_v = α·M_v + (1−α)·Σ_children M̃_u with the variance-minimising α = (1/v)/(1/v + 1/V_S),

@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dpgui.core.plan import OBJECTIVES, Plan, PrivacySpec
+from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.planner import auto_plan, focus_error, focused_plan
 from dpgui.core.projection import Span, check_span
 from dpgui.core.tree import TreeShape, check_bins
-from dpgui.vocabulary import Name
+from dpgui.vocabulary import Estimator, Name, Noise, Objective
 from dpgui.errors import ParameterError
 
 #: The focused plan is offered when it lowers the 95 % margin shown for the region by at least this
@@ -221,7 +221,7 @@ class FocusOffer:
         from dpgui.core.quantiles import noise_margin
 
         points = max(1, self.span[1] - self.span[0] + 1)
-        scale = points if self.objective == "total" else 1
+        scale = points if self.objective == Objective.TOTAL else 1
 
         def margin(error: float) -> float:
             return float(noise_margin(math.sqrt(max(error, 0.0) / scale)))
@@ -238,14 +238,14 @@ class FocusOffer:
 
 
 def focus_offer(bins: int, privacy: PrivacySpec, focus: Span, shape: TreeShape | None = None,
-                estimator: str = "gls", objective: str = "total", noise: str = "laplace",
+                estimator: str = Estimator.GLS, objective: str = Objective.TOTAL, noise: str = Noise.LAPLACE,
                 budgets: str | Sequence[float] = "auto", locked: Mapping[int, float] | None = None,
                 default: Plan | None = None) -> FocusOffer:
     """Plan for the CDF points of ``focus`` (prefix lengths) and compare with the plan without focus
     (``default`` if given: it must be :func:`auto_plan`'s plan for these arguments). Both errors exact,
     in the focus; the focused plan is the default whenever planning for the focus gains nothing, so
     ``focused_error ≤ default_error`` always. Same privacy: both plans spend exactly the same ε (δ)."""
-    if objective not in OBJECTIVES:
+    if objective not in tuple(Objective):
         raise ParameterError(f"unknown objective {objective!r}", "use 'total' or 'max'")
     if default is None:
         default = auto_plan(bins, privacy, shape, budgets, estimator, objective, locked, noise=noise)

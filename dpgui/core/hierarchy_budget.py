@@ -1,6 +1,6 @@
 """Paper 001's error model of a clamped noisy count and its level-budget programs (6) and (7).
 
-Ko, Ziani & Fioretto, "Optimal Allocation of Privacy Budget on Hierarchical Data Release" (paper 001,
+Ko, Ziani & Fioretto, "Optimal Allocation of Privacy Budget on Hierarchical Data Release" (Ko, Ziani & Fioretto,
 ``shared/seeds/001_*``). A node's count ``n ≥ 0`` is released as ``max(0, n + Z)`` (eq. 1, the
 non-negativity clamp); its error is measured by bias, variance and MSE = bias² + variance (eq. 2).
 
@@ -56,8 +56,10 @@ import numpy as np
 import numpy.typing as npt
 
 from dpgui.core.noise import discrete_gaussian_variance, discrete_laplace_variance
+from dpgui.core.noise_mechanisms import mechanism_for
 from dpgui.core.plan import PrivacySpec, budget_total
 from dpgui.errors import ParameterError
+from dpgui.vocabulary import CDF_NOISES, Noise
 
 __all__ = [
     "clamped_laplace_bias",
@@ -100,14 +102,14 @@ def _positive(value: float, name: str) -> float:
 
 
 def clamped_laplace_bias(count: npt.ArrayLike, scale: float) -> np.ndarray:
-    """Bias E[max(0, n + Z)] − n for Z ~ Laplace(scale b): (b/2)·e^{−n/b} (paper 001, Prop. 1 with b = 1/ε)."""
+    """Bias E[max(0, n + Z)] − n for Z ~ Laplace(scale b): (b/2)·e^{−n/b} (Ko, Ziani & Fioretto, Prop. 1 with b = 1/ε)."""
     n, b = _counts_array(count), _positive(scale, "scale")
     out: np.ndarray = 0.5 * b * np.exp(-n / b)
     return out
 
 
 def clamped_laplace_variance(count: npt.ArrayLike, scale: float) -> np.ndarray:
-    """Var max(0, n + Z), Z ~ Laplace(b): b²(2 − e^{−n/b}) − n b e^{−n/b} − (b²/4) e^{−2n/b} (paper 001, Prop. 2)."""
+    """Var max(0, n + Z), Z ~ Laplace(b): b²(2 − e^{−n/b}) − n b e^{−n/b} − (b²/4) e^{−2n/b} (Ko, Ziani & Fioretto, Prop. 2)."""
     n, b = _counts_array(count), _positive(scale, "scale")
     e = np.exp(-n / b)
     out: np.ndarray = b * b * (2.0 - e) - n * b * e - 0.25 * b * b * e * e
@@ -115,7 +117,7 @@ def clamped_laplace_variance(count: npt.ArrayLike, scale: float) -> np.ndarray:
 
 
 def clamped_laplace_mse(count: npt.ArrayLike, scale: float) -> np.ndarray:
-    """E[(max(0, n + Z) − n)²], Z ~ Laplace(b): b²(2 − e^{−n/b}) − n b e^{−n/b} (paper 001, eq. 3)."""
+    """E[(max(0, n + Z) − n)²], Z ~ Laplace(b): b²(2 − e^{−n/b}) − n b e^{−n/b} (Ko, Ziani & Fioretto, eq. 3)."""
     n, b = _counts_array(count), _positive(scale, "scale")
     e = np.exp(-n / b)
     out: np.ndarray = b * b * (2.0 - e) - n * b * e
@@ -150,7 +152,7 @@ def clamped_discrete_laplace_moments(count: npt.ArrayLike, scale: float) -> tupl
     MSE = E Z² − Σ_{j≥1} ((n+j)² − n²) P(Z = −n−j) = 2q/(1−q)² − c q^n (2n q/(1−q)² + q(1+q)/(1−q)³)
         = 2q/(1−q)² − q^{n+1}·(2n/((1−q)(1+q)) + 1/(1−q)²);
     variance = MSE − bias². Exact (no truncation); O(len(count)). ``scale`` is t (records), e.g.
-    ``float(laplace_scale(Δ, ε))``. As t → ∞ these tend to paper 001's Propositions 1–2 with b = t.
+    ``float(laplace_scale(Δ, ε))``. As t → ∞ these tend to Ko, Ziani & Fioretto's Propositions 1–2 with b = t.
     """
     n, t = _counts_array(count), _positive(scale, "scale")
     bias, mse = _dlap_bias_mse(n, t)
@@ -257,6 +259,15 @@ def clamped_discrete_gaussian_moments(count: npt.ArrayLike, sigma2: float) -> tu
 # ----------------------------------------------------------------------------------------------
 
 
+def _dgauss_mse_slope(n: np.ndarray, sigma2: float) -> tuple[np.ndarray, np.ndarray]:
+    _, mse, slope = _dgauss_bias_mse_slope(n, sigma2)
+    return mse, slope
+
+
+#: Per noise: (MSE, d MSE / d noise parameter) of the clamped count at each prior count.
+_MSE_SLOPE = {Noise.LAPLACE: _dlap_mse_slope, Noise.GAUSSIAN: _dgauss_mse_slope}
+
+
 class _Level:
     """A noised level's distinct prior counts and their multiplicities (the optimiser's data)."""
 
@@ -268,38 +279,31 @@ class _Level:
 
 
 def _level_mse_slope(level: _Level, budget: float, noise: str, privacy: PrivacySpec) -> tuple[float, float]:
-    """(Σ_j MSE_j, d/d budget of it) for one level at budget ε_ℓ (laplace) or ρ_ℓ (gaussian)."""
-    if noise == "laplace":
-        delta = privacy.level_sensitivity
-        t = delta / budget
-        mse, dmdt = _dlap_mse_slope(level.values, t)
-        dtde = -t / budget
-        return float(mse @ level.mult), float(dmdt @ level.mult) * dtde
-    l2sq = privacy.level_l2_sensitivity_squared
-    sigma2 = l2sq / (2.0 * budget)
-    _, mse, dmds = _dgauss_bias_mse_slope(level.values, sigma2)
-    dsdr = -sigma2 / budget
-    return float(mse @ level.mult), float(dmds @ level.mult) * dsdr
+    """(Σ_j MSE_j, d/d budget of it) for one level at budget ε_ℓ (laplace: scale t = Δ/ε_ℓ) or ρ_ℓ
+    (gaussian: σ² = Δ₂²/(2ρ_ℓ)); either parameter p falls as dp/d budget = −p/budget."""
+    scale = mechanism_for(noise).unrounded_scale(privacy.sensitivity, budget)
+    mse, slope = _MSE_SLOPE[Noise(noise)](level.values, scale)
+    return float(mse @ level.mult), float(slope @ level.mult) * (-scale / budget)
 
 
-def level_mse(counts: npt.ArrayLike, budget: float, privacy: PrivacySpec, noise: str = "laplace") -> float:
+def level_mse(counts: npt.ArrayLike, budget: float, privacy: PrivacySpec, noise: str = Noise.LAPLACE) -> float:
     """Σ_j MSE(N_j) of one noised level (eq. 5's inner sum) at budget ε_ℓ (laplace: scale Δ/ε_ℓ) or
     ρ_ℓ (gaussian: σ² = Δ₂²/(2ρ_ℓ)), with the exact clamped discrete moments. O(distinct counts)."""
     level = _Level(_counts_array(counts))
     return _level_mse_slope(level, _positive(budget, "budget"), _check_noise(noise, privacy), privacy)[0]
 
 
-def level_mse_slope(counts: npt.ArrayLike, budget: float, privacy: PrivacySpec, noise: str = "laplace") -> float:
+def level_mse_slope(counts: npt.ArrayLike, budget: float, privacy: PrivacySpec, noise: str = Noise.LAPLACE) -> float:
     """d/d budget of :func:`level_mse` (negative), analytic: what the KKT conditions are written with."""
     level = _Level(_counts_array(counts))
     return _level_mse_slope(level, _positive(budget, "budget"), _check_noise(noise, privacy), privacy)[1]
 
 
 def _check_noise(noise: str, privacy: PrivacySpec) -> str:
-    if noise not in ("laplace", "gaussian"):
+    if noise not in CDF_NOISES:
         raise ParameterError(f"the budget programs work with laplace or gaussian noise, not {noise!r}",
                              "use noise 'laplace' or 'gaussian'")
-    if noise == "gaussian" and privacy.rho is None:
+    if noise == Noise.GAUSSIAN and privacy.rho is None:
         raise ParameterError("Gaussian noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace noise")
     return noise
 
@@ -331,7 +335,7 @@ def _prepare(prior_levels: Sequence[npt.ArrayLike], weights: Sequence[float] | N
 
 
 def weighted_mse(level_budgets: Sequence[float], prior_levels: Sequence[npt.ArrayLike], weights: Sequence[float] | None,
-                 privacy: PrivacySpec, noise: str = "laplace") -> float:
+                 privacy: PrivacySpec, noise: str = Noise.LAPLACE) -> float:
     """Paper 001 eq. (5): Σ_ℓ w_ℓ Σ_{j ∈ level ℓ} MSE(N_j, budget_ℓ) over the noised levels.
 
     ``level_budgets`` and ``prior_levels`` (public counts) and ``weights`` run over levels 0..L, root
@@ -426,7 +430,7 @@ class _Solver:
         if guess is None:
             u0 = 0.0
             g0 = self.gradient(i, 1.0)
-            power = 3.0 if self.noise == "laplace" else 2.0
+            power = float(mechanism_for(self.noise).budget_power + 1)
             guess = (math.log(g0) - log_lam) / power + u0 if g0 > 0 else 0.0
         lo, hi, f_lo, f_hi = _bracket(f, guess, 0.25)
         return math.exp(_illinois(f, lo, hi, f_lo, f_hi))
@@ -460,7 +464,7 @@ def _spread(noised: list[int], n_levels: int, xs: Sequence[float], total: float)
 
 
 def optimal_allocation(prior_levels: Sequence[npt.ArrayLike], privacy: PrivacySpec, weights: Sequence[float] | None = None,
-                       noise: str = "laplace") -> tuple[float, ...]:
+                       noise: str = Noise.LAPLACE) -> tuple[float, ...]:
     """Program (6): the level budgets (levels 0..L, root first; 0 for the public root under change)
     that minimise the weighted MSE (eq. 5) with Σ budgets = ε (laplace) or ρ = privacy.rho (gaussian).
 
@@ -480,7 +484,7 @@ def optimal_allocation(prior_levels: Sequence[npt.ArrayLike], privacy: PrivacySp
 
 
 def least_budget_for_target(prior_levels: Sequence[npt.ArrayLike], privacy: PrivacySpec, weights: Sequence[float] | None,
-                            target_mse: float, noise: str = "laplace") -> tuple[float, ...]:
+                            target_mse: float, noise: str = Noise.LAPLACE) -> tuple[float, ...]:
     """Program (7): the level budgets (levels 0..L, root first) of least total that keep the weighted
     MSE (eq. 5) ≤ ``target_mse`` (τ, counts²). The total is ε (laplace) or ρ (gaussian; the ε this
     costs at the user's δ is ``zcdp_epsilon(Σρ, δ)``). ``privacy.epsilon`` is not a constraint here

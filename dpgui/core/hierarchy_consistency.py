@@ -10,7 +10,7 @@ post-processing of already-noised counts: it spends no privacy and holds for bot
 
 Programs and algorithms
 -----------------------
-* :func:`integer_simplex_projection` -- paper 001 program (8) with integrality: given real ``y``
+* :func:`integer_simplex_projection` -- Ko, Ziani & Fioretto program (8) with integrality: given real ``y``
   (noisy children) and an integer ``total >= 0`` (the parent's released value), find
   ``argmin ||v - y||_2^2`` over ``v in Z_{>=0}^n`` with ``sum v = total``. The objective is
   separable convex; the ``(t+1)``-th unit given to child ``i`` costs ``2 (t + 1/2 - y_i)``, which
@@ -31,7 +31,7 @@ Programs and algorithms
   index first (the earlier child in the hierarchy's order). Among several optima the result is the
   lexicographically greatest one. E.g. ``y = (0.5, 0.5)``, ``total = 1`` gives ``(1, 0)``.
 
-* :func:`topdown_consistent` -- program (8) applied recursively from the root (paper 001 §3.3):
+* :func:`topdown_consistent` -- program (8) applied recursively from the root (Ko, Ziani & Fioretto §3.3):
   the root's released value is given; then, level by level, every parent's children are the
   integer projection of their noisy values onto the parent's released value. All parents of a
   level are done at once (segmented: one sort per level, per-segment sums with

@@ -42,6 +42,7 @@ from dpgui.core.hierarchy import (
 )
 from dpgui.core.plan import budget_total, split_budget
 from dpgui.errors import DpguiError
+from dpgui.vocabulary import Noise
 
 __all__ = [
     "MOSTLY_NOISE_SHARE",
@@ -178,7 +179,7 @@ def _counts_basis(plan: HierarchyPlan, hierarchy: Hierarchy, prior_levels: Seque
         who = "N, public under change" if plan.privacy.root_public else "a published estimate of N"
         return (assumed_levels(hierarchy, plan.assumed_records),
                 f"{plan.assumed_records:,} records ({who}) assumed spread evenly over the categories")
-    if plan.noise == "multiplicative":  # its error has no counts-free form: at zero counts
+    if plan.noise is Noise.MULTIPLICATIVE:  # its error has no counts-free form: at zero counts
         return tuple(np.zeros(n, dtype=np.int64) for n in plan.level_sizes), "zero counts (no counts given)"
     return None, NO_COUNTS
 
@@ -204,7 +205,7 @@ def plan_errors(plan: HierarchyPlan, hierarchy: Hierarchy, prior_levels: Sequenc
 
 def plan_at_epsilon(plan: HierarchyPlan, epsilon: float) -> HierarchyPlan:
     """``plan`` at another total ε (the same δ): level budgets in the same shares of ε (Laplace) or of
-    ρ = zcdp_rho(ε, δ) (Gaussian); paper 004's parameters made again at ε (multiplicative). Raises
+    ρ = zcdp_rho(ε, δ) (Gaussian); Ghazi et al.'s parameters made again at ε (multiplicative). Raises
     ParameterError where a budget is below what the noise sampler can use."""
     if epsilon == plan.privacy.epsilon:
         return plan

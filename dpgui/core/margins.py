@@ -23,6 +23,7 @@ from typing import Any
 
 from dpgui.core.plan import Plan
 from dpgui.core.planner import margin95
+from dpgui.vocabulary import AccuracyWhere
 
 __all__ = ["MARGIN_NAME", "MARGIN_MEANING", "CdfMargins", "cdf_margins"]
 
@@ -49,5 +50,5 @@ def cdf_margins(plan: Plan) -> CdfMargins:
     """The 95 % margins the product states for a CDF plan (the window's plan summary and plots, ``dpgui
     plan`` and ``simulate``, the PDF): ``margin95(plan, 'every')`` and ``margin95(plan, 'average')``.
     Exact; O(K̄ + h³)."""
-    return CdfMargins(margin95(plan, "every"), margin95(plan, "average"))
+    return CdfMargins(margin95(plan, AccuracyWhere.EVERY), margin95(plan, AccuracyWhere.AVERAGE))
 

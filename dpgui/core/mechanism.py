@@ -23,13 +23,12 @@ import numpy as np
 from dpgui.core.consistency import make_consistent
 from dpgui.core.estimators import covering_estimate, gls_estimate
 from dpgui.core.missing import impute_missing
-from dpgui.core.noise import RandomSource, sample_discrete_gaussian_levels, sample_discrete_laplace_levels
+from dpgui.core.noise import RandomSource
 from dpgui.core.plan import Plan
 from dpgui.core.projection import prefix_variances
 from dpgui.core.tree import bin_edges
 from dpgui.errors import ParameterError
-
-CONSISTENCY_METHODS = ("l2", "l1", "none")
+from dpgui.vocabulary import CdfConsistency, Estimator
 
 
 def noisy_tree(counts: np.ndarray, plan: Plan, source: RandomSource, missing: int = 0) -> list[np.ndarray | None]:
@@ -60,8 +59,8 @@ def noisy_tree(counts: np.ndarray, plan: Plan, source: RandomSource, missing: in
 def add_noise(plan: Plan, true_levels: Sequence[np.ndarray], source: RandomSource) -> list[np.ndarray | None]:
     """Released levels from true node counts per level: noised, exact (public root) or None."""
     noised = [lvl for lvl, scale in enumerate(plan.scales) if scale is not None]
-    sample = sample_discrete_gaussian_levels if plan.noise == "gaussian" else sample_discrete_laplace_levels
-    noise = sample(source, [scale for scale in plan.scales if scale is not None], [true_levels[lvl].size for lvl in noised])
+    noise = plan.mechanism.sample(source, [scale for scale in plan.scales if scale is not None],
+                                  [true_levels[lvl].size for lvl in noised])
     out: list[np.ndarray | None] = [None] * (plan.shape.height + 1)
     for lvl, z in zip(noised, noise):
         out[lvl] = true_levels[lvl] + z
@@ -74,7 +73,7 @@ def estimate_cumulative(plan: Plan, levels: Sequence[np.ndarray | None], padding
     """Unbiased Ĉ_j for every real leaf j (1..K, or 1..K+1 with the missing leaf) from released levels
     with the plan's estimator; the last one is N if N is public. ``padding_known=False``: GLS as dpgui
     computed it before it used the padding zeros (to show a release made then as it was published)."""
-    if plan.estimator == "covering":
+    if plan.estimator is Estimator.COVERING:
         estimate = covering_estimate(plan.shape, levels)
     else:
         estimate = gls_estimate(plan.shape, levels, plan.level_variances(), padding_known)
@@ -95,7 +94,7 @@ class Release:
     plan: Plan
     lower: float
     upper: float
-    consistency: str
+    consistency: CdfConsistency
     cumulative: np.ndarray  # final cumulative counts C_1..C_K (int64 unless consistency = none)
     total: float  # N: public (change: all rows, missing included) or released estimate (add/remove)
     estimate: np.ndarray  # unbiased Ĉ before consistency
@@ -103,9 +102,12 @@ class Release:
     levels: tuple[np.ndarray | None, ...]  # released noisy node counts, root first
     secure: bool
     missing: float | None = None  # released count of missing values (change); None: dropped or imputed
-    #: GLS used the padding leaves as known zeros (every release since issue 17); False: a release made
+    #: GLS used the padding leaves as known zeros (every release dpgui makes); False: a release made
     #: before, recomputed from a project file with the estimator it was published with
     padding_known: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "consistency", CdfConsistency(self.consistency))
 
     @property
     def missing_rule(self) -> str:
@@ -147,7 +149,7 @@ def release_from_levels(
     ``padding_known=False`` recomputes a release made before GLS used the padding zeros as it was
     published (:attr:`Release.padding_known`).
     """
-    if consistency not in CONSISTENCY_METHODS:
+    if consistency not in tuple(CdfConsistency):
         raise ParameterError(f"unknown consistency {consistency!r}", "use l2, l1 or none")
     estimate = estimate_cumulative(plan, levels, padding_known)
     if plan.privacy.root_public:
@@ -160,7 +162,7 @@ def release_from_levels(
         std_error = np.sqrt(prefix_variances(plan, padding_known=padding_known))
     k = plan.shape.bins
     missing = float(total - final[k - 1]) if plan.shape.missing_leaf else None
-    return Release(plan, lower, upper, consistency, final[:k], total, estimate[:k], np.asarray(std_error)[:k],
+    return Release(plan, lower, upper, CdfConsistency(consistency), final[:k], total, estimate[:k], np.asarray(std_error)[:k],
                    tuple(levels), secure, missing, padding_known)
 
 
@@ -177,8 +179,8 @@ def leaf_counts(counts: np.ndarray, plan: Plan, missing: int, lower: float, uppe
 
 
 def release(
-    counts: np.ndarray, plan: Plan, source: RandomSource, lower: float = 0.0, upper: float = 1.0, consistency: str = "l2",
-    missing: int = 0,
+    counts: np.ndarray, plan: Plan, source: RandomSource, lower: float = 0.0, upper: float = 1.0,
+    consistency: str = CdfConsistency.L2, missing: int = 0,
 ) -> Release:
     """Noise, estimate and make consistent: a complete ε-DP (Laplace) or (ε, δ)-DP (Gaussian) release
     of the histogram's CDF.
@@ -186,7 +188,7 @@ def release(
     ``missing``: the number of missing values (counted in the missing leaf under change, dropped
     under add/remove; see :func:`noisy_tree`; counted as ``plan.privacy.impute`` when it is given,
     :func:`leaf_counts`)."""
-    if consistency not in CONSISTENCY_METHODS:
+    if consistency not in tuple(CdfConsistency):
         raise ParameterError(f"unknown consistency {consistency!r}", "use l2, l1 or none")
     counts, missing = leaf_counts(counts, plan, missing, lower, upper)
     levels = noisy_tree(counts, plan, source, missing)

@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from dpgui.core.tree import bin_edges
-from dpgui.vocabulary import Name
+from dpgui.vocabulary import Name, Neighbours
 from dpgui.errors import ParameterError
 
 __all__ = [
@@ -92,7 +92,7 @@ MISSING_RULE_TEXT: dict[str, str] = {
 
 def missing_rule_for(neighbours: str) -> MissingRule:
     """The missing-value rule of a neighbour model: ``"bucket"`` (change), ``"drop"`` (addremove)."""
-    return MISSING_BUCKET if neighbours == "change" else MISSING_DROP
+    return MISSING_BUCKET if neighbours == Neighbours.CHANGE else MISSING_DROP
 
 
 def missing_rule_text(rule: str, value: float | None = None) -> str:

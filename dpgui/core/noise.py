@@ -29,6 +29,10 @@ homogeneity test); ``benchmarks/bench_noise.py`` measures the speed.
 Randomness: :class:`SecureRandom` reads the operating system's CSPRNG (``os.urandom``) and
 is the only source fit for a real release.  :class:`SeededRandom` (numpy PCG64) is
 reproducible and **insecure**; it exists for simulations and tests only.
+
+About 800 lines: the two samplers are one algorithm (the Gaussian's is the Laplace's with a Bernoulli
+acceptance step, CKS Algorithm 3 on Algorithm 2) sharing the exact-integer helpers, kept together so that
+their overflow reasoning is read in one place.
 """
 
 from __future__ import annotations

@@ -52,29 +52,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpgui.core.accounting import zcdp_epsilon, zcdp_rho
+from dpgui.core.accounting import zcdp_rho
 from dpgui.core.missing import (MISSING_BUCKET, MISSING_DROP, MISSING_IMPUTE, MissingRule, check_impute_value,
                                 missing_rule_for)
-from dpgui.core.noise import (
-    MAX_GAUSSIAN_SIGMA2,
-    MAX_LAPLACE_SCALE,
-    discrete_gaussian_variance,
-    discrete_laplace_variance,
-    gaussian_sigma2,
-    gaussian_sigma2_problem,
-    laplace_scale,
-    laplace_scale_problem,
-)
+from dpgui.core.noise import MAX_LAPLACE_SCALE
+from dpgui.core.noise_mechanisms import LAPLACE, NoiseMechanism, Sensitivity, mechanism_for, mechanism_named, pure_rho
 from dpgui.core.tree import TreeShape
 from dpgui.errors import ParameterError
-from dpgui.vocabulary import Neighbours
+from dpgui.vocabulary import AUTO, CDF_NOISES, Estimator, Neighbours, Noise, Objective
 
-NEIGHBOURS: tuple[str, ...] = tuple(str(model.value) for model in Neighbours)
-ESTIMATORS = ("gls", "covering")
-OBJECTIVES = ("total", "max")
-#: The noises a plan can use; ``auto`` (a planner choice, never a plan's) picks one of them.
-NOISES = ("laplace", "gaussian")
-NOISE_CHOICES = ("auto", *NOISES)
+#: :attr:`NoiseChoice.objective` when accuracy came first: each noise at the least ε meeting a target.
+ACCURACY_FIRST = "epsilon"
+
 #: How a Gaussian release's ρ becomes (ε, δ), as recorded in plans and manifests.
 ZCDP_CONVERSION = "Canonne, Kamath & Steinke 2020, Corollary 13 (ρ-zCDP to (ε, δ)-DP)"
 # Budgets are floats; sums may differ from ε by rounding. Anything within this is "equal".
@@ -120,11 +109,21 @@ def check_delta(delta: object, name: str = "delta", largest: float | None = MAX_
     return value
 
 
-def check_noise(noise: object, allowed: Sequence[str] = NOISES) -> str:
-    """The noise's name, if it is one of ``allowed``."""
+def check_noise(noise: object, allowed: Sequence[str] = CDF_NOISES) -> str:
+    """The noise, if it is one of ``allowed``: its :class:`Noise` member, or :data:`AUTO` when ``allowed``
+    holds it (a planner's choice, never a plan's)."""
     if noise not in allowed:
         raise ParameterError(f"unknown noise {noise!r}", "use " + ", ".join(repr(n) for n in allowed))
-    return str(noise)
+    return AUTO if noise == AUTO else Noise(noise)
+
+
+def check_neighbours(neighbours: object) -> Neighbours:
+    """The neighbour model named ``neighbours`` (its token or member), else ParameterError."""
+    if neighbours not in tuple(Neighbours):
+        raise ParameterError(
+            f"unknown neighbour model {neighbours!r}", "use 'change' (N public) or 'addremove' (N private)"
+        )
+    return Neighbours(neighbours)
 
 
 def _round_up(value: float, digits: int = 3) -> float:
@@ -144,7 +143,7 @@ class PrivacySpec:
     """
 
     epsilon: float
-    neighbours: str = "change"
+    neighbours: Neighbours = Neighbours.CHANGE
     records_per_person: int = 1
     delta: float = 0.0
     impute: float | None = None
@@ -152,13 +151,10 @@ class PrivacySpec:
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "delta", check_delta(self.delta))
-        if self.neighbours not in NEIGHBOURS:
-            raise ParameterError(
-                f"unknown neighbour model {self.neighbours!r}", "use 'change' (N public) or 'addremove' (N private)"
-            )
+        object.__setattr__(self, "neighbours", check_neighbours(self.neighbours))
         if self.impute is not None:
             object.__setattr__(self, "impute", check_impute_value(self.impute))
-            if self.neighbours != "change":
+            if self.neighbours is not Neighbours.CHANGE:
                 raise ParameterError(
                     "missing values cannot be counted as a chosen value under add/remove: there a missing row is "
                     "already left out at no cost (its removal is a neighbour), and imputing would only add made-up "
@@ -186,13 +182,19 @@ class PrivacySpec:
     @property
     def level_sensitivity(self) -> int:
         """L1 sensitivity of one tree level's node counts: 2L (change) or L (add/remove)."""
-        return (2 if self.neighbours == "change" else 1) * self.records_per_person
+        return (2 if self.neighbours is Neighbours.CHANGE else 1) * self.records_per_person
 
     @property
     def level_l2_sensitivity_squared(self) -> int:
         """Squared L2 sensitivity Δ₂² of one tree level's node counts: 2L² (change) or L² (add/remove);
         derivation in the module docstring."""
-        return (2 if self.neighbours == "change" else 1) * self.records_per_person**2
+        return (2 if self.neighbours is Neighbours.CHANGE else 1) * self.records_per_person**2
+
+    @property
+    def sensitivity(self) -> Sensitivity:
+        """Both sensitivities of one tree level's node counts (:attr:`level_sensitivity`,
+        :attr:`level_l2_sensitivity_squared`), as a noise mechanism takes them."""
+        return Sensitivity(self.level_sensitivity, self.level_l2_sensitivity_squared)
 
     @property
     def rho(self) -> float | None:
@@ -210,7 +212,7 @@ class PrivacySpec:
 
     @property
     def root_public(self) -> bool:
-        return self.neighbours == "change"
+        return self.neighbours is Neighbours.CHANGE
 
     @property
     def missing_rule(self) -> MissingRule:
@@ -242,7 +244,7 @@ class NoiseChoice:
     """
 
     requested: str
-    chosen: str
+    chosen: Noise
     objective: str
     laplace: tuple[float, float] | None
     gaussian: tuple[float, float] | None
@@ -250,14 +252,21 @@ class NoiseChoice:
     gaussian_epsilon: float | None = None
     alternative: Plan | None = field(default=None, compare=False, repr=False)
 
+    def __post_init__(self) -> None:  # the words as members where they are the vocabulary's
+        object.__setattr__(self, "chosen", Noise(self.chosen))
+        if self.requested in tuple(Noise):
+            object.__setattr__(self, "requested", Noise(self.requested))
+        if self.objective in tuple(Objective):
+            object.__setattr__(self, "objective", Objective(self.objective))
+
     def to_json(self) -> dict[str, Any]:
         def figures(pair: tuple[float, float] | None) -> dict[str, float] | None:
             return None if pair is None else {"total_sq_error": pair[0], "max_variance": pair[1],
                                               "max_std_error": math.sqrt(pair[1])}
 
         out: dict[str, Any] = {"requested": self.requested, "chosen": self.chosen, "objective": self.objective,
-                               "laplace": figures(self.laplace), "gaussian": figures(self.gaussian)}
-        if self.objective == "epsilon":
+                               Noise.LAPLACE: figures(self.laplace), Noise.GAUSSIAN: figures(self.gaussian)}
+        if self.objective == ACCURACY_FIRST:
             out.update(laplace_epsilon=self.laplace_epsilon, gaussian_epsilon=self.gaussian_epsilon)
         return out
 
@@ -269,8 +278,8 @@ class NoiseChoice:
         def number(value: object) -> float | None:
             return None if value is None else float(value)  # type: ignore[arg-type]
 
-        return cls(str(data["requested"]), str(data["chosen"]), str(data["objective"]), pair(data.get("laplace")),
-                   pair(data.get("gaussian")), number(data.get("laplace_epsilon")), number(data.get("gaussian_epsilon")))
+        return cls(str(data["requested"]), Noise(str(data["chosen"])), str(data["objective"]), pair(data.get(Noise.LAPLACE)),
+                   pair(data.get(Noise.GAUSSIAN)), number(data.get("laplace_epsilon")), number(data.get("gaussian_epsilon")))
 
 
 @dataclass(frozen=True)
@@ -290,17 +299,18 @@ class Plan:
     shape: TreeShape
     privacy: PrivacySpec
     level_budgets: tuple[float, ...]
-    estimator: str = "gls"
-    noise: str = "laplace"
+    estimator: Estimator = Estimator.GLS
+    noise: Noise = Noise.LAPLACE
     noise_choice: NoiseChoice | None = field(default=None, compare=False)
     focus: tuple[int, int] | None = field(default=None, compare=False)
     scales: tuple[Fraction | None, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.estimator not in ESTIMATORS:
+        if self.estimator not in tuple(Estimator):
             raise ParameterError(f"unknown estimator {self.estimator!r}", "use 'gls' or 'covering'")
-        check_noise(self.noise)
-        if self.noise == "gaussian" and self.privacy.delta <= 0:
+        object.__setattr__(self, "estimator", Estimator(self.estimator))
+        object.__setattr__(self, "noise", Noise(check_noise(self.noise)))
+        if self.noise is Noise.GAUSSIAN and self.privacy.delta <= 0:
             raise ParameterError("Gaussian noise needs δ > 0 (with δ = 0 only pure ε-DP Laplace noise is possible)",
                                  "set δ, e.g. 1e-9, or choose Laplace noise")
         if self.shape.missing_leaf and not self.privacy.missing_leaf:
@@ -361,41 +371,38 @@ class Plan:
 
     def _level_scale(self, budget: float) -> tuple[Fraction, str | None, float]:
         """(noise parameter, why the sampler cannot draw it or None, the least budget it can draw)."""
-        if self.noise == "gaussian":
-            l2sq = self.privacy.level_l2_sensitivity_squared
-            sigma2 = gaussian_sigma2(l2sq, budget)
-            return sigma2, gaussian_sigma2_problem(sigma2), l2sq / (2.0 * float(MAX_GAUSSIAN_SIGMA2))
-        delta = self.privacy.level_sensitivity
-        scale = laplace_scale(delta, budget)
-        return scale, laplace_scale_problem(scale), delta / float(MAX_LAPLACE_SCALE)
+        sensitivity = self.privacy.sensitivity
+        scale = self.mechanism.scale(sensitivity, budget)
+        return scale, self.mechanism.scale_problem(scale), self.mechanism.least_budget(sensitivity)
 
     # ----- derived, public quantities -----
     @property
+    def mechanism(self) -> NoiseMechanism:
+        """The plan's noise (:mod:`dpgui.core.noise_mechanisms`)."""
+        return mechanism_for(self.noise)
+
+    @property
     def budget_name(self) -> str:
         """The unit of :attr:`level_budgets`: "ε" (Laplace) or "ρ" (Gaussian)."""
-        return "ρ" if self.noise == "gaussian" else "ε"
+        return self.mechanism.budget_unit
 
     @property
     def budget_total(self) -> float:
         """What the level budgets sum to: ε (Laplace) or ρ = zcdp_rho(ε, δ) (Gaussian)."""
-        if self.noise == "gaussian":
-            rho = self.privacy.rho
-            assert rho is not None  # δ > 0 checked above
-            return rho
-        return self.privacy.epsilon
+        return budget_total(self.privacy, self.noise)
 
     @property
     def level_epsilons(self) -> tuple[float, ...]:
         """Per-level ε of a Laplace plan. A Gaussian plan's levels have ρ budgets (:attr:`level_rhos`)
         and no ε of their own: asking for them is a programming error."""
-        if self.noise != "laplace":
+        if self.noise is not Noise.LAPLACE:
             raise ValueError("a Gaussian plan's level budgets are ρ, not ε: use level_budgets or level_rhos")
         return self.level_budgets
 
     @property
     def level_rhos(self) -> tuple[float, ...] | None:
         """Per-level ρ of a Gaussian plan; None for Laplace."""
-        return self.level_budgets if self.noise == "gaussian" else None
+        return self.level_budgets if self.noise is Noise.GAUSSIAN else None
 
     @property
     def missing_rule(self) -> MissingRule:
@@ -421,10 +428,7 @@ class Plan:
         out = np.full(self.shape.height + 1, np.inf)
         for level, scale in enumerate(self.scales):
             if scale is not None:
-                if self.noise == "gaussian":
-                    out[level] = float(discrete_gaussian_variance(float(scale)))
-                else:
-                    out[level] = discrete_laplace_variance(float(scale))
+                out[level] = self.mechanism.variance(float(scale))
         if self.privacy.root_public:
             out[0] = 0.0
         return out
@@ -433,37 +437,29 @@ class Plan:
         """Exact zCDP ρ of the release. Gaussian: Σ_l Δ₂²/(2σ_l²) over noised levels (≤ the planned ρ).
         Laplace: ε²/2 of :meth:`epsilon_spent`, since pure ε-DP implies ε²/2-zCDP (Bun & Steinke 2016,
         Prop. 1.4), which lets the ledger compose Laplace and Gaussian releases under zCDP."""
-        if self.noise == "gaussian":
-            l2sq = self.privacy.level_l2_sensitivity_squared
-            return sum((Fraction(l2sq) / (2 * s) for s in self.scales if s is not None), Fraction(0))
-        eps = self.epsilon_spent()
-        return eps * eps / 2
+        return self.mechanism.rho_of(self.mechanism.spent(self.privacy.sensitivity, self.scales))
 
     def epsilon_spent(self) -> Fraction:
         """ε of the release (≤ the planned ε). Laplace: exactly Σ_l Δ₁/t_l over noised levels.
         Gaussian: the CKS conversion of :meth:`rho_spent` at δ (rounded towards more ε)."""
-        if self.noise == "gaussian":
-            return Fraction(zcdp_epsilon(float(self.rho_spent()), self.privacy.delta))
-        delta = self.privacy.level_sensitivity
-        return sum((Fraction(delta) / s for s in self.scales if s is not None), Fraction(0))
+        return self.mechanism.epsilon_of(self.mechanism.spent(self.privacy.sensitivity, self.scales), self.privacy.delta)
 
     @property
     def delta_spent(self) -> float:
         """δ of the release: the plan's δ for Gaussian noise, 0 for Laplace (pure ε-DP; δ unused)."""
-        return self.privacy.delta if self.noise == "gaussian" else 0.0
+        return self.mechanism.charge(self.privacy.epsilon, self.privacy.delta).delta
 
     def ledger_charge(self) -> tuple[float, float, float]:
         """(ε, δ, ρ) the budget ledger charges for this plan's release, the planned figures (each ≥ the
         spent one): Laplace (ε, 0, ε²/2) — pure ε-DP is ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so
         Laplace releases can compose with Gaussian ones under zCDP; Gaussian (ε, δ, ρ = zcdp_rho(ε, δ))."""
-        eps = self.privacy.epsilon
-        if self.noise == "gaussian":
-            return eps, self.privacy.delta, self.budget_total
-        return eps, 0.0, eps * eps / 2.0
+        charge = self.mechanism.charge(self.privacy.epsilon, self.privacy.delta)
+        rho = float(pure_rho(Fraction(charge.epsilon))) if charge.rho is None else charge.rho
+        return charge.epsilon, charge.delta, rho
 
     def to_json(self) -> dict[str, Any]:
         first = self.privacy.first_noised_level()
-        gaussian = self.noise == "gaussian"
+        gaussian = self.noise is Noise.GAUSSIAN
         noised_scales = [float(s) if s is not None else None for s in self.scales[first:]]
         out: dict[str, Any] = {
             "bins": self.shape.bins,
@@ -479,7 +475,7 @@ class Plan:
             "records_per_person": self.privacy.records_per_person,
             "sensitivity_per_level": self.privacy.level_sensitivity,
             "estimator": self.estimator,
-            "noise": "discrete_gaussian" if gaussian else "discrete_laplace",
+            "noise": self.mechanism.manifest_name,
         }
         if gaussian or self.privacy.delta > 0:
             out.update({
@@ -507,10 +503,11 @@ class Plan:
         impute = data.get("missing_impute")  # plans saved before imputation existed have none
         privacy = PrivacySpec(float(data["epsilon"]), data["neighbours"], int(data["records_per_person"]),
                               float(data.get("delta") or 0.0), None if impute is None else float(impute))
-        noise = {"discrete_laplace": "laplace", "discrete_gaussian": "gaussian"}.get(str(data.get("noise", "discrete_laplace")))
-        if noise is None:
+        mechanism = mechanism_named(str(data.get("noise", LAPLACE.manifest_name)))
+        if mechanism is None:
             raise ParameterError(f"unknown noise {data.get('noise')!r} in a saved plan", "make the plan again")
-        budgets = data["level_rhos"] if noise == "gaussian" else data["level_epsilons"]
+        noise = mechanism.noise
+        budgets = data["level_rhos"] if noise is Noise.GAUSSIAN else data["level_epsilons"]
         choice = data.get("noise_choice")
         focus = data.get("focus")  # plans saved before the focus existed have none
         return cls(shape, privacy, tuple(budgets), data["estimator"], noise,
@@ -520,14 +517,13 @@ class Plan:
 
 def budget_total(privacy: PrivacySpec, noise: str) -> float:
     """What a plan's level budgets sum to: ε for Laplace, ρ = zcdp_rho(ε, δ) for Gaussian (δ > 0)."""
-    if check_noise(noise) == "gaussian":
-        if privacy.rho is None:
-            raise ParameterError("Gaussian noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace noise")
-        return privacy.rho
-    return privacy.epsilon
+    mechanism = mechanism_for(check_noise(noise))
+    if mechanism.noise.is_zcdp and privacy.delta <= 0:
+        raise ParameterError("Gaussian noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace noise")
+    return mechanism.budget_total(privacy.epsilon, privacy.delta)
 
 
-def equal_budgets(shape: TreeShape, privacy: PrivacySpec, noise: str = "laplace") -> tuple[float, ...]:
+def equal_budgets(shape: TreeShape, privacy: PrivacySpec, noise: str = Noise.LAPLACE) -> tuple[float, ...]:
     """The budget (ε, or ρ for Gaussian) split equally over the noised levels (the paper's ε̂·1)."""
     count = shape.height + 1 - privacy.first_noised_level()
     return split_budget(budget_total(privacy, noise), [1.0] * count)

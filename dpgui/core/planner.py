@@ -1,10 +1,11 @@
-"""Optimisers and the auto-planner (paper 000 §IV–V and beyond; docs/design.md, "Per-level budgets: the planner").
+"""Optimisers and the auto-planner (Rameshwar, Tandon & Sharma §IV–V and beyond; docs/design.md, "Per-level
+budgets: the planner").
 
 Everything here is data-independent: it sees K, ε, the neighbour model and records per person,
 never the confidential counts, so planning costs no privacy.
 
-* :func:`theorem_iv2_budgets` / :func:`theorem_iv2_branching` — paper 000 Theorem IV.2 (both parts).
-* :func:`paper_best_shape` — paper 000 §V: integer heights and factorisations with K̄ ∈ [K, 2K],
+* :func:`theorem_iv2_budgets` / :func:`theorem_iv2_branching` — Rameshwar, Tandon & Sharma Theorem IV.2 (both parts).
+* :func:`paper_best_shape` — Rameshwar, Tandon & Sharma §V: integer heights and factorisations with K̄ ∈ [K, 2K],
   equal budgets, covering-sum estimator (the ``paper_best`` baseline).
 * :func:`optimise_budgets` — per-level budgets minimising the exact projected error of the chosen
   estimator (closed form for covering + total, numerical for GLS or the max objective), with
@@ -16,16 +17,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
 from dataclasses import replace
 
-from dpgui.core.noise import discrete_gaussian_variance
+from dpgui.core.noise_mechanisms import mechanism_for
 from dpgui.core.plan import (
-    NOISE_CHOICES,
-    OBJECTIVES,
+    ACCURACY_FIRST,
     NoiseChoice,
     Plan,
     PrivacySpec,
@@ -39,9 +38,7 @@ from dpgui.core.projection import (
     check_span,
     last_prefix,
     max_prefix_variance,
-    prefix_basis,
     prefix_variances,
-    prefix_variances_from_basis,
     TotalCoefficients,
     gls_total_coefficients,
     total_coefficients,
@@ -50,15 +47,14 @@ from dpgui.core.projection import (
     _gls_block_numerator,
     _sum_floor_mod,
 )
-from dpgui.core.simplex import minimise_on_simplex
+from dpgui.core.level_budgets import _Objective, level_variance, optimise_budgets
 from dpgui.core.tree import TreeShape, check_bins
 from dpgui.errors import ParameterError
-
-# A level whose optimal budget share falls below this is not released (its budget goes elsewhere).
-MIN_SHARE = 1e-4
+from dpgui.vocabulary import AUTO, CDF_NOISES, AccuracyWhere, Estimator, Noise, Objective
 
 
-# ------------------------------------------------------------------ paper 000, Theorem IV.2
+
+# ------------------------------------------------------------------ Rameshwar, Tandon & Sharma, Theorem IV.2
 def theorem_iv2_budgets(branching: Sequence[float], epsilon: float) -> tuple[float, ...]:
     """ε_i = ε (n_i − 1)^{1/3} / Σ_j (n_j − 1)^{1/3}: optimal split for given n (covering sum)."""
     return split_budget(epsilon, [(n - 1) ** (1 / 3) for n in branching])
@@ -72,268 +68,12 @@ def theorem_iv2_branching(level_epsilons: Sequence[float], bins: float) -> np.nd
     return result
 
 
-def laplace_variance(epsilon: np.ndarray, sensitivity: int) -> np.ndarray:
-    """Exact discrete Laplace variance at scale Δ/ε: 1 / (2 sinh²(ε/2Δ)); inf where ε = 0."""
-    eps = np.asarray(epsilon, dtype=float)
-    with np.errstate(divide="ignore"):
-        return 0.5 / np.sinh(eps / (2.0 * sensitivity)) ** 2
-
-
-def gaussian_variance(rho: np.ndarray, l2_sensitivity_squared: int) -> np.ndarray:
-    """Exact discrete Gaussian variance at σ² = Δ₂²/(2ρ) (unrounded σ²); inf where ρ = 0."""
-    r = np.asarray(rho, dtype=float)
-    out = np.full(r.shape, np.inf)
-    positive = r > 0
-    if positive.any():
-        out[positive] = discrete_gaussian_variance(l2_sensitivity_squared / (2.0 * r[positive]))
-    return out
-
-
-def level_variance(budgets: np.ndarray, privacy: PrivacySpec, noise: str) -> np.ndarray:
-    """Noise variance of levels with budgets ε_l (Laplace) or ρ_l (Gaussian), inf where 0 (unrounded
-    noise parameters: the planner's view; a :class:`Plan`'s exact variances use its rounded ones)."""
-    if noise == "gaussian":
-        return gaussian_variance(budgets, privacy.level_l2_sensitivity_squared)
-    return laplace_variance(budgets, privacy.level_sensitivity)
-
-
-# ------------------------------------------------------------------ objective evaluation
-class _Objective:
-    """Projected error of one shape as a function of the noised levels' budgets, through
-    :mod:`dpgui.core.projection`'s two-part API: the tree-only part (:func:`total_coefficients`,
-    :func:`prefix_basis`) is computed once, the budget-dependent part (:func:`total_from_coefficients`,
-    :func:`prefix_variances_from_basis`) at every evaluation. ``span`` (prefix lengths first..last,
-    None = every noised CDF point) is where the error counts: "total" sums over it, "max" takes its max.
-    O(h) per total evaluation, O(len·h) per per-prefix one."""
-
-    def __init__(self, shape: TreeShape, privacy: PrivacySpec, estimator: str, objective: str,
-                 prefixes: np.ndarray | None = None, noise: str = "laplace", span: Span | None = None) -> None:
-        self.shape, self.privacy, self.estimator, self.objective = shape, privacy, estimator, objective
-        self.noise = noise
-        self.first = privacy.first_noised_level()
-        # Every level counts as released: a level without budget has variance inf, which the GLS
-        # precisions read as "not released"; for the covering sum it makes the error infinite.
-        self.released = [True] * (shape.height + 1)
-        root_public = privacy.root_public
-        if objective == "total":
-            self.coefficients = total_coefficients(shape, estimator, self.released, root_public, span)
-        else:
-            first, last = check_span(shape, root_public, span)
-            j = np.arange(first, last + 1, dtype=np.int64) if prefixes is None else prefixes
-            self.set_prefixes(j)
-
-    @property
-    def digit_totals(self) -> np.ndarray:
-        """Covering sum, "total": D_l, so that the error is Σ_l D_l v_l."""
-        return self.coefficients.levels
-
-    def set_prefixes(self, j: np.ndarray) -> None:
-        self.prefixes = j
-        self.basis = prefix_basis(self.shape, self.estimator, self.released, j)
-
-    def variances(self, level_eps: np.ndarray) -> np.ndarray:
-        v = np.full(self.shape.height + 1, np.inf)
-        v[self.first:] = level_variance(level_eps, self.privacy, self.noise)
-        if self.privacy.root_public:
-            v[0] = 0.0
-        return v
-
-    def per_prefix(self, level_eps: np.ndarray) -> np.ndarray:
-        v = self.variances(level_eps)
-        if self.estimator == "covering":
-            v = np.where(np.isinf(v), 1e300, v)  # huge, not inf: the max objective's SLSQP needs finite slopes
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = prefix_variances_from_basis(self.shape, self.estimator, self.basis, v, self.prefixes,
-                                              self.privacy.root_public)
-        # GLS with no information below some level (a zero eigenvalue): inf or nan somewhere, so in the sum
-        # (the covering sum's 1e300 stand-ins may overflow a sum, and it has no zero eigenvalues).
-        if self.estimator == "gls" and not math.isfinite(float(out.sum())):
-            return np.full(self.prefixes.size, np.inf)
-        return out
-
-    def __call__(self, level_eps: np.ndarray) -> float:
-        if self.objective == "max":
-            per = self.per_prefix(level_eps)
-            return float(per.max()) if per.size else 0.0
-        v = self.variances(level_eps)
-        if self.estimator == "covering" and np.any(np.isinf(v) & (self.digit_totals > 0)):
-            return math.inf
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = total_from_coefficients(self.shape, self.estimator, self.coefficients, v)
-        return value if math.isfinite(value) else math.inf
-
-
-# ------------------------------------------------------------------ budget optimisation
-def optimise_budgets(
-    shape: TreeShape,
-    privacy: PrivacySpec,
-    estimator: str = "gls",
-    objective: str = "total",
-    locked: Mapping[int, float] | None = None,
-    noise: str = "laplace",
-    focus: Span | None = None,
-) -> tuple[float, ...]:
-    """Budgets of the noised levels (root first under add/remove) minimising the projected error:
-    ε_l summing to ε (Laplace), or ρ_l summing to ρ = zcdp_rho(ε, δ) (Gaussian). The error is over the
-    CDF points of ``focus`` (prefix lengths first..last; None: every one): Σ_j Var Ĉ_j ("total") or
-    max_j Var Ĉ_j ("max") for j in it. The budgets stay level-uniform (every node of a level gets the
-    level's budget), focus or not.
-
-    ``locked`` maps a level index (0 = root) to a budget (in the noise's unit) kept fixed. Covering
-    sum with the total objective has a closed form: Σ_l D_l v_l with D_l the total covering count of
-    level l is least at ε_l ∝ D_l^{1/3} for Laplace (v_l ≈ 2Δ₁²/ε_l², Theorem IV.2 generalised to
-    padded trees) and at ρ_l ∝ D_l^{1/2} for Gaussian (v_l ≈ Δ₂²/(2ρ_l), by Lagrange). Otherwise the
-    split is found numerically (:func:`~dpgui.core.simplex.minimise_on_simplex`, the focus's total too;
-    the max objective by SLSQP with cutting planes over the worst prefixes). Internal levels may get zero
-    budget (not released) under GLS; the leaves always keep a positive budget.
-    """
-    check_noise(noise)
-    total = budget_total(privacy, noise)
-    direct = _optimise_budgets_at(shape, privacy, estimator, objective, locked, noise, total, focus)
-    if total == 1.0 or (estimator == "covering" and objective == "total"):
-        return direct
-    # Every level's variance scales as 1/ε² (Laplace) or 1/ρ (Gaussian), so the best *shares* hardly
-    # depend on the total; SLSQP converges more reliably at a total of 1 than at a small one, where it
-    # can stop far from the optimum. Solve there too, rescale, and keep whichever split is better at
-    # the real total (exact discrete variances decide).
-    unit_locked = {level: value / total for level, value in (locked or {}).items()}
-    try:
-        shares = _optimise_budgets_at(shape, privacy, estimator, objective, unit_locked, noise, 1.0, focus)
-    except ParameterError:
-        return direct
-    scaled = np.asarray(shares) * total
-    for level, value in (locked or {}).items():
-        scaled[level - privacy.first_noised_level()] = value
-    rescaled = _finish(scaled, total)
-    judge = _Objective(shape, privacy, estimator, objective, noise=noise, span=focus)
-    return rescaled if judge(np.asarray(rescaled)) < judge(np.asarray(direct)) else direct
-
-
-def _optimise_budgets_at(
-    shape: TreeShape,
-    privacy: PrivacySpec,
-    estimator: str,
-    objective: str,
-    locked: Mapping[int, float] | None,
-    noise: str,
-    total: float,
-    focus: Span | None = None,
-) -> tuple[float, ...]:
-    """:func:`optimise_budgets` for budgets summing to ``total``, without the rescaling safeguard."""
-    if objective not in OBJECTIVES:
-        raise ParameterError(f"unknown objective {objective!r}", "use 'total' or 'max'")
-    unit = "ρ" if noise == "gaussian" else "ε"
-    first = privacy.first_noised_level()
-    count = shape.height + 1 - first
-    locked = dict(locked or {})
-    for level, value in locked.items():
-        if not first <= level <= shape.height:
-            raise ParameterError(f"cannot lock level {level}", f"lock a noised level between {first} and {shape.height}")
-        if not math.isfinite(value) or value < 0:
-            raise ParameterError(f"locked budget of level {level} must be ≥ 0, got {value}", "give a non-negative budget")
-    locked_total = math.fsum(locked.values())
-    free = [lvl for lvl in range(first, shape.height + 1) if lvl not in locked]
-    remaining = total - locked_total
-    if remaining < -1e-12 * total or (free and remaining <= 0):
-        raise ParameterError(
-            f"locked levels use {locked_total:g} of {unit} = {total:g}", "unlock a level or lower the locked budgets"
-        )
-    if not free:
-        if abs(remaining) > 1e-9 * total:
-            raise ParameterError(f"all levels are locked but their budgets do not sum to {unit}", "unlock a level")
-        return tuple(locked[lvl] for lvl in range(first, shape.height + 1))
-
-    def assemble(free_values: np.ndarray) -> np.ndarray:
-        out = np.empty(count)
-        for lvl, value in locked.items():
-            out[lvl - first] = value
-        for lvl, value in zip(free, free_values):
-            out[lvl - first] = value
-        return out
-
-    objective_fn = _Objective(shape, privacy, estimator, "total" if objective == "total" else "max",
-                              prefixes=None if objective == "total" else np.empty(0, dtype=np.int64), noise=noise,
-                              span=focus)
-    if estimator == "covering" and objective == "total":
-        d = np.maximum(objective_fn.digit_totals[free], 0.0)
-        weights = np.sqrt(d) if noise == "gaussian" else np.cbrt(d)
-        if weights.sum() <= 0:
-            weights = np.ones(len(free))
-        if shape.height not in free or weights[-1] <= 0:
-            weights = np.where(np.arange(len(free)) == len(free) - 1, np.maximum(weights, 1e-9), weights)
-        return _finish(assemble(np.asarray(split_budget(remaining, weights))), total)
-
-    x0 = np.full(len(free), remaining / len(free))
-    leaf_free = shape.height in free
-    bounds = [(0.0, remaining)] * len(free)
-    if leaf_free:
-        bounds[-1] = (remaining * 1e-3, remaining)
-    constraint = {"type": "eq", "fun": lambda x: (np.sum(x) - remaining) / remaining}
-
-    if objective == "total":
-        lower, upper = (np.array(side) for side in zip(*bounds))
-        best = minimise_on_simplex(lambda x: objective_fn(assemble(x)), x0, lower, upper, remaining)
-    else:
-        best = _minimise_max(shape, privacy, estimator, assemble, x0, bounds, constraint, noise, focus)
-    best = np.where(best < MIN_SHARE * remaining, 0.0, best) if estimator == "gls" else best
-    if leaf_free and best[-1] <= 0:
-        best[-1] = remaining * 1e-3
-    best = np.asarray(split_budget(remaining, best)) if best.sum() > 0 else x0
-    return _finish(assemble(best), total)
-
-
-def _minimise_max(shape: TreeShape, privacy: PrivacySpec, estimator: str, assemble: Callable[[np.ndarray], np.ndarray],
-                  x0: np.ndarray, bounds: Sequence[tuple[float, float]], constraint: dict[str, Any],
-                  noise: str = "laplace", focus: Span | None = None) -> np.ndarray:
-    """min_x max_j Var Ĉ_j(x), j in ``focus``, by cutting planes: SLSQP in epigraph form over a growing set
-    of prefixes."""
-    from scipy.optimize import minimize  # here: the window starts without SciPy (tests/test_architecture.py)
-
-    full = _Objective(shape, privacy, estimator, "max", noise=noise, span=focus)
-    active = _Objective(shape, privacy, estimator, "max", prefixes=np.empty(0, dtype=np.int64), noise=noise)
-    x: np.ndarray = x0.copy()
-    per = full.per_prefix(assemble(x))
-    chosen = np.unique(np.argsort(per)[-16:])
-    best_x, best_val = x.copy(), float(per.max())
-    for _ in range(12):
-        active.set_prefixes(full.prefixes[chosen])
-        scale = best_val
-        n = x.size
-
-        def cons_max(z: np.ndarray) -> np.ndarray:
-            margin: np.ndarray = z[-1] - active.per_prefix(assemble(z[:-1])) / scale
-            return margin
-
-        z0 = np.append(x, float(active.per_prefix(assemble(x)).max()) / scale)
-        result = minimize(lambda z: z[-1], z0, method="SLSQP", bounds=list(bounds) + [(0, None)],
-                          constraints=[{"type": "eq", "fun": lambda z: constraint["fun"](z[:-1])},
-                                       {"type": "ineq", "fun": cons_max}],
-                          options={"maxiter": 200, "ftol": 1e-10})
-        x = np.clip(result.x[:n], 0, None)
-        x = x * (x0.sum() / x.sum())
-        per = full.per_prefix(assemble(x))
-        value = float(per.max())
-        if value < best_val:
-            best_x, best_val = x.copy(), value
-        worst = np.argsort(per)[-16:]
-        if set(worst.tolist()) <= set(chosen.tolist()):
-            break
-        chosen = np.unique(np.concatenate([chosen, worst]))
-    best: np.ndarray = best_x  # (SciPy is untyped: its result is Any)
-    return best
-
-
-def _finish(level_budgets: np.ndarray, total: float) -> tuple[float, ...]:
-    """Make the budgets sum to ``total`` (ε or ρ) exactly (as floats) without touching zeros."""
-    return split_budget(total, np.maximum(level_budgets, 0.0))
-
-
 # ------------------------------------------------------------------ shapes
 def candidate_shapes(bins: int, max_padding: float = 2.0, missing_leaf: bool = False) -> list[TreeShape]:
     """Integer branching vectors worth trying for K bins, with n ≤ K̄ ≤ max_padding·n for the n = K real
     leaves (n = K + 1 with ``missing_leaf``, the change model's leaf for missing values).
 
-    Families: the flat histogram (K); near-equal vectors (entries b−1, b, b+1; the exchange argument of paper 000
+    Families: the flat histogram (K); near-equal vectors (entries b−1, b, b+1; the exchange argument of Rameshwar, Tandon & Sharma
     Thm V.1 shows Σ n_i at fixed height is minimised by entries b, b+1); and equal
     factors b^{h−1} with one leftover factor at the top or bottom (mixed radix). Both orders.
     O(log²K) shapes.
@@ -371,17 +111,17 @@ def candidate_shapes(bins: int, max_padding: float = 2.0, missing_leaf: bool = F
 
 
 def paper_best_shape(bins: int, privacy: PrivacySpec) -> tuple[TreeShape, float]:
-    """Paper 000 §V: the integer shape with least exact covering-sum error under equal budgets.
+    """Rameshwar, Tandon & Sharma §V: the integer shape with least exact covering-sum error under equal budgets.
 
     A reference mechanism as the paper defines it: K leaves, no leaf for missing values."""
-    shape = _least_totals(candidate_shapes(bins), privacy, "covering", "laplace", _equal_weights(privacy), 1)[0]
+    shape = _least_totals(candidate_shapes(bins), privacy, Estimator.COVERING, Noise.LAPLACE, _equal_weights(privacy), 1)[0]
     return shape, paper_error(shape, privacy)
 
 
 def paper_error(shape: TreeShape, privacy: PrivacySpec) -> float:
     """What :func:`paper_best_shape` minimises: Σ_j Var Ĉ_j of the covering sum under equal budgets,
-    with unrounded discrete-Laplace variances (:func:`laplace_variance`). O(h)."""
-    return _Objective(shape, privacy, "covering", "total")(np.asarray(equal_budgets(shape, privacy)))
+    with unrounded discrete-Laplace variances (:func:`level_variance`). O(h)."""
+    return _Objective(shape, privacy, Estimator.COVERING, Objective.TOTAL)(np.asarray(equal_budgets(shape, privacy)))
 
 
 #: Budget weights of a shape's noised levels (root first under add/remove), for :func:`split_budget`.
@@ -396,7 +136,7 @@ def _equal_weights(privacy: PrivacySpec) -> Weights:
 def _theorem_weights(privacy: PrivacySpec, noise: str) -> Weights:
     """Theorem IV.2's split as weights: (n_l − 1)^{1/3} (Laplace) or (n_l − 1)^{1/2} (Gaussian, by Lagrange) for
     the level below each branching; 0 for the root under add/remove (not released)."""
-    power = 0.5 if noise == "gaussian" else 1.0 / 3.0
+    power = 1.0 / (mechanism_for(noise).budget_power + 1)
     root = [0.0] if privacy.first_noised_level() == 0 else []
     return lambda s: root + [(n - 1) ** power for n in s.branching]
 
@@ -443,7 +183,7 @@ def _scan_totals(shapes: Sequence[TreeShape], privacy: PrivacySpec, estimator: s
         v[:, first:] = level_variance(total * w / w.sum(axis=1, keepdims=True), privacy, noise)
         if root_public:
             v[:, 0] = 0.0
-        if estimator == "covering":  # Σ_l D_l v_l, D_l = Σ_j d_l(j) over j ≤ last (d_l(0) = 0)
+        if estimator == Estimator.COVERING:  # Σ_l D_l v_l, D_l = Σ_j d_l(j) over j ≤ last (d_l(0) = 0)
             root = np.isfinite(v[:, 0])  # a root not released moves its count to level 1 (no modulus there)
             d = np.empty_like(v)
             d[:, 0] = np.where(root, _sum_floor_mod(last + 1, sizes[:, 0], None), 0.0)  # type: ignore[arg-type]
@@ -476,17 +216,17 @@ def plan_error(plan: Plan, objective: str, focus: Span | None = None) -> float:
     'total' and O(K̄ + h³) for 'max' (:func:`total_sq_error`, :func:`max_prefix_variance`); with one
     O(len·h²)."""
     if focus is None:
-        return total_sq_error(plan) if objective == "total" else max_prefix_variance(plan)
+        return total_sq_error(plan) if objective == Objective.TOTAL else max_prefix_variance(plan)
     first, last = check_span(plan.shape, plan.privacy.root_public, focus)
     if last < first:
         return 0.0
     v = prefix_variances(plan, np.arange(first, last + 1, dtype=np.int64))
-    return float(v.sum() if objective == "total" else v.max())
+    return float(v.sum() if objective == Objective.TOTAL else v.max())
 
 
 def focus_error(plan: Plan, objective: str, focus: Span | None) -> float:
     """:func:`plan_error` in O(h) for 'total' (the closed-form sum over the span), O(len·h) for 'max'."""
-    if objective == "max":
+    if objective == Objective.MAX:
         return plan_error(plan, objective, focus)
     coefficients = total_coefficients(plan.shape, plan.estimator, plan.released(), plan.privacy.root_public, focus)
     return total_from_coefficients(plan.shape, plan.estimator, coefficients, plan.level_variances())
@@ -497,11 +237,11 @@ def auto_plan(
     privacy: PrivacySpec,
     shape: TreeShape | None = None,
     budgets: str | Sequence[float] = "auto",
-    estimator: str = "gls",
-    objective: str = "total",
+    estimator: str = Estimator.GLS,
+    objective: str = Objective.TOTAL,
     locked: Mapping[int, float] | None = None,
     shortlist: int = 6,
-    noise: str = "laplace",
+    noise: str = Noise.LAPLACE,
     focus: Span | None = None,
 ) -> Plan:
     """The plan with the least projected error for ``objective``.
@@ -530,27 +270,27 @@ def auto_plan(
         default = auto_plan(bins, privacy, shape, budgets, estimator, objective, locked, shortlist, noise)
         return focused_plan(default, focus, shape, budgets, locked, max(shortlist, FOCUS_SHORTLIST), objective)
     bins = check_bins(bins)
-    if objective not in OBJECTIVES:
+    if objective not in tuple(Objective):
         raise ParameterError(f"unknown objective {objective!r}", "use 'total' or 'max'")
-    check_noise(noise, NOISE_CHOICES)
-    if noise == "gaussian" and privacy.delta <= 0:
+    check_noise(noise, (AUTO, *CDF_NOISES))
+    if noise == Noise.GAUSSIAN and privacy.delta <= 0:
         raise ParameterError("Gaussian noise needs δ > 0 (with δ = 0 only pure ε-DP Laplace noise is possible)",
                              "set δ, e.g. 1e-9, or choose Laplace or automatic noise")
-    if noise == "auto" and (locked or not isinstance(budgets, str)):
+    if noise == AUTO and (locked or not isinstance(budgets, str)):
         raise ParameterError("level budgets are in the unit of one noise (ε for Laplace, ρ for Gaussian)",
                              "choose Laplace or Gaussian noise before setting level budgets")
-    if privacy.delta <= 0 and noise == "auto":
-        noise_used = ["laplace"]
+    if privacy.delta <= 0 and noise == AUTO:
+        noise_used = [Noise.LAPLACE]
     elif privacy.delta <= 0:
-        noise_used = [noise]
+        noise_used = [Noise(noise)]
     else:
-        noise_used = ["laplace", "gaussian"]
-    plans: dict[str, Plan] = {}
+        noise_used = list(CDF_NOISES)
+    plans: dict[Noise, Plan] = {}
     failures: list[ParameterError] = []
     for kind in noise_used:
         # The other noise (planned only to show what it would give) gets its own best budgets: explicit or
         # locked budgets are in the unit of the requested noise (ε or ρ) and mean nothing for it.
-        side = noise not in ("auto", kind)
+        side = noise not in (AUTO, kind)
         kind_budgets = "auto" if side and not isinstance(budgets, str) else budgets
         try:
             plans[kind] = _best_plan(bins, privacy, shape, kind_budgets, estimator, objective,
@@ -562,17 +302,17 @@ def auto_plan(
     if not plans:  # auto, and neither noise can be drawn
         raise failures[0]
     figures = {kind: _figures(plan) for kind, plan in plans.items()}
-    if noise == "auto":
-        index = _OBJECTIVE_INDEX[objective]
-        chosen = min(plans, key=lambda kind: (figures[kind][index], kind != "laplace"))  # Laplace on a tie
+    if noise == AUTO:
+        index = _OBJECTIVE_INDEX[Objective(objective)]
+        chosen = min(plans, key=lambda kind: (figures[kind][index], kind != Noise.LAPLACE))  # Laplace on a tie
     else:
-        chosen = noise
+        chosen = Noise(noise)
     other = next((plan for kind, plan in plans.items() if kind != chosen), None)
-    choice = NoiseChoice(noise, chosen, objective, figures.get("laplace"), figures.get("gaussian"), alternative=other)
+    choice = NoiseChoice(noise, chosen, objective, figures.get(Noise.LAPLACE), figures.get(Noise.GAUSSIAN), alternative=other)
     return replace(plans[chosen], noise_choice=choice)
 
 
-_OBJECTIVE_INDEX = {"total": 0, "max": 1}
+_OBJECTIVE_INDEX = {Objective.TOTAL: 0, Objective.MAX: 1}
 
 #: Candidate shapes whose budgets are optimised for a focus (ranked as without focus, over the span):
 #: which shapes suit a region is less predictable from equal budgets than for the whole range.
@@ -588,7 +328,7 @@ def focused_plan(default: Plan, focus: Span, shape: TreeShape | None = None, bud
     ``default``'s noise choice, else 'total'. Explicit budgets are kept as they are (nothing to
     optimise). Raises ParameterError if the focus holds no noised CDF point."""
     objective = objective or (default.noise_choice.objective if default.noise_choice is not None
-                              and default.noise_choice.objective in OBJECTIVES else "total")
+                              and default.noise_choice.objective in tuple(Objective) else Objective.TOTAL)
     privacy = default.privacy
     try:
         first, last = check_span(default.shape, privacy.root_public, focus)
@@ -607,7 +347,7 @@ def focused_plan(default: Plan, focus: Span, shape: TreeShape | None = None, bud
     choice = default.noise_choice
     if choice is not None:  # the chosen noise's figures are now this plan's
         figures = _figures(candidate)
-        choice = replace(choice, laplace=figures) if default.noise == "laplace" else replace(choice, gaussian=figures)
+        choice = replace(choice, laplace=figures) if default.noise is Noise.LAPLACE else replace(choice, gaussian=figures)
     return replace(candidate, noise_choice=choice, focus=(first, last))
 
 
@@ -638,9 +378,9 @@ def _projected_total(shape: TreeShape, privacy: PrivacySpec, estimator: str, lev
     variances[privacy.first_noised_level():] = level_variance(np.asarray(level_budgets, dtype=float), privacy, noise)
     if privacy.root_public:
         variances[0] = 0.0
-    if estimator == "gls" and np.isinf(variances[-1]):
+    if estimator == Estimator.GLS and np.isinf(variances[-1]):
         return math.inf
-    if estimator == "gls" and not known_zeros:
+    if estimator == Estimator.GLS and not known_zeros:
         coefficients = TotalCoefficients(*gls_total_coefficients(shape, privacy.root_public))
     else:
         released = [bool(r) for r in np.isfinite(variances)]
@@ -656,8 +396,8 @@ def _best_plan(bins: int, privacy: PrivacySpec, shape: TreeShape | None, budgets
     if not isinstance(budgets, str):
         if shape is None:
             raise ParameterError("explicit budgets need an explicit branching", "give --branching as well")
-        return Plan(shape, privacy, tuple(float(e) for e in budgets), estimator, noise)
-    if budgets not in ("auto", "equal"):
+        return Plan(shape, privacy, tuple(float(e) for e in budgets), Estimator(estimator), Noise(noise))
+    if budgets not in (AUTO, "equal"):
         raise ParameterError(f"unknown budgets {budgets!r}", "use auto, equal, or a comma-separated list")
     # Candidates are ranked by their exact total at a first split: equal budgets, or for "auto" the covering
     # sum's optimal split (closed form, ε_l ∝ D_l^{1/3}), which ranks shapes by their optimised GLS error far
@@ -674,7 +414,7 @@ def _best_plan(bins: int, privacy: PrivacySpec, shape: TreeShape | None, budgets
         rough_weights = _equal_weights(privacy)
     else:
         def first_budgets(s: TreeShape) -> tuple[float, ...]:
-            return optimise_budgets(s, privacy, "covering", "total", noise=noise)
+            return optimise_budgets(s, privacy, Estimator.COVERING, Objective.TOTAL, noise=noise)
 
         rough_weights = _theorem_weights(privacy, noise)
     if len(shapes) > shortlist:
@@ -685,12 +425,12 @@ def _best_plan(bins: int, privacy: PrivacySpec, shape: TreeShape | None, budgets
         else:
             # Equal budgets misjudge shapes for a region; half the list is ranked at the covering sum's
             # closed-form budgets for the region instead (O(h) a shape), which follow the region's levels.
-            scored = sorted(shapes, key=lambda s: _Objective(s, privacy, estimator, "total", noise=noise, span=focus)(
+            scored = sorted(shapes, key=lambda s: _Objective(s, privacy, estimator, Objective.TOTAL, noise=noise, span=focus)(
                 np.asarray(equal_budgets(s, privacy, noise))))
 
             def at_covering_budgets(s: TreeShape) -> float:
-                level_budgets = optimise_budgets(s, privacy, "covering", "total", None, noise, focus)
-                return _Objective(s, privacy, estimator, "total", noise=noise, span=focus)(np.asarray(level_budgets))
+                level_budgets = optimise_budgets(s, privacy, Estimator.COVERING, Objective.TOTAL, None, noise, focus)
+                return _Objective(s, privacy, estimator, Objective.TOTAL, noise=noise, span=focus)(np.asarray(level_budgets))
 
             half = max(1, shortlist // 2)
             chosen: dict[TreeShape, None] = dict.fromkeys(scored[:half])
@@ -706,7 +446,7 @@ def _best_plan(bins: int, privacy: PrivacySpec, shape: TreeShape | None, budgets
             level_budgets = equal_budgets(candidate, privacy, noise)
         else:
             level_budgets = optimise_budgets(candidate, privacy, estimator, objective, locked, noise, focus)
-            if objective == "total" and not locked and estimator == "gls" and focus is None:
+            if objective == Objective.TOTAL and not locked and estimator == Estimator.GLS and focus is None:
                 # the search can stop in a worse local optimum than its first split (SLSQP did at 4x9x9, add/remove,
                 # ε = 1)
                 start = first_budgets(candidate)
@@ -714,12 +454,12 @@ def _best_plan(bins: int, privacy: PrivacySpec, shape: TreeShape | None, budgets
                         < _projected_total(candidate, privacy, estimator, level_budgets, noise)):
                     level_budgets = start
         try:
-            plan = Plan(candidate, privacy, level_budgets, estimator, noise)
+            plan = Plan(candidate, privacy, level_budgets, Estimator(estimator), Noise(noise))
         except ParameterError as exc:  # a level's noise beyond the sampler on this shape: try the others
             failure = failure or exc
             continue
-        value = plan_error(plan, objective, focus) if objective == "max" or len(shapes) == 1 else _Objective(
-            candidate, privacy, estimator, "total", noise=noise, span=focus)(np.asarray(level_budgets))
+        value = plan_error(plan, objective, focus) if objective == Objective.MAX or len(shapes) == 1 else _Objective(
+            candidate, privacy, estimator, Objective.TOTAL, noise=noise, span=focus)(np.asarray(level_budgets))
         # on a tie (e.g. 2x8 with level 1 not released is the flat 9 with known zeros) the smaller tree wins
         if best is None or value < best[1] * (1 - 1e-9) or (
                 value <= best[1] * (1 + 1e-9) and candidate.node_count < best[0].shape.node_count):
@@ -745,17 +485,15 @@ def baselines(bins: int, privacy: PrivacySpec) -> dict[str, dict[str, object]]:
     ind_var = discrete_laplace_variance(float(laplace_scale(ind_sensitivity, privacy.epsilon)))
     out["ind"] = {"total_sq_error": noised_prefixes * ind_var, "branching": None}
     for name, shape in (("hist", TreeShape(bins, (bins,))), ("binary", TreeShape.uniform(bins, 2))):
-        plan = Plan(shape, privacy, equal_budgets(shape, privacy), "covering")
+        plan = Plan(shape, privacy, equal_budgets(shape, privacy), Estimator.COVERING)
         out[name] = {"total_sq_error": total_sq_error(plan), "branching": list(shape.branching)}
     shape, _ = paper_best_shape(bins, privacy)
-    plan = Plan(shape, privacy, equal_budgets(shape, privacy), "covering")
+    plan = Plan(shape, privacy, equal_budgets(shape, privacy), Estimator.COVERING)
     out["paper_best"] = {"total_sq_error": total_sq_error(plan), "branching": list(shape.branching)}
     return out
 
 
 # ------------------------------------------------------------------ accuracy first
-ACCURACY_WHERE = ("every", "average")
-
 
 def margin95(plan: Plan, where: str, focus: Span | None = None) -> float:
     """The plan's 95 % error margin in records: ``noise_margin`` (2.2·SE + 1, the half-width of the
@@ -765,14 +503,14 @@ def margin95(plan: Plan, where: str, focus: Span | None = None) -> float:
     'average', O(K̄ + h³) for 'every' (O(len·h²) with a focus)."""
     from dpgui.core.quantiles import noise_margin
 
-    if where not in ACCURACY_WHERE:
+    if where not in tuple(AccuracyWhere):
         raise ParameterError(f"unknown accuracy target {where!r}", "use 'every' or 'average'")
     if focus is not None:
         first, last = check_span(plan.shape, plan.privacy.root_public, focus)
-        if where == "every":
-            return float(noise_margin(math.sqrt(focus_error(plan, "max", focus))))
-        return float(noise_margin(math.sqrt(focus_error(plan, "total", focus) / max(1, last - first + 1))))
-    if where == "every":
+        if where == AccuracyWhere.EVERY:
+            return float(noise_margin(math.sqrt(focus_error(plan, Objective.MAX, focus))))
+        return float(noise_margin(math.sqrt(focus_error(plan, Objective.TOTAL, focus) / max(1, last - first + 1))))
+    if where == AccuracyWhere.EVERY:
         return float(noise_margin(math.sqrt(max_prefix_variance(plan))))
     return average_margin95(total_sq_error(plan), plan.shape, plan.privacy.root_public)
 
@@ -790,11 +528,11 @@ def plan_for_accuracy(
     bins: int,
     privacy: PrivacySpec,
     margin: float,
-    where: str = "every",
+    where: str = AccuracyWhere.EVERY,
     shape: TreeShape | None = None,
-    estimator: str = "gls",
+    estimator: str = Estimator.GLS,
     significant: int = 3,
-    noise: str = "laplace",
+    noise: str = Noise.LAPLACE,
     focus: Span | None = None,
 ) -> Plan:
     """The plan with the smallest ε (to ``significant`` digits, rounded up) whose 95 % margin (:func:`margin95`,
@@ -820,11 +558,11 @@ def plan_for_accuracy(
     if margin <= LATTICE_SLACK:
         raise ParameterError(f"an error of ±{margin:g} records is below the {LATTICE_SLACK:g} record every 95 % margin "
                              "includes (the noise is whole numbers)", "accept an error above 1 record")
-    check_noise(noise, NOISE_CHOICES)
-    if noise == "gaussian" and privacy.delta <= 0:
+    check_noise(noise, (AUTO, *CDF_NOISES))
+    if noise == Noise.GAUSSIAN and privacy.delta <= 0:
         raise ParameterError("Gaussian noise needs δ > 0", "set δ, e.g. 1e-9, or choose Laplace or automatic noise")
-    kinds = ["laplace", "gaussian"] if noise == "auto" and privacy.delta > 0 else ["laplace" if noise == "auto" else noise]
-    plans: dict[str, Plan] = {}
+    kinds = list(CDF_NOISES) if noise == AUTO and privacy.delta > 0 else [Noise.LAPLACE if noise == AUTO else Noise(noise)]
+    plans: dict[Noise, Plan] = {}
     failures: list[ParameterError] = []
     for kind in kinds:
         try:
@@ -837,12 +575,12 @@ def plan_for_accuracy(
     if not plans:
         raise failures[0]
     best = min(plans.values(), key=lambda p: p.privacy.epsilon)  # min keeps the first (Laplace) on a tie
-    if noise == "auto" and len(kinds) == 2:
+    if noise == AUTO and len(kinds) == 2:
         figures = {kind: _figures(p) for kind, p in plans.items()}
         needed = {kind: p.privacy.epsilon for kind, p in plans.items()}
-        best = replace(best, noise_choice=NoiseChoice("auto", best.noise, "epsilon", figures.get("laplace"),
-                                                      figures.get("gaussian"), needed.get("laplace"),
-                                                      needed.get("gaussian")))
+        best = replace(best, noise_choice=NoiseChoice(AUTO, best.noise, ACCURACY_FIRST, figures.get(Noise.LAPLACE),
+                                                      figures.get(Noise.GAUSSIAN), needed.get(Noise.LAPLACE),
+                                                      needed.get(Noise.GAUSSIAN)))
     return best
 
 
@@ -850,7 +588,7 @@ def _plan_for_accuracy_with(bins: int, privacy: PrivacySpec, margin: float, wher
                             estimator: str, significant: int, noise: str, focus: Span | None = None) -> Plan:
     """:func:`plan_for_accuracy` for one noise (with a focus: the plan for it, or the plan for the whole
     range where that is no worse in the focus)."""
-    objective = "max" if where == "every" else "total"
+    objective = Objective.MAX if where == AccuracyWhere.EVERY else Objective.TOTAL
     unit = privacy.with_epsilon(1.0)
     base = _best_plan(bins, unit, shape, "auto", estimator, objective, None, 6, noise)
     if focus is not None:
@@ -860,7 +598,7 @@ def _plan_for_accuracy_with(bins: int, privacy: PrivacySpec, margin: float, wher
 
     def plan_at(epsilon: float) -> Plan:
         spec = privacy.with_epsilon(epsilon)
-        return Plan(base.shape, spec, split_budget(budget_total(spec, noise), shares), estimator, noise,
+        return Plan(base.shape, spec, split_budget(budget_total(spec, noise), shares), Estimator(estimator), Noise(noise),
                     focus=base.focus)
 
     def meets(epsilon: float) -> bool:

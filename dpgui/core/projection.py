@@ -3,7 +3,7 @@
 Both estimators are unbiased and linear in the node noise, so the expected squared error of a
 cumulative count ``Ĉ_j`` is its variance, computed exactly from the per-level noise variances:
 
-* covering sum (paper 000 eq. 5): ``Var Ĉ_j = Σ_l d_l(j)·v_l`` with ``d_l(j)`` the covering digits.
+* covering sum (Rameshwar, Tandon & Sharma eq. 5): ``Var Ĉ_j = Σ_l d_l(j)·v_l`` with ``d_l(j)`` the covering digits.
 * GLS (BLUE over the whole tree): with precisions ``w_l = 1/v_l`` and ``s_l`` leaves per level-l
   node, the information matrix ``Σ_l w_l B_l`` is diagonal in the tree's Haar basis: the space of
   vectors on an internal level-m node, constant on its children and summing to 0, has eigenvalue
@@ -30,6 +30,7 @@ import numpy as np
 
 from dpgui.core.plan import Plan
 from dpgui.core.tree import TreeShape
+from dpgui.vocabulary import Estimator
 
 
 @dataclass(frozen=True)
@@ -227,7 +228,7 @@ def prefix_basis(shape: TreeShape, estimator: str, released: Sequence[bool], pre
     covering digits ``d_l(j)`` of the released levels (covering sum, len × (h+1)) or the GLS
     boundary terms ``‖P_v q_j‖²`` (GLS, len × h; the known-zero correction of a padded tree is
     computed from the prefixes). Input of :func:`prefix_variances_from_basis`. O(len·h)."""
-    if estimator == "covering":
+    if estimator == Estimator.COVERING:
         return shape.covering_digits(prefixes, released).astype(float)
     return _gls_boundary_terms(shape, prefixes)
 
@@ -239,7 +240,7 @@ def prefix_variances_from_basis(shape: TreeShape, estimator: str, basis: np.ndar
     unreleased level). Under ``root_public`` the last real leaf's prefix is N: variance 0.
     ``padding_known=False``: GLS with the padding unknown (releases made before dpgui used the zeros,
     :func:`~dpgui.core.estimators.gls_leaves`). O(len·h + h³)."""
-    if estimator == "covering":
+    if estimator == Estimator.COVERING:
         out = basis @ np.where(np.isinf(variances), 0.0, variances)
     else:
         lam, lam_c = gls_eigenvalues(shape, variances)
@@ -276,7 +277,7 @@ def published_with_known_zeros(plan: Plan, std_errors: np.ndarray) -> bool:
     standard errors are √(exact variances) of one or the other. Trees without padding, and the covering
     sum, are the same either way (True). O(K·h)."""
     shape = plan.shape
-    if plan.estimator != "gls" or not has_padding(shape):
+    if plan.estimator != Estimator.GLS or not has_padding(shape):
         return True
     published = np.asarray(std_errors, dtype=float)[: shape.bins]
     prefixes = np.arange(1, published.size + 1, dtype=np.int64)
@@ -343,7 +344,7 @@ def _prefix_variance_blocks(plan: Plan, stop: int, padding_known: bool) -> Itera
     # (its node size), child = leaves per child node (per node of the next level in the chain).
     links: list[tuple[int, float, float, float]] = []
     form, spine_after = None, 0  # Q of the known zeros (GLS on a padded tree) and a_1
-    if plan.estimator == "covering":
+    if plan.estimator == Estimator.COVERING:
         released = plan.released()
         levels = [level for level in range(1, shape.height + 1) if released[level]]
         links = [(s[level], float(variances[level]), 0.0, 0.0) for level in levels]
@@ -505,7 +506,7 @@ def total_coefficients(shape: TreeShape, estimator: str, released: Sequence[bool
     alone: D_l of :func:`covering_total_coefficients` for the covering sum; (A_m, A_c) of
     :func:`gls_total_coefficients` and, on a padded tree, the moments S of the known-zero correction for
     GLS. Input of :func:`total_from_coefficients`. O(h²)."""
-    if estimator == "covering":
+    if estimator == Estimator.COVERING:
         return TotalCoefficients(covering_total_coefficients(shape, released, root_public, span))
     coeffs, const = gls_total_coefficients(shape, root_public, span)
     moments = None
@@ -519,7 +520,7 @@ def total_from_coefficients(shape: TreeShape, estimator: str, coefficients: Tota
                             variances: np.ndarray) -> float:
     """Σ_j Var Ĉ_j, counts², from :func:`total_coefficients` (same estimator, same released levels)
     and the per-level noise ``variances`` (0 for a public root, inf for an unreleased level). O(h³)."""
-    if estimator == "covering":
+    if estimator == Estimator.COVERING:
         return float(coefficients.levels @ np.where(np.isinf(variances), 0.0, variances))
     lam, lam_c = gls_eigenvalues(shape, variances)
     total = float(coefficients.levels @ (1.0 / lam)) + (coefficients.constant / lam_c if np.isfinite(lam_c) else 0.0)
@@ -547,7 +548,7 @@ def interval_variance(plan: Plan, start: int, stop: int, padding_known: bool = T
         return float(prefix_variances(plan, [start], padding_known)[0])
     variances = plan.level_variances()
     s = shape.leaves_per_node
-    if plan.estimator == "covering":
+    if plan.estimator == Estimator.COVERING:
         digits = shape.covering_digits(np.array([start, stop]), plan.released())
         total = 0.0
         released = plan.released()

@@ -42,14 +42,13 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from dpgui.core.noise import discrete_gaussian_variance, discrete_laplace_variance, gaussian_sigma2, laplace_scale_float
-from dpgui.core.plan import Plan, PrivacySpec, budget_total, check_noise, equal_budgets, split_budget
+from dpgui.core.noise_mechanisms import LAPLACE, Sensitivity, mechanism_for
+from dpgui.core.plan import Plan, PrivacySpec, budget_total, check_neighbours, check_noise, equal_budgets, split_budget
+from dpgui.core.level_budgets import optimise_budgets
 from dpgui.core.planner import (
     average_margin95,
     candidate_shapes,
-    laplace_variance,
     margin95,
-    optimise_budgets,
     paper_error,
 )
 from dpgui.core.projection import (
@@ -63,6 +62,7 @@ from dpgui.core.quantiles import noise_margin
 from dpgui.core.thinning import peak_envelope
 from dpgui.core.tree import TreeShape
 from dpgui.errors import Cancelled, ParameterError
+from dpgui.vocabulary import AccuracyWhere, Estimator, Noise, Objective
 
 EXACT_POINT_LIMIT = 1 << 16  # plot (a) evaluates every CDF point up to this K
 SAMPLED_POINTS = 1 << 15  # …and this many exact points above it
@@ -71,7 +71,7 @@ MAX_PADDING = 2.0  # plot (c) keeps b whose uniform tree pads K to at most 2K (a
 GLS_BRANCHINGS = 24  # plot (c): at most this many b get GLS + optimised budgets
 EPS_PER_DECADE = 15  # plot (b): ε grid points per factor of 10 (on a fixed lattice, so cached)
 EPS_SPAN = 10.0  # plot (b) x range: ε/10 .. 10ε (capped at ε = 100, the engine's limit)
-BASELINES = ("binary", "hist", "paper_best")  # the mechanisms paper 000 compares
+BASELINES = ("binary", "hist", "paper_best")  # the mechanisms Rameshwar, Tandon & Sharma compares
 REFINE_CHUNK_MS = 100.0  # ProjectionCache.refine works for about this long per call
 
 
@@ -236,21 +236,21 @@ class ProjectionCache:
             c = {"equal": self.uniform_equal_curve(bins, laplace),
                  "optimised": self.uniform_optimised_curve(bins, laplace, compute=False)}
             if privacy.delta > 0:
-                c["gaussian"] = self.uniform_gaussian_curve(bins, privacy)
+                c[Noise.GAUSSIAN] = self.uniform_gaussian_curve(bins, privacy)
             check()
             at = grid == privacy.epsilon
             in_region: tuple[float | None, float | None] = (None, None)
             if region is not None:
                 try:
-                    in_region = margin95(plan, "average", region), margin95(plan, "every", region)
+                    in_region = margin95(plan, AccuracyWhere.AVERAGE, region), margin95(plan, AccuracyWhere.EVERY, region)
                 except ParameterError:  # not CDF points of this plan (another K): no region figures
                     region = None
             return ProjectedCurves(plan, float(lower), float(upper), a, b, c,
-                                   rms=float(b["plan"][1][at][0]), worst=margin95(plan, "every"),
+                                   rms=float(b["plan"][1][at][0]), worst=margin95(plan, AccuracyWhere.EVERY),
                                    allowed=self.branchings(bins, privacy.missing_leaf),
                                    pending=self.missing_optimisations(bins, laplace), alternative=alternative,
                                    alternative_rms=None if alternative is None else float(b["alternative"][1][at][0]),
-                                   alternative_worst=None if alternative is None else margin95(alternative, "every"),
+                                   alternative_worst=None if alternative is None else margin95(alternative, AccuracyWhere.EVERY),
                                    region=region, region_rms=in_region[0], region_worst=in_region[1])
 
     def refine(self, bins: int, privacy: PrivacySpec, pending: list[int], budget_ms: float = REFINE_CHUNK_MS,
@@ -274,7 +274,7 @@ class ProjectionCache:
     def __init__(self) -> None:
         # project() and refine() run on worker threads; one at a time may use the memos
         self.lock = threading.RLock()
-        self._variance: dict[tuple[str, int, float], float] = {}
+        self._variance: dict[tuple[str, Sensitivity, float], float] = {}
         self._candidates: _Memo[tuple[list[TreeShape], np.ndarray, np.ndarray]] = _Memo(8)
         self._coefficients: _Memo[TotalCoefficients] = _Memo(8192)
         self._prefix_basis: _Memo[np.ndarray] = _Memo(8)
@@ -289,30 +289,26 @@ class ProjectionCache:
         self._margins: _Memo[np.ndarray] = _Memo(64)
 
     # --- the engine's numbers, from cached per-shape coefficients
-    def level_variance(self, sensitivity: int, budget: float, noise: str = "laplace") -> float:
+    def level_variance(self, sensitivity: Sensitivity, budget: float, noise: str = Noise.LAPLACE) -> float:
         """Exact variance of one level's noise at the plan's rounded noise parameter (as
-        Plan.level_variances): discrete Laplace at scale t ≥ Δ₁/ε_l (``sensitivity`` = Δ₁,
-        ``budget`` = ε_l), or discrete Gaussian at σ² ≥ Δ₂²/(2ρ_l) (``sensitivity`` = Δ₂²,
-        ``budget`` = ρ_l). In counts²."""
+        Plan.level_variances): discrete Laplace at scale t ≥ Δ₁/ε_l (``budget`` = ε_l), or discrete
+        Gaussian at σ² ≥ Δ₂²/(2ρ_l) (``budget`` = ρ_l). In counts²."""
         key = (noise, sensitivity, budget)
         value = self._variance.get(key)
         if value is None:
             if len(self._variance) > 200_000:
                 self._variance.clear()
-            if check_noise(noise) == "gaussian":
-                value = float(discrete_gaussian_variance(float(gaussian_sigma2(sensitivity, budget))))
-            else:
-                value = discrete_laplace_variance(laplace_scale_float(sensitivity, budget))
+            value = mechanism_for(check_noise(noise)).rounded_variance(sensitivity, budget)
             self._variance[key] = value
         return value
 
     def level_variances(self, shape: TreeShape, privacy: PrivacySpec, level_budgets: Sequence[float],
-                        noise: str = "laplace") -> np.ndarray:
+                        noise: str = Noise.LAPLACE) -> np.ndarray:
         """Plan(shape, privacy, level_budgets, noise=noise).level_variances() without building the Plan
         (budgets ε_l for Laplace, ρ_l for Gaussian)."""
         out = np.full(shape.height + 1, np.inf)
         first = privacy.first_noised_level()
-        sensitivity = privacy.level_l2_sensitivity_squared if noise == "gaussian" else privacy.level_sensitivity
+        sensitivity = privacy.sensitivity
         for offset, e in enumerate(level_budgets):
             if e > 0:
                 out[first + offset] = self.level_variance(sensitivity, e, noise)
@@ -327,7 +323,7 @@ class ProjectionCache:
                                       lambda: total_coefficients(shape, estimator, released, root_public))
 
     def total_sq_error(self, shape: TreeShape, privacy: PrivacySpec, level_budgets: Sequence[float],
-                       estimator: str, noise: str = "laplace") -> float:
+                       estimator: str, noise: str = Noise.LAPLACE) -> float:
         """Σ_j Var Ĉ_j of Plan(shape, privacy, level_budgets, estimator, noise): the engine's
         :func:`~dpgui.core.projection.total_sq_error` with memoised coefficients. O(h)."""
         variances = self.level_variances(shape, privacy, level_budgets, noise)
@@ -336,7 +332,7 @@ class ProjectionCache:
         return total_from_coefficients(shape, estimator, coefficients, variances)
 
     def rms(self, shape: TreeShape, privacy: PrivacySpec, level_budgets: Sequence[float], estimator: str,
-            noise: str = "laplace") -> float:
+            noise: str = Noise.LAPLACE) -> float:
         """Typical 95 % margin of that plan: the engine's ``margin95(plan, 'average')``. O(h)."""
         return average_margin95(self.total_sq_error(shape, privacy, level_budgets, estimator, noise), shape,
                                 privacy.root_public)
@@ -351,7 +347,7 @@ class ProjectionCache:
                                                 plan.privacy.root_public)
         return noise_margin(np.sqrt(variances))
 
-    # --- paper 000's best tree (planner.paper_best_shape, with its O(#shapes·h) scan cached per K)
+    # --- Rameshwar, Tandon & Sharma's best tree (planner.paper_best_shape, with its O(#shapes·h) scan cached per K)
     def paper_best_shape(self, bins: int, privacy: PrivacySpec) -> TreeShape:
         """Same choice as :func:`dpgui.core.planner.paper_best_shape` (least
         :func:`~dpgui.core.planner.paper_error` over :func:`candidate_shapes`), with the per-shape
@@ -364,14 +360,15 @@ class ProjectionCache:
             shapes = candidate_shapes(bins)
             sums = []
             for shape in shapes:
-                digit_totals = self.coefficients(shape, "covering", (True,) * (shape.height + 1), root_public).levels
+                digit_totals = self.coefficients(shape, Estimator.COVERING, (True,) * (shape.height + 1), root_public).levels
                 sums.append(float(digit_totals[first:].sum()))
             levels = np.array([s.height + 1 - first for s in shapes])
             return shapes, np.array(sums), levels
 
         shapes, sums, levels = self._candidates.get((bins, root_public), make)
-        delta = privacy.level_sensitivity
-        per_level = {n: float(laplace_variance(np.array(privacy.epsilon / n), delta)) for n in np.unique(levels).tolist()}
+        sensitivity = privacy.sensitivity
+        per_level = {n: float(LAPLACE.budget_variances(np.array(privacy.epsilon / n), sensitivity))
+                     for n in np.unique(levels).tolist()}
         values = sums * np.array([per_level[n] for n in levels.tolist()])
         near = np.flatnonzero(values <= values.min() * (1 + 1e-9))
         best: tuple[int, float] | None = None
@@ -393,13 +390,13 @@ class ProjectionCache:
                 shape = self.paper_best_shape(bins, privacy)
             else:
                 raise ValueError(f"unknown baseline {name!r}")
-            return Plan(shape, privacy, equal_budgets(shape, privacy), "covering")
+            return Plan(shape, privacy, equal_budgets(shape, privacy), Estimator.COVERING)
         return self._plans.get((name, bins, privacy), make)
 
     def baseline_rms(self, name: str, bins: int, privacy: PrivacySpec) -> float:
         def make() -> float:
             plan = self.baseline_plan(name, bins, privacy)
-            return self.rms(plan.shape, privacy, plan.level_budgets, "covering")
+            return self.rms(plan.shape, privacy, plan.level_budgets, Estimator.COVERING)
         return self._rms.get((name, bins, privacy), make)
 
     def baseline_prefix_margins(self, name: str, bins: int, privacy: PrivacySpec, prefixes: np.ndarray) -> np.ndarray:
@@ -426,7 +423,7 @@ class ProjectionCache:
             values = []
             for b in bs:
                 shape = self.uniform(bins, b, privacy.missing_leaf)
-                values.append(self.rms(shape, privacy, equal_budgets(shape, privacy), "covering"))
+                values.append(self.rms(shape, privacy, equal_budgets(shape, privacy), Estimator.COVERING))
             return np.array(bs, dtype=float), np.array(values)
         return self._curves.get(("equal", bins, privacy), make)
 
@@ -439,10 +436,10 @@ class ProjectionCache:
             values = []
             for b in bs:
                 shape = self.uniform(bins, b, privacy.missing_leaf)
-                budgets = optimise_budgets(shape, privacy, "covering", "total", noise="gaussian")
-                values.append(self.rms(shape, privacy, budgets, "gls", "gaussian"))
+                budgets = optimise_budgets(shape, privacy, Estimator.COVERING, Objective.TOTAL, noise=Noise.GAUSSIAN)
+                values.append(self.rms(shape, privacy, budgets, Estimator.GLS, Noise.GAUSSIAN))
             return np.array(bs, dtype=float), np.array(values)
-        return self._curves.get(("gaussian", bins, privacy), make)
+        return self._curves.get((Noise.GAUSSIAN, bins, privacy), make)
 
     def optimised_branchings(self, bins: int, missing_leaf: bool = False) -> list[int]:
         """The factors b of plot (c)'s GLS curve: at most GLS_BRANCHINGS, log-spaced."""
@@ -467,11 +464,11 @@ class ProjectionCache:
                 budgets = self.optimised_budgets(bins, b, privacy, allow_compute)
                 if budgets is not None:
                     bs.append(b)
-                    values.append(self.rms(self.uniform(bins, b, privacy.missing_leaf), privacy, budgets, "gls"))
+                    values.append(self.rms(self.uniform(bins, b, privacy.missing_leaf), privacy, budgets, Estimator.GLS))
             return np.array(bs, dtype=float), np.array(values)
 
         if compute or not self.missing_optimisations(bins, privacy):
-            return self._curves.get(("gls", bins, privacy), lambda: curve(True))
+            return self._curves.get((Estimator.GLS, bins, privacy), lambda: curve(True))
         return curve(False)
 
     def reference_fractions(self, bins: int, b: int, neighbours: str, compute: bool = True) -> tuple[float, ...] | None:
@@ -479,9 +476,9 @@ class ProjectionCache:
         key = (bins, b, neighbours)
         if not compute and key not in self._fractions.data:
             return None
-        unit = PrivacySpec(1.0, neighbours, 1)
+        unit = PrivacySpec(1.0, check_neighbours(neighbours), 1)
         shape = self.uniform(bins, b, unit.missing_leaf)
-        return self._fractions.get(key, lambda: optimise_budgets(shape, unit, "gls", "total"))
+        return self._fractions.get(key, lambda: optimise_budgets(shape, unit, Estimator.GLS, Objective.TOTAL))
 
     def optimised_budgets(self, bins: int, b: int, privacy: PrivacySpec,
                           compute: bool = True) -> tuple[float, ...] | None:
@@ -498,8 +495,8 @@ class ProjectionCache:
                 fractions = self.reference_fractions(bins, b, privacy.neighbours)
                 assert fractions is not None  # computed when not known yet
                 scaled = split_budget(privacy.epsilon, fractions)
-                fresh = optimise_budgets(shape, privacy, "gls", "total")
-                return min((scaled, fresh), key=lambda eps: self.total_sq_error(shape, privacy, eps, "gls"))
+                fresh = optimise_budgets(shape, privacy, Estimator.GLS, Objective.TOTAL)
+                return min((scaled, fresh), key=lambda eps: self.total_sq_error(shape, privacy, eps, Estimator.GLS))
             return self._tuned.get(key, tune)
         fractions = self.reference_fractions(bins, b, privacy.neighbours, compute=False)
         return None if fractions is None else split_budget(privacy.epsilon, fractions)

@@ -2,7 +2,7 @@
 (docs/design.md, "Per-level budgets: the planner").
 
 Hand-written rather than ``scipy.optimize.minimize`` (SLSQP, used before): importing ``scipy.optimize``
-alone takes about 0.35 s, more than the whole 0.3 s that ``dpgui plan`` may take (issue 17). The
+alone takes about 0.35 s, more than the whole 0.3 s that ``dpgui plan`` may take. The
 problems are tiny (one budget per tree level, at most a few dozen) and smooth, so Newton's method with
 finite-difference derivatives (the Hessian measured once per set of free variables, then updated by
 BFGS) and an active set for the bounds converges in a few steps, and to a tighter optimum than SLSQP

@@ -1,4 +1,4 @@
-"""Tree shapes over K equal-width bins (paper 000 §IV; docs/design.md, "The tree shape").
+"""Tree shapes over K equal-width bins (Rameshwar, Tandon & Sharma §IV; docs/design.md, "The tree shape").
 
 A shape is a branching vector ``n = (n_1, …, n_h)``: level 0 is the root, level ``l`` holds
 ``n_1·…·n_l`` nodes, each the sum of its ``n_{l+1}`` children, and level ``h`` holds the
@@ -195,7 +195,7 @@ class TreeShape:
         return lower + starts * width, lower + (starts + size) * width
 
     def covering_digits(self, prefix: np.ndarray, released: Sequence[bool] | None = None) -> np.ndarray:
-        """Nodes per level in the covering of each prefix (paper 000 Lemma IV.1), shape (len, h+1).
+        """Nodes per level in the covering of each prefix (Rameshwar, Tandon & Sharma Lemma IV.1), shape (len, h+1).
 
         Column ``l`` counts the level-``l`` nodes of the covering of the first ``j`` leaves. With all
         levels released it is the mixed-radix digit ``(j // s_l) mod n_l`` and the root column is
@@ -219,7 +219,7 @@ class TreeShape:
 
 
 def beta_star() -> float:
-    """β* of paper 000 Lemma IV.3: the root of log β = 3(β − 1)/β above 3 (≈ 16.79)."""
+    """β* of Rameshwar, Tandon & Sharma Lemma IV.3: the root of log β = 3(β − 1)/β above 3 (≈ 16.79)."""
     from scipy.optimize import brentq
 
     return float(brentq(lambda b: math.log(b) - 3.0 * (b - 1.0) / b, 3.0, 100.0))

@@ -1,6 +1,6 @@
 """Streaming counts of the paths of 2–4 nested categorical columns (a hierarchy's leaves).
 
-The data layer's side of "counts over a hierarchy" (issue 15): the level columns of a table file
+The data layer's side of "counts over a hierarchy": the level columns of a table file
 (CSV/TSV, Parquet, Excel, Stata, SAS, SPSS) are read batch by batch (:mod:`dpgui.data.readers`, the one reader of each
 format) and every distinct path ``(value of column 1, …, value of column L)`` is counted. The tree
 itself (nodes, parents, level counts) and the refusal of a value that appears under two parents are

@@ -26,6 +26,10 @@ naming the file (and the column and row where known) with its fix.
 
 No Qt, no global state but a small cache of CSV schemas per file version: safe to call from a
 worker thread.
+
+Over 800 lines: one reader per format behind one dispatcher (:func:`record_batches`, :func:`table_schema`), and
+the formats share the error wording (:func:`short_error_text`, the row-naming messages); split by format, each
+format's module would import those back from the dispatcher's (a circle).
 """
 
 from __future__ import annotations

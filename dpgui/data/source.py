@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from dpgui.core.missing import MISSING_DROP
-from dpgui.vocabulary import Neighbours
+from dpgui.vocabulary import Engine, Neighbours
 from dpgui.data.csv_dialect import DialectOrigin
 from dpgui.data.file_types import CsvDialect
 from dpgui.errors import ParameterError
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from dpgui.data.table import ColumnInfo
 
 __all__ = [
-    "ENGINES",
     "DataSource",
     "PasswordPrompt",
     "SourceKind",
@@ -57,8 +56,6 @@ __all__ = [
 ]
 
 SourceKind = Literal["file", "database", "spark"]
-#: ``--engine``: "local" reads a file on this computer (or queries a database URL); "spark" runs Spark SQL.
-ENGINES = ("local", "spark")
 #: Asked for a database password when none is in the environment or the keyring:
 #: ``prompt(display_url) -> password`` (None: the user cancelled).
 PasswordPrompt = Callable[[str], "str | None"]
@@ -182,7 +179,7 @@ class SourceSpec:
             row_count_public=doc.get("row_count_public", False) is True,  # files saved before it: not stated
         )
         return parse_source(spec.location, table=spec.table, query=spec.query,
-                            engine="spark" if spec.kind == "spark" else "local", spark_master=spec.spark_master,
+                            engine=Engine.SPARK if spec.kind == "spark" else Engine.LOCAL, spark_master=spec.spark_master,
                             dialect=spec.dialect, encoding=spec.encoding, row_count_public=spec.row_count_public)
 
 
@@ -323,7 +320,7 @@ def parse_source(
     *,
     table: str | None = None,
     query: str | None = None,
-    engine: str = "local",
+    engine: str = Engine.LOCAL,
     spark_master: str | None = None,
     dialect: CsvDialect | None = None,
     encoding: str | None = None,

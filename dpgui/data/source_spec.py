@@ -14,8 +14,9 @@ import re
 import urllib.parse
 
 from dpgui.data.file_types import STAT_FORMATS, CsvDialect, format_of_name
-from dpgui.data.source import ENGINES, SourceSpec
+from dpgui.data.source import SourceSpec
 from dpgui.errors import ParameterError
+from dpgui.vocabulary import Engine
 
 __all__ = ["is_database_url", "parse_source", "redacted_url", "sqlite_url", "sqlite_url_example", "sqlite_url_note",
            "url_secret", "url_without_password", "which_sqlite_url"]
@@ -156,14 +157,14 @@ def parse_source(
     *,
     table: str | None = None,
     query: str | None = None,
-    engine: str = "local",
+    engine: str = Engine.LOCAL,
     spark_master: str | None = None,
     dialect: CsvDialect | None = None,
     encoding: str | None = None,
     row_count_public: bool = False,
 ) -> SourceSpec:
     """See :func:`dpgui.data.source.parse_source`."""
-    if engine not in ENGINES:
+    if engine not in tuple(Engine):
         raise ParameterError(f"engine {engine!r} is not known", "use --engine local or --engine spark")
     text = str(location).strip() if isinstance(location, (str, pathlib.Path)) else ""
     table, query = _clean(table, "table name"), _clean(query, "query")
@@ -177,12 +178,12 @@ def parse_source(
                              "--neighbours change already)")
     if is_database_url(text) and (secret := url_secret(text)) is not None:
         raise ParameterError(
-            f"the {'database ' if engine != 'spark' else ''}URL holds {secret}: {redacted_url(text)}",
+            f"the {'database ' if engine != Engine.SPARK else ''}URL holds {secret}: {redacted_url(text)}",
             "leave the password out of the URL: set DPGUI_DB_PASSWORD, store it in the system keyring, "
-            "or type it when asked" if engine != "spark" else
+            "or type it when asked" if engine != Engine.SPARK else
             "leave credentials out of the path: give them to Spark in its own configuration "
             "(spark-defaults.conf, the cluster's credential provider)")
-    if engine == "spark":
+    if engine == Engine.SPARK:
         if not text and table is None:
             raise ParameterError("Spark needs a dataset path or a table", "give --source PATH or --table NAME")
         master = _clean(spark_master, "Spark master URL")

@@ -20,6 +20,9 @@ Safety:
 
 Table names: ``name`` or ``schema.name``, matched exactly or, if there is no exact match, ignoring
 case (as an unquoted name in SQL); always quoted in the SQL dpgui writes.
+
+Over 800 lines: the read-only guarantees (the query check, the read-only transaction, the cancel watcher)
+and the queries they guard are one safety argument, kept in one module so that it is read whole.
 """
 
 from __future__ import annotations

@@ -69,14 +69,14 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from dpgui import __version__
-from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release_from_levels
+from dpgui.core.mechanism import Release, release_from_levels
 from dpgui.core.focus import FocusChoice
 from dpgui.core.missing import MISSING_POLICIES
-from dpgui.core.plan import NOISE_CHOICES, OBJECTIVES, Plan, check_delta
+from dpgui.core.plan import Plan, check_delta
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.core.tree import MIN_BINS
 from dpgui.errors import DataError, DpguiError
-from dpgui.vocabulary import AUTO, CdfConsistency, Objective, StatisticKind
+from dpgui.vocabulary import AUTO, CDF_NOISES, CdfConsistency, Objective, StatisticKind, choices
 from dpgui.report.files import write_text_atomic
 from dpgui.report.migrations import PADDING_KNOWN_ZEROS, PADDING_UNKNOWN, PROJECT_VERSION, upgrade_project
 from dpgui.report.hierarchy.project import (
@@ -442,7 +442,7 @@ def _release_from_json(data: Any, where: str, source: str) -> ProjectRelease:
     assert lower is not None and upper is not None
     return ProjectRelease(
         release_id=reader.text("release_id"), created_utc=created, lower=lower, upper=upper,
-        consistency=reader.text("consistency", choices=CONSISTENCY_METHODS), plan=plan_json,
+        consistency=reader.text("consistency", choices=choices(*CdfConsistency)), plan=plan_json,
         levels=_levels(reader, plan), column=reader.text("column", ""), missing=reader.text("missing", ""),
         source=_release_source(reader),
         padding_known=reader.text("padding", choices=(PADDING_KNOWN_ZEROS, PADDING_UNKNOWN)) == PADDING_KNOWN_ZEROS,
@@ -508,10 +508,11 @@ def project_from_json(text: str, source: str = "the project") -> Project:
         data_path=data_path, source=source_record, column=reader.text("column"), lower=lower, upper=upper, bins=bins,
         missing=reader.text("missing", choices=MISSING_POLICIES, nullable=True),
         dataset=reader.text("dataset", ""), plan=plan,
-        consistency=reader.text("consistency", choices=CONSISTENCY_METHODS),
-        branching=reader.text("branching", AUTO), objective=reader.text("objective", Objective.TOTAL, choices=OBJECTIVES),
+        consistency=reader.text("consistency", choices=choices(*CdfConsistency)),
+        branching=reader.text("branching", AUTO),
+        objective=reader.text("objective", Objective.TOTAL, choices=choices(*Objective)),
         locked_levels=reader.locked_levels("locked_levels", plan), delta=reader.delta("delta"),
-        noise=reader.text("noise", choices=NOISE_CHOICES), missing_impute=_missing_impute(reader),
+        noise=reader.text("noise", choices=choices(AUTO, *CDF_NOISES)), missing_impute=_missing_impute(reader),
         focus=_focus(reader), whole_numbers=_whole_numbers(reader), releases=releases, version=PROJECT_VERSION,
         saved_utc=saved, app_version=reader.text("app_version", ""),
         autosave_of=reader.text("autosave_of", ""), mode=mode, hierarchy=hierarchy,

@@ -32,14 +32,14 @@ from typing import Any
 import numpy as np
 
 from dpgui.core.hierarchy import (
-    ALLOCATIONS, CONFIDENTIAL_PRIOR, CONSISTENCY_METHODS, COUNTS_WORDS, HIERARCHY_NOISE_CHOICES, MAX_LEVELS, MIN_LEVELS, NO_PRIOR,
-    PRIOR_FILE, Hierarchy, HierarchyPlan, HierarchyProjection, HierarchyRelease, counts_projected_on, plan_hierarchy,
+    MAX_LEVELS, MIN_LEVELS, Hierarchy, HierarchyPlan, HierarchyProjection, HierarchyRelease, counts_projected_on,
+    counts_words, plan_hierarchy,
 )
 from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrmse
 from dpgui.core.hierarchy_errors import PlanErrors, margin_curves, plan_errors
 from dpgui.core.projection_curves import epsilon_grid
 from dpgui.core.noise import RandomSource
-from dpgui.core.plan import PrivacySpec
+from dpgui.core.plan import PrivacySpec, check_neighbours
 from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, level_value_counts, read_prior
 from dpgui.data.source import PasswordPrompt, SourceSpec, neighbours_for, open_source
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
@@ -49,6 +49,7 @@ from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.workspace.release import QUERY_ROWS_PRIVATE, BudgetCheck, FirstCapNeeded, ledger_budget_check
 from dpgui.workspace.state import Observable
+from dpgui.vocabulary import AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, Noise, PriorSource
 
 Progress = Callable[[float, str], None]
 ShouldCancel = Callable[[], bool]
@@ -58,8 +59,8 @@ NoiseSource = Callable[[], RandomSource]
 Data = Path | SourceSpec
 
 DEFAULT_ALPHA = 0.1
-FROM_DATA = CONFIDENTIAL_PRIOR
-NO_COUNTS = NO_PRIOR
+FROM_DATA = PriorSource.CONFIDENTIAL
+NO_COUNTS = PriorSource.NONE
 
 CATEGORIES_PUBLIC_LABEL = "&These categories are public (e.g. an official list)"
 CATEGORIES_NOT_DECLARED = (
@@ -156,36 +157,36 @@ class HierarchyChoice:
     records_estimate: int | None = None
 
     def __post_init__(self) -> None:
-        if self.noise not in HIERARCHY_NOISE_CHOICES:
-            raise ParameterError(f"unknown noise {self.noise!r}", f"use one of {', '.join(HIERARCHY_NOISE_CHOICES)}")
-        if self.allocation not in ALLOCATIONS or self.allocation == "custom":  # custom: typed budgets' record only
-            chosen = [a for a in ALLOCATIONS if a != "custom"]
+        if self.noise not in (*HIERARCHY_NOISES, AUTO):
+            raise ParameterError(f"unknown noise {self.noise!r}", f"use one of {', '.join((*HIERARCHY_NOISES, AUTO))}")
+        if self.allocation not in tuple(Allocation) or self.allocation == Allocation.CUSTOM:  # typed budgets' record only
+            chosen = [a for a in Allocation if a is not Allocation.CUSTOM]
             raise ParameterError(f"unknown allocation {self.allocation!r}",
                                  f"use one of {', '.join(chosen)} (and type the level budgets to set them by hand)")
         if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
             raise ParameterError(f"α = {self.alpha!r} is not between 0 and 1", "give α in (0, 1), e.g. 0.1 (10 %)")
-        if self.consistency not in (*CONSISTENCY_METHODS, "auto"):
+        if self.consistency not in (*HierarchyConsistency, AUTO):
             raise ParameterError(f"unknown consistency step {self.consistency!r}",
-                                 f"use one of auto, {', '.join(CONSISTENCY_METHODS)}")
+                                 f"use one of auto, {', '.join(HierarchyConsistency)}")
 
     def assumed_records(self, loaded: LoadedHierarchy) -> int | None:
         """The records the plan's projection assumes without a prior file: N (the data's rows) under
         change, where N is public; the officer's typed estimate under add/remove (None until typed)."""
         if loaded.prior_path is not None:
             return None
-        if self.neighbours == "change":
+        if self.neighbours == Neighbours.CHANGE:
             return loaded.rows if loaded.rows > 0 else None
         return self.records_estimate
 
     def privacy(self) -> PrivacySpec:
         """The privacy spec (raises ParameterError with the fix when ε, δ or L is bad)."""
-        return PrivacySpec(self.epsilon, self.neighbours, self.records_per_person, self.delta)
+        return PrivacySpec(self.epsilon, check_neighbours(self.neighbours), self.records_per_person, self.delta)
 
     @property
     def prior_source(self) -> str:
         """Where the optimiser's node counts come from (recorded in the plan and the manifest)."""
         if self.prior_path is not None:
-            return PRIOR_FILE
+            return PriorSource.FILE
         return FROM_DATA if self.counts_from_data else NO_COUNTS
 
 
@@ -213,7 +214,7 @@ class LoadedHierarchy:
     @property
     def prior_source(self) -> str:
         if self.prior_path is not None:
-            return PRIOR_FILE
+            return PriorSource.FILE
         return FROM_DATA if self.counts_from_data else NO_COUNTS
 
     def matches(self, data_path: Data | None, choice: HierarchyChoice) -> bool:
@@ -418,7 +419,7 @@ def with_budgets(plan: HierarchyPlan, budgets: tuple[float, ...]) -> HierarchyPl
             notes.append(note)
     if TYPED_BUDGETS_NOTE not in notes:
         notes.append(TYPED_BUDGETS_NOTE)
-    return replace(plan, level_budgets=tuple(float(b) for b in budgets), allocation="custom", target_mse=None,
+    return replace(plan, level_budgets=tuple(float(b) for b in budgets), allocation=Allocation.CUSTOM, target_mse=None,
                    notes=tuple(notes))
 
 
@@ -472,7 +473,7 @@ def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress:
     plan = _plan(loaded, choice, choice.noise, choice.consistency)
     alpha = _alpha_comparison(loaded, choice)
     prior = loaded.prior_levels
-    words = COUNTS_WORDS.get(loaded.prior_source, "")
+    words = counts_words(loaded.prior_source)
 
     def errors_of(p: HierarchyPlan) -> PlanErrors:
         if should_cancel is not None and should_cancel():
@@ -483,7 +484,8 @@ def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress:
     if first.counts is None:
         return PlannedHierarchy(plan, None, note=NO_COUNTS_NOTE, alpha=alpha, errors=first)
     # the multiplicative mechanism's counts stay as released (consistency would void its (α, η) guarantee)
-    methods = ("topdown", "gls") if choice.consistency == "auto" and plan.noise != "multiplicative" else (
+    methods = (HierarchyConsistency.TOPDOWN, HierarchyConsistency.GLS) if (
+        choice.consistency == AUTO and plan.noise is not Noise.MULTIPLICATIVE) else (
         plan.consistency,)
     errors = {m: first if m == plan.consistency else errors_of(replace(plan, consistency=m)) for m in methods}
     best = min(errors, key=lambda m: errors[m].projection.weighted_mse)
@@ -497,7 +499,7 @@ def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress:
         plan = replace(plan, notes=(*notes, f"consistency: {best}, the lower projected weighted MSE (simulated "
                                             f"{where}): {figures}"))
     chosen = replace(errors[best], projection=replace(errors[best].projection, plan=plan))
-    projections = {m: e.projection for m, e in errors.items()}
+    projections: dict[str, HierarchyProjection] = {m: e.projection for m, e in errors.items()}
     alternatives: dict[str, HierarchyProjection] = {plan.noise: chosen.projection}
     if choice.delta > 0:
         for noise in ("laplace", "gaussian"):

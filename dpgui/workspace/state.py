@@ -22,9 +22,9 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from dpgui.core.focus import FocusChoice, Region
-from dpgui.core.mechanism import CONSISTENCY_METHODS, Release
+from dpgui.core.mechanism import Release
 from dpgui.core.missing import MISSING_AUTO
-from dpgui.core.plan import NOISE_CHOICES, OBJECTIVES, Plan, PrivacySpec, check_noise
+from dpgui.core.plan import Plan, PrivacySpec, check_noise
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.data.csv_dialect import default_dialect
 from dpgui.data.file_types import CsvDialect
@@ -32,6 +32,7 @@ from dpgui.data.histogram import check_bounds
 from dpgui.data.source import SourceSpec
 from dpgui.data.table import TableInfo
 from dpgui.errors import DpguiError, ParameterError
+from dpgui.vocabulary import AUTO, CDF_NOISES, CdfConsistency, Objective
 from dpgui.report.cdf.bundle import ReleaseInfo
 from dpgui.report.ledger import default_dataset_name
 from dpgui.report.project_file import Project, ProjectRelease
@@ -151,12 +152,12 @@ class PlanChoice:
     focus: FocusChoice | None = None
 
     def __post_init__(self) -> None:
-        check_noise(self.noise, NOISE_CHOICES)
-        if self.consistency not in CONSISTENCY_METHODS:
+        check_noise(self.noise, (AUTO, *CDF_NOISES))
+        if self.consistency not in tuple(CdfConsistency):
             raise ParameterError(f"unknown consistency step {self.consistency!r}",
-                                 f"use one of {', '.join(CONSISTENCY_METHODS)}")
-        if self.objective not in OBJECTIVES:
-            raise ParameterError(f"unknown objective {self.objective!r}", f"use one of {', '.join(OBJECTIVES)}")
+                                 f"use one of {', '.join(CdfConsistency)}")
+        if self.objective not in tuple(Objective):
+            raise ParameterError(f"unknown objective {self.objective!r}", f"use one of {', '.join(Objective)}")
         object.__setattr__(self, "locked_levels", tuple(sorted(set(self.locked_levels))))
 
 

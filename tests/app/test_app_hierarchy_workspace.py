@@ -16,11 +16,12 @@ from dpgui.core.noise import SeededRandom
 from dpgui.errors import Cancelled, DataError, ParameterError
 from dpgui.report.ledger import Ledger, NoCapSet
 from dpgui.workspace.hierarchy import (
-    CATEGORIES_NOT_DECLARED, FROM_DATA, NO_COUNTS, PRIOR_FILE, HierarchyChoice, HierarchyRequest, HierarchyWorkspace,
+    CATEGORIES_NOT_DECLARED, FROM_DATA, NO_COUNTS, HierarchyChoice, HierarchyRequest, HierarchyWorkspace,
     check_hierarchy_budget, check_level_columns, find_paths, hierarchy_request, level_choices, load_hierarchy, node_row,
     plan_and_project, run_hierarchy_release, set_first_cap, share_budget, with_budgets,
 )
 from dpgui.workspace.release import BudgetOk, FirstCapNeeded, NotEnoughBudget
+from dpgui.vocabulary import Allocation, PriorSource
 
 ROWS = [("North", "N1")] * 30 + [("North", "N2")] * 12 + [("South", "S1")] * 25 + [("South", "S2")] * 3 \
     + [("East", "E1")] * 1
@@ -89,7 +90,7 @@ def test_load_with_a_prior_takes_the_prior_tree_and_refuses_unknown_paths(data, 
     prior.write_text("region,district,count\nNorth,N1,20\nNorth,N2,10\nNorth,N3,0\nSouth,S1,20\nSouth,S2,5\n"
                      "East,E1,2\n")
     loaded = load_hierarchy(data, replace(CHOICE, prior_path=prior))
-    assert loaded.hierarchy.level_sizes == (1, 3, 6) and loaded.prior_source == PRIOR_FILE  # N3: in the prior only
+    assert loaded.hierarchy.level_sizes == (1, 3, 6) and loaded.prior_source == PriorSource.FILE  # N3: in the prior only
     assert loaded.prior_levels[0][0] == 57 and int(loaded.leaf_counts.sum()) == len(ROWS)
     assert loaded.leaf_counts[loaded.hierarchy.leaf_index([("North", "N3")])[0]] == 0
     short = tmp_path / "short.csv"
@@ -322,9 +323,9 @@ def test_the_recorded_prior_hash_is_of_the_file_that_was_read(data, tmp_path):
 def test_typed_budgets_make_a_custom_plan_without_the_engines_figures(data):
     """Budgets the officer typed are not the optimiser's: the plan says "custom", drops the target error
     and the noise-choice figures computed for the engine's budgets; the planner refuses "custom"."""
-    from dpgui.core.hierarchy import ALLOCATIONS, HierarchyPlan, plan_hierarchy
+    from dpgui.core.hierarchy import HierarchyPlan, plan_hierarchy
 
-    assert "custom" in ALLOCATIONS
+    assert "custom" in tuple(Allocation)
     choice = replace(CHOICE, counts_from_data=True, allocation="optimal", epsilon=2.0, delta=1e-6, noise="auto")
     loaded = load_hierarchy(data, choice)
     engine = plan_and_project(loaded, choice, trials=20).plan

@@ -15,7 +15,8 @@ from dpgui.app.cdf.projection_plots import (
 )
 from dpgui.app.widgets.style import log_tick_labels
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
-from dpgui.core.planner import auto_plan, baselines, optimise_budgets, paper_best_shape
+from dpgui.core.level_budgets import optimise_budgets
+from dpgui.core.planner import auto_plan, baselines, paper_best_shape
 from dpgui.core.projection import last_prefix, prefix_variances
 from dpgui.core.projection_curves import BASELINES, ProjectionCache, effective_branching, uniform_branchings
 from dpgui.core.thinning import DRAWN_SLICES

@@ -17,7 +17,8 @@ from dpgui.core.focus import (
     value_span,
 )
 from dpgui.core.plan import Plan, PrivacySpec, split_budget
-from dpgui.core.planner import auto_plan, focus_error, optimise_budgets, plan_error
+from dpgui.core.level_budgets import optimise_budgets
+from dpgui.core.planner import auto_plan, focus_error, plan_error
 from dpgui.core.projection import prefix_variances
 from dpgui.core.tree import TreeShape
 from dpgui.errors import ParameterError

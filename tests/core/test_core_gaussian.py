@@ -28,12 +28,13 @@ import numpy as np
 import opendp.prelude as dp
 import pytest
 
-import dpgui.core.mechanism as mechanism
+import dpgui.core.noise_mechanisms as noise_mechanisms
 from dpgui.core.accounting import cdp_delta, zcdp_epsilon, zcdp_rho
 from dpgui.core.mechanism import add_noise, estimate_cumulative
 from dpgui.core.noise import SeededRandom, discrete_gaussian_variance
 from dpgui.core.plan import Plan, PrivacySpec, check_delta, equal_budgets, split_budget
-from dpgui.core.planner import auto_plan, margin95, optimise_budgets, plan_error, plan_for_accuracy
+from dpgui.core.level_budgets import optimise_budgets
+from dpgui.core.planner import auto_plan, margin95, plan_error, plan_for_accuracy
 from dpgui.core.projection import prefix_basis, prefix_variances, prefix_variances_from_basis
 from dpgui.core.tree import TreeShape
 from dpgui.errors import ParameterError
@@ -388,7 +389,7 @@ def test_monte_carlo_tells_the_exact_variance_from_sigma2(name):
 def _halving_patch(level_index: int) -> Callable[..., list[np.ndarray]]:
     """A stand-in for the mechanism's Gaussian sampler that draws noised level ``level_index`` (0 = the
     first noised level) at σ²/4, i.e. half the planned σ; every other level as planned."""
-    real = mechanism.sample_discrete_gaussian_levels
+    real = noise_mechanisms.sample_discrete_gaussian_levels
 
     def sample(src, sigma2s, sizes):  # type: ignore[no-untyped-def]
         sigma2s = list(sigma2s)
@@ -407,7 +408,7 @@ def test_halving_one_levels_sigma_fails_the_monte_carlo_check(name, monkeypatch)
     noised = [lvl for lvl, s in enumerate(plan.scales) if s is not None]
     zs = []
     for index, level in enumerate(noised):
-        monkeypatch.setattr(mechanism, "sample_discrete_gaussian_levels", _halving_patch(index))
+        monkeypatch.setattr(noise_mechanisms, "sample_discrete_gaussian_levels", _halving_patch(index))
         check = monte_carlo_check(plan, seed=sum(map(ord, name)))
         zs.append(round(check.max_abs_z, 1))
         assert not check.agrees, f"{name}: halving σ of level {level} went unnoticed: {check.describe()}"

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from dpgui.core import hierarchy as hmod
+from dpgui.core.hierarchy import tree as hierarchy_tree
 from dpgui.core.hierarchy import (
     Hierarchy,
     HierarchyPlan,
@@ -100,7 +101,7 @@ def test_bad_trees_get_one_line_messages_with_the_fix(paths, names, match, fix):
 
 
 def test_too_many_values_on_a_level_is_refused(monkeypatch):
-    monkeypatch.setattr(hmod, "MAX_NODES_PER_LEVEL", 5)
+    monkeypatch.setattr(hierarchy_tree, "MAX_NODES_PER_LEVEL", 5)
     with pytest.raises(ParameterError, match=r"6 distinct values, more than 5.*coarser column"):
         Hierarchy.from_paths(["a", "b"], [("x", f"x{i}") for i in range(6)])
 
@@ -263,7 +264,7 @@ def test_the_none_half_width_is_the_exact_noise_quantile():
     plan = plan_hierarchy((1, 2, 3), PrivacySpec(1.0), noise="laplace", consistency="none")
     for s in plan.level_scales()[1:]:
         assert s is not None
-        q = hmod._noise_half_width(plan, s)
+        q = plan.mechanism.half_width(s, 1.0 - hmod.INTERVAL_LEVEL)
         p = math.exp(-1 / float(s))
         outside = lambda m: 2 * p ** (m + 1) / (1 + p)  # noqa: E731  P(|Z| > m)
         assert outside(q) <= 0.05 < outside(q - 1)
@@ -272,7 +273,7 @@ def test_the_none_half_width_is_the_exact_noise_quantile():
 
     for s in gplan.level_scales()[1:]:
         assert s is not None
-        q = hmod._noise_half_width(gplan, s)
+        q = gplan.mechanism.half_width(s, 1.0 - hmod.INTERVAL_LEVEL)
         k = np.arange(-q, q + 1)
         inside = discrete_gaussian_pmf(k, float(s)).sum()
         inside_less = discrete_gaussian_pmf(k[1:-1], float(s)).sum()
@@ -479,12 +480,12 @@ def test_simulated_bias2_does_not_count_the_variance_of_the_mean():
 def test_the_notes_say_which_counts_the_automatic_choices_were_projected_on():
     """The notes are published (manifest, PDF): choices made on the officer's opted-in confidential counts
     say so, and never that they were made "on the prior" (there is none); with a prior they say the prior."""
-    from dpgui.core.hierarchy import CONFIDENTIAL_PRIOR
+    from dpgui.vocabulary import PriorSource
 
     h = Hierarchy.from_paths(["state", "city", "school"], PATHS)
     counts = h.aggregate(np.arange(1, 8) * 10)
     privacy = PrivacySpec(1.0, delta=1e-6)
-    opted = plan_hierarchy(h.level_sizes, privacy, noise="auto", prior_levels=counts, prior_source=CONFIDENTIAL_PRIOR,
+    opted = plan_hierarchy(h.level_sizes, privacy, noise="auto", prior_levels=counts, prior_source=PriorSource.CONFIDENTIAL,
                            hierarchy=h)
     prior = plan_hierarchy(h.level_sizes, privacy, noise="auto", prior_levels=counts, prior_source="prior file",
                            hierarchy=h)

@@ -308,7 +308,8 @@ def test_level_one_nodes_wholly_in_the_padding_change_nothing(estimator):
 def test_auto_plan_beats_every_candidate_at_its_first_split(bins, neighbours):
     """The ranking finds the shape that is best at the covering sum's optimal split among all candidates (the
     winner is at least as good as it, up to the plan's rounding of noise scales), with padding as known zeros."""
-    from dpgui.core.planner import _distinct, _projected_total, auto_plan, candidate_shapes, optimise_budgets
+    from dpgui.core.level_budgets import optimise_budgets
+    from dpgui.core.planner import _distinct, _projected_total, auto_plan, candidate_shapes
 
     privacy = PrivacySpec(1.0, neighbours)
     plan = auto_plan(bins, privacy)

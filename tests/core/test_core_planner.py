@@ -10,12 +10,11 @@ import pytest
 from scipy.optimize import minimize
 
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
+from dpgui.core.level_budgets import _Objective, optimise_budgets
 from dpgui.core.planner import (
-    _Objective,
     auto_plan,
     baselines,
     candidate_shapes,
-    optimise_budgets,
     paper_best_shape,
     theorem_iv2_branching,
     theorem_iv2_budgets,
@@ -150,7 +149,7 @@ def test_auto_plan_beats_paper_best_by_the_target(bins, epsilon):
     (65536, 2, "change", 0.05), (1000, 2, "addremove", 0.1), (4096, 4, "change", 0.01)])
 def test_budget_optimisation_does_not_depend_on_the_scale_of_epsilon(bins, branching, neighbours, epsilon):
     """Shares optimal at ε = 1 stay optimal at any ε (variances ∝ 1/ε²); SLSQP once stopped at 2.5×."""
-    from dpgui.core.planner import _Objective, optimise_budgets
+    from dpgui.core.level_budgets import _Objective, optimise_budgets
 
     shape = TreeShape.uniform(bins, branching)
     small = np.asarray(optimise_budgets(shape, PrivacySpec(epsilon, neighbours), "gls"))
@@ -167,7 +166,7 @@ def test_the_planner_objective_is_the_projection_of_the_plan_for_random_budgets(
     """_Objective (the planner's view) evaluated at a plan's exact level variances equals the projection of
     that plan (dpgui.core.projection) over the whole range and over spans, per prefix, total and max; and
     its own unrounded variances are the plan's up to the rounding of the noise scales."""
-    from dpgui.core.planner import level_variance
+    from dpgui.core.level_budgets import level_variance
 
     rng = np.random.default_rng(sum(branching) + len(neighbours))
     privacy = PrivacySpec(0.7, neighbours)

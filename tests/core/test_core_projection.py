@@ -20,7 +20,7 @@ from dpgui.core.estimators import gls_leaves, paper_refined_estimate
 from dpgui.core.mechanism import noisy_tree
 from dpgui.core.noise import SeededRandom, discrete_laplace_variance, laplace_scale
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
-from dpgui.core.planner import optimise_budgets
+from dpgui.core.level_budgets import optimise_budgets
 from dpgui.core.projection import prefix_variances
 from dpgui.core.tree import TreeShape
 

@@ -9,8 +9,9 @@ import pytest
 
 from dpgui.core.noise import laplace_scale, laplace_scale_float
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
+from dpgui.core.level_budgets import optimise_budgets
 from dpgui.core.planner import (
-    auto_plan, average_margin95, margin95, optimise_budgets, paper_best_shape, paper_error, plan_error,
+    auto_plan, average_margin95, margin95, paper_best_shape, paper_error, plan_error,
 )
 from dpgui.core.projection import (
     prefix_basis, prefix_variances, prefix_variances_from_basis, total_coefficients,

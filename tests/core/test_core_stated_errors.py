@@ -17,7 +17,8 @@ import math
 import numpy as np
 import pytest
 
-from dpgui.core.hierarchy import Hierarchy, _release_counts, plan_hierarchy, project_hierarchy
+from dpgui.core.hierarchy import Hierarchy, plan_hierarchy, project_hierarchy
+from dpgui.core.hierarchy.release import _release_counts
 from dpgui.core.margins import MARGIN_NAME, cdf_margins
 from dpgui.core.noise import SeededRandom, discrete_gaussian_pmf, gaussian_sigma2, laplace_scale
 from dpgui.core.plan import PrivacySpec

@@ -44,12 +44,12 @@ from dpgui.app.hierarchy.release_step import HierarchyReleaseStep, HierarchyWind
 from dpgui.app.hierarchy.tree import HierarchyTreeView, level_unit
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.hierarchy import (
-    CONFIDENTIAL_PRIOR, NO_PRIOR, PRIOR_FILE, Hierarchy, HierarchyPlan, check_assumed_records, downstream_projection,
+    Hierarchy, HierarchyPlan, check_assumed_records, downstream_projection,
 )
 from dpgui.data.source import PasswordPrompt
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
-from dpgui.vocabulary import Allocation, Neighbours, Noise, StatisticKind
+from dpgui.vocabulary import Allocation, Neighbours, Noise, PriorSource, StatisticKind
 from dpgui.workspace.hierarchy import (
     ALLOCATION_LABELS, CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, CONSISTENCY_LABELS, COUNTS_FROM_DATA_WARNING,
     NOISE_LABELS, Data, HierarchyChoice, HierarchyWorkspace, LoadedHierarchy, PlannedHierarchy, data_file, data_name,
@@ -886,10 +886,10 @@ class HierarchyMode(QWidget):
                 words += f" Consistency chosen for the lower projected error ({others})."
         else:
             words += f" {escape(planned.note)}"
-        counts = {PRIOR_FILE: "the public prior file's counts",
-                  CONFIDENTIAL_PRIOR: "the CONFIDENTIAL counts (your opt-in, recorded in the manifest)",
-                  NO_PRIOR: "no counts"}.get(plan.prior_source, plan.prior_source)
-        used = f" The projection and the automatic choices use {counts}." if plan.prior_source != NO_PRIOR else ""
+        counts = {PriorSource.FILE: "the public prior file's counts",
+                  PriorSource.CONFIDENTIAL: "the CONFIDENTIAL counts (your opt-in, recorded in the manifest)",
+                  PriorSource.NONE: "no counts"}.get(plan.prior_source, plan.prior_source)
+        used = f" The projection and the automatic choices use {counts}." if plan.prior_source != PriorSource.NONE else ""
         if plan.noise == Noise.MULTIPLICATIVE:  # paper 004's rounds: no level budgets
             return words + " No level budgets: the mechanism spends its budget over the rounds of Ghazi et al. 2023." + used
         if plan.allocation == Allocation.CUSTOM:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from dpgui.core.mechanism import CONSISTENCY_METHODS, Release, release
+from dpgui.core.mechanism import Release, release
 from dpgui.core.missing import MISSING_AUTO, MISSING_RULE_TEXT, MISSING_RULES
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import Plan
@@ -34,7 +34,7 @@ from dpgui.report.publish import (
     write_and_record_bundle,
 )
 from dpgui.report.signing import SecretKey
-from dpgui.vocabulary import Estimator, Noise, StatisticKind
+from dpgui.vocabulary import CdfConsistency, Estimator, Noise, StatisticKind
 MECHANISM = "discrete_laplace_tree"  # the ledger's mechanism name of a Laplace release
 MECHANISMS: dict[str, str] = {Noise.LAPLACE: MECHANISM, Noise.GAUSSIAN: "discrete_gaussian_tree"}
 
@@ -93,7 +93,7 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
     still fail after the spend, the error is a DpguiError that says the budget was spent and under which
     ledger id. After the noise, the release's output is recorded in the ledger (what :func:`authenticate_release` checks).
     """
-    if consistency not in CONSISTENCY_METHODS:  # checked before spending, not after
+    if consistency not in tuple(CdfConsistency):  # checked before spending, not after
         raise ParameterError(f"unknown consistency {consistency!r}", "use l2, l1 or none")
     rule = check_missing_rule(plan, missing)
     check_row_count_public(plan.privacy, source_record)

@@ -232,7 +232,7 @@ def _release_of(source: _Source) -> tuple[Release, dict[str, Any]]:
     std_error = table[:, CDF_COLUMNS.index("std_error")].copy()
     if np.any(std_error < 0):
         raise DpguiError(f"{source.csv_path.name} has a negative standard error", "give a CSV written by dpgui release")
-    release = Release(plan, float(table[0, 0]), float(table[-1, 1]), source.consistency, cumulative, total,
+    release = Release(plan, float(table[0, 0]), float(table[-1, 1]), CdfConsistency(source.consistency), cumulative, total,
                       estimate, std_error, (), bool(facts.get("secure_noise", False)), source.missing_count,
                       padding_known=published_with_known_zeros(plan, std_error))
     facts.update({"csv": str(source.csv_path), "bins": plan.shape.bins, "bounds": [release.lower, release.upper],

@@ -44,7 +44,7 @@ import numpy as np
 
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.hierarchy.bundle import NODE_LIST_SOURCES, HierarchyReleaseInfo
-from dpgui.vocabulary import AUTO, Allocation, Neighbours, StatisticKind, choices
+from dpgui.vocabulary import AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, StatisticKind, choices
 
 if TYPE_CHECKING:
     from dpgui.core.hierarchy import HierarchyRelease
@@ -240,8 +240,7 @@ def _bool(data: dict[str, Any], where: str, name: str, default: Any = ...) -> bo
 
 
 def _settings(data: Any, where: str) -> HierarchySettings:
-    from dpgui.core.hierarchy import ALLOCATIONS, CONSISTENCY_CHOICES, HIERARCHY_NOISE_CHOICES, MAX_LEVELS
-    from dpgui.core.plan import NEIGHBOURS
+    from dpgui.core.hierarchy import MAX_LEVELS
 
     if not isinstance(data, dict):
         raise DataError(f"{where} is not a JSON object", _DAMAGED)
@@ -262,11 +261,11 @@ def _settings(data: Any, where: str) -> HierarchySettings:
         levels=tuple(levels), prior_path=_text(data, where, "prior_path", None, nullable=True) or "",
         counts_from_data=_bool(data, where, "counts_from_data", False), epsilon=_number(data, where, "epsilon"),
         delta=_number(data, where, "delta", 0.0),
-        neighbours=_text(data, where, "neighbours", Neighbours.CHANGE, choices=NEIGHBOURS),
-        records_per_person=records, noise=_text(data, where, "noise", AUTO, choices=HIERARCHY_NOISE_CHOICES),
-        allocation=_text(data, where, "allocation", Allocation.UNIFORM, choices=ALLOCATIONS),
+        neighbours=_text(data, where, "neighbours", Neighbours.CHANGE, choices=choices(*Neighbours)),
+        records_per_person=records, noise=_text(data, where, "noise", AUTO, choices=choices(*HIERARCHY_NOISES, AUTO)),
+        allocation=_text(data, where, "allocation", Allocation.UNIFORM, choices=choices(*Allocation)),
         weights=_numbers(data, where, "weights"), target_mse=_number(data, where, "target_mse", None, nullable=True),
-        consistency=_text(data, where, "consistency", AUTO, choices=CONSISTENCY_CHOICES),
+        consistency=_text(data, where, "consistency", AUTO, choices=choices(*HierarchyConsistency, AUTO)),
         budgets=_numbers(data, where, "budgets"), alpha=alpha,
         categories_public=_bool(data, where, "categories_public"), records_estimate=estimate)
 
