@@ -2103,12 +2103,13 @@ def cmd_counts(args: argparse.Namespace) -> int:
     from dpgui.report.keystore import load_secret_key
     from dpgui.report.ledger import Ledger
     from dpgui.report.publish import charge_text, check_release_budget
-    from dpgui.vocabulary import StatisticKind
+    from dpgui.vocabulary import Neighbours, StatisticKind
     from dpgui.workspace.statistics import statistic
     from dpgui.workspace.statistics.counts import CountsSpend
 
     counts = statistic(StatisticKind.COUNTS)
-    plan = CountsPlan(tuple(c.strip() for c in args.categories.split(",")), PrivacySpec(args.epsilon, args.neighbours))
+    categories = tuple(c.strip() for c in args.categories.split(","))
+    plan = CountsPlan(categories, PrivacySpec(args.epsilon, Neighbours(args.neighbours)))
     spend = CountsSpend(args.column, plan)
     key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
     with Ledger() as ledger:

@@ -74,7 +74,7 @@ class CountsPlan:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CountsPlan:
         return cls(tuple(str(c) for c in data["categories"]),
-                   PrivacySpec(float(data["epsilon"]), str(data["neighbours"]), int(data["records_per_person"])))
+                   PrivacySpec(float(data["epsilon"]), Neighbours(str(data["neighbours"])), int(data["records_per_person"])))
 
 
 @dataclass(frozen=True, eq=False)
