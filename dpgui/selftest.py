@@ -187,11 +187,12 @@ def _key(run: _Run) -> str:
 
 
 def _release(run: _Run) -> str:
-    """Through the release flow the window uses (dpgui.workspace.release), on a workspace of the sample."""
+    """Through the release flow the window uses (:class:`~dpgui.workspace.release.ReleaseController`, whose
+    run is :class:`~dpgui.workspace.flow.ReleaseFlow`'s steps), on a workspace of the sample."""
     import numpy as np
 
     from dpgui.core.noise import SecureRandom
-    from dpgui.report.ledger import Ledger
+    from dpgui.workspace.flow import ReleaseFlow
     from dpgui.workspace.release import FirstCapNeeded, Problem, ReleaseController, ReleaseRequest
     from dpgui.workspace.state import ColumnChoice, DataSource, PlanChoice, Workspace, WorkspaceState
 
@@ -213,8 +214,8 @@ def _release(run: _Run) -> str:
     if problem is not None:
         raise SelfTestFailure(f"the release was not recorded: {problem.message}")
     result, info = outcome.release, outcome.info
-    with Ledger() as ledger:
-        left = ledger.totals(DATASET).epsilon_remaining
+    with ReleaseFlow.open(DATASET) as flow:
+        left = flow.ledger.totals(DATASET).epsilon_remaining
     _check(result.secure, "the release did not use the secure noise")
     _check(bool(np.all(np.diff(result.cumulative) >= 0)), "the released cumulative counts decrease")
     _check(abs(left) < 1e-12, f"the ledger shows ε = {left:g} left after spending the whole cap")
@@ -240,14 +241,15 @@ def _pdf(run: _Run) -> str:
 
 
 def _bundle(run: _Run) -> str:
-    from dpgui.report.ledger import Ledger
-    from dpgui.report.cdf.publish import sign_release
+    """The signed bundle through the release flow's last step (:meth:`ReleaseFlow.sign`)."""
+    from dpgui.workspace.flow import ReleaseFlow
+    from dpgui.workspace.statistics.cdf import CDF
 
     (run.work / "bundle").mkdir()
-    with Ledger() as ledger:  # the release is checked against the ledger's record before it is signed
-        paths = sign_release(ledger, run.work / "bundle", "self-test", run.values["result"], run.values["info"],
-                             run.values["pdf"], run.values["key"])
-        entry = ledger.release(run.values["info"].release_id)
+    with ReleaseFlow.open(DATASET) as flow:  # the release is checked against the ledger's record before it is signed
+        paths = flow.sign(CDF, run.work / "bundle", "self-test", run.values["result"], run.values["info"],
+                              run.values["pdf"], run.values["key"])
+        entry = flow.ledger.release(run.values["info"].release_id)
         pointer = entry.bundle if entry is not None else None  # no entry: the check below fails
     missing = [p.name for p in paths.all() if not p.is_file()]
     _check(not missing, f"missing after writing: {', '.join(missing)}")
@@ -294,8 +296,8 @@ def _hierarchy(run: _Run) -> str:
     from dpgui.core.noise import SecureRandom
     from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
     from dpgui.report.hierarchy.bundle import errors_json
-    from dpgui.report.hierarchy.publish import sign_hierarchy_release
-    from dpgui.report.ledger import Ledger
+    from dpgui.workspace.flow import ReleaseFlow
+    from dpgui.workspace.statistics.hierarchy import HIERARCHY
     from dpgui.workspace.hierarchy import (
         HierarchyChoice, HierarchyRequest, check_hierarchy_budget, load_hierarchy, plan_and_project,
         run_hierarchy_release, set_first_cap,
@@ -321,18 +323,18 @@ def _hierarchy(run: _Run) -> str:
         _check(bool(np.array_equal(sums, counts[level - 1])), f"a parent on level {level - 1} is not the sum of its "
                f"children ({release.plan.consistency} consistency)")
     _check(int(counts[0][0]) == loaded.rows, "the root is not the public number of records N (change neighbours)")
-    with Ledger() as ledger:
-        left = ledger.totals(HIERARCHY_DATASET).epsilon_remaining
+    with ReleaseFlow.open(HIERARCHY_DATASET) as flow:
+        left = flow.ledger.totals(HIERARCHY_DATASET).epsilon_remaining
     _check(abs(left) < 1e-12, f"the ledger shows ε = {left:g} left after spending the whole cap")
     projection = errors_json(plan_errors(release.plan, hierarchy))  # the plan's stated errors, as published
     key = run.values["key"]
     pdf = render_hierarchy_pdf(release, info, projection, key.public_key.key_id_hex)
     _check(pdf.startswith(b"%PDF-"), f"the hierarchy PDF is not a PDF ({len(pdf)} bytes)")
     (run.work / "hierarchy-bundle").mkdir()
-    with Ledger() as ledger:
-        paths = sign_hierarchy_release(ledger, run.work / "hierarchy-bundle", HIERARCHY_DATASET, release, info, pdf,
-                                       key, projection)
-        entry = ledger.release(info.release_id)
+    with ReleaseFlow.open(HIERARCHY_DATASET) as flow:
+        paths = flow.sign(HIERARCHY, run.work / "hierarchy-bundle", HIERARCHY_DATASET, release, info, pdf, key,
+                                    projection)
+        entry = flow.ledger.release(info.release_id)
         pointer = entry.bundle if entry is not None else None
     _check(pointer == str(paths.manifest.resolve()), "the ledger does not point to the hierarchy bundle")
     checks = _verify_and_tamper(paths.manifest, paths.csv, run.values["public_path"])

@@ -3,7 +3,8 @@
 The contracts (run by `make lint` in CI, and here so that `make test` alone sees them too): core imports
 nothing of ours but errors; data and report import core; workspace never imports app; only dpgui.app
 and dpgui.pdf import Qt (PySide6, shiboken6, pyqtgraph), the PDF without widgets or the app; the CLI imports
-the app only to start the window. They read every import statement, also those inside functions.
+the app only to start the window, and reaches the budget ledger and the publishing modules only through
+dpgui.workspace. They read every import statement, also those inside functions.
 """
 
 from __future__ import annotations
@@ -40,6 +41,19 @@ def test_a_qt_import_in_core_breaks_the_contracts(tmp_path):
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Only dpgui.app and dpgui.pdf import Qt (PySide6, shiboken6, pyqtgraph) BROKEN" in result.stdout
     assert "dpgui.core.tree -> PySide6" in result.stdout
+
+
+def test_a_ledger_import_in_the_cli_breaks_the_contracts(tmp_path):
+    """Not vacuous: the CLI importing the budget ledger itself (not through dpgui.workspace) is caught."""
+    shutil.copytree(ROOT / "dpgui", tmp_path / "dpgui", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    cli = tmp_path / "dpgui" / "cli" / "__init__.py"
+    cli.write_text(cli.read_text(encoding="utf-8") + "\n\ndef _ledger() -> None:\n    import dpgui.report.ledger\n",
+                   encoding="utf-8")
+    result = _lint_imports(tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "dpgui.workspace BROKEN" in result.stdout
+    assert "dpgui.cli is not allowed to import dpgui.report.ledger" in result.stdout
 
 
 def test_the_window_starts_without_loading_scipy_or_pandas():

@@ -202,7 +202,7 @@ def test_out_never_replaces_a_file_of_the_parquet_folder_it_reads(tmp_path, caps
 
 
 def test_a_local_spark_dataset_is_protected_too(tmp_path):
-    from dpgui.cli import _protected_paths
+    from dpgui.cli.sources import _protected_paths
     from dpgui.report.files import check_writable
 
     folder = tmp_path / "ds"

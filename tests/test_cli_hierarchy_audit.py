@@ -271,7 +271,8 @@ def test_the_early_charges_hold_the_charge_of_every_plan_the_options_can_make(no
     refuses only when none of them fits, never refuses a release whose plan would fit."""
     from argparse import Namespace
 
-    from dpgui.cli import _check_hierarchy_delta, _provisional_charges
+    from dpgui.cli.hierarchy import _check_hierarchy_delta
+    from dpgui.cli.hierarchy_release import _provisional_charges
     from dpgui.core.hierarchy import plan_hierarchy
     from dpgui.core.plan import PrivacySpec
 

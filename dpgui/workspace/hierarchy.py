@@ -47,6 +47,8 @@ from dpgui.report.files import sha256_regular_file
 from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
+from dpgui.workspace.flow import ReleaseFlow
+from dpgui.workspace.statistics.hierarchy import HIERARCHY, HierarchySpend
 from dpgui.workspace.release import QUERY_ROWS_PRIVATE, BudgetCheck, FirstCapNeeded, ledger_budget_check
 from dpgui.workspace.state import Observable
 from dpgui.vocabulary import AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, Noise, PriorSource
@@ -382,12 +384,13 @@ def _plan(loaded: LoadedHierarchy, choice: HierarchyChoice, noise: str, consiste
     itself, and :func:`plan_and_project` does that once more on the final budgets (showing both, and
     cancellable), so the engine only leaves its placeholder choice for plan_and_project to replace."""
     privacy = choice.privacy()
-    if choice.allocation in ("optimal", "target") and loaded.prior_levels is None:
+    if choice.allocation in (Allocation.OPTIMAL, Allocation.TARGET) and loaded.prior_levels is None:
         raise ParameterError(f"the allocation '{ALLOCATION_LABELS[choice.allocation]}' needs node counts",
                              "give a public prior file in step 1, or tick “use the confidential counts to choose the "
                              "budgets”, or choose an equal budget on every level")
     plan = plan_hierarchy(loaded.hierarchy.level_sizes, privacy, noise=noise, allocation=choice.allocation,
-                          weights=choice.weights, target_mse=choice.target_mse if choice.allocation == "target" else None,
+                          weights=choice.weights,
+                          target_mse=choice.target_mse if choice.allocation == Allocation.TARGET else None,
                           consistency=consistency, prior_levels=loaded.prior_levels, prior_source=loaded.prior_source,
                           alpha=choice.alpha if choice.delta > 0 else None, assumed_records=choice.assumed_records(loaded))
     if choice.budgets is not None:
@@ -405,14 +408,14 @@ def with_budgets(plan: HierarchyPlan, budgets: tuple[float, ...]) -> HierarchyPl
     what happened: allocation "custom" (set by hand), no target error, and the notes made for the engine's
     budgets re-stated (the noise choice, without its figures) or dropped (the consistency projection:
     :func:`plan_and_project` makes it again on these budgets)."""
-    if plan.noise == "multiplicative":
+    if plan.noise == Noise.MULTIPLICATIVE:
         return plan
     if len(budgets) != len(plan.level_sizes):
         raise ParameterError(f"{len(budgets)} level budgets for {len(plan.level_sizes)} levels",
                              "give one budget per level")
     notes: list[str] = []
     for note in plan.notes:
-        if note.startswith("noise: ") and plan.allocation != "custom":  # its figures were for the engine's budgets
+        if note.startswith("noise: ") and plan.allocation != Allocation.CUSTOM:  # its figures were for the engine's budgets
             notes.append(f"{note.split(',')[0]}, chosen on the {plan.allocation} allocation's budgets, before the "
                          "level budgets were set by hand")
         elif not (note.startswith("consistency: ") and "projected" in note):  # projected on the engine's budgets
@@ -427,7 +430,7 @@ def share_budget(plan: HierarchyPlan, level: int, value: float) -> tuple[float, 
     """The plan's level budgets with level ``level`` set to ``value`` and the other noised levels sharing the
     rest of the total in their current proportions (ParameterError if ``value`` is not between 0 and the
     total, or the level takes no budget)."""
-    total = plan.ledger_charge()[0] if plan.noise == "laplace" else plan.ledger_charge()[2]
+    total = plan.ledger_charge()[0] if plan.noise == Noise.LAPLACE else plan.ledger_charge()[2]
     unit = plan.budget_name
     budgets = list(plan.level_budgets)
     first = plan.privacy.first_noised_level()
@@ -502,7 +505,7 @@ def plan_and_project(loaded: LoadedHierarchy, choice: HierarchyChoice, progress:
     projections: dict[str, HierarchyProjection] = {m: e.projection for m, e in errors.items()}
     alternatives: dict[str, HierarchyProjection] = {plan.noise: chosen.projection}
     if choice.delta > 0:
-        for noise in ("laplace", "gaussian"):
+        for noise in (Noise.LAPLACE, Noise.GAUSSIAN):
             if noise not in alternatives:
                 try:
                     alternatives[noise] = errors_of(_plan(loaded, replace(choice, budgets=None), noise, best)).projection
@@ -567,6 +570,14 @@ class HierarchyRequest:
     def delta(self) -> float:
         return self.plan.privacy.delta
 
+    @property
+    def spend(self) -> HierarchySpend:
+        """What the release flow publishes (:class:`~dpgui.workspace.statistics.hierarchy.HierarchySpend`): the manifest's
+        words on where the categories come from, the opt-in, the prior's name and its SHA-256 as read at load."""
+        loaded, prior = self.loaded, self.loaded.prior_path
+        return HierarchySpend(loaded.hierarchy, self.plan, prior is not None, loaded.prior_source == FROM_DATA,
+                              None if prior is None else prior.name, loaded.prior_sha256, loaded.notes)
+
 
 def hierarchy_request(state: HierarchyState, dataset: str) -> HierarchyRequest | str:
     """The release the state describes, or the sentence saying what to do first."""
@@ -613,35 +624,25 @@ NOISE_MESSAGE = "Adding noise and making the counts consistent (cannot be cancel
 
 def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progress: Progress,
                           should_cancel: ShouldCancel, release_id: str | None = None) -> HierarchyOutcome:
-    """The ledger's check, then the spend recorded, then the noise
-    (:func:`dpgui.report.hierarchy.publish.spend_and_release_hierarchy`, which records what the manifest
-    says: where the categories come from, the opt-in, the prior's name and its SHA-256 as read at load). ``source`` is called
-    once, just before the spend. Raises the ledger's refusal before anything is spent, and Cancelled if
+    """The release flow (:class:`~dpgui.workspace.flow.ReleaseFlow`) on a worker thread: the ledger's check,
+    then the spend recorded, then the noise (what the manifest says: :attr:`HierarchyRequest.spend`).
+    ``source`` is called once, just before the spend. Raises the ledger's refusal before anything is spent, and Cancelled if
     cancelled before the spend; ParameterError (nothing spent) for a release without a prior file whose
     categories were not declared public. Time: the engine's release, O(nodes)."""
-    from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR
-    from dpgui.report.hierarchy.publish import spend_and_release_hierarchy
-    from dpgui.report.publish import check_release_budget
-
     loaded = request.loaded
     neighbours_for(data_spec(loaded.data_path), request.plan.privacy.neighbours)  # N of a private query: refused
     if loaded.prior_path is None and not request.categories_public:
         raise ParameterError("the data's own categories would be published, and they were not declared public",
                              "tick “These categories are public” in step 1 if they are, or choose a public prior file")
     progress(0.0, "Checking the budget…")
-    with Ledger() as ledger:
-        check_release_budget(ledger, request.dataset, request.plan)
-    prior = loaded.prior_path
+    with ReleaseFlow.open(request.dataset) as flow:
+        flow.check(request.plan)
     if should_cancel():
         raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
     progress(0.5, NOISE_MESSAGE)
-    with Ledger() as ledger:
-        release, info = spend_and_release_hierarchy(
-            ledger, request.dataset, loaded.hierarchy, loaded.leaf_counts, request.plan, source(),
-            node_list_source=NODE_LIST_FROM_PRIOR if prior is not None else NODE_LIST_FROM_DATA,
-            counts_from_data=loaded.prior_source == FROM_DATA, prior_name=None if prior is None else prior.name,
-            prior_sha256=loaded.prior_sha256, notes=loaded.notes, release_id=release_id,
-            source_record=loaded.source_record)
+    with ReleaseFlow.open(request.dataset) as flow:
+        release, info = flow.spend(HIERARCHY, request.spend, loaded.leaf_counts, source(), release_id,
+                                             loaded.source_record)
     progress(1.0, "Released.")
     return HierarchyOutcome(release, info, request.dataset, info.release_id, info.secure)
 
@@ -663,9 +664,9 @@ class NodeRow:
 def consistency_words(plan: HierarchyPlan) -> str:
     """What the released counts promise about sums, in plain words, by the plan: consistent (top-down,
     GLS) counts add up; clamped ("none") and multiplicative (paper 004) counts need not."""
-    if plan.noise == "multiplicative":
+    if plan.noise == Noise.MULTIPLICATIVE:
         return "each count is the mechanism's own estimate: a parent need not equal the sum of its children"
-    if plan.consistency == "none":
+    if plan.consistency == HierarchyConsistency.NONE:
         return "each count stands on its own: a parent need not equal the sum of its children"
     return "every parent equals the sum of its children"
 
@@ -678,7 +679,8 @@ def interval_words(release: HierarchyRelease) -> str:
     method = release.interval_method
     plan = release.plan
     average = ("on average" in method if method
-               else plan.noise != "multiplicative" and plan.consistency in ("topdown", "gls"))
+               else plan.noise != Noise.MULTIPLICATIVE and plan.consistency in (HierarchyConsistency.TOPDOWN,
+                                                                           HierarchyConsistency.GLS))
     if average:
         return ("about 95 % of a level's categories have their true count in this range "
                 "(on average over the level, not for each category)")

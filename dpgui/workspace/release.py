@@ -8,7 +8,9 @@ officer agrees to) → :func:`run_release` (on a worker thread: read the column,
 the point of no return, the spend recorded in the budget ledger; then the noise and the estimates)
 → :meth:`~ReleaseController.record` (the file's fingerprint in the ledger, the release in the
 :class:`~dpgui.workspace.state.Workspace`). Cancelling before the spend spends nothing; once the
-spend is recorded the release completes. Every refusal before the spend spends nothing.
+spend is recorded the release completes. Every refusal before the spend spends nothing. The budget
+check, the read, the dataset identity, the spend and the fingerprint are the steps of the one
+:class:`~dpgui.workspace.flow.ReleaseFlow` that the command line and the self-test use too.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from contextlib import AbstractContextManager
+from typing import ClassVar, Literal
 from collections.abc import Callable
 
 import numpy as np
@@ -28,17 +31,17 @@ from dpgui.core.focus import FocusChoice, Region
 from dpgui.core.missing import missing_rule_text
 from dpgui.core.plan import Plan
 from dpgui.data.histogram import ColumnHistogram
-from dpgui.data.source import PasswordPrompt, neighbours_for, open_source
-from dpgui.errors import Cancelled, DpguiError
+from dpgui.data.source import DataSource, PasswordPrompt, neighbours_for, open_source
+from dpgui.errors import DpguiError
 from dpgui.formatting import format_delta, format_number, format_odds, format_significant
 from dpgui.report.cdf.bundle import ReleaseInfo, focus_json
-from dpgui.report.ledger import (
-    BudgetExceeded, Ledger, NoCapSet, Totals, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
-    same_data_warning, spent_epsilon,
-)
+from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet, Totals, same_data_warning, spent_epsilon
 from dpgui.report.project_file import ProjectRelease
-from dpgui.report.publish import Chargeable, check_release_budget
-from dpgui.report.cdf.publish import authenticate_release, spend_and_release
+from dpgui.report.publish import Chargeable
+from dpgui.report.cdf.publish import authenticate_release
+from dpgui.vocabulary import Noise
+from dpgui.workspace.flow import ReleaseFlow
+from dpgui.workspace.statistics.cdf import CdfSpend
 from dpgui.workspace.results import result_figures
 from dpgui.workspace.state import ColumnSettings, ShownRelease, Workspace, WorkspaceState
 from dpgui.vocabulary import StatisticKind
@@ -81,6 +84,13 @@ class ReleaseRequest:
     def delta(self) -> float:
         """The δ the user set for this release (a Laplace release leaves it unused)."""
         return self.plan.privacy.delta
+
+    @property
+    def spend(self) -> CdfSpend:
+        """What the release flow publishes (:class:`~dpgui.workspace.statistics.cdf.CdfSpend`)."""
+        settings = self.settings
+        return CdfSpend(settings.column, settings.lower, settings.upper, settings.bins, self.plan, self.consistency,
+                        settings.missing, settings.whole_numbers)
 
 
 @dataclass(frozen=True)
@@ -219,10 +229,10 @@ def ledger_budget_check(dataset: str, plan: Chargeable, no_cap: Callable[[], Bud
     """
     try:
         try:
-            with Ledger() as ledger:
+            with ReleaseFlow.open(dataset) as flow:
                 if first_cap is not None:
-                    ledger.set_cap(dataset, *first_cap)
-                check_release_budget(ledger, dataset, plan)
+                    flow.ledger.set_cap(dataset, *first_cap)
+                flow.check(plan)
         except NoCapSet:
             if no_cap is None:
                 raise
@@ -245,7 +255,7 @@ def cost_words(plan: Plan) -> str:
     "ε = 1"; Laplace with a δ set "ε = 1 (δ is not used …)"; Gaussian "ε = 1 and δ = 1e-9 …"."""
     privacy = plan.privacy
     epsilon, delta, rho = plan.ledger_charge()
-    if plan.noise == "gaussian":
+    if plan.noise == Noise.GAUSSIAN:
         return (f"<b>Cost: ε = {epsilon:g} and δ = {format_delta(delta)}</b> of privacy budget, spent for good "
                 f"(δ: a chance of at most {format_odds(delta)} beyond the ε guarantee; "
                 f"counted as ρ = {format_significant(rho, 4)} under zCDP, by which the budget ledger adds it up "
@@ -261,7 +271,7 @@ def confirmation_text(request: ReleaseRequest) -> str:
     """What will be published and what it costs, in plain words (rich text)."""
     settings, plan = request.settings, request.plan
     privacy = plan.privacy
-    noise = ("exact discrete Gaussian noise" if plan.noise == "gaussian" else "exact discrete Laplace noise")
+    noise = ("exact discrete Gaussian noise" if plan.noise == Noise.GAUSSIAN else "exact discrete Laplace noise")
     branching = " × ".join(map(str, plan.shape.branching))
     if privacy.root_public:
         total = ("The total number of records N (all rows, missing values included) is published exactly "
@@ -384,19 +394,6 @@ class ReleaseOutcome:
         return self.info.release_id
 
 
-def release_histogram(ledger: Ledger, request: ReleaseRequest, histogram: ColumnHistogram, source: RandomSource,
-                      release_id: str | None = None, data_record: dict[str, Any] | None = None) -> ReleaseOutcome:
-    """Record the spend in ``ledger``, then one ε-DP release of the histogram's CDF
-    (:func:`dpgui.report.cdf.publish.spend_and_release`: refused before any noise if the cap would be exceeded).
-    ``data_record``: :meth:`DataSource.public_record` of the data, for the ledger and the manifest (None: none)."""
-    settings = request.settings
-    result, info = spend_and_release(ledger, settings.dataset_id, settings.column, settings.missing, histogram.counts,
-                                     request.plan, source, settings.lower, settings.upper, request.consistency,
-                                     n_missing=histogram.n_missing, release_id=release_id, source_record=data_record,
-                                     whole_numbers=settings.whole_numbers)
-    return ReleaseOutcome(result, histogram, request, info)
-
-
 def run_release(request: ReleaseRequest, source: NoiseSource, progress: Progress, should_cancel: Callable[[], bool],
                 release_id: str | None = None, password_prompt: PasswordPrompt | None = None) -> ReleaseOutcome:
     """Histogram of the column, the ledger spend, then one ε-DP release of its CDF. Time O(rows + K·h).
@@ -405,7 +402,7 @@ def run_release(request: ReleaseRequest, source: NoiseSource, progress: Progress
     (``$DPGUI_HOME``) is opened on the calling (worker) thread, as SQLite requires. ``release_id``:
     the ledger id to record, so that after a failure the caller can ask the ledger whether anything
     was spent (:func:`spent_on`). Raises :class:`~dpgui.errors.Cancelled` if cancelled before the spend,
-    and the ledger's refusal (:func:`~dpgui.report.publish.check_release_budget`) before the column is read.
+    and the ledger's refusal (:meth:`~dpgui.workspace.flow.ReleaseFlow.check`) before the column is read.
     The counts come from :func:`~dpgui.data.source.open_source` (a file here; a database or Spark
     counts its own rows and sends only the K counts); ``password_prompt`` answers a database's
     request for its password (from the session's memory or a dialog; never stored).
@@ -413,24 +410,23 @@ def run_release(request: ReleaseRequest, source: NoiseSource, progress: Progress
     settings = request.settings
     spec = settings.spec
     neighbours_for(spec, request.plan.privacy.neighbours)  # N of a query not stated public: refused before reading
-    with Ledger() as ledger:  # refused (no cap, too little left, cap δ = 0 for Gaussian) before reading the data
-        check_release_budget(ledger, request.dataset, request.plan)
     reading = (f"Reading '{settings.column}' from {settings.path.name}…" if spec.kind == "file"
                else f"Counting '{settings.column}' in {spec.display_name()}…")
-    progress(0.0, reading)
-    with open_source(spec, password_prompt=password_prompt) as data:
-        histogram = data.histogram(
-            settings.column, settings.lower, settings.upper, settings.bins,
-            progress=lambda fraction: progress(READ_SHARE * fraction, reading), should_cancel=should_cancel,
-        )
-        data_record = data.public_record()
-    if should_cancel():
-        raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
-    progress(READ_SHARE, NOISE_MESSAGE)
-    with Ledger() as ledger:
-        outcome = release_histogram(ledger, request, histogram, source(), release_id, data_record)
+
+    def open_data() -> AbstractContextManager[DataSource]:  # once the budget is checked
+        progress(0.0, reading)
+        return open_source(spec, password_prompt=password_prompt)
+
+    def noise() -> RandomSource:  # the point of no return: the spend, then the noise
+        progress(READ_SHARE, NOISE_MESSAGE)
+        return source()
+
+    with ReleaseFlow.open(request.dataset) as flow:  # refused (no cap, too little left, cap δ = 0) before reading
+        done = flow.release_cdf(open_data, request.spend, noise, release_id=release_id,
+                                progress=lambda fraction: progress(READ_SHARE * fraction, reading),
+                                should_cancel=should_cancel)
     progress(1.0, "Released.")
-    return with_display(outcome)
+    return with_display(ReleaseOutcome(done.release, done.histogram, request, done.info))
 
 
 def with_display(outcome: ReleaseOutcome) -> ReleaseOutcome:
@@ -530,11 +526,8 @@ class ReleaseController:
         source = self.workspace.state.source
         if source is None or source.n_rows is None:
             return ()
-        with Ledger() as ledger:
-            if not is_new_dataset(ledger, dataset):
-                return ()
-            fingerprint = data_fingerprint(ledger, source.table.names, source.n_rows)
-            return tuple(datasets_like(ledger, fingerprint, dataset))
+        with ReleaseFlow.open(dataset) as flow:
+            return flow.identity(source.table.names, source.n_rows).similar
 
     def check_budget(self, request: ReleaseRequest) -> BudgetCheck:
         """Before the confirmation: may the dataset's budget pay for ``request``? Reads only."""
@@ -591,9 +584,8 @@ class ReleaseController:
         if source is None or source.path != outcome.settings.path:
             return None
         try:
-            with Ledger() as ledger:
-                fingerprint = data_fingerprint(ledger, source.table.names, outcome.histogram.n_rows)
-                record_fingerprint(ledger, outcome.info.dataset, fingerprint)
+            with ReleaseFlow.open(outcome.info.dataset) as flow:
+                flow.record(flow.identity(source.table.names, outcome.histogram.n_rows))
         except DpguiError as err:
             return FingerprintNotRecorded(friendly(err) + " The release itself is recorded; only the warning about "
                                           "copies of this data under another name may be missing.")

@@ -31,7 +31,7 @@ from dpgui.report.ledger import Ledger
 from dpgui.report.signing import SecretKey
 from dpgui.vocabulary import Charge, StatisticKind
 
-__all__ = ["Progress", "ShouldCancel", "Statistic"]
+__all__ = ["CountsT", "InfoT", "PlanT", "Progress", "ReleaseT", "ShouldCancel", "SpendT", "Statistic"]
 
 #: What a release publishes besides its noisy values, all public: the plan and the kind's choices
 #: (a CDF's column and bounds; a hierarchy's tree and where its node list comes from).

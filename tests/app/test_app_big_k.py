@@ -11,9 +11,9 @@ import pyarrow.csv as pa_csv
 import pyqtgraph as pg
 import pytest
 
-import dpgui.app.cdf.plan_page as plan_page_module
 import dpgui.report.publish as publish_module
-import dpgui.workspace.release as release_module
+import dpgui.workspace.flow as flow_module
+import dpgui.workspace.planning as planning_module
 import dpgui.workspace.results as results_module
 from dpgui.app.cdf.mode import TAB_PLAN, TAB_RESULTS
 from dpgui.app.cdf.projection_plots import ProjectionCache
@@ -50,8 +50,8 @@ def drawn_points(widget: pg.PlotWidget) -> dict[str, int]:
 
 
 def test_window_at_2_to_the_20_bins_draws_bounded_points_and_works_on_workers(qtbot, monkeypatch, incomes):
-    log = ThreadLog(monkeypatch, ((plan_page_module, "auto_plan"), (ProjectionCache, "project"),
-                                  (release_module, "spend_and_release")))
+    log = ThreadLog(monkeypatch, ((planning_module, "auto_plan"), (ProjectionCache, "project"),
+                                  (flow_module, "spend_and_release")))
     window = make_window(qtbot)
     open_and_wait(qtbot, window, incomes)
     window.tabs.setCurrentIndex(TAB_PLAN)
@@ -63,8 +63,8 @@ def test_window_at_2_to_the_20_bins_draws_bounded_points_and_works_on_workers(qt
     qtbot.wait(50)
     release = window.cdf.outcome.release
     assert release.plan.shape.bins == BINS and release.total == ROWS
-    assert log.on_gui_thread() == [] and log.steps() == {"plan_page.auto_plan", "ProjectionCache.project",
-                                                         "release.spend_and_release"}
+    assert log.on_gui_thread() == [] and log.steps() == {"planning.auto_plan", "ProjectionCache.project",
+                                                         "flow.spend_and_release"}
 
     result = window.result_view
     counts = {f"result/{k}": v for k, v in drawn_points(result.cdf_plot).items()}
@@ -82,7 +82,7 @@ def test_results_page_at_2_to_the_20_bins_is_computed_on_the_release_worker_with
     (each O(K), about half a second together) run on the release worker, never the GUI thread,
     and the page shows the numbers computed from the release directly (as before the move)."""
     log = ThreadLog(monkeypatch, ((results_module, "quantiles"), (results_module, "cumulative_interval95"),
-                                  (publish_module, "levels_sha256"), (release_module, "spend_and_release")))
+                                  (publish_module, "levels_sha256"), (flow_module, "spend_and_release")))
     window = make_window(qtbot)
     open_and_wait(qtbot, window, incomes)
     window.tabs.setCurrentIndex(TAB_PLAN)
@@ -95,7 +95,7 @@ def test_results_page_at_2_to_the_20_bins_is_computed_on_the_release_worker_with
     release = shown.release
     assert release.plan.shape.bins == BINS and shown.confirmed is False  # seeded test noise: never signable
     assert log.steps() == {"results.quantiles", "results.cumulative_interval95", "publish.levels_sha256",
-                           "release.spend_and_release"}
+                           "flow.spend_and_release"}
     assert log.on_gui_thread() == []
     view = window.result_view
     assert shown.figures is not None and view._figures is shown.figures  # drawn from the worker's figures

@@ -26,7 +26,8 @@ from PySide6.QtWidgets import QApplication
 import dpgui.app.shell.main_window as main_window_module
 import dpgui.app.cdf.plan_page as plan_page_module
 import dpgui.app.shell.project as project_module
-import dpgui.workspace.release as release_module
+import dpgui.workspace.flow as flow_module
+import dpgui.workspace.planning as planning_module
 from dpgui.app.cdf.mode import TAB_PLAN
 from dpgui.app.shell.main_window import WARM_UP_DELAY_MS
 from dpgui.app.cdf.projection_plots import ProjectionCache
@@ -44,12 +45,12 @@ SLOW_STEPS: tuple[tuple[Any, str], ...] = (
     (main_window_module, "_import_libraries"),  # pandas and SciPy, imported after start-up
     (TableReader, "__init__"),  # opening a file: inspecting it and reading the preview's first rows
     (main_window_module, "count_rows"),  # a CSV's rows, counted when its head does not hold them all
-    (plan_page_module, "auto_plan"),  # planning the tree and its budgets
+    (planning_module, "auto_plan"),  # planning the tree and its budgets
     (plan_page_module, "plan_for_accuracy"),  # "accuracy first": the smallest ε for an error
     (ProjectionCache, "project"),  # the projected error of plots (a)–(c)
     (ProjectionCache, "refine"),  # plot (c)'s tuned curve
     (FileSource, "histogram"),  # reading the column for a release (through dpgui.data.source)
-    (release_module, "spend_and_release"),  # the ledger spend, the noise and the estimation
+    (flow_module, "spend_and_release"),  # the ledger spend, the noise and the estimation
     (project_module, "_write_autosave"),  # the workspace's autosave
 )
 

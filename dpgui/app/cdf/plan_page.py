@@ -36,13 +36,14 @@ from dpgui.app.cdf.projection_plots import ProjectionPlots
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.app.cdf.focus_panel import FocusControls, focus_words
 from dpgui.app.cdf.missing_rule import MissingRuleControls
-from dpgui.core.focus import FocusChoice, FocusOffer, focus_offer
+from dpgui.core.focus import FocusChoice, FocusOffer
 from dpgui.core.plan import Plan, PrivacySpec
-from dpgui.core.planner import auto_plan, margin95, plan_for_accuracy
+from dpgui.core.planner import margin95, plan_for_accuracy
 from dpgui.core.margins import MARGIN_NAME
 from dpgui.core.projection_curves import ProjectedCurves
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError
+from dpgui.workspace.planning import PlanRequest, other_noise_plan, plan_cdf
 from dpgui.workspace.state import DataContext, PlanChoice
 from dpgui.formatting import cdf_margin_words, format_margin_records
 from dpgui.vocabulary import AUTO, AccuracyWhere, Neighbours, Noise
@@ -63,20 +64,6 @@ class Planned:
     wanted: float | None = None
     offer: FocusOffer | None = None
     region: str = ""
-
-
-def other_noise_plan(plan: Plan, shape: TreeShape | None, objective: str) -> Plan | None:
-    """The best plan with the noise ``plan`` does not use, at its (ε, δ), K, estimator and ``shape``
-    (None: the best branching), without locked levels; None when δ = 0. A Laplace plan does not
-    depend on δ, so the Laplace one is planned at δ = 0 (one noise) and carried to the plan's δ."""
-    privacy = plan.privacy
-    if privacy.delta <= 0:
-        return None
-    bins = plan.shape.bins
-    if plan.noise == Noise.GAUSSIAN:
-        laplace = auto_plan(bins, privacy.pure(), shape=shape, estimator=plan.estimator, objective=objective, noise=Noise.LAPLACE)
-        return Plan(laplace.shape, privacy, laplace.level_budgets, laplace.estimator, Noise.LAPLACE)
-    return auto_plan(bins, privacy, shape=shape, estimator=plan.estimator, objective=objective, noise=Noise.GAUSSIAN)
 
 
 def _parse_branching(raw: str, bins: int | None) -> str:
@@ -607,15 +594,9 @@ class PlanPage(QWidget):
         span, region = self._focus_span(bins)
 
         def task(progress: Any, should_cancel: Any) -> Planned:
-            progress(0.0, "Planning…")
-            plan = auto_plan(bins, privacy, shape=shape, estimator=estimator, objective=objective,
-                             locked=locked or None, noise=noise)
-            if span is None:
-                return Planned(plan)
-            progress(0.5, "Planning for the region you need accurate…")
-            offer = focus_offer(bins, privacy, span, shape, estimator, objective, noise, locked=locked or None,
-                                default=plan)
-            return Planned(offer.plan, offer=offer, region=region)
+            planned = plan_cdf(PlanRequest(bins, privacy, shape, "auto", estimator, objective, noise, locked, span),
+                               progress)
+            return Planned(planned.plan, offer=planned.offer, region=region if planned.offer else "")
 
         self._run(task)
 

@@ -1,0 +1,264 @@
+"""``dpgui plan`` and ``dpgui simulate``, and the CDF plan of the options that ``release`` uses too
+(:mod:`dpgui.workspace.planning`: the one planning request of the window and the command line).
+Nothing is spent; ``simulate`` reads the data only to simulate releases on it, and prints errors, never counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+import sys
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dpgui.core.missing import (IMPUTE_PREFIX, MISSING_AUTO, MISSING_RULE_TEXT,
+                                missing_rule_for)
+from dpgui.errors import ParameterError
+from dpgui.vocabulary import Neighbours, Noise
+
+from dpgui.cli.rendering import _print, focus_text, plan_text, simulate_text
+from dpgui.cli.sources import _check_data_columns, _check_no_source_options, _has_source, _open_data, _source_spec
+
+if TYPE_CHECKING:  # imported where used, so that the start-up stays light
+    from dpgui.core.plan import Plan
+
+
+def _delta_options_given(args: argparse.Namespace) -> bool:
+    """Did the user give ``--delta`` or ``--noise``? Without either, every output is what it was
+    before δ existed (pure ε-DP, Laplace; no δ keys, no noise choice in the JSON)."""
+    return getattr(args, "delta", None) is not None or getattr(args, "noise", None) is not None
+
+
+@dataclass(frozen=True)
+class OptionsPlan:
+    """The plan of a command's options, and ``--focus``'s offer for the output (None without a region)."""
+
+    plan: Plan
+    focus_offer: dict[str, Any] | None = None
+
+
+def _make_plan(args: argparse.Namespace, bins: int) -> OptionsPlan:
+    """The plan of the command's options (:func:`dpgui.workspace.planning.plan_cdf`): ``auto_plan`` at
+    (ε, δ) with the requested noise (``--noise``, default auto; ``--delta``, default 0), or explicit
+    ``--budgets`` in the unit of the one noise asked for (ε_l or ρ_l), built as given; then ``--focus``."""
+    from dpgui.core.missing import parse_missing_option
+    from dpgui.core.plan import PrivacySpec
+    from dpgui.core.tree import TreeShape
+    from dpgui.vocabulary import AUTO
+    from dpgui.workspace.planning import PlanRequest, plan_cdf, plan_noise
+
+    noise = plan_noise(args.noise or AUTO, args.delta or 0.0, not isinstance(args.budgets, str))
+    _check_missing_option(args.missing, args.neighbours)
+    privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0,
+                          parse_missing_option(args.missing))
+    shape = None if args.branching == "auto" else TreeShape.parse(bins, args.branching, privacy.missing_leaf)
+    request = PlanRequest(bins, privacy, shape, args.budgets, args.estimator, args.objective, noise)
+    if not isinstance(args.budgets, str) and shape is not None and getattr(args, "focus", None) is not None:
+        raise ParameterError("--focus optimises the level budgets, but --budgets gives them",
+                             "leave out --budgets (or --focus)")
+    default = plan_cdf(request).plan  # (budgets without a branching: auto_plan says so)
+    return _focus_plan(args, request, default)
+
+
+def _focus_plan(args: argparse.Namespace, request: Any, default: Plan) -> OptionsPlan:
+    """``--focus``: the plan for the region if it lowers the region's 95 % margin by at least
+    :data:`~dpgui.core.focus.WORTH_IT` (:func:`dpgui.workspace.planning.focus_plan`), else ``default``; the
+    offer is returned for the output. Bad input (not numbers, inverted, outside the
+    bounds, no bounds) is refused before anything is read or spent."""
+    text = getattr(args, "focus", None)
+    if text is None:
+        return OptionsPlan(default)
+    from dataclasses import replace
+
+    from dpgui.core.focus import FocusChoice, value_span
+    from dpgui.data.histogram import check_bounds
+    from dpgui.workspace.planning import focus_plan
+
+    if getattr(args, "lower", None) is None or getattr(args, "upper", None) is None:
+        raise ParameterError("--focus is in the column's units and needs the bounds",
+                             "give --lower A --upper B (the bounds of the release) as well")
+    lower, upper = check_bounds(args.lower, args.upper)
+    choice = FocusChoice.parse(text)
+    interval = choice.interval(lower, upper)
+    if interval is None:  # "everywhere"
+        return OptionsPlan(default)
+    span = value_span(interval[0], interval[1], lower, upper, request.bins)
+    planned = focus_plan(replace(request, focus=span), default)
+    assert planned.offer is not None
+    offer = {"values": list(interval), "region": str(choice.region),
+             "words": choice.words(lower, upper, getattr(args, "column", None) or ""), **planned.offer.to_json()}
+    return OptionsPlan(planned.plan, offer)
+
+
+def _focus_note(offer: dict[str, Any] | None, command: str) -> None:
+    """One line on stderr when ``--focus`` gains too little: the plan for the whole range is used."""
+    from dpgui.core.focus import WORTH_IT
+
+    if offer is not None and not offer["worth_it"]:
+        print(f"dpgui {command}: note: planning for {offer['words']} would lower its 95 % error margin only from "
+              f"±{offer['default_margin95']:.4g} to ±{offer['focused_margin95']:.4g} records "
+              f"({100 * offer['gain']:.0f} %, less than {100 * WORTH_IT:.0f} %), so the plan for the whole range is "
+              "used", file=sys.stderr)
+
+
+def _plan_json(plan: Plan, args: argparse.Namespace, focus_offer: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``plan.to_json()`` as the commands print it. Without ``--delta``/``--noise`` exactly the keys
+    printed before δ existed (the plan's ``noise_choice`` is left out). With either: ``delta``,
+    ``rho`` and ``level_rhos`` always (null for Laplace), and ``alternatives``: the projected
+    ``total_sq_error``/``max_variance``/``max_std_error`` (counts²/records) of the best Laplace and the
+    best Gaussian plan at this (ε, δ), null where not planned (Gaussian at δ = 0)."""
+    out = plan.to_json()
+    if focus_offer is not None:
+        out["focus_offer"] = focus_offer
+    if not _delta_options_given(args):
+        out.pop("noise_choice", None)
+        return out
+    out.setdefault("delta", plan.privacy.delta)
+    out.setdefault("rho", None)
+    out.setdefault("level_rhos", None)
+    choice = plan.noise_choice.to_json() if plan.noise_choice is not None else None
+    out["alternatives"] = {kind: choice[kind] if choice else None for kind in ("laplace", "gaussian")}
+    return out
+
+
+def _delta_unused(plan: Plan) -> str | None:
+    """One sentence when δ > 0 was given but the plan is Laplace (pure ε-DP: δ is not spent)."""
+    if plan.noise == Noise.LAPLACE and plan.privacy.delta > 0:
+        return (f"δ = {plan.privacy.delta:g} is unused: the plan's Laplace noise is pure ε-DP, so the release "
+                "charges δ = 0")
+    return None
+
+
+def _note_delta_unused(plan: Plan, command: str) -> None:
+    """:func:`_delta_unused` as one line on stderr (exit code unchanged)."""
+    text = _delta_unused(plan)
+    if text is not None:
+        print(f"dpgui {command}: note: {text}", file=sys.stderr)
+
+
+def _plan_report(plan: Plan, n: int | None, args: argparse.Namespace,
+                 focus_offer: dict[str, Any] | None = None) -> dict[str, Any]:
+    from dpgui.core.margins import cdf_margins
+    from dpgui.core.planner import baselines
+    from dpgui.core.projection import project
+
+    out = _plan_json(plan, args, focus_offer)
+    out["projected"] = project(plan).to_json(n)
+    out["projected"]["margin95"] = cdf_margins(plan).to_json()
+    out["baselines"] = baselines(plan.shape.bins, plan.privacy)
+    best = out["baselines"]["paper_best"]["total_sq_error"]
+    out["projected"]["ratio_to_paper_best"] = out["projected"]["total_sq_error"] / best
+    return out
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    planned = _make_plan(args, args.bins)
+    plan = planned.plan
+    _warn_before_spend(plan, args.n, "plan")  # --n is typed by the user: public, or the user's own estimate
+    report = _plan_report(plan, args.n, args, planned.focus_offer)
+    if args.json:
+        _print(report, True)
+        _note_delta_unused(plan, "plan")
+    else:
+        print(plan_text(report, args.n))
+    _focus_note(planned.focus_offer, "plan")
+    return 0
+
+
+def _warn_before_spend(plan: Plan, n: int | None, command: str) -> None:
+    """Warnings on stderr about ``plan`` for N records, before anything is spent: its 95 % margin at
+    the worst CDF point (:func:`dpgui.core.planner.margin95`) larger than N (the counts would be mostly
+    noise), and a spent δ ≥ 1/N (one person's record could be published outright). ``n``: a public N
+    (change), or one the user typed; None (say nothing) for a private N — never the data's row count
+    under add/remove, which would make the warning itself a release."""
+    from dpgui.core.planner import margin95
+
+    if n is None or n <= 0:
+        return
+    margin = margin95(plan, "every")
+    if margin > n:
+        print(f"dpgui {command}: warning: the plan's 95 % margin at its worst CDF point, ± {margin:,.4g} records, is "
+              f"larger than N = {n:,}: the released counts would be mostly noise; use fewer bins or a larger ε",
+              file=sys.stderr)
+    if plan.delta_spent > 0 and plan.delta_spent >= 1 / n:
+        print(f"dpgui {command}: warning: δ = {plan.delta_spent:g} is not below 1/N = {1 / n:.3g}: with probability δ "
+              f"the release may tell more about a person than ε allows; use a δ far below 1/N (e.g. {0.01 / n:.0e})",
+              file=sys.stderr)
+
+
+def _check_missing_option(missing: str, neighbours: str) -> None:
+    """``--missing``: "auto" (the default), the neighbour model's own rule, or ``impute:VALUE`` (its value
+    is checked by the plan's privacy: a number, change only); anything else is refused before anything
+    is read or spent, saying what happens instead."""
+    if neighbours not in tuple(Neighbours):
+        return  # reported by the plan, with its own message
+    rule = missing_rule_for(neighbours)
+    instead = f"leave out --missing: under {neighbours} missing values are {MISSING_RULE_TEXT[rule]}"
+    if neighbours == Neighbours.CHANGE:
+        instead += ", or give impute:VALUE to count them as a value you choose"
+    if str(missing).strip().lower().startswith(IMPUTE_PREFIX):
+        return
+    if missing not in (MISSING_AUTO, rule):
+        raise ParameterError(f"--missing {missing} is not a rule of the {neighbours} model", instead)
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    import secrets  # here: it loads OpenSSL, which the other commands do not need
+
+    from dpgui.core.margins import cdf_margins
+    from dpgui.core.projection import project
+    from dpgui.core.simulation import simulate
+    from dpgui.core.synthetic import synthetic_counts
+
+    seed = args.seed if args.seed is not None else secrets.randbits(63)
+    from_data = args.synthetic is None
+    if from_data:
+        from dpgui.data.histogram import check_bounds
+        from dpgui.data.readers import check_data_file
+
+        if not _has_source(args):
+            raise ParameterError("no data was given", "give --source URL|FILE (the data) or --synthetic uniform|normal")
+        spec = _source_spec(args)
+        if spec.kind == "file":
+            check_data_file(spec.location)
+        missing = [name for name in ("column", "lower", "upper") if getattr(args, name) is None]
+        if missing:
+            raise ParameterError(f"--input needs --{missing[0]}", "give --column, --lower and --upper with --input")
+        check_bounds(args.lower, args.upper)
+        planned = _make_plan(args, args.bins)
+        with _open_data(spec) as source:
+            _check_data_columns(source, [args.column], numeric=True)
+            histogram = source.histogram(args.column, args.lower, args.upper, args.bins)
+        counts, n_missing = histogram.counts, histogram.n_missing
+    else:
+        _check_no_source_options(args, "--synthetic")
+        if args.n is None:
+            raise ParameterError("--synthetic needs --n", "give the number of records, e.g. --n 10000")
+        planned = _make_plan(args, args.bins)
+        counts, n_missing = synthetic_counts(args.synthetic, args.n, args.bins, seed), 0
+    plan = planned.plan
+    lower, upper = (args.lower, args.upper) if from_data else (0.0, 1.0)
+    result = simulate(plan, counts, args.trials, args.consistency, seed, n_missing, lower, upper)
+    # Under addremove N is private: a file's exact N is never printed (nor used for % of N).
+    n_public = plan.privacy.root_public or not from_data
+    # N as a release publishes it: under change all rows (missing values included), else the values.
+    n = int(np.sum(counts)) + (n_missing if plan.privacy.root_public else 0)
+    out = {
+        "plan": _plan_json(plan, args, planned.focus_offer),
+        "consistency": args.consistency,
+        "n": n if n_public else "N is private (addremove): not shown",
+        "insecure_seeded_noise": True,
+        **result.to_json(),
+        "projected": {**project(plan).to_json(n if n > 0 and n_public else None),
+                      "margin95": cdf_margins(plan).to_json()},
+    }
+    if args.json:
+        _print(out, True)
+    else:
+        print(simulate_text(out, show_n=not from_data or plan.privacy.root_public))
+        if planned.focus_offer is not None:
+            print(focus_text(planned.focus_offer))
+    _note_delta_unused(plan, "simulate")
+    _focus_note(planned.focus_offer, "simulate")
+    return 0
