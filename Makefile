@@ -4,14 +4,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAMPLE := resources/sample/flights.parquet
 
-.PHONY: run test lint bench clean system-deps package constraints
+.PHONY: run test test-fast lint bench clean system-deps package constraints
 
 # Debian packages the window needs (Qt's xcb plugin and Xvfb for the real-window tests), plus
 # minisign (tests show the stock tool verifies our bundles) and poppler-utils (pdftotext reads our PDFs);
 # for `make package` and its smoke test: binutils (strip, readelf, as, ld) and icu-devtools (icupkg),
 # which shrink Qt's ICU data, xdotool (finds the installed app's window), the Wayland client libraries
 # (listed in the .deb's Depends:), and shellcheck (tests the scripts); postgresql (the database tests start a
-# throw-away server on a local socket: tests/pg_server.py) and a Java runtime (the Spark tests run Spark local[2]).
+# throw-away server on a local socket: tests/support/pg_server.py) and a Java runtime (the Spark tests run Spark local[2]).
 # Installed by CI (`.ci/run`); on a desktop machine they are normally present already.
 SYSTEM_PACKAGES := xvfb xauth libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 \
 	libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-randr0 libxcb-render-util0 \
@@ -26,7 +26,7 @@ $(BIN)/activate:
 # What each target installs into .venv (pyproject.toml's extras): `make run` the app alone (its
 # dependencies: no test, Spark or packaging package); `make test`, `make lint` and `make bench` the app with
 # $(EXTRAS), the test tools (pytest, ruff, mypy, OpenDP, PyInstaller, …) and the optional Spark engine
-# (tests/data/test_spark_source.py); `make test EXTRAS=test` leaves Spark out (those tests then skip,
+# (tests/unit/data/test_spark_source.py); `make test EXTRAS=test` leaves Spark out (those tests then skip,
 # or fail under CI=true). The installers never include Spark.
 # One marker file per set installed (.venv/.installed-app, .venv/.installed-test+spark): a venv made by
 # `make run` gets the extras on the first `make test`, and `make run` after `make test` only re-links
@@ -44,6 +44,12 @@ run: $(call installed,)
 
 test: $(call installed,$(EXTRAS))
 	$(BIN)/python -m pytest -q
+
+# The quick part of the suite while you work: every test but those marked slow, db (PostgreSQL), spark,
+# xvfb (a real X server) or packaging (tests/conftest.py gives the markers). `make test` runs them all.
+FAST := not slow and not db and not spark and not xvfb and not packaging
+test-fast: $(call installed,$(EXTRAS))
+	$(BIN)/python -m pytest -q -m "$(FAST)"
 
 # The gates, configured in pyproject.toml: ruff (style and likely bugs), mypy (types: strict on every
 # module) and import-linter (the layers; only dpgui/app imports Qt). All three run,

@@ -7,7 +7,7 @@ RNG, fixed seed -- this is only benchmark input, not a privacy mechanism).
 
 At K = 2^20 (N = 10^6): ℓ2 on that input; ℓ1 on it and on the GLS estimates of a real release
 (auto plan, ε = 1, change model; seeded noise, not secure), each timed as the median of 5 against
-the 1 s limit (issue 17) and against the former heap slope trick (tests/l1_heap_reference.py) in
+the 1 s limit (issue 17) and against the former heap slope trick (tests/support/l1_heap_reference.py) in
 the same process; the two must return the same array.
 
 Run:  PYTHONPATH=. python benchmarks/bench_consistency.py [--check]
@@ -23,7 +23,7 @@ import numpy as np
 
 from timing import median_time
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from l1_heap_reference import heap_l1  # the former solver, kept with the tests
 
 from dpgui.core.consistency import (

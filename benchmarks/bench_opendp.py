@@ -31,7 +31,7 @@ Data: uniform (``synthetic_counts("uniform", 10_000, K, seed)`` on [0, 1)), heav
 dollars, the top half of the range nearly empty) and the bundled sample
 (``resources/sample/flights.parquet`` column ``distance``, public bounds [0, 5000) miles, as ``make run``).
 Acceptance (issue 18): ours / (OpenDP best b + our consistency) ≤ 0.70 in every cell; ours / OpenDP as
-it comes is printed beside it (issue 17's 0.40, out of reach under add/remove: docs/design.md).
+it comes is printed beside it (issue 17's 0.40, out of reach under add/remove: docs/research.md).
 
     python benchmarks/bench_opendp.py [--quick] [--check] [--trials T]
 """
@@ -127,7 +127,7 @@ def opendp_tree(bins: int, branching: int, epsilon: float, neighbours: str) -> O
 def opendp_plan(bins: int, branching: int, epsilon: float, neighbours: str) -> Plan:
     """OpenDP's tree as our plan: the equal-budget add/remove plan on the b-ary shape at ε / d_in, i.e. the
     scale d_in × levels / ε on every level, root included. When K = b^h, HRMS09's consistent estimate on
-    it is our GLS (tests/test_bench_opendp.py checks that on the same noisy tree), so releasing this plan
+    it is our GLS (tests/system/test_bench_opendp.py checks that on the same noisy tree), so releasing this plan
     is OpenDP's pipeline with our seeded noise."""
     privacy = PrivacySpec(epsilon / count_distance(neighbours), "addremove")
     return auto_plan(bins, privacy, shape=TreeShape.uniform(bins, branching), budgets="equal")

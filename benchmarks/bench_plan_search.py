@@ -16,7 +16,7 @@ bundled sample), under add/remove (the model where issue 18's target is missed):
 Each plan is released ``trials`` times per histogram with seeded noise (``bench_opendp.ours``: GLS, ℓ2
 consistency) and its mean final error Σ_j (Ĉ_j − C_j)² is printed over the auto plan's, ± SE (delta
 method). The reference "OpenDP-equivalent" is the best of the complete trees with OpenDP's budgets: our
-GLS on them is OpenDP's HRMS09 estimate (``tests/test_bench_opendp.py``), so with our consistency after
+GLS on them is OpenDP's HRMS09 estimate (``tests/system/test_bench_opendp.py``), so with our consistency after
 it, it is "OpenDP best b + our consistency" with our seeded noise. Measured 2026-11-25 (K = 256 and 4096,
 ε = 0.1 and 1): no plan beats the auto plan by 2 SE in any cell (the most, 1.8 SE).
 

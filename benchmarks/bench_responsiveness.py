@@ -12,7 +12,7 @@ how late each tick is; the worst delay is the longest the window could not react
 its limit and when it began.
 
 The test suite asserts the rule that keeps this small (slow work runs on worker threads, never the
-GUI thread: tests/app/test_app_responsiveness.py); this number depends on the machine and its load.
+GUI thread: tests/unit/app/test_app_responsiveness.py); this number depends on the machine and its load.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
     python benchmarks/bench_sql.py --quick    # 1,000,000 rows
     python benchmarks/bench_sql.py --check    # exit 1 if the bytes target is missed
 
-Starts a throw-away PostgreSQL cluster (tests/pg_server.py: Debian's ``postgresql``, unix socket only),
+Starts a throw-away PostgreSQL cluster (tests/support/pg_server.py: Debian's ``postgresql``, unix socket only),
 fills a table with ``--rows`` values ``random()`` after ``setseed(0.42)`` (in SQL), and puts a
 counting proxy between the client and the server's socket: every byte that crosses the wire, both
 directions, is counted for real (the protocol messages, not a formula). Then times, ``--repeats`` times:
@@ -32,7 +32,7 @@ import threading
 import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "benchmarks")]
+sys.path[:0] = [str(REPO), str(REPO / "tests" / "support"), str(REPO / "benchmarks")]
 
 BYTES_TARGET = 0.01
 LOWER, UPPER, BINS = 0.0, 1.0, 65_536

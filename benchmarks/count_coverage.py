@@ -2,7 +2,7 @@
 
 Sibling of benchmarks/quantile_coverage.py. For each ε × K × estimator × neighbour model ×
 consistency: many releases (seeded test noise, exact discrete Laplace) of one skewed histogram
-(N = 2,000, empty bins at both ends; tests/core/test_core_count_coverage.py), and
+(N = 2,000, empty bins at both ends; tests/unit/core/test_core_count_coverage.py), and
 
 * band: the share of (release, bin edge) whose band holds the true cumulative count (mean over the
   noised edges) and the worst single edge, for the method before issue 12 (released count
@@ -31,7 +31,7 @@ from dpgui.core.projection import prefix_variances
 from dpgui.core.quantiles import Z95, cumulative_interval95, range_count
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("count_cases", ROOT / "tests/core/test_core_count_coverage.py")
+_spec = importlib.util.spec_from_file_location("count_cases", ROOT / "tests/unit/core/test_core_count_coverage.py")
 cases = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cases)  # type: ignore[union-attr]
 

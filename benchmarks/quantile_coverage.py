@@ -5,7 +5,7 @@ quantiles at p = 0.1, 0.25, 0.5, 0.75, 0.9, and the share of (release, p) whose 
 true quantile (smallest value with ≥ p·N records at or below it), for the method before issue 12
 (normal band z = 1.96 inverted with interpolation inside a bin) and the current one
 (dpgui.core.quantiles.quantiles), with the mean interval width of each. The data shapes are those
-of tests/core/test_core_quantile_coverage.py.
+of tests/unit/core/test_core_quantile_coverage.py.
 
 Run:  PYTHONPATH=. .venv/bin/python benchmarks/quantile_coverage.py [releases per cell, default 200]
 """
@@ -25,7 +25,7 @@ from dpgui.core.planner import auto_plan
 from dpgui.core.quantiles import Z95, quantiles
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("coverage_cases", ROOT / "tests/core/test_core_quantile_coverage.py")
+_spec = importlib.util.spec_from_file_location("coverage_cases", ROOT / "tests/unit/core/test_core_quantile_coverage.py")
 cases = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cases)  # type: ignore[union-attr]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from datetime import datetime, timezone
 
 
 # ---------------------------------------------------------------------------- plain numbers
@@ -107,6 +108,12 @@ def format_epsilon(epsilon: float) -> str:
 def format_level_budget(epsilon: float) -> str:
     """One tree level's share of ε in a report: 4 significant digits."""
     return f"{epsilon:.4g}"
+
+
+def format_figure(value: float) -> str:
+    """A budget figure (ε, δ, ρ, seconds) in a message of the ledger: up to 6 significant digits, no
+    trailing noise (``0.5``, ``1e-06``)."""
+    return f"{value:.6g}"
 
 
 def format_percent(share: float) -> str:
@@ -258,3 +265,15 @@ def printable_text(text: str) -> str:
     ``\\u202e``), so that text stored before such characters were refused prints as one honest line."""
     return "".join(char.encode("unicode_escape").decode("ascii")
                    if unicodedata.category(char) in _CONTROL_CATEGORIES else char for char in text)
+
+
+# ---------------------------------------------------------------------------- moments in UTC
+def iso_utc(moment: datetime, *, microseconds: bool = False) -> str:
+    """``moment`` (timezone-aware) in UTC, ISO 8601 with a "Z": ``2026-11-21T20:58:12Z`` (manifests,
+    signatures), or to the microsecond, ``2026-11-21T20:58:12.123456Z`` (the budget ledger's records)."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ" if microseconds else "%Y-%m-%dT%H:%M:%SZ")
+
+
+def utc_stamp(moment: datetime) -> str:
+    """``moment`` (timezone-aware) in UTC as a compact stamp for a file name: ``20261121T205812Z``."""
+    return moment.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")

@@ -194,11 +194,11 @@ def _release(run: _Run) -> str:
     from dpgui.core.noise import SecureRandom
     from dpgui.workspace.flow import ReleaseFlow
     from dpgui.workspace.release import FirstCapNeeded, Problem, ReleaseController, ReleaseRequest
-    from dpgui.workspace.state import ColumnChoice, DataSource, PlanChoice, Workspace, WorkspaceState
+    from dpgui.workspace.state import ColumnChoice, SourceChoice, PlanChoice, Workspace, WorkspaceState
 
     plan, table = run.values["plan"], run.values["table"]  # the sample's columns, from its source (step 2)
     workspace = Workspace(WorkspaceState(  # a plain file, held as the window holds it (no spec: the file itself)
-        source=DataSource(table, table.n_rows), column=ColumnChoice(SAMPLE_COLUMN, *SAMPLE_BOUNDS, SAMPLE_BINS),
+        source=SourceChoice(table, table.n_rows), column=ColumnChoice(SAMPLE_COLUMN, *SAMPLE_BOUNDS, SAMPLE_BINS),
         dataset=DATASET, plan=PlanChoice(privacy=plan.privacy, plan=plan, consistency="l2"),
     ))
     controller = ReleaseController(workspace, SecureRandom)

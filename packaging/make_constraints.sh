@@ -5,7 +5,7 @@
 # `pip freeze --exclude-editable` lists what was resolved: dpgui's dependencies, PyInstaller and theirs.
 # packaging/linux/build.sh and the Windows and macOS jobs (.github/workflows/installers.yml) install
 # with `-c packaging/constraints.txt`, so a release is built from these versions and no newer ones;
-# tests/test_packaging_constraints.py checks that each one is inside pyproject.toml's ranges.
+# tests/system/test_packaging_constraints.py checks that each one is inside pyproject.toml's ranges.
 # Run it after changing the dependencies in pyproject.toml, with the Python of the installer jobs
 # (3.11), and commit the result. Needs the package index.
 set -euo pipefail

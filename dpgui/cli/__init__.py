@@ -176,7 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except DpguiError as err:  # one line, whatever the user typed into the names it quotes (a LF, an ESC)
-        print(f"dpgui {command}: error: {printable_text(str(err))}", file=sys.stderr)
+        from dpgui.workspace.ledger_words import worded  # a ledger refusal's facts in words
+
+        print(f"dpgui {command}: error: {printable_text(str(worded(err)))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as interruption:
         print(f"dpgui {command}: interrupted; nothing was written{_spent_note(args, interruption)}", file=sys.stderr)

@@ -209,7 +209,7 @@ def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = Tru
     parser.add_argument("--objective", choices=choices(*Objective), default=str(Objective.TOTAL),
                         help="minimise the total or the worst squared error of the cumulative counts")
     parser.add_argument("--missing", default=MISSING_AUTO, metavar="auto|impute:VALUE",
-                        help="auto (default): missing values follow the neighbour model (docs/design.md): under change "
+                        help="auto (default): missing values follow the neighbour model (docs/privacy-model.md): under change "
                              "they are counted in a noised 'missing' bucket (a leaf of the tree) and N = all rows; under "
                              "addremove they are dropped. impute:VALUE (change only): they are counted as the public "
                              "value VALUE (clamped into the bounds), with no leaf of their own")

@@ -303,7 +303,7 @@ def _quantile_json(q: Any) -> dict[str, Any]:
 
 
 def _check_dataset_identity(flow: ReleaseFlow, columns: Sequence[str], n_rows: int, confirmed: bool) -> None:
-    """The rule of docs/design.md, "Dataset identity" (:meth:`ReleaseFlow.identity`): a dataset name with no
+    """The rule of docs/privacy-model.md, "Dataset identity" (:meth:`ReleaseFlow.identity`): a dataset name with no
     release yet whose file has the same column names and row count as another ledgered dataset is refused
     (exit 2) unless ``--new-dataset`` confirms it is different data. A new dataset confirmed so gets a warning
     on stderr that says nothing of the data (not whether its row count matched another's: under add/remove the

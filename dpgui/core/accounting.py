@@ -17,7 +17,7 @@ arXiv:2004.00010), Corollary 13: a ρ-zCDP mechanism is (ε, δ)-DP for
 
 This is the bound OpenDP's ``cdp_delta`` implements (``make_zCDP_to_approxDP``) and Steinke's
 ``cdp2adp.py``. It is never worse than the simple bound ρ-zCDP ⇒ (ρ + 2√(ρ ln(1/δ)), δ)-DP and
-allows more ρ for the same (ε, δ) (docs/design.md, "zCDP accounting in the ledger").
+allows more ρ for the same (ε, δ) (docs/privacy-model.md, "zCDP accounting in the ledger").
 
 How it is computed: ln δ_α(ε) is convex in α with derivative (2α − 1)ρ − ε + ln(1 − 1/α), which
 increases in α, so the best α is found by bisection on the sign of the derivative, to full
@@ -27,6 +27,15 @@ double precision. Every α > 1 gives a *valid* bound, so an imprecise α can onl
 bracket, i.e. an ε whose δ(ε) is ≤ the target: the answer errs, if at all, towards more ε.
 Each call costs a few thousand floating-point operations.
 
+Composing a dataset's releases against a cap
+--------------------------------------------
+:func:`compose` adds up a list of charges (ε, δ and, where the noise is zCDP, ρ) against a cap
+(ε, δ): **basic composition** (Σε ≤ cap ε and Σδ ≤ cap δ), **or** — when every charge carries a ρ
+and cap δ > 0 — **zCDP composition**: Σρ converted to ε at δ = cap δ (:func:`zcdp_epsilon`) is
+≤ cap ε. Both are valid bounds on the composed privacy loss, so the charges fit if either holds.
+Sums use ``math.fsum``; a total within a relative :data:`RELATIVE_TOLERANCE` of the cap fits (three
+charges of ε/3 fit a cap of ε, 1.0000001·ε does not).
+
 No I/O, no global state, no OpenDP at run time (the tests compare against OpenDP).
 """
 
@@ -34,10 +43,23 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 from dpgui.errors import ParameterError
+from dpgui.vocabulary import Name
 
 __all__ = [
+    "RELATIVE_TOLERANCE",
+    "Accounting",
+    "Composition",
+    "Shortfall",
+    "Spend",
+    "compose",
+    "largest_fitting_epsilon",
+    "shortfall",
+    "within_cap",
     "gaussian_rho",
     "cdp_delta",
     "zcdp_epsilon",
@@ -221,3 +243,150 @@ def _checked_rho(rho: float, epsilon: float, delta: float) -> float:
         rho *= 1.0 - step
         step = min(2.0 * step, 0.5)
     return rho
+
+
+# ---------------------------------------------------------------------------------------------
+# composing charges against a cap
+
+RELATIVE_TOLERANCE = 1e-9  # a total within cap·(1 + 1e-9) fits: float rounding, not extra budget
+
+
+class Accounting(Name):
+    """Which bound gives a dataset's spent ε."""
+
+    BASIC = "basic"  # Σε (basic composition)
+    ZCDP = "zcdp"  # Σρ converted to ε at the cap's δ (Canonne, Kamath & Steinke 2020)
+
+
+class Shortfall(Name):
+    """What a charge that does not fit a cap lacks."""
+
+    EPSILON = "epsilon"  # not enough ε left
+    DELTA = "delta"  # ε would fit, but not enough δ is left (basic composition)
+    CAP_DELTA = "cap_delta"  # the charge has δ > 0 and the cap's δ is 0: neither bound can hold
+
+
+class Spend(Protocol):
+    """One charge as :func:`compose` reads it: ε ≥ 0, 0 ≤ δ < 1 (basic composition) and its zCDP ρ ≥ 0,
+    or None when the release carries no ρ (then its dataset counts by basic composition only).
+    :class:`dpgui.vocabulary.Charge` is one."""
+
+    @property
+    def epsilon(self) -> float: ...
+
+    @property
+    def delta(self) -> float: ...
+
+    @property
+    def rho(self) -> float | None: ...
+
+
+def within_cap(total: float, cap: float) -> bool:
+    """``total`` ≤ ``cap`` up to a relative :data:`RELATIVE_TOLERANCE` (rounding of sums, not budget)."""
+    return total <= cap * (1.0 + RELATIVE_TOLERANCE)
+
+
+@dataclass(frozen=True)
+class Composition:
+    """What a list of charges adds up to against a cap (cap ε > 0, 0 ≤ cap δ < 1).
+
+    ``epsilon``/``delta``: basic composition, Σε and Σδ. ``rho``: Σρ if every charge has a ρ (0.0 for
+    none), else None. ``zcdp_epsilon``: ``rho`` converted to ε at δ = ``cap_delta``; None when ``rho``
+    is None or ``cap_delta`` is 0. ``count``: how many charges.
+    """
+
+    cap_epsilon: float
+    cap_delta: float
+    epsilon: float
+    delta: float
+    rho: float | None
+    zcdp_epsilon: float | None
+    count: int
+
+    @property
+    def basic_fits(self) -> bool:
+        """Σε ≤ cap ε and Σδ ≤ cap δ."""
+        return within_cap(self.epsilon, self.cap_epsilon) and within_cap(self.delta, self.cap_delta)
+
+    @property
+    def zcdp_fits(self) -> bool:
+        """Every charge has a ρ, cap δ > 0, and Σρ converted at cap δ is ≤ cap ε."""
+        return self.zcdp_epsilon is not None and within_cap(self.zcdp_epsilon, self.cap_epsilon)
+
+    @property
+    def fits(self) -> bool:
+        """The charges fit the cap under basic or zCDP composition (either bound is sound)."""
+        return self.basic_fits or self.zcdp_fits
+
+    @property
+    def accounting(self) -> Accounting:
+        """ZCDP when the converted Σρ is below Σε, or Σδ is over the cap δ (so that only the zCDP bound
+        holds); else BASIC."""
+        if self.zcdp_epsilon is not None and (self.zcdp_epsilon < self.epsilon
+                                              or not within_cap(self.delta, self.cap_delta)):
+            return Accounting.ZCDP
+        return Accounting.BASIC
+
+    @property
+    def spent_epsilon(self) -> float:
+        """The ε spent under :attr:`accounting` (not clipped at the cap)."""
+        if self.accounting is Accounting.ZCDP and self.zcdp_epsilon is not None:
+            return self.zcdp_epsilon
+        return self.epsilon
+
+    @property
+    def epsilon_remaining(self) -> float:
+        """Cap ε minus :attr:`spent_epsilon`, ≥ 0. Under zCDP it is not additive: what fits next depends on
+        the charge (one with a ρ may use up to :attr:`rho_remaining`, one without must fit basic composition)."""
+        return max(0.0, self.cap_epsilon - self.spent_epsilon)
+
+    @property
+    def delta_remaining(self) -> float:
+        """Cap δ − Σδ, ≥ 0 (basic composition)."""
+        return max(0.0, self.cap_delta - self.delta)
+
+    @property
+    def rho_remaining(self) -> float | None:
+        """The extra ρ a charge may still spend under zCDP: the largest ρ whose conversion at cap δ fits cap ε
+        (:func:`zcdp_rho`) minus Σρ, ≥ 0; None where the zCDP path does not apply (a charge without ρ, or
+        cap δ = 0)."""
+        if self.rho is None or self.cap_delta <= 0:
+            return None
+        return max(0.0, zcdp_rho(self.cap_epsilon, self.cap_delta) - self.rho)
+
+
+def compose(charges: Sequence[Spend], cap_epsilon: float, cap_delta: float) -> Composition:
+    """The composition of ``charges`` (ε, δ, ρ each, already checked) against the cap (ε, δ)."""
+    eps = math.fsum(c.epsilon for c in charges)
+    dlt = math.fsum(c.delta for c in charges)
+    rhos = [c.rho for c in charges]
+    rho = math.fsum(r for r in rhos if r is not None) if all(r is not None for r in rhos) else None
+    zeps = zcdp_epsilon(rho, cap_delta) if rho is not None and cap_delta > 0 else None
+    return Composition(cap_epsilon, cap_delta, eps, dlt, rho, zeps, len(charges))
+
+
+def shortfall(after: Composition, charge: Spend) -> Shortfall | None:
+    """What ``charge`` lacks when ``after`` (the dataset's charges with it added) does not fit; None if
+    it fits. CAP_DELTA: it has δ > 0 and the cap's δ is 0; DELTA: ε would fit by basic composition but Σδ
+    would not (and zCDP does not apply); else EPSILON."""
+    if after.fits:
+        return None
+    if charge.delta > 0 and after.cap_delta == 0:
+        return Shortfall.CAP_DELTA
+    if (after.zcdp_epsilon is None and charge.delta > 0 and within_cap(after.epsilon, after.cap_epsilon)
+            and not within_cap(after.delta, after.cap_delta)):
+        return Shortfall.DELTA
+    return Shortfall.EPSILON
+
+
+def largest_fitting_epsilon(before: Composition, delta: float) -> float:
+    """The largest ε a release with this δ could still spend on top of ``before``: with δ > 0 a Gaussian
+    release (ρ = zcdp_rho(ε, δ)), with δ = 0 a Laplace one (ρ = ε²/2): the better of zCDP (ρ left) and
+    basic composition (ε left, if the δ fits), times (1 − 10⁻⁹). 0 when nothing fits."""
+    best = 0.0
+    left = before.rho_remaining
+    if left:
+        best = zcdp_epsilon(left, delta) if delta > 0 else math.sqrt(2.0 * left)
+    if within_cap(before.delta + delta, before.cap_delta):
+        best = max(best, before.cap_epsilon - before.epsilon)
+    return best * (1.0 - 1e-9)

@@ -187,7 +187,7 @@ def consistent_l2(y: np.ndarray, total: int, weights: np.ndarray | None = None) 
     yy, n, w, out = _prepare(y, total, weights)
     if yy.size == 1:
         return out
-    from scipy.optimize import isotonic_regression  # here: the window starts without SciPy (tests/test_architecture.py)
+    from scipy.optimize import isotonic_regression  # here: the window starts without SciPy (tests/system/test_architecture.py)
 
     fit = isotonic_regression(yy[:-1], weights=None if w is None else w[:-1]).x
     out[:-1] = np.floor(np.clip(fit, 0.0, float(n)) + 0.5).astype(np.int64)

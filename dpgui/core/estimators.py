@@ -42,7 +42,7 @@ def gls_leaves(shape: TreeShape, levels: Sequence[np.ndarray | None], variances:
     estimate of dpgui before it used the zeros (padding as unknowns), for releases made then.
 
     Two passes over the tree (Hay et al. 2010; Honaker 2015; per-level variances and an exact
-    root; docs/design.md, "The estimator"): bottom-up, combine each node's own count with the sum
+    root; docs/engine.md, "The estimator"): bottom-up, combine each node's own count with the sum
     of its children's subtree estimates by inverse variance; top-down, split each parent's
     residual over its children in proportion to their subtree variances. Padding leaves enter as
     known zeros (estimate 0, variance 0): a node wholly inside the padding is known to be 0 and its

@@ -1,4 +1,4 @@
-"""Where do you need accuracy: a region of the range the plan is optimised for (docs/design.md, "Where do
+"""Where do you need accuracy: a region of the range the plan is optimised for (docs/engine.md, "Where do
 you need accuracy").
 
 The user names a region in the column's units ([a, b], or a preset: the lowest or highest 10 % of the

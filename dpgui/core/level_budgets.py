@@ -1,5 +1,5 @@
 """Per-level budgets of a CDF tree: the split of ε (Laplace) or ρ (Gaussian) over the noised levels that
-minimises the exact projected error of the chosen estimator (docs/design.md, "Per-level budgets: the planner").
+minimises the exact projected error of the chosen estimator (docs/engine.md, "Per-level budgets: the planner").
 
 Data-independent: it sees the tree's shape, ε (and δ), the neighbour model and records per person, never the
 confidential counts. :func:`optimise_budgets` has a closed form for the covering sum with the total objective
@@ -242,7 +242,7 @@ def _minimise_max(shape: TreeShape, privacy: PrivacySpec, estimator: str, assemb
                   noise: str = Noise.LAPLACE, focus: Span | None = None) -> np.ndarray:
     """min_x max_j Var Ĉ_j(x), j in ``focus``, by cutting planes: SLSQP in epigraph form over a growing set
     of prefixes."""
-    from scipy.optimize import minimize  # here: the window starts without SciPy (tests/test_architecture.py)
+    from scipy.optimize import minimize  # here: the window starts without SciPy (tests/system/test_architecture.py)
 
     full = _Objective(shape, privacy, estimator, Objective.MAX, noise=noise, span=focus)
     active = _Objective(shape, privacy, estimator, Objective.MAX, prefixes=np.empty(0, dtype=np.int64), noise=noise)

@@ -1,11 +1,11 @@
-"""The release: noise the tree, estimate, make consistent (docs/design.md, "The engine's pipeline").
+"""The release: noise the tree, estimate, make consistent (docs/engine.md, "The engine's pipeline").
 
 Only :func:`noisy_tree` reads the confidential counts; everything after it is post-processing of
 public values. Noise is exact discrete Laplace or discrete Gaussian (the plan's ``noise``) from
 :mod:`dpgui.core.noise`; a release drawn
 from a seeded (non-cryptographic) source is marked ``secure = False`` and must never be published.
 
-Missing values (docs/design.md "Missing values"): under ``change`` the tree's leaf K+1 holds the
+Missing values (docs/privacy-model.md "Missing values"): under ``change`` the tree's leaf K+1 holds the
 number of missing values (``TreeShape.missing_leaf``), the public root is N = all rows, and the
 release gives C_1..C_K (values ≤ each bin edge) and the missing count N − C_K; under ``addremove``
 missing rows are dropped and N is the released total of the values. With a public value to count them

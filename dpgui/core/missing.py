@@ -1,7 +1,7 @@
 """The names of the missing-value policies, once, with the words the reports use.
 
 A release treats missing values by the one rule its neighbour model fixes, never by the data
-(docs/design.md "Missing values"):
+(docs/privacy-model.md "Missing values"):
 
 * ``change`` — :data:`MISSING_BUCKET`: N = all rows (public, exact); missing values are one more
   leaf of the tree after the K value bins, so a value turning into a missing one is a change of one

@@ -22,7 +22,7 @@ never a silent wrap-around.
 This module is a vectorised numpy port of the CKS algorithms.  OpenDP ships exact samplers
 too, but draws one value per call from Python; here every "still pending" element advances
 one step per numpy operation, so the work per draw is numpy's, not the interpreter's.
-``tests/core/test_core_noise.py`` checks the samplers against the exact pmfs (chi-square
+``tests/unit/core/test_core_noise.py`` checks the samplers against the exact pmfs (chi-square
 goodness of fit, variances) and against OpenDP's discrete Laplace sampler (two-sample
 homogeneity test); ``benchmarks/bench_noise.py`` measures the speed.
 

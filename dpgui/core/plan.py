@@ -1,4 +1,4 @@
-"""Privacy parameters and release plans: immutable, public, JSON-serialisable (docs/design.md, "The privacy model").
+"""Privacy parameters and release plans: immutable, public, JSON-serialisable (docs/privacy-model.md, "The privacy model").
 
 Neighbour models (sensitivities per tree level, ``L`` = records per person):
 
@@ -7,7 +7,7 @@ Neighbour models (sensitivities per tree level, ``L`` = records per person):
 * ``addremove`` — one person's records are added or removed; N is private, levels 0..h are
   noised (the root may get zero budget, then N is estimated from its children); L1 sensitivity L.
 
-Two noises (docs/design.md, "(ε, δ): the Gaussian tree"):
+Two noises (docs/privacy-model.md, "(ε, δ): the Gaussian tree"):
 
 * ``laplace`` (pure ε-DP, δ unused): discrete Laplace with scale ``t_l ≥ Δ₁/ε_l`` (a rational, see
   :func:`laplace_scale`), so level ``l`` is ``Δ₁/t_l ≤ ε_l``-DP and the release is
@@ -28,7 +28,7 @@ L2 sensitivity of one level (the vector of its node counts), one person with L r
 
 A level with budget 0 is not released at all (allowed for internal levels under GLS).
 
-Missing values (docs/design.md "Missing values") are handled by the one rule the neighbour model
+Missing values (docs/privacy-model.md "Missing values") are handled by the one rule the neighbour model
 fixes, never by the data (:attr:`PrivacySpec.missing_rule`; the names: :mod:`dpgui.core.missing`):
 
 * ``change`` — ``"bucket"``: N = all rows (public, exact); missing values are one more leaf of the
@@ -85,7 +85,7 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
 
 #: The largest δ of a release. δ is the chance that a release tells more about one person than ε
 #: allows; above 10⁻³ even in a dataset of 1,000 people one person's record could be published outright
-#: (docs/design.md, "What δ means": δ must be far below 1/N). Refused when planned, and by ``verify``.
+#: (docs/privacy-model.md, "What δ means": δ must be far below 1/N). Refused when planned, and by ``verify``.
 MAX_DELTA = 1e-3
 
 
@@ -293,7 +293,7 @@ class Plan:
     ``noise_choice`` (not part of equality) says how the noise was chosen, when a planner chose it.
     ``focus`` (not part of equality, for the record only: it changes no noise) is the region the
     planner optimised the shape and budgets for, when it did: prefix lengths ``(first, last)``, the CDF
-    points ``C_first … C_last`` (docs/design.md, "Where do you need accuracy").
+    points ``C_first … C_last`` (docs/engine.md, "Where do you need accuracy").
     """
 
     shape: TreeShape

@@ -1,4 +1,4 @@
-"""Optimisers and the auto-planner (Rameshwar, Tandon & Sharma §IV–V and beyond; docs/design.md, "Per-level
+"""Optimisers and the auto-planner (Rameshwar, Tandon & Sharma §IV–V and beyond; docs/engine.md, "Per-level
 budgets: the planner").
 
 Everything here is data-independent: it sees K, ε, the neighbour model and records per person,

@@ -9,11 +9,11 @@ cumulative count ``Ĉ_j`` is its variance, computed exactly from the per-level n
   vectors on an internal level-m node, constant on its children and summing to 0, has eigenvalue
   ``λ_m = Σ_{l>m} w_l s_l``; the constant vector has ``λ_c = Σ_l w_l s_l`` (∞ when the root is
   public). So for any query q, ``Var qᵀx̂ = Σ_v ‖P_v q‖²/λ_v + (qᵀ1)²/(K̄ λ_c)``; for a prefix only
-  the ≤ h boundary nodes contribute (docs/design.md, "Exact projections"). The padding leaves
+  the ≤ h boundary nodes contribute (docs/engine.md, "Exact projections"). The padding leaves
   are known zeros: on a padded tree the variance drops by ``E(j)ᵀ Q E(j)`` (h functions E of the
   prefix, an h × h matrix Q of the level variances; see "known zeros" below).
 
-Under the change model the last real leaf is the count of missing values (docs/design.md
+Under the change model the last real leaf is the count of missing values (docs/privacy-model.md
 "Missing values"), so ``Ĉ_{K+1} = N`` is public and has variance 0; prefixes run over the tree's
 real leaves (``shape.leaves``). Units: counts² (divide by N² for
 the CDF). Per-prefix arrays cost O(K·h²), their maximum alone O(K̄ + h³); the closed-form totals cost O(h³).
@@ -91,7 +91,7 @@ def _gls_boundary_terms(shape: TreeShape, prefixes: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------- known zeros (padding)
 # The GLS estimate uses that the padding leaves (positions ≥ L = shape.leaves) are 0
-# (docs/design.md, "Exact projections"). With unknown padding the covariance Σ of the leaf
+# (docs/engine.md, "Exact projections"). With unknown padding the covariance Σ of the leaf
 # estimates is diagonal in the Haar basis; knowing x_P = 0 is the same as conditioning that estimate
 # on x̂_P = 0: Var qᵀx̃ = qᵀΣq − gᵀG⁻¹g with g = Σ_{P,·}q, G = Σ_PP. The padding suffix splits into
 # complete subtrees whose inner Haar vectors are uncorrelated with everything real, so only their
@@ -468,7 +468,7 @@ class TotalCoefficients:
 
     ``levels``: D_l (covering sum, Σ_l D_l v_l) or A_m (GLS, Σ_m A_m/λ_m); ``constant``: A_c (GLS,
     + A_c/λ_c); ``known_zeros``: on a padded tree under GLS, S = Σ_j E(j)E(j)ᵀ (h × h), so that the
-    known-zero padding takes away trace(Q S) (Q of the level variances, docs/design.md "Exact
+    known-zero padding takes away trace(Q S) (Q of the level variances, docs/engine.md "Exact
     projections"); None otherwise."""
 
     levels: np.ndarray

@@ -2,11 +2,11 @@
 
 The released cumulative counts ``C_j`` sit at bin upper edges; between edges the CDF is taken
 as linear (values spread evenly within a bin): that gives the quantile *estimate* shown. Its
-interval is built differently (see :func:`quantiles` and docs/design.md "## Quantile intervals"):
+interval is built differently (see :func:`quantiles` and docs/engine.md "Quantile intervals"):
 it covers the true quantile of the data, wherever in its bin it lies, with probability ≥ 95 %.
 Range counts and the CDF band cover the true count with probability ≥ 95 % each: the unbiased
 estimate before consistency ± :func:`noise_margin` of its exact standard error, widened to hold
-the released value (docs/design.md "## Count intervals").
+the released value (docs/engine.md "Count intervals").
 
 Whole-number columns (:class:`WholeNumbers`: the officer's statement or the file's declared type,
 public, never read from the cells) released with bins centred on whole numbers
@@ -41,7 +41,7 @@ Z95 = 1.959963984540054
 #: its one-sided 97.5 % point at ln(20)/√2 ≈ 2.118 standard deviations (a normal 1.96 undercovers),
 #: sums of several are closer to normal. 2.2 standard deviations plus ``LATTICE_SLACK`` counts
 #: bound the exact one-sided 97.5 % point of every sum of 1–24 i.i.d. discrete Laplace terms at
-#: scales 0.05–13 (checked by exact convolution in tests/core/test_core_quantile_coverage.py; the
+#: scales 0.05–13 (checked by exact convolution in tests/unit/core/test_core_quantile_coverage.py; the
 #: ``LATTICE_SLACK`` covers the integer lattice at very small scales).
 Z_TAIL = 2.2
 LATTICE_SLACK = 1.0

@@ -1,5 +1,5 @@
 """Minimise a smooth function of a few budgets on a simplex: the planner's numerical budget split
-(docs/design.md, "Per-level budgets: the planner").
+(docs/engine.md, "Per-level budgets: the planner").
 
 Hand-written rather than ``scipy.optimize.minimize`` (SLSQP, used before): importing ``scipy.optimize``
 alone takes about 0.35 s, more than the whole 0.3 s that ``dpgui plan`` may take. The

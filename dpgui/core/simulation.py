@@ -55,7 +55,7 @@ def simulate(plan: Plan, counts: np.ndarray, trials: int, consistency: str, seed
 
     ``counts``: the K value-bin counts on [lower, upper); ``n_missing``: the missing values, counted in
     the tree's missing leaf when the plan has one (change model: N = all rows), in the bin of the plan's
-    imputed value when it has one, and otherwise dropped, as a release does (docs/design.md, "Missing
+    imputed value when it has one, and otherwise dropped, as a release does (docs/privacy-model.md, "Missing
     values"; :func:`dpgui.core.mechanism.leaf_counts`)."""
     counts, n_missing = leaf_counts(np.asarray(counts, dtype=np.int64), plan, n_missing, lower, upper)
     counts = np.asarray(counts, dtype=np.int64)

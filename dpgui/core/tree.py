@@ -1,10 +1,10 @@
-"""Tree shapes over K equal-width bins (Rameshwar, Tandon & Sharma §IV; docs/design.md, "The tree shape").
+"""Tree shapes over K equal-width bins (Rameshwar, Tandon & Sharma §IV; docs/engine.md, "The tree shape").
 
 A shape is a branching vector ``n = (n_1, …, n_h)``: level 0 is the root, level ``l`` holds
 ``n_1·…·n_l`` nodes, each the sum of its ``n_{l+1}`` children, and level ``h`` holds the
 ``K̄ = Π n_l ≥ K`` leaves. Leaves ``K+1 … K̄`` are public zero-count padding.
 
-With ``missing_leaf`` (the ``change`` neighbour model, docs/design.md "Missing values") leaf
+With ``missing_leaf`` (the ``change`` neighbour model, docs/privacy-model.md "Missing values") leaf
 ``K+1`` is a real leaf, the count of missing values, and the padding starts after it: the tree
 has ``leaves = K + 1`` real leaves. ``bins`` is always K, the number of value bins.
 

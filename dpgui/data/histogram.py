@@ -27,7 +27,7 @@ numbers of rows.
 Missing values (null, empty CSV field — in a one-column CSV a blank line —, ``NA``, float
 ``NaN``) are not binned; their number is recorded in ``n_missing``, whatever it is (a file whose
 values are all missing is read too: refusing it would make publishing depend on the data). The
-release decides what they become from the neighbour model (docs/design.md "Missing values"): a
+release decides what they become from the neighbour model (docs/privacy-model.md "Missing values"): a
 noised "missing" leaf under change, dropped under add/remove. (``missing="error"``, which raises
 :class:`~dpgui.errors.DataError` on the first one, is for data checks only: it is not a release
 policy.)

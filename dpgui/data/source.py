@@ -14,7 +14,7 @@ for Spark, one Spark SQL job. The window, the command line and the self-test use
   count, the histogram of one numeric column under the one binning rule
   (:mod:`dpgui.data.binning`) and the path counts of 2..4 level columns, each with progress and
   cancel. Every source gives exactly the counts the file path gives on the same data
-  (tests/data/test_sources_agree.py).
+  (tests/unit/data/test_sources_agree.py).
 
 Errors are :class:`~dpgui.errors.DataError` / :class:`~dpgui.errors.ParameterError` with the
 problem and the fix in one line; nothing here writes a file. No Qt.
@@ -340,7 +340,7 @@ def parse_source(
 
 
 def neighbours_for(spec: SourceSpec, requested: str | None) -> Neighbours:
-    """The neighbour model of a release from ``spec`` (docs/design.md "Neighbours and what is public").
+    """The neighbour model of a release from ``spec`` (docs/privacy-model.md "Neighbours and what is public").
 
     ``requested`` None (the user chose none): ``change`` when the source's row count may be public
     (:attr:`SourceSpec.row_count_may_be_public`: a file, a table, a Spark dataset, a query stated public),

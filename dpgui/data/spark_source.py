@@ -5,7 +5,7 @@ The rows stay where Spark reads them: the histogram is one Spark SQL job
 key expression), and only its ≤ K + 3 rows (the K bin counts, missing, and the clamped values) come
 back to this computer; the path counts of a hierarchy are one ``GROUP BY`` of the level columns. The
 counts are those that :func:`dpgui.data.histogram.column_histogram` and
-:func:`dpgui.data.hierarchy.count_paths` give for the same rows in a file (tests/data/test_spark_source.py).
+:func:`dpgui.data.hierarchy.count_paths` give for the same rows in a file (tests/unit/data/test_spark_source.py).
 
 What Spark reads (:class:`~dpgui.data.source.SourceSpec` of kind "spark"):
 

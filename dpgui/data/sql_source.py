@@ -3,7 +3,7 @@
 The counting runs IN the database: a histogram is ONE aggregate query over
 :func:`dpgui.data.binning.bin_key_sql` (``GROUP BY`` the bin key), so at most ``K + 4`` (key, count)
 rows travel, never the rows; path counts are one ``GROUP BY`` of the level columns. The result is
-exactly what the file path gives on the same rows (tests/data/test_sql_source.py).
+exactly what the file path gives on the same rows (tests/unit/data/test_sql_source.py).
 
 Safety:
 

@@ -342,7 +342,7 @@ class TableReader:
                     self._cache.pop(0)
 
     def _frame(self, start: int, end: int) -> pd.DataFrame:
-        import pandas as pd  # here, not at the top: the window starts without pandas (tests/test_architecture.py)
+        import pandas as pd  # here, not at the top: the window starts without pandas (tests/system/test_architecture.py)
 
         pieces = []
         for first, batch in self._cache:

@@ -60,7 +60,7 @@ CONSISTENCY_WORDS: dict[str, str] = {
 
 
 def missing_text(release: Release, rule: str) -> str:
-    """What happened to missing values, in words (docs/design.md "Missing values"), with the released
+    """What happened to missing values, in words (docs/privacy-model.md "Missing values"), with the released
     missing count and its 95 % margin under the bucket rule."""
     if rule == MissingRule.BUCKET and release.missing is not None:
         interval = missing_interval95(release)

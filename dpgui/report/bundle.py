@@ -11,7 +11,7 @@ and the schema.
 Only secure releases are signed: a statistic's ``write_bundle`` refuses a release drawn from a seeded
 (test) source, and :func:`verify_bundle` fails on any manifest whose ``random_source`` is not
 ``os_csprng``. Callers sign through :func:`dpgui.report.cdf.publish.sign_release`, which also checks
-the release against the budget ledger first (docs/design.md, "Signing and the ledger").
+the release against the budget ledger first (docs/privacy-model.md, "Signing and the ledger").
 
 Never written: the confidential histogram, the true N under add/remove-one, or any hash or
 fingerprint of the input file (a plain hash of a file can be confirmed by guessing).
@@ -40,6 +40,7 @@ from typing import Any
 
 from dpgui import __version__
 from dpgui.errors import DataError, ParameterError
+from dpgui.formatting import iso_utc
 from dpgui.report.files import (fsync_directory, parse_json, read_regular_file, remove_stale_temporaries, sha256_regular_file,
                                 write_temporary)
 from dpgui.report.migrations import newer_manifest_problem
@@ -114,10 +115,6 @@ def check_bundle_name(name: str) -> str:
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _utc_text(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def software_versions() -> dict[str, str]:
@@ -220,7 +217,7 @@ def write_signed_files(paths: BundlePaths, release_id: str, csv_bytes: bytes, pd
     if problems:  # a bug, not a user error: never sign a manifest that the verifier would reject
         raise RuntimeError(f"manifest does not satisfy its schema: {problems[0]}")
     body = manifest_bytes(manifest)
-    trusted = f"dpgui release {release_id} file:{paths.manifest.name} signed:{_utc_text(datetime.now(timezone.utc))}"
+    trusted = f"dpgui release {release_id} file:{paths.manifest.name} signed:{iso_utc(datetime.now(timezone.utc))}"
     signature = key.sign(body, trusted).encode("utf-8")
     contents = {paths.csv: csv_bytes, paths.pdf: pdf_bytes, paths.signature: signature, paths.manifest: body}
     temporary: dict[Path, str] = {}

@@ -46,7 +46,7 @@ in :mod:`dpgui.report.hierarchy.project`; a damaged hierarchy part is left out w
 table or query — never a password: a spec holds none); for a database ``data_path`` is only its
 name for messages.
 A release's ``"padding": "known_zeros"`` says its GLS estimate used the padding leaves as known
-zeros (docs/design.md, "The estimator"); one published with them unknown has no mark, and is recomputed
+zeros (docs/engine.md, "The estimator"); one published with them unknown has no mark, and is recomputed
 with that estimator, so that it shows the numbers that were published.
 Files written by earlier versions are read through :func:`dpgui.report.migrations.upgrade_project`
 (which also refuses a file of a newer version); what follows the upgrade reads today's shape only.

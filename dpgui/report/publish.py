@@ -12,7 +12,7 @@ drawn.
 It is also the one place where a release is confirmed before it becomes a signed bundle
 (:func:`confirm_recorded_release`, :func:`write_and_record_bundle`): only a release that the ledger
 confirms is signed, whether it was made in this session or read back from a project file. The rule is in
-docs/design.md, "Signing and the ledger".
+docs/privacy-model.md, "Signing and the ledger".
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""The workspace model (Qt-free): docs/design.md, "Layers and data flow"."""
+"""The workspace model (Qt-free): docs/architecture.md, "The layers"."""

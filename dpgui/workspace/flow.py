@@ -9,7 +9,7 @@ Every front end releases through a :class:`ReleaseFlow`:
    its options can lead to (:meth:`ReleaseFlow.check_any`), then exactly once it is made.
 2. :meth:`ReleaseFlow.read_histogram` / :meth:`ReleaseFlow.read_paths` — the confidential counts, from
    an open :class:`~dpgui.data.source.DataSource` (a file, a database or Spark counts its own rows).
-3. :meth:`ReleaseFlow.identity` — the rule of docs/design.md, "Dataset identity": a dataset name with no
+3. :meth:`ReleaseFlow.identity` — the rule of docs/privacy-model.md, "Dataset identity": a dataset name with no
    release yet whose data has the same column names and row count as another ledgered dataset may be
    the same data under a new name (:attr:`DatasetIdentity.similar`); each front end asks the officer
    in its own words (the command line refuses without ``--new-dataset``, the window asks before the
@@ -52,9 +52,9 @@ from dpgui.workspace.statistic import CountsT, InfoT, ReleaseT, SpendT, Statisti
 from dpgui.workspace.statistics.cdf import CDF, CdfSpend
 from dpgui.report.ledger import (
     BudgetExceeded, Ledger, NoCapSet, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
-    same_data_warning,
 )
 from dpgui.report.publish import Chargeable, charge_text, check_release_budget
+from dpgui.workspace.ledger_words import same_data_warning
 
 #: The ledger's refusals and its sentence on a dataset that may be renamed data, which each front end words.
 __all__ = ["BudgetExceeded", "CdfOutcome", "Charge", "DatasetIdentity", "NoCapSet", "ReleaseFlow",

@@ -15,7 +15,6 @@ check, the read, the dataset identity, the spend and the fingerprint are the ste
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -35,13 +34,15 @@ from dpgui.data.source import DataSource, PasswordPrompt, neighbours_for, open_s
 from dpgui.errors import DpguiError
 from dpgui.formatting import format_delta, format_number, format_odds, format_significant
 from dpgui.report.cdf.bundle import ReleaseInfo, focus_json
-from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet, Totals, same_data_warning, spent_epsilon
+from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet, Totals, spent_epsilon
+from dpgui.report.ledger import new_release_id as new_release_id  # the front ends' release ids, made by the ledger
 from dpgui.report.project_file import ProjectRelease
 from dpgui.report.publish import Chargeable
 from dpgui.report.cdf.publish import authenticate_release
 from dpgui.vocabulary import Noise
 from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.statistics.cdf import CdfSpend
+from dpgui.workspace.ledger_words import refusal_problem, same_data_warning, window_fix
 from dpgui.workspace.results import result_figures
 from dpgui.workspace.state import ColumnSettings, ShownRelease, Workspace, WorkspaceState
 from dpgui.vocabulary import StatisticKind
@@ -199,19 +200,9 @@ ROWS_NOT_COUNTED = RowsNotCounted(
     "needs its number of rows. Wait until the count is shown in step 1, then release.")
 
 
-NEEDS_CAP_DELTA = ("Gaussian noise needs a budget with δ > 0. Raise the dataset's budget δ in Tools → Budget Ledger "
-                   "(to at least the δ of step 2) if your organisation allows it, or choose Laplace noise in step 2.")
-NOT_ENOUGH_DELTA = ("Lower δ in step 2, choose Laplace noise (which spends no δ), or raise the budget's δ in "
-                    "Tools → Budget Ledger if your organisation allows it.")
-NOT_ENOUGH_EPSILON = ("Lower ε in step 2, or raise the budget in Tools → Budget Ledger if your organisation allows "
-                      "it.")
-
-
 def _not_enough(err: BudgetExceeded) -> NotEnoughBudget:
-    """The refusal in the window's words: the ledger's problem, then what to do in the app (by what
-    the release lacks: ε, δ, or a cap δ > 0)."""
-    fix = {"cap_delta": NEEDS_CAP_DELTA, "delta": NOT_ENOUGH_DELTA}.get(err.short_of, NOT_ENOUGH_EPSILON)
-    return NotEnoughBudget(f"{sentence(err.problem)} {fix} Nothing was spent.")
+    """The refusal in the window's words: the ledger's problem, then what to do in the app."""
+    return NotEnoughBudget(f"{sentence(refusal_problem(err))} {window_fix(err)} Nothing was spent.")
 
 
 def _ledger_unusable(err: DpguiError) -> LedgerUnusable:
@@ -450,11 +441,6 @@ def _entry(outcome: ReleaseOutcome) -> ProjectRelease:
                                        outcome.info.whole_numbers)
 
 
-def new_release_id() -> str:
-    """A fresh ledger id for a release (the one format: 32 hex digits)."""
-    return uuid.uuid4().hex
-
-
 def spent_on(release_id: str) -> bool | None:
     """Does the ledger hold ``release_id``? None if the ledger cannot be read (then nobody may claim
     that nothing was spent)."""
@@ -521,7 +507,7 @@ class ReleaseController:
 
     def similar_datasets(self, dataset: str) -> tuple[str, ...]:
         """Other ledgered datasets released from a file with the open file's column names and row
-        count, if nothing was released yet under ``dataset`` (docs/design.md, "Dataset identity").
+        count, if nothing was released yet under ``dataset`` (docs/privacy-model.md, "Dataset identity").
         Empty while the rows are being counted. Raises DpguiError if the ledger cannot be used."""
         source = self.workspace.state.source
         if source is None or source.n_rows is None:

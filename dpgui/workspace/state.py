@@ -5,7 +5,7 @@ dataset's name in the budget ledger, step 2's privacy settings and plan, and the
 restored. :class:`Workspace` holds the current snapshot and tells its listeners which parts
 changed (:meth:`Workspace.subscribe`); the window's pages write what the officer typed into it and
 redraw from it, and project files, autosave, the CLI and the self-test read and write the same
-object (docs/design.md, "Layers and data flow").
+object (docs/architecture.md, "The layers").
 
 Values that are not chosen yet, or that do not parse, are ``None`` (the pages show why); the
 validated whole of step 1 is :meth:`WorkspaceState.column_settings`.
@@ -42,7 +42,7 @@ from dpgui.workspace.results import ResultFigures
 @dataclass(frozen=True)
 class ColumnSettings:
     """What step 1 decides, validated: which column, its public bounds and K bins (``missing`` is
-    "auto": missing values follow the neighbour model, docs/design.md "Missing values")."""
+    "auto": missing values follow the neighbour model, docs/privacy-model.md "Missing values")."""
 
     path: Path
     column: str
@@ -65,8 +65,9 @@ class ColumnSettings:
 
 
 @dataclass(frozen=True)
-class DataSource:
-    """The open table. ``n_rows`` is None while it is counted in the background (large CSV).
+class SourceChoice:
+    """The data chosen and opened in step 1: its table. ``n_rows`` is None while it is counted in the
+    background (large CSV). (Not :class:`dpgui.data.source.DataSource`, the open connection that reads rows.)
 
     ``spec``: where the data lives (None: the file ``table.path``, as opened before sources existed);
     for a database, ``table.path`` is only a name for messages and the dataset's default name (the
@@ -201,7 +202,7 @@ class ShownRelease:
 class WorkspaceState:
     """One snapshot of the workspace (see the module doc). Compare two with ``==``."""
 
-    source: DataSource | None = None
+    source: SourceChoice | None = None
     column: ColumnChoice = ColumnChoice()
     dataset: str = ""
     plan: PlanChoice = PlanChoice()

@@ -30,6 +30,9 @@ def sentence(text: str) -> str:
 def friendly(err: BaseException) -> str:
     """A DpguiError as two sentences (what is wrong. What to do.); anything else as its text."""
     if isinstance(err, DpguiError):
+        from dpgui.workspace.ledger_words import worded  # (the ledger only when an error is shown)
+
+        err = worded(err)  # a ledger refusal's facts in words
         return " ".join(s for s in (sentence(err.problem), sentence(err.fix)) if s)
     return sentence(str(err) or type(err).__name__)
 

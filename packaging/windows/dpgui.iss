@@ -13,7 +13,7 @@
 ; folder (%LOCALAPPDATA%\dpgui: signing keys, budget ledger, autosaves) alone.
 
 ; The version: pass /DAppVersion=X.Y.Z (CI passes dpgui.__version__). The default below must equal
-; __version__ in dpgui\__init__.py (tests/test_packaging.py checks it).
+; __version__ in dpgui\__init__.py (tests/system/test_packaging.py checks it).
 #ifndef AppVersion
   #define AppVersion "0.1.0"
 #endif

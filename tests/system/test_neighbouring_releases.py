@@ -27,7 +27,7 @@ by a placeholder:
 
 To add a source, a statistic or a kind of neighbours, add a row to :data:`SOURCES`, :data:`STATISTICS` or
 :data:`NEIGHBOURS`; every combination is a test. The query source is released under ``addremove`` (under
-``change`` a query's row count would be published as the public N: docs/design.md "Neighbours and what is
+``change`` a query's row count would be published as the public N: docs/privacy-model.md "Neighbours and what is
 public").
 """
 

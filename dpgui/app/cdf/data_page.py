@@ -36,7 +36,7 @@ from dpgui.data.table import ColumnInfo, TableInfo
 from dpgui.errors import DpguiError
 from dpgui.formatting import format_number
 from dpgui.report.ledger import default_dataset_name
-from dpgui.workspace.state import ColumnChoice, ColumnSettings, DataSource
+from dpgui.workspace.state import ColumnChoice, ColumnSettings, SourceChoice
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -201,7 +201,7 @@ class DataPage(QWidget):
 
         self._build_bounds_fields()
 
-        # No choice here: the rule follows the neighbour model (docs/design.md "Missing values").
+        # No choice here: the rule follows the neighbour model (docs/privacy-model.md "Missing values").
         missing_box = QGroupBox("Missing values")
         missing_layout = QVBoxLayout(missing_box)
         self.missing_note = QLabel(text.MISSING_HELP)
@@ -254,8 +254,8 @@ class DataPage(QWidget):
         self.suggest_button = QPushButton("Suggest bounds from &public information…")
         self.suggest_button.setEnabled(False)
         self.suggest_button.clicked.connect(self.open_bounds_dialog)
-        # Offered when public type information says the column holds whole numbers (docs/design.md,
-        # "## Quantile intervals"): bounds a−0.5 … b+0.5, one bin per whole number or whole-number step.
+        # Offered when public type information says the column holds whole numbers (docs/engine.md,
+        # "Quantile intervals"): bounds a−0.5 … b+0.5, one bin per whole number or whole-number step.
         self.whole_button = QPushButton("Centre bins on &whole numbers")
         self.whole_button.setToolTip(WHY_WHOLE_NUMBER_BINS)
         self.whole_button.clicked.connect(self.apply_whole_number_bins)
@@ -388,16 +388,16 @@ class DataPage(QWidget):
         info = source_table_info(opened)
         self.set_table(info, FrameRows(info, opened.preview), opened.spec, opened.engine)
 
-    def _data_source(self, n_rows: int | None, engine: str) -> DataSource:
+    def _data_source(self, n_rows: int | None, engine: str) -> SourceChoice:
         assert self.info is not None
         spec = None if self.spec is None or (self.spec.kind == "file" and self.spec.dialect is None
                                              and self.spec.encoding is None) else self.spec
-        return DataSource(self.info, n_rows, spec, engine)
+        return SourceChoice(self.info, n_rows, spec, engine)
 
     def _show_source(self, info: TableInfo, engine: str) -> None:
         """"Counted by: …" and, for a CSV/TSV file, how it is read: "chosen by you" (stated: confirmed or
         changed), "the default for its name", or "suggested by its first lines" — then Confirm is shown
-        and a release waits for it (:attr:`~dpgui.workspace.state.DataSource.unconfirmed_dialect`)."""
+        and a release waits for it (:attr:`~dpgui.workspace.state.SourceChoice.unconfirmed_dialect`)."""
         self.engine_label.setText(f"Counted by: <b>{text.escape(engine)}</b>")
         spec = self.spec
         dialect: CsvDialect | None = None

@@ -1,5 +1,5 @@
 """The plan step's "Where do you need accuracy?": the region list, the two ends of a typed region, the
-message under them and the note on the region's offer (docs/design.md "Where do you need accuracy").
+message under them and the note on the region's offer (docs/engine.md "Where do you need accuracy").
 
 The presets are parts of the range between the public bounds, never of the data, and the list says so
 with the bounds of step 1 (“the lowest 10 % of the range 0–5000 (0–500)”). The region is the officer's

@@ -1,4 +1,4 @@
-"""The plan step's missing-value rule (docs/design.md "Missing values"): under “change one record” a
+"""The plan step's missing-value rule (docs/privacy-model.md "Missing values"): under “change one record” a
 noised count of their own (the default) or a public value the officer chooses (imputed, OpenDP's
 impute-constant); under “add or remove one record” missing rows are left out and nothing is asked.
 The value is the officer's statement, never read from the data. Qt, GUI thread only.

@@ -1,4 +1,4 @@
-"""An icicle drawing of a plan's bin tree: one row per level, one box per node (docs/design.md, "The tree shape").
+"""An icicle drawing of a plan's bin tree: one row per level, one box per node (docs/engine.md, "The tree shape").
 
 The root is on top; each node's box spans its value interval ``[node lower, node upper)`` on the
 x-axis, in the column's units. Padding leaves beyond ``K`` (public zero counts) extend past
@@ -533,7 +533,7 @@ class BinTreeView(QWidget):
                 released = float(counts[index])
         padding = "all" if lo >= tree.upper else ("part" if hi > tree.upper else None)
         shape = tree.plan.shape
-        # Under change, leaf K (0-based) counts missing values (docs/design.md "Missing values"): it lies
+        # Under change, leaf K (0-based) counts missing values (docs/privacy-model.md "Missing values"): it lies
         # beyond ``upper`` like padding but holds data.
         size = tree.leaves[level]
         missing = bool(shape.missing_leaf) and index * size <= shape.bins < (index + 1) * size

@@ -1,6 +1,6 @@
 """The question before the first release under a dataset name that has no budget yet: is this name
 the right identity for the data (not a copy or rename of a dataset already in the ledger), and what
-is its total budget? See docs/design.md, "Dataset identity"."""
+is its total budget? See docs/privacy-model.md, "Dataset identity"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Counts over a categorical hierarchy: the tree, the level-budget plan, projections and the release.
 
-The model (docs/design.md; Ko, Ziani & Fioretto, "Optimal Allocation of Privacy Budget on Hierarchical
+The model (docs/engine.md; Ko, Ziani & Fioretto, "Optimal Allocation of Privacy Budget on Hierarchical
 Data Release"; Ghazi, Kamath, Kumar, Manurangsi & Wu 2023, "On Differentially Private Counting on Trees"):
 
 * **Tree** (:mod:`.tree`). L = 2..4 nested categorical columns. Level 0 is the root (all records, one

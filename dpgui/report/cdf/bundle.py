@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from dpgui.core.mechanism import Release
@@ -20,8 +20,9 @@ from dpgui.core.missing import MISSING_DROP, MISSING_IMPUTE, missing_rule_text
 from dpgui.core.quantiles import WholeNumbers, whole_number_step
 from dpgui.core.tree import bin_edges
 from dpgui.errors import DataError
+from dpgui.formatting import iso_utc, utc_stamp
 from dpgui.report.bundle import (
-    SECURE_SOURCE, SOURCE_SCHEMA_VERSION, BundlePaths, _utc_text, check_bundle_target, sha256_hex, software_versions,
+    SECURE_SOURCE, SOURCE_SCHEMA_VERSION, BundlePaths, check_bundle_target, sha256_hex, software_versions,
     write_signed_files,
 )
 from dpgui.report.cdf.csv_export import CDF_COLUMNS, release_csv_bytes
@@ -61,7 +62,7 @@ class ReleaseInfo:
 
 def default_bundle_name(info: ReleaseInfo) -> str:
     """``<dataset>-<column>-<UTC time>-<first 8 of the release id>``, safe as a file name."""
-    stamp = info.created_utc.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = utc_stamp(info.created_utc)
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{info.dataset}-{info.column}").strip("._-") or "release"
     return f"{safe[:100]}-{stamp}-{info.release_id[:8]}"
 
@@ -102,7 +103,7 @@ def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: by
         "schema_version": SCHEMA_VERSION,
         "kind": str(StatisticKind.CDF),
         "release_id": info.release_id,
-        "created_utc": _utc_text(info.created_utc),
+        "created_utc": iso_utc(info.created_utc),
         "software": software_versions(),
         "dataset": info.dataset,
         "column": info.column,
@@ -160,7 +161,7 @@ def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: by
 
 
 def focus_json(plan: Plan, lower: float, upper: float) -> dict[str, Any] | None:
-    """The region the plan was optimised for (docs/design.md "Where do you need accuracy"), as the
+    """The region the plan was optimised for (docs/engine.md "Where do you need accuracy"), as the
     manifest states it: its CDF points (prefix lengths) and their bin edges in the column's units
     (:func:`dpgui.core.tree.bin_edges`), or None for a plan made for the whole range. Public: the plan
     and the bounds only. O(K)."""
@@ -192,7 +193,7 @@ def plan_from_manifest(manifest: dict[str, Any]) -> Plan:
 
 def missing_values_json(release: Release, rule: str) -> dict[str, Any]:
     """The manifest's account of missing values: the rule, in words, and (``bucket``) the released
-    noisy count N − C_K with its standard error (docs/design.md "Missing values")."""
+    noisy count N − C_K with its standard error (docs/privacy-model.md "Missing values")."""
     impute = release.plan.privacy.impute
     description = missing_rule_text(rule, impute)
     if rule == MISSING_DROP and release.plan.privacy.root_public:  # restored: no release applies it now

@@ -4,7 +4,7 @@ The CSV holds one row per bin, eight numbers a row: at K = 2²⁴ bins that is a
 float is written as Python's ``repr`` writes it (the shortest digits that read back to the same double),
 but the text is made by Arrow's vectorised number formatting (:func:`float_texts`) in blocks of
 :data:`ROWS_PER_BLOCK` rows on a few threads, and streamed to the file block by block: the bytes are
-those of ``csv.writer`` fed ``repr(float(x))`` per value (tests/report/test_csv_export_bytes.py checks
+those of ``csv.writer`` fed ``repr(float(x))`` per value (tests/unit/report/test_csv_export_bytes.py checks
 this byte for byte), for 2.4 times less CPU time (K = 2²⁰: 2.0 s instead of 5.0 s) spread over the
 threads, and the whole text is never held in memory at once; Arrow's CSV writer puts each block's texts
 into lines. Why not ``csv.writer`` or numpy: the first formats one value per Python call; numpy has no
@@ -149,7 +149,7 @@ def release_csv_text(release: Release) -> str:
     exact standard error of the unbiased cumulative count before consistency; ``ci95_low..ci95_high``
     holds the true count with probability ≥ 95 % per row (:func:`cumulative_interval95`: the unbiased
     count ± 2.2·std_error + 1, widened to hold ``cumulative_count``, clipped to [0, N] when N is
-    public; docs/design.md "## Count intervals"). ``unbiased_estimate`` is that unbiased cumulative
+    public; docs/engine.md "Count intervals"). ``unbiased_estimate`` is that unbiased cumulative
 count (post-processing of the released noisy counts, so public), from which the quantile intervals
 are computed: with it, ``dpgui quantiles`` gives from the CSV the intervals of the release itself.
 Public values only. Floats are written as ``repr`` writes them, whole counts as integers; lines end

@@ -4,14 +4,13 @@
 shared :func:`dpgui.report.publish.spend_then_release` (spend, then noise, then the output recorded);
 :func:`sign_release` is where a CDF release becomes a signed bundle, only once the ledger confirms it
 (:func:`authenticate_release`), whether it was made in this session or read back from a project file.
-The rule is in docs/design.md, "Signing and the ledger". Confidential data: the histogram goes only
+The rule is in docs/privacy-model.md, "Signing and the ledger". Confidential data: the histogram goes only
 into the engine's release inside the spend; the ledger and the bundle get public values.
 """
 
 from __future__ import annotations
 
 import os
-import uuid
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
@@ -27,7 +26,7 @@ from dpgui.core.quantiles import WholeNumbers
 from dpgui.errors import ParameterError
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.cdf.bundle import ReleaseInfo, write_bundle
-from dpgui.report.ledger import Ledger
+from dpgui.report.ledger import Ledger, new_release_id
 from dpgui.report.migrations import PADDING_KNOWN_ZEROS, PADDING_UNKNOWN
 from dpgui.report.publish import (
     check_row_count_public, check_signed_row_count, confirm_recorded_release, levels_sha256, spend_then_release,
@@ -45,7 +44,7 @@ def mechanism_name(plan: Plan) -> str:
 
 
 def check_missing_rule(plan: Plan, missing: str = MISSING_AUTO) -> str:
-    """The missing-value rule a release with ``plan`` applies (docs/design.md "Missing values"), or a
+    """The missing-value rule a release with ``plan`` applies (docs/privacy-model.md "Missing values"), or a
     ParameterError before anything is spent.
 
     The rule is the neighbour model's (``"bucket"`` under change, ``"drop"`` under add/remove), never
@@ -97,7 +96,7 @@ def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, c
         raise ParameterError(f"unknown consistency {consistency!r}", "use l2, l1 or none")
     rule = check_missing_rule(plan, missing)
     check_row_count_public(plan.privacy, source_record)
-    release_id = release_id or uuid.uuid4().hex
+    release_id = release_id or new_release_id()
     description = {
         "kind": str(StatisticKind.CDF), "column": column, "bins": plan.shape.bins, "bounds": [lower, upper],
         "branching": list(plan.shape.branching), "estimator": plan.estimator, "consistency": consistency,

@@ -18,7 +18,7 @@ import io
 import json
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ import numpy as np
 
 from dpgui.core.hierarchy import PATH_SEPARATOR  # one definition: the engine refuses labels holding it
 from dpgui.errors import DataError
+from dpgui.formatting import iso_utc, utc_stamp
 from dpgui.vocabulary import Noise, StatisticKind
 from dpgui.report.bundle import (
     SECURE_SOURCE, SOURCE_SCHEMA_VERSION, BundlePaths, check_bundle_target, sha256_hex, software_versions, write_signed_files,
@@ -153,15 +154,11 @@ def write_hierarchy_csv(release: HierarchyRelease, path: str | os.PathLike[str])
     return write_text_atomic(path, hierarchy_csv_text(release))
 
 
-def _utc_text(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def default_hierarchy_bundle_name(info: HierarchyReleaseInfo, level_names: tuple[str, ...]) -> str:
     """``<dataset>-<first level>-<last level>-<UTC time>-<first 8 of the release id>``, safe as a file name."""
     import re
 
-    stamp = info.created_utc.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = utc_stamp(info.created_utc)
     text = f"{info.dataset}-{level_names[0]}-{level_names[-1]}" if level_names else info.dataset
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._-") or "hierarchy"
     return f"{safe[:100]}-{stamp}-{info.release_id[:8]}"
@@ -209,7 +206,7 @@ def build_hierarchy_manifest(release: HierarchyRelease, info: HierarchyReleaseIn
         "schema_version": HIERARCHY_SCHEMA_VERSION,
         "kind": str(StatisticKind.HIERARCHY),
         "release_id": info.release_id,
-        "created_utc": _utc_text(info.created_utc),
+        "created_utc": iso_utc(info.created_utc),
         "software": software_versions(),
         "dataset": info.dataset,
         "mechanism": MECHANISM_TEXT.get(plan.noise, plan.noise),

@@ -1,6 +1,6 @@
 """A hierarchy release recorded in the budget ledger before its noise exists, and its signing.
 
-The same rule as :mod:`dpgui.report.publish` for CDFs (docs/design.md "Signing and the ledger"):
+The same rule as :mod:`dpgui.report.publish` for CDFs (docs/privacy-model.md "Signing and the ledger"):
 the spend (:meth:`HierarchyPlan.ledger_charge`) is committed first, then the noise is drawn, then
 the ledger records the release's output (SHA-256 of the released counts, the public parameters:
 the plan, the node list's SHA-256, where the node list and the optimiser's counts came from, and
@@ -15,7 +15,6 @@ spend, noise and record, the ledger's confirmation and the bundle's pointer are 
 from __future__ import annotations
 
 import os
-import uuid
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,7 @@ import numpy as np
 from dpgui.core.noise import RandomSource
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo, hierarchy_sha256, write_hierarchy_bundle
-from dpgui.report.ledger import Ledger
+from dpgui.report.ledger import Ledger, new_release_id
 from dpgui.report.publish import (
     check_row_count_public, check_signed_row_count, confirm_recorded_release, levels_sha256, spend_then_release,
     write_and_record_bundle,
@@ -112,7 +111,7 @@ def spend_and_release_hierarchy(ledger: Ledger, dataset: str, hierarchy: Hierarc
     if leaves.shape != (hierarchy.level_sizes[-1],):
         raise ParameterError(f"{leaves.shape[0] if leaves.ndim == 1 else leaves.shape} leaf counts for "
                              f"{hierarchy.level_sizes[-1]} leaves", "give one count per leaf, in the hierarchy's order")
-    release_id = release_id or uuid.uuid4().hex
+    release_id = release_id or new_release_id()
     description = {
         "kind": str(StatisticKind.HIERARCHY), "levels": list(hierarchy.level_names),
         "level_sizes": [int(n) for n in hierarchy.level_sizes],

@@ -1,0 +1,174 @@
+"""Every registered statistic answers the protocol (dpgui.workspace.statistic.Statistic) with the figures of
+an independent computation: counted from a real source, released through the ledger (the charge recorded is
+the plan's ε, δ and the ρ of its noise), its digest, CSV and manifest, signed and verified through the
+registry. The registry is iterated, so a statistic added to it is checked too."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dpgui.core.counts import CountsPlan
+from dpgui.core.hierarchy import Hierarchy, plan_hierarchy
+from dpgui.core.noise import SecureRandom
+from dpgui.core.plan import PrivacySpec
+from dpgui.core.planner import auto_plan
+from dpgui.data.source import SourceSpec, open_source
+from dpgui.errors import DataError
+from dpgui.report.bundle import BundlePaths, schema_problems
+from dpgui.report.keystore import create_key, load_public_key, load_secret_key
+from dpgui.report.ledger import Ledger
+from dpgui.vocabulary import Noise, StatisticKind
+from dpgui.workspace.statistic import Statistic
+from dpgui.workspace.statistics import STATISTICS, recorded_charge, release_words, statistic, verify
+from dpgui.workspace.statistics.cdf import CdfSpend
+from dpgui.workspace.statistics.counts import CountsSpend
+from dpgui.workspace.statistics.hierarchy import HierarchySpend
+
+PASSPHRASE = "a long test passphrase"
+EPSILON = 0.8
+#: (state, city, age) of 10 people: the data every sample counts
+ROWS = [("OR", "Portland", 31), ("OR", "Portland", 45), ("OR", "Salem", 22), ("WA", "Seattle", 67),
+        ("WA", "Seattle", 38), ("WA", "Seattle", 54), ("WA", "Spokane", 19), ("WA", "Tacoma", 80),
+        ("WA", "Tacoma", 41), ("OR", "Salem", 29)]
+
+
+def _cdf_spend() -> CdfSpend:
+    return CdfSpend("age", 0.0, 100.0, 8, auto_plan(8, PrivacySpec(EPSILON, "change")), "none")
+
+
+def _cdf_expected() -> list[int]:
+    """The true bin counts of the ages on [0, 100) in 8 bins, counted here by hand."""
+    return np.bincount([min(int(age // 12.5), 7) for _, _, age in ROWS], minlength=8).tolist()
+
+
+def _hierarchy_spend() -> HierarchySpend:
+    tree = Hierarchy.from_paths(("state", "city"), sorted({(s, c) for s, c, _ in ROWS}))
+    plan = plan_hierarchy(tree.level_sizes, PrivacySpec(EPSILON, "change"), noise="laplace", consistency="topdown")
+    return HierarchySpend(tree, plan, node_list_from_prior=False)
+
+
+def _hierarchy_expected() -> list[int]:
+    """The true count of each city, in the tree's leaf order (its sorted (state, city) paths)."""
+    paths = sorted({(s, c) for s, c, _ in ROWS})
+    return [sum(1 for s, c, _ in ROWS if (s, c) == path) for path in paths]
+
+
+def _counts_spend() -> CountsSpend:
+    return CountsSpend("state", CountsPlan(("OR",), PrivacySpec(EPSILON, "change")))
+
+
+def _counts_expected() -> list[int]:
+    """The rows in OR, then every other state's (WA), counted here by hand."""
+    return [sum(1 for s, _, _ in ROWS if s == "OR"), sum(1 for s, _, _ in ROWS if s != "OR")]
+
+
+#: kind → (the spend of a sample release, the confidential counts it must read, counted independently)
+SAMPLES: dict[StatisticKind, tuple[Callable[[], Any], Callable[[], list[int]]]] = {
+    StatisticKind.CDF: (_cdf_spend, _cdf_expected),
+    StatisticKind.HIERARCHY: (_hierarchy_spend, _hierarchy_expected),
+    StatisticKind.COUNTS: (_counts_spend, _counts_expected),
+}
+
+
+@pytest.fixture
+def data_file(tmp_path: Path) -> Path:
+    path = tmp_path / "people.csv"
+    path.write_text("state,city,age\n" + "".join(f"{s},{c},{a}\n" for s, c, a in ROWS), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def key(tmp_path: Path) -> Any:
+    files = create_key("officer", PASSPHRASE, tmp_path / "keys")
+    return load_secret_key(files.secret_path, PASSPHRASE), load_public_key(files.public_path)
+
+
+def test_every_kind_of_the_vocabulary_is_registered_under_its_own_kind() -> None:
+    assert set(STATISTICS) == set(StatisticKind)
+    for kind, found in STATISTICS.items():
+        assert found.kind is kind and statistic(str(kind)) is found
+    with pytest.raises(DataError, match="not a kind of release"):
+        statistic("histogram of everything")
+
+
+@pytest.mark.parametrize("kind", list(STATISTICS))
+def test_a_statistic_counts_releases_charges_and_signs_what_an_independent_computation_says(
+        kind: StatisticKind, data_file: Path, key: Any, tmp_path: Path) -> None:
+    found: Statistic[Any, Any, Any, Any, Any] = STATISTICS[kind]
+    make_spend, expected_counts = SAMPLES[kind]
+    spend = make_spend()
+    plan = found.plan_of(spend)
+    charge = found.charge(plan)
+    # a Laplace plan: the ledger is charged the ε set, δ = 0 (ρ = ε²/2 when the plan reports one)
+    assert plan.noise == Noise.LAPLACE
+    assert charge.epsilon == pytest.approx(EPSILON) and charge.delta == 0.0
+    assert charge.rho is None or charge.rho == pytest.approx(EPSILON ** 2 / 2)
+    assert recorded_charge(str(kind), plan.to_json()) == charge  # the plan read back charges the same
+
+    with open_source(SourceSpec("file", str(data_file))) as source:
+        counts = found.count(source, spend)
+        record = source.public_record()
+    leaves = counts.counts if hasattr(counts, "counts") else counts  # a histogram or leaf counts
+    assert np.asarray(leaves).tolist() == expected_counts()
+
+    with Ledger() as ledger:
+        ledger.set_cap("people", 5.0)
+        release, info = found.release(ledger, "people", spend, counts, SecureRandom(), source_record=record)
+        totals = ledger.totals("people")
+        assert (totals.epsilon_spent, totals.delta_spent, totals.releases) == (pytest.approx(EPSILON), 0.0, 1)
+        entry = ledger.releases("people")[0]
+        assert entry.description["kind"] == kind
+        assert release_words(entry.description).startswith(found.ledger_words(entry.description) + " from ")
+        output = ledger.release_output(entry.release_id)
+        assert output is not None and output.params == json.loads(json.dumps(found.parameters(release, info)))
+        # the digest: SHA-256 of the compact JSON of the released levels, made here by json and hashlib
+        levels = release.levels if hasattr(release, "levels") else release.counts
+        canonical = [None if lv is None else np.asarray(lv, dtype=np.int64).tolist() for lv in levels]
+        assert found.digest(release) == output.levels_sha256 == hashlib.sha256(
+            json.dumps(canonical, separators=(",", ":")).encode("ascii")).hexdigest()
+
+        rows = list(csv.reader(io.StringIO(found.csv_text(release))))
+        assert len(rows) - 1 == (1 + sum(len(level) for level in release.hierarchy.labels)
+                                 if kind == StatisticKind.HIERARCHY else len(expected_counts()))
+        secret, public = key
+        manifest = found.manifest(release, info, "sample", b"csv", b"pdf", public.key_id_hex)
+        assert manifest["kind"] == kind and schema_problems(manifest, found.manifest_schema) == []
+
+        confirmed, confirmed_info = found.authenticate(ledger, release, info)
+        paths: BundlePaths = found.sign(ledger, tmp_path, "sample", confirmed, confirmed_info, b"%PDF-1.4 test",
+                                        secret)
+    verification = verify(paths.manifest, public)
+    assert verification.ok, verification.failure
+    assert verification.manifest is not None and verification.manifest["kind"] == kind
+    assert paths.csv.read_text(encoding="utf-8") == found.csv_text(confirmed)
+
+
+def test_an_import_of_the_hierarchy_from_the_cdf_breaks_the_contracts(tmp_path: Path) -> None:
+    """Not vacuous: in a copy of dpgui, an import of the hierarchy's report package from the CDF's (and of
+    one statistic's implementation from another's) is caught by lint-imports, naming the import."""
+    root = Path(__file__).resolve().parents[3]
+    shutil.copytree(root / "dpgui", tmp_path / "dpgui", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(root / "pyproject.toml", tmp_path / "pyproject.toml")
+    for module, imported in (("report/cdf/csv_export.py", "dpgui.report.hierarchy.bundle"),
+                             ("workspace/statistics/hierarchy.py", "dpgui.workspace.statistics.cdf")):
+        path = tmp_path / "dpgui" / module
+        path.write_text(path.read_text(encoding="utf-8") + f"\n\ndef _other() -> None:\n    import {imported}\n",
+                        encoding="utf-8")
+    command = Path(sys.executable).with_name("lint-imports")
+    result = subprocess.run([str(command), "--no-cache"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "dpgui.report.hierarchy never import each other BROKEN" in " ".join(result.stdout.split())
+    assert "dpgui.report.cdf.csv_export -> dpgui.report.hierarchy.bundle" in result.stdout
+    assert "dpgui.workspace.statistics.hierarchy -> dpgui.workspace.statistics.cdf" in result.stdout
