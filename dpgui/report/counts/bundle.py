@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from dpgui.core.counts import CountsRelease
+from dpgui.formatting import iso_utc
 from dpgui.report.bundle import (
-    SECURE_SOURCE, BundlePaths, _utc_text, check_bundle_target, sha256_hex, software_versions, write_signed_files,
+    SECURE_SOURCE, BundlePaths, check_bundle_target, sha256_hex, software_versions, write_signed_files,
 )
 from dpgui.report.signing import SecretKey
 from dpgui.vocabulary import StatisticKind
@@ -58,7 +59,7 @@ def build_counts_manifest(release: CountsRelease, info: CountsReleaseInfo, name:
     epsilon, delta, rho = plan.ledger_charge()
     return {
         "schema_version": 1, "kind": str(StatisticKind.COUNTS), "release_id": info.release_id,
-        "created_utc": _utc_text(info.created_utc), "software": software_versions(), "dataset": info.dataset,
+        "created_utc": iso_utc(info.created_utc), "software": software_versions(), "dataset": info.dataset,
         "column": info.column, "categories": list(plan.labels), "mechanism": MECHANISM, "noise": str(plan.noise),
         "random_source": SECURE_SOURCE if info.secure else "seeded_test_only",
         "neighbours": plan.privacy.neighbours, "records_per_person": plan.privacy.records_per_person,
