@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dpgui.core.counts import CountsPlan
 from dpgui.core.hierarchy import Hierarchy, plan_hierarchy
 from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import PrivacySpec
@@ -32,6 +33,7 @@ from dpgui.vocabulary import Noise, StatisticKind
 from dpgui.workspace.statistic import Statistic
 from dpgui.workspace.statistics import STATISTICS, recorded_charge, release_words, statistic, verify
 from dpgui.workspace.statistics.cdf import CdfSpend
+from dpgui.workspace.statistics.counts import CountsSpend
 from dpgui.workspace.statistics.hierarchy import HierarchySpend
 
 PASSPHRASE = "a long test passphrase"
@@ -63,10 +65,20 @@ def _hierarchy_expected() -> list[int]:
     return [sum(1 for s, c, _ in ROWS if (s, c) == path) for path in paths]
 
 
+def _counts_spend() -> CountsSpend:
+    return CountsSpend("state", CountsPlan(("OR",), PrivacySpec(EPSILON, "change")))
+
+
+def _counts_expected() -> list[int]:
+    """The rows in OR, then every other state's (WA), counted here by hand."""
+    return [sum(1 for s, _, _ in ROWS if s == "OR"), sum(1 for s, _, _ in ROWS if s != "OR")]
+
+
 #: kind → (the spend of a sample release, the confidential counts it must read, counted independently)
 SAMPLES: dict[StatisticKind, tuple[Callable[[], Any], Callable[[], list[int]]]] = {
     StatisticKind.CDF: (_cdf_spend, _cdf_expected),
     StatisticKind.HIERARCHY: (_hierarchy_spend, _hierarchy_expected),
+    StatisticKind.COUNTS: (_counts_spend, _counts_expected),
 }
 
 

@@ -1,0 +1,100 @@
+"""The counts of the stated categories of one column as a :class:`~dpgui.workspace.statistic.Statistic`:
+its engine in :mod:`dpgui.core.counts`, its counting in :mod:`dpgui.data.counts`, its report code in
+:mod:`dpgui.report.counts`, to which every method delegates. Never imports another statistic.
+
+Cost O(rows) to count (files only), O(categories) for the rest. Confidential data: only
+:meth:`CountsStatistic.count` reads the column; no Qt, any thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpgui.core.counts import CountsPlan, CountsRelease
+from dpgui.core.noise import RandomSource
+from dpgui.data.counts import category_counts
+from dpgui.data.source import DataSource
+from dpgui.report.bundle import BundlePaths
+from dpgui.report.counts.bundle import COUNTS_SCHEMA, CountsReleaseInfo, build_counts_manifest, counts_csv_text
+from dpgui.report.counts.publish import (
+    authenticate_counts_release, counts_params, sign_counts_release, spend_and_release_counts,
+)
+from dpgui.report.ledger import Ledger
+from dpgui.report.publish import levels_sha256
+from dpgui.report.signing import SecretKey
+from dpgui.vocabulary import Charge, StatisticKind
+from dpgui.workspace.statistic import Progress, ShouldCancel
+
+__all__ = ["COUNTS", "CountsSpend", "CountsStatistic"]
+
+
+@dataclass(frozen=True)
+class CountsSpend:
+    """What a counts release publishes besides its counts, all public: the column and the plan."""
+
+    column: str
+    plan: CountsPlan
+
+
+@dataclass(frozen=True)
+class CountsStatistic:
+    """The counts' answers to the statistic protocol (stateless; :data:`COUNTS` is the one instance)."""
+
+    kind: StatisticKind = StatisticKind.COUNTS
+    title: str = "counts of the categories of one column"
+    manifest_schema: Path = COUNTS_SCHEMA
+    pdf_section: str = str(StatisticKind.COUNTS)
+
+    def plan_of(self, spend: CountsSpend) -> CountsPlan:
+        return spend.plan
+
+    def plan_from_json(self, data: dict[str, Any]) -> CountsPlan:
+        return CountsPlan.from_json(data)
+
+    def from_record(self, record: Any, dataset: str) -> tuple[CountsRelease, CountsReleaseInfo]:
+        raise NotImplementedError("counts releases are not kept in project files")
+
+    def charge(self, plan: CountsPlan) -> Charge:
+        return Charge(*plan.ledger_charge())
+
+    def count(self, source: DataSource, spend: CountsSpend, progress: Progress | None = None,
+              should_cancel: ShouldCancel | None = None) -> np.ndarray:
+        return category_counts(source, spend.column, spend.plan.categories, progress, should_cancel)
+
+    def release(self, ledger: Ledger, dataset: str, spend: CountsSpend, counts: np.ndarray, noise: RandomSource, *,
+                release_id: str | None = None, source_record: dict[str, Any] | None = None
+                ) -> tuple[CountsRelease, CountsReleaseInfo]:
+        return spend_and_release_counts(ledger, dataset, spend.column, counts, spend.plan, noise,
+                                        release_id=release_id, source_record=source_record)
+
+    def parameters(self, release: CountsRelease, info: CountsReleaseInfo) -> dict[str, Any]:
+        return counts_params(release, info)
+
+    def digest(self, release: CountsRelease) -> str:
+        return levels_sha256(release.levels)
+
+    def csv_text(self, release: CountsRelease) -> str:
+        return counts_csv_text(release)
+
+    def manifest(self, release: CountsRelease, info: CountsReleaseInfo, name: str, csv_bytes: bytes, pdf_bytes: bytes,
+                 key_id: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        return build_counts_manifest(release, info, name, csv_bytes, pdf_bytes, key_id)
+
+    def authenticate(self, ledger: Ledger, release: CountsRelease, info: CountsReleaseInfo
+                     ) -> tuple[CountsRelease, CountsReleaseInfo]:
+        return release, authenticate_counts_release(ledger, release, info)
+
+    def sign(self, ledger: Ledger, folder: str | Path, name: str, release: CountsRelease, info: CountsReleaseInfo,
+             pdf: bytes, key: SecretKey, extra: dict[str, Any] | None = None) -> BundlePaths:
+        return sign_counts_release(ledger, folder, name, release, info, pdf, key)
+
+    def ledger_words(self, description: dict[str, Any]) -> str:
+        return f"counts of column {str(description.get('column'))!r}"
+
+
+#: The counts statistic (registered in :data:`dpgui.workspace.statistics.STATISTICS`).
+COUNTS = CountsStatistic()
