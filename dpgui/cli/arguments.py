@@ -235,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_simulate_parser(sub)
     _add_columns_parser(sub)
     _add_hierarchy_parser(sub)
-    add_counts_parser(sub, _Parser)
+    add_counts_parser(sub, _Parser, _add_source_options)
     return parser
 
 

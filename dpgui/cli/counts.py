@@ -1,34 +1,52 @@
-"""``dpgui counts release``: an adapter of the release flow (:class:`dpgui.workspace.flow.ReleaseFlow`) for
-the counts of the stated categories of one column of a file (the counts statistic of the registry): the
-budget checked, the column counted, the spend then the noise, the PDF and the signed bundle.
+"""``dpgui counts release``: an adapter of the release flow (:class:`dpgui.workspace.flow.ReleaseFlow`,
+through :func:`dpgui.workspace.counts.release_counts_through`) for the counts of the stated categories of
+one column (the counts statistic of the registry) of a file, a database table or query, or Spark: the
+budget checked, the column counted where the data lives, the dataset identity, the spend then the noise,
+the PDF and the signed bundle.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dpgui.vocabulary import Neighbours, choices
-
+from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
-from dpgui.cli.sources import _open_data
+from dpgui.cli.sources import _choose_neighbours, _open_data, _source_spec
+from dpgui.errors import ParameterError
+from dpgui.vocabulary import Neighbours, StatisticKind, choices
 
 
-def add_counts_parser(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
-    """``dpgui counts release FILE --column C --categories A,B --epsilon E --dataset ID --bundle DIR --key K``
-    (``parser_class``: the CLI's parser, which words its errors)."""
-    counts = sub.add_parser("counts", help="noisy counts of the stated categories of one column of a file")
+def add_counts_parser(sub: Any, parser_class: type[argparse.ArgumentParser],
+                      add_source_options: Callable[[argparse.ArgumentParser], None]) -> None:
+    """``dpgui counts release INPUT --column C (--categories A,B | --categories-file F) --epsilon E --dataset ID
+    --bundle DIR --key K`` (``parser_class``: the CLI's parser, which words its errors; ``add_source_options``:
+    the data source options every release takes)."""
+    counts = sub.add_parser("counts", help="noisy counts of the stated categories of one column")
     counts_sub = counts.add_subparsers(dest="counts_command", parser_class=parser_class, metavar="{release}", required=True)
     rel = counts_sub.add_parser("release", help="release the count of each category into a signed bundle (spends ε)")
-    rel.add_argument("input", metavar="FILE", help="the data file")
+    rel.add_argument("input", metavar="INPUT", nargs="?", help="the data: a file, or a database URL (then --table "
+                     "or --query)")
+    add_source_options(rel)
     rel.add_argument("--column", required=True, metavar="NAME", help="the categorical column")
-    rel.add_argument("--categories", required=True, metavar="A,B,…",
-                     help="the public categories, comma-separated; other and missing values are counted in one more row")
-    rel.add_argument("--epsilon", required=True, type=float, metavar="E", help="the privacy budget ε (pure ε-DP)")
-    rel.add_argument("--neighbours", choices=choices(*Neighbours), default=None, help="change (default) or addremove")
+    listed = rel.add_mutually_exclusive_group(required=True)
+    listed.add_argument("--categories", metavar="A,B,…",
+                        help="the public categories, comma-separated (stated, never read from the data); a value of "
+                             "the data that is none of them, or missing, is refused before anything is spent")
+    listed.add_argument("--categories-file", metavar="FILE", help="a text file of the public categories, one a line")
+    rel.add_argument("--epsilon", required=True, type=float, metavar="E", help="the privacy budget ε (pure ε-DP, "
+                     "Laplace noise)")
+    rel.add_argument("--neighbours", "--neighbors", choices=choices(*Neighbours), default=None,
+                     help="change (the default, except for a --query) or addremove")
+    rel.add_argument("--records-per-person", type=int, default=1, metavar="L",
+                     help="maximum records one person contributes (default 1)")
     rel.add_argument("--dataset", required=True, metavar="ID", help="the budget ledger's name for the data")
+    rel.add_argument("--new-dataset", action="store_true",
+                     help="confirm that ID is different data even though it has the same column names and row count "
+                          "as another dataset in the ledger (refused without it)")
     rel.add_argument("--bundle", required=True, metavar="DIR", help="write the signed bundle into DIR")
     rel.add_argument("--key", required=True, metavar="NAME.key", help="secret key that signs the bundle")
     rel.add_argument("--passphrase-file", metavar="F", help="file whose first line is the key's passphrase")
@@ -36,36 +54,43 @@ def add_counts_parser(sub: Any, parser_class: type[argparse.ArgumentParser]) -> 
 
 
 def cmd_counts(args: argparse.Namespace) -> int:
-    """The counts statistic through the release flow: check, count, spend then noise, PDF, signed bundle.
-    Files only; the dataset-identity step of ``dpgui release`` is not run."""
-    from dpgui.core.counts import CountsPlan
+    """The counts statistic through the release flow: check, count, identity, spend then noise, PDF, bundle."""
+    from dpgui.cli.release import _check_dataset_identity
     from dpgui.core.noise import SecureRandom
-    from dpgui.core.plan import PrivacySpec
-    from dpgui.data.source import SourceSpec
     from dpgui.report.keystore import load_secret_key
-    from dpgui.vocabulary import StatisticKind
+    from dpgui.workspace.counts import counts_plan, parse_categories, read_categories, release_counts_through
     from dpgui.workspace.flow import ReleaseFlow
     from dpgui.workspace.publishing import charge_text, check_bundle_target
+    from dpgui.workspace.release import new_release_id
     from dpgui.workspace.statistics import statistic
     from dpgui.workspace.statistics.counts import CountsSpend
 
-    counts = statistic(StatisticKind.COUNTS)
-    categories = tuple(c.strip() for c in args.categories.split(","))
-    plan = CountsPlan(categories, PrivacySpec(args.epsilon, Neighbours(args.neighbours or Neighbours.CHANGE)))
+    if args.records_per_person < 1:
+        raise ParameterError(f"--records-per-person {args.records_per_person} is below 1", "use --records-per-person 1")
+    spec = _source_spec(args)
+    neighbours = Neighbours(_choose_neighbours(args).neighbours or Neighbours.CHANGE)
+    categories = (read_categories(args.categories_file) if args.categories_file is not None
+                  else parse_categories(args.categories))
+    plan = counts_plan(categories, args.epsilon, neighbours, args.records_per_person)
     spend = CountsSpend(args.column, plan)
+    counts = statistic(StatisticKind.COUNTS)
     key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
     from dpgui.pdf.counts import render_counts_pdf
 
-    with ReleaseFlow.open(args.dataset) as flow:
-        flow.check(plan)
-        with _open_data(SourceSpec("file", args.input)) as data:
-            true_counts = counts.count(data, spend)  # CONFIDENTIAL: into the release only
-            record = data.public_record()
-        release, info = flow.spend(counts, spend, true_counts, SecureRandom(), data_record=record)
-        name = args.name or f"{args.dataset}-{args.column}-counts-{info.release_id[:8]}"
-        check_bundle_target(args.bundle, name)
-        paths = flow.sign(counts, args.bundle, name, release, info,
-                          render_counts_pdf(release, info, key.public_key.key_id_hex), key)
-    print(f"released {counts.title} ({charge_text(plan)}), ledger release {info.release_id}; bundle {paths.manifest}")
+    release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
+    with ReleaseFlow.open(args.dataset) as flow, interrupt_names(release_id):
+        done = release_counts_through(
+            flow, lambda: _open_data(spec), spend, SecureRandom, release_id=release_id,
+            identify=lambda columns, rows: _check_dataset_identity(flow, columns, rows, args.new_dataset))
+        name = args.name or f"{args.dataset}-{args.column}-counts-{release_id[:8]}"
+
+        def sign() -> Path:  # past the spend: a failure says that ε was spent (ReleaseFlow.write)
+            check_bundle_target(args.bundle, name)
+            pdf = render_counts_pdf(done.release, done.info, key.public_key.key_id_hex)
+            return flow.sign(counts, args.bundle, name, done.release, done.info, pdf, key).manifest
+
+        written = flow.write(plan, release_id, [("bundle", sign)], "sign the release again from the window's session "
+                             "list, or release again once the problem is fixed")
+    print(f"released {counts.title} ({charge_text(plan)}), ledger release {release_id}; bundle {written['bundle']}")
     return 0

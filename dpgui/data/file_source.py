@@ -108,13 +108,15 @@ class FileSource(DataSource):
         max_nodes_per_level: int | None = None,
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
+        min_levels: int = 2,
     ) -> PathCounts:
         from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
         from dpgui.data.hierarchy import count_paths
 
         limit = MAX_NODES_PER_LEVEL if max_nodes_per_level is None else max_nodes_per_level  # 0 is refused there
         return count_paths(self.spec.location, level_columns, progress=progress, should_cancel=should_cancel,
-                           max_nodes_per_level=limit, dialect=self.csv_dialect, encoding=self.spec.encoding)
+                           max_nodes_per_level=limit, dialect=self.csv_dialect, encoding=self.spec.encoding,
+                           min_levels=min_levels)
 
     def distinct_counts(
         self,

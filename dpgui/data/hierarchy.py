@@ -121,8 +121,8 @@ class PathCounts:
 # --------------------------------------------------------------------------- parameters
 
 
-def _check_levels(level_columns: object) -> tuple[str, ...]:
-    """The level columns as a tuple: 2..4 distinct non-empty names (ParameterError otherwise)."""
+def _check_levels(level_columns: object, min_levels: int = MIN_LEVELS) -> tuple[str, ...]:
+    """The level columns as a tuple: ``min_levels``..4 distinct non-empty names (ParameterError otherwise)."""
     if isinstance(level_columns, str) or not isinstance(level_columns, Sequence):
         raise ParameterError(
             f"level columns {level_columns!r} are not a list of column names",
@@ -132,9 +132,9 @@ def _check_levels(level_columns: object) -> tuple[str, ...]:
     for name in names:
         if not isinstance(name, str) or not name:
             raise ParameterError(f"level column name {name!r} is not a non-empty string", "give column names")
-    if len(names) < MIN_LEVELS:
+    if len(names) < min_levels:
         raise ParameterError(
-            f"a hierarchy needs at least {MIN_LEVELS} level columns; {len(names)} given",
+            f"a hierarchy needs at least {min_levels} level columns; {len(names)} given",
             "add the column of the level below (e.g. region, district) or release a plain count instead",
         )
     if len(names) > MAX_LEVELS:
@@ -291,12 +291,12 @@ def _too_many(column: str, limit: int, what: str = "distinct values") -> DataErr
     )
 
 
-def check_path_count_arguments(level_columns: object, max_nodes_per_level: object | None
-                               ) -> tuple[tuple[str, ...], int]:
+def check_path_count_arguments(level_columns: object, max_nodes_per_level: object | None,
+                               min_levels: int = MIN_LEVELS) -> tuple[tuple[str, ...], int]:
     """:func:`count_paths`'s checks of its arguments, for the sources that count the paths elsewhere (a
-    database, Spark): the level columns (2..4 distinct names) and the node limit (None:
+    database, Spark): the level columns (``min_levels``..4 distinct names) and the node limit (None:
     :data:`~dpgui.core.hierarchy.MAX_NODES_PER_LEVEL`). ParameterError otherwise."""
-    names = _check_levels(level_columns)
+    names = _check_levels(level_columns, min_levels)
     limit = _check_limit("max_nodes_per_level", MAX_NODES_PER_LEVEL if max_nodes_per_level is None
                          else max_nodes_per_level)
     return names, limit
@@ -394,7 +394,8 @@ def _count(
         raise DataError(f"file '{p.name}' has no data rows", "choose a file with a header and data rows")
     notes = (*_numeric_notes(names, kinds if _typed(fmt) else {}), *extra_notes)
     result = _path_counts(names, _leaf_paths(values, paths), leaf_counts, total, notes)
-    result.hierarchy  # noqa: B018 — builds and checks the tree (a value under two parents is refused)
+    if len(names) >= MIN_LEVELS:  # one level (the counts of one column) has no tree to check
+        result.hierarchy  # noqa: B018 — builds and checks the tree (a value under two parents is refused)
     return result
 
 
@@ -454,9 +455,11 @@ def count_paths(
     batch_rows: int = _BATCH_ROWS,
     dialect: CsvDialect | None = None,
     encoding: str | None = None,
+    min_levels: int = MIN_LEVELS,
 ) -> PathCounts:
     """The number of rows on every distinct path of ``level_columns`` (2..4 columns, root level
-    first) of a table file (CSV/TSV, Parquet, Excel, Stata, SAS, SPSS), read in one streamed pass.
+    first; from 1 with ``min_levels=1``: the count of each value of one column) of a table file
+    (CSV/TSV, Parquet, Excel, Stata, SAS, SPSS), read in one streamed pass.
 
     Checked before reading: the level list (2..4 distinct names: ParameterError), the file and that
     every column exists (DataError listing the columns). While reading: a level with more than
@@ -475,7 +478,7 @@ def count_paths(
     CSV/TSV, None = detected. Time O(rows); memory O(batch_rows + distinct values and paths),
     never the rows.
     """
-    names = _check_levels(level_columns)
+    names = _check_levels(level_columns, min_levels)
     limit = _check_limit("max_nodes_per_level", max_nodes_per_level)
     batch_rows = _check_limit("batch_rows", batch_rows)
     check_callbacks(progress, should_cancel)
@@ -498,6 +501,7 @@ def path_counts_from_groups(
     kinds: dict[str, str] | None = None,
     max_nodes_per_level: int = MAX_NODES_PER_LEVEL,
     source_name: str = "the source",
+    min_levels: int = MIN_LEVELS,
 ) -> PathCounts:
     """The :class:`PathCounts` of an aggregate query ``SELECT l1, …, lL, COUNT(*) … GROUP BY l1, …, lL``
     run where the data lives (a database, Spark): ``groups`` holds the level columns (one row per
@@ -508,7 +512,7 @@ def path_counts_from_groups(
     all, and a value under two parents are refused (DataError naming ``source_name``). ``kinds``: the
     coarse kind of each level column as the source's schema declares it (a note for each numeric
     one); leave out a column whose kind would be read from its values (None: no notes). O(groups × L)."""
-    names = _check_levels(tuple(level_names))
+    names = _check_levels(tuple(level_names), min_levels)
     limit = _check_limit("max_nodes_per_level", max_nodes_per_level)
     if groups.num_columns != len(names):
         raise ValueError(f"groups has {groups.num_columns} columns for {len(names)} levels")
@@ -545,7 +549,8 @@ def path_counts_from_groups(
     np.add.at(leaf_counts, parent, weights)
     notes = _numeric_notes(names, kinds or {})
     result = _path_counts(names, _leaf_paths(values, paths), leaf_counts, total, notes)
-    result.hierarchy  # noqa: B018 — builds and checks the tree (a value under two parents is refused)
+    if len(names) >= MIN_LEVELS:  # one level (the counts of one column) has no tree to check
+        result.hierarchy  # noqa: B018 — builds and checks the tree (a value under two parents is refused)
     return result
 
 

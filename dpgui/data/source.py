@@ -256,10 +256,11 @@ class DataSource(abc.ABC):
         max_nodes_per_level: int | None = None,
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
+        min_levels: int = 2,
     ) -> PathCounts:
-        """The number of rows on every distinct path of 2..4 level columns, as
-        :func:`dpgui.data.hierarchy.count_paths` gives for the same rows in a file (labels,
-        checks, notes)."""
+        """The number of rows on every distinct path of 2..4 level columns (from 1 with ``min_levels=1``:
+        the count of each value of one column), as :func:`dpgui.data.hierarchy.count_paths` gives for the
+        same rows in a file (labels, checks, notes)."""
 
     @abc.abstractmethod
     def distinct_counts(

@@ -561,13 +561,14 @@ class SparkSource(DataSource):
         max_nodes_per_level: int | None = None,
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
+        min_levels: int = 2,
     ) -> PathCounts:
         from pyspark.sql import functions as F  # noqa: N812
 
         from dpgui.data.hierarchy import check_path_count_arguments, path_counts_from_groups, too_many_paths
 
         # count_paths's checks of the arguments (ParameterError), before any job runs.
-        names, limit = check_path_count_arguments(level_columns, max_nodes_per_level)
+        names, limit = check_path_count_arguments(level_columns, max_nodes_per_level, min_levels)
         kinds = {c: self._column(c, ("numeric", "text", "boolean", "datetime", "empty"), "categorical")
                  for c in names}
         frame, columns = self.df, [F.col(_quote(c)) for c in names]
@@ -598,7 +599,8 @@ class SparkSource(DataSource):
         levels = table.select(list(range(len(names))))
         return path_counts_from_groups(
             names, levels, table.column(len(names)).to_numpy(),
-            kinds=kinds, max_nodes_per_level=limit, source_name=self.spec.display_name())
+            kinds=kinds, max_nodes_per_level=limit, source_name=self.spec.display_name(),
+            min_levels=min_levels)
 
     def distinct_counts(
         self,

@@ -557,13 +557,14 @@ class SqlSource(DataSource):
         max_nodes_per_level: int | None = None,
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
+        min_levels: int = 2,
     ) -> PathCounts:
         import pyarrow as pa
 
         from dpgui.data.hierarchy import check_path_count_arguments, path_counts_from_groups, too_many_paths
         from dpgui.data.readers import check_callbacks, value_text
 
-        names, limit = check_path_count_arguments(level_columns, max_nodes_per_level)
+        names, limit = check_path_count_arguments(level_columns, max_nodes_per_level, min_levels)
         check_callbacks(progress, should_cancel)
         kinds = {c: self._column(c).kind for c in names}
         declared = {c: kinds[c] for c in names if c in self._declared}  # the only kinds a note may come from
@@ -579,7 +580,8 @@ class SqlSource(DataSource):
         arrays = [pa.array([value_text(r[j]) for r in rows], type=pa.string()) for j in range(len(names))]
         groups = pa.Table.from_arrays(arrays, names=list(names))
         result = path_counts_from_groups(names, groups, [int(r[-1]) for r in rows], kinds=declared,
-                                         max_nodes_per_level=limit, source_name=self.spec.display_name())
+                                         max_nodes_per_level=limit, source_name=self.spec.display_name(),
+                                         min_levels=min_levels)
         if progress is not None:
             progress(1.0)
         return result

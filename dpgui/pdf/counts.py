@@ -31,7 +31,9 @@ def _page_html(release: CountsRelease, info: CountsReleaseInfo, key_id: str | No
         f"<p>Dataset {html_text(info.dataset)}, column {html_text(info.column)}; release {html_text(info.release_id)}.</p>",
         f"<p>Each count has discrete Laplace noise added (ε = {plan.privacy.epsilon:g}, pure ε-DP, neighbour model "
         f"{html_text(plan.privacy.neighbours)}); its standard error is {plan.std_error:.3g} records. The categories "
-        f"were stated before the data was read; values that are none of them, or missing, are counted in the last row.</p>",
+        f"were stated before the data was read (a public list); the data held no other value and no missing value "
+        f"(a release of data that does is refused). 95 % of counts lie within ±{plan.margin:,} records of the true "
+        f"count.</p>",
         HTML_TABLE, "<tr><th align=\"left\">Category</th><th align=\"right\">Released count</th></tr>", *rows, "</table>",
         f"<p>{signer} Check it with {html_code(VERIFY_COMMAND)}.</p>",
     ])

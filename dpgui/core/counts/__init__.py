@@ -1,11 +1,16 @@
 """Noisy counts of the categories of one column: each public category's count plus discrete Laplace
-noise (the exact sampler of Canonne, Kamath & Steinke 2020, :mod:`dpgui.core.noise`), pure ε-DP.
+noise (the exact sampler of Canonne, Kamath & Steinke 2020, through the noise seam
+:data:`dpgui.core.noise_mechanisms.LAPLACE`), pure ε-DP.
 
-The categories are public (stated by the officer, never read from the data); a row whose value is
-none of them, or missing, counts in :data:`OTHER`, so the node list never depends on the data.
+The categories are public (stated by the officer, typed or from a file, never read from the data) and
+they are the whole list: as for a hierarchy's node list, a row whose value is none of them is refused
+before anything is spent (a missing value is refused by the data layer's counting,
+:meth:`dpgui.data.source.DataSource.path_counts`), so the released rows never depend on the data.
+
 Sensitivity (L1): one person holds ``records_per_person`` rows; under ``change`` each of them may move
 from one category to another (2 counts change by 1), under ``addremove`` each may be added or removed
-(1 count changes by 1). Scale = sensitivity / ε. Cost O(categories); no I/O, any thread.
+(1 count changes by 1). Scale t = laplace_scale(Δ₁, ε) ≥ Δ₁/ε, so the release is Δ₁/t ≤ ε-DP.
+Cost O(categories); no I/O, any thread.
 """
 
 from __future__ import annotations
@@ -16,28 +21,36 @@ from typing import Any
 
 import numpy as np
 
-from dpgui.core.noise import RandomSource, discrete_laplace_variance, laplace_scale, sample_discrete_laplace
+from dpgui.core.noise import RandomSource
+from dpgui.core.noise_mechanisms import LAPLACE, Sensitivity, pure_rho
 from dpgui.core.plan import PrivacySpec
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import Neighbours, Noise
 
-__all__ = ["OTHER", "CountsPlan", "CountsRelease", "release_counts"]
+__all__ = ["MARGIN_CONFIDENCE", "CountsPlan", "CountsRelease", "release_counts"]
 
-#: The last category: every row whose value is none of the stated categories, or missing.
-OTHER = "(other or missing)"
+#: The confidence of the stated margin of error of each count.
+MARGIN_CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
 class CountsPlan:
-    """The public plan: the stated categories (in the released order, :data:`OTHER` last) and the privacy."""
+    """The public plan: the stated categories (in the released order) and the privacy (ε; δ = 0)."""
 
     categories: tuple[str, ...]
     privacy: PrivacySpec
 
     def __post_init__(self) -> None:
-        if not self.categories or len(set(self.categories)) != len(self.categories) or OTHER in self.categories:
-            raise ParameterError("the categories must be one or more different names",
-                                 f"state each category once (not {OTHER!r}, which dpgui adds)")
+        if not self.categories or len(set(self.categories)) != len(self.categories) or "" in self.categories:
+            raise ParameterError("the categories must be one or more different, non-empty names",
+                                 "state each category once")
+        if self.privacy.delta != 0:
+            raise ParameterError("the counts of one column are released with Laplace noise, which spends no δ",
+                                 "set δ = 0")
+        problem = LAPLACE.scale_problem(self.scale)
+        if problem is not None:
+            raise ParameterError(f"ε = {self.privacy.epsilon:g} is too small for these counts: {problem}",
+                                 "use a larger ε")
 
     @property
     def noise(self) -> Noise:
@@ -45,27 +58,42 @@ class CountsPlan:
 
     @property
     def labels(self) -> tuple[str, ...]:
-        """The released categories: the stated ones, then :data:`OTHER`."""
-        return self.categories + (OTHER,)
+        """The released categories: the stated ones, in their order."""
+        return self.categories
 
     @property
     def sensitivity(self) -> int:
-        per_row = 2 if self.privacy.neighbours == Neighbours.CHANGE else 1
-        return per_row * self.privacy.records_per_person
+        """Δ₁: how many counts' worth one person can move (2 per record under change, 1 under add/remove)."""
+        return self.sensitivities.l1
+
+    @property
+    def sensitivities(self) -> Sensitivity:
+        """One person's L records: under change (L, −L) on two counts at most (Δ₁ = 2L, Δ₂² = 2L²), under
+        add/remove L on one count (Δ₁ = L, Δ₂² = L²)."""
+        records = self.privacy.records_per_person
+        moved = 2 if self.privacy.neighbours == Neighbours.CHANGE else 1
+        return Sensitivity(moved * records, moved * records * records)
 
     @property
     def scale(self) -> Fraction:
-        return laplace_scale(self.sensitivity, self.privacy.epsilon)
+        """The exact discrete Laplace scale t the noise is drawn at (rounded up from Δ₁/ε)."""
+        return LAPLACE.scale(self.sensitivities, self.privacy.epsilon)
 
     @property
     def std_error(self) -> float:
         """The standard deviation of each released count's noise (records)."""
-        return float(np.sqrt(discrete_laplace_variance(float(self.scale))))
+        return float(np.sqrt(LAPLACE.variance(float(self.scale))))
+
+    @property
+    def margin(self) -> int:
+        """The 95 % margin of error of each released count (records): the smallest whole m with
+        P(|noise| ≤ m) ≥ 95 %. Known before anything is spent (it depends on ε and the model only)."""
+        return LAPLACE.half_width(self.scale, 1.0 - MARGIN_CONFIDENCE)
 
     def ledger_charge(self) -> tuple[float, float, float]:
         """(ε, 0, ε²/2): pure ε-DP is ε²/2-zCDP (Bun & Steinke 2016), the CDF's rule for Laplace noise."""
         epsilon = self.privacy.epsilon
-        return epsilon, 0.0, epsilon * epsilon / 2.0
+        return epsilon, 0.0, float(pure_rho(Fraction(epsilon)))
 
     def to_json(self) -> dict[str, Any]:
         return {"categories": list(self.categories), "epsilon": self.privacy.epsilon,
@@ -96,7 +124,6 @@ def release_counts(true_counts: np.ndarray, plan: CountsPlan, source: RandomSour
     ``plan.labels``; only the noisy counts leave. O(categories)."""
     counts = np.asarray(true_counts, dtype=np.int64)
     if counts.shape != (len(plan.labels),):
-        raise ParameterError(f"{counts.size} counts for {len(plan.labels)} categories",
-                             "give one count per category, the other values last")
-    noisy = counts + sample_discrete_laplace(source, plan.scale, counts.size)
-    return CountsRelease(plan, noisy.astype(np.int64), bool(source.secure))
+        raise ParameterError(f"{counts.size} counts for {len(plan.labels)} categories", "give one count per category")
+    noise = LAPLACE.sample(source, [plan.scale], [counts.size])[0]
+    return CountsRelease(plan, (counts + noise).astype(np.int64), bool(source.secure))

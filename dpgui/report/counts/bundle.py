@@ -43,7 +43,7 @@ class CountsReleaseInfo:
 
 
 def counts_csv_text(release: CountsRelease) -> str:
-    """``category,released_count,std_error``, one row per category, the other values last."""
+    """``category,released_count,std_error``, one row per stated category, in the plan's order."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COUNTS_CSV_COLUMNS)

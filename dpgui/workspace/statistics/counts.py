@@ -1,9 +1,11 @@
 """The counts of the stated categories of one column as a :class:`~dpgui.workspace.statistic.Statistic`:
-its engine in :mod:`dpgui.core.counts`, its counting in :mod:`dpgui.data.counts`, its report code in
-:mod:`dpgui.report.counts`, to which every method delegates. Never imports another statistic.
+its engine in :mod:`dpgui.core.counts`, its counting the data layer's one-level path counts
+(:meth:`dpgui.data.source.DataSource.path_counts`: a file streamed here, a database or Spark counts with one
+GROUP BY), its report code in :mod:`dpgui.report.counts`, to which every method delegates. Never imports
+another statistic.
 
-Cost O(rows) to count (files only), O(categories) for the rest. Confidential data: only
-:meth:`CountsStatistic.count` reads the column; no Qt, any thread.
+Cost O(rows) to count, O(categories) for the rest. Confidential data: only :meth:`CountsStatistic.count`
+reads the column (the counts go to the release only); no Qt, any thread.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import numpy as np
 
 from dpgui.core.counts import CountsPlan, CountsRelease
 from dpgui.core.noise import RandomSource
-from dpgui.data.counts import category_counts
 from dpgui.data.source import DataSource
+from dpgui.errors import DataError
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.counts.bundle import COUNTS_SCHEMA, CountsReleaseInfo, build_counts_manifest, counts_csv_text
+from dpgui.report.counts.project import ProjectCountsRelease
 from dpgui.report.counts.publish import (
     authenticate_counts_release, counts_params, sign_counts_release, spend_and_release_counts,
 )
@@ -55,15 +58,33 @@ class CountsStatistic:
     def plan_from_json(self, data: dict[str, Any]) -> CountsPlan:
         return CountsPlan.from_json(data)
 
-    def from_record(self, record: Any, dataset: str) -> tuple[CountsRelease, CountsReleaseInfo]:
-        raise NotImplementedError("counts releases are not kept in project files")
+    def from_record(self, record: ProjectCountsRelease, dataset: str) -> tuple[CountsRelease, CountsReleaseInfo]:
+        """The record's release; it names its own dataset (``dataset`` is the one that paid, the same)."""
+        return record.to_release()
 
     def charge(self, plan: CountsPlan) -> Charge:
         return Charge(*plan.ledger_charge())
 
     def count(self, source: DataSource, spend: CountsSpend, progress: Progress | None = None,
               should_cancel: ShouldCancel | None = None) -> np.ndarray:
-        return category_counts(source, spend.column, spend.plan.categories, progress, should_cancel)
+        """The number of rows of each stated category, in the plan's order (int64; CONFIDENTIAL). The hierarchy's
+        rule: a value of the data that is not a stated category is a DataError that quotes none of them, and
+        so is a missing value (the data layer's); both before anything is spent."""
+        categories = spend.plan.categories
+        paths = source.path_counts([spend.column], progress=progress, should_cancel=should_cancel, min_levels=1)
+        index = {label: i for i, label in enumerate(categories)}
+        counts = np.zeros(len(categories), dtype=np.int64)
+        unlisted = 0
+        for (label,), count in zip(paths.paths, paths.counts.tolist()):
+            if label in index:
+                counts[index[label]] += count
+            else:
+                unlisted += 1
+        if unlisted:
+            raise DataError(f"{unlisted:,} value(s) of column {spend.column!r} are not among the stated categories "
+                            "(not listed: values of the data are never quoted in a message)",
+                            "add them to the public list of categories, or fix the data")
+        return counts
 
     def release(self, ledger: Ledger, dataset: str, spend: CountsSpend, counts: np.ndarray, noise: RandomSource, *,
                 release_id: str | None = None, source_record: dict[str, Any] | None = None

@@ -9,12 +9,10 @@ from pathlib import Path
 
 from cli_helpers import run_cli
 
-from dpgui.core.counts import OTHER
-
 
 def test_counts_release_signs_a_bundle_that_verifies(tmp_path: Path, capsys) -> None:
     data = tmp_path / "people.csv"
-    data.write_text("state\nOR\nOR\nWA\n\nCA\n", encoding="utf-8")
+    data.write_text("state\nOR\nOR\nWA\n", encoding="utf-8")
     (tmp_path / "pass.txt").write_text("a long passphrase\n", encoding="utf-8")
     keys = tmp_path / "keys"
     assert run_cli(["key", "create", "officer", "--dir", str(keys), "--passphrase-file", str(tmp_path / "pass.txt")],
@@ -28,7 +26,7 @@ def test_counts_release_signs_a_bundle_that_verifies(tmp_path: Path, capsys) -> 
                                     "--name", "toy"], capsys)
     assert code == 0, stderr
     rows = list(csv.DictReader((out / "toy.csv").open(encoding="utf-8")))
-    assert [r["category"] for r in rows] == ["OR", "WA", OTHER]
+    assert [r["category"] for r in rows] == ["OR", "WA"]
     manifest = json.loads((out / "toy.manifest.json").read_text(encoding="utf-8"))
     assert manifest["kind"] == "counts" and manifest["privacy"]["charged"]["epsilon"] == 0.5
     code, stdout, _ = run_cli(["verify", str(out / "toy.manifest.json"), "--pubkey", str(keys / "officer.pub")], capsys)

@@ -1,0 +1,115 @@
+"""The counts of one column's stated categories, from the officer's choices to a release, for the window
+and the command line alike (no Qt).
+
+* :func:`parse_categories` / :func:`read_categories`: the public list of categories, typed (one a line,
+  or comma-separated) or from a text file (one a line) — never read from the data;
+* :func:`counts_plan`: the plan of the choices, or the one-line reason it cannot be made;
+* :func:`release_counts_through`: steps 1 to 5 of the release flow (:class:`~dpgui.workspace.flow.ReleaseFlow`)
+  in their order — check, count, identity (and the fingerprint recorded), the last chance to cancel, the
+  spend then the noise.
+
+The categories are the whole list: a value of the data that is not one of them is refused before
+anything is spent (the hierarchy's rule, :meth:`dpgui.workspace.statistics.counts.CountsStatistic.count`).
+Confidential data: the counts go only into the release; the ledger gets the fingerprint (column names and
+row count, salted) and public values. Thread: the caller's (the window's release worker, the command's).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+
+from dpgui.core.counts import CountsPlan, CountsRelease
+from dpgui.core.noise import RandomSource
+from dpgui.core.plan import PrivacySpec
+from dpgui.data.source import DataSource
+from dpgui.errors import Cancelled, DataError, ParameterError
+from dpgui.report.counts.bundle import CountsReleaseInfo
+from dpgui.vocabulary import Neighbours
+from dpgui.workspace.flow import ReleaseFlow
+from dpgui.workspace.statistics.counts import COUNTS, CountsSpend
+
+__all__ = ["MAX_CATEGORIES", "CountsOutcome", "counts_plan", "parse_categories", "read_categories",
+           "record_identity", "release_counts_through"]
+
+#: The most categories one release states (a longer list is probably a column of identifiers).
+MAX_CATEGORIES = 10_000
+
+
+def parse_categories(typed: str) -> tuple[str, ...]:
+    """The categories of a typed list: one a line, or separated by commas on one line; blanks around each
+    and empty entries dropped, order kept. ParameterError for a repeated category or too many. O(length)."""
+    lines = [line for line in typed.splitlines() if line.strip()]
+    entries = lines[0].split(",") if len(lines) == 1 else lines
+    categories = tuple(entry.strip() for entry in entries if entry.strip())
+    seen: set[str] = set()
+    for category in categories:
+        if category in seen:
+            raise ParameterError(f"the category {category!r} is listed twice", "list each category once")
+        seen.add(category)
+    if len(categories) > MAX_CATEGORIES:
+        raise ParameterError(f"{len(categories):,} categories were stated; at most {MAX_CATEGORIES:,}",
+                             "a list that long is probably a column of identifiers: choose a coarser column")
+    return categories
+
+
+def read_categories(path: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The public list of categories in a text file (UTF-8, one a line; :func:`parse_categories`). Read as
+    public: never the confidential data file itself. DataError if it cannot be read."""
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as err:
+        raise DataError(f"the list of categories '{Path(path).name}' cannot be read: {err}",
+                        "choose a text file (UTF-8) with one category a line") from None
+    return parse_categories(text.replace(",", "\n") if len(text.splitlines()) == 1 else text)
+
+
+def counts_plan(categories: tuple[str, ...], epsilon: float, neighbours: Neighbours,
+                records_per_person: int = 1) -> CountsPlan:
+    """The plan of the choices (ParameterError with the reason and the fix otherwise). O(categories)."""
+    if not categories:
+        raise ParameterError("no category was stated", "type the categories (one a line) or load a list")
+    return CountsPlan(categories, PrivacySpec(epsilon, neighbours, records_per_person))
+
+
+def record_identity(flow: ReleaseFlow, columns: list[str], rows: int) -> None:
+    """Keep the data's fingerprint under the flow's dataset (:meth:`ReleaseFlow.identity`, :meth:`ReleaseFlow.record`)."""
+    flow.record(flow.identity(columns, rows))
+
+
+@dataclass(frozen=True)
+class CountsOutcome:
+    """A spent and released counts release (public values only)."""
+
+    release: CountsRelease
+    info: CountsReleaseInfo
+
+    @property
+    def release_id(self) -> str:
+        return self.info.release_id
+
+
+def release_counts_through(flow: ReleaseFlow, open_data: Callable[[], AbstractContextManager[DataSource]],
+                           spend: CountsSpend, noise: Callable[[], RandomSource], *, release_id: str | None = None,
+                           progress: Callable[[float], None] | None = None,
+                           should_cancel: Callable[[], bool] | None = None,
+                           identify: Callable[[list[str], int], None] | None = None) -> CountsOutcome:
+    """One counts release through ``flow``: :meth:`~ReleaseFlow.check` (before ``open_data()``), the count
+    (:meth:`CountsStatistic.count <dpgui.workspace.statistics.counts.CountsStatistic.count>`), the dataset
+    identity of the data's column names and row count (``identify(columns, rows)``: the command line's, which
+    refuses renamed data without ``--new-dataset``; default :func:`record_identity`, the window's, which asked
+    before the first cap), the last chance to cancel (:class:`~dpgui.errors.Cancelled`: nothing spent), then
+    :meth:`~ReleaseFlow.spend` with ``noise()`` (called once, just before). O(rows)."""
+    flow.check(spend.plan)
+    with open_data() as data:
+        counts = COUNTS.count(data, spend, progress, should_cancel)  # CONFIDENTIAL: into the release only
+        columns, rows = [c.name for c in data.columns()], int(counts.sum())  # the rows: every one is counted
+        record = data.public_record()
+    if should_cancel is not None and should_cancel():
+        raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
+    (identify or (lambda names, n: record_identity(flow, names, n)))(columns, rows)
+    release, info = flow.spend(COUNTS, spend, counts, noise(), release_id, record)
+    return CountsOutcome(release, info)
