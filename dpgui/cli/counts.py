@@ -50,7 +50,7 @@ def add_counts_parser(sub: Any, parser_class: type[argparse.ArgumentParser],
     rel.add_argument("--bundle", required=True, metavar="DIR", help="write the signed bundle into DIR")
     rel.add_argument("--key", required=True, metavar="NAME.key", help="secret key that signs the bundle")
     rel.add_argument("--passphrase-file", metavar="F", help="file whose first line is the key's passphrase")
-    rel.add_argument("--name", metavar="NAME", help="bundle file name stem (default: dataset-column-counts-id)")
+    rel.add_argument("--name", metavar="NAME", help="bundle file name stem (default: dataset-column-counts-time-id)")
 
 
 def cmd_counts(args: argparse.Namespace) -> int:
@@ -60,7 +60,7 @@ def cmd_counts(args: argparse.Namespace) -> int:
     from dpgui.report.keystore import load_secret_key
     from dpgui.workspace.counts import counts_plan, parse_categories, read_categories, release_counts_through
     from dpgui.workspace.flow import ReleaseFlow
-    from dpgui.workspace.publishing import charge_text, check_bundle_target
+    from dpgui.workspace.publishing import charge_text, check_bundle_target, default_counts_bundle_name
     from dpgui.workspace.release import new_release_id
     from dpgui.workspace.statistics import statistic
     from dpgui.workspace.statistics.counts import CountsSpend
@@ -83,7 +83,7 @@ def cmd_counts(args: argparse.Namespace) -> int:
         done = release_counts_through(
             flow, lambda: _open_data(spec), spend, SecureRandom, release_id=release_id,
             identify=lambda columns, rows: _check_dataset_identity(flow, columns, rows, args.new_dataset))
-        name = args.name or f"{args.dataset}-{args.column}-counts-{release_id[:8]}"
+        name = args.name or default_counts_bundle_name(done.info)
 
         def sign() -> Path:  # past the spend: a failure says that ε was spent (ReleaseFlow.write)
             check_bundle_target(args.bundle, name)

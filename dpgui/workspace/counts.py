@@ -25,15 +25,21 @@ from pathlib import Path
 from dpgui.core.counts import CountsPlan, CountsRelease
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec
-from dpgui.data.source import DataSource
-from dpgui.errors import Cancelled, DataError, ParameterError
+from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec, neighbours_for, open_source
+from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
 from dpgui.report.counts.bundle import CountsReleaseInfo
+from dpgui.report.ledger import Ledger
 from dpgui.vocabulary import Neighbours
 from dpgui.workspace.flow import ReleaseFlow
+from dpgui.workspace.release import (
+    FIRST_CAP_REASON, BudgetCheck, FirstCapNeeded, Progress, budget_sentence, ledger_budget_check,
+)
 from dpgui.workspace.statistics.counts import COUNTS, CountsSpend
+from dpgui.workspace.words import escape
 
-__all__ = ["MAX_CATEGORIES", "CountsOutcome", "counts_plan", "parse_categories", "read_categories",
-           "record_identity", "release_counts_through"]
+__all__ = ["MAX_CATEGORIES", "NOISE_MESSAGE", "CountsOutcome", "CountsRequest", "check_counts_budget",
+           "confirmation_words", "counts_plan", "parse_categories", "read_categories", "record_identity",
+           "release_counts_through", "run_counts_release", "set_counts_first_cap"]
 
 #: The most categories one release states (a longer list is probably a column of identifiers).
 MAX_CATEGORIES = 10_000
@@ -113,3 +119,79 @@ def release_counts_through(flow: ReleaseFlow, open_data: Callable[[], AbstractCo
     (identify or (lambda names, n: record_identity(flow, names, n)))(columns, rows)
     release, info = flow.spend(COUNTS, spend, counts, noise(), release_id, record)
     return CountsOutcome(release, info)
+
+
+# ------------------------------------------------------------------------------------------ the window's release
+
+#: The release's point of no return, as its progress says it (the Cancel button goes).
+NOISE_MESSAGE = "Adding noise to the counts (cannot be cancelled now)…"
+
+
+@dataclass(frozen=True)
+class CountsRequest:
+    """A checked release of the window: where the data is, the column, the plan and the dataset that pays."""
+
+    spec: SourceSpec
+    column: str
+    plan: CountsPlan
+    dataset: str
+
+    @property
+    def spend(self) -> CountsSpend:
+        return CountsSpend(self.column, self.plan)
+
+
+def check_counts_budget(request: CountsRequest, similar: tuple[str, ...] = ()) -> BudgetCheck:
+    """May the dataset's budget pay for ``request``? Reads only (:func:`~dpgui.workspace.release.ledger_budget_check`;
+    no cap: :class:`~dpgui.workspace.release.FirstCapNeeded` with ``similar``, the ledgered datasets like this data)."""
+    return ledger_budget_check(request.dataset, request.plan,
+                               lambda: FirstCapNeeded(request.dataset, request.plan.privacy.epsilon, similar, 0.0))
+
+
+def set_counts_first_cap(request: CountsRequest, cap: float) -> BudgetCheck:
+    """Set the dataset's first cap (ε ``cap``, δ = 0: the counts spend none), then check ``request``."""
+    return ledger_budget_check(request.dataset, request.plan, first_cap=(cap, 0.0, FIRST_CAP_REASON))
+
+
+def confirmation_words(request: CountsRequest) -> str:
+    """The confirmation's rich text: what is published (every stated category's count, zeros included), its
+    margin and its cost, and the dataset's budget before and after (left out if the ledger cannot tell)."""
+    plan = request.plan
+    words = (f"<p>You are about to publish <b>{len(plan.categories):,} counts</b> of column "
+             f"<b>{escape(request.column)}</b> of <b>{escape(request.spec.display_name())}</b>: one per category of "
+             f"your public list, zeros included, each with Laplace noise (95 % within ±{plan.margin:,} records). "
+             "A value of the column that is not in the list stops the release before anything is spent.</p>"
+             f"<p><b>Cost: ε = {plan.privacy.epsilon:g}</b> of privacy budget, spent for good.</p>")
+    try:
+        with Ledger() as ledger:
+            totals = ledger.totals(request.dataset)
+            after = ledger.totals_after(request.dataset, *plan.ledger_charge())
+    except DpguiError:
+        return words
+    return words + budget_sentence(request.dataset, totals, after)
+
+
+def run_counts_release(request: CountsRequest, source: Callable[[], RandomSource], progress: Progress,
+                       should_cancel: Callable[[], bool], release_id: str | None = None,
+                       password_prompt: PasswordPrompt | None = None) -> CountsOutcome:
+    """The window's release on a worker thread: :func:`release_counts_through` on a flow opened here (SQLite's
+    thread), the data opened where it lives (``password_prompt`` answers a database's request). ``source`` is
+    called once, just before the spend. Raises the ledger's refusal before the data is read, Cancelled before
+    the spend. O(rows)."""
+    neighbours_for(request.spec, request.plan.privacy.neighbours)  # N of a query not stated public: refused
+    reading = f"Counting '{request.column}' in {request.spec.display_name()}…"
+
+    def open_data() -> AbstractContextManager[DataSource]:
+        progress(0.0, reading)
+        return open_source(request.spec, password_prompt=password_prompt)
+
+    def noise() -> RandomSource:
+        progress(0.9, NOISE_MESSAGE)
+        return source()
+
+    with ReleaseFlow.open(request.dataset) as flow:
+        done = release_counts_through(flow, open_data, request.spend, noise, release_id=release_id,
+                                      progress=lambda fraction: progress(0.9 * fraction, reading),
+                                      should_cancel=should_cancel)
+    progress(1.0, "Released.")
+    return done

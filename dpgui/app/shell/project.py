@@ -52,6 +52,7 @@ from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.cdf.data_page import DataPage
 from dpgui.app.cdf.mode import CdfMode
 from dpgui.app.cdf.plan_page import PlanPage
+from dpgui.app.counts.mode import CountsMode
 from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.mode import StatisticMode
 from dpgui.app.shell.left_behind import LeftBehind
@@ -89,7 +90,8 @@ class ProjectWindow(Protocol):
     plan_page: PlanPage
     cdf: CdfMode
     hierarchy: HierarchyMode
-    hierarchy_mode: QRadioButton
+    counts: CountsMode
+    mode_buttons: dict[StatisticKind, QRadioButton]
     last_error: str
 
     @property
@@ -244,7 +246,8 @@ class ProjectController(QObject):
         window.workspace_binding.changed.connect(self.refresh)
         # the hierarchy mode's choices and releases, and the mode itself, are part of the workspace too
         window.hierarchy.state_ws.subscribe(lambda parts: self.refresh() if parts & {"choice", "releases"} else None)
-        window.hierarchy_mode.toggled.connect(lambda _on: self.refresh())
+        for button in window.mode_buttons.values():
+            button.toggled.connect(lambda _on: self.refresh())
 
     # ------------------------------------------------------------------ workspace
     @property
@@ -260,7 +263,8 @@ class ProjectController(QObject):
     @property
     def all_releases(self) -> int:
         """How many releases (CDF and hierarchy) the workspace holds."""
-        return len(self.workspace.state.releases) + len(self.window.hierarchy.state_ws.state.releases)
+        return (len(self.workspace.state.releases) + len(self.window.hierarchy.state_ws.state.releases)
+                + len(self.window.counts.releases))
 
     def capture(self) -> Project | None:
         """The current workspace as a project (None while no data file is open): the CDF workspace, the mode,
@@ -270,7 +274,8 @@ class ProjectController(QObject):
             return None
         hierarchy = self.window.hierarchy.state_ws.state
         return replace(project, mode=self.window.mode.kind,
-                       hierarchy=settings_of_choice(hierarchy.choice), hierarchy_releases=hierarchy.releases)
+                       hierarchy=settings_of_choice(hierarchy.choice), hierarchy_releases=hierarchy.releases,
+                       counts=self.window.counts.settings(), counts_releases=self.window.counts.releases)
 
     def is_modified(self) -> bool:
         """Does the workspace differ from the project file (an untitled workspace with data always does)?"""
@@ -456,7 +461,11 @@ class ProjectController(QObject):
         releases = project.hierarchy_releases
         outcome = restored_outcome(releases[-1]) if releases else None
         page.state_ws.update(releases=releases, outcome=outcome)
-        w.choose_mode(StatisticKind.HIERARCHY if project.mode == StatisticKind.HIERARCHY else StatisticKind.CDF)
+        w.counts.data_opened()  # the open data's columns, for the counts choices
+        w.counts.restore(project.counts, project.counts_releases)
+        if project.counts_problem:
+            problems.append(project.counts_problem)
+        w.choose_mode(project.mode)
         w.mode_changed()  # the Export actions follow the mode's own release
         return problems
 
@@ -488,7 +497,8 @@ class ProjectController(QObject):
         self._saved = saved
         if path is not None and saved is not None:  # its releases are kept: the session's list says where
             self.window.session.mark_saved({r.release_id for r in saved.releases}
-                                           | {r.release_id for r in saved.hierarchy_releases}, path)
+                                           | {r.release_id for r in saved.hierarchy_releases}
+                                           | {r.release_id for r in saved.counts_releases}, path)
 
     # ------------------------------------------------------------------ save
     def save(self) -> bool:

@@ -8,13 +8,14 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from dpgui.core.counts import CountsRelease
-from dpgui.formatting import iso_utc
+from dpgui.formatting import iso_utc, utc_stamp
 from dpgui.report.bundle import (
     SECURE_SOURCE, BundlePaths, check_bundle_target, sha256_hex, software_versions, write_signed_files,
 )
@@ -22,7 +23,7 @@ from dpgui.report.signing import SecretKey
 from dpgui.vocabulary import StatisticKind
 
 __all__ = ["COUNTS_CSV_COLUMNS", "COUNTS_SCHEMA", "CountsReleaseInfo", "build_counts_manifest", "counts_csv_text",
-           "write_counts_bundle"]
+           "default_counts_bundle_name", "write_counts_bundle"]
 
 COUNTS_SCHEMA = Path(__file__).with_name("manifest.schema.json")
 COUNTS_CSV_COLUMNS = ("category", "released_count", "std_error")
@@ -40,6 +41,12 @@ class CountsReleaseInfo:
     created_utc: datetime
     secure: bool
     source: dict[str, Any] | None = None
+
+
+def default_counts_bundle_name(info: CountsReleaseInfo) -> str:
+    """``<dataset>-<column>-counts-<UTC time>-<first 8 of the release id>``, safe as a file name."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{info.dataset}-{info.column}").strip("._-") or "release"
+    return f"{safe[:100]}-counts-{utc_stamp(info.created_utc)}-{info.release_id[:8]}"
 
 
 def counts_csv_text(release: CountsRelease) -> str:
