@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
     QMessageBox, QPlainTextEdit, QPushButton, QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout,
@@ -61,6 +61,8 @@ class CountsMode(QWidget):
 
     kind = StatisticKind.COUNTS
     release_tip = "Spend the budget and publish the count of each category"
+    #: the workspace's counts releases or the shown one changed (the session's list collects them)
+    releasesChanged = Signal()
 
     def __init__(self, host: CountsWindow) -> None:
         super().__init__(host.window())
@@ -365,6 +367,7 @@ class CountsMode(QWidget):
             finish()
             self.releases += (ProjectCountsRelease.from_release(outcome.release, outcome.info),)  # public values
             self.show_outcome(outcome, restored=False)
+            self.releasesChanged.emit()
             self.host.project.autosave_now()  # a release is never left out of the autosave
             self.host.statusBar().showMessage(f"Released the counts of {request.column}.", 8000)
 
@@ -380,6 +383,17 @@ class CountsMode(QWidget):
         self.release_button.setEnabled(False)
         dialog.show()
         self.pool.start(worker)
+
+    @property
+    def restored(self) -> bool:
+        """Is the shown release restored (from a project or the session's list) rather than made here?"""
+        return self._restored
+
+    def set_releases(self, releases: tuple[ProjectCountsRelease, ...]) -> None:
+        """The workspace's counts releases (other data was opened: its own ones), none shown."""
+        self.releases = releases
+        self.show_outcome(None, restored=False)
+        self.releasesChanged.emit()
 
     def show_outcome(self, outcome: CountsOutcome | None, restored: bool) -> None:
         """Show ``outcome`` (None: none) in the results table and the banner, and enable the exports."""
@@ -474,3 +488,4 @@ class CountsMode(QWidget):
         last = releases[-1] if releases else None
         self.show_outcome(None if last is None else CountsOutcome(*last.to_release()), restored=True)
         self.update_projection()
+        self.releasesChanged.emit()

@@ -149,3 +149,27 @@ def test_the_categories_come_from_a_public_list_never_from_the_data_file(qtbot, 
     assert page.stated_categories() == ("WA", "OR", "ID") and "states.txt" in page.categories_note.text()
     assert not page.load_categories(tmp_path / "people.csv")  # the open data itself is refused
     assert "never read from the data" in page.categories_message.text()
+
+
+def test_a_counts_release_stays_in_the_session_list_and_shows_again(qtbot, tmp_path: Path) -> None:
+    """Other data opened: the counts release leaves the screen after the question, stays listed, and one click
+    shows it again in its own mode (made from the data it names), spending nothing."""
+    window, page = _counts_window(qtbot, tmp_path)
+    page.categories.setPlainText("OR\nWA\nID")
+    release_and_wait(qtbot, window)
+    release_id = page.outcome.release_id
+    entry = window.session.releases.get(release_id)
+    assert entry is not None and entry.kind is StatisticKind.COUNTS and entry.made_here
+    other = tmp_path / "other.csv"
+    other.write_text("state\nOR\n", encoding="utf-8")
+    window.open_file(str(other))
+    qtbot.waitUntil(lambda: window.session.leave_box is not None and window.session.leave_box.isVisible(), timeout=5000)
+    box = window.session.leave_box
+    assert "Counts of state" in box.text()
+    box.open_button.click()
+    qtbot.waitUntil(lambda: window.table is not None and window.table.path == other, timeout=TIMEOUT)
+    assert page.outcome is None and page.releases == () and window.project.capture().counts_releases == ()
+    window.choose_mode(StatisticKind.CDF)
+    assert window.session.reopen(release_id)
+    assert window.mode is page and page.outcome is not None and page.outcome.release_id == release_id
+    assert "people.csv" in page.release_status.text() and spends() == [("people", 1.0)]
