@@ -79,6 +79,6 @@ def test_renamed_data_is_refused_without_new_dataset_and_a_database_is_counted_w
     code, _, stderr = run_cli(["counts", "release", f"sqlite:///{database}", "--table", "people", "--column", "state",
                                "--categories", "OR,WA", "--epsilon", "0.25", "--dataset", "db", "--bundle", str(out),
                                "--name", "db", *key], capsys)
-    assert code != 0 and "not among the stated categories" in stderr and "NV" not in stderr
+    assert code == 2 and "not among the stated categories" in stderr and "NV" not in stderr
     code, stdout, _ = run_cli(["ledger", "show", "--json"], capsys)
     assert {d["dataset_id"]: d["epsilon_spent"] for d in json.loads(stdout)["datasets"]}["db"] == 0  # nothing spent
