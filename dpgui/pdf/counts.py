@@ -14,6 +14,7 @@ from dpgui.pdf.markup import (
 )
 from dpgui.pdf.page import Canvas, draw_footer, draw_html, write_pdf
 from dpgui.report.counts.bundle import CountsReleaseInfo
+from dpgui.vocabulary import Neighbours
 
 __all__ = ["render_counts_pdf"]
 
@@ -29,8 +30,9 @@ def _page_html(release: CountsRelease, info: CountsReleaseInfo, key_id: str | No
         HTML_STYLE, seeded_noise_banner_html(info.secure),
         f"<h1>{html_text(PDF_TITLE)}</h1>",
         f"<p>Dataset {html_text(info.dataset)}, column {html_text(info.column)}; release {html_text(info.release_id)}.</p>",
-        f"<p>Each count has discrete Laplace noise added (ε = {plan.privacy.epsilon:g}, pure ε-DP, neighbour model "
-        f"{html_text(plan.privacy.neighbours)}); its standard error is {plan.std_error:.3g} records. The categories "
+        f"<p>Each count has discrete Laplace noise added (ε = {plan.privacy.epsilon:g}, pure ε-DP, protecting against: "
+        f"{html_text(Neighbours(plan.privacy.neighbours).words)}, up to {plan.privacy.records_per_person} record(s) per "
+        f"person); its standard error is {plan.std_error:.3g} records. The categories "
         f"were stated before the data was read (a public list); the data held no other value and no missing value "
         f"(a release of data that does is refused). 95 % of counts lie within ±{plan.margin:,} records of the true "
         f"count.</p>",
