@@ -15,6 +15,7 @@ from typing import Any
 
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
+from dpgui.cli.rendering import _print
 from dpgui.cli.sources import _choose_neighbours, _open_data, _source_spec
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import Neighbours, StatisticKind, choices
@@ -29,7 +30,8 @@ def add_counts_parser(sub: Any, parser_class: type[argparse.ArgumentParser],
     counts_sub = counts.add_subparsers(dest="counts_command", parser_class=parser_class, metavar="{release}", required=True)
     rel = counts_sub.add_parser("release", help="release the count of each category into a signed bundle (spends ε)")
     rel.add_argument("input", metavar="INPUT", nargs="?", help="the data: a file, or a database URL (then --table "
-                     "or --query)")
+                     "or --query); or give it with --source")
+    rel.add_argument("--source", "--input", dest="source", metavar="URL|FILE", help="the same as INPUT")
     add_source_options(rel)
     rel.add_argument("--column", required=True, metavar="NAME", help="the categorical column")
     listed = rel.add_mutually_exclusive_group(required=True)
@@ -51,6 +53,7 @@ def add_counts_parser(sub: Any, parser_class: type[argparse.ArgumentParser],
     rel.add_argument("--key", required=True, metavar="NAME.key", help="secret key that signs the bundle")
     rel.add_argument("--passphrase-file", metavar="F", help="file whose first line is the key's passphrase")
     rel.add_argument("--name", metavar="NAME", help="bundle file name stem (default: dataset-column-counts-time-id)")
+    rel.add_argument("--json", action="store_true", help="print what was released as JSON")
 
 
 def cmd_counts(args: argparse.Namespace) -> int:
@@ -92,5 +95,12 @@ def cmd_counts(args: argparse.Namespace) -> int:
 
         written = flow.write(plan, release_id, [("bundle", sign)], "sign the release again from the window's session "
                              "list, or release again once the problem is fixed")
-    print(f"released {counts.title} ({charge_text(plan)}), ledger release {release_id}; bundle {written['bundle']}")
+    epsilon, delta, rho = plan.ledger_charge()
+    if args.json:  # public values only: the released (noisy) counts, the plan's figures, the bundle
+        _print({"kind": str(StatisticKind.COUNTS), "release_id": release_id, "dataset": args.dataset,
+                "column": args.column, "categories": list(plan.categories),
+                "released_count": done.release.counts.tolist(), "margin95": plan.margin, "std_error": plan.std_error,
+                "charged": {"epsilon": epsilon, "delta": delta, "rho": rho}, "bundle": written["bundle"]}, True)
+    else:
+        print(f"released {counts.title} ({charge_text(plan)}), ledger release {release_id}; bundle {written['bundle']}")
     return 0
