@@ -130,6 +130,30 @@ def test_a_database_counts_as_a_file_does(tmp_path: Path) -> None:
     assert from_database.tolist() == from_file.tolist() == [1, 6, 3, 0]
 
 
+@pytest.fixture(scope="module")
+def spark():
+    """A local[2] Spark session for the module (a Spark source opened inside reuses it)."""
+    from dpgui.data import spark_source
+
+    with spark_source.spark_session("local[2]") as session:
+        yield session
+
+
+def test_spark_counts_as_a_file_does(spark, tmp_path: Path) -> None:
+    """Spark counts the column with one groupBy (the data layer's one-level path counts): the file's counts."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = tmp_path / "people.parquet"
+    pq.write_table(pa.table({"state": STATES, "age": list(range(len(STATES)))}), data)
+    spend = CountsSpend("state", counts_plan(("WA", "ID", "OR", "CA"), 1.0, Neighbours.CHANGE))
+    with open_source(parse_source(str(data), engine="spark")) as source:
+        from_spark = COUNTS.count(source, spend)
+    with open_source(SourceSpec("file", str(data))) as source:
+        from_file = COUNTS.count(source, spend)
+    assert from_spark.tolist() == from_file.tolist() == [3, 1, 6, 0]
+
+
 @pytest.mark.parametrize(("states", "words"), [(STATES + ["NV"], "not among the stated categories"),
                                                (STATES + [""], "missing or empty value")])
 def test_a_value_not_stated_or_missing_is_refused_before_the_spend(tmp_path: Path, states: list[str],
