@@ -198,3 +198,22 @@ def test_the_project_section_reads_back_what_it_wrote(tmp_path: Path) -> None:
     document["counts_releases"][0]["counts"] = [7]
     with pytest.raises(DataError, match="counts"):
         read_counts_section(document, "p")
+
+
+def test_one_stated_category_is_a_release_whose_bundle_verifies(tmp_path: Path, monkeypatch) -> None:
+    """The manifest's schema takes what a plan takes (checked at signing, after the spend: a plan it refused
+    would spend for nothing)."""
+    keys = create_key("officer", PASSPHRASE, tmp_path / "keys")
+    data = _csv(tmp_path / "d.csv", ["OR"] * 4)
+    home = tmp_path / "home"
+    monkeypatch.setenv("DPGUI_HOME", str(home))
+    (home / "out").mkdir(parents=True)
+    spend = CountsSpend("state", counts_plan(("OR",), 1.0, Neighbours.ADDREMOVE))
+    with Ledger() as ledger:
+        ledger.set_cap("people", 5.0)
+    secret = load_secret_key(keys.secret_path, PASSPHRASE)
+    with ReleaseFlow.open("people") as flow:
+        done = release_counts_through(flow, _opener(SourceSpec("file", str(data))), spend, SecureRandom)
+        paths = flow.sign(COUNTS, home / "out", "one", done.release, done.info,
+                          render_counts_pdf(done.release, done.info, secret.public_key.key_id_hex), secret)
+    assert verify(paths.manifest, load_public_key(keys.public_path)).ok
