@@ -173,8 +173,12 @@ class Engine(Name):
 
 @dataclass(frozen=True)
 class Charge:
-    """What one release costs: ε and δ under basic composition, and its zCDP ρ when its noise is
-    Gaussian (None for pure ε-DP noise). ε > 0, 0 ≤ δ < 1, ρ > 0 or None; checked on creation."""
+    """What one release costs, as the budget ledger is asked to spend it (``Ledger.spend``): ε and δ under
+    basic composition, and its zCDP ρ — the planned or spent ρ of Gaussian noise, ε²/2 of pure ε-DP noise
+    (Bun & Steinke 2016, Prop. 1.4) — or None when the release has no zCDP figure (then its dataset counts
+    by basic composition). ε > 0, 0 ≤ δ < 1, ρ > 0 or None; checked on creation (ValueError), so no
+    release is charged nothing. The ledger reads its recorded rows, which older ledgers may hold with
+    ε = 0 or ρ = 0, as its own row type, not as charges."""
 
     epsilon: float
     delta: float = 0.0

@@ -5,7 +5,8 @@ level, a hierarchy's level) at a *noise parameter* set by a *budget* in its own 
 :class:`Sensitivity` (what one person can move). It says, for a budget and a sensitivity, the exact
 rational noise parameter the sampler draws at (rounded up, never below the privacy the budget promises),
 the variance of one noisy count, how to draw the noise (:mod:`dpgui.core.noise`'s exact samplers), what
-the release spends and what the ledger charges (:class:`~dpgui.vocabulary.Charge`), and the words the
+the release spends and what the ledger charges (:class:`~dpgui.vocabulary.Charge`, by one rule for every
+noise and statistic: :func:`ledger_charge`), and the words the
 manifest and the report use. :func:`mechanism_for` is the one registry, keyed by
 :class:`~dpgui.vocabulary.Noise`.
 
@@ -52,6 +53,7 @@ __all__ = [
     "LaplaceMechanism",
     "NoiseMechanism",
     "Sensitivity",
+    "ledger_charge",
     "mechanism_for",
     "mechanism_named",
     "pure_rho",
@@ -129,8 +131,34 @@ class NoiseMechanism(Protocol):
     def rho_of(self, spent: Fraction) -> Fraction:
         """The zCDP ρ of a release that spent ``spent`` (in :attr:`budget_unit`)."""
 
-    def charge(self, epsilon: float, delta: float) -> Charge:
-        """What a release planned at (ε, δ) costs: (ε) for pure ε-DP noise, (ε, δ, ρ) for zCDP noise."""
+    def charge(self, epsilon: float, delta: float, spent: Fraction) -> Charge:
+        """What the ledger charges a release planned at (ε, δ) whose noise spends ``spent`` (:meth:`spent`, in
+        :attr:`budget_unit`): :func:`ledger_charge`, the one rule for every per-count noise."""
+
+
+def ledger_charge(mechanism: NoiseMechanism, epsilon: float, delta: float, spent: Fraction) -> Charge:
+    """What the ledger charges a release planned at (ε, δ) whose noise spends ``spent`` (exactly, in the
+    mechanism's budget unit: :meth:`NoiseMechanism.spent` of its noise parameters), δ being 0 for pure
+    ε-DP noise. The one rule of both statistics' plans:
+
+    * the **planned** charge when the noise spends at most the planned total (ε, or ρ = zcdp_rho(ε, δ)):
+      (ε, δ, ρ) with ρ = ε²/2 for pure ε-DP noise (Bun & Steinke 2016, Prop. 1.4: it lets Laplace and
+      Gaussian releases compose under zCDP; the nearest float, half an ulp being far below the ledger's
+      relative tolerance of 10⁻⁹) or the planned ρ for zCDP noise;
+    * else the **larger figures of what is spent**: a plan's level budgets may sum to its total within a
+      relative :data:`dpgui.core.plan.BUDGET_RTOL` (a saved plan, budgets given with ``--budgets``, a
+      hierarchy's typed level budgets), and then the noise spends up to 10⁻⁹ more than planned. ε is then
+      max(ε, ε of ``spent``) (Laplace: ``spent``; Gaussian: its conversion at δ, Canonne, Kamath &
+      Steinke 2020, Cor. 13) and ρ is ρ of ``spent`` (ε²/2, or ``spent``), each rounded up to a float.
+
+    Never less than the planned charge nor than what the noise spends; pure, public numbers only."""
+    planned = Fraction(mechanism.budget_total(epsilon, delta))
+    charged_delta = delta if mechanism.noise.is_zcdp else 0.0
+    if spent <= planned:
+        return Charge(epsilon, charged_delta, float(mechanism.rho_of(planned)))
+    spent = Fraction(round_up_float(spent))
+    return Charge(max(epsilon, round_up_float(mechanism.epsilon_of(spent, delta))), charged_delta,
+                  round_up_float(mechanism.rho_of(spent)))
 
 
 def pure_rho(epsilon: Fraction) -> Fraction:
@@ -196,8 +224,9 @@ class LaplaceMechanism:
     def rho_of(self, spent: Fraction) -> Fraction:
         return pure_rho(spent)
 
-    def charge(self, epsilon: float, delta: float) -> Charge:
-        return Charge(epsilon)
+    def charge(self, epsilon: float, delta: float, spent: Fraction) -> Charge:
+        """(ε, 0, ε²/2) of the larger of the planned ε and ``spent``; δ is unused by pure ε-DP noise."""
+        return ledger_charge(self, epsilon, delta, spent)
 
 
 class GaussianMechanism:
@@ -263,8 +292,9 @@ class GaussianMechanism:
     def rho_of(self, spent: Fraction) -> Fraction:
         return spent
 
-    def charge(self, epsilon: float, delta: float) -> Charge:
-        return Charge(epsilon, delta, zcdp_rho(epsilon, delta))
+    def charge(self, epsilon: float, delta: float, spent: Fraction) -> Charge:
+        """(ε, δ, ρ = zcdp_rho(ε, δ)), or the larger figures of ``spent`` when it is more than that ρ."""
+        return ledger_charge(self, epsilon, delta, spent)
 
 
 LAPLACE: Final = LaplaceMechanism()

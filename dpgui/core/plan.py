@@ -57,7 +57,7 @@ from dpgui.core.missing import (
     MISSING_BUCKET, MISSING_DROP, MISSING_IMPUTE, MissingRule, check_impute_value, missing_rule_for,
 )
 from dpgui.core.noise import MAX_LAPLACE_SCALE
-from dpgui.core.noise_mechanisms import LAPLACE, NoiseMechanism, Sensitivity, mechanism_for, mechanism_named, pure_rho
+from dpgui.core.noise_mechanisms import LAPLACE, NoiseMechanism, Sensitivity, mechanism_for, mechanism_named
 from dpgui.core.tree import TreeShape
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import AUTO, CDF_NOISES, Estimator, Neighbours, Noise, Objective
@@ -435,28 +435,36 @@ class Plan:
         return out
 
     def rho_spent(self) -> Fraction:
-        """Exact zCDP ρ of the release. Gaussian: Σ_l Δ₂²/(2σ_l²) over noised levels (≤ the planned ρ).
+        """Exact zCDP ρ of the release. Gaussian: Σ_l Δ₂²/(2σ_l²) over noised levels (≤ Σ_l ρ_l, which may
+        exceed the planned ρ by a relative :data:`BUDGET_RTOL`: :meth:`ledger_charge`).
         Laplace: ε²/2 of :meth:`epsilon_spent`, since pure ε-DP implies ε²/2-zCDP (Bun & Steinke 2016,
         Prop. 1.4), which lets the ledger compose Laplace and Gaussian releases under zCDP."""
         return self.mechanism.rho_of(self.mechanism.spent(self.privacy.sensitivity, self.scales))
 
     def epsilon_spent(self) -> Fraction:
-        """ε of the release (≤ the planned ε). Laplace: exactly Σ_l Δ₁/t_l over noised levels.
+        """ε of the release (≤ Σ_l ε_l, which may exceed the planned ε by a relative :data:`BUDGET_RTOL`:
+        :meth:`ledger_charge`). Laplace: exactly Σ_l Δ₁/t_l over noised levels.
         Gaussian: the CKS conversion of :meth:`rho_spent` at δ (rounded towards more ε)."""
         return self.mechanism.epsilon_of(self.mechanism.spent(self.privacy.sensitivity, self.scales), self.privacy.delta)
 
     @property
     def delta_spent(self) -> float:
         """δ of the release: the plan's δ for Gaussian noise, 0 for Laplace (pure ε-DP; δ unused)."""
-        return self.mechanism.charge(self.privacy.epsilon, self.privacy.delta).delta
+        return self.ledger_charge()[1]
 
     def ledger_charge(self) -> tuple[float, float, float]:
-        """(ε, δ, ρ) the budget ledger charges for this plan's release, the planned figures (each ≥ the
-        spent one): Laplace (ε, 0, ε²/2) — pure ε-DP is ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so
-        Laplace releases can compose with Gaussian ones under zCDP; Gaussian (ε, δ, ρ = zcdp_rho(ε, δ))."""
-        charge = self.mechanism.charge(self.privacy.epsilon, self.privacy.delta)
-        rho = float(pure_rho(Fraction(charge.epsilon))) if charge.rho is None else charge.rho
-        return charge.epsilon, charge.delta, rho
+        """(ε, δ, ρ) the budget ledger charges for this plan's release, by the one rule of every plan
+        (:func:`dpgui.core.noise_mechanisms.ledger_charge`): the planned figures — Laplace (ε, 0, ε²/2), pure
+        ε-DP being ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4), so Laplace releases compose with Gaussian ones
+        under zCDP; Gaussian (ε, δ, ρ = zcdp_rho(ε, δ)) — unless the noise spends more. It can: the level
+        budgets may sum to the planned total within a relative :data:`BUDGET_RTOL` (a saved plan, or budgets
+        given with ``--budgets``; the window's editor splits the total to the float), so
+        :meth:`epsilon_spent` may exceed ε by up to 10⁻⁹ of it; then the larger figures of what is spent are
+        charged (never less than the noise spends)."""
+        charge = self.mechanism.charge(self.privacy.epsilon, self.privacy.delta,
+                                       self.mechanism.spent(self.privacy.sensitivity, self.scales))
+        assert charge.rho is not None  # a per-count noise is charged a ρ (ledger_charge)
+        return charge.epsilon, charge.delta, charge.rho
 
     def to_json(self) -> dict[str, Any]:
         first = self.privacy.first_noised_level()

@@ -32,6 +32,7 @@ from dpgui.core.plan import PrivacySpec
 from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.bundle import BundlePaths, check_bundle_name
 from dpgui.report.ledger import Ledger, ReleaseOutput, Totals
+from dpgui.vocabulary import Charge
 
 
 _Result = TypeVar("_Result")
@@ -52,7 +53,7 @@ def check_release_budget(ledger: Ledger, dataset: str, plan: Chargeable) -> Tota
     :class:`~dpgui.report.ledger.BudgetExceeded` (``short_of is Shortfall.CAP_DELTA``: a Gaussian release and
     a cap with δ = 0, whose fix is to raise the cap's δ) exactly as the spend would: both use
     :meth:`Plan.ledger_charge`, so the check and the spend can never disagree."""
-    return ledger.check_spend(dataset, *plan.ledger_charge())
+    return ledger.check_spend(dataset, Charge(*plan.ledger_charge()))
 
 
 def charge_text(plan: Chargeable, with_rho: bool = False) -> str:
@@ -106,9 +107,7 @@ def spend_then_release(ledger: Ledger, dataset: str, release_id: str, plan: Char
     :func:`confirm_recorded_release` checks before signing. A failure after the spend says that the
     budget was spent and under which ledger id. Returns ``draw()``'s result.
     """
-    epsilon, delta, rho = plan.ledger_charge()
-    ledger.spend(dataset, release_id, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism,
-                 description=description)
+    ledger.spend(dataset, release_id, Charge(*plan.ledger_charge()), mechanism=mechanism, description=description)
     try:
         result = draw()
         digest, params, secure = output(result)

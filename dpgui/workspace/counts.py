@@ -165,7 +165,7 @@ def confirmation_words(request: CountsRequest) -> str:
     try:
         with Ledger() as ledger:
             totals = ledger.totals(request.dataset)
-            after = ledger.totals_after(request.dataset, *plan.ledger_charge())
+            after = ledger.totals_after(request.dataset, COUNTS.charge(plan))
     except DpguiError:
         return words
     return words + budget_sentence(request.dataset, totals, after)

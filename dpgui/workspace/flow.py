@@ -44,6 +44,7 @@ from dpgui.core.noise import RandomSource
 from dpgui.data.hierarchy import PathCounts
 from dpgui.data.histogram import ColumnHistogram
 from dpgui.data.source import DataSource
+from dpgui import vocabulary
 from dpgui.errors import Cancelled, DpguiError
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.cdf.bundle import ReleaseInfo
@@ -117,7 +118,7 @@ class ReleaseFlow:
 
     def check_charge(self, charge: Charge) -> None:
         """Refuse unless the dataset's cap can pay for ``charge``. Reads only."""
-        self.ledger.check_spend(self.dataset, *charge)
+        self.ledger.check_spend(self.dataset, vocabulary.Charge(*charge))
 
     def check_any(self, charges: Sequence[Charge], check: Callable[[Charge], None] | None = None) -> None:
         """Before the data is read, for a plan that needs it: pass if one of ``charges`` (every charge the

@@ -47,7 +47,7 @@ from dpgui.report.files import sha256_regular_file
 from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
-from dpgui.vocabulary import AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, Noise, PriorSource
+from dpgui.vocabulary import AUTO, HIERARCHY_NOISES, Allocation, Charge, HierarchyConsistency, Neighbours, Noise, PriorSource
 from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.statistics.hierarchy import HIERARCHY, HierarchySpend
 from dpgui.workspace.release import QUERY_ROWS_PRIVATE, BudgetCheck, FirstCapNeeded, ledger_budget_check
@@ -614,7 +614,7 @@ def budget_totals(request: HierarchyRequest) -> tuple[Totals | None, Totals | No
     """The dataset's totals before and after this release (None, None if the ledger cannot tell)."""
     try:
         with Ledger() as ledger:
-            return ledger.totals(request.dataset), ledger.totals_after(request.dataset, *request.plan.ledger_charge())
+            return ledger.totals(request.dataset), ledger.totals_after(request.dataset, Charge(*request.plan.ledger_charge()))
     except DpguiError:
         return None, None
 

@@ -39,7 +39,7 @@ from dpgui.report.ledger import new_release_id as new_release_id  # the front en
 from dpgui.report.project_file import ProjectRelease
 from dpgui.report.publish import Chargeable
 from dpgui.report.cdf.publish import authenticate_release
-from dpgui.vocabulary import Noise
+from dpgui.vocabulary import Charge, Noise
 from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.statistics.cdf import CdfSpend
 from dpgui.workspace.ledger_words import refusal_problem, same_data_warning, window_fix
@@ -540,7 +540,7 @@ class ReleaseController:
         try:
             with Ledger() as ledger:
                 totals: Totals | None = ledger.totals(request.dataset)
-                after = ledger.totals_after(request.dataset, *request.plan.ledger_charge())
+                after = ledger.totals_after(request.dataset, Charge(*request.plan.ledger_charge()))
         except DpguiError:
             totals = None
         try:

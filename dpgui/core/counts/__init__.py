@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from dpgui.core.noise import RandomSource
-from dpgui.core.noise_mechanisms import LAPLACE, Sensitivity, pure_rho
+from dpgui.core.noise_mechanisms import LAPLACE, Sensitivity
 from dpgui.core.plan import PrivacySpec
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import Neighbours, Noise
@@ -91,9 +91,12 @@ class CountsPlan:
         return LAPLACE.half_width(self.scale, 1.0 - MARGIN_CONFIDENCE)
 
     def ledger_charge(self) -> tuple[float, float, float]:
-        """(ε, 0, ε²/2): pure ε-DP is ε²/2-zCDP (Bun & Steinke 2016), the CDF's rule for Laplace noise."""
-        epsilon = self.privacy.epsilon
-        return epsilon, 0.0, float(pure_rho(Fraction(epsilon)))
+        """(ε, 0, ε²/2) by the one rule of every plan (:func:`dpgui.core.noise_mechanisms.ledger_charge`): pure
+        ε-DP is ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4); the noise spends Δ₁/t ≤ ε (t rounded up), so the
+        planned figures are charged."""
+        charge = LAPLACE.charge(self.privacy.epsilon, 0.0, LAPLACE.spent(self.sensitivities, [self.scale]))
+        assert charge.rho is not None  # a per-count noise is charged a ρ (ledger_charge)
+        return charge.epsilon, charge.delta, charge.rho
 
     def to_json(self) -> dict[str, Any]:
         return {"categories": list(self.categories), "epsilon": self.privacy.epsilon,

@@ -208,7 +208,8 @@ class HierarchyPlan:
         return tuple(0.0 if s is None else self.mechanism.variance(float(s)) for s in self.level_scales())
 
     def epsilon_spent(self) -> float:
-        """ε the release really spends (≤ the planned ε): laplace Σ_ℓ Δ/t_ℓ exactly (basic composition,
+        """ε the release really spends (≤ what the level budgets sum to, which may exceed the planned ε by a
+        relative 10⁻⁹: :meth:`ledger_charge`): laplace Σ_ℓ Δ/t_ℓ exactly (basic composition,
         rounded up to a float); gaussian the CKS conversion of :meth:`rho_spent` at δ; multiplicative
         Ghazi et al.'s composition (:func:`counting_trees.multiplicative_privacy`)."""
         if self.multiplicative is not None:
@@ -216,7 +217,7 @@ class HierarchyPlan:
         return float(self.mechanism.epsilon_of(self._spent(), self.privacy.delta))
 
     def rho_spent(self) -> float:
-        """zCDP ρ of a Gaussian release: Σ_ℓ Δ₂²/(2σ_ℓ²) over noised levels (≤ the planned ρ);
+        """zCDP ρ of a Gaussian release: Σ_ℓ Δ₂²/(2σ_ℓ²) over noised levels (≤ Σ_ℓ ρ_ℓ);
         laplace: ε_spent²/2 (pure ε-DP is ε²/2-zCDP); multiplicative: not a zCDP mechanism (nan)."""
         if self.multiplicative is not None:
             return math.nan
@@ -227,22 +228,21 @@ class HierarchyPlan:
         return Fraction(round_up_float(self.mechanism.spent(self.privacy.sensitivity, self.level_scales())))
 
     def ledger_charge(self) -> tuple[float, float, float | None]:
-        """(ε, δ, ρ or None) the ledger records: laplace (ε, 0, ε²/2) — pure ε-DP is ε²/2-zCDP (Bun &
-        Steinke 2016, Prop. 1.4), as :meth:`dpgui.core.plan.Plan.ledger_charge`; gaussian (ε, δ, ρ);
-        multiplicative (ε, δ, None): Ghazi et al.'s (ε, δ) composition, no zCDP figure.
+        """(ε, δ, ρ or None) the ledger records. Laplace and Gaussian: the one rule of every plan
+        (:func:`dpgui.core.noise_mechanisms.ledger_charge`, as :meth:`dpgui.core.plan.Plan.ledger_charge`): the
+        planned (ε, 0, ε²/2) — pure ε-DP is ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4) — or (ε, δ, ρ), unless
+        the level noise spends more (level budgets may sum to the planned total within a relative 10⁻⁹: a
+        saved or typed plan), then the larger figures of what it spends.
 
-        Never less than what the noise spends (:meth:`epsilon_spent`, :meth:`rho_spent`, Ghazi et al.'s
-        composition): level budgets may sum to the planned total within a relative 10⁻⁹ (a saved or
-        typed plan), and then the larger figure is charged."""
+        Multiplicative (Ghazi et al. 2023) is not a per-count noise and has its own rule: (max(ε, ε spent),
+        max(δ, δ spent), None) with Ghazi et al.'s (ε, δ) composition
+        (:func:`counting_trees.multiplicative_privacy`) as what is spent, and no zCDP figure."""
         eps, delta = self.privacy.epsilon, self.privacy.delta
         if self.multiplicative is not None:
             spent_eps, spent_delta = multiplicative_privacy(self.multiplicative)
             return max(eps, spent_eps), max(delta, spent_delta), None
-        mechanism, spent = self.mechanism, self._spent()
-        charge = mechanism.charge(eps, delta)
-        if spent <= mechanism.budget_total(eps, delta):
-            return charge.epsilon, charge.delta, float(mechanism.rho_of(Fraction(eps))) if charge.rho is None else charge.rho
-        return max(eps, float(mechanism.epsilon_of(spent, delta))), charge.delta, float(mechanism.rho_of(spent))
+        charge = self.mechanism.charge(eps, delta, self.mechanism.spent(self.privacy.sensitivity, self.level_scales()))
+        return charge.epsilon, charge.delta, charge.rho
 
     def to_json(self) -> dict[str, Any]:
         scales = [None if s is None else float(s) for s in self.level_scales()]

@@ -12,10 +12,11 @@ the app and the CLI; its schema, opening and transactions are :mod:`dpgui.report
 Accounting
 ----------
 Whether a spend fits is the engine's composition (:func:`dpgui.core.accounting.compose`): basic
-composition, or zCDP composition converted at the cap's δ when every release carries a ρ. Every
-release dpgui makes carries a ρ (:meth:`dpgui.core.plan.Plan.ledger_charge`: a Laplace release
-ρ = ε²/2), so Laplace and Gaussian releases of one dataset compose under zCDP whenever that is
-cheaper; one release recorded without ρ makes its dataset count by basic composition.
+composition, or zCDP composition converted at the cap's δ when every release carries a ρ. A spend is
+a :class:`~dpgui.vocabulary.Charge`; every Laplace or Gaussian release carries a ρ (the noise seam's
+rule, :func:`dpgui.core.noise_mechanisms.ledger_charge`: a Laplace release ρ = ε²/2), so such releases
+of one dataset compose under zCDP whenever that is cheaper; one release recorded without ρ (a
+multiplicative hierarchy release, or an older ledger's row) makes its dataset count by basic composition.
 
 Refusals
 --------
@@ -45,14 +46,18 @@ import json
 import math
 import sqlite3
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
-from dpgui.core.accounting import Accounting, Composition, Shortfall, compose, largest_fitting_epsilon, shortfall
+from dpgui.core.accounting import (
+    Accounting, Composition, Shortfall, Spend, compose, largest_fitting_epsilon, shortfall,
+)
 from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.formatting import control_character, iso_utc
 from dpgui.report.ledger.schema import LedgerFile
+from dpgui.vocabulary import Charge
 
 __all__ = [
     "BudgetExceeded",
@@ -74,7 +79,10 @@ MAX_TEXT_LENGTH = 4000
 
 
 class Spent(NamedTuple):
-    """One recorded (or asked-for) spend: ε ≥ 0, 0 ≤ δ < 1, and its zCDP ρ ≥ 0 or None."""
+    """One spend as its row in the ledger holds it: ε ≥ 0, 0 ≤ δ < 1, and its zCDP ρ ≥ 0 or None. A row
+    written before spends were a :class:`~dpgui.vocabulary.Charge` may hold ε = 0 or ρ = 0, which no new
+    charge can; rows are read as they are and composed with the charges asked for
+    (:class:`~dpgui.core.accounting.Spend` is what both are to the composition)."""
 
     epsilon: float
     delta: float
@@ -160,14 +168,14 @@ class ReleaseOutput:
 class BudgetExceeded(DpguiError):
     """A spend would take a dataset over its cap; nothing was recorded. The facts, for a front end to word:
 
-    ``dataset_id``; ``release_id`` (None for a check before the release has an id); ``charge``: the (ε, δ, ρ)
-    asked for; ``totals``: the dataset's state before it; ``after``: the composition with it
-    (:class:`~dpgui.core.accounting.Composition`); ``short_of``: what is missing
+    ``dataset_id``; ``release_id`` (None for a check before the release has an id); ``charge``: the
+    :class:`~dpgui.vocabulary.Charge` asked for; ``totals``: the dataset's state before it; ``after``: the
+    composition with it (:class:`~dpgui.core.accounting.Composition`); ``short_of``: what is missing
     (:class:`~dpgui.core.accounting.Shortfall`: EPSILON, DELTA, or CAP_DELTA — the release needs δ > 0 and
     the cap's δ is 0); ``largest_epsilon``: the largest ε a release with this δ could still spend (0: none).
     """
 
-    def __init__(self, release_id: str | None, charge: Spent, totals: Totals, after: Composition,
+    def __init__(self, release_id: str | None, charge: Charge, totals: Totals, after: Composition,
                  short_of: Shortfall, largest_epsilon: float) -> None:
         super().__init__(f"a spend on dataset {totals.dataset_id!r} does not fit its budget (short of {short_of})")
         self.dataset_id = totals.dataset_id
@@ -233,45 +241,35 @@ def _check_id(kind: str, value: object) -> str:
     return value
 
 
-def _check_epsilon(value: object, *, cap: bool) -> float:
-    what = "the cap ε" if cap else "ε"
+def _check_cap_epsilon(value: object) -> float:
     try:
         x = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ParameterError(f"{what} must be a number, not {value!r}", "give a number such as 1.0") from None
-    if not math.isfinite(x) or x < 0 or (cap and x == 0):
-        bound = "> 0" if cap else "≥ 0"
-        raise ParameterError(f"{what} must be a finite number {bound}, not {value!r}", "give a number such as 1.0")
+        raise ParameterError(f"the cap ε must be a number, not {value!r}", "give a number such as 1.0") from None
+    if not math.isfinite(x) or x <= 0:
+        raise ParameterError(f"the cap ε must be a finite number > 0, not {value!r}", "give a number such as 1.0")
     return x
 
 
-def _check_delta(value: object, *, cap: bool) -> float:
-    what = "the cap δ" if cap else "δ"
+def _check_cap_delta(value: object) -> float:
     try:
         x = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ParameterError(f"{what} must be a number, not {value!r}", "give 0, or a small probability such as 1e-6") from None
+        raise ParameterError(f"the cap δ must be a number, not {value!r}",
+                             "give 0, or a small probability such as 1e-6") from None
     if not (0.0 <= x < 1.0):
-        raise ParameterError(f"{what} must be at least 0 and below 1, not {value!r}",
+        raise ParameterError(f"the cap δ must be at least 0 and below 1, not {value!r}",
                              "give 0, or a small probability such as 1e-6")
     return x
 
 
-def _check_rho(value: object) -> float | None:
-    if value is None:
-        return None
-    try:
-        x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ParameterError(f"ρ must be a number or None, not {value!r}", "give the release's zCDP ρ ≥ 0, or None") from None
-    if not math.isfinite(x) or x < 0:
-        raise ParameterError(f"ρ must be a finite number ≥ 0, not {value!r}", "give the release's zCDP ρ ≥ 0, or None")
-    return x
-
-
-def _check_charge(epsilon: object, delta: object, rho: object) -> Spent:
-    """One release's (ε, δ, ρ), each checked as :meth:`Ledger.spend` requires."""
-    return Spent(_check_epsilon(epsilon, cap=False), _check_delta(delta, cap=False), _check_rho(rho))
+def _check_charge(charge: object) -> Charge:
+    """One release's charge as :meth:`Ledger.spend` stores it: a :class:`~dpgui.vocabulary.Charge` (checked
+    when it was made: ε > 0, 0 ≤ δ < 1, ρ > 0 or None), its figures as plain floats."""
+    if not isinstance(charge, Charge):
+        raise ParameterError(f"a spend must be a Charge, not {type(charge).__name__}",
+                             "pass the release's Charge (ε, δ, ρ), e.g. Charge(*plan.ledger_charge())")
+    return Charge(float(charge.epsilon), float(charge.delta), None if charge.rho is None else float(charge.rho))
 
 
 def _check_text(what: str, value: object) -> str:
@@ -321,7 +319,7 @@ def _totals(dataset_id: str, composition: Composition) -> Totals:
     )
 
 
-def _composition(cap: tuple[float, float], spends: list[Spent]) -> Composition:
+def _composition(cap: tuple[float, float], spends: Sequence[Spend]) -> Composition:
     return compose(spends, cap[0], cap[1])
 
 
@@ -377,8 +375,8 @@ class Ledger(LedgerFile):
         same people is a decision someone must be able to explain later.
         """
         dataset_id = _check_id("dataset id", dataset_id)
-        cap_epsilon = _check_epsilon(epsilon, cap=True)
-        cap_delta = _check_delta(delta, cap=True)
+        cap_epsilon = _check_cap_epsilon(epsilon)
+        cap_delta = _check_cap_delta(delta)
         reason = _check_reason(reason)
         with self._transaction(write=True) as conn:
             now = _now_utc()
@@ -401,16 +399,16 @@ class Ledger(LedgerFile):
                          (dataset_id, None if old is None else old[0], cap_epsilon,
                           None if old is None else old[1], cap_delta, reason, now))
 
-    def spend(self, dataset_id: str, release_id: str, epsilon: float, delta: float = 0.0, rho: float | None = None,
-              mechanism: str = "", description: dict[str, Any] | None = None) -> Totals:
+    def spend(self, dataset_id: str, release_id: str, charge: Charge, mechanism: str = "",
+              description: dict[str, Any] | None = None) -> Totals:
         """Record a release's spend on ``dataset_id`` if it fits the cap; return the new totals.
 
         Check and insert happen in one ``BEGIN IMMEDIATE`` transaction, so concurrent processes
         cannot both pass the check; the spend is on disk when this returns. Call it *before*
-        drawing any noise. ``epsilon`` ≥ 0 and ``delta`` ∈ [0, 1) are the release's own (ε, δ)
-        for basic composition; ``rho`` is its zCDP ρ, or None (then the dataset counts by basic
-        composition only); :meth:`dpgui.core.plan.Plan.ledger_charge` gives all three. ``description``
-        holds public plan parameters only (stored as JSON).
+        drawing any noise. ``charge`` is the release's own (ε, δ) for basic composition and its zCDP
+        ρ, or None (then the dataset counts by basic composition only): ``Statistic.charge`` of its plan
+        (:meth:`dpgui.core.plan.Plan.ledger_charge`). ``description`` holds public plan parameters only
+        (stored as JSON).
 
         Raises :class:`NoCapSet` (no cap for the dataset), :class:`BudgetExceeded` (it does not
         fit; nothing is recorded), :class:`DataError` (``release_id`` already recorded) or
@@ -418,7 +416,7 @@ class Ledger(LedgerFile):
         """
         dataset_id = _check_id("dataset id", dataset_id)
         release_id = _check_id("release id", release_id)
-        charge = _check_charge(epsilon, delta, rho)
+        charge = _check_charge(charge)
         mechanism = _check_text("mechanism", mechanism)
         if description is None:
             description = {}
@@ -435,34 +433,35 @@ class Ledger(LedgerFile):
             after = self._fitting_spends(conn, dataset_id, cap, release_id, charge)
             conn.execute("INSERT INTO releases (release_id, dataset_id, created_utc, epsilon, delta, rho, mechanism, "
                          "description) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                         (release_id, dataset_id, _now_utc(), *charge, mechanism, description_json))
+                         (release_id, dataset_id, _now_utc(), charge.epsilon, charge.delta, charge.rho, mechanism,
+                          description_json))
             return _totals(dataset_id, _composition(cap, after))
 
-    def check_spend(self, dataset_id: str, epsilon: float, delta: float = 0.0, rho: float | None = None) -> Totals:
-        """Would a release of (ε, δ, ρ) fit the cap now? Returns the current totals, or raises what
+    def check_spend(self, dataset_id: str, charge: Charge) -> Totals:
+        """Would a release charged ``charge`` fit the cap now? Returns the current totals, or raises what
         :meth:`spend` would (:class:`NoCapSet`, :class:`BudgetExceeded`). Records nothing: use it to
         refuse early (before reading data); :meth:`spend` checks again when it records."""
         dataset_id = _check_id("dataset id", dataset_id)
-        charge = _check_charge(epsilon, delta, rho)
+        charge = _check_charge(charge)
         with self._transaction(write=False) as conn:
             cap = self._required_cap(conn, dataset_id)
             after = self._fitting_spends(conn, dataset_id, cap, None, charge)
             return _totals(dataset_id, _composition(cap, after[:-1]))  # the totals now, without this release
 
-    def totals_after(self, dataset_id: str, epsilon: float, delta: float = 0.0, rho: float | None = None) -> Totals:
-        """The totals as they would be after a spend of (ε, δ, ρ), whether or not it fits (for a
+    def totals_after(self, dataset_id: str, charge: Charge) -> Totals:
+        """The totals as they would be after a spend of ``charge``, whether or not it fits (for a
         confirmation's "after this release"); records nothing. :class:`NoCapSet` without a cap."""
         dataset_id = _check_id("dataset id", dataset_id)
-        charge = _check_charge(epsilon, delta, rho)
+        charge = _check_charge(charge)
         with self._transaction(write=False) as conn:
             cap = self._required_cap(conn, dataset_id)
-            return _totals(dataset_id, _composition(cap, self._spends(conn, dataset_id) + [charge]))
+            return _totals(dataset_id, _composition(cap, [*self._spends(conn, dataset_id), charge]))
 
     def _fitting_spends(self, conn: sqlite3.Connection, dataset_id: str, cap: tuple[float, float],
-                        release_id: str | None, charge: Spent) -> list[Spent]:
+                        release_id: str | None, charge: Charge) -> list[Spend]:
         """The dataset's spends with ``charge`` appended; :class:`BudgetExceeded` if they do not fit."""
         spends = self._spends(conn, dataset_id)
-        after = spends + [charge]
+        after: list[Spend] = [*spends, charge]
         composed = _composition(cap, after)
         short_of = shortfall(composed, charge)
         if short_of is not None:

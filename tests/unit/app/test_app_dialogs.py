@@ -21,6 +21,7 @@ from dpgui.formatting import format_significant
 from dpgui.report.keystore import create_key, keys_dir, list_keys, load_public_key, load_secret_key
 from dpgui.report.ledger import Ledger
 from dpgui.report.cdf.publish import sign_release, spend_and_release
+from dpgui.vocabulary import Charge
 
 PASSPHRASE = "correct horse battery"
 
@@ -123,7 +124,7 @@ def test_import_and_export_a_public_key(qtbot, tmp_path):
 # ------------------------------------------------------------------------------------------ ledger
 def _spend(ledger: Ledger, dataset: str, epsilon: float) -> str:
     release_id = uuid.uuid4().hex
-    ledger.spend(dataset, release_id, epsilon=epsilon, mechanism="discrete_laplace_tree", description={"bins": 64})
+    ledger.spend(dataset, release_id, Charge(epsilon), mechanism="discrete_laplace_tree", description={"bins": 64})
     return release_id
 
 
@@ -171,9 +172,9 @@ def test_ledger_shows_delta_spent_and_left_and_how_releases_add_up(qtbot):
     with Ledger() as ledger:
         ledger.set_cap("gauss", 3.0, 1e-6)
         gaussian = uuid.uuid4().hex
-        ledger.spend("gauss", gaussian, 1.0, 1e-9, rho, mechanism="discrete_gaussian_tree")
+        ledger.spend("gauss", gaussian, Charge(1.0, 1e-9, rho), mechanism="discrete_gaussian_tree")
         ledger.set_cap("older", 3.0, 1e-6)
-        ledger.spend("older", uuid.uuid4().hex, 0.5, 4e-7, None)  # an earlier dpgui's release: no ρ
+        ledger.spend("older", uuid.uuid4().hex, Charge(0.5, 4e-7, None))  # an earlier dpgui's release: no ρ
         ledger.set_cap("pure", 3.0)
     dialog = LedgerDialog()
     qtbot.addWidget(dialog)

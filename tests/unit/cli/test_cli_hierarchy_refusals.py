@@ -10,6 +10,7 @@ import pytest
 
 from dpgui.errors import ParameterError
 from dpgui.report.ledger import BudgetExceeded, Ledger
+from dpgui.vocabulary import Charge
 
 from cli_helpers import run_cli
 
@@ -51,9 +52,9 @@ def test_a_failure_after_the_spend_while_projecting_says_the_budget_was_spent(wo
     assert "was spent" in err and "ledger release" in err, err
     assert not (world / "out.csv").exists()
     with Ledger() as ledger:
-        assert ledger.check_spend("schools", 9.0, 0.0, None) is not None  # 1 of 10 spent: 9 left
+        assert ledger.check_spend("schools", Charge(9.0, 0.0, None)) is not None  # 1 of 10 spent: 9 left
         with pytest.raises(BudgetExceeded):
-            ledger.check_spend("schools", 9.5, 0.0, None)
+            ledger.check_spend("schools", Charge(9.5, 0.0, None))
 
 
 @pytest.mark.parametrize("weights", ["1,1", "1,1,1,1"])
@@ -62,7 +63,7 @@ def test_weights_of_the_wrong_length_are_refused_before_anything_is_spent(world,
     assert code == 2 and "weights" in err and "give 3 weights" in err, err
     assert not (world / "out.csv").exists()
     with Ledger() as ledger:
-        ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
+        ledger.check_spend("schools", Charge(10.0, 0.0, None))  # nothing spent
 
 
 @pytest.mark.parametrize("variant", ["itself", "copy", "plus a blank line", "gzip"])
@@ -83,7 +84,7 @@ def test_the_input_given_as_its_own_public_prior_is_refused(world, capsys, varia
     assert code == 2 and "has the data's own counts on every path" in err and "opt in" in err, err
     assert not (world / "out.csv").exists()
     with Ledger() as ledger:
-        ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
+        ledger.check_spend("schools", Charge(10.0, 0.0, None))  # nothing spent
 
 
 # ---------------------------------------------------------------- wave 3: the categories must be declared public
@@ -113,7 +114,7 @@ def test_a_release_without_a_prior_needs_the_categories_declared_public(world, c
     assert "declared public" in lines[0] and "--categories-public" in lines[0] and "--prior" in lines[0], lines[0]
     assert not (world / "out.csv").exists()
     with Ledger() as ledger:
-        ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
+        ledger.check_spend("schools", Charge(10.0, 0.0, None))  # nothing spent
 
 
 def test_declared_public_categories_are_released_and_the_manifest_says_so(world, capsys):
@@ -182,7 +183,7 @@ def test_out_with_force_never_replaces_the_prior(world, capsys, how):
     assert code == 2 and "prior" in err and len(err.strip().splitlines()) == 1, err
     assert prior.read_bytes() == before
     with Ledger() as ledger:
-        ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
+        ledger.check_spend("schools", Charge(10.0, 0.0, None))  # nothing spent
 
 
 # ---------------------------------------------------------------- wave 3: --alpha with δ = 0 is said, not ignored
@@ -217,7 +218,7 @@ def test_multiplicative_noise_without_delta_is_refused_before_the_data_is_read(w
     assert len(lines) == 1 and "δ > 0" in lines[0] and "--delta" in lines[0], lines[0]
     assert not (world / "out.csv").exists()
     with Ledger() as ledger:
-        ledger.check_spend("schools", 10.0, 0.0, None)  # nothing spent
+        ledger.check_spend("schools", Charge(10.0, 0.0, None))  # nothing spent
 
 
 # ---------------------------------------------------------------- wave 3: the ledger check before the data is read
@@ -229,7 +230,7 @@ def _past_gaussian_spend(dataset: str) -> None:
 
     with Ledger() as ledger:
         ledger.set_cap(dataset, 1.0, 1e-2)
-        ledger.spend(dataset, "past-gaussian", 0.8, 1e-3, zcdp_rho(0.8, 1e-3), "gaussian", {})
+        ledger.spend(dataset, "past-gaussian", Charge(0.8, 1e-3, zcdp_rho(0.8, 1e-3)), "gaussian", {})
 
 
 def test_auto_noise_is_not_refused_early_when_the_noise_it_chooses_fits(world, capsys):
@@ -259,7 +260,7 @@ def test_the_exact_charge_is_checked_after_reading_when_the_early_one_passes(wor
     assert code == 2 and out == "" and "δ = 0" in err, err
     assert not (world / "out.csv").exists()
     with Ledger() as ledger:
-        ledger.check_spend("pure", 10.0, 0.0, None)  # nothing spent
+        ledger.check_spend("pure", Charge(10.0, 0.0, None))  # nothing spent
 
 
 @pytest.mark.parametrize("noise", ["auto", "laplace", "gaussian", "multiplicative"])

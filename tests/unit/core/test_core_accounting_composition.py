@@ -1,6 +1,7 @@
 """Composition of a dataset's charges against a cap (:func:`dpgui.core.accounting.compose` and friends), and
 the charge a CDF plan (:meth:`Plan.ledger_charge`) and a hierarchy plan (:meth:`HierarchyPlan.ledger_charge`)
-record: the same for the same privacy.
+record: the same for the same privacy, by one rule (:meth:`NoiseMechanism.charge`): the planned figures, or
+the larger figures of what the noise spends when its level budgets sum past the planned total.
 
 Every figure is checked against an independent computation: sums written out by hand; Laplace's
 (ε, 0, ε²/2) (Bun & Steinke 2016, Prop. 1.4); the Canonne–Kamath–Steinke (2020, Cor. 13) conversion in its
@@ -17,9 +18,10 @@ import numpy as np
 import pytest
 
 from dpgui.core.accounting import (
-    RELATIVE_TOLERANCE, Accounting, Shortfall, compose, largest_fitting_epsilon, shortfall, within_cap,
+    RELATIVE_TOLERANCE, Accounting, Shortfall, compose, largest_fitting_epsilon, shortfall, within_cap, zcdp_epsilon,
 )
 from dpgui.core.hierarchy import HierarchyPlan
+from dpgui.core.noise_mechanisms import GAUSSIAN, LAPLACE
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
 from dpgui.core.tree import TreeShape
 from dpgui.vocabulary import Charge, Noise
@@ -150,3 +152,66 @@ def test_both_statistics_charge_gaussian_by_the_same_closed_form(neighbours, eps
         assert charged_rho == pytest.approx(rho, rel=1e-6)
         assert charged_rho >= float(plan.rho_spent())
     assert cdf.ledger_charge() == hierarchy.ledger_charge()
+
+
+# -- the rule when the noise spends more than planned ---------------------------------------------------
+
+DELTA = 1e-6
+
+
+def simple_epsilon(rho: float, delta: float) -> float:
+    """Bun & Steinke's (2016, Prop. 1.3) closed form ρ + 2√(ρ ln(1/δ)): never below the CKS conversion."""
+    return rho + 2 * math.sqrt(rho * math.log(1 / delta))
+
+
+def test_the_rule_charges_the_plan_or_what_the_noise_spends_whichever_is_more():
+    """:meth:`NoiseMechanism.charge` against closed forms: Laplace (max(ε, spent), 0, its ε²/2), Gaussian
+    (max(ε, ε of ρ), δ, ρ = max(zcdp_rho(ε, δ), spent)) with ε of ρ the CKS conversion, checked on the α grid
+    and below the simple bound."""
+    assert LAPLACE.charge(1.0, DELTA, Fraction(1, 2)) == Charge(1.0, 0.0, 0.5)  # spends less: the plan's figures
+    assert LAPLACE.charge(1.0, DELTA, Fraction(5, 4)) == Charge(1.25, 0.0, 1.25**2 / 2)  # spends more
+    assert LAPLACE.charge(1.0, 0.0, 1 + Fraction(1, 2**40)) == Charge(1 + 2**-40, 0.0, math.nextafter(0.5 + 2**-40, 1))
+    planned = cks_rho(1.0, DELTA)
+    low = GAUSSIAN.charge(1.0, DELTA, Fraction(planned / 2))
+    assert (low.epsilon, low.delta) == (1.0, DELTA) and low.rho == pytest.approx(planned, rel=1e-6)
+    high = GAUSSIAN.charge(1.0, DELTA, Fraction(0.05))
+    assert (high.delta, high.rho) == (DELTA, 0.05)
+    assert high.epsilon == pytest.approx(cks_epsilon(0.05, DELTA), rel=1e-6)
+    assert 1.0 < high.epsilon < simple_epsilon(0.05, DELTA)
+
+
+def _plans(privacy: PrivacySpec, noise: str, budgets: tuple[float, float]) -> tuple[Plan, HierarchyPlan]:
+    """A CDF plan (4 bins, branching 2·2: levels 1 and 2 noised) and a hierarchy plan (1, 2, 4 nodes) with
+    the same level budgets, under change with one record a person (Δ₁ = Δ₂² = 2)."""
+    cdf = Plan(TreeShape(4, (2, 2)), privacy, budgets, "gls", noise)
+    hierarchy = HierarchyPlan((1, 2, 4), privacy, noise, (0.0, *budgets), (1.0,) * 3, "uniform", "none")
+    return cdf, hierarchy
+
+
+def test_a_laplace_plan_whose_budgets_sum_past_epsilon_is_charged_what_its_noise_spends():
+    """Level budgets 0.5 + 0.25 = 0.75 for ε = 0.75·(1 − 5·10⁻¹⁰): within the plans' relative 10⁻⁹, so both
+    plans accept them. The scales are exact (t = Δ₁/ε_l = 4 and 8), so the noise spends ε = 0.75, 3.75·10⁻¹⁰
+    more than planned: charging the planned ε would under-charge. Both statistics charge (0.75, 0, 0.28125)."""
+    epsilon = 0.75 * (1 - 5e-10)
+    for plan in _plans(PrivacySpec(epsilon, "change", 1), "laplace", (0.5, 0.25)):
+        assert [s for s in (plan.scales if isinstance(plan, Plan) else plan.level_scales()) if s] == [4, 8]
+        assert Fraction(plan.epsilon_spent()) == Fraction(3, 4) > Fraction(epsilon)
+        assert plan.ledger_charge() == (0.75, 0.0, 0.75**2 / 2)  # max(ε, Σ ε_l), and its ε²/2
+
+
+def test_a_gaussian_plan_whose_budgets_sum_past_rho_is_charged_what_its_noise_spends():
+    """Level budgets ρ 0.5 + 0.25 for an (ε, δ) whose ρ is 0.75·(1 − 5·10⁻¹⁰); σ² = Δ₂²/(2ρ_l) = 2 and 4 are
+    exact, so the noise spends ρ = 0.75. Both statistics charge ρ = 0.75 and its ε at δ, found here on the
+    α grid, below Bun & Steinke's closed form and above the planned ε."""
+    target = 0.75 * (1 - 5e-10)
+    epsilon = zcdp_epsilon(target, DELTA)  # an ε whose ρ is the target
+    assert epsilon == pytest.approx(cks_epsilon(target, DELTA), rel=1e-6)
+    privacy = PrivacySpec(epsilon, "change", 1, DELTA)
+    assert privacy.rho is not None and abs(privacy.rho - target) <= 1e-12 and privacy.rho < 0.75
+    for plan in _plans(privacy, "gaussian", (0.5, 0.25)):
+        assert Fraction(plan.rho_spent()) == Fraction(3, 4)
+        charged_epsilon, charged_delta, charged_rho = plan.ledger_charge()
+        assert (charged_delta, charged_rho) == (DELTA, 0.75)  # max(zcdp_rho(ε, δ), Σ ρ_l)
+        assert charged_epsilon == pytest.approx(cks_epsilon(0.75, DELTA), rel=1e-6)
+        assert epsilon < charged_epsilon < simple_epsilon(0.75, DELTA)
+        assert charged_epsilon >= plan.epsilon_spent()

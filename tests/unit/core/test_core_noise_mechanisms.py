@@ -105,8 +105,8 @@ def test_gaussian_scale_variance_and_spending(sensitivity, rho):
 
 @pytest.mark.parametrize("epsilon", BUDGETS)
 def test_laplace_charge_is_pure_epsilon(epsilon):
-    charge = LAPLACE.charge(epsilon, 1e-9)  # δ is unused by pure ε-DP noise
-    assert charge == Charge(epsilon, 0.0, None)
+    charge = LAPLACE.charge(epsilon, 1e-9, Fraction(epsilon))  # δ is unused by pure ε-DP noise
+    assert charge == Charge(epsilon, 0.0, float(Fraction(epsilon) ** 2 / 2))  # ρ = ε²/2 for the ledger
     assert LAPLACE.budget_total(epsilon, 1e-9) == epsilon
     assert pure_rho(Fraction(epsilon)) == Fraction(epsilon) ** 2 / 2
 
@@ -114,7 +114,7 @@ def test_laplace_charge_is_pure_epsilon(epsilon):
 @pytest.mark.parametrize("epsilon", BUDGETS)
 @pytest.mark.parametrize("delta", [1e-10, 1e-6])
 def test_gaussian_charge_is_the_largest_rho_within_epsilon_delta(epsilon, delta):
-    charge = GAUSSIAN.charge(epsilon, delta)
+    charge = GAUSSIAN.charge(epsilon, delta, Fraction(GAUSSIAN.budget_total(epsilon, delta)))  # all of it spent
     assert (charge.epsilon, charge.delta) == (epsilon, delta)
     assert charge.rho == GAUSSIAN.budget_total(epsilon, delta)
     assert cks_delta(charge.rho, epsilon) <= delta * (1 + 1e-6)

@@ -24,6 +24,7 @@ from dpgui.report.ledger import (
     LEDGER_FILENAME, SCHEMA_VERSION, BudgetExceeded, CapBelowSpent, CapChange, Ledger, NoCapSet, ReasonNeeded,
     ReleaseEntry, Totals,
 )
+from dpgui.vocabulary import Charge
 from dpgui.workspace.ledger_words import worded
 
 REPO = Path(__file__).resolve().parents[3]
@@ -58,12 +59,12 @@ def test_three_thirds_fit_and_a_fourth_tiny_spend_does_not(ledger):
     cap = 0.7  # 0.7/3 is not exact in binary: the sum is only equal up to rounding
     ledger.set_cap("payroll", cap)
     for i in range(3):
-        totals = ledger.spend("payroll", f"r{i}", cap / 3, mechanism="discrete_laplace_tree")
+        totals = ledger.spend("payroll", f"r{i}", Charge(cap / 3), mechanism="discrete_laplace_tree")
     assert totals.releases == 3
     assert totals.epsilon_spent == pytest.approx(cap, rel=1e-15)
     assert totals.epsilon_remaining == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(BudgetExceeded) as info:
-        ledger.spend("payroll", "r3", cap * 1e-6)
+        ledger.spend("payroll", "r3", Charge(cap * 1e-6))
     message = str(worded(info.value))
     assert "payroll" in message and "ε = 0.7" in message and "remains" in message and "spent" in message
     assert info.value.totals.releases == 3
@@ -73,17 +74,17 @@ def test_three_thirds_fit_and_a_fourth_tiny_spend_does_not(ledger):
 def test_slightly_more_than_the_cap_in_one_go_is_refused_and_exactly_the_cap_fits(ledger):
     ledger.set_cap("a", 1.3)
     with pytest.raises(BudgetExceeded) as info:
-        ledger.spend("a", "too-much", 1.3 * 1.0000001)
+        ledger.spend("a", "too-much", Charge(1.3 * 1.0000001))
     assert "ε = 1.3 remains" in str(worded(info.value)) and "at most ε = 1.3" in str(worded(info.value))
     assert ledger.totals("a").releases == 0
-    assert ledger.spend("a", "exact", 1.3).epsilon_remaining == 0.0
+    assert ledger.spend("a", "exact", Charge(1.3)).epsilon_remaining == 0.0
 
 
 def test_refusal_says_spent_cap_and_remaining_in_plain_numbers(ledger):
     ledger.set_cap("survey", 2.0)
-    ledger.spend("survey", "first", 1.5)
+    ledger.spend("survey", "first", Charge(1.5))
     with pytest.raises(BudgetExceeded) as info:
-        ledger.spend("survey", "second", 0.75)
+        ledger.spend("survey", "second", Charge(0.75))
     err = worded(info.value)
     assert isinstance(err, DpguiError)
     assert err.problem == ("release 'second' needs ε = 0.75 but dataset 'survey' has spent ε = 1.5 of its cap ε = 2 "
@@ -93,50 +94,50 @@ def test_refusal_says_spent_cap_and_remaining_in_plain_numbers(ledger):
 
 def test_delta_cap_is_respected(ledger):
     ledger.set_cap("d", 1.0, 1e-6)
-    ledger.spend("d", "a", 0.1, delta=6e-7)
+    ledger.spend("d", "a", Charge(0.1, 6e-7))
     with pytest.raises(BudgetExceeded) as info:
-        ledger.spend("d", "b", 0.1, delta=6e-7)
+        ledger.spend("d", "b", Charge(0.1, 6e-7))
     assert "δ = 4e-07 remains" in str(worded(info.value)) or "δ = 4e-07" in str(worded(info.value))
-    ledger.spend("d", "c", 0.1, delta=4e-7)
+    ledger.spend("d", "c", Charge(0.1, 4e-7))
     totals = ledger.totals("d")
     assert totals.delta_spent == pytest.approx(1e-6) and totals.releases == 2
     assert totals.delta_remaining == pytest.approx(0.0, abs=1e-18)
     ledger.set_cap("pure", 1.0)  # δ = 0: no release with δ > 0 fits
     with pytest.raises(BudgetExceeded):
-        ledger.spend("pure", "x", 0.1, delta=1e-12)
+        ledger.spend("pure", "x", Charge(0.1, 1e-12))
 
 
 def test_refusal_leaves_the_ledger_unchanged(ledger):
     ledger.set_cap("x", 1.0, 1e-6, "start")
-    ledger.spend("x", "a", 0.5, delta=5e-7, description={"bins": 16})
+    ledger.spend("x", "a", Charge(0.5, 5e-7), description={"bins": 16})
     before = _state(ledger, "x")
     size_before = (ledger.path.stat().st_size, ledger.path.with_name(LEDGER_FILENAME + "-wal").stat().st_size)
     for kwargs in [dict(epsilon=0.6), dict(epsilon=0.1, delta=6e-7), dict(epsilon=0.6, rho=0.01)]:
         with pytest.raises(BudgetExceeded):
-            ledger.spend("x", "b", **kwargs)
+            ledger.spend("x", "b", Charge(**kwargs))
     assert _state(ledger, "x") == before
     assert ledger.release("b") is None
     assert (ledger.path.stat().st_size, ledger.path.with_name(LEDGER_FILENAME + "-wal").stat().st_size) == size_before
-    ledger.spend("x", "b", 0.5)  # the refused id was not used up
+    ledger.spend("x", "b", Charge(0.5))  # the refused id was not used up
 
 
 def test_refusals_carry_the_facts_and_no_front_end_words(ledger):
     """The ledger says what is short and by how much; the words (a CLI command, the window's menus) are the
     front ends' (dpgui.workspace.ledger_words)."""
     ledger.set_cap("survey", 2.0, 1e-6)
-    ledger.spend("survey", "first", 1.5)
+    ledger.spend("survey", "first", Charge(1.5))
     with pytest.raises(BudgetExceeded) as info:
-        ledger.spend("survey", "second", 0.75)
+        ledger.spend("survey", "second", Charge(0.75))
     err = info.value
     assert (err.dataset_id, err.release_id, err.short_of) == ("survey", "second", Shortfall.EPSILON)
-    assert tuple(err.charge) == (0.75, 0.0, None) and err.totals.epsilon_remaining == 0.5
+    assert (err.charge.epsilon, err.charge.delta, err.charge.rho) == (0.75, 0.0, None) and err.totals.epsilon_remaining == 0.5
     assert err.after.epsilon == 2.25 and not err.after.fits
     assert err.largest_epsilon == pytest.approx(0.5, rel=1e-8) and err.largest_epsilon <= 0.5
     with pytest.raises(BudgetExceeded) as info:
-        ledger.check_spend("survey", 0.1, 2e-6, 0.001)
+        ledger.check_spend("survey", Charge(0.1, 2e-6, 0.001))
     assert info.value.release_id is None and info.value.short_of is Shortfall.DELTA
     with pytest.raises(NoCapSet) as no_cap:
-        ledger.spend("nobody", "r", 0.1)
+        ledger.spend("nobody", "r", Charge(0.1))
     with pytest.raises(CapBelowSpent) as below:
         ledger.set_cap("survey", 1.0, 1e-6, "lower")
     assert below.value.totals.epsilon_spent == 1.5 and (below.value.epsilon, below.value.delta) == (1.0, 1e-6)
@@ -149,12 +150,12 @@ def test_refusals_carry_the_facts_and_no_front_end_words(ledger):
 
 def test_no_cap_set(ledger):
     with pytest.raises(NoCapSet) as info:
-        ledger.spend("unknown", "r", 0.1)
+        ledger.spend("unknown", "r", Charge(0.1))
     assert "set a budget first: `dpgui ledger cap unknown EPSILON`, or in the Ledger window" in str(worded(info.value))
     with pytest.raises(NoCapSet):
         ledger.totals("unknown")
     with pytest.raises(NoCapSet) as info:
-        ledger.spend("my data", "r", 0.1)
+        ledger.spend("my data", "r", Charge(0.1))
     assert "`dpgui ledger cap 'my data' EPSILON`" in str(worded(info.value))
     assert ledger.datasets() == [] and ledger.releases() == []
 
@@ -162,17 +163,17 @@ def test_no_cap_set(ledger):
 def test_duplicate_release_id_is_refused_even_across_datasets(ledger):
     ledger.set_cap("a", 5.0)
     ledger.set_cap("b", 5.0)
-    ledger.spend("a", "rel-1", 1.0)
+    ledger.spend("a", "rel-1", Charge(1.0))
     for dataset in ("a", "b"):
         with pytest.raises(DataError) as info:
-            ledger.spend(dataset, "rel-1", 1.0)
+            ledger.spend(dataset, "rel-1", Charge(1.0))
         assert "already recorded" in str(worded(info.value))
     assert ledger.totals("a").epsilon_spent == 1.0 and ledger.totals("b").releases == 0
 
 
 def test_cap_changes_are_logged_with_reasons(ledger):
     ledger.set_cap("p", 1.0, 0.0, "initial budget")
-    ledger.spend("p", "r1", 0.4)
+    ledger.spend("p", "r1", Charge(0.4))
     ledger.set_cap("p", 2.0, 1e-6, "board approved more")
     ledger.set_cap("p", 1.5, 1e-6, "policy 2025")
     ledger.set_cap("p", 1.5, 1e-6, "same again")  # no change, nothing logged
@@ -191,7 +192,7 @@ def test_cap_changes_are_logged_with_reasons(ledger):
 
 def test_lowering_the_cap_below_what_is_spent_is_refused(ledger):
     ledger.set_cap("p", 1.0, 1e-6)
-    ledger.spend("p", "r1", 0.4, delta=3e-7)
+    ledger.spend("p", "r1", Charge(0.4, 3e-7))
     before = _state(ledger, "p")
     with pytest.raises(DataError) as info:
         ledger.set_cap("p", 0.39, 1e-6, "too low")
@@ -218,13 +219,16 @@ def test_bad_spends_are_parameter_errors(ledger):
     ledger.set_cap("d", 1.0, 1e-6)
     ledger.set_cap("x" * 200, 1.0)  # 200 characters is allowed
     for kwargs in [dict(epsilon=-0.1), dict(epsilon=float("nan")), dict(epsilon=0.1, delta=1.0),
-                   dict(epsilon=0.1, rho=-1.0), dict(epsilon=0.1, rho=float("inf")),
-                   dict(epsilon=0.1, description={"x": float("nan")}), dict(epsilon=0.1, description={"x": object()}),
-                   dict(epsilon=0.1, description=[1, 2])]:
+                   dict(epsilon=0.1, rho=-1.0), dict(epsilon=0.1, rho=float("inf"))]:
+        with pytest.raises(ValueError, match="charge"):  # a charge no release can cost cannot be made, nor spent
+            ledger.spend("d", "r", Charge(**kwargs))
+    for description in [{"x": float("nan")}, {"x": object()}, [1, 2]]:
         with pytest.raises(ParameterError):
-            ledger.spend("d", "r", **kwargs)
+            ledger.spend("d", "r", Charge(0.1), description=description)
     with pytest.raises(ParameterError):
-        ledger.spend("d", "", 0.1)
+        ledger.spend("d", "r", (0.1, 0.0, None))  # the figures without a Charge
+    with pytest.raises(ParameterError):
+        ledger.spend("d", "", Charge(0.1))
     assert ledger.totals("d").releases == 0
 
 
@@ -233,7 +237,7 @@ def test_bad_spends_are_parameter_errors(ledger):
 
 def _gaussian_release(rho: float, own_delta: float = 1e-7) -> dict:
     """A Gaussian release's own (ε, δ) — what it would cost alone — and its ρ."""
-    return dict(epsilon=zcdp_epsilon(rho, own_delta), delta=own_delta, rho=rho, mechanism="discrete_gaussian_tree")
+    return dict(charge=Charge(zcdp_epsilon(rho, own_delta), own_delta, rho), mechanism="discrete_gaussian_tree")
 
 
 def test_gaussian_releases_compose_under_zcdp(ledger):
@@ -283,15 +287,15 @@ def test_one_release_without_rho_falls_back_to_basic_composition(ledger):
     for i in range(3):
         ledger.spend("mix", f"g{i}", **_gaussian_release(0.008))
     with pytest.raises(BudgetExceeded) as info:
-        ledger.spend("mix", "lap", 0.001, mechanism="discrete_laplace_tree")  # tiny, but basic Σε > cap already
+        ledger.spend("mix", "lap", Charge(0.001), mechanism="discrete_laplace_tree")  # tiny, but basic Σε > cap already
     assert "basic composition" in str(worded(info.value)) and "a release with a ρ" in str(worded(info.value))
     assert "may still spend up to ρ" in str(worded(info.value))
     # the same tiny Laplace release charged as this dpgui does, with ρ = ε²/2, fits under zCDP
-    totals = ledger.spend("mix", "lap-rho", 0.001, rho=0.001**2 / 2, mechanism="discrete_laplace_tree")
+    totals = ledger.spend("mix", "lap-rho", Charge(0.001, rho=0.001**2 / 2), mechanism="discrete_laplace_tree")
     assert totals.accounting == "zcdp" and totals.rho_spent == pytest.approx(3 * 0.008 + 0.001**2 / 2, rel=1e-12)
     # Laplace without ρ first: then the Gaussians count by basic composition too
     ledger.set_cap("mix2", 1.0, 1e-6)
-    ledger.spend("mix2", "m2-lap", 0.1, mechanism="discrete_laplace_tree")
+    ledger.spend("mix2", "m2-lap", Charge(0.1), mechanism="discrete_laplace_tree")
     ledger.spend("mix2", "m2-g0", **_gaussian_release(0.008))  # basic: 0.1 + 0.5 ≤ 1
     totals = ledger.totals("mix2")
     assert totals.rho_spent is None and totals.zcdp_epsilon is None and totals.rho_remaining is None
@@ -316,9 +320,9 @@ def test_a_release_with_delta_and_a_cap_without_delta_is_refused_with_the_fix(le
 
 def test_not_enough_delta_left_says_so(ledger):
     ledger.set_cap("d", 5.0, 1e-6)
-    ledger.spend("d", "old", 0.1, delta=8e-7)  # recorded without ρ (an earlier dpgui): basic composition only
+    ledger.spend("d", "old", Charge(0.1, 8e-7))  # recorded without ρ (an earlier dpgui): basic composition only
     with pytest.raises(BudgetExceeded) as info:
-        ledger.spend("d", "new", 0.1, delta=5e-7, rho=0.001)
+        ledger.spend("d", "new", Charge(0.1, 5e-7, 0.001))
     err, words = info.value, worded(info.value)
     assert err.short_of == "delta" and words.problem.startswith("not enough δ left: release 'new' needs δ = 5e-07")
     assert "δ = 2e-07 remains" in words.problem and "carry no ρ" in words.problem
@@ -332,13 +336,13 @@ def test_a_refused_laplace_release_is_told_the_largest_epsilon_that_fits(ledger)
     for i in range(3):
         ledger.spend("m", f"g{i}", **_gaussian_release(0.008))
     with pytest.raises(BudgetExceeded) as info:
-        ledger.spend("m", "lap", 0.2, rho=0.2**2 / 2)
+        ledger.spend("m", "lap", Charge(0.2, rho=0.2**2 / 2))
     quoted = re.search(r"ask for at most ε = ([0-9.e+-]+) \(ρ = ", worded(info.value).fix)
     assert quoted is not None and "at δ" not in worded(info.value).fix, worded(info.value).fix
     most = float(quoted.group(1))
     left = ledger.totals("m").rho_remaining
     assert most == pytest.approx(math.sqrt(2 * left), rel=1e-3) and most <= math.sqrt(2 * left)
-    ledger.spend("m", "lap-fits", most, rho=most**2 / 2)  # and it does fit
+    ledger.spend("m", "lap-fits", Charge(most, rho=most**2 / 2))  # and it does fit
 
 
 def test_totals_after_a_spend_record_nothing(ledger):
@@ -349,7 +353,7 @@ def test_totals_after_a_spend_record_nothing(ledger):
     assert after.zcdp_epsilon == pytest.approx(cks_epsilon_closed_form(0.016, 1e-6), rel=1e-7)
     assert ledger.totals("t").releases == 1
     with pytest.raises(NoCapSet):
-        ledger.totals_after("nobody", 0.1)
+        ledger.totals_after("nobody", Charge(0.1))
 
 
 def test_zcdp_needs_a_delta_in_the_cap(ledger):
@@ -379,9 +383,9 @@ def test_lowering_the_cap_counts_zcdp(ledger):
 def test_releases_newest_first_and_bundle_pointer(ledger):
     ledger.set_cap("a", 10.0)
     ledger.set_cap("b", 10.0)
-    ledger.spend("a", "r1", 1.0, mechanism="m", description={"bins": 64, "bounds": [0, 1]})
-    ledger.spend("b", "r2", 2.0)
-    ledger.spend("a", "r3", 3.0)
+    ledger.spend("a", "r1", Charge(1.0), mechanism="m", description={"bins": 64, "bounds": [0, 1]})
+    ledger.spend("b", "r2", Charge(2.0))
+    ledger.spend("a", "r3", Charge(3.0))
     assert [r.release_id for r in ledger.releases()] == ["r3", "r2", "r1"]
     assert [r.release_id for r in ledger.releases("a")] == ["r3", "r1"]
     assert ledger.releases("nobody") == []
@@ -405,7 +409,7 @@ def test_releases_newest_first_and_bundle_pointer(ledger):
 def test_spends_survive_reopening_and_cannot_be_edited():
     with Ledger() as led:
         led.set_cap("a", 1.0)
-        led.spend("a", "r1", 0.25)
+        led.spend("a", "r1", Charge(0.25))
         path = led.path
     with Ledger(path) as led:
         assert led.totals("a").epsilon_spent == 0.25
@@ -527,6 +531,7 @@ WORKER = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
     from dpgui.report.ledger import BudgetExceeded, Ledger
+    from dpgui.vocabulary import Charge
 
     path, start, name, attempts, eps, cap = (Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]),
                                              float(sys.argv[5]), float(sys.argv[6]))
@@ -540,7 +545,7 @@ WORKER = textwrap.dedent("""
         ledger.set_cap("shared", cap, 0.0, "worker " + name)  # the same cap from every worker: logged once
         for i in range(attempts):
             try:
-                ledger.spend("shared", f"{name}-{i}", eps, mechanism="test", description={"worker": name})
+                ledger.spend("shared", f"{name}-{i}", Charge(eps), mechanism="test", description={"worker": name})
                 accepted += 1
             except BudgetExceeded:
                 refused += 1

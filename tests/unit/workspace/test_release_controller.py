@@ -17,6 +17,7 @@ from dpgui.data.sample import sample_dataset_path
 from dpgui.data.table import inspect_table
 from dpgui.errors import Cancelled
 from dpgui.report.ledger import BudgetExceeded, Ledger, NoCapSet
+from dpgui.vocabulary import Charge
 from dpgui.workspace.release import (
     DATA_NOT_READY, NO_DATA, PLAN_NOT_READY, BudgetOk, FirstCapNeeded, LedgerUnusable, NotEnoughBudget, NotReady,
     ReleaseController, ReleaseOutcome, ReleaseRequest, new_release_id, release_request, spent_on,
@@ -320,7 +321,7 @@ def test_a_gaussian_release_and_a_cap_without_delta_is_refused_before_the_data_i
 def test_not_enough_delta_left_is_said_in_delta():
     with Ledger() as ledger:
         ledger.set_cap("flights", 3.0, 1e-9)
-        ledger.spend("flights", "old", 0.1, delta=8e-10)  # an earlier dpgui's release: no ρ, basic composition only
+        ledger.spend("flights", "old", Charge(0.1, 8e-10))  # an earlier dpgui's release: no ρ, basic composition only
     controller = _controller(_workspace_with(PrivacySpec(EPSILON, "change", 1, DELTA), "gaussian"))
     check = controller.check_budget(_request(controller))
     assert isinstance(check, NotEnoughBudget) and "Not enough δ left" in check.message
