@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from dpgui.data.histogram import column_histogram
-    from dpgui.data.source import open_source, parse_source
+    from dpgui.data.source import open_source
+    from dpgui.data.source_spec import parse_source
     from dpgui.data.spark_source import spark_session
 
     t0 = time.perf_counter()

@@ -11,7 +11,7 @@ directions, is counted for real (the protocol messages, not a formula). Then tim
 
 (a) in the database: ``SqlSource.histogram`` (one aggregate query; only the counts travel);
 (b) to the client: ``SELECT x FROM big`` through a server-side cursor (text format, as a client reads a
-    column) → numpy → the same binning (``_Binner``); and, for reference, the most compact way to move
+    column) → numpy → the same binning (``Binner``); and, for reference, the most compact way to move
     the column: ``COPY (SELECT x FROM big) TO STDOUT (FORMAT BINARY)`` (bytes only).
 
 Prints the median time of each, the bytes each moved, and ``bytes_ratio = (a) / (b)`` against the target
@@ -114,8 +114,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import numpy as np
 
-    from dpgui.data.histogram import _Binner
-    from dpgui.data.source import open_source, parse_source
+    from dpgui.data.binning import Binner
+    from dpgui.data.source import open_source
+    from dpgui.data.source_spec import parse_source
     from timing import median_time
 
     with PgServer.start() as pg:
@@ -143,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         with psycopg.connect(host=proxy.dir, user="dpgui_test", password=pg.password, dbname="dpgui") as conn:
             def to_client() -> tuple[object, int]:
                 proxy.reset()
-                binner = _Binner(LOWER, UPPER, BINS)
+                binner = Binner(LOWER, UPPER, BINS)
                 with conn.transaction(), conn.cursor(name="col") as cur:
                     cur.itersize = 100_000
                     cur.execute("SELECT x FROM big")

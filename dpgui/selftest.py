@@ -69,7 +69,8 @@ def _sample(run: _Run) -> str:
     as the window and the command line read it."""
     from dpgui.data.file_source import FileSource
     from dpgui.data.sample import sample_dataset_path
-    from dpgui.data.source import open_source, parse_source
+    from dpgui.data.source import open_source
+    from dpgui.data.source_spec import parse_source
 
     path = sample_dataset_path()
     spec = parse_source(path)
@@ -102,7 +103,8 @@ def _data_sources(run: _Run) -> str:
 
     from dpgui.data.csv_dialect import UnstatedDialect
     from dpgui.data.file_types import CsvDialect
-    from dpgui.data.source import open_source, parse_source
+    from dpgui.data.source import open_source
+    from dpgui.data.source_spec import parse_source
 
     reference = run.values["hist"]
     with open_source(run.values["spec"]) as sample:

@@ -32,6 +32,7 @@ __all__ = [
     "Noise",
     "Objective",
     "PriorSource",
+    "SourceKind",
     "StatisticKind",
     "choices",
 ]
@@ -168,6 +169,15 @@ class Engine(Name):
     """Where the counting runs."""
 
     LOCAL = "local"
+    SPARK = "spark"
+
+
+class SourceKind(Name):
+    """Where the confidential data lives (a data source's ``kind`` in project files and manifests): a file
+    or a folder of Parquet files on this computer, an SQL database, a dataset read by Spark."""
+
+    FILE = "file"
+    DATABASE = "database"
     SPARK = "spark"
 
 

@@ -31,7 +31,7 @@ from dpgui.vocabulary import Allocation, Noise, PriorSource
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan
     from dpgui.data.hierarchy import PathCounts
-    from dpgui.data.source import SourceSpec
+    from dpgui.data.source_spec import SourceSpec
     from dpgui.workspace.flow import ReleaseFlow
 
 

@@ -69,7 +69,7 @@ def _focus_plan(args: argparse.Namespace, request: Any, default: Plan) -> Option
     from dataclasses import replace
 
     from dpgui.core.focus import FocusChoice, value_span
-    from dpgui.data.histogram import check_bounds
+    from dpgui.data.binning import check_bounds
     from dpgui.workspace.planning import focus_plan
 
     if getattr(args, "lower", None) is None or getattr(args, "upper", None) is None:
@@ -211,7 +211,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else secrets.randbits(63)
     from_data = args.synthetic is None
     if from_data:
-        from dpgui.data.histogram import check_bounds
+        from dpgui.data.binning import check_bounds
         from dpgui.data.readers import check_data_file
 
         if not _has_source(args):

@@ -85,7 +85,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
     from dpgui.core.noise import SecureRandom
     from dpgui.core.quantiles import quantiles
-    from dpgui.data.histogram import check_bounds
+    from dpgui.data.binning import check_bounds
     from dpgui.data.readers import check_data_file
     from dpgui.report.cdf.csv_export import write_release_csv
     from dpgui.report.keystore import load_secret_key

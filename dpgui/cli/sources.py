@@ -16,7 +16,8 @@ from dpgui.errors import DataError, ParameterError
 from dpgui.vocabulary import Engine
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
-    from dpgui.data.source import DataSource, SourceSpec
+    from dpgui.data.source import DataSource
+    from dpgui.data.source_spec import SourceSpec
 
 
 def _location(args: argparse.Namespace) -> str | None:
@@ -34,12 +35,12 @@ def _has_source(args: argparse.Namespace) -> bool:
 
 
 def _source_spec(args: argparse.Namespace) -> SourceSpec:
-    """The :class:`~dpgui.data.source.SourceSpec` of the command's options (nothing is opened), or the
-    ParameterError of :func:`~dpgui.data.source.parse_source` (a password in a URL, a table for a
+    """The :class:`~dpgui.data.source_spec.SourceSpec` of the command's options (nothing is opened), or the
+    ParameterError of :func:`~dpgui.data.source_spec.parse_source` (a password in a URL, a table for a
     file, table and query, an unknown engine, …). ``--delimiter`` alone keeps the decimal point;
     ``--decimal ,`` alone means ';'-separated, ``--decimal .`` alone ','-separated."""
     from dpgui.data.file_types import CsvDialect, format_of_name
-    from dpgui.data.source import parse_source
+    from dpgui.data.source_spec import parse_source
     from dpgui.data.source_spec import sqlite_url_note
 
     location = _location(args)
@@ -83,8 +84,8 @@ def _open_data(spec: SourceSpec) -> DataSource:
 
 
 def _protected_paths(spec: SourceSpec) -> list[str]:
-    """Files an output must never replace (nor, for a folder, write into): :func:`dpgui.data.source.local_paths`."""
-    from dpgui.data.source import local_paths
+    """Files an output must never replace (nor, for a folder, write into): :func:`dpgui.data.source_spec.local_paths`."""
+    from dpgui.data.source_spec import local_paths
 
     return local_paths(spec)
 
@@ -156,7 +157,7 @@ def _check_data_columns(source: DataSource, columns: Sequence[str], numeric: boo
     for column in columns:
         info = found.get(column)
         if info is None:
-            from dpgui.data.readers import column_not_found
+            from dpgui.data.streams import column_not_found
 
             raise column_not_found(column, where, list(found))
         if numeric and info.kind not in ("numeric", "empty"):

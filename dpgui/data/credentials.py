@@ -6,7 +6,7 @@ package: service ``dpgui``, user name = the database URL without a password, e.g
 command line's ``getpass``). None of them: no password is given to the driver, so PostgreSQL's own
 ``PGPASSWORD`` and ``~/.pgpass`` (or a password-less method such as peer or certificate
 authentication) still work. The password is handed to the database driver only: it is not put in a
-:class:`~dpgui.data.source.SourceSpec`, a message, a log or any file.
+:class:`~dpgui.data.source_spec.SourceSpec`, a message, a log or any file.
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ never one detected in its cells; a file whose first lines suggest another dialec
 refused when opened until one is stated (:class:`dpgui.data.csv_dialect.UnstatedDialect`).
 
 A thin layer over the file readers: :func:`dpgui.data.table.inspect_table` (columns),
-:class:`dpgui.data.table.TableReader` (preview), :func:`dpgui.data.table.count_rows`,
-:func:`dpgui.data.histogram.column_histogram` and :func:`dpgui.data.hierarchy.count_paths`; the
-counting runs here, in a streamed pass (memory independent of the number of rows).
+:class:`dpgui.data.table.TableReader` (preview), :func:`dpgui.data.table.count_rows` and
+:func:`dpgui.data.grouped_counts.count_file_groups` (the counting primitive, on which the histogram and
+the path counts are built); the counting runs here, in a streamed pass (memory independent of the number
+of rows).
 """
 
 from __future__ import annotations
@@ -16,15 +17,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from dpgui.core.missing import MISSING_DROP
-from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec
+from dpgui.data.source import DataSource, PasswordPrompt
+from dpgui.data.source_spec import SourceSpec
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from dpgui.data.file_types import CsvDialect
+    from dpgui.data.grouped_counts import GroupedCounts, Key
     from dpgui.data.hierarchy import PathCounts
     from dpgui.data.histogram import ColumnHistogram
-    from dpgui.data.readers import CancelCallback, ProgressCallback
+    from dpgui.data.streams import CancelCallback, ProgressCallback
     from dpgui.data.table import ColumnInfo, TableInfo
 
 __all__ = ["FileSource", "open_spec"]
@@ -84,6 +87,19 @@ class FileSource(DataSource):
         return count_rows(self.spec.location, progress=progress, should_cancel=should_cancel, dialect=self.csv_dialect,
                           encoding=self.spec.encoding)
 
+    def grouped_counts(
+        self,
+        keys: Sequence[Key],
+        *,
+        max_groups: int | None = None,
+        progress: ProgressCallback | None = None,
+        should_cancel: CancelCallback | None = None,
+    ) -> GroupedCounts:
+        from dpgui.data.grouped_counts import count_file_groups
+
+        return count_file_groups(self.spec.location, keys, max_groups=max_groups, progress=progress,
+                                 should_cancel=should_cancel, dialect=self.csv_dialect, encoding=self.spec.encoding)
+
     def histogram(
         self,
         column: str,
@@ -95,11 +111,12 @@ class FileSource(DataSource):
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
     ) -> ColumnHistogram:
-        from dpgui.data.histogram import column_histogram
+        """:func:`dpgui.data.histogram.column_histogram`: the file's entry to the same primitive (one BinKey)."""
+        from dpgui.data import histogram
 
-        return column_histogram(self.spec.location, column, lower, upper, bins, missing,
-                                progress=progress, should_cancel=should_cancel, dialect=self.csv_dialect,
-                                encoding=self.spec.encoding)
+        return histogram.column_histogram(self.spec.location, column, lower, upper, bins, missing, progress=progress,
+                                          should_cancel=should_cancel, dialect=self.csv_dialect,
+                                          encoding=self.spec.encoding)
 
     def path_counts(
         self,
@@ -110,13 +127,14 @@ class FileSource(DataSource):
         should_cancel: CancelCallback | None = None,
         min_levels: int = 2,
     ) -> PathCounts:
+        """:func:`dpgui.data.hierarchy.count_paths`: the file's entry to the same primitive (the levels' ValueKeys)."""
         from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
-        from dpgui.data.hierarchy import count_paths
+        from dpgui.data import hierarchy
 
         limit = MAX_NODES_PER_LEVEL if max_nodes_per_level is None else max_nodes_per_level  # 0 is refused there
-        return count_paths(self.spec.location, level_columns, progress=progress, should_cancel=should_cancel,
-                           max_nodes_per_level=limit, dialect=self.csv_dialect, encoding=self.spec.encoding,
-                           min_levels=min_levels)
+        return hierarchy.count_paths(self.spec.location, level_columns, progress=progress, should_cancel=should_cancel,
+                                     max_nodes_per_level=limit, dialect=self.csv_dialect, encoding=self.spec.encoding,
+                                     min_levels=min_levels)
 
     def distinct_counts(
         self,

@@ -1,14 +1,18 @@
 """Streaming counts of the paths of 2–4 nested categorical columns (a hierarchy's leaves).
 
-The data layer's side of "counts over a hierarchy": the level columns of a table file
-(CSV/TSV, Parquet, Excel, Stata, SAS, SPSS) are read batch by batch (:mod:`dpgui.data.readers`, the one reader of each
-format) and every distinct path ``(value of column 1, …, value of column L)`` is counted. The tree
+The data layer's side of "counts over a hierarchy": every distinct path ``(value of column 1, …, value of
+column L)`` of the level columns is counted by the one counting primitive (:mod:`dpgui.data.grouped_counts`,
+a :class:`~dpgui.data.grouped_counts.ValueKey` per level: a table file — CSV/TSV, Parquet, Excel, Stata,
+SAS, SPSS — read batch by batch, a database's ``GROUP BY``, a Spark job), and :func:`path_counts_of` turns
+the groups of any source into :class:`PathCounts` with one set of labels and checks. The tree
 itself (nodes, parents, level counts) and the refusal of a value that appears under two parents are
 :class:`dpgui.core.hierarchy.Hierarchy`'s (:meth:`~dpgui.core.hierarchy.Hierarchy.from_paths`, called
 on every result, so a file whose levels are not nested is refused here, with the value and both
 parents named); this module turns rows into path counts.
 
 * :func:`count_paths`: the path counts of a (confidential or public) file, validated;
+* :func:`path_counts_of`: the path counts of the groups a source counted (:func:`path_counts_from_groups`
+  for the groups of an aggregate query given as a table);
 * :func:`read_prior`: a public prior: a table of paths with a count column, or raw rows;
 * :func:`level_value_counts`: the number of distinct values of candidate columns (capped), for a
   column chooser;
@@ -41,21 +45,20 @@ from __future__ import annotations
 import functools
 import numbers
 import pathlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.types as pat
 
 from dpgui.core.hierarchy import MAX_LEVELS, MAX_NODES_PER_LEVEL, MIN_LEVELS, Hierarchy, label_order_key
 from dpgui.data.file_types import CsvDialect, TableFormat
-from dpgui.data.readers import (
-    CancelCallback, PathLike, ProgressCallback, check_callbacks, check_table_file, column_kind, column_not_found,
-    csv_dialect, float_text, record_batches, table_schema, value_text, watched,
+from dpgui.data.grouped_counts import (
+    GroupedCounts, LevelValues, Paths, ValueKey, column_kinds, count_file_groups, leaf_values,
 )
+from dpgui.data.readers import check_table_file, csv_dialect, record_batches, table_schema
+from dpgui.data.streams import CancelCallback, PathLike, ProgressCallback, check_callbacks, watched
 from dpgui.errors import DataError, ParameterError
 from dpgui.resources import find_resource, resource_candidates
 
@@ -70,6 +73,7 @@ __all__ = [
     "hierarchy_sample_path",
     "level_value_counts",
     "path_counts_from_groups",
+    "path_counts_of",
     "read_prior",
     "too_many_paths",
 ]
@@ -168,120 +172,13 @@ def _column_names(columns: object) -> list[str]:
     return names
 
 
-def _schema_kinds(
-    p: pathlib.Path,
-    fmt: TableFormat,
-    columns: Sequence[str],
-    dialect: CsvDialect | None = None,
-    *,
-    encoding: str | None = None,
-) -> dict[str, str]:
-    """The coarse kind of each of ``columns``; DataError naming the columns if one is absent."""
-    schema, _ = table_schema(p, fmt, dialect, encoding=encoding)
-    names = list(schema.names)
-    for column in columns:
-        if column not in names:
-            raise column_not_found(column, f"'{p.name}'", names)
-        if names.count(column) > 1:
-            raise DataError(
-                f"column name '{column}' is used by {names.count(column)} columns of '{p.name}'",
-                "rename the columns in the file so that each name is used once",
-            )
-    return {c: column_kind(schema.field(names.index(c)).type) for c in columns}
-
-
 def _numeric_note(column: str) -> str:
     return f"column '{column}' is numeric; its values are used as categories"
 
 
-def _typed(fmt: TableFormat) -> bool:
-    """Does a file of format ``fmt`` carry its columns' types (Parquet, Stata, SAS, SPSS)? A CSV/TSV or
-    Excel column's "type" would be read from its cells, so nothing may be said from it."""
-    return fmt not in ("csv", "tsv", "xlsx")
-
-
-def _numeric_notes(names: Sequence[str], kinds: dict[str, str]) -> tuple[str, ...]:
+def _numeric_notes(names: Sequence[str], kinds: Mapping[str, str]) -> tuple[str, ...]:
     """The note of each level column whose declared type (``kinds``: from type information only) is numeric."""
     return tuple(_numeric_note(c) for c in names if kinds.get(c) == "numeric")
-
-
-# --------------------------------------------------------------------------- labels
-
-
-def _labels(values: pa.Array) -> list[str | None]:
-    """The label of each value of a (small) array of distinct values: None where missing (null,
-    NaN, empty or blank text); each label is decided by its value alone (:func:`value_text`; a float
-    in its own precision)."""
-    t = values.type
-    if pat.is_null(t):
-        return [None] * len(values)
-    if pat.is_floating(t):
-        dtype = np.dtype(t.to_pandas_dtype())
-        return [None if v is None else float_text(v, dtype) for v in values.to_pylist()]
-    return [value_text(v) for v in values.to_pylist()]
-
-
-def _encode(arr: pa.Array) -> tuple[npt.NDArray[np.int64], pa.Array]:
-    """``(indices, dictionary)`` of a batch column: index -1 for null. O(n), vectorised."""
-    if pat.is_null(arr.type):
-        return np.full(len(arr), -1, dtype=np.int64), pa.array([], type=pa.null())
-    if pat.is_dictionary(arr.type):
-        # A Parquet dictionary may hold a whole row group's values: keep only those of this batch.
-        arr = arr.dictionary_decode()
-    encoded = pc.dictionary_encode(arr)
-    indices = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    return indices, encoded.dictionary
-
-
-class _LevelValues:
-    """The distinct labels of one column, each with an id 0, 1, … in order of appearance."""
-
-    def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-        self.labels: list[str] = []
-
-    def ids_of(self, arr: pa.Array) -> npt.NDArray[np.int64]:
-        """The id of each value of ``arr`` (-1 where missing), new labels added. O(n + distinct)."""
-        indices, dictionary = _encode(arr)
-        mapping = np.empty(len(dictionary) + 1, dtype=np.int64)
-        mapping[-1] = -1  # index -1 (null) maps to the last slot
-        ids, labels = self.ids, self.labels
-        for j, label in enumerate(_labels(dictionary)):
-            if label is None:
-                mapping[j] = -1
-                continue
-            found = ids.get(label)
-            if found is None:
-                found = ids[label] = len(labels)
-                labels.append(label)
-            mapping[j] = found
-        return mapping[indices]
-
-
-class _Paths:
-    """Distinct paths of one level: ``(parent path id, value id)`` → path id, with the inverse."""
-
-    def __init__(self) -> None:
-        self.ids: dict[int, int] = {}
-        self.parent: list[int] = []
-        self.value: list[int] = []
-
-    def ids_of(self, parent: npt.NDArray[np.int64], value: npt.NDArray[np.int64], base: int) -> npt.NDArray[np.int64]:
-        """Path id of each (parent, value) pair (no missing values), new paths added. ``base`` >
-        every value id. O(n log n) for the batch's np.unique, Python work on its distinct pairs."""
-        keys = parent * base + value
-        unique, inverse = np.unique(keys, return_inverse=True)
-        mapping = np.empty(len(unique), dtype=np.int64)
-        ids = self.ids
-        for j, key in enumerate(unique.tolist()):
-            found = ids.get(key)
-            if found is None:
-                found = ids[key] = len(self.parent)
-                self.parent.append(key // base)
-                self.value.append(key % base)
-            mapping[j] = found
-        out: npt.NDArray[np.int64] = mapping[inverse.reshape(-1)]
-        return out
 
 
 def _too_many(column: str, limit: int, what: str = "distinct values") -> DataError:
@@ -308,95 +205,7 @@ def too_many_paths(level_columns: Sequence[str], limit: int) -> DataError:
     return _too_many(level_columns[-1], limit, "nodes (distinct paths from the root)")
 
 
-def _missing_error(p: pathlib.Path, column: str, n_rows: int, first_row: int) -> DataError:
-    rows = "1 row has" if n_rows == 1 else f"{n_rows:,} rows have"
-    return DataError(
-        f"level column '{column}' in '{p.name}': {rows} a missing or empty value (first at data row {first_row:,})",
-        "fill them with a category such as \"(missing)\" or drop those rows",
-    )
-
-
 # --------------------------------------------------------------------------- path counts
-
-
-def _count(
-    p: pathlib.Path,
-    fmt: TableFormat,
-    names: tuple[str, ...],
-    kinds: dict[str, str],
-    limit: int,
-    batch_rows: int,
-    progress: ProgressCallback | None,
-    should_cancel: CancelCallback | None,
-    count_column: str | None = None,
-    extra_notes: tuple[str, ...] = (),
-    dialect: CsvDialect | None = None,
-    encoding: str | None = None,
-) -> PathCounts:
-    """Stream the level columns and count the rows (or sum ``count_column``, checked by
-    :func:`_prior_counts`) of every path; the result's tree is built and checked. ``kinds``: of the
-    level columns as the file's schema types them (a note for each numeric one, in a typed format
-    only). ``dialect``: that of a CSV/TSV (resolved)."""
-    values = [_LevelValues() for _ in names]
-    paths = [_Paths() for _ in names]
-    base = limit + 2  # value ids and path ids stay ≤ limit (checked below): keys fit in int64
-    leaf_counts = np.zeros(0, dtype=np.int64)
-    rows = 0
-    missing = dict.fromkeys(names, 0)
-    first_missing: dict[str, int] = {}
-    columns = list(names) if count_column is None else [*names, count_column]
-    stream = record_batches(p, fmt, columns, batch_rows, numeric=count_column, dialect=dialect, encoding=encoding)
-    batches: Iterator[pa.RecordBatch] = watched(stream, progress, should_cancel)
-    total = 0
-    for batch in batches:
-        weights = None if count_column is None else _prior_counts(p, count_column, batch.column(len(names)), rows)
-        ids = []
-        ok = np.ones(batch.num_rows, dtype=bool)
-        for level, column in enumerate(names):
-            v = values[level].ids_of(batch.column(level))
-            if len(values[level].labels) > limit:
-                raise _too_many(column, limit)
-            absent = v < 0
-            n_absent = int(np.count_nonzero(absent))
-            if n_absent:
-                missing[column] += n_absent
-                first_missing.setdefault(column, rows + int(np.argmax(absent)) + 1)
-                ok &= ~absent
-            ids.append(v)
-        rows += batch.num_rows
-        if any(missing.values()):
-            continue  # reported after the whole file is read (how many rows, the first)
-        parent = np.zeros(batch.num_rows, dtype=np.int64)
-        for level, column in enumerate(names):
-            parent = paths[level].ids_of(parent, ids[level], base)
-            if len(paths[level].parent) > limit:
-                # More paths than values on this level (values are ≤ limit, checked above): a value
-                # is under two parents. The core names it (and its parents) from the paths so far.
-                Hierarchy.from_paths(names[: level + 1], _leaf_paths(values[: level + 1], paths[: level + 1]))
-                raise _too_many(column, limit, "nodes (distinct paths from the root)")
-        n_leaves = len(paths[-1].parent)
-        if len(leaf_counts) < n_leaves:
-            leaf_counts = np.concatenate([leaf_counts, np.zeros(n_leaves - len(leaf_counts), dtype=np.int64)])
-        if weights is None:
-            leaf_counts += np.bincount(parent, minlength=n_leaves)
-            total += batch.num_rows
-        else:
-            # Each count is ≤ 2^53; their sum must be too, or int64 sums up the tree could wrap around.
-            if total + float(np.sum(weights, dtype=np.float64)) > 2.0**53:
-                raise DataError(f"the counts of column '{count_column}' of '{p.name}' add up to more than 2^53 records "
-                                f"(by data row {rows:,})", "check the count column (it holds record counts)")
-            np.add.at(leaf_counts, parent, weights)
-            total += int(weights.sum())
-    for column in names:
-        if missing[column]:
-            raise _missing_error(p, column, missing[column], first_missing[column])
-    if rows == 0:
-        raise DataError(f"file '{p.name}' has no data rows", "choose a file with a header and data rows")
-    notes = (*_numeric_notes(names, kinds if _typed(fmt) else {}), *extra_notes)
-    result = _path_counts(names, _leaf_paths(values, paths), leaf_counts, total, notes)
-    if len(names) >= MIN_LEVELS:  # one level (the counts of one column) has no tree to check
-        result.hierarchy  # noqa: B018 — builds and checks the tree (a value under two parents is refused)
-    return result
 
 
 def _prior_counts(p: pathlib.Path, column: str, arr: pa.Array, rows_before: int) -> npt.NDArray[np.int64]:
@@ -415,15 +224,6 @@ def _prior_counts(p: pathlib.Path, column: str, arr: pa.Array, rows_before: int)
             raise DataError(f"count column '{column}' of '{p.name}' {problem} at data row {row:,}", fix)
     counts: npt.NDArray[np.int64] = x.astype(np.int64)
     return counts
-
-
-def _leaf_paths(values: list[_LevelValues], paths: list[_Paths]) -> list[tuple[str, ...]]:
-    """The label tuple of every leaf path id, in id order. O(leaves × L)."""
-    prefixes: list[tuple[str, ...]] = [()]
-    for level_values, level_paths in zip(values, paths):
-        labels = level_values.labels
-        prefixes = [prefixes[parent] + (labels[value],) for parent, value in zip(level_paths.parent, level_paths.value)]
-    return prefixes
 
 
 def _path_counts(
@@ -481,16 +281,9 @@ def count_paths(
     names = _check_levels(level_columns, min_levels)
     limit = _check_limit("max_nodes_per_level", max_nodes_per_level)
     batch_rows = _check_limit("batch_rows", batch_rows)
-    check_callbacks(progress, should_cancel)
-    p, fmt = check_table_file(path)
-    used = _dialect(p, fmt, dialect)
-    kinds = _schema_kinds(p, fmt, names, used, encoding=encoding)
-    return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, dialect=used, encoding=encoding)
-
-
-def _dialect(p: pathlib.Path, fmt: TableFormat, dialect: CsvDialect | None) -> CsvDialect | None:
-    """The dialect a CSV/TSV is read with (detected once here if None); None for other formats."""
-    return csv_dialect(p, fmt, dialect)[0] if fmt in ("csv", "tsv") else None
+    counted = count_file_groups(path, [ValueKey(c) for c in names], max_groups=limit, batch_rows=batch_rows,
+                                progress=progress, should_cancel=should_cancel, dialect=dialect, encoding=encoding)
+    return path_counts_of(counted, limit, min_levels=min_levels)
 
 
 def path_counts_from_groups(
@@ -501,7 +294,6 @@ def path_counts_from_groups(
     kinds: dict[str, str] | None = None,
     max_nodes_per_level: int = MAX_NODES_PER_LEVEL,
     source_name: str = "the source",
-    min_levels: int = MIN_LEVELS,
 ) -> PathCounts:
     """The :class:`PathCounts` of an aggregate query ``SELECT l1, …, lL, COUNT(*) … GROUP BY l1, …, lL``
     run where the data lives (a database, Spark): ``groups`` holds the level columns (one row per
@@ -512,46 +304,98 @@ def path_counts_from_groups(
     all, and a value under two parents are refused (DataError naming ``source_name``). ``kinds``: the
     coarse kind of each level column as the source's schema declares it (a note for each numeric
     one); leave out a column whose kind would be read from its values (None: no notes). O(groups × L)."""
-    names = _check_levels(tuple(level_names), min_levels)
+    names = _check_levels(tuple(level_names))
     limit = _check_limit("max_nodes_per_level", max_nodes_per_level)
     if groups.num_columns != len(names):
         raise ValueError(f"groups has {groups.num_columns} columns for {len(names)} levels")
     weights = np.asarray(counts, dtype=np.int64).reshape(-1)
     if len(weights) != groups.num_rows:
         raise ValueError(f"{len(weights)} counts for {groups.num_rows} groups")
-    values = [_LevelValues() for _ in names]
+    weights.flags.writeable = False
+    counted = GroupedCounts(tuple(ValueKey(c) for c in names), groups.rename_columns(list(names)), weights,
+                            int(weights.sum()), source_name, dict(kinds or {}))
+    return path_counts_of(counted, limit)
+
+
+def path_counts_of(counted: GroupedCounts, max_nodes_per_level: int = MAX_NODES_PER_LEVEL,
+                   extra_notes: tuple[str, ...] = (), min_levels: int = MIN_LEVELS) -> PathCounts:
+    """The :class:`PathCounts` of the groups of 2..4 :class:`~dpgui.data.grouped_counts.ValueKey`\\ s (the level
+    columns, root first) from any source, with :func:`count_paths`' labels and checks: numbers become labels as
+    in a Parquet file (``3`` for 3.0); refused (DataError naming ``counted.where``): counting that stopped at a
+    level with more than ``max_nodes_per_level`` distinct values or more leaves than that (a value under two
+    parents is named first), missing values (null, NaN, empty text: how many rows, and in a file the first
+    one's data row), no rows at all, a value under two parents. A note for each level column whose declared
+    kind is numeric, then ``extra_notes``. ``min_levels=1``: one column's values (no tree to check). O(groups × L)."""
+    names = _check_levels(tuple(k.column for k in counted.keys if isinstance(k, ValueKey)), min_levels)
+    if len(names) != len(counted.keys):
+        raise ParameterError("path counts are the counts of level columns' values", "count with ValueKeys only")
+    limit = _check_limit("max_nodes_per_level", max_nodes_per_level)
+    if counted.over_limit is not None:
+        raise _too_many(counted.over_limit, limit)
+    values = [LevelValues() for _ in names]
     ids = []
     missing: dict[str, int] = {}
     for level, column in enumerate(names):
-        v = values[level].ids_of(groups.column(level).combine_chunks())
-        if len(values[level].labels) > limit:
-            raise _too_many(column, limit)
+        v = values[level].ids_of(counted.groups.column(level).combine_chunks())
         absent = v < 0
         if absent.any():
-            missing[column] = int(weights[absent].sum())
+            missing[column] = int(counted.counts[absent].sum())
         ids.append(v)
-    for column, n_rows in missing.items():
-        rows = "1 row has" if n_rows == 1 else f"{n_rows:,} rows have"
-        raise DataError(f"level column '{column}' in {source_name}: {rows} a missing or empty value",
-                        "fill them with a category such as \"(missing)\" or drop those rows")
-    total = int(weights.sum())
-    if total == 0:
-        raise DataError(f"{source_name} has no data rows", "choose a table or query with data rows")
-    paths = [_Paths() for _ in names]
+    if not counted.complete:
+        # More leaves than the limit: a value under two parents (the core names it) or too many leaves.
+        present = np.all(np.stack(ids) >= 0, axis=0)
+        Hierarchy.from_paths(names, _paths_of(values, ids, present))
+        raise too_many_paths(names, limit)
+    for level, column in enumerate(names):
+        if len(values[level].labels) > limit:
+            raise _too_many(column, limit)
+    _check_rows(counted, names, missing)
+    paths = [Paths() for _ in names]
     base = limit + 2
-    parent = np.zeros(groups.num_rows, dtype=np.int64)
+    parent = np.zeros(counted.groups.num_rows, dtype=np.int64)
     for level, column in enumerate(names):
         parent = paths[level].ids_of(parent, ids[level], base)
         if len(paths[level].parent) > limit:
             Hierarchy.from_paths(names[: level + 1], _leaf_paths(values[: level + 1], paths[: level + 1]))
             raise _too_many(column, limit, "nodes (distinct paths from the root)")
     leaf_counts = np.zeros(len(paths[-1].parent), dtype=np.int64)
-    np.add.at(leaf_counts, parent, weights)
-    notes = _numeric_notes(names, kinds or {})
-    result = _path_counts(names, _leaf_paths(values, paths), leaf_counts, total, notes)
+    np.add.at(leaf_counts, parent, counted.counts)
+    notes = (*_numeric_notes(names, counted.declared_kinds), *extra_notes)
+    result = _path_counts(names, _leaf_paths(values, paths), leaf_counts, int(counted.counts.sum()), notes)
     if len(names) >= MIN_LEVELS:  # one level (the counts of one column) has no tree to check
         result.hierarchy  # noqa: B018 — builds and checks the tree (a value under two parents is refused)
     return result
+
+
+def _check_rows(counted: GroupedCounts, names: tuple[str, ...], missing: dict[str, int]) -> None:
+    """:func:`path_counts_of`'s refusals of missing level values (a file: counted by rows, the first one's data
+    row named) and of no rows at all."""
+    for level, column in enumerate(names):
+        if counted.missing_rows is not None and counted.first_missing is not None:
+            n_rows, first = counted.missing_rows[level], counted.first_missing[level]
+            where = f" (first at data row {first:,})" if first is not None else ""
+        else:
+            n_rows, where = missing.get(column, 0), ""
+        if n_rows:
+            rows = "1 row has" if n_rows == 1 else f"{n_rows:,} rows have"
+            raise DataError(f"level column '{column}' in {counted.where}: {rows} a missing or empty value{where}",
+                            "fill them with a category such as \"(missing)\" or drop those rows")
+    if counted.rows == 0:
+        if counted.rows_numbered:
+            raise DataError(f"file {counted.where} has no data rows", "choose a file with a header and data rows")
+        raise DataError(f"{counted.where} has no data rows", "choose a table or query with data rows")
+
+
+def _paths_of(values: list[LevelValues], ids: list[npt.NDArray[np.int64]], rows: npt.NDArray[np.bool_]
+              ) -> list[tuple[str, ...]]:
+    """The label paths of the groups ``rows`` (their ids per level). O(groups × L)."""
+    labels = [level.labels for level in values]
+    return [tuple(labels[level][int(v[i])] for level, v in enumerate(ids)) for i in np.flatnonzero(rows)]
+
+
+def _leaf_paths(values: list[LevelValues], paths: list[Paths]) -> list[tuple[str, ...]]:
+    """The label tuple of every leaf path id, in id order. O(leaves × L)."""
+    return [tuple(values[level].labels[v] for level, v in enumerate(leaf)) for leaf in leaf_values(paths)]
 
 
 def check_prior_is_not_the_data(prior: PathCounts, data: PathCounts, prior_name: str) -> None:
@@ -609,19 +453,44 @@ def read_prior(
     p, fmt = check_table_file(path)
     used = _dialect(p, fmt, dialect)
     schema, _ = table_schema(p, fmt, used, encoding=encoding)
+    keys = [ValueKey(c) for c in names]
     if count_column not in schema.names:
         note = f"'{p.name}' has no '{count_column}' column: each of its rows was counted as one record"
-        kinds = _schema_kinds(p, fmt, names, used, encoding=encoding)
-        return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, extra_notes=(note,),
-                      dialect=used, encoding=encoding)
-    kinds = _schema_kinds(p, fmt, (*names, count_column), used, encoding=encoding)
+        counted = count_file_groups(p, keys, max_groups=limit, batch_rows=batch_rows, progress=progress,
+                                    should_cancel=should_cancel, dialect=used, encoding=encoding)
+        return path_counts_of(counted, limit, (note,))
+    kinds = column_kinds(p, fmt, (*names, count_column), used, encoding=encoding)
     if kinds[count_column] not in ("numeric", "empty"):
         raise DataError(
             f"count column '{count_column}' of '{p.name}' is not numeric (it holds {kinds[count_column]})",
             "make it hold the number of records of each path (whole numbers ≥ 0), or rename it if the file holds raw rows",
         )
-    return _count(p, fmt, names, kinds, limit, batch_rows, progress, should_cancel, count_column=count_column,
-                  dialect=used, encoding=encoding)
+    counted = count_file_groups(p, keys, max_groups=limit, weights=(count_column, _PriorCounts(p, count_column)),
+                                batch_rows=batch_rows, progress=progress, should_cancel=should_cancel, dialect=used,
+                                encoding=encoding)
+    return path_counts_of(counted, limit)
+
+
+class _PriorCounts:
+    """A prior's count column, batch by batch: each count checked (:func:`_prior_counts`), and their sum
+    kept at most 2^53 (or int64 sums up the tree could wrap around)."""
+
+    def __init__(self, p: pathlib.Path, column: str) -> None:
+        self.path, self.column, self.total = p, column, 0
+
+    def __call__(self, arr: pa.Array, rows_before: int) -> npt.NDArray[np.int64]:
+        weights = _prior_counts(self.path, self.column, arr, rows_before)
+        if self.total + float(np.sum(weights, dtype=np.float64)) > 2.0**53:
+            raise DataError(f"the counts of column '{self.column}' of '{self.path.name}' add up to more than 2^53 "
+                            f"records (by data row {rows_before + len(arr):,})",
+                            "check the count column (it holds record counts)")
+        self.total += int(weights.sum())
+        return weights
+
+
+def _dialect(p: pathlib.Path, fmt: TableFormat, dialect: CsvDialect | None) -> CsvDialect | None:
+    """The dialect a CSV/TSV is read with (detected once here if None); None for other formats."""
+    return csv_dialect(p, fmt, dialect)[0] if fmt in ("csv", "tsv") else None
 
 
 def level_value_counts(
@@ -651,8 +520,8 @@ def level_value_counts(
     if not names:
         return {}
     used = _dialect(p, fmt, dialect)
-    _schema_kinds(p, fmt, names, used, encoding=encoding)  # every column is there, once
-    values = {c: _LevelValues() for c in names}
+    column_kinds(p, fmt, names, used, encoding=encoding)  # every column is there, once
+    values = {c: LevelValues() for c in names}
     stream = record_batches(p, fmt, names, batch_rows, dialect=used, encoding=encoding)
     for batch in watched(stream, progress, should_cancel):
         open_columns = [i for i, c in enumerate(names) if len(values[c].labels) < cap]

@@ -6,8 +6,8 @@ counts on public, user-chosen bounds. The files are read by :mod:`dpgui.data.rea
 (also used by :mod:`dpgui.data.table`, to show the rows to their owner, and by
 :mod:`dpgui.data.public_bounds`, on files the user marks as public).
 
-Binning rule (the one rule, shared by the file reader, the tests and the simulations —
-see :func:`values_histogram`):
+Binning rule (the one rule, :mod:`dpgui.data.binning`, shared by the file reader, the SQL
+it writes, the tests and the simulations — see :func:`values_histogram`):
 
 * ``w = (upper - lower) / bins`` and bin ``j`` is the half-open interval
   ``[lower + j*w, lower + (j+1)*w)`` (the edges are those of
@@ -35,40 +35,41 @@ policy.)
 Cost: one sequential pass over the column, O(n) time; O(batch_rows + bins) memory for the
 numeric work. The file is never loaded whole (:mod:`dpgui.data.readers`).
 
+A histogram is the counts of one :class:`~dpgui.data.grouped_counts.BinKey`, the data layer's one
+counting primitive (:mod:`dpgui.data.grouped_counts`), for every source: :func:`histogram_of` makes it
+from the groups a file, a database or Spark counted.
+
 No Qt, no global state: safe to call from a worker thread, with progress and cancel
-callbacks (see :func:`column_histogram`). :func:`column_histogram` is over 80 lines: its checks of every
-argument come before the file is opened, and they are its contract, stated once.
+callbacks (see :func:`column_histogram`).
 """
 
 from __future__ import annotations
 
-import math
 import numbers
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from dpgui.core.missing import MISSING_DROP, MISSING_ERROR, MISSING_POLICIES
-from dpgui.core.tree import bin_edges, check_bins
+from dpgui.core.tree import bin_edges
+from dpgui.data.binning import KEY_HIGH, KEY_LOW, KEY_MISSING, KEY_NOT_NUMBER, Binner, check_bin_count, check_bounds
 from dpgui.data.file_types import CsvDialect
-from dpgui.data.readers import (
-    CancelCallback, PathLike, ProgressCallback, check_callbacks, check_table_file, float64_values,
-    numeric_column_batches, watched,
-)
+from dpgui.data.grouped_counts import BinKey, GroupedCounts, LevelValues, ValueKey, count_file_groups
+from dpgui.data.streams import CancelCallback, PathLike, ProgressCallback, check_callbacks
 from dpgui.errors import DataError, ParameterError
 
 __all__ = [
     "ColumnHistogram",
-    "check_bounds",
+    "check_missing_policy",
     "column_histogram",
+    "histogram_from_keys",
+    "histogram_of",
+    "histograms_by_group",
     "values_histogram",
 ]
-
-# Up to this many bins the edges are kept in a table (16 MiB at most).
-_EDGE_TABLE_MAX = 1 << 20
-# Values binned per inner step (temporaries of this size stay in the CPU cache).
-_BLOCK = 1 << 16
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,42 +125,6 @@ class ColumnHistogram:
 # --------------------------------------------------------------------------- parameters
 
 
-def check_bounds(lower: object, upper: object) -> tuple[float, float]:
-    """Public bounds: finite numbers with lower < upper (the data layer's and the app's one check)."""
-    values = []
-    for name, value in (("lower", lower), ("upper", upper)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise ParameterError(
-                f"{name} bound {value!r} is not a number",
-                f"enter a finite number for the {name} bound",
-            )
-        v = float(value)
-        if not math.isfinite(v):
-            raise ParameterError(
-                f"{name} bound {v} is not finite",
-                f"enter a finite number for the {name} bound (out-of-range values are "
-                "clamped into the end bins anyway)",
-            )
-        values.append(v)
-    lo, hi = values
-    if lo >= hi:
-        raise ParameterError(
-            f"bounds inverted: lower bound {lo:g} is not less than upper bound {hi:g}",
-            "make the lower bound smaller than the upper bound",
-        )
-    if not math.isfinite(hi - lo):
-        raise ParameterError(
-            f"bounds [{lo:g}, {hi:g}) are too far apart to compute in float64",
-            "choose narrower bounds",
-        )
-    return lo, hi
-
-
-def _check_bins(bins: object) -> int:
-    """K under the one bin-count rule (:func:`dpgui.core.tree.check_bins`); a histogram may have 1 bin."""
-    return check_bins(bins, minimum=1)
-
-
 def _check_batch_rows(batch_rows: object) -> int:
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, numbers.Integral) or batch_rows < 1:
         raise ParameterError(
@@ -168,93 +133,14 @@ def _check_batch_rows(batch_rows: object) -> int:
     return int(batch_rows)
 
 
-def _check_missing(missing: object) -> str:
+def check_missing_policy(missing: object) -> str:
+    """``missing`` if it is one of :data:`~dpgui.core.missing.MISSING_POLICIES` (ParameterError otherwise)."""
     if missing not in MISSING_POLICIES:
         raise ParameterError(
             f"unknown missing-value policy {missing!r}",
             f"use '{MISSING_DROP}' (remove missing values before counting) or '{MISSING_ERROR}'",
         )
     return str(missing)
-
-
-# --------------------------------------------------------------------------- binning
-
-
-class _Binner:
-    """Precomputed edges for one (lower, upper, bins); :meth:`add` bins one chunk."""
-
-    def __init__(self, lower: float, upper: float, bins: int) -> None:
-        self.lower = lower
-        self.upper = upper
-        self.bins = bins
-        scale = bins / (upper - lower)
-        if not math.isfinite(scale) or scale == 0.0:
-            raise ParameterError(
-                f"bounds [{lower:g}, {upper:g}) are too close together for {bins} bins",
-                "widen the bounds or use fewer bins",
-            )
-        self.scale = scale
-        # Bin edges are edge_j = j*step + lower, computed as numpy.linspace does (edge_K is
-        # upper exactly). For up to _EDGE_TABLE_MAX bins they are tabulated (a gather is
-        # fastest); above that they are recomputed per value to keep memory O(bins) int64.
-        self.step = (upper - lower) / bins
-        self.tabulated = bins <= _EDGE_TABLE_MAX
-        if self.tabulated:
-            edges = bin_edges(lower, upper, bins)
-            # Lower/upper edge of each bin, with NaN sentinels at the two ends: comparisons
-            # with NaN are False, so nothing is moved out of bin 0 or past bin bins-1.
-            self.lo_edges = edges[:-1].copy()
-            self.lo_edges[0] = np.nan
-            self.hi_edges = edges[1:].copy()
-            self.hi_edges[-1] = np.nan
-        self.counts = np.zeros(bins, dtype=np.int64)
-        self.n_low = 0
-        self.n_high = 0
-
-    def indices(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
-        """Bin index (int64) of each value of ``x`` (float64, no NaN), clamped."""
-        n = x.shape[0]
-        with np.errstate(over="ignore", invalid="ignore"):
-            # Overflow to +-inf is harmless: clamped just below.
-            t = np.subtract(x, self.lower)
-            t *= self.scale
-        # Clamping before the cast keeps +-inf and huge values out of the int conversion;
-        # truncation equals floor once t >= 0.
-        np.clip(t, 0.0, float(self.bins - 1), out=t)
-        idx = np.empty(n, dtype=np.int64)
-        np.copyto(idx, t, casting="unsafe")
-        if self.bins == 1:
-            return idx
-        # Exact correction against the float64 edges (rounding in the formula can be off
-        # by one bin for x within an ulp or so of an edge).
-        if self.tabulated:
-            np.take(self.lo_edges, idx, out=t)
-            idx -= x < t
-            np.take(self.hi_edges, idx, out=t)
-            idx += x >= t
-        else:
-            np.copyto(t, idx, casting="unsafe")
-            t *= self.step
-            t += self.lower
-            idx -= (x < t) & (idx > 0)
-            np.add(idx, 1, out=t, casting="unsafe")
-            t *= self.step
-            t += self.lower
-            idx += (x >= t) & (idx < self.bins - 1)
-        return idx
-
-    def add(self, x: npt.NDArray[np.float64]) -> None:
-        """Add the float64 values ``x`` (NaN already removed) to the counts."""
-        # Work in cache-sized blocks (as numpy.histogram does): the temporaries stay in
-        # L2, which is faster than whole-batch passes and bounds extra memory.
-        lower, upper = self.lower, self.upper
-        for start in range(0, x.shape[0], _BLOCK):
-            xb = x[start : start + _BLOCK]
-            self.n_low += int(np.count_nonzero(xb < lower))
-            self.n_high += int(np.count_nonzero(xb >= upper))
-            # np.add.at rather than np.bincount(minlength=bins): unlike a per-block bincount
-            # it does not allocate K counters per block, which at large K dominates.
-            np.add.at(self.counts, self.indices(xb), 1)
 
 
 def values_histogram(values: npt.ArrayLike, lower: float, upper: float, bins: int) -> npt.NDArray[np.int64]:
@@ -272,14 +158,14 @@ def values_histogram(values: npt.ArrayLike, lower: float, upper: float, bins: in
     Raises :class:`~dpgui.errors.ParameterError` on bad bounds/bins or NaN values.
     """
     lo, hi = check_bounds(lower, upper)
-    k = _check_bins(bins)
+    k = check_bin_count(bins)
     x = np.asarray(values, dtype=np.float64).ravel()
     if np.isnan(x).any():
         raise ParameterError(
             "values contain NaN (missing values)",
             "remove missing values before binning (e.g. values[~np.isnan(values)])",
         )
-    binner = _Binner(lo, hi, k)
+    binner = Binner(lo, hi, k)
     binner.add(x)
     return binner.counts
 
@@ -314,8 +200,8 @@ def column_histogram(
     ``[lower + j*w, lower + (j+1)*w)`` with out-of-range values clamped into the end bins
     (counted in ``n_clamped_low`` / ``n_clamped_high``), never dropped.
     ``missing``: ``"drop"`` (missing values are not binned and are counted in ``n_missing``, for
-    the release to treat by its neighbour model) or ``"error"`` (raise on the first missing value;
-    a data check, not a release policy).
+    the release to treat by its neighbour model) or ``"error"`` (DataError naming the first missing value's
+    row, once the file is read; a data check, not a release policy).
 
     ``progress(fraction)``, if given, is called after every batch with the fraction of
     the file read (0..1, never decreasing; CSV: bytes of text parsed / file size, .gz:
@@ -327,7 +213,9 @@ def column_histogram(
     run without the GIL, so a GUI thread stays responsive while this runs in a worker
     thread (Excel files are parsed by openpyxl in Python: the GUI then shares the GIL).
 
-    Time O(rows) in one sequential pass (speed: benchmarks/bench_histogram.py); memory
+    The counts are :func:`dpgui.data.grouped_counts.count_file_groups`' of one
+    :class:`~dpgui.data.grouped_counts.BinKey`, made a histogram by :func:`histogram_of`. Time O(rows) in
+    one sequential pass (speed: benchmarks/bench_histogram.py); memory
     O(batch_rows + bins): one batch of ``batch_rows`` float64 values (8 MB at the default
     1,000,000) plus cache-sized binning temporaries, and for Parquet the buffered column
     chunk, for CSV a few blocks of ``batch_rows`` bytes of text (64 KiB to 16 MiB each);
@@ -338,45 +226,113 @@ def column_histogram(
     problem and the fix, naming the file and column), :class:`~dpgui.errors.Cancelled`.
     """
     lo, hi = check_bounds(lower, upper)
-    k = _check_bins(bins)
-    policy = _check_missing(missing)
+    k = check_bin_count(bins)
+    policy = check_missing_policy(missing)
     batch_rows = _check_batch_rows(batch_rows)
     check_callbacks(progress, should_cancel)
-    if not isinstance(column, str) or not column:
-        raise ParameterError(f"column name {column!r} is not a non-empty string", "pick a column")
-    binner = _Binner(lo, hi, k)
-    p, fmt = check_table_file(path)
+    counted = count_file_groups(path, (BinKey(column, lo, hi, k),), batch_rows=batch_rows, progress=progress,
+                                should_cancel=should_cancel, dialect=dialect, encoding=encoding)
+    return histogram_of(counted, policy)
 
-    n_rows = 0
-    n_missing = 0
-    batches = numeric_column_batches(p, fmt, column, batch_rows, dialect, encoding=encoding)
-    for arr in watched(batches, progress, should_cancel):
-        x, miss = float64_values(arr)
-        if miss:
-            nan = np.isnan(x)
-            if policy == MISSING_ERROR:
-                first = n_rows + int(np.argmax(nan)) + 1
-                raise DataError(
-                    f"column '{column}' in '{p.name}' has a missing value at data row {first:,}",
-                    "fill or remove the missing values, or choose to drop them",
-                )
-            x = x[~nan]
-        n_rows += len(arr)
-        n_missing += miss
-        binner.add(x)
 
-    if n_rows == 0:
-        raise DataError(f"file '{p.name}' has no data rows", "choose a file with data rows")
-    counts = binner.counts
+def histogram_of(counted: GroupedCounts, missing_policy: str = MISSING_DROP) -> ColumnHistogram:
+    """The :class:`ColumnHistogram` of the groups of one :class:`~dpgui.data.grouped_counts.BinKey`, from any
+    source: keys ``0..bins-1`` are bins, ``KEY_LOW`` counts into bin 0 and ``n_clamped_low``, ``KEY_HIGH`` into
+    bin ``bins-1`` and ``n_clamped_high``, ``KEY_MISSING`` into ``n_missing``; ``n_rows`` is the sum of all
+    counts. DataError for no rows at all, for missing values under ``missing_policy="error"`` (a file: the
+    first one's data row; a database: how many), and for text values (``KEY_NOT_NUMBER``), naming the column
+    and ``counted.where``. O(bins + groups)."""
+    policy = check_missing_policy(missing_policy)
+    key = counted.keys[0]
+    if len(counted.keys) != 1 or not isinstance(key, BinKey):
+        raise ParameterError("a histogram is the counts of one binned column", "count with one BinKey")
+    k = key.bins
+    counts = np.zeros(k, dtype=np.int64)
+    n_missing = n_low = n_high = n_not_number = 0
+    seen: set[int] = set()
+    for raw_key, raw_count in zip(counted.key_values(0), counted.counts.tolist()):
+        bin_key, count = int(raw_key), int(raw_count)
+        if bin_key in seen or count < 0:
+            raise RuntimeError(f"the aggregate query returned key {bin_key} twice or a negative count")
+        seen.add(bin_key)
+        if 0 <= bin_key < k:
+            counts[bin_key] += count
+        elif bin_key == KEY_MISSING:
+            n_missing = count
+        elif bin_key == KEY_LOW:
+            n_low = count
+            counts[0] += count
+        elif bin_key == KEY_HIGH:
+            n_high = count
+            counts[k - 1] += count
+        elif bin_key == KEY_NOT_NUMBER:
+            n_not_number = count
+        else:
+            raise RuntimeError(f"the aggregate query returned bin key {bin_key}, outside -4..{k - 1}")
+    _check_counted_rows(counted, key.column, int(counts.sum()), n_missing, n_not_number, policy)
     counts.flags.writeable = False
-    return ColumnHistogram(
-        counts=counts,
-        lower=lo,
-        upper=hi,
-        bins=k,
-        n_rows=n_rows,
-        n_missing=n_missing,
-        n_clamped_low=binner.n_low,
-        n_clamped_high=binner.n_high,
-        missing_policy=policy,
-    )
+    return ColumnHistogram(counts=counts, lower=key.lower, upper=key.upper, bins=k, n_rows=int(counts.sum()) + n_missing,
+                           n_missing=n_missing, n_clamped_low=n_low, n_clamped_high=n_high, missing_policy=policy)
+
+
+def histograms_by_group(counted: GroupedCounts, missing_policy: str = MISSING_DROP) -> dict[str | None, ColumnHistogram]:
+    """The histogram of the binned column within each group of another column: the groups of
+    ``(ValueKey(group column), BinKey(column, …))`` split by the group's label (labelled as a hierarchy's
+    levels are, :class:`~dpgui.data.grouped_counts.LevelValues`; None: the group column's value is missing),
+    each made a histogram by :func:`histogram_of` (its ``n_rows`` are the group's rows). Confidential, as every
+    count here. O(groups + bins × group values)."""
+    group_key, bin_key = counted.keys if len(counted.keys) == 2 else (None, None)
+    if not isinstance(group_key, ValueKey) or not isinstance(bin_key, BinKey):
+        raise ParameterError("histograms by group are the counts of a group column and a binned column",
+                             "count with (ValueKey(group), BinKey(column, …))")
+    values = LevelValues()
+    ids = values.ids_of(counted.groups.column(0).combine_chunks())
+    out: dict[str | None, ColumnHistogram] = {}
+    for group in np.unique(ids).tolist():
+        rows = ids == group
+        label = values.labels[group] if group >= 0 else None
+        counts = counted.counts[rows]
+        within = GroupedCounts((bin_key,), counted.groups.select([1]).filter(pa.array(rows)), counts,
+                               int(counts.sum()), counted.where)  # a message never quotes the group's value
+        out[label] = histogram_of(within, missing_policy)
+    return out
+
+
+def _check_counted_rows(counted: GroupedCounts, column: str, n_binned: int, n_missing: int, n_not_number: int,
+                        policy: str) -> None:
+    """:func:`histogram_of`'s refusals: text values, no rows, missing values under the "error" policy."""
+    where = counted.where
+    if n_not_number:
+        raise DataError(
+            f"column '{column}' in {where} holds {n_not_number:,} values that are not numbers (text)",
+            "choose a numeric column, or convert or remove the text values in the database",
+        )
+    if n_binned + n_missing == 0:
+        if counted.rows_numbered:
+            raise DataError(f"file {where} has no data rows", "choose a file with data rows")
+        raise DataError(f"{where} has no data rows", "choose a table or query with data rows")
+    if policy == MISSING_ERROR and n_missing:
+        if counted.first_missing is not None:
+            raise DataError(f"column '{column}' in {where} has a missing value at data row {counted.first_missing[0]:,}",
+                            "fill or remove the missing values, or choose to drop them")
+        raise DataError(f"column '{column}' in {where} has {n_missing:,} missing values (null or NaN)",
+                        "fill or remove the missing values, or choose to drop them")
+
+
+def histogram_from_keys(
+    rows: Iterable[tuple[int, int]],
+    lower: float,
+    upper: float,
+    bins: int,
+    missing_policy: str,
+    *,
+    column: str = "the column",
+    source_name: str = "the source",
+) -> ColumnHistogram:
+    """:func:`histogram_of` the ``(key, count)`` rows of the query over
+    :func:`~dpgui.data.binning.bin_key_sql` (each key at most once; any order), as a database returns them;
+    messages name ``column`` and ``source_name``. O(bins + number of rows)."""
+    key = BinKey(column, lower, upper, bins)
+    policy = check_missing_policy(missing_policy)
+    counted = GroupedCounts.of_rows((key,), list(rows), where=source_name)
+    return histogram_of(counted, policy)

@@ -30,10 +30,8 @@ import numpy.typing as npt
 
 from dpgui.core.tree import MAX_BINS, MIN_BINS
 from dpgui.data.file_types import SUPPORTED_EXTENSIONS, TableFormat
-from dpgui.data.readers import (
-    CancelCallback, PathLike, ProgressCallback, check_callbacks, check_table_file, float64_values,
-    numeric_column_batches, short_error_text, watched,
-)
+from dpgui.data.readers import check_table_file, float64_values, numeric_column_batches
+from dpgui.data.streams import CancelCallback, PathLike, ProgressCallback, check_callbacks, short_error_text, watched
 from dpgui.data.table import ColumnInfo
 from dpgui.errors import DataError, ParameterError
 from dpgui.formatting import format_bound

@@ -16,7 +16,9 @@ reference files (:mod:`dpgui.data.public_bounds`):
 * :func:`record_batches`: the columns streamed as record batches, each with the fraction of the
   file read so far; :func:`numeric_column_batches`: one numeric column, type-checked, with errors
   that name the row;
-* :func:`watched`: progress and cancel callbacks around any such stream.
+* the stream types, :func:`~dpgui.data.streams.watched` (progress and cancel around any such stream) and
+  the error wording shared by the formats are in :mod:`dpgui.data.streams`; the Parquet reader is
+  :mod:`dpgui.data.parquet_files`, the statistical packages' :mod:`dpgui.data.stat_files`.
 
 The file is never loaded whole: CSV is read block by block by pyarrow (UTF-8, or UTF-16/UTF-32 with
 a byte-order mark); Parquet one record batch at a time (only the asked column chunks are decoded);
@@ -26,15 +28,10 @@ naming the file (and the column and row where known) with its fix.
 
 No Qt, no global state but a small cache of CSV schemas per file version: safe to call from a
 worker thread.
-
-Over 800 lines: one reader per format behind one dispatcher (:func:`record_batches`, :func:`table_schema`), and
-the formats share the error wording (:func:`short_error_text`, the row-naming messages); split by format, each
-format's module would import those back from the dispatcher's (a circle).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import itertools
 import os
@@ -43,57 +40,37 @@ import re
 import stat
 import zipfile
 import zlib
-from collections.abc import Callable, Generator, Iterator, Sequence
-from typing import Any, TypeVar, Union
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.csv as pa_csv
-import pyarrow.parquet as pq
 import pyarrow.types as pat
 
 from dpgui.data.csv_dialect import DetectedDialect, compression_of, detect_dialect, read_head
-from dpgui.data.file_types import (
-    CSV_DELIMITERS, FILE_TYPE_NAMES, SUPPORTED_EXTENSIONS, CsvDialect, TableFormat, format_of_name,
-)
+from dpgui.data.file_types import FILE_TYPE_NAMES, SUPPORTED_EXTENSIONS, CsvDialect, TableFormat, format_of_name
+from dpgui.data.parquet_files import ParquetFolder, parquet_file, parquet_folder_files, parquet_record_batches
 from dpgui.data.stat_files import STAT_FORMATS, stat_record_batches, stat_schema
-from dpgui.errors import Cancelled, DataError, ParameterError
+from dpgui.data.streams import PathLike, Stream, column_not_found, short_error_text
+from dpgui.errors import DataError
 
 __all__ = [
     "CSV_HEAD_BYTES",
-    "CancelCallback",
-    "PathLike",
-    "ProgressCallback",
-    "Stream",
-    "check_callbacks",
     "check_data_file",
+    "check_numeric_column",
     "check_table_file",
     "column_kind",
-    "column_not_found",
     "csv_dialect",
     "float64_values",
     "float_text",
-    "parquet_folder_files",
     "list_columns",
     "numeric_column_batches",
-    "parquet_row_group_sizes",
     "record_batches",
-    "short_error_text",
     "table_schema",
     "value_text",
-    "watched",
 ]
-
-PathLike = Union[str, "os.PathLike[str]"]
-#: ``progress(fraction)``: the fraction (0..1) of the file read so far.
-ProgressCallback = Callable[[float], None]
-#: ``should_cancel()``: True to stop reading (raises :class:`~dpgui.errors.Cancelled`).
-CancelCallback = Callable[[], bool]
-T = TypeVar("T")
-#: A stream of items, each with the fraction (0..1) of the file read once it is yielded; a
-#: generator, so that a reader left unfinished can be closed (its file with it).
-Stream = Generator[tuple[T, float], None, None]
 
 #: Bytes of CSV read to infer column types (:func:`table_schema`); a CSV no larger is all "head".
 CSV_HEAD_BYTES = 1 << 20
@@ -179,35 +156,6 @@ def check_data_file(path: PathLike) -> pathlib.Path:
     """The data file ``path`` if it exists and is a readable, non-empty regular file of a supported
     type; else :class:`~dpgui.errors.DataError` saying which. O(1): checks before anything is spent."""
     return check_table_file(path)[0]
-
-
-#: The parts of a reader's message that quote the data: Arrow's "Expected 2 columns, got 3: <the row>"
-#: and "invalid value '<the cell>'" (a confidential value never reaches a message).
-_QUOTED_DATA = (re.compile(r"(got \d+)\s*:.*"), re.compile(r"(invalid value)\s*'.*"))
-
-
-def short_error_text(err: BaseException, limit: int = 200) -> str:
-    """The message of ``err`` on one line, cut to ``limit`` characters (for a DataError's problem),
-    with the row or cell a reader quoted cut out (:data:`_QUOTED_DATA`)."""
-    text = " ".join(str(err).split())
-    for pattern in _QUOTED_DATA:
-        text = pattern.sub(r"\1", text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def column_not_found(column: str, where: str, names: Sequence[str]) -> DataError:
-    """The one message for a column that is not there: ``where`` names the data ("'people.csv'", "table
-    people in sqlite:///census.db"), ``names`` its columns (the first 10 are listed)."""
-    shown = ", ".join(repr(n) for n in names[:10]) + (f" (and {len(names) - 10} more)" if len(names) > 10 else "")
-    separators = [d for d in CSV_DELIMITERS if len(names) == 1 and d in names[0]]
-    if separators:  # one column whose name holds a separator: the file was read with the wrong one
-        name = CSV_DELIMITERS[separators[0]]
-        return DataError(f"column '{column}' not found in {where}: it was read as one column, {shown}, whose name "
-                         f"holds a {name}, so the field separator is probably wrong",
-                         f"read it as {name}-separated (command line: --delimiter {name.split()[-1]}; in the window: "
-                         "the file's field separator)")
-    return DataError(f"column '{column}' not found in {where}",
-                     f"choose among its columns: {shown}" if names else "it has no columns")
 
 
 def _csv_parse_options(dialect: CsvDialect, one_column: bool = False) -> pa_csv.ParseOptions:
@@ -596,176 +544,6 @@ def _xlsx_record_batches(
             yield pa.RecordBatch.from_arrays(arrays, names=columns), done / total if total else 0.0
 
 
-# ----------------------------------------------------------------- Parquet
-
-
-def _parquet_file(p: pathlib.Path) -> pq.ParquetFile:
-    try:
-        # buffer_size > 0: stream each column chunk through a buffer instead of reading it
-        # whole (bounds memory on files with huge row groups).
-        return pq.ParquetFile(p, buffer_size=1 << 22, pre_buffer=False)
-    except (pa.ArrowInvalid, OSError) as err:
-        raise DataError(
-            f"'{p.name}' is not a readable Parquet file: {short_error_text(err)}",
-            "export the table to Parquet again, or use CSV",
-        ) from err
-
-
-def _parquet_record_batches(
-    p: pathlib.Path, columns: list[str], batch_rows: int, first_row_group: int
-) -> Stream[pa.RecordBatch]:
-    pf = _parquet_file(p)
-    try:
-        meta = pf.metadata
-        total = meta.num_rows
-        done = sum(meta.row_group(g).num_rows for g in range(first_row_group))
-        groups = range(first_row_group, meta.num_row_groups)
-        for batch in pf.iter_batches(
-            batch_size=batch_rows, row_groups=groups, columns=columns, use_threads=False
-        ):
-            done += batch.num_rows
-            yield batch, done / total if total else 1.0
-    except (pa.ArrowInvalid, OSError) as err:
-        raise DataError(
-            f"cannot read Parquet file '{p.name}': {short_error_text(err)}",
-            "export the table to Parquet again, or use CSV",
-        ) from err
-    finally:
-        pf.close()
-
-
-_PARQUET_EXTENSIONS = (".parquet", ".pq")
-
-
-def parquet_folder_files(p: pathlib.Path) -> list[pathlib.Path]:
-    """The Parquet files (``.parquet``, ``.pq``) of folder ``p`` and its subfolders (hive partitions
-    such as ``year=2024/``), sorted by path. Names starting with '.' or '_' (Spark's ``_SUCCESS``,
-    ``.crc`` files, ``_temporary/``) are skipped, and so are other files. DataError if there are
-    none. O(entries of the tree)."""
-    try:
-        found = sorted(
-            f for f in p.rglob("*")
-            if f.name.lower().endswith(_PARQUET_EXTENSIONS)
-            and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
-            and f.is_file()
-        )
-        # A file reached twice (a link to another file of the folder) would count its rows twice: each
-        # person's records twice, more than the release's sensitivity allows.
-        seen: dict[tuple[int, int], pathlib.Path] = {}
-        for f in found:
-            st = f.stat()
-            first = seen.setdefault((st.st_dev, st.st_ino), f)
-            if first is not f:
-                raise DataError(f"'{f.relative_to(p)}' in the folder '{p.name}' is the same file as "
-                                f"'{first.relative_to(p)}' (a link): its rows would be counted twice",
-                                "remove the link (or the copy) so that each Parquet file is in the folder once")
-    except OSError as err:
-        raise DataError(f"cannot list the folder '{p}': {err.strerror or err}", "check its permissions") from None
-    if not found:
-        raise DataError(
-            f"'{p}' is a directory without Parquet files (.parquet, .pq)",
-            f"choose a {FILE_TYPE_NAMES} file, or a folder that holds Parquet files (all with the same columns)",
-        )
-    return found
-
-
-def _schema_difference(a: pa.Schema, b: pa.Schema) -> str:
-    """How schema ``b`` differs from ``a``, in words (the first difference)."""
-    for field in a:
-        if field.name not in b.names:
-            return f"it has no column '{field.name}'"
-        other = b.field(field.name)
-        if not other.type.equals(field.type):
-            return f"its column '{field.name}' is {other.type}, not {field.type}"
-    extra = [n for n in b.names if n not in a.names]
-    if extra:
-        return f"it has a column '{extra[0]}' that the first file lacks"
-    return "its columns are in another order"
-
-
-class _ParquetFolder:
-    """A folder of Parquet files read as one table (pyarrow.dataset, hive partitions discovered, their
-    values read as the text of the folders' names): every file must have the first file's schema
-    (DataError naming the one that differs). The rows are streamed file by file and row group by row
-    group, in the files' sorted order; ``n_rows`` is from the footers. O(files) to open."""
-
-    def __init__(self, p: pathlib.Path) -> None:
-        from urllib.parse import unquote
-
-        import pyarrow.dataset as ds
-
-        self.path = p
-        files = parquet_folder_files(p)
-        paths = [os.fspath(f) for f in files]
-        try:
-            # A partition's value is a folder's name, and nothing declares its type: Arrow would infer one
-            # from the names of all the folders (code=1, code=2 an integer; one code=x makes them all text),
-            # so one record's folder would decide the others' labels and whether the column "is numeric".
-            # Read as the text of the names, as a CSV's cells are.
-            folders = [part for f in files for part in f.relative_to(p).parts[:-1]]
-            keys = dict.fromkeys(unquote(part.split("=", 1)[0]) for part in folders if "=" in part)
-            text = pa.schema([(key, pa.string()) for key in keys])
-            as_text = ds.partitioning(text, flavor="hive") if keys else None
-            self.dataset = ds.dataset(paths, format="parquet", partitioning=as_text, partition_base_dir=os.fspath(p))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as err:
-            raise DataError(f"the Parquet folder '{p.name}' cannot be read: {short_error_text(err)}",
-                            "make every file in it a Parquet file with the same columns") from err
-        self.fragments = list(self.dataset.get_fragments())
-        first: pa.Schema | None = None
-        self.n_rows = 0
-        for fragment in self.fragments:
-            name = self._name(fragment)
-            try:
-                schema = fragment.physical_schema
-                self.n_rows += fragment.metadata.num_rows
-            except (pa.ArrowInvalid, OSError) as err:
-                raise DataError(f"'{name}' in the Parquet folder '{p.name}' is not a readable Parquet file: "
-                                f"{short_error_text(err)}", "remove it from the folder, or export it again") from err
-            if first is None:
-                first, first_name = schema, name
-            elif not schema.equals(first, check_metadata=False):
-                raise DataError(
-                    f"'{name}' in the Parquet folder '{p.name}' has other columns than '{first_name}': "
-                    f"{_schema_difference(first, schema)}",
-                    "put only files with the same columns (names and types) in the folder",
-                )
-        self.schema: pa.Schema = self.dataset.schema
-
-    def _name(self, fragment: Any) -> str:
-        return str(pathlib.Path(fragment.path).relative_to(self.path))
-
-    def _row_groups(self) -> Iterator[Any]:
-        for fragment in self.fragments:
-            try:
-                yield from fragment.split_by_row_group()
-            except (pa.ArrowInvalid, OSError) as err:
-                raise DataError(f"cannot read '{self._name(fragment)}' in the Parquet folder '{self.path.name}': "
-                                f"{short_error_text(err)}", "remove it from the folder, or export it again") from err
-
-    def row_group_sizes(self) -> list[int]:
-        """Rows of every row group of every file, in order."""
-        return [fragment.metadata.row_group(g).num_rows for fragment in self.fragments
-                for g in range(fragment.metadata.num_row_groups)]
-
-    def record_batches(self, columns: list[str], batch_rows: int, first_row_group: int) -> Stream[pa.RecordBatch]:
-        """``columns`` streamed with the fraction of rows read (rows / rows in the folder)."""
-        total = self.n_rows
-        done = 0
-        for index, row_group in enumerate(self._row_groups()):
-            if index < first_row_group:
-                done += row_group.row_groups[0].num_rows
-                continue
-            try:
-                batches = row_group.to_batches(schema=self.schema, columns=columns, batch_size=batch_rows,
-                                               use_threads=False)
-                for batch in batches:
-                    done += batch.num_rows
-                    yield batch, done / total if total else 1.0
-            except (pa.ArrowInvalid, OSError) as err:
-                raise DataError(f"cannot read '{self._name(row_group)}' in the Parquet folder '{self.path.name}': "
-                                f"{short_error_text(err)}", "remove it from the folder, or export it again") from err
-
-
 # ----------------------------------------------------------------- CSV / TSV
 
 
@@ -843,10 +621,10 @@ def table_schema(
     if fmt in STAT_FORMATS:
         return stat_schema(p, fmt, encoding)
     if fmt == "parquet" and p.is_dir():
-        folder = _ParquetFolder(p)
+        folder = ParquetFolder(p)
         return folder.schema, folder.n_rows
     if fmt == "parquet":
-        pf = _parquet_file(p)
+        pf = parquet_file(p)
         try:
             return pf.schema_arrow, pf.metadata.num_rows
         finally:
@@ -885,55 +663,20 @@ def record_batches(
     if fmt in STAT_FORMATS:
         return stat_record_batches(p, fmt, columns, batch_rows, encoding, first_row=first_row_group * batch_rows)
     if fmt == "parquet" and p.is_dir():
-        return _ParquetFolder(p).record_batches(columns, batch_rows, first_row_group)
+        return ParquetFolder(p).record_batches(columns, batch_rows, first_row_group)
     if fmt == "parquet":
-        return _parquet_record_batches(p, columns, batch_rows, first_row_group)
+        return parquet_record_batches(p, columns, batch_rows, first_row_group)
     if fmt == "xlsx":
         return _xlsx_record_batches(p, columns, batch_rows, numeric)
     return _csv_record_batches(p, csv_dialect(p, fmt, dialect)[0], columns, batch_rows, numeric)
 
 
-def check_callbacks(progress: object, should_cancel: object) -> None:
-    """:class:`~dpgui.errors.ParameterError` unless each callback is None or callable."""
-    for name, f in (("progress", progress), ("should_cancel", should_cancel)):
-        if f is not None and not callable(f):
-            raise ParameterError(f"{name} {f!r} is not callable", f"pass a function or None as {name}")
-
-
-def watched(
-    items: Stream[T],
-    progress: ProgressCallback | None,
-    should_cancel: CancelCallback | None,
-) -> Iterator[T]:
-    """Yield the items of ``(item, fraction)`` pairs; before each, raise
-    :class:`~dpgui.errors.Cancelled` if ``should_cancel()``; after each, call
-    ``progress(fraction)`` (never decreasing), and ``progress(1.0)`` at the end."""
-    done = 0.0
-    with contextlib.closing(items):
-        for item, fraction in items:
-            if should_cancel is not None and should_cancel():
-                raise Cancelled()
-            yield item
-            if progress is not None:
-                done = max(done, fraction)
-                progress(done)
-    if progress is not None:
-        progress(1.0)
-
-
-def numeric_column_batches(
-    p: pathlib.Path,
-    fmt: TableFormat,
-    column: str,
-    batch_rows: int,
-    dialect: CsvDialect | None = None,
-    *,
-    encoding: str | None = None,
-) -> Stream[pa.Array]:
-    """Batches of one numeric column (any numeric Arrow type, nulls for missing) with the
-    fraction read; DataError if the column is absent or its inferred kind is not numeric.
-    ``dialect``: CSV/TSV only, None = detected (:func:`csv_dialect`); ``encoding``: of a
-    Stata/SAS/SPSS file's text (None: the file's own)."""
+def check_numeric_column(
+    p: pathlib.Path, fmt: TableFormat, column: str, dialect: CsvDialect | None = None, *, encoding: str | None = None
+) -> CsvDialect | None:
+    """DataError unless ``column`` is in the file once and its inferred kind is numeric (or empty): a CSV text
+    column names its first value that is not a number. Returns the dialect a CSV/TSV is read with (``dialect``,
+    or detected when None: :func:`csv_dialect`); None for other formats."""
     if fmt in ("csv", "tsv"):
         dialect = csv_dialect(p, fmt, dialect)[0]
     schema, _ = table_schema(p, fmt, dialect, encoding=encoding)
@@ -958,6 +701,23 @@ def numeric_column_batches(
                 raise DataError(f"{general.problem}: data row {found[0]:,} holds a value that is not a number",
                                 general.fix if fix == _number_fix(None) else fix)
         raise _not_numeric(p, column, t)
+    return dialect
+
+
+def numeric_column_batches(
+    p: pathlib.Path,
+    fmt: TableFormat,
+    column: str,
+    batch_rows: int,
+    dialect: CsvDialect | None = None,
+    *,
+    encoding: str | None = None,
+) -> Stream[pa.Array]:
+    """Batches of one numeric column (any numeric Arrow type, nulls for missing) with the
+    fraction read; DataError if the column is absent or its inferred kind is not numeric
+    (:func:`check_numeric_column`). ``dialect``: CSV/TSV only, None = detected (:func:`csv_dialect`);
+    ``encoding``: of a Stata/SAS/SPSS file's text (None: the file's own)."""
+    dialect = check_numeric_column(p, fmt, column, dialect, encoding=encoding)
     for batch, fraction in record_batches(p, fmt, [column], batch_rows, numeric=column, dialect=dialect,
                                           encoding=encoding):
         yield batch.column(0), fraction
@@ -997,14 +757,3 @@ def float64_values(arr: pa.Array) -> tuple[npt.NDArray[np.float64], int]:
     n_missing = int(np.count_nonzero(np.isnan(x))) if len(x) else 0
     return x, n_missing
 
-
-def parquet_row_group_sizes(p: pathlib.Path) -> list[int]:
-    """Rows of each row group of a Parquet file, in order (from the footer: O(row groups)); of a
-    folder, of every file's row groups in the files' order (O(files + row groups))."""
-    if p.is_dir():
-        return _ParquetFolder(p).row_group_sizes()
-    pf = _parquet_file(p)
-    try:
-        return [pf.metadata.row_group(g).num_rows for g in range(pf.num_row_groups)]
-    finally:
-        pf.close()

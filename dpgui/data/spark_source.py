@@ -7,7 +7,7 @@ back to this computer; the path counts of a hierarchy are one ``GROUP BY`` of th
 counts are those that :func:`dpgui.data.histogram.column_histogram` and
 :func:`dpgui.data.hierarchy.count_paths` give for the same rows in a file (tests/unit/data/test_spark_source.py).
 
-What Spark reads (:class:`~dpgui.data.source.SourceSpec` of kind "spark"):
+What Spark reads (:class:`~dpgui.data.source_spec.SourceSpec` of kind "spark"):
 
 * ``location``: a Parquet or CSV file or folder, as a path Spark can read (a local path for
   ``local[N]``; ``hdfs://…``, ``s3a://…`` or a path mounted on every node for a cluster). The format
@@ -52,19 +52,22 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from dpgui.core.missing import MISSING_DROP, MISSING_ERROR, MISSING_POLICIES
+import numpy as np
+
 from dpgui.data.csv_dialect import DialectOrigin
 from dpgui.data.file_types import CsvDialect
-from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec
+from dpgui.data.grouped_counts import BinKey, GroupedCounts, ValueKey, check_keys, check_max_groups
+from dpgui.data.source import DataSource, PasswordPrompt
+from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import Cancelled, DataError, ParameterError
+from dpgui.vocabulary import SourceKind
 
 if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
 
-    from dpgui.data.hierarchy import PathCounts
-    from dpgui.data.histogram import ColumnHistogram
-    from dpgui.data.readers import CancelCallback, ProgressCallback
+    from dpgui.data.grouped_counts import Key
+    from dpgui.data.streams import CancelCallback, ProgressCallback
     from dpgui.data.table import ColumnInfo
 
 __all__ = ["DEFAULT_MASTER", "SparkSource", "open_spec", "spark_session"]
@@ -296,7 +299,7 @@ class SparkSource(DataSource):
     """A dataset read and counted by Spark; only counts come back. See the module docstring."""
 
     def __init__(self, spec: SourceSpec) -> None:
-        if spec.kind != "spark":
+        if spec.kind is not SourceKind.SPARK:
             raise ParameterError(f"a {spec.kind} source was given to Spark", "open it with open_source()")
         self.spec = spec
         # A CSV dataset's reader options and path (path counts read numeric level columns as text).
@@ -424,7 +427,7 @@ class SparkSource(DataSource):
         """Run ``job`` (Spark actions) in a worker thread under its own job group; this thread polls
         ``should_cancel`` (cancelling the group on the cluster) and reports progress. Errors become
         DataError."""
-        from dpgui.data.readers import check_callbacks
+        from dpgui.data.streams import check_callbacks
 
         check_callbacks(progress, should_cancel)
         if should_cancel is not None and should_cancel():
@@ -510,7 +513,7 @@ class SparkSource(DataSource):
         names = self.df.schema.names
         found = [f for f in self.df.schema.fields if f.name == column]
         if not found:
-            from dpgui.data.readers import column_not_found
+            from dpgui.data.streams import column_not_found
 
             raise column_not_found(column, self.spec.display_name(), names)
         if len(found) > 1:
@@ -523,66 +526,41 @@ class SparkSource(DataSource):
                 f"{found[0].dataType.simpleString()} values)", f"choose a {what} column")
         return kind
 
-    def histogram(
+    def grouped_counts(
         self,
-        column: str,
-        lower: float,
-        upper: float,
-        bins: int,
-        missing: str = MISSING_DROP,
+        keys: Sequence[Key],
         *,
+        max_groups: int | None = None,
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
-    ) -> ColumnHistogram:
+    ) -> GroupedCounts:
+        """One job: ``SELECT keys, count(*) … GROUP BY keys`` (a :class:`BinKey` by the binning rule's key
+        expression), at most ``max_groups + 1`` groups brought back. In a CSV dataset read from a path, a
+        :class:`ValueKey`'s column is read as its text (as a file source reads it: 02134 stays 02134, 2.50 stays
+        2.50), never as the type Spark inferred from the cells, and no note may come from those types."""
         from pyspark.sql import functions as F  # noqa: N812 - PySpark's usual name
 
-        from dpgui.data.binning import bin_key_sql, histogram_from_keys
+        from dpgui.data.binning import SqlDialect, bin_key_sql
 
-        # The arguments are checked (ParameterError) before the column and before any job runs.
-        key = bin_key_sql(_quote(column) if isinstance(column, str) else "x", lower, upper, bins, "spark")
-        if missing not in MISSING_POLICIES:
-            raise ParameterError(f"unknown missing-value policy {missing!r}",
-                                 f"use '{MISSING_DROP}' (remove missing values before counting) or '{MISSING_ERROR}'")
-        self._column(column, ("numeric", "empty"), "numeric")
-        # One job: SELECT key, count(*) … GROUP BY key; at most bins + 3 rows come back.
-        counts = self.df.select(F.expr(key).alias("key")).groupBy("key").count()
-
-        def job() -> list[tuple[int, int]]:
-            return [(int(r[0]), int(r[1])) for r in counts.collect()]
-
-        rows = self._run(f"counting column '{column}'", job, progress, should_cancel)
-        return histogram_from_keys(rows, lower, upper, bins, str(missing), column=column,
-                                   source_name=self.spec.display_name())
-
-    def path_counts(
-        self,
-        level_columns: Sequence[str],
-        *,
-        max_nodes_per_level: int | None = None,
-        progress: ProgressCallback | None = None,
-        should_cancel: CancelCallback | None = None,
-        min_levels: int = 2,
-    ) -> PathCounts:
-        from pyspark.sql import functions as F  # noqa: N812
-
-        from dpgui.data.hierarchy import check_path_count_arguments, path_counts_from_groups, too_many_paths
-
-        # count_paths's checks of the arguments (ParameterError), before any job runs.
-        names, limit = check_path_count_arguments(level_columns, max_nodes_per_level, min_levels)
-        kinds = {c: self._column(c, ("numeric", "text", "boolean", "datetime", "empty"), "categorical")
-                 for c in names}
-        frame, columns = self.df, [F.col(_quote(c)) for c in names]
+        keys = check_keys(keys)
+        max_groups = check_max_groups(max_groups)
+        kinds = {k.column: self._column(k.column, ("numeric", "text", "boolean", "datetime", "empty"), "categorical")
+                 for k in keys if isinstance(k, ValueKey)}
+        for key in keys:
+            if isinstance(key, BinKey):
+                self._column(key.column, ("numeric", "empty"), "numeric")
+        frame = self.df
         if self._csv is not None:
             kinds = {}  # the types Spark inferred from a CSV's cells: no note may come from them
-        if self._csv is not None and self.spec.query is None:
-            # As count_paths does in a CSV file: every level column is read as its text (02134 stays
-            # 02134, 2.50 stays 2.50), never as the type Spark inferred from the cells.
+        if self._csv is not None and self.spec.query is None and any(isinstance(k, ValueKey) for k in keys):
             options, location = self._csv
             with self._partitions_as_text():
                 frame = self.spark.read.options(**{**options, "inferSchema": "false"}).csv(location)
-        # One job: SELECT levels, count(*) … GROUP BY levels. A leaf is a node of the last level, so
-        # more than `limit` groups is refused without bringing them all back.
-        groups = frame.groupBy(*columns).count().limit(limit + 1)
+        columns = [F.expr(bin_key_sql(_quote(k.column), k.lower, k.upper, k.bins, SqlDialect.SPARK)).alias(f"k{i}")
+                   if isinstance(k, BinKey) else F.col(_quote(k.column)).alias(f"k{i}") for i, k in enumerate(keys)]
+        groups = frame.select(*columns).groupBy(*[f"k{i}" for i in range(len(keys))]).count()
+        if max_groups is not None:
+            groups = groups.limit(max_groups + 1)
 
         def job() -> Any:
             with warnings.catch_warnings():
@@ -593,14 +571,15 @@ class SparkSource(DataSource):
 
                 return pa.Table.from_pandas(groups.toPandas(), preserve_index=False)
 
-        table = self._run("counting the paths of " + ", ".join(names), job, progress, should_cancel)
-        if table.num_rows > limit:
-            raise too_many_paths(names, limit)
-        levels = table.select(list(range(len(names))))
-        return path_counts_from_groups(
-            names, levels, table.column(len(names)).to_numpy(),
-            kinds=kinds, max_nodes_per_level=limit, source_name=self.spec.display_name(),
-            min_levels=min_levels)
+        names = [k.column for k in keys]
+        what = (f"counting column '{names[0]}'" if len(keys) == 1 and isinstance(keys[0], BinKey)
+                else "counting the paths of " + ", ".join(names))
+        table = self._run(what, job, progress, should_cancel)
+        counts = table.column(len(keys)).to_numpy().astype(np.int64)
+        counts.flags.writeable = False
+        groups_table = table.select(list(range(len(keys)))).rename_columns(names)
+        return GroupedCounts(keys, groups_table, counts, int(counts.sum()), self.spec.display_name(), kinds,
+                             complete=max_groups is None or table.num_rows <= max_groups)
 
     def distinct_counts(
         self,

@@ -1,28 +1,26 @@
 """The :class:`~dpgui.data.source.DataSource` of an SQL database (PostgreSQL first, SQLite, others via SQLAlchemy).
 
-The counting runs IN the database: a histogram is ONE aggregate query over
-:func:`dpgui.data.binning.bin_key_sql` (``GROUP BY`` the bin key), so at most ``K + 4`` (key, count)
-rows travel, never the rows; path counts are one ``GROUP BY`` of the level columns. The result is
-exactly what the file path gives on the same rows (tests/unit/data/test_sql_source.py).
+The counting runs IN the database: the counting primitive (:meth:`SqlSource.grouped_counts`) is ONE
+aggregate query, ``GROUP BY`` the keys (a column, or a bin key of :func:`dpgui.data.binning.bin_key_sql`), so
+only (key, count) rows travel, never the rows: at most ``K + 4`` for a histogram, one per path for path
+counts. The result is exactly what the file path gives on the same rows (tests/unit/data/test_sql_source.py).
 
 Safety:
 
 * The password comes from :mod:`dpgui.data.credentials` and goes to the driver only (``URL.set``);
   messages name the URL without it, and a driver's own text is shown only with the password cut out.
-* Reading only, twice over: a query is checked BEFORE anything runs (:func:`check_read_only_query`:
-  one ``SELECT``/``WITH`` statement, no data-changing keyword outside string literals, no
-  ``SELECT … INTO``), and every statement runs in a read-only transaction (PostgreSQL: ``SET
-  TRANSACTION READ ONLY`` first in every transaction, and ``default_transaction_read_only`` for the
-  session; SQLite: the file is opened read-only, ``mode=ro``, with ``PRAGMA query_only``).
+* Reading only, twice over: a query is checked BEFORE anything runs
+  (:func:`dpgui.data.sql_read_only.check_read_only_query`: one ``SELECT``/``WITH`` statement, no
+  data-changing keyword outside string literals, no ``SELECT … INTO``), and every statement runs in a
+  read-only transaction (PostgreSQL: ``SET TRANSACTION READ ONLY`` first in every transaction, and
+  ``default_transaction_read_only`` for the session; SQLite: the file is opened read-only, ``mode=ro``,
+  with ``PRAGMA query_only``).
 * Cancel: ``should_cancel()`` is polled every 0.1 s by a watcher thread during a query (so it must
   be thread-safe, e.g. an Event's ``is_set``), which cancels the query on the server (psycopg's
   cancel request, SQLite's ``interrupt``).
 
 Table names: ``name`` or ``schema.name``, matched exactly or, if there is no exact match, ignoring
 case (as an unquoted name in SQL); always quoted in the SQL dpgui writes.
-
-Over 800 lines: the read-only guarantees (the query check, the read-only transaction, the cancel watcher)
-and the queries they guard are one safety argument, kept in one module so that it is read whole.
 """
 
 from __future__ import annotations
@@ -35,177 +33,29 @@ import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from dpgui.core.missing import MISSING_DROP
-from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec
+from dpgui.data.binning import SqlDialect
+from dpgui.data.grouped_counts import BinKey, GroupedCounts, ValueKey, check_keys, check_max_groups
+from dpgui.data.source import DataSource, PasswordPrompt
+from dpgui.data.source_spec import SourceSpec
+from dpgui.data.sql_read_only import check_read_only_query
+from dpgui.data.streams import check_callbacks
 from dpgui.errors import Cancelled, DataError, ParameterError
+from dpgui.vocabulary import SourceKind
 
 if TYPE_CHECKING:
     import pandas as pd
     import sqlalchemy as sa
 
-    from dpgui.data.hierarchy import PathCounts
-    from dpgui.data.histogram import ColumnHistogram
-    from dpgui.data.readers import CancelCallback, ProgressCallback
+    from dpgui.data.grouped_counts import Key
+    from dpgui.data.streams import CancelCallback, ProgressCallback
     from dpgui.data.table import ColumnInfo
 
-__all__ = ["SqlSource", "check_read_only_query", "open_spec", "sqlite_file"]
+__all__ = ["SqlSource", "open_spec"]
 
-# Words that change data, schema, session or server state; refused anywhere outside string literals
-# and quoted identifiers (a column named "update" must be written quoted).
-# (Statements that cannot hide inside a SELECT — COMMIT, CHECKPOINT, … — are refused by the first-word rule.)
-_WRITING_WORDS = frozenset([
-    "insert", "update", "delete", "merge", "create", "drop", "alter", "truncate", "grant", "revoke",
-    "copy", "call", "do", "set", "reset", "lock", "vacuum", "analyze", "reindex", "cluster", "listen",
-    "notify", "unlisten", "prepare", "execute", "deallocate", "discard", "attach", "detach", "pragma",
-    "into",
-])
-# Functions that change state even inside a SELECT (most also fail in a read-only transaction).
-_WRITING_FUNCTIONS = frozenset([
-    "set_config", "nextval", "setval", "lo_import", "lo_export", "lo_unlink", "lo_create", "lo_creat",
-    "lo_from_bytea", "lo_put", "dblink", "dblink_exec", "pg_terminate_backend", "pg_cancel_backend",
-    "pg_reload_conf", "pg_promote", "pg_switch_wal", "pg_rotate_logfile", "pg_file_write",
-    "pg_advisory_lock", "pg_advisory_xact_lock", "pg_notify", "txid_current", "pg_current_xact_id",
-    # these run SQL given as text, which the check cannot see (e.g. a dblink call inside it)
-    "query_to_xml", "query_to_xmlschema", "query_to_xml_and_xmlschema", "ts_stat",
-])
-# Families of such functions: dblink_* opens a second connection, outside the read-only transaction
-# (dblink_connect + dblink_send_query ran a DELETE); advisory locks outlive the query; replication
-# slots, statistics resets, WAL replay and adminpack's file functions change the server.
-_WRITING_FUNCTION_PREFIXES = (
-    "dblink", "pg_advisory", "pg_try_advisory", "pg_background", "pg_create_", "pg_drop_", "pg_replication_origin",
-    "pg_stat_reset", "pg_wal_replay", "pg_logical_emit", "pg_file_",
-)
 _POLL_SECONDS = 0.1
-# PostgreSQL's lexer (scan.l): an identifier starts with a letter, '_' or any non-ASCII character and
-# continues with those, digits and '$'; only ASCII space, tab, newline, CR and form feed separate words.
-# (A non-ASCII space or sign is part of a name, so "a€$x$" is one name, not "a€" and a $-quoted string.)
-_IDENTIFIER = re.compile(r"[A-Za-z_\u0080-\U0010FFFF][A-Za-z0-9_$\u0080-\U0010FFFF]*")
-_SPACE = frozenset(" \t\n\r\f\v")
 _PG_TEXT = {"text", "varchar", "bpchar", "char", "name", "citext", "uuid", "json", "jsonb", "xml", "inet", "cidr"}
 _PG_NUMERIC = {"int2", "int4", "int8", "float4", "float8", "numeric", "oid"}
 _PG_DATETIME = {"date", "time", "timetz", "timestamp", "timestamptz", "interval"}
-
-
-# --------------------------------------------------------------------------- the read-only check
-
-
-def _words(sql: str) -> tuple[list[str], list[int], list[int]]:
-    """The bare words and punctuation of ``sql`` (lower case) outside comments, string literals
-    ('…', E'…', $tag$…$tag$) and quoted identifiers ("…", `…`); the positions of ';' among them
-    and in ``sql``.
-    Raises DataError for an unterminated literal or comment."""
-    out: list[str] = []
-    semicolons: list[int] = []
-    semicolon_at: list[int] = []
-    i, n = 0, len(sql)
-    while i < n:
-        c = sql[i]
-        if c in _SPACE:
-            i += 1
-        elif sql.startswith("--", i):
-            j = sql.find("\n", i)
-            i = n if j < 0 else j + 1
-        elif sql.startswith("/*", i):
-            depth, i = 1, i + 2
-            while depth and i < n:
-                if sql.startswith("/*", i):
-                    depth, i = depth + 1, i + 2
-                elif sql.startswith("*/", i):
-                    depth, i = depth - 1, i + 2
-                else:
-                    i += 1
-            if depth:
-                raise DataError("the query has an unterminated /* comment", "close the comment with */")
-        elif c == "'" or (c in "eE" and sql.startswith("'", i + 1)):
-            backslash = c != "'"
-            i += 1 if c == "'" else 2
-            while True:
-                if i >= n:
-                    raise DataError("the query has an unterminated string literal", "close the string with '")
-                if backslash and sql[i] == "\\":
-                    i += 2
-                elif sql[i] == "'":
-                    if sql.startswith("''", i):
-                        i += 2
-                    else:
-                        i += 1
-                        break
-                else:
-                    i += 1
-            out.append("'")
-        elif c in "\"`":
-            close = c
-            j = i + 1
-            while True:
-                j = sql.find(close, j)
-                if j < 0:
-                    raise DataError("the query has an unterminated quoted name", f"close it with {close}")
-                if sql.startswith(close * 2, j):
-                    j += 2
-                    continue
-                break
-            # '"' + the name (doubled quotes undone), so that a quoted FUNCTION name is checked too;
-            # a U&"…" name may spell anything with escapes: '"?' (refused before a '(').
-            name = sql[i + 1:j].replace(close * 2, close)
-            unicode_escaped = len(out) >= 2 and out[-1] == "&" and out[-2] == "u"
-            out.append('"?' if unicode_escaped else '"' + name)
-            i = j + 1
-        elif c == "$" and (m := re.match(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", sql[i:])):
-            tag = m.group(0)
-            j = sql.find(tag, i + len(tag))
-            if j < 0:
-                raise DataError("the query has an unterminated $-quoted string", f"close it with {tag}")
-            out.append("'")
-            i = j + len(tag)
-        elif c.isalpha() or c == "_" or ord(c) >= 0x80:
-            m2 = _IDENTIFIER.match(sql, i)
-            assert m2 is not None
-            out.append(m2.group(0).lower())
-            i += len(m2.group(0))
-        else:
-            if c == ";":
-                semicolons.append(len(out))
-                semicolon_at.append(i)
-            out.append(c)
-            i += 1
-    return out, semicolons, semicolon_at
-
-
-def check_read_only_query(query: str) -> str:
-    """``query`` if it is one read-only ``SELECT`` (or ``WITH … SELECT``, or a parenthesised one),
-    without a trailing ';'; else DataError naming what was found, before anything runs.
-
-    Refused: more than one statement, a first word other than SELECT/WITH/VALUES/TABLE, any word that
-    changes data, schema or session (INSERT, UPDATE, DELETE, MERGE, CREATE, DROP, ALTER, TRUNCATE,
-    GRANT, COPY, CALL, DO, SET, LOCK, VACUUM, … and INTO, so no ``SELECT … INTO``) or a state-changing
-    function (``set_config``, ``nextval``, ``lo_import``, …) outside string literals and quoted names.
-    The read-only transaction every query runs in is the backstop for what a word list cannot see
-    (a user-defined function that writes). O(length of the query).
-    """
-    if not isinstance(query, str) or not query.strip():
-        raise DataError("the query is empty", "give one SELECT statement")
-    words, semicolons, semicolon_at = _words(query)
-    fix = "give one SELECT … (or WITH … SELECT …) statement that only reads: dpgui never changes the database"
-    if semicolons and (len(semicolons) > 1 or semicolons[0] != len(words) - 1):
-        raise DataError("the query holds more than one statement (a ';' inside it)", fix)
-    if semicolons:
-        words = words[:-1]
-        query = query[: semicolon_at[0]]  # the final ';' (a comment after it goes too)
-    first = next((w for w in words if w != "("), "")
-    if first not in ("select", "with", "values", "table"):
-        raise DataError(f"the query starts with {first.upper() or 'nothing'}, not SELECT or WITH", fix)
-    for k, w in enumerate(words):
-        if w in _WRITING_WORDS:
-            raise DataError(f"the query contains {w.upper()}, which can change the database",
-                            f"{fix} (a column or table named {w} must be written in double quotes: \"{w}\")")
-        if k + 1 < len(words) and words[k + 1] == "(":
-            name = w[1:] if w.startswith('"') else w  # a quoted name is the function of that exact name
-            if name == "?":
-                raise DataError("the query calls a function named with U&\"…\" escapes, which dpgui cannot check",
-                                fix)
-            if name in _WRITING_FUNCTIONS or name.startswith(_WRITING_FUNCTION_PREFIXES):
-                raise DataError(f"the query calls {name}(), which can change the database or the session", fix)
-    return query.strip()
 
 
 # --------------------------------------------------------------------------- errors
@@ -243,7 +93,7 @@ def _connect_error(exc: BaseException, url: sa.URL, display: str, password: str 
         return DataError(f"the database refused user {user} at {display} ({_scrub(text, password)})",
                          "check the user name, or ask the database administrator for access")
     host = url.host or url.query.get("host") or "localhost"
-    port = url.port or (5432 if url.get_backend_name() == "postgresql" else None)
+    port = url.port or (5432 if url.get_backend_name() == SqlDialect.POSTGRESQL else None)
     where = f"{host}:{port}" if port and not str(host).startswith("/") else str(host)
     return DataError(f"cannot reach the database server at {where} ({_scrub(text, password)})",
                      "check that the server is running and that the host and port in the URL are right "
@@ -285,7 +135,7 @@ class SqlSource(DataSource):
         self._source_sql = source_sql  # "schema"."table" or (query)
         self._engine_words = engine_words
         name = engine.dialect.name
-        self.dialect = name if name in ("postgresql", "sqlite") else "generic"
+        self.dialect = SqlDialect(name) if name in (SqlDialect.POSTGRESQL, SqlDialect.SQLITE) else SqlDialect.GENERIC
         self._columns: tuple[ColumnInfo, ...] | None = None
         # The columns whose kind the database declares (a table's declared type, PostgreSQL's result
         # types), not read from their first values: the only kinds a release may say anything from.
@@ -358,7 +208,7 @@ class SqlSource(DataSource):
         refuses a string of several statements there, so a ``; COMMIT; …`` the query check missed can
         never end the read-only transaction (the simple protocol, psycopg's default without
         parameters, would run them all)."""
-        if self.dialect == "postgresql":
+        if self.dialect is SqlDialect.POSTGRESQL:
             raw: Any = conn.connection.driver_connection
             with raw.pipeline() as pipeline, raw.cursor() as cur:
                 cur.execute(sql, prepare=False)
@@ -371,9 +221,9 @@ class SqlSource(DataSource):
         return list(result.keys()), [tuple(r) for r in result.fetchall()], description
 
     def _begin_read_only(self, conn: sa.Connection) -> None:
-        if self.dialect == "postgresql":
+        if self.dialect is SqlDialect.POSTGRESQL:
             conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-        elif self.dialect == "sqlite":
+        elif self.dialect is SqlDialect.SQLITE:
             conn.exec_driver_sql("PRAGMA query_only = ON")
         else:
             try:
@@ -401,11 +251,11 @@ class SqlSource(DataSource):
             if c.name == column:
                 # SQLite's kind comes from the first 1,000 values when there is no declared type: "empty"
                 # (all NULL there) may hold numbers further on, and the key SQL counts any text as such.
-                if numeric and c.kind != "numeric" and not (c.kind == "empty" and self.dialect == "sqlite"):
+                if numeric and c.kind != "numeric" and not (c.kind == "empty" and self.dialect is SqlDialect.SQLITE):
                     raise DataError(f"column '{column}' of {self.spec.display_name()} is {c.kind} ({c.dtype}), "
                                     "not numeric", "choose a numeric column")
                 return c
-        from dpgui.data.readers import column_not_found
+        from dpgui.data.streams import column_not_found
 
         raise column_not_found(column, self.spec.display_name(), [c.name for c in cols])
 
@@ -415,7 +265,7 @@ class SqlSource(DataSource):
 
         if self._columns is not None:
             return self._columns
-        if self.dialect == "postgresql":
+        if self.dialect is SqlDialect.POSTGRESQL:
             try:
                 cols = self._pg_columns()
             except self._driver_errors() as exc:
@@ -484,8 +334,6 @@ class SqlSource(DataSource):
     def row_count(
         self, *, progress: ProgressCallback | None = None, should_cancel: CancelCallback | None = None
     ) -> int:
-        from dpgui.data.readers import check_callbacks
-
         check_callbacks(progress, should_cancel)
         if progress is not None:
             progress(0.0)
@@ -494,94 +342,69 @@ class SqlSource(DataSource):
             progress(1.0)
         return int(rows[0][0])
 
-    def histogram_sql(self, column: str, lower: float, upper: float, bins: int) -> str:
-        """The one aggregate query of :meth:`histogram` (for the log, the tests and the benchmark): rows
-        ``(key, count)``, or for PostgreSQL one row ``(keys[], counts[])``."""
+    def grouped_sql(self, keys: Sequence[Key], max_groups: int | None = None) -> str:
+        """The one aggregate query of :meth:`grouped_counts` (for the log, the tests and the benchmark): rows
+        ``(value of each key, count)``, or for PostgreSQL and binned keys only one row of arrays
+        ``(keys₁[], …, counts[])``; ``LIMIT max_groups + 1`` when a limit is given."""
         from dpgui.data.binning import bin_key_sql
 
-        col = f"s.{self._quoted(column)}"
-        if self.dialect == "postgresql" and self._column(column).dtype != "float8":
+        single = len(keys) == 1
+        columns = [f"s.{self._quoted(k.column)}" for k in keys]
+        if all(isinstance(k, ValueKey) for k in keys):
+            cols = ", ".join(columns)
+            grouped = f"SELECT {cols}, COUNT(*) FROM {self._source_sql} AS s GROUP BY {cols}"
+            return grouped if max_groups is None else f"{grouped} LIMIT {max_groups + 1}"
+        cast = [isinstance(k, BinKey) and self.dialect is SqlDialect.POSTGRESQL and self._column(k.column).dtype != "float8"
+                for k in keys]
+        names = ["v" if single else f"v{i}" for i in range(len(keys))]
+        if any(cast):
             # A numeric/integer column is cast once per row (OFFSET 0 keeps the planner from inlining
             # the cast into each of the key expression's references); a float8 column needs no cast,
             # and without the fence the planner may run the aggregate in parallel workers.
-            inner = f"(SELECT CAST({col} AS DOUBLE PRECISION) AS v FROM {self._source_sql} AS s OFFSET 0) AS c"
-            key = bin_key_sql("c.v", lower, upper, bins, "postgresql")
+            inner_columns = ", ".join(f"CAST({c} AS DOUBLE PRECISION) AS {n}" if cast[i] else f"{c} AS {n}"
+                                      for i, (c, n) in enumerate(zip(columns, names)))
+            inner = f"(SELECT {inner_columns} FROM {self._source_sql} AS s OFFSET 0) AS c"
+            columns = [f"c.{n}" for n in names]
         else:
             inner = f"{self._source_sql} AS s"
-            key = bin_key_sql(col, lower, upper, bins, self.dialect)
-        grouped = f"SELECT k.key, COUNT(*) AS n FROM (SELECT {key} AS key FROM {inner}) AS k GROUP BY k.key"
-        if self.dialect == "postgresql":
-            # One row of two arrays: ~10 bytes a bin on the wire instead of ~25 for a row per bin.
-            return f"SELECT array_agg(g.key), array_agg(g.n) FROM ({grouped}) AS g"
+        aliases = ["key" if single else f"key{i}" for i in range(len(keys))]
+        selected = ", ".join(
+            f"{bin_key_sql(c, k.lower, k.upper, k.bins, self.dialect) if isinstance(k, BinKey) else c} AS {a}"
+            for k, c, a in zip(keys, columns, aliases))
+        group_by = ", ".join(f"k.{a}" for a in aliases)
+        grouped = f"SELECT {group_by}, COUNT(*) AS n FROM (SELECT {selected} FROM {inner}) AS k GROUP BY {group_by}"
+        if max_groups is not None:
+            return f"{grouped} LIMIT {max_groups + 1}"
+        if self.dialect is SqlDialect.POSTGRESQL and all(isinstance(k, BinKey) for k in keys):
+            # One row of arrays: ~10 bytes a bin on the wire instead of ~25 for a row per bin.
+            arrays = ", ".join(f"array_agg(g.{a})" for a in aliases)
+            return f"SELECT {arrays}, array_agg(g.n) FROM ({grouped}) AS g"
         return grouped
 
-    def histogram(
+    def grouped_counts(
         self,
-        column: str,
-        lower: float,
-        upper: float,
-        bins: int,
-        missing: str = MISSING_DROP,
+        keys: Sequence[Key],
         *,
+        max_groups: int | None = None,
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
-    ) -> ColumnHistogram:
-        from dpgui.data.binning import histogram_from_keys
-        from dpgui.data.histogram import _check_bins, _check_missing, check_bounds
-        from dpgui.data.readers import check_callbacks
-
-        lo, hi = check_bounds(lower, upper)
-        k = _check_bins(bins)
-        policy = _check_missing(missing)
+    ) -> GroupedCounts:
+        """One query (:meth:`grouped_sql`); at most ``max_groups + 1`` groups come back. A :class:`ValueKey`'s
+        values are labelled by :func:`~dpgui.data.readers.value_text` (SQLite lets one column hold numbers and
+        text: each label is decided by its own value); the kinds a note may come from are the declared ones."""
+        keys = check_keys(keys)
+        max_groups = check_max_groups(max_groups)
         check_callbacks(progress, should_cancel)
-        if not isinstance(column, str) or not column:
-            raise ParameterError(f"column name {column!r} is not a non-empty string", "pick a column")
-        self._column(column, numeric=True)
-        sql = self.histogram_sql(column, lo, hi, k)
+        kinds = {k.column: self._column(k.column, numeric=isinstance(k, BinKey)).kind for k in keys}
+        declared = {c: kinds[c] for k in keys if isinstance(k, ValueKey) and (c := k.column) in self._declared}
+        sql = self.grouped_sql(keys, max_groups)
         if progress is not None:
             progress(0.0)
         _, rows = self._fetch(sql, should_cancel)
-        if self.dialect == "postgresql":
-            keys, counts = rows[0]
-            rows = list(zip(keys or [], counts or []))
-        result = histogram_from_keys(((int(key), int(n)) for key, n in rows), lo, hi, k, policy,
-                                     column=column, source_name=self.spec.display_name())
-        if progress is not None:
-            progress(1.0)
-        return result
-
-    def path_counts(
-        self,
-        level_columns: Sequence[str],
-        *,
-        max_nodes_per_level: int | None = None,
-        progress: ProgressCallback | None = None,
-        should_cancel: CancelCallback | None = None,
-        min_levels: int = 2,
-    ) -> PathCounts:
-        import pyarrow as pa
-
-        from dpgui.data.hierarchy import check_path_count_arguments, path_counts_from_groups, too_many_paths
-        from dpgui.data.readers import check_callbacks, value_text
-
-        names, limit = check_path_count_arguments(level_columns, max_nodes_per_level, min_levels)
-        check_callbacks(progress, should_cancel)
-        kinds = {c: self._column(c).kind for c in names}
-        declared = {c: kinds[c] for c in names if c in self._declared}  # the only kinds a note may come from
-        cols = ", ".join(f"s.{self._quoted(c)}" for c in names)
-        if progress is not None:
-            progress(0.0)
-        # A leaf is a node of the last level: more than `limit` groups is refused without fetching them all.
-        _, rows = self._fetch(f"SELECT {cols}, COUNT(*) FROM {self._source_sql} AS s GROUP BY {cols} "
-                              f"LIMIT {limit + 1}", should_cancel)
-        if len(rows) > limit:
-            raise too_many_paths(names, limit)
-        # Each value's label from that value alone (SQLite lets one column hold numbers and text).
-        arrays = [pa.array([value_text(r[j]) for r in rows], type=pa.string()) for j in range(len(names))]
-        groups = pa.Table.from_arrays(arrays, names=list(names))
-        result = path_counts_from_groups(names, groups, [int(r[-1]) for r in rows], kinds=declared,
-                                         max_nodes_per_level=limit, source_name=self.spec.display_name(),
-                                         min_levels=min_levels)
+        if self.dialect is SqlDialect.POSTGRESQL and max_groups is None and all(isinstance(k, BinKey) for k in keys):
+            rows = list(zip(*[column or [] for column in rows[0]]))
+        result = GroupedCounts.of_rows(keys, rows, where=self.spec.display_name(), declared_kinds=declared,
+                                       max_groups=max_groups)
         if progress is not None:
             progress(1.0)
         return result
@@ -597,8 +420,6 @@ class SqlSource(DataSource):
         """One query: ``SELECT COUNT(DISTINCT c1), COUNT(DISTINCT c2), … FROM source``, each capped at
         ``limit`` here (the database counts all of them). Time: the database's, one scan."""
         from dpgui.data.hierarchy import _check_limit, _column_names
-        from dpgui.data.readers import check_callbacks
-
         names = _column_names(columns)
         cap = _check_limit("limit", limit)
         check_callbacks(progress, should_cancel)
@@ -680,20 +501,6 @@ def _make_url(location: str) -> sa.URL:
     return url
 
 
-def sqlite_file(location: str) -> pathlib.Path | None:
-    """The file an ``sqlite:///…`` URL reads, as :func:`open_spec` opens it (``~`` expanded, %-escapes
-    decoded, made absolute); None for another URL or an in-memory database."""
-    import sqlalchemy as sa
-
-    try:
-        url = sa.engine.make_url(location)
-    except sa.exc.ArgumentError:
-        return None
-    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
-        return None
-    return pathlib.Path(url.database).expanduser().resolve()
-
-
 def _sqlite_engine(url: sa.URL) -> sa.Engine:
     import sqlite3
 
@@ -734,7 +541,7 @@ def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None
     from dpgui.data.credentials import find_password
     from dpgui.data.source_spec import parse_source, url_without_password
 
-    if spec.kind != "database":
+    if spec.kind is not SourceKind.DATABASE:
         raise ParameterError(f"not a database source: {spec.kind}", "open it with dpgui.data.source.open_source")
     if (spec.table is None) == (spec.query is None):
         raise ParameterError("a database source needs a table or a query (one of them)",
@@ -747,7 +554,7 @@ def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None
     # The URL as the user wrote it (a spec holds no password; cut out anyway): messages, keyring entry, prompt.
     display = url_without_password(spec.location)
     password: str | None = None
-    if url.get_backend_name() == "sqlite":
+    if url.get_backend_name() == SqlDialect.SQLITE:
         engine = _sqlite_engine(url)
         import sqlite3
 
@@ -758,7 +565,7 @@ def open_spec(spec: SourceSpec, *, password_prompt: PasswordPrompt | None = None
             if password is not None:
                 url = url.set(password=password)
         connect_args: dict[str, Any] = {}
-        if url.get_backend_name() == "postgresql":
+        if url.get_backend_name() == SqlDialect.POSTGRESQL:
             # The URL's own ``options`` (e.g. -csearch_path=census) are kept, dpgui's read-only setting
             # last (connect_args replace the URL's: the schema the user picked would silently be lost).
             given = url.query.get("options")

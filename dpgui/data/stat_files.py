@@ -53,12 +53,12 @@ import numpy as np
 import pyarrow as pa
 
 from dpgui.data.file_types import STAT_FORMATS
+from dpgui.data.streams import Stream, column_not_found
 from dpgui.errors import DataError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpgui.data.readers import Stream
 
 __all__ = [
     "STAT_FORMATS",
@@ -227,8 +227,6 @@ def stat_record_batches(
     schema, n_rows = stat_schema(p, fmt, encoding)
     missing = [c for c in columns if c not in schema.names]
     if missing:
-        from dpgui.data.readers import column_not_found  # readers imports this module
-
         raise column_not_found(missing[0], f"'{p.name}'", schema.names)
     types = [schema.field(c).type for c in columns]
     total = n_rows if n_rows is not None else _estimated_rows(p, _metadata(p, fmt, encoding))

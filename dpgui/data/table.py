@@ -33,10 +33,9 @@ if TYPE_CHECKING:
 
 from dpgui.data.csv_dialect import DetectedDialect, compression_of
 from dpgui.data.file_types import CsvDialect, TableFormat
-from dpgui.data.readers import (
-    CSV_HEAD_BYTES, CancelCallback, PathLike, ProgressCallback, Stream, check_callbacks, check_table_file, column_kind,
-    csv_dialect, parquet_folder_files, parquet_row_group_sizes, record_batches, table_schema, watched,
-)
+from dpgui.data.parquet_files import parquet_folder_files, parquet_row_group_sizes
+from dpgui.data.readers import CSV_HEAD_BYTES, check_table_file, column_kind, csv_dialect, record_batches, table_schema
+from dpgui.data.streams import CancelCallback, PathLike, ProgressCallback, Stream, check_callbacks, watched
 from dpgui.data.stat_files import STAT_FORMATS, labelled_texts, value_labels_of
 from dpgui.errors import DataError, ParameterError
 

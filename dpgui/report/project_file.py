@@ -43,7 +43,7 @@ in :mod:`dpgui.report.hierarchy.project`; a damaged hierarchy part is left out w
 (:attr:`Project.hierarchy_problem`) and the rest of the project still opens. The "Counts of one column"
 mode adds ``counts`` and ``counts_releases`` (:mod:`dpgui.report.counts.project`), likewise.
 ``source`` (optional: without it the data is the file at ``data_path``) is where the data lives, as
-:meth:`dpgui.data.source.SourceSpec.to_json` (a file with its CSV dialect, or a database URL with a
+:meth:`dpgui.data.source_spec.SourceSpec.to_json` (a file with its CSV dialect, or a database URL with a
 table or query — never a password: a spec holds none); for a database ``data_path`` is only its
 name for messages.
 A release's ``"padding": "known_zeros"`` says its GLS estimate used the padding leaves as known

@@ -25,7 +25,8 @@ from pathlib import Path
 from dpgui.core.counts import CountsPlan, CountsRelease
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec
-from dpgui.data.source import DataSource, PasswordPrompt, SourceSpec, neighbours_for, open_source
+from dpgui.data.source import DataSource, PasswordPrompt, neighbours_for, open_source
+from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
 from dpgui.report.counts.bundle import CountsReleaseInfo
 from dpgui.report.ledger import Ledger

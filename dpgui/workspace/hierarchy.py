@@ -41,13 +41,16 @@ from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec, check_neighbours
 from dpgui.core.projection_curves import epsilon_grid
 from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, level_value_counts, read_prior
-from dpgui.data.source import PasswordPrompt, SourceSpec, neighbours_for, open_source
+from dpgui.data.source import PasswordPrompt, neighbours_for, open_source
+from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
 from dpgui.report.files import sha256_regular_file
 from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo
 from dpgui.report.ledger import Ledger, Totals
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
-from dpgui.vocabulary import AUTO, HIERARCHY_NOISES, Allocation, Charge, HierarchyConsistency, Neighbours, Noise, PriorSource
+from dpgui.vocabulary import (
+    AUTO, HIERARCHY_NOISES, Allocation, Charge, HierarchyConsistency, Neighbours, Noise, PriorSource, SourceKind,
+)
 from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.statistics.hierarchy import HIERARCHY, HierarchySpend
 from dpgui.workspace.release import QUERY_ROWS_PRIVATE, BudgetCheck, FirstCapNeeded, ledger_budget_check
@@ -97,8 +100,8 @@ CONSISTENCY_LABELS = {
 
 
 def data_spec(data: Data) -> SourceSpec:
-    """``data`` as a :class:`~dpgui.data.source.SourceSpec` (a path: the file spec)."""
-    return data if isinstance(data, SourceSpec) else SourceSpec("file", str(data))
+    """``data`` as a :class:`~dpgui.data.source_spec.SourceSpec` (a path: the file spec)."""
+    return data if isinstance(data, SourceSpec) else SourceSpec(SourceKind.FILE, str(data))
 
 
 def data_name(data: Data) -> str:

@@ -21,7 +21,7 @@ from datetime import datetime
 from enum import Enum
 from pathlib import Path
 
-from dpgui.data.source import SourceSpec
+from dpgui.data.source_spec import SourceSpec
 from dpgui.report.counts.project import ProjectCountsRelease
 from dpgui.report.project_file import ProjectRelease
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease

@@ -28,14 +28,14 @@ from dpgui.core.plan import Plan, PrivacySpec, check_noise
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.data.csv_dialect import default_dialect
 from dpgui.data.file_types import CsvDialect
-from dpgui.data.histogram import check_bounds
-from dpgui.data.source import SourceSpec
+from dpgui.data.binning import check_bounds
+from dpgui.data.source_spec import SourceSpec
 from dpgui.data.table import TableInfo
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.report.cdf.bundle import ReleaseInfo
 from dpgui.report.ledger import default_dataset_name
 from dpgui.report.project_file import Project, ProjectRelease
-from dpgui.vocabulary import AUTO, CDF_NOISES, CdfConsistency, Objective
+from dpgui.vocabulary import AUTO, CDF_NOISES, CdfConsistency, Objective, SourceKind
 from dpgui.workspace.results import ResultFigures
 
 
@@ -60,8 +60,8 @@ class ColumnSettings:
 
     @property
     def spec(self) -> SourceSpec:
-        """The data's :class:`~dpgui.data.source.SourceSpec` (a file spec for ``path`` if none was given)."""
-        return self.source if self.source is not None else SourceSpec("file", str(self.path))
+        """The data's :class:`~dpgui.data.source_spec.SourceSpec` (a file spec for ``path`` if none was given)."""
+        return self.source if self.source is not None else SourceSpec(SourceKind.FILE, str(self.path))
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,8 @@ class SourceChoice:
 
     @property
     def source_spec(self) -> SourceSpec:
-        """The :class:`~dpgui.data.source.SourceSpec` of the data (a file spec if none was given)."""
-        return self.spec if self.spec is not None else SourceSpec("file", str(self.table.path))
+        """The :class:`~dpgui.data.source_spec.SourceSpec` of the data (a file spec if none was given)."""
+        return self.spec if self.spec is not None else SourceSpec(SourceKind.FILE, str(self.table.path))
 
     @property
     def read_as(self) -> Path | SourceSpec:
@@ -239,7 +239,7 @@ class WorkspaceState:
         choice, plan = self.column, self.plan
         spec = self.source.source_spec
         if spec.kind == "file":  # an absolute path, so that the project opens from anywhere
-            spec = SourceSpec("file", os.path.abspath(spec.location), dialect=spec.dialect, encoding=spec.encoding)
+            spec = SourceSpec(SourceKind.FILE, os.path.abspath(spec.location), dialect=spec.dialect, encoding=spec.encoding)
         return Project(
             data_path=spec.location if spec.kind == "file" else spec.display_name(),
             source=None if self.source.spec is None else spec.to_json(), column=choice.column, lower=choice.lower,

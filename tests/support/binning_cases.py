@@ -6,13 +6,10 @@ import math
 
 import numpy as np
 
-from dpgui.data.binning import (
-    KEY_HIGH, KEY_LOW, KEY_MISSING,
-)
-from dpgui.data.histogram import _Binner
+from dpgui.data.binning import KEY_HIGH, KEY_LOW, KEY_MISSING, Binner
 
 # (lower, upper, K): non-representable bounds, negative ranges, huge and tiny widths, K = 1,
-# 2**16, and one K above histogram._EDGE_TABLE_MAX (edges recomputed per value).
+# 2**16, and one K above binning._EDGE_TABLE_MAX (edges recomputed per value).
 CASES = [
     (0.0, 1.0, 1),
     (0.0, 1.0, 10),
@@ -36,7 +33,7 @@ def adversarial_values(lower: float, upper: float, k: int, rng: np.random.Genera
     if k + 1 > 3000:
         pick = np.unique(np.concatenate([[0, 1, 2, k - 2, k - 1, k], rng.integers(0, k + 1, 3000)]))
         edges = edges[pick]
-    # The non-tabulated edges of _Binner (K > 2**20) too.
+    # The non-tabulated edges of Binner (K > 2**20) too.
     step = (upper - lower) / k
     js = rng.integers(0, k + 1, 500).astype(np.float64)
     edges = np.concatenate([edges, js * step + lower])
@@ -51,8 +48,8 @@ def adversarial_values(lower: float, upper: float, k: int, rng: np.random.Genera
 
 
 def _binner_keys(x: np.ndarray, lower: float, upper: float, k: int) -> np.ndarray:
-    """The key each value must get: _Binner's bin, with -2/-3 for the clamped ones, -1 for NaN."""
-    binner = _Binner(lower, upper, k)
+    """The key each value must get: Binner's bin, with -2/-3 for the clamped ones, -1 for NaN."""
+    binner = Binner(lower, upper, k)
     keys = np.full(x.shape, KEY_MISSING, dtype=np.int64)
     ok = ~np.isnan(x)
     idx = binner.indices(x[ok])

@@ -26,16 +26,17 @@ from dpgui.core.quantiles import WholeNumbers
 from dpgui.core.tree import check_bins
 from dpgui.data.csv_dialect import default_dialect
 from dpgui.data.file_types import CSV_DECIMALS, CSV_DELIMITERS, CsvDialect
-from dpgui.data.histogram import check_bounds
+from dpgui.data.binning import check_bounds
 from dpgui.data.public_bounds import (
     WHY_WHOLE_NUMBER_BINS, BoundsSuggestion, find_schema_for, suggest_from_schema, suggest_from_type, whole_number_bins,
     whole_number_reason,
 )
-from dpgui.data.source import SourceSpec
+from dpgui.data.source_spec import SourceSpec
 from dpgui.data.table import ColumnInfo, TableInfo
 from dpgui.errors import DpguiError
 from dpgui.formatting import format_number
 from dpgui.report.ledger import default_dataset_name
+from dpgui.vocabulary import SourceKind
 from dpgui.workspace.state import ColumnChoice, ColumnSettings, SourceChoice
 
 if TYPE_CHECKING:
@@ -346,7 +347,7 @@ class DataPage(QWidget):
         if self.reader is not None and self.reader is not reader:
             self.reader.close()
         self.info, self.reader = info, reader
-        self.spec = spec if spec is not None else SourceSpec("file", str(info.path))
+        self.spec = spec if spec is not None else SourceSpec(SourceKind.FILE, str(info.path))
         self._show_source(info, engine)
         self.preview.setToolTip("The first rows of the file, for your checking. More rows load as you scroll."
                                 if self.spec.kind == "file" else

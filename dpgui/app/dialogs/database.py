@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (
 from dpgui.app import text
 from dpgui.app.widgets.fields import StatusLine, inline_message, show_inline
 from dpgui.app.workers import Worker, WorkerPool
-from dpgui.data.source import PasswordPrompt, SourceSpec, open_source, parse_source
+from dpgui.data.source import PasswordPrompt, open_source
+from dpgui.data.source_spec import SourceSpec, parse_source
 from dpgui.data.source_spec import is_database_url, sqlite_url, sqlite_url_example, sqlite_url_note
 from dpgui.errors import DpguiError
 

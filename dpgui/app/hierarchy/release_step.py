@@ -276,9 +276,7 @@ class HierarchyReleaseStep(QWidget):
 
         outcome = self.page.state_ws.state.outcome
         assert outcome is not None
-        from dpgui.data.source import (
-            local_paths,  # a data file or folder, an SQLite database's file, a local Spark dataset
-        )
+        from dpgui.data.source_spec import local_paths
         from dpgui.workspace.hierarchy import data_spec
 
         data_path = self.page.state_ws.state.data_path

@@ -49,10 +49,10 @@ from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, CsvDialect, is_supported_file_name
 from dpgui.data.sample import sample_dataset_path
-from dpgui.data.source import SourceSpec
+from dpgui.data.source_spec import SourceSpec
 from dpgui.data.table import TableInfo, TableReader, count_rows
 from dpgui.errors import DpguiError
-from dpgui.vocabulary import StatisticKind
+from dpgui.vocabulary import SourceKind, StatisticKind
 from dpgui.workspace.session import ExportKind, same_data
 from dpgui.workspace.state import Workspace
 
@@ -432,7 +432,7 @@ class MainWindow(QMainWindow):
         """Run ``load`` (which opens the file ``path``) now if that file is open already; else after asking
         to keep a release on screen that is neither exported nor saved."""
         current = self._open_spec()
-        if current is not None and same_data(current, SourceSpec("file", path)):
+        if current is not None and same_data(current, SourceSpec(SourceKind.FILE, path)):
             load()
         else:
             self.session.confirm_leave(load, Path(path).name)
@@ -475,7 +475,7 @@ class MainWindow(QMainWindow):
             self.show_error("The file has no data", f"'{info.path.name}' has a header but no data rows. "
                         "Choose a file with at least one row of data.")
             return
-        spec = SourceSpec("file", str(info.path), dialect=dialect)
+        spec = SourceSpec(SourceKind.FILE, str(info.path), dialect=dialect)
         previous = self._open_spec()
         if previous is not None and not same_data(previous, spec):
             self.project.keep_left_behind()  # a release it holds, not kept, must survive a crash
@@ -599,7 +599,7 @@ class MainWindow(QMainWindow):
     def protected_paths(self, release_id: str) -> list[str]:
         """What an export of the release ``release_id`` must never write over or into: the open data and
         the data the release was made from (files, Parquet folders, an SQLite database's file)."""
-        from dpgui.data.source import local_paths
+        from dpgui.data.source_spec import local_paths
 
         current = self._open_spec()
         return (local_paths(current) if current is not None else []) + self.session.input_paths(release_id)

@@ -63,14 +63,14 @@ from dpgui.app.shell.session_releases import SessionController
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.focus import FocusChoice
 from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, CsvDialect, is_supported_file_name
-from dpgui.data.source import SourceSpec
+from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DpguiError
 from dpgui.report.files import write_text_atomic
 from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.project_file import (
     PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, load_project, project_data_file, save_project,
 )
-from dpgui.vocabulary import StatisticKind
+from dpgui.vocabulary import SourceKind, StatisticKind
 from dpgui.workspace.hierarchy import HierarchyChoice
 from dpgui.workspace.hierarchy_project import choice_of_settings, restored_outcome, settings_of_choice
 from dpgui.workspace.release import restored_shown_release
@@ -201,7 +201,7 @@ def project_spec(project: Project) -> SourceSpec:
     and plain files) the file at ``data_path``."""
     if project.source is not None:
         return SourceSpec.from_json(project.source)
-    return SourceSpec("file", project.data_path)
+    return SourceSpec(SourceKind.FILE, project.data_path)
 
 
 def same_source(a: SourceSpec, b: SourceSpec) -> bool:
@@ -385,7 +385,7 @@ class ProjectController(QObject):
             w.show_error("Cannot open this project", f"Its data file '{path.name}' is not a supported table. "
                      + USE_A_SUPPORTED_FILE)
             return False
-        spec = SourceSpec("file", str(path), dialect=spec.dialect, encoding=spec.encoding)
+        spec = SourceSpec(SourceKind.FILE, str(path), dialect=spec.dialect, encoding=spec.encoding)
         self._apply_or_open(project, spec, on_done, lambda: w.load_file(str(path), dialect=spec.dialect))
         return True
 

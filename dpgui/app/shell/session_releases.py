@@ -37,7 +37,7 @@ from dpgui.app.cdf.mode import CdfMode
 from dpgui.app.counts.mode import CountsMode
 from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.mode import StatisticMode
-from dpgui.data.source import SourceSpec, local_paths
+from dpgui.data.source_spec import SourceSpec, local_paths
 from dpgui.formatting import format_budget
 from dpgui.report.project_file import Project, ProjectRelease
 from dpgui.report.counts.project import ProjectCountsRelease

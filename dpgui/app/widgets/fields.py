@@ -206,7 +206,7 @@ def grow_to_fit(dialog: QWidget) -> None:
 
 def offer_neighbours(combo: QComboBox, row_count_may_be_public: bool) -> bool:
     """Offer the neighbour model ``change`` (N published exactly) in ``combo`` only when the data's row count
-    may be public (:attr:`dpgui.data.source.SourceSpec.row_count_may_be_public`): otherwise its item is
+    may be public (:attr:`dpgui.data.source_spec.SourceSpec.row_count_may_be_public`): otherwise its item is
     disabled and a combo set to it is moved to ``addremove`` (its signal fires: the page plans again).
     Returns True when it was moved, so that the page says so."""
     model = combo.model()

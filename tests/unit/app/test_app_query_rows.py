@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dpgui.app import text
-from dpgui.data.source import SourceSpec
+from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import ParameterError
 from dpgui.workspace.release import QUERY_ROWS_PRIVATE, NotReady, ReleaseRequest, release_request, run_release
 

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from dpgui.core.noise import SecureRandom
 from dpgui.data.hierarchy import hierarchy_sample_path
-from dpgui.data.source import SourceSpec
+from dpgui.data.source_spec import SourceSpec
 from dpgui.report.project_file import Project, load_project, save_project
 
 from gui_helpers import TIMEOUT, hierarchy_sample_released, make_window, open_and_wait, release_and_wait, set_column

@@ -156,7 +156,8 @@ def wait_planned(qtbot, window) -> None:
 
 def test_a_hierarchy_release_from_sqlite_counts_in_the_database_and_exports(qtbot, schools, tmp_path):
     from dpgui.data.hierarchy import count_paths, level_value_counts
-    from dpgui.data.source import open_source, parse_source
+    from dpgui.data.source import open_source
+    from dpgui.data.source_spec import parse_source
 
     from hierarchy_gui_helpers import release_and_wait as release_hierarchy
 

@@ -19,7 +19,7 @@ from dpgui.app.shell.project import project_spec, same_source
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.data.file_types import CsvDialect
 from dpgui.data.histogram import column_histogram
-from dpgui.data.source import SourceSpec
+from dpgui.data.source_spec import SourceSpec
 from dpgui.data.table import TableReader
 from dpgui.report.project_file import Project, load_project
 

@@ -111,7 +111,7 @@ def test_a_database_data_exception_is_reported_without_the_driver_message_that_q
 
 
 def test_a_reader_message_that_quotes_a_row_is_cut_before_the_row():
-    from dpgui.data.readers import short_error_text
+    from dpgui.data.streams import short_error_text
 
     text = short_error_text(ValueError("CSV parse error: Expected 2 columns, got 3: Alice,Smith,40000"))
     assert text == "CSV parse error: Expected 2 columns, got 3"

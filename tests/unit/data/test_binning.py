@@ -1,4 +1,4 @@
-"""Tests of dpgui.data.binning: the binning rule as SQL gives, row by row, the bin of histogram._Binner.
+"""Tests of dpgui.data.binning: the binning rule as SQL gives, row by row, the bin of binning.Binner.
 
 The SQL runs in SQLite (in memory); PostgreSQL runs the same checks in tests/unit/data/test_sql_source.py.
 """
@@ -12,10 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dpgui.data.binning import (
-    KEY_HIGH, KEY_LOW, KEY_MISSING, KEY_NOT_NUMBER, bin_key_sql, float_literal, histogram_from_keys,
-)
-from dpgui.data.histogram import column_histogram, values_histogram
+from dpgui.data.binning import KEY_HIGH, KEY_LOW, KEY_MISSING, KEY_NOT_NUMBER, bin_key_sql, float_literal
+from dpgui.data.histogram import column_histogram, histogram_from_keys, values_histogram
 from dpgui.errors import DataError, ParameterError
 from binning_cases import CASES, _binner_keys, adversarial_values
 
@@ -60,7 +58,7 @@ def test_histogram_equals_column_histogram_of_a_parquet_file(tmp_path):
 
 
 def test_linspace_edges_are_j_step_plus_lower():
-    """The SQL's edges j*step + lower are numpy.linspace's (the table _Binner uses up to 2**20 bins)."""
+    """The SQL's edges j*step + lower are numpy.linspace's (the table Binner uses up to 2**20 bins)."""
     for lower, upper, k in CASES:
         if k > 1 << 20:
             continue

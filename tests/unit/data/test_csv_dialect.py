@@ -18,7 +18,7 @@ from dpgui.data.file_types import CsvDialect
 from dpgui.data.hierarchy import count_paths, level_value_counts
 from dpgui.data.histogram import column_histogram
 from dpgui.data.readers import list_columns
-from dpgui.data.source import SourceSpec
+from dpgui.data.source_spec import SourceSpec
 from dpgui.data.table import TableReader, count_rows, inspect_table
 from dpgui.errors import DataError
 

@@ -112,7 +112,7 @@ def test_values_histogram_edges_are_half_open():
 @pytest.mark.parametrize("bins", [1, 2, 7, 1000, 4096])
 def test_computed_edges_match_edge_table(rng, monkeypatch, bins):
     # Above _EDGE_TABLE_MAX bins the edges are recomputed per value: same result.
-    import dpgui.data.histogram as H  # noqa: N812 (the module, as the tests name it)
+    import dpgui.data.binning as H  # noqa: N812 (the module, as the tests name it)
 
     lower, upper = -1.7, 3.3
     edges = np.linspace(lower, upper, bins + 1)

@@ -14,7 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from dpgui.data.hierarchy import count_paths
-from dpgui.data.source import open_source, parse_source
+from dpgui.data.source import open_source
+from dpgui.data.source_spec import parse_source
 
 NOTE = "column 'code' is numeric; its values are used as categories"
 

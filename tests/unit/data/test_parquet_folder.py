@@ -11,8 +11,9 @@ import pytest
 from dpgui.data.file_source import FileSource
 from dpgui.data.hierarchy import count_paths
 from dpgui.data.histogram import column_histogram
-from dpgui.data.readers import check_table_file, list_columns, parquet_row_group_sizes
-from dpgui.data.source import SourceSpec
+from dpgui.data.parquet_files import parquet_row_group_sizes
+from dpgui.data.readers import check_table_file, list_columns
+from dpgui.data.source_spec import SourceSpec
 from dpgui.data.table import TableReader, count_rows, inspect_table
 from dpgui.errors import DataError
 

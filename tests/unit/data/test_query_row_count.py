@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from dpgui.vocabulary import Neighbours
-from dpgui.data.source import SourceSpec, neighbours_for, parse_source
+from dpgui.data.source import neighbours_for
+from dpgui.data.source_spec import SourceSpec, parse_source
 from dpgui.errors import ParameterError
 
 QUERY = "SELECT wage FROM wages WHERE region = 'south'"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpgui.data.source import parse_source
+from dpgui.data.source_spec import parse_source
 from dpgui.errors import ParameterError
 
 
@@ -76,7 +76,8 @@ def test_a_spec_built_around_parse_source_cannot_carry_a_password_into_messages(
     """SourceSpec(...) made directly (not by parse_source) with "user:pass/word@": SQLAlchemy reads the
     password up to the '@', urllib does not see it; the source refuses it before connecting, without
     echoing it (it would otherwise appear in the 'refused the password … at URL' message)."""
-    from dpgui.data.source import SourceSpec, open_source
+    from dpgui.data.source import open_source
+    from dpgui.data.source_spec import SourceSpec
 
     monkeypatch.delenv("DPGUI_DB_PASSWORD", raising=False)
     url = pg_server.url.replace("dpgui_test@", "dpgui_test:wr/ong-secret@")
@@ -123,7 +124,8 @@ def test_every_source_reads_none_as_the_default_node_limit_and_refuses_zero(tmp_
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from dpgui.data.source import open_source, parse_source
+    from dpgui.data.source import open_source
+    from dpgui.data.source_spec import parse_source
     from dpgui.errors import ParameterError
 
     path = tmp_path / "levels.parquet"

@@ -58,7 +58,8 @@ from dpgui.data.csv_dialect import UnstatedDialect
 from dpgui.data.file_types import CsvDialect
 from dpgui.data.hierarchy import PathCounts
 from dpgui.data.histogram import ColumnHistogram, column_histogram
-from dpgui.data.source import open_source, parse_source
+from dpgui.data.source import open_source
+from dpgui.data.source_spec import parse_source
 from dpgui.errors import DataError
 
 SEED = 16_2026

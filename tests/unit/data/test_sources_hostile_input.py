@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dpgui.data.source import open_source, parse_source
-from dpgui.data.sql_source import check_read_only_query
+from dpgui.data.source import open_source
+from dpgui.data.source_spec import parse_source
+from dpgui.data.sql_read_only import check_read_only_query
 from dpgui.errors import DataError, ParameterError
 
 

@@ -24,7 +24,8 @@ import pytest
 from dpgui.data.csv_dialect import UnstatedDialect
 from dpgui.data.hierarchy import count_paths
 from dpgui.data.histogram import column_histogram
-from dpgui.data.source import SourceSpec, open_source, parse_source
+from dpgui.data.source import open_source
+from dpgui.data.source_spec import SourceSpec, parse_source
 from dpgui.errors import Cancelled, DataError, ParameterError
 
 from system_pieces import require, spark_unavailable_reason

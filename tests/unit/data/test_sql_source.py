@@ -18,8 +18,9 @@ from binning_cases import CASES, _binner_keys, adversarial_values
 from dpgui.data.binning import bin_key_sql, float_literal
 from dpgui.data.hierarchy import count_paths
 from dpgui.data.histogram import column_histogram
-from dpgui.data.source import SourceSpec, open_source, parse_source
-from dpgui.data.sql_source import check_read_only_query
+from dpgui.data.source import open_source
+from dpgui.data.source_spec import SourceSpec, parse_source
+from dpgui.data.sql_read_only import check_read_only_query
 from dpgui.errors import Cancelled, DataError
 
 
@@ -139,7 +140,7 @@ def test_postgresql_and_sqlite_histograms_equal_the_parquet_file(pg, pg_password
 
 
 def test_postgresql_keys_equal_the_binner_row_by_row(pg, data):
-    """Stronger than equal counts: each row's key in PostgreSQL is _Binner's bin of that row."""
+    """Stronger than equal counts: each row's key in PostgreSQL is Binner's bin of that row."""
     x = np.array([np.nan if v is None else v for v in data["x"]])
     for lower, upper, k in CASES:
         rows = pg.execute(f"SELECT {bin_key_sql('x', lower, upper, k, 'postgresql')} FROM vals ORDER BY id")
@@ -389,7 +390,7 @@ def test_password_never_in_messages(pg, monkeypatch):
 def test_a_manifest_records_a_local_database_or_dataset_by_its_name_only() -> None:
     """A path on this computer may name a person or a project: like a file's path it stays out of the
     manifest; a server's URL (without password) is recorded as given."""
-    from dpgui.data.source import SourceSpec
+    from dpgui.data.source_spec import SourceSpec
 
     sqlite = SourceSpec("database", "sqlite:////home/alice/secret project/survey.db", table="t").public_record()
     assert sqlite == {"kind": "database", "location": "sqlite:///survey.db", "table": "t"}
@@ -402,7 +403,7 @@ def test_a_manifest_records_a_local_database_or_dataset_by_its_name_only() -> No
 
 
 def test_display_names_say_what_is_read() -> None:
-    from dpgui.data.source import SourceSpec
+    from dpgui.data.source_spec import SourceSpec
 
     assert SourceSpec("file", "/data/people.csv").display_name() == "people.csv"
     assert SourceSpec("spark", "/data/people.parquet").display_name() == "people.parquet"  # a dataset, not a query

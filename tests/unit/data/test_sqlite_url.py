@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dpgui.data import source_spec
-from dpgui.data.source import parse_source
+from dpgui.data.source_spec import parse_source
 from dpgui.errors import ParameterError
 from cli_helpers import run_cli
 

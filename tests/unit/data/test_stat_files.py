@@ -22,7 +22,7 @@ from dpgui.data.file_types import FILE_TYPE_NAMES, TABLE_FILTER, format_of_name
 from dpgui.data.hierarchy import count_paths
 from dpgui.data.histogram import column_histogram, values_histogram
 from dpgui.data.readers import list_columns, record_batches, table_schema
-from dpgui.data.source import SourceSpec
+from dpgui.data.source_spec import SourceSpec
 from dpgui.data.table import TableReader, count_rows, inspect_table
 from dpgui.errors import DataError
 

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from dpgui.core.noise import SecureRandom
-from dpgui.data.source import DataSource, SourceSpec, open_source, parse_source
+from dpgui.data.source import DataSource, open_source
+from dpgui.data.source_spec import SourceSpec, parse_source
 from dpgui.errors import DataError, ParameterError
 from dpgui.pdf.counts import render_counts_pdf
 from dpgui.report.counts.project import (

@@ -12,7 +12,7 @@ from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.data.file_types import CsvDialect
-from dpgui.data.source import SourceSpec
+from dpgui.data.source_spec import SourceSpec
 from dpgui.report.project_file import ProjectRelease
 from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.session import ExportKind, SessionRelease, SessionReleases, same_data

@@ -24,7 +24,8 @@ from dpgui.core.hierarchy import Hierarchy, plan_hierarchy
 from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
-from dpgui.data.source import SourceSpec, open_source
+from dpgui.data.source import open_source
+from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DataError
 from dpgui.report.bundle import BundlePaths, schema_problems
 from dpgui.report.keystore import create_key, load_public_key, load_secret_key
