@@ -16,21 +16,23 @@ import numpy as np
 
 from dpgui.cli.hierarchy import (
     NODE_LIST_PRIOR_ONLY, _check_hierarchy_delta, _hierarchy_errors, _hierarchy_plan, _hierarchy_plan_json,
-    _hierarchy_plan_needs_counts, _hierarchy_privacy, _hierarchy_tree, _leaf_counts,
+    _hierarchy_plan_needs_counts, _hierarchy_privacy, _hierarchy_tree,
 )
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
 from dpgui.cli.release import (
-    OutputRequest, _check_charge, _check_dataset_identity, _check_outputs, _check_release_options, _write_outputs,
+    OutputRequest, _budget_words, _check_charge, _check_dataset_identity, _check_outputs, _check_release_options,
+    _write_outputs,
 )
 from dpgui.cli.rendering import _note_lines, _print
 from dpgui.cli.sources import _check_data_columns, _open_data, _protected_paths, _source_spec
 from dpgui.errors import DataError, ParameterError
-from dpgui.vocabulary import Allocation, Noise, PriorSource
+from dpgui.vocabulary import Allocation, Noise, PriorSource, SourceKind
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan
     from dpgui.data.hierarchy import PathCounts
+    from dpgui.data.source import DataSource
     from dpgui.data.source_spec import SourceSpec
     from dpgui.workspace.flow import ReleaseFlow
 
@@ -128,7 +130,7 @@ def _check_hierarchy_release_options(args: argparse.Namespace) -> tuple[SourceSp
 
     _check_categories_declared(args)
     spec = _source_spec(args)
-    if spec.kind == "file":
+    if spec.kind == SourceKind.FILE:
         check_data_file(spec.location)
     protect = _protected_paths(spec)
     _check_release_options(args.dataset, OutputRequest.of(args))
@@ -141,9 +143,31 @@ def _check_hierarchy_release_options(args: argparse.Namespace) -> tuple[SourceSp
     return spec, unused
 
 
-def cmd_hierarchy_release(args: argparse.Namespace) -> int:
-    from dpgui.core.noise import SecureRandom
+def _plan_on_the_data(args: argparse.Namespace, flow: ReleaseFlow, source: DataSource, prior: PublicPrior | None
+                      ) -> tuple[Hierarchy, HierarchyPlan, tuple[str, ...]]:
+    """The tree, the plan and the notes of a release, from the data's paths read for the plan
+    (:meth:`ReleaseFlow.read_paths`; CONFIDENTIAL, never released: the release counts again through the
+    flow, on the tree the plan was made for). Without ``--prior`` the data's categories are the node list
+    (declared public) and, with ``--counts-from-data``, its counts the optimiser's; with it, the data as its
+    own "public" prior (a copy, a re-export) is refused before the spend. O(rows)."""
     from dpgui.data.hierarchy import check_prior_is_not_the_data
+
+    data = flow.read_paths(source, args.levels)
+    notes = tuple(dict.fromkeys((prior.notes if prior else ()) + tuple(data.notes)))
+    if prior is not None:
+        check_prior_is_not_the_data(prior.counts, data, prior.name)
+        return prior.hierarchy, prior.plan, notes
+    hierarchy, leaves = _hierarchy_tree(data)
+    prior_levels = hierarchy.aggregate(leaves) if args.counts_from_data else None
+    plan = _hierarchy_plan(args, hierarchy, prior_levels, PriorSource.CONFIDENTIAL if args.counts_from_data
+                           else PriorSource.NONE, int(leaves.sum()))
+    return hierarchy, plan, notes
+
+
+def cmd_hierarchy_release(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
+    from dpgui.core.noise import SecureRandom
     from dpgui.report.keystore import load_secret_key
     from dpgui.workspace.flow import ReleaseFlow
     from dpgui.workspace.statistics.hierarchy import HIERARCHY, HierarchySpend
@@ -169,25 +193,20 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
             _check_charge(flow, prior.plan.ledger_charge())
         else:
             _check_provisional_charge(flow, _provisional_charges(args))
-        data = flow.read_paths(source, args.levels)
-        if prior is not None:  # the data as its own "public" prior (a copy, a re-export): refused before the spend
-            check_prior_is_not_the_data(prior.counts, data, prior.name)
-        _check_dataset_identity(flow, [c.name for c in source.columns()], data.rows, args.new_dataset)
-        notes = tuple(dict.fromkeys((prior.notes if prior else ()) + tuple(data.notes)))
-        if prior is None:  # the data's categories are the (published) node list
-            hierarchy, leaves = _hierarchy_tree(data)
-            prior_levels = hierarchy.aggregate(leaves) if args.counts_from_data else None
-            plan = _hierarchy_plan(args, hierarchy, prior_levels, PriorSource.CONFIDENTIAL if args.counts_from_data
-                                   else PriorSource.NONE, int(leaves.sum()))
-            _check_charge(flow, plan.ledger_charge())
-        else:  # every path of the data must be in the prior's tree
-            hierarchy, plan = prior.hierarchy, prior.plan
-            leaves = _leaf_counts(hierarchy, data)
+        hierarchy, plan, notes = _plan_on_the_data(args, flow, source, prior)
         release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
         spend = HierarchySpend(hierarchy, plan, prior is not None, bool(args.counts_from_data),
                                prior.name if prior else None, prior.sha256 if prior else None, notes)
+
+        def counted(counted_source: DataSource, leaf_counts: np.ndarray) -> None:
+            _check_dataset_identity(flow, [c.name for c in counted_source.columns()], int(leaf_counts.sum()),
+                                    args.new_dataset)
+
+        with interrupt_names(release_id), _budget_words(args.dataset, plan.ledger_charge()):  # the exact charge
+            done = flow.release(HIERARCHY, lambda: nullcontext(source), spend, SecureRandom, release_id=release_id,
+                                counted=counted)
+        result, info = done.release, done.info
         with interrupt_names(release_id):
-            result, info = flow.spend(HIERARCHY, spend, leaves, SecureRandom(), release_id, source.public_record())
             # The projection published with the release: the plan's stated errors (those `hierarchy plan` and
             # the window state) at the prior's counts, else at the plan's assumed records, else the noise's
             # alone — never at the confidential counts. Past the spend, so it runs inside _write_outputs: its

@@ -125,8 +125,8 @@ def cmd_release(args: argparse.Namespace) -> int:
 
         release_id = new_release_id()  # known before the spend: an interruption asks the ledger about it
         with interrupt_names(release_id), _budget_words(dataset, plan.ledger_charge()):  # refused before reading
-            done = flow.release_cdf(lambda: nullcontext(source), spend, SecureRandom, release_id=release_id,
-                                    checked=lambda _: _whole_number_note(whole, args), counted=counted)
+            done = flow.release(CDF, lambda: nullcontext(source), spend, SecureRandom, release_id=release_id,
+                                checked=lambda _: _whole_number_note(whole, args), counted=counted)
         result, info = done.release, done.info
 
         def bundle() -> Path:

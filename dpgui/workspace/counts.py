@@ -22,12 +22,14 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from dpgui.core.counts import CountsPlan, CountsRelease
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec
 from dpgui.data.source import DataSource, PasswordPrompt, neighbours_for, open_source
 from dpgui.data.source_spec import SourceSpec
-from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
+from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.counts.bundle import CountsReleaseInfo
 from dpgui.report.ledger import Ledger
 from dpgui.vocabulary import Neighbours
@@ -104,22 +106,21 @@ def release_counts_through(flow: ReleaseFlow, open_data: Callable[[], AbstractCo
                            progress: Callable[[float], None] | None = None,
                            should_cancel: Callable[[], bool] | None = None,
                            identify: Callable[[list[str], int], None] | None = None) -> CountsOutcome:
-    """One counts release through ``flow``: :meth:`~ReleaseFlow.check` (before ``open_data()``), the count
-    (:meth:`CountsStatistic.count <dpgui.workspace.statistics.counts.CountsStatistic.count>`), the dataset
-    identity of the data's column names and row count (``identify(columns, rows)``: the command line's, which
-    refuses renamed data without ``--new-dataset``; default :func:`record_identity`, the window's, which asked
-    before the first cap), the last chance to cancel (:class:`~dpgui.errors.Cancelled`: nothing spent), then
-    :meth:`~ReleaseFlow.spend` with ``noise()`` (called once, just before). O(rows)."""
-    flow.check(spend.plan)
-    with open_data() as data:
-        counts = COUNTS.count(data, spend, progress, should_cancel)  # CONFIDENTIAL: into the release only
-        columns, rows = [c.name for c in data.columns()], int(counts.sum())  # the rows: every one is counted
-        record = data.public_record()
-    if should_cancel is not None and should_cancel():
-        raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
-    (identify or (lambda names, n: record_identity(flow, names, n)))(columns, rows)
-    release, info = flow.spend(COUNTS, spend, counts, noise(), release_id, record)
-    return CountsOutcome(release, info)
+    """One counts release through ``flow``'s :meth:`~ReleaseFlow.release` (the one release of every statistic):
+    the ledger's check (before ``open_data()``), the count (:meth:`CountsStatistic.count
+    <dpgui.workspace.statistics.counts.CountsStatistic.count>`), the dataset identity of the data's column names
+    and row count (``identify(columns, rows)``: the command line's, which refuses renamed data without
+    ``--new-dataset``; default :func:`record_identity`, the window's, which asked before the first cap), the last
+    chance to cancel (:class:`~dpgui.errors.Cancelled`: nothing spent), then the spend and the noise
+    (``noise()`` called once, just before). O(rows)."""
+    identify = identify or (lambda names, rows: record_identity(flow, names, rows))
+
+    def counted(data: DataSource, counts: np.ndarray) -> None:  # every row is counted: the counts sum to the rows
+        identify([c.name for c in data.columns()], int(counts.sum()))
+
+    done = flow.release(COUNTS, open_data, spend, noise, release_id=release_id, progress=progress,
+                        should_cancel=should_cancel, counted=counted)
+    return CountsOutcome(done.release, done.info)
 
 
 # ------------------------------------------------------------------------------------------ the window's release

@@ -1,33 +1,35 @@
 """The one release flow of the window, the command line and the self-test (no Qt):
-check → read → identity → spend → record → sign/write, on one dataset of the budget ledger.
+check → read → identity → spend → record → sign/write, on one dataset of the budget ledger, for any
+:class:`~dpgui.workspace.statistic.Statistic` of the registry (a CDF, counts over a hierarchy, …).
 
-Every front end releases through a :class:`ReleaseFlow`:
+Every front end releases through :meth:`ReleaseFlow.release`, one method for every kind of statistic:
 
-1. :meth:`ReleaseFlow.check` — may the dataset's cap pay for the plan? The ledger's refusal (no cap, too
+1. check — may the dataset's cap pay for the statistic's charge? The ledger's refusal (no cap, too
    little ε or δ left, a cap δ = 0 for a release that spends δ) is raised before anything is read.
-   A plan that needs the data (a hierarchy's node list from the data) is checked against the charges
-   its options can lead to (:meth:`ReleaseFlow.check_any`), then exactly once it is made.
-2. :meth:`ReleaseFlow.read_histogram` / :meth:`ReleaseFlow.read_paths` — the confidential counts, from
-   an open :class:`~dpgui.data.source.DataSource` (a file, a database or Spark counts its own rows).
-3. :meth:`ReleaseFlow.identity` — the rule of docs/privacy-model.md, "Dataset identity": a dataset name with no
-   release yet whose data has the same column names and row count as another ledgered dataset may be
-   the same data under a new name (:attr:`DatasetIdentity.similar`); each front end asks the officer
-   in its own words (the command line refuses without ``--new-dataset``, the window asks before the
-   first cap).
-4. :meth:`ReleaseFlow.spend` (a :class:`~dpgui.workspace.statistic.Statistic` of the registry) — the spend recorded in the ledger,
-   then the noise (:func:`dpgui.report.publish.spend_then_release`: spend before noise).
-5. :meth:`ReleaseFlow.record` — the data's fingerprint kept under the dataset (the command line keeps it
-   before the spend, the window once the release is shown).
-6. :meth:`ReleaseFlow.sign` (the statistic's) / :meth:`ReleaseFlow.write` — the
-   signed bundle of a ledger-confirmed release, and the outputs after the spend (a failure says that
-   the budget was spent, and under which ledger id).
+   A plan that needs the data (a hierarchy's node list from the data's categories) is checked first
+   against the charges its options can lead to (:meth:`ReleaseFlow.check_any`) and its data read for
+   the plan (:meth:`ReleaseFlow.read_paths`); the release then checks the exact charge and counts again.
+2. read — :meth:`Statistic.count <dpgui.workspace.statistic.Statistic.count>`: the confidential counts,
+   from an open :class:`~dpgui.data.source.DataSource` (a file, a database or Spark counts its own rows).
+3. identity — :meth:`ReleaseFlow.identity`, the rule of docs/privacy-model.md, "Dataset identity": a
+   dataset name with no release yet whose data has the same column names and row count as another
+   ledgered dataset may be the same data under a new name (:attr:`DatasetIdentity.similar`); each front
+   end asks the officer in its own words (the command line refuses without ``--new-dataset``, the window
+   asks before the first cap).
+4. spend — :meth:`Statistic.release <dpgui.workspace.statistic.Statistic.release>`: the spend recorded in
+   the ledger, then the noise (:func:`dpgui.report.publish.spend_then_release`: spend before noise).
+5. record — :meth:`ReleaseFlow.record`: the data's fingerprint kept under the dataset (the command line
+   keeps it before the spend, the window once the release is shown).
+6. sign/write — :meth:`ReleaseFlow.sign` (the statistic's) and :meth:`ReleaseFlow.write`: the signed
+   bundle of a ledger-confirmed release (every front end signs here, the window's Export dialogs too),
+   and the outputs after the spend (a failure says that the budget was spent, and under which ledger id).
 
 Threads: a flow holds one open :class:`~dpgui.report.ledger.Ledger` (SQLite, ``$DPGUI_HOME``); open it
 with :meth:`ReleaseFlow.open` on the thread that runs the steps (the window's release worker, the
-command's thread). Confidential data: the histogram and the leaf counts go only to the engine's release
+command's thread). Confidential data: the counts a release reads go only to the statistic's release
 (inside the spend); the ledger receives public parameters, the fingerprint (a salted HMAC of the column
-names and the row count) and the release's output; nothing confidential is returned but the counts the
-read steps hand back to their caller (never exported).
+names and the row count) and the release's output; nothing confidential is returned but the counts
+handed back to the caller for its own checks (never exported).
 """
 
 from __future__ import annotations
@@ -36,30 +38,25 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic
 
 
-from dpgui.core.mechanism import Release
 from dpgui.core.noise import RandomSource
 from dpgui.data.hierarchy import PathCounts
-from dpgui.data.histogram import ColumnHistogram
 from dpgui.data.source import DataSource
 from dpgui import vocabulary
 from dpgui.errors import Cancelled, DpguiError
 from dpgui.report.bundle import BundlePaths
-from dpgui.report.cdf.bundle import ReleaseInfo
 from dpgui.report.ledger import (
     BudgetExceeded, Ledger, NoCapSet, data_fingerprint, datasets_like, is_new_dataset, record_fingerprint,
 )
 from dpgui.report.publish import Chargeable, charge_text, check_release_budget
 from dpgui.report.signing import SecretKey
 from dpgui.workspace.statistic import CountsT, InfoT, ReleaseT, SpendT, Statistic
-from dpgui.workspace.statistics.cdf import CDF, CdfSpend
 from dpgui.workspace.ledger_words import same_data_warning
 
 #: The ledger's refusals and its sentence on a dataset that may be renamed data, which each front end words.
-__all__ = ["BudgetExceeded", "CdfOutcome", "Charge", "DatasetIdentity", "NoCapSet", "ReleaseFlow",
-           "same_data_warning"]
+__all__ = ["BudgetExceeded", "Charge", "DatasetIdentity", "NoCapSet", "ReleaseFlow", "Released", "same_data_warning"]
 
 #: An (ε, δ, ρ) charge as the ledger adds it up (ρ None: not zCDP).
 Charge = tuple[float, float, float | None]
@@ -84,20 +81,21 @@ class DatasetIdentity:
 
 
 @dataclass(frozen=True)
-class CdfOutcome:
-    """A spent and released CDF, with the confidential histogram kept only for its caller's own checks."""
+class Released(Generic[ReleaseT, InfoT, CountsT]):
+    """A spent and released statistic (:meth:`ReleaseFlow.release`): its public release and info, with
+    the confidential counts kept only for its caller's own checks."""
 
-    release: Release
-    info: ReleaseInfo
-    histogram: ColumnHistogram  # CONFIDENTIAL: never exported
+    release: ReleaseT
+    info: InfoT
+    counts: CountsT  # CONFIDENTIAL: never exported
 
 
 class ReleaseFlow:
     """One release of ``dataset`` through an open budget ledger, in the order of the module doc.
 
     Each method runs on the thread that opened the flow (:meth:`open`). Every step before the spend
-    spends nothing; :meth:`spend` records the charge before any noise is
-    drawn; once recorded, the budget stays spent whatever happens next."""
+    spends nothing; :meth:`release` records the charge before any noise is drawn; once recorded, the
+    budget stays spent whatever happens next."""
 
     def __init__(self, ledger: Ledger, dataset: str) -> None:
         self.ledger = ledger
@@ -138,15 +136,11 @@ class ReleaseFlow:
 
     # ---------------------------------------------------------------------------------- the data
     @staticmethod
-    def read_histogram(data: DataSource, spend: CdfSpend, progress: Progress | None = None,
-                       should_cancel: Callable[[], bool] | None = None) -> ColumnHistogram:
-        """The column's K bin counts (CONFIDENTIAL: for the spend only). O(rows); cancellable."""
-        return data.histogram(spend.column, spend.lower, spend.upper, spend.bins, progress=progress,
-                              should_cancel=should_cancel)
-
-    @staticmethod
     def read_paths(data: DataSource, levels: Sequence[str]) -> PathCounts:
-        """The count of every path of the level columns (CONFIDENTIAL: for the spend only). O(rows)."""
+        """The count of every path of the level columns, for a hierarchy whose plan needs the data before
+        its release (its node list from the data's categories, declared public; the optimiser's counts,
+        opted in; the check that a prior is not the data). CONFIDENTIAL counts, never released: the
+        release counts again through :meth:`release`. O(rows)."""
         return data.path_counts(list(levels))
 
     def identity(self, columns: Sequence[str], n_rows: int) -> DatasetIdentity:
@@ -159,42 +153,43 @@ class ReleaseFlow:
         return DatasetIdentity(self.dataset, fingerprint, True,
                                tuple(datasets_like(self.ledger, fingerprint, self.dataset)))
 
-    # ---------------------------------------------------------------------------------- the spend
-    def spend(self, statistic: Statistic[SpendT, Any, CountsT, ReleaseT, InfoT], spend: SpendT, counts: CountsT,
-              noise: RandomSource, release_id: str | None = None,
-              data_record: dict[str, Any] | None = None) -> tuple[ReleaseT, InfoT]:
-        """The spend recorded, then one release of ``statistic`` (:meth:`Statistic.release
-        <dpgui.workspace.statistic.Statistic.release>`: spend before noise). ``counts``: the confidential
-        counts ``statistic.count`` read (a CDF's histogram, a hierarchy's leaf counts in its tree's order);
-        ``release_id``: the ledger id to record (a caller that made it can ask the ledger afterwards whether
-        anything was spent); ``data_record``: :meth:`DataSource.public_record` (no secret in it). Time: the
-        statistic's release (a CDF O(K·h), a hierarchy O(nodes))."""
-        return statistic.release(self.ledger, self.dataset, spend, counts, noise, release_id=release_id,
-                                 source_record=data_record)
+    # ---------------------------------------------------------------------------------- the release
+    def release(self, statistic: Statistic[SpendT, Any, CountsT, ReleaseT, InfoT],
+                open_data: Callable[[], AbstractContextManager[DataSource]], spend: SpendT,
+                noise: Callable[[], RandomSource], *, release_id: str | None = None,
+                progress: Progress | None = None, should_cancel: Callable[[], bool] | None = None,
+                checked: Callable[[DataSource], None] | None = None,
+                counted: Callable[[DataSource, CountsT], None] | None = None) -> Released[ReleaseT, InfoT, CountsT]:
+        """One release of ``statistic`` (any kind of the registry), steps 1 to 4 in their order:
 
-    def release_cdf(self, open_data: Callable[[], AbstractContextManager[DataSource]], spend: CdfSpend,
-                    noise: Callable[[], RandomSource], *, release_id: str | None = None,
-                    progress: Progress | None = None, should_cancel: Callable[[], bool] | None = None,
-                    checked: Callable[[DataSource], None] | None = None,
-                    counted: Callable[[DataSource, ColumnHistogram], None] | None = None) -> CdfOutcome:
-        """Steps 1 to 4 of a CDF release, in their order: :meth:`check` (before the data is opened by
-        ``open_data()``), :meth:`read_histogram`, then the front end's ``counted(data, histogram)`` (its
-        warnings, and the dataset identity, :meth:`identity`/:meth:`record`, where it keeps it before the
-        spend), the last chance to cancel (:class:`~dpgui.errors.Cancelled`: nothing spent), and
-        :meth:`spend` with ``noise()`` (called once, just before the spend). ``checked(data)``: the
-        front end's step once the budget was checked and the data opened, before it is read."""
-        self.check(spend.plan)
+        1. the ledger's check of :meth:`Statistic.charge` for ``spend``'s plan (no cap, too little left, a
+           cap δ = 0 for a release that spends δ: refused before the data is opened);
+        2. the data opened (``open_data()``), the front end's ``checked(data)`` (its notes on the
+           columns), then :meth:`Statistic.count` — the confidential counts, cancellable where the source is;
+        3. the front end's ``counted(data, counts)``: its warnings, and the dataset identity
+           (:meth:`identity`, then :meth:`record` where it keeps the fingerprint before the spend);
+        4. the last chance to cancel (:class:`~dpgui.errors.Cancelled`: nothing spent), then
+           :meth:`Statistic.release` with ``noise()`` (called once, just before it): the spend recorded in the
+           ledger, then the noise (a CDF O(K·h), a hierarchy O(nodes)).
+
+        ``release_id``: the ledger id to record (a front end that made it can ask the ledger afterwards
+        whether anything was spent). The counts go only into :meth:`Statistic.release`; the result keeps
+        them for the caller's own checks (never exported). Time: O(rows) to count, then the statistic's
+        release."""
+        self.ledger.check_spend(self.dataset, statistic.charge(statistic.plan_of(spend)))  # reads only
         with open_data() as data:
             if checked is not None:
                 checked(data)
-            histogram = self.read_histogram(data, spend, progress, should_cancel)
+            counts = statistic.count(data, spend, progress, should_cancel)
             if counted is not None:
-                counted(data, histogram)
+                counted(data, counts)
             data_record = data.public_record()
         if should_cancel is not None and should_cancel():
             raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
-        release, info = self.spend(CDF, spend, histogram, noise(), release_id, data_record)
-        return CdfOutcome(release, info, histogram)
+        release, info = statistic.release(self.ledger, self.dataset, spend, counts, noise(), release_id=release_id,
+                                          source_record=data_record)  # the spend recorded, then the noise
+        return Released(release, info, counts)
+
 
     # ---------------------------------------------------------------------------------- record, sign, write
     def record(self, identity: DatasetIdentity) -> None:

@@ -13,12 +13,17 @@ The flow, each step a plain function the window runs on a worker:
 3. :func:`plan_and_project` — the engine's plan (:func:`dpgui.core.hierarchy.plan_hierarchy`) with the
    officer's choices, or with the level budgets the officer typed; its projected error per level, for
    each consistency step (the default is the one with the lower projected error).
-4. :func:`run_hierarchy_release` — the budget check, the ledger spend and the release
-   (:mod:`dpgui.report.hierarchy.publish`); the window asks for confirmation first.
+4. :func:`run_hierarchy_release` — the release flow every front end and every statistic uses
+   (:meth:`dpgui.workspace.flow.ReleaseFlow.release`): the budget check, the data counted on the loaded
+   tree, the ledger spend and the release; the window asks for confirmation first.
 
-Confidential values: :attr:`LoadedHierarchy.leaf_counts` (the data's counts) is kept in memory for the
-release only; :attr:`LoadedHierarchy.prior_levels` is public (prior file) or confidential by the
-officer's explicit opt-in (:attr:`HierarchyChoice.counts_from_data`), which the plan records.
+Confidential values: :attr:`LoadedHierarchy.leaf_counts` (the data's counts as :func:`load_hierarchy`
+read them) stay in memory, never shown or exported; they give the optimiser its counts only by the
+officer's explicit opt-in (:attr:`HierarchyChoice.counts_from_data`, recorded in the plan). The release
+does not use them: it counts again through the flow (:func:`run_hierarchy_release`), so that what is
+released is counted by the statistic's own count at the moment of the spend, in the window as on the
+command line.
+:attr:`LoadedHierarchy.prior_levels` is public (prior file) or confidential by that opt-in.
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ from dpgui.vocabulary import (
 )
 from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.statistics.hierarchy import HIERARCHY, HierarchySpend
-from dpgui.workspace.release import QUERY_ROWS_PRIVATE, BudgetCheck, FirstCapNeeded, ledger_budget_check
+from dpgui.workspace.release import QUERY_ROWS_PRIVATE, READ_SHARE, BudgetCheck, FirstCapNeeded, ledger_budget_check
 from dpgui.workspace.state import Observable
 
 Progress = Callable[[float, str], None]
@@ -108,14 +113,19 @@ def data_name(data: Data) -> str:
     """A short name of ``data`` for the page and the messages: a file's name, a database's table or query."""
     if isinstance(data, Path):
         return data.name
-    return Path(data.location).name if data.kind == "file" else data.display_name()
+    return Path(data.location).name if data.kind == SourceKind.FILE else data.display_name()
 
 
 def data_file(data: Data | None) -> Path | None:
     """``data``'s file on this computer (None for a database or Spark source, or no data)."""
     if isinstance(data, Path):
         return data
-    return Path(data.location) if data is not None and data.kind == "file" else None
+    return Path(data.location) if data is not None and data.kind == SourceKind.FILE else None
+
+
+def reading_words(data: Data) -> str:
+    """What the progress bar says while ``data`` is counted: a file read here, a database or Spark counting."""
+    return f"Reading {data_name(data)}…" if data_file(data) is not None else f"Counting in {data_name(data)}…"
 
 
 def check_level_columns(levels: tuple[str, ...]) -> tuple[str, ...]:
@@ -198,7 +208,8 @@ class HierarchyChoice:
 @dataclass(frozen=True, eq=False)  # compared by identity: holds numpy arrays
 class LoadedHierarchy:
     """The tree of the chosen levels read from the file. ``hierarchy`` is public (declared by the officer or
-    from the prior); ``leaf_counts`` (int64, one per leaf) is CONFIDENTIAL, for the release only;
+    from the prior); ``leaf_counts`` (int64, one per leaf) is CONFIDENTIAL, the counts read for the plan (the
+    release counts again, :func:`run_hierarchy_release`);
     ``prior_levels`` (counts per level 0..L) is public (prior file) or confidential by opt-in, None when the
     plan may use no counts; ``notes``: what the reader wants the officer to know (numeric levels...);
     ``prior_sha256``: the SHA-256 of the prior file as it was read (None without a prior)."""
@@ -349,8 +360,7 @@ def load_hierarchy(data_path: Data, choice: HierarchyChoice, progress: Progress 
     ``choice.counts_from_data``. A prior whose path counts are the data's (the data file itself, a copy,
     any re-export) is a DataError. O(rows + nodes)."""
     levels = check_level_columns(choice.levels)
-    file = data_file(data_path)
-    message = f"Reading {data_name(data_path)}…" if file is not None else f"Counting in {data_name(data_path)}…"
+    message = reading_words(data_path)
     with open_source(data_spec(data_path), password_prompt=password_prompt) as source:
         data = source.path_counts(list(levels), progress=(lambda f: progress(f, message))
                                   if progress is not None else None, should_cancel=should_cancel)
@@ -626,28 +636,36 @@ NOISE_MESSAGE = "Adding noise and making the counts consistent (cannot be cancel
 
 
 def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progress: Progress,
-                          should_cancel: ShouldCancel, release_id: str | None = None) -> HierarchyOutcome:
-    """The release flow (:class:`~dpgui.workspace.flow.ReleaseFlow`) on a worker thread: the ledger's check,
-    then the spend recorded, then the noise (what the manifest says: :attr:`HierarchyRequest.spend`).
-    ``source`` is called once, just before the spend. Raises the ledger's refusal before anything is spent, and Cancelled if
-    cancelled before the spend; ParameterError (nothing spent) for a release without a prior file whose
-    categories were not declared public. Time: the engine's release, O(nodes)."""
+                          should_cancel: ShouldCancel, release_id: str | None = None,
+                          password_prompt: PasswordPrompt | None = None) -> HierarchyOutcome:
+    """The release flow (:meth:`ReleaseFlow.release <dpgui.workspace.flow.ReleaseFlow.release>`) on a
+    worker thread: the ledger's check, then the data counted again on the loaded tree (the counts of
+    :func:`load_hierarchy` served the plan; what is released is counted by the statistic's own count, at
+    the moment of the spend, like a CDF's column), then the spend recorded, then the noise (what the
+    manifest says: :attr:`HierarchyRequest.spend`). ``source`` is called once, just before the spend;
+    ``password_prompt`` answers a database's request for its password. Raises the ledger's refusal
+    before the data is read, Cancelled if cancelled before the spend; ParameterError (nothing spent) for a
+    release without a prior file whose categories were not declared public. Time: O(rows) to count, then
+    the engine's release, O(nodes)."""
     loaded = request.loaded
-    neighbours_for(data_spec(loaded.data_path), request.plan.privacy.neighbours)  # N of a private query: refused
+    spec = data_spec(loaded.data_path)
+    neighbours_for(spec, request.plan.privacy.neighbours)  # N of a private query: refused
     if loaded.prior_path is None and not request.categories_public:
         raise ParameterError("the data's own categories would be published, and they were not declared public",
                              "tick “These categories are public” in step 1 if they are, or choose a public prior file")
     progress(0.0, "Checking the budget…")
-    with ReleaseFlow.open(request.dataset) as flow:
-        flow.check(request.plan)
-    if should_cancel():
-        raise Cancelled("the release was cancelled before any noise was drawn", "nothing was spent")
-    progress(0.5, NOISE_MESSAGE)
-    with ReleaseFlow.open(request.dataset) as flow:
-        release, info = flow.spend(HIERARCHY, request.spend, loaded.leaf_counts, source(), release_id,
-                                             loaded.source_record)
+    counting = reading_words(loaded.data_path)
+
+    def noise() -> RandomSource:  # the point of no return: the spend, then the noise
+        progress(READ_SHARE, NOISE_MESSAGE)
+        return source()
+
+    with ReleaseFlow.open(request.dataset) as flow:  # refused (no cap, too little left, cap δ = 0) before reading
+        done = flow.release(HIERARCHY, lambda: open_source(spec, password_prompt=password_prompt), request.spend,
+                            noise, release_id=release_id, should_cancel=should_cancel,
+                            progress=lambda fraction: progress(READ_SHARE * fraction, counting))
     progress(1.0, "Released.")
-    return HierarchyOutcome(release, info, request.dataset, info.release_id, info.secure)
+    return HierarchyOutcome(done.release, done.info, request.dataset, done.info.release_id, done.info.secure)
 
 
 # ------------------------------------------------------------------------------------------ the result table

@@ -39,13 +39,12 @@ from dpgui.report.ledger import new_release_id as new_release_id  # the front en
 from dpgui.report.project_file import ProjectRelease
 from dpgui.report.publish import Chargeable
 from dpgui.report.cdf.publish import authenticate_release
-from dpgui.vocabulary import Charge, Noise
+from dpgui.vocabulary import Charge, Noise, SourceKind, StatisticKind
 from dpgui.workspace.flow import ReleaseFlow
-from dpgui.workspace.statistics.cdf import CdfSpend
+from dpgui.workspace.statistics.cdf import CDF, CdfSpend
 from dpgui.workspace.ledger_words import refusal_problem, same_data_warning, window_fix
 from dpgui.workspace.results import result_figures
 from dpgui.workspace.state import ColumnSettings, ShownRelease, Workspace, WorkspaceState
-from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.statistics import statistic
 from dpgui.workspace.words import (
     CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS, escape, friendly, sentence,
@@ -401,7 +400,7 @@ def run_release(request: ReleaseRequest, source: NoiseSource, progress: Progress
     settings = request.settings
     spec = settings.spec
     neighbours_for(spec, request.plan.privacy.neighbours)  # N of a query not stated public: refused before reading
-    reading = (f"Reading '{settings.column}' from {settings.path.name}…" if spec.kind == "file"
+    reading = (f"Reading '{settings.column}' from {settings.path.name}…" if spec.kind == SourceKind.FILE
                else f"Counting '{settings.column}' in {spec.display_name()}…")
 
     def open_data() -> AbstractContextManager[DataSource]:  # once the budget is checked
@@ -413,11 +412,11 @@ def run_release(request: ReleaseRequest, source: NoiseSource, progress: Progress
         return source()
 
     with ReleaseFlow.open(request.dataset) as flow:  # refused (no cap, too little left, cap δ = 0) before reading
-        done = flow.release_cdf(open_data, request.spend, noise, release_id=release_id,
-                                progress=lambda fraction: progress(READ_SHARE * fraction, reading),
-                                should_cancel=should_cancel)
+        done = flow.release(CDF, open_data, request.spend, noise, release_id=release_id,
+                            progress=lambda fraction: progress(READ_SHARE * fraction, reading),
+                            should_cancel=should_cancel)
     progress(1.0, "Released.")
-    return with_display(ReleaseOutcome(done.release, done.histogram, request, done.info))
+    return with_display(ReleaseOutcome(done.release, done.counts, request, done.info))
 
 
 def with_display(outcome: ReleaseOutcome) -> ReleaseOutcome:

@@ -11,7 +11,6 @@ from PySide6.QtWidgets import QWidget
 from dpgui.app.dialogs.export import BundleExportDialog
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.counts.bundle import default_counts_bundle_name
-from dpgui.report.ledger import Ledger
 from dpgui.report.signing import SecretKey
 from dpgui.workspace.counts import CountsOutcome
 from dpgui.workspace.flow import ReleaseFlow
@@ -28,10 +27,11 @@ class CountsExportDialog(BundleExportDialog):
         self.outcome = outcome
         self.release_id, self.dataset = info.release_id, info.dataset
 
-    def sign_bundle(self, ledger: Ledger, folder: str, name: str, key: SecretKey) -> BundlePaths:
-        """The PDF with ``key``'s id, then the signed bundle of the ledger-confirmed release."""
+    def sign_bundle(self, flow: ReleaseFlow, folder: str, name: str, key: SecretKey) -> BundlePaths:
+        """The release as the ledger confirms it (its secure flag: a restored release's PDF is drawn as
+        secure only then), its PDF with ``key``'s id, then :meth:`ReleaseFlow.sign` with the counts statistic."""
         from dpgui.pdf.counts import render_counts_pdf
 
-        release, info = COUNTS.authenticate(ledger, self.outcome.release, self.outcome.info)
+        release, info = COUNTS.authenticate(flow.ledger, self.outcome.release, self.outcome.info)
         pdf = render_counts_pdf(release, info, key.public_key.key_id_hex)
-        return ReleaseFlow(ledger, info.dataset).sign(COUNTS, folder, name, release, info, pdf, key)
+        return flow.sign(COUNTS, folder, name, release, info, pdf, key)

@@ -5,9 +5,10 @@ a key when there is none). The folder proposed is where the dataset's last expor
 "dpgui releases" folder in the user's documents — never the confidential data's own folder
 (:func:`export_folder`). Exporting
 spends no budget (the release is already recorded in the ledger) and can be repeated; it never
-overwrites an existing bundle. The bundle is written by :func:`dpgui.report.cdf.publish.sign_release`:
-only a release the budget ledger confirms is signed, and the ledger points to the bundle (if it
-cannot, the files are removed and the dialog says so).
+overwrites an existing bundle. The bundle is written by the release flow's last step
+(:meth:`dpgui.workspace.flow.ReleaseFlow.sign`, the statistic's own signing): only a release the budget
+ledger confirms is signed, and the ledger points to the bundle (if it cannot, the files are removed and
+the dialog says so).
 """
 
 from __future__ import annotations
@@ -32,10 +33,10 @@ from dpgui.report.bundle import BundlePaths, check_bundle_name, check_bundle_tar
 from dpgui.report.cdf.bundle import ReleaseInfo, default_bundle_name
 from dpgui.report.files import check_outside_input_folders
 from dpgui.report.keystore import KeyEntry, list_keys, load_secret_key
-from dpgui.report.ledger import Ledger
 from dpgui.report.publish import BundleNotRecorded
-from dpgui.report.cdf.publish import sign_release
 from dpgui.report.signing import SecretKey
+from dpgui.workspace.flow import ReleaseFlow
+from dpgui.workspace.statistics.cdf import CDF
 
 EXPORT_HELP = (
     "Writes four files: the released numbers (.csv), a readable report (.pdf), a manifest of the "
@@ -217,8 +218,8 @@ class BundleExportDialog(QDialog):
             check_outside_input_folders(self.folder.text().strip(), self.input_folders)
             check_bundle_target(self.folder.text().strip(), name)
             key = load_secret_key(entry.secret_path, self.passphrase.text())
-            with Ledger() as ledger:
-                self.paths = self.sign_bundle(ledger, self.folder.text().strip(), name, key)
+            with ReleaseFlow.open(self.dataset) as flow:
+                self.paths = self.sign_bundle(flow, self.folder.text().strip(), name, key)
         except (DpguiError, OSError) as err:
             written = "" if isinstance(err, BundleNotRecorded) else " Nothing was written."  # it says what was removed
             show_inline(self.message, friendly(err) + written)
@@ -228,8 +229,9 @@ class BundleExportDialog(QDialog):
         self.passphrase.clear()
         return self.paths
 
-    def sign_bundle(self, ledger: Ledger, folder: str, name: str, key: SecretKey) -> BundlePaths:
-        """Render the PDF with ``key``'s id and sign the bundle (the release kind's own publish call)."""
+    def sign_bundle(self, flow: ReleaseFlow, folder: str, name: str, key: SecretKey) -> BundlePaths:
+        """Render the PDF with ``key``'s id and sign the bundle through ``flow`` (:meth:`ReleaseFlow.sign`
+        with the release's statistic)."""
         raise NotImplementedError
 
     def bundle_folder(self) -> Path:
@@ -237,7 +239,7 @@ class BundleExportDialog(QDialog):
 
 
 class ExportDialog(BundleExportDialog):
-    """The Export dialog of a CDF release (:func:`dpgui.report.cdf.publish.sign_release`)."""
+    """The Export dialog of a CDF release (:meth:`ReleaseFlow.sign` with :data:`~dpgui.workspace.statistics.cdf.CDF`)."""
 
     def __init__(self, release: Release, info: ReleaseInfo, folder: str, parent: QWidget | None = None) -> None:
         super().__init__(folder, default_bundle_name(info), parent)
@@ -245,6 +247,6 @@ class ExportDialog(BundleExportDialog):
         self._info = info
         self.release_id, self.dataset = info.release_id, info.dataset
 
-    def sign_bundle(self, ledger: Ledger, folder: str, name: str, key: SecretKey) -> BundlePaths:
+    def sign_bundle(self, flow: ReleaseFlow, folder: str, name: str, key: SecretKey) -> BundlePaths:
         pdf = render_release_pdf(self._release, self._info, key.public_key.key_id_hex)
-        return sign_release(ledger, folder, name, self._release, self._info, pdf, key)
+        return flow.sign(CDF, folder, name, self._release, self._info, pdf, key)

@@ -1,7 +1,8 @@
 """Export a hierarchy release as a signed bundle: the CDF's Export dialog (folder, name, key,
 passphrase; :mod:`dpgui.app.dialogs.export`) writing the hierarchy's CSV (one row per node), PDF and
-manifest through :func:`dpgui.report.hierarchy.publish.sign_hierarchy_release` — only a release the
-budget ledger confirms is signed, and the ledger points to the bundle. Exporting spends no budget.
+manifest through the release flow's last step (:meth:`dpgui.workspace.flow.ReleaseFlow.sign` with the
+hierarchy statistic) — only a release the budget ledger confirms is signed, and the ledger points to the
+bundle. Exporting spends no budget.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from dpgui.app.dialogs.export import BundleExportDialog
 from dpgui.core.hierarchy_errors import plan_errors
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.hierarchy.bundle import default_hierarchy_bundle_name, errors_json
-from dpgui.report.ledger import Ledger
 from dpgui.report.signing import SecretKey
+from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.hierarchy import HierarchyOutcome
+from dpgui.workspace.statistics.hierarchy import HIERARCHY
 
 
 class HierarchyExportDialog(BundleExportDialog):
@@ -39,12 +41,11 @@ class HierarchyExportDialog(BundleExportDialog):
         release = self.outcome.release
         return errors_json(plan_errors(release.plan, release.hierarchy, self.public_prior_levels))
 
-    def sign_bundle(self, ledger: Ledger, folder: str, name: str, key: SecretKey) -> BundlePaths:
-        """The PDF with the published projection, then :func:`~dpgui.report.hierarchy.publish.sign_hierarchy_release`."""
+    def sign_bundle(self, flow: ReleaseFlow, folder: str, name: str, key: SecretKey) -> BundlePaths:
+        """The PDF with the published projection, then :meth:`ReleaseFlow.sign` with the hierarchy statistic."""
         from dpgui.pdf.hierarchy import render_hierarchy_pdf
-        from dpgui.report.hierarchy.publish import sign_hierarchy_release
 
         release, info = self.outcome.release, self.outcome.info
         projection = self.published_projection()
         pdf = render_hierarchy_pdf(release, info, projection, key.public_key.key_id_hex)
-        return sign_hierarchy_release(ledger, folder, name, release, info, pdf, key, projection)
+        return flow.sign(HIERARCHY, folder, name, release, info, pdf, key, projection)

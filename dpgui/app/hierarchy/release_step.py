@@ -1,6 +1,7 @@
 """Step 4 of the "Counts over a hierarchy" mode: release through the budget ledger like the CDF release
 (budget check, first cap, confirmation with the cost; nothing is spent before the confirmation; the noise
-is drawn on a worker by :func:`dpgui.workspace.hierarchy.run_hierarchy_release`), the result as a tree
+is drawn on a worker by :func:`dpgui.workspace.hierarchy.run_hierarchy_release`, the release flow's one
+method), the result as a tree
 table with a search box, and the exports (signed bundle, CSV only).
 
 The step reaches its mode's page through :class:`ReleaseStepPage` and the window through
@@ -23,14 +24,15 @@ from dpgui.app.mode import ModeHost
 from dpgui.app.widgets.fields import show_inline
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.data.file_types import CsvDialect
+from dpgui.data.source import PasswordPrompt
 from dpgui.errors import DpguiError
 from dpgui.formatting import format_delta
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.vocabulary import PriorSource
 from dpgui.workspace.hierarchy import (
-    CATEGORIES_NOT_DECLARED, CONSISTENCY_LABELS, NOISE_MESSAGE, HierarchyOutcome, HierarchyRequest, HierarchyWorkspace,
-    budget_totals, check_hierarchy_budget, consistency_words, data_name, hierarchy_request, interval_words,
-    run_hierarchy_release, set_first_cap,
+    CATEGORIES_NOT_DECLARED, CONSISTENCY_LABELS, NOISE_MESSAGE, Data, HierarchyOutcome, HierarchyRequest,
+    HierarchyWorkspace, budget_totals, check_hierarchy_budget, consistency_words, data_name, hierarchy_request,
+    interval_words, run_hierarchy_release, set_first_cap,
 )
 from dpgui.workspace.release import (
     FIRST_CAP_REASON, BudgetOk, FirstCapNeeded, Problem, budget_sentence, failure_budget_sentence, new_release_id,
@@ -78,6 +80,8 @@ class ReleaseStepPage(Protocol):
     pool: WorkerPool
 
     def show_release_on_tree(self) -> None: ...
+
+    def password_prompt(self, data: Data) -> PasswordPrompt | None: ...
 
 
 class HierarchyReleaseStep(QWidget):
@@ -185,7 +189,8 @@ class HierarchyReleaseStep(QWidget):
 
     def start_release(self, request: HierarchyRequest) -> None:
         release_id = new_release_id()
-        worker = Worker(run_hierarchy_release, request, self.page.window_.noise_source, release_id=release_id)
+        worker = Worker(run_hierarchy_release, request, self.page.window_.noise_source, release_id=release_id,
+                        password_prompt=self.page.password_prompt(request.loaded.data_path))
         self.release_worker = worker
         dialog, on_progress = release_progress_dialog(self.window(), worker, NOISE_MESSAGE)
 
