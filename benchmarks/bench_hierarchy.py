@@ -1,16 +1,16 @@
-"""Benchmark (issue 15): counts over a categorical hierarchy -- level budgets, consistency, speed, paper 004.
+"""Benchmark: counts over a categorical hierarchy -- level budgets, consistency, speed, Ghazi et al. (2023).
 
-Part 1 -- paper 001 on the bundled sample (``resources/sample/flight_routes.parquet``, 336,776 flights
+Part 1 -- Ko, Ziani & Fioretto (2025) on the bundled sample (``resources/sample/flight_routes.parquet``, 336,776 flights
 from NYC in 2013; levels dest_tzone → dest → route: 1 + 9 + 105 + 224 nodes). For ε ∈ {0.1, 1}, both
 neighbour models (L = 1 record per person), discrete-Laplace noise, equal level weights, allocation
-uniform and optimal (paper 001 program 6) and consistency none, topdown and gls: per level bias²,
+uniform and optimal (Ko, Ziani & Fioretto's program 6) and consistency none, topdown and gls: per level bias²,
 variance and MSE (summed over the level's nodes, flights²), empirical (``simulate_hierarchy``: seeded
 batches of releases, the SE of the MSE from the batch means) beside projected (``project_hierarchy``:
 exact closed form for "none", a seeded Monte Carlo over the prior for topdown/gls, as the engine does).
 The total weighted MSE (eq. 5) and the ratio optimal/uniform with its SE (delta method, independent runs).
 Two priors for the optimiser:
 
-* "own counts": the sample's own counts, as in paper 001's experiments (the optimiser sees the true
+* "own counts": the sample's own counts, as in Ko, Ziani & Fioretto's experiments (the optimiser sees the true
   counts: the opted-in "counts from the data" case). Target: optimal < uniform in every cell.
 * "first half x 2" (the honest variant, for information): the counts of the same routes in January-June
   2013, doubled (an earlier period as public prior); the release is of the whole year. The month comes
@@ -20,11 +20,12 @@ Two priors for the optimiser:
 Part 2 -- speed: a synthetic 4-level hierarchy, fan-outs 10 × 10 × 10 × 100 (10⁵ leaves), leaf counts
 Poisson(lognormal(2, 1.5)) (seeded). ``plan_hierarchy`` (optimal allocation, prior = the counts,
 consistency auto, noise auto) target < 1 s; ``release_hierarchy`` (topdown and gls, SecureRandom as a
-real release; Laplace, and at δ > 0 also Gaussian and paper 004's multiplicative mechanism) target < 2 s.
+real release; Laplace, and at δ > 0 also Gaussian and Ghazi et al.'s multiplicative mechanism) target < 2 s.
 Median of a few runs, in process, after a warm-up.
 
-Part 3 -- paper 004: α-mRMSE (records) of the multiplicative mechanism (Algorithms 1-2,
-``dpgui.core.counting_trees``) and of the Gaussian baseline (Corollary 2.7, uniform ρ per level) on the
+Part 3 -- Ghazi et al. (2023): α-mRMSE (records) of the multiplicative mechanism (Algorithms 1-2,
+``dpgui.core.counting_trees``) and of the Gaussian baseline (Corollary 2.7, uniform ρ per level,
+``dpgui.core.counting_trees_accuracy``) on the
 sample and on a synthetic binary tree of depth d = 8 (levels 0..7, 128 leaves), for a few (α, ε, δ):
 projected at the tree's own counts and worst case over data (no prior), and empirical from seeded
 releases (per-node RMSE_α over the trials, max over nodes). No target; it says which is better.
@@ -54,7 +55,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from timing import median_time
 
-from dpgui.core.counting_trees import projected_alpha_mrmse, simulate_alpha_mrmse
+from dpgui.core.counting_trees_accuracy import projected_alpha_mrmse, simulate_alpha_mrmse
 from dpgui.core.hierarchy import (
     Hierarchy, HierarchyPlan, HierarchyProjection, LevelProjection, plan_hierarchy, project_hierarchy,
     release_hierarchy, simulate_hierarchy,
@@ -101,7 +102,7 @@ def fmt(x: float) -> str:
 
 
 # ----------------------------------------------------------------------------------------------
-# Part 1: paper 001 on the sample
+# Part 1: Ko, Ziani & Fioretto (2025) on the sample
 # ----------------------------------------------------------------------------------------------
 
 
@@ -408,7 +409,7 @@ def part2(mode: str) -> list[Timing]:
                 np.array_equal(np.add.reduceat(release.counts[ell + 1], tree.child_ranges(ell)[0]), release.counts[ell])
                 for ell in range(tree.n_levels))
             print(timing.text() + ("" if consistent else "  (NOT consistent!)"))
-        if privacy.delta > 0:  # paper 004's Algorithms 1-2 through release_hierarchy
+        if privacy.delta > 0:  # Ghazi et al.'s Algorithms 1-2 through release_hierarchy
             mult = plan_hierarchy(tree.level_sizes, privacy, noise="multiplicative", alpha=MULTIPLICATIVE_ALPHA)
             assert mult.multiplicative is not None
             timing, _ = time_it(f"release_hierarchy multiplicative α={MULTIPLICATIVE_ALPHA:g} "
@@ -420,7 +421,7 @@ def part2(mode: str) -> list[Timing]:
 
 
 # ----------------------------------------------------------------------------------------------
-# Part 3: paper 004, α-mRMSE
+# Part 3: Ghazi et al. (2023), α-mRMSE
 # ----------------------------------------------------------------------------------------------
 
 

@@ -6,9 +6,9 @@ Runs on whatever display Qt is given (Xvfb in CI: QT_QPA_PLATFORM=xcb, DISPLAY s
 is captured from the screen itself (QScreen.grabWindow of the X root window), so what is saved is
 what a user would see, including the window manager-less frame. The release uses the window's own
 secure noise, as a user's would: only such a release can be signed, and the last screens export it
-as a signed bundle into a throw-away folder (the ledger is the throw-away DPGUI_HOME's). The last four
-screens are the "Counts over a hierarchy" mode's steps on the bundled hierarchy sample (levels, plan,
-tree, result). Exit 0 when every screenshot was written.
+as a signed bundle into a throw-away folder (the ledger is the throw-away DPGUI_HOME's: the script makes
+one when none is set). The last four screens are the "Counts over a hierarchy" mode's steps on the
+bundled hierarchy sample (levels, plan, tree, result). Exit 0 when every screenshot was written.
 
 The README's images are screens of a run on Xvfb with a screen larger than the 1366×860 window:
 
@@ -21,6 +21,7 @@ docs/screenshot-plan.png = 03-plan, -plan-delta = 03b, -plan-gaussian = 03c, -re
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -80,7 +81,7 @@ def hierarchy_screens(window, shot, appearance: str) -> None:
     page.set_prior(public_prior(Path(tempfile.mkdtemp(prefix="dpgui-screenshot-prior-"))))
     wait(lambda: page.state_ws.state.loaded is not None and page.state_ws.state.loaded.prior_path is not None
          and page.state_ws.state.planned is not None and not page.is_busy(), 120.0)
-    page.delta.set_text("1e-9")  # (ε, δ): paper 004's comparison beside the plan
+    page.delta.set_text("1e-9")  # (ε, δ): Ghazi et al.'s (2021) comparison beside the plan
     page.delta.edited.emit()
     page.allocation.setCurrentIndex(page.allocation.findData("optimal"))
     wait(lambda: page.state_ws.state.planned is not None and not page.is_busy()
@@ -169,6 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="1366x860")
     args = parser.parse_args(argv)
     args.outdir.mkdir(parents=True, exist_ok=True)
+    if not os.environ.get("DPGUI_HOME"):  # never the officer's own ledger, keys or autosave
+        import tempfile
+
+        os.environ["DPGUI_HOME"] = tempfile.mkdtemp(prefix="dpgui-screenshots-home-")
+        print(f"DPGUI_HOME={os.environ['DPGUI_HOME']} (a throw-away home)", flush=True)
 
     app = create_application()
     QSettings().setValue("appearance", args.appearance)
@@ -238,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     before = plan_page.plan
     plan_page.accuracy_first()
     wait(lambda: plan_page.plan is not before and not plan_page.is_planning())
+    wait(lambda: not plan_page.plots.projecting and not plan_page.plots.busy, timeout=120.0)
     shot("04-accuracy-first")
     plan_page.set_epsilon(1.0)
     wait(lambda: not plan_page.is_planning() and plan_page.plan.privacy.epsilon == 1.0)

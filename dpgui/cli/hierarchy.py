@@ -86,7 +86,7 @@ def _alpha_mrmse_json(args: argparse.Namespace, hierarchy: Hierarchy,
     multiplicative mechanism and of the Gaussian baseline side by side, and the one recommended."""
     if args.alpha is None or not (args.delta or 0.0) > 0:
         return None
-    from dpgui.core.counting_trees import recommend_alpha_mechanism
+    from dpgui.core.counting_trees_accuracy import recommend_alpha_mechanism
 
     choice, gaussian, multiplicative = recommend_alpha_mechanism(hierarchy.level_sizes, _hierarchy_privacy(args),
                                                                  args.alpha, prior_levels)

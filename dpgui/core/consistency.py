@@ -27,8 +27,6 @@ assembled threshold by threshold; bounds only force the thresholds outside ``[0,
   is *not* optimal: ``y = [4.26, 2.48, 4]``, ``N = 4`` gives cost 2.74 instead of 1.78.)
 * :func:`trellis_consistency` -- the paper's trellis dynamic program (equations (8)-(10)),
   ``O(K N^2)`` time, for any additive loss; kept as the reference oracle for tests and benchmarks.
-
-``_l1_bounded_integer`` is over 80 lines: one vectorised recursion whose loop invariants span it.
 """
 
 from __future__ import annotations
@@ -217,8 +215,8 @@ def _l1_bounded_integer(y: np.ndarray, w: np.ndarray | None, n: int) -> np.ndarr
 
     Each level bisects all segments at once: with ``P_j = sum_{i<j} w_i c_i`` the best suffix of
     segment ``[s, e)`` is ``argmax_{s<=j<=e} P_j`` (``np.maximum.reduceat``). Ties take the
-    largest ``j`` (least upper set), so the result is the least optimum, which the former heap
-    slope trick also returned. ``P`` is the sum of the ``±w/2`` terms (an integer cumsum when
+    largest ``j`` (least upper set), so the result is the least optimum (as is the heap slope
+    trick's, the tests' reference). ``P`` is the sum of the ``±w/2`` terms (an integer cumsum when
     unweighted: exact, and an order of magnitude faster than a float one) plus a step function of
     the few ``1/2 - frac(y)`` terms, so equal costs compare equal and only genuinely fractional
     near-ties meet float rounding.
@@ -227,19 +225,7 @@ def _l1_bounded_integer(y: np.ndarray, w: np.ndarray | None, n: int) -> np.ndarr
     k = y.size
     floors = np.floor(y)
     inside_cost = 0.5 - (y - floors)  # c_k when v_r < y_k < v_r + 1 (then v_r = ⌊y_k⌋)
-    lows = np.clip(floors, 0.0, float(n)).astype(np.int64)
-    highs = np.clip(floors + 1.0, 0.0, float(n)).astype(np.int64)
-    if n <= 4 * k:  # a mark per integer in [0, N] is cheaper than sorting 2K values
-        present = np.zeros(n + 1, dtype=bool)
-        present[lows] = True
-        present[highs] = True
-        values = np.flatnonzero(present)
-        rank_floor = (np.cumsum(present) - 1)[lows]
-        del present
-    else:
-        values = np.unique(np.concatenate((lows, highs)))
-        rank_floor = np.searchsorted(values, lows)
-    del lows, highs
+    values, rank_floor = _candidate_values(floors, n)
     top = values.size - 1  # rank thresholds 0..top-1 are real; x_k > values[top] is infeasible
     depth = top.bit_length()  # ranks are bisected as the bits of a depth-bit number
     # key_k against 2r + 1 classifies y_k at threshold v_r: key <= 2r: y <= v_r; key = 2r + 1:
@@ -270,30 +256,72 @@ def _l1_bounded_integer(y: np.ndarray, w: np.ndarray | None, n: int) -> np.ndarr
         rank = ((2 * prefix + 1) << shift) - 1  # the last rank of each segment's lower half
         sign = (2 * rank + 1).astype(itype).repeat(lengths) - key
         np.sign(sign, out=sign)  # 2 c_k outside (±1), 0 inside (integers: the sign is the clip to [-1, 1])
-        if half_w is None:
-            np.cumsum(sign, out=sign_sum[1:])
-            np.multiply(sign_sum, 0.5, out=psum)
-        else:
-            np.cumsum(sign * half_w, out=psum[1:])
-        inside = np.flatnonzero(sign == 0)
-        if inside.size:  # add the step function sum_{i in inside, i < j} inside_cost_i
-            steps = np.cumsum(inside_cost[inside])
-            psum[inside[0] + 1:] += np.repeat(steps, np.diff(np.append(inside, k)))
-        best = np.maximum.reduceat(psum[:k], starts)  # over j in [s, e); j = e compared below
-        hits = np.flatnonzero(psum[:k] == best.repeat(lengths))
-        last_hit = hits[np.searchsorted(hits, ends) - 1]  # largest argmax inside [s, e)
-        split = np.where((rank < top) & (best > psum[ends]), last_hit, ends)
-        # [s, split) takes bit 0 and [split, e) bit 1; empty halves are dropped, order is kept
-        keep = np.empty(2 * starts.size, dtype=bool)
-        keep[0::2], keep[1::2] = split > starts, split < ends
-        halves = np.empty(2 * starts.size, dtype=np.int64)
-        halves[0::2], halves[1::2] = starts, split
-        starts = halves[keep]
-        halves[0::2], halves[1::2] = 2 * prefix, 2 * prefix + 1
-        prefix = halves[keep]
+        _prefix_costs(sign, half_w, inside_cost, sign_sum, psum)
+        split = _best_splits(psum, starts, ends, lengths, rank < top)
+        starts, prefix = _halve_segments(starts, prefix, split, ends)
     ends = np.append(starts[1:], k)
     result: np.ndarray = np.repeat(values[prefix], ends - starts)
     return result
+
+
+def _candidate_values(floors: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``V``, the sorted distinct values ``clip({⌊y_k⌋, ⌊y_k⌋ + 1}, 0, N)`` (int64), and the rank in
+    ``V`` of each ``clip(⌊y_k⌋, 0, N)``. ``O(N + K)`` by marking when ``N <= 4K``, else ``O(K log K)``."""
+    lows = np.clip(floors, 0.0, float(n)).astype(np.int64)
+    highs = np.clip(floors + 1.0, 0.0, float(n)).astype(np.int64)
+    if n <= 4 * floors.size:  # a mark per integer in [0, N] is cheaper than sorting 2K values
+        present = np.zeros(n + 1, dtype=bool)
+        present[lows] = True
+        present[highs] = True
+        values = np.flatnonzero(present)
+        rank_floor = (np.cumsum(present) - 1)[lows]
+        del present
+    else:
+        values = np.unique(np.concatenate((lows, highs)))
+        rank_floor = np.searchsorted(values, lows)
+    return values, rank_floor
+
+
+def _prefix_costs(sign: np.ndarray, half_w: np.ndarray | None, inside_cost: np.ndarray, sign_sum: np.ndarray,
+                  psum: np.ndarray) -> None:
+    """Fill ``psum`` (length K + 1, in place) with ``P_j = sum_{i<j} w_i c_i`` at one bisection level:
+    the ``±w/2`` terms from ``sign`` (an integer cumsum in ``sign_sum`` when unweighted) plus the step
+    function of the ``inside_cost`` terms where ``sign`` is 0."""
+    k = sign.size
+    if half_w is None:
+        np.cumsum(sign, out=sign_sum[1:])
+        np.multiply(sign_sum, 0.5, out=psum)
+    else:
+        np.cumsum(sign * half_w, out=psum[1:])
+    inside = np.flatnonzero(sign == 0)
+    if inside.size:  # add the step function sum_{i in inside, i < j} inside_cost_i
+        steps = np.cumsum(inside_cost[inside])
+        psum[inside[0] + 1:] += np.repeat(steps, np.diff(np.append(inside, k)))
+
+
+def _best_splits(psum: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray,
+                 real: np.ndarray) -> np.ndarray:
+    """Per segment ``[s, e)``, the start of its best suffix: the largest ``argmax_{s<=j<e} P_j`` where that
+    beats ``P_e`` and the segment's threshold is ``real``, else ``e`` (every element takes the lower half)."""
+    k = psum.size - 1
+    best = np.maximum.reduceat(psum[:k], starts)  # over j in [s, e); j = e compared below
+    hits = np.flatnonzero(psum[:k] == best.repeat(lengths))
+    last_hit = hits[np.searchsorted(hits, ends) - 1]  # largest argmax inside [s, e)
+    split: np.ndarray = np.where(real & (best > psum[ends]), last_hit, ends)
+    return split
+
+
+def _halve_segments(starts: np.ndarray, prefix: np.ndarray, split: np.ndarray, ends: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The next level's segments and rank prefixes: ``[s, split)`` takes bit 0 and ``[split, e)`` bit 1;
+    empty halves are dropped, order is kept."""
+    keep = np.empty(2 * starts.size, dtype=bool)
+    keep[0::2], keep[1::2] = split > starts, split < ends
+    halves = np.empty(2 * starts.size, dtype=np.int64)
+    halves[0::2], halves[1::2] = starts, split
+    new_starts = halves[keep]
+    halves[0::2], halves[1::2] = 2 * prefix, 2 * prefix + 1
+    return new_starts, halves[keep]
 
 
 def consistent_l1(y: np.ndarray, total: int, weights: np.ndarray | None = None) -> np.ndarray:

@@ -6,22 +6,9 @@ Qt-free and I/O-free; numpy only; every noise draw is exact integer noise from
 
 The tree: ``levels`` = counts of levels 0..L, root first;
 ``parents[ℓ-1][i]`` = index on level ℓ-1 of node i of level ℓ. The paper's depth d (nodes on a
-root-to-leaf path) is the number of levels, L + 1.
-
-Error measure (Definition 1.4)
-------------------------------
-RMSE_α(z̃, z) = sqrt(E[max(|z̃ − z| − α z, 0)²]); α-mRMSE = max over nodes (and, in the paper, over
-data). :func:`alpha_mrmse` is the empirical version over trials for one data set. The (α, η)
-guarantee of Problem 3.1: for every node u, P(|w̃_u − w_u| ≤ α·max(w_u, τ_u)) ≥ 1 − η.
-
-Gaussian baseline (Corollary 2.7)
----------------------------------
-Each level ℓ gets discrete-Gaussian noise of variance parameter σ_ℓ² = gaussian_sigma2(Δ₂², ρ_ℓ)
-(uniform ρ_ℓ = ρ / (noised levels) by default; under ``change`` the root is public and not noised), so
-the release is ρ-zCDP and (ε, δ)-DP (CKS conversion, :attr:`PrivacySpec.rho`). Its α-RMSE at a node of
-count z is exact: E[max(|Z| − α z, 0)²] summed over the discrete Gaussian pmf; the worst case over data
-(z = 0) is the variance itself, so the baseline's α-mRMSE is max_ℓ sqrt(Var Z_ℓ), independent of α
-unless the prior shows that no level has a small count.
+root-to-leaf path) is the number of levels, L + 1. The (α, η) guarantee of Problem 3.1: for every
+node u, P(|w̃_u − w_u| ≤ α·max(w_u, τ_u)) ≥ 1 − η. The error measure, the Gaussian baseline and the
+projections that compare the two mechanisms are in :mod:`dpgui.core.counting_trees_accuracy`.
 
 The multiplicative mechanism (Algorithms 1–4)
 ---------------------------------------------
@@ -103,21 +90,7 @@ for fixed n, the mechanism with M = n is (ε₀, δ₀)-DP under add/remove what
 footnote 7: privacy does not depend on the M_i, τ_i), and change-neighbours share n, so group
 privacy applies to it; the released root is N exactly.
 
-Honest constants
-----------------
-The thresholds are huge. At α = 0.5, ε = 1, δ = 1e-6, η = 0.05, one record per person, ``change``, and
-a 5-level tree (1, 10, 100, 1000, 10⁵): τ_min = 3.4·10⁵ records (Corollary 4.7's closed form: 1.1·10⁶),
-so every node below ~τ_min is released as ⌊α τ_min⌋ = 169,006 and the α-mRMSE is 1.7·10⁵ records,
-while the Gaussian baseline's is 12.8 records. The paper's result is asymptotic in the depth d
-(log d against √d): the Gaussian baseline's α-mRMSE grows like √d (≈ 2·10⁵ at d = 10⁹ levels) and
-the multiplicative one's like log d, so they cross only beyond ~10⁹ levels. For trees of 2–5 levels
-the Gaussian baseline wins by four orders of magnitude, and :func:`projected_alpha_mrmse` shows it.
-
 Complexity: per round O(nodes) numpy work and O(nodes) noise draws at most; rounds = O(log(N/τ_min)/α).
-
-Over 800 lines: one paper's mechanism (its parameters, their privacy composition, the release, its
-intervals and its projected error) whose parts share the paper's notation and lemmas, read together;
-:func:`multiplicative_params` (over 80 lines) derives the parameters in the paper's order, one step per lemma.
 """
 
 from __future__ import annotations
@@ -130,20 +103,15 @@ from typing import Any
 
 import numpy as np
 
-from dpgui.core.noise import (
-    RandomSource, SeededRandom, discrete_gaussian_pmf, laplace_scale, laplace_scale_problem, sample_discrete_laplace,
-)
-from dpgui.core.noise_mechanisms import GAUSSIAN
+from dpgui.core.noise import RandomSource, laplace_scale, laplace_scale_problem, sample_discrete_laplace
 from dpgui.core.plan import PrivacySpec, check_neighbours
 from dpgui.errors import DataError, ParameterError
-from dpgui.vocabulary import Neighbours, Noise
+from dpgui.vocabulary import Neighbours
 
 __all__ = [
     "MAX_ROOT_COUNT",
     "DEFAULT_ETA",
-    "ALPHA_MECHANISMS",
-    "alpha_rmse",
-    "alpha_mrmse",
+    "MIN_ALPHA",
     "truncated_laplace_delta",
     "truncation_bound",
     "sample_truncated_discrete_laplace",
@@ -154,14 +122,9 @@ __all__ = [
     "multiplicative_privacy",
     "release_multiplicative",
     "multiplicative_intervals",
-    "gaussian_baseline_sigma2",
-    "release_gaussian_baseline",
-    "gaussian_alpha_rmse",
-    "AlphaLevelFigure",
-    "AlphaMRMSEProjection",
-    "projected_alpha_mrmse",
-    "simulate_alpha_mrmse",
-    "recommend_alpha_mechanism",
+    "check_alpha_eta",
+    "check_level_sizes",
+    "check_tree",
 ]
 
 #: Largest root count (records) the multiplicative mechanism's rounds cover: M_rounds ≥ 2**40 ≈ 1.1e12.
@@ -171,43 +134,7 @@ DEFAULT_ETA = 0.05
 #: The smallest multiplicative error α: below it the rounds' ratio r = (1+α)(1−β)/(1+β) rounds to 1 in
 #: double precision (and long before, at about 10⁻⁶, the first round's noise is beyond the sampler).
 MIN_ALPHA = 1e-9
-ALPHA_MECHANISMS = (Noise.GAUSSIAN, Noise.MULTIPLICATIVE)
 _SVT_CUTOFF = 2  # c = ⌈M_i/((1−β)τ_i)⌉ = ⌈1 + α⌉ = 2 for 0 < α < 1 (module docstring)
-
-
-# ----------------------------------------------------------------------------------------
-# Error measure
-# ----------------------------------------------------------------------------------------
-
-
-def _excess(estimates: np.ndarray, truth: np.ndarray, alpha: float) -> np.ndarray:
-    est = np.asarray(estimates, dtype=np.float64)
-    tru = np.asarray(truth, dtype=np.float64)
-    if est.ndim == 1:
-        est = est[None, :]
-    if est.ndim != 2 or tru.ndim != 1 or est.shape[1] != tru.shape[0]:
-        raise ParameterError(
-            f"estimates of shape {np.shape(estimates)} do not match {tru.shape[0]} true counts",
-            "pass estimates as trials × nodes and truth as one count per node")
-    if not math.isfinite(alpha) or alpha < 0:
-        raise ParameterError(f"α must be a number ≥ 0, got {alpha!r}", "use e.g. α = 0.5")
-    return np.maximum(np.abs(est - tru[None, :]) - alpha * tru[None, :], 0.0)
-
-
-def alpha_rmse(estimates: np.ndarray, truth: np.ndarray, alpha: float) -> np.ndarray:
-    """Per node RMSE_α = sqrt(mean over trials of max(|ẑ − z| − α z, 0)²) (Definition 1.4), records.
-
-    ``estimates``: trials × nodes (or one trial, a vector); ``truth``: the nodes' true counts ≥ 0.
-    """
-    ex = _excess(estimates, truth, float(alpha))
-    return np.asarray(np.sqrt(np.mean(ex * ex, axis=0)))
-
-
-def alpha_mrmse(estimates: np.ndarray, truth: np.ndarray, alpha: float) -> float:
-    """α-mRMSE of Definition 1.4 for one data set: the largest per-node RMSE_α (records), the
-    expectation taken as the mean over the trials (rows of ``estimates``). O(trials × nodes)."""
-    per_node = alpha_rmse(estimates, truth, alpha)
-    return float(per_node.max()) if per_node.size else 0.0
 
 
 # ----------------------------------------------------------------------------------------
@@ -381,7 +308,8 @@ class MultiplicativeParams:
                                  "re-create the plan instead of editing its JSON") from exc
 
 
-def _check_alpha_eta(alpha: object, eta: object) -> tuple[float, float]:
+def check_alpha_eta(alpha: object, eta: object) -> tuple[float, float]:
+    """(α, η) as floats, α ∈ [MIN_ALPHA, 1) and η ∈ (0, ½); ParameterError otherwise."""
     try:
         a = float(alpha)  # type: ignore[arg-type]
         e = float(eta)  # type: ignore[arg-type]
@@ -395,7 +323,8 @@ def _check_alpha_eta(alpha: object, eta: object) -> tuple[float, float]:
     return a, e
 
 
-def _check_level_sizes(level_sizes: Sequence[int]) -> tuple[int, ...]:
+def check_level_sizes(level_sizes: Sequence[int]) -> tuple[int, ...]:
+    """A tree's level sizes (1, n_1, …, n_L), L ≥ 1, every n_ℓ ≥ 1; ParameterError otherwise."""
     sizes = tuple(int(n) for n in level_sizes)
     if len(sizes) < 2 or sizes[0] != 1 or any(n < 1 for n in sizes):
         raise ParameterError(f"level sizes {sizes} are not a tree's (1, n_1, …, n_L) with every n_ℓ ≥ 1",
@@ -409,13 +338,65 @@ def _tau_min_paper(alpha: float, eps: float, delta: float, d: int, eta: float) -
         8 * math.log(4 * d / eta), math.log(1 + 2 * math.expm1(eps / 4) / delta))
 
 
+@dataclass(frozen=True)
+class _RoundNoise:
+    """Round i's noise (module docstring): the sparse vector's scales t_ρ, t_ν, the truncated counts' t_T and
+    bound R_i, the margin Δ_i, η_i, and the τ_min that round i's condition Δ_i + 2R_i ≤ β τ_i requires."""
+
+    threshold_scale: Fraction
+    query_scale: Fraction
+    count_scale: Fraction
+    count_bound: int
+    margin: float
+    eta: float
+    tau_min_needed: float
+
+
+def _round_noise(i: int, eps_r: float, delta_r: float, eta: float, alpha: float, depth: int) -> _RoundNoise:
+    """Round i's share of the reduction's (ε_R, δ_R) and η (ε_i = ε_R·i·q^{i−1}/C, η_i = η/2^i) and its
+    noise; ParameterError if a scale is beyond the sampler."""
+    beta = alpha / (6 + 5 * alpha)
+    r = (1 + alpha) * (1 - beta) / (1 + beta)
+    q = 1 / r
+    C = (1 - q) ** -2
+    c = _SVT_CUTOFF
+    w = i * q ** (i - 1) / C
+    eps_i, delta_i, eta_i = eps_r * w, delta_r * w, eta / 2.0**i
+    tr = laplace_scale(1, eps_i / (4 * c))
+    tn = laplace_scale(1, eps_i / (8 * c))
+    tc = laplace_scale(1, eps_i / (2 * c))
+    for t in (tr, tn, tc):
+        problem = laplace_scale_problem(t)
+        if problem is not None:
+            raise ParameterError(f"the multiplicative mechanism's round {i} needs {problem}",
+                                 "use a larger ε or δ, or a larger α")
+    R = truncation_bound(tc, delta_i / c)
+    margin = 2 * float(tn) * math.log(2 * depth / eta_i)
+    need = (1 + beta) * (margin + 2 * R) / (alpha * beta * r ** (i - 1))
+    return _RoundNoise(tr, tn, tc, R, margin, eta_i, need)
+
+
+def _rounds_covering(alpha: float, tau_min: float, ratio: float) -> int:
+    """How many rounds make M_rounds = α τ_min r^rounds cover :data:`MAX_ROOT_COUNT` (at least one)."""
+    return max(1, math.ceil(math.log(MAX_ROOT_COUNT / (alpha * tau_min)) / math.log(ratio)))
+
+
+def _root_noise(eps0: float, delta0: float) -> tuple[Fraction, int]:
+    """The truncated Laplace of M under add/remove: scale t_M for ε₀/2 and bound R_M for δ₀/2."""
+    root_scale = laplace_scale(1, eps0 / 2)
+    problem = laplace_scale_problem(root_scale)
+    if problem is not None:
+        raise ParameterError(f"the root bound M needs {problem}", "use a larger ε")
+    return root_scale, truncation_bound(root_scale, delta0 / 2)
+
+
 def multiplicative_params(level_sizes: Sequence[int], privacy: PrivacySpec, alpha: float,
                           eta: float = DEFAULT_ETA) -> MultiplicativeParams:
     """Corollary 4.7's parameters (module docstring) for a tree with ``level_sizes`` (1, n_1, …, n_L),
     the user's (ε, δ) (δ > 0 required), neighbour model and records per person, α ∈ (0, 1), η ∈ (0, ½).
     ParameterError if δ = 0 or a noise scale is beyond the sampler. O(rounds)."""
-    sizes = _check_level_sizes(level_sizes)
-    a, e = _check_alpha_eta(alpha, eta)
+    sizes = check_level_sizes(level_sizes)
+    a, e = check_alpha_eta(alpha, eta)
     if privacy.delta <= 0:
         raise ParameterError("the multiplicative mechanism needs δ > 0",
                              "give a δ such as 1e-9, or use Laplace noise for pure ε-DP")
@@ -425,75 +406,36 @@ def multiplicative_params(level_sizes: Sequence[int], privacy: PrivacySpec, alph
     eps_r, delta_r = (eps0, delta0) if root_public else (eps0 / 2, delta0 / 2)
     beta = a / (6 + 5 * a)
     r = (1 + a) * (1 - beta) / (1 + beta)
-    q = 1 / r
-    C = (1 - q) ** -2
-    c = _SVT_CUTOFF
-    # The per-round noise does not depend on τ_min; generate rounds until M_i covers MAX_ROOT_COUNT.
-    # The round count depends on τ_min, which depends on the rounds' noise: compute noise for enough
-    # rounds (τ_min ≥ the i = 1 requirement gives an upper bound on the rounds needed).
-    t_rho: list[Fraction] = []
-    t_nu: list[Fraction] = []
-    t_cnt: list[Fraction] = []
-    bounds: list[int] = []
-    margins: list[float] = []
-    etas: list[float] = []
-    need: list[float] = []  # τ_min required by round i
-
-    def add_round(i: int) -> None:
-        w = i * q ** (i - 1) / C
-        eps_i, delta_i, eta_i = eps_r * w, delta_r * w, e / 2.0**i
-        tr = laplace_scale(1, eps_i / (4 * c))
-        tn = laplace_scale(1, eps_i / (8 * c))
-        tc = laplace_scale(1, eps_i / (2 * c))
-        for t in (tr, tn, tc):
-            problem = laplace_scale_problem(t)
-            if problem is not None:
-                raise ParameterError(f"the multiplicative mechanism's round {i} needs {problem}",
-                                     "use a larger ε or δ, or a larger α")
-        R = truncation_bound(tc, delta_i / c)
-        margin = 2 * float(tn) * math.log(2 * d / eta_i)
-        t_rho.append(tr)
-        t_nu.append(tn)
-        t_cnt.append(tc)
-        bounds.append(R)
-        margins.append(margin)
-        etas.append(eta_i)
-        need.append((1 + beta) * (margin + 2 * R) / (a * beta * r ** (i - 1)))
-
-    add_round(1)
-    tau_min = need[0]
+    # The per-round noise does not depend on τ_min, but the round count depends on τ_min, which depends on
+    # the rounds' noise: start from round 1's requirement and add rounds until τ_min is a fixed point.
+    noise = [_round_noise(1, eps_r, delta_r, e, a, d)]
+    tau_min = noise[0].tau_min_needed
     while True:
-        rounds = max(1, math.ceil(math.log(MAX_ROOT_COUNT / (a * tau_min)) / math.log(r)))
-        while len(need) < rounds:
-            add_round(len(need) + 1)
-        new_tau = max(need[:rounds]) * (1 + 1e-12)
+        rounds = _rounds_covering(a, tau_min, r)
+        while len(noise) < rounds:
+            noise.append(_round_noise(len(noise) + 1, eps_r, delta_r, e, a, d))
+        new_tau = max(n.tau_min_needed for n in noise[:rounds]) * (1 + 1e-12)
         if new_tau <= tau_min:
             break
         tau_min = new_tau
-    rounds = max(1, math.ceil(math.log(MAX_ROOT_COUNT / (a * tau_min)) / math.log(r)))
-    thresholds = tuple(a * tau_min * r ** (i - 1) / (1 + beta) for i in range(1, rounds + 1))
-    buckets = tuple(a * tau_min * r**i for i in range(1, rounds + 1))
-    root_scale: Fraction | None = None
-    root_bound: int | None = None
-    if not root_public:
-        root_scale = laplace_scale(1, eps0 / 2)
-        problem = laplace_scale_problem(root_scale)
-        if problem is not None:
-            raise ParameterError(f"the root bound M needs {problem}", "use a larger ε")
-        root_bound = truncation_bound(root_scale, delta0 / 2)
+    rounds = _rounds_covering(a, tau_min, r)
+    noise = noise[:rounds]
+    root_scale, root_bound = (None, None) if root_public else _root_noise(eps0, delta0)
+    tau_min_paper = _tau_min_paper(a, eps_r, delta_r, d, e)
     notes = (
         f"τ_min = {tau_min:.4g} records (Corollary 4.7's closed form: "
-        f"{_tau_min_paper(a, eps_r, delta_r, d, e):.4g}); nodes below ~τ_min are released as ⌊α τ_min⌋",
+        f"{tau_min_paper:.4g}); nodes below ~τ_min are released as ⌊α τ_min⌋",
     )
     return MultiplicativeParams(
         alpha=a, eta=e, epsilon=privacy.epsilon, delta=privacy.delta, neighbours=privacy.neighbours,
         records_per_person=privacy.records_per_person, level_sizes=sizes, group_size=k,
-        epsilon_record=eps0, delta_record=delta0, beta=beta, ratio=r, cutoff=c,
-        tau_min=tau_min, tau_min_paper=_tau_min_paper(a, eps_r, delta_r, d, e), bucket_zero=a * tau_min,
-        thresholds=thresholds, buckets=buckets,
-        threshold_scales=tuple(t_rho[:rounds]), query_scales=tuple(t_nu[:rounds]),
-        count_scales=tuple(t_cnt[:rounds]), count_bounds=tuple(bounds[:rounds]),
-        margins=tuple(margins[:rounds]), etas=tuple(etas[:rounds]),
+        epsilon_record=eps0, delta_record=delta0, beta=beta, ratio=r, cutoff=_SVT_CUTOFF,
+        tau_min=tau_min, tau_min_paper=tau_min_paper, bucket_zero=a * tau_min,
+        thresholds=tuple(a * tau_min * r ** (i - 1) / (1 + beta) for i in range(1, rounds + 1)),
+        buckets=tuple(a * tau_min * r**i for i in range(1, rounds + 1)),
+        threshold_scales=tuple(n.threshold_scale for n in noise), query_scales=tuple(n.query_scale for n in noise),
+        count_scales=tuple(n.count_scale for n in noise), count_bounds=tuple(n.count_bound for n in noise),
+        margins=tuple(n.margin for n in noise), etas=tuple(n.eta for n in noise),
         root_scale=root_scale, root_bound=root_bound, notes=notes,
     )
 
@@ -520,7 +462,8 @@ def multiplicative_privacy(params: MultiplicativeParams) -> tuple[float, float]:
 # ----------------------------------------------------------------------------------------
 
 
-def _check_tree(parents: Sequence[np.ndarray], levels_true: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+def check_tree(parents: Sequence[np.ndarray], levels_true: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(parents, counts) as int64 arrays per level; DataError unless they are a tree's with counts ≥ 0."""
     levels = [np.asarray(v, dtype=np.int64).reshape(-1) for v in levels_true]
     pars = [np.asarray(p, dtype=np.int64).reshape(-1) for p in parents]
     if len(levels) != len(pars) + 1 or levels[0].size != 1:
@@ -608,7 +551,7 @@ def release_multiplicative(parents: Sequence[np.ndarray], levels_true: Sequence[
     """Algorithms 4 → 2 → 1: the released non-negative integer count of every node (int64 per level,
     root first). Under ``change`` the root is N exactly. (ε, δ) = :func:`multiplicative_privacy`.
     Guarantee (Problem 3.1 with τ_u = τ_min): P(|w̃_u − w_u| ≤ α max(w_u, τ_min)) ≥ 1 − η per node."""
-    pars, w = _check_tree(parents, levels_true)
+    pars, w = check_tree(parents, levels_true)
     sizes = tuple(v.size for v in w)
     if sizes != params.level_sizes:
         raise DataError(f"the tree's level sizes {sizes} differ from the plan's {params.level_sizes}",
@@ -676,181 +619,3 @@ def multiplicative_intervals(released: Sequence[np.ndarray], params: Multiplicat
         lower.append(np.minimum(lows[pos], v))
         upper.append(v.copy())
     return tuple(lower), tuple(upper)
-
-
-# ----------------------------------------------------------------------------------------
-# Gaussian baseline (Corollary 2.7)
-# ----------------------------------------------------------------------------------------
-
-
-def gaussian_baseline_sigma2(level_sizes: Sequence[int], privacy: PrivacySpec,
-                             level_rhos: Sequence[float] | None = None) -> tuple[Fraction | None, ...]:
-    """σ_ℓ² per level 0..L (None where not noised: the root under ``change``): σ_ℓ² = gaussian_sigma2(Δ₂², ρ_ℓ),
-    ρ_ℓ = ρ / (noised levels) unless ``level_rhos`` (one per level, summing to at most privacy.rho) is given."""
-    sizes = _check_level_sizes(level_sizes)
-    rho = privacy.rho
-    if rho is None:
-        raise ParameterError("the Gaussian baseline needs δ > 0", "give a δ such as 1e-9")
-    first = privacy.first_noised_level()
-    if level_rhos is None:
-        share = rho / (len(sizes) - first)
-        rhos = [0.0] * first + [share] * (len(sizes) - first)
-    else:
-        rhos = [float(x) for x in level_rhos]
-        if len(rhos) != len(sizes) or any(x < 0 for x in rhos) or sum(rhos) > rho * (1 + 1e-9):
-            raise ParameterError(f"level ρ's {rhos} are not one per level, ≥ 0, summing to ≤ ρ = {rho:.4g}",
-                                 "give one ρ_ℓ per level")
-    out: list[Fraction | None] = []
-    for j, x in enumerate(rhos):
-        if j < first or x == 0:
-            out.append(None)
-            continue
-        s2 = GAUSSIAN.scale(privacy.sensitivity, x)
-        problem = GAUSSIAN.scale_problem(s2)
-        if problem is not None:
-            raise ParameterError(f"level {j} needs {problem}", "use a larger ε or δ")
-        out.append(s2)
-    return tuple(out)
-
-
-def release_gaussian_baseline(levels_true: Sequence[np.ndarray], privacy: PrivacySpec, rng: RandomSource,
-                              level_rhos: Sequence[float] | None = None) -> tuple[np.ndarray, ...]:
-    """Corollary 2.7's baseline: every node's count plus discrete-Gaussian noise of its level (raw,
-    not clamped; int64). The root under ``change`` is exact. ρ-zCDP, (ε, δ)-DP."""
-    levels = [np.asarray(v, dtype=np.int64).reshape(-1) for v in levels_true]
-    sig = gaussian_baseline_sigma2([v.size for v in levels], privacy, level_rhos)
-    out = []
-    for v, s2 in zip(levels, sig):
-        out.append(v.copy() if s2 is None else v + GAUSSIAN.sample(rng, [s2], [v.size])[0])
-    return tuple(out)
-
-
-def gaussian_alpha_rmse(counts: np.ndarray, sigma2: float, alpha: float) -> np.ndarray:
-    """Exact RMSE_α of count + discrete-Gaussian(σ²) noise at each count z ≥ 0:
-    sqrt(Σ_k pmf(k) max(|k| − α z, 0)²), k over |k| ≤ 40σ + 50 (records)."""
-    z = np.asarray(counts, dtype=np.float64).reshape(-1)
-    half = int(math.ceil(40.0 * math.sqrt(float(sigma2)))) + 50
-    k = np.arange(0, half + 1, dtype=np.float64)
-    pmf = discrete_gaussian_pmf(k, float(sigma2))
-    pmf[1:] *= 2.0  # |k| for k ≥ 1 has two values
-    out = np.empty(z.size)
-    for idx, zz in enumerate(z):
-        ex = np.maximum(k - alpha * zz, 0.0)
-        out[idx] = math.sqrt(float(np.dot(pmf, ex * ex)))
-    return out
-
-
-# ----------------------------------------------------------------------------------------
-# Projections for the planner
-# ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AlphaLevelFigure:
-    """α-RMSE of a level: the largest over its nodes (records); ``nodes``: how many nodes."""
-
-    level: int
-    nodes: int
-    alpha_rmse: float
-
-
-@dataclass(frozen=True)
-class AlphaMRMSEProjection:
-    """Projected α-mRMSE (records) of one mechanism for the user's tree: per level and overall (max)."""
-
-    mechanism: Noise
-    alpha: float
-    levels: tuple[AlphaLevelFigure, ...]
-    alpha_mrmse: float
-    method: str
-    params: MultiplicativeParams | None = None
-    note: str = ""
-
-
-def projected_alpha_mrmse(level_sizes: Sequence[int], privacy: PrivacySpec, alpha: float, mechanism: str,
-                          prior_levels: Sequence[np.ndarray] | None = None, *, eta: float = DEFAULT_ETA) -> AlphaMRMSEProjection:
-    """Projected α-mRMSE of ``mechanism`` ("gaussian" | "multiplicative") per level (records).
-
-    * gaussian — exact: without a prior, the worst case over data (a node of count 0 on every level):
-      sqrt(Var) of the level's discrete Gaussian; with ``prior_levels``, the exact RMSE_α at the level's
-      smallest prior count (RMSE_α decreases with the count).
-    * multiplicative — closed form on the success event (probability ≥ 1 − η per node, module
-      docstring): a node of count w is released within α w if w ≥ (1−β)τ_1, else as ⌊α τ_min⌋ ≥ w,
-      so its excess is max(⌊α τ_min⌋ − (1+α) w, 0). Without a prior the worst case (w = 0) is
-      ⌊α τ_min⌋ on every level. :func:`simulate_alpha_mrmse` measures either mechanism on a tree by a
-      seeded simulation (the tests check the closed form against it).
-    """
-    sizes = _check_level_sizes(level_sizes)
-    if mechanism not in ALPHA_MECHANISMS:
-        raise ParameterError(f"unknown mechanism {mechanism!r}", "use 'gaussian' or 'multiplicative'")
-    a, e = _check_alpha_eta(alpha, eta)
-    mins: list[float] | None = None
-    if prior_levels is not None:
-        pl = [np.asarray(v, dtype=np.float64).reshape(-1) for v in prior_levels]
-        if tuple(v.size for v in pl) != sizes:
-            raise DataError(f"the prior's level sizes {tuple(v.size for v in pl)} differ from {sizes}",
-                            "use a prior with the same tree")
-        mins = [float(v.min()) for v in pl]
-    figures: list[AlphaLevelFigure] = []
-    if mechanism == Noise.GAUSSIAN:
-        sig = gaussian_baseline_sigma2(sizes, privacy)
-        for j, (n, s2) in enumerate(zip(sizes, sig)):
-            if s2 is None:
-                val = 0.0
-            elif mins is None:
-                val = math.sqrt(GAUSSIAN.variance(float(s2)))
-            else:
-                val = float(gaussian_alpha_rmse(np.array([mins[j]]), float(s2), a)[0])
-            figures.append(AlphaLevelFigure(j, n, val))
-        method = ("closed form (exact, worst case over data: an empty node per level)" if mins is None
-                  else "closed form (exact at each level's smallest prior count)")
-        worst = max(f.alpha_rmse for f in figures)
-        return AlphaMRMSEProjection(Noise.GAUSSIAN, a, tuple(figures), worst, method,
-                                    note="discrete Gaussian per level, uniform ρ_ℓ (Corollary 2.7), unclamped")
-    params = multiplicative_params(sizes, privacy, a, e)
-    bz = math.floor(params.bucket_zero)
-    for j, n in enumerate(sizes):
-        if j == 0 and params.root_public:
-            val = 0.0
-        elif mins is None:
-            val = float(bz)
-        else:
-            val = max(bz - (1 + a) * mins[j], 0.0)
-        figures.append(AlphaLevelFigure(j, n, val))
-    method = ("closed form on the success event (prob. ≥ 1 − η), worst case over data: an empty node"
-              if mins is None else "closed form on the success event (prob. ≥ 1 − η) at each level's smallest prior count")
-    worst = max(f.alpha_rmse for f in figures)
-    note = (f"τ_min = {params.tau_min:.4g} records: nodes below ~{params.tau_min:.3g} are released as "
-            f"{bz:,}; without the clip of Ghazi et al.'s Lemma 3.3 a failure (prob. ≤ η = {e:g}) is not bounded")
-    return AlphaMRMSEProjection(Noise.MULTIPLICATIVE, a, tuple(figures), worst, method, params=params, note=note)
-
-
-def simulate_alpha_mrmse(parents: Sequence[np.ndarray], levels_true: Sequence[np.ndarray], privacy: PrivacySpec,
-                         alpha: float, mechanism: str, *, eta: float = DEFAULT_ETA, trials: int = 20,
-                         seed: int = 0) -> AlphaMRMSEProjection:
-    """Seeded simulation (SeededRandom, insecure: simulation only) of ``mechanism`` on a given tree:
-    the empirical α-RMSE per level and α-mRMSE over ``trials`` releases."""
-    pars, w = _check_tree(parents, levels_true)
-    sizes = tuple(v.size for v in w)
-    a, e = _check_alpha_eta(alpha, eta)
-    rng = SeededRandom(seed)
-    params = multiplicative_params(sizes, privacy, a, e) if mechanism == Noise.MULTIPLICATIVE else None
-    runs: list[list[np.ndarray]] = [[] for _ in sizes]
-    for _ in range(int(trials)):
-        rel = (release_multiplicative(pars, w, params, rng) if params is not None
-               else release_gaussian_baseline(w, privacy, rng))
-        for j, v in enumerate(rel):
-            runs[j].append(v)
-    figures = tuple(AlphaLevelFigure(j, n, alpha_mrmse(np.vstack(runs[j]), w[j], a)) for j, n in enumerate(sizes))
-    return AlphaMRMSEProjection(Noise(mechanism), a, figures, max(f.alpha_rmse for f in figures),
-                                f"monte carlo ({int(trials)} trials, seed {seed})", params=params)
-
-
-def recommend_alpha_mechanism(level_sizes: Sequence[int], privacy: PrivacySpec, alpha: float,
-                              prior_levels: Sequence[np.ndarray] | None = None, *,
-                              eta: float = DEFAULT_ETA) -> tuple[Noise, AlphaMRMSEProjection, AlphaMRMSEProjection]:
-    """Both projections side by side and the mechanism with the lower projected α-mRMSE
-    (ties go to the Gaussian baseline, whose guarantee has no failure event)."""
-    g = projected_alpha_mrmse(level_sizes, privacy, alpha, Noise.GAUSSIAN, prior_levels, eta=eta)
-    m = projected_alpha_mrmse(level_sizes, privacy, alpha, Noise.MULTIPLICATIVE, prior_levels, eta=eta)
-    return (Noise.MULTIPLICATIVE if m.alpha_mrmse < g.alpha_mrmse else Noise.GAUSSIAN), g, m

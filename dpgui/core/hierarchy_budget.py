@@ -55,7 +55,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from dpgui.core.noise import discrete_gaussian_variance, discrete_laplace_variance
+from dpgui.core.noise_moments import discrete_gaussian_variance, discrete_laplace_variance
 from dpgui.core.noise_mechanisms import mechanism_for
 from dpgui.core.plan import PrivacySpec, budget_total
 from dpgui.errors import ParameterError

@@ -17,7 +17,7 @@ manifest and the report use. :func:`mechanism_for` is the one registry, keyed by
 * **Gaussian** (needs δ > 0): discrete Gaussian with ``σ² ≥ Δ₂²/(2ρ)`` (:func:`~dpgui.core.noise.gaussian_sigma2`),
   so the vector is ``Δ₂²/(2σ²) ≤ ρ``-zCDP (Canonne, Kamath & Steinke 2020, Thm 14); budgets are ρ, compose
   by addition, and the total converts to (ε, δ) by their Corollary 13 (:mod:`dpgui.core.accounting`).
-  Variance slightly below σ² (:func:`~dpgui.core.noise.discrete_gaussian_variance`).
+  Variance slightly below σ² (:func:`~dpgui.core.noise_moments.discrete_gaussian_variance`).
 
 The multiplicative noise of hierarchies (Ghazi et al. 2023) is not a mechanism of this kind: it releases
 bucketed upper estimates found by sparse-vector rounds, with no per-count noise parameter, no variance of
@@ -40,10 +40,10 @@ import numpy as np
 
 from dpgui.core.accounting import zcdp_epsilon, zcdp_rho
 from dpgui.core.noise import (
-    MAX_GAUSSIAN_SIGMA2, MAX_LAPLACE_SCALE, RandomSource, discrete_gaussian_pmf, discrete_gaussian_variance,
-    discrete_laplace_variance, gaussian_sigma2, gaussian_sigma2_problem, laplace_scale, laplace_scale_float,
-    laplace_scale_problem, sample_discrete_gaussian_levels, sample_discrete_laplace_levels,
+    MAX_GAUSSIAN_SIGMA2, MAX_LAPLACE_SCALE, RandomSource, gaussian_sigma2, gaussian_sigma2_problem, laplace_scale,
+    laplace_scale_float, laplace_scale_problem, sample_discrete_gaussian_levels, sample_discrete_laplace_levels,
 )
+from dpgui.core.noise_moments import discrete_gaussian_pmf, discrete_gaussian_variance, discrete_laplace_variance
 from dpgui.vocabulary import Charge, Noise
 
 __all__ = [

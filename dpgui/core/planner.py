@@ -458,7 +458,8 @@ def baselines(bins: int, privacy: PrivacySpec) -> dict[str, dict[str, object]]:
     add/remove); ``hist``: the flat tree (K); ``binary``: 2×…×2; ``paper_best``: §V search. As in
     the paper: K leaves, without the change model's leaf for missing values (about 1/K less work).
     """
-    from dpgui.core.noise import discrete_laplace_variance, laplace_scale
+    from dpgui.core.noise import laplace_scale
+    from dpgui.core.noise_moments import discrete_laplace_variance
 
     out: dict[str, dict[str, object]] = {}
     noised_prefixes = last_prefix(TreeShape(bins, (bins,)), privacy.root_public)

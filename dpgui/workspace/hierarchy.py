@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from dpgui.core.counting_trees import AlphaMRMSEProjection, projected_alpha_mrmse
+from dpgui.core.counting_trees_accuracy import AlphaMRMSEProjection, projected_alpha_mrmse
 from dpgui.core.hierarchy import (
     MAX_LEVELS, MIN_LEVELS, Hierarchy, HierarchyPlan, HierarchyProjection, HierarchyRelease, counts_projected_on,
     counts_words, plan_hierarchy,

@@ -6,11 +6,10 @@ form (the values are compared on a worker thread, never shown)."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QCheckBox, QDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
@@ -22,6 +21,7 @@ from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.dialogs.bounds import BoundsDialog
 from dpgui.app.dialogs.dialect import DialectDialog
 from dpgui.app.widgets.fields import ValidatedField, inline_message, parse_number, set_buddy, show_inline
+from dpgui.app.widgets.preview import KIND_LABELS, FrameRows, PreviewModel, RowReader
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.core.tree import check_bins
 from dpgui.data.csv_dialect import default_dialect
@@ -40,50 +40,7 @@ from dpgui.vocabulary import SourceKind
 from dpgui.workspace.state import ColumnChoice, ColumnSettings, SourceChoice
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from dpgui.app.dialogs.database import OpenedSource
-
-KIND_LABELS = {"numeric": "number", "text": "text", "datetime": "date/time", "boolean": "yes/no", "other": "other"}
-MISSING_TEXT = "(missing)"
-
-
-class RowReader(Protocol):
-    """What the preview reads rows from: a file's :class:`~dpgui.data.table.TableReader`, or the
-    first rows of a database or Spark source (:class:`FrameRows`)."""
-
-    @property
-    def info(self) -> TableInfo: ...
-
-    def read_rows(self, start: int, count: int) -> pd.DataFrame: ...
-
-    def close(self) -> None: ...
-
-
-class FrameRows:
-    """The rows a source gave for its preview (at most a few hundred), read like a file."""
-
-    def __init__(self, info: TableInfo, frame: pd.DataFrame) -> None:
-        self._info, self._frame = info, frame
-
-    @property
-    def info(self) -> TableInfo:
-        return self._info
-
-    def read_rows(self, start: int, count: int) -> pd.DataFrame:
-        return self._frame.iloc[start:start + count]
-
-    def close(self) -> None:
-        """Nothing to release (the source was closed after its preview was read)."""
-
-
-def source_table_info(opened: OpenedSource) -> TableInfo:
-    """A :class:`TableInfo` for a database or Spark source: its ``path`` is only a name for messages
-    and the dataset's default name (the table's name, or "query"), never a file (size 0)."""
-    spec = opened.spec
-    name = spec.table or "query"
-    return TableInfo(Path(name), "csv", tuple(opened.columns), opened.n_rows, 0)
-
 
 DIALECT_TOOLTIP = ("How dpgui reads this CSV file: the character between values and the decimal mark. "
                    "If the numbers in the preview look wrong, press Change….")
@@ -97,67 +54,6 @@ def dialect_words(dialect: CsvDialect, how: str) -> str:
     """"Separator: semicolon · Decimal mark: comma (chosen by you)"; ``how``: where it comes from."""
     return (f"Separator: {CSV_DELIMITERS[dialect.delimiter]} · Decimal mark: {CSV_DECIMALS[dialect.decimal]} "
             f"({how})")
-
-
-class PreviewModel(QAbstractTableModel):
-    """The first rows of the file, fetched in chunks as the user scrolls (never the whole file)."""
-
-    CHUNK = 200
-    MAX_ROWS = 100_000
-    readError = Signal(str)
-
-    def __init__(self, reader: RowReader, parent: Any = None) -> None:
-        super().__init__(parent)
-        self._reader = reader
-        self._columns = [c.name for c in reader.info.columns]
-        self._kinds = [c.kind for c in reader.info.columns]
-        self._rows: list[tuple[Any, ...]] = []
-        self._exhausted = False
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._columns)
-
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        value = self._rows[index.row()][index.column()]
-        missing = value is None or (isinstance(value, float) and math.isnan(value))
-        if role == Qt.ItemDataRole.DisplayRole:
-            return MISSING_TEXT if missing else str(value)
-        if role == Qt.ItemDataRole.ForegroundRole and missing:
-            return QBrush(QColor("#888888"))
-        if role == Qt.ItemDataRole.TextAlignmentRole and self._kinds[index.column()] == "numeric":
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        return None
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role != Qt.ItemDataRole.DisplayRole:
-            return None
-        if orientation == Qt.Orientation.Horizontal:
-            return f"{self._columns[section]}\n({KIND_LABELS.get(self._kinds[section], 'other')})"
-        return f"{section + 1:,}"
-
-    def canFetchMore(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> bool:
-        return not parent.isValid() and not self._exhausted and len(self._rows) < self.MAX_ROWS
-
-    def fetchMore(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> None:
-        start = len(self._rows)
-        try:
-            frame = self._reader.read_rows(start, self.CHUNK)
-        except DpguiError as err:
-            self._exhausted = True
-            self.readError.emit(text.friendly(err))
-            return
-        rows = list(frame.itertuples(index=False, name=None))
-        if len(rows) < self.CHUNK:
-            self._exhausted = True
-        if rows:
-            self.beginInsertRows(QModelIndex(), start, start + len(rows) - 1)
-            self._rows.extend(rows)
-            self.endInsertRows()
 
 
 class DataPage(QWidget):
@@ -350,10 +246,10 @@ class DataPage(QWidget):
         self.spec = spec if spec is not None else SourceSpec(SourceKind.FILE, str(info.path))
         self._show_source(info, engine)
         self.preview.setToolTip("The first rows of the file, for your checking. More rows load as you scroll."
-                                if self.spec.kind == "file" else
+                                if self.spec.kind == SourceKind.FILE else
                                 "The first 100 rows of the table or query, for your checking (only you see them).")
         self.dataset_name.blockSignals(True)  # written below, with the rest of the new table's step 1
-        self.dataset_name.setText(default_dataset_name(info.path) if self.spec.kind == "file"
+        self.dataset_name.setText(default_dataset_name(info.path) if self.spec.kind == SourceKind.FILE
                                   else (self.spec.table or "query").replace(".", "-"))
         self.dataset_name.blockSignals(False)
         self.model = PreviewModel(reader, self)
@@ -386,12 +282,12 @@ class DataPage(QWidget):
 
     def set_opened(self, opened: OpenedSource) -> None:
         """Show a database or Spark source (:func:`~dpgui.app.dialogs.database.open_and_look`'s result)."""
-        info = source_table_info(opened)
+        info = opened.table_info()
         self.set_table(info, FrameRows(info, opened.preview), opened.spec, opened.engine)
 
     def _data_source(self, n_rows: int | None, engine: str) -> SourceChoice:
         assert self.info is not None
-        spec = None if self.spec is None or (self.spec.kind == "file" and self.spec.dialect is None
+        spec = None if self.spec is None or (self.spec.kind == SourceKind.FILE and self.spec.dialect is None
                                              and self.spec.encoding is None) else self.spec
         return SourceChoice(self.info, n_rows, spec, engine)
 
@@ -403,7 +299,7 @@ class DataPage(QWidget):
         spec = self.spec
         dialect: CsvDialect | None = None
         how, suggested = "", False
-        if spec is not None and spec.kind == "file" and info.format in ("csv", "tsv"):
+        if spec is not None and spec.kind == SourceKind.FILE and info.format in ("csv", "tsv"):
             default = default_dialect(info.path.name)
             if spec.dialect is not None:
                 dialect, how = spec.dialect, "chosen by you"
@@ -454,7 +350,7 @@ class DataPage(QWidget):
         info = self.info
         rows = "counting rows…" if n_rows is None else f"{n_rows:,} row{'s' if n_rows != 1 else ''}"
         columns = f"{len(info.columns)} column{'s' if len(info.columns) != 1 else ''}"
-        if self.spec is not None and self.spec.kind != "file":
+        if self.spec is not None and self.spec.kind != SourceKind.FILE:
             self.file_label.setText(f"<b>{text.escape(self.spec.display_name())}</b> — {rows} · {columns}")
             return
         size = (f"{info.size_bytes / 1e6:,.1f} MB" if info.size_bytes >= 100_000
@@ -494,7 +390,7 @@ class DataPage(QWidget):
         show_inline(self.column_message, "")
         self._type_whole_reason = None
         schema = None
-        if self.info is not None and (self.spec is None or self.spec.kind == "file"):
+        if self.info is not None and (self.spec is None or self.spec.kind == SourceKind.FILE):
             schema = find_schema_for(self.info.path)  # looked for once per column choice
             self._type_whole_reason = whole_number_reason(column, self.info.format, schema)
         self._show_whole_statement(False)

@@ -8,8 +8,8 @@ one is chosen, and said so); the projected error — all before any budget is sp
 data-independent: it never reads the file. The level budgets are :mod:`dpgui.app.cdf.budget_editor`, the
 plan's sentences :mod:`dpgui.app.cdf.plan_words`.
 
-About 900 lines: the page's settings, its planning on workers (generations, the other noise's plan) and
-accuracy first read and write the same fields; they would part as a planning controller of their own."""
+Accuracy first's box is :mod:`dpgui.app.cdf.accuracy_first`; its search runs here, on the page's planning
+worker, from the page's settings."""
 
 from __future__ import annotations
 
@@ -26,14 +26,14 @@ from PySide6.QtWidgets import (
 
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
+from dpgui.app.cdf.accuracy_first import AccuracyFirstBox
 from dpgui.app.cdf.budget_editor import BudgetEditor
 from dpgui.app.cdf.focus_panel import FocusControls, focus_words
 from dpgui.app.cdf.missing_rule import MissingRuleControls
 from dpgui.app.cdf.plan_words import noise_words, plan_words
 from dpgui.app.cdf.projection_plots import ProjectionPlots
 from dpgui.app.widgets.fields import (
-    ValidatedField, compact_combo, inline_message, offer_neighbours, parse_delta, parse_epsilon, parse_number,
-    set_buddy, show_inline,
+    ValidatedField, compact_combo, inline_message, offer_neighbours, parse_delta, parse_epsilon, set_buddy, show_inline,
 )
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.focus import FocusChoice, FocusOffer
@@ -43,7 +43,7 @@ from dpgui.core.planner import margin95, plan_for_accuracy
 from dpgui.core.projection_curves import ProjectedCurves
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError
-from dpgui.formatting import cdf_margin_words, format_margin_records
+from dpgui.formatting import cdf_margin_words
 from dpgui.vocabulary import AUTO, AccuracyWhere, Neighbours, Noise
 from dpgui.workspace.planning import PlanRequest, other_noise_plan, plan_cdf
 from dpgui.workspace.state import DataContext, PlanChoice
@@ -75,22 +75,6 @@ def _parse_branching(raw: str, bins: int | None) -> str:
     return cleaned
 
 
-def _parse_target(raw: str) -> float:
-    value = parse_number(raw, "accepted error", "100")
-    if value <= 0:
-        raise ParameterError(f"the accepted error must be more than 0, got '{raw}'", "enter e.g. 100")
-    return float(value)
-
-
-def _parse_public_n(raw: str) -> int:
-    value = parse_number(raw, "N", "10000", integer=True)
-    if value < 1:
-        raise ParameterError(f"N must be at least 1, got '{raw}'", "enter the public number of records")
-    return int(value)
-
-
-
-
 class PlanPage(QWidget):
     """Privacy settings, plan editor, accuracy first, and the projection plots.
 
@@ -107,7 +91,6 @@ class PlanPage(QWidget):
         self.pool = WorkerPool()
         self.plan: Plan | None = None
         self._context = DataContext()  # from step 1; its n_rows is used only where N is public
-        self._public_n_filled = ""  # the text this page put in the N field from the file (not typed)
         self._generation = 0
         self._computing = False  # a plan of the current generation is being computed
         self.alternative: Plan | None = None  # the best plan of the other noise at the plan's (ε, δ)
@@ -119,7 +102,11 @@ class PlanPage(QWidget):
         self._replan_timer.setInterval(150)
         self._replan_timer.timeout.connect(self.replan)
 
-        boxes = (self._build_privacy_box(), self._build_plan_box(), self._build_accuracy_box())
+        self.accuracy = AccuracyFirstBox(self._help, self.accuracy_first, self._on_public_n_typed)
+        accuracy = self.accuracy
+        self.target, self.target_unit, self.target_where = accuracy.target, accuracy.target_unit, accuracy.target_where
+        self.public_n, self.accuracy_result = accuracy.public_n, accuracy.result
+        boxes = (self._build_privacy_box(), self._build_plan_box(), accuracy)
         # ---- projection summary and plots
         self.summary = QLabel("Load data and choose a column to see the projected error.")
         self.summary.setWordWrap(True)
@@ -244,47 +231,6 @@ class PlanPage(QWidget):
         plan_form.addRow(self.plan_message)
         return plan_box
 
-    def _build_accuracy_box(self) -> QGroupBox:
-        """Accuracy first: the accepted error, where it holds, a public N, and the search for the smallest ε."""
-        accuracy_box = QGroupBox("Accuracy first: find the smallest ε")
-        accuracy_form = QFormLayout(accuracy_box)
-        accuracy_form.addRow(self._help(text.ACCURACY_HELP))
-        target_row = QHBoxLayout()
-        self.target = ValidatedField(_parse_target, "e.g. 100",
-                                     "The largest error you accept, at 95 % confidence.")
-        self.target_unit = QComboBox()
-        self.target_unit.addItem("records", "records")
-        self.target_unit.addItem("% of N", "percent")
-        self.target_unit.currentIndexChanged.connect(self._on_target_unit)
-        target_row.addWidget(QLabel("±"))
-        target_row.addWidget(self.target, 1)
-        target_row.addWidget(self.target_unit)
-        accuracy_form.addRow("Accepted &error:", target_row)
-        set_buddy(accuracy_form, target_row, self.target.edit)
-        self.target_where = QComboBox()
-        self.target_where.addItem("at every point of the CDF (worst case)", "every")
-        self.target_where.addItem("on average over the CDF points", "average")
-        compact_combo(self.target_where)
-        self.target_where.setToolTip("Quantiles fall at points that depend on the confidential data, so "
-                                     "'every point' is the guarantee that also holds at the median and quartiles.")
-        accuracy_form.addRow("&Where:", self.target_where)
-        set_buddy(accuracy_form, self.target_where, self.target_where)
-        self.public_n = ValidatedField(_parse_public_n, "e.g. 10000", text.PUBLIC_N_TOOLTIP)
-        self.public_n.edited.connect(self._on_public_n_typed)
-        self.public_n_label = QLabel("Public &N:")
-        self.public_n_label.setBuddy(self.public_n.edit)
-        self.public_n_help = self._help("")
-        accuracy_form.addRow(self.public_n_label, self.public_n)
-        accuracy_form.addRow(self.public_n_help)
-        self.accuracy_button = QPushButton("&Find the smallest ε")
-        self.accuracy_button.clicked.connect(self.accuracy_first)
-        accuracy_form.addRow(self.accuracy_button)
-        self.accuracy_result = QLabel("")
-        self.accuracy_result.setWordWrap(True)
-        accuracy_form.addRow(self.accuracy_result)
-        self._on_target_unit()
-        return accuracy_box
-
     def _lay_out(self, boxes: tuple[QGroupBox, ...]) -> None:
         """The setting boxes in a scrolled column on the left; the summary and the plots on the right."""
         controls = QWidget()
@@ -334,7 +280,7 @@ class PlanPage(QWidget):
         self.missing_rule.set_neighbours(self.neighbours.currentData())
         self._fill_public_n()
         self._update_delta_help()
-        self._on_target_unit()
+        self.accuracy.show_unit()
         self.schedule_replan()
 
     def _offer_neighbours(self) -> None:
@@ -352,42 +298,12 @@ class PlanPage(QWidget):
         return bool(self.neighbours.currentData() == Neighbours.CHANGE)
 
     def _fill_public_n(self) -> None:
-        """Under 'N is public' the N field shows the file's row count; under 'N is private' the
-        file's count is never used (the chosen ε is published and must not depend on it), so a
-        count this page filled in is removed and only a figure the user typed stays."""
-        current = self.public_n.text()
-        if self._n_is_public():
-            if self._context.n_rows is not None:  # N is published exactly: it is the file's count
-                self._public_n_filled = f"{self._context.n_rows:,}"
-                self.public_n.set_text(self._public_n_filled)
-        elif current and current == self._public_n_filled:
-            self.public_n.edit.clear()
-            self.public_n.clear_error()
-            self._public_n_filled = ""
-        public = self._n_is_public()
-        self.public_n_label.setText("Public &N (the file's rows):" if public else "Public &estimate of N:")
-        self.public_n_help.setText(text.PUBLIC_N_HELP["change" if public else "addremove"])
+        """The public N of accuracy first: the file's row count under 'N is public' (:mod:`dpgui.app.cdf.accuracy_first`)."""
+        self.accuracy.fill_public_n(self._n_is_public(), self._context.n_rows)
 
     def _on_public_n_typed(self) -> None:
-        self._public_n_filled = ""  # typed by the user: kept under both models
         if self.plan is not None:
             self._show_plan(self.plan)
-
-    def typed_n_estimate(self) -> int | None:
-        """The public estimate of N the user typed (None if none): under 'N is private' the only N
-        that may turn errors into % of N."""
-        if self._public_n_filled or not self.public_n.text().strip():
-            return None
-        try:
-            return _parse_public_n(self.public_n.text())
-        except DpguiError:
-            return None
-
-    def _on_target_unit(self) -> None:
-        percent = self.target_unit.currentData() == "percent"
-        self.public_n.setVisible(percent)
-        self.public_n_label.setVisible(percent)
-        self.public_n_help.setVisible(percent)
 
     # ---------------------------------------------------------------- inputs from the data step
     def _on_workspace(self, parts: frozenset[str]) -> None:
@@ -480,7 +396,7 @@ class PlanPage(QWidget):
             delta: float | None = parse_delta(self.delta.text())
         except DpguiError:
             delta = None
-        n = self._context.n_rows if self._n_is_public() else self.typed_n_estimate()
+        n = self._context.n_rows if self._n_is_public() else self.accuracy.typed_n_estimate()
         self.delta_help.setText(text.delta_help(delta, n))
 
     def _check_noise(self) -> bool:
@@ -530,7 +446,7 @@ class PlanPage(QWidget):
         self._publish()
 
     def _on_focus(self) -> None:
-        self._update_target_where()
+        self.accuracy.set_region(self.focus_controls.words())
         self.schedule_replan()
 
     def focus_choice(self) -> FocusChoice | None:
@@ -723,20 +639,12 @@ class PlanPage(QWidget):
         self.summary.setText(f"<b>Projected {MARGIN_NAME}, before anything is released:</b> computing… "
                              f"{plan_words(plan)}")
         # Under 'N is private' the file's count is never shown nor used: % of N only of a typed estimate.
-        n = context.n_rows if plan.privacy.root_public else self.typed_n_estimate()
+        n = context.n_rows if plan.privacy.root_public else self.accuracy.typed_n_estimate()
         self.noise_note.setText(self.noise_words(plan))
         region, self._region_words = (None, "") if context.bins != plan.shape.bins else self._focus_span(context.bins)
-        self._update_target_where()
+        self.accuracy.set_region(self.focus_controls.words())
         self.plots.set_plan(plan, context.lower, context.upper, context.label, n, alternative=self.alternative,
                             region=region)
-
-    def _update_target_where(self) -> None:
-        """Accuracy first's list says where the accepted error holds: the whole CDF, or the region chosen."""
-        words = self.focus_controls.words()
-        every, average = ((f"at every point of {words} (worst case)", f"on average over {words}") if words
-                          else ("at every point of the CDF (worst case)", "on average over the CDF points"))
-        self.target_where.setItemText(self.target_where.findData("every"), every)
-        self.target_where.setItemText(self.target_where.findData("average"), average)
 
     def noise_words(self, plan: Plan, projection: ProjectedCurves | None = None) -> str:
         """The noise note for ``plan`` with the noise and objective chosen on this page (:func:`noise_words`)."""
@@ -783,16 +691,9 @@ class PlanPage(QWidget):
         if bins is None:
             self.accuracy_result.setText("Choose the column and bins in step 1 first.")
             return
-        margin = target
-        if self.target_unit.currentData() == "percent":
-            if not self._n_is_public() and not self.public_n.text().strip():
-                self.public_n.show_error(text.PUBLIC_N_NEEDED)
-                self.accuracy_result.setText(text.PUBLIC_N_NEEDED)
-                return
-            n = self.public_n.value()
-            if n is None:
-                return
-            margin = target / 100.0 * n
+        margin = self.accuracy.accepted_margin(target, self._n_is_public())
+        if margin is None:
+            return
         where = self.target_where.currentData()
         try:
             shape = self._shape(bins, privacy_template)
@@ -811,14 +712,8 @@ class PlanPage(QWidget):
             plan, wanted = result.plan, result.wanted
             assert wanted is not None
             self.epsilon.set_text(f"{plan.privacy.epsilon:g}")
-            achieved = margin95(plan, where, span)
-            at = (f" at δ = {text.format_delta(plan.privacy.delta)}, with {text.NOISE_NAMES[plan.noise]} noise"
-                  if plan.privacy.delta > 0 else "")
             region = words if span is not None else ("the CDF" if where == AccuracyWhere.EVERY else "the CDF points")
-            self.accuracy_result.setText(
-                f"Smallest ε{at}: <b>{plan.privacy.epsilon:g}</b>. Projected error {format_margin_records(achieved)} "
-                f"{'at every point of' if where == AccuracyWhere.EVERY else 'on average over'} {region} "
-                f"(you accept {format_margin_records(wanted)}).")
+            self.accuracy.show_answer(plan, margin95(plan, where, span), wanted, region)
 
         self.accuracy_result.setText("Searching…")
         self._run(task, done)
@@ -852,7 +747,7 @@ class PlanPage(QWidget):
         if plan is not None and plan.privacy.neighbours != self.neighbours.currentData():
             plan = None  # saved under "N is public" for a query whose row count is private: planned again, said
         self._fill_public_n()
-        self._on_target_unit()
+        self.accuracy.show_unit()
         self.branching.set_text(branching or "auto")
         self.delta.set_text(_format_delta(plan.privacy.delta if plan is not None else (delta or 0.0)))
         self._update_delta_help()

@@ -224,6 +224,23 @@ class ProjectionPlots(QWidget):
         self.failure = inline_message()
         outer.addWidget(self.failure)
 
+        outer.addLayout(self._build_series_bar())
+        self._build_plot_area(outer)
+
+        self._build_error_plot()
+        self._build_epsilon_plot()
+        self._build_branching_plot()
+        self._build_budget_plot()
+
+        for plot in (self.error_plot, self.epsilon_plot, self.branching_plot, self.budget_plot):
+            plot.setMinimumSize(220, 150)  # the 2×2 grid fits a 900×600 window with the rest of the page
+        self._plots = [(self.error_plot, "Error per point"), (self.epsilon_plot, "Error against ε"),
+                       (self.branching_plot, "Error against branching"), (self.budget_plot, "Budget per level")]
+        self.layout_mode = ""
+        self._set_layout_mode("grid")
+
+    def _build_series_bar(self) -> FlowLayout:
+        """The bar above the plots: a check box per line of the top plots, and errors in records or % of N."""
         bar = FlowLayout()  # wraps onto a second line in a narrow window
         bar.addWidget(QLabel("Lines in the top plots:"))
         self.series_boxes: dict[str, QCheckBox] = {}
@@ -251,9 +268,10 @@ class ProjectionPlots(QWidget):
             units_layout.addWidget(button)
         self.percent_button.toggled.connect(self._units_toggled)
         bar.addWidget(units)
-        outer.addLayout(bar)
+        return bar
 
-        # the plots sit in a 2×2 grid, or in tabs when the widget is too small for four
+    def _build_plot_area(self, outer: QVBoxLayout) -> None:
+        """The plots' place: a 2×2 grid, or tabs when the widget is too small for four (:meth:`_set_layout_mode`)."""
         self._grid_page = QWidget()
         self._grid = QGridLayout(self._grid_page)
         self._grid.setContentsMargins(0, 0, 0, 0)
@@ -266,18 +284,6 @@ class ProjectionPlots(QWidget):
         self._stack.addWidget(self._grid_page)
         self._stack.addWidget(self._tabs)
         outer.addLayout(self._stack, 1)
-
-        self._build_error_plot()
-        self._build_epsilon_plot()
-        self._build_branching_plot()
-        self._build_budget_plot()
-
-        for plot in (self.error_plot, self.epsilon_plot, self.branching_plot, self.budget_plot):
-            plot.setMinimumSize(220, 150)  # the 2×2 grid fits a 900×600 window with the rest of the page
-        self._plots = [(self.error_plot, "Error per point"), (self.epsilon_plot, "Error against ε"),
-                       (self.branching_plot, "Error against branching"), (self.budget_plot, "Budget per level")]
-        self.layout_mode = ""
-        self._set_layout_mode("grid")
 
     def _build_error_plot(self) -> None:
         """Plot (a): the projected error of each CDF point, with the region a plan was made for."""

@@ -154,7 +154,39 @@ class ResultView(QWidget):
         self.summary = QLabel("No release yet.")
         self.summary.setWordWrap(True)
 
-        # --- view options, directly above the plots --------------------------------------------
+        left = self._build_left()
+
+        table_box = self._build_quantile_box()
+
+        self._build_range_box()
+
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(table_box, 1)
+        right_layout.addWidget(self.range_box)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setChildrenCollapsible(False)
+
+        root = QVBoxLayout(self)
+        root.addWidget(self.summary)
+        root.addWidget(self.splitter, 1)
+
+        self.true_checkbox.toggled.connect(self._show_true_curve)
+        self.fraction_button.toggled.connect(self._redraw)
+        self._figures: ResultFigures | None = None
+        self._whole_step: int | None = None  # whole numbers per bin of a whole-number release (centred bins)
+        self.clear()
+
+    def _build_left(self) -> QWidget:
+        """The left side: how to show the values, the confidential toggle and its banner, the CDF and histogram
+        tabs, and the note under them."""
+        # --- view options, directly above the plots
         self.fraction_button = QRadioButton("Fraction of records")
         self.records_button = QRadioButton("Number of records")
         self.fraction_button.setChecked(True)
@@ -200,33 +232,7 @@ class ResultView(QWidget):
         left_layout.addWidget(self.plot_note)
         self.tabs.currentChanged.connect(
             lambda index: self.plot_note.setText(CDF_NOTE if index == 0 else HISTOGRAM_NOTE))
-
-        table_box = self._build_quantile_box()
-
-        self._build_range_box()
-
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(0, 0, 0, 0)
-        right_layout.addWidget(table_box, 1)
-        right_layout.addWidget(self.range_box)
-
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(left)
-        self.splitter.addWidget(right)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setChildrenCollapsible(False)
-
-        root = QVBoxLayout(self)
-        root.addWidget(self.summary)
-        root.addWidget(self.splitter, 1)
-
-        self.true_checkbox.toggled.connect(self._show_true_curve)
-        self.fraction_button.toggled.connect(self._redraw)
-        self._figures: ResultFigures | None = None
-        self._whole_step: int | None = None  # whole numbers per bin of a whole-number release (centred bins)
-        self.clear()
+        return left
 
     # ------------------------------------------------------------------------------------------
     # public API

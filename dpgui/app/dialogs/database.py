@@ -9,12 +9,12 @@ computer). The database counts the rows itself (one aggregate query): only the K
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QThread, Signal
+from PySide6.QtCore import QObject, Qt, QThread, Signal
 from PySide6.QtWidgets import (
     QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QInputDialog, QLabel,
     QLineEdit, QPlainTextEdit, QPushButton, QRadioButton, QSizePolicy, QTableView, QVBoxLayout, QWidget,
@@ -22,16 +22,18 @@ from PySide6.QtWidgets import (
 
 from dpgui.app import text
 from dpgui.app.widgets.fields import StatusLine, inline_message, show_inline
+from dpgui.app.widgets.preview import FrameRows, PreviewModel
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.data.source import PasswordPrompt, open_source
-from dpgui.data.source_spec import SourceSpec, parse_source
-from dpgui.data.source_spec import is_database_url, sqlite_url, sqlite_url_example, sqlite_url_note
+from dpgui.data.source_spec import (
+    SourceSpec, is_database_url, parse_source, sqlite_url, sqlite_url_example, sqlite_url_note,
+)
+from dpgui.data.table import ColumnInfo, TableInfo
 from dpgui.errors import DpguiError
+from dpgui.vocabulary import SourceKind
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from dpgui.data.table import ColumnInfo
 
 URL_PLACEHOLDER = "postgresql://user@host:5432/database"
 URL_HELP = ("The database's address, without the password: postgresql://user@host:5432/database, "
@@ -47,7 +49,6 @@ PASSWORD_HELP = ("Kept in memory until dpgui closes; never written to the projec
                  "report or any file. Leave empty if the database needs none, or if DPGUI_DB_PASSWORD "
                  "or the system keyring has it.")
 PREVIEW_ROWS = 100
-MISSING_TEXT = "(missing)"
 PASSWORD_WAIT_S = 600.0  # a worker asking for a password gives up after this long (the window was closed)
 
 
@@ -155,6 +156,11 @@ class OpenedSource:
                  n_rows: int | None, engine: str) -> None:
         self.spec, self.columns, self.preview, self.n_rows, self.engine = spec, columns, preview, n_rows, engine
 
+    def table_info(self) -> TableInfo:
+        """A :class:`~dpgui.data.table.TableInfo` for the source: its ``path`` is only a name for messages and
+        the dataset's default name (the table's name, or "query"), never a file (size 0)."""
+        return TableInfo(Path(self.spec.table or "query"), "csv", tuple(self.columns), self.n_rows, 0)
+
 
 def open_and_look(spec: SourceSpec, password_prompt: PasswordPrompt | None, progress: Callable[[float, str], None],
                   should_cancel: Callable[[], bool], count_rows: bool = True) -> OpenedSource:
@@ -172,40 +178,6 @@ def open_and_look(spec: SourceSpec, password_prompt: PasswordPrompt | None, prog
         engine = source.engine
     progress(1.0, "Connected.")
     return OpenedSource(spec, columns, preview, n_rows, engine)
-
-
-class FrameModel(QAbstractTableModel):
-    """A small :class:`pandas.DataFrame` (a preview of at most a few hundred rows) as a table model."""
-
-    def __init__(self, frame: pd.DataFrame, kinds: dict[str, str] | None = None, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._columns = [str(c) for c in frame.columns]
-        self._rows = list(frame.itertuples(index=False, name=None))
-        self._kinds = kinds or {}
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._columns)
-
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        value = self._rows[index.row()][index.column()]
-        missing = value is None or (isinstance(value, float) and math.isnan(value))
-        if role == Qt.ItemDataRole.DisplayRole:
-            return MISSING_TEXT if missing else str(value)
-        if role == Qt.ItemDataRole.TextAlignmentRole and self._kinds.get(self._columns[index.column()]) == "numeric":
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        return None
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role != Qt.ItemDataRole.DisplayRole:
-            return None
-        if orientation == Qt.Orientation.Horizontal:
-            return self._columns[section]
-        return f"{section + 1:,}"
 
 
 # --------------------------------------------------------------------------------------------- the dialog
@@ -290,7 +262,7 @@ class DatabaseDialog(QDialog):
         layout.addLayout(test_row)
         layout.addWidget(self.preview, 1)
         layout.addWidget(buttons)
-        if spec is not None and spec.kind == "database":
+        if spec is not None and spec.kind == SourceKind.DATABASE:
             self.url_edit.setText(spec.location)
             (self.table_radio if spec.table else self.query_radio).setChecked(True)
             self.table_edit.setText(spec.table or "")
@@ -443,8 +415,8 @@ class DatabaseDialog(QDialog):
     def _on_tested(self, opened: OpenedSource, spec: SourceSpec, password: str) -> None:
         self._done()
         self.opened, self._tested = opened, (spec, password)
-        kinds = {c.name: c.kind for c in opened.columns}
-        self.preview.setModel(FrameModel(opened.preview, kinds, self.preview))
+        self.preview.setModel(PreviewModel(FrameRows(opened.table_info(), opened.preview), self.preview,
+                                           kinds_in_header=False))
         numbers = sum(1 for c in opened.columns if c.kind == "numeric")
         self.status.info(f"Connected: {len(opened.columns)} column{'s' if len(opened.columns) != 1 else ''} "
                          f"({numbers} with numbers). Counted by {opened.engine}. The first rows are below.")

@@ -78,6 +78,43 @@ class VerifyDialog(QDialog):
         help_label = QLabel(VERIFY_HELP)
         help_label.setWordWrap(True)
 
+        form = self._build_inputs_form()
+        self.input_message = inline_message(self)
+
+        self.verify_button = QPushButton("Verify")
+        self.verify_button.setDefault(True)
+        self.verify_button.setToolTip("Check the signature, the manifest and the fingerprint of every file.")
+        self.verify_button.clicked.connect(self.verify)
+        verify_row = QHBoxLayout()
+        verify_row.addWidget(self.verify_button)
+        verify_row.addStretch(1)
+
+        self._build_result_widgets()
+        self._check_rows: list[tuple[str, str, bool]] = []
+        self._facts: dict[str, str] = {}
+
+        close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        close.rejected.connect(self.reject)
+        line = QFrame()
+        line.setFrameShape(QFrame.Shape.HLine)
+        line.setFrameShadow(QFrame.Shadow.Sunken)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(help_label)
+        layout.addLayout(form)
+        layout.addWidget(self.input_message)
+        layout.addLayout(verify_row)
+        layout.addWidget(line)
+        layout.addWidget(self.verdict)
+        layout.addWidget(self.advice)
+        layout.addWidget(self.results_area, 1)
+        layout.addWidget(close)
+        self.resize(720, 660)
+        self.reload_keys()
+        self._clear_result()
+
+    def _build_inputs_form(self) -> QFormLayout:
+        """The manifest's field and Choose… button, and the public key's list."""
         self.manifest_edit = QLineEdit()
         self.manifest_edit.setPlaceholderText("…/NAME.manifest.json")
         self.manifest_edit.setToolTip("The manifest lists the release's parameters and the fingerprints of its "
@@ -103,16 +140,10 @@ class VerifyDialog(QDialog):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
         form.addRow("Manifest:", manifest_row)
         form.addRow("Public key:", key_row)
-        self.input_message = inline_message(self)
+        return form
 
-        self.verify_button = QPushButton("Verify")
-        self.verify_button.setDefault(True)
-        self.verify_button.setToolTip("Check the signature, the manifest and the fingerprint of every file.")
-        self.verify_button.clicked.connect(self.verify)
-        verify_row = QHBoxLayout()
-        verify_row.addWidget(self.verify_button)
-        verify_row.addStretch(1)
-
+    def _build_result_widgets(self) -> None:
+        """The verdict (bold), the advice under it, and each check's row in a scrolled area."""
         self.verdict = plain_text(QLabel())  # a failure quotes file names literally
         self.verdict.setWordWrap(True)
         self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -131,28 +162,6 @@ class VerifyDialog(QDialog):
         self.results_area.setWidgetResizable(True)
         self.results_area.setFrameShape(QFrame.Shape.NoFrame)
         self.results_area.setWidget(self.results)
-        self._check_rows: list[tuple[str, str, bool]] = []
-        self._facts: dict[str, str] = {}
-
-        close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        close.rejected.connect(self.reject)
-        line = QFrame()
-        line.setFrameShape(QFrame.Shape.HLine)
-        line.setFrameShadow(QFrame.Shadow.Sunken)
-
-        layout = QVBoxLayout(self)
-        layout.addWidget(help_label)
-        layout.addLayout(form)
-        layout.addWidget(self.input_message)
-        layout.addLayout(verify_row)
-        layout.addWidget(line)
-        layout.addWidget(self.verdict)
-        layout.addWidget(self.advice)
-        layout.addWidget(self.results_area, 1)
-        layout.addWidget(close)
-        self.resize(720, 660)
-        self.reload_keys()
-        self._clear_result()
 
     def showEvent(self, event: QShowEvent) -> None:
         self.reload_keys()  # keys may have been created or imported since the dialog was built

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from dpgui import __version__
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
-from dpgui.app.cdf.data_page import DataPage, PreviewModel
+from dpgui.app.cdf.data_page import DataPage
 from dpgui.app.cdf.mode import TAB_DATA, CdfMode
 from dpgui.app.cdf.plan_page import PlanPage
 from dpgui.app.cdf.result_view import ResultView
@@ -44,6 +44,7 @@ from dpgui.app.shell.project import ProjectController
 from dpgui.app.shell.session_releases import SessionController
 from dpgui.app.shell.start_page import StartPage
 from dpgui.app.widgets.style import detach_legend_anchors
+from dpgui.app.widgets.preview import PreviewModel
 from dpgui.app.widgets.theme import APPEARANCES, apply_appearance
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.noise import RandomSource, SecureRandom

@@ -11,9 +11,8 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from dpgui.core.counting_trees import (
-    multiplicative_params, recommend_alpha_mechanism,
-)
+from dpgui.core.counting_trees import multiplicative_params
+from dpgui.core.counting_trees_accuracy import recommend_alpha_mechanism
 from dpgui.core.hierarchy.plan import (
     MAX_LEVEL_WEIGHT, MIN_LEVEL_WEIGHT, HierarchyPlan, _check_choice, _check_level_sizes, _member, _usable_weight,
     assumed_levels, check_assumed_records,
@@ -109,7 +108,7 @@ def plan_hierarchy(level_sizes: Sequence[int], privacy: PrivacySpec, *, noise: s
     set by hand) is a plan's record of budgets the officer typed, never planned: ParameterError.
 
     ``noise="auto"``: with δ > 0 and α given, Ghazi et al.'s multiplicative mechanism if its projected
-    α-mRMSE is below the Gaussian baseline's (:func:`counting_trees.recommend_alpha_mechanism`);
+    α-mRMSE is below the Gaussian baseline's (:func:`counting_trees_accuracy.recommend_alpha_mechanism`);
     otherwise laplace or (δ > 0) gaussian, the one with the lower eq. (5) weighted MSE of its clamped
     counts (closed form on the prior; without a prior: Σ w_ℓ n_ℓ · noise variance, the large-count
     limit), or — for the target allocation — the one that meets τ with the smaller ε.
@@ -202,7 +201,7 @@ def _checked_request(level_sizes: Sequence[int], hierarchy: Hierarchy | None, no
 def _multiplicative_wins(sizes: tuple[int, ...], privacy: PrivacySpec, alpha: float, prior: tuple[np.ndarray, ...] | None,
                          notes: list[str], shown: Callable[[str], str]) -> bool:
     """Whether Ghazi et al.'s multiplicative mechanism has the lower projected α-mRMSE than the Gaussian
-    baseline (:func:`counting_trees.recommend_alpha_mechanism`); the comparison is added to ``notes``."""
+    baseline (:func:`counting_trees_accuracy.recommend_alpha_mechanism`); the comparison is added to ``notes``."""
     choice, gauss, mult = recommend_alpha_mechanism(sizes, privacy, alpha, prior)
     if choice == Noise.MULTIPLICATIVE:
         notes.append("noise: multiplicative, projected α-mRMSE below the Gaussian baseline's (α = "

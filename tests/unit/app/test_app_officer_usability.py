@@ -1,4 +1,4 @@
-"""Second audit of the window's human side (issue 28, items 6–18): what a privacy officer sees after the
+"""Second audit of the window's human side: what a privacy officer sees after the
 seven branches met. Each test reproduces one finding of the audit; offscreen, seeded noise."""
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ def test_the_plan_summary_never_states_a_plan_for_settings_that_are_not_valid(qt
 def test_plots_and_notes_name_methods_by_their_authors(qtbot):
     """The branching plot's legend said "Paper: equal budgets, sum of nodes" and the hierarchy plan's comparison
     "without the paper's Lemma 3.3 clip": a reader knows no "paper"; the methods are named by their authors."""
-    from dpgui.core.counting_trees import projected_alpha_mrmse
+    from dpgui.core.counting_trees_accuracy import projected_alpha_mrmse
 
     widget = ProjectionPlots()
     qtbot.addWidget(widget)

@@ -14,7 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from dpgui.core.accounting import zcdp_rho
-from dpgui.core.noise import discrete_laplace_pmf, laplace_scale
+from dpgui.core.noise import laplace_scale
+from dpgui.core.noise_moments import discrete_laplace_pmf
 from dpgui.report.ledger import Ledger
 
 from cli_helpers import run_cli

@@ -1,4 +1,5 @@
-"""Tests for dpgui.core.counting_trees (paper 004: Ghazi et al., "On Differentially Private Counting on Trees").
+"""Tests for dpgui.core.counting_trees and counting_trees_accuracy (Ghazi, Kamath, Kumar, Manurangsi & Wu 2023,
+"On Differentially Private Counting on Trees").
 
 Privacy figures are checked by independent computations: the discrete truncated Laplace's δ by
 enumerating its pmf on neighbouring inputs, the sparse vector's ε by the exact output distribution of
@@ -19,12 +20,16 @@ import pytest
 
 from dpgui.core.accounting import cdp_delta
 from dpgui.core.counting_trees import (
-    MultiplicativeParams, alpha_mrmse, alpha_rmse, gaussian_alpha_rmse, gaussian_baseline_sigma2, group_privacy,
-    multiplicative_intervals, multiplicative_params, multiplicative_privacy, per_record_budget, projected_alpha_mrmse,
-    recommend_alpha_mechanism, release_gaussian_baseline, release_multiplicative, sample_truncated_discrete_laplace,
-    simulate_alpha_mrmse, truncated_laplace_delta, truncation_bound,
+    MultiplicativeParams, group_privacy, multiplicative_intervals, multiplicative_params, multiplicative_privacy,
+    per_record_budget, release_multiplicative, sample_truncated_discrete_laplace, truncated_laplace_delta,
+    truncation_bound,
 )
-from dpgui.core.noise import SeededRandom, discrete_gaussian_variance, sample_discrete_gaussian
+from dpgui.core.counting_trees_accuracy import (
+    alpha_mrmse, alpha_rmse, gaussian_alpha_rmse, gaussian_baseline_sigma2, projected_alpha_mrmse,
+    recommend_alpha_mechanism, release_gaussian_baseline, simulate_alpha_mrmse,
+)
+from dpgui.core.noise import SeededRandom, sample_discrete_gaussian
+from dpgui.core.noise_moments import discrete_gaussian_variance
 from dpgui.core.plan import PrivacySpec
 from dpgui.errors import DataError, ParameterError
 

@@ -1,4 +1,4 @@
-"""Gaussian trees under (ε, δ) (issue 14): sensitivity, accounting, Monte Carlo, and the planner.
+"""Gaussian trees under (ε, δ): sensitivity, accounting, Monte Carlo, and the planner.
 
 Every privacy figure is checked by a computation of its own here:
 
@@ -31,7 +31,8 @@ import pytest
 import dpgui.core.noise_mechanisms as noise_mechanisms
 from dpgui.core.accounting import cdp_delta, zcdp_epsilon, zcdp_rho
 from dpgui.core.mechanism import add_noise, estimate_cumulative
-from dpgui.core.noise import SeededRandom, discrete_gaussian_variance
+from dpgui.core.noise import SeededRandom
+from dpgui.core.noise_moments import discrete_gaussian_variance
 from dpgui.core.plan import Plan, PrivacySpec, check_delta, equal_budgets, split_budget
 from dpgui.core.level_budgets import optimise_budgets
 from dpgui.core.planner import auto_plan, margin95, plan_error, plan_for_accuracy

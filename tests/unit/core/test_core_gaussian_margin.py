@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from dpgui.core.noise import discrete_gaussian_pmf
+from dpgui.core.noise_moments import discrete_gaussian_pmf
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.core.projection import prefix_variances

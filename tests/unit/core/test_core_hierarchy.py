@@ -263,7 +263,7 @@ def test_the_none_half_width_is_the_exact_noise_quantile():
         outside = lambda m: 2 * p ** (m + 1) / (1 + p)  # noqa: E731  P(|Z| > m)
         assert outside(q) <= 0.05 < outside(q - 1)
     gplan = plan_hierarchy((1, 2, 3), PrivacySpec(1.0, delta=1e-6), noise="gaussian", consistency="none")
-    from dpgui.core.noise import discrete_gaussian_pmf
+    from dpgui.core.noise_moments import discrete_gaussian_pmf
 
     for s in gplan.level_scales()[1:]:
         assert s is not None
@@ -354,7 +354,7 @@ def test_downstream_allocation_of_paper_001_section_5():
         assert downstream_allocation(truth, exact, w) == pytest.approx((0.0, 0.0), abs=1e-20)
     rng = np.random.default_rng(50)
     noisy = np.maximum(0, truth + rng.laplace(0, 5.0, size=(4000, 3)))
-    # independent computation: shares W(P_i)/Σ W(P_j) in %, P = counts / total (paper 001 §5)
+    # independent computation: shares W(P_i)/Σ W(P_j) in %, P = counts / total (Ko, Ziani & Fioretto 2025, §5)
     for w, fn in (("log", np.log1p), ("linear", lambda p: p), ("quadratic", np.square)):
         p_true = truth / truth.sum()
         p_noisy = noisy / noisy.sum(axis=1, keepdims=True)
@@ -363,7 +363,7 @@ def test_downstream_allocation_of_paper_001_section_5():
         bias2, var = downstream_allocation(truth, noisy, w)
         assert var == pytest.approx(float(s_noisy.var(axis=0).sum()))
         assert bias2 == pytest.approx(float(((s_noisy.mean(axis=0) - s_true) ** 2).sum()))
-    # Jensen (paper 001 §5): the log weights damp the noise, the quadratic ones amplify it
+    # Jensen (Ko, Ziani & Fioretto 2025, §5): the log weights damp the noise, the quadratic ones amplify it
     assert downstream_allocation(truth, noisy, "log")[1] < downstream_allocation(truth, noisy, "linear")[1]
     assert downstream_allocation(truth, noisy, "quadratic")[1] > downstream_allocation(truth, noisy, "linear")[1]
     with pytest.raises(ParameterError, match="weight function"):

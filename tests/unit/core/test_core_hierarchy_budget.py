@@ -18,7 +18,8 @@ from dpgui.core.hierarchy_budget import (
     clamped_discrete_gaussian_moments, clamped_discrete_laplace_moments, clamped_laplace_bias, clamped_laplace_mse,
     clamped_laplace_variance, level_mse, level_mse_slope,
 )
-from dpgui.core.noise import SeededRandom, discrete_gaussian_pmf, sample_discrete_gaussian, sample_discrete_laplace
+from dpgui.core.noise import SeededRandom, sample_discrete_gaussian, sample_discrete_laplace
+from dpgui.core.noise_moments import discrete_gaussian_pmf
 from dpgui.core.plan import PrivacySpec
 from fractions import Fraction
 

@@ -18,9 +18,11 @@ from scipy import stats
 
 from dpgui.core import noise
 from dpgui.core.noise import (
-    RandomSource, SecureRandom, SeededRandom, bernoulli_exp, discrete_gaussian_pmf, discrete_gaussian_variance,
-    discrete_laplace_pmf, discrete_laplace_variance, laplace_scale, sample_discrete_gaussian, sample_discrete_laplace,
-    sample_discrete_laplace_levels, uniform_below,
+    RandomSource, SecureRandom, SeededRandom, bernoulli_exp, laplace_scale, sample_discrete_gaussian,
+    sample_discrete_laplace, sample_discrete_laplace_levels, uniform_below,
+)
+from dpgui.core.noise_moments import (
+    discrete_gaussian_pmf, discrete_gaussian_variance, discrete_laplace_pmf, discrete_laplace_variance,
 )
 from dpgui.errors import ParameterError
 
@@ -256,7 +258,7 @@ def test_matches_opendp_discrete_laplace() -> None:
 # ---------------------------------------------------------------------------------------
 
 # Six variance parameters from below the lattice spacing (σ² = 0.3: the variance is clearly below σ²) to
-# σ = 100; the acceptance threshold of issue 14 is p > 1e-3 at each.
+# σ = 100; the acceptance threshold is p > 1e-3 at each.
 GAUSS = [(Fraction(3, 10), 511), (Fraction(1), 512), (Fraction(5, 2), 513), (Fraction(10), 514),
          (Fraction(100), 515), (Fraction(10**4), 516)]
 GAUSS_P_MIN = 1e-3

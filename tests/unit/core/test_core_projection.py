@@ -18,7 +18,8 @@ import pytest
 from dpgui.core import planner, projection
 from dpgui.core.estimators import gls_leaves, paper_refined_estimate
 from dpgui.core.mechanism import noisy_tree
-from dpgui.core.noise import SeededRandom, discrete_laplace_variance, laplace_scale
+from dpgui.core.noise import SeededRandom, laplace_scale
+from dpgui.core.noise_moments import discrete_laplace_variance
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
 from dpgui.core.level_budgets import optimise_budgets
 from dpgui.core.projection import prefix_variances

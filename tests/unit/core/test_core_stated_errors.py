@@ -20,7 +20,8 @@ import pytest
 from dpgui.core.hierarchy import Hierarchy, plan_hierarchy, project_hierarchy
 from dpgui.core.hierarchy.release import _release_counts
 from dpgui.core.margins import MARGIN_NAME, cdf_margins
-from dpgui.core.noise import SeededRandom, discrete_gaussian_pmf, gaussian_sigma2, laplace_scale
+from dpgui.core.noise import SeededRandom, gaussian_sigma2, laplace_scale
+from dpgui.core.noise_moments import discrete_gaussian_pmf
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan, margin95
 from dpgui.core.quantiles import LATTICE_SLACK, Z_TAIL, noise_margin
