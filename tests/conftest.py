@@ -4,22 +4,18 @@ headless (its offscreen platform unless a test starts Xvfb itself), with one QAp
 The markers of pyproject.toml are given here by rules, so a new test gets its marker from what it uses:
 ``db`` a PostgreSQL server, ``spark`` a Spark session, ``xvfb`` a real X server, ``packaging`` the
 installers' build and files (test_packaging*), ``slow`` a test of tests/system (whole flows: seconds
-each, measured), one that opens the main window (seconds each, measured) or one listed in tests/slow.txt
-(measured with per-test durations). ``make test-fast`` runs the tests with none of them.
+each, measured) or one that opens the main window (seconds each, measured). Any other test that takes
+seconds (measured with ``--durations``) carries ``@pytest.mark.slow`` itself, or its module
+``pytestmark = pytest.mark.slow`` when every test of it is slow, so the marker follows the test when it
+is renamed or moved. ``make test-fast`` runs the tests with none of these markers.
 """
 
 import os
-from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_SCALE_FACTOR_ROUNDING_POLICY", "PassThrough")
 
 import pytest
-
-#: The slowest tests (file name :: test function, every parametrisation), measured: tests/slow.txt.
-SLOW: frozenset[str] = frozenset(
-    line.strip() for line in (Path(__file__).with_name("slow.txt")).read_text(encoding="utf-8").splitlines()
-    if line.strip() and not line.startswith("#"))
 
 #: Fixtures, and names a test calls, that need a piece of the system beyond Python.
 _NEEDS = {
@@ -50,7 +46,7 @@ def _needed_markers(item: pytest.Item) -> set[str]:
         markers.add("spark")
     if item.path.name.startswith("test_packaging"):
         markers.add("packaging")
-    if item.path.parent.name == "system" or f"{item.path.name}::{getattr(function, '__name__', item.name)}" in SLOW:
+    if item.path.parent.name == "system":
         markers.add("slow")
     return markers
 

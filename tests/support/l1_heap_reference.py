@@ -1,4 +1,4 @@
-"""The package's ℓ1 consistency solver until issue 17, a weighted slope trick on a heap, kept as a
+"""The package's former ℓ1 consistency solver, a weighted slope trick on a heap, kept as a
 reference oracle for tests/unit/core/test_core_consistency_l1.py and benchmarks/bench_consistency.py
 (timed against its replacement), verbatim. O(K log K) with a Python loop of K steps.
 """

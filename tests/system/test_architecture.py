@@ -67,7 +67,7 @@ def test_the_window_starts_without_loading_scipy_or_pandas():
     assert result.stdout.strip() == "", f"loaded at start-up: {result.stdout.strip()[:300]}"
 
 
-#: Libraries `dpgui plan` must answer without (issue 17: ≤ 0.3 s of wall time at 10⁶ bins; importing
+#: Libraries `dpgui plan` must answer without (its budget: ≤ 0.3 s of wall time at 10⁶ bins; importing
 #: scipy.optimize alone took ~0.35 s). hashlib/_hashlib: OpenSSL, loaded by `secrets` (only seeds need it).
 PLAN_NEEDS_NONE_OF = ("scipy", "pandas", "pyarrow", "PySide6", "pyqtgraph", "sqlalchemy", "cryptography",
                       "jsonschema", "openpyxl", "pyreadstat", "_hashlib")

@@ -1,4 +1,4 @@
-"""Issue 12, item 2: missing values are handled by a rule the neighbour model fixes, never the data.
+"""Missing values are handled by a rule the neighbour model fixes, never the data.
 
 Under change, missing values are the tree's leaf K+1 and N = all rows (a value turning into a missing
 one moves one record between two leaves: the change-one neighbour); under add/remove they are dropped

@@ -1,4 +1,4 @@
-"""Whole-number columns (issue 28, item 11): a column known from public information to hold whole numbers
+"""Whole-number columns: a column known from public information to hold whole numbers
 (the officer's statement — ``--whole-numbers``, the data step's checkbox — or the file's declared type,
 never the cells) released on bins centred on whole numbers gets whole-number quantiles, derived from the
 released CDF, whose intervals still hold; the statement is recorded in the JSON, the ledger and the

@@ -2,7 +2,9 @@
 :class:`~dpgui.app.mode.StatisticMode`, from the one table :data:`~dpgui.app.shell.mode_table.MODES`), with the menus, shortcuts,
 recent files, drag-and-drop, the status bar and remembered geometry. Opening data, the questions both
 statistics share (the first budget of a dataset, what follows an export) and the project and session
-controllers live here; each mode reaches the window through its port (:class:`~dpgui.app.mode.ModeHost`)."""
+controllers live here; each mode reaches the window through its port (:class:`~dpgui.app.mode.ModeHost`), and so
+does the project controller (:class:`~dpgui.app.shell.project.ProjectWindow`). Over 800 lines: the window
+implements those ports, each method a short delegation to the pages, modes and controllers it holds."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import contextlib
 import gc
 import platform
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
@@ -40,7 +43,8 @@ from dpgui.app.dialogs.verify import VerifyDialog
 from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.mode import StatisticMode
 from dpgui.app.shell.mode_table import MODES
-from dpgui.app.shell.project import ProjectController
+from dpgui.app.shell.project import ProjectController, WorkspaceSnapshot
+from dpgui.app.shell.project_pages import restore_pages, snapshot_of
 from dpgui.app.shell.session_releases import SessionController
 from dpgui.app.shell.start_page import StartPage
 from dpgui.app.widgets.style import detach_legend_anchors
@@ -53,6 +57,7 @@ from dpgui.data.sample import sample_dataset_path
 from dpgui.data.source_spec import SourceSpec
 from dpgui.data.table import TableInfo, TableReader, count_rows
 from dpgui.errors import DpguiError
+from dpgui.report.project_file import Project
 from dpgui.vocabulary import SourceKind, StatisticKind
 from dpgui.workspace.session import ExportKind, same_data
 from dpgui.workspace.state import Workspace
@@ -556,6 +561,48 @@ class MainWindow(QMainWindow):
     def is_releasing(self) -> bool:
         """Is a release running (of any statistic)?"""
         return any(mode.is_releasing() for mode in self.statistic_modes.values())
+
+    # ---------------------------------------------------------------- the project controller's port (ProjectWindow)
+    def snapshot(self, autosave_of: str = "") -> WorkspaceSnapshot:
+        snapshot = snapshot_of(self.workspace.state, self.hierarchy.state_ws.state, self.mode.kind, self.is_releasing(),
+                               autosave_of)
+        counts = self.counts  # the counts mode's choices and releases (public values)
+        project = None if snapshot.project is None else replace(snapshot.project, counts=counts.settings(),
+                                                                 counts_releases=counts.releases)
+        return replace(snapshot, project=project, release_count=snapshot.release_count + len(counts.releases))
+
+    def on_change(self, react: Callable[[], None]) -> None:
+        self.workspace_binding.changed.connect(lambda *_: react())
+        # the hierarchy mode's choices and releases, and the mode itself, are part of the workspace too
+        self.hierarchy.state_ws.subscribe(lambda parts: react() if parts & {"choice", "releases"} else None)
+        self.counts.releasesChanged.connect(react)
+        for button in self.mode_buttons.values():
+            button.toggled.connect(lambda _on: react())
+
+    def open_data(self, spec: SourceSpec) -> None:
+        if spec.kind == SourceKind.FILE:
+            self.load_file(spec.location, dialect=spec.dialect)
+        else:  # a database or Spark: connect (the password is asked for, never read from a file)
+            self.load_database(spec)
+
+    def restore(self, project: Project, data_name: str) -> list[str]:
+        problems = restore_pages(project, data_name, self.workspace, self.data_page, self.plan_page, self.cdf,
+                                 self.hierarchy)
+        self.counts.data_opened()  # the open data's columns, for the counts choices
+        self.counts.restore(project.counts, project.counts_releases)
+        problems += [project.counts_problem] if project.counts_problem else []
+        self.choose_mode(project.mode)
+        self.mode_changed()  # the Export actions follow the mode's own release
+        return problems
+
+    def tell(self, message: str, milliseconds: int, problem: str = "") -> None:
+        if problem:
+            self.last_error = f"{problem}: {message}"
+        self.statusBar().showMessage(message, milliseconds)
+
+    def show_document(self, title: str, modified: bool) -> None:
+        self.setWindowTitle(title)
+        self.setWindowModified(modified)
 
     # ---------------------------------------------------------------- the workspace
     @property

@@ -1,7 +1,8 @@
 """Project files, autosave and restore after a crash, for the main window.
 
-:class:`ProjectController` keeps the workspace of one main window (:class:`ProjectWindow`: what it needs of it)
-(``window.workspace``, a :class:`~dpgui.workspace.state.Workspace`) in files; it reads no widget:
+:class:`ProjectController` keeps the workspace of one main window in files. It reads no widget: it asks the
+window, through the port :class:`ProjectWindow`, for a :class:`WorkspaceSnapshot` and to restore a project
+into its pages (:mod:`dpgui.app.shell.project_pages` does both):
 
 * **capture** — the data file, column, bounds, bins, missing-value policy, plan, and the releases
   made or restored in this workspace, as a :class:`~dpgui.report.project_file.Project` (public
@@ -38,31 +39,23 @@ import os
 import socket
 import sys
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, QSettings, QTimer
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QRadioButton, QStatusBar, QWidget
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from dpgui.app import text
-from dpgui.app.binding import WorkspaceBinding
-from dpgui.app.cdf.data_page import DataPage
-from dpgui.app.cdf.mode import CdfMode
-from dpgui.app.cdf.plan_page import PlanPage
-from dpgui.app.counts.mode import CountsMode
-from dpgui.app.hierarchy.page import HierarchyMode
-from dpgui.app.mode import StatisticMode
 from dpgui.app.shell.left_behind import LeftBehind
 from dpgui.app.shell.project_questions import (
     LocatePrompt, RestorePrompt, locate_prompt, restore_prompt, save_changes_prompt,
 )
 from dpgui.app.shell.session_releases import SessionController
 from dpgui.app.workers import Worker, WorkerPool
-from dpgui.core.focus import FocusChoice
-from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, CsvDialect, is_supported_file_name
+from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, is_supported_file_name
 from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DpguiError
 from dpgui.report.files import write_text_atomic
@@ -70,57 +63,72 @@ from dpgui.report.home import ensure_private_dir, user_home
 from dpgui.report.project_file import (
     PROJECT_SUFFIX, MissingDataFile, Project, ProjectRelease, load_project, project_data_file, save_project,
 )
-from dpgui.vocabulary import SourceKind, StatisticKind
-from dpgui.workspace.hierarchy import HierarchyChoice
-from dpgui.workspace.hierarchy_project import choice_of_settings, restored_outcome, settings_of_choice
-from dpgui.workspace.release import restored_shown_release
+from dpgui.vocabulary import SourceKind
 from dpgui.workspace.session import same_data
-from dpgui.workspace.state import Workspace
+from dpgui.workspace.state import SourceChoice
+
+
+@dataclass(frozen=True)
+class WorkspaceSnapshot:
+    """The window's workspace at one moment, as the controller saves it: ``project`` (the CDF's workspace,
+    the chosen mode, the hierarchy mode's choices and releases: public values only; None while no data is
+    open), ``source`` (the open data), ``releases`` (the CDF's, made or restored, oldest first),
+    ``release_count`` (of both statistics) and ``releasing`` (a release is running)."""
+
+    project: Project | None
+    source: SourceChoice | None
+    releases: tuple[ProjectRelease, ...]
+    release_count: int
+    releasing: bool
 
 
 class ProjectWindow(Protocol):
-    """What the project controller needs of the main window: the workspaces it saves and applies (the CDF's,
-    with its step 1 and 2 pages; the hierarchy mode's), the chosen mode, opening the data, the session's
-    releases, the title, the settings, the status bar and error box."""
+    """What the project controller needs of the main window, in three parts (the main window implements it,
+    with :mod:`dpgui.app.shell.project_pages`):
 
-    workspace: Workspace
-    workspace_binding: WorkspaceBinding
+    * the workspace — :meth:`snapshot` (what to save), :meth:`on_change` (when to save), :meth:`open_data`
+      and :meth:`restore` (open a project's data, then put the project into the pages);
+    * the session's releases — :attr:`session` (which releases a project file keeps);
+    * the officer — :meth:`window` (the parent of the questions this controller asks), :attr:`settings`
+      (the last project folder), :meth:`tell` and :meth:`show_error`, :meth:`show_document` (the title and
+      its ``*``), :meth:`close`."""
+
     settings: QSettings
-    data_page: DataPage
-    plan_page: PlanPage
-    cdf: CdfMode
-    hierarchy: HierarchyMode
-    counts: CountsMode
-    mode_buttons: dict[StatisticKind, QRadioButton]
-    last_error: str
 
     @property
     def session(self) -> SessionController: ...
 
-    @property
-    def mode(self) -> StatisticMode: ...
+    def snapshot(self, autosave_of: str = "") -> WorkspaceSnapshot:
+        """The workspace now; ``autosave_of``: the project file an autosave stands for ("" if untitled)."""
+        ...
 
-    def choose_mode(self, kind: StatisticKind) -> None: ...
+    def on_change(self, react: Callable[[], None]) -> None:
+        """Call ``react`` after each change of what a project file holds (the settings, releases, mode)."""
+        ...
 
-    def mode_changed(self, *_: object) -> None: ...
+    def open_data(self, spec: SourceSpec) -> None:
+        """Open a project's data (a file on a worker; a database or Spark asks for its password)."""
+        ...
 
-    def is_releasing(self) -> bool: ...
-
-    def load_file(self, path: str, column: str | None = None, dialect: CsvDialect | None = None) -> None: ...
-
-    def load_database(self, spec: SourceSpec) -> None: ...
+    def restore(self, project: Project, data_name: str) -> list[str]:
+        """Put ``project`` into the pages (its data open) and show its mode; the problems to tell the officer.
+        Nothing is released and no budget is spent."""
+        ...
 
     def window(self) -> QWidget: ...
 
-    def statusBar(self) -> QStatusBar: ...
+    def tell(self, message: str, milliseconds: int, problem: str = "") -> None:
+        """A line on the status bar; with ``problem`` (a title) also the window's last error."""
+        ...
 
     def show_error(self, title: str, message: str) -> None: ...
 
-    def setWindowTitle(self, title: str) -> None: ...
-
-    def setWindowModified(self, modified: bool) -> None: ...
+    def show_document(self, title: str, modified: bool) -> None:
+        """The window's title (with ``[*]``) and whether the workspace has unsaved changes."""
+        ...
 
     def close(self) -> bool: ...
+
 
 AUTOSAVE_DELAY_MS = 2000
 AUTOSAVE_FOLDER = "autosave"
@@ -207,7 +215,7 @@ def project_spec(project: Project) -> SourceSpec:
 def same_source(a: SourceSpec, b: SourceSpec) -> bool:
     """The same data: the same file (absolute paths compared; a dialect given on one side must be the
     other's), or the same database URL with the same table or query."""
-    if a.kind == "file" and b.kind == "file":
+    if a.kind == SourceKind.FILE and b.kind == SourceKind.FILE:
         same_dialect = a.dialect is None or b.dialect is None or a.dialect == b.dialect
         return same_data(a, b) and same_dialect
     return a == b
@@ -243,39 +251,26 @@ class ProjectController(QObject):
         self.autosave_timer.setSingleShot(True)
         self.autosave_timer.setInterval(AUTOSAVE_DELAY_MS)
         self.autosave_timer.timeout.connect(self.autosave_now)
-        window.workspace_binding.changed.connect(self.refresh)
-        # the hierarchy mode's choices and releases, and the mode itself, are part of the workspace too
-        window.hierarchy.state_ws.subscribe(lambda parts: self.refresh() if parts & {"choice", "releases"} else None)
-        for button in window.mode_buttons.values():
-            button.toggled.connect(lambda _on: self.refresh())
+        window.on_change(self.refresh)
 
     # ------------------------------------------------------------------ workspace
     @property
-    def workspace(self) -> Workspace:
-        """The window's workspace: what this controller saves, autosaves and applies projects to."""
-        return self.window.workspace
-
-    @property
     def releases(self) -> tuple[ProjectRelease, ...]:
         """The CDF releases made or restored in this workspace, oldest first."""
-        return self.workspace.state.releases
+        return self.window.snapshot().releases
 
     @property
     def all_releases(self) -> int:
         """How many releases (CDF and hierarchy) the workspace holds."""
-        return (len(self.workspace.state.releases) + len(self.window.hierarchy.state_ws.state.releases)
-                + len(self.window.counts.releases))
+        return self.window.snapshot().release_count
 
     def capture(self) -> Project | None:
         """The current workspace as a project (None while no data file is open): the CDF workspace, the mode,
         and the hierarchy mode's choices and releases (public values only)."""
-        project = self.workspace.state.to_project(autosave_of="" if self.path is None else str(self.path))
-        if project is None:
-            return None
-        hierarchy = self.window.hierarchy.state_ws.state
-        return replace(project, mode=self.window.mode.kind,
-                       hierarchy=settings_of_choice(hierarchy.choice), hierarchy_releases=hierarchy.releases,
-                       counts=self.window.counts.settings(), counts_releases=self.window.counts.releases)
+        return self._snapshot().project
+
+    def _snapshot(self) -> WorkspaceSnapshot:
+        return self.window.snapshot(autosave_of="" if self.path is None else str(self.path))
 
     def is_modified(self) -> bool:
         """Does the workspace differ from the project file (an untitled workspace with data always does)?"""
@@ -285,24 +280,25 @@ class ProjectController(QObject):
         """Ask before closing or replacing the workspace? Yes if a project file has unsaved changes, or
         if an untitled workspace holds something worth keeping: a chosen column or a release. (Only
         opening a file to look at it is not worth a question.)"""
-        current = self.capture()
+        snapshot = self._snapshot()
+        current = snapshot.project
         if current is None or current == self._saved:
             return False
-        return self.path is not None or self.all_releases > 0 or bool(current.column) or current.hierarchy is not None
+        return (self.path is not None or snapshot.release_count > 0 or bool(current.column)
+                or current.hierarchy is not None)
 
     def refresh(self, *_: Any) -> None:
         """Title, the ``*`` of unsaved changes, and the autosave timer, after any change."""
-        w = self.window
-        current = self.capture()
-        source = self.workspace.state.source
+        snapshot = self._snapshot()
+        current, source = snapshot.project, snapshot.source
         if self.path is not None:
             name: str | None = self.path.name
         elif source is not None:
             name = source.path.name
         else:
             name = None
-        w.setWindowTitle(f"{name}[*] — {text.APP_NAME}" if name else f"{text.APP_NAME}[*]")
-        w.setWindowModified(current != self._saved)
+        self.window.show_document(f"{name}[*] — {text.APP_NAME}" if name else f"{text.APP_NAME}[*]",
+                                  current != self._saved)
         if self._owns_session and not self._ended and current is not None and current != self._last_autosaved:
             self.autosave_timer.start()
 
@@ -310,7 +306,7 @@ class ProjectController(QObject):
     def data_opened(self) -> None:
         """A data file finished opening: apply a project that was waiting for it; update the title."""
         pending, self._pending_apply = self._pending_apply, None
-        source = self.workspace.state.source
+        source = self.window.snapshot().source
         if pending is not None and source is not None and same_source(source.source_spec, pending[1]):
             self._finish_apply(*pending)
         elif self._saved is not None and source is not None and not same_data(project_spec(self._saved),
@@ -358,7 +354,7 @@ class ProjectController(QObject):
         """Make ``project`` the workspace (``data_path`` overrides a moved data file). Nothing is
         released and no budget is spent. False if it cannot start (the reason is shown)."""
         w = self.window
-        if w.is_releasing():
+        if w.snapshot().releasing:
             w.show_error("A release is running", "Wait until the release has finished, then open the project.")
             return False
         try:
@@ -366,8 +362,8 @@ class ProjectController(QObject):
         except DpguiError as err:
             w.show_error("Cannot open this project", text.friendly(err))
             return False
-        if spec.kind != "file":  # a database or Spark: connect (the password is asked for, never read from a file)
-            self._apply_or_open(project, spec, on_done, lambda: w.load_database(spec))
+        if spec.kind != SourceKind.FILE:  # a database or Spark: connect (the password is asked for, never read from a file)
+            self._apply_or_open(project, spec, on_done)
             return True
         if data_path is None:
             try:
@@ -385,102 +381,43 @@ class ProjectController(QObject):
             w.show_error("Cannot open this project", f"Its data file '{path.name}' is not a supported table. "
                      + USE_A_SUPPORTED_FILE)
             return False
-        spec = SourceSpec(SourceKind.FILE, str(path), dialect=spec.dialect, encoding=spec.encoding)
-        self._apply_or_open(project, spec, on_done, lambda: w.load_file(str(path), dialect=spec.dialect))
+        self._apply_or_open(project, SourceSpec(SourceKind.FILE, str(path), dialect=spec.dialect, encoding=spec.encoding),
+                            on_done)
         return True
 
-    def _apply_or_open(self, project: Project, spec: SourceSpec, on_done: Callable[[], None] | None,
-                       open_source: Callable[[], None]) -> None:
-        """Apply the project at once if its source is the one open; else open it (``open_source``) and
-        apply the project when it has loaded."""
-        source = self.workspace.state.source
+    def _apply_or_open(self, project: Project, spec: SourceSpec, on_done: Callable[[], None] | None) -> None:
+        """Apply the project at once if its source is the one open; else open it and apply the project when
+        it has loaded."""
+        source = self.window.snapshot().source
         if source is not None and same_source(source.source_spec, spec):
             self._finish_apply(project, spec, on_done)
             self.refresh()
         else:
             self._pending_apply = (project, spec, on_done)
-            open_source()
+            self.window.open_data(spec)
 
     def _finish_apply(self, project: Project, spec: SourceSpec, on_done: Callable[[], None] | None) -> None:
         w = self.window
-        name = Path(spec.location).name if spec.kind == "file" else spec.display_name()
-        problems = []
-        found = w.data_page.apply_workspace(project.column, project.lower, project.upper, project.bins,
-                                            project.missing, project.whole_numbers)
-        if project.column and not found:
-            problems.append(f"The column '{project.column}' is not in {name}; pick the column again.")
-        plan = project.plan_object()
-        if plan is not None and (plan.shape.bins != project.bins or plan.privacy.delta != project.delta):
-            plan = None  # saved half-way through re-planning: plan again
-        w.plan_page.apply_plan(plan, project.consistency, project.branching, project.objective,
-                               project.locked_levels, delta=project.delta, noise=project.noise,
-                               impute=project.missing_impute,
-                               focus=None if project.focus is None else FocusChoice.from_json(project.focus))
-        if project.dataset:
-            w.data_page.set_dataset_name(project.dataset)
-        self._show_last_release(project.releases, project.dataset)
-        problems += self._apply_hierarchy(project)
+        name = Path(spec.location).name if spec.kind == SourceKind.FILE else spec.display_name()
+        problems = w.restore(project, name)
         if on_done is not None:
             on_done()
         if problems:
             w.show_error("The project was opened with changes", " ".join(problems))
         else:
-            w.statusBar().showMessage(f"Opened the workspace for {name}. Nothing was released.", 8000)
-
-    def _show_last_release(self, releases: tuple[ProjectRelease, ...], dataset: str) -> None:
-        """Make ``releases`` the workspace's and show the last one (not marked secure: only the budget
-        ledger's record can say so); ``dataset``: the project's dataset name ("": the file's name)."""
-        w = self.window
-        shown = None
-        if releases:
-            source = self.workspace.state.source
-            dataset = dataset or (source.path.stem if source is not None else "") or "dataset"
-            shown = restored_shown_release(releases[-1], dataset)
-        # a release of another workspace is no longer the one shown or exported
-        if "shown" not in self.workspace.update(releases=releases, shown=shown):
-            w.cdf.show_release()  # nothing was shown before either: go to step 2, as after any opening
-
-    def _apply_hierarchy(self, project: Project) -> list[str]:
-        """The hierarchy mode of ``project``: its choices (read and planned again on workers), its releases
-        and the last one shown (checked against the budget ledger: a project file is not evidence), and the
-        mode. Returns the problems to tell the officer (a damaged hierarchy part, a choice it cannot take)."""
-        w = self.window
-        page = w.hierarchy
-        problems = [project.hierarchy_problem] if project.hierarchy_problem else []
-        source = self.workspace.state.source
-        if source is not None and (project.hierarchy is not None or project.hierarchy_releases
-                                   or project.mode == StatisticKind.HIERARCHY):
-            page.data_opened()  # the open data's columns and dataset, for the choices below
-        if project.hierarchy is not None:
-            try:
-                page.apply_choice(choice_of_settings(project.hierarchy))
-            except DpguiError as err:
-                problems.append(f"The hierarchy choices were not restored: {text.friendly(err)}")
-        elif page.state_ws.state.choice != HierarchyChoice():  # the previous workspace's choices go
-            page.apply_choice(HierarchyChoice())
-        releases = project.hierarchy_releases
-        outcome = restored_outcome(releases[-1]) if releases else None
-        page.state_ws.update(releases=releases, outcome=outcome)
-        w.counts.data_opened()  # the open data's columns, for the counts choices
-        w.counts.restore(project.counts, project.counts_releases)
-        if project.counts_problem:
-            problems.append(project.counts_problem)
-        w.choose_mode(project.mode)
-        w.mode_changed()  # the Export actions follow the mode's own release
-        return problems
+            w.tell(f"Opened the workspace for {name}. Nothing was released.", 8000)
 
     def _ask_locate(self, err: MissingDataFile, on_done: Callable[[], None] | None) -> None:
         w = self.window
         message = text.friendly(err)
-        w.last_error = f"Data file not found: {message}"
-        w.statusBar().showMessage(message, 10000)
+        w.tell(message, 10000, problem="Data file not found")
         box = locate_prompt(w.window(), message)
         self.locate_box = box
         project = err.project
 
         def answered() -> None:
             if box.clickedButton() is not box.locate_button:
-                w.statusBar().showMessage("The project was not opened: its data file is missing.", 8000)
+                w.tell("The project was not opened: its data file is missing.", 8000)
                 return
             missing = Path(project.data_path)
             start = missing.parent if missing.parent.is_dir() else (
@@ -515,7 +452,7 @@ class ProjectController(QObject):
         if self.path is not None:
             default = self.path
         else:
-            base = Path(current.data_path).stem if current.source is None or current.source.get("kind") == "file" \
+            base = Path(current.data_path).stem if current.source is None or current.source.get("kind") == SourceKind.FILE \
                 else str(current.source.get("table") or "query").replace(".", "-")
             stem = base + (f"-{current.column}" if current.column else "")
             folder = w.settings.value("last_project_folder", w.settings.value("last_folder", str(Path.home())))
@@ -543,7 +480,7 @@ class ProjectController(QObject):
         self._set_document(target, saved)
         w.settings.setValue("last_project_folder", str(target.parent))
         self.refresh()
-        w.statusBar().showMessage(f"Saved the project to {target}.", 8000)
+        w.tell(f"Saved the project to {target}.", 8000)
         return True
 
     def confirm_discard(self, then: Callable[[], object], closing: bool) -> None:
@@ -575,7 +512,7 @@ class ProjectController(QObject):
             elif button == QMessageBox.StandardButton.Discard:
                 then()
             else:
-                self.window.statusBar().showMessage("Nothing was closed.", 5000)
+                self.window.tell("Nothing was closed.", 5000)
 
         box.finished.connect(lambda _result: answered())
         box.open()
@@ -610,7 +547,7 @@ class ProjectController(QObject):
         try:
             folder = autosave_dir()
         except DpguiError as err:
-            self.window.statusBar().showMessage(f"Autosave is off: {text.friendly(err)}", 10000)
+            self.window.tell(f"Autosave is off: {text.friendly(err)}", 10000)
             return
         self._folder = folder
         marker = folder / MARKER_NAME
@@ -626,7 +563,7 @@ class ProjectController(QObject):
                 os.replace(autosave, recovered)  # new autosaves must not overwrite what we offer
             write_marker(marker)
         except (OSError, DpguiError) as err:
-            self.window.statusBar().showMessage(f"Autosave is off: {text.friendly(err)}", 10000)
+            self.window.tell(f"Autosave is off: {text.friendly(err)}", 10000)
             return
         self._owns_session = True
         self.left_behind.start(folder, crashed)
@@ -635,7 +572,7 @@ class ProjectController(QObject):
             try:
                 self._pending_restore = load_project(recovered)
             except DpguiError as err:
-                self.window.statusBar().showMessage(f"The last workspace could not be restored: {text.friendly(err)}",
+                self.window.tell(f"The last workspace could not be restored: {text.friendly(err)}",
                                                     10000)
                 return
             QTimer.singleShot(0, self.offer_restore)
@@ -688,7 +625,7 @@ class ProjectController(QObject):
                      for project in self.left_behind.recovered_projects())
         self.left_behind.adopt_recovered()  # this session's own from now on: kept until it ends cleanly
         if listed:
-            self.window.statusBar().showMessage(
+            self.window.tell(
                 f"Restored the workspace. {listed} release{'s' if listed != 1 else ''} of other data made before "
                 "the crash, neither exported nor saved, are under Release → Releases of This Session.", 15000)
 
@@ -710,7 +647,7 @@ class ProjectController(QObject):
                 self._recovered_path.unlink()
             except OSError:
                 pass
-        self.window.statusBar().showMessage("The last workspace was discarded.", 5000)
+        self.window.tell("The last workspace was discarded.", 5000)
 
     def autosave_path(self) -> Path | None:
         return None if self._folder is None else self._folder / AUTOSAVE_NAME
@@ -742,7 +679,7 @@ class ProjectController(QObject):
     def _on_autosave_failed(self, message: str) -> None:
         self._autosave_running = False
         self._autosave_again = False
-        self.window.statusBar().showMessage(f"Autosave failed: {message}", 10000)
+        self.window.tell(f"Autosave failed: {message}", 10000)
 
     def session_ended(self) -> None:
         """Clean exit (closeEvent, after the workers are done): remove the marker and the autosaves."""

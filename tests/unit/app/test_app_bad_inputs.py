@@ -72,7 +72,7 @@ def test_text_column_is_refused_next_to_the_list(qtbot, window, good_csv):
 
 
 def test_all_missing_column_is_released_with_its_missing_bucket(qtbot, window, tmp_path):
-    """Not refused (issue 12: a refusal that depends on the values would itself reveal them): under
+    """Not refused (a refusal that depends on the values would itself reveal them): under
     change, N = all 50 rows is published and the 50 missing values are a noised count of their own."""
     path = tmp_path / "empty.parquet"
     pq.write_table(pa.table({"x": np.arange(50.0), "blank": np.full(50, np.nan)}), path)
@@ -181,7 +181,7 @@ def test_impossible_accuracy_target_says_what_to_do(qtbot, window, good_csv):
 
 
 def test_missing_values_are_not_a_choice_and_the_plan_says_the_rule(qtbot, window, good_csv):
-    """Issue 12: no missing-value choice (the rule follows the neighbour model); step 1 explains both
+    """No missing-value choice (the rule follows the neighbour model); step 1 explains both
     rules and the plan's summary names the one that applies."""
     open_and_wait(qtbot, window, good_csv)
     set_column(qtbot, window, "income", "0", "100000", "100")
@@ -241,7 +241,7 @@ def test_recent_files_and_geometry_are_remembered(qtbot, good_csv):
 
 
 def test_the_bounds_dialog_refuses_the_confidential_file_as_its_public_reference(qtbot, tmp_path):
-    """Issue 12 (the same kind of hole): the confidential file, or a copy of it, ticked as 'public'
+    """The confidential file is never its own public reference: it, or a copy of it, ticked as 'public'
     gives no bounds; the dialog says why."""
     import shutil
 

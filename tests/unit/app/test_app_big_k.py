@@ -1,4 +1,4 @@
-"""The window at K = 2²⁰ bins (issue 17): every plot draws a bounded number of points, the bin-tree
+"""The window at K = 2²⁰ bins: every plot draws a bounded number of points, the bin-tree
 view paints only what is visible and zooms down to single leaves, and the slow steps (planning,
 projecting, releasing) run on worker threads. Rules, not timings: `make bench` times the window
 (benchmarks/bench_responsiveness.py, bench_tree_view.py)."""
@@ -23,6 +23,8 @@ from dpgui.core.thinning import DRAWN_SLICES, band_envelope
 from dpgui.workspace.results import PROBABILITIES
 from gui_helpers import count_tree_drawing, make_window, open_and_wait, release_and_wait, set_column
 from thread_log import ThreadLog
+
+pytestmark = pytest.mark.slow
 
 BINS = 1 << 20
 ROWS = 50_000

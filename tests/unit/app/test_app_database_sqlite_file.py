@@ -46,6 +46,7 @@ def test_the_hint_shows_this_systems_form_of_an_sqlite_url(qtbot):
         assert source_spec.sqlite_url_example().startswith("sqlite:////")  # three slashes, then the absolute path's own
 
 
+@pytest.mark.slow
 def test_browse_writes_the_chosen_files_url_and_the_connection_works(qtbot, monkeypatch, survey_db):
     dialog = _dialog(qtbot)
     asked = []

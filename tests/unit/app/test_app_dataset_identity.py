@@ -1,4 +1,4 @@
-"""Dataset identity in the window (issue 12, item 5; docs/privacy-model.md, "Dataset identity"): the
+"""Dataset identity in the window (docs/privacy-model.md, "Dataset identity"): the
 dataset name is a visible field of step 1; before the first release under a name without a budget
 the officer confirms the name, and is warned when the file has the same column names and row count
 as a dataset already in the ledger (a copy or a rename would otherwise get a fresh budget)."""

@@ -1,4 +1,4 @@
-"""Issue 14 in the window: δ beside ε (presets, one sentence each), the noise (automatic by default)
+"""(ε, δ) in the window: δ beside ε (presets, one sentence each), the noise (automatic by default)
 and why it was chosen, ρ per level for Gaussian plans, the Gaussian curves of the plots when δ > 0,
 bad δ refused with nothing spent, and the whole workflow at δ = 10⁻⁹."""
 

@@ -34,6 +34,7 @@ def _app():
 
 
 # ------------------------------------------------------------------------------------------ keys
+@pytest.mark.slow
 def test_create_key_through_the_dialog(qtbot):
     dialog = KeyManagerDialog()
     qtbot.addWidget(dialog)
@@ -54,6 +55,7 @@ def test_create_key_through_the_dialog(qtbot):
     assert dialog.create_form.passphrase_edit.text() == ""  # not kept in the form after use
 
 
+@pytest.mark.slow
 def test_create_key_refusals_are_shown_next_to_the_field(qtbot):
     dialog = KeyManagerDialog()
     qtbot.addWidget(dialog)
@@ -84,6 +86,7 @@ def test_create_key_refusals_are_shown_next_to_the_field(qtbot):
     assert "name" not in form.messages()
 
 
+@pytest.mark.slow
 def test_import_and_export_a_public_key(qtbot, tmp_path):
     dialog = KeyManagerDialog()
     qtbot.addWidget(dialog)
@@ -201,6 +204,7 @@ def test_ledger_shows_delta_spent_and_left_and_how_releases_add_up(qtbot):
     assert dialog.release_rows()[0][1:6] == ("1", "1e-9", format_significant(rho), "Gaussian", gaussian)
 
 
+@pytest.mark.slow
 def test_raising_a_budget_needs_a_reason_and_is_logged(qtbot):
     with Ledger() as ledger:
         ledger.set_cap("payroll", 1.0)
@@ -227,6 +231,7 @@ def test_raising_a_budget_needs_a_reason_and_is_logged(qtbot):
     assert "Raised" in dialog.last_message
 
 
+@pytest.mark.slow
 def test_lowering_below_spent_is_refused_and_the_cap_is_unchanged(qtbot):
     with Ledger() as ledger:
         ledger.set_cap("payroll", 2.0)
@@ -246,6 +251,7 @@ def test_lowering_below_spent_is_refused_and_the_cap_is_unchanged(qtbot):
         assert ledger.totals("payroll").cap_epsilon == 1.0
 
 
+@pytest.mark.slow
 def test_budget_forms_show_problems_inline(qtbot):
     dialog = LedgerDialog()
     qtbot.addWidget(dialog)
@@ -310,6 +316,7 @@ def bundle(tmp_path):
     return paths, files, other, info
 
 
+@pytest.mark.slow
 def test_verify_a_real_bundle(qtbot, bundle):
     paths, files, _, info = bundle
     dialog = VerifyDialog()
@@ -344,6 +351,7 @@ def test_verify_states_the_guarantee_of_each_noise():
         "ε = 0.5 (δ = 0: pure ε-differential privacy)")  # as in a manifest of schema version 1
 
 
+@pytest.mark.slow
 def test_verify_refuses_a_changed_csv(qtbot, bundle):
     paths, files, _, _ = bundle
     text = paths.csv.read_text()
@@ -362,8 +370,9 @@ def test_verify_refuses_a_changed_csv(qtbot, bundle):
     assert "changed or replaced after signing" in dialog.advice.text()
 
 
+@pytest.mark.slow
 def test_verify_refuses_a_bundle_of_test_noise_signed_by_hand(qtbot, bundle):
-    """Issue 12, item 3: a manifest that says seeded_test_only does not verify, even with a good signature."""
+    """Test noise never verifies: a manifest that says seeded_test_only does not verify, even with a good signature."""
     import json
 
     paths, files, _, _ = bundle
@@ -384,6 +393,7 @@ def test_verify_refuses_a_bundle_of_test_noise_signed_by_hand(qtbot, bundle):
     assert dialog.facts() == {}
 
 
+@pytest.mark.slow
 def test_verify_refuses_the_wrong_key(qtbot, bundle):
     paths, files, other, _ = bundle
     dialog = VerifyDialog()
@@ -399,6 +409,7 @@ def test_verify_refuses_the_wrong_key(qtbot, bundle):
     assert dialog.facts() == {}
 
 
+@pytest.mark.slow
 def test_verify_with_a_key_file_from_elsewhere_and_bad_inputs(qtbot, bundle, tmp_path):
     paths, files, _, _ = bundle
     outside = tmp_path / "publisher.pub"
@@ -426,6 +437,7 @@ def test_verify_with_a_key_file_from_elsewhere_and_bad_inputs(qtbot, bundle, tmp
 
 
 # ------------------------------------------------------------------------------------------ the buttons
+@pytest.mark.slow
 def test_buttons_with_file_dialogs_answered(qtbot, bundle, tmp_path, monkeypatch):
     """The button paths (file dialogs, the create form, the raise confirmation) with their modal
     windows answered by the test."""
@@ -504,8 +516,9 @@ def test_buttons_with_file_dialogs_answered(qtbot, bundle, tmp_path, monkeypatch
         assert ledger.totals("payroll").cap_epsilon == 2.0
 
 
+@pytest.mark.slow
 def test_the_raise_question_and_the_ledger_path_show_user_text_literally(qtbot, monkeypatch):
-    """Issue 12, item 10: a dataset name or a reason with markup can neither format nor hide the rest
+    """User text is shown literally: a dataset name or a reason with markup can neither format nor hide the rest
     of the question that asks to raise a budget; the ledger's path shows as it is."""
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QMessageBox

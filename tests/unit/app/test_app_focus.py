@@ -1,4 +1,4 @@
-"""Issue 17 item 2 in the window: "Where do you need accuracy?" in the plan step. The region's offer is
+"""A region of focus in the window: "Where do you need accuracy?" in the plan step. The region's offer is
 planned on the worker with the plan, shown in plain words, and used only when it lowers the 95 % margin
 there (the figure shown) by at least 5 %; a bad region is refused under the list and the plan is for the
 whole range."""

@@ -6,10 +6,13 @@ import gc
 import threading
 import weakref
 
+import pytest
 from PySide6.QtCore import QObject
 
 from dpgui.app.main import GuiThreadCollector, create_application
 from dpgui.app.workers import Worker, WorkerPool
+
+pytestmark = pytest.mark.slow
 
 
 class _Cyclic(QObject):

@@ -1,4 +1,4 @@
-"""The "Counts over a hierarchy" mode, headless, as the officer uses it (issue 15, item 3): open the
+"""The "Counts over a hierarchy" mode, headless, as the officer uses it: open the
 bundled flights (time zone → airport → route), choose the levels, see the plan, change a level's
 budget, release through the budget ledger, browse and search the result, export a signed bundle and
 verify it. Bad inputs: one level only, a value under two parents — a message on the page, nothing spent."""
@@ -295,7 +295,7 @@ def test_a_numeric_level_is_allowed_and_said_only_from_the_files_types(qtbot, tm
     assert said == typed, page.read_note.text()
 
 
-def test_multiplicative_noise_of_paper_004(qtbot, tmp_path):
+def test_multiplicative_noise_of_ghazi_et_al(qtbot, tmp_path):
     rows = [(f"R{r}", f"R{r}-D{d}") for r in range(3) for d in range(4) for _ in range(40)]
     data = _nested_csv(tmp_path / "big.csv", rows)
     window = make_window(qtbot)
@@ -319,7 +319,7 @@ def test_multiplicative_noise_of_paper_004(qtbot, tmp_path):
     assert "multiplicative" in page.summary.text()
 
 
-def test_downstream_use_of_a_node_paper_001_section_5(qtbot, sample_window):
+def test_downstream_use_of_a_node_as_ko_ziani_fioretto_section_5(qtbot, sample_window):
     window = sample_window
     page = mode(window)
     icicle = page.tree_view.icicle

@@ -1,4 +1,4 @@
-"""Final review of issue 15's merged window: what the hierarchy page says about the node list."""
+"""What the hierarchy page says about its plan and the node list is true of the mechanism and the data."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def test_the_prior_help_does_not_say_the_data_categories_are_declared_public_by_
 
 
 def test_the_plan_summary_does_not_say_typed_budgets_were_chosen_with_the_prior(qtbot):
-    """Level budgets typed by the officer (allocation "custom"), the uniform allocation and paper 004's
+    """Level budgets typed by the officer (allocation "custom"), the uniform allocation and Ghazi et al.'s (2023)
     mechanism (no level budgets) were all summed up as "Budgets chosen with the public prior file's
     counts" when a prior was given: only the optimal and target allocations choose budgets with counts."""
     import numpy as np

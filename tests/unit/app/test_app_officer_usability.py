@@ -1,11 +1,12 @@
-"""Second audit of the window's human side: what a privacy officer sees after the
-seven branches met. Each test reproduces one finding of the audit; offscreen, seeded noise."""
+"""The window's human side: what a privacy officer sees, reads and can get wrong. Each test checks one
+rule of what the window shows or refuses; offscreen, seeded noise."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import pytest
 from gui_helpers import (
     TIMEOUT, make_window, open_and_wait, open_other_data, release_and_wait, sample_window_planned, set_column, type_into,
     wait_plan,
@@ -17,6 +18,7 @@ from dpgui.core.planner import auto_plan
 from dpgui.core.quantiles import quantiles
 
 
+@pytest.mark.slow
 def test_plots_come_back_after_the_window_was_small(qtbot):
     """The four projection plots go into tabs in a small window and back into the 2×2 grid when it grows:
     each of them is then visible again (they stayed hidden: the tab widget had hidden the pages it did not

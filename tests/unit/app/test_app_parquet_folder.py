@@ -1,4 +1,4 @@
-"""A folder of Parquet files opens from the window as one table (issue 16): File → Open Parquet Folder…,
+"""A folder of Parquet files opens from the window as one table: File → Open Parquet Folder…,
 drag-and-drop of the folder, and the recent files list; its counts equal those of the same rows in one
 file. A folder without Parquet files is one message, nothing opened."""
 

@@ -1,4 +1,4 @@
-"""The plan step says what its settings do (issue 28, items 10 and 18 in the window).
+"""The plan step says what its settings do.
 
 * Accuracy first with a region targets the region and says so in the list, in its result and in the
   projected error: the same figure in all three places.

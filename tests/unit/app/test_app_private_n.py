@@ -1,10 +1,13 @@
 """Under 'N is private' (add/remove neighbours) the file's row count is never used before the
 release: the accuracy-first search and the projected errors give the same result for two files
-of different N (issue 12, item 4). A published estimate of N may be typed for errors in %."""
+of different N. A published estimate of N may be typed for errors in %."""
 
 from __future__ import annotations
 
+import pytest
 from gui_helpers import make_window, open_and_wait, set_column, type_into, wait_plan
+
+pytestmark = pytest.mark.slow
 
 TIMEOUT = 30_000
 

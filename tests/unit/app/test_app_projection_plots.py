@@ -79,6 +79,7 @@ def check_error_plot(w: ProjectionPlots, plan: Plan, scale: float = 1.0) -> None
             assert y.max() == pytest.approx(every.max(), rel=1e-9) and y.min() == pytest.approx(every.min(), rel=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
 def test_error_of_each_cdf_point_is_the_engines(widget, qtbot, neighbours):
     plan = auto_plan(1000, PrivacySpec(1.0, neighbours))
@@ -89,6 +90,7 @@ def test_error_of_each_cdf_point_is_the_engines(widget, qtbot, neighbours):
     assert widget.last_redraw_ms > 0
 
 
+@pytest.mark.slow
 def test_error_plot_samples_exact_points_for_huge_k(widget, qtbot):
     bins = 300_000
     plan = Plan(TreeShape.uniform(bins, 16), PrivacySpec(0.5), equal_budgets(TreeShape.uniform(bins, 16), PrivacySpec(0.5)))
@@ -101,6 +103,7 @@ def test_error_plot_samples_exact_points_for_huge_k(widget, qtbot):
     np.testing.assert_allclose(y, band_margin(np.sqrt(prefix_variances(plan, j))), rtol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
 def test_error_against_epsilon(widget, qtbot, neighbours):
     privacy = PrivacySpec(0.7, neighbours, records_per_person=2)
@@ -129,6 +132,7 @@ def test_error_against_epsilon(widget, qtbot, neighbours):
     assert "0.7" in widget.epsilon_line.label.format
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
 def test_error_against_branching(widget, qtbot, neighbours):
     privacy = PrivacySpec(1.3, neighbours)
@@ -159,6 +163,7 @@ def test_error_against_branching(widget, qtbot, neighbours):
     assert plan.shape.label.replace("x", "×") in widget.branching_label.toPlainText()
 
 
+@pytest.mark.slow
 def test_budget_bars(widget, qtbot):
     for neighbours in ("change", "addremove"):
         privacy = PrivacySpec(2.0, neighbours)
@@ -182,6 +187,7 @@ def test_budget_bars(widget, qtbot):
         assert ("exactly" in widget.budget_tooltip(0)) == (neighbours == "change")
 
 
+@pytest.mark.slow
 def test_tuned_curve_is_drawn_at_once_after_an_epsilon_change(widget, qtbot):
     widget.set_plan(auto_plan(3000, PrivacySpec(1.0)), LOWER, UPPER)
     refined(qtbot, widget)
@@ -198,6 +204,7 @@ def test_tuned_curve_is_drawn_at_once_after_an_epsilon_change(widget, qtbot):
     assert "refining" not in legend.text
 
 
+@pytest.mark.slow
 def test_plots_are_computed_off_the_gui_thread_and_only_the_last_plan_is_drawn(widget, qtbot, monkeypatch):
     gui_thread = threading.get_ident()
     threads = []
@@ -221,6 +228,7 @@ def test_plots_are_computed_off_the_gui_thread_and_only_the_last_plan_is_drawn(w
     check_error_plot(widget, plans[-1])
 
 
+@pytest.mark.slow
 def test_plot_c_is_tuned_only_while_the_plots_are_shown(widget, qtbot):
     widget.hide()
     widget.set_plan(auto_plan(3000, PrivacySpec(0.9)), LOWER, UPPER)
@@ -232,6 +240,7 @@ def test_plot_c_is_tuned_only_while_the_plots_are_shown(widget, qtbot):
     assert "refining" not in widget.branching_plot.getPlotItem().legend.getLabel(widget.branching_curves["optimised"]).text
 
 
+@pytest.mark.slow
 def test_a_failed_projection_is_said_and_the_next_plan_clears_it(widget, qtbot, monkeypatch):
     def fail(*args, **kwargs):
         raise MemoryError
@@ -245,6 +254,7 @@ def test_a_failed_projection_is_said_and_the_next_plan_clears_it(widget, qtbot, 
     assert not widget.failure.isVisibleTo(widget)
 
 
+@pytest.mark.slow
 def test_changing_the_plan_updates_every_plot(widget, qtbot):
     first = auto_plan(2000, PrivacySpec(1.0))
     second = auto_plan(3000, PrivacySpec(0.3, "addremove"))
@@ -261,6 +271,7 @@ def test_changing_the_plan_updates_every_plot(widget, qtbot):
     assert widget.branching_marker.getOriginalDataset()[1][0] == pytest.approx(rms(second))
 
 
+@pytest.mark.slow
 def test_percent_of_n_divides_by_n(widget, qtbot):
     plan = auto_plan(1000, PrivacySpec(1.0))
     widget.set_plan(plan, LOWER, UPPER, n_public=5000)
@@ -291,6 +302,7 @@ def test_percent_of_n_divides_by_n(widget, qtbot):
     np.testing.assert_allclose(widget.error_curves["plan"].getOriginalDataset()[1], plan_records)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
 def test_two_bins(widget, qtbot, neighbours):
     plan = auto_plan(2, PrivacySpec(1.0, neighbours))
@@ -305,6 +317,7 @@ def test_two_bins(widget, qtbot, neighbours):
     assert not widget.grab().isNull()
 
 
+@pytest.mark.slow
 def test_65536_bins_and_screenshot(widget, qtbot, tmp_path):
     plan = auto_plan(65536, PrivacySpec(1.0))
     widget.set_plan(plan, 0.0, 65536.0, "income (€)", n_public=100_000)
@@ -316,6 +329,7 @@ def test_65536_bins_and_screenshot(widget, qtbot, tmp_path):
     assert image.save(str(tmp_path / "projection_plots.png"))
 
 
+@pytest.mark.slow
 def test_series_can_be_hidden(widget, qtbot):
     widget.set_plan(auto_plan(500, PrivacySpec(1.0)), LOWER, UPPER)
     drawn(qtbot, widget)
@@ -333,6 +347,7 @@ def test_drawing_helpers():
         ["0.1", "0.2", "", "0.5", "1", "10", "1,000"]
 
 
+@pytest.mark.slow
 def test_small_widget_shows_the_plots_in_tabs(widget, qtbot):
     plan = auto_plan(1000, PrivacySpec(1.0))
     widget.set_plan(plan, LOWER, UPPER)

@@ -1,4 +1,4 @@
-"""The window and a query's row count (issue 28, item 3): the database dialog's statement that the number
+"""The window and a query's row count: the database dialog's statement that the number
 of rows a query returns is public, the plan and hierarchy steps that offer "N is public" only with it and
 say when they switched, and a release request that would publish it refused."""
 

@@ -1,4 +1,4 @@
-"""Issue 12 item 6 in the window: "Nothing was spent" only when the ledger holds no entry for the release."""
+"""The window says "Nothing was spent" only when the ledger holds no entry for the release."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_a_release_that_fails_before_the_spend_says_nothing_was_spent(qtbot, sam
 
 
 def test_export_never_overwrites_the_open_data_file(qtbot, tmp_path):
-    """Item 8 in the window: exporting the released CSV onto the confidential input is refused."""
+    """An output never replaces the input: exporting the released CSV onto the confidential input is refused."""
     import shutil
 
     from dpgui.data.sample import sample_dataset_path

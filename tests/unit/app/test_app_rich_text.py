@@ -1,13 +1,15 @@
 """User text (column, file and dataset names) shows literally wherever the window uses rich text:
-a name like ``<b>x</b><!--`` can neither format nor hide the rest of the confirmation (issue 12,
-item 10)."""
+a name like ``<b>x</b><!--`` can neither format nor hide the rest of the confirmation."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
+import pytest
 
 from gui_helpers import make_window, open_and_wait, release_and_wait, set_column
+
+pytestmark = pytest.mark.slow
 
 COLUMN = "<b>x</b><!--"
 FILE = "pay<!--roll.csv"

@@ -21,6 +21,8 @@ from dpgui.report.project_file import Project, load_project, save_project
 
 from gui_helpers import TIMEOUT, hierarchy_sample_released, make_window, open_and_wait, release_and_wait, set_column
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def files(tmp_path) -> dict[str, Path]:

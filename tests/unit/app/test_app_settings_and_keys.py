@@ -1,4 +1,4 @@
-"""Issue 12, item 13 (the window's part): recent files are absolute paths; with DPGUI_HOME set, Qt's
+"""Settings and keys in the window: recent files are absolute paths; with DPGUI_HOME set, Qt's
 settings (recent confidential file paths) live under it, never in the real profile; a key made with
 `dpgui key create` can be imported into the window and signs; the quit dialog never speaks of
 "0 releases"."""
@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import dpgui
 from dpgui.cli import main as cli_main
 from dpgui.core.noise import SecureRandom
@@ -18,6 +20,8 @@ from dpgui.report.bundle import verify_bundle
 from dpgui.report.keystore import keys_dir, list_keys, load_public_key
 
 from gui_helpers import make_window, open_and_wait, release_and_wait, set_column
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[3]
 

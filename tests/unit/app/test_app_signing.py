@@ -1,4 +1,4 @@
-"""Export Signed Bundle signs only a release the budget ledger confirms (issue 12, item 1), through
+"""Export Signed Bundle signs only a release the budget ledger confirms, through
 the window as the officer uses it: a hand-written project file cannot be turned into a signed
 "secure" bundle, a genuine release saved and reopened still exports, an edited one does not, and a
 ledger that cannot record the bundle leaves no bundle behind."""
@@ -24,6 +24,8 @@ from dpgui.report.ledger import Ledger
 from dpgui.report.project_file import Project, ProjectRelease, project_to_json
 
 from gui_helpers import TIMEOUT, error_text, make_window, open_and_wait, release_and_wait, set_column
+
+pytestmark = pytest.mark.slow
 
 PASSPHRASE = "signing rule passphrase"
 
@@ -65,7 +67,7 @@ def ledger_state() -> list:
 
 
 def test_a_hand_written_secure_project_is_not_signed(qtbot, people_csv, out, tmp_path):
-    """Item 1 as found: exact level counts, "secure": true and an invented release id."""
+    """A forged project file: exact level counts, "secure": true and an invented release id."""
     with Ledger() as ledger:
         ledger.set_cap("people", 2.0)  # the dataset is known to the ledger; the release id is not
     plan = Plan(TreeShape(50, (5, 10)), PrivacySpec(1.0), (0.5, 0.5))

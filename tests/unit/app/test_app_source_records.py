@@ -1,4 +1,4 @@
-"""A release made in the window records its data source as the CLI's does (issue 16): the ledger's
+"""A release made in the window records its data source as the CLI's does: the ledger's
 entry, the project file (so a project saved, reopened and exported later still states it) and the
 signed bundle's manifest (schema v4: the URL without password, the table or the query, who counted);
 `dpgui verify` accepts the bundle; the password is in none of the files."""

@@ -12,6 +12,8 @@ import pytest
 from gui_helpers import make_window
 from gui_helpers import clipped_labels
 
+pytestmark = pytest.mark.slow
+
 CHECK = """
 import sys
 from PySide6.QtWidgets import QApplication

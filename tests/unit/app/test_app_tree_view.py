@@ -396,6 +396,7 @@ def test_the_missing_values_leaf_is_not_called_padding(view):
     assert names[-1] == "Level 2 (10 bins + 1 for missing values + 5 padding)"
 
 
+@pytest.mark.slow
 def test_a_gaussian_plan_is_coloured_and_described_by_rho_per_level(view):
     privacy = PrivacySpec(1.0, "addremove", delta=1e-9)
     plan = auto_plan(256, privacy, noise="gaussian")

@@ -12,6 +12,8 @@ import pytest
 from dpgui.app.dialogs.verify import VerifyDialog
 from dpgui.report.keystore import create_key, load_secret_key
 
+pytestmark = pytest.mark.slow
+
 PASSPHRASE = "correct horse battery"
 DEEP = 100_000
 

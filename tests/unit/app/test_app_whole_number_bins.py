@@ -1,4 +1,4 @@
-"""Whole-number columns (public type information) are offered bins centred on whole numbers (issue 12, item 9)."""
+"""Whole-number columns (public type information) are offered bins centred on whole numbers."""
 
 from __future__ import annotations
 

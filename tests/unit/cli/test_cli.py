@@ -97,6 +97,7 @@ def test_release_writes_csv_with_public_columns(tmp_path, capsys):
     assert np.abs(counts - truth).max() < 200
 
 
+@pytest.mark.slow
 def test_simulate_reports_errors_and_projection(capsys):
     code, out, err = run_cli(["simulate", "--bins", "64", "--epsilon", "1", "--consistency", "none", "--trials", "400",
                               "--seed", "5", "--synthetic", "uniform", "--n", "1000", "--json"], capsys)
@@ -186,6 +187,7 @@ BAD_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", BAD_CASES, ids=[c[0] for c in BAD_CASES])
 def test_bad_input_exits_2_with_one_line_and_no_output(case, bad_files, tmp_path, capsys):
     _, build, words = case
@@ -224,6 +226,7 @@ def test_release_without_a_cap_is_refused_before_reading(tmp_path, capsys):
     assert not out_csv.exists()
 
 
+@pytest.mark.slow
 def test_ledger_cap_refuses_the_release_that_would_overspend(tmp_path, capsys):
     assert run_cli(["ledger", "cap", "small", "1"], capsys)[0] == 0
     args = ["release", str(SAMPLE), "--column", "distance", "--lower", "0", "--upper", "5000", "--bins", "50",
@@ -241,6 +244,7 @@ def test_ledger_cap_refuses_the_release_that_would_overspend(tmp_path, capsys):
     assert code == 0 and "small: spent ε = 1 of 1" in out
 
 
+@pytest.mark.slow
 def test_key_create_then_release_bundle_then_verify(tmp_path, capsys):
     passfile = tmp_path / "pass"
     passfile.write_text("a long passphrase\n")

@@ -1,10 +1,12 @@
-"""The CLI's dataset identity (issue 12, item 5; docs/privacy-model.md, "Dataset identity") and private N
-under addremove in `simulate` (item 4)."""
+"""The CLI's dataset identity (docs/privacy-model.md, "Dataset identity") and private N
+under addremove in `simulate`."""
 
 from __future__ import annotations
 
 import json
 import shutil
+
+import pytest
 
 from dpgui.report.ledger import Ledger
 
@@ -99,6 +101,7 @@ def test_simulate_on_a_file_prints_no_exact_n_under_addremove(tmp_path, capsys):
     assert json.loads(out)["n"] == ROWS
 
 
+@pytest.mark.slow
 def test_the_new_dataset_warning_does_not_depend_on_the_row_count(tmp_path, capsys):
     """Under add/remove the row count is confidential, and stderr is published: a dataset released with
     --new-dataset gets the same warning whether or not its row count equals a ledgered dataset's (two

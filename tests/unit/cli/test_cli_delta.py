@@ -1,4 +1,4 @@
-"""Issue 14 item 3: ``--delta`` and ``--noise`` in ``dpgui plan|release|simulate``.
+"""``--delta`` and ``--noise`` in ``dpgui plan|release|simulate``.
 
 The CLI runs in this process (``tests/support/cli_helpers.run_cli``). Privacy figures are checked by an
 independent computation: ρ against the Canonne–Kamath–Steinke bound minimised here with SciPy, the
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "resources" / "sample" / "flights.parquet"
 DELTA = 1e-9
 CAP_DELTA = 1e-6
-#: The keys ``dpgui plan --json`` printed before δ existed (issue 14: without --delta nothing changes).
+#: The keys ``dpgui plan --json`` printed before δ existed (without --delta nothing changes).
 PLAN_KEYS_BEFORE_DELTA = ["bins", "missing_leaf", "padded_bins", "branching", "levels", "level_epsilons",
                           "level_noise_scales", "epsilon", "epsilon_spent", "neighbours", "records_per_person",
                           "sensitivity_per_level", "estimator", "noise", "projected", "baselines"]
@@ -62,6 +62,7 @@ def _figures(plan) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------- plan --json
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", ["auto", "laplace", "gaussian"])
 def test_plan_json_with_delta_for_each_noise(noise, capsys):
     data = _plan_json(capsys, "--delta", str(DELTA), "--noise", noise, bins="1024", epsilon="0.5")
@@ -127,6 +128,7 @@ def test_plan_with_explicit_budgets_in_rho(capsys):
 
 
 # ---------------------------------------------------------------- plan, human output
+@pytest.mark.slow
 def test_plan_text_says_which_noise_and_why(capsys):
     code, text, err = run_cli(["plan", "--bins", "4096", "--epsilon", "0.1", "--delta", "1e-6"], capsys)
     assert code == 0 and err == ""
@@ -141,6 +143,7 @@ def test_plan_text_says_which_noise_and_why(capsys):
     assert f"level {data['levels'][0]}: ρ = {data['level_rhos'][0]:.4g}" in text
 
 
+@pytest.mark.slow
 def test_plan_text_with_laplace_says_delta_is_unused(capsys):
     code, text, err = run_cli(["plan", "--bins", "256", "--epsilon", "1", "--delta", str(DELTA), "--noise", "laplace"],
                               capsys)
@@ -149,6 +152,7 @@ def test_plan_text_with_laplace_says_delta_is_unused(capsys):
     assert "level 1: ε = " in text
 
 
+@pytest.mark.slow
 def test_laplace_with_delta_is_allowed_with_one_note(capsys):
     code, out, err = run_cli(["plan", "--bins", "64", "--epsilon", "1", "--delta", str(DELTA), "--noise", "laplace",
                               "--json"], capsys)
@@ -222,6 +226,7 @@ def _snapshot(capsys) -> dict:
     return json.loads(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", BAD_CASES, ids=[c[0] for c in BAD_CASES])
 def test_bad_delta_or_noise_exits_2_with_one_line_and_nothing_written(case, world, capsys):
     _, build, words = case
@@ -239,6 +244,7 @@ def test_bad_delta_or_noise_exits_2_with_one_line_and_nothing_written(case, worl
     assert sorted(p.name for p in world.iterdir()) == files  # no output, no temporary file
 
 
+@pytest.mark.slow
 def test_a_gaussian_release_on_a_pure_cap_is_refused_before_the_data_is_read(world, capsys, monkeypatch):
     import dpgui.data.histogram
 
@@ -265,6 +271,7 @@ def test_the_real_entry_point_refuses_a_bad_delta_in_one_line(tmp_path):
     assert result.stderr.count("\n") == 1 and "--delta" in result.stderr and "0 ≤ δ < 1" in result.stderr
 
 
+@pytest.mark.slow
 def test_the_auto_release_refused_on_a_pure_cap_is_gaussian(capsys):
     """The case above really plans a Gaussian release (otherwise it would not be refused)."""
     data = _plan_json(capsys, "--delta", "1e-3", bins="64", epsilon="0.01")
@@ -272,6 +279,7 @@ def test_the_auto_release_refused_on_a_pure_cap_is_gaussian(capsys):
 
 
 # ---------------------------------------------------------------- release and simulate
+@pytest.mark.slow
 def test_gaussian_release_to_csv_charges_epsilon_delta_and_rho(world, capsys):
     code, out, err = run_cli(_release(world, "--delta", str(DELTA), "--noise", "gaussian", "--bins", "8", "--json"),
                              capsys)
@@ -325,6 +333,7 @@ def test_release_text_names_the_gaussian_charge(world, capsys):
     assert f"ε = 1, δ = 1e-09 (ρ = {zcdp_rho(1.0, DELTA):.4g}) from dataset 'capped', Gaussian noise" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
 def test_simulate_gaussian_matches_the_projection(neighbours, capsys):
     """Without consistency the estimate is unbiased: the mean squared error over the trials matches

@@ -35,6 +35,7 @@ def test_plan_with_a_focus_that_pays_prints_both_errors_and_records_the_region(c
     assert "note" not in err
 
 
+@pytest.mark.slow
 def test_plan_with_a_focus_that_does_not_pay_keeps_the_default_and_says_so(capsys):
     code, out, err = run_cli([*PLAN, "--focus", "middle"], capsys)
     assert code == 0, err

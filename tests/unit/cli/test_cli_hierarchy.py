@@ -139,6 +139,7 @@ def test_plan_with_alpha_shows_both_mechanisms_projected_alpha_mrmse(world, caps
     assert code == 0 and json.loads(out)["alpha_mrmse"] is None
 
 
+@pytest.mark.slow
 def test_multiplicative_release_charges_epsilon_and_delta_without_rho(world, capsys):
     code, out, err = run_cli(_release(world, "--delta", "1e-7", "--noise", "multiplicative", "--alpha", "0.5",
                                       "--json", *_bundle(world, "mult"), out=None), capsys)
@@ -200,6 +201,7 @@ def test_plan_text_lists_the_levels(world, capsys):
 
 
 # ---------------------------------------------------------------- release
+@pytest.mark.slow
 def test_release_to_csv_records_epsilon_in_the_ledger_and_writes_a_consistent_tree(world, capsys):
     before = _ledger(capsys)
     code, out, err = run_cli(_release(world, "--consistency", "topdown", "--json"), capsys)
@@ -248,6 +250,7 @@ def test_gaussian_release_charges_epsilon_delta_and_rho(world, capsys):
     assert math.fsum(json.loads(out)["level_budgets"]) == pytest.approx(entry["rho"], rel=1e-9)
 
 
+@pytest.mark.slow
 def test_signed_bundle_from_a_prior_verifies_and_a_changed_csv_fails(world, capsys):
     code, out, err = run_cli(_release(world, "--prior", str(world / "prior.csv"), "--allocation", "optimal",
                                       "--json", *_bundle(world), out=None), capsys)
@@ -285,6 +288,7 @@ def test_signed_bundle_from_a_prior_verifies_and_a_changed_csv_fails(world, caps
     assert code == 1 and "FAILED" in err and "rel.csv" in err
 
 
+@pytest.mark.slow
 def test_counts_from_data_are_recorded_in_the_manifest(world, capsys):
     code, _out, err = run_cli(_release(world, "--allocation", "optimal", "--counts-from-data", "--json",
                                       *_bundle(world, "opted"), out=None), capsys)
@@ -390,6 +394,7 @@ BAD_INPUTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", BAD_INPUTS, ids=[c[0] for c in BAD_INPUTS])
 def test_bad_input_exits_2_in_one_line_with_nothing_spent_or_written(world, capsys, case):
     _, make, extra, words = case
@@ -417,6 +422,7 @@ def test_bad_input_exits_2_in_one_line_with_nothing_spent_or_written(world, caps
     assert sorted(p.name for p in world.iterdir()) == files  # nothing written
 
 
+@pytest.mark.slow
 def test_a_numeric_level_column_is_allowed_and_said_so_only_from_the_files_types(world, capsys):
     """A level column of numbers is allowed. A Parquet file's own type says it is numeric: noted. A CSV's
     "type" would be read from its cells (one record's value would decide the note): nothing is said."""
@@ -435,6 +441,7 @@ def test_a_numeric_level_column_is_allowed_and_said_so_only_from_the_files_types
 
 
 # ---------------------------------------------------------------- the bundled sample
+@pytest.mark.slow
 def test_the_bundled_hierarchy_sample_plans_and_releases(tmp_path, capsys):
     from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
 

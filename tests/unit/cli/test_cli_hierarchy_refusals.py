@@ -1,4 +1,4 @@
-"""Adversarial audit of ``dpgui hierarchy release`` (issue 15, wave 2): a crash after the spend must
+"""Hostile and mistaken input to ``dpgui hierarchy release``: a crash after the spend must
 say that the budget was spent, and the ledger must agree; typos are refused before anything is spent."""
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def test_the_input_given_as_its_own_public_prior_is_refused(world, capsys, varia
         ledger.check_spend("schools", Charge(10.0, 0.0, None))  # nothing spent
 
 
-# ---------------------------------------------------------------- wave 3: the categories must be declared public
+# ---------------------------------------------------------------- the categories must be declared public
 def _no_touch(m) -> None:
     """Reading the data or asking the ledger fails the test (the refusal must come before either)."""
     import dpgui.data.hierarchy
@@ -117,6 +117,7 @@ def test_a_release_without_a_prior_needs_the_categories_declared_public(world, c
         ledger.check_spend("schools", Charge(10.0, 0.0, None))  # nothing spent
 
 
+@pytest.mark.slow
 def test_declared_public_categories_are_released_and_the_manifest_says_so(world, capsys):
     import json
 
@@ -155,7 +156,7 @@ def test_the_help_says_what_categories_public_declares(capsys):
     assert "--categories-public" in text and "rare category" in text and "not needed with --prior" in text
 
 
-# ---------------------------------------------------------------- wave 3: --out never replaces the prior
+# ---------------------------------------------------------------- --out never replaces the prior
 def _write_prior(world: Path) -> Path:
     with open(world / "prior.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
@@ -186,7 +187,7 @@ def test_out_with_force_never_replaces_the_prior(world, capsys, how):
         ledger.check_spend("schools", Charge(10.0, 0.0, None))  # nothing spent
 
 
-# ---------------------------------------------------------------- wave 3: --alpha with δ = 0 is said, not ignored
+# ---------------------------------------------------------------- --alpha with δ = 0 is said, not ignored
 ALPHA_NOTE = "α is used only with δ > 0 (the mechanisms of Ghazi et al. 2023 need (ε, δ))"
 
 
@@ -221,7 +222,7 @@ def test_multiplicative_noise_without_delta_is_refused_before_the_data_is_read(w
         ledger.check_spend("schools", Charge(10.0, 0.0, None))  # nothing spent
 
 
-# ---------------------------------------------------------------- wave 3: the ledger check before the data is read
+# ---------------------------------------------------------------- the ledger check before the data is read
 def _past_gaussian_spend(dataset: str) -> None:
     """Cap (ε 1, δ 1e-2) with a past Gaussian spend (ε 0.8, δ 1e-3, its CKS ρ): Σε leaves 0.2, but the
     zCDP total leaves room for a Gaussian release of ε 0.5, δ 1e-3 (ρ ≈ 0.018) and not for Laplace's

@@ -1,4 +1,4 @@
-"""Final review of issue 15's merged CLI: what ``dpgui hierarchy`` says about the data it used."""
+"""What ``dpgui hierarchy`` says about the data it used, and about its mechanism, is true."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_a_prior_that_changes_while_it_is_read_is_refused_before_the_spend(world
 
 
 def test_plan_text_does_not_give_the_multiplicative_mechanism_a_uniform_allocation(world, capsys):  # noqa: F811
-    """Paper 004's mechanism has no level budgets (its plan's "uniform" is a placeholder): the plan's text
+    """Ghazi et al.'s (2023) mechanism has no level budgets (its plan's "uniform" is a placeholder): the plan's text
     said "multiplicative noise, uniform allocation"."""
     code, out, err = run_cli(["hierarchy", "plan", "--levels", LEVELS, "--prior", str(world / "prior.csv"),
                               "--epsilon", "1", "--delta", "1e-6", "--noise", "multiplicative", "--alpha", "0.5"],

@@ -220,6 +220,7 @@ def world(tmp_path, key_folder) -> World:
     return w
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_hostile_input_is_refused_in_one_line_without_a_traceback(case: Case, world: World):
     check_refused_in_one_line(case, world)
@@ -231,6 +232,7 @@ def test_case_ids_name_a_subcommand():
     assert len({c.id for c in CASES}) == len(CASES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("length", [234, 245, 255])
 def test_an_out_name_up_to_the_longest_file_name_is_written(world: World, length: int):
     """A 234–255 character ``--out`` name is a valid file name: the release is written (its temporary
@@ -256,6 +258,7 @@ def _store_reason_as_an_older_dpgui_did(reason: str) -> None:
                      (DATASET, CAP, CAP, 0.0, 0.0, reason, "2026-01-02T00:00:00.000000Z"))
 
 
+@pytest.mark.slow
 def test_ledger_show_prints_a_stored_reason_with_control_characters_escaped(world: World):
     """A reason stored raw (by a dpgui that took them) cannot forge a line of the printed cap history."""
     _store_reason_as_an_older_dpgui_did("ok\r\n  2026-01-01T00:00:00Z  cap set to ε = 1000\x1b[2K")

@@ -1,4 +1,4 @@
-"""``dpgui ledger show`` says what each release was (issue 28, item 16): its kind (CDF or hierarchy), its
+"""``dpgui ledger show`` says what each release was: its kind (CDF or hierarchy), its
 column or levels, and its source (the query or table, or the file's format), from what the ledger
 recorded; a recorded text never breaks the listing's lines."""
 
@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from cli_helpers import run_cli
 from dpgui.core.noise import SecureRandom
@@ -15,6 +16,8 @@ from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
 from dpgui.report.ledger import Ledger
 from dpgui.report.cdf.publish import spend_and_release
+
+pytestmark = pytest.mark.slow
 
 QUERY = "SELECT wage\nFROM wages\n\tWHERE region = 'south'"  # as typed in the window's Query field
 

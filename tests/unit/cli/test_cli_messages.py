@@ -81,6 +81,7 @@ def _neighbour_command(case_id: str, kind: str, path: Path) -> list[str]:
             "--out", str(path.with_name("out.csv"))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", NEIGHBOURS, ids=[c[0] for c in NEIGHBOURS])
 def test_an_error_about_a_cell_is_the_same_for_neighbouring_files_and_quotes_neither(case, tmp_path, capsys):
     case_id, name, write, cells, kind = case
@@ -154,6 +155,7 @@ def _margin_warning(err: str) -> bool:
     return "95 % margin" in err and "larger than N" in err
 
 
+@pytest.mark.slow
 def test_plan_warns_when_the_95_margin_exceeds_a_typed_n(capsys):
     from dpgui.core.planner import auto_plan, margin95
     from dpgui.core.plan import PrivacySpec
@@ -172,6 +174,7 @@ def test_release_warns_before_the_spend_when_the_margin_exceeds_the_public_n(tmp
     assert code == 0 and _margin_warning(err) and "N = 8" in err
 
 
+@pytest.mark.slow
 def test_under_addremove_no_warning_depends_on_the_row_count(tmp_path, capsys):
     """N is private under add/remove: the file's row count must not decide any output (here stderr)."""
     _cap(capsys)
@@ -186,6 +189,7 @@ def test_under_addremove_no_warning_depends_on_the_row_count(tmp_path, capsys):
     assert errors[0] == errors[1] and not _margin_warning(errors[0])
 
 
+@pytest.mark.slow
 def test_a_delta_not_far_below_one_over_n_is_warned_about_under_change_only(tmp_path, capsys):
     _cap(capsys)
     path = _values(tmp_path / "d.csv", 2000)
@@ -222,6 +226,7 @@ def _user_strings(path: Path) -> list[tuple[int, str]]:
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
 
 
+@pytest.mark.slow
 def test_no_user_text_cites_a_paper_by_its_file_number():
     found = [f"{path.relative_to(ROOT)}:{line}: {text[:80]!r}" for path in sorted((ROOT / "dpgui").rglob("*.py"))
              for line, text in _user_strings(path) if "paper 0" in text.lower()]

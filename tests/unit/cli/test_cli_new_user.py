@@ -1,11 +1,12 @@
-"""Issue 12, re-run as a new user would: the real CLI in a subprocess, a fresh DPGUI_HOME, a cap set first.
+"""The CLI as a new user meets it: the real CLI in a subprocess, a fresh DPGUI_HOME, a cap set first.
 
 Every bad case must end with exit code 2 (``verify``: 1, its documented "a check failed"), exactly one
 line on stderr and no traceback, and must leave the budget ledger exactly as it was: ``dpgui ledger show
 --json`` before and after are identical (nothing charged, nothing logged).
 
 The table ``CASES`` is meant to grow: one :class:`Case` per bad input, its ``id`` starting with the
-issue item it checks (``item6-…``). ``argv`` is built from the case's folder (see :class:`World`).
+group of rules it checks (``item6-…``: the numbered groups of ``CASES``, which
+:func:`test_case_ids_name_their_item` requires). ``argv`` is built from the case's folder (see :class:`World`).
 The command under test runs in its own interpreter (``python -m dpgui.cli``); the cap and the ledger
 snapshots go through the same entry point (``dpgui.cli.main``) in this process, to keep the test
 fast — :func:`test_snapshot_in_process_equals_the_real_cli` checks that the two agree.
@@ -74,7 +75,7 @@ def _without_dataset(argv: list[str]) -> list[str]:
 
 
 def _hand_signed_seeded_bundle(w: World) -> None:
-    """What item 3 found: a release with seeded test noise, signed file by file with the signing
+    """A release with seeded test noise, signed file by file with the signing
     helpers (``write_bundle`` itself now refuses it), into ``w / "seeded.*"``."""
     import uuid
     from datetime import datetime, timezone
@@ -103,7 +104,7 @@ def _hand_signed_seeded_bundle(w: World) -> None:
 
 
 def _released_once_then_copied(w: World) -> None:
-    """Item 5: ``data.csv`` released once under DATASET, then a copy named ``copy.csv`` whose new
+    """``data.csv`` released once under DATASET, then a copy named ``copy.csv`` whose new
     dataset name ``copy`` has a cap of its own (one click in the old window)."""
     import shutil
 
@@ -224,6 +225,7 @@ def world(tmp_path, key_folder) -> World:
     return World(folder, key_folder / "officer.key", passphrase)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_bad_input_is_refused_in_one_line_and_charges_nothing(case: Case, world: World):
     assert _snapshot()["datasets"][0]["cap_epsilon"] == CAP  # the cap was set first
@@ -236,11 +238,13 @@ def test_case_ids_name_their_item():
     assert {c.id.split("-")[0] for c in CASES} >= {"item6", "item7", "item8", "item11", "item12", "item13"}
 
 
+@pytest.mark.slow
 def test_snapshot_in_process_equals_the_real_cli(world: World):
     real = run(["ledger", "show", "--json"], world.folder)
     assert real.returncode == 0 and json.loads(real.stdout) == _snapshot()
 
 
+@pytest.mark.slow
 def test_ledger_show_into_head_ends_quietly(world: World):
     """``dpgui ledger show | head -1``: the reader stops early; no BrokenPipeError traceback, exit 0."""
     from dpgui.report.ledger import Ledger
@@ -259,6 +263,7 @@ def test_ledger_show_into_head_ends_quietly(world: World):
     assert errors == b"", errors
 
 
+@pytest.mark.slow
 def test_ctrl_d_at_the_passphrase_prompt_is_one_line(world: World):
     """Ctrl-D at 'Passphrase:' (the terminal sends end of input): one line, exit 2, no traceback."""
     import fcntl
@@ -299,13 +304,14 @@ def test_ctrl_d_at_the_passphrase_prompt_is_one_line(world: World):
     assert not (world / "nobody.key").exists()
 
 
-# ---------------------------------------------------------------- what a new user then reads (item 13, 8, 11)
+# ---------------------------------------------------------------- what a new user then reads (items 13, 8, 11)
 def _json_run(argv: list[str], cwd: Path) -> dict:
     result = run(argv, cwd)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_release_json_and_the_quantiles_command_print_the_same_quantiles_with_intervals(world: World):
     released = _json_run(release(world, "--json", "--probabilities", "0.1,0.5,0.9", bins="8"), world.folder)
     found = released["quantiles"]
@@ -320,6 +326,7 @@ def test_release_json_and_the_quantiles_command_print_the_same_quantiles_with_in
     assert text.returncode == 0 and "95 % interval" in text.stdout and "0.5" in text.stdout
 
 
+@pytest.mark.slow
 def test_quantiles_of_a_bundle_from_its_manifest_or_its_csv(world: World):
     out = world / "bundle"
     out.mkdir()
@@ -334,6 +341,7 @@ def test_quantiles_of_a_bundle_from_its_manifest_or_its_csv(world: World):
     assert tampered.returncode == 2 and "changed after signing" in tampered.stderr
 
 
+@pytest.mark.slow
 def test_force_replaces_an_existing_output_and_charges_once(world: World):
     (world / "old.csv").write_text("keep me\n")
     assert run(release(world, "--force", out="old.csv"), world.folder).returncode == 0
@@ -341,6 +349,7 @@ def test_force_replaces_an_existing_output_and_charges_once(world: World):
     assert _snapshot()["datasets"][0]["epsilon_spent"] == 1.0
 
 
+@pytest.mark.slow
 def test_a_utf16_file_with_a_byte_order_mark_is_read(world: World):
     (world / "wide.csv").write_bytes("x,név\r\n1,a\r\n2,b\r\n3,c\r\n".encode("utf-16"))
     released = _json_run(release(world, "--json", data="wide.csv"), world.folder)
@@ -351,6 +360,7 @@ def test_a_utf16_file_with_a_byte_order_mark_is_read(world: World):
     assert int(counts[-1]) + released["missing_values"]["released_count"] == 3
 
 
+@pytest.mark.slow
 def test_ledger_show_lists_the_cap_history_with_reasons(world: World):
     assert run(["ledger", "cap", DATASET, "12", "--reason", "board decision 2026-11"], world.folder).returncode == 0
     shown = run(["ledger", "show"], world.folder).stdout
@@ -362,6 +372,7 @@ def test_ledger_show_lists_the_cap_history_with_reasons(world: World):
     assert run(["ledger", "cap", DATASET, "11"], world.folder).returncode == 0  # lowering needs no reason
 
 
+@pytest.mark.slow
 def test_simulate_without_json_prints_a_table(world: World):
     result = run(["simulate", "--synthetic", "uniform", "--n", "1000", "--bins", "16", "--epsilon", "1",
                   "--trials", "20", "--seed", "3"], world.folder)

@@ -1,4 +1,4 @@
-"""A query's row count is not public because its table's is (issue 28, item 3).
+"""A query's row count is not public because its table's is.
 
 ``--query "SELECT wage FROM wages WHERE region = 'south'"`` selects a group; under the neighbour model
 ``change`` a release publishes N exactly, the size of that group. For a query the default model is
@@ -96,6 +96,7 @@ def _ledger_texts(capsys) -> str:
     return out + json.dumps(params)
 
 
+@pytest.mark.slow
 def test_a_query_release_under_the_default_publishes_no_exact_row_count(world, capsys, fixed_noise):
     code, out, err = run_cli(["release", _url(world), "--query", QUERY, *RELEASE, "--dataset", "wages", "--json",
                               *_bundle(world, "south")], capsys)
@@ -116,6 +117,7 @@ def test_a_query_release_under_the_default_publishes_no_exact_row_count(world, c
                    capsys)[0] == 0
 
 
+@pytest.mark.slow
 def test_change_on_a_query_without_the_statement_is_refused_before_anything_is_read(world, capsys):
     missing = f"sqlite:///{world / 'no-such.db'}"  # not even opened: the refusal comes first
     for command in (["release", missing, "--query", QUERY, *RELEASE, "--dataset", "wages", "--out",
@@ -133,6 +135,7 @@ def test_change_on_a_query_without_the_statement_is_refused_before_anything_is_r
         assert ledger.releases() == [] and ledger.totals("wages").epsilon_spent == 0
 
 
+@pytest.mark.slow
 def test_the_statement_allows_change_and_is_recorded_in_manifest_pdf_and_ledger(world, capsys):
     code, out, err = run_cli(["release", _url(world), "--query", QUERY, *RELEASE, "--dataset", "wages", "--json",
                               "--neighbours", "change", "--n-public", *_bundle(world, "stated")], capsys)
@@ -160,6 +163,7 @@ def test_a_table_keeps_change_as_its_default(world, capsys):
     assert "note:" not in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("extra", "words"), [
     (["--table", "wages", "--n-public"], "no query was given"),
     (["--query", QUERY, "--n-public", "--neighbours", "addremove"], "keeps it private"),
@@ -176,6 +180,7 @@ def test_n_public_without_a_source_is_refused(world, capsys):
     assert code == 2 and "--n-public" in err and err.count("\n") == 1, err
 
 
+@pytest.mark.slow
 def test_simulate_and_the_hierarchy_take_addremove_for_a_query(world, capsys):
     code, out, err = run_cli(["simulate", "--source", _url(world), "--query", QUERY, *RELEASE, "--trials", "3",
                               "--seed", "1", "--json"], capsys)

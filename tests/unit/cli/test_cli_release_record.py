@@ -33,6 +33,7 @@ def _spent(capsys) -> float:
     return json.loads(out)["datasets"][0]["epsilon_spent"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
 def test_quantiles_reads_a_bare_out_csv_back_with_the_intervals_release_printed(folder, capsys, neighbours):
     code, out, err = _release(folder, capsys, "--json", "--neighbours", neighbours)

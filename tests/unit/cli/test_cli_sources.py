@@ -97,6 +97,7 @@ def _verify(world: Path, manifest: Path, capsys) -> None:
 
 
 # ------------------------------------------------------------------ releases from a database
+@pytest.mark.slow
 def test_release_from_an_sqlite_table_records_the_source_in_manifest_and_ledger(world, capsys):
     code, out, err = run_cli(["release", "--source", _url(world), "--table", "people", *RELEASE, "--dataset", "db",
                               "--json", *_bundle(world, "table")], capsys)
@@ -115,6 +116,7 @@ def test_release_from_an_sqlite_table_records_the_source_in_manifest_and_ledger(
         assert ledger.release_output(entry["release_id"]).params["source"] == expected
 
 
+@pytest.mark.slow
 def test_the_schema_ties_the_source_to_version_4_and_refuses_a_password_in_it(world, capsys):
     from dpgui.report.bundle import schema_problems, source_text
 
@@ -135,6 +137,7 @@ def test_the_schema_ties_the_source_to_version_4_and_refuses_a_password_in_it(wo
                                                         "this computer")
 
 
+@pytest.mark.slow
 def test_release_from_a_query_records_the_query(world, capsys):
     query = "SELECT x, name FROM people WHERE region = 'R0' OR region = 'R1'"
     code, out, err = run_cli([
@@ -148,6 +151,7 @@ def test_release_from_a_query_records_the_query(world, capsys):
     _verify(world, world / "query.manifest.json", capsys)
 
 
+@pytest.mark.slow
 def test_a_file_release_records_its_stated_dialect_but_not_its_path(world, capsys):
     """The dialect a release reads a CSV with is the one stated (or the name's default), never one read from
     the cells: semi.csv's head suggests ';' and ',' and that is all — without --delimiter/--decimal the
@@ -211,6 +215,7 @@ def _simulate(capsys, *source: str) -> dict:
     return json.loads(out)
 
 
+@pytest.mark.slow
 def test_every_source_gives_the_files_counts(world, capsys):
     """A seeded simulation is a function of the histogram (K counts and the missing count): equal JSON
     means equal counts."""
@@ -241,6 +246,7 @@ def test_hierarchy_counts_from_a_database_equal_the_files(world, capsys):
     assert run("--source", str(world / "semi.csv"), "--delimiter", "semicolon", "--decimal", "comma") == reference
 
 
+@pytest.mark.slow
 def test_hierarchy_release_from_a_database_records_the_source(world, capsys):
     code, out, err = run_cli(["hierarchy", "release", "--source", _url(world), "--table", "people", "--levels",
                               "region,district", "--categories-public", "--epsilon", "1", "--dataset", "db", "--json",
@@ -302,6 +308,7 @@ BAD = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(BAD))
 def test_bad_sources_are_refused_in_one_line_with_nothing_spent(world, capsys, case):
     source, words = BAD[case]

@@ -29,6 +29,7 @@ PAPER_RUNS = 100
 PAPER = {("none", "l1"): 502.81, ("l1", "l1"): 286.43, ("none", "l2"): 18.54, ("l2", "l2"): 10.72}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("consistency", ["none", "l1", "l2"])
 def test_simulate_reproduces_the_table_of_section_vi(consistency, capsys):
     code, out, err = run_cli([*COMMAND, "--consistency", consistency, "--trials", str(TRIALS), "--seed", "2024",

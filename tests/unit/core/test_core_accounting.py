@@ -55,6 +55,7 @@ def brute_force_epsilon(rho: float, delta: float) -> float:
     return float(max(0.0, min(values[best], eps_of(fine).min())))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rho", RHOS)
 def test_zcdp_epsilon_matches_opendp(rho):
     dp = _opendp()
@@ -115,6 +116,7 @@ def test_never_worse_than_the_simple_bound_and_tighter_in_practice():
     assert zcdp_epsilon(0.024, 1e-6) < 0.85 * simple_zcdp_epsilon(0.024, 1e-6)
 
 
+@pytest.mark.slow
 def test_monotone_in_rho_and_delta():
     rhos = np.logspace(-6, 1, 120)
     for delta in [1e-9, 1e-6, 1e-3]:
@@ -181,7 +183,7 @@ def test_gaussian_rho():
             gaussian_rho(*bad)
 
 
-# ---------------------------------------------------------------- issue 14 acceptance grid
+# ---------------------------------------------------------------- the acceptance grid of the zCDP conversion
 # ρ ∈ [1e-4, 10] log-spaced (9 values) × δ ∈ [1e-12, 1e-3] log-spaced (7 values).
 GRID_RHOS = [float(r) for r in np.logspace(-4, 1, 9)]
 GRID_DELTAS = [float(d) for d in np.logspace(-12, -3, 7)]
@@ -205,6 +207,7 @@ def test_zcdp_epsilon_matches_opendp_to_1e9_on_the_acceptance_grid():
     print(f"max relative difference from OpenDP over {len(GRID_RHOS)}×{len(GRID_DELTAS)} points: {worst:.2e}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delta", GRID_DELTAS)
 def test_zcdp_rho_round_trips_on_the_acceptance_grid(delta):
     """For ε = ε(ρ, δ) of every grid ρ: ρ' = zcdp_rho(ε, δ) gives back ε to 1e-9 relative without
@@ -232,6 +235,7 @@ ROUND_TRIP_REGRESSIONS = [(0.009348593059062462, 0.13791338883696028), (0.024668
                           (0.001861927996635678, 0.0007771210408881384), (0.0010874915324348268, 0.10487833968737899)]
 
 
+@pytest.mark.slow
 def test_zcdp_rho_is_checked_against_the_forward_conversion():
     """zcdp_epsilon(zcdp_rho(ε, δ), δ) ≤ ε holds exactly (not merely to rounding), at the pairs that used
     to fail and at 600 random small-ε pairs (where the failures were), and stays within 1e-12 of ε."""

@@ -18,6 +18,7 @@ def _independent_margin(plan: Plan, where: str) -> float:
     return 2.2 * math.sqrt(v.max() if where == "every" else v.mean()) + 1.0  # half-width of the 95 % band
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bins", [100, 997, 4096])
 @pytest.mark.parametrize("where", ["every", "average"])
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
@@ -34,6 +35,7 @@ def test_smallest_epsilon_meets_target_and_one_step_less_does_not(bins, where, n
     assert _independent_margin(worse, where) > target
 
 
+@pytest.mark.slow
 def test_halving_the_margin_roughly_doubles_epsilon():
     a = plan_for_accuracy(1000, PrivacySpec(1.0), 100.0).privacy.epsilon
     b = plan_for_accuracy(1000, PrivacySpec(1.0), 50.0).privacy.epsilon

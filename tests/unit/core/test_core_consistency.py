@@ -67,6 +67,7 @@ def brute_force(y: np.ndarray, n: int, loss, weights=None) -> float:
 # ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("loss", "fast", "seed"), [("l2", consistent_l2, 20240901), ("l1", consistent_l1, 20240902)]
 )
@@ -82,6 +83,7 @@ def test_fast_matches_trellis_unweighted(loss, fast, seed):
         assert abs(got - opt) <= ATOL, (loss, y.tolist(), n, x.tolist(), x_ref.tolist(), got, opt)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("loss", "fast", "seed"), [("l2", consistent_l2, 7001), ("l1", consistent_l1, 7002)]
 )

@@ -67,6 +67,7 @@ def test_heap_oracle_matches_trellis():
         assert consistency_objective(heap_l1(y, n, w), y, "l1", w) == pytest.approx(opt, abs=ATOL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("weighted", [False, True])
 def test_matches_heap_oracle_medium(weighted):
     rng = np.random.default_rng(171 + weighted)
@@ -78,6 +79,7 @@ def test_matches_heap_oracle_medium(weighted):
         assert_same_optimum(consistent_l1(y, n, w), heap_l1(y, n, w), y, n, w)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("weighted", [False, True])
 def test_matches_heap_oracle_large(kind, weighted):

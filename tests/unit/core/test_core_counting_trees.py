@@ -309,6 +309,7 @@ def _expected_bucket(truth: np.ndarray, params: MultiplicativeParams) -> np.ndar
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth", sorted(ACCURACY_TREES))
 def test_alpha_eta_guarantee_holds_empirically(depth):
     eta, alpha, trials = 0.05, 0.5, 25
@@ -331,6 +332,7 @@ def test_alpha_eta_guarantee_holds_empirically(depth):
     assert hits[far].sum() / (trials * far.sum()) >= 1 - eta - 3 * math.sqrt(eta * (1 - eta) / (trials * far.sum()))
 
 
+@pytest.mark.slow
 def test_guarantee_check_has_power_against_an_off_by_one_bucket():
     # The check above must fail a plausible bug: releasing the next bucket up (⌊M_{i+1}⌋ for ⊤ in round i).
     # (The (α, η) bound itself has a large slack: noise 30 times too large still meets it on this tree,
@@ -500,6 +502,7 @@ def _classification_distribution(a: int, b: int) -> dict[tuple[bool, bool, bool]
     return out
 
 
+@pytest.mark.slow
 def test_classification_exact_distribution_is_private_and_matches_the_code():
     from dpgui.core.counting_trees import _classify
 

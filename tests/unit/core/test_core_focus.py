@@ -42,6 +42,7 @@ def test_the_exact_total_over_a_span_is_the_sum_of_the_prefix_variances(neighbou
 SPANS_4096 = {"lowest 1 %": (1, 41), "lowest 10 %": (1, 410), "highest 10 %": (3686, 4096), "middle": (1638, 2458)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
 @pytest.mark.parametrize("region", list(SPANS_4096))
 def test_the_focused_plan_is_never_worse_in_its_region_and_spends_the_same_privacy(neighbours, region):
@@ -80,6 +81,7 @@ def test_the_focused_plan_is_never_worse_in_its_region_and_spends_the_same_priva
         assert offer.focused_plan.focus == span and offer.default_plan.focus is None
 
 
+@pytest.mark.slow
 def test_the_offer_follows_the_five_percent_rule_on_the_margins_shown():
     """The lowest 1 % of the range lowers its 95 % margin by about a third; the middle of a change-model
     release by about 3 % (the default plan's top split already sits near the middle): offered once,
@@ -107,6 +109,7 @@ def test_a_region_optimises_the_level_split_too():
     assert focus_error(region, "total", None) >= focus_error(whole, "total", None)
 
 
+@pytest.mark.slow
 def test_max_objective_and_gaussian_noise_focus():
     privacy = PrivacySpec(1.0, "addremove", delta=1e-9)
     offer = focus_offer(1000, privacy, (1, 100), objective="max", noise="auto")
@@ -143,6 +146,7 @@ def test_bad_regions_are_refused_with_the_fix(text, words):
     assert words in info.value.problem and info.value.fix
 
 
+@pytest.mark.slow
 def test_a_plan_with_focus_round_trips_and_old_plans_load_without_it():
     offer = focus_offer(4096, PrivacySpec(1.0), SPANS_4096["lowest 10 %"])
     plan = offer.focused_plan
@@ -157,6 +161,7 @@ def test_a_plan_with_focus_round_trips_and_old_plans_load_without_it():
         Plan.from_json({**data, "focus": {"first_prefix": 0, "last_prefix": 5}})
 
 
+@pytest.mark.slow
 def test_accuracy_first_for_a_region_needs_no_more_epsilon_than_for_the_whole_range_there():
     """The smallest ε whose 95 % margin in the lowest 1 % meets ±30 records: with the region's plan it is
     smaller than with the plan for the whole range, and the margin there is met (checked independently)."""
@@ -176,6 +181,7 @@ def test_accuracy_first_for_a_region_needs_no_more_epsilon_than_for_the_whole_ra
                               split_budget(tighter, focused.level_budgets))) > 30.0
 
 
+@pytest.mark.slow
 def test_auto_plan_with_a_focus_is_the_offered_plan():
     privacy = PrivacySpec(1.0, "addremove")
     span = SPANS_4096["highest 10 %"]

@@ -71,6 +71,7 @@ SENSITIVITY_CASES = [(shape, neighbours) for shape in SENSITIVITY_SHAPES for nei
                      if not (shape.missing_leaf and neighbours == "addremove")]  # add/remove drops missing values
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape,neighbours", SENSITIVITY_CASES,
                          ids=[f"{s.bins}-{s.label}{'-missing' if s.missing_leaf else ''}-{n}" for s, n in SENSITIVITY_CASES])
 @pytest.mark.parametrize("records", [1, 2, 3])
@@ -199,6 +200,7 @@ def test_gaussian_plan_json_round_trip(name):
     assert data["l2_sensitivity_squared_per_level"] == _l2sq(plan.privacy.neighbours, plan.privacy.records_per_person)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delta", [0.0, 1e-9])
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
 def test_laplace_plan_json_round_trip(delta, neighbours):
@@ -347,6 +349,7 @@ def _mc_plans() -> dict[str, Plan]:
 MC_PLANS = _mc_plans()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(MC_PLANS))
 def test_monte_carlo_matches_exact_gaussian_projection_per_prefix(name):
     """2,000 seeded releases: every prefix's mean squared error within 4 SE of the exact projection
@@ -371,6 +374,7 @@ def _projection_with_variances(plan: Plan, variances: np.ndarray) -> np.ndarray:
     return prefix_variances_from_basis(plan.shape, plan.estimator, basis, variances, j, plan.privacy.root_public)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["gls-change-L1-sigma2-0.2", "covering-change-L1-sigma2-0.2"])
 def test_monte_carlo_tells_the_exact_variance_from_sigma2(name):
     """At σ² = 0.2 the discrete Gaussian's variance is ~0.71 σ²: the projection that (wrongly) used σ²
@@ -400,6 +404,7 @@ def _halving_patch(level_index: int) -> Callable[..., list[np.ndarray]]:
     return sample
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["gls-change-L1-sigma2-0.2", "gls-addremove-L1-optimised",
                                   "covering-change-L2-optimised"])
 def test_halving_one_levels_sigma_fails_the_monte_carlo_check(name, monkeypatch):
@@ -434,6 +439,7 @@ def _covering_totals(shape: TreeShape, root_public: bool) -> np.ndarray:
     return totals
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bins,branching,neighbours,records", [
     (200, (3, 3, 3, 3, 3), "change", 1), (100, (10, 10), "addremove", 2), (1000, (10, 10, 10), "addremove", 1),
     (500, (2, 4, 8, 8), "change", 2), (90, (10, 10), "addremove", 1),  # padded: no prefix uses the root
@@ -474,6 +480,7 @@ def test_gaussian_covering_closed_form_is_optimal(bins, branching, neighbours, r
     print(f"{shape.label} {neighbours} L={records}: best random perturbation gains {worst_gain:.2e}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bins,branching,neighbours,objective", [
     (256, (3, 3, 2, 2, 2, 2, 2), "change", "total"), (300, (3, 3, 3, 3, 3, 3), "addremove", "max"),
     (255, (4, 4, 4, 4), "change", "max"),
@@ -507,6 +514,7 @@ def _auto(bins: int, neighbours: str, epsilon: float, delta: float, objective: s
     return auto_plan(bins, PrivacySpec(epsilon, neighbours, 1, delta), objective=objective, noise=noise)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bins,neighbours,epsilon,delta,objective", AUTO_CASES)
 def test_auto_noise_picks_the_lower_exact_objective(bins, neighbours, epsilon, delta, objective):
     """``noise="auto"`` returns the noise whose best plan has the lower exact projected objective, and its
@@ -532,6 +540,7 @@ def test_auto_noise_picks_the_lower_exact_objective(bins, neighbours, epsilon, d
           f"gaussian {figures['gaussian']}")
 
 
+@pytest.mark.slow
 def test_auto_noise_chooses_both_ways_across_the_cases():
     """The cases above are not one-sided: each noise wins somewhere, under both neighbour models, and the
     objective alone can flip the choice (K = 512, ε = 2, δ = 1e-4)."""
@@ -560,6 +569,7 @@ def _independent_margin(plan: Plan, where: str) -> float:
     return 2.2 * math.sqrt(v.max() if where == "every" else v.mean()) + 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bins,where,neighbours", [(100, "every", "change"), (997, "average", "addremove"),
                                                    (400, "every", "addremove")])
 def test_plan_for_accuracy_gaussian_smallest_epsilon(bins, where, neighbours):
@@ -580,6 +590,7 @@ def test_plan_for_accuracy_gaussian_smallest_epsilon(bins, where, neighbours):
     assert _independent_margin(worse, where) > target, (eps, smaller.epsilon)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bins", [256, 4096])
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
 def test_gaussian_gls_branching_is_small(bins, neighbours):
@@ -634,6 +645,7 @@ def test_requested_noise_with_explicit_or_locked_budgets_still_shows_the_other_n
         assert getattr(choice, noise) == pytest.approx((plan_error(plan, "total"), plan_error(plan, "max")), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_gaussian_beyond_the_sampler_leaves_laplace_plannable():
     """At ε = 1e-9, δ = 1e-12 no level's Gaussian noise can be drawn (σ > 2.1e9 records) while Laplace can:
     Laplace and auto plans are made (Gaussian figures None), a Gaussian request is refused with the fix
@@ -649,6 +661,7 @@ def test_gaussian_beyond_the_sampler_leaves_laplace_plannable():
     assert "beyond the noise sampler" in str(info.value) and "raise ε" in (info.value.fix or "")
 
 
+@pytest.mark.slow
 def test_plan_for_accuracy_auto_takes_the_noise_needing_less_epsilon():
     """Accuracy first with noise "auto": the returned plan is the separately found Laplace or Gaussian plan
     with the smaller ε (Gaussian at K = 1000, δ = 1e-3); where only Laplace can meet the target at ε ≤ 100

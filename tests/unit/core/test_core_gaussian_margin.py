@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from dpgui.core.noise_moments import discrete_gaussian_pmf
 from dpgui.core.plan import PrivacySpec
@@ -35,6 +36,7 @@ def test_noise_margin_bounds_exact_discrete_gaussian_sums() -> None:
             assert exact <= Z_TAIL * sd + LATTICE_SLACK, (sigma2, n, exact, sd)
 
 
+@pytest.mark.slow
 def test_margin_bounds_the_exact_noise_of_gaussian_covering_prefixes() -> None:
     """Covering-sum prefixes of real Gaussian plans (levels at different σ²): exact convolution."""
     for epsilon, bins, neighbours, delta in ((0.5, 16, "addremove", 1e-6), (4.0, 16, "change", 1e-9),

@@ -218,6 +218,7 @@ def test_multiplicative_plans_release_and_cover():
 # ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("consistency", ["none", "topdown", "gls"])
 @pytest.mark.parametrize(("noise", "neighbours"), [("laplace", "change"), ("gaussian", "addremove")])
 def test_releases_are_non_negative_integers_and_consistent(consistency, noise, neighbours):
@@ -274,6 +275,7 @@ def test_the_none_half_width_is_the_exact_noise_quantile():
         assert inside >= 0.95 > inside_less
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("consistency", ["none", "topdown", "gls"])
 def test_intervals_cover_the_true_count(consistency):
     """Empirical coverage over releases: ≥ 95 % per node for 'none' (a guarantee), ≈ 95 % on average over
@@ -306,6 +308,7 @@ def test_intervals_cover_the_true_count(consistency):
 # ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", ["laplace", "gaussian"])
 def test_closed_form_projection_matches_simulation(noise):
     """consistency none: the exact per-level bias², variance, MSE against 3,000 simulated releases."""
@@ -347,7 +350,7 @@ def test_consistent_projections_are_monte_carlo_and_reduce_error():
         project_hierarchy(plan_hierarchy(h.level_sizes, PrivacySpec(1.0), consistency="gls"), prior)
 
 
-def test_downstream_allocation_of_paper_001_section_5():
+def test_downstream_allocation_of_ko_ziani_fioretto_section_5():
     truth = np.array([10.0, 30.0, 60.0])
     exact = np.tile(truth, (50, 1))
     for w in ("log", "linear", "quadratic"):
@@ -370,8 +373,9 @@ def test_downstream_allocation_of_paper_001_section_5():
         downstream_allocation(truth, noisy, "cubic")
 
 
+@pytest.mark.slow
 def test_downstream_projection_prefers_the_optimal_allocation():
-    """Paper 001 §5's finding on a tree with many small blocks: with the budget of program (6) the
+    """Ko, Ziani & Fioretto's §5 finding on a tree with many small blocks: with the budget of program (6) the
     misallocation among a node's children is smaller than with the uniform split."""
     from dpgui.core.hierarchy import downstream_projection
 
@@ -399,6 +403,7 @@ def test_release_refuses_a_plan_for_another_tree():
     assert laplace_scale(2, 1.0) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
 @pytest.mark.parametrize("records", [1, 3])
 def test_the_spent_budget_is_checked_independently(neighbours, records):

@@ -1,4 +1,4 @@
-"""Paper 001's error model of a clamped count (Props 1–2, eq. 3) and its exact discrete versions.
+"""Ko, Ziani & Fioretto's error model of a clamped count (Props 1–2, eq. 3) and its exact discrete versions.
 
 Each closed form is checked twice: against a 20,000-trial Monte Carlo within 3 standard errors (the
 paper's continuous forms with numpy's Laplace as the reference; the discrete forms with our exact
@@ -123,6 +123,7 @@ def test_the_clamped_normal_takes_over_smoothly_above_the_grid(monkeypatch):
     assert np.allclose(grid[1], normal[1], rtol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", ["laplace", "gaussian"])
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
 def test_level_mse_slope_is_the_derivative_and_the_mse_is_convex(noise, neighbours):

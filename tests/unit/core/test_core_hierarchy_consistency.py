@@ -98,6 +98,7 @@ def check_consistent(parents: list[np.ndarray], sizes: list[int], out: tuple[np.
 # ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_projection_matches_brute_force_on_grid_values_with_ties() -> None:
     rng = np.random.default_rng(20261125)
     checked = 0
@@ -123,6 +124,7 @@ def test_projection_matches_brute_force_on_grid_values_with_ties() -> None:
     assert checked == 4000
 
 
+@pytest.mark.slow
 def test_projection_matches_brute_force_on_real_values() -> None:
     rng = np.random.default_rng(7)
     for _ in range(3000):
@@ -194,6 +196,7 @@ def test_projection_bad_input() -> None:
 # ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_topdown_consistent_on_10000_random_trees() -> None:
     """Acceptance: every parent equals the sum of its children exactly, all counts are
     non-negative integers, on 10,000 random trees (fan-outs 1..6, depths 2..4)."""
@@ -207,6 +210,7 @@ def test_topdown_consistent_on_10000_random_trees() -> None:
         check_consistent(parents, sizes, out)
 
 
+@pytest.mark.slow
 def test_topdown_equals_per_parent_brute_force_optimum() -> None:
     """The segmented (vectorised) step equals, for every parent, the brute-force optimum of its
     children given the parent's released value."""
@@ -228,6 +232,7 @@ def test_topdown_equals_per_parent_brute_force_optimum() -> None:
     assert parents_checked > 2000
 
 
+@pytest.mark.slow
 def test_topdown_segmented_equals_per_parent_projection_on_larger_trees() -> None:
     rng = np.random.default_rng(152)
     for _ in range(30):
@@ -326,6 +331,7 @@ def _random_variances(rng: np.random.Generator, levels: int, leaves_measured: bo
     return var
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("root_known", [True, False])
 def test_gls_matches_dense_solve(root_known: bool) -> None:
     rng = np.random.default_rng(31 if root_known else 32)
@@ -393,6 +399,7 @@ def test_gls_with_unmeasured_leaves_spreads_evenly(root_known: bool) -> None:
         np.testing.assert_allclose(ours[3], (ours[2] / fan)[parents[2]], atol=1e-9)
 
 
+@pytest.mark.slow
 def test_gls_node_variances_match_monte_carlo() -> None:
     rng = np.random.default_rng(99)
     parents = [np.zeros(3, dtype=np.int64), np.array([0, 0, 1, 2, 2, 2]),
@@ -458,6 +465,7 @@ def test_gls_bad_input() -> None:
 # ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_gls_consistent_is_consistent_non_negative_integers() -> None:
     rng = np.random.default_rng(61)
     for _ in range(1000):

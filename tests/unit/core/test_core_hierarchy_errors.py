@@ -86,6 +86,7 @@ def test_without_counts_the_errors_are_the_noises_and_with_n_the_assumed_counts(
     assert "assumed_records" not in bare.to_json()
 
 
+@pytest.mark.slow
 def test_the_margin_curves_pass_through_the_plan_and_fall_with_epsilon():
     plan = plan_hierarchy(TREE.level_sizes, PrivacySpec(1.0), consistency="topdown", assumed_records=4000)
     errors = plan_errors(plan, TREE)

@@ -1,4 +1,4 @@
-"""Adversarial audit of the hierarchy engine (issue 15, wave 2): what a hostile file, an edited
+"""The hierarchy engine against hostile input: what a hostile file, an edited
 saved plan or a typo could make the engine charge, publish or say falsely."""
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def test_the_gaussian_charge_covers_the_spend_under_budget_slack(neighbours, rec
 
 
 def _independent_multiplicative_spend(plan: HierarchyPlan) -> tuple[float, float]:
-    """Paper 004's composition recomputed from the plan's own privacy spec (not the parameters' copy of
+    """Ghazi et al.'s (2023) composition recomputed from the plan's own privacy spec (not the parameters' copy of
     it): per record Σ_i c(1/t_ρ + 2/t_ν + 1/t_T) [+ 1/t_M], δ likewise, then group privacy over
     k = 2L (change) or L (add/remove) records."""
     m = plan.multiplicative
@@ -210,6 +210,7 @@ def test_notes_made_on_opted_in_confidential_counts_publish_only_the_choices():
 # ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("records", [1, 2, 3])
 def test_the_level_sensitivity_holds_when_a_persons_records_differ_in_different_levels(records):
     """Enumerate every way one person's L records can sit on the leaves of a small tree (3 regions with

@@ -1,4 +1,4 @@
-"""Paper 001's programs (6) and (7), solved to optimality: KKT conditions, tight constraints, the
+"""Ko, Ziani & Fioretto's programs (6) and (7), solved to optimality: KKT conditions, tight constraints, the
 independent check that no feasible perturbation does better, and Theorem 3 (equal weights: the
 optimal budgets do not decrease down the levels) on many random prior trees."""
 
@@ -43,6 +43,7 @@ def _slopes(budgets, prior, weights, privacy, noise):
 CASES = [("laplace", "change"), ("laplace", "addremove"), ("gaussian", "change"), ("gaussian", "addremove")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("noise", "neighbours"), CASES)
 def test_program_6_meets_its_kkt_conditions(noise, neighbours):
     rng = np.random.default_rng(6)
@@ -64,6 +65,7 @@ def test_program_6_meets_its_kkt_conditions(noise, neighbours):
         assert np.ptp(g) <= 1e-7 * abs(g.mean())  # stationarity: w_ℓ ∂MSE_ℓ/∂x_ℓ = −λ on every level
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("noise", "neighbours"), CASES)
 def test_program_6_no_feasible_move_lowers_the_weighted_mse(noise, neighbours):
     """Independent of the KKT algebra: moving budget between any two levels, or to a random feasible
@@ -92,6 +94,7 @@ def test_program_6_no_feasible_move_lowers_the_weighted_mse(noise, neighbours):
             assert weighted_mse(moved, prior, weights, privacy, noise) >= f0 * (1 - 1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("noise", "neighbours"), CASES)
 def test_program_7_meets_its_kkt_conditions_and_is_the_least_budget(noise, neighbours):
     rng = np.random.default_rng(7)
@@ -124,6 +127,7 @@ def test_program_7_meets_its_kkt_conditions_and_is_the_least_budget(noise, neigh
         assert weighted_mse(lesser, prior, weights, privacy, noise) > tau
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("noise", "neighbours"), CASES)
 def test_theorem_3_equal_weights_give_non_decreasing_budgets_down_the_levels(noise, neighbours):
     rng = np.random.default_rng(3)
@@ -156,6 +160,7 @@ def test_optimal_beats_uniform_and_the_plan_records_it():
     assert optimal.level_budgets == pytest.approx(optimal_allocation(prior, privacy, None, "laplace"), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_the_target_plan_meets_tau_at_its_rounded_scales():
     """Program (7) through the planner: the least ε, and the release's own (rounded-up) noise meets τ."""
     rng = np.random.default_rng(12)
@@ -193,6 +198,7 @@ def test_uniform_plans_need_no_counts():
     assert plan.level_budgets == pytest.approx((1 / 3, 1 / 3, 1 / 3))
 
 
+@pytest.mark.slow
 def test_auto_noise_with_a_target_takes_the_noise_needing_less_epsilon():
     rng = np.random.default_rng(13)
     prior = random_prior(rng, depth=3)

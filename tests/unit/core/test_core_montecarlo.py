@@ -1,4 +1,5 @@
-"""Monte Carlo checks of the exact projections and of paper 000's Section VI experiment.
+"""Monte Carlo checks of the exact projections and of Rameshwar, Tandon & Sharma's Section VI
+experiment.
 
 The noise is the real mechanism's (``noisy_tree`` with exact discrete Laplace from a seeded,
 insecure source); estimates come from ``estimate_cumulative``. Everything is seeded, so the
@@ -19,6 +20,8 @@ from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets, split_budget
 from dpgui.core.projection import prefix_variances, total_sq_error
 from dpgui.core.tree import TreeShape
+
+pytestmark = pytest.mark.slow
 
 TRIALS = 2000
 
@@ -90,7 +93,7 @@ def test_monte_carlo_matches_exact_projection(name):
           f"z(summed error) = {z_sum:+.2f}")
 
 
-# ---------------------------------------------------------------- paper 000, Section VI
+# ---------------------------------------------------------------- Rameshwar, Tandon & Sharma, Section VI
 PAPER_100_RUNS = {"l1": 502.81, "l1_cons": 286.43, "l2": 18.54, "l2_cons": 10.72}
 OUR_FIGURES = {"l1": 526.0, "l1_cons": 285.0, "l2": 19.5, "l2_cons": 10.6}
 

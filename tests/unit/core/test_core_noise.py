@@ -113,6 +113,7 @@ LAPLACE_SCALES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scale,seed", LAPLACE_SCALES, ids=[str(s) for s, _ in LAPLACE_SCALES])
 def test_laplace_chi_square(scale: Fraction, seed: int) -> None:
     x = sample_discrete_laplace(SeededRandom(seed), scale, 200_000)
@@ -136,6 +137,7 @@ def test_laplace_chi_square_secure_random() -> None:
     assert p > 1e-6, f"SecureRandom chi-square p = {p}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scale", [0.05, 0.3, 1.0, 7 / 3, 20.0, 1000.0, 12345.0])
 def test_variance_formula_matches_pmf_sum(scale: float) -> None:
     half = int(80 * scale) + 80
@@ -231,6 +233,7 @@ def test_scale_validation() -> None:
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_matches_opendp_discrete_laplace() -> None:
     dp = pytest.importorskip("opendp.prelude")
     dp.enable_features("contrib")
@@ -276,6 +279,7 @@ def _brute_gaussian_moments(sigma2: float) -> tuple[float, float]:
     return m2, m4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sigma2,seed", GAUSS, ids=[str(s) for s, _ in GAUSS])
 def test_gaussian_chi_square_and_sample_variance(sigma2: Fraction, seed: int) -> None:
     """Chi-square goodness of fit against the exact pmf (tails with expected < 5 pooled), and the sample
@@ -293,6 +297,7 @@ def test_gaussian_chi_square_and_sample_variance(sigma2: Fraction, seed: int) ->
     assert 4 * se < 0.05 * var  # a factor-2 error in σ (variance ×4 or ÷4) would be far outside
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sigma2", [0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 2.5, 4.0, 10.0, 15.99, 16.0, 16.01,
                                     100.0, 1e4, 1e6])
 def test_discrete_gaussian_variance_matches_brute_force_sum(sigma2: float) -> None:
@@ -336,6 +341,7 @@ def test_gaussian_pmf_normalised() -> None:
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sens", [1, 2, 5, 17])
 @pytest.mark.parametrize("eps", [0.1, 0.3, 1 / 3, 1e-3, 1.0, 7.0, 2.5, Fraction(1, 3)])
 @pytest.mark.parametrize("den", [2**16, 1, 1000])
@@ -348,6 +354,7 @@ def test_laplace_scale_exact(sens: int, eps, den: int) -> None:
     assert Fraction(sens) / t <= Fraction(eps)  # true epsilon never exceeds the request
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     sens=st.integers(1, 10**6),
@@ -469,6 +476,7 @@ def test_bernoulli_exp_broadcast_and_mixed_gammas() -> None:
         assert abs(float(b[i::4].mean()) - p) < 4 * math.sqrt(p * (1 - p) / n) + 1e-12
 
 
+@pytest.mark.slow
 def test_bernoulli_exp_big_denominators() -> None:
     n = 20_000
     # d*K overflows uint64 from K = 2 on: the Python-int fallback runs.

@@ -1,4 +1,4 @@
-"""Issue 12 item 6: every limit of the noise sampler is checked when the plan is built (before any spend)."""
+"""Every limit of the noise sampler is checked when the plan is built (before any spend)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GLS with the padding leaves as known zeros (issue 17 item 1; docs/engine.md "The estimator",
+"""GLS with the padding leaves as known zeros (docs/engine.md "The estimator",
 "Exact projections").
 
 (a) the estimate and every exact projection (per prefix, span totals, intervals) against an
@@ -139,6 +139,7 @@ def _id(case: tuple[TreeShape, str, str, str]) -> str:
 
 
 # ==================================================================== (a) dense constrained BLUE
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=_id)
 def test_estimate_and_projections_equal_the_dense_constrained_blue(case):
     shape, neighbours, noise, variant = case
@@ -172,6 +173,7 @@ def test_estimate_and_projections_equal_the_dense_constrained_blue(case):
         assert interval_variance(plan, int(s), int(t)) == pytest.approx(float(d @ cov @ d), rel=REL, abs=1e-10), (s, t)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=_id)
 def test_gls_leaves_equal_the_dense_constrained_blue(case):
     shape, neighbours, noise, variant = case
@@ -194,6 +196,7 @@ MC_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape,neighbours", MC_CASES, ids=lambda x: getattr(x, "label", str(x)))
 def test_monte_carlo_agrees_with_the_exact_projection(shape, neighbours):
     """Squared errors of Ĉ_j (before consistency) over seeded releases: their means per prefix and the
@@ -297,6 +300,7 @@ def test_level_one_nodes_wholly_in_the_padding_change_nothing(estimator):
     assert [s.branching for s in _distinct([wide, narrow, TreeShape(256, (13, 20), True)])] == [(20, 13), (13, 20)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bins,neighbours", [(256, "change"), (4096, "change"), (256, "addremove"), (4096, "addremove")])
 def test_auto_plan_beats_every_candidate_at_its_first_split(bins, neighbours):
     """The ranking finds the shape that is best at the covering sum's optimal split among all candidates (the

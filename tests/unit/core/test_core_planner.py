@@ -70,6 +70,7 @@ def test_theorem_iv2_branching_minimises_for_fixed_budgets():
     assert np.allclose(np.exp(result.x), n, rtol=1e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bins", list(range(2, 70)) + [97, 128])
 def test_paper_best_matches_brute_force_over_all_factorisations(bins):
     privacy = PrivacySpec(1.0)
@@ -77,6 +78,7 @@ def test_paper_best_matches_brute_force_over_all_factorisations(bins):
     assert value <= brute_force_best(bins, privacy, "covering") * (1 + 1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bins", list(range(2, 90, 3)))
 def test_gls_candidates_match_brute_force(bins):
     privacy = PrivacySpec(1.0)
@@ -131,6 +133,7 @@ def test_max_objective_lowers_the_worst_prefix():
     assert prefix_variances(by_total).sum() <= prefix_variances(by_max).sum() * (1 + 1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bins", [256, 4096, 65536])
 @pytest.mark.parametrize("epsilon", [0.1, 1.0])
 def test_auto_plan_beats_paper_best_by_the_target(bins, epsilon):
@@ -140,6 +143,7 @@ def test_auto_plan_beats_paper_best_by_the_target(bins, epsilon):
     assert ratio <= 0.36, ratio
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bins, branching, neighbours, epsilon", [
     (65536, 2, "change", 0.05), (1000, 2, "addremove", 0.1), (4096, 4, "change", 0.01)])
 def test_budget_optimisation_does_not_depend_on_the_scale_of_epsilon(bins, branching, neighbours, epsilon):

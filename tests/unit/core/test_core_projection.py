@@ -1,6 +1,6 @@
 """Exact error projections against the paper's closed forms and a dense GLS oracle.
 
-Paper 000 (Rameshwar, Tandon & Sharma): Lemmas III.1, III.2, Theorem IV.1, Lemma IV.4 (+ Appendix
+Rameshwar, Tandon & Sharma: Lemmas III.1, III.2, Theorem IV.1, Lemma IV.4 (+ Appendix
 B), Fig. 1; docs/engine.md, "Exact projections" (GLS). Units: counts² of cumulative counts C_j (the paper's
 E_2 times N²). The paper uses continuous Laplace (variance 8/ε_i² at sensitivity 2); we substitute
 the plan's exact discrete-Laplace level variances, so the closed forms must hold to rounding.
@@ -426,6 +426,7 @@ AUTO_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", AUTO_CASES, ids=lambda c: "-".join(map(str, c[:4])))
 def test_auto_plan_noise_scales_are_calibrated(case):
     """Every noised level of an auto plan: t_l ≥ Δ/ε_l, and the noise noisy_tree actually adds has

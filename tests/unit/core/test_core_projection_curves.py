@@ -189,6 +189,7 @@ def test_fast_level_variances_equal_the_plans_for_both_noises(neighbours, noise)
             assert cache.rms(shape, privacy, budgets, estimator, noise) == pytest.approx(rms(plan), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_a_laplace_plan_at_delta_gets_a_gaussian_alternative_in_every_plot():
     privacy = PrivacySpec(0.5, delta=1e-6)
     plan = auto_plan(2000, privacy, noise="laplace")
@@ -223,6 +224,7 @@ def test_a_laplace_plan_at_delta_gets_a_gaussian_alternative_in_every_plot():
         rms(Plan(TreeShape.uniform(2000, 2), pure, equal_budgets(TreeShape.uniform(2000, 2), pure), "covering")), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_a_gaussian_plan_is_projected_exactly_and_pure_dp_has_no_gaussian_curve():
     privacy = PrivacySpec(0.3, "addremove", delta=1e-9)
     gaussian = auto_plan(500, privacy, noise="gaussian")

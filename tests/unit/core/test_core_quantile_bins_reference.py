@@ -13,6 +13,8 @@ from dpgui.core.planner import auto_plan
 from dpgui.core.quantiles import noise_margin, quantile_bin_interval, quantiles
 from dpgui.core.synthetic import synthetic_counts
 
+pytestmark = pytest.mark.slow
+
 
 def reference_bin_interval(result: Release, p: float) -> tuple[int, int]:
     k = result.plan.shape.bins

@@ -1,4 +1,4 @@
-"""Quantile intervals hold the TRUE quantile of the data in ≥ 95 % of releases (issue 12, item 9).
+"""Quantile intervals hold the TRUE quantile of the data in ≥ 95 % of releases.
 
 True quantile (the definition in dpgui.core.quantiles.quantile_bin_interval): the smallest data
 value x with #{values ≤ x} ≥ p·N, with values outside the public bounds moved to the nearest
@@ -94,6 +94,7 @@ def threshold(releases: int) -> float:
 CELLS = [(shape, eps, k) for shape in SHAPES for eps in (0.1, 1.0) for k in (16, 100, 1024)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape,epsilon,bins", CELLS)
 def test_interval_holds_the_true_quantile(shape, epsilon, bins):
     covered, trials, _ = coverage(shape, epsilon, bins, RELEASES, seed=1000 + bins)
@@ -102,6 +103,7 @@ def test_interval_holds_the_true_quantile(shape, epsilon, bins):
     assert covered / trials >= threshold(RELEASES), f"{shape} ε={epsilon} K={bins}: {covered}/{trials}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("neighbours,estimator", [("addremove", "gls"), ("change", "covering"), ("addremove", "covering")])
 def test_interval_holds_under_other_models(neighbours, estimator):
     covered, trials, _ = coverage("exam", 1.0, 100, RELEASES, seed=77, neighbours=neighbours, estimator=estimator)
@@ -114,6 +116,7 @@ def test_interval_holds_with_whole_number_bins():
     assert covered / trials >= threshold(RELEASES)
 
 
+@pytest.mark.slow
 def test_interval_holds_on_the_real_flights_sample():
     from dpgui.data.sample import sample_dataset_path
     import pyarrow.parquet as pq

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
@@ -10,6 +11,7 @@ from dpgui.core.projection import total_sq_error
 from dpgui.core.simulation import SimulationResult, simulate
 
 
+@pytest.mark.slow
 def test_simulation_agrees_with_projection_and_consistency_helps():
     counts = np.bincount(np.random.default_rng(3).integers(0, 300, 1000), minlength=300)
     plan = auto_plan(300, PrivacySpec(0.5))

@@ -120,6 +120,7 @@ def test_a_plain_rmse_margin_would_fail_for_empty_categories_the_one_sided_one_h
 COVERAGE_RELEASES = 150
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("consistency, epsilon, neighbours, noise, small", [
     ("none", 0.1, "change", "laplace", True),
     ("topdown", 0.1, "change", "laplace", True),

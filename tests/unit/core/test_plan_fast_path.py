@@ -1,4 +1,4 @@
-"""The fast `dpgui plan` path (issue 17 item 4) against the reference computations it replaced.
+"""The fast `dpgui plan` path against the reference computations it replaced.
 
 * ``max_prefix_variance``, ``project`` and ``all_prefix_variances`` (the default of ``prefix_variances``, what a
   release publishes) against the per-prefix array of ``prefix_basis`` (O(K·h), the formula of the dense tests);
@@ -81,6 +81,7 @@ def plans_to_project():
                 yield Plan(shape, privacy, dropped, estimator, noise)
 
 
+@pytest.mark.slow
 def test_fast_projection_equals_the_per_prefix_array():
     count = known_zeros = 0
     for plan in plans_to_project():
@@ -95,6 +96,7 @@ def test_fast_projection_equals_the_per_prefix_array():
     assert count > 500 and known_zeros > 500
 
 
+@pytest.mark.slow
 def test_every_prefix_variance_at_once_equals_the_per_prefix_array():
     """The tables a release's standard errors come from (``all_prefix_variances``) give the basis's numbers, with
     the padding known or not, N public (its prefix 0) or not (prefix K̄ itself on complete trees)."""
@@ -119,6 +121,7 @@ def test_fast_maximum_at_a_million_bins():
 
 
 # ------------------------------------------------------------------ shape scans
+@pytest.mark.slow
 @pytest.mark.parametrize("bins", [10, 256, 4096, 100_003])
 @pytest.mark.parametrize("neighbours,noise", [("change", "laplace"), ("addremove", "laplace"),
                                               ("change", "gaussian"), ("addremove", "gaussian")])
@@ -174,6 +177,7 @@ def budget_cases():
             yield shape, privacy, noise
 
 
+@pytest.mark.slow
 def test_budget_search_is_never_worse_than_slsqp_and_agrees_where_both_reach_one_optimum(monkeypatch):
     same = better = 0
     for shape, privacy, noise in budget_cases():
@@ -221,6 +225,7 @@ PLAN_SETTINGS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", PLAN_SETTINGS, ids=lambda o: " ".join(o))
 def test_plan_json_is_the_reference_computation(options, monkeypatch, capsys):
     code, out, err = run_cli(["plan", *options, "--json"], capsys)

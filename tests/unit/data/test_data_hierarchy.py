@@ -236,6 +236,7 @@ def test_a_level_with_too_many_values_stops_the_read_with_bounded_memory(tmp_pat
     assert peak < 20_000_000  # Python objects: ~10,000 labels, not 10⁶ (≈ 60 MB as str)
 
 
+@pytest.mark.slow
 def test_the_real_limit_on_a_million_distinct_values(tmp_path):
     n = 1_000_000
     path = tmp_path / "ids.parquet"

@@ -1,4 +1,4 @@
-"""Adversarial audit of the hierarchy data layer (issue 15, wave 2): hostile prior and data files."""
+"""The hierarchy data layer against hostile prior and data files."""
 
 from __future__ import annotations
 

@@ -171,6 +171,7 @@ def test_values_histogram_property(xs, lower, width, bins):
 # ----------------------------------------------------------------- files: correctness
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name,sep,compress",
     [
@@ -305,12 +306,12 @@ def test_missing_drop_na_tokens(tmp_path):
     path = tmp_path / "na.csv"
     path.write_text("x\n1\nNA\n\nNaN\nnull\n2\n")
     h = column_histogram(path, "x", 0, 4, 4)
-    # In a one-column CSV the blank line is an empty cell: a row with a missing value (issue 12).
+    # In a one-column CSV the blank line is an empty cell: a row with a missing value.
     assert (h.n_rows, h.n_missing, h.total) == (6, 4, 2)
 
 
 def test_blank_line_in_one_column_csv_is_a_missing_value(tmp_path):
-    """Issue 12, item 2: a one-column CSV writes an empty cell as a blank line; it is a missing
+    """A one-column CSV writes an empty cell as a blank line; it is a missing
     value (a row), here, in the row count the window shows and under missing="error". In a wider
     file a blank line has no fields and is not a row."""
     from dpgui.data.table import count_rows, inspect_table
@@ -361,7 +362,7 @@ def test_unknown_missing_policy(tmp_path):
 
 def test_all_values_missing(tmp_path):
     """Read, not refused: refusing when every value is missing would make publishing depend on the
-    data (issue 12); the release counts them in its missing leaf (change) or drops them (add/remove)."""
+    data; the release counts them in its missing leaf (change) or drops them (add/remove)."""
     path = _write_csv(tmp_path / "allna.csv", {"x": [None, None, None], "k": [1, 2, 3]})
     h = column_histogram(path, "x", 0, 4, 4)
     assert (h.n_rows, h.n_missing, h.total) == (3, 3, 0)
@@ -638,6 +639,7 @@ def _frame_with_missing(values: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"id": np.arange(values.size), "x": values, "label": ["a"] * values.size})
 
 
+@pytest.mark.slow
 def test_xlsx_histogram_equals_csv(tmp_path, values):
     frame = _frame_with_missing(values[:2000])
     frame.to_excel(tmp_path / "d.xlsx", index=False)
@@ -727,6 +729,7 @@ def test_progress_csv_default_settings(million_csv):
     assert all(0.0 <= f <= 1.0 for f in seen)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ext", [".parquet", ".xlsx", ".csv.gz"])
 def test_progress_other_formats(tmp_path, values, ext):
     frame = _frame_with_missing(values[:3000])

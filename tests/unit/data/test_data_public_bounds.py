@@ -177,7 +177,7 @@ def test_why_not_confidential_is_plain_and_short():
 
 
 def test_the_confidential_file_is_never_a_public_reference(tmp_path):
-    """Issue 12, 'the same kind of hole elsewhere': marking the confidential file itself (by another
+    """The confidential file is never its own public reference: marking it (by another
     path, a link or a byte-identical copy) as the public reference would suggest its own extremes."""
     import shutil
 

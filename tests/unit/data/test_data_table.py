@@ -223,6 +223,7 @@ def test_zero_and_one_row_files(tmp_path, name, n):
         assert reader.read_rows(1, 10).empty
 
 
+@pytest.mark.slow
 def test_xlsx_without_size_record(tmp_path, tables):
     # Some writers leave out <dimension>: the rows are then counted.
     source, path = tables["t.xlsx"], tmp_path / "nodim.xlsx"
@@ -250,7 +251,7 @@ def test_count_rows_csv_progress_and_cancel(million_csv):
 
 
 def test_count_rows_blank_lines(tmp_path):
-    """One column: a blank line is an empty cell, a row (issue 12); wider: no fields, not a row."""
+    """One column: a blank line is an empty cell, a row; wider: no fields, not a row."""
     path = tmp_path / "b.csv"
     path.write_text("x\n1\n\n2\n\n")
     assert count_rows(path) == 4

@@ -1,4 +1,4 @@
-"""Which sources' row counts may be published (issue 28, item 3): a file's, a table's or a Spark dataset's
+"""Which sources' row counts may be published: a file's, a table's or a Spark dataset's
 under ``change``; a query's (database or Spark) only with the officer's statement, which the spec, its
 project record and its public record keep."""
 

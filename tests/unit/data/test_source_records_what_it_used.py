@@ -1,4 +1,4 @@
-"""Review of issue 16: what a source records must be what it used."""
+"""What a source records must be what it used."""
 
 from __future__ import annotations
 

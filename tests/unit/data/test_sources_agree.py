@@ -1,4 +1,4 @@
-"""Every source counts exactly what the file path counts on the same rows (issue 16, first acceptance point).
+"""Every source counts exactly what the file path counts on the same rows.
 
 One seeded adversarial dataset (:func:`_dataset`) is written into every format dpgui reads — CSV (comma;
 semicolon with a decimal point, and with a decimal comma, both stated; tab), gzip and zstd CSV,
@@ -372,6 +372,7 @@ def _outcome(compute):
         return DataError
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source_id", list(SOURCES))
 def test_source_counts_equal_the_file_path(source_id, files, request):
     reference = files[SOURCES[source_id]]

@@ -1,4 +1,4 @@
-"""Adversarial checks of the data sources (issue 16 audit): read-only, credentials, counting."""
+"""The data sources against hostile input: read-only, credentials, counting."""
 
 from __future__ import annotations
 

@@ -90,6 +90,7 @@ def twins(request, tmp_path):
     return stat, parquet
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("grid", GRIDS)
 @pytest.mark.parametrize("batch_rows", [13, 1_000_000])
 def test_histogram_equals_parquet_drop(twins, grid, batch_rows):

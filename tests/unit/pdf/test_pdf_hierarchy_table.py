@@ -48,6 +48,7 @@ def rendered(tmp_path_factory):
     return release, errors, path
 
 
+@pytest.mark.slow
 def test_every_count_of_every_level_is_listed_parent_before_children(rendered):
     release, _, path = rendered
     text = _pdf_text(path, TEXT_PAGES + 1)

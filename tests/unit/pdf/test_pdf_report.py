@@ -132,6 +132,7 @@ def test_unsigned_add_remove_release_says_so(tmp_path):
     assert pdf_pages(path) == 3
 
 
+@pytest.mark.slow
 def test_test_release_is_marked_on_every_page_and_a_secure_one_is_not(tmp_path):
     counts = smooth_counts(100)
     insecure = write_pdf(render_release_pdf(make_release(counts, secure=False), details(), KEY_ID), tmp_path / "test.pdf")
@@ -143,6 +144,7 @@ def test_test_release_is_marked_on_every_page_and_a_secure_one_is_not(tmp_path):
     assert "secure random source" in pdf_text(secure, 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
 def test_true_counts_never_appear(tmp_path, neighbours):
     """Bins with distinctive true counts (primes); every true bin count, true cumulative count and
@@ -166,6 +168,7 @@ def test_true_counts_never_appear(tmp_path, neighbours):
     assert not leaked, f"true counts in the PDF: {leaked}"
 
 
+@pytest.mark.slow
 def test_million_bins_render_with_thinned_curves(tmp_path, monkeypatch):
     """Every curve of a K = 10^6 release is drawn with at most 2 points per column of the plot (its
     band: 2 per column on each edge), never point by point: the rule that keeps the PDF fast and small."""
@@ -209,6 +212,7 @@ def blue_fraction(png: Path) -> float:
     return float(((b - r > 60) & (b > 150)).mean())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [200, 65_536])
 def test_pages_render_and_are_kept_for_looking(tmp_path, k):
     rel = make_release(smooth_counts(k, n=120_000), epsilon=1.0, lower=0.0, upper=240.0)
@@ -225,6 +229,7 @@ def test_pages_render_and_are_kept_for_looking(tmp_path, k):
         shutil.copy(png, PAGES_DIR / png.name)
 
 
+@pytest.mark.slow
 def test_unusual_releases_render(tmp_path):
     """No consistency (the curve may dip below 0), an empty table, tiny and huge bounds, a long and
     HTML-like column name: still three pages, the name shown literally."""
@@ -264,6 +269,7 @@ def test_renders_in_a_worker_thread(qapp, tmp_path):
     assert pdf_pages(write_pdf(out[0], tmp_path / "thread.pdf")) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="the offscreen fallback is for X11/Wayland systems")
 def test_headless_without_any_application(tmp_path):
     """As the CLI: no QApplication, no display, no QT_QPA_PLATFORM: an offscreen QGuiApplication is made."""
@@ -292,8 +298,9 @@ def test_headless_without_any_application(tmp_path):
     assert pdf_pages(tmp_path / "cli.pdf") == 3
 
 
+@pytest.mark.slow
 def test_missing_values_rule_in_the_pdf(tmp_path):
-    """Issue 12: the PDF says which missing-value rule was applied, with the released missing count."""
+    """The PDF says which missing-value rule was applied, with the released missing count."""
     plan = auto_plan(32, PrivacySpec(1.0, "change"))
     rel = release(smooth_counts(32), plan, SeededRandom(4), 0.0, 32.0, "l2", missing=25)
     text = pdf_text(write_pdf(render_release_pdf(rel, ReleaseInfo(DATASET, COLUMN, RELEASE_ID, CREATED, "bucket"), None),
@@ -308,7 +315,7 @@ def test_missing_values_rule_in_the_pdf(tmp_path):
 
 
 def test_quantile_table_says_what_the_estimate_is(tmp_path):
-    """Issue 12, item 9: the value is named as an interpolation; the interval is for the true quantile."""
+    """The quantile table names its value as an interpolation; the interval is for the true quantile."""
     path = write_pdf(render_release_pdf(make_release(smooth_counts(200)), details(), KEY_ID), tmp_path / "q.pdf")
     text = " ".join(pdf_text(path, 1).split())
     for needed in ("Estimate (interpolated)", "linear interpolation inside the bin",
@@ -325,6 +332,7 @@ def _release_with(privacy: PrivacySpec, noise: str) -> Release:
     return dataclasses.replace(release(counts, plan, SeededRandom(5), 0.0, 100.0, "l2"), secure=True)
 
 
+@pytest.mark.slow
 def test_a_gaussian_release_says_what_delta_means(tmp_path):
     from dpgui.core.accounting import zcdp_rho
     from dpgui.pdf.markup import delta_meaning
@@ -344,6 +352,7 @@ def test_a_gaussian_release_says_what_delta_means(tmp_path):
     assert f"ρ = {first_level:.4g}" in text  # the budget per level is in ρ
 
 
+@pytest.mark.slow
 def test_a_laplace_release_says_pure_epsilon_and_an_unused_delta(tmp_path):
     from dpgui.pdf.markup import delta_meaning
 

@@ -1,4 +1,4 @@
-"""The release PDF states what the officer stated (issue 28, items 10, 11 and 18): the region the plan was
+"""The release PDF states what the officer stated: the region the plan was
 made for, missing values counted as a chosen value, and whole-number quantiles of a whole-number column."""
 
 from __future__ import annotations

@@ -44,6 +44,7 @@ CASES = [  # bins, neighbours, noise (delta), consistency, lower, upper, records
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("bins", "neighbours", "delta", "consistency", "lower", "upper", "records"), CASES)
 def test_release_csv_is_byte_identical_to_the_reference_writer(bins: int, neighbours: str, delta: float,
                                                                consistency: str, lower: float, upper: float,

@@ -47,6 +47,7 @@ def test_decimal_values_on_decimal_edges_are_published_on_the_side_they_were_cou
     assert sum(v < float(rows[2]["bin_upper"]) for v in values) == counts[:3].sum() == 7
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 def test_every_value_lies_within_the_published_edges_of_the_bin_it_was_counted_in(seed):
     rng = np.random.default_rng(seed)

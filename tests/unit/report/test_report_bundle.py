@@ -136,6 +136,7 @@ def test_stock_minisign_accepts_the_manifest_and_rejects_a_tampered_one(bundle, 
     assert "verification failed" in (bad.stdout + bad.stderr).lower()
 
 
+@pytest.mark.slow
 def test_a_thousand_single_byte_changes_are_all_detected(bundle, signer, tmp_path, capsys):
     """1,200 random single-byte changes spread over the CSV, the PDF and the manifest.
 

@@ -1,4 +1,4 @@
-"""Final review of issue 15's merged hierarchy release (report side): error paths past the spend."""
+"""A hierarchy release's error paths past the spend, and what its files say about its mechanism."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def _page1(plan_kwargs: dict, privacy: PrivacySpec, budgets: tuple[float, ...] |
 
 
 def test_the_pdf_does_not_say_the_multiplicative_mechanism_splits_its_budget_equally_over_the_levels():
-    """Paper 004's mechanism has no level budgets (it spends its (ε, δ) over its rounds); its plan carries
+    """Ghazi et al.'s (2023) mechanism has no level budgets (it spends its (ε, δ) over its rounds); its plan carries
     the allocation "uniform" only as a placeholder. The PDF said "equal budget on every level" and "uniform
     budgets need no counts": false for this mechanism."""
     html = _page1({"noise": "multiplicative", "alpha": 0.5}, PrivacySpec(1.0, delta=1e-6))

@@ -1,4 +1,4 @@
-"""Adversarial audit of the hierarchy release's files (issue 15, wave 2)."""
+"""What a hierarchy release's files claim is true of the mechanism and the data."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def test_the_manifest_says_what_the_intervals_guarantee():
 
 
 def test_the_pdf_does_not_describe_multiplicative_counts_as_slightly_biased_noisy_counts():
-    """Paper 004's mechanism publishes every count below ~τ_min as ⌊α τ_min⌋ (about 10⁵ records at
+    """Ghazi et al.'s (2023) mechanism publishes every count below ~τ_min as ⌊α τ_min⌋ (about 10⁵ records at
     ε = 1): "a count ... biases small counts slightly upwards" would be false. The PDF must say that
     small counts are all published as that floor value."""
     import math

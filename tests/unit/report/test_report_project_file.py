@@ -79,7 +79,7 @@ def test_round_trip_with_two_releases(tmp_path):
 
 
 def test_secure_is_never_read_from_a_file(tmp_path):
-    """Whether a release's noise was secure comes from the budget ledger only (issue 12, item 1):
+    """Whether a release's noise was secure comes from the budget ledger only:
     a "secure" key (written by dpgui 0.1, or by hand) is ignored, whatever its value, and never written."""
     saved = save_project(_project(tmp_path), tmp_path / "work.dpgui")
     document = json.loads((tmp_path / "work.dpgui").read_text())

@@ -1,5 +1,4 @@
-"""Everything a signed bundle states comes from what the budget ledger recorded at release time (issue 28,
-item 4).
+"""Everything a signed bundle states comes from what the budget ledger recorded at release time.
 
 A genuine release saved in a project file is edited one field at a time; signing the restored release
 must either refuse (with the field named) or write a bundle identical to the genuine one. The three
@@ -430,6 +429,7 @@ def _sign_hierarchy_as_the_window(document: dict[str, Any], folder: Path, secret
     return _signed_files(folder)
 
 
+@pytest.mark.slow
 def test_a_restored_hierarchy_release_with_assumed_records_edited_is_refused_or_signs_the_genuine_bundle(tmp_path,
                                                                                                          secret):
     document = _assumed_records_document()

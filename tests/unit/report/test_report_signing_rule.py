@@ -1,4 +1,4 @@
-"""No signed bundle without a ledgered secure release (issue 12, items 1 and 3).
+"""No signed bundle without a ledgered secure release.
 
 A release may be signed only if the budget ledger holds its id for the same dataset, with the
 output record written right after its noise was drawn (SHA-256 of the released levels, its public
@@ -70,7 +70,7 @@ def _hand_signed(folder, result, info, secret) -> BundlePaths:
     return paths
 
 
-# ---------------------------------------------------------------------------------- item 3
+# ------------------------------------------------------------ test noise is never signed
 def test_write_bundle_refuses_a_seeded_release_and_writes_nothing(tmp_path, key):
     secret, _, _ = key
     with Ledger() as ledger:
@@ -114,7 +114,7 @@ def test_verify_fails_on_a_signed_seeded_manifest(tmp_path, key, capsys):
     assert verify_bundle(good.manifest, public).ok
 
 
-# ---------------------------------------------------------------------------------- item 1
+# ----------------------------------------------------- only a ledgered release is signed
 def test_a_secure_release_signs_and_the_ledger_points_to_it(tmp_path, key):
     secret, public, _ = key
     with Ledger() as ledger:
@@ -139,7 +139,7 @@ def test_a_release_restored_from_a_project_is_confirmed_by_the_ledger_not_the_fi
 
 
 def test_an_invented_release_is_refused(tmp_path, key):
-    """Item 1 as found: exact counts, an invented id, "secure": true. Nothing is written."""
+    """A forged release: exact counts, an invented id, "secure": true. Nothing is written."""
     secret, _, _ = key
     plan = auto_plan(64, PrivacySpec(1.0))
     exact = [None if lvl is None else np.asarray(lvl) for lvl in plan.shape.level_counts(COUNTS.astype(np.int64))]
@@ -156,6 +156,7 @@ def test_an_invented_release_is_refused(tmp_path, key):
     assert list(tmp_path.glob("forged*")) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change, words", [
     ("levels", "released counts"), ("lower", "lower bound"), ("plan", "plan"), ("column", "column"),
     ("dataset", "for dataset 'payroll', not 'other'"), ("created", "release time"), ("missing", "missing-value"),

@@ -267,6 +267,7 @@ def test_a_laplace_release_charges_rho_epsilon_squared_over_two_and_no_delta():
     assert entry.rho == EPSILON**2 / 2
 
 
+@pytest.mark.slow
 def test_laplace_and_gaussian_releases_compose_under_zcdp_when_cheaper():
     cap_eps, cap_delta = 1.0, 1e-6
     with Ledger() as ledger:

@@ -162,7 +162,7 @@ def test_optimal_allocation_with_counts_beats_uniform(data):
     assert optimal.projection.weighted_mse <= uniform.projection.weighted_mse * (1 + 1e-9)
 
 
-def test_delta_shows_paper_004s_comparison(data):
+def test_delta_shows_the_gaussian_and_multiplicative_comparison(data):
     choice = replace(CHOICE, counts_from_data=True, delta=1e-9)
     planned = plan_and_project(load_hierarchy(data, choice), choice, trials=20)
     gaussian, multiplicative = planned.alpha
