@@ -160,19 +160,22 @@ def _data_sources(run: _Run) -> str:
 def _plan(run: _Run) -> str:
     import math
 
-    from dpgui.core.margins import MARGIN_NAME, cdf_margins
+    from dpgui.core.margins import MARGIN_NAME
     from dpgui.core.plan import PrivacySpec
-    from dpgui.core.planner import auto_plan
     from dpgui.core.projection import project
     from dpgui.formatting import format_margin_records
-    from dpgui.vocabulary import Neighbours
+    from dpgui.vocabulary import Estimator, Neighbours, Noise, Objective
+    from dpgui.workspace.planning import PlanRequest
+    from dpgui.workspace.statistics.cdf import CDF
 
-    plan = auto_plan(SAMPLE_BINS, PrivacySpec(EPSILON, Neighbours.CHANGE, 1), None, "auto", "gls", "total")
+    planned = CDF.plan(PlanRequest(SAMPLE_BINS, PrivacySpec(EPSILON, Neighbours.CHANGE, 1), None, "auto", Estimator.GLS,
+                                   Objective.TOTAL, Noise.LAPLACE))
+    plan = planned.plan
     projected = project(plan)
     _check(math.isfinite(projected.total_sq_error) and projected.total_sq_error > 0,
            f"projected error {projected.total_sq_error} is not a positive number")
     run.values["plan"] = plan
-    worst = cdf_margins(plan).worst
+    worst = planned.margin95  # the margin at the worst CDF point (dpgui.core.margins.cdf_margins' worst)
     return (f"branching {plan.shape.label}, ε = {plan.privacy.epsilon:g}, {MARGIN_NAME} {format_margin_records(worst)} "
             "at the worst point")
 
@@ -231,12 +234,14 @@ def _release(run: _Run) -> str:
 def _pdf(run: _Run) -> str:
     from PySide6.QtWidgets import QApplication
 
-    from dpgui.pdf.cdf import render_release_pdf
+    from dpgui.pdf.sections import report_pdf
+    from dpgui.vocabulary import StatisticKind
 
     # The window's QApplication (its last step), made before the first PDF: a process holds one
     # application, and widgets cannot run under the bare QGuiApplication dpgui.pdf makes when none runs.
     run.values["application"] = QApplication.instance() or QApplication(["dpgui"])
-    pdf = render_release_pdf(run.values["result"], run.values["info"], run.values["key"].public_key.key_id_hex)
+    pdf = report_pdf(StatisticKind.CDF, run.values["result"], run.values["info"],
+                     run.values["key"].public_key.key_id_hex)
     _check(pdf.startswith(b"%PDF-") and len(pdf) > 5000, f"the PDF is not a PDF ({len(pdf)} bytes)")
     run.values["pdf"] = pdf
     return f"{len(pdf):,} bytes"
@@ -296,20 +301,21 @@ def _hierarchy(run: _Run) -> str:
     from dpgui.core.hierarchy_errors import plan_errors
     from dpgui.core.noise import SecureRandom
     from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
-    from dpgui.pdf.hierarchy import render_hierarchy_pdf
+    from dpgui.pdf.sections import report_pdf
     from dpgui.report.hierarchy.bundle import errors_json
     from dpgui.workspace.flow import ReleaseFlow
     from dpgui.workspace.statistics.hierarchy import HIERARCHY
     from dpgui.workspace.hierarchy import (
-        HierarchyChoice, HierarchyRequest, check_hierarchy_budget, load_hierarchy, plan_and_project,
-        run_hierarchy_release, set_first_cap,
+        HierarchyRequest, check_hierarchy_budget, load_hierarchy, run_hierarchy_release, set_first_cap,
     )
+    from dpgui.workspace.hierarchy_planning import HierarchyChoice, HierarchyPlanRequest
     from dpgui.workspace.release import FirstCapNeeded, Problem
 
     choice = HierarchyChoice(levels=HIERARCHY_SAMPLE_LEVELS, epsilon=EPSILON, categories_public=True)  # public sample
     loaded = load_hierarchy(hierarchy_sample_path(), choice)
     hierarchy = loaded.hierarchy
-    request = HierarchyRequest(loaded, plan_and_project(loaded, choice).plan, HIERARCHY_DATASET, choice.categories_public)
+    plan = HIERARCHY.plan(HierarchyPlanRequest(loaded, choice)).plan
+    request = HierarchyRequest(loaded, plan, HIERARCHY_DATASET, choice.categories_public)
     _check(isinstance(check_hierarchy_budget(request), FirstCapNeeded), "a new dataset was not asked for its budget")
     check = set_first_cap(request, EPSILON, "dpgui --self-test (throw-away ledger)")
     if isinstance(check, Problem):
@@ -330,7 +336,7 @@ def _hierarchy(run: _Run) -> str:
     _check(abs(left) < 1e-12, f"the ledger shows ε = {left:g} left after spending the whole cap")
     projection = errors_json(plan_errors(release.plan, hierarchy))  # the plan's stated errors, as published
     key = run.values["key"]
-    pdf = render_hierarchy_pdf(release, info, projection, key.public_key.key_id_hex)
+    pdf = report_pdf(HIERARCHY.kind, release, info, key.public_key.key_id_hex, projection)
     _check(pdf.startswith(b"%PDF-"), f"the hierarchy PDF is not a PDF ({len(pdf)} bytes)")
     (run.work / "hierarchy-bundle").mkdir()
     with ReleaseFlow.open(HIERARCHY_DATASET) as flow:

@@ -79,7 +79,7 @@ def cmd_counts(args: argparse.Namespace) -> int:
     counts = statistic(StatisticKind.COUNTS)
     key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
-    from dpgui.pdf.counts import render_counts_pdf
+    from dpgui.pdf.sections import report_pdf
 
     release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
     with ReleaseFlow.open(args.dataset) as flow, interrupt_names(release_id):
@@ -90,7 +90,7 @@ def cmd_counts(args: argparse.Namespace) -> int:
 
         def sign() -> Path:  # past the spend: a failure says that ε was spent (ReleaseFlow.write)
             check_bundle_target(args.bundle, name)
-            pdf = render_counts_pdf(done.release, done.info, key.public_key.key_id_hex)
+            pdf = report_pdf(StatisticKind.COUNTS, done.release, done.info, key.public_key.key_id_hex)
             return flow.sign(counts, args.bundle, name, done.release, done.info, pdf, key).manifest
 
         written = flow.write(plan, release_id, [("bundle", sign)], "sign the release again from the window's session "

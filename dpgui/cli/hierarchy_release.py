@@ -184,7 +184,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     if target.bundle is not None and target.key is not None:  # (--bundle without --key: refused above)
         key = load_secret_key(Path(target.key), _passphrase(target.passphrase_file, False))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
-        from dpgui.pdf.hierarchy import render_hierarchy_pdf
+        from dpgui.pdf.sections import report_pdf
     with _open_data(spec) as source, ReleaseFlow.open(args.dataset) as flow:  # connected (password asked) first
         _check_data_columns(source, args.levels, numeric=False)
         # No cap, or too little left: refused before the data is read (with the exact plan when the
@@ -222,7 +222,7 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
 
             def bundle() -> Path:
                 assert key is not None and target.bundle is not None
-                pdf = render_hierarchy_pdf(result, info, projected, key.public_key.key_id_hex)
+                pdf = report_pdf(HIERARCHY.kind, result, info, key.public_key.key_id_hex, projected)
                 name = target.name or default_hierarchy_bundle_name(info, hierarchy.level_names)
                 return flow.sign(HIERARCHY, target.bundle, name, result, info, pdf, key, projected).manifest
 

@@ -112,7 +112,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     if target.bundle is not None and target.key is not None:  # (--bundle without --key: refused above)
         key = load_secret_key(Path(target.key), _passphrase(target.passphrase_file, False))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
-        from dpgui.pdf.cdf import render_release_pdf
+        from dpgui.pdf.sections import report_pdf
     with _open_data(spec) as source, ReleaseFlow.open(dataset) as flow:  # connected (password asked) before the ledger
         _check_data_columns(source, [args.column], numeric=True)
         # No refusal that depends on the values (e.g. all missing): that would itself be a release.
@@ -131,7 +131,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
         def bundle() -> Path:
             assert key is not None and target.bundle is not None
-            pdf = render_release_pdf(result, info, key.public_key.key_id_hex)
+            pdf = report_pdf(CDF.kind, result, info, key.public_key.key_id_hex)
             name = target.name or default_bundle_name(info)
             return flow.sign(CDF, target.bundle, name, result, info, pdf, key).manifest  # checks the ledger's record
 

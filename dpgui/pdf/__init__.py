@@ -6,4 +6,7 @@ release's labels.
 :mod:`dpgui.pdf.cdf` draws a CDF release (its charts: :mod:`dpgui.pdf.cdf_charts`),
 :mod:`dpgui.pdf.hierarchy` the counts over a hierarchy; both on :mod:`dpgui.pdf.page` (the
 application, A4 writer, canvas, footer, test-noise strip) with the words of :mod:`dpgui.pdf.markup`.
+:func:`dpgui.pdf.sections.report_pdf` draws a release of any kind, from one table keyed by the
+statistic's kind (:data:`dpgui.pdf.sections.SECTIONS`): the export dialogs, the command line and the
+self-test call it.
 """

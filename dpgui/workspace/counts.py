@@ -26,7 +26,6 @@ import numpy as np
 
 from dpgui.core.counts import CountsPlan, CountsRelease
 from dpgui.core.noise import RandomSource
-from dpgui.core.plan import PrivacySpec
 from dpgui.data.source import DataSource, PasswordPrompt, neighbours_for, open_source
 from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DataError, DpguiError, ParameterError
@@ -37,7 +36,7 @@ from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.release import (
     FIRST_CAP_REASON, BudgetCheck, FirstCapNeeded, Progress, budget_sentence, ledger_budget_check,
 )
-from dpgui.workspace.statistics.counts import COUNTS, CountsSpend
+from dpgui.workspace.statistics.counts import COUNTS, CountsPlanRequest, CountsSpend
 from dpgui.workspace.words import escape
 
 __all__ = ["MAX_CATEGORIES", "NOISE_MESSAGE", "CountsOutcome", "CountsRequest", "check_counts_budget",
@@ -78,10 +77,11 @@ def read_categories(path: str | os.PathLike[str]) -> tuple[str, ...]:
 
 def counts_plan(categories: tuple[str, ...], epsilon: float, neighbours: Neighbours,
                 records_per_person: int = 1) -> CountsPlan:
-    """The plan of the choices (ParameterError with the reason and the fix otherwise). O(categories)."""
+    """The plan of the choices through the statistic's :meth:`~dpgui.workspace.statistics.counts.CountsStatistic.plan`
+    (ParameterError with the reason and the fix otherwise). O(categories)."""
     if not categories:
         raise ParameterError("no category was stated", "type the categories (one a line) or load a list")
-    return CountsPlan(categories, PrivacySpec(epsilon, neighbours, records_per_person))
+    return COUNTS.plan(CountsPlanRequest(categories, epsilon, neighbours, records_per_person)).plan
 
 
 def record_identity(flow: ReleaseFlow, columns: list[str], rows: int) -> None:

@@ -18,7 +18,8 @@ from dpgui.errors import DpguiError
 from dpgui.report.ledger import Ledger
 from dpgui.report.hierarchy.project import HierarchySettings, ProjectHierarchyRelease
 from dpgui.vocabulary import StatisticKind
-from dpgui.workspace.hierarchy import HierarchyChoice, HierarchyOutcome
+from dpgui.workspace.hierarchy import HierarchyOutcome
+from dpgui.workspace.hierarchy_planning import HierarchyChoice
 from dpgui.workspace.statistics import statistic
 
 __all__ = ["choice_of_settings", "restored_outcome", "settings_of_choice"]

@@ -47,6 +47,14 @@ class PlanRequest:
     locked: Mapping[int, float] | None = None
     focus: Span | None = None
 
+    def at_budget(self, epsilon: float, delta: float) -> PlanRequest:
+        """The same request at (ε, δ), the rest of the privacy spec unchanged: the planner's level budgets
+        (explicit or locked ones are in the unit of the request's own budget, so they are left out)."""
+        p = self.privacy
+        budgets = "auto" if isinstance(self.budgets, tuple) else self.budgets
+        return replace(self, privacy=PrivacySpec(epsilon, p.neighbours, p.records_per_person, delta, p.impute),
+                       budgets=budgets, locked=None)
+
 
 @dataclass(frozen=True)
 class PlannedCdf:

@@ -4,10 +4,16 @@ treat every kind alike. One implementation per kind lives in its own module of
 :mod:`dpgui.workspace.statistics` (which never imports another's), found through the one registry there
 (:func:`dpgui.workspace.statistics.statistic`), keyed by :class:`~dpgui.vocabulary.StatisticKind`.
 
-A statistic is a stateless object; its methods delegate to the kind's engine (:mod:`dpgui.core`), its
+A statistic is a stateless object; its methods delegate to the kind's planning
+(:mod:`dpgui.workspace.planning`, :mod:`dpgui.workspace.hierarchy_planning`), engine (:mod:`dpgui.core`),
 report code (:mod:`dpgui.report.cdf`, :mod:`dpgui.report.hierarchy`) and the data sources
 (:mod:`dpgui.data`). No Qt: the PDF is drawn above this layer, by the function the PDF layer keeps
-under :attr:`Statistic.pdf_section`.
+for the statistic's kind (:func:`dpgui.pdf.sections.report_pdf`).
+
+Planning (:meth:`Statistic.plan`, :meth:`Statistic.margin_at`) answers in the product's one stated error,
+the 95 % margin in records (:mod:`dpgui.core.margins` says how each kind's holds): a published value lies
+within ± the margin of its true value in about 95 of 100 releases; a plan's :attr:`Planned.margin95` is the
+margin of its least precise published value, so the margins of different statistics compare in one unit.
 
 The order of a release is the one of :func:`dpgui.report.publish.spend_then_release`: nothing is spent
 before :meth:`Statistic.release`, which records the charge in the budget ledger before any noise exists.
@@ -21,8 +27,9 @@ noisy values, the officer's choices, the data source's public record). Threads: 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource
@@ -31,7 +38,10 @@ from dpgui.report.ledger import Ledger
 from dpgui.report.signing import SecretKey
 from dpgui.vocabulary import Charge, StatisticKind
 
-__all__ = ["CountsT", "InfoT", "PlanT", "Progress", "ReleaseT", "ShouldCancel", "SpendT", "Statistic"]
+__all__ = [
+    "Alternative", "CountsT", "DetailT", "InfoT", "PlanProgress", "PlanT", "Planned", "Progress", "ReleaseT",
+    "ShouldCancel", "SpendT", "Statistic",
+]
 
 #: What a release publishes besides its noisy values, all public: the plan and the kind's choices
 #: (a CDF's column and bounds; a hierarchy's tree and where its node list comes from).
@@ -43,9 +53,37 @@ CountsT = TypeVar("CountsT")
 #: The released (noisy, public) values and the public facts about them (the kind's ``ReleaseInfo``).
 ReleaseT = TypeVar("ReleaseT")
 InfoT = TypeVar("InfoT")
+#: The kind's own answer to a plan request, with what its pages show beyond :class:`Planned`'s figures
+#: (:class:`~dpgui.workspace.planning.PlannedCdf`, :class:`~dpgui.workspace.hierarchy_planning.PlannedHierarchy`).
+DetailT = TypeVar("DetailT")
 
 Progress = Callable[[float], None]
+#: Planning's progress: the fraction done and the words of the stage (the window's status line).
+PlanProgress = Callable[[float, str], None]
 ShouldCancel = Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class Alternative(Generic[PlanT]):
+    """A plan offered beside the one chosen, for comparison: ``what`` it is in words ("Gaussian noise",
+    "the plan for the whole range"), the plan, and its 95 % margin (records, as :attr:`Planned.margin95`)."""
+
+    what: str
+    plan: PlanT
+    margin95: float
+
+
+@dataclass(frozen=True, eq=False)  # the detail may hold numpy arrays
+class Planned(Generic[PlanT, DetailT]):
+    """A statistic's answer to a plan request: the plan to release with, its projected error — the 95 %
+    margin in records of its least precise published value (a CDF: at the worst CDF point; a hierarchy:
+    at its worst level) — the alternatives the planner offers beside it (no extra planning is done for
+    them), and the kind's own answer (``detail``) for its pages. Public values only."""
+
+    plan: PlanT
+    margin95: float
+    detail: DetailT
+    alternatives: tuple[Alternative[PlanT], ...] = ()
 
 
 class Statistic(Protocol[SpendT, PlanT, CountsT, ReleaseT, InfoT]):
@@ -66,9 +104,25 @@ class Statistic(Protocol[SpendT, PlanT, CountsT, ReleaseT, InfoT]):
         """The JSON Schema a manifest of this kind satisfies (checked before signing and when verifying)."""
         ...
 
-    @property
-    def pdf_section(self) -> str:
-        """The name under which the PDF layer keeps the function that draws this kind's report."""
+    def plan(self, request: Any, progress: PlanProgress | None = None,
+             should_cancel: ShouldCancel | None = None) -> Planned[PlanT, Any]:
+        """The plan of the kind's own plan ``request`` (a CDF: :class:`~dpgui.workspace.planning.PlanRequest`;
+        a hierarchy: :class:`~dpgui.workspace.hierarchy_planning.HierarchyPlanRequest`), its 95 % margin
+        and the alternatives offered, as the window, the command line and the self-test plan it. Nothing is
+        spent and no confidential value is read: a plan depends on public settings (and a hierarchy's
+        public or opted-in prior counts). Time: the kind's planner (milliseconds to seconds); for a worker
+        thread; Cancelled when ``should_cancel`` says so where the kind can stop."""
+        ...
+
+    def margin_at(self, request: Any, epsilon: float, delta: float) -> float:
+        """The 95 % margin in records (:attr:`Planned.margin95`) of the plan ``request`` gives at the budget
+        (ε, δ) in place of its own — what a planner of several statistics under one budget compares. The
+        level budgets are the planner's at (ε, δ) (typed or locked ones are in the request's own unit and
+        are left out); the alternatives are not planned. A ParameterError where no plan exists at (ε, δ)
+        (a Gaussian noise asked for at δ = 0). Cost: one plan and its margin, no data read, nothing spent:
+        a CDF about the planner's time (milliseconds; about a second at K = 2²⁰), a hierarchy the planner
+        and one projection per consistency step tried (closed form, or a few seconds of Monte Carlo on
+        10⁵ leaves)."""
         ...
 
     def plan_of(self, spend: SpendT) -> PlanT:

@@ -45,8 +45,9 @@ from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import cdf_margin_words
 from dpgui.vocabulary import AUTO, AccuracyWhere, Neighbours, Noise
-from dpgui.workspace.planning import PlanRequest, other_noise_plan, plan_cdf
+from dpgui.workspace.planning import PlanRequest, other_noise_plan
 from dpgui.workspace.state import DataContext, PlanChoice
+from dpgui.workspace.statistics.cdf import CDF
 
 
 def _format_delta(delta: float) -> str:
@@ -510,8 +511,8 @@ class PlanPage(QWidget):
         span, region = self._focus_span(bins)
 
         def task(progress: Any, should_cancel: Any) -> Planned:
-            planned = plan_cdf(PlanRequest(bins, privacy, shape, "auto", estimator, objective, noise, locked, span),
-                               progress)
+            planned = CDF.plan(PlanRequest(bins, privacy, shape, "auto", estimator, objective, noise, locked, span),
+                               progress).detail
             return Planned(planned.plan, offer=planned.offer, region=region if planned.offer else "")
 
         self._run(task)

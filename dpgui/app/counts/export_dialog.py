@@ -30,8 +30,8 @@ class CountsExportDialog(BundleExportDialog):
     def sign_bundle(self, flow: ReleaseFlow, folder: str, name: str, key: SecretKey) -> BundlePaths:
         """The release as the ledger confirms it (its secure flag: a restored release's PDF is drawn as
         secure only then), its PDF with ``key``'s id, then :meth:`ReleaseFlow.sign` with the counts statistic."""
-        from dpgui.pdf.counts import render_counts_pdf
+        from dpgui.pdf.sections import report_pdf
 
         release, info = COUNTS.authenticate(flow.ledger, self.outcome.release, self.outcome.info)
-        pdf = render_counts_pdf(release, info, key.public_key.key_id_hex)
+        pdf = report_pdf(COUNTS.kind, release, info, key.public_key.key_id_hex)
         return flow.sign(COUNTS, folder, name, release, info, pdf, key)

@@ -28,7 +28,7 @@ from dpgui.app.text import friendly, plain_text
 from dpgui.app.widgets.fields import inline_message, show_inline
 from dpgui.core.mechanism import Release
 from dpgui.errors import DpguiError
-from dpgui.pdf.cdf import render_release_pdf
+from dpgui.pdf.sections import report_pdf
 from dpgui.report.bundle import BundlePaths, check_bundle_name, check_bundle_target
 from dpgui.report.cdf.bundle import ReleaseInfo, default_bundle_name
 from dpgui.report.files import check_outside_input_folders
@@ -248,5 +248,5 @@ class ExportDialog(BundleExportDialog):
         self.release_id, self.dataset = info.release_id, info.dataset
 
     def sign_bundle(self, flow: ReleaseFlow, folder: str, name: str, key: SecretKey) -> BundlePaths:
-        pdf = render_release_pdf(self._release, self._info, key.public_key.key_id_hex)
+        pdf = report_pdf(CDF.kind, self._release, self._info, key.public_key.key_id_hex)
         return flow.sign(CDF, folder, name, self._release, self._info, pdf, key)

@@ -1,7 +1,7 @@
 """How useful a hierarchy plan's counts will be, in the window's plan step (step 2): the cells of the
 level table (the 95 % margin of one count, the middle category's count, the margin as a share of it,
 the share of categories below the margin), the warning when a level is mostly noise, and the plot of
-each level's 95 % margin against ε (computed on a worker: :func:`dpgui.workspace.hierarchy.error_curves`).
+each level's 95 % margin against ε (computed on a worker: :func:`dpgui.workspace.hierarchy_planning.error_curves`).
 
 The figures are :func:`dpgui.core.hierarchy_errors.plan_errors`'s, worded by :mod:`dpgui.formatting`
 as ``dpgui hierarchy plan`` and the PDF word them. Nothing here reads the data.
@@ -23,7 +23,7 @@ from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.hierarchy_errors import LevelErrors, basis_words
 from dpgui.core.margins import MARGIN_NAME
 from dpgui.formatting import format_level_margin, format_parameter, format_relative_margin, format_share_whole
-from dpgui.workspace.hierarchy import LoadedHierarchy, PlannedHierarchy, error_curves
+from dpgui.workspace.hierarchy_planning import LoadedHierarchy, PlannedHierarchy, error_curves
 from dpgui.workspace.words import escape
 
 __all__ = ["ERROR_HEADERS", "ERROR_TIPS", "LEVEL_COLOURS", "MarginCurves", "level_error_cells", "plan_error_words"]

@@ -43,9 +43,9 @@ class HierarchyExportDialog(BundleExportDialog):
 
     def sign_bundle(self, flow: ReleaseFlow, folder: str, name: str, key: SecretKey) -> BundlePaths:
         """The PDF with the published projection, then :meth:`ReleaseFlow.sign` with the hierarchy statistic."""
-        from dpgui.pdf.hierarchy import render_hierarchy_pdf
+        from dpgui.pdf.sections import report_pdf
 
         release, info = self.outcome.release, self.outcome.info
         projection = self.published_projection()
-        pdf = render_hierarchy_pdf(release, info, projection, key.public_key.key_id_hex)
+        pdf = report_pdf(HIERARCHY.kind, release, info, key.public_key.key_id_hex, projection)
         return flow.sign(HIERARCHY, folder, name, release, info, pdf, key, projection)

@@ -46,9 +46,10 @@ from dpgui.data.source import PasswordPrompt
 from dpgui.formatting import format_significant
 from dpgui.vocabulary import Neighbours, SourceKind, StatisticKind
 from dpgui.workspace.hierarchy import (
-    CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, COUNTS_FROM_DATA_WARNING, Data, HierarchyChoice, HierarchyWorkspace,
-    LoadedHierarchy, data_file, data_name, data_spec, level_choices, load_hierarchy,
+    CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, COUNTS_FROM_DATA_WARNING, HierarchyWorkspace, data_file, data_name,
+    data_spec, level_choices, load_hierarchy,
 )
+from dpgui.workspace.hierarchy_planning import Data, HierarchyChoice, LoadedHierarchy
 from dpgui.workspace.session import same_data
 from dpgui.workspace.state import Workspace
 from dpgui.workspace.words import escape, sentence

@@ -2,8 +2,9 @@
 model, records per person and the records the projection assumes; the allocation (equal, least error within
 ε, least ε for a target error), the level-budget editor (one row per level: nodes, weight, budget ε or ρ,
 projected bias², variance, MSE and the stated errors), consistency (default: the lower projected error),
-the margin curves and, with δ > 0, the noises side by side. The plan is made on a worker
-(:func:`dpgui.workspace.hierarchy.plan_and_project`); nothing here reads the data or spends.
+the margin curves and, with δ > 0, the noises side by side. The plan is made on a worker through the
+statistic seam (:func:`plan_task`: :meth:`HierarchyStatistic.plan
+<dpgui.workspace.statistics.hierarchy.HierarchyStatistic.plan>`); nothing here reads the data or spends.
 
 :class:`HierarchyPlanStep` is the part of the mode's page (:class:`~dpgui.app.hierarchy.page.HierarchyMode`,
 its subclass) that holds this step: its fields are the mode's own, as the window, a project's restore and
@@ -33,10 +34,11 @@ from dpgui.core.hierarchy import check_assumed_records
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_delta, format_significant
 from dpgui.vocabulary import Allocation, Neighbours, Noise, PriorSource
-from dpgui.workspace.hierarchy import (
-    ALLOCATION_LABELS, CONSISTENCY_LABELS, NOISE_LABELS, HierarchyWorkspace, PlannedHierarchy, plan_and_project,
-    share_budget,
+from dpgui.workspace.hierarchy import HierarchyWorkspace
+from dpgui.workspace.hierarchy_planning import (
+    ALLOCATION_LABELS, CONSISTENCY_LABELS, NOISE_LABELS, HierarchyPlanRequest, PlannedHierarchy, share_budget,
 )
+from dpgui.workspace.statistics.hierarchy import HIERARCHY
 from dpgui.workspace.words import NEIGHBOURS_LABELS, escape
 
 TABLE_HEADERS = ("Level", "Column", "Categories", "Weight", "Budget", "Bias²\n(records²)", "Variance\n(records²)",
@@ -76,6 +78,11 @@ def _parse_target(raw: str) -> float:
         raise ParameterError(f"the target error must be above 0, got {raw!r}",
                              "enter e.g. 625 (records², summed over the categories)")
     return value
+
+
+def plan_task(request: HierarchyPlanRequest, progress: Any, should_cancel: Any) -> PlannedHierarchy:
+    """The plan of ``request`` through the statistic seam, with what the plan step shows (worker thread)."""
+    return HIERARCHY.plan(request, progress, should_cancel).detail
 
 
 def _fit_height(table: QTableWidget) -> None:
@@ -364,7 +371,7 @@ class HierarchyPlanStep(QWidget):
         show_inline(self.plan_message, "")
         self.summary.setText("Planning…")
         self.state_ws.update(busy="planning")
-        worker = Worker(plan_and_project, state.loaded, state.choice)
+        worker = Worker(plan_task, HierarchyPlanRequest(state.loaded, state.choice))
         worker.connect_to(self, finished=partial(self._on_planned, worker), failed=partial(self._on_plan_failed, worker),
                           cancelled=partial(self._on_plan_cancelled, worker))
         self._plan_worker = worker

@@ -30,10 +30,11 @@ from dpgui.formatting import format_delta
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.vocabulary import PriorSource
 from dpgui.workspace.hierarchy import (
-    CATEGORIES_NOT_DECLARED, CONSISTENCY_LABELS, NOISE_MESSAGE, Data, HierarchyOutcome, HierarchyRequest,
-    HierarchyWorkspace, budget_totals, check_hierarchy_budget, consistency_words, data_name, hierarchy_request,
-    interval_words, run_hierarchy_release, set_first_cap,
+    CATEGORIES_NOT_DECLARED, NOISE_MESSAGE, HierarchyOutcome, HierarchyRequest, HierarchyWorkspace, budget_totals,
+    check_hierarchy_budget, consistency_words, data_name, hierarchy_request, interval_words, run_hierarchy_release,
+    set_first_cap,
 )
+from dpgui.workspace.hierarchy_planning import CONSISTENCY_LABELS, Data
 from dpgui.workspace.release import (
     FIRST_CAP_REASON, BudgetOk, FirstCapNeeded, Problem, budget_sentence, failure_budget_sentence, new_release_id,
 )

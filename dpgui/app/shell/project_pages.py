@@ -24,7 +24,8 @@ from dpgui.core.focus import FocusChoice
 from dpgui.errors import DpguiError
 from dpgui.report.project_file import Project, ProjectRelease
 from dpgui.vocabulary import StatisticKind
-from dpgui.workspace.hierarchy import HierarchyChoice, HierarchyState
+from dpgui.workspace.hierarchy import HierarchyState
+from dpgui.workspace.hierarchy_planning import HierarchyChoice
 from dpgui.workspace.hierarchy_project import choice_of_settings, restored_outcome, settings_of_choice
 from dpgui.workspace.release import restored_shown_release
 from dpgui.workspace.state import Workspace, WorkspaceState

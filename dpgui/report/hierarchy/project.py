@@ -64,7 +64,7 @@ _DAMAGED = "the file is damaged or was edited by hand; open another project or s
 class HierarchySettings:
     """The hierarchy mode's choices as the officer made them (public; no counts). ``prior_path``: the
     public prior file's absolute path ("" for none); ``budgets``/``weights``: typed by the officer (None:
-    the allocation decides); the rest as :class:`dpgui.workspace.hierarchy.HierarchyChoice`."""
+    the allocation decides); the rest as :class:`dpgui.workspace.hierarchy_planning.HierarchyChoice`."""
 
     levels: tuple[str, ...] = ()
     prior_path: str = ""

@@ -2,7 +2,8 @@
 :class:`~dpgui.vocabulary.StatisticKind`, each a :class:`~dpgui.workspace.statistic.Statistic` in its own
 module of this package (:mod:`.cdf`, :mod:`.hierarchy`), which never imports another (a contract in
 pyproject's ``[tool.importlinter]``). A new statistic is one module here (its engine, report and PDF code
-in their own folders of those layers) and one line of :data:`STATISTICS`.
+in their own folders of those layers) and one line of :data:`STATISTICS` (and its PDF report one line of
+:data:`dpgui.pdf.sections.SECTIONS`, the PDF layer being above this one).
 
 What picks a statistic by a recorded kind goes through here: the verifier (:func:`verify`, the manifest's
 ``kind``), the ledger's words (:func:`release_words`, the entry's ``kind``), a release's charge read back

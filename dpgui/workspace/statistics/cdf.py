@@ -1,7 +1,8 @@
 """The CDF of a numeric column as a :class:`~dpgui.workspace.statistic.Statistic`: a tree of noisy bin
 counts over the column's public bounds (Rameshwar, Tandon & Sharma; Smith & Ullman's binary tree
-mechanism), its engine in :mod:`dpgui.core` (plan, mechanism) and its report code in
-:mod:`dpgui.report.cdf`, to which every method delegates. Never imports another statistic.
+mechanism), its planning in :mod:`dpgui.workspace.planning`, its engine in :mod:`dpgui.core` (plan,
+mechanism) and its report code in :mod:`dpgui.report.cdf`, to which every method delegates. Never imports
+another statistic.
 
 Cost: counting O(rows); the release O(K·h) for K bins in a tree of height h; the CSV and the digest
 O(nodes). Confidential data: only :meth:`CdfStatistic.count` reads the column (the histogram, for the
@@ -18,6 +19,7 @@ from dpgui.core.mechanism import Release
 from dpgui.core.missing import MISSING_AUTO
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import Plan
+from dpgui.core.planner import margin95
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.data.histogram import ColumnHistogram
 from dpgui.data.source import DataSource
@@ -29,8 +31,9 @@ from dpgui.report.ledger import Ledger
 from dpgui.report.project_file import ProjectRelease
 from dpgui.report.publish import levels_sha256
 from dpgui.report.signing import SecretKey
-from dpgui.vocabulary import Charge, StatisticKind
-from dpgui.workspace.statistic import Progress, ShouldCancel
+from dpgui.vocabulary import AccuracyWhere, Charge, Noise, StatisticKind
+from dpgui.workspace.planning import PlannedCdf, PlanRequest, plan_cdf
+from dpgui.workspace.statistic import Alternative, Planned, PlanProgress, Progress, ShouldCancel
 
 __all__ = ["CDF", "CdfSpend", "CdfStatistic"]
 
@@ -57,7 +60,17 @@ class CdfStatistic:
     kind: StatisticKind = StatisticKind.CDF
     title: str = "CDF of a numeric column"
     manifest_schema: Path = SCHEMA_PATH
-    pdf_section: str = str(StatisticKind.CDF)
+
+    def plan(self, request: PlanRequest, progress: PlanProgress | None = None,
+             should_cancel: ShouldCancel | None = None) -> Planned[Plan, PlannedCdf]:
+        """:func:`~dpgui.workspace.planning.plan_cdf` (the planner cannot stop midway: ``should_cancel`` is
+        not asked); the margin at the worst CDF point; offered beside it, the other noise's plan when the
+        planner made it (``noise_choice.alternative``) and, with a region, the plan not taken."""
+        planned = plan_cdf(request, progress)
+        return Planned(planned.plan, _margin95(planned.plan), planned, _alternatives(planned))
+
+    def margin_at(self, request: PlanRequest, epsilon: float, delta: float) -> float:
+        return _margin95(plan_cdf(request.at_budget(epsilon, delta)).plan)
 
     def plan_of(self, spend: CdfSpend) -> Plan:
         return spend.plan
@@ -109,6 +122,24 @@ class CdfStatistic:
 
     def ledger_words(self, description: dict[str, Any]) -> str:
         return f"CDF of column {str(description['column'])!r}" if "column" in description else "CDF"
+
+
+def _margin95(plan: Plan) -> float:
+    """The plan's 95 % margin at its least precise CDF point, records (:func:`dpgui.core.margins.cdf_margins`'s
+    ``worst``). Exact; O(K̄ + h³)."""
+    return margin95(plan, AccuracyWhere.EVERY)
+
+
+def _alternatives(planned: PlannedCdf) -> tuple[Alternative[Plan], ...]:
+    offered: list[tuple[str, Plan]] = []
+    choice = planned.plan.noise_choice
+    if choice is not None and choice.alternative is not None:
+        offered.append((f"{Noise(choice.alternative.noise).words} noise", choice.alternative))
+    offer = planned.offer
+    if offer is not None:
+        offered.append(("the plan for the whole range", offer.default_plan) if offer.worth_it
+                       else ("the plan for the region", offer.focused_plan))
+    return tuple(Alternative(what, plan, _margin95(plan)) for what, plan in offered)
 
 
 def _no_extra(extra: dict[str, Any] | None) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from dpgui.core.counts import CountsPlan, CountsRelease
+from dpgui.core.plan import PrivacySpec
 from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource
 from dpgui.errors import DataError
@@ -29,10 +30,10 @@ from dpgui.report.counts.publish import (
 from dpgui.report.ledger import Ledger
 from dpgui.report.publish import levels_sha256
 from dpgui.report.signing import SecretKey
-from dpgui.vocabulary import Charge, StatisticKind
-from dpgui.workspace.statistic import Progress, ShouldCancel
+from dpgui.vocabulary import Charge, Neighbours, StatisticKind
+from dpgui.workspace.statistic import PlanProgress, Planned, Progress, ShouldCancel
 
-__all__ = ["COUNTS", "CountsSpend", "CountsStatistic"]
+__all__ = ["COUNTS", "CountsPlanRequest", "CountsSpend", "CountsStatistic"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,21 @@ class CountsSpend:
 
 
 @dataclass(frozen=True)
+class CountsPlanRequest:
+    """What a counts plan is made of, all public: the stated categories, ε, the neighbour model and the
+    records per person (Laplace noise only: no δ)."""
+
+    categories: tuple[str, ...]
+    epsilon: float
+    neighbours: Neighbours = Neighbours.CHANGE
+    records_per_person: int = 1
+
+    def plan_at(self, epsilon: float) -> CountsPlan:
+        """The plan at ``epsilon`` (ParameterError with the fix for choices no plan can have). O(categories)."""
+        return CountsPlan(self.categories, PrivacySpec(epsilon, self.neighbours, self.records_per_person))
+
+
+@dataclass(frozen=True)
 class CountsStatistic:
     """The counts' answers to the statistic protocol (stateless; :data:`COUNTS` is the one instance)."""
 
@@ -51,6 +67,17 @@ class CountsStatistic:
     title: str = "counts of the categories of one column"
     manifest_schema: Path = COUNTS_SCHEMA
     pdf_section: str = str(StatisticKind.COUNTS)
+
+    def plan(self, request: CountsPlanRequest, progress: PlanProgress | None = None,
+             should_cancel: ShouldCancel | None = None) -> Planned[CountsPlan, CountsPlan]:
+        """The plan in closed form (scale 2L/ε or L/ε), its margin: the 95 % margin of each count; no
+        alternative is offered (Laplace noise only). O(categories); nothing read, nothing spent."""
+        plan = request.plan_at(request.epsilon)
+        return Planned(plan, float(plan.margin), plan)
+
+    def margin_at(self, request: CountsPlanRequest, epsilon: float, delta: float) -> float:
+        """The 95 % margin of each count at ``epsilon`` (δ is not used: Laplace noise spends none). O(1)."""
+        return float(request.plan_at(epsilon).margin)
 
     def plan_of(self, spend: CountsSpend) -> CountsPlan:
         return spend.plan

@@ -1,8 +1,8 @@
 """Counts over a categorical hierarchy as a :class:`~dpgui.workspace.statistic.Statistic`: noisy counts of
 every node of a tree of 2 to 4 level columns, made consistent (Ko, Ziani & Fioretto's budget allocation
-and top-down step; Ghazi, Kamath, Kumar, Manurangsi & Wu's multiplicative noise), its engine in
-:mod:`dpgui.core.hierarchy` and its report code in :mod:`dpgui.report.hierarchy`, to which every method
-delegates. Never imports another statistic.
+and top-down step; Ghazi, Kamath, Kumar, Manurangsi & Wu's multiplicative noise), its planning in
+:mod:`dpgui.workspace.hierarchy_planning`, its engine in :mod:`dpgui.core.hierarchy` and its report code
+in :mod:`dpgui.report.hierarchy`, to which every method delegates. Never imports another statistic.
 
 Cost: counting O(rows) (one GROUP BY where a database or Spark counts); the release O(nodes) besides the
 engine's consistency step. Confidential data: only :meth:`HierarchyStatistic.count` reads the data (the
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyRelease
+from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyProjection, HierarchyRelease
 from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource
 from dpgui.report.bundle import SCHEMA_PATH, BundlePaths
@@ -33,8 +33,9 @@ from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.report.ledger import Ledger
 from dpgui.report.publish import levels_sha256
 from dpgui.report.signing import SecretKey
-from dpgui.vocabulary import Charge, StatisticKind
-from dpgui.workspace.statistic import Progress, ShouldCancel
+from dpgui.vocabulary import Charge, Noise, StatisticKind
+from dpgui.workspace.hierarchy_planning import HierarchyPlanRequest, PlannedHierarchy, plan_and_project
+from dpgui.workspace.statistic import Alternative, Planned, PlanProgress, Progress, ShouldCancel
 
 __all__ = ["HIERARCHY", "HierarchySpend", "HierarchyStatistic"]
 
@@ -61,7 +62,19 @@ class HierarchyStatistic:
     kind: StatisticKind = StatisticKind.HIERARCHY
     title: str = "counts over a hierarchy of categories"
     manifest_schema: Path = SCHEMA_PATH
-    pdf_section: str = str(StatisticKind.HIERARCHY)
+
+    def plan(self, request: HierarchyPlanRequest, progress: PlanProgress | None = None,
+             should_cancel: ShouldCancel | None = None) -> Planned[HierarchyPlan, PlannedHierarchy]:
+        """:func:`~dpgui.workspace.hierarchy_planning.plan_and_project`; the margin of its worst level; offered
+        beside it, with δ > 0, the other noises' plans it projected."""
+        planned = plan_and_project(request.loaded, request.choice, progress, should_cancel, request.trials)
+        others = tuple(Alternative(f"{Noise(noise).words} noise", projection.plan, _margin95(projection))
+                       for noise, projection in planned.alternatives.items() if noise != planned.plan.noise)
+        return Planned(planned.plan, _planned_margin95(planned), planned, others)
+
+    def margin_at(self, request: HierarchyPlanRequest, epsilon: float, delta: float) -> float:
+        at = request.at_budget(epsilon, delta)
+        return _planned_margin95(plan_and_project(at.loaded, at.choice, trials=at.trials, compare=False))
 
     def plan_of(self, spend: HierarchySpend) -> HierarchyPlan:
         return spend.plan
@@ -124,6 +137,19 @@ class HierarchyStatistic:
         levels = description.get("levels")
         return ("hierarchy counts over " + " > ".join(repr(str(level)) for level in levels)
                 if isinstance(levels, list) and levels else "hierarchy counts")
+
+
+def _margin95(projection: HierarchyProjection) -> float:
+    """The 95 % margin of the projection's worst level, records (0 when every level is exact)."""
+    return max((level.margin95 for level in projection.levels), default=0.0)
+
+
+def _planned_margin95(planned: PlannedHierarchy) -> float:
+    """The plan's stated margin (:attr:`PlannedHierarchy.errors`, the figures the window, the CLI and the PDF
+    state: at public counts, the assumed records, or the noise alone)."""
+    if planned.errors is None:  # a bug: plan_and_project states the errors of every plan it makes
+        raise TypeError("the planned hierarchy has no stated errors")
+    return _margin95(planned.errors.projection)
 
 
 #: The hierarchy statistic (registered in :data:`dpgui.workspace.statistics.STATISTICS`).

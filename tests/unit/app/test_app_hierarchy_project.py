@@ -253,7 +253,7 @@ def test_a_damaged_hierarchy_part_is_a_message_and_the_rest_opens(qtbot, schools
 
 def test_an_older_project_replaces_the_hierarchy_workspace(qtbot, schools_csv, tmp_path):
     from dpgui.report.project_file import Project, project_to_json
-    from dpgui.workspace.hierarchy import HierarchyChoice
+    from dpgui.workspace.hierarchy_planning import HierarchyChoice
 
     old = tmp_path / "old.dpgui"
     document = json.loads(project_to_json(Project(data_path=str(schools_csv), dataset="schools")))

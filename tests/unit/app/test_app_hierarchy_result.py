@@ -63,7 +63,7 @@ def test_budgets_set_by_hand_read_as_such_in_the_pdf_and_the_manifest(qtbot):
     from dpgui.pdf.hierarchy import _page1_html
     from dpgui.report.bundle import schema_problems
     from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_DATA, HierarchyReleaseInfo, build_hierarchy_manifest
-    from dpgui.workspace.hierarchy import with_budgets
+    from dpgui.workspace.hierarchy_planning import with_budgets
 
     privacy = PrivacySpec(1.0, "change", 1, 0.0)
     prior = TREE.aggregate(LEAVES)

@@ -17,7 +17,7 @@ def _settled(page) -> bool:
 
 
 def test_the_plan_shows_usefulness_warnings_and_curves_computed_off_the_gui_thread(qtbot, monkeypatch, tmp_path):
-    import dpgui.workspace.hierarchy as workspace
+    import dpgui.workspace.hierarchy_planning as workspace
 
     threads: list[bool] = []
     original = workspace.margin_curves

@@ -27,7 +27,7 @@ def test_the_plan_summary_does_not_say_typed_budgets_were_chosen_with_the_prior(
 
     from dpgui.core.hierarchy import plan_hierarchy
     from dpgui.core.plan import PrivacySpec
-    from dpgui.workspace.hierarchy import PlannedHierarchy, with_budgets
+    from dpgui.workspace.hierarchy_planning import PlannedHierarchy, with_budgets
 
     window = make_window(qtbot, seed=1)
     sizes = (1, 2, 4)

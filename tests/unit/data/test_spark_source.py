@@ -207,7 +207,8 @@ def test_distinct_counts_equal_the_file_path(spark, data_files):
 def test_the_window_hierarchy_mode_counts_in_spark_as_from_the_file(spark, data_files):
     """The hierarchy mode's two reads (dpgui.workspace.hierarchy, as the window runs them) over a Spark
     source: the chooser's distinct values and the tree's leaf counts equal the file path's."""
-    from dpgui.workspace.hierarchy import HierarchyChoice, level_choices, load_hierarchy
+    from dpgui.workspace.hierarchy import level_choices, load_hierarchy
+    from dpgui.workspace.hierarchy_planning import HierarchyChoice
 
     parquet, _ = data_files
     spec = parse_source(str(parquet), engine="spark", spark_master="local[2]")

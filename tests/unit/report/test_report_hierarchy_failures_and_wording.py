@@ -41,7 +41,7 @@ def _page1(plan_kwargs: dict, privacy: PrivacySpec, budgets: tuple[float, ...] |
     from dpgui.pdf.hierarchy import _page1_html
     from dpgui.core.hierarchy import release_hierarchy
     from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo
-    from dpgui.workspace.hierarchy import with_budgets
+    from dpgui.workspace.hierarchy_planning import with_budgets
 
     hierarchy = Hierarchy.from_paths(["a", "b"], [(f"A{i // 3}", f"a{i}") for i in range(9)])
     plan = plan_hierarchy(hierarchy.level_sizes, privacy, **plan_kwargs)

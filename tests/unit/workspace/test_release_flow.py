@@ -16,9 +16,8 @@ from dpgui.errors import Cancelled
 from dpgui.report.ledger import Ledger, NoCapSet
 from dpgui.vocabulary import Charge
 from dpgui.workspace.flow import ReleaseFlow
-from dpgui.workspace.hierarchy import (
-    HierarchyChoice, HierarchyRequest, load_hierarchy, plan_and_project, run_hierarchy_release,
-)
+from dpgui.workspace.hierarchy import HierarchyRequest, load_hierarchy, run_hierarchy_release
+from dpgui.workspace.hierarchy_planning import HierarchyChoice, plan_and_project
 
 
 @dataclass

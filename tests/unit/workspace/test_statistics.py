@@ -1,7 +1,8 @@
 """Every registered statistic answers the protocol (dpgui.workspace.statistic.Statistic) with the figures of
 an independent computation: counted from a real source, released through the ledger (the charge recorded is
 the plan's ε, δ and the ρ of its noise), its digest, CSV and manifest, signed and verified through the
-registry. The registry is iterated, so a statistic added to it is checked too."""
+registry; and each plans as its own planner does, stating the 95 % margin its plan gives, also at another
+budget. The registry is iterated, so a statistic added to it is checked too."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -24,17 +26,21 @@ from dpgui.core.hierarchy import Hierarchy, plan_hierarchy
 from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import auto_plan
+from dpgui.core.projection import prefix_variances
 from dpgui.data.source import open_source
 from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DataError
 from dpgui.report.bundle import BundlePaths, schema_problems
 from dpgui.report.keystore import create_key, load_public_key, load_secret_key
 from dpgui.report.ledger import Ledger
-from dpgui.vocabulary import Noise, StatisticKind
+from dpgui.vocabulary import AUTO, Neighbours, Noise, StatisticKind
+from dpgui.workspace.hierarchy import load_hierarchy
+from dpgui.workspace.hierarchy_planning import HierarchyChoice, HierarchyPlanRequest, PlannedHierarchy, plan_and_project
+from dpgui.workspace.planning import PlanRequest, plan_cdf
 from dpgui.workspace.statistic import Statistic
 from dpgui.workspace.statistics import STATISTICS, recorded_charge, release_words, statistic, verify
 from dpgui.workspace.statistics.cdf import CdfSpend
-from dpgui.workspace.statistics.counts import CountsSpend
+from dpgui.workspace.statistics.counts import CountsPlanRequest, CountsSpend
 from dpgui.workspace.statistics.hierarchy import HierarchySpend
 
 PASSPHRASE = "a long test passphrase"
@@ -173,3 +179,90 @@ def test_an_import_of_the_hierarchy_from_the_cdf_breaks_the_contracts(tmp_path: 
     assert "dpgui.report.hierarchy never import each other BROKEN" in " ".join(result.stdout.split())
     assert "dpgui.report.cdf.csv_export -> dpgui.report.hierarchy.bundle" in result.stdout
     assert "dpgui.workspace.statistics.hierarchy -> dpgui.workspace.statistics.cdf" in result.stdout
+
+
+def _margin(std_error: float) -> float:
+    """The product's 95 % margin of a standard error, records: 2.2·SE + 1 (0 for an exact value), written out."""
+    return 2.2 * std_error + 1.0 if std_error > 0 else 0.0
+
+
+def _cdf_request(path: Path, epsilon: float, delta: float) -> Any:
+    return PlanRequest(8, PrivacySpec(epsilon, "change", delta=delta), noise=AUTO)
+
+
+def _cdf_planned(request: Any) -> tuple[Any, float]:
+    """The CDF planner's plan, and its margin at the worst CDF point from the prefix variances."""
+    plan = plan_cdf(request).plan
+    return plan, _margin(float(np.sqrt(prefix_variances(plan).max())))
+
+
+def _hierarchy_request(path: Path, epsilon: float, delta: float) -> Any:
+    choice = HierarchyChoice(levels=("state", "city"), epsilon=epsilon, delta=delta, categories_public=True)
+    return HierarchyPlanRequest(load_hierarchy(path, choice), choice)
+
+
+def _hierarchy_margin(planned: PlannedHierarchy) -> float:
+    assert planned.errors is not None
+    return max(_margin(level.std_error) for level in planned.errors.projection.levels)
+
+
+def _hierarchy_planned(request: Any) -> tuple[Any, float]:
+    """The hierarchy planner's plan, and the margin of its worst level from the levels' standard errors."""
+    planned = plan_and_project(request.loaded, request.choice)
+    return planned.plan, _hierarchy_margin(planned)
+
+
+#: kind → (a plan request for the data at (ε, δ), the kind's own planner: its plan and worst 95 % margin)
+def _counts_request(data_file: Path, epsilon: float, delta: float) -> CountsPlanRequest:
+    return CountsPlanRequest(("WA", "OR"), epsilon, Neighbours.CHANGE)
+
+
+def _counts_planned(request: CountsPlanRequest) -> tuple[CountsPlan, float]:
+    """The plan, and the 95 % margin of a count by direct sums of the discrete Laplace pmf at its scale."""
+    plan = CountsPlan(request.categories, PrivacySpec(request.epsilon, request.neighbours))
+    q = math.exp(-1.0 / float(plan.scale))
+    covered, margin = (1 - q) / (1 + q), 0
+    while covered < 0.95:
+        margin += 1
+        covered += 2 * (1 - q) / (1 + q) * q ** margin
+    return plan, float(margin)
+
+
+PLAN_SAMPLES: dict[StatisticKind, tuple[Callable[[Path, float, float], Any], Callable[[Any], tuple[Any, float]]]] = {
+    StatisticKind.CDF: (_cdf_request, _cdf_planned),
+    StatisticKind.HIERARCHY: (_hierarchy_request, _hierarchy_planned),
+    StatisticKind.COUNTS: (_counts_request, _counts_planned),
+}
+
+
+@pytest.mark.parametrize("kind", list(STATISTICS))
+def test_a_statistic_plans_as_its_planner_and_states_the_margin_at_another_budget(
+        kind: StatisticKind, data_file: Path) -> None:
+    found: Statistic[Any, Any, Any, Any, Any] = STATISTICS[kind]
+    make_request, own_planner = PLAN_SAMPLES[kind]
+    request = make_request(data_file, EPSILON, 0.0)
+    planned = found.plan(request)
+    plan, margin = own_planner(request)
+    assert planned.plan == plan and planned.margin95 == pytest.approx(margin, rel=1e-9)
+    assert planned.margin95 > 1.0 and planned.alternatives == ()  # δ = 0: Laplace only, nothing offered beside it
+    # at another budget: the plan the planner makes at (ε, δ), its margin larger at a smaller ε
+    at_half = found.margin_at(request, EPSILON / 2, 0.0)
+    assert at_half == pytest.approx(own_planner(make_request(data_file, EPSILON / 2, 0.0))[1], rel=1e-9)
+    assert at_half > planned.margin95
+    assert found.margin_at(request, EPSILON, 0.0) == pytest.approx(planned.margin95, rel=1e-9)
+
+
+@pytest.mark.parametrize("kind", [StatisticKind.CDF, StatisticKind.HIERARCHY])  # the kinds with a choice of noise
+def test_with_delta_a_statistic_offers_the_other_noise_beside_its_plan(kind: StatisticKind, data_file: Path) -> None:
+    found: Statistic[Any, Any, Any, Any, Any] = STATISTICS[kind]
+    make_request, own_planner = PLAN_SAMPLES[kind]
+    request = make_request(data_file, EPSILON, 1e-6)
+    planned = found.plan(request)
+    assert planned.plan == own_planner(request)[0]
+    noises = {Noise(alternative.plan.noise) for alternative in planned.alternatives}
+    assert noises and Noise(planned.plan.noise) not in noises
+    for alternative in planned.alternatives:
+        assert alternative.what == f"{Noise(alternative.plan.noise).words} noise"
+        assert alternative.margin95 > 1.0
+    # the margin at (ε, δ) of the same noise asked for: what the planner gives when it plans at that budget
+    assert found.margin_at(request, EPSILON, 1e-6) == pytest.approx(planned.margin95, rel=1e-9)

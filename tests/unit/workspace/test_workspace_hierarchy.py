@@ -16,9 +16,11 @@ from dpgui.core.noise import SeededRandom
 from dpgui.errors import Cancelled, DataError, ParameterError
 from dpgui.report.ledger import Ledger, NoCapSet
 from dpgui.workspace.hierarchy import (
-    CATEGORIES_NOT_DECLARED, FROM_DATA, NO_COUNTS, HierarchyChoice, HierarchyRequest, HierarchyWorkspace,
-    check_hierarchy_budget, check_level_columns, find_paths, hierarchy_request, level_choices, load_hierarchy, node_row,
-    plan_and_project, run_hierarchy_release, set_first_cap, share_budget, with_budgets,
+    CATEGORIES_NOT_DECLARED, HierarchyRequest, HierarchyWorkspace, check_hierarchy_budget, check_level_columns,
+    find_paths, hierarchy_request, level_choices, load_hierarchy, node_row, run_hierarchy_release, set_first_cap,
+)
+from dpgui.workspace.hierarchy_planning import (
+    FROM_DATA, NO_COUNTS, HierarchyChoice, plan_and_project, share_budget, with_budgets,
 )
 from dpgui.workspace.release import BudgetOk, FirstCapNeeded, NotEnoughBudget
 from dpgui.vocabulary import Allocation, PriorSource
@@ -385,6 +387,6 @@ def test_project_settings_and_the_window_choice_hold_the_same_fields():
     from dataclasses import fields
 
     from dpgui.report.hierarchy.project import HierarchySettings
-    from dpgui.workspace.hierarchy import HierarchyChoice
+    from dpgui.workspace.hierarchy_planning import HierarchyChoice
 
     assert {f.name for f in fields(HierarchySettings)} == {f.name for f in fields(HierarchyChoice)}

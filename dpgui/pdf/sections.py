@@ -1,0 +1,64 @@
+"""The PDF report of a release of any kind: one table from the statistic's kind
+(:class:`~dpgui.vocabulary.StatisticKind`, :attr:`dpgui.workspace.statistic.Statistic.kind`) to the function
+that draws it, and :func:`report_pdf`, which the window's export dialogs, the command line and the
+self-test call. A new statistic adds its drawing module here (``dpgui/pdf/<statistic>.py``) and one line
+of :data:`SECTIONS`.
+
+The table lives in the PDF layer, not in the statistic seam (:mod:`dpgui.workspace.statistics`): the
+workspace runs without Qt and never imports dpgui.pdf (the layers of pyproject's ``[tool.importlinter]``).
+Public values only; no widgets (QtGui); any thread that may paint (the window's GUI thread, or the command
+line's one thread under a bare QGuiApplication).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dpgui.pdf.cdf import render_release_pdf
+from dpgui.pdf.counts import render_counts_pdf
+from dpgui.pdf.hierarchy import render_hierarchy_pdf
+from dpgui.vocabulary import StatisticKind
+
+__all__ = ["SECTIONS", "PdfSection", "report_pdf"]
+
+#: Draws one kind's report: (release, its info, the signer's key id or None, the kind's extra section or
+#: None) → the PDF's bytes. The extra section is the one :meth:`Statistic.sign
+#: <dpgui.workspace.statistic.Statistic.sign>` puts in the manifest (a hierarchy's stated errors).
+PdfSection = Callable[[Any, Any, "str | None", "dict[str, Any] | None"], bytes]
+
+
+def _cdf(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> bytes:
+    if extra is not None:  # a bug: a CDF's report has no section of its own besides the release
+        raise TypeError("a CDF report takes no extra section")
+    return render_release_pdf(release, info, key_id)
+
+
+def _hierarchy(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> bytes:
+    if extra is None:  # a bug: the report states the plan's errors, as the manifest's projection does
+        raise TypeError("a hierarchy report needs the plan's stated errors (errors_json)")
+    return render_hierarchy_pdf(release, info, extra, key_id)
+
+
+def _counts(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> bytes:
+    if extra is not None:  # a bug: a counts report has no section of its own besides the release
+        raise TypeError("a counts report takes no extra section")
+    return render_counts_pdf(release, info, key_id)
+
+
+#: Every statistic's report, by its kind.
+SECTIONS: dict[StatisticKind, PdfSection] = {
+    StatisticKind.CDF: _cdf,
+    StatisticKind.HIERARCHY: _hierarchy,
+    StatisticKind.COUNTS: _counts,
+}
+
+
+def report_pdf(kind: StatisticKind, release: Any, info: Any, key_id: str | None,
+               extra: dict[str, Any] | None = None) -> bytes:
+    """The A4 PDF report (bytes) of ``release`` of ``kind`` with its public ``info``, drawn by the kind's
+    function in :data:`SECTIONS`. ``key_id``: the signer's key id (None: not signed); ``extra``: the kind's
+    own section, as given to :meth:`Statistic.sign <dpgui.workspace.statistic.Statistic.sign>` (a hierarchy:
+    :func:`~dpgui.report.hierarchy.bundle.errors_json` of the plan's stated errors; a CDF: None). No
+    QApplication needed. Cost: the kind's drawing (a CDF O(K), a hierarchy O(nodes))."""
+    return SECTIONS[kind](release, info, key_id, extra)
