@@ -60,7 +60,8 @@ from dpgui.cli.keys import cmd_key, cmd_verify, version_text
 from dpgui.cli.ledger import cmd_ledger
 from dpgui.cli.planning import cmd_plan, cmd_simulate
 from dpgui.cli.release import cmd_quantiles, cmd_release
-from dpgui.cli.sources import _choose_neighbours, cmd_columns, with_neighbours
+from dpgui.cli.requests import NeighboursRequest, command_name, with_neighbours
+from dpgui.cli.sources import _choose_neighbours, cmd_columns
 from dpgui.data.file_types import FILE_TYPE_NAMES
 from dpgui.errors import DpguiError
 
@@ -106,10 +107,10 @@ def _gui(argv: list[str]) -> int:
     return run_gui(args.file, args.column)
 
 
-def _spent_note(args: argparse.Namespace, interruption: KeyboardInterrupt) -> str:
-    """After an interrupted command: whether the ledger recorded a release's spend (asked, not assumed)."""
+def _spent_note(command: str, interruption: KeyboardInterrupt) -> str:
+    """After ``command`` was interrupted: whether the ledger recorded a release's spend (asked, not assumed)."""
     if not isinstance(interruption, InterruptedRelease):  # before a release id was made: nothing can be spent
-        releasing = args.command == "release" or getattr(args, "hierarchy_command", None) == "release"
+        releasing = command.split()[-1] == "release"  # release, hierarchy release
         return " and nothing was spent" if releasing else ""
     from dpgui.workspace.release import spent_on
 
@@ -160,10 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    command = " ".join(filter(None, (args.command, getattr(args, "hierarchy_command", None))))  # "hierarchy release"
+    command = command_name(args)  # "hierarchy release"
     try:
-        neighbours = _choose_neighbours(args)
-        code = COMMANDS[args.command](with_neighbours(args, neighbours))
+        neighbours = _choose_neighbours(NeighboursRequest.of(args))
+        code = COMMANDS[args.command](with_neighbours(args, neighbours.neighbours))
         if code == 0 and neighbours.note:
             print(f"dpgui {command}: {neighbours.note}", file=sys.stderr)
         sys.stdout.flush()  # here, so that a reader that stopped early (| head) is caught below
@@ -179,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dpgui {command}: error: {printable_text(str(worded(err)))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as interruption:
-        print(f"dpgui {command}: interrupted; nothing was written{_spent_note(args, interruption)}", file=sys.stderr)
+        print(f"dpgui {command}: interrupted; nothing was written{_spent_note(command, interruption)}", file=sys.stderr)
         return 130
     except MemoryError:
         print(f"dpgui {command}: error: out of memory; use fewer bins or a smaller file", file=sys.stderr)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpgui.cli.rendering import _note_lines, _print, hierarchy_plan_text
+from dpgui.cli.requests import HierarchyOptions, HierarchySimulateRequest
 from dpgui.cli.sources import _check_data_columns, _check_no_source_options, _has_source, _open_data, _source_spec
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import Allocation, Neighbours, Noise, PriorSource
@@ -45,58 +46,58 @@ def _leaf_counts(hierarchy: Hierarchy, counts: PathCounts) -> np.ndarray:
     return leaves
 
 
-def _hierarchy_privacy(args: argparse.Namespace) -> Any:
+def hierarchy_privacy(options: HierarchyOptions) -> Any:
+    """The :class:`~dpgui.core.plan.PrivacySpec` of the options: ε, the neighbour model, records per person, δ."""
     from dpgui.core.plan import PrivacySpec
 
-    return PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0)
+    return PrivacySpec(options.epsilon, options.neighbours, options.records_per_person, options.delta_or_zero)
 
 
-def _assumed_records(args: argparse.Namespace, rows: int | None) -> int | None:
+def _assumed_records(options: HierarchyOptions, rows: int | None) -> int | None:
     """The records a plan without ``--prior`` projects its errors at: ``--n``, else under change the data's
     row count ``rows`` (N is public and published exactly), else None (add/remove: N is private)."""
-    if args.prior is not None:
+    if options.prior is not None:
         return None
-    if args.n is not None:
-        return int(args.n)
-    return rows if args.neighbours == Neighbours.CHANGE and rows else None
+    if options.n is not None:
+        return int(options.n)
+    return rows if options.neighbours == Neighbours.CHANGE and rows else None
 
 
 NO_RECORDS_NOTE = ("the errors are the noise's alone (no counts): give --n, a published estimate of the number of "
                    "records, or --prior, to see how useful small counts will be")
 
 
-def _hierarchy_plan(args: argparse.Namespace, hierarchy: Hierarchy, prior_levels: tuple[np.ndarray, ...] | None,
-                    prior_source: str, rows: int | None = None) -> HierarchyPlan:
+def hierarchy_plan(options: HierarchyOptions, hierarchy: Hierarchy, prior_levels: tuple[np.ndarray, ...] | None,
+                   prior_source: str, rows: int | None = None) -> HierarchyPlan:
     """The plan of the command's options for ``hierarchy`` (its level sizes only: public; ``rows``: the
     data's N, used under change only, where it is public)."""
     from dpgui.core.hierarchy import plan_hierarchy
 
-    allocation, target = args.allocation
-    if allocation != Allocation.UNIFORM and prior_levels is None:
-        _hierarchy_plan_needs_counts(args)
-    return plan_hierarchy(hierarchy.level_sizes, _hierarchy_privacy(args), noise=args.noise, allocation=allocation,
-                          weights=args.weights, target_mse=target, consistency=args.consistency,
-                          prior_levels=prior_levels, prior_source=prior_source, hierarchy=hierarchy,
-                          alpha=args.alpha, assumed_records=_assumed_records(args, rows))
+    if options.allocation != Allocation.UNIFORM and prior_levels is None:
+        plan_needs_counts(options.allocation, options.target)
+    return plan_hierarchy(hierarchy.level_sizes, hierarchy_privacy(options), noise=options.noise,
+                          allocation=options.allocation, weights=options.weights, target_mse=options.target,
+                          consistency=options.consistency, prior_levels=prior_levels, prior_source=prior_source,
+                          hierarchy=hierarchy, alpha=options.alpha, assumed_records=_assumed_records(options, rows))
 
 
-def _alpha_mrmse_json(args: argparse.Namespace, hierarchy: Hierarchy,
+def _alpha_mrmse_json(options: HierarchyOptions, hierarchy: Hierarchy,
                       prior_levels: Sequence[np.ndarray] | None) -> dict[str, Any] | None:
     """With ``--alpha`` and δ > 0: Ghazi et al.'s (2023) projected α-mRMSE (records; per level and the maximum) of the
     multiplicative mechanism and of the Gaussian baseline side by side, and the one recommended."""
-    if args.alpha is None or not (args.delta or 0.0) > 0:
+    if options.alpha is None or not options.delta_or_zero > 0:
         return None
     from dpgui.core.counting_trees_accuracy import recommend_alpha_mechanism
 
-    choice, gaussian, multiplicative = recommend_alpha_mechanism(hierarchy.level_sizes, _hierarchy_privacy(args),
-                                                                 args.alpha, prior_levels)
+    choice, gaussian, multiplicative = recommend_alpha_mechanism(hierarchy.level_sizes, hierarchy_privacy(options),
+                                                                 options.alpha, prior_levels)
 
     def figures(projection: Any) -> dict[str, Any]:
         return {"alpha_mrmse": float(projection.alpha_mrmse), "method": projection.method,
                 "levels": [{"level": int(f.level), "nodes": int(f.nodes), "alpha_rmse": float(f.alpha_rmse)}
                            for f in projection.levels]}
 
-    return {"alpha": args.alpha, "recommended": choice, "gaussian": figures(gaussian),
+    return {"alpha": options.alpha, "recommended": choice, "gaussian": figures(gaussian),
             "multiplicative": figures(multiplicative)}
 
 
@@ -146,31 +147,31 @@ def _hierarchy_plan_json(plan: HierarchyPlan, hierarchy: Hierarchy, node_list: s
     }
 
 
-def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierarchy, Any, np.ndarray | None, str, str,
+def _hierarchy_sources(options: HierarchyOptions, counting: bool) -> tuple[Hierarchy, Any, np.ndarray | None, str, str,
                                                                           tuple[str, ...], int | None]:
     """For ``plan`` and ``simulate``: the hierarchy, its prior levels (or None), the truth's leaf counts
     (``counting``: simulate needs them), the node list's and the counts' sources and notes, and the data's
     row count N (None with --prior; used only where N is public, under change)."""
     from dpgui.data.hierarchy import read_prior
 
-    if args.prior is not None:
-        if args.counts_from_data:
+    if options.prior is not None:
+        if options.counts_from_data:
             raise ParameterError("--counts-from-data needs --input (the data), not --prior",
                                  "leave out --counts-from-data: the prior's counts are used")
-        _check_no_source_options(args, "--prior")
-        prior = read_prior(args.prior, args.levels)
+        _check_no_source_options(options.source, "--prior")
+        prior = read_prior(options.prior, options.levels)
         hierarchy, leaves = _hierarchy_tree(prior)
         return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_PRIOR_ONLY, PriorSource.FILE, tuple(prior.notes),
                 None)
-    if not _has_source(args):
+    if not _has_source(options.source):
         raise ParameterError("no data and no prior were given",
                              "give --source URL|FILE (the data) or --prior PRIOR.csv (public counts)")
-    with _open_data(_source_spec(args)) as source:
-        _check_data_columns(source, args.levels, numeric=False)
-        data = source.path_counts(args.levels)
+    with _open_data(_source_spec(options.source)) as source:
+        _check_data_columns(source, options.levels, numeric=False)
+        data = source.path_counts(options.levels)
     hierarchy, leaves = _hierarchy_tree(data)
     rows = int(leaves.sum())
-    if args.counts_from_data:
+    if options.counts_from_data:
         return (hierarchy, hierarchy.aggregate(leaves), leaves, NODE_LIST_DATA_COUNTS, PriorSource.CONFIDENTIAL,
                 tuple(data.notes), rows)
     return hierarchy, None, leaves if counting else None, NODE_LIST_DATA_ONLY, PriorSource.NONE, tuple(data.notes), rows
@@ -179,19 +180,19 @@ def _hierarchy_sources(args: argparse.Namespace, counting: bool) -> tuple[Hierar
 ALPHA_UNUSED = "α is used only with δ > 0 (the mechanisms of Ghazi et al. 2023 need (ε, δ))"
 
 
-def _check_hierarchy_delta(args: argparse.Namespace) -> tuple[str, ...]:
+def check_hierarchy_delta(noise: str, delta: float, alpha: float | None) -> tuple[str, ...]:
     """Before anything is read: ``--noise multiplicative`` without ``--alpha``, and ``--noise
     gaussian|multiplicative`` with δ = 0 (both are (ε, δ)-DP), are refused; ``--alpha`` with δ = 0 is
     unused, and the returned note says so (printed with the others)."""
-    if args.noise == Noise.MULTIPLICATIVE and args.alpha is None:
+    if noise == Noise.MULTIPLICATIVE and alpha is None:
         raise ParameterError("--noise multiplicative needs --alpha, the multiplicative error of Ghazi et al. 2023",
                              "give --alpha A with 0 < A < 1, e.g. --alpha 0.5")
-    if (args.delta or 0.0) > 0:
+    if delta > 0:
         return ()
-    if args.noise in (Noise.GAUSSIAN, Noise.MULTIPLICATIVE):
-        raise ParameterError(f"--noise {args.noise} needs δ > 0 (it is (ε, δ)-DP)",
+    if noise in (Noise.GAUSSIAN, Noise.MULTIPLICATIVE):
+        raise ParameterError(f"--noise {noise} needs δ > 0 (it is (ε, δ)-DP)",
                              "give --delta D, e.g. --delta 1e-9, or choose --noise laplace")
-    return (ALPHA_UNUSED,) if args.alpha is not None else ()
+    return (ALPHA_UNUSED,) if alpha is not None else ()
 
 
 def _projection_counts_text(prior_source: str) -> str:
@@ -201,15 +202,22 @@ def _projection_counts_text(prior_source: str) -> str:
 
 
 def cmd_hierarchy_plan(args: argparse.Namespace) -> int:
-    unused = _check_hierarchy_delta(args)
-    hierarchy, prior_levels, _, node_list, prior_source, notes, rows = _hierarchy_sources(args, counting=False)
+    """``dpgui hierarchy plan``: an adapter of :func:`hierarchy_plan_command`."""
+    return hierarchy_plan_command(HierarchyOptions.of(args))
+
+
+def hierarchy_plan_command(options: HierarchyOptions) -> int:
+    """A hierarchy's plan with its stated errors, printed (nothing is spent; the data is read for its node
+    list, and for its counts only with ``--counts-from-data``)."""
+    unused = check_hierarchy_delta(options.noise, options.delta_or_zero, options.alpha)
+    hierarchy, prior_levels, _, node_list, prior_source, notes, rows = _hierarchy_sources(options, counting=False)
     notes += unused
-    plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source, rows)
+    plan = hierarchy_plan(options, hierarchy, prior_levels, prior_source, rows)
     projection, warnings = _hierarchy_errors(plan, hierarchy, prior_levels, _projection_counts_text(prior_source))
     report = _hierarchy_plan_json(plan, hierarchy, node_list, projection, notes)
     report["warnings"] = list(warnings)
-    report["alpha_mrmse"] = _alpha_mrmse_json(args, hierarchy, prior_levels)
-    if args.json:
+    report["alpha_mrmse"] = _alpha_mrmse_json(options, hierarchy, prior_levels)
+    if options.json:
         _print(report, True)
     else:
         print(hierarchy_plan_text(report))
@@ -217,8 +225,9 @@ def cmd_hierarchy_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _hierarchy_plan_needs_counts(args: argparse.Namespace) -> None:
-    allocation, target = args.allocation
+def plan_needs_counts(allocation: str, target: float | None) -> None:
+    """The refusal of an ``allocation`` (``target``: its τ, None unless target) that needs node counts when
+    none were given."""
     shown = allocation if target is None else f"target:{target:g}"
     raise ParameterError(f"--allocation {shown} needs node counts, and none were given",
                          "give --prior PRIOR.csv (public counts), or --counts-from-data (the data's own counts; "
@@ -226,26 +235,34 @@ def _hierarchy_plan_needs_counts(args: argparse.Namespace) -> None:
 
 
 def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
+    """``dpgui hierarchy simulate``: an adapter of :func:`hierarchy_simulate_command`."""
+    return hierarchy_simulate_command(HierarchySimulateRequest.of(args))
+
+
+def hierarchy_simulate_command(request: HierarchySimulateRequest) -> int:
+    """Monte-Carlo releases of a hierarchy's plan (insecure seeded noise), printed per level beside the
+    projection; nothing is spent, and no count is printed."""
     import secrets  # here: it loads OpenSSL, which the other commands do not need
 
     from dpgui.core.hierarchy import simulate_hierarchy
     from dpgui.formatting import format_level_margin
     from dpgui.workspace.publishing import projection_json
 
-    unused = _check_hierarchy_delta(args)
-    seed = args.seed if args.seed is not None else secrets.randbits(63)
-    hierarchy, prior_levels, leaves, node_list, prior_source, notes, rows = _hierarchy_sources(args, counting=True)
+    options = request.options
+    unused = check_hierarchy_delta(options.noise, options.delta_or_zero, options.alpha)
+    seed = request.seed if request.seed is not None else secrets.randbits(63)
+    hierarchy, prior_levels, leaves, node_list, prior_source, notes, rows = _hierarchy_sources(options, counting=True)
     notes += unused
     assert leaves is not None
     if node_list == NODE_LIST_DATA_ONLY:  # simulate does use the data's counts: they are its truth
         node_list = NODE_LIST_DATA_SIMULATED
-    plan = _hierarchy_plan(args, hierarchy, prior_levels, prior_source, rows)
+    plan = hierarchy_plan(options, hierarchy, prior_levels, prior_source, rows)
     truth = hierarchy.aggregate(leaves)
-    empirical = simulate_hierarchy(hierarchy, leaves, plan, trials=args.trials, seed=seed)
+    empirical = simulate_hierarchy(hierarchy, leaves, plan, trials=request.trials, seed=seed)
     projected, _ = _hierarchy_errors(plan, hierarchy, truth, "the simulated data's counts")
     report = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes)
     report.update({
-        "trials": args.trials,
+        "trials": request.trials,
         "seed": seed,
         "insecure_seeded_noise": True,
         "empirical": projection_json(empirical, "the simulated data's counts"),
@@ -256,10 +273,10 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
              "projected": {key: float(p[key]) for key in ("bias2", "variance", "mse", "margin95")}}
             for e, p in zip(empirical.levels, projected["levels"])],
     })
-    if args.json:
+    if options.json:
         _print(report, True)
     else:
-        lines = [f"Simulated {args.trials:,} releases (seed {seed}, INSECURE seeded noise: for study only, never "
+        lines = [f"Simulated {request.trials:,} releases (seed {seed}, INSECURE seeded noise: for study only, never "
                  "publish)", f"  {'level':<8}{'nodes':>10}{'MSE simulated':>16}{'MSE projected':>16}"
                  f"{'bias² sim.':>14}{'bias² proj.':>14}{'95 % margin sim.':>20}{'95 % margin proj.':>20}"]
         for row in report["side_by_side"]:
@@ -270,3 +287,30 @@ def cmd_hierarchy_simulate(args: argparse.Namespace) -> int:
         print("\n".join(lines))
     _note_lines("simulate", report["notes"])
     return 0
+
+
+# The namespace's versions of the typed functions above, for ``dpgui hierarchy release``
+# (:mod:`dpgui.cli.hierarchy_release`) until its adapter builds :class:`HierarchyOptions` too.
+
+
+def _hierarchy_privacy(args: argparse.Namespace) -> Any:
+    """:func:`hierarchy_privacy` of the options ε, δ, the neighbour model and records per person."""
+    from dpgui.core.plan import PrivacySpec
+
+    return PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0)
+
+
+def _hierarchy_plan(args: argparse.Namespace, hierarchy: Hierarchy, prior_levels: tuple[np.ndarray, ...] | None,
+                    prior_source: str, rows: int | None = None) -> HierarchyPlan:
+    """:func:`hierarchy_plan` of the parsed options."""
+    return hierarchy_plan(HierarchyOptions.of(args), hierarchy, prior_levels, prior_source, rows)
+
+
+def _check_hierarchy_delta(args: argparse.Namespace) -> tuple[str, ...]:
+    """:func:`check_hierarchy_delta` of the options ``--noise``, ``--delta`` and ``--alpha``."""
+    return check_hierarchy_delta(args.noise, args.delta or 0.0, args.alpha)
+
+
+def _hierarchy_plan_needs_counts(args: argparse.Namespace) -> None:
+    """:func:`plan_needs_counts` of ``--allocation``."""
+    plan_needs_counts(*args.allocation)

@@ -21,10 +21,10 @@ from dpgui.cli.hierarchy import (
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
 from dpgui.cli.release import (
-    OutputRequest, _budget_words, _check_charge, _check_dataset_identity, _check_outputs, _check_release_options,
-    _write_outputs,
+    _budget_words, _check_charge, _check_dataset_identity, _check_outputs, _check_release_options, _write_outputs,
 )
 from dpgui.cli.rendering import _note_lines, _print
+from dpgui.cli.requests import OutputRequest, SourceRequest
 from dpgui.cli.sources import _check_data_columns, _open_data, _protected_paths, _source_spec
 from dpgui.errors import DataError, ParameterError
 from dpgui.vocabulary import Allocation, Noise, PriorSource, SourceKind
@@ -129,7 +129,7 @@ def _check_hierarchy_release_options(args: argparse.Namespace) -> tuple[SourceSp
     from dpgui.data.readers import check_data_file
 
     _check_categories_declared(args)
-    spec = _source_spec(args)
+    spec = _source_spec(SourceRequest.of(args))
     if spec.kind == SourceKind.FILE:
         check_data_file(spec.location)
     protect = _protected_paths(spec)

@@ -8,6 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from dpgui.cli.requests import KeyRequest, VerifyRequest
 from dpgui.errors import DpguiError, ParameterError
 
 
@@ -32,16 +33,22 @@ def _passphrase(path: str | None, confirm: bool) -> str:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    """``dpgui verify``: an adapter of :func:`verify_command`."""
+    return verify_command(VerifyRequest.of(args))
+
+
+def verify_command(request: VerifyRequest) -> int:
+    """Every check of a signed bundle (:func:`dpgui.workspace.statistics.verify`): exit 0 only if all hold."""
     from dpgui.formatting import printable_text
     from dpgui.report.keystore import load_public_key
     from dpgui.workspace.statistics import verify
 
     try:
-        key = load_public_key(args.pubkey)
+        key = load_public_key(request.pubkey)  # type: ignore[arg-type]  # as typed: its messages quote it so
     except DpguiError as err:
         print(f"FAILED: the public key: {printable_text(str(err))}", file=sys.stderr)
         return 1
-    result = verify(args.manifest, key)
+    result = verify(request.manifest, key)
     if not result.ok:
         print(f"FAILED: {printable_text(result.failure or '')}", file=sys.stderr)
         return 1
@@ -56,11 +63,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_key(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    """``dpgui key create``: an adapter of :func:`create_key_command`."""
+    return create_key_command(KeyRequest.of(args))
 
+
+def create_key_command(request: KeyRequest) -> int:
+    """A new signing key pair in the request's folder (the secret one encrypted with the passphrase)."""
     from dpgui.report.keystore import create_key
 
-    files = create_key(args.name, _passphrase(args.passphrase_file, True), Path(args.dir))
+    files = create_key(request.name, _passphrase(request.passphrase_file, True), Path(request.folder))
     print(f"created key {files.key_id_hex}:\n  secret (keep it private): {files.secret_path}\n"
           f"  public (give it to anyone who verifies): {files.public_path}")
     return 0

@@ -7,22 +7,37 @@ from __future__ import annotations
 import argparse
 
 from dpgui.cli.rendering import _one_line, _print
+from dpgui.cli.requests import LedgerCapRequest, LedgerShowRequest, ledger_request
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
+    """``dpgui ledger show|cap``: an adapter of :func:`set_cap_command` or :func:`show_ledger_command`."""
+    request = ledger_request(args)
+    if isinstance(request, LedgerCapRequest):
+        return set_cap_command(request)
+    return show_ledger_command(request)
+
+
+def set_cap_command(request: LedgerCapRequest) -> int:
+    """A dataset's cap set or changed (logged with its reason), and its totals printed."""
+    from dpgui.workspace.budget import set_cap
+
+    totals = set_cap(request.dataset, request.epsilon, request.delta, request.reason)
+    print(f"dataset {request.dataset!r}: cap ε = {totals.cap_epsilon:g}, δ = {totals.cap_delta:g}; "
+          f"spent ε = {totals.epsilon_spent:g}; left ε = {totals.epsilon_remaining:g}")
+    return 0
+
+
+def show_ledger_command(request: LedgerShowRequest) -> int:
+    """Budget spent and left per dataset, its cap history and the releases (public values only)."""
     from dataclasses import asdict
 
     from dpgui.formatting import printable_text
-    from dpgui.workspace.budget import ledger_view, release_words, set_cap
+    from dpgui.workspace.budget import ledger_view, release_words
 
-    if args.ledger_command == "cap":
-        totals = set_cap(args.dataset, args.epsilon, args.delta, args.reason)
-        print(f"dataset {args.dataset!r}: cap ε = {totals.cap_epsilon:g}, δ = {totals.cap_delta:g}; "
-              f"spent ε = {totals.epsilon_spent:g}; left ε = {totals.epsilon_remaining:g}")
-        return 0
-    view = ledger_view(args.dataset)
+    view = ledger_view(request.dataset)
     datasets, releases, history = view.totals, view.releases, view.cap_history
-    if args.json:
+    if request.json:
         _print({"datasets": [asdict(t) for t in datasets], "releases": [asdict(r) for r in releases],
                 "cap_history": {d: [asdict(c) for c in changes] for d, changes in history.items()}}, True)
         return 0

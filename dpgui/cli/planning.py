@@ -13,19 +13,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpgui.cli.rendering import _print, focus_text, plan_text, simulate_text
+from dpgui.cli.requests import CdfPlanOptions, PlanCommandRequest, SimulateRequest, _check_missing_option
 from dpgui.cli.sources import _check_data_columns, _check_no_source_options, _has_source, _open_data, _source_spec
-from dpgui.core.missing import IMPUTE_PREFIX, MISSING_AUTO, MISSING_RULE_TEXT, missing_rule_for
 from dpgui.errors import ParameterError
-from dpgui.vocabulary import AUTO, CDF_NOISES, Neighbours, Noise, choices
+from dpgui.vocabulary import AUTO, CDF_NOISES, AccuracyWhere, Noise, SourceKind, choices
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.plan import Plan
-
-
-def _delta_options_given(args: argparse.Namespace) -> bool:
-    """Did the user give ``--delta`` or ``--noise``? Without either, every output is what it was
-    before δ existed (pure ε-DP, Laplace; no δ keys, no noise choice in the JSON)."""
-    return getattr(args, "delta", None) is not None or getattr(args, "noise", None) is not None
 
 
 @dataclass(frozen=True)
@@ -36,46 +30,50 @@ class OptionsPlan:
     focus_offer: dict[str, Any] | None = None
 
 
-def _make_plan(args: argparse.Namespace, bins: int) -> OptionsPlan:
+def _make_plan(options: CdfPlanOptions, lower: float | None = None, upper: float | None = None,
+               column: str = "") -> OptionsPlan:
     """The plan of the command's options (:func:`dpgui.workspace.planning.plan_cdf`): ``auto_plan`` at
     (ε, δ) with the requested noise (``--noise``, default auto; ``--delta``, default 0), or explicit
-    ``--budgets`` in the unit of the one noise asked for (ε_l or ρ_l), built as given; then ``--focus``."""
+    ``--budgets`` in the unit of the one noise asked for (ε_l or ρ_l), built as given; then ``--focus``
+    between the bounds ``lower`` and ``upper`` of ``column`` (named in the offer's words)."""
     from dpgui.core.missing import parse_missing_option
     from dpgui.core.plan import PrivacySpec
     from dpgui.core.tree import TreeShape
     from dpgui.workspace.planning import PlanRequest, plan_cdf, plan_noise
 
-    noise = plan_noise(args.noise or AUTO, args.delta or 0.0, not isinstance(args.budgets, str))
-    _check_missing_option(args.missing, args.neighbours)
-    privacy = PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0,
-                          parse_missing_option(args.missing))
-    shape = None if args.branching == AUTO else TreeShape.parse(bins, args.branching, privacy.missing_leaf)
-    request = PlanRequest(bins, privacy, shape, args.budgets, args.estimator, args.objective, noise)
-    if not isinstance(args.budgets, str) and shape is not None and getattr(args, "focus", None) is not None:
+    delta = options.delta or 0.0
+    noise = plan_noise(options.noise or AUTO, delta, not isinstance(options.budgets, str))
+    _check_missing_option(options.missing, options.neighbours)
+    privacy = PrivacySpec(options.epsilon, options.neighbours, options.records_per_person, delta,
+                          parse_missing_option(options.missing))
+    shape = None if options.branching == AUTO else TreeShape.parse(options.bins, options.branching,
+                                                                   privacy.missing_leaf)
+    request = PlanRequest(options.bins, privacy, shape, options.budgets, options.estimator, options.objective, noise)
+    if not isinstance(options.budgets, str) and shape is not None and options.focus is not None:
         raise ParameterError("--focus optimises the level budgets, but --budgets gives them",
                              "leave out --budgets (or --focus)")
     default = plan_cdf(request).plan  # (budgets without a branching: auto_plan says so)
-    return _focus_plan(args, request, default)
-
-
-def _focus_plan(args: argparse.Namespace, request: Any, default: Plan) -> OptionsPlan:
-    """``--focus``: the plan for the region if it lowers the region's 95 % margin by at least
-    :data:`~dpgui.core.focus.WORTH_IT` (:func:`dpgui.workspace.planning.focus_plan`), else ``default``; the
-    offer is returned for the output. Bad input (not numbers, inverted, outside the
-    bounds, no bounds) is refused before anything is read or spent."""
-    text = getattr(args, "focus", None)
-    if text is None:
+    if options.focus is None:
         return OptionsPlan(default)
+    return _focus_plan(options.focus, lower, upper, column, request, default)
+
+
+def _focus_plan(text: str, lower: float | None, upper: float | None, column: str, request: Any,
+                default: Plan) -> OptionsPlan:
+    """``--focus`` ``text`` between the bounds: the plan for the region if it lowers the region's 95 % margin
+    by at least :data:`~dpgui.core.focus.WORTH_IT` (:func:`dpgui.workspace.planning.focus_plan`), else
+    ``default``; the offer is returned for the output. Bad input (not numbers, inverted, outside the
+    bounds, no bounds) is refused before anything is read or spent."""
     from dataclasses import replace
 
     from dpgui.core.focus import FocusChoice, value_span
     from dpgui.data.binning import check_bounds
     from dpgui.workspace.planning import focus_plan
 
-    if getattr(args, "lower", None) is None or getattr(args, "upper", None) is None:
+    if lower is None or upper is None:
         raise ParameterError("--focus is in the column's units and needs the bounds",
                              "give --lower A --upper B (the bounds of the release) as well")
-    lower, upper = check_bounds(args.lower, args.upper)
+    lower, upper = check_bounds(lower, upper)
     choice = FocusChoice.parse(text)
     interval = choice.interval(lower, upper)
     if interval is None:  # "everywhere"
@@ -84,7 +82,7 @@ def _focus_plan(args: argparse.Namespace, request: Any, default: Plan) -> Option
     planned = focus_plan(replace(request, focus=span), default)
     assert planned.offer is not None
     offer = {"values": list(interval), "region": str(choice.region),
-             "words": choice.words(lower, upper, getattr(args, "column", None) or ""), **planned.offer.to_json()}
+             "words": choice.words(lower, upper, column), **planned.offer.to_json()}
     return OptionsPlan(planned.plan, offer)
 
 
@@ -99,8 +97,9 @@ def _focus_note(offer: dict[str, Any] | None, command: str) -> None:
               "used", file=sys.stderr)
 
 
-def _plan_json(plan: Plan, args: argparse.Namespace, focus_offer: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``plan.to_json()`` as the commands print it. Without ``--delta``/``--noise`` exactly the keys
+def _plan_json(plan: Plan, delta_given: bool, focus_offer: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``plan.to_json()`` as the commands print it. Without ``--delta``/``--noise`` (``delta_given``:
+    :attr:`CdfPlanOptions.delta_given`) exactly the keys
     printed before δ existed (the plan's ``noise_choice`` is left out). With either: ``delta``,
     ``rho`` and ``level_rhos`` always (null for Laplace), and ``alternatives``: the projected
     ``total_sq_error``/``max_variance``/``max_std_error`` (counts²/records) of the best Laplace and the
@@ -108,7 +107,7 @@ def _plan_json(plan: Plan, args: argparse.Namespace, focus_offer: dict[str, Any]
     out = plan.to_json()
     if focus_offer is not None:
         out["focus_offer"] = focus_offer
-    if not _delta_options_given(args):
+    if not delta_given:
         out.pop("noise_choice", None)
         return out
     out.setdefault("delta", plan.privacy.delta)
@@ -134,13 +133,13 @@ def _note_delta_unused(plan: Plan, command: str) -> None:
         print(f"dpgui {command}: note: {text}", file=sys.stderr)
 
 
-def _plan_report(plan: Plan, n: int | None, args: argparse.Namespace,
+def _plan_report(plan: Plan, n: int | None, delta_given: bool,
                  focus_offer: dict[str, Any] | None = None) -> dict[str, Any]:
     from dpgui.core.margins import cdf_margins
     from dpgui.core.planner import baselines
     from dpgui.core.projection import project
 
-    out = _plan_json(plan, args, focus_offer)
+    out = _plan_json(plan, delta_given, focus_offer)
     out["projected"] = project(plan).to_json(n)
     out["projected"]["margin95"] = cdf_margins(plan).to_json()
     out["baselines"] = baselines(plan.shape.bins, plan.privacy)
@@ -150,15 +149,22 @@ def _plan_report(plan: Plan, n: int | None, args: argparse.Namespace,
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    planned = _make_plan(args, args.bins)
+    """``dpgui plan``: an adapter of :func:`plan_command`."""
+    return plan_command(PlanCommandRequest.of(args))
+
+
+def plan_command(request: PlanCommandRequest) -> int:
+    """The plan of the options with its projected errors, printed (nothing is read or spent)."""
+    planned = _make_plan(request.options, request.lower, request.upper)
     plan = planned.plan
-    _warn_before_spend(plan, args.n, "plan")  # --n is typed by the user: public, or the user's own estimate
-    report = _plan_report(plan, args.n, args, planned.focus_offer)
-    if args.json:
+    n = request.n
+    _warn_before_spend(plan, n, "plan")  # --n is typed by the user: public, or the user's own estimate
+    report = _plan_report(plan, n, request.options.delta_given, planned.focus_offer)
+    if request.json:
         _print(report, True)
         _note_delta_unused(plan, "plan")
     else:
-        print(plan_text(report, args.n))
+        print(plan_text(report, n))
     _focus_note(planned.focus_offer, "plan")
     return 0
 
@@ -173,7 +179,7 @@ def _warn_before_spend(plan: Plan, n: int | None, command: str) -> None:
 
     if n is None or n <= 0:
         return
-    margin = margin95(plan, "every")
+    margin = margin95(plan, AccuracyWhere.EVERY)
     if margin > n:
         print(f"dpgui {command}: warning: the plan's 95 % margin at its worst CDF point, ± {margin:,.4g} records, is "
               f"larger than N = {n:,}: the released counts would be mostly noise; use fewer bins or a larger ε",
@@ -184,23 +190,14 @@ def _warn_before_spend(plan: Plan, n: int | None, command: str) -> None:
               file=sys.stderr)
 
 
-def _check_missing_option(missing: str, neighbours: str) -> None:
-    """``--missing``: "auto" (the default), the neighbour model's own rule, or ``impute:VALUE`` (its value
-    is checked by the plan's privacy: a number, change only); anything else is refused before anything
-    is read or spent, saying what happens instead."""
-    if neighbours not in tuple(Neighbours):
-        return  # reported by the plan, with its own message
-    rule = missing_rule_for(neighbours)
-    instead = f"leave out --missing: under {neighbours} missing values are {MISSING_RULE_TEXT[rule]}"
-    if neighbours == Neighbours.CHANGE:
-        instead += ", or give impute:VALUE to count them as a value you choose"
-    if str(missing).strip().lower().startswith(IMPUTE_PREFIX):
-        return
-    if missing not in (MISSING_AUTO, rule):
-        raise ParameterError(f"--missing {missing} is not a rule of the {neighbours} model", instead)
-
-
 def cmd_simulate(args: argparse.Namespace) -> int:
+    """``dpgui simulate``: an adapter of :func:`simulate_command`."""
+    return simulate_command(SimulateRequest.of(args))
+
+
+def simulate_command(request: SimulateRequest) -> int:
+    """Monte-Carlo releases of the plan on the data or a synthetic shape (insecure seeded noise), printed
+    with the plan's projection; nothing is spent, and no count is printed."""
     import secrets  # here: it loads OpenSSL, which the other commands do not need
 
     from dpgui.core.margins import cdf_margins
@@ -208,49 +205,53 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from dpgui.core.simulation import simulate
     from dpgui.core.synthetic import synthetic_counts
 
-    seed = args.seed if args.seed is not None else secrets.randbits(63)
-    from_data = args.synthetic is None
-    if from_data:
+    options = request.options
+    seed = request.seed if request.seed is not None else secrets.randbits(63)
+    from_data = request.synthetic is None
+    if request.synthetic is None:
         from dpgui.data.binning import check_bounds
         from dpgui.data.readers import check_data_file
 
-        if not _has_source(args):
+        if not _has_source(request.source):
             raise ParameterError("no data was given", "give --source URL|FILE (the data) or --synthetic uniform|normal")
-        spec = _source_spec(args)
-        if spec.kind == "file":
+        spec = _source_spec(request.source)
+        if spec.kind == SourceKind.FILE:
             check_data_file(spec.location)
-        missing = [name for name in ("column", "lower", "upper") if getattr(args, name) is None]
+        missing = [name for name, value in (("column", request.column), ("lower", request.lower),
+                                            ("upper", request.upper)) if value is None]
         if missing:
             raise ParameterError(f"--input needs --{missing[0]}", "give --column, --lower and --upper with --input")
-        check_bounds(args.lower, args.upper)
-        planned = _make_plan(args, args.bins)
+        assert request.column is not None and request.lower is not None and request.upper is not None
+        check_bounds(request.lower, request.upper)
+        column, lower, upper = request.column, request.lower, request.upper
+        planned = _make_plan(options, lower, upper, column)
         with _open_data(spec) as source:
-            _check_data_columns(source, [args.column], numeric=True)
-            histogram = source.histogram(args.column, args.lower, args.upper, args.bins)
+            _check_data_columns(source, [column], numeric=True)
+            histogram = source.histogram(column, lower, upper, options.bins)
         counts, n_missing = histogram.counts, histogram.n_missing
     else:
-        _check_no_source_options(args, "--synthetic")
-        if args.n is None:
+        _check_no_source_options(request.source, "--synthetic")
+        if request.n is None:
             raise ParameterError("--synthetic needs --n", "give the number of records, e.g. --n 10000")
-        planned = _make_plan(args, args.bins)
-        counts, n_missing = synthetic_counts(args.synthetic, args.n, args.bins, seed), 0
+        planned = _make_plan(options, request.lower, request.upper, request.column or "")
+        counts, n_missing = synthetic_counts(request.synthetic, request.n, options.bins, seed), 0
+        lower, upper = 0.0, 1.0
     plan = planned.plan
-    lower, upper = (args.lower, args.upper) if from_data else (0.0, 1.0)
-    result = simulate(plan, counts, args.trials, args.consistency, seed, n_missing, lower, upper)
+    result = simulate(plan, counts, request.trials, request.consistency, seed, n_missing, lower, upper)
     # Under addremove N is private: a file's exact N is never printed (nor used for % of N).
     n_public = plan.privacy.root_public or not from_data
     # N as a release publishes it: under change all rows (missing values included), else the values.
     n = int(np.sum(counts)) + (n_missing if plan.privacy.root_public else 0)
     out = {
-        "plan": _plan_json(plan, args, planned.focus_offer),
-        "consistency": args.consistency,
+        "plan": _plan_json(plan, options.delta_given, planned.focus_offer),
+        "consistency": request.consistency,
         "n": n if n_public else "N is private (addremove): not shown",
         "insecure_seeded_noise": True,
         **result.to_json(),
         "projected": {**project(plan).to_json(n if n > 0 and n_public else None),
                       "margin95": cdf_margins(plan).to_json()},
     }
-    if args.json:
+    if request.json:
         _print(out, True)
     else:
         print(simulate_text(out, show_n=not from_data or plan.privacy.root_public))

@@ -10,46 +10,24 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
-from dpgui.cli.planning import (
-    _check_missing_option, _delta_options_given, _focus_note, _make_plan, _note_delta_unused, _plan_json,
-    _warn_before_spend,
-)
+from dpgui.cli.planning import _focus_note, _make_plan, _note_delta_unused, _plan_json, _warn_before_spend
 from dpgui.cli.rendering import _print, focus_text
+from dpgui.cli.requests import OutputRequest, QuantilesRequest, ReleaseRequest
 from dpgui.cli.sources import _check_data_columns, _open_data, _protected_paths, _source_spec
 from dpgui.core.missing import MISSING_AUTO
 from dpgui.errors import DpguiError, ParameterError
-from dpgui.vocabulary import Noise
+from dpgui.vocabulary import Noise, SourceKind
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.core.hierarchy import HierarchyPlan
     from dpgui.core.plan import Plan
     from dpgui.data.source import DataSource
     from dpgui.workspace.flow import ReleaseFlow
-
-
-@dataclass(frozen=True)
-class OutputRequest:
-    """Where a release is written (paths the user typed; public): ``--out`` (an existing file replaced only
-    with ``--force``), and the signed ``--bundle`` folder with its ``--key``, ``--passphrase-file`` and
-    ``--name``."""
-
-    out: str | None
-    force: bool
-    bundle: str | None
-    key: str | None
-    passphrase_file: str | None
-    name: str | None
-
-    @classmethod
-    def of(cls, args: argparse.Namespace) -> OutputRequest:
-        """The outputs of ``release`` or ``hierarchy release``'s options."""
-        return cls(args.out, args.force, args.bundle, args.key, args.passphrase_file, args.name)
 
 
 def _check_outputs(target: OutputRequest, protect: Sequence[str] = (), with_record: bool = False) -> None:
@@ -81,6 +59,14 @@ def _check_outputs(target: OutputRequest, protect: Sequence[str] = (), with_reco
 
 
 def cmd_release(args: argparse.Namespace) -> int:
+    """``dpgui release``: an adapter of :func:`release_command`."""
+    return release_command(ReleaseRequest.of(args))
+
+
+def release_command(request: ReleaseRequest) -> int:
+    """A CDF release through :class:`~dpgui.workspace.flow.ReleaseFlow`: every option and output checked,
+    the plan made, the budget checked before the data is read, the spend, the outputs written, and what
+    is printed (public values only)."""
     from contextlib import nullcontext
 
     from dpgui.core.noise import SecureRandom
@@ -95,18 +81,16 @@ def cmd_release(args: argparse.Namespace) -> int:
     from dpgui.workspace.publishing import charge_text, default_bundle_name
     from dpgui.workspace.release import new_release_id
 
-    _check_missing_option(args.missing, args.neighbours)
     # Everything that can fail is checked before the budget is spent, the source first (a mistyped
     # path or a password in a URL is reported as such, not as a dataset without a budget).
-    spec = _source_spec(args)
-    if spec.kind == "file":
+    spec = _source_spec(request.source)
+    if spec.kind == SourceKind.FILE:
         check_data_file(spec.location)
-    target = OutputRequest.of(args)
-    _check_release_options(args.dataset, target)
-    check_bounds(args.lower, args.upper)
+    target, column, options = request.outputs, request.column, request.options
+    dataset = _check_release_options(request.dataset, target)
+    check_bounds(request.lower, request.upper)
     _check_outputs(target, _protected_paths(spec), with_record=True)
-    dataset = args.dataset
-    planned = _make_plan(args, args.bins)  # checks every limit of the noise sampler
+    planned = _make_plan(options, request.lower, request.upper, column)  # checks every limit of the noise sampler
     plan = planned.plan
     key = None
     if target.bundle is not None and target.key is not None:  # (--bundle without --key: refused above)
@@ -114,19 +98,20 @@ def cmd_release(args: argparse.Namespace) -> int:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
         from dpgui.pdf.sections import report_pdf
     with _open_data(spec) as source, ReleaseFlow.open(dataset) as flow:  # connected (password asked) before the ledger
-        _check_data_columns(source, [args.column], numeric=True)
+        _check_data_columns(source, [column], numeric=True)
         # No refusal that depends on the values (e.g. all missing): that would itself be a release.
-        whole = _whole_numbers(args, source)  # public: the statement or the file's declared type
-        spend = CdfSpend(args.column, args.lower, args.upper, args.bins, plan, args.consistency, MISSING_AUTO, whole)
+        whole = _whole_numbers(request.whole_numbers, column, source)  # public: the statement or the declared type
+        spend = CdfSpend(column, request.lower, request.upper, options.bins, plan, request.consistency, MISSING_AUTO,
+                         whole)
 
         def counted(data: DataSource, hist: Any) -> None:
             _warn_before_spend(plan, hist.n_rows if plan.privacy.root_public else None, "release")  # N only if public
-            _check_dataset_identity(flow, [c.name for c in data.columns()], hist.n_rows, args.new_dataset)
+            _check_dataset_identity(flow, [c.name for c in data.columns()], hist.n_rows, request.new_dataset)
 
         release_id = new_release_id()  # known before the spend: an interruption asks the ledger about it
         with interrupt_names(release_id), _budget_words(dataset, plan.ledger_charge()):  # refused before reading
             done = flow.release(CDF, lambda: nullcontext(source), spend, SecureRandom, release_id=release_id,
-                                checked=lambda _: _whole_number_note(whole, args), counted=counted)
+                                checked=lambda _: _whole_number_note(whole, request), counted=counted)
         result, info = done.release, done.info
 
         def bundle() -> Path:
@@ -135,17 +120,17 @@ def cmd_release(args: argparse.Namespace) -> int:
             name = target.name or default_bundle_name(info)
             return flow.sign(CDF, target.bundle, name, result, info, pdf, key).manifest  # checks the ledger's record
 
-        record = _release_record(args, plan, result, info, whole, planned.focus_offer)
+        record = _release_record(request, plan, result, info, whole, planned.focus_offer)
         with interrupt_names(release_id):
             outputs = _write_outputs(target, plan, info.release_id, lambda out: write_release_csv(result, out),
                                      bundle if key is not None else None, record=lambda csv: write_record(csv, record))
     summary = {**record, "outputs": outputs,
-               "quantiles": [_quantile_json(q) for q in quantiles(result, args.probabilities, whole is not None)]}
-    if args.json:
+               "quantiles": [_quantile_json(q) for q in quantiles(result, request.probabilities, whole is not None)]}
+    if request.json:
         _print(summary, True)
     else:
         where = " and ".join(outputs.values())
-        noise = f"{Noise(plan.noise).words} noise, " if _delta_options_given(args) else ""
+        noise = f"{Noise(plan.noise).words} noise, " if options.delta_given else ""
         print(f"released {plan.shape.bins} cumulative counts to {where} "
               f"({charge_text(plan, with_rho=True)} from dataset {dataset!r}, {noise}{plan.privacy.neighbours} neighbours, "
               f"branching {plan.shape.label}; missing values: {summary['missing_values']['description']})")
@@ -156,25 +141,25 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
-def _release_record(args: argparse.Namespace, plan: Plan, result: Any, info: Any, whole: Any,
+def _release_record(request: ReleaseRequest, plan: Plan, result: Any, info: Any, whole: Any,
                     focus_offer: dict[str, Any] | None) -> dict[str, Any]:
     """What ``release --json`` prints about a release (its outputs and quantiles aside), and what the
     release record beside ``--out`` holds (:mod:`dpgui.report.cdf.release_files`): public values only.
     ``whole``: the whole-number statement (public: the user's or the file's declared type), or None."""
     from dpgui.workspace.publishing import missing_values_json
 
-    summary = _plan_json(plan, args, focus_offer)
+    summary = _plan_json(plan, request.options.delta_given, focus_offer)
     summary.update({
-        "dataset": args.dataset,
+        "dataset": request.dataset,
         "release_id": info.release_id,
-        "consistency": args.consistency,
+        "consistency": request.consistency,
         "n_released": result.total,
         "n_public": plan.privacy.root_public,
         "missing_values": missing_values_json(result, info.missing),
         "secure_noise": result.secure,
         "projected": {"total_sq_error": float((result.std_error**2).sum()),
                       "max_variance": float((result.std_error**2).max())},
-        "bounds": [args.lower, args.upper],
+        "bounds": [request.lower, request.upper],
         "source": info.source,
     })
     if whole is not None:
@@ -182,8 +167,9 @@ def _release_record(args: argparse.Namespace, plan: Plan, result: Any, info: Any
     return summary
 
 
-def _check_release_options(dataset: str | None, target: OutputRequest) -> None:
-    """``release`` and ``hierarchy release``: a dataset to charge and somewhere to write (before anything is read)."""
+def _check_release_options(dataset: str | None, target: OutputRequest) -> str:
+    """``release`` and ``hierarchy release``: a dataset to charge and somewhere to write (before anything is
+    read). Returns the dataset."""
     if dataset is None:
         raise ParameterError("--dataset is missing: the budget ledger adds up ε per dataset name, and a file name is "
                              "not one (a copy or a renamed file would get a fresh budget)",
@@ -195,6 +181,7 @@ def _check_release_options(dataset: str | None, target: OutputRequest) -> None:
         raise ParameterError("--bundle needs a signing key", "give --key NAME.key (create one with 'dpgui key create NAME')")
     if target.force and target.out is None:
         raise ParameterError("--force only applies to --out", "leave --force out (a bundle is never overwritten)")
+    return dataset
 
 
 def _write_outputs(target: OutputRequest, plan: Plan | HierarchyPlan, release_id: str,
@@ -255,19 +242,19 @@ def _check_charge(flow: ReleaseFlow, charge: tuple[float, float, float | None]) 
         flow.check_charge(charge)
 
 
-def _whole_numbers(args: argparse.Namespace, source: Any) -> Any:
-    """Why the released column is known to hold whole numbers (:class:`dpgui.core.quantiles.WholeNumbers`):
-    ``--whole-numbers`` (the officer's statement), else a file's declared integer type (Parquet, Stata, a
-    published schema beside it); None. Public information only: never the cells."""
+def _whole_numbers(stated: bool, column: str, source: Any) -> Any:
+    """Why the released ``column`` is known to hold whole numbers (:class:`dpgui.core.quantiles.WholeNumbers`):
+    ``--whole-numbers`` (``stated``: the officer's statement), else a file's declared integer type (Parquet,
+    Stata, a published schema beside it); None. Public information only: never the cells."""
     from dpgui.core.quantiles import WholeNumbers
 
-    if args.whole_numbers:
+    if stated:
         return WholeNumbers.STATED
-    if source.spec.kind != "file":
+    if source.spec.kind != SourceKind.FILE:
         return None
     from dpgui.data.public_bounds import find_schema_for, whole_number_reason
 
-    info = next((c for c in source.columns() if c.name == args.column), None)
+    info = next((c for c in source.columns() if c.name == column), None)
     if info is None:
         return None
     path = Path(source.spec.location)
@@ -275,7 +262,7 @@ def _whole_numbers(args: argparse.Namespace, source: Any) -> Any:
     return WholeNumbers.TYPE if reason is not None else None
 
 
-def _whole_number_note(whole: Any, args: argparse.Namespace) -> None:
+def _whole_number_note(whole: Any, request: ReleaseRequest) -> None:
     """A note on stderr when the column holds whole numbers but the bins are not centred on them: the
     options that centre them (:func:`dpgui.data.public_bounds.whole_number_bins`)."""
     if whole is None:
@@ -283,14 +270,14 @@ def _whole_number_note(whole: Any, args: argparse.Namespace) -> None:
     from dpgui.core.quantiles import whole_number_step
     from dpgui.data.public_bounds import whole_number_bins
 
-    if whole_number_step(args.lower, args.upper, args.bins) is not None:
+    if whole_number_step(request.lower, request.upper, request.options.bins) is not None:
         return
     try:
-        lower, upper, bins, step = whole_number_bins(args.lower, args.upper, args.bins)
+        lower, upper, bins, step = whole_number_bins(request.lower, request.upper, request.options.bins)
     except DpguiError:
         return
     per = "each value in the middle of its own bin" if step == 1 else f"{step} whole numbers in each bin"
-    print(f"dpgui release: note: '{args.column}' holds whole numbers ({whole.description}); bins centred on them "
+    print(f"dpgui release: note: '{request.column}' holds whole numbers ({whole.description}); bins centred on them "
           f"(--lower {lower:g} --upper {upper:g} --bins {bins}) would put {per} and give whole-number quantiles",
           file=sys.stderr)
 
@@ -326,12 +313,18 @@ def _check_dataset_identity(flow: ReleaseFlow, columns: Sequence[str], n_rows: i
 
 
 def cmd_quantiles(args: argparse.Namespace) -> int:
+    """``dpgui quantiles``: an adapter of :func:`quantiles_command`."""
+    return quantiles_command(QuantilesRequest.of(args))
+
+
+def quantiles_command(request: QuantilesRequest) -> int:
+    """The quantiles of a released CDF with their 95 % intervals, printed (nothing is spent)."""
     from dpgui.core.quantiles import quantiles
     from dpgui.report.cdf.release_files import read_release
 
-    release, facts = read_release(args.release, args.plan)
-    found = quantiles(release, args.probabilities, "whole_numbers" in facts)
-    if args.json:
+    release, facts = read_release(request.release, request.plan)
+    found = quantiles(release, request.probabilities, "whole_numbers" in facts)
+    if request.json:
         _print({**facts, "quantiles": [_quantile_json(q) for q in found]}, True)
         return 0
     delta = f", δ = {facts['delta']:g}, {Noise(facts['noise']).words} noise" if facts["delta"] > 0 else ""

@@ -12,29 +12,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpgui.cli.rendering import _print
+from dpgui.cli.requests import ColumnsRequest, NeighboursRequest, SourceRequest
 from dpgui.errors import DataError, ParameterError
-from dpgui.vocabulary import Engine
+from dpgui.vocabulary import Engine, SourceKind
 
 if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.data.source import DataSource
     from dpgui.data.source_spec import SourceSpec
 
 
-def _location(args: argparse.Namespace) -> str | None:
-    """The data's location: INPUT or ``--source``/``--input`` (one of them), None if neither."""
-    positional, option = getattr(args, "input", None), getattr(args, "source", None)
-    if positional is not None and option is not None:
-        raise ParameterError(f"the data was given twice (INPUT {positional!r} and --source {option!r})",
-                             "give it once: INPUT or --source URL|FILE")
-    return positional if positional is not None else option
-
-
-def _has_source(args: argparse.Namespace) -> bool:
+def _has_source(source: SourceRequest) -> bool:
     """Was a data source given: a location, or (Spark) a catalogue table?"""
-    return _location(args) is not None or (args.engine == Engine.SPARK and args.table is not None)
+    return source.location is not None or (source.engine == Engine.SPARK and source.table is not None)
 
 
-def _source_spec(args: argparse.Namespace) -> SourceSpec:
+def _source_spec(source: SourceRequest) -> SourceSpec:
     """The :class:`~dpgui.data.source_spec.SourceSpec` of the command's options (nothing is opened), or the
     ParameterError of :func:`~dpgui.data.source_spec.parse_source` (a password in a URL, a table for a
     file, table and query, an unknown engine, …). ``--delimiter`` alone keeps the decimal point;
@@ -43,22 +35,21 @@ def _source_spec(args: argparse.Namespace) -> SourceSpec:
     from dpgui.data.source_spec import parse_source
     from dpgui.data.source_spec import sqlite_url_note
 
-    location = _location(args)
-    if location is None and not (args.engine == Engine.SPARK and args.table is not None):
+    location = source.location
+    if not _has_source(source):
         raise ParameterError("no data was given", "give a data file or a database URL: INPUT or --source URL|FILE")
     dialect = None
-    if args.delimiter is not None or args.decimal is not None:
-        decimal = args.decimal or "."
-        delimiter = args.delimiter or (";" if decimal == "," else ",")
+    if source.delimiter is not None or source.decimal is not None:
+        decimal = source.decimal or "."
+        delimiter = source.delimiter or (";" if decimal == "," else ",")
         dialect = CsvDialect.checked(delimiter, decimal)
-    spec = parse_source(location or "", table=args.table, query=args.query, engine=args.engine,
-                        spark_master=args.spark_master, dialect=dialect, encoding=args.encoding,
-                        row_count_public=getattr(args, "n_public", False))
-    note = sqlite_url_note(location or "", spec.location) if spec.kind == "database" else None
+    spec = parse_source(location or "", table=source.table, query=source.query, engine=source.engine,
+                        spark_master=source.spark_master, dialect=dialect, encoding=source.encoding,
+                        row_count_public=source.n_public)
+    note = sqlite_url_note(location or "", spec.location) if spec.kind == SourceKind.DATABASE else None
     if note is not None:  # sqlite:///srv/x.db read as /srv/x.db
-        command = " ".join(filter(None, (args.command, getattr(args, "hierarchy_command", None))))
-        print(f"dpgui {command}: note: {note}", file=sys.stderr)
-    if spec.kind == "file" and dialect is not None and format_of_name(spec.location) not in ("csv", "tsv"):
+        print(f"dpgui {source.command}: note: {note}", file=sys.stderr)
+    if spec.kind == SourceKind.FILE and dialect is not None and format_of_name(spec.location) not in ("csv", "tsv"):
         raise ParameterError(f"--delimiter/--decimal were given for '{Path(spec.location).name}', which is not a "
                              "CSV or TSV file", "drop --delimiter and --decimal")
     return spec
@@ -99,34 +90,26 @@ class NeighboursChoice:
     note: str | None = None
 
 
-def _choose_neighbours(args: argparse.Namespace) -> NeighboursChoice:
-    """``--neighbours`` of a command that has one: the model asked for, or the data source's default —
-    ``change`` for a file or a table, ``addremove`` for a ``--query`` without ``--n-public``
-    (:func:`dpgui.data.source.neighbours_for`, which refuses ``change`` for such a query). Decided from
-    the options alone, before anything is read or spent."""
-    if not hasattr(args, "neighbours"):
+def _choose_neighbours(request: NeighboursRequest | None) -> NeighboursChoice:
+    """``--neighbours`` of a command that has one (``request``; None: the command has none): the model asked
+    for, or the data source's default — ``change`` for a file or a table, ``addremove`` for a ``--query``
+    without ``--n-public`` (:func:`dpgui.data.source.neighbours_for`, which refuses ``change`` for such a
+    query). Decided from the options alone, before anything is read or spent."""
+    if request is None:
         return NeighboursChoice(None)
     from dpgui.vocabulary import Neighbours
 
-    if getattr(args, "synthetic", None) is not None or "engine" not in args or not _has_source(args):
-        return NeighboursChoice(str(Neighbours(args.neighbours or Neighbours.CHANGE)))  # --n-public: refused later
+    if request.source is None or not _has_source(request.source):
+        return NeighboursChoice(str(Neighbours(request.asked or Neighbours.CHANGE)))  # --n-public: refused later
     from dpgui.data.source import neighbours_for
 
-    spec = _source_spec(args)
-    if spec.row_count_public and args.neighbours == Neighbours.ADDREMOVE:
+    spec = _source_spec(request.source)
+    if spec.row_count_public and request.asked == Neighbours.ADDREMOVE:
         raise ParameterError("--n-public says that the query's row count may be published, and --neighbours addremove "
                              "keeps it private", "drop --n-public, or use --neighbours change")
-    chosen = neighbours_for(spec, args.neighbours)
-    note = QUERY_ROWS_NOTE if args.neighbours is None and chosen is Neighbours.ADDREMOVE else None
+    chosen = neighbours_for(spec, request.asked)
+    note = QUERY_ROWS_NOTE if request.asked is None and chosen is Neighbours.ADDREMOVE else None
     return NeighboursChoice(str(chosen), note)
-
-
-def with_neighbours(args: argparse.Namespace, choice: NeighboursChoice) -> argparse.Namespace:
-    """The command's options with the neighbour model decided (a new namespace: the parsed one is left as
-    the user typed it)."""
-    if choice.neighbours is None:
-        return args
-    return argparse.Namespace(**{**vars(args), "neighbours": choice.neighbours})
 
 
 #: Said on stderr after a command that took ``addremove`` as a query's default model.
@@ -134,13 +117,13 @@ QUERY_ROWS_NOTE = ("note: the data is a query, and the number of rows it returns
                    "model is addremove (N is private); if that number is public, give --n-public")
 
 
-def _check_no_source_options(args: argparse.Namespace, instead: str) -> None:
+def _check_no_source_options(source: SourceRequest, instead: str) -> None:
     """``--synthetic`` or ``--prior`` read no data source: its options would be silently unused."""
-    given = [option for option, value in (("--table", args.table), ("--query", args.query),
-                                          ("--spark-master", args.spark_master), ("--delimiter", args.delimiter),
-                                          ("--decimal", args.decimal), ("--encoding", args.encoding))
-             if value is not None] + (["--engine"] if args.engine != Engine.LOCAL else []) + (
-                 ["--n-public"] if getattr(args, "n_public", False) else [])
+    given = [option for option, value in (("--table", source.table), ("--query", source.query),
+                                          ("--spark-master", source.spark_master), ("--delimiter", source.delimiter),
+                                          ("--decimal", source.decimal), ("--encoding", source.encoding))
+             if value is not None] + (["--engine"] if source.engine != Engine.LOCAL else []) + (
+                 ["--n-public"] if source.n_public else [])
     if given:
         raise ParameterError(f"{given[0]} describes a data source, and {instead} reads none",
                              f"drop {given[0]}, or give the data with --source instead of {instead}")
@@ -150,7 +133,7 @@ def _check_data_columns(source: DataSource, columns: Sequence[str], numeric: boo
     """Before the ledger is asked: every column exists (and, ``numeric``, holds numbers) in a database
     or Spark source (its schema only). A file's reader makes the same checks, naming the row of a
     non-number, while it counts, still before the spend."""
-    if source.spec.kind == "file":
+    if source.spec.kind == SourceKind.FILE:
         return
     found = {c.name: c for c in source.columns()}
     where = source.spec.display_name()
@@ -166,6 +149,11 @@ def _check_data_columns(source: DataSource, columns: Sequence[str], numeric: boo
 
 
 def cmd_columns(args: argparse.Namespace) -> int:
+    """``dpgui columns``: an adapter of :func:`list_columns`."""
+    return list_columns(ColumnsRequest.of(args))
+
+
+def list_columns(request: ColumnsRequest) -> int:
     """``dpgui columns --source …``: the source's columns (name, kind, storage type), who counts it, the
     source's public record and, for a CSV file, the dialect it is read with — stated, or its name's
     default — and the one its first lines suggest; the schema only (a database: one query with no rows;
@@ -175,7 +163,7 @@ def cmd_columns(args: argparse.Namespace) -> int:
 
     from dpgui.data.csv_dialect import UnstatedDialect
 
-    spec = _source_spec(args)
+    spec = _source_spec(request.source)
     suggested = None
     try:
         source = _open_data(spec)
@@ -188,7 +176,7 @@ def cmd_columns(args: argparse.Namespace) -> int:
         dialect = _dialect_view(source, suggested)
     if suggested is not None:
         record.pop("dialect", None)  # no release reads it so until a dialect is stated
-    if args.json:
+    if request.json:
         listed: dict[str, Any] = {"source": record}
         if dialect is not None:
             listed["dialect"] = dialect
@@ -219,7 +207,7 @@ def _dialect_view(source: DataSource, refused: Any) -> dict[str, Any] | None:
     from dpgui.data.file_types import CSV_DECIMALS, CSV_DELIMITERS
 
     used = source.csv_dialect
-    if used is None or source.spec.kind != "file":
+    if used is None or source.spec.kind != SourceKind.FILE:
         return None
     suggestion = refused if refused is not None else detect_dialect(source.spec.location)
     origin = "suggested" if refused is not None else getattr(source.csv_dialect_origin, "value", "stated")
