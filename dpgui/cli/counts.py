@@ -16,6 +16,7 @@ from typing import Any
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
 from dpgui.cli.rendering import _print
+from dpgui.cli.requests import NeighboursRequest, SourceRequest
 from dpgui.cli.sources import _choose_neighbours, _open_data, _source_spec
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import Neighbours, StatisticKind, choices
@@ -70,8 +71,8 @@ def cmd_counts(args: argparse.Namespace) -> int:
 
     if args.records_per_person < 1:
         raise ParameterError(f"--records-per-person {args.records_per_person} is below 1", "use --records-per-person 1")
-    spec = _source_spec(args)
-    neighbours = Neighbours(_choose_neighbours(args).neighbours or Neighbours.CHANGE)
+    spec = _source_spec(SourceRequest.of(args))
+    neighbours = Neighbours(_choose_neighbours(NeighboursRequest.of(args)).neighbours or Neighbours.CHANGE)
     categories = (read_categories(args.categories_file) if args.categories_file is not None
                   else parse_categories(args.categories))
     plan = counts_plan(categories, args.epsilon, neighbours, args.records_per_person)
