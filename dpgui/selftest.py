@@ -29,6 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from dpgui.vocabulary import SourceKind
+
 SAMPLE_COLUMN = "distance"
 SAMPLE_BOUNDS = (0.0, 5000.0)  # miles; public bounds of the sample's flight distances
 SAMPLE_BINS = 500
@@ -133,7 +135,7 @@ def _data_sources(run: _Run) -> str:
                         ("CSV with ';' and decimal ','", parse_source(work / "sample.csv", dialect=semicolon))):
         with open_source(spec) as source:
             engine = source.engine
-            if spec.kind == "database":
+            if spec.kind == SourceKind.DATABASE:
                 _check(engine.startswith("the database (SQLite"), f"SQLite's counts came from {engine}, not the database")
             if spec.location.endswith(".csv"):
                 dialect = source.csv_dialect
