@@ -16,7 +16,8 @@ from dpgui.core.tree import MIN_BINS
 from dpgui.data.file_types import FILE_TYPE_NAMES
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import (
-    AUTO, CDF_NOISES, HIERARCHY_NOISES, CdfConsistency, Estimator, HierarchyConsistency, Neighbours, Objective, choices,
+    AUTO, CDF_NOISES, HIERARCHY_NOISES, Allocation, CdfConsistency, Estimator, HierarchyConsistency, Neighbours, Objective,
+    choices,
 )
 
 
@@ -370,12 +371,12 @@ def _levels(text: str) -> tuple[str, ...]:
     return names
 
 
-def _allocation(text: str) -> tuple[str, float | None]:
+def _allocation(text: str) -> tuple[Allocation, float | None]:
     """``--allocation uniform|optimal|target:TAU`` → (allocation, target weighted MSE or None)."""
-    if text in ("uniform", "optimal"):
-        return text, None
-    if text.startswith("target:"):
-        value = text.removeprefix("target:")
+    if text in choices(Allocation.UNIFORM, Allocation.OPTIMAL):
+        return Allocation(text), None
+    if text.startswith(f"{Allocation.TARGET}:"):
+        value = text.removeprefix(f"{Allocation.TARGET}:")
         try:
             tau = float(value)
         except ValueError:
@@ -383,7 +384,7 @@ def _allocation(text: str) -> tuple[str, float | None]:
                                              "to meet, records²)") from None
         if not (math.isfinite(tau) and tau > 0):
             raise argparse.ArgumentTypeError(f"the target must be a finite number > 0, got {value}; give e.g. target:1000")
-        return "target", tau
+        return Allocation.TARGET, tau
     raise argparse.ArgumentTypeError(f"{text!r} is not uniform, optimal or target:TAU; give e.g. optimal or target:1000")
 
 
@@ -412,7 +413,8 @@ def _add_hierarchy_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--noise", choices=HIERARCHY_NOISES_CLI, default="auto",
                         metavar="laplace|gaussian|multiplicative|auto",
                         help="auto (default): the noise with the lower projected error (Laplace when δ = 0)")
-    parser.add_argument("--allocation", type=_allocation, default=("uniform", None), metavar="uniform|optimal|target:TAU",
+    parser.add_argument("--allocation", type=_allocation, default=(Allocation.UNIFORM, None),
+                        metavar="uniform|optimal|target:TAU",
                         help="level budgets: uniform (default), optimal (least weighted MSE within ε: program 6 of Ko, Ziani & "
                              "Fioretto 2025; needs node counts), target:TAU (least ε whose weighted MSE is ≤ TAU, "
                              "their program 7; needs node counts)")
