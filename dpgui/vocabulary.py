@@ -162,6 +162,7 @@ class StatisticKind(Name):
 
     CDF = "cdf"
     HIERARCHY = "hierarchy"
+    COUNTS = "counts"  # the counts of the categories of one column
 
 
 class Engine(Name):

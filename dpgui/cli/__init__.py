@@ -52,6 +52,7 @@ if sys.argv[1:2] == ["plan"]:
 
 # The commands' modules import NumPy: after the thread setting, which must come first.
 from dpgui.cli.arguments import _Parser, build_parser
+from dpgui.cli.counts import cmd_counts
 from dpgui.cli.hierarchy import cmd_hierarchy_plan, cmd_hierarchy_simulate
 from dpgui.cli.hierarchy_release import cmd_hierarchy_release
 from dpgui.cli.interrupt import InterruptedRelease
@@ -74,7 +75,7 @@ def cmd_hierarchy(args: argparse.Namespace) -> int:
 
 COMMANDS = {"plan": cmd_plan, "release": cmd_release, "quantiles": cmd_quantiles, "verify": cmd_verify,
             "key": cmd_key, "ledger": cmd_ledger, "simulate": cmd_simulate, "hierarchy": cmd_hierarchy,
-            "columns": cmd_columns}
+            "columns": cmd_columns, "counts": cmd_counts}
 
 
 def _no_desktop() -> bool:

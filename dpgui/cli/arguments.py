@@ -9,6 +9,7 @@ import math
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from dpgui.cli.counts import add_counts_parser
 from dpgui.core.missing import MISSING_AUTO
 from dpgui.core.synthetic import SYNTHETIC_KINDS
 from dpgui.core.tree import MIN_BINS
@@ -227,13 +228,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run the whole workflow headless on the bundled sample (throw-away key and ledger); "
                              "exit 0 only if every step passed")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser,
-                                metavar="{plan,release,quantiles,verify,key,ledger,simulate,hierarchy,columns}")
+                                metavar="{plan,release,quantiles,verify,key,ledger,simulate,hierarchy,columns,counts}")
     _add_plan_parser(sub)
     _add_release_parser(sub)
     _add_output_parsers(sub)
     _add_simulate_parser(sub)
     _add_columns_parser(sub)
     _add_hierarchy_parser(sub)
+    add_counts_parser(sub, _Parser, _add_source_options)
     return parser
 
 

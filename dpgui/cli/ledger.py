@@ -8,6 +8,7 @@ import argparse
 
 from dpgui.cli.rendering import _one_line, _print
 from dpgui.cli.requests import LedgerCapRequest, LedgerShowRequest, ledger_request
+from dpgui.core.accounting import Accounting
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
@@ -47,7 +48,7 @@ def show_ledger_command(request: LedgerShowRequest) -> int:
         print(f"{t.dataset_id}: spent ε = {t.epsilon_spent:g} of {t.cap_epsilon:g} (left {t.epsilon_remaining:g}), "
               f"δ = {t.delta_spent:g} of {t.cap_delta:g}, {t.releases} release(s)"
               + (f"; by zCDP accounting (ρ = {t.rho_spent:.4g}) ε = {t.zcdp_epsilon:g} at δ = {t.cap_delta:g}"
-                 if t.accounting == "zcdp" and t.zcdp_epsilon is not None and t.rho_spent is not None else ""))
+                 if t.accounting is Accounting.ZCDP and t.zcdp_epsilon is not None and t.rho_spent is not None else ""))
         for c in history[t.dataset_id]:
             change = (f"cap set to ε = {c.new_epsilon:g}, δ = {c.new_delta:g}" if c.old_epsilon is None else
                       f"cap changed from ε = {c.old_epsilon:g}, δ = {c.old_delta:g} to ε = {c.new_epsilon:g}, "

@@ -125,6 +125,7 @@ class FileSource(DataSource):
         max_nodes_per_level: int | None = None,
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
+        min_levels: int = 2,
     ) -> PathCounts:
         """:func:`dpgui.data.hierarchy.count_paths`: the file's entry to the same primitive (the levels' ValueKeys)."""
         from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
@@ -132,7 +133,8 @@ class FileSource(DataSource):
 
         limit = MAX_NODES_PER_LEVEL if max_nodes_per_level is None else max_nodes_per_level  # 0 is refused there
         return hierarchy.count_paths(self.spec.location, level_columns, progress=progress, should_cancel=should_cancel,
-                                     max_nodes_per_level=limit, dialect=self.csv_dialect, encoding=self.spec.encoding)
+                                     max_nodes_per_level=limit, dialect=self.csv_dialect, encoding=self.spec.encoding,
+                                     min_levels=min_levels)
 
     def distinct_counts(
         self,

@@ -125,8 +125,8 @@ class PathCounts:
 # --------------------------------------------------------------------------- parameters
 
 
-def _check_levels(level_columns: object) -> tuple[str, ...]:
-    """The level columns as a tuple: 2..4 distinct non-empty names (ParameterError otherwise)."""
+def _check_levels(level_columns: object, min_levels: int = MIN_LEVELS) -> tuple[str, ...]:
+    """The level columns as a tuple: ``min_levels``..4 distinct non-empty names (ParameterError otherwise)."""
     if isinstance(level_columns, str) or not isinstance(level_columns, Sequence):
         raise ParameterError(
             f"level columns {level_columns!r} are not a list of column names",
@@ -136,9 +136,9 @@ def _check_levels(level_columns: object) -> tuple[str, ...]:
     for name in names:
         if not isinstance(name, str) or not name:
             raise ParameterError(f"level column name {name!r} is not a non-empty string", "give column names")
-    if len(names) < MIN_LEVELS:
+    if len(names) < min_levels:
         raise ParameterError(
-            f"a hierarchy needs at least {MIN_LEVELS} level columns; {len(names)} given",
+            f"a hierarchy needs at least {min_levels} level columns; {len(names)} given",
             "add the column of the level below (e.g. region, district) or release a plain count instead",
         )
     if len(names) > MAX_LEVELS:
@@ -188,12 +188,12 @@ def _too_many(column: str, limit: int, what: str = "distinct values") -> DataErr
     )
 
 
-def check_path_count_arguments(level_columns: object, max_nodes_per_level: object | None
-                               ) -> tuple[tuple[str, ...], int]:
+def check_path_count_arguments(level_columns: object, max_nodes_per_level: object | None,
+                               min_levels: int = MIN_LEVELS) -> tuple[tuple[str, ...], int]:
     """:func:`count_paths`'s checks of its arguments, for the sources that count the paths elsewhere (a
-    database, Spark): the level columns (2..4 distinct names) and the node limit (None:
+    database, Spark): the level columns (``min_levels``..4 distinct names) and the node limit (None:
     :data:`~dpgui.core.hierarchy.MAX_NODES_PER_LEVEL`). ParameterError otherwise."""
-    names = _check_levels(level_columns)
+    names = _check_levels(level_columns, min_levels)
     limit = _check_limit("max_nodes_per_level", MAX_NODES_PER_LEVEL if max_nodes_per_level is None
                          else max_nodes_per_level)
     return names, limit
@@ -255,9 +255,11 @@ def count_paths(
     batch_rows: int = _BATCH_ROWS,
     dialect: CsvDialect | None = None,
     encoding: str | None = None,
+    min_levels: int = MIN_LEVELS,
 ) -> PathCounts:
     """The number of rows on every distinct path of ``level_columns`` (2..4 columns, root level
-    first) of a table file (CSV/TSV, Parquet, Excel, Stata, SAS, SPSS), read in one streamed pass.
+    first; from 1 with ``min_levels=1``: the count of each value of one column) of a table file
+    (CSV/TSV, Parquet, Excel, Stata, SAS, SPSS), read in one streamed pass.
 
     Checked before reading: the level list (2..4 distinct names: ParameterError), the file and that
     every column exists (DataError listing the columns). While reading: a level with more than
@@ -276,12 +278,12 @@ def count_paths(
     CSV/TSV, None = detected. Time O(rows); memory O(batch_rows + distinct values and paths),
     never the rows.
     """
-    names = _check_levels(level_columns)
+    names = _check_levels(level_columns, min_levels)
     limit = _check_limit("max_nodes_per_level", max_nodes_per_level)
     batch_rows = _check_limit("batch_rows", batch_rows)
     counted = count_file_groups(path, [ValueKey(c) for c in names], max_groups=limit, batch_rows=batch_rows,
                                 progress=progress, should_cancel=should_cancel, dialect=dialect, encoding=encoding)
-    return path_counts_of(counted, limit)
+    return path_counts_of(counted, limit, min_levels=min_levels)
 
 
 def path_counts_from_groups(
@@ -316,15 +318,15 @@ def path_counts_from_groups(
 
 
 def path_counts_of(counted: GroupedCounts, max_nodes_per_level: int = MAX_NODES_PER_LEVEL,
-                   extra_notes: tuple[str, ...] = ()) -> PathCounts:
+                   extra_notes: tuple[str, ...] = (), min_levels: int = MIN_LEVELS) -> PathCounts:
     """The :class:`PathCounts` of the groups of 2..4 :class:`~dpgui.data.grouped_counts.ValueKey`\\ s (the level
     columns, root first) from any source, with :func:`count_paths`' labels and checks: numbers become labels as
     in a Parquet file (``3`` for 3.0); refused (DataError naming ``counted.where``): counting that stopped at a
     level with more than ``max_nodes_per_level`` distinct values or more leaves than that (a value under two
     parents is named first), missing values (null, NaN, empty text: how many rows, and in a file the first
     one's data row), no rows at all, a value under two parents. A note for each level column whose declared
-    kind is numeric, then ``extra_notes``. O(groups × L)."""
-    names = _check_levels(tuple(k.column for k in counted.keys if isinstance(k, ValueKey)))
+    kind is numeric, then ``extra_notes``. ``min_levels=1``: one column's values (no tree to check). O(groups × L)."""
+    names = _check_levels(tuple(k.column for k in counted.keys if isinstance(k, ValueKey)), min_levels)
     if len(names) != len(counted.keys):
         raise ParameterError("path counts are the counts of level columns' values", "count with ValueKeys only")
     limit = _check_limit("max_nodes_per_level", max_nodes_per_level)
@@ -360,7 +362,8 @@ def path_counts_of(counted: GroupedCounts, max_nodes_per_level: int = MAX_NODES_
     np.add.at(leaf_counts, parent, counted.counts)
     notes = (*_numeric_notes(names, counted.declared_kinds), *extra_notes)
     result = _path_counts(names, _leaf_paths(values, paths), leaf_counts, int(counted.counts.sum()), notes)
-    result.hierarchy  # noqa: B018 — builds and checks the tree (a value under two parents is refused)
+    if len(names) >= MIN_LEVELS:  # one level (the counts of one column) has no tree to check
+        result.hierarchy  # noqa: B018 — builds and checks the tree (a value under two parents is refused)
     return result
 
 

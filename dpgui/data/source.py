@@ -148,19 +148,20 @@ class DataSource(abc.ABC):
         max_nodes_per_level: int | None = None,
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
+        min_levels: int = 2,
     ) -> PathCounts:
-        """The number of rows on every distinct path of 2..4 level columns, as
-        :func:`dpgui.data.hierarchy.count_paths` gives for the same rows in a file (labels,
-        checks, notes): the :meth:`grouped_counts` of the level columns' values, at most
-        ``max_nodes_per_level`` (None: :data:`~dpgui.core.hierarchy.MAX_NODES_PER_LEVEL`) groups
+        """The number of rows on every distinct path of 2..4 level columns (from 1 with ``min_levels=1``:
+        the count of each value of one column), as :func:`dpgui.data.hierarchy.count_paths` gives for the
+        same rows in a file (labels, checks, notes): the :meth:`grouped_counts` of the level columns' values,
+        at most ``max_nodes_per_level`` (None: :data:`~dpgui.core.hierarchy.MAX_NODES_PER_LEVEL`) groups
         (:func:`~dpgui.data.hierarchy.path_counts_of`)."""
         from dpgui.data.grouped_counts import ValueKey
         from dpgui.data.hierarchy import check_path_count_arguments, path_counts_of
 
-        names, limit = check_path_count_arguments(level_columns, max_nodes_per_level)
+        names, limit = check_path_count_arguments(level_columns, max_nodes_per_level, min_levels)
         counted = self.grouped_counts([ValueKey(c) for c in names], max_groups=limit, progress=progress,
                                       should_cancel=should_cancel)
-        return path_counts_of(counted, limit)
+        return path_counts_of(counted, limit, min_levels=min_levels)
 
     @abc.abstractmethod
     def distinct_counts(

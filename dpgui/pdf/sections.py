@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dpgui.pdf.cdf import render_release_pdf
+from dpgui.pdf.counts import render_counts_pdf
 from dpgui.pdf.hierarchy import render_hierarchy_pdf
 from dpgui.vocabulary import StatisticKind
 
@@ -39,10 +40,17 @@ def _hierarchy(release: Any, info: Any, key_id: str | None, extra: dict[str, Any
     return render_hierarchy_pdf(release, info, extra, key_id)
 
 
+def _counts(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> bytes:
+    if extra is not None:  # a bug: a counts report has no section of its own besides the release
+        raise TypeError("a counts report takes no extra section")
+    return render_counts_pdf(release, info, key_id)
+
+
 #: Every statistic's report, by its kind.
 SECTIONS: dict[StatisticKind, PdfSection] = {
     StatisticKind.CDF: _cdf,
     StatisticKind.HIERARCHY: _hierarchy,
+    StatisticKind.COUNTS: _counts,
 }
 
 

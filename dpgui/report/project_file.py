@@ -40,7 +40,8 @@ neighbour model's rule applies and the plan is for the whole range.
 The "Counts over a hierarchy" mode adds ``mode``, ``hierarchy`` (its choices) and
 ``hierarchy_releases`` (every hierarchy release of the workspace as its released values), described
 in :mod:`dpgui.report.hierarchy.project`; a damaged hierarchy part is left out with a message
-(:attr:`Project.hierarchy_problem`) and the rest of the project still opens.
+(:attr:`Project.hierarchy_problem`) and the rest of the project still opens. The "Counts of one column"
+mode adds ``counts`` and ``counts_releases`` (:mod:`dpgui.report.counts.project`), likewise.
 ``source`` (optional: without it the data is the file at ``data_path``) is where the data lives, as
 :meth:`dpgui.data.source_spec.SourceSpec.to_json` (a file with its CSV dialect, or a database URL with a
 table or query — never a password: a spec holds none); for a database ``data_path`` is only its
@@ -78,6 +79,9 @@ from dpgui.core.tree import MIN_BINS
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.files import write_text_atomic
 from dpgui.report.migrations import PADDING_KNOWN_ZEROS, PADDING_UNKNOWN, PROJECT_VERSION, upgrade_project
+from dpgui.report.counts.project import (
+    CountsSettings, ProjectCountsRelease, counts_section_json, read_counts_section,
+)
 from dpgui.report.hierarchy.project import (
     HierarchySettings, ProjectHierarchyRelease, check_source_record, hierarchy_section_json, read_hierarchy_section,
 )
@@ -197,12 +201,15 @@ class Project:
     mode: StatisticKind = StatisticKind.CDF  # the mode the window was in
     hierarchy: HierarchySettings | None = None  # the hierarchy mode's choices (None: never touched)
     hierarchy_releases: tuple[ProjectHierarchyRelease, ...] = ()  # made or restored in this workspace, oldest first
+    counts: CountsSettings | None = None  # the counts mode's choices (None: never touched)
+    counts_releases: tuple[ProjectCountsRelease, ...] = ()  # made or restored in this workspace, oldest first
     format: str = PROJECT_FORMAT
     version: int = PROJECT_VERSION
     saved_utc: str = field(default="", compare=False)
     app_version: str = field(default=__version__, compare=False)
     autosave_of: str = field(default="", compare=False)  # autosaves: the project file being edited, if any
     hierarchy_problem: str = field(default="", compare=False)  # why a damaged hierarchy part was left out
+    counts_problem: str = field(default="", compare=False)  # why a damaged counts part was left out
 
     def plan_object(self) -> Plan | None:
         return None if self.plan is None else Plan.from_json(self.plan)
@@ -272,6 +279,7 @@ def project_to_json(project: Project) -> str:
         "autosave_of": project.autosave_of,
         "releases": [_release_json(r, placeholder(r.levels)) for r in project.releases],
         **hierarchy_section_json(project.mode, project.hierarchy, project.hierarchy_releases, one_line),
+        **counts_section_json(project.counts, project.counts_releases),
     }
     try:
         text = json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False)
@@ -503,6 +511,13 @@ def project_from_json(text: str, source: str = "the project") -> Project:
         hierarchy_problem = (f"The hierarchy part of the project was left out: {err.problem}. The rest of the "
                              "project was opened; choose the hierarchy's levels again (hierarchy releases of this "
                              "file are still in the budget ledger).")
+    counts_problem = ""
+    try:
+        counts, counts_releases = read_counts_section(data, source)
+    except DpguiError as err:
+        counts, counts_releases = None, ()
+        counts_problem = (f"The counts part of the project was left out: {err.problem}. The rest of the project was "
+                          "opened (counts releases of this file are still in the budget ledger).")
     return Project(
         data_path=data_path, source=source_record, column=reader.text("column"), lower=lower, upper=upper, bins=bins,
         missing=reader.text("missing", choices=MISSING_POLICIES, nullable=True),
@@ -515,7 +530,8 @@ def project_from_json(text: str, source: str = "the project") -> Project:
         focus=_focus(reader), whole_numbers=_whole_numbers(reader), releases=releases, version=PROJECT_VERSION,
         saved_utc=saved, app_version=reader.text("app_version", ""),
         autosave_of=reader.text("autosave_of", ""), mode=mode, hierarchy=hierarchy,
-        hierarchy_releases=hierarchy_releases, hierarchy_problem=hierarchy_problem,
+        hierarchy_releases=hierarchy_releases, hierarchy_problem=hierarchy_problem, counts=counts,
+        counts_releases=counts_releases, counts_problem=counts_problem,
     )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dpgui.report.bundle import check_bundle_folder, check_bundle_target, software_versions
 from dpgui.report.cdf.bundle import default_bundle_name, missing_values_json
+from dpgui.report.counts.bundle import default_counts_bundle_name
 from dpgui.report.hierarchy.bundle import (
     charge_json, default_hierarchy_bundle_name, errors_json, projection_json, write_hierarchy_csv,
 )
@@ -22,6 +23,6 @@ from dpgui.report.publish import charge_text
 
 __all__ = [
     "charge_json", "charge_text", "check_bundle_folder", "check_bundle_target", "default_bundle_name",
-    "default_hierarchy_bundle_name", "errors_json", "missing_values_json", "projection_json", "software_versions",
-    "write_hierarchy_csv",
+    "default_counts_bundle_name", "default_hierarchy_bundle_name", "errors_json", "missing_values_json",
+    "projection_json", "software_versions", "write_hierarchy_csv",
 ]

@@ -24,6 +24,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
+from dpgui.core.accounting import Accounting
 from dpgui.core.focus import FocusChoice, Region
 from dpgui.core.mechanism import Release
 from dpgui.core.missing import missing_rule_text
@@ -309,7 +310,7 @@ def _spent_words(totals: Totals) -> str:
     """"ε = 0.5 of 3" and, when the cap has a δ or δ was spent, " and δ = 1e-9 of 1e-6"; under zCDP
     "ε = 0.77 of 3 at δ = 1e-6" (the releases together are (ε, δ)-DP at the cap's δ)."""
     words = f"ε = {spent_epsilon(totals):g} of {totals.cap_epsilon:g}"
-    if totals.accounting == "zcdp":
+    if totals.accounting is Accounting.ZCDP:
         words += f" at δ = {format_delta(totals.cap_delta)}"
     elif totals.cap_delta > 0 or totals.delta_spent > 0:
         words += f" and δ = {format_delta(totals.delta_spent)} of {format_delta(totals.cap_delta)}"
@@ -324,7 +325,7 @@ def budget_sentence(dataset: str, totals: Totals, after: Totals | None = None) -
              f"({totals.releases} release{'' if totals.releases == 1 else 's'})")
     if after is not None:
         words += f"; after this release: {_spent_words(after)}"
-        if after.accounting == "zcdp":
+        if after.accounting is Accounting.ZCDP:
             words += f" (counted with zCDP composition, which is less than the plain sum of ε, {after.epsilon_spent:g})"
     return words + ". The spend is recorded in the budget ledger before the noise is drawn.</p>"
 

@@ -22,18 +22,14 @@ from enum import Enum
 from pathlib import Path
 
 from dpgui.data.source_spec import SourceSpec
+from dpgui.report.counts.project import ProjectCountsRelease
 from dpgui.report.project_file import ProjectRelease
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
+from dpgui.workspace.counts import CountsOutcome
 from dpgui.workspace.hierarchy import HierarchyOutcome
 from dpgui.workspace.state import Observable, ShownRelease
+from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.statistics import recorded_charge
-
-
-class ReleaseKind(Enum):
-    """What a release publishes: the CDF of a number column, or counts over a hierarchy of categories."""
-
-    CDF = "cdf"
-    HIERARCHY = "hierarchy"
 
 
 class ExportKind(Enum):
@@ -56,20 +52,20 @@ class SessionRelease:
     """One release of the session.
 
     ``record``: its public values (what a project file keeps), from which ``shown`` (CDF) or ``outcome``
-    (hierarchy) is made again when none is held. ``source``: the data it was made from (None: not
+    (hierarchy, counts) is made again when none is held. ``source``: the data it was made from (None: not
     known, e.g. a project of an older version). ``dataset``: the budget ledger's name that paid.
     ``subject``: the column, or the level columns joined by " → ". ``made_here``: released in this
     session (False: restored from a project or an autosave). ``exports``: where it was exported in this
     session; ``saved_in``: the project file that holds it (None: none yet)."""
 
-    kind: ReleaseKind
-    record: ProjectRelease | ProjectHierarchyRelease
+    kind: StatisticKind  # what it publishes (the registry's kind)
+    record: ProjectRelease | ProjectHierarchyRelease | ProjectCountsRelease
     dataset: str
     subject: str
     source: SourceSpec | None
     made_here: bool
     shown: ShownRelease | None = None
-    outcome: HierarchyOutcome | None = None
+    outcome: HierarchyOutcome | CountsOutcome | None = None
     exports: tuple[ExportRecord, ...] = ()
     saved_in: Path | None = None
 
@@ -98,7 +94,7 @@ class SessionRelease:
 
     def charge(self) -> tuple[float, float]:
         """(ε, δ) the release charged to its dataset (its statistic's charge of the recorded plan). O(levels)."""
-        charge = recorded_charge(self.kind.value, self.record.plan)
+        charge = recorded_charge(self.kind, self.record.plan)
         return charge.epsilon, charge.delta
 
 
@@ -159,7 +155,7 @@ class SessionReleases(Observable[SessionState]):
             self.update(releases=tuple(replace(r, saved_in=project_file) if r.release_id in release_ids else r
                                        for r in self.state.releases))
 
-    def of_data(self, spec: SourceSpec, kind: ReleaseKind) -> tuple[SessionRelease, ...]:
+    def of_data(self, spec: SourceSpec, kind: StatisticKind) -> tuple[SessionRelease, ...]:
         """The releases of kind ``kind`` made or restored from the data ``spec`` (:func:`same_data`), oldest first."""
         return tuple(r for r in self.state.releases
                      if r.kind is kind and r.source is not None and same_data(r.source, spec))

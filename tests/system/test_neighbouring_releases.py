@@ -8,7 +8,8 @@ the other) and its wage changes from 1500 to 1500.5 (one salary with cents: writ
 decimal-comma file); under ``addremove`` the second dataset has one record more, in B > x, paid 1500.5.
 Each is written into every source of :data:`SOURCES` and released with every statistic of
 :data:`STATISTICS` (a CDF ``release``, one with everything the officer may state for it — whole numbers,
-a focus, missing values imputed under change —, and a ``hierarchy release`` with a public prior), signed,
+a focus, missing values imputed under change —, a ``hierarchy release`` with a public prior, and a
+``counts release`` of one column with a public list of its categories), signed,
 in its own dpgui home (ledger) and folder. Compared (:func:`compare`), after the folder's path is replaced
 by a placeholder:
 
@@ -229,6 +230,10 @@ STATISTICS: dict[str, Statistic] = {
                                                       "1", "--allocation", "uniform"),
                            frozenset({"n_released", "released_estimate"}),
                            frozenset({"released_count", "ci95_low", "ci95_high"})),
+    # the counts of one column: its public list of categories holds both neighbours' codes
+    "counts of one column": Statistic(("counts", "release"), ("--column", "code", "--categories", "1,2,3,x",
+                                                              "--epsilon", "1"),
+                                      frozenset({"released_count"}), frozenset({"released_count"})),
 }
 #: Never the same twice: the ledger's ids, the times, and the hashes of the CSV and PDF (noisy counts).
 IDS_AND_TIMES = {"release_id", "created_utc", "changed_utc", "sha256", "output_sha256"}

@@ -28,6 +28,7 @@ from dpgui.app.widgets.fields import (
     StatusLine, StatusMessages, ValidatedField, grow_to_fit, inline_message, parse_number, show_inline,
 )
 from dpgui.app.widgets.style import is_dark
+from dpgui.core.accounting import Accounting
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_budget, format_delta, format_number, format_significant
 from dpgui.report.ledger import CapChange, Ledger, ReleaseEntry, Totals
@@ -87,7 +88,7 @@ class DatasetRow:
 def delta_text(t: Totals) -> str:
     """δ spent and left, in the dataset table. Under zCDP the releases together are (ε, δ)-DP at the
     cap's δ (Σδ of the releases does not count), and what is left is ρ."""
-    if t.accounting == "zcdp":
+    if t.accounting is Accounting.ZCDP:
         return (f"at δ {format_delta(t.cap_delta)} (zCDP): ρ {format_significant(t.rho_spent)} spent, "
                 f"{format_significant(t.rho_remaining or 0.0)} left")
     if t.cap_delta > 0 or t.delta_spent > 0:
@@ -99,7 +100,7 @@ def delta_text(t: Totals) -> str:
 
 def accounting_text(t: Totals) -> str:
     """How the dataset's releases add up, in a few words."""
-    if t.accounting == "zcdp":
+    if t.accounting is Accounting.ZCDP:
         return f"zCDP (sum of ε: {format_budget(t.epsilon_spent)})"
     return "sum of ε and δ" if t.cap_delta > 0 or t.delta_spent > 0 else "sum of ε"
 
@@ -390,7 +391,7 @@ class LedgerDialog(StatusMessages, QDialog):
         bar.setAlignment(Qt.AlignmentFlag.AlignCenter)
         tip = f"{row.dataset}: {row.budget_text} ({100 * row.used_fraction:.0f} % used)."
         t = row.totals
-        if t.accounting == "zcdp":
+        if t.accounting is Accounting.ZCDP:
             tip += (f" Counted with zCDP composition at δ = {format_delta(t.cap_delta)}, which gives less than the "
                     f"plain sum of ε ({format_budget(t.epsilon_spent)}).")
         if row.full:

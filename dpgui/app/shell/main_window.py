@@ -1,5 +1,5 @@
 """The main window: the start page, then "What to release" over the chosen statistic's steps (its mode,
-:class:`~dpgui.app.mode.StatisticMode`: the CDF's four tabs, or the hierarchy's), with the menus, shortcuts,
+:class:`~dpgui.app.mode.StatisticMode`, from the one table :data:`~dpgui.app.shell.mode_table.MODES`), with the menus, shortcuts,
 recent files, drag-and-drop, the status bar and remembered geometry. Opening data, the questions both
 statistics share (the first budget of a dataset, what follows an export) and the project and session
 controllers live here; each mode reaches the window through its port (:class:`~dpgui.app.mode.ModeHost`), and so
@@ -12,7 +12,9 @@ import contextlib
 import gc
 import platform
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
@@ -29,6 +31,7 @@ from dpgui.app.cdf.mode import TAB_DATA, CdfMode
 from dpgui.app.cdf.plan_page import PlanPage
 from dpgui.app.cdf.result_view import ResultView
 from dpgui.app.cdf.tree_view import BinTreeView
+from dpgui.app.counts.mode import CountsMode
 from dpgui.app.dialogs.database import DatabaseDialog, OpenedSource, SessionPasswords, open_and_look
 from dpgui.app.dialogs.dataset import NewDatasetDialog
 from dpgui.app.dialogs.export import (
@@ -39,6 +42,7 @@ from dpgui.app.dialogs.ledger import LedgerDialog
 from dpgui.app.dialogs.verify import VerifyDialog
 from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.mode import StatisticMode
+from dpgui.app.shell.mode_table import MODES
 from dpgui.app.shell.project import ProjectController, WorkspaceSnapshot
 from dpgui.app.shell.project_pages import restore_pages, snapshot_of
 from dpgui.app.shell.session_releases import SessionController
@@ -126,10 +130,13 @@ class MainWindow(QMainWindow):
         self.plan_page.busyChanged.connect(self._on_planning)
 
         self._build_cdf_steps()
-        # What to release, chosen once a file is open: the CDF of a number column (the tabs above) or
-        # counts over a hierarchy of categories; each a mode (dpgui/app/mode.py) the window asks.
-        self.cdf = CdfMode(self)
-        self.hierarchy = HierarchyMode(self, self.workspace, self)
+        # What to release, chosen once a file is open: one mode (dpgui/app/mode.py) per statistic of the
+        # table (dpgui/app/shell/mode_table.py), which the window asks.
+        self.statistic_modes: dict[StatisticKind, StatisticMode] = {kind: entry.make(self)
+                                                                     for kind, entry in MODES.items()}
+        self.cdf = cast(CdfMode, self.statistic_modes[StatisticKind.CDF])  # its steps' widgets are the window's
+        self.hierarchy = cast(HierarchyMode, self.statistic_modes[StatisticKind.HIERARCHY])
+        self.counts = cast(CountsMode, self.statistic_modes[StatisticKind.COUNTS])
         self._build_work_area()
 
         self.progress = QProgressBar()
@@ -178,26 +185,21 @@ class MainWindow(QMainWindow):
 
     def _build_work_area(self) -> None:
         """Under the menus: the start page, or "What to release" (one button per statistic) over its steps."""
-        self.cdf_mode = QRadioButton("The &CDF of a number column")
-        self.cdf_mode.setToolTip("Publish the distribution of one number column (e.g. distances): how many "
-                                 "records lie below each value.")
-        self.hierarchy_mode = QRadioButton("Counts over a &hierarchy of categories")
-        self.hierarchy_mode.setToolTip("Publish how many records fall in each category of 2 to 4 nested columns, "
-                                       "e.g. region → district → school.")
-        self.cdf_mode.setChecked(True)
-        self._mode_buttons: dict[QRadioButton, StatisticMode] = {self.cdf_mode: self.cdf,
-                                                                  self.hierarchy_mode: self.hierarchy}
-        self.hierarchy_mode.toggled.connect(self.mode_changed)
         mode_bar = QHBoxLayout()
         mode_bar.setContentsMargins(8, 4, 8, 0)
         mode_bar.setSpacing(14)
         mode_bar.addWidget(QLabel("<b>What to release:</b>"))
-        mode_bar.addWidget(self.cdf_mode)
-        mode_bar.addWidget(self.hierarchy_mode)
-        mode_bar.addStretch(1)
+        self.mode_buttons: dict[StatisticKind, QRadioButton] = {}
         self.modes = QStackedWidget()
-        for statistic in self._mode_buttons.values():
-            self.modes.addWidget(statistic.steps())
+        for kind, entry in MODES.items():
+            button = QRadioButton(entry.label)
+            button.setToolTip(entry.tip)
+            button.setChecked(not self.mode_buttons)  # the table's first
+            button.toggled.connect(lambda on: self.mode_changed() if on else None)
+            self.mode_buttons[kind] = button
+            mode_bar.addWidget(button)
+            self.modes.addWidget(self.statistic_modes[kind].steps())
+        mode_bar.addStretch(1)
         work = QWidget()
         work_layout = QVBoxLayout(work)
         work_layout.setContentsMargins(0, 0, 0, 0)
@@ -533,7 +535,7 @@ class MainWindow(QMainWindow):
     @property
     def mode(self) -> StatisticMode:
         """The statistic chosen under "What to release" (its steps are shown; the menus act on it)."""
-        return next(mode for button, mode in self._mode_buttons.items() if button.isChecked())
+        return next(self.statistic_modes[kind] for kind, button in self.mode_buttons.items() if button.isChecked())
 
     def in_hierarchy_mode(self) -> bool:
         """Is the hierarchy chosen? (For tests and scripts: the window itself asks the mode, never this.)"""
@@ -541,7 +543,7 @@ class MainWindow(QMainWindow):
 
     def choose_mode(self, kind: StatisticKind) -> None:
         """Show the steps of the statistic ``kind`` (as if its "What to release" button was pressed)."""
-        next(button for button, mode in self._mode_buttons.items() if mode.kind is kind).setChecked(True)
+        self.mode_buttons[kind].setChecked(True)
 
     def set_mode(self, hierarchy: bool) -> None:
         """Release a CDF (False) or counts over a hierarchy (True)."""
@@ -558,18 +560,24 @@ class MainWindow(QMainWindow):
 
     def is_releasing(self) -> bool:
         """Is a release running (of any statistic)?"""
-        return any(mode.is_releasing() for mode in self._mode_buttons.values())
+        return any(mode.is_releasing() for mode in self.statistic_modes.values())
 
     # ---------------------------------------------------------------- the project controller's port (ProjectWindow)
     def snapshot(self, autosave_of: str = "") -> WorkspaceSnapshot:
-        return snapshot_of(self.workspace.state, self.hierarchy.state_ws.state, self.mode.kind, self.is_releasing(),
-                           autosave_of)
+        snapshot = snapshot_of(self.workspace.state, self.hierarchy.state_ws.state, self.mode.kind, self.is_releasing(),
+                               autosave_of)
+        counts = self.counts  # the counts mode's choices and releases (public values)
+        project = None if snapshot.project is None else replace(snapshot.project, counts=counts.settings(),
+                                                                 counts_releases=counts.releases)
+        return replace(snapshot, project=project, release_count=snapshot.release_count + len(counts.releases))
 
     def on_change(self, react: Callable[[], None]) -> None:
         self.workspace_binding.changed.connect(lambda *_: react())
         # the hierarchy mode's choices and releases, and the mode itself, are part of the workspace too
         self.hierarchy.state_ws.subscribe(lambda parts: react() if parts & {"choice", "releases"} else None)
-        self.hierarchy_mode.toggled.connect(lambda _on: react())
+        self.counts.releasesChanged.connect(react)
+        for button in self.mode_buttons.values():
+            button.toggled.connect(lambda _on: react())
 
     def open_data(self, spec: SourceSpec) -> None:
         if spec.kind == SourceKind.FILE:
@@ -580,7 +588,10 @@ class MainWindow(QMainWindow):
     def restore(self, project: Project, data_name: str) -> list[str]:
         problems = restore_pages(project, data_name, self.workspace, self.data_page, self.plan_page, self.cdf,
                                  self.hierarchy)
-        self.choose_mode(StatisticKind.HIERARCHY if project.mode == StatisticKind.HIERARCHY else StatisticKind.CDF)
+        self.counts.data_opened()  # the open data's columns, for the counts choices
+        self.counts.restore(project.counts, project.counts_releases)
+        problems += [project.counts_problem] if project.counts_problem else []
+        self.choose_mode(project.mode)
         self.mode_changed()  # the Export actions follow the mode's own release
         return problems
 
@@ -786,7 +797,7 @@ class MainWindow(QMainWindow):
                 event.ignore()
                 return
         self.pool.cancel_all()
-        for mode in self._mode_buttons.values():
+        for mode in self.statistic_modes.values():
             mode.shutdown()
         self.pool.wait(10000)
         self.settings.setValue("geometry", self.saveGeometry())

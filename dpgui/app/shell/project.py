@@ -434,7 +434,8 @@ class ProjectController(QObject):
         self._saved = saved
         if path is not None and saved is not None:  # its releases are kept: the session's list says where
             self.window.session.mark_saved({r.release_id for r in saved.releases}
-                                           | {r.release_id for r in saved.hierarchy_releases}, path)
+                                           | {r.release_id for r in saved.hierarchy_releases}
+                                           | {r.release_id for r in saved.counts_releases}, path)
 
     # ------------------------------------------------------------------ save
     def save(self) -> bool:

@@ -2,7 +2,7 @@
 screen without a question while they are neither exported nor saved.
 
 :class:`SessionController` keeps the window's :class:`~dpgui.workspace.session.SessionReleases`: every
-release (CDF and hierarchy) made or restored since the window opened, of any data. It
+release (CDF, hierarchy, counts of one column) made or restored since the window opened, of any data. It
 
 * collects each release as it enters the workspace (made, or restored from a project), with the data it
   was made from;
@@ -34,17 +34,20 @@ from PySide6.QtWidgets import (
 from dpgui.app import text
 from dpgui.app.binding import WorkspaceBinding
 from dpgui.app.cdf.mode import CdfMode
+from dpgui.app.counts.mode import CountsMode
 from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.mode import StatisticMode
 from dpgui.data.source_spec import SourceSpec, local_paths
 from dpgui.formatting import format_budget
 from dpgui.report.project_file import Project, ProjectRelease
+from dpgui.report.counts.project import ProjectCountsRelease
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.vocabulary import StatisticKind
-from dpgui.workspace.hierarchy import data_spec
+from dpgui.workspace.counts import CountsOutcome
+from dpgui.workspace.hierarchy import HierarchyOutcome, data_spec
 from dpgui.workspace.hierarchy_project import restored_outcome
 from dpgui.workspace.release import restored_shown_release
-from dpgui.workspace.session import ExportKind, ReleaseKind, SessionRelease, SessionReleases, same_data
+from dpgui.workspace.session import ExportKind, SessionRelease, SessionReleases, same_data
 from dpgui.workspace.state import Workspace
 
 
@@ -56,12 +59,13 @@ class ProjectSave(Protocol):
 
 class SessionWindow(Protocol):
     """What the session's releases need of the main window: the workspaces they come from and are shown
-    in (the CDF's, the hierarchy mode's), choosing the mode, its Export, the status bar."""
+    in (the CDF's, the hierarchy mode's, the counts mode's), choosing the mode, its Export, the status bar."""
 
     workspace: Workspace
     workspace_binding: WorkspaceBinding
     cdf: CdfMode
     hierarchy: HierarchyMode
+    counts: CountsMode
 
     @property
     def mode(self) -> StatisticMode: ...
@@ -81,9 +85,11 @@ MENU_NAME = "Releases of This &Session"
 
 
 def release_title(entry: SessionRelease) -> str:
-    """"CDF of distance" or "Counts over dest_tz → origin → route"."""
-    if entry.kind is ReleaseKind.CDF:
+    """"CDF of distance", "Counts over dest_tz → origin → route" or "Counts of state"."""
+    if entry.kind is StatisticKind.CDF:
         return f"CDF of {entry.subject}"
+    if entry.kind is StatisticKind.COUNTS:
+        return f"Counts of {entry.subject}"
     return f"Counts over {entry.subject}"
 
 
@@ -193,6 +199,7 @@ class SessionController(QObject):
             lambda parts: self._collect_cdf() if parts & {"releases", "shown"} else None)
         window.hierarchy.state_ws.subscribe(
             lambda parts: self._collect_hierarchy() if parts & {"releases", "outcome"} else None)
+        window.counts.releasesChanged.connect(self._collect_counts)
         self.releases.subscribe(lambda _parts: self._on_changed())
         self._fill_menu()
 
@@ -210,7 +217,7 @@ class SessionController(QObject):
             if known is not None and (not is_shown or known.shown is not None):
                 continue
             self.releases.add(SessionRelease(
-                ReleaseKind.CDF, record, shown.info.dataset if is_shown and shown is not None else state.dataset,
+                StatisticKind.CDF, record, shown.info.dataset if is_shown and shown is not None else state.dataset,
                 record.column or "value", self._open_spec(), made_here=is_shown and shown is not None and not shown.restored,
                 shown=shown if is_shown else None))
 
@@ -224,9 +231,21 @@ class SessionController(QObject):
             if known is not None and (not is_shown or known.outcome is not None):
                 continue
             self.releases.add(SessionRelease(
-                ReleaseKind.HIERARCHY, record, record.dataset, " → ".join(record.level_names), spec,
+                StatisticKind.HIERARCHY, record, record.dataset, " → ".join(record.level_names), spec,
                 made_here=is_shown and outcome is not None and not outcome.restored,
                 outcome=outcome if is_shown else None))
+
+    def _collect_counts(self) -> None:
+        page = self.window.counts
+        outcome = page.outcome
+        for record in page.releases:
+            is_shown = outcome is not None and outcome.release_id == record.release_id
+            known = self.releases.get(record.release_id)
+            if known is not None and (not is_shown or known.outcome is not None):
+                continue
+            self.releases.add(SessionRelease(
+                StatisticKind.COUNTS, record, record.dataset, record.column, self._open_spec(),
+                made_here=is_shown and not page.restored, outcome=outcome if is_shown else None))
 
     def source_changed(self, previous: SourceSpec | None) -> None:
         """New data is open (called before a project waiting for it is applied): unless it is the same data
@@ -236,14 +255,16 @@ class SessionController(QObject):
         if current is None or (previous is not None and same_data(previous, current)):
             return
         w = self.window
-        w.workspace.update(releases=tuple(e.record for e in self.releases.of_data(current, ReleaseKind.CDF)
+        w.workspace.update(releases=tuple(e.record for e in self.releases.of_data(current, StatisticKind.CDF)
                                           if isinstance(e.record, ProjectRelease)), shown=None)
         page = w.hierarchy
         if w.mode.kind is not StatisticKind.HIERARCHY:  # read when the mode is chosen (the hierarchy mode's set_source)
             page.set_source(None, (), frozenset(), w.workspace.state.dataset)
         page.state_ws.update(outcome=None, releases=tuple(
-            e.record for e in self.releases.of_data(current, ReleaseKind.HIERARCHY)
+            e.record for e in self.releases.of_data(current, StatisticKind.HIERARCHY)
             if isinstance(e.record, ProjectHierarchyRelease)))
+        w.counts.set_releases(tuple(e.record for e in self.releases.of_data(current, StatisticKind.COUNTS)
+                                    if isinstance(e.record, ProjectCountsRelease)))
 
     def list_restored(self, project: Project, spec: SourceSpec) -> int:
         """List the releases of ``project`` (a workspace of the data ``spec`` that other data had replaced
@@ -251,18 +272,23 @@ class SessionController(QObject):
         dataset = project.dataset or Path(project.data_path).stem or "dataset"
         before = len(self.releases.releases)
         for record in project.releases:
-            self.releases.add(SessionRelease(ReleaseKind.CDF, record, dataset, record.column or "value", spec, False))
+            self.releases.add(SessionRelease(StatisticKind.CDF, record, dataset, record.column or "value", spec, False))
         for hierarchy in project.hierarchy_releases:
-            self.releases.add(SessionRelease(ReleaseKind.HIERARCHY, hierarchy, hierarchy.dataset,
+            self.releases.add(SessionRelease(StatisticKind.HIERARCHY, hierarchy, hierarchy.dataset,
                                              " → ".join(hierarchy.level_names), spec, False))
+        for counts in project.counts_releases:
+            self.releases.add(SessionRelease(StatisticKind.COUNTS, counts, counts.dataset, counts.column, spec, False))
         return len(self.releases.releases) - before
 
     # ------------------------------------------------------------------ what is on screen
     def on_screen(self) -> set[str]:
-        """The ids of the releases of the open data's workspace and the ones shown (CDF and hierarchy)."""
+        """The ids of the releases of the open data's workspace and the ones shown (of every mode)."""
         w = self.window
         cdf, hierarchy = w.workspace.state, w.hierarchy.state_ws.state
         ids = {r.release_id for r in cdf.releases} | {r.release_id for r in hierarchy.releases}
+        ids |= {r.release_id for r in w.counts.releases}
+        if w.counts.outcome is not None:
+            ids.add(w.counts.outcome.release_id)
         if cdf.shown is not None:
             ids.add(cdf.shown.release_id)
         if hierarchy.outcome is not None:
@@ -345,8 +371,12 @@ class SessionController(QObject):
             w.choose_mode(StatisticKind.CDF)
             if "shown" not in w.workspace.update(shown=shown):
                 w.cdf.show_release()
+        elif isinstance(entry.record, ProjectCountsRelease):
+            made = entry.outcome if isinstance(entry.outcome, CountsOutcome) else None
+            w.choose_mode(StatisticKind.COUNTS)
+            w.counts.show_outcome(made or CountsOutcome(*entry.record.to_release()), restored=made is None)
         else:
-            outcome = entry.outcome or restored_outcome(entry.record)
+            outcome = entry.outcome if isinstance(entry.outcome, HierarchyOutcome) else restored_outcome(entry.record)
             self.releases.add(SessionRelease(entry.kind, entry.record, entry.dataset, entry.subject, entry.source,
                                              entry.made_here, outcome=outcome))
             w.choose_mode(StatisticKind.HIERARCHY)
@@ -374,6 +404,8 @@ class SessionController(QObject):
             w.cdf.show_release_status()
         if outcome is not None and outcome.release_id == release_id:
             w.hierarchy.show_outcome()
+        if w.counts.outcome is not None and w.counts.outcome.release_id == release_id:
+            w.counts.show_outcome(w.counts.outcome, w.counts.restored)
 
     def input_paths(self, release_id: str) -> list[str]:
         """The files and folders on this computer that the release ``release_id`` was read from (an export

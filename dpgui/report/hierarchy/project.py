@@ -4,7 +4,7 @@ choices and every hierarchy release of the workspace, as public values only.
 Three keys of the project's JSON object (:func:`dpgui.report.migrations.upgrade_project` gives files
 written before them the CDF mode, no hierarchy choices and no hierarchy release)::
 
-    "mode": "cdf" | "hierarchy",
+    "mode": "cdf" | "hierarchy" | "counts",
     "hierarchy": null | {"levels": ["tz", "airport"], "prior_path": "/abs/prior.csv" | null,
                          "counts_from_data": false, "epsilon": 1.0, "delta": 0.0, "neighbours": "change",
                          "records_per_person": 1, "noise": "auto", "allocation": "uniform",
@@ -352,8 +352,8 @@ def read_hierarchy_section(data: dict[str, Any], source: str
     :func:`dpgui.report.migrations.upgrade_project`). Any problem is a :class:`DataError` naming the field.
     O(#nodes of the releases)."""
     mode = _get(data, source, "mode")
-    if mode not in choices(StatisticKind.CDF, StatisticKind.HIERARCHY):
-        raise _fail(source, "mode", " or ".join(repr(m) for m in choices(StatisticKind.CDF, StatisticKind.HIERARCHY)))
+    if mode not in choices(*StatisticKind):
+        raise _fail(source, "mode", " or ".join(repr(m) for m in choices(*StatisticKind)))
     raw = _get(data, source, "hierarchy")
     settings = None if raw is None else _settings(raw, f"{source}, hierarchy choices")
     raw_releases = _get(data, source, "hierarchy_releases")

@@ -22,6 +22,7 @@ from dpgui.report.signing import PublicKey
 from dpgui.vocabulary import Charge, StatisticKind
 from dpgui.workspace.statistic import Statistic
 from dpgui.workspace.statistics.cdf import CDF
+from dpgui.workspace.statistics.counts import COUNTS
 from dpgui.workspace.statistics.hierarchy import HIERARCHY
 
 __all__ = ["STATISTICS", "recorded_charge", "release_words", "statistic", "verify"]
@@ -30,6 +31,7 @@ __all__ = ["STATISTICS", "recorded_charge", "release_words", "statistic", "verif
 STATISTICS: dict[StatisticKind, Statistic[Any, Any, Any, Any, Any]] = {
     StatisticKind.CDF: CDF,
     StatisticKind.HIERARCHY: HIERARCHY,
+    StatisticKind.COUNTS: COUNTS,
 }
 
 

@@ -14,13 +14,14 @@ from dpgui.core.planner import auto_plan
 from dpgui.data.file_types import CsvDialect
 from dpgui.data.source_spec import SourceSpec
 from dpgui.report.project_file import ProjectRelease
-from dpgui.workspace.session import ExportKind, ReleaseKind, SessionRelease, SessionReleases, same_data
+from dpgui.vocabulary import StatisticKind
+from dpgui.workspace.session import ExportKind, SessionRelease, SessionReleases, same_data
 
 
 def entry(release_id: str, location: str, epsilon: float = 0.5) -> SessionRelease:
     made = release(np.arange(16), auto_plan(16, PrivacySpec(epsilon)), SeededRandom(1), 0.0, 16.0, "l2")
     record = ProjectRelease.from_release(made, release_id, datetime(2026, 1, 2, tzinfo=timezone.utc), "age")
-    return SessionRelease(ReleaseKind.CDF, record, "people", "age", SourceSpec("file", location), made_here=True)
+    return SessionRelease(StatisticKind.CDF, record, "people", "age", SourceSpec("file", location), made_here=True)
 
 
 def test_the_list_keeps_merges_and_marks_releases(tmp_path):
@@ -39,8 +40,8 @@ def test_the_list_keeps_merges_and_marks_releases(tmp_path):
     assert releases.get("r1").signed_bundles == (tmp_path / "b.manifest.json",)
     assert releases.get("r2").saved_in == tmp_path / "other.dpgui" and releases.get("r2").signed_bundles == ()
     semicolons = SourceSpec("file", str(tmp_path / "people.csv"), dialect=CsvDialect(";", ","))
-    assert [r.release_id for r in releases.of_data(semicolons, ReleaseKind.CDF)] == ["r1"]
-    assert releases.of_data(semicolons, ReleaseKind.HIERARCHY) == ()
+    assert [r.release_id for r in releases.of_data(semicolons, StatisticKind.CDF)] == ["r1"]
+    assert releases.of_data(semicolons, StatisticKind.HIERARCHY) == ()
 
 
 def test_same_data_ignores_how_it_is_read_only():

@@ -10,6 +10,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dpgui.core.counts import CountsPlan
 from dpgui.core.hierarchy import Hierarchy, plan_hierarchy
 from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import PrivacySpec
@@ -31,13 +33,14 @@ from dpgui.errors import DataError
 from dpgui.report.bundle import BundlePaths, schema_problems
 from dpgui.report.keystore import create_key, load_public_key, load_secret_key
 from dpgui.report.ledger import Ledger
-from dpgui.vocabulary import AUTO, Noise, StatisticKind
+from dpgui.vocabulary import AUTO, Neighbours, Noise, StatisticKind
 from dpgui.workspace.hierarchy import load_hierarchy
 from dpgui.workspace.hierarchy_planning import HierarchyChoice, HierarchyPlanRequest, PlannedHierarchy, plan_and_project
 from dpgui.workspace.planning import PlanRequest, plan_cdf
 from dpgui.workspace.statistic import Statistic
 from dpgui.workspace.statistics import STATISTICS, recorded_charge, release_words, statistic, verify
 from dpgui.workspace.statistics.cdf import CdfSpend
+from dpgui.workspace.statistics.counts import CountsPlanRequest, CountsSpend
 from dpgui.workspace.statistics.hierarchy import HierarchySpend
 
 PASSPHRASE = "a long test passphrase"
@@ -69,10 +72,20 @@ def _hierarchy_expected() -> list[int]:
     return [sum(1 for s, c, _ in ROWS if (s, c) == path) for path in paths]
 
 
+def _counts_spend() -> CountsSpend:
+    return CountsSpend("state", CountsPlan(("WA", "OR"), PrivacySpec(EPSILON, "change")))
+
+
+def _counts_expected() -> list[int]:
+    """The rows in WA, then in OR (the stated order), counted here by hand."""
+    return [sum(1 for s, _, _ in ROWS if s == "WA"), sum(1 for s, _, _ in ROWS if s == "OR")]
+
+
 #: kind → (the spend of a sample release, the confidential counts it must read, counted independently)
 SAMPLES: dict[StatisticKind, tuple[Callable[[], Any], Callable[[], list[int]]]] = {
     StatisticKind.CDF: (_cdf_spend, _cdf_expected),
     StatisticKind.HIERARCHY: (_hierarchy_spend, _hierarchy_expected),
+    StatisticKind.COUNTS: (_counts_spend, _counts_expected),
 }
 
 
@@ -200,9 +213,25 @@ def _hierarchy_planned(request: Any) -> tuple[Any, float]:
 
 
 #: kind → (a plan request for the data at (ε, δ), the kind's own planner: its plan and worst 95 % margin)
+def _counts_request(data_file: Path, epsilon: float, delta: float) -> CountsPlanRequest:
+    return CountsPlanRequest(("WA", "OR"), epsilon, Neighbours.CHANGE)
+
+
+def _counts_planned(request: CountsPlanRequest) -> tuple[CountsPlan, float]:
+    """The plan, and the 95 % margin of a count by direct sums of the discrete Laplace pmf at its scale."""
+    plan = CountsPlan(request.categories, PrivacySpec(request.epsilon, request.neighbours))
+    q = math.exp(-1.0 / float(plan.scale))
+    covered, margin = (1 - q) / (1 + q), 0
+    while covered < 0.95:
+        margin += 1
+        covered += 2 * (1 - q) / (1 + q) * q ** margin
+    return plan, float(margin)
+
+
 PLAN_SAMPLES: dict[StatisticKind, tuple[Callable[[Path, float, float], Any], Callable[[Any], tuple[Any, float]]]] = {
     StatisticKind.CDF: (_cdf_request, _cdf_planned),
     StatisticKind.HIERARCHY: (_hierarchy_request, _hierarchy_planned),
+    StatisticKind.COUNTS: (_counts_request, _counts_planned),
 }
 
 

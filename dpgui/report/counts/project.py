@@ -1,0 +1,177 @@
+"""The "Counts of one column" part of a project file (``.dpgui``): the officer's choices and every counts
+release of the workspace, as public values only.
+
+Two optional keys of the project's JSON object (a file without them has no counts choices and no counts
+release; nothing to upgrade)::
+
+    "counts": null | {"column": "state", "categories": ["OR", "WA"], "categories_path": "/abs/list.txt" | null,
+                      "epsilon": 1.0, "neighbours": "change", "records_per_person": 1},
+    "counts_releases": [{"release_id": "…", "created_utc": "…", "dataset": "people", "column": "state",
+                         "plan": {…CountsPlan.to_json()…}, "counts": [c, c, …], "source": {…} | null}]
+
+A release is stored as what it published: the plan (its public categories), the released noisy counts in
+the plan's order and the public facts of :class:`~dpgui.report.counts.bundle.CountsReleaseInfo`; never a
+confidential count. A restored release is not marked secure: only the budget ledger's record can say it
+may be signed (:func:`dpgui.report.counts.publish.authenticate_counts_release`).
+
+:func:`read_counts_section` reads the two keys; any problem in them is one :class:`DataError`, which
+:func:`dpgui.report.project_file.project_from_json` turns into a message while the rest still opens.
+O(categories); any thread.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from dpgui.core.counts import CountsPlan, CountsRelease
+from dpgui.errors import DataError, DpguiError
+from dpgui.report.counts.bundle import CountsReleaseInfo
+from dpgui.vocabulary import Neighbours, choices
+
+__all__ = ["CountsSettings", "ProjectCountsRelease", "counts_section_json", "read_counts_section"]
+
+_MAX_COUNT = 2**62
+_DAMAGED = "the file is damaged or was edited by hand; open another project or save it again"
+
+
+@dataclass(frozen=True)
+class CountsSettings:
+    """The counts mode's choices (public; no counts): the column, the stated categories (typed, or read
+    from ``categories_path``, the public list's absolute path, "" for typed), ε, the neighbour model and
+    the records per person."""
+
+    column: str = ""
+    categories: tuple[str, ...] = ()
+    categories_path: str = ""
+    epsilon: float = 1.0
+    neighbours: str = Neighbours.CHANGE
+    records_per_person: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"column": self.column, "categories": list(self.categories),
+                "categories_path": self.categories_path or None, "epsilon": self.epsilon,
+                "neighbours": str(self.neighbours), "records_per_person": self.records_per_person}
+
+
+@dataclass(frozen=True)
+class ProjectCountsRelease:
+    """One counts release as its published values (see the module doc). Tuples, so two compare with ``==``."""
+
+    release_id: str
+    created_utc: str  # ISO 8601, UTC, as the ledger recorded it
+    dataset: str
+    column: str
+    plan: dict[str, Any]  # CountsPlan.to_json()
+    counts: tuple[int, ...]  # released (noisy) counts, in the plan's category order
+    source: dict[str, Any] | None = None  # DataSource.public_record() (no secret in it); None: not recorded
+
+    @classmethod
+    def from_release(cls, release: CountsRelease, info: CountsReleaseInfo) -> ProjectCountsRelease:
+        """Record ``release`` (its published values only) with ``info``'s public facts. O(categories)."""
+        return cls(info.release_id, info.created_utc.astimezone(timezone.utc).isoformat(), info.dataset, info.column,
+                   release.plan.to_json(), tuple(int(c) for c in release.counts.tolist()),
+                   None if info.source is None else dict(info.source))
+
+    @property
+    def created(self) -> datetime:
+        return datetime.fromisoformat(self.created_utc)
+
+    def to_release(self) -> tuple[CountsRelease, CountsReleaseInfo]:
+        """The release and its info again, identical values; ``secure`` False (the ledger says otherwise)."""
+        import numpy as np
+
+        release = CountsRelease(CountsPlan.from_json(self.plan), np.asarray(self.counts, dtype=np.int64), False)
+        return release, CountsReleaseInfo(self.dataset, self.column, self.release_id, self.created, False,
+                                          None if self.source is None else dict(self.source))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"release_id": self.release_id, "created_utc": self.created_utc, "dataset": self.dataset,
+                "column": self.column, "plan": self.plan, "counts": list(self.counts), "source": self.source}
+
+
+def counts_section_json(settings: CountsSettings | None, releases: tuple[ProjectCountsRelease, ...]) -> dict[str, Any]:
+    """The two keys of the module doc; none when there is nothing to keep (the file stays as before)."""
+    if settings is None and not releases:
+        return {}
+    return {"counts": None if settings is None else settings.to_json(),
+            "counts_releases": [r.to_json() for r in releases]}
+
+
+# --------------------------------------------------------------------------------------------- reading
+
+def _fail(where: str, name: str, wanted: str) -> DataError:
+    return DataError(f"{where}: '{name}' must be {wanted}", _DAMAGED)
+
+
+def _text(data: dict[str, Any], where: str, name: str) -> str:
+    value = data.get(name)
+    if not isinstance(value, str):
+        raise _fail(where, name, "text")
+    return value
+
+
+def _texts(data: dict[str, Any], where: str, name: str) -> tuple[str, ...]:
+    value = data.get(name)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(where, name, "a list of texts")
+    return tuple(value)
+
+
+def _settings(data: Any, where: str) -> CountsSettings:
+    if not isinstance(data, dict):
+        raise DataError(f"{where} is not a JSON object", _DAMAGED)
+    epsilon = data.get("epsilon")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not math.isfinite(epsilon):
+        raise _fail(where, "epsilon", "a number")
+    records = data.get("records_per_person", 1)
+    if isinstance(records, bool) or not isinstance(records, int) or records < 1:
+        raise _fail(where, "records_per_person", "a whole number ≥ 1")
+    neighbours = data.get("neighbours", Neighbours.CHANGE)
+    if neighbours not in choices(*Neighbours):
+        raise _fail(where, "neighbours", " or ".join(repr(c) for c in choices(*Neighbours)))
+    path = data.get("categories_path")
+    if path is not None and not isinstance(path, str):
+        raise _fail(where, "categories_path", "text or null")
+    return CountsSettings(_text(data, where, "column"), _texts(data, where, "categories"), path or "", float(epsilon),
+                          Neighbours(neighbours), records)
+
+
+def _release(data: Any, where: str) -> ProjectCountsRelease:
+    if not isinstance(data, dict):
+        raise DataError(f"{where} is not a JSON object", _DAMAGED)
+    plan = data.get("plan")
+    try:
+        categories = CountsPlan.from_json(plan).categories if isinstance(plan, dict) else None
+    except (DpguiError, KeyError, TypeError, ValueError):
+        categories = None
+    if categories is None:
+        raise _fail(where, "plan", "a counts plan")
+    counts = data.get("counts")
+    if (not isinstance(counts, list) or len(counts) != len(categories)
+            or not all(type(c) is int and abs(c) < _MAX_COUNT for c in counts)):
+        raise _fail(where, "counts", f"a list of {len(categories):,} whole numbers")
+    source = data.get("source")
+    if source is not None and not isinstance(source, dict):
+        raise _fail(where, "source", "a data source record or null")
+    created = _text(data, where, "created_utc")
+    try:
+        datetime.fromisoformat(created)
+    except ValueError:
+        raise _fail(where, "created_utc", "a time (ISO 8601)") from None
+    return ProjectCountsRelease(_text(data, where, "release_id"), created, _text(data, where, "dataset"),
+                                _text(data, where, "column"), plan, tuple(counts), source)  # type: ignore[arg-type]
+
+
+def read_counts_section(data: dict[str, Any], source: str
+                        ) -> tuple[CountsSettings | None, tuple[ProjectCountsRelease, ...]]:
+    """The counts choices and releases of a project's JSON object (both absent: none). Any problem is a
+    :class:`DataError` naming the field. O(categories of the releases)."""
+    raw = data.get("counts")
+    settings = None if raw is None else _settings(raw, f"{source}, counts choices")
+    raw_releases = data.get("counts_releases", [])
+    if not isinstance(raw_releases, list):
+        raise _fail(source, "counts_releases", "a list of releases")
+    return settings, tuple(_release(item, f"{source}, counts release {i + 1}") for i, item in enumerate(raw_releases))
