@@ -287,30 +287,3 @@ def hierarchy_simulate_command(request: HierarchySimulateRequest) -> int:
         print("\n".join(lines))
     _note_lines("simulate", report["notes"])
     return 0
-
-
-# The namespace's versions of the typed functions above, for ``dpgui hierarchy release``
-# (:mod:`dpgui.cli.hierarchy_release`) until its adapter builds :class:`HierarchyOptions` too.
-
-
-def _hierarchy_privacy(args: argparse.Namespace) -> Any:
-    """:func:`hierarchy_privacy` of the options ε, δ, the neighbour model and records per person."""
-    from dpgui.core.plan import PrivacySpec
-
-    return PrivacySpec(args.epsilon, args.neighbours, args.records_per_person, args.delta or 0.0)
-
-
-def _hierarchy_plan(args: argparse.Namespace, hierarchy: Hierarchy, prior_levels: tuple[np.ndarray, ...] | None,
-                    prior_source: str, rows: int | None = None) -> HierarchyPlan:
-    """:func:`hierarchy_plan` of the parsed options."""
-    return hierarchy_plan(HierarchyOptions.of(args), hierarchy, prior_levels, prior_source, rows)
-
-
-def _check_hierarchy_delta(args: argparse.Namespace) -> tuple[str, ...]:
-    """:func:`check_hierarchy_delta` of the options ``--noise``, ``--delta`` and ``--alpha``."""
-    return check_hierarchy_delta(args.noise, args.delta or 0.0, args.alpha)
-
-
-def _hierarchy_plan_needs_counts(args: argparse.Namespace) -> None:
-    """:func:`plan_needs_counts` of ``--allocation``."""
-    plan_needs_counts(*args.allocation)

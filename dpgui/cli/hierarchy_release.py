@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpgui.cli.hierarchy import (
-    NODE_LIST_PRIOR_ONLY, _check_hierarchy_delta, _hierarchy_errors, _hierarchy_plan, _hierarchy_plan_json,
-    _hierarchy_plan_needs_counts, _hierarchy_privacy, _hierarchy_tree,
+    NODE_LIST_PRIOR_ONLY, _hierarchy_errors, _hierarchy_plan_json, _hierarchy_tree, check_hierarchy_delta,
+    hierarchy_plan, hierarchy_privacy, plan_needs_counts,
 )
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
@@ -24,7 +24,7 @@ from dpgui.cli.release import (
     _budget_words, _check_charge, _check_dataset_identity, _check_outputs, _check_release_options, _write_outputs,
 )
 from dpgui.cli.rendering import _note_lines, _print
-from dpgui.cli.requests import OutputRequest, SourceRequest
+from dpgui.cli.requests import HierarchyOptions, HierarchyReleaseRequest
 from dpgui.cli.sources import _check_data_columns, _open_data, _protected_paths, _source_spec
 from dpgui.errors import DataError, ParameterError
 from dpgui.vocabulary import Allocation, Noise, PriorSource, SourceKind
@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # imported where used, so that the start-up stays light
     from dpgui.workspace.flow import ReleaseFlow
 
 
-def _provisional_charges(args: argparse.Namespace) -> tuple[tuple[float, float, float | None], ...]:
+def _provisional_charges(options: HierarchyOptions) -> tuple[tuple[float, float, float | None], ...]:
     """The (ε, δ, ρ) charge at the stated ε and δ of every noise the options can lead to, for the ledger
     check before the data is read when the plan needs the data (its node list or, opted in, its counts):
     Laplace (ε, 0, ε²/2; pure ε-DP is ε²/2-zCDP), Gaussian (ε, δ, ρ of CKS), multiplicative (ε, δ, no ρ).
@@ -50,17 +50,17 @@ def _provisional_charges(args: argparse.Namespace) -> tuple[tuple[float, float, 
     whose plan would fit (but the ceiling of a target). It may let through one whose plan does not (auto
     may choose a noise that does not fit): the exact charge (:meth:`HierarchyPlan.ledger_charge`) is
     checked once the plan is made, before the spend, and the spend checks it again."""
-    privacy = _hierarchy_privacy(args)
+    privacy = hierarchy_privacy(options)
     laplace = (privacy.epsilon, 0.0, privacy.epsilon**2 / 2.0)
-    if privacy.rho is None or args.noise == Noise.LAPLACE:  # δ = 0: Laplace (other noises are refused earlier)
+    if privacy.rho is None or options.noise == Noise.LAPLACE:  # δ = 0: Laplace (other noises are refused earlier)
         return (laplace,)
     gaussian = (privacy.epsilon, privacy.delta, privacy.rho)
     multiplicative = (privacy.epsilon, privacy.delta, None)
-    if args.noise == Noise.GAUSSIAN:
+    if options.noise == Noise.GAUSSIAN:
         return (gaussian,)
-    if args.noise == Noise.MULTIPLICATIVE:
+    if options.noise == Noise.MULTIPLICATIVE:
         return (multiplicative,)
-    return (laplace, gaussian) + ((multiplicative,) if args.alpha is not None else ())
+    return (laplace, gaussian) + ((multiplicative,) if options.alpha is not None else ())
 
 
 def _check_provisional_charge(flow: ReleaseFlow, charges: Sequence[tuple[float, float, float | None]]) -> None:
@@ -69,10 +69,10 @@ def _check_provisional_charge(flow: ReleaseFlow, charges: Sequence[tuple[float, 
     flow.check_any(charges, lambda charge: _check_charge(flow, charge))
 
 
-def _check_categories_declared(args: argparse.Namespace) -> None:
+def _check_categories_declared(request: HierarchyReleaseRequest) -> None:
     """Without ``--prior`` a release publishes the data's own categories as its node list, which
     differential privacy does not cover: the user must declare them public (``--categories-public``)."""
-    if args.prior is None and not args.categories_public:
+    if request.options.prior is None and not request.categories_public:
         raise ParameterError("without --prior the release publishes the data's own categories as the node list, and "
                              "they were not declared public (a rare category reveals that someone is in it; "
                              "differential privacy does not cover the node list)",
@@ -80,13 +80,13 @@ def _check_categories_declared(args: argparse.Namespace) -> None:
                              "PRIOR.csv with a public list of the categories")
 
 
-def _check_out_is_not_the_prior(args: argparse.Namespace) -> None:
+def _check_out_is_not_the_prior(out: str | None, prior: str | None) -> None:
     """``--out`` never replaces the ``--prior`` file, not even with ``--force``, nor through another path or
     a (symbolic or hard) link: the same-file check :func:`_check_outputs` applies to the input."""
     from dpgui.report.files import same_file
 
-    if args.out is not None and args.prior is not None and same_file(Path(args.out), Path(args.prior)):
-        raise DataError(f"output {args.out} is the prior file {args.prior}",
+    if out is not None and prior is not None and same_file(Path(out), Path(prior)):
+        raise DataError(f"output {out} is the prior file {prior}",
                         "choose another output file name; dpgui never overwrites its input or its prior")
 
 
@@ -105,45 +105,46 @@ class PublicPrior:
     counts: PathCounts
 
 
-def _read_public_prior(args: argparse.Namespace) -> PublicPrior:
-    """``--prior``, hashed before and after it is read (the recorded hash is of the bytes the plan used),
+def _read_public_prior(options: HierarchyOptions, prior_file: str) -> PublicPrior:
+    """``prior_file`` (``--prior``), hashed before and after it is read (the recorded hash is of the bytes the plan used),
     and the whole plan made on it, before the data is read."""
     from dpgui.data.hierarchy import read_prior
     from dpgui.report.files import sha256_regular_file
 
-    sha256 = sha256_regular_file(args.prior, "prior file")
-    prior = read_prior(args.prior, args.levels)
-    if sha256_regular_file(args.prior, "prior file") != sha256:
-        raise DataError(f"the prior file {args.prior} changed while it was read",
+    sha256 = sha256_regular_file(prior_file, "prior file")
+    prior = read_prior(prior_file, options.levels)
+    if sha256_regular_file(prior_file, "prior file") != sha256:
+        raise DataError(f"the prior file {prior_file} changed while it was read",
                         "release again when the file is complete")
     hierarchy, prior_leaves = _hierarchy_tree(prior)
     levels = hierarchy.aggregate(prior_leaves)
-    plan = _hierarchy_plan(args, hierarchy, levels, PriorSource.FILE)
-    return PublicPrior(hierarchy, levels, Path(args.prior).name, sha256, tuple(prior.notes), plan, prior)
+    plan = hierarchy_plan(options, hierarchy, levels, PriorSource.FILE)
+    return PublicPrior(hierarchy, levels, Path(prior_file).name, sha256, tuple(prior.notes), plan, prior)
 
 
-def _check_hierarchy_release_options(args: argparse.Namespace) -> tuple[SourceSpec, tuple[str, ...]]:
+def _check_hierarchy_release_options(request: HierarchyReleaseRequest) -> tuple[SourceSpec, str, tuple[str, ...]]:
     """Everything that can be checked before the data or the ledger (cmd_release's order), the declaration
-    of the node list first: the source, the options, the outputs. Returns the source and the notes of
-    unused options."""
+    of the node list first: the source, the options, the outputs. Returns the source, the dataset and the
+    notes of unused options."""
     from dpgui.data.readers import check_data_file
 
-    _check_categories_declared(args)
-    spec = _source_spec(SourceRequest.of(args))
+    options = request.options
+    _check_categories_declared(request)
+    spec = _source_spec(options.source)
     if spec.kind == SourceKind.FILE:
         check_data_file(spec.location)
     protect = _protected_paths(spec)
-    _check_release_options(args.dataset, OutputRequest.of(args))
-    unused = _check_hierarchy_delta(args)
-    if args.prior is not None and args.counts_from_data:
+    dataset = _check_release_options(request.dataset, request.outputs)
+    unused = check_hierarchy_delta(options.noise, options.delta_or_zero, options.alpha)
+    if options.prior is not None and options.counts_from_data:
         raise ParameterError("--counts-from-data and --prior both give the optimiser its counts",
                              "leave out one: --prior (public counts) or --counts-from-data (the data's own counts)")
-    _check_out_is_not_the_prior(args)
-    _check_outputs(OutputRequest.of(args), protect)
-    return spec, unused
+    _check_out_is_not_the_prior(request.outputs.out, options.prior)
+    _check_outputs(request.outputs, protect)
+    return spec, dataset, unused
 
 
-def _plan_on_the_data(args: argparse.Namespace, flow: ReleaseFlow, source: DataSource, prior: PublicPrior | None
+def _plan_on_the_data(options: HierarchyOptions, flow: ReleaseFlow, source: DataSource, prior: PublicPrior | None
                       ) -> tuple[Hierarchy, HierarchyPlan, tuple[str, ...]]:
     """The tree, the plan and the notes of a release, from the data's paths read for the plan
     (:meth:`ReleaseFlow.read_paths`; CONFIDENTIAL, never released: the release counts again through the
@@ -152,19 +153,27 @@ def _plan_on_the_data(args: argparse.Namespace, flow: ReleaseFlow, source: DataS
     own "public" prior (a copy, a re-export) is refused before the spend. O(rows)."""
     from dpgui.data.hierarchy import check_prior_is_not_the_data
 
-    data = flow.read_paths(source, args.levels)
+    data = flow.read_paths(source, options.levels)
     notes = tuple(dict.fromkeys((prior.notes if prior else ()) + tuple(data.notes)))
     if prior is not None:
         check_prior_is_not_the_data(prior.counts, data, prior.name)
         return prior.hierarchy, prior.plan, notes
     hierarchy, leaves = _hierarchy_tree(data)
-    prior_levels = hierarchy.aggregate(leaves) if args.counts_from_data else None
-    plan = _hierarchy_plan(args, hierarchy, prior_levels, PriorSource.CONFIDENTIAL if args.counts_from_data
-                           else PriorSource.NONE, int(leaves.sum()))
+    prior_levels = hierarchy.aggregate(leaves) if options.counts_from_data else None
+    plan = hierarchy_plan(options, hierarchy, prior_levels, PriorSource.CONFIDENTIAL if options.counts_from_data
+                          else PriorSource.NONE, int(leaves.sum()))
     return hierarchy, plan, notes
 
 
 def cmd_hierarchy_release(args: argparse.Namespace) -> int:
+    """``dpgui hierarchy release``: an adapter of :func:`hierarchy_release_command`."""
+    return hierarchy_release_command(HierarchyReleaseRequest.of(args))
+
+
+def hierarchy_release_command(request: HierarchyReleaseRequest) -> int:
+    """Counts over a hierarchy released through the release flow (``ReleaseFlow.release(HIERARCHY, …)``):
+    the options checked, the public prior read and the ledger asked before the data is read; the spend, then
+    the outputs; what is printed (public values only: the data's paths read for the plan stay inside)."""
     from contextlib import nullcontext
 
     from dpgui.core.noise import SecureRandom
@@ -174,35 +183,35 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
     from dpgui.workspace.publishing import default_hierarchy_bundle_name, write_hierarchy_csv
     from dpgui.workspace.release import new_release_id
 
-    spec, unused = _check_hierarchy_release_options(args)
-    target = OutputRequest.of(args)
+    options, target = request.options, request.outputs
+    spec, dataset, unused = _check_hierarchy_release_options(request)
     # The public prior: the node list and the optimiser's counts, read before the ledger is asked.
-    prior = _read_public_prior(args) if args.prior is not None else None
-    if prior is None and args.allocation[0] != Allocation.UNIFORM and not args.counts_from_data:
-        _hierarchy_plan_needs_counts(args)
+    prior = _read_public_prior(options, options.prior) if options.prior is not None else None
+    if prior is None and options.allocation != Allocation.UNIFORM and not options.counts_from_data:
+        plan_needs_counts(options.allocation, options.target)
     key = None
     if target.bundle is not None and target.key is not None:  # (--bundle without --key: refused above)
         key = load_secret_key(Path(target.key), _passphrase(target.passphrase_file, False))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
         from dpgui.pdf.sections import report_pdf
-    with _open_data(spec) as source, ReleaseFlow.open(args.dataset) as flow:  # connected (password asked) first
-        _check_data_columns(source, args.levels, numeric=False)
+    with _open_data(spec) as source, ReleaseFlow.open(dataset) as flow:  # connected (password asked) first
+        _check_data_columns(source, options.levels, numeric=False)
         # No cap, or too little left: refused before the data is read (with the exact plan when the
         # prior gives it, else unless one of the charges the options can lead to fits).
         if prior is not None:
             _check_charge(flow, prior.plan.ledger_charge())
         else:
-            _check_provisional_charge(flow, _provisional_charges(args))
-        hierarchy, plan, notes = _plan_on_the_data(args, flow, source, prior)
+            _check_provisional_charge(flow, _provisional_charges(options))
+        hierarchy, plan, notes = _plan_on_the_data(options, flow, source, prior)
         release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
-        spend = HierarchySpend(hierarchy, plan, prior is not None, bool(args.counts_from_data),
+        spend = HierarchySpend(hierarchy, plan, prior is not None, options.counts_from_data,
                                prior.name if prior else None, prior.sha256 if prior else None, notes)
 
         def counted(counted_source: DataSource, leaf_counts: np.ndarray) -> None:
             _check_dataset_identity(flow, [c.name for c in counted_source.columns()], int(leaf_counts.sum()),
-                                    args.new_dataset)
+                                    request.new_dataset)
 
-        with interrupt_names(release_id), _budget_words(args.dataset, plan.ledger_charge()):  # the exact charge
+        with interrupt_names(release_id), _budget_words(dataset, plan.ledger_charge()):  # the exact charge
             done = flow.release(HIERARCHY, lambda: nullcontext(source), spend, SecureRandom, release_id=release_id,
                                 counted=counted)
         result, info = done.release, done.info
@@ -228,34 +237,34 @@ def cmd_hierarchy_release(args: argparse.Namespace) -> int:
 
             outputs = _write_outputs(target, plan, info.release_id, lambda out: write_hierarchy_csv(result, out),
                                      bundle if key is not None else None, prepare=project)
-    _print_hierarchy_release(args, plan, hierarchy, result, info, outputs, projected, warnings, notes + unused)
+    _print_hierarchy_release(request, plan, hierarchy, result, info, outputs, projected, warnings, notes + unused)
     return 0
 
 
-def _print_hierarchy_release(args: argparse.Namespace, plan: HierarchyPlan, hierarchy: Hierarchy, result: Any,
-                             info: Any, outputs: dict[str, str], projected: dict[str, Any], warnings: list[str],
-                             notes: tuple[str, ...]) -> None:
+def _print_hierarchy_release(request: HierarchyReleaseRequest, plan: HierarchyPlan, hierarchy: Hierarchy,
+                             result: Any, info: Any, outputs: dict[str, str], projected: dict[str, Any],
+                             warnings: list[str], notes: tuple[str, ...]) -> None:
     """What ``hierarchy release`` prints (public values only): the JSON summary, or one line; then its notes."""
     from dpgui.workspace.publishing import charge_text
 
-    node_list = NODE_LIST_PRIOR_ONLY if args.prior is not None else (
+    node_list = NODE_LIST_PRIOR_ONLY if request.options.prior is not None else (
         "data (declared public with --categories-public: its categories are published as the node list)")
     summary = _hierarchy_plan_json(plan, hierarchy, node_list, projected, notes)
     summary["warnings"] = warnings
     summary.update({
         "outputs": outputs,
-        "dataset": args.dataset,
+        "dataset": request.dataset,
         "release_id": info.release_id,
         "secure_noise": info.secure,
         "n_released": int(np.asarray(result.counts[0])[0]),
         "n_public": bool(plan.privacy.root_public),
         "source": info.source,
     })
-    if args.json:
+    if request.options.json:
         _print(summary, True)
     else:
         print(f"released {hierarchy.n_nodes:,} node counts over {' > '.join(hierarchy.level_names)} to "
-              f"{' and '.join(outputs.values())} ({charge_text(plan, with_rho=True)} from dataset {args.dataset!r}, "
+              f"{' and '.join(outputs.values())} ({charge_text(plan, with_rho=True)} from dataset {request.dataset!r}, "
               f"{plan.noise} noise, {plan.privacy.neighbours} neighbours, {plan.consistency} consistency; node list: "
               f"{node_list})")
     _note_lines("release", summary["notes"])

@@ -354,3 +354,22 @@ class HierarchySimulateRequest:
     @classmethod
     def of(cls, args: argparse.Namespace) -> HierarchySimulateRequest:
         return cls(HierarchyOptions.of(args), args.trials, args.seed)
+
+
+@dataclass(frozen=True)
+class HierarchyReleaseRequest:
+    """``dpgui hierarchy release``: the hierarchy's options (with the data and the public ``--prior``),
+    ``--categories-public`` (the officer's statement that the data's categories are public; needed without
+    ``--prior``), the ledger's ``dataset`` (None: not given, refused before anything is read) and
+    ``--new-dataset``, and the outputs."""
+
+    options: HierarchyOptions
+    categories_public: bool
+    dataset: str | None
+    new_dataset: bool
+    outputs: OutputRequest
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> HierarchyReleaseRequest:
+        return cls(HierarchyOptions.of(args), bool(args.categories_public), args.dataset, bool(args.new_dataset),
+                   OutputRequest.of(args))

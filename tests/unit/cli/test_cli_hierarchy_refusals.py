@@ -271,22 +271,26 @@ def test_the_early_charges_hold_the_charge_of_every_plan_the_options_can_make(no
     """Independent of the CLI's logic: plan every tree shape below with the options and check that its
     exact ledger charge (uniform allocation) is one of the early charges, so the early check, which
     refuses only when none of them fits, never refuses a release whose plan would fit."""
-    from argparse import Namespace
-
-    from dpgui.cli.hierarchy import _check_hierarchy_delta
+    from dpgui.cli.hierarchy import check_hierarchy_delta
     from dpgui.cli.hierarchy_release import _provisional_charges
+    from dpgui.cli.requests import HierarchyOptions, SourceRequest
     from dpgui.core.hierarchy import plan_hierarchy
     from dpgui.core.plan import PrivacySpec
+    from dpgui.vocabulary import AUTO, Allocation, Neighbours, Noise
 
-    args = Namespace(epsilon=0.5, delta=delta, neighbours="change", records_per_person=1, noise=noise, alpha=alpha,
-                     allocation=("uniform", None))
+    source = SourceRequest(location="data.csv", table=None, query=None, engine="local", spark_master=None,
+                           delimiter=None, decimal=None, encoding=None, n_public=False, command="hierarchy release")
+    options = HierarchyOptions(levels=("a", "b"), epsilon=0.5, delta=delta, neighbours=Neighbours.CHANGE,
+                               records_per_person=1, noise=AUTO if noise == AUTO else Noise(noise),
+                               allocation=Allocation.UNIFORM, target=None, weights=None, consistency=AUTO,
+                               alpha=alpha, counts_from_data=False, n=None, prior=None, source=source, json=False)
     if (noise in ("gaussian", "multiplicative") and delta == 0) or (noise == "multiplicative" and alpha is None):
         with pytest.raises(ParameterError):  # refused before anything is read or charged
-            _check_hierarchy_delta(args)
+            check_hierarchy_delta(options.noise, options.delta_or_zero, options.alpha)
         with pytest.raises(ParameterError):  # and by the planner
             plan_hierarchy((1, 3, 9), PrivacySpec(0.5, "change", 1, delta), noise=noise, alpha=alpha)
         return
-    charges = _provisional_charges(args)
+    charges = _provisional_charges(options)
     for sizes in [(1, 3, 9), (1, 2, 4, 8, 16), (1, 40, 400)]:
         plan = plan_hierarchy(sizes, PrivacySpec(0.5, "change", 1, delta), noise=noise, alpha=alpha)
         eps, dlt, rho = plan.ledger_charge()

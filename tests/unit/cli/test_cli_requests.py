@@ -12,7 +12,8 @@ import pytest
 
 from dpgui.cli.arguments import build_parser
 from dpgui.cli.requests import (
-    HierarchyOptions, PlanCommandRequest, ReleaseRequest, SimulateRequest, SourceRequest, with_neighbours,
+    HierarchyOptions, HierarchyReleaseRequest, PlanCommandRequest, ReleaseRequest, SimulateRequest, SourceRequest,
+    with_neighbours,
 )
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import (
@@ -74,11 +75,9 @@ def test_hierarchy_options_hold_the_vocabulary_members():
 
 
 #: Functions that may take the parsed namespace besides the commands' adapters (``cmd_*``) and the
-#: builders of the requests (:mod:`dpgui.cli.requests`): the hierarchy release's module and the
-#: namespace versions it calls, until its adapter builds :class:`HierarchyOptions`.
-NAMESPACE_READERS = {"hierarchy.py": {"_hierarchy_privacy", "_hierarchy_plan", "_check_hierarchy_delta",
-                                      "_hierarchy_plan_needs_counts"}}
-NAMESPACE_MODULES = {"requests.py", "hierarchy_release.py"}
+#: builders of the requests (:mod:`dpgui.cli.requests`): none.
+NAMESPACE_READERS: dict[str, set[str]] = {}
+NAMESPACE_MODULES = {"requests.py"}
 
 
 def test_only_the_adapters_take_the_parsed_options():
@@ -98,3 +97,15 @@ def test_only_the_adapters_take_the_parsed_options():
                 offenders.append(f"{path.name}:{node.lineno} {node.name}")
     assert offenders == [], offenders
     assert len(list(CLI.glob("*.py"))) > 8  # (the package is where this test looks)
+
+
+def test_a_hierarchy_release_request_holds_its_options_and_outputs_and_is_frozen():
+    request = HierarchyReleaseRequest.of(parsed("hierarchy", "release", "data.csv", "--levels", "a,b", "--epsilon", "1",
+                                                "--categories-public", "--dataset", "d", "--new-dataset",
+                                                "--out", "o.csv", "--noise", "laplace", neighbours="addremove"))
+    assert request.options.levels == ("a", "b") and request.options.noise is Noise.LAPLACE
+    assert request.options.neighbours is Neighbours.ADDREMOVE and request.options.source.location == "data.csv"
+    assert request.categories_public and request.new_dataset and request.dataset == "d"
+    assert request.outputs.out == "o.csv" and request.outputs.bundle is None and request.options.prior is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request.dataset = "other"  # type: ignore[misc]
