@@ -16,9 +16,8 @@ from typing import Any
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
 from dpgui.cli.rendering import _print
-from dpgui.cli.requests import NeighboursRequest, SourceRequest
+from dpgui.cli.requests import CountsReleaseRequest
 from dpgui.cli.sources import _choose_neighbours, _open_data, _source_spec
-from dpgui.errors import ParameterError
 from dpgui.vocabulary import Neighbours, StatisticKind, choices
 
 
@@ -58,6 +57,11 @@ def add_counts_parser(sub: Any, parser_class: type[argparse.ArgumentParser],
 
 
 def cmd_counts(args: argparse.Namespace) -> int:
+    """``dpgui counts release``: :func:`counts_release_command` of the typed request."""
+    return counts_release_command(CountsReleaseRequest.of(args))
+
+
+def counts_release_command(request: CountsReleaseRequest) -> int:
     """The counts statistic through the release flow: check, count, identity, spend then noise, PDF, bundle."""
     from dpgui.cli.release import _check_dataset_identity
     from dpgui.core.noise import SecureRandom
@@ -69,37 +73,35 @@ def cmd_counts(args: argparse.Namespace) -> int:
     from dpgui.workspace.statistics import statistic
     from dpgui.workspace.statistics.counts import CountsSpend
 
-    if args.records_per_person < 1:
-        raise ParameterError(f"--records-per-person {args.records_per_person} is below 1", "use --records-per-person 1")
-    spec = _source_spec(SourceRequest.of(args))
-    neighbours = Neighbours(_choose_neighbours(NeighboursRequest.of(args)).neighbours or Neighbours.CHANGE)
-    categories = (read_categories(args.categories_file) if args.categories_file is not None
-                  else parse_categories(args.categories))
-    plan = counts_plan(categories, args.epsilon, neighbours, args.records_per_person)
-    spend = CountsSpend(args.column, plan)
+    spec = _source_spec(request.source)
+    neighbours = Neighbours(_choose_neighbours(request.neighbours).neighbours or Neighbours.CHANGE)
+    categories = (read_categories(request.categories_file) if request.categories_file is not None
+                  else parse_categories(request.categories or ""))
+    plan = counts_plan(categories, request.epsilon, neighbours, request.records_per_person)
+    spend = CountsSpend(request.column, plan)
     counts = statistic(StatisticKind.COUNTS)
-    key = load_secret_key(Path(args.key), _passphrase(args.passphrase_file, False))
+    key = load_secret_key(Path(request.key), _passphrase(request.passphrase_file, False))
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
     from dpgui.pdf.sections import report_pdf
 
     release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
-    with ReleaseFlow.open(args.dataset) as flow, interrupt_names(release_id):
+    with ReleaseFlow.open(request.dataset) as flow, interrupt_names(release_id):
         done = release_counts_through(
             flow, lambda: _open_data(spec), spend, SecureRandom, release_id=release_id,
-            identify=lambda columns, rows: _check_dataset_identity(flow, columns, rows, args.new_dataset))
-        name = args.name or default_counts_bundle_name(done.info)
+            identify=lambda columns, rows: _check_dataset_identity(flow, columns, rows, request.new_dataset))
+        name = request.name or default_counts_bundle_name(done.info)
 
         def sign() -> Path:  # past the spend: a failure says that ε was spent (ReleaseFlow.write)
-            check_bundle_target(args.bundle, name)
+            check_bundle_target(request.bundle, name)
             pdf = report_pdf(StatisticKind.COUNTS, done.release, done.info, key.public_key.key_id_hex)
-            return flow.sign(counts, args.bundle, name, done.release, done.info, pdf, key).manifest
+            return flow.sign(counts, request.bundle, name, done.release, done.info, pdf, key).manifest
 
         written = flow.write(plan, release_id, [("bundle", sign)], "sign the release again from the window's session "
                              "list, or release again once the problem is fixed")
     epsilon, delta, rho = plan.ledger_charge()
-    if args.json:  # public values only: the released (noisy) counts, the plan's figures, the bundle
-        _print({"kind": str(StatisticKind.COUNTS), "release_id": release_id, "dataset": args.dataset,
-                "column": args.column, "categories": list(plan.categories),
+    if request.json:  # public values only: the released (noisy) counts, the plan's figures, the bundle
+        _print({"kind": str(StatisticKind.COUNTS), "release_id": release_id, "dataset": request.dataset,
+                "column": request.column, "categories": list(plan.categories),
                 "released_count": done.release.counts.tolist(), "margin95": plan.margin, "std_error": plan.std_error,
                 "charged": {"epsilon": epsilon, "delta": delta, "rho": rho}, "bundle": written["bundle"]}, True)
     else:

@@ -373,3 +373,36 @@ class HierarchyReleaseRequest:
     def of(cls, args: argparse.Namespace) -> HierarchyReleaseRequest:
         return cls(HierarchyOptions.of(args), bool(args.categories_public), args.dataset, bool(args.new_dataset),
                    OutputRequest.of(args))
+
+
+@dataclass(frozen=True)
+class CountsReleaseRequest:
+    """``dpgui counts release``: the data and the ``column``, the public categories as typed (``--categories``)
+    or the file that lists them (``--categories-file``), ε, the neighbour model asked for, the records one
+    person contributes, the ledger's ``dataset`` and ``--new-dataset``, and the signed bundle's folder, key,
+    passphrase file and name."""
+
+    source: SourceRequest
+    neighbours: NeighboursRequest
+    column: str
+    categories: str | None
+    categories_file: str | None
+    epsilon: float
+    records_per_person: int
+    dataset: str
+    new_dataset: bool
+    bundle: str
+    key: str
+    passphrase_file: str | None
+    name: str | None
+    json: bool
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> CountsReleaseRequest:
+        """The request, or a ParameterError for fewer than one record a person (checked first, as before)."""
+        if args.records_per_person < 1:
+            raise ParameterError(f"--records-per-person {args.records_per_person} is below 1",
+                                 "use --records-per-person 1")
+        return cls(SourceRequest.of(args), NeighboursRequest(args.neighbours, SourceRequest.of(args)), args.column,
+                   args.categories, args.categories_file, args.epsilon, args.records_per_person, args.dataset,
+                   bool(args.new_dataset), args.bundle, args.key, args.passphrase_file, args.name, bool(args.json))
