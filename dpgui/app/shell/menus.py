@@ -119,6 +119,7 @@ def build_actions(window: MenuWindow) -> None:
 
     build_menus(window, action)
 
+
 def build_menus(window: MenuWindow, action: Callable[..., QAction]) -> None:
     """The menus (File, Release, Tools, View, Help) and the toolbar, from the actions (``action`` makes
     the View menu's appearance actions)."""
