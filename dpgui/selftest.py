@@ -29,12 +29,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from dpgui.vocabulary import SourceKind
+
 SAMPLE_COLUMN = "distance"
 SAMPLE_BOUNDS = (0.0, 5000.0)  # miles; public bounds of the sample's flight distances
 SAMPLE_BINS = 500
 EPSILON = 1.0
 DATASET = "self-test"
 HIERARCHY_DATASET = "self-test-hierarchy"
+COUNTS_DATASET = "self-test-counts"
 WINDOW_TIMEOUT_S = 60.0
 
 
@@ -133,7 +136,7 @@ def _data_sources(run: _Run) -> str:
                         ("CSV with ';' and decimal ','", parse_source(work / "sample.csv", dialect=semicolon))):
         with open_source(spec) as source:
             engine = source.engine
-            if spec.kind == "database":
+            if spec.kind == SourceKind.DATABASE:
                 _check(engine.startswith("the database (SQLite"), f"SQLite's counts came from {engine}, not the database")
             if spec.location.endswith(".csv"):
                 dialect = source.csv_dialect
@@ -352,6 +355,52 @@ def _hierarchy(run: _Run) -> str:
             "a one-byte change is caught")
 
 
+def _counts(run: _Run) -> str:
+    """The counts of one column through the flow the window uses (dpgui.workspace.counts) on the bundled
+    flight_routes.parquet: its public time zones as the stated categories, first cap, release (secure noise) in
+    the throw-away ledger, its PDF, the signed bundle and its verification, with a one-byte change caught."""
+    import pyarrow.parquet as pq
+
+    from dpgui.core.noise import SecureRandom
+    from dpgui.data.hierarchy import hierarchy_sample_path
+    from dpgui.data.source_spec import parse_source
+    from dpgui.pdf.sections import report_pdf
+    from dpgui.workspace.counts import CountsRequest, check_counts_budget, counts_plan, run_counts_release
+    from dpgui.workspace.counts import set_counts_first_cap
+    from dpgui.workspace.flow import ReleaseFlow
+    from dpgui.workspace.release import FirstCapNeeded, Problem
+    from dpgui.workspace.statistics.counts import COUNTS
+    from dpgui.vocabulary import Neighbours
+
+    column, sample = "dest_tzone", hierarchy_sample_path()
+    categories = tuple(sorted(str(v) for v in pq.read_table(sample, columns=[column]).column(column).unique()))
+    plan = counts_plan(categories, EPSILON, Neighbours.CHANGE)  # the sample's time zones are public
+    request = CountsRequest(parse_source(sample), column, plan, COUNTS_DATASET)
+    _check(isinstance(check_counts_budget(request), FirstCapNeeded), "a new dataset was not asked for its budget")
+    check = set_counts_first_cap(request, EPSILON)
+    if isinstance(check, Problem):
+        raise SelfTestFailure(f"the budget ledger refused the counts release: {check.message}")
+    outcome = run_counts_release(request, SecureRandom, lambda fraction, message: None, lambda: False)
+    release, info = outcome.release, outcome.info
+    _check(info.secure, "the release did not use the secure noise")
+    _check(len(release.counts) == len(categories), f"{len(release.counts)} counts for {len(categories)} categories")
+    with ReleaseFlow.open(COUNTS_DATASET) as flow:
+        left = flow.ledger.totals(COUNTS_DATASET).epsilon_remaining
+    _check(abs(left) < 1e-12, f"the ledger shows ε = {left:g} left after spending the whole cap")
+    key = run.values["key"]
+    pdf = report_pdf(COUNTS.kind, release, info, key.public_key.key_id_hex)
+    _check(pdf.startswith(b"%PDF-"), f"the counts PDF is not a PDF ({len(pdf)} bytes)")
+    (run.work / "counts-bundle").mkdir()
+    with ReleaseFlow.open(COUNTS_DATASET) as flow:
+        paths = flow.sign(COUNTS, run.work / "counts-bundle", COUNTS_DATASET, release, info, pdf, key)
+        entry = flow.ledger.release(info.release_id)
+        pointer = entry.bundle if entry is not None else None
+    _check(pointer == str(paths.manifest.resolve()), "the ledger does not point to the counts bundle")
+    checks = _verify_and_tamper(paths.manifest, paths.csv, run.values["public_path"])
+    return (f"column {column}: {len(categories)} stated categories, ε = {EPSILON:g} spent; signed bundle verifies "
+            f"({checks} checks), a one-byte change is caught")
+
+
 def _qt_text(run: _Run) -> str:
     """Collation and time-zone names, which Qt on Linux takes from the ICU data that the Linux bundle
     trims (packaging/linux/slim_icu.py). Elsewhere Qt asks the operating system: nothing to check."""
@@ -421,6 +470,7 @@ STEPS: tuple[tuple[str, Callable[[_Run], str]], ...] = (
     ("write the signed bundle", _bundle),
     ("verify the bundle", _verify),
     ("counts over a hierarchy: plan, release, signed bundle, verify", _hierarchy),
+    ("counts of one column: plan, release, signed bundle, verify", _counts),
     ("Qt text services (collation, time-zone names)", _qt_text),
     ("open the main window", _window),
 )

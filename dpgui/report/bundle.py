@@ -46,6 +46,7 @@ from dpgui.report.files import (
 )
 from dpgui.report.migrations import newer_manifest_problem
 from dpgui.report.signing import PublicKey, SecretKey, SignatureError
+from dpgui.vocabulary import SourceKind
 
 #: The version of a manifest (either kind) that records its data ``source``; one without a source keeps
 #: its kind's version (2 for a CDF, 3 for a hierarchy), so a release restored from a project that recorded
@@ -67,7 +68,7 @@ def source_text(record: dict[str, Any]) -> str:
     stated by the officer); counted by this computer"."""
     kind = record.get("kind")
     where = record.get("location") or "the Spark catalogue"
-    if kind == "file":
+    if kind == SourceKind.FILE:
         what = f"a {str(record.get('format', '')).upper() or 'data'} file"
     elif record.get("table") is not None:
         what = f"table {record['table']} in {where}"

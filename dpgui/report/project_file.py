@@ -85,7 +85,7 @@ from dpgui.report.counts.project import (
 from dpgui.report.hierarchy.project import (
     HierarchySettings, ProjectHierarchyRelease, check_source_record, hierarchy_section_json, read_hierarchy_section,
 )
-from dpgui.vocabulary import AUTO, CDF_NOISES, CdfConsistency, Objective, StatisticKind, choices
+from dpgui.vocabulary import AUTO, CDF_NOISES, CdfConsistency, Objective, SourceKind, StatisticKind, choices
 
 PROJECT_FORMAT = "dpgui-project"
 PROJECT_SUFFIX = ".dpgui"
@@ -217,7 +217,7 @@ class Project:
     @property
     def name(self) -> str:
         """A short name for messages: the data file's name (a database: its table or query)."""
-        if self.source is not None and self.source.get("kind") != "file":
+        if self.source is not None and self.source.get("kind") != SourceKind.FILE:
             return self.data_path
         return Path(self.data_path).name
 
@@ -488,7 +488,7 @@ def project_from_json(text: str, source: str = "the project") -> Project:
         raise reader._fail("data_path", "the path of the data file", data_path)
     source_record = data.get("source")  # checked in full by SourceSpec.from_json where the data is opened
     if source_record is not None and not (isinstance(source_record, dict)
-                                          and source_record.get("kind") in ("file", "database", "spark")
+                                          and source_record.get("kind") in tuple(SourceKind)
                                           and isinstance(source_record.get("location"), str)):
         raise reader._fail("source", "a data source (kind, location, …)", source_record)
     lower, upper = reader.number("lower", nullable=True), reader.number("upper", nullable=True)

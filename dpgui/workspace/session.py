@@ -28,7 +28,7 @@ from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.workspace.counts import CountsOutcome
 from dpgui.workspace.hierarchy import HierarchyOutcome
 from dpgui.workspace.state import Observable, ShownRelease
-from dpgui.vocabulary import StatisticKind
+from dpgui.vocabulary import SourceKind, StatisticKind
 from dpgui.workspace.statistics import recorded_charge
 
 
@@ -108,7 +108,7 @@ class SessionState:
 def same_data(a: SourceSpec, b: SourceSpec) -> bool:
     """The same data, however it is read: the same file or folder (absolute paths compared; a CSV's
     dialect may differ), or the same database or Spark table or query."""
-    if a.kind == "file" and b.kind == "file":
+    if a.kind == SourceKind.FILE and b.kind == SourceKind.FILE:
         return os.path.abspath(a.location) == os.path.abspath(b.location)
     return replace(a, dialect=None, encoding=None) == replace(b, dialect=None, encoding=None)
 

@@ -94,7 +94,7 @@ class SourceChoice:
         else the spec (a database, Spark, or a file with a chosen CSV dialect or encoding, which the
         path alone would lose)."""
         spec = self.source_spec
-        if spec.kind == "file" and spec.dialect is None and spec.encoding is None:
+        if spec.kind == SourceKind.FILE and spec.dialect is None and spec.encoding is None:
             return self.table.path
         return spec
 
@@ -105,14 +105,14 @@ class SourceChoice:
         waits for the officer's statement: it reads a file only as stated, or with the default."""
         spec = self.source_spec
         dialect = self.table.dialect
-        if spec.kind != "file" or spec.dialect is not None or dialect is None:
+        if spec.kind != SourceKind.FILE or spec.dialect is not None or dialect is None:
             return None
         return None if dialect == default_dialect(self.table.path.name) else dialect
 
     @property
     def is_file(self) -> bool:
         """Is the data a file (or folder) on this computer?"""
-        return self.source_spec.kind == "file"
+        return self.source_spec.kind == SourceKind.FILE
 
     def is_numeric(self, column: str) -> bool:
         """Does the table have a number column called ``column``?"""
@@ -238,10 +238,10 @@ class WorkspaceState:
             return None
         choice, plan = self.column, self.plan
         spec = self.source.source_spec
-        if spec.kind == "file":  # an absolute path, so that the project opens from anywhere
+        if spec.kind == SourceKind.FILE:  # an absolute path, so that the project opens from anywhere
             spec = SourceSpec(SourceKind.FILE, os.path.abspath(spec.location), dialect=spec.dialect, encoding=spec.encoding)
         return Project(
-            data_path=spec.location if spec.kind == "file" else spec.display_name(),
+            data_path=spec.location if spec.kind == SourceKind.FILE else spec.display_name(),
             source=None if self.source.spec is None else spec.to_json(), column=choice.column, lower=choice.lower,
             upper=choice.upper, bins=choice.bins, missing=None, dataset=self.dataset.strip(),
             plan=None if plan.plan is None else plan.plan.to_json(), consistency=plan.consistency,

@@ -45,7 +45,7 @@ import numpy as np
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.hierarchy.bundle import NODE_LIST_SOURCES, HierarchyReleaseInfo
 from dpgui.vocabulary import (
-    AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, StatisticKind, choices,
+    AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, SourceKind, StatisticKind, choices,
 )
 
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ def hierarchy_section_json(mode: StatisticKind, settings: HierarchySettings | No
 def check_source_record(value: Any) -> bool:
     """Is ``value`` a release's data-source record as dpgui writes it (a JSON object with a kind and
     who counted the data)? Its full contents are checked against the budget ledger before signing."""
-    return (isinstance(value, dict) and value.get("kind") in ("file", "database", "spark")
+    return (isinstance(value, dict) and value.get("kind") in tuple(SourceKind)
             and isinstance(value.get("engine"), str))
 
 
