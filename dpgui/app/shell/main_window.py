@@ -3,8 +3,8 @@
 recent files, drag-and-drop, the status bar and remembered geometry. Opening data, the questions both
 statistics share (the first budget of a dataset, what follows an export) and the project and session
 controllers live here; each mode reaches the window through its port (:class:`~dpgui.app.mode.ModeHost`), and so
-does the project controller (:class:`~dpgui.app.shell.project.ProjectWindow`). Over 800 lines: the window
-implements those ports, each method a short delegation to the pages, modes and controllers it holds."""
+does the project controller (:class:`~dpgui.app.shell.project.ProjectWindow`).
+The actions, menus and toolbar are built in :mod:`dpgui.app.shell.menus`."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import cast
 
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
-    QApplication, QDialog, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressBar, QPushButton,
-    QRadioButton, QStackedWidget, QTabWidget, QToolBar, QVBoxLayout, QWidget,
+    QApplication, QDialog, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMenu, QMessageBox, QProgressBar, QPushButton,
+    QRadioButton, QStackedWidget, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from dpgui import __version__
@@ -42,6 +42,7 @@ from dpgui.app.dialogs.ledger import LedgerDialog
 from dpgui.app.dialogs.verify import VerifyDialog
 from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.mode import StatisticMode
+from dpgui.app.shell.menus import build_actions
 from dpgui.app.shell.mode_table import MODES
 from dpgui.app.shell.project import ProjectController, WorkspaceSnapshot
 from dpgui.app.shell.project_pages import restore_pages, snapshot_of
@@ -49,7 +50,7 @@ from dpgui.app.shell.session_releases import SessionController
 from dpgui.app.shell.start_page import StartPage
 from dpgui.app.widgets.style import detach_legend_anchors
 from dpgui.app.widgets.preview import PreviewModel
-from dpgui.app.widgets.theme import APPEARANCES, apply_appearance
+from dpgui.app.widgets.theme import apply_appearance
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.data.file_types import FILE_FILTER, USE_A_SUPPORTED_FILE, CsvDialect, is_supported_file_name
@@ -99,6 +100,28 @@ def _freeze_start_up_objects(_: object = None) -> None:
 
 
 class MainWindow(QMainWindow):
+    # the actions, the Open Recent menu and the appearance actions: made by dpgui/app/shell/menus.py
+    open_action: QAction
+    open_folder_action: QAction
+    connect_action: QAction
+    sample_action: QAction
+    hierarchy_sample_action: QAction
+    save_action: QAction
+    open_project_action: QAction
+    save_project_action: QAction
+    save_project_as_action: QAction
+    export_bundle_action: QAction
+    export_action: QAction
+    ledger_action: QAction
+    keys_action: QAction
+    verify_action: QAction
+    release_action: QAction
+    quit_action: QAction
+    help_action: QAction
+    about_action: QAction
+    recent_menu: QMenu
+    appearance_actions: dict[str, QAction]
+
     def __init__(self) -> None:
         super().__init__()
         self.setWindowTitle(text.APP_NAME)
@@ -146,7 +169,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.progress)
         self.session = SessionController(self)  # every release of this session, of any data
         self.project = ProjectController(self)  # project files, autosave, restore after a crash
-        self._build_actions()
+        build_actions(self)  # the actions, menus and toolbar (dpgui/app/shell/menus.py)
         self._refresh_recent()
         self._restore_geometry()
         self.statusBar().showMessage("Ready. Open a file to begin.")
@@ -211,101 +234,6 @@ class MainWindow(QMainWindow):
         self.stack.addWidget(work)
         self.work = work
         self.setCentralWidget(self.stack)
-
-    # ---------------------------------------------------------------- menus
-    def _build_actions(self) -> None:
-        def action(label: str, slot: Callable[..., object],
-                   shortcut: QKeySequence.StandardKey | str | None = None, tip: str = "") -> QAction:
-            act = QAction(label, self)
-            if shortcut is not None:
-                act.setShortcut(QKeySequence(shortcut))
-            act.setStatusTip(tip)
-            act.setToolTip(tip or label.replace("&", "").rstrip("…"))
-            act.triggered.connect(slot)
-            return act
-
-        self.open_action = action("&Open…", self.choose_file, QKeySequence.StandardKey.Open,
-                                  "Open a CSV, TSV, Parquet or Excel file")
-        self.open_folder_action = action("Open Parquet &Folder…", self.choose_folder, None,
-                                         "Open a folder of Parquet files as one table (e.g. as Spark writes them)")
-        self.connect_action = action("&Connect to a Database…", self.connect_database, None,
-                                     "Read a table or a query of a database; the database counts the rows")
-        self.sample_action = action("Open &Sample Data", self.open_sample, None, "Open the bundled NYC flights sample")
-        self.hierarchy_sample_action = action("Open &Hierarchy Sample", self.open_hierarchy_sample, None,
-                                              "Open the flights counted by time zone → airport → route")
-        self.save_action = action("Save P&lan…", self.save_plan, None,
-                                  "Save the public settings and plan as JSON (no data)")
-        # project files (dpgui/app/shell/project.py)
-        self.open_project_action = action("Open &Project…", self.project.open_project_dialog, "Ctrl+Shift+O",
-                                          "Open a saved workspace (.dpgui): data file, settings, plan and releases")
-        self.save_project_action = action("&Save Project", self.project.save, QKeySequence.StandardKey.Save,
-                                          "Save the workspace as a project file (.dpgui); no data is copied into it")
-        self.save_project_as_action = action("Save Project &As…", self.project.save_as, "Ctrl+Shift+S",
-                                             "Save the workspace under a new project file name")
-        self.export_bundle_action = action("&Export Signed Bundle…", self.export_bundle, "Ctrl+E",
-                                           "Write the release as CSV + PDF + manifest, signed with your key")
-        self.export_bundle_action.setEnabled(False)
-        self.export_action = action("Export Release CSV &Only…", self.export_release, None,
-                                    "Write the released CDF to a CSV file (unsigned)")
-        self.export_action.setEnabled(False)
-        self.ledger_action = action("Budget &Ledger…", self.show_ledger, "Ctrl+L",
-                                    "Budget spent and left per dataset; set a dataset's total budget")
-        self.keys_action = action("Signing &Keys…", self.show_keys, None,
-                                  "Create a signing key; import and export public keys")
-        self.verify_action = action("&Verify a Bundle…", self.show_verify, None,
-                                    "Check that a bundle is exactly what its signer released")
-        self.release_action = action("&Release…", self.release, "Ctrl+R", "Spend the budget and publish the CDF")
-        self.quit_action = action("&Quit", self.project.request_close, QKeySequence.StandardKey.Quit, "Quit dpgui")
-        self.help_action = action("dpgui &Help", self.show_help, QKeySequence.StandardKey.HelpContents,
-                                  "How to use dpgui")
-        self.about_action = action("&About dpgui", self.show_about)
-
-        self._build_menus(action)
-
-    def _build_menus(self, action: Callable[..., QAction]) -> None:
-        """The menus (File, Release, Tools, View, Help) and the toolbar, from the actions (``action`` makes
-        the View menu's appearance actions)."""
-        file_menu = self.menuBar().addMenu("&File")
-        file_menu.addAction(self.open_action)
-        file_menu.addAction(self.open_folder_action)
-        file_menu.addAction(self.connect_action)
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        file_menu.addAction(self.sample_action)
-        file_menu.addAction(self.hierarchy_sample_action)
-        file_menu.addSeparator()
-        file_menu.addActions([self.open_project_action, self.save_project_action, self.save_project_as_action])
-        file_menu.addSeparator()
-        file_menu.addAction(self.save_action)
-        file_menu.addAction(self.export_bundle_action)
-        file_menu.addAction(self.export_action)
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
-        release_menu = self.menuBar().addMenu("&Release")
-        release_menu.addAction(self.release_action)
-        release_menu.addSeparator()
-        release_menu.addMenu(self.session.menu)
-        tools_menu = self.menuBar().addMenu("&Tools")
-        tools_menu.addActions([self.ledger_action, self.keys_action, self.verify_action])
-        view_menu = self.menuBar().addMenu("&View")
-        appearance = view_menu.addMenu("&Appearance")
-        current = self.settings.value("appearance", "system")
-        self.appearance_actions: dict[str, QAction] = {}
-        for key, label in APPEARANCES.items():
-            act = action(label, lambda _=False, k=key: self.set_appearance(k))
-            act.setCheckable(True)
-            act.setChecked(key == current)
-            appearance.addAction(act)
-            self.appearance_actions[key] = act
-        help_menu = self.menuBar().addMenu("&Help")
-        help_menu.addAction(self.help_action)
-        help_menu.addAction(self.about_action)
-
-        toolbar = QToolBar("Main")
-        toolbar.setObjectName("main-toolbar")
-        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        for act in (self.open_action, self.release_action, self.export_bundle_action, self.ledger_action):
-            toolbar.addAction(act)
-        self.addToolBar(toolbar)
 
     # ---------------------------------------------------------------- files
     def choose_file(self) -> None:
