@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QStandardItemModel
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QResizeEvent, QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLayout, QLineEdit, QVBoxLayout, QWidget
 
 from dpgui.app.text import friendly
@@ -65,6 +65,10 @@ def set_buddy(form: QFormLayout, field: QWidget | QLayout, buddy: QWidget) -> No
     label.setBuddy(buddy)
 
 
+#: Pixels between a field and its inline message.
+MESSAGE_SPACING = 2
+
+
 class ValidatedField(QWidget):
     """A line edit plus an inline message. ``validate(text) -> value`` raises DpguiError when bad.
 
@@ -89,7 +93,7 @@ class ValidatedField(QWidget):
         self.message.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
+        layout.setSpacing(MESSAGE_SPACING)
         layout.addWidget(self.edit)
         layout.addWidget(self.message)
         self.edit.textEdited.connect(self._on_edited)
@@ -119,12 +123,29 @@ class ValidatedField(QWidget):
         self.message.show()
         self.edit.setStyleSheet("border: 1px solid #C0392B;")
         self.edit.setAccessibleDescription(message)
+        self.updateGeometry()
 
     def clear_error(self) -> None:
         self.message.clear()
         self.message.hide()
         self.edit.setStyleSheet("")
         self.edit.setAccessibleDescription("")
+        self.updateGeometry()
+
+    def minimumSizeHint(self) -> QSize:
+        """At least the whole message, wrapped at the field's width: a scroll area (the plan page's controls)
+        squeezes its page down to the minimum sizes, and a wrapped label's minimum is one line, which would
+        cut the message's second line off."""
+        hint = super().minimumSizeHint()
+        if self.message.isHidden() or self.width() < 50:
+            return hint
+        wrapped = self.edit.minimumSizeHint().height() + MESSAGE_SPACING + self.message.heightForWidth(self.width())
+        return QSize(hint.width(), max(hint.height(), wrapped))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if not self.message.isHidden() and event.size().width() != event.oldSize().width():
+            self.updateGeometry()  # the message wraps anew: its height may change
 
     def error_text(self) -> str:
         return self.message.text() if not self.message.isHidden() else ""

@@ -11,6 +11,8 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication
 
+from dpgui.app.cdf.mode import TAB_PLAN
+
 from gui_helpers import (error_text, make_window, open_and_wait, release_and_wait, release_and_wait_for_error,
                          set_column, type_into)
 
@@ -118,6 +120,23 @@ def test_bad_epsilon(qtbot, window, epsilon, words):
     assert window.plan_page.privacy() is None
     alive(window)
 
+
+
+def test_a_message_that_wraps_is_shown_whole_under_its_field(qtbot, window, good_csv):
+    """The plan page's controls sit in a scroll area, which squeezes its page to the minimum sizes: the field
+    asks for room for its whole wrapped message, so the second line is not cut off."""
+    open_and_wait(qtbot, window, good_csv)
+    window.tabs.setCurrentIndex(TAB_PLAN)
+    field = window.plan_page.epsilon
+    type_into(qtbot, field, "abc")
+    qtbot.waitUntil(lambda: field.message.isVisible())
+    QApplication.processEvents()
+    message = field.message
+    one_line = message.fontMetrics().height()
+    needed = message.heightForWidth(message.width())
+    assert needed > one_line  # the message wraps at this width: the case that used to be cut off
+    assert message.height() >= needed, (message.height(), needed)
+    assert field.geometry().height() >= field.edit.height() + needed
 
 def test_file_deleted_while_open(qtbot, window, good_csv):
     open_and_wait(qtbot, window, good_csv)
