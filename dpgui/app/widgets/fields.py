@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QResizeEvent, QStandardItemModel
+from PySide6.QtGui import QResizeEvent, QShowEvent, QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLayout, QLineEdit, QVBoxLayout, QWidget
 
 from dpgui.app.text import friendly
@@ -123,13 +123,20 @@ class ValidatedField(QWidget):
         self.message.show()
         self.edit.setStyleSheet("border: 1px solid #C0392B;")
         self.edit.setAccessibleDescription(message)
-        self.updateGeometry()
+        self._ask_for_room()
 
     def clear_error(self) -> None:
         self.message.clear()
         self.message.hide()
         self.edit.setStyleSheet("")
         self.edit.setAccessibleDescription("")
+        self._ask_for_room()
+
+    def _ask_for_room(self) -> None:
+        """The layouts above re-read this field's size (a label's own update is lost while it is hidden)."""
+        layout = self.layout()
+        if layout is not None:
+            layout.invalidate()
         self.updateGeometry()
 
     def minimumSizeHint(self) -> QSize:
@@ -145,7 +152,12 @@ class ValidatedField(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         if not self.message.isHidden() and event.size().width() != event.oldSize().width():
-            self.updateGeometry()  # the message wraps anew: its height may change
+            self._ask_for_room()  # the message wraps anew: its height may change
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self.message.isHidden():
+            self._ask_for_room()  # a message set while the field's page was hidden asks for its room now
 
     def error_text(self) -> str:
         return self.message.text() if not self.message.isHidden() else ""

@@ -11,7 +11,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from dpgui.app.cdf.mode import TAB_PLAN
+from dpgui.app.cdf.mode import TAB_DATA, TAB_PLAN
 
 from gui_helpers import (error_text, make_window, open_and_wait, release_and_wait, release_and_wait_for_error,
                          set_column, type_into)
@@ -137,6 +137,25 @@ def test_a_message_that_wraps_is_shown_whole_under_its_field(qtbot, window, good
     assert needed > one_line  # the message wraps at this width: the case that used to be cut off
     assert message.height() >= needed, (message.height(), needed)
     assert field.geometry().height() >= field.edit.height() + needed
+
+
+def test_a_message_set_while_its_page_is_hidden_is_shown_whole_when_the_page_is(qtbot, window, good_csv):
+    """A value set while the plan page is not shown (a restored project, a preset from elsewhere): the label's
+    own size update is lost while it is hidden, so the field asks the layouts again."""
+    open_and_wait(qtbot, window, good_csv)
+    window.tabs.setCurrentIndex(TAB_PLAN)
+    QApplication.processEvents()
+    window.tabs.setCurrentIndex(TAB_DATA)
+    field = window.plan_page.epsilon
+    field.set_text("abc")
+    QApplication.processEvents()
+    window.tabs.setCurrentIndex(TAB_PLAN)
+    qtbot.waitUntil(lambda: field.message.isVisible())
+    QApplication.processEvents()
+    message = field.message
+    needed = message.heightForWidth(message.width())
+    assert needed > message.fontMetrics().height()
+    assert message.height() >= needed, (message.height(), needed)
 
 def test_file_deleted_while_open(qtbot, window, good_csv):
     open_and_wait(qtbot, window, good_csv)
