@@ -447,3 +447,19 @@ def test_version_template_loads_in_pyinstaller(tmp_path, monkeypatch):
     text = str(info)
     assert f"StringStruct('FileVersion', '{dpgui.__version__}')" in text
     assert "VarStruct('Translation', [1033, 1200])" in text
+
+
+def test_every_manifest_schema_is_package_data():
+    """A statistic's manifest schema lives beside its module (dpgui/report/, dpgui/report/counts/, …) and is
+    read when a bundle is signed or verified: a wheel that lacks one signs nothing of that kind. Every
+    ``*.schema.json`` under dpgui/ matches a package-data glob of pyproject.toml (the frozen app collects them
+    all by the same suffix, and its self-test signs and verifies every statistic)."""
+    import fnmatch
+    import tomllib
+
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["dpgui"]
+    schemas = sorted(p.relative_to(ROOT / "dpgui").as_posix() for p in (ROOT / "dpgui").rglob("*.schema.json"))
+    assert len(schemas) >= 2  # the shared one and the counts'
+    missing = [s for s in schemas if not any(fnmatch.fnmatchcase(s, g) and s.count("/") == g.count("/") for g in globs)]
+    assert missing == [], missing
+    assert 'rglob("*.schema.json")' in SPEC.read_text()
