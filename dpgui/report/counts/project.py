@@ -79,6 +79,11 @@ class ProjectCountsRelease:
     def created(self) -> datetime:
         return datetime.fromisoformat(self.created_utc)
 
+    @property
+    def subject(self) -> str:
+        """What it is of, in words (the column)."""
+        return self.column
+
     def to_release(self) -> tuple[CountsRelease, CountsReleaseInfo]:
         """The release and its info again, identical values; ``secure`` False (the ledger says otherwise)."""
         import numpy as np

@@ -139,6 +139,11 @@ class ProjectHierarchyRelease:
     def created(self) -> datetime:
         return datetime.fromisoformat(self.created_utc)
 
+    @property
+    def subject(self) -> str:
+        """What it is of, in words (the level columns joined by " → ")."""
+        return " → ".join(self.level_names)
+
     def to_release(self) -> tuple[HierarchyRelease, HierarchyReleaseInfo]:
         """The release and its info again, identical values; ``secure`` False (the ledger says otherwise)."""
         from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyRelease
