@@ -39,7 +39,6 @@ exits 0 only when every check holds, otherwise 1 with one line saying what faile
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
@@ -51,31 +50,14 @@ if sys.argv[1:2] == ["plan"]:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # The commands' modules import NumPy: after the thread setting, which must come first.
-from dpgui.cli.arguments import _Parser, build_parser
-from dpgui.cli.counts import cmd_counts
-from dpgui.cli.hierarchy import cmd_hierarchy_plan, cmd_hierarchy_simulate
-from dpgui.cli.hierarchy_release import cmd_hierarchy_release
+from dpgui.cli.arguments import _Parser
+from dpgui.cli.commands import build_parser, find_command
 from dpgui.cli.interrupt import InterruptedRelease
-from dpgui.cli.keys import cmd_key, cmd_verify, version_text
-from dpgui.cli.ledger import cmd_ledger
-from dpgui.cli.planning import cmd_plan, cmd_simulate
-from dpgui.cli.release import cmd_quantiles, cmd_release
+from dpgui.cli.keys import version_text
 from dpgui.cli.requests import NeighboursRequest, command_name, with_neighbours
-from dpgui.cli.sources import _choose_neighbours, cmd_columns
+from dpgui.cli.sources import _choose_neighbours
 from dpgui.data.file_types import FILE_TYPE_NAMES
 from dpgui.errors import DpguiError
-
-HIERARCHY_COMMANDS = {"plan": cmd_hierarchy_plan, "release": cmd_hierarchy_release, "simulate": cmd_hierarchy_simulate}
-
-
-def cmd_hierarchy(args: argparse.Namespace) -> int:
-    """``dpgui hierarchy plan|release|simulate``."""
-    return HIERARCHY_COMMANDS[args.hierarchy_command](args)
-
-
-COMMANDS = {"plan": cmd_plan, "release": cmd_release, "quantiles": cmd_quantiles, "verify": cmd_verify,
-            "key": cmd_key, "ledger": cmd_ledger, "simulate": cmd_simulate, "hierarchy": cmd_hierarchy,
-            "columns": cmd_columns, "counts": cmd_counts}
 
 
 def _no_desktop() -> bool:
@@ -146,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from dpgui.formatting import printable_text
 
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if not arguments or (arguments[0] not in COMMANDS and not arguments[0].startswith("-")) or (
+    if not arguments or (find_command(arguments[0]) is None and not arguments[0].startswith("-")) or (
             arguments[0] == "--column"):
         return _gui(arguments)
     parser = build_parser()
@@ -164,7 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = command_name(args)  # "hierarchy release"
     try:
         neighbours = _choose_neighbours(NeighboursRequest.of(args))
-        code = COMMANDS[args.command](with_neighbours(args, neighbours.neighbours))
+        chosen = find_command(args.command)
+        assert chosen is not None  # the parser knows only the table's words
+        code = chosen.run(with_neighbours(args, neighbours.neighbours))
         if code == 0 and neighbours.note:
             print(f"dpgui {command}: {neighbours.note}", file=sys.stderr)
         sys.stdout.flush()  # here, so that a reader that stopped early (| head) is caught below
