@@ -2,32 +2,11 @@
 
     dpgui [FILE] [--column COL]   opens the desktop app (the start page without FILE)
 
-    dpgui plan --bins K --epsilon E [--delta D] [--noise auto|laplace|gaussian] [plan options] [--n N] [--json]
-    dpgui release INPUT|--source URL|FILE [source options] --column COL --lower A --upper B --bins K --epsilon E [plan options]
-                  --dataset ID [--new-dataset] [--consistency l2|l1|none] [--json] [--probabilities P1,P2,…]
-                  (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F] [--name NAME])
-    dpgui quantiles NAME.manifest.json|RELEASE.csv [--plan RELEASE.json] [--probabilities 0.1,0.5,0.9] [--json]
-    dpgui verify DIR/NAME.manifest.json --pubkey NAME.pub
-    dpgui key create NAME [--passphrase-file F] [--dir D]
-    dpgui ledger show [--dataset ID] [--json]
-    dpgui ledger cap ID EPSILON [--delta D] [--reason TEXT]
-    dpgui simulate [plan options] [--consistency …] --trials R [--seed S] [--json]
-                  (--source URL|FILE [source options] --column COL --lower A --upper B | --synthetic uniform|normal --n N)
-    dpgui columns --source URL|FILE [source options] [--json]
-    dpgui hierarchy plan --levels C1,C2[,C3,C4] (--source URL|FILE | --prior PRIOR.csv) --epsilon E [hierarchy options] [--json]
-    dpgui hierarchy release INPUT|--source URL|FILE --levels … --epsilon E (--prior PRIOR.csv | --categories-public)
-                  [hierarchy options]
-                  --dataset ID [--new-dataset] (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F]
-                  [--name NAME]) [--json]
-    dpgui hierarchy simulate --levels … (--source URL|FILE | --prior PRIOR.csv) --epsilon E [hierarchy options]
-                  --trials R [--seed S] [--json]
-      hierarchy options: [--delta D] [--noise laplace|gaussian|multiplicative|auto] [--alpha A]
-                  [--allocation uniform|optimal|target:TAU] [--weights w0,w1,…] [--consistency topdown|gls|none|auto]
-                  [--neighbours change|addremove] [--records-per-person L] [--counts-from-data]
-      source options: [--table T | --query Q] [--engine local|spark] [--spark-master URL]
-                  [--delimiter comma|semicolon|tab|pipe] [--decimal .|,] [--encoding ENC]
-      (--input and INPUT are --source; the data is read only through dpgui.data.source: a file on this
-      computer, a database URL without password — the database counts —, or Spark; docs/cli.md)
+    dpgui COMMAND …               runs a command of the table :data:`dpgui.cli.commands.COMMANDS` (plan,
+                                  release, …, and each statistic's command group, e.g. ``dpgui hierarchy
+                                  release``); the synopsis: docs/cli.md and ``dpgui --help``
+      (the data is read only through dpgui.data.source: a file on this computer, a database URL without
+      password — the database counts —, or Spark; docs/cli.md)
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming the argument and the fix), 1 an
 internal error. Nothing is written unless the whole release succeeded. Every release is first
