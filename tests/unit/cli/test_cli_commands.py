@@ -85,3 +85,22 @@ def test_without_its_line_a_word_is_no_command(monkeypatch, capsys):
     assert code == 2 and "needs a graphical desktop" in err
     code, out, _ = run_cli(["--help"], capsys)
     assert code == 0 and ",counts}" not in out and "noisy counts of the stated categories" not in out
+
+
+def test_every_group_names_its_subcommand_in_messages():
+    """Messages name the command as typed, a group's subcommand included (``dpgui counts release: …``): every
+    group's parser keeps its subcommand in ``<word>_command``, which :func:`command_name` reads."""
+    from dpgui.cli.requests import command_name
+
+    top = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    groups = 0
+    for word, parser in top.choices.items():
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                groups += 1
+                assert action.dest == f"{word}_command"
+                for sub in action.choices:
+                    args = argparse.Namespace(command=word, **{action.dest: sub})
+                    assert command_name(args) == f"{word} {sub}"
+    assert groups >= 4  # key, ledger, hierarchy, counts
+    assert command_name(argparse.Namespace(command="release")) == "release"
