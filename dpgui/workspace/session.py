@@ -1,12 +1,12 @@
 """The releases of one session of the window: every release made or restored since the window opened,
 of every data source, so that none leaves the officer's reach when other data is opened (no Qt).
 
-The workspace (:mod:`dpgui.workspace.state`, and the hierarchy mode's
-:class:`~dpgui.workspace.hierarchy.HierarchyWorkspace`) holds the releases of the data that is open —
-what a project file keeps. :class:`SessionReleases` holds them all, each with the data it was made from,
-where it was exported and the project file it was saved in, so that the window can list them, show
-any of them again (``shown``: the object its mode's results step shows, made when first needed) and
-ask before other data takes a release that is neither exported nor saved off the screen. Every statistic
+Each statistic's workspace (the CDF's :mod:`dpgui.workspace.state`, the others' own) holds the releases
+of the data that is open — what a project file keeps. :class:`SessionReleases` holds them all, each with
+the data it was made from, where it was exported and the project file it was saved in, so that the
+window can list them, show any of them again (``shown``: the object its mode's results step shows, made
+when first needed) and ask before other data takes a release that is neither exported nor saved off the
+screen. Every statistic
 is treated alike: its words and its charge come from its statistic
 (:func:`dpgui.workspace.statistics.statistic`), what it shows from its mode.
 
