@@ -6,8 +6,7 @@ of the data that is open — what a project file keeps. :class:`SessionReleases`
 the data it was made from, where it was exported and the project file it was saved in, so that the
 window can list them, show any of them again (``shown``: the object its mode's results step shows, made
 when first needed) and ask before other data takes a release that is neither exported nor saved off the
-screen. Every statistic
-is treated alike: its words and its charge come from its statistic
+screen. Every statistic is treated alike: its words and its charge come from its statistic
 (:func:`dpgui.workspace.statistics.statistic`), what it shows from its mode.
 
 Public values only, as in a project file, except what ``shown`` holds of a release made in this session
