@@ -99,6 +99,11 @@ class Statistic(Protocol[SpendT, PlanT, CountsT, ReleaseT, InfoT]):
         """The kind in words ("CDF of a numeric column")."""
         ...
 
+    def release_title(self, subject: str) -> str:
+        """One release of this kind in words, from what it is of (``subject``: the column, or the level
+        columns joined by " → "): "CDF of distance", "Counts of state". O(1)."""
+        ...
+
     @property
     def manifest_schema(self) -> Path:
         """The JSON Schema a manifest of this kind satisfies (checked before signing and when verifying)."""

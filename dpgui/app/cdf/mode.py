@@ -10,8 +10,9 @@ is drawn on a worker by :func:`dpgui.workspace.release.run_release`, after the s
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
@@ -34,11 +35,13 @@ from dpgui.errors import DpguiError
 from dpgui.report.cdf.bundle import ReleaseInfo
 from dpgui.report.cdf.csv_export import write_release_csv
 from dpgui.report.files import check_writable, write_text_atomic
+from dpgui.report.project_file import ProjectRelease
 from dpgui.vocabulary import Noise, StatisticKind
 from dpgui.workspace.release import (
     NOISE_MESSAGE, FirstCapNeeded, Problem, ReleaseController, ReleaseOutcome, ReleaseRequest, authenticate,
-    failure_budget_sentence, new_release_id, release_request, run_release,
+    failure_budget_sentence, new_release_id, release_request, restored_shown_release, run_release,
 )
+from dpgui.workspace.session import SessionRelease, open_data
 from dpgui.workspace.state import ShownRelease, Workspace
 
 TAB_DATA, TAB_PLAN, TAB_TREE, TAB_RESULTS = range(4)
@@ -360,3 +363,38 @@ class CdfMode(QObject):
         self.host.statusBar().showMessage(f"Saved the plan to {path}.", 5000)
         return True
 
+    # the session's releases
+    def watch_releases(self, listener: Callable[[], None]) -> None:
+        self.host.workspace_binding.changed.connect(lambda parts: listener() if parts & {"releases", "shown"} else None)
+
+    def session_releases(self) -> tuple[SessionRelease, ...]:
+        """The workspace's releases, of the open data; the shown one with its dataset and figures."""
+        state = self.host.workspace.state
+        spec = open_data(self.host.workspace)
+        entries = []
+        for record in state.releases:
+            shown = state.shown if state.shown is not None and state.shown.release_id == record.release_id else None
+            entries.append(SessionRelease(self.kind, record, state.dataset if shown is None else shown.info.dataset,
+                                          record.column or "value", spec,
+                                          made_here=shown is not None and not shown.restored, shown=shown))
+        return tuple(entries)
+
+    def take_releases(self, entries: tuple[SessionRelease, ...], chosen: bool) -> None:
+        self.host.workspace.update(releases=tuple(e.record for e in entries if isinstance(e.record, ProjectRelease)),
+                                   shown=None)
+
+    def releases_on_screen(self) -> set[str]:
+        state = self.host.workspace.state
+        return {r.release_id for r in state.releases} | ({state.shown.release_id} if state.shown is not None else set())
+
+    def show_again(self, entry: SessionRelease) -> object:
+        shown = entry.shown if isinstance(entry.shown, ShownRelease) else restored_shown_release(
+            cast(ProjectRelease, entry.record), entry.dataset)  # the session lists it under its own kind
+        if "shown" not in self.host.workspace.update(shown=shown):
+            self.show_release()
+        return shown
+
+    def exports_changed(self, release_id: str) -> None:
+        shown = self.host.workspace.state.shown
+        if shown is not None and shown.release_id == release_id:
+            self.show_release_status()

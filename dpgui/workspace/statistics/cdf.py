@@ -61,6 +61,9 @@ class CdfStatistic:
     title: str = "CDF of a numeric column"
     manifest_schema: Path = SCHEMA_PATH
 
+    def release_title(self, subject: str) -> str:
+        return f"CDF of {subject}"
+
     def plan(self, request: PlanRequest, progress: PlanProgress | None = None,
              should_cancel: ShouldCancel | None = None) -> Planned[Plan, PlannedCdf]:
         """:func:`~dpgui.workspace.planning.plan_cdf` (the planner cannot stop midway: ``should_cancel`` is

@@ -66,6 +66,9 @@ class CountsStatistic:
     kind: StatisticKind = StatisticKind.COUNTS
     title: str = "counts of the categories of one column"
     manifest_schema: Path = COUNTS_SCHEMA
+
+    def release_title(self, subject: str) -> str:
+        return f"Counts of {subject}"
     pdf_section: str = str(StatisticKind.COUNTS)
 
     def plan(self, request: CountsPlanRequest, progress: PlanProgress | None = None,

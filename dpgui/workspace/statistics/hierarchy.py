@@ -63,6 +63,9 @@ class HierarchyStatistic:
     title: str = "counts over a hierarchy of categories"
     manifest_schema: Path = SCHEMA_PATH
 
+    def release_title(self, subject: str) -> str:
+        return f"Counts over {subject}"
+
     def plan(self, request: HierarchyPlanRequest, progress: PlanProgress | None = None,
              should_cancel: ShouldCancel | None = None) -> Planned[HierarchyPlan, PlannedHierarchy]:
         """:func:`~dpgui.workspace.hierarchy_planning.plan_and_project`; the margin of its worst level; offered
