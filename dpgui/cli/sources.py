@@ -29,8 +29,9 @@ def _has_source(source: SourceRequest) -> bool:
 def _source_spec(source: SourceRequest, say_note: bool = True) -> SourceSpec:
     """The :class:`~dpgui.data.source_spec.SourceSpec` of the command's options (nothing is opened), or the
     ParameterError of :func:`~dpgui.data.source_spec.parse_source` (a password in a URL, a table for a
-    file, table and query, an unknown engine, …); ``say_note``: print the note on how a SQLite URL's path is
-    read (the command's own reading says it; the neighbour model's reading before it does not, so it prints once). ``--delimiter`` alone keeps the decimal point;
+    file, table and query, an unknown engine, …); ``say_note``: print the note on how a SQLite URL's path
+    is read (the command's own reading says it; the neighbour model's reading before it does not: it is
+    printed once). ``--delimiter`` alone keeps the decimal point;
     ``--decimal ,`` alone means ';'-separated, ``--decimal .`` alone ','-separated."""
     from dpgui.data.file_types import CsvDialect, format_of_name
     from dpgui.data.source_spec import parse_source
