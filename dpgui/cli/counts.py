@@ -66,7 +66,7 @@ def counts_release_command(request: CountsReleaseRequest) -> int:
     from dpgui.report.keystore import load_secret_key
     from dpgui.workspace.counts import counts_plan, parse_categories, read_categories, release_counts_through
     from dpgui.workspace.flow import ReleaseFlow
-    from dpgui.workspace.publishing import charge_text, check_bundle_target, default_counts_bundle_name
+    from dpgui.workspace.publishing import charge_text, check_bundle_target
     from dpgui.workspace.release import new_release_id
     from dpgui.workspace.statistics import statistic
     from dpgui.workspace.statistics.counts import CountsSpend
@@ -87,7 +87,7 @@ def counts_release_command(request: CountsReleaseRequest) -> int:
         done = release_counts_through(
             flow, lambda: _open_data(spec), spend, SecureRandom, release_id=release_id,
             identify=lambda columns, rows: _check_dataset_identity(flow, columns, rows, request.new_dataset))
-        name = request.name or default_counts_bundle_name(done.info)
+        name = request.name or counts.bundle_name(done.release, done.info)
 
         def sign() -> Path:  # past the spend: a failure says that ε was spent (ReleaseFlow.write)
             check_bundle_target(request.bundle, name)

@@ -196,6 +196,11 @@ class Statistic(Protocol[SpendT, PlanT, CountsT, ReleaseT, InfoT]):
         what the ledger does not confirm."""
         ...
 
+    def bundle_name(self, release: ReleaseT, info: InfoT) -> str:
+        """The signed bundle's default name (its files' stem): the dataset, what was released, the UTC time
+        and the release id's first 8 characters, safe as a file name. Public values only."""
+        ...
+
     def ledger_words(self, description: dict[str, Any]) -> str:
         """What a ledger entry's recorded ``description`` of this kind says was released, without the
         source ("CDF of column 'wage'")."""
