@@ -68,6 +68,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -219,8 +220,10 @@ class Project:
     _kept_sections: tuple[tuple[StatisticKind, ProjectSection], ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        kept = sorted(((kind, part) for kind, part in self.sections.items() if part != ProjectSection()),
+        sections = MappingProxyType(dict(self.sections))  # read-only, so what ``==`` compares stays true
+        kept = sorted(((kind, part) for kind, part in sections.items() if part != ProjectSection()),
                       key=lambda item: item[0])
+        object.__setattr__(self, "sections", sections)
         object.__setattr__(self, "_kept_sections", tuple(kept))
 
     def section(self, kind: StatisticKind) -> ProjectSection:

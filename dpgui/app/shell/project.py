@@ -261,12 +261,12 @@ class ProjectController(QObject):
 
     @property
     def all_releases(self) -> int:
-        """How many releases (CDF and hierarchy) the workspace holds."""
+        """How many releases (of every statistic) the workspace holds."""
         return self.window.snapshot().release_count
 
     def capture(self) -> Project | None:
         """The current workspace as a project (None while no data file is open): the CDF workspace, the mode,
-        and the hierarchy mode's choices and releases (public values only)."""
+        and every other mode's choices and releases (public values only)."""
         return self._snapshot().project
 
     def _snapshot(self) -> WorkspaceSnapshot:

@@ -70,6 +70,8 @@ def test_parts_compare_as_the_workspace_they_hold():
     held = replace(plain, sections={StatisticKind.COUNTS: _counts_part()})
     assert held != plain and held.section(StatisticKind.COUNTS) == _counts_part()
     assert plain.section(StatisticKind.COUNTS) == empty and plain.section(StatisticKind.CDF) == empty
+    with pytest.raises(TypeError):  # read-only: a part changed in place would not be compared
+        held.sections[StatisticKind.COUNTS] = empty
 
 
 def test_a_damaged_part_of_the_mode_opens_the_project_in_the_cdf_mode():
