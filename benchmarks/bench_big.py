@@ -1,4 +1,4 @@
-"""Benchmark (issue 17 item 5): a CDF release at K = 2²⁴ bins end to end, in one process.
+"""Benchmark: a CDF release at K = 2²⁴ bins end to end, in one process.
 
 For each neighbour model (change, then add/remove), on a synthetic uniform histogram of K records
 (:func:`dpgui.core.synthetic.synthetic_counts`): ``auto_plan(K, PrivacySpec(1.0, model))`` →

@@ -1,4 +1,4 @@
-"""Benchmark: `dpgui plan --bins 1000000 --epsilon 1 --json` answers at once (issue 17 item 4: ≤ 0.3 s wall).
+"""Benchmark: `dpgui plan --bins 1000000 --epsilon 1 --json` answers at once (target ≤ 0.3 s wall).
 
     python benchmarks/bench_cli.py            # median of 5 runs (after 1 untimed one)
     python benchmarks/bench_cli.py --check    # exit 1 if the median misses 0.3 s

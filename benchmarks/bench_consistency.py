@@ -1,13 +1,13 @@
-"""Benchmark: exact fast consistency (PAVA / ℓ1 divide and conquer) vs the paper's O(K N^2) trellis,
-and both fast methods at K = 2^20 against their 1 s limit.
+"""Benchmark: exact fast consistency (PAVA / ℓ1 divide and conquer) vs the O(K N^2) trellis of
+Rameshwar, Tandon & Sharma (2024), and both fast methods at K = 2^20 against their 1 s limit.
 
-Setting of the paper's Section VI experiment: K = 997 bins, N = 900 records drawn uniformly,
+Setting of their Section VI experiment: K = 997 bins, N = 900 records drawn uniformly,
 noisy cumulative counts y = true CDF + cumulative Laplace noise on the bins (scale 20; numpy
 RNG, fixed seed -- this is only benchmark input, not a privacy mechanism).
 
 At K = 2^20 (N = 10^6): ℓ2 on that input; ℓ1 on it and on the GLS estimates of a real release
 (auto plan, ε = 1, change model; seeded noise, not secure), each timed as the median of 5 against
-the 1 s limit (issue 17) and against the former heap slope trick (tests/support/l1_heap_reference.py) in
+the 1 s limit and against the former heap slope trick (tests/support/l1_heap_reference.py) in
 the same process; the two must return the same array.
 
 Run:  PYTHONPATH=. python benchmarks/bench_consistency.py [--check]

@@ -1,4 +1,4 @@
-"""Where do you need accuracy (issue 17 item 2): the focused plan's exact error in a region against the
+"""Where do you need accuracy: the focused plan's exact error in a region against the
 default plan's, per region and neighbour model (squared errors, counts²), and whether it is offered: its
 95 % margin there is at least 5 % smaller (the "margin" column, the figure the window and the CLI show).
 

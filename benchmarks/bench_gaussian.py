@@ -1,4 +1,4 @@
-"""Benchmark (issue 14): final CDF error of our Gaussian, Laplace and `auto` plans vs OpenDP's Gaussian b-ary tree.
+"""Benchmark: final CDF error of our Gaussian, Laplace and `auto` plans vs OpenDP's Gaussian b-ary tree.
 
 For K ∈ {256, 4096, 65536}, ε ∈ {0.1, 1}, δ ∈ {1e-6, 1e-9} and both neighbour models, prints the final
 error -- the total squared error Σ_j (Ĉ_j − C_j)² (counts²) over the K CDF points the user gets, after

@@ -80,7 +80,7 @@ RELEASE_TARGET_S = 2.0
 MULTIPLICATIVE_ALPHA = 0.5
 REPEATS = {"full": 5, "quick": 3}
 
-P004_CASES = (  # (neighbours, α, ε, δ)
+GHAZI_CASES = (  # (neighbours, α, ε, δ)
     ("change", 0.5, 1.0, 1e-6),
     ("change", 0.5, 1.0, 1e-9),
     ("change", 0.25, 1.0, 1e-6),
@@ -88,7 +88,7 @@ P004_CASES = (  # (neighbours, α, ε, δ)
     ("change", 0.9, 10.0, 1e-3),
     ("addremove", 0.5, 1.0, 1e-6),
 )
-P004_TRIALS = {"full": {"gaussian": 200, "multiplicative": 30}, "quick": {"gaussian": 50, "multiplicative": 6}}
+GHAZI_TRIALS = {"full": {"gaussian": 200, "multiplicative": 30}, "quick": {"gaussian": 50, "multiplicative": 6}}
 BINARY_DEPTH = 8
 
 
@@ -170,9 +170,12 @@ def empirical(tree: Hierarchy, leaf: np.ndarray, plan: HierarchyPlan, batches: i
     runs = [simulate_hierarchy(tree, leaf, plan, trials=per_batch, seed=seed + b) for b in range(batches)]
     mse = np.array([[lv.mse for lv in run.levels] for run in runs])  # batches × levels
     bias2 = np.array([[lv.bias2 for lv in run.levels] for run in runs])
+    over = np.array([[lv.over_sq for lv in run.levels] for run in runs])  # the MSE split by the error's sign
+    under = np.array([[lv.under_sq for lv in run.levels] for run in runs])
     totals = np.array([run.weighted_mse for run in runs])
     levels = tuple(LevelProjection(ell, lv.nodes, float(bias2[:, ell].mean()),
-                                   float(mse[:, ell].mean() - bias2[:, ell].mean()), float(mse[:, ell].mean()))
+                                   float(mse[:, ell].mean() - bias2[:, ell].mean()), float(mse[:, ell].mean()),
+                                   float(over[:, ell].mean()), float(under[:, ell].mean()))
                    for ell, lv in enumerate(runs[0].levels))
     root_batches = math.sqrt(batches)
     return Empirical(levels, tuple(float(x) for x in mse.std(axis=0, ddof=1) / root_batches), float(totals.mean()),
@@ -268,7 +271,8 @@ def part1(mode: str) -> list[Ratio]:
     batches, projection_trials = BATCHES[mode], PROJECTION_TRIALS[mode]
     sample = load_sample()
     print("=" * 100)
-    print("Part 1: paper 001 on the bundled sample -- bias², variance, MSE per level (flights², summed over nodes)")
+    print("Part 1: Ko, Ziani & Fioretto (2025) on the bundled sample -- bias², variance, MSE per level (flights², "
+          "summed over nodes)")
     print("=" * 100)
     print(f"Tree: {' → '.join(HIERARCHY_SAMPLE_LEVELS)}, level sizes {sample.tree.level_sizes}, "
           f"N = {int(sample.truth[0][0]):,} flights.")
@@ -288,7 +292,7 @@ def part1(mode: str) -> list[Ratio]:
     for prior_name, prior, per_level in priors:
         print()
         if prior_name == "own counts":
-            print("--- prior = the sample's own counts (as in paper 001's experiments; the optimiser sees the true "
+            print("--- prior = the sample's own counts (as in Ko, Ziani & Fioretto's experiments; the optimiser sees the true "
                   "counts) ---")
         else:
             print("--- prior = 2 × the January-June counts (honest variant, for information; totals only) ---")
@@ -438,10 +442,10 @@ def binary_tree(depth: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
 
 
 def part3(mode: str) -> None:
-    trials = P004_TRIALS[mode]
+    trials = GHAZI_TRIALS[mode]
     print()
     print("=" * 100)
-    print("Part 3: paper 004 -- α-mRMSE (records) of the multiplicative mechanism (M) and the Gaussian baseline (G)")
+    print("Part 3: Ghazi et al. (2023) -- α-mRMSE (records) of the multiplicative mechanism (M) and the Gaussian baseline (G)")
     print("=" * 100)
     sample = load_sample()
     parents, levels = binary_tree(BINARY_DEPTH)
@@ -456,7 +460,7 @@ def part3(mode: str) -> None:
           "η = 0.05. L = 1.")
     print(f"{'tree':<13} {'nb':>9} {'α':>4} {'ε':>4} {'δ':>6} {'τ_min':>9} | {'proj G':>9} {'proj M':>9} | "
           f"{'worst G':>9} {'worst M':>9} | {'emp G':>9} {'emp M':>9} | {'M/G emp':>9} | better (proj, emp)  time")
-    for (name, pars, lv), (neighbours, alpha, epsilon, delta) in itertools.product(trees, P004_CASES):
+    for (name, pars, lv), (neighbours, alpha, epsilon, delta) in itertools.product(trees, GHAZI_CASES):
         privacy = PrivacySpec(epsilon, neighbours, 1, delta)
         sizes = [v.size for v in lv]
         start = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Our engine beside OpenDP's consistent b-ary tree, with and without our consistency step (issues 17 and 18).
+"""Our engine beside OpenDP's consistent b-ary tree, with and without our consistency step.
 
 OpenDP's pipeline (its Rust library, through its Python API): the K counts → ``make_b_ary_tree`` (a
 complete b-ary tree, the last level filled from the left, ⌈log_b K⌉ + 1 levels) → ``then_laplace``
@@ -30,8 +30,8 @@ Data: uniform (``synthetic_counts("uniform", 10_000, K, seed)`` on [0, 1)), heav
 (``synthetic_counts("lognormal", 20_000, K, seed)``: median 45,000 under public bounds [0, 900,000)
 dollars, the top half of the range nearly empty) and the bundled sample
 (``resources/sample/flights.parquet`` column ``distance``, public bounds [0, 5000) miles, as ``make run``).
-Acceptance (issue 18): ours / (OpenDP best b + our consistency) ≤ 0.70 in every cell; ours / OpenDP as
-it comes is printed beside it (issue 17's 0.40, out of reach under add/remove: docs/research.md).
+Target: ours / (OpenDP best b + our consistency) ≤ 0.70 in every cell; ours / OpenDP as
+it comes is printed beside it (the stricter 0.40 is out of reach under add/remove: docs/research.md).
 
     python benchmarks/bench_opendp.py [--quick] [--check] [--trials T]
 """
@@ -63,7 +63,7 @@ from dpgui.data.sample import sample_dataset_path
 REPO = pathlib.Path(__file__).resolve().parents[1]
 BRANCHINGS = (2, 4, 8, 16, 32)
 PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
-TARGET = 0.70  # ours / (OpenDP best b + our consistency), every cell (issue 18)
+TARGET = 0.70  # ours / (OpenDP best b + our consistency), every cell
 UNIFORM_RECORDS = 10_000
 WAGE_RECORDS, WAGE_UPPER = 20_000, 900_000.0  # synthetic_counts("lognormal"): median 45,000 dollars
 SAMPLE_COLUMN, SAMPLE_LOWER, SAMPLE_UPPER = "distance", 0.0, 5000.0  # README of resources/sample

@@ -1,9 +1,9 @@
-"""Does any tree plan beat the auto plan once the consistency step has run? (issue 18, add/remove)
+"""Does any tree plan beat the auto plan once the consistency step has run? (add/remove)
 
 The auto plan is chosen by its exact error before consistency (data-independent). The error the user
 gets is after ℓ2 consistency, which depends on the data. This script searches the planner's own space
 after consistency, on the histograms of ``bench_opendp.py`` (uniform, heavy-tailed wages-like, the
-bundled sample), under add/remove (the model where issue 18's target is missed):
+bundled sample), under add/remove (the model where bench_opendp.py's target of 0.70 is missed):
 
 * the auto plan ("today");
 * the best ``--shapes`` shapes by the planner's first ranking (exact total at the covering sum's

@@ -157,7 +157,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help=f"exit 1 if a worst stall is {LIMIT_MS:.0f} ms or more")
     parser.add_argument("--bins", type=int, nargs="+", default=list(BINS),
-                        help="K, one run each (default 65536 1048576: issue 17 asks for 2^20)")
+                        help="K, one run each (default 65536 1048576; the target is at 2^20)")
     args = parser.parse_args()
     failed = False
     for bins in args.bins:

@@ -1,4 +1,4 @@
-"""How far below OpenDP's consistent b-ary tree can any linear strategy go? (issue 17: the 0.40 target).
+"""How far below OpenDP's consistent b-ary tree can any linear strategy go? (the 0.40 target).
 
 Workload: the K cumulative counts (the CDF), W = the K×K lower-triangular matrix of ones. A linear strategy
 A (m×K) releases A·x + η on the histogram x, η i.i.d. Laplace of scale Δ_A/ε, and the least-squares estimate
@@ -268,7 +268,7 @@ def run(settings: Settings, seed: int) -> tuple[float, float, bool]:
     print(row(f"best p-Identity found (p={found.rows}, from {found.start})", 1.0, found.error, reference, ours))
     bound = svd_lower_bound(bins)
     print(row("SVD lower bound, any strategy (proven)", None, bound, reference, ours))
-    print(row(f"{TARGET:.2f} × OpenDP best b (issue 17's target)", None, TARGET * reference, reference, ours))
+    print(row(f"{TARGET:.2f} × OpenDP best b (the target)", None, TARGET * reference, reference, ours))
     print("p-Identity runs (L-BFGS-B): " + "; ".join(
         f"p={s.rows} {s.start}: {s.start_error:.4g} → {s.error:.6g} ({s.iterations} it, {s.seconds:.1f} s)"
         for s in searches))

@@ -64,7 +64,7 @@ def main() -> int:
     worst = 0.0
     privacy = PrivacySpec(1.0)
     for shape in (TreeShape(BINS, (16, 16, 16, 16)), TreeShape(BINS, (2,) * 16),
-                  auto_plan(BIG_BINS, privacy).shape):  # the planner's tree for 2^20 bins (issue 17)
+                  auto_plan(BIG_BINS, privacy).shape):  # the planner's tree for 2^20 bins
         counts = rng.poisson(20, shape.bins)
         plan = Plan(shape, privacy, equal_budgets(shape, privacy))
         view = BinTreeView()

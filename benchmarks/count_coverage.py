@@ -5,7 +5,7 @@ consistency: many releases (seeded test noise, exact discrete Laplace) of one sk
 (N = 2,000, empty bins at both ends; tests/unit/core/test_core_count_coverage.py), and
 
 * band: the share of (release, bin edge) whose band holds the true cumulative count (mean over the
-  noised edges) and the worst single edge, for the method before issue 12 (released count
+  noised edges) and the worst single edge, for the plain normal method (released count
   ± 1.96·SE, clipped to [0, released N]) and the current ``cumulative_interval95``;
 * range: the share of random ranges (4 per release) whose interval holds the true count, before
   (count ± 1.96·SE) and now (``range_count``);

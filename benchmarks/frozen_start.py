@@ -6,7 +6,7 @@ Run after `make package`. Each run starts the program with no file (the start pa
 screen (scripts/xvfb.py) and polls ``xdotool search --onlyvisible --classname dpgui`` every 10 ms; the time is from
 process start to the first visible window (polling adds up to ~15 ms). The first frozen run is
 reported apart: it is the one that reads the bundle from disk cold(er). Prints the medians, the
-ratio frozen/source, and the issue's target (frozen ≤ 3 s). Needs Xvfb and xdotool
+ratio frozen/source, and the target (frozen ≤ 3 s). Needs Xvfb and xdotool
 (`make system-deps`). Exit 1 only if a window never appears. A run whose app could not connect to
 the X server (Qt: "could not connect to display") is retried up to twice, with a note on stderr.
 """

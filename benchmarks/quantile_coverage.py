@@ -2,7 +2,7 @@
 
 For each data shape × ε × K: many releases (seeded test noise, exact discrete Laplace), the
 quantiles at p = 0.1, 0.25, 0.5, 0.75, 0.9, and the share of (release, p) whose interval holds the
-true quantile (smallest value with ≥ p·N records at or below it), for the method before issue 12
+true quantile (smallest value with ≥ p·N records at or below it), for the plain normal method
 (normal band z = 1.96 inverted with interpolation inside a bin) and the current one
 (dpgui.core.quantiles.quantiles), with the mean interval width of each. The data shapes are those
 of tests/unit/core/test_core_quantile_coverage.py.
@@ -43,7 +43,7 @@ def _old_crossing(result: Release, cumulative: np.ndarray, target: float) -> flo
 
 
 def old_interval(result: Release, p: float) -> tuple[float, float]:
-    """The interval as computed before issue 12 (dpgui 0.x): C ± 1.96·se, interpolated crossings."""
+    """The plain normal interval: C ± 1.96·se, interpolated crossings."""
     c = np.asarray(result.cumulative, dtype=float)
     se = result.std_error
     target = p * result.total

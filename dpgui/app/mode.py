@@ -20,6 +20,7 @@ from dpgui.core.noise import RandomSource
 from dpgui.report.project_file import Project
 from dpgui.report.project_sections import ProjectSection
 from dpgui.vocabulary import StatisticKind
+from dpgui.workspace.session import SessionRelease
 
 
 class StatisticMode(Protocol):
@@ -65,6 +66,40 @@ class StatisticMode(Protocol):
 
     def shutdown(self) -> None:
         """The window closes: cancel the mode's workers."""
+        ...
+
+    # the session's releases
+    def watch_releases(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` after the mode's releases or the one it shows changed (the session's list
+        collects them)."""
+        ...
+
+    def session_releases(self) -> tuple[SessionRelease, ...]:
+        """The mode's releases as the session lists them, oldest first, each with the data it was made from:
+        the one shown with what it shows (``shown``; ``made_here`` if released in this session), the others
+        without."""
+        ...
+
+    def take_releases(self, entries: tuple[SessionRelease, ...], chosen: bool) -> None:
+        """Other data is open: hold ``entries`` (the session's releases of this kind of that data, oldest
+        first; none, usually) and show none. ``chosen``: this is the chosen mode (else it takes the open
+        data when it is chosen)."""
+        ...
+
+    def releases_on_screen(self) -> set[str]:
+        """The ids of the releases the mode holds and of the one it shows."""
+        ...
+
+    def show_again(self, entry: SessionRelease) -> object:
+        """Show the session's release ``entry`` of this kind (maybe of other data) in the results step, the
+        window having chosen this mode: what the session holds of it (``entry.shown``), else made again from
+        its record, restored (signable only if the budget ledger confirms it). Returns what it shows, which
+        the session keeps. Spends nothing."""
+        ...
+
+    def exports_changed(self, release_id: str) -> None:
+        """The session recorded an export of ``release_id``: the results step's banner, if it shows that
+        release, says where it went."""
         ...
 
     # the mode's part of a project file

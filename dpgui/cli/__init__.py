@@ -2,32 +2,11 @@
 
     dpgui [FILE] [--column COL]   opens the desktop app (the start page without FILE)
 
-    dpgui plan --bins K --epsilon E [--delta D] [--noise auto|laplace|gaussian] [plan options] [--n N] [--json]
-    dpgui release INPUT|--source URL|FILE [source options] --column COL --lower A --upper B --bins K --epsilon E [plan options]
-                  --dataset ID [--new-dataset] [--consistency l2|l1|none] [--json] [--probabilities P1,P2,…]
-                  (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F] [--name NAME])
-    dpgui quantiles NAME.manifest.json|RELEASE.csv [--plan RELEASE.json] [--probabilities 0.1,0.5,0.9] [--json]
-    dpgui verify DIR/NAME.manifest.json --pubkey NAME.pub
-    dpgui key create NAME [--passphrase-file F] [--dir D]
-    dpgui ledger show [--dataset ID] [--json]
-    dpgui ledger cap ID EPSILON [--delta D] [--reason TEXT]
-    dpgui simulate [plan options] [--consistency …] --trials R [--seed S] [--json]
-                  (--source URL|FILE [source options] --column COL --lower A --upper B | --synthetic uniform|normal --n N)
-    dpgui columns --source URL|FILE [source options] [--json]
-    dpgui hierarchy plan --levels C1,C2[,C3,C4] (--source URL|FILE | --prior PRIOR.csv) --epsilon E [hierarchy options] [--json]
-    dpgui hierarchy release INPUT|--source URL|FILE --levels … --epsilon E (--prior PRIOR.csv | --categories-public)
-                  [hierarchy options]
-                  --dataset ID [--new-dataset] (--out OUT.csv [--force] | --bundle DIR --key NAME.key [--passphrase-file F]
-                  [--name NAME]) [--json]
-    dpgui hierarchy simulate --levels … (--source URL|FILE | --prior PRIOR.csv) --epsilon E [hierarchy options]
-                  --trials R [--seed S] [--json]
-      hierarchy options: [--delta D] [--noise laplace|gaussian|multiplicative|auto] [--alpha A]
-                  [--allocation uniform|optimal|target:TAU] [--weights w0,w1,…] [--consistency topdown|gls|none|auto]
-                  [--neighbours change|addremove] [--records-per-person L] [--counts-from-data]
-      source options: [--table T | --query Q] [--engine local|spark] [--spark-master URL]
-                  [--delimiter comma|semicolon|tab|pipe] [--decimal .|,] [--encoding ENC]
-      (--input and INPUT are --source; the data is read only through dpgui.data.source: a file on this
-      computer, a database URL without password — the database counts —, or Spark; docs/cli.md)
+    dpgui COMMAND …               runs a command of the table :data:`dpgui.cli.commands.COMMANDS` (plan,
+                                  release, …, and each statistic's command group, e.g. ``dpgui hierarchy
+                                  release``); the synopsis: docs/cli.md and ``dpgui --help``
+      (the data is read only through dpgui.data.source: a file on this computer, a database URL without
+      password — the database counts —, or Spark; docs/cli.md)
 
 Exit codes: 0 success, 2 bad input (one line on stderr naming the argument and the fix), 1 an
 internal error. Nothing is written unless the whole release succeeded. Every release is first
@@ -39,7 +18,6 @@ exits 0 only when every check holds, otherwise 1 with one line saying what faile
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
@@ -51,31 +29,14 @@ if sys.argv[1:2] == ["plan"]:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # The commands' modules import NumPy: after the thread setting, which must come first.
-from dpgui.cli.arguments import _Parser, build_parser
-from dpgui.cli.counts import cmd_counts
-from dpgui.cli.hierarchy import cmd_hierarchy_plan, cmd_hierarchy_simulate
-from dpgui.cli.hierarchy_release import cmd_hierarchy_release
+from dpgui.cli.arguments import _Parser
+from dpgui.cli.commands import build_parser, find_command
 from dpgui.cli.interrupt import InterruptedRelease
-from dpgui.cli.keys import cmd_key, cmd_verify, version_text
-from dpgui.cli.ledger import cmd_ledger
-from dpgui.cli.planning import cmd_plan, cmd_simulate
-from dpgui.cli.release import cmd_quantiles, cmd_release
+from dpgui.cli.keys import version_text
 from dpgui.cli.requests import NeighboursRequest, command_name, with_neighbours
-from dpgui.cli.sources import _choose_neighbours, cmd_columns
+from dpgui.cli.sources import _choose_neighbours
 from dpgui.data.file_types import FILE_TYPE_NAMES
 from dpgui.errors import DpguiError
-
-HIERARCHY_COMMANDS = {"plan": cmd_hierarchy_plan, "release": cmd_hierarchy_release, "simulate": cmd_hierarchy_simulate}
-
-
-def cmd_hierarchy(args: argparse.Namespace) -> int:
-    """``dpgui hierarchy plan|release|simulate``."""
-    return HIERARCHY_COMMANDS[args.hierarchy_command](args)
-
-
-COMMANDS = {"plan": cmd_plan, "release": cmd_release, "quantiles": cmd_quantiles, "verify": cmd_verify,
-            "key": cmd_key, "ledger": cmd_ledger, "simulate": cmd_simulate, "hierarchy": cmd_hierarchy,
-            "columns": cmd_columns, "counts": cmd_counts}
 
 
 def _no_desktop() -> bool:
@@ -146,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from dpgui.formatting import printable_text
 
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if not arguments or (arguments[0] not in COMMANDS and not arguments[0].startswith("-")) or (
+    if not arguments or (find_command(arguments[0]) is None and not arguments[0].startswith("-")) or (
             arguments[0] == "--column"):
         return _gui(arguments)
     parser = build_parser()
@@ -164,7 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = command_name(args)  # "hierarchy release"
     try:
         neighbours = _choose_neighbours(NeighboursRequest.of(args))
-        code = COMMANDS[args.command](with_neighbours(args, neighbours.neighbours))
+        chosen = find_command(args.command)
+        assert chosen is not None  # the parser knows only the table's words
+        code = chosen.run(with_neighbours(args, neighbours.neighbours))
         if code == 0 and neighbours.note:
             print(f"dpgui {command}: {neighbours.note}", file=sys.stderr)
         sys.stdout.flush()  # here, so that a reader that stopped early (| head) is caught below

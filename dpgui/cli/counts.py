@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dpgui.cli.arguments import _add_source_options, _Parser
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
 from dpgui.cli.rendering import _print
@@ -21,18 +21,16 @@ from dpgui.cli.sources import _choose_neighbours, _open_data, _source_spec
 from dpgui.vocabulary import Neighbours, StatisticKind, choices
 
 
-def add_counts_parser(sub: Any, parser_class: type[argparse.ArgumentParser],
-                      add_source_options: Callable[[argparse.ArgumentParser], None]) -> None:
+def add_counts_parser(sub: Any) -> None:
     """``dpgui counts release INPUT --column C (--categories A,B | --categories-file F) --epsilon E --dataset ID
-    --bundle DIR --key K`` (``parser_class``: the CLI's parser, which words its errors; ``add_source_options``:
-    the data source options every release takes)."""
+    --bundle DIR --key K`` on the CLI's subparsers ``sub`` (the data source options of every release)."""
     counts = sub.add_parser("counts", help="noisy counts of the stated categories of one column")
-    counts_sub = counts.add_subparsers(dest="counts_command", parser_class=parser_class, metavar="{release}", required=True)
+    counts_sub = counts.add_subparsers(dest="counts_command", parser_class=_Parser, metavar="{release}", required=True)
     rel = counts_sub.add_parser("release", help="release the count of each category into a signed bundle (spends ε)")
     rel.add_argument("input", metavar="INPUT", nargs="?", help="the data: a file, or a database URL (then --table "
                      "or --query); or give it with --source")
     rel.add_argument("--source", "--input", dest="source", metavar="URL|FILE", help="the same as INPUT")
-    add_source_options(rel)
+    _add_source_options(rel)
     rel.add_argument("--column", required=True, metavar="NAME", help="the categorical column")
     listed = rel.add_mutually_exclusive_group(required=True)
     listed.add_argument("--categories", metavar="A,B,…",
@@ -68,7 +66,7 @@ def counts_release_command(request: CountsReleaseRequest) -> int:
     from dpgui.report.keystore import load_secret_key
     from dpgui.workspace.counts import counts_plan, parse_categories, read_categories, release_counts_through
     from dpgui.workspace.flow import ReleaseFlow
-    from dpgui.workspace.publishing import charge_text, check_bundle_target, default_counts_bundle_name
+    from dpgui.workspace.publishing import charge_text, check_bundle_target
     from dpgui.workspace.release import new_release_id
     from dpgui.workspace.statistics import statistic
     from dpgui.workspace.statistics.counts import CountsSpend
@@ -89,7 +87,7 @@ def counts_release_command(request: CountsReleaseRequest) -> int:
         done = release_counts_through(
             flow, lambda: _open_data(spec), spend, SecureRandom, release_id=release_id,
             identify=lambda columns, rows: _check_dataset_identity(flow, columns, rows, request.new_dataset))
-        name = request.name or default_counts_bundle_name(done.info)
+        name = request.name or counts.bundle_name(done.release, done.info)
 
         def sign() -> Path:  # past the spend: a failure says that ε was spent (ReleaseFlow.write)
             check_bundle_target(request.bundle, name)

@@ -180,7 +180,7 @@ def hierarchy_release_command(request: HierarchyReleaseRequest) -> int:
     from dpgui.report.keystore import load_secret_key
     from dpgui.workspace.flow import ReleaseFlow
     from dpgui.workspace.statistics.hierarchy import HIERARCHY, HierarchySpend
-    from dpgui.workspace.publishing import default_hierarchy_bundle_name, write_hierarchy_csv
+    from dpgui.workspace.publishing import write_hierarchy_csv
     from dpgui.workspace.release import new_release_id
 
     options, target = request.options, request.outputs
@@ -232,7 +232,7 @@ def hierarchy_release_command(request: HierarchyReleaseRequest) -> int:
             def bundle() -> Path:
                 assert key is not None and target.bundle is not None
                 pdf = report_pdf(HIERARCHY.kind, result, info, key.public_key.key_id_hex, projected)
-                name = target.name or default_hierarchy_bundle_name(info, hierarchy.level_names)
+                name = target.name or HIERARCHY.bundle_name(result, info)
                 return flow.sign(HIERARCHY, target.bundle, name, result, info, pdf, key, projected).manifest
 
             outputs = _write_outputs(target, plan, info.release_id, lambda out: write_hierarchy_csv(result, out),

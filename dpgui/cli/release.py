@@ -78,7 +78,7 @@ def release_command(request: ReleaseRequest) -> int:
     from dpgui.report.cdf.release_files import write_record
     from dpgui.workspace.flow import ReleaseFlow
     from dpgui.workspace.statistics.cdf import CDF, CdfSpend
-    from dpgui.workspace.publishing import charge_text, default_bundle_name
+    from dpgui.workspace.publishing import charge_text
     from dpgui.workspace.release import new_release_id
 
     # Everything that can fail is checked before the budget is spent, the source first (a mistyped
@@ -117,7 +117,7 @@ def release_command(request: ReleaseRequest) -> int:
         def bundle() -> Path:
             assert key is not None and target.bundle is not None
             pdf = report_pdf(CDF.kind, result, info, key.public_key.key_id_hex)
-            name = target.name or default_bundle_name(info)
+            name = target.name or CDF.bundle_name(result, info)
             return flow.sign(CDF, target.bundle, name, result, info, pdf, key).manifest  # checks the ledger's record
 
         record = _release_record(request, plan, result, info, whole, planned.focus_offer)

@@ -23,8 +23,10 @@ from dpgui.vocabulary import (
 
 
 def command_name(args: argparse.Namespace) -> str:
-    """The command as the user typed it, for messages: ``release``, ``hierarchy release``."""
-    return " ".join(filter(None, (args.command, getattr(args, "hierarchy_command", None))))
+    """The command as the user typed it, for messages: ``release``, ``hierarchy release``, ``counts release``
+    (a group's subcommand is the namespace's ``<word>_command``, as every group's parser names it)."""
+    group = f"{args.command}_command" if args.command else ""
+    return " ".join(filter(None, (args.command, getattr(args, group, None) if group else None)))
 
 
 def _noise_or_auto(token: str | None) -> str | None:

@@ -26,10 +26,12 @@ def _has_source(source: SourceRequest) -> bool:
     return source.location is not None or (source.engine == Engine.SPARK and source.table is not None)
 
 
-def _source_spec(source: SourceRequest) -> SourceSpec:
+def _source_spec(source: SourceRequest, say_note: bool = True) -> SourceSpec:
     """The :class:`~dpgui.data.source_spec.SourceSpec` of the command's options (nothing is opened), or the
     ParameterError of :func:`~dpgui.data.source_spec.parse_source` (a password in a URL, a table for a
-    file, table and query, an unknown engine, …). ``--delimiter`` alone keeps the decimal point;
+    file, table and query, an unknown engine, …); ``say_note``: print the note on how a SQLite URL's path
+    is read (the command's own reading says it; the neighbour model's reading before it does not: it is
+    printed once). ``--delimiter`` alone keeps the decimal point;
     ``--decimal ,`` alone means ';'-separated, ``--decimal .`` alone ','-separated."""
     from dpgui.data.file_types import CsvDialect, format_of_name
     from dpgui.data.source_spec import parse_source
@@ -47,7 +49,7 @@ def _source_spec(source: SourceRequest) -> SourceSpec:
                         spark_master=source.spark_master, dialect=dialect, encoding=source.encoding,
                         row_count_public=source.n_public)
     note = sqlite_url_note(location or "", spec.location) if spec.kind == SourceKind.DATABASE else None
-    if note is not None:  # sqlite:///srv/x.db read as /srv/x.db
+    if note is not None and say_note:  # sqlite:///srv/x.db read as /srv/x.db
         print(f"dpgui {source.command}: note: {note}", file=sys.stderr)
     if spec.kind == SourceKind.FILE and dialect is not None and format_of_name(spec.location) not in ("csv", "tsv"):
         raise ParameterError(f"--delimiter/--decimal were given for '{Path(spec.location).name}', which is not a "
@@ -103,7 +105,7 @@ def _choose_neighbours(request: NeighboursRequest | None) -> NeighboursChoice:
         return NeighboursChoice(str(Neighbours(request.asked or Neighbours.CHANGE)))  # --n-public: refused later
     from dpgui.data.source import neighbours_for
 
-    spec = _source_spec(request.source)
+    spec = _source_spec(request.source, say_note=False)
     if spec.row_count_public and request.asked == Neighbours.ADDREMOVE:
         raise ParameterError("--n-public says that the query's row count may be published, and --neighbours addremove "
                              "keeps it private", "drop --n-public, or use --neighbours change")

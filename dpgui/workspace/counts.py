@@ -40,8 +40,8 @@ from dpgui.workspace.statistics.counts import COUNTS, CountsPlanRequest, CountsS
 from dpgui.workspace.words import escape
 
 __all__ = ["MAX_CATEGORIES", "NOISE_MESSAGE", "CountsOutcome", "CountsRequest", "check_counts_budget",
-           "confirmation_words", "counts_plan", "parse_categories", "read_categories", "record_identity",
-           "release_counts_through", "run_counts_release", "set_counts_first_cap"]
+           "confirmation_words", "counts_plan", "parse_categories", "read_categories", "release_counts_through",
+           "run_counts_release", "set_counts_first_cap"]
 
 #: The most categories one release states (a longer list is probably a column of identifiers).
 MAX_CATEGORIES = 10_000
@@ -84,11 +84,6 @@ def counts_plan(categories: tuple[str, ...], epsilon: float, neighbours: Neighbo
     return COUNTS.plan(CountsPlanRequest(categories, epsilon, neighbours, records_per_person)).plan
 
 
-def record_identity(flow: ReleaseFlow, columns: list[str], rows: int) -> None:
-    """Keep the data's fingerprint under the flow's dataset (:meth:`ReleaseFlow.identity`, :meth:`ReleaseFlow.record`)."""
-    flow.record(flow.identity(columns, rows))
-
-
 @dataclass(frozen=True)
 class CountsOutcome:
     """A spent and released counts release (public values only)."""
@@ -110,10 +105,10 @@ def release_counts_through(flow: ReleaseFlow, open_data: Callable[[], AbstractCo
     the ledger's check (before ``open_data()``), the count (:meth:`CountsStatistic.count
     <dpgui.workspace.statistics.counts.CountsStatistic.count>`), the dataset identity of the data's column names
     and row count (``identify(columns, rows)``: the command line's, which refuses renamed data without
-    ``--new-dataset``; default :func:`record_identity`, the window's, which asked before the first cap), the last
+    ``--new-dataset``; default :meth:`ReleaseFlow.record_identity`, the window's, which asked before the first cap), the last
     chance to cancel (:class:`~dpgui.errors.Cancelled`: nothing spent), then the spend and the noise
     (``noise()`` called once, just before). O(rows)."""
-    identify = identify or (lambda names, rows: record_identity(flow, names, rows))
+    identify = identify or flow.record_identity
 
     def counted(data: DataSource, counts: np.ndarray) -> None:  # every row is counted: the counts sum to the rows
         identify([c.name for c in data.columns()], int(counts.sum()))

@@ -197,6 +197,12 @@ class ReleaseFlow:
         another name). Needs the dataset's cap (:class:`NoCapSet`)."""
         record_fingerprint(self.ledger, self.dataset, identity.fingerprint)
 
+    def record_identity(self, columns: Sequence[str], n_rows: int) -> None:
+        """Keep the fingerprint of the data with ``columns``' names and ``n_rows`` rows under the dataset
+        (:meth:`identity`, then :meth:`record`): the window's identity step, which asked the officer before
+        the first cap (the command line asks its own question first). Needs the dataset's cap."""
+        self.record(self.identity(columns, n_rows))
+
     def sign(self, statistic: Statistic[Any, Any, Any, ReleaseT, InfoT], folder: str | Path, name: str,
              release: ReleaseT, info: InfoT, pdf: bytes, key: SecretKey,
              extra: dict[str, Any] | None = None) -> BundlePaths:

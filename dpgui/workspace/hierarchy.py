@@ -17,7 +17,8 @@ The flow, each step a plain function the window runs on a worker:
    :func:`~dpgui.workspace.hierarchy_planning.error_curves`, the margins against ε.
 4. :func:`run_hierarchy_release` — the release flow every front end and every statistic uses
    (:meth:`dpgui.workspace.flow.ReleaseFlow.release`): the budget check, the data counted on the loaded
-   tree, the ledger spend and the release; the window asks for confirmation first.
+   tree, its fingerprint recorded in the ledger, the ledger spend and the release; the window asks for
+   confirmation first.
 
 Confidential values: :attr:`~dpgui.workspace.hierarchy_planning.LoadedHierarchy.leaf_counts` (the data's
 counts as :func:`load_hierarchy` read them) stay in memory, never shown or exported; they give the
@@ -39,7 +40,7 @@ import numpy as np
 from dpgui.core.hierarchy import MAX_LEVELS, MIN_LEVELS, Hierarchy, HierarchyPlan, HierarchyRelease
 from dpgui.core.noise import RandomSource
 from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, level_value_counts, read_prior
-from dpgui.data.source import PasswordPrompt, neighbours_for, open_source
+from dpgui.data.source import DataSource, PasswordPrompt, neighbours_for, open_source
 from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
 from dpgui.report.files import sha256_regular_file
@@ -325,7 +326,11 @@ def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progre
     worker thread: the ledger's check, then the data counted again on the loaded tree (the counts of
     :func:`load_hierarchy` served the plan; what is released is counted by the statistic's own count, at
     the moment of the spend, like a CDF's column), then the spend recorded, then the noise (what the
-    manifest says: :attr:`HierarchyRequest.spend`). ``source`` is called once, just before the spend;
+    manifest says: :attr:`HierarchyRequest.spend`). The data's fingerprint (its column names and row count,
+    salted; the local ledger only, never published) is recorded under the dataset once the data is counted,
+    before the spend (:meth:`ReleaseFlow.record_identity <dpgui.workspace.flow.ReleaseFlow.record_identity>`,
+    as the counts' release and the command line do: the window asked about a renamed dataset before the
+    first cap). ``source`` is called once, just before the spend;
     ``password_prompt`` answers a database's request for its password. Raises the ledger's refusal
     before the data is read, Cancelled if cancelled before the spend; ParameterError (nothing spent) for a
     release without a prior file whose categories were not declared public. Time: O(rows) to count, then
@@ -344,8 +349,12 @@ def run_hierarchy_release(request: HierarchyRequest, source: NoiseSource, progre
         return source()
 
     with ReleaseFlow.open(request.dataset) as flow:  # refused (no cap, too little left, cap δ = 0) before reading
+
+        def counted(data: DataSource, leaf_counts: np.ndarray) -> None:  # every row is in one leaf
+            flow.record_identity([c.name for c in data.columns()], int(leaf_counts.sum()))
+
         done = flow.release(HIERARCHY, lambda: open_source(spec, password_prompt=password_prompt), request.spend,
-                            noise, release_id=release_id, should_cancel=should_cancel,
+                            noise, release_id=release_id, should_cancel=should_cancel, counted=counted,
                             progress=lambda fraction: progress(READ_SHARE * fraction, counting))
     progress(1.0, "Released.")
     return HierarchyOutcome(done.release, done.info, request.dataset, done.info.release_id, done.info.secure)

@@ -571,7 +571,7 @@ class ReleaseController:
             return None
         try:
             with ReleaseFlow.open(outcome.info.dataset) as flow:
-                flow.record(flow.identity(source.table.names, outcome.histogram.n_rows))
+                flow.record_identity(source.table.names, outcome.histogram.n_rows)
         except DpguiError as err:
             return FingerprintNotRecorded(friendly(err) + " The release itself is recorded; only the warning about "
                                           "copies of this data under another name may be missing.")

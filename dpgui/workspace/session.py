@@ -1,16 +1,17 @@
 """The releases of one session of the window: every release made or restored since the window opened,
 of every data source, so that none leaves the officer's reach when other data is opened (no Qt).
 
-The workspace (:mod:`dpgui.workspace.state`, and the hierarchy mode's
-:class:`~dpgui.workspace.hierarchy.HierarchyWorkspace`) holds the releases of the data that is open —
-what a project file keeps. :class:`SessionReleases` holds them all, each with the data it was made from,
-where it was exported and the project file it was saved in, so that the window can list them, show
-any of them again (``shown`` / ``outcome``: the object the results step shows, made when first needed)
-and ask before other data takes a release that is neither exported nor saved off the screen.
+Each statistic's workspace (the CDF's :mod:`dpgui.workspace.state`, the others' own) holds the releases
+of the data that is open — what a project file keeps. :class:`SessionReleases` holds them all, each with
+the data it was made from, where it was exported and the project file it was saved in, so that the
+window can list them, show any of them again (``shown``: the object its mode's results step shows, made
+when first needed) and ask before other data takes a release that is neither exported nor saved off the
+screen. Every statistic is treated alike: its words and its charge come from its statistic
+(:func:`dpgui.workspace.statistics.statistic`), what it shows from its mode.
 
-Public values only, as in a project file, except ``shown.counts`` of a CDF release made in this
-session: its confidential histogram, which the results step shows the officer and which never leaves
-this process (never exported, saved or listed).
+Public values only, as in a project file, except what ``shown`` holds of a release made in this session
+that its results step shows the officer (a CDF's confidential histogram), which never leaves this
+process (never exported, saved or listed).
 """
 
 from __future__ import annotations
@@ -22,14 +23,11 @@ from enum import Enum
 from pathlib import Path
 
 from dpgui.data.source_spec import SourceSpec
-from dpgui.report.counts.project import ProjectCountsRelease
 from dpgui.report.project_file import ProjectRelease
-from dpgui.report.hierarchy.project import ProjectHierarchyRelease
-from dpgui.workspace.counts import CountsOutcome
-from dpgui.workspace.hierarchy import HierarchyOutcome
-from dpgui.workspace.state import Observable, ShownRelease
+from dpgui.report.project_sections import SectionRelease
+from dpgui.workspace.state import Observable, Workspace
 from dpgui.vocabulary import SourceKind, StatisticKind
-from dpgui.workspace.statistics import recorded_charge
+from dpgui.workspace.statistics import recorded_charge, statistic
 
 
 class ExportKind(Enum):
@@ -51,21 +49,22 @@ class ExportRecord:
 class SessionRelease:
     """One release of the session.
 
-    ``record``: its public values (what a project file keeps), from which ``shown`` (CDF) or ``outcome``
-    (hierarchy, counts) is made again when none is held. ``source``: the data it was made from (None: not
-    known, e.g. a project of an older version). ``dataset``: the budget ledger's name that paid.
-    ``subject``: the column, or the level columns joined by " → ". ``made_here``: released in this
-    session (False: restored from a project or an autosave). ``exports``: where it was exported in this
-    session; ``saved_in``: the project file that holds it (None: none yet)."""
+    ``record``: its public values (what a project file keeps: the CDF's workspace record, or a statistic's
+    section record), from which its mode makes ``shown`` (what its results step shows: a CDF's
+    :class:`~dpgui.workspace.state.ShownRelease`, a hierarchy's outcome, …) again when none is held.
+    ``source``: the data it was made from (None: not known, e.g. a project of an older version).
+    ``dataset``: the budget ledger's name that paid. ``subject``: what it is of, in words (the column, or
+    the level columns joined by " → "). ``made_here``: released in this session (False: restored from a
+    project or an autosave). ``exports``: where it was exported in this session; ``saved_in``: the project
+    file that holds it (None: none yet)."""
 
     kind: StatisticKind  # what it publishes (the registry's kind)
-    record: ProjectRelease | ProjectHierarchyRelease | ProjectCountsRelease
+    record: ProjectRelease | SectionRelease
     dataset: str
     subject: str
     source: SourceSpec | None
     made_here: bool
-    shown: ShownRelease | None = None
-    outcome: HierarchyOutcome | CountsOutcome | None = None
+    shown: object | None = None  # the mode's own object (only the mode that made it reads it)
     exports: tuple[ExportRecord, ...] = ()
     saved_in: Path | None = None
 
@@ -76,6 +75,11 @@ class SessionRelease:
     @property
     def created(self) -> datetime:
         return self.record.created
+
+    @property
+    def title(self) -> str:
+        """What it is, in its statistic's words: "CDF of distance", "Counts over dest_tz → origin → route"."""
+        return statistic(self.kind).release_title(self.subject)
 
     @property
     def kept(self) -> bool:
@@ -105,6 +109,12 @@ class SessionState:
     releases: tuple[SessionRelease, ...] = ()
 
 
+def open_data(workspace: Workspace) -> SourceSpec | None:
+    """The data open in ``workspace`` (None: none)."""
+    source = workspace.state.source
+    return None if source is None else source.source_spec
+
+
 def same_data(a: SourceSpec, b: SourceSpec) -> bool:
     """The same data, however it is read: the same file or folder (absolute paths compared; a CSV's
     dialect may differ), or the same database or Spark table or query."""
@@ -129,14 +139,14 @@ class SessionReleases(Observable[SessionState]):
 
     def add(self, entry: SessionRelease) -> SessionRelease:
         """Keep ``entry``; a release already listed keeps its record, source and exports, and takes the
-        shown object (``shown`` / ``outcome``) and the project file of ``entry`` if it had none."""
+        shown object (``shown``) and the project file of ``entry`` if it had none."""
         known = self.get(entry.release_id)
         if known is None:
             self.update(releases=self.state.releases + (entry,))
             return entry
-        merged = replace(known, shown=known.shown or entry.shown, outcome=known.outcome or entry.outcome,
-                         saved_in=known.saved_in or entry.saved_in, made_here=known.made_here or entry.made_here)
-        if any(getattr(merged, f) is not getattr(known, f) for f in ("shown", "outcome", "saved_in", "made_here")):
+        merged = replace(known, shown=known.shown or entry.shown, saved_in=known.saved_in or entry.saved_in,
+                         made_here=known.made_here or entry.made_here)
+        if any(getattr(merged, f) is not getattr(known, f) for f in ("shown", "saved_in", "made_here")):
             self._replace(merged)
         return merged
 

@@ -99,6 +99,11 @@ class Statistic(Protocol[SpendT, PlanT, CountsT, ReleaseT, InfoT]):
         """The kind in words ("CDF of a numeric column")."""
         ...
 
+    def release_title(self, subject: str) -> str:
+        """One release of this kind in words, from what it is of (``subject``: the column, or the level
+        columns joined by " → "): "CDF of distance", "Counts of state". O(1)."""
+        ...
+
     @property
     def manifest_schema(self) -> Path:
         """The JSON Schema a manifest of this kind satisfies (checked before signing and when verifying)."""
@@ -189,6 +194,11 @@ class Statistic(Protocol[SpendT, PlanT, CountsT, ReleaseT, InfoT]):
         """The signed bundle (CSV, PDF, manifest, signature) of a ledger-confirmed release, its ledger
         entry pointing at it (``extra``: as in :meth:`manifest`). Writes four files; refuses before writing
         what the ledger does not confirm."""
+        ...
+
+    def bundle_name(self, release: ReleaseT, info: InfoT) -> str:
+        """The signed bundle's default name (its files' stem): the dataset, what was released, the UTC time
+        and the release id's first 8 characters, safe as a file name. Public values only."""
         ...
 
     def ledger_words(self, description: dict[str, Any]) -> str:

@@ -13,7 +13,8 @@ import pytest
 from dpgui import __version__
 from dpgui.cli import main
 from dpgui.report.ledger import Ledger
-from dpgui.selftest import HIERARCHY_DATASET, STEPS, run_self_test
+from dpgui.selftest import STEPS, run_self_test
+from dpgui.selftest.hierarchy import HIERARCHY_DATASET
 
 
 def test_version_names_dpgui_qt_and_the_libraries(capsys):
@@ -63,10 +64,10 @@ def test_self_test_restores_dpgui_home(monkeypatch, tmp_path):
 
 def _hierarchy_step_run(tmp_path, monkeypatch):
     """The self-test's state after its key step, in a throw-away DPGUI_HOME."""
-    from dpgui.selftest import _key, _Run
+    from dpgui.selftest import _key, Run
 
     monkeypatch.setenv("DPGUI_HOME", str(tmp_path / "home"))
-    run = _Run(tmp_path)
+    run = Run(tmp_path)
     _key(run)
     return run
 
@@ -84,10 +85,10 @@ def test_hierarchy_step_releases_signs_and_verifies_the_flight_routes_sample(tmp
     from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
     from dpgui.report.bundle import verify_bundle
     from dpgui.report.keystore import load_public_key
-    from dpgui.selftest import _hierarchy
+    from dpgui.selftest.hierarchy import hierarchy_step
 
     run = _hierarchy_step_run(tmp_path, monkeypatch)
-    detail = _hierarchy(run)
+    detail = hierarchy_step(run)
     assert "dest_tzone > dest > route" in detail and "a one-byte change is caught" in detail
     paths = run.values["hierarchy_paths"]
     assert verify_bundle(paths.manifest, load_public_key(run.values["public_path"])).ok
@@ -118,12 +119,12 @@ def test_hierarchy_step_releases_signs_and_verifies_the_flight_routes_sample(tmp
 def test_hierarchy_step_fails_with_the_reason_when_the_sample_is_missing(tmp_path, monkeypatch):
     import dpgui.data.hierarchy as data_hierarchy
     from dpgui.errors import DataError
-    from dpgui.selftest import _hierarchy
+    from dpgui.selftest.hierarchy import hierarchy_step
 
     run = _hierarchy_step_run(tmp_path, monkeypatch)
     monkeypatch.setattr(data_hierarchy, "find_resource", lambda relative: None)
     with pytest.raises(DataError, match="the hierarchy sample is missing"):
-        _hierarchy(run)
+        hierarchy_step(run)
     with Ledger() as ledger:
         assert ledger.releases(HIERARCHY_DATASET) == []  # nothing spent
 
@@ -139,9 +140,9 @@ def test_data_sources_step_counts_sqlite_stata_and_a_semicolon_csv_like_the_samp
     import pyreadstat
 
     from dpgui.data.sample import sample_dataset_path
-    from dpgui.selftest import SAMPLE_COLUMN, _data_sources, _Run, _sample
+    from dpgui.selftest import SAMPLE_COLUMN, _data_sources, Run, _sample
 
-    run = _Run(tmp_path)
+    run = Run(tmp_path)
     _sample(run)
     detail = _data_sources(run)
     assert "336,776 values" in detail and "SQLite (the database (SQLite " in detail, detail
@@ -166,9 +167,9 @@ def test_data_sources_step_fails_when_a_source_counts_otherwise(tmp_path):
 
     import numpy as np
 
-    from dpgui.selftest import SelfTestFailure, _data_sources, _Run, _sample
+    from dpgui.selftest import SelfTestFailure, _data_sources, Run, _sample
 
-    run = _Run(tmp_path)
+    run = Run(tmp_path)
     _sample(run)
     hist = run.values["hist"]
     counts = hist.counts.copy()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
@@ -43,6 +43,7 @@ from dpgui.workspace.release import (
     NOISE_MESSAGE, FirstCapNeeded, Problem, ReleaseController, ReleaseOutcome, ReleaseRequest, authenticate,
     failure_budget_sentence, new_release_id, release_request, restored_shown_release, run_release,
 )
+from dpgui.workspace.session import SessionRelease, open_data
 from dpgui.workspace.state import ShownRelease, Workspace
 
 TAB_DATA, TAB_PLAN, TAB_TREE, TAB_RESULTS = range(4)
@@ -363,6 +364,42 @@ class CdfMode(QObject):
             return False
         self.host.statusBar().showMessage(f"Saved the plan to {path}.", 5000)
         return True
+
+    # the session's releases
+    def watch_releases(self, listener: Callable[[], None]) -> None:
+        self.host.workspace_binding.changed.connect(lambda parts: listener() if parts & {"releases", "shown"} else None)
+
+    def session_releases(self) -> tuple[SessionRelease, ...]:
+        """The workspace's releases, of the open data; the shown one with its dataset and figures."""
+        state = self.host.workspace.state
+        spec = open_data(self.host.workspace)
+        entries = []
+        for record in state.releases:
+            shown = state.shown if state.shown is not None and state.shown.release_id == record.release_id else None
+            entries.append(SessionRelease(self.kind, record, state.dataset if shown is None else shown.info.dataset,
+                                          record.column or "value", spec,
+                                          made_here=shown is not None and not shown.restored, shown=shown))
+        return tuple(entries)
+
+    def take_releases(self, entries: tuple[SessionRelease, ...], chosen: bool) -> None:
+        self.host.workspace.update(releases=tuple(e.record for e in entries if isinstance(e.record, ProjectRelease)),
+                                   shown=None)
+
+    def releases_on_screen(self) -> set[str]:
+        state = self.host.workspace.state
+        return {r.release_id for r in state.releases} | ({state.shown.release_id} if state.shown is not None else set())
+
+    def show_again(self, entry: SessionRelease) -> object:
+        shown = entry.shown if isinstance(entry.shown, ShownRelease) else restored_shown_release(
+            cast(ProjectRelease, entry.record), entry.dataset)  # the session lists it under its own kind
+        if "shown" not in self.host.workspace.update(shown=shown):
+            self.show_release()
+        return shown
+
+    def exports_changed(self, release_id: str) -> None:
+        shown = self.host.workspace.state.shown
+        if shown is not None and shown.release_id == release_id:
+            self.show_release_status()
 
     # the mode's part of a project file
     def project_section(self) -> ProjectSection | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -42,6 +42,7 @@ from dpgui.workspace.counts import (
     parse_categories, read_categories, run_counts_release, set_counts_first_cap,
 )
 from dpgui.workspace.release import BudgetOk, FirstCapNeeded, Problem, failure_budget_sentence, new_release_id
+from dpgui.workspace.session import SessionRelease, open_data
 from dpgui.workspace.state import Workspace
 from dpgui.workspace.words import NEIGHBOURS_LABELS, escape
 
@@ -492,6 +493,37 @@ class CountsMode(QWidget):
         self.show_outcome(None if last is None else CountsOutcome(*last.to_release()), restored=True)
         self.update_projection()
         self.releasesChanged.emit()
+
+    # the session's releases
+    def watch_releases(self, listener: Callable[[], None]) -> None:
+        self.releasesChanged.connect(listener)
+
+    def session_releases(self) -> tuple[SessionRelease, ...]:
+        """The mode's releases, of the open data."""
+        spec = open_data(self.host.workspace)
+        entries = []
+        for record in self.releases:
+            shown = self.outcome if self.outcome is not None and self.outcome.release_id == record.release_id else None
+            entries.append(SessionRelease(self.kind, record, record.dataset, record.subject, spec,
+                                          made_here=shown is not None and not self.restored, shown=shown))
+        return tuple(entries)
+
+    def take_releases(self, entries: tuple[SessionRelease, ...], chosen: bool) -> None:
+        self.set_releases(tuple(e.record for e in entries if isinstance(e.record, ProjectCountsRelease)))
+
+    def releases_on_screen(self) -> set[str]:
+        return {r.release_id for r in self.releases} | ({self.outcome.release_id} if self.outcome is not None else set())
+
+    def show_again(self, entry: SessionRelease) -> object:
+        """Shown as made here only when the session holds what this session's release showed."""
+        made = entry.shown if isinstance(entry.shown, CountsOutcome) and entry.made_here else None
+        outcome = made or CountsOutcome(*cast(ProjectCountsRelease, entry.record).to_release())
+        self.show_outcome(outcome, restored=made is None)
+        return outcome
+
+    def exports_changed(self, release_id: str) -> None:
+        if self.outcome is not None and self.outcome.release_id == release_id:
+            self.show_outcome(self.outcome, self.restored)
 
     # the mode's part of a project file
     def project_section(self) -> ProjectSection | None:

@@ -409,16 +409,18 @@ def _claimed_signer(path: Path) -> str | None:
 
 
 def _missing_words(value: Any) -> str:
-    """The manifest's missing-value rule in words (older manifests hold only the policy's name)."""
+    """The manifest's missing-value rule in words (a manifest of schema version 1 holds the rule's name only,
+    and no count of missing values: the words are dpgui's, and the parenthesis says so)."""
     if isinstance(value, dict):
         words = str(value.get("description", value.get("rule", "")))
         count = value.get("released_count")
         if isinstance(count, (int, float)):
             words += f"; released count about {format_number(round(count))}"
         return words
-    older: dict[str, str] = {MISSING_DROP: "left out before counting (an older release)",
-                             MISSING_ERROR: "the release would have stopped at a missing value (an older release)"}
-    return older.get(str(value), str(value))
+    named_only = " (the manifest names the rule only and states no count of missing values)"
+    rule_words: dict[str, str] = {MISSING_DROP: "left out before counting",
+                                  MISSING_ERROR: "the release would have stopped at a missing value"}
+    return rule_words[str(value)] + named_only if str(value) in rule_words else str(value)
 
 
 def _budget_words(noise: Any, privacy: dict[str, Any]) -> str:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import shiboken6
@@ -46,16 +46,17 @@ from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, downstream_projection
 from dpgui.data.source import PasswordPrompt
 from dpgui.errors import DpguiError
 from dpgui.formatting import format_significant
+from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.report.project_file import Project
 from dpgui.report.project_sections import ProjectSection
 from dpgui.vocabulary import Neighbours, SourceKind, StatisticKind
 from dpgui.workspace.hierarchy import (
-    CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, COUNTS_FROM_DATA_WARNING, HierarchyWorkspace, data_file, data_name,
-    data_spec, level_choices, load_hierarchy,
+    CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, COUNTS_FROM_DATA_WARNING, HierarchyOutcome, HierarchyWorkspace,
+    data_file, data_name, data_spec, level_choices, load_hierarchy,
 )
 from dpgui.workspace.hierarchy_planning import Data, HierarchyChoice, LoadedHierarchy
 from dpgui.workspace.hierarchy_project import choice_of_settings, restored_outcome, settings_of_choice
-from dpgui.workspace.session import same_data
+from dpgui.workspace.session import SessionRelease, open_data, same_data
 from dpgui.workspace.state import Workspace
 from dpgui.workspace.words import escape, sentence
 
@@ -598,6 +599,45 @@ class HierarchyMode(HierarchyPlanStep):
 
     def shutdown(self) -> None:
         self.pool.cancel_all()
+
+    # the session's releases
+    def watch_releases(self, listener: Callable[[], None]) -> None:
+        self.state_ws.subscribe(lambda parts: listener() if parts & {"releases", "outcome"} else None)
+
+    def session_releases(self) -> tuple[SessionRelease, ...]:
+        """The mode's releases, of the data it read (the open data if it read none)."""
+        state = self.state_ws.state
+        outcome = state.outcome
+        spec = data_spec(state.data_path) if state.data_path is not None else open_data(self.workspace)
+        entries = []
+        for record in state.releases:
+            shown = outcome if outcome is not None and outcome.release_id == record.release_id else None
+            entries.append(SessionRelease(self.kind, record, record.dataset, record.subject, spec,
+                                          made_here=shown is not None and not shown.restored, shown=shown))
+        return tuple(entries)
+
+    def take_releases(self, entries: tuple[SessionRelease, ...], chosen: bool) -> None:
+        """The mode not chosen reads the open data when it is (:meth:`data_opened`); until then it holds none."""
+        if not chosen:
+            self.set_source(None, (), frozenset(), self.workspace.state.dataset)
+        self.state_ws.update(outcome=None, releases=tuple(
+            e.record for e in entries if isinstance(e.record, ProjectHierarchyRelease)))
+
+    def releases_on_screen(self) -> set[str]:
+        state = self.state_ws.state
+        return {r.release_id for r in state.releases} | ({state.outcome.release_id} if state.outcome is not None else set())
+
+    def show_again(self, entry: SessionRelease) -> object:
+        outcome = entry.shown if isinstance(entry.shown, HierarchyOutcome) else restored_outcome(
+            cast(ProjectHierarchyRelease, entry.record))  # the session lists it under its own kind
+        if "outcome" not in self.state_ws.update(outcome=outcome):
+            self.show_outcome()
+        return outcome
+
+    def exports_changed(self, release_id: str) -> None:
+        outcome = self.state_ws.state.outcome
+        if outcome is not None and outcome.release_id == release_id:
+            self.show_outcome()
 
     # the mode's part of a project file
     def project_section(self) -> ProjectSection | None:

@@ -2,7 +2,8 @@
 screen without a question while they are neither exported nor saved.
 
 :class:`SessionController` keeps the window's :class:`~dpgui.workspace.session.SessionReleases`: every
-release (CDF, hierarchy, counts of one column) made or restored since the window opened, of any data. It
+release made or restored since the window opened, of any data and every statistic (it asks each statistic's
+mode, :class:`~dpgui.app.mode.StatisticMode`, never which statistic it is). It
 
 * collects each release as it enters the workspace (made, or restored from a project), with the data it
   was made from;
@@ -21,6 +22,8 @@ Showing a release again spends nothing; signing it checks it against the budget 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -32,22 +35,12 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app import text
-from dpgui.app.binding import WorkspaceBinding
-from dpgui.app.cdf.mode import CdfMode
-from dpgui.app.counts.mode import CountsMode
-from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.mode import StatisticMode
 from dpgui.data.source_spec import SourceSpec, local_paths
 from dpgui.formatting import format_budget
-from dpgui.report.project_file import Project, ProjectRelease
-from dpgui.report.counts.project import ProjectCountsRelease
-from dpgui.report.hierarchy.project import ProjectHierarchyRelease
+from dpgui.report.project_file import Project
 from dpgui.vocabulary import StatisticKind
-from dpgui.workspace.counts import CountsOutcome
-from dpgui.workspace.hierarchy import HierarchyOutcome, data_spec
-from dpgui.workspace.hierarchy_project import restored_outcome
-from dpgui.workspace.release import restored_shown_release
-from dpgui.workspace.session import ExportKind, SessionRelease, SessionReleases, same_data
+from dpgui.workspace.session import ExportKind, SessionRelease, SessionReleases, open_data, same_data
 from dpgui.workspace.state import Workspace
 
 
@@ -58,14 +51,11 @@ class ProjectSave(Protocol):
 
 
 class SessionWindow(Protocol):
-    """What the session's releases need of the main window: the workspaces they come from and are shown
-    in (the CDF's, the hierarchy mode's, the counts mode's), choosing the mode, its Export, the status bar."""
+    """What the session's releases need of the main window: the open data's workspace, the modes the
+    releases come from and are shown in (one per statistic), choosing the mode, its Export, the status bar."""
 
     workspace: Workspace
-    workspace_binding: WorkspaceBinding
-    cdf: CdfMode
-    hierarchy: HierarchyMode
-    counts: CountsMode
+    statistic_modes: dict[StatisticKind, StatisticMode]
 
     @property
     def mode(self) -> StatisticMode: ...
@@ -82,15 +72,6 @@ class SessionWindow(Protocol):
     def statusBar(self) -> QStatusBar: ...
 
 MENU_NAME = "Releases of This &Session"
-
-
-def release_title(entry: SessionRelease) -> str:
-    """"CDF of distance", "Counts over dest_tz → origin → route" or "Counts of state"."""
-    if entry.kind is StatisticKind.CDF:
-        return f"CDF of {entry.subject}"
-    if entry.kind is StatisticKind.COUNTS:
-        return f"Counts of {entry.subject}"
-    return f"Counts over {entry.subject}"
 
 
 def local_time(entry: SessionRelease) -> str:
@@ -152,7 +133,7 @@ class SessionReleasesDialog(QDialog):
         entries = self.controller.releases.releases
         self.table.setRowCount(len(entries))
         for row, entry in enumerate(entries):
-            cells = (local_time(entry), release_title(entry), entry.data_name, entry.dataset, privacy_words(entry),
+            cells = (local_time(entry), entry.title, entry.data_name, entry.dataset, privacy_words(entry),
                      kept_words(entry))
             for column, value in enumerate(cells):
                 item = QTableWidgetItem(value)
@@ -195,76 +176,32 @@ class SessionController(QObject):
         self.menu = QMenu(MENU_NAME.replace("&", ""), window.window())
         self.menu.setTitle(MENU_NAME)
         self.menu.setToolTipsVisible(True)
-        window.workspace_binding.changed.connect(
-            lambda parts: self._collect_cdf() if parts & {"releases", "shown"} else None)
-        window.hierarchy.state_ws.subscribe(
-            lambda parts: self._collect_hierarchy() if parts & {"releases", "outcome"} else None)
-        window.counts.releasesChanged.connect(self._collect_counts)
+        for mode in window.statistic_modes.values():
+            mode.watch_releases(partial(self._collect, mode))
         self.releases.subscribe(lambda _parts: self._on_changed())
         self._fill_menu()
 
     # ------------------------------------------------------------------ collecting
     def _open_spec(self) -> SourceSpec | None:
-        source = self.window.workspace.state.source
-        return None if source is None else source.source_spec
+        return open_data(self.window.workspace)
 
-    def _collect_cdf(self) -> None:
-        state = self.window.workspace.state
-        shown = state.shown
-        for record in state.releases:
-            is_shown = shown is not None and shown.release_id == record.release_id
-            known = self.releases.get(record.release_id)
-            if known is not None and (not is_shown or known.shown is not None):
-                continue
-            self.releases.add(SessionRelease(
-                StatisticKind.CDF, record, shown.info.dataset if is_shown and shown is not None else state.dataset,
-                record.column or "value", self._open_spec(), made_here=is_shown and shown is not None and not shown.restored,
-                shown=shown if is_shown else None))
-
-    def _collect_hierarchy(self) -> None:
-        state = self.window.hierarchy.state_ws.state
-        outcome = state.outcome
-        spec = data_spec(state.data_path) if state.data_path is not None else self._open_spec()
-        for record in state.releases:
-            is_shown = outcome is not None and outcome.release_id == record.release_id
-            known = self.releases.get(record.release_id)
-            if known is not None and (not is_shown or known.outcome is not None):
-                continue
-            self.releases.add(SessionRelease(
-                StatisticKind.HIERARCHY, record, record.dataset, " → ".join(record.level_names), spec,
-                made_here=is_shown and outcome is not None and not outcome.restored,
-                outcome=outcome if is_shown else None))
-
-    def _collect_counts(self) -> None:
-        page = self.window.counts
-        outcome = page.outcome
-        for record in page.releases:
-            is_shown = outcome is not None and outcome.release_id == record.release_id
-            known = self.releases.get(record.release_id)
-            if known is not None and (not is_shown or known.outcome is not None):
-                continue
-            self.releases.add(SessionRelease(
-                StatisticKind.COUNTS, record, record.dataset, record.column, self._open_spec(),
-                made_here=is_shown and not page.restored, outcome=outcome if is_shown else None))
+    def _collect(self, mode: StatisticMode) -> None:
+        """List the mode's releases not yet listed, and what it shows of one listed without it."""
+        for entry in mode.session_releases():
+            known = self.releases.get(entry.release_id)
+            if known is None or (entry.shown is not None and known.shown is None):
+                self.releases.add(entry)
 
     def source_changed(self, previous: SourceSpec | None) -> None:
         """New data is open (called before a project waiting for it is applied): unless it is the same data
-        read again (e.g. with another CSV dialect), the workspace holds the new data's own releases of
-        this session (none, usually) and shows none; the others stay in the list."""
+        read again (e.g. with another CSV dialect), each mode holds the new data's own releases of this
+        session (none, usually) and shows none; the others stay in the list."""
         current = self._open_spec()
         if current is None or (previous is not None and same_data(previous, current)):
             return
-        w = self.window
-        w.workspace.update(releases=tuple(e.record for e in self.releases.of_data(current, StatisticKind.CDF)
-                                          if isinstance(e.record, ProjectRelease)), shown=None)
-        page = w.hierarchy
-        if w.mode.kind is not StatisticKind.HIERARCHY:  # read when the mode is chosen (the hierarchy mode's set_source)
-            page.set_source(None, (), frozenset(), w.workspace.state.dataset)
-        page.state_ws.update(outcome=None, releases=tuple(
-            e.record for e in self.releases.of_data(current, StatisticKind.HIERARCHY)
-            if isinstance(e.record, ProjectHierarchyRelease)))
-        w.counts.set_releases(tuple(e.record for e in self.releases.of_data(current, StatisticKind.COUNTS)
-                                    if isinstance(e.record, ProjectCountsRelease)))
+        chosen = self.window.mode
+        for kind, mode in self.window.statistic_modes.items():
+            mode.take_releases(self.releases.of_data(current, kind), chosen=mode is chosen)
 
     def list_restored(self, project: Project, spec: SourceSpec) -> int:
         """List the releases of ``project`` (a workspace of the data ``spec`` that other data had replaced
@@ -281,17 +218,7 @@ class SessionController(QObject):
     # ------------------------------------------------------------------ what is on screen
     def on_screen(self) -> set[str]:
         """The ids of the releases of the open data's workspace and the ones shown (of every mode)."""
-        w = self.window
-        cdf, hierarchy = w.workspace.state, w.hierarchy.state_ws.state
-        ids = {r.release_id for r in cdf.releases} | {r.release_id for r in hierarchy.releases}
-        ids |= {r.release_id for r in w.counts.releases}
-        if w.counts.outcome is not None:
-            ids.add(w.counts.outcome.release_id)
-        if cdf.shown is not None:
-            ids.add(cdf.shown.release_id)
-        if hierarchy.outcome is not None:
-            ids.add(hierarchy.outcome.release_id)
-        return ids
+        return set().union(*(mode.releases_on_screen() for mode in self.window.statistic_modes.values()))
 
     def not_kept(self) -> tuple[SessionRelease, ...]:
         """The releases on screen that are neither exported nor saved in a project file, oldest first."""
@@ -333,7 +260,7 @@ class SessionController(QObject):
     def _leave_prompt(self, pending: tuple[SessionRelease, ...], what: str) -> LeavePrompt:
         if len(pending) == 1:
             entry = pending[0]
-            subject = f"The release “{release_title(entry)}” of {local_time(entry)} is"
+            subject = f"The release “{entry.title}” of {local_time(entry)} is"
         else:
             subject = f"{len(pending)} releases of this session are"
         box = LeavePrompt(QMessageBox.Icon.Warning, "Keep the release before opening other data?",
@@ -362,26 +289,9 @@ class SessionController(QObject):
         if entry is None:
             return False
         w = self.window
-        if isinstance(entry.record, ProjectRelease):
-            shown = entry.shown or restored_shown_release(entry.record, entry.dataset)
-            self.releases.add(SessionRelease(entry.kind, entry.record, entry.dataset, entry.subject, entry.source,
-                                             entry.made_here, shown=shown))
-            w.choose_mode(StatisticKind.CDF)
-            if "shown" not in w.workspace.update(shown=shown):
-                w.cdf.show_release()
-        elif isinstance(entry.record, ProjectCountsRelease):
-            made = entry.outcome if isinstance(entry.outcome, CountsOutcome) else None
-            w.choose_mode(StatisticKind.COUNTS)
-            w.counts.show_outcome(made or CountsOutcome(*entry.record.to_release()), restored=made is None)
-        else:
-            outcome = entry.outcome if isinstance(entry.outcome, HierarchyOutcome) else restored_outcome(entry.record)
-            self.releases.add(SessionRelease(entry.kind, entry.record, entry.dataset, entry.subject, entry.source,
-                                             entry.made_here, outcome=outcome))
-            w.choose_mode(StatisticKind.HIERARCHY)
-            page = w.hierarchy
-            if "outcome" not in page.state_ws.update(outcome=outcome):
-                page.show_outcome()
-        w.statusBar().showMessage(f"Showing the release “{release_title(entry)}” of {local_time(entry)}. "
+        w.choose_mode(entry.kind)
+        self.releases.add(replace(entry, shown=w.statistic_modes[entry.kind].show_again(entry)))
+        w.statusBar().showMessage(f"Showing the release “{entry.title}” of {local_time(entry)}. "
                                   "Nothing was released or spent.", 8000)
         return True
 
@@ -396,14 +306,8 @@ class SessionController(QObject):
     def mark_exported(self, release_id: str, kind: ExportKind, path: Path) -> None:
         """Record an export of the release ``release_id``; step 4's banner then says where it went."""
         self.releases.mark_exported(release_id, kind, path)
-        w = self.window
-        shown, outcome = w.workspace.state.shown, w.hierarchy.state_ws.state.outcome
-        if shown is not None and shown.release_id == release_id:
-            w.cdf.show_release_status()
-        if outcome is not None and outcome.release_id == release_id:
-            w.hierarchy.show_outcome()
-        if w.counts.outcome is not None and w.counts.outcome.release_id == release_id:
-            w.counts.show_outcome(w.counts.outcome, w.counts.restored)
+        for mode in self.window.statistic_modes.values():
+            mode.exports_changed(release_id)
 
     def input_paths(self, release_id: str) -> list[str]:
         """The files and folders on this computer that the release ``release_id`` was read from (an export
@@ -458,7 +362,7 @@ class SessionController(QObject):
         self.menu.clear()
         entries = self.releases.releases
         for number, entry in enumerate(reversed(entries), 1):  # the newest first, as Open Recent
-            label = f"{local_time(entry)}  {release_title(entry)} — {entry.data_name}"
+            label = f"{local_time(entry)}  {entry.title} — {entry.data_name}"
             label += "" if entry.kept else "  (not exported or saved)"
             act = QAction(("&" if number < 10 else "") + f"{number} " + label.replace("&", "&&"), self)
             act.setStatusTip(kept_words(entry))

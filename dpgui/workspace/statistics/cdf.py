@@ -24,7 +24,7 @@ from dpgui.core.quantiles import WholeNumbers
 from dpgui.data.histogram import ColumnHistogram
 from dpgui.data.source import DataSource
 from dpgui.report.bundle import SCHEMA_PATH, BundlePaths
-from dpgui.report.cdf.bundle import ReleaseInfo, build_manifest
+from dpgui.report.cdf.bundle import ReleaseInfo, build_manifest, default_bundle_name
 from dpgui.report.cdf.csv_export import release_csv_text
 from dpgui.report.cdf.publish import authenticate_release, release_params, sign_release, spend_and_release
 from dpgui.report.ledger import Ledger
@@ -60,6 +60,12 @@ class CdfStatistic:
     kind: StatisticKind = StatisticKind.CDF
     title: str = "CDF of a numeric column"
     manifest_schema: Path = SCHEMA_PATH
+
+    def release_title(self, subject: str) -> str:
+        return f"CDF of {subject}"
+
+    def bundle_name(self, release: Release, info: ReleaseInfo) -> str:
+        return default_bundle_name(info)
 
     def plan(self, request: PlanRequest, progress: PlanProgress | None = None,
              should_cancel: ShouldCancel | None = None) -> Planned[Plan, PlannedCdf]:

@@ -22,7 +22,9 @@ from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource
 from dpgui.errors import DataError
 from dpgui.report.bundle import BundlePaths
-from dpgui.report.counts.bundle import COUNTS_SCHEMA, CountsReleaseInfo, build_counts_manifest, counts_csv_text
+from dpgui.report.counts.bundle import (
+    COUNTS_SCHEMA, CountsReleaseInfo, build_counts_manifest, counts_csv_text, default_counts_bundle_name,
+)
 from dpgui.report.counts.project import ProjectCountsRelease
 from dpgui.report.counts.publish import (
     authenticate_counts_release, counts_params, sign_counts_release, spend_and_release_counts,
@@ -66,7 +68,14 @@ class CountsStatistic:
     kind: StatisticKind = StatisticKind.COUNTS
     title: str = "counts of the categories of one column"
     manifest_schema: Path = COUNTS_SCHEMA
+
     pdf_section: str = str(StatisticKind.COUNTS)
+
+    def release_title(self, subject: str) -> str:
+        return f"Counts of {subject}"
+
+    def bundle_name(self, release: CountsRelease, info: CountsReleaseInfo) -> str:
+        return default_counts_bundle_name(info)
 
     def plan(self, request: CountsPlanRequest, progress: PlanProgress | None = None,
              should_cancel: ShouldCancel | None = None) -> Planned[CountsPlan, CountsPlan]:

@@ -23,7 +23,8 @@ from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource
 from dpgui.report.bundle import SCHEMA_PATH, BundlePaths
 from dpgui.report.hierarchy.bundle import (
-    NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, HierarchyReleaseInfo, build_hierarchy_manifest, hierarchy_csv_text,
+    NODE_LIST_FROM_DATA, NODE_LIST_FROM_PRIOR, HierarchyReleaseInfo, build_hierarchy_manifest,
+    default_hierarchy_bundle_name, hierarchy_csv_text,
 )
 from dpgui.report.hierarchy.publish import (
     authenticate_hierarchy_release, hierarchy_mechanism_name, hierarchy_release_params, sign_hierarchy_release,
@@ -62,6 +63,12 @@ class HierarchyStatistic:
     kind: StatisticKind = StatisticKind.HIERARCHY
     title: str = "counts over a hierarchy of categories"
     manifest_schema: Path = SCHEMA_PATH
+
+    def release_title(self, subject: str) -> str:
+        return f"Counts over {subject}"
+
+    def bundle_name(self, release: HierarchyRelease, info: HierarchyReleaseInfo) -> str:
+        return default_hierarchy_bundle_name(info, release.hierarchy.level_names)
 
     def plan(self, request: HierarchyPlanRequest, progress: PlanProgress | None = None,
              should_cancel: ShouldCancel | None = None) -> Planned[HierarchyPlan, PlannedHierarchy]:

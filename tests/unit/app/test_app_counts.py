@@ -16,7 +16,7 @@ from dpgui.report.ledger import Ledger
 from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.statistics import verify
 
-from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait
+from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait, open_other_data
 
 PASSPHRASE = "counts passphrase"
 STATES = ["OR"] * 5 + ["WA"] * 3 + ["ID"] * 2
@@ -173,3 +173,23 @@ def test_a_counts_release_stays_in_the_session_list_and_shows_again(qtbot, tmp_p
     assert window.session.reopen(release_id)
     assert window.mode is page and page.outcome is not None and page.outcome.release_id == release_id
     assert "people.csv" in page.release_status.text() and spends() == [("people", 1.0)]
+
+
+def test_a_restored_counts_release_shows_again_from_the_session_as_restored(qtbot, tmp_path: Path) -> None:
+    """A counts release restored from a project, then shown again from the session's list after other data was
+    opened, is said to be restored (nothing spent now), never "released" again."""
+    window, page = _counts_window(qtbot, tmp_path)
+    page.categories.setPlainText("OR\nWA\nID")
+    release_and_wait(qtbot, window)
+    release_id = page.outcome.release_id
+    assert window.project.save_to(tmp_path / "people.dpgui")
+    second = make_window(qtbot)
+    assert second.project.open_project(tmp_path / "people.dpgui")
+    qtbot.waitUntil(lambda: second.counts.outcome is not None, timeout=TIMEOUT)
+    assert not second.session.releases.get(release_id).made_here
+    other = tmp_path / "other.csv"
+    other.write_text("state\nOR\n", encoding="utf-8")
+    open_other_data(qtbot, second, other)
+    assert second.counts.outcome is None and second.session.reopen(release_id)
+    assert second.counts.restored and second.counts.release_status.text().startswith("Restored the release of 3 counts")
+    assert spends() == [("people", 1.0)]

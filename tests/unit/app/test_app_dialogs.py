@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import stat
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -349,6 +350,25 @@ def test_verify_states_the_guarantee_of_each_noise():
         "ε = 0.5 (δ = 0: pure ε-differential privacy; the δ = 1e-6 allowed was not used)")
     assert _budget_words("discrete_laplace", {"epsilon": 0.5, "delta": 0.0, "rho": None}) == (
         "ε = 0.5 (δ = 0: pure ε-differential privacy)")  # as in a manifest of schema version 1
+
+
+def test_verify_says_what_a_manifest_that_names_the_missing_rule_only_states():
+    """A manifest of schema version 1 holds the missing-value rule's name only ("drop", "error"): the words
+    say the rule and that the manifest states no count of missing values; a rule's object gives its own words."""
+    import json
+
+    from dpgui.app.dialogs.verify import _missing_words
+
+    golden = Path(__file__).resolve().parents[1] / "report" / "golden" / "bundles" / "5910ebe"
+    named = {json.loads((golden / f"cdf-v1-{name}.manifest.json").read_text(encoding="utf-8"))["missing_values"]
+             for name in ("missing-word", "missing-error")}
+    assert named == {"drop", "error"}
+    only = " (the manifest names the rule only and states no count of missing values)"
+    assert _missing_words("drop") == "left out before counting" + only
+    assert _missing_words("error") == "the release would have stopped at a missing value" + only
+    assert _missing_words("bucket") == "bucket"  # a name dpgui does not know: said as it is
+    assert _missing_words({"rule": "bucket", "description": "counted in a bucket", "released_count": 12.4}) == (
+        "counted in a bucket; released count about 12")
 
 
 @pytest.mark.slow

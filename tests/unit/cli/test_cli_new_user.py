@@ -220,7 +220,7 @@ def world(tmp_path, key_folder) -> World:
     (folder / "data.csv").write_text("x\n1\n2\n3\n4\n5\n6\n7\n8\n", encoding="utf-8")
     passphrase = folder / "passphrase.txt"
     passphrase.write_text(PASSPHRASE + "\n", encoding="utf-8")
-    with_cap = main(["ledger", "cap", DATASET, str(CAP), "--reason", "issue 12 acceptance"])
+    with_cap = main(["ledger", "cap", DATASET, str(CAP), "--reason", "pilot acceptance"])
     assert with_cap == 0
     return World(folder, key_folder / "officer.key", passphrase)
 
@@ -364,11 +364,11 @@ def test_a_utf16_file_with_a_byte_order_mark_is_read(world: World):
 def test_ledger_show_lists_the_cap_history_with_reasons(world: World):
     assert run(["ledger", "cap", DATASET, "12", "--reason", "board decision 2026-11"], world.folder).returncode == 0
     shown = run(["ledger", "show"], world.folder).stdout
-    assert "cap set to ε = 10" in shown and "issue 12 acceptance" in shown
+    assert "cap set to ε = 10" in shown and "pilot acceptance" in shown
     assert "cap changed from ε = 10, δ = 0 to ε = 12, δ = 0  reason: board decision 2026-11" in shown
     history = _json_run(["ledger", "show", "--json"], world.folder)["cap_history"][DATASET]
     assert [(c["old_epsilon"], c["new_epsilon"], c["reason"]) for c in history] == [
-        (None, 10.0, "issue 12 acceptance"), (10.0, 12.0, "board decision 2026-11")]
+        (None, 10.0, "pilot acceptance"), (10.0, 12.0, "board decision 2026-11")]
     assert run(["ledger", "cap", DATASET, "11"], world.folder).returncode == 0  # lowering needs no reason
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dpgui.cli.arguments import build_parser
+from dpgui.cli.commands import build_parser
 from dpgui.cli.requests import (
     HierarchyOptions, HierarchyReleaseRequest, PlanCommandRequest, ReleaseRequest, SimulateRequest, SourceRequest,
     with_neighbours,

@@ -594,7 +594,7 @@ def test_plan_for_accuracy_gaussian_smallest_epsilon(bins, where, neighbours):
 @pytest.mark.parametrize("bins", [256, 4096])
 @pytest.mark.parametrize("neighbours", ["change", "addremove"])
 def test_gaussian_gls_branching_is_small(bins, neighbours):
-    """Under GLS the best Gaussian tree is deep: branching factors 2–4 (the issue's expectation), and it
+    """Under GLS the best Gaussian tree is deep: branching factors 2–4, and it
     beats the best Laplace tree's shape (much flatter) when that shape is given Gaussian noise."""
     privacy = PrivacySpec(1.0, neighbours, 1, 1e-6)
     plan = _auto(bins, neighbours, 1.0, 1e-6, "total", "gaussian")

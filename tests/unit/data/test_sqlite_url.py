@@ -94,6 +94,7 @@ def test_the_command_line_reads_the_absolute_file_says_so_and_records_four_slash
                               "--bins", "4", "--epsilon", "1", "--dataset", "srv", "--out", str(work / "o.csv"),
                               "--json"], capsys)
     assert code == 0, err
+    assert err.count("note:") == 1  # said once, though the neighbour model reads the source's options first
     assert json.loads(out)["n_released"] == 100  # the rows of /…/srv/x.db (N is public under change)
     assert parse_source(typed, table="t").location == "sqlite:///" + db.as_posix()  # what every later step opens
 

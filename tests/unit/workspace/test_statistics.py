@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -149,6 +150,9 @@ def test_a_statistic_counts_releases_charges_and_signs_what_an_independent_compu
         rows = list(csv.reader(io.StringIO(found.csv_text(release))))
         assert len(rows) - 1 == (1 + sum(len(level) for level in release.hierarchy.labels)
                                  if kind == StatisticKind.HIERARCHY else len(expected_counts()))
+        name = found.bundle_name(release, info)  # the default name: dataset first, the release id's 8 last
+        assert name.startswith("people-") and name.endswith("-" + info.release_id[:8])
+        assert re.fullmatch(r"[A-Za-z0-9._-]+", name), name
         secret, public = key
         manifest = found.manifest(release, info, "sample", b"csv", b"pdf", public.key_id_hex)
         assert manifest["kind"] == kind and schema_problems(manifest, found.manifest_schema) == []

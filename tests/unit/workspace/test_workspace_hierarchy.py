@@ -390,3 +390,41 @@ def test_project_settings_and_the_window_choice_hold_the_same_fields():
     from dpgui.workspace.hierarchy_planning import HierarchyChoice
 
     assert {f.name for f in fields(HierarchySettings)} == {f.name for f in fields(HierarchyChoice)}
+
+
+def _fingerprints() -> dict[str, set[str]]:
+    """Every dataset's recorded data fingerprints, read from the ledger's file itself."""
+    import sqlite3
+
+    from dpgui.report.ledger import default_ledger_path
+
+    with sqlite3.connect(default_ledger_path()) as conn:
+        rows = conn.execute("SELECT dataset_id, fingerprint FROM dataset_fingerprints").fetchall()
+    found: dict[str, set[str]] = {}
+    for dataset, fingerprint in rows:
+        found.setdefault(dataset, set()).add(fingerprint)
+    return found
+
+
+def test_the_window_release_records_the_fingerprint_the_command_line_records(data, tmp_path, capsys):
+    """The window's release keeps the data's fingerprint in the ledger, as the command line's release of the
+    same data does: the command line then notices the window's dataset under a new name, and the two
+    fingerprints are equal. The fingerprint stays in the local ledger: not in the released CSV."""
+    from cli_helpers import run_cli
+
+    request = _request(data)
+    set_first_cap(request, 5.0, "test")
+    run_hierarchy_release(request, lambda: SeededRandom(1), no_progress, lambda: False)
+    window = _fingerprints()
+    assert set(window) == {"schools"} and len(window["schools"]) == 1
+    (fingerprint,) = window["schools"]
+    assert len(fingerprint) == 64 and int(fingerprint, 16) >= 0
+    assert run_cli(["ledger", "cap", "schools-copy", "5"], capsys)[0] == 0
+    release = ["hierarchy", "release", str(data), "--levels", "region,district", "--epsilon", "1", "--dataset",
+               "schools-copy", "--categories-public", "--out", str(tmp_path / "out.csv")]
+    code, _, err = run_cli(release, capsys)
+    assert code == 2 and "same column names and number of rows as dataset 'schools'" in err, err
+    code, _, err = run_cli([*release, "--new-dataset"], capsys)
+    assert code == 0, err
+    assert _fingerprints() == {"schools": {fingerprint}, "schools-copy": {fingerprint}}
+    assert fingerprint not in (tmp_path / "out.csv").read_text(encoding="utf-8")

@@ -7,8 +7,9 @@ decimal commas, gives the same counts through that interface (SQLite's counted i
 the PostgreSQL driver (psycopg with its own libpq) loads and keyring lists its backends; a plan is made; a
 throw-away signing key is created and read back; a release is spent in a throw-away budget ledger
 with the secure noise; its PDF is drawn; a signed bundle is written and verified, and a one-byte
-change to it is caught; the same for counts over a hierarchy (the bundled flight_routes.parquet,
-levels dest_tzone > dest > route: plan, release, signed bundle, verify); Qt's text services sort
+change to it is caught; the same for each further statistic, in its own module of this package
+(counts over a hierarchy, :mod:`.hierarchy`; the counts of one column, :mod:`.counts`; on the bundled
+flight_routes.parquet); Qt's text services sort
 and name time zones; the main window opens offscreen on the sample and plans it.
 
 Nothing of the user's is touched: ``DPGUI_HOME`` and Qt's settings point into a temporary folder
@@ -27,47 +28,30 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
+from dpgui.selftest.checks import EPSILON, Run, SelfTestFailure, require, verify_and_tamper
+from dpgui.selftest.counts import counts_step
+from dpgui.selftest.hierarchy import hierarchy_step
 from dpgui.vocabulary import SourceKind
 
 SAMPLE_COLUMN = "distance"
 SAMPLE_BOUNDS = (0.0, 5000.0)  # miles; public bounds of the sample's flight distances
 SAMPLE_BINS = 500
-EPSILON = 1.0
 DATASET = "self-test"
-HIERARCHY_DATASET = "self-test-hierarchy"
-COUNTS_DATASET = "self-test-counts"
 WINDOW_TIMEOUT_S = 60.0
 
 
-class SelfTestFailure(Exception):
-    """A check of the self-test did not hold."""
-
-
-def _check(condition: bool, message: str) -> None:
-    if not condition:
-        raise SelfTestFailure(message)
-
-
-class _Run:
-    """The state passed from step to step (the outputs of earlier steps)."""
-
-    def __init__(self, work: Path) -> None:
-        self.work = work
-        self.values: dict[str, Any] = {}
-
-
-def _versions(run: _Run) -> str:
+def _versions(run: Run) -> str:
     from dpgui.report.bundle import software_versions
 
     versions = software_versions()
     unknown = [name for name, version in versions.items() if version == "unknown"]
-    _check(not unknown, f"no version metadata for {', '.join(unknown)} (manifests would say 'unknown')")
+    require(not unknown, f"no version metadata for {', '.join(unknown)} (manifests would say 'unknown')")
     return ", ".join(f"{name} {version}" for name, version in versions.items())
 
 
-def _sample(run: _Run) -> str:
+def _sample(run: Run) -> str:
     """The bundled sample through the one source interface (:func:`dpgui.data.source.open_source`),
     as the window and the command line read it."""
     from dpgui.data.file_source import FileSource
@@ -78,18 +62,18 @@ def _sample(run: _Run) -> str:
     path = sample_dataset_path()
     spec = parse_source(path)
     with open_source(spec) as sample:
-        _check(isinstance(sample, FileSource) and sample.engine == "this computer",
+        require(isinstance(sample, FileSource) and sample.engine == "this computer",
                f"the sample is not read on this computer but by {sample.engine}")
         assert isinstance(sample, FileSource)
         hist = sample.histogram(SAMPLE_COLUMN, *SAMPLE_BOUNDS, SAMPLE_BINS)
         table = sample.info
-    _check(hist.total > 1000, f"the sample has only {hist.total} values in {SAMPLE_COLUMN!r}")
-    _check(len(hist.counts) == SAMPLE_BINS, f"{len(hist.counts)} bins instead of {SAMPLE_BINS}")
+    require(hist.total > 1000, f"the sample has only {hist.total} values in {SAMPLE_COLUMN!r}")
+    require(len(hist.counts) == SAMPLE_BINS, f"{len(hist.counts)} bins instead of {SAMPLE_BINS}")
     run.values.update(path=path, spec=spec, table=table, hist=hist)
     return f"{path.name}: {hist.total:,} values of {SAMPLE_COLUMN!r} in {SAMPLE_BINS} bins"
 
 
-def _data_sources(run: _Run) -> str:
+def _data_sources(run: Run) -> str:
     """The sample's column copied into an SQLite database, a Stata .dta (pyreadstat) and a
     semicolon-separated, decimal-comma CSV in the throw-away folder, each counted through
     :func:`~dpgui.data.source.open_source`: the counts must equal the sample file's, the SQLite ones
@@ -112,7 +96,7 @@ def _data_sources(run: _Run) -> str:
     reference = run.values["hist"]
     with open_source(run.values["spec"]) as sample:
         frame = sample.preview(reference.n_rows + 1)[[SAMPLE_COLUMN]]
-    _check(len(frame) == reference.n_rows, f"the sample's preview has {len(frame):,} rows, not {reference.n_rows:,}")
+    require(len(frame) == reference.n_rows, f"the sample's preview has {len(frame):,} rows, not {reference.n_rows:,}")
     work = run.work / "sources"
     work.mkdir()
     database = work / "sample.db"
@@ -127,9 +111,9 @@ def _data_sources(run: _Run) -> str:
     semicolon = CsvDialect(";", ",")
     try:
         open_source(parse_source(work / "sample.csv")).close()
-        _check(False, "a CSV whose head suggests ';' and ',' was read without its dialect stated")
+        require(False, "a CSV whose head suggests ';' and ',' was read without its dialect stated")
     except UnstatedDialect as refused:
-        _check(refused.suggestion.dialect == semicolon, f"the CSV's head suggested {refused.suggestion.dialect}")
+        require(refused.suggestion.dialect == semicolon, f"the CSV's head suggested {refused.suggestion.dialect}")
     found = []
     for label, spec in (("SQLite", parse_source(f"sqlite:///{database.as_posix()}", table="flights")),
                         ("Stata", parse_source(work / "sample.dta")),
@@ -137,30 +121,30 @@ def _data_sources(run: _Run) -> str:
         with open_source(spec) as source:
             engine = source.engine
             if spec.kind == SourceKind.DATABASE:
-                _check(engine.startswith("the database (SQLite"), f"SQLite's counts came from {engine}, not the database")
+                require(engine.startswith("the database (SQLite"), f"SQLite's counts came from {engine}, not the database")
             if spec.location.endswith(".csv"):
                 dialect = source.csv_dialect
-                _check(dialect == semicolon, f"the CSV's dialect was read as {dialect}, not ';' and ','")
+                require(dialect == semicolon, f"the CSV's dialect was read as {dialect}, not ';' and ','")
             hist = source.histogram(SAMPLE_COLUMN, *SAMPLE_BOUNDS, SAMPLE_BINS)
         differ = int((hist.counts != reference.counts).sum())
-        _check(hist == reference, f"{label} gives other counts than the sample file "
+        require(hist == reference, f"{label} gives other counts than the sample file "
                f"({hist.total:,} values, {differ:,} of {SAMPLE_BINS} bins differ)")
         found.append(f"{label} ({engine})")
 
     import psycopg
 
-    _check(psycopg.pq.__impl__ in ("binary", "c"), f"psycopg uses its '{psycopg.pq.__impl__}' layer: no bundled libpq")
+    require(psycopg.pq.__impl__ in ("binary", "c"), f"psycopg uses its '{psycopg.pq.__impl__}' layer: no bundled libpq")
     libpq = psycopg.pq.version()
     postgresql = sa.create_engine("postgresql+psycopg://dpgui@localhost/self-test")  # connects only when used
-    _check(postgresql.dialect.name == "postgresql", f"SQLAlchemy made a {postgresql.dialect.name} engine")
+    require(postgresql.dialect.name == "postgresql", f"SQLAlchemy made a {postgresql.dialect.name} engine")
     postgresql.dispose()
     backends = importlib.metadata.entry_points(group="keyring.backends")
-    _check(bool(backends), "keyring lists no backends (its entry points are missing): passwords cannot be stored")
+    require(bool(backends), "keyring lists no backends (its entry points are missing): passwords cannot be stored")
     return (f"{reference.total:,} values, the sample's counts from {'; '.join(found)}; PostgreSQL driver psycopg "
             f"{psycopg.__version__} with libpq {libpq // 10000}.{libpq % 10000}; keyring: {len(backends)} backends")
 
 
-def _plan(run: _Run) -> str:
+def _plan(run: Run) -> str:
     import math
 
     from dpgui.core.margins import MARGIN_NAME
@@ -175,7 +159,7 @@ def _plan(run: _Run) -> str:
                                    Objective.TOTAL, Noise.LAPLACE))
     plan = planned.plan
     projected = project(plan)
-    _check(math.isfinite(projected.total_sq_error) and projected.total_sq_error > 0,
+    require(math.isfinite(projected.total_sq_error) and projected.total_sq_error > 0,
            f"projected error {projected.total_sq_error} is not a positive number")
     run.values["plan"] = plan
     worst = planned.margin95  # the margin at the worst CDF point (dpgui.core.margins.cdf_margins' worst)
@@ -183,18 +167,18 @@ def _plan(run: _Run) -> str:
             "at the worst point")
 
 
-def _key(run: _Run) -> str:
+def _key(run: Run) -> str:
     from dpgui.report.keystore import create_key, load_secret_key
 
     passphrase = secrets.token_urlsafe(18)
     files = create_key("self-test", passphrase, run.work / "keys")
     key = load_secret_key(files.secret_path, passphrase)
-    _check(key.public_key.key_id_hex == files.key_id_hex, "the key read back has another id")
+    require(key.public_key.key_id_hex == files.key_id_hex, "the key read back has another id")
     run.values.update(key=key, public_path=files.public_path)
     return f"key {files.key_id_hex} created and read back (scrypt + AES-GCM)"
 
 
-def _release(run: _Run) -> str:
+def _release(run: Run) -> str:
     """Through the release flow the window uses (:class:`~dpgui.workspace.release.ReleaseController`, whose
     run is :class:`~dpgui.workspace.flow.ReleaseFlow`'s steps), on a workspace of the sample."""
     import numpy as np
@@ -213,7 +197,7 @@ def _release(run: _Run) -> str:
     request = controller.request()
     if not isinstance(request, ReleaseRequest):
         raise SelfTestFailure(f"the workspace of the sample is not ready to release: {request.message}")
-    _check(isinstance(controller.check_budget(request), FirstCapNeeded), "a new dataset was not asked for its budget")
+    require(isinstance(controller.check_budget(request), FirstCapNeeded), "a new dataset was not asked for its budget")
     check = controller.set_first_cap(request, EPSILON, "dpgui --self-test (throw-away ledger)")
     if isinstance(check, Problem):
         raise SelfTestFailure(f"the budget ledger refused the release: {check.message}")
@@ -224,17 +208,17 @@ def _release(run: _Run) -> str:
     result, info = outcome.release, outcome.info
     with ReleaseFlow.open(DATASET) as flow:
         left = flow.ledger.totals(DATASET).epsilon_remaining
-    _check(result.secure, "the release did not use the secure noise")
-    _check(bool(np.all(np.diff(result.cumulative) >= 0)), "the released cumulative counts decrease")
-    _check(abs(left) < 1e-12, f"the ledger shows ε = {left:g} left after spending the whole cap")
+    require(result.secure, "the release did not use the secure noise")
+    require(bool(np.all(np.diff(result.cumulative) >= 0)), "the released cumulative counts decrease")
+    require(abs(left) < 1e-12, f"the ledger shows ε = {left:g} left after spending the whole cap")
     shown = workspace.state.shown
-    _check(shown is not None and shown.confirmed, f"the budget ledger does not confirm the release: "
+    require(shown is not None and shown.confirmed, f"the budget ledger does not confirm the release: "
            f"{shown.problem if shown is not None else 'not shown'}")
     run.values.update(result=result, info=info)
     return f"release {info.release_id[:8]}… spent ε = {EPSILON:g}; the ledger has {left:g} left"
 
 
-def _pdf(run: _Run) -> str:
+def _pdf(run: Run) -> str:
     from PySide6.QtWidgets import QApplication
 
     from dpgui.pdf.sections import report_pdf
@@ -245,12 +229,12 @@ def _pdf(run: _Run) -> str:
     run.values["application"] = QApplication.instance() or QApplication(["dpgui"])
     pdf = report_pdf(StatisticKind.CDF, run.values["result"], run.values["info"],
                      run.values["key"].public_key.key_id_hex)
-    _check(pdf.startswith(b"%PDF-") and len(pdf) > 5000, f"the PDF is not a PDF ({len(pdf)} bytes)")
+    require(pdf.startswith(b"%PDF-") and len(pdf) > 5000, f"the PDF is not a PDF ({len(pdf)} bytes)")
     run.values["pdf"] = pdf
     return f"{len(pdf):,} bytes"
 
 
-def _bundle(run: _Run) -> str:
+def _bundle(run: Run) -> str:
     """The signed bundle through the release flow's last step (:meth:`ReleaseFlow.sign`)."""
     from dpgui.workspace.flow import ReleaseFlow
     from dpgui.workspace.statistics.cdf import CDF
@@ -262,146 +246,19 @@ def _bundle(run: _Run) -> str:
         entry = flow.ledger.release(run.values["info"].release_id)
         pointer = entry.bundle if entry is not None else None  # no entry: the check below fails
     missing = [p.name for p in paths.all() if not p.is_file()]
-    _check(not missing, f"missing after writing: {', '.join(missing)}")
-    _check(pointer == str(paths.manifest.resolve()), "the ledger does not point to the bundle")
+    require(not missing, f"missing after writing: {', '.join(missing)}")
+    require(pointer == str(paths.manifest.resolve()), "the ledger does not point to the bundle")
     run.values["paths"] = paths
     return ", ".join(p.name for p in paths.all())
 
 
-def _verify_and_tamper(manifest: Path, csv: Path, public_path: Path) -> int:
-    """Verify a fresh bundle, then check that a one-byte change to its CSV is caught (the CSV is
-    restored afterwards). Returns the number of checks of the fresh bundle."""
-    from dpgui.workspace.statistics import verify
-    from dpgui.report.keystore import load_public_key
-
-    public = load_public_key(public_path)
-    result = verify(manifest, public)
-    _check(result.ok, f"the fresh bundle does not verify: {result.failure}")
-    original = csv.read_bytes()
-    changed = bytearray(original)
-    changed[len(changed) // 2] ^= 0x01
-    csv.write_bytes(bytes(changed))
-    try:
-        tampered = verify(manifest, public)
-    finally:
-        csv.write_bytes(original)
-    _check(not tampered.ok, "a bundle with one changed byte in its CSV still verifies")
-    return len(result.checks)
-
-
-def _verify(run: _Run) -> str:
+def _verify(run: Run) -> str:
     paths = run.values["paths"]
-    checks = _verify_and_tamper(paths.manifest, paths.csv, run.values["public_path"])
+    checks = verify_and_tamper(paths.manifest, paths.csv, run.values["public_path"])
     return f"signature and hashes hold ({checks} checks); a one-byte change is caught"
 
 
-def _hierarchy(run: _Run) -> str:
-    """Counts over a hierarchy through the flow the window uses (dpgui.workspace.hierarchy) on the bundled
-    flight_routes.parquet: plan, first cap, release (secure noise) in the throw-away ledger, its PDF, the
-    signed bundle (the ledger points to it) and its verification, with a one-byte change caught."""
-    import numpy as np
-
-    from dpgui.core.hierarchy_errors import plan_errors
-    from dpgui.core.noise import SecureRandom
-    from dpgui.data.hierarchy import HIERARCHY_SAMPLE_LEVELS, hierarchy_sample_path
-    from dpgui.pdf.sections import report_pdf
-    from dpgui.report.hierarchy.bundle import errors_json
-    from dpgui.workspace.flow import ReleaseFlow
-    from dpgui.workspace.statistics.hierarchy import HIERARCHY
-    from dpgui.workspace.hierarchy import (
-        HierarchyRequest, check_hierarchy_budget, load_hierarchy, run_hierarchy_release, set_first_cap,
-    )
-    from dpgui.workspace.hierarchy_planning import HierarchyChoice, HierarchyPlanRequest
-    from dpgui.workspace.release import FirstCapNeeded, Problem
-
-    choice = HierarchyChoice(levels=HIERARCHY_SAMPLE_LEVELS, epsilon=EPSILON, categories_public=True)  # public sample
-    loaded = load_hierarchy(hierarchy_sample_path(), choice)
-    hierarchy = loaded.hierarchy
-    plan = HIERARCHY.plan(HierarchyPlanRequest(loaded, choice)).plan
-    request = HierarchyRequest(loaded, plan, HIERARCHY_DATASET, choice.categories_public)
-    _check(isinstance(check_hierarchy_budget(request), FirstCapNeeded), "a new dataset was not asked for its budget")
-    check = set_first_cap(request, EPSILON, "dpgui --self-test (throw-away ledger)")
-    if isinstance(check, Problem):
-        raise SelfTestFailure(f"the budget ledger refused the hierarchy release: {check.message}")
-    outcome = run_hierarchy_release(request, SecureRandom, lambda fraction, message: None, lambda: False)
-    release, info = outcome.release, outcome.info
-    _check(info.secure, "the release did not use the secure noise")
-    counts = [np.asarray(level, dtype=np.int64) for level in release.counts]
-    _check(all(bool(np.all(level >= 0)) for level in counts), "a released count is negative")
-    for level in range(1, hierarchy.n_levels + 1):
-        sums = np.zeros(len(counts[level - 1]), dtype=np.int64)
-        np.add.at(sums, hierarchy.parents[level - 1], counts[level])
-        _check(bool(np.array_equal(sums, counts[level - 1])), f"a parent on level {level - 1} is not the sum of its "
-               f"children ({release.plan.consistency} consistency)")
-    _check(int(counts[0][0]) == loaded.rows, "the root is not the public number of records N (change neighbours)")
-    with ReleaseFlow.open(HIERARCHY_DATASET) as flow:
-        left = flow.ledger.totals(HIERARCHY_DATASET).epsilon_remaining
-    _check(abs(left) < 1e-12, f"the ledger shows ε = {left:g} left after spending the whole cap")
-    projection = errors_json(plan_errors(release.plan, hierarchy))  # the plan's stated errors, as published
-    key = run.values["key"]
-    pdf = report_pdf(HIERARCHY.kind, release, info, key.public_key.key_id_hex, projection)
-    _check(pdf.startswith(b"%PDF-"), f"the hierarchy PDF is not a PDF ({len(pdf)} bytes)")
-    (run.work / "hierarchy-bundle").mkdir()
-    with ReleaseFlow.open(HIERARCHY_DATASET) as flow:
-        paths = flow.sign(HIERARCHY, run.work / "hierarchy-bundle", HIERARCHY_DATASET, release, info, pdf, key,
-                                    projection)
-        entry = flow.ledger.release(info.release_id)
-        pointer = entry.bundle if entry is not None else None
-    _check(pointer == str(paths.manifest.resolve()), "the ledger does not point to the hierarchy bundle")
-    checks = _verify_and_tamper(paths.manifest, paths.csv, run.values["public_path"])
-    run.values["hierarchy_paths"] = paths
-    return (f"{' > '.join(hierarchy.level_names)}: {hierarchy.n_nodes:,} counts, {release.plan.noise} noise, "
-            f"{release.plan.consistency} consistency, ε = {EPSILON:g} spent; signed bundle verifies ({checks} checks), "
-            "a one-byte change is caught")
-
-
-def _counts(run: _Run) -> str:
-    """The counts of one column through the flow the window uses (dpgui.workspace.counts) on the bundled
-    flight_routes.parquet: its public time zones as the stated categories, first cap, release (secure noise) in
-    the throw-away ledger, its PDF, the signed bundle and its verification, with a one-byte change caught."""
-    import pyarrow.parquet as pq
-
-    from dpgui.core.noise import SecureRandom
-    from dpgui.data.hierarchy import hierarchy_sample_path
-    from dpgui.data.source_spec import parse_source
-    from dpgui.pdf.sections import report_pdf
-    from dpgui.workspace.counts import CountsRequest, check_counts_budget, counts_plan, run_counts_release
-    from dpgui.workspace.counts import set_counts_first_cap
-    from dpgui.workspace.flow import ReleaseFlow
-    from dpgui.workspace.release import FirstCapNeeded, Problem
-    from dpgui.workspace.statistics.counts import COUNTS
-    from dpgui.vocabulary import Neighbours
-
-    column, sample = "dest_tzone", hierarchy_sample_path()
-    categories = tuple(sorted(str(v) for v in pq.read_table(sample, columns=[column]).column(column).unique()))
-    plan = counts_plan(categories, EPSILON, Neighbours.CHANGE)  # the sample's time zones are public
-    request = CountsRequest(parse_source(sample), column, plan, COUNTS_DATASET)
-    _check(isinstance(check_counts_budget(request), FirstCapNeeded), "a new dataset was not asked for its budget")
-    check = set_counts_first_cap(request, EPSILON)
-    if isinstance(check, Problem):
-        raise SelfTestFailure(f"the budget ledger refused the counts release: {check.message}")
-    outcome = run_counts_release(request, SecureRandom, lambda fraction, message: None, lambda: False)
-    release, info = outcome.release, outcome.info
-    _check(info.secure, "the release did not use the secure noise")
-    _check(len(release.counts) == len(categories), f"{len(release.counts)} counts for {len(categories)} categories")
-    with ReleaseFlow.open(COUNTS_DATASET) as flow:
-        left = flow.ledger.totals(COUNTS_DATASET).epsilon_remaining
-    _check(abs(left) < 1e-12, f"the ledger shows ε = {left:g} left after spending the whole cap")
-    key = run.values["key"]
-    pdf = report_pdf(COUNTS.kind, release, info, key.public_key.key_id_hex)
-    _check(pdf.startswith(b"%PDF-"), f"the counts PDF is not a PDF ({len(pdf)} bytes)")
-    (run.work / "counts-bundle").mkdir()
-    with ReleaseFlow.open(COUNTS_DATASET) as flow:
-        paths = flow.sign(COUNTS, run.work / "counts-bundle", COUNTS_DATASET, release, info, pdf, key)
-        entry = flow.ledger.release(info.release_id)
-        pointer = entry.bundle if entry is not None else None
-    _check(pointer == str(paths.manifest.resolve()), "the ledger does not point to the counts bundle")
-    checks = _verify_and_tamper(paths.manifest, paths.csv, run.values["public_path"])
-    return (f"column {column}: {len(categories)} stated categories, ε = {EPSILON:g} spent; signed bundle verifies "
-            f"({checks} checks), a one-byte change is caught")
-
-
-def _qt_text(run: _Run) -> str:
+def _qt_text(run: Run) -> str:
     """Collation and time-zone names, which Qt on Linux takes from the ICU data that the Linux bundle
     trims (packaging/linux/slim_icu.py). Elsewhere Qt asks the operating system: nothing to check."""
     if not sys.platform.startswith("linux"):
@@ -409,17 +266,17 @@ def _qt_text(run: _Run) -> str:
     from PySide6.QtCore import QCollator, QLocale, QTimeZone
 
     german = QCollator(QLocale("de_DE"))
-    _check(german.compare("ä", "z") < 0, "German collation does not sort ä before z (ICU collation data missing)")
+    require(german.compare("ä", "z") < 0, "German collation does not sort ä before z (ICU collation data missing)")
     natural = QCollator(QLocale("en_US"))
     natural.setNumericMode(True)  # as the file dialog sorts
-    _check(natural.compare("file2", "file10") < 0, "numeric collation does not sort file2 before file10")
+    require(natural.compare("file2", "file10") < 0, "numeric collation does not sort file2 before file10")
     zone = QTimeZone(b"Europe/Berlin").displayName(QTimeZone.TimeType.StandardTime, QTimeZone.NameType.LongName,
                                                    QLocale("de_DE"))
-    _check("Mitteleurop" in zone, f"Europe/Berlin is named {zone!r} in German (ICU time-zone data missing)")
+    require("Mitteleurop" in zone, f"Europe/Berlin is named {zone!r} in German (ICU time-zone data missing)")
     return f"German and numeric collation; Europe/Berlin is {zone!r}"
 
 
-def _window(run: _Run) -> str:
+def _window(run: Run) -> str:
     from PySide6.QtCore import QSettings, QtMsgType, qInstallMessageHandler
 
     def quiet_offscreen(kind: QtMsgType, context: object, message: str) -> None:
@@ -448,7 +305,7 @@ def _window(run: _Run) -> str:
         while not ready() and time.monotonic() < deadline:
             app.processEvents()
             time.sleep(0.01)
-        _check(ready(), f"the window did not load and plan the sample within {WINDOW_TIMEOUT_S:g} s")
+        require(ready(), f"the window did not load and plan the sample within {WINDOW_TIMEOUT_S:g} s")
         plan = window.workspace.state.plan.plan
         assert plan is not None
         return f"{app.platformName()} platform: sample opened, plan {plan.shape.label} shown"
@@ -459,7 +316,7 @@ def _window(run: _Run) -> str:
         qInstallMessageHandler(None)
 
 
-STEPS: tuple[tuple[str, Callable[[_Run], str]], ...] = (
+STEPS: tuple[tuple[str, Callable[[Run], str]], ...] = (
     ("versions", _versions),
     ("load the sample dataset", _sample),
     ("data sources (SQLite, Stata, CSV dialect; PostgreSQL driver)", _data_sources),
@@ -469,8 +326,9 @@ STEPS: tuple[tuple[str, Callable[[_Run], str]], ...] = (
     ("draw the PDF report", _pdf),
     ("write the signed bundle", _bundle),
     ("verify the bundle", _verify),
-    ("counts over a hierarchy: plan, release, signed bundle, verify", _hierarchy),
-    ("counts of one column: plan, release, signed bundle, verify", _counts),
+    # each statistic besides the CDF: its own module of this package, and one line here
+    ("counts over a hierarchy: plan, release, signed bundle, verify", hierarchy_step),
+    ("counts of one column: plan, release, signed bundle, verify", counts_step),
     ("Qt text services (collation, time-zone names)", _qt_text),
     ("open the main window", _window),
 )
@@ -486,7 +344,7 @@ def run_self_test(out: TextIO | None = None) -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="dpgui-self-test-") as folder:
         os.environ["DPGUI_HOME"] = str(Path(folder) / "home")  # the real ledger and keys are never touched
-        run = _Run(Path(folder))
+        run = Run(Path(folder))
         try:
             for number, (name, step) in enumerate(STEPS, start=1):
                 step_start = time.monotonic()
