@@ -17,6 +17,8 @@ from PySide6.QtWidgets import QStatusBar, QWidget
 from dpgui.app.dialogs.database import SessionPasswords
 from dpgui.app.dialogs.export import BundleExportDialog
 from dpgui.core.noise import RandomSource
+from dpgui.report.project_file import Project
+from dpgui.report.project_sections import ProjectSection
 from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.session import SessionRelease
 
@@ -98,6 +100,27 @@ class StatisticMode(Protocol):
     def exports_changed(self, release_id: str) -> None:
         """The session recorded an export of ``release_id``: the results step's banner, if it shows that
         release, says where it went."""
+        ...
+
+    # the mode's part of a project file
+    def project_section(self) -> ProjectSection | None:
+        """The mode's choices and releases as a project keeps them (public values only); None for the mode
+        whose part is the project's own fields (the CDF's workspace)."""
+        ...
+
+    def release_count(self) -> int:
+        """How many releases the mode's part of the workspace holds (made or restored)."""
+        ...
+
+    def on_project_change(self, react: Callable[[], None]) -> None:
+        """Call ``react`` after each change of the mode's part of the project (its choices, its releases)."""
+        ...
+
+    def restore_project(self, project: Project, data_name: str) -> list[str]:
+        """Put the mode's part of ``project`` into its steps, the project's data being open (named
+        ``data_name`` in messages); the problems to tell the officer (a damaged part, a choice it cannot
+        take). Nothing is released and no budget is spent; a restored release is not marked secure until
+        the budget ledger's record says so."""
         ...
 
 

@@ -37,11 +37,14 @@ officer locked in the plan step (their budgets are the plan's).
 counted as (the plan holds it too), ``focus`` (optional) the region chosen in the plan step
 (``{"region": "lower", "from": null, "to": null}``, or ``"between"`` with its ends); without them the
 neighbour model's rule applies and the plan is for the whole range.
-The "Counts over a hierarchy" mode adds ``mode``, ``hierarchy`` (its choices) and
-``hierarchy_releases`` (every hierarchy release of the workspace as its released values), described
-in :mod:`dpgui.report.hierarchy.project`; a damaged hierarchy part is left out with a message
-(:attr:`Project.hierarchy_problem`) and the rest of the project still opens. The "Counts of one column"
-mode adds ``counts`` and ``counts_releases`` (:mod:`dpgui.report.counts.project`), likewise.
+``mode`` (after ``releases``) is the statistic the window showed (``"cdf"``, ``"hierarchy"``, ``"counts"``).
+Each further statistic has its part after it (its choices and its releases as their released values), read
+and written by its codec (:class:`~dpgui.report.project_sections.SectionCodec`, one line of
+:data:`SECTION_CODECS` each): ``hierarchy`` and ``hierarchy_releases``
+(:mod:`dpgui.report.hierarchy.project`), then ``counts`` and ``counts_releases``
+(:mod:`dpgui.report.counts.project`). A damaged part is left out with a message
+(``project.section(kind).problem``) and the rest of the project still opens; when it is the part of the
+project's mode, or the mode itself is damaged (:attr:`Project.mode_problem`), the project opens in the CDF mode.
 ``source`` (optional: without it the data is the file at ``data_path``) is where the data lives, as
 :meth:`dpgui.data.source_spec.SourceSpec.to_json` (a file with its CSV dialect, or a database URL with a
 table or query — never a password: a spec holds none); for a database ``data_path`` is only its
@@ -61,10 +64,11 @@ import math
 import os
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -79,21 +83,24 @@ from dpgui.core.tree import MIN_BINS
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.files import write_text_atomic
 from dpgui.report.migrations import PADDING_KNOWN_ZEROS, PADDING_UNKNOWN, PROJECT_VERSION, upgrade_project
-from dpgui.report.counts.project import (
-    CountsSettings, ProjectCountsRelease, counts_section_json, read_counts_section,
-)
-from dpgui.report.hierarchy.project import (
-    HierarchySettings, ProjectHierarchyRelease, check_source_record, hierarchy_section_json, read_hierarchy_section,
-)
+from dpgui.report.counts.project import COUNTS_SECTION
+from dpgui.report.hierarchy.project import HIERARCHY_SECTION, check_source_record
+from dpgui.report.project_sections import ProjectSection, SectionCodec
 from dpgui.vocabulary import AUTO, CDF_NOISES, CdfConsistency, Objective, SourceKind, StatisticKind, choices
 
 PROJECT_FORMAT = "dpgui-project"
 PROJECT_SUFFIX = ".dpgui"
 _MAX_COUNT = 2**62  # released node counts are int64 in the engine
 
+#: every statistic's part of a project beside the CDF's own fields, in the order the parts are written
+SECTION_CODECS: dict[StatisticKind, SectionCodec] = {
+    StatisticKind.HIERARCHY: HIERARCHY_SECTION,
+    StatisticKind.COUNTS: COUNTS_SECTION,
+}
+
 __all__ = [
-    "PROJECT_FORMAT", "PROJECT_VERSION", "PROJECT_SUFFIX", "MissingDataFile", "Project", "ProjectRelease",
-    "project_data_file", "load_project", "project_from_json", "project_to_json", "save_project",
+    "PROJECT_FORMAT", "PROJECT_VERSION", "PROJECT_SUFFIX", "SECTION_CODECS", "MissingDataFile", "Project",
+    "ProjectRelease", "project_data_file", "load_project", "project_from_json", "project_to_json", "save_project",
 ]
 
 
@@ -176,7 +183,9 @@ class Project:
     """The workspace: data file, column settings, plan, and the releases made in it.
 
     ``saved_utc``, ``app_version`` and ``autosave_of`` describe the file, not the workspace: they
-    are left out of ``==`` so two saves of the same workspace compare equal.
+    are left out of ``==`` so two saves of the same workspace compare equal. ``sections``: each further
+    statistic's part (:meth:`section`); an empty part and an absent one compare equal, and so do two parts
+    that differ only in their ``problem``.
     """
 
     data_path: str
@@ -199,17 +208,27 @@ class Project:
     whole_numbers: WholeNumbers | None = None  # the data step: the column holds whole numbers (stated, or its type)
     releases: tuple[ProjectRelease, ...] = ()
     mode: StatisticKind = StatisticKind.CDF  # the mode the window was in
-    hierarchy: HierarchySettings | None = None  # the hierarchy mode's choices (None: never touched)
-    hierarchy_releases: tuple[ProjectHierarchyRelease, ...] = ()  # made or restored in this workspace, oldest first
-    counts: CountsSettings | None = None  # the counts mode's choices (None: never touched)
-    counts_releases: tuple[ProjectCountsRelease, ...] = ()  # made or restored in this workspace, oldest first
+    #: each further statistic's choices and releases (made or restored in this workspace, oldest first)
+    sections: Mapping[StatisticKind, ProjectSection] = field(default_factory=dict, compare=False)
     format: str = PROJECT_FORMAT
     version: int = PROJECT_VERSION
     saved_utc: str = field(default="", compare=False)
     app_version: str = field(default=__version__, compare=False)
     autosave_of: str = field(default="", compare=False)  # autosaves: the project file being edited, if any
-    hierarchy_problem: str = field(default="", compare=False)  # why a damaged hierarchy part was left out
-    counts_problem: str = field(default="", compare=False)  # why a damaged counts part was left out
+    mode_problem: str = field(default="", compare=False)  # why a damaged mode was read as the CDF's
+    #: what ``==`` compares of ``sections``: the parts that hold something, by kind
+    _kept_sections: tuple[tuple[StatisticKind, ProjectSection], ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        sections = MappingProxyType(dict(self.sections))  # read-only, so what ``==`` compares stays true
+        kept = sorted(((kind, part) for kind, part in sections.items() if part != ProjectSection()),
+                      key=lambda item: item[0])
+        object.__setattr__(self, "sections", sections)
+        object.__setattr__(self, "_kept_sections", tuple(kept))
+
+    def section(self, kind: StatisticKind) -> ProjectSection:
+        """The part of the statistic ``kind`` (an empty one if the project holds none)."""
+        return self.sections.get(kind, ProjectSection())
 
     def plan_object(self) -> Plan | None:
         return None if self.plan is None else Plan.from_json(self.plan)
@@ -278,8 +297,9 @@ def project_to_json(project: Project) -> str:
         **({} if project.whole_numbers is None else {"whole_numbers": str(project.whole_numbers)}),
         "autosave_of": project.autosave_of,
         "releases": [_release_json(r, placeholder(r.levels)) for r in project.releases],
-        **hierarchy_section_json(project.mode, project.hierarchy, project.hierarchy_releases, one_line),
-        **counts_section_json(project.counts, project.counts_releases),
+        "mode": str(project.mode),
+        **{key: value for kind, codec in SECTION_CODECS.items()
+           for key, value in codec.to_json(project.section(kind), one_line).items()},
     }
     try:
         text = json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False)
@@ -503,21 +523,10 @@ def project_from_json(text: str, source: str = "the project") -> Project:
     saved = reader.text("saved_utc", "")
     if saved:
         _parse_utc(saved, "saved_utc", source)
-    hierarchy_problem = ""
-    try:
-        mode, hierarchy, hierarchy_releases = read_hierarchy_section(data, source)
-    except DpguiError as err:  # the CDF part still opens; the window says what was left out
-        mode, hierarchy, hierarchy_releases = StatisticKind.CDF, None, ()
-        hierarchy_problem = (f"The hierarchy part of the project was left out: {err.problem}. The rest of the "
-                             "project was opened; choose the hierarchy's levels again (hierarchy releases of this "
-                             "file are still in the budget ledger).")
-    counts_problem = ""
-    try:
-        counts, counts_releases = read_counts_section(data, source)
-    except DpguiError as err:
-        counts, counts_releases = None, ()
-        counts_problem = (f"The counts part of the project was left out: {err.problem}. The rest of the project was "
-                          "opened (counts releases of this file are still in the budget ledger).")
+    sections = _sections(data, source)
+    mode, mode_problem = _mode(reader)
+    if sections.get(mode, ProjectSection()).problem:  # its part was left out: the CDF's steps are shown
+        mode = StatisticKind.CDF
     return Project(
         data_path=data_path, source=source_record, column=reader.text("column"), lower=lower, upper=upper, bins=bins,
         missing=reader.text("missing", choices=MISSING_POLICIES, nullable=True),
@@ -529,10 +538,29 @@ def project_from_json(text: str, source: str = "the project") -> Project:
         noise=reader.text("noise", choices=choices(AUTO, *CDF_NOISES)), missing_impute=_missing_impute(reader),
         focus=_focus(reader), whole_numbers=_whole_numbers(reader), releases=releases, version=PROJECT_VERSION,
         saved_utc=saved, app_version=reader.text("app_version", ""),
-        autosave_of=reader.text("autosave_of", ""), mode=mode, hierarchy=hierarchy,
-        hierarchy_releases=hierarchy_releases, hierarchy_problem=hierarchy_problem, counts=counts,
-        counts_releases=counts_releases, counts_problem=counts_problem,
+        autosave_of=reader.text("autosave_of", ""), mode=mode, sections=sections, mode_problem=mode_problem,
     )
+
+
+def _sections(data: dict[str, Any], source: str) -> dict[StatisticKind, ProjectSection]:
+    """Every statistic's part (:data:`SECTION_CODECS`); a damaged one is left out with its message, and the rest
+    of the project still opens."""
+    sections = {}
+    for kind, codec in SECTION_CODECS.items():
+        try:
+            sections[kind] = codec.read(data, source)
+        except DpguiError as err:
+            sections[kind] = ProjectSection(problem=codec.left_out(err.problem))
+    return sections
+
+
+def _mode(reader: _Reader) -> tuple[StatisticKind, str]:
+    """The statistic the window showed, and why it is the CDF's if the file's ``mode`` is damaged ("" if not)."""
+    try:
+        return StatisticKind(reader.text("mode", choices=choices(*StatisticKind))), ""
+    except DpguiError as err:
+        return StatisticKind.CDF, (f"The project's mode was left out: {err.problem}. The rest of the project was "
+                                   "opened, with the CDF's steps shown.")
 
 
 # --------------------------------------------------------------------------------------------- files

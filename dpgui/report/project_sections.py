@@ -1,17 +1,22 @@
 """The parts of a project file (``.dpgui``) that belong to one statistic each, beside the CDF's workspace
 fields: what every statistic's part holds (:class:`ProjectSection`: its choices and its releases) and what
-every release kept in a project offers the window and the session list (:class:`SectionRelease`).
+every release kept in a project offers the window and the session list (:class:`SectionRelease`), and how a
+statistic's part is read from and written to the project's JSON (:class:`SectionCodec`; the project file holds
+one codec per statistic, :data:`dpgui.report.project_file.SECTION_CODECS`).
 
 Public values only, as everywhere in a project file. No Qt; any thread.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-__all__ = ["ProjectSection", "SectionRelease"]
+from dpgui.vocabulary import StatisticKind
+
+__all__ = ["ProjectSection", "SectionCodec", "SectionRelease"]
 
 
 class SectionRelease(Protocol):
@@ -50,3 +55,29 @@ class ProjectSection:
     settings: Any = None
     releases: tuple[Any, ...] = ()
     problem: str = field(default="", compare=False)
+
+
+class SectionCodec(Protocol):
+    """One statistic's part of a project's JSON object, both ways (its own keys only; the project file
+    writes the others, the ``mode`` among them)."""
+
+    @property
+    def kind(self) -> StatisticKind:
+        """The statistic whose part this is."""
+        ...
+
+    def read(self, data: dict[str, Any], source: str) -> ProjectSection:
+        """The part in ``data``, a project's JSON object upgraded to today's shape
+        (:func:`dpgui.report.migrations.upgrade_project`); ``source`` names the file in messages. A damaged
+        part is a :class:`~dpgui.errors.DataError` naming the field; a file without the part gives an empty
+        :class:`ProjectSection`."""
+        ...
+
+    def to_json(self, section: ProjectSection, compact: Callable[[list[Any]], Any]) -> dict[str, Any]:
+        """The part's keys and JSON values, in the order they are written; ``compact(list)`` stands for a list
+        written on one line."""
+        ...
+
+    def left_out(self, problem: str) -> str:
+        """The words that tell the officer the part was left out because of ``problem`` (one line)."""
+        ...

@@ -29,13 +29,15 @@ from dpgui.app.cdf.tree_view import BinTreeView
 from dpgui.app.dialogs.export import ExportDialog, csv_export_default, export_folder
 from dpgui.app.mode import ModeHost
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
+from dpgui.core.focus import FocusChoice
 from dpgui.core.mechanism import Release
 from dpgui.core.plan import Plan
 from dpgui.errors import DpguiError
 from dpgui.report.cdf.bundle import ReleaseInfo
 from dpgui.report.cdf.csv_export import write_release_csv
 from dpgui.report.files import check_writable, write_text_atomic
-from dpgui.report.project_file import ProjectRelease
+from dpgui.report.project_file import Project, ProjectRelease
+from dpgui.report.project_sections import ProjectSection
 from dpgui.vocabulary import Noise, StatisticKind
 from dpgui.workspace.release import (
     NOISE_MESSAGE, FirstCapNeeded, Problem, ReleaseController, ReleaseOutcome, ReleaseRequest, authenticate,
@@ -398,3 +400,48 @@ class CdfMode(QObject):
         shown = self.host.workspace.state.shown
         if shown is not None and shown.release_id == release_id:
             self.show_release_status()
+
+    # the mode's part of a project file
+    def project_section(self) -> ProjectSection | None:
+        """None: the CDF's part is the project's own fields (the workspace's :meth:`WorkspaceState.to_project`)."""
+        return None
+
+    def release_count(self) -> int:
+        return len(self.host.workspace.state.releases)
+
+    def on_project_change(self, react: Callable[[], None]) -> None:
+        self.host.workspace_binding.changed.connect(lambda *_: react())
+
+    def restore_project(self, project: Project, data_name: str) -> list[str]:
+        """The project's column, bounds, bins, plan and releases into the CDF's steps (the last release shown,
+        not marked secure: only the budget ledger's record can say so)."""
+        problems = []
+        data_page, plan_page = self.host.data_page, self.host.plan_page
+        found = data_page.apply_workspace(project.column, project.lower, project.upper, project.bins,
+                                          project.missing, project.whole_numbers)
+        if project.column and not found:
+            problems.append(f"The column '{project.column}' is not in {data_name}; pick the column again.")
+        plan = project.plan_object()
+        if plan is not None and (plan.shape.bins != project.bins or plan.privacy.delta != project.delta):
+            plan = None  # saved half-way through re-planning: plan again
+        plan_page.apply_plan(plan, project.consistency, project.branching, project.objective,
+                             project.locked_levels, delta=project.delta, noise=project.noise,
+                             impute=project.missing_impute,
+                             focus=None if project.focus is None else FocusChoice.from_json(project.focus))
+        if project.dataset:
+            data_page.set_dataset_name(project.dataset)
+        self._show_last_release(project.releases, project.dataset)
+        return problems
+
+    def _show_last_release(self, releases: tuple[ProjectRelease, ...], dataset: str) -> None:
+        """Make ``releases`` the workspace's and show the last one (not marked secure: only the budget
+        ledger's record can say so); ``dataset``: the project's dataset name ("": the file's name)."""
+        workspace = self.host.workspace
+        shown = None
+        if releases:
+            source = workspace.state.source
+            dataset = dataset or (source.path.stem if source is not None else "") or "dataset"
+            shown = restored_shown_release(releases[-1], dataset)
+        # a release of another workspace is no longer the one shown or exported
+        if "shown" not in workspace.update(releases=releases, shown=shown):
+            self.show_release()  # nothing was shown before either: go to step 2, as after any opening

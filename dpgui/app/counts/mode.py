@@ -34,6 +34,8 @@ from dpgui.errors import DpguiError
 from dpgui.report.counts.bundle import counts_csv_text
 from dpgui.report.counts.project import CountsSettings, ProjectCountsRelease
 from dpgui.report.files import check_writable, write_text_atomic
+from dpgui.report.project_file import Project
+from dpgui.report.project_sections import ProjectSection
 from dpgui.vocabulary import Neighbours, StatisticKind
 from dpgui.workspace.counts import (
     NOISE_MESSAGE, CountsOutcome, CountsRequest, check_counts_budget, confirmation_words, counts_plan,
@@ -522,3 +524,20 @@ class CountsMode(QWidget):
     def exports_changed(self, release_id: str) -> None:
         if self.outcome is not None and self.outcome.release_id == release_id:
             self.show_outcome(self.outcome, self.restored)
+
+    # the mode's part of a project file
+    def project_section(self) -> ProjectSection | None:
+        return ProjectSection(self.settings(), self.releases)
+
+    def release_count(self) -> int:
+        return len(self.releases)
+
+    def on_project_change(self, react: Callable[[], None]) -> None:
+        self.releasesChanged.connect(react)
+
+    def restore_project(self, project: Project, data_name: str) -> list[str]:
+        """The project's counts choices and releases, the open data's columns taken first."""
+        part = project.section(self.kind)
+        self.data_opened()  # the open data's columns, for the counts choices
+        self.restore(part.settings, part.releases)
+        return [part.problem] if part.problem else []

@@ -44,15 +44,18 @@ from dpgui.app.widgets.fields import inline_message, offer_neighbours, set_buddy
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, downstream_projection
 from dpgui.data.source import PasswordPrompt
+from dpgui.errors import DpguiError
 from dpgui.formatting import format_significant
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
+from dpgui.report.project_file import Project
+from dpgui.report.project_sections import ProjectSection
 from dpgui.vocabulary import Neighbours, SourceKind, StatisticKind
 from dpgui.workspace.hierarchy import (
     CATEGORIES_PUBLIC_LABEL, CATEGORIES_PUBLISHED, COUNTS_FROM_DATA_WARNING, HierarchyOutcome, HierarchyWorkspace,
     data_file, data_name, data_spec, level_choices, load_hierarchy,
 )
 from dpgui.workspace.hierarchy_planning import Data, HierarchyChoice, LoadedHierarchy
-from dpgui.workspace.hierarchy_project import restored_outcome
+from dpgui.workspace.hierarchy_project import choice_of_settings, restored_outcome, settings_of_choice
 from dpgui.workspace.session import SessionRelease, open_data, same_data
 from dpgui.workspace.state import Workspace
 from dpgui.workspace.words import escape, sentence
@@ -635,3 +638,35 @@ class HierarchyMode(HierarchyPlanStep):
         outcome = self.state_ws.state.outcome
         if outcome is not None and outcome.release_id == release_id:
             self.show_outcome()
+
+    # the mode's part of a project file
+    def project_section(self) -> ProjectSection | None:
+        """The choices (None while all are the defaults) and the workspace's hierarchy releases."""
+        state = self.state_ws.state
+        return ProjectSection(settings_of_choice(state.choice), state.releases)
+
+    def release_count(self) -> int:
+        return len(self.state_ws.state.releases)
+
+    def on_project_change(self, react: Callable[[], None]) -> None:
+        self.state_ws.subscribe(lambda parts: react() if parts & {"choice", "releases"} else None)
+
+    def restore_project(self, project: Project, data_name: str) -> list[str]:
+        """The project's hierarchy choices (read and planned again on workers), its releases and the last one
+        shown (checked against the budget ledger: a project file is not evidence)."""
+        part = project.section(self.kind)
+        problems = [part.problem] if part.problem else []
+        if self.workspace.state.source is not None and (part.settings is not None or part.releases
+                                                        or project.mode == self.kind):
+            self.data_opened()  # the open data's columns and dataset, for the choices below
+        if part.settings is not None:
+            try:
+                self.apply_choice(choice_of_settings(part.settings))
+            except DpguiError as err:
+                problems.append(f"The hierarchy choices were not restored: {text.friendly(err)}")
+        elif self.state_ws.state.choice != HierarchyChoice():  # the previous workspace's choices go
+            self.apply_choice(HierarchyChoice())
+        releases = part.releases
+        outcome = restored_outcome(releases[-1]) if releases else None
+        self.state_ws.update(releases=releases, outcome=outcome)
+        return problems

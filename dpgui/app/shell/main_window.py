@@ -45,7 +45,6 @@ from dpgui.app.mode import StatisticMode
 from dpgui.app.shell.menus import build_actions
 from dpgui.app.shell.mode_table import MODES
 from dpgui.app.shell.project import ProjectController, WorkspaceSnapshot
-from dpgui.app.shell.project_pages import restore_pages, snapshot_of
 from dpgui.app.shell.session_releases import SessionController
 from dpgui.app.shell.start_page import StartPage
 from dpgui.app.widgets.style import detach_legend_anchors
@@ -492,19 +491,21 @@ class MainWindow(QMainWindow):
 
     # ---------------------------------------------------------------- the project controller's port (ProjectWindow)
     def snapshot(self, autosave_of: str = "") -> WorkspaceSnapshot:
-        snapshot = snapshot_of(self.workspace.state, self.hierarchy.state_ws.state, self.mode.kind, self.is_releasing(),
-                               autosave_of)
-        counts = self.counts  # the counts mode's choices and releases (public values)
-        project = None if snapshot.project is None else replace(snapshot.project, counts=counts.settings(),
-                                                                 counts_releases=counts.releases)
-        return replace(snapshot, project=project, release_count=snapshot.release_count + len(counts.releases))
+        """The CDF's workspace as a project (its own fields), the chosen mode and every other mode's part."""
+        state = self.workspace.state
+        project = state.to_project(autosave_of=autosave_of)
+        if project is not None:
+            sections = {kind: part for kind, mode in self.statistic_modes.items()
+                        if (part := mode.project_section()) is not None}
+            project = replace(project, mode=self.mode.kind, sections=sections)
+        return WorkspaceSnapshot(project, state.source, state.releases,
+                                 sum(mode.release_count() for mode in self.statistic_modes.values()),
+                                 self.is_releasing())
 
     def on_change(self, react: Callable[[], None]) -> None:
-        self.workspace_binding.changed.connect(lambda *_: react())
-        # the hierarchy mode's choices and releases, and the mode itself, are part of the workspace too
-        self.hierarchy.state_ws.subscribe(lambda parts: react() if parts & {"choice", "releases"} else None)
-        self.counts.releasesChanged.connect(react)
-        for button in self.mode_buttons.values():
+        for mode in self.statistic_modes.values():  # each mode's part of the project
+            mode.on_project_change(react)
+        for button in self.mode_buttons.values():  # the mode itself
             button.toggled.connect(lambda _on: react())
 
     def open_data(self, spec: SourceSpec) -> None:
@@ -514,11 +515,10 @@ class MainWindow(QMainWindow):
             self.load_database(spec)
 
     def restore(self, project: Project, data_name: str) -> list[str]:
-        problems = restore_pages(project, data_name, self.workspace, self.data_page, self.plan_page, self.cdf,
-                                 self.hierarchy)
-        self.counts.data_opened()  # the open data's columns, for the counts choices
-        self.counts.restore(project.counts, project.counts_releases)
-        problems += [project.counts_problem] if project.counts_problem else []
+        problems = []
+        for mode in self.statistic_modes.values():  # the CDF's steps first, as the buttons stand
+            problems += mode.restore_project(project, data_name)
+        problems += [project.mode_problem] if project.mode_problem else []
         self.choose_mode(project.mode)
         self.mode_changed()  # the Export actions follow the mode's own release
         return problems

@@ -2,21 +2,21 @@
 
 :class:`ProjectController` keeps the workspace of one main window in files. It reads no widget: it asks the
 window, through the port :class:`ProjectWindow`, for a :class:`WorkspaceSnapshot` and to restore a project
-into its pages (:mod:`dpgui.app.shell.project_pages` does both):
+into its pages (the window asks each statistic's mode for its part, :class:`~dpgui.app.mode.StatisticMode`):
 
 * **capture** — the data file, column, bounds, bins, missing-value policy, plan, and the releases
   made or restored in this workspace, as a :class:`~dpgui.report.project_file.Project` (public
-  values only: the confidential histogram of a release is never kept); and the mode, with the
-  "Counts over a hierarchy" choices and releases (:mod:`dpgui.report.hierarchy.project`: released
-  counts and the node list, never the confidential counts);
+  values only: the confidential histogram of a release is never kept); and the mode, with every other
+  statistic's choices and releases (:attr:`Project.sections <dpgui.report.project_file.Project.sections>`:
+  released values, never the confidential counts);
 * **apply** — open a project: reopen its data file (or ask where it went), choose the column, set
   the bounds, bins and policy, show the saved plan exactly, and show the last release; the same for
-  the hierarchy mode (its last release is checked against the budget ledger before it may be
+  every other mode (a restored release is checked against the budget ledger before it may be
   signed: a project file is not evidence). Applying never releases anything and never spends budget;
 * **save** — File → Save Project (Ctrl+S), Save Project As… (Ctrl+Shift+S), Open Project…
   (Ctrl+Shift+O); the title shows the project and ``*`` while there are unsaved changes; closing
   the window (its close button, or File → Quit) with unsaved work asks Save / Discard / Cancel;
-* **autosave** — 2 s after the last change, and at once after each release (CDF or hierarchy), the workspace is
+* **autosave** — 2 s after the last change, and at once after each release (of any statistic), the workspace is
   written (on a worker thread) to ``<dpgui home>/autosave/workspace.dpgui``;
 * **restore** — ``autosave/session.lock`` holds the PID of the running session and is removed on a
   clean exit. At start, a marker whose process is gone means the last session crashed: its
@@ -71,9 +71,9 @@ from dpgui.workspace.state import SourceChoice
 @dataclass(frozen=True)
 class WorkspaceSnapshot:
     """The window's workspace at one moment, as the controller saves it: ``project`` (the CDF's workspace,
-    the chosen mode, the hierarchy mode's choices and releases: public values only; None while no data is
+    the chosen mode, every other mode's choices and releases: public values only; None while no data is
     open), ``source`` (the open data), ``releases`` (the CDF's, made or restored, oldest first),
-    ``release_count`` (of both statistics) and ``releasing`` (a release is running)."""
+    ``release_count`` (of every statistic) and ``releasing`` (a release is running)."""
 
     project: Project | None
     source: SourceChoice | None
@@ -84,7 +84,7 @@ class WorkspaceSnapshot:
 
 class ProjectWindow(Protocol):
     """What the project controller needs of the main window, in three parts (the main window implements it,
-    with :mod:`dpgui.app.shell.project_pages`):
+    asking each statistic's mode for its part of the project):
 
     * the workspace — :meth:`snapshot` (what to save), :meth:`on_change` (when to save), :meth:`open_data`
       and :meth:`restore` (open a project's data, then put the project into the pages);
@@ -261,12 +261,12 @@ class ProjectController(QObject):
 
     @property
     def all_releases(self) -> int:
-        """How many releases (CDF and hierarchy) the workspace holds."""
+        """How many releases (of every statistic) the workspace holds."""
         return self.window.snapshot().release_count
 
     def capture(self) -> Project | None:
         """The current workspace as a project (None while no data file is open): the CDF workspace, the mode,
-        and the hierarchy mode's choices and releases (public values only)."""
+        and every other mode's choices and releases (public values only)."""
         return self._snapshot().project
 
     def _snapshot(self) -> WorkspaceSnapshot:
@@ -285,7 +285,7 @@ class ProjectController(QObject):
         if current is None or current == self._saved:
             return False
         return (self.path is not None or snapshot.release_count > 0 or bool(current.column)
-                or current.hierarchy is not None)
+                or any(part.settings is not None for part in current.sections.values()))
 
     def refresh(self, *_: Any) -> None:
         """Title, the ``*`` of unsaved changes, and the autosave timer, after any change."""
@@ -434,8 +434,8 @@ class ProjectController(QObject):
         self._saved = saved
         if path is not None and saved is not None:  # its releases are kept: the session's list says where
             self.window.session.mark_saved({r.release_id for r in saved.releases}
-                                           | {r.release_id for r in saved.hierarchy_releases}
-                                           | {r.release_id for r in saved.counts_releases}, path)
+                                           | {r.release_id for part in saved.sections.values() for r in part.releases},
+                                           path)
 
     # ------------------------------------------------------------------ save
     def save(self) -> bool:

@@ -29,7 +29,7 @@ def restore_prompt(parent: QWidget, project: Project, when: str) -> RestorePromp
     box = RestorePrompt(QMessageBox.Icon.Question, "Restore the last workspace?",
                       f"dpgui did not close properly last time. Restore the workspace from {when}?", parent=parent)
     text.plain_text(box)  # the file and column names are shown literally
-    releases = len(project.releases) + len(project.hierarchy_releases)
+    releases = len(project.releases) + sum(len(part.releases) for part in project.sections.values())
     what = f"Data file: {project.name}" + (f", column '{project.column}'" if project.column else "")
     if releases:
         what += f"; {releases} release{'s' if releases != 1 else ''} made then"

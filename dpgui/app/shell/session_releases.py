@@ -210,11 +210,9 @@ class SessionController(QObject):
         before = len(self.releases.releases)
         for record in project.releases:
             self.releases.add(SessionRelease(StatisticKind.CDF, record, dataset, record.column or "value", spec, False))
-        for hierarchy in project.hierarchy_releases:
-            self.releases.add(SessionRelease(StatisticKind.HIERARCHY, hierarchy, hierarchy.dataset,
-                                             " → ".join(hierarchy.level_names), spec, False))
-        for counts in project.counts_releases:
-            self.releases.add(SessionRelease(StatisticKind.COUNTS, counts, counts.dataset, counts.column, spec, False))
+        for kind, part in project.sections.items():
+            for kept in part.releases:
+                self.releases.add(SessionRelease(kind, kept, kept.dataset, kept.subject, spec, False))
         return len(self.releases.releases) - before
 
     # ------------------------------------------------------------------ what is on screen

@@ -14,14 +14,16 @@ the plan's order and the public facts of :class:`~dpgui.report.counts.bundle.Cou
 confidential count. A restored release is not marked secure: only the budget ledger's record can say it
 may be signed (:func:`dpgui.report.counts.publish.authenticate_counts_release`).
 
-:func:`read_counts_section` reads the two keys; any problem in them is one :class:`DataError`, which
-:func:`dpgui.report.project_file.project_from_json` turns into a message while the rest still opens.
+:data:`COUNTS_SECTION` (a :class:`~dpgui.report.project_sections.SectionCodec`) reads and writes the two keys;
+any problem in them is one :class:`DataError`, which :func:`dpgui.report.project_file.project_from_json` turns
+into a message while the rest still opens.
 O(categories); any thread.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -29,9 +31,10 @@ from typing import Any
 from dpgui.core.counts import CountsPlan, CountsRelease
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.counts.bundle import CountsReleaseInfo
-from dpgui.vocabulary import Neighbours, choices
+from dpgui.report.project_sections import ProjectSection
+from dpgui.vocabulary import Neighbours, StatisticKind, choices
 
-__all__ = ["CountsSettings", "ProjectCountsRelease", "counts_section_json", "read_counts_section"]
+__all__ = ["COUNTS_SECTION", "CountsSettings", "ProjectCountsRelease"]
 
 _MAX_COUNT = 2**62
 _DAMAGED = "the file is damaged or was edited by hand; open another project or save it again"
@@ -95,14 +98,6 @@ class ProjectCountsRelease:
     def to_json(self) -> dict[str, Any]:
         return {"release_id": self.release_id, "created_utc": self.created_utc, "dataset": self.dataset,
                 "column": self.column, "plan": self.plan, "counts": list(self.counts), "source": self.source}
-
-
-def counts_section_json(settings: CountsSettings | None, releases: tuple[ProjectCountsRelease, ...]) -> dict[str, Any]:
-    """The two keys of the module doc; none when there is nothing to keep (the file stays as before)."""
-    if settings is None and not releases:
-        return {}
-    return {"counts": None if settings is None else settings.to_json(),
-            "counts_releases": [r.to_json() for r in releases]}
 
 
 # --------------------------------------------------------------------------------------------- reading
@@ -170,13 +165,36 @@ def _release(data: Any, where: str) -> ProjectCountsRelease:
                                 _text(data, where, "column"), plan, tuple(counts), source)  # type: ignore[arg-type]
 
 
-def read_counts_section(data: dict[str, Any], source: str
-                        ) -> tuple[CountsSettings | None, tuple[ProjectCountsRelease, ...]]:
-    """The counts choices and releases of a project's JSON object (both absent: none). Any problem is a
-    :class:`DataError` naming the field. O(categories of the releases)."""
-    raw = data.get("counts")
-    settings = None if raw is None else _settings(raw, f"{source}, counts choices")
-    raw_releases = data.get("counts_releases", [])
-    if not isinstance(raw_releases, list):
-        raise _fail(source, "counts_releases", "a list of releases")
-    return settings, tuple(_release(item, f"{source}, counts release {i + 1}") for i, item in enumerate(raw_releases))
+class _CountsSection:
+    """The counts' part of a project (:class:`~dpgui.report.project_sections.SectionCodec`): the two keys of the
+    module doc, written only when there is something to keep (a file without them stays as it was)."""
+
+    kind = StatisticKind.COUNTS
+
+    def read(self, data: dict[str, Any], source: str) -> ProjectSection:
+        """The counts choices and releases of a project's JSON object (both absent: none). Any problem is a
+        :class:`DataError` naming the field. O(categories of the releases)."""
+        raw = data.get("counts")
+        settings = None if raw is None else _settings(raw, f"{source}, counts choices")
+        raw_releases = data.get("counts_releases", [])
+        if not isinstance(raw_releases, list):
+            raise _fail(source, "counts_releases", "a list of releases")
+        return ProjectSection(settings, tuple(_release(item, f"{source}, counts release {i + 1}")
+                                              for i, item in enumerate(raw_releases)))
+
+    def to_json(self, section: ProjectSection, compact: Callable[[list[Any]], Any]) -> dict[str, Any]:
+        """The two keys of the module doc; none when there is nothing to keep. The counts are one list each
+        (``compact`` is not needed)."""
+        settings: CountsSettings | None = section.settings
+        if settings is None and not section.releases:
+            return {}
+        return {"counts": None if settings is None else settings.to_json(),
+                "counts_releases": [r.to_json() for r in section.releases]}
+
+    def left_out(self, problem: str) -> str:
+        return (f"The counts part of the project was left out: {problem}. The rest of the project was opened "
+                "(counts releases of this file are still in the budget ledger).")
+
+
+#: the counts' part of a project file (one line of :data:`dpgui.report.project_file.SECTION_CODECS`)
+COUNTS_SECTION = _CountsSection()

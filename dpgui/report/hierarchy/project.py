@@ -1,10 +1,10 @@
-"""The "Counts over a hierarchy" part of a project file (``.dpgui``): the mode, the officer's hierarchy
-choices and every hierarchy release of the workspace, as public values only.
+"""The "Counts over a hierarchy" part of a project file (``.dpgui``): the officer's hierarchy choices and
+every hierarchy release of the workspace, as public values only.
 
-Three keys of the project's JSON object (:func:`dpgui.report.migrations.upgrade_project` gives files
-written before them the CDF mode, no hierarchy choices and no hierarchy release)::
+Two keys of the project's JSON object, written after its ``mode``
+(:func:`dpgui.report.migrations.upgrade_project` gives files written before them no hierarchy choices and
+no hierarchy release)::
 
-    "mode": "cdf" | "hierarchy" | "counts",
     "hierarchy": null | {"levels": ["tz", "airport"], "prior_path": "/abs/prior.csv" | null,
                          "counts_from_data": false, "epsilon": 1.0, "delta": 0.0, "neighbours": "change",
                          "records_per_person": 1, "noise": "auto", "allocation": "uniform",
@@ -27,9 +27,9 @@ confidential counts: not the data's leaf counts, not the opted-in counts the opt
 Like a CDF release, a restored hierarchy release is not marked secure: only the budget ledger's record
 can say it may be signed (:func:`dpgui.report.hierarchy.publish.authenticate_hierarchy_release`).
 
-:func:`read_hierarchy_section` reads the three keys; any problem in them is one :class:`DataError`,
-which :func:`dpgui.report.project_file.project_from_json` turns into a message while the rest of the
-project still opens.
+:data:`HIERARCHY_SECTION` (a :class:`~dpgui.report.project_sections.SectionCodec`) reads and writes the two
+keys; any problem in them is one :class:`DataError`, which :func:`dpgui.report.project_file.project_from_json`
+turns into a message while the rest of the project still opens.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,7 @@ import numpy as np
 
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.hierarchy.bundle import NODE_LIST_SOURCES, HierarchyReleaseInfo
+from dpgui.report.project_sections import ProjectSection
 from dpgui.vocabulary import (
     AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, SourceKind, StatisticKind, choices,
 )
@@ -51,10 +53,7 @@ from dpgui.vocabulary import (
 if TYPE_CHECKING:
     from dpgui.core.hierarchy import HierarchyRelease
 
-__all__ = [
-    "HierarchySettings", "ProjectHierarchyRelease", "hierarchy_section_json", "read_hierarchy_section",
-    "check_source_record",
-]
+__all__ = ["HIERARCHY_SECTION", "HierarchySettings", "ProjectHierarchyRelease", "check_source_record"]
 
 _MAX_COUNT = 2**62
 _DAMAGED = "the file is damaged or was edited by hand; open another project or save it again"
@@ -180,13 +179,6 @@ class ProjectHierarchyRelease:
             "interval_method": self.interval_method,
             **({} if self.source is None else {"source": self.source}),
         }
-
-
-def hierarchy_section_json(mode: StatisticKind, settings: HierarchySettings | None,
-                           releases: tuple[ProjectHierarchyRelease, ...], compact: Any) -> dict[str, Any]:
-    """The three keys of the module doc (``compact`` as in :meth:`ProjectHierarchyRelease.to_json`)."""
-    return {"mode": str(mode), "hierarchy": None if settings is None else settings.to_json(),
-            "hierarchy_releases": [r.to_json(compact) for r in releases]}
 
 
 # --------------------------------------------------------------------------------------------- reading
@@ -351,18 +343,34 @@ def _source(data: dict[str, Any], where: str) -> dict[str, Any] | None:
     return None if value is None else dict(value)
 
 
-def read_hierarchy_section(data: dict[str, Any], source: str
-                           ) -> tuple[StatisticKind, HierarchySettings | None, tuple[ProjectHierarchyRelease, ...]]:
-    """The mode, the hierarchy choices and releases of a project's JSON object (upgraded to today's shape by
-    :func:`dpgui.report.migrations.upgrade_project`). Any problem is a :class:`DataError` naming the field.
-    O(#nodes of the releases)."""
-    mode = _get(data, source, "mode")
-    if mode not in choices(*StatisticKind):
-        raise _fail(source, "mode", " or ".join(repr(m) for m in choices(*StatisticKind)))
-    raw = _get(data, source, "hierarchy")
-    settings = None if raw is None else _settings(raw, f"{source}, hierarchy choices")
-    raw_releases = _get(data, source, "hierarchy_releases")
-    if not isinstance(raw_releases, list):
-        raise _fail(source, "hierarchy_releases", "a list of releases")
-    releases = tuple(_release(item, f"{source}, hierarchy release {i + 1}") for i, item in enumerate(raw_releases))
-    return StatisticKind(mode), settings, releases
+class _HierarchySection:
+    """The hierarchy's part of a project (:class:`~dpgui.report.project_sections.SectionCodec`): the two keys of
+    the module doc, always written (null and [] when there is nothing to keep)."""
+
+    kind = StatisticKind.HIERARCHY
+
+    def read(self, data: dict[str, Any], source: str) -> ProjectSection:
+        """The hierarchy choices and releases of a project's JSON object (upgraded to today's shape by
+        :func:`dpgui.report.migrations.upgrade_project`). Any problem is a :class:`DataError` naming the field.
+        O(#nodes of the releases)."""
+        raw = _get(data, source, "hierarchy")
+        settings = None if raw is None else _settings(raw, f"{source}, hierarchy choices")
+        raw_releases = _get(data, source, "hierarchy_releases")
+        if not isinstance(raw_releases, list):
+            raise _fail(source, "hierarchy_releases", "a list of releases")
+        releases = tuple(_release(item, f"{source}, hierarchy release {i + 1}") for i, item in enumerate(raw_releases))
+        return ProjectSection(settings, releases)
+
+    def to_json(self, section: ProjectSection, compact: Callable[[list[Any]], Any]) -> dict[str, Any]:
+        """The two keys of the module doc (``compact`` as in :meth:`ProjectHierarchyRelease.to_json`)."""
+        settings: HierarchySettings | None = section.settings
+        return {"hierarchy": None if settings is None else settings.to_json(),
+                "hierarchy_releases": [r.to_json(compact) for r in section.releases]}
+
+    def left_out(self, problem: str) -> str:
+        return (f"The hierarchy part of the project was left out: {problem}. The rest of the project was opened; "
+                "choose the hierarchy's levels again (hierarchy releases of this file are still in the budget ledger).")
+
+
+#: the hierarchy's part of a project file (one line of :data:`dpgui.report.project_file.SECTION_CODECS`)
+HIERARCHY_SECTION = _HierarchySection()

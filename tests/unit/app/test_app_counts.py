@@ -168,7 +168,7 @@ def test_a_counts_release_stays_in_the_session_list_and_shows_again(qtbot, tmp_p
     assert "Counts of state" in box.text()
     box.open_button.click()
     qtbot.waitUntil(lambda: window.table is not None and window.table.path == other, timeout=TIMEOUT)
-    assert page.outcome is None and page.releases == () and window.project.capture().counts_releases == ()
+    assert page.outcome is None and page.releases == () and window.project.capture().section(StatisticKind.COUNTS).releases == ()
     window.choose_mode(StatisticKind.CDF)
     assert window.session.reopen(release_id)
     assert window.mode is page and page.outcome is not None and page.outcome.release_id == release_id

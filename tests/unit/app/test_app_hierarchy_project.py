@@ -21,12 +21,19 @@ from dpgui.core.noise import SecureRandom
 from dpgui.report.bundle import verify_bundle
 from dpgui.report.keystore import create_key, load_public_key
 from dpgui.report.ledger import Ledger
-from dpgui.report.project_file import load_project
+from dpgui.report.project_file import Project, load_project
+from dpgui.report.project_sections import ProjectSection
+from dpgui.vocabulary import StatisticKind
 
 from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait
 
 LEVELS = ("region", "district", "school")
 PASSPHRASE = "hierarchy restore passphrase"
+
+
+def _part(project: Project) -> ProjectSection:
+    """The project's hierarchy part."""
+    return project.section(StatisticKind.HIERARCHY)
 
 
 @pytest.fixture
@@ -105,10 +112,12 @@ def test_a_hierarchy_release_survives_a_crash_and_still_exports_as_a_signed_bund
 
     # the autosave is written at once after the release (the 2 s timer was set to a minute)
     autosave = autosave_folder() / "workspace.dpgui"
-    qtbot.waitUntil(lambda: autosave.exists() and len(load_project(autosave).hierarchy_releases) == 1, timeout=5_000)
+    qtbot.waitUntil(lambda: autosave.exists() and len(_part(load_project(autosave)).releases) == 1,
+                    timeout=5_000)
     saved = load_project(autosave)
-    assert saved.mode == "hierarchy" and saved.hierarchy is not None and saved.hierarchy.levels == LEVELS
-    assert saved.hierarchy_releases[0].release_id == outcome.release_id
+    settings = _part(saved).settings
+    assert saved.mode == "hierarchy" and settings is not None and settings.levels == LEVELS
+    assert _part(saved).releases[0].release_id == outcome.release_id
     text = autosave.read_text()
     assert json.dumps(true_leaf_counts(), separators=(",", ":")) not in text  # never the confidential counts
 
@@ -151,7 +160,7 @@ def test_a_hierarchy_release_survives_a_crash_and_still_exports_as_a_signed_bund
     assert restored_page.release_step.result_view.model is not None
     assert restored_page.tree_view.icicle.release is restored.release  # the same tree was read again: drawn on it
     assert second.export_bundle_action.isEnabled() and restored_page.release_step.export_button.isEnabled()
-    assert len(second.project.capture().hierarchy_releases) == 1  # kept in the next autosaves
+    assert len(_part(second.project.capture()).releases) == 1  # kept in the next autosaves
     assert spends() == spent  # restoring spent nothing
 
     # it exports as a signed bundle that verifies, with the released counts
@@ -197,7 +206,7 @@ def test_save_and_open_a_hierarchy_project_in_a_fresh_window(qtbot, schools_csv,
     assert second.isWindowModified()
     assert second.project.save()
     again = load_project(target)
-    assert again.hierarchy.epsilon == 0.9 and len(again.hierarchy_releases) == 1
+    assert _part(again).settings.epsilon == 0.9 and len(_part(again).releases) == 1
     # switching the mode is a change too
     second.set_mode(False)
     assert second.isWindowModified() and second.project.capture().mode == "cdf"
@@ -252,7 +261,7 @@ def test_a_damaged_hierarchy_part_is_a_message_and_the_rest_opens(qtbot, schools
 
 
 def test_an_older_project_replaces_the_hierarchy_workspace(qtbot, schools_csv, tmp_path):
-    from dpgui.report.project_file import Project, project_to_json
+    from dpgui.report.project_file import project_to_json
     from dpgui.workspace.hierarchy_planning import HierarchyChoice
 
     old = tmp_path / "old.dpgui"
@@ -268,4 +277,4 @@ def test_an_older_project_replaces_the_hierarchy_workspace(qtbot, schools_csv, t
     assert page.state_ws.state.choice == HierarchyChoice() and page.chosen_levels() == ()
     assert page.state_ws.state.releases == () and page.state_ws.state.outcome is None
     current = window.project.capture()  # (the CDF step re-plans this hand-made half-way project: not compared)
-    assert (current.mode, current.hierarchy, current.hierarchy_releases) == ("cdf", None, ())
+    assert (current.mode, _part(current).settings, _part(current).releases) == ("cdf", None, ())

@@ -420,3 +420,20 @@ def test_what_is_worth_a_question(qtbot, people_csv):
     assert window.close()
     assert window.project.close_box is None
     assert not (autosave_folder() / "session.lock").exists()
+
+
+def test_the_restore_question_counts_the_releases_of_every_statistic(qtbot):
+    """The releases of every part of the project are counted (before, the counts of one column's were not)."""
+    from dpgui.app.main import create_application
+    from dpgui.app.shell.project_questions import restore_prompt
+    from dpgui.report.project_sections import ProjectSection
+    from dpgui.vocabulary import StatisticKind
+
+    create_application()
+    kept = (object(), object())  # the question reads only how many there are
+    project = Project(data_path="/data/people.csv", column="age",
+                      sections={StatisticKind.HIERARCHY: ProjectSection(None, kept[:1]),
+                                StatisticKind.COUNTS: ProjectSection(None, kept)})
+    box = restore_prompt(None, project, "yesterday")
+    assert "3 releases made then" in box.informativeText()
+    box.deleteLater()

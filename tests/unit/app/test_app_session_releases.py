@@ -18,6 +18,7 @@ from dpgui.core.noise import SecureRandom
 from dpgui.data.hierarchy import hierarchy_sample_path
 from dpgui.data.source_spec import SourceSpec
 from dpgui.report.project_file import Project, load_project, save_project
+from dpgui.vocabulary import StatisticKind
 
 from gui_helpers import TIMEOUT, hierarchy_sample_released, make_window, open_and_wait, release_and_wait, set_column
 
@@ -175,7 +176,7 @@ def test_a_hierarchy_release_stays_listed_and_shows_again(qtbot, files):
     leave_box(window).open_button.click()
     qtbot.waitUntil(lambda: window.table.path == files["people"], timeout=TIMEOUT)
     assert page.state_ws.state.outcome is None and page.state_ws.state.releases == ()
-    assert window.project.capture().hierarchy_releases == ()
+    assert window.project.capture().section(StatisticKind.HIERARCHY).releases == ()
     window.set_mode(False)
     assert window.session.reopen(release_id)
     assert window.in_hierarchy_mode() and page.state_ws.state.outcome.release_id == release_id

@@ -18,6 +18,7 @@ from dpgui.report.bundle import SOURCE_SCHEMA_VERSION
 from dpgui.report.keystore import create_key
 from dpgui.report.ledger import Ledger
 from dpgui.report.project_file import load_project
+from dpgui.vocabulary import StatisticKind
 
 from gui_helpers import TIMEOUT, error_text, make_window, open_and_wait, release_and_wait, set_column
 from gui_helpers import connect, sqlite_url
@@ -191,7 +192,7 @@ def test_a_hierarchy_release_from_sqlite_counts_in_the_database_and_exports(qtbo
     project_path = tmp_path / "h.dpgui"
     assert window.project.save_to(project_path)
     window.project.autosave_timer.stop()
-    saved = load_project(project_path).hierarchy_releases[-1]
+    saved = load_project(project_path).section(StatisticKind.HIERARCHY).releases[-1]
     assert saved.source == loaded.source_record
     from dpgui.workspace.hierarchy_project import restored_outcome
 

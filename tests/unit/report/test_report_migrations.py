@@ -35,6 +35,7 @@ from dpgui.report.project_file import ProjectRelease, load_project, project_from
 from dpgui.report.cdf.publish import check_missing_rule
 from dpgui.report.cdf.release_files import read_release
 from dpgui.report.signing import PublicKey, generate_key
+from dpgui.report.project_sections import ProjectSection
 from dpgui.vocabulary import StatisticKind
 
 GOLDEN = Path(__file__).with_name("golden")
@@ -176,7 +177,7 @@ def test_the_first_project_format_is_upgraded():
     assert '"secure"' in text and '"locked_levels"' not in text and '"delta"' not in text
     project = project_from_json(text)
     assert project.locked_levels == () and project.delta == 0.0 and project.noise == "auto"
-    assert project.mode is StatisticKind.CDF and project.hierarchy is None and project.hierarchy_releases == ()
+    assert project.mode is StatisticKind.CDF and project.section(StatisticKind.HIERARCHY) == ProjectSection()
     assert project.missing == "drop" and project.releases[0].missing == "drop"
     # its plan was made under change before missing values had a leaf of their own: no new release with it
     with pytest.raises(ParameterError, match="make the plan again"):
@@ -191,10 +192,10 @@ def test_the_project_of_2026_11_25_keeps_its_hierarchy_and_choices():
     assert project.mode is StatisticKind.HIERARCHY and project.locked_levels == (2,) and project.delta == 1e-7
     assert project.noise == "gaussian" and project.releases[0].source == {
         "kind": "file", "location": "/data/ages.csv", "format": "csv", "engine": "this computer"}
-    settings = project.hierarchy
+    settings = project.section(StatisticKind.HIERARCHY).settings
     assert settings is not None and settings.levels == ("region", "district") and settings.consistency == "topdown"
     assert settings.categories_public is False and settings.records_estimate is None
-    (restored,) = project.hierarchy_releases
+    (restored,) = project.section(StatisticKind.HIERARCHY).releases
     hierarchy_release, info = restored.to_release()
     assert [level.tolist() for level in hierarchy_release.counts] == [list(c) for c in restored.counts]
     assert hierarchy_release.counts[0][0] == sum(hierarchy_release.counts[1]) == sum(hierarchy_release.counts[2])

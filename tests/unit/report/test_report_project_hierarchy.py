@@ -22,6 +22,8 @@ from dpgui.report.hierarchy.publish import authenticate_hierarchy_release, spend
 from dpgui.report.ledger import Ledger
 from dpgui.report.project_file import Project, ProjectRelease, load_project, project_from_json, project_to_json, save_project
 from dpgui.report.hierarchy.project import HierarchySettings, ProjectHierarchyRelease
+from dpgui.report.project_sections import ProjectSection
+from dpgui.vocabulary import StatisticKind
 
 LEVELS = ("region", "district", "school")
 
@@ -67,11 +69,16 @@ SETTINGS = HierarchySettings(levels=LEVELS, prior_path="", counts_from_data=True
                              records_estimate=12_000)
 
 
+def _part(project: Project) -> ProjectSection:
+    """The project's hierarchy part."""
+    return project.section(StatisticKind.HIERARCHY)
+
+
 def _project(tmp_path, records: tuple[ProjectHierarchyRelease, ...]) -> Project:
     data = tmp_path / "schools.csv"
     data.write_text("region,district,school\nR0,R0/D0,R0/D0/S0\n")
-    return Project(data_path=str(data), dataset="schools", releases=(_cdf_record(),), mode="hierarchy",
-                   hierarchy=SETTINGS, hierarchy_releases=records)
+    return Project(data_path=str(data), dataset="schools", releases=(_cdf_record(),), mode=StatisticKind.HIERARCHY,
+                   sections={StatisticKind.HIERARCHY: ProjectSection(SETTINGS, records)})
 
 
 @pytest.mark.parametrize("noise,neighbours,consistency", [("laplace", "change", "topdown"),
@@ -84,11 +91,11 @@ def test_round_trip_gives_the_same_values_and_the_ledger_still_confirms_it(tmp_p
     project = _project(tmp_path, (record,))
     saved = save_project(project, tmp_path / "work.dpgui")
     loaded = load_project(tmp_path / "work.dpgui")
-    assert loaded == project == saved and loaded.hierarchy_problem == ""
-    assert loaded.mode == "hierarchy" and loaded.hierarchy == SETTINGS
+    assert loaded == project == saved and loaded.section(StatisticKind.HIERARCHY).problem == ""
+    assert loaded.mode == "hierarchy" and loaded.section(StatisticKind.HIERARCHY).settings == SETTINGS
     assert loaded.releases == project.releases  # the CDF release is kept alongside
 
-    again, again_info = loaded.hierarchy_releases[0].to_release()
+    again, again_info = loaded.section(StatisticKind.HIERARCHY).releases[0].to_release()
     assert again.plan == result.plan and again.plan.to_json() == result.plan.to_json()
     assert again.hierarchy.level_names == result.hierarchy.level_names
     assert again.hierarchy.labels == result.hierarchy.labels
@@ -109,19 +116,19 @@ def test_a_counts_edited_in_the_file_is_refused_by_the_ledger_not_by_the_file(tm
     project = _project(tmp_path, (ProjectHierarchyRelease.from_release(result, info),))
     document = json.loads(project_to_json(project))
     document["hierarchy_releases"][0]["counts"][3][0] += 1  # still a valid file
-    edited = project_from_json(json.dumps(document)).hierarchy_releases[0]
+    edited = project_from_json(json.dumps(document)).section(StatisticKind.HIERARCHY).releases[0]
     with Ledger() as ledger, pytest.raises(DataError, match=r"released counts of release .* differ"):
         authenticate_hierarchy_release(ledger, *edited.to_release())
     document = json.loads(project_to_json(project))
     document["hierarchy_releases"][0]["labels"][2][0] = "R0/D0/S9"  # another node list
-    edited = project_from_json(json.dumps(document)).hierarchy_releases[0]
+    edited = project_from_json(json.dumps(document)).section(StatisticKind.HIERARCHY).releases[0]
     with Ledger() as ledger, pytest.raises(DataError, match="node_list_sha256"):
         authenticate_hierarchy_release(ledger, *edited.to_release())
     # seeded (test) noise round-trips too, and stays unsignable
     seeded = ProjectHierarchyRelease.from_release(*_ledgered(source=SeededRandom(4)))
     with Ledger() as ledger, pytest.raises(DataError, match="test noise"):
         authenticate_hierarchy_release(ledger, *project_from_json(project_to_json(
-            _project(tmp_path, (seeded,)))).hierarchy_releases[0].to_release())
+            _project(tmp_path, (seeded,)))).section(StatisticKind.HIERARCHY).releases[0].to_release())
 
 
 def _numbers(value, out: list) -> list:
@@ -171,21 +178,35 @@ def test_old_files_open_in_the_cdf_mode(tmp_path):
     for key in ("mode", "hierarchy", "hierarchy_releases"):
         del document[key]
     loaded = project_from_json(json.dumps(document))
-    assert loaded.mode == "cdf" and loaded.hierarchy is None and loaded.hierarchy_releases == ()
-    assert loaded.hierarchy_problem == "" and loaded.releases == project.releases
+    assert loaded.mode == "cdf" and _part(loaded).settings is None and _part(loaded).releases == ()
+    assert _part(loaded).problem == "" and loaded.releases == project.releases
     # choices saved before the "categories are public" declaration existed: not declared
     older = json.loads(project_to_json(project))
     del older["hierarchy"]["categories_public"]
-    assert project_from_json(json.dumps(older)).hierarchy == replace(SETTINGS, categories_public=False)
+    assert _part(project_from_json(json.dumps(older))).settings == replace(SETTINGS, categories_public=False)
     # choices saved before a typed estimate of N existed: none typed; a bad one is refused with the fix
     del older["hierarchy"]["records_estimate"]
-    assert project_from_json(json.dumps(older)).hierarchy == replace(SETTINGS, categories_public=False,
-                                                                     records_estimate=None)
+    assert _part(project_from_json(json.dumps(older))).settings == replace(SETTINGS, categories_public=False,
+                                                                           records_estimate=None)
     older["hierarchy"]["records_estimate"] = -3
-    assert project_from_json(json.dumps(older)).hierarchy_problem
+    assert _part(project_from_json(json.dumps(older))).problem
     # a project without hierarchy choices writes them as null and reads them back the same
     plain = replace(loaded)
     assert project_from_json(project_to_json(plain)) == plain
+
+
+def test_a_damaged_mode_is_a_message_and_the_rest_opens(tmp_path):
+    """A mode that is not a statistic's: the project opens in the CDF mode, saying so; nothing else is lost
+    (the hierarchy part too is kept: the mode is read apart from it)."""
+    result, info = _ledgered(source=SeededRandom(1))
+    project = _project(tmp_path, (ProjectHierarchyRelease.from_release(result, info),))
+    loaded = _damaged(json.loads(project_to_json(project)), lambda d: d.__setitem__("mode", "tree"))
+    message = loaded.mode_problem
+    assert "'mode' must be 'cdf' or 'hierarchy'" in message and "'work.dpgui'" in message, message
+    assert "\n" not in message and "mode was left out" in message
+    assert loaded.mode == "cdf" and _part(loaded) == _part(project) and _part(loaded).problem == ""
+    assert loaded.releases == project.releases and loaded.dataset == "schools"
+    assert loaded.data_path == project.data_path
 
 
 def _damaged(document: dict, edit) -> Project:
@@ -201,17 +222,16 @@ def _damaged(document: dict, edit) -> Project:
     (lambda d: d["hierarchy_releases"][0].__setitem__("node_list_source", "a guess"), "'node_list_source' must be"),
     (lambda d: d["hierarchy"].__setitem__("noise", "uniform"), "hierarchy choices: 'noise' must be"),
     (lambda d: d["hierarchy"].__setitem__("levels", "region"), "'levels' must be a list"),
-    (lambda d: d.__setitem__("mode", "tree"), "'mode' must be 'cdf' or 'hierarchy'"),
     (lambda d: d.__setitem__("hierarchy_releases", {}), "'hierarchy_releases' must be a list"),
 ])
 def test_a_damaged_hierarchy_part_is_a_message_and_the_rest_opens(tmp_path, edit, words):
     result, info = _ledgered(source=SeededRandom(1))
     project = _project(tmp_path, (ProjectHierarchyRelease.from_release(result, info),))
     loaded = _damaged(json.loads(project_to_json(project)), edit)
-    message = loaded.hierarchy_problem
+    message = _part(loaded).problem
     assert words in message and "'work.dpgui'" in message and "\n" not in message, message
     assert "hierarchy part of the project was left out" in message
-    assert loaded.mode == "cdf" and loaded.hierarchy is None and loaded.hierarchy_releases == ()
+    assert loaded.mode == "cdf" and _part(loaded).settings is None and _part(loaded).releases == ()
     # nothing else is lost
     assert loaded.releases == project.releases and loaded.dataset == "schools"
     assert loaded.data_path == project.data_path

@@ -38,6 +38,8 @@ from dpgui.report.keystore import create_key, load_secret_key
 from dpgui.report.ledger import Ledger
 from dpgui.report.project_file import Project, ProjectRelease, project_from_json, project_to_json
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
+from dpgui.report.project_sections import ProjectSection
+from dpgui.vocabulary import StatisticKind
 from dpgui.report.cdf.publish import authenticate_release, sign_release, spend_and_release
 
 PASSPHRASE = "signed fields passphrase"
@@ -204,15 +206,16 @@ def _hierarchy_release(notes: tuple[str, ...] = (NOTE,), source: dict[str, Any] 
 
 def _hierarchy_document(result, info) -> dict[str, Any]:
     record = ProjectHierarchyRelease.from_release(result, info)
-    project = Project("/data/schools.csv", None, mode="hierarchy", hierarchy_releases=(record,))
+    project = Project("/data/schools.csv", None, mode=StatisticKind.HIERARCHY,
+                      sections={StatisticKind.HIERARCHY: ProjectSection(None, (record,))})
     return json.loads(project_to_json(project))
 
 
 def _restored_hierarchy(document: dict[str, Any]):
-    project = project_from_json(json.dumps(document))
-    if project.hierarchy_problem or not project.hierarchy_releases:
-        raise DataError(project.hierarchy_problem or "no hierarchy release", "the damaged part is left out")
-    return project.hierarchy_releases[-1].to_release()
+    part = project_from_json(json.dumps(document)).section(StatisticKind.HIERARCHY)
+    if part.problem or not part.releases:
+        raise DataError(part.problem or "no hierarchy release", "the damaged part is left out")
+    return part.releases[-1].to_release()
 
 
 def _sign_hierarchy(document: dict[str, Any], folder: Path, secret) -> dict[str, bytes]:
@@ -415,10 +418,10 @@ def _sign_hierarchy_as_the_window(document: dict[str, Any], folder: Path, secret
     from dpgui.report.hierarchy.bundle import errors_json
     from dpgui.workspace.hierarchy_project import restored_outcome
 
-    project = project_from_json(json.dumps(document))
-    if project.hierarchy_problem or not project.hierarchy_releases:
-        raise DataError(project.hierarchy_problem or "no hierarchy release", "the damaged part is left out")
-    outcome = restored_outcome(project.hierarchy_releases[-1])
+    part = project_from_json(json.dumps(document)).section(StatisticKind.HIERARCHY)
+    if part.problem or not part.releases:
+        raise DataError(part.problem or "no hierarchy release", "the damaged part is left out")
+    outcome = restored_outcome(part.releases[-1])
     if not outcome.secure:
         raise DataError(outcome.problem, "the window shows the reason and exports nothing")
     folder.mkdir()

@@ -21,11 +21,10 @@ from dpgui.data.source import DataSource, open_source
 from dpgui.data.source_spec import SourceSpec, parse_source
 from dpgui.errors import DataError, ParameterError
 from dpgui.pdf.counts import render_counts_pdf
-from dpgui.report.counts.project import (
-    CountsSettings, ProjectCountsRelease, counts_section_json, read_counts_section,
-)
+from dpgui.report.counts.project import COUNTS_SECTION, CountsSettings, ProjectCountsRelease
 from dpgui.report.keystore import create_key, load_public_key, load_secret_key
 from dpgui.report.ledger import Ledger
+from dpgui.report.project_sections import ProjectSection
 from dpgui.vocabulary import Neighbours
 from dpgui.workspace.counts import counts_plan, parse_categories, release_counts_through
 from dpgui.workspace.flow import ReleaseFlow
@@ -190,15 +189,17 @@ def test_the_project_section_reads_back_what_it_wrote(tmp_path: Path) -> None:
                              {"kind": "file", "format": "csv", "engine": "local"})
     record = ProjectCountsRelease.from_release(release, info)
     settings = CountsSettings("state", ("OR", "WA"), "/lists/states.txt", 0.5, Neighbours.ADDREMOVE, 2)
-    document = json.loads(json.dumps(counts_section_json(settings, (record,))))
-    assert read_counts_section(document, "p") == (settings, (record,))
+    document = json.loads(json.dumps(COUNTS_SECTION.to_json(ProjectSection(settings, (record,)), list)))
+    part = COUNTS_SECTION.read(document, "p")
+    assert (part.settings, part.releases) == (settings, (record,))
     restored, restored_info = COUNTS.from_record(record, "people")
     assert restored.counts.tolist() == [7, -1] and restored.plan == plan and not restored.secure
     assert restored_info.release_id == info.release_id and restored_info.created_utc == info.created_utc
-    assert read_counts_section({}, "p") == (None, ())  # a project without the section
+    empty = COUNTS_SECTION.read({}, "p")  # a project without the section
+    assert (empty.settings, empty.releases) == (None, ())
     document["counts_releases"][0]["counts"] = [7]
     with pytest.raises(DataError, match="counts"):
-        read_counts_section(document, "p")
+        COUNTS_SECTION.read(document, "p")
 
 
 def test_one_stated_category_is_a_release_whose_bundle_verifies(tmp_path: Path, monkeypatch) -> None:
