@@ -31,7 +31,6 @@ from dpgui.app.cdf.mode import TAB_DATA, CdfMode
 from dpgui.app.cdf.plan_page import PlanPage
 from dpgui.app.cdf.result_view import ResultView
 from dpgui.app.cdf.tree_view import BinTreeView
-from dpgui.app.counts.mode import CountsMode
 from dpgui.app.dialogs.database import DatabaseDialog, OpenedSource, SessionPasswords, open_and_look
 from dpgui.app.dialogs.dataset import NewDatasetDialog
 from dpgui.app.dialogs.export import (
@@ -158,7 +157,6 @@ class MainWindow(QMainWindow):
                                                                      for kind, entry in MODES.items()}
         self.cdf = cast(CdfMode, self.statistic_modes[StatisticKind.CDF])  # its steps' widgets are the window's
         self.hierarchy = cast(HierarchyMode, self.statistic_modes[StatisticKind.HIERARCHY])
-        self.counts = cast(CountsMode, self.statistic_modes[StatisticKind.COUNTS])
         self._build_work_area()
 
         self.progress = QProgressBar()
