@@ -16,6 +16,8 @@ calls it): :func:`dpgui.pdf.page.ensure_gui_application` starts an offscreen QGu
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 import numpy as np
@@ -44,7 +46,7 @@ from dpgui.report.cdf.bundle import ReleaseInfo, focus_json
 from dpgui.vocabulary import CdfConsistency, Neighbours, Noise
 from dpgui.workspace.words import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS
 
-__all__ = ["PAGE_COUNT", "render_release_pdf"]
+__all__ = ["PAGE_COUNT", "cdf_section", "render_release_pdf"]
 
 PAGE_COUNT = 3
 QUANTILE_PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
@@ -493,3 +495,10 @@ def render_release_pdf(release: Release, details: ReleaseInfo, key_id: str | Non
                 draw_html(c, writer, top, bottom, _page3_html(release, details, key_id))
 
     return write_pdf(PDF_TITLE, draw_pages)
+
+
+def cdf_section(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> bytes:
+    """The report as :data:`dpgui.pdf.sections.SECTIONS` draws it (its signature is :data:`~dpgui.pdf.sections.PdfSection`)."""
+    if extra is not None:  # a bug: a CDF's report has no section of its own besides the release
+        raise TypeError("a CDF report takes no extra section")
+    return render_release_pdf(release, info, key_id)

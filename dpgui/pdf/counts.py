@@ -6,6 +6,8 @@ headless; O(categories).
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtGui import QPdfWriter
 
 from dpgui.core.counts import CountsRelease
@@ -16,7 +18,7 @@ from dpgui.pdf.page import Canvas, draw_footer, draw_html, write_pdf
 from dpgui.report.counts.bundle import CountsReleaseInfo
 from dpgui.vocabulary import Neighbours
 
-__all__ = ["render_counts_pdf"]
+__all__ = ["counts_section", "render_counts_pdf"]
 
 PDF_TITLE = "Differentially private counts of one column"
 
@@ -50,3 +52,10 @@ def render_counts_pdf(release: CountsRelease, info: CountsReleaseInfo, key_id: s
         draw_html(c, writer, 0.0, bottom, source)
 
     return write_pdf(PDF_TITLE, draw_pages)
+
+
+def counts_section(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> bytes:
+    """The report as :data:`dpgui.pdf.sections.SECTIONS` draws it (its signature is :data:`~dpgui.pdf.sections.PdfSection`)."""
+    if extra is not None:  # a bug: a counts report has no section of its own besides the release
+        raise TypeError("a counts report takes no extra section")
+    return render_counts_pdf(release, info, key_id)

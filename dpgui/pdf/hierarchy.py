@@ -45,7 +45,7 @@ from dpgui.workspace.words import NEIGHBOURS_LABELS
 if TYPE_CHECKING:
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyRelease
 
-__all__ = ["TEXT_PAGES", "MAX_TABLE_ROWS", "render_hierarchy_pdf", "tree_order"]
+__all__ = ["TEXT_PAGES", "MAX_TABLE_ROWS", "hierarchy_section", "render_hierarchy_pdf", "tree_order"]
 
 TEXT_PAGES = 2  # pages 1–2; the table of every released count follows
 PDF_TITLE = "Differentially private counts over a hierarchy"
@@ -419,3 +419,10 @@ def render_hierarchy_pdf(release: HierarchyRelease, info: HierarchyReleaseInfo, 
             table.draw(page)
 
     return write_pdf(PDF_TITLE, draw_pages)
+
+
+def hierarchy_section(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> bytes:
+    """The report as :data:`dpgui.pdf.sections.SECTIONS` draws it (its signature is :data:`~dpgui.pdf.sections.PdfSection`)."""
+    if extra is None:  # a bug: the report states the plan's errors, as the manifest's projection does
+        raise TypeError("a hierarchy report needs the plan's stated errors (errors_json)")
+    return render_hierarchy_pdf(release, info, extra, key_id)

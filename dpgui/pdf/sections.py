@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dpgui.pdf.cdf import render_release_pdf
-from dpgui.pdf.counts import render_counts_pdf
-from dpgui.pdf.hierarchy import render_hierarchy_pdf
+from dpgui.pdf.cdf import cdf_section
+from dpgui.pdf.counts import counts_section
+from dpgui.pdf.hierarchy import hierarchy_section
 from dpgui.vocabulary import StatisticKind
 
 __all__ = ["SECTIONS", "PdfSection", "report_pdf"]
@@ -28,29 +28,11 @@ __all__ = ["SECTIONS", "PdfSection", "report_pdf"]
 PdfSection = Callable[[Any, Any, "str | None", "dict[str, Any] | None"], bytes]
 
 
-def _cdf(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> bytes:
-    if extra is not None:  # a bug: a CDF's report has no section of its own besides the release
-        raise TypeError("a CDF report takes no extra section")
-    return render_release_pdf(release, info, key_id)
-
-
-def _hierarchy(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> bytes:
-    if extra is None:  # a bug: the report states the plan's errors, as the manifest's projection does
-        raise TypeError("a hierarchy report needs the plan's stated errors (errors_json)")
-    return render_hierarchy_pdf(release, info, extra, key_id)
-
-
-def _counts(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> bytes:
-    if extra is not None:  # a bug: a counts report has no section of its own besides the release
-        raise TypeError("a counts report takes no extra section")
-    return render_counts_pdf(release, info, key_id)
-
-
 #: Every statistic's report, by its kind.
 SECTIONS: dict[StatisticKind, PdfSection] = {
-    StatisticKind.CDF: _cdf,
-    StatisticKind.HIERARCHY: _hierarchy,
-    StatisticKind.COUNTS: _counts,
+    StatisticKind.CDF: cdf_section,
+    StatisticKind.HIERARCHY: hierarchy_section,
+    StatisticKind.COUNTS: counts_section,
 }
 
 
