@@ -4,12 +4,14 @@ The contracts (run by `make lint` in CI, and here so that `make test` alone sees
 nothing of ours but errors; data and report import core; workspace never imports app; only dpgui.app
 and dpgui.pdf import Qt (PySide6, shiboken6, pyqtgraph), the PDF without widgets or the app; the CLI imports
 the app only to start the window, and reaches the budget ledger and the publishing modules only through
-dpgui.workspace. They read every import statement, also those inside functions.
+dpgui.workspace. They read every import statement, also those inside functions. A statistic (the counts of
+one column) is imported only from its own places and the registries, each naming it on one line.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -119,3 +121,60 @@ def test_dpgui_plan_starts_numpy_without_the_blas_thread_pool():
     assert threads("plan", OPENBLAS_NUM_THREADS="2") == "2"
     assert threads("release") == "None"
     assert threads() == "None"
+
+
+#: The counts of one column, which every layer holds in its own place: its folders and modules.
+COUNTS_PLACES = ("dpgui/core/counts", "dpgui/report/counts", "dpgui/workspace/statistics/counts.py",
+                 "dpgui/workspace/counts.py", "dpgui/pdf/counts.py", "dpgui/app/counts", "dpgui/cli/counts.py",
+                 "dpgui/selftest/counts.py")
+#: The registries, each naming every statistic on one line (and importing what that line names).
+REGISTRIES = ("dpgui/workspace/statistics/__init__.py", "dpgui/report/project_file.py", "dpgui/pdf/sections.py",
+              "dpgui/app/shell/mode_table.py", "dpgui/cli/commands.py", "dpgui/selftest/__init__.py")
+
+
+def _module_of(place: str) -> str:
+    return place.removesuffix(".py").replace("/", ".")
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, also inside functions (``from a import b`` gives ``a`` and ``a.b``)."""
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module is not None and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_a_statistic_is_its_own_places_and_one_line_per_registry():
+    """The counts of one column is imported only from its own places and from the registries, each of which
+    names it on one line (its ``StatisticKind.COUNTS`` entry): a statistic is added or taken out there alone."""
+    modules = tuple(_module_of(place) for place in COUNTS_PLACES)
+    importers: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "dpgui").rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.startswith(COUNTS_PLACES):
+            continue
+        hits = {m for m in _imports(path) if m in modules or m.startswith(tuple(f"{s}." for s in modules))}
+        if hits:
+            importers[relative] = hits
+    assert set(importers) == set(REGISTRIES), importers
+    for registry in REGISTRIES:
+        names = _names_from(ROOT / registry, modules)
+        lines = [line for line in (ROOT / registry).read_text(encoding="utf-8").splitlines()
+                 if any(re.search(rf"\b{name}\b", line) for name in names) and not line.startswith(("from ", "import "))]
+        assert len(lines) == 1, (registry, lines)  # its one entry
+
+
+def _names_from(path: Path, modules: tuple[str, ...]) -> set[str]:
+    """The names ``path`` imports from ``modules`` (``from dpgui.cli.counts import cmd_counts`` → cmd_counts)."""
+    import ast
+
+    return {alias.asname or alias.name for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.ImportFrom) and node.module is not None
+            and (node.module in modules or node.module.startswith(tuple(f"{m}." for m in modules)))
+            for alias in node.names}
