@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from dpgui.core.grouped_cdf.groups import GroupList
+from dpgui.core.grouped_cdf.groups import GroupList, OtherGroups
 from dpgui.core.noise_mechanisms import Sensitivity
 from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.planner import auto_plan
@@ -118,6 +118,12 @@ class GroupedPlan:
         (:meth:`Plan.to_json`; its ``levels`` start at 0, the noised group sizes)."""
         return {"groups": list(self.groups.labels), "other_groups": self.groups.other,
                 "released_groups": list(self.labels), "group_sizes": "noised", "tree": self.tree.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GroupedPlan:
+        """The plan :meth:`to_json` wrote (ParameterError if its groups or tree do not check)."""
+        groups = GroupList(tuple(data["groups"]), OtherGroups(str(data["other_groups"])))
+        return cls(groups, Plan.from_json(data["tree"], GroupTreePrivacy))
 
 
 def plan_grouped(groups: GroupList, bins: int, privacy: PrivacySpec, **options: Any) -> GroupedPlan:

@@ -5,6 +5,7 @@ simulation, the spread of each group's released cumulative counts is the plan's 
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -127,3 +128,14 @@ def test_the_planned_shared_tree_noises_the_roots_and_depends_on_public_paramete
     assert one.to_json()["released_groups"] == ["a"] and many.to_json()["released_groups"][-1] == OTHER_LABEL
     with pytest.raises(DpguiError, match="groups"):
         release_grouped(COUNTS, one, SeededRandom(1), 0.0, 1.0)
+
+
+@pytest.mark.parametrize("noise", [Noise.LAPLACE, Noise.GAUSSIAN])
+def test_a_grouped_plan_is_read_back_as_written_with_its_roots_noised(noise):
+    privacy = PrivacySpec(0.8, Neighbours.CHANGE, 3, 1e-9, impute=None)
+    plan = plan_grouped(GroupList(("b", "a"), OtherGroups.OTHER), BINS, privacy, noise=noise)
+    again = GroupedPlan.from_json(json.loads(json.dumps(plan.to_json())))
+    assert again == plan and again.tree.scales == plan.tree.scales
+    assert isinstance(again.tree.privacy, GroupTreePrivacy) and again.labels == ("b", "a", OTHER_LABEL)
+    assert again.ledger_charge() == plan.ledger_charge()
+    assert Plan.from_json(plan.tree.to_json(), GroupTreePrivacy) == plan.tree
