@@ -143,3 +143,13 @@ def test_a_table_without_rows_is_refused(tmp_path):
     paths = _write(pd.DataFrame({"g": pd.Series([], dtype=object), "x": pd.Series([], dtype=float)}), tmp_path)
     with _open("parquet", paths) as source, pytest.raises(DataError, match="no data rows"):
         group_histograms(source, "g", "x", LOWER, UPPER, BINS, GroupList(LISTED))
+
+
+def test_a_whole_number_group_column_matches_the_listed_text_in_every_source(tmp_path):
+    """A group column of whole numbers (Parquet int64, CSV text, SQLite INTEGER) is matched by its text."""
+    paths = _write(pd.DataFrame({"g": [1, 2, 2, 30, 30, 30], "x": [1.0, 3.0, 5.0, 7.0, 9.0, 2.0]}), tmp_path)
+    groups = GroupList(("1", "2", "4"), OtherGroups.OTHER)
+    for source_id in SOURCES:
+        with _open(source_id, paths) as source:
+            got = group_histograms(source, "g", "x", LOWER, UPPER, BINS, groups)
+        assert [h.n_rows for h in got.histograms] == [1, 2, 0, 3], source_id
