@@ -85,7 +85,7 @@ def grouped_release_command(request: GroupedReleaseRequest) -> int:
     from dpgui.report.keystore import load_secret_key
     from dpgui.vocabulary import AUTO, Noise
     from dpgui.workspace.flow import ReleaseFlow
-    from dpgui.workspace.grouped_cdf import parse_groups, read_groups
+    from dpgui.workspace.grouped_cdf import parse_groups, read_groups, release_grouped_through
     from dpgui.workspace.publishing import charge_text, check_bundle_target
     from dpgui.workspace.release import new_release_id
     from dpgui.workspace.statistics.grouped_cdf import GROUPED_CDF, GroupedCdfPlanRequest, GroupedCdfSpend
@@ -112,13 +112,10 @@ def grouped_release_command(request: GroupedReleaseRequest) -> int:
 
     release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
     with _open_data(spec) as source, ReleaseFlow.open(dataset) as flow:
-        def counted(data: Any, histograms: Any) -> None:  # the rows of the released groups
-            rows = sum(h.n_rows for h in histograms.histograms)
-            _check_dataset_identity(flow, [c.name for c in data.columns()], rows, request.new_dataset)
-
         with interrupt_names(release_id), _budget_words(dataset, plan.ledger_charge()):  # refused before reading
-            done = flow.release(GROUPED_CDF, lambda: nullcontext(source), spend, SecureRandom, release_id=release_id,
-                                counted=counted)
+            done = release_grouped_through(
+                flow, lambda: nullcontext(source), spend, SecureRandom, release_id=release_id,
+                identify=lambda columns, rows: _check_dataset_identity(flow, columns, rows, request.new_dataset))
         release, info = done.release, done.info
 
         def csv() -> Path | None:
