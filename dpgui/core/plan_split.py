@@ -35,7 +35,8 @@ several Gaussian parts adds past the cap under basic composition), where a Lapla
 ε = 1, δ = 10⁻⁶ the whole plan has ρ ≈ 0.024, so a Laplace part alone could have ε ≤ 0.22 instead of 1.
 Naming one noise for every part (Laplace, or Gaussian with δ > 0) is never worse, and the refusal says so.
 The split never charges more than the cap: budgets are rounded down so that they sum to at most the total
-in floating point, and the composed charges are checked to fit by :func:`compose` before they are returned.
+in floating point, and the composed charges are checked to fit by :func:`compose` before they are returned
+(:func:`plan_charge`).
 
 How the split is chosen
 -----------------------
@@ -71,7 +72,8 @@ from dpgui.errors import ParameterError
 from dpgui.vocabulary import Charge, Name, Noise
 
 __all__ = [
-    "MAX_FIT_ROUNDS", "BudgetSplit", "PartShare", "Split", "SplitChoice", "SplitPart", "plan_point", "split_budget",
+    "MAX_FIT_ROUNDS", "BudgetSplit", "PartShare", "Split", "SplitChoice", "SplitPart", "check_budget", "plan_charge",
+    "plan_point", "split_budget",
 ]
 
 #: The most closed-form rounds (each fits c_i at the last split and evaluates the new one once per part).
@@ -288,27 +290,38 @@ class _Evaluator:
             charge = ledger_charge(mechanism, point[0], point[1], Fraction(mechanism.budget_total(*point)))
             shares.append(PartShare(budget, point[0], point[1], self.margin(index, budget), charge))
         weighted = math.fsum(part.weight * share.margin95 for part, share in zip(self.parts, shares))
-        composition = compose([share.charge for share in shares], self.epsilon, self.delta)
-        if not composition.fits:  # a bug: budgets are rounded down to fit (module docstring)
-            raise ParameterError(f"the split's charges (ε {composition.epsilon!r}, ρ {composition.rho!r}) do not fit "
-                                 f"the plan's (ε, δ) = ({self.epsilon}, {self.delta})", "report this as a bug")
-        return Split(tuple(shares), weighted, _plan_charge(composition), composition)
+        charge, composition = plan_charge([share.charge for share in shares], self.epsilon, self.delta)
+        return Split(tuple(shares), weighted, charge, composition)
 
 
-def _plan_charge(composition: Composition) -> Charge:
-    """The plan's charge from its parts' composition: the ε it spent under the ledger's accounting, the δ of
-    that accounting (Σ δ_i under basic composition, the cap's δ under zCDP) and Σ ρ_i."""
+def plan_charge(charges: Sequence[Charge], epsilon: float, delta: float) -> tuple[Charge, Composition]:
+    """The plan's charge from its parts' ``charges``, composed by the ledger's rule against the officer's cap
+    (``epsilon``, ``delta``) (:func:`~dpgui.core.accounting.compose`): the ε spent under the ledger's
+    accounting, the δ of that accounting (Σ δ_i under basic composition, the cap's δ under zCDP) and Σ ρ_i;
+    and the composition. A ParameterError when the charges do not fit the cap (a split made here always
+    fits: its budgets are rounded down). O(parts), a conversion of Σ ρ where δ > 0."""
+    composition = compose(charges, epsilon, delta)
+    if not composition.fits:
+        raise ParameterError(f"the parts' charges (Σε = {composition.epsilon:.9g}, Σρ = {composition.rho!r}) "
+                             f"do not fit the plan's (ε, δ) = ({epsilon}, {delta})",
+                             "lower a part's budget, or raise the plan's")
     zcdp = composition.accounting is Accounting.ZCDP
-    return Charge(composition.spent_epsilon, composition.cap_delta if zcdp else composition.delta, composition.rho)
+    charge = Charge(composition.spent_epsilon, composition.cap_delta if zcdp else composition.delta, composition.rho)
+    return charge, composition
+
+
+def check_budget(epsilon: float, delta: float) -> None:
+    """ParameterError (problem and fix) unless the plan's ε is a finite number > 0 and its δ is in [0, 1)."""
+    if isinstance(epsilon, bool) or not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+        raise ParameterError(f"the plan's ε must be a finite number > 0, not {epsilon!r}", "give ε such as 1")
+    if isinstance(delta, bool) or not (isinstance(delta, (int, float)) and 0 <= delta < 1):
+        raise ParameterError(f"the plan's δ must be a probability in [0, 1), not {delta!r}",
+                             "give δ = 0 for pure ε-DP, or a small probability such as 1e-6")
 
 
 def _check_plan(parts: Sequence[SplitPart], epsilon: float, delta: float) -> None:
     """ParameterError for what :func:`split_budget` refuses (its docstring)."""
-    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
-        raise ParameterError(f"the plan's ε must be a finite number > 0, not {epsilon!r}", "give ε such as 1")
-    if not (isinstance(delta, (int, float)) and 0 <= delta < 1):
-        raise ParameterError(f"the plan's δ must be a probability in [0, 1), not {delta!r}",
-                             "give δ = 0 for pure ε-DP, or a small probability such as 1e-6")
+    check_budget(epsilon, delta)
     if not parts:
         raise ParameterError("the plan has no statistics", "add at least one statistic to the plan")
     noises = {Noise(part.noise) for part in parts}
