@@ -25,7 +25,7 @@ Each part's charge is the ledger's one rule for a release planned at its (ε, δ
 :func:`~dpgui.core.accounting.compose` against the officer's cap (ε, δ), the ledger's own rule:
 
 * **every part Laplace** (any δ; δ is then unused): budgets add as ε, Σ ε_i ≤ ε (basic composition); the
-  plan is charged (Σ ε_i, 0, Σ ε_i²/2) (or, where Σ ρ converted at a δ > 0 is smaller, that conversion);
+  plan is charged (Σ ε_i, 0, Σ ε_i²/2), as one Laplace release of Σ ε_i would be, spending no δ;
 * **every part Gaussian** (δ > 0): budgets add as ρ, Σ ρ_i ≤ ρ = zcdp_rho(ε, δ) (zCDP composition, Bun &
   Steinke 2016, Lemma 2.3); the plan is charged (zcdp_epsilon(Σ ρ_i, δ), δ, Σ ρ_i) — what one Gaussian
   release at (ε, δ) charges.
@@ -296,18 +296,21 @@ class _Evaluator:
 
 def plan_charge(charges: Sequence[Charge], epsilon: float, delta: float) -> tuple[Charge, Composition]:
     """The plan's charge from its parts' ``charges``, composed by the ledger's rule against the officer's cap
-    (``epsilon``, ``delta``) (:func:`~dpgui.core.accounting.compose`): the ε spent under the ledger's
-    accounting, the δ of that accounting (Σ δ_i under basic composition, the cap's δ under zCDP) and Σ ρ_i;
-    and the composition. A ParameterError when the charges do not fit the cap (a split made here always
-    fits: its budgets are rounded down). O(parts), a conversion of Σ ρ where δ > 0."""
+    (``epsilon``, ``delta``) (:func:`~dpgui.core.accounting.compose`), and the composition. Pure ε-DP parts
+    (no δ) within basic composition: (Σ ε_i, 0, Σ ρ_i), spending no δ, as one Laplace release would; else,
+    where zCDP composition fits: (Σ ρ_i converted to ε at the cap's δ, the cap's δ, Σ ρ_i), as one Gaussian
+    release at the cap would; else (Σ ε_i, Σ δ_i, Σ ρ_i). A ParameterError when the charges do not fit the
+    cap (a split made here always fits: its budgets are rounded down). O(parts), a conversion of Σ ρ where
+    δ > 0."""
     composition = compose(charges, epsilon, delta)
     if not composition.fits:
         raise ParameterError(f"the parts' charges (Σε = {composition.epsilon:.9g}, Σρ = {composition.rho!r}) "
                              f"do not fit the plan's (ε, δ) = ({epsilon}, {delta})",
                              "lower a part's budget, or raise the plan's")
-    zcdp = composition.accounting is Accounting.ZCDP
-    charge = Charge(composition.spent_epsilon, composition.cap_delta if zcdp else composition.delta, composition.rho)
-    return charge, composition
+    pure = composition.basic_fits and composition.delta == 0
+    if not pure and composition.zcdp_fits and composition.zcdp_epsilon is not None:
+        return Charge(composition.zcdp_epsilon, composition.cap_delta, composition.rho), composition
+    return Charge(composition.epsilon, composition.delta, composition.rho), composition
 
 
 def check_budget(epsilon: float, delta: float) -> None:

@@ -130,6 +130,15 @@ def test_a_laplace_plan_is_charged_the_sum_of_its_parts() -> None:
     assert compose([s.charge for s in split.shares], 0.9, 0.0).fits
 
 
+def test_many_laplace_parts_at_a_delta_spend_no_delta() -> None:
+    # 40 parts of ε = 1/40: their Σρ = 1/80 converted at δ = 10⁻⁶ is below 1, yet pure ε-DP parts spend no δ
+    found = split_budget([_laplace(5.0) for _ in range(40)], 1.0, DELTA)
+    assert found.split.composition.zcdp_epsilon is not None and found.split.composition.zcdp_epsilon < 0.9
+    assert found.split.charge.delta == 0.0
+    assert found.split.charge.epsilon == math.fsum(share.budget for share in found.split.shares)
+    assert all(share.delta == 0.0 and share.charge.delta == 0.0 for share in found.split.shares)
+
+
 def _cks_delta(rho: float, epsilon: float) -> float:
     """δ(ε) of ρ-zCDP (Canonne, Kamath & Steinke 2020, Cor. 13), minimised over α here by scipy."""
     def log_delta(log_am1: float) -> float:
