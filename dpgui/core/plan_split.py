@@ -9,9 +9,9 @@ m(b) — the 95 % margin in records of that statistic's plan at the budget b (a 
 the officer fixed) and its noise, which sets the unit of its budget b:
 
 * **Laplace** (pure ε-DP): b is the part's ε; the part is planned at (ε, 0).
-* **Gaussian** (ρ-zCDP): b is the part's ρ; the part is planned at (ε_b, δ) with ε_b the smallest ε whose
-  conversion (Canonne, Kamath & Steinke 2020, Cor. 13: :func:`~dpgui.core.accounting.zcdp_rho`) gives at most
-  ρ = b at the plan's δ, so that its plan spends at most b.
+* **Gaussian** (ρ-zCDP): b is the part's ρ; the part is planned at (ε_b, δ), ε_b the ε whose ρ at the plan's
+  δ (Canonne, Kamath & Steinke 2020, Cor. 13: :func:`~dpgui.core.accounting.zcdp_rho`) is b, rounded down
+  to at most b (:func:`plan_point`), so that its plan spends at most b.
 
 The scale of the error is the record: every part is of the same table, so "the margin over N" would divide
 every term by the same N (and N is private under add/remove); weights say how much each statistic's
@@ -27,7 +27,7 @@ Each part's charge is the ledger's one rule for a release planned at its (ε, δ
 * **every part Laplace** (any δ; δ is then unused): budgets add as ε, Σ ε_i ≤ ε (basic composition); the
   plan is charged (Σ ε_i, 0, Σ ε_i²/2), as one Laplace release of Σ ε_i would be, spending no δ;
 * **every part Gaussian** (δ > 0): budgets add as ρ, Σ ρ_i ≤ ρ = zcdp_rho(ε, δ) (zCDP composition, Bun &
-  Steinke 2016, Lemma 2.3); the plan is charged (zcdp_epsilon(Σ ρ_i, δ), δ, Σ ρ_i) — what one Gaussian
+  Steinke 2016); the plan is charged (zcdp_epsilon(Σ ρ_i, δ), δ, Σ ρ_i) — what one Gaussian
   release at (ε, δ) charges.
 
 A plan with both noises is refused. Under the ledger's rule it could fit only by zCDP composition (the δ of
@@ -53,7 +53,8 @@ equal split (locks kept, the rest shared equally), then — for at most :data:`M
 last closed-form split, each round evaluating Σ w_i m_i at the new split with the real m_i and stopping when
 it no longer improves or the split stops moving. The result is the better of the best closed-form split and
 the equal split, by their real weighted margins (a tie, up to rounding, keeps the equal split); both are
-returned with their figures. Each part's m_i is called at most 1 + :data:`MAX_FIT_ROUNDS` times (a locked part once).
+returned with their figures. Each part's m_i is called at most 1 + :data:`MAX_FIT_ROUNDS` times (a locked
+part once).
 
 Public numbers only (budgets, margins, weights); no I/O, no Qt, any thread. The cost is that of the margin
 calls, plus a few milliseconds per Gaussian part and split for the (ε, δ) conversions.
@@ -164,21 +165,15 @@ class BudgetSplit:
 
 def plan_point(noise: Noise, budget: float, delta: float) -> tuple[float, float]:
     """The (ε, δ) a part with ``budget`` (ε for Laplace, ρ for Gaussian, > 0) is planned at: Laplace (ε, 0);
-    Gaussian (ε, ``delta``) with ε the largest float whose ρ = zcdp_rho(ε, δ) is ≤ ``budget``, so that the
-    part's plan — and its ledger charge, which records that ρ — spends at most its budget. A few
-    milliseconds for Gaussian (conversions by bisection)."""
+    Gaussian (ε, ``delta``) with ε the conversion of ρ = ``budget`` at δ (:func:`zcdp_epsilon`), lowered by a
+    few ulps where needed so that zcdp_rho(ε, δ) ≤ ``budget``: the part's plan — and its ledger charge, which
+    records that ρ — spends at most its budget. A few milliseconds for Gaussian (conversions by bisection)."""
     if noise is Noise.LAPLACE:
         return budget, 0.0
     if noise is not Noise.GAUSSIAN:
         raise ParameterError(f"{noise.words} noise cannot be part of a split plan", "use Laplace or Gaussian noise")
-    epsilon = zcdp_epsilon(budget, delta)  # errs towards more ε: zcdp_rho(ε, δ) may be a few ulps above budget
-    step = 4.0 * 2.0**-52
-    for _ in range(_NUDGE_STEPS):
-        if zcdp_rho(epsilon, delta) <= budget:
-            return epsilon, delta
-        epsilon *= 1.0 - step
-        step = min(2.0 * step, 0.5)
-    raise ParameterError(f"no ε converts to ρ ≤ {budget!r} at δ = {delta!r}", "give a larger budget")
+    start = zcdp_epsilon(budget, delta)  # errs towards more ε: zcdp_rho(ε, δ) may be a few ulps above budget
+    return _lowered(start, lambda epsilon: zcdp_rho(epsilon, delta) <= budget), delta
 
 
 def split_budget(parts: Sequence[SplitPart], epsilon: float, delta: float = 0.0) -> BudgetSplit:
@@ -250,15 +245,23 @@ def _closed_form(parts: Sequence[SplitPart], coefficients: Sequence[float], left
 
 
 def _round_down(budgets: list[float], parts: Sequence[SplitPart], total: float) -> list[float]:
-    """``budgets`` with those not locked lowered by a few ulps until their float sum is at most ``total``
+    """``budgets`` with those not locked scaled down by a few ulps until their float sum is at most ``total``
     (the budgets never add up to more than the plan's, even by rounding)."""
+    def scaled(factor: float) -> list[float]:
+        return [b * factor if part.lock is None else b for b, part in zip(budgets, parts)]
+    return scaled(_lowered(1.0, lambda factor: math.fsum(scaled(factor)) <= total))
+
+
+def _lowered(value: float, fits: Callable[[float], bool]) -> float:
+    """``value`` if it ``fits``, else the first that fits of value·(1 − 4u), then steps down that double
+    (u = 2⁻⁵²): a few steps for a value that is off by rounding. A ParameterError (a bug) if none fits."""
     step = 4.0 * 2.0**-52
     for _ in range(_NUDGE_STEPS):
-        if math.fsum(budgets) <= total:
-            return budgets
-        budgets = [b * (1.0 - step) if part.lock is None else b for b, part in zip(budgets, parts)]
+        if fits(value):
+            return value
+        value *= 1.0 - step
         step = min(2.0 * step, 0.5)
-    raise ParameterError(f"the budgets {_figures(budgets)} do not fit the plan's {total!r}", "report this as a bug")
+    raise ParameterError(f"no budget below {value!r} fits the plan", "report this as a bug")
 
 
 class _Evaluator:
@@ -276,11 +279,15 @@ class _Evaluator:
         part = self.parts[index]
         self.calls += 1
         value = part.margin(budget)
-        if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+        try:
+            records = float(value)
+        except (TypeError, ValueError):
+            records = math.nan
+        if not (math.isfinite(records) and records >= 0):
             raise ParameterError(f"the margin of {part.name} at {_budget_words(part.noise, budget)} is {value!r}, "
                                  "not a finite number of records ≥ 0", "check that statistic's plan")
-        self.cache[index][budget] = float(value)
-        return float(value)
+        self.cache[index][budget] = records
+        return records
 
     def __call__(self, budgets: Sequence[float]) -> Split:
         shares = []

@@ -32,7 +32,7 @@ def _gaussian(b: float, weight: float = 1.0, lock: float | None = None) -> Split
 
 
 def _objective(weights: list[float], coefficients: list[float], budgets: tuple[float, ...], power: float) -> float:
-    return sum(w * c / b**power for w, c, b in zip(weights, coefficients, budgets))
+    return math.fsum(w * c / b**power for w, c, b in zip(weights, coefficients, budgets))
 
 
 @pytest.mark.parametrize("noise", [Noise.LAPLACE, Noise.GAUSSIAN])
@@ -234,6 +234,7 @@ BAD_PLANS: list[tuple[str, list[SplitPart], float, float]] = [
     ("multiplicative", [SplitPart("m", lambda b: 1.0, Noise.MULTIPLICATIVE)], 1.0, DELTA),
     ("margin NaN", [SplitPart("nan", lambda b: math.nan)], 1.0, 0.0),
     ("margin negative", [SplitPart("neg", lambda b: -1.0)], 1.0, 0.0),
+    ("margin not a number", [SplitPart("text", lambda b: "many")], 1.0, 0.0),  # type: ignore[arg-type, return-value]
 ]
 
 

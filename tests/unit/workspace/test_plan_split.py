@@ -118,6 +118,7 @@ def test_gaussian_statistics_share_rho_within_the_cap(routes: HierarchyPlanReque
         # the ρ of its (ε, δ), converted here, within its budget
         assert planned.charge.rho == zcdp_rho(planned.epsilon, DELTA) <= planned.budget
         assert planned.margin95 == part.statistic.margin_at(part.request, planned.epsilon, DELTA)
+        assert planned.planned.margin95 == planned.margin95
     total = math.fsum(p.charge.rho or 0.0 for p in found.parts)
     assert found.charge.rho == total <= zcdp_rho(1.0, DELTA)
     assert found.charge.epsilon == zcdp_epsilon(total, DELTA) <= 1.0 * (1 + 1e-9)
