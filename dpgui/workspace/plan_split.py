@@ -22,10 +22,13 @@ Public values only go in and out: the plan requests (a hierarchy's request holds
 leaf counts are never read here: :meth:`Statistic.margin_at` and :meth:`Statistic.plan` plan from public
 settings and public or opted-in prior counts), the weights and locks, plans and margins; no count. Nothing
 is read from a data source and nothing is spent. No Qt; any one thread per call (the window's worker thread,
-the command line's). Cost: at most 1 + :data:`~dpgui.core.plan_split.MAX_FIT_ROUNDS` calls of each part's
+the command line's), told of each planning step and cancellable between them.
+
+Cost: at most 1 + :data:`~dpgui.core.plan_split.MAX_FIT_ROUNDS` calls of each part's
 :meth:`Statistic.margin_at` (a locked part's once), one :meth:`Statistic.plan` per part at its share, and at
-δ > 0 one more at the whole budget to read its noise: milliseconds for a CDF or the counts of a column,
-up to seconds for a large hierarchy whose projection is by Monte Carlo.
+δ > 0 one more at the whole budget to read its noise: milliseconds for a CDF at δ = 0 or the counts of a
+column, about a second for a CDF with Gaussian noise (its planner's level budgets), up to seconds for a
+large hierarchy whose projection is by Monte Carlo.
 """
 
 from __future__ import annotations
@@ -37,11 +40,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpgui.core.plan_split import (
-    BudgetSplit, Split, SplitChoice, SplitPart, check_budget, plan_charge, plan_point, split_budget,
+    MAX_FIT_ROUNDS, BudgetSplit, PartShare, Split, SplitChoice, SplitPart, check_budget, plan_charge, plan_point,
+    split_budget,
 )
-from dpgui.errors import ParameterError
+from dpgui.errors import Cancelled, ParameterError
 from dpgui.vocabulary import Charge, Noise
-from dpgui.workspace.statistic import Planned, Statistic
+from dpgui.workspace.statistic import Planned, PlanProgress, ShouldCancel, Statistic
 
 __all__ = ["PlanPart", "PlanSplit", "PlannedPart", "request_at", "split_plan"]
 
@@ -116,39 +120,65 @@ class PlanSplit:
         return self.split.split.weighted_margin
 
 
-def split_plan(parts: Sequence[PlanPart], epsilon: float, delta: float = 0.0) -> PlanSplit:
+def split_plan(parts: Sequence[PlanPart], epsilon: float, delta: float = 0.0, progress: PlanProgress | None = None,
+               should_cancel: ShouldCancel | None = None) -> PlanSplit:
     """Each of ``parts`` at its share of the plan's (``epsilon``, ``delta``), split for the least weighted
     95 % margin, with the equal split beside (module docstring). ParameterError (problem and fix) for what
     :func:`~dpgui.core.plan_split.split_budget` refuses (bad ε or δ, no parts, bad weights or locks, Laplace
     and Gaussian parts in one plan), for a part whose noise has no ρ (multiplicative), for a part whose noise
-    left to the planner changes at its share, and a part's own where it has no plan at its share."""
+    left to the planner changes at its share, and a part's own where it has no plan at its share.
+    ``progress(fraction, words)`` is told before each planning step (a part's noise, a margin, a part's
+    plan); Cancelled before the next step once ``should_cancel`` says so."""
     check_budget(epsilon, delta)  # before any part is planned at it
-    noises = [_noise_of(part, epsilon, delta) for part in parts]
-    split = split_budget([_split_part(part, noise, delta) for part, noise in zip(parts, noises)], epsilon, delta)
-    planned_parts = tuple(_planned_part(part, noise, share.budget, share.epsilon, share.delta, share.margin95,
-                                        share.charge)
+    free = sum(1 for part in parts if part.lock is None)
+    steps = _Steps((len(parts) if delta > 0 else 0) + free * (1 + MAX_FIT_ROUNDS) + 2 * (len(parts) - free),
+                   progress, should_cancel)
+    noises = [_noise_of(part, epsilon, delta, steps) for part in parts]
+    split = split_budget([_split_part(part, noise, delta, steps) for part, noise in zip(parts, noises)], epsilon,
+                         delta)
+    steps.total = steps.done + len(parts)  # the margins asked are known now: one plan per part is left
+    planned_parts = tuple(_planned_part(part, noise, share, steps)
                           for part, noise, share in zip(parts, noises, split.split.shares))
     charge, _ = plan_charge([planned.charge for planned in planned_parts], epsilon, delta)
+    if progress is not None:
+        progress(1.0, "the budget is split")
     return PlanSplit(planned_parts, charge, split)
 
 
-def _split_part(part: PlanPart, noise: Noise, delta: float) -> SplitPart:
+class _Steps:
+    """The planning steps of one split: ``progress`` told before each, Cancelled once ``should_cancel`` says so."""
+
+    def __init__(self, total: int, progress: PlanProgress | None, should_cancel: ShouldCancel | None) -> None:
+        self.total, self.progress, self.should_cancel = max(total, 1), progress, should_cancel
+        self.done = 0
+
+    def __call__(self, words: str) -> None:
+        if self.should_cancel is not None and self.should_cancel():
+            raise Cancelled("splitting the plan's budget was cancelled", "change a setting to plan again")
+        if self.progress is not None:
+            self.progress(min(1.0, self.done / self.total), words)
+        self.done += 1
+
+
+def _split_part(part: PlanPart, noise: Noise, delta: float, steps: _Steps) -> SplitPart:
     """The core's view of ``part``: its margin at a budget in its noise's unit is the statistic's at the
     (ε, δ) that budget is planned at."""
     statistic, request = part.statistic, part.request
 
     def margin(budget: float) -> float:
+        steps(f"the margin of {part.words} at {'ρ' if noise is Noise.GAUSSIAN else 'ε'} = {budget:.4g}")
         return statistic.margin_at(request, *plan_point(noise, budget, delta))
 
     return SplitPart(part.words, margin, noise, part.weight, part.lock)
 
 
-def _noise_of(part: PlanPart, epsilon: float, delta: float) -> Noise:
+def _noise_of(part: PlanPart, epsilon: float, delta: float, steps: _Steps) -> Noise:
     """The noise of ``part``'s plan at the plan's whole (ε, δ), read from the statistic's charge of it: δ > 0
     with a ρ is Gaussian, δ = 0 Laplace; no ρ (the multiplicative noise) is refused. At δ = 0 only Laplace
     noise is possible, so nothing is planned."""
     if delta == 0:
         return Noise.LAPLACE
+    steps(f"the noise of {part.words}")
     planned = part.statistic.plan(request_at(part.request, epsilon, delta))
     charge = part.statistic.charge(planned.plan)
     if charge.rho is None:
@@ -157,11 +187,12 @@ def _noise_of(part: PlanPart, epsilon: float, delta: float) -> Noise:
     return Noise.GAUSSIAN if charge.delta > 0 else Noise.LAPLACE
 
 
-def _planned_part(part: PlanPart, noise: Noise, budget: float, epsilon: float, delta: float, margin95: float,
-                  counted: Charge) -> PlannedPart:
-    """``part`` planned at (``epsilon``, ``delta``), its statistic's charge checked against the one the split
-    ``counted``: the same noise (else the planner chose another noise at this share) and the same figures."""
-    planned = part.statistic.plan(request_at(part.request, epsilon, delta))
+def _planned_part(part: PlanPart, noise: Noise, share: PartShare, steps: _Steps) -> PlannedPart:
+    """``part`` planned at its ``share``'s (ε, δ), its statistic's charge checked against the one the split
+    counted: the same noise (else the planner chose another noise at this share) and the same figures."""
+    steps(f"the plan of {part.words}")
+    planned = part.statistic.plan(request_at(part.request, share.epsilon, share.delta))
+    counted = share.charge
     charge = part.statistic.charge(planned.plan)
     if (charge.delta > 0) != (noise is Noise.GAUSSIAN):
         got = Noise.GAUSSIAN if charge.delta > 0 else Noise.LAPLACE
@@ -172,7 +203,7 @@ def _planned_part(part: PlanPart, noise: Noise, budget: float, epsilon: float, d
         raise ParameterError(f"{part.words} is charged (ε {charge.epsilon!r}, ρ {charge.rho!r}) at its share, not "
                              f"the (ε {counted.epsilon!r}, ρ {counted.rho!r}) the split counted",
                              "report this as a bug")
-    return PlannedPart(part, noise, budget, epsilon, delta, planned, margin95, charge)
+    return PlannedPart(part, noise, share.budget, share.epsilon, share.delta, planned, share.margin95, charge)
 
 
 def _close(a: float | None, b: float | None) -> bool:

@@ -16,7 +16,7 @@ import pytest
 from dpgui.core.accounting import zcdp_epsilon, zcdp_rho
 from dpgui.core.plan import PrivacySpec
 from dpgui.data.hierarchy import hierarchy_sample_path
-from dpgui.errors import DpguiError, ParameterError
+from dpgui.errors import Cancelled, DpguiError, ParameterError
 from dpgui.report.ledger import Ledger
 from dpgui.report.ledger.store import BudgetExceeded
 from dpgui.vocabulary import Charge, Noise, StatisticKind
@@ -179,6 +179,25 @@ def test_a_noise_the_planner_changes_at_a_share_is_refused_with_the_part_named()
     no_rho: Any = _Fickle(no_rho=True)
     with pytest.raises(ParameterError, match="no zCDP figure"):
         split_plan([PlanPart(no_rho, _Request())], 1.0, DELTA)
+
+
+def test_the_split_tells_its_progress_and_stops_when_cancelled() -> None:
+    fickle: Any = _Fickle()
+    parts = [PlanPart(fickle, _Request(), weight) for weight in (1.0, 4.0, 1.0)]
+    told: list[tuple[float, str]] = []
+    found = split_plan(parts, 1.0, progress=lambda fraction, words: told.append((fraction, words)))
+    fractions = [fraction for fraction, _ in told]
+    assert fractions == sorted(fractions) and fractions[0] == 0.0 and fractions[-1] == 1.0
+    assert sum("the margin of" in words for _, words in told) == found.split.evaluations
+    assert sum("the plan of" in words for _, words in told) == 3
+    asked = [0]
+
+    def cancel_after_four() -> bool:
+        asked[0] += 1
+        return asked[0] > 4
+    with pytest.raises(Cancelled):
+        split_plan(parts, 1.0, should_cancel=cancel_after_four)
+    assert asked[0] == 5  # asked before each step, and nothing planned after the answer
 
 
 def test_a_request_is_planned_at_another_budget_by_its_own_rule() -> None:
