@@ -25,7 +25,9 @@ Each part's charge is the ledger's one rule for a release planned at its (ε, δ
 :func:`~dpgui.core.accounting.compose` against the officer's cap (ε, δ), the ledger's own rule:
 
 * **every part Laplace** (any δ; δ is then unused): budgets add as ε, Σ ε_i ≤ ε (basic composition); the
-  plan is charged (Σ ε_i, 0, Σ ε_i²/2), as one Laplace release of Σ ε_i would be, spending no δ;
+  plan is charged (Σ ε_i, 0, Σ ε_i²/2), as one Laplace release of Σ ε_i would be, spending no δ. (With
+  δ > 0 and many parts, zCDP composition would give each part more ε — k equal parts get √(2ρ/k) against
+  ε/k past k = ε²/(2ρ), about 20 parts at ε = 1, δ = 10⁻⁶ —; the split does not use it.)
 * **every part Gaussian** (δ > 0): budgets add as ρ, Σ ρ_i ≤ ρ = zcdp_rho(ε, δ) (zCDP composition, Bun &
   Steinke 2016); the plan is charged (zcdp_epsilon(Σ ρ_i, δ), δ, Σ ρ_i) — what one Gaussian
   release at (ε, δ) charges.

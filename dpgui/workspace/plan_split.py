@@ -131,8 +131,8 @@ def split_plan(parts: Sequence[PlanPart], epsilon: float, delta: float = 0.0, pr
     plan); Cancelled before the next step once ``should_cancel`` says so."""
     check_budget(epsilon, delta)  # before any part is planned at it
     free = sum(1 for part in parts if part.lock is None)
-    steps = _Steps((len(parts) if delta > 0 else 0) + free * (1 + MAX_FIT_ROUNDS) + 2 * (len(parts) - free),
-                   progress, should_cancel)
+    most = (len(parts) if delta > 0 else 0) + free * (1 + MAX_FIT_ROUNDS) + (len(parts) - free) + len(parts)
+    steps = _Steps(most, progress, should_cancel)  # the noises read, the margins asked at most, the plans
     noises = [_noise_of(part, epsilon, delta, steps) for part in parts]
     split = split_budget([_split_part(part, noise, delta, steps) for part, noise in zip(parts, noises)], epsilon,
                          delta)
