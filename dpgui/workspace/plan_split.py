@@ -33,7 +33,6 @@ large hierarchy whose projection is by Monte Carlo.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -211,14 +210,9 @@ def _close(a: float | None, b: float | None) -> bool:
 
 
 def request_at(request: Any, epsilon: float, delta: float) -> Any:
-    """``request`` at the budget (ε, δ): its own ``at_budget`` (a CDF's and a hierarchy's requests); a request
-    without one that names its ε as a field (the counts of one column: Laplace only, so δ is not one of its
-    fields) with that field replaced. A TypeError for a request of neither kind (a bug: the seam has no
-    general way to plan a request at another budget; :meth:`Statistic.margin_at` gives only its margin)."""
+    """``request`` at the budget (ε, δ), by its own rule: every statistic's plan request offers
+    ``at_budget(ε, δ)`` (the CDF's, the hierarchy's, the counts'). A TypeError for one without it (a bug)."""
     at_budget = getattr(request, "at_budget", None)
-    if callable(at_budget):
-        return at_budget(epsilon, delta)
-    names = {f.name for f in dataclasses.fields(request)} if dataclasses.is_dataclass(request) else set()
-    if "epsilon" in names and "delta" not in names:
-        return dataclasses.replace(request, epsilon=epsilon)
-    raise TypeError(f"a {type(request).__name__} cannot be planned at another budget")
+    if not callable(at_budget):
+        raise TypeError(f"a {type(request).__name__} cannot be planned at another budget (it has no at_budget)")
+    return at_budget(epsilon, delta)
