@@ -15,7 +15,7 @@ any thread.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,11 +66,15 @@ class GroupedCdfPlanRequest:
     privacy: PrivacySpec
     noise: str = Noise.LAPLACE
 
-    def plan_at(self, epsilon: float, delta: float) -> GroupedPlan:
-        """The grouped plan at (ε, δ), the rest of the privacy unchanged (:func:`plan_grouped`). Planner's time."""
+    def at_budget(self, epsilon: float, delta: float) -> GroupedCdfPlanRequest:
+        """The same request at (ε, δ), the rest of the privacy unchanged (every plan request's rule). O(1)."""
         p = self.privacy
-        return plan_grouped(self.groups, self.bins,
-                            PrivacySpec(epsilon, p.neighbours, p.records_per_person, delta, p.impute), noise=self.noise)
+        return replace(self, privacy=PrivacySpec(epsilon, p.neighbours, p.records_per_person, delta, p.impute))
+
+    def plan_now(self) -> GroupedPlan:
+        """The grouped plan of the request (:func:`plan_grouped`; ParameterError for choices no plan can have).
+        The planner's time; nothing read."""
+        return plan_grouped(self.groups, self.bins, self.privacy, noise=self.noise)
 
 
 def _margin95(plan: GroupedPlan) -> float:
@@ -98,7 +102,7 @@ class GroupedCdfStatistic:
         """The shared plan the CDF planner makes with every group's root noised, its margin at the worst CDF
         point; offered beside it, the other noise's plan when the planner made one (δ > 0, automatic noise).
         The planner cannot stop midway (``should_cancel`` is not asked). Nothing read, nothing spent."""
-        plan = request.plan_at(request.privacy.epsilon, request.privacy.delta)
+        plan = request.plan_now()
         choice = plan.tree.noise_choice
         alternatives: tuple[Alternative[GroupedPlan], ...] = ()
         if choice is not None and choice.alternative is not None:
@@ -107,7 +111,7 @@ class GroupedCdfStatistic:
         return Planned(plan, _margin95(plan), plan, alternatives)
 
     def margin_at(self, request: GroupedCdfPlanRequest, epsilon: float, delta: float) -> float:
-        return _margin95(request.plan_at(epsilon, delta))
+        return _margin95(request.at_budget(epsilon, delta).plan_now())
 
     def plan_of(self, spend: GroupedCdfSpend) -> GroupedPlan:
         return spend.plan

@@ -128,3 +128,24 @@ def test_a_damaged_release_in_a_project_is_refused_naming_the_field() -> None:
     item["levels"] = item["levels"] + item["levels"]  # one group's levels too many
     with pytest.raises(DataError, match="'levels' must be"):
         GROUPED_CDF_SECTION.read({"grouped_cdf_releases": [item]}, "'work.dpgui'")
+
+
+def test_a_grouped_part_shares_a_plans_budget_at_its_margin_and_charge() -> None:
+    """In a release plan beside a CDF, the grouped part is planned at its share: its margin is its margin_at,
+    its charge the shared plan's ε once, and the shares add up to the plan's ε (the split's own check)."""
+    from dpgui.workspace.plan_split import PlanPart, split_plan
+    from dpgui.workspace.planning import PlanRequest
+    from dpgui.workspace.statistics import STATISTICS
+    from dpgui.workspace.statistics.grouped_cdf import GroupedCdfPlanRequest
+    from dpgui.vocabulary import StatisticKind
+
+    grouped = GroupedCdfPlanRequest(GroupList(tuple(f"c{i}" for i in range(16))), 64, PrivacySpec(1.0, "change"))
+    parts = [PlanPart(STATISTICS[StatisticKind.CDF], PlanRequest(256, PrivacySpec(1.0)), 1.0),
+             PlanPart(GROUPED_CDF, grouped, 4.0)]
+    found = split_plan(parts, 1.0)
+    assert sum(p.budget for p in found.parts) == pytest.approx(1.0)
+    planned = found.parts[1]
+    assert planned.margin95 == GROUPED_CDF.margin_at(grouped, planned.budget, 0.0)
+    assert planned.charge.epsilon == pytest.approx(planned.budget) and planned.charge.delta == 0.0
+    assert planned.planned.plan.labels == grouped.groups.released  # every group planned with the one shared plan
+    assert found.weighted_margin <= found.equal.weighted_margin
