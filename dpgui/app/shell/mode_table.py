@@ -42,7 +42,7 @@ MODES: dict[StatisticKind, ModeEntry] = {
     StatisticKind.COUNTS: ModeEntry(CountsMode, "C&ounts of one column",
                                     "Publish how many records fall in each category of one column, from a public "
                                     "list of its categories."),
-    StatisticKind.GROUPED_CDF: ModeEntry(GroupedCdfMode, "CDF for &each group",
+    StatisticKind.GROUPED_CDF: ModeEntry(GroupedCdfMode, "CDF for e&ach group",
                                          "Publish the distribution of one number column for each group of a public "
                                          "list (e.g. delays for each airline), for one budget."),
 }
