@@ -108,8 +108,8 @@ class ProjectGroupedRelease:
 
     @property
     def subject(self) -> str:
-        """What it is of, in words: the column and the group column."""
-        return f"{self.column} by {self.group_column}"
+        """What it is of, in words: "dep_delay for each carrier"."""
+        return f"{self.column} for each {self.group_column}"
 
     def to_release(self) -> tuple[GroupedRelease, GroupedReleaseInfo]:
         """The release and its info again, identical values (each group's estimate recomputed from its levels

@@ -92,7 +92,7 @@ class GroupedCdfStatistic:
     manifest_schema: Path = GROUPED_CDF_SCHEMA
 
     def release_title(self, subject: str) -> str:
-        return f"CDF of {subject} for each group"
+        return f"CDF of {subject}"  # the subject: "dep_delay for each carrier"
 
     def bundle_name(self, release: GroupedRelease, info: GroupedReleaseInfo) -> str:
         return default_grouped_cdf_bundle_name(info)

@@ -126,3 +126,31 @@ def test_no_group_is_a_message_on_the_page_and_nothing_is_spent(qtbot, tmp_path:
     window.release()
     assert "list of groups is empty" in page.release_status.text() and "No projection" in page.projection.text()
     assert spends() == []
+
+
+def test_a_grouped_release_stays_in_the_session_list_and_shows_again(qtbot, tmp_path: Path) -> None:
+    """Other data opened: the grouped release leaves the screen after the question, stays listed, and one click
+    shows it again in its own mode, spending nothing; the groups come from a public list, never the data file."""
+    window, page = _grouped_window(qtbot, tmp_path)
+    listed = tmp_path / "carriers.txt"
+    listed.write_text("DL\nAA\n", encoding="utf-8")
+    assert page.load_groups(listed) and page.stated_groups().labels == ("DL", "AA")
+    assert not page.load_groups(tmp_path / "flights.csv")  # the open data itself is refused
+    assert "never read from the data" in page.groups_message.text()
+    release_and_wait(qtbot, window)
+    release_id = page.outcome.release_id
+    entry = window.session.releases.get(release_id)
+    assert entry is not None and entry.kind is StatisticKind.GROUPED_CDF and entry.made_here
+    other = tmp_path / "other.csv"
+    other.write_text("carrier,dep_delay\nAA,3\n", encoding="utf-8")
+    window.open_file(str(other))
+    qtbot.waitUntil(lambda: window.session.leave_box is not None and window.session.leave_box.isVisible(), timeout=5000)
+    box = window.session.leave_box
+    assert "CDF of dep_delay for each carrier" in box.text()
+    box.open_button.click()
+    qtbot.waitUntil(lambda: window.table is not None and window.table.path == other, timeout=TIMEOUT)
+    assert page.outcome is None and page.releases == ()
+    window.choose_mode(StatisticKind.CDF)
+    assert window.session.reopen(release_id)
+    assert window.mode is page and page.outcome is not None and page.outcome.release_id == release_id
+    assert "flights.csv" in page.release_status.text() and spends() == [("flights", 1.0)]
