@@ -183,8 +183,9 @@ def _settings(data: Any, where: str) -> GroupedCdfSettings:
                               _whole(data, where, "records_per_person"))
 
 
-def _levels(value: Any, groups: int, sizes: tuple[int, ...], where: str) -> tuple[Levels, ...]:
-    """Every group's levels, each level None or ``sizes[l]`` whole numbers (DataError otherwise)."""
+def _levels(value: Any, groups: int, sizes: tuple[int | None, ...], where: str) -> tuple[Levels, ...]:
+    """Every group's levels, level l ``sizes[l]`` whole numbers, or None where ``sizes[l]`` is None (a level the
+    plan does not noise); DataError otherwise."""
     wanted = f"{groups:,} groups' levels of {', '.join(str(s) for s in sizes)} whole numbers"
     if not isinstance(value, list) or len(value) != groups:
         raise _fail(where, "levels", wanted)
@@ -193,8 +194,9 @@ def _levels(value: Any, groups: int, sizes: tuple[int, ...], where: str) -> tupl
         if not isinstance(group, list) or len(group) != len(sizes):
             raise _fail(where, "levels", wanted)
         for level, size in zip(group, sizes):
-            if level is not None and (not isinstance(level, list) or len(level) != size
-                                      or not all(type(c) is int and abs(c) < _MAX_COUNT for c in level)):
+            if (level is None) != (size is None) or (level is not None and (
+                    not isinstance(level, list) or len(level) != size
+                    or not all(type(c) is int and abs(c) < _MAX_COUNT for c in level))):
                 raise _fail(where, "levels", wanted)
         out.append(tuple(None if level is None else tuple(level) for level in group))
     return tuple(out)
@@ -213,8 +215,9 @@ def _release(data: Any, where: str) -> ProjectGroupedRelease:
     consistency = data.get("consistency")
     if consistency not in choices(*CdfConsistency):
         raise _fail(where, "consistency", " or ".join(repr(c) for c in choices(*CdfConsistency)))
-    shape = grouped.tree.shape
-    sizes = tuple(shape.nodes_at_level(level) for level in range(shape.height + 1))
+    shape = grouped.tree.shape  # a level the plan does not noise is not released (None)
+    sizes = tuple(None if scale is None else shape.nodes_at_level(level)
+                  for level, scale in enumerate(grouped.tree.scales))
     levels = _levels(data.get("levels"), len(grouped.labels), sizes, where)
     source = data.get("source")
     if source is not None and not isinstance(source, dict):

@@ -149,3 +149,23 @@ def test_a_grouped_part_shares_a_plans_budget_at_its_margin_and_charge() -> None
     assert planned.charge.epsilon == pytest.approx(planned.budget) and planned.charge.delta == 0.0
     assert planned.planned.plan.labels == grouped.groups.released  # every group planned with the one shared plan
     assert found.weighted_margin <= found.equal.weighted_margin
+
+
+def test_a_level_released_where_the_plan_noises_none_is_refused_as_damage() -> None:
+    from dpgui.errors import DataError
+
+    with Ledger() as ledger:
+        ledger.set_cap("people", 5.0)
+        release, info = _release(ledger, GroupList(("WA", "OR")), PrivacySpec(1.0, "change"))
+    item = ProjectGroupedRelease.from_release(release, info).to_json()
+    tree = release.plan.tree
+    silent = [level for level, scale in enumerate(tree.scales) if scale is None]
+    noised = [level for level, scale in enumerate(tree.scales) if scale is not None]
+    assert noised and GROUPED_CDF_SECTION.read({"grouped_cdf_releases": [item]}, "'w.dpgui'").releases
+    damaged = json.loads(json.dumps(item))
+    if silent:  # a number where no level was released
+        damaged["levels"][0][silent[0]] = [0] * tree.shape.nodes_at_level(silent[0])
+    else:  # a released level left out
+        damaged["levels"][0][noised[0]] = None
+    with pytest.raises(DataError, match="'levels' must be"):
+        GROUPED_CDF_SECTION.read({"grouped_cdf_releases": [damaged]}, "'w.dpgui'")
