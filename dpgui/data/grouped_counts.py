@@ -35,7 +35,7 @@ import numbers
 import pathlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -52,8 +52,13 @@ from dpgui.data.readers import (
 from dpgui.data.streams import CancelCallback, PathLike, ProgressCallback, check_callbacks, column_not_found, watched
 from dpgui.errors import DataError, ParameterError
 
+if TYPE_CHECKING:
+    from dpgui.data.bounding import Bounding
+
 __all__ = [
+    "BIN_OFFSET",
     "BinKey",
+    "FileGroups",
     "GroupedCounts",
     "Key",
     "LevelValues",
@@ -73,8 +78,8 @@ _BIN_BATCH_ROWS = 1_000_000
 _BATCH_ROWS = 1 << 18
 # Group ids are built level by level as parent * _BASE + value: every id and value stays below it.
 _BASE = 1 << 31
-# A BinKey's key k is stored as k + _BIN_OFFSET >= 0 while counting.
-_BIN_OFFSET = -KEY_NOT_NUMBER
+#: A BinKey's key k is stored as k + BIN_OFFSET >= 0 while counting (:class:`FileGroups`' leaf values).
+BIN_OFFSET = -KEY_NOT_NUMBER
 
 
 @dataclass(frozen=True)
@@ -329,10 +334,10 @@ def typed_format(fmt: TableFormat) -> bool:
     return fmt not in ("csv", "tsv", "xlsx")
 
 
-class _FileGroups:
+class FileGroups:
     """The state of :func:`count_file_groups` over the batches: each key's ids, the groups, their counts."""
 
-    def __init__(self, keys: tuple[Key, ...], limit: int | None) -> None:
+    def __init__(self, keys: tuple[Key, ...], limit: int | None, *, per_row: bool = False) -> None:
         self.keys = keys
         self.limit = limit
         self.values = [LevelValues() for _ in keys]
@@ -343,12 +348,34 @@ class _FileGroups:
         self.missing_rows = [0] * len(keys)
         self.first_missing: list[int | None] = [None] * len(keys)
         self.over_limit: str | None = None
-        # One BinKey alone: the binner counts (np.add.at in cache-sized blocks, O(bins) memory).
-        self.single_bin = len(keys) == 1 and self.binners[0] is not None
+        # One BinKey alone: the binner counts (np.add.at in cache-sized blocks, O(bins) memory); ``per_row``:
+        # every row gets its group id (:meth:`group_ids`), as a privacy unit's bounding needs.
+        self.single_bin = not per_row and len(keys) == 1 and self.binners[0] is not None
         self.n_missing = 0
 
     def add(self, batch: pa.RecordBatch, weights: npt.NDArray[np.int64] | None) -> bool:
         """Count one batch (weights: a prior's, else one a row); False once a limit is passed (stop reading)."""
+        parent = self.group_ids(batch)
+        if parent is None:
+            return self.over_limit is None
+        n_groups = self.n_groups
+        if len(self.counts) < n_groups:
+            self.counts = np.concatenate([self.counts, np.zeros(n_groups - len(self.counts), dtype=np.int64)])
+        if weights is None:
+            self.counts += np.bincount(parent, minlength=n_groups)
+        else:
+            np.add.at(self.counts, parent, weights)
+        return self.limit is None or n_groups <= self.limit
+
+    @property
+    def n_groups(self) -> int:
+        """The groups found so far (ids 0..n_groups-1; not kept up by a single BinKey's binner)."""
+        return len(self.paths[-1].parent)
+
+    def group_ids(self, batch: pa.RecordBatch) -> npt.NDArray[np.int64] | None:
+        """The group id of each row of ``batch`` (its first columns are the keys'), new groups added; missing
+        values noted. None when a single BinKey's binner counted the batch itself, or when a ValueKey column has
+        more than the limit of distinct values (``over_limit`` names it: stop reading)."""
         codes = []
         for i, key in enumerate(self.keys):
             binner = self.binners[i]
@@ -359,12 +386,12 @@ class _FileGroups:
                     self.n_missing += n_missing
                     binner.add(x if absent is None else x[~absent])
                 else:
-                    codes.append(binner.keys(x) + _BIN_OFFSET)
+                    codes.append(binner.keys(x) + BIN_OFFSET)
             else:
                 ids = self.values[i].ids_of(batch.column(i))
                 if self.limit is not None and len(self.values[i].labels) > self.limit:
                     self.over_limit = key.column
-                    return False
+                    return None
                 absent = ids < 0
                 codes.append(ids + 1)
             if absent is not None and absent.any():
@@ -373,18 +400,11 @@ class _FileGroups:
                     self.first_missing[i] = self.rows + int(np.argmax(absent)) + 1
         self.rows += batch.num_rows
         if self.single_bin:
-            return True
+            return None
         parent = np.zeros(batch.num_rows, dtype=np.int64)
         for level, code in enumerate(codes):
             parent = self.paths[level].ids_of(parent, code, _BASE)
-        n_groups = len(self.paths[-1].parent)
-        if len(self.counts) < n_groups:
-            self.counts = np.concatenate([self.counts, np.zeros(n_groups - len(self.counts), dtype=np.int64)])
-        if weights is None:
-            self.counts += np.bincount(parent, minlength=n_groups)
-        else:
-            np.add.at(self.counts, parent, weights)
-        return self.limit is None or n_groups <= self.limit
+        return parent
 
     def result(self, where: str, declared_kinds: Mapping[str, str], complete: bool) -> GroupedCounts:
         if self.single_bin:
@@ -396,7 +416,7 @@ class _FileGroups:
             columns = []
             for level, key in enumerate(self.keys):
                 if isinstance(key, BinKey):
-                    columns.append(pa.array([leaf[level] - _BIN_OFFSET for leaf in leaves], type=pa.int64()))
+                    columns.append(pa.array([leaf[level] - BIN_OFFSET for leaf in leaves], type=pa.int64()))
                 else:
                     labels = self.values[level].labels
                     columns.append(pa.array([labels[leaf[level] - 1] if leaf[level] else None for leaf in leaves],
@@ -434,9 +454,12 @@ def count_file_groups(
     should_cancel: CancelCallback | None = None,
     dialect: CsvDialect | None = None,
     encoding: str | None = None,
+    bounding: Bounding | None = None,
 ) -> GroupedCounts:
     """The :class:`GroupedCounts` of ``keys`` in a table file (CSV/TSV, Parquet file or folder, Excel,
-    Stata, SAS, SPSS), in one streamed pass.
+    Stata, SAS, SPSS), in one streamed pass; with ``bounding``, of the rows it keeps (at most L a person,
+    :mod:`dpgui.data.bounding`: the pass holds (person, group) pairs, spilled to a temporary folder past a
+    limit; not with ``weights``).
 
     Checked before reading (ParameterError): the keys (at most one :class:`BinKey`, and none with
     ``weights``), ``max_groups``, ``batch_rows`` (None: 1,000,000 for one BinKey alone, else 262,144), the
@@ -462,6 +485,13 @@ def count_file_groups(
     if len(binned) > 1 or (binned and weights is not None):
         raise ParameterError("a file's groups have one binned column at most, and none with a count column",
                              "count one binned column at a time")
+    if bounding is not None:
+        from dpgui.data.bounding import check_bounding
+
+        check_bounding(bounding, keys)
+        if weights is not None:
+            raise ParameterError("a prior's count column cannot be counted with a privacy unit",
+                                 "count the prior without a person-ID column")
     p, fmt = check_table_file(path)
     used = csv_dialect(p, fmt, dialect)[0] if fmt in ("csv", "tsv") else None
     labelled = [k.column for k in keys if isinstance(k, ValueKey)]
@@ -470,8 +500,17 @@ def count_file_groups(
         check_numeric_column(p, fmt, binned[0], used, encoding=encoding)
     columns = [k.column for k in keys] + ([weights[0]] if weights is not None else [])
     numeric = binned[0] if binned else weights[0] if weights is not None else None
+    if bounding is not None:
+        from dpgui.data.bounding import bounded_file_groups, check_person_file_column
+
+        check_person_file_column(p, fmt, bounding.person_column, used, encoding=encoding)
+        stream = record_batches(p, fmt, [*columns, bounding.person_column], batch_rows, numeric=numeric, dialect=used,
+                                encoding=encoding)
+        declared = {c: kinds[c] for c in labelled} if typed_format(fmt) else {}
+        return bounded_file_groups(stream, FileGroups(keys, limit, per_row=True), bounding, f"'{p.name}'", declared,
+                                   progress=progress, should_cancel=should_cancel)
     stream = record_batches(p, fmt, columns, batch_rows, numeric=numeric, dialect=used, encoding=encoding)
-    state = _FileGroups(keys, limit)
+    state = FileGroups(keys, limit)
     complete = True
     for batch in watched(stream, progress, should_cancel):
         counts = None if weights is None else weights[1](batch.column(len(keys)), state.rows)
