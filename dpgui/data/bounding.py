@@ -40,6 +40,7 @@ message; the spill files hold person IDs and group numbers and live only while t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import heapq
 import numbers
@@ -139,6 +140,9 @@ class Bounding:
             if not listed or not all(isinstance(v, str) and v.strip() for v in listed):
                 raise ParameterError(f"the public categories of column '{column}' are not a list of non-empty texts",
                                      "give the column's public list of categories")
+            if len(set(listed)) != len(listed):
+                raise ParameterError(f"the public categories of column '{column}' list a value twice",
+                                     "list each category once")
             lists[str(column)] = listed
         object.__setattr__(self, "records_per_person", int(limit))
         object.__setattr__(self, "categories", types.MappingProxyType(lists))
@@ -204,9 +208,15 @@ def order_of_group(keys: Sequence[Key], values: Sequence[Any], bounding: Boundin
         if isinstance(key, BinKey):
             out.append(int(value))
         else:
-            listed = bounding.categories[key.column]
-            out.append(listed.index(value) if value in listed else len(listed))
+            index = _category_index(bounding.categories[key.column])
+            out.append(index.get(value, len(index)) if value is not None else len(index))
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=16)
+def _category_index(listed: tuple[str, ...]) -> dict[str, int]:
+    """Each listed category's index."""
+    return {value: i for i, value in enumerate(listed)}
 
 
 # --------------------------------------------------------------------------- files
@@ -426,7 +436,7 @@ def bounded_file_groups(
         state.counts = np.zeros(state.n_groups, dtype=np.int64)
         found = state.result(where, declared_kinds, complete)
         values = [found.key_values(j) for j in range(len(state.keys))]
-        orders = [order_of_group(state.keys, row, bounding) for row in zip(*values)] if values else []
+        orders = [order_of_group(state.keys, row, bounding) for row in zip(*values, strict=True)]
         sort = sorted(range(len(orders)), key=lambda g: (orders[g], g))
         position = np.empty(len(orders), dtype=np.int64)
         position[sort] = np.arange(len(orders), dtype=np.int64)
@@ -436,7 +446,7 @@ def bounded_file_groups(
     present = kept > 0
     counts = np.ascontiguousarray(kept[present])
     counts.flags.writeable = False
-    result = GroupedCounts(found.keys, found.groups.filter(pa.array(present)), counts, int(counts.sum()), where,
+    result = GroupedCounts(found.keys, found.groups.filter(pa.array(present, type=pa.bool_())), counts, int(counts.sum()), where,
                            dict(declared_kinds), complete=found.complete, over_limit=found.over_limit)
     if progress is not None:
         progress(1.0)

@@ -271,3 +271,33 @@ def test_histogram_and_path_counts_of_a_source_honour_the_bounding(parquet):
     assert unbounded.counts.sum() > histogram.counts.sum()
     by_region = {region: n for (region,), n in _reference(_frame(), 2, keys=("region",)).items()}
     assert dict(zip((p[0] for p in paths.paths), paths.counts.tolist())) == by_region
+
+
+def test_an_empty_table_keeps_nothing_and_a_list_with_a_value_twice_is_refused(tmp_path):
+    path = tmp_path / "empty.parquet"
+    pq.write_table(pa.table({"person": pa.array([], pa.int64()), "region": pa.array([], pa.string())}), path)
+    got = count_file_groups(path, [ValueKey("region")], bounding=Bounding("person", 2, SALT, {"region": REGIONS}))
+    assert got.rows == 0 and len(got.counts) == 0 and got.groups.num_rows == 0
+    with pytest.raises(ParameterError, match="list a value twice"):
+        Bounding("person", 2, SALT, {"region": ("north", "north")})
+
+
+def test_a_database_refuses_a_float_id_and_a_missing_id_without_a_cell(tmp_path):
+    import sqlite3
+
+    secret = "SECRET-CELL-43"
+    path = tmp_path / "bad.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (person INTEGER, pid_float REAL, region TEXT)")
+        conn.executemany("INSERT INTO t VALUES (?, ?, ?)", [(1, 1.5, "north"), (None, 2.5, secret)])
+    conn.close()
+    keys = [ValueKey("region")]
+    with open_source(parse_source(f"sqlite:///{path}", table="t")) as source:
+        with pytest.raises(DataError, match="floating-point") as caught:
+            source.grouped_counts(keys, bounding=Bounding("pid_float", 2, SALT, {"region": REGIONS}))
+        assert "1.5" not in str(caught.value)
+        with pytest.raises(DataError, match="rows without an ID") as caught:
+            source.grouped_counts(keys, bounding=Bounding("person", 2, SALT, {"region": REGIONS}))
+        assert secret not in str(caught.value)
+        with pytest.raises(DataError, match="'nobody'"):
+            source.grouped_counts(keys, bounding=Bounding("nobody", 2, SALT, {"region": REGIONS}))
