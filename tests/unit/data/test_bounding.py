@@ -1,8 +1,8 @@
 """The privacy unit's bounding in a file (:mod:`dpgui.data.bounding`): at most L rows a person, by the rule.
 
-Every count is checked against an independent computation written here from the rule's words (the
+Every count is checked against an independent computation written from the rule's words (the
 rows of each person sorted by the integer ORDER of the keys, ``hashlib.md5`` of ``salt:p:r``, the L
-smallest ranks kept), never through dpgui's own helpers:
+smallest ranks kept; tests/support/bounding_reference.py), never through dpgui's own helpers:
 
 * the counts equal that reference, in memory and through the spill files (the limit lowered), and the
   temporary folder is gone afterwards — also after an error and a cancel;
@@ -16,7 +16,6 @@ smallest ranks kept), never through dpgui's own helpers:
 from __future__ import annotations
 
 import collections
-import hashlib
 import math
 import pathlib
 import tempfile
@@ -26,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from bounding_reference import kept_of_frame
 
 from dpgui.data import bounding as bounding_module
 from dpgui.data.bounding import Bounding
@@ -53,35 +53,12 @@ def _frame(seed: int = 30, n: int = 4000) -> pd.DataFrame:
     return pd.DataFrame({"person": person[order], "x": x[order], "region": region[order]})
 
 
-def _bin_key(x: float) -> int:
-    """The binning rule's key, independently: -1 missing, -2 below, -3 at or above the bounds, else floor(x / 2)."""
-    if math.isnan(x):
-        return -1
-    if x < LOWER:
-        return -2
-    if x >= UPPER:
-        return -3
-    return int(x // 2)
-
-
 def _reference(frame: pd.DataFrame, limit: int, salt: str = SALT, keys: tuple[str, ...] = ("region", "x")
                ) -> collections.Counter:
     """(region, bin key) -> kept rows (or only the ``keys`` counted), by the rule's words: order by the counted
     keys (region's index in the public list, the not-listed after; the bin key), rank 1..n_p, keep the L ranks
     with the smallest (md5 hex of salt:p:r, r)."""
-    rows: dict[str, list[tuple]] = collections.defaultdict(list)
-    for p, x, region in zip(frame["person"].tolist(), frame["x"].tolist(), frame["region"].tolist(), strict=True):
-        order = {"region": REGIONS.index(region) if region in REGIONS else len(REGIONS), "x": _bin_key(x)}
-        value = {"region": region, "x": _bin_key(x)}
-        rows[str(p)].append((tuple(order[k] for k in keys), tuple(value[k] for k in keys)))
-    counts: collections.Counter = collections.Counter()
-    for p, found in rows.items():
-        found.sort()
-        ranks = range(1, len(found) + 1)
-        digest = {r: hashlib.md5(f"{salt}:{p}:{r}".encode()).hexdigest() for r in ranks}
-        for r in sorted(ranks, key=lambda r: (digest[r], r))[:limit]:
-            counts[found[r - 1][1]] += 1
-    return counts
+    return kept_of_frame(frame, "person", keys, REGIONS, (LOWER, UPPER, 2.0), salt, limit)
 
 
 def _bounding(limit: int, salt: str = SALT) -> Bounding:

@@ -4,14 +4,13 @@ One seeded table (a text person ID with persons of 1..3,000 rows, an integer cop
 values outside the bounds and missing ones, a region from a public list and a value outside it) is opened
 through the public interface only (``open_source(parse_source(...))``) in each engine, and bounded with one
 fixed salt ("the same seed for the test source"). Each engine must give exactly the counts of an independent
-computation of the rule (written here with ``hashlib``): the (region, bin) groups, the histogram of ``x``
-and the counts of region, for L = 1 and 20, with the text ID and with the integer ID.
+computation of the rule (tests/support/bounding_reference.py, from the rule's words): the (region, bin) groups,
+the histogram of ``x`` and the counts of region, for L = 1 and 20, with the text ID and with the integer ID.
 """
 
 from __future__ import annotations
 
 import collections
-import hashlib
 import math
 import pathlib
 import sqlite3
@@ -21,6 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from bounding_reference import kept_of_frame
 
 from dpgui.data.bounding import Bounding
 from dpgui.data.grouped_counts import BinKey, ValueKey
@@ -51,27 +51,9 @@ def _frame() -> pd.DataFrame:
                          "x": x[order], "region": region[order]})
 
 
-def _bin_key(x: float) -> int:
-    if math.isnan(x):
-        return -1
-    return -2 if x < LOWER else -3 if x >= UPPER else int(x // 2)
-
-
 def _reference(frame: pd.DataFrame, id_column: str, limit: int, keys: tuple[str, ...]) -> collections.Counter:
-    """The kept rows of each group of ``keys``, by the rule's words (see test_bounding.py's reference)."""
-    rows: dict[str, list[tuple]] = collections.defaultdict(list)
-    for p, x, region in zip(frame[id_column].tolist(), frame["x"].tolist(), frame["region"].tolist(), strict=True):
-        order = {"region": REGIONS.index(region) if region in REGIONS else len(REGIONS), "x": _bin_key(x)}
-        value = {"region": region, "x": _bin_key(x)}
-        rows[str(p)].append((tuple(order[k] for k in keys), tuple(value[k] for k in keys)))
-    counts: collections.Counter = collections.Counter()
-    for p, found in rows.items():
-        found.sort()
-        ranks = range(1, len(found) + 1)
-        digest = {r: hashlib.md5(f"{SALT}:{p}:{r}".encode()).hexdigest() for r in ranks}
-        for r in sorted(ranks, key=lambda r: (digest[r], r))[:limit]:
-            counts[found[r - 1][1]] += 1
-    return counts
+    """The kept rows of each group of ``keys``, by the rule's words (:func:`kept_by_the_rule`)."""
+    return kept_of_frame(frame, id_column, keys, REGIONS, (LOWER, UPPER, 2.0), SALT, limit)
 
 
 @pytest.fixture(scope="module")
