@@ -61,21 +61,24 @@ import pyarrow.types as pat
 
 from dpgui.data.binning import SqlDialect, bin_key_sql
 from dpgui.data.file_types import CsvDialect, TableFormat
-from dpgui.data.streams import CancelCallback, ProgressCallback, Stream, watched
+from dpgui.data.grouped_counts import (
+    BinKey, FileGroups, GroupedCounts, Key, ValueKey, check_keys, column_kinds, open_key_stream, typed_format,
+)
+from dpgui.data.readers import check_table_file, csv_dialect, table_schema
+from dpgui.data.streams import CancelCallback, PathLike, ProgressCallback, watched
 from dpgui.errors import Cancelled, DataError, ParameterError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from dpgui.data.grouped_counts import FileGroups, GroupedCounts, Key
-
 __all__ = [
+    "BATCH_ROWS",
     "FANOUT",
     "HOLD_TRIPLES",
     "MAX_DEPTH",
     "SQLITE_MD5",
     "Bounding",
-    "bounded_file_groups",
+    "count_bounded_file_groups",
     "bounded_frame",
     "bounded_source_sql",
     "check_bounding",
@@ -91,6 +94,8 @@ __all__ = [
 #: (person, group, rows) triples held in memory before the pass spills them to files (about 40 bytes each
 #: held, a few times that while a part is sorted: ~100 MB at most).
 HOLD_TRIPLES = 500_000
+#: Rows a batch of the pass holds (unless told otherwise).
+BATCH_ROWS = 1 << 18
 #: Files a spill (and each further split) writes, by a hash of the person.
 FANOUT = 64
 #: Splits of a spill file at most (64**3 files: a part larger than the limit is then one person's).
@@ -165,8 +170,6 @@ class Bounding:
 def check_bounding(bounding: object, keys: Sequence[Key]) -> Bounding:
     """``bounding`` for counting ``keys``: a :class:`Bounding` whose person column is not a key, with a public list
     for every :class:`~dpgui.data.grouped_counts.ValueKey` (ParameterError otherwise)."""
-    from dpgui.data.grouped_counts import ValueKey
-
     if not isinstance(bounding, Bounding):
         raise ParameterError(f"{type(bounding).__name__} is not a Bounding", "give a Bounding or None")
     for key in keys:
@@ -201,8 +204,6 @@ def kept_ranks(salt: str, person: str, n_rows: int, limit: int) -> list[int]:
 def order_of_group(keys: Sequence[Key], values: Sequence[Any], bounding: Bounding) -> tuple[int, ...]:
     """The integer ORDER of a row whose keys have ``values`` (a BinKey's bin key, a ValueKey's label or None):
     the bin key, or the index in the public list (a value outside it, or missing, after all of them)."""
-    from dpgui.data.grouped_counts import BinKey
-
     out = []
     for key, value in zip(keys, values, strict=True):
         if isinstance(key, BinKey):
@@ -237,9 +238,6 @@ def check_person_file_column(p: pathlib.Path, fmt: TableFormat, column: str, dia
                              encoding: str | None = None) -> None:
     """DataError unless the file has ``column`` once, of whole numbers or text where the file types it (a CSV
     column is read as its text)."""
-    from dpgui.data.grouped_counts import column_kinds, typed_format
-    from dpgui.data.readers import table_schema
-
     kind = column_kinds(p, fmt, [column], dialect, encoding=encoding)[column]
     if typed_format(fmt) or fmt == "xlsx":
         schema, _ = table_schema(p, fmt, dialect, encoding=encoding)
@@ -404,35 +402,46 @@ def _keep(part: pa.Table, position: npt.NDArray[np.int64], bounding: Bounding, k
         np.add.at(kept, group[start:end][np.searchsorted(ends, chosen, side="left")], 1)
 
 
-def bounded_file_groups(
-    stream: Stream[pa.RecordBatch],
-    state: FileGroups,
+def count_bounded_file_groups(
+    path: PathLike,
+    keys: Sequence[Key],
     bounding: Bounding,
-    where: str,
-    declared_kinds: Mapping[str, str],
     *,
+    max_groups: int | None = None,
+    batch_rows: int | None = None,
     progress: ProgressCallback | None = None,
     should_cancel: CancelCallback | None = None,
+    dialect: CsvDialect | None = None,
+    encoding: str | None = None,
 ) -> GroupedCounts:
-    """The :class:`~dpgui.data.grouped_counts.GroupedCounts` of the rows the rule keeps, from ``stream`` (batches
-    of the keys' columns, then the person column) counted by ``state`` (made ``per_row``). The groups no kept
-    row falls in are left out; rows are not numbered (``first_missing`` None, as a database's). Progress: the
-    pass to 0.9, the choice after it; the temporary folder is removed whatever happens."""
-    from dpgui.data.grouped_counts import GroupedCounts
-
+    """The :class:`~dpgui.data.grouped_counts.GroupedCounts` of ``keys`` among the rows of a table file that
+    ``bounding`` keeps: :func:`~dpgui.data.grouped_counts.count_file_groups`' checks and one streamed pass (see
+    the module docstring for its memory), then the choice per person. The groups no kept row falls in are left out;
+    rows are not numbered (``first_missing`` None, as a database's). Progress: the pass to 0.9, the choice after
+    it; the temporary folder is removed whatever happens. Checked before reading: the bounding for the keys
+    (ParameterError), the person column (DataError); while reading, a row without an ID (DataError naming it)."""
+    check_bounding(bounding, check_keys(keys))
+    p, fmt = check_table_file(path)
+    used = csv_dialect(p, fmt, dialect)[0] if fmt in ("csv", "tsv") else None
+    check_person_file_column(p, fmt, bounding.person_column, used, encoding=encoding)
+    opened = open_key_stream(p, keys, max_groups=max_groups, extra_column=bounding.person_column,
+                             batch_rows=BATCH_ROWS if batch_rows is None else batch_rows, progress=progress,
+                             should_cancel=should_cancel, dialect=used, encoding=encoding)
+    state = FileGroups(opened.keys, opened.limit, per_row=True)
     column = bounding.person_column
+    stream, where, declared_kinds = opened.stream, opened.where, opened.declared_kinds
     complete = True
     scaled = None if progress is None else (lambda fraction: progress(0.9 * fraction))
     with tempfile.TemporaryDirectory(prefix="dpgui-bounding-") as folder:
         triples = _PersonGroups(pathlib.Path(folder))
         for batch in watched(stream, scaled, should_cancel):
             before = state.rows
-            groups = state.group_ids(batch)
-            if groups is None or (state.limit is not None and state.n_groups > state.limit):
+            ids = state.group_ids(batch)
+            if ids is None or (state.limit is not None and state.n_groups > state.limit):
                 complete = False
                 stream.close()
                 break
-            triples.add(_person_texts(batch.column(batch.num_columns - 1), column, where, before), groups)
+            triples.add(_person_texts(batch.column(batch.num_columns - 1), column, where, before), ids)
         state.counts = np.zeros(state.n_groups, dtype=np.int64)
         found = state.result(where, declared_kinds, complete)
         values = [found.key_values(j) for j in range(len(state.keys))]
@@ -446,8 +455,9 @@ def bounded_file_groups(
     present = kept > 0
     counts = np.ascontiguousarray(kept[present])
     counts.flags.writeable = False
-    result = GroupedCounts(found.keys, found.groups.filter(pa.array(present, type=pa.bool_())), counts, int(counts.sum()), where,
-                           dict(declared_kinds), complete=found.complete, over_limit=found.over_limit)
+    groups = found.groups.filter(pa.array(present, type=pa.bool_()))
+    result = GroupedCounts(found.keys, groups, counts, int(counts.sum()), where, dict(declared_kinds),
+                           complete=found.complete, over_limit=found.over_limit)
     if progress is not None:
         progress(1.0)
     return result
@@ -470,8 +480,6 @@ def bounded_source_sql(source_sql: str, keys: Sequence[Key], bounding: Bounding,
                        quote: Callable[[str], str]) -> str:
     """A parenthesised subquery of the keys' columns of the rows the rule keeps from ``source_sql`` (PostgreSQL
     or SQLite; ParameterError for another dialect): the rank window, then the pick window over the hash."""
-    from dpgui.data.grouped_counts import BinKey
-
     if dialect not in (SqlDialect.POSTGRESQL, SqlDialect.SQLITE):
         raise ParameterError("a privacy unit is counted in PostgreSQL, SQLite or Spark only",
                              "export the table to a file, or use PostgreSQL")
@@ -505,8 +513,6 @@ def bounded_frame(frame: DataFrame, keys: Sequence[Key], bounding: Bounding, quo
     """The keys' columns of the rows of ``frame`` the rule keeps: the same two windows as :func:`bounded_source_sql`."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F  # noqa: N812 - PySpark's usual name
-
-    from dpgui.data.grouped_counts import BinKey
 
     orders = []
     for key in keys:

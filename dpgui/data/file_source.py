@@ -99,9 +99,14 @@ class FileSource(DataSource):
     ) -> GroupedCounts:
         from dpgui.data.grouped_counts import count_file_groups
 
+        if bounding is not None:
+            from dpgui.data.bounding import count_bounded_file_groups
+
+            return count_bounded_file_groups(self.spec.location, keys, bounding, max_groups=max_groups,
+                                             progress=progress, should_cancel=should_cancel, dialect=self.csv_dialect,
+                                             encoding=self.spec.encoding)
         return count_file_groups(self.spec.location, keys, max_groups=max_groups, progress=progress,
-                                 should_cancel=should_cancel, dialect=self.csv_dialect, encoding=self.spec.encoding,
-                                 bounding=bounding)
+                                 should_cancel=should_cancel, dialect=self.csv_dialect, encoding=self.spec.encoding)
 
     def histogram(
         self,

@@ -35,7 +35,7 @@ import numbers
 import pathlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -49,18 +49,17 @@ from dpgui.data.readers import (
     check_numeric_column, check_table_file, column_kind, csv_dialect, float64_values, float_text, record_batches,
     table_schema, value_text,
 )
-from dpgui.data.streams import CancelCallback, PathLike, ProgressCallback, check_callbacks, column_not_found, watched
+from dpgui.data.streams import (
+    CancelCallback, PathLike, ProgressCallback, Stream, check_callbacks, column_not_found, watched,
+)
 from dpgui.errors import DataError, ParameterError
 
-if TYPE_CHECKING:
-    from dpgui.data.bounding import Bounding
-
 __all__ = [
-    "BIN_OFFSET",
     "BinKey",
     "FileGroups",
     "GroupedCounts",
     "Key",
+    "KeyStream",
     "LevelValues",
     "Paths",
     "ValueKey",
@@ -70,6 +69,7 @@ __all__ = [
     "column_kinds",
     "count_file_groups",
     "leaf_values",
+    "open_key_stream",
     "typed_format",
 ]
 
@@ -78,8 +78,8 @@ _BIN_BATCH_ROWS = 1_000_000
 _BATCH_ROWS = 1 << 18
 # Group ids are built level by level as parent * _BASE + value: every id and value stays below it.
 _BASE = 1 << 31
-#: A BinKey's key k is stored as k + BIN_OFFSET >= 0 while counting (:class:`FileGroups`' leaf values).
-BIN_OFFSET = -KEY_NOT_NUMBER
+# A BinKey's key k is stored as k + _BIN_OFFSET >= 0 while counting.
+_BIN_OFFSET = -KEY_NOT_NUMBER
 
 
 @dataclass(frozen=True)
@@ -386,7 +386,7 @@ class FileGroups:
                     self.n_missing += n_missing
                     binner.add(x if absent is None else x[~absent])
                 else:
-                    codes.append(binner.keys(x) + BIN_OFFSET)
+                    codes.append(binner.keys(x) + _BIN_OFFSET)
             else:
                 ids = self.values[i].ids_of(batch.column(i))
                 if self.limit is not None and len(self.values[i].labels) > self.limit:
@@ -416,7 +416,7 @@ class FileGroups:
             columns = []
             for level, key in enumerate(self.keys):
                 if isinstance(key, BinKey):
-                    columns.append(pa.array([leaf[level] - BIN_OFFSET for leaf in leaves], type=pa.int64()))
+                    columns.append(pa.array([leaf[level] - _BIN_OFFSET for leaf in leaves], type=pa.int64()))
                 else:
                     labels = self.values[level].labels
                     columns.append(pa.array([labels[leaf[level] - 1] if leaf[level] else None for leaf in leaves],
@@ -443,6 +443,56 @@ class FileGroups:
         return keys, np.asarray(values, dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class KeyStream:
+    """The checked keys of a file and the stream of their columns' batches (:func:`open_key_stream`)."""
+
+    keys: tuple[Key, ...]
+    limit: int | None
+    stream: Stream[pa.RecordBatch]
+    where: str
+    declared_kinds: Mapping[str, str]
+
+
+def open_key_stream(
+    path: PathLike,
+    keys: Sequence[Key],
+    *,
+    max_groups: int | None = None,
+    weights_column: str | None = None,
+    extra_column: str | None = None,
+    batch_rows: int | None = None,
+    progress: ProgressCallback | None = None,
+    should_cancel: CancelCallback | None = None,
+    dialect: CsvDialect | None = None,
+    encoding: str | None = None,
+) -> KeyStream:
+    """The checks of :func:`count_file_groups` before reading, and the stream of the keys' columns' batches, then
+    the ``weights_column`` (a number) or the ``extra_column`` (as the file stores it; its checks are the caller's).
+    ``where``: the file as messages name it; ``declared_kinds``: of the ValueKey columns a typed file declares."""
+    keys = check_keys(keys)
+    limit = check_max_groups(max_groups)
+    if batch_rows is None:
+        batch_rows = _BIN_BATCH_ROWS if len(keys) == 1 and isinstance(keys[0], BinKey) else _BATCH_ROWS
+    batch_rows = _check_positive("batch_rows", batch_rows)
+    check_callbacks(progress, should_cancel)
+    binned = [k.column for k in keys if isinstance(k, BinKey)]
+    if len(binned) > 1 or (binned and weights_column is not None):
+        raise ParameterError("a file's groups have one binned column at most, and none with a count column",
+                             "count one binned column at a time")
+    p, fmt = check_table_file(path)
+    used = csv_dialect(p, fmt, dialect)[0] if fmt in ("csv", "tsv") else None
+    labelled = [k.column for k in keys if isinstance(k, ValueKey)]
+    kinds = column_kinds(p, fmt, labelled, used, encoding=encoding) if labelled else {}
+    if binned:
+        check_numeric_column(p, fmt, binned[0], used, encoding=encoding)
+    columns = [k.column for k in keys] + [c for c in (weights_column, extra_column) if c is not None]
+    numeric = binned[0] if binned else weights_column
+    stream = record_batches(p, fmt, columns, batch_rows, numeric=numeric, dialect=used, encoding=encoding)
+    declared = {c: kinds[c] for c in labelled} if typed_format(fmt) else {}
+    return KeyStream(keys, limit, stream, f"'{p.name}'", declared)
+
+
 def count_file_groups(
     path: PathLike,
     keys: Sequence[Key],
@@ -454,12 +504,9 @@ def count_file_groups(
     should_cancel: CancelCallback | None = None,
     dialect: CsvDialect | None = None,
     encoding: str | None = None,
-    bounding: Bounding | None = None,
 ) -> GroupedCounts:
     """The :class:`GroupedCounts` of ``keys`` in a table file (CSV/TSV, Parquet file or folder, Excel,
-    Stata, SAS, SPSS), in one streamed pass; with ``bounding``, of the rows it keeps (at most L a person,
-    :mod:`dpgui.data.bounding`: the pass holds (person, group) pairs, spilled to a temporary folder past a
-    limit; not with ``weights``).
+    Stata, SAS, SPSS), in one streamed pass.
 
     Checked before reading (ParameterError): the keys (at most one :class:`BinKey`, and none with
     ``weights``), ``max_groups``, ``batch_rows`` (None: 1,000,000 for one BinKey alone, else 262,144), the
@@ -475,48 +522,15 @@ def count_file_groups(
     (True raises :class:`~dpgui.errors.Cancelled`); both from this thread. Time O(rows); memory
     O(batch_rows + groups + distinct values), one BinKey alone O(batch_rows + bins); never the rows.
     """
-    keys = check_keys(keys)
-    limit = check_max_groups(max_groups)
-    if batch_rows is None:
-        batch_rows = _BIN_BATCH_ROWS if len(keys) == 1 and isinstance(keys[0], BinKey) else _BATCH_ROWS
-    batch_rows = _check_positive("batch_rows", batch_rows)
-    check_callbacks(progress, should_cancel)
-    binned = [k.column for k in keys if isinstance(k, BinKey)]
-    if len(binned) > 1 or (binned and weights is not None):
-        raise ParameterError("a file's groups have one binned column at most, and none with a count column",
-                             "count one binned column at a time")
-    if bounding is not None:
-        from dpgui.data.bounding import check_bounding
-
-        check_bounding(bounding, keys)
-        if weights is not None:
-            raise ParameterError("a prior's count column cannot be counted with a privacy unit",
-                                 "count the prior without a person-ID column")
-    p, fmt = check_table_file(path)
-    used = csv_dialect(p, fmt, dialect)[0] if fmt in ("csv", "tsv") else None
-    labelled = [k.column for k in keys if isinstance(k, ValueKey)]
-    kinds = column_kinds(p, fmt, labelled, used, encoding=encoding) if labelled else {}
-    if binned:
-        check_numeric_column(p, fmt, binned[0], used, encoding=encoding)
-    columns = [k.column for k in keys] + ([weights[0]] if weights is not None else [])
-    numeric = binned[0] if binned else weights[0] if weights is not None else None
-    if bounding is not None:
-        from dpgui.data.bounding import bounded_file_groups, check_person_file_column
-
-        check_person_file_column(p, fmt, bounding.person_column, used, encoding=encoding)
-        stream = record_batches(p, fmt, [*columns, bounding.person_column], batch_rows, numeric=numeric, dialect=used,
-                                encoding=encoding)
-        declared = {c: kinds[c] for c in labelled} if typed_format(fmt) else {}
-        return bounded_file_groups(stream, FileGroups(keys, limit, per_row=True), bounding, f"'{p.name}'", declared,
-                                   progress=progress, should_cancel=should_cancel)
-    stream = record_batches(p, fmt, columns, batch_rows, numeric=numeric, dialect=used, encoding=encoding)
-    state = FileGroups(keys, limit)
+    opened = open_key_stream(path, keys, max_groups=max_groups, weights_column=None if weights is None else weights[0],
+                             batch_rows=batch_rows, progress=progress, should_cancel=should_cancel, dialect=dialect,
+                             encoding=encoding)
+    state = FileGroups(opened.keys, opened.limit)
     complete = True
-    for batch in watched(stream, progress, should_cancel):
-        counts = None if weights is None else weights[1](batch.column(len(keys)), state.rows)
+    for batch in watched(opened.stream, progress, should_cancel):
+        counts = None if weights is None else weights[1](batch.column(len(opened.keys)), state.rows)
         if not state.add(batch, counts):
             complete = False
-            stream.close()
+            opened.stream.close()
             break
-    declared = {c: kinds[c] for c in labelled} if typed_format(fmt) else {}
-    return state.result(f"'{p.name}'", declared, complete)
+    return state.result(opened.where, opened.declared_kinds, complete)

@@ -28,8 +28,8 @@ import pytest
 from bounding_reference import kept_of_frame
 
 from dpgui.data import bounding as bounding_module
-from dpgui.data.bounding import Bounding
-from dpgui.data.grouped_counts import BinKey, ValueKey, count_file_groups
+from dpgui.data.bounding import Bounding, count_bounded_file_groups
+from dpgui.data.grouped_counts import BinKey, ValueKey
 from dpgui.data.source import open_source
 from dpgui.data.source_spec import parse_source
 from dpgui.errors import Cancelled, DataError, DpguiError, ParameterError
@@ -66,7 +66,7 @@ def _bounding(limit: int, salt: str = SALT) -> Bounding:
 
 
 def _counted(path: pathlib.Path, bounding: Bounding, **kwargs) -> dict[tuple[str, int], int]:
-    got = count_file_groups(path, [ValueKey("region"), BinKey("x", LOWER, UPPER, BINS)], bounding=bounding, **kwargs)
+    got = count_bounded_file_groups(path, [ValueKey("region"), BinKey("x", LOWER, UPPER, BINS)], bounding, **kwargs)
     assert (got.counts > 0).all()
     return dict(zip(zip(got.key_values(0), got.key_values(1)), got.counts.tolist()))
 
@@ -137,7 +137,7 @@ def test_each_person_keeps_min_of_its_rows_and_l(tmp_path):
     rows = frame["person"].astype(str).value_counts().to_dict()
     for limit in (1, 5, 40):
         bounding = Bounding("person", limit, SALT, {"who": tuple(sorted(rows))})
-        got = count_file_groups(path, [ValueKey("who")], bounding=bounding)
+        got = count_bounded_file_groups(path, [ValueKey("who")], bounding)
         kept = dict(zip(got.key_values(0), got.counts.tolist()))
         assert kept == {p: min(n, limit) for p, n in rows.items()}
         assert max(kept.values()) <= limit
@@ -177,7 +177,7 @@ def test_each_row_is_kept_with_frequency_l_over_n(tmp_path):
     listed = tuple(np.random.default_rng(3).permutation(cells).tolist())  # a public order unrelated to the rows
     kept = collections.Counter()
     for s in range(salts):
-        got = count_file_groups(path, [ValueKey("cell")], bounding=Bounding("person", limit, f"salt-{s}",
+        got = count_bounded_file_groups(path, [ValueKey("cell")], Bounding("person", limit, f"salt-{s}",
                                                                              {"cell": listed}))
         assert got.rows == n_persons * limit
         kept.update(got.key_values(0))
@@ -196,19 +196,19 @@ def test_bad_inputs_are_refused_without_a_cell(tmp_path):
     pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
     keys = [BinKey("x", LOWER, UPPER, BINS)]
     cases = {
-        "no such column": (lambda: count_file_groups(path, keys, bounding=Bounding("nobody", 2, SALT)), DataError,
+        "no such column": (lambda: count_bounded_file_groups(path, keys, Bounding("nobody", 2, SALT)), DataError,
                            "nobody"),
-        "float ID": (lambda: count_file_groups(path, keys, bounding=Bounding("pid_float", 2, SALT)), DataError,
+        "float ID": (lambda: count_bounded_file_groups(path, keys, Bounding("pid_float", 2, SALT)), DataError,
                      "floating-point"),
-        "date ID": (lambda: count_file_groups(path, keys, bounding=Bounding("when", 2, SALT)), DataError,
+        "date ID": (lambda: count_bounded_file_groups(path, keys, Bounding("when", 2, SALT)), DataError,
                     "person-ID column 'when'"),
         "L = 0": (lambda: Bounding("person", 0, SALT), ParameterError, "records per person 0"),
         "L = -3": (lambda: Bounding("person", -3, SALT), ParameterError, "records per person -3"),
         "L = True": (lambda: Bounding("person", True, SALT), ParameterError, "records per person"),
-        "no public list": (lambda: count_file_groups(path, [ValueKey("region")], bounding=Bounding("person", 2, SALT)),
+        "no public list": (lambda: count_bounded_file_groups(path, [ValueKey("region")], Bounding("person", 2, SALT)),
                            ParameterError, "public list of categories"),
-        "person counted": (lambda: count_file_groups(path, [ValueKey("person")],
-                                                     bounding=Bounding("person", 2, SALT, {"person": ("1",)})),
+        "person counted": (lambda: count_bounded_file_groups(path, [ValueKey("person")],
+                                                             Bounding("person", 2, SALT, {"person": ("1",)})),
                            ParameterError, "also counted"),
         "bad salt": (lambda: Bounding("person", 2, "a'; DROP TABLE t; --"), ParameterError, "secret"),
     }
@@ -221,7 +221,7 @@ def test_bad_inputs_are_refused_without_a_cell(tmp_path):
     missing = tmp_path / "missing.csv"
     missing.write_text(f"person,region\n1,north\n,{secret}\n", encoding="utf-8")
     with pytest.raises(DataError, match="no ID at data row 2") as caught:
-        count_file_groups(missing, [ValueKey("region")], bounding=Bounding("person", 2, SALT, {"region": REGIONS}))
+        count_bounded_file_groups(missing, [ValueKey("region")], Bounding("person", 2, SALT, {"region": REGIONS}))
     assert secret not in str(caught.value)
 
 
@@ -253,7 +253,7 @@ def test_histogram_and_path_counts_of_a_source_honour_the_bounding(parquet):
 def test_an_empty_table_keeps_nothing_and_a_list_with_a_value_twice_is_refused(tmp_path):
     path = tmp_path / "empty.parquet"
     pq.write_table(pa.table({"person": pa.array([], pa.int64()), "region": pa.array([], pa.string())}), path)
-    got = count_file_groups(path, [ValueKey("region")], bounding=Bounding("person", 2, SALT, {"region": REGIONS}))
+    got = count_bounded_file_groups(path, [ValueKey("region")], Bounding("person", 2, SALT, {"region": REGIONS}))
     assert got.rows == 0 and len(got.counts) == 0 and got.groups.num_rows == 0
     with pytest.raises(ParameterError, match="list a value twice"):
         Bounding("person", 2, SALT, {"region": ("north", "north")})
