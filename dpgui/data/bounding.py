@@ -18,9 +18,10 @@ The set of kept ranks depends on (salt, p, n_p) only, never on a value; the salt
 :class:`~dpgui.core.noise.SecureRandom` for each release (:meth:`Bounding.drawn`), never published or stored
 (a test source passes a fixed one). Where it runs:
 
-* files: :func:`bounded_file_groups`, one streamed pass holding (person, group, rows) triples, aggregated per
-  batch; past :data:`HOLD_TRIPLES` triples they are spilled by a hash of the person into :data:`FANOUT` files
-  of a temporary folder (owner-only, always removed: also on an error or a cancel), and a file still larger
+* files: :func:`count_bounded_file_groups` (what :class:`~dpgui.data.file_source.FileSource` calls), one
+  streamed pass holding (person, group, rows) triples, aggregated per batch of :data:`BATCH_ROWS`; past
+  :data:`HOLD_TRIPLES` triples they are spilled by a hash of the person into :data:`FANOUT` files of a
+  temporary folder (owner-only, always removed: also on an error or a cancel), and a file still larger
   than that is split again (at most :data:`MAX_DEPTH` times: only one person's groups can exceed it then).
   Memory: O(batch + HOLD_TRIPLES + groups); time O(rows) plus one MD5 per rank of every person with more
   than L rows (about 1 µs each);
@@ -78,12 +79,12 @@ __all__ = [
     "MAX_DEPTH",
     "SQLITE_MD5",
     "Bounding",
-    "count_bounded_file_groups",
     "bounded_frame",
     "bounded_source_sql",
     "check_bounding",
     "check_person_file_column",
     "check_person_kind",
+    "count_bounded_file_groups",
     "kept_ranks",
     "md5_hex",
     "missing_person_sql",
@@ -91,8 +92,9 @@ __all__ = [
     "rank_hash",
 ]
 
-#: (person, group, rows) triples held in memory before the pass spills them to files (about 40 bytes each
-#: held, a few times that while a part is sorted: ~100 MB at most).
+#: (person, group, rows) triples held in memory before the pass spills them to files (about 40 bytes each held,
+#: a few times that while a part is sorted; the whole pass measured at under 200 MiB above the process's memory
+#: on 10⁷ rows, benchmarks/bench_bounding.py).
 HOLD_TRIPLES = 500_000
 #: Rows a batch of the pass holds (unless told otherwise).
 BATCH_ROWS = 1 << 18
@@ -104,6 +106,7 @@ MAX_DEPTH = 3
 SQLITE_MD5 = "dpgui_md5"
 
 _SALT = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_RESERVED = "dpgui_"  # the names of the bounding's own columns begin with it
 _PERSON = "dpgui_person"
 _RANK = "dpgui_rank"
 _PICK = "dpgui_pick"
@@ -173,6 +176,9 @@ def check_bounding(bounding: object, keys: Sequence[Key]) -> Bounding:
     if not isinstance(bounding, Bounding):
         raise ParameterError(f"{type(bounding).__name__} is not a Bounding", "give a Bounding or None")
     for key in keys:
+        if key.column.startswith(_RESERVED):
+            raise ParameterError(f"column name '{key.column}' begins with '{_RESERVED}', which the bounding's queries use",
+                                 "rename the column (or select it under another name in a query)")
         if key.column == bounding.person_column:
             raise ParameterError(f"the person-ID column '{key.column}' is also counted",
                                  "count other columns than the one that identifies persons")

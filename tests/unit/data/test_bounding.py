@@ -211,6 +211,8 @@ def test_bad_inputs_are_refused_without_a_cell(tmp_path):
                                                              Bounding("person", 2, SALT, {"person": ("1",)})),
                            ParameterError, "also counted"),
         "bad salt": (lambda: Bounding("person", 2, "a'; DROP TABLE t; --"), ParameterError, "secret"),
+        "reserved name": (lambda: count_bounded_file_groups(path, [BinKey("dpgui_rank", LOWER, UPPER, BINS)],
+                                                            Bounding("person", 2, SALT)), ParameterError, "dpgui_"),
     }
     for name, (call, error, words) in cases.items():
         with pytest.raises(error) as caught:

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 
 SALT = "same-seed-for-the-test-source"
 LOWER, UPPER, BINS = 0.0, 10.0, 5  # the bin of x is floor(x / 2) for 0 <= x < 10
-REGIONS = ("north", "south", "east", "Zürich; Stadt")
+REGIONS = ("north", "south", "O'Hare", "Zürich; Stadt")
 SOURCES = ["parquet", "csv", "sqlite", "postgresql-table", "spark-parquet", "spark-csv"]
 N = 12_000
 
