@@ -1,8 +1,9 @@
-"""What the main window asks of the statistic it releases: one mode object per statistic (the CDF of a
-number column: :class:`~dpgui.app.cdf.mode.CdfMode`; counts over a hierarchy of categories:
-:class:`~dpgui.app.hierarchy.page.HierarchyMode`), chosen under "What to release". The window holds the
-current one and asks it, never which statistic it is: a further statistic adds a mode, not a branch.
-A mode asks the window in turn only what :class:`ModeHost` offers (no mode imports the window).
+"""What the main window asks of the statistic it releases: one mode object per statistic of the window's table
+(:data:`~dpgui.app.shell.mode_table.MODES`: the CDF of a number column, counts over a hierarchy of categories,
+the counts of one column), chosen under "What to release". The window holds the current one and asks it, never
+which statistic it is: its steps, its release and exports, its part of a project file and its releases in the
+session's list. A further statistic adds a mode, not a branch. A mode asks the window in turn only what
+:class:`ModeHost` offers (no mode imports the window).
 GUI thread only."""
 
 from __future__ import annotations

@@ -506,12 +506,14 @@ class Plan:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Plan:
+    def from_json(cls, data: dict[str, Any], privacy_type: type[PrivacySpec] = PrivacySpec) -> Plan:
+        """The plan :meth:`to_json` wrote; ``privacy_type``: the class of its privacy (a subclass for a tree
+        whose root is never public, :class:`dpgui.core.grouped_cdf.GroupTreePrivacy`)."""
         # Plans saved before the missing leaf existed have no "missing_leaf" key: no leaf; before δ, no "delta".
         shape = TreeShape(int(data["bins"]), tuple(int(b) for b in data["branching"]), bool(data.get("missing_leaf", False)))
         impute = data.get("missing_impute")  # plans saved before imputation existed have none
-        privacy = PrivacySpec(float(data["epsilon"]), data["neighbours"], int(data["records_per_person"]),
-                              float(data.get("delta") or 0.0), None if impute is None else float(impute))
+        privacy = privacy_type(float(data["epsilon"]), data["neighbours"], int(data["records_per_person"]),
+                               float(data.get("delta") or 0.0), None if impute is None else float(impute))
         mechanism = mechanism_named(str(data.get("noise", LAPLACE.manifest_name)))
         if mechanism is None:
             raise ParameterError(f"unknown noise {data.get('noise')!r} in a saved plan", "make the plan again")

@@ -112,7 +112,8 @@ class Statistic(Protocol[SpendT, PlanT, CountsT, ReleaseT, InfoT]):
     def plan(self, request: Any, progress: PlanProgress | None = None,
              should_cancel: ShouldCancel | None = None) -> Planned[PlanT, Any]:
         """The plan of the kind's own plan ``request`` (a CDF: :class:`~dpgui.workspace.planning.PlanRequest`;
-        a hierarchy: :class:`~dpgui.workspace.hierarchy_planning.HierarchyPlanRequest`), its 95 % margin
+        a hierarchy: :class:`~dpgui.workspace.hierarchy_planning.HierarchyPlanRequest`; every request offers
+        ``at_budget(ε, δ)``, the same request at another budget, which a release plan's split uses), its 95 % margin
         and the alternatives offered, as the window, the command line and the self-test plan it. Nothing is
         spent and no confidential value is read: a plan depends on public settings (and a hierarchy's
         public or opted-in prior counts). Time: the kind's planner (milliseconds to seconds); for a worker

@@ -10,7 +10,7 @@ reads the column (the counts go to the release only); no Qt, any thread.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,11 @@ class CountsPlanRequest:
     epsilon: float
     neighbours: Neighbours = Neighbours.CHANGE
     records_per_person: int = 1
+
+    def at_budget(self, epsilon: float, delta: float) -> CountsPlanRequest:
+        """The same request at ``epsilon`` (every plan request's rule; Laplace only: δ is not one of its figures,
+        and a δ given is not used, as a Laplace release charges δ = 0)."""
+        return replace(self, epsilon=epsilon)
 
     def plan_at(self, epsilon: float) -> CountsPlan:
         """The plan at ``epsilon`` (ParameterError with the fix for choices no plan can have). O(categories)."""
