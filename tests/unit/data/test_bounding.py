@@ -280,3 +280,32 @@ def test_a_database_refuses_a_float_id_and_a_missing_id_without_a_cell(tmp_path)
         assert secret not in str(caught.value)
         with pytest.raises(DataError, match="'nobody'"):
             source.grouped_counts(keys, bounding=Bounding("nobody", 2, SALT, {"region": REGIONS}))
+
+
+def test_a_grouped_cdf_s_histograms_keep_l_rows_per_person_in_the_whole_table(parquet, tmp_path):
+    """group_histograms with a bounding: the group column's public list is the groups' own, and each listed group's
+    histogram holds the rows the rule keeps (ordered by group, then bin), from a file and from SQLite alike."""
+    import sqlite3
+
+    from dpgui.core.grouped_cdf import GroupList, OtherGroups
+    from dpgui.data.group_histograms import group_histograms
+
+    frame = _frame()
+    path = tmp_path / "rows.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (person INTEGER, x REAL, region TEXT)")
+        conn.executemany("INSERT INTO t VALUES (?, ?, ?)", [(int(p), None if math.isnan(x) else x, r) for p, x, r in
+                                                            zip(frame["person"], frame["x"], frame["region"])])
+    conn.close()
+    groups = GroupList(REGIONS, OtherGroups.DROP)
+    reference = _reference(frame, 3)
+    for spec in (parse_source(parquet), parse_source(f"sqlite:///{path}", table="t")):
+        with open_source(spec) as source:
+            got = group_histograms(source, "region", "x", LOWER, UPPER, BINS, groups,
+                                   bounding=Bounding("person", 3, SALT))
+        for region in REGIONS:
+            expected = [reference.get((region, j), 0) for j in range(BINS)]
+            expected[0] += reference.get((region, -2), 0)
+            expected[-1] += reference.get((region, -3), 0)
+            assert got.of(region).counts.tolist() == expected, (spec.kind, region)
+            assert got.of(region).n_missing == reference.get((region, -1), 0)
