@@ -15,7 +15,9 @@ for Spark, one Spark SQL job. The window, the command line and the self-test use
   count, and the one counting primitive (:meth:`DataSource.grouped_counts`, :mod:`dpgui.data.grouped_counts`)
   on which the histogram of one numeric column under the one binning rule (:mod:`dpgui.data.binning`)
   and the path counts of 2..4 level columns are built, each with progress and cancel. Every source
-  gives exactly the counts the file path gives on the same data (tests/unit/data/test_sources_agree.py).
+  gives exactly the counts the file path gives on the same data (tests/unit/data/test_sources_agree.py),
+  also of the rows a privacy unit keeps, at most L a person (the optional ``bounding``,
+  :mod:`dpgui.data.bounding`; tests/unit/data/test_bounding_agree.py).
 
 Errors are :class:`~dpgui.errors.DataError` / :class:`~dpgui.errors.ParameterError` with the
 problem and the fix in one line; nothing here writes a file. No Qt.

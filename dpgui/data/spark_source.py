@@ -605,7 +605,7 @@ class SparkSource(DataSource):
                                    for f in self.df.schema.fields])
             with self._partitions_as_text():
                 frame = self.spark.read.schema(schema).options(**options).csv(location)
-        kind = self._column(column, ("numeric", "text", "empty"), "whole numbers or text")
+        kind = self._column(column, tuple(set(_KINDS.values()) | {"other"}), "a person ID")  # there, once
         field_type = next(f.dataType for f in frame.schema.fields if f.name == column)
         check_person_kind(column, self.spec.display_name(), kind if not isinstance(field_type, T.StringType) else "text",
                           isinstance(field_type, T.IntegralType))
