@@ -372,6 +372,11 @@ class _PersonGroups:
                 self.spill.write(held)
             self.held, self.n_held = [], 0
 
+    def close(self) -> None:
+        """Close the spill files being written (idempotent)."""
+        if self.spill is not None:
+            self.spill.close()
+
     def parts(self, should_cancel: CancelCallback | None) -> Iterator[pa.Table]:
         """Tables that each hold all the triples of their persons."""
         if self.spill is None:
@@ -408,6 +413,16 @@ def _keep(part: pa.Table, position: npt.NDArray[np.int64], bounding: Bounding, k
         np.add.at(kept, group[start:end][np.searchsorted(ends, chosen, side="left")], 1)
 
 
+def _positions(found: GroupedCounts, bounding: Bounding) -> npt.NDArray[np.int64]:
+    """Each group's place in the ORDER of its keys' values (:func:`order_of_group`; ties by group id)."""
+    values = [found.key_values(j) for j in range(len(found.keys))]
+    orders = [order_of_group(found.keys, row, bounding) for row in zip(*values, strict=True)]
+    sort = sorted(range(len(orders)), key=lambda g: (orders[g], g))
+    position = np.empty(len(orders), dtype=np.int64)
+    position[sort] = np.arange(len(orders), dtype=np.int64)
+    return position
+
+
 def count_bounded_file_groups(
     path: PathLike,
     keys: Sequence[Key],
@@ -440,24 +455,23 @@ def count_bounded_file_groups(
     scaled = None if progress is None else (lambda fraction: progress(0.9 * fraction))
     with tempfile.TemporaryDirectory(prefix="dpgui-bounding-") as folder:
         triples = _PersonGroups(pathlib.Path(folder))
-        for batch in watched(stream, scaled, should_cancel):
-            before = state.rows
-            ids = state.group_ids(batch)
-            if ids is None or (state.limit is not None and state.n_groups > state.limit):
-                complete = False
-                stream.close()
-                break
-            triples.add(_person_texts(batch.column(batch.num_columns - 1), column, where, before), ids)
-        state.counts = np.zeros(state.n_groups, dtype=np.int64)
-        found = state.result(where, declared_kinds, complete)
-        values = [found.key_values(j) for j in range(len(state.keys))]
-        orders = [order_of_group(state.keys, row, bounding) for row in zip(*values, strict=True)]
-        sort = sorted(range(len(orders)), key=lambda g: (orders[g], g))
-        position = np.empty(len(orders), dtype=np.int64)
-        position[sort] = np.arange(len(orders), dtype=np.int64)
-        kept = np.zeros(len(orders), dtype=np.int64)
-        for part in triples.parts(should_cancel):
-            _keep(part, position, bounding, kept, should_cancel)
+        try:  # the spill files are closed before the folder goes (a system may refuse to remove an open file)
+            for batch in watched(stream, scaled, should_cancel):
+                before = state.rows
+                ids = state.group_ids(batch)
+                if ids is None or (state.limit is not None and state.n_groups > state.limit):
+                    complete = False
+                    stream.close()
+                    break
+                triples.add(_person_texts(batch.column(batch.num_columns - 1), column, where, before), ids)
+            state.counts = np.zeros(state.n_groups, dtype=np.int64)
+            found = state.result(where, declared_kinds, complete)
+            position = _positions(found, bounding)
+            kept = np.zeros(len(position), dtype=np.int64)
+            for part in triples.parts(should_cancel):
+                _keep(part, position, bounding, kept, should_cancel)
+        finally:
+            triples.close()
     present = kept > 0
     counts = np.ascontiguousarray(kept[present])
     counts.flags.writeable = False
