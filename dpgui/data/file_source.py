@@ -23,6 +23,7 @@ from dpgui.data.source_spec import SourceSpec
 if TYPE_CHECKING:
     import pandas as pd
 
+    from dpgui.data.bounding import Bounding
     from dpgui.data.file_types import CsvDialect
     from dpgui.data.grouped_counts import GroupedCounts, Key
     from dpgui.data.hierarchy import PathCounts
@@ -92,11 +93,18 @@ class FileSource(DataSource):
         keys: Sequence[Key],
         *,
         max_groups: int | None = None,
+        bounding: Bounding | None = None,
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
     ) -> GroupedCounts:
         from dpgui.data.grouped_counts import count_file_groups
 
+        if bounding is not None:
+            from dpgui.data.bounding import count_bounded_file_groups
+
+            return count_bounded_file_groups(self.spec.location, keys, bounding, max_groups=max_groups,
+                                             progress=progress, should_cancel=should_cancel, dialect=self.csv_dialect,
+                                             encoding=self.spec.encoding)
         return count_file_groups(self.spec.location, keys, max_groups=max_groups, progress=progress,
                                  should_cancel=should_cancel, dialect=self.csv_dialect, encoding=self.spec.encoding)
 
@@ -108,11 +116,17 @@ class FileSource(DataSource):
         bins: int,
         missing: str = MISSING_DROP,
         *,
+        bounding: Bounding | None = None,
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
     ) -> ColumnHistogram:
-        """:func:`dpgui.data.histogram.column_histogram`: the file's entry to the same primitive (one BinKey)."""
+        """:func:`dpgui.data.histogram.column_histogram`: the file's entry to the same primitive (one BinKey); with
+        ``bounding``, the primitive's bounded pass."""
         from dpgui.data import histogram
+
+        if bounding is not None:
+            return super().histogram(column, lower, upper, bins, missing, bounding=bounding, progress=progress,
+                                     should_cancel=should_cancel)
 
         return histogram.column_histogram(self.spec.location, column, lower, upper, bins, missing, progress=progress,
                                           should_cancel=should_cancel, dialect=self.csv_dialect,
@@ -126,10 +140,16 @@ class FileSource(DataSource):
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
         min_levels: int = 2,
+        bounding: Bounding | None = None,
     ) -> PathCounts:
-        """:func:`dpgui.data.hierarchy.count_paths`: the file's entry to the same primitive (the levels' ValueKeys)."""
+        """:func:`dpgui.data.hierarchy.count_paths`: the file's entry to the same primitive (the levels' ValueKeys);
+        with ``bounding``, the primitive's bounded pass."""
         from dpgui.core.hierarchy import MAX_NODES_PER_LEVEL
         from dpgui.data import hierarchy
+
+        if bounding is not None:
+            return super().path_counts(level_columns, max_nodes_per_level=max_nodes_per_level, progress=progress,
+                                       should_cancel=should_cancel, min_levels=min_levels, bounding=bounding)
 
         limit = MAX_NODES_PER_LEVEL if max_nodes_per_level is None else max_nodes_per_level  # 0 is refused there
         return hierarchy.count_paths(self.spec.location, level_columns, progress=progress, should_cancel=should_cancel,

@@ -16,8 +16,10 @@ ones are dropped or summed. No Qt; safe in a worker thread, with progress and ca
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +31,9 @@ from dpgui.data.histogram import ColumnHistogram, check_missing_policy, histogra
 from dpgui.data.source import DataSource
 from dpgui.data.streams import CancelCallback, ProgressCallback
 from dpgui.errors import DataError
+
+if TYPE_CHECKING:
+    from dpgui.data.bounding import Bounding
 
 __all__ = ["GroupHistograms", "group_histograms", "histograms_on_groups"]
 
@@ -88,15 +93,20 @@ def histograms_on_groups(per_value: Mapping[str | None, ColumnHistogram], groups
 
 
 def group_histograms(source: DataSource, group_column: str, column: str, lower: float, upper: float, bins: int,
-                     groups: GroupList, missing: str = MISSING_DROP, *, progress: ProgressCallback | None = None,
+                     groups: GroupList, missing: str = MISSING_DROP, *, bounding: Bounding | None = None,
+                     progress: ProgressCallback | None = None,
                      should_cancel: CancelCallback | None = None) -> GroupHistograms:
     """The histogram of ``column`` in ``bins`` bins on [lower, upper) (the one binning rule: out-of-range values
     clamped into the end bins, missing ones in ``n_missing``) for each released group of ``groups``, counted
-    by the source in one pass (module docstring). DataError for a table without data rows (as for one
-    histogram), a missing column, a binned column that is not numeric; ParameterError for bad bounds or bins.
-    Confidential result."""
+    by the source in one pass (module docstring); with ``bounding``, of the rows it keeps, at most L a person
+    in the whole table (:mod:`dpgui.data.bounding`; the group column's public list is ``groups.labels`` unless
+    the bounding names one). DataError for a table without data rows (as for one histogram), a missing column,
+    a binned column that is not numeric; ParameterError for bad bounds or bins. Confidential result."""
     key = BinKey(column, lower, upper, bins)
-    counted = source.grouped_counts((ValueKey(group_column), key), progress=progress, should_cancel=should_cancel)
+    if bounding is not None and group_column not in bounding.categories:
+        bounding = dataclasses.replace(bounding, categories={**bounding.categories, group_column: groups.labels})
+    counted = source.grouped_counts((ValueKey(group_column), key), bounding=bounding, progress=progress,
+                                    should_cancel=should_cancel)
     if counted.rows == 0:  # the words of one histogram's refusal (dpgui.data.histogram.histogram_of)
         where = f"file {counted.where}" if counted.rows_numbered else counted.where
         raise DataError(f"{where} has no data rows", "choose a table or file with data rows")

@@ -49,13 +49,17 @@ from dpgui.data.readers import (
     check_numeric_column, check_table_file, column_kind, csv_dialect, float64_values, float_text, record_batches,
     table_schema, value_text,
 )
-from dpgui.data.streams import CancelCallback, PathLike, ProgressCallback, check_callbacks, column_not_found, watched
+from dpgui.data.streams import (
+    CancelCallback, PathLike, ProgressCallback, Stream, check_callbacks, column_not_found, watched,
+)
 from dpgui.errors import DataError, ParameterError
 
 __all__ = [
     "BinKey",
+    "FileGroups",
     "GroupedCounts",
     "Key",
+    "KeyStream",
     "LevelValues",
     "Paths",
     "ValueKey",
@@ -65,6 +69,7 @@ __all__ = [
     "column_kinds",
     "count_file_groups",
     "leaf_values",
+    "open_key_stream",
     "typed_format",
 ]
 
@@ -329,10 +334,10 @@ def typed_format(fmt: TableFormat) -> bool:
     return fmt not in ("csv", "tsv", "xlsx")
 
 
-class _FileGroups:
+class FileGroups:
     """The state of :func:`count_file_groups` over the batches: each key's ids, the groups, their counts."""
 
-    def __init__(self, keys: tuple[Key, ...], limit: int | None) -> None:
+    def __init__(self, keys: tuple[Key, ...], limit: int | None, *, per_row: bool = False) -> None:
         self.keys = keys
         self.limit = limit
         self.values = [LevelValues() for _ in keys]
@@ -343,12 +348,34 @@ class _FileGroups:
         self.missing_rows = [0] * len(keys)
         self.first_missing: list[int | None] = [None] * len(keys)
         self.over_limit: str | None = None
-        # One BinKey alone: the binner counts (np.add.at in cache-sized blocks, O(bins) memory).
-        self.single_bin = len(keys) == 1 and self.binners[0] is not None
+        # One BinKey alone: the binner counts (np.add.at in cache-sized blocks, O(bins) memory); ``per_row``:
+        # every row gets its group id (:meth:`group_ids`), as a privacy unit's bounding needs.
+        self.single_bin = not per_row and len(keys) == 1 and self.binners[0] is not None
         self.n_missing = 0
 
     def add(self, batch: pa.RecordBatch, weights: npt.NDArray[np.int64] | None) -> bool:
         """Count one batch (weights: a prior's, else one a row); False once a limit is passed (stop reading)."""
+        parent = self.group_ids(batch)
+        if parent is None:
+            return self.over_limit is None
+        n_groups = self.n_groups
+        if len(self.counts) < n_groups:
+            self.counts = np.concatenate([self.counts, np.zeros(n_groups - len(self.counts), dtype=np.int64)])
+        if weights is None:
+            self.counts += np.bincount(parent, minlength=n_groups)
+        else:
+            np.add.at(self.counts, parent, weights)
+        return self.limit is None or n_groups <= self.limit
+
+    @property
+    def n_groups(self) -> int:
+        """The groups found so far (ids 0..n_groups-1; not kept up by a single BinKey's binner)."""
+        return len(self.paths[-1].parent)
+
+    def group_ids(self, batch: pa.RecordBatch) -> npt.NDArray[np.int64] | None:
+        """The group id of each row of ``batch`` (its first columns are the keys'), new groups added; missing
+        values noted. None when a single BinKey's binner counted the batch itself, or when a ValueKey column has
+        more than the limit of distinct values (``over_limit`` names it: stop reading)."""
         codes = []
         for i, key in enumerate(self.keys):
             binner = self.binners[i]
@@ -364,7 +391,7 @@ class _FileGroups:
                 ids = self.values[i].ids_of(batch.column(i))
                 if self.limit is not None and len(self.values[i].labels) > self.limit:
                     self.over_limit = key.column
-                    return False
+                    return None
                 absent = ids < 0
                 codes.append(ids + 1)
             if absent is not None and absent.any():
@@ -373,18 +400,11 @@ class _FileGroups:
                     self.first_missing[i] = self.rows + int(np.argmax(absent)) + 1
         self.rows += batch.num_rows
         if self.single_bin:
-            return True
+            return None
         parent = np.zeros(batch.num_rows, dtype=np.int64)
         for level, code in enumerate(codes):
             parent = self.paths[level].ids_of(parent, code, _BASE)
-        n_groups = len(self.paths[-1].parent)
-        if len(self.counts) < n_groups:
-            self.counts = np.concatenate([self.counts, np.zeros(n_groups - len(self.counts), dtype=np.int64)])
-        if weights is None:
-            self.counts += np.bincount(parent, minlength=n_groups)
-        else:
-            np.add.at(self.counts, parent, weights)
-        return self.limit is None or n_groups <= self.limit
+        return parent
 
     def result(self, where: str, declared_kinds: Mapping[str, str], complete: bool) -> GroupedCounts:
         if self.single_bin:
@@ -423,6 +443,56 @@ class _FileGroups:
         return keys, np.asarray(values, dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class KeyStream:
+    """The checked keys of a file and the stream of their columns' batches (:func:`open_key_stream`)."""
+
+    keys: tuple[Key, ...]
+    limit: int | None
+    stream: Stream[pa.RecordBatch]
+    where: str
+    declared_kinds: Mapping[str, str]
+
+
+def open_key_stream(
+    path: PathLike,
+    keys: Sequence[Key],
+    *,
+    max_groups: int | None = None,
+    weights_column: str | None = None,
+    extra_column: str | None = None,
+    batch_rows: int | None = None,
+    progress: ProgressCallback | None = None,
+    should_cancel: CancelCallback | None = None,
+    dialect: CsvDialect | None = None,
+    encoding: str | None = None,
+) -> KeyStream:
+    """The checks of :func:`count_file_groups` before reading, and the stream of the keys' columns' batches, then
+    the ``weights_column`` (a number) or the ``extra_column`` (as the file stores it; its checks are the caller's).
+    ``where``: the file as messages name it; ``declared_kinds``: of the ValueKey columns a typed file declares."""
+    keys = check_keys(keys)
+    limit = check_max_groups(max_groups)
+    if batch_rows is None:
+        batch_rows = _BIN_BATCH_ROWS if len(keys) == 1 and isinstance(keys[0], BinKey) else _BATCH_ROWS
+    batch_rows = _check_positive("batch_rows", batch_rows)
+    check_callbacks(progress, should_cancel)
+    binned = [k.column for k in keys if isinstance(k, BinKey)]
+    if len(binned) > 1 or (binned and weights_column is not None):
+        raise ParameterError("a file's groups have one binned column at most, and none with a count column",
+                             "count one binned column at a time")
+    p, fmt = check_table_file(path)
+    used = csv_dialect(p, fmt, dialect)[0] if fmt in ("csv", "tsv") else None
+    labelled = [k.column for k in keys if isinstance(k, ValueKey)]
+    kinds = column_kinds(p, fmt, labelled, used, encoding=encoding) if labelled else {}
+    if binned:
+        check_numeric_column(p, fmt, binned[0], used, encoding=encoding)
+    columns = [k.column for k in keys] + [c for c in (weights_column, extra_column) if c is not None]
+    numeric = binned[0] if binned else weights_column
+    stream = record_batches(p, fmt, columns, batch_rows, numeric=numeric, dialect=used, encoding=encoding)
+    declared = {c: kinds[c] for c in labelled} if typed_format(fmt) else {}
+    return KeyStream(keys, limit, stream, f"'{p.name}'", declared)
+
+
 def count_file_groups(
     path: PathLike,
     keys: Sequence[Key],
@@ -452,32 +522,15 @@ def count_file_groups(
     (True raises :class:`~dpgui.errors.Cancelled`); both from this thread. Time O(rows); memory
     O(batch_rows + groups + distinct values), one BinKey alone O(batch_rows + bins); never the rows.
     """
-    keys = check_keys(keys)
-    limit = check_max_groups(max_groups)
-    if batch_rows is None:
-        batch_rows = _BIN_BATCH_ROWS if len(keys) == 1 and isinstance(keys[0], BinKey) else _BATCH_ROWS
-    batch_rows = _check_positive("batch_rows", batch_rows)
-    check_callbacks(progress, should_cancel)
-    binned = [k.column for k in keys if isinstance(k, BinKey)]
-    if len(binned) > 1 or (binned and weights is not None):
-        raise ParameterError("a file's groups have one binned column at most, and none with a count column",
-                             "count one binned column at a time")
-    p, fmt = check_table_file(path)
-    used = csv_dialect(p, fmt, dialect)[0] if fmt in ("csv", "tsv") else None
-    labelled = [k.column for k in keys if isinstance(k, ValueKey)]
-    kinds = column_kinds(p, fmt, labelled, used, encoding=encoding) if labelled else {}
-    if binned:
-        check_numeric_column(p, fmt, binned[0], used, encoding=encoding)
-    columns = [k.column for k in keys] + ([weights[0]] if weights is not None else [])
-    numeric = binned[0] if binned else weights[0] if weights is not None else None
-    stream = record_batches(p, fmt, columns, batch_rows, numeric=numeric, dialect=used, encoding=encoding)
-    state = _FileGroups(keys, limit)
+    opened = open_key_stream(path, keys, max_groups=max_groups, weights_column=None if weights is None else weights[0],
+                             batch_rows=batch_rows, progress=progress, should_cancel=should_cancel, dialect=dialect,
+                             encoding=encoding)
+    state = FileGroups(opened.keys, opened.limit)
     complete = True
-    for batch in watched(stream, progress, should_cancel):
-        counts = None if weights is None else weights[1](batch.column(len(keys)), state.rows)
+    for batch in watched(opened.stream, progress, should_cancel):
+        counts = None if weights is None else weights[1](batch.column(len(opened.keys)), state.rows)
         if not state.add(batch, counts):
             complete = False
-            stream.close()
+            opened.stream.close()
             break
-    declared = {c: kinds[c] for c in labelled} if typed_format(fmt) else {}
-    return state.result(f"'{p.name}'", declared, complete)
+    return state.result(opened.where, opened.declared_kinds, complete)

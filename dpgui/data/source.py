@@ -15,7 +15,9 @@ for Spark, one Spark SQL job. The window, the command line and the self-test use
   count, and the one counting primitive (:meth:`DataSource.grouped_counts`, :mod:`dpgui.data.grouped_counts`)
   on which the histogram of one numeric column under the one binning rule (:mod:`dpgui.data.binning`)
   and the path counts of 2..4 level columns are built, each with progress and cancel. Every source
-  gives exactly the counts the file path gives on the same data (tests/unit/data/test_sources_agree.py).
+  gives exactly the counts the file path gives on the same data (tests/unit/data/test_sources_agree.py),
+  also of the rows a privacy unit keeps, at most L a person (the optional ``bounding``,
+  :mod:`dpgui.data.bounding`; tests/unit/data/test_bounding_agree.py).
 
 Errors are :class:`~dpgui.errors.DataError` / :class:`~dpgui.errors.ParameterError` with the
 problem and the fix in one line; nothing here writes a file. No Qt.
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    from dpgui.data.bounding import Bounding
     from dpgui.data.grouped_counts import GroupedCounts, Key
     from dpgui.data.hierarchy import PathCounts
     from dpgui.data.histogram import ColumnHistogram
@@ -102,6 +105,7 @@ class DataSource(abc.ABC):
         keys: Sequence[Key],
         *,
         max_groups: int | None = None,
+        bounding: Bounding | None = None,
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
     ) -> GroupedCounts:
@@ -109,8 +113,11 @@ class DataSource(abc.ABC):
         column's bin under public bounds), counted where the data lives in one pass (a file: one streamed
         read; a database: one ``GROUP BY`` query; Spark: one job); the one counting primitive that
         :meth:`histogram` and :meth:`path_counts` are built on. ``max_groups``: stop at more than that many
-        groups (``complete`` False). Confidential counts: for a release and the officer's checks only.
-        ParameterError for bad keys; DataError for a missing column, a binned column that is not numeric."""
+        groups (``complete`` False). ``bounding``: count only the rows a privacy unit keeps, at most L a person
+        (:mod:`dpgui.data.bounding`: the same rows in every engine; a database or Spark checks the person
+        column for missing IDs with one more query first). Confidential counts: for a release and the
+        officer's checks only. ParameterError for bad keys; DataError for a missing column, a binned column
+        that is not numeric, a person-ID column that cannot be one."""
 
     def histogram(
         self,
@@ -120,6 +127,7 @@ class DataSource(abc.ABC):
         bins: int,
         missing: str = MISSING_DROP,
         *,
+        bounding: Bounding | None = None,
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
     ) -> ColumnHistogram:
@@ -128,7 +136,8 @@ class DataSource(abc.ABC):
         — null, NaN — counted in ``n_missing``), equal to what
         :func:`dpgui.data.histogram.column_histogram` gives for the same rows in a file: the
         :meth:`grouped_counts` of one :class:`~dpgui.data.grouped_counts.BinKey`
-        (:func:`~dpgui.data.histogram.histogram_of`). The arguments are checked before anything is read."""
+        (:func:`~dpgui.data.histogram.histogram_of`); of the rows ``bounding`` keeps when given. The arguments
+        are checked before anything is read."""
         from dpgui.data.binning import check_bin_count, check_bounds
         from dpgui.data.grouped_counts import BinKey
         from dpgui.data.histogram import check_missing_policy, histogram_of
@@ -138,7 +147,8 @@ class DataSource(abc.ABC):
         k = check_bin_count(bins)
         policy = check_missing_policy(missing)
         check_callbacks(progress, should_cancel)
-        counted = self.grouped_counts((BinKey(column, lo, hi, k),), progress=progress, should_cancel=should_cancel)
+        counted = self.grouped_counts((BinKey(column, lo, hi, k),), bounding=bounding, progress=progress,
+                                      should_cancel=should_cancel)
         return histogram_of(counted, policy)
 
     def path_counts(
@@ -149,18 +159,19 @@ class DataSource(abc.ABC):
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
         min_levels: int = 2,
+        bounding: Bounding | None = None,
     ) -> PathCounts:
         """The number of rows on every distinct path of 2..4 level columns (from 1 with ``min_levels=1``:
         the count of each value of one column), as :func:`dpgui.data.hierarchy.count_paths` gives for the
         same rows in a file (labels, checks, notes): the :meth:`grouped_counts` of the level columns' values,
         at most ``max_nodes_per_level`` (None: :data:`~dpgui.core.hierarchy.MAX_NODES_PER_LEVEL`) groups
-        (:func:`~dpgui.data.hierarchy.path_counts_of`)."""
+        (:func:`~dpgui.data.hierarchy.path_counts_of`); of the rows ``bounding`` keeps when given."""
         from dpgui.data.grouped_counts import ValueKey
         from dpgui.data.hierarchy import check_path_count_arguments, path_counts_of
 
         names, limit = check_path_count_arguments(level_columns, max_nodes_per_level, min_levels)
-        counted = self.grouped_counts([ValueKey(c) for c in names], max_groups=limit, progress=progress,
-                                      should_cancel=should_cancel)
+        counted = self.grouped_counts([ValueKey(c) for c in names], max_groups=limit, bounding=bounding,
+                                      progress=progress, should_cancel=should_cancel)
         return path_counts_of(counted, limit, min_levels=min_levels)
 
     @abc.abstractmethod

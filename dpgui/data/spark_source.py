@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
 
+    from dpgui.data.bounding import Bounding
     from dpgui.data.grouped_counts import Key
     from dpgui.data.streams import CancelCallback, ProgressCallback
     from dpgui.data.table import ColumnInfo
@@ -531,13 +532,16 @@ class SparkSource(DataSource):
         keys: Sequence[Key],
         *,
         max_groups: int | None = None,
+        bounding: Bounding | None = None,
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
     ) -> GroupedCounts:
         """One job: ``SELECT keys, count(*) … GROUP BY keys`` (a :class:`BinKey` by the binning rule's key
         expression), at most ``max_groups + 1`` groups brought back. In a CSV dataset read from a path, a
         :class:`ValueKey`'s column is read as its text (as a file source reads it: 02134 stays 02134, 2.50 stays
-        2.50), never as the type Spark inferred from the cells, and no note may come from those types."""
+        2.50), never as the type Spark inferred from the cells, and no note may come from those types. With
+        ``bounding``: the rows it keeps (:func:`dpgui.data.bounding.bounded_frame`; a CSV's person column read as
+        its text too), after one job that looks for a row without a person ID (DataError if there is one)."""
         from pyspark.sql import functions as F  # noqa: N812 - PySpark's usual name
 
         from dpgui.data.binning import SqlDialect, bin_key_sql
@@ -552,7 +556,9 @@ class SparkSource(DataSource):
         frame = self.df
         if self._csv is not None:
             kinds = {}  # the types Spark inferred from a CSV's cells: no note may come from them
-        if self._csv is not None and self.spec.query is None and any(isinstance(k, ValueKey) for k in keys):
+        if bounding is not None:
+            frame = self._bounded(frame, keys, bounding, should_cancel)
+        elif self._csv is not None and self.spec.query is None and any(isinstance(k, ValueKey) for k in keys):
             options, location = self._csv
             with self._partitions_as_text():
                 frame = self.spark.read.options(**{**options, "inferSchema": "false"}).csv(location)
@@ -580,6 +586,35 @@ class SparkSource(DataSource):
         groups_table = table.select(list(range(len(keys)))).rename_columns(names)
         return GroupedCounts(keys, groups_table, counts, int(counts.sum()), self.spec.display_name(), kinds,
                              complete=max_groups is None or table.num_rows <= max_groups)
+
+    def _bounded(self, frame: DataFrame, keys: Sequence[Key], bounding: Bounding,
+                 should_cancel: CancelCallback | None) -> DataFrame:
+        """The rows of ``frame`` that ``bounding`` keeps, after the checks of the person column (one job: a row
+        without an ID). A CSV read from a path is read again with its ValueKey and person columns as text."""
+        from pyspark.sql import functions as F  # noqa: N812
+        from pyspark.sql import types as T  # noqa: N812
+
+        from dpgui.data.bounding import bounded_frame, check_bounding, check_person_kind
+
+        check_bounding(bounding, keys)
+        column = bounding.person_column
+        if self._csv is not None and self.spec.query is None:
+            options, location = self._csv
+            as_text = {column} | {k.column for k in keys if isinstance(k, ValueKey)}
+            schema = T.StructType([T.StructField(f.name, T.StringType() if f.name in as_text else f.dataType, True)
+                                   for f in self.df.schema.fields])
+            with self._partitions_as_text():
+                frame = self.spark.read.schema(schema).options(**options).csv(location)
+        kind = self._column(column, tuple(set(_KINDS.values()) | {"other"}), "a person ID")  # there, once
+        field_type = next(f.dataType for f in frame.schema.fields if f.name == column)
+        check_person_kind(column, self.spec.display_name(), kind if not isinstance(field_type, T.StringType) else "text",
+                          isinstance(field_type, T.IntegralType))
+        person = F.col(_quote(column))
+        absent = frame.filter(person.isNull() | (person.cast("string") == "")).limit(1)
+        if self._run(f"checking the person IDs of '{column}'", absent.count, None, should_cancel):
+            raise DataError(f"the person-ID column '{column}' of {self.spec.display_name()} has rows without an ID",
+                            "give every row its person's ID (or leave such rows out with a query)")
+        return bounded_frame(frame, keys, bounding, _quote)
 
     def distinct_counts(
         self,

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import sqlalchemy as sa
 
+    from dpgui.data.bounding import Bounding
     from dpgui.data.grouped_counts import Key
     from dpgui.data.streams import CancelCallback, ProgressCallback
     from dpgui.data.table import ColumnInfo
@@ -342,17 +343,21 @@ class SqlSource(DataSource):
             progress(1.0)
         return int(rows[0][0])
 
-    def grouped_sql(self, keys: Sequence[Key], max_groups: int | None = None) -> str:
+    def grouped_sql(self, keys: Sequence[Key], max_groups: int | None = None, bounding: Bounding | None = None) -> str:
         """The one aggregate query of :meth:`grouped_counts` (for the log, the tests and the benchmark): rows
         ``(value of each key, count)``, or for PostgreSQL and binned keys only one row of arrays
-        ``(keys₁[], …, counts[])``; ``LIMIT max_groups + 1`` when a limit is given."""
+        ``(keys₁[], …, counts[])``; ``LIMIT max_groups + 1`` when a limit is given. With ``bounding``, of the
+        rows it keeps (:func:`dpgui.data.bounding.bounded_source_sql` in the place of the source)."""
         from dpgui.data.binning import bin_key_sql
+        from dpgui.data.bounding import bounded_source_sql
 
+        source_sql = self._source_sql if bounding is None else bounded_source_sql(
+            self._source_sql, keys, bounding, self.dialect, self._quoted)
         single = len(keys) == 1
         columns = [f"s.{self._quoted(k.column)}" for k in keys]
         if all(isinstance(k, ValueKey) for k in keys):
             cols = ", ".join(columns)
-            grouped = f"SELECT {cols}, COUNT(*) FROM {self._source_sql} AS s GROUP BY {cols}"
+            grouped = f"SELECT {cols}, COUNT(*) FROM {source_sql} AS s GROUP BY {cols}"
             return grouped if max_groups is None else f"{grouped} LIMIT {max_groups + 1}"
         cast = [isinstance(k, BinKey) and self.dialect is SqlDialect.POSTGRESQL and self._column(k.column).dtype != "float8"
                 for k in keys]
@@ -363,10 +368,10 @@ class SqlSource(DataSource):
             # and without the fence the planner may run the aggregate in parallel workers.
             inner_columns = ", ".join(f"CAST({c} AS DOUBLE PRECISION) AS {n}" if cast[i] else f"{c} AS {n}"
                                       for i, (c, n) in enumerate(zip(columns, names)))
-            inner = f"(SELECT {inner_columns} FROM {self._source_sql} AS s OFFSET 0) AS c"
+            inner = f"(SELECT {inner_columns} FROM {source_sql} AS s OFFSET 0) AS c"
             columns = [f"c.{n}" for n in names]
         else:
-            inner = f"{self._source_sql} AS s"
+            inner = f"{source_sql} AS s"
         aliases = ["key" if single else f"key{i}" for i in range(len(keys))]
         selected = ", ".join(
             f"{bin_key_sql(c, k.lower, k.upper, k.bins, self.dialect) if isinstance(k, BinKey) else c} AS {a}"
@@ -386,18 +391,22 @@ class SqlSource(DataSource):
         keys: Sequence[Key],
         *,
         max_groups: int | None = None,
+        bounding: Bounding | None = None,
         progress: ProgressCallback | None = None,
         should_cancel: CancelCallback | None = None,
     ) -> GroupedCounts:
         """One query (:meth:`grouped_sql`); at most ``max_groups + 1`` groups come back. A :class:`ValueKey`'s
         values are labelled by :func:`~dpgui.data.readers.value_text` (SQLite lets one column hold numbers and
-        text: each label is decided by its own value); the kinds a note may come from are the declared ones."""
+        text: each label is decided by its own value); the kinds a note may come from are the declared ones.
+        With ``bounding``, one query first that looks for a row without a person ID (DataError if there is one)."""
         keys = check_keys(keys)
         max_groups = check_max_groups(max_groups)
         check_callbacks(progress, should_cancel)
         kinds = {k.column: self._column(k.column, numeric=isinstance(k, BinKey)).kind for k in keys}
         declared = {c: kinds[c] for k in keys if isinstance(k, ValueKey) and (c := k.column) in self._declared}
-        sql = self.grouped_sql(keys, max_groups)
+        if bounding is not None:
+            self._check_person_column(keys, bounding, should_cancel)
+        sql = self.grouped_sql(keys, max_groups, bounding)
         if progress is not None:
             progress(0.0)
         _, rows = self._fetch(sql, should_cancel)
@@ -408,6 +417,22 @@ class SqlSource(DataSource):
         if progress is not None:
             progress(1.0)
         return result
+
+    def _check_person_column(self, keys: Sequence[Key], bounding: Bounding, should_cancel: CancelCallback | None) -> None:
+        """The person-ID column is there, of whole numbers or text, and every row has an ID (one query); DataError
+        naming the column otherwise (a database does not number its rows)."""
+        from dpgui.data.bounding import check_bounding, check_person_kind, missing_person_sql
+
+        check_bounding(bounding, keys)
+        if self.dialect is SqlDialect.GENERIC:
+            raise ParameterError("a privacy unit is counted in PostgreSQL, SQLite or Spark only",
+                                 "export the table to a file, or use PostgreSQL")
+        info = self._column(bounding.person_column)
+        check_person_kind(info.name, self.spec.display_name(), info.kind, "int" in info.dtype.lower())
+        _, rows = self._fetch(missing_person_sql(self._source_sql, self._quoted(info.name)), should_cancel)
+        if int(rows[0][0]):
+            raise DataError(f"the person-ID column '{info.name}' of {self.spec.display_name()} has rows without an ID",
+                            "give every row its person's ID (or leave such rows out with --query … WHERE … IS NOT NULL)")
 
     def distinct_counts(
         self,
@@ -521,9 +546,12 @@ def _sqlite_engine(url: sa.URL) -> sa.Engine:
                         "is read from the current folder)")
     uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
 
+    from dpgui.data.bounding import SQLITE_MD5, md5_hex
+
     def creator() -> sqlite3.Connection:
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         conn.execute("PRAGMA query_only = ON")
+        conn.create_function(SQLITE_MD5, 1, md5_hex, deterministic=True)  # the privacy unit's hash
         return conn
 
     return sa.create_engine("sqlite://", creator=creator, poolclass=sa.pool.NullPool)
