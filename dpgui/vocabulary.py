@@ -163,6 +163,7 @@ class StatisticKind(Name):
     CDF = "cdf"
     HIERARCHY = "hierarchy"
     COUNTS = "counts"  # the counts of the categories of one column
+    GROUPED_CDF = "grouped_cdf"  # the CDF of a numeric column for each group of a categorical column
 
 
 class Engine(Name):

@@ -17,6 +17,7 @@ from dpgui.cli.arguments import (
     add_release_parser, add_simulate_parser, add_verify_parser,
 )
 from dpgui.cli.counts import add_counts_parser, cmd_counts
+from dpgui.cli.grouped_cdf import add_grouped_parser, cmd_grouped
 from dpgui.cli.hierarchy_group import add_hierarchy_parser, cmd_hierarchy
 from dpgui.cli.keys import cmd_key, cmd_verify
 from dpgui.cli.ledger import cmd_ledger
@@ -47,6 +48,7 @@ COMMANDS: tuple[CliCommand, ...] = (
     CliCommand("simulate", add_simulate_parser, cmd_simulate),
     CliCommand("columns", add_columns_parser, cmd_columns),
     CliCommand("hierarchy", add_hierarchy_parser, cmd_hierarchy),
+    CliCommand("grouped", add_grouped_parser, cmd_grouped),
     CliCommand("counts", add_counts_parser, cmd_counts),
 )
 

@@ -408,3 +408,38 @@ class CountsReleaseRequest:
         return cls(SourceRequest.of(args), NeighboursRequest(args.neighbours, SourceRequest.of(args)), args.column,
                    args.categories, args.categories_file, args.epsilon, args.records_per_person, args.dataset,
                    bool(args.new_dataset), args.bundle, args.key, args.passphrase_file, args.name, bool(args.json))
+
+
+@dataclass(frozen=True)
+class GroupedReleaseRequest:
+    """``dpgui grouped release``: the data, the numeric ``column`` and the ``group_column``, the public groups as
+    typed (``--groups``) or the file that lists them (``--groups-file``), what becomes of the rows of other groups
+    (``--other``), the public bounds and bins, ε and δ, the neighbour model asked for, the records one person
+    contributes, the ledger's ``dataset`` and ``--new-dataset``, and the outputs (``--out`` or the signed bundle)."""
+
+    source: SourceRequest
+    neighbours: NeighboursRequest
+    column: str
+    group_column: str
+    groups: str | None
+    groups_file: str | None
+    other: str
+    lower: float
+    upper: float
+    bins: int
+    epsilon: float
+    delta: float
+    records_per_person: int
+    consistency: CdfConsistency
+    dataset: str | None
+    new_dataset: bool
+    outputs: OutputRequest
+    json: bool
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> GroupedReleaseRequest:
+        source = SourceRequest.of(args)
+        return cls(source, NeighboursRequest(args.neighbours, source), args.column, args.group_column, args.groups,
+                   args.groups_file, args.other, args.lower, args.upper, args.bins, args.epsilon, args.delta or 0.0,
+                   args.records_per_person, CdfConsistency(args.consistency), args.dataset, bool(args.new_dataset),
+                   OutputRequest.of(args), bool(args.json))

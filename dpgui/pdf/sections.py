@@ -17,6 +17,7 @@ from typing import Any
 
 from dpgui.pdf.cdf import cdf_section
 from dpgui.pdf.counts import counts_section
+from dpgui.pdf.grouped_cdf import grouped_cdf_section
 from dpgui.pdf.hierarchy import hierarchy_section
 from dpgui.vocabulary import StatisticKind
 
@@ -33,6 +34,7 @@ SECTIONS: dict[StatisticKind, PdfSection] = {
     StatisticKind.CDF: cdf_section,
     StatisticKind.HIERARCHY: hierarchy_section,
     StatisticKind.COUNTS: counts_section,
+    StatisticKind.GROUPED_CDF: grouped_cdf_section,
 }
 
 

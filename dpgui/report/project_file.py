@@ -84,6 +84,7 @@ from dpgui.errors import DataError, DpguiError
 from dpgui.report.files import write_text_atomic
 from dpgui.report.migrations import PADDING_KNOWN_ZEROS, PADDING_UNKNOWN, PROJECT_VERSION, upgrade_project
 from dpgui.report.counts.project import COUNTS_SECTION
+from dpgui.report.grouped_cdf.project import GROUPED_CDF_SECTION
 from dpgui.report.hierarchy.project import HIERARCHY_SECTION, check_source_record
 from dpgui.report.project_sections import ProjectSection, SectionCodec
 from dpgui.vocabulary import AUTO, CDF_NOISES, CdfConsistency, Objective, SourceKind, StatisticKind, choices
@@ -96,6 +97,7 @@ _MAX_COUNT = 2**62  # released node counts are int64 in the engine
 SECTION_CODECS: dict[StatisticKind, SectionCodec] = {
     StatisticKind.HIERARCHY: HIERARCHY_SECTION,
     StatisticKind.COUNTS: COUNTS_SECTION,
+    StatisticKind.GROUPED_CDF: GROUPED_CDF_SECTION,
 }
 
 __all__ = [

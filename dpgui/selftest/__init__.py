@@ -32,6 +32,7 @@ from typing import TextIO
 
 from dpgui.selftest.checks import EPSILON, Run, SelfTestFailure, require, verify_and_tamper
 from dpgui.selftest.counts import counts_step
+from dpgui.selftest.grouped_cdf import grouped_cdf_step
 from dpgui.selftest.hierarchy import hierarchy_step
 from dpgui.vocabulary import SourceKind
 
@@ -329,6 +330,7 @@ STEPS: tuple[tuple[str, Callable[[Run], str]], ...] = (
     # each statistic besides the CDF: its own module of this package, and one line here
     ("counts over a hierarchy: plan, release, signed bundle, verify", hierarchy_step),
     ("counts of one column: plan, release, signed bundle, verify", counts_step),
+    ("CDF for each group: plan, release, signed bundle, verify", grouped_cdf_step),
     ("Qt text services (collation, time-zone names)", _qt_text),
     ("open the main window", _window),
 )

@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -127,6 +129,11 @@ def test_dpgui_plan_starts_numpy_without_the_blas_thread_pool():
 COUNTS_PLACES = ("dpgui/core/counts", "dpgui/report/counts", "dpgui/workspace/statistics/counts.py",
                  "dpgui/workspace/counts.py", "dpgui/pdf/counts.py", "dpgui/app/counts", "dpgui/cli/counts.py",
                  "dpgui/selftest/counts.py")
+#: The CDF for each group, likewise (its counting in the data layer is its own module too).
+GROUPED_CDF_PLACES = ("dpgui/core/grouped_cdf", "dpgui/data/group_histograms.py", "dpgui/report/grouped_cdf",
+                      "dpgui/workspace/statistics/grouped_cdf.py", "dpgui/workspace/grouped_cdf.py",
+                      "dpgui/pdf/grouped_cdf.py", "dpgui/app/grouped_cdf", "dpgui/cli/grouped_cdf.py",
+                      "dpgui/selftest/grouped_cdf.py")
 #: The registries, each naming every statistic on one line (and importing what that line names).
 REGISTRIES = ("dpgui/workspace/statistics/__init__.py", "dpgui/report/project_file.py", "dpgui/pdf/sections.py",
               "dpgui/app/shell/mode_table.py", "dpgui/cli/commands.py", "dpgui/selftest/__init__.py")
@@ -150,14 +157,16 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
-def test_a_statistic_is_its_own_places_and_one_line_per_registry():
-    """The counts of one column is imported only from its own places and from the registries, each of which
-    names it on one line (its ``StatisticKind.COUNTS`` entry): a statistic is added or taken out there alone."""
-    modules = tuple(_module_of(place) for place in COUNTS_PLACES)
+@pytest.mark.parametrize("places", [COUNTS_PLACES, GROUPED_CDF_PLACES], ids=["counts", "grouped_cdf"])
+def test_a_statistic_is_its_own_places_and_one_line_per_registry(places):
+    """The counts of one column (and the CDF for each group) is imported only from its own places and from the
+    registries, each of which names it on one line (its ``StatisticKind`` entry): a statistic is added or taken
+    out there alone."""
+    modules = tuple(_module_of(place) for place in places)
     importers: dict[str, set[str]] = {}
     for path in sorted((ROOT / "dpgui").rglob("*.py")):
         relative = path.relative_to(ROOT).as_posix()
-        if relative.startswith(COUNTS_PLACES):
+        if relative.startswith(places):
             continue
         hits = {m for m in _imports(path) if m in modules or m.startswith(tuple(f"{s}." for s in modules))}
         if hits:

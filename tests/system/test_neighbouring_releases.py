@@ -234,6 +234,11 @@ STATISTICS: dict[str, Statistic] = {
     "counts of one column": Statistic(("counts", "release"), ("--column", "code", "--categories", "1,2,3,x",
                                                               "--epsilon", "1"),
                                       frozenset({"released_count"}), frozenset({"released_count"})),
+    # the CDF of the wage for each code: under change the record moves from the group 3 to 'other'
+    "cdf for each group": Statistic(("grouped", "release"), ("--column", "wage", "--group-column", "code", "--groups",
+                                                             "1,2,3", "--other", "other", "--lower", "0", "--upper",
+                                                             "4000", "--bins", "16", "--epsilon", "1"),
+                                    frozenset({"released_group_sizes"}), frozenset({"cumulative_count", "group_size"})),
 }
 #: Never the same twice: the ledger's ids, the times, and the hashes of the CSV and PDF (noisy counts).
 IDS_AND_TIMES = {"release_id", "created_utc", "changed_utc", "sha256", "output_sha256"}

@@ -12,6 +12,7 @@ from typing import Any
 
 from dpgui.app.cdf.mode import CdfMode
 from dpgui.app.counts.mode import CountsMode
+from dpgui.app.grouped_cdf.mode import GroupedCdfMode
 from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.mode import StatisticMode
 from dpgui.vocabulary import StatisticKind
@@ -41,4 +42,7 @@ MODES: dict[StatisticKind, ModeEntry] = {
     StatisticKind.COUNTS: ModeEntry(CountsMode, "C&ounts of one column",
                                     "Publish how many records fall in each category of one column, from a public "
                                     "list of its categories."),
+    StatisticKind.GROUPED_CDF: ModeEntry(GroupedCdfMode, "CDF for e&ach group",
+                                         "Publish the distribution of one number column for each group of a public "
+                                         "list (e.g. delays for each airline), for one budget."),
 }

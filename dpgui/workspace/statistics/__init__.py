@@ -23,6 +23,7 @@ from dpgui.vocabulary import Charge, StatisticKind
 from dpgui.workspace.statistic import Statistic
 from dpgui.workspace.statistics.cdf import CDF
 from dpgui.workspace.statistics.counts import COUNTS
+from dpgui.workspace.statistics.grouped_cdf import GROUPED_CDF
 from dpgui.workspace.statistics.hierarchy import HIERARCHY
 
 __all__ = ["STATISTICS", "recorded_charge", "release_words", "statistic", "verify"]
@@ -32,6 +33,7 @@ STATISTICS: dict[StatisticKind, Statistic[Any, Any, Any, Any, Any]] = {
     StatisticKind.CDF: CDF,
     StatisticKind.HIERARCHY: HIERARCHY,
     StatisticKind.COUNTS: COUNTS,
+    StatisticKind.GROUPED_CDF: GROUPED_CDF,
 }
 
 

@@ -60,7 +60,7 @@ def release_and_wait(qtbot, window) -> None:
 def test_the_window_takes_its_modes_from_one_table(qtbot) -> None:
     window = make_window(qtbot)
     assert list(window.mode_buttons) == list(MODES) == [StatisticKind.CDF, StatisticKind.HIERARCHY,
-                                                        StatisticKind.COUNTS]
+                                                        StatisticKind.COUNTS, StatisticKind.GROUPED_CDF]
     for kind, mode in window.statistic_modes.items():
         assert mode.kind is kind and window.modes.indexOf(mode.steps()) >= 0
         assert window.mode_buttons[kind].text() == MODES[kind].label

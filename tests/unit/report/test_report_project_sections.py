@@ -44,7 +44,8 @@ def _both_parts() -> Project:
 
 
 def test_every_registered_codec_is_for_its_own_kind():
-    assert list(SECTION_CODECS) == [StatisticKind.HIERARCHY, StatisticKind.COUNTS]  # the order parts are written
+    assert list(SECTION_CODECS) == [StatisticKind.HIERARCHY, StatisticKind.COUNTS,
+                                    StatisticKind.GROUPED_CDF]  # the order parts are written
     assert all(codec.kind is kind for kind, codec in SECTION_CODECS.items())
 
 

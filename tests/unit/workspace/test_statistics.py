@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from dpgui.core.counts import CountsPlan
+from dpgui.core.grouped_cdf import GroupedPlan, GroupList, plan_grouped
 from dpgui.core.hierarchy import Hierarchy, plan_hierarchy
 from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import PrivacySpec
@@ -42,6 +43,7 @@ from dpgui.workspace.statistic import Statistic
 from dpgui.workspace.statistics import STATISTICS, recorded_charge, release_words, statistic, verify
 from dpgui.workspace.statistics.cdf import CdfSpend
 from dpgui.workspace.statistics.counts import CountsPlanRequest, CountsSpend
+from dpgui.workspace.statistics.grouped_cdf import GroupedCdfPlanRequest, GroupedCdfSpend
 from dpgui.workspace.statistics.hierarchy import HierarchySpend
 
 PASSPHRASE = "a long test passphrase"
@@ -82,12 +84,51 @@ def _counts_expected() -> list[int]:
     return [sum(1 for s, _, _ in ROWS if s == "WA"), sum(1 for s, _, _ in ROWS if s == "OR")]
 
 
+#: the public groups of the grouped sample: ID is absent from the data (released from zeros), the rest dropped
+GROUPS = GroupList(("WA", "OR", "ID"))
+
+
+def _grouped_spend() -> GroupedCdfSpend:
+    return GroupedCdfSpend("age", "state", 0.0, 100.0, plan_grouped(GROUPS, 8, PrivacySpec(EPSILON, "change")))
+
+
+def _grouped_expected() -> list[list[int]]:
+    """The true bin counts of the ages on [0, 100) in 8 bins for each listed state, counted here by hand."""
+    return [np.bincount([min(int(age // 12.5), 7) for s, _, age in ROWS if s == state], minlength=8).tolist()
+            for state in GROUPS.labels]
+
+
 #: kind → (the spend of a sample release, the confidential counts it must read, counted independently)
-SAMPLES: dict[StatisticKind, tuple[Callable[[], Any], Callable[[], list[int]]]] = {
+SAMPLES: dict[StatisticKind, tuple[Callable[[], Any], Callable[[], list[Any]]]] = {
     StatisticKind.CDF: (_cdf_spend, _cdf_expected),
     StatisticKind.HIERARCHY: (_hierarchy_spend, _hierarchy_expected),
     StatisticKind.COUNTS: (_counts_spend, _counts_expected),
+    StatisticKind.GROUPED_CDF: (_grouped_spend, _grouped_expected),
 }
+
+
+def _noise(plan: Any) -> str:
+    """A plan's noise (a grouped plan's is its shared tree plan's)."""
+    return plan.tree.noise if isinstance(plan, GroupedPlan) else plan.noise
+
+
+def _released_levels(release: Any) -> list[Any]:
+    """The released noisy levels the ledger's digest covers: a grouped release's are, per level, every group's
+    nodes of that level, group after group (None: a level the shared plan does not noise)."""
+    if hasattr(release, "releases"):
+        return [None if release.releases[0].levels[level] is None
+                else np.concatenate([group.levels[level] for group in release.releases])
+                for level in range(len(release.releases[0].levels))]
+    return release.levels if hasattr(release, "levels") else release.counts
+
+
+def _csv_rows(kind: StatisticKind, release: Any, expected: list[Any]) -> int:
+    """The CSV's data rows: a hierarchy's nodes, a grouped CDF's groups × bins, else one per count."""
+    if kind == StatisticKind.HIERARCHY:
+        return 1 + sum(len(level) for level in release.hierarchy.labels)
+    if kind == StatisticKind.GROUPED_CDF:
+        return len(expected) * len(expected[0])
+    return len(expected)
 
 
 @pytest.fixture
@@ -120,7 +161,7 @@ def test_a_statistic_counts_releases_charges_and_signs_what_an_independent_compu
     plan = found.plan_of(spend)
     charge = found.charge(plan)
     # a Laplace plan: the ledger is charged the ε set, δ = 0 (ρ = ε²/2 when the plan reports one)
-    assert plan.noise == Noise.LAPLACE
+    assert _noise(plan) == Noise.LAPLACE
     assert charge.epsilon == pytest.approx(EPSILON) and charge.delta == 0.0
     assert charge.rho is None or charge.rho == pytest.approx(EPSILON ** 2 / 2)
     assert recorded_charge(str(kind), plan.to_json()) == charge  # the plan read back charges the same
@@ -142,14 +183,13 @@ def test_a_statistic_counts_releases_charges_and_signs_what_an_independent_compu
         output = ledger.release_output(entry.release_id)
         assert output is not None and output.params == json.loads(json.dumps(found.parameters(release, info)))
         # the digest: SHA-256 of the compact JSON of the released levels, made here by json and hashlib
-        levels = release.levels if hasattr(release, "levels") else release.counts
+        levels = _released_levels(release)
         canonical = [None if lv is None else np.asarray(lv, dtype=np.int64).tolist() for lv in levels]
         assert found.digest(release) == output.levels_sha256 == hashlib.sha256(
             json.dumps(canonical, separators=(",", ":")).encode("ascii")).hexdigest()
 
         rows = list(csv.reader(io.StringIO(found.csv_text(release))))
-        assert len(rows) - 1 == (1 + sum(len(level) for level in release.hierarchy.labels)
-                                 if kind == StatisticKind.HIERARCHY else len(expected_counts()))
+        assert len(rows) - 1 == _csv_rows(kind, release, expected_counts())
         name = found.bundle_name(release, info)  # the default name: dataset first, the release id's 8 last
         assert name.startswith("people-") and name.endswith("-" + info.release_id[:8])
         assert re.fullmatch(r"[A-Za-z0-9._-]+", name), name
@@ -232,10 +272,23 @@ def _counts_planned(request: CountsPlanRequest) -> tuple[CountsPlan, float]:
     return plan, float(margin)
 
 
+def _grouped_request(data_file: Path, epsilon: float, delta: float) -> GroupedCdfPlanRequest:
+    return GroupedCdfPlanRequest(GROUPS, 8, PrivacySpec(epsilon, "change", delta=delta))
+
+
+def _grouped_planned(request: GroupedCdfPlanRequest) -> tuple[GroupedPlan, float]:
+    """The shared plan, and the margin of the worst group's worst CDF point: every group has the shared plan's
+    prefix variances (its root noised), so the worst over all of them is the shared plan's worst."""
+    plan = plan_grouped(request.groups, request.bins, request.privacy)
+    variances = np.tile(prefix_variances(plan.tree), len(plan.labels))  # every released group's CDF points
+    return plan, _margin(float(np.sqrt(variances.max())))
+
+
 PLAN_SAMPLES: dict[StatisticKind, tuple[Callable[[Path, float, float], Any], Callable[[Any], tuple[Any, float]]]] = {
     StatisticKind.CDF: (_cdf_request, _cdf_planned),
     StatisticKind.HIERARCHY: (_hierarchy_request, _hierarchy_planned),
     StatisticKind.COUNTS: (_counts_request, _counts_planned),
+    StatisticKind.GROUPED_CDF: (_grouped_request, _grouped_planned),
 }
 
 

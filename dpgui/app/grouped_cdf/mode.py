@@ -1,0 +1,615 @@
+"""The window's "CDF for each group" mode (:class:`~dpgui.app.mode.StatisticMode`): one page to choose the
+number column and the group column, state the public groups (typed, or loaded from a text file) and what
+becomes of the rows of other groups, the public bounds and bins, ε, δ and the neighbour model, read the
+projected error before anything is spent, release through the budget ledger (budget check, first cap,
+confirmation with the cost — once for all groups; the count, the spend and the noise on a worker by
+:func:`dpgui.workspace.grouped_cdf.run_grouped_release`), see each group's released size and quartiles, and
+export them (signed bundle, CSV only).
+
+The groups are never read from the data: a listed group absent from the data is released too (zeros plus
+noise), and each group's size is released with noise only. Planning the shared tree runs on the GUI thread
+(milliseconds at the bins this page allows). GUI thread only; the mode reaches the window through
+:class:`GroupedWindow`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol, cast
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+    QMessageBox, QPlainTextEdit, QPushButton, QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout,
+    QWidget,
+)
+
+from dpgui.app import text
+from dpgui.app.dialogs.export import csv_export_default, export_folder
+from dpgui.app.grouped_cdf.export_dialog import GroupedExportDialog
+from dpgui.app.mode import ModeHost
+from dpgui.app.widgets.fields import (
+    ValidatedField, inline_message, offer_neighbours, parse_delta, parse_epsilon, parse_number, show_inline,
+)
+from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
+from dpgui.core.grouped_cdf import GroupedPlan, GroupList, OtherGroups
+from dpgui.core.plan import PrivacySpec
+from dpgui.core.quantiles import noise_margin, quantiles
+from dpgui.errors import DpguiError, ParameterError
+from dpgui.report.files import check_writable, write_text_atomic
+from dpgui.report.grouped_cdf.project import GroupedCdfSettings, ProjectGroupedRelease
+from dpgui.report.project_file import Project
+from dpgui.report.project_sections import ProjectSection
+from dpgui.vocabulary import AUTO, Neighbours, Noise, StatisticKind
+from dpgui.workspace.grouped_cdf import (
+    NOISE_MESSAGE, GroupedOutcome, GroupedRequest, check_grouped_budget, confirmation_words, parse_groups,
+    read_groups, run_grouped_release, set_grouped_first_cap,
+)
+from dpgui.workspace.release import BudgetOk, FirstCapNeeded, Problem, failure_budget_sentence, new_release_id
+from dpgui.workspace.session import SessionRelease, open_data
+from dpgui.workspace.state import Workspace
+from dpgui.workspace.statistic import Planned
+from dpgui.workspace.statistics.grouped_cdf import GROUPED_CDF, GroupedCdfPlanRequest, GroupedCdfSpend
+from dpgui.workspace.words import NEIGHBOURS_LABELS, escape
+
+RESULT_HEADERS = ("Group", "Released size", "25 % quantile", "Median", "75 % quantile")
+RESULT_TIPS = ("A group of your public list, in its order ('other': the rows of the groups not listed).",
+               "The group's number of records with noise: what is published (never the exact size).",
+               "A quarter of the group's values lie below it (from the released CDF).",
+               "Half of the group's values lie below it (from the released CDF).",
+               "Three quarters of the group's values lie below it (from the released CDF).")
+#: the most bins this page plans with (the plan is made on the GUI thread)
+MAX_BINS = 4096
+OTHER_LABELS = {OtherGroups.DROP: "Leave them out", OtherGroups.OTHER: "Count them in one group 'other'"}
+
+
+class GroupedWindow(ModeHost, Protocol):
+    """What the grouped mode needs of the main window beyond :class:`~dpgui.app.mode.ModeHost`: its workspace
+    (the open data and the dataset's name)."""
+
+    workspace: Workspace
+
+
+def _bound(raw: str) -> float:
+    return float(parse_number(raw, "the bound", "0 or 100"))
+
+
+class GroupedCdfMode(QWidget):
+    """The CDF of a number column for each group of a public list, as one page of the window (module doc)."""
+
+    kind = StatisticKind.GROUPED_CDF
+    release_tip = "Spend the budget and publish the CDF of each group"
+    #: the workspace's grouped releases or the shown one changed (the session's list collects them)
+    releasesChanged = Signal()
+
+    def __init__(self, host: GroupedWindow) -> None:
+        super().__init__(host.window())
+        self.host = host
+        self.pool = WorkerPool()
+        self.release_worker: Worker | None = None
+        self.outcome: GroupedOutcome | None = None  # the release shown (made here, or restored)
+        self.releases: tuple[ProjectGroupedRelease, ...] = ()  # this workspace's grouped releases (public values)
+        self.groups_path = ""  # the public list's file, if loaded from one
+        self._restored = False
+        intro = QLabel("<b>CDF for each group</b>: publish the distribution of one number column for each group of "
+                       "a categorical column (e.g. delays for each airline), each with noise, for one budget. The "
+                       "list of groups is <b>public</b>: you type it or load it from a file; it is never read from "
+                       "your data. Each group's size is published with noise only.")
+        intro.setWordWrap(True)
+        self.file_label = text.plain_text(QLabel("No file open."))
+        self.dataset_name = QLineEdit()
+        self.dataset_name.setToolTip(text.DATASET_HELP + " " + text.DATASET_TOOLTIP)
+        self.dataset_name.setPlaceholderText("e.g. people-2024")
+        self.dataset_name.textChanged.connect(lambda name: host.workspace.update(dataset=name))
+        top = QHBoxLayout()
+        top.addWidget(self.file_label)
+        top.addStretch(1)
+        dataset_label = QLabel("&Dataset name in the budget ledger:")
+        dataset_label.setBuddy(self.dataset_name)
+        top.addWidget(dataset_label)
+        top.addWidget(self.dataset_name)
+
+        column = QWidget()
+        column.setMaximumWidth(900)
+        inner = QVBoxLayout(column)
+        inner.addWidget(intro)
+        inner.addWidget(self._build_what_box())
+        inner.addWidget(self._build_privacy_box())
+        inner.addLayout(self._build_release_bar())
+        self.results = QTableWidget(0, len(RESULT_HEADERS))
+        self.results.setHorizontalHeaderLabels(RESULT_HEADERS)
+        for i, tip in enumerate(RESULT_TIPS):
+            header = self.results.horizontalHeaderItem(i)
+            if header is not None:
+                header.setToolTip(tip)
+        self.results.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.results.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.results.verticalHeader().hide()
+        self.results.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.results.setMinimumHeight(160)
+        inner.addWidget(self.results, 1)
+        self.results_note = QLabel("Every group's CDF carries the noise; its quantiles are read from it (the PDF gives "
+                                   "their 95 % intervals, the CSV the cumulative counts at every bin edge).")
+        self.results_note.setWordWrap(True)
+        inner.addWidget(self.results_note)
+        scroll = QScrollArea()  # a short window scrolls the page instead of growing
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(column)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(scroll, 1)
+        self.update_projection()
+
+    # ------------------------------------------------------------------ the page
+    def _build_what_box(self) -> QGroupBox:
+        box = QGroupBox("What to release")
+        form = QFormLayout(box)
+        self.column = QComboBox()
+        self.column.setToolTip("The number column whose distribution is released for each group.")
+        self.column.currentIndexChanged.connect(self.update_projection)
+        form.addRow("Nu&mber column:", self.column)
+        self.group_column = QComboBox()
+        self.group_column.setToolTip("The column whose values name the groups (e.g. an airline, a region).")
+        self.group_column.currentIndexChanged.connect(self.update_projection)
+        form.addRow("&Group column:", self.group_column)
+        self.groups = QPlainTextEdit()
+        self.groups.setPlaceholderText("One group per line, e.g.\nAA\nDL")
+        self.groups.setToolTip("The public list of groups, one per line (or separated by commas), written exactly as "
+                               "they appear in the group column. Every one is published, absent ones included.")
+        self.groups.setMaximumHeight(110)
+        self.groups.textChanged.connect(self._on_groups_typed)
+        self.load_button = QPushButton("&Load List…")
+        self.load_button.setToolTip("Read the groups from a text file (UTF-8, one per line): a public list — never "
+                                    "the data file itself.")
+        self.load_button.clicked.connect(self.choose_groups_file)
+        row = QHBoxLayout()
+        row.addWidget(self.groups, 1)
+        row.addWidget(self.load_button, 0, Qt.AlignmentFlag.AlignTop)
+        form.addRow("G&roups (public):", row)
+        label = form.labelForField(row)
+        if isinstance(label, QLabel):
+            label.setBuddy(self.groups)
+        self.other = QComboBox()
+        for token in OtherGroups:
+            self.other.addItem(OTHER_LABELS[token], str(token))
+        self.other.setToolTip("What becomes of a row whose group is not in the list (or is missing): your choice, "
+                              "never the data's.")
+        self.other.currentIndexChanged.connect(self.update_projection)
+        form.addRow("Rows of other group&s:", self.other)
+        self.groups_note = text.plain_text(QLabel(""))
+        self.groups_note.setWordWrap(True)
+        form.addRow("", self.groups_note)
+        self.groups_message = inline_message(self)
+        form.addRow("", self.groups_message)
+        self.lower_bound = ValidatedField(_bound, "e.g. 0", "The public lower bound of the number column (values below "
+                                    "it are counted in the first bin).")
+        self.upper_bound = ValidatedField(_bound, "e.g. 100", "The public upper bound (values at or above it are counted "
+                                    "in the last bin).")
+        for field in (self.lower_bound, self.upper_bound):
+            field.edited.connect(self.update_projection)
+        self.lower_bound.set_text("0")
+        self.upper_bound.set_text("100")
+        form.addRow("Lo&wer bound:", self.lower_bound)
+        form.addRow("&Upper bound:", self.upper_bound)
+        self.bins = QSpinBox()
+        self.bins.setRange(2, MAX_BINS)
+        self.bins.setValue(32)
+        self.bins.setToolTip("The number of equal-width bins between the bounds, the same for every group.")
+        self.bins.valueChanged.connect(self.update_projection)
+        form.addRow("&Bins:", self.bins)
+        return box
+
+    def _build_privacy_box(self) -> QGroupBox:
+        box = QGroupBox("Privacy")
+        form = QFormLayout(box)
+        self.epsilon = ValidatedField(parse_epsilon, "e.g. 1", "The privacy budget ε this release spends, once for "
+                                      "all groups: smaller is more private and noisier.")
+        self.epsilon.set_text("1")
+        self.epsilon.edited.connect(self.update_projection)
+        form.addRow("Privacy budget &ε:", self.epsilon)
+        self.delta = ValidatedField(parse_delta, "0", "δ: 0 for pure ε-DP (Laplace noise); a small probability such "
+                                    "as 1e-9 lets the planner choose Gaussian noise when it is more accurate.")
+        self.delta.set_text("0")
+        self.delta.edited.connect(self.update_projection)
+        form.addRow("&δ:", self.delta)
+        self.neighbours = QComboBox()
+        for token in Neighbours:
+            self.neighbours.addItem(NEIGHBOURS_LABELS[token], str(token))
+        self.neighbours.setToolTip("What the release protects against. Changing one record may move it to another "
+                                   "group: each group's size is released with noise under both.")
+        self.neighbours.currentIndexChanged.connect(self.update_projection)
+        form.addRow("&Protect against:", self.neighbours)
+        self.neighbours_note = text.plain_text(QLabel(""))
+        self.neighbours_note.setWordWrap(True)
+        self.neighbours_note.hide()
+        form.addRow("", self.neighbours_note)
+        self.records = QSpinBox()
+        self.records.setRange(1, 1000)
+        self.records.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP)
+        self.records.valueChanged.connect(self.update_projection)
+        form.addRow("Records per perso&n:", self.records)
+        self.projection = QLabel("")
+        self.projection.setWordWrap(True)
+        self.projection.setToolTip("Known before anything is spent: it depends on the bins, ε, δ, the protection and "
+                                   "the records per person only, never on the data; the same for every group.")
+        form.addRow("Projected error:", self.projection)
+        return box
+
+    def _build_release_bar(self) -> QHBoxLayout:
+        self.release_button = QPushButton("&Release…")
+        self.release_button.setToolTip("Spend the budget and publish the CDF of each group (asks for confirmation "
+                                       "first).")
+        self.release_button.clicked.connect(self.release)
+        self.export_button = QPushButton("&Export Signed Bundle…")
+        self.export_button.setToolTip("Write the release as CSV + PDF + manifest, signed with your key")
+        self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self.export_bundle)
+        self.release_status = QLabel("Nothing released yet. When the settings suit you, press Release.")
+        self.release_status.setTextFormat(Qt.TextFormat.RichText)  # user text in it is escaped
+        self.release_status.setWordWrap(True)
+        bar = QHBoxLayout()
+        bar.addWidget(self.release_button)
+        bar.addWidget(self.export_button)
+        bar.addWidget(self.release_status, 1)
+        return bar
+
+    def _on_groups_typed(self) -> None:
+        if self.groups.hasFocus():
+            self.groups_path = ""  # typed over: no longer the file's list
+        self.update_projection()
+
+    def choose_groups_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Load the public list of groups", "",
+                                              "Text files (*.txt *.csv);;All files (*)")
+        if path:
+            self.load_groups(Path(path))
+
+    def load_groups(self, path: Path) -> bool:
+        """Put the groups of the public list ``path`` in the field (a message on the page if it cannot)."""
+        protected = [Path(p).resolve() for p in self.host.protected_paths("")]
+        if path.resolve() in protected:
+            show_inline(self.groups_message, "This is the data file: the list of groups must be a public list, "
+                                             "never read from the data.")
+            return False
+        try:
+            groups = read_groups(path)
+        except DpguiError as err:
+            show_inline(self.groups_message, text.friendly(err))
+            return False
+        self.groups.setPlainText("\n".join(groups.labels))
+        self.groups_path = str(path.absolute())
+        self.update_projection()
+        return True
+
+    def stated_groups(self) -> GroupList:
+        return parse_groups(self.groups.toPlainText(), OtherGroups(self.other.currentData()))
+
+    def planned(self) -> Planned[GroupedPlan, GroupedPlan]:
+        """The shared plan of the page's choices and its margin (DpguiError with what to fix)."""
+        delta = parse_delta(self.delta.text())
+        privacy = PrivacySpec(parse_epsilon(self.epsilon.text()), Neighbours(self.neighbours.currentData()),
+                              self.records.value(), delta)
+        request = GroupedCdfPlanRequest(self.stated_groups(), self.bins.value(), privacy,
+                                        AUTO if delta > 0 else Noise.LAPLACE)
+        return GROUPED_CDF.plan(request)
+
+    def spend(self) -> GroupedCdfSpend:
+        """What the page's choices release (DpguiError with what to fix)."""
+        lower, upper = _bound(self.lower_bound.text()), _bound(self.upper_bound.text())
+        if not lower < upper:
+            raise ParameterError(f"the lower bound {lower:g} is not below the upper bound {upper:g}",
+                                 "give a lower bound below the upper one")
+        if not self.column.currentText() or not self.group_column.currentText():
+            raise ParameterError("the number column or the group column is not chosen", "choose both columns")
+        if self.column.currentText() == self.group_column.currentText():
+            raise ParameterError("the number column is also the group column", "choose another group column")
+        return GroupedCdfSpend(self.column.currentText(), self.group_column.currentText(), lower, upper,
+                               self.planned().plan)
+
+    def update_projection(self, *_: object) -> None:
+        """The projected error (and the groups' note) for the current choices."""
+        try:
+            groups = self.stated_groups()
+            extra = " and 'other'" if groups.other is OtherGroups.OTHER else ""
+            self.groups_note.setText(f"{len(groups.labels):,} groups stated{extra}; each one's CDF and size is "
+                                     "published." + (f" From {Path(self.groups_path).name}." if self.groups_path else ""))
+            show_inline(self.groups_message, "")
+        except DpguiError as err:
+            self.groups_note.setText("")
+            show_inline(self.groups_message, "" if not self.groups.toPlainText().strip() else text.friendly(err))
+        try:
+            planned = self.planned()
+        except DpguiError as err:
+            self.projection.setText(f"No projection: {text.friendly(err)}")
+            return
+        self.projection.setText(
+            f"Each released cumulative count of every group is within ±{planned.margin95:,.0f} records of the true "
+            "count in 95 % of releases (at the least precise point), whatever the data. The budget is spent once "
+            "for all groups: one record is in one group.")
+
+    # ------------------------------------------------------------------ the mode
+    def steps(self) -> QWidget:
+        return self
+
+    def has_release(self) -> bool:
+        return self.outcome is not None
+
+    def is_releasing(self) -> bool:
+        return self.release_worker is not None
+
+    def data_opened(self) -> None:
+        """Take the open data: its columns and the dataset's name; a query's row count decides the protection."""
+        state = self.host.workspace.state
+        source = state.source
+        for combo in (self.column, self.group_column):
+            chosen = combo.currentText()
+            combo.blockSignals(True)
+            combo.clear()
+            if source is not None:
+                combo.addItems([c.name for c in source.table.columns])
+                if chosen:
+                    combo.setCurrentIndex(max(0, combo.findText(chosen)))
+            combo.blockSignals(False)
+        self.file_label.setText("No file open." if source is None else f"Data: {source.source_spec.display_name()}")
+        if self.dataset_name.text() != state.dataset:
+            self.dataset_name.blockSignals(True)
+            self.dataset_name.setText(state.dataset)
+            self.dataset_name.blockSignals(False)
+        public = source is None or source.source_spec.row_count_may_be_public
+        switched = offer_neighbours(self.neighbours, public)
+        self.neighbours_note.setText("" if public else text.query_rows_private_note(switched))
+        self.neighbours_note.setVisible(not public)
+        self.update_projection()
+
+    def shutdown(self) -> None:
+        self.pool.cancel_all()
+
+    # ------------------------------------------------------------------ release
+    def request(self) -> GroupedRequest | None:
+        """The checked request, or None with what to fix said on the page."""
+        if self.release_worker is not None:
+            return None
+        source = self.host.workspace.state.source
+        problem = ("Open the data first (File → Open)." if source is None else
+                   "Give the dataset a name in the budget ledger (top right)." if not self.dataset_name.text().strip()
+                   else "")
+        if not problem:
+            try:
+                spend = self.spend()
+            except DpguiError as err:
+                problem = text.friendly(err)
+        if problem or source is None:
+            self.release_status.setText(escape(problem))
+            self.host.statusBar().showMessage(problem, 8000)
+            return None
+        return GroupedRequest(source.source_spec, spend, self.dataset_name.text().strip())
+
+    def release(self) -> None:
+        """Check, confirm, release on a worker (nothing is spent before the confirmation)."""
+        request = self.request()
+        if request is None or not self.check_budget(request):
+            return
+        words = confirmation_words(request, self.planned().margin95)
+        box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?", words, parent=self.window())
+        box.setTextFormat(Qt.TextFormat.RichText)
+        release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        self._confirm_box = box
+        box.exec()
+        if box.clickedButton() is not release_button:
+            self.host.statusBar().showMessage("Release cancelled. Nothing was spent.", 5000)
+            return
+        self.start_release(request)
+
+    def check_budget(self, request: GroupedRequest) -> bool:
+        check = check_grouped_budget(request, tuple(self.host.similar_datasets(request.dataset)))
+        if isinstance(check, FirstCapNeeded):
+            cap = self.host.ask_cap(check.dataset, check.epsilon, check.delta)
+            if cap is None:
+                self.host.statusBar().showMessage("Release cancelled: no budget was set. Nothing was spent.", 8000)
+                return False
+            check = set_grouped_first_cap(request, cap, check.delta)
+        if isinstance(check, Problem):
+            self.host.show_error(check.title, check.message)
+            return False
+        return isinstance(check, BudgetOk)
+
+    def start_release(self, request: GroupedRequest) -> None:
+        release_id = new_release_id()
+        worker = Worker(run_grouped_release, request, self.host.noise_source, release_id=release_id,
+                        password_prompt=self.host.passwords.prompt_for(request.spec))
+        self.release_worker = worker
+        dialog, on_progress = release_progress_dialog(self.window(), worker, NOISE_MESSAGE)
+
+        def finish() -> None:
+            self.release_worker = None
+            dialog.close()
+            self.release_button.setEnabled(True)
+
+        def on_finished(outcome: GroupedOutcome) -> None:
+            finish()
+            self.releases += (ProjectGroupedRelease.from_release(outcome.release, outcome.info),)  # public values
+            self.show_outcome(outcome, restored=False)
+            self.releasesChanged.emit()
+            self.host.project.autosave_now()  # a release is never left out of the autosave
+            self.host.statusBar().showMessage(f"Released the CDF of {request.spend.column} for each group.", 8000)
+
+        def on_failed(message: str) -> None:
+            finish()
+            self.host.show_error("The release did not happen", message + failure_budget_sentence(release_id))
+
+        def on_cancelled() -> None:
+            finish()
+            self.host.statusBar().showMessage("Release cancelled before any noise was drawn. Nothing was spent.", 8000)
+
+        worker.connect_to(self, progress=on_progress, finished=on_finished, failed=on_failed, cancelled=on_cancelled)
+        self.release_button.setEnabled(False)
+        dialog.show()
+        self.pool.start(worker)
+
+    @property
+    def restored(self) -> bool:
+        """Is the shown release restored (from a project or the session's list) rather than made here?"""
+        return self._restored
+
+    def set_releases(self, releases: tuple[ProjectGroupedRelease, ...]) -> None:
+        """The workspace's grouped releases (other data was opened: its own ones), none shown."""
+        self.releases = releases
+        self.show_outcome(None, restored=False)
+        self.releasesChanged.emit()
+
+    def show_outcome(self, outcome: GroupedOutcome | None, restored: bool) -> None:
+        """Show ``outcome`` (None: none) in the results table and the banner, and enable the exports."""
+        self.outcome, self._restored = outcome, restored
+        for widget in (self.export_button, self.host.export_bundle_action, self.host.export_action):
+            widget.setEnabled(outcome is not None)
+        self.results.setRowCount(0)
+        if outcome is None:
+            self.release_status.setText(self.host.session.nothing_shown_words())
+            return
+        release, info = outcome.release, outcome.info
+        size_margin = float(noise_margin(release.total_std_error))
+        self.results.setRowCount(len(release.labels))
+        for row, (label, group) in enumerate(zip(release.labels, release.releases)):
+            values = [f"{q.value:,.4g}" for q in quantiles(group, (0.25, 0.5, 0.75))]
+            for col, value in enumerate((label, f"{group.total:,.0f} ± {size_margin:,.0f}", *values)):
+                item = QTableWidgetItem(value)
+                if col:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.results.setItem(row, col, item)
+        spent = f"ε = {release.plan.tree.privacy.epsilon:g}"
+        what = f"the CDF of <b>{escape(info.column)}</b> for {len(release.labels):,} groups of {escape(info.group_column)}"
+        if restored:
+            words = (f"Restored the release of {what} made {info.created_utc:%Y-%m-%d %H:%M} UTC ({spent} from dataset "
+                     f"'{escape(info.dataset)}'). Nothing was released or spent now; exporting checks it against the "
+                     "budget ledger.")
+        else:
+            noise = "secure noise" if release.secure else "TEST NOISE (seeded, not secure — do not publish)"
+            words = (f"Released {what}: {spent} spent once from dataset '{escape(info.dataset)}' (recorded in the "
+                     f"budget ledger), {noise}.")
+        self.release_status.setText(f"{words} {self.host.session.banner_words(info.release_id)}")
+
+    # ------------------------------------------------------------------ exports
+    def export_dialog(self) -> GroupedExportDialog | None:
+        if self.outcome is None:
+            self.host.show_error("Nothing to export", "Release first, then export.")
+            return None
+        dialog = GroupedExportDialog(self.outcome, str(export_folder(self.outcome.info.dataset)), self.window())
+        dialog.input_folders = self.host.protected_paths(self.outcome.release_id)
+        return dialog
+
+    def export_bundle(self) -> None:
+        dialog = self.export_dialog()
+        if dialog is not None and dialog.exec() == QDialog.DialogCode.Accepted:
+            self.host.after_bundle_export(dialog)
+
+    def export_csv(self) -> None:
+        """Every group's released CDF (one row per group and bin edge) in a CSV file, unsigned."""
+        if self.outcome is None:
+            self.host.show_error("Nothing to export", "Release first, then export.")
+            return
+        info = self.outcome.info
+        default = str(csv_export_default(info.dataset, f"{info.dataset}-{info.column}-by-{info.group_column}.csv"))
+        path, _ = QFileDialog.getSaveFileName(self, "Export the released CDFs", default, "CSV files (*.csv)")
+        if path:
+            self.export_csv_to(path)
+
+    def export_csv_to(self, path: str) -> bool:
+        assert self.outcome is not None
+        info = self.outcome.info
+        try:
+            check_writable(path, protect=[Path(p) for p in self.host.protected_paths(info.release_id)])
+            write_text_atomic(path, GROUPED_CDF.csv_text(self.outcome.release))
+        except (DpguiError, OSError) as err:
+            self.host.show_error("Export failed", text.friendly(err) + " The file was not written.")
+            return False
+        self.host.csv_exported(info.release_id, info.dataset, Path(path))
+        return True
+
+    # ------------------------------------------------------------------ project files
+    def settings(self) -> GroupedCdfSettings | None:
+        """The page's choices for a project file (None: nothing chosen yet)."""
+        typed = tuple(line.strip() for line in self.groups.toPlainText().replace(",", "\n").splitlines()
+                      if line.strip())
+        if not typed and not self.releases:
+            return None
+        epsilon, delta = self.epsilon.value(), self.delta.value()
+        lower, upper = self.lower_bound.value(), self.upper_bound.value()
+        return GroupedCdfSettings(self.column.currentText(), self.group_column.currentText(), typed, self.groups_path,
+                                  OtherGroups(self.other.currentData()), 0.0 if lower is None else lower,
+                                  1.0 if upper is None else upper, self.bins.value(),
+                                  1.0 if epsilon is None else epsilon, 0.0 if delta is None else delta,
+                                  Neighbours(self.neighbours.currentData()), self.records.value())
+
+    def restore(self, settings: GroupedCdfSettings | None, releases: tuple[ProjectGroupedRelease, ...]) -> None:
+        """A project's grouped choices and releases (the last one shown, as restored: not marked secure)."""
+        if settings is not None:
+            for combo, name in ((self.column, settings.column), (self.group_column, settings.group_column)):
+                if name:
+                    combo.setCurrentIndex(max(0, combo.findText(name)))
+            self.groups.setPlainText("\n".join(settings.groups))
+            self.groups_path = settings.groups_path
+            self.other.setCurrentIndex(max(0, self.other.findData(str(settings.other_groups))))
+            self.lower_bound.set_text(f"{settings.lower:g}")
+            self.upper_bound.set_text(f"{settings.upper:g}")
+            self.bins.setValue(settings.bins)
+            self.epsilon.set_text(f"{settings.epsilon:g}")
+            self.delta.set_text(f"{settings.delta:g}")
+            self.neighbours.setCurrentIndex(max(0, self.neighbours.findData(str(settings.neighbours))))
+            self.records.setValue(settings.records_per_person)
+        self.releases = releases
+        last = releases[-1] if releases else None
+        self.show_outcome(None if last is None else GroupedOutcome(*last.to_release()), restored=True)
+        self.update_projection()
+        self.releasesChanged.emit()
+
+    # the session's releases
+    def watch_releases(self, listener: Callable[[], None]) -> None:
+        self.releasesChanged.connect(listener)
+
+    def session_releases(self) -> tuple[SessionRelease, ...]:
+        """The mode's releases, of the open data."""
+        spec = open_data(self.host.workspace)
+        entries = []
+        for record in self.releases:
+            shown = self.outcome if self.outcome is not None and self.outcome.release_id == record.release_id else None
+            entries.append(SessionRelease(self.kind, record, record.dataset, record.subject, spec,
+                                          made_here=shown is not None and not self.restored, shown=shown))
+        return tuple(entries)
+
+    def take_releases(self, entries: tuple[SessionRelease, ...], chosen: bool) -> None:
+        self.set_releases(tuple(e.record for e in entries if isinstance(e.record, ProjectGroupedRelease)))
+
+    def releases_on_screen(self) -> set[str]:
+        return {r.release_id for r in self.releases} | ({self.outcome.release_id} if self.outcome is not None else set())
+
+    def show_again(self, entry: SessionRelease) -> object:
+        """Shown as made here only when the session holds what this session's release showed."""
+        made = entry.shown if isinstance(entry.shown, GroupedOutcome) and entry.made_here else None
+        outcome = made or GroupedOutcome(*cast(ProjectGroupedRelease, entry.record).to_release())
+        self.show_outcome(outcome, restored=made is None)
+        return outcome
+
+    def exports_changed(self, release_id: str) -> None:
+        if self.outcome is not None and self.outcome.release_id == release_id:
+            self.show_outcome(self.outcome, self.restored)
+
+    # the mode's part of a project file
+    def project_section(self) -> ProjectSection | None:
+        return ProjectSection(self.settings(), self.releases)
+
+    def release_count(self) -> int:
+        return len(self.releases)
+
+    def on_project_change(self, react: Callable[[], None]) -> None:
+        self.releasesChanged.connect(react)
+
+    def restore_project(self, project: Project, data_name: str) -> list[str]:
+        """The project's grouped choices and releases, the open data's columns taken first."""
+        part = project.section(self.kind)
+        self.data_opened()  # the open data's columns, for the grouped choices
+        self.restore(part.settings, part.releases)
+        return [part.problem] if part.problem else []
