@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,43 @@ from dpgui.cli.arguments import _add_source_options, _Parser
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
 from dpgui.cli.rendering import _print
-from dpgui.cli.requests import CountsReleaseRequest
+from dpgui.cli.requests import NeighboursRequest, SourceRequest
 from dpgui.cli.sources import _choose_neighbours, _open_data, _source_spec
+from dpgui.errors import ParameterError
 from dpgui.vocabulary import Neighbours, StatisticKind, choices
+
+
+@dataclass(frozen=True)
+class CountsReleaseRequest:
+    """``dpgui counts release``: the data and the ``column``, the public categories as typed (``--categories``)
+    or the file that lists them (``--categories-file``), ε, the neighbour model asked for, the records one
+    person contributes, the ledger's ``dataset`` and ``--new-dataset``, and the signed bundle's folder, key,
+    passphrase file and name."""
+
+    source: SourceRequest
+    neighbours: NeighboursRequest
+    column: str
+    categories: str | None
+    categories_file: str | None
+    epsilon: float
+    records_per_person: int
+    dataset: str
+    new_dataset: bool
+    bundle: str
+    key: str
+    passphrase_file: str | None
+    name: str | None
+    json: bool
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> CountsReleaseRequest:
+        """The request, or a ParameterError for fewer than one record a person (checked first, as before)."""
+        if args.records_per_person < 1:
+            raise ParameterError(f"--records-per-person {args.records_per_person} is below 1",
+                                 "use --records-per-person 1")
+        return cls(SourceRequest.of(args), NeighboursRequest(args.neighbours, SourceRequest.of(args)), args.column,
+                   args.categories, args.categories_file, args.epsilon, args.records_per_person, args.dataset,
+                   bool(args.new_dataset), args.bundle, args.key, args.passphrase_file, args.name, bool(args.json))
 
 
 def add_counts_parser(sub: Any) -> None:

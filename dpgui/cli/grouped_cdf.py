@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,48 @@ from dpgui.cli.arguments import _add_privacy_options, _add_source_options, _fini
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
 from dpgui.cli.rendering import _print
-from dpgui.cli.requests import GroupedReleaseRequest
+from dpgui.cli.requests import NeighboursRequest, OutputRequest, SourceRequest
 from dpgui.cli.sources import _choose_neighbours, _open_data, _protected_paths, _source_spec
 from dpgui.core.tree import MIN_BINS
 from dpgui.vocabulary import CdfConsistency, Neighbours, StatisticKind, choices
 
 #: ``--other``: what becomes of the rows of a group not in the list (stdlib only, so ``--help`` stays light).
 OTHER_CHOICES = ("drop", "other")
+
+
+@dataclass(frozen=True)
+class GroupedReleaseRequest:
+    """``dpgui grouped release``: the data, the numeric ``column`` and the ``group_column``, the public groups as
+    typed (``--groups``) or the file that lists them (``--groups-file``), what becomes of the rows of other groups
+    (``--other``), the public bounds and bins, ε and δ, the neighbour model asked for, the records one person
+    contributes, the ledger's ``dataset`` and ``--new-dataset``, and the outputs (``--out`` or the signed bundle)."""
+
+    source: SourceRequest
+    neighbours: NeighboursRequest
+    column: str
+    group_column: str
+    groups: str | None
+    groups_file: str | None
+    other: str
+    lower: float
+    upper: float
+    bins: int
+    epsilon: float
+    delta: float
+    records_per_person: int
+    consistency: CdfConsistency
+    dataset: str | None
+    new_dataset: bool
+    outputs: OutputRequest
+    json: bool
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> GroupedReleaseRequest:
+        source = SourceRequest.of(args)
+        return cls(source, NeighboursRequest(args.neighbours, source), args.column, args.group_column, args.groups,
+                   args.groups_file, args.other, args.lower, args.upper, args.bins, args.epsilon, args.delta or 0.0,
+                   args.records_per_person, CdfConsistency(args.consistency), args.dataset, bool(args.new_dataset),
+                   OutputRequest.of(args), bool(args.json))
 
 
 def add_grouped_parser(sub: Any) -> None:

@@ -1,6 +1,8 @@
 """The typed requests of the commands: one frozen dataclass per command, and the parts they share (the
 data source, the outputs, a CDF plan's options, a hierarchy's options), each built in one place from the
-parsed options by its ``of(args)``, which holds the domain words as :mod:`dpgui.vocabulary` members.
+parsed options by its ``of(args)``, which holds the domain words as :mod:`dpgui.vocabulary` members. A
+statistic's own release request lives in its command module (:mod:`dpgui.cli.counts`,
+:mod:`dpgui.cli.grouped_cdf`), built the same way from these parts.
 
 A command is an adapter: ``cmd_x(args)`` builds its request here and hands it to the function that runs
 it (the workspace flow or the planner, then the rendering); no function below it reads the argparse
@@ -375,71 +377,3 @@ class HierarchyReleaseRequest:
     def of(cls, args: argparse.Namespace) -> HierarchyReleaseRequest:
         return cls(HierarchyOptions.of(args), bool(args.categories_public), args.dataset, bool(args.new_dataset),
                    OutputRequest.of(args))
-
-
-@dataclass(frozen=True)
-class CountsReleaseRequest:
-    """``dpgui counts release``: the data and the ``column``, the public categories as typed (``--categories``)
-    or the file that lists them (``--categories-file``), ε, the neighbour model asked for, the records one
-    person contributes, the ledger's ``dataset`` and ``--new-dataset``, and the signed bundle's folder, key,
-    passphrase file and name."""
-
-    source: SourceRequest
-    neighbours: NeighboursRequest
-    column: str
-    categories: str | None
-    categories_file: str | None
-    epsilon: float
-    records_per_person: int
-    dataset: str
-    new_dataset: bool
-    bundle: str
-    key: str
-    passphrase_file: str | None
-    name: str | None
-    json: bool
-
-    @classmethod
-    def of(cls, args: argparse.Namespace) -> CountsReleaseRequest:
-        """The request, or a ParameterError for fewer than one record a person (checked first, as before)."""
-        if args.records_per_person < 1:
-            raise ParameterError(f"--records-per-person {args.records_per_person} is below 1",
-                                 "use --records-per-person 1")
-        return cls(SourceRequest.of(args), NeighboursRequest(args.neighbours, SourceRequest.of(args)), args.column,
-                   args.categories, args.categories_file, args.epsilon, args.records_per_person, args.dataset,
-                   bool(args.new_dataset), args.bundle, args.key, args.passphrase_file, args.name, bool(args.json))
-
-
-@dataclass(frozen=True)
-class GroupedReleaseRequest:
-    """``dpgui grouped release``: the data, the numeric ``column`` and the ``group_column``, the public groups as
-    typed (``--groups``) or the file that lists them (``--groups-file``), what becomes of the rows of other groups
-    (``--other``), the public bounds and bins, ε and δ, the neighbour model asked for, the records one person
-    contributes, the ledger's ``dataset`` and ``--new-dataset``, and the outputs (``--out`` or the signed bundle)."""
-
-    source: SourceRequest
-    neighbours: NeighboursRequest
-    column: str
-    group_column: str
-    groups: str | None
-    groups_file: str | None
-    other: str
-    lower: float
-    upper: float
-    bins: int
-    epsilon: float
-    delta: float
-    records_per_person: int
-    consistency: CdfConsistency
-    dataset: str | None
-    new_dataset: bool
-    outputs: OutputRequest
-    json: bool
-
-    @classmethod
-    def of(cls, args: argparse.Namespace) -> GroupedReleaseRequest:
-        source = SourceRequest.of(args)
-        return cls(source, NeighboursRequest(args.neighbours, source), args.column, args.group_column, args.groups,
-                   args.groups_file, args.other, args.lower, args.upper, args.bins, args.epsilon, args.delta or 0.0,
-                   args.records_per_person, CdfConsistency(args.consistency), args.dataset, bool(args.new_dataset),
-                   OutputRequest.of(args), bool(args.json))

@@ -75,9 +75,25 @@ def test_hierarchy_options_hold_the_vocabulary_members():
 
 
 #: Functions that may take the parsed namespace besides the commands' adapters (``cmd_*``) and the
-#: builders of the requests (:mod:`dpgui.cli.requests`): none.
+#: builders of the requests (a request class's ``of``: the shared ones in :mod:`dpgui.cli.requests`, a
+#: statistic's own in its command module): none. :mod:`dpgui.cli.requests` builds the shared requests.
 NAMESPACE_READERS: dict[str, set[str]] = {}
 NAMESPACE_MODULES = {"requests.py"}
+
+
+def _namespace_takers(tree: ast.Module) -> list[tuple[int, str]]:
+    """The functions of ``tree`` that take the parsed namespace, but a request class's ``of`` builder."""
+    builders = {id(item) for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and node.name.endswith("Request")
+                for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "of"}
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or id(node) in builders:
+            continue
+        names = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
+        annotations = [ast.unparse(a.annotation) for a in (*node.args.args, *node.args.kwonlyargs) if a.annotation]
+        if "args" in names or any("Namespace" in text for text in annotations):
+            found.append((node.lineno, node.name))
+    return found
 
 
 def test_only_the_adapters_take_the_parsed_options():
@@ -85,18 +101,20 @@ def test_only_the_adapters_take_the_parsed_options():
     for path in sorted(CLI.glob("*.py")):
         if path.name in NAMESPACE_MODULES:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
         allowed = NAMESPACE_READERS.get(path.name, set())
-        for node in ast.walk(tree):
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            names = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
-            annotations = [ast.unparse(a.annotation) for a in (*node.args.args, *node.args.kwonlyargs) if a.annotation]
-            takes_namespace = "args" in names or any("Namespace" in text for text in annotations)
-            if takes_namespace and not node.name.startswith("cmd_") and node.name not in allowed:
-                offenders.append(f"{path.name}:{node.lineno} {node.name}")
+        for line, name in _namespace_takers(ast.parse(path.read_text(encoding="utf-8"))):
+            if not name.startswith("cmd_") and name not in allowed:
+                offenders.append(f"{path.name}:{line} {name}")
     assert offenders == [], offenders
     assert len(list(CLI.glob("*.py"))) > 8  # (the package is where this test looks)
+
+
+def test_a_function_that_reads_the_namespace_outside_a_request_is_caught():
+    """Not vacuous: a helper taking ``args``, and an ``of`` outside a request class, are both found."""
+    tree = ast.parse("class Options:\n    @classmethod\n    def of(cls, args): ...\n\n"
+                     "class ThingRequest:\n    @classmethod\n    def of(cls, args): ...\n\n"
+                     "def helper(args): ...\n")
+    assert sorted(name for _, name in _namespace_takers(tree)) == ["helper", "of"]
 
 
 def test_a_hierarchy_release_request_holds_its_options_and_outputs_and_is_frozen():
