@@ -17,24 +17,25 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QFileDialog, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMessageBox,
-    QPushButton, QScrollArea, QTableWidget, QVBoxLayout, QWidget,
+    QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+    QMessageBox, QPlainTextEdit, QPushButton, QScrollArea, QSpinBox, QTableWidget, QVBoxLayout, QWidget,
 )
 
 from dpgui.app import text
 from dpgui.app.dialogs.export import BundleExportDialog, csv_export_default, export_folder
 from dpgui.app.mode import ModeHost
-from dpgui.app.widgets.fields import offer_neighbours
+from dpgui.app.widgets.fields import ValidatedField, offer_neighbours, parse_epsilon, show_inline
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DpguiError
 from dpgui.report.files import check_writable, write_text_atomic
 from dpgui.report.project_file import Project
 from dpgui.report.project_sections import ProjectSection, SectionRelease
-from dpgui.vocabulary import StatisticKind
+from dpgui.vocabulary import Neighbours, StatisticKind
 from dpgui.workspace.release import BudgetCheck, BudgetOk, FirstCapNeeded, Problem, failure_budget_sentence, new_release_id
 from dpgui.workspace.session import SessionRelease, open_data
 from dpgui.workspace.state import Workspace
+from dpgui.workspace.words import NEIGHBOURS_LABELS
 
 __all__ = ["OnePageMode", "OnePageWindow"]
 
@@ -73,6 +74,7 @@ class _Request(Protocol):
 RequestT = TypeVar("RequestT", bound=_Request)
 OutcomeT = TypeVar("OutcomeT", bound=_Outcome)
 RecordT = TypeVar("RecordT", bound=SectionRelease)
+ListT = TypeVar("ListT")
 
 
 class OnePageMode(QWidget, Generic[RequestT, OutcomeT, RecordT]):
@@ -81,9 +83,6 @@ class OnePageMode(QWidget, Generic[RequestT, OutcomeT, RecordT]):
 
     kind: StatisticKind
     release_tip = ""
-    #: the page's privacy choices :meth:`data_opened` adjusts to the open data (made by the mode's boxes)
-    neighbours: QComboBox
-    neighbours_note: QLabel
     #: the release's point of no return, as its progress says it
     noise_message = ""
     #: the workspace's releases of this mode or the shown one changed (the session's list collects them)
@@ -149,6 +148,67 @@ class OnePageMode(QWidget, Generic[RequestT, OutcomeT, RecordT]):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(scroll, 1)
+
+    def add_epsilon_row(self, form: QFormLayout, tip: str) -> None:
+        """The ε field (``self.epsilon``, 1 at first) as a row of ``form``."""
+        self.epsilon = ValidatedField(parse_epsilon, "e.g. 1", tip)
+        self.epsilon.set_text("1")
+        self.epsilon.edited.connect(self.update_projection)
+        form.addRow("Privacy budget &ε:", self.epsilon)
+
+    def add_protection_rows(self, form: QFormLayout, neighbours_tip: str) -> None:
+        """The neighbour model's choice (``self.neighbours``), its note on a query's row count
+        (``self.neighbours_note``, set by :meth:`data_opened`) and the records per person (``self.records``) as
+        rows of ``form``."""
+        self.neighbours = QComboBox()
+        for token in Neighbours:
+            self.neighbours.addItem(NEIGHBOURS_LABELS[token], str(token))
+        self.neighbours.setToolTip(neighbours_tip)
+        self.neighbours.currentIndexChanged.connect(self.update_projection)
+        form.addRow("&Protect against:", self.neighbours)
+        self.neighbours_note = text.plain_text(QLabel(""))
+        self.neighbours_note.setWordWrap(True)
+        self.neighbours_note.hide()
+        form.addRow("", self.neighbours_note)
+        self.records = QSpinBox()
+        self.records.setRange(1, 1000)
+        self.records.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP)
+        self.records.valueChanged.connect(self.update_projection)
+        form.addRow("Records per perso&n:", self.records)
+
+    def add_public_list_row(self, form: QFormLayout, label: str, edit: QPlainTextEdit, load_tip: str,
+                            choose_file: Callable[[], None]) -> None:
+        """``edit`` (the public list, typed) and its Load List button (``self.load_button``: ``choose_file``) as a
+        row of ``form`` named ``label``."""
+        self.load_button = QPushButton("&Load List…")
+        self.load_button.setToolTip(load_tip)
+        self.load_button.clicked.connect(choose_file)
+        row = QHBoxLayout()
+        row.addWidget(edit, 1)
+        row.addWidget(self.load_button, 0, Qt.AlignmentFlag.AlignTop)
+        form.addRow(label, row)
+        label_widget = form.labelForField(row)
+        if isinstance(label_widget, QLabel):
+            label_widget.setBuddy(edit)
+
+    def choose_list_file(self, title: str) -> Path | None:
+        """The public list's file the officer chooses (None: cancelled)."""
+        path, _ = QFileDialog.getOpenFileName(self, title, "", "Text files (*.txt *.csv);;All files (*)")
+        return Path(path) if path else None
+
+    def read_public_list(self, path: Path, read: Callable[[Path], ListT], message: QLabel, what: str) -> ListT | None:
+        """The public list of ``what`` (e.g. "categories") read from ``path`` by ``read``, or None with the reason in
+        ``message``: the data file itself is refused (the list must be public, never read from the data)."""
+        protected = [Path(p).resolve() for p in self.host.protected_paths("")]
+        if path.resolve() in protected:
+            show_inline(message, f"This is the data file: the list of {what} must be a public list, never read "
+                                 "from the data.")
+            return None
+        try:
+            return read(path)
+        except DpguiError as err:
+            show_inline(message, text.friendly(err))
+            return None
 
     def _build_release_bar(self) -> QHBoxLayout:
         self.release_button = QPushButton("&Release…")

@@ -18,15 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSpinBox,
-    QTableWidgetItem,
-)
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QPlainTextEdit, QTableWidgetItem
 
 from dpgui.app import text
 from dpgui.app.counts.export_dialog import CountsExportDialog
 from dpgui.app.simple_mode import OnePageMode, OnePageWindow
-from dpgui.app.widgets.fields import ValidatedField, inline_message, parse_epsilon, show_inline
+from dpgui.app.widgets.fields import inline_message, parse_epsilon, show_inline
 from dpgui.core.counts import CountsPlan
 from dpgui.errors import DpguiError
 from dpgui.report.counts.bundle import counts_csv_text
@@ -37,7 +34,7 @@ from dpgui.workspace.counts import (
     parse_categories, read_categories, run_counts_release, set_counts_first_cap,
 )
 from dpgui.workspace.release import BudgetCheck
-from dpgui.workspace.words import NEIGHBOURS_LABELS, escape
+from dpgui.workspace.words import escape
 
 RESULT_HEADERS = ("Category", "Released count", "95 % margin (± records)")
 RESULT_TIPS = ("A category of your public list, in its order.",
@@ -81,17 +78,9 @@ class CountsMode(OnePageMode[CountsRequest, CountsOutcome, ProjectCountsRelease]
                                    "value of the column that is not listed stops the release before anything is spent.")
         self.categories.setMaximumHeight(120)
         self.categories.textChanged.connect(self._on_categories_typed)
-        self.load_button = QPushButton("&Load List…")
-        self.load_button.setToolTip("Read the categories from a text file (UTF-8, one per line): a public list, "
-                                    "such as an official classification — never the data file itself.")
-        self.load_button.clicked.connect(self.choose_categories_file)
-        row = QHBoxLayout()
-        row.addWidget(self.categories, 1)
-        row.addWidget(self.load_button, 0, Qt.AlignmentFlag.AlignTop)
-        form.addRow("Ca&tegories (public):", row)
-        label = form.labelForField(row)
-        if isinstance(label, QLabel):
-            label.setBuddy(self.categories)
+        self.add_public_list_row(form, "Ca&tegories (public):", self.categories, "Read the categories from a text file "
+                                 "(UTF-8, one per line): a public list, such as an official classification — never the "
+                                 "data file itself.", self.choose_categories_file)
         self.categories_note = text.plain_text(QLabel(""))
         self.categories_note.setWordWrap(True)
         form.addRow("", self.categories_note)
@@ -102,27 +91,9 @@ class CountsMode(OnePageMode[CountsRequest, CountsOutcome, ProjectCountsRelease]
     def _build_privacy_box(self) -> QGroupBox:
         box = QGroupBox("Privacy")
         form = QFormLayout(box)
-        self.epsilon = ValidatedField(parse_epsilon, "e.g. 1", "The privacy budget ε this release spends: smaller "
-                                      "is more private and noisier.")
-        self.epsilon.set_text("1")
-        self.epsilon.edited.connect(self.update_projection)
-        form.addRow("Privacy budget &ε:", self.epsilon)
-        self.neighbours = QComboBox()
-        for token in Neighbours:
-            self.neighbours.addItem(NEIGHBOURS_LABELS[token], str(token))
-        self.neighbours.setToolTip("What the release protects against. Changing one record moves it between two "
-                                   "categories (twice the noise of adding or removing one).")
-        self.neighbours.currentIndexChanged.connect(self.update_projection)
-        form.addRow("&Protect against:", self.neighbours)
-        self.neighbours_note = text.plain_text(QLabel(""))
-        self.neighbours_note.setWordWrap(True)
-        self.neighbours_note.hide()
-        form.addRow("", self.neighbours_note)
-        self.records = QSpinBox()
-        self.records.setRange(1, 1000)
-        self.records.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP)
-        self.records.valueChanged.connect(self.update_projection)
-        form.addRow("Records per perso&n:", self.records)
+        self.add_epsilon_row(form, "The privacy budget ε this release spends: smaller is more private and noisier.")
+        self.add_protection_rows(form, "What the release protects against. Changing one record moves it between two "
+                                       "categories (twice the noise of adding or removing one).")
         noise = QLabel("Laplace (pure ε-DP, δ = 0). Gaussian noise is not offered for the counts of one column.")
         noise.setWordWrap(True)
         form.addRow("Noise:", noise)
@@ -139,22 +110,14 @@ class CountsMode(OnePageMode[CountsRequest, CountsOutcome, ProjectCountsRelease]
         self.update_projection()
 
     def choose_categories_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load the public list of categories", "",
-                                              "Text files (*.txt *.csv);;All files (*)")
-        if path:
-            self.load_categories(Path(path))
+        path = self.choose_list_file("Load the public list of categories")
+        if path is not None:
+            self.load_categories(path)
 
     def load_categories(self, path: Path) -> bool:
         """Put the categories of the public list ``path`` in the field (a message on the page if it cannot)."""
-        protected = [Path(p).resolve() for p in self.host.protected_paths("")]
-        if path.resolve() in protected:
-            show_inline(self.categories_message, "This is the data file: the list of categories must be a public "
-                                                 "list, never read from the data.")
-            return False
-        try:
-            categories = read_categories(path)
-        except DpguiError as err:
-            show_inline(self.categories_message, text.friendly(err))
+        categories = self.read_public_list(path, read_categories, self.categories_message, "categories")
+        if categories is None:
             return False
         self.categories.setPlainText("\n".join(categories))
         self.categories_path = str(path.absolute())

@@ -20,10 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSpinBox,
-    QTableWidgetItem,
-)
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QPlainTextEdit, QSpinBox, QTableWidgetItem
 
 from dpgui.app import text
 from dpgui.app.grouped_cdf.export_dialog import GroupedExportDialog
@@ -44,7 +41,7 @@ from dpgui.workspace.grouped_cdf import (
 from dpgui.workspace.release import BudgetCheck
 from dpgui.workspace.statistic import Planned
 from dpgui.workspace.statistics.grouped_cdf import GROUPED_CDF, GroupedCdfPlanRequest, GroupedCdfSpend
-from dpgui.workspace.words import NEIGHBOURS_LABELS, escape
+from dpgui.workspace.words import escape
 
 RESULT_HEADERS = ("Group", "Released size", "25 % quantile", "Median", "75 % quantile")
 RESULT_TIPS = ("A group of your public list, in its order ('other': the rows of the groups not listed).",
@@ -99,17 +96,8 @@ class GroupedCdfMode(OnePageMode[GroupedRequest, GroupedOutcome, ProjectGroupedR
                                "they appear in the group column. Every one is published, absent ones included.")
         self.groups.setMaximumHeight(110)
         self.groups.textChanged.connect(self._on_groups_typed)
-        self.load_button = QPushButton("&Load List…")
-        self.load_button.setToolTip("Read the groups from a text file (UTF-8, one per line): a public list — never "
-                                    "the data file itself.")
-        self.load_button.clicked.connect(self.choose_groups_file)
-        row = QHBoxLayout()
-        row.addWidget(self.groups, 1)
-        row.addWidget(self.load_button, 0, Qt.AlignmentFlag.AlignTop)
-        form.addRow("G&roups (public):", row)
-        label = form.labelForField(row)
-        if isinstance(label, QLabel):
-            label.setBuddy(self.groups)
+        self.add_public_list_row(form, "G&roups (public):", self.groups, "Read the groups from a text file (UTF-8, one "
+                                 "per line): a public list — never the data file itself.", self.choose_groups_file)
         self.other = QComboBox()
         for token in OtherGroups:
             self.other.addItem(OTHER_LABELS[token], str(token))
@@ -143,32 +131,15 @@ class GroupedCdfMode(OnePageMode[GroupedRequest, GroupedOutcome, ProjectGroupedR
     def _build_privacy_box(self) -> QGroupBox:
         box = QGroupBox("Privacy")
         form = QFormLayout(box)
-        self.epsilon = ValidatedField(parse_epsilon, "e.g. 1", "The privacy budget ε this release spends, once for "
-                                      "all groups: smaller is more private and noisier.")
-        self.epsilon.set_text("1")
-        self.epsilon.edited.connect(self.update_projection)
-        form.addRow("Privacy budget &ε:", self.epsilon)
+        self.add_epsilon_row(form, "The privacy budget ε this release spends, once for all groups: smaller is more "
+                                   "private and noisier.")
         self.delta = ValidatedField(parse_delta, "0", "δ: 0 for pure ε-DP (Laplace noise); a small probability such "
                                     "as 1e-9 lets the planner choose Gaussian noise when it is more accurate.")
         self.delta.set_text("0")
         self.delta.edited.connect(self.update_projection)
         form.addRow("&δ:", self.delta)
-        self.neighbours = QComboBox()
-        for token in Neighbours:
-            self.neighbours.addItem(NEIGHBOURS_LABELS[token], str(token))
-        self.neighbours.setToolTip("What the release protects against. Changing one record may move it to another "
-                                   "group: each group's size is released with noise under both.")
-        self.neighbours.currentIndexChanged.connect(self.update_projection)
-        form.addRow("&Protect against:", self.neighbours)
-        self.neighbours_note = text.plain_text(QLabel(""))
-        self.neighbours_note.setWordWrap(True)
-        self.neighbours_note.hide()
-        form.addRow("", self.neighbours_note)
-        self.records = QSpinBox()
-        self.records.setRange(1, 1000)
-        self.records.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP)
-        self.records.valueChanged.connect(self.update_projection)
-        form.addRow("Records per perso&n:", self.records)
+        self.add_protection_rows(form, "What the release protects against. Changing one record may move it to another "
+                                       "group: each group's size is released with noise under both.")
         self.projection = QLabel("")
         self.projection.setWordWrap(True)
         self.projection.setToolTip("Known before anything is spent: it depends on the bins, ε, δ, the protection and "
@@ -182,22 +153,14 @@ class GroupedCdfMode(OnePageMode[GroupedRequest, GroupedOutcome, ProjectGroupedR
         self.update_projection()
 
     def choose_groups_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load the public list of groups", "",
-                                              "Text files (*.txt *.csv);;All files (*)")
-        if path:
-            self.load_groups(Path(path))
+        path = self.choose_list_file("Load the public list of groups")
+        if path is not None:
+            self.load_groups(path)
 
     def load_groups(self, path: Path) -> bool:
         """Put the groups of the public list ``path`` in the field (a message on the page if it cannot)."""
-        protected = [Path(p).resolve() for p in self.host.protected_paths("")]
-        if path.resolve() in protected:
-            show_inline(self.groups_message, "This is the data file: the list of groups must be a public list, "
-                                             "never read from the data.")
-            return False
-        try:
-            groups = read_groups(path)
-        except DpguiError as err:
-            show_inline(self.groups_message, text.friendly(err))
+        groups = self.read_public_list(path, read_groups, self.groups_message, "groups")
+        if groups is None:
             return False
         self.groups.setPlainText("\n".join(groups.labels))
         self.groups_path = str(path.absolute())
