@@ -26,13 +26,14 @@ from dpgui.core.counts import CountsPlan, CountsRelease
 from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource, PasswordPrompt
 from dpgui.data.source_spec import SourceSpec
-from dpgui.errors import DataError, DpguiError, ParameterError
+from dpgui.errors import DataError, ParameterError
 from dpgui.report.counts.bundle import CountsReleaseInfo
-from dpgui.report.ledger import Ledger
 from dpgui.vocabulary import Neighbours
 from dpgui.workspace.flow import ReleaseFlow
-from dpgui.workspace.release import BudgetCheck, Progress, budget_sentence
-from dpgui.workspace.statistic_release import OpenData, budget_check, release_through, run_on_worker, set_first_cap
+from dpgui.workspace.release import BudgetCheck, Progress
+from dpgui.workspace.statistic_release import (
+    OpenData, budget_check, budget_words, release_through, run_on_worker, set_first_cap,
+)
 from dpgui.workspace.statistics.counts import COUNTS, CountsPlanRequest, CountsSpend
 from dpgui.workspace.words import escape
 
@@ -151,13 +152,7 @@ def confirmation_words(request: CountsRequest) -> str:
              f"your public list, zeros included, each with Laplace noise (95 % within ±{plan.margin:,} records). "
              "A value of the column that is not in the list stops the release before anything is spent.</p>"
              f"<p><b>Cost: ε = {plan.privacy.epsilon:g}</b> of privacy budget, spent for good.</p>")
-    try:
-        with Ledger() as ledger:
-            totals = ledger.totals(request.dataset)
-            after = ledger.totals_after(request.dataset, COUNTS.charge(plan))
-    except DpguiError:
-        return words
-    return words + budget_sentence(request.dataset, totals, after)
+    return words + budget_words(request.dataset, COUNTS.charge(plan))
 
 
 def run_counts_release(request: CountsRequest, source: Callable[[], RandomSource], progress: Progress,

@@ -28,13 +28,14 @@ from dpgui.core.grouped_cdf import GroupedPlan, GroupedRelease, GroupList, Other
 from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource, PasswordPrompt
 from dpgui.data.source_spec import SourceSpec
-from dpgui.errors import DataError, DpguiError
+from dpgui.errors import DataError
 from dpgui.report.grouped_cdf.bundle import GroupedReleaseInfo
-from dpgui.report.ledger import Ledger
 from dpgui.report.publish import charge_text
 from dpgui.workspace.flow import ReleaseFlow
-from dpgui.workspace.release import BudgetCheck, Progress, budget_sentence
-from dpgui.workspace.statistic_release import OpenData, budget_check, release_through, run_on_worker, set_first_cap
+from dpgui.workspace.release import BudgetCheck, Progress
+from dpgui.workspace.statistic_release import (
+    OpenData, budget_check, budget_words, release_through, run_on_worker, set_first_cap,
+)
 from dpgui.workspace.statistics.grouped_cdf import GROUPED_CDF, GroupedCdfSpend
 from dpgui.workspace.words import escape
 
@@ -135,13 +136,7 @@ def confirmation_words(request: GroupedRequest, margin95: float) -> str:
              f"{spend.upper:g})): one per group of your public list, absent groups included, each with its size "
              f"released with noise (95 % of cumulative counts within ±{margin95:,.0f} records).</p>"
              f"<p><b>Cost: {charge_text(plan)}</b> of privacy budget, once for all groups, spent for good.</p>")
-    try:
-        with Ledger() as ledger:
-            totals = ledger.totals(request.dataset)
-            after = ledger.totals_after(request.dataset, GROUPED_CDF.charge(plan))
-    except DpguiError:
-        return words
-    return words + budget_sentence(request.dataset, totals, after)
+    return words + budget_words(request.dataset, GROUPED_CDF.charge(plan))
 
 
 def run_grouped_release(request: GroupedRequest, source: Callable[[], RandomSource], progress: Progress,

@@ -7,7 +7,7 @@ protocol:
 * :func:`run_on_worker`: the window's release on a worker thread — the flow opened on that thread (SQLite's),
   the data opened where it lives, the progress in the release dialog's words;
 * :func:`budget_check` / :func:`set_first_cap`: the window's budget check before the confirmation, and the
-  dataset's first cap.
+  dataset's first cap; :func:`budget_words`: the confirmation's sentence on the budget before and after.
 
 Each statistic's module keeps its request, its words and its outcome. Confidential data: the counts go only
 into the release; the ledger gets the fingerprint (column names and row count, salted) and public values.
@@ -23,13 +23,17 @@ from typing import Any, TypeVar
 from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource, PasswordPrompt, neighbours_for, open_source
 from dpgui.data.source_spec import SourceSpec
+from dpgui.errors import DpguiError
+from dpgui.report.ledger import Ledger
 from dpgui.report.publish import Chargeable
-from dpgui.vocabulary import Neighbours
+from dpgui.vocabulary import Charge, Neighbours
 from dpgui.workspace.flow import ReleaseFlow, Released
-from dpgui.workspace.release import FIRST_CAP_REASON, BudgetCheck, FirstCapNeeded, Progress, ledger_budget_check
+from dpgui.workspace.release import (
+    FIRST_CAP_REASON, BudgetCheck, FirstCapNeeded, Progress, budget_sentence, ledger_budget_check,
+)
 from dpgui.workspace.statistic import CountsT, InfoT, ReleaseT, SpendT, Statistic
 
-__all__ = ["OpenData", "budget_check", "release_through", "run_on_worker", "set_first_cap"]
+__all__ = ["OpenData", "budget_check", "budget_words", "release_through", "run_on_worker", "set_first_cap"]
 
 #: Opens the data (once the budget is checked); the context closes it.
 OpenData = Callable[[], AbstractContextManager[DataSource]]
@@ -89,6 +93,18 @@ def budget_check(dataset: str, plan: Chargeable, epsilon: float, delta: float,
     no cap: :class:`~dpgui.workspace.release.FirstCapNeeded` with the release's ``epsilon`` and ``delta`` and
     ``similar``, the ledgered datasets like this data)."""
     return ledger_budget_check(dataset, plan, lambda: FirstCapNeeded(dataset, epsilon, similar, delta))
+
+
+def budget_words(dataset: str, charge: Charge) -> str:
+    """The confirmation's sentence on ``dataset``'s budget before and after ``charge`` (:func:`budget_sentence
+    <dpgui.workspace.release.budget_sentence>`); empty if the ledger cannot tell. Reads only."""
+    try:
+        with Ledger() as ledger:
+            totals = ledger.totals(dataset)
+            after = ledger.totals_after(dataset, charge)
+    except DpguiError:
+        return ""
+    return budget_sentence(dataset, totals, after)
 
 
 def set_first_cap(dataset: str, plan: Chargeable, cap: float, delta: float) -> BudgetCheck:
