@@ -35,7 +35,7 @@ from dpgui.vocabulary import Neighbours, StatisticKind
 from dpgui.workspace.release import BudgetCheck, BudgetOk, FirstCapNeeded, Problem, failure_budget_sentence, new_release_id
 from dpgui.workspace.session import SessionRelease, open_data
 from dpgui.workspace.state import Workspace
-from dpgui.workspace.words import NEIGHBOURS_LABELS
+from dpgui.workspace.words import NEIGHBOURS_LABELS, escape
 
 __all__ = ["OnePageMode", "OnePageWindow"]
 
@@ -236,8 +236,9 @@ class OnePageMode(QWidget, Generic[RequestT, OutcomeT, RecordT]):
         """The page's column choices, filled with the open data's columns."""
         raise NotImplementedError
 
-    def request(self) -> RequestT | None:
-        """The checked request, or None with what to fix said on the page."""
+    def request_of(self, spec: SourceSpec, dataset: str) -> RequestT | str:
+        """The request of the page's choices on the open data ``spec`` paid by ``dataset``, or the problem to fix
+        in words (a DpguiError: the same, in its words)."""
         raise NotImplementedError
 
     def confirmation(self, request: RequestT) -> str:
@@ -327,6 +328,26 @@ class OnePageMode(QWidget, Generic[RequestT, OutcomeT, RecordT]):
         self.pool.cancel_all()
 
     # ------------------------------------------------------------------ release
+    def request(self) -> RequestT | None:
+        """The checked request, or None with what to fix said on the page."""
+        if self.release_worker is not None:
+            return None
+        source = self.host.workspace.state.source
+        dataset = self.dataset_name.text().strip()
+        problem = ("Open the data first (File → Open)." if source is None else
+                   "Give the dataset a name in the budget ledger (top right)." if not dataset else "")
+        if source is not None and not problem:
+            try:
+                request = self.request_of(source.source_spec, dataset)
+            except DpguiError as err:
+                request = text.friendly(err)
+            if not isinstance(request, str):
+                return request
+            problem = request
+        self.release_status.setText(escape(problem))
+        self.host.statusBar().showMessage(problem, 8000)
+        return None
+
     def release(self) -> None:
         """Check, confirm, release on a worker (nothing is spent before the confirmation)."""
         request = self.request()

@@ -25,6 +25,7 @@ from dpgui.app.counts.export_dialog import CountsExportDialog
 from dpgui.app.simple_mode import OnePageMode, OnePageWindow
 from dpgui.app.widgets.fields import inline_message, parse_epsilon, show_inline
 from dpgui.core.counts import CountsPlan
+from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DpguiError
 from dpgui.report.counts.bundle import counts_csv_text
 from dpgui.report.counts.project import CountsSettings, ProjectCountsRelease
@@ -152,24 +153,10 @@ class CountsMode(OnePageMode[CountsRequest, CountsOutcome, ProjectCountsRelease]
             f"(standard error {plan.std_error:.3g} records), whatever the data.")
 
     # ------------------------------------------------------------------ release
-    def request(self) -> CountsRequest | None:
-        """The checked request, or None with what to fix said on the page."""
-        if self.release_worker is not None:
-            return None
-        source = self.host.workspace.state.source
-        problem = ("Open the data first (File → Open)." if source is None else
-                   "Give the dataset a name in the budget ledger (top right)." if not self.dataset_name.text().strip()
-                   else "Choose the column to count." if not self.column.currentText() else "")
-        if not problem:
-            try:
-                plan = self.plan()
-            except DpguiError as err:
-                problem = text.friendly(err)
-        if problem or source is None:
-            self.release_status.setText(escape(problem))
-            self.host.statusBar().showMessage(problem, 8000)
-            return None
-        return CountsRequest(source.source_spec, self.column.currentText(), plan, self.dataset_name.text().strip())
+    def request_of(self, spec: SourceSpec, dataset: str) -> CountsRequest | str:
+        if not self.column.currentText():
+            return "Choose the column to count."
+        return CountsRequest(spec, self.column.currentText(), self.plan(), dataset)
 
     def column_combos(self) -> tuple[QComboBox, ...]:
         return (self.column,)

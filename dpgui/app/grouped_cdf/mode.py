@@ -31,6 +31,7 @@ from dpgui.app.widgets.fields import (
 from dpgui.core.grouped_cdf import GroupedPlan, GroupList, OtherGroups
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.quantiles import noise_margin, quantiles
+from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.report.grouped_cdf.project import GroupedCdfSettings, ProjectGroupedRelease
 from dpgui.vocabulary import AUTO, Neighbours, Noise, StatisticKind
@@ -214,24 +215,8 @@ class GroupedCdfMode(OnePageMode[GroupedRequest, GroupedOutcome, ProjectGroupedR
             "for all groups: one record is in one group.")
 
     # ------------------------------------------------------------------ release
-    def request(self) -> GroupedRequest | None:
-        """The checked request, or None with what to fix said on the page."""
-        if self.release_worker is not None:
-            return None
-        source = self.host.workspace.state.source
-        problem = ("Open the data first (File → Open)." if source is None else
-                   "Give the dataset a name in the budget ledger (top right)." if not self.dataset_name.text().strip()
-                   else "")
-        if not problem:
-            try:
-                spend = self.spend()
-            except DpguiError as err:
-                problem = text.friendly(err)
-        if problem or source is None:
-            self.release_status.setText(escape(problem))
-            self.host.statusBar().showMessage(problem, 8000)
-            return None
-        return GroupedRequest(source.source_spec, spend, self.dataset_name.text().strip())
+    def request_of(self, spec: SourceSpec, dataset: str) -> GroupedRequest:
+        return GroupedRequest(spec, self.spend(), dataset)
 
     def column_combos(self) -> tuple[QComboBox, ...]:
         return (self.column, self.group_column)
