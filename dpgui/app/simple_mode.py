@@ -1,8 +1,10 @@
 """What the window's one-page statistic modes share (:class:`OnePageMode`: the counts of one column, the CDF
 for each group): the page's frame (the data's name and the dataset's name on top, the statistic's boxes, the
-release bar, the results table and its note, in a scroll area), the release through the budget ledger
-(budget check, first cap, confirmation with the cost, the release on a worker), the exports (signed bundle,
-CSV only), the session's methods and the mode's part of a project file.
+release bar, the results table and its note, in a scroll area), the rows both pages hold (ε, the protection
+and the records per person, a public list typed or loaded — never the data file), the checks before a request
+(open data, a dataset's name), the release through the budget ledger (budget check, first cap, confirmation
+with the cost, the release on a worker), the exports (signed bundle, CSV only), the session's methods and the
+mode's part of a project file.
 
 Each mode keeps what differs: its fields, its plan and projection, its request, its confirmation's words, its
 results table's rows and banner, its CSV and its project settings — the hooks below. This module imports no
