@@ -58,6 +58,9 @@ def test_grouped_release_signs_a_bundle_that_verifies_and_charges_once(tmp_path:
     code, stdout, _ = run_cli(["ledger", "show", "--json"], capsys)
     dataset = json.loads(stdout)["datasets"][0]
     assert (dataset["epsilon_spent"], dataset["releases"]) == (0.75, 1)
+    # quantiles are of one CDF: the grouped bundle is named for what it is, not refused by another's schema
+    code, _, stderr = run_cli(["quantiles", str(out / "grouped.manifest.json")], capsys)
+    assert code == 2 and "'grouped_cdf'" in stderr and "no quantiles of one CDF" in stderr and "schema" not in stderr
 
     # one byte changed in the CSV: the bundle no longer verifies
     data = bytearray((out / "grouped.csv").read_bytes())
