@@ -44,6 +44,14 @@ class GroupHistograms:
 
     labels: tuple[str, ...]
     histograms: tuple[ColumnHistogram, ...]
+    #: every row counted, of every group value (listed, other, dropped or missing); None: not known
+    rows_read: int | None = None
+
+    @property
+    def table_rows(self) -> int:
+        """The rows of the table as counted (:attr:`rows_read`; without it, the released groups' rows): the
+        data's identity takes it, whatever the list of groups. Confidential, as every count here."""
+        return self.rows_read if self.rows_read is not None else sum(h.n_rows for h in self.histograms)
 
     @property
     def counts(self) -> npt.NDArray[np.int64]:
@@ -89,7 +97,8 @@ def histograms_on_groups(per_value: Mapping[str | None, ColumnHistogram], groups
         position = groups.position(value)
         if position is not None:
             placed[position].append(histogram)
-    return GroupHistograms(groups.released, tuple(_summed(parts, key, policy) for parts in placed))
+    return GroupHistograms(groups.released, tuple(_summed(parts, key, policy) for parts in placed),
+                           sum(h.n_rows for h in per_value.values()))
 
 
 def group_histograms(source: DataSource, group_column: str, column: str, lower: float, upper: float, bins: int,

@@ -84,12 +84,13 @@ def release_grouped_through(flow: ReleaseFlow, open_data: Callable[[], AbstractC
     """One grouped release through ``flow``'s :meth:`~ReleaseFlow.release`: the ledger's check (before
     ``open_data()``), the count (:meth:`GroupedCdfStatistic.count
     <dpgui.workspace.statistics.grouped_cdf.GroupedCdfStatistic.count>`), the dataset identity of the data's
-    column names and the released groups' row count (``identify(columns, rows)``: the command line's, which
-    refuses renamed data without ``--new-dataset``; default :meth:`ReleaseFlow.record_identity`, the window's),
+    column names and the table's row count, whichever groups are released (``identify(columns, rows)``: the
+    command line's, which refuses renamed data without ``--new-dataset``; default
+    :meth:`ReleaseFlow.record_identity`, the window's),
     the last chance to cancel (nothing spent), then the spend and the noise (``noise()`` called once, just
     before). O(rows)."""
-    done = release_through(GROUPED_CDF, lambda histograms: sum(h.n_rows for h in histograms.histograms), flow,
-                           open_data, spend, noise, release_id=release_id, progress=progress,
+    done = release_through(GROUPED_CDF, lambda histograms: histograms.table_rows,  # the table's rows, every group
+                           flow, open_data, spend, noise, release_id=release_id, progress=progress,
                            should_cancel=should_cancel, identify=identify)
     return GroupedOutcome(done.release, done.info)
 

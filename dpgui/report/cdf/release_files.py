@@ -127,9 +127,13 @@ def _manifest_naming(csv_path: Path) -> tuple[Path, dict[str, Any]] | None:
 
 
 def _from_manifest(path: Path, manifest: dict[str, Any]) -> _Source:
-    if manifest.get("kind") == StatisticKind.HIERARCHY:
-        raise ParameterError(f"{path.name} is a release of counts over a hierarchy, which has no quantiles",
-                             "read its CSV (one row per node), or give the manifest of a CDF release")
+    kind = manifest.get("kind", StatisticKind.CDF)
+    if kind != StatisticKind.CDF:  # another statistic's bundle: say what it is, before its schema would
+        what = ("counts over a hierarchy" if kind == StatisticKind.HIERARCHY
+                else f"a statistic of kind {str(kind)[:40]!r}")
+        raise ParameterError(f"{path.name} is a release of {what}, which has no quantiles of one CDF",
+                             "read its CSV, or give the manifest of a CDF release ('dpgui verify' says what a bundle "
+                             "holds)")
     problems = schema_problems(manifest)
     if problems:
         raise DpguiError(f"the manifest {path.name} is not a dpgui manifest: {problems[0]}", _WRITTEN_BY_DPGUI)

@@ -58,6 +58,9 @@ def test_grouped_release_signs_a_bundle_that_verifies_and_charges_once(tmp_path:
     code, stdout, _ = run_cli(["ledger", "show", "--json"], capsys)
     dataset = json.loads(stdout)["datasets"][0]
     assert (dataset["epsilon_spent"], dataset["releases"]) == (0.75, 1)
+    # quantiles are of one CDF: the grouped bundle is named for what it is, not refused by another's schema
+    code, _, stderr = run_cli(["quantiles", str(out / "grouped.manifest.json")], capsys)
+    assert code == 2 and "'grouped_cdf'" in stderr and "no quantiles of one CDF" in stderr and "schema" not in stderr
 
     # one byte changed in the CSV: the bundle no longer verifies
     data = bytearray((out / "grouped.csv").read_bytes())
@@ -85,3 +88,22 @@ def test_grouped_release_to_a_csv_and_a_refusal_before_the_spend(tmp_path: Path,
     assert [r["group"] for r in rows[::8]] == ["AA", "DL"] and len(rows) == 16  # the others dropped
     code, stdout, _ = run_cli(["ledger", "show", "--json"], capsys)
     assert json.loads(stdout)["datasets"][0]["epsilon_spent"] == 0.5
+
+
+def test_the_same_table_is_known_whichever_groups_are_released(tmp_path: Path, capsys) -> None:
+    """The data's identity is the table's (its columns and all its rows), not the released groups': a CDF of
+    the table under one dataset name, then a grouped release of the same file under another name, leaving
+    most groups out, is refused as the same data without ``--new-dataset``."""
+    data = _data(tmp_path)
+    for dataset in ("flights", "flights-again"):
+        assert run_cli(["ledger", "cap", dataset, "2"], capsys)[0] == 0
+    code, _, err = run_cli(["release", str(data), "--column", "dep_delay", "--lower", "-10", "--upper", "110",
+                            "--bins", "12", "--epsilon", "0.5", "--dataset", "flights",
+                            "--out", str(tmp_path / "cdf.csv")], capsys)
+    assert code == 0, err
+    code, _, err = run_cli(["grouped", "release", str(data), "--column", "dep_delay", "--group-column", "carrier",
+                            "--groups", "AA", "--other", "drop", "--lower", "-10", "--upper", "110", "--bins", "12",
+                            "--epsilon", "0.5", "--dataset", "flights-again", "--out", str(tmp_path / "g.csv")],
+                           capsys)
+    assert code == 2 and "same column names and number of rows as dataset 'flights'" in err, err
+    assert not (tmp_path / "g.csv").exists()

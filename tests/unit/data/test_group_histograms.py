@@ -100,6 +100,7 @@ def test_each_public_groups_histogram_is_the_groupby_of_its_rows(source_id, poli
         assert got.of(OTHER_LABEL).n_rows == int((~frame["g"].isin(LISTED)).sum())
     else:
         assert sum(h.n_rows for h in got.histograms) == int(frame["g"].isin(LISTED).sum())
+    assert got.table_rows == N  # the table's rows, whichever groups are released (the data's identity)
 
 
 def test_the_file_sources_and_sqlite_agree(files):
