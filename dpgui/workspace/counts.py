@@ -22,19 +22,17 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from dpgui.core.counts import CountsPlan, CountsRelease
 from dpgui.core.noise import RandomSource
-from dpgui.data.source import DataSource, PasswordPrompt, neighbours_for, open_source
+from dpgui.data.source import DataSource, PasswordPrompt
 from dpgui.data.source_spec import SourceSpec
-from dpgui.errors import DataError, DpguiError, ParameterError
+from dpgui.errors import DataError, ParameterError
 from dpgui.report.counts.bundle import CountsReleaseInfo
-from dpgui.report.ledger import Ledger
 from dpgui.vocabulary import Neighbours
 from dpgui.workspace.flow import ReleaseFlow
-from dpgui.workspace.release import (
-    FIRST_CAP_REASON, BudgetCheck, FirstCapNeeded, Progress, budget_sentence, ledger_budget_check,
+from dpgui.workspace.release import BudgetCheck, Progress
+from dpgui.workspace.statistic_release import (
+    OpenData, budget_check, budget_words, release_through, run_on_worker, set_first_cap,
 )
 from dpgui.workspace.statistics.counts import COUNTS, CountsPlanRequest, CountsSpend
 from dpgui.workspace.words import escape
@@ -108,13 +106,9 @@ def release_counts_through(flow: ReleaseFlow, open_data: Callable[[], AbstractCo
     ``--new-dataset``; default :meth:`ReleaseFlow.record_identity`, the window's, which asked before the first cap), the last
     chance to cancel (:class:`~dpgui.errors.Cancelled`: nothing spent), then the spend and the noise
     (``noise()`` called once, just before). O(rows)."""
-    identify = identify or flow.record_identity
-
-    def counted(data: DataSource, counts: np.ndarray) -> None:  # every row is counted: the counts sum to the rows
-        identify([c.name for c in data.columns()], int(counts.sum()))
-
-    done = flow.release(COUNTS, open_data, spend, noise, release_id=release_id, progress=progress,
-                        should_cancel=should_cancel, counted=counted)
+    done = release_through(COUNTS, lambda counts: int(counts.sum()),  # every row is counted: the counts sum to the rows
+                           flow, open_data, spend, noise, release_id=release_id, progress=progress,
+                           should_cancel=should_cancel, identify=identify)
     return CountsOutcome(done.release, done.info)
 
 
@@ -141,13 +135,12 @@ class CountsRequest:
 def check_counts_budget(request: CountsRequest, similar: tuple[str, ...] = ()) -> BudgetCheck:
     """May the dataset's budget pay for ``request``? Reads only (:func:`~dpgui.workspace.release.ledger_budget_check`;
     no cap: :class:`~dpgui.workspace.release.FirstCapNeeded` with ``similar``, the ledgered datasets like this data)."""
-    return ledger_budget_check(request.dataset, request.plan,
-                               lambda: FirstCapNeeded(request.dataset, request.plan.privacy.epsilon, similar, 0.0))
+    return budget_check(request.dataset, request.plan, request.plan.privacy.epsilon, 0.0, similar)
 
 
 def set_counts_first_cap(request: CountsRequest, cap: float) -> BudgetCheck:
     """Set the dataset's first cap (ε ``cap``, δ = 0: the counts spend none), then check ``request``."""
-    return ledger_budget_check(request.dataset, request.plan, first_cap=(cap, 0.0, FIRST_CAP_REASON))
+    return set_first_cap(request.dataset, request.plan, cap, 0.0)
 
 
 def confirmation_words(request: CountsRequest) -> str:
@@ -159,13 +152,7 @@ def confirmation_words(request: CountsRequest) -> str:
              f"your public list, zeros included, each with Laplace noise (95 % within ±{plan.margin:,} records). "
              "A value of the column that is not in the list stops the release before anything is spent.</p>"
              f"<p><b>Cost: ε = {plan.privacy.epsilon:g}</b> of privacy budget, spent for good.</p>")
-    try:
-        with Ledger() as ledger:
-            totals = ledger.totals(request.dataset)
-            after = ledger.totals_after(request.dataset, COUNTS.charge(plan))
-    except DpguiError:
-        return words
-    return words + budget_sentence(request.dataset, totals, after)
+    return words + budget_words(request.dataset, COUNTS.charge(plan))
 
 
 def run_counts_release(request: CountsRequest, source: Callable[[], RandomSource], progress: Progress,
@@ -175,20 +162,11 @@ def run_counts_release(request: CountsRequest, source: Callable[[], RandomSource
     thread), the data opened where it lives (``password_prompt`` answers a database's request). ``source`` is
     called once, just before the spend. Raises the ledger's refusal before the data is read, Cancelled before
     the spend. O(rows)."""
-    neighbours_for(request.spec, request.plan.privacy.neighbours)  # N of a query not stated public: refused
-    reading = f"Counting '{request.column}' in {request.spec.display_name()}…"
+    def release(flow: ReleaseFlow, open_data: OpenData, noise: Callable[[], RandomSource],
+                read_progress: Callable[[float], None]) -> CountsOutcome:
+        return release_counts_through(flow, open_data, request.spend, noise, release_id=release_id,
+                                      progress=read_progress, should_cancel=should_cancel)
 
-    def open_data() -> AbstractContextManager[DataSource]:
-        progress(0.0, reading)
-        return open_source(request.spec, password_prompt=password_prompt)
-
-    def noise() -> RandomSource:
-        progress(0.9, NOISE_MESSAGE)
-        return source()
-
-    with ReleaseFlow.open(request.dataset) as flow:
-        done = release_counts_through(flow, open_data, request.spend, noise, release_id=release_id,
-                                      progress=lambda fraction: progress(0.9 * fraction, reading),
-                                      should_cancel=should_cancel)
-    progress(1.0, "Released.")
-    return done
+    return run_on_worker(request.spec, request.dataset, request.plan.privacy.neighbours,
+                         f"Counting '{request.column}' in {request.spec.display_name()}…", NOISE_MESSAGE, release,
+                         source, progress, password_prompt)

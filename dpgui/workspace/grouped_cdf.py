@@ -26,16 +26,15 @@ from pathlib import Path
 
 from dpgui.core.grouped_cdf import GroupedPlan, GroupedRelease, GroupList, OtherGroups
 from dpgui.core.noise import RandomSource
-from dpgui.data.group_histograms import GroupHistograms
-from dpgui.data.source import DataSource, PasswordPrompt, neighbours_for, open_source
+from dpgui.data.source import DataSource, PasswordPrompt
 from dpgui.data.source_spec import SourceSpec
-from dpgui.errors import DataError, DpguiError
+from dpgui.errors import DataError
 from dpgui.report.grouped_cdf.bundle import GroupedReleaseInfo
-from dpgui.report.ledger import Ledger
 from dpgui.report.publish import charge_text
 from dpgui.workspace.flow import ReleaseFlow
-from dpgui.workspace.release import (
-    FIRST_CAP_REASON, BudgetCheck, FirstCapNeeded, Progress, budget_sentence, ledger_budget_check,
+from dpgui.workspace.release import BudgetCheck, Progress
+from dpgui.workspace.statistic_release import (
+    OpenData, budget_check, budget_words, release_through, run_on_worker, set_first_cap,
 )
 from dpgui.workspace.statistics.grouped_cdf import GROUPED_CDF, GroupedCdfSpend
 from dpgui.workspace.words import escape
@@ -90,13 +89,9 @@ def release_grouped_through(flow: ReleaseFlow, open_data: Callable[[], AbstractC
     :meth:`ReleaseFlow.record_identity`, the window's),
     the last chance to cancel (nothing spent), then the spend and the noise (``noise()`` called once, just
     before). O(rows)."""
-    identify = identify or flow.record_identity
-
-    def counted(data: DataSource, histograms: GroupHistograms) -> None:
-        identify([c.name for c in data.columns()], histograms.table_rows)
-
-    done = flow.release(GROUPED_CDF, open_data, spend, noise, release_id=release_id, progress=progress,
-                        should_cancel=should_cancel, counted=counted)
+    done = release_through(GROUPED_CDF, lambda histograms: histograms.table_rows,  # the table's rows, every group
+                           flow, open_data, spend, noise, release_id=release_id, progress=progress,
+                           should_cancel=should_cancel, identify=identify)
     return GroupedOutcome(done.release, done.info)
 
 
@@ -124,13 +119,12 @@ def check_grouped_budget(request: GroupedRequest, similar: tuple[str, ...] = ())
     """May the dataset's budget pay for ``request``? Reads only (:func:`~dpgui.workspace.release.ledger_budget_check`;
     no cap: :class:`~dpgui.workspace.release.FirstCapNeeded` with ``similar`` and the plan's δ)."""
     privacy = request.plan.tree.privacy
-    return ledger_budget_check(request.dataset, request.plan, lambda: FirstCapNeeded(
-        request.dataset, privacy.epsilon, similar, privacy.delta))
+    return budget_check(request.dataset, request.plan, privacy.epsilon, privacy.delta, similar)
 
 
 def set_grouped_first_cap(request: GroupedRequest, cap: float, delta: float) -> BudgetCheck:
     """Set the dataset's first cap (ε ``cap``, ``delta``), then check ``request``."""
-    return ledger_budget_check(request.dataset, request.plan, first_cap=(cap, delta, FIRST_CAP_REASON))
+    return set_first_cap(request.dataset, request.plan, cap, delta)
 
 
 def confirmation_words(request: GroupedRequest, margin95: float) -> str:
@@ -143,13 +137,7 @@ def confirmation_words(request: GroupedRequest, margin95: float) -> str:
              f"{spend.upper:g})): one per group of your public list, absent groups included, each with its size "
              f"released with noise (95 % of cumulative counts within ±{margin95:,.0f} records).</p>"
              f"<p><b>Cost: {charge_text(plan)}</b> of privacy budget, once for all groups, spent for good.</p>")
-    try:
-        with Ledger() as ledger:
-            totals = ledger.totals(request.dataset)
-            after = ledger.totals_after(request.dataset, GROUPED_CDF.charge(plan))
-    except DpguiError:
-        return words
-    return words + budget_sentence(request.dataset, totals, after)
+    return words + budget_words(request.dataset, GROUPED_CDF.charge(plan))
 
 
 def run_grouped_release(request: GroupedRequest, source: Callable[[], RandomSource], progress: Progress,
@@ -159,20 +147,11 @@ def run_grouped_release(request: GroupedRequest, source: Callable[[], RandomSour
     thread), the data opened where it lives (``password_prompt`` answers a database's request). ``source`` is
     called once, just before the spend. Raises the ledger's refusal before the data is read, Cancelled before
     the spend. O(rows)."""
-    neighbours_for(request.spec, request.plan.tree.privacy.neighbours)
-    reading = f"Counting '{request.spend.column}' for each group in {request.spec.display_name()}…"
+    def release(flow: ReleaseFlow, open_data: OpenData, noise: Callable[[], RandomSource],
+                read_progress: Callable[[float], None]) -> GroupedOutcome:
+        return release_grouped_through(flow, open_data, request.spend, noise, release_id=release_id,
+                                       progress=read_progress, should_cancel=should_cancel)
 
-    def open_data() -> AbstractContextManager[DataSource]:
-        progress(0.0, reading)
-        return open_source(request.spec, password_prompt=password_prompt)
-
-    def noise() -> RandomSource:
-        progress(0.9, NOISE_MESSAGE)
-        return source()
-
-    with ReleaseFlow.open(request.dataset) as flow:
-        done = release_grouped_through(flow, open_data, request.spend, noise, release_id=release_id,
-                                       progress=lambda fraction: progress(0.9 * fraction, reading),
-                                       should_cancel=should_cancel)
-    progress(1.0, "Released.")
-    return done
+    return run_on_worker(request.spec, request.dataset, request.plan.tree.privacy.neighbours,
+                         f"Counting '{request.spend.column}' for each group in {request.spec.display_name()}…",
+                         NOISE_MESSAGE, release, source, progress, password_prompt)

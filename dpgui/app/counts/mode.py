@@ -7,44 +7,35 @@ bundle, CSV only).
 
 The noise is Laplace (pure ε-DP; no δ): the page says so. The categories are never read from the data: a
 value of the column that is not stated stops the release before anything is spent. GUI thread only; the
-mode reaches the window through :class:`CountsWindow`.
+mode reaches the window through :class:`~dpgui.app.simple_mode.OnePageWindow`; what it shares with the other
+one-page mode (the page's frame, the release on a worker, the exports, the session and project methods) is
+:class:`~dpgui.app.simple_mode.OnePageMode`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, cast
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-    QMessageBox, QPlainTextEdit, QPushButton, QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QPlainTextEdit, QTableWidgetItem
 
 from dpgui.app import text
 from dpgui.app.counts.export_dialog import CountsExportDialog
-from dpgui.app.dialogs.export import csv_export_default, export_folder
-from dpgui.app.mode import ModeHost
-from dpgui.app.widgets.fields import ValidatedField, inline_message, offer_neighbours, parse_epsilon, show_inline
-from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
+from dpgui.app.simple_mode import OnePageMode, OnePageWindow
+from dpgui.app.widgets.fields import inline_message, parse_epsilon, show_inline
 from dpgui.core.counts import CountsPlan
+from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DpguiError
 from dpgui.report.counts.bundle import counts_csv_text
 from dpgui.report.counts.project import CountsSettings, ProjectCountsRelease
-from dpgui.report.files import check_writable, write_text_atomic
-from dpgui.report.project_file import Project
-from dpgui.report.project_sections import ProjectSection
 from dpgui.vocabulary import Neighbours, StatisticKind
 from dpgui.workspace.counts import (
     NOISE_MESSAGE, CountsOutcome, CountsRequest, check_counts_budget, confirmation_words, counts_plan,
     parse_categories, read_categories, run_counts_release, set_counts_first_cap,
 )
-from dpgui.workspace.release import BudgetOk, FirstCapNeeded, Problem, failure_budget_sentence, new_release_id
-from dpgui.workspace.session import SessionRelease, open_data
-from dpgui.workspace.state import Workspace
-from dpgui.workspace.words import NEIGHBOURS_LABELS, escape
+from dpgui.workspace.release import BudgetCheck
+from dpgui.workspace.words import escape
 
 RESULT_HEADERS = ("Category", "Released count", "95 % margin (± records)")
 RESULT_TIPS = ("A category of your public list, in its order.",
@@ -53,79 +44,24 @@ RESULT_TIPS = ("A category of your public list, in its order.",
                "95 % of released counts lie within this many records of the true count.")
 
 
-class CountsWindow(ModeHost, Protocol):
-    """What the counts mode needs of the main window beyond :class:`~dpgui.app.mode.ModeHost`: its workspace
-    (the open data and the dataset's name)."""
-
-    workspace: Workspace
-
-
-class CountsMode(QWidget):
+class CountsMode(OnePageMode[CountsRequest, CountsOutcome, ProjectCountsRelease]):
     """The counts of one column's stated categories, as one page of the window (see the module doc)."""
 
     kind = StatisticKind.COUNTS
     release_tip = "Spend the budget and publish the count of each category"
-    #: the workspace's counts releases or the shown one changed (the session's list collects them)
-    releasesChanged = Signal()
+    noise_message = NOISE_MESSAGE
 
-    def __init__(self, host: CountsWindow) -> None:
-        super().__init__(host.window())
-        self.host = host
-        self.pool = WorkerPool()
-        self.release_worker: Worker | None = None
-        self.outcome: CountsOutcome | None = None  # the release shown (made here, or restored)
-        self.releases: tuple[ProjectCountsRelease, ...] = ()  # this workspace's counts releases (public values)
+    def __init__(self, host: OnePageWindow) -> None:
+        super().__init__(host, ProjectCountsRelease, CountsOutcome)
         self.categories_path = ""  # the public list's file, if loaded from one
-        self._restored = False
-        intro = QLabel("<b>Counts of one column</b>: publish how many records fall in each category of one "
-                       "column, each count with noise. The list of categories is <b>public</b>: you type it or "
-                       "load it from a file; it is never read from your data, and every value of the column must "
-                       "be in it (otherwise the release stops before anything is spent).")
-        intro.setWordWrap(True)
-        self.file_label = text.plain_text(QLabel("No file open."))
-        self.dataset_name = QLineEdit()
-        self.dataset_name.setToolTip(text.DATASET_HELP + " " + text.DATASET_TOOLTIP)
-        self.dataset_name.setPlaceholderText("e.g. people-2024")
-        self.dataset_name.textChanged.connect(lambda name: host.workspace.update(dataset=name))
-        top = QHBoxLayout()
-        top.addWidget(self.file_label)
-        top.addStretch(1)
-        dataset_label = QLabel("&Dataset name in the budget ledger:")
-        dataset_label.setBuddy(self.dataset_name)
-        top.addWidget(dataset_label)
-        top.addWidget(self.dataset_name)
-
-        column = QWidget()
-        column.setMaximumWidth(900)
-        inner = QVBoxLayout(column)
-        inner.addWidget(intro)
-        inner.addWidget(self._build_what_box())
-        inner.addWidget(self._build_privacy_box())
-        inner.addLayout(self._build_release_bar())
-        self.results = QTableWidget(0, len(RESULT_HEADERS))
-        self.results.setHorizontalHeaderLabels(RESULT_HEADERS)
-        for i, tip in enumerate(RESULT_TIPS):
-            header = self.results.horizontalHeaderItem(i)
-            if header is not None:
-                header.setToolTip(tip)
-        self.results.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.results.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.results.verticalHeader().hide()
-        self.results.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.results.setMinimumHeight(160)
-        inner.addWidget(self.results, 1)
-        self.results_note = QLabel("The released counts carry the noise: one may differ from the true count by a few "
-                                   "records, or be below 0 for a rare category. They are not rounded or clamped, so "
-                                   "they stay unbiased; the PDF and the CSV say the same.")
-        self.results_note.setWordWrap(True)
-        inner.addWidget(self.results_note)
-        scroll = QScrollArea()  # a short window scrolls the page instead of growing
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        scroll.setWidget(column)
-        layout = QVBoxLayout(self)
-        layout.addLayout(top)
-        layout.addWidget(scroll, 1)
+        self.build_page(
+            "<b>Counts of one column</b>: publish how many records fall in each category of one column, each count "
+            "with noise. The list of categories is <b>public</b>: you type it or load it from a file; it is never "
+            "read from your data, and every value of the column must be in it (otherwise the release stops before "
+            "anything is spent).", (self._build_what_box, self._build_privacy_box), RESULT_HEADERS, RESULT_TIPS,
+            "The released counts carry the noise: one may differ from the true count by a few records, or be below 0 "
+            "for a rare category. They are not rounded or clamped, so they stay unbiased; the PDF and the CSV say the "
+            "same.")
         self.update_projection()
 
     # ------------------------------------------------------------------ the page
@@ -143,17 +79,9 @@ class CountsMode(QWidget):
                                    "value of the column that is not listed stops the release before anything is spent.")
         self.categories.setMaximumHeight(120)
         self.categories.textChanged.connect(self._on_categories_typed)
-        self.load_button = QPushButton("&Load List…")
-        self.load_button.setToolTip("Read the categories from a text file (UTF-8, one per line): a public list, "
-                                    "such as an official classification — never the data file itself.")
-        self.load_button.clicked.connect(self.choose_categories_file)
-        row = QHBoxLayout()
-        row.addWidget(self.categories, 1)
-        row.addWidget(self.load_button, 0, Qt.AlignmentFlag.AlignTop)
-        form.addRow("Ca&tegories (public):", row)
-        label = form.labelForField(row)
-        if isinstance(label, QLabel):
-            label.setBuddy(self.categories)
+        self.add_public_list_row(form, "Ca&tegories (public):", self.categories, "Read the categories from a text file "
+                                 "(UTF-8, one per line): a public list, such as an official classification — never the "
+                                 "data file itself.", self.choose_categories_file)
         self.categories_note = text.plain_text(QLabel(""))
         self.categories_note.setWordWrap(True)
         form.addRow("", self.categories_note)
@@ -164,27 +92,9 @@ class CountsMode(QWidget):
     def _build_privacy_box(self) -> QGroupBox:
         box = QGroupBox("Privacy")
         form = QFormLayout(box)
-        self.epsilon = ValidatedField(parse_epsilon, "e.g. 1", "The privacy budget ε this release spends: smaller "
-                                      "is more private and noisier.")
-        self.epsilon.set_text("1")
-        self.epsilon.edited.connect(self.update_projection)
-        form.addRow("Privacy budget &ε:", self.epsilon)
-        self.neighbours = QComboBox()
-        for token in Neighbours:
-            self.neighbours.addItem(NEIGHBOURS_LABELS[token], str(token))
-        self.neighbours.setToolTip("What the release protects against. Changing one record moves it between two "
-                                   "categories (twice the noise of adding or removing one).")
-        self.neighbours.currentIndexChanged.connect(self.update_projection)
-        form.addRow("&Protect against:", self.neighbours)
-        self.neighbours_note = text.plain_text(QLabel(""))
-        self.neighbours_note.setWordWrap(True)
-        self.neighbours_note.hide()
-        form.addRow("", self.neighbours_note)
-        self.records = QSpinBox()
-        self.records.setRange(1, 1000)
-        self.records.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP)
-        self.records.valueChanged.connect(self.update_projection)
-        form.addRow("Records per perso&n:", self.records)
+        self.add_epsilon_row(form, "The privacy budget ε this release spends: smaller is more private and noisier.")
+        self.add_protection_rows(form, "What the release protects against. Changing one record moves it between two "
+                                       "categories (twice the noise of adding or removing one).")
         noise = QLabel("Laplace (pure ε-DP, δ = 0). Gaussian noise is not offered for the counts of one column.")
         noise.setWordWrap(True)
         form.addRow("Noise:", noise)
@@ -195,46 +105,20 @@ class CountsMode(QWidget):
         form.addRow("Projected error:", self.projection)
         return box
 
-    def _build_release_bar(self) -> QHBoxLayout:
-        self.release_button = QPushButton("&Release…")
-        self.release_button.setToolTip("Spend the budget and publish the count of each category (asks for "
-                                       "confirmation first).")
-        self.release_button.clicked.connect(self.release)
-        self.export_button = QPushButton("&Export Signed Bundle…")
-        self.export_button.setToolTip("Write the release as CSV + PDF + manifest, signed with your key")
-        self.export_button.setEnabled(False)
-        self.export_button.clicked.connect(self.export_bundle)
-        self.release_status = QLabel("Nothing released yet. When the settings suit you, press Release.")
-        self.release_status.setTextFormat(Qt.TextFormat.RichText)  # user text in it is escaped
-        self.release_status.setWordWrap(True)
-        bar = QHBoxLayout()
-        bar.addWidget(self.release_button)
-        bar.addWidget(self.export_button)
-        bar.addWidget(self.release_status, 1)
-        return bar
-
     def _on_categories_typed(self) -> None:
         if self.categories.hasFocus():
             self.categories_path = ""  # typed over: no longer the file's list
         self.update_projection()
 
     def choose_categories_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load the public list of categories", "",
-                                              "Text files (*.txt *.csv);;All files (*)")
-        if path:
-            self.load_categories(Path(path))
+        path = self.choose_list_file("Load the public list of categories")
+        if path is not None:
+            self.load_categories(path)
 
     def load_categories(self, path: Path) -> bool:
         """Put the categories of the public list ``path`` in the field (a message on the page if it cannot)."""
-        protected = [Path(p).resolve() for p in self.host.protected_paths("")]
-        if path.resolve() in protected:
-            show_inline(self.categories_message, "This is the data file: the list of categories must be a public "
-                                                 "list, never read from the data.")
-            return False
-        try:
-            categories = read_categories(path)
-        except DpguiError as err:
-            show_inline(self.categories_message, text.friendly(err))
+        categories = self.read_public_list(path, read_categories, self.categories_message, "categories")
+        if categories is None:
             return False
         self.categories.setPlainText("\n".join(categories))
         self.categories_path = str(path.absolute())
@@ -268,146 +152,38 @@ class CountsMode(QWidget):
             f"Each released count is within ±{plan.margin:,} records of the true count in 95 % of releases "
             f"(standard error {plan.std_error:.3g} records), whatever the data.")
 
-    # ------------------------------------------------------------------ the mode
-    def steps(self) -> QWidget:
-        return self
-
-    def has_release(self) -> bool:
-        return self.outcome is not None
-
-    def is_releasing(self) -> bool:
-        return self.release_worker is not None
-
-    def data_opened(self) -> None:
-        """Take the open data: its columns and the dataset's name; a query's row count decides the protection."""
-        state = self.host.workspace.state
-        source = state.source
-        chosen = self.column.currentText()
-        self.column.blockSignals(True)
-        self.column.clear()
-        if source is not None:
-            self.column.addItems([c.name for c in source.table.columns])
-            if chosen:
-                self.column.setCurrentIndex(max(0, self.column.findText(chosen)))
-        self.column.blockSignals(False)
-        self.file_label.setText("No file open." if source is None else f"Data: {source.source_spec.display_name()}")
-        if self.dataset_name.text() != state.dataset:
-            self.dataset_name.blockSignals(True)
-            self.dataset_name.setText(state.dataset)
-            self.dataset_name.blockSignals(False)
-        public = source is None or source.source_spec.row_count_may_be_public
-        switched = offer_neighbours(self.neighbours, public)
-        self.neighbours_note.setText("" if public else text.query_rows_private_note(switched))
-        self.neighbours_note.setVisible(not public)
-        self.update_projection()
-
-    def shutdown(self) -> None:
-        self.pool.cancel_all()
-
     # ------------------------------------------------------------------ release
-    def request(self) -> CountsRequest | None:
-        """The checked request, or None with what to fix said on the page."""
-        if self.release_worker is not None:
-            return None
-        source = self.host.workspace.state.source
-        problem = ("Open the data first (File → Open)." if source is None else
-                   "Give the dataset a name in the budget ledger (top right)." if not self.dataset_name.text().strip()
-                   else "Choose the column to count." if not self.column.currentText() else "")
-        if not problem:
-            try:
-                plan = self.plan()
-            except DpguiError as err:
-                problem = text.friendly(err)
-        if problem or source is None:
-            self.release_status.setText(escape(problem))
-            self.host.statusBar().showMessage(problem, 8000)
-            return None
-        return CountsRequest(source.source_spec, self.column.currentText(), plan, self.dataset_name.text().strip())
+    def request_of(self, spec: SourceSpec, dataset: str) -> CountsRequest | str:
+        if not self.column.currentText():
+            return "Choose the column to count."
+        return CountsRequest(spec, self.column.currentText(), self.plan(), dataset)
 
-    def release(self) -> None:
-        """Check, confirm, release on a worker (nothing is spent before the confirmation)."""
-        request = self.request()
-        if request is None or not self.check_budget(request):
-            return
-        box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?", confirmation_words(request),
-                          parent=self.window())
-        box.setTextFormat(Qt.TextFormat.RichText)
-        release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        self._confirm_box = box
-        box.exec()
-        if box.clickedButton() is not release_button:
-            self.host.statusBar().showMessage("Release cancelled. Nothing was spent.", 5000)
-            return
-        self.start_release(request)
+    def column_combos(self) -> tuple[QComboBox, ...]:
+        return (self.column,)
 
-    def check_budget(self, request: CountsRequest) -> bool:
-        check = check_counts_budget(request, tuple(self.host.similar_datasets(request.dataset)))
-        if isinstance(check, FirstCapNeeded):
-            cap = self.host.ask_cap(check.dataset, check.epsilon, 0.0)
-            if cap is None:
-                self.host.statusBar().showMessage("Release cancelled: no budget was set. Nothing was spent.", 8000)
-                return False
-            check = set_counts_first_cap(request, cap)
-        if isinstance(check, Problem):
-            self.host.show_error(check.title, check.message)
-            return False
-        return isinstance(check, BudgetOk)
+    def confirmation(self, request: CountsRequest) -> str:
+        return confirmation_words(request)
 
-    def start_release(self, request: CountsRequest) -> None:
-        release_id = new_release_id()
-        worker = Worker(run_counts_release, request, self.host.noise_source, release_id=release_id,
-                        password_prompt=self.host.passwords.prompt_for(request.spec))
-        self.release_worker = worker
-        dialog, on_progress = release_progress_dialog(self.window(), worker, NOISE_MESSAGE)
+    def budget_check(self, request: CountsRequest, similar: tuple[str, ...]) -> BudgetCheck:
+        return check_counts_budget(request, similar)
 
-        def finish() -> None:
-            self.release_worker = None
-            dialog.close()
-            self.release_button.setEnabled(True)
+    def set_first_cap(self, request: CountsRequest, cap: float, delta: float) -> BudgetCheck:
+        return set_counts_first_cap(request, cap)  # the counts spend no δ
 
-        def on_finished(outcome: CountsOutcome) -> None:
-            finish()
-            self.releases += (ProjectCountsRelease.from_release(outcome.release, outcome.info),)  # public values
-            self.show_outcome(outcome, restored=False)
-            self.releasesChanged.emit()
-            self.host.project.autosave_now()  # a release is never left out of the autosave
-            self.host.statusBar().showMessage(f"Released the counts of {request.column}.", 8000)
+    def release_task(self) -> Callable[..., CountsOutcome]:
+        return run_counts_release
 
-        def on_failed(message: str) -> None:
-            finish()
-            self.host.show_error("The release did not happen", message + failure_budget_sentence(release_id))
+    def released_message(self, request: CountsRequest) -> str:
+        return f"Released the counts of {request.column}."
 
-        def on_cancelled() -> None:
-            finish()
-            self.host.statusBar().showMessage("Release cancelled before any noise was drawn. Nothing was spent.", 8000)
+    def record_of(self, outcome: CountsOutcome) -> ProjectCountsRelease:
+        return ProjectCountsRelease.from_release(outcome.release, outcome.info)
 
-        worker.connect_to(self, progress=on_progress, finished=on_finished, failed=on_failed, cancelled=on_cancelled)
-        self.release_button.setEnabled(False)
-        dialog.show()
-        self.pool.start(worker)
+    def outcome_of(self, record: ProjectCountsRelease) -> CountsOutcome:
+        return CountsOutcome(*record.to_release())
 
-    @property
-    def restored(self) -> bool:
-        """Is the shown release restored (from a project or the session's list) rather than made here?"""
-        return self._restored
-
-    def set_releases(self, releases: tuple[ProjectCountsRelease, ...]) -> None:
-        """The workspace's counts releases (other data was opened: its own ones), none shown."""
-        self.releases = releases
-        self.show_outcome(None, restored=False)
-        self.releasesChanged.emit()
-
-    def show_outcome(self, outcome: CountsOutcome | None, restored: bool) -> None:
-        """Show ``outcome`` (None: none) in the results table and the banner, and enable the exports."""
-        self.outcome, self._restored = outcome, restored
-        for widget in (self.export_button, self.host.export_bundle_action, self.host.export_action):
-            widget.setEnabled(outcome is not None)
-        self.results.setRowCount(0)
-        if outcome is None:
-            self.release_status.setText(self.host.session.nothing_shown_words())
-            return
+    def show_results(self, outcome: CountsOutcome, restored: bool) -> str:
+        """One row per category: its released count and the 95 % margin; the banner's words."""
         release, info = outcome.release, outcome.info
         margin = f"± {release.plan.margin:,}"
         self.results.setRowCount(len(release.plan.labels))
@@ -426,44 +202,19 @@ class CountsMode(QWidget):
             noise = "secure noise" if release.secure else "TEST NOISE (seeded, not secure — do not publish)"
             words = (f"Released {len(release.counts):,} counts of <b>{escape(info.column)}</b>: {spent} spent from "
                      f"dataset '{escape(info.dataset)}' (recorded in the budget ledger), {noise}.")
-        self.release_status.setText(f"{words} {self.host.session.banner_words(info.release_id)}")
+        return words
 
     # ------------------------------------------------------------------ exports
-    def export_dialog(self) -> CountsExportDialog | None:
-        if self.outcome is None:
-            self.host.show_error("Nothing to export", "Release first, then export.")
-            return None
-        dialog = CountsExportDialog(self.outcome, str(export_folder(self.outcome.info.dataset)), self.window())
-        dialog.input_folders = self.host.protected_paths(self.outcome.release_id)
-        return dialog
+    def export_dialog_of(self, outcome: CountsOutcome, folder: str) -> CountsExportDialog:
+        return CountsExportDialog(outcome, folder, self.window())
 
-    def export_bundle(self) -> None:
-        dialog = self.export_dialog()
-        if dialog is not None and dialog.exec() == QDialog.DialogCode.Accepted:
-            self.host.after_bundle_export(dialog)
+    def csv_file(self, outcome: CountsOutcome) -> tuple[str, str]:
+        """The released counts (one row per category), unsigned."""
+        info = outcome.info
+        return f"{info.dataset}-{info.column}-counts.csv", "Export the released counts"
 
-    def export_csv(self) -> None:
-        """The released counts (one row per category) in a CSV file, unsigned."""
-        if self.outcome is None:
-            self.host.show_error("Nothing to export", "Release first, then export.")
-            return
-        info = self.outcome.info
-        default = str(csv_export_default(info.dataset, f"{info.dataset}-{info.column}-counts.csv"))
-        path, _ = QFileDialog.getSaveFileName(self, "Export the released counts", default, "CSV files (*.csv)")
-        if path:
-            self.export_csv_to(path)
-
-    def export_csv_to(self, path: str) -> bool:
-        assert self.outcome is not None
-        info = self.outcome.info
-        try:
-            check_writable(path, protect=[Path(p) for p in self.host.protected_paths(info.release_id)])
-            write_text_atomic(path, counts_csv_text(self.outcome.release))
-        except (DpguiError, OSError) as err:
-            self.host.show_error("Export failed", text.friendly(err) + " The file was not written.")
-            return False
-        self.host.csv_exported(info.release_id, info.dataset, Path(path))
-        return True
+    def csv_text(self, outcome: CountsOutcome) -> str:
+        return counts_csv_text(outcome.release)
 
     # ------------------------------------------------------------------ project files
     def settings(self) -> CountsSettings | None:
@@ -488,56 +239,5 @@ class CountsMode(QWidget):
             self.epsilon.set_text(f"{settings.epsilon:g}")
             self.neighbours.setCurrentIndex(max(0, self.neighbours.findData(str(settings.neighbours))))
             self.records.setValue(settings.records_per_person)
-        self.releases = releases
-        last = releases[-1] if releases else None
-        self.show_outcome(None if last is None else CountsOutcome(*last.to_release()), restored=True)
-        self.update_projection()
-        self.releasesChanged.emit()
+        self.restore_releases(releases)
 
-    # the session's releases
-    def watch_releases(self, listener: Callable[[], None]) -> None:
-        self.releasesChanged.connect(listener)
-
-    def session_releases(self) -> tuple[SessionRelease, ...]:
-        """The mode's releases, of the open data."""
-        spec = open_data(self.host.workspace)
-        entries = []
-        for record in self.releases:
-            shown = self.outcome if self.outcome is not None and self.outcome.release_id == record.release_id else None
-            entries.append(SessionRelease(self.kind, record, record.dataset, record.subject, spec,
-                                          made_here=shown is not None and not self.restored, shown=shown))
-        return tuple(entries)
-
-    def take_releases(self, entries: tuple[SessionRelease, ...], chosen: bool) -> None:
-        self.set_releases(tuple(e.record for e in entries if isinstance(e.record, ProjectCountsRelease)))
-
-    def releases_on_screen(self) -> set[str]:
-        return {r.release_id for r in self.releases} | ({self.outcome.release_id} if self.outcome is not None else set())
-
-    def show_again(self, entry: SessionRelease) -> object:
-        """Shown as made here only when the session holds what this session's release showed."""
-        made = entry.shown if isinstance(entry.shown, CountsOutcome) and entry.made_here else None
-        outcome = made or CountsOutcome(*cast(ProjectCountsRelease, entry.record).to_release())
-        self.show_outcome(outcome, restored=made is None)
-        return outcome
-
-    def exports_changed(self, release_id: str) -> None:
-        if self.outcome is not None and self.outcome.release_id == release_id:
-            self.show_outcome(self.outcome, self.restored)
-
-    # the mode's part of a project file
-    def project_section(self) -> ProjectSection | None:
-        return ProjectSection(self.settings(), self.releases)
-
-    def release_count(self) -> int:
-        return len(self.releases)
-
-    def on_project_change(self, react: Callable[[], None]) -> None:
-        self.releasesChanged.connect(react)
-
-    def restore_project(self, project: Project, data_name: str) -> list[str]:
-        """The project's counts choices and releases, the open data's columns taken first."""
-        part = project.section(self.kind)
-        self.data_opened()  # the open data's columns, for the counts choices
-        self.restore(part.settings, part.releases)
-        return [part.problem] if part.problem else []

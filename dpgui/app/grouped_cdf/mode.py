@@ -9,49 +9,40 @@ export them (signed bundle, CSV only).
 The groups are never read from the data: a listed group absent from the data is released too (zeros plus
 noise), and each group's size is released with noise only. Planning the shared tree runs on the GUI thread
 (milliseconds at the bins this page allows). GUI thread only; the mode reaches the window through
-:class:`GroupedWindow`.
+:class:`~dpgui.app.simple_mode.OnePageWindow`; what it shares with the other one-page mode (the page's frame,
+the release on a worker, the exports, the session and project methods) is
+:class:`~dpgui.app.simple_mode.OnePageMode`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, cast
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-    QMessageBox, QPlainTextEdit, QPushButton, QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QPlainTextEdit, QSpinBox, QTableWidgetItem
 
 from dpgui.app import text
-from dpgui.app.dialogs.export import csv_export_default, export_folder
 from dpgui.app.grouped_cdf.export_dialog import GroupedExportDialog
-from dpgui.app.mode import ModeHost
+from dpgui.app.simple_mode import OnePageMode, OnePageWindow
 from dpgui.app.widgets.fields import (
-    ValidatedField, inline_message, offer_neighbours, parse_delta, parse_epsilon, parse_number, show_inline,
+    ValidatedField, inline_message, parse_delta, parse_epsilon, parse_number, show_inline,
 )
-from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.core.grouped_cdf import GroupedPlan, GroupList, OtherGroups
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.quantiles import noise_margin, quantiles
+from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DpguiError, ParameterError
-from dpgui.report.files import check_writable, write_text_atomic
 from dpgui.report.grouped_cdf.project import GroupedCdfSettings, ProjectGroupedRelease
-from dpgui.report.project_file import Project
-from dpgui.report.project_sections import ProjectSection
 from dpgui.vocabulary import AUTO, Neighbours, Noise, StatisticKind
 from dpgui.workspace.grouped_cdf import (
     NOISE_MESSAGE, GroupedOutcome, GroupedRequest, check_grouped_budget, confirmation_words, parse_groups,
     read_groups, run_grouped_release, set_grouped_first_cap,
 )
-from dpgui.workspace.release import BudgetOk, FirstCapNeeded, Problem, failure_budget_sentence, new_release_id
-from dpgui.workspace.session import SessionRelease, open_data
-from dpgui.workspace.state import Workspace
+from dpgui.workspace.release import BudgetCheck
 from dpgui.workspace.statistic import Planned
 from dpgui.workspace.statistics.grouped_cdf import GROUPED_CDF, GroupedCdfPlanRequest, GroupedCdfSpend
-from dpgui.workspace.words import NEIGHBOURS_LABELS, escape
+from dpgui.workspace.words import escape
 
 RESULT_HEADERS = ("Group", "Released size", "25 % quantile", "Median", "75 % quantile")
 RESULT_TIPS = ("A group of your public list, in its order ('other': the rows of the groups not listed).",
@@ -64,82 +55,28 @@ MAX_BINS = 4096
 OTHER_LABELS = {OtherGroups.DROP: "Leave them out", OtherGroups.OTHER: "Count them in one group 'other'"}
 
 
-class GroupedWindow(ModeHost, Protocol):
-    """What the grouped mode needs of the main window beyond :class:`~dpgui.app.mode.ModeHost`: its workspace
-    (the open data and the dataset's name)."""
-
-    workspace: Workspace
-
-
 def _bound(raw: str) -> float:
     return float(parse_number(raw, "the bound", "0 or 100"))
 
 
-class GroupedCdfMode(QWidget):
+class GroupedCdfMode(OnePageMode[GroupedRequest, GroupedOutcome, ProjectGroupedRelease]):
     """The CDF of a number column for each group of a public list, as one page of the window (module doc)."""
 
     kind = StatisticKind.GROUPED_CDF
     release_tip = "Spend the budget and publish the CDF of each group"
-    #: the workspace's grouped releases or the shown one changed (the session's list collects them)
-    releasesChanged = Signal()
+    noise_message = NOISE_MESSAGE
 
-    def __init__(self, host: GroupedWindow) -> None:
-        super().__init__(host.window())
-        self.host = host
-        self.pool = WorkerPool()
-        self.release_worker: Worker | None = None
-        self.outcome: GroupedOutcome | None = None  # the release shown (made here, or restored)
-        self.releases: tuple[ProjectGroupedRelease, ...] = ()  # this workspace's grouped releases (public values)
+    def __init__(self, host: OnePageWindow) -> None:
+        super().__init__(host, ProjectGroupedRelease, GroupedOutcome)
         self.groups_path = ""  # the public list's file, if loaded from one
-        self._restored = False
-        intro = QLabel("<b>CDF for each group</b>: publish the distribution of one number column for each group of "
-                       "a categorical column (e.g. delays for each airline), each with noise, for one budget. The "
-                       "list of groups is <b>public</b>: you type it or load it from a file; it is never read from "
-                       "your data. Each group's size is published with noise only.")
-        intro.setWordWrap(True)
-        self.file_label = text.plain_text(QLabel("No file open."))
-        self.dataset_name = QLineEdit()
-        self.dataset_name.setToolTip(text.DATASET_HELP + " " + text.DATASET_TOOLTIP)
-        self.dataset_name.setPlaceholderText("e.g. people-2024")
-        self.dataset_name.textChanged.connect(lambda name: host.workspace.update(dataset=name))
-        top = QHBoxLayout()
-        top.addWidget(self.file_label)
-        top.addStretch(1)
-        dataset_label = QLabel("&Dataset name in the budget ledger:")
-        dataset_label.setBuddy(self.dataset_name)
-        top.addWidget(dataset_label)
-        top.addWidget(self.dataset_name)
-
-        column = QWidget()
-        column.setMaximumWidth(900)
-        inner = QVBoxLayout(column)
-        inner.addWidget(intro)
-        inner.addWidget(self._build_what_box())
-        inner.addWidget(self._build_privacy_box())
-        inner.addLayout(self._build_release_bar())
-        self.results = QTableWidget(0, len(RESULT_HEADERS))
-        self.results.setHorizontalHeaderLabels(RESULT_HEADERS)
-        for i, tip in enumerate(RESULT_TIPS):
-            header = self.results.horizontalHeaderItem(i)
-            if header is not None:
-                header.setToolTip(tip)
-        self.results.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.results.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.results.verticalHeader().hide()
-        self.results.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.results.setMinimumHeight(160)
-        inner.addWidget(self.results, 1)
-        self.results_note = QLabel("Every group's CDF carries the noise; its quantiles are read from it (the PDF gives "
-                                   "their 95 % intervals, the CSV the cumulative counts at every bin edge).")
-        self.results_note.setWordWrap(True)
-        inner.addWidget(self.results_note)
-        scroll = QScrollArea()  # a short window scrolls the page instead of growing
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        scroll.setWidget(column)
-        layout = QVBoxLayout(self)
-        layout.addLayout(top)
-        layout.addWidget(scroll, 1)
+        self.build_page(
+            "<b>CDF for each group</b>: publish the distribution of one number column for each group of a "
+            "categorical column (e.g. delays for each airline), each with noise, for one budget. The list of groups "
+            "is <b>public</b>: you type it or load it from a file; it is never read from your data. Each group's "
+            "size is published with noise only.", (self._build_what_box, self._build_privacy_box), RESULT_HEADERS,
+            RESULT_TIPS,
+            "Every group's CDF carries the noise; its quantiles are read from it (the PDF gives their 95 % intervals, "
+            "the CSV the cumulative counts at every bin edge).")
         self.update_projection()
 
     # ------------------------------------------------------------------ the page
@@ -160,17 +97,8 @@ class GroupedCdfMode(QWidget):
                                "they appear in the group column. Every one is published, absent ones included.")
         self.groups.setMaximumHeight(110)
         self.groups.textChanged.connect(self._on_groups_typed)
-        self.load_button = QPushButton("&Load List…")
-        self.load_button.setToolTip("Read the groups from a text file (UTF-8, one per line): a public list — never "
-                                    "the data file itself.")
-        self.load_button.clicked.connect(self.choose_groups_file)
-        row = QHBoxLayout()
-        row.addWidget(self.groups, 1)
-        row.addWidget(self.load_button, 0, Qt.AlignmentFlag.AlignTop)
-        form.addRow("G&roups (public):", row)
-        label = form.labelForField(row)
-        if isinstance(label, QLabel):
-            label.setBuddy(self.groups)
+        self.add_public_list_row(form, "G&roups (public):", self.groups, "Read the groups from a text file (UTF-8, one "
+                                 "per line): a public list — never the data file itself.", self.choose_groups_file)
         self.other = QComboBox()
         for token in OtherGroups:
             self.other.addItem(OTHER_LABELS[token], str(token))
@@ -204,32 +132,15 @@ class GroupedCdfMode(QWidget):
     def _build_privacy_box(self) -> QGroupBox:
         box = QGroupBox("Privacy")
         form = QFormLayout(box)
-        self.epsilon = ValidatedField(parse_epsilon, "e.g. 1", "The privacy budget ε this release spends, once for "
-                                      "all groups: smaller is more private and noisier.")
-        self.epsilon.set_text("1")
-        self.epsilon.edited.connect(self.update_projection)
-        form.addRow("Privacy budget &ε:", self.epsilon)
+        self.add_epsilon_row(form, "The privacy budget ε this release spends, once for all groups: smaller is more "
+                                   "private and noisier.")
         self.delta = ValidatedField(parse_delta, "0", "δ: 0 for pure ε-DP (Laplace noise); a small probability such "
                                     "as 1e-9 lets the planner choose Gaussian noise when it is more accurate.")
         self.delta.set_text("0")
         self.delta.edited.connect(self.update_projection)
         form.addRow("&δ:", self.delta)
-        self.neighbours = QComboBox()
-        for token in Neighbours:
-            self.neighbours.addItem(NEIGHBOURS_LABELS[token], str(token))
-        self.neighbours.setToolTip("What the release protects against. Changing one record may move it to another "
-                                   "group: each group's size is released with noise under both.")
-        self.neighbours.currentIndexChanged.connect(self.update_projection)
-        form.addRow("&Protect against:", self.neighbours)
-        self.neighbours_note = text.plain_text(QLabel(""))
-        self.neighbours_note.setWordWrap(True)
-        self.neighbours_note.hide()
-        form.addRow("", self.neighbours_note)
-        self.records = QSpinBox()
-        self.records.setRange(1, 1000)
-        self.records.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP)
-        self.records.valueChanged.connect(self.update_projection)
-        form.addRow("Records per perso&n:", self.records)
+        self.add_protection_rows(form, "What the release protects against. Changing one record may move it to another "
+                                       "group: each group's size is released with noise under both.")
         self.projection = QLabel("")
         self.projection.setWordWrap(True)
         self.projection.setToolTip("Known before anything is spent: it depends on the bins, ε, δ, the protection and "
@@ -237,46 +148,20 @@ class GroupedCdfMode(QWidget):
         form.addRow("Projected error:", self.projection)
         return box
 
-    def _build_release_bar(self) -> QHBoxLayout:
-        self.release_button = QPushButton("&Release…")
-        self.release_button.setToolTip("Spend the budget and publish the CDF of each group (asks for confirmation "
-                                       "first).")
-        self.release_button.clicked.connect(self.release)
-        self.export_button = QPushButton("&Export Signed Bundle…")
-        self.export_button.setToolTip("Write the release as CSV + PDF + manifest, signed with your key")
-        self.export_button.setEnabled(False)
-        self.export_button.clicked.connect(self.export_bundle)
-        self.release_status = QLabel("Nothing released yet. When the settings suit you, press Release.")
-        self.release_status.setTextFormat(Qt.TextFormat.RichText)  # user text in it is escaped
-        self.release_status.setWordWrap(True)
-        bar = QHBoxLayout()
-        bar.addWidget(self.release_button)
-        bar.addWidget(self.export_button)
-        bar.addWidget(self.release_status, 1)
-        return bar
-
     def _on_groups_typed(self) -> None:
         if self.groups.hasFocus():
             self.groups_path = ""  # typed over: no longer the file's list
         self.update_projection()
 
     def choose_groups_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load the public list of groups", "",
-                                              "Text files (*.txt *.csv);;All files (*)")
-        if path:
-            self.load_groups(Path(path))
+        path = self.choose_list_file("Load the public list of groups")
+        if path is not None:
+            self.load_groups(path)
 
     def load_groups(self, path: Path) -> bool:
         """Put the groups of the public list ``path`` in the field (a message on the page if it cannot)."""
-        protected = [Path(p).resolve() for p in self.host.protected_paths("")]
-        if path.resolve() in protected:
-            show_inline(self.groups_message, "This is the data file: the list of groups must be a public list, "
-                                             "never read from the data.")
-            return False
-        try:
-            groups = read_groups(path)
-        except DpguiError as err:
-            show_inline(self.groups_message, text.friendly(err))
+        groups = self.read_public_list(path, read_groups, self.groups_message, "groups")
+        if groups is None:
             return False
         self.groups.setPlainText("\n".join(groups.labels))
         self.groups_path = str(path.absolute())
@@ -329,147 +214,36 @@ class GroupedCdfMode(QWidget):
             "count in 95 % of releases (at the least precise point), whatever the data. The budget is spent once "
             "for all groups: one record is in one group.")
 
-    # ------------------------------------------------------------------ the mode
-    def steps(self) -> QWidget:
-        return self
-
-    def has_release(self) -> bool:
-        return self.outcome is not None
-
-    def is_releasing(self) -> bool:
-        return self.release_worker is not None
-
-    def data_opened(self) -> None:
-        """Take the open data: its columns and the dataset's name; a query's row count decides the protection."""
-        state = self.host.workspace.state
-        source = state.source
-        for combo in (self.column, self.group_column):
-            chosen = combo.currentText()
-            combo.blockSignals(True)
-            combo.clear()
-            if source is not None:
-                combo.addItems([c.name for c in source.table.columns])
-                if chosen:
-                    combo.setCurrentIndex(max(0, combo.findText(chosen)))
-            combo.blockSignals(False)
-        self.file_label.setText("No file open." if source is None else f"Data: {source.source_spec.display_name()}")
-        if self.dataset_name.text() != state.dataset:
-            self.dataset_name.blockSignals(True)
-            self.dataset_name.setText(state.dataset)
-            self.dataset_name.blockSignals(False)
-        public = source is None or source.source_spec.row_count_may_be_public
-        switched = offer_neighbours(self.neighbours, public)
-        self.neighbours_note.setText("" if public else text.query_rows_private_note(switched))
-        self.neighbours_note.setVisible(not public)
-        self.update_projection()
-
-    def shutdown(self) -> None:
-        self.pool.cancel_all()
-
     # ------------------------------------------------------------------ release
-    def request(self) -> GroupedRequest | None:
-        """The checked request, or None with what to fix said on the page."""
-        if self.release_worker is not None:
-            return None
-        source = self.host.workspace.state.source
-        problem = ("Open the data first (File → Open)." if source is None else
-                   "Give the dataset a name in the budget ledger (top right)." if not self.dataset_name.text().strip()
-                   else "")
-        if not problem:
-            try:
-                spend = self.spend()
-            except DpguiError as err:
-                problem = text.friendly(err)
-        if problem or source is None:
-            self.release_status.setText(escape(problem))
-            self.host.statusBar().showMessage(problem, 8000)
-            return None
-        return GroupedRequest(source.source_spec, spend, self.dataset_name.text().strip())
+    def request_of(self, spec: SourceSpec, dataset: str) -> GroupedRequest:
+        return GroupedRequest(spec, self.spend(), dataset)
 
-    def release(self) -> None:
-        """Check, confirm, release on a worker (nothing is spent before the confirmation)."""
-        request = self.request()
-        if request is None or not self.check_budget(request):
-            return
-        words = confirmation_words(request, self.planned().margin95)
-        box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?", words, parent=self.window())
-        box.setTextFormat(Qt.TextFormat.RichText)
-        release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        self._confirm_box = box
-        box.exec()
-        if box.clickedButton() is not release_button:
-            self.host.statusBar().showMessage("Release cancelled. Nothing was spent.", 5000)
-            return
-        self.start_release(request)
+    def column_combos(self) -> tuple[QComboBox, ...]:
+        return (self.column, self.group_column)
 
-    def check_budget(self, request: GroupedRequest) -> bool:
-        check = check_grouped_budget(request, tuple(self.host.similar_datasets(request.dataset)))
-        if isinstance(check, FirstCapNeeded):
-            cap = self.host.ask_cap(check.dataset, check.epsilon, check.delta)
-            if cap is None:
-                self.host.statusBar().showMessage("Release cancelled: no budget was set. Nothing was spent.", 8000)
-                return False
-            check = set_grouped_first_cap(request, cap, check.delta)
-        if isinstance(check, Problem):
-            self.host.show_error(check.title, check.message)
-            return False
-        return isinstance(check, BudgetOk)
+    def confirmation(self, request: GroupedRequest) -> str:
+        return confirmation_words(request, self.planned().margin95)
 
-    def start_release(self, request: GroupedRequest) -> None:
-        release_id = new_release_id()
-        worker = Worker(run_grouped_release, request, self.host.noise_source, release_id=release_id,
-                        password_prompt=self.host.passwords.prompt_for(request.spec))
-        self.release_worker = worker
-        dialog, on_progress = release_progress_dialog(self.window(), worker, NOISE_MESSAGE)
+    def budget_check(self, request: GroupedRequest, similar: tuple[str, ...]) -> BudgetCheck:
+        return check_grouped_budget(request, similar)
 
-        def finish() -> None:
-            self.release_worker = None
-            dialog.close()
-            self.release_button.setEnabled(True)
+    def set_first_cap(self, request: GroupedRequest, cap: float, delta: float) -> BudgetCheck:
+        return set_grouped_first_cap(request, cap, delta)
 
-        def on_finished(outcome: GroupedOutcome) -> None:
-            finish()
-            self.releases += (ProjectGroupedRelease.from_release(outcome.release, outcome.info),)  # public values
-            self.show_outcome(outcome, restored=False)
-            self.releasesChanged.emit()
-            self.host.project.autosave_now()  # a release is never left out of the autosave
-            self.host.statusBar().showMessage(f"Released the CDF of {request.spend.column} for each group.", 8000)
+    def release_task(self) -> Callable[..., GroupedOutcome]:
+        return run_grouped_release
 
-        def on_failed(message: str) -> None:
-            finish()
-            self.host.show_error("The release did not happen", message + failure_budget_sentence(release_id))
+    def released_message(self, request: GroupedRequest) -> str:
+        return f"Released the CDF of {request.spend.column} for each group."
 
-        def on_cancelled() -> None:
-            finish()
-            self.host.statusBar().showMessage("Release cancelled before any noise was drawn. Nothing was spent.", 8000)
+    def record_of(self, outcome: GroupedOutcome) -> ProjectGroupedRelease:
+        return ProjectGroupedRelease.from_release(outcome.release, outcome.info)
 
-        worker.connect_to(self, progress=on_progress, finished=on_finished, failed=on_failed, cancelled=on_cancelled)
-        self.release_button.setEnabled(False)
-        dialog.show()
-        self.pool.start(worker)
+    def outcome_of(self, record: ProjectGroupedRelease) -> GroupedOutcome:
+        return GroupedOutcome(*record.to_release())
 
-    @property
-    def restored(self) -> bool:
-        """Is the shown release restored (from a project or the session's list) rather than made here?"""
-        return self._restored
-
-    def set_releases(self, releases: tuple[ProjectGroupedRelease, ...]) -> None:
-        """The workspace's grouped releases (other data was opened: its own ones), none shown."""
-        self.releases = releases
-        self.show_outcome(None, restored=False)
-        self.releasesChanged.emit()
-
-    def show_outcome(self, outcome: GroupedOutcome | None, restored: bool) -> None:
-        """Show ``outcome`` (None: none) in the results table and the banner, and enable the exports."""
-        self.outcome, self._restored = outcome, restored
-        for widget in (self.export_button, self.host.export_bundle_action, self.host.export_action):
-            widget.setEnabled(outcome is not None)
-        self.results.setRowCount(0)
-        if outcome is None:
-            self.release_status.setText(self.host.session.nothing_shown_words())
-            return
+    def show_results(self, outcome: GroupedOutcome, restored: bool) -> str:
+        """One row per group: its released size and its quartiles read from its CDF; the banner's words."""
         release, info = outcome.release, outcome.info
         size_margin = float(noise_margin(release.total_std_error))
         self.results.setRowCount(len(release.labels))
@@ -490,44 +264,19 @@ class GroupedCdfMode(QWidget):
             noise = "secure noise" if release.secure else "TEST NOISE (seeded, not secure — do not publish)"
             words = (f"Released {what}: {spent} spent once from dataset '{escape(info.dataset)}' (recorded in the "
                      f"budget ledger), {noise}.")
-        self.release_status.setText(f"{words} {self.host.session.banner_words(info.release_id)}")
+        return words
 
     # ------------------------------------------------------------------ exports
-    def export_dialog(self) -> GroupedExportDialog | None:
-        if self.outcome is None:
-            self.host.show_error("Nothing to export", "Release first, then export.")
-            return None
-        dialog = GroupedExportDialog(self.outcome, str(export_folder(self.outcome.info.dataset)), self.window())
-        dialog.input_folders = self.host.protected_paths(self.outcome.release_id)
-        return dialog
+    def export_dialog_of(self, outcome: GroupedOutcome, folder: str) -> GroupedExportDialog:
+        return GroupedExportDialog(outcome, folder, self.window())
 
-    def export_bundle(self) -> None:
-        dialog = self.export_dialog()
-        if dialog is not None and dialog.exec() == QDialog.DialogCode.Accepted:
-            self.host.after_bundle_export(dialog)
+    def csv_file(self, outcome: GroupedOutcome) -> tuple[str, str]:
+        """Every group's released CDF (one row per group and bin edge), unsigned."""
+        info = outcome.info
+        return f"{info.dataset}-{info.column}-by-{info.group_column}.csv", "Export the released CDFs"
 
-    def export_csv(self) -> None:
-        """Every group's released CDF (one row per group and bin edge) in a CSV file, unsigned."""
-        if self.outcome is None:
-            self.host.show_error("Nothing to export", "Release first, then export.")
-            return
-        info = self.outcome.info
-        default = str(csv_export_default(info.dataset, f"{info.dataset}-{info.column}-by-{info.group_column}.csv"))
-        path, _ = QFileDialog.getSaveFileName(self, "Export the released CDFs", default, "CSV files (*.csv)")
-        if path:
-            self.export_csv_to(path)
-
-    def export_csv_to(self, path: str) -> bool:
-        assert self.outcome is not None
-        info = self.outcome.info
-        try:
-            check_writable(path, protect=[Path(p) for p in self.host.protected_paths(info.release_id)])
-            write_text_atomic(path, GROUPED_CDF.csv_text(self.outcome.release))
-        except (DpguiError, OSError) as err:
-            self.host.show_error("Export failed", text.friendly(err) + " The file was not written.")
-            return False
-        self.host.csv_exported(info.release_id, info.dataset, Path(path))
-        return True
+    def csv_text(self, outcome: GroupedOutcome) -> str:
+        return GROUPED_CDF.csv_text(outcome.release)
 
     # ------------------------------------------------------------------ project files
     def settings(self) -> GroupedCdfSettings | None:
@@ -560,56 +309,5 @@ class GroupedCdfMode(QWidget):
             self.delta.set_text(f"{settings.delta:g}")
             self.neighbours.setCurrentIndex(max(0, self.neighbours.findData(str(settings.neighbours))))
             self.records.setValue(settings.records_per_person)
-        self.releases = releases
-        last = releases[-1] if releases else None
-        self.show_outcome(None if last is None else GroupedOutcome(*last.to_release()), restored=True)
-        self.update_projection()
-        self.releasesChanged.emit()
+        self.restore_releases(releases)
 
-    # the session's releases
-    def watch_releases(self, listener: Callable[[], None]) -> None:
-        self.releasesChanged.connect(listener)
-
-    def session_releases(self) -> tuple[SessionRelease, ...]:
-        """The mode's releases, of the open data."""
-        spec = open_data(self.host.workspace)
-        entries = []
-        for record in self.releases:
-            shown = self.outcome if self.outcome is not None and self.outcome.release_id == record.release_id else None
-            entries.append(SessionRelease(self.kind, record, record.dataset, record.subject, spec,
-                                          made_here=shown is not None and not self.restored, shown=shown))
-        return tuple(entries)
-
-    def take_releases(self, entries: tuple[SessionRelease, ...], chosen: bool) -> None:
-        self.set_releases(tuple(e.record for e in entries if isinstance(e.record, ProjectGroupedRelease)))
-
-    def releases_on_screen(self) -> set[str]:
-        return {r.release_id for r in self.releases} | ({self.outcome.release_id} if self.outcome is not None else set())
-
-    def show_again(self, entry: SessionRelease) -> object:
-        """Shown as made here only when the session holds what this session's release showed."""
-        made = entry.shown if isinstance(entry.shown, GroupedOutcome) and entry.made_here else None
-        outcome = made or GroupedOutcome(*cast(ProjectGroupedRelease, entry.record).to_release())
-        self.show_outcome(outcome, restored=made is None)
-        return outcome
-
-    def exports_changed(self, release_id: str) -> None:
-        if self.outcome is not None and self.outcome.release_id == release_id:
-            self.show_outcome(self.outcome, self.restored)
-
-    # the mode's part of a project file
-    def project_section(self) -> ProjectSection | None:
-        return ProjectSection(self.settings(), self.releases)
-
-    def release_count(self) -> int:
-        return len(self.releases)
-
-    def on_project_change(self, react: Callable[[], None]) -> None:
-        self.releasesChanged.connect(react)
-
-    def restore_project(self, project: Project, data_name: str) -> list[str]:
-        """The project's grouped choices and releases, the open data's columns taken first."""
-        part = project.section(self.kind)
-        self.data_opened()  # the open data's columns, for the grouped choices
-        self.restore(part.settings, part.releases)
-        return [part.problem] if part.problem else []
