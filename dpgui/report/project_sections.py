@@ -10,13 +10,19 @@ Public values only, as everywhere in a project file. No Qt; any thread.
 from __future__ import annotations
 
 from collections.abc import Callable
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from dpgui.errors import DataError
+
 from dpgui.vocabulary import StatisticKind
 
-__all__ = ["ProjectSection", "SectionCodec", "SectionRelease"]
+__all__ = [
+    "DAMAGED", "MAX_COUNT", "ProjectSection", "SectionCodec", "SectionRelease", "field_error", "number_field", "text_field",
+    "texts_field", "whole_field",
+]
 
 
 class SectionRelease(Protocol):
@@ -81,3 +87,45 @@ class SectionCodec(Protocol):
     def left_out(self, problem: str) -> str:
         """The words that tell the officer the part was left out because of ``problem`` (one line)."""
         ...
+
+
+# ------------------------------------------------------------------ reading a part's fields (one rule for every part)
+
+#: The fix a damaged part's message gives.
+DAMAGED = "the file is damaged or was edited by hand; open another project or save it again"
+MAX_COUNT = 2**62  # released counts are int64 in the engine
+
+
+def field_error(where: str, name: str, wanted: str) -> DataError:
+    """``where: 'name' must be wanted`` with the fix :data:`DAMAGED` (never quoting the value)."""
+    return DataError(f"{where}: '{name}' must be {wanted}", DAMAGED)
+
+
+def text_field(data: dict[str, Any], where: str, name: str) -> str:
+    value = data.get(name)
+    if not isinstance(value, str):
+        raise field_error(where, name, "text")
+    return value
+
+
+def texts_field(data: dict[str, Any], where: str, name: str) -> tuple[str, ...]:
+    value = data.get(name)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise field_error(where, name, "a list of texts")
+    return tuple(value)
+
+
+def number_field(data: dict[str, Any], where: str, name: str) -> float:
+    """A finite number (a bool is not one)."""
+    value = data.get(name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise field_error(where, name, "a number")
+    return float(value)
+
+
+def whole_field(data: dict[str, Any], where: str, name: str) -> int:
+    """A whole number ≥ 1 (a bool is not one)."""
+    value = data.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise field_error(where, name, "a whole number ≥ 1")
+    return value

@@ -31,13 +31,13 @@ from typing import Any
 from dpgui.core.counts import CountsPlan, CountsRelease
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.counts.bundle import CountsReleaseInfo
-from dpgui.report.project_sections import ProjectSection
+from dpgui.report.project_sections import (
+    DAMAGED, MAX_COUNT, ProjectSection, field_error, text_field, texts_field,
+)
 from dpgui.vocabulary import Neighbours, StatisticKind, choices
 
 __all__ = ["COUNTS_SECTION", "CountsSettings", "ProjectCountsRelease"]
 
-_MAX_COUNT = 2**62
-_DAMAGED = "the file is damaged or was edited by hand; open another project or save it again"
 
 
 @dataclass(frozen=True)
@@ -102,67 +102,52 @@ class ProjectCountsRelease:
 
 # --------------------------------------------------------------------------------------------- reading
 
-def _fail(where: str, name: str, wanted: str) -> DataError:
-    return DataError(f"{where}: '{name}' must be {wanted}", _DAMAGED)
 
-
-def _text(data: dict[str, Any], where: str, name: str) -> str:
-    value = data.get(name)
-    if not isinstance(value, str):
-        raise _fail(where, name, "text")
-    return value
-
-
-def _texts(data: dict[str, Any], where: str, name: str) -> tuple[str, ...]:
-    value = data.get(name)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _fail(where, name, "a list of texts")
-    return tuple(value)
 
 
 def _settings(data: Any, where: str) -> CountsSettings:
     if not isinstance(data, dict):
-        raise DataError(f"{where} is not a JSON object", _DAMAGED)
+        raise DataError(f"{where} is not a JSON object", DAMAGED)
     epsilon = data.get("epsilon")
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not math.isfinite(epsilon):
-        raise _fail(where, "epsilon", "a number")
+        raise field_error(where, "epsilon", "a number")
     records = data.get("records_per_person", 1)
     if isinstance(records, bool) or not isinstance(records, int) or records < 1:
-        raise _fail(where, "records_per_person", "a whole number ≥ 1")
+        raise field_error(where, "records_per_person", "a whole number ≥ 1")
     neighbours = data.get("neighbours", Neighbours.CHANGE)
     if neighbours not in choices(*Neighbours):
-        raise _fail(where, "neighbours", " or ".join(repr(c) for c in choices(*Neighbours)))
+        raise field_error(where, "neighbours", " or ".join(repr(c) for c in choices(*Neighbours)))
     path = data.get("categories_path")
     if path is not None and not isinstance(path, str):
-        raise _fail(where, "categories_path", "text or null")
-    return CountsSettings(_text(data, where, "column"), _texts(data, where, "categories"), path or "", float(epsilon),
+        raise field_error(where, "categories_path", "text or null")
+    return CountsSettings(text_field(data, where, "column"), texts_field(data, where, "categories"), path or "", float(epsilon),
                           Neighbours(neighbours), records)
 
 
 def _release(data: Any, where: str) -> ProjectCountsRelease:
     if not isinstance(data, dict):
-        raise DataError(f"{where} is not a JSON object", _DAMAGED)
+        raise DataError(f"{where} is not a JSON object", DAMAGED)
     plan = data.get("plan")
     try:
         categories = CountsPlan.from_json(plan).categories if isinstance(plan, dict) else None
     except (DpguiError, KeyError, TypeError, ValueError):
         categories = None
     if categories is None:
-        raise _fail(where, "plan", "a counts plan")
+        raise field_error(where, "plan", "a counts plan")
     counts = data.get("counts")
     if (not isinstance(counts, list) or len(counts) != len(categories)
-            or not all(type(c) is int and abs(c) < _MAX_COUNT for c in counts)):
-        raise _fail(where, "counts", f"a list of {len(categories):,} whole numbers")
+            or not all(type(c) is int and abs(c) < MAX_COUNT for c in counts)):
+        raise field_error(where, "counts", f"a list of {len(categories):,} whole numbers")
     source = data.get("source")
     if source is not None and not isinstance(source, dict):
-        raise _fail(where, "source", "a data source record or null")
-    created = _text(data, where, "created_utc")
+        raise field_error(where, "source", "a data source record or null")
+    created = text_field(data, where, "created_utc")
     try:
         datetime.fromisoformat(created)
     except ValueError:
-        raise _fail(where, "created_utc", "a time (ISO 8601)") from None
-    return ProjectCountsRelease(_text(data, where, "release_id"), created, _text(data, where, "dataset"),
-                                _text(data, where, "column"), plan, tuple(counts), source)  # type: ignore[arg-type]
+        raise field_error(where, "created_utc", "a time (ISO 8601)") from None
+    return ProjectCountsRelease(text_field(data, where, "release_id"), created, text_field(data, where, "dataset"),
+                                text_field(data, where, "column"), plan, tuple(counts), source)  # type: ignore[arg-type]
 
 
 class _CountsSection:
@@ -178,7 +163,7 @@ class _CountsSection:
         settings = None if raw is None else _settings(raw, f"{source}, counts choices")
         raw_releases = data.get("counts_releases", [])
         if not isinstance(raw_releases, list):
-            raise _fail(source, "counts_releases", "a list of releases")
+            raise field_error(source, "counts_releases", "a list of releases")
         return ProjectSection(settings, tuple(_release(item, f"{source}, counts release {i + 1}")
                                               for i, item in enumerate(raw_releases)))
 

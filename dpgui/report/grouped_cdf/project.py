@@ -39,13 +39,13 @@ from dpgui.core.mechanism import release_from_levels
 from dpgui.core.projection import prefix_variances
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.grouped_cdf.bundle import GroupedReleaseInfo
-from dpgui.report.project_sections import ProjectSection
+from dpgui.report.project_sections import (
+    DAMAGED, MAX_COUNT, ProjectSection, field_error, number_field, text_field, whole_field,
+)
 from dpgui.vocabulary import CdfConsistency, Neighbours, StatisticKind, choices
 
 __all__ = ["GROUPED_CDF_SECTION", "GroupedCdfSettings", "ProjectGroupedRelease"]
 
-_MAX_COUNT = 2**62
-_DAMAGED = "the file is damaged or was edited by hand; open another project or save it again"
 
 Levels = tuple[tuple[int, ...] | None, ...]
 
@@ -136,51 +136,30 @@ class ProjectGroupedRelease:
 
 # --------------------------------------------------------------------------------------------- reading
 
-def _fail(where: str, name: str, wanted: str) -> DataError:
-    return DataError(f"{where}: '{name}' must be {wanted}", _DAMAGED)
 
 
-def _text(data: dict[str, Any], where: str, name: str) -> str:
-    value = data.get(name)
-    if not isinstance(value, str):
-        raise _fail(where, name, "text")
-    return value
-
-
-def _number(data: dict[str, Any], where: str, name: str) -> float:
-    value = data.get(name)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise _fail(where, name, "a number")
-    return float(value)
-
-
-def _whole(data: dict[str, Any], where: str, name: str) -> int:
-    value = data.get(name)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise _fail(where, name, "a whole number ≥ 1")
-    return value
 
 
 def _settings(data: Any, where: str) -> GroupedCdfSettings:
     if not isinstance(data, dict):
-        raise DataError(f"{where} is not a JSON object", _DAMAGED)
+        raise DataError(f"{where} is not a JSON object", DAMAGED)
     groups = data.get("groups")
     if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
-        raise _fail(where, "groups", "a list of texts")
+        raise field_error(where, "groups", "a list of texts")
     path = data.get("groups_path")
     if path is not None and not isinstance(path, str):
-        raise _fail(where, "groups_path", "text or null")
+        raise field_error(where, "groups_path", "text or null")
     other = data.get("other_groups", OtherGroups.DROP)
     if other not in choices(*OtherGroups):
-        raise _fail(where, "other_groups", " or ".join(repr(c) for c in choices(*OtherGroups)))
+        raise field_error(where, "other_groups", " or ".join(repr(c) for c in choices(*OtherGroups)))
     neighbours = data.get("neighbours", Neighbours.CHANGE)
     if neighbours not in choices(*Neighbours):
-        raise _fail(where, "neighbours", " or ".join(repr(c) for c in choices(*Neighbours)))
-    return GroupedCdfSettings(_text(data, where, "column"), _text(data, where, "group_column"), tuple(groups),
-                              path or "", OtherGroups(other), _number(data, where, "lower"),
-                              _number(data, where, "upper"), _whole(data, where, "bins"),
-                              _number(data, where, "epsilon"), _number(data, where, "delta"), Neighbours(neighbours),
-                              _whole(data, where, "records_per_person"))
+        raise field_error(where, "neighbours", " or ".join(repr(c) for c in choices(*Neighbours)))
+    return GroupedCdfSettings(text_field(data, where, "column"), text_field(data, where, "group_column"), tuple(groups),
+                              path or "", OtherGroups(other), number_field(data, where, "lower"),
+                              number_field(data, where, "upper"), whole_field(data, where, "bins"),
+                              number_field(data, where, "epsilon"), number_field(data, where, "delta"), Neighbours(neighbours),
+                              whole_field(data, where, "records_per_person"))
 
 
 def _levels(value: Any, groups: int, sizes: tuple[int | None, ...], where: str) -> tuple[Levels, ...]:
@@ -188,48 +167,48 @@ def _levels(value: Any, groups: int, sizes: tuple[int | None, ...], where: str) 
     plan does not noise); DataError otherwise."""
     wanted = f"{groups:,} groups' levels of {', '.join(str(s) for s in sizes)} whole numbers"
     if not isinstance(value, list) or len(value) != groups:
-        raise _fail(where, "levels", wanted)
+        raise field_error(where, "levels", wanted)
     out = []
     for group in value:
         if not isinstance(group, list) or len(group) != len(sizes):
-            raise _fail(where, "levels", wanted)
+            raise field_error(where, "levels", wanted)
         for level, size in zip(group, sizes):
             if (level is None) != (size is None) or (level is not None and (
                     not isinstance(level, list) or len(level) != size
-                    or not all(type(c) is int and abs(c) < _MAX_COUNT for c in level))):
-                raise _fail(where, "levels", wanted)
+                    or not all(type(c) is int and abs(c) < MAX_COUNT for c in level))):
+                raise field_error(where, "levels", wanted)
         out.append(tuple(None if level is None else tuple(level) for level in group))
     return tuple(out)
 
 
 def _release(data: Any, where: str) -> ProjectGroupedRelease:
     if not isinstance(data, dict):
-        raise DataError(f"{where} is not a JSON object", _DAMAGED)
+        raise DataError(f"{where} is not a JSON object", DAMAGED)
     plan = data.get("plan")
     try:
         grouped = GroupedPlan.from_json(plan) if isinstance(plan, dict) else None
     except (DpguiError, KeyError, TypeError, ValueError):
         grouped = None
     if grouped is None:
-        raise _fail(where, "plan", "a grouped CDF plan")
+        raise field_error(where, "plan", "a grouped CDF plan")
     consistency = data.get("consistency")
     if consistency not in choices(*CdfConsistency):
-        raise _fail(where, "consistency", " or ".join(repr(c) for c in choices(*CdfConsistency)))
+        raise field_error(where, "consistency", " or ".join(repr(c) for c in choices(*CdfConsistency)))
     shape = grouped.tree.shape  # a level the plan does not noise is not released (None)
     sizes = tuple(None if scale is None else shape.nodes_at_level(level)
                   for level, scale in enumerate(grouped.tree.scales))
     levels = _levels(data.get("levels"), len(grouped.labels), sizes, where)
     source = data.get("source")
     if source is not None and not isinstance(source, dict):
-        raise _fail(where, "source", "a data source record or null")
-    created = _text(data, where, "created_utc")
+        raise field_error(where, "source", "a data source record or null")
+    created = text_field(data, where, "created_utc")
     try:
         datetime.fromisoformat(created)
     except ValueError:
-        raise _fail(where, "created_utc", "a time (ISO 8601)") from None
-    return ProjectGroupedRelease(_text(data, where, "release_id"), created, _text(data, where, "dataset"),
-                                 _text(data, where, "column"), _text(data, where, "group_column"), plan,  # type: ignore[arg-type]
-                                 _number(data, where, "lower"), _number(data, where, "upper"),
+        raise field_error(where, "created_utc", "a time (ISO 8601)") from None
+    return ProjectGroupedRelease(text_field(data, where, "release_id"), created, text_field(data, where, "dataset"),
+                                 text_field(data, where, "column"), text_field(data, where, "group_column"), plan,  # type: ignore[arg-type]
+                                 number_field(data, where, "lower"), number_field(data, where, "upper"),
                                  CdfConsistency(consistency), levels, source)
 
 
@@ -246,7 +225,7 @@ class _GroupedCdfSection:
         settings = None if raw is None else _settings(raw, f"{source}, grouped CDF choices")
         raw_releases = data.get("grouped_cdf_releases", [])
         if not isinstance(raw_releases, list):
-            raise _fail(source, "grouped_cdf_releases", "a list of releases")
+            raise field_error(source, "grouped_cdf_releases", "a list of releases")
         return ProjectSection(settings, tuple(_release(item, f"{source}, grouped CDF release {i + 1}")
                                               for i, item in enumerate(raw_releases)))
 

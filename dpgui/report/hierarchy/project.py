@@ -45,7 +45,7 @@ import numpy as np
 
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.hierarchy.bundle import NODE_LIST_SOURCES, HierarchyReleaseInfo
-from dpgui.report.project_sections import ProjectSection
+from dpgui.report.project_sections import DAMAGED, MAX_COUNT, ProjectSection, field_error
 from dpgui.vocabulary import (
     AUTO, HIERARCHY_NOISES, Allocation, HierarchyConsistency, Neighbours, SourceKind, StatisticKind, choices,
 )
@@ -55,8 +55,6 @@ if TYPE_CHECKING:
 
 __all__ = ["HIERARCHY_SECTION", "HierarchySettings", "ProjectHierarchyRelease", "check_source_record"]
 
-_MAX_COUNT = 2**62
-_DAMAGED = "the file is damaged or was edited by hand; open another project or save it again"
 
 
 @dataclass(frozen=True)
@@ -190,15 +188,12 @@ def check_source_record(value: Any) -> bool:
             and isinstance(value.get("engine"), str))
 
 
-def _fail(where: str, name: str, wanted: str) -> DataError:
-    return DataError(f"{where}: '{name}' must be {wanted}", _DAMAGED)
-
 
 def _get(data: dict[str, Any], where: str, name: str, default: Any = ...) -> Any:
     if name not in data:
         if default is not ...:
             return default
-        raise DataError(f"{where} has no '{name}' field", _DAMAGED)
+        raise DataError(f"{where} has no '{name}' field", DAMAGED)
     return data[name]
 
 
@@ -208,7 +203,7 @@ def _text(data: dict[str, Any], where: str, name: str, default: Any = ..., nulla
     if value is None and nullable:
         return None
     if not isinstance(value, str) or (choices is not None and value not in choices):
-        raise _fail(where, name, "text" if choices is None else " or ".join(repr(c) for c in choices))
+        raise field_error(where, name, "text" if choices is None else " or ".join(repr(c) for c in choices))
     return value
 
 
@@ -217,7 +212,7 @@ def _number(data: dict[str, Any], where: str, name: str, default: Any = ..., nul
     if value is None and nullable:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise _fail(where, name, "a number" + (" or null" if nullable else ""))
+        raise field_error(where, name, "a number" + (" or null" if nullable else ""))
     return float(value)
 
 
@@ -227,14 +222,14 @@ def _numbers(data: dict[str, Any], where: str, name: str) -> tuple[float, ...] |
         return None
     if not isinstance(value, list) or not all(not isinstance(v, bool) and isinstance(v, (int, float))
                                               and math.isfinite(v) for v in value):
-        raise _fail(where, name, "a list of numbers or null")
+        raise field_error(where, name, "a list of numbers or null")
     return tuple(float(v) for v in value)
 
 
 def _bool(data: dict[str, Any], where: str, name: str, default: Any = ...) -> bool:
     value = _get(data, where, name, default)
     if not isinstance(value, bool):
-        raise _fail(where, name, "true or false")
+        raise field_error(where, name, "true or false")
     return value
 
 
@@ -242,20 +237,20 @@ def _settings(data: Any, where: str) -> HierarchySettings:
     from dpgui.core.hierarchy import MAX_LEVELS
 
     if not isinstance(data, dict):
-        raise DataError(f"{where} is not a JSON object", _DAMAGED)
+        raise DataError(f"{where} is not a JSON object", DAMAGED)
     levels = _get(data, where, "levels")
     if (not isinstance(levels, list) or len(levels) > MAX_LEVELS
             or not all(isinstance(v, str) and v for v in levels)):
-        raise _fail(where, "levels", f"a list of at most {MAX_LEVELS} column names")
+        raise field_error(where, "levels", f"a list of at most {MAX_LEVELS} column names")
     records = _get(data, where, "records_per_person", 1)
     if isinstance(records, bool) or not isinstance(records, int) or records < 1:
-        raise _fail(where, "records_per_person", "a whole number ≥ 1")
+        raise field_error(where, "records_per_person", "a whole number ≥ 1")
     alpha = _number(data, where, "alpha", 0.1)
     if not 0 < alpha < 1:
-        raise _fail(where, "alpha", "a number between 0 and 1")
+        raise field_error(where, "alpha", "a number between 0 and 1")
     estimate = _get(data, where, "records_estimate")
     if estimate is not None and (isinstance(estimate, bool) or not isinstance(estimate, int) or not 1 <= estimate <= 10**15):
-        raise _fail(where, "records_estimate", "a whole number from 1 to 10¹⁵, or null")
+        raise field_error(where, "records_estimate", "a whole number from 1 to 10¹⁵, or null")
     return HierarchySettings(
         levels=tuple(levels), prior_path=_text(data, where, "prior_path", None, nullable=True) or "",
         counts_from_data=_bool(data, where, "counts_from_data", False), epsilon=_number(data, where, "epsilon"),
@@ -273,12 +268,12 @@ def _int_levels(data: dict[str, Any], where: str, name: str, sizes: tuple[int, .
                 ) -> tuple[tuple[int, ...], ...]:
     value = _get(data, where, name)
     if not isinstance(value, list) or len(value) != len(sizes):
-        raise _fail(where, name, f"a list of {len(sizes)} levels")
+        raise field_error(where, name, f"a list of {len(sizes)} levels")
     out = []
     for level, (values, size) in enumerate(zip(value, sizes)):
         if (not isinstance(values, list) or len(values) != size
-                or not all(type(v) is int and minimum <= v < _MAX_COUNT for v in values)):
-            raise _fail(where, f"{name}[{level}]", f"a list of {size:,} whole numbers ≥ {minimum}")
+                or not all(type(v) is int and minimum <= v < MAX_COUNT for v in values)):
+            raise field_error(where, f"{name}[{level}]", f"a list of {size:,} whole numbers ≥ {minimum}")
         out.append(tuple(values))
     return tuple(out)
 
@@ -287,43 +282,43 @@ def _release(data: Any, where: str) -> ProjectHierarchyRelease:
     from dpgui.core.hierarchy import MAX_LEVELS, MIN_LEVELS, HierarchyPlan
 
     if not isinstance(data, dict):
-        raise DataError(f"{where} is not a JSON object", _DAMAGED)
+        raise DataError(f"{where} is not a JSON object", DAMAGED)
     plan_json = _get(data, where, "plan")
     if not isinstance(plan_json, dict):
-        raise _fail(where, "plan", "a plan (a JSON object)")
+        raise field_error(where, "plan", "a plan (a JSON object)")
     try:
         plan = HierarchyPlan.from_json(plan_json)
     except DpguiError as err:
-        raise DataError(f"{where}: the plan is not valid ({err.problem})", _DAMAGED) from None
+        raise DataError(f"{where}: the plan is not valid ({err.problem})", DAMAGED) from None
     sizes = tuple(int(n) for n in plan.level_sizes)
     names = _get(data, where, "level_names")
     if (not isinstance(names, list) or not MIN_LEVELS <= len(names) <= MAX_LEVELS or len(names) != len(sizes) - 1
             or not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names)):
-        raise _fail(where, "level_names", f"the {len(sizes) - 1} distinct level names of the plan's tree")
+        raise field_error(where, "level_names", f"the {len(sizes) - 1} distinct level names of the plan's tree")
     labels = _get(data, where, "labels")
     if not isinstance(labels, list) or len(labels) != len(names):
-        raise _fail(where, "labels", f"a list of {len(names)} levels of labels")
+        raise field_error(where, "labels", f"a list of {len(names)} levels of labels")
     for level, (values, size) in enumerate(zip(labels, sizes[1:])):
         if not isinstance(values, list) or len(values) != size or not all(isinstance(v, str) and v for v in values):
-            raise _fail(where, f"labels[{level}]", f"a list of {size:,} non-empty labels")
+            raise field_error(where, f"labels[{level}]", f"a list of {size:,} non-empty labels")
     parents = _int_levels(data, where, "parents", sizes[1:], 0)
     for level, values in enumerate(parents):
         above = sizes[level]
         if any(v >= above for v in values) or any(b < a for a, b in itertools.pairwise(values)):
-            raise _fail(where, f"parents[{level}]", f"parent indices in 0..{above - 1}, in order")
+            raise field_error(where, f"parents[{level}]", f"parent indices in 0..{above - 1}, in order")
     created = _text(data, where, "created_utc")
     try:
         moment = datetime.fromisoformat(created)
     except ValueError:
-        raise _fail(where, "created_utc", "a date and time") from None
+        raise field_error(where, "created_utc", "a date and time") from None
     if moment.tzinfo is None:
-        raise _fail(where, "created_utc", "a date and time with its time zone")
+        raise field_error(where, "created_utc", "a date and time with its time zone")
     release_id = _text(data, where, "release_id")
     if not release_id.strip():
-        raise _fail(where, "release_id", "the release's id in the budget ledger")
+        raise field_error(where, "release_id", "the release's id in the budget ledger")
     notes = _get(data, where, "notes", [])
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
-        raise _fail(where, "notes", "a list of sentences")
+        raise field_error(where, "notes", "a list of sentences")
     return ProjectHierarchyRelease(
         release_id=release_id, created_utc=created, dataset=_text(data, where, "dataset"), plan=plan_json,
         level_names=tuple(names), labels=tuple(tuple(v) for v in labels), parents=parents,
@@ -339,7 +334,7 @@ def _release(data: Any, where: str) -> ProjectHierarchyRelease:
 def _source(data: dict[str, Any], where: str) -> dict[str, Any] | None:
     value = _get(data, where, "source", None)
     if value is not None and not check_source_record(value):
-        raise _fail(where, "source", "a data source record (kind, engine, …)")
+        raise field_error(where, "source", "a data source record (kind, engine, …)")
     return None if value is None else dict(value)
 
 
@@ -357,7 +352,7 @@ class _HierarchySection:
         settings = None if raw is None else _settings(raw, f"{source}, hierarchy choices")
         raw_releases = _get(data, source, "hierarchy_releases")
         if not isinstance(raw_releases, list):
-            raise _fail(source, "hierarchy_releases", "a list of releases")
+            raise field_error(source, "hierarchy_releases", "a list of releases")
         releases = tuple(_release(item, f"{source}, hierarchy release {i + 1}") for i, item in enumerate(raw_releases))
         return ProjectSection(settings, releases)
 
