@@ -27,6 +27,7 @@ from dpgui.app import text
 from dpgui.app.dialogs.export import BundleExportDialog, csv_export_default, export_folder
 from dpgui.app.mode import ModeHost
 from dpgui.app.widgets.fields import ValidatedField, offer_neighbours, parse_epsilon, show_inline
+from dpgui.app.widgets.release_bar import ReleaseBar
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DpguiError
@@ -213,20 +214,9 @@ class OnePageMode(QWidget, Generic[RequestT, OutcomeT, RecordT]):
             return None
 
     def _build_release_bar(self) -> QHBoxLayout:
-        self.release_button = QPushButton("&Release…")
-        self.release_button.setToolTip(f"{self.release_tip} (asks for confirmation first).")
-        self.release_button.clicked.connect(self.release)
-        self.export_button = QPushButton("&Export Signed Bundle…")
-        self.export_button.setToolTip("Write the release as CSV + PDF + manifest, signed with your key")
-        self.export_button.setEnabled(False)
-        self.export_button.clicked.connect(self.export_bundle)
-        self.release_status = QLabel("Nothing released yet. When the settings suit you, press Release.")
-        self.release_status.setTextFormat(Qt.TextFormat.RichText)  # user text in it is escaped
-        self.release_status.setWordWrap(True)
-        bar = QHBoxLayout()
-        bar.addWidget(self.release_button)
-        bar.addWidget(self.export_button)
-        bar.addWidget(self.release_status, 1)
+        bar = ReleaseBar(f"{self.release_tip} (asks for confirmation first).", self.release, self.export_bundle,
+                         "Nothing released yet. When the settings suit you, press Release.")
+        self.release_button, self.export_button, self.release_status = bar.release_button, bar.export_button, bar.status
         return bar
 
     # ------------------------------------------------------------------ the hooks (each mode's own)

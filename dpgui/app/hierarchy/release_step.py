@@ -14,7 +14,7 @@ from typing import Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QDialog, QFileDialog, QHBoxLayout, QLabel, QMessageBox, QPushButton, QTabWidget, QVBoxLayout, QWidget,
+    QDialog, QFileDialog, QLabel, QMessageBox, QPushButton, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from dpgui.app import text
@@ -22,6 +22,7 @@ from dpgui.app.dialogs.export import BundleExportDialog, csv_export_default, exp
 from dpgui.app.hierarchy.result import HierarchyResultView
 from dpgui.app.mode import ModeHost
 from dpgui.app.widgets.fields import show_inline
+from dpgui.app.widgets.release_bar import ReleaseBar
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.data.file_types import CsvDialect
 from dpgui.data.source import PasswordPrompt
@@ -92,21 +93,9 @@ class HierarchyReleaseStep(QWidget):
         super().__init__()
         self.page = page
         self.release_worker: Worker | None = None
-        self.release_button = QPushButton("&Release…")
-        self.release_button.setToolTip("Spend the budget and publish every category's count (asks for confirmation "
-                                       "first).")
-        self.release_button.clicked.connect(self.release)
-        self.export_button = QPushButton("&Export Signed Bundle…")
-        self.export_button.setToolTip("Write the release as CSV + PDF + manifest, signed with your key")
-        self.export_button.setEnabled(False)
-        self.export_button.clicked.connect(self.export_bundle)
-        self.release_status = QLabel("Nothing released yet. When the plan suits you, press Release.")
-        self.release_status.setTextFormat(Qt.TextFormat.RichText)  # user text in it is escaped
-        self.release_status.setWordWrap(True)
-        bar = QHBoxLayout()
-        bar.addWidget(self.release_button)
-        bar.addWidget(self.export_button)
-        bar.addWidget(self.release_status, 1)
+        bar = ReleaseBar("Spend the budget and publish every category's count (asks for confirmation first).",
+                         self.release, self.export_bundle, "Nothing released yet. When the plan suits you, press Release.")
+        self.release_button, self.export_button, self.release_status = bar.release_button, bar.export_button, bar.status
         self.result_view = HierarchyResultView()
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
