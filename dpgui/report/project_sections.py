@@ -21,7 +21,7 @@ from dpgui.vocabulary import StatisticKind
 
 __all__ = [
     "DAMAGED", "MAX_COUNT", "ProjectSection", "SectionCodec", "SectionRelease", "field_error", "number_field", "text_field",
-    "texts_field", "whole_field",
+    "texts_field", "time_field", "source_field", "whole_field",
 ]
 
 
@@ -129,3 +129,21 @@ def whole_field(data: dict[str, Any], where: str, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise field_error(where, name, "a whole number ≥ 1")
     return value
+
+
+def time_field(data: dict[str, Any], where: str, name: str) -> str:
+    """A time as ISO 8601 text (kept as written)."""
+    value = text_field(data, where, name)
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise field_error(where, name, "a time (ISO 8601)") from None
+    return value
+
+
+def source_field(data: dict[str, Any], where: str) -> dict[str, Any] | None:
+    """The release's ``source`` record (the data source's public record) or None."""
+    source = data.get("source")
+    if source is not None and not isinstance(source, dict):
+        raise field_error(where, "source", "a data source record or null")
+    return source

@@ -32,7 +32,7 @@ from dpgui.core.counts import CountsPlan, CountsRelease
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.counts.bundle import CountsReleaseInfo
 from dpgui.report.project_sections import (
-    DAMAGED, MAX_COUNT, ProjectSection, field_error, text_field, texts_field,
+    DAMAGED, MAX_COUNT, ProjectSection, field_error, text_field, texts_field, source_field, time_field,
 )
 from dpgui.vocabulary import Neighbours, StatisticKind, choices
 
@@ -138,14 +138,8 @@ def _release(data: Any, where: str) -> ProjectCountsRelease:
     if (not isinstance(counts, list) or len(counts) != len(categories)
             or not all(type(c) is int and abs(c) < MAX_COUNT for c in counts)):
         raise field_error(where, "counts", f"a list of {len(categories):,} whole numbers")
-    source = data.get("source")
-    if source is not None and not isinstance(source, dict):
-        raise field_error(where, "source", "a data source record or null")
-    created = text_field(data, where, "created_utc")
-    try:
-        datetime.fromisoformat(created)
-    except ValueError:
-        raise field_error(where, "created_utc", "a time (ISO 8601)") from None
+    source = source_field(data, where)
+    created = time_field(data, where, "created_utc")
     return ProjectCountsRelease(text_field(data, where, "release_id"), created, text_field(data, where, "dataset"),
                                 text_field(data, where, "column"), plan, tuple(counts), source)  # type: ignore[arg-type]
 

@@ -40,7 +40,7 @@ from dpgui.core.projection import prefix_variances
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.grouped_cdf.bundle import GroupedReleaseInfo
 from dpgui.report.project_sections import (
-    DAMAGED, MAX_COUNT, ProjectSection, field_error, number_field, text_field, whole_field,
+    DAMAGED, MAX_COUNT, ProjectSection, field_error, number_field, text_field, whole_field, source_field, time_field,
 )
 from dpgui.vocabulary import CdfConsistency, Neighbours, StatisticKind, choices
 
@@ -198,14 +198,8 @@ def _release(data: Any, where: str) -> ProjectGroupedRelease:
     sizes = tuple(None if scale is None else shape.nodes_at_level(level)
                   for level, scale in enumerate(grouped.tree.scales))
     levels = _levels(data.get("levels"), len(grouped.labels), sizes, where)
-    source = data.get("source")
-    if source is not None and not isinstance(source, dict):
-        raise field_error(where, "source", "a data source record or null")
-    created = text_field(data, where, "created_utc")
-    try:
-        datetime.fromisoformat(created)
-    except ValueError:
-        raise field_error(where, "created_utc", "a time (ISO 8601)") from None
+    source = source_field(data, where)
+    created = time_field(data, where, "created_utc")
     return ProjectGroupedRelease(text_field(data, where, "release_id"), created, text_field(data, where, "dataset"),
                                  text_field(data, where, "column"), text_field(data, where, "group_column"), plan,  # type: ignore[arg-type]
                                  number_field(data, where, "lower"), number_field(data, where, "upper"),
