@@ -156,7 +156,7 @@ class CountsMode(OnePageMode[CountsRequest, CountsOutcome, ProjectCountsRelease]
     def request_of(self, spec: SourceSpec, dataset: str) -> CountsRequest | str:
         if not self.column.currentText():
             return "Choose the column to count."
-        return CountsRequest(spec, self.column.currentText(), self.plan(), dataset)
+        return CountsRequest(spec, self.column.currentText(), self.plan(), dataset, self.privacy_unit())
 
     def column_combos(self) -> tuple[QComboBox, ...]:
         return (self.column,)

@@ -191,7 +191,7 @@ class GroupedCdfMode(OnePageMode[GroupedRequest, GroupedOutcome, ProjectGroupedR
         if self.column.currentText() == self.group_column.currentText():
             raise ParameterError("the number column is also the group column", "choose another group column")
         return GroupedCdfSpend(self.column.currentText(), self.group_column.currentText(), lower, upper,
-                               self.planned().plan)
+                               self.planned().plan, privacy_unit=self.privacy_unit())
 
     def update_projection(self, *_: object) -> None:
         """The projected error (and the groups' note) for the current choices."""
