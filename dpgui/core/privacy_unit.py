@@ -26,7 +26,7 @@ from dpgui.core.plan import PrivacySpec
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import Neighbours
 
-__all__ = ["SOURCE_KEY", "PrivacyUnit", "privacy_unit_record", "privacy_unit_words", "unit_of_source",
+__all__ = ["SOURCE_KEY", "PrivacyUnit", "check_unit_fields", "privacy_unit_record", "privacy_unit_words", "unit_of_source",
            "with_privacy_unit"]
 
 #: The key of a source record that holds the privacy unit the source counted with.
@@ -37,6 +37,19 @@ def _records(n: int) -> str:
     return f"{n:,} record" + ("" if n == 1 else "s")
 
 
+def check_unit_fields(person_column: object, records_per_person: object) -> int:
+    """L as an int, or ParameterError unless ``person_column`` is a non-empty text and ``records_per_person`` a
+    whole number ≥ 1 (the checks of every privacy unit: :class:`PrivacyUnit`, :class:`dpgui.data.bounding.Bounding`)."""
+    if not isinstance(person_column, str) or not person_column:
+        raise ParameterError(f"person-ID column {person_column!r} is not a column name",
+                             "pick the column that identifies the person of each row")
+    if isinstance(records_per_person, bool) or not isinstance(records_per_person, numbers.Integral) \
+            or records_per_person < 1:
+        raise ParameterError(f"records per person {records_per_person!r} is not a whole number of at least 1",
+                             "keep at least 1 record per person (e.g. 1, 5 or 20)")
+    return int(records_per_person)
+
+
 @dataclass(frozen=True)
 class PrivacyUnit:
     """At most ``records_per_person`` (L ≥ 1) rows of each value of ``person_column`` are counted (public)."""
@@ -45,14 +58,7 @@ class PrivacyUnit:
     records_per_person: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.person_column, str) or not self.person_column.strip():
-            raise ParameterError(f"person-ID column {self.person_column!r} is not a column name",
-                                 "pick the column that identifies the person of each row")
-        limit = self.records_per_person
-        if isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or limit < 1:
-            raise ParameterError(f"records per person {limit!r} is not a whole number of at least 1",
-                                 "keep at least 1 record per person (e.g. 1, 5 or 20)")
-        object.__setattr__(self, "records_per_person", int(limit))
+        object.__setattr__(self, "records_per_person", check_unit_fields(self.person_column, self.records_per_person))
 
     def check_privacy(self, privacy: PrivacySpec) -> None:
         """ParameterError unless ``privacy`` is the unit's: add/remove neighbours (one person with at most L

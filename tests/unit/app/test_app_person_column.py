@@ -27,11 +27,16 @@ def _data(tmp_path: Path) -> Path:
     return path
 
 
-def test_counts_mode_enforces_the_person_column_and_says_so(qtbot, tmp_path: Path) -> None:
+def _one_page_mode(qtbot, tmp_path: Path, kind: StatisticKind):
+    """The window on the data, in the one-page mode of ``kind``; (window, its page)."""
     window = make_window(qtbot)
     open_and_wait(qtbot, window, _data(tmp_path))
-    window.choose_mode(StatisticKind.COUNTS)
-    page = window.statistic_modes[StatisticKind.COUNTS]
+    window.choose_mode(kind)
+    return window, window.statistic_modes[kind]
+
+
+def test_counts_mode_enforces_the_person_column_and_says_so(qtbot, tmp_path: Path) -> None:
+    window, page = _one_page_mode(qtbot, tmp_path, StatisticKind.COUNTS)
     page.column.setCurrentIndex(page.column.findText("state"))
     page.categories.setPlainText("WA\nOR")
     page.records.setValue(2)
@@ -57,10 +62,7 @@ def test_counts_mode_enforces_the_person_column_and_says_so(qtbot, tmp_path: Pat
 
 
 def test_grouped_mode_spends_with_the_person_column(qtbot, tmp_path: Path) -> None:
-    window = make_window(qtbot)
-    open_and_wait(qtbot, window, _data(tmp_path))
-    window.choose_mode(StatisticKind.GROUPED_CDF)
-    page = window.statistic_modes[StatisticKind.GROUPED_CDF]
+    _, page = _one_page_mode(qtbot, tmp_path, StatisticKind.GROUPED_CDF)
     page.column.setCurrentIndex(page.column.findText("age"))
     page.group_column.setCurrentIndex(page.group_column.findText("state"))
     page.groups.setPlainText("WA\nOR")
