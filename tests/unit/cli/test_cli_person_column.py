@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
+from pdf_helpers import pdf_text
 
 ENFORCED = ("At most 2 records per person, enforced: dpgui kept at most 2 rows of each value of 'pid' (chosen at "
             "random, not by their values)")
@@ -70,6 +71,7 @@ def test_a_release_with_a_person_column_enforces_l_and_says_so(kind: str, tmp_pa
     assert manifest["privacy_unit"] == {"records_per_person": 2, "enforced": True, "person_column": "pid",
                                         "statement": ENFORCED}
     assert manifest["source"]["privacy_unit"] == {"person_column": "pid", "records_per_person": 2}
+    assert ENFORCED.lower() in pdf_text(out / "bounded.pdf").lower()  # the PDF says it too (one sentence or a row)
     code, stdout, _ = run_cli(["verify", str(out / "bounded.manifest.json"), "--pubkey",
                                str(tmp_path / "keys" / "officer.pub")], capsys)
     assert code == 0 and "VERIFIED" in stdout
@@ -82,6 +84,7 @@ def test_a_release_with_a_person_column_enforces_l_and_says_so(kind: str, tmp_pa
     assert manifest["privacy_unit"] == {"records_per_person": 2, "enforced": False, "person_column": None,
                                         "statement": DECLARED}
     assert "privacy_unit" not in manifest["source"]
+    assert DECLARED.lower() in pdf_text(out / "declared.pdf").lower()
 
 
 def test_plans_state_the_unit_and_refuse_change_with_a_person_column(tmp_path: Path,
