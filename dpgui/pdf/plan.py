@@ -125,7 +125,7 @@ def _part_footer(left: str, part: int, parts: int) -> Footer:
     return footer
 
 
-def budget_share(charge: Charge, whole: Charge) -> float:
+def _budget_share(charge: Charge, whole: Charge) -> float:
     """A part's share of the plan's budget in [0, 1], in the unit the parts' budgets add up in: ρ when the plan
     spends δ (Gaussian parts, zCDP composition), else ε (Laplace parts, basic composition)."""
     if _gaussian(whole):
@@ -134,7 +134,7 @@ def budget_share(charge: Charge, whole: Charge) -> float:
     return charge.epsilon / whole.epsilon
 
 
-def charge_words(charge: Charge) -> str:
+def _charge_words(charge: Charge) -> str:
     """ε, and δ and ρ where the charge spends δ: "ε = 0.4" or "ε = 0.4, δ = 1e-6, ρ = 0.0123"."""
     words = f"ε = {format_figure(charge.epsilon)}"
     if charge.delta > 0:
@@ -176,7 +176,7 @@ def _split_words(summary: PlanSummary) -> str:
 def _share_words(charge: Charge, whole: Charge) -> str:
     """A part's charge and its share of the plan's (HTML): "ε = 0.3 (30 %)", or for Gaussian noise
     "ε = 0.5, δ = 1e-6,<br/>ρ = 0.01 (25 %)", its share being of ρ."""
-    share = f"({format_share_whole(budget_share(charge, whole))})"
+    share = f"({format_share_whole(_budget_share(charge, whole))})"
     if not _gaussian(whole):
         return html_text(f"ε = {format_figure(charge.epsilon)} {share}")
     assert charge.rho is not None, "a Gaussian part is charged its ρ"
@@ -196,7 +196,7 @@ def _part_rows(summary: PlanSummary, parts: Sequence[PlanReportPart], name: str 
     """The parts' table: number, statistic (its kind in words and its CSV file below), weight, share, margin."""
     rows: list[tuple[str, ...]] = []
     for i, part in enumerate(parts):
-        share = budget_share(part.charge, summary.charge)
+        share = _budget_share(part.charge, summary.charge)
         below = html_text(STATISTICS[part.kind].title)
         below += f"<br/>file {html_code(part_csv_name(name, i))}" if name is not None else ""
         rows.append((str(i + 1), f"{html_text(part.title)}<br/><small>{below}</small>", format_number(part.weight),
@@ -231,7 +231,7 @@ def _summary_html(summary: PlanSummary, parts: Sequence[PlanReportPart], key_id:
            "report.</p>",
            "<h2>Privacy</h2>",
            f"<p>The whole plan's budget: ε = {html_text(format_epsilon(summary.epsilon))}{html_text(delta)}. The budget "
-           f"ledger was charged <b>{html_text(charge_words(summary.charge))}</b> once for the whole plan. "
+           f"ledger was charged <b>{html_text(_charge_words(summary.charge))}</b> once for the whole plan. "
            f"{html_text(_composition_words(summary))}</p>",
            f"<p>Who is protected: {html_text(summary.privacy_unit)}</p>",
            "<h2>Why this split</h2>", f"<p>{html_text(_split_words(summary))}</p>",
