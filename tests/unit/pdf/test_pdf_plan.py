@@ -235,3 +235,10 @@ def test_a_released_plan_is_signed_with_its_pdf_and_verifies(tmp_path: Path) -> 
                 f"{STATISTICS[part.item.part.statistic.kind].title}\nfile plan1.part{number}.csv") in lines
     assert f"{split.weighted_margin:,.1f} records, against {split.equal.weighted_margin:,.1f} records" in text
     assert _page_count(paths.pdf) == 1 + 3 + 1  # the summary, the CDF's three pages, the counts' one
+
+
+def test_a_laplace_plan_says_the_delta_it_was_allowed_was_not_spent(tmp_path: Path) -> None:
+    summary = dataclasses.replace(_summary(True), delta=1e-6)  # the officer allowed δ; Laplace parts spend none
+    text = _body(write_pdf(plan_report_pdf(_released_plan(True), summary, KEY_ID), tmp_path / "delta.pdf"), 1)
+    assert "budget: ε = 1, δ = 1e-6. The budget ledger was charged ε = 1 once" in text
+    assert "The δ = 1e-6 allowed was not used: Laplace noise needs none." in text and "ρ =" not in text
