@@ -13,18 +13,23 @@ signed bundle.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dpgui.cli.arguments import _int_at_least, _Parser
+from dpgui.cli.interrupt import interrupt_names
+from dpgui.cli.keys import _passphrase
 from dpgui.cli.rendering import _print
 from dpgui.errors import ParameterError
 
 __all__ = ["SPEC_WORDS", "PlanFileRequest", "cmd_plan_file", "spec_parser"]
 
 #: The commands that take ``--spec``.
-SPEC_WORDS = ("plan", "simulate")
+SPEC_WORDS = ("plan", "release", "simulate")
 
 
 def spec_parser(arguments: Sequence[str]) -> argparse.ArgumentParser | None:
@@ -35,11 +40,20 @@ def spec_parser(arguments: Sequence[str]) -> argparse.ArgumentParser | None:
         return None
     parser = _Parser(prog="dpgui", description="A release plan: several statistics of one table under one budget.")
     parser.set_defaults(version=False, self_test=False)
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="{plan,simulate}", required=True)
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="{plan,release,simulate}", required=True)
     plan = sub.add_parser("plan", help="a release plan's split of the budget and projected errors (spends nothing)")
     _common(plan)
     plan.add_argument("--weights", metavar="W1,W2,…", help="each statistic's weight, in the file's order (default: "
                       "the file's, else 1)")
+    rel = sub.add_parser("release", help="release a plan with one ledger entry and one signed bundle (spends ε)")
+    _common(rel)
+    rel.add_argument("--bundle", required=True, metavar="DIR", help="write the plan's signed bundle into DIR")
+    rel.add_argument("--key", required=True, metavar="NAME.key", help="secret key that signs the bundle")
+    rel.add_argument("--passphrase-file", metavar="F", help="file whose first line is the key's passphrase")
+    rel.add_argument("--name", metavar="NAME", help="bundle file name stem (default: dataset-plan-time-id)")
+    rel.add_argument("--new-dataset", action="store_true",
+                     help="confirm that the dataset is different data even though the source has the same column "
+                          "names and row count as another dataset in the ledger")
     sim = sub.add_parser("simulate", help="seeded releases of a plan on the data, against each statistic's "
                                           "projection (insecure noise; spends nothing, writes nothing)")
     _common(sim)
@@ -88,6 +102,8 @@ def cmd_plan_file(args: argparse.Namespace) -> int:
         return _plan(spec, request)
     if request.command == "simulate":
         return _simulate(spec, request)
+    if request.command == "release":
+        return _release(spec, request)
     raise AssertionError(request.command)  # the parser knows only these words
 
 
@@ -156,6 +172,65 @@ def _plan(spec: Any, request: PlanFileRequest) -> int:
     print(f"weighted sum of margins: {split.weighted_margin:,.1f} with the {split.chosen} split, "
           f"{split.equal.weighted_margin:,.1f} with the equal split; nothing was spent")
     return 0
+
+
+def _release(spec: Any, request: PlanFileRequest) -> int:
+    from dpgui.cli.release import _check_dataset_identity
+    from dpgui.core.noise import SecureRandom
+    from dpgui.report.keystore import load_secret_key
+    from dpgui.workspace.flow import ReleaseFlow
+    from dpgui.workspace.publishing import check_bundle_folder
+    from dpgui.workspace.release import new_release_id
+    from dpgui.workspace.release_plan import check_whole_budget, plan_summary, release_plan, sign_plan
+
+    folder, key_path = request.bundle, request.key
+    assert folder is not None and key_path is not None  # the release parser requires both
+    check_bundle_folder(folder)
+    key = load_secret_key(Path(key_path), _passphrase(request.passphrase_file, False))
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
+    from dpgui.pdf.plan import plan_report_pdf
+
+    plan_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
+    with ReleaseFlow.open(spec.dataset) as flow:
+        check_whole_budget(flow.ledger, spec.dataset, spec.epsilon, spec.delta, spec.titles(),
+                           [p.lock for p in spec.parts])  # before anything is read
+        with _open(spec) as data:
+            items, split = _planned(spec, data)
+            with interrupt_names(plan_id):
+                released = release_plan(
+                    flow.ledger, spec.dataset, items, split, lambda: nullcontext(data), SecureRandom,
+                    epsilon=spec.epsilon, delta=spec.delta, plan_id=plan_id,
+                    counted=lambda source, counts: _check_dataset_identity(
+                        flow, [c.name for c in source.columns()], source.row_count(), request.new_dataset))
+        summary = plan_summary(released, spec.epsilon, spec.delta, _unit_words(spec))
+        name = request.name or f"{spec.dataset}-plan-{released.created_utc:%Y%m%dT%H%M%SZ}-{plan_id[:8]}"
+
+        def bundle() -> Path | None:  # past the spend: a failure says that ε was spent (ReleaseFlow.write)
+            pdf = plan_report_pdf(released, summary, key.public_key.key_id_hex, name)
+            return sign_plan(flow.ledger, released, summary, folder, name, pdf, key).manifest
+
+        with interrupt_names(plan_id):
+            written = flow.write(_Charged(split.charge), plan_id, [("bundle", bundle)],
+                                 "fix the folder; the plan's budget is spent (a new release spends again)")
+    rows = _split_rows(items, split)
+    if request.json:
+        _print({"kind": "plan", "release_id": plan_id, "dataset": spec.dataset, "split": str(split.chosen),
+                "parts": [{**row, "release_id": part.release_id} for row, part in zip(rows, released.parts)],
+                "outputs": written}, True)
+    else:
+        print(f"released the plan of {len(items)} statistics on dataset {spec.dataset!r} "
+              f"(ε = {split.charge.epsilon:.6g} in one ledger entry, release {plan_id}); written: {written['bundle']}")
+    return 0
+
+
+class _Charged:
+    """A charge as :meth:`ReleaseFlow.write`'s words take it."""
+
+    def __init__(self, charge: Any) -> None:
+        self.charge = charge
+
+    def ledger_charge(self) -> tuple[float, float, float | None]:
+        return self.charge.epsilon, self.charge.delta, self.charge.rho
 
 
 def _unit_words(spec: Any) -> str:
