@@ -96,3 +96,43 @@ def test_the_simulation_of_a_plan_matches_each_parts_projection_within_4_standar
         assert abs(part["simulated_se"] - part["projected_se"]) <= 4 * part["standard_error_of_simulated_se"], part
         assert part["standard_error_of_simulated_se"] < 0.2 * part["projected_se"]  # precise enough to catch 2×
     assert code == 0, err
+
+
+@pytest.mark.slow
+def test_a_plan_like_last_years_manifest_reruns_on_new_data_and_refuses_a_changed_schema(plan_file, tmp_path, capsys):
+    import pandas as pd
+
+    (tmp_path / "pass.txt").write_text("a long passphrase\n", encoding="utf-8")
+    assert run_cli(["key", "create", "officer", "--dir", str(tmp_path), "--passphrase-file",
+                    str(tmp_path / "pass.txt")], capsys)[0] == 0
+    key = ["--key", str(tmp_path / "officer.key"), "--passphrase-file", str(tmp_path / "pass.txt")]
+    bundles = tmp_path / "bundles"
+    bundles.mkdir()
+    with Ledger() as ledger:
+        ledger.set_cap("flights-2013", 1.0)
+        ledger.set_cap("flights-2014", 1.0)
+    code, out, err = run_cli(["release", "--spec", str(plan_file), "--bundle", str(bundles), "--json", *key], capsys)
+    assert code == 0, err
+    last_year = Path(json.loads(out)["outputs"]["bundle"])
+    frame = pd.read_parquet(plan_sample_path())
+    frame.sample(frac=0.5, random_state=2014).to_parquet(tmp_path / "2014.parquet")
+    frame.assign(distance=frame["distance"].astype(str)).to_parquet(tmp_path / "typed.parquet")
+    frame.drop(columns=["carrier"]).to_parquet(tmp_path / "nogroup.parquet")
+    like = ["--like", str(last_year), "--pubkey", str(tmp_path / "officer.pub"), "--dataset", "flights-2014",
+            "--epsilon", "0.8", "--bundle", str(bundles), *key]
+    for source, problem in (("typed", "column 'distance' of the source holds text values, not numbers"),
+                            ("nogroup", "statistic 2 (CDF of dep_delay for each carrier): the source has no column "
+                                        "'carrier'")):
+        code, _, err = run_cli(["release", *like, "--source", str(tmp_path / f"{source}.parquet")], capsys)
+        assert code == 2 and problem in err
+    with Ledger() as ledger:
+        assert ledger.releases("flights-2014") == []  # refused before the spend
+    code, out, err = run_cli(["release", *like, "--source", str(tmp_path / "2014.parquet"), "--json"], capsys)
+    assert code == 0, err
+    this_year = json.loads(Path(json.loads(out)["outputs"]["bundle"]).read_text(encoding="utf-8"))
+    before = json.loads(last_year.read_text(encoding="utf-8"))
+    assert [p["settings"] for p in this_year["parts"]] == [p["settings"] for p in before["parts"]]
+    assert this_year["dataset"] == "flights-2014" and this_year["privacy"]["epsilon"] == 0.8
+    assert this_year["privacy"]["unit"] == before["privacy"]["unit"]
+    with Ledger() as ledger:
+        assert len(ledger.releases("flights-2014")) == 1 and len(ledger.releases("flights-2013")) == 1
