@@ -69,6 +69,13 @@ class PlanItem:
     subject: str
     #: the statistic's table as a plan file states it (public; its bundle records it, for a plan made like it)
     settings: Mapping[str, Any] = field(default_factory=dict)
+    #: the statistic's own optional manifest section of a release (a hierarchy's stated errors), which its
+    #: manifest and its PDF pages state (None: the statistic has none)
+    extra_of: Callable[[Any], dict[str, Any] | None] | None = None
+
+    def extra(self, release: Any) -> dict[str, Any] | None:
+        """The release's own manifest section (:attr:`extra_of`), None for none."""
+        return None if self.extra_of is None else self.extra_of(release)
 
     @property
     def title(self) -> str:
@@ -321,7 +328,8 @@ def sign_plan(ledger: Ledger, plan: ReleasedPlan, summary: PlanSummary, folder: 
         statistic = part.item.part.statistic
         release, info = statistic.authenticate(PlanPartRecords(ledger, plan.plan_id, i), part.release, part.info)
         csv_bytes = statistic.csv_text(release).encode("utf-8")
-        manifest = statistic.manifest(release, info, f"{name}.part{i + 1}", csv_bytes, pdf, key_id)
+        manifest = statistic.manifest(release, info, f"{name}.part{i + 1}", csv_bytes, pdf, key_id,
+                                      part.item.extra(release))
         manifest["files"]["pdf"]["name"] = f"{name}.pdf"  # the plan's one PDF holds every part's pages
         parts.append(PlanBundlePart(part.item.title, str(statistic.kind), part.release_id, part.item.part.weight,
                                     part.planned.charge, part.planned.margin95, csv_bytes, manifest,
