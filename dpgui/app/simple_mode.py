@@ -353,8 +353,8 @@ class OnePageMode(QWidget, Generic[RequestT, OutcomeT, RecordT]):
         request = self.request()
         if request is None or not self.check_budget(request):
             return
-        box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?", self.confirmation(request),
-                          parent=self.window())
+        words = self.confirmation(request) + f"<p>{escape(self.person.note.text())}.</p>"  # the privacy unit
+        box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?", words, parent=self.window())
         box.setTextFormat(Qt.TextFormat.RichText)
         release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)

@@ -53,6 +53,7 @@ def test_counts_mode_enforces_the_person_column_and_says_so(qtbot, tmp_path: Pat
                     timeout=TIMEOUT)
     outcome = page.outcome
     assert outcome is not None, error_text(window)
+    assert ENFORCED.replace("'", "&#x27;") in page._confirm_box.text()  # the confirmation said it before the spend
     assert outcome.info.source["privacy_unit"] == {"person_column": "pid", "records_per_person": 2}
     assert outcome.release.plan.privacy.neighbours == Neighbours.ADDREMOVE
     assert outcome.release.plan.privacy.records_per_person == 2
