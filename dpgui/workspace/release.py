@@ -30,7 +30,7 @@ from dpgui.core.mechanism import Release
 from dpgui.core.missing import missing_rule_text
 from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.core.plan import Plan
-from dpgui.core.privacy_unit import PrivacyUnit
+from dpgui.core.privacy_unit import PrivacyUnit, privacy_unit_words
 from dpgui.data.histogram import ColumnHistogram
 from dpgui.data.source import DataSource, PasswordPrompt, neighbours_for, open_source
 from dpgui.errors import DpguiError
@@ -288,7 +288,7 @@ def confirmation_text(request: ReleaseRequest) -> str:
         f"(values outside are counted in the first or last bin). {missing}</p>"
         f"<p>{cost_words(plan)} "
         f"Protection: {_lower_first(NEIGHBOURS_LABELS[privacy.neighbours])}; "
-        f"up to {privacy.records_per_person} record{'s' if privacy.records_per_person > 1 else ''} per person. "
+        f"{escape(_lower_first(privacy_unit_words(request.privacy_unit, privacy.records_per_person)))}. "
         f"{total}</p>"
         f"<p>Method: a tree of noisy counts (branching {branching}), {noise} from "
         f"the system's secure random source; estimator: {_lower_first(ESTIMATOR_LABELS[plan.estimator])}; "

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dpgui.vocabulary import Neighbours, StatisticKind
-from dpgui.workspace.release import ReleaseRequest, release_request
+from dpgui.workspace.release import ReleaseRequest, confirmation_text, release_request
 
 from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait, set_column
 
@@ -90,6 +90,8 @@ def test_cdf_plan_page_puts_the_person_column_in_the_release_request(qtbot, tmp_
     assert isinstance(request, ReleaseRequest)
     assert request.privacy_unit is not None and request.privacy_unit.person_column == "pid"
     assert request.spend.privacy_unit == request.privacy_unit
+    assert "at most 2 records per person, enforced: dpgui kept at most 2 rows of each value of &#x27;pid&#x27;" in (
+        confirmation_text(request))
 
 
 def test_hierarchy_mode_releases_with_the_person_column(qtbot) -> None:
@@ -113,6 +115,8 @@ def test_hierarchy_mode_releases_with_the_person_column(qtbot) -> None:
                     and page.state_ws.state.planned.plan.privacy.records_per_person == 20, timeout=TIMEOUT)
     request = hierarchy_request(page.state_ws.state, window.workspace.state.dataset)
     assert isinstance(request, HierarchyRequest) and request.spend.privacy_unit is not None
+    assert "At most 20 records per person, enforced: dpgui kept at most 20 rows of each value of &#x27;origin&#x27;" in (
+        page.release_step.confirmation_text(request))
     release_and_wait(qtbot, window)
     outcome = page.state_ws.state.outcome
     assert outcome is not None, error_text(window)
