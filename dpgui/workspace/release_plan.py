@@ -163,6 +163,8 @@ def check_whole_budget(ledger: Ledger, dataset: str, epsilon: float, delta: floa
     rest = max(epsilon - sum(lock for lock in locks if lock is not None), 0.0)
     shares = [rest / max(sum(free), 1) if lock is None else lock for lock in locks]
     for j in range(1, len(shares) + 1):
+        if sum(shares[:j]) <= 0:  # parts with no share yet (the locks took the whole budget) cost nothing
+            continue
         try:
             ledger.check_spend(dataset, _whole_charge(sum(shares[:j]), delta * j / len(shares)))
         except BudgetExceeded:
@@ -171,10 +173,10 @@ def check_whole_budget(ledger: Ledger, dataset: str, epsilon: float, delta: floa
 
 
 def _whole_charge(epsilon: float, delta: float) -> Charge:
-    """The most a plan of (ε, δ) can be charged: ε with its ρ = ε²/2 at δ = 0 (Laplace parts), else (ε, δ) with
-    the ρ whose conversion is (ε, δ)."""
-    if delta == 0 or epsilon <= 0:
-        return Charge(max(epsilon, 1e-300), 0.0, max(epsilon, 1e-300) ** 2 / 2)
+    """The most a plan of (ε > 0, δ) can be charged: ε with its ρ = ε²/2 at δ = 0 (Laplace parts), else (ε, δ)
+    with the ρ whose conversion is (ε, δ)."""
+    if delta == 0:
+        return Charge(epsilon, 0.0, epsilon ** 2 / 2)
     return Charge(epsilon, delta, PrivacySpec(epsilon, delta=delta).rho)
 
 
