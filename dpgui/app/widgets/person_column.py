@@ -50,6 +50,10 @@ class PersonColumnRow:
         self.combo.blockSignals(False)
         self._update()
 
+    def choose(self, column: str | None) -> None:
+        """Choose ``column`` (a project's choice; None, or a column the data lacks: none)."""
+        self.combo.setCurrentIndex(0 if column is None else max(0, self.combo.findData(column)))
+
     def column(self) -> str | None:
         data = self.combo.currentData()
         return data if isinstance(data, str) else None

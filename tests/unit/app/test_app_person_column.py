@@ -58,8 +58,18 @@ def test_counts_mode_enforces_the_person_column_and_says_so(qtbot, tmp_path: Pat
     assert outcome.release.plan.privacy.neighbours == Neighbours.ADDREMOVE
     assert outcome.release.plan.privacy.records_per_person == 2
 
+    project = tmp_path / "work.dpgui"  # the choice is kept in the project file, and restored with it
+    assert window.project.save_to(project)
+    reopened = make_window(qtbot)
+    assert reopened.project.open_project(project)
+    restored = reopened.statistic_modes[StatisticKind.COUNTS]
+    qtbot.waitUntil(lambda: restored.outcome is not None, timeout=TIMEOUT)
+    assert restored.person.column() == "pid" and restored.person.note.text() == ENFORCED
+    assert not restored.neighbours.isEnabled()
+
     page.person.combo.setCurrentIndex(0)  # none again: the protection is free, L declared
     assert page.neighbours.isEnabled() and page.person.note.text() == DECLARED
+    assert page.settings() is not None and page.settings().person_column is None
 
 
 def test_grouped_mode_spends_with_the_person_column(qtbot, tmp_path: Path) -> None:
