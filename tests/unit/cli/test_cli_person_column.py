@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import run_cli
+from cli_helpers import run_cli, signing_key_options
 from pdf_helpers import pdf_text
 
 ENFORCED = ("At most 2 records per person, enforced: dpgui kept at most 2 rows of each value of 'pid' (chosen at "
@@ -24,14 +24,6 @@ def _data(tmp_path: Path) -> Path:
     path = tmp_path / "people.csv"
     path.write_text("pid,state,city,age\n" + "".join(f"{p},{s},{c},{a}\n" for p, s, c, a in rows), encoding="utf-8")
     return path
-
-
-def _key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
-    (tmp_path / "pass.txt").write_text("a long passphrase\n", encoding="utf-8")
-    keys = tmp_path / "keys"
-    assert run_cli(["key", "create", "officer", "--dir", str(keys), "--passphrase-file", str(tmp_path / "pass.txt")],
-                   capsys)[0] == 0
-    return ["--key", str(keys / "officer.key"), "--passphrase-file", str(tmp_path / "pass.txt")]
 
 
 def _commands(data: Path) -> dict[str, list[str]]:
@@ -50,7 +42,7 @@ def _commands(data: Path) -> dict[str, list[str]]:
 @pytest.mark.parametrize("kind", ["cdf", "counts", "grouped_cdf", "hierarchy"])
 def test_a_release_with_a_person_column_enforces_l_and_says_so(kind: str, tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    key = _key(tmp_path, capsys)
+    key = signing_key_options(tmp_path, capsys)
     assert run_cli(["ledger", "cap", "people", "3"], capsys)[0] == 0
     out = tmp_path / "out"
     out.mkdir()
