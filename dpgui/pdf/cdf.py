@@ -28,6 +28,7 @@ from dpgui.core.margins import MARGIN_NAME, CdfMargins, cdf_margins
 from dpgui.core.mechanism import Release
 from dpgui.core.missing import MissingRule
 from dpgui.core.plan import Plan, PrivacySpec
+from dpgui.core.privacy_unit import privacy_unit_words, unit_of_source
 from dpgui.core.quantiles import WholeNumbers, missing_interval95, noise_margin, quantiles, whole_number_step
 from dpgui.formatting import (
     cdf_margin_words, format_delta, format_epsilon, format_fixed, format_level_budget, format_margin_records,
@@ -156,9 +157,7 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
         tree += f", then {padded - leaves:,} of empty padding)" if padded > leaves else ")"
     else:
         tree += f"; {padded:,} leaves, the last {padded - k:,} are empty padding)" if padded > k else ")"
-    rpp = privacy.records_per_person
-    rpp_text = ("1 (each person has at most one row)" if rpp == 1
-                else f"{rpp} (each person has at most {rpp} rows; all of them are protected together)")
+    rpp_text = privacy_unit_words(unit_of_source(details.source), privacy.records_per_person)
     margins = stated_margins(release)
     accuracy = (f"{MARGIN_NAME} of the cumulative counts (the half-width of their 95 % band): "
                 f"{cdf_margin_words(margins.worst, margins.average, round(n) if n > 0 else None)}")

@@ -13,6 +13,7 @@ from PySide6.QtGui import QPdfWriter
 
 from dpgui.core.grouped_cdf import GroupedRelease
 from dpgui.core.planner import margin95
+from dpgui.core.privacy_unit import privacy_unit_words, unit_of_source
 from dpgui.core.quantiles import noise_margin, quantiles
 from dpgui.pdf.markup import (
     HTML_STYLE, HTML_TABLE, VERIFY_COMMAND, html_code, html_rows, html_text, privacy_budget_text,
@@ -50,7 +51,8 @@ def _first_page_html(release: GroupedRelease, info: GroupedReleaseInfo, key_id: 
         f"[{first.lower:g}, {first.upper:g}), a tree of height {tree.shape.height}, {html_text(tree.noise)} noise. "
         f"{html_text(GROUP_SIZES_WORDS[0].upper() + GROUP_SIZES_WORDS[1:])}.</p>",
         f"<p>Privacy: {html_text(privacy_budget_text(tree))}, protecting against: "
-        f"{html_text(Neighbours(privacy.neighbours).words)}, up to {privacy.records_per_person} record(s) per person. "
+        f"{html_text(Neighbours(privacy.neighbours).words)}. "
+        f"{html_text(privacy_unit_words(unit_of_source(info.source), privacy.records_per_person))}. "
         "One record is in one group's tree, so the groups compose in parallel: this budget is spent once for all "
         f"groups. 95 % of cumulative counts lie within ±{margin95(tree, AccuracyWhere.EVERY):,.0f} records of the "
         "true count (at the least precise point of every group).</p>",

@@ -191,7 +191,7 @@ class GroupedCdfMode(OnePageMode[GroupedRequest, GroupedOutcome, ProjectGroupedR
         if self.column.currentText() == self.group_column.currentText():
             raise ParameterError("the number column is also the group column", "choose another group column")
         return GroupedCdfSpend(self.column.currentText(), self.group_column.currentText(), lower, upper,
-                               self.planned().plan)
+                               self.planned().plan, privacy_unit=self.privacy_unit())
 
     def update_projection(self, *_: object) -> None:
         """The projected error (and the groups' note) for the current choices."""
@@ -291,7 +291,8 @@ class GroupedCdfMode(OnePageMode[GroupedRequest, GroupedOutcome, ProjectGroupedR
                                   OtherGroups(self.other.currentData()), 0.0 if lower is None else lower,
                                   1.0 if upper is None else upper, self.bins.value(),
                                   1.0 if epsilon is None else epsilon, 0.0 if delta is None else delta,
-                                  Neighbours(self.neighbours.currentData()), self.records.value())
+                                  Neighbours(self.neighbours.currentData()), self.records.value(),
+                                  self.person.column())
 
     def restore(self, settings: GroupedCdfSettings | None, releases: tuple[ProjectGroupedRelease, ...]) -> None:
         """A project's grouped choices and releases (the last one shown, as restored: not marked secure)."""
@@ -309,5 +310,6 @@ class GroupedCdfMode(OnePageMode[GroupedRequest, GroupedOutcome, ProjectGroupedR
             self.delta.set_text(f"{settings.delta:g}")
             self.neighbours.setCurrentIndex(max(0, self.neighbours.findData(str(settings.neighbours))))
             self.records.setValue(settings.records_per_person)
+            self.person.choose(settings.person_column)
         self.restore_releases(releases)
 
