@@ -53,12 +53,12 @@ import numpy as np
 
 from dpgui.core.mechanism import Release
 from dpgui.core.plan import Plan
-from dpgui.core.projection import _known_zero_basis, _known_zero_form, gls_eigenvalues, has_padding
+from dpgui.core.projection import _known_zero_form, _spine, gls_eigenvalues, has_padding
 from dpgui.core.quantiles import LATTICE_SLACK, Z_TAIL, Quantile, quantiles
 from dpgui.vocabulary import Estimator
 
 __all__ = ["NO_MEAN", "CdfMoments", "GroupSummary", "MomentEstimate", "cdf_moments", "functional_variance",
-           "group_summaries", "margin_factor"]
+           "functional_covariances", "group_summaries", "margin_factor"]
 
 #: Why a release has no mean, in the reports' words.
 NO_MEAN = "no mean: the released total is not positive"
@@ -98,55 +98,78 @@ class CdfMoments:
     bin_width: float
 
 
-def _leaf_weights(alpha: np.ndarray, padded: int) -> np.ndarray:
-    """q_i = Σ_{j>i} α_j over the K̄ leaves (prefix j holds leaves 0..j−1; α[j−1] is α_j)."""
-    q = np.zeros(padded)
-    q[:alpha.size] = np.cumsum(alpha[::-1])[::-1]
-    return q
-
-
 def functional_variance(plan: Plan, alpha: np.ndarray, padding_known: bool = True) -> float:
     """Exact Var(Σ_j α_j Ĉ_j), j = 1..len(α) ≤ leaves, of the plan's estimator (before consistency), counts² × α².
 
     Under a public root the last real leaf's prefix is N, published exactly: its weight adds no variance.
     ``padding_known``: as :func:`dpgui.core.projection.prefix_variances`. O(K̄)."""
+    return float(functional_covariances(plan, [alpha], padding_known)[0, 0])
+
+
+def functional_covariances(plan: Plan, alphas: Sequence[np.ndarray], padding_known: bool = True) -> np.ndarray:
+    """The exact covariance matrix of the functionals ``Σ_j α_j Ĉ_j`` (one per α of ``alphas``, each of length
+    ≤ leaves), counts² × α², in one pass over the tree for all of them (:func:`functional_variance`). O(n·K̄)."""
     shape = plan.shape
-    a = np.asarray(alpha, dtype=float).copy()
-    if a.size > shape.leaves:
-        raise ValueError("more prefix weights than real leaves")
-    if plan.privacy.root_public and a.size == shape.leaves:
-        a[-1] = 0.0
-    variances = plan.level_variances()
-    s = shape.leaves_per_node
+    a = np.zeros((len(alphas), shape.leaves))
+    for row, alpha in enumerate(alphas):
+        values = np.asarray(alpha, dtype=float)
+        if values.size > shape.leaves:
+            raise ValueError("more prefix weights than real leaves")
+        a[row, :values.size] = values
+    if plan.privacy.root_public:
+        a[:, -1] = 0.0
     if plan.estimator is Estimator.COVERING:
-        prefixes = np.arange(1, a.size + 1, dtype=np.int64)
-        total, above = 0.0, None
-        for level, known in enumerate(plan.released()):
-            if not known:
-                continue
-            nodes = shape.nodes_at_level(level)
-            end = prefixes // s[level]
-            start = np.zeros_like(prefixes) if above is None else (prefixes // s[above]) * (s[above] // s[level])
-            edges = np.bincount(start, a, nodes + 1) - np.bincount(end, a, nodes + 1)
-            weights = np.cumsum(edges)[:nodes]
-            if np.isfinite(variances[level]):
-                total += float(variances[level]) * float(weights @ weights)
-            above = level
-        return total
-    lam, lam_c = gls_eigenvalues(shape, variances)
-    q = _leaf_weights(a, shape.padded_bins)
-    total = 0.0
-    for m in range(shape.height):
+        return _covering_covariances(plan, a)
+    return _gls_covariances(plan, a, padding_known)
+
+
+def _covering_covariances(plan: Plan, a: np.ndarray) -> np.ndarray:
+    """Covering sum: prefix j adds, per released level, the run of nodes [start_l(j), end_l(j)); a node's weight
+    is Σ α_j over the prefixes whose run holds it (a difference array), and ``Cov = Σ_l v_l g_lᵀ g_l'``."""
+    shape = plan.shape
+    s = shape.leaves_per_node
+    variances = plan.level_variances()
+    prefixes = np.arange(1, shape.leaves + 1, dtype=np.int64)
+    out = np.zeros((a.shape[0], a.shape[0]))
+    above = None
+    for level, known in enumerate(plan.released()):
+        if not known:
+            continue
+        nodes = shape.nodes_at_level(level)
+        end = prefixes // s[level]
+        start = np.zeros_like(prefixes) if above is None else (prefixes // s[above]) * (s[above] // s[level])
+        weights = np.array([np.cumsum(np.bincount(start, row, nodes + 1) - np.bincount(end, row, nodes + 1))[:nodes]
+                            for row in a])
+        if np.isfinite(variances[level]):
+            out += float(variances[level]) * (weights @ weights.T)
+        above = level
+    return out
+
+
+def _gls_covariances(plan: Plan, a: np.ndarray, padding_known: bool) -> np.ndarray:
+    """GLS: the leaf weights q_i = Σ_{j>i} α_j; ``Σ_v ⟨P_v q, P_v q'⟩/λ_v + (qᵀ1)(q'ᵀ1)/(K̄ λ_c)`` with
+    ``⟨P_v q, P_v q'⟩ = Σ_c Q_c Q'_c/s − Q_v Q'_v/(b·s)`` (Q: sums over a node's leaves, s leaves per child),
+    minus the known zeros' ``E(q)ᵀ Q E(q')`` with ``E_t(q) = Σ_{i ≥ a_t} q_i / σ_t``."""
+    shape = plan.shape
+    s = shape.leaves_per_node
+    lam, lam_c = gls_eigenvalues(shape, plan.level_variances())
+    q = np.zeros((a.shape[0], shape.padded_bins))
+    q[:, :shape.leaves] = np.cumsum(a[:, ::-1], axis=1)[:, ::-1]
+    out = np.zeros((a.shape[0], a.shape[0]))
+    sums = q  # the sums of the level-(m+1) nodes, from the leaves up
+    for m in range(shape.height - 1, -1, -1):
         child, b = s[m + 1], shape.branching[m]
-        sums = q.reshape(-1, b, child).sum(axis=2)  # Q_c of every level-m node's children
-        spread = float((sums * sums).sum()) / child - float((sums.sum(axis=1) ** 2).sum()) / (b * child)
-        total += spread / float(lam[m])
+        node = sums.reshape(a.shape[0], -1, b).sum(axis=2)
+        out += (sums @ sums.T / child - node @ node.T / (b * child)) / float(lam[m])
+        sums = node
     if np.isfinite(lam_c):
-        total += float(q.sum()) ** 2 / (shape.padded_bins * lam_c)
+        out += np.outer(sums[:, 0], sums[:, 0]) / (shape.padded_bins * lam_c)
     if padding_known and has_padding(shape):
-        e = a @ _known_zero_basis(shape, np.arange(1, a.size + 1, dtype=np.int64))
-        total -= float(e @ _known_zero_form(shape, lam, lam_c) @ e)
-    return max(total, 0.0)
+        starts, sizes = _spine(shape)
+        tails = np.cumsum(q[:, ::-1], axis=1)[:, ::-1]  # Σ_{i ≥ t} q_i
+        e = tails[:, starts] / np.asarray(sizes, dtype=float)
+        out -= e @ _known_zero_form(shape, lam, lam_c) @ e.T
+    return out
 
 
 def margin_factor(plan: Plan) -> float:
@@ -187,34 +210,28 @@ def cdf_moments(release: Release) -> CdfMoments:
     counts = np.diff(np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float))))
     estimate = np.asarray(release.estimate, dtype=float)[:k]
     factor = margin_factor(plan)
+    alpha = _sum_weights(mids)
     last = np.zeros(k)
-    last[-1] = 1.0
+    last[-1] = 1.0  # C_K, the number of values
+    gram = functional_covariances(plan, [alpha, last], release.padding_known)
+    var_s, cov, var_c = float(gram[0, 0]), float(gram[0, 1]), float(gram[1, 1])
+    count, count_estimate, half = release.values_total, float(estimate[-1]), width / 2.0
+    centre, value = float(alpha @ estimate), float(mids @ counts)
 
-    def variance(alpha: np.ndarray) -> float:
-        return functional_variance(plan, alpha, release.padding_known)
+    def edge_bound(shift: float) -> float:
+        """The bound on the bins' lower (shift −½) or upper (+½) edge sum, S ± w/2·C: its one-sided 97.5 % end."""
+        spread = math.sqrt(max(var_s + 2 * shift * width * cov + (shift * width) ** 2 * var_c, 0.0))
+        return centre + shift * width * count_estimate + math.copysign(factor * spread, shift)
 
-    def bounds(values: np.ndarray) -> tuple[float, float, float]:
-        alpha = _sum_weights(values)
-        centre = float(alpha @ estimate)
-        return centre, factor * math.sqrt(variance(alpha)), float(values @ counts)
-
-    count = release.values_total
-    centre, margin, value = bounds(mids)
-    low_centre, low_margin, _ = bounds(lows)
-    high_centre, high_margin, _ = bounds(highs)
+    margin = factor * math.sqrt(var_s)
     total = MomentEstimate(value, min(centre - margin, value), max(centre + margin, value),
-                           min(low_centre - low_margin, value), max(high_centre + high_margin, value),
-                           width / 2.0 * max(count, 0.0))
+                           min(edge_bound(-0.5), value), max(edge_bound(0.5), value), half * max(count, 0.0))
     if count <= 0:
         return CdfMoments(count, total, None, width)
     mean_value = value / count
-    alpha = _sum_weights(mids)
-    var_s, var_c = variance(alpha), variance(last)
-    cov = (var_s + var_c - variance(alpha - last)) / 2.0
-    low, high = _ratio_interval(centre, float(estimate[-1]), var_s, cov, var_c, factor, float(mids[0]), float(mids[-1]))
+    low, high = _ratio_interval(centre, count_estimate, var_s, cov, var_c, factor, float(mids[0]), float(mids[-1]))
     low, high = min(low, mean_value), max(high, mean_value)
-    mean = MomentEstimate(mean_value, low, high, max(low - width / 2.0, release.lower),
-                          min(high + width / 2.0, release.upper), width / 2.0)
+    mean = MomentEstimate(mean_value, low, high, max(low - half, release.lower), min(high + half, release.upper), half)
     return CdfMoments(count, total, mean, width)
 
 

@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 from scipy.signal import fftconvolve
 
-from dpgui.core.cdf_moments import NO_MEAN, cdf_moments, functional_variance, group_summaries, margin_factor
+from dpgui.core.cdf_moments import (
+    NO_MEAN, cdf_moments, functional_covariances, functional_variance, group_summaries, margin_factor,
+)
 from dpgui.core.grouped_cdf import GroupList, OtherGroups, plan_grouped, release_grouped
 from dpgui.core.mechanism import Release, estimate_cumulative, release, release_from_levels
 from dpgui.core.noise import SeededRandom
@@ -71,6 +73,10 @@ def test_variance_of_a_functional_is_the_estimators_own(shape, neighbours, estim
     for size in (shape.bins, shape.leaves, 3):
         alpha = rng.normal(size=size)
         assert functional_variance(plan, alpha) == pytest.approx(brute_variance(plan, alpha), rel=1e-9, abs=1e-9)
+    first, second = rng.normal(size=shape.bins), rng.normal(size=shape.bins)
+    covariance = functional_covariances(plan, [first, second])[0, 1]
+    expected = (brute_variance(plan, first + second) - brute_variance(plan, first - second)) / 4
+    assert covariance == pytest.approx(expected, rel=1e-9, abs=1e-9)
 
 
 def test_variance_with_unequal_budgets_and_a_skipped_level():
