@@ -12,13 +12,15 @@ last bin (clamped), so these are the sum and the mean of the *clamped* values.
 e_{K−1}·C_K`` (summation by parts; for midpoints ``= m_{K−1}·C_K − w·Σ_{j<K} C_j``). Its variance, with the
 leaf weights ``q_i = Σ_{j>i} α_j`` of the prefix weights α (:func:`functional_variance`):
 
-* covering sum (Rameshwar, Tandon & Sharma 2024, eq. 5): each prefix adds a run of nodes per released level,
+* covering sum (Rameshwar, Tandon & Sharma, eq. 5): each prefix adds a run of nodes per released level,
   so a node's weight is the sum of α over the prefixes whose run holds it; ``Var = Σ_l v_l Σ_nodes g²``;
 * GLS (Hay et al. 2010; the BLUE): ``Var qᵀx̂ = Σ_v ‖P_v q‖²/λ_v + (qᵀ1)²/(K̄ λ_c)`` minus the known zeros'
   ``E(q)ᵀ Q E(q)``: the spectral form that :mod:`dpgui.core.projection` evaluates for prefixes (where only the
-  boundary nodes count), here summed over every node because the weights q are spread over all leaves. The
-  known-zero term is linear in q, so ``E(q) = Σ_j α_j E(j)``. (Linear algebra of its own: the projection module
-  offers the variance of one prefix or one range, not of a functional over all of them.)
+  boundary nodes count), here summed over every node because the weights q are spread over all leaves (for a
+  sum over bins q is the bins' values themselves). The known-zero term is linear in q: ``E(q) = Σ_j α_j E(j)``,
+  i.e. ``E_t(q) = Σ_{i ≥ a_t} q_i / σ_t``. (Linear algebra of its own: the projection module offers the
+  variance of one prefix or one range, not of a functional over all of them; it reuses that module's
+  eigenvalues, spine and known-zero form Q.)
 
 **Intervals, ≥ 95 %.** As for the counts (:mod:`dpgui.core.quantiles`): centred on the unbiased estimate
 before consistency, so consistency (a projection, or a clamp) cannot move them, then widened to hold the
