@@ -166,6 +166,13 @@ class StatisticKind(Name):
     GROUPED_CDF = "grouped_cdf"  # the CDF of a numeric column for each group of a categorical column
 
 
+class ReleaseKind(Name):
+    """A release that is not one statistic (the ledger's and the manifest's ``kind``, beside a
+    :class:`StatisticKind`): a release plan of several statistics under one budget."""
+
+    PLAN = "plan"
+
+
 class Engine(Name):
     """Where the counting runs."""
 

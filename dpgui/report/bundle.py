@@ -30,7 +30,7 @@ import json
 import os
 import platform
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -211,22 +211,26 @@ def check_bundle_target(directory: str | os.PathLike[str], name: str) -> BundleP
 
 
 def write_signed_files(paths: BundlePaths, release_id: str, csv_bytes: bytes, pdf_bytes: bytes,
-                       manifest: dict[str, Any], key: SecretKey, schema: Path = SCHEMA_PATH) -> BundlePaths:
+                       manifest: dict[str, Any], key: SecretKey, schema: Path = SCHEMA_PATH,
+                       more: Mapping[Path, bytes] | None = None) -> BundlePaths:
     """Sign ``manifest`` and write the four files of any kind of bundle in the crash-safe order of the
-    module docstring (``paths`` from :func:`check_bundle_target`). The manifest is checked against
-    ``schema`` (its statistic's) first (a failure is a bug: never sign what the verifier would reject)."""
+    module docstring (``paths`` from :func:`check_bundle_target`), and ``more`` files (a release plan's
+    parts' CSVs, checked not to exist by its caller) before the signature and the manifest. The manifest is
+    checked against ``schema`` (its statistic's) first (a failure is a bug: never sign what the verifier
+    would reject)."""
     problems = schema_problems(manifest, schema)
     if problems:  # a bug, not a user error: never sign a manifest that the verifier would reject
         raise RuntimeError(f"manifest does not satisfy its schema: {problems[0]}")
     body = manifest_bytes(manifest)
     trusted = f"dpgui release {release_id} file:{paths.manifest.name} signed:{iso_utc(datetime.now(timezone.utc))}"
     signature = key.sign(body, trusted).encode("utf-8")
-    contents = {paths.csv: csv_bytes, paths.pdf: pdf_bytes, paths.signature: signature, paths.manifest: body}
+    contents = {paths.csv: csv_bytes, paths.pdf: pdf_bytes, **dict(more or {}), paths.signature: signature,
+                paths.manifest: body}  # in the order of renaming: the manifest last
     temporary: dict[Path, str] = {}
     try:
-        for target in paths.all():
+        for target in contents:
             temporary[target] = write_temporary(target, contents[target])
-        for target in paths.all():
+        for target in contents:
             if target.exists():  # appeared since the check: never overwrite
                 raise DataError(f"{target.name} appeared while writing", "choose another bundle name")
             os.replace(temporary.pop(target), target)
@@ -317,4 +321,14 @@ def verify_bundle(manifest_path: str | os.PathLike[str], public_key: PublicKey,
             return fail(f"the {kind.upper()} file {entry['name']} does not match the SHA-256 in the manifest "
                         "(it was changed after signing)", manifest, comment)
         checks.append((f"the {kind.upper()} file {entry['name']} matches its SHA-256", True))
+    for number, part in enumerate(manifest.get("parts", ()), 1):  # a release plan's parts (its schema says how)
+        entry, words = part["csv"], f"part {number} ({_clipped(str(part['title']), 80)})"
+        try:
+            digest = sha256_regular_file(path.with_name(entry["name"]), f"CSV file of {words}")
+        except DataError as err:
+            return fail(f"{words}: {err.problem}", manifest, comment)
+        if digest != entry["sha256"]:
+            return fail(f"{words}: the CSV file {entry['name']} does not match the SHA-256 in the manifest (it was "
+                        "changed, or swapped with another file, after signing)", manifest, comment)
+        checks.append((f"{words}: the CSV file {entry['name']} matches its SHA-256", True))
     return Verification(True, tuple(checks), manifest, public_key.key_id_hex, comment)

@@ -32,6 +32,7 @@ from dpgui.core.plan import PrivacySpec
 from dpgui.errors import DataError, DpguiError, ParameterError
 from dpgui.report.bundle import BundlePaths, check_bundle_name
 from dpgui.report.ledger import Ledger, ReleaseOutput, Totals
+from dpgui.report.ledger.records import ReleaseRecords
 from dpgui.vocabulary import Charge
 
 
@@ -95,7 +96,7 @@ def check_row_count_public(privacy: PrivacySpec, source_record: dict[str, Any] |
             "query returns is public'), or use the neighbour model addremove, which keeps N private")
 
 
-def spend_then_release(ledger: Ledger, dataset: str, release_id: str, plan: Chargeable, mechanism: str,
+def spend_then_release(ledger: ReleaseRecords, dataset: str, release_id: str, plan: Chargeable, mechanism: str,
                        description: dict[str, Any], draw: Callable[[], _Result],
                        output: Callable[[_Result], tuple[str, dict[str, Any], bool]]) -> _Result:
     """The one order of a release (CDF or hierarchy): spend, draw the noise, record the output.
@@ -216,7 +217,7 @@ def check_signed_row_count(release_id: str, privacy: PrivacySpec, source: dict[s
                         "is stated public")
 
 
-def confirm_recorded_release(ledger: Ledger, release_id: str, dataset: str, params: dict[str, Any], digest: str,
+def confirm_recorded_release(ledger: ReleaseRecords, release_id: str, dataset: str, params: dict[str, Any], digest: str,
                              *, dataset_fix: str = "name the dataset {recorded!r}") -> ReleaseOutput:
     """The ledger's record of a release's output, if it confirms that the release may be signed.
 
@@ -252,13 +253,14 @@ def confirm_recorded_release(ledger: Ledger, release_id: str, dataset: str, para
 
 
 def write_and_record_bundle(ledger: Ledger, release_id: str, directory: str | os.PathLike[str], name: str,
-                            write: Callable[[], BundlePaths]) -> BundlePaths:
+                            write: Callable[[], BundlePaths], more: Sequence[Path] = ()) -> BundlePaths:
     """Write a bundle with ``write()`` and point ``release_id``'s ledger entry at its manifest.
 
     A trial of the ledger's pointer first (nothing is written if the ledger would refuse it), then
     ``write()``, then the pointer. If the pointer still cannot be recorded, the written files are
     removed and :class:`BundleNotRecorded` says so: no signed bundle exists that its ledger does not
-    point to. The one way a CDF or hierarchy bundle is written.
+    point to. The one way a bundle is written (``more``: the files it writes besides the four, a release
+    plan's parts' CSVs, removed with them).
     """
     pointer = str(BundlePaths.of(Path(directory), check_bundle_name(name)).manifest.resolve())  # write() checks
     ledger.check_bundle_pointer(release_id, pointer)
@@ -267,7 +269,7 @@ def write_and_record_bundle(ledger: Ledger, release_id: str, directory: str | os
         ledger.record_bundle(release_id, pointer)
     except DpguiError as err:
         left = []
-        for path in (paths.manifest, paths.signature, paths.pdf, paths.csv):  # manifest first: no bundle at once
+        for path in (paths.manifest, paths.signature, paths.pdf, paths.csv, *more):  # manifest first: no bundle at once
             try:
                 path.unlink()
             except FileNotFoundError:

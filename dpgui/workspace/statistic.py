@@ -35,6 +35,7 @@ from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.ledger import Ledger
+from dpgui.report.ledger.records import ReleaseRecords
 from dpgui.report.signing import SecretKey
 from dpgui.vocabulary import Charge, StatisticKind
 
@@ -159,7 +160,7 @@ class Statistic(Protocol[SpendT, PlanT, CountsT, ReleaseT, InfoT]):
         only. O(rows); cancellable where the source is."""
         ...
 
-    def release(self, ledger: Ledger, dataset: str, spend: SpendT, counts: CountsT, noise: RandomSource, *,
+    def release(self, ledger: ReleaseRecords, dataset: str, spend: SpendT, counts: CountsT, noise: RandomSource, *,
                 release_id: str | None = None, source_record: dict[str, Any] | None = None) -> tuple[ReleaseT, InfoT]:
         """Record :meth:`charge` for ``dataset`` in ``ledger`` (the ledger's refusal before any noise),
         then draw the noise on ``counts`` and record the output (:meth:`digest`, :meth:`parameters`).
@@ -185,7 +186,7 @@ class Statistic(Protocol[SpendT, PlanT, CountsT, ReleaseT, InfoT]):
         kind's own optional section (a hierarchy's stated errors, ``projection``), None for none. O(values)."""
         ...
 
-    def authenticate(self, ledger: Ledger, release: ReleaseT, info: InfoT) -> tuple[ReleaseT, InfoT]:
+    def authenticate(self, ledger: ReleaseRecords, release: ReleaseT, info: InfoT) -> tuple[ReleaseT, InfoT]:
         """The release and its info as the ledger confirms them (its ``secure`` flag the ledger's), or a
         DataError saying why it may not be signed (not recorded, edited, test noise). Reads only."""
         ...

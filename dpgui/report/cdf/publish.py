@@ -27,6 +27,7 @@ from dpgui.errors import ParameterError
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.cdf.bundle import ReleaseInfo, write_bundle
 from dpgui.report.ledger import Ledger, new_release_id
+from dpgui.report.ledger.records import ReleaseRecords
 from dpgui.report.migrations import PADDING_KNOWN_ZEROS, PADDING_UNKNOWN
 from dpgui.report.publish import (
     check_row_count_public, check_signed_row_count, confirm_recorded_release, levels_sha256, spend_then_release,
@@ -67,7 +68,7 @@ def check_missing_rule(plan: Plan, missing: str = MISSING_AUTO) -> str:
     return plan.privacy.missing_rule
 
 
-def spend_and_release(ledger: Ledger, dataset: str, column: str, missing: str, counts: np.ndarray, plan: Plan,
+def spend_and_release(ledger: ReleaseRecords, dataset: str, column: str, missing: str, counts: np.ndarray, plan: Plan,
                       source: RandomSource, lower: float, upper: float, consistency: str,
                       *, n_missing: int, release_id: str | None = None,
                       source_record: dict[str, Any] | None = None,
@@ -148,7 +149,7 @@ def release_params(result: Release, info: ReleaseInfo) -> dict[str, Any]:
     return params
 
 
-def authenticate_release(ledger: Ledger, result: Release, info: ReleaseInfo) -> Release:
+def authenticate_release(ledger: ReleaseRecords, result: Release, info: ReleaseInfo) -> Release:
     """The release confirmed by the ledger, with its ``secure`` flag taken from the ledger's record.
 
     Signing needs all of: the ledger holds ``info.release_id`` for ``info.dataset``; it recorded

@@ -19,6 +19,7 @@ from dpgui.core.noise import RandomSource
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.counts.bundle import MECHANISM, CountsReleaseInfo, write_counts_bundle
 from dpgui.report.ledger import Ledger
+from dpgui.report.ledger.records import ReleaseRecords
 from dpgui.report.publish import (
     check_row_count_public, check_signed_row_count, confirm_recorded_release, levels_sha256, spend_then_release,
     write_and_record_bundle,
@@ -35,7 +36,7 @@ def counts_params(release: CountsRelease, info: CountsReleaseInfo) -> dict[str, 
             "plan": release.plan.to_json(), "source": None if info.source is None else dict(info.source)}
 
 
-def spend_and_release_counts(ledger: Ledger, dataset: str, column: str, true_counts: np.ndarray, plan: CountsPlan,
+def spend_and_release_counts(ledger: ReleaseRecords, dataset: str, column: str, true_counts: np.ndarray, plan: CountsPlan,
                              source: RandomSource, *, release_id: str | None = None,
                              source_record: dict[str, Any] | None = None) -> tuple[CountsRelease, CountsReleaseInfo]:
     """Record the plan's charge for ``dataset``, then release the counts (the ledger's refusal first)."""
@@ -56,7 +57,7 @@ def spend_and_release_counts(ledger: Ledger, dataset: str, column: str, true_cou
                               lambda r: (levels_sha256(r[0].levels), counts_params(*r), r[0].secure))
 
 
-def authenticate_counts_release(ledger: Ledger, release: CountsRelease, info: CountsReleaseInfo) -> CountsReleaseInfo:
+def authenticate_counts_release(ledger: ReleaseRecords, release: CountsRelease, info: CountsReleaseInfo) -> CountsReleaseInfo:
     """The info with ``secure`` from the ledger, if the ledger confirms the release (DataError otherwise)."""
     confirm_recorded_release(ledger, info.release_id, info.dataset, counts_params(release, info),
                              levels_sha256(release.levels))

@@ -24,6 +24,7 @@ from dpgui.report.grouped_cdf.bundle import (
     MECHANISM, GroupedReleaseInfo, released_levels, write_grouped_cdf_bundle,
 )
 from dpgui.report.ledger import Ledger
+from dpgui.report.ledger.records import ReleaseRecords
 from dpgui.report.publish import (
     check_row_count_public, check_signed_row_count, confirm_recorded_release, levels_sha256, spend_then_release,
     write_and_record_bundle,
@@ -49,7 +50,7 @@ def grouped_cdf_digest(release: GroupedRelease) -> str:
     return levels_sha256(released_levels(release))
 
 
-def spend_and_release_grouped_cdf(ledger: Ledger, dataset: str, column: str, group_column: str,
+def spend_and_release_grouped_cdf(ledger: ReleaseRecords, dataset: str, column: str, group_column: str,
                                   counts: np.ndarray, n_missing: Sequence[int], plan: GroupedPlan,
                                   source: RandomSource, lower: float, upper: float, consistency: str, *,
                                   release_id: str | None = None, source_record: dict[str, Any] | None = None
@@ -75,7 +76,7 @@ def spend_and_release_grouped_cdf(ledger: Ledger, dataset: str, column: str, gro
                               lambda r: (grouped_cdf_digest(r[0]), grouped_cdf_params(*r), r[0].secure))
 
 
-def authenticate_grouped_cdf_release(ledger: Ledger, release: GroupedRelease, info: GroupedReleaseInfo
+def authenticate_grouped_cdf_release(ledger: ReleaseRecords, release: GroupedRelease, info: GroupedReleaseInfo
                                      ) -> GroupedReleaseInfo:
     """The info with ``secure`` from the ledger, if the ledger confirms the release (DataError otherwise)."""
     confirm_recorded_release(ledger, info.release_id, info.dataset, grouped_cdf_params(release, info),

@@ -25,6 +25,7 @@ from dpgui.core.noise import RandomSource
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.hierarchy.bundle import HierarchyReleaseInfo, hierarchy_sha256, write_hierarchy_bundle
 from dpgui.report.ledger import Ledger, new_release_id
+from dpgui.report.ledger.records import ReleaseRecords
 from dpgui.report.publish import (
     check_row_count_public, check_signed_row_count, confirm_recorded_release, levels_sha256, spend_then_release,
     write_and_record_bundle,
@@ -77,7 +78,7 @@ def hierarchy_release_params(result: HierarchyRelease, info: HierarchyReleaseInf
     return params
 
 
-def spend_and_release_hierarchy(ledger: Ledger, dataset: str, hierarchy: Hierarchy, leaf_counts: np.ndarray,
+def spend_and_release_hierarchy(ledger: ReleaseRecords, dataset: str, hierarchy: Hierarchy, leaf_counts: np.ndarray,
                                 plan: HierarchyPlan, source: RandomSource, *, node_list_source: str,
                                 counts_from_data: bool = False, prior_name: str | None = None,
                                 prior_sha256: str | None = None, notes: tuple[str, ...] = (),
@@ -136,7 +137,7 @@ def spend_and_release_hierarchy(ledger: Ledger, dataset: str, hierarchy: Hierarc
         lambda out: (levels_sha256(out[0].counts), hierarchy_release_params(*out), bool(source.secure)))
 
 
-def authenticate_hierarchy_release(ledger: Ledger, result: HierarchyRelease,
+def authenticate_hierarchy_release(ledger: ReleaseRecords, result: HierarchyRelease,
                                    info: HierarchyReleaseInfo) -> HierarchyReleaseInfo:
     """The release's info with ``secure`` taken from the ledger's record, if the ledger confirms it.
 

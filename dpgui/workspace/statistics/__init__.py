@@ -13,13 +13,15 @@ What picks a statistic by a recorded kind goes through here: the verifier (:func
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from dpgui.errors import DataError
-from dpgui.report.bundle import SCHEMA_PATH, Verification, source_text, verify_bundle
+from dpgui.report.bundle import SCHEMA_PATH, Verification, schema_problems, source_text, verify_bundle
+from dpgui.report.plan.bundle import PLAN_SCHEMA
 from dpgui.report.signing import PublicKey
-from dpgui.vocabulary import Charge, StatisticKind
+from dpgui.vocabulary import Charge, ReleaseKind, StatisticKind
 from dpgui.workspace.statistic import Statistic
 from dpgui.workspace.statistics.cdf import CDF
 from dpgui.workspace.statistics.counts import COUNTS
@@ -52,15 +54,36 @@ def statistic(kind: str) -> Statistic[Any, Any, Any, Any, Any]:
 
 
 def _schema_of(manifest: dict[str, Any]) -> Path:
-    """The schema of a manifest's statistic; the shared one for a kind this dpgui does not know (it says why)."""
+    """The schema of a manifest's statistic (a release plan's: :data:`~dpgui.report.plan.bundle.PLAN_SCHEMA`);
+    the shared one for a kind this dpgui does not know (it says why)."""
+    if manifest.get("kind") == ReleaseKind.PLAN:
+        return PLAN_SCHEMA
     found = _find(manifest.get("kind"))
     return SCHEMA_PATH if found is None else found.manifest_schema
 
 
 def verify(manifest_path: str | os.PathLike[str], public_key: PublicKey) -> Verification:
     """:func:`dpgui.report.bundle.verify_bundle`, the manifest checked against its own statistic's schema
-    (picked by its signed ``kind``). Reads the bundle's files; O(file sizes)."""
-    return verify_bundle(manifest_path, public_key, _schema_of)
+    (picked by its signed ``kind``), and a release plan's every part's own manifest against its statistic's
+    (a failure names the part). Reads the bundle's files; O(file sizes)."""
+    verification = verify_bundle(manifest_path, public_key, _schema_of)
+    manifest = verification.manifest
+    if not verification.ok or manifest is None or manifest.get("kind") != ReleaseKind.PLAN:
+        return verification
+    checks = list(verification.checks)
+    for number, part in enumerate(manifest["parts"], 1):
+        words = f"part {number} ({str(part['title'])[:80]})"
+        found = _find(part["kind"])
+        problems = (["its kind is not one this dpgui knows"] if found is None
+                    else schema_problems(part["manifest"], found.manifest_schema))
+        if not problems and (part["manifest"].get("release_id") != part["release_id"]
+                             or part["manifest"].get("files", {}).get("csv", {}).get("sha256") != part["csv"]["sha256"]):
+            problems = ["its own manifest names another release or another CSV than the plan lists for it"]
+        if problems:
+            checks.append((f"{words}: its manifest does not follow its statistic's schema ({problems[0]})", False))
+            return replace(verification, ok=False, checks=tuple(checks))
+        checks.append((f"{words}: its manifest follows its statistic's schema", True))
+    return replace(verification, checks=tuple(checks))
 
 
 def release_words(description: dict[str, Any]) -> str:
@@ -72,7 +95,12 @@ def release_words(description: dict[str, Any]) -> str:
     names a column is a CDF's."""
     kind = description.get("kind", StatisticKind.CDF if "column" in description else None)
     found = _find(kind)
-    what = "release (kind not recorded)" if found is None else found.ledger_words(description)
+    if kind == ReleaseKind.PLAN:
+        parts = description.get("parts")
+        titles = [str(p.get("title")) for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+        what = f"release plan of {len(titles)} statistic{'s' if len(titles) != 1 else ''} ({'; '.join(titles)})"
+    else:
+        what = "release (kind not recorded)" if found is None else found.ledger_words(description)
     source = description.get("source")
     return f"{what} from {source_text(source)}" if isinstance(source, dict) else f"{what}; source not recorded"
 

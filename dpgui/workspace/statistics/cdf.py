@@ -28,6 +28,7 @@ from dpgui.report.cdf.bundle import ReleaseInfo, build_manifest, default_bundle_
 from dpgui.report.cdf.csv_export import release_csv_text
 from dpgui.report.cdf.publish import authenticate_release, release_params, sign_release, spend_and_release
 from dpgui.report.ledger import Ledger
+from dpgui.report.ledger.records import ReleaseRecords
 from dpgui.report.project_file import ProjectRelease
 from dpgui.report.publish import levels_sha256
 from dpgui.report.signing import SecretKey
@@ -97,7 +98,7 @@ class CdfStatistic:
         return source.histogram(spend.column, spend.lower, spend.upper, spend.bins, progress=progress,
                                 should_cancel=should_cancel)
 
-    def release(self, ledger: Ledger, dataset: str, spend: CdfSpend, counts: ColumnHistogram, noise: RandomSource, *,
+    def release(self, ledger: ReleaseRecords, dataset: str, spend: CdfSpend, counts: ColumnHistogram, noise: RandomSource, *,
                 release_id: str | None = None, source_record: dict[str, Any] | None = None) -> tuple[Release, ReleaseInfo]:
         return spend_and_release(ledger, dataset, spend.column, spend.missing, counts.counts, spend.plan, noise,
                                  spend.lower, spend.upper, spend.consistency, n_missing=counts.n_missing,
@@ -118,7 +119,7 @@ class CdfStatistic:
         _no_extra(extra)
         return build_manifest(release, info, name, csv_bytes, pdf_bytes, key_id)
 
-    def authenticate(self, ledger: Ledger, release: Release, info: ReleaseInfo) -> tuple[Release, ReleaseInfo]:
+    def authenticate(self, ledger: ReleaseRecords, release: Release, info: ReleaseInfo) -> tuple[Release, ReleaseInfo]:
         return authenticate_release(ledger, release, info), info
 
     def sign(self, ledger: Ledger, folder: str | Path, name: str, release: Release, info: ReleaseInfo, pdf: bytes,

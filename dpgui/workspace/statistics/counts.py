@@ -30,6 +30,7 @@ from dpgui.report.counts.publish import (
     authenticate_counts_release, counts_params, sign_counts_release, spend_and_release_counts,
 )
 from dpgui.report.ledger import Ledger
+from dpgui.report.ledger.records import ReleaseRecords
 from dpgui.report.publish import levels_sha256
 from dpgui.report.signing import SecretKey
 from dpgui.vocabulary import Charge, Neighbours, StatisticKind
@@ -127,7 +128,7 @@ class CountsStatistic:
                             "add them to the public list of categories, or fix the data")
         return counts
 
-    def release(self, ledger: Ledger, dataset: str, spend: CountsSpend, counts: np.ndarray, noise: RandomSource, *,
+    def release(self, ledger: ReleaseRecords, dataset: str, spend: CountsSpend, counts: np.ndarray, noise: RandomSource, *,
                 release_id: str | None = None, source_record: dict[str, Any] | None = None
                 ) -> tuple[CountsRelease, CountsReleaseInfo]:
         return spend_and_release_counts(ledger, dataset, spend.column, counts, spend.plan, noise,
@@ -146,7 +147,7 @@ class CountsStatistic:
                  key_id: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         return build_counts_manifest(release, info, name, csv_bytes, pdf_bytes, key_id)
 
-    def authenticate(self, ledger: Ledger, release: CountsRelease, info: CountsReleaseInfo
+    def authenticate(self, ledger: ReleaseRecords, release: CountsRelease, info: CountsReleaseInfo
                      ) -> tuple[CountsRelease, CountsReleaseInfo]:
         return release, authenticate_counts_release(ledger, release, info)
 

@@ -36,6 +36,7 @@ from dpgui.report.grouped_cdf.publish import (
     spend_and_release_grouped_cdf,
 )
 from dpgui.report.ledger import Ledger
+from dpgui.report.ledger.records import ReleaseRecords
 from dpgui.report.signing import SecretKey
 from dpgui.vocabulary import AccuracyWhere, CdfConsistency, Charge, Noise, StatisticKind
 from dpgui.workspace.statistic import Alternative, Planned, PlanProgress, Progress, ShouldCancel
@@ -135,7 +136,7 @@ class GroupedCdfStatistic:
         return group_histograms(source, spend.group_column, spend.column, spend.lower, spend.upper, tree.shape.bins,
                                 spend.plan.groups, progress=progress, should_cancel=should_cancel)
 
-    def release(self, ledger: Ledger, dataset: str, spend: GroupedCdfSpend, counts: GroupHistograms,
+    def release(self, ledger: ReleaseRecords, dataset: str, spend: GroupedCdfSpend, counts: GroupHistograms,
                 noise: RandomSource, *, release_id: str | None = None, source_record: dict[str, Any] | None = None
                 ) -> tuple[GroupedRelease, GroupedReleaseInfo]:
         if counts.labels != spend.plan.labels:  # a bug: histograms counted for another list of groups
@@ -158,7 +159,7 @@ class GroupedCdfStatistic:
         _no_extra(extra)
         return build_grouped_cdf_manifest(release, info, name, csv_bytes, pdf_bytes, key_id)
 
-    def authenticate(self, ledger: Ledger, release: GroupedRelease, info: GroupedReleaseInfo
+    def authenticate(self, ledger: ReleaseRecords, release: GroupedRelease, info: GroupedReleaseInfo
                      ) -> tuple[GroupedRelease, GroupedReleaseInfo]:
         return release, authenticate_grouped_cdf_release(ledger, release, info)
 

@@ -32,6 +32,7 @@ from dpgui.report.hierarchy.publish import (
 )
 from dpgui.report.hierarchy.project import ProjectHierarchyRelease
 from dpgui.report.ledger import Ledger
+from dpgui.report.ledger.records import ReleaseRecords
 from dpgui.report.publish import levels_sha256
 from dpgui.report.signing import SecretKey
 from dpgui.vocabulary import Charge, Noise, StatisticKind
@@ -107,7 +108,7 @@ class HierarchyStatistic:
             np.add.at(leaf_counts, hierarchy.leaf_index(paths.paths), np.asarray(paths.counts, dtype=np.int64))
         return leaf_counts
 
-    def release(self, ledger: Ledger, dataset: str, spend: HierarchySpend, counts: np.ndarray, noise: RandomSource, *,
+    def release(self, ledger: ReleaseRecords, dataset: str, spend: HierarchySpend, counts: np.ndarray, noise: RandomSource, *,
                 release_id: str | None = None, source_record: dict[str, Any] | None = None
                 ) -> tuple[HierarchyRelease, HierarchyReleaseInfo]:
         return spend_and_release_hierarchy(
@@ -130,7 +131,7 @@ class HierarchyStatistic:
         return build_hierarchy_manifest(release, info, hierarchy_mechanism_name(release.plan), name, csv_bytes,
                                         pdf_bytes, key_id, extra)
 
-    def authenticate(self, ledger: Ledger, release: HierarchyRelease, info: HierarchyReleaseInfo
+    def authenticate(self, ledger: ReleaseRecords, release: HierarchyRelease, info: HierarchyReleaseInfo
                      ) -> tuple[HierarchyRelease, HierarchyReleaseInfo]:
         return release, authenticate_hierarchy_release(ledger, release, info)
 
