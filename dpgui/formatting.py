@@ -218,10 +218,11 @@ def moment_words(value: float, margin: float, binning: float, low: float, high: 
                  per_value: bool = False) -> str:
     """A mean or a sum from a released CDF, the same in the window and the PDF: ``1,234.5 ± 12.3 (95 %),
     binning adds at most ± 5.0: 1,217.2 to 1,251.8`` — the noise's 95 % margin, what binning can add
-    (``per value`` for a sum; to at least two significant digits), and the interval that holds the true figure of
-    the values."""
-    return (f"{format_fixed(value, decimals)} ± {format_fixed(margin, decimals)} (95 %), binning adds at most "
-            f"± {format_fixed(binning, max(decimals, moment_decimals(binning)))}{' per value' if per_value else ''}: "
+    (``per value`` for a sum; to at least two significant digits; "binning adds nothing" when it cannot), and the
+    interval that holds the true figure of the values."""
+    binned = ("binning adds nothing" if binning == 0 else f"binning adds at most ± "
+              f"{format_fixed(binning, max(decimals, moment_decimals(binning)))}{' per value' if per_value else ''}")
+    return (f"{format_fixed(value, decimals)} ± {format_fixed(margin, decimals)} (95 %), {binned}: "
             f"{format_fixed(low, decimals)} to {format_fixed(high, decimals)}")
 
 

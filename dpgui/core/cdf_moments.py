@@ -56,7 +56,7 @@ import numpy as np
 from dpgui.core.mechanism import Release
 from dpgui.core.plan import Plan
 from dpgui.core.projection import _known_zero_form, _spine, gls_eigenvalues, has_padding
-from dpgui.core.quantiles import LATTICE_SLACK, Z_TAIL, Quantile, quantiles
+from dpgui.core.quantiles import LATTICE_SLACK, Z_TAIL, Quantile, quantiles, whole_number_step
 from dpgui.vocabulary import Estimator
 
 __all__ = ["NO_MEAN", "CdfMoments", "GroupSummary", "MomentEstimate", "cdf_moments", "functional_variance",
@@ -92,12 +92,14 @@ class MomentEstimate:
 @dataclass(frozen=True)
 class CdfMoments:
     """The sum and the mean of a released CDF; ``mean`` is None when the released number of values ``count``
-    is not positive (:data:`NO_MEAN`). ``bin_width``: w, column units."""
+    is not positive (:data:`NO_MEAN`). ``bin_width``: w; ``per_value``: the most binning can move one value,
+    w/2 (or (w − 1)/2 for whole numbers on bins centred on them); column units."""
 
     count: float
     sum: MomentEstimate
     mean: MomentEstimate | None
     bin_width: float
+    per_value: float
 
 
 def functional_variance(plan: Plan, alpha: np.ndarray, padding_known: bool = True) -> float:
@@ -201,14 +203,19 @@ def _ratio_interval(s: float, c: float, var_s: float, cov: float, var_c: float, 
     return min(max(low, floor), ceiling), max(min(high, ceiling), floor)
 
 
-def cdf_moments(release: Release) -> CdfMoments:
+def cdf_moments(release: Release, whole_numbers: bool = False) -> CdfMoments:
     """The sum and the mean of the clamped values of a released CDF, with their 95 % intervals (the module's
-    docstring says what each holds). Post-processing of public values. O(K̄)."""
+    docstring says what each holds). ``whole_numbers`` (public: the column holds whole numbers) with bins
+    centred on whole numbers (:func:`~dpgui.core.quantiles.whole_number_step` w): a bin's values are w whole
+    numbers around its midpoint, so binning moves a value by at most (w − 1)/2 (0 for w = 1), values outside the
+    bounds counting as the nearest whole number inside. Post-processing of public values. O(K̄)."""
     plan = release.plan
     k = plan.shape.bins
     lows, highs = release.bin_edges()
     mids = (lows + highs) / 2.0
     width = float(highs[0] - lows[0])
+    step = whole_number_step(release.lower, release.upper, k) if whole_numbers else None
+    half = width / 2.0 if step is None else (step - 1) / 2.0
     counts = np.diff(np.concatenate(([0.0], np.asarray(release.cumulative, dtype=float))))
     estimate = np.asarray(release.estimate, dtype=float)[:k]
     factor = margin_factor(plan)
@@ -217,24 +224,26 @@ def cdf_moments(release: Release) -> CdfMoments:
     last[-1] = 1.0  # C_K, the number of values
     gram = functional_covariances(plan, [alpha, last], release.padding_known)
     var_s, cov, var_c = float(gram[0, 0]), float(gram[0, 1]), float(gram[1, 1])
-    count, count_estimate, half = release.values_total, float(estimate[-1]), width / 2.0
+    count, count_estimate = release.values_total, float(estimate[-1])
     centre, value = float(alpha @ estimate), float(mids @ counts)
 
-    def edge_bound(shift: float) -> float:
-        """The bound on the bins' lower (shift −½) or upper (+½) edge sum, S ± w/2·C: its one-sided 97.5 % end."""
-        spread = math.sqrt(max(var_s + 2 * shift * width * cov + (shift * width) ** 2 * var_c, 0.0))
-        return centre + shift * width * count_estimate + math.copysign(factor * spread, shift)
+    def edge_bound(side: int) -> float:
+        """The one-sided 97.5 % bound on the sum with every value at its bin's lowest (side −1) or highest (+1)
+        possible value, ``S + side·half·C``: below it (above it) with probability ≥ 97.5 %."""
+        shift = side * half
+        spread = math.sqrt(max(var_s + 2 * shift * cov + shift * shift * var_c, 0.0))
+        return centre + shift * count_estimate + side * factor * spread
 
     margin = factor * math.sqrt(var_s)
     total = MomentEstimate(value, min(centre - margin, value), max(centre + margin, value),
-                           min(edge_bound(-0.5), value), max(edge_bound(0.5), value), half * max(count, 0.0))
+                           min(edge_bound(-1), value), max(edge_bound(1), value), half * max(count, 0.0))
     if count <= 0:
-        return CdfMoments(count, total, None, width)
+        return CdfMoments(count, total, None, width, half)
     mean_value = value / count
     low, high = _ratio_interval(centre, count_estimate, var_s, cov, var_c, factor, float(mids[0]), float(mids[-1]))
     low, high = min(low, mean_value), max(high, mean_value)
     mean = MomentEstimate(mean_value, low, high, max(low - half, release.lower), min(high + half, release.upper), half)
-    return CdfMoments(count, total, mean, width)
+    return CdfMoments(count, total, mean, width, half)
 
 
 @dataclass(frozen=True)
@@ -250,9 +259,10 @@ class GroupSummary:
 def group_summaries(labels: Sequence[str], releases: Sequence[Release],
                     whole_numbers: bool = False) -> list[GroupSummary]:
     """Mean, sum and median with their intervals for every group of a grouped release, in the given order
-    (each interval holds for its own group and statistic). O(groups × K̄)."""
+    (each interval holds for its own group and statistic; ``whole_numbers`` as for :func:`cdf_moments` and
+    :func:`~dpgui.core.quantiles.quantiles`). O(groups × K̄)."""
     out = []
     for label, group in zip(labels, releases):
         median = quantiles(group, [0.5], whole_numbers)[0] if group.values_total > 0 else None
-        out.append(GroupSummary(label, cdf_moments(group), median))
+        out.append(GroupSummary(label, cdf_moments(group, whole_numbers), median))
     return out

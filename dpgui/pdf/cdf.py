@@ -210,11 +210,11 @@ def _quantile_rows(release: Release, whole_numbers: bool = False) -> list[tuple[
     return rows
 
 
-def _moment_rows(release: Release) -> tuple[list[tuple[str, str, str]], str]:
+def _moment_rows(release: Release, whole_numbers: bool = False) -> tuple[list[tuple[str, str, str]], str]:
     """The mean and the sum as rows of the quantile table (estimate, the interval that holds the true figure of
     the values) and the sentence under it: what the noise and binning each add."""
-    moments = cdf_moments(release)
-    half = moments.bin_width / 2.0
+    moments = cdf_moments(release, whole_numbers)
+    half = moments.per_value
     rows, parts = [], []
     if moments.mean is None:
         parts.append(NO_MEAN[0].upper() + NO_MEAN[1:] + ".")
@@ -223,14 +223,15 @@ def _moment_rows(release: Release) -> tuple[list[tuple[str, str, str]], str]:
         places = moment_decimals(mean.noise_margin, half)
         rows.append(("Mean", format_fixed(mean.value, places),
                      f"{format_fixed(mean.low, places)} to {format_fixed(mean.high, places)}"))
-        parts.append(f"The noise moves the mean by at most ± {format_fixed(mean.noise_margin, places)} (95 %) and binning "
-                     f"by at most ± {format_fixed(half, max(places, moment_decimals(half)))}.")
+        parts.append(f"The noise moves the mean by at most ± {format_fixed(mean.noise_margin, places)} (95 %)"
+                     + (f" and binning by at most ± {format_fixed(half, max(places, moment_decimals(half)))}." if half
+                        else "; binning moves nothing (each bin holds one whole number)."))
     total = moments.sum
     places = moment_decimals(total.noise_margin, total.binning)
     rows.append(("Sum", format_fixed(total.value, places),
                  f"{format_fixed(total.low, places)} to {format_fixed(total.high, places)}"))
-    parts.append(f"The sum: ± {format_fixed(total.noise_margin, places)} (95 %) and ± "
-                 f"{format_fixed(half, moment_decimals(half))} per value.")
+    parts.append(f"The sum: ± {format_fixed(total.noise_margin, places)} (95 %)"
+                 + (f" and ± {format_fixed(half, moment_decimals(half))} per value." if half else "."))
     note = ("Mean and sum: of the values, each taken at the middle of its bin (where inside its bin a value lies is not "
             "released), values outside the bounds at the nearest bound; read from the released CDF at no extra privacy. "
             + " ".join(parts) + " The interval allows for both: it holds the true mean (sum) of the values in at "
@@ -290,7 +291,7 @@ def _page1_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
     out.append('<table width="70%" cellpadding="5" cellspacing="0"><tr><th>Quantile</th>'
                f'<th align="right">Estimate ({"whole number" if whole else "interpolated"})</th>'
                '<th align="right">95 % interval</th></tr>')
-    moment_rows, moment_note = _moment_rows(release)
+    moment_rows, moment_note = _moment_rows(release, details.whole_numbers is not None)
     out += html_rows(rows + moment_rows, "", 1)
     out.append(f"</table><p>{html_text(moment_note)}</p></body></html>")
     return "".join(out)

@@ -83,7 +83,7 @@ def _groups_html(release: GroupedRelease, start: int, stop: int) -> str:
         rows += [(f"{q.probability:.0%} quantile", f"{q.value:,.4g} (95 %: {q.low:,.4g} to {q.high:,.4g})")
                  for q in quantiles(group, PROBABILITIES)]
         moments = cdf_moments(group)
-        half = moments.bin_width / 2.0
+        half = moments.per_value
         rows.append(("Mean", NO_MEAN if moments.mean is None else _moment_text(moments.mean, half, False)))
         rows.append(("Sum", _moment_text(moments.sum, half, True)))
         parts += [f"<h2>Group {html_text(label)}</h2>", HTML_TABLE,

@@ -386,7 +386,7 @@ class ResultView(QWidget):
 
         self.quantile_model.set_rows(list(figures.quantiles), self._decimals, self._value_label)
         self._fit_table_width()
-        self._moments = cdf_moments(release)
+        self._moments = cdf_moments(release, whole_numbers)
         self.moments_label.setText(moments_text(self._moments, self._value_label))
 
         self._setup_histogram(figures)
@@ -647,7 +647,7 @@ class ResultView(QWidget):
 def moments_text(moments: CdfMoments, value_label: str) -> str:
     """The mean and the sum in words (rich text; the column's name escaped): the noise's 95 % margin, what
     binning can add, and the interval that holds the true figure (:func:`dpgui.formatting.moment_words`)."""
-    half = moments.bin_width / 2.0
+    half = moments.per_value
     column = html.escape(value_label)
     if moments.mean is None:
         mean = html.escape(NO_MEAN[0].upper() + NO_MEAN[1:])

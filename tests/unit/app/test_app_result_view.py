@@ -346,3 +346,16 @@ def test_a_release_without_a_positive_total_says_there_is_no_mean(qtbot):
     qtbot.addWidget(widget)
     widget.set_release(release_from_levels(plan, levels, 0.0, 4.0, "l2", secure=False), "distance")
     assert NO_MEAN[1:] in _plain(widget.moments_label)
+
+
+def test_whole_numbers_on_centred_bins_show_no_binning(qtbot):
+    """A whole-number column on bins one whole number wide: every value is its bin's midpoint, so binning adds ± 0;
+    without the statement the same release shows half a bin."""
+    counts = np.random.default_rng(2).integers(0, 50, 20)
+    result = release(counts, auto_plan(20, PrivacySpec(1.0)), SeededRandom(4), -0.5, 19.5, "l2")
+    widget = ResultView()
+    qtbot.addWidget(widget)
+    widget.set_release(result, "age", whole_numbers=True)
+    assert widget.moments().per_value == 0.0 and _plain(widget.moments_label).count("binning adds nothing:") == 2
+    widget.set_release(result, "age")
+    assert widget.moments().per_value == 0.5 and "binning adds at most ± 0.50" in _plain(widget.moments_label)

@@ -59,3 +59,4 @@ def test_moment_words_state_the_margin_the_binning_and_the_interval():
         "1,234.5 ± 12.3 (95 %), binning adds at most ± 5.0: 1,217.2 to 1,251.8")
     assert moment_words(-0.01, 3.0, 0.5, -3.5, 3.5, 0, per_value=True) == (
         "0 ± 3 (95 %), binning adds at most ± 0.50 per value: -4 to 4")
+    assert moment_words(9.6, 0.4, 0.0, 9.2, 10.0, 2, per_value=True) == "9.60 ± 0.40 (95 %), binning adds nothing: 9.20 to 10.00"
