@@ -28,7 +28,7 @@ from dpgui.core.tree import TreeShape
 from dpgui.vocabulary import Estimator, Neighbours
 
 
-def linear_map(plan: Plan) -> list[tuple[float, np.ndarray]]:
+def linear_map(plan: Plan, padding_known: bool = True) -> list[tuple[float, np.ndarray]]:
     """(noise variance, ∂Ĉ/∂noise) for every noised node: the estimator applied to unit noise."""
     shape = plan.shape
     variances = plan.level_variances()
@@ -41,12 +41,12 @@ def linear_map(plan: Plan) -> list[tuple[float, np.ndarray]]:
         for node in range(shape.nodes_at_level(level)):
             levels = [None if z is None else z.copy() for z in zero]
             levels[level][node] = 1.0  # type: ignore[index]
-            out.append((float(v), estimate_cumulative(plan, levels)))
+            out.append((float(v), estimate_cumulative(plan, levels, padding_known)))
     return out
 
 
-def brute_variance(plan: Plan, alpha: np.ndarray) -> float:
-    return sum(v * float(alpha @ column[:alpha.size]) ** 2 for v, column in linear_map(plan))
+def brute_variance(plan: Plan, alpha: np.ndarray, padding_known: bool = True) -> float:
+    return sum(v * float(alpha @ column[:alpha.size]) ** 2 for v, column in linear_map(plan, padding_known))
 
 
 PLANS = [
@@ -77,6 +77,16 @@ def test_variance_of_a_functional_is_the_estimators_own(shape, neighbours, estim
     covariance = functional_covariances(plan, [first, second])[0, 1]
     expected = (brute_variance(plan, first + second) - brute_variance(plan, first - second)) / 4
     assert covariance == pytest.approx(expected, rel=1e-9, abs=1e-9)
+
+
+def test_variance_of_a_release_made_with_the_padding_unknown():
+    """Releases published before GLS used the padding zeros are recomputed with that estimator: so is their
+    variance (``padding_known=False``), which differs from the known-zero one on a padded tree."""
+    plan = plan_of(TreeShape(6, (2, 4)), Neighbours.ADDREMOVE, Estimator.GLS)
+    alpha = np.linspace(1, 2, 6)
+    unknown = functional_variance(plan, alpha, padding_known=False)
+    assert unknown == pytest.approx(brute_variance(plan, alpha, padding_known=False), rel=1e-9)
+    assert unknown > functional_variance(plan, alpha) * 1.001
 
 
 def test_variance_with_unequal_budgets_and_a_skipped_level():
