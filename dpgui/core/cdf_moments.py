@@ -158,7 +158,9 @@ def _gls_covariances(plan: Plan, a: np.ndarray, padding_known: bool) -> np.ndarr
     s = shape.leaves_per_node
     lam, lam_c = gls_eigenvalues(shape, plan.level_variances())
     q = np.zeros((a.shape[0], shape.padded_bins))
-    q[:, :shape.leaves] = np.cumsum(a[:, ::-1], axis=1)[:, ::-1]
+    running = np.cumsum(a, axis=1)  # q_i = Σ_{j ≥ i+1} α_j = total − Σ_{j ≤ i} α_j (forward sums: contiguous, fast)
+    q[:, 0] = running[:, -1]
+    q[:, 1:shape.leaves] = running[:, -1:] - running[:, :-1]
     out = np.zeros((a.shape[0], a.shape[0]))
     sums = q  # the sums of the level-(m+1) nodes, from the leaves up
     for m in range(shape.height - 1, -1, -1):
@@ -170,8 +172,7 @@ def _gls_covariances(plan: Plan, a: np.ndarray, padding_known: bool) -> np.ndarr
         out += np.outer(sums[:, 0], sums[:, 0]) / (shape.padded_bins * lam_c)
     if padding_known and has_padding(shape):
         starts, sizes = _spine(shape)
-        tails = np.cumsum(q[:, ::-1], axis=1)[:, ::-1]  # Σ_{i ≥ t} q_i
-        e = tails[:, starts] / np.asarray(sizes, dtype=float)
+        e = np.stack([q[:, start:].sum(axis=1) for start in starts], axis=1) / np.asarray(sizes, dtype=float)
         out -= e @ _known_zero_form(shape, lam, lam_c) @ e.T
     return out
 
