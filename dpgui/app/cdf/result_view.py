@@ -386,7 +386,7 @@ class ResultView(QWidget):
 
         self.quantile_model.set_rows(list(figures.quantiles), self._decimals, self._value_label)
         self._fit_table_width()
-        self._moments = cdf_moments(release, whole_numbers)
+        self._moments = figures.moments if figures.moments is not None else cdf_moments(release, whole_numbers)
         self.moments_label.setText(moments_text(self._moments, self._value_label))
 
         self._setup_histogram(figures)
