@@ -88,8 +88,8 @@ class GroupedCdfMode(OnePageMode[GroupedRequest, GroupedOutcome, ProjectGroupedR
             "is <b>public</b>: you type it or load it from a file; it is never read from your data. Each group's "
             "size is published with noise only.", (self._build_what_box, self._build_privacy_box), RESULT_HEADERS,
             RESULT_TIPS,
-            "Every group's CDF carries the noise; its quantiles are read from it (the PDF gives their 95 % intervals, "
-            "the CSV the cumulative counts at every bin edge).")
+            "Every group's CDF carries the noise; its median and mean are read from it, with their 95 % intervals "
+            "(the PDF gives the other quantiles, the CSV the cumulative counts at every bin edge).")
         self.update_projection()
 
     # ------------------------------------------------------------------ the page
