@@ -183,7 +183,10 @@ def _plan(spec: Any, request: PlanFileRequest) -> int:
     with _open(spec) as data:
         items, split = _planned(spec, data, _weights(spec, request.weights))
     rows = _split_rows(items, split)
+    sensitivity = spec.privacy.spec().sensitivity  # the same for every part: one level of its noised counts
     summary = {"dataset": spec.dataset, "epsilon": spec.epsilon, "delta": spec.delta, "split": str(split.chosen),
+               "privacy_unit": spec.unit_words(),
+               "sensitivity_per_level": {"l1": sensitivity.l1, "l2_squared": sensitivity.l2_squared},
                "weighted_margin95": split.weighted_margin, "equal_split_weighted_margin95": split.equal.weighted_margin,
                "charged": {"epsilon": split.charge.epsilon, "delta": split.charge.delta, "rho": split.charge.rho},
                "parts": rows}
@@ -199,6 +202,8 @@ def _plan(spec: Any, request: PlanFileRequest) -> int:
         print(f"  {row['part']}. {row['statistic']} (weight {row['weight']:g}): {unit} = {used.budget:.4g}, margin "
               f"± {row['margin95']:,.1f}; equal split: {unit} = {row['equal_split']['budget']:.4g}, margin "
               f"± {row['equal_split']['margin95']:,.1f}")
+    print(f"{spec.unit_words()}; one person moves each level of every statistic's noised counts by at most "
+          f"{sensitivity.l1:,} in L1 ({sensitivity.l2_squared:,} in squared L2), and the statistics' budgets add up")
     print(f"weighted sum of margins: {split.weighted_margin:,.1f} with the {split.chosen} split, "
           f"{split.equal.weighted_margin:,.1f} with the equal split; nothing was spent")
     return 0
