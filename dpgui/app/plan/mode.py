@@ -1,0 +1,615 @@
+"""The window's "release plan" mode (:class:`~dpgui.app.mode.StatisticMode`): several statistics of one table
+under one budget, on one page — the plan's ε and δ, its protection; the list of statistics (add one of four
+kinds, remove, move up or down) with the selected one's editor (its columns, bounds and bins, public groups or
+categories, its weight and an optional fixed budget); Split, which shares the budget for the least weighted
+95 % margin on a worker thread and charts each statistic's share and margin beside the equal split's; one
+Release, confirmed once with every statistic's share and margin, through ONE budget ledger entry
+(:mod:`dpgui.app.plan.release`); and the results, a line per statistic and a grouped CDF's curves.
+
+A problem is named next to its field and keeps Release disabled with the reason beside it. Nothing is read from
+the data but its column names (the open table's) before the release. The plan's releases are kept in the budget
+ledger; a project file does not hold them, and they are not in the session's list. GUI thread only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMenu, QMessageBox,
+    QPushButton, QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+)
+
+from dpgui.app import text
+from dpgui.app.plan.charts import GroupCurves, SplitChart
+from dpgui.app.plan.editor import PartEditor
+from dpgui.app.plan.parts import (
+    KIND_LABELS, PartChoice, PlanPrivacy, default_part, part_problems, part_subject, plan_items_of,
+)
+from dpgui.app.plan.release import (
+    NOISE_MESSAGE, PlanRequest, charge_words, check_plan, confirmation_words, run_plan_release, set_plan_first_cap,
+)
+from dpgui.app.simple_mode import OnePageWindow
+from dpgui.app.widgets.fields import ValidatedField, offer_neighbours, parse_delta, parse_epsilon
+from dpgui.app.widgets.release_bar import ReleaseBar
+from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
+from dpgui.core.quantiles import quantiles
+from dpgui.errors import DpguiError
+from dpgui.report.project_file import Project
+from dpgui.report.project_sections import ProjectSection
+from dpgui.vocabulary import Neighbours, ReleaseKind, StatisticKind
+from dpgui.workspace.plan_split import PlanPart, PlanSplit, split_plan
+from dpgui.workspace.release import BudgetOk, FirstCapNeeded, Problem, failure_budget_sentence, new_release_id
+from dpgui.workspace.release_plan import PlanItem, ReleasedPart, ReleasedPlan
+from dpgui.workspace.session import SessionRelease
+from dpgui.workspace.words import NEIGHBOURS_LABELS, escape
+
+__all__ = ["PlanMode"]
+
+LIST_HEADERS = ("Statistic", "Weight", "Fixed ε", "Share of ε", "95 % margin")
+LIST_TIPS = ("What is published (double-check the settings in the editor on the right).",
+             "How much this statistic's accuracy counts when the budget is split (1: as much as the others).",
+             "A budget you fixed for this statistic (empty: the split decides).",
+             "Its share of the plan's ε, once you press Split.",
+             "In 95 % of releases its counts are within this many records of the true counts (at its least precise "
+             "point), whatever the data.")
+RESULT_HEADERS = ("Statistic", "Share of ε", "95 % margin", "Released")
+EXPORT_LATER = ("The signed bundle of a plan (one CSV per statistic, one PDF, one manifest) cannot be exported from "
+                "the window yet: its PDF is not ready. The release is recorded in the budget ledger.")
+
+
+class PlanMode(QWidget):
+    """Several statistics of one table under one budget, as one page of the window (module doc)."""
+
+    kind = ReleaseKind.PLAN
+    release_tip = "Spend one budget and publish every statistic of the plan"
+    #: the plan's release or the shown one changed
+    releasesChanged = Signal()
+
+    def __init__(self, host: OnePageWindow) -> None:
+        super().__init__(host.window())
+        self.host = host
+        self.pool = WorkerPool()
+        self.split_worker: Worker | None = None
+        self.release_worker: Worker | None = None
+        self.choices: list[PartChoice] = []
+        self.split: PlanSplit | None = None  # the split shown, made for ``split_items`` at ``split_key``
+        self.split_items: tuple[PlanItem, ...] = ()
+        self.split_key = ""
+        self.outcome: ReleasedPlan | None = None
+        self.released: list[str] = []  # the ledger ids of the plans released here
+        self._build_page()
+        self.refresh()
+
+    # ------------------------------------------------------------------ the page
+    def _build_page(self) -> None:
+        self.file_label = text.plain_text(QLabel("No file open."))
+        self.dataset_name = QLineEdit()
+        self.dataset_name.setToolTip(text.DATASET_HELP + " " + text.DATASET_TOOLTIP)
+        self.dataset_name.setPlaceholderText("e.g. people-2024")
+        self.dataset_name.textChanged.connect(self._dataset_changed)
+        top = QHBoxLayout()
+        top.addWidget(self.file_label)
+        top.addStretch(1)
+        dataset_label = QLabel("&Dataset name in the budget ledger:")
+        dataset_label.setBuddy(self.dataset_name)
+        top.addWidget(dataset_label)
+        top.addWidget(self.dataset_name)
+        intro = QLabel("<b>A release plan</b>: publish several statistics of this table under <b>one budget</b>, "
+                       "decided, confirmed and recorded once. List the statistics, give the more important ones a "
+                       "larger weight, press <b>Split</b> to see how the budget is shared for the least error, then "
+                       "<b>Release</b>. The lists of groups and categories are public lists you type; they are never "
+                       "read from your data.")
+        intro.setWordWrap(True)
+        column = QWidget()
+        column.setMaximumWidth(1100)
+        inner = QVBoxLayout(column)
+        inner.addWidget(intro)
+        inner.addWidget(self._build_budget_box())
+        inner.addWidget(self._build_list_box())
+        inner.addWidget(self._build_split_box())
+        bar = ReleaseBar(f"{self.release_tip} (asks for confirmation first).", self.release, self.export_bundle,
+                         "Nothing released yet.")
+        self.release_button, self.export_button, self.release_status = bar.release_button, bar.export_button, bar.status
+        self.export_button.setToolTip(EXPORT_LATER)
+        inner.addLayout(bar)
+        self.blocker = text.plain_text(QLabel(""))
+        self.blocker.setWordWrap(True)
+        self.blocker.setToolTip("Why Release is not possible yet.")
+        inner.addWidget(self.blocker)
+        inner.addWidget(self._build_results_box(), 1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(column)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(scroll, 1)
+
+    def _build_budget_box(self) -> QGroupBox:
+        box = QGroupBox("The plan's budget")
+        form = QFormLayout(box)
+        self.epsilon = ValidatedField(parse_epsilon, "e.g. 1", "The privacy budget ε of the whole plan, shared among "
+                                      "its statistics: smaller is more private and noisier.")
+        self.epsilon.set_text("1")
+        form.addRow("Privacy budget &ε (whole plan):", self.epsilon)
+        self.delta = ValidatedField(parse_delta, "0", "δ: 0 for pure ε-DP (Laplace noise); a small probability such "
+                                    "as 1e-9 gives the number statistics Gaussian noise.")
+        self.delta.set_text("0")
+        form.addRow("&δ:", self.delta)
+        self.neighbours = QComboBox()
+        for token in Neighbours:
+            self.neighbours.addItem(NEIGHBOURS_LABELS[token], str(token))
+        self.neighbours.setToolTip("What every statistic of the plan protects against.")
+        form.addRow("&Protect against:", self.neighbours)
+        self.records = QSpinBox()
+        self.records.setRange(1, 1000)
+        self.records.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP + " (Stated by you: the plan trusts this number.)")
+        form.addRow("Records per perso&n:", self.records)
+        for field in (self.epsilon, self.delta):
+            field.edited.connect(self.refresh)
+        self.neighbours.currentIndexChanged.connect(self.refresh)
+        self.records.valueChanged.connect(self.refresh)
+        return box
+
+    def _build_list_box(self) -> QGroupBox:
+        box = QGroupBox("The statistics of the plan")
+        self.table = QTableWidget(0, len(LIST_HEADERS))
+        self.table.setHorizontalHeaderLabels(list(LIST_HEADERS))
+        for i, tip in enumerate(LIST_TIPS):
+            header = self.table.horizontalHeaderItem(i)
+            if header is not None:
+                header.setToolTip(tip)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setMinimumHeight(150)
+        self.table.verticalHeader().hide()  # each title carries its number, as the chart names it
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.add_button = QPushButton("&Add ▾")
+        self.add_button.setToolTip("Add a statistic to the plan.")
+        self.add_menu = QMenu(self.add_button)
+        for kind, label in KIND_LABELS.items():
+            self.add_menu.addAction(label, partial(self.add_part, kind))
+        self.add_button.setMenu(self.add_menu)
+        self.remove_button = QPushButton("Re&move")
+        self.remove_button.setToolTip("Remove the selected statistic from the plan.")
+        self.remove_button.clicked.connect(self.remove_part)
+        self.up_button = QPushButton("Move &up")
+        self.up_button.setToolTip("Move the selected statistic up (the order of the results and the PDF).")
+        self.up_button.clicked.connect(lambda: self.move_part(-1))
+        self.down_button = QPushButton("Move do&wn")
+        self.down_button.setToolTip("Move the selected statistic down.")
+        self.down_button.clicked.connect(lambda: self.move_part(1))
+        buttons = QHBoxLayout()
+        for button in (self.add_button, self.remove_button, self.up_button, self.down_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        left = QVBoxLayout()
+        left.addWidget(self.table, 1)
+        left.addLayout(buttons)
+        self.editor = PartEditor()
+        self.editor.changed.connect(self._part_edited)
+        layout = QHBoxLayout(box)
+        layout.addLayout(left, 3)
+        layout.addWidget(self.editor, 2)
+        return box
+
+    def _build_split_box(self) -> QGroupBox:
+        box = QGroupBox("How the budget is shared")
+        self.split_button = QPushButton("&Split")
+        self.split_button.setToolTip("Share the plan's budget among its statistics for the least weighted error "
+                                     "(nothing is read from the data and nothing is spent).")
+        self.split_button.clicked.connect(self.start_split)
+        self.chart = SplitChart()
+        row = QHBoxLayout()
+        row.addWidget(self.split_button)
+        row.addStretch(1)
+        layout = QVBoxLayout(box)
+        layout.addLayout(row)
+        layout.addWidget(self.chart, 1)
+        return box
+
+    def _build_results_box(self) -> QGroupBox:
+        box = QGroupBox("Results")
+        self.results = QTableWidget(0, len(RESULT_HEADERS))
+        self.results.setHorizontalHeaderLabels(list(RESULT_HEADERS))
+        self.results.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.results.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.results.verticalHeader().hide()
+        self.results.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.results.setMinimumHeight(120)
+        self.curves_choice = QComboBox()
+        self.curves_choice.setToolTip("The grouped statistic whose released curves are drawn.")
+        self.curves_choice.currentIndexChanged.connect(self._show_curves)
+        self.curves = GroupCurves()
+        self.curves_row = QWidget()
+        row = QHBoxLayout(self.curves_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("Curves of:"))
+        row.addWidget(self.curves_choice, 1)
+        layout = QVBoxLayout(box)
+        layout.addWidget(self.results)
+        layout.addWidget(self.curves_row)
+        layout.addWidget(self.curves, 1)
+        self.curves_row.hide()
+        self.curves.hide()
+        return box
+
+    # ------------------------------------------------------------------ the list
+    def columns(self) -> list[str]:
+        source = self.host.workspace.state.source
+        return [] if source is None else [c.name for c in source.table.columns]
+
+    def selected_row(self) -> int:
+        rows = self.table.selectionModel().selectedRows()
+        return rows[0].row() if rows else -1
+
+    def add_part(self, kind: StatisticKind) -> None:
+        """Add a statistic of ``kind`` (its first column chosen) at the end, selected."""
+        self.choices.append(default_part(kind, self.columns()))
+        self._select(len(self.choices) - 1)
+
+    def remove_part(self) -> None:
+        row = self.selected_row()
+        if row < 0:
+            return
+        del self.choices[row]
+        self._select(min(row, len(self.choices) - 1))
+
+    def move_part(self, step: int) -> None:
+        row = self.selected_row()
+        if row < 0 or not 0 <= row + step < len(self.choices):
+            return
+        self.choices[row], self.choices[row + step] = self.choices[row + step], self.choices[row]
+        self._select(row + step)
+
+    def _select(self, row: int) -> None:
+        """The list changed: show it with ``row`` selected (-1: none) and that statistic in the editor."""
+        self.refresh()
+        self.table.blockSignals(True)
+        if row >= 0:
+            self.table.selectRow(row)
+        else:
+            self.table.clearSelection()
+        self.table.blockSignals(False)
+        self._selection_changed()
+
+    def _selection_changed(self) -> None:
+        row = self.selected_row()
+        self.editor.load(self.choices[row] if row >= 0 else None, self.columns())
+        for button in (self.remove_button, self.up_button, self.down_button):
+            button.setEnabled(row >= 0)
+
+    def _part_edited(self, choice: PartChoice) -> None:
+        row = self.selected_row()
+        if row >= 0:
+            self.choices[row] = choice
+            self.refresh()
+
+    def _fill_list(self) -> None:
+        shares = self.split.parts if self.split is not None else ()
+        selected = self.selected_row()
+        self.table.blockSignals(True)
+        self.table.setRowCount(len(self.choices))
+        for row, choice in enumerate(self.choices):
+            problems = part_problems(choice)
+            title = choice.get("name") or f"{KIND_LABELS[choice.kind]}: {part_subject(choice)}"
+            weight = choice.get("weight")
+            lock = choice.get("lock")
+            share = shares[row] if row < len(shares) else None
+            cells = (f"{row + 1}. {title}" + (" — needs attention" if problems else ""),
+                     f"{weight:g}" if isinstance(weight, (int, float)) else "?",
+                     "" if lock is None else (f"{lock:g}" if isinstance(lock, (int, float)) else "?"),
+                     "" if share is None else f"{share.epsilon:.4g}",
+                     "" if share is None else f"±{share.margin95:,.0f} records")
+            for col, value in enumerate(cells):
+                item = QTableWidgetItem(value)
+                if problems:
+                    item.setToolTip(" ".join(problems.values()))
+                if col:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.table.setItem(row, col, item)
+        if 0 <= selected < len(self.choices):
+            self.table.selectRow(selected)
+        self.table.blockSignals(False)
+        for button in (self.remove_button, self.up_button, self.down_button):
+            button.setEnabled(self.selected_row() >= 0)
+
+    # ------------------------------------------------------------------ checks
+    def privacy(self) -> PlanPrivacy | None:
+        epsilon, delta = self.epsilon.value(), self.delta.value()
+        if epsilon is None or delta is None:
+            return None
+        return PlanPrivacy(epsilon, delta, Neighbours(self.neighbours.currentData()), self.records.value())
+
+    def _key(self, privacy: PlanPrivacy | None) -> str:
+        """What a split depends on: the statistics' settings and the plan's budget and protection."""
+        return repr((privacy, [(c.kind, sorted(c.settings.items(), key=lambda kv: kv[0])) for c in self.choices]))
+
+    def split_problem(self) -> str:
+        """Why Split is not possible now ("" if it is), in words."""
+        if self.privacy() is None:
+            return "Give the plan's ε and δ (see the messages under them)."
+        if not self.choices:
+            return "Add at least one statistic (Add ▾)."
+        for i, choice in enumerate(self.choices, start=1):
+            problems = part_problems(choice)
+            if problems:
+                return f"Statistic {i}: {next(iter(problems.values()))}"
+        return ""
+
+    def release_problem(self) -> str:
+        """Why Release is not possible now ("" if it is), in words."""
+        if self.host.workspace.state.source is None:
+            return "Open the data first (File → Open)."
+        if not self.dataset_name.text().strip():
+            return "Give the dataset a name in the budget ledger (top right)."
+        problem = self.split_problem()
+        if problem:
+            return problem
+        if self.split_worker is not None:
+            return "The budget is being split…"
+        if self.split is None or self.split_key != self._key(self.privacy()):
+            return "Press Split to see each statistic's share of the budget before releasing."
+        return ""
+
+    def refresh(self, *_: object) -> None:
+        """The list, the split (dropped once the settings differ from its own) and what Split and Release may do."""
+        if self.split is not None and self.split_key != self._key(self.privacy()):
+            self.split = None
+            self.chart.show_split(None, "The settings changed: press Split again.")
+        self._fill_list()
+        split_problem = self.split_problem()
+        self.split_button.setEnabled(not split_problem and self.split_worker is None)
+        self.split_button.setToolTip(split_problem or "Share the plan's budget among its statistics for the least "
+                                     "weighted error (nothing is read from the data and nothing is spent).")
+        problem = self.release_problem()
+        self.release_button.setEnabled(not problem and self.release_worker is None)
+        self.blocker.setText(f"Release is not possible yet: {problem}" if problem else "")
+        self.blocker.setVisible(bool(problem))
+
+    def _dataset_changed(self, name: str) -> None:
+        self.host.workspace.update(dataset=name)
+        self.refresh()
+
+    # ------------------------------------------------------------------ the split, on a worker
+    def start_split(self) -> None:
+        """Split the plan's budget on a worker thread (planning only: nothing read, nothing spent)."""
+        privacy = self.privacy()
+        if privacy is None or self.split_problem() or self.split_worker is not None:
+            return
+        try:
+            items = tuple(plan_items_of(self.choices, privacy))
+        except DpguiError as err:
+            self.chart.show_split(None, text.friendly(err))
+            return
+        key = self._key(privacy)
+        worker = Worker(_split_task, [item.part for item in items], privacy.epsilon, privacy.delta)
+        self.split_worker = worker
+
+        def finished(split: PlanSplit) -> None:
+            self.split_worker = None
+            if key == self._key(self.privacy()):
+                self.split, self.split_items, self.split_key = split, items, key
+                self.chart.show_split(split)
+            self.refresh()
+
+        def failed(message: str) -> None:
+            self.split_worker = None
+            self.chart.show_split(None, f"The budget could not be split: {message}")
+            self.refresh()
+
+        def cancelled() -> None:
+            self.split_worker = None
+            self.refresh()
+
+        worker.connect_to(self, finished=finished, failed=failed, cancelled=cancelled,
+                          progress=lambda _f, words: self.chart.sentence.setText(f"Splitting the budget: {words}…"))
+        self.refresh()
+        self.pool.start(worker)
+
+    # ------------------------------------------------------------------ release
+    def plan_request(self) -> PlanRequest | None:
+        """The checked plan, or None with the reason on the page."""
+        problem = self.release_problem() or ("A release is running." if self.release_worker is not None else "")
+        source, privacy, split = self.host.workspace.state.source, self.privacy(), self.split
+        if problem or source is None or privacy is None or split is None:
+            self.host.statusBar().showMessage(problem, 8000)
+            return None
+        return PlanRequest(source.source_spec, self.dataset_name.text().strip(), self.split_items, split,
+                           privacy.epsilon, privacy.delta, privacy.neighbours)
+
+    def release(self) -> None:
+        """Check, confirm once for every statistic, release on a worker (nothing is spent before the confirmation)."""
+        request = self.plan_request()
+        if request is None or not self._check_budget(request):
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, "Release the plan and spend the budget?",
+                          confirmation_words(request), parent=self.window())
+        box.setTextFormat(Qt.TextFormat.RichText)
+        release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        self._confirm_box = box
+        box.exec()
+        if box.clickedButton() is not release_button:
+            self.host.statusBar().showMessage("Release cancelled. Nothing was spent.", 5000)
+            return
+        self._start_release(request)
+
+    def _check_budget(self, request: PlanRequest) -> bool:
+        check = check_plan(request, tuple(self.host.similar_datasets(request.dataset)))
+        if isinstance(check, FirstCapNeeded):
+            cap = self.host.ask_cap(check.dataset, check.epsilon, check.delta)
+            if cap is None:
+                self.host.statusBar().showMessage("Release cancelled: no budget was set. Nothing was spent.", 8000)
+                return False
+            check = set_plan_first_cap(request, cap, check.delta)
+        if isinstance(check, Problem):
+            self.host.show_error(check.title, check.message)
+            return False
+        return isinstance(check, BudgetOk)
+
+    def _start_release(self, request: PlanRequest) -> None:
+        plan_id = new_release_id()
+        worker = Worker(run_plan_release, request, self.host.noise_source, release_id=plan_id,
+                        password_prompt=self.host.passwords.prompt_for(request.spec))
+        self.release_worker = worker
+        dialog, on_progress = release_progress_dialog(self.window(), worker, NOISE_MESSAGE)
+
+        def finish() -> None:
+            self.release_worker = None
+            dialog.close()
+            self.refresh()
+
+        def on_finished(outcome: ReleasedPlan) -> None:
+            finish()
+            self.released.append(outcome.plan_id)
+            self.show_outcome(outcome)
+            self.releasesChanged.emit()
+            self.host.statusBar().showMessage(f"Released the plan's {len(outcome.parts)} statistics.", 8000)
+
+        def on_failed(message: str) -> None:
+            finish()
+            self.host.show_error("The release did not happen", message + failure_budget_sentence(plan_id))
+
+        def on_cancelled() -> None:
+            finish()
+            self.host.statusBar().showMessage("Release cancelled before any noise was drawn. Nothing was spent.", 8000)
+
+        worker.connect_to(self, progress=on_progress, finished=on_finished, failed=on_failed, cancelled=on_cancelled)
+        self.release_button.setEnabled(False)
+        dialog.show()
+        self.pool.start(worker)
+
+    # ------------------------------------------------------------------ results
+    def show_outcome(self, outcome: ReleasedPlan | None) -> None:
+        """One line per statistic (title, share, margin, what was released) and a grouped CDF's curves."""
+        self.outcome = outcome
+        self.results.setRowCount(0)
+        self.curves_choice.blockSignals(True)
+        self.curves_choice.clear()
+        if outcome is None:
+            self.release_status.setText("Nothing released yet.")
+        else:
+            self.results.setRowCount(len(outcome.parts))
+            for row, part in enumerate(outcome.parts):
+                cells = (part.item.title, f"ε = {part.planned.epsilon:.4g}", f"±{part.planned.margin95:,.0f} records",
+                         _released_words(part))
+                for col, value in enumerate(cells):
+                    self.results.setItem(row, col, QTableWidgetItem(value))
+                if part.item.part.statistic.kind is StatisticKind.GROUPED_CDF:
+                    self.curves_choice.addItem(part.item.title, row)
+            noise = "secure noise" if outcome.secure else "TEST NOISE (seeded, not secure — do not publish)"
+            self.release_status.setText(
+                f"Released {len(outcome.parts)} statistics from dataset '{escape(outcome.dataset)}': "
+                f"{charge_words(outcome.split.charge)} spent once for the whole plan (budget ledger release "
+                f"{outcome.plan_id}), {noise}.")
+        self.curves_choice.blockSignals(False)
+        grouped = self.curves_choice.count() > 0
+        self.curves_row.setVisible(grouped)
+        self.curves.setVisible(grouped)
+        self._show_curves()
+
+    def _show_curves(self, *_: object) -> None:
+        if self.outcome is None or self.curves_choice.count() == 0:
+            return
+        part = self.outcome.parts[int(self.curves_choice.currentData())]
+        release = part.release
+        groups = release.releases
+        first = groups[0]
+        bins = len(first.cumulative)
+        edges = first.lower + (first.upper - first.lower) * np.arange(1, bins + 1) / bins
+        self.curves.show_groups(part.item.title, list(release.labels), edges,
+                                [np.asarray(group.cumulative, dtype=float) for group in groups])
+
+    # ------------------------------------------------------------------ the mode
+    def steps(self) -> QWidget:
+        return self
+
+    def has_release(self) -> bool:
+        return False  # nothing of a plan can be exported from the window yet (EXPORT_LATER)
+
+    def is_releasing(self) -> bool:
+        return self.release_worker is not None
+
+    def data_opened(self) -> None:
+        """Take the open data: its columns (for the editor), the dataset's name, the protection a query allows."""
+        state = self.host.workspace.state
+        source = state.source
+        self.file_label.setText("No file open." if source is None else f"Data: {source.source_spec.display_name()}")
+        if self.dataset_name.text() != state.dataset:
+            self.dataset_name.blockSignals(True)
+            self.dataset_name.setText(state.dataset)
+            self.dataset_name.blockSignals(False)
+        public = source is None or source.source_spec.row_count_may_be_public
+        offer_neighbours(self.neighbours, public)
+        self._selection_changed()
+        self.refresh()
+
+    def export_bundle(self) -> None:
+        self.host.show_error("Not yet possible", EXPORT_LATER)
+
+    def export_csv(self) -> None:
+        self.host.show_error("Not yet possible", EXPORT_LATER)
+
+    def shutdown(self) -> None:
+        self.pool.cancel_all()
+
+    def watch_releases(self, listener: Callable[[], None]) -> None:
+        self.releasesChanged.connect(listener)
+
+    def session_releases(self) -> tuple[SessionRelease, ...]:
+        return ()  # a plan's release is in the budget ledger, not in the session's list (module doc)
+
+    def take_releases(self, entries: tuple[SessionRelease, ...], chosen: bool) -> None:
+        self.show_outcome(None)
+
+    def releases_on_screen(self) -> set[str]:
+        return set() if self.outcome is None else {self.outcome.plan_id}
+
+    def show_again(self, entry: SessionRelease) -> object:
+        return self.outcome  # never asked: the session's list holds no plan
+
+    def exports_changed(self, release_id: str) -> None:
+        return None
+
+    def project_section(self) -> ProjectSection | None:
+        return None  # a project file does not hold a plan (module doc)
+
+    def release_count(self) -> int:
+        return len(self.released)
+
+    def on_project_change(self, react: Callable[[], None]) -> None:
+        self.releasesChanged.connect(react)
+
+    def restore_project(self, project: Project, data_name: str) -> list[str]:
+        self.data_opened()
+        return []
+
+
+def _split_task(parts: list[PlanPart], epsilon: float, delta: float, progress: Callable[[float, str], None],
+                should_cancel: Callable[[], bool]) -> PlanSplit:
+    """The worker's split (planning only; its thread)."""
+    return split_plan(parts, epsilon, delta, progress, should_cancel)
+
+
+def _released_words(part: ReleasedPart) -> str:
+    """What was released of ``part``, in a few words (released values only)."""
+    release: Any = part.release
+    kind = part.item.part.statistic.kind
+    if kind is StatisticKind.CDF:
+        median = quantiles(release, (0.5,))[0].value
+        return f"a CDF of {len(release.cumulative):,} bins; median ≈ {median:,.4g}"
+    if kind is StatisticKind.GROUPED_CDF:
+        return f"a CDF for each of {len(release.labels):,} groups (curves below)"
+    if kind is StatisticKind.COUNTS:
+        return f"{len(release.counts):,} counts, total ≈ {float(np.sum(release.counts)):,.0f}"
+    return "released"

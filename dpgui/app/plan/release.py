@@ -1,0 +1,127 @@
+"""The window's release of a plan: its request (:class:`PlanRequest`: the data, the dataset that pays, the
+items and their split at the plan's budget), the budget check before the confirmation (:func:`check_plan`,
+:func:`set_plan_first_cap`: the plan's whole charge, as the ledger composes its parts'), the confirmation's words
+(:func:`confirmation_words`: every statistic with its share and margin, once) and the release on a worker thread
+(:func:`run_plan_release`: :func:`~dpgui.workspace.release_plan.release_plan` through one ledger entry, the
+data opened where it lives).
+
+Confidential data: the counts go only into the parts' releases; the dataset identity gets the column names and
+the table's row count (salted fingerprint), as every release of the window. Threads: the checks and words on
+the GUI thread (reads of the ledger only), the release on the worker's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dpgui.core.noise import RandomSource
+from dpgui.data.source import DataSource, PasswordPrompt
+from dpgui.data.source_spec import SourceSpec
+from dpgui.errors import DpguiError
+from dpgui.report.publish import charge_text
+from dpgui.vocabulary import Charge, Neighbours
+from dpgui.workspace.flow import ReleaseFlow
+from dpgui.workspace.release import BudgetCheck, Progress
+from dpgui.workspace.plan_split import PlanSplit
+from dpgui.workspace.release_plan import PlanItem, ReleasedPlan, release_plan, worded_refusal
+from dpgui.workspace.statistic_release import OpenData, budget_check, budget_words, run_on_worker, set_first_cap
+from dpgui.workspace.words import escape
+
+__all__ = ["NOISE_MESSAGE", "PlanRequest", "charge_words", "check_plan", "confirmation_words", "run_plan_release",
+           "set_plan_first_cap"]
+
+#: The release's point of no return, as its progress says it (the Cancel button goes).
+NOISE_MESSAGE = "Adding noise to every statistic of the plan (cannot be cancelled now)…"
+
+
+@dataclass(frozen=True, eq=False)
+class PlanRequest:
+    """A checked plan of the window: where the data is (``spec``), the ``dataset`` that pays, the ``items`` and
+    their ``split`` at the plan's (``epsilon``, ``delta``) under ``neighbours``."""
+
+    spec: SourceSpec
+    dataset: str
+    items: tuple[PlanItem, ...]
+    split: PlanSplit
+    epsilon: float
+    delta: float
+    neighbours: Neighbours
+
+
+class _PlanCharge:
+    """The plan's whole charge, as the ledger's budget check asks a plan for it."""
+
+    def __init__(self, charge: Charge) -> None:
+        self.charge = charge
+
+    def ledger_charge(self) -> tuple[float, float, float | None]:
+        return self.charge.epsilon, self.charge.delta, self.charge.rho
+
+
+def check_plan(request: PlanRequest, similar: tuple[str, ...] = ()) -> BudgetCheck:
+    """May the dataset's budget pay for the whole plan? Reads only (no cap: the first cap's question)."""
+    return budget_check(request.dataset, _PlanCharge(request.split.charge), request.epsilon, request.delta, similar)
+
+
+def set_plan_first_cap(request: PlanRequest, cap: float, delta: float) -> BudgetCheck:
+    """Set the dataset's first cap (ε ``cap``, ``delta``), then check the plan against it."""
+    return set_first_cap(request.dataset, _PlanCharge(request.split.charge), cap, delta)
+
+
+def charge_words(charge: Charge) -> str:
+    """The plan's charge for messages ("ε = 1", "ε = 1, δ = 1e-09"), as every release's."""
+    return charge_text(_PlanCharge(charge))
+
+
+def confirmation_words(request: PlanRequest) -> str:
+    """The confirmation's rich text: every statistic with its share of the budget and its projected margin, the
+    plan's whole cost (one ledger entry) and the dataset's budget before and after."""
+    rows = "".join(f"<tr><td>{i}.</td><td>{escape(item.title)}</td><td align='right'>ε = {part.epsilon:.4g}</td>"
+                   f"<td align='right'>±{part.margin95:,.0f} records</td></tr>"
+                   for i, (item, part) in enumerate(zip(request.items, request.split.parts), start=1))
+    words = (f"<p>You are about to publish <b>{len(request.items)} statistics</b> of "
+             f"{escape(request.spec.display_name())}, each with noise, under one budget:</p>"
+             f"<table cellspacing='6'><tr><th></th><th align='left'>Statistic</th><th>Share</th>"
+             f"<th>95 % margin</th></tr>{rows}</table>"
+             f"<p><b>Cost: {charge_words(request.split.charge)}</b> of privacy budget for the whole plan, recorded "
+             "once in the budget ledger and spent for good.</p>")
+    return words + budget_words(request.dataset, request.split.charge)
+
+
+def _table_rows(counts: Any) -> int:
+    """The table's rows, as a part's counts hold them (a CDF's histogram, a grouped CDF's, a column's counts)."""
+    for name in ("n_rows", "table_rows"):
+        rows = getattr(counts, name, None)
+        if isinstance(rows, int):
+            return rows
+    return int(counts.sum())  # a column's counts: every row is counted in one category
+
+
+def run_plan_release(request: PlanRequest, source: Callable[[], RandomSource], progress: Progress,
+                     should_cancel: Callable[[], bool], release_id: str | None = None,
+                     password_prompt: PasswordPrompt | None = None) -> ReleasedPlan:
+    """The window's release of the plan on a worker thread: one ledger entry (id ``release_id``) for every part,
+    the data opened once where it lives, the dataset identity of its column names and row count recorded before
+    the spend. Raises the plan's refusal (:class:`~dpgui.workspace.release_plan.PlanOverBudget`, the ledger's in
+    its words) before the data is read, Cancelled before the spend; after the spend, the error that says so.
+    O(rows) per part."""
+    def release(flow: ReleaseFlow, open_data: OpenData, noise: Callable[[], RandomSource],
+                read_progress: Callable[[float], None]) -> ReleasedPlan:
+        def counted(data: DataSource, counts: Sequence[Any]) -> None:
+            flow.record_identity([c.name for c in data.columns()], _table_rows(counts[0]))
+
+        try:
+            return release_plan(flow.ledger, flow.dataset, request.items, request.split, open_data, noise,
+                                epsilon=request.epsilon, delta=request.delta, plan_id=release_id,
+                                progress=read_progress, should_cancel=should_cancel, counted=counted)
+        except DpguiError as err:
+            worded = worded_refusal(err)
+            if worded is err:
+                raise
+            raise worded from err
+
+    return run_on_worker(request.spec, request.dataset, request.neighbours,
+                         f"Counting the plan's statistics in {request.spec.display_name()}…", NOISE_MESSAGE, release,
+                         source, progress, password_prompt)

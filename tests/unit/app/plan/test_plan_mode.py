@@ -1,0 +1,171 @@
+"""The window's release plan mode, headless, as the officer uses it: choose it from the window's table of modes,
+add statistics (a CDF, counts, a CDF for each group), remove and reorder them, see a bad value named and Release
+disabled with the reason, split the budget on a worker thread (the chart's figures checked against an
+independent sum), and release a two-part plan through ONE budget ledger entry."""
+
+from __future__ import annotations
+
+import math
+import threading
+from pathlib import Path
+
+import numpy as np
+
+import dpgui.app.plan.mode as plan_mode
+from dpgui.app.shell.mode_table import MODES
+from dpgui.report.ledger import Ledger
+from dpgui.vocabulary import ReleaseKind, StatisticKind
+
+from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait
+
+ROWS = [("AA", 5.0, "yes"), ("AA", 12.5, "no"), ("DL", -3.0, "yes"), ("DL", 40.0, "yes"), ("UA", 99.0, "no")] * 20
+
+
+def plan_window(qtbot, tmp_path: Path):
+    path = tmp_path / "flights.csv"
+    path.write_text("carrier,delay,ontime\n" + "".join(f"{c},{d},{o}\n" for c, d, o in ROWS), encoding="utf-8")
+    window = make_window(qtbot)
+    open_and_wait(qtbot, window, path)
+    window.choose_mode(ReleaseKind.PLAN)
+    page = window.statistic_modes[ReleaseKind.PLAN]
+    assert window.mode is page and window.modes.currentWidget() is page
+    return window, page
+
+
+def edit_line(edit, value: str) -> None:
+    """Type ``value`` into a line edit of the editor, as a user would (its textEdited signal)."""
+    edit.setText(value)
+    edit.textEdited.emit(value)
+
+
+def cdf_of_delay(page, weight: str = "1") -> None:
+    page.add_part(StatisticKind.CDF)
+    editor = page.editor
+    editor.column.setCurrentIndex(editor.column.findText("delay"))
+    edit_line(editor.lower_bound, "-10")
+    edit_line(editor.upper_bound, "110")
+    edit_line(editor.weight, weight)
+
+
+def counts_of_ontime(page, weight: str = "1") -> None:
+    page.add_part(StatisticKind.COUNTS)
+    editor = page.editor
+    editor.column.setCurrentIndex(editor.column.findText("ontime"))
+    editor.categories.setPlainText("yes\nno")
+    edit_line(editor.weight, weight)
+
+
+def split_and_wait(qtbot, page) -> None:
+    page.split_button.click()
+    qtbot.waitUntil(lambda: page.split_worker is None, timeout=TIMEOUT)
+
+
+def test_the_plan_is_a_mode_of_the_window(qtbot, tmp_path: Path) -> None:
+    window, page = plan_window(qtbot, tmp_path)
+    assert list(MODES)[-1] is ReleaseKind.PLAN and window.mode_buttons[ReleaseKind.PLAN].text() == MODES[ReleaseKind.PLAN].label
+    assert page.kind is ReleaseKind.PLAN and page.file_label.text() == "Data: flights.csv"
+    assert [a.text() for a in page.add_menu.actions()] == ["CDF of a number column", "CDF for each group",
+                                                          "Counts of one column", "Counts over a hierarchy"]
+    assert not page.release_button.isEnabled() and "Add at least one statistic" in page.blocker.text()
+
+
+def test_statistics_are_added_removed_and_reordered(qtbot, tmp_path: Path) -> None:
+    _, page = plan_window(qtbot, tmp_path)
+    cdf_of_delay(page)
+    counts_of_ontime(page)
+    page.add_part(StatisticKind.GROUPED_CDF)
+    kinds = [c.kind for c in page.choices]
+    assert kinds == [StatisticKind.CDF, StatisticKind.COUNTS, StatisticKind.GROUPED_CDF]
+    assert page.table.rowCount() == 3 and page.table.item(1, 0).text().startswith("2. Counts of one column: ontime")
+    page.table.selectRow(2)
+    page.move_part(-1)
+    assert [c.kind for c in page.choices] == [StatisticKind.CDF, StatisticKind.GROUPED_CDF, StatisticKind.COUNTS]
+    assert page.selected_row() == 1 and page.editor.choice.kind is StatisticKind.GROUPED_CDF
+    page.move_part(-1)
+    page.move_part(-1)  # already first: nothing moves
+    assert [c.kind for c in page.choices] == [StatisticKind.GROUPED_CDF, StatisticKind.CDF, StatisticKind.COUNTS]
+    page.table.selectRow(1)
+    page.remove_part()
+    assert [c.kind for c in page.choices] == [StatisticKind.GROUPED_CDF, StatisticKind.COUNTS]
+    assert page.choices[1].get("categories") == ("yes", "no") and page.table.rowCount() == 2
+    assert page.selected_row() == 1 and page.editor.choice.kind is StatisticKind.COUNTS
+
+
+def test_a_bad_value_is_named_and_keeps_release_disabled(qtbot, tmp_path: Path) -> None:
+    _, page = plan_window(qtbot, tmp_path)
+    cdf_of_delay(page)
+    edit_line(page.editor.lower_bound, "200")  # above the upper bound
+    reason = "The lower bound must be below the upper bound."
+    assert page.editor.rows["upper"][1].text() == reason and not page.editor.rows["upper"][1].isHidden()
+    assert not page.split_button.isEnabled() and not page.release_button.isEnabled()
+    assert page.blocker.text() == f"Release is not possible yet: Statistic 1: {reason}"
+    assert "needs attention" in page.table.item(0, 0).text()
+    edit_line(page.editor.lower_bound, "-10")
+    edit_line(page.editor.weight, "0")
+    assert "weight must be a number above 0" in page.blocker.text() and not page.release_button.isEnabled()
+    edit_line(page.editor.weight, "1")
+    page.add_part(StatisticKind.GROUPED_CDF)  # no groups typed yet
+    assert "Statistic 2: Type the public list of groups" in page.blocker.text()
+    page.editor.groups.setPlainText("AA\nDL")
+    assert page.split_button.isEnabled()
+    assert page.blocker.text() == ("Release is not possible yet: Press Split to see each statistic's share of the "
+                                   "budget before releasing.")
+
+
+def test_the_split_runs_on_a_worker_thread_and_is_charted(qtbot, tmp_path: Path, monkeypatch) -> None:
+    _, page = plan_window(qtbot, tmp_path)
+    threads = []
+    real = plan_mode.split_plan
+
+    def recorded(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(plan_mode, "split_plan", recorded)
+    cdf_of_delay(page)
+    counts_of_ontime(page, weight="4")
+    split_and_wait(qtbot, page)
+    assert len(threads) == 1 and threads[0] is not threading.main_thread()
+    split = page.split
+    assert split is not None and page.release_button.isEnabled() and page.blocker.isHidden()
+    # independently: Σ w_i m_i of the shares shown, and the shares within the plan's ε
+    weighted = 1 * split.parts[0].margin95 + 4 * split.parts[1].margin95
+    assert math.isclose(weighted, split.weighted_margin, rel_tol=1e-9)
+    assert sum(p.epsilon for p in split.parts) <= 1.0 + 1e-12
+    assert split.weighted_margin <= split.equal.weighted_margin + 1e-9
+    sentence = page.chart.sentence.text()
+    assert f"weighted 95 % margin {split.weighted_margin:,.0f} records" in sentence
+    heights = page.chart.bars["share used"].opts["height"]
+    assert np.allclose(heights, [p.epsilon for p in split.parts])
+    assert page.table.item(1, 3).text() == f"{split.parts[1].epsilon:.4g}"
+    edit_line(page.editor.weight, "2")  # a changed setting drops the split
+    assert page.split is None and not page.release_button.isEnabled() and "Press Split" in page.blocker.text()
+
+
+def test_a_two_part_plan_is_one_ledger_entry(qtbot, tmp_path: Path) -> None:
+    window, page = plan_window(qtbot, tmp_path)
+    cdf_of_delay(page)
+    page.add_part(StatisticKind.GROUPED_CDF)
+    editor = page.editor
+    editor.column.setCurrentIndex(editor.column.findText("delay"))
+    editor.group_column.setCurrentIndex(editor.group_column.findText("carrier"))
+    editor.groups.setPlainText("AA\nDL\nB6")
+    edit_line(editor.lower_bound, "-10")
+    edit_line(editor.upper_bound, "110")
+    split_and_wait(qtbot, page)
+    assert page.release_button.isEnabled(), page.blocker.text()
+    click_release_in_confirmation("Release")
+    window.release()
+    qtbot.waitUntil(lambda: page.release_worker is None and (page.outcome is not None or error_text(window) != ""),
+                    timeout=TIMEOUT)
+    outcome = page.outcome
+    assert outcome is not None, error_text(window)
+    with Ledger() as ledger:
+        entries = ledger.releases("flights")
+        spent = ledger.totals("flights").epsilon_spent
+    assert [e.release_id for e in entries] == [outcome.plan_id]  # ONE entry for both statistics
+    assert math.isclose(spent, page.split.charge.epsilon, rel_tol=1e-9) and spent <= 1.0 + 1e-12
+    assert page.results.rowCount() == 2 and page.results.item(1, 0).text() == outcome.parts[1].item.title
+    assert page.curves_choice.count() == 1 and not page.curves.isHidden()
+    assert tuple(outcome.parts[1].release.labels) == ("AA", "DL", "B6")
+    assert "spent once for the whole plan" in page.release_status.text()
