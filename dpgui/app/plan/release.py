@@ -16,16 +16,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dpgui.app.text import friendly
 from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource, PasswordPrompt
 from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DpguiError
+from dpgui.report.ledger import Ledger
 from dpgui.report.publish import charge_text
 from dpgui.vocabulary import Charge, Neighbours
 from dpgui.workspace.flow import ReleaseFlow
-from dpgui.workspace.release import BudgetCheck, Progress
+from dpgui.workspace.release import BudgetCheck, NotEnoughBudget, Progress
 from dpgui.workspace.plan_split import PlanSplit
-from dpgui.workspace.release_plan import PlanItem, ReleasedPlan, release_plan, worded_refusal
+from dpgui.workspace.release_plan import (
+    PlanItem, PlanOverBudget, ReleasedPlan, check_plan_budget, release_plan, worded_refusal,
+)
 from dpgui.workspace.statistic_release import OpenData, budget_check, budget_words, run_on_worker, set_first_cap
 from dpgui.workspace.words import escape
 
@@ -61,13 +65,31 @@ class _PlanCharge:
 
 
 def check_plan(request: PlanRequest, similar: tuple[str, ...] = ()) -> BudgetCheck:
-    """May the dataset's budget pay for the whole plan? Reads only (no cap: the first cap's question)."""
-    return budget_check(request.dataset, _PlanCharge(request.split.charge), request.epsilon, request.delta, similar)
+    """May the dataset's budget pay for the whole plan? Reads only (no cap: the first cap's question; not enough:
+    the refusal names the first statistic that does not fit)."""
+    check = budget_check(request.dataset, _PlanCharge(request.split.charge), request.epsilon, request.delta, similar)
+    return _part_named(request, check)
 
 
 def set_plan_first_cap(request: PlanRequest, cap: float, delta: float) -> BudgetCheck:
     """Set the dataset's first cap (ε ``cap``, ``delta``), then check the plan against it."""
-    return set_first_cap(request.dataset, _PlanCharge(request.split.charge), cap, delta)
+    return _part_named(request, set_first_cap(request.dataset, _PlanCharge(request.split.charge), cap, delta))
+
+
+def _part_named(request: PlanRequest, check: BudgetCheck) -> BudgetCheck:
+    """``check``, a refusal for want of budget worded by the plan's own check: which statistics what is left pays
+    for and the first it does not (:class:`~dpgui.workspace.release_plan.PlanOverBudget`). Reads only."""
+    if not isinstance(check, NotEnoughBudget):
+        return check
+    try:
+        with Ledger() as ledger:
+            check_plan_budget(ledger, request.dataset, request.split, [item.title for item in request.items],
+                              request.epsilon, request.delta)
+    except PlanOverBudget as err:
+        return NotEnoughBudget(f"{friendly(err)} Nothing was spent.")
+    except DpguiError:
+        return check  # the ledger's own words stand
+    return check
 
 
 def charge_words(charge: Charge) -> str:

@@ -169,3 +169,20 @@ def test_a_two_part_plan_is_one_ledger_entry(qtbot, tmp_path: Path) -> None:
     assert page.curves_choice.count() == 1 and not page.curves.isHidden()
     assert tuple(outcome.parts[1].release.labels) == ("AA", "DL", "B6")
     assert "spent once for the whole plan" in page.release_status.text()
+
+
+def test_a_plan_over_the_budget_is_refused_naming_the_statistic(qtbot, tmp_path: Path) -> None:
+    window, page = plan_window(qtbot, tmp_path)
+    cdf_of_delay(page)
+    counts_of_ontime(page)
+    split_and_wait(qtbot, page)
+    first = page.split.parts[0].charge.epsilon
+    with Ledger() as ledger:
+        ledger.set_cap("flights", first + 0.01)  # pays for the CDF, not for both
+    page.release()  # refused before the confirmation: no dialog to answer
+    message = error_text(window)
+    assert "pays for part 1 (CDF of delay) but not part 2 (Counts of ontime)" in message, message
+    assert message.endswith("Nothing was spent.")
+    with Ledger() as ledger:
+        assert ledger.releases("flights") == []
+    assert page.outcome is None
