@@ -33,6 +33,7 @@ from dpgui.cli.arguments import _Parser
 from dpgui.cli.commands import build_parser, find_command
 from dpgui.cli.interrupt import InterruptedRelease
 from dpgui.cli.keys import version_text
+from dpgui.cli.release_plan import cmd_plan_file, spec_parser
 from dpgui.cli.requests import NeighboursRequest, command_name, with_neighbours
 from dpgui.cli.sources import _choose_neighbours
 from dpgui.data.file_types import FILE_TYPE_NAMES
@@ -110,7 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not arguments or (find_command(arguments[0]) is None and not arguments[0].startswith("-")) or (
             arguments[0] == "--column"):
         return _gui(arguments)
-    parser = build_parser()
+    plan_file = spec_parser(arguments)  # `dpgui plan|release --spec F`: a release plan file
+    parser = plan_file or build_parser()
     args = parser.parse_args(_join_negative_numbers(arguments))
     if args.version:
         print(version_text())
@@ -124,6 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     command = command_name(args)  # "hierarchy release"
     try:
+        if plan_file is not None:
+            code = cmd_plan_file(args)
+            sys.stdout.flush()
+            return code
         neighbours = _choose_neighbours(NeighboursRequest.of(args))
         chosen = find_command(args.command)
         assert chosen is not None  # the parser knows only the table's words

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from dpgui.core.noise import RandomSource
+from dpgui.core.plan import PrivacySpec
 from dpgui.core.plan_split import plan_charge
 from dpgui.data.source import DataSource
 from dpgui.errors import Cancelled, DpguiError
@@ -52,8 +53,8 @@ from dpgui.workspace.ledger_words import refusal_problem, worded
 from dpgui.workspace.plan_split import PlannedPart, PlanPart, PlanSplit
 from dpgui.workspace.statistic import Progress, ShouldCancel
 
-__all__ = ["PlanItem", "PlanOverBudget", "ReleasedPart", "ReleasedPlan", "check_plan_budget", "plan_summary",
-           "release_plan", "sign_plan"]
+__all__ = ["PlanItem", "PlanOverBudget", "ReleasedPart", "ReleasedPlan", "check_plan_budget", "check_whole_budget",
+           "plan_summary", "privacy_unit_words", "release_plan", "sign_plan"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,6 +134,48 @@ def check_plan_budget(ledger: Ledger, dataset: str, split: PlanSplit, titles: Se
         except BudgetExceeded:
             raise PlanOverBudget(refusal, j - 1, titles) from None
     raise PlanOverBudget(refusal, len(charges) - 1, titles)  # the parts fit one by one, not composed as one
+
+
+def check_whole_budget(ledger: Ledger, dataset: str, epsilon: float, delta: float, titles: Sequence[str],
+                       locks: Sequence[float | None]) -> None:
+    """Refuse, before the data is opened, a plan whose whole budget (ε, δ) does not fit ``dataset``'s cap: the
+    plan's charge is at most (ε, δ) (its parts' charges composed as the ledger composes them), so what is
+    refused here can never be released. :class:`PlanOverBudget` names the first part at which the running
+    total does not fit at the equal split (the locked ε of a part kept, the rest shared equally: the split
+    itself needs the statistics planned, and a hierarchy's node list read); the ledger's NoCapSet as it is.
+    Reads only. O(parts)."""
+    whole = _whole_charge(epsilon, delta)
+    try:
+        ledger.check_spend(dataset, whole)
+        return
+    except BudgetExceeded as err:
+        refusal = err
+    free = [lock is None for lock in locks]
+    rest = max(epsilon - sum(lock for lock in locks if lock is not None), 0.0)
+    shares = [rest / max(sum(free), 1) if lock is None else lock for lock in locks]
+    for j in range(1, len(shares) + 1):
+        try:
+            ledger.check_spend(dataset, _whole_charge(sum(shares[:j]), delta * j / len(shares)))
+        except BudgetExceeded:
+            raise PlanOverBudget(refusal, j - 1, titles) from None
+    raise PlanOverBudget(refusal, len(shares) - 1, titles)
+
+
+def _whole_charge(epsilon: float, delta: float) -> Charge:
+    """The most a plan of (ε, δ) can be charged: ε with its ρ = ε²/2 at δ = 0 (Laplace parts), else (ε, δ) with
+    the ρ whose conversion is (ε, δ)."""
+    if delta == 0 or epsilon <= 0:
+        return Charge(max(epsilon, 1e-300), 0.0, max(epsilon, 1e-300) ** 2 / 2)
+    return Charge(epsilon, delta, PrivacySpec(epsilon, delta=delta).rho)
+
+
+def privacy_unit_words(records_per_person: int, person_column: str | None) -> str:
+    """The privacy unit of a plan, as the window, the PDF and the manifest say it."""
+    records = f"at most {records_per_person:,} record{'s' if records_per_person != 1 else ''} per person"
+    if person_column is None:
+        return f"{records} — declared by the publisher, not checked by dpgui (no person-ID column)"
+    return (f"{records}, enforced: dpgui kept at most {records_per_person:,} rows of each value of "
+            f"{person_column!r} (chosen at random, not by their values)")
 
 
 class _StopAtSpend(Exception):

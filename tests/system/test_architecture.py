@@ -128,15 +128,16 @@ def test_dpgui_plan_starts_numpy_without_the_blas_thread_pool():
 #: The counts of one column, which every layer holds in its own place: its folders and modules.
 COUNTS_PLACES = ("dpgui/core/counts", "dpgui/report/counts", "dpgui/workspace/statistics/counts.py",
                  "dpgui/workspace/counts.py", "dpgui/pdf/counts.py", "dpgui/app/counts", "dpgui/cli/counts.py",
-                 "dpgui/selftest/counts.py")
+                 "dpgui/selftest/counts.py", "dpgui/workspace/plan_parts/counts.py")
 #: The CDF for each group, likewise (its counting in the data layer is its own module too).
 GROUPED_CDF_PLACES = ("dpgui/core/grouped_cdf", "dpgui/data/group_histograms.py", "dpgui/report/grouped_cdf",
                       "dpgui/workspace/statistics/grouped_cdf.py", "dpgui/workspace/grouped_cdf.py",
                       "dpgui/pdf/grouped_cdf.py", "dpgui/app/grouped_cdf", "dpgui/cli/grouped_cdf.py",
-                      "dpgui/selftest/grouped_cdf.py")
+                      "dpgui/selftest/grouped_cdf.py", "dpgui/workspace/plan_parts/grouped_cdf.py")
 #: The registries, each naming every statistic on one line (and importing what that line names).
 REGISTRIES = ("dpgui/workspace/statistics/__init__.py", "dpgui/report/project_file.py", "dpgui/pdf/sections.py",
-              "dpgui/app/shell/mode_table.py", "dpgui/cli/commands.py", "dpgui/selftest/__init__.py")
+              "dpgui/app/shell/mode_table.py", "dpgui/cli/commands.py", "dpgui/selftest/__init__.py",
+              "dpgui/workspace/plan_parts/__init__.py")
 
 
 def _module_of(place: str) -> str:

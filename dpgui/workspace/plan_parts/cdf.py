@@ -1,0 +1,65 @@
+"""The CDF of a numeric column as a part of a release plan file: ``column``, the public bounds ``lower`` <
+``upper``, ``bins`` (K), optional ``noise`` (laplace, gaussian or auto) and ``consistency`` (l2, l1, none)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dpgui.core.plan import Plan
+from dpgui.data.source import DataSource
+from dpgui.errors import ParameterError
+from dpgui.vocabulary import CdfConsistency, Noise, StatisticKind
+from dpgui.workspace.plan_parts.common import (
+    FIX, PartPrivacy, bounds_of, check_keys, column_of, no_person_column, whole_of,
+)
+from dpgui.workspace.plan_split import PlanPart
+from dpgui.workspace.planning import PlanRequest
+from dpgui.workspace.release_plan import PlanItem
+from dpgui.workspace.statistics.cdf import CDF, CdfSpend
+
+_KEYS = frozenset({"column", "lower", "upper", "bins", "noise", "consistency"})
+_NOISES = (*Noise.__members__.values(), "auto")
+
+
+@dataclass(frozen=True)
+class CdfPartCodec:
+    kind: StatisticKind = StatisticKind.CDF
+
+    def check(self, settings: Mapping[str, Any], where: str, privacy: PartPrivacy) -> None:
+        check_keys(settings, where, _KEYS)
+        column_of(settings, where, "column")
+        bounds_of(settings, where)
+        whole_of(settings, where, "bins")
+        if settings.get("noise", "auto") not in ("auto", Noise.LAPLACE, Noise.GAUSSIAN):
+            raise ParameterError(f"{where}: 'noise' must be laplace, gaussian or auto", FIX)
+        if settings.get("consistency", CdfConsistency.L2) not in tuple(CdfConsistency):
+            raise ParameterError(f"{where}: 'consistency' must be {' or '.join(CdfConsistency)}", FIX)
+        no_person_column(privacy, where)
+
+    def subject(self, settings: Mapping[str, Any]) -> str:
+        return str(settings["column"])
+
+    def columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
+        return (str(settings["column"]),)
+
+    def item(self, settings: Mapping[str, Any], privacy: PartPrivacy, data: DataSource | None, where: str) -> PlanItem:
+        self.check(settings, where, privacy)
+        column, bins = str(settings["column"]), int(settings["bins"])
+        lower, upper = bounds_of(settings, where)
+        consistency = str(settings.get("consistency", CdfConsistency.L2))
+        request = PlanRequest(bins, privacy.spec(), noise=str(settings.get("noise", "auto")))
+
+        def spend_of(plan: Plan) -> CdfSpend:
+            return CdfSpend(column, lower, upper, bins, plan, consistency)
+
+        part = PlanPart(CDF, request, float(settings.get("weight", 1.0)), _lock(settings), str(settings.get("name", "")))
+        return PlanItem(part, spend_of, column)
+
+
+def _lock(settings: Mapping[str, Any]) -> float | None:
+    return None if settings.get("lock") is None else float(settings["lock"])
+
+
+CDF_PART = CdfPartCodec()

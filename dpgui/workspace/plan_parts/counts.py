@@ -1,0 +1,47 @@
+"""The counts of one categorical column as a part of a release plan file: ``column`` and its public list of
+``categories`` (a value not in the list is counted in none; Laplace noise only)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dpgui.data.source import DataSource
+from dpgui.vocabulary import StatisticKind
+from dpgui.workspace.plan_parts.common import PartPrivacy, check_keys, column_of, no_person_column, texts_of
+from dpgui.workspace.plan_split import PlanPart
+from dpgui.workspace.release_plan import PlanItem
+from dpgui.workspace.statistics.counts import COUNTS, CountsPlanRequest, CountsSpend
+
+_KEYS = frozenset({"column", "categories"})
+
+
+@dataclass(frozen=True)
+class CountsPartCodec:
+    kind: StatisticKind = StatisticKind.COUNTS
+
+    def check(self, settings: Mapping[str, Any], where: str, privacy: PartPrivacy) -> None:
+        check_keys(settings, where, _KEYS)
+        column_of(settings, where, "column")
+        texts_of(settings, where, "categories")
+        no_person_column(privacy, where)
+
+    def subject(self, settings: Mapping[str, Any]) -> str:
+        return str(settings["column"])
+
+    def columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
+        return (str(settings["column"]),)
+
+    def item(self, settings: Mapping[str, Any], privacy: PartPrivacy, data: DataSource | None, where: str) -> PlanItem:
+        self.check(settings, where, privacy)
+        column = str(settings["column"])
+        request = CountsPlanRequest(texts_of(settings, where, "categories"), privacy.epsilon, privacy.neighbours,
+                                    privacy.records_per_person)
+        lock = settings.get("lock")
+        part = PlanPart(COUNTS, request, float(settings.get("weight", 1.0)), None if lock is None else float(lock),
+                        str(settings.get("name", "")))
+        return PlanItem(part, lambda plan: CountsSpend(column, plan), column)
+
+
+COUNTS_PART = CountsPartCodec()

@@ -1,0 +1,65 @@
+"""The CDF of a numeric column for each group as a part of a release plan file: ``column``, ``group_column``,
+the public list of ``groups``, ``other`` (drop or other: what happens to a row whose group is not listed —
+decided by the officer, never by the data), the public bounds ``lower`` < ``upper``, ``bins`` and an optional
+``noise``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dpgui.core.grouped_cdf import GroupedPlan, GroupList, OtherGroups
+from dpgui.data.source import DataSource
+from dpgui.errors import ParameterError
+from dpgui.vocabulary import Noise, StatisticKind
+from dpgui.workspace.plan_parts.common import (
+    FIX, PartPrivacy, bounds_of, check_keys, column_of, no_person_column, texts_of, whole_of,
+)
+from dpgui.workspace.plan_split import PlanPart
+from dpgui.workspace.release_plan import PlanItem
+from dpgui.workspace.statistics.grouped_cdf import GROUPED_CDF, GroupedCdfPlanRequest, GroupedCdfSpend
+
+_KEYS = frozenset({"column", "group_column", "groups", "other", "lower", "upper", "bins", "noise"})
+
+
+@dataclass(frozen=True)
+class GroupedCdfPartCodec:
+    kind: StatisticKind = StatisticKind.GROUPED_CDF
+
+    def check(self, settings: Mapping[str, Any], where: str, privacy: PartPrivacy) -> None:
+        check_keys(settings, where, _KEYS)
+        column_of(settings, where, "column")
+        column_of(settings, where, "group_column")
+        texts_of(settings, where, "groups")
+        if settings.get("other", OtherGroups.DROP) not in tuple(OtherGroups):
+            raise ParameterError(f"{where}: 'other' must be {' or '.join(OtherGroups)}", FIX)
+        bounds_of(settings, where)
+        whole_of(settings, where, "bins")
+        if settings.get("noise", Noise.LAPLACE) not in ("auto", Noise.LAPLACE, Noise.GAUSSIAN):
+            raise ParameterError(f"{where}: 'noise' must be laplace, gaussian or auto", FIX)
+        no_person_column(privacy, where)
+
+    def subject(self, settings: Mapping[str, Any]) -> str:
+        return f"{settings['column']} for each {settings['group_column']}"
+
+    def columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
+        return (str(settings["column"]), str(settings["group_column"]))
+
+    def item(self, settings: Mapping[str, Any], privacy: PartPrivacy, data: DataSource | None, where: str) -> PlanItem:
+        self.check(settings, where, privacy)
+        column, group_column, bins = str(settings["column"]), str(settings["group_column"]), int(settings["bins"])
+        lower, upper = bounds_of(settings, where)
+        groups = GroupList(texts_of(settings, where, "groups"), OtherGroups(settings.get("other", OtherGroups.DROP)))
+        request = GroupedCdfPlanRequest(groups, bins, privacy.spec(), str(settings.get("noise", Noise.LAPLACE)))
+
+        def spend_of(plan: GroupedPlan) -> GroupedCdfSpend:
+            return GroupedCdfSpend(column, group_column, lower, upper, plan)
+
+        lock = settings.get("lock")
+        part = PlanPart(GROUPED_CDF, request, float(settings.get("weight", 1.0)), None if lock is None else float(lock),
+                        str(settings.get("name", "")))
+        return PlanItem(part, spend_of, f"{column} for each {group_column}")
+
+
+GROUPED_CDF_PART = GroupedCdfPartCodec()
