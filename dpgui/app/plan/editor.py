@@ -1,7 +1,7 @@
 """The editor of one statistic of the release plan (:class:`PartEditor`): the fields its kind has (columns from
 the open data, bounds and bins, the public groups or categories typed one per line, the level columns), its
 name, weight and optional fixed budget, each problem named under its field. It edits a
-:class:`~dpgui.app.plan.parts.PartChoice` and says when the officer changed it (``changed``). GUI thread only.
+:class:`~dpgui.app.plan.parts.PartSpec` and says when the officer changed it (``changed``). GUI thread only.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from PySide6.QtWidgets import (
     QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QPlainTextEdit, QSpinBox, QVBoxLayout, QWidget,
 )
 
-from dpgui.app.plan.parts import KIND_LABELS, MAX_BINS, PartChoice, part_problems
+from dpgui.app.plan.parts import KIND_LABELS, MAX_BINS, part_problems
 from dpgui.app.widgets.fields import inline_message, show_inline
 from dpgui.core.grouped_cdf import OtherGroups
 from dpgui.vocabulary import StatisticKind
+from dpgui.workspace.plan_spec import PartSpec
 
 __all__ = ["PartEditor"]
 
@@ -28,7 +29,7 @@ _FIELDS: dict[StatisticKind, tuple[str, ...]] = {
     StatisticKind.CDF: ("column", "lower", "upper", "bins"),
     StatisticKind.GROUPED_CDF: ("column", "group_column", "groups", "other", "lower", "upper", "bins"),
     StatisticKind.COUNTS: ("column", "categories"),
-    StatisticKind.HIERARCHY: ("levels",),
+    StatisticKind.HIERARCHY: ("levels", "records_estimate"),
 }
 _MAX_LEVELS = 4
 
@@ -51,11 +52,11 @@ class PartEditor(QGroupBox):
     """The selected statistic's settings (module doc). :meth:`load` shows a choice; ``changed`` carries the
     edited one."""
 
-    changed = Signal(object)  # the edited PartChoice
+    changed = Signal(object)  # the edited PartSpec
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("The selected statistic", parent)
-        self.choice: PartChoice | None = None
+        self.choice: PartSpec | None = None
         self.form = QFormLayout()
         self.rows: dict[str, tuple[QWidget, QLabel]] = {}  # a setting → its field and its problem's label
         self.name = self._line("name", "&Title (optional):", "e.g. Flight distances",
@@ -100,6 +101,10 @@ class PartEditor(QGroupBox):
             level.currentIndexChanged.connect(self._edited)
             levels_layout.addWidget(level)
         self._add_row("levels", "&Level columns:", levels_box)
+        self.records_estimate = self._line(
+            "records_estimate", "Records (published estimate):", "needed when one person may be added or removed",
+            "A public estimate of the number of records (e.g. last year's published total), at which the hierarchy's "
+            "errors are projected; never read from the data. Needed under 'one person may be added or removed'.")
         self.kind_label = QLabel("")
         layout = QVBoxLayout(self)
         layout.addWidget(self.kind_label)
@@ -146,12 +151,13 @@ class PartEditor(QGroupBox):
         return edit
 
     # ------------------------------------------------------------------ showing a choice
-    def load(self, choice: PartChoice | None, columns: Sequence[str]) -> None:
+    def load(self, choice: PartSpec | None, columns: Sequence[str]) -> None:
         """Show ``choice`` (None: none selected) with ``columns`` (the open data's) to choose from."""
         self.choice = choice
         self.setEnabled(choice is not None)
         widgets: list[QWidget] = [self.name, self.weight, self.lock, self.column, self.group_column, self.groups,
-                                  self.other, self.lower_bound, self.upper_bound, self.bins, self.categories, *self.levels]
+                                  self.other, self.lower_bound, self.upper_bound, self.bins, self.categories,
+                                  self.records_estimate, *self.levels]
         for widget in widgets:
             widget.blockSignals(True)
         try:
@@ -177,8 +183,8 @@ class PartEditor(QGroupBox):
                 widget.blockSignals(False)
         self.show_problems(part_problems(choice))
 
-    def _fill(self, choice: PartChoice) -> None:
-        get = choice.get
+    def _fill(self, choice: PartSpec) -> None:
+        get = choice.settings.get
         self.name.setText(str(get("name") or ""))
         self.weight.setText(_shown(get("weight", 1.0)))
         self.lock.setText("" if get("lock") is None else _shown(get("lock")))
@@ -190,6 +196,7 @@ class PartEditor(QGroupBox):
         self.upper_bound.setText(_shown(get("upper")))
         self.bins.setValue(int(get("bins", 32)))
         self.categories.setPlainText("\n".join(get("categories", ())))
+        self.records_estimate.setText(_shown(get("records_estimate")))
         levels = tuple(get("levels", ()))
         for i, combo in enumerate(self.levels):
             combo.setCurrentIndex(combo.findText(levels[i]) if i < len(levels) else 0)
@@ -200,7 +207,7 @@ class PartEditor(QGroupBox):
             show_inline(label, problems.get("bounds" if key == "upper" else key, ""))
 
     # ------------------------------------------------------------------ editing
-    def edited_choice(self) -> PartChoice | None:
+    def edited_choice(self) -> PartSpec | None:
         """The shown choice with the fields' values (None: none shown)."""
         if self.choice is None:
             return None
@@ -220,9 +227,12 @@ class PartEditor(QGroupBox):
         if kind is StatisticKind.COUNTS:
             settings["categories"] = _lines(self.categories.toPlainText())
         if kind is StatisticKind.HIERARCHY:
-            settings["levels"] = tuple(combo.currentText() for combo in self.levels
-                                       if combo.currentText() and combo.currentText() != "(none)")
-        return PartChoice(kind, settings)
+            settings["levels"] = tuple(combo.currentText() for combo in self.levels if combo.currentData() != "")
+            estimate = self.records_estimate.text().strip()
+            number = _number(estimate)
+            settings["records_estimate"] = (None if not estimate else int(number) if number is not None
+                                            and number.is_integer() else estimate)
+        return PartSpec(kind, settings)
 
     def _edited(self, *_: object) -> None:
         choice = self.edited_choice()

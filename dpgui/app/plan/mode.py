@@ -14,13 +14,14 @@ ledger; a project file does not hold them, and they are not in the session's lis
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from functools import partial
 from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMenu, QMessageBox,
+    QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMenu, QMessageBox,
     QPushButton, QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
@@ -28,7 +29,7 @@ from dpgui.app import text
 from dpgui.app.plan.charts import GroupCurves, SplitChart
 from dpgui.app.plan.editor import PartEditor
 from dpgui.app.plan.parts import (
-    KIND_LABELS, PartChoice, PlanPrivacy, default_part, part_problems, part_subject, plan_items_of,
+    KIND_LABELS, PlanPrivacy, default_part, editable, part_problems, part_subject, plan_spec_of, spec_privacy,
 )
 from dpgui.app.plan.release import (
     NOISE_MESSAGE, PlanRequest, charge_words, check_plan, confirmation_words, run_plan_release, set_plan_first_cap,
@@ -38,11 +39,15 @@ from dpgui.app.widgets.fields import ValidatedField, offer_neighbours, parse_del
 from dpgui.app.widgets.release_bar import ReleaseBar
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.core.quantiles import quantiles
-from dpgui.errors import DpguiError
+from dpgui.data.source import PasswordPrompt, open_source
+from dpgui.data.source_spec import SourceSpec
+from dpgui.errors import DataError, DpguiError
+from dpgui.report.files import check_writable, write_text_atomic
 from dpgui.report.project_file import Project
 from dpgui.report.project_sections import ProjectSection
 from dpgui.vocabulary import Neighbours, ReleaseKind, StatisticKind
-from dpgui.workspace.plan_split import PlanPart, PlanSplit, split_plan
+from dpgui.workspace.plan_spec import PartSpec, PlanSpec, plan_items
+from dpgui.workspace.plan_split import PlanSplit, split_plan
 from dpgui.workspace.release import BudgetOk, FirstCapNeeded, Problem, failure_budget_sentence, new_release_id
 from dpgui.workspace.release_plan import PlanItem, ReleasedPart, ReleasedPlan
 from dpgui.workspace.session import SessionRelease
@@ -76,7 +81,7 @@ class PlanMode(QWidget):
         self.pool = WorkerPool()
         self.split_worker: Worker | None = None
         self.release_worker: Worker | None = None
-        self.choices: list[PartChoice] = []
+        self.choices: list[PartSpec] = []
         self.split: PlanSplit | None = None  # the split shown, made for ``split_items`` at ``split_key``
         self.split_items: tuple[PlanItem, ...] = ()
         self.split_key = ""
@@ -187,10 +192,20 @@ class PlanMode(QWidget):
         self.down_button = QPushButton("Move do&wn")
         self.down_button.setToolTip("Move the selected statistic down.")
         self.down_button.clicked.connect(lambda: self.move_part(1))
+        self.open_plan_button = QPushButton("&Open Plan…")
+        self.open_plan_button.setToolTip("Read a release plan file (TOML): its budget, protection and statistics "
+                                         "replace the ones listed here.")
+        self.open_plan_button.clicked.connect(self.open_plan)
+        self.save_plan_button = QPushButton("Sa&ve Plan…")
+        self.save_plan_button.setToolTip("Write the plan (budget, protection, statistics; no data) as a TOML file, to "
+                                         "open again here or run with `dpgui release --spec`.")
+        self.save_plan_button.clicked.connect(self.save_plan)
         buttons = QHBoxLayout()
         for button in (self.add_button, self.remove_button, self.up_button, self.down_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
+        buttons.addWidget(self.open_plan_button)
+        buttons.addWidget(self.save_plan_button)
         left = QVBoxLayout()
         left.addWidget(self.table, 1)
         left.addLayout(buttons)
@@ -287,7 +302,7 @@ class PlanMode(QWidget):
         for button in (self.remove_button, self.up_button, self.down_button):
             button.setEnabled(row >= 0)
 
-    def _part_edited(self, choice: PartChoice) -> None:
+    def _part_edited(self, choice: PartSpec) -> None:
         row = self.selected_row()
         if row >= 0:
             self.choices[row] = choice
@@ -300,9 +315,9 @@ class PlanMode(QWidget):
         self.table.setRowCount(len(self.choices))
         for row, choice in enumerate(self.choices):
             problems = part_problems(choice)
-            title = choice.get("name") or f"{KIND_LABELS[choice.kind]}: {part_subject(choice)}"
-            weight = choice.get("weight")
-            lock = choice.get("lock")
+            title = choice.settings.get("name") or f"{KIND_LABELS[choice.kind]}: {part_subject(choice)}"
+            weight = choice.settings.get("weight")
+            lock = choice.settings.get("lock")
             share = shares[row] if row < len(shares) else None
             cells = (f"{row + 1}. {title}" + (" — needs attention" if problems else ""),
                      f"{weight:g}" if isinstance(weight, (int, float)) else "?",
@@ -321,6 +336,70 @@ class PlanMode(QWidget):
         self.table.blockSignals(False)
         for button in (self.remove_button, self.up_button, self.down_button):
             button.setEnabled(self.selected_row() >= 0)
+
+    # ------------------------------------------------------------------ plan files
+    def save_plan(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save the release plan", f"{self.dataset_name.text().strip()}"
+                                              "-plan.toml", "Release plans (*.toml)")
+        if path:
+            self.save_plan_to(path)
+
+    def save_plan_to(self, path: str | Path) -> bool:
+        """Write the plan as a TOML file that :meth:`PlanSpec.read` reads back (a plan with a problem is not
+        written: the problem is said)."""
+        privacy, source = self.privacy(), self.host.workspace.state.source
+        problem = ("Open the data first (File → Open)." if source is None else
+                   "Give the dataset a name in the budget ledger (top right)." if not self.dataset_name.text().strip()
+                   else self.split_problem())
+        if problem or privacy is None or source is None:
+            self.host.show_error("The plan was not saved", problem)
+            return False
+        spec = plan_spec_of(self.choices, privacy, self.dataset_name.text().strip(), source.source_spec.location)
+        try:
+            toml = spec.to_toml()
+            PlanSpec.from_toml(toml)  # what is written reads back
+            check_writable(path, protect=[Path(p) for p in self.host.protected_paths("")])
+            write_text_atomic(path, toml)
+        except (DpguiError, OSError) as err:
+            message = text.friendly(err) if isinstance(err, DpguiError) else str(err)
+            self.host.show_error("The plan was not saved", message)
+            return False
+        self.host.statusBar().showMessage(f"Saved the release plan to {Path(path).name}.", 8000)
+        return True
+
+    def open_plan(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a release plan", "", "Release plans (*.toml);;All files (*)")
+        if path:
+            self.open_plan_from(path)
+
+    def open_plan_from(self, path: str | Path) -> bool:
+        """Put the plan file's budget, protection, dataset and statistics on the page (nothing is split, read or
+        spent); its statistics are released from the open data, whatever source the file names."""
+        try:
+            spec = PlanSpec.read(path)
+        except DpguiError as err:
+            self.host.show_error("The plan was not opened", text.friendly(err))
+            return False
+        if spec.person_column is not None:
+            self.host.show_error("The plan was not opened", "It keeps at most L rows per person of the column "
+                                 f"'{spec.person_column}', which the window cannot do yet: run it with "
+                                 "`dpgui release --spec` instead.")
+            return False
+        privacy = spec_privacy(spec)
+        self.epsilon.set_text(f"{privacy.epsilon:g}")
+        self.delta.set_text(f"{privacy.delta:g}")
+        self.neighbours.setCurrentIndex(max(0, self.neighbours.findData(str(privacy.neighbours))))
+        self.records.setValue(privacy.records_per_person)
+        self.dataset_name.setText(spec.dataset)
+        self.choices = [editable(part) for part in spec.parts]
+        self._select(0)
+        source = self.host.workspace.state.source
+        if source is None or Path(source.source_spec.location).resolve() != Path(spec.source).resolve():
+            self.host.statusBar().showMessage(f"Opened the plan {Path(path).name}: it names other data "
+                                              f"({Path(spec.source).name}); it is released from the open data.", 10000)
+        else:
+            self.host.statusBar().showMessage(f"Opened the plan {Path(path).name}.", 8000)
+        return True
 
     # ------------------------------------------------------------------ checks
     def privacy(self) -> PlanPrivacy | None:
@@ -381,21 +460,23 @@ class PlanMode(QWidget):
 
     # ------------------------------------------------------------------ the split, on a worker
     def start_split(self) -> None:
-        """Split the plan's budget on a worker thread (planning only: nothing read, nothing spent)."""
+        """Make the plan's items and split its budget on a worker thread (planning only: nothing spent; the data
+        is opened only for a hierarchy, whose node list it reads)."""
         privacy = self.privacy()
+        source = self.host.workspace.state.source
         if privacy is None or self.split_problem() or self.split_worker is not None:
             return
-        try:
-            items = tuple(plan_items_of(self.choices, privacy))
-        except DpguiError as err:
-            self.chart.show_split(None, text.friendly(err))
-            return
         key = self._key(privacy)
-        worker = Worker(_split_task, [item.part for item in items], privacy.epsilon, privacy.delta)
+        spec = plan_spec_of(self.choices, privacy, self.dataset_name.text().strip(),
+                            "" if source is None else source.source_spec.location)
+        data_spec = None if source is None else source.source_spec
+        worker = Worker(_split_task, spec, data_spec,
+                        None if data_spec is None else self.host.passwords.prompt_for(data_spec))
         self.split_worker = worker
 
-        def finished(split: PlanSplit) -> None:
+        def finished(done: tuple[tuple[PlanItem, ...], PlanSplit]) -> None:
             self.split_worker = None
+            items, split = done
             if key == self._key(self.privacy()):
                 self.split, self.split_items, self.split_key = split, items, key
                 self.chart.show_split(split)
@@ -595,10 +676,21 @@ class PlanMode(QWidget):
         return []
 
 
-def _split_task(parts: list[PlanPart], epsilon: float, delta: float, progress: Callable[[float, str], None],
-                should_cancel: Callable[[], bool]) -> PlanSplit:
-    """The worker's split (planning only; its thread)."""
-    return split_plan(parts, epsilon, delta, progress, should_cancel)
+def _split_task(spec: PlanSpec, data: SourceSpec | None, password_prompt: PasswordPrompt | None,
+                progress: Callable[[float, str], None],
+                should_cancel: Callable[[], bool]) -> tuple[tuple[PlanItem, ...], PlanSplit]:
+    """The worker's split (its thread): the plan's items (the data opened only for a statistic that reads it to
+    plan: a hierarchy's node list, declared public), then :func:`split_plan`. Nothing is spent."""
+    if any(part.kind is StatisticKind.HIERARCHY for part in spec.parts):
+        if data is None:
+            raise DataError("counts over a hierarchy read their categories from the data, which is not open",
+                            "open the data first (File → Open)")
+        progress(0.0, "reading the hierarchy's categories")
+        with open_source(data, password_prompt=password_prompt) as source:
+            items = tuple(plan_items(spec, source))
+    else:
+        items = tuple(plan_items(spec))
+    return items, split_plan([item.part for item in items], spec.epsilon, spec.delta, progress, should_cancel)
 
 
 def _released_words(part: ReleasedPart) -> str:

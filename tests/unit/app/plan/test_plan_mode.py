@@ -19,11 +19,13 @@ from dpgui.vocabulary import ReleaseKind, StatisticKind
 from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait
 
 ROWS = [("AA", 5.0, "yes"), ("AA", 12.5, "no"), ("DL", -3.0, "yes"), ("DL", 40.0, "yes"), ("UA", 99.0, "no")] * 20
+HUBS = {"AA": "east", "DL": "east", "UA": "west"}
 
 
 def plan_window(qtbot, tmp_path: Path):
     path = tmp_path / "flights.csv"
-    path.write_text("carrier,delay,ontime\n" + "".join(f"{c},{d},{o}\n" for c, d, o in ROWS), encoding="utf-8")
+    path.write_text("carrier,delay,ontime,hub\n" + "".join(f"{c},{d},{o},{HUBS[c]}\n" for c, d, o in ROWS),
+                    encoding="utf-8")
     window = make_window(qtbot)
     open_and_wait(qtbot, window, path)
     window.choose_mode(ReleaseKind.PLAN)
@@ -87,7 +89,7 @@ def test_statistics_are_added_removed_and_reordered(qtbot, tmp_path: Path) -> No
     page.table.selectRow(1)
     page.remove_part()
     assert [c.kind for c in page.choices] == [StatisticKind.GROUPED_CDF, StatisticKind.COUNTS]
-    assert page.choices[1].get("categories") == ("yes", "no") and page.table.rowCount() == 2
+    assert page.choices[1].settings.get("categories") == ("yes", "no") and page.table.rowCount() == 2
     assert page.selected_row() == 1 and page.editor.choice.kind is StatisticKind.COUNTS
 
 
@@ -186,3 +188,28 @@ def test_a_plan_over_the_budget_is_refused_naming_the_statistic(qtbot, tmp_path:
     with Ledger() as ledger:
         assert ledger.releases("flights") == []
     assert page.outcome is None
+
+
+def test_a_hierarchy_is_planned_on_the_worker_and_a_plan_file_reads_back(qtbot, tmp_path: Path) -> None:
+    window, page = plan_window(qtbot, tmp_path)
+    cdf_of_delay(page, weight="2")
+    page.add_part(StatisticKind.HIERARCHY)
+    editor = page.editor
+    editor.levels[0].setCurrentIndex(editor.levels[0].findText("hub"))
+    editor.levels[1].setCurrentIndex(editor.levels[1].findText("carrier"))
+    assert page.choices[1].settings["levels"] == ("hub", "carrier")
+    split_and_wait(qtbot, page)
+    assert page.split is not None, page.chart.sentence.text()
+    assert [p.part.statistic.kind for p in page.split.parts] == [StatisticKind.CDF, StatisticKind.HIERARCHY]
+    assert page.split_items[1].title == "Counts over hub → carrier" and page.release_button.isEnabled()
+
+    plan_file = tmp_path / "plan.toml"
+    assert page.save_plan_to(plan_file), error_text(window)
+    assert 'levels = ["hub", "carrier"]' in plan_file.read_text(encoding="utf-8")
+    saved = list(page.choices)
+    page.choices.clear()
+    page.epsilon.set_text("3")
+    assert page.open_plan_from(plan_file), error_text(window)
+    assert page.choices == saved and page.epsilon.text() == "1" and page.dataset_name.text() == "flights"
+    with Ledger() as ledger:
+        assert ledger.releases() == []

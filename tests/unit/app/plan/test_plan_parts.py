@@ -7,10 +7,11 @@ import math
 
 import pytest
 
-from dpgui.app.plan.parts import PartChoice, PlanPrivacy, default_part, part_problems, plan_items_of
+from dpgui.app.plan.parts import PlanPrivacy, default_part, editable, part_problems, plan_spec_of, replaced
 from dpgui.core.plan import PrivacySpec
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import Neighbours, StatisticKind
+from dpgui.workspace.plan_spec import PartSpec, PlanSpec, plan_items
 from dpgui.workspace.plan_split import PlanPart, split_plan
 from dpgui.workspace.planning import PlanRequest
 from dpgui.workspace.statistics.cdf import CDF
@@ -21,39 +22,41 @@ COLUMNS = ["delay", "carrier", "ontime"]
 
 def test_each_kind_starts_with_the_first_columns_and_weight_one() -> None:
     cdf = default_part(StatisticKind.CDF, COLUMNS)
-    assert (cdf.get("column"), cdf.get("lower"), cdf.get("upper"), cdf.get("bins"), cdf.weight, cdf.lock) == \
+    get = cdf.settings.get
+    assert (get("column"), get("lower"), get("upper"), get("bins"), cdf.weight, cdf.lock) == \
         ("delay", 0.0, 100.0, 32, 1.0, None)
     grouped = default_part(StatisticKind.GROUPED_CDF, COLUMNS)
-    assert grouped.get("group_column") == "carrier" and grouped.get("groups") == ()
-    assert default_part(StatisticKind.HIERARCHY, COLUMNS).get("levels") == ("delay", "carrier")
+    assert grouped.settings.get("group_column") == "carrier" and grouped.settings.get("groups") == ()
+    assert default_part(StatisticKind.HIERARCHY, COLUMNS).settings.get("levels") == ("delay", "carrier")
     assert part_problems(cdf) == {}
 
 
 def test_bad_values_are_named_by_their_setting() -> None:
     cdf = default_part(StatisticKind.CDF, COLUMNS)
-    assert set(part_problems(cdf.with_settings(lower=5.0, upper=5.0))) == {"bounds"}
-    assert set(part_problems(cdf.with_settings(upper=None))) == {"bounds"}
-    assert set(part_problems(cdf.with_settings(weight=0.0))) == {"weight"}
-    assert set(part_problems(cdf.with_settings(weight=None))) == {"weight"}
-    assert set(part_problems(cdf.with_settings(lock="a lot"))) == {"lock"}
-    assert set(part_problems(cdf.with_settings(bins=1))) == {"bins"}
-    assert set(part_problems(cdf.with_settings(column=""))) == {"column"}
+    assert set(part_problems(replaced(cdf, lower=5.0, upper=5.0))) == {"bounds"}
+    assert set(part_problems(replaced(cdf, upper=None))) == {"bounds"}
+    assert set(part_problems(replaced(cdf, weight=0.0))) == {"weight"}
+    assert set(part_problems(replaced(cdf, weight=None))) == {"weight"}
+    assert set(part_problems(replaced(cdf, lock="a lot"))) == {"lock"}
+    assert set(part_problems(replaced(cdf, bins=1))) == {"bins"}
+    assert set(part_problems(replaced(cdf, column=""))) == {"column"}
     grouped = default_part(StatisticKind.GROUPED_CDF, COLUMNS)
     assert part_problems(grouped) == {"groups": "Type the public list of groups, one per line."}
-    assert set(part_problems(grouped.with_settings(groups=("AA", "AA")))) == {"groups"}
-    assert set(part_problems(grouped.with_settings(groups=("AA",), group_column="delay"))) == {"group_column"}
+    assert set(part_problems(replaced(grouped, groups=("AA", "AA")))) == {"groups"}
+    assert set(part_problems(replaced(grouped, groups=("AA",), group_column="delay"))) == {"group_column"}
     counts = default_part(StatisticKind.COUNTS, COLUMNS)
     assert set(part_problems(counts)) == {"categories"}
-    assert set(part_problems(counts.with_settings(categories=("a", "a")))) == {"categories"}
-    assert set(part_problems(default_part(StatisticKind.HIERARCHY, COLUMNS).with_settings(levels=("a",)))) == \
+    assert set(part_problems(replaced(counts, categories=("a", "a")))) == {"categories"}
+    assert set(part_problems(replaced(default_part(StatisticKind.HIERARCHY, COLUMNS), levels=("a",)))) == \
         {"levels"}
 
 
 def test_the_items_split_as_the_same_statistics_built_by_hand() -> None:
-    choices = [default_part(StatisticKind.CDF, COLUMNS).with_settings(bins=64),
-               PartChoice(StatisticKind.COUNTS, {"column": "ontime", "categories": ("yes", "no", "late"),
-                                                 "weight": 4.0, "lock": None})]
-    items = plan_items_of(choices, PlanPrivacy(1.0, 0.0, Neighbours.ADDREMOVE))
+    choices = [replaced(default_part(StatisticKind.CDF, COLUMNS), bins=64),
+               PartSpec(StatisticKind.COUNTS, {"column": "ontime", "categories": ("yes", "no", "late"),
+                                               "weight": 4.0, "lock": None})]
+    spec = plan_spec_of(choices, PlanPrivacy(1.0, 0.0, Neighbours.ADDREMOVE), "flights", "/data/flights.csv")
+    items = plan_items(spec)
     assert [item.title for item in items] == ["CDF of delay", "Counts of ontime"]
     by_hand = [PlanPart(CDF, PlanRequest(64, PrivacySpec(1.0, Neighbours.ADDREMOVE, 1))),
                PlanPart(COUNTS, CountsPlanRequest(("yes", "no", "late"), 1.0, Neighbours.ADDREMOVE), weight=4.0)]
@@ -66,7 +69,21 @@ def test_the_items_split_as_the_same_statistics_built_by_hand() -> None:
 
 
 def test_a_statistic_with_a_problem_is_refused_by_its_number() -> None:
-    bad = default_part(StatisticKind.CDF, COLUMNS).with_settings(lower=9.0, upper=1.0)
+    bad = replaced(default_part(StatisticKind.CDF, COLUMNS), lower=9.0, upper=1.0)
+    spec = plan_spec_of([default_part(StatisticKind.CDF, COLUMNS), bad], PlanPrivacy(1.0, 0.0, Neighbours.CHANGE),
+                        "flights", "/data/flights.csv")
     with pytest.raises(ParameterError) as refused:
-        plan_items_of([default_part(StatisticKind.CDF, COLUMNS), bad], PlanPrivacy(1.0, 0.0, Neighbours.CHANGE))
-    assert refused.value.problem.startswith("statistic 2 (CDF of a number column): The lower bound")
+        plan_items(spec)
+    assert refused.value.problem.startswith("statistic 2: 'lower' must be less than 'upper'")
+
+
+def test_the_plan_file_reads_back_as_the_window_edits_it() -> None:
+    parts = [replaced(default_part(StatisticKind.GROUPED_CDF, COLUMNS), groups=("AA", "DL"), weight=4.0, lock=0.25,
+                      name="Delays"),
+             replaced(default_part(StatisticKind.COUNTS, COLUMNS), column="ontime", categories=("yes", "no"))]
+    privacy = PlanPrivacy(2.0, 1e-9, Neighbours.ADDREMOVE, 3)
+    spec = plan_spec_of(parts, privacy, "flights", "/data/flights.csv")
+    again = PlanSpec.from_toml(spec.to_toml())
+    assert again == spec and (again.epsilon, again.delta, again.records_per_person) == (2.0, 1e-9, 3)
+    assert again.parts[0].settings["noise"] == "gaussian"  # the plan's one noise, stated in the file
+    assert [editable(part) for part in again.parts] == parts
