@@ -1,4 +1,4 @@
-"""``dpgui plan --spec F`` and ``dpgui release --spec F``: a release plan written as
+"""``dpgui plan --spec F``, ``dpgui release --spec F`` and ``dpgui simulate --spec F``: a release plan written as
 a TOML file (:class:`~dpgui.workspace.plan_spec.PlanSpec`; docs/release-plans.md), through the plan's release
 (:mod:`dpgui.workspace.release_plan`).
 
@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dpgui.cli.arguments import _Parser
+from dpgui.cli.arguments import _int_at_least, _Parser
 from dpgui.cli.rendering import _print
 from dpgui.errors import ParameterError
 
 __all__ = ["SPEC_WORDS", "PlanFileRequest", "cmd_plan_file", "spec_parser"]
 
 #: The commands that take ``--spec``.
-SPEC_WORDS = ("plan",)
+SPEC_WORDS = ("plan", "simulate")
 
 
 def spec_parser(arguments: Sequence[str]) -> argparse.ArgumentParser | None:
@@ -35,11 +35,17 @@ def spec_parser(arguments: Sequence[str]) -> argparse.ArgumentParser | None:
         return None
     parser = _Parser(prog="dpgui", description="A release plan: several statistics of one table under one budget.")
     parser.set_defaults(version=False, self_test=False)
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="{plan}", required=True)
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="{plan,simulate}", required=True)
     plan = sub.add_parser("plan", help="a release plan's split of the budget and projected errors (spends nothing)")
     _common(plan)
     plan.add_argument("--weights", metavar="W1,W2,…", help="each statistic's weight, in the file's order (default: "
                       "the file's, else 1)")
+    sim = sub.add_parser("simulate", help="seeded releases of a plan on the data, against each statistic's "
+                                          "projection (insecure noise; spends nothing, writes nothing)")
+    _common(sim)
+    sim.add_argument("--trials", type=_int_at_least(2, "--trials 200", 100_000), default=200, metavar="R",
+                     help="simulated releases of the plan (default 200)")
+    sim.add_argument("--seed", type=_int_at_least(0, "--seed 1"), default=1, metavar="S")
     return parser
 
 
@@ -62,12 +68,14 @@ class PlanFileRequest:
     passphrase_file: str | None = None
     name: str | None = None
     new_dataset: bool = False
+    trials: int = 200
+    seed: int = 1
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> PlanFileRequest:
         return cls(args.command, args.spec, args.json, getattr(args, "weights", None), getattr(args, "bundle", None),
                    getattr(args, "key", None), getattr(args, "passphrase_file", None), getattr(args, "name", None),
-                   getattr(args, "new_dataset", False))
+                   getattr(args, "new_dataset", False), getattr(args, "trials", 200), getattr(args, "seed", 1))
 
 
 def cmd_plan_file(args: argparse.Namespace) -> int:
@@ -78,6 +86,8 @@ def cmd_plan_file(args: argparse.Namespace) -> int:
     spec = PlanSpec.read(request.spec)
     if request.command == "plan":
         return _plan(spec, request)
+    if request.command == "simulate":
+        return _simulate(spec, request)
     raise AssertionError(request.command)  # the parser knows only these words
 
 
@@ -152,3 +162,24 @@ def _unit_words(spec: Any) -> str:
     from dpgui.workspace.release_plan import privacy_unit_words
 
     return privacy_unit_words(spec.records_per_person, spec.person_column)
+
+
+def _simulate(spec: Any, request: PlanFileRequest) -> int:
+    from dpgui.workspace.plan_simulation import simulate_plan
+
+    with _open(spec) as data:
+        items, split = _planned(spec, data)
+        results = simulate_plan(items, split, data, request.trials, request.seed)
+    rows = [{"part": i, "statistic": r.title, "projected_se": r.projected_se, "simulated_se": r.simulated_se,
+             "standard_error_of_simulated_se": r.se_of_se, "errors_measured": r.errors, "within_4_se": r.within(4.0)}
+            for i, r in enumerate(results, 1)]
+    if request.json:
+        _print({"trials": request.trials, "seed": request.seed, "parts": rows}, True)
+    else:
+        print(f"{request.trials} seeded releases of the plan (insecure noise: nothing spent, nothing written); "
+              "standard errors in records:")
+        for row in rows:
+            print(f"  {row['part']}. {row['statistic']}: projected {row['projected_se']:.3f}, simulated "
+                  f"{row['simulated_se']:.3f} ± {row['standard_error_of_simulated_se']:.3f} "
+                  f"({'within' if row['within_4_se'] else 'NOT within'} 4 standard errors)")
+    return 0 if all(row["within_4_se"] for row in rows) else 1

@@ -8,5 +8,6 @@ release's labels.
 application, A4 writer, canvas, footer, test-noise strip) with the words of :mod:`dpgui.pdf.markup`.
 :func:`dpgui.pdf.sections.report_pdf` draws a release of any kind, from one table keyed by the
 statistic's kind (:data:`dpgui.pdf.sections.SECTIONS`): the export dialogs, the command line and the
-self-test call it.
+self-test call it. Each kind's section gives its pages (:class:`dpgui.pdf.page.PdfDrawing`), so
+:func:`dpgui.pdf.plan.plan_report_pdf` draws a release plan's one PDF: a summary page, then each part's pages.
 """

@@ -39,14 +39,14 @@ from dpgui.pdf.markup import (
     privacy_budget_text, seeded_noise_banner_html, utc_text,
 )
 from dpgui.pdf.page import (
-    GREY, INK, RESOLUTION, Canvas, draw_footer, draw_html, draw_test_banner, test_banner_height, write_pdf,
+    GREY, INK, RESOLUTION, Canvas, Footer, PdfDrawing, draw_html, draw_test_banner, release_footer, test_banner_height,
 )
 from dpgui.report.bundle import source_text
 from dpgui.report.cdf.bundle import ReleaseInfo, focus_json
 from dpgui.vocabulary import CdfConsistency, Neighbours, Noise
 from dpgui.workspace.words import CONSISTENCY_LABELS, ESTIMATOR_LABELS, NEIGHBOURS_LABELS
 
-__all__ = ["PAGE_COUNT", "cdf_section", "render_release_pdf"]
+__all__ = ["PAGE_COUNT", "cdf_section", "release_drawing", "render_release_pdf"]
 
 PAGE_COUNT = 3
 QUANTILE_PROBABILITIES = (0.1, 0.25, 0.5, 0.75, 0.9)
@@ -474,19 +474,24 @@ def _draw_header(c: Canvas, release: Release) -> float:
 
 
 def render_release_pdf(release: Release, details: ReleaseInfo, key_id: str | None) -> bytes:
-    """The release as a three-page A4 PDF (bytes). Public values only; no QApplication needed.
+    """The release as a three-page A4 PDF (bytes) of :func:`release_drawing`. No QApplication needed."""
+    return release_drawing(release, details, key_id).write()
+
+
+def release_drawing(release: Release, details: ReleaseInfo, key_id: str | None) -> PdfDrawing:
+    """The release's three A4 pages. Public values only.
 
     ``details``: the release's public labels; ``key_id``: the signer's key id (None: not signed).
     Drawing cost is O(K) numpy work plus a few thousand drawn points, whatever K (long curves are
     thinned per column to their min and max, so the 95 % band is never drawn narrower).
     """
 
-    def draw_pages(c: Canvas, writer: QPdfWriter) -> None:
+    def draw_pages(c: Canvas, writer: QPdfWriter, footer: Footer) -> None:
         for page in range(1, PAGE_COUNT + 1):
             if page > 1:
                 writer.newPage()
             top = _draw_header(c, release)
-            bottom = draw_footer(c, details.release_id, details.dataset, page, PAGE_COUNT)
+            bottom = footer(c, page, PAGE_COUNT)
             if page == 1:
                 draw_html(c, writer, top, bottom, _page1_html(release, details, key_id))
             elif page == 2:
@@ -494,11 +499,11 @@ def render_release_pdf(release: Release, details: ReleaseInfo, key_id: str | Non
             else:
                 draw_html(c, writer, top, bottom, _page3_html(release, details, key_id))
 
-    return write_pdf(PDF_TITLE, draw_pages)
+    return PdfDrawing(PDF_TITLE, release_footer(details.release_id, details.dataset), draw_pages)
 
 
-def cdf_section(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> bytes:
+def cdf_section(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> PdfDrawing:
     """The report as :data:`dpgui.pdf.sections.SECTIONS` draws it (its signature is :data:`~dpgui.pdf.sections.PdfSection`)."""
     if extra is not None:  # a bug: a CDF's report has no section of its own besides the release
         raise TypeError("a CDF report takes no extra section")
-    return render_release_pdf(release, info, key_id)
+    return release_drawing(release, info, key_id)

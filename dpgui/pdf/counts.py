@@ -14,11 +14,11 @@ from dpgui.core.counts import CountsRelease
 from dpgui.pdf.markup import (
     HTML_STYLE, HTML_TABLE, VERIFY_COMMAND, html_code, html_rows, html_text, seeded_noise_banner_html,
 )
-from dpgui.pdf.page import Canvas, draw_footer, draw_html, write_pdf
+from dpgui.pdf.page import Canvas, Footer, PdfDrawing, draw_html, release_footer
 from dpgui.report.counts.bundle import CountsReleaseInfo
 from dpgui.vocabulary import Neighbours
 
-__all__ = ["counts_section", "render_counts_pdf"]
+__all__ = ["counts_drawing", "counts_section", "render_counts_pdf"]
 
 PDF_TITLE = "Differentially private counts of one column"
 
@@ -44,18 +44,23 @@ def _page_html(release: CountsRelease, info: CountsReleaseInfo, key_id: str | No
 
 
 def render_counts_pdf(release: CountsRelease, info: CountsReleaseInfo, key_id: str | None) -> bytes:
-    """The counts release as a one-page A4 PDF (bytes). ``key_id``: the signer's key id (None: not signed)."""
+    """The counts release as a one-page A4 PDF (bytes) of :func:`counts_drawing`."""
+    return counts_drawing(release, info, key_id).write()
+
+
+def counts_drawing(release: CountsRelease, info: CountsReleaseInfo, key_id: str | None) -> PdfDrawing:
+    """The counts release's one A4 page. ``key_id``: the signer's key id (None: not signed)."""
     source = _page_html(release, info, key_id)
 
-    def draw_pages(c: Canvas, writer: QPdfWriter) -> None:
-        bottom = draw_footer(c, info.release_id, info.dataset, 1, 1)
+    def draw_pages(c: Canvas, writer: QPdfWriter, footer: Footer) -> None:
+        bottom = footer(c, 1, 1)
         draw_html(c, writer, 0.0, bottom, source)
 
-    return write_pdf(PDF_TITLE, draw_pages)
+    return PdfDrawing(PDF_TITLE, release_footer(info.release_id, info.dataset), draw_pages)
 
 
-def counts_section(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> bytes:
+def counts_section(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> PdfDrawing:
     """The report as :data:`dpgui.pdf.sections.SECTIONS` draws it (its signature is :data:`~dpgui.pdf.sections.PdfSection`)."""
     if extra is not None:  # a bug: a counts report has no section of its own besides the release
         raise TypeError("a counts report takes no extra section")
-    return render_counts_pdf(release, info, key_id)
+    return counts_drawing(release, info, key_id)

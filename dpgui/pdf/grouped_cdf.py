@@ -18,11 +18,11 @@ from dpgui.pdf.markup import (
     HTML_STYLE, HTML_TABLE, VERIFY_COMMAND, html_code, html_rows, html_text, privacy_budget_text,
     seeded_noise_banner_html,
 )
-from dpgui.pdf.page import Canvas, draw_footer, draw_html, write_pdf
+from dpgui.pdf.page import Canvas, Footer, PdfDrawing, draw_html, release_footer
 from dpgui.report.grouped_cdf.bundle import GROUP_SIZES_WORDS, GroupedReleaseInfo
 from dpgui.vocabulary import AccuracyWhere, Neighbours
 
-__all__ = ["GROUPS_PER_PAGE", "grouped_cdf_section", "render_grouped_cdf_pdf"]
+__all__ = ["GROUPS_PER_PAGE", "grouped_cdf_drawing", "grouped_cdf_section", "render_grouped_cdf_pdf"]
 
 PDF_TITLE = "Differentially private CDF for each group"
 #: The groups' tables on one page after the first (each a heading and six rows).
@@ -70,25 +70,30 @@ def _groups_html(release: GroupedRelease, start: int, stop: int) -> str:
 
 
 def render_grouped_cdf_pdf(release: GroupedRelease, info: GroupedReleaseInfo, key_id: str | None) -> bytes:
-    """The grouped release as an A4 PDF (bytes): the first page, then :data:`GROUPS_PER_PAGE` groups a page.
+    """The grouped release as an A4 PDF (bytes) of :func:`grouped_cdf_drawing`."""
+    return grouped_cdf_drawing(release, info, key_id).write()
+
+
+def grouped_cdf_drawing(release: GroupedRelease, info: GroupedReleaseInfo, key_id: str | None) -> PdfDrawing:
+    """The grouped release's A4 pages: the first page, then :data:`GROUPS_PER_PAGE` groups a page.
     ``key_id``: the signer's key id (None: not signed)."""
     count = len(release.labels)
     starts = list(range(0, count, GROUPS_PER_PAGE))
     pages = 1 + len(starts)
 
-    def draw_pages(c: Canvas, writer: QPdfWriter) -> None:
-        bottom = draw_footer(c, info.release_id, info.dataset, 1, pages)
+    def draw_pages(c: Canvas, writer: QPdfWriter, footer: Footer) -> None:
+        bottom = footer(c, 1, pages)
         draw_html(c, writer, 0.0, bottom, _first_page_html(release, info, key_id))
         for number, start in enumerate(starts, start=2):
             writer.newPage()
-            bottom = draw_footer(c, info.release_id, info.dataset, number, pages)
+            bottom = footer(c, number, pages)
             draw_html(c, writer, 0.0, bottom, _groups_html(release, start, start + GROUPS_PER_PAGE))
 
-    return write_pdf(PDF_TITLE, draw_pages)
+    return PdfDrawing(PDF_TITLE, release_footer(info.release_id, info.dataset), draw_pages)
 
 
-def grouped_cdf_section(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> bytes:
+def grouped_cdf_section(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> PdfDrawing:
     """The report as :data:`dpgui.pdf.sections.SECTIONS` draws it (its signature is :data:`~dpgui.pdf.sections.PdfSection`)."""
     if extra is not None:  # a bug: a grouped CDF report has no section of its own besides the release
         raise TypeError("a grouped CDF report takes no extra section")
-    return render_grouped_cdf_pdf(release, info, key_id)
+    return grouped_cdf_drawing(release, info, key_id)

@@ -34,8 +34,8 @@ from dpgui.pdf.markup import (
     html_text, privacy_budget_text, seeded_noise_banner_html, utc_text,
 )
 from dpgui.pdf.page import (
-    ALERT, GREY, GRID, INK, RESOLUTION, Canvas, draw_footer, draw_html, draw_test_banner, footer_top,
-    test_banner_height, write_pdf,
+    ALERT, GREY, GRID, INK, RESOLUTION, Canvas, Footer, PdfDrawing, draw_html, draw_test_banner, footer_top,
+    release_footer, test_banner_height,
 )
 from dpgui.report.bundle import source_text
 from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_PRIOR, HierarchyReleaseInfo
@@ -45,7 +45,7 @@ from dpgui.workspace.words import NEIGHBOURS_LABELS
 if TYPE_CHECKING:
     from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyRelease
 
-__all__ = ["TEXT_PAGES", "MAX_TABLE_ROWS", "hierarchy_section", "render_hierarchy_pdf", "tree_order"]
+__all__ = ["TEXT_PAGES", "MAX_TABLE_ROWS", "hierarchy_drawing", "hierarchy_section", "render_hierarchy_pdf", "tree_order"]
 
 TEXT_PAGES = 2  # pages 1–2; the table of every released count follows
 PDF_TITLE = "Differentially private counts over a hierarchy"
@@ -396,8 +396,14 @@ class _TablePages:
 
 def render_hierarchy_pdf(release: HierarchyRelease, info: HierarchyReleaseInfo, projection: dict[str, Any],
                          key_id: str | None) -> bytes:
-    """The hierarchy release as an A4 PDF (bytes): two pages of text, then the table of every released
-    count. Public values only; no QApplication needed.
+    """The hierarchy release as an A4 PDF (bytes) of :func:`hierarchy_drawing`. No QApplication needed."""
+    return hierarchy_drawing(release, info, projection, key_id).write()
+
+
+def hierarchy_drawing(release: HierarchyRelease, info: HierarchyReleaseInfo, projection: dict[str, Any],
+                      key_id: str | None) -> PdfDrawing:
+    """The hierarchy release's A4 pages: two pages of text, then the table of every released count. Public
+    values only.
 
     ``projection``: :func:`dpgui.report.hierarchy.bundle.errors_json` of the plan's stated errors
     (:func:`dpgui.core.hierarchy_errors.plan_errors`: at a public prior's counts, the plan's assumed
@@ -405,24 +411,24 @@ def render_hierarchy_pdf(release: HierarchyRelease, info: HierarchyReleaseInfo, 
     """
     pages = (_page1_html(release, info, projection, key_id), _page2_html(release, key_id))
 
-    def draw_pages(c: Canvas, writer: QPdfWriter) -> None:
+    def draw_pages(c: Canvas, writer: QPdfWriter, footer: Footer) -> None:
         table = _TablePages(c, release, info.secure, footer_top(c))
         total = TEXT_PAGES + table.pages
         for page, source in enumerate(pages, start=1):
             if page > 1:
                 writer.newPage()
-            bottom = draw_footer(c, info.release_id, info.dataset, page, total)
+            bottom = footer(c, page, total)
             draw_html(c, writer, 0.0, bottom, source)
         for page in range(table.pages):
             writer.newPage()
-            draw_footer(c, info.release_id, info.dataset, TEXT_PAGES + 1 + page, total)
+            footer(c, TEXT_PAGES + 1 + page, total)
             table.draw(page)
 
-    return write_pdf(PDF_TITLE, draw_pages)
+    return PdfDrawing(PDF_TITLE, release_footer(info.release_id, info.dataset), draw_pages)
 
 
-def hierarchy_section(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> bytes:
+def hierarchy_section(release: Any, info: Any, key_id: str | None, extra: dict[str, Any] | None) -> PdfDrawing:
     """The report as :data:`dpgui.pdf.sections.SECTIONS` draws it (its signature is :data:`~dpgui.pdf.sections.PdfSection`)."""
     if extra is None:  # a bug: the report states the plan's errors, as the manifest's projection does
         raise TypeError("a hierarchy report needs the plan's stated errors (errors_json)")
-    return render_hierarchy_pdf(release, info, extra, key_id)
+    return hierarchy_drawing(release, info, extra, key_id)

@@ -1,6 +1,10 @@
-"""The page furniture of both PDF reports, painted with QtGui (no widgets): the application Qt needs for
+"""The page furniture of the PDF reports, painted with QtGui (no widgets): the application Qt needs for
 fonts, the A4 writer at :data:`RESOLUTION`, the :class:`Canvas` (page size, fonts, wrapped text), the
-colours, simple HTML laid out to fit, the red test-noise strip and the footer."""
+colours, simple HTML laid out to fit, the red test-noise strip and the footer.
+
+A report is a :class:`PdfDrawing` (its title, the footer of a report of its own, the function that draws its
+pages) before it is written: :meth:`PdfDrawing.write` makes the report's PDF, and a release plan's PDF
+(:mod:`dpgui.pdf.plan`) draws several in one PDF, each with the plan's footer."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
@@ -18,8 +23,9 @@ from dpgui import __version__
 from dpgui.pdf.markup import TEST_BANNER
 
 __all__ = [
-    "ALERT", "GREY", "GRID", "INK", "RESOLUTION", "Canvas", "draw_footer", "draw_html", "draw_test_banner",
-    "ensure_gui_application", "footer_top", "test_banner_height", "write_pdf",
+    "ALERT", "GREY", "GRID", "INK", "RESOLUTION", "Canvas", "DrawPages", "Footer", "PdfDrawing", "draw_footer",
+    "draw_footer_line", "draw_html", "draw_test_banner", "ensure_gui_application", "footer_top", "release_footer",
+    "test_banner_height", "write_pdf",
 ]
 
 RESOLUTION = 300  # dots per inch of the PDF's drawing coordinates
@@ -186,6 +192,13 @@ def footer_top(c: Canvas) -> float:
 def draw_footer(c: Canvas, release_id: str, dataset: str, page: int, page_count: int) -> float:
     """Release id, dataset and page number at the foot of the page; returns the top of the footer
     (:func:`footer_top`)."""
+    return draw_footer_line(c, f"Release {release_id} · {dataset} · made with dpgui {__version__}",
+                            f"Page {page} of {page_count}")
+
+
+def draw_footer_line(c: Canvas, left: str, right: str) -> float:
+    """The footer's rule and its one line of small grey text, ``left`` (elided to 80 % of the width) and
+    ``right``; returns the top of the footer (:func:`footer_top`)."""
     font = c.font(FOOTER_POINTS)
     h = c.line_height(font)
     y = c.height - h
@@ -193,8 +206,39 @@ def draw_footer(c: Canvas, release_id: str, dataset: str, page: int, page_count:
     c.p.setPen(QPen(GRID, 0.004 * RESOLUTION))
     c.p.drawLine(QPointF(0, y - 0.03 * RESOLUTION), QPointF(c.width, y - 0.03 * RESOLUTION))
     c.p.setPen(GREY)
-    left = c.elide(font, f"Release {release_id} · {dataset} · made with dpgui {__version__}", c.width * 0.8)
-    c.p.drawText(QRectF(0, y, c.width, h), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), left)
-    c.p.drawText(QRectF(0, y, c.width, h), int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
-                 f"Page {page} of {page_count}")
+    shown = c.elide(font, left, c.width * 0.8)
+    c.p.drawText(QRectF(0, y, c.width, h), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), shown)
+    c.p.drawText(QRectF(0, y, c.width, h), int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), right)
     return y - 0.1 * RESOLUTION
+
+
+#: Draws the foot of page ``page`` (1-based) of ``page_count`` of one report — (canvas, page, page_count) — and
+#: returns the top of the footer: the page's content ends above it.
+Footer = Callable[[Canvas, int, int], float]
+#: Draws a report's pages: (canvas, writer, footer), ``writer.newPage()`` between its pages (never before its
+#: first), ``footer`` at the foot of each.
+DrawPages = Callable[[Canvas, QPdfWriter, Footer], None]
+
+
+def release_footer(release_id: str, dataset: str) -> Footer:
+    """The footer of a report of its own (:func:`draw_footer`: the release id, dataset and page number)."""
+
+    def footer(c: Canvas, page: int, page_count: int) -> float:
+        return draw_footer(c, release_id, dataset, page, page_count)
+
+    return footer
+
+
+@dataclass(frozen=True)
+class PdfDrawing:
+    """One report's pages before they are written: ``title`` (the PDF's title), ``footer`` (that of the report
+    of its own, :func:`release_footer`) and ``draw_pages``. :meth:`write` makes the report's PDF; a release
+    plan's PDF (:func:`dpgui.pdf.plan.plan_pdf`) calls ``draw_pages`` with its own footer instead."""
+
+    title: str
+    footer: Footer
+    draw_pages: DrawPages
+
+    def write(self) -> bytes:
+        """The report as an A4 PDF (bytes), :func:`write_pdf`; no QApplication needed."""
+        return write_pdf(self.title, lambda c, writer: self.draw_pages(c, writer, self.footer))

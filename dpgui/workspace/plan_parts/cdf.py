@@ -8,7 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpgui.core.plan import Plan
+from dpgui.core.mechanism import leaf_counts, release
+from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource
+from dpgui.workspace.statistic import Planned
+import numpy as np
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import CdfConsistency, Noise, StatisticKind
 from dpgui.workspace.plan_parts.common import (
@@ -40,6 +44,16 @@ class CdfPartCodec:
 
     def subject(self, settings: Mapping[str, Any]) -> str:
         return str(settings["column"])
+
+    def trial_errors(self, spend: CdfSpend, counts: Any, planned: Planned[Any, Any], random: RandomSource) -> np.ndarray:
+        """One seeded release's error at the worst CDF point, of the estimate the 95 % margin is of (before
+        consistency: the margin is the unbiased estimate's)."""
+        result = release(counts.counts, spend.plan, random, spend.lower, spend.upper, CdfConsistency.NONE,
+                         missing=counts.n_missing)
+        truth = np.cumsum(leaf_counts(np.asarray(counts.counts, dtype=np.int64), spend.plan, counts.n_missing,
+                                      spend.lower, spend.upper)[0]).astype(np.float64)
+        worst = int(np.argmax(result.std_error))
+        return np.array([result.cumulative[worst] - truth[worst]])
 
     def columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
         return (str(settings["column"]),)

@@ -11,11 +11,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
+
+from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec
 from dpgui.data.source import DataSource
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import Neighbours, StatisticKind
 from dpgui.workspace.release_plan import PlanItem
+from dpgui.workspace.statistic import Planned
 
 __all__ = ["FIX", "PartCodec", "PartPrivacy", "check_common", "check_keys", "column_of", "number_of", "texts_of",
            "whole_of"]
@@ -58,6 +62,12 @@ class PartCodec(Protocol):
 
     def columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
         """The columns the statistic reads."""
+        ...
+
+    def trial_errors(self, spend: Any, counts: Any, planned: Planned[Any, Any], random: RandomSource) -> np.ndarray:
+        """One release of ``spend`` on ``counts`` (CONFIDENTIAL) with the seeded ``random`` (a simulation: never
+        published): the errors of the published values the part's 95 % margin is of (``planned``: its plan
+        at its share), pooled (:func:`dpgui.workspace.plan_simulation.simulate_plan`)."""
         ...
 
     def item(self, settings: Mapping[str, Any], privacy: PartPrivacy, data: DataSource | None, where: str) -> PlanItem:

@@ -7,7 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dpgui.core.counts import release_counts
+from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource
+from dpgui.workspace.statistic import Planned
+import numpy as np
 from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.plan_parts.common import PartPrivacy, check_keys, column_of, no_person_column, texts_of
 from dpgui.workspace.plan_split import PlanPart
@@ -29,6 +33,12 @@ class CountsPartCodec:
 
     def subject(self, settings: Mapping[str, Any]) -> str:
         return str(settings["column"])
+
+    def trial_errors(self, spend: CountsSpend, counts: Any, planned: Planned[Any, Any],
+                     random: RandomSource) -> np.ndarray:
+        """One seeded release's error of every category's count (each has the same margin)."""
+        truth = np.asarray(counts, dtype=np.int64)
+        return (release_counts(truth, spend.plan, random).counts - truth).astype(np.float64)
 
     def columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
         return (str(settings["column"]),)

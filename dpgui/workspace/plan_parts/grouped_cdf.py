@@ -10,9 +10,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpgui.core.grouped_cdf import GroupedPlan, GroupList, OtherGroups
+from dpgui.core.mechanism import leaf_counts, release
+from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource
+from dpgui.workspace.statistic import Planned
+import numpy as np
 from dpgui.errors import ParameterError
-from dpgui.vocabulary import Noise, StatisticKind
+from dpgui.vocabulary import CdfConsistency, Noise, StatisticKind
 from dpgui.workspace.plan_parts.common import (
     FIX, PartPrivacy, bounds_of, check_keys, column_of, no_person_column, texts_of, whole_of,
 )
@@ -42,6 +46,20 @@ class GroupedCdfPartCodec:
 
     def subject(self, settings: Mapping[str, Any]) -> str:
         return f"{settings['column']} for each {settings['group_column']}"
+
+    def trial_errors(self, spend: GroupedCdfSpend, counts: Any, planned: Planned[Any, Any],
+                     random: RandomSource) -> np.ndarray:
+        """One seeded release's error at the shared plan's worst CDF point, in every released group, of the
+        estimate the 95 % margin is of (before consistency)."""
+        errors = []
+        tree = spend.plan.tree
+        for histogram, missing in zip(counts.counts, counts.n_missing):
+            result = release(histogram, tree, random, spend.lower, spend.upper, CdfConsistency.NONE, missing=missing)
+            truth = np.cumsum(leaf_counts(np.asarray(histogram, dtype=np.int64), tree, missing, spend.lower,
+                                          spend.upper)[0]).astype(np.float64)
+            worst = int(np.argmax(result.std_error))
+            errors.append(result.cumulative[worst] - truth[worst])
+        return np.asarray(errors)
 
     def columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
         return (str(settings["column"]), str(settings["group_column"]))

@@ -17,7 +17,10 @@ from typing import Any
 import numpy as np
 
 from dpgui.core.hierarchy import HierarchyPlan
+from dpgui.core.hierarchy import release_hierarchy
+from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource
+from dpgui.workspace.statistic import Planned
 from dpgui.errors import DataError, ParameterError
 from dpgui.vocabulary import Neighbours, StatisticKind
 from dpgui.workspace.hierarchy_planning import HierarchyChoice, HierarchyPlanRequest, LoadedHierarchy
@@ -49,6 +52,17 @@ class HierarchyPartCodec:
 
     def subject(self, settings: Mapping[str, Any]) -> str:
         return " → ".join(str(level) for level in settings["levels"])
+
+    def trial_errors(self, spend: HierarchySpend, counts: Any, planned: Planned[Any, Any],
+                     random: RandomSource) -> np.ndarray:
+        """One seeded release's error of every count of the level whose projected 95 % margin is the plan's (its
+        worst level), as released (clamped or consistent)."""
+        levels = planned.detail.errors.projection.levels
+        worst = max(range(len(levels)), key=lambda i: levels[i].margin95)
+        truth = spend.hierarchy.aggregate(np.asarray(counts, dtype=np.int64))[worst]
+        released: np.ndarray = np.asarray(release_hierarchy(spend.hierarchy, counts, spend.plan, random).counts[worst],
+                                          dtype=np.float64)
+        return released - np.asarray(truth, dtype=np.float64)
 
     def columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
         return tuple(str(level) for level in settings["levels"])
