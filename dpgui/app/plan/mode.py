@@ -1,14 +1,18 @@
 """The window's "release plan" mode (:class:`~dpgui.app.mode.StatisticMode`): several statistics of one table
 under one budget, on one page — the plan's ε and δ, its protection; the list of statistics (add one of four
 kinds, remove, move up or down) with the selected one's editor (its columns, bounds and bins, public groups or
-categories, its weight and an optional fixed budget); Split, which shares the budget for the least weighted
-95 % margin on a worker thread and charts each statistic's share and margin beside the equal split's; one
-Release, confirmed once with every statistic's share and margin, through ONE budget ledger entry
-(:mod:`dpgui.app.plan.release`); and the results, a line per statistic and a grouped CDF's curves.
+categories, level columns, its weight and an optional fixed budget); Save Plan… and Open Plan… (the plan file's
+TOML, :class:`~dpgui.workspace.plan_spec.PlanSpec`); Split, which makes the plan's items and shares the budget for
+the least weighted 95 % margin on a worker thread and charts each statistic's share and margin beside the equal
+split's; one Release, confirmed once with every statistic's share and margin, through ONE budget ledger entry
+(:mod:`dpgui.app.plan.release`); the results, a line per statistic and a grouped CDF's curves; and the export of
+one signed bundle (:mod:`dpgui.app.plan.export_dialog`).
 
 A problem is named next to its field and keeps Release disabled with the reason beside it. Nothing is read from
-the data but its column names (the open table's) before the release. The plan's releases are kept in the budget
-ledger; a project file does not hold them, and they are not in the session's list. GUI thread only.
+the data before the release but its column names (the open table's) and, for counts over a hierarchy, its
+categories on the split's worker (declared public, as the plan file's ``nodes = "data"``). The plan's releases
+are kept in the budget ledger; a project file does not hold them, and they are not in the session's list. GUI
+thread only.
 """
 
 from __future__ import annotations
@@ -21,13 +25,15 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMenu, QMessageBox,
+    QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMenu, QMessageBox,
     QPushButton, QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
 from dpgui.app import text
 from dpgui.app.plan.charts import GroupCurves, SplitChart
+from dpgui.app.dialogs.export import export_folder
 from dpgui.app.plan.editor import PartEditor
+from dpgui.app.plan.export_dialog import PlanExportDialog
 from dpgui.app.plan.parts import (
     KIND_LABELS, PlanPrivacy, default_part, editable, part_problems, part_subject, plan_spec_of, spec_privacy,
 )
@@ -63,8 +69,8 @@ LIST_TIPS = ("What is published (double-check the settings in the editor on the 
              "In 95 % of releases its counts are within this many records of the true counts (at its least precise "
              "point), whatever the data.")
 RESULT_HEADERS = ("Statistic", "Share of ε", "95 % margin", "Released")
-EXPORT_LATER = ("The signed bundle of a plan (one CSV per statistic, one PDF, one manifest) cannot be exported from "
-                "the window yet: its PDF is not ready. The release is recorded in the budget ledger.")
+CSV_IN_BUNDLE = ("A plan's released values are written with its signed bundle: one CSV per statistic, a summary CSV, "
+                 "the PDF and the manifest (File → Export Signed Bundle…).")
 
 
 class PlanMode(QWidget):
@@ -86,6 +92,7 @@ class PlanMode(QWidget):
         self.split_items: tuple[PlanItem, ...] = ()
         self.split_key = ""
         self.outcome: ReleasedPlan | None = None
+        self.released_request: PlanRequest | None = None  # the request of the plan shown
         self.released: list[str] = []  # the ledger ids of the plans released here
         self._build_page()
         self.refresh()
@@ -120,7 +127,8 @@ class PlanMode(QWidget):
         bar = ReleaseBar(f"{self.release_tip} (asks for confirmation first).", self.release, self.export_bundle,
                          "Nothing released yet.")
         self.release_button, self.export_button, self.release_status = bar.release_button, bar.export_button, bar.status
-        self.export_button.setToolTip(EXPORT_LATER)
+        self.export_button.setToolTip("Write the plan as one signed bundle: one CSV per statistic, a summary CSV, one "
+                                      "PDF and one manifest, signed with your key. Spends nothing.")
         inner.addLayout(bar)
         self.blocker = text.plain_text(QLabel(""))
         self.blocker.setWordWrap(True)
@@ -505,7 +513,7 @@ class PlanMode(QWidget):
             self.host.statusBar().showMessage(problem, 8000)
             return None
         return PlanRequest(source.source_spec, self.dataset_name.text().strip(), self.split_items, split,
-                           privacy.epsilon, privacy.delta, privacy.neighbours)
+                           privacy.epsilon, privacy.delta, privacy.neighbours, privacy.records_per_person)
 
     def release(self) -> None:
         """Check, confirm once for every statistic, release on a worker (nothing is spent before the confirmation)."""
@@ -553,6 +561,7 @@ class PlanMode(QWidget):
         def on_finished(outcome: ReleasedPlan) -> None:
             finish()
             self.released.append(outcome.plan_id)
+            self.released_request = request
             self.show_outcome(outcome)
             self.releasesChanged.emit()
             self.host.statusBar().showMessage(f"Released the plan's {len(outcome.parts)} statistics.", 8000)
@@ -574,6 +583,8 @@ class PlanMode(QWidget):
     def show_outcome(self, outcome: ReleasedPlan | None) -> None:
         """One line per statistic (title, share, margin, what was released) and a grouped CDF's curves."""
         self.outcome = outcome
+        for widget in (self.export_button, self.host.export_bundle_action, self.host.export_action):
+            widget.setEnabled(outcome is not None)
         self.results.setRowCount(0)
         self.curves_choice.blockSignals(True)
         self.curves_choice.clear()
@@ -616,7 +627,7 @@ class PlanMode(QWidget):
         return self
 
     def has_release(self) -> bool:
-        return False  # nothing of a plan can be exported from the window yet (EXPORT_LATER)
+        return self.outcome is not None
 
     def is_releasing(self) -> bool:
         return self.release_worker is not None
@@ -635,11 +646,24 @@ class PlanMode(QWidget):
         self._selection_changed()
         self.refresh()
 
+    def export_dialog(self) -> PlanExportDialog | None:
+        """The Export dialog of the shown plan (None: nothing released, said)."""
+        if self.outcome is None or self.released_request is None:
+            self.host.show_error("Nothing to export", "Release the plan first, then export it.")
+            return None
+        request, outcome = self.released_request, self.outcome
+        dialog = PlanExportDialog(outcome, request.epsilon, request.delta, request.privacy_unit,
+                                  str(export_folder(outcome.dataset)), self.window())
+        dialog.input_folders = self.host.protected_paths(outcome.plan_id)
+        return dialog
+
     def export_bundle(self) -> None:
-        self.host.show_error("Not yet possible", EXPORT_LATER)
+        dialog = self.export_dialog()
+        if dialog is not None and dialog.exec() == QDialog.DialogCode.Accepted:
+            self.host.after_bundle_export(dialog)
 
     def export_csv(self) -> None:
-        self.host.show_error("Not yet possible", EXPORT_LATER)
+        self.host.show_error("Export the signed bundle", CSV_IN_BUNDLE)
 
     def shutdown(self) -> None:
         self.pool.cancel_all()

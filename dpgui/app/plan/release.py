@@ -28,7 +28,7 @@ from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.release import BudgetCheck, NotEnoughBudget, Progress
 from dpgui.workspace.plan_split import PlanSplit
 from dpgui.workspace.release_plan import (
-    PlanItem, PlanOverBudget, ReleasedPlan, check_plan_budget, release_plan, worded_refusal,
+    PlanItem, PlanOverBudget, ReleasedPlan, check_plan_budget, privacy_unit_words, release_plan, worded_refusal,
 )
 from dpgui.workspace.statistic_release import OpenData, budget_check, budget_words, run_on_worker, set_first_cap
 from dpgui.workspace.words import escape
@@ -43,7 +43,8 @@ NOISE_MESSAGE = "Adding noise to every statistic of the plan (cannot be cancelle
 @dataclass(frozen=True, eq=False)
 class PlanRequest:
     """A checked plan of the window: where the data is (``spec``), the ``dataset`` that pays, the ``items`` and
-    their ``split`` at the plan's (``epsilon``, ``delta``) under ``neighbours``."""
+    their ``split`` at the plan's (``epsilon``, ``delta``) under ``neighbours`` with at most
+    ``records_per_person`` records of one person (declared)."""
 
     spec: SourceSpec
     dataset: str
@@ -52,6 +53,12 @@ class PlanRequest:
     epsilon: float
     delta: float
     neighbours: Neighbours
+    records_per_person: int = 1
+
+    @property
+    def privacy_unit(self) -> str:
+        """The plan's privacy unit in words (the window has no person-ID column: L is declared)."""
+        return privacy_unit_words(self.records_per_person, None)
 
 
 class _PlanCharge:

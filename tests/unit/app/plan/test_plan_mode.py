@@ -13,13 +13,17 @@ import numpy as np
 
 import dpgui.app.plan.mode as plan_mode
 from dpgui.app.shell.mode_table import MODES
+from dpgui.core.noise import SecureRandom
+from dpgui.report.keystore import create_key, load_public_key
 from dpgui.report.ledger import Ledger
 from dpgui.vocabulary import ReleaseKind, StatisticKind
+from dpgui.workspace.statistics import verify
 
 from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait
 
 ROWS = [("AA", 5.0, "yes"), ("AA", 12.5, "no"), ("DL", -3.0, "yes"), ("DL", 40.0, "yes"), ("UA", 99.0, "no")] * 20
 HUBS = {"AA": "east", "DL": "east", "UA": "west"}
+PASSPHRASE = "plan passphrase"
 
 
 def plan_window(qtbot, tmp_path: Path):
@@ -213,3 +217,35 @@ def test_a_hierarchy_is_planned_on_the_worker_and_a_plan_file_reads_back(qtbot, 
     assert page.choices == saved and page.epsilon.text() == "1" and page.dataset_name.text() == "flights"
     with Ledger() as ledger:
         assert ledger.releases() == []
+
+
+def test_a_released_plan_is_exported_as_one_signed_bundle_that_verifies(qtbot, tmp_path: Path) -> None:
+    window, page = plan_window(qtbot, tmp_path)
+    window.noise_source = SecureRandom  # only secure noise may be signed
+    cdf_of_delay(page)
+    counts_of_ontime(page, weight="2")
+    split_and_wait(qtbot, page)
+    click_release_in_confirmation("Release")
+    window.release()
+    qtbot.waitUntil(lambda: page.release_worker is None and (page.outcome is not None or error_text(window) != ""),
+                    timeout=TIMEOUT)
+    outcome = page.outcome
+    assert outcome is not None, error_text(window)
+    assert window.export_bundle_action.isEnabled() and page.export_button.isEnabled()
+    key = create_key("officer", PASSPHRASE)
+    out = tmp_path / "out"
+    out.mkdir()
+    dialog = page.export_dialog()
+    assert dialog is not None
+    dialog.folder.setText(str(out))
+    dialog.passphrase.setText(PASSPHRASE)
+    paths = dialog.export()
+    assert paths is not None, dialog.message.text()
+    result = verify(paths.manifest, load_public_key(key.public_path))
+    assert result.ok, result.failure
+    assert result.manifest["kind"] == "plan" and result.manifest["release_id"] == outcome.plan_id
+    assert sorted(p.name for p in out.iterdir() if ".part" in p.name) == [
+        f"{dialog.name.text()}.part1.csv", f"{dialog.name.text()}.part2.csv"]
+    with Ledger() as ledger:
+        assert ledger.release(outcome.plan_id).bundle == str(paths.manifest.resolve())
+        assert len(ledger.releases("flights")) == 1  # exporting spends nothing
