@@ -19,32 +19,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from functools import partial
-from typing import Any
 
-import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMenu, QMessageBox,
-    QPushButton, QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+    QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QMessageBox,
+    QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget,
 )
 
 from dpgui.app import text
-from dpgui.app.plan.charts import GroupCurves, SplitChart
 from dpgui.app.dialogs.export import export_folder
-from dpgui.app.plan.editor import PartEditor
+from dpgui.app.plan.charts import SplitChart
 from dpgui.app.plan.export_dialog import PlanExportDialog
-from dpgui.app.plan.parts import (
-    KIND_LABELS, PlanPrivacy, default_part, editable, part_problems, part_subject, plan_spec_of, spec_privacy,
-)
+from dpgui.app.plan.parts import PlanPrivacy, editable, part_problems, plan_spec_of, spec_privacy
 from dpgui.app.plan.release import (
     NOISE_MESSAGE, PlanRequest, charge_words, check_plan, confirmation_words, run_plan_release, set_plan_first_cap,
 )
+from dpgui.app.plan.results import PlanResults
+from dpgui.app.plan.statistics_list import StatisticsList
 from dpgui.app.simple_mode import OnePageWindow
 from dpgui.app.widgets.fields import ValidatedField, offer_neighbours, parse_delta, parse_epsilon
 from dpgui.app.widgets.release_bar import ReleaseBar
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
-from dpgui.core.quantiles import quantiles
 from dpgui.data.source import PasswordPrompt, open_source
 from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DataError, DpguiError
@@ -55,20 +50,12 @@ from dpgui.vocabulary import Neighbours, ReleaseKind, StatisticKind
 from dpgui.workspace.plan_spec import PartSpec, PlanSpec, plan_items
 from dpgui.workspace.plan_split import PlanSplit, split_plan
 from dpgui.workspace.release import BudgetOk, FirstCapNeeded, Problem, failure_budget_sentence, new_release_id
-from dpgui.workspace.release_plan import PlanItem, ReleasedPart, ReleasedPlan
+from dpgui.workspace.release_plan import PlanItem, ReleasedPlan
 from dpgui.workspace.session import SessionRelease
 from dpgui.workspace.words import NEIGHBOURS_LABELS, escape
 
 __all__ = ["PlanMode"]
 
-LIST_HEADERS = ("Statistic", "Weight", "Fixed ε", "Share of ε", "95 % margin")
-LIST_TIPS = ("What is published (double-check the settings in the editor on the right).",
-             "How much this statistic's accuracy counts when the budget is split (1: as much as the others).",
-             "A budget you fixed for this statistic (empty: the split decides).",
-             "Its share of the plan's ε, once you press Split.",
-             "In 95 % of releases its counts are within this many records of the true counts (at its least precise "
-             "point), whatever the data.")
-RESULT_HEADERS = ("Statistic", "Share of ε", "95 % margin", "Released")
 CSV_IN_BUNDLE = ("A plan's released values are written with its signed bundle: one CSV per statistic, a summary CSV, "
                  "the PDF and the manifest (File → Export Signed Bundle…).")
 
@@ -87,7 +74,6 @@ class PlanMode(QWidget):
         self.pool = WorkerPool()
         self.split_worker: Worker | None = None
         self.release_worker: Worker | None = None
-        self.choices: list[PartSpec] = []
         self.split: PlanSplit | None = None  # the split shown, made for ``split_items`` at ``split_key``
         self.split_items: tuple[PlanItem, ...] = ()
         self.split_key = ""
@@ -122,7 +108,11 @@ class PlanMode(QWidget):
         inner = QVBoxLayout(column)
         inner.addWidget(intro)
         inner.addWidget(self._build_budget_box())
-        inner.addWidget(self._build_list_box())
+        self.statistics = StatisticsList(self.columns)
+        self.statistics.changed.connect(self.refresh)
+        self.statistics.open_plan_button.clicked.connect(self.open_plan)
+        self.statistics.save_plan_button.clicked.connect(self.save_plan)
+        inner.addWidget(self.statistics)
         inner.addWidget(self._build_split_box())
         bar = ReleaseBar(f"{self.release_tip} (asks for confirmation first).", self.release, self.export_bundle,
                          "Nothing released yet.")
@@ -134,7 +124,8 @@ class PlanMode(QWidget):
         self.blocker.setWordWrap(True)
         self.blocker.setToolTip("Why Release is not possible yet.")
         inner.addWidget(self.blocker)
-        inner.addWidget(self._build_results_box(), 1)
+        self.results = PlanResults()
+        inner.addWidget(self.results, 1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
@@ -169,61 +160,6 @@ class PlanMode(QWidget):
         self.records.valueChanged.connect(self.refresh)
         return box
 
-    def _build_list_box(self) -> QGroupBox:
-        box = QGroupBox("The statistics of the plan")
-        self.table = QTableWidget(0, len(LIST_HEADERS))
-        self.table.setHorizontalHeaderLabels(list(LIST_HEADERS))
-        for i, tip in enumerate(LIST_TIPS):
-            header = self.table.horizontalHeaderItem(i)
-            if header is not None:
-                header.setToolTip(tip)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.setMinimumHeight(150)
-        self.table.verticalHeader().hide()  # each title carries its number, as the chart names it
-        self.table.itemSelectionChanged.connect(self._selection_changed)
-        self.add_button = QPushButton("&Add ▾")
-        self.add_button.setToolTip("Add a statistic to the plan.")
-        self.add_menu = QMenu(self.add_button)
-        for kind, label in KIND_LABELS.items():
-            self.add_menu.addAction(label, partial(self.add_part, kind))
-        self.add_button.setMenu(self.add_menu)
-        self.remove_button = QPushButton("Re&move")
-        self.remove_button.setToolTip("Remove the selected statistic from the plan.")
-        self.remove_button.clicked.connect(self.remove_part)
-        self.up_button = QPushButton("Move &up")
-        self.up_button.setToolTip("Move the selected statistic up (the order of the results and the PDF).")
-        self.up_button.clicked.connect(lambda: self.move_part(-1))
-        self.down_button = QPushButton("Move do&wn")
-        self.down_button.setToolTip("Move the selected statistic down.")
-        self.down_button.clicked.connect(lambda: self.move_part(1))
-        self.open_plan_button = QPushButton("&Open Plan…")
-        self.open_plan_button.setToolTip("Read a release plan file (TOML): its budget, protection and statistics "
-                                         "replace the ones listed here.")
-        self.open_plan_button.clicked.connect(self.open_plan)
-        self.save_plan_button = QPushButton("Sa&ve Plan…")
-        self.save_plan_button.setToolTip("Write the plan (budget, protection, statistics; no data) as a TOML file, to "
-                                         "open again here or run with `dpgui release --spec`.")
-        self.save_plan_button.clicked.connect(self.save_plan)
-        buttons = QHBoxLayout()
-        for button in (self.add_button, self.remove_button, self.up_button, self.down_button):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.open_plan_button)
-        buttons.addWidget(self.save_plan_button)
-        left = QVBoxLayout()
-        left.addWidget(self.table, 1)
-        left.addLayout(buttons)
-        self.editor = PartEditor()
-        self.editor.changed.connect(self._part_edited)
-        layout = QHBoxLayout(box)
-        layout.addLayout(left, 3)
-        layout.addWidget(self.editor, 2)
-        return box
-
     def _build_split_box(self) -> QGroupBox:
         box = QGroupBox("How the budget is shared")
         self.split_button = QPushButton("&Split")
@@ -239,111 +175,15 @@ class PlanMode(QWidget):
         layout.addWidget(self.chart, 1)
         return box
 
-    def _build_results_box(self) -> QGroupBox:
-        box = QGroupBox("Results")
-        self.results = QTableWidget(0, len(RESULT_HEADERS))
-        self.results.setHorizontalHeaderLabels(list(RESULT_HEADERS))
-        self.results.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.results.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.results.verticalHeader().hide()
-        self.results.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.results.setMinimumHeight(120)
-        self.curves_choice = QComboBox()
-        self.curves_choice.setToolTip("The grouped statistic whose released curves are drawn.")
-        self.curves_choice.currentIndexChanged.connect(self._show_curves)
-        self.curves = GroupCurves()
-        self.curves_row = QWidget()
-        row = QHBoxLayout(self.curves_row)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(QLabel("Curves of:"))
-        row.addWidget(self.curves_choice, 1)
-        layout = QVBoxLayout(box)
-        layout.addWidget(self.results)
-        layout.addWidget(self.curves_row)
-        layout.addWidget(self.curves, 1)
-        self.curves_row.hide()
-        self.curves.hide()
-        return box
-
-    # ------------------------------------------------------------------ the list
     def columns(self) -> list[str]:
+        """The open data's column names (none: no data open)."""
         source = self.host.workspace.state.source
         return [] if source is None else [c.name for c in source.table.columns]
 
-    def selected_row(self) -> int:
-        rows = self.table.selectionModel().selectedRows()
-        return rows[0].row() if rows else -1
-
-    def add_part(self, kind: StatisticKind) -> None:
-        """Add a statistic of ``kind`` (its first column chosen) at the end, selected."""
-        self.choices.append(default_part(kind, self.columns()))
-        self._select(len(self.choices) - 1)
-
-    def remove_part(self) -> None:
-        row = self.selected_row()
-        if row < 0:
-            return
-        del self.choices[row]
-        self._select(min(row, len(self.choices) - 1))
-
-    def move_part(self, step: int) -> None:
-        row = self.selected_row()
-        if row < 0 or not 0 <= row + step < len(self.choices):
-            return
-        self.choices[row], self.choices[row + step] = self.choices[row + step], self.choices[row]
-        self._select(row + step)
-
-    def _select(self, row: int) -> None:
-        """The list changed: show it with ``row`` selected (-1: none) and that statistic in the editor."""
-        self.refresh()
-        self.table.blockSignals(True)
-        if row >= 0:
-            self.table.selectRow(row)
-        else:
-            self.table.clearSelection()
-        self.table.blockSignals(False)
-        self._selection_changed()
-
-    def _selection_changed(self) -> None:
-        row = self.selected_row()
-        self.editor.load(self.choices[row] if row >= 0 else None, self.columns())
-        for button in (self.remove_button, self.up_button, self.down_button):
-            button.setEnabled(row >= 0)
-
-    def _part_edited(self, choice: PartSpec) -> None:
-        row = self.selected_row()
-        if row >= 0:
-            self.choices[row] = choice
-            self.refresh()
-
-    def _fill_list(self) -> None:
-        shares = self.split.parts if self.split is not None else ()
-        selected = self.selected_row()
-        self.table.blockSignals(True)
-        self.table.setRowCount(len(self.choices))
-        for row, choice in enumerate(self.choices):
-            problems = part_problems(choice)
-            title = choice.settings.get("name") or f"{KIND_LABELS[choice.kind]}: {part_subject(choice)}"
-            weight = choice.settings.get("weight")
-            lock = choice.settings.get("lock")
-            share = shares[row] if row < len(shares) else None
-            cells = (f"{row + 1}. {title}" + (" — needs attention" if problems else ""),
-                     f"{weight:g}" if isinstance(weight, (int, float)) else "?",
-                     "" if lock is None else (f"{lock:g}" if isinstance(lock, (int, float)) else "?"),
-                     "" if share is None else f"{share.epsilon:.4g}",
-                     "" if share is None else f"±{share.margin95:,.0f} records")
-            for col, value in enumerate(cells):
-                item = QTableWidgetItem(value)
-                if problems:
-                    item.setToolTip(" ".join(problems.values()))
-                if col:
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                self.table.setItem(row, col, item)
-        if 0 <= selected < len(self.choices):
-            self.table.selectRow(selected)
-        self.table.blockSignals(False)
-        for button in (self.remove_button, self.up_button, self.down_button):
-            button.setEnabled(self.selected_row() >= 0)
+    @property
+    def choices(self) -> list[PartSpec]:
+        """The plan's statistics, as listed."""
+        return self.statistics.choices
 
     # ------------------------------------------------------------------ plan files
     def save_plan(self) -> None:
@@ -399,8 +239,7 @@ class PlanMode(QWidget):
         self.neighbours.setCurrentIndex(max(0, self.neighbours.findData(str(privacy.neighbours))))
         self.records.setValue(privacy.records_per_person)
         self.dataset_name.setText(spec.dataset)
-        self.choices = [editable(part) for part in spec.parts]
-        self._select(0)
+        self.statistics.set_parts([editable(part) for part in spec.parts])
         source = self.host.workspace.state.source
         if source is None or Path(source.source_spec.location).resolve() != Path(spec.source).resolve():
             self.host.statusBar().showMessage(f"Opened the plan {Path(path).name}: it names other data "
@@ -452,7 +291,7 @@ class PlanMode(QWidget):
         if self.split is not None and self.split_key != self._key(self.privacy()):
             self.split = None
             self.chart.show_split(None, "The settings changed: press Split again.")
-        self._fill_list()
+        self.statistics.fill(self.split.parts if self.split is not None else ())
         split_problem = self.split_problem()
         self.split_button.setEnabled(not split_problem and self.split_worker is None)
         self.split_button.setToolTip(split_problem or "Share the plan's budget among its statistics for the least "
@@ -461,6 +300,21 @@ class PlanMode(QWidget):
         self.release_button.setEnabled(not problem and self.release_worker is None)
         self.blocker.setText(f"Release is not possible yet: {problem}" if problem else "")
         self.blocker.setVisible(bool(problem))
+
+    def show_outcome(self, outcome: ReleasedPlan | None) -> None:
+        """The released plan (None: none) in the results and the banner; the exports enabled for it."""
+        self.outcome = outcome
+        for widget in (self.export_button, self.host.export_bundle_action, self.host.export_action):
+            widget.setEnabled(outcome is not None)
+        self.results.show_plan(outcome)
+        if outcome is None:
+            self.release_status.setText("Nothing released yet.")
+            return
+        noise = "secure noise" if outcome.secure else "TEST NOISE (seeded, not secure — do not publish)"
+        self.release_status.setText(
+            f"Released {len(outcome.parts)} statistics from dataset '{escape(outcome.dataset)}': "
+            f"{charge_words(outcome.split.charge)} spent once for the whole plan (budget ledger release "
+            f"{outcome.plan_id}), {noise}.")
 
     def _dataset_changed(self, name: str) -> None:
         self.host.workspace.update(dataset=name)
@@ -580,48 +434,6 @@ class PlanMode(QWidget):
         self.pool.start(worker)
 
     # ------------------------------------------------------------------ results
-    def show_outcome(self, outcome: ReleasedPlan | None) -> None:
-        """One line per statistic (title, share, margin, what was released) and a grouped CDF's curves."""
-        self.outcome = outcome
-        for widget in (self.export_button, self.host.export_bundle_action, self.host.export_action):
-            widget.setEnabled(outcome is not None)
-        self.results.setRowCount(0)
-        self.curves_choice.blockSignals(True)
-        self.curves_choice.clear()
-        if outcome is None:
-            self.release_status.setText("Nothing released yet.")
-        else:
-            self.results.setRowCount(len(outcome.parts))
-            for row, part in enumerate(outcome.parts):
-                cells = (part.item.title, f"ε = {part.planned.epsilon:.4g}", f"±{part.planned.margin95:,.0f} records",
-                         _released_words(part))
-                for col, value in enumerate(cells):
-                    self.results.setItem(row, col, QTableWidgetItem(value))
-                if part.item.part.statistic.kind is StatisticKind.GROUPED_CDF:
-                    self.curves_choice.addItem(part.item.title, row)
-            noise = "secure noise" if outcome.secure else "TEST NOISE (seeded, not secure — do not publish)"
-            self.release_status.setText(
-                f"Released {len(outcome.parts)} statistics from dataset '{escape(outcome.dataset)}': "
-                f"{charge_words(outcome.split.charge)} spent once for the whole plan (budget ledger release "
-                f"{outcome.plan_id}), {noise}.")
-        self.curves_choice.blockSignals(False)
-        grouped = self.curves_choice.count() > 0
-        self.curves_row.setVisible(grouped)
-        self.curves.setVisible(grouped)
-        self._show_curves()
-
-    def _show_curves(self, *_: object) -> None:
-        if self.outcome is None or self.curves_choice.count() == 0:
-            return
-        part = self.outcome.parts[int(self.curves_choice.currentData())]
-        release = part.release
-        groups = release.releases
-        first = groups[0]
-        bins = len(first.cumulative)
-        edges = first.lower + (first.upper - first.lower) * np.arange(1, bins + 1) / bins
-        self.curves.show_groups(part.item.title, list(release.labels), edges,
-                                [np.asarray(group.cumulative, dtype=float) for group in groups])
-
     # ------------------------------------------------------------------ the mode
     def steps(self) -> QWidget:
         return self
@@ -643,7 +455,7 @@ class PlanMode(QWidget):
             self.dataset_name.blockSignals(False)
         public = source is None or source.source_spec.row_count_may_be_public
         offer_neighbours(self.neighbours, public)
-        self._selection_changed()
+        self.statistics.columns_changed()
         self.refresh()
 
     def export_dialog(self) -> PlanExportDialog | None:
@@ -715,17 +527,3 @@ def _split_task(spec: PlanSpec, data: SourceSpec | None, password_prompt: Passwo
     else:
         items = tuple(plan_items(spec))
     return items, split_plan([item.part for item in items], spec.epsilon, spec.delta, progress, should_cancel)
-
-
-def _released_words(part: ReleasedPart) -> str:
-    """What was released of ``part``, in a few words (released values only)."""
-    release: Any = part.release
-    kind = part.item.part.statistic.kind
-    if kind is StatisticKind.CDF:
-        median = quantiles(release, (0.5,))[0].value
-        return f"a CDF of {len(release.cumulative):,} bins; median ≈ {median:,.4g}"
-    if kind is StatisticKind.GROUPED_CDF:
-        return f"a CDF for each of {len(release.labels):,} groups (curves below)"
-    if kind is StatisticKind.COUNTS:
-        return f"{len(release.counts):,} counts, total ≈ {float(np.sum(release.counts)):,.0f}"
-    return "released"

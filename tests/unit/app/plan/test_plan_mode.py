@@ -45,8 +45,8 @@ def edit_line(edit, value: str) -> None:
 
 
 def cdf_of_delay(page, weight: str = "1") -> None:
-    page.add_part(StatisticKind.CDF)
-    editor = page.editor
+    page.statistics.add_part(StatisticKind.CDF)
+    editor = page.statistics.editor
     editor.column.setCurrentIndex(editor.column.findText("delay"))
     edit_line(editor.lower_bound, "-10")
     edit_line(editor.upper_bound, "110")
@@ -54,8 +54,8 @@ def cdf_of_delay(page, weight: str = "1") -> None:
 
 
 def counts_of_ontime(page, weight: str = "1") -> None:
-    page.add_part(StatisticKind.COUNTS)
-    editor = page.editor
+    page.statistics.add_part(StatisticKind.COUNTS)
+    editor = page.statistics.editor
     editor.column.setCurrentIndex(editor.column.findText("ontime"))
     editor.categories.setPlainText("yes\nno")
     edit_line(editor.weight, weight)
@@ -70,7 +70,7 @@ def test_the_plan_is_a_mode_of_the_window(qtbot, tmp_path: Path) -> None:
     window, page = plan_window(qtbot, tmp_path)
     assert list(MODES)[-1] is ReleaseKind.PLAN and window.mode_buttons[ReleaseKind.PLAN].text() == MODES[ReleaseKind.PLAN].label
     assert page.kind is ReleaseKind.PLAN and page.file_label.text() == "Data: flights.csv"
-    assert [a.text() for a in page.add_menu.actions()] == ["CDF of a number column", "CDF for each group",
+    assert [a.text() for a in page.statistics.add_menu.actions()] == ["CDF of a number column", "CDF for each group",
                                                           "Counts of one column", "Counts over a hierarchy"]
     assert not page.release_button.isEnabled() and "Add at least one statistic" in page.blocker.text()
 
@@ -79,40 +79,41 @@ def test_statistics_are_added_removed_and_reordered(qtbot, tmp_path: Path) -> No
     _, page = plan_window(qtbot, tmp_path)
     cdf_of_delay(page)
     counts_of_ontime(page)
-    page.add_part(StatisticKind.GROUPED_CDF)
+    page.statistics.add_part(StatisticKind.GROUPED_CDF)
     kinds = [c.kind for c in page.choices]
     assert kinds == [StatisticKind.CDF, StatisticKind.COUNTS, StatisticKind.GROUPED_CDF]
-    assert page.table.rowCount() == 3 and page.table.item(1, 0).text().startswith("2. Counts of one column: ontime")
-    page.table.selectRow(2)
-    page.move_part(-1)
+    table = page.statistics.table
+    assert table.rowCount() == 3 and table.item(1, 0).text().startswith("2. Counts of one column: ontime")
+    page.statistics.table.selectRow(2)
+    page.statistics.move_part(-1)
     assert [c.kind for c in page.choices] == [StatisticKind.CDF, StatisticKind.GROUPED_CDF, StatisticKind.COUNTS]
-    assert page.selected_row() == 1 and page.editor.choice.kind is StatisticKind.GROUPED_CDF
-    page.move_part(-1)
-    page.move_part(-1)  # already first: nothing moves
+    assert page.statistics.selected_row() == 1 and page.statistics.editor.choice.kind is StatisticKind.GROUPED_CDF
+    page.statistics.move_part(-1)
+    page.statistics.move_part(-1)  # already first: nothing moves
     assert [c.kind for c in page.choices] == [StatisticKind.GROUPED_CDF, StatisticKind.CDF, StatisticKind.COUNTS]
-    page.table.selectRow(1)
-    page.remove_part()
+    page.statistics.table.selectRow(1)
+    page.statistics.remove_part()
     assert [c.kind for c in page.choices] == [StatisticKind.GROUPED_CDF, StatisticKind.COUNTS]
-    assert page.choices[1].settings.get("categories") == ("yes", "no") and page.table.rowCount() == 2
-    assert page.selected_row() == 1 and page.editor.choice.kind is StatisticKind.COUNTS
+    assert page.choices[1].settings.get("categories") == ("yes", "no") and page.statistics.table.rowCount() == 2
+    assert page.statistics.selected_row() == 1 and page.statistics.editor.choice.kind is StatisticKind.COUNTS
 
 
 def test_a_bad_value_is_named_and_keeps_release_disabled(qtbot, tmp_path: Path) -> None:
     _, page = plan_window(qtbot, tmp_path)
     cdf_of_delay(page)
-    edit_line(page.editor.lower_bound, "200")  # above the upper bound
+    edit_line(page.statistics.editor.lower_bound, "200")  # above the upper bound
     reason = "The lower bound must be below the upper bound."
-    assert page.editor.rows["upper"][1].text() == reason and not page.editor.rows["upper"][1].isHidden()
+    assert page.statistics.editor.rows["upper"][1].text() == reason and not page.statistics.editor.rows["upper"][1].isHidden()
     assert not page.split_button.isEnabled() and not page.release_button.isEnabled()
     assert page.blocker.text() == f"Release is not possible yet: Statistic 1: {reason}"
-    assert "needs attention" in page.table.item(0, 0).text()
-    edit_line(page.editor.lower_bound, "-10")
-    edit_line(page.editor.weight, "0")
+    assert "needs attention" in page.statistics.table.item(0, 0).text()
+    edit_line(page.statistics.editor.lower_bound, "-10")
+    edit_line(page.statistics.editor.weight, "0")
     assert "weight must be a number above 0" in page.blocker.text() and not page.release_button.isEnabled()
-    edit_line(page.editor.weight, "1")
-    page.add_part(StatisticKind.GROUPED_CDF)  # no groups typed yet
+    edit_line(page.statistics.editor.weight, "1")
+    page.statistics.add_part(StatisticKind.GROUPED_CDF)  # no groups typed yet
     assert "Statistic 2: Type the public list of groups" in page.blocker.text()
-    page.editor.groups.setPlainText("AA\nDL")
+    page.statistics.editor.groups.setPlainText("AA\nDL")
     assert page.split_button.isEnabled()
     assert page.blocker.text() == ("Release is not possible yet: Press Split to see each statistic's share of the "
                                    "budget before releasing.")
@@ -143,16 +144,16 @@ def test_the_split_runs_on_a_worker_thread_and_is_charted(qtbot, tmp_path: Path,
     assert f"weighted 95 % margin {split.weighted_margin:,.0f} records" in sentence
     heights = page.chart.bars["share used"].opts["height"]
     assert np.allclose(heights, [p.epsilon for p in split.parts])
-    assert page.table.item(1, 3).text() == f"{split.parts[1].epsilon:.4g}"
-    edit_line(page.editor.weight, "2")  # a changed setting drops the split
+    assert page.statistics.table.item(1, 3).text() == f"{split.parts[1].epsilon:.4g}"
+    edit_line(page.statistics.editor.weight, "2")  # a changed setting drops the split
     assert page.split is None and not page.release_button.isEnabled() and "Press Split" in page.blocker.text()
 
 
 def test_a_two_part_plan_is_one_ledger_entry(qtbot, tmp_path: Path) -> None:
     window, page = plan_window(qtbot, tmp_path)
     cdf_of_delay(page)
-    page.add_part(StatisticKind.GROUPED_CDF)
-    editor = page.editor
+    page.statistics.add_part(StatisticKind.GROUPED_CDF)
+    editor = page.statistics.editor
     editor.column.setCurrentIndex(editor.column.findText("delay"))
     editor.group_column.setCurrentIndex(editor.group_column.findText("carrier"))
     editor.groups.setPlainText("AA\nDL\nB6")
@@ -171,8 +172,8 @@ def test_a_two_part_plan_is_one_ledger_entry(qtbot, tmp_path: Path) -> None:
         spent = ledger.totals("flights").epsilon_spent
     assert [e.release_id for e in entries] == [outcome.plan_id]  # ONE entry for both statistics
     assert math.isclose(spent, page.split.charge.epsilon, rel_tol=1e-9) and spent <= 1.0 + 1e-12
-    assert page.results.rowCount() == 2 and page.results.item(1, 0).text() == outcome.parts[1].item.title
-    assert page.curves_choice.count() == 1 and not page.curves.isHidden()
+    assert page.results.table.rowCount() == 2 and page.results.table.item(1, 0).text() == outcome.parts[1].item.title
+    assert page.results.curves_choice.count() == 1 and not page.results.curves.isHidden()
     assert tuple(outcome.parts[1].release.labels) == ("AA", "DL", "B6")
     assert "spent once for the whole plan" in page.release_status.text()
 
@@ -197,8 +198,8 @@ def test_a_plan_over_the_budget_is_refused_naming_the_statistic(qtbot, tmp_path:
 def test_a_hierarchy_is_planned_on_the_worker_and_a_plan_file_reads_back(qtbot, tmp_path: Path) -> None:
     window, page = plan_window(qtbot, tmp_path)
     cdf_of_delay(page, weight="2")
-    page.add_part(StatisticKind.HIERARCHY)
-    editor = page.editor
+    page.statistics.add_part(StatisticKind.HIERARCHY)
+    editor = page.statistics.editor
     editor.levels[0].setCurrentIndex(editor.levels[0].findText("hub"))
     editor.levels[1].setCurrentIndex(editor.levels[1].findText("carrier"))
     assert page.choices[1].settings["levels"] == ("hub", "carrier")
