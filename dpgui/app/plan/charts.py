@@ -147,5 +147,6 @@ class GroupCurves(QWidget):
             item.plot(edges, curve, pen=pen, name=label, stepMode=None)
             small = self.small.addPlot(row=i // columns, col=i % columns, title=label)
             small.plot(edges, curve, pen=pen)
-            small.getAxis("left").enableAutoSIPrefix(False)
-            small.getAxis("bottom").enableAutoSIPrefix(False)
+            for axis in ("left", "bottom"):
+                small.getAxis(axis).enableAutoSIPrefix(False)
+            small.getAxis("left").setWidth(56)  # room for the counts' labels (else only "0" fits)
