@@ -30,7 +30,7 @@ from dpgui.app import text
 from dpgui.app.dialogs.export import export_folder
 from dpgui.app.plan.charts import SplitChart
 from dpgui.app.plan.export_dialog import PlanExportDialog
-from dpgui.app.plan.parts import PlanPrivacy, editable, part_problems, plan_spec_of, spec_privacy
+from dpgui.app.plan.parts import PlanPrivacy, editable, noise_problem, part_problems, plan_spec_of, spec_privacy
 from dpgui.app.plan.release import (
     NOISE_MESSAGE, PlanRequest, charge_words, check_plan, confirmation_words, run_plan_release, set_plan_first_cap,
 )
@@ -261,7 +261,8 @@ class PlanMode(QWidget):
 
     def split_problem(self) -> str:
         """Why Split is not possible now ("" if it is), in words."""
-        if self.privacy() is None:
+        privacy = self.privacy()
+        if privacy is None:
             return "Give the plan's ε and δ (see the messages under them)."
         if not self.choices:
             return "Add at least one statistic (Add ▾)."
@@ -269,7 +270,7 @@ class PlanMode(QWidget):
             problems = part_problems(choice)
             if problems:
                 return f"Statistic {i}: {next(iter(problems.values()))}"
-        return ""
+        return noise_problem(self.choices, privacy)
 
     def release_problem(self) -> str:
         """Why Release is not possible now ("" if it is), in words."""

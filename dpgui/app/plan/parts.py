@@ -22,8 +22,8 @@ from dpgui.workspace.counts import parse_categories
 from dpgui.workspace.grouped_cdf import parse_groups
 from dpgui.workspace.plan_spec import PartSpec, PlanSpec
 
-__all__ = ["KIND_LABELS", "PlanPrivacy", "default_part", "editable", "part_problems", "part_subject",
-           "plan_spec_of", "replaced", "spec_privacy"]
+__all__ = ["KIND_LABELS", "PlanPrivacy", "default_part", "editable", "noise_problem", "part_problems",
+           "part_subject", "plan_spec_of", "replaced", "spec_privacy"]
 
 #: each statistic a plan may hold, in the words of the Add menu
 KIND_LABELS: dict[StatisticKind, str] = {
@@ -144,11 +144,20 @@ def plan_spec_of(parts: Sequence[PartSpec], privacy: PlanPrivacy, dataset: str, 
 def _file_settings(part: PartSpec, privacy: PlanPrivacy) -> dict[str, Any]:
     settings = {key: list(value) if isinstance(value, tuple) else value for key, value in part.settings.items()
                 if value is not None and value != ""}
-    if part.kind in (StatisticKind.CDF, StatisticKind.GROUPED_CDF):
+    if part.kind is not StatisticKind.COUNTS:  # a column's counts have Laplace noise only
         settings["noise"] = str(privacy.noise)
     if isinstance(settings.get("other"), OtherGroups):
         settings["other"] = str(settings["other"])
     return settings
+
+
+def noise_problem(parts: Sequence[PartSpec], privacy: PlanPrivacy) -> str:
+    """Why the plan's statistics cannot share one noise at its δ ("" if they can): a column's counts have Laplace
+    noise only, and δ > 0 gives every other statistic Gaussian noise."""
+    if privacy.noise is Noise.GAUSSIAN and any(part.kind is StatisticKind.COUNTS for part in parts):
+        return ("The counts of one column have Laplace noise only, which cannot share a budget with the Gaussian "
+                "noise that δ > 0 gives the other statistics: set δ to 0, or remove the counts.")
+    return ""
 
 
 def spec_privacy(spec: PlanSpec) -> PlanPrivacy:

@@ -111,6 +111,13 @@ def test_a_bad_value_is_named_and_keeps_release_disabled(qtbot, tmp_path: Path) 
     edit_line(page.statistics.editor.weight, "0")
     assert "weight must be a number above 0" in page.blocker.text() and not page.release_button.isEnabled()
     edit_line(page.statistics.editor.weight, "1")
+    counts_of_ontime(page)
+    page.delta.set_text("1e-9")
+    page.delta.edited.emit()  # Gaussian noise for the CDF, which the counts cannot share
+    assert "counts of one column have Laplace noise only" in page.blocker.text() and not page.split_button.isEnabled()
+    page.delta.set_text("0")
+    page.delta.edited.emit()
+    page.statistics.remove_part()  # the counts, selected
     page.statistics.add_part(StatisticKind.GROUPED_CDF)  # no groups typed yet
     assert "Statistic 2: Type the public list of groups" in page.blocker.text()
     page.statistics.editor.groups.setPlainText("AA\nDL")
@@ -172,6 +179,8 @@ def test_a_two_part_plan_is_one_ledger_entry(qtbot, tmp_path: Path) -> None:
         spent = ledger.totals("flights").epsilon_spent
     assert [e.release_id for e in entries] == [outcome.plan_id]  # ONE entry for both statistics
     assert math.isclose(spent, page.split.charge.epsilon, rel_tol=1e-9) and spent <= 1.0 + 1e-12
+    # independently: Laplace parts compose by adding their ε
+    assert math.isclose(spent, sum(part.planned.epsilon for part in outcome.parts), rel_tol=1e-9)
     assert page.results.table.rowCount() == 2 and page.results.table.item(1, 0).text() == outcome.parts[1].item.title
     assert page.results.curves_choice.count() == 1 and not page.results.curves.isHidden()
     assert tuple(outcome.parts[1].release.labels) == ("AA", "DL", "B6")

@@ -7,7 +7,9 @@ import math
 
 import pytest
 
-from dpgui.app.plan.parts import PlanPrivacy, default_part, editable, part_problems, plan_spec_of, replaced
+from dpgui.app.plan.parts import (
+    PlanPrivacy, default_part, editable, noise_problem, part_problems, plan_spec_of, replaced,
+)
 from dpgui.core.plan import PrivacySpec
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import Neighbours, StatisticKind
@@ -87,3 +89,13 @@ def test_the_plan_file_reads_back_as_the_window_edits_it() -> None:
     assert again == spec and (again.epsilon, again.delta, again.records_per_person) == (2.0, 1e-9, 3)
     assert again.parts[0].settings["noise"] == "gaussian"  # the plan's one noise, stated in the file
     assert [editable(part) for part in again.parts] == parts
+
+
+def test_one_noise_for_the_plan_and_counts_only_without_delta() -> None:
+    counts = replaced(default_part(StatisticKind.COUNTS, COLUMNS), column="ontime", categories=("yes",))
+    parts = [default_part(StatisticKind.CDF, COLUMNS), default_part(StatisticKind.HIERARCHY, COLUMNS), counts]
+    pure, gaussian = PlanPrivacy(1.0, 0.0, Neighbours.CHANGE), PlanPrivacy(1.0, 1e-9, Neighbours.CHANGE)
+    assert noise_problem(parts, pure) == "" and "Laplace noise only" in noise_problem(parts, gaussian)
+    assert noise_problem(parts[:2], gaussian) == ""
+    spec = plan_spec_of(parts, gaussian, "flights", "/data/flights.csv")
+    assert [part.settings.get("noise") for part in spec.parts] == ["gaussian", "gaussian", None]
