@@ -221,8 +221,14 @@ def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = Tru
                              "the plan for the whole range is kept (said in a note)")
 
 
+#: Where a plan, release or simulation of several statistics under one budget is (dpgui.cli.release_plan).
+PLAN_FILE_EPILOG = ("Several statistics of one table under one budget: dpgui {word} --spec PLAN.toml (a release plan "
+                    "file, docs/release-plans.md; dpgui {word} --spec PLAN.toml --help).")
+
+
 def add_plan_parser(sub: Any) -> None:
-    plan = sub.add_parser("plan", help="choose a tree and budgets; show projected errors (spends nothing)")
+    plan = sub.add_parser("plan", help="choose a tree and budgets; show projected errors (spends nothing)",
+                         epilog=PLAN_FILE_EPILOG.format(word="plan"))
     _add_plan_options(plan)
     plan.add_argument("--n", type=_int_at_least(1, "--n 10000", LARGEST_N), metavar="N", help="public N, to express CDF errors")
     plan.add_argument("--lower", type=_finite_float, metavar="A", help="public lower bound (for --focus)")
@@ -231,7 +237,8 @@ def add_plan_parser(sub: Any) -> None:
 
 
 def add_release_parser(sub: Any) -> None:
-    rel = sub.add_parser("release", help="release a DP CDF of a numeric column to CSV (spends ε)")
+    rel = sub.add_parser("release", help="release a DP CDF of a numeric column to CSV (spends ε)",
+                         epilog=PLAN_FILE_EPILOG.format(word="release"))
     rel.add_argument("input", nargs="?", metavar="INPUT", help=f"{SOURCE_HELP}; or give it with --source")
     rel.add_argument("--source", "--input", dest="source", metavar="URL|FILE", help="the same as INPUT")
     _add_source_options(rel)
@@ -311,7 +318,8 @@ def add_ledger_parser(sub: Any) -> None:
 
 
 def add_simulate_parser(sub: Any) -> None:
-    sim = sub.add_parser("simulate", help="Monte-Carlo error of a plan on data or a synthetic shape (insecure noise)")
+    sim = sub.add_parser("simulate", help="Monte-Carlo error of a plan on data or a synthetic shape (insecure noise)",
+                         epilog=PLAN_FILE_EPILOG.format(word="simulate"))
     _add_plan_options(sim)
     sim.add_argument("--consistency", choices=choices(*CdfConsistency), default=str(CdfConsistency.L2))
     sim.add_argument("--trials", type=_int_at_least(1, "--trials 1000", LARGEST_TRIALS), default=100, metavar="R",

@@ -9,7 +9,7 @@ throw-away signing key is created and read back; a release is spent in a throw-a
 with the secure noise; its PDF is drawn; a signed bundle is written and verified, and a one-byte
 change to it is caught; the same for each further statistic, in its own module of this package
 (counts over a hierarchy, :mod:`.hierarchy`; the counts of one column, :mod:`.counts`; on the bundled
-flight_routes.parquet); Qt's text services sort
+flight_routes.parquet), and a release plan of two statistics (:mod:`.release_plan`); Qt's text services sort
 and name time zones; the main window opens offscreen on the sample and plans it.
 
 Nothing of the user's is touched: ``DPGUI_HOME`` and Qt's settings point into a temporary folder
@@ -34,6 +34,7 @@ from dpgui.selftest.checks import EPSILON, Run, SelfTestFailure, require, verify
 from dpgui.selftest.counts import counts_step
 from dpgui.selftest.grouped_cdf import grouped_cdf_step
 from dpgui.selftest.hierarchy import hierarchy_step
+from dpgui.selftest.release_plan import release_plan_step
 from dpgui.vocabulary import SourceKind
 
 SAMPLE_COLUMN = "distance"
@@ -331,6 +332,7 @@ STEPS: tuple[tuple[str, Callable[[Run], str]], ...] = (
     ("counts over a hierarchy: plan, release, signed bundle, verify", hierarchy_step),
     ("counts of one column: plan, release, signed bundle, verify", counts_step),
     ("CDF for each group: plan, release, signed bundle, verify", grouped_cdf_step),
+    ("a release plan of two statistics: one ledger entry, signed bundle, verify", release_plan_step),
     ("Qt text services (collation, time-zone names)", _qt_text),
     ("open the main window", _window),
 )

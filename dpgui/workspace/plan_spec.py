@@ -33,13 +33,13 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from dpgui.data.source import DataSource
 from dpgui.errors import DataError, ParameterError
-from dpgui.vocabulary import Neighbours, StatisticKind
+from dpgui.vocabulary import Neighbours, ReleaseKind, StatisticKind
 from dpgui.workspace.plan_parts import PART_CODECS, PartPrivacy, check_common, part_codec
 from dpgui.workspace.release_plan import PlanItem
 from dpgui.workspace.statistics import STATISTICS
@@ -49,7 +49,7 @@ if sys.version_info >= (3, 11):
 else:  # the same parser, before it joined the standard library
     import tomli as tomllib
 
-__all__ = ["PartSpec", "PlanSpec", "plan_items"]
+__all__ = ["PartSpec", "PlanSpec", "check_columns", "plan_items"]
 
 _FIX = "correct the release plan file (docs/release-plans.md shows the form)"
 _TOP_KEYS = frozenset({"dataset", "source", "epsilon", "delta", "neighbours", "records_per_person", "person_column",
@@ -90,6 +90,34 @@ class PlanSpec:
     @property
     def privacy(self) -> PartPrivacy:
         return PartPrivacy(self.epsilon, self.delta, self.neighbours, self.records_per_person, self.person_column)
+
+    @property
+    def unit(self) -> dict[str, Any]:
+        """The privacy unit as a plan's bundle records it (for a plan made like it)."""
+        return {"neighbours": str(self.neighbours), "records_per_person": self.records_per_person,
+                "person_column": self.person_column}
+
+    @classmethod
+    def like(cls, manifest: Mapping[str, Any], dataset: str, source: str, epsilon: float,
+             delta: float = 0.0) -> PlanSpec:
+        """A new plan with the statistics, public parameters, weights and privacy unit of the release plan whose
+        (verified) ``manifest`` is given, on new data: ``dataset`` (a new identity in the ledger), ``source`` and
+        a new budget (ε, δ). A DataError for a manifest that is not a release plan's; the new source's columns
+        are checked when it is opened (:func:`plan_items`). Nothing read."""
+        if manifest.get("kind") != ReleaseKind.PLAN:
+            raise DataError("the manifest is not a release plan's", "give the manifest of a bundle made by "
+                            "'dpgui release --spec' (NAME.manifest.json)")
+        unit = manifest["privacy"].get("unit")
+        if not isinstance(unit, dict) or not all(isinstance(p.get("settings"), dict) and p["settings"]
+                                                 for p in manifest["parts"]):
+            raise DataError("the release plan's manifest does not record its plan file's settings (it was not made "
+                            "from a plan file)", "write the plan file by hand (docs/release-plans.md)")
+        data: dict[str, Any] = {"dataset": dataset, "source": source, "epsilon": epsilon, "delta": delta,
+                                "neighbours": unit["neighbours"], "records_per_person": unit["records_per_person"],
+                                "statistic": [{"kind": part["kind"], **part["settings"]} for part in manifest["parts"]]}
+        if unit.get("person_column") is not None:
+            data["person_column"] = unit["person_column"]
+        return cls.from_dict(data, "the plan made like the manifest")
 
     @classmethod
     def read(cls, path: str | Path) -> PlanSpec:
@@ -183,13 +211,37 @@ class PlanSpec:
         return tuple(names)
 
 
+def check_columns(spec: PlanSpec, data: DataSource) -> None:
+    """Refuse, naming the statistic, a source without a column the plan reads or whose column a statistic needs
+    as numbers holds something else (a plan made like last year's on a source whose schema changed). Reads the
+    source's column names and kinds only (its schema, no value). O(columns)."""
+    kinds = {column.name: column.kind for column in data.columns()}
+    for i, (part, title) in enumerate(zip(spec.parts, spec.titles())):
+        codec = PART_CODECS[part.kind]
+        for column in codec.columns(part.settings):
+            if column not in kinds:
+                raise DataError(f"statistic {i + 1} ({title}): the source has no column {column[:60]!r}",
+                                "choose the source that has it, or change the plan")
+        for column in codec.numeric_columns(part.settings):
+            if kinds[column] != "numeric":
+                raise DataError(f"statistic {i + 1} ({title}): column {column[:60]!r} of the source holds "
+                                f"{kinds[column]} values, not numbers", "choose the source whose column holds "
+                                "numbers (a changed column type is not the same statistic), or change the plan")
+    if spec.person_column is not None and spec.person_column not in kinds:
+        raise DataError(f"the source has no person-ID column {spec.person_column[:60]!r}",
+                        "choose the source that has it, or change the plan's person_column")
+
+
 def plan_items(spec: PlanSpec, data: DataSource | None = None) -> list[PlanItem]:
     """Every statistic of ``spec`` as a plan item (its part, how its spend is made, its subject), in order.
     ``data``: the open data source, for a statistic that reads it to plan (a hierarchy whose categories are
     declared public reads its level columns' paths: CONFIDENTIAL counts, used for the node list only); a
-    DataError names the statistic that needs it when None. O(parts), plus such a read."""
-    return [part_codec(part.kind).item(part.settings, spec.privacy, data, f"statistic {i + 1}")
-            for i, part in enumerate(spec.parts)]
+    DataError names the statistic that needs it when None. The source's columns are checked first
+    (:func:`check_columns`). O(parts), plus such a read."""
+    if data is not None:
+        check_columns(spec, data)
+    return [replace(part_codec(part.kind).item(part.settings, spec.privacy, data, f"statistic {i + 1}"),
+                    settings=dict(part.settings)) for i, part in enumerate(spec.parts)]
 
 
 def _part(table: Mapping[str, Any], where: str) -> PartSpec:

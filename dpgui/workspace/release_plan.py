@@ -30,9 +30,9 @@ then each part's release.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -62,11 +62,13 @@ class PlanItem:
     """One statistic of a plan: the ``part`` the split plans (its statistic, plan request, weight, lock and
     name), ``spend_of`` (its plan at its share → the statistic's spend: the plan with the part's public
     choices, e.g. a CDF's column and bounds) and ``subject``, what it is of ("distance", "dep_delay for each
-    carrier") for its title."""
+    carrier") for its title, and its ``settings`` as a plan file states them."""
 
     part: PlanPart
     spend_of: Callable[[Any], Any]
     subject: str
+    #: the statistic's table as a plan file states it (public; its bundle records it, for a plan made like it)
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
@@ -293,12 +295,14 @@ def _charge_words(charge: Charge) -> str:
     return f"ε = {charge.epsilon:.6g}" + (f", δ = {charge.delta:g}" if charge.delta > 0 else "")
 
 
-def plan_summary(plan: ReleasedPlan, epsilon: float, delta: float, privacy_unit: str) -> PlanSummary:
-    """The plan as a whole, as its bundle and PDF state it (public values only). O(parts)."""
+def plan_summary(plan: ReleasedPlan, epsilon: float, delta: float, privacy_unit: str,
+                 unit: Mapping[str, Any] | None = None) -> PlanSummary:
+    """The plan as a whole, as its bundle and PDF state it (public values only; ``unit``: the plan file's
+    neighbour model, records per person and person column, recorded for a plan made like it). O(parts)."""
     split = plan.split
     return PlanSummary(plan.plan_id, plan.dataset, plan.created_utc, epsilon, delta, split.charge, str(split.chosen),
                        split.weighted_margin, split.equal.weighted_margin, privacy_unit, plan.source_record,
-                       plan.secure)
+                       plan.secure, dict(unit or {}))
 
 
 def sign_plan(ledger: Ledger, plan: ReleasedPlan, summary: PlanSummary, folder: str | Path, name: str,
@@ -321,7 +325,7 @@ def sign_plan(ledger: Ledger, plan: ReleasedPlan, summary: PlanSummary, folder: 
         manifest["files"]["pdf"]["name"] = f"{name}.pdf"  # the plan's one PDF holds every part's pages
         parts.append(PlanBundlePart(part.item.title, str(statistic.kind), part.release_id, part.item.part.weight,
                                     part.planned.charge, part.planned.margin95, csv_bytes, manifest,
-                                    statistic.manifest_schema))
+                                    statistic.manifest_schema, dict(part.item.settings)))
     _, more = plan_paths(folder, name, len(parts))
     return write_and_record_bundle(ledger, plan.plan_id, folder, name,
                                    lambda: write_plan_bundle(folder, name, summary, parts, pdf, key), more=more)

@@ -19,7 +19,7 @@ import csv
 import io
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,8 @@ class PlanSummary:
     privacy_unit: str
     source: dict[str, Any] | None
     secure: bool
+    #: the plan file's neighbour model, records per person and person column (for a plan made like this one)
+    unit: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,8 @@ class PlanBundlePart:
     """One part as its bundle states it: ``title`` ("CDF of distance"), its statistic's ``kind``, its own
     ``release_id``, ``weight``, its share of the budget (``charge``: what its own statistic charges), its
     projected 95 % margin (records), its CSV's bytes and its own ``manifest`` (made by its statistic for
-    this bundle's CSV and PDF) with the JSON Schema that manifest follows."""
+    this bundle's CSV and PDF) with the JSON Schema that manifest follows, and its ``settings`` as the plan
+    file states them."""
 
     title: str
     kind: str
@@ -79,6 +82,8 @@ class PlanBundlePart:
     csv_bytes: bytes
     manifest: dict[str, Any]
     schema: Path
+    #: the statistic's table as the plan file states it (public), for a plan made like this one
+    settings: dict[str, Any] = field(default_factory=dict)
 
 
 def part_csv_name(name: str, index: int) -> str:
@@ -123,7 +128,7 @@ def build_plan_manifest(summary: PlanSummary, parts: Sequence[PlanBundlePart], n
                     "charged": {"epsilon": charge.epsilon, "delta": charge.delta, "rho": charge.rho},
                     "composition": "the parts' budgets add up (ε for Laplace parts, ρ for Gaussian ones, converted to "
                                    "ε at the plan's δ as the ledger does): one ledger entry for the whole plan",
-                    "privacy_unit": summary.privacy_unit},
+                    "privacy_unit": summary.privacy_unit, **({"unit": summary.unit} if summary.unit else {})},
         "split": {"used": summary.split, "weighted_margin95_records": summary.weighted_margin,
                   "equal_split_weighted_margin95_records": summary.equal_weighted_margin},
         "source": summary.source,
@@ -131,7 +136,7 @@ def build_plan_manifest(summary: PlanSummary, parts: Sequence[PlanBundlePart], n
                    "charged": {"epsilon": p.charge.epsilon, "delta": p.charge.delta, "rho": p.charge.rho},
                    "margin95_records": p.margin95,
                    "csv": {"name": part_csv_name(name, i), "sha256": sha256_hex(p.csv_bytes)},
-                   "manifest": p.manifest} for i, p in enumerate(parts)],
+                   "settings": p.settings, "manifest": p.manifest} for i, p in enumerate(parts)],
         "files": {"csv": {"name": f"{name}.csv", "sha256": sha256_hex(csv_bytes), "columns": list(SUMMARY_COLUMNS)},
                   "pdf": {"name": f"{name}.pdf", "sha256": sha256_hex(pdf_bytes)}},
         "signer": {"key_id": key_id, "algorithm": "Ed25519, minisign format (BLAKE2b-512 prehash)"},

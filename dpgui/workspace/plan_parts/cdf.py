@@ -55,6 +55,9 @@ class CdfPartCodec:
         worst = int(np.argmax(result.std_error))
         return np.array([result.cumulative[worst] - truth[worst]])
 
+    def numeric_columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
+        return (str(settings["column"]),)
+
     def columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
         return (str(settings["column"]),)
 

@@ -64,6 +64,10 @@ class PartCodec(Protocol):
         """The columns the statistic reads."""
         ...
 
+    def numeric_columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
+        """The columns among :meth:`columns` that must hold numbers (a CDF's column)."""
+        ...
+
     def trial_errors(self, spend: Any, counts: Any, planned: Planned[Any, Any], random: RandomSource) -> np.ndarray:
         """One release of ``spend`` on ``counts`` (CONFIDENTIAL) with the seeded ``random`` (a simulation: never
         published): the errors of the published values the part's 95 % margin is of (``planned``: its plan

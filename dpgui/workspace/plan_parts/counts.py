@@ -40,6 +40,9 @@ class CountsPartCodec:
         truth = np.asarray(counts, dtype=np.int64)
         return (release_counts(truth, spend.plan, random).counts - truth).astype(np.float64)
 
+    def numeric_columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
+        return ()
+
     def columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
         return (str(settings["column"]),)
 

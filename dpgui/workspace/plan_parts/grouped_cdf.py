@@ -61,6 +61,9 @@ class GroupedCdfPartCodec:
             errors.append(result.cumulative[worst] - truth[worst])
         return np.asarray(errors)
 
+    def numeric_columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
+        return (str(settings["column"]),)
+
     def columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
         return (str(settings["column"]), str(settings["group_column"]))
 

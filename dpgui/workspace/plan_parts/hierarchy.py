@@ -64,6 +64,9 @@ class HierarchyPartCodec:
                                           dtype=np.float64)
         return released - np.asarray(truth, dtype=np.float64)
 
+    def numeric_columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
+        return ()
+
     def columns(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
         return tuple(str(level) for level in settings["levels"])
 
