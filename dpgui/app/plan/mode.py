@@ -367,8 +367,8 @@ class PlanMode(QWidget):
         if problem or source is None or privacy is None or split is None:
             self.host.statusBar().showMessage(problem, 8000)
             return None
-        return PlanRequest(source.source_spec, self.dataset_name.text().strip(), self.split_items, split,
-                           privacy.epsilon, privacy.delta, privacy.neighbours, privacy.records_per_person)
+        plan = plan_spec_of(self.choices, privacy, self.dataset_name.text().strip(), source.source_spec.location)
+        return PlanRequest(source.source_spec, plan.dataset, self.split_items, split, plan)
 
     def release(self) -> None:
         """Check, confirm once for every statistic, release on a worker (nothing is spent before the confirmation)."""
@@ -465,8 +465,8 @@ class PlanMode(QWidget):
             self.host.show_error("Nothing to export", "Release the plan first, then export it.")
             return None
         request, outcome = self.released_request, self.outcome
-        dialog = PlanExportDialog(outcome, request.epsilon, request.delta, request.privacy_unit,
-                                  str(export_folder(outcome.dataset)), self.window())
+        dialog = PlanExportDialog(outcome, request.plan, request.privacy_unit, str(export_folder(outcome.dataset)),
+                                  self.window())
         dialog.input_folders = self.host.protected_paths(outcome.plan_id)
         return dialog
 

@@ -23,9 +23,10 @@ from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DpguiError
 from dpgui.report.ledger import Ledger
 from dpgui.report.publish import charge_text
-from dpgui.vocabulary import Charge, Neighbours
+from dpgui.vocabulary import Charge
 from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.release import BudgetCheck, NotEnoughBudget, Progress
+from dpgui.workspace.plan_spec import PlanSpec
 from dpgui.workspace.plan_split import PlanSplit
 from dpgui.workspace.release_plan import (
     PlanItem, PlanOverBudget, ReleasedPlan, check_plan_budget, privacy_unit_words, release_plan, worded_refusal,
@@ -43,22 +44,26 @@ NOISE_MESSAGE = "Adding noise to every statistic of the plan (cannot be cancelle
 @dataclass(frozen=True, eq=False)
 class PlanRequest:
     """A checked plan of the window: where the data is (``spec``), the ``dataset`` that pays, the ``items`` and
-    their ``split`` at the plan's (``epsilon``, ``delta``) under ``neighbours`` with at most
-    ``records_per_person`` records of one person (declared)."""
+    their ``split``, made of ``plan`` (the plan as its file states it: its budget and privacy unit)."""
 
     spec: SourceSpec
     dataset: str
     items: tuple[PlanItem, ...]
     split: PlanSplit
-    epsilon: float
-    delta: float
-    neighbours: Neighbours
-    records_per_person: int = 1
+    plan: PlanSpec
+
+    @property
+    def epsilon(self) -> float:
+        return self.plan.epsilon
+
+    @property
+    def delta(self) -> float:
+        return self.plan.delta
 
     @property
     def privacy_unit(self) -> str:
-        """The plan's privacy unit in words (the window has no person-ID column: L is declared)."""
-        return privacy_unit_words(self.records_per_person, None)
+        """The plan's privacy unit in words (L declared unless a person-ID column enforces it)."""
+        return privacy_unit_words(self.plan.records_per_person, self.plan.person_column)
 
 
 class _PlanCharge:
@@ -151,6 +156,6 @@ def run_plan_release(request: PlanRequest, source: Callable[[], RandomSource], p
                 raise
             raise worded from err
 
-    return run_on_worker(request.spec, request.dataset, request.neighbours,
+    return run_on_worker(request.spec, request.dataset, request.plan.neighbours,
                          f"Counting the plan's statistics in {request.spec.display_name()}…", NOISE_MESSAGE, release,
                          source, progress, password_prompt)

@@ -17,6 +17,7 @@ from dpgui.core.noise import SecureRandom
 from dpgui.report.keystore import create_key, load_public_key
 from dpgui.report.ledger import Ledger
 from dpgui.vocabulary import ReleaseKind, StatisticKind
+from dpgui.workspace.plan_spec import PlanSpec
 from dpgui.workspace.statistics import verify
 
 from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait
@@ -259,3 +260,8 @@ def test_a_released_plan_is_exported_as_one_signed_bundle_that_verifies(qtbot, t
     with Ledger() as ledger:
         assert ledger.release(outcome.plan_id).bundle == str(paths.manifest.resolve())
         assert len(ledger.releases("flights")) == 1  # exporting spends nothing
+    # next year's plan made like this bundle holds the same statistics and public parameters
+    like = PlanSpec.like(result.manifest, "flights-next", str(tmp_path / "flights.csv"), 1.0)
+    assert [(p.kind, p.settings.get("column"), p.weight) for p in like.parts] == [
+        (StatisticKind.CDF, "delay", 1.0), (StatisticKind.COUNTS, "ontime", 2.0)]
+    assert like.parts[1].settings["categories"] == ["yes", "no"] and like.parts[0].settings["lower"] == -10
