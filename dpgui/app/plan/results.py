@@ -1,7 +1,8 @@
 """The release plan's results (:class:`PlanResults`): one line per statistic (its title, its share of the budget,
 its projected 95 % margin and what was released, in a few words) and, for a CDF for each group, its released
 curves (:class:`~dpgui.app.plan.charts.GroupCurves`; the officer picks the statistic and overlaid or one plot per
-group). Released (noisy) values only. GUI thread only.
+group) and a table of each group's released size and median with its 95 % interval. Released (noisy) values
+only. GUI thread only.
 """
 
 from __future__ import annotations
@@ -14,13 +15,18 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app.plan.charts import GroupCurves
-from dpgui.core.quantiles import quantiles
+from dpgui.core.quantiles import noise_margin, quantiles
 from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.release_plan import ReleasedPart, ReleasedPlan
 
 __all__ = ["PlanResults"]
 
 RESULT_HEADERS = ("Statistic", "Share of ε", "95 % margin", "Released")
+GROUP_HEADERS = ("Group", "Released size", "Median", "Median: 95 % interval")
+GROUP_TIPS = ("A group of the public list, in its order ('other': the rows of the groups not listed).",
+              "The group's number of records with noise (never the exact size), ± its 95 % margin.",
+              "Half of the group's values lie below it (read from its released CDF).",
+              "The true median lies in this range in at least 95 % of releases (bin edges).")
 
 
 class PlanResults(QGroupBox):
@@ -40,6 +46,16 @@ class PlanResults(QGroupBox):
         self.curves_choice.setToolTip("The grouped statistic whose released curves are drawn.")
         self.curves_choice.currentIndexChanged.connect(self._show_curves)
         self.curves = GroupCurves()
+        self.groups = QTableWidget(0, len(GROUP_HEADERS))
+        self.groups.setHorizontalHeaderLabels(list(GROUP_HEADERS))
+        for i, tip in enumerate(GROUP_TIPS):
+            header = self.groups.horizontalHeaderItem(i)
+            if header is not None:
+                header.setToolTip(tip)
+        self.groups.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.groups.verticalHeader().hide()
+        self.groups.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.groups.setMinimumHeight(140)
         self.curves_row = QWidget()
         row = QHBoxLayout(self.curves_row)
         row.setContentsMargins(0, 0, 0, 0)
@@ -49,8 +65,9 @@ class PlanResults(QGroupBox):
         layout.addWidget(self.table)
         layout.addWidget(self.curves_row)
         layout.addWidget(self.curves, 1)
-        self.curves_row.hide()
-        self.curves.hide()
+        layout.addWidget(self.groups)
+        for widget in (self.curves_row, self.curves, self.groups):
+            widget.hide()
 
     def show_plan(self, outcome: ReleasedPlan | None) -> None:
         """One line per statistic of ``outcome`` (None: none) and the first grouped CDF's curves."""
@@ -69,8 +86,8 @@ class PlanResults(QGroupBox):
                 self.curves_choice.addItem(part.item.title, row)
         self.curves_choice.blockSignals(False)
         grouped = self.curves_choice.count() > 0
-        self.curves_row.setVisible(grouped)
-        self.curves.setVisible(grouped)
+        for widget in (self.curves_row, self.curves, self.groups):
+            widget.setVisible(grouped)
         self._show_curves()
 
     def _show_curves(self, *_: object) -> None:
@@ -84,6 +101,14 @@ class PlanResults(QGroupBox):
         edges = first.lower + (first.upper - first.lower) * np.arange(1, bins + 1) / bins
         self.curves.show_groups(part.item.title, list(release.labels), edges,
                                 [np.asarray(group.cumulative, dtype=float) for group in groups])
+        size_margin = float(noise_margin(release.total_std_error))
+        self.groups.setRowCount(len(groups))
+        for row, (label, group) in enumerate(zip(release.labels, groups)):
+            median = quantiles(group, (0.5,))[0]
+            cells = (label, f"{group.total:,.0f} ± {size_margin:,.0f}", f"{median.value:,.4g}",
+                     f"[{median.low:,.4g}, {median.high:,.4g}]")
+            for col, value in enumerate(cells):
+                self.groups.setItem(row, col, QTableWidgetItem(value))
 
 
 def _released_words(part: ReleasedPart) -> str:

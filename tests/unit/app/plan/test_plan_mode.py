@@ -185,6 +185,10 @@ def test_a_two_part_plan_is_one_ledger_entry(qtbot, tmp_path: Path) -> None:
     assert page.results.table.rowCount() == 2 and page.results.table.item(1, 0).text() == outcome.parts[1].item.title
     assert page.results.curves_choice.count() == 1 and not page.results.curves.isHidden()
     assert tuple(outcome.parts[1].release.labels) == ("AA", "DL", "B6")
+    groups = page.results.groups  # each group's released size and median, read from its released CDF
+    assert [groups.item(row, 0).text() for row in range(groups.rowCount())] == ["AA", "DL", "B6"]
+    released_dl = outcome.parts[1].release.releases[1]
+    assert groups.item(1, 1).text().startswith(f"{released_dl.total:,.0f} ± ")
     assert "spent once for the whole plan" in page.release_status.text()
 
 
