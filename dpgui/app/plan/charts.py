@@ -122,6 +122,7 @@ class GroupCurves(QWidget):
         top.addWidget(self.overlaid_button)
         top.addWidget(self.small_button)
         self.overlaid = new_plot("", "Value", "Released cumulative count")
+        self.overlaid.getPlotItem().getAxis("left").setWidth(70)  # the label clear of the counts' ticks
         self.small = pg.GraphicsLayoutWidget()
         self.stack = QStackedWidget()
         self.stack.addWidget(self.overlaid)
@@ -134,12 +135,14 @@ class GroupCurves(QWidget):
         layout.addWidget(self.stack, 1)
         self.setMinimumHeight(300)
 
-    def show_groups(self, title: str, labels: Sequence[str], edges: np.ndarray,
+    def show_groups(self, title: str, column: str, labels: Sequence[str], edges: np.ndarray,
                     curves: Sequence[np.ndarray]) -> None:
-        """Draw each group's released cumulative counts ``curves[i]`` (at the upper bin edges ``edges``)."""
+        """Draw each group's released cumulative counts ``curves[i]`` (at the upper bin edges ``edges`` of the
+        number ``column``)."""
         self.title.setText(title)
         item = self.overlaid.getPlotItem()
         item.clear()
+        item.setLabel("bottom", column)
         self.small.clear()
         columns = max(1, int(np.ceil(np.sqrt(len(labels)))))
         for i, (label, curve) in enumerate(zip(labels, curves)):

@@ -99,7 +99,7 @@ class PlanResults(QGroupBox):
         first = groups[0]
         bins = len(first.cumulative)
         edges = first.lower + (first.upper - first.lower) * np.arange(1, bins + 1) / bins
-        self.curves.show_groups(part.item.title, list(release.labels), edges,
+        self.curves.show_groups(part.item.title, str(part.info.column), list(release.labels), edges,
                                 [np.asarray(group.cumulative, dtype=float) for group in groups])
         size_margin = float(noise_margin(release.total_std_error))
         self.groups.setRowCount(len(groups))
