@@ -269,3 +269,15 @@ def test_a_released_plan_is_exported_as_one_signed_bundle_that_verifies(qtbot, t
     assert [(p.kind, p.settings.get("column"), p.weight) for p in like.parts] == [
         (StatisticKind.CDF, "delay", 1.0), (StatisticKind.COUNTS, "ontime", 2.0)]
     assert like.parts[1].settings["categories"] == ["yes", "no"] and like.parts[0].settings["lower"] == -10
+
+
+def test_a_project_saved_in_the_plan_mode_opens_in_the_cdf_mode(qtbot, tmp_path: Path) -> None:
+    window, page = plan_window(qtbot, tmp_path)
+    cdf_of_delay(page)
+    project = tmp_path / "work.dpgui"
+    assert window.project.save_to(project)
+    assert '"mode": "cdf"' in project.read_text(encoding="utf-8")  # a project file does not hold a plan
+    reopened = make_window(qtbot)
+    assert reopened.project.open_project(project)
+    qtbot.waitUntil(lambda: reopened.table is not None, timeout=TIMEOUT)
+    assert reopened.mode.kind is StatisticKind.CDF and error_text(reopened) == ""
