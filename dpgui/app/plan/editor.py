@@ -32,6 +32,10 @@ _FIELDS: dict[StatisticKind, tuple[str, ...]] = {
     StatisticKind.HIERARCHY: ("levels", "records_estimate"),
 }
 _MAX_LEVELS = 4
+#: what the officer must know of a kind before choosing it
+_KIND_NOTES = {StatisticKind.HIERARCHY: "<br>Its categories are read from your data and <b>published</b> as they "
+                                        "are: choose it only if the level columns' categories are public (e.g. "
+                                        "an official list of regions)."}
 
 
 def _number(raw: str) -> float | None:
@@ -106,6 +110,7 @@ class PartEditor(QGroupBox):
             "A public estimate of the number of records (e.g. last year's published total), at which the hierarchy's "
             "errors are projected; never read from the data. Needed under 'one person may be added or removed'.")
         self.kind_label = QLabel("")
+        self.kind_label.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addWidget(self.kind_label)
         layout.addLayout(self.form)
@@ -169,7 +174,7 @@ class PartEditor(QGroupBox):
             if choice is None:
                 self.kind_label.setText("Add a statistic, or choose one in the list, to edit it here.")
                 return
-            self.kind_label.setText(f"<b>{KIND_LABELS[choice.kind]}</b>")
+            self.kind_label.setText(f"<b>{KIND_LABELS[choice.kind]}</b>" + _KIND_NOTES.get(choice.kind, ""))
             shown = _FIELDS[choice.kind]
             for key, (box, _) in self.rows.items():
                 visible = key in ("name", "weight", "lock") or key in shown

@@ -217,6 +217,7 @@ def test_a_hierarchy_is_planned_on_the_worker_and_a_plan_file_reads_back(qtbot, 
     editor.levels[0].setCurrentIndex(editor.levels[0].findText("hub"))
     editor.levels[1].setCurrentIndex(editor.levels[1].findText("carrier"))
     assert page.choices[1].settings["levels"] == ("hub", "carrier")
+    assert "read from your data and <b>published</b>" in editor.kind_label.text()  # said before the split reads them
     split_and_wait(qtbot, page)
     assert page.split is not None, page.chart.sentence.text()
     assert [p.part.statistic.kind for p in page.split.parts] == [StatisticKind.CDF, StatisticKind.HIERARCHY]
