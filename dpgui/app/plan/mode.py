@@ -56,6 +56,8 @@ from dpgui.workspace.words import NEIGHBOURS_LABELS, escape
 
 __all__ = ["PlanMode"]
 
+#: what Split reads and spends, in words
+SPLIT_READS = "nothing is spent; the data is read only for the categories of counts over a hierarchy"
 CSV_IN_BUNDLE = ("A plan's released values are written with its signed bundle: one CSV per statistic, a summary CSV, "
                  "the PDF and the manifest (File → Export Signed Bundle…).")
 
@@ -100,8 +102,9 @@ class PlanMode(QWidget):
         intro = QLabel("<b>A release plan</b>: publish several statistics of this table under <b>one budget</b>, "
                        "decided, confirmed and recorded once. List the statistics, give the more important ones a "
                        "larger weight, press <b>Split</b> to see how the budget is shared for the least error, then "
-                       "<b>Release</b>. The lists of groups and categories are public lists you type; they are never "
-                       "read from your data.")
+                       "<b>Release</b>. The lists of groups and categories are public lists you type, never read "
+                       "from your data (counts over a hierarchy are the exception: their categories are read from "
+                       "the data and published).")
         intro.setWordWrap(True)
         column = QWidget()
         column.setMaximumWidth(1100)
@@ -163,8 +166,6 @@ class PlanMode(QWidget):
     def _build_split_box(self) -> QGroupBox:
         box = QGroupBox("How the budget is shared")
         self.split_button = QPushButton("&Split")
-        self.split_button.setToolTip("Share the plan's budget among its statistics for the least weighted error "
-                                     "(nothing is read from the data and nothing is spent).")
         self.split_button.clicked.connect(self.start_split)
         self.chart = SplitChart()
         row = QHBoxLayout()
@@ -296,7 +297,7 @@ class PlanMode(QWidget):
         split_problem = self.split_problem()
         self.split_button.setEnabled(not split_problem and self.split_worker is None)
         self.split_button.setToolTip(split_problem or "Share the plan's budget among its statistics for the least "
-                                     "weighted error (nothing is read from the data and nothing is spent).")
+                                     f"weighted error ({SPLIT_READS}).")
         problem = self.release_problem()
         self.release_button.setEnabled(not problem and self.release_worker is None)
         self.blocker.setText(f"Release is not possible yet: {problem}" if problem else "")
