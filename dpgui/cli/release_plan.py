@@ -190,7 +190,9 @@ def _plan(spec: Any, request: PlanFileRequest) -> int:
     if request.json:
         _print(summary, True)
         return 0
-    unit = "ρ" if split.split.accounting == "zcdp" else "ε"
+    from dpgui.core.accounting import Accounting
+
+    unit = "ρ" if split.split.accounting is Accounting.ZCDP else "ε"
     print(f"release plan of {len(items)} statistics on dataset {spec.dataset!r}, ε = {spec.epsilon:g}"
           + (f", δ = {spec.delta:g}" if spec.delta > 0 else "") + " (95 % margins in records):")
     for row, used in zip(rows, split.parts):

@@ -23,7 +23,6 @@ from typing import Any
 from PySide6.QtGui import QPdfWriter
 
 from dpgui import __version__
-from dpgui.core.hierarchy_errors import plan_errors
 from dpgui.core.plan_split import SplitChoice
 from dpgui.formatting import (
     format_delta, format_epsilon, format_figure, format_margin, format_number, format_share_whole,
@@ -36,7 +35,6 @@ from dpgui.pdf.page import (
 )
 from dpgui.pdf.sections import SECTIONS
 from dpgui.report.bundle import source_text
-from dpgui.report.hierarchy.bundle import errors_json
 from dpgui.report.plan.bundle import PlanSummary, part_csv_name
 from dpgui.vocabulary import Charge, StatisticKind
 from dpgui.workspace.release_plan import ReleasedPlan
@@ -68,17 +66,12 @@ class PlanReportPart:
 
 
 def plan_report_parts(plan: ReleasedPlan) -> tuple[PlanReportPart, ...]:
-    """The parts of a released plan as its PDF states them, in the plan's order. A hierarchy part's stated
-    errors are its plan's at the plan's assumed records, or the noise's alone (no prior: the plan has none)."""
-    parts = []
-    for part in plan.parts:
-        statistic = part.item.part.statistic
-        extra = None
-        if statistic.kind is StatisticKind.HIERARCHY:
-            extra = errors_json(plan_errors(part.release.plan, part.release.hierarchy))
-        parts.append(PlanReportPart(statistic.kind, part.item.title, part.item.part.weight, part.planned.charge,
-                                    part.planned.margin95, part.release, part.info, extra))
-    return tuple(parts)
+    """The parts of a released plan as its PDF states them, in the plan's order, each with its own manifest
+    section (:meth:`~dpgui.workspace.release_plan.PlanItem.extra`: a hierarchy's stated errors), as its manifest
+    states it."""
+    return tuple(PlanReportPart(part.item.part.statistic.kind, part.item.title, part.item.part.weight,
+                                part.planned.charge, part.planned.margin95, part.release, part.info,
+                                part.item.extra(part.release)) for part in plan.parts)
 
 
 def plan_report_pdf(plan: ReleasedPlan, summary: PlanSummary, key_id: str | None, name: str | None = None) -> bytes:

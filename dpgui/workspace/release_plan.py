@@ -69,6 +69,13 @@ class PlanItem:
     subject: str
     #: the statistic's table as a plan file states it (public; its bundle records it, for a plan made like it)
     settings: Mapping[str, Any] = field(default_factory=dict)
+    #: the statistic's own optional manifest section of a release (a hierarchy's stated errors), which its
+    #: manifest and its PDF pages state (None: the statistic has none)
+    extra_of: Callable[[Any], dict[str, Any] | None] | None = None
+
+    def extra(self, release: Any) -> dict[str, Any] | None:
+        """The release's own manifest section (:attr:`extra_of`), None for none."""
+        return None if self.extra_of is None else self.extra_of(release)
 
     @property
     def title(self) -> str:
@@ -156,6 +163,8 @@ def check_whole_budget(ledger: Ledger, dataset: str, epsilon: float, delta: floa
     rest = max(epsilon - sum(lock for lock in locks if lock is not None), 0.0)
     shares = [rest / max(sum(free), 1) if lock is None else lock for lock in locks]
     for j in range(1, len(shares) + 1):
+        if sum(shares[:j]) <= 0:  # parts with no share yet (the locks took the whole budget) cost nothing
+            continue
         try:
             ledger.check_spend(dataset, _whole_charge(sum(shares[:j]), delta * j / len(shares)))
         except BudgetExceeded:
@@ -164,10 +173,10 @@ def check_whole_budget(ledger: Ledger, dataset: str, epsilon: float, delta: floa
 
 
 def _whole_charge(epsilon: float, delta: float) -> Charge:
-    """The most a plan of (ε, δ) can be charged: ε with its ρ = ε²/2 at δ = 0 (Laplace parts), else (ε, δ) with
-    the ρ whose conversion is (ε, δ)."""
-    if delta == 0 or epsilon <= 0:
-        return Charge(max(epsilon, 1e-300), 0.0, max(epsilon, 1e-300) ** 2 / 2)
+    """The most a plan of (ε > 0, δ) can be charged: ε with its ρ = ε²/2 at δ = 0 (Laplace parts), else (ε, δ)
+    with the ρ whose conversion is (ε, δ)."""
+    if delta == 0:
+        return Charge(epsilon, 0.0, epsilon ** 2 / 2)
     return Charge(epsilon, delta, PrivacySpec(epsilon, delta=delta).rho)
 
 
@@ -321,7 +330,8 @@ def sign_plan(ledger: Ledger, plan: ReleasedPlan, summary: PlanSummary, folder: 
         statistic = part.item.part.statistic
         release, info = statistic.authenticate(PlanPartRecords(ledger, plan.plan_id, i), part.release, part.info)
         csv_bytes = statistic.csv_text(release).encode("utf-8")
-        manifest = statistic.manifest(release, info, f"{name}.part{i + 1}", csv_bytes, pdf, key_id)
+        manifest = statistic.manifest(release, info, f"{name}.part{i + 1}", csv_bytes, pdf, key_id,
+                                      part.item.extra(release))
         manifest["files"]["pdf"]["name"] = f"{name}.pdf"  # the plan's one PDF holds every part's pages
         parts.append(PlanBundlePart(part.item.title, str(statistic.kind), part.release_id, part.item.part.weight,
                                     part.planned.charge, part.planned.margin95, csv_bytes, manifest,

@@ -34,7 +34,7 @@ def test_self_test_passes_every_step_and_leaves_the_users_files_alone(tmp_path):
                             text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
     ok_lines = [line for line in result.stdout.splitlines() if "] ok " in line]
-    assert len(ok_lines) == len(STEPS) == 14, result.stdout
+    assert len(ok_lines) == len(STEPS) == 15, result.stdout
     assert any("ok counts of one column" in line for line in ok_lines), result.stdout
     assert "self-test passed" in result.stdout
     assert sorted(p.name for p in home.iterdir()) == ["marker"]  # no ledger, keys or autosave written there
@@ -48,8 +48,8 @@ def test_self_test_stops_at_the_first_failure_and_says_which(monkeypatch):
     out = io.StringIO()
     assert run_self_test(out) == 1
     text = out.getvalue()
-    assert "[2/14] FAILED load the sample dataset: DataError: the sample dataset is missing" in text
-    assert "[3/14]" not in text and text.rstrip().endswith("self-test FAILED")
+    assert "[2/15] FAILED load the sample dataset: DataError: the sample dataset is missing" in text
+    assert "[3/15]" not in text and text.rstrip().endswith("self-test FAILED")
 
 
 def test_self_test_restores_dpgui_home(monkeypatch, tmp_path):

@@ -17,11 +17,13 @@ from typing import Any
 import numpy as np
 
 from dpgui.core.hierarchy import HierarchyPlan
-from dpgui.core.hierarchy import release_hierarchy
+from dpgui.core.hierarchy import HierarchyRelease, release_hierarchy
+from dpgui.core.hierarchy_errors import plan_errors
 from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource
 from dpgui.workspace.statistic import Planned
 from dpgui.errors import DataError, ParameterError
+from dpgui.report.hierarchy.bundle import errors_json
 from dpgui.vocabulary import Neighbours, StatisticKind
 from dpgui.workspace.hierarchy_planning import HierarchyChoice, HierarchyPlanRequest, LoadedHierarchy
 from dpgui.workspace.plan_parts.common import FIX, PartPrivacy, check_keys, no_person_column, texts_of, whole_of
@@ -100,7 +102,13 @@ class HierarchyPartCodec:
         lock = settings.get("lock")
         part = PlanPart(HIERARCHY, request, float(settings.get("weight", 1.0)), None if lock is None else float(lock),
                         str(settings.get("name", "")))
-        return PlanItem(part, spend_of, " → ".join(levels))
+        return PlanItem(part, spend_of, " → ".join(levels), extra_of=_stated_errors)
+
+
+def _stated_errors(release: HierarchyRelease) -> dict[str, Any]:
+    """A hierarchy part's stated errors, its manifest's ``projection`` and its PDF's: its plan's at the plan's
+    assumed records (a plan file reads no prior: never at the data's counts)."""
+    return errors_json(plan_errors(release.plan, release.hierarchy))
 
 
 HIERARCHY_PART = HierarchyPartCodec()

@@ -76,6 +76,8 @@ def test_a_plan_file_releases_as_one_ledger_entry_and_one_bundle_that_verifies(p
     assert [e.release_id for e in entries] == [released["release_id"]]
     assert entries[0].epsilon == pytest.approx(sum(p["charged"]["epsilon"] for p in released["parts"]), rel=1e-12)
     manifest = Path(released["outputs"]["bundle"])
+    stated = json.loads(manifest.read_text(encoding="utf-8"))["parts"][2]["manifest"]
+    assert stated["projection"]["levels"], "the hierarchy part states its plan's errors, as its PDF pages do"
     assert sorted(p.name.split(".", 1)[1] for p in bundles.iterdir()) == [
         "csv", "manifest.json", "manifest.json.minisig", "part1.csv", "part2.csv", "part3.csv", "pdf"]
     code, out, _ = run_cli(["verify", str(manifest), "--pubkey", str(tmp_path / "officer.pub")], capsys)

@@ -89,12 +89,12 @@ def _four_kinds(secure: bool) -> list[tuple[StatisticKind, str, float, float, fl
 def _released_plan(secure: bool) -> ReleasedPlan:
     """The four releases as a released plan holds them (each part's share and margin as its split planned it)."""
     parts = []
-    for kind, title, weight, epsilon, margin, released, info, _ in _four_kinds(secure):
+    for kind, title, weight, epsilon, margin, released, info, extra in _four_kinds(secure):
         part = PlanPart(STATISTICS[kind], None, weight, name=title)
         planned = PlannedPart(part, Noise.LAPLACE, epsilon, epsilon, 0.0, None, margin,
                               Charge(epsilon, 0.0, epsilon ** 2 / 2))
-        parts.append(ReleasedPart(PlanItem(part, lambda plan: plan, title), planned, info.release_id, released, info,
-                                  None))
+        item = PlanItem(part, lambda plan: plan, title, extra_of=None if extra is None else lambda _, e=extra: e)
+        parts.append(ReleasedPart(item, planned, info.release_id, released, info, None))
     return ReleasedPlan(PLAN_ID, "trips", None, tuple(parts), CREATED, SOURCE, secure)  # type: ignore[arg-type]
 
 

@@ -235,3 +235,58 @@ def test_a_plan_file_reads_back_what_it_writes_and_names_a_bad_key(tmp_path):
         PlanSpec.from_toml(spec.to_toml().replace("upper = 100\nbins = 64", "upper = -1\nbins = 64"))
     with pytest.raises(DpguiError, match="not valid TOML"):
         PlanSpec.from_toml("epsilon = = 1")
+
+
+def test_a_gaussian_plan_is_one_entry_charged_the_sum_of_its_parts_rho(tmp_path):
+    path = _table(tmp_path)
+    spec = PlanSpec.from_dict({
+        "dataset": "people", "source": str(path), "epsilon": 1.0, "delta": 1e-6, "neighbours": "addremove",
+        "statistic": [{"kind": "cdf", "column": "x", "lower": 0, "upper": 100, "bins": 64, "noise": "gaussian"},
+                      {"kind": "grouped_cdf", "column": "x", "group_column": "region", "groups": GROUPS,
+                       "lower": 0, "upper": 100, "bins": 32, "noise": "gaussian", "weight": 2}]})
+    with Ledger() as ledger:
+        ledger.set_cap("people", 2.0, 1e-5)
+        released, _ = _release(spec, ledger)
+        (entry,) = ledger.releases("people")
+    rhos = [p.planned.charge.rho for p in released.parts]
+    assert all(p.planned.charge.delta > 0 for p in released.parts)  # both parts Gaussian
+    assert entry.rho == pytest.approx(sum(rhos), rel=1e-12)  # ρ adds up across the parts (zCDP composition)
+    assert entry.delta == pytest.approx(1e-6)
+    # the plan's whole ρ converts to at most (ε, δ) = (1, 1e-6), by Canonne, Kamath & Steinke's (2020)
+    # conversion computed here on a grid of α: δ = inf_α exp((α−1)(αρ−ε)) / α · (1 − 1/α)^(α−1)
+    rho, alpha = sum(rhos), np.linspace(1.001, 400, 400_000)
+    log_delta = (alpha - 1) * (alpha * rho - 1.0) - np.log(alpha) + (alpha - 1) * np.log1p(-1 / alpha)
+    delta = float(np.exp(np.min(log_delta)))
+    assert delta <= 1e-6 * (1 + 1e-6)
+
+
+def test_what_a_plan_publishes_besides_its_noisy_values_is_the_same_on_neighbouring_tables(tmp_path):
+    """Two tables that differ in one record (add/remove): the split, every part's charge and margin, and the
+    plan's recorded description are the same; only the noisy values may differ."""
+    rng = np.random.default_rng(31)
+    n = 3000
+    frame = pd.DataFrame({"x": rng.uniform(0, 100, n), "region": rng.choice(GROUPS, n),
+                          "district": rng.choice(["d1", "d2"], n), "kind": rng.choice(["a", "b"], n)})
+    frame["district"] = frame["region"] + "-" + frame["district"]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    frame.to_parquet(tmp_path / "a" / "t.parquet")
+    frame.iloc[1:].to_parquet(tmp_path / "b" / "t.parquet")  # one record removed
+    seen = []
+    for folder in ("a", "b"):
+        spec = PlanSpec.from_dict({
+            "dataset": "people", "source": str(tmp_path / folder / "t.parquet"), "epsilon": 1.0,
+            "neighbours": "addremove",
+            "statistic": [{"kind": "cdf", "column": "x", "lower": 0, "upper": 100, "bins": 64},
+                          {"kind": "hierarchy", "levels": ["region", "district"], "nodes": "data",
+                           "records_estimate": 3000},
+                          {"kind": "counts", "column": "kind", "categories": ["a", "b"]}]})
+        os.environ["DPGUI_HOME"] = str(tmp_path / folder / "home")
+        with Ledger() as ledger:
+            ledger.set_cap("people", 1.0)
+            released, _ = _release(spec, ledger)
+            (entry,) = ledger.releases("people")
+        parts = [{k: v for k, v in p.items() if k != "release_id"} for p in entry.description["parts"]]
+        seen.append(([(p.budget, p.margin95, p.charge) for p in released.split.parts], parts, entry.epsilon,
+                     released.split.chosen))
+    assert seen[0] == seen[1]
