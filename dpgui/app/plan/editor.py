@@ -6,18 +6,24 @@ name, weight and optional fixed budget, each problem named under its field. It e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QPlainTextEdit, QSpinBox, QVBoxLayout, QWidget,
+    QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
+    QSpinBox, QVBoxLayout, QWidget,
 )
 
 from dpgui.app.plan.parts import KIND_LABELS, MAX_BINS, part_problems
+from dpgui.app.text import friendly
 from dpgui.app.widgets.fields import inline_message, show_inline
 from dpgui.core.grouped_cdf import OtherGroups
+from dpgui.errors import DpguiError
 from dpgui.vocabulary import StatisticKind
+from dpgui.workspace.counts import read_categories
+from dpgui.workspace.grouped_cdf import read_groups
 from dpgui.workspace.plan_spec import PartSpec
 
 __all__ = ["PartEditor"]
@@ -54,12 +60,13 @@ def _lines(raw: str) -> tuple[str, ...]:
 
 class PartEditor(QGroupBox):
     """The selected statistic's settings (module doc). :meth:`load` shows a choice; ``changed`` carries the
-    edited one."""
+    edited one. ``protected()``: the paths the data is read from, which a public list may never be."""
 
     changed = Signal(object)  # the edited PartSpec
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, protected: Callable[[], list[str]], parent: QWidget | None = None) -> None:
         super().__init__("The selected statistic", parent)
+        self.protected = protected  # the files the data is read from: never a public list
         self.choice: PartSpec | None = None
         self.form = QFormLayout()
         self.rows: dict[str, tuple[QWidget, QLabel]] = {}  # a setting → its field and its problem's label
@@ -147,13 +154,46 @@ class PartEditor(QGroupBox):
         return combo
 
     def _text(self, key: str, label: str, placeholder: str, tip: str) -> QPlainTextEdit:
+        """A public list typed one entry a line, with its Load List… button (a text file, never the data)."""
         edit = QPlainTextEdit()
         edit.setPlaceholderText(placeholder)
         edit.setToolTip(tip)
         edit.setMaximumHeight(90)
         edit.textChanged.connect(self._edited)  # not while a choice is loaded: its signals are blocked
-        self._add_row(key, label, edit)
+        load = QPushButton("Load List…")
+        load.setToolTip("Read the list from a text file (UTF-8, one entry a line): a public list, never the data "
+                        "file itself.")
+        load.clicked.connect(lambda: self._choose_list(key))
+        row = QWidget()
+        row_layout = QHBoxLayout(row)
+        row_layout.setContentsMargins(0, 0, 0, 0)
+        row_layout.addWidget(edit, 1)
+        row_layout.addWidget(load, 0, Qt.AlignmentFlag.AlignTop)
+        self._add_row(key, label, row)
+        label_widget = self.form.labelForField(self.rows[key][0])
+        if isinstance(label_widget, QLabel):
+            label_widget.setBuddy(edit)
         return edit
+
+    def _choose_list(self, key: str) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Load a public list", "", "Text files (*.txt *.csv);;All files (*)")
+        if path:
+            self.load_list(key, Path(path))
+
+    def load_list(self, key: str, path: Path) -> bool:
+        """Put the public list in ``path`` into the field of ``key`` ("groups" or "categories"); the reason under
+        the field if it cannot (the data file itself is refused: the list must be public)."""
+        problem = self.rows[key][1]
+        if path.resolve() in [Path(p).resolve() for p in self.protected()]:
+            show_inline(problem, "This is the data file: the list must be a public list, never read from the data.")
+            return False
+        try:
+            entries = read_groups(path).labels if key == "groups" else read_categories(path)
+        except DpguiError as err:
+            show_inline(problem, friendly(err))
+            return False
+        (self.groups if key == "groups" else self.categories).setPlainText("\n".join(entries))
+        return True
 
     # ------------------------------------------------------------------ showing a choice
     def load(self, choice: PartSpec | None, columns: Sequence[str]) -> None:

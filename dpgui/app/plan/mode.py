@@ -111,7 +111,7 @@ class PlanMode(QWidget):
         inner = QVBoxLayout(column)
         inner.addWidget(intro)
         inner.addWidget(self._build_budget_box())
-        self.statistics = StatisticsList(self.columns)
+        self.statistics = StatisticsList(self.columns, lambda: self.host.protected_paths(""))
         self.statistics.changed.connect(self.refresh)
         self.statistics.open_plan_button.clicked.connect(self.open_plan)
         self.statistics.save_plan_button.clicked.connect(self.save_plan)

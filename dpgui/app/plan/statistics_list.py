@@ -34,11 +34,12 @@ LIST_TIPS = ("What is published (double-check the settings in the editor on the 
 
 class StatisticsList(QGroupBox):
     """The plan's statistics and the selected one's editor (module doc); ``columns()`` gives the open data's
-    column names."""
+    column names, ``protected()`` the paths the data is read from (never a public list)."""
 
     changed = Signal()  # a statistic was added, removed, moved or edited
 
-    def __init__(self, columns: Callable[[], list[str]], parent: QWidget | None = None) -> None:
+    def __init__(self, columns: Callable[[], list[str]], protected: Callable[[], list[str]],
+                 parent: QWidget | None = None) -> None:
         super().__init__("The statistics of the plan", parent)
         self.columns = columns
         self.choices: list[PartSpec] = []
@@ -87,7 +88,7 @@ class StatisticsList(QGroupBox):
         left = QVBoxLayout()
         left.addWidget(self.table, 1)
         left.addLayout(buttons)
-        self.editor = PartEditor()
+        self.editor = PartEditor(protected)
         self.editor.changed.connect(self._part_edited)
         layout = QHBoxLayout(self)
         layout.addLayout(left, 3)

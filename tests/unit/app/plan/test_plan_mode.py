@@ -282,3 +282,21 @@ def test_a_project_saved_in_the_plan_mode_opens_in_the_cdf_mode(qtbot, tmp_path:
     assert reopened.project.open_project(project)
     qtbot.waitUntil(lambda: reopened.table is not None, timeout=TIMEOUT)
     assert reopened.mode.kind is StatisticKind.CDF and error_text(reopened) == ""
+
+
+def test_a_public_list_is_loaded_from_a_file_never_from_the_data(qtbot, tmp_path: Path) -> None:
+    _, page = plan_window(qtbot, tmp_path)
+    page.statistics.add_part(StatisticKind.GROUPED_CDF)
+    editor = page.statistics.editor
+    groups_file = tmp_path / "carriers.txt"
+    groups_file.write_text("AA\nUA\nWN\n", encoding="utf-8")
+    assert editor.load_list("groups", groups_file)
+    assert page.choices[0].settings["groups"] == ("AA", "UA", "WN")
+    assert not editor.load_list("groups", tmp_path / "flights.csv")  # the data file itself
+    assert "This is the data file" in editor.rows["groups"][1].text()
+    assert page.choices[0].settings["groups"] == ("AA", "UA", "WN")  # unchanged
+    page.statistics.add_part(StatisticKind.COUNTS)
+    categories_file = tmp_path / "ontime.txt"
+    categories_file.write_text("yes\nno\nyes\n", encoding="utf-8")  # a category twice
+    assert not page.statistics.editor.load_list("categories", categories_file)
+    assert "listed twice" in editor.rows["categories"][1].text() and page.choices[1].settings["categories"] == ()
