@@ -12,11 +12,12 @@ the GUI thread (reads of the ledger only), the release on the worker's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from dpgui.app.text import friendly
+from dpgui.core.grouped_cdf import OtherGroups
 from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource, PasswordPrompt
 from dpgui.data.source_spec import SourceSpec
@@ -110,9 +111,10 @@ def charge_words(charge: Charge) -> str:
 
 
 def confirmation_words(request: PlanRequest) -> str:
-    """The confirmation's rich text: every statistic with its share of the budget and its projected margin, the
-    plan's whole cost (one ledger entry) and the dataset's budget before and after."""
-    rows = "".join(f"<tr><td>{i}.</td><td>{escape(item.title)}</td><td align='right'>ε = {part.epsilon:.4g}</td>"
+    """The confirmation's rich text: every statistic with what it publishes, its share of the budget and its
+    projected margin, the plan's whole cost (one ledger entry) and the dataset's budget before and after."""
+    rows = "".join(f"<tr><td>{i}.</td><td>{escape(item.title)}<br><small>{escape(_details(item.settings))}</small>"
+                   f"</td><td align='right'>ε = {part.epsilon:.4g}</td>"
                    f"<td align='right'>±{part.margin95:,.0f} records</td></tr>"
                    for i, (item, part) in enumerate(zip(request.items, request.split.parts), start=1))
     words = (f"<p>You are about to publish <b>{len(request.items)} statistics</b> of "
@@ -122,6 +124,22 @@ def confirmation_words(request: PlanRequest) -> str:
              f"<p><b>Cost: {charge_words(request.split.charge)}</b> of privacy budget for the whole plan, recorded "
              "once in the budget ledger and spent for good.</p>")
     return words + budget_words(request.dataset, request.split.charge)
+
+
+def _details(settings: Mapping[str, Any]) -> str:
+    """What a statistic publishes, from its plan-file settings: its bins and bounds, how many groups or
+    categories (each published, absent ones included), its levels."""
+    words = []
+    if "groups" in settings:
+        other = " and 'other'" if settings.get("other") == OtherGroups.OTHER else ""
+        words.append(f"{len(settings['groups']):,} groups{other}, each with its size")
+    if "bins" in settings:
+        words.append(f"{settings['bins']:,} bins on [{settings['lower']:g}, {settings['upper']:g})")
+    if "categories" in settings:
+        words.append(f"{len(settings['categories']):,} categories, absent ones included")
+    if "levels" in settings:
+        words.append("its categories read from the data and published")
+    return "; ".join(words)
 
 
 def _table_rows(counts: Any) -> int:

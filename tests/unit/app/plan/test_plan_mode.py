@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 import dpgui.app.plan.mode as plan_mode
+from dpgui.app.plan.release import confirmation_words
 from dpgui.app.shell.mode_table import MODES
 from dpgui.core.noise import SecureRandom
 from dpgui.report.keystore import create_key, load_public_key
@@ -169,6 +170,10 @@ def test_a_two_part_plan_is_one_ledger_entry(qtbot, tmp_path: Path) -> None:
     edit_line(editor.upper_bound, "110")
     split_and_wait(qtbot, page)
     assert page.release_button.isEnabled(), page.blocker.text()
+    words = confirmation_words(page.plan_request())  # one confirmation: every statistic, its share and margin
+    for part in page.split.parts:
+        assert f"ε = {part.epsilon:.4g}</td>" in words and f"±{part.margin95:,.0f} records" in words
+    assert "32 bins on [-10, 110)" in words and "3 groups, each with its size" in words
     click_release_in_confirmation("Release")
     window.release()
     qtbot.waitUntil(lambda: page.release_worker is None and (page.outcome is not None or error_text(window) != ""),
