@@ -257,8 +257,11 @@ class PlanMode(QWidget):
         return PlanPrivacy(epsilon, delta, Neighbours(self.neighbours.currentData()), self.records.value())
 
     def _key(self, privacy: PlanPrivacy | None) -> str:
-        """What a split depends on: the statistics' settings and the plan's budget and protection."""
-        return repr((privacy, [(c.kind, sorted(c.settings.items(), key=lambda kv: kv[0])) for c in self.choices]))
+        """What a split depends on: the statistics' settings, the plan's budget and protection, and the open data
+        (a hierarchy's categories are read from it; another table is another plan)."""
+        source = self.host.workspace.state.source
+        return repr((privacy, None if source is None else source.source_spec,
+                     [(c.kind, sorted(c.settings.items(), key=lambda kv: kv[0])) for c in self.choices]))
 
     def split_problem(self) -> str:
         """Why Split is not possible now ("" if it is), in words."""

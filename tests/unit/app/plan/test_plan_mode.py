@@ -21,7 +21,9 @@ from dpgui.vocabulary import ReleaseKind, StatisticKind
 from dpgui.workspace.plan_spec import PlanSpec
 from dpgui.workspace.statistics import verify
 
-from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait
+from gui_helpers import (
+    TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait, open_other_data,
+)
 
 ROWS = [("AA", 5.0, "yes"), ("AA", 12.5, "no"), ("DL", -3.0, "yes"), ("DL", 40.0, "yes"), ("UA", 99.0, "no")] * 20
 HUBS = {"AA": "east", "DL": "east", "UA": "west"}
@@ -305,3 +307,15 @@ def test_a_public_list_is_loaded_from_a_file_never_from_the_data(qtbot, tmp_path
     categories_file.write_text("yes\nno\nyes\n", encoding="utf-8")  # a category twice
     assert not page.statistics.editor.load_list("categories", categories_file)
     assert "listed twice" in editor.rows["categories"][1].text() and page.choices[1].settings["categories"] == ()
+
+
+def test_other_data_drops_the_split(qtbot, tmp_path: Path) -> None:
+    window, page = plan_window(qtbot, tmp_path)
+    cdf_of_delay(page)
+    split_and_wait(qtbot, page)
+    assert page.split is not None and page.release_button.isEnabled()
+    other = tmp_path / "other" / "flights.csv"
+    other.parent.mkdir()
+    other.write_text((tmp_path / "flights.csv").read_text(encoding="utf-8"), encoding="utf-8")
+    open_other_data(qtbot, window, other)
+    assert page.split is None and not page.release_button.isEnabled() and "Press Split" in page.blocker.text()
