@@ -122,4 +122,5 @@ def _released_words(part: ReleasedPart) -> str:
         return f"a CDF for each of {len(release.labels):,} groups (curves below)"
     if kind is StatisticKind.COUNTS:
         return f"{len(release.counts):,} counts, total ≈ {float(np.sum(release.counts)):,.0f}"
-    return f"counts on {len(release.counts):,} levels"  # a hierarchy: one array of counts per level
+    hierarchy = release.hierarchy  # counts over a hierarchy: the total and every category of every level
+    return f"{hierarchy.n_nodes:,} counts: the total and {hierarchy.n_nodes - 1:,} categories on {hierarchy.n_levels} levels"

@@ -238,8 +238,19 @@ def test_a_hierarchy_is_planned_on_the_worker_and_a_plan_file_reads_back(qtbot, 
     page.epsilon.set_text("3")
     assert page.open_plan_from(plan_file), error_text(window)
     assert page.choices == saved and page.epsilon.text() == "1" and page.dataset_name.text() == "flights"
+
+    split_and_wait(qtbot, page)
+    click_release_in_confirmation("Release")
+    window.release()
+    qtbot.waitUntil(lambda: page.release_worker is None and (page.outcome is not None or error_text(window) != ""),
+                    timeout=TIMEOUT)
+    assert page.outcome is not None, error_text(window)
+    # the total, the hubs east and west, the carriers AA, DL and UA
+    assert page.results.table.item(1, 3).text() == "6 counts: the total and 5 categories on 2 levels"
+    hierarchy = page.outcome.parts[1].release.hierarchy
+    assert list(hierarchy.level_names) == ["hub", "carrier"]
     with Ledger() as ledger:
-        assert ledger.releases() == []
+        assert [e.release_id for e in ledger.releases()] == [page.outcome.plan_id]  # opening spent nothing
 
 
 def test_a_released_plan_is_exported_as_one_signed_bundle_that_verifies(qtbot, tmp_path: Path) -> None:
