@@ -50,7 +50,7 @@ from dpgui.vocabulary import Neighbours, ReleaseKind, StatisticKind
 from dpgui.workspace.plan_spec import PartSpec, PlanSpec, plan_items
 from dpgui.workspace.plan_split import PlanSplit, split_plan
 from dpgui.workspace.release import BudgetOk, FirstCapNeeded, Problem, failure_budget_sentence, new_release_id
-from dpgui.workspace.release_plan import PlanItem, ReleasedPlan
+from dpgui.workspace.release_plan import PlanItem, ReleasedPlan, privacy_unit_words
 from dpgui.workspace.session import SessionRelease
 from dpgui.workspace.words import NEIGHBOURS_LABELS, escape
 
@@ -157,6 +157,10 @@ class PlanMode(QWidget):
         self.records.setRange(1, 1000)
         self.records.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP + " (Stated by you: the plan trusts this number.)")
         form.addRow("Records per perso&n:", self.records)
+        self.unit_note = text.plain_text(QLabel(""))
+        self.unit_note.setWordWrap(True)
+        self.unit_note.setToolTip("The privacy unit, as the PDF and the manifest state it.")
+        form.addRow("", self.unit_note)
         for field in (self.epsilon, self.delta):
             field.edited.connect(self.refresh)
         self.neighbours.currentIndexChanged.connect(self.refresh)
@@ -301,6 +305,8 @@ class PlanMode(QWidget):
         self.split_button.setEnabled(not split_problem and self.split_worker is None)
         self.split_button.setToolTip(split_problem or "Share the plan's budget among its statistics for the least "
                                      f"weighted error ({SPLIT_READS}).")
+        unit = privacy_unit_words(self.records.value(), None)
+        self.unit_note.setText(unit[:1].upper() + unit[1:] + ".")
         problem = self.release_problem()
         self.release_button.setEnabled(not problem and self.release_worker is None)
         self.blocker.setText(f"Release is not possible yet: {problem}" if problem else "")

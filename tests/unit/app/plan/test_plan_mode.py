@@ -77,6 +77,9 @@ def test_the_plan_is_a_mode_of_the_window(qtbot, tmp_path: Path) -> None:
     assert [a.text() for a in page.statistics.add_menu.actions()] == ["CDF of a number column", "CDF for each group",
                                                           "Counts of one column", "Counts over a hierarchy"]
     assert not page.release_button.isEnabled() and "Add at least one statistic" in page.blocker.text()
+    # without a person-ID column, records per person is a declaration, and the page says so
+    assert page.unit_note.text() == ("At most 1 record per person — declared by the publisher, not checked by dpgui "
+                                     "(no person-ID column).")
 
 
 def test_statistics_are_added_removed_and_reordered(qtbot, tmp_path: Path) -> None:
