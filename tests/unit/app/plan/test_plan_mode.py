@@ -65,6 +65,14 @@ def counts_of_ontime(page, weight: str = "1") -> None:
     edit_line(editor.weight, weight)
 
 
+def release_and_wait(qtbot, window, page) -> None:
+    """Release, answering Release in the confirmation, and wait for the outcome or the error."""
+    click_release_in_confirmation("Release")
+    window.release()
+    qtbot.waitUntil(lambda: page.release_worker is None and (page.outcome is not None or error_text(window) != ""),
+                    timeout=TIMEOUT)
+
+
 def split_and_wait(qtbot, page) -> None:
     page.split_button.click()
     qtbot.waitUntil(lambda: page.split_worker is None, timeout=TIMEOUT)
@@ -179,10 +187,7 @@ def test_a_two_part_plan_is_one_ledger_entry(qtbot, tmp_path: Path) -> None:
     for part in page.split.parts:
         assert f"ε = {part.epsilon:.4g}</td>" in words and f"±{part.margin95:,.0f} records" in words
     assert "32 bins on [-10, 110)" in words and "3 groups, each with its size" in words
-    click_release_in_confirmation("Release")
-    window.release()
-    qtbot.waitUntil(lambda: page.release_worker is None and (page.outcome is not None or error_text(window) != ""),
-                    timeout=TIMEOUT)
+    release_and_wait(qtbot, window, page)
     outcome = page.outcome
     assert outcome is not None, error_text(window)
     with Ledger() as ledger:
@@ -243,10 +248,7 @@ def test_a_hierarchy_is_planned_on_the_worker_and_a_plan_file_reads_back(qtbot, 
     assert page.choices == saved and page.epsilon.text() == "1" and page.dataset_name.text() == "flights"
 
     split_and_wait(qtbot, page)
-    click_release_in_confirmation("Release")
-    window.release()
-    qtbot.waitUntil(lambda: page.release_worker is None and (page.outcome is not None or error_text(window) != ""),
-                    timeout=TIMEOUT)
+    release_and_wait(qtbot, window, page)
     assert page.outcome is not None, error_text(window)
     # the total, the hubs east and west, the carriers AA, DL and UA
     assert page.results.table.item(1, 3).text() == "6 counts: the total and 5 categories on 2 levels"
@@ -262,10 +264,7 @@ def test_a_released_plan_is_exported_as_one_signed_bundle_that_verifies(qtbot, t
     cdf_of_delay(page)
     counts_of_ontime(page, weight="2")
     split_and_wait(qtbot, page)
-    click_release_in_confirmation("Release")
-    window.release()
-    qtbot.waitUntil(lambda: page.release_worker is None and (page.outcome is not None or error_text(window) != ""),
-                    timeout=TIMEOUT)
+    release_and_wait(qtbot, window, page)
     outcome = page.outcome
     assert outcome is not None, error_text(window)
     assert window.export_bundle_action.isEnabled() and page.export_button.isEnabled()
