@@ -153,6 +153,10 @@ class PlanMode(QWidget):
             self.neighbours.addItem(NEIGHBOURS_LABELS[token], str(token))
         self.neighbours.setToolTip("What every statistic of the plan protects against.")
         form.addRow("&Protect against:", self.neighbours)
+        self.neighbours_note = text.plain_text(QLabel(""))  # a query's row count decides the protection offered
+        self.neighbours_note.setWordWrap(True)
+        self.neighbours_note.hide()
+        form.addRow("", self.neighbours_note)
         self.records = QSpinBox()
         self.records.setRange(1, 1000)
         self.records.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP + " (Stated by you: the plan trusts this number.)")
@@ -444,7 +448,6 @@ class PlanMode(QWidget):
         dialog.show()
         self.pool.start(worker)
 
-    # ------------------------------------------------------------------ results
     # ------------------------------------------------------------------ the mode
     def steps(self) -> QWidget:
         return self
@@ -465,7 +468,9 @@ class PlanMode(QWidget):
             self.dataset_name.setText(state.dataset)
             self.dataset_name.blockSignals(False)
         public = source is None or source.source_spec.row_count_may_be_public
-        offer_neighbours(self.neighbours, public)
+        switched = offer_neighbours(self.neighbours, public)
+        self.neighbours_note.setText("" if public else text.query_rows_private_note(switched))
+        self.neighbours_note.setVisible(not public)
         self.statistics.columns_changed()
         self.refresh()
 

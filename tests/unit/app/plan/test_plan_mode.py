@@ -6,18 +6,20 @@ independent sum), and release a two-part plan through ONE budget ledger entry.""
 from __future__ import annotations
 
 import math
+import sqlite3
 import threading
 from pathlib import Path
 
 import numpy as np
 
 import dpgui.app.plan.mode as plan_mode
+from dpgui.app import text
 from dpgui.app.plan.release import confirmation_words
 from dpgui.app.shell.mode_table import MODES
 from dpgui.core.noise import SecureRandom
 from dpgui.report.keystore import create_key, load_public_key
 from dpgui.report.ledger import Ledger
-from dpgui.vocabulary import ReleaseKind, StatisticKind
+from dpgui.vocabulary import Neighbours, ReleaseKind, StatisticKind
 from dpgui.workspace.plan_spec import PlanSpec
 from dpgui.workspace.statistics import verify
 
@@ -332,3 +334,24 @@ def test_other_data_drops_the_split(qtbot, tmp_path: Path) -> None:
     other.write_text((tmp_path / "flights.csv").read_text(encoding="utf-8"), encoding="utf-8")
     open_other_data(qtbot, window, other)
     assert page.split is None and not page.release_button.isEnabled() and "Press Split" in page.blocker.text()
+
+
+def test_a_query_whose_row_count_is_not_public_is_protected_under_add_remove(qtbot, tmp_path: Path) -> None:
+    path = tmp_path / "people.db"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE people (age REAL, region TEXT)")
+        con.executemany("INSERT INTO people VALUES (?, ?)", [(float(a % 90), "north" if a % 3 else "south")
+                                                            for a in range(300)])
+    con.close()
+    window = make_window(qtbot)
+    window.connect_database()
+    dialog = window.database_dialog
+    dialog.url_edit.setText(f"sqlite:///{path}")
+    dialog.query_radio.setChecked(True)
+    dialog.query_edit.setPlainText("SELECT age, region FROM people WHERE region = 'south'")
+    dialog._on_ok()
+    qtbot.waitUntil(lambda: window.workspace.state.source is not None and not window.pool.busy(), timeout=TIMEOUT)
+    window.choose_mode(ReleaseKind.PLAN)
+    page = window.statistic_modes[ReleaseKind.PLAN]
+    assert Neighbours(page.neighbours.currentData()) is Neighbours.ADDREMOVE  # N of the query is not public
+    assert page.neighbours_note.text() == text.query_rows_private_note(True) and not page.neighbours_note.isHidden()
