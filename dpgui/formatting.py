@@ -207,6 +207,25 @@ def format_fixed(value: float, decimals: int) -> str:
     return text[1:] if text.startswith("-") and float(text[1:].replace(",", "")) == 0 else text
 
 
+def moment_decimals(*spreads: float) -> int:
+    """Decimals for a mean or a sum and its intervals: the smallest of ``spreads`` (its noise margin, its
+    binning allowance) to two significant digits, at most 6 (0 when none is a positive finite number)."""
+    positive = [s for s in spreads if s > 0 and math.isfinite(s)]
+    return int(min(6, max(0, 1 - math.floor(math.log10(min(positive)))))) if positive else 0
+
+
+def moment_words(value: float, margin: float, binning: float, low: float, high: float, decimals: int,
+                 per_value: bool = False) -> str:
+    """A mean or a sum from a released CDF, the same in the window and the PDF: ``1,234.5 ± 12.3 (95 %),
+    binning adds at most ± 5.0: 1,217.2 to 1,251.8`` — the noise's 95 % margin, what binning can add
+    (``per value`` for a sum; to at least two significant digits; "binning adds nothing" when it cannot), and the
+    interval that holds the true figure of the values."""
+    binned = ("binning adds nothing" if binning == 0 else f"binning adds at most ± "
+              f"{format_fixed(binning, max(decimals, moment_decimals(binning)))}{' per value' if per_value else ''}")
+    return (f"{format_fixed(value, decimals)} ± {format_fixed(margin, decimals)} (95 %), {binned}: "
+            f"{format_fixed(low, decimals)} to {format_fixed(high, decimals)}")
+
+
 def format_edge(value: float, decimals: int) -> str:
     """A bin edge or width to the edges' precision (:func:`edge_decimals`) without trailing zeros:
     ``1,000``, not ``1,000.0000``."""

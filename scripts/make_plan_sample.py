@@ -11,10 +11,12 @@ person-ID column, ``tailnum`` (the aircraft's tail number), so that a privacy un
     month (whole numbers 1-12)
 
 The flights without a tail number (cancelled ones, mostly) get the text ``unknown`` (:data:`UNKNOWN_TAILNUM`),
-so they count as one aircraft: the privacy unit then keeps at most L of them, which is conservative (it
-can only drop rows, never let one "person" contribute more than L). ``dest_tzone`` is the destination's
-time zone as in ``make_hierarchy_sample.py`` (whose reading of the archive this script reuses: nothing is
-installed or imported from the package). Writes zstd Parquet with dictionary-encoded text columns.
+so they count as one aircraft: the privacy unit then keeps at most L of them, which is conservative in what is
+counted (they cannot weigh more than one aircraft); the guarantee is stated for ``unknown`` as one aircraft
+(resources/sample/README.md says what that means; dpgui itself refuses a row without a person ID).
+``dest_tzone`` is the destination's time zone as in ``make_hierarchy_sample.py`` (whose reading of the archive
+this script reuses: nothing is installed or imported from the package).
+Writes zstd Parquet with dictionary-encoded text columns.
 """
 
 from __future__ import annotations

@@ -27,8 +27,10 @@ from dpgui.app import text
 from dpgui.app.dialogs.export import BundleExportDialog, csv_export_default, export_folder
 from dpgui.app.mode import ModeHost
 from dpgui.app.widgets.fields import ValidatedField, offer_neighbours, parse_epsilon, show_inline
+from dpgui.app.widgets.person_column import PersonColumnRow
 from dpgui.app.widgets.release_bar import ReleaseBar
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
+from dpgui.core.privacy_unit import PrivacyUnit
 from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DpguiError
 from dpgui.report.files import check_writable, write_text_atomic
@@ -161,8 +163,8 @@ class OnePageMode(QWidget, Generic[RequestT, OutcomeT, RecordT]):
 
     def add_protection_rows(self, form: QFormLayout, neighbours_tip: str) -> None:
         """The neighbour model's choice (``self.neighbours``), its note on a query's row count
-        (``self.neighbours_note``, set by :meth:`data_opened`) and the records per person (``self.records``) as
-        rows of ``form``."""
+        (``self.neighbours_note``, set by :meth:`data_opened`), the records per person (``self.records``) and the
+        optional person-ID column (``self.person``, :class:`PersonColumnRow`) as rows of ``form``."""
         self.neighbours = QComboBox()
         for token in Neighbours:
             self.neighbours.addItem(NEIGHBOURS_LABELS[token], str(token))
@@ -178,6 +180,11 @@ class OnePageMode(QWidget, Generic[RequestT, OutcomeT, RecordT]):
         self.records.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP)
         self.records.valueChanged.connect(self.update_projection)
         form.addRow("Records per perso&n:", self.records)
+        self.person = PersonColumnRow(form, self.neighbours, self.records, self.update_projection)
+
+    def privacy_unit(self) -> PrivacyUnit | None:
+        """The privacy unit of the page's choices: the person-ID column and L (None: none chosen, L declared)."""
+        return self.person.unit()
 
     def add_public_list_row(self, form: QFormLayout, label: str, edit: QPlainTextEdit, load_tip: str,
                             choose_file: Callable[[], None]) -> None:
@@ -310,6 +317,7 @@ class OnePageMode(QWidget, Generic[RequestT, OutcomeT, RecordT]):
             self.dataset_name.blockSignals(True)
             self.dataset_name.setText(state.dataset)
             self.dataset_name.blockSignals(False)
+        self.person.set_columns([] if source is None else [c.name for c in source.table.columns])
         public = source is None or source.source_spec.row_count_may_be_public
         switched = offer_neighbours(self.neighbours, public)
         self.neighbours_note.setText("" if public else text.query_rows_private_note(switched))
@@ -345,8 +353,8 @@ class OnePageMode(QWidget, Generic[RequestT, OutcomeT, RecordT]):
         request = self.request()
         if request is None or not self.check_budget(request):
             return
-        box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?", self.confirmation(request),
-                          parent=self.window())
+        words = self.confirmation(request) + f"<p>{escape(self.person.note.text())}.</p>"  # the privacy unit
+        box = QMessageBox(QMessageBox.Icon.Question, "Release and spend the budget?", words, parent=self.window())
         box.setTextFormat(Qt.TextFormat.RichText)
         release_button = box.addButton("Release", QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)

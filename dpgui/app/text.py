@@ -81,6 +81,12 @@ RECORDS_PER_PERSON_TOOLTIP = (
     "If one person can appear in up to L rows (e.g. several visits), the release must hide all L "
     "of them together, so every level's noise is multiplied by L. Use 1 if each person has one row."
 )
+PERSON_COLUMN_TOOLTIP = (
+    "The column that identifies the person of each row (e.g. a patient number, a tail number). With one, dpgui "
+    "keeps at most 'Records per person' rows of each person, chosen at random (not by their values), so that "
+    "number is enforced, and protects against adding or removing one person. With none, the records per person "
+    "are your declaration, not checked."
+)
 PRESETS = (("Strict", 0.1), ("Moderate", 1.0), ("Loose", 4.0))
 PRESET_TOOLTIP = "Sets ε to {eps:g}. You can change the value afterwards."
 

@@ -147,9 +147,10 @@ NOISE_CHOICES_CLI = choices(AUTO, *CDF_NOISES)
 NEIGHBOURS_CLI = choices(*Neighbours)
 
 
-def _add_privacy_options(parser: argparse.ArgumentParser, delta_use: str) -> None:
-    """``--epsilon``, ``--delta`` (``delta_use``: what δ > 0 allows), ``--neighbours`` and ``--records-per-person``:
-    the privacy options of a CDF and of a hierarchy."""
+def _add_privacy_options(parser: argparse.ArgumentParser, delta_use: str, person: bool = True) -> None:
+    """``--epsilon``, ``--delta`` (``delta_use``: what δ > 0 allows), ``--neighbours``, ``--records-per-person``
+    and (``person``: a command that reads the data and releases or plans a release) ``--person-column``: the
+    privacy options of a CDF, a grouped CDF and a hierarchy."""
     parser.add_argument("--epsilon", type=_positive_float, required=True, metavar="E", help="total privacy budget ε > 0")
     parser.add_argument("--delta", type=_delta, metavar="D",
                         help=f"total δ, 0 ≤ δ ≤ 0.001, far below 1/N (default 0: pure ε-DP); {delta_use}")
@@ -159,6 +160,20 @@ def _add_privacy_options(parser: argparse.ArgumentParser, delta_use: str) -> Non
                              "not public; change needs --n-public)")
     parser.add_argument("--records-per-person", type=_int_at_least(1, "--records-per-person 1"), default=1,
                         metavar="L", help="maximum records one person contributes (default 1)")
+    if person:
+        add_person_option(parser)
+
+
+#: ``--person-column``'s help: what it enforces and what it asks of the neighbour model.
+PERSON_HELP = ("the person-ID column (e.g. tailnum): dpgui then keeps at most --records-per-person rows of each of its "
+               "values (chosen at random, not by their values), so L is enforced, not only declared; the neighbour "
+               "model is then addremove (the default with it; change is refused: the number of rows kept is not "
+               "public). Without it, --records-per-person is your declaration, not checked")
+
+
+def add_person_option(parser: argparse.ArgumentParser) -> None:
+    """``--person-column NAME`` (None: no person-ID column, L declared): the privacy unit of a release or plan."""
+    parser.add_argument("--person-column", metavar="NAME", default=None, help=PERSON_HELP)
 
 
 SOURCE_HELP = (f"the confidential data: a {FILE_TYPE_NAMES} file (or a folder of Parquet files), or a database URL "
@@ -193,10 +208,10 @@ def _add_source_options(parser: argparse.ArgumentParser, releases: bool = True) 
                        "file's own, or of a CSV read by Spark (e.g. latin-1, cp1252)")
 
 
-def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = True) -> None:
+def _add_plan_options(parser: argparse.ArgumentParser, bins_required: bool = True, person: bool = True) -> None:
     parser.add_argument("--bins", type=_int_at_least(MIN_BINS, "--bins 256"), required=bins_required, metavar="K",
                         help="number of equal-width bins K (public)")
-    _add_privacy_options(parser, "δ > 0 allows Gaussian noise (e.g. 1e-9, well below 1/N)")
+    _add_privacy_options(parser, "δ > 0 allows Gaussian noise (e.g. 1e-9, well below 1/N)", person)
     parser.add_argument("--noise", choices=NOISE_CHOICES_CLI, metavar="auto|laplace|gaussian",
                         help="auto (default): the noise with the lower projected error at (ε, δ), Laplace when "
                              "δ = 0; laplace: pure ε-DP (δ unused); gaussian: discrete Gaussian under zCDP (needs --delta)")
@@ -320,7 +335,7 @@ def add_ledger_parser(sub: Any) -> None:
 def add_simulate_parser(sub: Any) -> None:
     sim = sub.add_parser("simulate", help="Monte-Carlo error of a plan on data or a synthetic shape (insecure noise)",
                          epilog=PLAN_FILE_EPILOG.format(word="simulate"))
-    _add_plan_options(sim)
+    _add_plan_options(sim, person=False)
     sim.add_argument("--consistency", choices=choices(*CdfConsistency), default=str(CdfConsistency.L2))
     sim.add_argument("--trials", type=_int_at_least(1, "--trials 1000", LARGEST_TRIALS), default=100, metavar="R",
                      help="number of simulated releases (default 100, as in the tables of Rameshwar, Tandon & Sharma)")

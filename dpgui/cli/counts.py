@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dpgui.cli.arguments import _add_source_options, _Parser
+from dpgui.cli.arguments import _add_source_options, _Parser, add_person_option
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
-from dpgui.cli.rendering import _print
-from dpgui.cli.requests import NeighboursRequest, SourceRequest
+from dpgui.cli.rendering import _print, privacy_unit_text
+from dpgui.cli.requests import NeighboursRequest, SourceRequest, asked_neighbours, privacy_unit_of
 from dpgui.cli.sources import _choose_neighbours, _open_data, _source_spec
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import Neighbours, StatisticKind, choices
@@ -27,8 +27,8 @@ from dpgui.vocabulary import Neighbours, StatisticKind, choices
 class CountsReleaseRequest:
     """``dpgui counts release``: the data and the ``column``, the public categories as typed (``--categories``)
     or the file that lists them (``--categories-file``), ε, the neighbour model asked for, the records one
-    person contributes, the ledger's ``dataset`` and ``--new-dataset``, and the signed bundle's folder, key,
-    passphrase file and name."""
+    person contributes, the ledger's ``dataset`` and ``--new-dataset``, the signed bundle's folder, key,
+    passphrase file and name, and the person-ID column (None: L declared)."""
 
     source: SourceRequest
     neighbours: NeighboursRequest
@@ -44,6 +44,7 @@ class CountsReleaseRequest:
     passphrase_file: str | None
     name: str | None
     json: bool
+    person_column: str | None = None
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> CountsReleaseRequest:
@@ -51,9 +52,10 @@ class CountsReleaseRequest:
         if args.records_per_person < 1:
             raise ParameterError(f"--records-per-person {args.records_per_person} is below 1",
                                  "use --records-per-person 1")
-        return cls(SourceRequest.of(args), NeighboursRequest(args.neighbours, SourceRequest.of(args)), args.column,
-                   args.categories, args.categories_file, args.epsilon, args.records_per_person, args.dataset,
-                   bool(args.new_dataset), args.bundle, args.key, args.passphrase_file, args.name, bool(args.json))
+        return cls(SourceRequest.of(args), NeighboursRequest(asked_neighbours(args), SourceRequest.of(args)),
+                   args.column, args.categories, args.categories_file, args.epsilon, args.records_per_person,
+                   args.dataset, bool(args.new_dataset), args.bundle, args.key, args.passphrase_file, args.name,
+                   bool(args.json), args.person_column)
 
 
 def add_counts_parser(sub: Any) -> None:
@@ -78,6 +80,7 @@ def add_counts_parser(sub: Any) -> None:
                      help="change (the default, except for a --query) or addremove")
     rel.add_argument("--records-per-person", type=int, default=1, metavar="L",
                      help="maximum records one person contributes (default 1)")
+    add_person_option(rel)
     rel.add_argument("--dataset", required=True, metavar="ID", help="the budget ledger's name for the data")
     rel.add_argument("--new-dataset", action="store_true",
                      help="confirm that ID is different data even though it has the same column names and row count "
@@ -111,7 +114,8 @@ def counts_release_command(request: CountsReleaseRequest) -> int:
     categories = (read_categories(request.categories_file) if request.categories_file is not None
                   else parse_categories(request.categories or ""))
     plan = counts_plan(categories, request.epsilon, neighbours, request.records_per_person)
-    spend = CountsSpend(request.column, plan)
+    unit = privacy_unit_of(request.person_column, request.records_per_person, plan.privacy)  # before anything is read
+    spend = CountsSpend(request.column, plan, unit)
     counts = statistic(StatisticKind.COUNTS)
     key = load_secret_key(Path(request.key), _passphrase(request.passphrase_file, False))
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the PDF needs no screen
@@ -139,4 +143,5 @@ def counts_release_command(request: CountsReleaseRequest) -> int:
                 "charged": {"epsilon": epsilon, "delta": delta, "rho": rho}, "bundle": written["bundle"]}, True)
     else:
         print(f"released {counts.title} ({charge_text(plan)}), ledger release {release_id}; bundle {written['bundle']}")
+        print(privacy_unit_text(request.person_column, request.records_per_person))
     return 0

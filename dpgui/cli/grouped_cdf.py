@@ -17,8 +17,8 @@ from typing import Any
 from dpgui.cli.arguments import _add_privacy_options, _add_source_options, _finite_float, _int_at_least, _Parser
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
-from dpgui.cli.rendering import _print
-from dpgui.cli.requests import NeighboursRequest, OutputRequest, SourceRequest
+from dpgui.cli.rendering import _print, privacy_unit_text
+from dpgui.cli.requests import NeighboursRequest, OutputRequest, SourceRequest, asked_neighbours, privacy_unit_of
 from dpgui.cli.sources import _choose_neighbours, _open_data, _protected_paths, _source_spec
 from dpgui.core.tree import MIN_BINS
 from dpgui.vocabulary import CdfConsistency, Neighbours, StatisticKind, choices
@@ -32,7 +32,8 @@ class GroupedReleaseRequest:
     """``dpgui grouped release``: the data, the numeric ``column`` and the ``group_column``, the public groups as
     typed (``--groups``) or the file that lists them (``--groups-file``), what becomes of the rows of other groups
     (``--other``), the public bounds and bins, ε and δ, the neighbour model asked for, the records one person
-    contributes, the ledger's ``dataset`` and ``--new-dataset``, and the outputs (``--out`` or the signed bundle)."""
+    contributes, the ledger's ``dataset`` and ``--new-dataset``, the outputs (``--out`` or the signed bundle) and
+    the person-ID column (None: L declared)."""
 
     source: SourceRequest
     neighbours: NeighboursRequest
@@ -52,14 +53,15 @@ class GroupedReleaseRequest:
     new_dataset: bool
     outputs: OutputRequest
     json: bool
+    person_column: str | None = None
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> GroupedReleaseRequest:
         source = SourceRequest.of(args)
-        return cls(source, NeighboursRequest(args.neighbours, source), args.column, args.group_column, args.groups,
-                   args.groups_file, args.other, args.lower, args.upper, args.bins, args.epsilon, args.delta or 0.0,
-                   args.records_per_person, CdfConsistency(args.consistency), args.dataset, bool(args.new_dataset),
-                   OutputRequest.of(args), bool(args.json))
+        return cls(source, NeighboursRequest(asked_neighbours(args), source), args.column, args.group_column,
+                   args.groups, args.groups_file, args.other, args.lower, args.upper, args.bins, args.epsilon,
+                   args.delta or 0.0, args.records_per_person, CdfConsistency(args.consistency), args.dataset,
+                   bool(args.new_dataset), OutputRequest.of(args), bool(args.json), args.person_column)
 
 
 def add_grouped_parser(sub: Any) -> None:
@@ -135,11 +137,12 @@ def grouped_release_command(request: GroupedReleaseRequest) -> int:
     groups = (read_groups(request.groups_file, request.other) if request.groups_file is not None
               else parse_groups(request.groups or "", request.other))
     privacy = PrivacySpec(request.epsilon, neighbours, request.records_per_person, request.delta)
+    unit = privacy_unit_of(request.person_column, request.records_per_person, privacy)  # before anything is read
     planned = GROUPED_CDF.plan(GroupedCdfPlanRequest(groups, request.bins, privacy,
                                                      AUTO if request.delta > 0 else Noise.LAPLACE))
     plan = planned.plan
     spend = GroupedCdfSpend(request.column, request.group_column, request.lower, request.upper, plan,
-                            request.consistency)
+                            request.consistency, unit)
     key = None
     if target.bundle is not None and target.key is not None:  # (--bundle without --key: refused above)
         key = load_secret_key(Path(target.key), _passphrase(target.passphrase_file, False))
@@ -180,4 +183,5 @@ def grouped_release_command(request: GroupedReleaseRequest) -> int:
         where = " and ".join(written.values())
         print(f"released the CDF of {request.column!r} for {len(plan.labels)} groups of {request.group_column!r} "
               f"({charge_text(plan)} once for all groups), ledger release {release_id}; written: {where}")
+        print(privacy_unit_text(request.person_column, request.records_per_person))
     return 0

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpgui.cli.rendering import _note_lines, _print, hierarchy_plan_text
-from dpgui.cli.requests import HierarchyOptions, HierarchySimulateRequest
+from dpgui.cli.rendering import _note_lines, _print, hierarchy_plan_text, privacy_unit_text
+from dpgui.cli.requests import HierarchyOptions, HierarchySimulateRequest, privacy_unit_of
 from dpgui.cli.sources import _check_data_columns, _check_no_source_options, _has_source, _open_data, _source_spec
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import Allocation, Neighbours, Noise, PriorSource
@@ -47,10 +47,13 @@ def _leaf_counts(hierarchy: Hierarchy, counts: PathCounts) -> np.ndarray:
 
 
 def hierarchy_privacy(options: HierarchyOptions) -> Any:
-    """The :class:`~dpgui.core.plan.PrivacySpec` of the options: ε, the neighbour model, records per person, δ."""
+    """The :class:`~dpgui.core.plan.PrivacySpec` of the options: ε, the neighbour model, records per person, δ;
+    with ``--person-column``, checked against its privacy unit (addremove, the same L) before anything is read."""
     from dpgui.core.plan import PrivacySpec
 
-    return PrivacySpec(options.epsilon, options.neighbours, options.records_per_person, options.delta_or_zero)
+    privacy = PrivacySpec(options.epsilon, options.neighbours, options.records_per_person, options.delta_or_zero)
+    privacy_unit_of(options.person_column, options.records_per_person, privacy)
+    return privacy
 
 
 def _assumed_records(options: HierarchyOptions, rows: int | None) -> int | None:
@@ -220,7 +223,7 @@ def hierarchy_plan_command(options: HierarchyOptions) -> int:
     if options.json:
         _print(report, True)
     else:
-        print(hierarchy_plan_text(report))
+        print(hierarchy_plan_text(report, privacy_unit_text(options.person_column, options.records_per_person)))
     _note_lines("plan", report["notes"])
     return 0
 

@@ -74,12 +74,12 @@ def _alpha(text: str) -> float:
     return value
 
 
-def _add_hierarchy_options(parser: argparse.ArgumentParser) -> None:
+def _add_hierarchy_options(parser: argparse.ArgumentParser, person: bool = True) -> None:
     low, high = HIERARCHY_LEVELS
     parser.add_argument("--levels", type=_levels, required=True, metavar="C1,C2[,C3,C4]",
                         help=f"{low} to {high} nested categorical columns, the top level first (each value belongs to "
                              "one parent); a numeric column is allowed: its values become category labels")
-    _add_privacy_options(parser, "gaussian and multiplicative noise need δ > 0")
+    _add_privacy_options(parser, "gaussian and multiplicative noise need δ > 0", person)
     parser.add_argument("--noise", choices=HIERARCHY_NOISES_CLI, default="auto",
                         metavar="laplace|gaussian|multiplicative|auto",
                         help="auto (default): the noise with the lower projected error (Laplace when δ = 0)")
@@ -153,7 +153,7 @@ def add_hierarchy_parser(sub: Any) -> None:
     source = sim.add_mutually_exclusive_group()
     source.add_argument("--source", "--input", dest="input", metavar="URL|FILE", help=f"simulate on this data: {SOURCE_HELP}")
     source.add_argument("--prior", metavar="PRIOR.csv", help="or on the counts of a prior file")
-    _add_hierarchy_options(sim)
+    _add_hierarchy_options(sim, person=False)
     _add_source_options(sim)
     sim.add_argument("--trials", type=_int_at_least(2, "--trials 200", LARGEST_TRIALS), required=True, metavar="R",
                      help="number of simulated releases")

@@ -23,8 +23,8 @@ from dpgui.cli.keys import _passphrase
 from dpgui.cli.release import (
     _budget_words, _check_charge, _check_dataset_identity, _check_outputs, _check_release_options, _write_outputs,
 )
-from dpgui.cli.rendering import _note_lines, _print
-from dpgui.cli.requests import HierarchyOptions, HierarchyReleaseRequest
+from dpgui.cli.rendering import _note_lines, _print, privacy_unit_text
+from dpgui.cli.requests import HierarchyOptions, HierarchyReleaseRequest, privacy_unit_of
 from dpgui.cli.sources import _check_data_columns, _open_data, _protected_paths, _source_spec
 from dpgui.errors import DataError, ParameterError
 from dpgui.vocabulary import Allocation, Noise, PriorSource, SourceKind
@@ -205,7 +205,8 @@ def hierarchy_release_command(request: HierarchyReleaseRequest) -> int:
         hierarchy, plan, notes = _plan_on_the_data(options, flow, source, prior)
         release_id = new_release_id()  # known before the spend: an interruption can ask the ledger about it
         spend = HierarchySpend(hierarchy, plan, prior is not None, options.counts_from_data,
-                               prior.name if prior else None, prior.sha256 if prior else None, notes)
+                               prior.name if prior else None, prior.sha256 if prior else None, notes,
+                               privacy_unit_of(options.person_column, options.records_per_person))
 
         def counted(counted_source: DataSource, leaf_counts: np.ndarray) -> None:
             _check_dataset_identity(flow, [c.name for c in counted_source.columns()], int(leaf_counts.sum()),
@@ -267,4 +268,5 @@ def _print_hierarchy_release(request: HierarchyReleaseRequest, plan: HierarchyPl
               f"{' and '.join(outputs.values())} ({charge_text(plan, with_rho=True)} from dataset {request.dataset!r}, "
               f"{plan.noise} noise, {plan.privacy.neighbours} neighbours, {plan.consistency} consistency; node list: "
               f"{node_list})")
+        print(privacy_unit_text(request.options.person_column, request.options.records_per_person))
     _note_lines("release", summary["notes"])

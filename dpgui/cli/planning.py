@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpgui.cli.rendering import _print, focus_text, plan_text, simulate_text
-from dpgui.cli.requests import CdfPlanOptions, PlanCommandRequest, SimulateRequest, _check_missing_option
+from dpgui.cli.requests import (
+    CdfPlanOptions, PlanCommandRequest, SimulateRequest, _check_missing_option, privacy_unit_of,
+)
 from dpgui.cli.sources import _check_data_columns, _check_no_source_options, _has_source, _open_data, _source_spec
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import AUTO, CDF_NOISES, AccuracyWhere, Noise, SourceKind, choices
@@ -46,6 +48,7 @@ def _make_plan(options: CdfPlanOptions, lower: float | None = None, upper: float
     _check_missing_option(options.missing, options.neighbours)
     privacy = PrivacySpec(options.epsilon, options.neighbours, options.records_per_person, delta,
                           parse_missing_option(options.missing))
+    privacy_unit_of(options.person_column, options.records_per_person, privacy)  # refused before anything is read
     shape = None if options.branching == AUTO else TreeShape.parse(options.bins, options.branching,
                                                                    privacy.missing_leaf)
     request = PlanRequest(options.bins, privacy, shape, options.budgets, options.estimator, options.objective, noise)
@@ -164,7 +167,7 @@ def plan_command(request: PlanCommandRequest) -> int:
         _print(report, True)
         _note_delta_unused(plan, "plan")
     else:
-        print(plan_text(report, n))
+        print(plan_text(report, n, request.options.person_column))
     _focus_note(planned.focus_offer, "plan")
     return 0
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from dpgui.cli.interrupt import interrupt_names
 from dpgui.cli.keys import _passphrase
 from dpgui.cli.planning import _focus_note, _make_plan, _note_delta_unused, _plan_json, _warn_before_spend
-from dpgui.cli.rendering import _print, focus_text
-from dpgui.cli.requests import OutputRequest, QuantilesRequest, ReleaseRequest
+from dpgui.cli.rendering import _print, focus_text, privacy_unit_text
+from dpgui.cli.requests import OutputRequest, QuantilesRequest, ReleaseRequest, privacy_unit_of
 from dpgui.cli.sources import _check_data_columns, _open_data, _protected_paths, _source_spec
 from dpgui.core.missing import MISSING_AUTO
 from dpgui.errors import DpguiError, ParameterError
@@ -102,7 +102,7 @@ def release_command(request: ReleaseRequest) -> int:
         # No refusal that depends on the values (e.g. all missing): that would itself be a release.
         whole = _whole_numbers(request.whole_numbers, column, source)  # public: the statement or the declared type
         spend = CdfSpend(column, request.lower, request.upper, options.bins, plan, request.consistency, MISSING_AUTO,
-                         whole)
+                         whole, privacy_unit_of(options.person_column, options.records_per_person))
 
         def counted(data: DataSource, hist: Any) -> None:
             _warn_before_spend(plan, hist.n_rows if plan.privacy.root_public else None, "release")  # N only if public
@@ -134,6 +134,7 @@ def release_command(request: ReleaseRequest) -> int:
         print(f"released {plan.shape.bins} cumulative counts to {where} "
               f"({charge_text(plan, with_rho=True)} from dataset {dataset!r}, {noise}{plan.privacy.neighbours} neighbours, "
               f"branching {plan.shape.label}; missing values: {summary['missing_values']['description']})")
+        print(privacy_unit_text(options.person_column, options.records_per_person))
         if planned.focus_offer is not None:
             print(focus_text(planned.focus_offer).strip())
     _note_delta_unused(plan, "release")

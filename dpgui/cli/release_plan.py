@@ -232,7 +232,7 @@ def _release(spec: Any, request: PlanFileRequest) -> int:
                     epsilon=spec.epsilon, delta=spec.delta, plan_id=plan_id,
                     counted=lambda source, counts: _check_dataset_identity(
                         flow, [c.name for c in source.columns()], source.row_count(), request.new_dataset))
-        summary = plan_summary(released, spec.epsilon, spec.delta, _unit_words(spec), spec.unit)
+        summary = plan_summary(released, spec.epsilon, spec.delta, spec.unit_words(), spec.unit)
         name = request.name or f"{spec.dataset}-plan-{released.created_utc:%Y%m%dT%H%M%SZ}-{plan_id[:8]}"
 
         def bundle() -> Path | None:  # past the spend: a failure says that ε was spent (ReleaseFlow.write)
@@ -261,12 +261,6 @@ class _Charged:
 
     def ledger_charge(self) -> tuple[float, float, float | None]:
         return self.charge.epsilon, self.charge.delta, self.charge.rho
-
-
-def _unit_words(spec: Any) -> str:
-    from dpgui.workspace.release_plan import privacy_unit_words
-
-    return privacy_unit_words(spec.records_per_person, spec.person_column)
 
 
 def _simulate(spec: Any, request: PlanFileRequest) -> int:

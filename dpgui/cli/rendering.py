@@ -89,14 +89,16 @@ def _margin_line(margins: dict[str, float], n: int | None) -> str:
     return f"Projected {MARGIN_NAME}: {cdf_margin_words(margins['worst'], margins['average'], n)}"
 
 
-def plan_text(report: dict[str, Any], n: int | None) -> str:
-    """The plan in words, for people: tree, budgets, projected error, comparison with the paper."""
+def plan_text(report: dict[str, Any], n: int | None, person_column: str | None = None) -> str:
+    """The plan in words, for people: tree, budgets, projected error, comparison with the paper; the privacy
+    unit (``person_column``: the person-ID column that enforces L, None: L declared) in its words."""
     neighbours = ("change-one (N = all rows is public and published exactly)" if report["neighbours"] == Neighbours.CHANGE
                   else "add/remove-one (N is private and released with noise)")
     projected = report["projected"]
     lines = [
         f"Plan for K = {report['bins']} bins, total budget ε = {report['epsilon']:g}",
-        f"  neighbours: {neighbours}; up to {report['records_per_person']} record(s) per person",
+        f"  neighbours: {neighbours}",
+        f"  {privacy_unit_text(person_column, report['records_per_person'])}",
         f"  missing values: {_missing_words(report)}",
         f"  tree: {_tree_words(report)}, "
         f"estimator: {'GLS (best linear unbiased)' if report['estimator'] == Estimator.GLS else 'covering sum'}",
@@ -229,8 +231,18 @@ def hierarchy_margin_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def hierarchy_plan_text(report: dict[str, Any]) -> str:
-    """A hierarchy plan in words: levels, node list source, budgets per level and the projected error."""
+def privacy_unit_text(person_column: str | None, records_per_person: int) -> str:
+    """The privacy unit in words (:func:`dpgui.core.privacy_unit.privacy_unit_words`): L enforced by the person-ID
+    column ``person_column``, or declared (None)."""
+    from dpgui.core.privacy_unit import PrivacyUnit, privacy_unit_words  # numpy: not for --help
+
+    unit = None if person_column is None else PrivacyUnit(person_column, records_per_person)
+    return privacy_unit_words(unit, records_per_person)
+
+
+def hierarchy_plan_text(report: dict[str, Any], unit_words: str | None = None) -> str:
+    """A hierarchy plan in words: levels, node list source, the privacy unit (``unit_words``,
+    :func:`privacy_unit_text`; None: not said), budgets per level and the projected error."""
     unit = {"epsilon": "ε", "rho": "ρ"}.get(report["budget_unit"] or "", "")
     charge = report["charge"]
     lines = [
@@ -239,6 +251,7 @@ def hierarchy_plan_text(report: dict[str, Any]) -> str:
         + ("no level budgets (the rounds of Ghazi et al. 2023)" if report["noise"] == Noise.MULTIPLICATIVE
            else f"{report['allocation']} allocation") + f", {report['consistency']} consistency",
         f"  node list: {report['node_list_source']}; optimiser counts: {report['prior_source']}",
+        *([f"  {unit_words}"] if unit_words is not None else []),
         f"  charge: ε = {charge['epsilon']:g}" + (f", δ = {charge['delta']:g}" if charge["delta"] > 0 else "")
         + (f", ρ = {charge['rho']:.4g}" if charge["rho"] is not None else ""),
         f"  {'level':<8}{'nodes':>10}{'budget':>14}{'bias²':>14}{'variance':>14}{'MSE':>14}",

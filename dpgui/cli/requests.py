@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from dpgui.core.missing import IMPUTE_PREFIX, MISSING_AUTO, MISSING_RULE_TEXT, missing_rule_for
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import (
     AUTO, Allocation, CdfConsistency, Estimator, HierarchyConsistency, Neighbours, Noise, Objective,
 )
+
+if TYPE_CHECKING:
+    from dpgui.core.plan import PrivacySpec
+    from dpgui.core.privacy_unit import PrivacyUnit
 
 
 def command_name(args: argparse.Namespace) -> str:
@@ -81,7 +86,30 @@ class NeighboursRequest:
         if not hasattr(args, "neighbours"):
             return None
         reads_a_source = getattr(args, "synthetic", None) is None and "engine" in args
-        return cls(args.neighbours, SourceRequest.of(args) if reads_a_source else None)
+        return cls(asked_neighbours(args), SourceRequest.of(args) if reads_a_source else None)
+
+
+def asked_neighbours(args: argparse.Namespace) -> str | None:
+    """``--neighbours`` as typed; not given with ``--person-column``: ``addremove`` (the privacy unit's model: one
+    person with at most L records added or removed); else None (the data source's default)."""
+    if args.neighbours is None and getattr(args, "person_column", None) is not None:
+        return str(Neighbours.ADDREMOVE)
+    return args.neighbours  # type: ignore[no-any-return]
+
+
+def privacy_unit_of(person_column: str | None, records_per_person: int, privacy: PrivacySpec | None = None
+                    ) -> PrivacyUnit | None:
+    """``--person-column``'s privacy unit with L = ``--records-per-person`` (None without it: L declared), checked
+    against the plan's ``privacy`` when given (:meth:`PrivacyUnit.check_privacy`: addremove, the same L) — from
+    the options alone, before anything is read or spent."""
+    if person_column is None:
+        return None
+    from dpgui.core.privacy_unit import PrivacyUnit
+
+    unit = PrivacyUnit(person_column, records_per_person)
+    if privacy is not None:
+        unit.check_privacy(privacy)
+    return unit
 
 
 def with_neighbours(args: argparse.Namespace, neighbours: str | None) -> argparse.Namespace:
@@ -133,7 +161,7 @@ class CdfPlanOptions:
     0), the neighbour model (decided in :func:`dpgui.cli.sources._choose_neighbours`), records per person;
     ``noise`` (a :class:`~dpgui.vocabulary.Noise`, ``auto``, or None: not given); the tree (``branching``
     as typed), the level ``budgets`` (a planner word or numbers), estimator, objective, ``--missing`` as
-    typed, and ``--focus`` as typed (None: everywhere)."""
+    typed, ``--focus`` as typed (None: everywhere) and ``--person-column`` (None: L declared)."""
 
     bins: int
     epsilon: float
@@ -147,12 +175,13 @@ class CdfPlanOptions:
     objective: Objective
     missing: str
     focus: str | None
+    person_column: str | None = None
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> CdfPlanOptions:
         return cls(args.bins, args.epsilon, args.delta, Neighbours(args.neighbours), args.records_per_person,
                    _noise_or_auto(args.noise), args.branching, args.budgets, Estimator(args.estimator),
-                   Objective(args.objective), args.missing, args.focus)
+                   Objective(args.objective), args.missing, args.focus, getattr(args, "person_column", None))
 
     @property
     def delta_given(self) -> bool:
@@ -313,7 +342,8 @@ class HierarchyOptions:
     :class:`~dpgui.vocabulary.Noise` or ``auto``); the ``allocation`` and its ``target`` weighted MSE (None
     unless target), the levels' ``weights``, the ``consistency`` (a
     :class:`~dpgui.vocabulary.HierarchyConsistency` or ``auto``), Ghazi et al.'s ``alpha``,
-    ``--counts-from-data``, ``--n``, the public ``prior`` file (None: none), the data and ``--json``."""
+    ``--counts-from-data``, ``--n``, the public ``prior`` file (None: none), the data, ``--json`` and
+    ``--person-column`` (None: L declared)."""
 
     levels: tuple[str, ...]
     epsilon: float
@@ -331,6 +361,7 @@ class HierarchyOptions:
     prior: str | None
     source: SourceRequest
     json: bool
+    person_column: str | None = None
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> HierarchyOptions:
@@ -339,7 +370,7 @@ class HierarchyOptions:
         return cls(tuple(args.levels), args.epsilon, args.delta, Neighbours(args.neighbours), args.records_per_person,
                    _noise_or_auto(args.noise) or AUTO, Allocation(allocation), target, args.weights, consistency,
                    args.alpha, bool(args.counts_from_data), args.n, getattr(args, "prior", None),
-                   SourceRequest.of(args), args.json)
+                   SourceRequest.of(args), args.json, getattr(args, "person_column", None))
 
     @property
     def delta_or_zero(self) -> float:

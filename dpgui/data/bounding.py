@@ -44,7 +44,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import heapq
-import numbers
 import pathlib
 import re
 import tempfile
@@ -60,6 +59,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.types as pat
 
+from dpgui.core.privacy_unit import check_unit_fields
 from dpgui.data.binning import SqlDialect, bin_key_sql
 from dpgui.data.file_types import CsvDialect, TableFormat
 from dpgui.data.grouped_counts import (
@@ -132,13 +132,7 @@ class Bounding:
     categories: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.person_column, str) or not self.person_column:
-            raise ParameterError(f"person-ID column {self.person_column!r} is not a column name",
-                                 "pick the column that identifies the person of each row")
-        limit = self.records_per_person
-        if isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or limit < 1:
-            raise ParameterError(f"records per person {limit!r} is not a whole number of at least 1",
-                                 "keep at least 1 record per person (e.g. 1, 5 or 20)")
+        limit = check_unit_fields(self.person_column, self.records_per_person)
         if not isinstance(self.salt, str) or not _SALT.match(self.salt):
             raise ParameterError("the privacy unit's secret is not 1-128 letters, digits, '_' or '-'",
                                  "draw it with Bounding.drawn()")
@@ -152,7 +146,7 @@ class Bounding:
                 raise ParameterError(f"the public categories of column '{column}' list a value twice",
                                      "list each category once")
             lists[str(column)] = listed
-        object.__setattr__(self, "records_per_person", int(limit))
+        object.__setattr__(self, "records_per_person", limit)
         object.__setattr__(self, "categories", types.MappingProxyType(lists))
 
     @classmethod

@@ -1,6 +1,7 @@
 """The human-readable PDF of a release, drawn with Qt's own PDF writer (no widgets, no screenshots).
 
-Three A4 pages: (1) what was released and with which parameters, with a small quantile table;
+Three A4 pages: (1) what was released and with which parameters, with a small table of quantiles, the mean
+and the sum (:func:`dpgui.core.cdf_moments.cdf_moments`);
 (2) the released CDF with its 95 % band and the released records per bin (the charts are drawn by
 :mod:`dpgui.pdf.cdf_charts`; this module lays out the page and writes the captions);
 (3) "How to read this release" in plain language, with the verification commands. The page
@@ -24,14 +25,16 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QPdfWriter
 
+from dpgui.core.cdf_moments import NO_MEAN, cdf_moments
 from dpgui.core.margins import MARGIN_NAME, CdfMargins, cdf_margins
 from dpgui.core.mechanism import Release
 from dpgui.core.missing import MissingRule
 from dpgui.core.plan import Plan, PrivacySpec
+from dpgui.core.privacy_unit import privacy_unit_words, unit_of_source
 from dpgui.core.quantiles import WholeNumbers, missing_interval95, noise_margin, quantiles, whole_number_step
 from dpgui.formatting import (
     cdf_margin_words, format_delta, format_epsilon, format_fixed, format_level_budget, format_margin_records,
-    format_number, format_percent, format_significant, value_decimals,
+    format_number, format_percent, format_significant, moment_decimals, value_decimals,
 )
 from dpgui.pdf.cdf_charts import plot_bars, plot_cdf, release_bars
 from dpgui.pdf.markup import (
@@ -156,9 +159,7 @@ def _parameter_rows(release: Release, details: ReleaseInfo) -> list[tuple[str, s
         tree += f", then {padded - leaves:,} of empty padding)" if padded > leaves else ")"
     else:
         tree += f"; {padded:,} leaves, the last {padded - k:,} are empty padding)" if padded > k else ")"
-    rpp = privacy.records_per_person
-    rpp_text = ("1 (each person has at most one row)" if rpp == 1
-                else f"{rpp} (each person has at most {rpp} rows; all of them are protected together)")
+    rpp_text = privacy_unit_words(unit_of_source(details.source), privacy.records_per_person)
     margins = stated_margins(release)
     accuracy = (f"{MARGIN_NAME} of the cumulative counts (the half-width of their 95 % band): "
                 f"{cdf_margin_words(margins.worst, margins.average, round(n) if n > 0 else None)}")
@@ -208,6 +209,35 @@ def _quantile_rows(release: Release, whole_numbers: bool = False) -> list[tuple[
     return rows
 
 
+def _moment_rows(release: Release, whole_numbers: bool = False) -> tuple[list[tuple[str, str, str]], str]:
+    """The mean and the sum as rows of the quantile table (estimate, the interval that holds the true figure of
+    the values) and the sentence under it: what the noise and binning each add."""
+    moments = cdf_moments(release, whole_numbers)
+    half = moments.per_value
+    rows, parts = [], []
+    if moments.mean is None:
+        parts.append(NO_MEAN[0].upper() + NO_MEAN[1:] + ".")
+    else:
+        mean = moments.mean
+        places = moment_decimals(mean.noise_margin, half)
+        rows.append(("Mean", format_fixed(mean.value, places),
+                     f"{format_fixed(mean.low, places)} to {format_fixed(mean.high, places)}"))
+        parts.append(f"The noise moves the mean by at most ± {format_fixed(mean.noise_margin, places)} (95 %)"
+                     + (f" and binning by at most ± {format_fixed(half, max(places, moment_decimals(half)))}." if half
+                        else "; binning moves nothing (each bin holds one whole number)."))
+    total = moments.sum
+    places = moment_decimals(total.noise_margin, total.binning)
+    rows.append(("Sum", format_fixed(total.value, places),
+                 f"{format_fixed(total.low, places)} to {format_fixed(total.high, places)}"))
+    parts.append(f"The sum: ± {format_fixed(total.noise_margin, places)} (95 %)"
+                 + (f" and ± {format_fixed(half, moment_decimals(half))} per value." if half else "."))
+    note = ("Mean and sum: of the values, each taken at the middle of its bin (where inside its bin a value lies is not "
+            "released), values outside the bounds at the nearest bound; read from the released CDF at no extra privacy. "
+            + " ".join(parts) + " The interval allows for both: it holds the true mean (sum) of the values in at "
+            "least 95 of 100 releases.")
+    return rows, note
+
+
 def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
 
@@ -236,7 +266,7 @@ def _page1_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
     out.append(HTML_TABLE)
     out += html_rows(_parameter_rows(release, details), "26%")
     out.append("</table>")
-    out.append("<h2>Released quantiles</h2>")
+    out.append("<h2>Released quantiles, mean and sum</h2>")
     width = (release.upper - release.lower) / release.plan.shape.bins
     rows = _quantile_rows(release, details.whole_numbers is not None)
     whole = details.whole_numbers is not None and whole_number_step(release.lower, release.upper,
@@ -260,8 +290,9 @@ def _page1_html(release: Release, details: ReleaseInfo, key_id: str | None) -> s
     out.append('<table width="70%" cellpadding="5" cellspacing="0"><tr><th>Quantile</th>'
                f'<th align="right">Estimate ({"whole number" if whole else "interpolated"})</th>'
                '<th align="right">95 % interval</th></tr>')
-    out += html_rows(rows, "", 1)
-    out.append("</table></body></html>")
+    moment_rows, moment_note = _moment_rows(release, details.whole_numbers is not None)
+    out += html_rows(rows + moment_rows, "", 1)
+    out.append(f"</table><p>{html_text(moment_note)}</p></body></html>")
     return "".join(out)
 
 

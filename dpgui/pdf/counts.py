@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtGui import QPdfWriter
 
 from dpgui.core.counts import CountsRelease
+from dpgui.core.privacy_unit import privacy_unit_words, unit_of_source
 from dpgui.pdf.markup import (
     HTML_STYLE, HTML_TABLE, VERIFY_COMMAND, html_code, html_rows, html_text, seeded_noise_banner_html,
 )
@@ -33,8 +34,9 @@ def _page_html(release: CountsRelease, info: CountsReleaseInfo, key_id: str | No
         f"<h1>{html_text(PDF_TITLE)}</h1>",
         f"<p>Dataset {html_text(info.dataset)}, column {html_text(info.column)}; release {html_text(info.release_id)}.</p>",
         f"<p>Each count has discrete Laplace noise added (ε = {plan.privacy.epsilon:g}, pure ε-DP, protecting against: "
-        f"{html_text(Neighbours(plan.privacy.neighbours).words)}, up to {plan.privacy.records_per_person} record(s) per "
-        f"person); its standard error is {plan.std_error:.3g} records. The categories "
+        f"{html_text(Neighbours(plan.privacy.neighbours).words)}; "
+        f"{html_text(_unit_words(info.source, plan.privacy.records_per_person))}); its "
+        f"standard error is {plan.std_error:.3g} records. The categories "
         f"were stated before the data was read (a public list); the data held no other value and no missing value "
         f"(a release of data that does is refused). 95 % of counts lie within ±{plan.margin:,} records of the true "
         f"count.</p>",
@@ -64,3 +66,9 @@ def counts_section(release: Any, info: Any, key_id: str | None, extra: dict[str,
     if extra is not None:  # a bug: a counts report has no section of its own besides the release
         raise TypeError("a counts report takes no extra section")
     return counts_drawing(release, info, key_id)
+
+
+def _unit_words(source: dict[str, Any] | None, records_per_person: int) -> str:
+    """The privacy unit in words (:func:`privacy_unit_words`), its first letter lower case: inside a sentence."""
+    words = privacy_unit_words(unit_of_source(source), records_per_person)
+    return words[0].lower() + words[1:]

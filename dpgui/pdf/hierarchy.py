@@ -25,6 +25,7 @@ from PySide6.QtGui import QColor, QPdfWriter, QPen
 
 from dpgui.core.hierarchy_errors import LevelErrors, mostly_noise_warnings, released_mostly_noise
 from dpgui.core.margins import MARGIN_NAME
+from dpgui.core.privacy_unit import privacy_unit_words, unit_of_source
 from dpgui.formatting import (
     format_delta, format_epsilon, format_level_budget, format_level_margin, format_number, format_relative_margin,
     format_share_whole, format_significant,
@@ -198,7 +199,7 @@ def _page1_html(release: HierarchyRelease, info: HierarchyReleaseInfo, projectio
          + (f" (target weighted MSE {format_significant(plan.target_mse, 3)})" if plan.target_mse else "")
          + "; weights " + ", ".join(format_significant(float(w), 3) for w in plan.weights)),
         ("Protection model", html_text(NEIGHBOURS_LABELS.get(privacy.neighbours, privacy.neighbours))
-         + (f"; up to {privacy.records_per_person} records per person" if privacy.records_per_person > 1 else "")),
+         + "; " + html_text(privacy_unit_words(unit_of_source(info.source), privacy.records_per_person))),
         ("Consistency", html_text(_consistency_words(plan))),
         ("Number of records N", total),
     ]

@@ -21,7 +21,7 @@ from dpgui.vocabulary import StatisticKind
 
 __all__ = [
     "DAMAGED", "MAX_COUNT", "ProjectSection", "SectionCodec", "SectionRelease", "field_error", "number_field", "text_field",
-    "texts_field", "time_field", "source_field", "whole_field",
+    "texts_field", "time_field", "person_column_field", "source_field", "whole_field",
 ]
 
 
@@ -139,6 +139,14 @@ def time_field(data: dict[str, Any], where: str, name: str) -> str:
     except ValueError:
         raise field_error(where, name, "a time (ISO 8601)") from None
     return value
+
+
+def person_column_field(data: dict[str, Any], where: str) -> str | None:
+    """A mode's person-ID column (the privacy unit's; absent or null: none, records per person declared)."""
+    column = data.get("person_column")
+    if column is not None and (not isinstance(column, str) or not column):
+        raise field_error(where, "person_column", "a column name or null")
+    return column
 
 
 def source_field(data: dict[str, Any], where: str) -> dict[str, Any] | None:

@@ -21,7 +21,7 @@ def release_plan_step(run: Run) -> str:
     from dpgui.report.ledger import Ledger
     from dpgui.workspace.plan_spec import PlanSpec, plan_items
     from dpgui.workspace.plan_split import split_plan
-    from dpgui.workspace.release_plan import plan_summary, privacy_unit_words, release_plan, sign_plan
+    from dpgui.workspace.release_plan import plan_summary, release_plan, sign_plan
 
     spec = PlanSpec.from_dict({
         "dataset": PLAN_DATASET, "source": str(plan_sample_path()), "epsilon": EPSILON,
@@ -38,8 +38,7 @@ def release_plan_step(run: Run) -> str:
         entries = ledger.releases(PLAN_DATASET)
         require(len(entries) == 1 and abs(entries[0].epsilon - split.charge.epsilon) < 1e-12,
                 f"the plan is {len(entries)} ledger entries, not one charged ε = {split.charge.epsilon:g}")
-        summary = plan_summary(released, spec.epsilon, spec.delta,
-                               privacy_unit_words(spec.records_per_person, spec.person_column), spec.unit)
+        summary = plan_summary(released, spec.epsilon, spec.delta, spec.unit_words(), spec.unit)
         key = run.values["key"]
         pdf = plan_report_pdf(released, summary, key.public_key.key_id_hex, PLAN_DATASET)
         require(pdf.startswith(b"%PDF-"), f"the plan's PDF is not a PDF ({len(pdf)} bytes)")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from dpgui.core.counts import CountsPlan, CountsRelease
 from dpgui.core.noise import RandomSource
+from dpgui.core.privacy_unit import PrivacyUnit
 from dpgui.data.source import DataSource, PasswordPrompt
 from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DataError, ParameterError
@@ -34,6 +35,7 @@ from dpgui.workspace.release import BudgetCheck, Progress
 from dpgui.workspace.statistic_release import (
     OpenData, budget_check, budget_words, release_through, run_on_worker, set_first_cap,
 )
+from dpgui.workspace.statistic import check_privacy_unit
 from dpgui.workspace.statistics.counts import COUNTS, CountsPlanRequest, CountsSpend
 from dpgui.workspace.words import escape
 
@@ -120,16 +122,21 @@ NOISE_MESSAGE = "Adding noise to the counts (cannot be cancelled now)…"
 
 @dataclass(frozen=True)
 class CountsRequest:
-    """A checked release of the window: where the data is, the column, the plan and the dataset that pays."""
+    """A checked release of the window: where the data is, the column, the plan, the dataset that pays and the
+    privacy unit (None: records per person declared)."""
 
     spec: SourceSpec
     column: str
     plan: CountsPlan
     dataset: str
+    privacy_unit: PrivacyUnit | None = None
+
+    def __post_init__(self) -> None:
+        check_privacy_unit(self.privacy_unit, self.plan.privacy)  # said when the request is made, before anything
 
     @property
     def spend(self) -> CountsSpend:
-        return CountsSpend(self.column, self.plan)
+        return CountsSpend(self.column, self.plan, self.privacy_unit)
 
 
 def check_counts_budget(request: CountsRequest, similar: tuple[str, ...] = ()) -> BudgetCheck:

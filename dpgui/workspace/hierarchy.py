@@ -39,6 +39,7 @@ import numpy as np
 
 from dpgui.core.hierarchy import MAX_LEVELS, MIN_LEVELS, Hierarchy, HierarchyPlan, HierarchyRelease
 from dpgui.core.noise import RandomSource
+from dpgui.core.privacy_unit import PrivacyUnit
 from dpgui.data.hierarchy import PathCounts, check_prior_is_not_the_data, level_value_counts, read_prior
 from dpgui.data.source import DataSource, PasswordPrompt, neighbours_for, open_source
 from dpgui.data.source_spec import SourceSpec
@@ -55,6 +56,7 @@ from dpgui.workspace.hierarchy_planning import (
 from dpgui.workspace.statistics.hierarchy import HIERARCHY, HierarchySpend
 from dpgui.workspace.release import QUERY_ROWS_PRIVATE, READ_SHARE, BudgetCheck, FirstCapNeeded, ledger_budget_check
 from dpgui.workspace.state import Observable
+from dpgui.workspace.statistic import check_privacy_unit
 
 NoiseSource = Callable[[], RandomSource]
 
@@ -145,6 +147,7 @@ class HierarchyState:
     busy: str = ""
     outcome: HierarchyOutcome | None = None
     releases: tuple[ProjectHierarchyRelease, ...] = ()  # made or restored in this workspace, oldest first
+    person_column: str | None = None  # the privacy unit's person-ID column (None: records per person declared)
 
 
 class HierarchyWorkspace(Observable[HierarchyState]):
@@ -251,13 +254,18 @@ def load_hierarchy(data_path: Data, choice: HierarchyChoice, progress: Progress 
 @dataclass(frozen=True, eq=False)
 class HierarchyRequest:
     """What one release publishes: the loaded tree (with its confidential leaf counts), the plan, the
-    dataset that pays, and whether the officer declared the data's categories public (needed without a
-    prior file: :func:`run_hierarchy_release` refuses otherwise, before anything is spent)."""
+    dataset that pays, whether the officer declared the data's categories public (needed without a
+    prior file: :func:`run_hierarchy_release` refuses otherwise, before anything is spent) and the privacy unit
+    (None: records per person declared; checked against the plan when the request is made)."""
 
     loaded: LoadedHierarchy
     plan: HierarchyPlan
     dataset: str
     categories_public: bool = False
+    privacy_unit: PrivacyUnit | None = None
+
+    def __post_init__(self) -> None:
+        check_privacy_unit(self.privacy_unit, self.plan.privacy)
 
     @property
     def epsilon(self) -> float:
@@ -273,7 +281,8 @@ class HierarchyRequest:
         words on where the categories come from, the opt-in, the prior's name and its SHA-256 as read at load."""
         loaded, prior = self.loaded, self.loaded.prior_path
         return HierarchySpend(loaded.hierarchy, self.plan, prior is not None, loaded.prior_source == FROM_DATA,
-                              None if prior is None else prior.name, loaded.prior_sha256, loaded.notes)
+                              None if prior is None else prior.name, loaded.prior_sha256, loaded.notes,
+                              self.privacy_unit)
 
 
 def hierarchy_request(state: HierarchyState, dataset: str) -> HierarchyRequest | str:
@@ -292,7 +301,12 @@ def hierarchy_request(state: HierarchyState, dataset: str) -> HierarchyRequest |
         return QUERY_ROWS_PRIVATE.message
     if not dataset.strip():
         return "Give the dataset a name in the budget ledger (step 1)."
-    return HierarchyRequest(state.loaded, state.planned.plan, dataset.strip(), state.choice.categories_public)
+    plan = state.planned.plan
+    unit = None if state.person_column is None else PrivacyUnit(state.person_column, plan.privacy.records_per_person)
+    try:
+        return HierarchyRequest(state.loaded, plan, dataset.strip(), state.choice.categories_public, unit)
+    except DpguiError as err:  # a person-ID column under change: what to fix, nothing spent
+        return err.problem
 
 
 def check_hierarchy_budget(request: HierarchyRequest, similar: tuple[str, ...] = ()) -> BudgetCheck:

@@ -7,7 +7,7 @@ The format (docs/release-plans.md gives an example)::
     source = "resources/sample/flights_plan.parquet"   # as --input takes it: a file, a folder, a database URL
     epsilon = 1.0
     delta = 0.0                 # optional (0: pure ε-DP)
-    neighbours = "addremove"    # optional ("change" by default; a person column needs "addremove")
+    neighbours = "addremove"    # optional ("change" by default, "addremove" with a person column, which needs it)
     records_per_person = 20     # optional (1); L
     person_column = "tailnum"   # optional: dpgui keeps at most L rows of each person
 
@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from dpgui.core.privacy_unit import privacy_unit_words
 from dpgui.data.source import DataSource
 from dpgui.errors import DataError, ParameterError
 from dpgui.vocabulary import Neighbours, ReleaseKind, StatisticKind
@@ -90,6 +91,11 @@ class PlanSpec:
     @property
     def privacy(self) -> PartPrivacy:
         return PartPrivacy(self.epsilon, self.delta, self.neighbours, self.records_per_person, self.person_column)
+
+    def unit_words(self) -> str:
+        """The plan's privacy unit in words (:func:`dpgui.core.privacy_unit.privacy_unit_words`): enforced by the
+        person-ID column, or declared."""
+        return privacy_unit_words(self.privacy.unit(), self.records_per_person)
 
     @property
     def unit(self) -> dict[str, Any]:
@@ -160,15 +166,19 @@ class PlanSpec:
         delta = _number(data, name, "delta", default=0.0)
         if not 0 <= delta < 1:
             raise ParameterError(f"{name}: 'delta' must be in [0, 1)", _FIX)
-        neighbours_text = data.get("neighbours", str(Neighbours.CHANGE))
+        person = data.get("person_column")
+        neighbours_text = data.get("neighbours", str(Neighbours.ADDREMOVE if person is not None else Neighbours.CHANGE))
         if neighbours_text not in tuple(Neighbours):
             raise ParameterError(f"{name}: 'neighbours' must be {' or '.join(Neighbours)}", _FIX)
         records = data.get("records_per_person", 1)
         if isinstance(records, bool) or not isinstance(records, int) or records < 1:
             raise ParameterError(f"{name}: 'records_per_person' must be a whole number ≥ 1", _FIX)
-        person = data.get("person_column")
         if person is not None and (not isinstance(person, str) or not person.strip()):
             raise ParameterError(f"{name}: 'person_column' must be a column name", _FIX)
+        if person is not None and neighbours_text == Neighbours.CHANGE:
+            raise ParameterError(f"{name}: a person-ID column protects one person added or removed, and 'neighbours' "
+                                 "is \"change\" (the number of rows kept depends on each person's rows, so it is not "
+                                 "public)", "write neighbours = \"addremove\" (the default with a person_column)")
         tables = data.get("statistic")
         if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
             raise ParameterError(f"{name} lists no statistic", "add one [[statistic]] table per statistic")

@@ -30,6 +30,7 @@ from dpgui.core.mechanism import Release
 from dpgui.core.missing import missing_rule_text
 from dpgui.core.noise import RandomSource, SecureRandom
 from dpgui.core.plan import Plan
+from dpgui.core.privacy_unit import PrivacyUnit, privacy_unit_words
 from dpgui.data.histogram import ColumnHistogram
 from dpgui.data.source import DataSource, PasswordPrompt, neighbours_for, open_source
 from dpgui.errors import DpguiError
@@ -65,12 +66,14 @@ Progress = Callable[[float, str], None]
 class ReleaseRequest:
     """What one release publishes: step 1's validated column settings, step 2's plan (its K is the
     settings' K) and the consistency step; ``focus``: the region the officer chose in step 2 (None or
-    everywhere: none), which the confirmation names."""
+    everywhere: none), which the confirmation names; ``privacy_unit``: the person-ID column and L (None: L
+    declared), checked against the plan when the spend is made."""
 
     settings: ColumnSettings
     plan: Plan
     consistency: str
     focus: FocusChoice | None = None
+    privacy_unit: PrivacyUnit | None = None
 
     @property
     def dataset(self) -> str:
@@ -91,7 +94,7 @@ class ReleaseRequest:
         """What the release flow publishes (:class:`~dpgui.workspace.statistics.cdf.CdfSpend`)."""
         settings = self.settings
         return CdfSpend(settings.column, settings.lower, settings.upper, settings.bins, self.plan, self.consistency,
-                        settings.missing, settings.whole_numbers)
+                        settings.missing, settings.whole_numbers, self.privacy_unit)
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,14 @@ def release_request(state: WorkspaceState) -> ReleaseRequest | NotReady:
         return PLAN_NOT_READY
     if choice.plan.privacy.root_public and not settings.spec.row_count_may_be_public:
         return QUERY_ROWS_PRIVATE
-    return ReleaseRequest(settings, choice.plan, choice.consistency, choice.focus)
+    unit = None
+    if choice.person_column is not None:
+        unit = PrivacyUnit(choice.person_column, choice.plan.privacy.records_per_person)
+        try:
+            unit.check_privacy(choice.plan.privacy)
+        except DpguiError as err:
+            return NotReady("plan", err.problem)
+    return ReleaseRequest(settings, choice.plan, choice.consistency, choice.focus, unit)
 
 
 # ------------------------------------------------------------------------------------------ the budget
@@ -278,7 +288,7 @@ def confirmation_text(request: ReleaseRequest) -> str:
         f"(values outside are counted in the first or last bin). {missing}</p>"
         f"<p>{cost_words(plan)} "
         f"Protection: {_lower_first(NEIGHBOURS_LABELS[privacy.neighbours])}; "
-        f"up to {privacy.records_per_person} record{'s' if privacy.records_per_person > 1 else ''} per person. "
+        f"{escape(_lower_first(privacy_unit_words(request.privacy_unit, privacy.records_per_person)))}. "
         f"{total}</p>"
         f"<p>Method: a tree of noisy counts (branching {branching}), {noise} from "
         f"the system's secure random source; estimator: {_lower_first(ESTIMATOR_LABELS[plan.estimator])}; "

@@ -54,7 +54,7 @@ from dpgui.workspace.plan_split import PlannedPart, PlanPart, PlanSplit
 from dpgui.workspace.statistic import Progress, ShouldCancel
 
 __all__ = ["PlanItem", "PlanOverBudget", "ReleasedPart", "ReleasedPlan", "check_plan_budget", "check_whole_budget",
-           "plan_summary", "privacy_unit_words", "release_plan", "sign_plan"]
+           "plan_summary", "release_plan", "sign_plan"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -178,15 +178,6 @@ def _whole_charge(epsilon: float, delta: float) -> Charge:
     if delta == 0:
         return Charge(epsilon, 0.0, epsilon ** 2 / 2)
     return Charge(epsilon, delta, PrivacySpec(epsilon, delta=delta).rho)
-
-
-def privacy_unit_words(records_per_person: int, person_column: str | None) -> str:
-    """The privacy unit of a plan, as the window, the PDF and the manifest say it."""
-    records = f"at most {records_per_person:,} record{'s' if records_per_person != 1 else ''} per person"
-    if person_column is None:
-        return f"{records} — declared by the publisher, not checked by dpgui (no person-ID column)"
-    return (f"{records}, enforced: dpgui kept at most {records_per_person:,} rows of each value of "
-            f"{person_column!r} (chosen at random, not by their values)")
 
 
 class _StopAtSpend(Exception):

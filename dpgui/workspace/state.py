@@ -140,7 +140,8 @@ class PlanChoice:
     for (``"auto"``: the planner picks Laplace or Gaussian at the privacy's (ε, δ); ``"laplace"``;
     ``"gaussian"``, which needs δ > 0), and the region the officer needs accurate (``focus``; None while a
     typed one is not valid). The noise the plan uses is ``plan.noise``; the value missing values are
-    counted as is ``privacy.impute``."""
+    counted as is ``privacy.impute``. ``person_column``: the person-ID column of the privacy unit (None: the
+    records per person are declared), which keeps at most ``privacy.records_per_person`` rows a person."""
 
     privacy: PrivacySpec | None = None
     plan: Plan | None = None
@@ -151,6 +152,7 @@ class PlanChoice:
     planning: bool = False
     noise: str = "auto"
     focus: FocusChoice | None = None
+    person_column: str | None = None
 
     def __post_init__(self) -> None:
         check_noise(self.noise, (AUTO, *CDF_NOISES))

@@ -26,12 +26,15 @@ noisy values, the officer's choices, the data source's public record). Threads: 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from dpgui.core.noise import RandomSource
+from dpgui.core.plan import PrivacySpec
+from dpgui.core.privacy_unit import PrivacyUnit
+from dpgui.data.bounding import Bounding
 from dpgui.data.source import DataSource
 from dpgui.report.bundle import BundlePaths
 from dpgui.report.ledger import Ledger
@@ -41,7 +44,7 @@ from dpgui.vocabulary import Charge, StatisticKind
 
 __all__ = [
     "Alternative", "CountsT", "DetailT", "InfoT", "PlanProgress", "PlanT", "Planned", "Progress", "ReleaseT",
-    "ShouldCancel", "SpendT", "Statistic",
+    "ShouldCancel", "SpendT", "Statistic", "bounding_of", "check_privacy_unit",
 ]
 
 #: What a release publishes besides its noisy values, all public: the plan and the kind's choices
@@ -207,3 +210,21 @@ class Statistic(Protocol[SpendT, PlanT, CountsT, ReleaseT, InfoT]):
         """What a ledger entry's recorded ``description`` of this kind says was released, without the
         source ("CDF of column 'wage'")."""
         ...
+
+
+def check_privacy_unit(unit: PrivacyUnit | None, privacy: PrivacySpec) -> None:
+    """A spend's check of its optional privacy unit against its plan's privacy (:meth:`PrivacyUnit.check_privacy`:
+    add/remove neighbours, records per person = L), when the spend is made: before anything is read or spent."""
+    if unit is not None:
+        if not isinstance(unit, PrivacyUnit):  # a bug
+            raise TypeError(f"{type(unit).__name__} is not a PrivacyUnit")
+        unit.check_privacy(privacy)
+
+
+def bounding_of(unit: PrivacyUnit | None, categories: Mapping[str, Sequence[str]] | None = None) -> Bounding | None:
+    """The bounding a statistic's :meth:`Statistic.count` passes to the counting primitive for ``unit``: a fresh
+    secret salt for this count (:meth:`Bounding.drawn`), ``categories`` the public list of each categorical key
+    counted; None without a unit (every row counted, L declared)."""
+    if unit is None:
+        return None
+    return Bounding.drawn(unit.person_column, unit.records_per_person, categories)

@@ -23,6 +23,16 @@ def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
+def signing_key_options(tmp_path: Path, capsys) -> list[str]:
+    """A signing key "officer" made in ``tmp_path/keys`` with ``dpgui key create`` (its passphrase in
+    ``tmp_path/pass.txt``): the ``--key`` and ``--passphrase-file`` options of a release into a bundle."""
+    (tmp_path / "pass.txt").write_text("a long passphrase\n", encoding="utf-8")
+    keys = tmp_path / "keys"
+    assert run_cli(["key", "create", "officer", "--dir", str(keys), "--passphrase-file", str(tmp_path / "pass.txt")],
+                   capsys)[0] == 0
+    return ["--key", str(keys / "officer.key"), "--passphrase-file", str(tmp_path / "pass.txt")]
+
+
 # ------------------------------------------------------------------ tables of bad input, run as a user runs them
 
 ROOT = Path(__file__).resolve().parents[2]

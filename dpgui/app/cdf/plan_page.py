@@ -35,6 +35,7 @@ from dpgui.app.cdf.projection_plots import ProjectionPlots
 from dpgui.app.widgets.fields import (
     ValidatedField, compact_combo, inline_message, offer_neighbours, parse_delta, parse_epsilon, set_buddy, show_inline,
 )
+from dpgui.app.widgets.person_column import PersonColumnRow
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.focus import FocusChoice, FocusOffer
 from dpgui.core.margins import MARGIN_NAME
@@ -194,6 +195,7 @@ class PlanPage(QWidget):
         privacy_form.addRow("&Records per person (max):", self.records_per_person)
         set_buddy(privacy_form, self.records_per_person, self.records_per_person)
         privacy_form.addRow(self._help(text.RECORDS_PER_PERSON_HELP))
+        self.person = PersonColumnRow(privacy_form, self.neighbours, self.records_per_person, self._publish)
         return privacy_box
 
     def _build_plan_box(self) -> QGroupBox:
@@ -321,6 +323,8 @@ class PlanPage(QWidget):
         if "source" in parts and focused:  # a region belongs to the data it was chosen for
             self.focus_controls.reset()
         if "source" in parts:
+            source = self._workspace.state.source
+            self.person.set_columns([] if source is None else [c.name for c in source.table.columns])
             self._offer_neighbours()
         self._fill_public_n()
         self._update_delta_help()
@@ -365,7 +369,7 @@ class PlanPage(QWidget):
             branching=self.branching.text(), objective=self.objective.currentData(),
             locked_levels=tuple(self.budgets.locked()),
             planning=self._computing or self._replan_timer.isActive(), noise=self.noise_choice(),
-            focus=self.focus_choice()))
+            focus=self.focus_choice(), person_column=self.person.column()))
 
     def set_epsilon(self, epsilon: float) -> None:
         self.epsilon.set_text(f"{epsilon:g}")

@@ -1,9 +1,9 @@
-"""What was released: the CDF with its 95 % band, a histogram, quantiles and a range counter.
+"""What was released: the CDF with its 95 % band, a histogram, quantiles, the mean and sum, and a range counter.
 
 Everything shown here is computed from the public :class:`~dpgui.core.mechanism.Release` only.
 The confidential true counts may be handed in for the officer's own checking; they are drawn on
 the CDF plot only while "Show confidential true CDF" is ticked, behind a red banner, and are never
-used by the quantile table, the range tool or the histogram.
+used by the quantile table, the mean and sum, the range tool or the histogram.
 """
 
 from __future__ import annotations
@@ -22,11 +22,13 @@ from PySide6.QtWidgets import (
 
 from dpgui.app.text import format_delta
 from dpgui.app.widgets.style import SERIES_COLOURS, is_dark, new_plot, series_pen
+from dpgui.core.cdf_moments import NO_MEAN, CdfMoments, cdf_moments
 from dpgui.core.mechanism import Release
 from dpgui.core.missing import MISSING_BUCKET, MISSING_DROP, MISSING_IMPUTE, MISSING_RULE_TEXT, missing_rule_text
 from dpgui.core.quantiles import Quantile, RangeCount, missing_interval95, range_count, whole_number_step
 from dpgui.formatting import (
-    edge_decimals, format_edge, format_epsilon, format_fixed, format_percent, value_decimals,
+    edge_decimals, format_edge, format_epsilon, format_fixed, format_percent, moment_decimals, moment_words,
+    value_decimals,
 )
 from dpgui.vocabulary import Noise
 from dpgui.workspace.results import PROBABILITIES as PROBABILITIES  # the table's rows (tests import it from here)
@@ -47,6 +49,12 @@ CDF_NOTE = ("The shaded band: at each bin edge, the true number of records at or
             "release is very precise. Zoom with the mouse wheel; right-click for more options.")
 HISTOGRAM_NOTE = ("Each bar is the rise of the released CDF across its bins, so it carries the same privacy noise. "
                   "Zoom with the mouse wheel; right-click for more options.")
+MOMENTS_TIP = ("The mean and the sum of the values, read from the released CDF (no extra privacy budget). Each value "
+               "is taken at the middle of its bin, because where it lies inside its bin is not released. “± … (95 %)” "
+               "is the privacy noise: with at least 95 % probability the noise moves the figure by no more than that. "
+               "Binning can move the mean by at most half a bin (the sum by half a bin per value). The two numbers "
+               "after the colon allow for both: the true mean (or sum) of the values lies between them in at least "
+               "95 of 100 releases. Values outside the bounds count as the nearest bound.")
 RANGE_ERROR = "“From” must be smaller than “to”. Please change one of them."
 
 
@@ -180,6 +188,7 @@ class ResultView(QWidget):
         self.true_checkbox.toggled.connect(self._show_true_curve)
         self.fraction_button.toggled.connect(self._redraw)
         self._figures: ResultFigures | None = None
+        self._moments: CdfMoments | None = None
         self._whole_step: int | None = None  # whole numbers per bin of a whole-number release (centred bins)
         self.clear()
 
@@ -230,6 +239,7 @@ class ResultView(QWidget):
         self.plot_note = QLabel(CDF_NOTE)
         self.plot_note.setWordWrap(True)
         left_layout.addWidget(self.plot_note)
+        left_layout.addWidget(self._build_moments_box())  # beside the CDF it is read from
         self.tabs.currentChanged.connect(
             lambda index: self.plot_note.setText(CDF_NOTE if index == 0 else HISTOGRAM_NOTE))
         return left
@@ -319,6 +329,18 @@ class ResultView(QWidget):
         table_layout.addWidget(table_note)
         return table_box
 
+    def _build_moments_box(self) -> QGroupBox:
+        """The mean and the sum of the values, with their intervals, in words."""
+        self.moments_label = QLabel("")
+        self.moments_label.setWordWrap(True)
+        self.moments_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.moments_label.setAccessibleName("Mean and sum of the released CDF")
+        box = QGroupBox("Mean and sum (from the released CDF)")
+        box.setToolTip(MOMENTS_TIP)
+        layout = QVBoxLayout(box)
+        layout.addWidget(self.moments_label)
+        return box
+
     def set_release(self, release: Release, value_label: str = "value", true_counts: np.ndarray | None = None,
                     figures: ResultFigures | None = None, whole_numbers: bool = False) -> None:
         """Show ``release``. ``true_counts`` are the CONFIDENTIAL histogram counts: only drawn on the
@@ -364,6 +386,8 @@ class ResultView(QWidget):
 
         self.quantile_model.set_rows(list(figures.quantiles), self._decimals, self._value_label)
         self._fit_table_width()
+        self._moments = figures.moments if figures.moments is not None else cdf_moments(release, whole_numbers)
+        self.moments_label.setText(moments_text(self._moments, self._value_label))
 
         self._setup_histogram(figures)
         self._setup_range_tool(figures, width)
@@ -399,6 +423,8 @@ class ResultView(QWidget):
         self._value_label = "value"
         self.quantile_model.set_rows([], 0, self._value_label)
         self._fit_table_width()
+        self._moments = None
+        self.moments_label.setText("")
         self.cdf_curve.setData([], [])
         self.band_low.setData([], [])
         self.band_high.setData([], [])
@@ -422,6 +448,10 @@ class ResultView(QWidget):
 
     def release(self) -> Release | None:
         return self._release
+
+    def moments(self) -> CdfMoments | None:
+        """The shown release's mean and sum (None: no release shown)."""
+        return self._moments
 
     def quantile_rows(self) -> list[tuple[float, float, float, float]]:
         """(probability, value, 95 % low, 95 % high) per table row, as computed (not rounded)."""
@@ -612,3 +642,21 @@ class ResultView(QWidget):
             text += ("<br><i>Your numbers were rounded to whole bins.</i>" if whole
                      else "<br><i>Your numbers were rounded to the nearest bin edges.</i>")
         self.range_result_label.setText(text)
+
+
+def moments_text(moments: CdfMoments, value_label: str) -> str:
+    """The mean and the sum in words (rich text; the column's name escaped): the noise's 95 % margin, what
+    binning can add, and the interval that holds the true figure (:func:`dpgui.formatting.moment_words`)."""
+    half = moments.per_value
+    column = html.escape(value_label)
+    if moments.mean is None:
+        mean = html.escape(NO_MEAN[0].upper() + NO_MEAN[1:])
+    else:
+        m = moments.mean
+        mean = "<b>Mean:</b> " + moment_words(m.value, m.noise_margin, half, m.low, m.high,
+                                               moment_decimals(m.noise_margin, half))
+    total = moments.sum
+    decimals = moment_decimals(total.noise_margin, total.binning)
+    words = moment_words(total.value, total.noise_margin, half, total.low, total.high, decimals, per_value=True)
+    return (f"{mean}<br><b>Sum:</b> {words}<br><span style='font-size:small'>In the units of {column}; each value "
+            "taken at the middle of its bin, values outside the bounds at the nearest bound.</span>")

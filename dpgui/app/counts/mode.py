@@ -156,7 +156,7 @@ class CountsMode(OnePageMode[CountsRequest, CountsOutcome, ProjectCountsRelease]
     def request_of(self, spec: SourceSpec, dataset: str) -> CountsRequest | str:
         if not self.column.currentText():
             return "Choose the column to count."
-        return CountsRequest(spec, self.column.currentText(), self.plan(), dataset)
+        return CountsRequest(spec, self.column.currentText(), self.plan(), dataset, self.privacy_unit())
 
     def column_combos(self) -> tuple[QComboBox, ...]:
         return (self.column,)
@@ -227,7 +227,7 @@ class CountsMode(OnePageMode[CountsRequest, CountsOutcome, ProjectCountsRelease]
         if not categories and not self.releases:
             return None
         return CountsSettings(self.column.currentText(), categories, self.categories_path, epsilon,
-                              Neighbours(self.neighbours.currentData()), self.records.value())
+                              Neighbours(self.neighbours.currentData()), self.records.value(), self.person.column())
 
     def restore(self, settings: CountsSettings | None, releases: tuple[ProjectCountsRelease, ...]) -> None:
         """A project's counts choices and releases (the last one shown, as restored: not marked secure)."""
@@ -239,5 +239,6 @@ class CountsMode(OnePageMode[CountsRequest, CountsOutcome, ProjectCountsRelease]
             self.epsilon.set_text(f"{settings.epsilon:g}")
             self.neighbours.setCurrentIndex(max(0, self.neighbours.findData(str(settings.neighbours))))
             self.records.setValue(settings.records_per_person)
+            self.person.choose(settings.person_column)
         self.restore_releases(releases)
 

@@ -3,8 +3,8 @@ number column and the group column, state the public groups (typed, or loaded fr
 becomes of the rows of other groups, the public bounds and bins, ε, δ and the neighbour model, read the
 projected error before anything is spent, release through the budget ledger (budget check, first cap,
 confirmation with the cost — once for all groups; the count, the spend and the noise on a worker by
-:func:`dpgui.workspace.grouped_cdf.run_grouped_release`), see each group's released size and quartiles, and
-export them (signed bundle, CSV only).
+:func:`dpgui.workspace.grouped_cdf.run_grouped_release`), see each group's released size, median and mean (with
+their 95 % intervals) and quartiles, and export them (signed bundle, CSV only).
 
 The groups are never read from the data: a listed group absent from the data is released too (zeros plus
 noise), and each group's size is released with noise only. Planning the shared tree runs on the GUI thread
@@ -28,11 +28,13 @@ from dpgui.app.simple_mode import OnePageMode, OnePageWindow
 from dpgui.app.widgets.fields import (
     ValidatedField, inline_message, parse_delta, parse_epsilon, parse_number, show_inline,
 )
+from dpgui.core.cdf_moments import NO_MEAN, group_summaries
 from dpgui.core.grouped_cdf import GroupedPlan, GroupList, OtherGroups
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.quantiles import noise_margin, quantiles
 from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DpguiError, ParameterError
+from dpgui.formatting import format_fixed, moment_decimals, moment_words, value_decimals
 from dpgui.report.grouped_cdf.project import GroupedCdfSettings, ProjectGroupedRelease
 from dpgui.vocabulary import AUTO, Neighbours, Noise, StatisticKind
 from dpgui.workspace.grouped_cdf import (
@@ -44,15 +46,26 @@ from dpgui.workspace.statistic import Planned
 from dpgui.workspace.statistics.grouped_cdf import GROUPED_CDF, GroupedCdfPlanRequest, GroupedCdfSpend
 from dpgui.workspace.words import escape
 
-RESULT_HEADERS = ("Group", "Released size", "25 % quantile", "Median", "75 % quantile")
+RESULT_HEADERS = ("Group", "Released size", "Median (95 % interval)", "Mean (95 % interval)", "25 % quantile",
+                  "75 % quantile")
 RESULT_TIPS = ("A group of your public list, in its order ('other': the rows of the groups not listed).",
                "The group's number of records with noise: what is published (never the exact size).",
+               "Half of the group's values lie below it (from the released CDF); the group's true median lies in the "
+               "interval in at least 95 of 100 releases.",
+               "The average of the group's values, each taken at the middle of its bin (from the released CDF, no "
+               "extra budget); the group's true average lies in the interval in at least 95 of 100 releases, which "
+               "allows for the noise and for half a bin of binning. Values outside the bounds count as the nearest "
+               "bound. Hover over a cell for the details.",
                "A quarter of the group's values lie below it (from the released CDF).",
-               "Half of the group's values lie below it (from the released CDF).",
                "Three quarters of the group's values lie below it (from the released CDF).")
 #: the most bins this page plans with (the plan is made on the GUI thread)
 MAX_BINS = 4096
 OTHER_LABELS = {OtherGroups.DROP: "Leave them out", OtherGroups.OTHER: "Count them in one group 'other'"}
+
+
+def _with_interval(value: float, low: float, high: float, decimals: int) -> str:
+    """A results cell: ``215 (210 to 220)``."""
+    return f"{format_fixed(value, decimals)} ({format_fixed(low, decimals)} to {format_fixed(high, decimals)})"
 
 
 def _bound(raw: str) -> float:
@@ -75,8 +88,8 @@ class GroupedCdfMode(OnePageMode[GroupedRequest, GroupedOutcome, ProjectGroupedR
             "is <b>public</b>: you type it or load it from a file; it is never read from your data. Each group's "
             "size is published with noise only.", (self._build_what_box, self._build_privacy_box), RESULT_HEADERS,
             RESULT_TIPS,
-            "Every group's CDF carries the noise; its quantiles are read from it (the PDF gives their 95 % intervals, "
-            "the CSV the cumulative counts at every bin edge).")
+            "Every group's CDF carries the noise; its median and mean are read from it, with their 95 % intervals "
+            "(the PDF gives the other quantiles, the CSV the cumulative counts at every bin edge).")
         self.update_projection()
 
     # ------------------------------------------------------------------ the page
@@ -191,7 +204,7 @@ class GroupedCdfMode(OnePageMode[GroupedRequest, GroupedOutcome, ProjectGroupedR
         if self.column.currentText() == self.group_column.currentText():
             raise ParameterError("the number column is also the group column", "choose another group column")
         return GroupedCdfSpend(self.column.currentText(), self.group_column.currentText(), lower, upper,
-                               self.planned().plan)
+                               self.planned().plan, privacy_unit=self.privacy_unit())
 
     def update_projection(self, *_: object) -> None:
         """The projected error (and the groups' note) for the current choices."""
@@ -243,16 +256,32 @@ class GroupedCdfMode(OnePageMode[GroupedRequest, GroupedOutcome, ProjectGroupedR
         return GroupedOutcome(*record.to_release())
 
     def show_results(self, outcome: GroupedOutcome, restored: bool) -> str:
-        """One row per group: its released size and its quartiles read from its CDF; the banner's words."""
+        """One row per group: its released size, median and mean with their 95 % intervals and its quartiles, all
+        read from its CDF (:func:`dpgui.core.cdf_moments.group_summaries`); the banner's words."""
         release, info = outcome.release, outcome.info
         size_margin = float(noise_margin(release.total_std_error))
         self.results.setRowCount(len(release.labels))
-        for row, (label, group) in enumerate(zip(release.labels, release.releases)):
-            values = [f"{q.value:,.4g}" for q in quantiles(group, (0.25, 0.5, 0.75))]
-            for col, value in enumerate((label, f"{group.total:,.0f} ± {size_margin:,.0f}", *values)):
+        tree = release.plan.tree
+        width = (release.releases[0].upper - release.releases[0].lower) / tree.shape.bins if release.releases else 1.0
+        decimals = value_decimals(width)
+        for row, (summary, group) in enumerate(zip(group_summaries(release.labels, release.releases),
+                                                   release.releases)):
+            quartiles = [f"{q.value:,.4g}" for q in quantiles(group, (0.25, 0.75))]
+            median = summary.median
+            median_text = "—" if median is None else _with_interval(median.value, median.low, median.high, decimals)
+            mean, tip = summary.moments.mean, NO_MEAN
+            mean_text = "—"
+            if mean is not None:
+                places = moment_decimals(mean.noise_margin, mean.binning)
+                mean_text = _with_interval(mean.value, mean.low, mean.high, places)
+                tip = "Mean " + moment_words(mean.value, mean.noise_margin, mean.binning, mean.low, mean.high, places)
+            cells = (summary.label, f"{group.total:,.0f} ± {size_margin:,.0f}", median_text, mean_text, *quartiles)
+            for col, value in enumerate(cells):
                 item = QTableWidgetItem(value)
                 if col:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if col == 3:
+                    item.setToolTip(tip)
                 self.results.setItem(row, col, item)
         spent = f"ε = {release.plan.tree.privacy.epsilon:g}"
         what = f"the CDF of <b>{escape(info.column)}</b> for {len(release.labels):,} groups of {escape(info.group_column)}"
@@ -291,7 +320,8 @@ class GroupedCdfMode(OnePageMode[GroupedRequest, GroupedOutcome, ProjectGroupedR
                                   OtherGroups(self.other.currentData()), 0.0 if lower is None else lower,
                                   1.0 if upper is None else upper, self.bins.value(),
                                   1.0 if epsilon is None else epsilon, 0.0 if delta is None else delta,
-                                  Neighbours(self.neighbours.currentData()), self.records.value())
+                                  Neighbours(self.neighbours.currentData()), self.records.value(),
+                                  self.person.column())
 
     def restore(self, settings: GroupedCdfSettings | None, releases: tuple[ProjectGroupedRelease, ...]) -> None:
         """A project's grouped choices and releases (the last one shown, as restored: not marked secure)."""
@@ -309,5 +339,6 @@ class GroupedCdfMode(OnePageMode[GroupedRequest, GroupedOutcome, ProjectGroupedR
             self.delta.set_text(f"{settings.delta:g}")
             self.neighbours.setCurrentIndex(max(0, self.neighbours.findData(str(settings.neighbours))))
             self.records.setValue(settings.records_per_person)
+            self.person.choose(settings.person_column)
         self.restore_releases(releases)
 

@@ -320,6 +320,7 @@ class HierarchyMode(HierarchyPlanStep):
         self.state_ws.update(column_counts=counts)
         self.counts_note.setText("The number after each column is its number of distinct values (categories).")
         self._fill_level_combos()
+        self.person.set_columns([name for name, _ in counts])
 
     def _fill_level_combos(self) -> None:
         counts = dict(self.state_ws.state.column_counts or ())

@@ -29,6 +29,7 @@ from dpgui.app.hierarchy.tree import level_unit
 from dpgui.app.widgets.fields import (
     ValidatedField, inline_message, parse_delta, parse_epsilon, parse_number, set_buddy, show_inline,
 )
+from dpgui.app.widgets.person_column import PersonColumnRow
 from dpgui.app.workers import Worker, WorkerPool
 from dpgui.core.hierarchy import check_assumed_records
 from dpgui.errors import DpguiError, ParameterError
@@ -206,6 +207,8 @@ class HierarchyPlanStep(QWidget):
         self.records_per_person.valueChanged.connect(self._on_plan_edited)
         form.addRow("&Records per person (max):", self.records_per_person)
         set_buddy(form, self.records_per_person, self.records_per_person)
+        self.person = PersonColumnRow(form, self.neighbours, self.records_per_person,
+                                      lambda: self.state_ws.update(person_column=self.person.column()))
         self.records = ValidatedField(_parse_records, "e.g. 12000", (
             "The number of records the projected errors assume, spread evenly over the categories (a prior file's "
             "counts are used instead when there is one). Under 'N is public' it is the file's row count; under "

@@ -24,6 +24,7 @@ from dpgui.app.mode import ModeHost
 from dpgui.app.widgets.fields import show_inline
 from dpgui.app.widgets.release_bar import ReleaseBar
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
+from dpgui.core.privacy_unit import privacy_unit_words
 from dpgui.data.file_types import CsvDialect
 from dpgui.data.source import PasswordPrompt
 from dpgui.errors import DpguiError
@@ -159,7 +160,8 @@ class HierarchyReleaseStep(QWidget):
                  f"<b>{escape(data_name(loaded.data_path))}</b>: every category's count, zeros included, each a whole number "
                  f"≥ 0. The list of categories comes from {source} and is published. {root}</p>"
                  f"<p>{cost} of privacy budget, spent for good. Noise: {escape(plan.noise)}; consistency: "
-                 f"{escape(CONSISTENCY_LABELS[plan.consistency].lower())}.</p>")
+                 f"{escape(CONSISTENCY_LABELS[plan.consistency].lower())}.</p>"
+                 f"<p>{escape(privacy_unit_words(request.privacy_unit, plan.privacy.records_per_person))}.</p>")
         if plan.prior_source == PriorSource.CONFIDENTIAL:
             words += ("<p><b>You chose to use the confidential counts to choose the budgets.</b> This is recorded in "
                       "the manifest.</p>")

@@ -16,6 +16,7 @@ from typing import Any
 
 from dpgui.core.mechanism import Release
 from dpgui.core.plan import ZCDP_CONVERSION, Plan
+from dpgui.core.privacy_unit import privacy_unit_record, unit_of_source
 from dpgui.core.missing import MISSING_DROP, MISSING_IMPUTE, missing_rule_text
 from dpgui.core.quantiles import WholeNumbers, whole_number_step
 from dpgui.core.tree import bin_edges
@@ -112,6 +113,7 @@ def build_manifest(release: Release, info: ReleaseInfo, name: str, csv_bytes: by
         "random_source": SECURE_SOURCE if release.secure else "seeded_test_only",
         "neighbours": privacy.neighbours,
         "records_per_person": privacy.records_per_person,
+        "privacy_unit": privacy_unit_record(unit_of_source(info.source), privacy.records_per_person),
         "privacy": privacy_json(plan),
         "tree": {
             "branching": plan_json["branching"],

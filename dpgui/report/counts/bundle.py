@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dpgui.core.counts import CountsRelease
+from dpgui.core.privacy_unit import privacy_unit_record, unit_of_source
 from dpgui.formatting import iso_utc, utc_stamp
 from dpgui.report.bundle import (
     SECURE_SOURCE, BundlePaths, check_bundle_target, sha256_hex, software_versions, write_signed_files,
@@ -70,6 +71,7 @@ def build_counts_manifest(release: CountsRelease, info: CountsReleaseInfo, name:
         "column": info.column, "categories": list(plan.labels), "mechanism": MECHANISM, "noise": str(plan.noise),
         "random_source": SECURE_SOURCE if info.secure else "seeded_test_only",
         "neighbours": plan.privacy.neighbours, "records_per_person": plan.privacy.records_per_person,
+        "privacy_unit": privacy_unit_record(unit_of_source(info.source), plan.privacy.records_per_person),
         "privacy": {"epsilon": plan.privacy.epsilon, "delta": 0.0,
                     "charged": {"epsilon": epsilon, "delta": delta, "rho": rho}},
         "plan": plan.to_json(),

@@ -32,7 +32,8 @@ from dpgui.core.counts import CountsPlan, CountsRelease
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.counts.bundle import CountsReleaseInfo
 from dpgui.report.project_sections import (
-    DAMAGED, MAX_COUNT, ProjectSection, field_error, text_field, texts_field, source_field, time_field,
+    DAMAGED, MAX_COUNT, ProjectSection, field_error, person_column_field, text_field, texts_field, source_field,
+    time_field,
 )
 from dpgui.vocabulary import Neighbours, StatisticKind, choices
 
@@ -44,7 +45,8 @@ __all__ = ["COUNTS_SECTION", "CountsSettings", "ProjectCountsRelease"]
 class CountsSettings:
     """The counts mode's choices (public; no counts): the column, the stated categories (typed, or read
     from ``categories_path``, the public list's absolute path, "" for typed), ε, the neighbour model and
-    the records per person."""
+    the records per person, and the person-ID column that enforces them (None: declared; written only when set).
+    """
 
     column: str = ""
     categories: tuple[str, ...] = ()
@@ -52,11 +54,13 @@ class CountsSettings:
     epsilon: float = 1.0
     neighbours: str = Neighbours.CHANGE
     records_per_person: int = 1
+    person_column: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"column": self.column, "categories": list(self.categories),
                 "categories_path": self.categories_path or None, "epsilon": self.epsilon,
-                "neighbours": str(self.neighbours), "records_per_person": self.records_per_person}
+                "neighbours": str(self.neighbours), "records_per_person": self.records_per_person,
+                **({"person_column": self.person_column} if self.person_column is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -121,7 +125,7 @@ def _settings(data: Any, where: str) -> CountsSettings:
     if path is not None and not isinstance(path, str):
         raise field_error(where, "categories_path", "text or null")
     return CountsSettings(text_field(data, where, "column"), texts_field(data, where, "categories"), path or "", float(epsilon),
-                          Neighbours(neighbours), records)
+                          Neighbours(neighbours), records, person_column_field(data, where))
 
 
 def _release(data: Any, where: str) -> ProjectCountsRelease:

@@ -22,6 +22,7 @@ import numpy as np
 
 from dpgui.core.grouped_cdf import GroupedRelease
 from dpgui.core.missing import missing_rule_text
+from dpgui.core.privacy_unit import privacy_unit_record, unit_of_source
 from dpgui.core.tree import bin_edges
 from dpgui.formatting import iso_utc, utc_stamp
 from dpgui.report.bundle import (
@@ -126,6 +127,7 @@ def build_grouped_cdf_manifest(release: GroupedRelease, info: GroupedReleaseInfo
         "mechanism": MECHANISM, "noise": str(tree.noise),
         "random_source": SECURE_SOURCE if info.secure else "seeded_test_only",
         "neighbours": privacy.neighbours, "records_per_person": privacy.records_per_person,
+        "privacy_unit": privacy_unit_record(unit_of_source(info.source), privacy.records_per_person),
         "privacy": {"epsilon": privacy.epsilon, "delta": privacy.delta,
                     "charged": {"epsilon": epsilon, "delta": delta, "rho": rho},
                     "composition": "the groups compose in parallel (one record is in one group's tree): the "

@@ -40,7 +40,8 @@ from dpgui.core.projection import prefix_variances
 from dpgui.errors import DataError, DpguiError
 from dpgui.report.grouped_cdf.bundle import GroupedReleaseInfo
 from dpgui.report.project_sections import (
-    DAMAGED, MAX_COUNT, ProjectSection, field_error, number_field, text_field, whole_field, source_field, time_field,
+    DAMAGED, MAX_COUNT, ProjectSection, field_error, number_field, person_column_field, text_field, whole_field,
+    source_field, time_field,
 )
 from dpgui.vocabulary import CdfConsistency, Neighbours, StatisticKind, choices
 
@@ -68,12 +69,14 @@ class GroupedCdfSettings:
     delta: float = 0.0
     neighbours: str = Neighbours.CHANGE
     records_per_person: int = 1
+    person_column: str | None = None  # the person-ID column that enforces L (None: declared; written only when set)
 
     def to_json(self) -> dict[str, Any]:
         return {"column": self.column, "group_column": self.group_column, "groups": list(self.groups),
                 "groups_path": self.groups_path or None, "other_groups": str(self.other_groups),
                 "lower": self.lower, "upper": self.upper, "bins": self.bins, "epsilon": self.epsilon,
-                "delta": self.delta, "neighbours": str(self.neighbours), "records_per_person": self.records_per_person}
+                "delta": self.delta, "neighbours": str(self.neighbours), "records_per_person": self.records_per_person,
+                **({"person_column": self.person_column} if self.person_column is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -159,7 +162,7 @@ def _settings(data: Any, where: str) -> GroupedCdfSettings:
                               path or "", OtherGroups(other), number_field(data, where, "lower"),
                               number_field(data, where, "upper"), whole_field(data, where, "bins"),
                               number_field(data, where, "epsilon"), number_field(data, where, "delta"), Neighbours(neighbours),
-                              whole_field(data, where, "records_per_person"))
+                              whole_field(data, where, "records_per_person"), person_column_field(data, where))
 
 
 def _levels(value: Any, groups: int, sizes: tuple[int | None, ...], where: str) -> tuple[Levels, ...]:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpgui.core.hierarchy import PATH_SEPARATOR  # one definition: the engine refuses labels holding it
+from dpgui.core.privacy_unit import privacy_unit_record, unit_of_source
 from dpgui.errors import DataError
 from dpgui.formatting import iso_utc, utc_stamp
 from dpgui.report.bundle import (
@@ -215,6 +216,7 @@ def build_hierarchy_manifest(release: HierarchyRelease, info: HierarchyReleaseIn
         "random_source": SECURE_SOURCE if info.secure else "seeded_test_only",
         "neighbours": privacy.neighbours,
         "records_per_person": privacy.records_per_person,
+        "privacy_unit": privacy_unit_record(unit_of_source(info.source), privacy.records_per_person),
         "privacy": {"epsilon": privacy.epsilon, "delta": privacy.delta,
                     "rho": privacy.rho if plan.noise == Noise.GAUSSIAN else None, "charged": charged},
         "hierarchy": {

@@ -16,7 +16,7 @@ import numpy as np
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import CdfConsistency, Noise, StatisticKind
 from dpgui.workspace.plan_parts.common import (
-    FIX, PartPrivacy, bounds_of, check_keys, column_of, no_person_column, whole_of,
+    FIX, PartPrivacy, bounds_of, check_keys, column_of, whole_of,
 )
 from dpgui.workspace.plan_split import PlanPart
 from dpgui.workspace.planning import PlanRequest
@@ -40,7 +40,6 @@ class CdfPartCodec:
             raise ParameterError(f"{where}: 'noise' must be laplace, gaussian or auto", FIX)
         if settings.get("consistency", CdfConsistency.L2) not in tuple(CdfConsistency):
             raise ParameterError(f"{where}: 'consistency' must be {' or '.join(CdfConsistency)}", FIX)
-        no_person_column(privacy, where)
 
     def subject(self, settings: Mapping[str, Any]) -> str:
         return str(settings["column"])
@@ -67,9 +66,10 @@ class CdfPartCodec:
         lower, upper = bounds_of(settings, where)
         consistency = str(settings.get("consistency", CdfConsistency.L2))
         request = PlanRequest(bins, privacy.spec(), noise=str(settings.get("noise", "auto")))
+        unit = privacy.unit()
 
         def spend_of(plan: Plan) -> CdfSpend:
-            return CdfSpend(column, lower, upper, bins, plan, consistency)
+            return CdfSpend(column, lower, upper, bins, plan, consistency, privacy_unit=unit)
 
         part = PlanPart(CDF, request, float(settings.get("weight", 1.0)), _lock(settings), str(settings.get("name", "")))
         return PlanItem(part, spend_of, column)

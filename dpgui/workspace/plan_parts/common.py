@@ -15,6 +15,7 @@ import numpy as np
 
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec
+from dpgui.core.privacy_unit import PrivacyUnit
 from dpgui.data.source import DataSource
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import Neighbours, StatisticKind
@@ -32,7 +33,9 @@ COMMON_KEYS = frozenset({"name", "weight", "lock"})
 @dataclass(frozen=True)
 class PartPrivacy:
     """The plan's privacy, under which each part is planned (each at its share of ε, δ): the neighbour model,
-    L (records per person) and the person-ID column that enforces L (None: L is declared, not enforced)."""
+    L (records per person) and the person-ID column that enforces L (None: L is declared, not enforced): every
+    part counts at most L rows of each person, each with its own secret choice of rows (its budget is its own,
+    so its rows need not be the other parts')."""
 
     epsilon: float
     delta: float
@@ -43,6 +46,10 @@ class PartPrivacy:
     def spec(self) -> PrivacySpec:
         """The privacy spec of a part at the plan's whole budget (the split replaces ε and δ)."""
         return PrivacySpec(self.epsilon, self.neighbours, self.records_per_person, self.delta)
+
+    def unit(self) -> PrivacyUnit | None:
+        """The privacy unit each part's spend counts with (None: L declared, no person-ID column)."""
+        return None if self.person_column is None else PrivacyUnit(self.person_column, self.records_per_person)
 
 
 class PartCodec(Protocol):
@@ -138,10 +145,3 @@ def bounds_of(settings: Mapping[str, Any], where: str) -> tuple[float, float]:
     if not lower < upper:
         raise ParameterError(f"{where}: 'lower' must be less than 'upper'", "give the public bounds low to high")
     return lower, upper
-
-
-def no_person_column(privacy: PartPrivacy, where: str) -> None:
-    """Until a part counts through the privacy unit, a person column is refused, never ignored."""
-    if privacy.person_column is not None:
-        raise ParameterError(f"{where}: this dpgui cannot yet keep at most L rows per person in a release plan",
-                             "remove 'person_column' (L is then a declaration) or release the statistics one by one")

@@ -13,7 +13,7 @@ from dpgui.data.source import DataSource
 from dpgui.workspace.statistic import Planned
 import numpy as np
 from dpgui.vocabulary import StatisticKind
-from dpgui.workspace.plan_parts.common import PartPrivacy, check_keys, column_of, no_person_column, texts_of
+from dpgui.workspace.plan_parts.common import PartPrivacy, check_keys, column_of, texts_of
 from dpgui.workspace.plan_split import PlanPart
 from dpgui.workspace.release_plan import PlanItem
 from dpgui.workspace.statistics.counts import COUNTS, CountsPlanRequest, CountsSpend
@@ -29,7 +29,6 @@ class CountsPartCodec:
         check_keys(settings, where, _KEYS)
         column_of(settings, where, "column")
         texts_of(settings, where, "categories")
-        no_person_column(privacy, where)
 
     def subject(self, settings: Mapping[str, Any]) -> str:
         return str(settings["column"])
@@ -54,7 +53,8 @@ class CountsPartCodec:
         lock = settings.get("lock")
         part = PlanPart(COUNTS, request, float(settings.get("weight", 1.0)), None if lock is None else float(lock),
                         str(settings.get("name", "")))
-        return PlanItem(part, lambda plan: CountsSpend(column, plan), column)
+        unit = privacy.unit()
+        return PlanItem(part, lambda plan: CountsSpend(column, plan, privacy_unit=unit), column)
 
 
 COUNTS_PART = CountsPartCodec()

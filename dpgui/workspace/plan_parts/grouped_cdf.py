@@ -18,7 +18,7 @@ import numpy as np
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import CdfConsistency, Noise, StatisticKind
 from dpgui.workspace.plan_parts.common import (
-    FIX, PartPrivacy, bounds_of, check_keys, column_of, no_person_column, texts_of, whole_of,
+    FIX, PartPrivacy, bounds_of, check_keys, column_of, texts_of, whole_of,
 )
 from dpgui.workspace.plan_split import PlanPart
 from dpgui.workspace.release_plan import PlanItem
@@ -42,7 +42,6 @@ class GroupedCdfPartCodec:
         whole_of(settings, where, "bins")
         if settings.get("noise", Noise.LAPLACE) not in ("auto", Noise.LAPLACE, Noise.GAUSSIAN):
             raise ParameterError(f"{where}: 'noise' must be laplace, gaussian or auto", FIX)
-        no_person_column(privacy, where)
 
     def subject(self, settings: Mapping[str, Any]) -> str:
         return f"{settings['column']} for each {settings['group_column']}"
@@ -73,9 +72,10 @@ class GroupedCdfPartCodec:
         lower, upper = bounds_of(settings, where)
         groups = GroupList(texts_of(settings, where, "groups"), OtherGroups(settings.get("other", OtherGroups.DROP)))
         request = GroupedCdfPlanRequest(groups, bins, privacy.spec(), str(settings.get("noise", Noise.LAPLACE)))
+        unit = privacy.unit()
 
         def spend_of(plan: GroupedPlan) -> GroupedCdfSpend:
-            return GroupedCdfSpend(column, group_column, lower, upper, plan)
+            return GroupedCdfSpend(column, group_column, lower, upper, plan, privacy_unit=unit)
 
         lock = settings.get("lock")
         part = PlanPart(GROUPED_CDF, request, float(settings.get("weight", 1.0)), None if lock is None else float(lock),

@@ -26,7 +26,7 @@ from dpgui.errors import DataError, ParameterError
 from dpgui.report.hierarchy.bundle import errors_json
 from dpgui.vocabulary import Neighbours, StatisticKind
 from dpgui.workspace.hierarchy_planning import HierarchyChoice, HierarchyPlanRequest, LoadedHierarchy
-from dpgui.workspace.plan_parts.common import FIX, PartPrivacy, check_keys, no_person_column, texts_of, whole_of
+from dpgui.workspace.plan_parts.common import FIX, PartPrivacy, check_keys, texts_of, whole_of
 from dpgui.workspace.plan_split import PlanPart
 from dpgui.workspace.release_plan import PlanItem
 from dpgui.workspace.statistics.hierarchy import HIERARCHY, HierarchySpend
@@ -50,7 +50,6 @@ class HierarchyPartCodec:
         if privacy.neighbours is Neighbours.ADDREMOVE:
             whole_of(settings, where, "records_estimate")
         self._choice(settings, privacy)  # the hierarchy's own checks of noise, allocation, consistency
-        no_person_column(privacy, where)
 
     def subject(self, settings: Mapping[str, Any]) -> str:
         return " → ".join(str(level) for level in settings["levels"])
@@ -95,9 +94,10 @@ class HierarchyPartCodec:
                                  np.asarray(paths.counts, dtype=np.int64).copy(), int(paths.rows), None,
                                  tuple(paths.notes), None, data.public_record())
         request = HierarchyPlanRequest(loaded, choice)
+        unit = privacy.unit()
 
         def spend_of(plan: HierarchyPlan) -> HierarchySpend:
-            return HierarchySpend(hierarchy, plan, False, False, None, None, loaded.notes)
+            return HierarchySpend(hierarchy, plan, False, False, None, None, loaded.notes, privacy_unit=unit)
 
         lock = settings.get("lock")
         part = PlanPart(HIERARCHY, request, float(settings.get("weight", 1.0)), None if lock is None else float(lock),

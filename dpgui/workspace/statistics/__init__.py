@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from dpgui.core.privacy_unit import privacy_unit_words, unit_of_source
 from dpgui.errors import DataError
 from dpgui.report.bundle import SCHEMA_PATH, Verification, schema_problems, source_text, verify_bundle
 from dpgui.report.plan.bundle import PLAN_SCHEMA
@@ -91,8 +92,9 @@ def release_words(description: dict[str, Any]) -> str:
     words (the column of a CDF, the levels of a hierarchy) and the data source (its query or table, or the
     file's format; :func:`~dpgui.report.bundle.source_text`), e.g. "CDF of column 'wage' from the query
     'SELECT …' on sqlite:///wages.db (its number of rows kept private); counted by the database (SQLite
-    3.45.1)". An entry that recorded no source says so ("source not recorded"); one without a kind that
-    names a column is a CDF's."""
+    3.45.1)", then the privacy unit when one was enforced ("; at most 20 records per person, enforced: …",
+    :func:`~dpgui.core.privacy_unit.privacy_unit_words`). An entry that recorded no source says so ("source not
+    recorded"); one without a kind that names a column is a CDF's."""
     kind = description.get("kind", StatisticKind.CDF if "column" in description else None)
     found = _find(kind)
     if kind == ReleaseKind.PLAN:
@@ -102,7 +104,13 @@ def release_words(description: dict[str, Any]) -> str:
     else:
         what = "release (kind not recorded)" if found is None else found.ledger_words(description)
     source = description.get("source")
-    return f"{what} from {source_text(source)}" if isinstance(source, dict) else f"{what}; source not recorded"
+    if not isinstance(source, dict):
+        return f"{what}; source not recorded"
+    unit = unit_of_source(source)
+    if unit is None:
+        return f"{what} from {source_text(source)}"
+    words = privacy_unit_words(unit, unit.records_per_person)
+    return f"{what} from {source_text(source)}; {words[0].lower()}{words[1:]}"
 
 
 def recorded_charge(kind: str, plan: dict[str, Any]) -> Charge:

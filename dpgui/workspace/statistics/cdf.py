@@ -20,6 +20,7 @@ from dpgui.core.missing import MISSING_AUTO
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import Plan
 from dpgui.core.planner import margin95
+from dpgui.core.privacy_unit import PrivacyUnit, with_privacy_unit
 from dpgui.core.quantiles import WholeNumbers
 from dpgui.data.histogram import ColumnHistogram
 from dpgui.data.source import DataSource
@@ -34,7 +35,9 @@ from dpgui.report.publish import levels_sha256
 from dpgui.report.signing import SecretKey
 from dpgui.vocabulary import AccuracyWhere, Charge, Noise, StatisticKind
 from dpgui.workspace.planning import PlannedCdf, PlanRequest, plan_cdf
-from dpgui.workspace.statistic import Alternative, Planned, PlanProgress, Progress, ShouldCancel
+from dpgui.workspace.statistic import (
+    Alternative, Planned, PlanProgress, Progress, ShouldCancel, bounding_of, check_privacy_unit,
+)
 
 __all__ = ["CDF", "CdfSpend", "CdfStatistic"]
 
@@ -42,7 +45,8 @@ __all__ = ["CDF", "CdfSpend", "CdfStatistic"]
 @dataclass(frozen=True)
 class CdfSpend:
     """What a CDF release publishes, all public: the column, its public bounds and K (the plan's), the
-    consistency step, the missing-value rule, and why the column holds whole numbers (None: unknown)."""
+    consistency step, the missing-value rule, why the column holds whole numbers (None: unknown) and the
+    privacy unit (None: records per person declared; else checked against the plan's privacy here)."""
 
     column: str
     lower: float
@@ -52,6 +56,10 @@ class CdfSpend:
     consistency: str
     missing: str = MISSING_AUTO
     whole_numbers: WholeNumbers | None = None
+    privacy_unit: PrivacyUnit | None = None
+
+    def __post_init__(self) -> None:
+        check_privacy_unit(self.privacy_unit, self.plan.privacy)
 
 
 @dataclass(frozen=True)
@@ -95,14 +103,17 @@ class CdfStatistic:
 
     def count(self, source: DataSource, spend: CdfSpend, progress: Progress | None = None,
               should_cancel: ShouldCancel | None = None) -> ColumnHistogram:
-        return source.histogram(spend.column, spend.lower, spend.upper, spend.bins, progress=progress,
+        """The column's histogram (CONFIDENTIAL); with a privacy unit, of the rows it keeps (at most L a person)."""
+        return source.histogram(spend.column, spend.lower, spend.upper, spend.bins,
+                                bounding=bounding_of(spend.privacy_unit), progress=progress,
                                 should_cancel=should_cancel)
 
     def release(self, ledger: ReleaseRecords, dataset: str, spend: CdfSpend, counts: ColumnHistogram, noise: RandomSource, *,
                 release_id: str | None = None, source_record: dict[str, Any] | None = None) -> tuple[Release, ReleaseInfo]:
         return spend_and_release(ledger, dataset, spend.column, spend.missing, counts.counts, spend.plan, noise,
                                  spend.lower, spend.upper, spend.consistency, n_missing=counts.n_missing,
-                                 release_id=release_id, source_record=source_record,
+                                 release_id=release_id,
+                                 source_record=with_privacy_unit(source_record, spend.privacy_unit),
                                  whole_numbers=spend.whole_numbers)
 
     def parameters(self, release: Release, info: ReleaseInfo) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import numpy as np
 from dpgui.core.counts import CountsPlan, CountsRelease
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.noise import RandomSource
+from dpgui.core.privacy_unit import PrivacyUnit, with_privacy_unit
 from dpgui.data.source import DataSource
 from dpgui.errors import DataError
 from dpgui.report.bundle import BundlePaths
@@ -34,17 +35,24 @@ from dpgui.report.ledger.records import ReleaseRecords
 from dpgui.report.publish import levels_sha256
 from dpgui.report.signing import SecretKey
 from dpgui.vocabulary import Charge, Neighbours, StatisticKind
-from dpgui.workspace.statistic import PlanProgress, Planned, Progress, ShouldCancel
+from dpgui.workspace.statistic import (
+    PlanProgress, Planned, Progress, ShouldCancel, bounding_of, check_privacy_unit,
+)
 
 __all__ = ["COUNTS", "CountsPlanRequest", "CountsSpend", "CountsStatistic"]
 
 
 @dataclass(frozen=True)
 class CountsSpend:
-    """What a counts release publishes besides its counts, all public: the column and the plan."""
+    """What a counts release publishes besides its counts, all public: the column, the plan and the privacy
+    unit (None: records per person declared; else checked against the plan's privacy here)."""
 
     column: str
     plan: CountsPlan
+    privacy_unit: PrivacyUnit | None = None
+
+    def __post_init__(self) -> None:
+        check_privacy_unit(self.privacy_unit, self.plan.privacy)
 
 
 @dataclass(frozen=True)
@@ -111,9 +119,12 @@ class CountsStatistic:
               should_cancel: ShouldCancel | None = None) -> np.ndarray:
         """The number of rows of each stated category, in the plan's order (int64; CONFIDENTIAL). The hierarchy's
         rule: a value of the data that is not a stated category is a DataError that quotes none of them, and
-        so is a missing value (the data layer's); both before anything is spent."""
+        so is a missing value (the data layer's); both before anything is spent. With a privacy unit, of the rows
+        it keeps (at most L a person, ordered by the stated categories)."""
         categories = spend.plan.categories
-        paths = source.path_counts([spend.column], progress=progress, should_cancel=should_cancel, min_levels=1)
+        bounding = bounding_of(spend.privacy_unit, {spend.column: categories})
+        paths = source.path_counts([spend.column], bounding=bounding, progress=progress, should_cancel=should_cancel,
+                                   min_levels=1)
         index = {label: i for i, label in enumerate(categories)}
         counts = np.zeros(len(categories), dtype=np.int64)
         unlisted = 0
@@ -132,7 +143,8 @@ class CountsStatistic:
                 release_id: str | None = None, source_record: dict[str, Any] | None = None
                 ) -> tuple[CountsRelease, CountsReleaseInfo]:
         return spend_and_release_counts(ledger, dataset, spend.column, counts, spend.plan, noise,
-                                        release_id=release_id, source_record=source_record)
+                                        release_id=release_id,
+                                        source_record=with_privacy_unit(source_record, spend.privacy_unit))
 
     def parameters(self, release: CountsRelease, info: CountsReleaseInfo) -> dict[str, Any]:
         return counts_params(release, info)

@@ -23,6 +23,7 @@ from dpgui.core.grouped_cdf import GroupedPlan, GroupedRelease, GroupList, plan_
 from dpgui.core.noise import RandomSource
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.planner import margin95
+from dpgui.core.privacy_unit import PrivacyUnit, with_privacy_unit
 from dpgui.data.group_histograms import GroupHistograms, group_histograms
 from dpgui.data.source import DataSource
 from dpgui.report.bundle import BundlePaths
@@ -39,7 +40,9 @@ from dpgui.report.ledger import Ledger
 from dpgui.report.ledger.records import ReleaseRecords
 from dpgui.report.signing import SecretKey
 from dpgui.vocabulary import AccuracyWhere, CdfConsistency, Charge, Noise, StatisticKind
-from dpgui.workspace.statistic import Alternative, Planned, PlanProgress, Progress, ShouldCancel
+from dpgui.workspace.statistic import (
+    Alternative, Planned, PlanProgress, Progress, ShouldCancel, bounding_of, check_privacy_unit,
+)
 
 __all__ = ["GROUPED_CDF", "GroupedCdfPlanRequest", "GroupedCdfSpend", "GroupedCdfStatistic"]
 
@@ -47,7 +50,8 @@ __all__ = ["GROUPED_CDF", "GroupedCdfPlanRequest", "GroupedCdfSpend", "GroupedCd
 @dataclass(frozen=True)
 class GroupedCdfSpend:
     """What a grouped CDF release publishes besides its values, all public: the numeric and the group column,
-    the public bounds, the shared plan (its groups and bins) and the consistency step."""
+    the public bounds, the shared plan (its groups and bins), the consistency step and the privacy unit (None:
+    records per person declared; else checked against the plan's privacy here)."""
 
     column: str
     group_column: str
@@ -55,6 +59,10 @@ class GroupedCdfSpend:
     upper: float
     plan: GroupedPlan
     consistency: str = CdfConsistency.L2
+    privacy_unit: PrivacyUnit | None = None
+
+    def __post_init__(self) -> None:
+        check_privacy_unit(self.privacy_unit, self.plan.tree.privacy)
 
 
 @dataclass(frozen=True)
@@ -131,10 +139,12 @@ class GroupedCdfStatistic:
 
     def count(self, source: DataSource, spend: GroupedCdfSpend, progress: Progress | None = None,
               should_cancel: ShouldCancel | None = None) -> GroupHistograms:
-        """The histogram of the column for each released group, in the plan's order (CONFIDENTIAL)."""
+        """The histogram of the column for each released group, in the plan's order (CONFIDENTIAL); with a privacy
+        unit, of the rows it keeps (at most L a person in the whole table, ordered by the public group list)."""
         tree = spend.plan.tree
+        bounding = bounding_of(spend.privacy_unit, {spend.group_column: spend.plan.groups.labels})
         return group_histograms(source, spend.group_column, spend.column, spend.lower, spend.upper, tree.shape.bins,
-                                spend.plan.groups, progress=progress, should_cancel=should_cancel)
+                                spend.plan.groups, bounding=bounding, progress=progress, should_cancel=should_cancel)
 
     def release(self, ledger: ReleaseRecords, dataset: str, spend: GroupedCdfSpend, counts: GroupHistograms,
                 noise: RandomSource, *, release_id: str | None = None, source_record: dict[str, Any] | None = None
@@ -143,7 +153,8 @@ class GroupedCdfStatistic:
             raise ValueError("the histograms are not those of the plan's groups")
         return spend_and_release_grouped_cdf(ledger, dataset, spend.column, spend.group_column, counts.counts,
                                              counts.n_missing, spend.plan, noise, spend.lower, spend.upper,
-                                             spend.consistency, release_id=release_id, source_record=source_record)
+                                             spend.consistency, release_id=release_id,
+                                             source_record=with_privacy_unit(source_record, spend.privacy_unit))
 
     def parameters(self, release: GroupedRelease, info: GroupedReleaseInfo) -> dict[str, Any]:
         return grouped_cdf_params(release, info)

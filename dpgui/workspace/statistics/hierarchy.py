@@ -20,6 +20,7 @@ import numpy as np
 
 from dpgui.core.hierarchy import Hierarchy, HierarchyPlan, HierarchyProjection, HierarchyRelease
 from dpgui.core.noise import RandomSource
+from dpgui.core.privacy_unit import PrivacyUnit, with_privacy_unit
 from dpgui.data.source import DataSource
 from dpgui.report.bundle import SCHEMA_PATH, BundlePaths
 from dpgui.report.hierarchy.bundle import (
@@ -37,7 +38,9 @@ from dpgui.report.publish import levels_sha256
 from dpgui.report.signing import SecretKey
 from dpgui.vocabulary import Charge, Noise, StatisticKind
 from dpgui.workspace.hierarchy_planning import HierarchyPlanRequest, PlannedHierarchy, plan_and_project
-from dpgui.workspace.statistic import Alternative, Planned, PlanProgress, Progress, ShouldCancel
+from dpgui.workspace.statistic import (
+    Alternative, Planned, PlanProgress, Progress, ShouldCancel, bounding_of, check_privacy_unit,
+)
 
 __all__ = ["HIERARCHY", "HierarchySpend", "HierarchyStatistic"]
 
@@ -46,7 +49,8 @@ __all__ = ["HIERARCHY", "HierarchySpend", "HierarchyStatistic"]
 class HierarchySpend:
     """What a hierarchy release publishes besides its counts, all public: the tree (its node list), the
     plan, where the node list comes from (a public prior file, or the data's categories declared public),
-    whether the optimiser had the data's own counts (opted in), the prior's name and SHA-256, the notes."""
+    whether the optimiser had the data's own counts (opted in), the prior's name and SHA-256, the notes, and the
+    privacy unit (None: records per person declared; else checked against the plan's privacy here)."""
 
     hierarchy: Hierarchy
     plan: HierarchyPlan
@@ -55,6 +59,10 @@ class HierarchySpend:
     prior_name: str | None = None
     prior_sha256: str | None = None
     notes: tuple[str, ...] = ()
+    privacy_unit: PrivacyUnit | None = None
+
+    def __post_init__(self) -> None:
+        check_privacy_unit(self.privacy_unit, self.plan.privacy)
 
 
 @dataclass(frozen=True)
@@ -100,9 +108,12 @@ class HierarchyStatistic:
     def count(self, source: DataSource, spend: HierarchySpend, progress: Progress | None = None,
               should_cancel: ShouldCancel | None = None) -> np.ndarray:
         """The count of every leaf of ``spend.hierarchy``, in its leaf order (a path of the data that is
-        not in the tree is a DataError naming the first few)."""
+        not in the tree is a DataError naming the first few). With a privacy unit, of the rows it keeps (at most L
+        a person, ordered by the node labels of each level)."""
         hierarchy = spend.hierarchy
-        paths = source.path_counts(list(hierarchy.level_names), progress=progress, should_cancel=should_cancel)
+        bounding = bounding_of(spend.privacy_unit, dict(zip(hierarchy.level_names, hierarchy.labels, strict=True)))
+        paths = source.path_counts(list(hierarchy.level_names), bounding=bounding, progress=progress,
+                                   should_cancel=should_cancel)
         leaf_counts = np.zeros(hierarchy.level_sizes[-1], dtype=np.int64)
         if paths.paths:
             np.add.at(leaf_counts, hierarchy.leaf_index(paths.paths), np.asarray(paths.counts, dtype=np.int64))
@@ -115,7 +126,8 @@ class HierarchyStatistic:
             ledger, dataset, spend.hierarchy, counts, spend.plan, noise,
             node_list_source=NODE_LIST_FROM_PRIOR if spend.node_list_from_prior else NODE_LIST_FROM_DATA,
             counts_from_data=spend.counts_from_data, prior_name=spend.prior_name, prior_sha256=spend.prior_sha256,
-            notes=spend.notes, release_id=release_id, source_record=source_record)
+            notes=spend.notes, release_id=release_id,
+            source_record=with_privacy_unit(source_record, spend.privacy_unit))
 
     def parameters(self, release: HierarchyRelease, info: HierarchyReleaseInfo) -> dict[str, Any]:
         return hierarchy_release_params(release, info)

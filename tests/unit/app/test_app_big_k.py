@@ -84,7 +84,8 @@ def test_results_page_at_2_to_the_20_bins_is_computed_on_the_release_worker_with
     (each O(K), about half a second together) run on the release worker, never the GUI thread,
     and the page shows the numbers computed from the release directly (as before the move)."""
     log = ThreadLog(monkeypatch, ((results_module, "quantiles"), (results_module, "cumulative_interval95"),
-                                  (publish_module, "levels_sha256"), (cdf_statistic_module, "spend_and_release")))
+                                  (results_module, "cdf_moments"), (publish_module, "levels_sha256"),
+                                  (cdf_statistic_module, "spend_and_release")))
     window = make_window(qtbot)
     open_and_wait(qtbot, window, incomes)
     window.tabs.setCurrentIndex(TAB_PLAN)
@@ -96,8 +97,8 @@ def test_results_page_at_2_to_the_20_bins_is_computed_on_the_release_worker_with
     shown = window.workspace.state.shown
     release = shown.release
     assert release.plan.shape.bins == BINS and shown.confirmed is False  # seeded test noise: never signable
-    assert log.steps() == {"results.quantiles", "results.cumulative_interval95", "publish.levels_sha256",
-                           "cdf.spend_and_release"}
+    assert log.steps() == {"results.quantiles", "results.cumulative_interval95", "results.cdf_moments",
+                           "publish.levels_sha256", "cdf.spend_and_release"}
     assert log.on_gui_thread() == []
     view = window.result_view
     assert shown.figures is not None and view._figures is shown.figures  # drawn from the worker's figures

@@ -154,3 +154,34 @@ def test_a_grouped_release_stays_in_the_session_list_and_shows_again(qtbot, tmp_
     assert window.session.reopen(release_id)
     assert window.mode is page and page.outcome is not None and page.outcome.release_id == release_id
     assert "flights.csv" in page.release_status.text() and spends() == [("flights", 1.0)]
+
+
+def test_the_results_show_every_groups_median_and_mean_with_intervals(qtbot, tmp_path: Path) -> None:
+    """The table's median and mean cells are group_summaries' figures (bins 10 wide: medians to whole numbers),
+    each with the interval that holds the group's true figure; a cell's tooltip words the mean's parts."""
+    from dpgui.core.cdf_moments import group_summaries
+    from dpgui.formatting import format_fixed, moment_decimals
+
+    window, page = _grouped_window(qtbot, tmp_path)
+    page.groups.setPlainText("AA\nDL\nB6")
+    page.epsilon.set_text("4")
+    page.epsilon.edited.emit()
+    release_and_wait(qtbot, window)
+    outcome = page.outcome
+    assert outcome is not None, error_text(window)
+    headers = [page.results.horizontalHeaderItem(c).text() for c in range(page.results.columnCount())]
+    assert headers[2:4] == ["Median (95 % interval)", "Mean (95 % interval)"]
+    summaries = group_summaries(outcome.release.labels, outcome.release.releases)
+    for row, summary in enumerate(summaries):
+        median, mean = summary.median, summary.moments.mean
+        if median is not None:
+            assert page.results.item(row, 2).text() == (
+                f"{format_fixed(median.value, 0)} ({format_fixed(median.low, 0)} to {format_fixed(median.high, 0)})")
+        if mean is None:
+            assert page.results.item(row, 3).text() == "—"
+            continue
+        places = moment_decimals(mean.noise_margin, mean.binning)
+        assert page.results.item(row, 3).text() == (
+            f"{format_fixed(mean.value, places)} ({format_fixed(mean.low, places)} to {format_fixed(mean.high, places)})")
+        assert "binning adds at most ± 5" in page.results.item(row, 3).toolTip()
+    page.results.parentWidget().grab().save(str(tmp_path / "grouped-results.png"))

@@ -311,3 +311,51 @@ def test_clearing_leaves_nothing_of_the_release_on_screen(view):
     assert all("distance" not in p.getPlotItem().getAxis("bottom").labelText for p in (view.cdf_plot, view.hist_plot))
     assert view.from_spin.suffix() == "" and view.to_spin.suffix() == ""
     assert view.summary.text() == "No release yet."
+    assert view.moments_label.text() == "" and view.moments() is None
+
+
+# --- mean and sum -----------------------------------------------------------------------------
+
+def test_mean_and_sum_are_shown_in_words_with_their_intervals(view, data):
+    """The box says the mean and the sum of cdf_moments, each with its noise margin, the binning allowance
+    (half a bin: 5 for bins 10 wide) and the interval; the true clamped mean of the counts' midpoints lies in it."""
+    from dpgui.core.cdf_moments import cdf_moments
+
+    counts, result = data
+    moments = cdf_moments(result)
+    assert view.moments() == moments and moments.mean is not None
+    text = _plain(view.moments_label)
+    mean = moments.mean
+    assert f"Mean: {format_fixed(mean.value, 2)} ± {format_fixed(mean.noise_margin, 2)} (95 %)" in text
+    assert f"binning adds at most ± 5.00: {format_fixed(mean.low, 2)} to {format_fixed(mean.high, 2)}" in text
+    assert "Sum: " in text and "± 5.0 per value" in text and "In the units of distance" in text
+    mids = np.arange(K) * 10.0 + 5.0
+    assert mean.low <= float(mids @ counts / counts.sum()) <= mean.high
+
+
+def test_a_release_without_a_positive_total_says_there_is_no_mean(qtbot):
+    from dpgui.core.cdf_moments import NO_MEAN
+    from dpgui.core.mechanism import release_from_levels
+    from dpgui.core.plan import Plan
+    from dpgui.core.tree import TreeShape
+
+    shape = TreeShape(4, (2, 2))
+    plan = Plan(shape, PrivacySpec(1.0, "addremove"), (1 / 3, 1 / 3, 1 / 3))
+    levels = [np.array([-3.0]), np.array([-1.0, -2.0]), np.array([0.0, -1.0, -1.0, 0.0])]
+    widget = ResultView()
+    qtbot.addWidget(widget)
+    widget.set_release(release_from_levels(plan, levels, 0.0, 4.0, "l2", secure=False), "distance")
+    assert NO_MEAN[1:] in _plain(widget.moments_label)
+
+
+def test_whole_numbers_on_centred_bins_show_no_binning(qtbot):
+    """A whole-number column on bins one whole number wide: every value is its bin's midpoint, so binning adds ± 0;
+    without the statement the same release shows half a bin."""
+    counts = np.random.default_rng(2).integers(0, 50, 20)
+    result = release(counts, auto_plan(20, PrivacySpec(1.0)), SeededRandom(4), -0.5, 19.5, "l2")
+    widget = ResultView()
+    qtbot.addWidget(widget)
+    widget.set_release(result, "age", whole_numbers=True)
+    assert widget.moments().per_value == 0.0 and _plain(widget.moments_label).count("binning adds nothing:") == 2
+    widget.set_release(result, "age")
+    assert widget.moments().per_value == 0.5 and "binning adds at most ± 0.50" in _plain(widget.moments_label)

@@ -7,7 +7,7 @@ import csv
 import json
 from pathlib import Path
 
-from cli_helpers import run_cli
+from cli_helpers import run_cli, signing_key_options
 
 
 def test_counts_release_signs_a_bundle_that_verifies(tmp_path: Path, capsys) -> None:
@@ -35,14 +35,6 @@ def test_counts_release_signs_a_bundle_that_verifies(tmp_path: Path, capsys) -> 
     assert json.loads(stdout)["datasets"][0]["epsilon_spent"] == 0.5
 
 
-def _key(tmp_path: Path, capsys) -> list[str]:
-    (tmp_path / "pass.txt").write_text("a long passphrase\n", encoding="utf-8")
-    keys = tmp_path / "keys"
-    assert run_cli(["key", "create", "officer", "--dir", str(keys), "--passphrase-file", str(tmp_path / "pass.txt")],
-                   capsys)[0] == 0
-    return ["--key", str(keys / "officer.key"), "--passphrase-file", str(tmp_path / "pass.txt")]
-
-
 def test_renamed_data_is_refused_without_new_dataset_and_a_database_is_counted_where_it_lives(tmp_path: Path,
                                                                                                 capsys) -> None:
     """The dataset identity step: the same data (column names, row count) under a new dataset name is refused
@@ -50,7 +42,7 @@ def test_renamed_data_is_refused_without_new_dataset_and_a_database_is_counted_w
     SQLite table counted by the database."""
     import sqlite3
 
-    key = _key(tmp_path, capsys)
+    key = signing_key_options(tmp_path, capsys)
     data = tmp_path / "people.csv"
     data.write_text("state\nOR\nOR\nWA\n", encoding="utf-8")
     listed = tmp_path / "states.txt"

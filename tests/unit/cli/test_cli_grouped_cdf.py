@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import run_cli
+from cli_helpers import run_cli, signing_key_options
 
 ROWS = [("AA", 5.0), ("AA", 12.5), ("DL", -3.0), ("DL", 40.0), ("DL", 7.0), ("UA", 99.0), ("WN", 1.0), ("", 3.0)]
 
@@ -21,16 +21,8 @@ def _data(tmp_path: Path) -> Path:
     return data
 
 
-def _key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
-    (tmp_path / "pass.txt").write_text("a long passphrase\n", encoding="utf-8")
-    keys = tmp_path / "keys"
-    assert run_cli(["key", "create", "officer", "--dir", str(keys), "--passphrase-file", str(tmp_path / "pass.txt")],
-                   capsys)[0] == 0
-    return ["--key", str(keys / "officer.key"), "--passphrase-file", str(tmp_path / "pass.txt")]
-
-
 def test_grouped_release_signs_a_bundle_that_verifies_and_charges_once(tmp_path: Path, capsys) -> None:
-    key = _key(tmp_path, capsys)
+    key = signing_key_options(tmp_path, capsys)
     groups = tmp_path / "carriers.txt"
     groups.write_text("AA\nDL\nB6\n", encoding="utf-8")  # B6 is absent from the data: released from zeros
     assert run_cli(["ledger", "cap", "flights", "2"], capsys)[0] == 0

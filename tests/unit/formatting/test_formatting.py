@@ -48,3 +48,15 @@ def test_budgets_from_a_ten_thousandth_to_a_thousandth_are_written_out():
     assert f.format_budget(9.99e-5) == "9.99e-5" and f.format_budget(-0.0005) == "-0.0005"
     for value in (1e-4, 2.5e-4, 9.99e-4, 3e-7):
         assert float(f.format_budget(value)) == float(f"{value:.3g}")
+
+
+def test_moment_words_state_the_margin_the_binning_and_the_interval():
+    from dpgui.formatting import moment_decimals, moment_words
+
+    assert moment_decimals(12.3, 5.0) == 1 and moment_decimals(0.93, 5.0) == 2 and moment_decimals(21_099.6) == 0
+    assert moment_decimals(0.0, float("nan")) == 0 and moment_decimals(1e-12) == 6
+    assert moment_words(1234.5, 12.34, 5.0, 1217.16, 1251.84, 1) == (
+        "1,234.5 ± 12.3 (95 %), binning adds at most ± 5.0: 1,217.2 to 1,251.8")
+    assert moment_words(-0.01, 3.0, 0.5, -3.5, 3.5, 0, per_value=True) == (
+        "0 ± 3 (95 %), binning adds at most ± 0.50 per value: -4 to 4")
+    assert moment_words(9.6, 0.4, 0.0, 9.2, 10.0, 2, per_value=True) == "9.60 ± 0.40 (95 %), binning adds nothing: 9.20 to 10.00"

@@ -1,5 +1,5 @@
 """The report of a CDF for each group: a first page with the plan, the groups, the rule for the others and the
-privacy statement (the sizes published with noise only, the budget spent once), then six groups a page, each
+privacy statement (the sizes published with noise only, the budget spent once), then five groups a page, each
 with its noisy size and its quantiles; drawn by report_pdf as by its own function (read back with poppler)."""
 
 from __future__ import annotations
@@ -46,3 +46,27 @@ def test_the_report_names_every_group_and_says_the_sizes_are_noisy(tmp_path: Pat
     for label in (*labels, "other"):
         assert f"Group {label}" in text
     assert text.count("50% quantile") == len(plan.labels) and "TEST" in text  # seeded noise is said on the page
+
+
+def test_every_group_states_its_mean_and_sum_with_intervals(tmp_path: Path) -> None:
+    """Each group's table has cdf_moments' mean and sum with the interval, the noise's margin and the binning
+    (half of a 10 wide bin); a group whose released total is not positive says it has no mean."""
+    from dpgui.core.cdf_moments import NO_MEAN, cdf_moments
+    from dpgui.formatting import format_fixed, moment_decimals
+
+    plan = plan_grouped(GroupList(("AA", "DL", "B6")), 16, PrivacySpec(1.0, "change"))
+    counts = np.random.default_rng(4).integers(0, 40, size=(3, 16))
+    release = release_grouped(counts, plan, SeededRandom(6), 0.0, 160.0)
+    info = GroupedReleaseInfo("flights", "dep_delay", "carrier", "4" * 32, CREATED, False)
+    text = " ".join(pdf_text(write_pdf(render_grouped_cdf_pdf(release, info, None), tmp_path / "g.pdf")).split())
+    for group in release.releases:
+        moments = cdf_moments(group)
+        mean = moments.mean
+        assert mean is not None
+        places = moment_decimals(mean.noise_margin, mean.binning)
+        assert (f"Mean {format_fixed(mean.value, places)} (95 %: {format_fixed(mean.low, places)} to "
+                f"{format_fixed(mean.high, places)}; noise ± {format_fixed(mean.noise_margin, places)}, binning ± 5.0)"
+                ) in text
+        total = moments.sum
+        assert f"Sum {format_fixed(total.value, moment_decimals(total.noise_margin, total.binning))} (95 %" in text
+    assert text.count("binning ± 5.0 per value") == 3 and NO_MEAN not in text

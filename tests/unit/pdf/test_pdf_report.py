@@ -366,3 +366,23 @@ def test_a_laplace_release_says_pure_epsilon_and_an_unused_delta(tmp_path):
     text = pdf_text(write_pdf(render_release_pdf(unused, details(), KEY_ID), tmp_path / "unused.pdf"))
     assert "the δ = 1e-6 allowed in the plan was not used (Laplace noise needs none)" in text
     assert "A δ of 1e-6 was allowed in the plan but not used" in text and "Gaussian" not in text
+
+
+def test_page_one_states_the_mean_and_the_sum_with_their_intervals(tmp_path):
+    """Rows "Mean" and "Sum" under the quantiles: cdf_moments' estimate and the interval for the true figure of the
+    values, and a sentence with the noise's margin and the binning (half of a 0.5 wide bin)."""
+    from dpgui.core.cdf_moments import cdf_moments
+    from dpgui.formatting import format_fixed, moment_decimals
+
+    rel = make_release(smooth_counts(200))
+    text = " ".join(pdf_text(write_pdf(render_release_pdf(rel, details(), KEY_ID), tmp_path / "m.pdf"), 1).split())
+    moments = cdf_moments(rel)
+    mean, total = moments.mean, moments.sum
+    assert mean is not None and moments.bin_width == 0.5
+    places = moment_decimals(mean.noise_margin, 0.25)
+    assert (f"Mean {format_fixed(mean.value, places)} {format_fixed(mean.low, places)} to "
+            f"{format_fixed(mean.high, places)}") in text
+    places = moment_decimals(total.noise_margin, total.binning)
+    low, high = format_fixed(total.low, places), format_fixed(total.high, places)
+    assert f"Sum {format_fixed(total.value, places)} {low} to {high}" in text
+    assert "binning by at most ± 0.25" in text and "± 0.25 per value" in text and "at least 95 of 100 releases" in text

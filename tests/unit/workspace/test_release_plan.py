@@ -290,3 +290,27 @@ def test_what_a_plan_publishes_besides_its_noisy_values_is_the_same_on_neighbour
         seen.append(([(p.budget, p.margin95, p.charge) for p in released.split.parts], parts, entry.epsilon,
                      released.split.chosen))
     assert seen[0] == seen[1]
+
+
+def test_a_plan_with_a_person_column_counts_at_most_l_rows_of_each_person_in_every_part(tmp_path):
+    rng = np.random.default_rng(32)
+    n = 3000
+    person = rng.integers(0, 400, n).astype(str)
+    person[:1000] = "heavy"  # one person with 1,000 rows
+    frame = pd.DataFrame({"x": rng.uniform(0, 100, n), "kind": rng.choice(["a", "b"], n), "person": person})
+    frame.to_parquet(tmp_path / "t.parquet")
+    data = {"dataset": "people", "source": str(tmp_path / "t.parquet"), "epsilon": 1.0, "records_per_person": 3,
+            "person_column": "person",
+            "statistic": [{"kind": "cdf", "column": "x", "lower": 0, "upper": 100, "bins": 16},
+                          {"kind": "counts", "column": "kind", "categories": ["a", "b"]}]}
+    with pytest.raises(DpguiError, match="person-ID column protects one person added or removed"):
+        PlanSpec.from_dict({**data, "neighbours": "change"})
+    spec = PlanSpec.from_dict(data)
+    assert spec.neighbours == "addremove" and "enforced" in spec.unit_words()
+    with Ledger() as ledger:
+        ledger.set_cap("people", 1.0)
+        released, _ = _release(spec, ledger)
+    kept = frame.groupby("person").size().clip(upper=3).sum()  # at most 3 rows of each person
+    assert int(released.parts[1].counts.sum()) == kept  # the counts part counted the kept rows only
+    assert released.parts[0].counts.counts.sum() == kept
+    assert all(p.info.source["privacy_unit"]["person_column"] == "person" for p in released.parts)
