@@ -38,6 +38,7 @@ from dpgui.app.plan.results import PlanResults
 from dpgui.app.plan.statistics_list import StatisticsList
 from dpgui.app.simple_mode import OnePageWindow
 from dpgui.app.widgets.fields import ValidatedField, offer_neighbours, parse_delta, parse_epsilon
+from dpgui.app.widgets.person_column import PersonColumnRow
 from dpgui.app.widgets.release_bar import ReleaseBar
 from dpgui.app.workers import Worker, WorkerPool, release_progress_dialog
 from dpgui.data.source import PasswordPrompt, open_source
@@ -50,7 +51,7 @@ from dpgui.vocabulary import Neighbours, ReleaseKind, StatisticKind
 from dpgui.workspace.plan_spec import PartSpec, PlanSpec, plan_items
 from dpgui.workspace.plan_split import PlanSplit, split_plan
 from dpgui.workspace.release import BudgetOk, FirstCapNeeded, Problem, failure_budget_sentence, new_release_id
-from dpgui.workspace.release_plan import PlanItem, ReleasedPlan, privacy_unit_words
+from dpgui.workspace.release_plan import PlanItem, ReleasedPlan
 from dpgui.workspace.session import SessionRelease
 from dpgui.workspace.words import NEIGHBOURS_LABELS, escape
 
@@ -159,12 +160,9 @@ class PlanMode(QWidget):
         form.addRow("", self.neighbours_note)
         self.records = QSpinBox()
         self.records.setRange(1, 1000)
-        self.records.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP + " (Stated by you: the plan trusts this number.)")
+        self.records.setToolTip(text.RECORDS_PER_PERSON_TOOLTIP)
         form.addRow("Records per perso&n:", self.records)
-        self.unit_note = text.plain_text(QLabel(""))
-        self.unit_note.setWordWrap(True)
-        self.unit_note.setToolTip("The privacy unit, as the PDF and the manifest state it.")
-        form.addRow("", self.unit_note)
+        self.person = PersonColumnRow(form, self.neighbours, self.records, self.refresh)
         for field in (self.epsilon, self.delta):
             field.edited.connect(self.refresh)
         self.neighbours.currentIndexChanged.connect(self.refresh)
@@ -237,16 +235,17 @@ class PlanMode(QWidget):
         except DpguiError as err:
             self.host.show_error("The plan was not opened", text.friendly(err))
             return False
-        if spec.person_column is not None:
-            self.host.show_error("The plan was not opened", "It keeps at most L rows per person of the column "
-                                 f"'{spec.person_column}', which the window cannot do yet: run it with "
-                                 "`dpgui release --spec` instead.")
+        if spec.person_column is not None and spec.person_column not in self.columns():
+            self.host.show_error("The plan was not opened", f"It keeps at most {spec.records_per_person:,} rows of each "
+                                 f"person of the column '{spec.person_column}', which the open data does not have: "
+                                 "open the data that has it first.")
             return False
         privacy = spec_privacy(spec)
         self.epsilon.set_text(f"{privacy.epsilon:g}")
         self.delta.set_text(f"{privacy.delta:g}")
         self.neighbours.setCurrentIndex(max(0, self.neighbours.findData(str(privacy.neighbours))))
         self.records.setValue(privacy.records_per_person)
+        self.person.choose(privacy.person_column)
         self.dataset_name.setText(spec.dataset)
         self.statistics.set_parts([editable(part) for part in spec.parts])
         source = self.host.workspace.state.source
@@ -262,7 +261,8 @@ class PlanMode(QWidget):
         epsilon, delta = self.epsilon.value(), self.delta.value()
         if epsilon is None or delta is None:
             return None
-        return PlanPrivacy(epsilon, delta, Neighbours(self.neighbours.currentData()), self.records.value())
+        return PlanPrivacy(epsilon, delta, Neighbours(self.neighbours.currentData()), self.records.value(),
+                           self.person.column())
 
     def _key(self, privacy: PlanPrivacy | None) -> str:
         """What a split depends on: the statistics' settings, the plan's budget and protection, and the open data
@@ -309,8 +309,6 @@ class PlanMode(QWidget):
         self.split_button.setEnabled(not split_problem and self.split_worker is None)
         self.split_button.setToolTip(split_problem or "Share the plan's budget among its statistics for the least "
                                      f"weighted error ({SPLIT_READS}).")
-        unit = privacy_unit_words(self.records.value(), None)
-        self.unit_note.setText(unit[:1].upper() + unit[1:] + ".")
         problem = self.release_problem()
         self.release_button.setEnabled(not problem and self.release_worker is None)
         self.blocker.setText(f"Release is not possible yet: {problem}" if problem else "")
@@ -468,6 +466,7 @@ class PlanMode(QWidget):
             self.dataset_name.setText(state.dataset)
             self.dataset_name.blockSignals(False)
         public = source is None or source.source_spec.row_count_may_be_public
+        self.person.set_columns(self.columns())
         switched = offer_neighbours(self.neighbours, public)
         self.neighbours_note.setText("" if public else text.query_rows_private_note(switched))
         self.neighbours_note.setVisible(not public)

@@ -45,12 +45,14 @@ def replaced(part: PartSpec, **changes: Any) -> PartSpec:
 
 @dataclass(frozen=True)
 class PlanPrivacy:
-    """The plan's whole budget (ε, δ) and its protection (neighbour model, records per person)."""
+    """The plan's whole budget (ε, δ) and its protection (neighbour model, records per person L, and the person-ID
+    column that enforces L; None: L declared)."""
 
     epsilon: float
     delta: float
     neighbours: Neighbours
     records_per_person: int = 1
+    person_column: str | None = None
 
     @property
     def noise(self) -> Noise:
@@ -138,7 +140,7 @@ def plan_spec_of(parts: Sequence[PartSpec], privacy: PlanPrivacy, dataset: str, 
     ``dataset``, of the data at ``source``. Nothing is checked here (:func:`part_problems` is, and the plan
     file's own checks when its items are made)."""
     return PlanSpec(dataset, source, privacy.epsilon, privacy.delta, privacy.neighbours, privacy.records_per_person,
-                    None, tuple(PartSpec(part.kind, _file_settings(part, privacy)) for part in parts))
+                    privacy.person_column, tuple(PartSpec(part.kind, _file_settings(part, privacy)) for part in parts))
 
 
 def _file_settings(part: PartSpec, privacy: PlanPrivacy) -> dict[str, Any]:
@@ -162,7 +164,7 @@ def noise_problem(parts: Sequence[PartSpec], privacy: PlanPrivacy) -> str:
 
 def spec_privacy(spec: PlanSpec) -> PlanPrivacy:
     """The budget and protection of a plan file."""
-    return PlanPrivacy(spec.epsilon, spec.delta, spec.neighbours, spec.records_per_person)
+    return PlanPrivacy(spec.epsilon, spec.delta, spec.neighbours, spec.records_per_person, spec.person_column)
 
 
 def editable(part: PartSpec) -> PartSpec:

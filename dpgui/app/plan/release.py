@@ -30,7 +30,7 @@ from dpgui.workspace.release import BudgetCheck, NotEnoughBudget, Progress
 from dpgui.workspace.plan_spec import PlanSpec
 from dpgui.workspace.plan_split import PlanSplit
 from dpgui.workspace.release_plan import (
-    PlanItem, PlanOverBudget, ReleasedPlan, check_plan_budget, privacy_unit_words, release_plan, worded_refusal,
+    PlanItem, PlanOverBudget, ReleasedPlan, check_plan_budget, release_plan, worded_refusal,
 )
 from dpgui.workspace.statistic_release import OpenData, budget_check, budget_words, run_on_worker, set_first_cap
 from dpgui.workspace.words import escape
@@ -63,8 +63,8 @@ class PlanRequest:
 
     @property
     def privacy_unit(self) -> str:
-        """The plan's privacy unit in words (L declared unless a person-ID column enforces it)."""
-        return privacy_unit_words(self.plan.records_per_person, self.plan.person_column)
+        """The plan's privacy unit in words (enforced by the person-ID column, or declared)."""
+        return self.plan.unit_words()
 
 
 class _PlanCharge:
@@ -142,27 +142,18 @@ def _details(settings: Mapping[str, Any]) -> str:
     return "; ".join(words)
 
 
-def _table_rows(counts: Any) -> int:
-    """The table's rows, as a part's counts hold them (a CDF's histogram, a grouped CDF's, a column's counts)."""
-    for name in ("n_rows", "table_rows"):
-        rows = getattr(counts, name, None)
-        if isinstance(rows, int):
-            return rows
-    return int(counts.sum())  # a column's counts: every row is counted in one category
-
-
 def run_plan_release(request: PlanRequest, source: Callable[[], RandomSource], progress: Progress,
                      should_cancel: Callable[[], bool], release_id: str | None = None,
                      password_prompt: PasswordPrompt | None = None) -> ReleasedPlan:
     """The window's release of the plan on a worker thread: one ledger entry (id ``release_id``) for every part,
-    the data opened once where it lives, the dataset identity of its column names and row count recorded before
-    the spend. Raises the plan's refusal (:class:`~dpgui.workspace.release_plan.PlanOverBudget`, the ledger's in
-    its words) before the data is read, Cancelled before the spend; after the spend, the error that says so.
-    O(rows) per part."""
+    the data opened once where it lives, the dataset identity of its column names and row count (one more count
+    of the rows) recorded before the spend. Raises the plan's refusal
+    (:class:`~dpgui.workspace.release_plan.PlanOverBudget`, the ledger's in its words) before the data is read,
+    Cancelled before the spend; after the spend, the error that says so. O(rows) per part."""
     def release(flow: ReleaseFlow, open_data: OpenData, noise: Callable[[], RandomSource],
                 read_progress: Callable[[float], None]) -> ReleasedPlan:
         def counted(data: DataSource, counts: Sequence[Any]) -> None:
-            flow.record_identity([c.name for c in data.columns()], _table_rows(counts[0]))
+            flow.record_identity([c.name for c in data.columns()], data.row_count())  # as the command line
 
         try:
             return release_plan(flow.ledger, flow.dataset, request.items, request.split, open_data, noise,

@@ -88,8 +88,8 @@ def test_the_plan_is_a_mode_of_the_window(qtbot, tmp_path: Path) -> None:
                                                           "Counts of one column", "Counts over a hierarchy"]
     assert not page.release_button.isEnabled() and "Add at least one statistic" in page.blocker.text()
     # without a person-ID column, records per person is a declaration, and the page says so
-    assert page.unit_note.text() == ("At most 1 record per person — declared by the publisher, not checked by dpgui "
-                                     "(no person-ID column).")
+    assert page.person.note.text() == ("At most 1 record per person — declared by you, not checked by dpgui "
+                                       "(no person-ID column)")
 
 
 def test_statistics_are_added_removed_and_reordered(qtbot, tmp_path: Path) -> None:
@@ -355,3 +355,32 @@ def test_a_query_whose_row_count_is_not_public_is_protected_under_add_remove(qtb
     page = window.statistic_modes[ReleaseKind.PLAN]
     assert Neighbours(page.neighbours.currentData()) is Neighbours.ADDREMOVE  # N of the query is not public
     assert page.neighbours_note.text() == text.query_rows_private_note(True) and not page.neighbours_note.isHidden()
+
+
+def test_a_person_id_column_keeps_at_most_l_rows_of_each_person(qtbot, tmp_path: Path) -> None:
+    path = tmp_path / "flights.csv"
+    path.write_text("tail,carrier,delay\n" + "".join(f"N{i % 7},{c},{d}\n" for i, (c, d, _) in enumerate(ROWS)),
+                    encoding="utf-8")
+    window = make_window(qtbot)
+    open_and_wait(qtbot, window, path)
+    window.choose_mode(ReleaseKind.PLAN)
+    page = window.statistic_modes[ReleaseKind.PLAN]
+    page.records.setValue(3)
+    page.person.choose("tail")
+    assert Neighbours(page.neighbours.currentData()) is Neighbours.ADDREMOVE and not page.neighbours.isEnabled()
+    assert "enforced: dpgui kept at most 3 rows of each value of 'tail'" in page.person.note.text()
+    cdf_of_delay(page)
+    split_and_wait(qtbot, page)
+    assert page.split is not None, page.chart.sentence.text()
+    plan_file = tmp_path / "plan.toml"
+    assert page.save_plan_to(plan_file), error_text(window)
+    assert PlanSpec.read(plan_file).person_column == "tail"
+    release_and_wait(qtbot, window, page)
+    assert page.outcome is not None, error_text(window)
+    assert "enforced" in page.released_request.privacy_unit
+    # independently: 7 people with 14 or more rows each, at most 3 kept of each (CONFIDENTIAL counts, test only)
+    assert int(page.outcome.parts[0].counts.counts.sum()) == 7 * 3
+    with Ledger() as ledger:
+        assert [e.release_id for e in ledger.releases("flights")] == [page.outcome.plan_id]
+    page.person.choose(None)  # the file's person column comes back when the plan is opened
+    assert page.open_plan_from(plan_file) and page.person.column() == "tail"
