@@ -1,8 +1,8 @@
 """The release plan's results (:class:`PlanResults`): one line per statistic (its title, its share of the budget,
 its projected 95 % margin and what was released, in a few words) and, for a CDF for each group, its released
 curves (:class:`~dpgui.app.plan.charts.GroupCurves`; the officer picks the statistic and overlaid or one plot per
-group) and a table of each group's released size and median with its 95 % interval. Released (noisy) values
-only. GUI thread only.
+group) and a table of each group's released size, median and mean with their 95 % intervals (read from its
+released CDF: no extra budget). Released (noisy) values only. GUI thread only.
 """
 
 from __future__ import annotations
@@ -15,18 +15,22 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app.plan.charts import GroupCurves
+from dpgui.core.cdf_moments import NO_MEAN, group_summaries
 from dpgui.core.quantiles import noise_margin, quantiles
+from dpgui.formatting import format_fixed, moment_decimals, value_decimals
 from dpgui.vocabulary import StatisticKind
 from dpgui.workspace.release_plan import ReleasedPart, ReleasedPlan
 
 __all__ = ["PlanResults"]
 
 RESULT_HEADERS = ("Statistic", "Share of ε", "95 % margin", "Released")
-GROUP_HEADERS = ("Group", "Released size", "Median", "Median: 95 % interval")
+GROUP_HEADERS = ("Group", "Released size", "Median (95 % interval)", "Mean (95 % interval)")
 GROUP_TIPS = ("A group of the public list, in its order ('other': the rows of the groups not listed).",
               "The group's number of records with noise (never the exact size), ± its 95 % margin.",
-              "Half of the group's values lie below it (read from its released CDF).",
-              "The true median lies in this range in at least 95 % of releases (bin edges).")
+              "Half of the group's values lie below it (read from its released CDF); the true median lies in the "
+              "interval in at least 95 % of releases.",
+              "The group's mean read from its released CDF (no extra budget); the interval holds the true mean in at "
+              "least 95 % of releases.")
 
 
 class PlanResults(QGroupBox):
@@ -102,13 +106,24 @@ class PlanResults(QGroupBox):
         self.curves.show_groups(part.item.title, str(part.info.column), list(release.labels), edges,
                                 [np.asarray(group.cumulative, dtype=float) for group in groups])
         size_margin = float(noise_margin(release.total_std_error))
+        decimals = value_decimals((first.upper - first.lower) / bins)
         self.groups.setRowCount(len(groups))
-        for row, (label, group) in enumerate(zip(release.labels, groups)):
-            median = quantiles(group, (0.5,))[0]
-            cells = (label, f"{group.total:,.0f} ± {size_margin:,.0f}", f"{median.value:,.4g}",
-                     f"[{median.low:,.4g}, {median.high:,.4g}]")
+        for row, (summary, group) in enumerate(zip(group_summaries(release.labels, groups), groups)):
+            median, mean = summary.median, summary.moments.mean
+            cells = (summary.label, f"{group.total:,.0f} ± {size_margin:,.0f}",
+                     "—" if median is None else _with_interval(median.value, median.low, median.high, decimals),
+                     "—" if mean is None else _with_interval(mean.value, mean.low, mean.high,
+                                                             moment_decimals(mean.noise_margin, mean.binning)))
             for col, value in enumerate(cells):
-                self.groups.setItem(row, col, QTableWidgetItem(value))
+                item = QTableWidgetItem(value)
+                if col == 3 and mean is None:
+                    item.setToolTip(NO_MEAN)
+                self.groups.setItem(row, col, item)
+
+
+def _with_interval(value: float, low: float, high: float, decimals: int) -> str:
+    """A cell: ``215 (210 to 220)``."""
+    return f"{format_fixed(value, decimals)} ({format_fixed(low, decimals)} to {format_fixed(high, decimals)})"
 
 
 def _released_words(part: ReleasedPart) -> str:

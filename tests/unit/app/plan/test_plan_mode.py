@@ -206,6 +206,7 @@ def test_a_two_part_plan_is_one_ledger_entry(qtbot, tmp_path: Path) -> None:
     assert [groups.item(row, 0).text() for row in range(groups.rowCount())] == ["AA", "DL", "B6"]
     released_dl = outcome.parts[1].release.releases[1]
     assert groups.item(1, 1).text().startswith(f"{released_dl.total:,.0f} ± ")
+    assert " to " in groups.item(1, 2).text() and " to " in groups.item(1, 3).text()  # median and mean, intervals
     assert "spent once for the whole plan" in page.release_status.text()
 
 
