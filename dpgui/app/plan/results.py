@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpgui.app.plan.charts import GroupCurves
-from dpgui.core.cdf_moments import NO_MEAN, group_summaries
+from dpgui.core.cdf_moments import NO_MEAN, cdf_moments, group_summaries
 from dpgui.core.quantiles import noise_margin, quantiles
 from dpgui.formatting import format_fixed, moment_decimals, value_decimals
 from dpgui.vocabulary import StatisticKind
@@ -132,7 +132,9 @@ def _released_words(part: ReleasedPart) -> str:
     kind = part.item.part.statistic.kind
     if kind is StatisticKind.CDF:
         median = quantiles(release, (0.5,))[0].value
-        return f"a CDF of {len(release.cumulative):,} bins; median ≈ {median:,.4g}"
+        mean = cdf_moments(release).mean
+        return (f"a CDF of {len(release.cumulative):,} bins; median ≈ {median:,.4g}"
+                + ("" if mean is None else f", mean ≈ {mean.value:,.4g}"))
     if kind is StatisticKind.GROUPED_CDF:
         return f"a CDF for each of {len(release.labels):,} groups (curves below)"
     if kind is StatisticKind.COUNTS:
