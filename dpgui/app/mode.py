@@ -20,7 +20,7 @@ from dpgui.app.dialogs.export import BundleExportDialog
 from dpgui.core.noise import RandomSource
 from dpgui.report.project_file import Project
 from dpgui.report.project_sections import ProjectSection
-from dpgui.vocabulary import StatisticKind
+from dpgui.vocabulary import ReleaseKind, StatisticKind
 from dpgui.workspace.session import SessionRelease
 
 
@@ -28,8 +28,9 @@ class StatisticMode(Protocol):
     """A statistic's steps in the window, its release and its exports."""
 
     @property
-    def kind(self) -> StatisticKind:
-        """Which statistic (also the ``mode`` a project file records)."""
+    def kind(self) -> StatisticKind | ReleaseKind:
+        """Which statistic, or a release plan of several (also the ``mode`` a project file records; a plan's as
+        the CDF's)."""
         ...
 
     @property

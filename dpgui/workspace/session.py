@@ -26,7 +26,7 @@ from dpgui.data.source_spec import SourceSpec
 from dpgui.report.project_file import ProjectRelease
 from dpgui.report.project_sections import SectionRelease
 from dpgui.workspace.state import Observable, Workspace
-from dpgui.vocabulary import SourceKind, StatisticKind
+from dpgui.vocabulary import ReleaseKind, SourceKind, StatisticKind
 from dpgui.workspace.statistics import recorded_charge, statistic
 
 
@@ -165,7 +165,7 @@ class SessionReleases(Observable[SessionState]):
             self.update(releases=tuple(replace(r, saved_in=project_file) if r.release_id in release_ids else r
                                        for r in self.state.releases))
 
-    def of_data(self, spec: SourceSpec, kind: StatisticKind) -> tuple[SessionRelease, ...]:
+    def of_data(self, spec: SourceSpec, kind: StatisticKind | ReleaseKind) -> tuple[SessionRelease, ...]:
         """The releases of kind ``kind`` made or restored from the data ``spec`` (:func:`same_data`), oldest first."""
         return tuple(r for r in self.state.releases
                      if r.kind is kind and r.source is not None and same_data(r.source, spec))

@@ -57,7 +57,7 @@ from dpgui.data.source_spec import SourceSpec
 from dpgui.data.table import TableInfo, TableReader, count_rows
 from dpgui.errors import DpguiError
 from dpgui.report.project_file import Project
-from dpgui.vocabulary import SourceKind, StatisticKind
+from dpgui.vocabulary import ReleaseKind, SourceKind, StatisticKind
 from dpgui.workspace.session import ExportKind, same_data
 from dpgui.workspace.state import Workspace
 
@@ -153,7 +153,7 @@ class MainWindow(QMainWindow):
         self._build_cdf_steps()
         # What to release, chosen once a file is open: one mode (dpgui/app/mode.py) per statistic of the
         # table (dpgui/app/shell/mode_table.py), which the window asks.
-        self.statistic_modes: dict[StatisticKind, StatisticMode] = {kind: entry.make(self)
+        self.statistic_modes: dict[StatisticKind | ReleaseKind, StatisticMode] = {kind: entry.make(self)
                                                                      for kind, entry in MODES.items()}
         self.cdf = cast(CdfMode, self.statistic_modes[StatisticKind.CDF])  # its steps' widgets are the window's
         self.hierarchy = cast(HierarchyMode, self.statistic_modes[StatisticKind.HIERARCHY])
@@ -209,7 +209,7 @@ class MainWindow(QMainWindow):
         mode_bar.setContentsMargins(8, 4, 8, 0)
         mode_bar.setSpacing(14)
         mode_bar.addWidget(QLabel("<b>What to release:</b>"))
-        self.mode_buttons: dict[StatisticKind, QRadioButton] = {}
+        self.mode_buttons: dict[StatisticKind | ReleaseKind, QRadioButton] = {}
         self.modes = QStackedWidget()
         for kind, entry in MODES.items():
             button = QRadioButton(entry.label)
@@ -466,7 +466,7 @@ class MainWindow(QMainWindow):
         """Is the hierarchy chosen? (For tests and scripts: the window itself asks the mode, never this.)"""
         return self.mode.kind is StatisticKind.HIERARCHY
 
-    def choose_mode(self, kind: StatisticKind) -> None:
+    def choose_mode(self, kind: StatisticKind | ReleaseKind) -> None:
         """Show the steps of the statistic ``kind`` (as if its "What to release" button was pressed)."""
         self.mode_buttons[kind].setChecked(True)
 
@@ -494,8 +494,10 @@ class MainWindow(QMainWindow):
         project = state.to_project(autosave_of=autosave_of)
         if project is not None:
             sections = {kind: part for kind, mode in self.statistic_modes.items()
-                        if (part := mode.project_section()) is not None}
-            project = replace(project, mode=self.mode.kind, sections=sections)
+                        if isinstance(kind, StatisticKind) and (part := mode.project_section()) is not None}
+            kind = self.mode.kind  # a project file records a plan's mode as the CDF's (it does not hold a plan)
+            project = replace(project, mode=kind if isinstance(kind, StatisticKind) else StatisticKind.CDF,
+                              sections=sections)
         return WorkspaceSnapshot(project, state.source, state.releases,
                                  sum(mode.release_count() for mode in self.statistic_modes.values()),
                                  self.is_releasing())

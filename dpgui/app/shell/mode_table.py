@@ -15,7 +15,8 @@ from dpgui.app.counts.mode import CountsMode
 from dpgui.app.grouped_cdf.mode import GroupedCdfMode
 from dpgui.app.hierarchy.page import HierarchyMode
 from dpgui.app.mode import StatisticMode
-from dpgui.vocabulary import StatisticKind
+from dpgui.app.plan.mode import PlanMode
+from dpgui.vocabulary import ReleaseKind, StatisticKind
 
 __all__ = ["MODES", "ModeEntry"]
 
@@ -31,7 +32,7 @@ class ModeEntry:
 
 
 #: kind → its mode, in the order of the "What to release" buttons (the first is chosen at start).
-MODES: dict[StatisticKind, ModeEntry] = {
+MODES: dict[StatisticKind | ReleaseKind, ModeEntry] = {
     StatisticKind.CDF: ModeEntry(CdfMode, "The &CDF of a number column",
                                  "Publish the distribution of one number column (e.g. distances): how many records "
                                  "lie below each value."),
@@ -45,4 +46,8 @@ MODES: dict[StatisticKind, ModeEntry] = {
     StatisticKind.GROUPED_CDF: ModeEntry(GroupedCdfMode, "CDF for e&ach group",
                                          "Publish the distribution of one number column for each group of a public "
                                          "list (e.g. delays for each airline), for one budget."),
+    ReleaseKind.PLAN: ModeEntry(PlanMode, "A release &plan (several statistics, one budget)",
+                                "Publish several statistics of one table (distributions, each group's distribution, "
+                                "counts) under one privacy budget, shared for the least error, confirmed and recorded "
+                                "once."),
 }

@@ -39,7 +39,7 @@ from dpgui.app.mode import StatisticMode
 from dpgui.data.source_spec import SourceSpec, local_paths
 from dpgui.formatting import format_budget
 from dpgui.report.project_file import Project
-from dpgui.vocabulary import StatisticKind
+from dpgui.vocabulary import ReleaseKind, StatisticKind
 from dpgui.workspace.session import ExportKind, SessionRelease, SessionReleases, open_data, same_data
 from dpgui.workspace.state import Workspace
 
@@ -55,7 +55,7 @@ class SessionWindow(Protocol):
     releases come from and are shown in (one per statistic), choosing the mode, its Export, the status bar."""
 
     workspace: Workspace
-    statistic_modes: dict[StatisticKind, StatisticMode]
+    statistic_modes: dict[StatisticKind | ReleaseKind, StatisticMode]
 
     @property
     def mode(self) -> StatisticMode: ...
@@ -63,7 +63,7 @@ class SessionWindow(Protocol):
     @property
     def project(self) -> ProjectSave: ...
 
-    def choose_mode(self, kind: StatisticKind) -> None: ...
+    def choose_mode(self, kind: StatisticKind | ReleaseKind) -> None: ...
 
     def export_bundle(self) -> None: ...
 

@@ -13,7 +13,7 @@ from dpgui.app.shell.mode_table import MODES
 from dpgui.core.noise import SecureRandom
 from dpgui.report.keystore import create_key, load_public_key
 from dpgui.report.ledger import Ledger
-from dpgui.vocabulary import StatisticKind
+from dpgui.vocabulary import ReleaseKind, StatisticKind
 from dpgui.workspace.statistics import verify
 
 from gui_helpers import TIMEOUT, click_release_in_confirmation, error_text, make_window, open_and_wait, open_other_data
@@ -60,7 +60,8 @@ def release_and_wait(qtbot, window) -> None:
 def test_the_window_takes_its_modes_from_one_table(qtbot) -> None:
     window = make_window(qtbot)
     assert list(window.mode_buttons) == list(MODES) == [StatisticKind.CDF, StatisticKind.HIERARCHY,
-                                                        StatisticKind.COUNTS, StatisticKind.GROUPED_CDF]
+                                                        StatisticKind.COUNTS, StatisticKind.GROUPED_CDF,
+                                                        ReleaseKind.PLAN]
     for kind, mode in window.statistic_modes.items():
         assert mode.kind is kind and window.modes.indexOf(mode.steps()) >= 0
         assert window.mode_buttons[kind].text() == MODES[kind].label

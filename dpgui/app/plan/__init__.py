@@ -1,0 +1,1 @@
+"""The window's release plan mode: several statistics of one table under one budget."""
