@@ -47,7 +47,7 @@ def _first_page_html(release: GroupedRelease, info: GroupedReleaseInfo, key_id: 
         f"<h1>{html_text(PDF_TITLE)}</h1>",
         f"<p>Dataset {html_text(info.dataset)}: the CDF of column {html_text(info.column)} for each group of column "
         f"{html_text(info.group_column)}; release {html_text(info.release_id)}.</p>",
-        f"<p>The groups, a public list stated before the data was read: {groups}. Rows whose group is not listed "
+        f"<p>The groups, {html_text(plan.groups.source_words)}: {groups}. Rows whose group is not listed "
         f"(or missing) are {html_text(plan.groups.other.words)}. A listed group absent from the data is released "
         f"too (zeros plus noise).</p>",
         f"<p>Every group's CDF is released with one shared plan: {tree.shape.bins:,} bins on "

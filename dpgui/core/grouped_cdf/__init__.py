@@ -6,11 +6,12 @@ no I/O, any thread.
 
 from __future__ import annotations
 
-from dpgui.core.grouped_cdf.groups import MAX_GROUPS, OTHER_LABEL, GroupList, OtherGroups
+from dpgui.core.grouped_cdf.groups import GROUPS_FROM_DATA, MAX_GROUPS, OTHER_LABEL, GroupList, OtherGroups
 from dpgui.core.grouped_cdf.plan import GroupedPlan, GroupTreePrivacy, level_sensitivities, plan_grouped
 from dpgui.core.grouped_cdf.release import GroupedRelease, release_grouped
 
 __all__ = [
+    "GROUPS_FROM_DATA",
     "MAX_GROUPS",
     "OTHER_LABEL",
     "GroupList",

@@ -23,6 +23,9 @@ __all__ = ["MAX_GROUPS", "OTHER_LABEL", "GroupList", "OtherGroups"]
 #: million noisy counts, about what the window, the PDF and a CSV per statistic stay usable with.
 MAX_GROUPS = 1000
 
+#: What a list read from the data says of itself.
+GROUPS_FROM_DATA = ("the values of the group column in the data, declared public by the publisher (e.g. an official "
+                    "list); differential privacy does not cover which groups exist")
 #: The label of the extra group that counts the rows whose group is not in the list (or is missing).
 OTHER_LABEL = "other"
 
@@ -39,7 +42,8 @@ OtherGroups._WORDS = {"drop": "dropped", "other": f"counted in one group '{OTHER
 
 @dataclass(frozen=True)
 class GroupList:
-    """The public groups, in the order they are released, and the :class:`OtherGroups` policy.
+    """The public groups, in the order they are released, and the :class:`OtherGroups` policy; ``from_data``: the
+    list is the data's own values, declared public by the officer (:data:`GROUPS_FROM_DATA`).
 
     ``labels`` match a row's group value as the data layer labels it (a CSV cell as written, a typed value
     as its text; :mod:`dpgui.data.grouped_counts`), exactly: case and spaces count. :attr:`released` is
@@ -50,6 +54,15 @@ class GroupList:
 
     labels: tuple[str, ...]
     other: OtherGroups = OtherGroups.DROP
+    #: the labels are the data's own values of the group column, which the officer declared public (an official
+    #: list), as a hierarchy's categories may be: differential privacy does not cover the list itself
+    from_data: bool = False
+
+    @property
+    def source_words(self) -> str:
+        """Where the list comes from, in words (the manifest's and the PDF's statement)."""
+        return (GROUPS_FROM_DATA if self.from_data
+                else "a public list stated by the publisher before the data was read (typed or from a file)")
 
     def __post_init__(self) -> None:
         labels = self.labels

@@ -116,13 +116,17 @@ class GroupedPlan:
     def to_json(self) -> dict[str, Any]:
         """The plan as a manifest records it: the groups, the policy for the others and the shared tree plan
         (:meth:`Plan.to_json`; its ``levels`` start at 0, the noised group sizes)."""
-        return {"groups": list(self.groups.labels), "other_groups": self.groups.other,
-                "released_groups": list(self.labels), "group_sizes": "noised", "tree": self.tree.to_json()}
+        data: dict[str, Any] = {"groups": list(self.groups.labels), "other_groups": self.groups.other,
+                                "released_groups": list(self.labels), "group_sizes": "noised", "tree": self.tree.to_json()}
+        if self.groups.from_data:  # only then: a plan of a listed set of groups is recorded as it always was
+            data["groups_from_data"] = True
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GroupedPlan:
         """The plan :meth:`to_json` wrote (ParameterError if its groups or tree do not check)."""
-        groups = GroupList(tuple(data["groups"]), OtherGroups(str(data["other_groups"])))
+        groups = GroupList(tuple(data["groups"]), OtherGroups(str(data["other_groups"])),
+                           data.get("groups_from_data") is True)
         return cls(groups, Plan.from_json(data["tree"], GroupTreePrivacy))
 
 

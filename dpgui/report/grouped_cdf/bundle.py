@@ -2,7 +2,8 @@
 bin edge), the manifest (kind ``grouped_cdf``, its own schema ``manifest.schema.json`` beside this module)
 and the four files written by the shared :func:`dpgui.report.bundle.write_signed_files`.
 
-Public values only: the groups are the officer's list (never read from the data), the plan is made from
+Public values only: the groups are the officer's list (never read from the data, unless the officer declared
+the data's own values public: ``groups_source``), the plan is made from
 public parameters, and each group's size is a released noisy value, written in the CSV only — the manifest
 says that the sizes are released with noise and holds no value the data decided. O(groups × K); any thread.
 """
@@ -120,6 +121,7 @@ def build_grouped_cdf_manifest(release: GroupedRelease, info: GroupedReleaseInfo
         "created_utc": iso_utc(info.created_utc), "software": software_versions(), "dataset": info.dataset,
         "column": info.column, "group_column": info.group_column,
         "groups": list(plan.groups.labels),
+        **({"groups_source": plan.groups.source_words} if plan.groups.from_data else {}),
         "other_groups": {"policy": str(plan.groups.other),
                          "description": f"rows whose group is not listed (or missing) are {plan.groups.other.words}"},
         "released_groups": list(plan.labels),

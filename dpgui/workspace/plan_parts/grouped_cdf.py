@@ -1,5 +1,6 @@
 """The CDF of a numeric column for each group as a part of a release plan file: ``column``, ``group_column``,
-the public list of ``groups``, ``other`` (drop or other: what happens to a row whose group is not listed —
+the public list of ``groups`` (or ``groups = "data"``: the group column's own values, which the officer declares
+public, as a hierarchy's categories may be), ``other`` (drop or other: what happens to a row whose group is not listed —
 decided by the officer, never by the data), the public bounds ``lower`` < ``upper``, ``bins`` and an optional
 ``noise``."""
 
@@ -10,12 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpgui.core.grouped_cdf import GroupedPlan, GroupList, OtherGroups
+from dpgui.core.hierarchy import label_order_key
 from dpgui.core.mechanism import leaf_counts, release
 from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource
 from dpgui.workspace.statistic import Planned
 import numpy as np
-from dpgui.errors import ParameterError
+from dpgui.errors import DataError, ParameterError
 from dpgui.vocabulary import CdfConsistency, Noise, StatisticKind
 from dpgui.workspace.plan_parts.common import (
     FIX, PartPrivacy, bounds_of, check_keys, column_of, texts_of, whole_of,
@@ -35,7 +37,8 @@ class GroupedCdfPartCodec:
         check_keys(settings, where, _KEYS)
         column_of(settings, where, "column")
         column_of(settings, where, "group_column")
-        texts_of(settings, where, "groups")
+        if settings.get("groups") != "data":
+            texts_of(settings, where, "groups")
         if settings.get("other", OtherGroups.DROP) not in tuple(OtherGroups):
             raise ParameterError(f"{where}: 'other' must be {' or '.join(OtherGroups)}", FIX)
         bounds_of(settings, where)
@@ -70,7 +73,7 @@ class GroupedCdfPartCodec:
         self.check(settings, where, privacy)
         column, group_column, bins = str(settings["column"]), str(settings["group_column"]), int(settings["bins"])
         lower, upper = bounds_of(settings, where)
-        groups = GroupList(texts_of(settings, where, "groups"), OtherGroups(settings.get("other", OtherGroups.DROP)))
+        groups = _groups(settings, where, data)
         request = GroupedCdfPlanRequest(groups, bins, privacy.spec(), str(settings.get("noise", Noise.LAPLACE)))
         unit = privacy.unit()
 
@@ -81,6 +84,23 @@ class GroupedCdfPartCodec:
         part = PlanPart(GROUPED_CDF, request, float(settings.get("weight", 1.0)), None if lock is None else float(lock),
                         str(settings.get("name", "")))
         return PlanItem(part, spend_of, f"{column} for each {group_column}")
+
+
+def _groups(settings: Mapping[str, Any], where: str, data: DataSource | None) -> GroupList:
+    """The public groups: the list the plan states, or with ``groups = "data"`` the group column's own values in
+    the data (read here: CONFIDENTIAL counts, of which only the values are used, which the officer declares
+    public), in the order dpgui sorts labels."""
+    other = OtherGroups(settings.get("other", OtherGroups.DROP))
+    if settings.get("groups") != "data":
+        return GroupList(texts_of(settings, where, "groups"), other)
+    if data is None:
+        raise DataError(f"{where}: its groups are read from the data, which is not open", "plan it with the data open")
+    column = str(settings["group_column"])
+    paths = data.path_counts([column], min_levels=1)  # the values only; a missing value is in no path
+    labels = sorted({str(path[0]) for path in paths.paths}, key=label_order_key)
+    if not labels:
+        raise DataError(f"{where}: the group column {column[:60]!r} holds no value", "choose the group column")
+    return GroupList(tuple(labels), other, from_data=True)
 
 
 GROUPED_CDF_PART = GroupedCdfPartCodec()

@@ -314,3 +314,27 @@ def test_a_plan_with_a_person_column_counts_at_most_l_rows_of_each_person_in_eve
     assert int(released.parts[1].counts.sum()) == kept  # the counts part counted the kept rows only
     assert released.parts[0].counts.counts.sum() == kept
     assert all(p.info.source["privacy_unit"]["person_column"] == "person" for p in released.parts)
+
+
+def test_a_plan_may_take_its_groups_from_the_data_declared_public_and_says_so(tmp_path):
+    path = _table(tmp_path)
+    spec = PlanSpec.from_dict({
+        "dataset": "people", "source": str(path), "epsilon": 1.0, "neighbours": "addremove",
+        "statistic": [{"kind": "grouped_cdf", "column": "x", "group_column": "region", "groups": "data",
+                       "lower": 0, "upper": 100, "bins": 16}]})
+    key = generate_key()
+    with Ledger() as ledger:
+        ledger.set_cap("people", 1.0)
+        released, _ = _release(spec, ledger)
+        summary = plan_summary(released, spec.epsilon, spec.delta, spec.unit_words(), spec.unit)
+        paths = sign_plan(ledger, released, summary, tmp_path, "plan", b"%PDF-1.4", key)
+    plan = released.parts[0].release.plan
+    assert plan.groups.labels == ("east", "north", "south", "west") and plan.groups.from_data
+    part = json.loads(paths.manifest.read_text())["parts"][0]
+    assert "declared public" in part["manifest"]["groups_source"]
+    assert part["settings"]["groups"] == "data"  # a plan made like it reads next year's groups again
+    assert verify(paths.manifest, key.public_key).ok
+    listed = _spec(Path(str(path)))  # a plan of listed groups records no groups_source
+    with open_source(parse_source(listed.source)) as data:
+        item = plan_items(listed, data)[1]
+    assert not split_plan([item.part], 1.0).parts[0].planned.plan.groups.from_data
