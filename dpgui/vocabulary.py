@@ -166,6 +166,16 @@ class StatisticKind(Name):
     GROUPED_CDF = "grouped_cdf"  # the CDF of a numeric column for each group of a categorical column
 
 
+class OtherGroups(Name):
+    """What becomes of a row whose group value is not in a CDF for each group's public list, or is missing."""
+
+    DROP = "drop"  # left out of every group: a neighbour-independent rule (no group released for it)
+    OTHER = "other"  # counted in one extra released group, named "other"
+
+
+OtherGroups._WORDS = {"drop": "dropped", "other": "counted in one group 'other'"}  # type: ignore[attr-defined]
+
+
 class ReleaseKind(Name):
     """A release that is not one statistic (the ledger's and the manifest's ``kind``, beside a
     :class:`StatisticKind`): a release plan of several statistics under one budget."""

@@ -17,14 +17,14 @@ def grouped_cdf_step(run: Run) -> str:
     carriers as a public list, the rows of any other carrier counted in 'other', the first cap, the release
     (secure noise, the shared plan's ε charged once) in the throw-away ledger, its PDF, the signed bundle and its
     verification, with a one-byte change caught."""
-    from dpgui.core.grouped_cdf import GroupList, OtherGroups
+    from dpgui.core.grouped_cdf import GroupList
+    from dpgui.vocabulary import Neighbours, OtherGroups
     from dpgui.core.noise import SecureRandom
     from dpgui.core.plan import PrivacySpec
     from dpgui.data.sample import sample_dataset_path
     from dpgui.data.source import open_source
     from dpgui.data.source_spec import parse_source
     from dpgui.pdf.sections import report_pdf
-    from dpgui.vocabulary import Neighbours
     from dpgui.workspace.flow import ReleaseFlow
     from dpgui.workspace.statistics.grouped_cdf import GROUPED_CDF, GroupedCdfPlanRequest, GroupedCdfSpend
 

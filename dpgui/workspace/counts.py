@@ -20,18 +20,18 @@ import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
 
 from dpgui.core.counts import CountsPlan, CountsRelease
 from dpgui.core.noise import RandomSource
 from dpgui.core.privacy_unit import PrivacyUnit
 from dpgui.data.source import DataSource, PasswordPrompt
 from dpgui.data.source_spec import SourceSpec
-from dpgui.errors import DataError, ParameterError
+from dpgui.errors import ParameterError
 from dpgui.report.counts.bundle import CountsReleaseInfo
 from dpgui.vocabulary import Neighbours
 from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.release import BudgetCheck, Progress
+from dpgui.workspace.public_lists import check_public_list, parse_public_list, read_public_list
 from dpgui.workspace.statistic_release import (
     OpenData, budget_check, budget_words, release_through, run_on_worker, set_first_cap,
 )
@@ -48,31 +48,19 @@ MAX_CATEGORIES = 10_000
 
 
 def parse_categories(typed: str) -> tuple[str, ...]:
-    """The categories of a typed list: one a line, or separated by commas on one line; blanks around each
-    and empty entries dropped, order kept. ParameterError for a repeated category or too many. O(length)."""
-    lines = [line for line in typed.splitlines() if line.strip()]
-    entries = lines[0].split(",") if len(lines) == 1 else lines
-    categories = tuple(entry.strip() for entry in entries if entry.strip())
-    seen: set[str] = set()
-    for category in categories:
-        if category in seen:
-            raise ParameterError(f"the category {category!r} is listed twice", "list each category once")
-        seen.add(category)
-    if len(categories) > MAX_CATEGORIES:
-        raise ParameterError(f"{len(categories):,} categories were stated; at most {MAX_CATEGORIES:,}",
-                             "a list that long is probably a column of identifiers: choose a coarser column")
+    """The categories of a typed list (:func:`~dpgui.workspace.public_lists.parse_public_list`); ParameterError
+    for a repeated category or too many. O(length)."""
+    categories = parse_public_list(typed)
+    check_public_list(categories, "category", MAX_CATEGORIES)
     return categories
 
 
 def read_categories(path: str | os.PathLike[str]) -> tuple[str, ...]:
-    """The public list of categories in a text file (UTF-8, one a line; :func:`parse_categories`). Read as
-    public: never the confidential data file itself. DataError if it cannot be read."""
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as err:
-        raise DataError(f"the list of categories '{Path(path).name}' cannot be read: {err}",
-                        "choose a text file (UTF-8) with one category a line") from None
-    return parse_categories(text.replace(",", "\n") if len(text.splitlines()) == 1 else text)
+    """The public list of categories in a text file (:func:`~dpgui.workspace.public_lists.read_public_list`).
+    Read as public: never the confidential data file itself. DataError if it cannot be read."""
+    categories = read_public_list(path, "categories")
+    check_public_list(categories, "category", MAX_CATEGORIES)
+    return categories
 
 
 def counts_plan(categories: tuple[str, ...], epsilon: float, neighbours: Neighbours,

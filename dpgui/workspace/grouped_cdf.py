@@ -22,17 +22,17 @@ import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
 
-from dpgui.core.grouped_cdf import GroupedPlan, GroupedRelease, GroupList, OtherGroups
+from dpgui.core.grouped_cdf import GroupedPlan, GroupedRelease, GroupList
+from dpgui.vocabulary import OtherGroups
 from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource, PasswordPrompt
 from dpgui.data.source_spec import SourceSpec
-from dpgui.errors import DataError
 from dpgui.report.grouped_cdf.bundle import GroupedReleaseInfo
 from dpgui.report.publish import charge_text
 from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.release import BudgetCheck, Progress
+from dpgui.workspace.public_lists import parse_public_list, read_public_list
 from dpgui.workspace.statistic_release import (
     OpenData, budget_check, budget_words, release_through, run_on_worker, set_first_cap,
 )
@@ -44,24 +44,15 @@ __all__ = ["NOISE_MESSAGE", "GroupedOutcome", "GroupedRequest", "check_grouped_b
 
 
 def parse_groups(typed: str, other: str = OtherGroups.DROP) -> GroupList:
-    """The groups of a typed list: one a line, or separated by commas on one line; blanks around each and
-    empty entries dropped, order kept; ``other``: what becomes of the rows of a group not listed
-    (ParameterError from :class:`GroupList` for a list it refuses)."""
-    lines = [line for line in typed.splitlines() if line.strip()]
-    entries = lines[0].split(",") if len(lines) == 1 else lines
-    return GroupList(tuple(entry.strip() for entry in entries if entry.strip()), OtherGroups(other))
+    """The groups of a typed list (:func:`~dpgui.workspace.public_lists.parse_public_list`); ``other``: what
+    becomes of the rows of a group not listed (ParameterError from :class:`GroupList` for a list it refuses)."""
+    return GroupList(parse_public_list(typed), OtherGroups(other))
 
 
 def read_groups(path: str | os.PathLike[str], other: str = OtherGroups.DROP) -> GroupList:
-    """The public list of groups in a text file (UTF-8, one a line, or comma-separated on one line;
-    :func:`parse_groups`). Read as public: never the confidential data file itself. DataError if it cannot be
-    read."""
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as err:
-        raise DataError(f"the list of groups '{Path(path).name}' cannot be read: {err}",
-                        "choose a text file (UTF-8) with one group a line") from None
-    return parse_groups(text, other)
+    """The public list of groups in a text file (:func:`~dpgui.workspace.public_lists.read_public_list`). Read as
+    public: never the confidential data file itself. DataError if it cannot be read."""
+    return GroupList(read_public_list(path, "groups"), OtherGroups(other))
 
 
 @dataclass(frozen=True)

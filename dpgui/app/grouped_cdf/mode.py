@@ -29,14 +29,14 @@ from dpgui.app.widgets.fields import (
     ValidatedField, inline_message, parse_delta, parse_epsilon, parse_number, show_inline,
 )
 from dpgui.core.cdf_moments import NO_MEAN, group_summaries
-from dpgui.core.grouped_cdf import GroupedPlan, GroupList, OtherGroups
+from dpgui.core.grouped_cdf import GroupedPlan, GroupList
+from dpgui.vocabulary import AUTO, Neighbours, Noise, OtherGroups, StatisticKind
 from dpgui.core.plan import PrivacySpec
 from dpgui.core.quantiles import noise_margin, quantiles
 from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DpguiError, ParameterError
 from dpgui.formatting import format_fixed, moment_decimals, moment_words, value_decimals
 from dpgui.report.grouped_cdf.project import GroupedCdfSettings, ProjectGroupedRelease
-from dpgui.vocabulary import AUTO, Neighbours, Noise, StatisticKind
 from dpgui.workspace.grouped_cdf import (
     NOISE_MESSAGE, GroupedOutcome, GroupedRequest, check_grouped_budget, confirmation_words, parse_groups,
     read_groups, run_grouped_release, set_grouped_first_cap,

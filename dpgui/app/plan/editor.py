@@ -19,11 +19,9 @@ from PySide6.QtWidgets import (
 from dpgui.app.plan.parts import KIND_LABELS, MAX_BINS, part_problems
 from dpgui.app.text import friendly
 from dpgui.app.widgets.fields import inline_message, show_inline
-from dpgui.core.grouped_cdf import OtherGroups
+from dpgui.vocabulary import OtherGroups, StatisticKind
 from dpgui.errors import DpguiError
-from dpgui.vocabulary import StatisticKind
-from dpgui.workspace.counts import read_categories
-from dpgui.workspace.grouped_cdf import read_groups
+from dpgui.workspace.public_lists import check_public_list, read_public_list
 from dpgui.workspace.plan_spec import PartSpec
 
 __all__ = ["PartEditor"]
@@ -188,7 +186,8 @@ class PartEditor(QGroupBox):
             show_inline(problem, "This is the data file: the list must be a public list, never read from the data.")
             return False
         try:
-            entries = read_groups(path).labels if key == "groups" else read_categories(path)
+            entries = read_public_list(path, key)
+            check_public_list(entries, "group" if key == "groups" else "category")
         except DpguiError as err:
             show_inline(problem, friendly(err))
             return False

@@ -15,11 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dpgui.core.grouped_cdf import OtherGroups
+from dpgui.vocabulary import Neighbours, Noise, OtherGroups, StatisticKind
 from dpgui.errors import DpguiError
-from dpgui.vocabulary import Neighbours, Noise, StatisticKind
-from dpgui.workspace.counts import parse_categories
-from dpgui.workspace.grouped_cdf import parse_groups
+from dpgui.workspace.public_lists import check_public_list
 from dpgui.workspace.plan_spec import PartSpec, PlanSpec
 
 __all__ = ["KIND_LABELS", "PlanPrivacy", "default_part", "editable", "noise_problem", "part_problems",
@@ -115,14 +113,15 @@ def part_problems(choice: PartSpec) -> dict[str, str]:
         if get("group_column") == get("column"):
             problems["group_column"] = "The group column must differ from the number column."
         try:
-            parse_groups("\n".join(get("groups", ())), get("other", OtherGroups.DROP))
+            check_public_list(tuple(get("groups", ())), "group")  # the rest when the split plans it (GroupList)
         except DpguiError as err:
-            problems["groups"] = ("Type the public list of groups, one per line." if not get("groups") else
-                                  _sentence(err))
+            problems["groups"] = _sentence(err)
+        if not get("groups"):
+            problems["groups"] = "Type the public list of groups, one per line."
     if choice.kind is StatisticKind.COUNTS:
         categories = tuple(get("categories", ()))
         try:
-            parse_categories("\n".join(categories))
+            check_public_list(categories, "category")
         except DpguiError as err:
             problems["categories"] = _sentence(err)
         if not categories:

@@ -17,14 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpgui.app.text import friendly
-from dpgui.core.grouped_cdf import OtherGroups
+from dpgui.vocabulary import Charge, OtherGroups
 from dpgui.core.noise import RandomSource
 from dpgui.data.source import DataSource, PasswordPrompt
 from dpgui.data.source_spec import SourceSpec
 from dpgui.errors import DpguiError
 from dpgui.report.ledger import Ledger
 from dpgui.report.publish import charge_text
-from dpgui.vocabulary import Charge
 from dpgui.workspace.flow import ReleaseFlow
 from dpgui.workspace.release import BudgetCheck, NotEnoughBudget, Progress
 from dpgui.workspace.plan_spec import PlanSpec

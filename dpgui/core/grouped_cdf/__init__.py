@@ -6,7 +6,7 @@ no I/O, any thread.
 
 from __future__ import annotations
 
-from dpgui.core.grouped_cdf.groups import GROUPS_FROM_DATA, MAX_GROUPS, OTHER_LABEL, GroupList, OtherGroups
+from dpgui.core.grouped_cdf.groups import GROUPS_FROM_DATA, MAX_GROUPS, OTHER_LABEL, GroupList
 from dpgui.core.grouped_cdf.plan import GroupedPlan, GroupTreePrivacy, level_sensitivities, plan_grouped
 from dpgui.core.grouped_cdf.release import GroupedRelease, release_grouped
 
@@ -18,7 +18,6 @@ __all__ = [
     "GroupTreePrivacy",
     "GroupedPlan",
     "GroupedRelease",
-    "OtherGroups",
     "level_sensitivities",
     "plan_grouped",
     "release_grouped",

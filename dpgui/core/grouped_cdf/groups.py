@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dpgui.errors import ParameterError
-from dpgui.vocabulary import Name
+from dpgui.vocabulary import OtherGroups
 
-__all__ = ["MAX_GROUPS", "OTHER_LABEL", "GroupList", "OtherGroups"]
+__all__ = ["GROUPS_FROM_DATA", "MAX_GROUPS", "OTHER_LABEL", "GroupList"]
 
 #: The most listed groups a grouped CDF releases (not counting "other"). Each group's release is a whole
 #: tree (K̄ noisy counts, an estimate, a page of small multiples): a thousand groups of 1,024 bins are a
@@ -28,16 +28,6 @@ GROUPS_FROM_DATA = ("the values of the group column in the data, declared public
                     "list); differential privacy does not cover which groups exist")
 #: The label of the extra group that counts the rows whose group is not in the list (or is missing).
 OTHER_LABEL = "other"
-
-
-class OtherGroups(Name):
-    """What becomes of a row whose group value is not in the public list, or is missing."""
-
-    DROP = "drop"  # left out of every group: a neighbour-independent rule (no group released for it)
-    OTHER = "other"  # counted in one extra released group, OTHER_LABEL
-
-
-OtherGroups._WORDS = {"drop": "dropped", "other": f"counted in one group '{OTHER_LABEL}'"}  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)

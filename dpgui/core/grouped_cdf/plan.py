@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from dpgui.core.grouped_cdf.groups import GroupList, OtherGroups
+from dpgui.core.grouped_cdf.groups import GroupList
+from dpgui.vocabulary import OtherGroups
 from dpgui.core.noise_mechanisms import Sensitivity
 from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.planner import auto_plan

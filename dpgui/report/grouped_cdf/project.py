@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from dpgui.core.grouped_cdf import GroupedPlan, GroupedRelease, OtherGroups
+from dpgui.core.grouped_cdf import GroupedPlan, GroupedRelease
+from dpgui.vocabulary import CdfConsistency, Neighbours, OtherGroups, StatisticKind, choices
 from dpgui.core.mechanism import release_from_levels
 from dpgui.core.projection import prefix_variances
 from dpgui.errors import DataError, DpguiError
@@ -43,7 +44,6 @@ from dpgui.report.project_sections import (
     DAMAGED, MAX_COUNT, ProjectSection, field_error, number_field, person_column_field, text_field, whole_field,
     source_field, time_field,
 )
-from dpgui.vocabulary import CdfConsistency, Neighbours, StatisticKind, choices
 
 __all__ = ["GROUPED_CDF_SECTION", "GroupedCdfSettings", "ProjectGroupedRelease"]
 

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dpgui.core.grouped_cdf import GroupedPlan, GroupList, OtherGroups
+from dpgui.core.grouped_cdf import GroupedPlan, GroupList
+from dpgui.vocabulary import CdfConsistency, Noise, OtherGroups, StatisticKind
 from dpgui.core.hierarchy import label_order_key
 from dpgui.core.mechanism import leaf_counts, release
 from dpgui.core.noise import RandomSource
@@ -18,7 +19,6 @@ from dpgui.data.source import DataSource
 from dpgui.workspace.statistic import Planned
 import numpy as np
 from dpgui.errors import DataError, ParameterError
-from dpgui.vocabulary import CdfConsistency, Noise, StatisticKind
 from dpgui.workspace.plan_parts.common import (
     FIX, PartPrivacy, bounds_of, check_keys, column_of, texts_of, whole_of,
 )

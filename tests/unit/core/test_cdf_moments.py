@@ -19,13 +19,13 @@ from scipy.signal import fftconvolve
 from dpgui.core.cdf_moments import (
     NO_MEAN, cdf_moments, functional_covariances, functional_variance, group_summaries, margin_factor,
 )
-from dpgui.core.grouped_cdf import GroupList, OtherGroups, plan_grouped, release_grouped
+from dpgui.core.grouped_cdf import GroupList, plan_grouped, release_grouped
+from dpgui.vocabulary import Estimator, Neighbours, OtherGroups
 from dpgui.core.mechanism import Release, estimate_cumulative, release, release_from_levels
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
 from dpgui.core.quantiles import Z_TAIL, quantiles
 from dpgui.core.tree import TreeShape
-from dpgui.vocabulary import Estimator, Neighbours
 
 
 def linear_map(plan: Plan, padding_known: bool = True) -> list[tuple[float, np.ndarray]]:

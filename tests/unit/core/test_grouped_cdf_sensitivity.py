@@ -20,11 +20,11 @@ import numpy as np
 import pytest
 
 from dpgui.core.accounting import zcdp_rho
-from dpgui.core.grouped_cdf import GroupedPlan, GroupList, GroupTreePrivacy, OtherGroups, level_sensitivities
+from dpgui.core.grouped_cdf import GroupedPlan, GroupList, GroupTreePrivacy, level_sensitivities
+from dpgui.vocabulary import Neighbours, Noise, OtherGroups
 from dpgui.core.plan import Plan, PrivacySpec, equal_budgets
 from dpgui.core.tree import TreeShape
 from dpgui.errors import ParameterError
-from dpgui.vocabulary import Neighbours, Noise
 
 LISTED = ("a", "b", "c")
 BINS = 4

@@ -287,7 +287,8 @@ def test_a_grouped_cdf_s_histograms_keep_l_rows_per_person_in_the_whole_table(pa
     histogram holds the rows the rule keeps (ordered by group, then bin), from a file and from SQLite alike."""
     import sqlite3
 
-    from dpgui.core.grouped_cdf import GroupList, OtherGroups
+    from dpgui.core.grouped_cdf import GroupList
+    from dpgui.vocabulary import OtherGroups
     from dpgui.data.group_histograms import group_histograms
 
     frame = _frame()

@@ -17,14 +17,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dpgui.core.grouped_cdf import OTHER_LABEL, GroupList, OtherGroups, plan_grouped, release_grouped
+from dpgui.core.grouped_cdf import OTHER_LABEL, GroupList, plan_grouped, release_grouped
+from dpgui.vocabulary import Neighbours, OtherGroups
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.data.group_histograms import group_histograms
 from dpgui.data.source import open_source
 from dpgui.data.source_spec import parse_source
 from dpgui.errors import DataError
-from dpgui.vocabulary import Neighbours
 
 N = 2000
 LOWER, UPPER, BINS = 0.0, 10.0, 5  # width 2: the bin of x is floor(x / 2), exactly

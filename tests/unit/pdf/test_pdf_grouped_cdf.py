@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpgui.core.grouped_cdf import GroupList, OtherGroups, plan_grouped, release_grouped
+from dpgui.core.grouped_cdf import GroupList, plan_grouped, release_grouped
+from dpgui.vocabulary import OtherGroups, StatisticKind
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.pdf.grouped_cdf import GROUPS_PER_PAGE, render_grouped_cdf_pdf
 from dpgui.pdf.sections import report_pdf
 from dpgui.report.grouped_cdf.bundle import GroupedReleaseInfo
-from dpgui.vocabulary import StatisticKind
 from pdf_helpers import pdf_text, write_pdf
 
 CREATED = datetime(2031, 7, 14, 9, 26, 53, tzinfo=timezone.utc)

@@ -18,7 +18,8 @@ import pytest
 
 from dpgui import __version__
 from dpgui.core.counts import CountsPlan, release_counts
-from dpgui.core.grouped_cdf import GroupList, OtherGroups, plan_grouped, release_grouped
+from dpgui.core.grouped_cdf import GroupList, plan_grouped, release_grouped
+from dpgui.vocabulary import Charge, Noise, OtherGroups, StatisticKind
 from dpgui.core.hierarchy import Hierarchy, plan_hierarchy, release_hierarchy
 from dpgui.core.hierarchy_errors import plan_errors
 from dpgui.core.mechanism import release
@@ -36,7 +37,6 @@ from dpgui.report.hierarchy.bundle import NODE_LIST_FROM_DATA, HierarchyReleaseI
 from dpgui.report.ledger import Ledger
 from dpgui.report.plan.bundle import PlanSummary
 from dpgui.report.signing import generate_key
-from dpgui.vocabulary import Charge, Noise, StatisticKind
 from dpgui.workspace.plan_split import PlannedPart, PlanPart, split_plan
 from dpgui.workspace.planning import PlanRequest
 from dpgui.workspace.release_plan import PlanItem, ReleasedPart, ReleasedPlan, plan_summary, release_plan, sign_plan

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpgui.core.grouped_cdf import GroupList, OtherGroups, plan_grouped
+from dpgui.core.grouped_cdf import GroupList, plan_grouped
+from dpgui.vocabulary import Noise, OtherGroups
 from dpgui.core.noise import SecureRandom
 from dpgui.core.plan import PrivacySpec
 from dpgui.data.group_histograms import GroupHistograms
@@ -25,7 +26,6 @@ from dpgui.report.grouped_cdf.project import GROUPED_CDF_SECTION, GroupedCdfSett
 from dpgui.report.keystore import create_key, load_public_key, load_secret_key
 from dpgui.report.ledger import Ledger
 from dpgui.report.project_sections import ProjectSection
-from dpgui.vocabulary import Noise
 from dpgui.workspace.statistics import verify
 from dpgui.workspace.statistics.grouped_cdf import GROUPED_CDF, GroupedCdfSpend
 

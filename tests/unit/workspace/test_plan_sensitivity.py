@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpgui.core.grouped_cdf import GroupList, OtherGroups
+from dpgui.core.grouped_cdf import GroupList
+from dpgui.vocabulary import Neighbours, OtherGroups
 from dpgui.core.hierarchy import Hierarchy
 from dpgui.core.plan import PrivacySpec
-from dpgui.vocabulary import Neighbours
 from dpgui.workspace.planning import PlanRequest, plan_cdf
 from dpgui.workspace.statistics.grouped_cdf import GroupedCdfPlanRequest
 
