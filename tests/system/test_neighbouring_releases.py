@@ -306,6 +306,12 @@ def _json(text: str, outcome: Outcome, noisy: set[str]) -> Any:
     return _masked(json.loads(_placeheld(text, outcome)), noisy)
 
 
+#: A group's mean as the grouped CDF's PDF writes it (dpgui.pdf.grouped_cdf: "2,406 (95 %: 1,736 to 4,000; noise
+#: ± 1,469, binning ± 125)"), or its absence (dpgui.core.cdf_moments.NO_MEAN).
+MEAN_WORDS = re.compile(r"no\s+mean:\s+the\s+released\s+total\s+is\s+not\s+positive|-?[\d,.]+\s+\(95\s+%:\s+-?[\d,.]+"
+                        r"\s+to\s+-?[\d,.]+;\s+noise\s+±\s+[\d,.]+,\s+binning\s+±\s+[\d,.]+\)")
+
+
 def _pdf_words(path: Path) -> list[str]:
     """The PDF's words in the order they are drawn: its text (ids masked), digits masked, and only the
     tokens that hold a letter (numbers alone are noisy counts, intervals, chart ticks; lines wrap where the
@@ -313,6 +319,9 @@ def _pdf_words(path: Path) -> list[str]:
     with the width of the noisy ticks beside it, so the drawing order is read: ``pdftotext -raw``)."""
     text = subprocess.run(["pdftotext", "-raw", str(path), "-"], capture_output=True, text=True, check=True).stdout
     text = re.sub(r"\b[0-9a-f]{32}\b", "<id>", unicodedata.normalize("NFKC", text))
+    # a mean is post-processing of the noisy total: its interval, or "no mean" when that total is not positive,
+    # which one the noise decides
+    text = re.sub(MEAN_WORDS, "<mean>", text)
     return [token for token in re.sub(r"\d+", "#", text).split() if re.search(r"[A-Za-z]", token)]
 
 
