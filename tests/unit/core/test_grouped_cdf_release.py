@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 
 from dpgui.core.grouped_cdf import (
-    MAX_GROUPS, OTHER_LABEL, GroupedPlan, GroupList, GroupTreePrivacy, OtherGroups, plan_grouped, release_grouped,
+    MAX_GROUPS, OTHER_LABEL, GroupedPlan, GroupList, GroupTreePrivacy, plan_grouped, release_grouped,
 )
 from dpgui.core.mechanism import release
 from dpgui.core.noise import SeededRandom
 from dpgui.core.plan import Plan, PrivacySpec
 from dpgui.core.tree import TreeShape
 from dpgui.errors import DpguiError
-from dpgui.vocabulary import CdfConsistency, Estimator, Neighbours, Noise
+from dpgui.vocabulary import CdfConsistency, Estimator, Neighbours, Noise, OtherGroups
 
 BINS = 16
 COUNTS = np.array([np.arange(BINS) * 3, np.zeros(BINS, dtype=np.int64), np.full(BINS, 40)], dtype=np.int64)
