@@ -23,7 +23,13 @@ def _isolated_settings(tmp_path, monkeypatch):
 def _automatic_gc_after_each_test():
     """The app turns Python's automatic garbage collection off (its GuiThreadCollector collects on
     the GUI thread) and freezes the objects alive after its start-up; in this one long process that
-    would last into the next tests and keep every earlier test's garbage for good."""
+    would last into the next tests and keep every earlier test's garbage for good. The test's workers finish
+    first."""
     yield
+    from PySide6.QtCore import QThreadPool
+
+    # a test's workers (a plan's projection started when its data opened) end with it: a collection in the next
+    # test must never destroy a window whose worker still runs
+    QThreadPool.globalInstance().waitForDone(120_000)
     gc.unfreeze()
     gc.enable()
