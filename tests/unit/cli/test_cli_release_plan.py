@@ -11,20 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from dpgui.cli import main
+from cli_helpers import run_cli, signing_key_options
+
 from dpgui.data.sample import plan_sample_path
 from dpgui.report.ledger import Ledger
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "flights-plan.toml"
-
-
-def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = main(args)
-    except SystemExit as exc:  # argparse errors
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture
@@ -54,10 +46,7 @@ def test_the_optimised_split_has_no_more_weighted_error_than_the_equal_split(pla
 
 @pytest.mark.slow
 def test_a_plan_file_releases_as_one_ledger_entry_and_one_bundle_that_verifies(plan_file, tmp_path, capsys):
-    (tmp_path / "pass.txt").write_text("a long passphrase\n", encoding="utf-8")
-    assert run_cli(["key", "create", "officer", "--dir", str(tmp_path), "--passphrase-file",
-                    str(tmp_path / "pass.txt")], capsys)[0] == 0
-    key = ["--key", str(tmp_path / "officer.key"), "--passphrase-file", str(tmp_path / "pass.txt")]
+    key = signing_key_options(tmp_path, capsys)
     bundles = tmp_path / "bundles"
     bundles.mkdir()
     with Ledger() as ledger:
@@ -80,11 +69,11 @@ def test_a_plan_file_releases_as_one_ledger_entry_and_one_bundle_that_verifies(p
     assert stated["projection"]["levels"], "the hierarchy part states its plan's errors, as its PDF pages do"
     assert sorted(p.name.split(".", 1)[1] for p in bundles.iterdir()) == [
         "csv", "manifest.json", "manifest.json.minisig", "part1.csv", "part2.csv", "part3.csv", "pdf"]
-    code, out, _ = run_cli(["verify", str(manifest), "--pubkey", str(tmp_path / "officer.pub")], capsys)
+    code, out, _ = run_cli(["verify", str(manifest), "--pubkey", str(tmp_path / "keys" / "officer.pub")], capsys)
     assert code == 0 and "part 3 (Counts over dest_tzone → dest)" in out
     part = next(bundles.glob("*.part1.csv"))
     shutil.copy(next(bundles.glob("*.part3.csv")), part)  # a part swapped
-    code, out, err = run_cli(["verify", str(manifest), "--pubkey", str(tmp_path / "officer.pub")], capsys)
+    code, out, err = run_cli(["verify", str(manifest), "--pubkey", str(tmp_path / "keys" / "officer.pub")], capsys)
     assert code != 0 and "part 1 (CDF of distance)" in out + err
 
 
@@ -104,10 +93,7 @@ def test_the_simulation_of_a_plan_matches_each_parts_projection_within_4_standar
 def test_a_plan_like_last_years_manifest_reruns_on_new_data_and_refuses_a_changed_schema(plan_file, tmp_path, capsys):
     import pandas as pd
 
-    (tmp_path / "pass.txt").write_text("a long passphrase\n", encoding="utf-8")
-    assert run_cli(["key", "create", "officer", "--dir", str(tmp_path), "--passphrase-file",
-                    str(tmp_path / "pass.txt")], capsys)[0] == 0
-    key = ["--key", str(tmp_path / "officer.key"), "--passphrase-file", str(tmp_path / "pass.txt")]
+    key = signing_key_options(tmp_path, capsys)
     bundles = tmp_path / "bundles"
     bundles.mkdir()
     with Ledger() as ledger:
@@ -120,7 +106,7 @@ def test_a_plan_like_last_years_manifest_reruns_on_new_data_and_refuses_a_change
     frame.sample(frac=0.5, random_state=2014).to_parquet(tmp_path / "2014.parquet")
     frame.assign(distance=frame["distance"].astype(str)).to_parquet(tmp_path / "typed.parquet")
     frame.drop(columns=["carrier"]).to_parquet(tmp_path / "nogroup.parquet")
-    like = ["--like", str(last_year), "--pubkey", str(tmp_path / "officer.pub"), "--dataset", "flights-2014",
+    like = ["--like", str(last_year), "--pubkey", str(tmp_path / "keys" / "officer.pub"), "--dataset", "flights-2014",
             "--epsilon", "0.8", "--bundle", str(bundles), *key]
     for source, problem in (("typed", "column 'distance' of the source holds text values, not numbers"),
                             ("nogroup", "statistic 2 (CDF of dep_delay for each carrier): the source has no column "
