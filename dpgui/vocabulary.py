@@ -219,3 +219,7 @@ class Charge:
             raise ValueError(f"a charge's δ must be a probability below 1, got {self.delta!r}")
         if self.rho is not None and not (math.isfinite(self.rho) and self.rho > 0):
             raise ValueError(f"a charge's ρ must be a finite number > 0 or None, got {self.rho!r}")
+
+    def ledger_charge(self) -> tuple[float, float, float | None]:
+        """(ε, δ, ρ): a charge is what the ledger's words take of a plan (``report.publish.Chargeable``)."""
+        return self.epsilon, self.delta, self.rho

@@ -245,7 +245,7 @@ def _release(spec: Any, request: PlanFileRequest) -> int:
             return sign_plan(flow.ledger, released, summary, folder, name, pdf, key).manifest
 
         with interrupt_names(plan_id):
-            written = flow.write(_Charged(split.charge), plan_id, [("bundle", bundle)],
+            written = flow.write(split.charge, plan_id, [("bundle", bundle)],
                                  "fix the folder; the plan's budget is spent (a new release spends again)")
     rows = _split_rows(items, split)
     if request.json:
@@ -256,16 +256,6 @@ def _release(spec: Any, request: PlanFileRequest) -> int:
         print(f"released the plan of {len(items)} statistics on dataset {spec.dataset!r} "
               f"(ε = {split.charge.epsilon:.6g} in one ledger entry, release {plan_id}); written: {written['bundle']}")
     return 0
-
-
-class _Charged:
-    """A charge as :meth:`ReleaseFlow.write`'s words take it."""
-
-    def __init__(self, charge: Any) -> None:
-        self.charge = charge
-
-    def ledger_charge(self) -> tuple[float, float, float | None]:
-        return self.charge.epsilon, self.charge.delta, self.charge.rho
 
 
 def _simulate(spec: Any, request: PlanFileRequest) -> int:

@@ -46,7 +46,7 @@ from dpgui.report.bundle import BundlePaths
 from dpgui.report.ledger import BudgetExceeded, Ledger, new_release_id
 from dpgui.report.plan.bundle import PlanBundlePart, PlanSummary, plan_paths, write_plan_bundle
 from dpgui.report.plan.records import PlanEntryPart, PlanPartRecords, record_plan_output, spend_plan
-from dpgui.report.publish import write_and_record_bundle
+from dpgui.report.publish import charge_text, write_and_record_bundle
 from dpgui.report.signing import SecretKey
 from dpgui.vocabulary import Charge, ReleaseKind
 from dpgui.workspace.ledger_words import refusal_problem, worded
@@ -284,15 +284,11 @@ def _release_parts(ledger: Ledger, dataset: str, plan_id: str, items: Sequence[P
         record_plan_output(ledger, plan_id, records)
     except Exception as err:  # past the point of no return: never let it pass as "nothing spent"
         problem = err.problem if isinstance(err, DpguiError) else f"{type(err).__name__}: {err}"
-        raise DpguiError(f"the release plan's budget ({_charge_words(split.charge)}) was spent (ledger release "
+        raise DpguiError(f"the release plan's budget ({charge_text(split.charge, with_rho=True)}) was spent (ledger release "
                          f"{plan_id}) but part {len(released) + 1} ({items[len(released)].title}) failed: {problem}",
                          "nothing of the plan was published or can be signed; please report this") from err
     return ReleasedPlan(plan_id, dataset, split, tuple(released), created, source_record,
                         all(bool(getattr(p.release, "secure", random.secure)) for p in released))
-
-
-def _charge_words(charge: Charge) -> str:
-    return f"ε = {charge.epsilon:.6g}" + (f", δ = {charge.delta:g}" if charge.delta > 0 else "")
 
 
 def plan_summary(plan: ReleasedPlan, epsilon: float, delta: float, privacy_unit: str,

@@ -15,10 +15,7 @@ from dpgui.workspace.statistic import Planned
 import numpy as np
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import CdfConsistency, Noise, StatisticKind
-from dpgui.workspace.plan_parts.common import (
-    FIX, PartPrivacy, bounds_of, check_keys, column_of, whole_of,
-)
-from dpgui.workspace.plan_split import PlanPart
+from dpgui.workspace.plan_parts.common import FIX, PartPrivacy, bounds_of, check_keys, column_of, plan_part, whole_of
 from dpgui.workspace.planning import PlanRequest
 from dpgui.workspace.release_plan import PlanItem
 from dpgui.workspace.statistics.cdf import CDF, CdfSpend
@@ -71,12 +68,8 @@ class CdfPartCodec:
         def spend_of(plan: Plan) -> CdfSpend:
             return CdfSpend(column, lower, upper, bins, plan, consistency, privacy_unit=unit)
 
-        part = PlanPart(CDF, request, float(settings.get("weight", 1.0)), _lock(settings), str(settings.get("name", "")))
+        part = plan_part(CDF, request, settings)
         return PlanItem(part, spend_of, column)
-
-
-def _lock(settings: Mapping[str, Any]) -> float | None:
-    return None if settings.get("lock") is None else float(settings["lock"])
 
 
 CDF_PART = CdfPartCodec()

@@ -19,11 +19,12 @@ from dpgui.core.privacy_unit import PrivacyUnit
 from dpgui.data.source import DataSource
 from dpgui.errors import ParameterError
 from dpgui.vocabulary import Neighbours, StatisticKind
+from dpgui.workspace.plan_split import PlanPart
 from dpgui.workspace.release_plan import PlanItem
 from dpgui.workspace.statistic import Planned
 
-__all__ = ["FIX", "PartCodec", "PartPrivacy", "check_common", "check_keys", "column_of", "number_of", "texts_of",
-           "whole_of"]
+__all__ = ["FIX", "PartCodec", "PartPrivacy", "check_common", "check_keys", "column_of", "number_of", "plan_part",
+           "texts_of", "whole_of"]
 
 FIX = "correct the release plan file (docs/release-plans.md shows the form)"
 #: The keys every statistic's table may hold besides its own.
@@ -145,3 +146,11 @@ def bounds_of(settings: Mapping[str, Any], where: str) -> tuple[float, float]:
     if not lower < upper:
         raise ParameterError(f"{where}: 'lower' must be less than 'upper'", "give the public bounds low to high")
     return lower, upper
+
+
+def plan_part(statistic: Any, request: Any, settings: Mapping[str, Any]) -> PlanPart:
+    """The part the split plans, from a statistic's table: its ``weight`` (default 1), ``lock`` (None: the split
+    decides) and ``name`` ("": the statistic's title), as :func:`check_common` checked them."""
+    lock = settings.get("lock")
+    return PlanPart(statistic, request, float(settings.get("weight", 1.0)), None if lock is None else float(lock),
+                    str(settings.get("name", "")))

@@ -13,8 +13,7 @@ from dpgui.data.source import DataSource
 from dpgui.workspace.statistic import Planned
 import numpy as np
 from dpgui.vocabulary import StatisticKind
-from dpgui.workspace.plan_parts.common import PartPrivacy, check_keys, column_of, texts_of
-from dpgui.workspace.plan_split import PlanPart
+from dpgui.workspace.plan_parts.common import PartPrivacy, check_keys, column_of, plan_part, texts_of
 from dpgui.workspace.release_plan import PlanItem
 from dpgui.workspace.statistics.counts import COUNTS, CountsPlanRequest, CountsSpend
 
@@ -50,9 +49,7 @@ class CountsPartCodec:
         column = str(settings["column"])
         request = CountsPlanRequest(texts_of(settings, where, "categories"), privacy.epsilon, privacy.neighbours,
                                     privacy.records_per_person)
-        lock = settings.get("lock")
-        part = PlanPart(COUNTS, request, float(settings.get("weight", 1.0)), None if lock is None else float(lock),
-                        str(settings.get("name", "")))
+        part = plan_part(COUNTS, request, settings)
         unit = privacy.unit()
         return PlanItem(part, lambda plan: CountsSpend(column, plan, privacy_unit=unit), column)
 

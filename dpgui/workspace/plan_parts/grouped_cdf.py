@@ -20,9 +20,8 @@ from dpgui.workspace.statistic import Planned
 import numpy as np
 from dpgui.errors import DataError, ParameterError
 from dpgui.workspace.plan_parts.common import (
-    FIX, PartPrivacy, bounds_of, check_keys, column_of, texts_of, whole_of,
+    FIX, PartPrivacy, bounds_of, check_keys, column_of, plan_part, texts_of, whole_of,
 )
-from dpgui.workspace.plan_split import PlanPart
 from dpgui.workspace.release_plan import PlanItem
 from dpgui.workspace.statistics.grouped_cdf import GROUPED_CDF, GroupedCdfPlanRequest, GroupedCdfSpend
 
@@ -80,9 +79,7 @@ class GroupedCdfPartCodec:
         def spend_of(plan: GroupedPlan) -> GroupedCdfSpend:
             return GroupedCdfSpend(column, group_column, lower, upper, plan, privacy_unit=unit)
 
-        lock = settings.get("lock")
-        part = PlanPart(GROUPED_CDF, request, float(settings.get("weight", 1.0)), None if lock is None else float(lock),
-                        str(settings.get("name", "")))
+        part = plan_part(GROUPED_CDF, request, settings)
         return PlanItem(part, spend_of, f"{column} for each {group_column}")
 
 

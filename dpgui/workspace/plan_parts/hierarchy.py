@@ -26,8 +26,7 @@ from dpgui.errors import DataError, ParameterError
 from dpgui.report.hierarchy.bundle import errors_json
 from dpgui.vocabulary import Neighbours, StatisticKind
 from dpgui.workspace.hierarchy_planning import HierarchyChoice, HierarchyPlanRequest, LoadedHierarchy
-from dpgui.workspace.plan_parts.common import FIX, PartPrivacy, check_keys, texts_of, whole_of
-from dpgui.workspace.plan_split import PlanPart
+from dpgui.workspace.plan_parts.common import FIX, PartPrivacy, check_keys, plan_part, texts_of, whole_of
 from dpgui.workspace.release_plan import PlanItem
 from dpgui.workspace.statistics.hierarchy import HIERARCHY, HierarchySpend
 
@@ -99,9 +98,7 @@ class HierarchyPartCodec:
         def spend_of(plan: HierarchyPlan) -> HierarchySpend:
             return HierarchySpend(hierarchy, plan, False, False, None, None, loaded.notes, privacy_unit=unit)
 
-        lock = settings.get("lock")
-        part = PlanPart(HIERARCHY, request, float(settings.get("weight", 1.0)), None if lock is None else float(lock),
-                        str(settings.get("name", "")))
+        part = plan_part(HIERARCHY, request, settings)
         return PlanItem(part, spend_of, " → ".join(levels), extra_of=_stated_errors)
 
 
